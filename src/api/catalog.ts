@@ -1,0 +1,613 @@
+/**
+ * The action catalog: every API operation fleetbook can call, once. The client, `fleetbook call`, the
+ * playbook validator, dry-run and the emulator all read this table; nothing else lists operations.
+ *
+ * An action takes one JSON object: the request body's fields plus the path parameters (product.md 3).
+ */
+import type Type from 'typebox';
+import * as C from './schemas/connectivity.js';
+import * as L from './schemas/location.js';
+import * as S from './schemas/sensors.js';
+import * as U from './schemas/subscriptions.js';
+import * as T from './schemas/triggers.js';
+
+/** One rate budget per API area, shared by everything in the process (product.md 5). */
+export type Area = 'm2m' | 'loc' | 'subsc' | 'dm' | 'oauth';
+export const AREAS: readonly Area[] = ['m2m', 'loc', 'subsc', 'dm', 'oauth'];
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** Which of the three error body shapes of spec section 7 the operation documents. */
+export type ErrorShape = 'errorCode' | 'error' | 'error+cause';
+type Json = Record<string, unknown>;
+
+export interface Operation {
+  /** `area.verb`, the name `uses:` and `fleetbook call` take. */
+  readonly action: string;
+  readonly summary: string;
+  readonly area: Area;
+  readonly method: Method;
+  /** Path under `{base_url}`, with `{param}` placeholders filled from the input. */
+  readonly path: string;
+  /** A different path for some inputs (listing triggers by account or by id). */
+  readonly route?: (input: Json) => string;
+  /** What the action takes. */
+  readonly input: Type.TSchema;
+  /** One request body as sent, when it differs from `input` (batches). */
+  readonly request?: Type.TSchema;
+  /** What the action returns, after every page or batch. */
+  readonly output: Type.TSchema;
+  /** One page's response, for paged actions. */
+  readonly page?: Type.TSchema;
+  readonly paging?: 'startIndex' | 'largestDeviceIdSeen';
+  /** Changes state at the service: skipped by dry-run, counted by `limits`. */
+  readonly mutating: boolean;
+  /**
+   * May be sent again after an unknown outcome (sent, no answer): read-only, or idempotent in effect. A call
+   * that is not retry-safe is retried only when the error proves the request never reached the service
+   * (connection refused, 429, 503).
+   */
+  readonly retrySafe: boolean;
+  readonly errorShape: ErrorShape;
+  /** Can report per-device errors of spec section 7.3 in its results. */
+  readonly deviceErrors?: boolean;
+  /** Rewrites the spellings the spec contradicts itself on to the one the examples use (docs/spec-decisions.md). */
+  readonly normalize?: (input: Json) => Json;
+}
+
+// ── normalisers: accept both spellings, send the examples' ──────────────────────────────────────
+const rename = (obj: unknown, from: string, to: string): void => {
+  if (obj && typeof obj === 'object' && from in obj) {
+    const o = obj as Json;
+    if (!(to in o)) o[to] = o[from];
+    delete o[from];
+  }
+};
+const clone = (input: Json): Json => structuredClone(input);
+
+function normalizeTrigger(input: Json): Json {
+  const out = clone(input);
+  if (out.triggerCategory === 'pricePlanDataUsage') out.triggerCategory = 'PricePlanDataUsage';
+  rename(out.notification, 'notificationFequencyFactor', 'notificationFrequencyFactor');
+  const ppt = out.pricePlanTrigger as Json | undefined;
+  rename(ppt, 'accountShare', 'accountGroupShare');
+  const fc = (ppt?.payAsYouGo as Json | undefined)?.filterCriteria as Json | undefined;
+  if (fc && typeof fc.carrierServicePlanCode === 'number')
+    fc.carrierServicePlanCode = String(fc.carrierServicePlanCode);
+  return out;
+}
+
+/** Flat `{ id, kind }` devices become `{ deviceIds: [{ id, kind }] }`; kinds are sent lower case. */
+export function normalizeDevices(input: Json): Json {
+  const out = clone(input);
+  if (Array.isArray(out.devices)) {
+    out.devices = out.devices.map((d: Json) =>
+      Array.isArray(d.deviceIds)
+        ? { deviceIds: d.deviceIds.map((x: Json) => ({ id: x.id, kind: String(x.kind).toLowerCase() })) }
+        : { deviceIds: [{ id: d.id, kind: String(d.kind).toLowerCase() }] },
+    );
+  }
+  return out;
+}
+
+function normalizeLocation(input: Json): Json {
+  const out = clone(input);
+  if (Array.isArray(out.deviceList)) {
+    out.deviceList = out.deviceList.map((d: Json) => ({ ...d, kind: String(d.kind).toLowerCase() }));
+  }
+  return out;
+}
+
+function normalizeUsageTrigger(input: Json): Json {
+  const out = clone(input);
+  if (typeof out.thresholdValue === 'number') out.thresholdValue = String(out.thresholdValue);
+  return out;
+}
+
+function normalizeManagedAccounts(input: Json): Json {
+  const out = clone(input);
+  if (Array.isArray(out.managedAccList)) {
+    out.managedAccList = out.managedAccList.map((a: unknown) =>
+      typeof a === 'object' && a ? (a as Json).id : a,
+    );
+  }
+  return out;
+}
+
+function normalizeConfiguration(input: Json): Json {
+  const out = clone(input);
+  rename(out, 'accountName', 'accountname');
+  rename((out.configuration as Json | undefined)?.HighPrecisionTiltConfig, 'holdTime', 'hold-time');
+  return out;
+}
+
+function normalizeProfiles(input: Json): Json {
+  const out = clone(input);
+  if (out.profiles && !Array.isArray(out.profiles)) out.profiles = [out.profiles];
+  for (const p of (out.profiles as Json[] | undefined) ?? [])
+    rename(p.configuration, 'reportingInterval', 'resportingInterval');
+  return out;
+}
+
+// ── the table ───────────────────────────────────────────────────────────────────────────────────
+const m2mDevice = <I extends Type.TSchema>(verb: string, summary: string, input: I) =>
+  ({
+    action: `devices.${verb}`,
+    summary,
+    area: 'm2m',
+    method: 'POST',
+    path: `/m2m/v1/devices/actions/${verb}`,
+    input,
+    output: C.RequestAccepted,
+    mutating: true,
+    retrySafe: false,
+    errorShape: 'errorCode',
+    normalize: normalizeDevices,
+  }) as const satisfies Operation;
+
+export const CATALOG = {
+  'session.login': {
+    action: 'session.login',
+    summary: 'Log in; returns a session token (the client does this by itself).',
+    area: 'm2m',
+    method: 'POST',
+    path: '/m2m/v1/session/login',
+    input: C.LoginRequest,
+    output: C.LoginResponse,
+    mutating: false,
+    // Five consecutive failed logins lock the user: a login is never re-sent on an unknown outcome.
+    retrySafe: false,
+    errorShape: 'errorCode',
+  },
+  'session.logout': {
+    action: 'session.logout',
+    summary: 'End the current session.',
+    area: 'm2m',
+    method: 'POST',
+    path: '/m2m/v1/session/logout',
+    input: C.LogoutRequest,
+    output: C.LogoutResponse,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'triggers.createPayAsYouGo': {
+    action: 'triggers.createPayAsYouGo',
+    summary: 'Create a pay-as-you-go price plan usage trigger.',
+    area: 'm2m',
+    method: 'POST',
+    path: '/m2m/v2/triggers',
+    input: T.CreatePayAsYouGoRequest,
+    output: T.TriggerIdResponse,
+    mutating: true,
+    retrySafe: false,
+    errorShape: 'error',
+    normalize: normalizeTrigger,
+  },
+  'triggers.updateAccountGroupShare': {
+    action: 'triggers.updateAccountGroupShare',
+    summary: 'Overwrite an account-group-share price plan trigger.',
+    area: 'm2m',
+    method: 'PUT',
+    path: '/m2m/v2/triggers',
+    input: T.UpdateAccountGroupShareRequest,
+    output: T.TriggerIdResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'error',
+    normalize: normalizeTrigger,
+  },
+  'triggers.list': {
+    action: 'triggers.list',
+    summary: 'List price plan triggers: all, of one account, or one by id.',
+    area: 'm2m',
+    method: 'GET',
+    path: '/m2m/v2/triggers',
+    route: (i: Json) =>
+      i.triggerId
+        ? `/m2m/v2/triggers/${enc(i.triggerId)}`
+        : i.accountName
+          ? `/m2m/v2/triggers/accounts/${enc(i.accountName)}`
+          : '/m2m/v2/triggers',
+    input: T.ListTriggersRequest,
+    output: T.ListTriggersResponse,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'error',
+  },
+  'location.setExclusions': {
+    action: 'location.setExclusions',
+    summary: 'Append to or replace the devices excluded from location.',
+    area: 'loc',
+    method: 'POST',
+    path: '/loc/v1/consents',
+    input: L.SetExclusionsRequest,
+    output: L.SetExclusionsResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'location.getExclusions': {
+    action: 'location.getExclusions',
+    summary: 'Read the exclusion list (every page).',
+    area: 'loc',
+    method: 'GET',
+    path: '/loc/v1/consents/{accountName}/index/{startIndex}',
+    input: L.GetExclusionsRequest,
+    output: L.GetExclusionsResult,
+    page: L.ExclusionsPage,
+    paging: 'startIndex',
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'location.locate': {
+    action: 'location.locate',
+    summary: 'Locate devices synchronously.',
+    area: 'loc',
+    method: 'POST',
+    path: '/loc/v1/locations',
+    input: L.LocateRequest,
+    output: L.LocateResponse,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+    deviceErrors: true,
+    normalize: normalizeLocation,
+  },
+  'location.createReport': {
+    action: 'location.createReport',
+    summary:
+      'Request an asynchronous location report; more than 10,000 devices are sent in several requests.',
+    area: 'loc',
+    method: 'POST',
+    path: '/loc/v1/locationreports',
+    input: L.CreateReportInput,
+    request: L.CreateReportRequest,
+    output: L.CreateReportResult,
+    // A report is a billable resource: dry-run does not create one, and an unknown outcome is not re-sent.
+    mutating: true,
+    retrySafe: false,
+    errorShape: 'errorCode',
+    deviceErrors: true,
+    normalize: normalizeLocation,
+  },
+  'location.getReportStatus': {
+    action: 'location.getReportStatus',
+    summary: 'Status of a location report: QUEUED, INPROGRESS or COMPLETED.',
+    area: 'loc',
+    method: 'GET',
+    path: '/loc/v1/locationreports/{accountName}/report/{txid}/status',
+    input: L.ReportRefRequest,
+    output: L.ReportStatusResponse,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'location.getReport': {
+    action: 'location.getReport',
+    summary: 'Per-device results of a location report (every page).',
+    area: 'loc',
+    method: 'GET',
+    path: '/loc/v1/locationreports/{accountName}/report/{txid}/index/{startIndex}',
+    input: L.GetReportRequest,
+    output: L.GetReportResult,
+    page: L.ReportPage,
+    paging: 'startIndex',
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+    deviceErrors: true,
+  },
+  'location.cancelReport': {
+    action: 'location.cancelReport',
+    summary: 'Cancel a location report that has not completed.',
+    area: 'loc',
+    method: 'DELETE',
+    path: '/loc/v1/locationreports/{accountName}/report/{txid}',
+    input: L.ReportRefRequest,
+    output: L.CancelReportResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'usageTriggers.create': {
+    action: 'usageTriggers.create',
+    summary: 'Create a location usage trigger.',
+    area: 'subsc',
+    method: 'POST',
+    path: '/subsc/v1/usage/triggers',
+    input: U.CreateUsageTriggerRequest,
+    output: U.UsageTrigger,
+    mutating: true,
+    retrySafe: false,
+    errorShape: 'errorCode',
+    normalize: normalizeUsageTrigger,
+  },
+  'usageTriggers.update': {
+    action: 'usageTriggers.update',
+    summary: 'Update a location usage trigger.',
+    area: 'subsc',
+    method: 'POST',
+    path: '/subsc/v1/usage/triggers/{triggerId}',
+    input: U.UpdateUsageTriggerRequest,
+    output: U.UsageTrigger,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'errorCode',
+    normalize: normalizeUsageTrigger,
+  },
+  'usageTriggers.delete': {
+    action: 'usageTriggers.delete',
+    summary: 'Delete a location usage trigger.',
+    area: 'subsc',
+    method: 'DELETE',
+    path: '/subsc/v1/usage/accounts/{accountName}/triggers/{triggerId}',
+    input: U.DeleteUsageTriggerRequest,
+    output: U.SuccessResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'managedAccounts.add': {
+    action: 'managedAccounts.add',
+    summary: 'Add managed billing accounts to a primary account; returns the TxId to activate them with.',
+    area: 'subsc',
+    method: 'POST',
+    path: '/subsc/v1/managedaccounts/actions/add',
+    input: U.AddManagedAccountsRequest,
+    output: U.AddManagedAccountsResponse,
+    mutating: true,
+    retrySafe: false,
+    errorShape: 'errorCode',
+    normalize: normalizeManagedAccounts,
+  },
+  'locationCallbacks.list': {
+    action: 'locationCallbacks.list',
+    summary: 'List the callback listeners of an account.',
+    // /fota/v1 has no budget of its own: it serves location listeners, so it shares the location area.
+    area: 'loc',
+    method: 'GET',
+    path: '/fota/v1/callbacks/{accountName}',
+    input: L.AccountOnlyRequest,
+    output: L.ListenerList,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'locationCallbacks.register': {
+    action: 'locationCallbacks.register',
+    summary: 'Register the Location callback listener of an account.',
+    area: 'loc',
+    method: 'POST',
+    path: '/loc/v1/callbacks/{accountName}',
+    input: L.RegisterLocationCallbackRequest,
+    output: L.RegisteredResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'errorCode',
+    normalize: (i: Json) => ({ name: 'Location', ...i }),
+  },
+  'locationCallbacks.deregister': {
+    action: 'locationCallbacks.deregister',
+    summary: 'Stop Location callback messages for an account.',
+    area: 'loc',
+    method: 'DELETE',
+    path: '/loc/v1/callbacks/{accountName}/name/{serviceName}',
+    input: L.DeregisterLocationCallbackRequest,
+    output: L.DeregisterResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'errorCode',
+    normalize: (i: Json) => ({ serviceName: 'Location', ...i }),
+  },
+  'callbacks.list': {
+    action: 'callbacks.list',
+    summary: 'List the connectivity callback listeners of an account.',
+    area: 'm2m',
+    method: 'GET',
+    path: '/m2m/v1/callbacks/{accountName}',
+    input: L.AccountOnlyRequest,
+    output: L.ListenerList,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'callbacks.register': {
+    action: 'callbacks.register',
+    summary: 'Register a connectivity callback listener for a service.',
+    area: 'm2m',
+    method: 'POST',
+    path: '/m2m/v1/callbacks/{accountName}',
+    input: C.RegisterCallbackRequest,
+    output: L.RegisteredResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'callbacks.deregister': {
+    action: 'callbacks.deregister',
+    summary: 'Deregister a connectivity callback listener.',
+    area: 'm2m',
+    method: 'DELETE',
+    path: '/m2m/v1/callbacks/{accountName}/name/{serviceName}',
+    input: C.DeregisterCallbackRequest,
+    output: L.RegisteredResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'sensors.query': {
+    action: 'sensors.query',
+    summary: 'Query sensors.',
+    area: 'dm',
+    method: 'POST',
+    path: '/dm/v1/devices/sensors/actions/query',
+    input: S.SensorQueryRequest,
+    output: S.SensorQueryResponse,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'error+cause',
+  },
+  'sensors.networkExperience': {
+    action: 'sensors.networkExperience',
+    summary: 'Network experience overview (good, fair and bad device counts).',
+    area: 'dm',
+    method: 'POST',
+    path: '/dm/v1/devices/networkexperience/actions/query',
+    input: S.NetworkExperienceRequest,
+    output: S.NetworkExperienceResponse,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'error+cause',
+  },
+  'sensors.onboardingStatus': {
+    action: 'sensors.onboardingStatus',
+    summary: 'Onboarding status of a sensor behind a gateway.',
+    area: 'dm',
+    method: 'POST',
+    path: '/dm/v1/devices/sensors/onboard/status/actions/query',
+    input: S.OnboardingStatusRequest,
+    output: S.OnboardingStatusResponse,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'error+cause',
+  },
+  'sensors.setConfiguration': {
+    action: 'sensors.setConfiguration',
+    summary: 'Set a sensor configuration (BLE or tilt form).',
+    area: 'dm',
+    method: 'POST',
+    path: '/dm/v1/devices/actions/set',
+    input: S.SetConfigurationRequest,
+    output: S.SetConfigurationResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'error+cause',
+    normalize: normalizeConfiguration,
+  },
+  'deviceProfiles.update': {
+    action: 'deviceProfiles.update',
+    summary: 'Partially update device profiles.',
+    area: 'dm',
+    method: 'PATCH',
+    path: '/dm/v1/deviceConfigurationProfiles',
+    input: S.UpdateProfilesRequest,
+    output: S.UpdateProfilesResponse,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'error+cause',
+    normalize: normalizeProfiles,
+  },
+  'rules.overwrite': {
+    action: 'rules.overwrite',
+    summary: 'Overwrite a Smart Alert rule.',
+    area: 'dm',
+    method: 'POST',
+    path: '/dm/v1/rules',
+    input: S.OverwriteRuleRequest,
+    output: S.Rule,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'error+cause',
+  },
+  'notificationGroups.removeUsers': {
+    action: 'notificationGroups.removeUsers',
+    summary: 'Remove users from a notification group.',
+    area: 'dm',
+    method: 'POST',
+    path: '/dm/v1/notificationGroups/actions/remove-users',
+    input: S.RemoveUsersRequest,
+    output: S.NoBody,
+    mutating: true,
+    retrySafe: true,
+    errorShape: 'error+cause',
+  },
+  'devices.attributes': {
+    action: 'devices.attributes',
+    summary: "Look up a 5G internet device's attributes by ICCID.",
+    area: 'm2m',
+    method: 'POST',
+    path: '/m2m/v1/devices/actions/list',
+    input: C.AttributesRequest,
+    output: C.DevicePage,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'devices.list': {
+    action: 'devices.list',
+    summary: 'List the devices of an account (every page).',
+    area: 'm2m',
+    method: 'POST',
+    path: '/m2m/v1/devices/actions/list',
+    input: C.ListDevicesRequest,
+    output: C.ListDevicesResult,
+    page: C.DevicePage,
+    paging: 'largestDeviceIdSeen',
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
+  'devices.suspend': m2mDevice('suspend', 'Suspend service of devices.', C.DeviceActionRequest),
+  'devices.restore': m2mDevice('restore', 'Restore service of suspended devices.', C.DeviceActionRequest),
+  'devices.activate': m2mDevice('activate', 'Activate service of devices.', C.ActivateRequest),
+  'devices.deactivate': m2mDevice('deactivate', 'Deactivate devices.', C.DeactivateRequest),
+  'devices.changePlan': {
+    ...m2mDevice('plan', 'Change the service plan of devices.', C.ChangePlanRequest),
+    action: 'devices.changePlan',
+    method: 'PUT',
+  },
+  'devices.usage': {
+    action: 'devices.usage',
+    summary: 'Usage history of devices.',
+    area: 'm2m',
+    method: 'POST',
+    path: '/m2m/v1/devices/usage/actions/list',
+    input: C.UsageRequest,
+    output: C.UsageResponse,
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+    normalize: normalizeDevices,
+  },
+  'sms.send': {
+    action: 'sms.send',
+    summary: 'Send an SMS to devices (queued by the service).',
+    area: 'm2m',
+    method: 'POST',
+    path: '/m2m/v1/sms',
+    input: C.SmsRequest,
+    output: C.RequestAccepted,
+    mutating: true,
+    retrySafe: false,
+    errorShape: 'errorCode',
+    normalize: normalizeDevices,
+  },
+} as const satisfies Record<string, Operation>;
+
+export type ActionName = keyof typeof CATALOG;
+export type ActionInput<A extends ActionName> = Type.Static<(typeof CATALOG)[A]['input']>;
+export type ActionOutput<A extends ActionName> = Type.Static<(typeof CATALOG)[A]['output']>;
+export const ACTIONS = Object.keys(CATALOG) as ActionName[];
+
+export function isAction(name: string): name is ActionName {
+  return Object.hasOwn(CATALOG, name);
+}
+
+export function operation(name: ActionName): Operation {
+  return CATALOG[name];
+}
+
+function enc(v: unknown): string {
+  return encodeURIComponent(String(v));
+}
+
+/** The path parameters an operation's template names, e.g. `['accountName', 'txid']`. */
+export function pathParams(op: Operation): string[] {
+  return [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+}
+
+/** The path for an input, every `{param}` filled and encoded. */
+export function resolvePath(op: Operation, input: Json): string {
+  if (op.route) return op.route(input);
+  return op.path.replace(/\{(\w+)\}/g, (_, name: string) => enc(input[name] ?? ''));
+}

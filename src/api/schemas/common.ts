@@ -1,0 +1,100 @@
+/**
+ * Formats and building blocks shared by the request and response schemas of every area.
+ * Each pattern encodes a rule of service-spec.md; where the spec contradicts itself the choice is
+ * written in docs/spec-decisions.md.
+ */
+import Type from 'typebox';
+
+/** Account names keep their leading zeros: 10 digits, a hyphen, 5 digits (spec conventions). */
+export const AccountName = Type.String({
+  pattern: '^[0-9]{10}-[0-9]{5}$',
+  description: 'Billing account name: 10 digits, a hyphen, then 5 digits, e.g. 0000123456-00001.',
+});
+
+/** A UUID as the spec defines it: 32 to 36 characters (with or without hyphens). */
+export const Uuid = Type.String({
+  minLength: 32,
+  maxLength: 36,
+  pattern: '^[0-9a-fA-F-]{32,36}$',
+  description: 'A UUID, 32 to 36 characters.',
+});
+
+export const DateTime = Type.String({ format: 'date-time', description: 'ISO 8601 date-time.' });
+export const DateOnly = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}', description: 'YYYY-MM-DD.' });
+
+const EMAIL = "[A-Za-z0-9._%+'-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}";
+/** `<email_list>`: comma-separated e-mail addresses. */
+export const EmailList = Type.String({
+  pattern: `^\\s*${EMAIL}(\\s*,\\s*${EMAIL})*\\s*$`,
+  description: 'Comma-separated e-mail addresses.',
+});
+/** Comma-separated phone numbers, digits only: no dashes or parentheses (spec 2.2). */
+export const PhoneList = Type.String({
+  pattern: '^[0-9]{10,15}(,[0-9]{10,15})*$',
+  description: 'Comma-separated phone numbers, digits only, no dashes, spaces or parentheses.',
+});
+
+/** Identifier formats by device kind. Kinds are matched case-insensitively (callbacks write them upper case). */
+export const ID_PATTERNS = {
+  imei: '^[0-9]{15}$',
+  iccid: '^[0-9]{20}$',
+  mdn: '^[0-9]{10}$',
+  msisdn: '^1?[0-9]{10}$',
+  meid: '^([0-9A-Fa-f]{14}|[0-9]{18})$',
+  esn: '^([0-9A-Fa-f]{8}|[0-9]{11})$',
+  imsi: '^[0-9]{6,15}$',
+  eid: '^[0-9]{32}$',
+} as const;
+export type DeviceKind = keyof typeof ID_PATTERNS;
+export const DEVICE_KINDS = Object.keys(ID_PATTERNS) as DeviceKind[];
+
+/** Both spellings of each kind are valid on input: `imei` and `IMEI`. */
+export function kindEnum(kinds: readonly string[]): string[] {
+  return kinds.flatMap((k) => [k, k.toUpperCase()]);
+}
+
+/** `if kind is K then id matches K's format`, for every kind in `kinds`. */
+export function idFormatRules(kinds: readonly DeviceKind[]): object[] {
+  return kinds.map((k) => ({
+    if: { properties: { kind: { enum: [k, k.toUpperCase()] } }, required: ['kind'] },
+    then: { properties: { id: { pattern: ID_PATTERNS[k] } } },
+  }));
+}
+
+/** A connectivity device identifier `{ id, kind }`. */
+export const DeviceId = Type.Object(
+  {
+    id: Type.String({ minLength: 1, description: 'The identifier, in the format of its kind.' }),
+    kind: Type.String({
+      enum: kindEnum(DEVICE_KINDS),
+      description: 'imei, iccid, mdn, msisdn, meid, esn, imsi or eid.',
+    }),
+  },
+  { additionalProperties: false, allOf: idFormatRules(DEVICE_KINDS) },
+);
+export type DeviceId = Type.Static<typeof DeviceId>;
+
+/** A device as the m2m API writes it: several identifiers of one device. */
+export const DeviceEntry = Type.Object(
+  { deviceIds: Type.Array(DeviceId, { minItems: 1 }) },
+  { additionalProperties: false },
+);
+export type DeviceEntry = Type.Static<typeof DeviceEntry>;
+
+/**
+ * Connectivity actions take `devices` as the API writes it (`[{ deviceIds: [...] }]`) or as a flat list of
+ * `{ id, kind }`, one device each, which is what callbacks and listings hand over (product.md section 3).
+ */
+export const Devices = Type.Array(Type.Union([DeviceEntry, DeviceId]), {
+  minItems: 1,
+  description: 'Devices: [{ deviceIds: [{ id, kind }] }], or a flat list of { id, kind }, one device each.',
+});
+
+/** The `{ errorCode, errorMessage }` body and friends are described in src/api/errors.ts, not here. */
+export const Anything = Type.Unknown();
+
+/** `{ success: boolean }`, the confirmation body of several location and subscription calls. */
+export const Success = Type.Object({ success: Type.Boolean() });
+
+/** An asynchronous connectivity request: the result arrives by callback (CarrierService). */
+export const RequestAccepted = Type.Object({ requestId: Type.String() });

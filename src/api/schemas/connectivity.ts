@@ -1,0 +1,137 @@
+/**
+ * Connectivity management, 5G device attributes, connectivity callbacks and sessions, under /m2m/v1
+ * (spec 2.13, 4.4, 4.5, 5; facts). Request bodies of the 4.5 operations are not in the spec: they take the
+ * shape the rest of the m2m API uses, `{ accountName, devices: [{ deviceIds: [{ id, kind }] }], ... }`
+ * (docs/spec-decisions.md).
+ */
+import Type from 'typebox';
+import { AccountName, DateTime, DeviceId, Devices, ID_PATTERNS, RequestAccepted } from './common.js';
+
+export { RequestAccepted };
+
+const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
+  Type.Object(props, { additionalProperties: false, ...extra });
+
+export const LoginRequest = closed({
+  username: Type.String({ minLength: 1 }),
+  password: Type.String({ minLength: 1 }),
+});
+export const LoginResponse = Type.Object({ sessionToken: Type.String() });
+export const LogoutRequest = closed({});
+export const LogoutResponse = Type.Unknown();
+
+// ── 5G device attributes (4.4) ──────────────────────────────────────────────────────────────────
+export const AttributesRequest = closed({
+  deviceId: closed({
+    id: Type.String({ pattern: ID_PATTERNS.iccid, description: '20-digit ICCID.' }),
+    kind: Type.String({ enum: ['iccid', 'ICCID'] }),
+  }),
+});
+
+const CarrierInformation = Type.Object({
+  carrierName: Type.Optional(Type.String()),
+  servicePlan: Type.Optional(Type.String()),
+  state: Type.String({ enum: ['pending', 'active', 'deactive', 'suspend'] }),
+});
+/** A device as the m2m API lists it (spec 2.13). */
+export const DeviceRecord = Type.Object({
+  accountName: Type.String(),
+  billingCycleEndDate: Type.Optional(DateTime),
+  carrierInformations: Type.Array(CarrierInformation),
+  connected: Type.Optional(Type.Boolean()),
+  createdAt: Type.Optional(DateTime),
+  customFields: Type.Optional(Type.Array(Type.Object({ key: Type.String(), value: Type.String() }))),
+  deviceIds: Type.Array(Type.Object({ id: Type.String(), kind: Type.String() })),
+  extendedAttributes: Type.Optional(
+    Type.Array(
+      Type.Object({ key: Type.String(), value: Type.Optional(Type.Union([Type.String(), Type.Null()])) }),
+    ),
+  ),
+  groupNames: Type.Optional(Type.Union([Type.Array(Type.String()), Type.String()])),
+  ipAddress: Type.Optional(Type.String()),
+  lastActivationBy: Type.Optional(Type.String()),
+  lastActivationDate: Type.Optional(DateTime),
+});
+export type DeviceRecord = Type.Static<typeof DeviceRecord>;
+export const DevicePage = Type.Object({ hasMoreData: Type.Boolean(), devices: Type.Array(DeviceRecord) });
+
+export const ListDevicesRequest = closed({
+  accountName: AccountName,
+  filter: Type.Optional(
+    closed({
+      groupName: Type.Optional(Type.String()),
+      servicePlan: Type.Optional(Type.String()),
+      state: Type.Optional(Type.String({ enum: ['pending', 'active', 'deactive', 'suspend'] })),
+      kind: Type.Optional(Type.String({ description: 'Only devices that have an identifier of this kind.' })),
+    }),
+  ),
+  maxNumberOfDevices: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000, description: 'Page size.' })),
+  largestDeviceIdSeen: Type.Optional(
+    Type.String({ description: 'Resume after this device; all later pages are read.' }),
+  ),
+});
+/** The action's result once every page is read. */
+export const ListDevicesResult = Type.Object({ devices: Type.Array(DeviceRecord) });
+
+// ── device actions (4.5) ────────────────────────────────────────────────────────────────────────
+const base = { accountName: AccountName, devices: Devices };
+export const DeviceActionRequest = closed(base);
+export const ActivateRequest = closed({
+  ...base,
+  servicePlan: Type.String({ minLength: 1 }),
+  mdnZipCode: Type.Optional(Type.String({ pattern: '^[0-9]{5}$' })),
+  skuNumber: Type.Optional(Type.String()),
+});
+export const DeactivateRequest = closed({
+  ...base,
+  reasonCode: Type.Optional(Type.String({ description: 'Default FF.' })),
+  etfWaiver: Type.Optional(Type.Boolean({ description: 'true requests an early termination fee waiver.' })),
+});
+export const ChangePlanRequest = closed({ ...base, servicePlan: Type.String({ minLength: 1 }) });
+export const UsageRequest = closed({
+  ...base,
+  earliest: DateTime,
+  latest: DateTime,
+});
+export const UsageResponse = Type.Object({
+  hasMoreData: Type.Boolean(),
+  usageHistory: Type.Array(
+    Type.Object({
+      deviceId: DeviceId,
+      timestamp: DateTime,
+      bytesUsed: Type.Integer(),
+      smsUsed: Type.Integer(),
+    }),
+  ),
+});
+export const SmsRequest = closed({
+  ...base,
+  smsMessage: Type.String({ minLength: 1, maxLength: 160 }),
+  dataEncoding: Type.Optional(Type.String({ enum: ['7-bit', '8-bit-ASCII', '8-bit-UTF-8', '8-bit-DATA'] })),
+});
+
+// ── connectivity callbacks ──────────────────────────────────────────────────────────────────────
+/** Callback service names shown in the spec (sections 2.14 and 6). */
+export const CALLBACK_SERVICES = [
+  'CarrierService',
+  'DeviceSuspensionStatus',
+  'DeviceUsage',
+  'EnhancedConnectivityService',
+  'Location',
+  'DeviceProfileService',
+  'DeviceService',
+  'DiagnosticsService',
+  'ExternalProvisioningChanges',
+  'NetworkEventService',
+  'StateService',
+] as const;
+const ServiceName = Type.String({ enum: [...CALLBACK_SERVICES] });
+
+export const RegisterCallbackRequest = closed({
+  accountName: AccountName,
+  name: ServiceName,
+  url: Type.String({ format: 'uri', pattern: '^https?://' }),
+  username: Type.Optional(Type.String()),
+  password: Type.Optional(Type.String()),
+});
+export const DeregisterCallbackRequest = closed({ accountName: AccountName, serviceName: ServiceName });

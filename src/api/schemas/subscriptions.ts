@@ -1,0 +1,87 @@
+/** Location usage triggers and managed accounts, under /subsc/v1 (spec 2.2, 2.5, 4.2; facts). */
+import Type from 'typebox';
+import { AccountName, DateOnly, EmailList, PhoneList, Uuid } from './common.js';
+
+const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
+  Type.Object(props, { additionalProperties: false, ...extra });
+
+const usageTriggerFields = {
+  accountName: AccountName,
+  serviceName: Type.String({
+    pattern: '^([Ll][Oo][Cc][Aa][Tt][Ii][Oo][Nn]|[Ff][Oo][Tt][Aa])$',
+    description: 'location (any case); Fota is also accepted by the real service.',
+  }),
+  triggerName: Type.String({ minLength: 1 }),
+  thresholdValue: Type.Union(
+    [Type.String({ pattern: '^[0-9]{1,3}$' }), Type.Integer({ minimum: 1, maximum: 999 })],
+    {
+      description:
+        'Percent of subscribed usage that activates the trigger, e.g. "90" or "100". Sent as a string.',
+    },
+  ),
+  allowExcess: Type.Boolean({ description: 'Not currently functional. Default false.' }),
+  sendSmsNotification: Type.Boolean(),
+  smsPhoneNumbers: Type.Optional(Type.Union([PhoneList, Type.Literal('')])),
+  sendEmailNotification: Type.Optional(Type.Boolean()),
+  emailAddresses: Type.Optional(Type.Union([EmailList, Type.Literal('')])),
+};
+
+const notificationTargets = {
+  allOf: [
+    {
+      if: { properties: { sendSmsNotification: { const: true } }, required: ['sendSmsNotification'] },
+      then: { properties: { smsPhoneNumbers: { minLength: 1 } }, required: ['smsPhoneNumbers'] },
+    },
+    {
+      if: { properties: { sendEmailNotification: { const: true } }, required: ['sendEmailNotification'] },
+      then: { properties: { emailAddresses: { minLength: 1 } }, required: ['emailAddresses'] },
+    },
+  ],
+};
+
+export const CreateUsageTriggerRequest = closed(usageTriggerFields, notificationTargets);
+export const UpdateUsageTriggerRequest = closed(
+  { triggerId: Uuid, ...usageTriggerFields },
+  notificationTargets,
+);
+export const DeleteUsageTriggerRequest = closed({ accountName: AccountName, triggerId: Uuid });
+
+export const UsageTrigger = Type.Object({
+  triggerId: Type.String(),
+  accountName: Type.String(),
+  serviceName: Type.String(),
+  triggerName: Type.String(),
+  thresholdValue: Type.String(),
+  allowExcess: Type.Boolean(),
+  sendSmsNotification: Type.Boolean(),
+  smsPhoneNumbers: Type.Optional(Type.String()),
+  sendEmailNotification: Type.Optional(Type.Boolean()),
+  emailAddresses: Type.Optional(Type.String()),
+  createDate: Type.Optional(DateOnly),
+  updateDate: Type.Optional(DateOnly),
+});
+export const SuccessResponse = Type.Object({ success: Type.Boolean() });
+
+export const AddManagedAccountsRequest = closed({
+  accountName: AccountName,
+  serviceName: Type.String({ minLength: 1, description: '`Location` for device location.' }),
+  type: Type.String({
+    minLength: 1,
+    description: 'SKU of the location service, e.g. TS-LOC-COARSE-CellID-Aggr.',
+  }),
+  managedAccList: Type.Array(Type.Union([AccountName, closed({ id: AccountName })]), {
+    minItems: 1,
+    description: 'Account names to add (an `{ id }` object per account is accepted too).',
+  }),
+});
+export const AddManagedAccountsResponse = Type.Object({
+  TxId: Type.Optional(Type.String()),
+  txid: Type.Optional(Type.String()),
+  statusList: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      status: Type.String({ enum: ['Success', 'Fail'] }),
+      reason: Type.String(),
+    }),
+  ),
+});

@@ -1,0 +1,140 @@
+/**
+ * Validation of action inputs against their JSON Schemas, with messages a person understands.
+ *
+ * Two keywords of our own, which other validators ignore:
+ * - `x-uniqueBy: "id"`: array items are unique by that member, checked in linear time (ajv's `uniqueItems`
+ *   compares objects pairwise, which is too slow for 10,000 devices);
+ * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules).
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { InputProblem } from '../errors.js';
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+export const ajv = new Ajv({ allErrors: true, strict: false, verbose: true, allowUnionTypes: true });
+addFormats(ajv);
+ajv.addKeyword({
+  keyword: 'x-uniqueBy',
+  type: 'array',
+  schemaType: 'string',
+  error: { message: (cxt) => `has a duplicate ${String(cxt.schema)}` },
+  validate: function uniqueBy(member: string, data: unknown[]) {
+    const seen = new Set<unknown>();
+    for (const item of data) {
+      const key = item && typeof item === 'object' ? (item as Record<string, unknown>)[member] : item;
+      if (key === undefined) continue;
+      if (seen.has(key)) return false;
+      seen.add(key);
+    }
+    return true;
+  },
+});
+ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+
+const compiled = new WeakMap<object, ValidateFunction>();
+
+/** The compiled validator of a schema, compiled once. */
+export function validatorFor(schema: object): ValidateFunction {
+  let v = compiled.get(schema);
+  if (!v) {
+    v = ajv.compile(schema);
+    compiled.set(schema, v);
+  }
+  return v;
+}
+
+/** Problems of `data` against `schema`; empty when valid. */
+export function check(schema: object, data: unknown): InputProblem[] {
+  const v = validatorFor(schema);
+  return v(data) ? [] : explain(v.errors ?? []);
+}
+
+/** ajv's errors as one clear sentence each, without the noise of `if`, `anyOf` and `allOf` wrappers. */
+export function explain(errors: ErrorObject[]): InputProblem[] {
+  const out: InputProblem[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword === 'if' || e.keyword === 'allOf') continue;
+    const p = problem(e);
+    if (!p) continue;
+    const key = `${p.path}\u0000${p.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(p);
+    }
+  }
+  return out;
+}
+
+function problem(e: ErrorObject): InputProblem | undefined {
+  const parent = (e.parentSchema ?? {}) as Record<string, unknown>;
+  const at = e.instancePath || '/';
+  const custom = typeof parent['x-message'] === 'string' ? (parent['x-message'] as string) : undefined;
+  const name = lastSegment(e.instancePath);
+  switch (e.keyword) {
+    case 'required': {
+      const missing = (e.params as { missingProperty: string }).missingProperty;
+      const path = `${e.instancePath}/${missing}`;
+      return { path, message: custom ? `${missing} is required: ${custom}` : `${missing} is required` };
+    }
+    case 'additionalProperties': {
+      const extra = (e.params as { additionalProperty: string }).additionalProperty;
+      return { path: `${e.instancePath}/${extra}`, message: `unknown field \`${extra}\`` };
+    }
+    case 'enum': {
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+      return {
+        path: at,
+        message: `${name} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`,
+      };
+    }
+    case 'const':
+      return {
+        path: at,
+        message: `${name} must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`,
+      };
+    case 'pattern':
+    case 'format': {
+      const what =
+        typeof parent.description === 'string'
+          ? parent.description
+          : `${e.keyword} ${JSON.stringify(e.schema)}`;
+      return { path: at, message: `${name} ${JSON.stringify(e.data)} is not valid: ${what}` };
+    }
+    case 'type':
+      return { path: at, message: `${name} must be ${(e.params as { type: string }).type}` };
+    case 'maxItems':
+    case 'minItems': {
+      const limit = (e.params as { limit: number }).limit;
+      const n = Array.isArray(e.data) ? e.data.length : 0;
+      return {
+        path: at,
+        message:
+          e.keyword === 'maxItems'
+            ? `${name} has ${n} items; at most ${limit} are allowed`
+            : `${name} must have at least ${limit} item${limit === 1 ? '' : 's'}`,
+      };
+    }
+    case 'not':
+    case 'anyOf':
+    case 'oneOf':
+    case 'maxProperties':
+    case 'minProperties':
+      return { path: at, message: custom ?? `${name} ${e.message ?? 'is not valid'}` };
+    default:
+      return { path: at, message: custom ?? `${name} ${e.message ?? 'is not valid'}` };
+  }
+}
+
+function lastSegment(pointer: string): string {
+  if (!pointer) return 'input';
+  const seg = pointer
+    .slice(pointer.lastIndexOf('/') + 1)
+    .replace(/~1/g, '/')
+    .replace(/~0/g, '~');
+  return /^\d+$/.test(seg)
+    ? `item ${seg} of ${lastSegment(pointer.slice(0, pointer.lastIndexOf('/')))}`
+    : seg;
+}

@@ -1,0 +1,73 @@
+/**
+ * Time is injected: the client, the rate gate and the retry loops read `now()` and wait with `sleep()`, so
+ * that tests run them on a virtual clock and never sleep for real.
+ */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Resolves after `ms`; rejects with the signal's reason if it is aborted first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(
+        () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        Math.max(0, ms),
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+/**
+ * A virtual clock for tests and simulations: `sleep` resolves as soon as every earlier sleeper has, and moves
+ * `now()` forward to its deadline. Each requested sleep is recorded in `sleeps`.
+ */
+export class VirtualClock implements Clock {
+  private t: number;
+  readonly sleeps: number[] = [];
+  private timers: { at: number; seq: number; resolve: () => void }[] = [];
+  private seq = 0;
+  private scheduled = false;
+
+  constructor(start = Date.UTC(2026, 0, 1)) {
+    this.t = start;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  sleep(ms: number): Promise<void> {
+    this.sleeps.push(ms);
+    return new Promise((resolve) => {
+      this.timers.push({ at: this.t + Math.max(0, ms), seq: this.seq++, resolve });
+      this.schedule();
+    });
+  }
+
+  /** Fire timers one at a time, earliest first, after the event loop has let every ready task run. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = this.timers.shift();
+      if (!next) return;
+      this.t = Math.max(this.t, next.at);
+      next.resolve();
+      if (this.timers.length) this.schedule();
+    });
+  }
+}

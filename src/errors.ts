@@ -1,0 +1,180 @@
+/**
+ * The error catalog. Every error fleetbook raises is a FleetbookError with a stable `code` and a retry class;
+ * the runner decides by type and class, never by parsing a message. test/errors.test.ts checks that codes are
+ * unique and documented.
+ */
+
+/** How a failed call may be retried (product.md section 4). */
+export type RetryClass = 'retryable' | 'session' | 'permanent';
+
+/** Every code, with the sentence that documents it. */
+export const ERROR_CODES = {
+  FB_API: 'The service answered with an error status (see status, code, message, retryClass).',
+  FB_NETWORK:
+    'The request failed below HTTP: refused, reset, timed out. `sent` tells whether it may have reached the service.',
+  FB_INPUT: 'An action input failed its JSON Schema; nothing was sent.',
+  FB_UNKNOWN_ACTION: 'No action has that name.',
+  FB_LOGIN: 'Session login was refused. It is never retried: five failures lock the user.',
+  FB_AUTH: 'The OAuth token request was refused.',
+  FB_CONFIG: 'The configuration is missing something or is invalid.',
+  FB_ABORTED: 'The call was cancelled before it completed.',
+} as const;
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class FleetbookError extends Error {
+  readonly code: ErrorCode;
+  readonly retryClass: RetryClass;
+
+  constructor(code: ErrorCode, message: string, retryClass: RetryClass, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.retryClass = retryClass;
+  }
+
+  /** The JSON form `fleetbook call` prints and the run store keeps. */
+  toJSON(): Record<string, unknown> {
+    return { code: this.code, message: this.message, retryClass: this.retryClass };
+  }
+}
+
+/** Which body shape of spec section 7 an error came in. `opaque`: not JSON, or none of the three. */
+export type ErrorBodyShape = 'errorCode' | 'error' | 'error+cause' | 'opaque';
+
+export interface ApiErrorDetails {
+  status: number;
+  /** `errorCode` or `error` of the body; for an opaque body, `HTTP_<status>`. */
+  apiCode: string;
+  apiMessage: string;
+  action: string;
+  shape: ErrorBodyShape;
+  errorUrl?: string;
+  cause?: string;
+  /** Delay the service asked for (Retry-After), in milliseconds. */
+  retryAfterMs?: number;
+}
+
+/** The one error type for an error answer of the service (product.md section 4). */
+export class ApiError extends FleetbookError {
+  readonly status: number;
+  readonly apiCode: string;
+  readonly apiMessage: string;
+  readonly action: string;
+  readonly shape: ErrorBodyShape;
+  readonly errorUrl?: string;
+  readonly apiCause?: string;
+  readonly retryAfterMs?: number;
+
+  constructor(d: ApiErrorDetails) {
+    super(
+      'FB_API',
+      `${d.action}: HTTP ${d.status} ${d.apiCode}: ${d.apiMessage}`,
+      classifyApiError(d.status, d.apiCode, d.apiMessage),
+    );
+    this.status = d.status;
+    this.apiCode = d.apiCode;
+    this.apiMessage = d.apiMessage;
+    this.action = d.action;
+    this.shape = d.shape;
+    if (d.errorUrl !== undefined) this.errorUrl = d.errorUrl;
+    if (d.cause !== undefined) this.apiCause = d.cause;
+    if (d.retryAfterMs !== undefined) this.retryAfterMs = d.retryAfterMs;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return {
+      status: this.status,
+      code: this.apiCode,
+      message: this.apiMessage,
+      action: this.action,
+      retryClass: this.retryClass,
+      shape: this.shape,
+      ...(this.apiCause !== undefined ? { cause: this.apiCause } : {}),
+      ...(this.errorUrl !== undefined ? { errorUrl: this.errorUrl } : {}),
+    };
+  }
+}
+
+/** The expired-session message of spec section 7.1. */
+export const SESSION_EXPIRED_MESSAGE = 'UWS verification failure (The Session has expired.)';
+
+/**
+ * retryable: 429, 408, 5xx, INTERNAL_ERROR "Failed to get location"; session: the expired-session message;
+ * permanent: every other 4xx.
+ */
+export function classifyApiError(status: number, code: string, message: string): RetryClass {
+  if (message.includes('The Session has expired')) return 'session';
+  if (status === 429 || status === 408 || status >= 500) return 'retryable';
+  if (code === 'INTERNAL_ERROR' && message === 'Failed to get location') return 'retryable';
+  return 'permanent';
+}
+
+/** Below HTTP. `sent: false` proves the service never saw the request (refused, DNS, connect timeout). */
+export class NetworkError extends FleetbookError {
+  readonly action: string;
+  readonly sent: boolean;
+  readonly causeCode: string;
+
+  constructor(action: string, causeCode: string, sent: boolean, message: string, options?: ErrorOptions) {
+    super('FB_NETWORK', `${action}: ${message}`, 'retryable', options);
+    this.action = action;
+    this.causeCode = causeCode;
+    this.sent = sent;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), action: this.action, cause: this.causeCode, sent: this.sent };
+  }
+}
+
+export interface InputProblem {
+  /** JSON path of the offending value, e.g. `/deviceList/3/kind` (`/` for the whole input). */
+  path: string;
+  message: string;
+}
+
+/** An action input that failed its schema. Nothing was sent. */
+export class InputError extends FleetbookError {
+  readonly action: string;
+  readonly problems: InputProblem[];
+
+  constructor(action: string, problems: InputProblem[]) {
+    const list = problems.map((p) => `  ${p.path}: ${p.message}`).join('\n');
+    super('FB_INPUT', `${action}: invalid input\n${list}`, 'permanent');
+    this.action = action;
+    this.problems = problems;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), action: this.action, problems: this.problems };
+  }
+}
+
+export class UnknownActionError extends FleetbookError {
+  readonly suggestions: string[];
+  constructor(name: string, suggestions: string[]) {
+    const hint = suggestions.length
+      ? ` (did you mean ${suggestions.map((s) => `\`${s}\``).join(', ')}?)`
+      : '';
+    super('FB_UNKNOWN_ACTION', `unknown action \`${name}\`${hint}`, 'permanent');
+    this.suggestions = suggestions;
+  }
+}
+
+export class LoginError extends FleetbookError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('FB_LOGIN', message, 'permanent', options);
+  }
+}
+
+export class AuthError extends FleetbookError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('FB_AUTH', message, 'permanent', options);
+  }
+}
+
+export class ConfigError extends FleetbookError {
+  constructor(message: string) {
+    super('FB_CONFIG', message, 'permanent');
+  }
+}

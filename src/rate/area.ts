@@ -1,0 +1,136 @@
+/**
+ * The rate budget of one API area, shared by every call in the process (product.md section 5).
+ *
+ * - A p-queue bounds how many requests of the area are in flight.
+ * - A sliding-window gate bounds how many may start in any window of `windowMs`: each start is logged, and a
+ *   start waits until fewer than `rate` starts lie in the last window. That is exact for every window, not
+ *   only for aligned ones, and lets a caller that fell behind catch up instead of losing its slots.
+ * - A 429 pauses the area for its Retry-After and halves the rate (multiplicative decrease). Each window
+ *   without a 429 gives back a twentieth of the budget (additive increase) until it is whole again.
+ */
+import PQueue from 'p-queue';
+import { systemClock, type Clock } from '../clock.js';
+
+export interface AreaOptions {
+  /** Requests allowed to start in any one-second window. @default 20 */
+  requestsPerSecond: number;
+  /** Requests in flight at once. @default 10 */
+  concurrency: number;
+  /**
+   * Width of the window the budget is counted over, in ms. A little over a second, so that requests spaced
+   * exactly a second apart by this clock cannot arrive closer than that at the service. @default 1010
+   */
+  windowMs?: number;
+  /** Lowest rate a run of 429s can push the area to. @default 1 */
+  minRequestsPerSecond?: number;
+}
+
+export class AreaBudget {
+  readonly name: string;
+  private readonly queue: PQueue;
+  private readonly clock: Clock;
+  private readonly max: number;
+  private readonly min: number;
+  private readonly windowMs: number;
+  private rate: number;
+  /** Start times, oldest first, from `head` on. */
+  private starts: number[] = [];
+  private head = 0;
+  private pausedUntil = 0;
+  private lastChange = 0;
+  /** Serialises the gate so that starts are granted in arrival order. */
+  private gate: Promise<void> = Promise.resolve();
+  /** Counters for metrics and tests. */
+  readonly stats = { started: 0, throttled: 0, waitedMs: 0 };
+
+  constructor(name: string, o: AreaOptions, clock: Clock = systemClock) {
+    if (!(Number.isFinite(o.requestsPerSecond) && o.requestsPerSecond >= 1)) {
+      throw new TypeError(
+        `Expected \`requestsPerSecond\` for area ${name} to be a number from 1 and up, got \`${o.requestsPerSecond}\``,
+      );
+    }
+    if (!(Number.isInteger(o.concurrency) && o.concurrency >= 1)) {
+      throw new TypeError(
+        `Expected \`concurrency\` for area ${name} to be an integer from 1 and up, got \`${o.concurrency}\``,
+      );
+    }
+    this.name = name;
+    this.clock = clock;
+    this.max = o.requestsPerSecond;
+    this.min = Math.min(this.max, o.minRequestsPerSecond ?? 1);
+    this.windowMs = o.windowMs ?? 1010;
+    this.rate = this.max;
+    this.queue = new PQueue({ concurrency: o.concurrency });
+  }
+
+  /** The rate the area currently allows, which a 429 lowers and time restores. */
+  get currentRate(): number {
+    return this.rate;
+  }
+
+  get pending(): number {
+    return this.queue.size + this.queue.pending;
+  }
+
+  /** Runs `task` once a concurrency slot and a start within the budget are both free. */
+  run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.queue.add(async () => {
+      await this.acquire(signal);
+      return task();
+    }) as Promise<T>;
+  }
+
+  /** A 429: pause the area for `retryAfterMs` and halve its rate. */
+  throttled(retryAfterMs: number | undefined): void {
+    const now = this.clock.now();
+    this.stats.throttled++;
+    this.pausedUntil = Math.max(this.pausedUntil, now + (retryAfterMs ?? 1000));
+    this.rate = Math.max(this.min, this.rate / 2);
+    this.lastChange = now;
+  }
+
+  private acquire(signal?: AbortSignal): Promise<void> {
+    const granted = this.gate.then(() => this.grant(signal));
+    // A cancelled waiter must not block those behind it.
+    this.gate = granted.catch(() => undefined);
+    return granted;
+  }
+
+  private async grant(signal?: AbortSignal): Promise<void> {
+    const began = this.clock.now();
+    for (;;) {
+      signal?.throwIfAborted();
+      const now = this.clock.now();
+      this.recover(now);
+      if (now < this.pausedUntil) {
+        await this.clock.sleep(this.pausedUntil - now, signal);
+        continue;
+      }
+      while (this.head < this.starts.length && now - (this.starts[this.head] as number) >= this.windowMs)
+        this.head++;
+      if (this.head > 4096) {
+        this.starts = this.starts.slice(this.head);
+        this.head = 0;
+      }
+      const inWindow = this.starts.length - this.head;
+      const allowed = Math.max(1, Math.floor(this.rate));
+      if (inWindow < allowed) {
+        this.starts.push(now);
+        this.stats.started++;
+        this.stats.waitedMs += now - began;
+        return;
+      }
+      // Wait until enough of the starts in the window have left it.
+      const oldestThatMustLeave = this.starts[this.starts.length - allowed] as number;
+      await this.clock.sleep(Math.max(1, oldestThatMustLeave + this.windowMs - now), signal);
+    }
+  }
+
+  private recover(now: number): void {
+    if (this.rate >= this.max || now < this.pausedUntil) return;
+    const windows = Math.floor((now - Math.max(this.lastChange, this.pausedUntil)) / this.windowMs);
+    if (windows <= 0) return;
+    this.rate = Math.min(this.max, this.rate + (windows * this.max) / 20);
+    this.lastChange = now;
+  }
+}
