@@ -24,6 +24,8 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export class FleetbookError extends Error {
   readonly code: ErrorCode;
   readonly retryClass: RetryClass;
+  /** What a multi-request call had already achieved when it failed (e.g. the report batches created). */
+  partial?: unknown;
 
   constructor(code: ErrorCode, message: string, retryClass: RetryClass, options?: ErrorOptions) {
     super(message, options);

@@ -1,0 +1,598 @@
+/**
+ * The API client: one typed method per action of the catalog, every request validated before it is sent,
+ * both tokens managed, every call through its area's rate budget, retries decided by error class and by the
+ * operation's retry safety, pages streamed, location reports batched. See src/api/ARCHITECTURE.md.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import { systemClock, type Clock } from '../clock.js';
+import {
+  ApiError,
+  AuthError,
+  ConfigError,
+  FleetbookError,
+  InputError,
+  LoginError,
+  NetworkError,
+  UnknownActionError,
+} from '../errors.js';
+import { registerSecret, silentLogger, type Logger } from '../log.js';
+import { AreaBudget, type AreaOptions } from '../rate/area.js';
+import { fullJitter, type BackoffOptions } from '../rate/backoff.js';
+import {
+  ACTIONS,
+  AREAS,
+  CATALOG,
+  isAction,
+  pathParams,
+  resolvePath,
+  type ActionInput,
+  type ActionName,
+  type ActionOutput,
+  type Area,
+  type Method,
+  type Operation,
+} from './catalog.js';
+import { apiError, parseBody, send, type Timeouts } from './http.js';
+import { MAX_REPORT_DEVICES } from './schemas/location.js';
+import { check } from './validate.js';
+import { closest } from '../util/closest.js';
+
+type Json = Record<string, unknown>;
+
+export interface ClientOptions {
+  /** The spec's `{base_url}`, e.g. `http://127.0.0.1:8080/api`. Every operation path is appended to it. */
+  baseUrl: string;
+  /** A bearer token managed elsewhere, used instead of client credentials. */
+  accessToken?: string;
+  /** OAuth client credentials for `{base_url}/ts/v1/oauth2/token`. */
+  clientId?: string;
+  clientSecret?: string;
+  /** Session login credentials. */
+  username?: string;
+  password?: string;
+  /** The undici dispatcher; tests inject a MockAgent. @default a keep-alive Pool for the origin */
+  dispatcher?: Dispatcher;
+  /** Rate budgets per area. Pass the same object to several clients to share the budgets. */
+  areas?: Record<Area, AreaBudget>;
+  /** Budget of each area when `areas` is not given. @default 20 requests/s and 10 in flight per area */
+  rates?: Partial<Record<Area, AreaOptions>>;
+  /** Retries of retryable errors. @default 5 attempts in all, 200 ms base, 30 s cap */
+  retry?: Partial<BackoffOptions & { maxAttempts: number }>;
+  timeouts?: Partial<Timeouts>;
+  /** Refresh the bearer token this long before it expires, for clock skew, in ms. @default 60000 */
+  tokenSkewMs?: number;
+  clock?: Clock;
+  /** Source of jitter. @default Math.random */
+  random?: () => number;
+  logger?: Logger;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** Counters that tests and metrics read. */
+export interface ClientStats {
+  requests: Record<string, number>;
+  logins: number;
+  tokenRequests: number;
+  retries: number;
+  sessionRenewals: number;
+}
+
+/** What a request needs beyond its path and body. */
+interface Call {
+  action: string;
+  area: Area;
+  method: Method;
+  retrySafe: boolean;
+  /** Which tokens to send: none, the bearer only (login), or both. */
+  auth: 'bearer' | 'both' | 'basic';
+  contentType?: string;
+}
+
+export const DEFAULT_AREA: AreaOptions = { requestsPerSecond: 20, concurrency: 10 };
+
+/** Budgets for every area from per-area options over a default. */
+export function createAreas(
+  rates: Partial<Record<Area, AreaOptions>> = {},
+  clock: Clock = systemClock,
+  fallback: AreaOptions = DEFAULT_AREA,
+): Record<Area, AreaBudget> {
+  return Object.fromEntries(AREAS.map((a) => [a, new AreaBudget(a, rates[a] ?? fallback, clock)])) as Record<
+    Area,
+    AreaBudget
+  >;
+}
+
+export class ApiClient {
+  readonly stats: ClientStats = { requests: {}, logins: 0, tokenRequests: 0, retries: 0, sessionRenewals: 0 };
+  readonly areas: Record<Area, AreaBudget>;
+  private readonly o: ClientOptions;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly retry: BackoffOptions & { maxAttempts: number };
+  private readonly timeouts: Timeouts;
+
+  private bearer?: { token: string; refreshAt: number };
+  private bearerInFlight?: Promise<string>;
+  private authFailure?: FleetbookError;
+  private sessionToken?: string;
+  private loginInFlight?: Promise<string>;
+  private loginFailure?: FleetbookError;
+
+  constructor(o: ClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(o.baseUrl);
+    } catch {
+      throw new ConfigError(
+        `the API URL ${JSON.stringify(o.baseUrl)} is not a URL (e.g. http://127.0.0.1:8080/api)`,
+      );
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new ConfigError(`the API URL must be http or https, got ${url.protocol}`);
+    }
+    this.o = o;
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.clock = o.clock ?? systemClock;
+    this.log = o.logger ?? silentLogger;
+    this.retry = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 30_000, ...o.retry };
+    this.timeouts = { headersMs: 30_000, bodyMs: 30_000, ...o.timeouts };
+    this.ownsDispatcher = !o.dispatcher;
+    this.dispatcher =
+      o.dispatcher ??
+      new Pool(this.origin, {
+        connections: 64,
+        pipelining: 1,
+        keepAliveTimeout: 4_000,
+        connectTimeout: 10_000,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+      });
+    this.areas = o.areas ?? createAreas(o.rates, this.clock);
+    for (const s of [o.accessToken, o.clientSecret, o.password]) registerSecret(s);
+  }
+
+  /** Calls an action by name, validating `input` first. Paged actions return every page; reports are batched. */
+  async call<A extends ActionName>(
+    action: A,
+    input: ActionInput<A>,
+    opts: CallOptions = {},
+  ): Promise<ActionOutput<A>> {
+    const op: Operation = CATALOG[action];
+    const prepared = this.prepare(op, input);
+    return (await this.dispatch(op, prepared, opts)) as ActionOutput<A>;
+  }
+
+  /** `call` for a name and input known only at run time (the CLI, playbooks). */
+  async callByName(name: string, input: unknown, opts: CallOptions = {}): Promise<unknown> {
+    if (!isAction(name)) throw new UnknownActionError(name, closest(name, ACTIONS));
+    const op: Operation = CATALOG[name];
+    return this.dispatch(op, this.prepare(op, input), opts);
+  }
+
+  /** Validates `input` against the action's schema and applies its spelling normalisation. */
+  prepare(op: Operation, input: unknown): Json {
+    const problems = check(op.input, input ?? {});
+    if (problems.length) throw new InputError(op.action, problems);
+    const json = (input ?? {}) as Json;
+    return op.normalize ? op.normalize(json) : json;
+  }
+
+  /** Every page of a paged action, one at a time, so that a million devices never sit in memory at once. */
+  async *pages(
+    action: 'location.getReport' | 'location.getExclusions' | 'devices.list',
+    input: unknown,
+    opts: CallOptions = {},
+  ) {
+    const op: Operation = CATALOG[action];
+    yield* this.pagesOf(op, this.prepare(op, input), opts);
+  }
+
+  /** Every item of a paged action: report entries, excluded IMEIs or device records. */
+  async *items(
+    action: 'location.getReport' | 'location.getExclusions' | 'devices.list',
+    input: unknown,
+    opts: CallOptions = {},
+  ) {
+    for await (const page of this.pages(action, input, opts)) yield* pageItems(page);
+  }
+
+  /** Closes the connection pool this client opened. */
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  // ── dispatch ──────────────────────────────────────────────────────────────────────────────────
+
+  private async dispatch(op: Operation, input: Json, opts: CallOptions): Promise<unknown> {
+    if (op.paging) return collect(op, input, this.pagesOf(op, input, opts));
+    if (op.action === 'location.createReport') return this.createReportBatches(op, input, opts);
+    return this.request(op, input, opts);
+  }
+
+  private async *pagesOf(op: Operation, input: Json, opts: CallOptions): AsyncGenerator<Json> {
+    let cursor: Json = { ...input };
+    if (op.paging === 'startIndex') cursor.startIndex ??= 0;
+    for (;;) {
+      const page = (await this.request(op, cursor, opts)) as Json;
+      yield page;
+      const items = pageItems(page);
+      if (page.hasMoreData !== true || items.length === 0) return;
+      cursor =
+        op.paging === 'startIndex'
+          ? { ...cursor, startIndex: (cursor.startIndex as number) + items.length }
+          : { ...cursor, largestDeviceIdSeen: largestDeviceId(items as Json[]) };
+    }
+  }
+
+  /** More than 10,000 devices become several requests (spec section 8), sent concurrently through the budget. */
+  private async createReportBatches(op: Operation, input: Json, opts: CallOptions) {
+    const devices = input.deviceList as unknown[];
+    const batches: unknown[][] = [];
+    for (let i = 0; i < devices.length; i += MAX_REPORT_DEVICES)
+      batches.push(devices.slice(i, i + MAX_REPORT_DEVICES));
+    const settled = await Promise.allSettled(
+      batches.map(async (deviceList) => {
+        const res = (await this.request(op, { ...input, deviceList }, opts)) as Json;
+        return { ...res, devices: deviceList.length };
+      }),
+    );
+    const reports = settled.filter((s) => s.status === 'fulfilled').map((s) => s.value);
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) {
+      // Reports already created are not lost: the error carries them.
+      const err = failed.reason as FleetbookError;
+      if (err instanceof FleetbookError) err.partial = { reports };
+      throw err;
+    }
+    return { reports };
+  }
+
+  /** One operation request: the path from the template, the body from the rest of the input. */
+  private async request(op: Operation, input: Json, opts: CallOptions): Promise<unknown> {
+    const path = resolvePath(op, input);
+    let body: string | undefined;
+    if (op.method !== 'GET' && op.method !== 'DELETE') {
+      const rest = { ...input };
+      for (const p of pathParams(op)) delete rest[p];
+      body = JSON.stringify(rest);
+    }
+    return this.execute(
+      {
+        action: op.action,
+        area: op.area,
+        method: op.method,
+        retrySafe: op.retrySafe,
+        auth: op.action === 'session.login' ? 'bearer' : 'both',
+      },
+      path,
+      body,
+      opts.signal,
+    );
+  }
+
+  /**
+   * Sends with retries. Rules, by error:
+   * - the expired-session message: one new login shared by every waiting request, then one replay;
+   * - 429 and 503, and network errors that prove the request was not sent: retried for every operation;
+   * - other 5xx, 408, "Failed to get location", and network errors after sending: retried only when the
+   *   operation is retry-safe (read-only or idempotent), since the service may have acted;
+   * - everything else: thrown at once.
+   */
+  private async execute(
+    c: Call,
+    path: string,
+    body: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    let attempt = 0;
+    let replayedSession = false;
+    for (;;) {
+      signal?.throwIfAborted();
+      const { headers, session } = await this.headers(c);
+      try {
+        this.stats.requests[c.action] = (this.stats.requests[c.action] ?? 0) + 1;
+        const began = this.clock.now();
+        const res = await this.areas[c.area].run(
+          () =>
+            send(
+              this.dispatcher,
+              this.origin,
+              {
+                action: c.action,
+                method: c.method,
+                path: this.basePath + path,
+                headers,
+                ...(body !== undefined ? { body } : {}),
+              },
+              this.timeouts,
+              signal,
+            ),
+          signal,
+        );
+        this.log.debug('api call', {
+          action: c.action,
+          method: c.method,
+          path,
+          status: res.status,
+          ms: this.clock.now() - began,
+        });
+        if (res.status >= 200 && res.status < 300) return parseBody(res.text);
+        throw apiError(c.action, res, this.clock.now());
+      } catch (e) {
+        if (
+          e instanceof ApiError &&
+          e.retryClass === 'session' &&
+          c.auth === 'both' &&
+          session !== undefined &&
+          !replayedSession
+        ) {
+          replayedSession = true;
+          await this.renewSession(session);
+          continue;
+        }
+        if (e instanceof ApiError && e.status === 429) this.areas[c.area].throttled(e.retryAfterMs);
+        attempt++;
+        if (!mayRetry(c, e) || attempt >= this.retry.maxAttempts) throw e;
+        const retryAfter = e instanceof ApiError ? (e.retryAfterMs ?? 0) : 0;
+        const delay = Math.max(retryAfter, fullJitter(attempt - 1, this.retry, this.o.random));
+        this.stats.retries++;
+        this.log.warn('retrying API call', {
+          action: c.action,
+          attempt,
+          delayMs: delay,
+          error: (e as Error).message,
+        });
+        await this.clock.sleep(delay, signal);
+      }
+    }
+  }
+
+  private async headers(c: Call): Promise<{ headers: Record<string, string>; session?: string }> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'content-type': c.contentType ?? 'application/json',
+    };
+    if (c.auth === 'basic') return { headers };
+    headers.authorization = `Bearer ${await this.accessToken()}`;
+    if (c.auth === 'bearer') return { headers };
+    const session = await this.ensureSession();
+    headers['x-m2m-token'] = session;
+    return { headers, session };
+  }
+
+  // ── OAuth bearer token ────────────────────────────────────────────────────────────────────────
+
+  private async accessToken(): Promise<string> {
+    if (this.o.accessToken) return this.o.accessToken;
+    if (this.authFailure) throw this.authFailure;
+    if (this.bearer && this.clock.now() < this.bearer.refreshAt) return this.bearer.token;
+    this.bearerInFlight ??= this.fetchToken().finally(() => (this.bearerInFlight = undefined));
+    return this.bearerInFlight;
+  }
+
+  private async fetchToken(): Promise<string> {
+    const { clientId, clientSecret } = this.o;
+    if (!clientId || !clientSecret) {
+      throw new ConfigError(
+        'no bearer token: set FLEETBOOK_ACCESS_TOKEN, or FLEETBOOK_CLIENT_ID and FLEETBOOK_CLIENT_SECRET',
+      );
+    }
+    this.stats.tokenRequests++;
+    const basic = Buffer.from(`${clientId}:${clientSecret}`).toString('base64');
+    registerSecret(basic);
+    let res: unknown;
+    try {
+      res = await this.executeWithHeaders(
+        {
+          action: 'oauth.token',
+          area: 'oauth',
+          method: 'POST',
+          retrySafe: true,
+          auth: 'basic',
+          contentType: 'application/x-www-form-urlencoded',
+        },
+        '/ts/v1/oauth2/token',
+        'grant_type=client_credentials',
+        { authorization: `Basic ${basic}` },
+      );
+    } catch (e) {
+      if (e instanceof ApiError && e.retryClass === 'permanent') {
+        this.authFailure = new AuthError(
+          `the OAuth token request for client ${clientId} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}`,
+          { cause: e },
+        );
+        throw this.authFailure;
+      }
+      throw e;
+    }
+    const r = (res ?? {}) as { access_token?: unknown; expires_in?: unknown };
+    if (typeof r.access_token !== 'string' || r.access_token === '')
+      throw new AuthError('the OAuth token response has no access_token');
+    registerSecret(r.access_token);
+    const ttlMs = (typeof r.expires_in === 'number' ? r.expires_in : Number(r.expires_in ?? 3600)) * 1000;
+    const skew = Math.min(this.o.tokenSkewMs ?? 60_000, ttlMs / 2);
+    this.bearer = { token: r.access_token, refreshAt: this.clock.now() + ttlMs - skew };
+    return r.access_token;
+  }
+
+  /** `execute` for the token request, whose Basic header is not one of the two API tokens. */
+  private async executeWithHeaders(
+    c: Call,
+    path: string,
+    body: string,
+    extra: Record<string, string>,
+  ): Promise<unknown> {
+    let attempt = 0;
+    for (;;) {
+      try {
+        this.stats.requests[c.action] = (this.stats.requests[c.action] ?? 0) + 1;
+        const headers = {
+          accept: 'application/json',
+          'content-type': c.contentType ?? 'application/json',
+          ...extra,
+        };
+        const res = await this.areas[c.area].run(() =>
+          send(
+            this.dispatcher,
+            this.origin,
+            { action: c.action, method: c.method, path: this.basePath + path, headers, body },
+            this.timeouts,
+          ),
+        );
+        if (res.status >= 200 && res.status < 300) return parseBody(res.text);
+        throw apiError(c.action, res, this.clock.now());
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 429) this.areas[c.area].throttled(e.retryAfterMs);
+        attempt++;
+        if (!mayRetry(c, e) || attempt >= this.retry.maxAttempts) throw e;
+        const retryAfter = e instanceof ApiError ? (e.retryAfterMs ?? 0) : 0;
+        this.stats.retries++;
+        await this.clock.sleep(Math.max(retryAfter, fullJitter(attempt - 1, this.retry, this.o.random)));
+      }
+    }
+  }
+
+  // ── session token ─────────────────────────────────────────────────────────────────────────────
+
+  private async ensureSession(): Promise<string> {
+    if (this.loginFailure) throw this.loginFailure;
+    if (this.sessionToken) return this.sessionToken;
+    return this.login();
+  }
+
+  /** A request met the expired-session error with `stale`: log in again once, whoever asks. */
+  private async renewSession(stale: string): Promise<string> {
+    if (this.sessionToken === stale) {
+      this.sessionToken = undefined;
+      this.stats.sessionRenewals++;
+      this.log.info('session expired; logging in again', { username: this.o.username });
+    }
+    return this.ensureSession();
+  }
+
+  private login(): Promise<string> {
+    this.loginInFlight ??= this.doLogin().finally(() => (this.loginInFlight = undefined));
+    return this.loginInFlight;
+  }
+
+  private async doLogin(): Promise<string> {
+    const { username, password } = this.o;
+    if (!username || !password)
+      throw new ConfigError('no session credentials: set FLEETBOOK_USERNAME and FLEETBOOK_PASSWORD');
+    this.stats.logins++;
+    let res: unknown;
+    try {
+      res = await this.request(CATALOG['session.login'], { username, password }, {});
+    } catch (e) {
+      // A refused login is never tried again: five consecutive failures lock the user.
+      if (e instanceof ApiError && e.retryClass === 'permanent') {
+        this.loginFailure = new LoginError(
+          `session login as ${username} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}. ` +
+            'It is not retried, because five failed logins lock the user; fix the credentials and start again.',
+          { cause: e },
+        );
+        throw this.loginFailure;
+      }
+      throw e;
+    }
+    const token = (res as { sessionToken?: unknown } | null)?.sessionToken;
+    if (typeof token !== 'string' || token === '')
+      throw new LoginError('the session login response has no sessionToken');
+    registerSecret(token);
+    this.sessionToken = token;
+    return token;
+  }
+}
+
+function mayRetry(c: Call, e: unknown): boolean {
+  if (e instanceof ApiError) {
+    if (e.retryClass !== 'retryable') return false;
+    // 429 and 503 mean the service did not act; "Failed to get location" is an answer that nothing was done.
+    if (e.status === 429 || e.status === 503 || e.apiMessage === 'Failed to get location') return true;
+    return c.retrySafe;
+  }
+  if (e instanceof NetworkError) return !e.sent || c.retrySafe;
+  return false;
+}
+
+/** The items of one page, whichever paged action it came from. */
+export function pageItems(page: Json): unknown[] {
+  const items = page.devLocationList ?? page.exclusion ?? page.devices;
+  return Array.isArray(items) ? items : [];
+}
+
+/**
+ * The device list pages by the largest device id seen so far: the first identifier of each device, in
+ * string order (docs/spec-decisions.md). The emulator orders devices the same way.
+ */
+export function largestDeviceId(devices: Json[]): string {
+  let max = '';
+  for (const d of devices) {
+    const id = String(((d.deviceIds as Json[] | undefined)?.[0]?.id as string | undefined) ?? '');
+    if (id > max) max = id;
+  }
+  return max;
+}
+
+async function collect(op: Operation, input: Json, pages: AsyncIterable<Json>): Promise<Json> {
+  const items: unknown[] = [];
+  let last: Json = {};
+  for await (const page of pages) {
+    items.push(...pageItems(page));
+    last = page;
+  }
+  switch (op.action) {
+    case 'location.getReport':
+      return {
+        txid: last.txid ?? input.txid,
+        totalCount: last.totalCount ?? items.length,
+        devLocationList: items,
+      };
+    case 'location.getExclusions':
+      return {
+        accountName: last.accountName ?? input.accountName,
+        allDevice: last.allDevice ?? false,
+        totalCount: last.totalCount ?? items.length,
+        ...(last.updateTime !== undefined ? { updateTime: last.updateTime } : {}),
+        exclusion: items,
+      };
+    default:
+      return { devices: items };
+  }
+}
+
+// ── typed methods: client.devices.suspend(input) ────────────────────────────────────────────────
+type GroupOf<A> = A extends `${infer G}.${string}` ? G : never;
+type VerbOf<A, G extends string> = A extends `${G}.${infer V}` ? V : never;
+type ActionMethod<A extends ActionName> = (
+  input: ActionInput<A>,
+  opts?: CallOptions,
+) => Promise<ActionOutput<A>>;
+export type ActionMethods = {
+  [G in GroupOf<ActionName>]: {
+    [A in Extract<ActionName, `${G}.${string}`> as VerbOf<A, G>]: ActionMethod<A>;
+  };
+};
+
+export type Client = ApiClient & ActionMethods;
+
+/** A client with a typed method per action: `client.location.createReport({...})`. */
+export function createClient(o: ClientOptions): Client {
+  const client = new ApiClient(o);
+  const groups: Record<string, Record<string, unknown>> = {};
+  for (const action of ACTIONS) {
+    const [group, verb] = action.split('.') as [string, string];
+    if (group in client) throw new Error(`action group \`${group}\` collides with a client member`);
+    (groups[group] ??= {})[verb] = (input: unknown, opts?: CallOptions) =>
+      client.callByName(action, input, opts);
+  }
+  return Object.assign(client, groups) as unknown as Client;
+}

@@ -1,0 +1,128 @@
+/**
+ * One HTTP exchange over undici, and the mapping of what can go wrong onto the error catalog. Retries, auth
+ * and rate live in client.ts; this file only sends and reads.
+ */
+import type { Dispatcher } from 'undici';
+import { ApiError, FleetbookError, NetworkError, type ErrorBodyShape } from '../errors.js';
+import { parseRetryAfter } from '../rate/backoff.js';
+import type { Method } from './catalog.js';
+
+export interface Timeouts {
+  /** Time to wait for the response headers, in ms. @default 30000 */
+  headersMs: number;
+  /** Time allowed between two chunks of the body, in ms. @default 30000 */
+  bodyMs: number;
+}
+
+export interface Exchange {
+  action: string;
+  method: Method;
+  /** Path below the origin, base path included, e.g. `/api/loc/v1/consents`. */
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** Causes that prove the request never reached the service. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+export async function send(
+  dispatcher: Dispatcher,
+  origin: string,
+  x: Exchange,
+  timeouts: Timeouts,
+  signal?: AbortSignal,
+): Promise<RawResponse> {
+  try {
+    const res = await dispatcher.request({
+      origin,
+      path: x.path,
+      method: x.method,
+      headers: x.headers,
+      body: x.body ?? null,
+      headersTimeout: timeouts.headersMs,
+      bodyTimeout: timeouts.bodyMs,
+      signal: signal ?? null,
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, headers: res.headers, text };
+  } catch (e) {
+    throw networkError(x.action, e, signal);
+  }
+}
+
+function networkError(action: string, e: unknown, signal?: AbortSignal): FleetbookError {
+  if (signal?.aborted)
+    return new FleetbookError('FB_ABORTED', `${action}: cancelled`, 'permanent', { cause: e });
+  const err = e as { code?: string; message?: string; cause?: { code?: string } };
+  const code = err.code && err.code !== 'UND_ERR' ? err.code : (err.cause?.code ?? 'UNKNOWN');
+  const cause = err.cause?.code && NOT_SENT.has(err.cause.code) ? err.cause.code : code;
+  const sent = !NOT_SENT.has(cause);
+  return new NetworkError(action, cause, sent, `${err.message ?? String(e)} (${cause})`, { cause: e });
+}
+
+/** A 2xx body: JSON when it parses, null when empty, the text otherwise. */
+export function parseBody(text: string): unknown {
+  if (text.trim() === '') return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Any error answer as an ApiError: the three body shapes of spec section 7, `errorUrl`, or opaque text. */
+export function apiError(action: string, res: RawResponse, now: number): ApiError {
+  const body = parseBody(res.text);
+  let shape: ErrorBodyShape = 'opaque';
+  let apiCode = `HTTP_${res.status}`;
+  let apiMessage = typeof body === 'string' ? body.slice(0, 500) : res.text.slice(0, 500);
+  let errorUrl: string | undefined;
+  let cause: string | undefined;
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const b = body as Record<string, unknown>;
+    if (typeof b.errorCode === 'string' || typeof b.errorMessage === 'string') {
+      shape = 'errorCode';
+      apiCode = str(b.errorCode) ?? apiCode;
+      apiMessage = str(b.errorMessage) ?? '';
+      errorUrl = str(b.errorUrl);
+    } else if (typeof b.error === 'string' || typeof b.error_description === 'string') {
+      cause = str(b.cause);
+      shape = cause !== undefined ? 'error+cause' : 'error';
+      apiCode = str(b.error) ?? apiCode;
+      apiMessage = str(b.error_description) ?? '';
+    } else {
+      apiMessage = res.text.slice(0, 500);
+    }
+  }
+  if (apiMessage === '') apiMessage = `HTTP ${res.status}`;
+  const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now);
+  return new ApiError({
+    status: res.status,
+    apiCode,
+    apiMessage,
+    action,
+    shape,
+    ...(errorUrl !== undefined ? { errorUrl } : {}),
+    ...(cause !== undefined ? { cause } : {}),
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
+}
+
+function str(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}

@@ -1,0 +1,22 @@
+import { distance } from 'fastest-levenshtein';
+
+/**
+ * The candidates closest to `name`, for "did you mean" hints: within a third of the name's length in edits,
+ * or sharing its last segment (`suspend` for `device.suspend`), best first, at most `max`.
+ */
+export function closest(name: string, candidates: readonly string[], max = 3): string[] {
+  const lower = name.toLowerCase();
+  const tail = lower.slice(lower.lastIndexOf('.') + 1);
+  const limit = Math.max(2, Math.ceil(name.length / 3));
+  return candidates
+    .map((c) => {
+      const lc = c.toLowerCase();
+      const d = distance(lower, lc);
+      const sameTail = tail.length > 2 && lc.slice(lc.lastIndexOf('.') + 1) === tail;
+      return { c, d: sameTail ? Math.min(d, limit) : d };
+    })
+    .filter((x) => x.d <= limit)
+    .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
+    .slice(0, max)
+    .map((x) => x.c);
+}
