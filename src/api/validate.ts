@@ -6,14 +6,17 @@
  *   compares objects pairwise, which is too slow for 10,000 devices);
  * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules).
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { InputProblem } from '../errors.js';
 
-// ajv-formats is CommonJS with a default export.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+// Both are CommonJS modules with a default export.
+const Ajv2020 = Ajv2020Module.default;
+const addFormats = addFormatsModule as unknown as (ajv: InstanceType<typeof Ajv2020>) => unknown;
 
-export const ajv = new Ajv({ allErrors: true, strict: false, verbose: true, allowUnionTypes: true });
+/** One ajv instance for the process, JSON Schema 2020-12, the dialect of every schema in schemas/. */
+export const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true, allowUnionTypes: true });
 addFormats(ajv);
 ajv.addKeyword({
   keyword: 'x-uniqueBy',

@@ -2,9 +2,10 @@
  * The rate budget of one API area, shared by every call in the process (product.md section 5).
  *
  * - A p-queue bounds how many requests of the area are in flight.
- * - A sliding-window gate bounds how many may start in any window of `windowMs`: each start is logged, and a
- *   start waits until fewer than `rate` starts lie in the last window. That is exact for every window, not
- *   only for aligned ones, and lets a caller that fell behind catch up instead of losing its slots.
+ * - Starts are spaced `windowMs / rate` apart, on a schedule kept from the intended start times, so that a
+ *   timer that fires late costs no throughput (the next start catches up) and the stream stays smooth.
+ * - A sliding-window log is the hard bound: a start waits until fewer than `rate` starts lie in the last
+ *   `windowMs`. That holds for every window, not only for aligned ones, whatever the timers do.
  * - A 429 pauses the area for its Retry-After and halves the rate (multiplicative decrease). Each window
  *   without a 429 gives back a twentieth of the budget (additive increase) until it is whole again.
  */
@@ -37,6 +38,8 @@ export class AreaBudget {
   private starts: number[] = [];
   private head = 0;
   private pausedUntil = 0;
+  /** When the next start is due by the spacing schedule. */
+  private nextAt = 0;
   private lastChange = 0;
   /** Serialises the gate so that starts are granted in arrival order. */
   private gate: Promise<void> = Promise.resolve();
@@ -114,15 +117,23 @@ export class AreaBudget {
       }
       const inWindow = this.starts.length - this.head;
       const allowed = Math.max(1, Math.floor(this.rate));
-      if (inWindow < allowed) {
-        this.starts.push(now);
-        this.stats.started++;
-        this.stats.waitedMs += now - began;
-        return;
+      if (inWindow >= allowed) {
+        // Wait until enough of the starts in the window have left it.
+        const oldestThatMustLeave = this.starts[this.starts.length - allowed] as number;
+        await this.clock.sleep(Math.max(1, oldestThatMustLeave + this.windowMs - now), signal);
+        continue;
       }
-      // Wait until enough of the starts in the window have left it.
-      const oldestThatMustLeave = this.starts[this.starts.length - allowed] as number;
-      await this.clock.sleep(Math.max(1, oldestThatMustLeave + this.windowMs - now), signal);
+      const spacing = this.windowMs / this.rate;
+      if (now < this.nextAt) {
+        await this.clock.sleep(this.nextAt - now, signal);
+        continue;
+      }
+      // On schedule or late by less than a slot: keep the schedule. Idle for longer: restart it from now.
+      this.nextAt = (now - this.nextAt < spacing ? this.nextAt : now) + spacing;
+      this.starts.push(now);
+      this.stats.started++;
+      this.stats.waitedMs += now - began;
+      return;
     }
   }
 

@@ -1,13 +1,13 @@
 import { distance } from 'fastest-levenshtein';
 
 /**
- * The candidates closest to `name`, for "did you mean" hints: within a third of the name's length in edits,
+ * The candidates closest to `name`, for "did you mean" hints: within a fifth of the name's length in edits,
  * or sharing its last segment (`suspend` for `device.suspend`), best first, at most `max`.
  */
 export function closest(name: string, candidates: readonly string[], max = 3): string[] {
   const lower = name.toLowerCase();
   const tail = lower.slice(lower.lastIndexOf('.') + 1);
-  const limit = Math.max(2, Math.ceil(name.length / 3));
+  const limit = Math.max(2, Math.ceil(name.length / 5));
   return candidates
     .map((c) => {
       const lc = c.toLowerCase();

@@ -46,6 +46,17 @@ export const ID_PATTERNS = {
   eid: '^[0-9]{32}$',
 } as const;
 export type DeviceKind = keyof typeof ID_PATTERNS;
+/** What each kind's identifier looks like, in words, for error messages. */
+export const ID_FORMATS: Record<DeviceKind, string> = {
+  imei: 'an IMEI is 15 digits',
+  iccid: 'an ICCID is 20 digits',
+  mdn: 'an MDN is 10 digits',
+  msisdn: 'an MSISDN is 10 digits, optionally after a leading 1',
+  meid: 'a MEID is 14 hexadecimal or 18 decimal digits',
+  esn: 'an ESN is 8 hexadecimal or 11 decimal digits',
+  imsi: 'an IMSI is 6 to 15 digits',
+  eid: 'an EID is 32 digits',
+};
 export const DEVICE_KINDS = Object.keys(ID_PATTERNS) as DeviceKind[];
 
 /** Both spellings of each kind are valid on input: `imei` and `IMEI`. */
@@ -57,7 +68,7 @@ export function kindEnum(kinds: readonly string[]): string[] {
 export function idFormatRules(kinds: readonly DeviceKind[]): object[] {
   return kinds.map((k) => ({
     if: { properties: { kind: { enum: [k, k.toUpperCase()] } }, required: ['kind'] },
-    then: { properties: { id: { pattern: ID_PATTERNS[k] } } },
+    then: { properties: { id: { pattern: ID_PATTERNS[k], description: ID_FORMATS[k] } } },
   }));
 }
 

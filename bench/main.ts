@@ -1,0 +1,24 @@
+/**
+ * `npm run bench`: every performance figure of product.md section 9 that exists so far, each measured side by
+ * side in one run, printed as one table. `npm run bench -- P6` runs only the rows whose id is given.
+ */
+import { benchRate } from './rate.js';
+import type { BenchRow } from './types.js';
+
+const suites: { ids: string[]; run: () => Promise<BenchRow[]> }[] = [{ ids: ['P6'], run: benchRate }];
+
+const only = process.argv.slice(2).map((s) => s.toUpperCase());
+const rows: BenchRow[] = [];
+for (const s of suites) {
+  if (only.length && !s.ids.some((id) => only.includes(id))) continue;
+  rows.push(...(await s.run()));
+}
+
+const cols = ['id', 'measure', 'value', 'target', 'pass'] as const;
+const cell = (r: BenchRow, c: (typeof cols)[number]) => (c === 'pass' ? (r.pass ? 'yes' : 'NO') : r[c]);
+const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)));
+const line = (vals: string[]) => vals.map((v, i) => v.padEnd(width[i] as number)).join(' | ');
+console.log(line([...cols]));
+console.log(width.map((w) => '-'.repeat(w)).join('-|-'));
+for (const r of rows) console.log(line(cols.map((c) => cell(r, c))));
+process.exitCode = rows.every((r) => r.pass) ? 0 : 1;

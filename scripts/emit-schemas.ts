@@ -1,0 +1,11 @@
+/** Writes schemas/api/ from the TypeBox schemas: `npm run schemas`. */
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { apiSchemaFiles, render } from '../src/api/schema-files.js';
+
+const dir = join(import.meta.dirname, '..', 'schemas', 'api');
+await mkdir(dir, { recursive: true });
+const files = apiSchemaFiles();
+for (const old of await readdir(dir)) if (!files.has(old)) await rm(join(dir, old));
+for (const [name, schema] of files) await writeFile(join(dir, name), render(schema));
+console.log(`wrote ${files.size} files to schemas/api/`);

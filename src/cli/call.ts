@@ -1,0 +1,113 @@
+/** `fleetbook call ACTION [--body JSON | --body-file F]`: one API operation, the response on stdout. */
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { ACTIONS, CATALOG } from '../api/catalog.js';
+import { createClient } from '../api/client.js';
+import { loadConfig } from '../config.js';
+import { FleetbookError, InputError, UnknownActionError } from '../errors.js';
+import { createLogger, redactValue, silentLogger } from '../log.js';
+import { connect } from './connect.js';
+
+interface CallFlags {
+  body?: string;
+  bodyFile?: string;
+  apiUrl?: string;
+  username?: string;
+  clientId?: string;
+}
+
+export function registerCall(program: Command, setCode: (c: number) => void): void {
+  program
+    .command('call')
+    .description('Call one API operation. The response goes to stdout; an API error goes to stderr as JSON.')
+    .argument('<action>', 'the action, e.g. location.createReport (see `fleetbook actions`)')
+    .option('--body <json>', 'the action input as JSON (request body fields plus path parameters)')
+    .option('--body-file <file>', 'read the input from a JSON file (- for stdin)')
+    .option(
+      '--api-url <url>',
+      'the service {base_url} (env FLEETBOOK_API_URL); without it, an embedded emulator',
+    )
+    .option(
+      '--username <name>',
+      'session user (env FLEETBOOK_USERNAME; the password only from FLEETBOOK_PASSWORD)',
+    )
+    .option(
+      '--client-id <id>',
+      'OAuth client id (env FLEETBOOK_CLIENT_ID; the secret only from FLEETBOOK_CLIENT_SECRET)',
+    )
+    .action(async (action: string, flags: CallFlags) => setCode(await runCall(action, flags)));
+
+  program
+    .command('actions')
+    .description('List every action with its method and path.')
+    .option('--json', 'as JSON')
+    .action((flags: { json?: boolean }) => {
+      const rows = ACTIONS.map((a) => {
+        const op = CATALOG[a];
+        return { action: a, method: op.method, path: op.path, mutating: op.mutating, summary: op.summary };
+      });
+      if (flags.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      else
+        for (const r of rows)
+          process.stdout.write(`${r.action.padEnd(34)} ${r.method.padEnd(6)} ${r.path}\n`);
+    });
+}
+
+async function runCall(action: string, flags: CallFlags): Promise<number> {
+  if (flags.body !== undefined && flags.bodyFile !== undefined)
+    return usage('give --body or --body-file, not both');
+  let input: unknown = {};
+  const text = flags.bodyFile !== undefined ? await readInput(flags.bodyFile) : flags.body;
+  if (text !== undefined) {
+    try {
+      input = JSON.parse(text);
+    } catch (e) {
+      return usage(`the body is not valid JSON: ${(e as Error).message}`);
+    }
+  }
+  const config = loadConfig(process.env, {
+    apiUrl: flags.apiUrl,
+    username: flags.username,
+    clientId: flags.clientId,
+  });
+  // stderr carries only the error JSON unless logging was asked for explicitly.
+  const logger = process.env.FLEETBOOK_LOG_LEVEL ? createLogger({ level: config.logLevel }) : silentLogger;
+  const target = await connect(config, logger);
+  const client = createClient({ ...target.options, logger });
+  try {
+    const result = await client.callByName(action, input);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof UnknownActionError) {
+      process.stderr.write(`fleetbook: ${e.message}\nRun \`fleetbook actions\` for the list.\n`);
+      return 2;
+    }
+    if (e instanceof InputError) {
+      process.stderr.write(`fleetbook: ${e.action}: invalid input, nothing was sent:\n`);
+      for (const p of e.problems) process.stderr.write(`  ${p.path}: ${p.message}\n`);
+      return 2;
+    }
+    if (e instanceof FleetbookError) {
+      if (e.code === 'FB_CONFIG') throw e;
+      process.stderr.write(`${JSON.stringify(redactValue(e.toJSON()))}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    await client.close();
+    await target.close();
+  }
+}
+
+async function readInput(file: string): Promise<string> {
+  if (file !== '-') return readFile(file, 'utf8');
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function usage(message: string): number {
+  process.stderr.write(`fleetbook: ${message}\n`);
+  return 2;
+}

@@ -1,0 +1,105 @@
+/**
+ * Configuration: environment variables, overridden by flags, validated once by schema, then frozen
+ * (product.md section 7). Secrets come from the environment only: a flag would show them in `ps`.
+ */
+import Type from 'typebox';
+import { ConfigError } from './errors.js';
+import { check } from './api/validate.js';
+import { registerSecret } from './log.js';
+
+const ConfigSchema = Type.Object(
+  {
+    apiUrl: Type.Optional(
+      Type.String({
+        format: 'uri',
+        pattern: '^https?://',
+        description: 'FLEETBOOK_API_URL: the spec {base_url}.',
+      }),
+    ),
+    accessToken: Type.Optional(Type.String({ minLength: 1 })),
+    clientId: Type.Optional(Type.String({ minLength: 1 })),
+    clientSecret: Type.Optional(Type.String({ minLength: 1 })),
+    username: Type.Optional(Type.String({ minLength: 1 })),
+    password: Type.Optional(Type.String({ minLength: 1 })),
+    state: Type.String({ minLength: 1, description: 'FLEETBOOK_STATE: the SQLite file.' }),
+    listen: Type.String({
+      pattern: '^[^:]*:[0-9]{1,5}$',
+      description: 'FLEETBOOK_LISTEN: HOST:PORT of the daemon.',
+    }),
+    callbackUsername: Type.Optional(Type.String({ minLength: 1 })),
+    callbackPassword: Type.Optional(Type.String({ minLength: 1 })),
+    logLevel: Type.String({ enum: ['error', 'warn', 'info', 'debug'] }),
+    requestsPerSecond: Type.Number({ minimum: 1, description: 'FLEETBOOK_RATE: requests/s per API area.' }),
+    concurrency: Type.Integer({
+      minimum: 1,
+      description: 'FLEETBOOK_CONCURRENCY: requests in flight per API area.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type Config = Readonly<Type.Static<typeof ConfigSchema>>;
+
+/** Flags that override the environment (non-secret settings only). */
+export interface ConfigFlags {
+  apiUrl?: string;
+  username?: string;
+  clientId?: string;
+  state?: string;
+  listen?: string;
+  logLevel?: string;
+}
+
+const ENV = {
+  apiUrl: 'FLEETBOOK_API_URL',
+  accessToken: 'FLEETBOOK_ACCESS_TOKEN',
+  clientId: 'FLEETBOOK_CLIENT_ID',
+  clientSecret: 'FLEETBOOK_CLIENT_SECRET',
+  username: 'FLEETBOOK_USERNAME',
+  password: 'FLEETBOOK_PASSWORD',
+  state: 'FLEETBOOK_STATE',
+  listen: 'FLEETBOOK_LISTEN',
+  callbackUsername: 'FLEETBOOK_CALLBACK_USERNAME',
+  callbackPassword: 'FLEETBOOK_CALLBACK_PASSWORD',
+  logLevel: 'FLEETBOOK_LOG_LEVEL',
+  requestsPerSecond: 'FLEETBOOK_RATE',
+  concurrency: 'FLEETBOOK_CONCURRENCY',
+} as const;
+
+/** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Config {
+  const pick = (k: keyof typeof ENV) => {
+    const v = env[ENV[k]];
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const num = (k: 'requestsPerSecond' | 'concurrency', dflt: number) => {
+    const v = pick(k);
+    return v === undefined ? dflt : Number(v);
+  };
+  const raw: Record<string, unknown> = {
+    apiUrl: flags.apiUrl ?? pick('apiUrl'),
+    accessToken: pick('accessToken'),
+    clientId: flags.clientId ?? pick('clientId'),
+    clientSecret: pick('clientSecret'),
+    username: flags.username ?? pick('username'),
+    password: pick('password'),
+    state: flags.state ?? pick('state') ?? './.fleetbook/state.db',
+    listen: flags.listen ?? pick('listen') ?? '127.0.0.1:8787',
+    callbackUsername: pick('callbackUsername'),
+    callbackPassword: pick('callbackPassword'),
+    logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
+    requestsPerSecond: num('requestsPerSecond', 20),
+    concurrency: num('concurrency', 10),
+  };
+  for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
+  const problems = check(ConfigSchema, raw);
+  if (problems.length) {
+    const named = problems.map((p) => {
+      const key = p.path.split('/')[1] as keyof typeof ENV | undefined;
+      return key && key in ENV ? `${ENV[key]}: ${p.message}` : p.message;
+    });
+    throw new ConfigError(`invalid configuration:\n  ${named.join('\n  ')}`);
+  }
+  for (const s of [raw.accessToken, raw.clientSecret, raw.password, raw.callbackPassword])
+    registerSecret(s as string | undefined);
+  return Object.freeze(raw) as Config;
+}
