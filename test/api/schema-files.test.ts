@@ -1,0 +1,32 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { apiSchemaFiles, render } from '../../src/api/schema-files.js';
+import { ACTIONS } from '../../src/api/catalog.js';
+import { ajv } from '../../src/api/validate.js';
+
+const dir = join(import.meta.dirname, '..', '..', 'schemas', 'api');
+
+describe('schemas/api', () => {
+  const files = apiSchemaFiles();
+
+  it('are up to date with the TypeBox sources (run `npm run schemas` when this fails)', async () => {
+    const onDisk = (await readdir(dir)).sort();
+    expect(onDisk).to.deep.equal([...files.keys()].sort());
+    for (const [name, schema] of files) {
+      expect(await readFile(join(dir, name), 'utf8'), name).to.equal(render(schema));
+    }
+  });
+
+  it('give every action an input and an output schema, and each compiles as JSON Schema 2020-12', () => {
+    for (const action of ACTIONS) {
+      for (const part of ['input', 'output']) {
+        const schema = files.get(`${action}.${part}.schema.json`) as { $id: string } | undefined;
+        expect(schema, `${action} ${part}`).to.be.an('object');
+        // A fresh compile by $id-less copy: the shared instance already holds the TypeBox originals.
+        const { $id: _id, ...rest } = schema as { $id: string };
+        expect(() => ajv.compile(rest), `${action} ${part}`).not.to.throw();
+      }
+    }
+  });
+});

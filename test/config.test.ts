@@ -1,0 +1,36 @@
+import { expect } from 'chai';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/errors.js';
+import { redact } from '../src/log.js';
+
+describe('configuration', () => {
+  it('reads FLEETBOOK_* variables with defaults, lets flags override, and freezes the result', () => {
+    const c = loadConfig(
+      { FLEETBOOK_API_URL: 'http://127.0.0.1:9/api', FLEETBOOK_USERNAME: 'ops', FLEETBOOK_RATE: '50' },
+      { username: 'other' },
+    );
+    expect(c.apiUrl).to.equal('http://127.0.0.1:9/api');
+    expect(c.username).to.equal('other');
+    expect(c.requestsPerSecond).to.equal(50);
+    expect(c.state).to.equal('./.fleetbook/state.db');
+    expect(Object.isFrozen(c)).to.equal(true);
+  });
+
+  it('reports every invalid variable at once, by its name', () => {
+    try {
+      loadConfig({ FLEETBOOK_API_URL: 'ftp://x', FLEETBOOK_RATE: '0', FLEETBOOK_LOG_LEVEL: 'loud' });
+      expect.fail('should have thrown');
+    } catch (e) {
+      expect(e).to.be.instanceOf(ConfigError);
+      const m = (e as Error).message;
+      expect(m).to.include('FLEETBOOK_API_URL');
+      expect(m).to.include('FLEETBOOK_RATE');
+      expect(m).to.include('FLEETBOOK_LOG_LEVEL');
+    }
+  });
+
+  it('registers the secrets it reads so that no log line can show them', () => {
+    loadConfig({ FLEETBOOK_PASSWORD: 'hunter2-config-test', FLEETBOOK_CLIENT_SECRET: 'cs-config-test-42' });
+    expect(redact('pw=hunter2-config-test secret=cs-config-test-42')).to.equal('pw=*** secret=***');
+  });
+});
