@@ -58,8 +58,16 @@ export function check(schema: object, data: unknown): InputProblem[] {
 export function explain(errors: ErrorObject[]): InputProblem[] {
   const out: InputProblem[] = [];
   const seen = new Set<string>();
+  // An anyOf says only "matches none"; when a branch said why, at the same place or deeper, that is clearer.
+  const specific = errors.filter((e) => !isNoise(e) && e.keyword !== 'anyOf' && e.keyword !== 'oneOf');
   for (const e of errors) {
-    if (e.keyword === 'if' || e.keyword === 'allOf') continue;
+    if (isNoise(e)) continue;
+    if (
+      (e.keyword === 'anyOf' || e.keyword === 'oneOf') &&
+      specific.some((x) => x.instancePath.startsWith(e.instancePath))
+    ) {
+      continue;
+    }
     const p = problem(e);
     if (!p) continue;
     const key = `${p.path}\u0000${p.message}`;
@@ -69,6 +77,12 @@ export function explain(errors: ErrorObject[]): InputProblem[] {
     }
   }
   return out;
+}
+
+/** Wrappers that say nothing of their own, and the `${{ expression }}` alternative of playbook values. */
+function isNoise(e: ErrorObject): boolean {
+  if (e.keyword === 'if' || e.keyword === 'allOf') return true;
+  return Boolean((e.parentSchema as Record<string, unknown> | undefined)?.['x-expr']);
 }
 
 function problem(e: ErrorObject): InputProblem | undefined {

@@ -1,0 +1,66 @@
+/**
+ * Error selectors of `retry.on` and `devices.retry.on`, and which of them an action can actually meet, so
+ * that `fleetbook validate` rejects a retry that can never fire (as actionlint does for workflows).
+ *
+ * Step `retry.on` selectors:
+ * - `http.4xx`, `http.5xx`, `http.429`, ...: the HTTP status class or code of an API error;
+ * - an API error code (`INTERNAL_ERROR`, `INVALID_PARAMETER`, ...), where the spec lists the action's codes;
+ * - `network`: no HTTP answer (refused, reset, timed out); `timeout`: the step's own timeout;
+ * - `retryable`: any error of that retry class.
+ * `devices.retry.on` and `devices.ignore` take per-device error types of spec section 7.3, for actions that
+ * report them.
+ */
+import { CATALOG, isAction, type Operation } from '../api/catalog.js';
+import { DEVICE_ERRORS, isDeviceErrorType } from '../api/device-errors.js';
+import { isEngineAction } from './engine.js';
+
+/** API error codes per area where the spec shows them (section 7); elsewhere any code is possible. */
+const AREA_CODES: Partial<Record<Operation['area'], readonly string[]>> = {
+  loc: ['INVALID_PARAMETER', 'CACHE_UNAVAILABLE', 'INTERNAL_ERROR', 'PARAMETER_ERROR', 'INVALID_ACCESS'],
+  subsc: ['INVALID_PARAMETER', 'INTERNAL_ERROR', 'INVALID_ACCESS'],
+};
+
+const GENERIC = new Set(['network', 'timeout', 'retryable']);
+const HTTP = /^http\.([45]xx|[45][0-9]{2})$/;
+
+/** Why `selector` can never match an error of `action` in a step `retry.on`; undefined when it can. */
+export function stepSelectorProblem(action: string | undefined, selector: string): string | undefined {
+  if (GENERIC.has(selector)) return undefined;
+  if (isDeviceErrorType(selector)) {
+    return `\`${selector}\` is a per-device error: retry those devices with \`devices.retry\`, not the whole step`;
+  }
+  if (selector === 'session')
+    return '`session` errors are renewed by the client itself (one login, then a replay)';
+  if (selector === 'permanent')
+    return '`permanent` errors fail the same way every time; retrying cannot help';
+  const api = action !== undefined && isAction(action);
+  if (HTTP.test(selector)) {
+    return api || action === 'notify.webhook' ? undefined : `\`${action ?? 'this step'}\` makes no HTTP call`;
+  }
+  if (/^[A-Z][A-Z0-9_]*$/.test(selector)) {
+    if (!api) return `\`${action ?? 'this step'}\` cannot return API error code \`${selector}\``;
+    const codes = AREA_CODES[(CATALOG[action] as Operation).area];
+    if (codes && !codes.includes(selector)) {
+      return `\`${action}\` cannot return API error code \`${selector}\` (it can return ${codes.join(', ')})`;
+    }
+    return undefined;
+  }
+  return `unknown error selector \`${selector}\`: use http.5xx, http.429, an API error code, network, timeout or retryable`;
+}
+
+/** Why `type` cannot be a per-device error of `action` (`devices.retry.on`, `devices.ignore`). */
+export function deviceSelectorProblem(action: string | undefined, type: string): string | undefined {
+  const reports =
+    action !== undefined && isAction(action) && (CATALOG[action] as Operation).deviceErrors === true;
+  if (!reports) {
+    const what = action && (isAction(action) || isEngineAction(action)) ? `\`${action}\`` : 'this step';
+    return `${what} reports no per-device errors of spec section 7.3`;
+  }
+  if (!isDeviceErrorType(type)) {
+    const near = Object.keys(DEVICE_ERRORS).filter(
+      (t) => t.includes(type.toUpperCase()) || type.toUpperCase().includes(t),
+    );
+    return `\`${type}\` is not a per-device error type of spec section 7.3${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`;
+  }
+  return undefined;
+}

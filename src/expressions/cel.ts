@@ -1,0 +1,130 @@
+/**
+ * Expressions: `${{ ... }}` in CEL (product.md section 2).
+ *
+ * - A string that is one whole expression keeps the expression's type; expressions inside a longer string
+ *   are interpolated into it.
+ * - Expressions are parsed and type-checked once, at load, with the position of any error.
+ * - JSON numbers that are integers behave as CEL ints (`event.count + 1`): values are wrapped at the boundary
+ *   in a proxy that reads integer-valued numbers as BigInt, lazily, so a large context is never copied.
+ *   Results come back as plain JSON values (BigInt → number).
+ * - CEL is sandboxed: no I/O, no loops, bounded size. Nothing reachable from an expression can escape.
+ */
+import { Environment } from '@marcbachmann/cel-js';
+
+/** The variables every expression may use, and the two only a forEach body may use. */
+export const CONTEXT_VARIABLES = ['event', 'inputs', 'vars', 'steps', 'run', 'secrets', 'env'] as const;
+export const LOOP_VARIABLES = ['item', 'index'] as const;
+
+const LIMITS = {
+  maxAstNodes: 2_000,
+  maxDepth: 64,
+  maxListElements: 1_000,
+  maxMapEntries: 1_000,
+  maxCallArguments: 16,
+};
+
+function environment(loop: boolean): Environment {
+  const env = new Environment({
+    unlistedVariablesAreDyn: false,
+    homogeneousAggregateLiterals: false,
+    limits: LIMITS,
+  });
+  for (const v of CONTEXT_VARIABLES) env.registerVariable(v, 'dyn');
+  if (loop) env.registerVariable('item', 'dyn').registerVariable('index', 'int');
+  return env;
+}
+const baseEnv = environment(false);
+const loopEnv = environment(true);
+
+export interface ExpressionError {
+  /** Offset of the error within the expression source. */
+  offset: number;
+  message: string;
+}
+
+export interface Compiled {
+  source: string;
+  evaluate(context: Record<string, unknown>): unknown;
+}
+
+type Program = ReturnType<Environment['parse']>;
+const cache = new Map<string, Program>();
+
+/** Parses and type-checks `source`; the error carries its offset within the source. */
+export function checkExpression(source: string, inLoop: boolean): ExpressionError | undefined {
+  const env = inLoop ? loopEnv : baseEnv;
+  let result: { valid: boolean; error?: { message: string; node?: { pos?: number; start?: number } } };
+  try {
+    result = env.check(source) as typeof result;
+  } catch (e) {
+    return { offset: 0, message: firstLine((e as Error).message) };
+  }
+  if (result.valid) return undefined;
+  const node = result.error?.node;
+  return {
+    offset: node?.pos ?? node?.start ?? 0,
+    message: firstLine(result.error?.message ?? 'invalid expression'),
+  };
+}
+
+/** A compiled expression; its program is parsed once per distinct source. */
+export function compile(source: string, inLoop = false): Compiled {
+  const key = `${inLoop ? 'L' : 'B'}${source}`;
+  let program = cache.get(key);
+  if (!program) {
+    program = (inLoop ? loopEnv : baseEnv).parse(source);
+    cache.set(key, program);
+  }
+  const p = program;
+  return {
+    source,
+    evaluate: (context) => fromCel(p(wrapContext(context))),
+  };
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]?.trim() ?? message;
+}
+
+// ── the integer boundary ────────────────────────────────────────────────────────────────────────
+const proxies = new WeakMap<object, object>();
+const targets = new WeakMap<object, object>();
+
+function toCel(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (v === undefined) return null;
+  if (v === null || typeof v !== 'object' || v instanceof Date || v instanceof Uint8Array) return v;
+  let p = proxies.get(v);
+  if (!p) {
+    p = new Proxy(v, {
+      get(target, prop, receiver) {
+        return typeof prop === 'symbol'
+          ? Reflect.get(target, prop, receiver)
+          : toCel(Reflect.get(target, prop, receiver));
+      },
+    });
+    proxies.set(v, p);
+    targets.set(p, v);
+  }
+  return p;
+}
+
+function wrapContext(context: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(context)) out[k] = toCel(v);
+  return out;
+}
+
+/** A CEL result as plain JSON: BigInt → number, proxies unwrapped, Maps → objects. */
+export function fromCel(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (v === null || typeof v !== 'object' || v instanceof Date) return v;
+  const target = targets.get(v);
+  if (target) return target;
+  if (Array.isArray(v)) return v.map(fromCel);
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), fromCel(x)]));
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = fromCel(x);
+  return out;
+}

@@ -1,0 +1,28 @@
+/** Checks of `on.schedule`: cron syntax, time zone, and frequency. */
+import cron from 'node-cron';
+
+export function cronProblem(expression: string): string | undefined {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) {
+    return `cron expression ${JSON.stringify(expression)} has ${fields.length} fields; it needs 5 (minute hour day month weekday) or 6 (seconds first)`;
+  }
+  return cron.validate(expression) ? undefined : `invalid cron expression ${JSON.stringify(expression)}`;
+}
+
+/** True when a valid cron expression fires more than once a minute (a seconds field that is not one value). */
+export function firesMoreThanOncePerMinute(expression: string): boolean {
+  const fields = expression.trim().split(/\s+/);
+  return fields.length === 6 && !/^[0-9]+$/.test(fields[0] as string);
+}
+
+const zones = new Set(Intl.supportedValuesOf('timeZone'));
+
+export function isTimeZone(name: string): boolean {
+  if (zones.has(name) || name === 'UTC') return true;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,338 @@
+/**
+ * The playbook language as JSON Schema 2020-12 (`schemas/playbook.schema.json`, `fleetbook schema`).
+ *
+ * Each action's `with` is checked against that action's request schema, with an expression allowed in place
+ * of any value, so an editor running yaml-language-server completes and flags action arguments.
+ */
+import Type from 'typebox';
+import { ACTIONS, CATALOG, type Operation } from '../api/catalog.js';
+import { CALLBACK_SERVICES } from '../api/schemas/connectivity.js';
+import { ENGINE_ACTIONS, ENGINE_ACTION_NAMES } from '../actions/engine.js';
+import { DIALECT } from '../api/schema-files.js';
+
+const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
+  Type.Object(props, { additionalProperties: false, ...extra });
+
+/** A string holding at least one `${{ }}`: the alternative to any value inside `with`. */
+export const EXPRESSION = {
+  type: 'string',
+  pattern: '\\$\\{\\{',
+  'x-expr': true,
+  description: 'A ${{ expression }}.',
+};
+
+export const DURATION_PATTERN = '^([0-9]+(ms|s|m|h|d))+$';
+const Duration = Type.String({
+  pattern: DURATION_PATTERN,
+  description: 'A duration: 500ms, 2s, 5m, 2h, 1d, or a sum such as 1h30m.',
+});
+const Expr = Type.String({
+  pattern: '^\\s*\\$\\{\\{[\\s\\S]*\\}\\}\\s*$',
+  description: 'A ${{ expression }}.',
+});
+const Condition = Type.Union([Expr, Type.Boolean()], { description: 'A ${{ expression }} or true/false.' });
+const StepId = Type.String({
+  pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$',
+  maxLength: 64,
+  description: 'Letters, digits and underscores, so that `steps.<id>` works in expressions.',
+});
+const Selectors = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
+
+const Retry = closed({
+  on: Type.Optional(Selectors),
+  maxAttempts: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, description: 'Attempts in all. Default 3.' }),
+  ),
+  backoff: Type.Optional(
+    Type.String({ enum: ['exponential', 'fixed'], description: 'Default exponential.' }),
+  ),
+  delay: Type.Optional(Duration),
+  maxDelay: Type.Optional(Duration),
+  jitter: Type.Optional(Type.String({ enum: ['full', 'none'], description: 'Default full.' })),
+});
+
+const DevicePolicy = closed({
+  retry: Type.Optional(
+    Type.Array(
+      closed({
+        on: Selectors,
+        with: Type.Optional(
+          Type.Record(Type.String(), Type.Unknown(), { description: 'Arguments changed for the retry.' }),
+        ),
+        maxAttempts: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            maximum: 20,
+            description: 'Attempts in all, the first included. Default 2.',
+          }),
+        ),
+        delay: Type.Optional(Duration),
+      }),
+      { minItems: 1 },
+    ),
+  ),
+  ignore: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      description: 'Per-device error types accepted as outcomes.',
+    }),
+  ),
+});
+
+const WaitCompletion = closed({
+  for: Type.Literal('completion'),
+  timeout: Type.Optional(Duration),
+  pollInterval: Type.Optional(Duration),
+});
+
+const WaitEvent = closed({
+  event: closed({
+    service: Type.String({ enum: [...CALLBACK_SERVICES] }),
+    match: Type.Optional(Expr),
+  }),
+  timeout: Duration,
+  poll: Type.Optional(
+    closed({
+      uses: Type.String(),
+      with: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      until: Expr,
+      interval: Type.Optional(Duration),
+    }),
+  ),
+});
+
+/**
+ * The step kinds. `nested` is the schema of a step inside another (rescue steps, forEach and parallel bodies):
+ * a reference for the whole-playbook schema, any object for the loader, which checks nested steps one by one.
+ */
+function stepKinds(nested: Type.TSchema, uses: Type.TSchema) {
+  const common = {
+    id: StepId,
+    name: Type.Optional(Type.String()),
+    if: Type.Optional(Condition),
+    timeout: Type.Optional(Duration),
+    retry: Type.Optional(Retry),
+    onError: Type.Optional(
+      Type.Union([Type.String({ enum: ['fail', 'continue'] }), Type.Array(nested, { minItems: 1 })], {
+        description: 'fail (default), continue, or rescue steps.',
+      }),
+    ),
+  };
+
+  const UsesStep = closed({
+    ...common,
+    uses,
+    with: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Expr])),
+    devices: Type.Optional(DevicePolicy),
+    wait: Type.Optional(WaitCompletion),
+    limits: Type.Optional(
+      closed({
+        maxDevices: Type.Optional(Type.Integer({ minimum: 0 })),
+        maxPercentOfFleet: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+      }),
+    ),
+  });
+
+  const ForEachStep = closed({
+    ...common,
+    forEach: closed({
+      items: Type.Union([Expr, Type.Array(Type.Unknown())]),
+      batchSize: Type.Optional(
+        Type.Integer({ minimum: 1, description: '`item` is a batch of this many elements.' }),
+      ),
+      concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 1.' })),
+      toleratedFailurePercent: Type.Optional(
+        Type.Number({ minimum: 0, maximum: 100, description: 'Default 0.' }),
+      ),
+      steps: Type.Array(nested, { minItems: 1 }),
+    }),
+  });
+
+  const ParallelStep = closed({ ...common, parallel: Type.Array(nested, { minItems: 2 }) });
+  const WaitStep = closed({ ...common, wait: Type.Union([Duration, WaitEvent]) });
+  const SetStep = closed({
+    ...common,
+    set: Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), Type.Unknown(), {
+      minProperties: 1,
+    }),
+  });
+  const FailStep = closed({
+    ...common,
+    fail: Type.Union([Type.String({ minLength: 1 }), closed({ message: Type.String({ minLength: 1 }) })]),
+  });
+  return {
+    uses: UsesStep,
+    forEach: ForEachStep,
+    parallel: ParallelStep,
+    set: SetStep,
+    fail: FailStep,
+    wait: WaitStep,
+  };
+}
+
+const ActionName = Type.String({
+  enum: [...ACTIONS, ...ENGINE_ACTION_NAMES],
+  description: 'An action: area.verb.',
+});
+const AnyStep = Type.Object({}, { additionalProperties: true });
+/** Step schemas for the loader: nested steps and action names are checked by the loader itself. */
+export const STEP_SCHEMAS = stepKinds(AnyStep, Type.String({ minLength: 1 }));
+const FULL_STEPS = stepKinds(Type.Ref('Step'), ActionName);
+
+/** Which member makes a step which kind; the first one present wins. */
+export const STEP_KINDS = ['uses', 'forEach', 'parallel', 'set', 'fail', 'wait'] as const;
+
+const Callback = closed({ service: Type.String({ enum: [...CALLBACK_SERVICES] }), if: Type.Optional(Expr) });
+const Schedule = closed({
+  cron: Type.String({
+    minLength: 1,
+    description: 'Five fields (minute hour day month weekday), or six with seconds first.',
+  }),
+  timezone: Type.Optional(
+    Type.String({ description: 'An IANA time zone, e.g. America/New_York. Default UTC.' }),
+  ),
+  missed: Type.Optional(
+    Type.String({ enum: ['latest', 'all', 'none'], description: 'Runs missed while down: default latest.' }),
+  ),
+  overlap: Type.Optional(
+    Type.Boolean({ description: 'Allow a run to start while the previous one runs. Default false.' }),
+  ),
+});
+const InputDecl = closed({
+  type: Type.String({ enum: ['string', 'integer', 'number', 'boolean', 'array', 'object'] }),
+  description: Type.Optional(Type.String()),
+  default: Type.Optional(Type.Unknown()),
+  required: Type.Optional(Type.Boolean()),
+  enum: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1 })),
+});
+
+/** The top level; `step` is the schema of one step (see stepKinds). */
+function playbookObject(step: Type.TSchema) {
+  return closed({
+    $schema: Type.Optional(Type.String()),
+    version: Type.Literal(1),
+    name: Type.String({
+      pattern: '^[a-z0-9][a-z0-9._-]*$',
+      maxLength: 100,
+      description: 'lower-case letters, digits, ., _ and -',
+    }),
+    description: Type.Optional(Type.String()),
+    on: closed(
+      {
+        callback: Type.Optional(Type.Union([Callback, Type.Array(Callback, { minItems: 1 })])),
+        schedule: Type.Optional(Type.Union([Schedule, Type.Array(Schedule, { minItems: 1 })])),
+        manual: Type.Optional(Type.Boolean()),
+      },
+      { minProperties: 1 },
+    ),
+    inputs: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), InputDecl)),
+    vars: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), Type.Unknown())),
+    concurrency: Type.Optional(
+      closed({
+        key: Type.Optional(Type.String()),
+        limit: Type.Optional(Type.Integer({ minimum: 1, description: 'Default 1.' })),
+        onConflict: Type.Optional(
+          Type.String({ enum: ['queue', 'skip', 'cancel'], description: 'Default queue.' }),
+        ),
+      }),
+    ),
+    limits: Type.Optional(
+      closed({
+        maxDevices: Type.Optional(Type.Integer({ minimum: 0 })),
+        maxPercentOfFleet: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+      }),
+    ),
+    steps: Type.Array(step, { minItems: 1 }),
+    finally: Type.Optional(Type.Array(step, { minItems: 1 })),
+  });
+}
+
+/** The top level for the loader, which checks each step by its kind. */
+export const PLAYBOOK_TOP = playbookObject(AnyStep);
+
+const Defs = Type.Cyclic(
+  {
+    Step: Type.Union([
+      FULL_STEPS.uses,
+      FULL_STEPS.forEach,
+      FULL_STEPS.parallel,
+      FULL_STEPS.set,
+      FULL_STEPS.fail,
+      FULL_STEPS.wait,
+    ]),
+    Playbook: playbookObject(Type.Ref('Step')),
+  },
+  'Playbook',
+);
+export type Playbook = Type.Static<typeof Defs>;
+export type Step = Playbook['steps'][number];
+
+/** An action schema with an expression allowed in place of any value. */
+export function allowExpressions(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(allowExpressions);
+  if (!schema || typeof schema !== 'object') return schema;
+  const s = { ...(schema as Record<string, unknown>) };
+  for (const k of ['properties', 'patternProperties', '$defs'] as const) {
+    if (s[k])
+      s[k] = Object.fromEntries(Object.entries(s[k] as object).map(([n, v]) => [n, allowExpressions(v)]));
+  }
+  for (const k of ['items', 'additionalProperties', 'then', 'else'] as const) {
+    if (s[k] && typeof s[k] === 'object') s[k] = allowExpressions(s[k]);
+  }
+  for (const k of ['anyOf', 'oneOf', 'allOf'] as const) if (s[k]) s[k] = allowExpressions(s[k]);
+  const isValue = 'type' in s || 'enum' in s || 'const' in s;
+  return isValue ? { anyOf: [s, EXPRESSION] } : s;
+}
+
+/** The schema a step's `with` is checked against: the request as sent, where that differs (batches). */
+export function withSchemaFor(action: string): object | undefined {
+  if (Object.hasOwn(CATALOG, action)) {
+    const op = CATALOG[action as keyof typeof CATALOG] as Operation;
+    return op.request ?? op.input;
+  }
+  if (Object.hasOwn(ENGINE_ACTIONS, action))
+    return ENGINE_ACTIONS[action as keyof typeof ENGINE_ACTIONS].input;
+  return undefined;
+}
+
+/** The whole playbook schema, with one `if uses = X then with: X's schema` rule per action. */
+export function playbookSchema(): Record<string, unknown> {
+  const defs = JSON.parse(JSON.stringify(Defs.$defs)) as Record<string, Record<string, unknown>>;
+  const uses = (defs.Step?.anyOf as Record<string, unknown>[])[0] as Record<string, unknown>;
+  const rules: object[] = [];
+  for (const action of [...ACTIONS, ...ENGINE_ACTION_NAMES]) {
+    const schema = withSchemaFor(action);
+    if (!schema) continue;
+    const name = `with:${action}`;
+    defs[name] = allowExpressions(JSON.parse(JSON.stringify(schema))) as Record<string, unknown>;
+    delete defs[name].$id;
+    rules.push({
+      if: { properties: { uses: { const: action } }, required: ['uses'] },
+      then: {
+        properties: { with: { anyOf: [{ $ref: `#/$defs/${encodeURIComponent(name)}` }, EXPRESSION] } },
+      },
+    });
+  }
+  uses.allOf = rules;
+  // TypeBox names definitions by $id; refer to them by JSON pointer so that the file stands alone.
+  const fixed = pointerRefs(defs) as Record<string, unknown>;
+  return {
+    $schema: DIALECT,
+    $id: 'https://fleetbook.dev/schemas/playbook.schema.json',
+    title: 'fleetbook playbook',
+    description:
+      'A fleetbook playbook: a trigger, typed inputs and the steps to run (README, "Playbook reference").',
+    $ref: '#/$defs/Playbook',
+    $defs: fixed,
+  };
+}
+
+function pointerRefs(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(pointerRefs);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === '$id' && (v === 'Step' || v === 'Playbook')) continue;
+    out[k] = k === '$ref' && (v === 'Step' || v === 'Playbook') ? `#/$defs/${v}` : pointerRefs(v);
+  }
+  return out;
+}
