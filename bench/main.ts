@@ -3,9 +3,13 @@
  * side in one run, printed as one table. `npm run bench -- P6` runs only the rows whose id is given.
  */
 import { benchRate } from './rate.js';
+import { benchValidate } from './validate.js';
 import type { BenchRow } from './types.js';
 
-const suites: { ids: string[]; run: () => Promise<BenchRow[]> }[] = [{ ids: ['P6'], run: benchRate }];
+const suites: { ids: string[]; run: () => Promise<BenchRow[]> }[] = [
+  { ids: ['P5'], run: benchValidate },
+  { ids: ['P6'], run: benchRate },
+];
 
 const only = process.argv.slice(2).map((s) => s.toUpperCase());
 const rows: BenchRow[] = [];

@@ -2,6 +2,7 @@
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { apiSchemaFiles, render } from '../src/api/schema-files.js';
+import { playbookSchema } from '../src/playbook/schema.js';
 
 const dir = join(import.meta.dirname, '..', 'schemas', 'api');
 await mkdir(dir, { recursive: true });
@@ -9,3 +10,5 @@ const files = apiSchemaFiles();
 for (const old of await readdir(dir)) if (!files.has(old)) await rm(join(dir, old));
 for (const [name, schema] of files) await writeFile(join(dir, name), render(schema));
 console.log(`wrote ${files.size} files to schemas/api/`);
+await writeFile(join(dir, '..', 'playbook.schema.json'), render(playbookSchema()));
+console.log('wrote schemas/playbook.schema.json');

@@ -15,41 +15,71 @@ import type { InputProblem } from '../errors.js';
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule as unknown as (ajv: InstanceType<typeof Ajv2020>) => unknown;
 
-/** One ajv instance for the process, JSON Schema 2020-12, the dialect of every schema in schemas/. */
-export const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true, allowUnionTypes: true });
-addFormats(ajv);
-ajv.addKeyword({
-  keyword: 'x-uniqueBy',
-  type: 'array',
-  schemaType: 'string',
-  error: { message: (cxt) => `has a duplicate ${String(cxt.schema)}` },
-  validate: function uniqueBy(member: string, data: unknown[]) {
-    const seen = new Set<unknown>();
-    for (const item of data) {
-      const key = item && typeof item === 'object' ? (item as Record<string, unknown>)[member] : item;
-      if (key === undefined) continue;
-      if (seen.has(key)) return false;
-      seen.add(key);
-    }
-    return true;
-  },
-});
-ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+/**
+ * Two ajv instances for the process, JSON Schema 2020-12 (the dialect of every schema in schemas/): a fast
+ * one that stops at the first error, and one that collects every error with its schema, used only to explain
+ * data the fast one rejected. Valid data, the common case, costs one fast pass.
+ */
+function createAjv(explaining: boolean) {
+  const instance = new Ajv2020({
+    allErrors: explaining,
+    strict: false,
+    verbose: explaining,
+    allowUnionTypes: true,
+  });
+  addFormats(instance);
+  addKeywords(instance);
+  return instance;
+}
+
+export const ajv = createAjv(true);
+const fastAjv = createAjv(false);
+
+function addKeywords(ajv: InstanceType<typeof Ajv2020>): void {
+  ajv.addKeyword({
+    keyword: 'x-uniqueBy',
+    type: 'array',
+    schemaType: 'string',
+    error: { message: (cxt) => `has a duplicate ${String(cxt.schema)}` },
+    validate: function uniqueBy(member: string, data: unknown[]) {
+      const seen = new Set<unknown>();
+      for (const item of data) {
+        const key = item && typeof item === 'object' ? (item as Record<string, unknown>)[member] : item;
+        if (key === undefined) continue;
+        if (seen.has(key)) return false;
+        seen.add(key);
+      }
+      return true;
+    },
+  });
+  ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-expr', schemaType: 'boolean' });
+}
 
 const compiled = new WeakMap<object, ValidateFunction>();
+const compiledFast = new WeakMap<object, ValidateFunction>();
 
-/** The compiled validator of a schema, compiled once. */
-export function validatorFor(schema: object): ValidateFunction {
-  let v = compiled.get(schema);
+function compileOnce(
+  cache: WeakMap<object, ValidateFunction>,
+  instance: typeof ajv,
+  schema: object,
+): ValidateFunction {
+  let v = cache.get(schema);
   if (!v) {
-    v = ajv.compile(schema);
-    compiled.set(schema, v);
+    v = instance.compile(schema);
+    cache.set(schema, v);
   }
   return v;
 }
 
+/** The compiled validator of a schema (collecting every error), compiled once. */
+export function validatorFor(schema: object): ValidateFunction {
+  return compileOnce(compiled, ajv, schema);
+}
+
 /** Problems of `data` against `schema`; empty when valid. */
 export function check(schema: object, data: unknown): InputProblem[] {
+  if (compileOnce(compiledFast, fastAjv, schema)(data)) return [];
   const v = validatorFor(schema);
   return v(data) ? [] : explain(v.errors ?? []);
 }

@@ -1,6 +1,5 @@
 /** `fleetbook call ACTION [--body JSON | --body-file F]`: one API operation, the response on stdout. */
 import { readFile } from 'node:fs/promises';
-import type { Command } from 'commander';
 import { ACTIONS, CATALOG } from '../api/catalog.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
@@ -8,7 +7,7 @@ import { FleetbookError, InputError, UnknownActionError } from '../errors.js';
 import { createLogger, redactValue, silentLogger } from '../log.js';
 import { connect } from './connect.js';
 
-interface CallFlags {
+export interface CallFlags {
   body?: string;
   bodyFile?: string;
   apiUrl?: string;
@@ -16,44 +15,17 @@ interface CallFlags {
   clientId?: string;
 }
 
-export function registerCall(program: Command, setCode: (c: number) => void): void {
-  program
-    .command('call')
-    .description('Call one API operation. The response goes to stdout; an API error goes to stderr as JSON.')
-    .argument('<action>', 'the action, e.g. location.createReport (see `fleetbook actions`)')
-    .option('--body <json>', 'the action input as JSON (request body fields plus path parameters)')
-    .option('--body-file <file>', 'read the input from a JSON file (- for stdin)')
-    .option(
-      '--api-url <url>',
-      'the service {base_url} (env FLEETBOOK_API_URL); without it, an embedded emulator',
-    )
-    .option(
-      '--username <name>',
-      'session user (env FLEETBOOK_USERNAME; the password only from FLEETBOOK_PASSWORD)',
-    )
-    .option(
-      '--client-id <id>',
-      'OAuth client id (env FLEETBOOK_CLIENT_ID; the secret only from FLEETBOOK_CLIENT_SECRET)',
-    )
-    .action(async (action: string, flags: CallFlags) => setCode(await runCall(action, flags)));
-
-  program
-    .command('actions')
-    .description('List every action with its method and path.')
-    .option('--json', 'as JSON')
-    .action((flags: { json?: boolean }) => {
-      const rows = ACTIONS.map((a) => {
-        const op = CATALOG[a];
-        return { action: a, method: op.method, path: op.path, mutating: op.mutating, summary: op.summary };
-      });
-      if (flags.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-      else
-        for (const r of rows)
-          process.stdout.write(`${r.action.padEnd(34)} ${r.method.padEnd(6)} ${r.path}\n`);
-    });
+export function listActions(flags: { json?: boolean }): number {
+  const rows = ACTIONS.map((a) => {
+    const op = CATALOG[a];
+    return { action: a, method: op.method, path: op.path, mutating: op.mutating, summary: op.summary };
+  });
+  if (flags.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+  else for (const r of rows) process.stdout.write(`${r.action.padEnd(34)} ${r.method.padEnd(6)} ${r.path}\n`);
+  return 0;
 }
 
-async function runCall(action: string, flags: CallFlags): Promise<number> {
+export async function runCall(action: string, flags: CallFlags): Promise<number> {
   if (flags.body !== undefined && flags.bodyFile !== undefined)
     return usage('give --body or --body-file, not both');
   let input: unknown = {};

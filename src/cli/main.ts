@@ -5,7 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { FleetbookError } from '../errors.js';
 import { redact } from '../log.js';
-import { registerCall } from './call.js';
+import type { CallFlags } from './call.js';
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
@@ -25,7 +25,47 @@ export async function main(argv: string[]): Promise<number> {
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => process.stderr.write(s),
     });
-  registerCall(program, setCode);
+  // Each command loads its implementation when it runs, so that `validate` never loads the HTTP client.
+  program
+    .command('validate')
+    .description(
+      'Check playbooks: schema, action arguments, expressions, step references, error names, cron.',
+    )
+    .argument('<paths...>', 'playbook files, or directories searched for *.yaml and *.yml')
+    .option('--format <format>', 'text (file:line:col: message [rule], with the source line) or json', 'text')
+    .action(async (paths: string[], flags: { format: string }) =>
+      setCode(await (await import('./validate.js')).runValidate(paths, flags.format)),
+    );
+  program
+    .command('schema')
+    .description('Print the playbook JSON Schema (for editors: yaml-language-server).')
+    .action(async () => setCode((await import('./validate.js')).printSchema()));
+  program
+    .command('call')
+    .description('Call one API operation. The response goes to stdout; an API error goes to stderr as JSON.')
+    .argument('<action>', 'the action, e.g. location.createReport (see `fleetbook actions`)')
+    .option('--body <json>', 'the action input as JSON (request body fields plus path parameters)')
+    .option('--body-file <file>', 'read the input from a JSON file (- for stdin)')
+    .option(
+      '--api-url <url>',
+      'the service {base_url} (env FLEETBOOK_API_URL); without it, an embedded emulator',
+    )
+    .option(
+      '--username <name>',
+      'session user (env FLEETBOOK_USERNAME; the password only from FLEETBOOK_PASSWORD)',
+    )
+    .option(
+      '--client-id <id>',
+      'OAuth client id (env FLEETBOOK_CLIENT_ID; the secret only from FLEETBOOK_CLIENT_SECRET)',
+    )
+    .action(async (action: string, flags: CallFlags) =>
+      setCode(await (await import('./call.js')).runCall(action, flags)),
+    );
+  program
+    .command('actions')
+    .description('List every action with its method and path.')
+    .option('--json', 'as JSON')
+    .action(async (flags: { json?: boolean }) => setCode((await import('./call.js')).listActions(flags)));
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {

@@ -50,8 +50,21 @@ export interface Compiled {
 type Program = ReturnType<Environment['parse']>;
 const cache = new Map<string, Program>();
 
-/** Parses and type-checks `source`; the error carries its offset within the source. */
+const checked = new Map<string, ExpressionError | null>();
+
+/** Parses and type-checks `source`; the error carries its offset within the source. Results are cached. */
 export function checkExpression(source: string, inLoop: boolean): ExpressionError | undefined {
+  const key = `${inLoop ? 'L' : 'B'}${source}`;
+  let r = checked.get(key);
+  if (r === undefined) {
+    r = typeCheck(source, inLoop) ?? null;
+    if (checked.size > 10_000) checked.clear();
+    checked.set(key, r);
+  }
+  return r ?? undefined;
+}
+
+function typeCheck(source: string, inLoop: boolean): ExpressionError | undefined {
   const env = inLoop ? loopEnv : baseEnv;
   let result: { valid: boolean; error?: { message: string; node?: { pos?: number; start?: number } } };
   try {

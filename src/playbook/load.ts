@@ -19,6 +19,7 @@ import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import { sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
+import { protectExpressions, restoreDeep } from './protect.js';
 import { cronProblem, firesMoreThanOncePerMinute, isTimeZone } from './schedule.js';
 import {
   allowExpressions,
@@ -53,7 +54,7 @@ export function loadPlaybook(source: string, file = '<input>'): LoadedPlaybook {
   const c = new Checker(source, file);
   const data = c.parse();
   if (data !== undefined) c.checkPlaybook(data);
-  const diagnostics = sortDiagnostics(c.diagnostics);
+  const diagnostics = sortDiagnostics(c.diagnostics.map((d) => ({ ...d, message: c.restore(d.message) })));
   const ok = data !== undefined && !diagnostics.some((d) => d.severity === 'error');
   return { file, source, diagnostics, ...(ok ? { playbook: data as unknown as Playbook } : {}) };
 }
@@ -84,6 +85,7 @@ class Checker {
   private steps: StepSite[] = [];
   private exprs: ExprSite[] = [];
   private order = 0;
+  restore: (s: string) => string = (s) => s;
 
   constructor(
     private readonly source: string,
@@ -93,9 +95,16 @@ class Checker {
   // ── parsing ───────────────────────────────────────────────────────────────────────────────────
 
   parse(): Json | undefined {
-    const doc = parseDocument(this.source, { lineCounter: this.lc, uniqueKeys: true, prettyErrors: false });
+    const safe = protectExpressions(this.source);
+    this.restore = safe.restore;
+    const doc = parseDocument(safe.text, { lineCounter: this.lc, uniqueKeys: true, prettyErrors: false });
     this.doc = doc;
+    // One syntax error per line: the ones after it on the same line only echo it.
+    const lines = new Set<number>();
     for (const e of doc.errors) {
+      const line = this.lc.linePos(e.pos[0]).line;
+      if (lines.has(line)) continue;
+      lines.add(line);
       const rule: Rule = e.code === 'DUPLICATE_KEY' ? 'duplicate-key' : 'yaml';
       const message =
         e.code === 'DUPLICATE_KEY' ? `duplicate key ${this.keyAt(e.pos[0])}` : firstLine(e.message);
@@ -104,7 +113,8 @@ class Checker {
     if (doc.errors.length) return undefined;
     let data: unknown;
     try {
-      data = doc.toJS({ maxAliasCount: MAX_ALIASES });
+      const js = doc.toJS({ maxAliasCount: MAX_ALIASES }) as unknown;
+      data = safe.changed ? restoreDeep(js, safe.restore) : js;
     } catch (e) {
       this.reportOffset(
         0,

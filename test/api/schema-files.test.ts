@@ -30,3 +30,29 @@ describe('schemas/api', () => {
     }
   });
 });
+
+describe('schemas/playbook.schema.json', () => {
+  it('is up to date and compiles as JSON Schema 2020-12', async () => {
+    const { playbookSchema } = await import('../../src/playbook/schema.js');
+    const schema = playbookSchema();
+    expect(await readFile(join(dir, '..', 'playbook.schema.json'), 'utf8')).to.equal(render(schema));
+    const { $id: _id, ...rest } = schema;
+    const validate = ajv.compile(rest);
+    expect(
+      validate({
+        version: 1,
+        name: 'ok',
+        on: { manual: true },
+        steps: [{ id: 'a', uses: 'log', with: { message: 'hi' } }],
+      }),
+    ).to.equal(true);
+    expect(
+      validate({
+        version: 1,
+        name: 'ok',
+        on: { manual: true },
+        steps: [{ id: 'a', uses: 'log', with: { mesage: 'hi' } }],
+      }),
+    ).to.equal(false);
+  });
+});

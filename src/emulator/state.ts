@@ -1,0 +1,253 @@
+/**
+ * Everything the emulator remembers between requests, in one object that a reset replaces whole. What
+ * survives a reset lives in `Core` instead: the OAuth tokens (clients keep them across a reset, and a bearer
+ * token that vanished would be a permanent 401 to them), the callback dispatcher and the options.
+ */
+import type { Logger } from '../log.js';
+import type { CallbackDispatcher } from './callbacks.js';
+import { DeviceStore } from './devices.js';
+import { DEFAULT_FAULTS, RateGate, type Faults } from './faults.js';
+import { Random } from './random.js';
+import { World, type AccountInfo } from './seed.js';
+import { SimClock, iso } from './sim-clock.js';
+import type { TokenStore } from './auth.js';
+
+export interface Session {
+  token: string;
+  username: string;
+  /** Simulated time of the last request made with the token. */
+  lastUsed: number;
+}
+
+export interface Listener {
+  accountName: string;
+  serviceName: string;
+  url: string;
+  username?: string;
+  password?: string;
+  /** Which API registered it; each API lists the listeners registered through it. */
+  via: 'm2m' | 'loc';
+}
+
+/** An account's exclusion list. Replaced, never changed in place, so that a report can keep a snapshot. */
+export interface Exclusions {
+  readonly allDevice: boolean;
+  readonly list: readonly string[];
+  readonly set: ReadonlySet<string>;
+  readonly updateTime?: number;
+}
+
+export const NO_EXCLUSIONS: Exclusions = Object.freeze({
+  allDevice: false,
+  list: [],
+  set: new Set<string>(),
+});
+
+export interface Report {
+  txid: string;
+  account: number;
+  accountName: string;
+  /** Device numbers, in request order. */
+  devices: Int32Array;
+  /** Index into LOCATION_KINDS of the identifier each device was named by (the msid echoes it). */
+  kinds: Uint8Array;
+  cacheMode: number;
+  createdAt: number;
+  /** Simulated ms from creation to completion; 0 for cacheMode 0. */
+  durationMs: number;
+  exclusions: Exclusions;
+  deviceErrors: Record<string, number>;
+  /** Seeds the per-device fault draws and fix times of this report. */
+  salt: number;
+}
+
+export interface PricePlanTrigger {
+  triggerId: string;
+  triggerName: string;
+  ecpdId: string;
+  triggerCategory: string;
+  pricePlanTrigger: Record<string, unknown>;
+  notification: Record<string, unknown>;
+  active: boolean;
+  createdAt: number;
+  modifiedAt: number;
+  /** Activations already made: `<device number or account>:<cycle start>`. */
+  fired: Set<string>;
+  /** Activations waiting for the daily summary. */
+  summary: Record<string, unknown>[];
+}
+
+export interface UsageTrigger {
+  triggerId: string;
+  accountName: string;
+  serviceName: string;
+  triggerName: string;
+  thresholdValue: string;
+  allowExcess: boolean;
+  sendSmsNotification: boolean;
+  smsPhoneNumbers?: string;
+  sendEmailNotification?: boolean;
+  emailAddresses?: string;
+  createDate: string;
+  updateDate: string;
+  /** Billing cycles (by start) in which the trigger already alerted. */
+  alerted: Set<number>;
+}
+
+export interface Rule {
+  id: string;
+  account: string;
+  record: Record<string, unknown>;
+}
+
+export interface NotificationGroup {
+  id: string;
+  account: string;
+  name: string;
+  userids: string[];
+}
+
+export interface Profile {
+  id: string;
+  account: string;
+  record: Record<string, unknown>;
+}
+
+export interface Mutation {
+  action: string;
+  at: string;
+  requestId?: string;
+}
+
+/** Something to do at a simulated time. */
+export interface Timer {
+  at: number;
+  run: () => void;
+}
+
+export interface ResolvedOptions {
+  port: number;
+  host: string;
+  seed: number | string;
+  accounts: number;
+  devicesPerAccount: number;
+  timeScale: number;
+  start: number;
+  callbackSecret: string;
+  wallClock: () => number;
+  logger: Logger;
+}
+
+export class EmulatorState {
+  readonly world: World;
+  readonly devices: DeviceStore;
+  readonly clock: SimClock;
+  faults: Faults = { ...DEFAULT_FAULTS, deviceErrors: {} };
+  gate?: RateGate;
+  /** Fault decisions: seeded, so that a run with the same requests meets the same faults. */
+  readonly faultRng: Random;
+
+  readonly sessions = new Map<string, Session>();
+  readonly failedLogins = new Map<string, number>();
+  readonly locked = new Set<string>();
+
+  readonly exclusions = new Map<number, Exclusions>();
+  readonly reports = new Map<string, Report>();
+  /** Location transactions per account in its current billing cycle. */
+  readonly locationUsage = new Map<number, { cycle: number; count: number }>();
+  readonly locationRegistered = new Set<string>();
+  /** Accounts on the primary account's managed list. */
+  readonly managed = new Set<string>();
+  /** The last managed-account action on an account: its TxId, to be quoted when provisioning. */
+  readonly managedTx = new Map<string, { txid: string; primary: string; type: string }>();
+
+  /** Listeners by account, then service name. */
+  readonly listeners = new Map<string, Map<string, Listener>>();
+  readonly triggers = new Map<string, PricePlanTrigger>();
+  readonly usageTriggers = new Map<string, UsageTrigger>();
+  readonly rules = new Map<string, Rule>();
+  readonly groups = new Map<string, NotificationGroup>();
+  readonly profiles = new Map<string, Profile>();
+
+  /** Who activated a device, and when, for devices activated through the API. */
+  readonly activations = new Map<number, { by: string; at: number }>();
+
+  readonly actions = new Map<string, number>();
+  readonly mutations = new Map<string, Mutation[]>();
+  /** SMS and e-mail notifications the service would have sent. */
+  readonly notifications: Record<string, unknown>[] = [];
+
+  timers: Timer[] = [];
+  /** Simulated time up to which scheduled work has been done. */
+  processedUntil: number;
+  /** Simulated time of the last evaluation of price plan triggers. */
+  evaluatedAt: number;
+
+  constructor(o: ResolvedOptions) {
+    this.world = new World({
+      seed: o.seed,
+      accounts: o.accounts,
+      devicesPerAccount: o.devicesPerAccount,
+      start: o.start,
+    });
+    this.devices = new DeviceStore(this.world);
+    this.clock = new SimClock(o.start, o.timeScale, o.wallClock);
+    this.faultRng = new Random(this.world.h ^ 0x5eed);
+    this.processedUntil = o.start;
+    this.evaluatedAt = o.start;
+    for (const a of this.world.accounts) {
+      if (a.locationRegistered) this.locationRegistered.add(a.name);
+      if (a.managed) this.managed.add(a.name);
+    }
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  setFaults(f: Faults): void {
+    this.faults = f;
+    this.gate = f.maxRequestsPerSecond > 0 ? new RateGate(Math.floor(f.maxRequestsPerSecond)) : undefined;
+  }
+
+  count(action: string): void {
+    this.actions.set(action, (this.actions.get(action) ?? 0) + 1);
+  }
+
+  /** Records a mutation applied to a device, under its first identifier (the key tests look it up by). */
+  mutated(n: number, action: string, requestId?: string): void {
+    const key = this.devices.primaryId(n);
+    let list = this.mutations.get(key);
+    if (!list) {
+      list = [];
+      this.mutations.set(key, list);
+    }
+    list.push(requestId ? { action, at: iso(this.now()), requestId } : { action, at: iso(this.now()) });
+  }
+
+  exclusionsOf(account: number): Exclusions {
+    return this.exclusions.get(account) ?? NO_EXCLUSIONS;
+  }
+
+  listener(accountName: string, service: string): Listener | undefined {
+    return this.listeners.get(accountName)?.get(service);
+  }
+
+  schedule(at: number, run: () => void): void {
+    this.timers.push({ at, run });
+    this.timers.sort((a, b) => a.at - b.at);
+  }
+
+  accountInfo(name: string): AccountInfo | undefined {
+    return this.world.account(name);
+  }
+}
+
+/** What outlives a reset. */
+export interface Core {
+  readonly options: ResolvedOptions;
+  state: EmulatorState;
+  readonly tokens: TokenStore;
+  readonly callbacks: CallbackDispatcher;
+  readonly log: Logger;
+}

@@ -1,0 +1,501 @@
+/**
+ * Price plan usage triggers (`/m2m/v2/triggers`): stored, listed, overwritten, and evaluated on the
+ * simulated clock.
+ *
+ * Pay-as-you-go triggers are evaluated against device usage (devices.ts) at every day boundary the clock
+ * passes and wherever it stops. `gt` conditions activate as soon as usage in the cycle passes the threshold
+ * (the activation time is found exactly, by bisection on the usage curve); `lt` and `eq` are judged when a
+ * cycle closes. Each device (Individual, Aging) or account (AccountLevel, UsageAllowance) activates at most
+ * once per cycle. An activation applies the trigger's action (suspend or plan change) and, when
+ * `notification.callback` is true, sends the spec section 6 payload to the account's DeviceUsage listener.
+ *
+ * Account-group-share triggers are stored, listed and overwritten but not evaluated: the spec does not show
+ * their callback payload (ARCHITECTURE.md).
+ */
+import { account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
+import { ACTIVE, PENDING, SUSPENDED } from './devices.js';
+import { E } from './errors.js';
+import { notify } from './listeners.js';
+import { MB, type AccountInfo, type Plan } from './seed.js';
+import {
+  DAY_MS,
+  HOUR_MS,
+  iso,
+  nextBillCycle,
+  startOfBillCycle,
+  startOfDay,
+  startOfWeek,
+} from './sim-clock.js';
+import type { Core, EmulatorState, PricePlanTrigger } from './state.js';
+
+const UNITS: Record<string, number> = { KB: 1024, MB, GB: 1024 * MB, TB: 1024 * 1024 * MB };
+
+// ── handlers ────────────────────────────────────────────────────────────────────────────────────
+
+function payAsYouGo(t: PricePlanTrigger): Json | undefined {
+  return t.pricePlanTrigger.payAsYouGo as Json | undefined;
+}
+
+/** The accounts a trigger acts on: the filter's list, or every account of the profile (group share). */
+function accountsOf(st: EmulatorState, t: PricePlanTrigger): string[] {
+  const p = payAsYouGo(t);
+  if (p) return ((p.filterCriteria as Json).accountNameList as string[]) ?? [];
+  return st.world.accounts.map((a) => a.name);
+}
+
+function checkEcpd(ctx: Ctx, ecpdId: unknown): void {
+  if (ecpdId !== ctx.st.world.profile.ecpdId)
+    throw E.invalid(`Unknown ecpdId ${String(ecpdId)}: the customer profile is ${ctx.st.world.profile.ecpdId}`);
+}
+
+function checkPlan(ctx: Ctx, code: unknown, field: string): void {
+  if (code !== undefined && !ctx.st.world.plan(String(code)))
+    throw E.invalid(`${field}: ${String(code)} is not a service plan of the profile`);
+}
+
+function create(ctx: Ctx): Answer {
+  const input = validInput(ctx);
+  checkEcpd(ctx, input.ecpdId);
+  const p = (input.pricePlanTrigger as Json).payAsYouGo as Json;
+  const fc = p.filterCriteria as Json;
+  for (const name of fc.accountNameList as string[]) account(ctx, name);
+  checkPlan(ctx, fc.carrierServicePlanCode, 'carrierServicePlanCode');
+  const action = p.action as Json;
+  checkPlan(ctx, (action.changePlanDetails as Json | undefined)?.toCarrierServicePlanCode, 'toCarrierServicePlanCode');
+  checkPlan(ctx, (action.agingDetails as Json | undefined)?.toCarrierServicePlanCode, 'toCarrierServicePlanCode');
+  for (const name of ((action.suspendDetails as Json | undefined)?.suspendFromAccounts as string[] | undefined) ?? [])
+    account(ctx, name);
+  const t: PricePlanTrigger = {
+    triggerId: uuid(),
+    triggerName: String(input.triggerName),
+    ecpdId: String(input.ecpdId),
+    triggerCategory: String(input.triggerCategory),
+    pricePlanTrigger: input.pricePlanTrigger as Json,
+    notification: input.notification as Json,
+    active: input.active === true,
+    createdAt: ctx.now,
+    modifiedAt: ctx.now,
+    fired: new Set(),
+    summary: [],
+  };
+  ctx.st.triggers.set(t.triggerId, t);
+  return { body: { triggerId: t.triggerId } };
+}
+
+/** PUT: overwrites a trigger with an account-group-share definition; needs access to every account. */
+function update(ctx: Ctx): Answer {
+  const input = validInput(ctx);
+  const st = ctx.st;
+  const t = st.triggers.get(String(input.triggerId));
+  if (!t) throw E.invalid(`Trigger not found: ${String(input.triggerId)}`);
+  checkEcpd(ctx, input.ecpdId);
+  if (st.world.accounts.some((a) => !ctx.user.accounts.includes(a.name))) throw E.noAccess();
+  const ags = (input.pricePlanTrigger as Json).accountGroupShare as Json;
+  const variant = (ags.accountGroupShareIndividual ?? ags.accountGroupSharePool) as Json;
+  const group = (variant.filterCriteria as Json).ratePlanGroupId;
+  if (!st.world.ratePlanGroups.some((g) => g.id === group))
+    throw E.invalid(`ratePlanGroupId: ${String(group)} is not a rate plan group of the profile`);
+  t.triggerName = String(input.triggerName);
+  t.triggerCategory = String(input.triggerCategory);
+  t.pricePlanTrigger = input.pricePlanTrigger as Json;
+  t.notification = input.notification as Json;
+  t.active = input.active === true;
+  t.modifiedAt = ctx.now;
+  return { body: { triggerId: t.triggerId } };
+}
+
+function flatten(value: unknown, prefix: string, out: { key: string; value: unknown }[]): void {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value as Json)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
+  } else out.push({ key: prefix, value });
+}
+
+function listed(st: EmulatorState, t: PricePlanTrigger): Json {
+  const attributes: { key: string; value: unknown }[] = [];
+  flatten({ pricePlanTrigger: t.pricePlanTrigger, notification: t.notification, active: t.active }, '', attributes);
+  return {
+    triggerId: t.triggerId,
+    triggerName: t.triggerName,
+    accountName: accountsOf(st, t)[0],
+    organizationName: st.world.profile.organizationName,
+    triggerCategory: t.triggerCategory,
+    triggerAttributes: attributes,
+    createdAt: iso(t.createdAt),
+    modifiedAt: iso(t.modifiedAt),
+  };
+}
+
+/** GET /m2m/v2/triggers, /triggers/accounts/{accountName}, /triggers/{triggerId}. */
+function list(ctx: Ctx): Answer {
+  const st = ctx.st;
+  const visible = (t: PricePlanTrigger) => accountsOf(st, t).some((a) => ctx.user.accounts.includes(a));
+  const { triggerId, accountName } = ctx.params;
+  let out: PricePlanTrigger[];
+  if (triggerId !== undefined) {
+    const t = st.triggers.get(triggerId);
+    if (!t) throw E.invalid(`Trigger not found: ${triggerId}`);
+    if (!visible(t)) throw E.noAccess();
+    out = [t];
+  } else if (accountName !== undefined) {
+    const a = account(ctx, accountName);
+    out = [...st.triggers.values()].filter((t) => accountsOf(st, t).includes(a.name));
+  } else out = [...st.triggers.values()].filter(visible);
+  return { body: { triggers: out.map((t) => listed(st, t)) } };
+}
+
+export const triggerHandlers = {
+  'triggers.createPayAsYouGo': create,
+  'triggers.updateAccountGroupShare': update,
+  'triggers.list': list,
+};
+
+/** Account-group-share triggers the profile already has, so that an update has something to overwrite. */
+export function seedTriggers(st: EmulatorState): void {
+  const w = st.world;
+  const notification = {
+    notificationType: 'PerEvent',
+    callback: true,
+    emailNotification: false,
+    notificationFrequencyFactor: 0,
+    notificationFrequencyInterval: 'Daily',
+    reminder: false,
+    severity: 'Notice',
+  };
+  const groups = w.ratePlanGroups;
+  const defs: [string, Json][] = [
+    [
+      'Share plan 80% notice',
+      {
+        accountGroupShare: {
+          accountGroupShareIndividual: {
+            filterCriteria: { ratePlanGroupId: groups[0]!.id },
+            condition: { action: 'notify' },
+            action: {
+              notify: {
+                alertType: 'individualpriceplan',
+                threshold: [{ carrierCode: w.plans[1]!.code, percentage: { percentage75: true, percentage90: true } }],
+              },
+            },
+          },
+        },
+      },
+    ],
+    [
+      'Pool overage plan change',
+      {
+        accountGroupShare: {
+          accountGroupSharePool: {
+            filterCriteria: { ratePlanGroupId: groups[1]!.id },
+            condition: { action: 'notify' },
+            action: { notify: { threshold: [{ percentage: { percentage100: true } }] } },
+          },
+        },
+      },
+    ],
+  ];
+  defs.forEach(([name, ppt], i) => {
+    const id = w.uuid(7, i);
+    st.triggers.set(id, {
+      triggerId: id,
+      triggerName: name,
+      ecpdId: w.profile.ecpdId,
+      triggerCategory: 'PricePlanDataUsage',
+      pricePlanTrigger: ppt,
+      notification: { ...notification },
+      active: true,
+      createdAt: w.start - 30 * DAY_MS,
+      modifiedAt: w.start - 30 * DAY_MS,
+      fired: new Set(),
+      summary: [],
+    });
+  });
+}
+
+// ── evaluation ──────────────────────────────────────────────────────────────────────────────────
+
+function cycleStart(cycleType: string, t: number, a: AccountInfo): number {
+  if (cycleType === 'Weekly') return startOfWeek(t);
+  if (cycleType === 'Monthly') return startOfBillCycle(t, a.billCycleDay);
+  return startOfDay(t);
+}
+
+function cycleEnd(cycleType: string, t: number, a: AccountInfo): number {
+  if (cycleType === 'Weekly') return startOfWeek(t) + 7 * DAY_MS;
+  if (cycleType === 'Monthly') return nextBillCycle(t, a.billCycleDay);
+  return startOfDay(t) + DAY_MS;
+}
+
+function compare(comparator: string, value: number, threshold: number): boolean {
+  if (comparator === 'lt') return value < threshold;
+  if (comparator === 'eq') return Math.floor(value) === threshold;
+  return value > threshold;
+}
+
+/** Devices of an account on a plan. */
+function onPlan(st: EmulatorState, a: AccountInfo, code: string): number[] {
+  const out: number[] = [];
+  for (const n of st.devices.inOrder(a.index)) if (st.devices.planOf(n) === code) out.push(n);
+  return out;
+}
+
+interface Activation {
+  trigger: PricePlanTrigger;
+  account: AccountInfo;
+  devices: number[];
+  at: number;
+  /** The measured value, in the threshold's unit. */
+  value: number;
+  cycleType: string;
+  threshold: number;
+  unit: string;
+  message: string;
+}
+
+/**
+ * Evaluates every active pay-as-you-go trigger at simulated time `at`, for the cycles that contain the
+ * instant just before it; `since` is the previous evaluation, the earliest an activation can be dated.
+ */
+export function evaluateTriggers(core: Core, since: number, at: number): void {
+  const st = core.state;
+  for (const t of st.triggers.values()) {
+    const p = payAsYouGo(t);
+    if (!t.active || !p) continue;
+    for (const act of evaluate(st, t, p, since, at)) activate(core, act);
+  }
+}
+
+function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number, at: number): Activation[] {
+  const fc = p.filterCriteria as Json;
+  const cond = p.condition as Json;
+  const code = String(fc.carrierServicePlanCode);
+  const plan = st.world.plan(code);
+  if (!plan) return [];
+  const type = (cond.conditionType as string | undefined) || 'Individual';
+  const cycleType = (cond.cycleType as string | undefined) ?? 'Daily';
+  const comparator = (cond.comparator as string | undefined) ?? 'gt';
+  const unitName = (cond.thresholdUnit as string | undefined) ?? 'MB';
+  const unitBytes = UNITS[unitName] ?? MB;
+  const threshold = Number(cond.threshold ?? 0);
+  const accounts = ((fc.accountNameList as string[]) ?? [])
+    .map((n) => st.world.account(n))
+    .filter((a): a is AccountInfo => a !== undefined);
+  const out: Activation[] = [];
+  const base = { trigger: t, cycleType, threshold, unit: unitName };
+  const probe = at - 1;
+
+  if (type === 'Aging') {
+    const cycles = Number((((p.action as Json).agingDetails as Json | undefined)?.onNumberOfBillCycle as number) ?? 1);
+    for (const a of accounts) {
+      for (const n of onPlan(st, a, code)) {
+        const since_ = st.devices.planSinceOf(n);
+        let due = since_;
+        for (let i = 0; i < cycles; i++) due = nextBillCycle(due, a.billCycleDay);
+        const key = `age:${n}:${since_}`;
+        if (due > at || t.fired.has(key)) continue;
+        t.fired.add(key);
+        out.push({
+          ...base,
+          account: a,
+          devices: [n],
+          at: Math.max(due, since, t.createdAt),
+          value: cycles,
+          message: `Device has been on plan ${plan.name} for ${cycles} bill cycle(s)`,
+        });
+      }
+    }
+    return out;
+  }
+
+  if (type === 'UsageAllowance') {
+    const levels = [50, 75, 90, 100].filter((l) => cond[`percentage${l}`] === true);
+    for (const a of accounts) {
+      const devices = onPlan(st, a, code);
+      if (devices.length === 0) continue;
+      const cs = startOfBillCycle(probe, a.billCycleDay);
+      const used = devices.reduce((s, n) => s + st.devices.usage(n, cs, at), 0);
+      const pct = (used / (plan.allowanceBytes * devices.length)) * 100;
+      for (const level of levels) {
+        const key = `ua:${a.index}:${level}:${cs}`;
+        if (pct < level || t.fired.has(key)) continue;
+        t.fired.add(key);
+        out.push({
+          ...base,
+          cycleType: 'Monthly',
+          threshold: level,
+          unit: '%',
+          account: a,
+          devices,
+          at,
+          value: Math.floor(pct),
+          message: `Account usage reached ${level}% of the ${plan.name} pool allowance`,
+        });
+      }
+    }
+    return out;
+  }
+
+  if (type === 'AccountLevel') {
+    const combined = cond.separateOrCombined === 'Combined';
+    const groups: AccountInfo[][] = combined ? [accounts] : accounts.map((a) => [a]);
+    for (const group of groups) {
+      const lead = group[0];
+      if (!lead) continue;
+      const cs = cycleStart(cycleType, probe, lead);
+      const closing = cycleEnd(cycleType, probe, lead) === at;
+      if (comparator !== 'gt' && !closing) continue;
+      const devices = group.flatMap((a) => onPlan(st, a, code));
+      const value = devices.reduce((s, n) => s + st.devices.usage(n, cs, at), 0) / unitBytes;
+      const key = `acct:${group.map((a) => a.index).join(',')}:${cs}`;
+      if (!compare(comparator, value, threshold) || t.fired.has(key)) continue;
+      t.fired.add(key);
+      out.push({
+        ...base,
+        account: lead,
+        devices,
+        at,
+        value: Math.floor(value),
+        message: `Account usage of ${Math.floor(value)} ${unitName} is ${comparator} ${threshold} ${unitName} (${cycleType})`,
+      });
+    }
+    return out;
+  }
+
+  // Individual
+  const thresholdBytes = threshold * unitBytes;
+  for (const a of accounts) {
+    const cs = cycleStart(cycleType, probe, a);
+    const closing = cycleEnd(cycleType, probe, a) === at;
+    if (comparator !== 'gt' && !closing) continue;
+    for (const n of onPlan(st, a, code)) {
+      const key = `${n}:${cs}`;
+      if (t.fired.has(key)) continue;
+      const used = st.devices.usage(n, cs, at);
+      if (!compare(comparator, used / unitBytes, threshold)) continue;
+      t.fired.add(key);
+      const when =
+        comparator === 'gt' ? crossing(st, n, cs, Math.max(cs, since, t.createdAt), at, thresholdBytes) : at;
+      out.push({
+        ...base,
+        account: a,
+        devices: [n],
+        at: when,
+        value: Math.floor(st.devices.usage(n, cs, when) / unitBytes),
+        message: `Device data usage of ${Math.floor(used / unitBytes)} ${unitName} is ${comparator} the threshold of ${threshold} ${unitName} (${cycleType})`,
+      });
+    }
+  }
+  return out;
+}
+
+/** The first millisecond in (lo, hi] at which usage since `cs` exceeds `bytes`: usage only grows. */
+function crossing(st: EmulatorState, n: number, cs: number, lo: number, hi: number, bytes: number): number {
+  if (st.devices.usage(n, cs, lo) > bytes) return lo;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (st.devices.usage(n, cs, mid) > bytes) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+function activate(core: Core, act: Activation): void {
+  const st = core.state;
+  const t = act.trigger;
+  const p = payAsYouGo(t) as Json;
+  const action = p.action as Json;
+  const store = st.devices;
+  if (action.suspend === true) {
+    const from = ((action.suspendDetails as Json | undefined)?.suspendFromAccounts as string[] | undefined) ?? [];
+    for (const n of act.devices) {
+      const acc = st.world.accounts[store.account(n)]!.name;
+      if (from.length > 0 && !from.includes(acc)) continue;
+      if (store.stateCode(n) !== ACTIVE) continue;
+      store.setState(n, SUSPENDED, act.at);
+      st.mutated(n, 'triggers.suspend', t.triggerId);
+    }
+  }
+  if (action.changePlan === true) {
+    const to =
+      ((action.changePlanDetails as Json | undefined)?.toCarrierServicePlanCode as string | undefined) ??
+      ((action.agingDetails as Json | undefined)?.toCarrierServicePlanCode as string | undefined);
+    if (to)
+      for (const n of act.devices) {
+        if (store.stateCode(n) === PENDING) continue;
+        if (store.setPlan(n, to, act.at)) st.mutated(n, 'triggers.changePlan', t.triggerId);
+      }
+  }
+  const n = t.notification;
+  const alert = alertPayload(st, act);
+  if (n.smsNotification === true || n.emailNotification === true)
+    st.notifications.push({ triggerId: t.triggerId, at: iso(act.at), sms: n.smsNumbers ?? [], email: n.externalEmailRecipients ?? '', message: act.message });
+  if (n.callback !== true) return;
+  if (n.notificationType === 'DailySummary') {
+    t.summary.push({ account: act.account.name, alert });
+    return;
+  }
+  send(core, act.account.name, alert);
+  if (n.reminder === true) {
+    const times = Number(n.notificationFrequencyFactor ?? 0);
+    const every = n.notificationFrequencyInterval === 'Hourly' ? HOUR_MS : n.notificationFrequencyInterval === 'Weekly' ? 7 * DAY_MS : DAY_MS;
+    for (let i = 1; i <= times; i++) {
+      const reminder = { ...alert, message: `Reminder ${i} of ${times}: ${String(alert.message)}` };
+      st.schedule(act.at + i * every, () => {
+        if (core.state === st && st.triggers.get(t.triggerId) === t && t.active) send(core, act.account.name, reminder);
+      });
+    }
+  }
+}
+
+function alertPayload(st: EmulatorState, act: Activation): Json {
+  const p = payAsYouGo(act.trigger) as Json;
+  const code = String((p.filterCriteria as Json).carrierServicePlanCode);
+  const plan = st.world.plan(code) as Plan;
+  return {
+    triggerId: act.trigger.triggerId,
+    triggerName: act.trigger.triggerName,
+    triggerCategory: 'PricePlanDataUsage',
+    accountName: act.account.name,
+    carrierServicePlanCode: code,
+    servicePlanDescription: plan.name,
+    deviceIds: act.devices.map((n) => ({ id: st.devices.idOf(n, 'imei') ?? st.devices.primaryId(n), kind: 'IMEI' })),
+    triggerDateTime: iso(act.at),
+    triggerValue: act.value,
+    cycleType: act.cycleType.toUpperCase(),
+    threshold: act.threshold,
+    thresholdUnit: act.unit,
+    message: act.message,
+  };
+}
+
+/** The spec section 6 payload, to the account's DeviceUsage listener. */
+function send(core: Core, accountName: string, alert: Json): void {
+  const { triggerId, triggerName, triggerCategory, accountName: acc, ...payAsYouGo } = alert;
+  notify(core, accountName, 'DeviceUsage', 'alertServiceResponse', {
+    requestId: uuid(),
+    deviceResponse: {
+      alertServiceResponse: { triggerId, triggerName, triggerCategory, accountName: acc, payAsYouGo },
+    },
+  });
+}
+
+/** Daily-summary triggers send what activated during the day, one message per account. */
+export function flushSummaries(core: Core): void {
+  for (const t of core.state.triggers.values()) {
+    if (t.summary.length === 0) continue;
+    const byAccount = new Map<string, Json[]>();
+    for (const s of t.summary) {
+      const list = byAccount.get(s.account as string) ?? [];
+      list.push(s.alert as Json);
+      byAccount.set(s.account as string, list);
+    }
+    t.summary = [];
+    for (const [acc, alerts] of byAccount) {
+      const first = alerts[0] as Json;
+      send(core, acc, {
+        ...first,
+        deviceIds: alerts.flatMap((x) => x.deviceIds as unknown[]),
+        message: `Daily summary: ${alerts.length} activation(s). ${String(first.message)}`,
+      });
+    }
+  }
+}
