@@ -5,7 +5,7 @@
 import Type from 'typebox';
 import { ConfigError } from './errors.js';
 import { check } from './api/validate.js';
-import { registerSecret } from './log.js';
+import { registerSecret } from './util/secrets.js';
 
 const ConfigSchema = Type.Object(
   {

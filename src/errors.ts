@@ -4,6 +4,8 @@
  * unique and documented.
  */
 
+import { redact } from './util/secrets.js';
+
 /** How a failed call may be retried (product.md section 4). */
 export type RetryClass = 'retryable' | 'session' | 'permanent';
 
@@ -28,7 +30,8 @@ export class FleetbookError extends Error {
   partial?: unknown;
 
   constructor(code: ErrorCode, message: string, retryClass: RetryClass, options?: ErrorOptions) {
-    super(message, options);
+    // A service may echo a token or password back in an error body: no error ever carries one.
+    super(redact(message), options);
     this.name = new.target.name;
     this.code = code;
     this.retryClass = retryClass;
@@ -74,12 +77,12 @@ export class ApiError extends FleetbookError {
       classifyApiError(d.status, d.apiCode, d.apiMessage),
     );
     this.status = d.status;
-    this.apiCode = d.apiCode;
-    this.apiMessage = d.apiMessage;
+    this.apiCode = redact(d.apiCode);
+    this.apiMessage = redact(d.apiMessage);
     this.action = d.action;
     this.shape = d.shape;
-    if (d.errorUrl !== undefined) this.errorUrl = d.errorUrl;
-    if (d.cause !== undefined) this.apiCause = d.cause;
+    if (d.errorUrl !== undefined) this.errorUrl = redact(d.errorUrl);
+    if (d.cause !== undefined) this.apiCause = redact(d.cause);
     if (d.retryAfterMs !== undefined) this.retryAfterMs = d.retryAfterMs;
   }
 

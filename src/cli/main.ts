@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { FleetbookError } from '../errors.js';
-import { redact } from '../log.js';
+import { redact } from '../util/secrets.js';
 import type { CallFlags } from './call.js';
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */

@@ -388,7 +388,11 @@ function setExclusions(ctx: Ctx): Answer {
   else if (type === 'append' && !(allDevice === false && list.length === 0)) {
     const merged = [...current.list];
     const set = new Set(current.set);
-    for (const id of list) if (!set.has(id)) (set.add(id), merged.push(id));
+    for (const id of list) {
+      if (set.has(id)) continue;
+      set.add(id);
+      merged.push(id);
+    }
     if (merged.length > MAX_EXCLUSIONS) throw E.maxExclusions();
     next = {
       allDevice: allDevice === false ? false : current.allDevice,

@@ -216,7 +216,11 @@ export class EmulatorState {
 
   /** Records a mutation applied to a device, under its first identifier (the key tests look it up by). */
   mutated(n: number, action: string, requestId?: string): void {
-    const key = this.devices.primaryId(n);
+    this.mutatedKey(this.devices.primaryId(n), action, requestId);
+  }
+
+  /** Records a mutation of something that is not a cellular device (a BLE sensor, by its deveui). */
+  mutatedKey(key: string, action: string, requestId?: string): void {
     let list = this.mutations.get(key);
     if (!list) {
       list = [];

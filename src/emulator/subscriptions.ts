@@ -54,7 +54,8 @@ function fields(input: Json, t: UsageTrigger): void {
   t.sendSmsNotification = input.sendSmsNotification === true;
   if (input.smsPhoneNumbers !== undefined) t.smsPhoneNumbers = String(input.smsPhoneNumbers);
   else delete t.smsPhoneNumbers;
-  if (input.sendEmailNotification !== undefined) t.sendEmailNotification = input.sendEmailNotification === true;
+  if (input.sendEmailNotification !== undefined)
+    t.sendEmailNotification = input.sendEmailNotification === true;
   else delete t.sendEmailNotification;
   if (input.emailAddresses !== undefined) t.emailAddresses = String(input.emailAddresses);
   else delete t.emailAddresses;
@@ -109,7 +110,8 @@ function deleteUsageTrigger(ctx: Ctx): Answer {
 /** `GET /subsc/v1/usage/accounts/{accountName}/triggers[/{triggerId}]` (not in the catalog). */
 function listUsageTriggers(ctx: Ctx): Answer {
   const a = primaryAccount(ctx, ctx.params.accountName);
-  if (ctx.params.triggerId !== undefined) return { body: resource(existing(ctx, ctx.params.triggerId, a.name)) };
+  if (ctx.params.triggerId !== undefined)
+    return { body: resource(existing(ctx, ctx.params.triggerId, a.name)) };
   return { body: [...ctx.st.usageTriggers.values()].filter((t) => t.accountName === a.name).map(resource) };
 }
 
@@ -161,7 +163,8 @@ function primary(ctx: Ctx, name: unknown, serviceName: unknown, type: unknown): 
   if (!a) throw E.accountNotFound(name);
   if (!ctx.user.accounts.includes(name) || !ctx.user.primary) throw E.contactNoAccess(name);
   if (!a.primary) throw E.primaryNotRegistered();
-  if (typeof serviceName !== 'string' || serviceName.toLowerCase() !== 'location') throw E.invalidServiceName();
+  if (typeof serviceName !== 'string' || serviceName.toLowerCase() !== 'location')
+    throw E.invalidServiceName();
   if (type !== LOCATION_SKU) throw E.notProvisioned();
   return a;
 }
@@ -198,7 +201,8 @@ function provisionOrCancel(ctx: Ctx, provision: boolean): Answer {
   if (!ACCOUNT_PATTERN.test(name)) throw E.invalidAccountName();
   const st = ctx.st;
   const last = st.managedTx.get(name);
-  if (!st.managed.has(name) || !last || last.primary !== p.name || last.type !== b.type) throw E.notProvisioned();
+  if (!st.managed.has(name) || !last || last.primary !== p.name || last.type !== b.type)
+    throw E.notProvisioned();
   if (last.txid !== b.txid) throw E.txdMismatch();
   if (provision) st.locationRegistered.add(name);
   else {

@@ -45,7 +45,9 @@ function accountsOf(st: EmulatorState, t: PricePlanTrigger): string[] {
 
 function checkEcpd(ctx: Ctx, ecpdId: unknown): void {
   if (ecpdId !== ctx.st.world.profile.ecpdId)
-    throw E.invalid(`Unknown ecpdId ${String(ecpdId)}: the customer profile is ${ctx.st.world.profile.ecpdId}`);
+    throw E.invalid(
+      `Unknown ecpdId ${String(ecpdId)}: the customer profile is ${ctx.st.world.profile.ecpdId}`,
+    );
 }
 
 function checkPlan(ctx: Ctx, code: unknown, field: string): void {
@@ -61,9 +63,18 @@ function create(ctx: Ctx): Answer {
   for (const name of fc.accountNameList as string[]) account(ctx, name);
   checkPlan(ctx, fc.carrierServicePlanCode, 'carrierServicePlanCode');
   const action = p.action as Json;
-  checkPlan(ctx, (action.changePlanDetails as Json | undefined)?.toCarrierServicePlanCode, 'toCarrierServicePlanCode');
-  checkPlan(ctx, (action.agingDetails as Json | undefined)?.toCarrierServicePlanCode, 'toCarrierServicePlanCode');
-  for (const name of ((action.suspendDetails as Json | undefined)?.suspendFromAccounts as string[] | undefined) ?? [])
+  checkPlan(
+    ctx,
+    (action.changePlanDetails as Json | undefined)?.toCarrierServicePlanCode,
+    'toCarrierServicePlanCode',
+  );
+  checkPlan(
+    ctx,
+    (action.agingDetails as Json | undefined)?.toCarrierServicePlanCode,
+    'toCarrierServicePlanCode',
+  );
+  for (const name of ((action.suspendDetails as Json | undefined)?.suspendFromAccounts as
+    string[] | undefined) ?? [])
     account(ctx, name);
   const t: PricePlanTrigger = {
     triggerId: uuid(),
@@ -112,7 +123,11 @@ function flatten(value: unknown, prefix: string, out: { key: string; value: unkn
 
 function listed(st: EmulatorState, t: PricePlanTrigger): Json {
   const attributes: { key: string; value: unknown }[] = [];
-  flatten({ pricePlanTrigger: t.pricePlanTrigger, notification: t.notification, active: t.active }, '', attributes);
+  flatten(
+    { pricePlanTrigger: t.pricePlanTrigger, notification: t.notification, active: t.active },
+    '',
+    attributes,
+  );
   return {
     triggerId: t.triggerId,
     triggerName: t.triggerName,
@@ -173,7 +188,9 @@ export function seedTriggers(st: EmulatorState): void {
             action: {
               notify: {
                 alertType: 'individualpriceplan',
-                threshold: [{ carrierCode: w.plans[1]!.code, percentage: { percentage75: true, percentage90: true } }],
+                threshold: [
+                  { carrierCode: w.plans[1]!.code, percentage: { percentage75: true, percentage90: true } },
+                ],
               },
             },
           },
@@ -284,7 +301,9 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
   const probe = at - 1;
 
   if (type === 'Aging') {
-    const cycles = Number((((p.action as Json).agingDetails as Json | undefined)?.onNumberOfBillCycle as number) ?? 1);
+    const cycles = Number(
+      (((p.action as Json).agingDetails as Json | undefined)?.onNumberOfBillCycle as number) ?? 1,
+    );
     for (const a of accounts) {
       for (const n of onPlan(st, a, code)) {
         const since_ = st.devices.planSinceOf(n);
@@ -405,7 +424,8 @@ function activate(core: Core, act: Activation): void {
   const action = p.action as Json;
   const store = st.devices;
   if (action.suspend === true) {
-    const from = ((action.suspendDetails as Json | undefined)?.suspendFromAccounts as string[] | undefined) ?? [];
+    const from =
+      ((action.suspendDetails as Json | undefined)?.suspendFromAccounts as string[] | undefined) ?? [];
     for (const n of act.devices) {
       const acc = st.world.accounts[store.account(n)]!.name;
       if (from.length > 0 && !from.includes(acc)) continue;
@@ -427,7 +447,13 @@ function activate(core: Core, act: Activation): void {
   const n = t.notification;
   const alert = alertPayload(st, act);
   if (n.smsNotification === true || n.emailNotification === true)
-    st.notifications.push({ triggerId: t.triggerId, at: iso(act.at), sms: n.smsNumbers ?? [], email: n.externalEmailRecipients ?? '', message: act.message });
+    st.notifications.push({
+      triggerId: t.triggerId,
+      at: iso(act.at),
+      sms: n.smsNumbers ?? [],
+      email: n.externalEmailRecipients ?? '',
+      message: act.message,
+    });
   if (n.callback !== true) return;
   if (n.notificationType === 'DailySummary') {
     t.summary.push({ account: act.account.name, alert });
@@ -436,11 +462,17 @@ function activate(core: Core, act: Activation): void {
   send(core, act.account.name, alert);
   if (n.reminder === true) {
     const times = Number(n.notificationFrequencyFactor ?? 0);
-    const every = n.notificationFrequencyInterval === 'Hourly' ? HOUR_MS : n.notificationFrequencyInterval === 'Weekly' ? 7 * DAY_MS : DAY_MS;
+    const every =
+      n.notificationFrequencyInterval === 'Hourly'
+        ? HOUR_MS
+        : n.notificationFrequencyInterval === 'Weekly'
+          ? 7 * DAY_MS
+          : DAY_MS;
     for (let i = 1; i <= times; i++) {
       const reminder = { ...alert, message: `Reminder ${i} of ${times}: ${String(alert.message)}` };
       st.schedule(act.at + i * every, () => {
-        if (core.state === st && st.triggers.get(t.triggerId) === t && t.active) send(core, act.account.name, reminder);
+        if (core.state === st && st.triggers.get(t.triggerId) === t && t.active)
+          send(core, act.account.name, reminder);
       });
     }
   }
@@ -457,7 +489,10 @@ function alertPayload(st: EmulatorState, act: Activation): Json {
     accountName: act.account.name,
     carrierServicePlanCode: code,
     servicePlanDescription: plan.name,
-    deviceIds: act.devices.map((n) => ({ id: st.devices.idOf(n, 'imei') ?? st.devices.primaryId(n), kind: 'IMEI' })),
+    deviceIds: act.devices.map((n) => ({
+      id: st.devices.idOf(n, 'imei') ?? st.devices.primaryId(n),
+      kind: 'IMEI',
+    })),
     triggerDateTime: iso(act.at),
     triggerValue: act.value,
     cycleType: act.cycleType.toUpperCase(),

@@ -1,0 +1,203 @@
+/**
+ * The control API under `/_emulator` (product.md section 6): reset, accounts, faults, clock, calls, plus
+ * read-only views of callback deliveries and notifications. It needs no authentication and is never
+ * subject to faults.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { locationUsed } from './location.js';
+import { parseFaults } from './faults.js';
+import { advance, catchUp } from './simulation.js';
+import { iso } from './sim-clock.js';
+import type { Core, EmulatorState, ResolvedOptions } from './state.js';
+
+/** Replaces the state with a fresh one; what the options leave out keeps its current value. */
+export type ResetFn = (
+  o: Partial<Pick<ResolvedOptions, 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale'>>,
+) => EmulatorState;
+
+function fail(reply: FastifyReply, status: number, error: string) {
+  return reply.code(status).send({ error });
+}
+
+function parse(body: unknown): { value?: Record<string, unknown>; error?: string } {
+  if (body === undefined || body === null || body === '') return { value: {} };
+  try {
+    const v = typeof body === 'string' ? (JSON.parse(body) as unknown) : body;
+    if (v === null || typeof v !== 'object' || Array.isArray(v))
+      return { error: 'the body must be a JSON object' };
+    return { value: v as Record<string, unknown> };
+  } catch {
+    return { error: 'Invalid JSON' };
+  }
+}
+
+/** Everything a test needs to know about the seeded world, with up to `limit` devices per account. */
+export function describeAccounts(core: Core, limit: number, only?: string): Record<string, unknown> {
+  const st = core.state;
+  const w = st.world;
+  const now = st.now();
+  const store = st.devices;
+  return {
+    seed: w.seed,
+    now: iso(now),
+    profile: w.profile,
+    clients: w.clients.map((c) => ({ clientId: c.clientId, clientSecret: c.clientSecret })),
+    users: w.users.map((u) => ({ ...u, locked: st.locked.has(u.username) })),
+    plans: w.plans,
+    ratePlanGroups: w.ratePlanGroups,
+    accounts: w.accounts
+      .filter((a) => only === undefined || a.name === only)
+      .map((a) => {
+        const devices: Record<string, unknown>[] = [];
+        for (const n of store.inOrder(a.index)) {
+          if (devices.length >= limit) break;
+          const seed = n < w.total;
+          const device: Record<string, unknown> = {
+            deviceIds: store.deviceIds(n),
+            type: store.type(n),
+            iot: store.iot(n),
+            state: store.stateOf(n),
+            servicePlan: store.planOf(n),
+            hasCachedLocation: store.hasCachedLocation(n),
+          };
+          if (seed && (device.type === 'sensor' || device.type === 'gateway')) {
+            device.uuid = w.deviceUuid(n);
+            const ble = w.bleSensors(n);
+            if (ble.length)
+              device.bleSensors = ble.map((x) => ({
+                uuid: w.bleUuid(x),
+                deveui: w.deveui(x),
+                mac: w.bleMac(x),
+              }));
+          }
+          devices.push(device);
+        }
+        const ex = st.exclusionsOf(a.index);
+        return {
+          accountName: a.name,
+          primary: a.primary,
+          managed: st.managed.has(a.name),
+          locationRegistered: st.locationRegistered.has(a.name),
+          billCycleDay: a.billCycleDay,
+          locationSubscription: a.locationSubscription,
+          locationUsed: locationUsed(st, a.index, now),
+          exclusions: { allDevice: ex.allDevice, count: ex.list.length },
+          deviceCount: store.countIn(a.index),
+          devices,
+          rules: [...st.rules.values()]
+            .filter((r) => r.account === a.name)
+            .map((r) => ({ id: r.id, name: r.record.name })),
+          notificationGroups: [...st.groups.values()]
+            .filter((g) => g.account === a.name)
+            .map((g) => ({ id: g.id, name: g.name, userids: g.userids })),
+          profiles: [...st.profiles.values()]
+            .filter((p) => p.account === a.name)
+            .map((p) => ({ id: p.id, name: p.record.name, kind: p.record.kind })),
+        };
+      }),
+  };
+}
+
+export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn): void {
+  app.post('/_emulator/reset', async (req, reply) => {
+    const { value, error } = parse(req.body);
+    if (error || !value) return fail(reply, 400, error ?? 'bad body');
+    const o: Parameters<ResetFn>[0] = {};
+    const { seed, accounts, devicesPerAccount, timeScale } = value;
+    if (seed !== undefined) {
+      if (typeof seed !== 'number' && typeof seed !== 'string')
+        return fail(reply, 400, 'seed must be a number or a string');
+      o.seed = seed;
+    }
+    for (const [k, v] of [
+      ['accounts', accounts],
+      ['devicesPerAccount', devicesPerAccount],
+    ] as const) {
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < (k === 'accounts' ? 1 : 0))
+        return fail(reply, 400, `${k} must be an integer from ${k === 'accounts' ? 1 : 0} up`);
+      o[k] = v;
+    }
+    if (timeScale !== undefined) {
+      if (typeof timeScale !== 'number' || !(timeScale >= 0))
+        return fail(reply, 400, 'timeScale must be a number from 0 up');
+      o.timeScale = timeScale;
+    }
+    let st: EmulatorState;
+    try {
+      st = reset(o);
+    } catch (e) {
+      return fail(reply, 400, (e as Error).message);
+    }
+    return {
+      seed: st.world.seed,
+      accounts: st.world.accounts.map((a) => a.name),
+      devicesPerAccount: st.world.devicesPerAccount,
+      now: iso(st.now()),
+    };
+  });
+
+  app.get('/_emulator/accounts', async (req) => {
+    const q = req.query as Record<string, string | undefined>;
+    const limit = q.devices !== undefined && /^\d+$/.test(q.devices) ? Number(q.devices) : Infinity;
+    return describeAccounts(core, limit, q.account);
+  });
+
+  app.put('/_emulator/faults', async (req, reply) => {
+    const { value, error } = parse(req.body);
+    if (error || !value) return fail(reply, 400, error ?? 'bad body');
+    const faults = parseFaults(value);
+    if (typeof faults === 'string') return fail(reply, 400, faults);
+    core.state.setFaults(faults);
+    return faults;
+  });
+
+  app.get('/_emulator/faults', async () => core.state.faults);
+
+  app.post('/_emulator/clock/advance', async (req, reply) => {
+    const { value, error } = parse(req.body);
+    if (error || !value) return fail(reply, 400, error ?? 'bad body');
+    const seconds = value.seconds;
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
+      return fail(reply, 400, 'seconds must be a number from 0 up');
+    advance(core, Math.round(seconds * 1000));
+    return { now: iso(core.state.now()) };
+  });
+
+  app.get('/_emulator/clock', async () => {
+    catchUp(core, false);
+    return { now: iso(core.state.now()), timeScale: core.state.clock.timeScale };
+  });
+
+  app.put('/_emulator/clock', async (req, reply) => {
+    const { value, error } = parse(req.body);
+    if (error || !value) return fail(reply, 400, error ?? 'bad body');
+    const scale = value.timeScale;
+    if (typeof scale !== 'number' || !(scale >= 0))
+      return fail(reply, 400, 'timeScale must be a number from 0 up');
+    core.state.clock.setTimeScale(scale);
+    return { now: iso(core.state.now()), timeScale: scale };
+  });
+
+  app.get('/_emulator/calls', async (req) => {
+    const st = core.state;
+    const device = (req.query as Record<string, string | undefined>).device;
+    const actions = Object.fromEntries(st.actions);
+    if (device !== undefined) {
+      // Any identifier of a device finds its list, which is kept under the first.
+      const n = ['imei', 'iccid', 'mdn', 'msisdn', 'meid', 'esn', 'imsi']
+        .map((k) => st.devices.find(k, device))
+        .find((x) => x >= 0);
+      const key = n !== undefined ? st.devices.primaryId(n) : device;
+      return { actions, devices: { [key]: st.mutations.get(key) ?? [] } };
+    }
+    return { actions, devices: Object.fromEntries(st.mutations) };
+  });
+
+  app.get('/_emulator/callbacks', async () => ({
+    stats: core.callbacks.stats,
+    deliveries: core.callbacks.deliveries(),
+  }));
+
+  app.get('/_emulator/notifications', async () => core.state.notifications);
+}

@@ -1,0 +1,229 @@
+/**
+ * The service emulator: the whole API of service-spec.md, stateful and seeded, on one local port, with the
+ * control API of product.md section 6. See ARCHITECTURE.md for how it is built and the choices it makes
+ * where the spec is silent.
+ */
+import type { AddressInfo } from 'node:net';
+import { silentLogger, type Logger } from '../log.js';
+import { TokenStore } from './auth.js';
+import { CallbackDispatcher, SIGNATURE_HEADER } from './callbacks.js';
+import type { ResetFn } from './control.js';
+import { DEFAULT_FAULTS, parseFaults, type Faults } from './faults.js';
+import { seedSensors } from './sensors.js';
+import { DEFAULT_CLIENT, DEFAULT_USERS } from './seed.js';
+import { buildServer } from './server.js';
+import { DEFAULT_START, iso } from './sim-clock.js';
+import { advance, startTicker } from './simulation.js';
+import { EmulatorState, type Core, type ResolvedOptions } from './state.js';
+import { seedTriggers } from './triggers.js';
+
+export { SIGNATURE_HEADER } from './callbacks.js';
+export type { Faults } from './faults.js';
+export type { Delivery } from './callbacks.js';
+
+export interface EmulatorOptions {
+  /** Port to listen on; 0 picks a free one. @default 0 */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Seed of the world: the same seed gives the same accounts and devices. @default 1 */
+  seed?: number | string;
+  /** @default 3 */
+  accounts?: number;
+  /** @default 50 */
+  devicesPerAccount?: number;
+  /**
+   * Simulated seconds per real second; 0 stops the clock, which then moves only through the control API.
+   * @default 1
+   */
+  timeScale?: number;
+  /** @default silent */
+  logger?: Logger;
+  /** Simulated time at the start and after each reset. @default 2026-01-05T00:00:00Z */
+  startTime?: string | number;
+  /** Shared secret of the HMAC signature on Location callbacks. @default 'fleetbook-emulator-callback-secret' */
+  callbackSecret?: string;
+  /** Faults in force from the start (as `PUT /_emulator/faults`). @default none */
+  faults?: Partial<Faults>;
+  /** The wall clock, for bearer-token lifetimes and the request-rate fault. @default Date.now */
+  wallClock?: () => number;
+}
+
+export interface EmulatorDefaults {
+  clientId: string;
+  clientSecret: string;
+  username: string;
+  password: string;
+  /** A few account names of the seeded world, the primary account first. */
+  accounts: string[];
+}
+
+export interface Emulator {
+  /** `http://host:port`. */
+  url: string;
+  /** The spec's `{base_url}`: `url + '/api'`. */
+  baseUrl: string;
+  defaults: EmulatorDefaults;
+  /** Multi-line text for the CLI to print at start: URL, credentials, accounts, callback signing. */
+  banner(): string;
+  close(): Promise<void>;
+  /** Fresh deterministic state, as `POST /_emulator/reset`. */
+  reset(o?: {
+    seed?: number | string;
+    accounts?: number;
+    devicesPerAccount?: number;
+    timeScale?: number;
+  }): void;
+  /** Moves simulated time forward, as `POST /_emulator/clock/advance`. */
+  advance(seconds: number): void;
+  /** Simulated time now, in ms since the epoch. */
+  now(): number;
+  /** Replaces the faults, as `PUT /_emulator/faults`. */
+  setFaults(faults: Partial<Faults>): void;
+  /** Resolves when no callback is queued, in flight or waiting to be re-sent. */
+  callbacksIdle(): Promise<void>;
+}
+
+export const DEFAULT_CALLBACK_SECRET = 'fleetbook-emulator-callback-secret';
+
+function resolve(o: EmulatorOptions): ResolvedOptions {
+  const start =
+    o.startTime === undefined
+      ? DEFAULT_START
+      : typeof o.startTime === 'number'
+        ? o.startTime
+        : Date.parse(o.startTime);
+  if (!Number.isFinite(start))
+    throw new TypeError(`Expected \`startTime\` to be a date, got \`${String(o.startTime)}\``);
+  const timeScale = o.timeScale ?? 1;
+  if (!(timeScale >= 0))
+    throw new TypeError(`Expected \`timeScale\` to be a number from 0 up, got \`${timeScale}\``);
+  const port = o.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new TypeError(`Expected \`port\` to be an integer from 0 to 65535, got \`${port}\``);
+  return Object.freeze({
+    port,
+    host: o.host ?? '127.0.0.1',
+    seed: o.seed ?? 1,
+    accounts: o.accounts ?? 3,
+    devicesPerAccount: o.devicesPerAccount ?? 50,
+    timeScale,
+    start,
+    callbackSecret: o.callbackSecret ?? DEFAULT_CALLBACK_SECRET,
+    wallClock: o.wallClock ?? Date.now,
+    logger: o.logger ?? silentLogger,
+  });
+}
+
+function freshState(o: ResolvedOptions): EmulatorState {
+  const st = new EmulatorState(o);
+  seedTriggers(st);
+  seedSensors(st);
+  return st;
+}
+
+function faultsFrom(f: Partial<Faults>): Faults {
+  const parsed = parseFaults({ ...f });
+  if (typeof parsed === 'string') throw new TypeError(`Invalid faults: ${parsed}`);
+  return parsed;
+}
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  let o = resolve(options);
+  const initialFaults = options.faults ? faultsFrom(options.faults) : { ...DEFAULT_FAULTS, deviceErrors: {} };
+  const state = freshState(o);
+  state.setFaults(initialFaults);
+  const core: Core = {
+    options: o,
+    state,
+    tokens: new TokenStore(o.wallClock),
+    callbacks: new CallbackDispatcher({ secret: o.callbackSecret, logger: o.logger }),
+    log: o.logger,
+  };
+  const reset: ResetFn = (r) => {
+    o = Object.freeze({ ...o, ...r });
+    (core as { options: ResolvedOptions }).options = o;
+    const st = freshState(o);
+    core.callbacks.reset();
+    core.state = st;
+    return st;
+  };
+  const app = buildServer({ core, reset });
+  await app.listen({ port: o.port, host: o.host });
+  const stopTicker = startTicker(core);
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  const baseUrl = `${url}/api`;
+  const world = () => core.state.world;
+  const admin = DEFAULT_USERS[0];
+  const defaults: EmulatorDefaults = {
+    clientId: DEFAULT_CLIENT.clientId,
+    clientSecret: DEFAULT_CLIENT.clientSecret,
+    username: admin.username,
+    password: admin.password,
+    accounts: world()
+      .accounts.slice(0, 5)
+      .map((a) => a.name),
+  };
+  o.logger.info('emulator listening', { url, seed: o.seed });
+
+  const banner = (): string => {
+    const w = world();
+    const st = core.state;
+    const lines = [
+      `fleetbook emulator listening on ${url}`,
+      `  API base URL      ${baseUrl}   (FLEETBOOK_API_URL)`,
+      `  control API       ${url}/_emulator`,
+      `  OAuth client      id ${DEFAULT_CLIENT.clientId}  secret ${DEFAULT_CLIENT.clientSecret}`,
+      '  users             username / password, accounts',
+      ...w.users.map(
+        (u) =>
+          `                    ${u.username} / ${u.password}, ${u.accounts.length === w.accounts.length ? 'all accounts' : u.accounts.join(' ')}`,
+      ),
+      `  seed              ${String(w.seed)}: ${w.accounts.length} accounts x ${w.devicesPerAccount} devices, profile (ecpdId) ${w.profile.ecpdId}`,
+      '  accounts',
+      ...w.accounts.slice(0, 5).map((a) => {
+        const tags = [
+          a.primary ? 'primary' : '',
+          st.locationRegistered.has(a.name) ? 'location' : 'not registered for location',
+        ]
+          .filter(Boolean)
+          .join(', ');
+        return `                    ${a.name} (${tags})`;
+      }),
+      ...(w.accounts.length > 5
+        ? [`                    … and ${w.accounts.length - 5} more (GET /_emulator/accounts)`]
+        : []),
+      `  simulated clock   ${iso(st.now())}, ${st.clock.timeScale === 0 ? 'stopped (POST /_emulator/clock/advance)' : `x${st.clock.timeScale}`}`,
+      `  Location callbacks are signed: ${SIGNATURE_HEADER}: sha256=<HMAC-SHA256 of the body>, secret ${o.callbackSecret}`,
+    ];
+    return lines.join('\n');
+  };
+
+  let closed = false;
+  return {
+    url,
+    baseUrl,
+    defaults,
+    banner,
+    async close() {
+      if (closed) return;
+      closed = true;
+      stopTicker();
+      await core.callbacks.close();
+      await app.close();
+    },
+    reset(r = {}) {
+      reset(r);
+    },
+    advance(seconds) {
+      advance(core, Math.round(seconds * 1000));
+    },
+    now: () => core.state.now(),
+    setFaults(f) {
+      core.state.setFaults(faultsFrom(f));
+    },
+    callbacksIdle: () => core.callbacks.idle(),
+  };
+}

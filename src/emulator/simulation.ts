@@ -1,0 +1,68 @@
+/**
+ * What happens as simulated time passes. Work is done in time order up to the clock: timers (report
+ * completion callbacks, trigger reminders) at their instants, and at each midnight the daily work
+ * (price-plan cycles closing, the location usage-trigger check, daily summaries, report expiry). Price plan
+ * triggers are also evaluated where the clock stops. Time that jumps by a month is walked a day at a time,
+ * so nothing is skipped.
+ */
+import { pruneReports } from './location.js';
+import { DAY_MS, MINUTE_MS, startOfDay } from './sim-clock.js';
+import type { Core, EmulatorState } from './state.js';
+import { checkUsageTriggers } from './subscriptions.js';
+import { evaluateTriggers, flushSummaries } from './triggers.js';
+
+const nextMidnight = new WeakMap<EmulatorState, number>();
+
+/**
+ * Does the work due up to now. `evaluate` also evaluates price plan triggers at the current instant (always
+ * after an explicit advance; at most once a simulated minute when the clock runs by itself).
+ */
+export function catchUp(core: Core, evaluate: boolean): void {
+  const st = core.state;
+  const now = st.now();
+  let midnight = nextMidnight.get(st) ?? startOfDay(st.processedUntil) + DAY_MS;
+  for (;;) {
+    const timer = st.timers[0];
+    if (timer && timer.at <= now && timer.at <= midnight) {
+      st.timers.shift();
+      st.processedUntil = Math.max(st.processedUntil, timer.at);
+      timer.run();
+      continue;
+    }
+    if (midnight > now) break;
+    evaluateTriggers(core, st.evaluatedAt, midnight);
+    st.evaluatedAt = midnight;
+    checkUsageTriggers(core, midnight);
+    flushSummaries(core);
+    pruneReports(st, midnight);
+    st.processedUntil = midnight;
+    midnight += DAY_MS;
+  }
+  nextMidnight.set(st, midnight);
+  st.processedUntil = Math.max(st.processedUntil, now);
+  if (evaluate || now - st.evaluatedAt >= MINUTE_MS) {
+    evaluateTriggers(core, st.evaluatedAt, now);
+    st.evaluatedAt = now;
+  }
+}
+
+/** Moves the simulated clock forward and does the work due. */
+export function advance(core: Core, ms: number): void {
+  core.state.clock.advance(ms);
+  catchUp(core, true);
+}
+
+/** While the clock runs by itself (timeScale > 0), catches up four times a second. */
+export function startTicker(core: Core): () => void {
+  const timer = setInterval(() => {
+    if (core.state.clock.timeScale > 0) {
+      try {
+        catchUp(core, false);
+      } catch (e) {
+        core.log.error('emulator: simulated time processing failed', { error: (e as Error).message });
+      }
+    }
+  }, 250);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,135 @@
+/**
+ * `fleetbook call` as a user runs it: the built binary in a child process against a loopback server.
+ * `npm test` builds dist/ before mocha runs.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { Recorder } from '../helpers/recorder.js';
+
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function fleetbook(args: string[], env: Record<string, string>): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('fleetbook call', () => {
+  let rec: Recorder;
+  let env: Record<string, string>;
+  const body = { accountName: '0000123456-00001', devices: [{ id: '490154203237518', kind: 'imei' }] };
+
+  beforeEach(async () => {
+    rec = await Recorder.start({ username: 'ops', password: 'pw-cli-test-secret' });
+    env = {
+      FLEETBOOK_API_URL: rec.baseUrl,
+      FLEETBOOK_CLIENT_ID: rec.credentials.clientId,
+      FLEETBOOK_CLIENT_SECRET: rec.credentials.clientSecret,
+      FLEETBOOK_USERNAME: 'ops',
+      FLEETBOOK_PASSWORD: 'pw-cli-test-secret',
+    };
+  });
+  afterEach(() => rec.close());
+
+  it('prints the response on stdout and exits 0, having sent the right method, path and body', async () => {
+    rec.enqueue('POST /api/m2m/v1/devices/actions/suspend', { status: 200, body: { requestId: 'req-1' } });
+    const r = await fleetbook(['call', 'devices.suspend', '--body', JSON.stringify(body)], env);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout)).to.deep.equal({ requestId: 'req-1' });
+    const [sent] = rec.requestsTo('/api/m2m/v1/devices/actions/suspend');
+    expect(sent?.method).to.equal('POST');
+    expect(sent?.body).to.deep.equal({
+      accountName: '0000123456-00001',
+      devices: [{ deviceIds: [{ id: '490154203237518', kind: 'imei' }] }],
+    });
+  });
+
+  it('reads the input from --body-file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleetbook-call-'));
+    const file = join(dir, 'body.json');
+    await writeFile(file, JSON.stringify({ accountName: '0000123456-00001', txid: 'tx-9' }));
+    rec.enqueue('GET /api/loc/v1/locationreports/0000123456-00001/report/tx-9/status', {
+      body: { txid: 'tx-9', status: 'QUEUED' },
+    });
+    const r = await fleetbook(['call', 'location.getReportStatus', '--body-file', file], env);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(JSON.parse(r.stdout)).to.deep.equal({ txid: 'tx-9', status: 'QUEUED' });
+  });
+
+  it('prints an API error as JSON on stderr and exits 1', async () => {
+    rec.enqueue('POST /api/m2m/v1/devices/actions/suspend', {
+      status: 400,
+      body: { errorCode: 'INVALID_PARAMETER', errorMessage: 'Invalid account name' },
+    });
+    const r = await fleetbook(['call', 'devices.suspend', '--body', JSON.stringify(body)], env);
+    expect(r.code).to.equal(1);
+    expect(r.stdout).to.equal('');
+    const err = JSON.parse(r.stderr) as Record<string, unknown>;
+    expect(err).to.include({
+      status: 400,
+      code: 'INVALID_PARAMETER',
+      message: 'Invalid account name',
+      action: 'devices.suspend',
+      retryClass: 'permanent',
+    });
+  });
+
+  it('rejects an input that fails the schema with every problem and its JSON path, exit 2, nothing sent', async () => {
+    const bad = { accountName: '123', deviceList: [{ id: '1', kind: 'imei' }], cacheMode: '5' };
+    const r = await fleetbook(['call', 'location.createReport', '--body', JSON.stringify(bad)], env);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.include('/accountName');
+    expect(r.stderr).to.include('/deviceList/0/id');
+    expect(r.stderr).to.include('/cacheMode: cacheMode must be one of "0", "1", "2"');
+    expect(rec.requests).to.have.length(0);
+  });
+
+  it('names close actions for an unknown one and exits 2', async () => {
+    const r = await fleetbook(['call', 'devices.suspnd', '--body', '{}'], env);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.include('unknown action `devices.suspnd`');
+    expect(r.stderr).to.include('`devices.suspend`');
+    expect(rec.requests).to.have.length(0);
+  });
+
+  it('exits 2 on malformed JSON and on --body with --body-file', async () => {
+    expect((await fleetbook(['call', 'devices.suspend', '--body', '{nope'], env)).code).to.equal(2);
+    expect(
+      (await fleetbook(['call', 'devices.suspend', '--body', '{}', '--body-file', 'x.json'], env)).code,
+    ).to.equal(2);
+    expect(rec.requests).to.have.length(0);
+  });
+
+  it('never shows the password, even when the login is refused', async () => {
+    await rec.close();
+    rec = await Recorder.start({ username: 'ops', password: 'the-right-password' });
+    const r = await fleetbook(['call', 'devices.suspend', '--body', JSON.stringify(body)], {
+      ...env,
+      FLEETBOOK_API_URL: rec.baseUrl,
+      FLEETBOOK_LOG_LEVEL: 'debug',
+    });
+    expect(r.code).to.equal(1);
+    expect(JSON.parse(r.stderr.trim().split('\n').pop() as string)).to.include({
+      code: 'FB_LOGIN',
+      retryClass: 'permanent',
+    });
+    expect(r.stderr + r.stdout).not.to.include('pw-cli-test-secret');
+    expect(rec.requestsTo('/api/m2m/v1/session/login')).to.have.length(1);
+  });
+});
