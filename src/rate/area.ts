@@ -6,8 +6,9 @@
  *   timer that fires late costs no throughput (the next start catches up) and the stream stays smooth.
  * - A sliding-window log is the hard bound: a start waits until fewer than `rate` starts lie in the last
  *   `windowMs`. That holds for every window, not only for aligned ones, whatever the timers do.
- * - A 429 pauses the area for its Retry-After and halves the rate (multiplicative decrease). Each window
- *   without a 429 gives back a twentieth of the budget (additive increase) until it is whole again.
+ * - A 429 pauses the area for its Retry-After and halves the rate (multiplicative decrease, at most once per
+ *   window). Each window without a 429 gives back a twentieth of the budget (additive increase) until it is
+ *   whole again.
  */
 import PQueue from 'p-queue';
 import { systemClock, type Clock } from '../clock.js';
@@ -41,6 +42,7 @@ export class AreaBudget {
   /** When the next start is due by the spacing schedule. */
   private nextAt = 0;
   private lastChange = 0;
+  private lastDecrease = -Infinity;
   /** Serialises the gate so that starts are granted in arrival order. */
   private gate: Promise<void> = Promise.resolve();
   /** Counters for metrics and tests. */
@@ -83,12 +85,18 @@ export class AreaBudget {
     }) as Promise<T>;
   }
 
-  /** A 429: pause the area for `retryAfterMs` and halve its rate. */
+  /**
+   * A 429: pause the area for `retryAfterMs` and halve its rate, at most once per window: the 429s of requests
+   * that were in flight together are one signal of congestion, not one each.
+   */
   throttled(retryAfterMs: number | undefined): void {
     const now = this.clock.now();
     this.stats.throttled++;
     this.pausedUntil = Math.max(this.pausedUntil, now + (retryAfterMs ?? 1000));
-    this.rate = Math.max(this.min, this.rate / 2);
+    if (now - this.lastDecrease >= this.windowMs) {
+      this.rate = Math.max(this.min, this.rate / 2);
+      this.lastDecrease = now;
+    }
     this.lastChange = now;
   }
 

@@ -164,7 +164,8 @@ describe('429 with Retry-After', () => {
     expect((err as ApiError).retryAfterMs).to.equal(1000);
     expect(seen).to.have.length(5);
     for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!).to.be.at.least(1000);
-    // Halved on each 429, but never below the floor of 1 request per second.
-    expect(client.areas.loc.currentRate).to.equal(Math.max(1, RATE / 2 ** 5));
+    // Halved at most once per 1,010 ms window: 429s a second apart may share a window. Never below the floor.
+    expect(client.areas.loc.currentRate).to.be.at.most(RATE / 2 ** 3);
+    expect(client.areas.loc.currentRate).to.be.at.least(Math.max(1, RATE / 2 ** 5));
   });
 });
