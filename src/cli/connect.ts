@@ -4,17 +4,22 @@
  */
 import type { ClientOptions } from '../api/client.js';
 import type { Config } from '../config.js';
-import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 
 export interface Target {
   options: ClientOptions;
-  /** The embedded emulator's URL when one was started. */
+  /** The embedded emulator's base URL when one was started. */
   emulatorUrl?: string;
   close(): Promise<void>;
 }
 
-export async function connect(config: Config, _logger: Logger): Promise<Target> {
+/**
+ * Simulated seconds per real second of the embedded emulator: a location report estimated at a few minutes
+ * completes in a few seconds, so that `fleetbook run` on a fresh clone shows a whole report.
+ */
+export const EMBEDDED_TIME_SCALE = 60;
+
+export async function connect(config: Config, logger: Logger): Promise<Target> {
   const rates = { requestsPerSecond: config.requestsPerSecond, concurrency: config.concurrency };
   const areaRates = { m2m: rates, loc: rates, subsc: rates, dm: rates, oauth: rates };
   if (config.apiUrl) {
@@ -26,7 +31,22 @@ export async function connect(config: Config, _logger: Logger): Promise<Target> 
     if (config.password) options.password = config.password;
     return { options, close: async () => undefined };
   }
-  throw new ConfigError(
-    'no API URL: set FLEETBOOK_API_URL or pass --api-url (e.g. http://127.0.0.1:8080/api)',
-  );
+  const { startEmulator } = await import('../emulator/index.js');
+  const emu = await startEmulator({ timeScale: EMBEDDED_TIME_SCALE });
+  logger.info('no FLEETBOOK_API_URL: using an embedded emulator', { url: emu.baseUrl });
+  const d = emu.defaults;
+  // The emulator is local: its budget is the machine's, not a carrier's.
+  const local = { requestsPerSecond: 10_000, concurrency: 64 };
+  return {
+    options: {
+      baseUrl: emu.baseUrl,
+      clientId: d.clientId,
+      clientSecret: d.clientSecret,
+      username: d.username,
+      password: d.password,
+      rates: { m2m: local, loc: local, subsc: local, dm: local, oauth: local },
+    },
+    emulatorUrl: emu.baseUrl,
+    close: () => emu.close(),
+  };
 }

@@ -62,6 +62,46 @@ export async function main(argv: string[]): Promise<number> {
       setCode(await (await import('./call.js')).runCall(action, flags)),
     );
   program
+    .command('run')
+    .description('Run a playbook now. Without FLEETBOOK_API_URL, against an embedded emulator.')
+    .argument('<playbook>', 'the playbook file')
+    .option('--input <key=value>', 'an input (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--dry-run', 'make the read-only calls, none of the mutating ones, and report what they would do')
+    .option('--json', 'print the run summary as JSON on stdout')
+    .action(async (file: string, flags: { input?: string[]; dryRun?: boolean; json?: boolean }) =>
+      setCode(await (await import('./run.js')).runCommand(file, flags)),
+    );
+  program
+    .command('runs')
+    .description('Run history and per-device outcomes: `runs list`, `runs show ID [--devices]`.')
+    .argument('[sub]', 'list (default) or show')
+    .argument('[id]', 'the run id, for show')
+    .option('--devices', 'with show: every device outcome')
+    .option('--json', 'as JSON')
+    .action(
+      async (sub: string | undefined, id: string | undefined, flags: { json?: boolean; devices?: boolean }) =>
+        setCode((await import('./run.js')).runsCommand(sub, id, flags)),
+    );
+  program
+    .command('emulator')
+    .description('Start the service emulator (prints its URL, credentials and accounts).')
+    .option('--port <n>', 'port', '8080')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--seed <s>', 'seed of the world: the same seed gives the same data')
+    .option('--accounts <n>', 'number of accounts')
+    .option('--devices-per-account <n>', 'devices per account')
+    .option('--time-scale <x>', 'simulated seconds per real second (0: only the control API moves time)')
+    .action(
+      async (flags: {
+        port: string;
+        host: string;
+        seed?: string;
+        accounts?: string;
+        devicesPerAccount?: string;
+        timeScale?: string;
+      }) => setCode(await (await import('./run.js')).emulatorCommand(flags)),
+    );
+  program
     .command('actions')
     .description('List every action with its method and path.')
     .option('--json', 'as JSON')

@@ -13,7 +13,7 @@
  * their callback payload (ARCHITECTURE.md).
  */
 import { account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
-import { ACTIVE, PENDING, SUSPENDED } from './devices.js';
+import { ACTIVE, DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { E } from './errors.js';
 import { notify } from './listeners.js';
 import { MB, type AccountInfo, type Plan } from './seed.js';
@@ -248,10 +248,14 @@ function compare(comparator: string, value: number, threshold: number): boolean 
   return value > threshold;
 }
 
-/** Devices of an account on a plan. */
+/** Devices of an account in service on a plan: pending and deactivated devices are not. */
 function onPlan(st: EmulatorState, a: AccountInfo, code: string): number[] {
   const out: number[] = [];
-  for (const n of st.devices.inOrder(a.index)) if (st.devices.planOf(n) === code) out.push(n);
+  const store = st.devices;
+  for (const n of store.inOrder(a.index)) {
+    const s = store.stateCode(n);
+    if (s !== PENDING && s !== DEACTIVE && store.planOf(n) === code) out.push(n);
+  }
   return out;
 }
 
@@ -439,10 +443,8 @@ function activate(core: Core, act: Activation): void {
       ((action.changePlanDetails as Json | undefined)?.toCarrierServicePlanCode as string | undefined) ??
       ((action.agingDetails as Json | undefined)?.toCarrierServicePlanCode as string | undefined);
     if (to)
-      for (const n of act.devices) {
-        if (store.stateCode(n) === PENDING) continue;
+      for (const n of act.devices)
         if (store.setPlan(n, to, act.at)) st.mutated(n, 'triggers.changePlan', t.triggerId);
-      }
   }
   const n = t.notification;
   const alert = alertPayload(st, act);

@@ -104,7 +104,7 @@ const WaitEvent = closed({
  * The step kinds. `nested` is the schema of a step inside another (rescue steps, forEach and parallel bodies):
  * a reference for the whole-playbook schema, any object for the loader, which checks nested steps one by one.
  */
-function stepKinds(nested: Type.TSchema, uses: Type.TSchema) {
+function stepKinds<N extends Type.TSchema, U extends Type.TSchema>(nested: N, uses: U) {
   const common = {
     id: StepId,
     name: Type.Optional(Type.String()),
@@ -263,8 +263,26 @@ const Defs = Type.Cyclic(
   },
   'Playbook',
 );
-export type Playbook = Type.Static<typeof Defs>;
-export type Step = Playbook['steps'][number];
+/**
+ * The TypeScript types, from the same schemas as the loader uses. TypeBox's recursive static types degrade to
+ * `unknown` under heavy instantiation, so nested steps are typed here instead of through the cyclic schema.
+ */
+type Kinds = typeof STEP_SCHEMAS;
+type Nested<T> =
+  T extends Record<string, unknown>
+    ? {
+        [K in keyof T]: K extends 'steps' | 'parallel' | 'onError'
+          ? T[K] extends unknown[]
+            ? Step[]
+            : T[K] | Step[]
+          : Nested<T[K]>;
+      }
+    : T;
+export type Step = { [K in keyof Kinds]: Nested<Type.Static<Kinds[K]>> }[keyof Kinds];
+export type Playbook = Omit<Type.Static<typeof PLAYBOOK_TOP>, 'steps' | 'finally'> & {
+  steps: Step[];
+  finally?: Step[];
+};
 
 /** An action schema with an expression allowed in place of any value. */
 export function allowExpressions(schema: unknown): unknown {

@@ -1,0 +1,113 @@
+/** The engine actions: steps that do not call the service (their schemas are in engine.ts). */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, extname } from 'node:path';
+import { request } from 'undici';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import { parseDuration } from '../playbook/duration.js';
+import type { LedgerRow, Store } from '../store/store.js';
+import { redactValue } from '../util/secrets.js';
+
+type Json = Record<string, unknown>;
+
+export interface EngineContext {
+  store: Store;
+  runId: string;
+  playbook: string;
+  logger: Logger;
+  clock: Clock;
+  /** Per-device results of this run, of one step or of all. */
+  ledger(step?: string): LedgerRow[];
+}
+
+export async function runEngineAction(action: string, input: Json, c: EngineContext): Promise<unknown> {
+  switch (action) {
+    case 'log': {
+      const level = (input.level as 'debug' | 'info' | 'warn' | 'error' | undefined) ?? 'info';
+      c.logger[level](String(input.message), (input.fields as Json | undefined) ?? {});
+      return { message: input.message };
+    }
+    case 'notify.webhook': {
+      const res = await request(String(input.url), {
+        method: (input.method as 'POST' | 'PUT' | undefined) ?? 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...((input.headers as Record<string, string> | undefined) ?? {}),
+        },
+        body: JSON.stringify(input.body ?? {}),
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
+      const text = await res.body.text();
+      if (res.statusCode >= 300)
+        throw new Error(`notify.webhook: HTTP ${res.statusCode} from the webhook: ${text.slice(0, 200)}`);
+      return { status: res.statusCode };
+    }
+    case 'report.write': {
+      const path = String(input.path);
+      const format =
+        (input.format as string | undefined) ?? (extname(path).toLowerCase() === '.json' ? 'json' : 'csv');
+      const rows = c.ledger(input.step as string | undefined);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(
+        path,
+        format === 'json' ? `${JSON.stringify(redactValue(rows), null, 2)}\n` : toCsv(rows),
+      );
+      c.logger.info('report written', { path, rows: rows.length, format });
+      return { path, rows: rows.length, format };
+    }
+    case 'ledger.query': {
+      const errors =
+        input.error === undefined
+          ? undefined
+          : Array.isArray(input.error)
+            ? input.error.map(String)
+            : [String(input.error)];
+      const since = typeof input.since === 'string' ? parseDuration(input.since) : undefined;
+      const rows = c.store.queryLedger({
+        playbook: (input.playbook as string | undefined) ?? c.playbook,
+        ...(input.step !== undefined ? { step: String(input.step) } : {}),
+        ...(input.outcome !== undefined ? { outcome: input.outcome as LedgerRow['outcome'] } : {}),
+        ...(errors ? { errorTypes: errors } : {}),
+        ...(input.runs === undefined || input.runs === 'last'
+          ? { lastRuns: 1 }
+          : { lastRuns: Number(input.runs) }),
+        ...(since !== undefined ? { since: new Date(c.clock.now() - since).toISOString() } : {}),
+      });
+      // Of the runs asked for, never this one: it has not finished.
+      const devices = rows
+        .filter((r) => r.runId !== c.runId)
+        .map((r) => ({
+          id: r.deviceId,
+          kind: r.kind,
+          outcome: r.outcome,
+          error: r.errorType,
+          runId: r.runId,
+          step: r.step,
+        }));
+      return { count: devices.length, devices };
+    }
+    default:
+      throw new Error(`unknown engine action ${action}`);
+  }
+}
+
+const COLUMNS = [
+  'runId',
+  'step',
+  'deviceId',
+  'kind',
+  'outcome',
+  'errorType',
+  'errorClass',
+  'attempts',
+  'at',
+] as const;
+
+function toCsv(rows: LedgerRow[]): string {
+  const cell = (v: unknown) => {
+    const s = v === undefined || v === null ? '' : String(v);
+    return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  return [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((k) => cell(r[k])).join(','))].join('\n') + '\n';
+}

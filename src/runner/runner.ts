@@ -1,0 +1,935 @@
+/**
+ * The runner: walks a playbook's steps for one run, with their control flow, retries and per-device policy,
+ * records every device outcome in the ledger, and checkpoints after each step and each fan-out batch.
+ * See src/runner/ARCHITECTURE.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { CATALOG, isAction, type Operation } from '../api/catalog.js';
+import type { ApiClient } from '../api/client.js';
+import { MAX_REPORT_DEVICES } from '../api/schemas/location.js';
+import { systemClock, type Clock } from '../clock.js';
+import { ApiError, FleetbookError, NetworkError } from '../errors.js';
+import { render } from '../expressions/template.js';
+import { silentLogger, type Logger } from '../log.js';
+import { parseDuration } from '../playbook/duration.js';
+import type { Playbook, Step } from '../playbook/schema.js';
+import { fullJitter } from '../rate/backoff.js';
+import type {
+  DeviceCounts,
+  DeviceResult,
+  RunSummary,
+  StepStatus,
+  StepSummary,
+  Store,
+} from '../store/store.js';
+import { runEngineAction } from '../actions/executors.js';
+import {
+  appliedFilter,
+  devicesOf,
+  identifiersOf,
+  locationResult,
+  withDevices,
+  type DeviceRef,
+} from './devices.js';
+
+type Json = Record<string, unknown>;
+
+/** Waits for callback events (the daemon provides one; `fleetbook run` has none, so waits fall back to polling). */
+export interface EventSource {
+  wait(service: string, match: (event: unknown) => boolean, signal: AbortSignal): Promise<unknown>;
+}
+
+export interface Progress {
+  devicesDone: number;
+  devicesTotal: number;
+  calls: number;
+  errors: number;
+  step: string;
+}
+
+export interface RunOptions {
+  client: ApiClient;
+  store: Store;
+  clock?: Clock;
+  logger?: Logger;
+  /** Inputs as given (`--input k=v` strings are coerced to the declared types). */
+  inputs?: Record<string, unknown>;
+  event?: unknown;
+  trigger?: Json;
+  /** Make the read-only calls, none of the mutating ones, and report what they would have done. */
+  dryRun?: boolean;
+  runId?: string;
+  secrets?: Record<string, string>;
+  env?: Record<string, string>;
+  /** Polling interval of report status and poll fallbacks when the step does not set one. @default 5000 */
+  pollIntervalMs?: number;
+  events?: EventSource;
+  onProgress?: (p: Progress) => void;
+  signal?: AbortSignal;
+}
+
+/** A failure that ends a step: its message is what the summary shows. */
+export class StepError extends Error {
+  constructor(
+    message: string,
+    readonly selector: string[] = [],
+  ) {
+    super(message);
+    this.name = 'StepError';
+  }
+}
+
+/** A limit of `limits` would be exceeded: the run stops before the call. */
+export class LimitError extends StepError {}
+
+interface StepState {
+  status: StepStatus;
+  output: unknown;
+  items: unknown[];
+  devices: DeviceCounts;
+  error?: string;
+}
+
+interface Scope {
+  ctx: Json & { steps: Record<string, StepState>; vars: Json };
+  inLoop: boolean;
+  key: string;
+}
+
+const emptyCounts = (): DeviceCounts => ({ total: 0, succeeded: 0, failed: 0, skipped: 0, byError: {} });
+
+export function countDevices(results: Iterable<DeviceResult>): DeviceCounts {
+  const c = emptyCounts();
+  for (const r of results) {
+    c.total++;
+    c[r.outcome]++;
+    if (r.errorType && r.outcome !== 'succeeded') c.byError[r.errorType] = (c.byError[r.errorType] ?? 0) + 1;
+  }
+  return c;
+}
+
+function addCounts(into: DeviceCounts, c: DeviceCounts): void {
+  into.total += c.total;
+  into.succeeded += c.succeeded;
+  into.failed += c.failed;
+  into.skipped += c.skipped;
+  for (const [k, v] of Object.entries(c.byError)) into.byError[k] = (into.byError[k] ?? 0) + v;
+}
+
+/** Turns `--input k=v` strings into the declared types, applies defaults, and refuses unknown or missing inputs. */
+export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json {
+  const decls = pb.inputs ?? {};
+  const out: Json = {};
+  for (const k of Object.keys(given)) {
+    if (!(k in decls))
+      throw new StepError(`unknown input \`${k}\` (declared: ${Object.keys(decls).join(', ') || 'none'})`);
+  }
+  for (const [name, decl] of Object.entries(decls)) {
+    let v = given[name];
+    if (v === undefined) {
+      if (decl.default !== undefined) v = decl.default;
+      else if (decl.required) throw new StepError(`input \`${name}\` is required`);
+      else continue;
+    }
+    if (typeof v === 'string' && decl.type !== 'string') {
+      try {
+        v = decl.type === 'integer' || decl.type === 'number' ? Number(v) : JSON.parse(v);
+      } catch {
+        throw new StepError(`input \`${name}\` is not valid ${decl.type}: ${JSON.stringify(v)}`);
+      }
+    }
+    const ok =
+      (decl.type === 'string' && typeof v === 'string') ||
+      (decl.type === 'integer' && Number.isInteger(v)) ||
+      (decl.type === 'number' && typeof v === 'number' && Number.isFinite(v)) ||
+      (decl.type === 'boolean' && typeof v === 'boolean') ||
+      (decl.type === 'array' && Array.isArray(v)) ||
+      (decl.type === 'object' && v !== null && typeof v === 'object' && !Array.isArray(v));
+    if (!ok) throw new StepError(`input \`${name}\` must be of type ${decl.type}, got ${JSON.stringify(v)}`);
+    if (decl.enum && !decl.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) {
+      throw new StepError(
+        `input \`${name}\` must be one of ${decl.enum.map((e) => JSON.stringify(e)).join(', ')}`,
+      );
+    }
+    out[name] = v;
+  }
+  return out;
+}
+
+export async function runPlaybook(pb: Playbook, o: RunOptions): Promise<RunSummary> {
+  return new Run(pb, o).execute();
+}
+
+class Run {
+  private readonly id: string;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly summaries = new Map<string, StepSummary>();
+  private readonly planned = new Map<
+    string,
+    { step: string; action: string; calls: number; devices: number }
+  >();
+  private readonly mutated = new Set<string>();
+  private readonly fleet = new Map<string, number>();
+  private readonly progress: Progress = { devicesDone: 0, devicesTotal: 0, calls: 0, errors: 0, step: '' };
+  private startedAt = '';
+
+  constructor(
+    private readonly pb: Playbook,
+    private readonly o: RunOptions,
+  ) {
+    this.id = o.runId ?? randomUUID();
+    this.clock = o.clock ?? systemClock;
+    this.log = (o.logger ?? silentLogger).child({ runId: this.id, playbook: pb.name });
+  }
+
+  async execute(): Promise<RunSummary> {
+    this.startedAt = new Date(this.clock.now()).toISOString();
+    const { store } = this.o;
+    let inputs: Json = {};
+    let error: string | undefined;
+    try {
+      inputs = coerceInputs(this.pb, this.o.inputs ?? {});
+    } catch (e) {
+      error = (e as Error).message;
+    }
+    store.createRun({
+      id: this.id,
+      playbook: this.pb.name,
+      status: 'running',
+      trigger: this.o.trigger ?? { type: 'manual' },
+      inputs,
+      startedAt: this.startedAt,
+    });
+    this.log.info('run started', { dryRun: Boolean(this.o.dryRun) });
+    const scope: Scope = {
+      ctx: {
+        event: this.o.event ?? {},
+        inputs,
+        vars: {},
+        steps: {},
+        run: {
+          id: this.id,
+          playbook: this.pb.name,
+          startedAt: this.startedAt,
+          date: this.startedAt.slice(0, 10),
+          dryRun: Boolean(this.o.dryRun),
+        },
+        secrets: this.o.secrets ?? {},
+        env: this.o.env ?? {},
+      },
+      inLoop: false,
+      key: '',
+    };
+    let cancelled = false;
+    if (error === undefined) {
+      try {
+        scope.ctx.vars = render(this.pb.vars ?? {}, scope.ctx) as Json;
+        await this.steps(this.pb.steps, scope);
+      } catch (e) {
+        error = (e as Error).message;
+        cancelled = Boolean(this.o.signal?.aborted);
+      }
+      if (this.pb.finally) {
+        try {
+          await this.steps(this.pb.finally, scope);
+        } catch (e) {
+          error ??= (e as Error).message;
+        }
+      }
+    }
+    const summary = this.summary(
+      error === undefined ? 'succeeded' : cancelled ? 'cancelled' : 'failed',
+      error,
+    );
+    store.updateRun(this.id, {
+      status: summary.status,
+      endedAt: summary.endedAt as string,
+      summary,
+      ...(error ? { error } : {}),
+    });
+    this.log.info('run ended', { status: summary.status, ...(error ? { error } : {}) });
+    return summary;
+  }
+
+  private summary(status: RunSummary['status'], error?: string): RunSummary {
+    const devices = emptyCounts();
+    const steps = [...this.summaries.values()];
+    for (const s of steps) addCounts(devices, s.devices);
+    return {
+      runId: this.id,
+      playbook: this.pb.name,
+      status,
+      startedAt: this.startedAt,
+      endedAt: new Date(this.clock.now()).toISOString(),
+      ...(this.o.dryRun ? { dryRun: true, planned: [...this.planned.values()] } : {}),
+      ...(error ? { error } : {}),
+      steps,
+      devices,
+    };
+  }
+
+  // ── control flow ──────────────────────────────────────────────────────────────────────────────
+
+  private async steps(list: Step[], scope: Scope): Promise<void> {
+    for (const step of list) {
+      this.o.signal?.throwIfAborted();
+      await this.step(step, scope);
+    }
+  }
+
+  private async step(step: Step, scope: Scope): Promise<void> {
+    const key = `${scope.key}${step.id}`;
+    const sum = this.stepSummary(step.id);
+    if (
+      step.if !== undefined &&
+      !truthy(step.if === true || step.if === false ? step.if : render(step.if, scope.ctx, scope.inLoop))
+    ) {
+      scope.ctx.steps[step.id] = { status: 'skipped', output: null, items: [], devices: emptyCounts() };
+      if (sum.status === 'running') sum.status = 'skipped';
+      return;
+    }
+    this.progress.step = step.id;
+    this.log.info('step started', { step: step.id });
+    let state: StepState;
+    try {
+      state = await this.withTimeout(step, (signal) => this.run(step, scope, signal));
+    } catch (e) {
+      const message = errorMessage(e);
+      const failed: StepState = {
+        status: 'failed',
+        output: null,
+        items: [],
+        devices: emptyCounts(),
+        error: message,
+      };
+      scope.ctx.steps[step.id] = failed;
+      sum.status = 'failed';
+      sum.error = message;
+      this.progress.errors++;
+      this.o.store.saveStep(this.id, key, { status: 'failed', error: message });
+      this.log.warn('step failed', { step: step.id, error: message });
+      if (e instanceof LimitError || this.o.signal?.aborted) throw e;
+      if (step.onError === 'continue') return;
+      if (Array.isArray(step.onError)) {
+        await this.steps(step.onError as Step[], scope);
+        return;
+      }
+      throw new StepError(`step \`${step.id}\` failed: ${message}`);
+    }
+    scope.ctx.steps[step.id] = state;
+    if (sum.status !== 'failed') sum.status = state.status;
+    if (state.error) sum.error = state.error;
+    // A forEach shows its body's devices to expressions; the body's own steps already count them.
+    if (!('forEach' in step)) addCounts(sum.devices, state.devices);
+    this.o.store.saveStep(this.id, key, {
+      status: state.status,
+      devices: state.devices,
+      output: boundedOutput(state.output),
+    });
+    this.log.info('step ended', { step: step.id, status: state.status, devices: state.devices });
+  }
+
+  private stepSummary(id: string): StepSummary {
+    let s = this.summaries.get(id);
+    if (!s) {
+      s = { id, status: 'running', attempts: 0, calls: 0, devices: emptyCounts() };
+      this.summaries.set(id, s);
+    }
+    return s;
+  }
+
+  private async withTimeout<T>(step: Step, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const signals = [this.o.signal].filter((s): s is AbortSignal => Boolean(s));
+    const ms = step.timeout ? parseDuration(step.timeout) : undefined;
+    if (ms === undefined) return fn(signals.length ? AbortSignal.any(signals) : new AbortController().signal);
+    const timer = new AbortController();
+    const t = setTimeout(
+      () => timer.abort(new StepError(`timed out after ${step.timeout}`, ['timeout'])),
+      ms,
+    );
+    try {
+      return await Promise.race([
+        fn(AbortSignal.any([...signals, timer.signal])),
+        new Promise<never>((_, reject) =>
+          timer.signal.addEventListener('abort', () => reject(timer.signal.reason as Error), { once: true }),
+        ),
+      ]);
+    } finally {
+      clearTimeout(t);
+    }
+  }
+
+  private async run(step: Step, scope: Scope, signal: AbortSignal): Promise<StepState> {
+    if ('uses' in step) return this.uses(step, scope, signal);
+    if ('forEach' in step) return this.forEach(step, scope);
+    if ('parallel' in step) {
+      await Promise.all(step.parallel.map((s) => this.step(s as Step, scope)));
+      return done(null);
+    }
+    if ('set' in step) {
+      for (const [k, v] of Object.entries(step.set)) scope.ctx.vars[k] = render(v, scope.ctx, scope.inLoop);
+      return done(null);
+    }
+    if ('fail' in step) {
+      const msg = typeof step.fail === 'string' ? step.fail : step.fail.message;
+      throw new StepError(String(render(msg, scope.ctx, scope.inLoop)));
+    }
+    if ('wait' in step) return this.wait(step, scope, signal);
+    throw new StepError('unknown step kind');
+  }
+
+  private async forEach(step: Extract<Step, { forEach: unknown }>, scope: Scope): Promise<StepState> {
+    const fe = step.forEach;
+    const items = render(fe.items, scope.ctx, scope.inLoop);
+    if (!Array.isArray(items)) throw new StepError(`forEach.items must be a list, got ${typeof items}`);
+    const units: unknown[] = [];
+    if (fe.batchSize)
+      for (let i = 0; i < items.length; i += fe.batchSize) units.push(items.slice(i, i + fe.batchSize));
+    else units.push(...items);
+    const devices = emptyCounts();
+    let failed = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < units.length) {
+        const index = next++;
+        const child: Scope = {
+          ctx: { ...scope.ctx, steps: { ...scope.ctx.steps }, item: units[index], index },
+          inLoop: true,
+          key: `${scope.key}${step.id}[${index}]/`,
+        };
+        try {
+          await this.steps(fe.steps as Step[], child);
+        } catch (e) {
+          if (e instanceof LimitError || this.o.signal?.aborted) throw e;
+          failed++;
+        }
+        for (const s of fe.steps as Step[]) {
+          const st = child.ctx.steps[s.id];
+          if (st && st !== scope.ctx.steps[s.id]) addCounts(devices, st.devices);
+        }
+        this.o.store.saveStep(this.id, `${scope.key}${step.id}[${index}]`, { status: 'done' });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(fe.concurrency ?? 1, units.length || 1) }, worker));
+    const percent = units.length ? (failed / units.length) * 100 : 0;
+    const output = { iterations: units.length, failed };
+    if (percent > (fe.toleratedFailurePercent ?? 0)) {
+      throw new StepError(
+        `${failed} of ${units.length} iterations failed (${percent.toFixed(1)} %, tolerated ${fe.toleratedFailurePercent ?? 0} %)`,
+      );
+    }
+    // The inner steps' devices are already in their own summaries; the forEach reports them for expressions only.
+    return {
+      status: 'succeeded',
+      output,
+      items: [],
+      devices: { ...devices, byError: { ...devices.byError } },
+      ...(failed ? { error: `${failed} iteration(s) failed` } : {}),
+    };
+  }
+
+  private async wait(
+    step: Extract<Step, { wait: unknown }>,
+    scope: Scope,
+    signal: AbortSignal,
+  ): Promise<StepState> {
+    const w = step.wait;
+    if (typeof w === 'string') {
+      await this.clock.sleep(parseDuration(w) ?? 0, signal);
+      return done(null);
+    }
+    const timeoutMs = parseDuration(w.timeout) ?? 0;
+    const deadline = this.clock.now() + timeoutMs;
+    const stop = new AbortController();
+    const both = AbortSignal.any([signal, stop.signal]);
+    const match = (event: unknown) =>
+      w.event.match === undefined || truthy(render(w.event.match, { ...scope.ctx, event }, scope.inLoop));
+    const waiters: Promise<unknown>[] = [];
+    if (this.o.events) waiters.push(this.o.events.wait(w.event.service, match, both));
+    if (w.poll) {
+      const poll = w.poll;
+      waiters.push(
+        (async () => {
+          const interval =
+            (poll.interval ? parseDuration(poll.interval) : undefined) ?? this.o.pollIntervalMs ?? 5000;
+          for (;;) {
+            const input = render(poll.with ?? {}, scope.ctx, scope.inLoop) as Json;
+            const output = await this.callAction(step.id, poll.uses, input, both);
+            scope.ctx.steps[step.id] = { status: 'running', output, items: [], devices: emptyCounts() };
+            if (truthy(render(poll.until, scope.ctx, scope.inLoop))) return output;
+            if (this.clock.now() + interval > deadline)
+              throw new StepError(`timed out after ${w.timeout}`, ['timeout']);
+            await this.clock.sleep(interval, both);
+          }
+        })(),
+      );
+    }
+    waiters.push(
+      this.clock.sleep(timeoutMs, both).then(() => {
+        throw new StepError(`no ${w.event.service} event within ${w.timeout}`, ['timeout']);
+      }),
+    );
+    try {
+      return done(await Promise.race(waiters));
+    } finally {
+      stop.abort(new StepError('wait ended'));
+      await Promise.allSettled(waiters);
+    }
+  }
+
+  // ── actions ───────────────────────────────────────────────────────────────────────────────────
+
+  private async uses(
+    step: Extract<Step, { uses: unknown }>,
+    scope: Scope,
+    signal: AbortSignal,
+  ): Promise<StepState> {
+    const action = step.uses;
+    const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
+    if (!isAction(action)) {
+      const output = await runEngineAction(action, input, {
+        store: this.o.store,
+        runId: this.id,
+        playbook: this.pb.name,
+        logger: this.log,
+        clock: this.clock,
+        ledger: (stepId) => this.o.store.deviceResults(this.id, stepId),
+      });
+      return done(output);
+    }
+    const op: Operation = CATALOG[action];
+    const devices = devicesOf(action, input);
+    if (op.mutating) {
+      await this.checkLimits(step, devices, input);
+      if (this.o.dryRun) {
+        const p = this.planned.get(step.id) ?? { step: step.id, action, calls: 0, devices: 0 };
+        p.calls +=
+          action === 'location.createReport'
+            ? Math.max(1, Math.ceil(devices.length / MAX_REPORT_DEVICES))
+            : 1;
+        p.devices += devices.length;
+        this.planned.set(step.id, p);
+        const results = devices.map<DeviceResult>((d) => ({
+          deviceId: d.id,
+          kind: d.kind,
+          outcome: 'skipped',
+          errorType: 'DRY RUN',
+          attempts: 0,
+        }));
+        return {
+          status: 'planned',
+          output: null,
+          items: results.map(item),
+          devices: { ...countDevices(results), byError: {} },
+        };
+      }
+    }
+    if (action === 'location.createReport' || action === 'location.locate')
+      return this.locationStep(step, scope, input, devices, signal);
+    if (appliedFilter(action, input) && devices.length)
+      return this.deviceStateStep(step, input, devices, signal);
+    const { value, attempts } = await this.retrying(step, op, signal, () =>
+      this.callAction(step.id, action, input, signal),
+    );
+    this.stepSummary(step.id).attempts += attempts;
+    if (action === 'devices.list') {
+      const kind =
+        typeof (input.filter as Json | undefined)?.kind === 'string'
+          ? String((input.filter as Json).kind).toLowerCase()
+          : undefined;
+      const listed = ((value as Json).devices as Json[]).map((d) => {
+        const ids = (d.deviceIds as Json[]) ?? [];
+        const pick = (kind && ids.find((x) => String(x.kind).toLowerCase() === kind)) || ids[0] || {};
+        return { id: String(pick.id), kind: String(pick.kind).toLowerCase() };
+      });
+      return { status: 'succeeded', output: value, items: listed, devices: emptyCounts() };
+    }
+    if (devices.length) {
+      const results = devices.map<DeviceResult>((d) => ({
+        deviceId: d.id,
+        kind: d.kind,
+        outcome: 'succeeded',
+        attempts,
+      }));
+      return this.finishDevices(step.id, value, results);
+    }
+    return done(value);
+  }
+
+  /** One logical API call, counted for the step and the progress line. */
+  private async callAction(
+    stepId: string,
+    action: string,
+    input: Json,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    this.stepSummary(stepId).calls++;
+    this.progress.calls++;
+    this.report();
+    return this.o.client.callByName(action, input, signal ? { signal } : {});
+  }
+
+  /** Step-level retry of a whole call, for errors its `retry.on` selects. */
+  private async retrying<T>(
+    step: Step,
+    op: Operation,
+    signal: AbortSignal,
+    fn: () => Promise<T>,
+  ): Promise<{ value: T; attempts: number }> {
+    const policy = retryPolicy(step);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return { value: await fn(), attempts: attempt };
+      } catch (e) {
+        // A call that may have acted is never repeated blindly (see deviceStateStep for reconciliation).
+        const unknown = unknownOutcome(e) && !op.retrySafe;
+        if (unknown || attempt >= policy.maxAttempts || !selects(policy.on, e)) throw e;
+        await this.clock.sleep(policy.delay(attempt), signal);
+      }
+    }
+  }
+
+  /**
+   * A device-state action (suspend, restore, activate, deactivate, plan change). An answer lost after the
+   * service may have acted is reconciled by reading which devices are already in the target state; only the
+   * others are sent again, so no device is changed twice.
+   */
+  private async deviceStateStep(
+    step: Extract<Step, { uses: unknown }>,
+    input: Json,
+    devices: DeviceRef[],
+    signal: AbortSignal,
+  ): Promise<StepState> {
+    const action = step.uses;
+    const policy = retryPolicy(step);
+    const results = new Map<string, DeviceResult>();
+    let remaining = new Set(devices.map((d) => d.id));
+    const kindOf = new Map(devices.map((d) => [d.id, d.kind]));
+    let output: unknown = null;
+    let lastError: unknown;
+    for (let attempt = 1; remaining.size; attempt++) {
+      try {
+        output = await this.callAction(step.id, action, withDevices(input, remaining), signal);
+        for (const id of remaining)
+          results.set(id, {
+            deviceId: id,
+            kind: kindOf.get(id) ?? '',
+            outcome: 'succeeded',
+            attempts: attempt,
+          });
+        remaining = new Set();
+        lastError = undefined;
+        break;
+      } catch (e) {
+        lastError = e;
+        if (unknownOutcome(e)) {
+          const applied = await this.reconcile(step.id, action, input, remaining, signal);
+          for (const id of applied) {
+            results.set(id, {
+              deviceId: id,
+              kind: kindOf.get(id) ?? '',
+              outcome: 'succeeded',
+              attempts: attempt,
+            });
+            remaining.delete(id);
+          }
+          this.log.info('reconciled an unknown outcome', {
+            step: step.id,
+            applied: applied.size,
+            remaining: remaining.size,
+          });
+          if (!remaining.size) {
+            lastError = undefined;
+            break;
+          }
+        }
+        if (attempt >= policy.maxAttempts || !selects(policy.on, e)) break;
+        await this.clock.sleep(policy.delay(attempt), signal);
+      }
+    }
+    this.stepSummary(step.id).attempts += 1;
+    for (const id of remaining) {
+      results.set(id, {
+        deviceId: id,
+        kind: kindOf.get(id) ?? '',
+        outcome: 'failed',
+        ...errorOf(lastError),
+        attempts: policy.maxAttempts,
+      });
+    }
+    const state = this.finishDevices(step.id, output, [...results.values()]);
+    if (lastError !== undefined) {
+      this.recordLedger(step.id, [...results.values()]);
+      throw lastError;
+    }
+    return state;
+  }
+
+  private async reconcile(
+    stepId: string,
+    action: string,
+    input: Json,
+    ids: Set<string>,
+    signal: AbortSignal,
+  ): Promise<Set<string>> {
+    const filter = appliedFilter(action, input);
+    const applied = new Set<string>();
+    this.stepSummary(stepId).calls++;
+    for await (const record of this.o.client.items(
+      'devices.list',
+      { accountName: input.accountName, filter },
+      { signal },
+    )) {
+      for (const id of identifiersOf(record as Json)) if (ids.has(id)) applied.add(id);
+    }
+    return applied;
+  }
+
+  /**
+   * Locate and location reports, with the per-device policy: devices that failed with the types a
+   * `devices.retry` rule names are sent again, alone, with the rule's arguments, up to its attempts.
+   */
+  private async locationStep(
+    step: Extract<Step, { uses: unknown }>,
+    scope: Scope,
+    input: Json,
+    devices: DeviceRef[],
+    signal: AbortSignal,
+  ): Promise<StepState> {
+    const byMsid = new Map(devices.map((d) => [d.id, d]));
+    const results = new Map<string, DeviceResult>();
+    const policy = step.devices ?? {};
+    const pass = async (passInput: Json, attempt: number): Promise<unknown> => {
+      const { value, attempts } = await this.retrying(
+        step,
+        CATALOG[step.uses as 'location.locate'],
+        signal,
+        async () => {
+          return this.callAction(step.id, step.uses, passInput, signal);
+        },
+      );
+      this.stepSummary(step.id).attempts += attempts;
+      if (step.uses === 'location.locate') {
+        for (const e of value as Json[]) {
+          const r = locationResult(e, byMsid, attempt);
+          results.set(r.deviceId, r);
+        }
+        return value;
+      }
+      const created = value as { reports: Json[] };
+      if (!step.wait && !step.devices) {
+        for (const d of devicesOf(step.uses, passInput))
+          results.set(d.id, { deviceId: d.id, kind: d.kind, outcome: 'succeeded', attempts: attempt });
+        return created;
+      }
+      await this.awaitReports(step, String(passInput.accountName), created.reports, signal);
+      for (const r of created.reports) {
+        for await (const e of this.o.client.items(
+          'location.getReport',
+          { accountName: passInput.accountName, txid: r.txid },
+          { signal },
+        )) {
+          const res = locationResult(e as Json, byMsid, attempt);
+          results.set(res.deviceId, res);
+        }
+        this.stepSummary(step.id).calls++;
+      }
+      return created;
+    };
+    let output = await pass(input, 1);
+    for (const rule of policy.retry ?? []) {
+      const types = new Set(rule.on);
+      for (let attempt = 2; attempt <= (rule.maxAttempts ?? 2); attempt++) {
+        const again = [...results.values()].filter(
+          (r) => r.outcome === 'failed' && r.errorType && types.has(r.errorType),
+        );
+        if (!again.length) break;
+        if (rule.delay) await this.clock.sleep(parseDuration(rule.delay) ?? 0, signal);
+        const overrides = render(rule.with ?? {}, scope.ctx, scope.inLoop) as Json;
+        this.log.info('retrying devices', { step: step.id, devices: again.length, on: rule.on, attempt });
+        output = await pass(
+          { ...withDevices(input, new Set(again.map((r) => r.deviceId))), ...overrides },
+          attempt,
+        );
+      }
+    }
+    const ignore = new Set(policy.ignore ?? []);
+    for (const r of results.values())
+      if (r.outcome === 'failed' && r.errorType && ignore.has(r.errorType)) r.outcome = 'skipped';
+    return this.finishDevices(step.id, output, [...results.values()]);
+  }
+
+  /** Polls each report's status until COMPLETED, or the step's wait timeout. */
+  private async awaitReports(
+    step: Extract<Step, { uses: unknown }>,
+    accountName: string,
+    reports: Json[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    const timeoutMs = (step.wait?.timeout ? parseDuration(step.wait.timeout) : undefined) ?? 2 * 3_600_000;
+    const interval =
+      (step.wait?.pollInterval ? parseDuration(step.wait.pollInterval) : undefined) ??
+      this.o.pollIntervalMs ??
+      5000;
+    const deadline = this.clock.now() + timeoutMs;
+    for (const r of reports) {
+      let status = String(r.status);
+      while (status !== 'COMPLETED') {
+        if (this.clock.now() + interval > deadline)
+          throw new StepError(`report ${String(r.txid)} not completed within ${step.wait?.timeout ?? '2h'}`, [
+            'timeout',
+          ]);
+        await this.clock.sleep(interval, signal);
+        const s = (await this.callAction(
+          step.id,
+          'location.getReportStatus',
+          { accountName, txid: r.txid },
+          signal,
+        )) as Json;
+        status = String(s.status);
+      }
+    }
+  }
+
+  private finishDevices(stepId: string, output: unknown, results: DeviceResult[]): StepState {
+    this.recordLedger(stepId, results);
+    const counts = countDevices(results);
+    this.progress.devicesDone += counts.total;
+    this.progress.devicesTotal = Math.max(this.progress.devicesTotal, this.progress.devicesDone);
+    this.progress.errors += counts.failed;
+    this.report();
+    return { status: 'succeeded', output, items: results.map(item), devices: counts };
+  }
+
+  private recordLedger(stepId: string, results: DeviceResult[]): void {
+    if (results.length)
+      this.o.store.recordDevices(this.id, stepId, results, new Date(this.clock.now()).toISOString());
+  }
+
+  private report(): void {
+    this.o.onProgress?.({ ...this.progress });
+  }
+
+  // ── limits ────────────────────────────────────────────────────────────────────────────────────
+
+  /** Stops the run before a mutating call that would take it past `limits` (playbook or step). */
+  private async checkLimits(
+    step: Extract<Step, { uses: unknown }>,
+    devices: DeviceRef[],
+    input: Json,
+  ): Promise<void> {
+    const limits = [this.pb.limits, step.limits].filter((l): l is NonNullable<typeof l> => Boolean(l));
+    if (!limits.length || !devices.length) return;
+    const after = new Set(this.mutated);
+    for (const d of devices) after.add(d.id);
+    for (const l of limits) {
+      if (l.maxDevices !== undefined && after.size > l.maxDevices) {
+        throw new LimitError(
+          `limits.maxDevices is ${l.maxDevices}: step \`${step.id}\` would bring this run to ${after.size} devices; nothing was sent`,
+        );
+      }
+      if (l.maxPercentOfFleet !== undefined && typeof input.accountName === 'string') {
+        const fleet = await this.fleetSize(input.accountName);
+        const pct = fleet ? (after.size / fleet) * 100 : 100;
+        if (pct > l.maxPercentOfFleet) {
+          throw new LimitError(
+            `limits.maxPercentOfFleet is ${l.maxPercentOfFleet} %: step \`${step.id}\` would bring this run to ${after.size} of the ${fleet} devices of ${input.accountName} (${pct.toFixed(1)} %); nothing was sent`,
+          );
+        }
+      }
+    }
+    for (const d of devices) this.mutated.add(d.id);
+  }
+
+  private async fleetSize(accountName: string): Promise<number> {
+    let n = this.fleet.get(accountName);
+    if (n === undefined) {
+      n = 0;
+      for await (const _ of this.o.client.items('devices.list', { accountName })) n++;
+      this.fleet.set(accountName, n);
+    }
+    return n;
+  }
+}
+
+// ── helpers ─────────────────────────────────────────────────────────────────────────────────────
+
+function done(output: unknown): StepState {
+  return { status: 'succeeded', output, items: [], devices: emptyCounts() };
+}
+
+function item(r: DeviceResult): Json {
+  return {
+    id: r.deviceId,
+    kind: r.kind,
+    outcome: r.outcome,
+    ...(r.errorType ? { error: r.errorType, errorClass: r.errorClass } : {}),
+    attempts: r.attempts,
+  };
+}
+
+function truthy(v: unknown): boolean {
+  return v !== false && v !== null && v !== undefined && v !== 0 && v !== '';
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Sent, and no answer that says whether the service acted. */
+function unknownOutcome(e: unknown): boolean {
+  if (e instanceof NetworkError) return e.sent;
+  return e instanceof ApiError && e.status >= 500 && e.status !== 503;
+}
+
+function errorOf(e: unknown): Pick<DeviceResult, 'errorType' | 'errorClass'> {
+  if (e instanceof ApiError) return { errorType: e.apiCode, errorClass: e.retryClass };
+  if (e instanceof NetworkError)
+    return { errorType: e.sent ? 'OUTCOME UNKNOWN' : 'NETWORK', errorClass: 'retryable' };
+  if (e instanceof FleetbookError) return { errorType: e.code, errorClass: e.retryClass };
+  return { errorType: 'ERROR', errorClass: 'permanent' };
+}
+
+interface RetryPolicy {
+  on: string[];
+  maxAttempts: number;
+  delay(attempt: number): number;
+}
+
+function retryPolicy(step: Step): RetryPolicy {
+  const r = step.retry;
+  const base = (r?.delay ? parseDuration(r.delay) : undefined) ?? 1000;
+  const cap = (r?.maxDelay ? parseDuration(r.maxDelay) : undefined) ?? 60_000;
+  return {
+    on: r?.on ?? ['retryable'],
+    maxAttempts: r ? (r.maxAttempts ?? 3) : 1,
+    delay: (attempt) => {
+      if (r?.backoff === 'fixed') return r.jitter === 'full' ? Math.floor(Math.random() * base) : base;
+      const o = { baseDelayMs: base, maxDelayMs: cap };
+      return r?.jitter === 'none' ? Math.min(cap, base * 2 ** (attempt - 1)) : fullJitter(attempt - 1, o);
+    },
+  };
+}
+
+/** Whether any of `selectors` (retry.on) matches an error. */
+export function selects(selectors: string[], e: unknown): boolean {
+  return selectors.some((s) => {
+    if (s === 'retryable') return e instanceof FleetbookError && e.retryClass === 'retryable';
+    if (s === 'network') return e instanceof NetworkError;
+    if (s === 'timeout') return e instanceof StepError && e.selector.includes('timeout');
+    if (e instanceof ApiError) {
+      const m = /^http\.([45])xx$/.exec(s);
+      if (m) return Math.floor(e.status / 100) === Number(m[1]);
+      if (/^http\.[0-9]{3}$/.test(s)) return e.status === Number(s.slice(5));
+      return e.apiCode === s;
+    }
+    return false;
+  });
+}
+
+/** A step output kept in a checkpoint only when it is small; large ones live in the ledger. */
+function boundedOutput(output: unknown): unknown {
+  const text = JSON.stringify(output ?? null);
+  return text.length <= 256 * 1024 ? output : { truncated: true, bytes: text.length };
+}

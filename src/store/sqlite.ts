@@ -1,0 +1,266 @@
+/**
+ * The embedded store on SQLite (better-sqlite3, WAL). Migrations are numbered and recorded in
+ * `PRAGMA user_version`; each runs once, in a transaction.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { DeviceResult, LedgerQuery, LedgerRow, RunRecord, Store } from './store.js';
+
+/** Schema migrations, in order. Never edit one that has shipped: add the next. */
+export const MIGRATIONS: string[] = [
+  `CREATE TABLE runs (
+     id TEXT PRIMARY KEY,
+     playbook TEXT NOT NULL,
+     status TEXT NOT NULL,
+     trigger_json TEXT,
+     inputs_json TEXT,
+     started_at TEXT NOT NULL,
+     ended_at TEXT,
+     summary_json TEXT,
+     error TEXT
+   );
+   CREATE INDEX runs_by_playbook ON runs (playbook, started_at);
+   CREATE TABLE run_steps (
+     run_id TEXT NOT NULL,
+     step_key TEXT NOT NULL,
+     state_json TEXT NOT NULL,
+     PRIMARY KEY (run_id, step_key)
+   );
+   CREATE TABLE device_results (
+     run_id TEXT NOT NULL,
+     step TEXT NOT NULL,
+     device_id TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     outcome TEXT NOT NULL,
+     error_type TEXT,
+     error_class TEXT,
+     attempts INTEGER NOT NULL,
+     at TEXT NOT NULL,
+     PRIMARY KEY (run_id, step, device_id)
+   );
+   CREATE INDEX device_results_by_device ON device_results (device_id);
+   CREATE INDEX device_results_by_error ON device_results (error_type);`,
+];
+
+interface RunRow {
+  id: string;
+  playbook: string;
+  status: string;
+  trigger_json: string | null;
+  inputs_json: string | null;
+  started_at: string;
+  ended_at: string | null;
+  summary_json: string | null;
+  error: string | null;
+}
+
+export class SqliteStore implements Store {
+  readonly db: Database.Database;
+
+  /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    // FULL: a commit is on disk before it returns, so an acknowledged checkpoint survives a power cut.
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  private migrate(): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    if (version > MIGRATIONS.length) {
+      throw new Error(
+        `the state database is at schema version ${version}, newer than this fleetbook (${MIGRATIONS.length}); upgrade fleetbook`,
+      );
+    }
+    MIGRATIONS.slice(version).forEach((sql, i) => {
+      this.db.transaction(() => {
+        this.db.exec(sql);
+        this.db.pragma(`user_version = ${version + i + 1}`);
+      })();
+    });
+  }
+
+  createRun(r: RunRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        r.id,
+        r.playbook,
+        r.status,
+        json(r.trigger),
+        json(r.inputs),
+        r.startedAt,
+        r.endedAt ?? null,
+        json(r.summary),
+        r.error ?? null,
+      );
+  }
+
+  updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
+    const sets: string[] = [];
+    const args: unknown[] = [];
+    if (p.status !== undefined) (sets.push('status = ?'), args.push(p.status));
+    if (p.endedAt !== undefined) (sets.push('ended_at = ?'), args.push(p.endedAt));
+    if (p.summary !== undefined) (sets.push('summary_json = ?'), args.push(json(p.summary)));
+    if (p.error !== undefined) (sets.push('error = ?'), args.push(p.error));
+    if (!sets.length) return;
+    this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+  }
+
+  getRun(id: string): RunRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row && toRun(row);
+  }
+
+  listRuns(opts: { playbook?: string; limit?: number } = {}): RunRecord[] {
+    const rows = (
+      opts.playbook
+        ? this.db
+            .prepare('SELECT * FROM runs WHERE playbook = ? ORDER BY started_at DESC, id DESC LIMIT ?')
+            .all(opts.playbook, opts.limit ?? 50)
+        : this.db
+            .prepare('SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT ?')
+            .all(opts.limit ?? 50)
+    ) as RunRow[];
+    return rows.map(toRun);
+  }
+
+  saveStep(runId: string, key: string, state: unknown): void {
+    this.db
+      .prepare(
+        `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
+         ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
+      )
+      .run(runId, key, JSON.stringify(state));
+  }
+
+  loadSteps(runId: string): Map<string, unknown> {
+    const rows = this.db
+      .prepare('SELECT step_key, state_json FROM run_steps WHERE run_id = ?')
+      .all(runId) as {
+      step_key: string;
+      state_json: string;
+    }[];
+    return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+  }
+
+  recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void {
+    const insert = this.db.prepare(
+      `INSERT INTO device_results (run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (run_id, step, device_id) DO UPDATE SET kind = excluded.kind, outcome = excluded.outcome,
+         error_type = excluded.error_type, error_class = excluded.error_class, attempts = excluded.attempts, at = excluded.at`,
+    );
+    this.db.transaction(() => {
+      for (const r of results) {
+        insert.run(
+          runId,
+          step,
+          r.deviceId,
+          r.kind,
+          r.outcome,
+          r.errorType ?? null,
+          r.errorClass ?? null,
+          r.attempts,
+          at,
+        );
+      }
+    })();
+  }
+
+  queryLedger(q: LedgerQuery): LedgerRow[] {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (q.playbook !== undefined) {
+      if (q.lastRuns !== undefined) {
+        where.push(
+          `d.run_id IN (SELECT id FROM runs WHERE playbook = ? AND status IN ('succeeded', 'failed') ORDER BY started_at DESC, id DESC LIMIT ?)`,
+        );
+        args.push(q.playbook, q.lastRuns);
+      } else {
+        where.push('r.playbook = ?');
+        args.push(q.playbook);
+      }
+    }
+    if (q.step !== undefined) (where.push('d.step = ?'), args.push(q.step));
+    if (q.outcome !== undefined) (where.push('d.outcome = ?'), args.push(q.outcome));
+    if (q.errorTypes?.length) {
+      where.push(`d.error_type IN (${q.errorTypes.map(() => '?').join(', ')})`);
+      args.push(...q.errorTypes);
+    }
+    if (q.since !== undefined) (where.push('r.started_at >= ?'), args.push(q.since));
+    const sql = `SELECT d.* FROM device_results d JOIN runs r ON r.id = d.run_id
+      ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY d.at, d.device_id`;
+    return (this.db.prepare(sql).all(...args) as DeviceRow[]).map(toLedger);
+  }
+
+  deviceResults(runId: string, step?: string): LedgerRow[] {
+    const rows = (
+      step === undefined
+        ? this.db.prepare('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id').all(runId)
+        : this.db
+            .prepare('SELECT * FROM device_results WHERE run_id = ? AND step = ? ORDER BY device_id')
+            .all(runId, step)
+    ) as DeviceRow[];
+    return rows.map(toLedger);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+interface DeviceRow {
+  run_id: string;
+  step: string;
+  device_id: string;
+  kind: string;
+  outcome: string;
+  error_type: string | null;
+  error_class: string | null;
+  attempts: number;
+  at: string;
+}
+
+function toLedger(r: DeviceRow): LedgerRow {
+  return {
+    runId: r.run_id,
+    step: r.step,
+    deviceId: r.device_id,
+    kind: r.kind,
+    outcome: r.outcome as LedgerRow['outcome'],
+    ...(r.error_type !== null ? { errorType: r.error_type } : {}),
+    ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
+    attempts: r.attempts,
+    at: r.at,
+  };
+}
+
+function toRun(r: RunRow): RunRecord {
+  return {
+    id: r.id,
+    playbook: r.playbook,
+    status: r.status as RunRecord['status'],
+    trigger: parse(r.trigger_json),
+    inputs: parse(r.inputs_json),
+    startedAt: r.started_at,
+    ...(r.ended_at !== null ? { endedAt: r.ended_at } : {}),
+    ...(r.summary_json !== null ? { summary: parse(r.summary_json) as RunRecord['summary'] } : {}),
+    ...(r.error !== null ? { error: r.error } : {}),
+  };
+}
+
+function json(v: unknown): string | null {
+  return v === undefined ? null : JSON.stringify(v);
+}
+
+function parse(s: string | null): unknown {
+  return s === null ? undefined : (JSON.parse(s) as unknown);
+}

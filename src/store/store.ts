@@ -1,0 +1,96 @@
+/**
+ * The store: runs, their steps, and the per-device ledger. An interface, so that PostgreSQL can follow the
+ * embedded SQLite (product.md section 10); the SQL of the SQLite store stays portable, and every piece of
+ * state a second replica would need lives here, not only in memory.
+ */
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped' | 'planned';
+export type DeviceOutcome = 'succeeded' | 'failed' | 'skipped';
+
+export interface DeviceCounts {
+  total: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  byError: Record<string, number>;
+}
+
+export interface StepSummary {
+  id: string;
+  status: StepStatus;
+  attempts: number;
+  calls: number;
+  devices: DeviceCounts;
+  error?: string;
+}
+
+/** The run summary of product.md section 7 (`fleetbook run --json`, `GET /runs/{id}`). */
+export interface RunSummary {
+  runId: string;
+  playbook: string;
+  status: RunStatus;
+  startedAt: string;
+  endedAt?: string;
+  dryRun?: boolean;
+  error?: string;
+  steps: StepSummary[];
+  devices: DeviceCounts;
+  /** Dry run: the mutating calls that would have been made, with their device counts. */
+  planned?: { step: string; action: string; calls: number; devices: number }[];
+}
+
+export interface RunRecord {
+  id: string;
+  playbook: string;
+  status: RunStatus;
+  trigger: unknown;
+  inputs: unknown;
+  startedAt: string;
+  endedAt?: string;
+  summary?: RunSummary;
+  error?: string;
+}
+
+/** One device's outcome in one step of one run: a row of the ledger. */
+export interface DeviceResult {
+  deviceId: string;
+  kind: string;
+  outcome: DeviceOutcome;
+  /** A 7.3 type, an API error code, or a network error. */
+  errorType?: string;
+  errorClass?: string;
+  attempts: number;
+}
+
+export interface LedgerQuery {
+  playbook?: string;
+  step?: string;
+  outcome?: DeviceOutcome;
+  errorTypes?: string[];
+  /** Only the last N finished runs of the playbook. */
+  lastRuns?: number;
+  /** Only runs started at or after this time (ISO). */
+  since?: string;
+}
+
+export interface LedgerRow extends DeviceResult {
+  runId: string;
+  step: string;
+  at: string;
+}
+
+export interface Store {
+  createRun(run: RunRecord): void;
+  updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
+  getRun(id: string): RunRecord | undefined;
+  listRuns(opts?: { playbook?: string; limit?: number }): RunRecord[];
+  /** Checkpoint of one step: written after each step and each batch of a fan-out. */
+  saveStep(runId: string, key: string, state: unknown): void;
+  loadSteps(runId: string): Map<string, unknown>;
+  /** Writes device results in one transaction. A later result for the same run, step and device replaces it. */
+  recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void;
+  queryLedger(q: LedgerQuery): LedgerRow[];
+  deviceResults(runId: string, step?: string): LedgerRow[];
+  close(): void;
+}
