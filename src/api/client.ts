@@ -294,6 +294,7 @@ export class ApiClient {
   ): Promise<unknown> {
     let attempt = 0;
     let replayedSession = false;
+    let replayedBearer = false;
     for (;;) {
       signal?.throwIfAborted();
       const { headers, session } = await this.headers(c);
@@ -336,6 +337,20 @@ export class ApiClient {
         ) {
           replayedSession = true;
           await this.renewSession(session);
+          continue;
+        }
+        // A 401 that is not about account access: the cached bearer token was revoked or the service forgot
+        // it. Fetch a new one once and replay. Never for a login, whose 401 may be a wrong password.
+        if (
+          e instanceof ApiError &&
+          e.status === 401 &&
+          e.apiCode !== 'INVALID_ACCESS' &&
+          !this.o.accessToken &&
+          c.action !== 'session.login' &&
+          !replayedBearer
+        ) {
+          replayedBearer = true;
+          this.bearer = undefined;
           continue;
         }
         if (e instanceof ApiError && e.status === 429) this.areas[c.area].throttled(e.retryAfterMs);

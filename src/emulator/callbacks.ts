@@ -13,6 +13,7 @@ import { createHmac } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { silentLogger, type Logger } from '../log.js';
 
+/** The signature header of Location callbacks, as Node.js presents it (lower case). */
 export const SIGNATURE_HEADER = 'x-fleetbook-signature';
 
 export interface ListenerTarget {

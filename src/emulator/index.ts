@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { silentLogger, type Logger } from '../log.js';
 import { TokenStore } from './auth.js';
-import { CallbackDispatcher, SIGNATURE_HEADER } from './callbacks.js';
+import { CallbackDispatcher } from './callbacks.js';
 import type { ResetFn } from './control.js';
 import { DEFAULT_FAULTS, parseFaults, type Faults } from './faults.js';
 import { seedSensors } from './sensors.js';
@@ -162,9 +162,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     clientSecret: DEFAULT_CLIENT.clientSecret,
     username: admin.username,
     password: admin.password,
-    accounts: world()
-      .accounts.slice(0, 5)
-      .map((a) => a.name),
+    // Read from the current world, so that it follows a reset with another seed.
+    get accounts() {
+      return world()
+        .accounts.slice(0, 5)
+        .map((a) => a.name);
+    },
   };
   o.logger.info('emulator listening', { url, seed: o.seed });
 
@@ -196,7 +199,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         ? [`                    … and ${w.accounts.length - 5} more (GET /_emulator/accounts)`]
         : []),
       `  simulated clock   ${iso(st.now())}, ${st.clock.timeScale === 0 ? 'stopped (POST /_emulator/clock/advance)' : `x${st.clock.timeScale}`}`,
-      `  Location callbacks are signed: ${SIGNATURE_HEADER}: sha256=<HMAC-SHA256 of the body>, secret ${o.callbackSecret}`,
+      `  Location callbacks are signed: X-Fleetbook-Signature: sha256=<HMAC-SHA256 of the body>, secret ${o.callbackSecret}`,
     ];
     return lines.join('\n');
   };

@@ -7,7 +7,7 @@
  */
 import { deviceErrorClass } from '../api/device-errors.js';
 import { MAX_EXCLUSIONS, MAX_REPORT_DEVICES } from '../api/schemas/location.js';
-import { ACCOUNT_PATTERN, locationAccount, uuid, type Answer, type Ctx, type Json } from './context.js';
+import { locationAccount, uuid, type Answer, type Ctx, type Json } from './context.js';
 import { DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { E } from './errors.js';
 import { deviceErrorPicker, type DeviceErrorPick } from './faults.js';
@@ -428,9 +428,7 @@ function getExclusions(ctx: Ctx): Answer {
 /** `DELETE /loc/v1/consents?accountName=…&deviceList=…` (public-api-facts.md): removes some devices. */
 function removeExclusions(ctx: Ctx): Answer {
   const q = ctx.query;
-  const name = Array.isArray(q.accountName) ? q.accountName[0] : q.accountName;
-  if (name !== undefined && !ACCOUNT_PATTERN.test(name)) throw E.invalidAccountName();
-  const a = locationAccount(ctx, name);
+  const a = locationAccount(ctx, Array.isArray(q.accountName) ? q.accountName[0] : q.accountName);
   const rawList = ([] as string[]).concat(q.deviceList ?? []);
   const ids = rawList.flatMap((v) => {
     const t = v.trim();

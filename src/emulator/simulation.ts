@@ -9,7 +9,7 @@ import { pruneReports } from './location.js';
 import { DAY_MS, MINUTE_MS, startOfDay } from './sim-clock.js';
 import type { Core, EmulatorState } from './state.js';
 import { checkUsageTriggers } from './subscriptions.js';
-import { evaluateTriggers, flushSummaries } from './triggers.js';
+import { evaluateTriggers, flushSummaries, forgetOldActivations } from './triggers.js';
 
 const nextMidnight = new WeakMap<EmulatorState, number>();
 
@@ -22,9 +22,9 @@ export function catchUp(core: Core, evaluate: boolean): void {
   const now = st.now();
   let midnight = nextMidnight.get(st) ?? startOfDay(st.processedUntil) + DAY_MS;
   for (;;) {
-    const timer = st.timers[0];
+    const timer = st.nextTimer();
     if (timer && timer.at <= now && timer.at <= midnight) {
-      st.timers.shift();
+      st.popTimer();
       st.processedUntil = Math.max(st.processedUntil, timer.at);
       timer.run();
       continue;
@@ -35,6 +35,7 @@ export function catchUp(core: Core, evaluate: boolean): void {
     checkUsageTriggers(core, midnight);
     flushSummaries(core);
     pruneReports(st, midnight);
+    forgetOldActivations(st, midnight);
     st.processedUntil = midnight;
     midnight += DAY_MS;
   }

@@ -71,8 +71,8 @@ export interface PricePlanTrigger {
   active: boolean;
   createdAt: number;
   modifiedAt: number;
-  /** Activations already made: `<device number or account>:<cycle start>`. */
-  fired: Set<string>;
+  /** Activations already made, by `<kind>:<device or account>:<cycle start>`, with the cycle's start. */
+  fired: Map<string, number>;
   /** Activations waiting for the daily summary. */
   summary: Record<string, unknown>[];
 }
@@ -122,7 +122,12 @@ export interface Mutation {
 /** Something to do at a simulated time. */
 export interface Timer {
   at: number;
+  seq: number;
   run: () => void;
+}
+
+function earlier(a: Timer, b: Timer): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }
 
 export interface ResolvedOptions {
@@ -174,10 +179,12 @@ export class EmulatorState {
 
   readonly actions = new Map<string, number>();
   readonly mutations = new Map<string, Mutation[]>();
-  /** SMS and e-mail notifications the service would have sent. */
+  /** SMS and e-mail notifications the service would have sent, the latest 10,000. */
   readonly notifications: Record<string, unknown>[] = [];
 
-  timers: Timer[] = [];
+  /** A binary min-heap by time: reminders for thousands of activations must not make scheduling quadratic. */
+  private readonly timers: Timer[] = [];
+  private timerSeq = 0;
   /** Simulated time up to which scheduled work has been done. */
   processedUntil: number;
   /** Simulated time of the last evaluation of price plan triggers. */
@@ -229,6 +236,11 @@ export class EmulatorState {
     list.push(requestId ? { action, at: iso(this.now()), requestId } : { action, at: iso(this.now()) });
   }
 
+  notification(record: Record<string, unknown>): void {
+    this.notifications.push(record);
+    if (this.notifications.length > 10_000) this.notifications.splice(0, this.notifications.length - 10_000);
+  }
+
   exclusionsOf(account: number): Exclusions {
     return this.exclusions.get(account) ?? NO_EXCLUSIONS;
   }
@@ -237,9 +249,43 @@ export class EmulatorState {
     return this.listeners.get(accountName)?.get(service);
   }
 
+  /** Runs `run` when simulated time reaches `at`; timers at the same instant run in the order scheduled. */
   schedule(at: number, run: () => void): void {
-    this.timers.push({ at, run });
-    this.timers.sort((a, b) => a.at - b.at);
+    const h = this.timers;
+    h.push({ at, seq: this.timerSeq++, run });
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!earlier(h[i]!, h[parent]!)) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
+    }
+  }
+
+  /** The next timer due, without removing it. */
+  nextTimer(): Timer | undefined {
+    return this.timers[0];
+  }
+
+  popTimer(): Timer | undefined {
+    const h = this.timers;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && earlier(h[l]!, h[m]!)) m = l;
+        if (r < h.length && earlier(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
   }
 
   accountInfo(name: string): AccountInfo | undefined {

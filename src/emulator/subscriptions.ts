@@ -138,7 +138,7 @@ export function checkUsageTriggers(core: Core, at: number): void {
       checkedAt: new Date(at).toISOString(),
     };
     if (t.sendSmsNotification || t.sendEmailNotification)
-      st.notifications.push({
+      st.notification({
         ...alert,
         sms: t.sendSmsNotification ? (t.smsPhoneNumbers ?? '') : '',
         email: t.sendEmailNotification ? (t.emailAddresses ?? '') : '',

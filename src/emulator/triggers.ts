@@ -86,7 +86,7 @@ function create(ctx: Ctx): Answer {
     active: input.active === true,
     createdAt: ctx.now,
     modifiedAt: ctx.now,
-    fired: new Set(),
+    fired: new Map(),
     summary: [],
   };
   ctx.st.triggers.set(t.triggerId, t);
@@ -222,7 +222,7 @@ export function seedTriggers(st: EmulatorState): void {
       active: true,
       createdAt: w.start - 30 * DAY_MS,
       modifiedAt: w.start - 30 * DAY_MS,
-      fired: new Set(),
+      fired: new Map(),
       summary: [],
     });
   });
@@ -315,7 +315,8 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
         for (let i = 0; i < cycles; i++) due = nextBillCycle(due, a.billCycleDay);
         const key = `age:${n}:${since_}`;
         if (due > at || t.fired.has(key)) continue;
-        t.fired.add(key);
+        // Kept for as long as the device stays on the plan: it activates once per plan assignment.
+        t.fired.set(key, Infinity);
         out.push({
           ...base,
           account: a,
@@ -340,7 +341,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
       for (const level of levels) {
         const key = `ua:${a.index}:${level}:${cs}`;
         if (pct < level || t.fired.has(key)) continue;
-        t.fired.add(key);
+        t.fired.set(key, cs);
         out.push({
           ...base,
           cycleType: 'Monthly',
@@ -370,7 +371,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
       const value = devices.reduce((s, n) => s + st.devices.usage(n, cs, at), 0) / unitBytes;
       const key = `acct:${group.map((a) => a.index).join(',')}:${cs}`;
       if (!compare(comparator, value, threshold) || t.fired.has(key)) continue;
-      t.fired.add(key);
+      t.fired.set(key, cs);
       out.push({
         ...base,
         account: lead,
@@ -390,11 +391,11 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
     const closing = cycleEnd(cycleType, probe, a) === at;
     if (comparator !== 'gt' && !closing) continue;
     for (const n of onPlan(st, a, code)) {
-      const key = `${n}:${cs}`;
+      const key = `dev:${n}:${cs}`;
       if (t.fired.has(key)) continue;
       const used = st.devices.usage(n, cs, at);
       if (!compare(comparator, used / unitBytes, threshold)) continue;
-      t.fired.add(key);
+      t.fired.set(key, cs);
       const when =
         comparator === 'gt' ? crossing(st, n, cs, Math.max(cs, since, t.createdAt), at, thresholdBytes) : at;
       out.push({
@@ -449,7 +450,7 @@ function activate(core: Core, act: Activation): void {
   const n = t.notification;
   const alert = alertPayload(st, act);
   if (n.smsNotification === true || n.emailNotification === true)
-    st.notifications.push({
+    st.notification({
       triggerId: t.triggerId,
       at: iso(act.at),
       sms: n.smsNumbers ?? [],
@@ -513,6 +514,13 @@ function send(core: Core, accountName: string, alert: Json): void {
       alertServiceResponse: { triggerId, triggerName, triggerCategory, accountName: acc, payAsYouGo },
     },
   });
+}
+
+/** Forgets activations of cycles that ended long ago (no cycle is longer than a month). */
+export function forgetOldActivations(st: EmulatorState, now: number): void {
+  const horizon = now - 40 * DAY_MS;
+  for (const t of st.triggers.values())
+    for (const [key, cs] of t.fired) if (cs < horizon) t.fired.delete(key);
 }
 
 /** Daily-summary triggers send what activated during the day, one message per account. */

@@ -111,9 +111,11 @@ function toCel(v: unknown): unknown {
   if (!p) {
     p = new Proxy(v, {
       get(target, prop, receiver) {
-        return typeof prop === 'symbol'
-          ? Reflect.get(target, prop, receiver)
-          : toCel(Reflect.get(target, prop, receiver));
+        const value = Reflect.get(target, prop, receiver);
+        // An array's length is the engine's, not data: CEL's list operations read it as a JS number.
+        return typeof prop === 'symbol' || (prop === 'length' && Array.isArray(target))
+          ? value
+          : toCel(value);
       },
     });
     proxies.set(v, p);

@@ -19,7 +19,7 @@ import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import { sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
-import { protectExpressions, restoreDeep } from './protect.js';
+import { protectExpressions, restoreDocument } from './protect.js';
 import { cronProblem, firesMoreThanOncePerMinute, isTimeZone } from './schedule.js';
 import {
   allowExpressions,
@@ -80,7 +80,7 @@ interface ExprSite {
 
 class Checker {
   readonly diagnostics: Diagnostic[] = [];
-  private readonly lc = new LineCounter();
+  private lc = new LineCounter();
   private doc?: Document;
   private steps: StepSite[] = [];
   private exprs: ExprSite[] = [];
@@ -95,6 +95,20 @@ class Checker {
   // ── parsing ───────────────────────────────────────────────────────────────────────────────────
 
   parse(): Json | undefined {
+    try {
+      return this.parseYaml();
+    } catch (e) {
+      // The yaml parser recurses: absurdly deep nesting exhausts the stack. Report it; never crash.
+      this.reportOffset(
+        0,
+        'yaml',
+        `the YAML could not be parsed: ${firstLine((e as Error).message)} (nested too deeply?)`,
+      );
+      return undefined;
+    }
+  }
+
+  private parseYaml(): Json | undefined {
     const safe = protectExpressions(this.source);
     this.restore = safe.restore;
     const doc = parseDocument(safe.text, { lineCounter: this.lc, uniqueKeys: true, prettyErrors: false });
@@ -113,8 +127,8 @@ class Checker {
     if (doc.errors.length) return undefined;
     let data: unknown;
     try {
-      const js = doc.toJS({ maxAliasCount: MAX_ALIASES }) as unknown;
-      data = safe.changed ? restoreDeep(js, safe.restore) : js;
+      restoreDocument(doc, safe);
+      data = doc.toJS({ maxAliasCount: MAX_ALIASES }) as unknown;
     } catch (e) {
       this.reportOffset(
         0,
@@ -462,7 +476,11 @@ class Checker {
             );
           }
         }
-        for (const m of code.matchAll(/\binputs\s*\.\s*([A-Za-z_]\w*)/g)) {
+        const inputRefs = [
+          ...code.matchAll(/\binputs\s*\.\s*([A-Za-z_]\w*)/g),
+          ...span.source.matchAll(/\binputs\s*\[\s*["']([^"']+)["']\s*\]/g),
+        ];
+        for (const m of inputRefs) {
           if (!inputs.has(m[1] as string)) {
             this.reportOffset(
               base(span.offset + (m.index ?? 0)),

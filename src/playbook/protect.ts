@@ -5,57 +5,88 @@
  * treats as plain text, so that every line and column stays where it was; after parsing, the placeholders in
  * values, keys and messages are turned back into the expressions.
  */
+import { visit, type Document } from 'yaml';
 import { findExpressions } from '../expressions/template.js';
 
-const MARK = '\u00a7'; // §: plain text to YAML, and not something playbooks write.
+/** Placeholder characters: plain text to YAML. The first one the source does not contain is used. */
+const MARKS = ['\u00a7', '\u00b6', '\u00a4', '\u00b5', '\u00de'];
 
 export interface Protected {
   text: string;
   restore(s: string): string;
+  /** `restore`, with each original text passed through `unescape` first. */
+  restoreWith(s: string, unescape: (original: string) => string): string;
+  isProtected(s: string): boolean;
   /** True when at least one expression was replaced. */
   changed: boolean;
 }
 
+const unchanged = (source: string): Protected => ({
+  text: source,
+  restore: (s) => s,
+  restoreWith: (s) => s,
+  isProtected: () => false,
+  changed: false,
+});
+
 export function protectExpressions(source: string): Protected {
-  if (!source.includes('${{')) return { text: source, restore: (s) => s, changed: false };
-  const { spans } = findExpressions(source);
+  const MARK = MARKS.find((m) => !source.includes(m));
+  if (!source.includes('${{') || MARK === undefined) return unchanged(source);
   const originals = new Map<string, string>();
   let text = '';
   let at = 0;
   let n = 0;
-  for (const s of spans) {
-    const original = source.slice(s.start, s.end);
-    const tag = `${MARK}${(n++).toString(36)}${MARK}`;
-    if (original.includes('\n') || original.length < tag.length || source.includes(MARK)) continue;
-    const placeholder = tag.padEnd(original.length, MARK);
-    originals.set(placeholder, original);
-    text += source.slice(at, s.start) + placeholder;
-    at = s.end;
+  // Line by line: an unterminated `${{` (in a comment, say) must not swallow the expressions after it.
+  let lineStart = 0;
+  for (const line of source.split('\n')) {
+    for (const s of findExpressions(line).spans) {
+      const original = line.slice(s.start, s.end);
+      const tag = `${MARK}${(n++).toString(36)}${MARK}`;
+      if (original.length < tag.length) continue;
+      const placeholder = tag.padEnd(original.length, MARK);
+      originals.set(placeholder, original);
+      text += source.slice(at, lineStart + s.start) + placeholder;
+      at = lineStart + s.end;
+    }
+    lineStart += line.length + 1;
   }
-  if (!originals.size) return { text: source, restore: (s) => s, changed: false };
+  if (!originals.size) return unchanged(source);
   text += source.slice(at);
   const pattern = new RegExp(`${MARK}[0-9a-z]+${MARK}+`, 'g');
-  const restore = (s: string) => (s.includes(MARK) ? s.replace(pattern, (p) => originals.get(p) ?? p) : s);
-  return { text, restore, changed: true };
+  const restoreWith = (s: string, unescape: (o: string) => string) =>
+    s.includes(MARK)
+      ? s.replace(pattern, (p) => (originals.has(p) ? unescape(originals.get(p) as string) : p))
+      : s;
+  return {
+    text,
+    restore: (s) => restoreWith(s, (o) => o),
+    restoreWith,
+    isProtected: (s) => s.includes(MARK),
+    changed: true,
+  };
 }
 
-/** Restores every string and key of `value` in place (it was just built by the parser, so nothing shares it). */
-export function restoreDeep(value: unknown, restore: (s: string) => string): unknown {
-  if (typeof value === 'string') return restore(value);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = restoreDeep(value[i], restore);
-    return value;
+/**
+ * Restores the expressions in the parsed document itself, before it becomes data. A placeholder inside a
+ * quoted scalar stands for quoted source text, so YAML's escapes in it are undone (`''` in single quotes,
+ * backslash escapes in double quotes); in a plain scalar the text is taken as it was.
+ */
+export function restoreDocument(doc: Document, p: Protected): void {
+  if (!p.changed) return;
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value !== 'string' || !p.isProtected(node.value)) return;
+      if (node.type === 'QUOTE_SINGLE') node.value = p.restoreWith(node.value, (t) => t.replace(/''/g, "'"));
+      else if (node.type === 'QUOTE_DOUBLE') node.value = p.restoreWith(node.value, unescapeDouble);
+      else node.value = p.restore(node.value);
+    },
+  });
+}
+
+function unescapeDouble(t: string): string {
+  try {
+    return JSON.parse(`"${t.replace(/\\\//g, '/')}"`) as string;
+  } catch {
+    return t;
   }
-  if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    for (const k of Object.keys(o)) {
-      const v = restoreDeep(o[k], restore);
-      const key = restore(k);
-      if (key !== k) {
-        delete o[k];
-        Object.defineProperty(o, key, { value: v, enumerable: true, writable: true, configurable: true });
-      } else o[k] = v;
-    }
-  }
-  return value;
 }

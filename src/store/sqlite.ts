@@ -106,10 +106,14 @@ export class SqliteStore implements Store {
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
     const sets: string[] = [];
     const args: unknown[] = [];
-    if (p.status !== undefined) (sets.push('status = ?'), args.push(p.status));
-    if (p.endedAt !== undefined) (sets.push('ended_at = ?'), args.push(p.endedAt));
-    if (p.summary !== undefined) (sets.push('summary_json = ?'), args.push(json(p.summary)));
-    if (p.error !== undefined) (sets.push('error = ?'), args.push(p.error));
+    const set = (column: string, value: unknown) => {
+      sets.push(`${column} = ?`);
+      args.push(value);
+    };
+    if (p.status !== undefined) set('status', p.status);
+    if (p.endedAt !== undefined) set('ended_at', p.endedAt);
+    if (p.summary !== undefined) set('summary_json', json(p.summary));
+    if (p.error !== undefined) set('error', p.error);
     if (!sets.length) return;
     this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
   }
@@ -178,6 +182,10 @@ export class SqliteStore implements Store {
   queryLedger(q: LedgerQuery): LedgerRow[] {
     const where: string[] = [];
     const args: unknown[] = [];
+    const cond = (sql: string, ...values: unknown[]) => {
+      where.push(sql);
+      args.push(...values);
+    };
     if (q.playbook !== undefined) {
       if (q.lastRuns !== undefined) {
         where.push(
@@ -189,13 +197,13 @@ export class SqliteStore implements Store {
         args.push(q.playbook);
       }
     }
-    if (q.step !== undefined) (where.push('d.step = ?'), args.push(q.step));
-    if (q.outcome !== undefined) (where.push('d.outcome = ?'), args.push(q.outcome));
+    if (q.step !== undefined) cond('d.step = ?', q.step);
+    if (q.outcome !== undefined) cond('d.outcome = ?', q.outcome);
     if (q.errorTypes?.length) {
       where.push(`d.error_type IN (${q.errorTypes.map(() => '?').join(', ')})`);
       args.push(...q.errorTypes);
     }
-    if (q.since !== undefined) (where.push('r.started_at >= ?'), args.push(q.since));
+    if (q.since !== undefined) cond('r.started_at >= ?', q.since);
     const sql = `SELECT d.* FROM device_results d JOIN runs r ON r.id = d.run_id
       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY d.at, d.device_id`;
     return (this.db.prepare(sql).all(...args) as DeviceRow[]).map(toLedger);

@@ -8,15 +8,18 @@ export function closest(name: string, candidates: readonly string[], max = 3): s
   const lower = name.toLowerCase();
   const tail = lower.slice(lower.lastIndexOf('.') + 1);
   const limit = Math.max(2, Math.ceil(name.length / 5));
-  return candidates
-    .map((c) => {
-      const lc = c.toLowerCase();
-      const d = distance(lower, lc);
-      const sameTail = tail.length > 2 && lc.slice(lc.lastIndexOf('.') + 1) === tail;
-      return { c, d: sameTail ? Math.min(d, limit) : d };
-    })
-    .filter((x) => x.d <= limit)
-    .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
-    .slice(0, max)
-    .map((x) => x.c);
+  return (
+    candidates
+      .map((c) => {
+        const lc = c.toLowerCase();
+        const d = distance(lower, lc);
+        const sameTail = tail.length > 2 && lc.slice(lc.lastIndexOf('.') + 1) === tail;
+        return { c, d: sameTail ? Math.min(d, limit) : d };
+      })
+      // A candidate as far from the name as the name is long shares nothing with it.
+      .filter((x) => x.d <= limit && x.d < name.length)
+      .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
+      .slice(0, max)
+      .map((x) => x.c)
+  );
 }

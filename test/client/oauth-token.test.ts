@@ -144,3 +144,40 @@ describe('OAuth bearer token', () => {
     expect(rec.apiRequests()).to.have.length(0);
   });
 });
+
+describe('bearer token revoked', () => {
+  it('a 401 that is not INVALID_ACCESS drops the cached bearer, fetches a new one once and replays', async () => {
+    const { Recorder } = await import('../helpers/recorder.js');
+    const { createClient } = await import('../../src/api/client.js');
+    const rec = await Recorder.start();
+    try {
+      const client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials });
+      const input = { accountName: '0000123456-00001', txid: 't1' };
+      const path = 'GET /api/loc/v1/locationreports/0000123456-00001/report/t1/status';
+      rec.enqueue(path, { status: 200, body: { txid: 't1', status: 'QUEUED' } });
+      await client.location.getReportStatus(input);
+      rec.enqueue(
+        path,
+        { status: 401, body: { errorCode: 'UNAUTHORIZED', errorMessage: 'invalid token' } },
+        { status: 200, body: { txid: 't1', status: 'COMPLETED' } },
+      );
+      expect(await client.location.getReportStatus(input)).to.deep.equal({ txid: 't1', status: 'COMPLETED' });
+      expect(rec.requestsTo('/api/ts/v1/oauth2/token')).to.have.length(2);
+      // INVALID_ACCESS is about the account, not the token: no new token, the error stands.
+      rec.enqueue(path, {
+        status: 401,
+        body: {
+          errorCode: 'INVALID_ACCESS',
+          errorMessage: 'The access policy denied the resource operation for this user',
+        },
+      });
+      let err: unknown;
+      await client.location.getReportStatus(input).catch((e: unknown) => (err = e));
+      expect((err as { apiCode?: string }).apiCode).to.equal('INVALID_ACCESS');
+      expect(rec.requestsTo('/api/ts/v1/oauth2/token')).to.have.length(2);
+      await client.close();
+    } finally {
+      await rec.close();
+    }
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * P1 and P2: the engine side by side with a hand-written undici loop making the same calls at the same
+ * concurrency, against the same emulator (in its own process), reset to the same seed before each side. Each
+ * side runs in its own process and reports its own time (module loading excluded) and its peak RSS.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { request } from 'undici';
+import type { BenchRow } from './types.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
+const SEED = 7;
+
+interface Emu {
+  url: string;
+  child: ChildProcess;
+  creds: string[];
+  account: string;
+}
+
+interface Side {
+  ms: number;
+  maxRssMb: number;
+  calls?: number;
+  devices?: number;
+  summary?: { status: string; devices: { total: number; succeeded: number; failed: number } };
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer().listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const port = (s.address() as { port: number }).port;
+  s.close();
+  return port;
+}
+
+async function startEmulator(devices: number): Promise<Emu> {
+  const port = await freePort();
+  const args = [
+    'emulator',
+    '--port',
+    String(port),
+    '--accounts',
+    '1',
+    '--devices-per-account',
+    String(devices),
+    '--time-scale',
+    '3600',
+    '--seed',
+    String(SEED),
+  ];
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'fleetbook.js'), ...args], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  for (let i = 0; !out.includes('simulated clock'); i++) {
+    if (i > 600) throw new Error('the emulator did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const url = `http://127.0.0.1:${port}`;
+  const w = (await (await request(`${url}/_emulator/accounts`)).body.json()) as {
+    clients: { clientId: string; clientSecret: string }[];
+    users: { username: string; password: string; accounts: string[] }[];
+    accounts: { accountName: string }[];
+  };
+  const account = (w.accounts[0] as { accountName: string }).accountName;
+  const user = w.users.find((u) => u.accounts.includes(account)) as { username: string; password: string };
+  const c = w.clients[0] as { clientId: string; clientSecret: string };
+  return { url, child, creds: [c.clientId, c.clientSecret, user.username, user.password], account };
+}
+
+async function control(emu: Emu, path: string, method: 'POST' | 'PUT', body: unknown): Promise<void> {
+  const res = await request(`${emu.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.statusCode >= 300) throw new Error(`${path}: ${res.statusCode} ${await res.body.text()}`);
+  await res.body.dump();
+}
+
+async function side(script: string, args: string[]): Promise<Side> {
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench', 'children', script), ...args],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+      cwd: ROOT,
+    },
+  );
+  return JSON.parse(stdout) as Side;
+}
+
+/** Runs both sides on a freshly reset emulator each, twice, and keeps each side's best time. */
+async function compare(
+  devices: number,
+  faults: object,
+  playbook: string,
+  rawArgs: string[],
+): Promise<{ engine: Side; raw: Side }> {
+  const emu = await startEmulator(devices);
+  try {
+    const fresh = async () => {
+      await control(emu, '/_emulator/reset', 'POST', { seed: SEED, accounts: 1, devicesPerAccount: devices });
+      await control(emu, '/_emulator/faults', 'PUT', faults);
+    };
+    const best: { engine?: Side; raw?: Side } = {};
+    for (let round = 0; round < 2; round++) {
+      await fresh();
+      const raw = await side('raw.ts', [
+        rawArgs[0] as string,
+        `${emu.url}/api`,
+        ...emu.creds,
+        emu.account,
+        ...rawArgs.slice(1),
+      ]);
+      await fresh();
+      const engine = await side('engine.ts', [
+        join(ROOT, 'bench', 'playbooks', playbook),
+        `${emu.url}/api`,
+        ...emu.creds,
+        emu.account,
+      ]);
+      if (!best.raw || raw.ms < best.raw.ms)
+        best.raw = { ...raw, maxRssMb: Math.max(raw.maxRssMb, best.raw?.maxRssMb ?? 0) };
+      if (!best.engine || engine.ms < best.engine.ms)
+        best.engine = { ...engine, maxRssMb: Math.max(engine.maxRssMb, best.engine?.maxRssMb ?? 0) };
+    }
+    return best as { engine: Side; raw: Side };
+  } finally {
+    emu.child.kill();
+  }
+}
+
+export async function benchEngine(): Promise<BenchRow[]> {
+  const p1 = await compare(20_000, {}, 'p1-suspend.yaml', ['suspend', '500', '4']);
+  const r1 = p1.engine.ms / p1.raw.ms;
+  const p2 = await compare(100_000, { deviceErrors: { 'SVC CACHE UNAVAILABLE': 0.05 } }, 'p2-report.yaml', [
+    'report',
+  ]);
+  const r2 = p2.engine.ms / p2.raw.ms;
+  const e1 = p1.engine.summary?.devices;
+  const e2 = p2.engine.summary?.devices;
+  return [
+    {
+      id: 'P1',
+      measure: `suspend ${e1?.succeeded ?? 0} devices, 500 a call, 4 at a time: engine ${(p1.engine.ms / 1000).toFixed(2)} s, raw undici ${(p1.raw.ms / 1000).toFixed(2)} s (${p1.raw.devices} devices)`,
+      value: `engine/raw ${r1.toFixed(2)}`,
+      target: '<= 1.10',
+      pass: r1 <= 1.1 && p1.engine.summary?.status === 'succeeded' && e1?.succeeded === p1.raw.devices,
+    },
+    {
+      id: 'P2',
+      measure: `100,000-device report, 5 % cache misses retried at cacheMode 1: engine ${(p2.engine.ms / 1000).toFixed(2)} s (${e2?.total ?? 0} devices, ${e2?.failed ?? 0} failed), raw ${(p2.raw.ms / 1000).toFixed(2)} s`,
+      value: `engine/raw ${r2.toFixed(2)}; peak RSS ${p2.engine.maxRssMb.toFixed(0)} MB (raw ${p2.raw.maxRssMb.toFixed(0)} MB)`,
+      target: '<= 1.2; <= 300 MB',
+      pass: r2 <= 1.2 && p2.engine.maxRssMb <= 300 && p2.engine.summary?.status === 'succeeded',
+    },
+  ];
+}

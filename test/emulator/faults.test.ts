@@ -1,0 +1,118 @@
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import { emulator, idOf, Raw, world, type AccountView, type Json } from './helpers.js';
+
+describe('emulator: faults and the record of calls', () => {
+  let emu: Emulator;
+  let raw: Raw;
+  let primary: AccountView;
+
+  before(async () => {
+    emu = await emulator({ seed: 'faults', devicesPerAccount: 60 });
+    raw = new Raw(emu);
+    primary = (await world(raw)).accounts[0]!;
+  });
+  after(() => emu.close());
+  afterEach(() => raw.control('PUT', '/faults', {}));
+
+  const active = (skip = 0) => primary.devices.filter((d) => d.state === 'active')[skip]!;
+  const suspend = (d: AccountView['devices'][number]) =>
+    raw.api('POST', '/m2m/v1/devices/actions/suspend', {
+      accountName: primary.accountName,
+      devices: [{ deviceIds: [{ id: idOf(d, 'imei'), kind: 'imei' }] }],
+    });
+  const consents = () => raw.api('GET', `/loc/v1/consents/${primary.accountName}/index/0`);
+
+  it('answers 429 with Retry-After above maxRequestsPerSecond, in any one-second window', async () => {
+    await consents();
+    await raw.control('PUT', '/faults', { maxRequestsPerSecond: 5 });
+    const answers = await Promise.all(Array.from({ length: 12 }, () => consents()));
+    const limited = answers.filter((a) => a.status === 429);
+    expect(answers.filter((a) => a.status === 200)).to.have.length(5);
+    expect(limited).to.have.length(7);
+    expect(limited[0]!.headers['retry-after']).to.equal('1');
+    expect(limited[0]!.body).to.deep.equal({
+      errorCode: 'TOO_MANY_REQUESTS',
+      errorMessage: 'Too many requests',
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await consents()).status).to.equal(200);
+  });
+
+  it('delays every answer by latencyMs', async () => {
+    await raw.control('PUT', '/faults', { latencyMs: 150 });
+    const began = performance.now();
+    expect((await consents()).status).to.equal(200);
+    expect(performance.now() - began).to.be.at.least(145);
+  });
+
+  it('answers 500 before acting under errorRate: nothing is applied', async () => {
+    const d = active(0);
+    await raw.control('PUT', '/faults', { errorRate: 1 });
+    const r = await suspend(d);
+    expect([r.status, r.body]).to.deep.equal([
+      500,
+      { errorCode: 'INTERNAL_ERROR', errorMessage: 'Internal system error' },
+    ]);
+    const calls = (await raw.control('GET', `/calls?device=${idOf(d, 'imei')}`)).body as Json;
+    expect(calls.devices).to.deep.equal({ [idOf(d, 'imei')]: [] });
+  });
+
+  it('resets the connection after acting under resetRate: the answer is lost, the mutation is not', async () => {
+    const d = active(1);
+    await raw.control('PUT', '/faults', { resetRate: 1 });
+    const err = await suspend(d).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(Error);
+    await raw.control('PUT', '/faults', {});
+    const calls = (await raw.control('GET', `/calls?device=${idOf(d, 'iccid')}`)).body as {
+      devices: Record<string, Json[]>;
+    };
+    const list = calls.devices[idOf(d, 'imei')]!;
+    expect(list.map((m) => m.action)).to.deep.equal(['devices.suspend']);
+  });
+
+  it('records every mutation per device and every call per action, so that tests can prove exactly-once', async () => {
+    const d = active(2);
+    const before = (await raw.control('GET', '/calls')).body as { actions: Record<string, number> };
+    const first = await suspend(d);
+    const second = await suspend(d);
+    const calls = (await raw.control('GET', '/calls')).body as {
+      actions: Record<string, number>;
+      devices: Record<string, Json[]>;
+    };
+    expect(calls.actions['devices.suspend']).to.equal((before.actions['devices.suspend'] ?? 0) + 2);
+    const list = calls.devices[idOf(d, 'imei')]!;
+    expect(list.map((m) => [m.action, m.requestId])).to.deep.equal([
+      ['devices.suspend', (first.body as Json).requestId],
+      ['devices.suspend', (second.body as Json).requestId],
+    ]);
+    expect(list[0]!.at).to.match(/^\d{4}-\d{2}-\d{2}T/);
+  });
+
+  it('refuses a fault set it does not understand', async () => {
+    for (const body of [
+      { errorRate: 2 },
+      { retries: 1 },
+      { deviceErrors: { 'NOT A 7.3 TYPE': 0.1 } },
+      { sessionTtlSeconds: 0 },
+    ]) {
+      const r = await raw.control('PUT', '/faults', body);
+      expect(r.status, JSON.stringify(body)).to.equal(400);
+    }
+    await raw.control('PUT', '/faults', { latencyMs: 5, deviceErrors: { TIMEOUT: 0.5 } });
+    const now = (await raw.control('GET', '/faults')).body as Json;
+    expect(now).to.deep.include({
+      latencyMs: 5,
+      errorRate: 0,
+      sessionTtlSeconds: 1200,
+      deviceErrors: { TIMEOUT: 0.5 },
+    });
+  });
+
+  it('moves the clock by the control API', async () => {
+    const before = ((await raw.control('GET', '/clock')).body as Json).now as string;
+    const r = await raw.control('POST', '/clock/advance', { seconds: 3600 });
+    expect(Date.parse((r.body as Json).now as string) - Date.parse(before)).to.equal(3_600_000);
+    expect((await raw.control('POST', '/clock/advance', { seconds: -1 })).status).to.equal(400);
+  });
+});

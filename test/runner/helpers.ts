@@ -1,0 +1,176 @@
+/**
+ * Shared set-up of the runner tests: a real emulator on loopback, a real client for it with generous local
+ * budgets, a throwaway SQLite store, the emulator's control API (`/_emulator/calls`, faults, accounts), and a
+ * spy that keeps what each action was called with (the client underneath is untouched).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient, type Client } from '../../src/api/client.js';
+import type { Area } from '../../src/api/catalog.js';
+import type { Clock } from '../../src/clock.js';
+import { startEmulator, type Emulator, type EmulatorOptions, type Faults } from '../../src/emulator/index.js';
+import { formatText } from '../../src/playbook/diagnostics.js';
+import { loadPlaybook } from '../../src/playbook/load.js';
+import type { Playbook } from '../../src/playbook/schema.js';
+import type { AreaOptions } from '../../src/rate/area.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+
+export type Json = Record<string, unknown>;
+
+const LOCAL: AreaOptions = { requestsPerSecond: 5000, concurrency: 32 };
+/** The emulator is local: budgets far above what a test sends, for every area. */
+export const RATES: Record<Area, AreaOptions> = {
+  m2m: LOCAL,
+  loc: LOCAL,
+  subsc: LOCAL,
+  dm: LOCAL,
+  oauth: LOCAL,
+};
+
+export async function emulator(o: EmulatorOptions = {}): Promise<Emulator> {
+  return startEmulator({ seed: 1, accounts: 1, devicesPerAccount: 50, timeScale: 0, ...o });
+}
+
+export function clientFor(emu: Emulator, o: { clock?: Clock } = {}): Client {
+  return createClient({
+    baseUrl: emu.baseUrl,
+    clientId: emu.defaults.clientId,
+    clientSecret: emu.defaults.clientSecret,
+    username: emu.defaults.username,
+    password: emu.defaults.password,
+    rates: RATES,
+    ...(o.clock ? { clock: o.clock } : {}),
+  });
+}
+
+/** A playbook from YAML text; any error diagnostic fails the test with its `file:line:col` text. */
+export function playbook(yaml: string, file = 'test.yaml'): Playbook {
+  const loaded = loadPlaybook(yaml, file);
+  const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+  if (!loaded.playbook || errors.length) {
+    throw new Error(
+      `playbook does not load:\n${loaded.diagnostics.map((d) => formatText(d, yaml)).join('\n')}`,
+    );
+  }
+  return loaded.playbook;
+}
+
+async function control(emu: Emulator, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${emu.url}/_emulator${path}`, {
+    method,
+    ...(body !== undefined
+      ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
+      : {}),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${method} /_emulator${path}: ${res.status} ${text}`);
+  return JSON.parse(text) as unknown;
+}
+
+export interface Calls {
+  /** Requests per action, as the emulator counted them. */
+  actions: Record<string, number>;
+  /** Per device (first identifier), every mutation applied to it. */
+  devices: Record<string, { action: string; at: string; requestId?: string }[]>;
+}
+
+/** `GET /_emulator/calls`. */
+export async function calls(emu: Emulator): Promise<Calls> {
+  return (await control(emu, 'GET', '/calls')) as Calls;
+}
+
+/** `PUT /_emulator/faults`: replaces the whole fault set. */
+export async function setFaults(emu: Emulator, faults: Partial<Faults>): Promise<void> {
+  await control(emu, 'PUT', '/faults', faults);
+}
+
+export interface SeedDevice {
+  deviceIds: { id: string; kind: string }[];
+  type: string;
+  iot: boolean;
+  state: string;
+  hasCachedLocation: boolean;
+}
+
+/** The devices of an account as `GET /_emulator/accounts` describes them, in listing order. */
+export async function accountDevices(emu: Emulator, account: string, limit?: number): Promise<SeedDevice[]> {
+  const q = `?account=${encodeURIComponent(account)}${limit !== undefined ? `&devices=${limit}` : ''}`;
+  const body = (await control(emu, 'GET', `/accounts${q}`)) as { accounts: { devices: SeedDevice[] }[] };
+  return body.accounts[0]?.devices ?? [];
+}
+
+/** The IMEI of a seeded device (its first identifier, under which the emulator lists its mutations). */
+export function imei(d: SeedDevice): string {
+  return (d.deviceIds.find((x) => x.kind === 'imei') ?? d.deviceIds[0])!.id;
+}
+
+export interface SpiedCall {
+  action: string;
+  input: Json;
+  output?: unknown;
+  error?: unknown;
+}
+
+/**
+ * Keeps every `callByName` of the client (what the runner sends per action, and what came back). The real
+ * client does the work; this only watches.
+ */
+export function spy(client: Client): SpiedCall[] {
+  const seen: SpiedCall[] = [];
+  const original = client.callByName.bind(client);
+  client.callByName = async (name, input, opts) => {
+    const call: SpiedCall = { action: name, input: structuredClone(input) as Json };
+    seen.push(call);
+    try {
+      call.output = await original(name, input, opts);
+      return call.output;
+    } catch (e) {
+      call.error = e;
+      throw e;
+    }
+  };
+  return seen;
+}
+
+/**
+ * The runner's clock on the emulator's simulated time: a sleep moves the emulator's clock (which runs only by
+ * the control API, timeScale 0) instead of waiting for real.
+ */
+export function emulatorClock(emu: Emulator): Clock {
+  return {
+    now: () => emu.now(),
+    sleep: async (ms, signal) => {
+      signal?.throwIfAborted();
+      emu.advance(ms / 1000);
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
+}
+
+/** A store and a temp directory, cleaned up by `close`. */
+export async function tempDir(): Promise<{ dir: string; close(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'fleetbook-runner-'));
+  return { dir, close: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export function memoryStore(): SqliteStore {
+  return new SqliteStore(':memory:');
+}
+
+/** Counts of per-device outcomes like the summary's, from a list of `{ outcome, error }` entries. */
+export function countOutcomes(entries: { outcome: string; error?: string | undefined }[]): {
+  total: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  byError: Record<string, number>;
+} {
+  const c = { total: 0, succeeded: 0, failed: 0, skipped: 0, byError: {} as Record<string, number> };
+  for (const e of entries) {
+    c.total++;
+    c[e.outcome as 'succeeded' | 'failed' | 'skipped']++;
+    if (e.error && e.outcome !== 'succeeded') c.byError[e.error] = (c.byError[e.error] ?? 0) + 1;
+  }
+  return c;
+}

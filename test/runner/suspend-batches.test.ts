@@ -1,0 +1,154 @@
+/**
+ * 20,000 devices suspended in batches of 500, four at a time, against the emulator with faults: injected 500s
+ * (answered before the service acts) and 429s above a request rate, and, separately, connections reset after
+ * the service acted (the unknown outcome the runner must reconcile before sending again). Whatever the faults,
+ * the emulator's per-device mutations show every device suspended exactly once, and the summary is complete.
+ */
+import { expect } from 'chai';
+import type { Client } from '../../src/api/client.js';
+import type { Emulator, Faults } from '../../src/emulator/index.js';
+import { ApiError, NetworkError } from '../../src/errors.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { RunSummary } from '../../src/store/store.js';
+import {
+  accountDevices,
+  calls,
+  clientFor,
+  emulator,
+  imei,
+  memoryStore,
+  playbook,
+  setFaults,
+  spy,
+  type Calls,
+  type SpiedCall,
+} from './helpers.js';
+
+const DEVICES = 20_000;
+
+const SUSPEND_ALL = `
+version: 1
+name: suspend-fleet
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { state: active }, maxNumberOfDevices: 2000 }
+    retry: { on: [http.5xx, http.429, network], maxAttempts: 6, delay: 10ms, maxDelay: 200ms }
+  - id: batches
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: 500
+      concurrency: 4
+      steps:
+        - id: suspend
+          uses: devices.suspend
+          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
+          retry: { on: [http.5xx, http.429, network], maxAttempts: 10, delay: 20ms, maxDelay: 500ms }
+`;
+
+describe('runner: 20,000 devices suspended in batches under faults', function () {
+  this.timeout(60_000);
+  let emu: Emulator;
+  let account: string;
+  /** The first identifiers of the account's active devices: what must be suspended, exactly once each. */
+  let active: string[];
+  let devicesPerAccount: number;
+
+  before(async () => {
+    // Find how many seeded devices give exactly 20,000 active ones (the seed decides each device's state).
+    emu = await emulator({ devicesPerAccount: 24_000 });
+    account = emu.defaults.accounts[0]!;
+    const all = await accountDevices(emu, account);
+    let seen = 0;
+    devicesPerAccount = all.findIndex((d) => d.state === 'active' && ++seen === DEVICES) + 1;
+    expect(devicesPerAccount, 'the seed has 20,000 active devices').to.be.greaterThan(0);
+  });
+  after(() => emu.close());
+
+  async function suspendAll(
+    faults: Partial<Faults>,
+  ): Promise<{ summary: RunSummary; calls: Calls; client: Client; sent: SpiedCall[]; ms: number }> {
+    emu.reset({ devicesPerAccount });
+    active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
+    expect(active).to.have.length(DEVICES);
+    await setFaults(emu, faults);
+    const client = clientFor(emu);
+    const sent = spy(client);
+    const store = memoryStore();
+    const began = Date.now();
+    try {
+      const summary = await runPlaybook(playbook(SUSPEND_ALL), { client, store, inputs: { account } });
+      const ms = Date.now() - began;
+      await setFaults(emu, {});
+      // The ledger agrees with the summary: one succeeded row per device.
+      const rows = store.deviceResults(summary.runId, 'suspend');
+      expect(rows).to.have.length(DEVICES);
+      expect(rows.filter((r) => r.outcome === 'succeeded')).to.have.length(DEVICES);
+      return { summary, calls: await calls(emu), client, sent, ms };
+    } finally {
+      store.close();
+      await client.close();
+    }
+  }
+
+  function expectExactlyOnce(summary: RunSummary, c: Calls): void {
+    expect(summary.status, summary.error).to.equal('succeeded');
+    const suspend = summary.steps.find((s) => s.id === 'suspend')!;
+    expect(suspend.devices).to.deep.equal({
+      total: DEVICES,
+      succeeded: DEVICES,
+      failed: 0,
+      skipped: 0,
+      byError: {},
+    });
+    expect(summary.devices.succeeded).to.equal(DEVICES);
+    expect(summary.devices.total).to.equal(DEVICES);
+    // Every active device has exactly one devices.suspend mutation, and no other device has any.
+    const twice: string[] = [];
+    const missing: string[] = [];
+    for (const id of active) {
+      const m = c.devices[id] ?? [];
+      if (m.length === 0) missing.push(id);
+      else if (m.length > 1 || m[0]!.action !== 'devices.suspend') twice.push(id);
+    }
+    expect(missing, 'devices never suspended').to.deep.equal([]);
+    expect(twice, 'devices mutated more than once').to.deep.equal([]);
+    expect(Object.keys(c.devices)).to.have.length(DEVICES);
+  }
+
+  it('with 5 % 500s and 429s above a request rate', async () => {
+    const r = await suspendAll({ errorRate: 0.05, maxRequestsPerSecond: 40 });
+    expectExactlyOnce(r.summary, r.calls);
+    // The faults did happen: 429s slowed the m2m area down, and 500s reached the client.
+    expect(r.client.areas.m2m.stats.throttled, '429s').to.be.greaterThan(0);
+    const serverErrors =
+      r.sent.filter((c) => c.error instanceof ApiError && c.error.status === 500).length +
+      r.client.stats.retries;
+    expect(serverErrors, '500s and retries').to.be.greaterThan(0);
+    expect(r.ms, 'wall time').to.be.below(30_000);
+  });
+
+  it('with connections reset after the service acted: unknown outcomes are reconciled, not re-sent', async () => {
+    const r = await suspendAll({ resetRate: 0.1 });
+    expectExactlyOnce(r.summary, r.calls);
+    // Some suspend answers were lost after the service acted; reading the device states settled them.
+    const lost = r.sent.filter(
+      (c) => c.action === 'devices.suspend' && c.error instanceof NetworkError && c.error.sent,
+    );
+    expect(lost.length, 'suspend answers lost').to.be.greaterThan(0);
+    // A lost answer was settled by reading device states, never by a second suspend: the only suspends sent
+    // beyond one per batch are the resends of calls the service did not act on (their login was reset).
+    const suspends = r.sent.filter((c) => c.action === 'devices.suspend');
+    expect(r.calls.actions['devices.suspend']).to.equal(suspends.length);
+    const notActed = suspends.filter(
+      (c) => c.error && !(c.error instanceof NetworkError && c.error.action === 'devices.suspend'),
+    );
+    expect(suspends.length - DEVICES / 500).to.equal(notActed.length);
+    // The reconciling reads: more device listings than the first step's pages.
+    expect(r.calls.actions['devices.list']).to.be.greaterThan(DEVICES / 2000 + 1);
+    expect(r.ms, 'wall time').to.be.below(30_000);
+  });
+});
