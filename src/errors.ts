@@ -136,6 +136,8 @@ export interface InputProblem {
   /** JSON path of the offending value, e.g. `/deviceList/3/kind` (`/` for the whole input). */
   path: string;
   message: string;
+  /** The validation rule a schema names for this value (`x-rule`), e.g. `duration`. */
+  rule?: string;
 }
 
 /** An action input that failed its schema. Nothing was sent. */

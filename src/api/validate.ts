@@ -54,6 +54,7 @@ function addKeywords(ajv: InstanceType<typeof Ajv2020>): void {
   });
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-expr', schemaType: 'boolean' });
+  ajv.addKeyword({ keyword: 'x-rule', schemaType: 'string' });
 }
 
 const compiled = new WeakMap<object, ValidateFunction>();
@@ -85,7 +86,8 @@ export function check(schema: object, data: unknown): InputProblem[] {
 }
 
 /** ajv's errors as one clear sentence each, without the noise of `if`, `anyOf` and `allOf` wrappers. */
-export function explain(errors: ErrorObject[]): InputProblem[] {
+export function explain(all: ErrorObject[]): InputProblem[] {
+  const errors = bestBranches(all);
   const out: InputProblem[] = [];
   const seen = new Set<string>();
   // An anyOf says only "matches none"; when a branch said why, at the same place or deeper, that is clearer.
@@ -109,6 +111,42 @@ export function explain(errors: ErrorObject[]): InputProblem[] {
   return out;
 }
 
+/**
+ * For a union (anyOf, oneOf) that matched no branch, only the branch that got furthest into the data is
+ * worth explaining: a flat `{ id, kind }` device with a bad IMEI is a bad IMEI, not also "deviceIds is
+ * required". Furthest: the deepest error; then the fewest errors; never the `${{ }}` alternative.
+ */
+function bestBranches(errors: ErrorObject[]): ErrorObject[] {
+  const drop = new Set<ErrorObject>();
+  for (const u of errors) {
+    if (u.keyword !== 'anyOf' && u.keyword !== 'oneOf') continue;
+    const prefix = `${u.schemaPath}/`;
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of errors) {
+      if (e === u || !e.schemaPath.startsWith(prefix)) continue;
+      const n = e.schemaPath.slice(prefix.length).split('/')[0] as string;
+      branches.set(n, [...(branches.get(n) ?? []), e]);
+    }
+    if (branches.size < 2) continue;
+    const score = (es: ErrorObject[]) => {
+      const expr = es.some((e) => (e.parentSchema as Record<string, unknown> | undefined)?.['x-expr']);
+      const depth = Math.max(...es.map((e) => e.instancePath.split('/').length));
+      return [expr ? 0 : 1, depth, -es.length];
+    };
+    let best: ErrorObject[] | undefined;
+    for (const es of branches.values()) {
+      if (!best) best = es;
+      else {
+        const [a, b] = [score(es), score(best)];
+        const better = a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+        if (better > 0) best = es;
+      }
+    }
+    for (const es of branches.values()) if (es !== best) for (const e of es) drop.add(e);
+  }
+  return errors.filter((e) => !drop.has(e));
+}
+
 /** Wrappers that say nothing of their own, and the `${{ expression }}` alternative of playbook values. */
 function isNoise(e: ErrorObject): boolean {
   if (e.keyword === 'if' || e.keyword === 'allOf') return true;
@@ -117,6 +155,11 @@ function isNoise(e: ErrorObject): boolean {
 
 function problem(e: ErrorObject): InputProblem | undefined {
   const parent = (e.parentSchema ?? {}) as Record<string, unknown>;
+  const p = describe(e, parent);
+  return p && typeof parent['x-rule'] === 'string' ? { ...p, rule: parent['x-rule'] } : p;
+}
+
+function describe(e: ErrorObject, parent: Record<string, unknown>): InputProblem | undefined {
   const at = e.instancePath || '/';
   const custom = typeof parent['x-message'] === 'string' ? (parent['x-message'] as string) : undefined;
   const name = lastSegment(e.instancePath);

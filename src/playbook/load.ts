@@ -68,6 +68,8 @@ interface StepSite {
   path: Seg[];
   order: number;
   inLoop: boolean;
+  /** The parallel branches it is inside, as `<parallel path>:<branch>`. */
+  branch: string[];
 }
 
 interface ExprSite {
@@ -76,6 +78,7 @@ interface ExprSite {
   /** Pre-order position of the step that owns the field; steps before it may be referenced. */
   order: number;
   inLoop: boolean;
+  branch: string[];
 }
 
 class Checker {
@@ -85,6 +88,7 @@ class Checker {
   private steps: StepSite[] = [];
   private exprs: ExprSite[] = [];
   private order = 0;
+  private branch: string[] = [];
   restore: (s: string) => string = (s) => s;
 
   constructor(
@@ -227,10 +231,23 @@ class Checker {
     });
   }
 
-  private walkSteps(steps: unknown[], path: Seg[], inLoop: boolean): void {
+  /** Walks a list of steps; `parallel` when they are the branches of a parallel step, which run side by side. */
+  private walkSteps(steps: unknown[], path: Seg[], inLoop: boolean, parallel = false): void {
     let stopped = false;
+    const key = path.join('/');
     steps.forEach((step, i) => {
-      const at = [...path, i];
+      if (parallel) this.branch.push(`${key}:${i}`);
+      try {
+        this.walkOne(step, [...path, i], inLoop, stopped);
+      } finally {
+        if (parallel) this.branch.pop();
+      }
+      if (!parallel && isObject(step) && 'fail' in step && step.if === undefined) stopped = true;
+    });
+  }
+
+  private walkOne(step: unknown, at: Seg[], inLoop: boolean, stopped: boolean): void {
+    {
       if (!isObject(step)) {
         this.report(
           at,
@@ -257,13 +274,13 @@ class Checker {
           'warning',
         );
       this.checkStep(step, at, inLoop);
-      if ('fail' in step && step.if === undefined) stopped = true;
-    });
+    }
   }
 
   private checkStep(step: Json, path: Seg[], inLoop: boolean): void {
     const order = this.order++;
-    if (typeof step.id === 'string') this.steps.push({ id: step.id, path, order, inLoop });
+    if (typeof step.id === 'string')
+      this.steps.push({ id: step.id, path, order, inLoop, branch: [...this.branch] });
     const kinds = STEP_KINDS.filter((k) => k in step);
     // `wait` beside `uses` means "wait for completion", not a wait step.
     const kind = kinds[0];
@@ -307,7 +324,7 @@ class Checker {
         break;
       }
       case 'parallel':
-        if (Array.isArray(step.parallel)) this.walkSteps(step.parallel, [...path, 'parallel'], inLoop);
+        if (Array.isArray(step.parallel)) this.walkSteps(step.parallel, [...path, 'parallel'], inLoop, true);
         break;
       case 'set':
         this.collectExprs(step.set, [...path, 'set'], order, inLoop);
@@ -322,8 +339,12 @@ class Checker {
             this.collectExprs(w.event.match, [...path, 'wait', 'event', 'match'], order, inLoop);
           if (isObject(w.poll)) {
             const poll = w.poll;
-            if (typeof poll.uses === 'string')
-              this.checkActionName(poll.uses, [...path, 'wait', 'poll', 'uses']);
+            if (
+              typeof poll.uses === 'string' &&
+              this.checkActionName(poll.uses, [...path, 'wait', 'poll', 'uses'])
+            ) {
+              this.checkArgs(poll.uses, poll.with ?? {}, [...path, 'wait', 'poll', 'with']);
+            }
             this.collectExprs(poll.with, [...path, 'wait', 'poll', 'with'], order, inLoop);
             this.collectExprs(poll.until, [...path, 'wait', 'poll', 'until'], order, inLoop);
           }
@@ -345,16 +366,7 @@ class Checker {
     if (typeof action !== 'string' || !this.checkActionName(action, [...path, 'uses'])) return;
     const schema = withSchemaFor(action);
     const args = step.with ?? {};
-    if (schema && !(typeof args === 'string' && args.includes('${{'))) {
-      let compiled = withSchemas.get(action);
-      if (!compiled) {
-        compiled = allowExpressions(JSON.parse(JSON.stringify(schema))) as object;
-        withSchemas.set(action, compiled);
-      }
-      for (const p of check(compiled, args)) {
-        this.reportPointer([...path, 'with'], p.path, 'with', `${action}: ${p.message}`);
-      }
-    }
+    this.checkArgs(action, args, [...path, 'with']);
     this.collectExprs(step.with, [...path, 'with'], order, inLoop);
     if (isObject(step.devices)) {
       const d = step.devices;
@@ -378,6 +390,11 @@ class Checker {
                   'with',
                   `${action} has no argument \`${k}\``,
                 );
+            }
+            // The retried call is the step's arguments with these replaced: check the values it would send.
+            if (isObject(args)) {
+              const keys = new Set(Object.keys(r.with).filter((k) => k in known));
+              this.checkArgs(action, { ...args, ...r.with }, [...path, 'devices', 'retry', i, 'with'], keys);
             }
           }
           this.collectExprs(r.with, [...path, 'devices', 'retry', i, 'with'], order, inLoop);
@@ -412,7 +429,8 @@ class Checker {
 
   private collectExprs(value: unknown, path: Seg[], order: number, inLoop: boolean): void {
     if (typeof value === 'string') {
-      if (value.includes('${{')) this.exprs.push({ text: value, path, order, inLoop });
+      if (value.includes('${{'))
+        this.exprs.push({ text: value, path, order, inLoop, branch: [...this.branch] });
     } else if (Array.isArray(value)) {
       value.forEach((v, i) => this.collectExprs(v, [...path, i], order, inLoop));
     } else if (isObject(value)) {
@@ -422,7 +440,19 @@ class Checker {
 
   private checkExpressions(inputs: Set<string>): void {
     const order = new Map<string, number>();
-    for (const s of this.steps) if (!order.has(s.id)) order.set(s.id, s.order);
+    const branchOf = new Map<string, string[]>();
+    for (const s of this.steps) {
+      if (!order.has(s.id)) {
+        order.set(s.id, s.order);
+        branchOf.set(s.id, s.branch);
+      }
+    }
+    /** True when the step runs in another branch of a parallel step that also holds this site. */
+    const beside = (id: string, site: ExprSite) =>
+      (branchOf.get(id) ?? []).some((b) => {
+        const p = b.slice(0, b.lastIndexOf(':'));
+        return site.branch.some((c) => c !== b && c.slice(0, c.lastIndexOf(':')) === p);
+      });
     for (const site of this.exprs) {
       const { spans, unterminated } = findExpressions(site.text);
       const base = this.stringOffset(site.path, site.text);
@@ -461,6 +491,12 @@ class Checker {
               where,
               'step-reference',
               `no step has id \`${id}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`,
+            );
+          } else if (beside(id, site)) {
+            this.reportOffset(
+              where,
+              'step-reference',
+              `step \`${id}\` runs beside this one in a parallel step, not before it, so \`steps.${id}\` has no value here`,
             );
           } else if (site.order !== -1 && at >= site.order) {
             this.reportOffset(
@@ -501,22 +537,52 @@ class Checker {
     const raw = this.source.slice(range[0], range[1]);
     const direct = raw.indexOf(text);
     if (direct !== -1) return (i) => range[0] + direct + i;
-    // Quoted or folded: align on the expression markers, which escapes and folding do not change.
-    const marks = [...raw.matchAll(/\$\{\{/g)].map((m) => m.index ?? 0);
-    const textMarks = [...text.matchAll(/\$\{\{/g)].map((m) => m.index ?? 0);
-    return (i) => {
-      let k = 0;
-      while (k + 1 < textMarks.length && (textMarks[k + 1] as number) <= i) k++;
-      const rawMark = marks[k];
-      const textMark = textMarks[k];
-      return rawMark === undefined || textMark === undefined ? range[0] : range[0] + rawMark + (i - textMark);
-    };
+    // Quoted or folded: walk the value and the source text together. A line break with its indentation
+    // folds to one space (or to a newline in a block scalar); quotes and escape characters exist only in
+    // the source.
+    const map = new Int32Array(text.length + 1);
+    let j = 0;
+    for (let i = 0; i < text.length; i++) {
+      while (j < raw.length && raw[j] !== text[i]) {
+        if (raw[j] === '\n' && (text[i] === ' ' || text[i] === '\n')) break;
+        j++;
+      }
+      map[i] = Math.min(j, raw.length);
+      if (raw[j] === '\n' && text[i] !== '\n') {
+        j++;
+        while (raw[j] === ' ' || raw[j] === '\t') j++;
+      } else if (raw[j] === '\n') {
+        j++;
+        while ((raw[j] === ' ' || raw[j] === '\t') && raw[j] !== text[i + 1]) j++;
+      } else j++;
+    }
+    map[text.length] = Math.min(j, raw.length);
+    return (i) => range[0] + (map[Math.max(0, Math.min(i, text.length))] ?? 0);
   }
 
   // ── schema problems and positions ─────────────────────────────────────────────────────────────
 
   private schemaProblems(schema: object, value: unknown, path: Seg[]): void {
-    for (const p of check(schema, value)) this.reportPointer(path, p.path, 'schema', p.message);
+    for (const p of check(schema, value))
+      this.reportPointer(path, p.path, (p.rule as Rule | undefined) ?? 'schema', p.message);
+  }
+
+  /** Problems of an action's arguments, at `path`; with `only`, just those under those keys. */
+  private checkArgs(action: string, args: unknown, path: Seg[], only?: Set<string>): void {
+    const schema = withSchemaFor(action);
+    if (!schema || (typeof args === 'string' && args.includes('${{'))) return;
+    let compiled = withSchemas.get(action);
+    if (!compiled) {
+      compiled = allowExpressions(JSON.parse(JSON.stringify(schema))) as object;
+      withSchemas.set(action, compiled);
+    }
+    for (const p of check(compiled, args)) {
+      if (only) {
+        const key = p.path.split('/')[1];
+        if (key === undefined || !only.has(key.replace(/~1/g, '/').replace(/~0/g, '~'))) continue;
+      }
+      this.reportPointer(path, p.path, 'with', `${action}: ${p.message}`);
+    }
   }
 
   /** A problem at a JSON pointer relative to `base`: the value when it exists, else the nearest key. */

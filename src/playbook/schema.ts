@@ -24,6 +24,7 @@ export const EXPRESSION = {
 export const DURATION_PATTERN = '^([0-9]+(ms|s|m|h|d))+$';
 const Duration = Type.String({
   pattern: DURATION_PATTERN,
+  'x-rule': 'duration',
   description: 'A duration: 500ms, 2s, 5m, 2h, 1d, or a sum such as 1h30m.',
 });
 const Expr = Type.String({

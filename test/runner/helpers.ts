@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createClient, type Client } from '../../src/api/client.js';
 import type { Area } from '../../src/api/catalog.js';
 import type { Clock } from '../../src/clock.js';
+import type { Logger } from '../../src/log.js';
 import { startEmulator, type Emulator, type EmulatorOptions, type Faults } from '../../src/emulator/index.js';
 import { formatText } from '../../src/playbook/diagnostics.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
@@ -173,4 +174,27 @@ export function countOutcomes(entries: { outcome: string; error?: string | undef
     if (e.error && e.outcome !== 'succeeded') c.byError[e.error] = (c.byError[e.error] ?? 0) + 1;
   }
   return c;
+}
+
+export interface LogLine {
+  level: string;
+  message: string;
+  meta: Json;
+}
+
+/** A logger that keeps its lines (children add their meta), for asserting what `log` steps wrote. */
+export function captureLogger(lines: LogLine[] = [], base: Json = {}): Logger & { lines: LogLine[] } {
+  const at =
+    (level: string) =>
+    (message: string, meta: Json = {}): void => {
+      lines.push({ level, message, meta: { ...base, ...meta } });
+    };
+  return {
+    lines,
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (meta) => captureLogger(lines, { ...base, ...meta }),
+  };
 }

@@ -1,0 +1,613 @@
+/**
+ * Control flow of the runner, against the emulator where a step calls the service: onError (rescue steps,
+ * continue, fail), finally, step timeout, parallel, set, fail, if, forEach toleratedFailurePercent, and typed
+ * inputs.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import type { Client } from '../../src/api/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { coerceInputs, runPlaybook, type RunOptions } from '../../src/runner/runner.js';
+import type { SqliteStore } from '../../src/store/sqlite.js';
+import type { RunSummary } from '../../src/store/store.js';
+import {
+  accountDevices,
+  calls,
+  captureLogger,
+  clientFor,
+  emulator,
+  imei,
+  memoryStore,
+  playbook,
+  setFaults,
+  type LogLine,
+} from './helpers.js';
+
+const TYPED_YAML = `
+version: 1
+name: typed
+on: { manual: true }
+inputs:
+  count: { type: integer, required: true }
+  ratio: { type: number, default: 0.5 }
+  dry: { type: boolean, default: false }
+  ids: { type: array, default: [] }
+  opts: { type: object, default: {} }
+  code: { type: string, default: "007" }
+  mode: { type: string, enum: [fast, slow], default: fast }
+steps:
+  - id: show
+    uses: log
+    with: { message: "\${{ inputs.count + 1 }} \${{ inputs.ratio * 2.0 }} \${{ inputs.dry }} \${{ size(inputs.ids) }} \${{ inputs.code }}" }
+`;
+
+/** A Luhn-valid IMEI that no device of the seeded world has. */
+const UNKNOWN_IMEI = '490154203237518';
+
+describe('runner: control flow', function () {
+  this.timeout(20_000);
+  let emu: Emulator;
+  let client: Client;
+  let store: SqliteStore;
+  let account: string;
+  let lines: LogLine[];
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 50 });
+    account = emu.defaults.accounts[0]!;
+    client = clientFor(emu);
+    // Log in once, so that no test's timing includes the token and the login.
+    await client.callByName('devices.list', { accountName: account, maxNumberOfDevices: 1 });
+    store = memoryStore();
+  });
+  after(async () => {
+    store.close();
+    await client.close();
+    await emu.close();
+  });
+  beforeEach(async () => {
+    lines = [];
+    await setFaults(emu, {});
+  });
+
+  function run(yaml: string, o: Partial<RunOptions> = {}): Promise<RunSummary> {
+    return runPlaybook(playbook(yaml), { client, store, logger: captureLogger(lines), ...o });
+  }
+  const logged = () => lines.map((l) => l.message);
+  const step = (s: RunSummary, id: string) => s.steps.find((x) => x.id === id);
+
+  describe('onError', () => {
+    it('runs rescue steps after a failed API call; they see its error, and the run succeeds', async () => {
+      const s = await run(
+        `
+version: 1
+name: rescue
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: \${{ inputs.account }}, devices: [{ id: "${UNKNOWN_IMEI}", kind: imei }] }
+    onError:
+      - id: note
+        uses: log
+        with: { message: "rescued: \${{ steps.suspend.error }}" }
+      - id: mark
+        set: { rescued: true }
+  - id: after
+    if: \${{ vars.rescued }}
+    uses: log
+    with: { message: after the rescue }
+`,
+        { inputs: { account } },
+      );
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(step(s, 'suspend')?.status).to.equal('failed');
+      expect(step(s, 'suspend')?.error).to.match(/HTTP 400 INVALID_PARAMETER: Device not found/);
+      expect(step(s, 'note')?.status).to.equal('succeeded');
+      expect(step(s, 'after')?.status).to.equal('succeeded');
+      expect(logged()).to.include(`rescued: ${step(s, 'suspend')?.error}`);
+      expect(logged()).to.include('after the rescue');
+      // The service refused the request: nothing was changed.
+      expect((await calls(emu)).devices).to.deep.equal({});
+    });
+
+    it('continue: the failed step is recorded and the run goes on', async () => {
+      const s = await run(`
+version: 1
+name: carry-on
+on: { manual: true }
+steps:
+  - id: broken
+    fail: not this time
+    onError: continue
+  - id: next
+    uses: log
+    with: { message: "broken was \${{ steps.broken.status }}" }
+`);
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(step(s, 'broken')).to.include({ status: 'failed', error: 'not this time' });
+      expect(logged()).to.include('broken was failed');
+    });
+
+    it('fail (the default): the run fails with the step and its reason, and later steps do not run', async () => {
+      const s = await run(`
+version: 1
+name: stop
+on: { manual: true }
+steps:
+  - id: broken
+    fail: { message: "stopped at \${{ 6 * 7 }}" }
+  - id: never
+    uses: log
+    with: { message: never }
+`);
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal('step `broken` failed: stopped at 42');
+      expect(step(s, 'never')).to.equal(undefined);
+      expect(store.getRun(s.runId)).to.include({ status: 'failed', error: 'step `broken` failed: stopped at 42' });
+    });
+
+    it('a rescue step that fails fails the run', async () => {
+      const s = await run(`
+version: 1
+name: rescue-fails
+on: { manual: true }
+steps:
+  - id: broken
+    fail: first
+    onError:
+      - id: rescue
+        fail: second
+`);
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal('step `rescue` failed: second');
+    });
+
+    it('a failed device-state step still counts its failed devices in the summary, as the ledger does', async () => {
+      // The request names an unknown device: the service refuses it whole (400), and both devices fail.
+      const [first] = (await accountDevices(emu, account)).filter((d) => d.state === 'active');
+      const s = await run(
+        `
+version: 1
+name: suspend-with-a-bad-device
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with:
+      accountName: \${{ inputs.account }}
+      devices: [{ id: "${imei(first!)}", kind: imei }, { id: "${UNKNOWN_IMEI}", kind: imei }]
+    onError: continue
+`,
+        { inputs: { account } },
+      );
+      expect(s.status, s.error).to.equal('succeeded');
+      const ledger = store.deviceResults(s.runId, 'suspend');
+      expect(ledger.map((r) => [r.outcome, r.errorType])).to.deep.equal([
+        ['failed', 'INVALID_PARAMETER'],
+        ['failed', 'INVALID_PARAMETER'],
+      ]);
+      const expected = { total: 2, succeeded: 0, failed: 2, skipped: 0, byError: { INVALID_PARAMETER: 2 } };
+      expect(step(s, 'suspend')?.devices, 'step summary').to.deep.equal(expected);
+      expect(s.devices, 'run summary').to.deep.equal(expected);
+    });
+  });
+
+  describe('finally', () => {
+    it('runs after a failure, sees the failed step, and the run keeps the first error', async () => {
+      const s = await run(`
+version: 1
+name: cleanup
+on: { manual: true }
+steps:
+  - id: first
+    set: { x: 1 }
+  - id: broken
+    fail: broken on purpose
+  - id: never
+    uses: log
+    with: { message: never }
+finally:
+  - id: cleanup
+    uses: log
+    with: { message: "cleanup after \${{ steps.broken.status }} (x = \${{ vars.x }})" }
+`);
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal('step `broken` failed: broken on purpose');
+      expect(step(s, 'never')).to.equal(undefined);
+      expect(step(s, 'cleanup')?.status).to.equal('succeeded');
+      expect(logged()).to.include('cleanup after failed (x = 1)');
+      expect(logged()).not.to.include('never');
+    });
+
+    it('runs after a success, and a failure in it fails the run', async () => {
+      const s = await run(`
+version: 1
+name: cleanup-fails
+on: { manual: true }
+steps:
+  - id: fine
+    uses: log
+    with: { message: fine }
+finally:
+  - id: cleanup
+    fail: cleanup failed
+`);
+      expect(step(s, 'fine')?.status).to.equal('succeeded');
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal('step `cleanup` failed: cleanup failed');
+    });
+  });
+
+  describe('timeout', () => {
+    it('ends a step that runs too long, with a message naming the timeout', async () => {
+      const began = Date.now();
+      const s = await run(`
+version: 1
+name: too-slow
+on: { manual: true }
+steps:
+  - id: slow
+    wait: 10s
+    timeout: 100ms
+    onError: continue
+  - id: next
+    uses: log
+    with: { message: "\${{ steps.slow.error }}" }
+`);
+      expect(Date.now() - began).to.be.below(2000);
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(step(s, 'slow')).to.include({ status: 'failed', error: 'timed out after 100ms' });
+      expect(logged()).to.include('timed out after 100ms');
+    });
+
+    it('ends an API call slower than the step timeout, and fails the run', async () => {
+      await setFaults(emu, { latencyMs: 2000 });
+      const began = Date.now();
+      const s = await run(
+        `
+version: 1
+name: slow-api
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: slow
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }} }
+    timeout: 200ms
+`,
+        { inputs: { account } },
+      );
+      expect(Date.now() - began).to.be.below(1500);
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal('step `slow` failed: timed out after 200ms');
+    });
+
+    it('retry.on [timeout] tries a read again when an attempt passes the step timeout', async () => {
+      // The first attempt meets 3 s of latency; the faults are lifted 100 ms later, so a second attempt is fast.
+      await setFaults(emu, { latencyMs: 3000 });
+      const lift = setTimeout(() => void setFaults(emu, {}), 100);
+      try {
+        const s = await run(
+          `
+version: 1
+name: retry-on-timeout
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: slow
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }} }
+    timeout: 400ms
+    retry: { on: [timeout], maxAttempts: 3, delay: 10ms }
+`,
+          { inputs: { account } },
+        );
+        expect(s.status, s.error).to.equal('succeeded');
+        expect(step(s, 'slow')?.attempts).to.equal(2);
+      } finally {
+        clearTimeout(lift);
+      }
+    });
+  });
+
+  describe('parallel', () => {
+    it('runs its steps at once, and each is in the summary', async () => {
+      const began = Date.now();
+      const s = await run(
+        `
+version: 1
+name: together
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: both
+    parallel:
+      - id: a
+        wait: 300ms
+      - id: b
+        wait: 300ms
+      - id: list
+        uses: devices.list
+        with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+  - id: after
+    uses: log
+    with: { message: "listed \${{ size(steps.list.items) }}" }
+`,
+        { inputs: { account } },
+      );
+      const ms = Date.now() - began;
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(ms, 'the two waits overlapped').to.be.below(550);
+      for (const id of ['both', 'a', 'b', 'list', 'after']) expect(step(s, id)?.status, id).to.equal('succeeded');
+      const active = (await accountDevices(emu, account)).filter((d) => d.state === 'active');
+      expect(logged()).to.include(`listed ${active.length}`);
+    });
+
+    it('a failing branch does not end the run while another branch is still changing devices', async () => {
+      const [d1, d2] = (await accountDevices(emu, account)).filter((d) => d.state === 'active');
+      const before = await calls(emu);
+      await setFaults(emu, { latencyMs: 300 });
+      const s = await run(
+        `
+version: 1
+name: one-branch-fails
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: both
+    parallel:
+      - id: boom
+        fail: boom
+      - id: suspend
+        uses: devices.suspend
+        with:
+          accountName: \${{ inputs.account }}
+          devices: [{ id: "${imei(d1!)}", kind: imei }, { id: "${imei(d2!)}", kind: imei }]
+`,
+        { inputs: { account } },
+      );
+      const returned = structuredClone(s);
+      const atEnd = await calls(emu);
+      await new Promise((r) => setTimeout(r, 700));
+      const later = await calls(emu);
+      expect(s.status).to.equal('failed');
+      // When the run has ended, none of its steps is still running (in the summary returned and stored)...
+      const running = (x: RunSummary | undefined) =>
+        (x?.steps ?? []).filter((st) => st.status === 'running').map((st) => st.id);
+      expect(running(returned), 'returned summary').to.deep.equal([]);
+      expect(running(store.getRun(s.runId)?.summary), 'stored summary').to.deep.equal([]);
+      // ...and nothing changes afterwards.
+      expect(later.devices, 'mutations after the run ended').to.deep.equal(atEnd.devices);
+      expect(later.actions['devices.suspend'] ?? 0).to.equal(atEnd.actions['devices.suspend'] ?? 0);
+      expect(before.devices[imei(d1!)]).to.equal(undefined);
+    });
+  });
+
+  describe('retry of engine actions', () => {
+    it('notify.webhook is sent again on a 5xx, as its retry.on says', async () => {
+      // A webhook that answers 503 once, then 200.
+      const bodies: string[] = [];
+      const server = createServer((req, res) => {
+        let body = '';
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        req.on('end', () => {
+          bodies.push(body);
+          res.writeHead(bodies.length === 1 ? 503 : 200, { 'content-type': 'application/json' }).end('{}');
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+        const s = await run(
+          `
+version: 1
+name: page
+on: { manual: true }
+inputs:
+  url: { type: string, required: true }
+steps:
+  - id: tell
+    uses: notify.webhook
+    with: { url: \${{ inputs.url }}, body: { text: hello } }
+    retry: { on: [http.5xx, network], maxAttempts: 3, delay: 10ms }
+`,
+          { inputs: { url } },
+        );
+        expect(bodies.map((b) => JSON.parse(b) as unknown)).to.deep.equal([{ text: 'hello' }, { text: 'hello' }]);
+        expect(s.status, s.error).to.equal('succeeded');
+      } finally {
+        await new Promise<void>((r) => server.close(() => r()));
+      }
+    });
+  });
+
+  describe('forEach', () => {
+    it('an inner step, referenced after the loop (validate accepts it), gives its totals over the iterations', async () => {
+      const s = await run(
+        `
+version: 1
+name: inner-totals
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { state: active, kind: imei } }
+  - id: batches
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: 10
+      steps:
+        - id: locate
+          uses: location.locate
+          with: { accountName: \${{ inputs.account }}, deviceList: \${{ item }} }
+  - id: after
+    uses: log
+    with: { message: "located \${{ steps.locate.devices.total }} of \${{ steps.batches.devices.total }}" }
+`,
+        { inputs: { account } },
+      );
+      const n = step(s, 'locate')?.devices.total ?? 0;
+      expect(n).to.be.greaterThan(10);
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(logged()).to.include(`located ${n} of ${n}`);
+    });
+  });
+
+  describe('set, fail and if', () => {
+    it('set keeps types, if skips or runs, fail interpolates its message', async () => {
+      const s = await run(`
+version: 1
+name: vars
+on: { manual: true }
+vars: { base: 2 }
+steps:
+  - id: compute
+    set:
+      n: \${{ vars.base + 3 }}
+      label: "n=\${{ vars.base + 3 }}"
+      list: \${{ [1, 2, 3] }}
+  - id: five
+    if: \${{ vars.n == 5 && size(vars.list) == 3 }}
+    uses: log
+    with: { message: "\${{ vars.label }}|\${{ vars.n + 1 }}|\${{ vars.list[2] * 2 }}" }
+  - id: bigger
+    if: \${{ vars.n > 5 }}
+    uses: log
+    with: { message: bigger }
+  - id: off
+    if: false
+    uses: log
+    with: { message: off }
+  - id: check
+    if: \${{ steps.bigger.status == "skipped" }}
+    fail: "n is \${{ vars.n }}"
+`);
+      expect(logged()).to.include('n=5|6|6');
+      expect(logged()).not.to.include('bigger');
+      expect(step(s, 'five')?.status).to.equal('succeeded');
+      expect(step(s, 'bigger')?.status).to.equal('skipped');
+      expect(step(s, 'off')?.status).to.equal('skipped');
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal('step `check` failed: n is 5');
+    });
+  });
+
+  describe('forEach toleratedFailurePercent', () => {
+    const loop = (tolerated: number) => `
+version: 1
+name: tolerate
+on: { manual: true }
+steps:
+  - id: loop
+    forEach:
+      items: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+      concurrency: 3
+      toleratedFailurePercent: ${tolerated}
+      steps:
+        - id: check
+          if: \${{ item % 5 == 0 }}
+          fail: "item \${{ item }} at \${{ index }}"
+        - id: seen
+          uses: log
+          with: { message: "item \${{ item }}" }
+  - id: after
+    uses: log
+    with: { message: "\${{ steps.loop.output.failed }} of \${{ steps.loop.output.iterations }} failed" }
+`;
+
+    it('succeeds when the share of failed iterations is within the tolerance', async () => {
+      const s = await run(loop(20));
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(logged()).to.include('2 of 10 failed');
+      // The failed iterations stopped at their failing step; the others went on.
+      const seen = logged().filter((m) => /^item \d+$/.test(m));
+      expect(seen.sort()).to.deep.equal(['1', '2', '3', '4', '6', '7', '8', '9'].map((n) => `item ${n}`).sort());
+    });
+
+    it('fails when it is above, with the counts in the message', async () => {
+      const s = await run(loop(10));
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal('step `loop` failed: 2 of 10 iterations failed (20.0 %, tolerated 10 %)');
+      expect(step(s, 'after')).to.equal(undefined);
+    });
+  });
+
+  describe('typed inputs', () => {
+    const pb = playbook(TYPED_YAML);
+
+    it('coerces --input strings to the declared types and applies defaults', () => {
+      expect(
+        coerceInputs(pb, {
+          count: '42',
+          ratio: '2.5',
+          dry: 'true',
+          ids: '["a","b"]',
+          opts: '{"k":1}',
+          code: '0042',
+        }),
+      ).to.deep.equal({
+        count: 42,
+        ratio: 2.5,
+        dry: true,
+        ids: ['a', 'b'],
+        opts: { k: 1 },
+        code: '0042',
+        mode: 'fast',
+      });
+      expect(coerceInputs(pb, { count: '1' })).to.deep.equal({
+        count: 1,
+        ratio: 0.5,
+        dry: false,
+        ids: [],
+        opts: {},
+        code: '007',
+        mode: 'fast',
+      });
+    });
+
+    it('refuses unknown, missing, mistyped and out-of-enum inputs with a clear message', () => {
+      const fails = (given: Record<string, unknown>) => () => coerceInputs(pb, given);
+      expect(fails({ count: '1', colour: 'red' })).to.throw(/unknown input `colour`/);
+      expect(fails({})).to.throw('input `count` is required');
+      expect(fails({ count: '1.5' })).to.throw(/input `count`/);
+      expect(fails({ count: '1', dry: 'yes' })).to.throw('input `dry` is not valid boolean: "yes"');
+      expect(fails({ count: '1', ids: '{"a":1}' })).to.throw('input `ids` must be of type array');
+      expect(fails({ count: '1', mode: 'medium' })).to.throw('input `mode` must be one of "fast", "slow"');
+    });
+
+    it('refuses an empty or non-numeric value for a number input, naming the value given', () => {
+      // `--input count=` must not become 0.
+      expect(() => coerceInputs(pb, { count: '' })).to.throw(/input `count`/);
+      expect(() => coerceInputs(pb, { count: '1', ratio: ' ' })).to.throw(/input `ratio`/);
+      // The message shows what was typed, not `null`.
+      expect(() => coerceInputs(pb, { count: 'many' })).to.throw(/input `count`.*"many"/);
+    });
+
+    it('a run coerces its inputs, stores them typed, and uses them in expressions', async () => {
+      const s = await run(TYPED_YAML, { inputs: { count: '41', dry: 'true', ids: '[1,2,3]' } });
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(logged()).to.include('42 1 true 3 007');
+      expect(store.getRun(s.runId)?.inputs).to.deep.include({ count: 41, dry: true, ids: [1, 2, 3] });
+    });
+
+    it('a run with a bad input fails before any step', async () => {
+      const s = await run(TYPED_YAML, { inputs: { count: 'many' } });
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.match(/^input `count` /);
+      expect(s.steps).to.deep.equal([]);
+    });
+  });
+});
+

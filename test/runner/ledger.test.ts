@@ -1,0 +1,203 @@
+/**
+ * The per-device ledger as later steps and runs use it: `ledger.query` (the devices that failed with a given
+ * type in the last run of this playbook) and `report.write` (the per-device results as CSV or JSON).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Client } from '../../src/api/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { SqliteStore } from '../../src/store/sqlite.js';
+import type { LedgerRow, RunSummary } from '../../src/store/store.js';
+import {
+  calls,
+  clientFor,
+  emulator,
+  memoryStore,
+  playbook,
+  setFaults,
+  spy,
+  tempDir,
+  type Json,
+  type SpiedCall,
+} from './helpers.js';
+
+const MISS = 'SVC CACHE UNAVAILABLE';
+
+/** A nightly report without the per-device retry: its cache misses stay failed in the ledger. */
+const NIGHTLY = `
+version: 1
+name: nightly
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
+  - id: report
+    uses: location.createReport
+    with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.devices.items }}, cacheMode: "0" }
+    wait: { for: completion }
+`;
+
+/** The next morning: only the devices that missed the cache in the last nightly run, at cacheMode 1. */
+const RETRY = `
+version: 1
+name: nightly-retry
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: missed
+    uses: ledger.query
+    with: { playbook: nightly, step: report, error: ${MISS} }
+  - id: again
+    if: \${{ steps.missed.output.count > 0 }}
+    uses: location.createReport
+    with:
+      accountName: \${{ inputs.account }}
+      deviceList: \${{ steps.missed.output.devices.map(d, {"id": d.id, "kind": d.kind}) }}
+      cacheMode: "1"
+`;
+
+describe('runner: the ledger, ledger.query and report.write', function () {
+  this.timeout(20_000);
+  let emu: Emulator;
+  let client: Client;
+  let store: SqliteStore;
+  let account: string;
+  let sent: SpiedCall[];
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 400, timeScale: 600 });
+    account = emu.defaults.accounts[0]!;
+    await setFaults(emu, { deviceErrors: { [MISS]: 0.05 } });
+    client = clientFor(emu);
+    sent = spy(client);
+    store = memoryStore();
+  });
+  after(async () => {
+    store.close();
+    await client.close();
+    await emu.close();
+  });
+
+  const missesOf = (s: RunSummary): LedgerRow[] =>
+    store.deviceResults(s.runId, 'report').filter((r) => r.errorType === MISS);
+
+  it('ledger.query returns the devices that failed with a type in the last run, and a step retries only them', async () => {
+    const night1 = await runPlaybook(playbook(NIGHTLY), { client, store, inputs: { account }, pollIntervalMs: 50 });
+    const night2 = await runPlaybook(playbook(NIGHTLY), { client, store, inputs: { account }, pollIntervalMs: 50 });
+    expect(night1.status, night1.error).to.equal('succeeded');
+    expect(night2.status, night2.error).to.equal('succeeded');
+    const last = missesOf(night2);
+    expect(last.length).to.be.greaterThan(5);
+    expect(last.every((r) => r.outcome === 'failed' && r.errorClass === 'remediable')).to.equal(true);
+    // Each report draws its misses anew: the two nights differ, so "the last run" is a real choice.
+    expect(missesOf(night1).map((r) => r.deviceId)).not.to.deep.equal(last.map((r) => r.deviceId));
+    // The summary counts what the ledger holds.
+    expect(night2.devices.byError[MISS]).to.equal(last.length);
+
+    sent.length = 0;
+    const morning = await runPlaybook(playbook(RETRY), { client, store, inputs: { account } });
+    expect(morning.status, morning.error).to.equal('succeeded');
+    const out = store.loadSteps(morning.runId).get('missed') as { output: { count: number; devices: Json[] } };
+    expect(out.output.count).to.equal(last.length);
+    expect(out.output.devices.map((d) => d.id).sort()).to.deep.equal(last.map((r) => r.deviceId).sort());
+    for (const d of out.output.devices) expect(d).to.include({ outcome: 'failed', error: MISS, runId: night2.runId });
+    // The retry report named exactly those devices, once each.
+    const again = sent.filter((c) => c.action === 'location.createReport');
+    expect(again).to.have.length(1);
+    expect(again[0]!.input.cacheMode).to.equal('1');
+    const ids = (again[0]!.input.deviceList as { id: string }[]).map((d) => d.id);
+    expect(ids.sort()).to.deep.equal(last.map((r) => r.deviceId).sort());
+  });
+
+  it('ledger.query over the last two runs of a playbook returns both, and this run never', async () => {
+    const [newer, older] = store.listRuns({ playbook: 'nightly', limit: 2 });
+    expect(older, 'two nightly runs').not.to.equal(undefined);
+    const s = await runPlaybook(
+      playbook(`
+version: 1
+name: nightly
+on: { manual: true }
+steps:
+  - id: missed
+    uses: ledger.query
+    with: { step: report, error: [${MISS}], outcome: failed, runs: 2 }
+`),
+      { client, store },
+    );
+    expect(s.status, s.error).to.equal('succeeded');
+    const out = store.loadSteps(s.runId).get('missed') as { output: { count: number; devices: Json[] } };
+    const expected = [...store.deviceResults(older!.id, 'report'), ...store.deviceResults(newer!.id, 'report')]
+      .filter((r) => r.errorType === MISS)
+      .map((r) => `${r.runId}/${r.deviceId}`)
+      .sort();
+    expect(out.output.devices.map((d) => `${String(d.runId)}/${String(d.id)}`).sort()).to.deep.equal(expected);
+    expect(out.output.count).to.equal(expected.length);
+  });
+
+  it('report.write writes the per-device results as CSV and as JSON', async () => {
+    const tmp = await tempDir();
+    try {
+      const pb = playbook(`
+version: 1
+name: write-reports
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+  dir: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
+  - id: report
+    uses: location.createReport
+    with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.devices.items }}, cacheMode: "0" }
+    devices:
+      ignore: [SVC DEVICE TYPE CHECK FAILED]
+    wait: { for: completion }
+  - id: csv
+    uses: report.write
+    with: { path: "\${{ inputs.dir }}/\${{ run.date }}-locations.csv", step: report }
+  - id: json
+    uses: report.write
+    with: { path: "\${{ inputs.dir }}/locations.json", step: report }
+`);
+      const s = await runPlaybook(pb, { client, store, inputs: { account, dir: tmp.dir }, pollIntervalMs: 50 });
+      expect(s.status, s.error).to.equal('succeeded');
+      const rows = store.deviceResults(s.runId, 'report');
+      expect(rows).to.have.length(400);
+      expect(rows.some((r) => r.outcome === 'skipped')).to.equal(true);
+      expect(rows.some((r) => r.outcome === 'failed')).to.equal(true);
+
+      const json = JSON.parse(await readFile(join(tmp.dir, 'locations.json'), 'utf8')) as LedgerRow[];
+      expect(json).to.deep.equal(rows);
+
+      const csv = (await readFile(join(tmp.dir, `${s.startedAt.slice(0, 10)}-locations.csv`), 'utf8'))
+        .trimEnd()
+        .split('\n');
+      expect(csv[0]).to.equal('runId,step,deviceId,kind,outcome,errorType,errorClass,attempts,at');
+      expect(csv).to.have.length(rows.length + 1);
+      const parsed = csv.slice(1).map((line) => line.split(','));
+      expect(parsed.map((c) => [c[2], c[4], c[5] || undefined, Number(c[7])])).to.deep.equal(
+        rows.map((r) => [r.deviceId, r.outcome, r.errorType, r.attempts]),
+      );
+      // The summary of the step agrees with the files.
+      const byOutcome = (o: string) => rows.filter((r) => r.outcome === o).length;
+      expect(s.steps.find((x) => x.id === 'report')?.devices).to.include({
+        total: 400,
+        succeeded: byOutcome('succeeded'),
+        failed: byOutcome('failed'),
+        skipped: byOutcome('skipped'),
+      });
+      // Writing reports calls nothing on the service.
+      expect((await calls(emu)).devices).to.deep.equal({});
+    } finally {
+      await tmp.close();
+    }
+  });
+});

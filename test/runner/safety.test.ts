@@ -1,0 +1,223 @@
+/**
+ * Safety, against the emulator's counters: `limits` stop a run before the first mutating call that would pass
+ * them, with a clear message; a dry run makes the read-only calls, none of the mutating ones, and lists the
+ * calls it would have made with their device counts.
+ */
+import { expect } from 'chai';
+import type { Client } from '../../src/api/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { SqliteStore } from '../../src/store/sqlite.js';
+import {
+  accountDevices,
+  calls,
+  clientFor,
+  emulator,
+  imei,
+  memoryStore,
+  playbook,
+  type SeedDevice,
+} from './helpers.js';
+
+const MUTATING = ['devices.suspend', 'location.createReport', 'devices.restore', 'devices.deactivate'];
+
+describe('runner: limits and dry run', function () {
+  this.timeout(20_000);
+  let emu: Emulator;
+  let client: Client;
+  let store: SqliteStore;
+  let account: string;
+  let devices: SeedDevice[];
+  let active: SeedDevice[];
+
+  beforeEach(async () => {
+    emu = await emulator({ devicesPerAccount: 50 });
+    account = emu.defaults.accounts[0]!;
+    devices = await accountDevices(emu, account);
+    active = devices.filter((d) => d.state === 'active');
+    client = clientFor(emu);
+    store = memoryStore();
+  });
+  afterEach(async () => {
+    store.close();
+    await client.close();
+    await emu.close();
+  });
+
+  async function expectNoMutation(): Promise<void> {
+    const c = await calls(emu);
+    for (const a of MUTATING) expect(c.actions[a] ?? 0, a).to.equal(0);
+    expect(c.devices).to.deep.equal({});
+  }
+
+  const flat = (list: SeedDevice[]) => list.map((d) => ({ id: imei(d), kind: 'imei' }));
+
+  describe('limits', () => {
+    it('maxDevices smaller than the device list stops the run before any mutation', async () => {
+      const pb = playbook(`
+version: 1
+name: suspend-listed
+on: { manual: true }
+limits: { maxDevices: 10 }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: \${{ inputs.account }}, devices: \${{ steps.devices.items }} }
+    # A limit is not an error to shrug off.
+    onError: continue
+  - id: after
+    uses: log
+    with: { message: never }
+`);
+      const summary = await runPlaybook(pb, { client, store, inputs: { account } });
+      expect(summary.status).to.equal('failed');
+      expect(summary.error).to.equal(
+        `limits.maxDevices is 10: step \`suspend\` would bring this run to ${active.length} devices; nothing was sent`,
+      );
+      expect(summary.steps.find((s) => s.id === 'suspend')?.status).to.equal('failed');
+      expect(summary.steps.find((s) => s.id === 'after')).to.equal(undefined);
+      expect(store.deviceResults(summary.runId)).to.deep.equal([]);
+      expect(store.getRun(summary.runId)?.status).to.equal('failed');
+      // The list was read; nothing was changed.
+      expect((await calls(emu)).actions['devices.list']).to.be.greaterThan(0);
+      await expectNoMutation();
+    });
+
+    it('maxPercentOfFleet stops the run before any mutation, and lets a smaller change through', async () => {
+      const yaml = (pct: number) => `
+version: 1
+name: suspend-some
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+  devices: { type: array, required: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: \${{ inputs.account }}, devices: \${{ inputs.devices }} }
+    limits: { maxPercentOfFleet: ${pct} }
+`;
+      // 5 of the account's 50 devices: 10 %.
+      const five = flat(active.slice(0, 5));
+      const refused = await runPlaybook(playbook(yaml(5)), {
+        client,
+        store,
+        inputs: { account, devices: five },
+      });
+      expect(refused.status).to.equal('failed');
+      expect(refused.error).to.equal(
+        `limits.maxPercentOfFleet is 5 %: step \`suspend\` would bring this run to 5 of the 50 devices of ${account} (10.0 %); nothing was sent`,
+      );
+      await expectNoMutation();
+
+      const allowed = await runPlaybook(playbook(yaml(10)), {
+        client,
+        store,
+        inputs: { account, devices: five },
+      });
+      expect(allowed.status, allowed.error).to.equal('succeeded');
+      const c = await calls(emu);
+      expect(Object.keys(c.devices).sort()).to.deep.equal(five.map((d) => d.id).sort());
+    });
+
+    it('in a fan-out, stops before the first batch that would pass maxDevices', async () => {
+      const pb = playbook(`
+version: 1
+name: suspend-in-batches
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+  - id: batches
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: 10
+      toleratedFailurePercent: 100
+      steps:
+        - id: suspend
+          uses: devices.suspend
+          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
+          limits: { maxDevices: 25 }
+`);
+      const summary = await runPlaybook(pb, { client, store, inputs: { account } });
+      expect(summary.status).to.equal('failed');
+      expect(summary.error).to.equal(
+        'limits.maxDevices is 25: step `suspend` would bring this run to 30 devices; nothing was sent',
+      );
+      // Two batches of 10 went out; the third would have passed 25, and neither it nor any later one was sent.
+      const c = await calls(emu);
+      expect(c.actions['devices.suspend']).to.equal(2);
+      const expected = active.slice(0, 20).map(imei).sort();
+      expect(Object.keys(c.devices).sort()).to.deep.equal(expected);
+      expect(summary.steps.find((s) => s.id === 'suspend')?.devices.succeeded).to.equal(20);
+    });
+  });
+
+  describe('dry run', () => {
+    it('makes the read-only calls, no mutating one, and plans the mutating calls with device counts', async () => {
+      const pb = playbook(`
+version: 1
+name: dry
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+  - id: batches
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: 10
+      concurrency: 2
+      steps:
+        - id: suspend
+          uses: devices.suspend
+          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
+  - id: everything
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
+  - id: report
+    uses: location.createReport
+    with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.everything.items }}, cacheMode: "1" }
+    wait: { for: completion }
+  - id: note
+    uses: log
+    with: { message: "would suspend \${{ steps.batches.devices.total }} devices" }
+`);
+      const summary = await runPlaybook(pb, { client, store, inputs: { account }, dryRun: true });
+      expect(summary.status, summary.error).to.equal('succeeded');
+      expect(summary.dryRun).to.equal(true);
+      const withImei = devices.filter((d) => d.deviceIds.some((x) => x.kind === 'imei'));
+      expect(summary.planned).to.deep.equal([
+        {
+          step: 'suspend',
+          action: 'devices.suspend',
+          calls: Math.ceil(active.length / 10),
+          devices: active.length,
+        },
+        { step: 'report', action: 'location.createReport', calls: 1, devices: withImei.length },
+      ]);
+      expect(summary.steps.find((s) => s.id === 'suspend')?.status).to.equal('planned');
+      expect(summary.steps.find((s) => s.id === 'report')?.status).to.equal('planned');
+      expect(summary.steps.find((s) => s.id === 'note')?.status).to.equal('succeeded');
+      // Nothing succeeded or failed: every device of a mutating step is skipped.
+      expect(summary.devices.succeeded).to.equal(0);
+      expect(summary.devices.failed).to.equal(0);
+      expect(summary.devices.skipped).to.equal(active.length + withImei.length);
+
+      const c = await calls(emu);
+      expect(c.actions['devices.list']).to.be.greaterThanOrEqual(2);
+      expect(c.actions['location.getReportStatus'] ?? 0).to.equal(0);
+      await expectNoMutation();
+    });
+  });
+});
