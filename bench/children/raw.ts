@@ -15,12 +15,23 @@ const base = url.pathname.replace(/\/$/, '');
 let calls = 0;
 let headers: Record<string, string> = {};
 
+/** The few response members this script reads. */
+interface Body {
+  access_token: string;
+  sessionToken: string;
+  txid: string;
+  status: string;
+  hasMoreData: boolean;
+  devices: { deviceIds: { id: string; kind: string }[] }[];
+  devLocationList: { msid: string; error?: { type?: string } }[];
+}
+
 async function send(
   method: 'GET' | 'POST',
   path: string,
   body?: unknown,
   extra: Record<string, string> = {},
-): Promise<{ status: number; json: any }> {
+): Promise<{ status: number; json: Body }> {
   calls++;
   const res = await pool.request({
     method,
@@ -31,7 +42,7 @@ async function send(
   const text = await res.body.text();
   if (res.statusCode >= 300 && res.statusCode !== 202)
     throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
-  return { status: res.statusCode, json: text ? JSON.parse(text) : null };
+  return { status: res.statusCode, json: (text ? JSON.parse(text) : {}) as Body };
 }
 
 const start = performance.now();
@@ -54,9 +65,9 @@ async function listImeis(): Promise<{ id: string; kind: string }[]> {
       ...(last ? { largestDeviceIdSeen: last } : {}),
     });
     for (const d of page.json.devices) {
-      const imei = d.deviceIds.find((x: any) => x.kind === 'imei');
-      out.push({ id: imei.id, kind: 'imei' });
-      const first = d.deviceIds[0].id;
+      const imei = d.deviceIds.find((x) => x.kind === 'imei');
+      if (imei) out.push({ id: imei.id, kind: 'imei' });
+      const first = d.deviceIds[0]?.id ?? '';
       if (last === undefined || first > last) last = first;
     }
     if (!page.json.hasMoreData || page.json.devices.length === 0) return out;

@@ -77,7 +77,7 @@ function normalizeTrigger(input: Json): Json {
 
 /** Flat `{ id, kind }` devices become `{ deviceIds: [{ id, kind }] }`; kinds are sent lower case. */
 export function normalizeDevices(input: Json): Json {
-  const out = clone(input);
+  const out = { ...input };
   if (Array.isArray(out.devices)) {
     out.devices = out.devices.map((d: Json) =>
       Array.isArray(d.deviceIds)
@@ -89,11 +89,10 @@ export function normalizeDevices(input: Json): Json {
 }
 
 function normalizeLocation(input: Json): Json {
-  const out = clone(input);
-  if (Array.isArray(out.deviceList)) {
-    out.deviceList = out.deviceList.map((d: Json) => ({ ...d, kind: String(d.kind).toLowerCase() }));
-  }
-  return out;
+  const list = input.deviceList;
+  // Most lists are already lower case: copy a 100,000-device list only when something changes.
+  if (!Array.isArray(list) || list.every((d: Json) => d.kind === String(d.kind).toLowerCase())) return input;
+  return { ...input, deviceList: list.map((d: Json) => ({ ...d, kind: String(d.kind).toLowerCase() })) };
 }
 
 function normalizeUsageTrigger(input: Json): Json {

@@ -4,6 +4,7 @@
  * See src/runner/ARCHITECTURE.md.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import type { ApiClient } from '../api/client.js';
 import { MAX_REPORT_DEVICES } from '../api/schemas/location.js';
@@ -88,6 +89,8 @@ interface StepState {
   items: unknown[];
   devices: DeviceCounts;
   error?: string;
+  /** Device results to write with the step's checkpoint. */
+  ledger?: DeviceResult[];
 }
 
 interface Scope {
@@ -173,6 +176,8 @@ class Run {
   private readonly fleet = new Map<string, number>();
   private readonly progress: Progress = { devicesDone: 0, devicesTotal: 0, calls: 0, errors: 0, step: '' };
   private startedAt = '';
+  /** What expressions read of each step: `output`, `items`, or `*` for anything. */
+  private readonly referenced: Map<string, Set<string>>;
 
   constructor(
     private readonly pb: Playbook,
@@ -181,6 +186,13 @@ class Run {
     this.id = o.runId ?? randomUUID();
     this.clock = o.clock ?? systemClock;
     this.log = (o.logger ?? silentLogger).child({ runId: this.id, playbook: pb.name });
+    this.referenced = referencedMembers(pb);
+  }
+
+  /** Whether any expression reads `steps.<id>.<member>`: a large output no one reads is not kept. */
+  private keeps(stepId: string, member: 'output' | 'items'): boolean {
+    const m = this.referenced.get(stepId);
+    return Boolean(m && (m.has('*') || m.has(member)));
   }
 
   async execute(): Promise<RunSummary> {
@@ -322,11 +334,14 @@ class Run {
     if (state.error) sum.error = state.error;
     // A forEach shows its body's devices to expressions; the body's own steps already count them.
     if (!('forEach' in step)) addCounts(sum.devices, state.devices);
-    this.o.store.saveStep(this.id, key, {
-      status: state.status,
-      devices: state.devices,
-      output: boundedOutput(state.output),
-    });
+    const at = new Date(this.clock.now()).toISOString();
+    this.o.store.saveStep(
+      this.id,
+      key,
+      { status: state.status, devices: state.devices, output: boundedOutput(state.output) },
+      state.ledger ? { step: step.id, results: state.ledger, at } : undefined,
+    );
+    delete state.ledger;
     this.log.info('step ended', { step: step.id, status: state.status, devices: state.devices });
   }
 
@@ -342,7 +357,12 @@ class Run {
   private async withTimeout<T>(step: Step, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const signals = [this.o.signal].filter((s): s is AbortSignal => Boolean(s));
     const ms = step.timeout ? parseDuration(step.timeout) : undefined;
-    if (ms === undefined) return fn(signals.length ? AbortSignal.any(signals) : new AbortController().signal);
+    if (ms === undefined) {
+      const signal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
+      // Every request of a step listens to its signal, and a fan-out has many in flight.
+      setMaxListeners(0, signal);
+      return fn(signal);
+    }
     const timer = new AbortController();
     const t = setTimeout(
       () => timer.abort(new StepError(`timed out after ${step.timeout}`, ['timeout'])),
@@ -350,7 +370,7 @@ class Run {
     );
     try {
       return await Promise.race([
-        fn(AbortSignal.any([...signals, timer.signal])),
+        fn(withListeners(AbortSignal.any([...signals, timer.signal]))),
         new Promise<never>((_, reject) =>
           timer.signal.addEventListener('abort', () => reject(timer.signal.reason as Error), { once: true }),
         ),
@@ -408,7 +428,6 @@ class Run {
           const st = child.ctx.steps[s.id];
           if (st && st !== scope.ctx.steps[s.id]) addCounts(devices, st.devices);
         }
-        this.o.store.saveStep(this.id, `${scope.key}${step.id}[${index}]`, { status: 'done' });
       }
     };
     await Promise.all(Array.from({ length: Math.min(fe.concurrency ?? 1, units.length || 1) }, worker));
@@ -529,22 +548,11 @@ class Run {
       return this.locationStep(step, scope, input, devices, signal);
     if (appliedFilter(action, input) && devices.length)
       return this.deviceStateStep(step, input, devices, signal);
+    if (action === 'devices.list') return this.listDevices(step, input, signal);
     const { value, attempts } = await this.retrying(step, op, signal, () =>
       this.callAction(step.id, action, input, signal),
     );
     this.stepSummary(step.id).attempts += attempts;
-    if (action === 'devices.list') {
-      const kind =
-        typeof (input.filter as Json | undefined)?.kind === 'string'
-          ? String((input.filter as Json).kind).toLowerCase()
-          : undefined;
-      const listed = ((value as Json).devices as Json[]).map((d) => {
-        const ids = (d.deviceIds as Json[]) ?? [];
-        const pick = (kind && ids.find((x) => String(x.kind).toLowerCase() === kind)) || ids[0] || {};
-        return { id: String(pick.id), kind: String(pick.kind).toLowerCase() };
-      });
-      return { status: 'succeeded', output: value, items: listed, devices: emptyCounts() };
-    }
     if (devices.length) {
       const results = devices.map<DeviceResult>((d) => ({
         deviceId: d.id,
@@ -555,6 +563,37 @@ class Run {
       return this.finishDevices(step.id, value, results);
     }
     return done(value);
+  }
+
+  /**
+   * Lists devices page by page into compact items (`{ id, kind }` of the filter's kind, else the first
+   * identifier), which location and connectivity steps take as they are. The full records are kept as the
+   * output only when an expression reads `steps.<id>.output`: 100,000 of them are large.
+   */
+  private async listDevices(
+    step: Extract<Step, { uses: unknown }>,
+    input: Json,
+    signal: AbortSignal,
+  ): Promise<StepState> {
+    const filter = (input.filter ?? {}) as Json;
+    const kind = typeof filter.kind === 'string' ? filter.kind.toLowerCase() : undefined;
+    const keepOutput = this.keeps(step.id, 'output');
+    const records: unknown[] = [];
+    const items: Json[] = [];
+    const sum = this.stepSummary(step.id);
+    sum.attempts++;
+    for await (const page of this.o.client.pages('devices.list', input, { signal })) {
+      sum.calls++;
+      this.progress.calls++;
+      for (const d of ((page as Json).devices as Json[] | undefined) ?? []) {
+        const ids = (d.deviceIds as Json[] | undefined) ?? [];
+        const pick = (kind && ids.find((x) => String(x.kind).toLowerCase() === kind)) || ids[0] || {};
+        items.push({ id: String(pick.id), kind: String(pick.kind).toLowerCase() });
+        if (keepOutput) records.push(d);
+      }
+    }
+    const output = keepOutput ? { devices: records } : { count: items.length };
+    return { status: 'succeeded', output, items, devices: emptyCounts() };
   }
 
   /** One logical API call, counted for the step and the progress line. */
@@ -725,15 +764,27 @@ class Run {
       }
       await this.awaitReports(step, String(passInput.accountName), created.reports, signal);
       for (const r of created.reports) {
-        for await (const e of this.o.client.items(
+        // Each page's results go to the ledger while the next page is already on its way.
+        const pages = this.o.client.pages(
           'location.getReport',
           { accountName: passInput.accountName, txid: r.txid },
           { signal },
-        )) {
-          const res = locationResult(e as Json, byMsid, attempt);
-          results.set(res.deviceId, res);
+        );
+        const it = pages[Symbol.asyncIterator]();
+        let next = it.next();
+        for (;;) {
+          const page = await next;
+          if (page.done) break;
+          next = it.next();
+          this.stepSummary(step.id).calls++;
+          const rows: DeviceResult[] = [];
+          for (const e of ((page.value as Json).devLocationList as Json[] | undefined) ?? []) {
+            const res = locationResult(e, byMsid, attempt);
+            results.set(res.deviceId, res);
+            rows.push(res);
+          }
+          this.recordLedger(step.id, rows);
         }
-        this.stepSummary(step.id).calls++;
       }
       return created;
     };
@@ -755,9 +806,18 @@ class Run {
       }
     }
     const ignore = new Set(policy.ignore ?? []);
-    for (const r of results.values())
-      if (r.outcome === 'failed' && r.errorType && ignore.has(r.errorType)) r.outcome = 'skipped';
-    return this.finishDevices(step.id, output, [...results.values()]);
+    const changed: DeviceResult[] = [];
+    for (const r of results.values()) {
+      if (r.outcome === 'failed' && r.errorType && ignore.has(r.errorType)) {
+        r.outcome = 'skipped';
+        changed.push(r);
+      }
+    }
+    // Report results are already in the ledger, page by page; only what the policy changed is written again.
+    const reported = step.uses === 'location.createReport' && Boolean(step.wait || step.devices);
+    const state = this.finishDevices(step.id, output, [...results.values()]);
+    if (reported) state.ledger = changed;
+    return state;
   }
 
   /** Polls each report's status until COMPLETED, or the step's wait timeout. */
@@ -793,13 +853,13 @@ class Run {
   }
 
   private finishDevices(stepId: string, output: unknown, results: DeviceResult[]): StepState {
-    this.recordLedger(stepId, results);
     const counts = countDevices(results);
     this.progress.devicesDone += counts.total;
     this.progress.devicesTotal = Math.max(this.progress.devicesTotal, this.progress.devicesDone);
     this.progress.errors += counts.failed;
     this.report();
-    return { status: 'succeeded', output, items: results.map(item), devices: counts };
+    const items = this.keeps(stepId, 'items') ? results.map(item) : [];
+    return { status: 'succeeded', output, items, devices: counts, ledger: results };
   }
 
   private recordLedger(stepId: string, results: DeviceResult[]): void {
@@ -932,4 +992,28 @@ export function selects(selectors: string[], e: unknown): boolean {
 function boundedOutput(output: unknown): unknown {
   const text = JSON.stringify(output ?? null);
   return text.length <= 256 * 1024 ? output : { truncated: true, bytes: text.length };
+}
+
+/** For each step id, the members expressions read: `steps.x.output` gives output; `steps.x` alone, `*`. */
+function referencedMembers(pb: Playbook): Map<string, Set<string>> {
+  const refs = new Map<string, Set<string>>();
+  const add = (id: string, member: string) => refs.set(id, (refs.get(id) ?? new Set()).add(member));
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string') {
+      if (!v.includes('${{')) return;
+      for (const m of v.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)(\s*\.\s*([A-Za-z_]\w*))?/g)) {
+        const member = m[3];
+        add(m[1] as string, member === 'output' || member === 'items' ? member : member ? 'other' : '*');
+      }
+      for (const m of v.matchAll(/\bsteps\s*\[\s*["']([^"']+)["']/g)) add(m[1] as string, '*');
+    } else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  visit(pb);
+  return refs;
+}
+
+function withListeners(signal: AbortSignal): AbortSignal {
+  setMaxListeners(0, signal);
+  return signal;
 }

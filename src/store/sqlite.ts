@@ -57,16 +57,33 @@ interface RunRow {
 
 export class SqliteStore implements Store {
   readonly db: Database.Database;
+  /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
+  private readonly stmt: { saveStep: Database.Statement; insertDevice: Database.Statement };
 
   /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
-    // FULL: a commit is on disk before it returns, so an acknowledged checkpoint survives a power cut.
-    this.db.pragma('synchronous = FULL');
+    // NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), which is what a run's
+    // checkpoints and ledger must survive; only a power cut can lose the last ones, and a resumed run then
+    // repeats them after reconciling. The callback inbox, which acknowledges to the service, syncs each commit.
+    this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
+    this.stmt = {
+      saveStep: this.db.prepare(
+        `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
+         ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
+      ),
+      insertDevice: this.db.prepare(
+        `INSERT INTO device_results (run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (run_id, step, device_id) DO UPDATE SET kind = excluded.kind, outcome = excluded.outcome,
+           error_type = excluded.error_type, error_class = excluded.error_class, attempts = excluded.attempts,
+           at = excluded.at`,
+      ),
+    };
   }
 
   private migrate(): void {
@@ -136,13 +153,16 @@ export class SqliteStore implements Store {
     return rows.map(toRun);
   }
 
-  saveStep(runId: string, key: string, state: unknown): void {
-    this.db
-      .prepare(
-        `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
-         ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
-      )
-      .run(runId, key, JSON.stringify(state));
+  saveStep(
+    runId: string,
+    key: string,
+    state: unknown,
+    devices?: { step: string; results: DeviceResult[]; at: string },
+  ): void {
+    this.db.transaction(() => {
+      this.stmt.saveStep.run(runId, key, JSON.stringify(state));
+      if (devices?.results.length) this.insertDevices(runId, devices.step, devices.results, devices.at);
+    })();
   }
 
   loadSteps(runId: string): Map<string, unknown> {
@@ -156,27 +176,24 @@ export class SqliteStore implements Store {
   }
 
   recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void {
-    const insert = this.db.prepare(
-      `INSERT INTO device_results (run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (run_id, step, device_id) DO UPDATE SET kind = excluded.kind, outcome = excluded.outcome,
-         error_type = excluded.error_type, error_class = excluded.error_class, attempts = excluded.attempts, at = excluded.at`,
-    );
-    this.db.transaction(() => {
-      for (const r of results) {
-        insert.run(
-          runId,
-          step,
-          r.deviceId,
-          r.kind,
-          r.outcome,
-          r.errorType ?? null,
-          r.errorClass ?? null,
-          r.attempts,
-          at,
-        );
-      }
-    })();
+    this.db.transaction(() => this.insertDevices(runId, step, results, at))();
+  }
+
+  private insertDevices(runId: string, step: string, results: DeviceResult[], at: string): void {
+    const insert = this.stmt.insertDevice;
+    for (const r of results) {
+      insert.run(
+        runId,
+        step,
+        r.deviceId,
+        r.kind,
+        r.outcome,
+        r.errorType ?? null,
+        r.errorClass ?? null,
+        r.attempts,
+        at,
+      );
+    }
   }
 
   queryLedger(q: LedgerQuery): LedgerRow[] {

@@ -85,8 +85,16 @@ export interface Store {
   updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
   getRun(id: string): RunRecord | undefined;
   listRuns(opts?: { playbook?: string; limit?: number }): RunRecord[];
-  /** Checkpoint of one step: written after each step and each batch of a fan-out. */
-  saveStep(runId: string, key: string, state: unknown): void;
+  /**
+   * Checkpoint of one step, written after each step and each batch of a fan-out, with the device results it
+   * produced in the same transaction: a checkpoint never exists without its ledger rows, nor they without it.
+   */
+  saveStep(
+    runId: string,
+    key: string,
+    state: unknown,
+    devices?: { step: string; results: DeviceResult[]; at: string },
+  ): void;
   loadSteps(runId: string): Map<string, unknown>;
   /** Writes device results in one transaction. A later result for the same run, step and device replaces it. */
   recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void;

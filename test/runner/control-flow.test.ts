@@ -1,7 +1,7 @@
 /**
  * Control flow of the runner, against the emulator where a step calls the service: onError (rescue steps,
- * continue, fail), finally, step timeout, parallel, set, fail, if, forEach toleratedFailurePercent, and typed
- * inputs.
+ * continue, fail), finally, step timeout (and retry on it), parallel, retry of engine actions, forEach (inner
+ * steps seen after the loop, toleratedFailurePercent), set, fail, if, and typed inputs.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -147,7 +147,10 @@ steps:
       expect(s.status).to.equal('failed');
       expect(s.error).to.equal('step `broken` failed: stopped at 42');
       expect(step(s, 'never')).to.equal(undefined);
-      expect(store.getRun(s.runId)).to.include({ status: 'failed', error: 'step `broken` failed: stopped at 42' });
+      expect(store.getRun(s.runId)).to.include({
+        status: 'failed',
+        error: 'step `broken` failed: stopped at 42',
+      });
     });
 
     it('a rescue step that fails fails the run', async () => {
@@ -290,9 +293,9 @@ steps:
     });
 
     it('retry.on [timeout] tries a read again when an attempt passes the step timeout', async () => {
-      // The first attempt meets 3 s of latency; the faults are lifted 100 ms later, so a second attempt is fast.
+      // The first attempt meets 3 s of latency; the faults are lifted 200 ms later, so a second attempt is fast.
       await setFaults(emu, { latencyMs: 3000 });
-      const lift = setTimeout(() => void setFaults(emu, {}), 100);
+      const lift = setTimeout(() => void setFaults(emu, {}), 200);
       try {
         const s = await run(
           `
@@ -305,7 +308,7 @@ steps:
   - id: slow
     uses: devices.list
     with: { accountName: \${{ inputs.account }} }
-    timeout: 400ms
+    timeout: 700ms
     retry: { on: [timeout], maxAttempts: 3, delay: 10ms }
 `,
           { inputs: { account } },
@@ -347,7 +350,8 @@ steps:
       const ms = Date.now() - began;
       expect(s.status, s.error).to.equal('succeeded');
       expect(ms, 'the two waits overlapped').to.be.below(550);
-      for (const id of ['both', 'a', 'b', 'list', 'after']) expect(step(s, id)?.status, id).to.equal('succeeded');
+      for (const id of ['both', 'a', 'b', 'list', 'after'])
+        expect(step(s, id)?.status, id).to.equal('succeeded');
       const active = (await accountDevices(emu, account)).filter((d) => d.state === 'active');
       expect(logged()).to.include(`listed ${active.length}`);
     });
@@ -423,7 +427,10 @@ steps:
 `,
           { inputs: { url } },
         );
-        expect(bodies.map((b) => JSON.parse(b) as unknown)).to.deep.equal([{ text: 'hello' }, { text: 'hello' }]);
+        expect(bodies.map((b) => JSON.parse(b) as unknown)).to.deep.equal([
+          { text: 'hello' },
+          { text: 'hello' },
+        ]);
         expect(s.status, s.error).to.equal('succeeded');
       } finally {
         await new Promise<void>((r) => server.close(() => r()));
@@ -533,7 +540,9 @@ steps:
       expect(logged()).to.include('2 of 10 failed');
       // The failed iterations stopped at their failing step; the others went on.
       const seen = logged().filter((m) => /^item \d+$/.test(m));
-      expect(seen.sort()).to.deep.equal(['1', '2', '3', '4', '6', '7', '8', '9'].map((n) => `item ${n}`).sort());
+      expect(seen.sort()).to.deep.equal(
+        ['1', '2', '3', '4', '6', '7', '8', '9'].map((n) => `item ${n}`).sort(),
+      );
     });
 
     it('fails when it is above, with the counts in the message', async () => {
@@ -610,4 +619,3 @@ steps:
     });
   });
 });
-

@@ -3,6 +3,7 @@
  * budgets, a throwaway SQLite store, the emulator's control API (`/_emulator/calls`, faults, accounts), and a
  * spy that keeps what each action was called with (the client underneath is untouched).
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,12 +150,13 @@ export function emulatorClock(emu: Emulator): Clock {
   };
 }
 
-/** A store and a temp directory, cleaned up by `close`. */
+/** A temp directory, removed by `close`. */
 export async function tempDir(): Promise<{ dir: string; close(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'fleetbook-runner-'));
   return { dir, close: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** A throwaway SQLite store (the real one, in memory). */
 export function memoryStore(): SqliteStore {
   return new SqliteStore(':memory:');
 }
@@ -197,4 +199,25 @@ export function captureLogger(lines: LogLine[] = [], base: Json = {}): Logger & 
     error: at('error'),
     child: (meta) => captureLogger(lines, { ...base, ...meta }),
   };
+}
+
+/**
+ * Every HTTP answer the clients of this process receive from `origin`, as undici publishes them on its
+ * diagnostics channel: `{ status, method, path }`, in order. `stop` unsubscribes.
+ */
+export function watchAnswers(origin: string): {
+  answers: { status: number; method: string; path: string }[];
+  stop(): void;
+} {
+  const answers: { status: number; method: string; path: string }[] = [];
+  const onHeaders = (message: unknown) => {
+    const m = message as {
+      request: { origin?: unknown; method: string; path: string };
+      response: { statusCode: number };
+    };
+    if (String(m.request.origin) === origin)
+      answers.push({ status: m.response.statusCode, method: m.request.method, path: m.request.path });
+  };
+  subscribe('undici:request:headers', onHeaders);
+  return { answers, stop: () => unsubscribe('undici:request:headers', onHeaders) };
 }

@@ -88,8 +88,18 @@ describe('runner: the ledger, ledger.query and report.write', function () {
     store.deviceResults(s.runId, 'report').filter((r) => r.errorType === MISS);
 
   it('ledger.query returns the devices that failed with a type in the last run, and a step retries only them', async () => {
-    const night1 = await runPlaybook(playbook(NIGHTLY), { client, store, inputs: { account }, pollIntervalMs: 50 });
-    const night2 = await runPlaybook(playbook(NIGHTLY), { client, store, inputs: { account }, pollIntervalMs: 50 });
+    const night1 = await runPlaybook(playbook(NIGHTLY), {
+      client,
+      store,
+      inputs: { account },
+      pollIntervalMs: 50,
+    });
+    const night2 = await runPlaybook(playbook(NIGHTLY), {
+      client,
+      store,
+      inputs: { account },
+      pollIntervalMs: 50,
+    });
     expect(night1.status, night1.error).to.equal('succeeded');
     expect(night2.status, night2.error).to.equal('succeeded');
     const last = missesOf(night2);
@@ -103,10 +113,13 @@ describe('runner: the ledger, ledger.query and report.write', function () {
     sent.length = 0;
     const morning = await runPlaybook(playbook(RETRY), { client, store, inputs: { account } });
     expect(morning.status, morning.error).to.equal('succeeded');
-    const out = store.loadSteps(morning.runId).get('missed') as { output: { count: number; devices: Json[] } };
+    const out = store.loadSteps(morning.runId).get('missed') as {
+      output: { count: number; devices: Json[] };
+    };
     expect(out.output.count).to.equal(last.length);
     expect(out.output.devices.map((d) => d.id).sort()).to.deep.equal(last.map((r) => r.deviceId).sort());
-    for (const d of out.output.devices) expect(d).to.include({ outcome: 'failed', error: MISS, runId: night2.runId });
+    for (const d of out.output.devices)
+      expect(d).to.include({ outcome: 'failed', error: MISS, runId: night2.runId });
     // The retry report named exactly those devices, once each.
     const again = sent.filter((c) => c.action === 'location.createReport');
     expect(again).to.have.length(1);
@@ -132,11 +145,16 @@ steps:
     );
     expect(s.status, s.error).to.equal('succeeded');
     const out = store.loadSteps(s.runId).get('missed') as { output: { count: number; devices: Json[] } };
-    const expected = [...store.deviceResults(older!.id, 'report'), ...store.deviceResults(newer!.id, 'report')]
+    const expected = [
+      ...store.deviceResults(older!.id, 'report'),
+      ...store.deviceResults(newer!.id, 'report'),
+    ]
       .filter((r) => r.errorType === MISS)
       .map((r) => `${r.runId}/${r.deviceId}`)
       .sort();
-    expect(out.output.devices.map((d) => `${String(d.runId)}/${String(d.id)}`).sort()).to.deep.equal(expected);
+    expect(out.output.devices.map((d) => `${String(d.runId)}/${String(d.id)}`).sort()).to.deep.equal(
+      expected,
+    );
     expect(out.output.count).to.equal(expected.length);
   });
 
@@ -167,7 +185,12 @@ steps:
     uses: report.write
     with: { path: "\${{ inputs.dir }}/locations.json", step: report }
 `);
-      const s = await runPlaybook(pb, { client, store, inputs: { account, dir: tmp.dir }, pollIntervalMs: 50 });
+      const s = await runPlaybook(pb, {
+        client,
+        store,
+        inputs: { account, dir: tmp.dir },
+        pollIntervalMs: 50,
+      });
       expect(s.status, s.error).to.equal('succeeded');
       const rows = store.deviceResults(s.runId, 'report');
       expect(rows).to.have.length(400);

@@ -1,0 +1,176 @@
+/**
+ * `fleetbook run` and `fleetbook runs` as a user runs them: the built binary in a child process, with no
+ * FLEETBOOK_API_URL (so against the embedded emulator) and FLEETBOOK_STATE in a temp directory. dist/ must be
+ * built (`npm test` builds it before mocha runs).
+ */
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { startEmulator } from '../../src/emulator/index.js';
+import type { LedgerRow, RunRecord, RunSummary } from '../../src/store/store.js';
+import { tempDir } from './helpers.js';
+
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function fleetbook(args: string[], env: Record<string, string>): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      // Only PATH and what the test sets: no FLEETBOOK_API_URL from the caller's environment.
+      { env: { PATH: process.env.PATH ?? '', FLEETBOOK_LOG_LEVEL: 'warn', ...env }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+const SUSPEND_AND_LOCATE = `
+version: 1
+name: cli-suspend-and-locate
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+  batches: { type: integer, default: 1 }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { state: active, kind: imei } }
+  - id: some
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: 5
+      concurrency: 2
+      steps:
+        - id: suspend
+          if: \${{ index < inputs.batches }}
+          uses: devices.suspend
+          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
+  - id: report
+    uses: location.createReport
+    with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.devices.items }}, cacheMode: "0" }
+    wait: { for: completion }
+`;
+
+const FAILING = `
+version: 1
+name: cli-fails
+on: { manual: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: "0000000000-00000" }
+`;
+
+describe('fleetbook run and runs (child process, embedded emulator)', function () {
+  this.timeout(60_000);
+  let tmp: { dir: string; close(): Promise<void> };
+  let env: Record<string, string>;
+  let account: string;
+
+  before(async () => {
+    tmp = await tempDir();
+    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
+    await writeFile(join(tmp.dir, 'ok.yaml'), SUSPEND_AND_LOCATE);
+    await writeFile(join(tmp.dir, 'fails.yaml'), FAILING);
+    // The embedded emulator is seeded with the defaults: the same accounts as this one.
+    const probe = await startEmulator({ timeScale: 0 });
+    account = probe.defaults.accounts[0]!;
+    await probe.close();
+  });
+  after(() => tmp.close());
+
+  let okRun: RunSummary;
+
+  it('run --json: exits 0 and prints the run summary on stdout', async () => {
+    const r = await fleetbook(
+      ['run', join(tmp.dir, 'ok.yaml'), '--json', '--input', `account=${account}`, '--input', 'batches=2'],
+      env,
+    );
+    expect(r.code, r.stderr).to.equal(0);
+    okRun = JSON.parse(r.stdout) as RunSummary;
+    expect(okRun).to.include({ playbook: 'cli-suspend-and-locate', status: 'succeeded' });
+    expect(okRun.runId).to.be.a('string');
+    expect(okRun.startedAt).to.be.a('string');
+    expect(okRun.endedAt).to.be.a('string');
+    expect(okRun.steps.map((s) => s.id)).to.deep.equal(['devices', 'some', 'suspend', 'report']);
+    // `batches=2` is an integer: two batches of five were suspended.
+    const suspend = okRun.steps.find((s) => s.id === 'suspend')!;
+    expect(suspend.devices).to.deep.equal({ total: 10, succeeded: 10, failed: 0, skipped: 0, byError: {} });
+    expect(suspend.calls).to.equal(2);
+    const report = okRun.steps.find((s) => s.id === 'report')!;
+    expect(report.devices.total).to.be.greaterThan(10);
+    expect(okRun.devices.total).to.equal(suspend.devices.total + report.devices.total);
+  });
+
+  it('run --json: a failing playbook exits 1 with a failed summary', async () => {
+    const r = await fleetbook(['run', join(tmp.dir, 'fails.yaml'), '--json'], env);
+    expect(r.code).to.equal(1);
+    const s = JSON.parse(r.stdout) as RunSummary;
+    expect(s).to.include({ playbook: 'cli-fails', status: 'failed' });
+    expect(s.error).to.match(/^step `devices` failed: devices\.list: HTTP 400 /);
+  });
+
+  it('run --dry-run --json: plans the mutating calls and exits 0', async () => {
+    const r = await fleetbook(
+      ['run', join(tmp.dir, 'ok.yaml'), '--json', '--dry-run', '--input', `account=${account}`],
+      env,
+    );
+    expect(r.code, r.stderr).to.equal(0);
+    const s = JSON.parse(r.stdout) as RunSummary;
+    expect(s.dryRun).to.equal(true);
+    expect(s.planned?.map((p) => [p.action, p.calls, p.devices])).to.deep.equal([
+      ['devices.suspend', 1, 5],
+      ['location.createReport', 1, okRun.steps.find((x) => x.id === 'report')!.devices.total],
+    ]);
+  });
+
+  it('a bad --input exits 2 before running', async () => {
+    const r = await fleetbook(
+      ['run', join(tmp.dir, 'ok.yaml'), '--json', '--input', `account=${account}`, '--input', 'batches=two'],
+      env,
+    );
+    expect(r.code).to.equal(2);
+    expect(r.stdout).to.equal('');
+    expect(r.stderr).to.match(/input `batches`/);
+  });
+
+  it('runs list and runs show ID --devices --json read the same store', async () => {
+    const list = await fleetbook(['runs', 'list', '--json'], env);
+    expect(list.code, list.stderr).to.equal(0);
+    const runs = JSON.parse(list.stdout) as RunRecord[];
+    expect(runs.map((x) => [x.playbook, x.status])).to.deep.equal([
+      ['cli-suspend-and-locate', 'succeeded'],
+      ['cli-fails', 'failed'],
+      ['cli-suspend-and-locate', 'succeeded'],
+    ]);
+    expect(runs[2]!.id).to.equal(okRun.runId);
+
+    const show = await fleetbook(['runs', 'show', okRun.runId, '--devices', '--json'], env);
+    expect(show.code, show.stderr).to.equal(0);
+    const shown = JSON.parse(show.stdout) as RunSummary & { deviceResults: LedgerRow[] };
+    const { deviceResults, ...summary } = shown;
+    expect(summary).to.deep.equal(okRun);
+    // One ledger row per device and step, agreeing with the summary's counts.
+    expect(deviceResults).to.have.length(okRun.devices.total);
+    expect(deviceResults.filter((d) => d.step === 'suspend')).to.have.length(10);
+    expect(deviceResults.filter((d) => d.outcome === 'succeeded')).to.have.length(okRun.devices.succeeded);
+    expect(deviceResults.every((d) => d.runId === okRun.runId)).to.equal(true);
+
+    const text = await fleetbook(['runs', 'show', okRun.runId], env);
+    expect(text.code).to.equal(0);
+    expect(text.stdout).to.contain(`run ${okRun.runId} of cli-suspend-and-locate: succeeded`);
+
+    const missing = await fleetbook(['runs', 'show', 'no-such-run'], env);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.contain('no run no-such-run');
+  });
+});
