@@ -2,6 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, extname } from 'node:path';
 import { request } from 'undici';
+import { ApiError } from '../errors.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
@@ -39,8 +40,16 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
         bodyTimeout: 30_000,
       });
       const text = await res.body.text();
-      if (res.statusCode >= 300)
-        throw new Error(`notify.webhook: HTTP ${res.statusCode} from the webhook: ${text.slice(0, 200)}`);
+      if (res.statusCode >= 300) {
+        // An ApiError, so that `retry.on: [http.5xx]` and the retry classes apply to webhooks too.
+        throw new ApiError({
+          status: res.statusCode,
+          apiCode: `HTTP_${res.statusCode}`,
+          apiMessage: `the webhook answered: ${text.slice(0, 200)}`,
+          action: 'notify.webhook',
+          shape: 'opaque',
+        });
+      }
       return { status: res.statusCode };
     }
     case 'report.write': {

@@ -136,7 +136,11 @@ export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json
     }
     if (typeof v === 'string' && decl.type !== 'string') {
       try {
-        v = decl.type === 'integer' || decl.type === 'number' ? Number(v) : JSON.parse(v);
+        if (decl.type === 'integer' || decl.type === 'number') {
+          const n = v.trim() === '' ? NaN : Number(v);
+          if (!Number.isFinite(n)) throw new Error('not a number');
+          v = n;
+        } else v = JSON.parse(v);
       } catch {
         throw new StepError(`input \`${name}\` is not valid ${decl.type}: ${JSON.stringify(v)}`);
       }
@@ -244,7 +248,8 @@ class Run {
       }
       if (this.pb.finally) {
         try {
-          await this.steps(this.pb.finally, scope);
+          // `finally` runs whatever happened, a cancellation included.
+          await this.steps(this.pb.finally, scope, true);
         } catch (e) {
           error ??= (e as Error).message;
         }
@@ -283,9 +288,9 @@ class Run {
 
   // ── control flow ──────────────────────────────────────────────────────────────────────────────
 
-  private async steps(list: Step[], scope: Scope): Promise<void> {
+  private async steps(list: Step[], scope: Scope, evenIfCancelled = false): Promise<void> {
     for (const step of list) {
-      this.o.signal?.throwIfAborted();
+      if (!evenIfCancelled) this.o.signal?.throwIfAborted();
       await this.step(step, scope);
     }
   }
@@ -305,7 +310,7 @@ class Run {
     this.log.info('step started', { step: step.id });
     let state: StepState;
     try {
-      state = await this.withTimeout(step, (signal) => this.run(step, scope, signal));
+      state = await this.attemptsWithTimeout(step, scope);
     } catch (e) {
       const message = errorMessage(e);
       const failed: StepState = {
@@ -354,6 +359,25 @@ class Run {
     return s;
   }
 
+  /**
+   * Runs the step with its timeout per attempt: `retry.on: [timeout]` tries it again after a timeout. A
+   * mutating action that timed out may have acted, so it is not tried again blindly.
+   */
+  private async attemptsWithTimeout(step: Step, scope: Scope): Promise<StepState> {
+    const policy = retryPolicy(step);
+    const mutating = 'uses' in step && isAction(step.uses) && (CATALOG[step.uses] as Operation).mutating;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.withTimeout(step, (signal) => this.run(step, scope, signal));
+      } catch (e) {
+        const timedOut = e instanceof StepError && e.selector.includes('timeout');
+        if (!timedOut || mutating || attempt >= policy.maxAttempts || !selects(policy.on, e)) throw e;
+        this.stepSummary(step.id).attempts++;
+        await this.clock.sleep(policy.delay(attempt), this.o.signal);
+      }
+    }
+  }
+
   private async withTimeout<T>(step: Step, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const signals = [this.o.signal].filter((s): s is AbortSignal => Boolean(s));
     const ms = step.timeout ? parseDuration(step.timeout) : undefined;
@@ -384,7 +408,10 @@ class Run {
     if ('uses' in step) return this.uses(step, scope, signal);
     if ('forEach' in step) return this.forEach(step, scope);
     if ('parallel' in step) {
-      await Promise.all(step.parallel.map((s) => this.step(s as Step, scope)));
+      // Every branch settles before the step ends: a failed branch must not end the run under the others.
+      const settled = await Promise.allSettled(step.parallel.map((s) => this.step(s as Step, scope)));
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
       return done(null);
     }
     if ('set' in step) {
@@ -408,6 +435,8 @@ class Run {
       for (let i = 0; i < items.length; i += fe.batchSize) units.push(items.slice(i, i + fe.batchSize));
     else units.push(...items);
     const devices = emptyCounts();
+    /** Device totals of each inner step over every iteration: after the loop, `steps.<inner>` shows them. */
+    const inner = new Map<string, DeviceCounts>();
     let failed = 0;
     let next = 0;
     const worker = async () => {
@@ -426,11 +455,18 @@ class Run {
         }
         for (const s of fe.steps as Step[]) {
           const st = child.ctx.steps[s.id];
-          if (st && st !== scope.ctx.steps[s.id]) addCounts(devices, st.devices);
+          if (st && st !== scope.ctx.steps[s.id]) {
+            addCounts(devices, st.devices);
+            const total = inner.get(s.id) ?? emptyCounts();
+            addCounts(total, st.devices);
+            inner.set(s.id, total);
+          }
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(fe.concurrency ?? 1, units.length || 1) }, worker));
+    for (const [id, totals] of inner)
+      scope.ctx.steps[id] = { status: 'succeeded', output: null, items: [], devices: totals };
     const percent = units.length ? (failed / units.length) * 100 : 0;
     const output = { iterations: units.length, failed };
     if (percent > (fe.toleratedFailurePercent ?? 0)) {
@@ -463,7 +499,7 @@ class Run {
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
     const match = (event: unknown) =>
-      w.event.match === undefined || truthy(render(w.event.match, { ...scope.ctx, event }, scope.inLoop));
+      w.event.match === undefined || matches(w.event.match, { ...scope.ctx, event }, scope.inLoop);
     const waiters: Promise<unknown>[] = [];
     if (this.o.events) waiters.push(this.o.events.wait(w.event.service, match, both));
     if (w.poll) {
@@ -476,7 +512,8 @@ class Run {
             const input = render(poll.with ?? {}, scope.ctx, scope.inLoop) as Json;
             const output = await this.callAction(step.id, poll.uses, input, both);
             scope.ctx.steps[step.id] = { status: 'running', output, items: [], devices: emptyCounts() };
-            if (truthy(render(poll.until, scope.ctx, scope.inLoop))) return output;
+            // In `until`, `event` is the polled call's response.
+            if (truthy(render(poll.until, { ...scope.ctx, event: output }, scope.inLoop))) return output;
             if (this.clock.now() + interval > deadline)
               throw new StepError(`timed out after ${w.timeout}`, ['timeout']);
             await this.clock.sleep(interval, both);
@@ -507,15 +544,19 @@ class Run {
     const action = step.uses;
     const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
     if (!isAction(action)) {
-      const output = await runEngineAction(action, input, {
-        store: this.o.store,
-        runId: this.id,
-        playbook: this.pb.name,
-        logger: this.log,
-        clock: this.clock,
-        ledger: (stepId) => this.o.store.deviceResults(this.id, stepId),
-      });
-      return done(output);
+      const engine = { retrySafe: true } as Operation;
+      const { value, attempts } = await this.retrying(step, engine, signal, () =>
+        runEngineAction(action, input, {
+          store: this.o.store,
+          runId: this.id,
+          playbook: this.pb.name,
+          logger: this.log,
+          clock: this.clock,
+          ledger: (stepId) => this.o.store.deviceResults(this.id, stepId),
+        }),
+      );
+      this.stepSummary(step.id).attempts += attempts;
+      return done(value);
     }
     const op: Operation = CATALOG[action];
     const devices = devicesOf(action, input);
@@ -581,7 +622,6 @@ class Run {
     const records: unknown[] = [];
     const items: Json[] = [];
     const sum = this.stepSummary(step.id);
-    sum.attempts++;
     for await (const page of this.o.client.pages('devices.list', input, { signal })) {
       sum.calls++;
       this.progress.calls++;
@@ -592,6 +632,8 @@ class Run {
         if (keepOutput) records.push(d);
       }
     }
+    // Counted when it completes, as every other call is; a timed-out attempt is counted by the timeout loop.
+    sum.attempts++;
     const output = keepOutput ? { devices: records } : { count: items.length };
     return { status: 'succeeded', output, items, devices: emptyCounts() };
   }
@@ -700,6 +742,8 @@ class Run {
     const state = this.finishDevices(step.id, output, [...results.values()]);
     if (lastError !== undefined) {
       this.recordLedger(step.id, [...results.values()]);
+      // The step fails, but its devices were touched: the summary counts them as the ledger does.
+      addCounts(this.stepSummary(step.id).devices, state.devices);
       throw lastError;
     }
     return state;
@@ -1016,4 +1060,13 @@ function referencedMembers(pb: Playbook): Map<string, Set<string>> {
 function withListeners(signal: AbortSignal): AbortSignal {
   setMaxListeners(0, signal);
   return signal;
+}
+
+/** A correlation `match`: an event of another shape (a missing key) is simply not the one waited for. */
+function matches(expr: string, ctx: Json, inLoop: boolean): boolean {
+  try {
+    return truthy(render(expr, ctx, inLoop));
+  } catch {
+    return false;
+  }
 }
