@@ -8,14 +8,7 @@
  */
 import { Pool } from 'undici';
 import { startEmulator } from '../src/emulator/index.js';
-
-export interface BenchRow {
-  id: string;
-  measure: string;
-  value: string;
-  target: string;
-  pass: boolean;
-}
+import type { BenchRow } from './types.js';
 
 const CONCURRENCY = 32;
 const WARMUP_MS = 500;

@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { FleetbookError } from '../errors.js';
 import { redact } from '../util/secrets.js';
 import type { CallFlags } from './call.js';
+import type { EmulatorFlags } from './run.js';
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
@@ -91,16 +92,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--accounts <n>', 'number of accounts')
     .option('--devices-per-account <n>', 'devices per account')
     .option('--time-scale <x>', 'simulated seconds per real second (0: only the control API moves time)')
-    .action(
-      async (flags: {
-        port: string;
-        host: string;
-        seed?: string;
-        accounts?: string;
-        devicesPerAccount?: string;
-        timeScale?: string;
-      }) => setCode(await (await import('./run.js')).emulatorCommand(flags)),
-    );
+    .action(async (flags: EmulatorFlags) => setCode(await (await import('./run.js')).emulatorCommand(flags)));
   program
     .command('actions')
     .description('List every action with its method and path.')

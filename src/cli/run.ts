@@ -191,14 +191,17 @@ export function runsCommand(
   }
 }
 
-export async function emulatorCommand(flags: {
+/** The flags of `fleetbook emulator`, as commander parses them. */
+export interface EmulatorFlags {
   port: string;
   host: string;
   seed?: string;
   accounts?: string;
   devicesPerAccount?: string;
   timeScale?: string;
-}): Promise<number> {
+}
+
+export async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
   const { startEmulator } = await import('../emulator/index.js');
   const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
   const emu = await startEmulator({
