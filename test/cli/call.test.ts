@@ -2,33 +2,12 @@
  * `fleetbook call` as a user runs it: the built binary in a child process against a loopback server.
  * `npm test` builds dist/ before mocha runs.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { fleetbook } from '../helpers/cli.js';
 import { Recorder } from '../helpers/recorder.js';
-
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function fleetbook(args: string[], env: Record<string, string>): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
 
 describe('fleetbook call', () => {
   let rec: Recorder;

@@ -3,35 +3,16 @@
  * FLEETBOOK_API_URL (so against the embedded emulator) and FLEETBOOK_STATE in a temp directory. dist/ must be
  * built (`npm test` builds it before mocha runs).
  */
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { startEmulator } from '../../src/emulator/index.js';
 import type { LedgerRow, RunRecord, RunSummary } from '../../src/store/store.js';
+import { fleetbook as run } from '../helpers/cli.js';
 import { tempDir } from './helpers.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function fleetbook(args: string[], env: Record<string, string>): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      // Only PATH and what the test sets: no FLEETBOOK_API_URL from the caller's environment.
-      { env: { PATH: process.env.PATH ?? '', FLEETBOOK_LOG_LEVEL: 'warn', ...env }, timeout: 30_000 },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const fleetbook = (args: string[], env: Record<string, string>) =>
+  run(args, { FLEETBOOK_LOG_LEVEL: 'warn', ...env });
 
 const SUSPEND_AND_LOCATE = `
 version: 1
