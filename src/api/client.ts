@@ -89,6 +89,8 @@ interface Call {
   /** Which tokens to send: none, the bearer only (login), or both. */
   auth: 'bearer' | 'both' | 'basic';
   contentType?: string;
+  /** The `Basic` credential of the token request (auth `basic`). */
+  basic?: string;
 }
 
 export const DEFAULT_AREA: AreaOptions = { requestsPerSecond: 20, concurrency: 10 };
@@ -340,13 +342,14 @@ export class ApiClient {
           continue;
         }
         // A 401 that is not about account access: the cached bearer token was revoked or the service forgot
-        // it. Fetch a new one once and replay. Never for a login, whose 401 may be a wrong password.
+        // it. Fetch a new one once and replay. Never for a login, whose 401 may be a wrong password, nor for
+        // the token request itself.
         if (
           e instanceof ApiError &&
           e.status === 401 &&
           e.apiCode !== 'INVALID_ACCESS' &&
           !this.o.accessToken &&
-          c.action !== 'session.login' &&
+          c.auth === 'both' &&
           !replayedBearer
         ) {
           replayedBearer = true;
@@ -375,7 +378,10 @@ export class ApiClient {
       accept: 'application/json',
       'content-type': c.contentType ?? 'application/json',
     };
-    if (c.auth === 'basic') return { headers };
+    if (c.auth === 'basic') {
+      if (c.basic) headers.authorization = `Basic ${c.basic}`;
+      return { headers };
+    }
     headers.authorization = `Bearer ${await this.accessToken()}`;
     if (c.auth === 'bearer') return { headers };
     const session = await this.ensureSession();
@@ -405,18 +411,18 @@ export class ApiClient {
     registerSecret(basic);
     let res: unknown;
     try {
-      res = await this.executeWithHeaders(
+      res = await this.execute(
         {
           action: 'oauth.token',
           area: 'oauth',
           method: 'POST',
           retrySafe: true,
           auth: 'basic',
+          basic,
           contentType: 'application/x-www-form-urlencoded',
         },
         '/ts/v1/oauth2/token',
         'grant_type=client_credentials',
-        { authorization: `Basic ${basic}` },
       );
     } catch (e) {
       if (e instanceof ApiError && e.retryClass === 'permanent') {
@@ -436,43 +442,6 @@ export class ApiClient {
     const skew = Math.min(this.o.tokenSkewMs ?? 60_000, ttlMs / 2);
     this.bearer = { token: r.access_token, refreshAt: this.clock.now() + ttlMs - skew };
     return r.access_token;
-  }
-
-  /** `execute` for the token request, whose Basic header is not one of the two API tokens. */
-  private async executeWithHeaders(
-    c: Call,
-    path: string,
-    body: string,
-    extra: Record<string, string>,
-  ): Promise<unknown> {
-    let attempt = 0;
-    for (;;) {
-      try {
-        this.stats.requests[c.action] = (this.stats.requests[c.action] ?? 0) + 1;
-        const headers = {
-          accept: 'application/json',
-          'content-type': c.contentType ?? 'application/json',
-          ...extra,
-        };
-        const res = await this.areas[c.area].run(() =>
-          send(
-            this.dispatcher,
-            this.origin,
-            { action: c.action, method: c.method, path: this.basePath + path, headers, body },
-            this.timeouts,
-          ),
-        );
-        if (res.status >= 200 && res.status < 300) return parseBody(res.text);
-        throw apiError(c.action, res, this.clock.now());
-      } catch (e) {
-        if (e instanceof ApiError && e.status === 429) this.areas[c.area].throttled(e.retryAfterMs);
-        attempt++;
-        if (!mayRetry(c, e) || attempt >= this.retry.maxAttempts) throw e;
-        const retryAfter = e instanceof ApiError ? (e.retryAfterMs ?? 0) : 0;
-        this.stats.retries++;
-        await this.clock.sleep(Math.max(retryAfter, fullJitter(attempt - 1, this.retry, this.o.random)));
-      }
-    }
   }
 
   // ── session token ─────────────────────────────────────────────────────────────────────────────

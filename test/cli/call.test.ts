@@ -112,3 +112,30 @@ describe('fleetbook call', () => {
     expect(rec.requestsTo('/api/m2m/v1/session/login')).to.have.length(1);
   });
 });
+
+describe('fleetbook with no configuration', () => {
+  it('call: without FLEETBOOK_API_URL it calls an embedded emulator with its default world', async () => {
+    const r = await fleetbook(['call', 'devices.list', '--body', '{"accountName":"0000123456-00001"}'], {});
+    expect(r.code, r.stderr).to.equal(0);
+    const out = JSON.parse(r.stdout) as { devices: { accountName: string }[] };
+    expect(out.devices.length).to.be.greaterThan(0);
+    expect(out.devices.every((d) => d.accountName === '0000123456-00001')).to.equal(true);
+  });
+
+  it('schema: prints the playbook JSON Schema, which ajv compiles and which accepts the examples', async () => {
+    const r = await fleetbook(['schema'], {});
+    expect(r.code, r.stderr).to.equal(0);
+    const { $id: _id, ...schema } = JSON.parse(r.stdout) as Record<string, unknown>;
+    const { ajv } = await import('../../src/api/validate.js');
+    const validate = ajv.compile(schema);
+    const { parse } = await import('yaml');
+    const { readFile } = await import('node:fs/promises');
+    const example = parse(
+      await readFile(
+        join(import.meta.dirname, '..', '..', 'playbooks', 'nightly-location-report.yaml'),
+        'utf8',
+      ),
+    );
+    expect(validate(example), JSON.stringify(validate.errors)).to.equal(true);
+  });
+});
