@@ -5,7 +5,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { DeviceResult, LedgerQuery, LedgerRow, RunRecord, Store } from './store.js';
+import type {
+  DeviceResult,
+  InboxEvent,
+  InboxMessage,
+  LedgerQuery,
+  LedgerRow,
+  RunRecord,
+  Store,
+} from './store.js';
 
 /** Schema migrations, in order. Never edit one that has shipped: add the next. */
 export const MIGRATIONS: string[] = [
@@ -41,6 +49,23 @@ export const MIGRATIONS: string[] = [
    );
    CREATE INDEX device_results_by_device ON device_results (device_id);
    CREATE INDEX device_results_by_error ON device_results (error_type);`,
+  `ALTER TABLE runs ADD COLUMN event_json TEXT;
+   CREATE INDEX runs_unfinished ON runs (status) WHERE status IN ('queued', 'running');
+   CREATE TABLE inbox (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     service TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     request_id TEXT NOT NULL,
+     payload_json TEXT NOT NULL,
+     received_at TEXT NOT NULL,
+     processed_at TEXT,
+     UNIQUE (request_id, kind)
+   );
+   CREATE INDEX inbox_pending ON inbox (id) WHERE processed_at IS NULL;
+   CREATE TABLE schedules (
+     name TEXT PRIMARY KEY,
+     last_fire_at TEXT NOT NULL
+   );`,
 ];
 
 interface RunRow {
@@ -53,10 +78,17 @@ interface RunRow {
   ended_at: string | null;
   summary_json: string | null;
   error: string | null;
+  event_json: string | null;
 }
 
 export class SqliteStore implements Store {
   readonly db: Database.Database;
+  /**
+   * A second connection for the callback inbox, with synchronous = FULL: its commits are fsync'd, because the
+   * listener acknowledges a message to the service only once it is on disk.
+   */
+  private readonly durable: Database.Database;
+  private backlog: number;
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
   private readonly stmt: { saveStep: Database.Statement; insertDevice: Database.Statement };
 
@@ -71,6 +103,14 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
+    this.durable = file === ':memory:' ? this.db : new Database(file);
+    if (this.durable !== this.db) {
+      this.durable.pragma('synchronous = FULL');
+      this.durable.pragma('busy_timeout = 5000');
+    }
+    this.backlog = (
+      this.db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as { n: number }
+    ).n;
     this.stmt = {
       saveStep: this.db.prepare(
         `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
@@ -104,8 +144,8 @@ export class SqliteStore implements Store {
   createRun(r: RunRecord): void {
     this.db
       .prepare(
-        `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         r.id,
@@ -117,6 +157,7 @@ export class SqliteStore implements Store {
         r.endedAt ?? null,
         json(r.summary),
         r.error ?? null,
+        json(r.event),
       );
   }
 
@@ -237,7 +278,89 @@ export class SqliteStore implements Store {
     return rows.map(toLedger);
   }
 
+  unfinishedRuns(): RunRecord[] {
+    return (
+      this.db
+        .prepare(`SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY started_at, id`)
+        .all() as RunRow[]
+    ).map(toRun);
+  }
+
+  appendInbox(messages: InboxMessage[]): ('stored' | 'duplicate')[] {
+    const insert = this.durable.prepare(
+      `INSERT INTO inbox (service, kind, request_id, payload_json, received_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (request_id, kind) DO NOTHING`,
+    );
+    const out = this.durable.transaction(() =>
+      messages.map((m) =>
+        insert.run(m.service, m.kind, m.requestId, JSON.stringify(m.payload), m.receivedAt).changes
+          ? ('stored' as const)
+          : ('duplicate' as const),
+      ),
+    )();
+    for (const r of out) if (r === 'stored') this.backlog++;
+    return out;
+  }
+
+  pendingInbox(limit: number, afterId = 0): InboxEvent[] {
+    const rows = this.db
+      .prepare(
+        `SELECT id, service, kind, request_id, payload_json, received_at FROM inbox
+         WHERE processed_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
+      )
+      .all(afterId, limit) as {
+      id: number;
+      service: string;
+      kind: string;
+      request_id: string;
+      payload_json: string;
+      received_at: string;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      service: r.service,
+      kind: r.kind,
+      requestId: r.request_id,
+      payload: JSON.parse(r.payload_json) as unknown,
+      receivedAt: r.received_at,
+    }));
+  }
+
+  inboxBacklog(): number {
+    return this.backlog;
+  }
+
+  completeInbox(eventId: number, runs: RunRecord[]): void {
+    const changed = this.db.transaction(() => {
+      const n = this.db
+        .prepare('UPDATE inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL')
+        .run(new Date().toISOString(), eventId).changes;
+      if (n) for (const r of runs) this.createRun(r);
+      return n;
+    })();
+    if (changed) this.backlog--;
+  }
+
+  lastFire(schedule: string): string | undefined {
+    const row = this.db.prepare('SELECT last_fire_at FROM schedules WHERE name = ?').get(schedule) as
+      { last_fire_at: string } | undefined;
+    return row?.last_fire_at;
+  }
+
+  recordFire(schedule: string, at: string, run?: RunRecord): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO schedules (name, last_fire_at) VALUES (?, ?)
+           ON CONFLICT (name) DO UPDATE SET last_fire_at = excluded.last_fire_at`,
+        )
+        .run(schedule, at);
+      if (run) this.createRun(run);
+    })();
+  }
+
   close(): void {
+    if (this.durable !== this.db) this.durable.close();
     this.db.close();
   }
 }
@@ -279,6 +402,7 @@ function toRun(r: RunRow): RunRecord {
     ...(r.ended_at !== null ? { endedAt: r.ended_at } : {}),
     ...(r.summary_json !== null ? { summary: parse(r.summary_json) as RunRecord['summary'] } : {}),
     ...(r.error !== null ? { error: r.error } : {}),
+    ...(r.event_json !== null ? { event: parse(r.event_json) } : {}),
   };
 }
 

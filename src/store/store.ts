@@ -46,6 +46,8 @@ export interface RunRecord {
   status: RunStatus;
   trigger: unknown;
   inputs: unknown;
+  /** The event that started the run (a callback's payload), kept so that a resumed run sees it again. */
+  event?: unknown;
   startedAt: string;
   endedAt?: string;
   summary?: RunSummary;
@@ -80,6 +82,21 @@ export interface LedgerRow extends DeviceResult {
   at: string;
 }
 
+/** A callback message as the listener received it. */
+export interface InboxMessage {
+  service: string;
+  /** What the message reports (e.g. `alertServiceResponse`); with requestId, the deduplication key. */
+  kind: string;
+  requestId: string;
+  payload: unknown;
+  receivedAt: string;
+}
+
+export interface InboxEvent extends InboxMessage {
+  /** Increasing: the order of arrival. */
+  id: number;
+}
+
 export interface Store {
   createRun(run: RunRecord): void;
   updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
@@ -100,5 +117,29 @@ export interface Store {
   recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void;
   queryLedger(q: LedgerQuery): LedgerRow[];
   deviceResults(runId: string, step?: string): LedgerRow[];
+  /** Runs stored as queued or running: what a restarted daemon resumes. Oldest first. */
+  unfinishedRuns(): RunRecord[];
+
+  // ── the callback inbox ──
+  /**
+   * Appends messages in one durable (fsync'd) transaction, before the listener acknowledges them. A message
+   * whose requestId and kind were already received is a duplicate and is not stored again.
+   */
+  appendInbox(messages: InboxMessage[]): ('stored' | 'duplicate')[];
+  /** Events not yet processed, in order of arrival, after `afterId`. */
+  pendingInbox(limit: number, afterId?: number): InboxEvent[];
+  /** How many events wait to be processed. */
+  inboxBacklog(): number;
+  /**
+   * Marks an event processed and stores the runs it starts (queued), in one transaction: an event is
+   * processed exactly once, across crashes.
+   */
+  completeInbox(eventId: number, runs: RunRecord[]): void;
+
+  // ── the scheduler ──
+  /** When a schedule last fired (ISO), if ever. */
+  lastFire(schedule: string): string | undefined;
+  /** Records a fire and stores the run it starts (queued), in one transaction. */
+  recordFire(schedule: string, at: string, run?: RunRecord): void;
   close(): void;
 }
