@@ -40,6 +40,15 @@ export interface EventSource {
   wait(service: string, match: (event: unknown) => boolean, signal: AbortSignal): Promise<unknown>;
 }
 
+/**
+ * Per-device locks shared by every run of a process: two runs never mutate the same device at once. A run
+ * holds the locks of one step's devices while it sends that step's calls, and takes them all at once, so no
+ * two runs can wait on each other.
+ */
+export interface DeviceLocks {
+  acquire(ids: readonly string[], signal?: AbortSignal): Promise<() => void>;
+}
+
 export interface Progress {
   devicesDone: number;
   devicesTotal: number;
@@ -67,6 +76,7 @@ export interface RunOptions {
   events?: EventSource;
   onProgress?: (p: Progress) => void;
   signal?: AbortSignal;
+  locks?: DeviceLocks;
 }
 
 /** A failure that ends a step: its message is what the summary shows. */
@@ -91,6 +101,16 @@ interface StepState {
   error?: string;
   /** Device results to write with the step's checkpoint. */
   ledger?: DeviceResult[];
+}
+
+/** What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded. */
+interface Checkpoint {
+  status: StepStatus | 'sending';
+  output?: unknown;
+  devices?: DeviceCounts;
+  error?: string;
+  calls?: number;
+  attempts?: number;
 }
 
 interface Scope {
@@ -180,6 +200,8 @@ class Run {
   private readonly fleet = new Map<string, number>();
   private readonly progress: Progress = { devicesDone: 0, devicesTotal: 0, calls: 0, errors: 0, step: '' };
   private startedAt = '';
+  /** Checkpoints of an earlier execution of this run (a resumed run), by step key. */
+  private checkpoints = new Map<string, Checkpoint>();
   /** What expressions read of each step: `output`, `items`, or `*` for anything. */
   private readonly referenced: Map<string, Set<string>>;
 
@@ -209,15 +231,27 @@ class Run {
     } catch (e) {
       error = (e as Error).message;
     }
-    store.createRun({
-      id: this.id,
-      playbook: this.pb.name,
-      status: 'running',
-      trigger: this.o.trigger ?? { type: 'manual' },
-      inputs,
-      startedAt: this.startedAt,
+    const stored = this.o.runId ? store.getRun(this.o.runId) : undefined;
+    if (stored) {
+      // Queued by the daemon, or interrupted (a crash): what earlier executions checkpointed is not done again.
+      this.startedAt = stored.startedAt;
+      this.checkpoints = store.loadSteps(this.id) as Map<string, Checkpoint>;
+      store.updateRun(this.id, { status: 'running' });
+    } else {
+      store.createRun({
+        id: this.id,
+        playbook: this.pb.name,
+        status: 'running',
+        trigger: this.o.trigger ?? { type: 'manual' },
+        inputs,
+        startedAt: this.startedAt,
+        ...(this.o.event !== undefined ? { event: this.o.event } : {}),
+      });
+    }
+    this.log.info(this.checkpoints.size ? 'run resumed' : 'run started', {
+      dryRun: Boolean(this.o.dryRun),
+      ...(this.checkpoints.size ? { checkpoints: this.checkpoints.size } : {}),
     });
-    this.log.info('run started', { dryRun: Boolean(this.o.dryRun) });
     const scope: Scope = {
       ctx: {
         event: this.o.event ?? {},
@@ -307,10 +341,17 @@ class Run {
       return;
     }
     this.progress.step = step.id;
-    this.log.info('step started', { step: step.id });
+    const before = { calls: sum.calls, attempts: sum.attempts };
+    const cp = this.checkpoints.get(key);
     let state: StepState;
     try {
-      state = await this.attemptsWithTimeout(step, scope);
+      // A fan-out or parallel step is entered again: each inner step restores itself from its own checkpoint.
+      if (cp && cp.status !== 'sending' && !('forEach' in step) && !('parallel' in step)) {
+        state = this.restore(step, scope, cp);
+      } else {
+        this.log.info('step started', { step: step.id });
+        state = await this.attemptsWithTimeout(step, scope);
+      }
     } catch (e) {
       const message = errorMessage(e);
       const failed: StepState = {
@@ -324,8 +365,15 @@ class Run {
       sum.status = 'failed';
       sum.error = message;
       this.progress.errors++;
-      this.o.store.saveStep(this.id, key, { status: 'failed', error: message });
-      this.log.warn('step failed', { step: step.id, error: message });
+      if (!cp || cp.status === 'sending') {
+        this.o.store.saveStep(this.id, key, {
+          status: 'failed',
+          error: message,
+          calls: sum.calls - before.calls,
+          attempts: sum.attempts - before.attempts,
+        } satisfies Checkpoint);
+        this.log.warn('step failed', { step: step.id, error: message });
+      }
       if (e instanceof LimitError || this.o.signal?.aborted) throw e;
       if (step.onError === 'continue') return;
       if (Array.isArray(step.onError)) {
@@ -339,15 +387,47 @@ class Run {
     if (state.error) sum.error = state.error;
     // A forEach shows its body's devices to expressions; the body's own steps already count them.
     if (!('forEach' in step)) addCounts(sum.devices, state.devices);
+    if (cp?.status === state.status) return;
     const at = new Date(this.clock.now()).toISOString();
     this.o.store.saveStep(
       this.id,
       key,
-      { status: state.status, devices: state.devices, output: boundedOutput(state.output) },
+      {
+        status: state.status,
+        devices: state.devices,
+        output: boundedOutput(state.output),
+        calls: sum.calls - before.calls,
+        attempts: sum.attempts - before.attempts,
+      } satisfies Checkpoint,
       state.ledger ? { step: step.id, results: state.ledger, at } : undefined,
     );
     delete state.ledger;
     this.log.info('step ended', { step: step.id, status: state.status, devices: state.devices });
+  }
+
+  /**
+   * A step an earlier execution of this run finished: its state comes back from the checkpoint (and its
+   * items from the ledger), and it is not run again. A failure comes back as the same failure.
+   */
+  private restore(step: Step, scope: Scope, cp: Checkpoint): StepState {
+    const sum = this.stepSummary(step.id);
+    sum.calls += cp.calls ?? 0;
+    sum.attempts += cp.attempts ?? 0;
+    if (cp.status === 'failed') throw new StepError(cp.error ?? 'failed');
+    if ('set' in step) {
+      // Variables are not checkpointed: a `set` is evaluated again, from the same restored context.
+      for (const [k, v] of Object.entries(step.set)) scope.ctx.vars[k] = render(v, scope.ctx, scope.inLoop);
+    }
+    const items =
+      !scope.inLoop && this.keeps(step.id, 'items')
+        ? this.o.store.deviceResults(this.id, step.id).map(item)
+        : [];
+    return {
+      status: cp.status as StepStatus,
+      output: cp.output ?? null,
+      items,
+      devices: cp.devices ?? emptyCounts(),
+    };
   }
 
   private stepSummary(id: string): StepSummary {
@@ -585,25 +665,48 @@ class Run {
         };
       }
     }
-    if (action === 'location.createReport' || action === 'location.locate')
-      return this.locationStep(step, scope, input, devices, signal);
-    if (appliedFilter(action, input) && devices.length)
-      return this.deviceStateStep(step, input, devices, signal);
-    if (action === 'devices.list') return this.listDevices(step, input, signal);
-    const { value, attempts } = await this.retrying(step, op, signal, () =>
-      this.callAction(step.id, action, input, signal),
-    );
-    this.stepSummary(step.id).attempts += attempts;
-    if (devices.length) {
-      const results = devices.map<DeviceResult>((d) => ({
-        deviceId: d.id,
-        kind: d.kind,
-        outcome: 'succeeded',
-        attempts,
-      }));
-      return this.finishDevices(step.id, value, results);
+    const deviceState = Boolean(appliedFilter(action, input) && devices.length);
+    let release: (() => void) | undefined;
+    let unknown = false;
+    if (op.mutating) {
+      const key = `${scope.key}${step.id}`;
+      unknown = this.checkpoints.get(key)?.status === 'sending';
+      if (unknown && !deviceState && !op.retrySafe && action !== 'location.createReport') {
+        throw new StepError(
+          `${action} was sent before fleetbook stopped and its answer was never recorded; its outcome is unknown, so it is not sent again`,
+        );
+      }
+      if (unknown) this.log.warn('resuming a call whose outcome is unknown', { step: step.id, action });
+      if (this.o.locks && devices.length)
+        release = await this.o.locks.acquire(
+          devices.map((d) => d.id),
+          signal,
+        );
+      // Written before the call: a crash before its answer is recorded leaves a known unknown.
+      this.o.store.saveStep(this.id, key, { status: 'sending' } satisfies Checkpoint);
     }
-    return done(value);
+    try {
+      if (action === 'location.createReport' || action === 'location.locate')
+        return await this.locationStep(step, scope, input, devices, signal);
+      if (deviceState) return await this.deviceStateStep(step, input, devices, signal, unknown);
+      if (action === 'devices.list') return await this.listDevices(step, input, signal);
+      const { value, attempts } = await this.retrying(step, op, signal, () =>
+        this.callAction(step.id, action, input, signal),
+      );
+      this.stepSummary(step.id).attempts += attempts;
+      if (devices.length) {
+        const results = devices.map<DeviceResult>((d) => ({
+          deviceId: d.id,
+          kind: d.kind,
+          outcome: 'succeeded',
+          attempts,
+        }));
+        return this.finishDevices(step.id, value, results);
+      }
+      return done(value);
+    } finally {
+      release?.();
+    }
   }
 
   /**
@@ -681,6 +784,8 @@ class Run {
     input: Json,
     devices: DeviceRef[],
     signal: AbortSignal,
+    /** An earlier execution sent this call and stopped before its answer: reconcile before sending. */
+    unknown = false,
   ): Promise<StepState> {
     const action = step.uses;
     const policy = retryPolicy(step);
@@ -689,6 +794,17 @@ class Run {
     const kindOf = new Map(devices.map((d) => [d.id, d.kind]));
     let output: unknown = null;
     let lastError: unknown;
+    if (unknown) {
+      for (const id of await this.reconcile(step.id, action, input, remaining, signal)) {
+        results.set(id, { deviceId: id, kind: kindOf.get(id) ?? '', outcome: 'succeeded', attempts: 1 });
+        remaining.delete(id);
+      }
+      this.log.info('reconciled after a restart', {
+        step: step.id,
+        applied: results.size,
+        remaining: remaining.size,
+      });
+    }
     for (let attempt = 1; remaining.size; attempt++) {
       try {
         output = await this.callAction(step.id, action, withDevices(input, remaining), signal);
