@@ -28,6 +28,32 @@ const ConfigSchema = Type.Object(
     }),
     callbackUsername: Type.Optional(Type.String({ minLength: 1 })),
     callbackPassword: Type.Optional(Type.String({ minLength: 1 })),
+    callbackSecret: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'FLEETBOOK_CALLBACK_SECRET: HMAC key of Location callbacks.',
+      }),
+    ),
+    callbackUrl: Type.Optional(
+      Type.String({
+        format: 'uri',
+        pattern: '^https?://',
+        description: 'FLEETBOOK_CALLBACK_URL: the URL the service posts callbacks to (registration).',
+      }),
+    ),
+    callbackAccounts: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'FLEETBOOK_CALLBACK_ACCOUNTS: comma-separated accounts to register the listener for.',
+      }),
+    ),
+    daemonToken: Type.Optional(
+      Type.String({ minLength: 16, description: 'FLEETBOOK_DAEMON_TOKEN: bearer token of manual runs.' }),
+    ),
+    maxRuns: Type.Integer({ minimum: 1, description: 'FLEETBOOK_MAX_RUNS: runs executing at once.' }),
+    inboxLimit: Type.Integer({
+      minimum: 1,
+      description: 'FLEETBOOK_INBOX_LIMIT: unprocessed callbacks before the listener answers 503.',
+    }),
     logLevel: Type.String({ enum: ['error', 'warn', 'info', 'debug'] }),
     requestsPerSecond: Type.Number({ minimum: 1, description: 'FLEETBOOK_RATE: requests/s per API area.' }),
     concurrency: Type.Integer({
@@ -60,6 +86,12 @@ const ENV = {
   listen: 'FLEETBOOK_LISTEN',
   callbackUsername: 'FLEETBOOK_CALLBACK_USERNAME',
   callbackPassword: 'FLEETBOOK_CALLBACK_PASSWORD',
+  callbackSecret: 'FLEETBOOK_CALLBACK_SECRET',
+  callbackUrl: 'FLEETBOOK_CALLBACK_URL',
+  callbackAccounts: 'FLEETBOOK_CALLBACK_ACCOUNTS',
+  daemonToken: 'FLEETBOOK_DAEMON_TOKEN',
+  maxRuns: 'FLEETBOOK_MAX_RUNS',
+  inboxLimit: 'FLEETBOOK_INBOX_LIMIT',
   logLevel: 'FLEETBOOK_LOG_LEVEL',
   requestsPerSecond: 'FLEETBOOK_RATE',
   concurrency: 'FLEETBOOK_CONCURRENCY',
@@ -71,7 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     const v = env[ENV[k]];
     return v === undefined || v === '' ? undefined : v;
   };
-  const num = (k: 'requestsPerSecond' | 'concurrency', dflt: number) => {
+  const num = (k: 'requestsPerSecond' | 'concurrency' | 'maxRuns' | 'inboxLimit', dflt: number) => {
     const v = pick(k);
     return v === undefined ? dflt : Number(v);
   };
@@ -86,6 +118,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     listen: flags.listen ?? pick('listen') ?? '127.0.0.1:8787',
     callbackUsername: pick('callbackUsername'),
     callbackPassword: pick('callbackPassword'),
+    callbackSecret: pick('callbackSecret'),
+    callbackUrl: pick('callbackUrl'),
+    callbackAccounts: pick('callbackAccounts')
+      ?.split(',')
+      .map((a) => a.trim())
+      .filter(Boolean),
+    daemonToken: pick('daemonToken'),
+    maxRuns: num('maxRuns', 64),
+    inboxLimit: num('inboxLimit', 10_000),
     logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
     requestsPerSecond: num('requestsPerSecond', 20),
     concurrency: num('concurrency', 10),
@@ -99,7 +140,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     });
     throw new ConfigError(`invalid configuration:\n  ${named.join('\n  ')}`);
   }
-  for (const s of [raw.accessToken, raw.clientSecret, raw.password, raw.callbackPassword])
+  for (const s of [
+    raw.accessToken,
+    raw.clientSecret,
+    raw.password,
+    raw.callbackPassword,
+    raw.callbackSecret,
+    raw.daemonToken,
+  ])
     registerSecret(s as string | undefined);
   return Object.freeze(raw) as Config;
 }

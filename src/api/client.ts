@@ -65,6 +65,8 @@ export interface ClientOptions {
   /** Source of jitter. @default Math.random */
   random?: () => number;
   logger?: Logger;
+  /** Told of every answer (its HTTP status) and every network failure: the daemon's metrics. */
+  onResponse?: (action: string, status: number | 'network') => void;
 }
 
 export interface CallOptions {
@@ -327,9 +329,11 @@ export class ApiClient {
           status: res.status,
           ms: this.clock.now() - began,
         });
+        this.o.onResponse?.(c.action, res.status);
         if (res.status >= 200 && res.status < 300) return parseBody(res.text);
         throw apiError(c.action, res, this.clock.now());
       } catch (e) {
+        if (e instanceof NetworkError) this.o.onResponse?.(c.action, 'network');
         if (
           e instanceof ApiError &&
           e.retryClass === 'session' &&

@@ -4,12 +4,15 @@
  */
 import type { ClientOptions } from '../api/client.js';
 import type { Config } from '../config.js';
+import type { Emulator } from '../emulator/index.js';
 import type { Logger } from '../log.js';
 
 export interface Target {
   options: ClientOptions;
   /** The embedded emulator's base URL when one was started. */
   emulatorUrl?: string;
+  /** The embedded emulator, when one was started. */
+  emulator?: Emulator;
   close(): Promise<void>;
 }
 
@@ -19,7 +22,12 @@ export interface Target {
  */
 export const EMBEDDED_TIME_SCALE = 60;
 
-export async function connect(config: Config, logger: Logger): Promise<Target> {
+export async function connect(
+  config: Config,
+  logger: Logger,
+  /** Embedded only: seed the emulator's demo triggers (the daemon's zero-configuration start). */
+  embedded: { demoTriggers?: boolean } = {},
+): Promise<Target> {
   const rates = { requestsPerSecond: config.requestsPerSecond, concurrency: config.concurrency };
   const areaRates = { m2m: rates, loc: rates, subsc: rates, dm: rates, oauth: rates };
   if (config.apiUrl) {
@@ -32,7 +40,7 @@ export async function connect(config: Config, logger: Logger): Promise<Target> {
     return { options, close: async () => undefined };
   }
   const { startEmulator } = await import('../emulator/index.js');
-  const emu = await startEmulator({ timeScale: EMBEDDED_TIME_SCALE });
+  const emu = await startEmulator({ timeScale: EMBEDDED_TIME_SCALE, ...embedded });
   logger.info('no FLEETBOOK_API_URL: using an embedded emulator', { url: emu.baseUrl });
   const d = emu.defaults;
   // The emulator is local: its budget is the machine's, not a carrier's.
@@ -47,6 +55,7 @@ export async function connect(config: Config, logger: Logger): Promise<Target> {
       rates: { m2m: local, loc: local, subsc: local, dm: local, oauth: local },
     },
     emulatorUrl: emu.baseUrl,
+    emulator: emu,
     close: () => emu.close(),
   };
 }

@@ -7,6 +7,7 @@ import { FleetbookError } from '../errors.js';
 import { redact } from '../util/secrets.js';
 import type { CallFlags } from './call.js';
 import type { EmulatorFlags } from './run.js';
+import type { ServeFlags } from './serve.js';
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
@@ -72,6 +73,15 @@ export async function main(argv: string[]): Promise<number> {
     .action(async (file: string, flags: { input?: string[]; dryRun?: boolean; json?: boolean }) =>
       setCode(await (await import('./run.js')).runCommand(file, flags)),
     );
+  program
+    .command('serve')
+    .description(
+      'The daemon: callback listener, matcher, scheduler, runner pool, /healthz /readyz /metrics /runs. Without FLEETBOOK_API_URL, on an embedded emulator.',
+    )
+    .option('--playbooks <dir>', 'the playbooks to load (a directory or a file)', 'playbooks')
+    .option('--listen <host:port>', 'where to listen (env FLEETBOOK_LISTEN, default 127.0.0.1:8787)')
+    .option('--state <file>', 'the SQLite store (env FLEETBOOK_STATE)')
+    .action(async (flags: ServeFlags) => setCode(await (await import('./serve.js')).serveCommand(flags)));
   program
     .command('runs')
     .description('Run history and per-device outcomes: `runs list`, `runs show ID [--devices]`.')

@@ -15,7 +15,7 @@ import { buildServer } from './server.js';
 import { DEFAULT_START, iso } from './sim-clock.js';
 import { advance, startTicker } from './simulation.js';
 import { EmulatorState, type Core, type ResolvedOptions } from './state.js';
-import { seedTriggers } from './triggers.js';
+import { seedDemoTriggers, seedTriggers } from './triggers.js';
 
 export { SIGNATURE_HEADER } from './callbacks.js';
 export type { Faults } from './faults.js';
@@ -43,6 +43,11 @@ export interface EmulatorOptions {
   startTime?: string | number;
   /** Shared secret of the HMAC signature on Location callbacks. @default 'fleetbook-emulator-callback-secret' */
   callbackSecret?: string;
+  /**
+   * Seed demo triggers on every account (see seedDemoTriggers): activity that drives the zero-configuration
+   * daemon. @default false
+   */
+  demoTriggers?: boolean;
   /** Faults in force from the start (as `PUT /_emulator/faults`). @default none */
   faults?: Partial<Faults>;
   /** The wall clock, for bearer-token lifetimes and the request-rate fault. @default Date.now */
@@ -64,6 +69,10 @@ export interface Emulator {
   /** The spec's `{base_url}`: `url + '/api'`. */
   baseUrl: string;
   defaults: EmulatorDefaults;
+  /** The shared secret that signs Location callbacks. */
+  callbackSecret: string;
+  /** Every account of the current world. */
+  accountNames(): string[];
   /** Multi-line text for the CLI to print at start: URL, credentials, accounts, callback signing. */
   banner(): string;
   close(): Promise<void>;
@@ -110,6 +119,7 @@ function resolve(o: EmulatorOptions): ResolvedOptions {
     timeScale,
     start,
     callbackSecret: o.callbackSecret ?? DEFAULT_CALLBACK_SECRET,
+    demoTriggers: o.demoTriggers ?? false,
     wallClock: o.wallClock ?? Date.now,
     logger: o.logger ?? silentLogger,
   });
@@ -118,6 +128,7 @@ function resolve(o: EmulatorOptions): ResolvedOptions {
 function freshState(o: ResolvedOptions): EmulatorState {
   const st = new EmulatorState(o);
   seedTriggers(st);
+  if (o.demoTriggers) seedDemoTriggers(st);
   seedSensors(st);
   return st;
 }
@@ -209,6 +220,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     url,
     baseUrl,
     defaults,
+    callbackSecret: o.callbackSecret,
+    accountNames: () => world().accounts.map((a) => a.name),
     banner,
     async close() {
       if (closed) return;

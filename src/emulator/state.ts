@@ -139,6 +139,7 @@ export interface ResolvedOptions {
   timeScale: number;
   start: number;
   callbackSecret: string;
+  demoTriggers: boolean;
   wallClock: () => number;
   logger: Logger;
 }

@@ -544,3 +544,51 @@ export function flushSummaries(core: Core): void {
     }
   }
 }
+
+/**
+ * Activity for the zero-configuration daemon (`fleetbook serve` without FLEETBOOK_API_URL): on each account,
+ * two daily pay-as-you-go triggers with a 1 MB threshold and callbacks, so that heavy devices pass them within
+ * simulated minutes and the example playbooks have callbacks to act on. `overuse-*` names the devices to
+ * suspend; `upgrade-*` those to move to the next plan. Neither acts by itself (no suspend, no plan change).
+ */
+export function seedDemoTriggers(st: EmulatorState): void {
+  const w = st.world;
+  const names = w.accounts.map((a) => a.name);
+  const defs: [string, Plan][] = [
+    ['overuse-demo', w.plans[1] as Plan],
+    ['upgrade-demo', w.plans[0] as Plan],
+  ];
+  defs.forEach(([name, plan], i) => {
+    const id = w.uuid(8, i);
+    st.triggers.set(id, {
+      triggerId: id,
+      triggerName: name,
+      ecpdId: w.profile.ecpdId,
+      triggerCategory: 'PricePlanDataUsage',
+      pricePlanTrigger: {
+        payAsYouGo: {
+          filterCriteria: { carrierServicePlanCode: plan.code, accountNameList: names },
+          condition: {
+            conditionType: 'Individual',
+            comparator: 'gt',
+            threshold: 1,
+            thresholdUnit: 'MB',
+            cycleType: 'Daily',
+          },
+          action: {},
+        },
+      },
+      notification: {
+        notificationType: 'PerEvent',
+        callback: true,
+        emailNotification: false,
+        severity: 'Notice',
+      },
+      active: true,
+      createdAt: w.start,
+      modifiedAt: w.start,
+      fired: new Map(),
+      summary: [],
+    });
+  });
+}

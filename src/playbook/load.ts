@@ -19,7 +19,8 @@ import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import { sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
-import { protectExpressions, restoreDocument } from './protect.js';
+import { readSimpleYaml } from './fast-yaml.js';
+import { protectExpressions, restoreDocument, restoreScalar } from './protect.js';
 import { cronProblem, firesMoreThanOncePerMinute, isTimeZone } from './schedule.js';
 import {
   allowExpressions,
@@ -51,6 +52,8 @@ export async function loadPlaybookFile(file: string): Promise<LoadedPlaybook> {
 }
 
 export function loadPlaybook(source: string, file = '<input>'): LoadedPlaybook {
+  const valid = loadValid(source, file);
+  if (valid) return valid;
   const c = new Checker(source, file);
   const data = c.parse();
   if (data !== undefined) c.checkPlaybook(data);
@@ -58,6 +61,29 @@ export function loadPlaybook(source: string, file = '<input>'): LoadedPlaybook {
   const ok = data !== undefined && !diagnostics.some((d) => d.severity === 'error');
   return { file, source, diagnostics, ...(ok ? { playbook: data as unknown as Playbook } : {}) };
 }
+
+/**
+ * The common case, fast: a playbook in the everyday subset of YAML (fast-yaml.ts) with nothing to report.
+ * Its data is read without positions and checked; at the first diagnostic, or when the YAML is outside the
+ * subset, this gives up (undefined) and loadPlaybook takes the full path, which finds and positions every
+ * diagnostic. The data is the same either way, and so are the checks, so the outcome is too.
+ */
+function loadValid(source: string, file: string): LoadedPlaybook | undefined {
+  const safe = protectExpressions(source);
+  const data = readSimpleYaml(safe.text, (value, style) => restoreScalar(safe, value, style));
+  if (!data) return undefined;
+  const c = new Checker(source, file, true);
+  try {
+    c.checkPlaybook(data);
+  } catch (e) {
+    if (e === FOUND) return undefined;
+    throw e;
+  }
+  return { file, source, diagnostics: [], playbook: data as unknown as Playbook };
+}
+
+/** Thrown by a Checker in `quick` mode at its first diagnostic. */
+const FOUND: unique symbol = Symbol('diagnostic found');
 
 export function hasErrors(r: LoadedPlaybook): boolean {
   return r.diagnostics.some((d) => d.severity === 'error');
@@ -94,6 +120,8 @@ class Checker {
   constructor(
     private readonly source: string,
     private readonly file: string,
+    /** Checking data read without positions: stop at the first diagnostic (throw FOUND). */
+    private readonly quick = false,
   ) {}
 
   // ── parsing ───────────────────────────────────────────────────────────────────────────────────
@@ -455,7 +483,9 @@ class Checker {
       });
     for (const site of this.exprs) {
       const { spans, unterminated } = findExpressions(site.text);
-      const base = this.stringOffset(site.path, site.text);
+      // Where the string starts in the file: needed only to report something.
+      let offsetOf: ((i: number) => number) | undefined;
+      const base = (i: number) => (offsetOf ??= this.stringOffset(site.path, site.text))(i);
       if (unterminated !== undefined)
         this.reportOffset(base(unterminated), 'expression', 'unterminated `${{`: it needs a closing `}}`');
       for (const span of spans) {
@@ -606,11 +636,13 @@ class Checker {
     message: string,
     severity: Severity = 'error',
   ): void {
+    if (this.quick) throw FOUND;
     const { line, column } = this.position(path, where);
     this.diagnostics.push({ file: this.file, line, column, message, rule, severity });
   }
 
   private reportOffset(offset: number, rule: Rule, message: string, severity: Severity = 'error'): void {
+    if (this.quick) throw FOUND;
     const { line, col } = this.lc.linePos(offset);
     this.diagnostics.push({ file: this.file, line, column: col, message, rule, severity });
   }

@@ -75,12 +75,19 @@ export function restoreDocument(doc: Document, p: Protected): void {
   if (!p.changed) return;
   visit(doc, {
     Scalar(_key, node) {
-      if (typeof node.value !== 'string' || !p.isProtected(node.value)) return;
-      if (node.type === 'QUOTE_SINGLE') node.value = p.restoreWith(node.value, (t) => t.replace(/''/g, "'"));
-      else if (node.type === 'QUOTE_DOUBLE') node.value = p.restoreWith(node.value, unescapeDouble);
-      else node.value = p.restore(node.value);
+      if (typeof node.value !== 'string') return;
+      const value = restoreScalar(p, node.value, node.type);
+      if (value !== node.value) node.value = value;
     },
   });
+}
+
+/** One string scalar's value with its expressions restored, by the scalar's style (see restoreDocument). */
+export function restoreScalar(p: Protected, value: string, style: string | undefined): string {
+  if (!p.changed || !p.isProtected(value)) return value;
+  if (style === 'QUOTE_SINGLE') return p.restoreWith(value, (t) => t.replace(/''/g, "'"));
+  if (style === 'QUOTE_DOUBLE') return p.restoreWith(value, unescapeDouble);
+  return p.restore(value);
 }
 
 function unescapeDouble(t: string): string {

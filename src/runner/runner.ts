@@ -90,6 +90,17 @@ export class StepError extends Error {
   }
 }
 
+/**
+ * The reason of an abort that interrupts a run without ending it (the daemon stopping): the run stays
+ * unfinished in the store, `finally` does not run, and the next start resumes it from its checkpoints.
+ */
+export class Interrupted extends Error {
+  constructor(message = 'interrupted: fleetbook is stopping') {
+    super(message);
+    this.name = 'Interrupted';
+  }
+}
+
 /** A limit of `limits` would be exceeded: the run stops before the call. */
 export class LimitError extends StepError {}
 
@@ -280,6 +291,11 @@ class Run {
         error = (e as Error).message;
         cancelled = Boolean(this.o.signal?.aborted);
       }
+      const reason: unknown = this.o.signal?.reason;
+      if (cancelled && reason instanceof Interrupted) {
+        this.log.info('run interrupted; it resumes at the next start');
+        throw reason;
+      }
       if (this.pb.finally) {
         try {
           // `finally` runs whatever happened, a cancellation included.
@@ -353,6 +369,8 @@ class Run {
         state = await this.attemptsWithTimeout(step, scope);
       }
     } catch (e) {
+      // Interrupted, not failed: no checkpoint, so that the step runs again when the run resumes.
+      if (this.o.signal?.aborted && this.o.signal.reason instanceof Interrupted) throw e;
       const message = errorMessage(e);
       const failed: StepState = {
         status: 'failed',

@@ -1,0 +1,46 @@
+/** `fleetbook serve`: the daemon in the foreground, until SIGTERM or SIGINT. */
+import { loadConfig } from '../config.js';
+import { createLogger } from '../log.js';
+import { envForExpressions, secretsFromEnv } from './run.js';
+
+export interface ServeFlags {
+  playbooks: string;
+  listen?: string;
+  state?: string;
+}
+
+export async function serveCommand(flags: ServeFlags): Promise<number> {
+  const { startDaemon, PlaybookLoadError } = await import('../daemon/daemon.js');
+  const config = loadConfig(process.env, {
+    ...(flags.listen ? { listen: flags.listen } : {}),
+    ...(flags.state ? { state: flags.state } : {}),
+  });
+  const logger = createLogger({ level: config.logLevel });
+  let daemon;
+  try {
+    daemon = await startDaemon({
+      config,
+      playbooks: flags.playbooks,
+      logger,
+      secrets: secretsFromEnv(process.env),
+      env: envForExpressions(process.env),
+    });
+  } catch (e) {
+    if (e instanceof PlaybookLoadError) {
+      process.stderr.write(`fleetbook: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  process.stderr.write(
+    `fleetbook serve: listening on ${daemon.url} (runs: ${daemon.url}/runs, metrics: ${daemon.url}/metrics)${
+      daemon.emulatorUrl ? `\n  embedded emulator: ${daemon.emulatorUrl}` : ''
+    }\n`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await daemon.close();
+  return 0;
+}

@@ -1,0 +1,104 @@
+/**
+ * The daemon's Prometheus metrics (prom-client), on a registry of its own so that several daemons can live
+ * in one process (tests). Values that other parts already count (the inbox backlog, the rate queues) are
+ * read when scraped.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ApiClient } from '../api/client.js';
+
+export type RejectReason = 'unauthenticated' | 'malformed' | 'too_large' | 'overloaded' | 'invalid';
+
+export class DaemonMetrics {
+  readonly registry = new Registry();
+  readonly callbacksReceived: Counter<'service'>;
+  readonly callbacksDuplicated: Counter<'service'>;
+  readonly callbacksRejected: Counter<'reason'>;
+  readonly runs: Counter<'playbook' | 'status'>;
+  readonly runDuration: Histogram<'playbook' | 'status'>;
+  readonly apiCalls: Counter<'action' | 'status'>;
+
+  constructor(sources: {
+    backlog: () => number;
+    running: () => number;
+    client: () => ApiClient | undefined;
+  }) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'fleetbook_' });
+    this.callbacksReceived = new Counter({
+      name: 'fleetbook_callbacks_received_total',
+      help: 'Callback messages stored in the inbox and acknowledged.',
+      labelNames: ['service'],
+      registers,
+    });
+    this.callbacksDuplicated = new Counter({
+      name: 'fleetbook_callbacks_duplicated_total',
+      help: 'Callback messages acknowledged as duplicates (same requestId and kind), not processed again.',
+      labelNames: ['service'],
+      registers,
+    });
+    this.callbacksRejected = new Counter({
+      name: 'fleetbook_callbacks_rejected_total',
+      help: 'Callback messages refused, by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
+    new Gauge({
+      name: 'fleetbook_inbox_backlog',
+      help: 'Callback events stored and not yet processed.',
+      registers,
+      collect() {
+        this.set(sources.backlog());
+      },
+    });
+    new Gauge({
+      name: 'fleetbook_runs_running',
+      help: 'Runs executing now.',
+      registers,
+      collect() {
+        this.set(sources.running());
+      },
+    });
+    this.runs = new Counter({
+      name: 'fleetbook_runs_total',
+      help: 'Runs ended, by playbook and status.',
+      labelNames: ['playbook', 'status'],
+      registers,
+    });
+    this.runDuration = new Histogram({
+      name: 'fleetbook_run_duration_seconds',
+      help: 'Wall time of runs, by playbook and status.',
+      labelNames: ['playbook', 'status'],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800, 7200],
+      registers,
+    });
+    this.apiCalls = new Counter({
+      name: 'fleetbook_api_calls_total',
+      help: 'API answers by action and HTTP status (or network).',
+      labelNames: ['action', 'status'],
+      registers,
+    });
+    const areaCounter = (name: string, help: string, read: (s: AreaStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['area'],
+        registers,
+        collect() {
+          const client = sources.client();
+          if (!client) return;
+          for (const [area, budget] of Object.entries(client.areas)) this.set({ area }, read(budget.stats));
+        },
+      });
+    areaCounter(
+      'fleetbook_rate_wait_seconds_total',
+      'Time API calls waited in the rate queue of each area.',
+      (s) => s.waitedMs / 1000,
+    );
+    areaCounter('fleetbook_rate_throttled_total', 'Answers 429 (rate limited) per area.', (s) => s.throttled);
+  }
+}
+
+interface AreaStats {
+  waitedMs: number;
+  throttled: number;
+}

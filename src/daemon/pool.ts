@@ -1,0 +1,232 @@
+/**
+ * The runner pool: executes stored runs, at most `maxRuns` at once, with each playbook's `concurrency` key
+ * (queue, skip or cancel) and the per-device locks shared by every run. A run is always in the store before
+ * it reaches the pool, so a crash loses none: the next start hands the unfinished ones back here.
+ */
+import type { ApiClient } from '../api/client.js';
+import type { Clock } from '../clock.js';
+import { render } from '../expressions/template.js';
+import type { Logger } from '../log.js';
+import type { Playbook } from '../playbook/schema.js';
+import { Interrupted, runPlaybook, type DeviceLocks, type EventSource } from '../runner/runner.js';
+import type { RunRecord, RunSummary, Store } from '../store/store.js';
+import type { DaemonMetrics } from './metrics.js';
+
+export interface PoolOptions {
+  playbooks: ReadonlyMap<string, Playbook>;
+  store: Store;
+  client: ApiClient;
+  locks: DeviceLocks;
+  events: EventSource;
+  logger: Logger;
+  metrics?: DaemonMetrics;
+  clock?: Clock;
+  maxRuns: number;
+  secrets?: Record<string, string>;
+  env?: Record<string, string>;
+  pollIntervalMs?: number;
+}
+
+interface Entry {
+  run: RunRecord;
+  group: string;
+  controller: AbortController;
+}
+
+interface Group {
+  limit: number;
+  active: Set<Entry>;
+  waiting: Entry[];
+}
+
+export class RunPool {
+  private readonly groups = new Map<string, Group>();
+  /** Runs free of their concurrency group, waiting for one of the `maxRuns` slots. */
+  private readonly ready: Entry[] = [];
+  private readonly executing = new Set<Entry>();
+  private readonly settled = new Set<Promise<void>>();
+  private stopping = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly o: PoolOptions) {}
+
+  /** Runs executing now. */
+  get running(): number {
+    return this.executing.size;
+  }
+
+  /** Runs accepted and not yet executing (waiting for a slot or their concurrency group). */
+  get queued(): number {
+    let n = this.ready.length;
+    for (const g of this.groups.values()) n += g.waiting.length;
+    return n;
+  }
+
+  /** Whether a run of the playbook started by `trigger` (e.g. 'schedule') is accepted and not ended. */
+  isRunning(playbook: string, trigger?: string): boolean {
+    const started = (e: Entry) =>
+      e.run.playbook === playbook &&
+      (trigger === undefined || (e.run.trigger as { type?: string } | undefined)?.type === trigger);
+    for (const g of this.groups.values()) {
+      for (const e of g.active) if (started(e)) return true;
+      if (g.waiting.some(started)) return true;
+    }
+    return false;
+  }
+
+  /** Takes a stored run (queued, or running before a restart). */
+  submit(run: RunRecord): void {
+    if (this.stopping) return;
+    const pb = this.o.playbooks.get(run.playbook);
+    const log = this.o.logger.child({ runId: run.id, playbook: run.playbook });
+    if (!pb) {
+      this.end(run, 'failed', `playbook ${run.playbook} is not loaded by this daemon`);
+      return;
+    }
+    const c = pb.concurrency;
+    let key = '';
+    if (c) {
+      try {
+        key = String(render(c.key ?? '', { event: run.event ?? {}, inputs: run.inputs ?? {} }));
+      } catch (e) {
+        this.end(run, 'failed', `concurrency.key: ${(e as Error).message}`);
+        return;
+      }
+    }
+    const group = c ? `${pb.name}\u0000${key}` : `\u0000${run.id}`;
+    let g = this.groups.get(group);
+    if (!g) {
+      g = { limit: c ? (c.limit ?? 1) : 1, active: new Set(), waiting: [] };
+      this.groups.set(group, g);
+    }
+    const entry: Entry = { run, group, controller: new AbortController() };
+    if (g.active.size < g.limit) {
+      g.active.add(entry);
+      this.ready.push(entry);
+      this.pump();
+      return;
+    }
+    const onConflict = c?.onConflict ?? 'queue';
+    if (onConflict === 'skip') {
+      log.info('run skipped: its concurrency group is busy', { key });
+      this.end(
+        run,
+        'cancelled',
+        `skipped: another run of ${pb.name} holds concurrency key ${JSON.stringify(key)}`,
+      );
+      return;
+    }
+    if (onConflict === 'cancel') {
+      for (const other of g.active) {
+        log.info('cancelling an earlier run of the same concurrency key', { cancelled: other.run.id, key });
+        other.controller.abort(
+          new Error(`cancelled by run ${run.id} (concurrency key ${JSON.stringify(key)})`),
+        );
+      }
+    }
+    log.info('run queued behind its concurrency group', { key });
+    g.waiting.push(entry);
+  }
+
+  private pump(): void {
+    while (!this.stopping && this.executing.size < this.o.maxRuns && this.ready.length) {
+      const entry = this.ready.shift() as Entry;
+      this.executing.add(entry);
+      const p: Promise<void> = this.execute(entry).finally(() => {
+        this.settled.delete(p);
+        this.executing.delete(entry);
+        const g = this.groups.get(entry.group) as Group;
+        g.active.delete(entry);
+        const next = g.waiting.shift();
+        if (next) {
+          g.active.add(next);
+          this.ready.push(next);
+        } else if (!g.active.size) this.groups.delete(entry.group);
+        this.pump();
+        if (!this.executing.size && !this.ready.length) for (const w of this.idleWaiters.splice(0)) w();
+      });
+      this.settled.add(p);
+    }
+  }
+
+  private async execute({ run, controller }: Entry): Promise<void> {
+    const pb = this.o.playbooks.get(run.playbook) as Playbook;
+    const began = Date.now();
+    let summary: RunSummary;
+    try {
+      summary = await runPlaybook(pb, {
+        client: this.o.client,
+        store: this.o.store,
+        logger: this.o.logger,
+        runId: run.id,
+        inputs: (run.inputs ?? {}) as Record<string, unknown>,
+        event: run.event,
+        trigger: run.trigger as Record<string, unknown>,
+        locks: this.o.locks,
+        events: this.o.events,
+        signal: controller.signal,
+        ...(this.o.clock ? { clock: this.o.clock } : {}),
+        ...(this.o.secrets ? { secrets: this.o.secrets } : {}),
+        ...(this.o.env ? { env: this.o.env } : {}),
+        ...(this.o.pollIntervalMs ? { pollIntervalMs: this.o.pollIntervalMs } : {}),
+      });
+    } catch (e) {
+      if (e instanceof Interrupted) return;
+      // The runner ends every run it can; this is a defect, kept visible rather than lost.
+      this.o.logger.error('run crashed', { runId: run.id, playbook: run.playbook, error: String(e) });
+      this.end(run, 'failed', `internal error: ${(e as Error).message}`);
+      return;
+    }
+    this.o.metrics?.runs.inc({ playbook: run.playbook, status: summary.status });
+    this.o.metrics?.runDuration.observe(
+      { playbook: run.playbook, status: summary.status },
+      (Date.now() - began) / 1000,
+    );
+  }
+
+  /** Ends a run that never executed (skipped, or impossible to start). */
+  private end(run: RunRecord, status: 'failed' | 'cancelled', error: string): void {
+    const endedAt = new Date().toISOString();
+    this.o.store.updateRun(run.id, {
+      status,
+      endedAt,
+      error,
+      summary: {
+        runId: run.id,
+        playbook: run.playbook,
+        status,
+        startedAt: run.startedAt,
+        endedAt,
+        error,
+        steps: [],
+        devices: { total: 0, succeeded: 0, failed: 0, skipped: 0, byError: {} },
+      },
+    });
+    this.o.metrics?.runs.inc({ playbook: run.playbook, status });
+  }
+
+  /** Resolves when no run is executing or waiting for a slot. */
+  idle(): Promise<void> {
+    if (!this.executing.size && !this.ready.length) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops taking runs, lets the executing ones finish for up to `graceMs`, then interrupts the rest: they
+   * stay unfinished in the store, with their checkpoints, and resume at the next start.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    const all = Promise.allSettled([...this.settled]);
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      all.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs))),
+    ]);
+    clearTimeout(timer);
+    if (late) {
+      for (const e of this.executing) e.controller.abort(new Interrupted());
+      await Promise.allSettled([...this.settled]);
+    }
+  }
+}

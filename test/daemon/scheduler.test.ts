@@ -1,0 +1,356 @@
+/**
+ * The daemon's cron scheduler: time zones, the missed-run policies after downtime, overlap, and a fire's run
+ * stored with its fire time. A real SqliteStore; node-cron runs on fake timers.
+ *
+ * node-cron 4 needs only `Date`, `setTimeout` and `clearTimeout` faked: each task arms one setTimeout up to its
+ * next occurrence (at most 24 h ahead, then re-armed) and reads `new Date()`. No `shouldAdvanceTime`: time moves
+ * only when a test moves it. The task function runs a few promise hops after its timer (node-cron awaits its
+ * hooks first), so a synchronous `clock.tick()` returns before the fire happened: tests use `tickAsync`, which
+ * lets promise callbacks run between timers, or `jump` (a frozen process resuming) followed by `tickAsync(0)`.
+ * Promise jobs and `process.nextTick` must stay real (fake-timers leaves them alone by default).
+ */
+import { install, type Clock } from '@sinonjs/fake-timers';
+import { expect } from 'chai';
+import { Scheduler, type FireReason, type ScheduleEntry } from '../../src/daemon/scheduler.js';
+import type { Logger } from '../../src/log.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { RunRecord } from '../../src/store/store.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+interface LogLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  message: string;
+  meta?: Record<string, unknown>;
+}
+
+function recordingLogger(lines: LogLine[]): Logger {
+  const at =
+    (level: LogLine['level']) =>
+    (message: string, meta?: Record<string, unknown>): void => {
+      lines.push({ level, message, meta });
+    };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => recordingLogger(lines),
+  };
+}
+
+/** The trigger the tests' makeRun stores, to read back when and why a run was fired. */
+interface Trigger {
+  type: 'schedule';
+  schedule: string;
+  scheduledAt: string;
+  reason: FireReason;
+}
+
+describe('daemon scheduler', () => {
+  let clock: Clock;
+  let store: SqliteStore;
+  let scheduler: Scheduler | undefined;
+  let started: RunRecord[];
+  let logs: LogLine[];
+
+  beforeEach(() => {
+    store = new SqliteStore(':memory:');
+    started = [];
+    logs = [];
+  });
+
+  afterEach(() => {
+    scheduler?.stop();
+    scheduler = undefined;
+    clock?.uninstall();
+    store.close();
+  });
+
+  function at(iso: string): void {
+    clock = install({ now: Date.parse(iso), toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+  }
+
+  function entry(e: Partial<ScheduleEntry> & Pick<ScheduleEntry, 'cron'>): ScheduleEntry {
+    return { key: 'nightly#0', playbook: 'nightly', ...e };
+  }
+
+  function startScheduler(
+    entries: ScheduleEntry[],
+    o: { isRunning?: () => boolean; makeRun?: () => RunRecord; maxCatchUp?: number } = {},
+  ): Scheduler {
+    scheduler = new Scheduler({
+      store,
+      entries,
+      makeRun:
+        o.makeRun ??
+        ((e, scheduledAt, reason) => ({
+          id: `${e.key}@${scheduledAt.toISOString()}`,
+          playbook: e.playbook,
+          status: 'queued',
+          trigger: { type: 'schedule', schedule: e.key, scheduledAt: scheduledAt.toISOString(), reason },
+          inputs: {},
+          startedAt: new Date().toISOString(),
+        })),
+      isRunning: o.isRunning ?? (() => false),
+      started: (run) => started.push(run),
+      logger: recordingLogger(logs),
+      maxCatchUp: o.maxCatchUp,
+    });
+    scheduler.start();
+    return scheduler;
+  }
+
+  /** [scheduledAt, reason] of each run handed to the pool, in order. */
+  function fired(): [string, FireReason][] {
+    return started.map((r) => {
+      const t = r.trigger as Trigger;
+      return [t.scheduledAt, t.reason];
+    });
+  }
+
+  describe('time zones', () => {
+    it('fires 0 2 * * * in America/New_York at 07:00Z in winter, not at 02:00Z', async () => {
+      at('2026-01-15T00:00:00.000Z');
+      const s = startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York' })]);
+      expect(s.next()).to.deep.equal([
+        { key: 'nightly#0', playbook: 'nightly', next: '2026-01-15T07:00:00.000Z' },
+      ]);
+
+      await clock.tickAsync(3 * HOUR); // past 02:00Z
+      expect(fired()).to.deep.equal([]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-01-15T00:00:00.000Z');
+
+      await clock.tickAsync(4 * HOUR); // 07:00Z
+      expect(fired()).to.deep.equal([['2026-01-15T07:00:00.000Z', 'schedule']]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-01-15T07:00:00.000Z');
+    });
+
+    it('fires it at 06:00Z in summer (EDT)', async () => {
+      at('2026-07-15T00:00:00.000Z');
+      startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York' })]);
+      await clock.tickAsync(6 * HOUR - 1);
+      expect(fired()).to.deep.equal([]);
+      await clock.tickAsync(1);
+      expect(fired()).to.deep.equal([['2026-07-15T06:00:00.000Z', 'schedule']]);
+    });
+
+    it('defaults to UTC', async () => {
+      at('2026-01-15T00:00:00.000Z');
+      startScheduler([entry({ cron: '0 2 * * *' })]);
+      await clock.tickAsync(2 * HOUR);
+      expect(fired()).to.deep.equal([['2026-01-15T02:00:00.000Z', 'schedule']]);
+    });
+  });
+
+  describe('missed runs after downtime', () => {
+    // Daily at 06:00 UTC, last fired three occurrences ago.
+    const lastFire = '2026-03-07T06:00:00.000Z';
+    const now = '2026-03-10T12:00:00.000Z';
+
+    function downFor3Days(missed: ScheduleEntry['missed'], maxCatchUp?: number): void {
+      at(now);
+      store.recordFire('nightly#0', lastFire);
+      startScheduler([entry({ cron: '0 6 * * *', missed })], { maxCatchUp });
+    }
+
+    it('latest (the default) fires one run, for the latest occurrence', () => {
+      downFor3Days(undefined);
+      expect(fired()).to.deep.equal([['2026-03-10T06:00:00.000Z', 'missed']]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      expect(store.getRun('nightly#0@2026-03-10T06:00:00.000Z')?.status).to.equal('queued');
+      const line = logs.find((l) => l.message === 'runs missed while down');
+      expect(line?.meta).to.include({ playbook: 'nightly', policy: 'latest', missed: 3, fired: 1 });
+    });
+
+    it('all fires one run per occurrence, oldest first', () => {
+      downFor3Days('all');
+      expect(fired()).to.deep.equal([
+        ['2026-03-08T06:00:00.000Z', 'missed'],
+        ['2026-03-09T06:00:00.000Z', 'missed'],
+        ['2026-03-10T06:00:00.000Z', 'missed'],
+      ]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      for (const [scheduledAt] of fired())
+        expect(store.getRun(`nightly#0@${scheduledAt}`)?.status).to.equal('queued');
+    });
+
+    it('all fires at most maxCatchUp runs: the most recent, and drops the older ones', () => {
+      downFor3Days('all', 2);
+      expect(fired()).to.deep.equal([
+        ['2026-03-09T06:00:00.000Z', 'missed'],
+        ['2026-03-10T06:00:00.000Z', 'missed'],
+      ]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      const line = logs.find((l) => l.message === 'runs missed while down');
+      expect(line?.meta).to.include({ policy: 'all', missed: 'more than 2', fired: 2 });
+    });
+
+    it('none fires nothing, and records the latest occurrence as the last fire', () => {
+      downFor3Days('none');
+      expect(fired()).to.deep.equal([]);
+      expect(store.listRuns()).to.deep.equal([]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+    });
+
+    it('lists the missed occurrences in the time zone of the schedule', () => {
+      at('2026-01-15T12:00:00.000Z');
+      store.recordFire('nightly#0', '2026-01-13T07:00:00.000Z');
+      startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York', missed: 'all' })]);
+      expect(fired()).to.deep.equal([
+        ['2026-01-14T07:00:00.000Z', 'missed'],
+        ['2026-01-15T07:00:00.000Z', 'missed'],
+      ]);
+    });
+
+    it('follows node-cron when day of month and day of week are both set (both must match)', () => {
+      // 06:00 on a 1st that is a Monday: 2026-06-01. cron-parser alone would also list Mondays 05-25 and 06-08.
+      at('2026-06-10T00:00:00.000Z');
+      store.recordFire('nightly#0', '2026-05-20T00:00:00.000Z');
+      startScheduler([entry({ cron: '0 6 1 * 1', missed: 'all' })]);
+      expect(fired()).to.deep.equal([['2026-06-01T06:00:00.000Z', 'missed']]);
+    });
+
+    it('fires nothing when nothing was missed', () => {
+      at(now);
+      store.recordFire('nightly#0', '2026-03-10T06:00:00.000Z');
+      startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })]);
+      expect(fired()).to.deep.equal([]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+    });
+  });
+
+  it('on first start fires nothing and records now as the baseline', async () => {
+    at('2026-03-10T12:34:56.789Z');
+    startScheduler([entry({ cron: '* * * * *', missed: 'all' })]);
+    expect(fired()).to.deep.equal([]);
+    expect(store.listRuns()).to.deep.equal([]);
+    expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:34:56.789Z');
+    // The baseline is the start of history: the next start counts from it.
+    await clock.tickAsync(4 * 1000);
+    expect(fired()).to.deep.equal([['2026-03-10T12:35:00.000Z', 'schedule']]);
+  });
+
+  describe('overlap', () => {
+    it('a tick while the previous run is unfinished stores no run, and records the fire', async () => {
+      at('2026-03-10T12:00:00.000Z');
+      startScheduler([entry({ cron: '* * * * *' })], { isRunning: () => true });
+      await clock.tickAsync(MINUTE);
+      expect(fired()).to.deep.equal([]);
+      expect(store.listRuns()).to.deep.equal([]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
+      const line = logs.find((l) => l.level === 'warn');
+      expect(line?.message).to.equal('skipped: previous run still running');
+      expect(line?.meta).to.include({ playbook: 'nightly', scheduledAt: '2026-03-10T12:01:00.000Z' });
+    });
+
+    it('with overlap: true, the tick stores and starts a run anyway', async () => {
+      at('2026-03-10T12:00:00.000Z');
+      startScheduler([entry({ cron: '* * * * *', overlap: true })], { isRunning: () => true });
+      await clock.tickAsync(MINUTE);
+      expect(fired()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'schedule']]);
+      expect(store.getRun('nightly#0@2026-03-10T12:01:00.000Z')?.status).to.equal('queued');
+    });
+
+    it('also holds back the missed runs on start', () => {
+      at('2026-03-10T12:00:00.000Z');
+      store.recordFire('nightly#0', '2026-03-08T06:00:00.000Z');
+      startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })], { isRunning: () => true });
+      expect(fired()).to.deep.equal([]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+    });
+  });
+
+  describe('a fire', () => {
+    it('stores its run (queued) in the same transaction as the fire time, then starts it', async () => {
+      at('2026-03-10T12:00:00.000Z');
+      startScheduler([entry({ cron: '* * * * *' })]);
+      await clock.tickAsync(MINUTE);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
+      const run = store.getRun('nightly#0@2026-03-10T12:01:00.000Z');
+      expect(run?.status).to.equal('queued');
+      expect(run?.playbook).to.equal('nightly');
+      expect(started.map((r) => r.id)).to.deep.equal([run?.id]);
+    });
+
+    it('records the occurrence, not the moment a late timer ran', async () => {
+      at('2026-03-10T12:00:00.000Z');
+      startScheduler([entry({ cron: '* * * * *' })]);
+      // The process resumes 1.7 s after the occurrence: beyond node-cron's default tolerance of 1 s, which would
+      // drop this fire.
+      clock.jump(MINUTE + 1700);
+      await clock.tickAsync(0);
+      expect(fired()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'schedule']]);
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
+    });
+
+    it('applies the missed policy to occurrences passed while the process was frozen', async () => {
+      at('2026-03-10T12:00:00.000Z');
+      startScheduler([
+        entry({ cron: '* * * * *', missed: 'all' }),
+        entry({ key: 'other#0', playbook: 'other', cron: '* * * * *' }), // latest
+      ]);
+      clock.jump(3.5 * MINUTE);
+      await clock.tickAsync(0);
+      expect(fired()).to.deep.equal([
+        ['2026-03-10T12:01:00.000Z', 'missed'],
+        ['2026-03-10T12:02:00.000Z', 'missed'],
+        ['2026-03-10T12:03:00.000Z', 'schedule'],
+        ['2026-03-10T12:03:00.000Z', 'schedule'],
+      ]);
+      expect(started.map((r) => r.playbook)).to.deep.equal(['nightly', 'nightly', 'nightly', 'other']);
+      expect(store.lastFire('other#0')).to.equal('2026-03-10T12:03:00.000Z');
+    });
+
+    it('never throws out of the task: a failing makeRun is logged, and the next occurrence fires', async () => {
+      at('2026-03-10T12:00:00.000Z');
+      let fail = true;
+      startScheduler([entry({ cron: '* * * * *' })], {
+        makeRun: () => {
+          if (fail) throw new Error('boom');
+          return {
+            id: 'r2',
+            playbook: 'nightly',
+            status: 'queued',
+            trigger: {},
+            inputs: {},
+            startedAt: new Date().toISOString(),
+          };
+        },
+      });
+      await clock.tickAsync(MINUTE);
+      expect(logs.find((l) => l.level === 'error')?.meta).to.include({ playbook: 'nightly', error: 'boom' });
+      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:00:00.000Z');
+      fail = false;
+      await clock.tickAsync(MINUTE);
+      expect(started.map((r) => r.id)).to.deep.equal(['r2']);
+    });
+  });
+
+  it('stop() stops every task and leaves no timer', async () => {
+    at('2026-03-10T12:00:00.000Z');
+    const s = startScheduler([
+      entry({ cron: '* * * * *' }),
+      entry({ key: 'other#0', playbook: 'other', cron: '0 2 * * *', timezone: 'Europe/Paris' }),
+    ]);
+    expect(clock.countTimers()).to.equal(2);
+    s.stop();
+    expect(clock.countTimers()).to.equal(0);
+    expect(s.next().map((n) => n.next)).to.deep.equal([undefined, undefined]);
+    await clock.tickAsync(HOUR);
+    expect(fired()).to.deep.equal([]);
+  });
+
+  it('logs a schedule that cannot start and starts the others', async () => {
+    at('2026-03-10T12:00:00.000Z');
+    const s = startScheduler([
+      entry({ cron: '* * * * *', timezone: 'Mars/Olympus_Mons' }),
+      entry({ key: 'other#0', playbook: 'other', cron: '* * * * *' }),
+    ]);
+    expect(logs.filter((l) => l.level === 'error').map((l) => l.meta?.playbook)).to.include('nightly');
+    expect(s.next()[1]?.next).to.equal('2026-03-10T12:01:00.000Z');
+    await clock.tickAsync(MINUTE);
+    expect(started.map((r) => r.playbook)).to.deep.equal(['other']);
+  });
+});
