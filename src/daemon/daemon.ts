@@ -350,13 +350,19 @@ class Matcher {
       this.again = true;
       return;
     }
-    this.running = this.drain().finally(() => {
-      this.running = undefined;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    this.running = this.drain()
+      .catch((e: unknown) => {
+        // The event stays pending in the store; it is tried again on the next kick, or in a second.
+        this.log.error('processing callbacks failed; retrying', { error: (e as Error).message });
+        setTimeout(() => this.kick(), 1000).unref();
+      })
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
   stop(): void {
@@ -370,7 +376,11 @@ class Matcher {
   private async drain(): Promise<void> {
     for (;;) {
       // Memory stays bounded: events wait in the store while the pool has plenty queued.
-      if (this.stopped || this.pool.queued > 1000) return;
+      if (this.stopped) return;
+      if (this.pool.queued > 1000) {
+        setTimeout(() => this.kick(), 100).unref();
+        return;
+      }
       const batch = this.store.pendingInbox(100, this.lastId);
       if (!batch.length) return;
       for (const ev of batch) {
