@@ -1,0 +1,158 @@
+/**
+ * Resuming a stored run (what the daemon does after a crash), in process: checkpoints written by an earlier
+ * execution are restored instead of run again, a device-state call left `sending` is reconciled before it is
+ * repeated, any other unknown mutating outcome is refused, and an interrupted run stays unfinished.
+ */
+import { expect } from 'chai';
+import type { Client } from '../../src/api/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
+import type { SqliteStore } from '../../src/store/sqlite.js';
+import {
+  accountDevices,
+  calls,
+  clientFor,
+  emulator,
+  imei,
+  memoryStore,
+  playbook,
+  spy,
+  type SeedDevice,
+} from './helpers.js';
+
+describe('runner: resuming a stored run', () => {
+  let emu: Emulator;
+  let client: Client;
+  let store: SqliteStore;
+  let account: string;
+  let devices: SeedDevice[];
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 20 });
+    account = emu.defaults.accounts[0] as string;
+  });
+  after(async () => emu.close());
+  beforeEach(async () => {
+    emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 20 });
+    client = clientFor(emu);
+    store = memoryStore();
+    devices = (await accountDevices(emu, account)).filter((d) => d.state === 'active').slice(0, 10);
+  });
+  afterEach(async () => {
+    store.close();
+    await client.close();
+  });
+
+  const list = () => devices.map((d) => `{ id: "${imei(d)}", kind: imei }`).join(', ');
+  const queued = (id: string, name: string) =>
+    store.createRun({
+      id,
+      playbook: name,
+      status: 'running',
+      trigger: { type: 'manual' },
+      inputs: {},
+      startedAt: new Date().toISOString(),
+    });
+
+  it('restores finished steps, and reconciles a suspend that was sent and never answered', async () => {
+    const pb = playbook(`
+version: 1
+name: resume-suspend
+on: { manual: true }
+steps:
+  - id: look
+    uses: devices.list
+    with: { accountName: "${account}" }
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: "${account}", devices: [${list()}] }
+  - id: after
+    uses: log
+    with: { message: "suspended \${{ steps.suspend.devices.succeeded }}" }
+`);
+    queued('r1', pb.name);
+    store.saveStep('r1', 'look', {
+      status: 'succeeded',
+      devices: { total: 0, succeeded: 0, failed: 0, skipped: 0, byError: {} },
+      output: { count: 20 },
+      calls: 1,
+      attempts: 1,
+    });
+    store.saveStep('r1', 'suspend', { status: 'sending' });
+    // The earlier execution's call reached the service for the first half of the devices, then it died.
+    await client.callByName('devices.suspend', {
+      accountName: account,
+      devices: devices.slice(0, 5).map((d) => ({ deviceIds: [{ id: imei(d), kind: 'imei' }] })),
+    });
+    const seen = spy(client);
+    const summary = await runPlaybook(pb, { client, store, runId: 'r1' });
+
+    expect(summary.status).to.equal('succeeded');
+    expect(seen.filter((c) => c.action === 'devices.list' && !('filter' in c.input))).to.have.length(0);
+    const sent = seen.filter((c) => c.action === 'devices.suspend');
+    expect(sent).to.have.length(1);
+    expect((sent[0]!.input.devices as unknown[]).length).to.equal(5);
+    const mutations = (await calls(emu)).devices;
+    for (const d of devices) expect(mutations[imei(d)], imei(d)).to.have.length(1);
+    const step = summary.steps.find((s) => s.id === 'suspend')!;
+    expect(step.devices).to.include({ total: 10, succeeded: 10, failed: 0 });
+    expect(store.getRun('r1')!.status).to.equal('succeeded');
+  });
+
+  it('does not repeat a call that is not retry-safe and whose outcome is unknown: the step fails, naming why', async () => {
+    const pb = playbook(`
+version: 1
+name: resume-unknown
+on: { manual: true }
+steps:
+  - id: text
+    uses: sms.send
+    with: { accountName: "${account}", devices: [${list()}], smsMessage: "hello" }
+`);
+    queued('r2', pb.name);
+    // Sending an SMS twice texts the device twice: not retry-safe, so never repeated blindly.
+    store.saveStep('r2', 'text', { status: 'sending' });
+    const seen = spy(client);
+    const summary = await runPlaybook(pb, { client, store, runId: 'r2' });
+    expect(summary.status).to.equal('failed');
+    expect(summary.error).to.match(/outcome is unknown/);
+    expect(seen).to.have.length(0);
+  });
+
+  it('an interrupted run stays unfinished, with no failed checkpoint, and completes when resumed', async () => {
+    const pb = playbook(`
+version: 1
+name: resume-interrupted
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: one }
+  - id: pause
+    wait: 300ms
+  - id: last
+    uses: log
+    with: { message: two }
+`);
+    const controller = new AbortController();
+    const running = runPlaybook(pb, { client, store, runId: 'r3', signal: controller.signal });
+    setTimeout(() => controller.abort(new Interrupted()), 100);
+    const err = await running.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(Interrupted);
+    expect(store.getRun('r3')!.status).to.equal('running');
+    expect([...store.loadSteps('r3').keys()]).to.deep.equal(['first']);
+    expect(store.unfinishedRuns().map((r) => r.id)).to.include('r3');
+
+    const summary = await runPlaybook(pb, { client, store, runId: 'r3' });
+    expect(summary.status).to.equal('succeeded');
+    expect(summary.steps.map((s) => [s.id, s.status])).to.deep.equal([
+      ['first', 'succeeded'],
+      ['pause', 'succeeded'],
+      ['last', 'succeeded'],
+    ]);
+    expect(store.unfinishedRuns().map((r) => r.id)).to.not.include('r3');
+  });
+});
