@@ -295,8 +295,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           log.info('stopping: no new callbacks or runs; letting running steps finish');
           scheduler?.stop();
           matcher.stop();
-          await app?.close();
+          // The listener stays up through the grace period: /readyz says 503, callbacks get 503 + Retry-After.
           await runPool.stop(o.graceMs ?? 10_000);
+          await app?.close();
           await matcher.idle();
           st.close();
           await client?.close();
