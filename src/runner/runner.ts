@@ -118,6 +118,11 @@ interface StepState {
 interface Checkpoint {
   status: StepStatus | 'sending';
   output?: unknown;
+  /**
+   * The items of a step that writes no ledger rows (a `devices.list`), when an expression reads them: a resumed
+   * run must fan out over the same list, not an empty one nor a fresh listing that the run itself has changed.
+   */
+  items?: unknown[];
   devices?: DeviceCounts;
   error?: string;
   calls?: number;
@@ -414,6 +419,9 @@ class Run {
         status: state.status,
         devices: state.devices,
         output: boundedOutput(state.output),
+        ...(!state.ledger && state.items.length && this.keeps(step.id, 'items')
+          ? { items: state.items }
+          : {}),
         calls: sum.calls - before.calls,
         attempts: sum.attempts - before.attempts,
       } satisfies Checkpoint,
@@ -425,7 +433,7 @@ class Run {
 
   /**
    * A step an earlier execution of this run finished: its state comes back from the checkpoint (and its
-   * items from the ledger), and it is not run again. A failure comes back as the same failure.
+   * items from it or from the ledger), and it is not run again. A failure comes back as the same failure.
    */
   private restore(step: Step, scope: Scope, cp: Checkpoint): StepState {
     const sum = this.stepSummary(step.id);
@@ -437,9 +445,10 @@ class Run {
       for (const [k, v] of Object.entries(step.set)) scope.ctx.vars[k] = render(v, scope.ctx, scope.inLoop);
     }
     const items =
-      !scope.inLoop && this.keeps(step.id, 'items')
+      cp.items ??
+      (!scope.inLoop && this.keeps(step.id, 'items')
         ? this.o.store.deviceResults(this.id, step.id).map(item)
-        : [];
+        : []);
     return {
       status: cp.status as StepStatus,
       output: cp.output ?? null,
@@ -893,12 +902,15 @@ class Run {
     const filter = appliedFilter(action, input);
     const applied = new Set<string>();
     this.stepSummary(stepId).calls++;
+    // The largest pages, and no further than the last device looked for: a daemon restarted in a loop
+    // reconciles up to `concurrency` batches at each start, and the listing grows with every device done.
     for await (const record of this.o.client.items(
       'devices.list',
-      { accountName: input.accountName, filter },
+      { accountName: input.accountName, filter, maxNumberOfDevices: 2000 },
       { signal },
     )) {
       for (const id of identifiersOf(record as Json)) if (ids.has(id)) applied.add(id);
+      if (applied.size === ids.size) break;
     }
     return applied;
   }

@@ -1,0 +1,440 @@
+/**
+ * The daemon killed with SIGKILL and started again on the same state file (product.md section 5).
+ *
+ * Ten kills at random points while callbacks stream in and a 10,000-device suspend runs. Afterwards:
+ * - every device the suspend was for has exactly one `devices.suspend` mutation in the emulator's counters,
+ *   and no other device has any: a call known to have succeeded was not sent again, and a call whose answer
+ *   the kill lost (the emulator acts after its latency, whoever is still listening) was reconciled first;
+ * - the suspend run resumed to `succeeded`, its summary and ledger counting every device once;
+ * - every callback the listener acknowledged started exactly one run, and so did every unacknowledged one
+ *   once sent again (as the service does); an acknowledged callback sent again is a duplicate, across crashes.
+ *
+ * Then a kill while more than 1,000 runs wait in the pool and callbacks wait in the inbox: after the restart
+ * the inbox drains with no new callback to wake the matcher.
+ *
+ * The daemon is the built CLI (`npm run build` first) in a child process; the emulator runs in this process.
+ * The kill points come from a seeded generator: CRASH_SEED=<n> replays a sequence.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import { BIN } from '../helpers/cli.js';
+import { accountDevices, calls, emulator, imei, tempDir } from '../runner/helpers.js';
+
+const DEVICES = 10_000;
+const ROUNDS = 10;
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'daemon');
+const TOKEN = 'crash-test-daemon-token-0123456789';
+const CALLBACK_USER = 'crash-listener';
+const CALLBACK_PASSWORD = 'crash-listener-password';
+/** Emulator latency per API request: the suspend spans several rounds, and a kill lands mid-call. */
+const LATENCY_MS = 150;
+
+/** A small seeded generator (mulberry32): the same seed gives the same kill points and callback mix. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Daemon {
+  child: ChildProcess;
+  url: string;
+  /** Resolves with the exit code, or the signal, once the process has exited. */
+  exited: Promise<string>;
+}
+
+interface Status {
+  inboxBacklog: number;
+  runs: { running: number; queued: number };
+}
+
+/** What a sender of callbacks knows: what it sent, and what the listener acknowledged (2xx). */
+class Sender {
+  readonly sent = new Set<string>();
+  readonly acked = new Set<string>();
+  /** Acknowledged callbacks sent again and answered `stored`: the acknowledged one was lost. */
+  readonly storedAgain: string[] = [];
+  duplicates = 0;
+  posted = 0;
+
+  constructor(private readonly account: string) {}
+
+  /** Posts one callback; true when the listener acknowledged it. */
+  async post(d: Daemon, requestId: string): Promise<boolean> {
+    const wasAcked = this.acked.has(requestId);
+    this.sent.add(requestId);
+    this.posted++;
+    let res: Response;
+    try {
+      res = await fetch(`${d.url}/callbacks/DeviceUsage`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          username: CALLBACK_USER,
+          password: CALLBACK_PASSWORD,
+          requestId,
+          deviceResponse: {
+            alertServiceResponse: {
+              triggerName: 'test',
+              accountName: this.account,
+              payAsYouGo: { deviceIds: [] },
+            },
+          },
+        }),
+      });
+    } catch {
+      return false; // killed under it: the outcome is unknown, and the service sends it again
+    }
+    const answer = (await res.json().catch(() => ({}))) as { status?: string };
+    if (res.status < 200 || res.status > 299) return false;
+    if (wasAcked) {
+      if (answer.status === 'stored') this.storedAgain.push(requestId);
+      else this.duplicates++;
+    }
+    this.acked.add(requestId);
+    return true;
+  }
+
+  /** The service's re-delivery: everything never acknowledged, until it is. */
+  async resendUnacknowledged(d: Daemon): Promise<void> {
+    for (const id of this.sent) {
+      if (this.acked.has(id)) continue;
+      for (let i = 0; !(await this.post(d, id)); i++) {
+        if (i === 20) throw new Error(`callback ${id} never acknowledged`);
+        await sleep(100);
+      }
+    }
+  }
+}
+
+/** The callback runs of the state file, read once the daemon is stopped. */
+function callbackRuns(file: string): { requestId: string; status: string }[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return (
+      db.prepare(`SELECT status, trigger_json FROM runs WHERE playbook = 'usage-callback'`).all() as {
+        status: string;
+        trigger_json: string;
+      }[]
+    ).map((r) => ({
+      requestId: (JSON.parse(r.trigger_json) as { requestId: string }).requestId,
+      status: r.status,
+    }));
+  } finally {
+    db.close();
+  }
+}
+
+/** Every callback sent has exactly one run, ended well; no run for anything never sent; the inbox is empty. */
+function expectEachCallbackOnce(file: string, s: Sender, context: string): void {
+  const runs = callbackRuns(file);
+  const perRequest = new Map<string, number>();
+  for (const r of runs) perRequest.set(r.requestId, (perRequest.get(r.requestId) ?? 0) + 1);
+  const none = [...s.sent].filter((id) => !perRequest.has(id));
+  expect(
+    none.filter((id) => s.acked.has(id)),
+    `acknowledged callbacks without a run (${context})`,
+  ).to.deep.equal([]);
+  expect(none, `callbacks without a run (${context})`).to.deep.equal([]);
+  expect(
+    [...perRequest].filter(([, n]) => n > 1).map(([id, n]) => `${id} x${n}`),
+    `callbacks with more than one run (${context})`,
+  ).to.deep.equal([]);
+  expect(
+    [...perRequest.keys()].filter((id) => !s.sent.has(id)),
+    'runs for callbacks never sent',
+  ).to.deep.equal([]);
+  expect(
+    runs.filter((r) => r.status !== 'succeeded').map((r) => `${r.requestId}: ${r.status}`),
+    'callback runs not succeeded',
+  ).to.deep.equal([]);
+  expect(s.storedAgain, `acknowledged, then stored again as new (${context})`).to.deep.equal([]);
+  const db = new Database(file, { readonly: true });
+  try {
+    const pending = db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as {
+      n: number;
+    };
+    expect(pending.n, 'inbox events never processed').to.equal(0);
+  } finally {
+    db.close();
+  }
+}
+
+describe('daemon: killed with SIGKILL and started again', function () {
+  this.timeout(170_000);
+  const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
+  const random = rng(seed);
+  let emu: Emulator;
+  let account: string;
+  let active: string[];
+  let state: { dir: string; close(): Promise<void> };
+  /** The daemons' stderr, every start, for the failure messages. */
+  let stderr = '';
+  let current: Daemon | undefined;
+
+  before(async () => {
+    // The seed decides each device's state: find the account size that has exactly 10,000 active devices.
+    emu = await emulator({ devicesPerAccount: 12_500 });
+    account = emu.defaults.accounts[0]!;
+    const all = await accountDevices(emu, account);
+    let seen = 0;
+    const devicesPerAccount = all.findIndex((d) => d.state === 'active' && ++seen === DEVICES) + 1;
+    expect(devicesPerAccount, 'the seed has 10,000 active devices').to.be.greaterThan(0);
+    emu.reset({ devicesPerAccount });
+    active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
+    expect(active).to.have.length(DEVICES);
+    emu.setFaults({ latencyMs: LATENCY_MS });
+    state = await tempDir();
+  });
+
+  after(async () => {
+    if (current) {
+      current.child.kill('SIGKILL');
+      await current.exited;
+    }
+    await emu?.close();
+    await state?.close();
+  });
+
+  function start(file: string, env: Record<string, string> = {}): Promise<Daemon> {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--playbooks', FIXTURES, '--listen', '127.0.0.1:0', '--state', file],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          FLEETBOOK_API_URL: emu.baseUrl,
+          FLEETBOOK_CLIENT_ID: emu.defaults.clientId,
+          FLEETBOOK_CLIENT_SECRET: emu.defaults.clientSecret,
+          FLEETBOOK_USERNAME: emu.defaults.username,
+          FLEETBOOK_PASSWORD: emu.defaults.password,
+          FLEETBOOK_CALLBACK_USERNAME: CALLBACK_USER,
+          FLEETBOOK_CALLBACK_PASSWORD: CALLBACK_PASSWORD,
+          FLEETBOOK_DAEMON_TOKEN: TOKEN,
+          FLEETBOOK_RATE: '2000',
+          FLEETBOOK_CONCURRENCY: '16',
+          FLEETBOOK_LOG_LEVEL: 'warn',
+          CRASH_HOLD: '0',
+          ...env,
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    const exited = new Promise<string>((resolve) =>
+      child.once('exit', (code, signal) => resolve(signal ?? String(code))),
+    );
+    const d = new Promise<Daemon>((resolve, reject) => {
+      let text = '';
+      const timer = setTimeout(() => reject(new Error(`the daemon did not start:\n${text}`)), 30_000);
+      child.stderr!.setEncoding('utf8');
+      child.stderr!.on('data', (chunk: string) => {
+        stderr += chunk;
+        text += chunk;
+        const m = /listening on (http:\/\/[^\s)]+)/.exec(text);
+        if (m) {
+          clearTimeout(timer);
+          resolve({ child, url: m[1]!, exited });
+        }
+      });
+      void exited.then((how) => {
+        clearTimeout(timer);
+        reject(new Error(`the daemon exited (${how}) before listening:\n${text}`));
+      });
+    });
+    void d.then((x) => (current = x));
+    return d;
+  }
+
+  async function kill(d: Daemon, signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<string> {
+    d.child.kill(signal);
+    const how = await d.exited;
+    current = undefined;
+    return how;
+  }
+
+  async function get<T>(d: Daemon, path: string): Promise<T> {
+    const res = await fetch(`${d.url}${path}`);
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  }
+
+  /** Waits until the inbox is drained, no run is waiting or executing, and `done` (if given) holds. */
+  async function settle(d: Daemon, ms: number, context: string, done = async () => true): Promise<void> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const status = await get<Status>(d, '/status');
+      if (
+        status.inboxBacklog === 0 &&
+        status.runs.running === 0 &&
+        status.runs.queued === 0 &&
+        (await done())
+      )
+        return;
+      if (Date.now() > deadline)
+        throw new Error(
+          `the daemon did not finish within ${ms} ms: ${JSON.stringify(status)} (${context})\n${stderr.slice(-3000)}`,
+        );
+      await sleep(200);
+    }
+  }
+
+  it('suspends every device exactly once and processes every acknowledged callback exactly once', async () => {
+    const began = Date.now();
+    const logFrom = stderr.length;
+    const file = join(state.dir, 'crash.db');
+    const s = new Sender(account);
+    let runId = '';
+    /** The suspend run's status seen just before each kill. */
+    const seenBeforeKill: string[] = [];
+    const killDelays: number[] = [];
+    /** Devices the emulator had suspended once each daemon was dead (a call in flight still acts). */
+    const suspendedAfterKill: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const d = await start(file);
+      if (round === 0) {
+        const res = await fetch(`${d.url}/playbooks/suspend-fleet/runs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+          body: JSON.stringify({ inputs: { account } }),
+        });
+        expect(res.status, await res.clone().text()).to.equal(202);
+        runId = ((await res.json()) as { runId: string }).runId;
+      }
+      // Callbacks stream in: new ones mostly, some acknowledged ones again (the service re-sends).
+      let stop = false;
+      let n = 0;
+      const poster = async (p: number) => {
+        while (!stop) {
+          const recent = [...s.acked].slice(-200);
+          const id =
+            random() < 0.1 && recent.length
+              ? recent[Math.floor(random() * recent.length)]!
+              : `crash-${seed}-${round}-${p}-${n++}`;
+          await s.post(d, id);
+          await sleep(2);
+        }
+      };
+      const streaming = Promise.all([0, 1, 2].map(poster));
+      // Anywhere from just after the start (unfinished runs resuming) to well into the suspend.
+      const delay = Math.floor(random() * 2200);
+      killDelays.push(delay);
+      await sleep(delay);
+      const run = await get<{ status: string }>(d, `/runs/${runId}`).catch(() => ({ status: '?' }));
+      seenBeforeKill.push(run.status);
+      await kill(d);
+      suspendedAfterKill.push(Object.keys((await calls(emu)).devices).length);
+      stop = true;
+      await streaming;
+    }
+    const context = `seed ${seed}, kill delays ${killDelays.join(' ')} ms, the run before each kill ${seenBeforeKill.join(' ')}, devices suspended ${suspendedAfterKill.join(' ')}`;
+
+    // The last start: the service sends again what was never acknowledged, and everything is left to finish.
+    const d = await start(file);
+    await s.resendUnacknowledged(d);
+    await settle(d, 90_000, context, async () => {
+      const run = await get<{ status: string }>(d, `/runs/${runId}`);
+      return run.status !== 'running' && run.status !== 'queued';
+    });
+    const summary = await get<{
+      status: string;
+      error?: string;
+      devices: { total: number; succeeded: number };
+      steps: { id: string; devices: { total: number; succeeded: number; failed: number } }[];
+    }>(d, `/runs/${runId}`);
+    expect(await kill(d, 'SIGTERM'), 'a clean stop').to.equal('0');
+
+    // The kills did land on the running suspend, more than once, and callbacks were acknowledged throughout.
+    expect(
+      seenBeforeKill.filter((x) => x === 'running' || x === 'queued').length,
+      `kills during the suspend (${context})`,
+    ).to.be.at.least(2);
+    expect(s.acked.size, 'callbacks acknowledged').to.be.greaterThan(100);
+    expect(s.duplicates, 'acknowledged callbacks sent again, answered duplicate').to.be.greaterThan(0);
+    // Some kills left a suspend sent and unanswered: the resumed run had outcomes to reconcile.
+    expect(stderr.slice(logFrom), 'a resumed call of unknown outcome').to.include(
+      'resuming a call whose outcome is unknown',
+    );
+
+    // Every device suspended exactly once, by the emulator's own counters; no other device touched.
+    const c = await calls(emu);
+    const missing: string[] = [];
+    const twice: string[] = [];
+    for (const id of active) {
+      const m = c.devices[id] ?? [];
+      if (m.length === 0) missing.push(id);
+      else if (m.length > 1 || m[0]!.action !== 'devices.suspend') twice.push(id);
+    }
+    expect(missing.length, `devices never suspended (${context})`).to.equal(0);
+    expect(twice.length, `devices mutated more than once (${context})`).to.equal(0);
+    expect(Object.keys(c.devices), 'devices mutated').to.have.length(DEVICES);
+
+    // The resumed run ended well and counts each device once, in its summary and in the ledger.
+    expect(summary.status, `${summary.error ?? ''} (${context})`).to.equal('succeeded');
+    expect(summary.devices).to.include({ total: DEVICES, succeeded: DEVICES });
+    expect(summary.steps.find((x) => x.id === 'suspend')?.devices).to.include({
+      total: DEVICES,
+      succeeded: DEVICES,
+      failed: 0,
+    });
+    const db = new Database(file, { readonly: true });
+    try {
+      const ledger = db
+        .prepare(
+          `SELECT outcome, count(*) AS n FROM device_results WHERE run_id = ? AND step = 'suspend' GROUP BY outcome`,
+        )
+        .all(runId);
+      expect(ledger).to.deep.equal([{ outcome: 'succeeded', n: DEVICES }]);
+    } finally {
+      db.close();
+    }
+
+    // Each callback, acknowledged at once or once sent again, started exactly one run.
+    expectEachCallbackOnce(file, s, context);
+    console.log(
+      `      ${ROUNDS} kills, ${s.posted} callbacks posted (${s.acked.size} acknowledged, ${s.duplicates} duplicates), ${
+        Date.now() - began
+      } ms; ${context}`,
+    );
+  });
+
+  it('drains the inbox after a kill with more than 1,000 runs waiting, without a new callback', async () => {
+    const file = join(state.dir, 'backlog.db');
+    const s = new Sender(account);
+    // The first run holds its concurrency key (CRASH_HOLD): the others wait in the pool, and past 1,000
+    // of them the matcher leaves the rest in the inbox.
+    let d = await start(file, { CRASH_HOLD: '1' });
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 1400) expect(await s.post(d, `backlog-${seed}-${next++}`)).to.equal(true);
+      }),
+    );
+    let status: Status;
+    for (let i = 0; ; i++) {
+      status = await get<Status>(d, '/status');
+      const { queued, running } = status.runs;
+      if (queued > 1000 && status.inboxBacklog > 0 && queued + running + status.inboxBacklog === 1400) break;
+      if (i === 100) throw new Error(`the runs did not pile up: ${JSON.stringify(status)}`);
+      await sleep(100);
+    }
+    expect(status.inboxBacklog, 'callbacks left in the inbox').to.be.greaterThan(0);
+    await kill(d);
+
+    // Started again, not holding: the queued runs resume, and then the inbox must drain by itself.
+    d = await start(file);
+    await settle(d, 30_000, `backlog, seed ${seed}`);
+    expect(await kill(d, 'SIGTERM'), 'a clean stop').to.equal('0');
+    expect(s.acked.size).to.equal(1400);
+    expectEachCallbackOnce(file, s, `backlog, seed ${seed}`);
+  });
+});
