@@ -2,6 +2,7 @@
  * `npm run bench`: every performance figure of product.md section 9 that exists so far, each measured side by
  * side in one run, printed as one table. `npm run bench -- P6` runs only the rows whose id is given.
  */
+import { benchDaemon } from './daemon.js';
 import { benchEmulator } from './emulator.js';
 import { benchEngine } from './engine.js';
 import { benchRate } from './rate.js';
@@ -11,6 +12,7 @@ import type { BenchRow } from './types.js';
 const suites: { ids: string[]; run: () => Promise<BenchRow[]> }[] = [
   { ids: ['P1', 'P2'], run: benchEngine },
   { ids: ['E1'], run: benchEmulator },
+  { ids: ['P3', 'P4'], run: benchDaemon },
   { ids: ['P5'], run: benchValidate },
   { ids: ['P6'], run: benchRate },
 ];
