@@ -10,28 +10,20 @@ export interface ServeFlags {
 }
 
 export async function serveCommand(flags: ServeFlags): Promise<number> {
-  const { startDaemon, PlaybookLoadError } = await import('../daemon/daemon.js');
+  const { startDaemon } = await import('../daemon/daemon.js');
   const config = loadConfig(process.env, {
     ...(flags.listen ? { listen: flags.listen } : {}),
     ...(flags.state ? { state: flags.state } : {}),
   });
   const logger = createLogger({ level: config.logLevel });
-  let daemon;
-  try {
-    daemon = await startDaemon({
-      config,
-      playbooks: flags.playbooks,
-      logger,
-      secrets: secretsFromEnv(process.env),
-      env: envForExpressions(process.env),
-    });
-  } catch (e) {
-    if (e instanceof PlaybookLoadError) {
-      process.stderr.write(`fleetbook: ${e.message}\n`);
-      return 2;
-    }
-    throw e;
-  }
+  // Invalid playbooks or configuration: a ConfigError, which the CLI prints and exits 2 for.
+  const daemon = await startDaemon({
+    config,
+    playbooks: flags.playbooks,
+    logger,
+    secrets: secretsFromEnv(process.env),
+    env: envForExpressions(process.env),
+  });
   process.stderr.write(
     `fleetbook serve: listening on ${daemon.url} (runs: ${daemon.url}/runs, metrics: ${daemon.url}/metrics)${
       daemon.emulatorUrl ? `\n  embedded emulator: ${daemon.emulatorUrl}` : ''

@@ -69,16 +69,16 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-/** The playbooks could not all be loaded: each error, formatted `file:line:col: message [rule]`. */
-export class PlaybookLoadError extends ConfigError {}
-
-/** Loads every playbook of `path`; refuses the lot when any has an error, listing every error. */
+/**
+ * Loads every playbook of `path`; refuses the lot when any has an error, listing every error as
+ * `file:line:col: message [rule]` (a ConfigError: the CLI exits 2).
+ */
 export async function loadPlaybooks(path: string): Promise<Map<string, Playbook>> {
   let files: string[];
   try {
     files = await playbookFiles(path);
   } catch {
-    throw new PlaybookLoadError(`no such playbook file or directory: ${path}`);
+    throw new ConfigError(`no such playbook file or directory: ${path}`);
   }
   const out = new Map<string, Playbook>();
   const problems: string[] = [];
@@ -93,7 +93,7 @@ export async function loadPlaybooks(path: string): Promise<Map<string, Playbook>
     out.set(r.playbook.name, r.playbook);
   }
   if (problems.length)
-    throw new PlaybookLoadError(
+    throw new ConfigError(
       `${problems.length} error(s) in the playbooks of ${path}; not starting:\n${problems.join('\n')}`,
     );
   return out;
@@ -384,16 +384,27 @@ class Matcher {
       }
       const batch = this.store.pendingInbox(100, this.lastId);
       if (!batch.length) return;
-      for (const ev of batch) {
-        this.process(ev);
+      // The batch is processed in one transaction; only once it is committed do its runs start.
+      const matched = batch.map((ev) => ({ ev, eventId: ev.id, runs: this.match(ev) }));
+      const started = this.store.completeInbox(matched);
+      for (const { ev, runs } of matched) {
         this.lastId = ev.id;
+        this.log.info('callback processed', {
+          service: ev.service,
+          kind: ev.kind,
+          requestId: ev.requestId,
+          runs: runs.map((r) => ({ runId: r.id, playbook: r.playbook })),
+        });
+        this.events.publish(ev.service, ev.payload);
       }
+      for (const r of started) this.pool.submit(r);
       // Lets the listener and the runs have the event loop between batches.
       await new Promise((r) => setImmediate(r));
     }
   }
 
-  private process(ev: InboxEvent): void {
+  /** The runs an event starts: one per playbook whose `on.callback` matches it. */
+  private match(ev: InboxEvent): RunRecord[] {
     const runs: RunRecord[] = [];
     const payload = ev.payload as Json;
     for (const pb of this.playbooks.values()) {
@@ -425,15 +436,7 @@ class Matcher {
         startedAt: new Date().toISOString(),
       });
     }
-    this.store.completeInbox(ev.id, runs);
-    this.log.info('callback processed', {
-      service: ev.service,
-      kind: ev.kind,
-      requestId: ev.requestId,
-      runs: runs.map((r) => ({ runId: r.id, playbook: r.playbook })),
-    });
-    this.events.publish(ev.service, payload);
-    for (const r of runs) this.pool.submit(r);
+    return runs;
   }
 }
 

@@ -159,6 +159,7 @@ export class RunPool {
         store: this.o.store,
         logger: this.o.logger,
         runId: run.id,
+        stored: run,
         inputs: (run.inputs ?? {}) as Record<string, unknown>,
         event: run.event,
         trigger: run.trigger as Record<string, unknown>,

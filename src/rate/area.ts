@@ -132,7 +132,10 @@ export class AreaBudget {
         continue;
       }
       const spacing = this.windowMs / this.rate;
-      if (now < this.nextAt) {
+      // The clock counts whole milliseconds: a start due within the current one goes now. Waiting for a
+      // fraction of a millisecond would sleep a whole timer tick and cap the area near 1,000 starts/s. The
+      // window above stays the hard bound.
+      if (this.nextAt - now >= 1) {
         await this.clock.sleep(this.nextAt - now, signal);
         continue;
       }

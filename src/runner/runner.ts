@@ -18,6 +18,7 @@ import { fullJitter } from '../rate/backoff.js';
 import type {
   DeviceCounts,
   DeviceResult,
+  RunRecord,
   RunSummary,
   StepStatus,
   StepSummary,
@@ -77,6 +78,8 @@ export interface RunOptions {
   onProgress?: (p: Progress) => void;
   signal?: AbortSignal;
   locks?: DeviceLocks;
+  /** The run as stored, when the caller has it (the daemon's pool): saves reading it back. */
+  stored?: RunRecord;
 }
 
 /** A failure that ends a step: its message is what the summary shows. */
@@ -247,11 +250,12 @@ class Run {
     } catch (e) {
       error = (e as Error).message;
     }
-    const stored = this.o.runId ? store.getRun(this.o.runId) : undefined;
+    const stored = this.o.stored ?? (this.o.runId ? store.getRun(this.o.runId) : undefined);
     if (stored) {
       // Queued by the daemon, or interrupted (a crash): what earlier executions checkpointed is not done again.
+      // A run still queued never executed, so it has no checkpoints.
       this.startedAt = stored.startedAt;
-      this.checkpoints = store.loadSteps(this.id) as Map<string, Checkpoint>;
+      if (stored.status !== 'queued') this.checkpoints = store.loadSteps(this.id) as Map<string, Checkpoint>;
       store.updateRun(this.id, { status: 'running' });
     } else {
       store.createRun({

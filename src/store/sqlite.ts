@@ -91,6 +91,8 @@ export class SqliteStore implements Store {
   private backlog: number;
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
   private readonly stmt: { saveStep: Database.Statement; insertDevice: Database.Statement };
+  /** Every other statement, prepared on first use. */
+  private readonly prepared = new Map<string, Database.Statement>();
 
   /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string) {
@@ -126,6 +128,27 @@ export class SqliteStore implements Store {
     };
   }
 
+  /** A statement on the main connection, prepared once. */
+  private sql(text: string): Database.Statement {
+    let st = this.prepared.get(text);
+    if (!st) {
+      st = this.db.prepare(text);
+      this.prepared.set(text, st);
+    }
+    return st;
+  }
+
+  /** A statement on the fsync'd inbox connection, prepared once. */
+  private durableSql(text: string): Database.Statement {
+    const key = `durable:${text}`;
+    let st = this.prepared.get(key);
+    if (!st) {
+      st = this.durable.prepare(text);
+      this.prepared.set(key, st);
+    }
+    return st;
+  }
+
   private migrate(): void {
     const version = this.db.pragma('user_version', { simple: true }) as number;
     if (version > MIGRATIONS.length) {
@@ -142,23 +165,21 @@ export class SqliteStore implements Store {
   }
 
   createRun(r: RunRecord): void {
-    this.db
-      .prepare(
-        `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json)
+    this.sql(
+      `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        r.id,
-        r.playbook,
-        r.status,
-        json(r.trigger),
-        json(r.inputs),
-        r.startedAt,
-        r.endedAt ?? null,
-        json(r.summary),
-        r.error ?? null,
-        json(r.event),
-      );
+    ).run(
+      r.id,
+      r.playbook,
+      r.status,
+      json(r.trigger),
+      json(r.inputs),
+      r.startedAt,
+      r.endedAt ?? null,
+      json(r.summary),
+      r.error ?? null,
+      json(r.event),
+    );
   }
 
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
@@ -173,23 +194,22 @@ export class SqliteStore implements Store {
     if (p.summary !== undefined) set('summary_json', json(p.summary));
     if (p.error !== undefined) set('error', p.error);
     if (!sets.length) return;
-    this.db.prepare(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+    this.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
   }
 
   getRun(id: string): RunRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+    const row = this.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
     return row && toRun(row);
   }
 
   listRuns(opts: { playbook?: string; limit?: number } = {}): RunRecord[] {
     const rows = (
       opts.playbook
-        ? this.db
-            .prepare('SELECT * FROM runs WHERE playbook = ? ORDER BY started_at DESC, id DESC LIMIT ?')
-            .all(opts.playbook, opts.limit ?? 50)
-        : this.db
-            .prepare('SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT ?')
-            .all(opts.limit ?? 50)
+        ? this.sql('SELECT * FROM runs WHERE playbook = ? ORDER BY started_at DESC, id DESC LIMIT ?').all(
+            opts.playbook,
+            opts.limit ?? 50,
+          )
+        : this.sql('SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT ?').all(opts.limit ?? 50)
     ) as RunRow[];
     return rows.map(toRun);
   }
@@ -207,9 +227,7 @@ export class SqliteStore implements Store {
   }
 
   loadSteps(runId: string): Map<string, unknown> {
-    const rows = this.db
-      .prepare('SELECT step_key, state_json FROM run_steps WHERE run_id = ?')
-      .all(runId) as {
+    const rows = this.sql('SELECT step_key, state_json FROM run_steps WHERE run_id = ?').all(runId) as {
       step_key: string;
       state_json: string;
     }[];
@@ -264,30 +282,31 @@ export class SqliteStore implements Store {
     if (q.since !== undefined) cond('r.started_at >= ?', q.since);
     const sql = `SELECT d.* FROM device_results d JOIN runs r ON r.id = d.run_id
       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY d.at, d.device_id`;
-    return (this.db.prepare(sql).all(...args) as DeviceRow[]).map(toLedger);
+    return (this.sql(sql).all(...args) as DeviceRow[]).map(toLedger);
   }
 
   deviceResults(runId: string, step?: string): LedgerRow[] {
     const rows = (
       step === undefined
-        ? this.db.prepare('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id').all(runId)
-        : this.db
-            .prepare('SELECT * FROM device_results WHERE run_id = ? AND step = ? ORDER BY device_id')
-            .all(runId, step)
+        ? this.sql('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id').all(runId)
+        : this.sql('SELECT * FROM device_results WHERE run_id = ? AND step = ? ORDER BY device_id').all(
+            runId,
+            step,
+          )
     ) as DeviceRow[];
     return rows.map(toLedger);
   }
 
   unfinishedRuns(): RunRecord[] {
     return (
-      this.db
-        .prepare(`SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY started_at, id`)
-        .all() as RunRow[]
+      this.sql(
+        `SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY started_at, id`,
+      ).all() as RunRow[]
     ).map(toRun);
   }
 
   appendInbox(messages: InboxMessage[]): ('stored' | 'duplicate')[] {
-    const insert = this.durable.prepare(
+    const insert = this.durableSql(
       `INSERT INTO inbox (service, kind, request_id, payload_json, received_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (request_id, kind) DO NOTHING`,
     );
@@ -303,12 +322,10 @@ export class SqliteStore implements Store {
   }
 
   pendingInbox(limit: number, afterId = 0): InboxEvent[] {
-    const rows = this.db
-      .prepare(
-        `SELECT id, service, kind, request_id, payload_json, received_at FROM inbox
+    const rows = this.sql(
+      `SELECT id, service, kind, request_id, payload_json, received_at FROM inbox
          WHERE processed_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
-      )
-      .all(afterId, limit) as {
+    ).all(afterId, limit) as {
       id: number;
       service: string;
       kind: string;
@@ -330,31 +347,35 @@ export class SqliteStore implements Store {
     return this.backlog;
   }
 
-  completeInbox(eventId: number, runs: RunRecord[]): void {
-    const changed = this.db.transaction(() => {
-      const n = this.db
-        .prepare('UPDATE inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL')
-        .run(new Date().toISOString(), eventId).changes;
-      if (n) for (const r of runs) this.createRun(r);
-      return n;
+  completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): RunRecord[] {
+    const at = new Date().toISOString();
+    const mark = this.sql('UPDATE inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL');
+    const started = this.db.transaction(() => {
+      const out: RunRecord[] = [];
+      for (const p of processed) {
+        // An event another pass already processed starts nothing again.
+        if (!mark.run(at, p.eventId).changes) continue;
+        this.backlog--;
+        for (const r of p.runs) this.createRun(r);
+        out.push(...p.runs);
+      }
+      return out;
     })();
-    if (changed) this.backlog--;
+    return started;
   }
 
   lastFire(schedule: string): string | undefined {
-    const row = this.db.prepare('SELECT last_fire_at FROM schedules WHERE name = ?').get(schedule) as
+    const row = this.sql('SELECT last_fire_at FROM schedules WHERE name = ?').get(schedule) as
       { last_fire_at: string } | undefined;
     return row?.last_fire_at;
   }
 
   recordFire(schedule: string, at: string, run?: RunRecord): void {
     this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO schedules (name, last_fire_at) VALUES (?, ?)
+      this.sql(
+        `INSERT INTO schedules (name, last_fire_at) VALUES (?, ?)
            ON CONFLICT (name) DO UPDATE SET last_fire_at = excluded.last_fire_at`,
-        )
-        .run(schedule, at);
+      ).run(schedule, at);
       if (run) this.createRun(run);
     })();
   }

@@ -131,10 +131,10 @@ export interface Store {
   /** How many events wait to be processed. */
   inboxBacklog(): number;
   /**
-   * Marks an event processed and stores the runs it starts (queued), in one transaction: an event is
-   * processed exactly once, across crashes.
+   * Marks events processed and stores the runs they start (queued), in one transaction: an event is processed
+   * exactly once, across crashes. Returns the runs stored (none for an event already processed).
    */
-  completeInbox(eventId: number, runs: RunRecord[]): void;
+  completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): RunRecord[];
 
   // ── the scheduler ──
   /** When a schedule last fired (ISO), if ever. */
