@@ -1,13 +1,17 @@
 /** `fleetbook validate PATH...` and `fleetbook schema`. */
 import { readFileSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { quickLoad, type LoadedPlaybook } from '../playbook/checker.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
-import { loadPlaybook } from '../playbook/load.js';
-import { playbookSchema } from '../playbook/schema.js';
+import { generatedRules } from '../playbook/generated-rules.js';
+import type * as Loader from '../playbook/load.js';
+import { playbookFiles } from '../util/files.js';
 
+/**
+ * The playbook schema as emitted to schemas/playbook.schema.json (`npm run schemas`; a test keeps it equal to
+ * what src/playbook/schema.ts builds), so that neither command loads the TypeBox schemas to start.
+ */
 export function printSchema(): number {
-  process.stdout.write(`${JSON.stringify(playbookSchema(), null, 2)}\n`);
+  process.stdout.write(readFileSync(new URL('../../schemas/playbook.schema.json', import.meta.url), 'utf8'));
   return 0;
 }
 
@@ -25,11 +29,18 @@ export async function runValidate(paths: string[], format: string): Promise<numb
       return 2;
     }
   }
+  // A valid playbook is checked with the rules generated at build time; anything else, and everything when
+  // there are none, by the full loader, loaded on first use (it brings TypeBox and compiles schemas).
+  const rules = generatedRules();
+  let full: typeof Loader | undefined;
   const all: Diagnostic[] = [];
   const texts: string[] = [];
   for (const f of files) {
     // Synchronous reads: one small file after another, and nothing else to overlap with.
-    const r = loadPlaybook(readFileSync(f, 'utf8'), f);
+    const source = readFileSync(f, 'utf8');
+    const r: LoadedPlaybook =
+      (rules && quickLoad(source, f, rules)) ??
+      (full ??= await import('../playbook/load.js')).loadPlaybook(source, f);
     all.push(...r.diagnostics);
     for (const d of r.diagnostics) texts.push(formatText(d, r.source));
   }
@@ -43,18 +54,4 @@ export async function runValidate(paths: string[], format: string): Promise<numb
     );
   }
   return errors ? 1 : 0;
-}
-
-/** A file as given, or every *.yaml / *.yml below a directory, in a stable order. */
-async function playbookFiles(path: string): Promise<string[]> {
-  if (!(await stat(path)).isDirectory()) return [path];
-  const out: string[] = [];
-  for (const entry of (await readdir(path, { withFileTypes: true })).sort((a, b) =>
-    a.name.localeCompare(b.name),
-  )) {
-    const full = join(path, entry.name);
-    if (entry.isDirectory()) out.push(...(await playbookFiles(full)));
-    else if (/\.ya?ml$/.test(entry.name)) out.push(full);
-  }
-  return out;
 }

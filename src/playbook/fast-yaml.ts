@@ -14,7 +14,7 @@
 type Json = Record<string, unknown>;
 
 /** The scalar styles whose expressions are restored differently (see protect.ts). */
-export type ScalarStyle = 'PLAIN' | 'QUOTE_SINGLE' | 'QUOTE_DOUBLE';
+export type ScalarStyle = 'PLAIN' | 'QUOTE_SINGLE' | 'QUOTE_DOUBLE' | 'BLOCK_LITERAL' | 'BLOCK_FOLDED';
 
 /** Turns the placeholders in a scalar back into the expressions (identity when nothing was protected). */
 export type RestoreScalar = (value: string, style: ScalarStyle) => string;
@@ -48,13 +48,37 @@ function out(): never {
   throw OUT_OF_SUBSET;
 }
 
-/** First characters that make a token something other than a plain scalar (or make it ambiguous). */
-const INDICATOR = new Set('-?:,[]{}#&*!|>\'"%@`');
+/**
+ * Characters that cannot start a plain scalar (or make it ambiguous), by char code. The scanning below leans
+ * on regular expressions and `indexOf`, which run at full speed before the JIT has warmed up.
+ */
+const INDICATOR = new Uint8Array(128);
+for (const c of '-?:,[]{}#&*!|>\'"%@`') INDICATOR[c.charCodeAt(0)] = 1;
+const isIndicator = (code: number) => code < 128 && INDICATOR[code] === 1;
+
+/** In block context: the end of an implicit key (`: ` or `:` at the end) or the start of a comment. */
+const BLOCK_STOP = /:(?: |$)| #/g;
+/** In a flow collection: a flow indicator, the end of an implicit key, or the start of a comment. */
+const FLOW_STOP = /[,[\]{}]|:(?=[ ,[\]{}]|$)| #/g;
+const NOT_SPACE = /[^ ]/;
+const DOUBLE_QUOTED_STOP = /["\\]/g;
+const HEX = /^[0-9a-fA-F]+$/;
+
+/** Where `re` (global) first matches in `line` at or after `from`, or -1. */
+function find(re: RegExp, line: string, from: number): number {
+  re.lastIndex = from;
+  const m = re.exec(line);
+  return m ? m.index : -1;
+}
 
 class Reader {
   private readonly lines: string[];
   /** Indentation of each line; -1 for a blank or comment-only line. */
   private readonly indent: Int32Array;
+  /** After a block node: the first content line after it, or -1 at the end. */
+  private after = -1;
+  /** After an inline value: the index in its line just past it. */
+  private end = 0;
 
   constructor(
     text: string,
@@ -65,9 +89,8 @@ class Reader {
     for (let i = 0; i < this.lines.length; i++) {
       const line = this.lines[i] as string;
       if (line.length > MAX_LINE) out();
-      let n = 0;
-      while (line.charCodeAt(n) === 32) n++;
-      this.indent[i] = n === line.length || line[n] === '#' ? -1 : n;
+      const n = line.search(NOT_SPACE);
+      this.indent[i] = n === -1 || line.charCodeAt(n) === 35 /* # */ ? -1 : n;
     }
   }
 
@@ -77,8 +100,8 @@ class Reader {
     const line = this.lines[first] as string;
     // Directives and document markers.
     if (line[0] === '%' || line.startsWith('---') || line.startsWith('...')) return undefined;
-    const [map, after] = this.map(first, 0, 0);
-    if (after !== -1) out();
+    const map = this.map(first, 0, 0);
+    if (this.after !== -1) out();
     return map;
   }
 
@@ -93,7 +116,7 @@ class Reader {
   }
 
   /** A block node starting at line `i`, column `col`: a sequence or a mapping. */
-  private node(i: number, col: number, depth: number): [unknown, number] {
+  private node(i: number, col: number, depth: number): unknown {
     if (depth > MAX_DEPTH) out();
     const line = this.lines[i] as string;
     if (isDash(line, col)) return this.seq(i, col, depth);
@@ -103,66 +126,149 @@ class Reader {
 
   /**
    * A block mapping whose first key is at line `i`, column `col` (the line's indentation, or just after a
-   * sequence item's `- `); the following keys are lines indented exactly `col`. Returns the mapping and the
-   * first content line after it (-1 at the end).
+   * sequence item's `- `); the following keys are lines indented exactly `col`. Sets `after`.
    */
-  private map(i: number, col: number, depth: number): [Json, number] {
+  private map(i: number, col: number, depth: number): Json {
     const obj: Json = {};
     for (;;) {
       const line = this.lines[i] as string;
       const colon = keyEnd(line, col);
       if (colon === -1) out();
       const key = this.key(trimSpaces(line.slice(col, colon)));
-      let p = colon + 1;
-      while (line.charCodeAt(p) === 32) p++;
+      const p = skipSpaces(line, colon + 1);
       let value: unknown;
       let after: number;
-      if (p >= line.length || line[p] === '#') {
+      if (p >= line.length || line.charCodeAt(p) === 35 /* # */) {
         const j = this.next(i + 1);
-        if (j !== -1 && this.ind(j) > col) [value, after] = this.node(j, this.ind(j), depth + 1);
-        else if (j !== -1 && this.ind(j) === col && isDash(this.lines[j] as string, col))
-          [value, after] = this.seq(j, col, depth + 1);
-        else [value, after] = [null, j];
+        if (j !== -1 && this.ind(j) > col) {
+          value = this.node(j, this.ind(j), depth + 1);
+          after = this.after;
+        } else if (j !== -1 && this.ind(j) === col && isDash(this.lines[j] as string, col)) {
+          value = this.seq(j, col, depth + 1);
+          after = this.after;
+        } else {
+          value = null;
+          after = j;
+        }
       } else {
-        value = this.inlineValue(line, p, depth + 1);
-        after = this.next(i + 1);
+        const c = line.charCodeAt(p);
+        if (c === 124 /* | */ || c === 62 /* > */) {
+          value = this.blockScalar(i, p, col);
+          after = this.after;
+        } else {
+          value = this.inlineValue(line, p, depth + 1);
+          after = this.next(i + 1);
+        }
         if (after !== -1 && this.ind(after) > col) out();
       }
       if (Object.hasOwn(obj, key)) out();
       obj[key] = value;
-      if (after === -1 || this.ind(after) < col) return [obj, after];
+      if (after === -1 || this.ind(after) < col) {
+        this.after = after;
+        return obj;
+      }
       if (this.ind(after) > col) out();
       i = after;
     }
   }
 
   /** A block sequence whose first `-` is at line `i`, column `col`; the next items are lines indented `col`. */
-  private seq(i: number, col: number, depth: number): [unknown[], number] {
+  private seq(i: number, col: number, depth: number): unknown[] {
     const arr: unknown[] = [];
     for (;;) {
       const line = this.lines[i] as string;
       if (!isDash(line, col)) out();
-      let p = col + 1;
-      while (line.charCodeAt(p) === 32) p++;
+      const p = skipSpaces(line, col + 1);
       let item: unknown;
       let after: number;
-      if (p >= line.length || line[p] === '#') {
+      if (p >= line.length || line.charCodeAt(p) === 35 /* # */) {
         const j = this.next(i + 1);
         if (j === -1 || this.ind(j) <= col) out(); // an empty item
-        [item, after] = this.node(j, this.ind(j), depth + 1);
+        item = this.node(j, this.ind(j), depth + 1);
+        after = this.after;
       } else if (isDash(line, p)) {
-        [item, after] = this.seq(i, p, depth + 1);
+        item = this.seq(i, p, depth + 1);
+        after = this.after;
       } else if (keyEnd(line, p) !== -1) {
-        [item, after] = this.map(i, p, depth + 1);
+        item = this.map(i, p, depth + 1);
+        after = this.after;
+      } else if (line.charCodeAt(p) === 124 /* | */ || line.charCodeAt(p) === 62 /* > */) {
+        item = this.blockScalar(i, p, col);
+        after = this.after;
       } else {
         item = this.inlineValue(line, p, depth + 1);
         after = this.next(i + 1);
       }
       arr.push(item);
-      if (after === -1 || this.ind(after) < col) return [arr, after];
+      if (after === -1 || this.ind(after) < col) {
+        this.after = after;
+        return arr;
+      }
       if (this.ind(after) > col) out();
       i = after;
     }
+  }
+
+  /**
+   * A literal (`|`) or folded (`>`) block scalar, clipped or stripped (`-`), whose header is at line `i`,
+   * column `p`, in a node at column `col`: the lines after it up to the first one (not blank) indented `col`
+   * or less. Sets `after`. Out of the subset: an indentation indicator, keeping (`+`), no content, a content
+   * line less indented than the first, blank lines around the content longer than its indentation.
+   */
+  private blockScalar(i: number, p: number, col: number): string {
+    const line = this.lines[i] as string;
+    const folded = line.charCodeAt(p) === 62; /* > */
+    let h = p + 1;
+    const strip = line.charCodeAt(h) === 45; /* - */
+    if (strip) h++;
+    const rest = skipSpaces(line, h);
+    if (rest < line.length && !(line.charCodeAt(rest) === 35 /* # */ && rest > h)) out();
+    let end = i + 1;
+    let first = -1;
+    let last = -1;
+    let indent = -1;
+    for (; end < this.lines.length; end++) {
+      const n = (this.lines[end] as string).search(NOT_SPACE);
+      if (n === -1) continue;
+      if (n <= col) break;
+      if (indent === -1) [indent, first] = [n, end];
+      else if (n < indent) out();
+      last = end;
+    }
+    if (indent === -1) out();
+    for (let k = i + 1; k < end; k++) {
+      if ((k < first || k > last) && (this.lines[k] as string).length > indent) out();
+    }
+    let value = '\n'.repeat(first - i - 1);
+    let sep = '';
+    let moreIndented = false;
+    for (let k = first; k <= last; k++) {
+      const l = this.lines[k] as string;
+      if (!folded) {
+        value += sep + l.slice(indent);
+        sep = '\n';
+        continue;
+      }
+      // As `yaml` folds: lines join with a space, an empty line is a line break, more-indented lines keep theirs.
+      const n = l.search(NOT_SPACE);
+      if ((n === -1 ? l.length : n) > indent) {
+        if (sep === ' ') sep = '\n';
+        else if (!moreIndented && sep === '\n') sep = '\n\n';
+        value += sep + l.slice(indent);
+        sep = '\n';
+        moreIndented = true;
+      } else if (n === -1) {
+        if (sep === '\n') value += '\n';
+        else sep = '\n';
+      } else {
+        value += sep + l.slice(n);
+        sep = ' ';
+        moreIndented = false;
+      }
+    }
+    if (!strip) value += '\n';
+    this.after = this.next(end);
+    return this.restore(value, folded ? 'BLOCK_FOLDED' : 'BLOCK_LITERAL');
   }
 
   /** A mapping key: a plain scalar that resolves to a string, without placeholders, `__proto__` or `<<`. */
@@ -175,75 +281,84 @@ class Reader {
 
   /** A value that starts at `p` and ends on this line, followed by nothing but spaces and a comment. */
   private inlineValue(line: string, p: number, depth: number): unknown {
-    const ch = line[p] as string;
+    const ch = line.charCodeAt(p);
     let value: unknown;
     let end: number;
-    if (ch === '{' || ch === '[' || ch === '"' || ch === "'") {
-      [value, end] = this.flowValue(line, p, depth);
+    if (ch === 123 /* { */ || ch === 91 /* [ */ || ch === 34 /* " */ || ch === 39 /* ' */) {
+      value = this.flowValue(line, p, depth);
+      end = this.end;
     } else {
       // `-` may start a plain scalar when a non-space follows (`-1`).
-      if (INDICATOR.has(ch) && !(ch === '-' && p + 1 < line.length && line[p + 1] !== ' ')) out();
+      if (isIndicator(ch) && !(ch === 45 /* - */ && p + 1 < line.length && line.charCodeAt(p + 1) !== 32))
+        out();
       // A plain scalar, to the end of the line or to a comment; `: ` inside is a nested mapping.
-      end = p;
-      let last = p;
-      for (; end < line.length; end++) {
-        const c = line.charCodeAt(end);
-        if (c === 58 /* : */ && (end + 1 === line.length || line.charCodeAt(end + 1) === 32)) out();
-        if (c === 32) {
-          if (line.charCodeAt(end + 1) === 35 /* # */) break;
-        } else last = end;
-      }
-      value = this.plain(line.slice(p, last + 1));
+      const stop = find(BLOCK_STOP, line, p);
+      if (stop !== -1 && line.charCodeAt(stop) === 58 /* : */) out();
+      end = stop === -1 ? line.length : stop;
+      value = this.plain(trimSpaces(line.slice(p, end)));
     }
-    while (line.charCodeAt(end) === 32) end++;
-    if (end < line.length && !(line[end] === '#' && line[end - 1] === ' ')) out();
+    end = skipSpaces(line, end);
+    if (end < line.length && !(line.charCodeAt(end) === 35 /* # */ && line.charCodeAt(end - 1) === 32)) out();
     return value;
   }
 
-  /** A flow collection or quoted scalar starting at `p`, or (in a flow collection) a plain scalar. */
-  private flowValue(line: string, p: number, depth: number): [unknown, number] {
+  /** A flow collection or quoted scalar at `p`, or (in a flow collection) a plain scalar. Sets `end`. */
+  private flowValue(line: string, p: number, depth: number): unknown {
     if (depth > MAX_DEPTH) out();
-    const ch = line[p];
-    if (ch === '{') return this.flowMap(line, p, depth);
-    if (ch === '[') return this.flowSeq(line, p, depth);
-    if (ch === '"') return this.doubleQuoted(line, p);
-    if (ch === "'") return this.singleQuoted(line, p);
+    const ch = line.charCodeAt(p);
+    if (ch === 123 /* { */) return this.flowMap(line, p, depth);
+    if (ch === 91 /* [ */) return this.flowSeq(line, p, depth);
+    if (ch === 34 /* " */) return this.doubleQuoted(line, p);
+    if (ch === 39 /* ' */) return this.singleQuoted(line, p);
     const end = flowPlainEnd(line, p);
-    return [this.plain(trimSpaces(line.slice(p, end))), end];
+    this.end = end;
+    return this.plain(trimSpaces(line.slice(p, end)));
   }
 
-  private flowMap(line: string, p: number, depth: number): [Json, number] {
+  private flowMap(line: string, p: number, depth: number): Json {
     const obj: Json = {};
     p = skipSpaces(line, p + 1);
-    if (line[p] === '}') return [obj, p + 1];
+    if (line.charCodeAt(p) === 125 /* } */) {
+      this.end = p + 1;
+      return obj;
+    }
     for (;;) {
       const end = flowPlainEnd(line, p);
-      if (line[end] !== ':' || line[end + 1] !== ' ') out();
+      if (line.charCodeAt(end) !== 58 /* : */ || line.charCodeAt(end + 1) !== 32) out();
       const key = this.key(trimSpaces(line.slice(p, end)));
-      p = skipSpaces(line, end + 1);
-      const [value, after] = this.flowValue(line, p, depth + 1);
+      const value = this.flowValue(line, skipSpaces(line, end + 1), depth + 1);
       if (Object.hasOwn(obj, key)) out();
       obj[key] = value;
-      p = skipSpaces(line, after);
-      if (line[p] === '}') return [obj, p + 1];
-      if (line[p] !== ',') out();
+      p = skipSpaces(line, this.end);
+      const c = line.charCodeAt(p);
+      if (c === 125 /* } */) {
+        this.end = p + 1;
+        return obj;
+      }
+      if (c !== 44 /* , */) out();
       p = skipSpaces(line, p + 1);
-      if (line[p] === '}') out(); // a trailing comma
+      if (line.charCodeAt(p) === 125 /* } */) out(); // a trailing comma
     }
   }
 
-  private flowSeq(line: string, p: number, depth: number): [unknown[], number] {
+  private flowSeq(line: string, p: number, depth: number): unknown[] {
     const arr: unknown[] = [];
     p = skipSpaces(line, p + 1);
-    if (line[p] === ']') return [arr, p + 1];
+    if (line.charCodeAt(p) === 93 /* ] */) {
+      this.end = p + 1;
+      return arr;
+    }
     for (;;) {
-      const [item, after] = this.flowValue(line, p, depth + 1);
-      arr.push(item);
-      p = skipSpaces(line, after);
-      if (line[p] === ']') return [arr, p + 1];
-      if (line[p] !== ',') out();
+      arr.push(this.flowValue(line, p, depth + 1));
+      p = skipSpaces(line, this.end);
+      const c = line.charCodeAt(p);
+      if (c === 93 /* ] */) {
+        this.end = p + 1;
+        return arr;
+      }
+      if (c !== 44 /* , */) out();
       p = skipSpaces(line, p + 1);
-      if (line[p] === ']') out(); // a trailing comma
+      if (line.charCodeAt(p) === 93 /* ] */) out(); // a trailing comma
     }
   }
 
@@ -253,45 +368,47 @@ class Reader {
     return typeof v === 'string' ? this.restore(v, 'PLAIN') : v;
   }
 
-  private singleQuoted(line: string, p: number): [string, number] {
+  private singleQuoted(line: string, p: number): string {
     let value = '';
     let from = p + 1;
     for (;;) {
       const q = line.indexOf("'", from);
       if (q === -1) out(); // multi-line or unterminated
       value += line.slice(from, q);
-      if (line[q + 1] !== "'") return [this.restore(value, 'QUOTE_SINGLE'), q + 1];
+      if (line.charCodeAt(q + 1) !== 39 /* ' */) {
+        this.end = q + 1;
+        return this.restore(value, 'QUOTE_SINGLE');
+      }
       value += "'";
       from = q + 2;
     }
   }
 
-  private doubleQuoted(line: string, p: number): [string, number] {
+  private doubleQuoted(line: string, p: number): string {
     let value = '';
     let i = p + 1;
     for (;;) {
-      if (i >= line.length) out(); // multi-line or unterminated
-      const ch = line[i] as string;
-      if (ch === '"') return [this.restore(value, 'QUOTE_DOUBLE'), i + 1];
-      if (ch !== '\\') {
-        value += ch;
-        i++;
-        continue;
+      const stop = find(DOUBLE_QUOTED_STOP, line, i);
+      if (stop === -1) out(); // multi-line or unterminated
+      value += line.slice(i, stop);
+      if (line.charCodeAt(stop) === 34 /* " */) {
+        this.end = stop + 1;
+        return this.restore(value, 'QUOTE_DOUBLE');
       }
-      const next = line[i + 1];
+      const next = line[stop + 1];
       if (next === undefined) out(); // an escaped line break
       const simple = ESCAPES[next];
       if (simple !== undefined) {
         value += simple;
-        i += 2;
+        i = stop + 2;
       } else if (next === 'x' || next === 'u' || next === 'U') {
         const length = next === 'x' ? 2 : next === 'u' ? 4 : 8;
-        const hex = line.slice(i + 2, i + 2 + length);
-        if (hex.length !== length || !/^[0-9a-fA-F]+$/.test(hex)) out();
+        const hex = line.slice(stop + 2, stop + 2 + length);
+        if (hex.length !== length || !HEX.test(hex)) out();
         const code = parseInt(hex, 16);
         if (code > 0x10ffff) out();
         value += String.fromCodePoint(code);
-        i += 2 + length;
+        i = stop + 2 + length;
       } else out();
     }
   }
@@ -327,13 +444,9 @@ function isDash(line: string, col: number): boolean {
  * the index of that `:`; else -1.
  */
 function keyEnd(line: string, p: number): number {
-  if (p >= line.length || INDICATOR.has(line[p] as string)) return -1;
-  for (let i = p + 1; i < line.length; i++) {
-    const c = line.charCodeAt(i);
-    if (c === 58 /* : */ && (i + 1 === line.length || line.charCodeAt(i + 1) === 32)) return i;
-    if (c === 32 && line.charCodeAt(i + 1) === 35 /* # */) return -1;
-  }
-  return -1;
+  if (p >= line.length || isIndicator(line.charCodeAt(p))) return -1;
+  const stop = find(BLOCK_STOP, line, p + 1);
+  return stop !== -1 && line.charCodeAt(stop) === 58 /* : */ ? stop : -1;
 }
 
 /** Without trailing spaces (only spaces: YAML's other white space, the tab, never gets here). */
@@ -348,27 +461,19 @@ function skipSpaces(line: string, p: number): number {
   return p;
 }
 
-/** Where a plain scalar starting at `p` inside a flow collection ends (a flow indicator, `: `, ` #`, EOL). */
+/** Where a plain scalar starting at `p` inside a flow collection ends (a flow indicator, `: `, ` #`). */
 function flowPlainEnd(line: string, p: number): number {
-  const first = line[p];
-  if (first === undefined || INDICATOR.has(first)) {
-    // `-` may start a plain scalar when something other than a space follows (`-1`).
-    if (!(first === '-' && line[p + 1] !== undefined && !' ,[]{}'.includes(line[p + 1] as string))) out();
-  }
-  let i = p;
-  for (; i < line.length; i++) {
-    const c = line[i] as string;
-    if (c === ',' || c === '[' || c === ']' || c === '{' || c === '}') break;
-    if (c === ':') {
-      const n = line[i + 1];
-      if (n === undefined || n === ' ' || n === ',' || n === '[' || n === ']' || n === '{' || n === '}')
-        break;
-    }
-    if (c === ' ' && line[i + 1] === '#') break;
-  }
-  if (i === line.length) out(); // the collection goes on past this line
-  if (line.slice(p, i).trim() === '') out();
-  return i;
+  const first = line.charCodeAt(p);
+  // `-` may start a plain scalar when something other than a space or flow indicator follows (`-1`).
+  if (
+    Number.isNaN(first) ||
+    (isIndicator(first) && !(first === 45 /* - */ && /^[^ ,[\]{}]/.test(line.slice(p + 1, p + 2))))
+  )
+    out();
+  const stop = find(FLOW_STOP, line, p);
+  if (stop === -1) out(); // the collection goes on past this line
+  if (line.slice(p, stop).trim() === '') out();
+  return stop;
 }
 
 const NULL = /^(?:~|[Nn]ull|NULL)?$/;

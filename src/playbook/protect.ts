@@ -5,7 +5,6 @@
  * treats as plain text, so that every line and column stays where it was; after parsing, the placeholders in
  * values, keys and messages are turned back into the expressions.
  */
-import { visit, type Document } from 'yaml';
 import { findExpressions } from '../expressions/template.js';
 
 /** Placeholder characters: plain text to YAML. The first one the source does not contain is used. */
@@ -53,10 +52,13 @@ export function protectExpressions(source: string): Protected {
   if (!originals.size) return unchanged(source);
   text += source.slice(at);
   const pattern = new RegExp(`${MARK}[0-9a-z]+${MARK}+`, 'g');
-  const restoreWith = (s: string, unescape: (o: string) => string) =>
-    s.includes(MARK)
-      ? s.replace(pattern, (p) => (originals.has(p) ? unescape(originals.get(p) as string) : p))
-      : s;
+  const restoreWith = (s: string, unescape: (o: string) => string) => {
+    if (!s.includes(MARK)) return s;
+    // The common case: a value that is one whole expression.
+    const whole = originals.get(s);
+    if (whole !== undefined) return unescape(whole);
+    return s.replace(pattern, (p) => (originals.has(p) ? unescape(originals.get(p) as string) : p));
+  };
   return {
     text,
     restore: (s) => restoreWith(s, (o) => o),
@@ -67,22 +69,10 @@ export function protectExpressions(source: string): Protected {
 }
 
 /**
- * Restores the expressions in the parsed document itself, before it becomes data. A placeholder inside a
- * quoted scalar stands for quoted source text, so YAML's escapes in it are undone (`''` in single quotes,
- * backslash escapes in double quotes); in a plain scalar the text is taken as it was.
+ * One string scalar's value with its expressions restored. A placeholder inside a quoted scalar stands for
+ * quoted source text, so YAML's escapes in it are undone (`''` in single quotes, backslash escapes in double
+ * quotes); in a plain scalar the text is taken as it was.
  */
-export function restoreDocument(doc: Document, p: Protected): void {
-  if (!p.changed) return;
-  visit(doc, {
-    Scalar(_key, node) {
-      if (typeof node.value !== 'string') return;
-      const value = restoreScalar(p, node.value, node.type);
-      if (value !== node.value) node.value = value;
-    },
-  });
-}
-
-/** One string scalar's value with its expressions restored, by the scalar's style (see restoreDocument). */
 export function restoreScalar(p: Protected, value: string, style: string | undefined): string {
   if (!p.changed || !p.isProtected(value)) return value;
   if (style === 'QUOTE_SINGLE') return p.restoreWith(value, (t) => t.replace(/''/g, "'"));

@@ -1,7 +1,18 @@
 /** Checks of `on.schedule`: cron syntax, time zone, and frequency. */
 import cron from 'node-cron';
 
+/** Answers by expression: node-cron's check is slow, and playbooks repeat their schedules. */
+const cronProblems = new Map<string, string | undefined>();
+
 export function cronProblem(expression: string): string | undefined {
+  if (cronProblems.has(expression)) return cronProblems.get(expression);
+  const problem = findCronProblem(expression);
+  if (cronProblems.size >= 10_000) cronProblems.clear();
+  cronProblems.set(expression, problem);
+  return problem;
+}
+
+function findCronProblem(expression: string): string | undefined {
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
     return `cron expression ${JSON.stringify(expression)} has ${fields.length} fields; it needs 5 (minute hour day month weekday) or 6 (seconds first)`;

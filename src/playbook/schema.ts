@@ -179,8 +179,7 @@ const AnyStep = Type.Object({}, { additionalProperties: true });
 export const STEP_SCHEMAS = stepKinds(AnyStep, Type.String({ minLength: 1 }));
 const FULL_STEPS = stepKinds(Type.Ref('Step'), ActionName);
 
-/** Which member makes a step which kind; the first one present wins. */
-export const STEP_KINDS = ['uses', 'forEach', 'parallel', 'set', 'fail', 'wait'] as const;
+export { STEP_KINDS } from './step-kinds.js';
 
 const Callback = closed({ service: Type.String({ enum: [...CALLBACK_SERVICES] }), if: Type.Optional(Expr) });
 const Schedule = closed({

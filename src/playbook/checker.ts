@@ -1,0 +1,581 @@
+/**
+ * The checks of a playbook's data: the schemas (through a PlaybookRules), then the semantic checks: unique
+ * step ids, references to earlier steps only, expressions parsed and type-checked, declared inputs, retry
+ * selectors the action can meet, cron, time zones, unreachable steps.
+ *
+ * Reading YAML and positioning problems is load.ts's part (a Locator). This module loads neither `yaml` nor
+ * the TypeBox schemas, so that `fleetbook validate` starts fast: with the rules generated at build time
+ * (generated-rules.ts) and the YAML subset reader (fast-yaml.ts), quickLoad checks a valid playbook without
+ * them, and leaves everything else to load.ts.
+ */
+import type { InputProblem } from '../errors.js';
+import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
+import { findExpressions } from '../expressions/template.js';
+import { closest } from '../util/closest.js';
+import type { Diagnostic, Rule, Severity } from './diagnostics.js';
+import { readSimpleYaml } from './fast-yaml.js';
+import { protectExpressions, restoreScalar } from './protect.js';
+import { cronProblem, firesMoreThanOncePerMinute, isTimeZone } from './schedule.js';
+import type { Playbook } from './schema.js';
+import { STEP_KINDS, type StepKind } from './step-kinds.js';
+
+export type Seg = string | number;
+type Json = Record<string, unknown>;
+
+export interface LoadedPlaybook {
+  file: string;
+  source: string;
+  /** Present when there is no error (warnings allowed). */
+  playbook?: Playbook;
+  diagnostics: Diagnostic[];
+}
+
+/** What the checks need from the playbook language and the action catalog. */
+export interface PlaybookRules {
+  /** Every action a step may use. */
+  readonly actions: readonly string[];
+  /** Problems of the top level against the loader's schema (steps are checked one by one). */
+  top(playbook: Json): InputProblem[];
+  /** Problems of one step against the schema of its kind (nested steps are checked one by one). */
+  step(kind: StepKind, step: Json): InputProblem[];
+  /** Problems of an action's arguments (an expression allowed in place of any value); none without a schema. */
+  args(action: string, args: unknown): InputProblem[];
+  /** The argument schema's `properties`, tested with `in`; undefined when the action has no schema. */
+  argKeys(action: string): object | undefined;
+  /** Why `selector` can never match an error of `action` in a step `retry.on`; undefined when it can. */
+  stepSelectorProblem(action: string | undefined, selector: string): string | undefined;
+  /** Why `type` cannot be a per-device error of `action`; undefined when it can. */
+  deviceSelectorProblem(action: string | undefined, type: string): string | undefined;
+}
+
+/** Where things are in the source, for the problems found. */
+export interface Locator {
+  /** The node at `path` (its key, or its value), or the nearest existing ancestor. */
+  position(path: Seg[], where: 'key' | 'value'): { line: number; column: number };
+  linePos(offset: number): { line: number; col: number };
+  /** Maps an offset in the string value at `path` to an offset in the file. */
+  stringOffset(path: Seg[], text: string): (i: number) => number;
+}
+
+/** Thrown by the checks of quickLoad at the first problem, which only the full path can position. */
+const FOUND: unique symbol = Symbol('problem found');
+
+/**
+ * Makes quickLoad give up on the playbook, so that the full path checks it: what its Locator does at the
+ * first problem, and what rules that can only vouch for valid data (generated-rules.ts) call instead of
+ * returning a problem. Such rules are for quickLoad only.
+ */
+export function unsure(): never {
+  throw FOUND;
+}
+
+const NO_POSITIONS: Locator = { position: unsure, linePos: unsure, stringOffset: unsure };
+
+/**
+ * The common case, fast: a playbook in the everyday subset of YAML (fast-yaml.ts) with nothing to report.
+ * Its data is read without positions and checked; at the first diagnostic, or when the YAML is outside the
+ * subset, this gives up (undefined) and the caller takes the full path (load.ts), which finds and positions
+ * every diagnostic. The data and the checks are the same either way, so the outcome is too.
+ */
+export function quickLoad(source: string, file: string, rules: PlaybookRules): LoadedPlaybook | undefined {
+  const safe = protectExpressions(source);
+  const data = readSimpleYaml(safe.text, (value, style) => restoreScalar(safe, value, style));
+  if (!data) return undefined;
+  try {
+    new Checker(file, rules, NO_POSITIONS).checkPlaybook(data);
+  } catch (e) {
+    if (e === FOUND) return undefined;
+    throw e;
+  }
+  return { file, source, diagnostics: [], playbook: data as unknown as Playbook };
+}
+
+interface StepSite {
+  id: string;
+  path: Seg[];
+  order: number;
+  inLoop: boolean;
+  /** The parallel branches it is inside, as `<parallel path>:<branch>`. */
+  branch: string[];
+}
+
+interface ExprSite {
+  text: string;
+  path: Seg[];
+  /** Pre-order position of the step that owns the field; steps before it may be referenced. */
+  order: number;
+  inLoop: boolean;
+  branch: string[];
+}
+
+export class Checker {
+  readonly diagnostics: Diagnostic[] = [];
+  private steps: StepSite[] = [];
+  private exprs: ExprSite[] = [];
+  private order = 0;
+  private branch: string[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly rules: PlaybookRules,
+    private readonly at: Locator,
+  ) {}
+
+  // ── the checks ────────────────────────────────────────────────────────────────────────────────
+
+  checkPlaybook(pb: Json): void {
+    this.schemaProblems(this.rules.top(pb), []);
+    const inputs = isObject(pb.inputs) ? pb.inputs : {};
+    for (const [name, decl] of Object.entries(inputs)) this.checkInput(name, decl);
+    this.checkTriggers(pb.on);
+    if (isObject(pb.vars)) this.collectExprs(pb.vars, ['vars'], -1, false);
+    if (isObject(pb.concurrency)) this.collectExprs(pb.concurrency.key, ['concurrency', 'key'], -1, false);
+    if (Array.isArray(pb.steps)) this.walkSteps(pb.steps, ['steps'], false);
+    if (Array.isArray(pb.finally)) this.walkSteps(pb.finally, ['finally'], false);
+    this.checkIds();
+    this.checkExpressions(new Set(Object.keys(inputs)));
+  }
+
+  private checkInput(name: string, decl: unknown): void {
+    if (!isObject(decl) || decl.default === undefined || typeof decl.type !== 'string') return;
+    const d = decl.default;
+    const fits: Record<string, boolean> = {
+      string: typeof d === 'string',
+      integer: Number.isInteger(d),
+      number: typeof d === 'number',
+      boolean: typeof d === 'boolean',
+      array: Array.isArray(d),
+      object: isObject(d),
+    };
+    if (fits[decl.type] === false) {
+      this.report(
+        ['inputs', name, 'default'],
+        'value',
+        'input',
+        `the default of input \`${name}\` is not of type ${decl.type}`,
+      );
+    }
+    if (Array.isArray(decl.enum) && !decl.enum.some((v) => JSON.stringify(v) === JSON.stringify(d))) {
+      this.report(
+        ['inputs', name, 'default'],
+        'value',
+        'input',
+        `the default of input \`${name}\` is not one of its enum values`,
+      );
+    }
+  }
+
+  private checkTriggers(on: unknown): void {
+    if (!isObject(on)) return;
+    const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
+    const multi = (key: string, i: number): Seg[] => (Array.isArray(on[key]) ? ['on', key, i] : ['on', key]);
+    list(on.callback).forEach((cb, i) => {
+      if (isObject(cb)) this.collectExprs(cb.if, [...multi('callback', i), 'if'], -1, false);
+    });
+    list(on.schedule).forEach((s, i) => {
+      if (!isObject(s)) return;
+      const at = multi('schedule', i);
+      if (typeof s.cron === 'string') {
+        const problem = cronProblem(s.cron);
+        if (problem) this.report([...at, 'cron'], 'value', 'cron', problem);
+        else if (firesMoreThanOncePerMinute(s.cron)) {
+          this.report(
+            [...at, 'cron'],
+            'value',
+            'schedule-frequency',
+            `schedule ${JSON.stringify(s.cron)} fires more than once a minute`,
+            'warning',
+          );
+        }
+      }
+      if (typeof s.timezone === 'string' && !isTimeZone(s.timezone)) {
+        this.report(
+          [...at, 'timezone'],
+          'value',
+          'timezone',
+          `unknown time zone ${JSON.stringify(s.timezone)} (use an IANA name such as America/New_York)`,
+        );
+      }
+    });
+  }
+
+  /** Walks a list of steps; `parallel` when they are the branches of a parallel step, which run side by side. */
+  private walkSteps(steps: unknown[], path: Seg[], inLoop: boolean, parallel = false): void {
+    let stopped = false;
+    const key = path.join('/');
+    steps.forEach((step, i) => {
+      if (parallel) this.branch.push(`${key}:${i}`);
+      try {
+        this.walkOne(step, [...path, i], inLoop, stopped);
+      } finally {
+        if (parallel) this.branch.pop();
+      }
+      if (!parallel && isObject(step) && 'fail' in step && step.if === undefined) stopped = true;
+    });
+  }
+
+  private walkOne(step: unknown, at: Seg[], inLoop: boolean, stopped: boolean): void {
+    {
+      if (!isObject(step)) {
+        this.report(
+          at,
+          'value',
+          'schema',
+          'a step is a mapping with an id and one of uses, forEach, parallel, set, fail, wait',
+        );
+        return;
+      }
+      if (stopped)
+        this.report(
+          [...at, 'id'],
+          'value',
+          'unreachable',
+          'this step can never run: an unconditional `fail` comes before it',
+          'warning',
+        );
+      if (step.if === false)
+        this.report(
+          [...at, 'if'],
+          'value',
+          'unreachable',
+          'this step never runs: its condition is false',
+          'warning',
+        );
+      this.checkStep(step, at, inLoop);
+    }
+  }
+
+  private checkStep(step: Json, path: Seg[], inLoop: boolean): void {
+    const order = this.order++;
+    if (typeof step.id === 'string')
+      this.steps.push({ id: step.id, path, order, inLoop, branch: [...this.branch] });
+    const kinds = STEP_KINDS.filter((k) => k in step);
+    // `wait` beside `uses` means "wait for completion", not a wait step.
+    const kind = kinds[0];
+    if (!kind) {
+      this.report(
+        path,
+        'value',
+        'step-kind',
+        `step ${typeof step.id === 'string' ? `\`${step.id}\` ` : ''}needs one of uses, forEach, parallel, set, fail, wait`,
+      );
+      return;
+    }
+    const extra = kinds.filter((k) => k !== kind && !(kind === 'uses' && k === 'wait'));
+    if (extra.length) {
+      this.report(
+        [...path, extra[0] as string],
+        'key',
+        'step-kind',
+        `a step is one of uses, forEach, parallel, set, fail, wait; this one has ${kind} and ${extra.join(', ')}`,
+      );
+      return;
+    }
+    this.schemaProblems(this.rules.step(kind, step), path);
+    this.collectExprs(step.if, [...path, 'if'], order, inLoop);
+    if (Array.isArray(step.onError)) this.walkSteps(step.onError, [...path, 'onError'], inLoop);
+    const action = typeof step.uses === 'string' ? step.uses : undefined;
+    if (isObject(step.retry) && Array.isArray(step.retry.on)) {
+      step.retry.on.forEach((sel, i) => {
+        const problem = typeof sel === 'string' ? this.rules.stepSelectorProblem(action, sel) : undefined;
+        if (problem) this.report([...path, 'retry', 'on', i], 'value', 'retry-on', problem);
+      });
+    }
+    switch (kind) {
+      case 'uses':
+        this.checkUses(step, path, order, inLoop);
+        break;
+      case 'forEach': {
+        const fe = isObject(step.forEach) ? step.forEach : {};
+        this.collectExprs(fe.items, [...path, 'forEach', 'items'], order, inLoop);
+        if (Array.isArray(fe.steps)) this.walkSteps(fe.steps, [...path, 'forEach', 'steps'], true);
+        break;
+      }
+      case 'parallel':
+        if (Array.isArray(step.parallel)) this.walkSteps(step.parallel, [...path, 'parallel'], inLoop, true);
+        break;
+      case 'set':
+        this.collectExprs(step.set, [...path, 'set'], order, inLoop);
+        break;
+      case 'fail':
+        this.collectExprs(step.fail, [...path, 'fail'], order, inLoop);
+        break;
+      case 'wait':
+        if (isObject(step.wait)) {
+          const w = step.wait;
+          if (isObject(w.event))
+            this.collectExprs(w.event.match, [...path, 'wait', 'event', 'match'], order, inLoop);
+          if (isObject(w.poll)) {
+            const poll = w.poll;
+            if (
+              typeof poll.uses === 'string' &&
+              this.checkActionName(poll.uses, [...path, 'wait', 'poll', 'uses'])
+            ) {
+              this.checkArgs(poll.uses, poll.with ?? {}, [...path, 'wait', 'poll', 'with']);
+            }
+            this.collectExprs(poll.with, [...path, 'wait', 'poll', 'with'], order, inLoop);
+            this.collectExprs(poll.until, [...path, 'wait', 'poll', 'until'], order, inLoop);
+          }
+        }
+        break;
+    }
+  }
+
+  private checkActionName(action: string, path: Seg[]): boolean {
+    if (this.rules.actions.includes(action)) return true;
+    const near = closest(action, this.rules.actions);
+    const hint = near.length ? ` (did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?)` : '';
+    this.report(path, 'value', 'unknown-action', `unknown action \`${action}\`${hint}`);
+    return false;
+  }
+
+  private checkUses(step: Json, path: Seg[], order: number, inLoop: boolean): void {
+    const action = step.uses;
+    if (typeof action !== 'string' || !this.checkActionName(action, [...path, 'uses'])) return;
+    const known = this.rules.argKeys(action);
+    const args = step.with ?? {};
+    this.checkArgs(action, args, [...path, 'with']);
+    this.collectExprs(step.with, [...path, 'with'], order, inLoop);
+    if (isObject(step.devices)) {
+      const d = step.devices;
+      if (Array.isArray(d.retry)) {
+        d.retry.forEach((r, i) => {
+          if (!isObject(r)) return;
+          if (Array.isArray(r.on)) {
+            r.on.forEach((t, j) => {
+              const problem = typeof t === 'string' ? this.rules.deviceSelectorProblem(action, t) : undefined;
+              if (problem)
+                this.report([...path, 'devices', 'retry', i, 'on', j], 'value', 'retry-on', problem);
+            });
+          }
+          if (isObject(r.with) && known) {
+            for (const k of Object.keys(r.with)) {
+              if (!(k in known))
+                this.report(
+                  [...path, 'devices', 'retry', i, 'with', k],
+                  'key',
+                  'with',
+                  `${action} has no argument \`${k}\``,
+                );
+            }
+            // The retried call is the step's arguments with these replaced: check the values it would send.
+            if (isObject(args)) {
+              const keys = new Set(Object.keys(r.with).filter((k) => k in known));
+              this.checkArgs(action, { ...args, ...r.with }, [...path, 'devices', 'retry', i, 'with'], keys);
+            }
+          }
+          this.collectExprs(r.with, [...path, 'devices', 'retry', i, 'with'], order, inLoop);
+        });
+      }
+      if (Array.isArray(d.ignore)) {
+        d.ignore.forEach((t, j) => {
+          const problem = typeof t === 'string' ? this.rules.deviceSelectorProblem(action, t) : undefined;
+          if (problem) this.report([...path, 'devices', 'ignore', j], 'value', 'retry-on', problem);
+        });
+      }
+    }
+  }
+
+  private checkIds(): void {
+    const first = new Map<string, StepSite>();
+    for (const s of this.steps) {
+      const prior = first.get(s.id);
+      if (prior) {
+        const pos = this.at.position(prior.path.concat('id'), 'value');
+        this.report(
+          [...s.path, 'id'],
+          'value',
+          'duplicate-step-id',
+          `step id \`${s.id}\` is already used at line ${pos.line}`,
+        );
+      } else first.set(s.id, s);
+    }
+  }
+
+  // ── expressions ───────────────────────────────────────────────────────────────────────────────
+
+  private collectExprs(value: unknown, path: Seg[], order: number, inLoop: boolean): void {
+    if (typeof value === 'string') {
+      if (value.includes('${{'))
+        this.exprs.push({ text: value, path, order, inLoop, branch: [...this.branch] });
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => this.collectExprs(v, [...path, i], order, inLoop));
+    } else if (isObject(value)) {
+      for (const [k, v] of Object.entries(value)) this.collectExprs(v, [...path, k], order, inLoop);
+    }
+  }
+
+  private checkExpressions(inputs: Set<string>): void {
+    const order = new Map<string, number>();
+    const branchOf = new Map<string, string[]>();
+    for (const s of this.steps) {
+      if (!order.has(s.id)) {
+        order.set(s.id, s.order);
+        branchOf.set(s.id, s.branch);
+      }
+    }
+    /** True when the step runs in another branch of a parallel step that also holds this site. */
+    const beside = (id: string, site: ExprSite) =>
+      (branchOf.get(id) ?? []).some((b) => {
+        const p = b.slice(0, b.lastIndexOf(':'));
+        return site.branch.some((c) => c !== b && c.slice(0, c.lastIndexOf(':')) === p);
+      });
+    for (const site of this.exprs) {
+      const { spans, unterminated } = findExpressions(site.text);
+      // Where the string starts in the file: needed only to report something.
+      let offsetOf: ((i: number) => number) | undefined;
+      const base = (i: number) => (offsetOf ??= this.at.stringOffset(site.path, site.text))(i);
+      if (unterminated !== undefined)
+        this.reportOffset(base(unterminated), 'expression', 'unterminated `${{`: it needs a closing `}}`');
+      for (const span of spans) {
+        if (span.source === '') {
+          this.reportOffset(base(span.start), 'expression', 'empty expression `${{ }}`');
+          continue;
+        }
+        const err = checkExpression(span.source, site.inLoop);
+        if (err) {
+          const loopVar = LOOP_VARIABLES.find((v) => err.message === `Unknown variable: ${v}`);
+          if (loopVar)
+            this.reportOffset(
+              base(span.offset + err.offset),
+              'loop-variable',
+              `\`${loopVar}\` exists only inside a forEach body`,
+            );
+          else
+            this.reportOffset(
+              base(span.offset + err.offset),
+              'expression',
+              `invalid expression: ${err.message}`,
+            );
+          continue;
+        }
+        const refs = referencesOf(span.source);
+        for (const [id, index] of refs.steps) {
+          const at = order.get(id);
+          const where = () => base(span.offset + index);
+          if (at === undefined) {
+            const near = closest(id, [...order.keys()]);
+            this.reportOffset(
+              where(),
+              'step-reference',
+              `no step has id \`${id}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`,
+            );
+          } else if (beside(id, site)) {
+            this.reportOffset(
+              where(),
+              'step-reference',
+              `step \`${id}\` runs beside this one in a parallel step, not before it, so \`steps.${id}\` has no value here`,
+            );
+          } else if (site.order !== -1 && at >= site.order) {
+            this.reportOffset(
+              where(),
+              'step-reference',
+              `step \`${id}\` does not run before this point, so \`steps.${id}\` has no value here`,
+            );
+          } else if (site.order === -1) {
+            this.reportOffset(
+              where(),
+              'step-reference',
+              `\`steps.${id}\` has no value here: no step has run yet`,
+            );
+          }
+        }
+        for (const [name, index] of refs.inputs) {
+          if (!inputs.has(name)) {
+            this.reportOffset(
+              base(span.offset + index),
+              'undeclared-input',
+              `input \`${name}\` is not declared under \`inputs\``,
+            );
+          }
+        }
+      }
+    }
+  }
+
+  // ── schema problems and reports ───────────────────────────────────────────────────────────────
+
+  private schemaProblems(problems: InputProblem[], path: Seg[]): void {
+    for (const p of problems)
+      this.reportPointer(path, p.path, (p.rule as Rule | undefined) ?? 'schema', p.message);
+  }
+
+  /** Problems of an action's arguments, at `path`; with `only`, just those under those keys. */
+  private checkArgs(action: string, args: unknown, path: Seg[], only?: Set<string>): void {
+    if (typeof args === 'string' && args.includes('${{')) return;
+    for (const p of this.rules.args(action, args)) {
+      if (only) {
+        const key = p.path.split('/')[1];
+        if (key === undefined || !only.has(key.replace(/~1/g, '/').replace(/~0/g, '~'))) continue;
+      }
+      this.reportPointer(path, p.path, 'with', `${action}: ${p.message}`);
+    }
+  }
+
+  /** A problem at a JSON pointer relative to `base`: the value when it exists, else the nearest key. */
+  private reportPointer(base: Seg[], pointer: string, rule: Rule, message: string): void {
+    const rel =
+      pointer === '/'
+        ? []
+        : pointer
+            .split('/')
+            .slice(1)
+            .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const full: Seg[] = [...base, ...rel];
+    const unknownField = message.startsWith('unknown field') || message.includes(': unknown field');
+    this.report(full, unknownField ? 'key' : 'value', rule, message);
+  }
+
+  report(
+    path: Seg[],
+    where: 'key' | 'value',
+    rule: Rule,
+    message: string,
+    severity: Severity = 'error',
+  ): void {
+    const { line, column } = this.at.position(path, where);
+    this.diagnostics.push({ file: this.file, line, column, message, rule, severity });
+  }
+
+  private reportOffset(offset: number, rule: Rule, message: string, severity: Severity = 'error'): void {
+    const { line, col } = this.at.linePos(offset);
+    this.diagnostics.push({ file: this.file, line, column: col, message, rule, severity });
+  }
+}
+
+function isObject(v: unknown): v is Json {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+interface References {
+  /** `steps.<id>`: the id, and the offset of `steps` in the source. */
+  steps: [string, number][];
+  /** `inputs.<name>`, then `inputs["<name>"]`: the name, and the offset of `inputs`. */
+  inputs: [string, number][];
+}
+
+/** By expression source: playbooks repeat their expressions (`${{ inputs.account }}`). */
+const referenceCache = new Map<string, References>();
+
+/** The steps and inputs an expression refers to, outside its string literals (but `inputs["name"]`). */
+function referencesOf(source: string): References {
+  let refs = referenceCache.get(source);
+  if (!refs) {
+    const code = blankStrings(source);
+    refs = {
+      steps: [...code.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)/g)].map((m) => [m[1] as string, m.index]),
+      inputs: [
+        ...code.matchAll(/\binputs\s*\.\s*([A-Za-z_]\w*)/g),
+        ...source.matchAll(/\binputs\s*\[\s*["']([^"']+)["']\s*\]/g),
+      ].map((m) => [m[1] as string, m.index]),
+    };
+    if (referenceCache.size >= 10_000) referenceCache.clear();
+    referenceCache.set(source, refs);
+  }
+  return refs;
+}
+
+/** The CEL source with the insides of string literals blanked, offsets kept. */
+function blankStrings(src: string): string {
+  return src.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, (s) => s[0] + ' '.repeat(s.length - 2) + s[0]);
+}
