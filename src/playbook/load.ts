@@ -146,6 +146,26 @@ class YamlSource implements Locator {
       this.reportOffset(e.pos[0], rule, message);
     }
     if (doc.errors.length) return undefined;
+    // An alias inside the node its anchor names makes the data endless: refused here, where it can be placed.
+    let cycle: { offset: number; name: string } | undefined;
+    visit(doc, {
+      Alias(_key, node, path) {
+        const target = node.resolve(doc);
+        if (target && path.includes(target)) {
+          cycle = { offset: node.range?.[0] ?? 0, name: node.source };
+          return visit.BREAK;
+        }
+        return undefined;
+      },
+    });
+    if (cycle) {
+      this.reportOffset(
+        cycle.offset,
+        'yaml',
+        `alias *${cycle.name} is inside the node its anchor names: the data would never end`,
+      );
+      return undefined;
+    }
     let data: unknown;
     try {
       restoreDocument(doc, safe);
