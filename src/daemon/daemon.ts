@@ -188,7 +188,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     target = await connect(config, log, { demoTriggers: true });
     if (target.emulator)
       log.info(
-        'embedded emulator: each account has daily 1 MB data triggers (overuse-demo, upgrade-demo) whose callbacks drive the example playbooks',
+        'embedded emulator: each account has daily 200 KB data triggers (overuse-demo, upgrade-demo) whose callbacks drive the example playbooks',
       );
     const creds: ListenerCredentials = {
       // Embedded: credentials made up now, registered with the emulator below.

@@ -547,7 +547,7 @@ export function flushSummaries(core: Core): void {
 
 /**
  * Activity for the zero-configuration daemon (`fleetbook serve` without FLEETBOOK_API_URL): on each account,
- * two daily pay-as-you-go triggers with a 1 MB threshold and callbacks, so that heavy devices pass them within
+ * two daily pay-as-you-go triggers with a 200 KB threshold and callbacks, so that busy devices pass them within
  * simulated minutes and the example playbooks have callbacks to act on. `overuse-*` names the devices to
  * suspend; `upgrade-*` those to move to the next plan. Neither acts by itself (no suspend, no plan change).
  */
@@ -571,8 +571,8 @@ export function seedDemoTriggers(st: EmulatorState): void {
           condition: {
             conditionType: 'Individual',
             comparator: 'gt',
-            threshold: 1,
-            thresholdUnit: 'MB',
+            threshold: 200,
+            thresholdUnit: 'KB',
             cycleType: 'Daily',
           },
           action: {},
