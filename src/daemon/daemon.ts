@@ -15,7 +15,8 @@ import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { InProcessDeviceLocks } from '../runner/locks.js';
-import { coerceInputs, type EventSource } from '../runner/runner.js';
+import { EventHub } from '../runner/events.js';
+import { coerceInputs } from '../runner/runner.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { InboxEvent, RunRecord, Store } from '../store/store.js';
 import { playbookFiles } from '../util/files.js';
@@ -134,39 +135,6 @@ function schedulesOf(pb: Playbook): ScheduleEntry[] {
   }));
 }
 
-/** Correlated waits of running steps (`wait: { event }`), fed by every callback the matcher processes. */
-class DaemonEvents implements EventSource {
-  private readonly waiters = new Set<{
-    service: string;
-    match: (e: unknown) => boolean;
-    resolve: (e: unknown) => void;
-  }>();
-
-  wait(service: string, match: (event: unknown) => boolean, signal: AbortSignal): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const w = { service, match, resolve };
-      this.waiters.add(w);
-      signal.addEventListener(
-        'abort',
-        () => {
-          this.waiters.delete(w);
-          reject(signal.reason as Error);
-        },
-        { once: true },
-      );
-    });
-  }
-
-  publish(service: string, event: unknown): void {
-    for (const w of this.waiters) {
-      if (w.service === service && w.match(event)) {
-        this.waiters.delete(w);
-        w.resolve(event);
-      }
-    }
-  }
-}
-
 const truthy = (v: unknown) => v !== false && v !== null && v !== undefined && v !== 0 && v !== '';
 
 export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
@@ -213,7 +181,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       logger: log,
       onResponse: (action, status) => metrics.apiCalls.inc({ action, status: String(status) }),
     });
-    const events = new DaemonEvents();
+    const events = new EventHub();
     const runPool: RunPool = new RunPool({
       playbooks,
       store: st,
@@ -341,7 +309,7 @@ class Matcher {
     private readonly store: Store,
     private readonly playbooks: ReadonlyMap<string, Playbook>,
     private readonly pool: RunPool,
-    private readonly events: DaemonEvents,
+    private readonly events: EventHub,
     private readonly log: Logger,
   ) {}
 

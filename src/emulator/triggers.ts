@@ -210,21 +210,25 @@ export function seedTriggers(st: EmulatorState): void {
       },
     ],
   ];
-  defs.forEach(([name, ppt], i) => {
-    const id = w.uuid(7, i);
-    st.triggers.set(id, {
-      triggerId: id,
-      triggerName: name,
-      ecpdId: w.profile.ecpdId,
-      triggerCategory: 'PricePlanDataUsage',
-      pricePlanTrigger: ppt,
-      notification: { ...notification },
-      active: true,
-      createdAt: w.start - 30 * DAY_MS,
-      modifiedAt: w.start - 30 * DAY_MS,
-      fired: new Map(),
-      summary: [],
-    });
+  defs.forEach(([name, ppt], i) =>
+    seed(st, w.uuid(7, i), name, ppt, { ...notification }, w.start - 30 * DAY_MS),
+  );
+}
+
+/** A trigger of the profile that exists before anyone calls the API. */
+function seed(st: EmulatorState, id: string, name: string, ppt: Json, notification: Json, at: number): void {
+  st.triggers.set(id, {
+    triggerId: id,
+    triggerName: name,
+    ecpdId: st.world.profile.ecpdId,
+    triggerCategory: 'PricePlanDataUsage',
+    pricePlanTrigger: ppt,
+    notification,
+    active: true,
+    createdAt: at,
+    modifiedAt: at,
+    fired: new Map(),
+    summary: [],
   });
 }
 
@@ -558,14 +562,12 @@ export function seedDemoTriggers(st: EmulatorState): void {
     ['overuse-demo', w.plans[1] as Plan],
     ['upgrade-demo', w.plans[0] as Plan],
   ];
-  defs.forEach(([name, plan], i) => {
-    const id = w.uuid(8, i);
-    st.triggers.set(id, {
-      triggerId: id,
-      triggerName: name,
-      ecpdId: w.profile.ecpdId,
-      triggerCategory: 'PricePlanDataUsage',
-      pricePlanTrigger: {
+  defs.forEach(([name, plan], i) =>
+    seed(
+      st,
+      w.uuid(8, i),
+      name,
+      {
         payAsYouGo: {
           filterCriteria: { carrierServicePlanCode: plan.code, accountNameList: names },
           condition: {
@@ -578,17 +580,8 @@ export function seedDemoTriggers(st: EmulatorState): void {
           action: {},
         },
       },
-      notification: {
-        notificationType: 'PerEvent',
-        callback: true,
-        emailNotification: false,
-        severity: 'Notice',
-      },
-      active: true,
-      createdAt: w.start,
-      modifiedAt: w.start,
-      fired: new Map(),
-      summary: [],
-    });
-  });
+      { notificationType: 'PerEvent', callback: true, emailNotification: false, severity: 'Notice' },
+      w.start,
+    ),
+  );
 }

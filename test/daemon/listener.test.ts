@@ -867,3 +867,38 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
     });
   });
 });
+
+describe('fleetbook serve with nothing configured (npm start)', function () {
+  this.timeout(60_000);
+
+  it('runs the example playbooks on its embedded emulator: runs complete within 30 seconds', async () => {
+    const tmp = await mkdtemp(join(tmpdir(), 'fleetbook-zero-config-'));
+    const playbooks = join(import.meta.dirname, '..', '..', 'playbooks');
+    const d = await DaemonProcess.start('zero-config', {
+      playbooks,
+      state: join(tmp, 'state.db'),
+      env: { FLEETBOOK_LOG_LEVEL: 'info' },
+    });
+    try {
+      const began = Date.now();
+      const runs = await until(
+        'a run of an example playbook to succeed',
+        async () => {
+          const list = (await (await fetch(`${d.url}/runs`)).json()) as {
+            playbook: string;
+            status: string;
+          }[];
+          return list.some((r) => r.status === 'succeeded') ? list : undefined;
+        },
+        30_000,
+      );
+      expect(Date.now() - began).to.be.below(30_000);
+      expect(runs.map((r) => r.playbook)).to.include('suspend-on-overuse');
+      expect(runs.filter((r) => r.status === 'failed')).to.deep.equal([]);
+      expect(d.logs().some((l) => l.message === 'callback processed')).to.equal(true);
+    } finally {
+      await d.stop('SIGKILL');
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+});

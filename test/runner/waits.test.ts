@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { runPlaybook, type EventSource, type RunOptions } from '../../src/runner/runner.js';
+import { EventHub } from '../../src/runner/events.js';
+import { runPlaybook, type RunOptions } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import type { RunSummary } from '../../src/store/store.js';
 import {
@@ -22,51 +23,17 @@ import {
 } from './helpers.js';
 
 /** An event of another shape makes a match expression throw: that is no match. */
-function accepts(match: (e: unknown) => boolean, event: unknown): boolean {
-  try {
-    return match(event);
-  } catch {
-    return false;
-  }
-}
-
-/** An in-memory event source: `emit` hands an event to the waiters of its service whose match accepts it. */
-class Events implements EventSource {
-  readonly waiters = new Set<{
-    service: string;
-    match: (e: unknown) => boolean;
-    resolve: (e: unknown) => void;
-  }>();
+/** The in-process hub, keeping what was emitted. */
+class Events extends EventHub {
   readonly emitted: { service: string; event: unknown }[] = [];
-
-  wait(service: string, match: (event: unknown) => boolean, signal: AbortSignal): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const w = { service, match, resolve };
-      this.waiters.add(w);
-      signal.addEventListener(
-        'abort',
-        () => {
-          this.waiters.delete(w);
-          reject(signal.reason as Error);
-        },
-        { once: true },
-      );
-    });
-  }
 
   emit(service: string, event: unknown): void {
     this.emitted.push({ service, event });
-    for (const w of [...this.waiters]) {
-      if (w.service !== service) continue;
-      if (accepts(w.match, event)) {
-        this.waiters.delete(w);
-        w.resolve(event);
-      }
-    }
+    this.publish(service, event);
   }
 
-  async waiting(): Promise<void> {
-    while (this.waiters.size === 0) await new Promise((r) => setTimeout(r, 5));
+  async untilWaiting(): Promise<void> {
+    while (this.waiting === 0) await new Promise((r) => setTimeout(r, 5));
   }
 }
 
@@ -120,20 +87,20 @@ steps:
 `,
       { events },
     );
-    await events.waiting();
+    await events.untilWaiting();
     const event = (txid: string, requestId: string) => ({
       requestId,
       locationReportResponse: { accountName: account, txid, status: 'COMPLETED', totalCount: 3 },
     });
     events.emit('Location', event('tx-1', 'r1'));
     events.emit('DeviceUsage', event('tx-2', 'r2'));
-    expect(events.waiters.size, 'still waiting after events that do not match').to.equal(1);
+    expect(events.waiting, 'still waiting after events that do not match').to.equal(1);
     events.emit('Location', event('tx-2', 'r3'));
     const s = await pending;
     expect(s.status, s.error).to.equal('succeeded');
     expect(logged()).to.include('got tx-2 r3');
     expect(output(s, 'done')).to.deep.equal(event('tx-2', 'r3'));
-    expect(events.waiters.size, 'no waiter left behind').to.equal(0);
+    expect(events.waiting, 'no waiter left behind').to.equal(0);
   });
 
   describe('a location report followed to completion', () => {
@@ -223,7 +190,7 @@ ${wait}
         // It polled while the report was QUEUED and INPROGRESS: more than once.
         expect((await statusCalls()) - polls).to.be.greaterThan(1);
         expect(output(s, 'read')!.totalCount).to.be.greaterThan(0);
-        if (source) expect(source.waiters.size, 'the event waiter was released').to.equal(0);
+        if (source) expect(source.waiting, 'the event waiter was released').to.equal(0);
       }
       // A poll whose condition never holds ends at the timeout.
       const s = await run(
@@ -247,7 +214,7 @@ ${wait}
       expect(s.status).to.equal('failed');
       expect(s.error).to.equal('step `done` failed: no Location event within 300ms');
       expect(s.steps.find((x) => x.id === 'read')).to.equal(undefined);
-      expect(silent.waiters.size, 'the event waiter was released').to.equal(0);
+      expect(silent.waiting, 'the event waiter was released').to.equal(0);
     });
   });
 
