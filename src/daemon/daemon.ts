@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { createClient, type ApiClient } from '../api/client.js';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { render } from '../expressions/template.js';
+import { selectsEvent } from '../expressions/template.js';
 import { silentLogger, type Logger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
@@ -134,8 +134,6 @@ function schedulesOf(pb: Playbook): ScheduleEntry[] {
     missed: x.missed as ScheduleEntry['missed'],
   }));
 }
-
-const truthy = (v: unknown) => v !== false && v !== null && v !== undefined && v !== 0 && v !== '';
 
 export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const { config } = o;
@@ -376,17 +374,9 @@ class Matcher {
     const runs: RunRecord[] = [];
     const payload = ev.payload as Json;
     for (const pb of this.playbooks.values()) {
-      const hit = callbacksOf(pb).some((c) => {
-        if (c.service !== ev.service) return false;
-        if (c.if === undefined) return true;
-        try {
-          return truthy(render(c.if, { event: payload }));
-        } catch (e) {
-          // A filter that cannot read this event's shape does not match it.
-          this.log.debug('callback filter did not apply', { playbook: pb.name, error: (e as Error).message });
-          return false;
-        }
-      });
+      const hit = callbacksOf(pb).some(
+        (c) => c.service === ev.service && (c.if === undefined || selectsEvent(c.if, { event: payload })),
+      );
       if (!hit) continue;
       runs.push({
         id: randomUUID(),

@@ -102,3 +102,20 @@ export function render(value: unknown, context: Record<string, unknown>, inLoop 
   }
   return value;
 }
+
+/** The truth of a rendered condition (`if`, `until`, `match`): false, null, 0, "" and a missing value are false. */
+export function truthy(v: unknown): boolean {
+  return v !== false && v !== null && v !== undefined && v !== 0 && v !== '';
+}
+
+/**
+ * A filter over an event (`on.callback.if`, a wait's `match`): an event of another shape, whose members the
+ * expression cannot read, is simply not one it selects.
+ */
+export function selectsEvent(expr: string, context: Record<string, unknown>, inLoop = false): boolean {
+  try {
+    return truthy(render(expr, context, inLoop));
+  } catch {
+    return false;
+  }
+}

@@ -10,7 +10,7 @@ import type { ApiClient } from '../api/client.js';
 import { MAX_REPORT_DEVICES } from '../api/schemas/location.js';
 import { systemClock, type Clock } from '../clock.js';
 import { ApiError, FleetbookError, NetworkError } from '../errors.js';
-import { render } from '../expressions/template.js';
+import { render, selectsEvent, truthy } from '../expressions/template.js';
 import { silentLogger, type Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook, Step } from '../playbook/schema.js';
@@ -610,7 +610,7 @@ class Run {
     const stop = new AbortController();
     const both = AbortSignal.any([signal, stop.signal]);
     const match = (event: unknown) =>
-      w.event.match === undefined || matches(w.event.match, { ...scope.ctx, event }, scope.inLoop);
+      w.event.match === undefined || selectsEvent(w.event.match, { ...scope.ctx, event }, scope.inLoop);
     const waiters: Promise<unknown>[] = [];
     if (this.o.events) waiters.push(this.o.events.wait(w.event.service, match, both));
     if (w.poll) {
@@ -1123,10 +1123,6 @@ function item(r: DeviceResult): Json {
   };
 }
 
-function truthy(v: unknown): boolean {
-  return v !== false && v !== null && v !== undefined && v !== 0 && v !== '';
-}
-
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -1210,13 +1206,4 @@ function referencedMembers(pb: Playbook): Map<string, Set<string>> {
 function withListeners(signal: AbortSignal): AbortSignal {
   setMaxListeners(0, signal);
   return signal;
-}
-
-/** A correlation `match`: an event of another shape (a missing key) is simply not the one waited for. */
-function matches(expr: string, ctx: Json, inLoop: boolean): boolean {
-  try {
-    return truthy(render(expr, ctx, inLoop));
-  } catch {
-    return false;
-  }
 }
