@@ -23,7 +23,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -31,6 +30,7 @@ import { Pool, request } from 'undici';
 import { createClient } from '../src/api/client.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import type { BenchRow } from './types.js';
+import { freePort } from './net.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'daemon');
@@ -41,14 +41,6 @@ const P4_WARMUP = 500;
 const P4_M = 5_000;
 const CB_USER = 'bench-listener';
 const CB_PASS = 'bench-listener-password';
-
-async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await once(s, 'listening');
-  const port = (s.address() as { port: number }).port;
-  s.close();
-  return port;
-}
 
 interface DaemonProc {
   url: string;

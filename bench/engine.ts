@@ -4,12 +4,11 @@
  * side runs in its own process and reports its own time (module loading excluded) and its peak RSS.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import type { BenchRow } from './types.js';
+import { freePort } from './net.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
@@ -28,14 +27,6 @@ interface Side {
   calls?: number;
   devices?: number;
   summary?: { status: string; devices: { total: number; succeeded: number; failed: number } };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await once(s, 'listening');
-  const port = (s.address() as { port: number }).port;
-  s.close();
-  return port;
 }
 
 async function startEmulator(devices: number): Promise<Emu> {
