@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
-import { BIN } from '../helpers/cli.js';
+import { BIN, emulatorEnv } from '../helpers/cli.js';
 import { accountDevices, calls, emulator, imei, tempDir } from '../runner/helpers.js';
 
 const DEVICES = 10_000;
@@ -213,11 +213,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
       {
         env: {
           PATH: process.env.PATH ?? '',
-          FLEETBOOK_API_URL: emu.baseUrl,
-          FLEETBOOK_CLIENT_ID: emu.defaults.clientId,
-          FLEETBOOK_CLIENT_SECRET: emu.defaults.clientSecret,
-          FLEETBOOK_USERNAME: emu.defaults.username,
-          FLEETBOOK_PASSWORD: emu.defaults.password,
+          ...emulatorEnv(emu),
           FLEETBOOK_CALLBACK_USERNAME: CALLBACK_USER,
           FLEETBOOK_CALLBACK_PASSWORD: CALLBACK_PASSWORD,
           FLEETBOOK_DAEMON_TOKEN: TOKEN,

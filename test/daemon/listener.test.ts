@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { createClient, type Client } from '../../src/api/client.js';
 import { startEmulator, type Delivery, type Emulator } from '../../src/emulator/index.js';
-import { BIN, fleetbook } from '../helpers/cli.js';
+import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
 
 type Json = Record<string, unknown>;
 
@@ -297,11 +297,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       password: emu.defaults.password,
     });
     env = {
-      FLEETBOOK_API_URL: emu.baseUrl,
-      FLEETBOOK_CLIENT_ID: emu.defaults.clientId,
-      FLEETBOOK_CLIENT_SECRET: emu.defaults.clientSecret,
-      FLEETBOOK_USERNAME: emu.defaults.username,
-      FLEETBOOK_PASSWORD: emu.defaults.password,
+      ...emulatorEnv(emu),
       FLEETBOOK_CALLBACK_USERNAME: CB_USER,
       FLEETBOOK_CALLBACK_PASSWORD: CB_PASS,
       FLEETBOOK_CALLBACK_SECRET: CB_SECRET,
@@ -896,6 +892,10 @@ describe('fleetbook serve with nothing configured (npm start)', function () {
       expect(runs.map((r) => r.playbook)).to.include('suspend-on-overuse');
       expect(runs.filter((r) => r.status === 'failed')).to.deep.equal([]);
       expect(d.logs().some((l) => l.message === 'callback processed')).to.equal(true);
+      // Every line about a run names it and its playbook.
+      const aboutRuns = d.logs().filter((l) => /^(run|step) /.test(String(l.message)));
+      expect(aboutRuns.length).to.be.greaterThan(0);
+      for (const l of aboutRuns) expect(l, String(l.message)).to.include.keys('runId', 'playbook');
     } finally {
       await d.stop('SIGKILL');
       await rm(tmp, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 /** The built `fleetbook` binary in a child process, as a user runs it. `npm test` builds dist/ first. */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import type { Emulator } from '../../src/emulator/index.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
 
@@ -22,4 +23,15 @@ export function fleetbook(args: string[], env: Record<string, string>): Promise<
       },
     );
   });
+}
+
+/** The variables that point the CLI (run, call, serve) at an emulator, with its default credentials. */
+export function emulatorEnv(emu: Pick<Emulator, 'baseUrl' | 'defaults'>): Record<string, string> {
+  return {
+    FLEETBOOK_API_URL: emu.baseUrl,
+    FLEETBOOK_CLIENT_ID: emu.defaults.clientId,
+    FLEETBOOK_CLIENT_SECRET: emu.defaults.clientSecret,
+    FLEETBOOK_USERNAME: emu.defaults.username,
+    FLEETBOOK_PASSWORD: emu.defaults.password,
+  };
 }
