@@ -76,6 +76,7 @@ export class RunPool {
 
   /** Takes a stored run (queued, or running before a restart). */
   submit(run: RunRecord): void {
+    // Stopping: the run stays queued in the store, and the next start resumes it.
     if (this.stopping) return;
     const pb = this.o.playbooks.get(run.playbook);
     const log = this.o.logger.child({ runId: run.id, playbook: run.playbook });

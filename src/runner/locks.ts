@@ -27,11 +27,6 @@ export class InProcessDeviceLocks implements DeviceLocks {
       release();
     };
   }
-
-  /** How many devices are locked now (for /metrics and tests). */
-  get size(): number {
-    return this.held.size;
-  }
 }
 
 function freedOrAborted(freed: Promise<void>, signal?: AbortSignal): Promise<void> {
