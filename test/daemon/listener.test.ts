@@ -647,8 +647,24 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       );
       expect((await http('GET', `${daemon.url}/runs/${runId}`)).body.status).to.equal('running');
 
-      // SIGTERM lets running steps finish for 10 s (README, "The daemon"), then interrupts them.
-      const stopped = await daemon.stop('SIGTERM');
+      // SIGTERM lets running steps finish for 10 s (README, "The daemon"), then interrupts them. Meanwhile
+      // the listener stays up and says it is not ready, and refuses callbacks with Retry-After.
+      const stopping = daemon.stop('SIGTERM');
+      await until(
+        '/readyz to answer 503',
+        async () => (await http('GET', `${daemon.url}/readyz`)).status === 503,
+      );
+      const refused = await http('POST', `${daemon.url}/callbacks/CarrierService`, {
+        json: {
+          username: CB_USER,
+          password: CB_PASS,
+          requestId: 'during-shutdown',
+          deviceResponse: { suspendResponse: {} },
+        },
+      });
+      expect(refused.status).to.equal(503);
+      expect(refused.headers.get('retry-after')).to.equal('5');
+      const stopped = await stopping;
       expect(stopped.code, daemon.stderr.slice(-2000)).to.equal(0);
       expect(stopped.ms, 'exit within the 10 s grace plus a little').to.be.below(14_000);
       expect(daemon.logs().map((l) => l.message)).to.include('stopped');
