@@ -183,7 +183,7 @@ export class ApiClient {
 
   /** Validates `input` against the action's schema and applies its spelling normalisation. */
   prepare(op: Operation, input: unknown): Json {
-    const problems = check(op.input, input ?? {});
+    const problems = check(op.input, input ?? {}, `input:${op.action}`);
     if (problems.length) throw new InputError(op.action, problems);
     const json = (input ?? {}) as Json;
     return op.normalize ? op.normalize(json) : json;

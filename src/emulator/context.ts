@@ -77,7 +77,7 @@ export function validInput(ctx: Ctx): Json {
   if (ctx.raw !== undefined && (ctx.raw === null || typeof ctx.raw !== 'object' || Array.isArray(ctx.raw)))
     throw E.invalid('The request body must be a JSON object', '/');
   const input = actionInput(ctx);
-  const problems = check(op.input, input);
+  const problems = check(op.input, input, `input:${op.action}`);
   if (problems.length) {
     const first = problems[0]!;
     throw E.invalid(

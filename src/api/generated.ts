@@ -1,0 +1,92 @@
+/**
+ * What scripts/emit-rules.ts prepares at build time in dist/generated/: standalone ajv validators (so that no
+ * schema is compiled at run time) and `rules.json`, the playbook rules of `fleetbook validate`
+ * (playbook/generated-rules.ts) with the list of validators.
+ *
+ * Absent (running from src/, or a build without the step) or stale (dist/ rebuilt since: the fingerprint of
+ * the modules they were made from differs), they are not used, and callers compile their schemas as before.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/** The modules of dist/ the generated files are made from (with what they import). */
+export const GENERATED_SOURCES = [
+  'playbook/schema.js',
+  'playbook/step-kinds.js',
+  'api/catalog.js',
+  'api/validate.js',
+  'api/generated.js',
+  'actions/engine.js',
+  'actions/selectors.js',
+  'api/device-errors.js',
+  'playbook/generated-rules.js',
+] as const;
+
+/** dist/generated/rules.json. */
+export interface GeneratedFile {
+  note: string;
+  /** GENERATED_SOURCES and what they import, relative to dist/. */
+  inputs: string[];
+  fingerprint: string;
+  actions: string[];
+  /** The argument names of each action that has an argument schema. */
+  argKeys: Record<string, string[]>;
+  /**
+   * Validator name → file in generated/: `top`, `step:<kind>` and `with:<action>` (playbook rules, expressions
+   * allowed), `input:<action>` (the request schema of each catalog action, as the client checks it).
+   */
+  validators: Record<string, string>;
+  /** Selectors known to be fine: `step[action]` and `device[action]` index `sets` ('' is no action). */
+  selectors: { sets: string[][]; step: Record<string, number>; device: Record<string, number> };
+}
+
+/** A standalone validator: true when valid; it never explains (the explaining instance of validate.ts does). */
+export type Validate = (data: unknown) => boolean;
+
+/** SHA-256 of the files' contents, in order. */
+export function fingerprint(files: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(readFileSync(f)).update('\0');
+  return hash.digest('hex');
+}
+
+export interface Generated {
+  file: GeneratedFile;
+  /** The validator of that name, loaded on first use; undefined when there is none. */
+  validator(name: string): Validate | undefined;
+}
+
+let cached: Generated | null | undefined;
+
+/** The generated files, or undefined when there are none or they are stale. */
+export function generated(): Generated | undefined {
+  if (cached === undefined) cached = read() ?? null;
+  return cached ?? undefined;
+}
+
+function read(): Generated | undefined {
+  const dir = new URL('../generated/', import.meta.url);
+  const dist = new URL('../', import.meta.url);
+  let file: GeneratedFile;
+  try {
+    file = JSON.parse(readFileSync(new URL('rules.json', dir), 'utf8')) as GeneratedFile;
+    if (fingerprint(file.inputs.map((f) => fileURLToPath(new URL(f, dist)))) !== file.fingerprint)
+      return undefined;
+  } catch {
+    return undefined;
+  }
+  const require = createRequire(dir);
+  const loaded = new Map<string, Validate | undefined>();
+  return {
+    file,
+    validator(name) {
+      if (!loaded.has(name)) {
+        const f = Object.hasOwn(file.validators, name) ? file.validators[name] : undefined;
+        loaded.set(name, f === undefined ? undefined : (require(`./${f}`) as Validate));
+      }
+      return loaded.get(name);
+    },
+  };
+}
