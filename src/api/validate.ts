@@ -31,6 +31,8 @@ export function createAjv(explaining: boolean, code?: CodeOptions) {
     strict: false,
     verbose: explaining,
     allowUnionTypes: true,
+    // `oneOf` by a tag property (schemas/common.ts idFormats).
+    discriminator: true,
     ...(code ? { code } : {}),
   });
   addFormats(instance);
@@ -191,9 +193,12 @@ function bestBranches(errors: ErrorObject[]): ErrorObject[] {
   return errors.filter((e) => !drop.has(e));
 }
 
-/** Wrappers that say nothing of their own, and the `${{ expression }}` alternative of playbook values. */
+/**
+ * Wrappers that say nothing of their own, and the `${{ expression }}` alternative of playbook values. A
+ * `discriminator` error always comes with the clearer `enum` or `type` error of the tag property itself.
+ */
 function isNoise(e: ErrorObject): boolean {
-  if (e.keyword === 'if' || e.keyword === 'allOf') return true;
+  if (e.keyword === 'if' || e.keyword === 'allOf' || e.keyword === 'discriminator') return true;
   return Boolean((e.parentSchema as Record<string, unknown> | undefined)?.['x-expr']);
 }
 

@@ -37,6 +37,7 @@ import {
   type Seg,
 } from './checker.js';
 import { sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
+import { generatedRules } from './generated-rules.js';
 import { protectExpressions, restoreScalar, type Protected } from './protect.js';
 import { allowExpressions, PLAYBOOK_TOP, STEP_SCHEMAS, withSchemaFor } from './schema.js';
 
@@ -75,7 +76,11 @@ export async function loadPlaybookFile(file: string): Promise<LoadedPlaybook> {
 }
 
 export function loadPlaybook(source: string, file = '<input>'): LoadedPlaybook {
-  return quickLoad(source, file, PLAYBOOK_RULES) ?? loadWithPositions(source, file, PLAYBOOK_RULES);
+  // The rules generated at build time vouch for a valid playbook without compiling a schema.
+  return (
+    quickLoad(source, file, generatedRules() ?? PLAYBOOK_RULES) ??
+    loadWithPositions(source, file, PLAYBOOK_RULES)
+  );
 }
 
 /** The full path: parsed with positions, every problem found and positioned. */

@@ -297,6 +297,12 @@ export function allowExpressions(schema: unknown): unknown {
     if (s[k] && typeof s[k] === 'object') s[k] = allowExpressions(s[k]);
   }
   for (const k of ['anyOf', 'oneOf', 'allOf'] as const) if (s[k]) s[k] = allowExpressions(s[k]);
+  // A tag given as an expression matches every branch: the branches, disjoint for values, become an anyOf.
+  if (s.discriminator) {
+    delete s.discriminator;
+    s.anyOf = s.oneOf;
+    delete s.oneOf;
+  }
   const isValue = 'type' in s || 'enum' in s || 'const' in s;
   return isValue ? { anyOf: [s, EXPRESSION] } : s;
 }

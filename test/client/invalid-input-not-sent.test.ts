@@ -46,6 +46,8 @@ interface Case {
   input: unknown;
   /** Each expected problem: its JSON path, and a fragment of its message. */
   problems: [path: string, message: RegExp][];
+  /** These problems and no other. */
+  only?: boolean;
 }
 
 const CASES: Case[] = [
@@ -154,6 +156,31 @@ const CASES: Case[] = [
     problems: [['/devices/0/id', /"1234" is not valid/]],
   },
   {
+    name: 'one clear problem per bad device, flat or nested, not one per shape a device may take',
+    action: 'devices.suspend',
+    input: {
+      accountName: ACC,
+      devices: [
+        { id: '123', kind: 'imei' },
+        { id: '1', kind: 'foo' },
+        { deviceIds: [{ id: 'x', kind: 'iccid' }] },
+        'abc',
+        { id: 5, kind: 'imei' },
+        { id: imei(1) },
+        { id: imei(2), kind: 'imei' },
+      ],
+    },
+    problems: [
+      ['/devices/0/id', /^id "123" is not valid: an IMEI is 15 digits$/],
+      ['/devices/1/kind', /^kind must be one of "imei", "IMEI", "iccid"/],
+      ['/devices/2/deviceIds/0/id', /^id "x" is not valid: an ICCID is 20 digits$/],
+      ['/devices/3', /^item 3 of devices must be object$/],
+      ['/devices/4/id', /^id must be string$/],
+      ['/devices/5/kind', /^kind is required$/],
+    ],
+    only: true,
+  },
+  {
     name: 'an ICCID that is not 20 digits',
     action: 'devices.attributes',
     input: { deviceId: { id: '8914800000123456789', kind: 'iccid' } },
@@ -206,6 +233,7 @@ describe('invalid inputs are rejected before anything is sent', () => {
         // The message names each problem with its path.
         expect(e.message).to.include(`${path}: `);
       }
+      if (c.only) expect(e.problems.map((p) => p.path)).to.deep.equal(c.problems.map(([path]) => path));
       expect(e.toJSON()).to.deep.include({ code: 'FB_INPUT', action: c.action, retryClass: 'permanent' });
       expect(rec.requests, 'no request reached the server').to.deep.equal([]);
     });

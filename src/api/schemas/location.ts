@@ -1,6 +1,6 @@
 /** Device location: exclusions, synchronous locate, reports, location callbacks (spec 2.3, 2.4, 4.2; facts). */
 import Type from 'typebox';
-import { AccountName, ID_PATTERNS, kindEnum, idFormatRules } from './common.js';
+import { AccountName, ID_PATTERNS, kindEnum, idFormats } from './common.js';
 
 const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
   Type.Object(props, { additionalProperties: false, ...extra });
@@ -17,7 +17,7 @@ export const LocationDevice = closed(
     kind: Type.String({ enum: kindEnum(['imei', 'meid', 'esn']), description: 'imei, meid or esn.' }),
     mdn: Type.Optional(Type.String({ pattern: ID_PATTERNS.mdn, description: '10-digit device number.' })),
   },
-  { allOf: idFormatRules(['imei', 'meid', 'esn']) },
+  idFormats(['imei', 'meid', 'esn']),
 );
 export type LocationDevice = Type.Static<typeof LocationDevice>;
 
