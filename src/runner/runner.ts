@@ -118,6 +118,20 @@ interface StepState {
 }
 
 /** What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded. */
+/** A step's items for its checkpoint: as runs of one kind when each is a `{ id, kind }` of strings. */
+function packItems(items: unknown[]): Pick<Checkpoint, 'items' | 'itemRuns'> {
+  const runs: [string, string[]][] = [];
+  for (const it of items) {
+    const d = it as { id?: unknown; kind?: unknown };
+    if (typeof d?.id !== 'string' || typeof d.kind !== 'string' || Object.keys(d).length !== 2)
+      return { items };
+    const last = runs[runs.length - 1];
+    if (last?.[0] === d.kind) last[1].push(d.id);
+    else runs.push([d.kind, [d.id]]);
+  }
+  return { itemRuns: runs };
+}
+
 interface Checkpoint {
   status: StepStatus | 'sending';
   output?: unknown;
@@ -126,6 +140,8 @@ interface Checkpoint {
    * run must fan out over the same list, not an empty one nor a fresh listing that the run itself has changed.
    */
   items?: unknown[];
+  /** `items` when each is a `{ id, kind }`, as runs of one kind: half the size, and faster to write. */
+  itemRuns?: [kind: string, ids: string[]][];
   devices?: DeviceCounts;
   error?: string;
   calls?: number;
@@ -424,7 +440,7 @@ class Run {
         devices: state.devices,
         output: boundedOutput(state.output),
         ...(!state.ledger && state.items.length && this.keeps(step.id, 'items')
-          ? { items: state.items }
+          ? packItems(state.items)
           : {}),
         calls: sum.calls - before.calls,
         attempts: sum.attempts - before.attempts,
@@ -450,6 +466,7 @@ class Run {
     }
     const items =
       cp.items ??
+      cp.itemRuns?.flatMap(([kind, ids]) => ids.map((id) => ({ id, kind }))) ??
       (!scope.inLoop && this.keeps(step.id, 'items')
         ? this.o.store.deviceResults(this.id, step.id).map(item)
         : []);
@@ -820,54 +837,61 @@ class Run {
   ): Promise<StepState> {
     const action = step.uses;
     const policy = retryPolicy(step);
-    const results = new Map<string, DeviceResult>();
-    let remaining = new Set(devices.map((d) => d.id));
-    const kindOf = new Map(devices.map((d) => [d.id, d.kind]));
+    // Each device once, in order; `results` gets each device's result as it is known.
+    const unique = new Map(devices.map((d) => [d.id, d]));
+    let remaining = [...unique.values()];
+    const results: DeviceResult[] = [];
+    const succeeded = (ds: DeviceRef[], attempts: number) => {
+      for (const d of ds) results.push({ deviceId: d.id, kind: d.kind, outcome: 'succeeded', attempts });
+    };
+    /** Moves the devices the service already applied the action to out of `remaining`. */
+    const settle = async (attempts: number): Promise<number> => {
+      const applied = await this.reconcile(
+        step.id,
+        action,
+        input,
+        new Set(remaining.map((d) => d.id)),
+        signal,
+      );
+      succeeded(
+        remaining.filter((d) => applied.has(d.id)),
+        attempts,
+      );
+      remaining = remaining.filter((d) => !applied.has(d.id));
+      return applied.size;
+    };
     let output: unknown = null;
     let lastError: unknown;
     if (unknown) {
-      for (const id of await this.reconcile(step.id, action, input, remaining, signal)) {
-        results.set(id, { deviceId: id, kind: kindOf.get(id) ?? '', outcome: 'succeeded', attempts: 1 });
-        remaining.delete(id);
-      }
+      const applied = await settle(1);
       this.log.info('reconciled after a restart', {
         step: step.id,
-        applied: results.size,
-        remaining: remaining.size,
+        applied,
+        remaining: remaining.length,
       });
     }
-    for (let attempt = 1; remaining.size; attempt++) {
+    for (let attempt = 1; remaining.length; attempt++) {
       try {
-        output = await this.callAction(step.id, action, withDevices(input, remaining), signal);
-        for (const id of remaining)
-          results.set(id, {
-            deviceId: id,
-            kind: kindOf.get(id) ?? '',
-            outcome: 'succeeded',
-            attempts: attempt,
-          });
-        remaining = new Set();
+        // The input as it is while every device it names is still to do (the first attempt, usually).
+        const sending =
+          remaining.length === devices.length
+            ? input
+            : withDevices(input, new Set(remaining.map((d) => d.id)));
+        output = await this.callAction(step.id, action, sending, signal);
+        succeeded(remaining, attempt);
+        remaining = [];
         lastError = undefined;
         break;
       } catch (e) {
         lastError = e;
         if (unknownOutcome(e)) {
-          const applied = await this.reconcile(step.id, action, input, remaining, signal);
-          for (const id of applied) {
-            results.set(id, {
-              deviceId: id,
-              kind: kindOf.get(id) ?? '',
-              outcome: 'succeeded',
-              attempts: attempt,
-            });
-            remaining.delete(id);
-          }
+          const applied = await settle(attempt);
           this.log.info('reconciled an unknown outcome', {
             step: step.id,
-            applied: applied.size,
-            remaining: remaining.size,
+            applied,
+            remaining: remaining.length,
           });
-          if (!remaining.size) {
+          if (!remaining.length) {
             lastError = undefined;
             break;
           }
@@ -877,18 +901,18 @@ class Run {
       }
     }
     this.stepSummary(step.id).attempts += 1;
-    for (const id of remaining) {
-      results.set(id, {
-        deviceId: id,
-        kind: kindOf.get(id) ?? '',
+    for (const d of remaining) {
+      results.push({
+        deviceId: d.id,
+        kind: d.kind,
         outcome: 'failed',
         ...errorOf(lastError),
         attempts: policy.maxAttempts,
       });
     }
-    const state = this.finishDevices(step.id, output, [...results.values()]);
+    const state = this.finishDevices(step.id, output, results);
     if (lastError !== undefined) {
-      this.recordLedger(step.id, [...results.values()]);
+      this.recordLedger(step.id, results);
       // The step fails, but its devices were touched: the summary counts them as the ledger does.
       addCounts(this.stepSummary(step.id).devices, state.devices);
       throw lastError;

@@ -268,14 +268,18 @@ export class SqliteStore implements Store {
   private insertDevices(runId: string, step: string, results: DeviceResult[], at: string): void {
     const groups = new Map<string, { r: DeviceResult; ids: string[] }>();
     const seen = new Set<string>();
+    let g: { r: DeviceResult; ids: string[] } | undefined;
     for (let i = results.length - 1; i >= 0; i--) {
       const r = results[i] as DeviceResult;
       if (seen.has(r.deviceId)) continue;
       seen.add(r.deviceId);
-      const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}`;
-      const g = groups.get(key);
-      if (g) g.ids.push(r.deviceId);
-      else groups.set(key, { r, ids: [r.deviceId] });
+      // Results come in runs of the same result: the group of the one before usually fits.
+      if (!g || !sameResult(g.r, r)) {
+        const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}`;
+        g = groups.get(key);
+        if (!g) groups.set(key, (g = { r, ids: [] }));
+      }
+      g.ids.push(r.deviceId);
     }
     for (const { r, ids } of groups.values()) {
       this.stmt.insertEntry.run(
@@ -469,6 +473,16 @@ interface EntryRow {
   at: string;
   /** JSON array of device ids. */
   device_ids: string;
+}
+
+function sameResult(a: DeviceResult, b: DeviceResult): boolean {
+  return (
+    a.kind === b.kind &&
+    a.outcome === b.outcome &&
+    a.errorType === b.errorType &&
+    a.errorClass === b.errorClass &&
+    a.attempts === b.attempts
+  );
 }
 
 /** As SQLite's BINARY collation orders ASCII text. */

@@ -155,4 +155,54 @@ steps:
     ]);
     expect(store.unfinishedRuns().map((r) => r.id)).to.not.include('r3');
   });
+
+  it('a resumed run fans out over the listing its checkpoint kept, not a fresh one', async () => {
+    const pb = playbook(`
+version: 1
+name: resume-listing
+on: { manual: true }
+steps:
+  - id: look
+    uses: devices.list
+    with: { accountName: "${account}", filter: { kind: imei, state: active } }
+  - id: pause
+    wait: 300ms
+  - id: each
+    forEach:
+      items: \${{ steps.look.items }}
+      batchSize: 4
+      steps:
+        - id: suspend
+          uses: devices.suspend
+          with: { accountName: "${account}", devices: \${{ item }} }
+`);
+    const controller = new AbortController();
+    const running = runPlaybook(pb, { client, store, runId: 'r4', signal: controller.signal });
+    setTimeout(() => controller.abort(new Interrupted()), 100);
+    expect(
+      await running.then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    ).to.be.instanceOf(Interrupted);
+    const listed = (store.loadSteps('r4').get('look') as { itemRuns?: [string, string[]][] }).itemRuns;
+    expect(listed, 'the listing is kept as runs of one kind').to.have.length(1);
+    const ids = listed![0]![1];
+    expect(listed![0]![0]).to.equal('imei');
+    expect(ids.length).to.be.greaterThan(4);
+
+    // Meanwhile one listed device is suspended elsewhere: a fresh listing would leave it out.
+    await client.callByName('devices.suspend', {
+      accountName: account,
+      devices: [{ id: ids[0], kind: 'imei' }],
+    });
+    const seen = spy(client);
+    const summary = await runPlaybook(pb, { client, store, runId: 'r4' });
+    expect(summary.status).to.equal('succeeded');
+    expect(seen.filter((c) => c.action === 'devices.list')).to.have.length(0);
+    const sent = seen
+      .filter((c) => c.action === 'devices.suspend')
+      .flatMap((c) => (c.input.devices as { id: string; kind: string }[]).map((d) => `${d.kind}:${d.id}`));
+    expect(sent.sort()).to.deep.equal(ids.map((id) => `imei:${id}`).sort());
+  });
 });

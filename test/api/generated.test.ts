@@ -1,0 +1,74 @@
+/**
+ * The files the build generates in dist/generated/ (scripts/emit-rules.ts): a request validator for every
+ * catalog action that says what the schema compiled at run time says, used by the built client; and a
+ * fingerprint that makes them unused when dist/ has changed since. `npm test` builds before mocha runs.
+ */
+import { cpSync, mkdtempSync, appendFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { expect } from 'chai';
+import { ACTIONS, CATALOG } from '../../src/api/catalog.js';
+import { createAjv } from '../../src/api/validate.js';
+import type * as Generated from '../../src/api/generated.js';
+import { CASES } from '../helpers/action-cases.js';
+
+const DIST = join(import.meta.dirname, '..', '..', 'dist');
+
+/** What dist/api/generated.js of that dist/ finds. */
+async function generatedIn(dist: string) {
+  const m = (await import(pathToFileURL(join(dist, 'api', 'generated.js')).href)) as typeof Generated;
+  return m.generated();
+}
+
+/**
+ * Inputs a validator must judge as the compiled schema does: a valid one, and ways to spoil it, at the top and
+ * inside the first item of each list of objects (a device with a bad id or kind, say).
+ */
+function variants(valid: unknown, depth = 0): unknown[] {
+  if (!valid || typeof valid !== 'object' || Array.isArray(valid)) return [valid];
+  const v = valid as Record<string, unknown>;
+  const out: unknown[] = [v, {}, null, 'text', { ...v, unknownField: 1 }];
+  for (const [key, value] of Object.entries(v)) {
+    const { [key]: _dropped, ...rest } = v;
+    out.push(rest, { ...v, [key]: 12345 }, { ...v, [key]: [] }, { ...v, [key]: 'x' });
+    if (depth < 3 && Array.isArray(value) && value.length)
+      for (const first of variants(value[0], depth + 1))
+        out.push({ ...v, [key]: [first, ...value.slice(1)] });
+    else if (depth < 3 && value && typeof value === 'object')
+      for (const inner of variants(value, depth + 1)) out.push({ ...v, [key]: inner });
+  }
+  return out;
+}
+
+describe('generated request validators', () => {
+  before(function () {
+    if (!existsSync(join(DIST, 'generated', 'rules.json')))
+      throw new Error('dist/generated/ is missing: run `npm run build` (npm test does)');
+  });
+
+  it('exist for every action and agree with the schema compiled at run time', async () => {
+    const g = await generatedIn(DIST);
+    expect(g, 'the generated files are current').to.not.equal(undefined);
+    const compiled = createAjv(false);
+    for (const action of ACTIONS) {
+      const v = g!.validator(`input:${action}`);
+      expect(v, action).to.be.a('function');
+      const check = compiled.compile(CATALOG[action].input);
+      for (const input of variants(CASES[action].input as Record<string, unknown>)) {
+        expect(v!(input), `${action} ${JSON.stringify(input)}`).to.equal(check(input));
+      }
+      expect(v!(CASES[action].input), action).to.equal(true);
+    }
+  });
+
+  it('are not used once a module they were made from has changed', async () => {
+    const stale = join(mkdtempSync(join(tmpdir(), 'fleetbook-dist-')), 'dist');
+    cpSync(DIST, stale, { recursive: true });
+    expect(await generatedIn(stale), 'an unchanged copy is current').to.not.equal(undefined);
+    const changed = join(mkdtempSync(join(tmpdir(), 'fleetbook-dist-')), 'dist');
+    cpSync(DIST, changed, { recursive: true });
+    appendFileSync(join(changed, 'api', 'catalog.js'), '\n// changed\n');
+    expect(await generatedIn(changed)).to.equal(undefined);
+  });
+});
