@@ -778,8 +778,19 @@ class Run {
       this.progress.calls++;
       for (const d of ((page as Json).devices as Json[] | undefined) ?? []) {
         const ids = (d.deviceIds as Json[] | undefined) ?? [];
-        const pick = (kind && ids.find((x) => String(x.kind).toLowerCase() === kind)) || ids[0] || {};
-        items.push({ id: String(pick.id), kind: String(pick.kind).toLowerCase() });
+        // The identifier of the filter's kind, else the first; the kind as the filter spells it, shared.
+        let pick = ids[0];
+        let pickKind: string | undefined;
+        if (kind !== undefined) {
+          for (const x of ids) {
+            if (x.kind === kind || String(x.kind).toLowerCase() === kind) {
+              pick = x;
+              pickKind = kind;
+              break;
+            }
+          }
+        }
+        items.push({ id: String(pick?.id), kind: pickKind ?? String(pick?.kind).toLowerCase() });
         if (keepOutput) records.push(d);
       }
     }
