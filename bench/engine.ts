@@ -44,7 +44,8 @@ async function startEmulator(devices: number): Promise<Emu> {
     '--seed',
     String(SEED),
   ];
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'fleetbook.js'), ...args], {
+  // --expose-gc: a reset collects the old world at once (control.ts), not during the next side's run.
+  const child = spawn(process.execPath, ['--expose-gc', join(ROOT, 'bin', 'fleetbook.js'), ...args], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   let out = '';
@@ -108,7 +109,7 @@ async function compare(
     };
     const raws: Side[] = [];
     const engines: Side[] = [];
-    for (let round = 0; round < rounds; round++) {
+    const runRaw = async () => {
       await fresh();
       raws.push(
         await side('raw.ts', [
@@ -119,6 +120,8 @@ async function compare(
           ...rawArgs.slice(1),
         ]),
       );
+    };
+    const runEngine = async () => {
       await fresh();
       engines.push(
         await side('engine.ts', [
@@ -128,6 +131,16 @@ async function compare(
           emu.account,
         ]),
       );
+    };
+    // Each side goes first in every other round, so that going first or second favours neither.
+    for (let round = 0; round < rounds; round++) {
+      if (round % 2 === 0) {
+        await runRaw();
+        await runEngine();
+      } else {
+        await runEngine();
+        await runRaw();
+      }
     }
     const ratios = engines.map((e, i) => e.ms / (raws[i] as Side).ms).sort((a, b) => a - b);
     return {
