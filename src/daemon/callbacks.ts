@@ -47,16 +47,21 @@ export function same(a: string, b: string): boolean {
 
 /**
  * Whether a message comes from the service: the credentials set on the listener at registration, or, for
- * Location messages (which carry none), the HMAC of the raw body.
+ * Location messages (which carry none), the HMAC of the raw body. A signature counts only for a Location
+ * message posted to the Location route (or the route of no service): the key signs Location messages and
+ * nothing else.
  */
 export function authentic(
   body: Json,
   raw: Buffer,
   signature: string | undefined,
   creds: ListenerCredentials,
+  route: string | undefined,
 ): boolean {
   if (signature !== undefined) {
-    if (!creds.secret) return false;
+    const kind = kindOf(body);
+    const location = kind !== undefined && serviceOf(kind) === 'Location';
+    if (!creds.secret || !location || (route !== undefined && route !== 'Location')) return false;
     const expected = `sha256=${createHmac('sha256', creds.secret).update(raw).digest('hex')}`;
     return same(signature, expected);
   }

@@ -487,7 +487,7 @@ function routes(app: FastifyInstance, c: RouteContext): void {
       return reject(reply, 400, 'malformed', 'a callback is a JSON object');
     const json = body.json as Json;
     const sig = req.headers[SIGNATURE_HEADER];
-    if (!authentic(json, body.raw, typeof sig === 'string' ? sig : undefined, c.creds))
+    if (!authentic(json, body.raw, typeof sig === 'string' ? sig : undefined, c.creds, named))
       return reject(reply, 401, 'unauthenticated', 'wrong callback credentials');
     const kind = kindOf(json);
     if (typeof json.requestId !== 'string' || !json.requestId || !kind)

@@ -436,6 +436,18 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         headers: { [SIGNATURE]: sign(raw) },
       });
       expect(tampered.status, 'a body changed after signing').to.equal(401);
+      // The key signs Location messages on the Location route, and nothing else.
+      const elsewhere = await http('POST', `${callbacks()}/CarrierService`, {
+        raw,
+        headers: { [SIGNATURE]: sign(raw) },
+      });
+      expect(elsewhere.status, 'a signed Location message on another route').to.equal(401);
+      const carrierRaw = JSON.stringify(carrier(id, undefined, { username: '', password: '' }));
+      const signedCarrier = await http('POST', `${callbacks()}/Location`, {
+        raw: carrierRaw,
+        headers: { [SIGNATURE]: sign(carrierRaw) },
+      });
+      expect(signedCarrier.status, 'a signed message that is not a Location one').to.equal(401);
       expect(inboxCount(state), 'nothing stored for a refused message').to.equal(before);
       expect(trace(state, id).runs).to.have.length(0);
 
