@@ -6,6 +6,7 @@ import Type from 'typebox';
 import { ConfigError } from './errors.js';
 import { check } from './api/validate.js';
 import { registerSecret } from './util/secrets.js';
+import { DURATION_PATTERN } from './playbook/duration.js';
 
 const ConfigSchema = Type.Object(
   {
@@ -54,6 +55,10 @@ const ConfigSchema = Type.Object(
       minimum: 1,
       description: 'FLEETBOOK_INBOX_LIMIT: unprocessed callbacks before the listener answers 503.',
     }),
+    shutdownGrace: Type.String({
+      pattern: DURATION_PATTERN,
+      description: 'FLEETBOOK_SHUTDOWN_GRACE: how long SIGTERM lets running steps finish, e.g. 10s or 2m.',
+    }),
     logLevel: Type.String({ enum: ['error', 'warn', 'info', 'debug'] }),
     requestsPerSecond: Type.Number({ minimum: 1, description: 'FLEETBOOK_RATE: requests/s per API area.' }),
     concurrency: Type.Integer({
@@ -92,6 +97,7 @@ const ENV = {
   daemonToken: 'FLEETBOOK_DAEMON_TOKEN',
   maxRuns: 'FLEETBOOK_MAX_RUNS',
   inboxLimit: 'FLEETBOOK_INBOX_LIMIT',
+  shutdownGrace: 'FLEETBOOK_SHUTDOWN_GRACE',
   logLevel: 'FLEETBOOK_LOG_LEVEL',
   requestsPerSecond: 'FLEETBOOK_RATE',
   concurrency: 'FLEETBOOK_CONCURRENCY',
@@ -127,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     daemonToken: pick('daemonToken'),
     maxRuns: num('maxRuns', 64),
     inboxLimit: num('inboxLimit', 10_000),
+    shutdownGrace: pick('shutdownGrace') ?? '10s',
     logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
     requestsPerSecond: num('requestsPerSecond', 20),
     concurrency: num('concurrency', 10),

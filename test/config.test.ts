@@ -13,12 +13,19 @@ describe('configuration', () => {
     expect(c.username).to.equal('other');
     expect(c.requestsPerSecond).to.equal(50);
     expect(c.state).to.equal('./.fleetbook/state.db');
+    expect(c.shutdownGrace).to.equal('10s');
+    expect(loadConfig({ FLEETBOOK_SHUTDOWN_GRACE: '1m30s' }).shutdownGrace).to.equal('1m30s');
     expect(Object.isFrozen(c)).to.equal(true);
   });
 
   it('reports every invalid variable at once, by its name', () => {
     try {
-      loadConfig({ FLEETBOOK_API_URL: 'ftp://x', FLEETBOOK_RATE: '0', FLEETBOOK_LOG_LEVEL: 'loud' });
+      loadConfig({
+        FLEETBOOK_API_URL: 'ftp://x',
+        FLEETBOOK_RATE: '0',
+        FLEETBOOK_LOG_LEVEL: 'loud',
+        FLEETBOOK_SHUTDOWN_GRACE: '10 seconds',
+      });
       expect.fail('should have thrown');
     } catch (e) {
       expect(e).to.be.instanceOf(ConfigError);
@@ -26,6 +33,7 @@ describe('configuration', () => {
       expect(m).to.include('FLEETBOOK_API_URL');
       expect(m).to.include('FLEETBOOK_RATE');
       expect(m).to.include('FLEETBOOK_LOG_LEVEL');
+      expect(m).to.include('FLEETBOOK_SHUTDOWN_GRACE');
     }
   });
 

@@ -17,6 +17,7 @@ import type { Playbook, Step } from '../playbook/schema.js';
 import { InProcessDeviceLocks } from '../runner/locks.js';
 import { EventHub } from '../runner/events.js';
 import { coerceInputs } from '../runner/runner.js';
+import { parseDuration } from '../playbook/duration.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { InboxEvent, RunRecord, Store } from '../store/store.js';
 import { playbookFiles } from '../util/files.js';
@@ -262,7 +263,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           scheduler?.stop();
           matcher.stop();
           // The listener stays up through the grace period: /readyz says 503, callbacks get 503 + Retry-After.
-          await runPool.stop(o.graceMs ?? 10_000);
+          await runPool.stop(o.graceMs ?? parseDuration(config.shutdownGrace) ?? 10_000);
           await app?.close();
           await matcher.idle();
           st.close();

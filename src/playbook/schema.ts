@@ -9,6 +9,7 @@ import { ACTIONS, CATALOG, type Operation } from '../api/catalog.js';
 import { CALLBACK_SERVICES } from '../api/schemas/connectivity.js';
 import { ENGINE_ACTIONS, ENGINE_ACTION_NAMES } from '../actions/engine.js';
 import { DIALECT } from '../api/schema-files.js';
+import { DURATION_PATTERN } from './duration.js';
 
 const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
   Type.Object(props, { additionalProperties: false, ...extra });
@@ -21,7 +22,6 @@ export const EXPRESSION = {
   description: 'A ${{ expression }}.',
 };
 
-export const DURATION_PATTERN = '^([0-9]+(ms|s|m|h|d))+$';
 const Duration = Type.String({
   pattern: DURATION_PATTERN,
   'x-rule': 'duration',

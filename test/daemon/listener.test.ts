@@ -332,6 +332,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
           ...env,
           // Debug lines too: the secrets check covers every line the daemon can write.
           FLEETBOOK_LOG_LEVEL: 'debug',
+          FLEETBOOK_SHUTDOWN_GRACE: '3s',
           FLEETBOOK_CALLBACK_ACCOUNTS: accounts.join(','),
           FLEETBOOK_CALLBACK_URL: callbackUrl,
         },
@@ -659,8 +660,9 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       );
       expect((await http('GET', `${daemon.url}/runs/${runId}`)).body.status).to.equal('running');
 
-      // SIGTERM lets running steps finish for 10 s (README, "The daemon"), then interrupts them. Meanwhile
-      // the listener stays up and says it is not ready, and refuses callbacks with Retry-After.
+      // SIGTERM lets running steps finish for FLEETBOOK_SHUTDOWN_GRACE (3 s here; README, "The daemon"), then
+      // interrupts them. Meanwhile the listener stays up and says it is not ready, and refuses callbacks with
+      // Retry-After.
       const stopping = daemon.stop('SIGTERM');
       await until(
         '/readyz to answer 503',
@@ -678,7 +680,8 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       expect(refused.headers.get('retry-after')).to.equal('5');
       const stopped = await stopping;
       expect(stopped.code, daemon.stderr.slice(-2000)).to.equal(0);
-      expect(stopped.ms, 'exit within the 10 s grace plus a little').to.be.below(14_000);
+      expect(stopped.ms, 'the 60 s wait is given the whole grace').to.be.at.least(3_000);
+      expect(stopped.ms, 'exit at the end of the 3 s grace, plus a little').to.be.below(7_000);
       expect(daemon.logs().map((l) => l.message)).to.include('stopped');
 
       const row = query<{ status: string; ended_at: string | null }>(
