@@ -5,20 +5,13 @@
 import { expect } from 'chai';
 import { createClient, type Client } from '../../src/api/client.js';
 import { InputError, UnknownActionError } from '../../src/errors.js';
+import { notification } from '../helpers/action-cases.js';
 import { FAST_RATES, Recorder } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
 const imei = (i: number) => String(350000000000000 + i);
 const devices = (n: number) => Array.from({ length: n }, (_, i) => ({ id: imei(i), kind: 'imei' }));
 
-const notification = {
-  notificationType: 'PerEvent',
-  callback: true,
-  notificationFrequencyFactor: 1,
-  notificationFrequencyInterval: 'Daily',
-  reminder: false,
-  severity: 'Major',
-};
 /** A valid pay-as-you-go trigger, with its condition and action overridden. */
 function payAsYouGo(condition: Record<string, unknown>, action: Record<string, unknown>) {
   return {

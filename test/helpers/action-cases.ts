@@ -25,7 +25,8 @@ export interface Case<A extends ActionName> {
 }
 export type Table = { [A in ActionName]: Case<A> };
 
-const notification = {
+/** A valid trigger notification. */
+export const notification = {
   notificationType: 'PerEvent',
   callback: true,
   notificationFrequencyFactor: 1,
