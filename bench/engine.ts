@@ -77,14 +77,10 @@ async function control(emu: Emu, path: string, method: 'POST' | 'PUT', body: unk
 }
 
 async function side(script: string, args: string[]): Promise<Side> {
-  const { stdout } = await run(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'bench', 'children', script), ...args],
-    {
-      maxBuffer: 64 * 1024 * 1024,
-      cwd: ROOT,
-    },
-  );
+  const { stdout } = await run(process.execPath, [join(ROOT, 'bench', 'children', script), ...args], {
+    maxBuffer: 64 * 1024 * 1024,
+    cwd: ROOT,
+  });
   return JSON.parse(stdout) as Side;
 }
 
@@ -112,7 +108,7 @@ async function compare(
     const runRaw = async () => {
       await fresh();
       raws.push(
-        await side('raw.ts', [
+        await side('raw.mjs', [
           rawArgs[0] as string,
           `${emu.url}/api`,
           ...emu.creds,
@@ -124,7 +120,7 @@ async function compare(
     const runEngine = async () => {
       await fresh();
       engines.push(
-        await side('engine.ts', [
+        await side('engine.mjs', [
           join(ROOT, 'bench', 'playbooks', playbook),
           `${emu.url}/api`,
           ...emu.creds,

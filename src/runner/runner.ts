@@ -118,20 +118,6 @@ interface StepState {
 }
 
 /** What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded. */
-/** A step's items for its checkpoint: as runs of one kind when each is a `{ id, kind }` of strings. */
-function packItems(items: unknown[]): Pick<Checkpoint, 'items' | 'itemRuns'> {
-  const runs: [string, string[]][] = [];
-  for (const it of items) {
-    const d = it as { id?: unknown; kind?: unknown };
-    if (typeof d?.id !== 'string' || typeof d.kind !== 'string' || Object.keys(d).length !== 2)
-      return { items };
-    const last = runs[runs.length - 1];
-    if (last?.[0] === d.kind) last[1].push(d.id);
-    else runs.push([d.kind, [d.id]]);
-  }
-  return { itemRuns: runs };
-}
-
 interface Checkpoint {
   status: StepStatus | 'sending';
   output?: unknown;
@@ -146,6 +132,24 @@ interface Checkpoint {
   error?: string;
   calls?: number;
   attempts?: number;
+}
+
+/**
+ * A step's items for its checkpoint: as runs of one kind when they are `{ id, kind }` pairs of strings. A step's
+ * items all come from one place, so the first item's members are counted, not every item's.
+ */
+function packItems(items: unknown[]): Pick<Checkpoint, 'items' | 'itemRuns'> {
+  const first = items[0];
+  if (!first || typeof first !== 'object' || Object.keys(first).length !== 2) return { items };
+  const runs: [string, string[]][] = [];
+  for (const it of items) {
+    const d = it as { id?: unknown; kind?: unknown };
+    if (typeof d?.id !== 'string' || typeof d.kind !== 'string') return { items };
+    const last = runs[runs.length - 1];
+    if (last?.[0] === d.kind) last[1].push(d.id);
+    else runs.push([d.kind, [d.id]]);
+  }
+  return { itemRuns: runs };
 }
 
 interface Scope {

@@ -1,37 +1,20 @@
 /**
  * The hand-written side of P1 and P2: the same API calls as the engine's playbook, made with a bare undici
- * Pool at the same concurrency, no engine. Prints { ms, maxRssMb, calls, devices }.
+ * Pool at the same concurrency, no engine. Prints { ms, maxRssMb, calls, devices }. Plain JavaScript run by
+ * plain node, as the engine side is (engine.mjs).
  *
- *   raw.ts suspend BASE_URL CLIENT_ID SECRET USER PASSWORD ACCOUNT BATCH CONCURRENCY
- *   raw.ts report  BASE_URL CLIENT_ID SECRET USER PASSWORD ACCOUNT
+ *   raw.mjs suspend BASE_URL CLIENT_ID SECRET USER PASSWORD ACCOUNT BATCH CONCURRENCY
+ *   raw.mjs report  BASE_URL CLIENT_ID SECRET USER PASSWORD ACCOUNT
  */
 import { Pool } from 'undici';
-
 const [mode, baseUrl, clientId, clientSecret, username, password, account, batchArg, concArg] =
-  process.argv.slice(2) as string[];
-const url = new URL(baseUrl as string);
+  process.argv.slice(2);
+const url = new URL(baseUrl);
 const pool = new Pool(url.origin, { connections: 64 });
 const base = url.pathname.replace(/\/$/, '');
 let calls = 0;
-let headers: Record<string, string> = {};
-
-/** The few response members this script reads. */
-interface Body {
-  access_token: string;
-  sessionToken: string;
-  txid: string;
-  status: string;
-  hasMoreData: boolean;
-  devices: { deviceIds: { id: string; kind: string }[] }[];
-  devLocationList: { msid: string; error?: { type?: string } }[];
-}
-
-async function send(
-  method: 'GET' | 'POST',
-  path: string,
-  body?: unknown,
-  extra: Record<string, string> = {},
-): Promise<{ status: number; json: Body }> {
+let headers = {};
+async function send(method, path, body, extra = {}) {
   calls++;
   const res = await pool.request({
     method,
@@ -42,9 +25,8 @@ async function send(
   const text = await res.body.text();
   if (res.statusCode >= 300 && res.statusCode !== 202)
     throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
-  return { status: res.statusCode, json: (text ? JSON.parse(text) : {}) as Body };
+  return { status: res.statusCode, json: text ? JSON.parse(text) : {} };
 }
-
 const start = performance.now();
 const basic = Buffer.from(`${clientId}:${clientSecret}`).toString('base64');
 const token = await send('POST', '/ts/v1/oauth2/token', 'grant_type=client_credentials', {
@@ -54,10 +36,9 @@ const token = await send('POST', '/ts/v1/oauth2/token', 'grant_type=client_crede
 headers = { authorization: `Bearer ${token.json.access_token}` };
 const login = await send('POST', '/m2m/v1/session/login', { username, password });
 headers['x-m2m-token'] = login.json.sessionToken;
-
-async function listImeis(): Promise<{ id: string; kind: string }[]> {
-  const out: { id: string; kind: string }[] = [];
-  let last: string | undefined;
+async function listImeis() {
+  const out = [];
+  let last;
   for (;;) {
     const page = await send('POST', '/m2m/v1/devices/actions/list', {
       accountName: account,
@@ -73,13 +54,9 @@ async function listImeis(): Promise<{ id: string; kind: string }[]> {
     if (!page.json.hasMoreData || page.json.devices.length === 0) return out;
   }
 }
-
-async function report(
-  devices: { id: string; kind: string }[],
-  cacheMode: string,
-): Promise<Map<string, string>> {
-  const results = new Map<string, string>();
-  const txids: string[] = [];
+async function report(devices, cacheMode) {
+  const results = new Map();
+  const txids = [];
   for (let i = 0; i < devices.length; i += 10_000) {
     const r = await send('POST', '/loc/v1/locationreports', {
       accountName: account,
@@ -103,18 +80,17 @@ async function report(
   }
   return results;
 }
-
 let devices = 0;
 if (mode === 'suspend') {
   const all = await listImeis();
   const batch = Number(batchArg);
-  const batches: { id: string; kind: string }[][] = [];
+  const batches = [];
   for (let i = 0; i < all.length; i += batch) batches.push(all.slice(i, i + batch));
   let next = 0;
   await Promise.all(
     Array.from({ length: Number(concArg) }, async () => {
       while (next < batches.length) {
-        const b = batches[next++] as { id: string; kind: string }[];
+        const b = batches[next++];
         await send('POST', '/m2m/v1/devices/actions/suspend', {
           accountName: account,
           devices: b.map((d) => ({ deviceIds: [d] })),
