@@ -19,8 +19,6 @@
  * `FLEETBOOK_BENCH_PROF=<dir>` runs the daemons with `--cpu-prof --cpu-prof-dir <dir>`; each writes its profile
  * when it stops (P3's daemon is then stopped with SIGTERM instead of killed).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,8 +29,9 @@ import { createClient } from '../src/api/client.js';
 import { startEmulator, type Emulator } from '../src/emulator/index.js';
 import type { BenchRow } from './types.js';
 import { freePort } from './net.js';
+import { emulatorEnv } from '../test/helpers/cli.js';
+import { DaemonProcess } from '../test/helpers/daemon.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'daemon');
 const CONNECTIONS = 64;
 const P3_WARMUP = 2_000;
@@ -42,65 +41,33 @@ const P4_M = 5_000;
 const CB_USER = 'bench-listener';
 const CB_PASS = 'bench-listener-password';
 
-interface DaemonProc {
-  url: string;
-  child: ChildProcess;
-  /** SIGTERM (a clean stop, exit code 0 required) or SIGKILL (nothing runs after the last answer). */
-  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+/** The daemon on the emulator, with the local machine as its budget. */
+async function startDaemon(emu: Emulator, playbooks: string, state: string): Promise<DaemonProcess> {
+  const prof = process.env.FLEETBOOK_BENCH_PROF;
+  return DaemonProcess.start('bench daemon', {
+    playbooks,
+    state,
+    port: await freePort(),
+    ...(prof ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', prof] } : {}),
+    env: {
+      ...emulatorEnv(emu),
+      FLEETBOOK_CALLBACK_USERNAME: CB_USER,
+      FLEETBOOK_CALLBACK_PASSWORD: CB_PASS,
+      // The emulator is local: the budget is the machine's.
+      FLEETBOOK_RATE: '100000',
+      FLEETBOOK_CONCURRENCY: '64',
+      FLEETBOOK_MAX_RUNS: '64',
+      FLEETBOOK_INBOX_LIMIT: '10000',
+      FLEETBOOK_LOG_LEVEL: 'warn',
+    },
+  });
 }
 
-async function startDaemon(emu: Emulator, playbooks: string, state: string): Promise<DaemonProc> {
-  const port = await freePort();
-  const prof = process.env.FLEETBOOK_BENCH_PROF;
-  const child = spawn(
-    process.execPath,
-    [
-      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
-      join(ROOT, 'bin', 'fleetbook.js'),
-      'serve',
-      '--playbooks',
-      playbooks,
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--state',
-      state,
-    ],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        ...process.env,
-        FLEETBOOK_API_URL: emu.baseUrl,
-        FLEETBOOK_CLIENT_ID: emu.defaults.clientId,
-        FLEETBOOK_CLIENT_SECRET: emu.defaults.clientSecret,
-        FLEETBOOK_USERNAME: emu.defaults.username,
-        FLEETBOOK_PASSWORD: emu.defaults.password,
-        FLEETBOOK_CALLBACK_USERNAME: CB_USER,
-        FLEETBOOK_CALLBACK_PASSWORD: CB_PASS,
-        // The emulator is local: the budget is the machine's.
-        FLEETBOOK_RATE: '100000',
-        FLEETBOOK_CONCURRENCY: '64',
-        FLEETBOOK_MAX_RUNS: '64',
-        FLEETBOOK_INBOX_LIMIT: '10000',
-        FLEETBOOK_LOG_LEVEL: 'warn',
-      },
-    },
-  );
-  let err = '';
-  child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = once(child, 'exit');
-  for (let i = 0; !err.includes('listening on'); i++) {
-    if (i > 400 || child.exitCode !== null) throw new Error(`the daemon did not start:\n${err}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null) child.kill(signal);
-      const [code] = (await exited) as [number | null];
-      if (signal === 'SIGTERM' && code !== 0) throw new Error(`the daemon exited with ${code}:\n${err}`);
-    },
-  };
+/** SIGTERM (a clean stop: exit code 0 required) or SIGKILL (nothing runs after the last answer). */
+async function stop(daemon: DaemonProcess, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+  const e = await daemon.stop(signal);
+  if (signal === 'SIGTERM' && e.code !== 0)
+    throw new Error(`the daemon exited with ${String(e.code)}:\n${daemon.stderr.slice(-3000)}`);
 }
 
 /** User + system CPU time of a process (every thread) so far, in ms (Linux). */
@@ -235,15 +202,15 @@ async function p3(emu: Emulator, dir: string): Promise<BenchRow> {
   let share: string;
   try {
     warm = await post(pool, make('p3-warm', P3_WARMUP));
-    const cpu0 = cpuMs(daemon.child.pid);
-    const thread0 = mainThread(daemon.child.pid);
+    const cpu0 = cpuMs(daemon.proc.pid);
+    const thread0 = mainThread(daemon.proc.pid);
     batch = await post(pool, make('p3', P3_N));
-    cpu = cpuMs(daemon.child.pid) - cpu0;
-    share = threadShare(daemon.child.pid, thread0, batch.ms);
+    cpu = cpuMs(daemon.proc.pid) - cpu0;
+    share = threadShare(daemon.proc.pid, thread0, batch.ms);
   } finally {
     // Killed, not stopped: what was acknowledged must already be on disk, with nothing run after it (a
     // profiled daemon is stopped, so that it writes its profile).
-    await daemon.stop(process.env.FLEETBOOK_BENCH_PROF ? 'SIGTERM' : 'SIGKILL');
+    await stop(daemon, process.env.FLEETBOOK_BENCH_PROF ? 'SIGTERM' : 'SIGKILL');
     await pool.close();
   }
   // What the daemon left on disk (the WAL included): every acknowledged requestId, once.
@@ -333,22 +300,22 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
   try {
     warm = await post(pool, make('p4-warm', 0, P4_WARMUP));
     if (!(await drained(daemon.url, 30_000))) throw new Error('P4: the warm-up runs did not end');
-    const cpu0 = cpuMs(daemon.child.pid);
-    const thread0 = mainThread(daemon.child.pid);
+    const cpu0 = cpuMs(daemon.proc.pid);
+    const thread0 = mainThread(daemon.proc.pid);
     const self0 = process.cpuUsage();
     const began = performance.now();
     batch = await post(pool, make('p4', P4_WARMUP, P4_M));
     done = await drained(daemon.url, 30_000);
     ms = performance.now() - began;
-    cpu = cpuMs(daemon.child.pid) - cpu0;
-    share = threadShare(daemon.child.pid, thread0, ms);
+    cpu = cpuMs(daemon.proc.pid) - cpu0;
+    share = threadShare(daemon.proc.pid, thread0, ms);
     const self = process.cpuUsage(self0);
     selfCpu = (self.user + self.system) / 1000;
     runs = await metric(daemon.url, 'fleetbook_runs_total');
     calls = await metric(daemon.url, 'fleetbook_api_calls_total');
   } finally {
     await pool.close();
-    await daemon.stop();
+    await stop(daemon);
   }
   const db = new Database(state, { readonly: true });
   const byStatus = new Map(

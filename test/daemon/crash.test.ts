@@ -15,12 +15,12 @@
  * The daemon is the built CLI (`npm run build` first) in a child process; the emulator runs in this process.
  * The kill points come from a seeded generator: CRASH_SEED=<n> replays a sequence.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
-import { BIN, emulatorEnv } from '../helpers/cli.js';
+import { emulatorEnv } from '../helpers/cli.js';
+import { DaemonProcess } from '../helpers/daemon.js';
 import { accountDevices, calls, emulator, imei, tempDir } from '../runner/helpers.js';
 
 const DEVICES = 10_000;
@@ -46,12 +46,7 @@ function rng(seed: number): () => number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Daemon {
-  child: ChildProcess;
-  url: string;
-  /** Resolves with the exit code, or the signal, once the process has exited. */
-  exited: Promise<string>;
-}
+type Daemon = DaemonProcess;
 
 interface Status {
   inboxBacklog: number;
@@ -178,8 +173,9 @@ describe('daemon: killed with SIGKILL and started again', function () {
   let account: string;
   let active: string[];
   let state: { dir: string; close(): Promise<void> };
+  const daemons: Daemon[] = [];
   /** The daemons' stderr, every start, for the failure messages. */
-  let stderr = '';
+  const stderr = () => daemons.map((d) => d.stderr).join('');
   let current: Daemon | undefined;
 
   before(async () => {
@@ -198,64 +194,37 @@ describe('daemon: killed with SIGKILL and started again', function () {
   });
 
   after(async () => {
-    if (current) {
-      current.child.kill('SIGKILL');
-      await current.exited;
-    }
+    await current?.kill();
     await emu?.close();
     await state?.close();
   });
 
-  function start(file: string, env: Record<string, string> = {}): Promise<Daemon> {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'serve', '--playbooks', FIXTURES, '--listen', '127.0.0.1:0', '--state', file],
-      {
-        env: {
-          PATH: process.env.PATH ?? '',
-          ...emulatorEnv(emu),
-          FLEETBOOK_CALLBACK_USERNAME: CALLBACK_USER,
-          FLEETBOOK_CALLBACK_PASSWORD: CALLBACK_PASSWORD,
-          FLEETBOOK_DAEMON_TOKEN: TOKEN,
-          FLEETBOOK_RATE: '2000',
-          FLEETBOOK_CONCURRENCY: '16',
-          FLEETBOOK_LOG_LEVEL: 'warn',
-          CRASH_HOLD: '0',
-          ...env,
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
+  async function start(file: string, env: Record<string, string> = {}): Promise<Daemon> {
+    const d = await DaemonProcess.start(`daemon ${daemons.length + 1}`, {
+      playbooks: FIXTURES,
+      state: file,
+      env: {
+        ...emulatorEnv(emu),
+        FLEETBOOK_CALLBACK_USERNAME: CALLBACK_USER,
+        FLEETBOOK_CALLBACK_PASSWORD: CALLBACK_PASSWORD,
+        FLEETBOOK_DAEMON_TOKEN: TOKEN,
+        FLEETBOOK_RATE: '2000',
+        FLEETBOOK_CONCURRENCY: '16',
+        FLEETBOOK_LOG_LEVEL: 'warn',
+        CRASH_HOLD: '0',
+        ...env,
       },
-    );
-    const exited = new Promise<string>((resolve) =>
-      child.once('exit', (code, signal) => resolve(signal ?? String(code))),
-    );
-    const d = new Promise<Daemon>((resolve, reject) => {
-      let text = '';
-      const timer = setTimeout(() => reject(new Error(`the daemon did not start:\n${text}`)), 30_000);
-      child.stderr!.setEncoding('utf8');
-      child.stderr!.on('data', (chunk: string) => {
-        stderr += chunk;
-        text += chunk;
-        const m = /listening on (http:\/\/[^\s)]+)/.exec(text);
-        if (m) {
-          clearTimeout(timer);
-          resolve({ child, url: m[1]!, exited });
-        }
-      });
-      void exited.then((how) => {
-        clearTimeout(timer);
-        reject(new Error(`the daemon exited (${how}) before listening:\n${text}`));
-      });
     });
-    void d.then((x) => (current = x));
+    daemons.push(d);
+    current = d;
     return d;
   }
 
+  /** Stops it by `signal`; how it ended: the exit code, or the signal. */
   async function kill(d: Daemon, signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'): Promise<string> {
-    d.child.kill(signal);
-    const how = await d.exited;
+    const e = await d.stop(signal);
     current = undefined;
-    return how;
+    return e.signal ?? String(e.code);
   }
 
   async function get<T>(d: Daemon, path: string): Promise<T> {
@@ -278,7 +247,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
         return;
       if (Date.now() > deadline)
         throw new Error(
-          `the daemon did not finish within ${ms} ms: ${JSON.stringify(status)} (${context})\n${stderr.slice(-3000)}`,
+          `the daemon did not finish within ${ms} ms: ${JSON.stringify(status)} (${context})\n${stderr().slice(-3000)}`,
         );
       await sleep(200);
     }
@@ -286,7 +255,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
 
   it('suspends every device exactly once and processes every acknowledged callback exactly once', async () => {
     const began = Date.now();
-    const logFrom = stderr.length;
+    const logFrom = stderr().length;
     const file = join(state.dir, 'crash.db');
     const s = new Sender(account);
     let runId = '';
@@ -357,7 +326,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
     expect(s.acked.size, 'callbacks acknowledged').to.be.greaterThan(100);
     expect(s.duplicates, 'acknowledged callbacks sent again, answered duplicate').to.be.greaterThan(0);
     // Some kills left a suspend sent and unanswered: the resumed run had outcomes to reconcile.
-    expect(stderr.slice(logFrom), 'a resumed call of unknown outcome').to.include(
+    expect(stderr().slice(logFrom), 'a resumed call of unknown outcome').to.include(
       'resuming a call whose outcome is unknown',
     );
 

@@ -8,7 +8,6 @@
  * The store is read with a second, read-only SQLite connection: the inbox and the runs as they are on disk,
  * not as the daemon reports them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -19,7 +18,8 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { createClient, type Client } from '../../src/api/client.js';
 import { startEmulator, type Delivery, type Emulator } from '../../src/emulator/index.js';
-import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { DaemonProcess } from '../helpers/daemon.js';
 
 type Json = Record<string, unknown>;
 
@@ -32,113 +32,12 @@ const CB_SECRET = 'cb-hmac-secret-Wv42pTn8';
 const DAEMON_TOKEN = 'daemon-token-Rk29vXbN5sQ';
 const SIGNATURE = 'x-fleetbook-signature';
 
-// ── a daemon in a child process ───────────────────────────────────────────────────────────────────
-
-/** Every daemon (and failed `serve`) of this file, for the secrets check at the end. */
+/** Every failed `serve` of this file, with every daemon, for the secrets check at the end. */
 const outputs: { name: string; stdout: () => string; stderr: () => string }[] = [];
-
-class DaemonProcess {
-  url = '';
-  private out = '';
-  private err = '';
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-
-  private constructor(
-    readonly name: string,
-    readonly proc: ChildProcess,
-  ) {
-    proc.stdout?.setEncoding('utf8').on('data', (s: string) => (this.out += s));
-    proc.stderr?.setEncoding('utf8').on('data', (s: string) => (this.err += s));
-    this.exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
-    outputs.push({ name, stdout: () => this.out, stderr: () => this.err });
-  }
-
-  /**
-   * Starts `fleetbook serve` and resolves once it is fully started (the banner `serve` prints after the
-   * registrations and the scheduler), with the URL of its "listening" log line.
-   */
-  static async start(
-    name: string,
-    o: { playbooks: string; state: string; port?: number; env: Record<string, string> },
-  ): Promise<DaemonProcess> {
-    const args = [
-      BIN,
-      'serve',
-      '--playbooks',
-      o.playbooks,
-      '--listen',
-      `127.0.0.1:${o.port ?? 0}`,
-      '--state',
-      o.state,
-    ];
-    const proc = spawn(process.execPath, args, {
-      env: { PATH: process.env.PATH ?? '', ...o.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const d = new DaemonProcess(name, proc);
-    let exit: { code: number | null } | undefined;
-    void d.exited.then((e) => (exit = e));
-    await until(
-      `${name} to start`,
-      () => {
-        if (exit) throw new Error(`${name} exited with ${String(exit.code)} before starting:\n${d.err}`);
-        return d.err.includes('fleetbook serve: listening on');
-      },
-      15_000,
-    );
-    const listening = d.logs().find((l) => l.message === 'listening');
-    expect(listening, `no "listening" log line:\n${d.err}`).to.not.equal(undefined);
-    d.url = String(listening?.url);
-    expect(d.url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
-    if (o.port) expect(d.url).to.equal(`http://127.0.0.1:${o.port}`);
-    return d;
-  }
-
-  get stderr(): string {
-    return this.err;
-  }
-
-  /** The JSON log lines of stderr. */
-  logs(): Json[] {
-    const out: Json[] = [];
-    for (const line of this.err.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      try {
-        out.push(JSON.parse(line) as Json);
-      } catch {
-        // A line being written right now.
-      }
-    }
-    return out;
-  }
-
-  /** Sends `signal` and waits for the exit; how long it took. */
-  async stop(
-    signal: NodeJS.Signals = 'SIGTERM',
-    timeoutMs = 30_000,
-  ): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
-    const began = Date.now();
-    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(signal);
-    let timer: NodeJS.Timeout | undefined;
-    const result = await Promise.race([
-      this.exited,
-      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    if (!result) {
-      this.proc.kill('SIGKILL');
-      throw new Error(`${this.name} did not exit within ${timeoutMs} ms of ${signal}`);
-    }
-    return { ...result, ms: Date.now() - began };
-  }
-
-  /** Ends the process if a test left it running (the process this file started, by its own handle). */
-  async kill(): Promise<void> {
-    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
-    this.proc.kill('SIGKILL');
-    await this.exited;
-  }
-}
+const allOutputs = () => [
+  ...DaemonProcess.all.map((d) => ({ name: d.name, stdout: () => d.stdout, stderr: () => d.stderr })),
+  ...outputs,
+];
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -338,6 +237,9 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         },
       });
       started.push(daemon);
+      expect(daemon.url).to.equal(`http://127.0.0.1:${port}`);
+      const listening = daemon.logs().find((l) => l.message === 'listening');
+      expect(listening?.url, 'the "listening" log line names the URL').to.equal(daemon.url);
     });
 
     it('acknowledges a message sent three times, says duplicate after the first, and starts one run', async () => {
@@ -865,13 +767,13 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         'client secret': emu.defaults.clientSecret,
         'user password': emu.defaults.password,
       };
-      expect(outputs.map((o) => o.name)).to.include.members([
+      expect(allOutputs().map((o) => o.name)).to.include.members([
         'main daemon',
         'flood daemon',
         'serve with invalid playbooks',
       ]);
       const leaks: string[] = [];
-      for (const o of outputs) {
+      for (const o of allOutputs()) {
         const lines = `${o.stderr()}\n${o.stdout()}`.split('\n');
         for (const [what, value] of Object.entries(secrets))
           for (const line of lines)
@@ -890,7 +792,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
           if (row.t?.includes(value)) leaks.push(`store, ${what}: ${row.t.slice(0, 300)}`);
       expect(leaks).to.deep.equal([]);
       // The check read something: every daemon wrote its start.
-      expect(outputs.every((o) => o.stderr().length > 0)).to.equal(true);
+      expect(allOutputs().every((o) => o.stderr().length > 0)).to.equal(true);
     });
   });
 });

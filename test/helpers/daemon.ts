@@ -1,0 +1,137 @@
+/**
+ * `fleetbook serve` in a child process, as an operator runs it: the built binary (dist/ must be built; `npm
+ * test` and `npm run bench` build it first), its output kept, started once it says where it listens, stopped
+ * by a signal with the time the exit took. The daemon tests and the daemon benchmarks all start it here.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { BIN } from './cli.js';
+
+type Json = Record<string, unknown>;
+
+export interface DaemonOptions {
+  playbooks: string;
+  /** The SQLite file. */
+  state: string;
+  /** 0 or absent: any free port. */
+  port?: number;
+  /** The whole environment of the child, but for PATH. */
+  env: Record<string, string | undefined>;
+  /** Options for node itself, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+  /** How long it may take to start. @default 30000 */
+  startTimeoutMs?: number;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class DaemonProcess {
+  /** Every daemon started in this process, whether it came up or not (a secrets check reads them all). */
+  static readonly all: DaemonProcess[] = [];
+
+  /** Its base URL, from the line `serve` prints once everything has started. */
+  url = '';
+  private out = '';
+  private err = '';
+  readonly exited: Promise<Exit>;
+
+  private constructor(
+    readonly name: string,
+    readonly proc: ChildProcess,
+  ) {
+    proc.stdout?.setEncoding('utf8').on('data', (s: string) => (this.out += s));
+    proc.stderr?.setEncoding('utf8').on('data', (s: string) => (this.err += s));
+    this.exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+    DaemonProcess.all.push(this);
+  }
+
+  /**
+   * Starts `fleetbook serve` and resolves once it is fully started: after the registrations and the scheduler,
+   * `serve` prints `fleetbook serve: listening on URL`.
+   */
+  static async start(name: string, o: DaemonOptions): Promise<DaemonProcess> {
+    const args = [
+      ...(o.nodeArgs ?? []),
+      BIN,
+      'serve',
+      '--playbooks',
+      o.playbooks,
+      '--listen',
+      `127.0.0.1:${o.port ?? 0}`,
+      '--state',
+      o.state,
+    ];
+    const proc = spawn(process.execPath, args, {
+      env: { PATH: process.env.PATH ?? '', ...o.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const d = new DaemonProcess(name, proc);
+    let exit: Exit | undefined;
+    void d.exited.then((e) => (exit = e));
+    const deadline = Date.now() + (o.startTimeoutMs ?? 30_000);
+    for (;;) {
+      const m = /fleetbook serve: listening on (http:\/\/\S+)/.exec(d.err);
+      if (m) {
+        d.url = m[1] as string;
+        return d;
+      }
+      if (exit)
+        throw new Error(
+          `${name} exited (${exit.signal ?? String(exit.code)}) before starting:\n${d.err.slice(-4000)}`,
+        );
+      if (Date.now() > deadline) {
+        await d.kill();
+        throw new Error(`${name} did not start:\n${d.err.slice(-4000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  get stdout(): string {
+    return this.out;
+  }
+
+  get stderr(): string {
+    return this.err;
+  }
+
+  /** The JSON log lines of stderr. */
+  logs(): Json[] {
+    const out: Json[] = [];
+    for (const line of this.err.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      try {
+        out.push(JSON.parse(line) as Json);
+      } catch {
+        // A line being written right now.
+      }
+    }
+    return out;
+  }
+
+  /** Sends `signal` and waits for the exit; how long it took. A process that does not exit is killed. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<Exit & { ms: number }> {
+    const began = Date.now();
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const result = await Promise.race([
+      this.exited,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (!result) {
+      this.proc.kill('SIGKILL');
+      throw new Error(`${this.name} did not exit within ${timeoutMs} ms of ${signal}`);
+    }
+    return { ...result, ms: Date.now() - began };
+  }
+
+  /** Ends the process if it is still running (SIGKILL). */
+  async kill(): Promise<void> {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    this.proc.kill('SIGKILL');
+    await this.exited;
+  }
+}
