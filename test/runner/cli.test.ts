@@ -3,12 +3,13 @@
  * FLEETBOOK_API_URL (so against the embedded emulator) and FLEETBOOK_STATE in a temp directory. dist/ must be
  * built (`npm test` builds it before mocha runs).
  */
+import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { startEmulator } from '../../src/emulator/index.js';
 import type { LedgerRow, RunRecord, RunSummary } from '../../src/store/store.js';
-import { fleetbook as run } from '../helpers/cli.js';
+import { BIN, fleetbook as run } from '../helpers/cli.js';
 import { tempDir } from './helpers.js';
 
 const fleetbook = (args: string[], env: Record<string, string>) =>
@@ -51,6 +52,44 @@ steps:
     with: { accountName: "0000000000-00000" }
 `;
 
+const ON_A_TERMINAL = `
+version: 1
+name: cli-on-a-terminal
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { state: active, kind: imei } }
+  - id: some
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: 5
+      steps:
+        - id: suspend
+          uses: devices.suspend
+          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
+`;
+
+/** Runs `fleetbook ARGS` on a pseudo-terminal (util-linux `script`), as a person at a terminal does. */
+function onTerminal(args: string[], env: Record<string, string>): Promise<{ code: number; output: string }> {
+  const command = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    execFile(
+      'script',
+      ['-qec', command, '/dev/null'],
+      { env: { PATH: process.env.PATH ?? '', TERM: 'xterm', ...env }, timeout: 60_000 },
+      (err, stdout) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        if (err && code === -1)
+          reject(new Error(`script (util-linux) could not run the command: ${err.message}`));
+        else resolve({ code, output: stdout });
+      },
+    );
+  });
+}
+
 describe('fleetbook run and runs (child process, embedded emulator)', function () {
   this.timeout(60_000);
   let tmp: { dir: string; close(): Promise<void> };
@@ -62,6 +101,7 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
     await writeFile(join(tmp.dir, 'ok.yaml'), SUSPEND_AND_LOCATE);
     await writeFile(join(tmp.dir, 'fails.yaml'), FAILING);
+    await writeFile(join(tmp.dir, 'tty.yaml'), ON_A_TERMINAL);
     // The embedded emulator is seeded with the defaults: the same accounts as this one.
     const probe = await startEmulator({ timeScale: 0 });
     account = probe.defaults.accounts[0]!;
@@ -112,6 +152,28 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
       ['devices.suspend', 1, 5],
       ['location.createReport', 1, okRun.steps.find((x) => x.id === 'report')!.devices.total],
     ]);
+  });
+
+  it('run on a terminal: a progress bar of devices done, calls and errors, then the summary', async () => {
+    // A store of its own: the test of `runs list` below counts the runs of the shared one.
+    const own = { ...env, FLEETBOOK_STATE: join(tmp.dir, 'tty.db') };
+    const r = await onTerminal(['run', join(tmp.dir, 'tty.yaml'), '--input', `account=${account}`], own);
+    expect(r.code, r.output).to.equal(0);
+    // eslint-disable-next-line no-control-regex
+    const text = r.output.replace(/\u001b\[[0-9;?]*[A-Za-z]|\u001b[78]/g, '');
+    const bars = [...text.matchAll(/(\d+)\/(\d+) devices \| (\d+) calls \| (\d+) errors/g)];
+    expect(bars.length, text).to.be.greaterThan(0);
+    const last = bars[bars.length - 1]!;
+    const summary = /suspend +succeeded calls (\d+) devices (\d+): \2 succeeded, 0 failed/.exec(text);
+    expect(summary, text).to.not.equal(null);
+    const devices = Number(summary![2]);
+    expect(devices).to.be.greaterThan(5);
+    // The last drawing: every device done, the listing's call and one suspend per batch of 5.
+    expect(last.slice(1).map(Number)).to.deep.equal([devices, devices, 1 + Math.ceil(devices / 5), 0]);
+    // Not on a terminal (every other test here), no bar is drawn.
+    const plain = await fleetbook(['run', join(tmp.dir, 'tty.yaml'), '--input', `account=${account}`], own);
+    expect(plain.code, plain.stderr).to.equal(0);
+    expect(plain.stderr + plain.stdout).to.not.match(/devices \| \d+ calls/);
   });
 
   it('a bad --input exits 2 before running', async () => {
