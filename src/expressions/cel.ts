@@ -7,6 +7,8 @@
  * - JSON numbers that are integers behave as CEL ints (`event.count + 1`): values are wrapped at the boundary
  *   in a proxy that reads integer-valued numbers as BigInt, lazily, so a large context is never copied.
  *   Results come back as plain JSON values (BigInt → number).
+ * - JSON does not say int or double: `usage * 2` must not work for 3 and fail for 2.5. So int and double mix in
+ *   `+ - * /` and give a double, where plain CEL would refuse the expression.
  * - CEL is sandboxed: no I/O, no loops, bounded size. Nothing reachable from an expression can escape.
  */
 import { Environment } from '@marcbachmann/cel-js';
@@ -23,6 +25,14 @@ const LIMITS = {
   maxCallArguments: 16,
 };
 
+/** Arithmetic on an int and a double, as doubles. */
+const MIXED: [string, (a: number, b: number) => number][] = [
+  ['+', (a, b) => a + b],
+  ['-', (a, b) => a - b],
+  ['*', (a, b) => a * b],
+  ['/', (a, b) => a / b],
+];
+
 function environment(loop: boolean): Environment {
   const env = new Environment({
     unlistedVariablesAreDyn: false,
@@ -30,6 +40,10 @@ function environment(loop: boolean): Environment {
     limits: LIMITS,
   });
   for (const v of CONTEXT_VARIABLES) env.registerVariable(v, 'dyn');
+  for (const [op, f] of MIXED) {
+    env.registerOperator(`double ${op} int: double`, (a: number, b: bigint) => f(a, Number(b)));
+    env.registerOperator(`int ${op} double: double`, (a: bigint, b: number) => f(Number(a), b));
+  }
   if (loop) env.registerVariable('item', 'dyn').registerVariable('index', 'int');
   return env;
 }

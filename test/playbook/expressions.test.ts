@@ -58,6 +58,17 @@ describe('expressions: integers (product.md section 2)', () => {
     });
   });
 
+  it('mixes a JSON number that is not whole with ints in + - * /, as a double: it works for 2.5 as for 3', () => {
+    const c = compile('event.usage * 2 + 1 - 0.5 / 2');
+    expect(c.evaluate({ event: { usage: 3 } })).to.equal(6.75);
+    expect(c.evaluate({ event: { usage: 2.5 } })).to.equal(5.75);
+    expect(render('${{ event.usage + 1 }}', { event: { usage: 1.5 } })).to.equal(2.5);
+    expect(render('${{ 1 - event.usage }}', { event: { usage: 0.25 } })).to.equal(0.75);
+    // Between ints, int arithmetic stays: 7 / 2 is 3.
+    expect(render('${{ event.usage / 2 }}', { event: { usage: 7 } })).to.equal(3);
+    expect(render('${{ event.usage / 2 }}', { event: { usage: 7.5 } })).to.equal(3.75);
+  });
+
   it('compiles once and evaluates against any context', () => {
     const c = compile('event.count + 1');
     expect(c.evaluate({ event: { count: 1 } })).to.equal(2);
