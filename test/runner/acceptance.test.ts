@@ -11,49 +11,7 @@ import type { Emulator } from '../../src/emulator/index.js';
 import type { LedgerRow, RunSummary } from '../../src/store/store.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { accountDevices, calls, emulator, imei, setFaults, tempDir } from './helpers.js';
-
-const SUSPEND = `
-version: 1
-name: outside-suspend
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: devices
-    uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active, kind: imei } }
-    retry: { on: [http.5xx, http.429, network], maxAttempts: 8, delay: 10ms, maxDelay: 200ms }
-  - id: batches
-    forEach:
-      items: \${{ steps.devices.items }}
-      batchSize: 100
-      concurrency: 3
-      steps:
-        - id: suspend
-          uses: devices.suspend
-          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
-          retry: { on: [http.5xx, http.429, network], maxAttempts: 10, delay: 10ms, maxDelay: 200ms }
-`;
-
-const REPORT = `
-version: 1
-name: outside-report
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: devices
-    uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
-  - id: report
-    uses: location.createReport
-    with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.devices.items }}, cacheMode: "0" }
-    devices:
-      retry:
-        - on: [SVC CACHE UNAVAILABLE]
-          with: { cacheMode: "1" }
-    wait: { for: completion, timeout: 1h, pollInterval: 100ms }
-`;
+import { NIGHTLY_REPORT, SUSPEND_ACTIVE } from './playbooks.js';
 
 describe('acceptance: playbooks from elsewhere, fleetbook run --json, an emulator with faults', function () {
   this.timeout(60_000);
@@ -67,8 +25,14 @@ describe('acceptance: playbooks from elsewhere, fleetbook run --json, an emulato
     emu = await emulator({ devicesPerAccount: 1500, timeScale: 600 });
     account = emu.defaults.accounts[0]!;
     dir = await tempDir();
-    await writeFile(join(dir.dir, 'suspend.yaml'), SUSPEND);
-    await writeFile(join(dir.dir, 'report.yaml'), REPORT);
+    await writeFile(
+      join(dir.dir, 'suspend.yaml'),
+      SUSPEND_ACTIVE({ name: 'outside-suspend', batchSize: 100, concurrency: 3 }),
+    );
+    await writeFile(
+      join(dir.dir, 'report.yaml'),
+      NIGHTLY_REPORT({ name: 'outside-report', pollInterval: '100ms' }),
+    );
     env = {
       ...emulatorEnv(emu),
       FLEETBOOK_STATE: join(dir.dir, 'state.db'),

@@ -11,6 +11,7 @@ import { startEmulator } from '../../src/emulator/index.js';
 import type { LedgerRow, RunRecord, RunSummary } from '../../src/store/store.js';
 import { BIN, fleetbook as run } from '../helpers/cli.js';
 import { tempDir } from './helpers.js';
+import { SUSPEND_ACTIVE } from './playbooks.js';
 
 const fleetbook = (args: string[], env: Record<string, string>) =>
   run(args, { FLEETBOOK_LOG_LEVEL: 'warn', ...env });
@@ -52,25 +53,7 @@ steps:
     with: { accountName: "0000000000-00000" }
 `;
 
-const ON_A_TERMINAL = `
-version: 1
-name: cli-on-a-terminal
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: devices
-    uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active, kind: imei } }
-  - id: some
-    forEach:
-      items: \${{ steps.devices.items }}
-      batchSize: 5
-      steps:
-        - id: suspend
-          uses: devices.suspend
-          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
-`;
+const ON_A_TERMINAL = SUSPEND_ACTIVE({ name: 'cli-on-a-terminal', batchSize: 5, concurrency: 1 });
 
 /** Runs `fleetbook ARGS` on a pseudo-terminal (util-linux `script`), as a person at a terminal does. */
 function onTerminal(args: string[], env: Record<string, string>): Promise<{ code: number; output: string }> {

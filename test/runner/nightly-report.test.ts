@@ -20,30 +20,9 @@ import {
   type Json,
   type SpiedCall,
 } from './helpers.js';
+import { NIGHTLY_REPORT } from './playbooks.js';
 
-const NIGHTLY = `
-version: 1
-name: nightly-location-report
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: devices
-    uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei }, maxNumberOfDevices: 2000 }
-  - id: report
-    uses: location.createReport
-    with:
-      accountName: \${{ inputs.account }}
-      deviceList: \${{ steps.devices.items }}
-      accuracyMode: "0"
-      cacheMode: "0"
-    devices:
-      retry:
-        - on: [SVC CACHE UNAVAILABLE]
-          with: { cacheMode: "1" }
-    wait: { for: completion, timeout: 2h }
-`;
+const NIGHTLY = NIGHTLY_REPORT({ name: 'nightly-location-report' });
 
 /** Every entry of a report, read from the emulator through a separate client. */
 async function entries(client: Client, account: string, txid: string): Promise<Json[]> {
