@@ -296,29 +296,24 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** The ledger rows of these runs' steps, a row per device: the latest entry of each device counts. */
-  private ledgerRows(pairs: { run_id: string; step: string }[]): LedgerRow[] {
-    const entries = this.sql('SELECT * FROM ledger WHERE run_id = ? AND step = ? ORDER BY seq');
-    const out: LedgerRow[] = [];
-    for (const { run_id, step } of pairs) {
-      const latest = new Map<string, LedgerRow>();
-      for (const e of entries.all(run_id, step) as EntryRow[]) {
-        const base = {
-          runId: e.run_id,
-          step: e.step,
-          kind: e.kind,
-          outcome: e.outcome as LedgerRow['outcome'],
-          ...(e.error_type !== null ? { errorType: e.error_type } : {}),
-          ...(e.error_class !== null ? { errorClass: e.error_class } : {}),
-          attempts: e.attempts,
-          at: e.at,
-        };
-        for (const deviceId of JSON.parse(e.device_ids) as string[])
-          latest.set(deviceId, { deviceId, ...base });
-      }
-      for (const row of latest.values()) out.push(row);
+  /** Entries (in `seq` order) as ledger rows, a row per device and step: the latest entry of each counts. */
+  private ledgerRows(entries: EntryRow[]): LedgerRow[] {
+    const latest = new Map<string, LedgerRow>();
+    for (const e of entries) {
+      const base = {
+        runId: e.run_id,
+        step: e.step,
+        kind: e.kind,
+        outcome: e.outcome as LedgerRow['outcome'],
+        ...(e.error_type !== null ? { errorType: e.error_type } : {}),
+        ...(e.error_class !== null ? { errorClass: e.error_class } : {}),
+        attempts: e.attempts,
+        at: e.at,
+      };
+      for (const deviceId of JSON.parse(e.device_ids) as string[])
+        latest.set(`${e.run_id}\0${e.step}\0${deviceId}`, { deviceId, ...base });
     }
-    return out;
+    return [...latest.values()];
   }
 
   queryLedger(q: LedgerQuery): LedgerRow[] {
@@ -347,12 +342,14 @@ export class SqliteStore implements Store {
       args.push(...types);
     }
     if (q.since !== undefined) cond('r.started_at >= ?', q.since);
-    // The steps with an entry that matches; then each of their devices' latest entry must match too.
-    const pairs = this.sql(
-      `SELECT DISTINCT l.run_id, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
-       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`,
-    ).all(...args) as { run_id: string; step: string }[];
-    return this.ledgerRows(pairs)
+    // Every entry of the steps with an entry that matches; then each device's latest entry must match too.
+    const entries = this.sql(
+      `SELECT * FROM ledger WHERE (run_id, step) IN (
+         SELECT l.run_id, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
+         ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
+       ORDER BY seq`,
+    ).all(...args) as EntryRow[];
+    return this.ledgerRows(entries)
       .filter(
         (d) =>
           (q.outcome === undefined || d.outcome === q.outcome) &&
@@ -362,14 +359,12 @@ export class SqliteStore implements Store {
   }
 
   deviceResults(runId: string, step?: string): LedgerRow[] {
-    const pairs =
-      step === undefined
-        ? (this.sql('SELECT DISTINCT run_id, step FROM ledger WHERE run_id = ?').all(runId) as {
-            run_id: string;
-            step: string;
-          }[])
-        : [{ run_id: runId, step }];
-    return this.ledgerRows(pairs).sort((a, b) => compare(a.step, b.step) || compare(a.deviceId, b.deviceId));
+    const entries = this.sql(
+      'SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) ORDER BY seq',
+    ).all({ runId, step: step ?? null }) as EntryRow[];
+    return this.ledgerRows(entries).sort(
+      (a, b) => compare(a.step, b.step) || compare(a.deviceId, b.deviceId),
+    );
   }
 
   unfinishedRuns(): RunRecord[] {
