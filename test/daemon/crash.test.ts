@@ -21,7 +21,7 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
-import { accountDevices, calls, emulator, imei, tempDir } from '../runner/helpers.js';
+import { accountDevices, calls, emulator, imei, sizeForActive, tempDir } from '../runner/helpers.js';
 
 const DEVICES = 10_000;
 const ROUNDS = 10;
@@ -179,12 +179,9 @@ describe('daemon: killed with SIGKILL and started again', function () {
   let current: Daemon | undefined;
 
   before(async () => {
-    // The seed decides each device's state: find the account size that has exactly 10,000 active devices.
     emu = await emulator({ devicesPerAccount: 12_500 });
     account = emu.defaults.accounts[0]!;
-    const all = await accountDevices(emu, account);
-    let seen = 0;
-    const devicesPerAccount = all.findIndex((d) => d.state === 'active' && ++seen === DEVICES) + 1;
+    const devicesPerAccount = await sizeForActive(emu, account, DEVICES);
     expect(devicesPerAccount, 'the seed has 10,000 active devices').to.be.greaterThan(0);
     emu.reset({ devicesPerAccount });
     active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);

@@ -102,6 +102,15 @@ export async function accountDevices(emu: Emulator, account: string, limit?: num
   return body.accounts[0]?.devices ?? [];
 }
 
+/**
+ * How many devices an account of `emu`'s seed needs for exactly `active` of them to be active (the seed decides
+ * each device's state); 0 when the account as it is now has fewer.
+ */
+export async function sizeForActive(emu: Emulator, account: string, active: number): Promise<number> {
+  let seen = 0;
+  return (await accountDevices(emu, account)).findIndex((d) => d.state === 'active' && ++seen === active) + 1;
+}
+
 /** The IMEI of a seeded device (its first identifier, under which the emulator lists its mutations). */
 export function imei(d: SeedDevice): string {
   return (d.deviceIds.find((x) => x.kind === 'imei') ?? d.deviceIds[0])!.id;

@@ -19,6 +19,7 @@ import {
   memoryStore,
   playbook,
   setFaults,
+  sizeForActive,
   spy,
   type Calls,
   type SpiedCall,
@@ -59,12 +60,9 @@ describe('runner: 20,000 devices suspended in batches under faults', function ()
   let devicesPerAccount: number;
 
   before(async () => {
-    // Find how many seeded devices give exactly 20,000 active ones (the seed decides each device's state).
     emu = await emulator({ devicesPerAccount: 24_000 });
     account = emu.defaults.accounts[0]!;
-    const all = await accountDevices(emu, account);
-    let seen = 0;
-    devicesPerAccount = all.findIndex((d) => d.state === 'active' && ++seen === DEVICES) + 1;
+    devicesPerAccount = await sizeForActive(emu, account, DEVICES);
     expect(devicesPerAccount, 'the seed has 20,000 active devices').to.be.greaterThan(0);
   });
   after(() => emu.close());
