@@ -39,7 +39,7 @@ const { ACTIONS, CATALOG } = await load<typeof Catalog>('api/catalog.js');
 const { ENGINE_ACTION_NAMES } = await load<typeof Engine>('actions/engine.js');
 const { stepSelectorProblem, deviceSelectorProblem } = await load<typeof Selectors>('actions/selectors.js');
 const { DEVICE_ERROR_TYPES } = await load<typeof DeviceErrors>('api/device-errors.js');
-const { createAjv } = await load<typeof Validate>('api/validate.js');
+const { createAjv, inputValidatorName } = await load<typeof Validate>('api/validate.js');
 const { GENERATED_SOURCES, fingerprint } = await load<typeof Generated>('api/generated.js');
 
 // ── validators ──────────────────────────────────────────────────────────────────────────────────
@@ -64,7 +64,7 @@ for (const action of actions) {
   argKeys[action] = Object.keys((schema as { properties?: object }).properties ?? {});
 }
 // As the client's check of each request (api/client.ts, prepare).
-for (const action of ACTIONS) emit(`input:${action}`, CATALOG[action].input);
+for (const action of ACTIONS) emit(inputValidatorName(action), CATALOG[action].input);
 
 // ── retry selectors ─────────────────────────────────────────────────────────────────────────────
 const HTTP = ['4xx', '5xx'];

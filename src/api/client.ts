@@ -34,7 +34,7 @@ import {
 } from './catalog.js';
 import { apiError, parseBody, send, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './schemas/location.js';
-import { check } from './validate.js';
+import { checkInput } from './validate.js';
 import { closest } from '../util/closest.js';
 
 type Json = Record<string, unknown>;
@@ -183,7 +183,7 @@ export class ApiClient {
 
   /** Validates `input` against the action's schema and applies its spelling normalisation. */
   prepare(op: Operation, input: unknown): Json {
-    const problems = check(op.input, input ?? {}, `input:${op.action}`);
+    const problems = checkInput(op, input ?? {});
     if (problems.length) throw new InputError(op.action, problems);
     const json = (input ?? {}) as Json;
     return op.normalize ? op.normalize(json) : json;

@@ -131,6 +131,16 @@ export function check(schema: object, data: unknown, generatedName?: string): In
   return v(data) ? [] : explain(v.errors ?? []);
 }
 
+/** The name of the validator the build generates for an action's request schema (scripts/emit-rules.ts). */
+export function inputValidatorName(action: string): string {
+  return `input:${action}`;
+}
+
+/** Problems of an action's input against its request schema, checked by the validator the build made for it. */
+export function checkInput(op: { action: string; input: object }, data: unknown): InputProblem[] {
+  return check(op.input, data, inputValidatorName(op.action));
+}
+
 /** ajv's errors as one clear sentence each, without the noise of `if`, `anyOf` and `allOf` wrappers. */
 export function explain(all: ErrorObject[]): InputProblem[] {
   const errors = bestBranches(all);

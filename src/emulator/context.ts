@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Operation } from '../api/catalog.js';
-import { check } from '../api/validate.js';
+import { checkInput } from '../api/validate.js';
 import { E } from './errors.js';
 import type { AccountInfo, UserInfo } from './seed.js';
 import type { Core, EmulatorState } from './state.js';
@@ -77,7 +77,7 @@ export function validInput(ctx: Ctx): Json {
   if (ctx.raw !== undefined && (ctx.raw === null || typeof ctx.raw !== 'object' || Array.isArray(ctx.raw)))
     throw E.invalid('The request body must be a JSON object', '/');
   const input = actionInput(ctx);
-  const problems = check(op.input, input, `input:${op.action}`);
+  const problems = checkInput(op, input);
   if (problems.length) {
     const first = problems[0]!;
     throw E.invalid(

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import { ACTIONS, CATALOG } from '../../src/api/catalog.js';
-import { createAjv } from '../../src/api/validate.js';
+import { createAjv, inputValidatorName } from '../../src/api/validate.js';
 import type * as Generated from '../../src/api/generated.js';
 import { CASES } from '../helpers/action-cases.js';
 
@@ -52,7 +52,7 @@ describe('generated request validators', () => {
     expect(g, 'the generated files are current').to.not.equal(undefined);
     const compiled = createAjv(false);
     for (const action of ACTIONS) {
-      const v = g!.validator(`input:${action}`);
+      const v = g!.validator(inputValidatorName(action));
       expect(v, action).to.be.a('function');
       const check = compiled.compile(CATALOG[action].input);
       for (const input of variants(CASES[action].input as Record<string, unknown>)) {

@@ -114,9 +114,10 @@ export const Devices = Type.Array(
     else: DeviceId,
   }),
   {
-  minItems: 1,
-  description: 'Devices: [{ deviceIds: [{ id, kind }] }], or a flat list of { id, kind }, one device each.',
-});
+    minItems: 1,
+    description: 'Devices: [{ deviceIds: [{ id, kind }] }], or a flat list of { id, kind }, one device each.',
+  },
+);
 
 /** The `{ errorCode, errorMessage }` body and friends are described in src/api/errors.ts, not here. */
 export const Anything = Type.Unknown();
