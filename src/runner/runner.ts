@@ -24,6 +24,7 @@ import type {
   StepSummary,
   Store,
 } from '../store/store.js';
+import { readAhead } from '../util/read-ahead.js';
 import { runEngineAction } from '../actions/executors.js';
 import {
   appliedFilter,
@@ -115,7 +116,11 @@ interface StepState {
   error?: string;
   /** Device results to write with the step's checkpoint. */
   ledger?: DeviceResult[];
+  /** `items` as the checkpoint keeps them, when the step built them as it went (a listing, page by page). */
+  itemRuns?: ItemRuns;
 }
+
+type ItemRuns = [kind: string, ids: string[]][];
 
 /** What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded. */
 interface Checkpoint {
@@ -127,7 +132,7 @@ interface Checkpoint {
    */
   items?: unknown[];
   /** `items` when each is a `{ id, kind }`, as runs of one kind: half the size, and faster to write. */
-  itemRuns?: [kind: string, ids: string[]][];
+  itemRuns?: ItemRuns;
   devices?: DeviceCounts;
   error?: string;
   calls?: number;
@@ -141,7 +146,7 @@ interface Checkpoint {
 function packItems(items: unknown[]): Pick<Checkpoint, 'items' | 'itemRuns'> {
   const first = items[0];
   if (!first || typeof first !== 'object' || Object.keys(first).length !== 2) return { items };
-  const runs: [string, string[]][] = [];
+  const runs: ItemRuns = [];
   for (const it of items) {
     const d = it as { id?: unknown; kind?: unknown };
     if (typeof d?.id !== 'string' || typeof d.kind !== 'string') return { items };
@@ -444,7 +449,9 @@ class Run {
         devices: state.devices,
         output: boundedOutput(state.output),
         ...(!state.ledger && state.items.length && this.keeps(step.id, 'items')
-          ? packItems(state.items)
+          ? state.itemRuns
+            ? { itemRuns: state.itemRuns }
+            : packItems(state.items)
           : {}),
         calls: sum.calls - before.calls,
         attempts: sum.attempts - before.attempts,
@@ -596,7 +603,17 @@ class Run {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(fe.concurrency ?? 1, units.length || 1) }, worker));
+    // Each worker starts once the one before has handed its first call on, so that the first request is on its
+    // way while the next is prepared, not after every worker has prepared one.
+    const workers: Promise<void>[] = [];
+    for (let w = 0; w < Math.min(fe.concurrency ?? 1, units.length || 1); w++) {
+      if (w) await new Promise(setImmediate);
+      const started = worker();
+      // Met by Promise.all below; until then, not an unhandled rejection.
+      started.catch(() => undefined);
+      workers.push(started);
+    }
+    await Promise.all(workers);
     for (const [id, totals] of inner)
       scope.ctx.steps[id] = { status: 'succeeded', output: null, items: [], devices: totals };
     const percent = units.length ? (failed / units.length) * 100 : 0;
@@ -776,8 +793,11 @@ class Run {
     const keepOutput = this.keeps(step.id, 'output');
     const records: unknown[] = [];
     const items: Json[] = [];
+    // The checkpoint's form of the items, built as they come rather than in one pass at the end.
+    const runs: ItemRuns = [];
     const sum = this.stepSummary(step.id);
-    for await (const page of this.o.client.pages('devices.list', input, { signal })) {
+    // The next page is requested before this one is taken apart.
+    for await (const page of readAhead(this.o.client.pages('devices.list', input, { signal }))) {
       sum.calls++;
       this.progress.calls++;
       for (const d of ((page as Json).devices as Json[] | undefined) ?? []) {
@@ -794,14 +814,18 @@ class Run {
             }
           }
         }
-        items.push({ id: String(pick?.id), kind: pickKind ?? String(pick?.kind).toLowerCase() });
+        const it = { id: String(pick?.id), kind: pickKind ?? String(pick?.kind).toLowerCase() };
+        items.push(it);
+        const run = runs[runs.length - 1];
+        if (run?.[0] === it.kind) run[1].push(it.id);
+        else runs.push([it.kind, [it.id]]);
         if (keepOutput) records.push(d);
       }
     }
     // Counted when it completes, as every other call is; a timed-out attempt is counted by the timeout loop.
     sum.attempts++;
     const output = keepOutput ? { devices: records } : { count: items.length };
-    return { status: 'succeeded', output, items, devices: emptyCounts() };
+    return { status: 'succeeded', output, items, itemRuns: runs, devices: emptyCounts() };
   }
 
   /** One logical API call, counted for the step and the progress line. */
@@ -1003,15 +1027,10 @@ class Run {
           { accountName: passInput.accountName, txid: r.txid },
           { signal },
         );
-        const it = pages[Symbol.asyncIterator]();
-        let next = it.next();
-        for (;;) {
-          const page = await next;
-          if (page.done) break;
-          next = it.next();
+        for await (const page of readAhead(pages)) {
           this.stepSummary(step.id).calls++;
           const rows: DeviceResult[] = [];
-          for (const e of ((page.value as Json).devLocationList as Json[] | undefined) ?? []) {
+          for (const e of ((page as Json).devLocationList as Json[] | undefined) ?? []) {
             const res = locationResult(e, byMsid, attempt);
             results.set(res.deviceId, res);
             rows.push(res);

@@ -120,6 +120,19 @@ export class SqliteStore implements Store {
   private backlog: number;
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
   private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
+  /** A checkpoint and its ledger entries in one transaction: made once, as a transaction function is costly to make. */
+  private readonly saveWithDevices: (
+    runId: string,
+    key: string,
+    state: string,
+    devices: { step: string; results: DeviceResult[]; at: string },
+  ) => void;
+  private readonly insertInTransaction: (
+    runId: string,
+    step: string,
+    results: DeviceResult[],
+    at: string,
+  ) => void;
   /** Every other statement, prepared on first use. */
   private readonly prepared = new Map<string, Database.Statement>();
 
@@ -152,6 +165,13 @@ export class SqliteStore implements Store {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
     };
+    this.saveWithDevices = this.db.transaction((runId, key, state, devices) => {
+      this.stmt.saveStep.run(runId, key, state);
+      this.insertDevices(runId, devices.step, devices.results, devices.at);
+    });
+    this.insertInTransaction = this.db.transaction((runId, step, results, at) =>
+      this.insertDevices(runId, step, results, at),
+    );
   }
 
   /** A statement on the main connection, prepared once. */
@@ -246,10 +266,9 @@ export class SqliteStore implements Store {
     state: unknown,
     devices?: { step: string; results: DeviceResult[]; at: string },
   ): void {
-    this.db.transaction(() => {
-      this.stmt.saveStep.run(runId, key, JSON.stringify(state));
-      if (devices?.results.length) this.insertDevices(runId, devices.step, devices.results, devices.at);
-    })();
+    // A single statement is a transaction of its own.
+    if (devices?.results.length) this.saveWithDevices(runId, key, JSON.stringify(state), devices);
+    else this.stmt.saveStep.run(runId, key, JSON.stringify(state));
   }
 
   loadSteps(runId: string): Map<string, unknown> {
@@ -261,7 +280,7 @@ export class SqliteStore implements Store {
   }
 
   recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void {
-    this.db.transaction(() => this.insertDevices(runId, step, results, at))();
+    this.insertInTransaction(runId, step, results, at);
   }
 
   /** One ledger entry per group of devices with the same result; of a device given twice, the last counts. */
