@@ -79,11 +79,15 @@ function normalizeTrigger(input: Json): Json {
 export function normalizeDevices(input: Json): Json {
   const out = { ...input };
   if (Array.isArray(out.devices)) {
-    out.devices = out.devices.map((d: Json) =>
-      Array.isArray(d.deviceIds)
-        ? { deviceIds: d.deviceIds.map((x: Json) => ({ id: x.id, kind: String(x.kind).toLowerCase() })) }
-        : { deviceIds: [{ id: d.id, kind: String(d.kind).toLowerCase() }] },
-    );
+    out.devices = out.devices.map((d: Json) => {
+      if (Array.isArray(d.deviceIds))
+        return {
+          deviceIds: d.deviceIds.map((x: Json) => ({ id: x.id, kind: String(x.kind).toLowerCase() })),
+        };
+      const kind = String(d.kind).toLowerCase();
+      // A checked flat identifier has only `id` and `kind`: one already in lower case is sent as it is.
+      return { deviceIds: [kind === d.kind ? d : { id: d.id, kind }] };
+    });
   }
   return out;
 }
@@ -602,8 +606,15 @@ function enc(v: unknown): string {
 
 /** The path parameters an operation's template names, e.g. `['accountName', 'txid']`. */
 export function pathParams(op: Operation): string[] {
-  return [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+  let names = paramNames.get(op.path);
+  if (!names) {
+    names = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+    paramNames.set(op.path, names);
+  }
+  return names;
 }
+/** The parameters of each path template, found once: every request asks. */
+const paramNames = new Map<string, string[]>();
 
 /** The path for an input, every `{param}` filled and encoded. */
 export function resolvePath(op: Operation, input: Json): string {
