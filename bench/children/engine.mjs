@@ -1,6 +1,6 @@
 /**
  * One engine run for the P1/P2 benchmarks, in its own process so that its peak RSS is its own: loads the
- * playbook, runs it against the emulator with an on-disk store, and prints { ms, maxRssMb, summary }.
+ * playbook, runs it against the emulator with an on-disk store, and prints { ms, cpuMs, maxRssMb, summary }.
  *
  * Plain JavaScript on the built modules of dist/ (bench/main.ts builds first), run by plain node, as
  * `fleetbook run` is: under a TypeScript loader, every module loaded during the run (the request validators
@@ -30,6 +30,7 @@ const client = createClient({
 });
 const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'fleetbook-bench-')), 'state.db'));
 const start = performance.now();
+const cpuStart = process.cpuUsage();
 const summary = await runPlaybook(loaded.playbook, {
   client,
   store,
@@ -37,6 +38,8 @@ const summary = await runPlaybook(loaded.playbook, {
   inputs: { account },
 });
 const ms = performance.now() - start;
+const cpu = process.cpuUsage(cpuStart);
+const cpuMs = (cpu.user + cpu.system) / 1000;
 await client.close();
 store.close();
-process.stdout.write(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, summary }));
+process.stdout.write(JSON.stringify({ ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, summary }));

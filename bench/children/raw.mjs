@@ -1,6 +1,6 @@
 /**
  * The hand-written side of P1 and P2: the same API calls as the engine's playbook, made with a bare undici
- * Pool at the same concurrency, no engine. Prints { ms, maxRssMb, calls, devices }. Plain JavaScript run by
+ * Pool at the same concurrency, no engine. Prints { ms, cpuMs, maxRssMb, calls, devices }. Plain JavaScript run by
  * plain node, as the engine side is (engine.mjs).
  *
  *   raw.mjs suspend BASE_URL CLIENT_ID SECRET USER PASSWORD ACCOUNT BATCH CONCURRENCY
@@ -28,6 +28,7 @@ async function send(method, path, body, extra = {}) {
   return { status: res.statusCode, json: text ? JSON.parse(text) : {} };
 }
 const start = performance.now();
+const cpuStart = process.cpuUsage();
 const basic = Buffer.from(`${clientId}:${clientSecret}`).toString('base64');
 const token = await send('POST', '/ts/v1/oauth2/token', 'grant_type=client_credentials', {
   authorization: `Basic ${basic}`,
@@ -108,5 +109,9 @@ if (mode === 'suspend') {
   devices = first.size;
 }
 const ms = performance.now() - start;
+const cpu = process.cpuUsage(cpuStart);
+const cpuMs = (cpu.user + cpu.system) / 1000;
 await pool.close();
-process.stdout.write(JSON.stringify({ ms, maxRssMb: process.resourceUsage().maxRSS / 1024, calls, devices }));
+process.stdout.write(
+  JSON.stringify({ ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, calls, devices }),
+);

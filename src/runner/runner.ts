@@ -399,7 +399,7 @@ class Run {
       if (cp && cp.status !== 'sending' && !('forEach' in step) && !('parallel' in step)) {
         state = this.restore(step, scope, cp);
       } else {
-        this.log.info('step started', { step: step.id });
+        this.logStep(scope, 'step started', { step: step.id });
         state = await this.attemptsWithTimeout(step, scope);
       }
     } catch (e) {
@@ -459,7 +459,16 @@ class Run {
       state.ledger ? { step: step.id, results: state.ledger, at } : undefined,
     );
     delete state.ledger;
-    this.log.info('step ended', { step: step.id, status: state.status, devices: state.devices });
+    this.logStep(scope, 'step ended', { step: step.id, status: state.status, devices: state.devices });
+  }
+
+  /**
+   * Where a step's start and end are logged: at info, but at debug inside a fan-out, whose thousands of
+   * iterations would otherwise log two lines each; the fan-out reports its progress itself (forEach).
+   */
+  private logStep(scope: Scope, message: string, meta: Json): void {
+    if (scope.inLoop) this.log.debug(message, meta);
+    else this.log.info(message, meta);
   }
 
   /**
@@ -578,6 +587,8 @@ class Run {
     const inner = new Map<string, DeviceCounts>();
     let failed = 0;
     let next = 0;
+    let finished = 0;
+    let reported = 0;
     const worker = async () => {
       while (next < units.length) {
         const index = next++;
@@ -600,6 +611,18 @@ class Run {
             addCounts(total, st.devices);
             inner.set(s.id, total);
           }
+        }
+        // A line at each tenth of the iterations: the progress of a long fan-out, off a terminal too.
+        const tenth = Math.floor((++finished * 10) / units.length);
+        if (tenth > reported) {
+          reported = tenth;
+          this.log.info('fan-out progress', {
+            step: step.id,
+            iterations: finished,
+            of: units.length,
+            failed,
+            devices: devices.total,
+          });
         }
       }
     };

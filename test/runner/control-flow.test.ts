@@ -470,6 +470,49 @@ steps:
       expect(s.status, s.error).to.equal('succeeded');
       expect(logged()).to.include(`located ${n} of ${n}`);
     });
+
+    it('logs its inner steps at debug and its own progress at info, a line at each tenth of its iterations', async () => {
+      const s = await run(
+        `
+version: 1
+name: fan-out-log
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
+  - id: batches
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: 2
+      concurrency: 3
+      steps:
+        - id: locate
+          uses: location.locate
+          with: { accountName: \${{ inputs.account }}, deviceList: \${{ item }} }
+`,
+        { inputs: { account } },
+      );
+      expect(s.status, s.error).to.equal('succeeded');
+      const located = step(s, 'locate')?.devices.total ?? 0;
+      expect(located).to.be.greaterThan(20);
+      const iterations = Math.ceil(located / 2);
+      const inner = lines.filter((l) => l.meta.step === 'locate');
+      expect(inner.map((l) => l.level)).to.have.members(Array(2 * iterations).fill('debug'));
+      const progress = lines.filter((l) => l.message === 'fan-out progress');
+      expect(progress.map((l) => l.level)).to.deep.equal(Array(10).fill('info'));
+      expect(progress.map((l) => l.meta.of)).to.deep.equal(Array(10).fill(iterations));
+      const done = progress.map((l) => l.meta.iterations as number);
+      expect(done).to.deep.equal([...done].sort((a, b) => a - b));
+      expect(done.at(-1)).to.equal(iterations);
+      expect(progress.at(-1)?.meta.devices).to.equal(located);
+      // The steps outside the fan-out still log their start and end at info.
+      expect(
+        lines.filter((l) => l.meta.step === 'batches' && l.level === 'info').map((l) => l.message),
+      ).to.include.members(['step started', 'step ended']);
+    });
   });
 
   describe('set, fail and if', () => {
