@@ -2,7 +2,8 @@
  * Logging. Secrets never reach a log line: every line is scrubbed of every registered secret value and of
  * fields named like secrets (src/util/secrets.ts) before it is written.
  */
-import winston from 'winston';
+import { createRequire } from 'node:module';
+import type winstonModule from 'winston';
 
 export { registerSecret, redact, redactValue } from './util/secrets.js';
 import { redactValue } from './util/secrets.js';
@@ -16,12 +17,21 @@ export interface Logger {
   child(meta: Record<string, unknown>): Logger;
 }
 
-const scrub = winston.format((info) => {
-  const clean = redactValue({ ...info }) as Record<string, unknown>;
-  for (const key of Object.keys(info)) delete (info as Record<string, unknown>)[key];
-  Object.assign(info, clean);
-  return info;
-});
+/** winston, loaded by the first createLogger: a process that only uses silentLogger (an embedding) never loads it. */
+let loaded: { winston: typeof winstonModule; scrub: winstonModule.Logform.FormatWrap } | undefined;
+function winstonWithScrub() {
+  if (!loaded) {
+    const winston = createRequire(import.meta.url)('winston') as typeof winstonModule;
+    const scrub = winston.format((info) => {
+      const clean = redactValue({ ...info }) as Record<string, unknown>;
+      for (const key of Object.keys(info)) delete (info as Record<string, unknown>)[key];
+      Object.assign(info, clean);
+      return info;
+    });
+    loaded = { winston, scrub };
+  }
+  return loaded;
+}
 
 export interface LoggerOptions {
   /** @default 'info' */
@@ -34,6 +44,7 @@ export interface LoggerOptions {
 
 /** A winston logger writing scrubbed lines to stderr (stdout is kept for command output). */
 export function createLogger(o: LoggerOptions = {}): Logger {
+  const { winston, scrub } = winstonWithScrub();
   const stream = o.stream ?? process.stderr;
   const pretty = (o.format ?? ((stream as { isTTY?: boolean }).isTTY ? 'pretty' : 'json')) === 'pretty';
   const format = pretty
@@ -54,7 +65,7 @@ export function createLogger(o: LoggerOptions = {}): Logger {
   return wrap(w);
 }
 
-function wrap(w: winston.Logger): Logger {
+function wrap(w: winstonModule.Logger): Logger {
   // A line below the level is dropped before winston formats (and scrubs) it: that work is not free.
   return {
     debug: (m, meta) => void (w.isDebugEnabled() && w.debug(m, meta)),

@@ -6,16 +6,30 @@
  *   compares objects pairwise, which is too slow for 10,000 devices);
  * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules).
  */
+import { createRequire } from 'node:module';
 import type { CodeOptions, ErrorObject, KeywordCxt, KeywordErrorDefinition, ValidateFunction } from 'ajv';
-import Ajv2020Module from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type Ajv2020Module from 'ajv/dist/2020.js';
 import type { InputProblem } from '../errors.js';
 import { generated } from './generated.js';
 
-// Both are CommonJS modules with a default export.
-const Ajv2020 = Ajv2020Module.default;
-const _ = Ajv2020Module._;
-const addFormats = addFormatsModule as unknown as (ajv: InstanceType<typeof Ajv2020>) => unknown;
+type Ajv = InstanceType<typeof Ajv2020Module.default>;
+
+/**
+ * ajv itself, loaded on first use: with the validators the build generates (api/generated.ts), a process that
+ * only meets valid input (a run, a daemon) never compiles a schema, and does not load ajv's compiler at all.
+ */
+let ajvModules:
+  | { Ajv2020: typeof Ajv2020Module.default; _: typeof Ajv2020Module._; addFormats(a: Ajv): unknown }
+  | undefined;
+function ajvModule() {
+  if (!ajvModules) {
+    // Both are CommonJS modules with a default export.
+    const require = createRequire(import.meta.url);
+    const m = require('ajv/dist/2020.js') as typeof Ajv2020Module;
+    ajvModules = { Ajv2020: m.default, _: m._, addFormats: require('ajv-formats') as (a: Ajv) => unknown };
+  }
+  return ajvModules;
+}
 
 /**
  * Two ajv instances for the process, JSON Schema 2020-12 (the dialect of every schema in schemas/): a fast
@@ -25,7 +39,8 @@ const addFormats = addFormatsModule as unknown as (ajv: InstanceType<typeof Ajv2
  * With `code`, an instance like the fast one that can also write its validators out as standalone code
  * (scripts/emit-rules.ts): `x-uniqueBy` is then generated code instead of a function, with the same result.
  */
-export function createAjv(explaining: boolean, code?: CodeOptions) {
+export function createAjv(explaining: boolean, code?: CodeOptions): Ajv {
+  const { Ajv2020, addFormats } = ajvModule();
   const instance = new Ajv2020({
     allErrors: explaining,
     strict: false,
@@ -40,8 +55,17 @@ export function createAjv(explaining: boolean, code?: CodeOptions) {
   return instance;
 }
 
-export const ajv = createAjv(true);
-const fastAjv = createAjv(false);
+let explaining: Ajv | undefined;
+let fast: Ajv | undefined;
+
+/** The process's instance that collects every error (made on first use). */
+export function explainingAjv(): Ajv {
+  return (explaining ??= createAjv(true));
+}
+
+function fastAjv(): Ajv {
+  return (fast ??= createAjv(false));
+}
 
 /** True when no two items of `data` have the same `member` (items without it, or not objects, by value). */
 function uniqueBy(member: string, data: unknown[]): boolean {
@@ -57,6 +81,7 @@ function uniqueBy(member: string, data: unknown[]): boolean {
 
 /** uniqueBy as generated code, for standalone validators. */
 function uniqueByCode(cxt: KeywordCxt): void {
+  const { _ } = ajvModule();
   const { gen, data, schemaCode } = cxt;
   const valid = gen.let('valid', true);
   const seen = gen.const('seen', _`new Set()`);
@@ -70,7 +95,7 @@ function uniqueByCode(cxt: KeywordCxt): void {
   cxt.pass(valid);
 }
 
-function addKeywords(ajv: InstanceType<typeof Ajv2020>, standalone: boolean): void {
+function addKeywords(ajv: Ajv, standalone: boolean): void {
   const uniqueByError: KeywordErrorDefinition = {
     message: (cxt) => `has a duplicate ${String(cxt.schema)}`,
   };
@@ -101,7 +126,7 @@ const compiledFast = new WeakMap<object, ValidateFunction>();
 
 function compileOnce(
   cache: WeakMap<object, ValidateFunction>,
-  instance: typeof ajv,
+  instance: Ajv,
   schema: object,
 ): ValidateFunction {
   let v = cache.get(schema);
@@ -114,7 +139,7 @@ function compileOnce(
 
 /** The compiled validator of a schema (collecting every error), compiled once. */
 export function validatorFor(schema: object): ValidateFunction {
-  return compileOnce(compiled, ajv, schema);
+  return compileOnce(compiled, explainingAjv(), schema);
 }
 
 /**
@@ -123,10 +148,10 @@ export function validatorFor(schema: object): ValidateFunction {
  * compiling anything.
  */
 export function check(schema: object, data: unknown, generatedName?: string): InputProblem[] {
-  const fast =
+  const quick =
     (generatedName === undefined ? undefined : generated()?.validator(generatedName)) ??
-    compileOnce(compiledFast, fastAjv, schema);
-  if (fast(data)) return [];
+    compileOnce(compiledFast, fastAjv(), schema);
+  if (quick(data)) return [];
   const v = validatorFor(schema);
   return v(data) ? [] : explain(v.errors ?? []);
 }

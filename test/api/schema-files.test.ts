@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { apiSchemaFiles, render } from '../../src/api/schema-files.js';
 import { ACTIONS } from '../../src/api/catalog.js';
-import { ajv } from '../../src/api/validate.js';
+import { explainingAjv } from '../../src/api/validate.js';
 
 const dir = join(import.meta.dirname, '..', '..', 'schemas', 'api');
 
@@ -25,7 +25,7 @@ describe('schemas/api', () => {
         expect(schema, `${action} ${part}`).to.be.an('object');
         // A fresh compile by $id-less copy: the shared instance already holds the TypeBox originals.
         const { $id: _id, ...rest } = schema as { $id: string };
-        expect(() => ajv.compile(rest), `${action} ${part}`).not.to.throw();
+        expect(() => explainingAjv().compile(rest), `${action} ${part}`).not.to.throw();
       }
     }
   });
@@ -37,7 +37,7 @@ describe('schemas/playbook.schema.json', () => {
     const schema = playbookSchema();
     expect(await readFile(join(dir, '..', 'playbook.schema.json'), 'utf8')).to.equal(render(schema));
     const { $id: _id, ...rest } = schema;
-    const validate = ajv.compile(rest);
+    const validate = explainingAjv().compile(rest);
     expect(
       validate({
         version: 1,

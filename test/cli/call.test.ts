@@ -126,8 +126,8 @@ describe('fleetbook with no configuration', () => {
     const r = await fleetbook(['schema'], {});
     expect(r.code, r.stderr).to.equal(0);
     const { $id: _id, ...schema } = JSON.parse(r.stdout) as Record<string, unknown>;
-    const { ajv } = await import('../../src/api/validate.js');
-    const validate = ajv.compile(schema);
+    const { explainingAjv } = await import('../../src/api/validate.js');
+    const validate = explainingAjv().compile(schema);
     const { parse } = await import('yaml');
     const { readFile } = await import('node:fs/promises');
     const example = parse(
