@@ -248,6 +248,11 @@ class Run {
   private checkpoints = new Map<string, Checkpoint>();
   /** What expressions read of each step: `output`, `items`, or `*` for anything. */
   private readonly referenced: Map<string, Set<string>>;
+  /**
+   * The signal of every step without a timeout: the run's own (or one that never aborts), made once, not once
+   * per step of a fan-out. Every request of a step listens to it, and a fan-out has many in flight.
+   */
+  private readonly runSignal: AbortSignal;
 
   constructor(
     private readonly pb: Playbook,
@@ -257,6 +262,7 @@ class Run {
     this.clock = o.clock ?? systemClock;
     this.log = (o.logger ?? silentLogger).child({ runId: this.id, playbook: pb.name });
     this.referenced = referencedMembers(pb);
+    this.runSignal = withListeners(o.signal ? AbortSignal.any([o.signal]) : new AbortController().signal);
   }
 
   /** Whether any expression reads `steps.<id>.<member>`: a large output no one reads is not kept. */
@@ -529,12 +535,7 @@ class Run {
   private async withTimeout<T>(step: Step, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const signals = [this.o.signal].filter((s): s is AbortSignal => Boolean(s));
     const ms = step.timeout ? parseDuration(step.timeout) : undefined;
-    if (ms === undefined) {
-      const signal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
-      // Every request of a step listens to its signal, and a fan-out has many in flight.
-      setMaxListeners(0, signal);
-      return fn(signal);
-    }
+    if (ms === undefined) return fn(this.runSignal);
     const timer = new AbortController();
     const t = setTimeout(
       () => timer.abort(new StepError(`timed out after ${step.timeout}`, ['timeout'])),
@@ -900,8 +901,8 @@ class Run {
     const action = step.uses;
     const policy = retryPolicy(step);
     // Each device once, in order; `results` gets each device's result as it is known.
-    const unique = new Map(devices.map((d) => [d.id, d]));
-    let remaining = [...unique.values()];
+    const ids = new Set<string>();
+    let remaining = devices.filter((d) => !ids.has(d.id) && Boolean(ids.add(d.id)));
     const results: DeviceResult[] = [];
     const succeeded = (ds: DeviceRef[], attempts: number) => {
       for (const d of ds) results.push({ deviceId: d.id, kind: d.kind, outcome: 'succeeded', attempts });
