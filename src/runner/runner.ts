@@ -116,7 +116,7 @@ interface StepState {
   error?: string;
   /** Device results to write with the step's checkpoint. */
   ledger?: DeviceResult[];
-  /** `items` as the checkpoint keeps them, when the step built them as it went (a listing, page by page). */
+  /** A listing's `items` as its checkpoint keeps them, built page by page as they came. */
   itemRuns?: ItemRuns;
 }
 
@@ -131,30 +131,12 @@ interface Checkpoint {
    * run must fan out over the same list, not an empty one nor a fresh listing that the run itself has changed.
    */
   items?: unknown[];
-  /** `items` when each is a `{ id, kind }`, as runs of one kind: half the size, and faster to write. */
+  /** A listing's items (each a `{ id, kind }`) as runs of one kind: half the size, and faster to write. */
   itemRuns?: ItemRuns;
   devices?: DeviceCounts;
   error?: string;
   calls?: number;
   attempts?: number;
-}
-
-/**
- * A step's items for its checkpoint: as runs of one kind when they are `{ id, kind }` pairs of strings. A step's
- * items all come from one place, so the first item's members are counted, not every item's.
- */
-function packItems(items: unknown[]): Pick<Checkpoint, 'items' | 'itemRuns'> {
-  const first = items[0];
-  if (!first || typeof first !== 'object' || Object.keys(first).length !== 2) return { items };
-  const runs: ItemRuns = [];
-  for (const it of items) {
-    const d = it as { id?: unknown; kind?: unknown };
-    if (typeof d?.id !== 'string' || typeof d.kind !== 'string') return { items };
-    const last = runs[runs.length - 1];
-    if (last?.[0] === d.kind) last[1].push(d.id);
-    else runs.push([d.kind, [d.id]]);
-  }
-  return { itemRuns: runs };
 }
 
 interface Scope {
@@ -457,7 +439,7 @@ class Run {
         ...(!state.ledger && state.items.length && this.keeps(step.id, 'items')
           ? state.itemRuns
             ? { itemRuns: state.itemRuns }
-            : packItems(state.items)
+            : { items: state.items }
           : {}),
         calls: sum.calls - before.calls,
         attempts: sum.attempts - before.attempts,
