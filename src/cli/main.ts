@@ -91,7 +91,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--json', 'as JSON')
     .action(
       async (sub: string | undefined, id: string | undefined, flags: { json?: boolean; devices?: boolean }) =>
-        setCode((await import('./run.js')).runsCommand(sub, id, flags)),
+        setCode(await (await import('./run.js')).runsCommand(sub, id, flags)),
     );
   program
     .command('emulator')

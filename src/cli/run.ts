@@ -1,4 +1,5 @@
 /** `fleetbook run PLAYBOOK`, `fleetbook runs`, `fleetbook emulator`. */
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import { createClient } from '../api/client.js';
@@ -123,6 +124,51 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   return summary.status === 'succeeded' ? 0 : 1;
 }
 
+/** Something to write text to; a promise means "wait for it before writing more". */
+type Write = (s: string) => Promise<void> | undefined;
+
+/**
+ * Writes to stdout in chunks of about 64 KB, not a write per line, and waits for stdout to drain when it is
+ * full: without that, a slow reader (a pipe, a terminal) would leave the whole output queued in memory.
+ */
+function bufferedStdout(): { write: Write; flush: () => Promise<void> | undefined } {
+  let chunk = '';
+  const flush = () => {
+    const full = chunk !== '' && !process.stdout.write(chunk);
+    chunk = '';
+    return full ? once(process.stdout, 'drain').then(() => undefined) : undefined;
+  };
+  return {
+    write: (s) => {
+      chunk += s;
+      return chunk.length >= 65_536 ? flush() : undefined;
+    },
+    flush,
+  };
+}
+
+/**
+ * `{ ...head, [key]: rows }` exactly as `JSON.stringify(value, null, 2)` writes it, written as the rows come,
+ * so that a run of millions of devices never becomes one string.
+ */
+export async function writeJsonWithRows(
+  write: Write,
+  head: object,
+  key: string,
+  rows: Iterable<unknown>,
+): Promise<void> {
+  const members = JSON.stringify(head, null, 2);
+  // `{}`, or `{\n  ...\n}` whose closing line gives way to the array.
+  await write(members === '{}' ? '{' : `${members.slice(0, -2)},`);
+  await write(`\n  ${JSON.stringify(key)}: [`);
+  let first = true;
+  for (const row of rows) {
+    await write(`${first ? '' : ','}\n    ${JSON.stringify(row, null, 2).replaceAll('\n', '\n    ')}`);
+    first = false;
+  }
+  await write(first ? ']\n}\n' : '\n  ]\n}\n');
+}
+
 export function formatSummary(s: RunSummary): string {
   const lines = [`run ${s.runId} of ${s.playbook}: ${s.status}${s.dryRun ? ' (dry run)' : ''}`];
   if (s.error) lines.push(`  error: ${s.error}`);
@@ -141,11 +187,11 @@ export function formatSummary(s: RunSummary): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function runsCommand(
+export async function runsCommand(
   sub: string | undefined,
   id: string | undefined,
   flags: { json?: boolean; devices?: boolean },
-): number {
+): Promise<number> {
   const store = new SqliteStore(loadConfig().state);
   try {
     if (sub === undefined || sub === 'list') {
@@ -169,19 +215,23 @@ export function runsCommand(
         process.stderr.write(`fleetbook: no run ${id}\n`);
         return 1;
       }
-      const devices = flags.devices ? store.deviceResults(id) : undefined;
-      if (flags.json)
-        process.stdout.write(
-          `${JSON.stringify({ ...(run.summary ?? run), ...(devices ? { deviceResults: devices } : {}) }, null, 2)}\n`,
-        );
-      else {
-        process.stdout.write(run.summary ? formatSummary(run.summary) : `run ${run.id}: ${run.status}\n`);
-        for (const d of devices ?? []) {
-          process.stdout.write(
-            `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}\n`,
-          );
+      const head = run.summary ?? run;
+      // Device results are streamed from the store and written as they come: a run may have millions.
+      const out = bufferedStdout();
+      if (flags.json) {
+        if (flags.devices)
+          await writeJsonWithRows(out.write, head, 'deviceResults', store.eachDeviceResult(id));
+        else await out.write(`${JSON.stringify(head, null, 2)}\n`);
+      } else {
+        await out.write(run.summary ? formatSummary(run.summary) : `run ${run.id}: ${run.status}\n`);
+        if (flags.devices) {
+          for (const d of store.eachDeviceResult(id))
+            await out.write(
+              `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}\n`,
+            );
         }
       }
+      await out.flush();
       return 0;
     }
     process.stderr.write('fleetbook: usage: fleetbook runs [list | show ID [--devices]] [--json]\n');

@@ -97,6 +97,19 @@ export const MIGRATIONS: string[] = [
      WHERE n = 1;`,
 ];
 
+/** A row of the `device_results` view. */
+interface ViewRow {
+  run_id: string;
+  step: string;
+  device_id: string;
+  kind: string;
+  outcome: string;
+  error_type: string | null;
+  error_class: string | null;
+  attempts: number;
+  at: string;
+}
+
 interface RunRow {
   id: string;
   playbook: string;
@@ -375,6 +388,30 @@ export class SqliteStore implements Store {
           (!types || (d.errorType !== undefined && types.has(d.errorType))),
       )
       .sort((a, b) => compare(a.at, b.at) || compare(a.deviceId, b.deviceId));
+  }
+
+  /**
+   * Every device's result in a run, in (step, device) order, read from the `device_results` view a row at a
+   * time: `fleetbook runs show --devices` prints a run of millions of devices without holding it in memory.
+   * The connection is busy until the iteration ends.
+   */
+  *eachDeviceResult(runId: string): IterableIterator<LedgerRow> {
+    const rows = this.sql('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id').iterate(
+      runId,
+    ) as IterableIterator<ViewRow>;
+    for (const r of rows) {
+      yield {
+        deviceId: r.device_id,
+        runId: r.run_id,
+        step: r.step,
+        kind: r.kind,
+        outcome: r.outcome as LedgerRow['outcome'],
+        ...(r.error_type !== null ? { errorType: r.error_type } : {}),
+        ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
+        attempts: r.attempts,
+        at: r.at,
+      };
+    }
   }
 
   deviceResults(runId: string, step?: string): LedgerRow[] {

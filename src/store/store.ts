@@ -117,6 +117,8 @@ export interface Store {
   recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void;
   queryLedger(q: LedgerQuery): LedgerRow[];
   deviceResults(runId: string, step?: string): LedgerRow[];
+  /** `deviceResults(runId)` one row at a time, for runs too large to hold in memory. */
+  eachDeviceResult(runId: string): Iterable<LedgerRow>;
   /** Runs stored as queued or running: what a restarted daemon resumes. Oldest first. */
   unfinishedRuns(): RunRecord[];
 

@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { startEmulator } from '../../src/emulator/index.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
 import type { LedgerRow, RunRecord, RunSummary } from '../../src/store/store.js';
 import { BIN, fleetbook as run } from '../helpers/cli.js';
 import { tempDir } from './helpers.js';
@@ -190,6 +191,25 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     expect(deviceResults.filter((d) => d.step === 'suspend')).to.have.length(10);
     expect(deviceResults.filter((d) => d.outcome === 'succeeded')).to.have.length(okRun.devices.succeeded);
     expect(deviceResults.every((d) => d.runId === okRun.runId)).to.equal(true);
+    // Written row by row as the store streams them, it is exactly what one JSON.stringify would write.
+    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
+    try {
+      const whole = {
+        ...store.getRun(okRun.runId)?.summary,
+        deviceResults: store.deviceResults(okRun.runId),
+      };
+      expect(show.stdout).to.equal(`${JSON.stringify(whole, null, 2)}\n`);
+    } finally {
+      store.close();
+    }
+    const lines = await fleetbook(['runs', 'show', okRun.runId, '--devices'], env);
+    expect(lines.code, lines.stderr).to.equal(0);
+    // The summary, then a line per device in the store's order.
+    expect(lines.stdout.split('\n').slice(-deviceResults.length - 1, -1)).to.deep.equal(
+      deviceResults.map(
+        (d) => `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}`,
+      ),
+    );
 
     const text = await fleetbook(['runs', 'show', okRun.runId], env);
     expect(text.code).to.equal(0);

@@ -36,24 +36,6 @@ function tempFile(): string {
   return join(mkdtempSync(join(tmpdir(), 'fleetbook-ledger-')), 'state.db');
 }
 
-/** The view's rows, shaped as the store's. */
-function viewRows(store: SqliteStore, runId: string): LedgerRow[] {
-  const rows = store.db
-    .prepare('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id')
-    .all(runId) as Record<string, string | number | null>[];
-  return rows.map((r) => ({
-    runId: r.run_id as string,
-    step: r.step as string,
-    deviceId: r.device_id as string,
-    kind: r.kind as string,
-    outcome: r.outcome as LedgerRow['outcome'],
-    ...(r.error_type !== null ? { errorType: r.error_type as string } : {}),
-    ...(r.error_class !== null ? { errorClass: r.error_class as string } : {}),
-    attempts: r.attempts as number,
-    at: r.at as string,
-  }));
-}
-
 describe('store: the ledger', () => {
   let store: SqliteStore;
   beforeEach(() => {
@@ -107,7 +89,8 @@ describe('store: the ledger', () => {
       imei(1),
       imei(2),
     ]);
-    expect(viewRows(store, 'r1')).to.deep.equal(rows);
+    // eachDeviceResult reads the view, row by row; deviceResults reads the entries.
+    expect([...store.eachDeviceResult('r1')]).to.deep.equal(rows);
   });
 
   it('of a device given twice in one write, the last result counts', () => {
@@ -117,7 +100,8 @@ describe('store: the ledger', () => {
       [imei(1), 'succeeded', 3],
       [imei(2), 'succeeded', 1],
     ]);
-    expect(viewRows(store, 'r1')).to.deep.equal(rows);
+    // eachDeviceResult reads the view, row by row; deviceResults reads the entries.
+    expect([...store.eachDeviceResult('r1')]).to.deep.equal(rows);
   });
 
   it('queries by playbook, last runs, step and error type, oldest first', () => {
@@ -157,7 +141,8 @@ describe('store: the ledger', () => {
     }
     const rows = store.deviceResults('r1');
     expect(rows.length).to.be.greaterThan(400);
-    expect(viewRows(store, 'r1')).to.deep.equal(rows);
+    // eachDeviceResult reads the view, row by row; deviceResults reads the entries.
+    expect([...store.eachDeviceResult('r1')]).to.deep.equal(rows);
   });
 });
 
@@ -196,7 +181,8 @@ describe('store: migration of a schema-2 ledger', () => {
         ['report', imei(3), 'failed', MISS, 2, '2026-11-20T00:02:00.000Z'],
         ['suspend', imei(1), 'succeeded', null, 1, '2026-11-20T00:01:00.000Z'],
       ]);
-      expect(viewRows(store, 'r1')).to.deep.equal(rows);
+      // eachDeviceResult reads the view, row by row; deviceResults reads the entries.
+      expect([...store.eachDeviceResult('r1')]).to.deep.equal(rows);
     } finally {
       store.close();
     }
