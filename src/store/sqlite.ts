@@ -97,19 +97,6 @@ export const MIGRATIONS: string[] = [
      WHERE n = 1;`,
 ];
 
-/** A row of the `device_results` view. */
-interface ViewRow {
-  run_id: string;
-  step: string;
-  device_id: string;
-  kind: string;
-  outcome: string;
-  error_type: string | null;
-  error_class: string | null;
-  attempts: number;
-  at: string;
-}
-
 interface RunRow {
   id: string;
   playbook: string;
@@ -332,18 +319,8 @@ export class SqliteStore implements Store {
   private ledgerRows(entries: EntryRow[]): LedgerRow[] {
     const latest = new Map<string, LedgerRow>();
     for (const e of entries) {
-      const base = {
-        runId: e.run_id,
-        step: e.step,
-        kind: e.kind,
-        outcome: e.outcome as LedgerRow['outcome'],
-        ...(e.error_type !== null ? { errorType: e.error_type } : {}),
-        ...(e.error_class !== null ? { errorClass: e.error_class } : {}),
-        attempts: e.attempts,
-        at: e.at,
-      };
       for (const deviceId of JSON.parse(e.device_ids) as string[])
-        latest.set(`${e.run_id}\0${e.step}\0${deviceId}`, { deviceId, ...base });
+        latest.set(`${e.run_id}\0${e.step}\0${deviceId}`, ledgerRow(deviceId, e));
     }
     return [...latest.values()];
   }
@@ -399,19 +376,7 @@ export class SqliteStore implements Store {
     const rows = this.sql('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id').iterate(
       runId,
     ) as IterableIterator<ViewRow>;
-    for (const r of rows) {
-      yield {
-        deviceId: r.device_id,
-        runId: r.run_id,
-        step: r.step,
-        kind: r.kind,
-        outcome: r.outcome as LedgerRow['outcome'],
-        ...(r.error_type !== null ? { errorType: r.error_type } : {}),
-        ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
-        attempts: r.attempts,
-        at: r.at,
-      };
-    }
+    for (const r of rows) yield ledgerRow(r.device_id, r);
   }
 
   deviceResults(runId: string, step?: string): LedgerRow[] {
@@ -512,8 +477,8 @@ export class SqliteStore implements Store {
   }
 }
 
-interface EntryRow {
-  seq: number;
+/** The columns of a result, in the `ledger` table and the `device_results` view alike. */
+interface ResultColumns {
   run_id: string;
   step: string;
   kind: string;
@@ -522,8 +487,32 @@ interface EntryRow {
   error_class: string | null;
   attempts: number;
   at: string;
+}
+
+/** A row of the `ledger` table: the devices that got one result in one write. */
+interface EntryRow extends ResultColumns {
+  seq: number;
   /** JSON array of device ids. */
   device_ids: string;
+}
+
+/** A row of the `device_results` view: one device's latest result in a step. */
+interface ViewRow extends ResultColumns {
+  device_id: string;
+}
+
+function ledgerRow(deviceId: string, r: ResultColumns): LedgerRow {
+  return {
+    deviceId,
+    runId: r.run_id,
+    step: r.step,
+    kind: r.kind,
+    outcome: r.outcome as LedgerRow['outcome'],
+    ...(r.error_type !== null ? { errorType: r.error_type } : {}),
+    ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
+    attempts: r.attempts,
+    at: r.at,
+  };
 }
 
 function sameResult(a: DeviceResult, b: DeviceResult): boolean {
