@@ -612,11 +612,14 @@ class Run {
     // Each worker starts once the one before has handed its first call on, so that the first request is on its
     // way while the next is prepared, not after every worker has prepared one.
     const workers: Promise<void>[] = [];
+    let stopped = false;
     for (let w = 0; w < Math.min(fe.concurrency ?? 1, units.length || 1); w++) {
       if (w) await new Promise(setImmediate);
+      // A worker already stopped by a limit or a cancellation: no more are started.
+      if (stopped) break;
       const started = worker();
       // Met by Promise.all below; until then, not an unhandled rejection.
-      started.catch(() => undefined);
+      started.catch(() => (stopped = true));
       workers.push(started);
     }
     await Promise.all(workers);
