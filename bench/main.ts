@@ -5,6 +5,7 @@
 import { benchDaemon } from './daemon.js';
 import { benchEmulator } from './emulator.js';
 import { benchEngine } from './engine.js';
+import { benchLedger } from './ledger.js';
 import { benchRate } from './rate.js';
 import { benchValidate } from './validate.js';
 import type { BenchRow } from './types.js';
@@ -15,6 +16,7 @@ const suites: { ids: string[]; run: () => Promise<BenchRow[]> }[] = [
   { ids: ['P3', 'P4'], run: benchDaemon },
   { ids: ['P5'], run: benchValidate },
   { ids: ['P6'], run: benchRate },
+  { ids: ['L1'], run: benchLedger },
 ];
 
 const only = process.argv.slice(2).map((s) => s.toUpperCase());
