@@ -7,7 +7,7 @@
  * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules).
  */
 import { createRequire } from 'node:module';
-import type { CodeOptions, ErrorObject, KeywordCxt, KeywordErrorDefinition, ValidateFunction } from 'ajv';
+import type { CodeOptions, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import type Ajv2020Module from 'ajv/dist/2020.js';
 import type { InputProblem } from '../errors.js';
 import { generated } from './generated.js';
@@ -37,7 +37,7 @@ function ajvModule() {
  * data the fast one rejected. Valid data, the common case, costs one fast pass.
  *
  * With `code`, an instance like the fast one that can also write its validators out as standalone code
- * (scripts/emit-rules.ts): `x-uniqueBy` is then generated code instead of a function, with the same result.
+ * (scripts/emit-rules.ts).
  */
 export function createAjv(explaining: boolean, code?: CodeOptions): Ajv {
   const { Ajv2020, addFormats } = ajvModule();
@@ -51,7 +51,7 @@ export function createAjv(explaining: boolean, code?: CodeOptions): Ajv {
     ...(code ? { code } : {}),
   });
   addFormats(instance);
-  addKeywords(instance, code !== undefined);
+  addKeywords(instance);
   return instance;
 }
 
@@ -67,19 +67,10 @@ function fastAjv(): Ajv {
   return (fast ??= createAjv(false));
 }
 
-/** True when no two items of `data` have the same `member` (items without it, or not objects, by value). */
-function uniqueBy(member: string, data: unknown[]): boolean {
-  const seen = new Set<unknown>();
-  for (const item of data) {
-    const key = item && typeof item === 'object' ? (item as Record<string, unknown>)[member] : item;
-    if (key === undefined) continue;
-    if (seen.has(key)) return false;
-    seen.add(key);
-  }
-  return true;
-}
-
-/** uniqueBy as generated code, for standalone validators. */
+/**
+ * `x-uniqueBy`: no two items of the array have the same `member` (items without it, or not objects, by value).
+ * Written as code, so that compiled and standalone validators (scripts/emit-rules.ts) check it alike.
+ */
 function uniqueByCode(cxt: KeywordCxt): void {
   const { _ } = ajvModule();
   const { gen, data, schemaCode } = cxt;
@@ -95,27 +86,14 @@ function uniqueByCode(cxt: KeywordCxt): void {
   cxt.pass(valid);
 }
 
-function addKeywords(ajv: Ajv, standalone: boolean): void {
-  const uniqueByError: KeywordErrorDefinition = {
-    message: (cxt) => `has a duplicate ${String(cxt.schema)}`,
-  };
-  ajv.addKeyword(
-    standalone
-      ? {
-          keyword: 'x-uniqueBy',
-          type: 'array',
-          schemaType: 'string',
-          error: uniqueByError,
-          code: uniqueByCode,
-        }
-      : {
-          keyword: 'x-uniqueBy',
-          type: 'array',
-          schemaType: 'string',
-          error: uniqueByError,
-          validate: uniqueBy,
-        },
-  );
+function addKeywords(ajv: Ajv): void {
+  ajv.addKeyword({
+    keyword: 'x-uniqueBy',
+    type: 'array',
+    schemaType: 'string',
+    error: { message: (cxt) => `has a duplicate ${String(cxt.schema)}` },
+    code: uniqueByCode,
+  });
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-expr', schemaType: 'boolean' });
   ajv.addKeyword({ keyword: 'x-rule', schemaType: 'string' });

@@ -515,7 +515,6 @@ class Run {
   }
 
   private async withTimeout<T>(step: Step, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const signals = [this.o.signal].filter((s): s is AbortSignal => Boolean(s));
     const ms = step.timeout ? parseDuration(step.timeout) : undefined;
     if (ms === undefined) return fn(this.runSignal);
     const timer = new AbortController();
@@ -525,7 +524,7 @@ class Run {
     );
     try {
       return await Promise.race([
-        fn(withListeners(AbortSignal.any([...signals, timer.signal]))),
+        fn(withListeners(AbortSignal.any([this.runSignal, timer.signal]))),
         new Promise<never>((_, reject) =>
           timer.signal.addEventListener('abort', () => reject(timer.signal.reason as Error), { once: true }),
         ),
