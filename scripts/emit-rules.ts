@@ -4,8 +4,8 @@
  * a schema at run time (src/api/generated.ts reads it):
  *
  * - one standalone ajv validator per schema the loader checks (the top level, each step kind, each action's
- *   arguments with expressions allowed), and per catalog action's request schema (what the client checks
- *   before every call), as CommonJS, compiled exactly as api/validate.ts's fast instance;
+ *   arguments with expressions allowed), per catalog action's request schema (what the client checks
+ *   before every call), and of the configuration, as CommonJS, compiled exactly as api/validate.ts's fast instance;
  * - the action names, each action's argument names, and which retry selectors each action accepts (computed
  *   by actions/selectors.ts itself, over the selectors people write; others take the full path);
  * - a fingerprint of the compiled modules all this comes from: when dist/ is rebuilt without this step, the
@@ -25,6 +25,7 @@ import type * as Selectors from '../src/actions/selectors.js';
 import type * as DeviceErrors from '../src/api/device-errors.js';
 import type * as Validate from '../src/api/validate.js';
 import type * as Generated from '../src/api/generated.js';
+import type * as Config from '../src/config.js';
 
 const standaloneCode = standaloneModule.default;
 const DIST_URL = new URL('../dist/', import.meta.url);
@@ -41,6 +42,7 @@ const { stepSelectorProblem, deviceSelectorProblem } = await load<typeof Selecto
 const { DEVICE_ERROR_TYPES } = await load<typeof DeviceErrors>('api/device-errors.js');
 const { createAjv, inputValidatorName } = await load<typeof Validate>('api/validate.js');
 const { GENERATED_SOURCES, fingerprint } = await load<typeof Generated>('api/generated.js');
+const { CONFIG_SCHEMA } = await load<typeof Config>('config.js');
 
 // ── validators ──────────────────────────────────────────────────────────────────────────────────
 const ajv = createAjv(false, { source: true });
@@ -53,6 +55,7 @@ function emit(name: string, schema: object): void {
   validators[name] = file;
 }
 emit('top', PLAYBOOK_TOP);
+emit('config', CONFIG_SCHEMA);
 for (const kind of STEP_KINDS) emit(`step:${kind}`, STEP_SCHEMAS[kind]);
 const actions = [...ACTIONS, ...ENGINE_ACTION_NAMES];
 const argKeys: Record<string, string[]> = {};

@@ -2,73 +2,106 @@
  * Configuration: environment variables, overridden by flags, validated once by schema, then frozen
  * (product.md section 7). Secrets come from the environment only: a flag would show them in `ps`.
  */
-import Type from 'typebox';
 import { ConfigError } from './errors.js';
 import { check } from './api/validate.js';
 import { registerSecret } from './util/secrets.js';
 import { DURATION_PATTERN } from './playbook/duration.js';
 
-const ConfigSchema = Type.Object(
-  {
-    apiUrl: Type.Optional(
-      Type.String({
-        format: 'uri',
-        pattern: '^https?://',
-        description: 'FLEETBOOK_API_URL: the spec {base_url}.',
-      }),
-    ),
-    accessToken: Type.Optional(Type.String({ minLength: 1 })),
-    clientId: Type.Optional(Type.String({ minLength: 1 })),
-    clientSecret: Type.Optional(Type.String({ minLength: 1 })),
-    username: Type.Optional(Type.String({ minLength: 1 })),
-    password: Type.Optional(Type.String({ minLength: 1 })),
-    state: Type.String({ minLength: 1, description: 'FLEETBOOK_STATE: the SQLite file.' }),
-    listen: Type.String({
+const str = (extra: object = {}) => ({ type: 'string', minLength: 1, ...extra });
+const url = (description: string) => ({ type: 'string', format: 'uri', pattern: '^https?://', description });
+
+/**
+ * The schema the configuration is checked against: a plain JSON Schema, so that loading the configuration
+ * (every command does) never loads a schema library. The build generates its validator (api/generated.ts).
+ */
+export const CONFIG_SCHEMA = {
+  type: 'object',
+  required: [
+    'state',
+    'listen',
+    'maxRuns',
+    'inboxLimit',
+    'shutdownGrace',
+    'logLevel',
+    'requestsPerSecond',
+    'concurrency',
+  ],
+  properties: {
+    apiUrl: url('FLEETBOOK_API_URL: the spec {base_url}.'),
+    accessToken: str(),
+    clientId: str(),
+    clientSecret: str(),
+    username: str(),
+    password: str(),
+    state: str({ description: 'FLEETBOOK_STATE: the SQLite file.' }),
+    listen: {
+      type: 'string',
       pattern: '^[^:]*:[0-9]{1,5}$',
       description: 'FLEETBOOK_LISTEN: HOST:PORT of the daemon.',
-    }),
-    callbackUsername: Type.Optional(Type.String({ minLength: 1 })),
-    callbackPassword: Type.Optional(Type.String({ minLength: 1 })),
-    callbackSecret: Type.Optional(
-      Type.String({
-        minLength: 1,
-        description: 'FLEETBOOK_CALLBACK_SECRET: HMAC key of Location callbacks.',
-      }),
-    ),
-    callbackUrl: Type.Optional(
-      Type.String({
-        format: 'uri',
-        pattern: '^https?://',
-        description: 'FLEETBOOK_CALLBACK_URL: the URL the service posts callbacks to (registration).',
-      }),
-    ),
-    callbackAccounts: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        description: 'FLEETBOOK_CALLBACK_ACCOUNTS: comma-separated accounts to register the listener for.',
-      }),
-    ),
-    daemonToken: Type.Optional(
-      Type.String({ minLength: 16, description: 'FLEETBOOK_DAEMON_TOKEN: bearer token of manual runs.' }),
-    ),
-    maxRuns: Type.Integer({ minimum: 1, description: 'FLEETBOOK_MAX_RUNS: runs executing at once.' }),
-    inboxLimit: Type.Integer({
+    },
+    callbackUsername: str(),
+    callbackPassword: str(),
+    callbackSecret: str({ description: 'FLEETBOOK_CALLBACK_SECRET: HMAC key of Location callbacks.' }),
+    callbackUrl: url('FLEETBOOK_CALLBACK_URL: the URL the service posts callbacks to (registration).'),
+    callbackAccounts: {
+      type: 'array',
+      items: str(),
+      description: 'FLEETBOOK_CALLBACK_ACCOUNTS: comma-separated accounts to register the listener for.',
+    },
+    daemonToken: {
+      type: 'string',
+      minLength: 16,
+      description: 'FLEETBOOK_DAEMON_TOKEN: bearer token of manual runs.',
+    },
+    maxRuns: { type: 'integer', minimum: 1, description: 'FLEETBOOK_MAX_RUNS: runs executing at once.' },
+    inboxLimit: {
+      type: 'integer',
       minimum: 1,
       description: 'FLEETBOOK_INBOX_LIMIT: unprocessed callbacks before the listener answers 503.',
-    }),
-    shutdownGrace: Type.String({
+    },
+    shutdownGrace: {
+      type: 'string',
       pattern: DURATION_PATTERN,
       description: 'FLEETBOOK_SHUTDOWN_GRACE: how long SIGTERM lets running steps finish, e.g. 10s or 2m.',
-    }),
-    logLevel: Type.String({ enum: ['error', 'warn', 'info', 'debug'] }),
-    requestsPerSecond: Type.Number({ minimum: 1, description: 'FLEETBOOK_RATE: requests/s per API area.' }),
-    concurrency: Type.Integer({
+    },
+    logLevel: { type: 'string', enum: ['error', 'warn', 'info', 'debug'] },
+    requestsPerSecond: {
+      type: 'number',
+      minimum: 1,
+      description: 'FLEETBOOK_RATE: requests/s per API area.',
+    },
+    concurrency: {
+      type: 'integer',
       minimum: 1,
       description: 'FLEETBOOK_CONCURRENCY: requests in flight per API area.',
-    }),
+    },
   },
-  { additionalProperties: false },
-);
-export type Config = Readonly<Type.Static<typeof ConfigSchema>>;
+  additionalProperties: false,
+} as const;
+
+/** The configuration, as CONFIG_SCHEMA checks it. */
+export interface Config {
+  readonly apiUrl?: string;
+  readonly accessToken?: string;
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly state: string;
+  readonly listen: string;
+  readonly callbackUsername?: string;
+  readonly callbackPassword?: string;
+  readonly callbackSecret?: string;
+  readonly callbackUrl?: string;
+  readonly callbackAccounts?: string[];
+  readonly daemonToken?: string;
+  readonly maxRuns: number;
+  readonly inboxLimit: number;
+  readonly shutdownGrace: string;
+  readonly logLevel: 'error' | 'warn' | 'info' | 'debug';
+  readonly requestsPerSecond: number;
+  readonly concurrency: number;
+}
 
 /** Flags that override the environment (non-secret settings only). */
 export interface ConfigFlags {
@@ -139,7 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     concurrency: num('concurrency', 10),
   };
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
-  const problems = check(ConfigSchema, raw);
+  const problems = check(CONFIG_SCHEMA, raw, 'config');
   if (problems.length) {
     const named = problems.map((p) => {
       const key = p.path.split('/')[1] as keyof typeof ENV | undefined;
@@ -156,5 +189,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     raw.daemonToken,
   ])
     registerSecret(s as string | undefined);
-  return Object.freeze(raw) as Config;
+  // CONFIG_SCHEMA has just checked every member.
+  return Object.freeze(raw) as unknown as Config;
 }

@@ -22,6 +22,7 @@ export const GENERATED_SOURCES = [
   'actions/selectors.js',
   'api/device-errors.js',
   'playbook/generated-rules.js',
+  'config.js',
 ] as const;
 
 /** dist/generated/rules.json. */
@@ -35,7 +36,8 @@ export interface GeneratedFile {
   argKeys: Record<string, string[]>;
   /**
    * Validator name → file in generated/: `top`, `step:<kind>` and `with:<action>` (playbook rules, expressions
-   * allowed), `input:<action>` (the request schema of each catalog action, as the client checks it).
+   * allowed), `input:<action>` (the request schema of each catalog action, as the client checks it) and
+   * `config` (the configuration, config.ts).
    */
   validators: Record<string, string>;
   /** Selectors known to be fine: `step[action]` and `device[action]` index `sets` ('' is no action). */

@@ -27,7 +27,8 @@ export async function main(argv: string[]): Promise<number> {
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => process.stderr.write(s),
     });
-  // Each command loads its implementation when it runs, so that `validate` never loads the HTTP client.
+  // Each command loads its implementation when it runs, so that `validate` never loads the HTTP client and
+  // `runs` loads only the store.
   program
     .command('validate')
     .description(
@@ -91,7 +92,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--json', 'as JSON')
     .action(
       async (sub: string | undefined, id: string | undefined, flags: { json?: boolean; devices?: boolean }) =>
-        setCode(await (await import('./run.js')).runsCommand(sub, id, flags)),
+        setCode(await (await import('./runs.js')).runsCommand(sub, id, flags)),
     );
   program
     .command('emulator')

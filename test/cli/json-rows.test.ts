@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { writeJsonWithRows } from '../../src/cli/run.js';
+import { writeJsonWithRows } from '../../src/cli/runs.js';
 
 /** What writeJsonWithRows writes, in one string. */
 async function written(head: object, rows: unknown[]): Promise<string> {

@@ -11,12 +11,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `fleetbook ...args` with only PATH and `env`: nothing from the caller's environment leaks in. */
-export function fleetbook(args: string[], env: Record<string, string>): Promise<CliResult> {
+/**
+ * Runs `fleetbook ...args` with only PATH and `env`: nothing from the caller's environment leaks in.
+ * `nodeArgs` go to node before the binary.
+ */
+export function fleetbook(
+  args: string[],
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [BIN, ...args],
+      [...nodeArgs, BIN, ...args],
       { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 },
       (err, stdout, stderr) => {
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
