@@ -5,11 +5,20 @@
  * An action takes one JSON object: the request body's fields plus the path parameters (product.md 3).
  */
 import type Type from 'typebox';
-import * as C from './schemas/connectivity.js';
-import * as L from './schemas/location.js';
-import * as S from './schemas/sensors.js';
-import * as U from './schemas/subscriptions.js';
-import * as T from './schemas/triggers.js';
+import { onFirstUse } from '../util/on-first-use.js';
+import type * as Connectivity from './schemas/connectivity.js';
+import type * as Location from './schemas/location.js';
+import type * as Sensors from './schemas/sensors.js';
+import type * as Subscriptions from './schemas/subscriptions.js';
+import type * as Triggers from './schemas/triggers.js';
+
+// The schemas are loaded when one is first read: checking a valid request takes the validator the build
+// generated (api/generated.ts), so a run never builds them.
+const C = onFirstUse<typeof Connectivity>(import.meta.url, './schemas/connectivity.js');
+const L = onFirstUse<typeof Location>(import.meta.url, './schemas/location.js');
+const S = onFirstUse<typeof Sensors>(import.meta.url, './schemas/sensors.js');
+const U = onFirstUse<typeof Subscriptions>(import.meta.url, './schemas/subscriptions.js');
+const T = onFirstUse<typeof Triggers>(import.meta.url, './schemas/triggers.js');
 
 /** One rate budget per API area, shared by everything in the process (product.md 5). */
 export type Area = 'm2m' | 'loc' | 'subsc' | 'dm' | 'oauth';
@@ -131,15 +140,25 @@ function normalizeProfiles(input: Json): Json {
 }
 
 // ── the table ───────────────────────────────────────────────────────────────────────────────────
-const m2mDevice = <I extends Type.TSchema>(verb: string, summary: string, input: I) =>
+/** A device action of the M2M area: its request schema is read through `input` when first needed. */
+const m2mDevice = <I extends Type.TSchema>(
+  verb: string,
+  summary: string,
+  input: () => I,
+  o: { action?: string; method?: Method } = {},
+) =>
   ({
-    action: `devices.${verb}`,
+    action: o.action ?? `devices.${verb}`,
     summary,
     area: 'm2m',
-    method: 'POST',
+    method: o.method ?? 'POST',
     path: `/m2m/v1/devices/actions/${verb}`,
-    input,
-    output: C.RequestAccepted,
+    get input() {
+      return input();
+    },
+    get output() {
+      return C().RequestAccepted;
+    },
     mutating: true,
     retrySafe: false,
     errorShape: 'errorCode',
@@ -153,8 +172,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v1/session/login',
-    input: C.LoginRequest,
-    output: C.LoginResponse,
+    get input() {
+      return C().LoginRequest;
+    },
+    get output() {
+      return C().LoginResponse;
+    },
     mutating: false,
     // Five consecutive failed logins lock the user: a login is never re-sent on an unknown outcome.
     retrySafe: false,
@@ -166,8 +189,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v1/session/logout',
-    input: C.LogoutRequest,
-    output: C.LogoutResponse,
+    get input() {
+      return C().LogoutRequest;
+    },
+    get output() {
+      return C().LogoutResponse;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -178,8 +205,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v2/triggers',
-    input: T.CreatePayAsYouGoRequest,
-    output: T.TriggerIdResponse,
+    get input() {
+      return T().CreatePayAsYouGoRequest;
+    },
+    get output() {
+      return T().TriggerIdResponse;
+    },
     mutating: true,
     retrySafe: false,
     errorShape: 'error',
@@ -191,8 +222,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'PUT',
     path: '/m2m/v2/triggers',
-    input: T.UpdateAccountGroupShareRequest,
-    output: T.TriggerIdResponse,
+    get input() {
+      return T().UpdateAccountGroupShareRequest;
+    },
+    get output() {
+      return T().TriggerIdResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'error',
@@ -210,8 +245,12 @@ export const CATALOG = {
         : i.accountName
           ? `/m2m/v2/triggers/accounts/${enc(i.accountName)}`
           : '/m2m/v2/triggers',
-    input: T.ListTriggersRequest,
-    output: T.ListTriggersResponse,
+    get input() {
+      return T().ListTriggersRequest;
+    },
+    get output() {
+      return T().ListTriggersResponse;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'error',
@@ -222,8 +261,12 @@ export const CATALOG = {
     area: 'loc',
     method: 'POST',
     path: '/loc/v1/consents',
-    input: L.SetExclusionsRequest,
-    output: L.SetExclusionsResponse,
+    get input() {
+      return L().SetExclusionsRequest;
+    },
+    get output() {
+      return L().SetExclusionsResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -234,9 +277,15 @@ export const CATALOG = {
     area: 'loc',
     method: 'GET',
     path: '/loc/v1/consents/{accountName}/index/{startIndex}',
-    input: L.GetExclusionsRequest,
-    output: L.GetExclusionsResult,
-    page: L.ExclusionsPage,
+    get input() {
+      return L().GetExclusionsRequest;
+    },
+    get output() {
+      return L().GetExclusionsResult;
+    },
+    get page() {
+      return L().ExclusionsPage;
+    },
     paging: 'startIndex',
     mutating: false,
     retrySafe: true,
@@ -248,8 +297,12 @@ export const CATALOG = {
     area: 'loc',
     method: 'POST',
     path: '/loc/v1/locations',
-    input: L.LocateRequest,
-    output: L.LocateResponse,
+    get input() {
+      return L().LocateRequest;
+    },
+    get output() {
+      return L().LocateResponse;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -263,9 +316,15 @@ export const CATALOG = {
     area: 'loc',
     method: 'POST',
     path: '/loc/v1/locationreports',
-    input: L.CreateReportInput,
-    request: L.CreateReportRequest,
-    output: L.CreateReportResult,
+    get input() {
+      return L().CreateReportInput;
+    },
+    get request() {
+      return L().CreateReportRequest;
+    },
+    get output() {
+      return L().CreateReportResult;
+    },
     // A report is a billable resource: dry-run does not create one, and an unknown outcome is not re-sent.
     mutating: true,
     retrySafe: false,
@@ -279,8 +338,12 @@ export const CATALOG = {
     area: 'loc',
     method: 'GET',
     path: '/loc/v1/locationreports/{accountName}/report/{txid}/status',
-    input: L.ReportRefRequest,
-    output: L.ReportStatusResponse,
+    get input() {
+      return L().ReportRefRequest;
+    },
+    get output() {
+      return L().ReportStatusResponse;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -291,9 +354,15 @@ export const CATALOG = {
     area: 'loc',
     method: 'GET',
     path: '/loc/v1/locationreports/{accountName}/report/{txid}/index/{startIndex}',
-    input: L.GetReportRequest,
-    output: L.GetReportResult,
-    page: L.ReportPage,
+    get input() {
+      return L().GetReportRequest;
+    },
+    get output() {
+      return L().GetReportResult;
+    },
+    get page() {
+      return L().ReportPage;
+    },
     paging: 'startIndex',
     mutating: false,
     retrySafe: true,
@@ -306,8 +375,12 @@ export const CATALOG = {
     area: 'loc',
     method: 'DELETE',
     path: '/loc/v1/locationreports/{accountName}/report/{txid}',
-    input: L.ReportRefRequest,
-    output: L.CancelReportResponse,
+    get input() {
+      return L().ReportRefRequest;
+    },
+    get output() {
+      return L().CancelReportResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -318,8 +391,12 @@ export const CATALOG = {
     area: 'subsc',
     method: 'POST',
     path: '/subsc/v1/usage/triggers',
-    input: U.CreateUsageTriggerRequest,
-    output: U.UsageTrigger,
+    get input() {
+      return U().CreateUsageTriggerRequest;
+    },
+    get output() {
+      return U().UsageTrigger;
+    },
     mutating: true,
     retrySafe: false,
     errorShape: 'errorCode',
@@ -331,8 +408,12 @@ export const CATALOG = {
     area: 'subsc',
     method: 'POST',
     path: '/subsc/v1/usage/triggers/{triggerId}',
-    input: U.UpdateUsageTriggerRequest,
-    output: U.UsageTrigger,
+    get input() {
+      return U().UpdateUsageTriggerRequest;
+    },
+    get output() {
+      return U().UsageTrigger;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -344,8 +425,12 @@ export const CATALOG = {
     area: 'subsc',
     method: 'DELETE',
     path: '/subsc/v1/usage/accounts/{accountName}/triggers/{triggerId}',
-    input: U.DeleteUsageTriggerRequest,
-    output: U.SuccessResponse,
+    get input() {
+      return U().DeleteUsageTriggerRequest;
+    },
+    get output() {
+      return U().SuccessResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -356,8 +441,12 @@ export const CATALOG = {
     area: 'subsc',
     method: 'POST',
     path: '/subsc/v1/managedaccounts/actions/add',
-    input: U.AddManagedAccountsRequest,
-    output: U.AddManagedAccountsResponse,
+    get input() {
+      return U().AddManagedAccountsRequest;
+    },
+    get output() {
+      return U().AddManagedAccountsResponse;
+    },
     mutating: true,
     retrySafe: false,
     errorShape: 'errorCode',
@@ -370,8 +459,12 @@ export const CATALOG = {
     area: 'loc',
     method: 'GET',
     path: '/fota/v1/callbacks/{accountName}',
-    input: L.AccountOnlyRequest,
-    output: L.ListenerList,
+    get input() {
+      return L().AccountOnlyRequest;
+    },
+    get output() {
+      return L().ListenerList;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -382,8 +475,12 @@ export const CATALOG = {
     area: 'loc',
     method: 'POST',
     path: '/loc/v1/callbacks/{accountName}',
-    input: L.RegisterLocationCallbackRequest,
-    output: L.RegisteredResponse,
+    get input() {
+      return L().RegisterLocationCallbackRequest;
+    },
+    get output() {
+      return L().RegisteredResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -395,8 +492,12 @@ export const CATALOG = {
     area: 'loc',
     method: 'DELETE',
     path: '/loc/v1/callbacks/{accountName}/name/{serviceName}',
-    input: L.DeregisterLocationCallbackRequest,
-    output: L.DeregisterResponse,
+    get input() {
+      return L().DeregisterLocationCallbackRequest;
+    },
+    get output() {
+      return L().DeregisterResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -408,8 +509,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'GET',
     path: '/m2m/v1/callbacks/{accountName}',
-    input: L.AccountOnlyRequest,
-    output: L.ListenerList,
+    get input() {
+      return L().AccountOnlyRequest;
+    },
+    get output() {
+      return L().ListenerList;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -420,8 +525,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v1/callbacks/{accountName}',
-    input: C.RegisterCallbackRequest,
-    output: L.RegisteredResponse,
+    get input() {
+      return C().RegisterCallbackRequest;
+    },
+    get output() {
+      return L().RegisteredResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -432,8 +541,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'DELETE',
     path: '/m2m/v1/callbacks/{accountName}/name/{serviceName}',
-    input: C.DeregisterCallbackRequest,
-    output: L.RegisteredResponse,
+    get input() {
+      return C().DeregisterCallbackRequest;
+    },
+    get output() {
+      return L().RegisteredResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -444,8 +557,12 @@ export const CATALOG = {
     area: 'dm',
     method: 'POST',
     path: '/dm/v1/devices/sensors/actions/query',
-    input: S.SensorQueryRequest,
-    output: S.SensorQueryResponse,
+    get input() {
+      return S().SensorQueryRequest;
+    },
+    get output() {
+      return S().SensorQueryResponse;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'error+cause',
@@ -456,8 +573,12 @@ export const CATALOG = {
     area: 'dm',
     method: 'POST',
     path: '/dm/v1/devices/networkexperience/actions/query',
-    input: S.NetworkExperienceRequest,
-    output: S.NetworkExperienceResponse,
+    get input() {
+      return S().NetworkExperienceRequest;
+    },
+    get output() {
+      return S().NetworkExperienceResponse;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'error+cause',
@@ -468,8 +589,12 @@ export const CATALOG = {
     area: 'dm',
     method: 'POST',
     path: '/dm/v1/devices/sensors/onboard/status/actions/query',
-    input: S.OnboardingStatusRequest,
-    output: S.OnboardingStatusResponse,
+    get input() {
+      return S().OnboardingStatusRequest;
+    },
+    get output() {
+      return S().OnboardingStatusResponse;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'error+cause',
@@ -480,8 +605,12 @@ export const CATALOG = {
     area: 'dm',
     method: 'POST',
     path: '/dm/v1/devices/actions/set',
-    input: S.SetConfigurationRequest,
-    output: S.SetConfigurationResponse,
+    get input() {
+      return S().SetConfigurationRequest;
+    },
+    get output() {
+      return S().SetConfigurationResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'error+cause',
@@ -493,8 +622,12 @@ export const CATALOG = {
     area: 'dm',
     method: 'PATCH',
     path: '/dm/v1/deviceConfigurationProfiles',
-    input: S.UpdateProfilesRequest,
-    output: S.UpdateProfilesResponse,
+    get input() {
+      return S().UpdateProfilesRequest;
+    },
+    get output() {
+      return S().UpdateProfilesResponse;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'error+cause',
@@ -506,8 +639,12 @@ export const CATALOG = {
     area: 'dm',
     method: 'POST',
     path: '/dm/v1/rules',
-    input: S.OverwriteRuleRequest,
-    output: S.Rule,
+    get input() {
+      return S().OverwriteRuleRequest;
+    },
+    get output() {
+      return S().Rule;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'error+cause',
@@ -518,8 +655,12 @@ export const CATALOG = {
     area: 'dm',
     method: 'POST',
     path: '/dm/v1/notificationGroups/actions/remove-users',
-    input: S.RemoveUsersRequest,
-    output: S.NoBody,
+    get input() {
+      return S().RemoveUsersRequest;
+    },
+    get output() {
+      return S().NoBody;
+    },
     mutating: true,
     retrySafe: true,
     errorShape: 'error+cause',
@@ -530,8 +671,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v1/devices/actions/list',
-    input: C.AttributesRequest,
-    output: C.DevicePage,
+    get input() {
+      return C().AttributesRequest;
+    },
+    get output() {
+      return C().DevicePage;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -542,31 +687,49 @@ export const CATALOG = {
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v1/devices/actions/list',
-    input: C.ListDevicesRequest,
-    output: C.ListDevicesResult,
-    page: C.DevicePage,
+    get input() {
+      return C().ListDevicesRequest;
+    },
+    get output() {
+      return C().ListDevicesResult;
+    },
+    get page() {
+      return C().DevicePage;
+    },
     paging: 'largestDeviceIdSeen',
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
   },
-  'devices.suspend': m2mDevice('suspend', 'Suspend service of devices.', C.DeviceActionRequest),
-  'devices.restore': m2mDevice('restore', 'Restore service of suspended devices.', C.DeviceActionRequest),
-  'devices.activate': m2mDevice('activate', 'Activate service of devices.', C.ActivateRequest),
-  'devices.deactivate': m2mDevice('deactivate', 'Deactivate devices.', C.DeactivateRequest),
-  'devices.changePlan': {
-    ...m2mDevice('plan', 'Change the service plan of devices.', C.ChangePlanRequest),
-    action: 'devices.changePlan',
-    method: 'PUT',
-  },
+  'devices.suspend': m2mDevice('suspend', 'Suspend service of devices.', () => C().DeviceActionRequest),
+  'devices.restore': m2mDevice(
+    'restore',
+    'Restore service of suspended devices.',
+    () => C().DeviceActionRequest,
+  ),
+  'devices.activate': m2mDevice('activate', 'Activate service of devices.', () => C().ActivateRequest),
+  'devices.deactivate': m2mDevice('deactivate', 'Deactivate devices.', () => C().DeactivateRequest),
+  'devices.changePlan': m2mDevice(
+    'plan',
+    'Change the service plan of devices.',
+    () => C().ChangePlanRequest,
+    {
+      action: 'devices.changePlan',
+      method: 'PUT',
+    },
+  ),
   'devices.usage': {
     action: 'devices.usage',
     summary: 'Usage history of devices.',
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v1/devices/usage/actions/list',
-    input: C.UsageRequest,
-    output: C.UsageResponse,
+    get input() {
+      return C().UsageRequest;
+    },
+    get output() {
+      return C().UsageResponse;
+    },
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
@@ -578,8 +741,12 @@ export const CATALOG = {
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v1/sms',
-    input: C.SmsRequest,
-    output: C.RequestAccepted,
+    get input() {
+      return C().SmsRequest;
+    },
+    get output() {
+      return C().RequestAccepted;
+    },
     mutating: true,
     retrySafe: false,
     errorShape: 'errorCode',

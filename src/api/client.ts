@@ -33,7 +33,7 @@ import {
   type Operation,
 } from './catalog.js';
 import { apiError, parseBody, send, type Timeouts } from './http.js';
-import { MAX_REPORT_DEVICES } from './schemas/location.js';
+import { MAX_REPORT_DEVICES } from './limits.js';
 import { checkInput } from './validate.js';
 import { closest } from '../util/closest.js';
 

@@ -123,14 +123,19 @@ export function validatorFor(schema: object): ValidateFunction {
 /**
  * Problems of `data` against `schema`; empty when valid. `generatedName` names the validator the build
  * generated from this very schema (api/generated.ts), which then answers the common case, valid data, without
- * compiling anything.
+ * compiling anything. `schema` may be a function that gives it, called only when it is needed.
  */
-export function check(schema: object, data: unknown, generatedName?: string): InputProblem[] {
+export function check(
+  schema: object | (() => object),
+  data: unknown,
+  generatedName?: string,
+): InputProblem[] {
+  const the = () => (typeof schema === 'function' ? schema() : schema);
   const quick =
     (generatedName === undefined ? undefined : generated()?.validator(generatedName)) ??
-    compileOnce(compiledFast, fastAjv(), schema);
+    compileOnce(compiledFast, fastAjv(), the());
   if (quick(data)) return [];
-  const v = validatorFor(schema);
+  const v = validatorFor(the());
   return v(data) ? [] : explain(v.errors ?? []);
 }
 
@@ -141,7 +146,8 @@ export function inputValidatorName(action: string): string {
 
 /** Problems of an action's input against its request schema, checked by the validator the build made for it. */
 export function checkInput(op: { action: string; input: object }, data: unknown): InputProblem[] {
-  return check(op.input, data, inputValidatorName(op.action));
+  // `input` is read only when the generated validator is missing or says no: reading it loads the schemas.
+  return check(() => op.input, data, inputValidatorName(op.action));
 }
 
 /** ajv's errors as one clear sentence each, without the noise of `if`, `anyOf` and `allOf` wrappers. */

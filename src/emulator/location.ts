@@ -6,7 +6,7 @@
  * report was made. So a 100,000-device request costs 10 reports of 50 KB, not 100,000 objects.
  */
 import { deviceErrorClass } from '../api/device-errors.js';
-import { MAX_EXCLUSIONS, MAX_REPORT_DEVICES } from '../api/schemas/location.js';
+import { MAX_EXCLUSIONS, MAX_REPORT_DEVICES } from '../api/limits.js';
 import { locationAccount, uuid, type Answer, type Ctx, type Json } from './context.js';
 import { DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { E } from './errors.js';

@@ -39,7 +39,8 @@ import {
 import { sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
 import { generatedRules } from './generated-rules.js';
 import { protectExpressions, restoreScalar, type Protected } from './protect.js';
-import { allowExpressions, PLAYBOOK_TOP, STEP_SCHEMAS, withSchemaFor } from './schema.js';
+import type * as Schema from './schema.js';
+import { onFirstUse } from '../util/on-first-use.js';
 
 export type { LoadedPlaybook } from './checker.js';
 type Json = Record<string, unknown>;
@@ -48,23 +49,29 @@ type Json = Record<string, unknown>;
 const MAX_ALIASES = 100;
 const withSchemas = new Map<string, object>();
 
+/**
+ * The TypeBox schemas of playbooks, loaded when first needed: a valid playbook is vouched for by the rules the
+ * build generated (generated-rules.ts), and only a problem to explain, or a build without them, needs these.
+ */
+const schemas = onFirstUse<typeof Schema>(import.meta.url, './schema.js');
+
 /** The rules from the TypeBox schemas and the action catalog, compiled by ajv as they are first used. */
 export const PLAYBOOK_RULES: PlaybookRules = {
   actions: [...ACTIONS, ...ENGINE_ACTION_NAMES],
-  top: (playbook) => check(PLAYBOOK_TOP, playbook),
-  step: (kind, step) => check(STEP_SCHEMAS[kind], step),
+  top: (playbook) => check(schemas().PLAYBOOK_TOP, playbook),
+  step: (kind, step) => check(schemas().STEP_SCHEMAS[kind], step),
   args(action, args) {
-    const schema = withSchemaFor(action);
+    const schema = schemas().withSchemaFor(action);
     if (!schema) return [];
     let compiled = withSchemas.get(action);
     if (!compiled) {
-      compiled = allowExpressions(JSON.parse(JSON.stringify(schema))) as object;
+      compiled = schemas().allowExpressions(JSON.parse(JSON.stringify(schema))) as object;
       withSchemas.set(action, compiled);
     }
     return check(compiled, args);
   },
   argKeys(action) {
-    const schema = withSchemaFor(action);
+    const schema = schemas().withSchemaFor(action);
     return schema ? ((schema as { properties?: Json }).properties ?? {}) : undefined;
   },
   stepSelectorProblem,

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import type { ApiClient } from '../api/client.js';
-import { MAX_REPORT_DEVICES } from '../api/schemas/location.js';
+import { MAX_REPORT_DEVICES } from '../api/limits.js';
 import { systemClock, type Clock } from '../clock.js';
 import { ApiError, FleetbookError, NetworkError } from '../errors.js';
 import { render, selectsEvent, truthy } from '../expressions/template.js';

@@ -1,6 +1,7 @@
 /**
  * `node --import ./module-log.mjs ...`: appends to the file named by MODULE_LOG every module the process
- * loads, ES modules as they load and CommonJS ones (require.cache) at exit, one URL or path per line.
+ * loads, one URL or path per line: ES modules as they are imported, and at exit every module in require.cache
+ * (what require() loaded, ES modules included; not what those ES modules import in turn).
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';

@@ -1,14 +1,11 @@
 /** Device location: exclusions, synchronous locate, reports, location callbacks (spec 2.3, 2.4, 4.2; facts). */
 import Type from 'typebox';
 import { AccountName, ID_PATTERNS, kindEnum, idFormats } from './common.js';
+import { MAX_EXCLUSIONS, MAX_REPORT_DEVICES } from '../limits.js';
 
 const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
   Type.Object(props, { additionalProperties: false, ...extra });
 
-/** Spec section 8: at most 10,000 devices per location report request. */
-export const MAX_REPORT_DEVICES = 10_000;
-/** Spec section 8: at most 2,000 devices in the exclusion list. */
-export const MAX_EXCLUSIONS = 2_000;
 
 /** A device of a location request. The shape says `imei`; the error messages also accept MEID and ESN. */
 export const LocationDevice = closed(

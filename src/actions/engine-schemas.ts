@@ -1,0 +1,43 @@
+/** The argument schemas of the engine actions (actions/engine.ts), loaded when one is first read. */
+import Type from 'typebox';
+
+const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
+  Type.Object(props, { additionalProperties: false, ...extra });
+
+export const LogArgs = closed({
+  message: Type.String(),
+  level: Type.Optional(Type.String({ enum: ['debug', 'info', 'warn', 'error'] })),
+  fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
+export const WebhookArgs = closed({
+  url: Type.String({ minLength: 1 }),
+  method: Type.Optional(Type.String({ enum: ['POST', 'PUT'] })),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  body: Type.Optional(Type.Unknown()),
+});
+
+export const ReportArgs = closed({
+  path: Type.String({ minLength: 1 }),
+  format: Type.Optional(
+    Type.String({ enum: ['csv', 'json'], description: 'Default: from the file extension.' }),
+  ),
+  step: Type.Optional(
+    Type.String({ description: 'The step whose devices to write; default every step of the run.' }),
+  ),
+});
+
+export const LedgerQueryArgs = closed({
+  playbook: Type.Optional(Type.String({ description: 'Default: this playbook.' })),
+  step: Type.Optional(Type.String()),
+  outcome: Type.Optional(Type.String({ enum: ['succeeded', 'failed', 'skipped'] })),
+  error: Type.Optional(
+    Type.Union([Type.String(), Type.Array(Type.String())], {
+      description: '7.3 type(s) or API error code(s).',
+    }),
+  ),
+  runs: Type.Optional(
+    Type.Union([Type.Literal('last'), Type.Integer({ minimum: 1 })], { description: 'Default: last.' }),
+  ),
+  since: Type.Optional(Type.String({ description: 'A duration back from now, e.g. 24h.' })),
+});

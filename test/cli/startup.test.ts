@@ -1,0 +1,127 @@
+/**
+ * What commands load, in a child process as a user runs them (dist/ must be built; `npm test` builds it):
+ * - `fleetbook runs` reads the store and nothing else: no runner, API client, schema library or ajv compiler
+ *   (the configuration is checked by the validator the build generated);
+ * - `fleetbook run` of a valid playbook builds no schema: the generated validators vouch for the playbook and
+ *   for every request, so TypeBox and ajv's compiler stay unloaded.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { RunSummary } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { emulator, tempDir } from '../runner/helpers.js';
+import { SUSPEND_ACTIVE } from '../runner/playbooks.js';
+
+const MODULE_LOG = join(import.meta.dirname, '..', 'helpers', 'module-log.mjs');
+/** TypeBox, and ajv's compiler (its standalone validators need only ajv's small runtime helpers). */
+const SCHEMA_BUILDING = /\/node_modules\/typebox\/|\/node_modules\/ajv\/dist\/(compile|core|ajv|2020)/;
+
+describe('fleetbook runs (child process)', function () {
+  this.timeout(30_000);
+  let tmp: { dir: string; close(): Promise<void> };
+  let env: Record<string, string>;
+
+  before(async () => {
+    tmp = await tempDir();
+    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db'), MODULE_LOG: join(tmp.dir, 'modules.txt') };
+    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
+    store.createRun({
+      id: 'run-listed-1',
+      playbook: 'listed',
+      status: 'succeeded',
+      trigger: { type: 'manual' },
+      inputs: {},
+      startedAt: '2026-11-22T00:00:00.000Z',
+      endedAt: '2026-11-22T00:00:01.000Z',
+    });
+    store.close();
+  });
+  after(() => tmp.close());
+
+  async function loaded(): Promise<string[]> {
+    return (await readFile(env.MODULE_LOG as string, 'utf8')).split('\n').filter(Boolean);
+  }
+
+  it('runs list prints the run, having loaded only the store, the configuration and its validator', async () => {
+    const r = await fleetbook(['runs', 'list'], env, ['--import', MODULE_LOG]);
+    expect(r.stderr).to.equal('');
+    expect(r.code).to.equal(0);
+    expect(r.stdout).to.match(/^run-listed-1 {2}2026-11-22T00:00:00\.000Z {2}succeeded {2}listed\n$/);
+    const modules = await loaded();
+    // The log works: it saw the command, the store and the configuration's generated validator.
+    expect(modules.some((m) => m.endsWith('/dist/cli/runs.js'))).to.equal(true);
+    expect(modules.some((m) => m.includes('/node_modules/better-sqlite3/'))).to.equal(true);
+    expect(modules.some((m) => m.endsWith('/dist/generated/config.cjs'))).to.equal(true);
+    const heavy = modules.filter(
+      (m) =>
+        SCHEMA_BUILDING.test(m) ||
+        /\/node_modules\/(undici|yaml|winston)\/|\/dist\/(runner\/|api\/client|api\/catalog|playbook\/load)/.test(
+          m,
+        ),
+    );
+    expect(heavy).to.deep.equal([]);
+  });
+
+  it('runs show of an unknown run exits 1 and says so', async () => {
+    const r = await fleetbook(['runs', 'show', 'no-such-run'], env);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.equal('fleetbook: no run no-such-run\n');
+  });
+
+  it('an invalid configuration is reported by variable, with the generated validator', async () => {
+    const r = await fleetbook(['runs', 'list'], { ...env, FLEETBOOK_CONCURRENCY: '0' }, [
+      '--import',
+      MODULE_LOG,
+    ]);
+    expect(r.code).to.not.equal(0);
+    expect(r.stderr).to.include('FLEETBOOK_CONCURRENCY');
+    expect(r.stderr).to.include('>= 1');
+    // Explaining the problem compiles the schema: only then is ajv's compiler loaded.
+    expect((await loaded()).some((m) => m.includes('/node_modules/ajv/dist/compile/'))).to.equal(true);
+  });
+
+  it('run of a valid playbook suspends its devices without building a schema', async () => {
+    const emu = await emulator({ devicesPerAccount: 30 });
+    try {
+      const file = join(tmp.dir, 'suspend.yaml');
+      await writeFile(file, SUSPEND_ACTIVE({ name: 'startup-suspend', batchSize: 10, concurrency: 2 }));
+      const r = await fleetbook(
+        ['run', file, '--json', '--input', `account=${emu.defaults.accounts[0]!}`],
+        { ...env, ...emulatorEnv(emu), FLEETBOOK_LOG_LEVEL: 'warn' },
+        ['--import', MODULE_LOG],
+      );
+      expect(r.code, r.stderr).to.equal(0);
+      const summary = JSON.parse(r.stdout) as RunSummary;
+      expect(summary.status).to.equal('succeeded');
+      expect(summary.devices.succeeded).to.be.greaterThan(0);
+      const modules = await loaded();
+      // The log saw the run: the runner, the client and the generated request validator of the suspend.
+      expect(modules.some((m) => m.endsWith('/dist/runner/runner.js'))).to.equal(true);
+      expect(modules.some((m) => m.endsWith('/dist/generated/input_devices.suspend.cjs'))).to.equal(true);
+      expect(
+        modules.filter(
+          (m) =>
+            SCHEMA_BUILDING.test(m) ||
+            /\/dist\/(api\/schemas|playbook\/schema\.js|actions\/engine-schemas)/.test(m),
+        ),
+      ).to.deep.equal([]);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it('run of an invalid playbook loads the schemas to explain the problem at its line', async () => {
+    const file = join(tmp.dir, 'invalid.yaml');
+    await writeFile(
+      file,
+      'version: 1\nname: startup-invalid\non: { manual: true }\nsteps:\n  - id: s\n    uses: devices.suspend\n    with: { accountName: 42 }\n',
+    );
+    const r = await fleetbook(['run', file], env, ['--import', MODULE_LOG]);
+    expect(r.code).to.not.equal(0);
+    expect(r.stderr).to.match(/invalid\.yaml:7:\d+/);
+    // The schemas are require()d on first use (util/on-first-use.ts), which puts them in require.cache.
+    expect((await loaded()).some((m) => m.endsWith('/dist/playbook/schema.js'))).to.equal(true);
+  });
+});
