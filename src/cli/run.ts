@@ -1,6 +1,5 @@
 /** `fleetbook run PLAYBOOK` and `fleetbook emulator`. */
 import { readFileSync } from 'node:fs';
-import cliProgress from 'cli-progress';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
@@ -75,7 +74,9 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const target = await connect(config, logger);
   const client = createClient({ ...target.options, logger });
   const store = new SqliteStore(config.state);
-  const bar = tty
+  // The progress bar is for a person at a terminal: off one, its module is never loaded.
+  const cliProgress = tty ? (await import('cli-progress')).default : undefined;
+  const bar = cliProgress
     ? new cliProgress.SingleBar(
         {
           format: ' {bar} {value}/{total} devices | {calls} calls | {errors} errors | {step}',

@@ -13,17 +13,8 @@
  * checks on the same data, without positions, since there is nothing to position.
  */
 import { readFile } from 'node:fs/promises';
-import {
-  isAlias,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  parseDocument,
-  visit,
-  type Document,
-  type Node,
-} from 'yaml';
+import type * as YamlModule from 'yaml';
+import type { Document, Node } from 'yaml';
 import { ACTIONS } from '../api/catalog.js';
 import { check } from '../api/validate.js';
 import { ENGINE_ACTION_NAMES } from '../actions/engine.js';
@@ -54,6 +45,8 @@ const withSchemas = new Map<string, object>();
  * build generated (generated-rules.ts), and only a problem to explain, or a build without them, needs these.
  */
 const schemas = onFirstUse<typeof Schema>(import.meta.url, './schema.js');
+/** The YAML parser of the full path: a playbook in the everyday subset is read by fast-yaml.ts without it. */
+const yaml = onFirstUse<typeof YamlModule>(import.meta.url, 'yaml');
 
 /** The rules from the TypeBox schemas and the action catalog, compiled by ajv as they are first used. */
 export const PLAYBOOK_RULES: PlaybookRules = {
@@ -115,7 +108,7 @@ export function hasErrors(r: LoadedPlaybook): boolean {
 /** The source parsed by `yaml` with positions: its YAML problems, and where each path is. */
 class YamlSource implements Locator {
   readonly diagnostics: Diagnostic[] = [];
-  private lc = new LineCounter();
+  private lc = new (yaml().LineCounter)();
   private doc?: Document;
   restore: (s: string) => string = (s) => s;
 
@@ -144,7 +137,11 @@ class YamlSource implements Locator {
   private parseYaml(): Json | undefined {
     const safe = protectExpressions(this.source);
     this.restore = safe.restore;
-    const doc = parseDocument(safe.text, { lineCounter: this.lc, uniqueKeys: true, prettyErrors: false });
+    const doc = yaml().parseDocument(safe.text, {
+      lineCounter: this.lc,
+      uniqueKeys: true,
+      prettyErrors: false,
+    });
     this.doc = doc;
     // One syntax error per line: the ones after it on the same line only echo it.
     const lines = new Set<number>();
@@ -160,12 +157,12 @@ class YamlSource implements Locator {
     if (doc.errors.length) return undefined;
     // An alias inside the node its anchor names makes the data endless: refused here, where it can be placed.
     let cycle: { offset: number; name: string } | undefined;
-    visit(doc, {
+    yaml().visit(doc, {
       Alias(_key, node, path) {
         const target = node.resolve(doc);
         if (target && path.includes(target)) {
           cycle = { offset: node.range?.[0] ?? 0, name: node.source };
-          return visit.BREAK;
+          return yaml().visit.BREAK;
         }
         return undefined;
       },
@@ -226,9 +223,10 @@ class YamlSource implements Locator {
     let node = this.doc?.contents as Node | null | undefined;
     let keyNode: Node | undefined;
     for (const seg of path) {
-      if (node && isAlias(node) && this.doc) node = node.resolve(this.doc) as Node | undefined;
+      if (node && yaml().isAlias(node) && this.doc) node = node.resolve(this.doc) as Node | undefined;
       let next: Node | undefined;
       let nextKey: Node | undefined;
+      const { isMap, isScalar, isSeq } = yaml();
       if (node && isMap(node)) {
         const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
         if (pair) {
@@ -285,7 +283,7 @@ class YamlSource implements Locator {
  */
 function restoreDocument(doc: Document, p: Protected): void {
   if (!p.changed) return;
-  visit(doc, {
+  yaml().visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== 'string') return;
       const value = restoreScalar(p, node.value, node.type);

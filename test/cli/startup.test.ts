@@ -3,7 +3,8 @@
  * - `fleetbook runs` reads the store and nothing else: no runner, API client, schema library or ajv compiler
  *   (the configuration is checked by the validator the build generated);
  * - `fleetbook run` of a valid playbook builds no schema: the generated validators vouch for the playbook and
- *   for every request, so TypeBox and ajv's compiler stay unloaded.
+ *   for every request, so TypeBox and ajv's compiler stay unloaded; nor, off a terminal and for a playbook in
+ *   the everyday subset of YAML without a schedule, the YAML parser, the cron library and the progress bar.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -107,6 +108,9 @@ describe('fleetbook runs (child process)', function () {
             /\/dist\/(api\/schemas|playbook\/schema\.js|actions\/engine-schemas)/.test(m),
         ),
       ).to.deep.equal([]);
+      expect(modules.filter((m) => /\/node_modules\/(yaml|node-cron|cli-progress)\//.test(m))).to.deep.equal(
+        [],
+      );
     } finally {
       await emu.close();
     }
@@ -122,6 +126,9 @@ describe('fleetbook runs (child process)', function () {
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.match(/invalid\.yaml:7:\d+/);
     // The schemas are require()d on first use (util/on-first-use.ts), which puts them in require.cache.
-    expect((await loaded()).some((m) => m.endsWith('/dist/playbook/schema.js'))).to.equal(true);
+    const modules = await loaded();
+    expect(modules.some((m) => m.endsWith('/dist/playbook/schema.js'))).to.equal(true);
+    // The full path reads the file with the YAML parser, for the positions of its problems.
+    expect(modules.some((m) => m.includes('/node_modules/yaml/'))).to.equal(true);
   });
 });
