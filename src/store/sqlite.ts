@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { ConfigError } from '../errors.js';
 import type {
   DeviceResult,
   InboxEvent,
@@ -138,8 +139,15 @@ export class SqliteStore implements Store {
 
   /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
+    try {
+      if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+      this.db = new Database(file);
+    } catch (e) {
+      // better-sqlite3 says only "unable to open database file": name the file and where it comes from.
+      throw new ConfigError(
+        `cannot open the state file ${file} (FLEETBOOK_STATE): ${(e as Error).message}; it must be a file path in a writable directory`,
+      );
+    }
     this.db.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), which is what a run's
     // checkpoints and ledger must survive; only a power cut can lose the last ones, and a resumed run then
