@@ -1,5 +1,5 @@
 /** The engine actions: steps that do not call the service (their schemas are in engine.ts). */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, extname } from 'node:path';
 import { request } from 'undici';
 import { ApiError } from '../errors.js';
@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { LedgerRow, Store } from '../store/store.js';
+import { makeDirs } from '../util/files.js';
 import { redactValue } from '../util/secrets.js';
 
 type Json = Record<string, unknown>;
@@ -57,7 +58,7 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
       const format =
         (input.format as string | undefined) ?? (extname(path).toLowerCase() === '.json' ? 'json' : 'csv');
       const rows = c.ledger(input.step as string | undefined);
-      await mkdir(dirname(path), { recursive: true });
+      makeDirs(dirname(path));
       await writeFile(
         path,
         format === 'json' ? `${JSON.stringify(redactValue(rows), null, 2)}\n` : toCsv(rows),

@@ -2,10 +2,10 @@
  * The embedded store on SQLite (better-sqlite3, WAL). Migrations are numbered and recorded in
  * `PRAGMA user_version`; each runs once, in a transaction.
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
+import { makeDirs } from '../util/files.js';
 import type {
   DeviceResult,
   InboxEvent,
@@ -140,7 +140,7 @@ export class SqliteStore implements Store {
   /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string) {
     try {
-      if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+      if (file !== ':memory:') makeDirs(dirname(file));
       this.db = new Database(file);
     } catch (e) {
       // better-sqlite3 says only "unable to open database file": name the file and where it comes from.

@@ -1,6 +1,7 @@
-/** Playbook files on disk. */
+/** Files on disk: playbooks, and the directories the state file and reports go in. */
+import { mkdirSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** A file as given, or every *.yaml / *.yml below a directory, in a stable order. */
 export async function playbookFiles(path: string): Promise<string[]> {
@@ -14,4 +15,25 @@ export async function playbookFiles(path: string): Promise<string[]> {
     else if (/\.ya?ml$/.test(entry.name)) out.push(full);
   }
   return out;
+}
+
+/**
+ * `mkdir -p`, one level at a time. Node's own `mkdir(dir, { recursive: true })` never returns for a missing
+ * directory below /proc (it retries that ENOENT forever); this fails with it.
+ */
+export function makeDirs(dir: string): void {
+  const exists = (e: unknown) =>
+    (e as NodeJS.ErrnoException).code === 'EEXIST' && statSync(dir).isDirectory();
+  try {
+    mkdirSync(dir);
+  } catch (e) {
+    if (exists(e)) return;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(dir) === dir) throw e;
+    makeDirs(dirname(dir));
+    try {
+      mkdirSync(dir);
+    } catch (again) {
+      if (!exists(again)) throw again;
+    }
+  }
 }

@@ -158,6 +158,23 @@ steps:
     expect(out.output.count).to.equal(expected.length);
   });
 
+  it('report.write to a directory that cannot be made fails its step at once, with the reason', async () => {
+    const pb = playbook(`
+version: 1
+name: write-nowhere
+on: { manual: true }
+steps:
+  - id: out
+    uses: report.write
+    with: { path: /proc/fleetbook-missing/report.csv }
+`);
+    const s = await runPlaybook(pb, { client, store });
+    expect(s.status).to.equal('failed');
+    expect(s.error).to.match(
+      /^step `out` failed: ENOENT: no such file or directory, mkdir '\/proc\/fleetbook-missing'/,
+    );
+  });
+
   it('report.write writes the per-device results as CSV and as JSON', async () => {
     const tmp = await tempDir();
     try {
