@@ -161,6 +161,8 @@ const CASES: Case[] = [
         { id: 5, kind: 'imei' },
         { id: imei(1) },
         { id: imei(2), kind: 'imei' },
+        { id: '', kind: 'imei' },
+        { deviceIds: [{ id: '', kind: 'mdn' }] },
       ],
     },
     problems: [
@@ -170,6 +172,9 @@ const CASES: Case[] = [
       ['/devices/3', /^item 3 of devices must be object$/],
       ['/devices/4/id', /^id must be string$/],
       ['/devices/5/kind', /^kind is required$/],
+      // An empty id is refused by the format of its kind.
+      ['/devices/7/id', /^id "" is not valid: an IMEI is 15 digits$/],
+      ['/devices/8/deviceIds/0/id', /^id "" is not valid: an MDN is 10 digits$/],
     ],
     only: true,
   },
