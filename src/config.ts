@@ -27,53 +27,53 @@ export const CONFIG_SCHEMA = {
     'concurrency',
   ],
   properties: {
-    apiUrl: url('FLEETBOOK_API_URL: the spec {base_url}.'),
+    apiUrl: url("an http or https URL, the service's {base_url}"),
     accessToken: str(),
     clientId: str(),
     clientSecret: str(),
     username: str(),
     password: str(),
-    state: str({ description: 'FLEETBOOK_STATE: the SQLite file.' }),
+    state: str({ description: 'the SQLite file of runs and the ledger' }),
     listen: {
       type: 'string',
       pattern: '^[^:]*:[0-9]{1,5}$',
-      description: 'FLEETBOOK_LISTEN: HOST:PORT of the daemon.',
+      description: 'HOST:PORT the daemon listens on, e.g. 127.0.0.1:8787',
     },
     callbackUsername: str(),
     callbackPassword: str(),
-    callbackSecret: str({ description: 'FLEETBOOK_CALLBACK_SECRET: HMAC key of Location callbacks.' }),
-    callbackUrl: url('FLEETBOOK_CALLBACK_URL: the URL the service posts callbacks to (registration).'),
+    callbackSecret: str({ description: 'the HMAC key of Location callbacks' }),
+    callbackUrl: url('an http or https URL, where the service posts callbacks (registration)'),
     callbackAccounts: {
       type: 'array',
       items: str(),
-      description: 'FLEETBOOK_CALLBACK_ACCOUNTS: comma-separated accounts to register the listener for.',
+      description: 'comma-separated accounts to register the listener for',
     },
     daemonToken: {
       type: 'string',
       minLength: 16,
-      description: 'FLEETBOOK_DAEMON_TOKEN: bearer token of manual runs.',
+      description: 'the bearer token of manual runs',
     },
-    maxRuns: { type: 'integer', minimum: 1, description: 'FLEETBOOK_MAX_RUNS: runs executing at once.' },
+    maxRuns: { type: 'integer', minimum: 1, description: 'runs executing at once' },
     inboxLimit: {
       type: 'integer',
       minimum: 1,
-      description: 'FLEETBOOK_INBOX_LIMIT: unprocessed callbacks before the listener answers 503.',
+      description: 'unprocessed callbacks before the listener answers 503',
     },
     shutdownGrace: {
       type: 'string',
       pattern: DURATION_PATTERN,
-      description: 'FLEETBOOK_SHUTDOWN_GRACE: how long SIGTERM lets running steps finish, e.g. 10s or 2m.',
+      description: 'how long SIGTERM lets running steps finish, e.g. 10s or 2m',
     },
     logLevel: { type: 'string', enum: ['error', 'warn', 'info', 'debug'] },
     requestsPerSecond: {
       type: 'number',
       minimum: 1,
-      description: 'FLEETBOOK_RATE: requests/s per API area.',
+      description: 'requests per second per API area',
     },
     concurrency: {
       type: 'integer',
       minimum: 1,
-      description: 'FLEETBOOK_CONCURRENCY: requests in flight per API area.',
+      description: 'requests in flight per API area',
     },
   },
   additionalProperties: false,
@@ -144,7 +144,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   };
   const num = (k: 'requestsPerSecond' | 'concurrency' | 'maxRuns' | 'inboxLimit', dflt: number) => {
     const v = pick(k);
-    return v === undefined ? dflt : Number(v);
+    if (v === undefined) return dflt;
+    // Not a number: left as the text, which the schema then refuses once ("must be integer").
+    return v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
   };
   const raw: Record<string, unknown> = {
     apiUrl: flags.apiUrl ?? pick('apiUrl'),
@@ -174,9 +176,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
   const problems = check(CONFIG_SCHEMA, raw, 'config');
   if (problems.length) {
+    // Named by the variable, not by the member it fills: `FLEETBOOK_RATE: must be >= 1`.
     const named = problems.map((p) => {
       const key = p.path.split('/')[1] as keyof typeof ENV | undefined;
-      return key && key in ENV ? `${ENV[key]}: ${p.message}` : p.message;
+      if (!key || !(key in ENV)) return p.message;
+      return `${ENV[key]}: ${p.message.startsWith(`${key} `) ? p.message.slice(key.length + 1) : p.message}`;
     });
     throw new ConfigError(`invalid configuration:\n  ${named.join('\n  ')}`);
   }

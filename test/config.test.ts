@@ -37,6 +37,28 @@ describe('configuration', () => {
     }
   });
 
+  it('says what is wrong with each variable in its own words, never by the member it fills', () => {
+    expect(() =>
+      loadConfig({
+        FLEETBOOK_API_URL: 'ftp://x',
+        FLEETBOOK_LISTEN: 'nope',
+        FLEETBOOK_MAX_RUNS: 'many',
+        FLEETBOOK_CONCURRENCY: '0',
+        FLEETBOOK_DAEMON_TOKEN: 'short',
+      }),
+    ).to.throw(
+      ConfigError,
+      [
+        'invalid configuration:',
+        `  FLEETBOOK_API_URL: "ftp://x" is not valid: an http or https URL, the service's {base_url}`,
+        '  FLEETBOOK_LISTEN: "nope" is not valid: HOST:PORT the daemon listens on, e.g. 127.0.0.1:8787',
+        '  FLEETBOOK_DAEMON_TOKEN: must NOT have fewer than 16 characters',
+        '  FLEETBOOK_MAX_RUNS: must be integer',
+        '  FLEETBOOK_CONCURRENCY: must be >= 1',
+      ].join('\n'),
+    );
+  });
+
   it('registers the secrets it reads so that no log line can show them', () => {
     loadConfig({ FLEETBOOK_PASSWORD: 'hunter2-config-test', FLEETBOOK_CLIENT_SECRET: 'cs-config-test-42' });
     expect(redact('pw=hunter2-config-test secret=cs-config-test-42')).to.equal('pw=*** secret=***');
