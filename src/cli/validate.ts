@@ -22,12 +22,19 @@ export async function runValidate(paths: string[], format: string): Promise<numb
   }
   const files: string[] = [];
   for (const p of paths) {
+    let found: string[];
     try {
-      files.push(...(await playbookFiles(p)));
+      found = await playbookFiles(p);
     } catch {
       process.stderr.write(`fleetbook: no such file or directory: ${p}\n`);
       return 2;
     }
+    // A directory without playbooks is a wrong path, not a pass: in CI it would check nothing, silently.
+    if (!found.length) {
+      process.stderr.write(`fleetbook: no playbooks (*.yaml, *.yml) in ${p}\n`);
+      return 2;
+    }
+    files.push(...found);
   }
   // A valid playbook is checked with the rules generated at build time; anything else, and everything when
   // there are none, by the full loader, loaded on first use (it brings TypeBox and compiles schemas).

@@ -14,7 +14,8 @@
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatText, RULES, type Diagnostic } from '../../src/playbook/diagnostics.js';
@@ -145,6 +146,15 @@ describe('golden: invalid playbooks', () => {
     });
     expect(ok.stdout, 'valid playbooks print nothing on stdout').to.equal('');
     expect(ok.status, ok.stderr).to.equal(0);
+
+    // A directory without playbooks is refused: a wrong path must not pass CI having checked nothing.
+    const empty = mkdtempSync(join(tmpdir(), 'fleetbook-no-playbooks-'));
+    const none = spawnSync(process.execPath, [cli, 'validate', EXAMPLES, empty], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(none.stderr).to.equal(`fleetbook: no playbooks (*.yaml, *.yml) in ${empty}\n`);
+    expect(none.status).to.equal(2);
   });
 });
 
