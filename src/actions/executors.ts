@@ -20,6 +20,8 @@ export interface EngineContext {
   clock: Clock;
   /** Per-device results of this run, of one step or of all. */
   ledger(step?: string): LedgerRow[];
+  /** The step's signal (a cancelled run, the step's timeout): a webhook still waiting is abandoned. */
+  signal?: AbortSignal;
 }
 
 export async function runEngineAction(action: string, input: Json, c: EngineContext): Promise<unknown> {
@@ -39,6 +41,7 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
         body: JSON.stringify(input.body ?? {}),
         headersTimeout: 30_000,
         bodyTimeout: 30_000,
+        signal: c.signal ?? null,
       });
       const text = await res.body.text();
       if (res.statusCode >= 300) {

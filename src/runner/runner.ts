@@ -710,6 +710,7 @@ class Run {
           logger: this.log,
           clock: this.clock,
           ledger: (stepId) => this.o.store.deviceResults(this.id, stepId),
+          signal,
         }),
       );
       this.stepSummary(step.id).attempts += attempts;

@@ -438,6 +438,63 @@ steps:
     });
   });
 
+  describe('cancelling engine actions', () => {
+    /** A webhook that never answers, and tells when a request to it is given up (its socket closes). */
+    async function silentHook(): Promise<{ url: string; closed: Promise<number>; close(): Promise<void> }> {
+      let started = 0;
+      let resolveClosed: (at: number) => void = () => undefined;
+      const closed = new Promise<number>((r) => (resolveClosed = r));
+      const server = createServer((req) => {
+        started = Date.now();
+        req.socket.on('close', () => resolveClosed(Date.now() - started));
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+        closed,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      };
+    }
+    const HOOK = (timeout?: string) => `
+version: 1
+name: silent-hook
+on: { manual: true }
+inputs:
+  url: { type: string, required: true }
+steps:
+  - id: tell
+    uses: notify.webhook
+    with: { url: \${{ inputs.url }}, body: { text: hello } }
+${timeout ? `    timeout: ${timeout}\n` : ''}`;
+
+    it('a step timeout abandons the webhook request, not only the step', async () => {
+      const hook = await silentHook();
+      try {
+        const s = await run(HOOK('200ms'), { inputs: { url: hook.url } });
+        expect(s.status).to.equal('failed');
+        expect(s.error).to.equal('step `tell` failed: timed out after 200ms');
+        // The request was given up with the step, not left waiting for its own 30 s timeouts.
+        expect(await hook.closed).to.be.lessThan(5_000);
+      } finally {
+        await hook.close();
+      }
+    });
+
+    it('a cancelled run abandons the webhook request it is waiting on', async () => {
+      const hook = await silentHook();
+      const cancel = new AbortController();
+      try {
+        const running = run(HOOK(), { inputs: { url: hook.url }, signal: cancel.signal });
+        setTimeout(() => cancel.abort(new Error('cancelled by the test')), 200);
+        const s = await running;
+        expect(s.status).to.equal('cancelled');
+        expect(await hook.closed).to.be.lessThan(5_000);
+      } finally {
+        await hook.close();
+      }
+    });
+  });
+
   describe('forEach', () => {
     it('an inner step, referenced after the loop (validate accepts it), gives its totals over the iterations', async () => {
       const s = await run(
