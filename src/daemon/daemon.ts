@@ -522,8 +522,13 @@ function routes(app: FastifyInstance, c: RouteContext): void {
     registrations: c.registrations(),
     schedules: c.scheduler()?.next() ?? [],
   }));
-  app.get<{ Querystring: { playbook?: string; limit?: string } }>('/runs', async (req) => {
-    const limit = Math.min(Math.max(Number(req.query.limit ?? 50) || 50, 1), 1000);
+  app.get<{ Querystring: { playbook?: string; limit?: string } }>('/runs', async (req, reply) => {
+    const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
+    // Refused rather than bent: a limit read as another would list other runs than asked, silently.
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      return reply
+        .code(400)
+        .send({ error: `limit must be an integer from 1 to 1000, got ${JSON.stringify(req.query.limit)}` });
     return c.store
       .listRuns({ ...(req.query.playbook ? { playbook: req.query.playbook } : {}), limit })
       .map(({ summary, event: _event, ...r }) => ({

@@ -539,7 +539,14 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       ]);
       const all = (await http('GET', `${daemon.url}/runs`)).body as unknown as Json[];
       expect(all.map((r) => r.id)).to.include(runId);
+      expect((await http('GET', `${daemon.url}/runs?limit=1`)).body).to.have.length(1);
       expect((await http('GET', `${daemon.url}/runs/no-such-run`)).status).to.equal(404);
+      // A limit that is not one is refused, not read as another.
+      for (const bad of ['abc', '0', '1001', '2.5']) {
+        const r = await http('GET', `${daemon.url}/runs?limit=${bad}`);
+        expect(r.status).to.equal(400);
+        expect(r.body).to.deep.equal({ error: `limit must be an integer from 1 to 1000, got "${bad}"` });
+      }
     });
 
     it('is healthy and ready; on SIGTERM exits 0 and leaves an unfinished run to resume at the next start', async function () {
