@@ -397,6 +397,20 @@ steps:
     });
   });
 
+  /** A playbook of one notify.webhook step to `inputs.url`, with `extra` (one line) added to the step. */
+  const webhookPlaybook = (extra = '') => `
+version: 1
+name: webhook
+on: { manual: true }
+inputs:
+  url: { type: string, required: true }
+steps:
+  - id: tell
+    uses: notify.webhook
+    with: { url: \${{ inputs.url }}, body: { text: hello } }
+    ${extra}
+`;
+
   describe('retry of engine actions', () => {
     it('notify.webhook is sent again on a 5xx, as its retry.on says', async () => {
       // A webhook that answers 503 once, then 200.
@@ -413,19 +427,10 @@ steps:
       try {
         const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
         const s = await run(
-          `
-version: 1
-name: page
-on: { manual: true }
-inputs:
-  url: { type: string, required: true }
-steps:
-  - id: tell
-    uses: notify.webhook
-    with: { url: \${{ inputs.url }}, body: { text: hello } }
-    retry: { on: [http.5xx, network], maxAttempts: 3, delay: 10ms }
-`,
-          { inputs: { url } },
+          webhookPlaybook('retry: { on: [http.5xx, network], maxAttempts: 3, delay: 10ms }'),
+          {
+            inputs: { url },
+          },
         );
         expect(bodies.map((b) => JSON.parse(b) as unknown)).to.deep.equal([
           { text: 'hello' },
@@ -455,22 +460,10 @@ steps:
         close: () => new Promise<void>((r) => server.close(() => r())),
       };
     }
-    const HOOK = (timeout?: string) => `
-version: 1
-name: silent-hook
-on: { manual: true }
-inputs:
-  url: { type: string, required: true }
-steps:
-  - id: tell
-    uses: notify.webhook
-    with: { url: \${{ inputs.url }}, body: { text: hello } }
-${timeout ? `    timeout: ${timeout}\n` : ''}`;
-
     it('a step timeout abandons the webhook request, not only the step', async () => {
       const hook = await silentHook();
       try {
-        const s = await run(HOOK('200ms'), { inputs: { url: hook.url } });
+        const s = await run(webhookPlaybook('timeout: 200ms'), { inputs: { url: hook.url } });
         expect(s.status).to.equal('failed');
         expect(s.error).to.equal('step `tell` failed: timed out after 200ms');
         // The request was given up with the step, not left waiting for its own 30 s timeouts.
@@ -484,7 +477,7 @@ ${timeout ? `    timeout: ${timeout}\n` : ''}`;
       const hook = await silentHook();
       const cancel = new AbortController();
       try {
-        const running = run(HOOK(), { inputs: { url: hook.url }, signal: cancel.signal });
+        const running = run(webhookPlaybook(), { inputs: { url: hook.url }, signal: cancel.signal });
         setTimeout(() => cancel.abort(new Error('cancelled by the test')), 200);
         const s = await running;
         expect(s.status).to.equal('cancelled');
