@@ -5,7 +5,8 @@
  *
  * - one standalone ajv validator per schema the loader checks (the top level, each step kind, each action's
  *   arguments with expressions allowed), per catalog action's request schema (what the client checks
- *   before every call), and of the configuration, as CommonJS, compiled exactly as api/validate.ts's fast instance;
+ *   before every call), and of the configuration, as CommonJS, compiled exactly as api/validate.ts's fast
+ *   instance;
  * - the action names, each action's argument names, and which retry selectors each action accepts (computed
  *   by actions/selectors.ts itself, over the selectors people write; others take the full path);
  * - a fingerprint of the compiled modules all this comes from: when dist/ is rebuilt without this step, the

@@ -2,8 +2,8 @@
  * Logging. Secrets never reach a log line: every line is scrubbed of every registered secret value and of
  * fields named like secrets (src/util/secrets.ts) before it is written.
  */
-import { createRequire } from 'node:module';
-import type winstonModule from 'winston';
+import type Winston from 'winston';
+import { onFirstUse } from './util/on-first-use.js';
 
 export { registerSecret, redact, redactValue } from './util/secrets.js';
 import { redactValue } from './util/secrets.js';
@@ -18,20 +18,7 @@ export interface Logger {
 }
 
 /** winston, loaded by the first createLogger: a process that only uses silentLogger (an embedding) never loads it. */
-let loaded: { winston: typeof winstonModule; scrub: winstonModule.Logform.FormatWrap } | undefined;
-function winstonWithScrub() {
-  if (!loaded) {
-    const winston = createRequire(import.meta.url)('winston') as typeof winstonModule;
-    const scrub = winston.format((info) => {
-      const clean = redactValue({ ...info }) as Record<string, unknown>;
-      for (const key of Object.keys(info)) delete (info as Record<string, unknown>)[key];
-      Object.assign(info, clean);
-      return info;
-    });
-    loaded = { winston, scrub };
-  }
-  return loaded;
-}
+const loadWinston = onFirstUse<typeof Winston>(import.meta.url, 'winston');
 
 export interface LoggerOptions {
   /** @default 'info' */
@@ -44,7 +31,13 @@ export interface LoggerOptions {
 
 /** A winston logger writing scrubbed lines to stderr (stdout is kept for command output). */
 export function createLogger(o: LoggerOptions = {}): Logger {
-  const { winston, scrub } = winstonWithScrub();
+  const winston = loadWinston();
+  const scrub = winston.format((info) => {
+    const clean = redactValue({ ...info }) as Record<string, unknown>;
+    for (const key of Object.keys(info)) delete (info as Record<string, unknown>)[key];
+    Object.assign(info, clean);
+    return info;
+  });
   const stream = o.stream ?? process.stderr;
   const pretty = (o.format ?? ((stream as { isTTY?: boolean }).isTTY ? 'pretty' : 'json')) === 'pretty';
   const format = pretty
@@ -65,7 +58,7 @@ export function createLogger(o: LoggerOptions = {}): Logger {
   return wrap(w);
 }
 
-function wrap(w: winstonModule.Logger): Logger {
+function wrap(w: Winston.Logger): Logger {
   // A line below the level is dropped before winston formats (and scrubs) it: that work is not free.
   return {
     debug: (m, meta) => void (w.isDebugEnabled() && w.debug(m, meta)),

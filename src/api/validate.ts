@@ -6,30 +6,18 @@
  *   compares objects pairwise, which is too slow for 10,000 devices);
  * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules).
  */
-import { createRequire } from 'node:module';
 import type { CodeOptions, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import type Ajv2020Module from 'ajv/dist/2020.js';
 import type { InputProblem } from '../errors.js';
+import { onFirstUse } from '../util/on-first-use.js';
 import { generated } from './generated.js';
 
 type Ajv = InstanceType<typeof Ajv2020Module.default>;
 
-/**
- * ajv itself, loaded on first use: with the validators the build generates (api/generated.ts), a process that
- * only meets valid input (a run, a daemon) never compiles a schema, and does not load ajv's compiler at all.
- */
-let ajvModules:
-  | { Ajv2020: typeof Ajv2020Module.default; _: typeof Ajv2020Module._; addFormats(a: Ajv): unknown }
-  | undefined;
-function ajvModule() {
-  if (!ajvModules) {
-    // Both are CommonJS modules with a default export.
-    const require = createRequire(import.meta.url);
-    const m = require('ajv/dist/2020.js') as typeof Ajv2020Module;
-    ajvModules = { Ajv2020: m.default, _: m._, addFormats: require('ajv-formats') as (a: Ajv) => unknown };
-  }
-  return ajvModules;
-}
+// ajv, loaded on first use: with the validators the build generates (api/generated.ts), a process that only
+// meets valid input (a run, a daemon) never compiles a schema, and does not load ajv's compiler at all.
+const ajv2020 = onFirstUse<typeof Ajv2020Module>(import.meta.url, 'ajv/dist/2020.js');
+const ajvFormats = onFirstUse<(a: Ajv) => unknown>(import.meta.url, 'ajv-formats');
 
 /**
  * Two ajv instances for the process, JSON Schema 2020-12 (the dialect of every schema in schemas/): a fast
@@ -40,8 +28,7 @@ function ajvModule() {
  * (scripts/emit-rules.ts).
  */
 export function createAjv(explaining: boolean, code?: CodeOptions): Ajv {
-  const { Ajv2020, addFormats } = ajvModule();
-  const instance = new Ajv2020({
+  const instance = new (ajv2020().default)({
     allErrors: explaining,
     strict: false,
     verbose: explaining,
@@ -50,7 +37,7 @@ export function createAjv(explaining: boolean, code?: CodeOptions): Ajv {
     discriminator: true,
     ...(code ? { code } : {}),
   });
-  addFormats(instance);
+  ajvFormats()(instance);
   addKeywords(instance);
   return instance;
 }
@@ -72,7 +59,7 @@ function fastAjv(): Ajv {
  * Written as code, so that compiled and standalone validators (scripts/emit-rules.ts) check it alike.
  */
 function uniqueByCode(cxt: KeywordCxt): void {
-  const { _ } = ajvModule();
+  const { _ } = ajv2020();
   const { gen, data, schemaCode } = cxt;
   const valid = gen.let('valid', true);
   const seen = gen.const('seen', _`new Set()`);
