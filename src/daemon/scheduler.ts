@@ -4,10 +4,10 @@
  * one transaction, so that a restarted daemon knows exactly which occurrences it missed while down and applies
  * the schedule's `missed` policy to them (cron-parser lists them: node-cron only looks forward).
  */
-import cron, { type ScheduledTask } from 'node-cron';
+import type { ScheduledTask } from 'node-cron';
 import { CronExpressionParser } from 'cron-parser';
 import { silentLogger, type Logger } from '../log.js';
-import { isTimeZone } from '../playbook/schedule.js';
+import { isTimeZone, nodeCron } from '../playbook/schedule.js';
 import type { RunRecord, Store } from '../store/store.js';
 
 export interface ScheduleEntry {
@@ -65,7 +65,7 @@ export class Scheduler {
         // node-cron would only fail on an unknown zone at its first use, leaving a task it cannot destroy.
         if (!isTimeZone(zoneOf(entry)))
           throw new Error(`unknown time zone ${JSON.stringify(entry.timezone)}`);
-        const task = cron.createTask(entry.cron, (ctx) => this.tick(entry, ctx.date), {
+        const task = nodeCron().createTask(entry.cron, (ctx) => this.tick(entry, ctx.date), {
           name: entry.key,
           timezone: zoneOf(entry),
           // By default node-cron drops an occurrence whose timer runs more than a second late (a busy event

@@ -2,8 +2,11 @@
 import type * as NodeCron from 'node-cron';
 import { onFirstUse } from '../util/on-first-use.js';
 
-/** node-cron, loaded by the first schedule to check: most playbooks have none. */
-const cron = onFirstUse<typeof NodeCron>(import.meta.url, 'node-cron');
+/**
+ * node-cron, loaded by the first schedule to check or to fire: most playbooks have none. The daemon's scheduler
+ * takes it from here too, so that the process has one node-cron (it keeps a registry of its tasks).
+ */
+export const nodeCron = onFirstUse<typeof NodeCron>(import.meta.url, 'node-cron');
 
 /** Answers by expression: node-cron's check is slow, and playbooks repeat their schedules. */
 const cronProblems = new Map<string, string | undefined>();
@@ -21,7 +24,9 @@ function findCronProblem(expression: string): string | undefined {
   if (fields.length !== 5 && fields.length !== 6) {
     return `cron expression ${JSON.stringify(expression)} has ${fields.length} fields; it needs 5 (minute hour day month weekday) or 6 (seconds first)`;
   }
-  return cron().validate(expression) ? undefined : `invalid cron expression ${JSON.stringify(expression)}`;
+  return nodeCron().validate(expression)
+    ? undefined
+    : `invalid cron expression ${JSON.stringify(expression)}`;
 }
 
 /** True when a valid cron expression fires more than once a minute (a seconds field that is not one value). */
