@@ -6,12 +6,14 @@ import { benchDaemon } from './daemon.js';
 import { benchEmulator } from './emulator.js';
 import { benchEngine } from './engine.js';
 import { benchLedger } from './ledger.js';
+import { benchMocked } from './mocked.js';
 import { benchRate } from './rate.js';
 import { benchValidate } from './validate.js';
 import type { BenchRow } from './types.js';
 
 const suites: { ids: string[]; run: () => Promise<BenchRow[]> }[] = [
   { ids: ['P1', 'P2'], run: benchEngine },
+  { ids: ['P1M'], run: benchMocked },
   { ids: ['E1'], run: benchEmulator },
   { ids: ['P3', 'P4'], run: benchDaemon },
   { ids: ['P5'], run: benchValidate },
