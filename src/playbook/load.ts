@@ -222,11 +222,11 @@ class YamlSource implements Locator {
   private nodeAt(path: Seg[]): { node?: Node; keyNode?: Node; ancestor?: Node; ancestorKey?: Node } {
     let node = this.doc?.contents as Node | null | undefined;
     let keyNode: Node | undefined;
+    const { isAlias, isMap, isScalar, isSeq } = yaml();
     for (const seg of path) {
-      if (node && yaml().isAlias(node) && this.doc) node = node.resolve(this.doc) as Node | undefined;
+      if (node && isAlias(node) && this.doc) node = node.resolve(this.doc) as Node | undefined;
       let next: Node | undefined;
       let nextKey: Node | undefined;
-      const { isMap, isScalar, isSeq } = yaml();
       if (node && isMap(node)) {
         const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
         if (pair) {
