@@ -8,7 +8,7 @@
  *
  *   engine.mjs PLAYBOOK BASE_URL CLIENT_ID SECRET USER PASSWORD ACCOUNT
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../../dist/api/client.js';
@@ -28,7 +28,8 @@ const client = createClient({
   password,
   rates: { m2m: local, loc: local, subsc: local, dm: local, oauth: local },
 });
-const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'fleetbook-bench-')), 'state.db'));
+const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-'));
+const store = new SqliteStore(join(dir, 'state.db'));
 const start = performance.now();
 const cpuStart = process.cpuUsage();
 const summary = await runPlaybook(loaded.playbook, {
@@ -42,4 +43,5 @@ const cpu = process.cpuUsage(cpuStart);
 const cpuMs = (cpu.user + cpu.system) / 1000;
 await client.close();
 store.close();
+rmSync(dir, { recursive: true });
 process.stdout.write(JSON.stringify({ ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, summary }));

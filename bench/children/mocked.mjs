@@ -6,7 +6,7 @@
  *
  *   mocked.mjs engine|raw
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockAgent } from 'undici';
@@ -69,6 +69,9 @@ service
   .reply(200, { requestId: '00000000-0000-4000-8000-000000000000' }, json)
   .persist();
 
+/** What the side leaves behind to remove, after the timed span. */
+let cleanup = () => undefined;
+
 async function engine() {
   const file = join(import.meta.dirname, '..', 'playbooks', 'p1-suspend.yaml');
   const loaded = loadPlaybook(readFileSync(file, 'utf8'), file);
@@ -83,7 +86,12 @@ async function engine() {
     dispatcher: agent,
     rates: { m2m: local, loc: local, subsc: local, dm: local, oauth: local },
   });
-  const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'fleetbook-bench-')), 'state.db'));
+  const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-'));
+  const store = new SqliteStore(join(dir, 'state.db'));
+  cleanup = () => {
+    store.close();
+    rmSync(dir, { recursive: true });
+  };
   return async () => {
     const summary = await runPlaybook(loaded.playbook, { client, store, inputs: { account: ACCOUNT } });
     if (summary.status !== 'succeeded') throw new Error(summary.error);
@@ -153,7 +161,13 @@ function raw() {
 const once = mode === 'engine' ? await engine() : raw();
 const start = performance.now();
 const cpuStart = process.cpuUsage();
-const devices = await once();
+// The side's outcome, kept until the clock has stopped; then its temporary store goes, whatever happened.
+const outcome = await once().then(
+  (devices) => ({ devices }),
+  (error) => ({ error }),
+);
 const ms = performance.now() - start;
 const cpu = process.cpuUsage(cpuStart);
-process.stdout.write(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000, devices }));
+cleanup();
+if (outcome.error) throw outcome.error;
+process.stdout.write(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000, devices: outcome.devices }));
