@@ -14,7 +14,7 @@
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -153,6 +153,7 @@ describe('golden: invalid playbooks', () => {
       cwd: ROOT,
       encoding: 'utf8',
     });
+    rmSync(empty, { recursive: true });
     expect(none.stderr).to.equal(`fleetbook: no playbooks (*.yaml, *.yml) in ${empty}\n`);
     expect(none.status).to.equal(2);
   });

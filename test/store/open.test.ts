@@ -1,5 +1,5 @@
 /** Opening the state file: a path that cannot be one is refused with the path and the variable named. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -9,6 +9,7 @@ import { fleetbook } from '../helpers/cli.js';
 
 describe('store: opening the state file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-open-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('a directory is refused with a ConfigError that names it and FLEETBOOK_STATE', () => {
     let error: unknown;

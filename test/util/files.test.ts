@@ -1,5 +1,5 @@
 /** makeDirs: `mkdir -p` that fails where Node's recursive mkdir would never return (below /proc). */
-import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -7,6 +7,7 @@ import { makeDirs } from '../../src/util/files.js';
 
 describe('util: makeDirs', () => {
   const root = mkdtempSync(join(tmpdir(), 'fleetbook-dirs-'));
+  after(() => rmSync(root, { recursive: true, force: true }));
 
   it('makes every missing level, and is content when they exist', () => {
     const deep = join(root, 'a', 'b', 'c');
