@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { groupResults } from '../src/runner/devices.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import type { DeviceResult } from '../src/store/store.js';
 import type { BenchRow } from './types.js';
@@ -43,7 +44,7 @@ function writeRun(file: string): void {
               },
         );
       }
-      store.recordDevices('bench-run', 'suspend', results, new Date().toISOString());
+      store.recordDevices('bench-run', 'suspend', groupResults(results), new Date().toISOString());
     }
   } finally {
     store.close();

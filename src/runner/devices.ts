@@ -3,7 +3,7 @@
  * device in (to reconcile an unknown outcome), and per-device results from location entries.
  */
 import { deviceErrorClass } from '../api/device-errors.js';
-import type { DeviceResult } from '../store/store.js';
+import type { DeviceGroup, DeviceResult } from '../store/store.js';
 
 type Json = Record<string, unknown>;
 
@@ -12,24 +12,96 @@ export interface DeviceRef {
   kind: string;
 }
 
-/** The devices an action input names, one identifier each (the first, for multi-identifier entries). */
+/**
+ * The devices an action input names, each once, in order: one identifier each (the first, for multi-identifier
+ * entries), its kind in lower case.
+ */
 export function devicesOf(action: string, input: Json): DeviceRef[] {
-  if (Array.isArray(input.deviceList)) {
-    return (input.deviceList as Json[]).map((d) => ({
-      id: String(d.id),
-      kind: String(d.kind).toLowerCase(),
-    }));
+  const list = Array.isArray(input.deviceList)
+    ? (input.deviceList as Json[])
+    : Array.isArray(input.devices)
+      ? (input.devices as Json[])
+      : undefined;
+  if (list === undefined) {
+    if (action === 'location.setExclusions' && Array.isArray(input.exclusion))
+      return unique((input.exclusion as unknown[]).map((id) => ({ id: String(id), kind: 'imei' })));
+    return [];
   }
-  if (Array.isArray(input.devices)) {
-    return (input.devices as Json[]).map((d) => {
-      const first = Array.isArray(d.deviceIds) ? ((d.deviceIds as Json[])[0] ?? {}) : d;
-      return { id: String(first.id), kind: String(first.kind).toLowerCase() };
-    });
+  const out: DeviceRef[] = [];
+  const seen = new Set<string>();
+  for (const d of list) {
+    const first = Array.isArray(d.deviceIds) ? ((d.deviceIds as Json[])[0] ?? {}) : d;
+    const id = String(first.id);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push({ id, kind: String(first.kind).toLowerCase() });
   }
-  if (action === 'location.setExclusions' && Array.isArray(input.exclusion)) {
-    return (input.exclusion as unknown[]).map((id) => ({ id: String(id), kind: 'imei' }));
+  return out;
+}
+
+function unique(refs: DeviceRef[]): DeviceRef[] {
+  const seen = new Set<string>();
+  return refs.filter((r) => !seen.has(r.id) && Boolean(seen.add(r.id)));
+}
+
+/** What a group of devices got: a DeviceGroup without its devices. */
+export type GroupResult = Omit<DeviceGroup, 'ids' | 'kind'>;
+
+/** `devices`, which all got the same result, as ledger groups: one per kind, in order. */
+export function groupDevices(devices: DeviceRef[], result: GroupResult): DeviceGroup[] {
+  const groups: DeviceGroup[] = [];
+  let g: DeviceGroup | undefined;
+  for (const d of devices) {
+    if (g?.kind !== d.kind) {
+      g = groups.find((x) => x.kind === d.kind);
+      if (!g) groups.push((g = { ...result, kind: d.kind, ids: [] }));
+    }
+    g.ids.push(d.id);
   }
-  return [];
+  return groups;
+}
+
+/** Per-device results as ledger groups of equal results; of a device given twice, only the last is kept. */
+export function groupResults(results: DeviceResult[]): DeviceGroup[] {
+  const groups = new Map<string, DeviceGroup>();
+  const seen = new Set<string>();
+  let g: DeviceGroup | undefined;
+  for (let i = results.length - 1; i >= 0; i--) {
+    const r = results[i] as DeviceResult;
+    if (seen.has(r.deviceId)) continue;
+    seen.add(r.deviceId);
+    // Results come in runs of the same result: the group of the one before usually fits.
+    if (!g || !sameResult(g, r)) {
+      const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}`;
+      g = groups.get(key);
+      if (!g) {
+        const { deviceId: _, ...result } = r;
+        groups.set(key, (g = { ...result, ids: [] }));
+      }
+    }
+    g.ids.push(r.deviceId);
+  }
+  // Built from the last result back: each group's devices in the order they came.
+  const out = [...groups.values()].reverse();
+  for (const x of out) x.ids.reverse();
+  return out;
+}
+
+function sameResult(g: DeviceGroup, r: DeviceResult): boolean {
+  return (
+    g.kind === r.kind &&
+    g.outcome === r.outcome &&
+    g.errorType === r.errorType &&
+    g.errorClass === r.errorClass &&
+    g.attempts === r.attempts
+  );
+}
+
+/** Every device of `groups` as a DeviceResult, in order. */
+export function resultsOf(groups: DeviceGroup[]): DeviceResult[] {
+  const out: DeviceResult[] = [];
+  for (const { ids, ...result } of groups) for (const deviceId of ids) out.push({ deviceId, ...result });
+  return out;
 }
 
 /** `input` with its device list replaced by `keep` (a subset of devicesOf(input), matched by id). */

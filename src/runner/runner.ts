@@ -17,6 +17,7 @@ import type { Playbook, Step } from '../playbook/schema.js';
 import { fullJitter } from '../rate/backoff.js';
 import type {
   DeviceCounts,
+  DeviceGroup,
   DeviceResult,
   RunRecord,
   RunSummary,
@@ -29,8 +30,11 @@ import { runEngineAction } from '../actions/executors.js';
 import {
   appliedFilter,
   devicesOf,
+  groupDevices,
+  groupResults,
   identifiersOf,
   locationResult,
+  resultsOf,
   withDevices,
   type DeviceRef,
 } from './devices.js';
@@ -115,7 +119,7 @@ interface StepState {
   devices: DeviceCounts;
   error?: string;
   /** Device results to write with the step's checkpoint. */
-  ledger?: DeviceResult[];
+  ledger?: DeviceGroup[];
   /** A listing's `items` as its checkpoint keeps them, built page by page as they came. */
   itemRuns?: ItemRuns;
 }
@@ -147,12 +151,13 @@ interface Scope {
 
 const emptyCounts = (): DeviceCounts => ({ total: 0, succeeded: 0, failed: 0, skipped: 0, byError: {} });
 
-export function countDevices(results: Iterable<DeviceResult>): DeviceCounts {
+export function countDevices(groups: DeviceGroup[]): DeviceCounts {
   const c = emptyCounts();
-  for (const r of results) {
-    c.total++;
-    c[r.outcome]++;
-    if (r.errorType && r.outcome !== 'succeeded') c.byError[r.errorType] = (c.byError[r.errorType] ?? 0) + 1;
+  for (const g of groups) {
+    const n = g.ids.length;
+    c.total += n;
+    c[g.outcome] += n;
+    if (g.errorType && g.outcome !== 'succeeded') c.byError[g.errorType] = (c.byError[g.errorType] ?? 0) + n;
   }
   return c;
 }
@@ -444,7 +449,7 @@ class Run {
         calls: sum.calls - before.calls,
         attempts: sum.attempts - before.attempts,
       } satisfies Checkpoint,
-      state.ledger ? { step: step.id, results: state.ledger, at } : undefined,
+      state.ledger ? { step: step.id, groups: state.ledger, at } : undefined,
     );
     delete state.ledger;
     this.logStep(scope, 'step ended', { step: step.id, status: state.status, devices: state.devices });
@@ -728,18 +733,12 @@ class Run {
             : 1;
         p.devices += devices.length;
         this.planned.set(step.id, p);
-        const results = devices.map<DeviceResult>((d) => ({
-          deviceId: d.id,
-          kind: d.kind,
-          outcome: 'skipped',
-          errorType: 'DRY RUN',
-          attempts: 0,
-        }));
+        const groups = groupDevices(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
         return {
           status: 'planned',
           output: null,
-          items: results.map(item),
-          devices: { ...countDevices(results), byError: {} },
+          items: resultsOf(groups).map(item),
+          devices: { ...countDevices(groups), byError: {} },
         };
       }
     }
@@ -772,15 +771,8 @@ class Run {
         this.callAction(step.id, action, input, signal),
       );
       this.stepSummary(step.id).attempts += attempts;
-      if (devices.length) {
-        const results = devices.map<DeviceResult>((d) => ({
-          deviceId: d.id,
-          kind: d.kind,
-          outcome: 'succeeded',
-          attempts,
-        }));
-        return this.finishDevices(step.id, value, results);
-      }
+      if (devices.length)
+        return this.finishDevices(step.id, value, groupDevices(devices, { outcome: 'succeeded', attempts }));
       return done(value);
     } finally {
       release?.();
@@ -885,12 +877,11 @@ class Run {
   ): Promise<StepState> {
     const action = step.uses;
     const policy = retryPolicy(step);
-    // Each device once, in order; `results` gets each device's result as it is known.
-    const ids = new Set<string>();
-    let remaining = devices.filter((d) => !ids.has(d.id) && Boolean(ids.add(d.id)));
-    const results: DeviceResult[] = [];
+    // `devices` names each device once; `results` gets the devices' results as they are known.
+    let remaining = devices;
+    const results: DeviceGroup[] = [];
     const succeeded = (ds: DeviceRef[], attempts: number) => {
-      for (const d of ds) results.push({ deviceId: d.id, kind: d.kind, outcome: 'succeeded', attempts });
+      results.push(...groupDevices(ds, { outcome: 'succeeded', attempts }));
     };
     /** Moves the devices the service already applied the action to out of `remaining`. */
     const settle = async (attempts: number): Promise<number> => {
@@ -949,15 +940,14 @@ class Run {
       }
     }
     this.stepSummary(step.id).attempts += 1;
-    for (const d of remaining) {
-      results.push({
-        deviceId: d.id,
-        kind: d.kind,
-        outcome: 'failed',
-        ...errorOf(lastError),
-        attempts: policy.maxAttempts,
-      });
-    }
+    if (remaining.length)
+      results.push(
+        ...groupDevices(remaining, {
+          outcome: 'failed',
+          ...errorOf(lastError),
+          attempts: policy.maxAttempts,
+        }),
+      );
     const state = this.finishDevices(step.id, output, results);
     if (lastError !== undefined) {
       this.recordLedger(step.id, results);
@@ -1044,7 +1034,7 @@ class Run {
             results.set(res.deviceId, res);
             rows.push(res);
           }
-          this.recordLedger(step.id, rows);
+          this.recordLedger(step.id, groupResults(rows));
         }
       }
       return created;
@@ -1076,8 +1066,9 @@ class Run {
     }
     // Report results are already in the ledger, page by page; only what the policy changed is written again.
     const reported = step.uses === 'location.createReport' && Boolean(step.wait || step.devices);
-    const state = this.finishDevices(step.id, output, [...results.values()]);
-    if (reported) state.ledger = changed;
+    const all = [...results.values()];
+    const state = this.finishDevices(step.id, output, groupResults(all), all);
+    if (reported) state.ledger = groupResults(changed);
     return state;
   }
 
@@ -1113,19 +1104,25 @@ class Run {
     }
   }
 
-  private finishDevices(stepId: string, output: unknown, results: DeviceResult[]): StepState {
-    const counts = countDevices(results);
+  /** `results`, when given, are `groups` device by device in the order they came, for the step's items. */
+  private finishDevices(
+    stepId: string,
+    output: unknown,
+    groups: DeviceGroup[],
+    results?: DeviceResult[],
+  ): StepState {
+    const counts = countDevices(groups);
     this.progress.devicesDone += counts.total;
     this.progress.devicesTotal = Math.max(this.progress.devicesTotal, this.progress.devicesDone);
     this.progress.errors += counts.failed;
     this.report();
-    const items = this.keeps(stepId, 'items') ? results.map(item) : [];
-    return { status: 'succeeded', output, items, devices: counts, ledger: results };
+    const items = this.keeps(stepId, 'items') ? (results ?? resultsOf(groups)).map(item) : [];
+    return { status: 'succeeded', output, items, devices: counts, ledger: groups };
   }
 
-  private recordLedger(stepId: string, results: DeviceResult[]): void {
-    if (results.length)
-      this.o.store.recordDevices(this.id, stepId, results, new Date(this.clock.now()).toISOString());
+  private recordLedger(stepId: string, groups: DeviceGroup[]): void {
+    if (groups.length)
+      this.o.store.recordDevices(this.id, stepId, groups, new Date(this.clock.now()).toISOString());
   }
 
   private report(): void {

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import type {
-  DeviceResult,
+  DeviceGroup,
   InboxEvent,
   InboxMessage,
   LedgerQuery,
@@ -126,12 +126,12 @@ export class SqliteStore implements Store {
     runId: string,
     key: string,
     state: string,
-    devices: { step: string; results: DeviceResult[]; at: string },
+    devices: { step: string; groups: DeviceGroup[]; at: string },
   ) => void;
   private readonly insertInTransaction: (
     runId: string,
     step: string,
-    results: DeviceResult[],
+    groups: DeviceGroup[],
     at: string,
   ) => void;
   /** Every other statement, prepared on first use. */
@@ -175,10 +175,10 @@ export class SqliteStore implements Store {
     };
     this.saveWithDevices = this.db.transaction((runId, key, state, devices) => {
       this.stmt.saveStep.run(runId, key, state);
-      this.insertDevices(runId, devices.step, devices.results, devices.at);
+      this.insertGroups(runId, devices.step, devices.groups, devices.at);
     });
-    this.insertInTransaction = this.db.transaction((runId, step, results, at) =>
-      this.insertDevices(runId, step, results, at),
+    this.insertInTransaction = this.db.transaction((runId, step, groups, at) =>
+      this.insertGroups(runId, step, groups, at),
     );
   }
 
@@ -272,10 +272,10 @@ export class SqliteStore implements Store {
     runId: string,
     key: string,
     state: unknown,
-    devices?: { step: string; results: DeviceResult[]; at: string },
+    devices?: { step: string; groups: DeviceGroup[]; at: string },
   ): void {
     // A single statement is a transaction of its own.
-    if (devices?.results.length) this.saveWithDevices(runId, key, JSON.stringify(state), devices);
+    if (devices?.groups.length) this.saveWithDevices(runId, key, JSON.stringify(state), devices);
     else this.stmt.saveStep.run(runId, key, JSON.stringify(state));
   }
 
@@ -287,38 +287,24 @@ export class SqliteStore implements Store {
     return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
   }
 
-  recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void {
-    this.insertInTransaction(runId, step, results, at);
+  recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
+    this.insertInTransaction(runId, step, groups, at);
   }
 
-  /** One ledger entry per group of devices with the same result; of a device given twice, the last counts. */
-  private insertDevices(runId: string, step: string, results: DeviceResult[], at: string): void {
-    const groups = new Map<string, { r: DeviceResult; ids: string[] }>();
-    const seen = new Set<string>();
-    let g: { r: DeviceResult; ids: string[] } | undefined;
-    for (let i = results.length - 1; i >= 0; i--) {
-      const r = results[i] as DeviceResult;
-      if (seen.has(r.deviceId)) continue;
-      seen.add(r.deviceId);
-      // Results come in runs of the same result: the group of the one before usually fits.
-      if (!g || !sameResult(g.r, r)) {
-        const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}`;
-        g = groups.get(key);
-        if (!g) groups.set(key, (g = { r, ids: [] }));
-      }
-      g.ids.push(r.deviceId);
-    }
-    for (const { r, ids } of groups.values()) {
+  /** One ledger entry per group, in order: of a device given twice, the later entry counts (by `seq`). */
+  private insertGroups(runId: string, step: string, groups: DeviceGroup[], at: string): void {
+    for (const g of groups) {
+      if (!g.ids.length) continue;
       this.stmt.insertEntry.run(
         runId,
         step,
-        r.kind,
-        r.outcome,
-        r.errorType ?? null,
-        r.errorClass ?? null,
-        r.attempts,
+        g.kind,
+        g.outcome,
+        g.errorType ?? null,
+        g.errorClass ?? null,
+        g.attempts,
         at,
-        JSON.stringify(ids),
+        JSON.stringify(g.ids),
       );
     }
   }
@@ -521,16 +507,6 @@ function ledgerRow(deviceId: string, r: ResultColumns): LedgerRow {
     attempts: r.attempts,
     at: r.at,
   };
-}
-
-function sameResult(a: DeviceResult, b: DeviceResult): boolean {
-  return (
-    a.kind === b.kind &&
-    a.outcome === b.outcome &&
-    a.errorType === b.errorType &&
-    a.errorClass === b.errorClass &&
-    a.attempts === b.attempts
-  );
 }
 
 /** As SQLite's BINARY collation orders ASCII text. */

@@ -65,6 +65,14 @@ export interface DeviceResult {
   attempts: number;
 }
 
+/**
+ * Devices that got the same result in the same step, in order: how a step hands its results to the ledger, which
+ * keeps each group as one entry. A device may appear again, in this group or a later one: the last counts.
+ */
+export interface DeviceGroup extends Omit<DeviceResult, 'deviceId'> {
+  ids: string[];
+}
+
 export interface LedgerQuery {
   playbook?: string;
   step?: string;
@@ -110,11 +118,11 @@ export interface Store {
     runId: string,
     key: string,
     state: unknown,
-    devices?: { step: string; results: DeviceResult[]; at: string },
+    devices?: { step: string; groups: DeviceGroup[]; at: string },
   ): void;
   loadSteps(runId: string): Map<string, unknown>;
   /** Writes device results in one transaction. A later result for the same run, step and device replaces it. */
-  recordDevices(runId: string, step: string, results: DeviceResult[], at: string): void;
+  recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void;
   queryLedger(q: LedgerQuery): LedgerRow[];
   deviceResults(runId: string, step?: string): LedgerRow[];
   /** `deviceResults(runId)` one row at a time, for runs too large to hold in memory. */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
+import { groupResults } from '../../src/runner/devices.js';
 import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
 import type { DeviceResult, LedgerRow, RunRecord } from '../../src/store/store.js';
 
@@ -46,7 +47,7 @@ describe('store: the ledger', () => {
 
   it('writes one entry per group of devices with the same result, and reads a row per device', () => {
     const results = [...Array.from({ length: 500 }, (_, i) => ok(i)), miss(500), miss(501)];
-    store.recordDevices('r1', 'report', results, '2026-11-20T00:01:00.000Z');
+    store.recordDevices('r1', 'report', groupResults(results), '2026-11-20T00:01:00.000Z');
     const entries = store.db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number };
     expect(entries.n).to.equal(2);
     const rows = store.deviceResults('r1');
@@ -67,14 +68,14 @@ describe('store: the ledger', () => {
   });
 
   it('a later result of a device replaces the earlier one, in reads, queries and the view', () => {
-    store.recordDevices('r1', 'report', [ok(1), miss(2), miss(3)], '2026-11-20T00:01:00.000Z');
+    store.recordDevices('r1', 'report', groupResults([ok(1), miss(2), miss(3)]), '2026-11-20T00:01:00.000Z');
     store.saveStep(
       'r1',
       'report',
       { done: true },
       {
         step: 'report',
-        results: [ok(2, 2)],
+        groups: groupResults([ok(2, 2)]),
         at: '2026-11-20T00:02:00.000Z',
       },
     );
@@ -94,7 +95,24 @@ describe('store: the ledger', () => {
   });
 
   it('of a device given twice in one write, the last result counts', () => {
-    store.recordDevices('r1', 'suspend', [miss(1), ok(2), ok(1, 3)], '2026-11-20T00:01:00.000Z');
+    // Groups as they come, the device in two of them: the later group counts.
+    store.recordDevices(
+      'r1',
+      'suspend',
+      [
+        {
+          kind: 'imei',
+          outcome: 'failed',
+          errorType: MISS,
+          errorClass: 'retryable',
+          attempts: 1,
+          ids: [imei(1)],
+        },
+        { kind: 'imei', outcome: 'succeeded', attempts: 1, ids: [imei(2)] },
+        { kind: 'imei', outcome: 'succeeded', attempts: 3, ids: [imei(1)] },
+      ],
+      '2026-11-20T00:01:00.000Z',
+    );
     const rows = store.deviceResults('r1');
     expect(rows.map((r) => [r.deviceId, r.outcome, r.attempts])).to.deep.equal([
       [imei(1), 'succeeded', 3],
@@ -107,10 +125,10 @@ describe('store: the ledger', () => {
   it('queries by playbook, last runs, step and error type, oldest first', () => {
     store.createRun(run('r0', 'nightly', '2026-11-19T00:00:00.000Z'));
     store.createRun(run('x1', 'other', '2026-11-20T00:00:00.000Z'));
-    store.recordDevices('r0', 'report', [miss(7)], '2026-11-19T00:01:00.000Z');
-    store.recordDevices('r1', 'report', [miss(8), ok(7)], '2026-11-20T00:01:00.000Z');
-    store.recordDevices('r1', 'other-step', [miss(9)], '2026-11-20T00:01:00.000Z');
-    store.recordDevices('x1', 'report', [miss(10)], '2026-11-20T00:01:00.000Z');
+    store.recordDevices('r0', 'report', groupResults([miss(7)]), '2026-11-19T00:01:00.000Z');
+    store.recordDevices('r1', 'report', groupResults([miss(8), ok(7)]), '2026-11-20T00:01:00.000Z');
+    store.recordDevices('r1', 'other-step', groupResults([miss(9)]), '2026-11-20T00:01:00.000Z');
+    store.recordDevices('x1', 'report', groupResults([miss(10)]), '2026-11-20T00:01:00.000Z');
     const ids = (rows: LedgerRow[]) => rows.map((r) => `${r.runId}:${r.deviceId}`);
     expect(ids(store.queryLedger({ playbook: 'nightly', errorTypes: [MISS] }))).to.deep.equal([
       `r0:${imei(7)}`,
@@ -135,7 +153,7 @@ describe('store: the ledger', () => {
       store.recordDevices(
         'r1',
         w % 2 ? 'a' : 'b',
-        results,
+        groupResults(results),
         `2026-11-20T00:${String(w).padStart(2, '0')}:00.000Z`,
       );
     }

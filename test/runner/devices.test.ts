@@ -1,0 +1,95 @@
+/**
+ * What a step does to devices, as data: the devices an input names (each once), and device results as the
+ * ledger's groups (one per kind and result, the last result of a device counting).
+ */
+import { expect } from 'chai';
+import { countDevices } from '../../src/runner/runner.js';
+import { devicesOf, groupDevices, groupResults, resultsOf } from '../../src/runner/devices.js';
+import type { DeviceResult } from '../../src/store/store.js';
+
+const MISS = 'SVC CACHE UNAVAILABLE';
+
+describe('runner: devices of a step', () => {
+  it('names each device of an input once, in order, its first identifier, the kind in lower case', () => {
+    const input = {
+      devices: [
+        { id: '1', kind: 'IMEI' },
+        {
+          deviceIds: [
+            { id: '2', kind: 'iccid' },
+            { id: '9', kind: 'imei' },
+          ],
+        },
+        { id: '1', kind: 'imei' },
+        { id: '3', kind: 'imei' },
+      ],
+    };
+    expect(devicesOf('devices.suspend', input)).to.deep.equal([
+      { id: '1', kind: 'imei' },
+      { id: '2', kind: 'iccid' },
+      { id: '3', kind: 'imei' },
+    ]);
+    expect(devicesOf('location.createReport', { deviceList: [{ id: '5', kind: 'msisdn' }] })).to.deep.equal([
+      { id: '5', kind: 'msisdn' },
+    ]);
+    expect(devicesOf('location.setExclusions', { exclusion: ['7', '8', '7'] })).to.deep.equal([
+      { id: '7', kind: 'imei' },
+      { id: '8', kind: 'imei' },
+    ]);
+    expect(devicesOf('devices.list', { accountName: 'a' })).to.deep.equal([]);
+  });
+
+  it('groups devices with one result by kind, in order, and counts them', () => {
+    const groups = groupDevices(
+      [
+        { id: '1', kind: 'imei' },
+        { id: '2', kind: 'iccid' },
+        { id: '3', kind: 'imei' },
+      ],
+      { outcome: 'failed', errorType: MISS, errorClass: 'retryable', attempts: 2 },
+    );
+    expect(groups).to.deep.equal([
+      {
+        outcome: 'failed',
+        errorType: MISS,
+        errorClass: 'retryable',
+        attempts: 2,
+        kind: 'imei',
+        ids: ['1', '3'],
+      },
+      { outcome: 'failed', errorType: MISS, errorClass: 'retryable', attempts: 2, kind: 'iccid', ids: ['2'] },
+    ]);
+    expect(countDevices(groups)).to.deep.equal({
+      total: 3,
+      succeeded: 0,
+      failed: 3,
+      skipped: 0,
+      byError: { [MISS]: 3 },
+    });
+  });
+
+  it('groups per-device results by result, the last result of a device counting', () => {
+    const ok = (id: string, attempts = 1): DeviceResult => ({
+      deviceId: id,
+      kind: 'imei',
+      outcome: 'succeeded',
+      attempts,
+    });
+    const miss = (id: string): DeviceResult => ({
+      deviceId: id,
+      kind: 'imei',
+      outcome: 'failed',
+      errorType: MISS,
+      errorClass: 'retryable',
+      attempts: 1,
+    });
+    const groups = groupResults([ok('a'), miss('b'), ok('c'), miss('a'), ok('b', 2)]);
+    expect(groups).to.have.length(3);
+    expect(resultsOf(groups).sort((x, y) => x.deviceId.localeCompare(y.deviceId))).to.deep.equal([
+      miss('a'),
+      ok('b', 2),
+      ok('c'),
+    ]);
+    expect(countDevices(groups)).to.include({ total: 3, succeeded: 2, failed: 1 });
+  });
+});
