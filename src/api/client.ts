@@ -34,7 +34,7 @@ import {
 } from './catalog.js';
 import { apiError, parseBody, send, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
-import { checkInput } from './validate.js';
+import { checkInput, warmInputCheck } from './validate.js';
 import { closest } from '../util/closest.js';
 
 type Json = Record<string, unknown>;
@@ -206,6 +206,20 @@ export class ApiClient {
     opts: CallOptions = {},
   ) {
     for await (const page of this.pages(action, input, opts)) yield* pageItems(page);
+  }
+
+  /**
+   * Prepares the request checks of `actions` ahead of their first calls, one action per turn of the event loop,
+   * while the run's first requests are on the network: the first call of each then does not wait for its
+   * check to load and compile (2 to 3 ms for a device action), in the middle of the run.
+   */
+  warm(actions: readonly string[]): void {
+    const next = (i: number): void => {
+      if (i >= actions.length) return;
+      warmInputCheck(actions[i] as string);
+      setImmediate(next, i + 1);
+    };
+    setImmediate(next, 0);
   }
 
   /** Closes the connection pool this client opened. */

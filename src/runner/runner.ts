@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { CATALOG, isAction, type Operation } from '../api/catalog.js';
+import { CATALOG, isAction, type ActionName, type Operation } from '../api/catalog.js';
 import type { ApiClient } from '../api/client.js';
 import { MAX_REPORT_DEVICES } from '../api/limits.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -290,6 +290,10 @@ class Run {
       dryRun: Boolean(this.o.dryRun),
       ...(this.checkpoints.size ? { checkpoints: this.checkpoints.size } : {}),
     });
+    // A dry run makes no mutating call: their checks are not needed.
+    this.o.client.warm(
+      actionsOf(this.pb).filter((a) => !this.o.dryRun || !(CATALOG[a] as Operation).mutating),
+    );
     const scope: Scope = {
       ctx: {
         event: this.o.event ?? {},
@@ -1275,6 +1279,21 @@ function referencedMembers(pb: Playbook): Map<string, Set<string>> {
   };
   visit(pb);
   return refs;
+}
+
+/** The API actions a playbook's steps and polls use, each once, in order. */
+export function actionsOf(pb: Playbook): ActionName[] {
+  const found = new Set<ActionName>();
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') {
+      const uses = (v as Json).uses;
+      if (typeof uses === 'string' && isAction(uses)) found.add(uses);
+      Object.values(v).forEach(visit);
+    }
+  };
+  visit([pb.steps, pb.finally]);
+  return [...found];
 }
 
 function withListeners(signal: AbortSignal): AbortSignal {

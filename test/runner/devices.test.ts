@@ -3,9 +3,10 @@
  * ledger's groups (one per kind and result, the last result of a device counting).
  */
 import { expect } from 'chai';
-import { countDevices } from '../../src/runner/runner.js';
+import { actionsOf, countDevices } from '../../src/runner/runner.js';
 import { devicesOf, groupDevices, groupResults, resultsOf } from '../../src/runner/devices.js';
 import type { DeviceResult } from '../../src/store/store.js';
+import { playbook } from './helpers.js';
 
 const MISS = 'SVC CACHE UNAVAILABLE';
 
@@ -91,5 +92,58 @@ describe('runner: devices of a step', () => {
       ok('c'),
     ]);
     expect(countDevices(groups)).to.include({ total: 3, succeeded: 2, failed: 1 });
+  });
+
+  it('finds the API actions a playbook uses, in nested steps, polls and finally, each once', () => {
+    const pb = playbook(`
+version: 1
+name: actions
+on: { manual: true }
+steps:
+  - id: look
+    uses: devices.list
+    with: { accountName: "0000123456-00001" }
+  - id: each
+    forEach:
+      items: \${{ steps.look.items }}
+      steps:
+        - id: both
+          parallel:
+            - id: stop
+              uses: devices.suspend
+              with: { accountName: "0000123456-00001", devices: \${{ item }} }
+              onError:
+                - id: undo
+                  uses: devices.restore
+                  with: { accountName: "0000123456-00001", devices: \${{ item }} }
+            - id: again
+              uses: devices.list
+              with: { accountName: "0000123456-00001" }
+  - id: report
+    wait:
+      event: { service: Location }
+      timeout: 1m
+      poll:
+        uses: location.getReportStatus
+        with: { accountName: "0000123456-00001", txid: "t" }
+        until: \${{ event.status == "COMPLETED" }}
+  - id: say
+    uses: log
+    with: { message: done }
+finally:
+  - id: tell
+    uses: notify.webhook
+    with: { url: "http://127.0.0.1:9/hook", body: {} }
+  - id: last
+    uses: devices.deactivate
+    with: { accountName: "0000123456-00001", devices: [{ id: "353456780000001", kind: imei }] }
+`);
+    expect(actionsOf(pb)).to.deep.equal([
+      'devices.list',
+      'devices.suspend',
+      'devices.restore',
+      'location.getReportStatus',
+      'devices.deactivate',
+    ]);
   });
 });
