@@ -61,15 +61,20 @@ export function groupDevices(devices: DeviceRef[], result: GroupResult): DeviceG
   return groups;
 }
 
-/** Per-device results as ledger groups of equal results; of a device given twice, only the last is kept. */
-export function groupResults(results: DeviceResult[]): DeviceGroup[] {
+/**
+ * Per-device results as ledger groups of equal results; of a device given twice, only the last is kept.
+ * `unique` says that no device is given twice (the values of a map by device), which spares checking it.
+ */
+export function groupResults(results: DeviceResult[], unique = false): DeviceGroup[] {
   const groups = new Map<string, DeviceGroup>();
-  const seen = new Set<string>();
+  const seen = unique ? undefined : new Set<string>();
   let g: DeviceGroup | undefined;
   for (let i = results.length - 1; i >= 0; i--) {
     const r = results[i] as DeviceResult;
-    if (seen.has(r.deviceId)) continue;
-    seen.add(r.deviceId);
+    if (seen) {
+      if (seen.has(r.deviceId)) continue;
+      seen.add(r.deviceId);
+    }
     // Results come in runs of the same result: the group of the one before usually fits.
     if (!g || !sameResult(g, r)) {
       const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}`;

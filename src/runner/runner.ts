@@ -1053,8 +1053,9 @@ class Run {
     // Report results are already in the ledger, page by page; only what the policy changed is written again.
     const reported = step.uses === 'location.createReport' && Boolean(step.wait || step.devices);
     const all = [...results.values()];
-    const state = this.finishDevices(step.id, output, groupResults(all), all);
-    if (reported) state.ledger = groupResults(changed);
+    // `results` holds each device once.
+    const state = this.finishDevices(step.id, output, groupResults(all, true), all);
+    if (reported) state.ledger = groupResults(changed, true);
     return state;
   }
 
