@@ -103,10 +103,45 @@ export function compile(source: string, inLoop = false): Compiled {
     cache.set(key, program);
   }
   const p = program;
+  const path = MEMBER_PATH.test(source) ? source.split('.').map((name) => name.trim()) : undefined;
   return {
     source,
-    evaluate: (context) => fromCel(p(wrapContext(context))),
+    evaluate: (context) => {
+      // `item`, `inputs.account`: read directly when CEL would read the same value (see lookup).
+      const direct = path && lookup(context, path);
+      return direct !== undefined ? direct : fromCel(p(wrapContext(context)));
+    },
   };
+}
+
+/** A variable and member names, `a.b.c`, and nothing else. */
+const MEMBER_PATH = /^[A-Za-z_]\w*(\s*\.\s*[A-Za-z_]\w*)*$/;
+
+/**
+ * The value at `path` when each step of it is an own field of an object (not a list) and the value is JSON
+ * data: what CEL gives for it, as fromCel returns it (the same object, the same number), without the context
+ * being wrapped and read through proxies, as each iteration of a fan-out reads `item`. Anything else (a missing
+ * or inherited field, a field of a list, null, a function, a word CEL reserves) is undefined, and left to CEL,
+ * which says what is wrong or what it means.
+ */
+function lookup(context: Record<string, unknown>, path: string[]): unknown {
+  let v: unknown = context;
+  for (const name of path) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, name)) return undefined;
+    v = (v as Record<string, unknown>)[name];
+  }
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      // CEL reads an integer as an int and gives it back as a number: -0 comes back as 0.
+      return Object.is(v, -0) ? undefined : v;
+    case 'object':
+      return v ?? undefined;
+    default:
+      return undefined;
+  }
 }
 
 function firstLine(message: string): string {

@@ -235,6 +235,53 @@ describe('expressions: the sandbox', () => {
   });
 });
 
+describe('expressions: member paths read directly', () => {
+  // `(path)` is the same expression, evaluated by CEL itself: the direct read must give what CEL gives.
+  const both = (path: string, context: Record<string, unknown>) => [
+    attempt(`\${{ ${path} }}`, context),
+    attempt(`\${{ (${path}) }}`, context),
+  ];
+  const vars = JSON.parse(
+    '{"s": "text", "n": 5, "d": 2.5, "t": true, "z": null, "o": {"a": {"b": [1, 2]}}, "l": [1, 2], "big": 9007199254740993}',
+  ) as Record<string, unknown>;
+
+  it('gives the value CEL gives, for every kind of JSON value', () => {
+    for (const path of [
+      'vars.s',
+      'vars.n',
+      'vars.d',
+      'vars.t',
+      'vars.z',
+      'vars.o',
+      'vars.o.a.b',
+      'vars.l',
+      'vars.big',
+    ]) {
+      const [direct, cel] = both(path, { vars });
+      expect(direct!.error, path).to.equal(undefined);
+      expect(direct!.value, path).to.deep.equal(cel!.value);
+      expect(typeof direct!.value, path).to.equal(typeof cel!.value);
+    }
+    // The very object of the context, as CEL gives it.
+    expect(render('${{ vars.o }}', { vars })).to.equal(vars.o);
+    expect(Object.is(render('${{ vars.m }}', { vars: { m: -0 } }), 0)).to.equal(true);
+  });
+
+  it('leaves to CEL what is not a field of an object: missing, inherited, of a list, or a function', () => {
+    for (const path of ['vars.missing', 'vars.l.length', 'vars.s.length', 'vars.z.a', 'nothing.here']) {
+      const [direct, cel] = both(path, { vars });
+      // The same error; its message quotes the source, which differs by the parentheses.
+      const first = (e?: Error) => e?.message.split('\n')[0];
+      expect(first(direct!.error), path).to.be.a('string').and.equal(first(cel!.error));
+    }
+    expect(
+      attempt('${{ vars.inherited }}', { vars: Object.create({ inherited: 1 }) }).error,
+    ).to.be.instanceOf(Error);
+    const f = attempt('${{ vars.f }}', { vars: { f: () => 'called' } });
+    expect(f.error ?? f.value).to.not.be.a('function');
+  });
+});
+
 describe('expressions: a large context is not copied', () => {
   const items = Array.from({ length: 100_000 }, (_, i) => ({
     id: String(354890060000000 + i),
