@@ -13,52 +13,84 @@ export interface DeviceRef {
 }
 
 /**
- * The devices an action input names, each once, in order: one identifier each (the first, for multi-identifier
- * entries), its kind in lower case.
+ * The devices an input names, as their identifiers by kind: each device once, in the order they came, one
+ * identifier each (the first, for multi-identifier entries). A step hands them to the ledger as they are.
  */
-export function devicesOf(action: string, input: Json): DeviceRef[] {
+export interface DeviceSet {
+  /** One per kind (in lower case), in the order the kinds first came. */
+  groups: { kind: string; ids: string[] }[];
+  size: number;
+}
+
+/** The devices an action input names (DeviceSet), in one pass over them. */
+export function devicesOf(action: string, input: Json): DeviceSet {
+  const set: DeviceSet = { groups: [], size: 0 };
+  const seen = new Set<string>();
   const list = Array.isArray(input.deviceList)
     ? (input.deviceList as Json[])
     : Array.isArray(input.devices)
       ? (input.devices as Json[])
       : undefined;
-  if (list === undefined) {
-    if (action === 'location.setExclusions' && Array.isArray(input.exclusion))
-      return unique((input.exclusion as unknown[]).map((id) => ({ id: String(id), kind: 'imei' })));
-    return [];
+  if (list !== undefined) {
+    let ids: string[] = [];
+    let kindAsGiven: unknown;
+    for (const d of list) {
+      const first = Array.isArray(d.deviceIds) ? ((d.deviceIds as Json[])[0] ?? {}) : d;
+      const id = String(first.id);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      // Kinds come in runs: the group of the device before usually fits.
+      if (first.kind !== kindAsGiven || !set.groups.length) {
+        kindAsGiven = first.kind;
+        ids = groupFor(set, String(kindAsGiven).toLowerCase());
+      }
+      ids.push(id);
+    }
+  } else if (action === 'location.setExclusions' && Array.isArray(input.exclusion)) {
+    const ids = groupFor(set, 'imei');
+    for (const x of input.exclusion as unknown[]) {
+      const id = String(x);
+      if (!seen.has(id)) ids.push(id);
+      seen.add(id);
+    }
   }
-  const out: DeviceRef[] = [];
-  const seen = new Set<string>();
-  for (const d of list) {
-    const first = Array.isArray(d.deviceIds) ? ((d.deviceIds as Json[])[0] ?? {}) : d;
-    const id = String(first.id);
-    if (seen.has(id)) continue;
-    seen.add(id);
-    out.push({ id, kind: String(first.kind).toLowerCase() });
-  }
-  return out;
+  set.size = seen.size;
+  return set;
 }
 
-function unique(refs: DeviceRef[]): DeviceRef[] {
-  const seen = new Set<string>();
-  return refs.filter((r) => !seen.has(r.id) && Boolean(seen.add(r.id)));
+/** The identifiers of `kind` in `set`, a new group when it has none yet. */
+function groupFor(set: DeviceSet, kind: string): string[] {
+  let g = set.groups.find((x) => x.kind === kind);
+  if (!g) set.groups.push((g = { kind, ids: [] }));
+  return g.ids;
+}
+
+/** Every identifier of a set, kind after kind. */
+export function idsOf(set: DeviceSet): string[] {
+  return set.groups.length === 1
+    ? (set.groups[0] as { ids: string[] }).ids
+    : set.groups.flatMap((g) => g.ids);
+}
+
+/** Every device of a set with its kind. */
+export function refsOf(set: DeviceSet): DeviceRef[] {
+  return set.groups.flatMap(({ kind, ids }) => ids.map((id) => ({ id, kind })));
+}
+
+/** The devices of `set` that are (`keep` true) or are not in `ids`. */
+export function subset(set: DeviceSet, ids: Set<string>, keep: boolean): DeviceSet {
+  const groups = set.groups
+    .map(({ kind, ids: all }) => ({ kind, ids: all.filter((id) => ids.has(id) === keep) }))
+    .filter((g) => g.ids.length);
+  return { groups, size: groups.reduce((n, g) => n + g.ids.length, 0) };
 }
 
 /** What a group of devices got: a DeviceGroup without its devices. */
 export type GroupResult = Omit<DeviceGroup, 'ids' | 'kind'>;
 
-/** `devices`, which all got the same result, as ledger groups: one per kind, in order. */
-export function groupDevices(devices: DeviceRef[], result: GroupResult): DeviceGroup[] {
-  const groups: DeviceGroup[] = [];
-  let g: DeviceGroup | undefined;
-  for (const d of devices) {
-    if (g?.kind !== d.kind) {
-      g = groups.find((x) => x.kind === d.kind);
-      if (!g) groups.push((g = { ...result, kind: d.kind, ids: [] }));
-    }
-    g.ids.push(d.id);
-  }
-  return groups;
+/** A set's devices, which all got the same result, as ledger groups (they share the set's lists). */
+export function withResult(set: DeviceSet, result: GroupResult): DeviceGroup[] {
+  return set.groups.map(({ kind, ids }) => ({ ...result, kind, ids }));
 }
 
 /**

@@ -30,13 +30,16 @@ import { runEngineAction } from '../actions/executors.js';
 import {
   appliedFilter,
   devicesOf,
-  groupDevices,
   groupResults,
   identifiersOf,
+  idsOf,
   locationResult,
+  refsOf,
   resultsOf,
+  subset,
   withDevices,
-  type DeviceRef,
+  withResult,
+  type DeviceSet,
 } from './devices.js';
 
 type Json = Record<string, unknown>;
@@ -732,12 +735,10 @@ class Run {
       if (this.o.dryRun) {
         const p = this.planned.get(step.id) ?? { step: step.id, action, calls: 0, devices: 0 };
         p.calls +=
-          action === 'location.createReport'
-            ? Math.max(1, Math.ceil(devices.length / MAX_REPORT_DEVICES))
-            : 1;
-        p.devices += devices.length;
+          action === 'location.createReport' ? Math.max(1, Math.ceil(devices.size / MAX_REPORT_DEVICES)) : 1;
+        p.devices += devices.size;
         this.planned.set(step.id, p);
-        const groups = groupDevices(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
+        const groups = withResult(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
         return {
           status: 'planned',
           output: null,
@@ -746,7 +747,7 @@ class Run {
         };
       }
     }
-    const deviceState = Boolean(appliedFilter(action, input) && devices.length);
+    const deviceState = Boolean(appliedFilter(action, input) && devices.size);
     let release: (() => void) | undefined;
     let unknown = false;
     if (op.mutating) {
@@ -758,11 +759,7 @@ class Run {
         );
       }
       if (unknown) this.log.warn('resuming a call whose outcome is unknown', { step: step.id, action });
-      if (this.o.locks && devices.length)
-        release = await this.o.locks.acquire(
-          devices.map((d) => d.id),
-          signal,
-        );
+      if (this.o.locks && devices.size) release = await this.o.locks.acquire(idsOf(devices), signal);
       // Written before the call: a crash before its answer is recorded leaves a known unknown.
       this.o.store.saveStep(this.id, key, { status: 'sending' } satisfies Checkpoint);
     }
@@ -775,8 +772,8 @@ class Run {
         this.callAction(step.id, action, input, signal),
       );
       this.stepSummary(step.id).attempts += attempts;
-      if (devices.length)
-        return this.finishDevices(step.id, value, groupDevices(devices, { outcome: 'succeeded', attempts }));
+      if (devices.size)
+        return this.finishDevices(step.id, value, withResult(devices, { outcome: 'succeeded', attempts }));
       return done(value);
     } finally {
       release?.();
@@ -856,7 +853,7 @@ class Run {
   private async deviceStateStep(
     step: Extract<Step, { uses: unknown }>,
     input: Json,
-    devices: DeviceRef[],
+    devices: DeviceSet,
     signal: AbortSignal,
     /** An earlier execution sent this call and stopped before its answer: reconcile before sending. */
     unknown = false,
@@ -866,23 +863,14 @@ class Run {
     // `devices` names each device once; `results` gets the devices' results as they are known.
     let remaining = devices;
     const results: DeviceGroup[] = [];
-    const succeeded = (ds: DeviceRef[], attempts: number) => {
-      results.push(...groupDevices(ds, { outcome: 'succeeded', attempts }));
+    const succeeded = (ds: DeviceSet, attempts: number) => {
+      results.push(...withResult(ds, { outcome: 'succeeded', attempts }));
     };
     /** Moves the devices the service already applied the action to out of `remaining`. */
     const settle = async (attempts: number): Promise<number> => {
-      const applied = await this.reconcile(
-        step.id,
-        action,
-        input,
-        new Set(remaining.map((d) => d.id)),
-        signal,
-      );
-      succeeded(
-        remaining.filter((d) => applied.has(d.id)),
-        attempts,
-      );
-      remaining = remaining.filter((d) => !applied.has(d.id));
+      const applied = await this.reconcile(step.id, action, input, new Set(idsOf(remaining)), signal);
+      succeeded(subset(remaining, applied, true), attempts);
+      remaining = subset(remaining, applied, false);
       return applied.size;
     };
     let output: unknown = null;
@@ -892,19 +880,17 @@ class Run {
       this.log.info('reconciled after a restart', {
         step: step.id,
         applied,
-        remaining: remaining.length,
+        remaining: remaining.size,
       });
     }
-    for (let attempt = 1; remaining.length; attempt++) {
+    for (let attempt = 1; remaining.size; attempt++) {
       try {
         // The input as it is while every device it names is still to do (the first attempt, usually).
         const sending =
-          remaining.length === devices.length
-            ? input
-            : withDevices(input, new Set(remaining.map((d) => d.id)));
+          remaining.size === devices.size ? input : withDevices(input, new Set(idsOf(remaining)));
         output = await this.callAction(step.id, action, sending, signal);
         succeeded(remaining, attempt);
-        remaining = [];
+        remaining = { groups: [], size: 0 };
         lastError = undefined;
         break;
       } catch (e) {
@@ -914,9 +900,9 @@ class Run {
           this.log.info('reconciled an unknown outcome', {
             step: step.id,
             applied,
-            remaining: remaining.length,
+            remaining: remaining.size,
           });
-          if (!remaining.length) {
+          if (!remaining.size) {
             lastError = undefined;
             break;
           }
@@ -926,9 +912,9 @@ class Run {
       }
     }
     this.stepSummary(step.id).attempts += 1;
-    if (remaining.length)
+    if (remaining.size)
       results.push(
-        ...groupDevices(remaining, {
+        ...withResult(remaining, {
           outcome: 'failed',
           ...errorOf(lastError),
           attempts: policy.maxAttempts,
@@ -975,10 +961,10 @@ class Run {
     step: Extract<Step, { uses: unknown }>,
     scope: Scope,
     input: Json,
-    devices: DeviceRef[],
+    devices: DeviceSet,
     signal: AbortSignal,
   ): Promise<StepState> {
-    const byMsid = new Map(devices.map((d) => [d.id, d]));
+    const byMsid = new Map(refsOf(devices).map((d) => [d.id, d]));
     const results = new Map<string, DeviceResult>();
     const policy = step.devices ?? {};
     const pass = async (passInput: Json, attempt: number): Promise<unknown> => {
@@ -1000,7 +986,7 @@ class Run {
       }
       const created = value as { reports: Json[] };
       if (!step.wait && !step.devices) {
-        for (const d of devicesOf(step.uses, passInput))
+        for (const d of refsOf(devicesOf(step.uses, passInput)))
           results.set(d.id, { deviceId: d.id, kind: d.kind, outcome: 'succeeded', attempts: attempt });
         return created;
       }
@@ -1121,13 +1107,14 @@ class Run {
   /** Stops the run before a mutating call that would take it past `limits` (playbook or step). */
   private async checkLimits(
     step: Extract<Step, { uses: unknown }>,
-    devices: DeviceRef[],
+    devices: DeviceSet,
     input: Json,
   ): Promise<void> {
     const limits = [this.pb.limits, step.limits].filter((l): l is NonNullable<typeof l> => Boolean(l));
-    if (!limits.length || !devices.length) return;
+    if (!limits.length || !devices.size) return;
+    const ids = idsOf(devices);
     const after = new Set(this.mutated);
-    for (const d of devices) after.add(d.id);
+    for (const id of ids) after.add(id);
     for (const l of limits) {
       if (l.maxDevices !== undefined && after.size > l.maxDevices) {
         throw new LimitError(
@@ -1144,7 +1131,7 @@ class Run {
         }
       }
     }
-    for (const d of devices) this.mutated.add(d.id);
+    for (const id of ids) this.mutated.add(id);
   }
 
   private async fleetSize(accountName: string): Promise<number> {

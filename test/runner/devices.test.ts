@@ -1,17 +1,25 @@
 /**
- * What a step does to devices, as data: the devices an input names (each once), and device results as the
- * ledger's groups (one per kind and result, the last result of a device counting).
+ * What a step does to devices, as data: the devices an input names (each once, by kind), and device results
+ * as the ledger's groups (one per kind and result, the last result of a device counting).
  */
 import { expect } from 'chai';
 import { actionsOf, countDevices } from '../../src/runner/runner.js';
-import { devicesOf, groupDevices, groupResults, resultsOf } from '../../src/runner/devices.js';
+import {
+  devicesOf,
+  groupResults,
+  idsOf,
+  refsOf,
+  resultsOf,
+  subset,
+  withResult,
+} from '../../src/runner/devices.js';
 import type { DeviceResult } from '../../src/store/store.js';
 import { playbook } from './helpers.js';
 
 const MISS = 'SVC CACHE UNAVAILABLE';
 
 describe('runner: devices of a step', () => {
-  it('names each device of an input once, in order, its first identifier, the kind in lower case', () => {
+  it('names each device of an input once, its first identifier, by kind in lower case, in order', () => {
     const input = {
       devices: [
         { id: '1', kind: 'IMEI' },
@@ -25,30 +33,54 @@ describe('runner: devices of a step', () => {
         { id: '3', kind: 'imei' },
       ],
     };
-    expect(devicesOf('devices.suspend', input)).to.deep.equal([
+    const set = devicesOf('devices.suspend', input);
+    expect(set).to.deep.equal({
+      groups: [
+        { kind: 'imei', ids: ['1', '3'] },
+        { kind: 'iccid', ids: ['2'] },
+      ],
+      size: 3,
+    });
+    expect(idsOf(set)).to.deep.equal(['1', '3', '2']);
+    expect(refsOf(set)).to.deep.equal([
       { id: '1', kind: 'imei' },
-      { id: '2', kind: 'iccid' },
       { id: '3', kind: 'imei' },
+      { id: '2', kind: 'iccid' },
     ]);
-    expect(devicesOf('location.createReport', { deviceList: [{ id: '5', kind: 'msisdn' }] })).to.deep.equal([
-      { id: '5', kind: 'msisdn' },
-    ]);
-    expect(devicesOf('location.setExclusions', { exclusion: ['7', '8', '7'] })).to.deep.equal([
-      { id: '7', kind: 'imei' },
-      { id: '8', kind: 'imei' },
-    ]);
-    expect(devicesOf('devices.list', { accountName: 'a' })).to.deep.equal([]);
+    expect(devicesOf('location.createReport', { deviceList: [{ id: '5', kind: 'msisdn' }] })).to.deep.equal({
+      groups: [{ kind: 'msisdn', ids: ['5'] }],
+      size: 1,
+    });
+    expect(devicesOf('location.setExclusions', { exclusion: ['7', '8', '7'] })).to.deep.equal({
+      groups: [{ kind: 'imei', ids: ['7', '8'] }],
+      size: 2,
+    });
+    expect(devicesOf('devices.list', { accountName: 'a' })).to.deep.equal({ groups: [], size: 0 });
   });
 
-  it('groups devices with one result by kind, in order, and counts them', () => {
-    const groups = groupDevices(
-      [
+  it('splits a set by identifiers, and gives its devices one result as ledger groups, counted', () => {
+    const set = devicesOf('devices.suspend', {
+      devices: [
         { id: '1', kind: 'imei' },
         { id: '2', kind: 'iccid' },
         { id: '3', kind: 'imei' },
       ],
-      { outcome: 'failed', errorType: MISS, errorClass: 'retryable', attempts: 2 },
-    );
+    });
+    const applied = new Set(['2', '3']);
+    expect(subset(set, applied, true)).to.deep.equal({
+      groups: [
+        { kind: 'imei', ids: ['3'] },
+        { kind: 'iccid', ids: ['2'] },
+      ],
+      size: 2,
+    });
+    expect(subset(set, applied, false)).to.deep.equal({ groups: [{ kind: 'imei', ids: ['1'] }], size: 1 });
+    const groups = withResult(set, {
+      outcome: 'failed',
+      errorType: MISS,
+      errorClass: 'retryable',
+      attempts: 2,
+    });
     expect(groups).to.deep.equal([
       {
         outcome: 'failed',
