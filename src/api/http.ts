@@ -2,6 +2,7 @@
  * One HTTP exchange over undici, and the mapping of what can go wrong onto the error catalog. Retries, auth
  * and rate live in client.ts; this file only sends and reads.
  */
+import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { ApiError, FleetbookError, NetworkError, type ErrorBodyShape } from '../errors.js';
 import { parseRetryAfter } from '../rate/backoff.js';
@@ -55,13 +56,44 @@ export async function send(
       body: x.body ?? null,
       headersTimeout: timeouts.headersMs,
       bodyTimeout: timeouts.bodyMs,
-      signal: signal ?? null,
+      signal: signal ? emitterOf(signal) : null,
     });
     const text = await res.body.text();
     return { status: res.statusCode, headers: res.headers, text };
   } catch (e) {
     throw networkError(x.action, e, signal);
   }
+}
+
+/**
+ * An AbortSignal as undici also takes one: an EventEmitter that emits `abort`, with the signal's `aborted` and
+ * `reason`. undici adds a listener for each request and removes it at the end; on an AbortSignal (an
+ * EventTarget, with every listener an object of its own) that cost about 50 us a request, on an emitter next to
+ * nothing. One emitter per signal, which listens to the signal once.
+ */
+class AbortEmitter extends EventEmitter {
+  constructor(private readonly signal: AbortSignal) {
+    super();
+    // Every request in flight under the signal listens: a fan-out has many.
+    this.setMaxListeners(0);
+    signal.addEventListener('abort', () => this.emit('abort'), { once: true });
+  }
+
+  get aborted(): boolean {
+    return this.signal.aborted;
+  }
+
+  get reason(): unknown {
+    return this.signal.reason;
+  }
+}
+
+const emitters = new WeakMap<AbortSignal, AbortEmitter>();
+
+function emitterOf(signal: AbortSignal): AbortEmitter {
+  let e = emitters.get(signal);
+  if (!e) emitters.set(signal, (e = new AbortEmitter(signal)));
+  return e;
 }
 
 function networkError(action: string, e: unknown, signal?: AbortSignal): FleetbookError {

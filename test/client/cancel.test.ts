@@ -1,0 +1,71 @@
+/**
+ * Cancelling calls, against the emulator over loopback: a call's signal ends its request in flight at once, with
+ * FB_ABORTED, whatever the service still takes; the other calls under other signals go on; however many
+ * requests are in flight under one signal, it holds one listener of the client's; a call under a signal
+ * already aborted is not sent.
+ */
+import { getEventListeners } from 'node:events';
+import { expect } from 'chai';
+import type { Client } from '../../src/api/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { FleetbookError } from '../../src/errors.js';
+import { clientFor, emulator, setFaults } from '../runner/helpers.js';
+
+describe('client: cancelling calls', function () {
+  this.timeout(20_000);
+  let emu: Emulator;
+  let client: Client;
+  let account: string;
+
+  before(async () => {
+    emu = await emulator();
+    account = emu.defaults.accounts[0] as string;
+    client = clientFor(emu);
+    // Log in first: the calls below then meet the latency only on their own request.
+    await client.callByName('devices.list', { accountName: account, maxNumberOfDevices: 1 });
+  });
+  after(async () => {
+    await client.close();
+    await emu.close();
+  });
+  afterEach(async () => setFaults(emu, {}));
+
+  it('a signal ends its requests in flight at once; calls under another signal go on', async () => {
+    await setFaults(emu, { latencyMs: 1500 });
+    const stop = new AbortController();
+    const other = new AbortController();
+    const began = Date.now();
+    const cancelled = Array.from({ length: 5 }, () =>
+      client.callByName('devices.list', { accountName: account }, { signal: stop.signal }).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    const going = client.callByName('devices.list', { accountName: account }, { signal: other.signal });
+    await new Promise((r) => setTimeout(r, 100));
+    // Five requests in flight under `stop`, one listener on it.
+    expect(getEventListeners(stop.signal, 'abort')).to.have.length(1);
+    stop.abort();
+    for (const e of await Promise.all(cancelled)) {
+      expect(e).to.be.instanceOf(FleetbookError);
+      expect((e as FleetbookError).code).to.equal('FB_ABORTED');
+    }
+    expect(Date.now() - began, 'cancelled before the answers came').to.be.below(1000);
+    const listed = (await going) as { devices: unknown[] };
+    expect(listed.devices.length).to.be.greaterThan(0);
+    expect(Date.now() - began).to.be.at.least(1400);
+  });
+
+  it("a call under a signal already aborted is not sent: it fails with the signal's reason", async () => {
+    const stop = new AbortController();
+    const reason = new Error('the run was cancelled');
+    stop.abort(reason);
+    const before = client.stats.requests['devices.list'] ?? 0;
+    const e = await client.callByName('devices.list', { accountName: account }, { signal: stop.signal }).then(
+      () => undefined,
+      (x: unknown) => x,
+    );
+    expect(e).to.equal(reason);
+    expect(client.stats.requests['devices.list'] ?? 0).to.equal(before);
+  });
+});
