@@ -103,6 +103,23 @@ export interface Config {
   readonly concurrency: number;
 }
 
+/** `true` when A and B are the same type. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The members Config requires. */
+type RequiredMembers = { [K in keyof Config]-?: undefined extends Config[K] ? never : K }[keyof Config];
+/**
+ * Config and CONFIG_SCHEMA, written side by side, name the same members and require the same ones: a change to
+ * one without the other does not compile.
+ */
+type ConfigMatchesSchema = [
+  Same<keyof Config, keyof (typeof CONFIG_SCHEMA)['properties']>,
+  Same<RequiredMembers, (typeof CONFIG_SCHEMA)['required'][number]>,
+] extends [true, true]
+  ? true
+  : never;
+const configMatchesSchema: ConfigMatchesSchema = true;
+void configMatchesSchema;
+
 /** Flags that override the environment (non-secret settings only). */
 export interface ConfigFlags {
   apiUrl?: string;
