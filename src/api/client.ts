@@ -34,7 +34,7 @@ import {
 } from './catalog.js';
 import { apiError, parseBody, send, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
-import { checkInput, warmInputCheck } from './validate.js';
+import { checkInput, warmInputChecks } from './validate.js';
 import { closest } from '../util/closest.js';
 
 type Json = Record<string, unknown>;
@@ -214,12 +214,7 @@ export class ApiClient {
    * check to load and compile (2 to 3 ms for a device action), in the middle of the run.
    */
   warm(actions: readonly string[]): void {
-    const next = (i: number): void => {
-      if (i >= actions.length) return;
-      warmInputCheck(actions[i] as string);
-      setImmediate(next, i + 1);
-    };
-    setImmediate(next, 0);
+    warmInputChecks(actions);
   }
 
   /** Closes the connection pool this client opened. */

@@ -140,14 +140,22 @@ export function checkInput(op: { action: string; input: object }, data: unknown)
 const warmed = new Set<string>();
 
 /**
- * Loads the check the build made for an action's input and has V8 compile its code, ahead of the action's first
- * call (ApiClient.warm). Without generated validators there is nothing cheap to prepare, and nothing is done.
+ * Loads the checks the build made for these actions' inputs and has V8 compile their code, one action per turn
+ * of the event loop, ahead of their first calls (ApiClient.warm). Each action is prepared once per process, so
+ * the runs of a daemon after the first schedule nothing. Without generated validators there is nothing cheap
+ * to prepare, and nothing is done.
  */
-export function warmInputCheck(action: string): void {
-  if (warmed.has(action)) return;
-  warmed.add(action);
-  // A function's code is compiled at its first call: this one returns at once, on the first missing field.
-  generated()?.validator(inputValidatorName(action))?.({});
+export function warmInputChecks(actions: readonly string[]): void {
+  const todo = actions.filter((a) => !warmed.has(a));
+  for (const a of todo) warmed.add(a);
+  const next = (i: number): void => {
+    const action = todo[i];
+    if (action === undefined) return;
+    // A function's code is compiled at its first call: this one returns at once, on the first missing field.
+    generated()?.validator(inputValidatorName(action))?.({});
+    setImmediate(next, i + 1);
+  };
+  if (todo.length) setImmediate(next, 0);
 }
 
 /** ajv's errors as one clear sentence each, without the noise of `if`, `anyOf` and `allOf` wrappers. */
