@@ -5,37 +5,27 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { createClient, type ApiClient } from '../api/client.js';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { selectsEvent } from '../expressions/template.js';
 import { silentLogger, type Logger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { InProcessDeviceLocks } from '../runner/locks.js';
 import { EventHub } from '../runner/events.js';
-import { coerceInputs } from '../runner/runner.js';
 import { parseDuration } from '../playbook/duration.js';
 import { SqliteStore } from '../store/sqlite.js';
-import type { InboxEvent, RunRecord, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { playbookFiles } from '../util/files.js';
 import { registerSecret } from '../util/secrets.js';
 import { connect, type Target } from '../cli/connect.js';
-import {
-  GroupCommit,
-  SIGNATURE_HEADER,
-  authentic,
-  kindOf,
-  same,
-  serviceOf,
-  toMessage,
-  type Json,
-  type ListenerCredentials,
-} from './callbacks.js';
-import { DaemonMetrics, type RejectReason } from './metrics.js';
+import { GroupCommit, type ListenerCredentials } from './callbacks.js';
+import { Matcher, callbacksOf } from './matcher.js';
+import { DaemonMetrics } from './metrics.js';
 import { RunPool } from './pool.js';
+import { routes } from './routes.js';
 import { Scheduler, type ScheduleEntry } from './scheduler.js';
 
 export interface DaemonOptions {
@@ -118,11 +108,6 @@ function servicesOf(playbooks: Iterable<Playbook>): Set<string> {
     visit(pb.finally);
   }
   return out;
-}
-
-function callbacksOf(pb: Playbook): { service: string; if?: string }[] {
-  const c = pb.on.callback;
-  return c === undefined ? [] : Array.isArray(c) ? c : [c];
 }
 
 function schedulesOf(pb: Playbook): ScheduleEntry[] {
@@ -293,112 +278,6 @@ function splitListen(listen: string): [string, string] {
   return [listen.slice(0, i).replace(/^\[|\]$/g, '') || '127.0.0.1', listen.slice(i + 1)];
 }
 
-/**
- * Processes stored callback events in order: each is matched against every playbook's `on.callback`, and the
- * runs it starts are stored with the event marked processed, in one transaction; only then are they handed
- * to the pool. Every event also reaches the steps waiting for one.
- */
-class Matcher {
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
-  private lastId = 0;
-
-  constructor(
-    private readonly store: Store,
-    private readonly playbooks: ReadonlyMap<string, Playbook>,
-    private readonly pool: RunPool,
-    private readonly events: EventHub,
-    private readonly log: Logger,
-  ) {}
-
-  kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((e: unknown) => {
-        // The event stays pending in the store; it is tried again on the next kick, or in a second.
-        this.log.error('processing callbacks failed; retrying', { error: (e as Error).message });
-        setTimeout(() => this.kick(), 1000).unref();
-      })
-      .finally(() => {
-        this.running = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.kick();
-        }
-      });
-  }
-
-  stop(): void {
-    this.stopped = true;
-  }
-
-  async idle(): Promise<void> {
-    await this.running;
-  }
-
-  private async drain(): Promise<void> {
-    for (;;) {
-      // Memory stays bounded: events wait in the store while the pool has plenty queued.
-      if (this.stopped) return;
-      if (this.pool.queued > 1000) {
-        setTimeout(() => this.kick(), 100).unref();
-        return;
-      }
-      const batch = this.store.pendingInbox(100, this.lastId);
-      if (!batch.length) return;
-      // The batch is processed in one transaction; only once it is committed do its runs start.
-      const matched = batch.map((ev) => ({ ev, eventId: ev.id, runs: this.match(ev) }));
-      const started = this.store.completeInbox(matched);
-      for (const { ev, runs } of matched) {
-        this.lastId = ev.id;
-        this.log.info('callback processed', {
-          service: ev.service,
-          kind: ev.kind,
-          requestId: ev.requestId,
-          runs: runs.map((r) => ({ runId: r.id, playbook: r.playbook })),
-        });
-        this.events.publish(ev.service, ev.payload);
-      }
-      for (const r of started) this.pool.submit(r);
-      // Lets the listener and the runs have the event loop between batches.
-      await new Promise((r) => setImmediate(r));
-    }
-  }
-
-  /** The runs an event starts: one per playbook whose `on.callback` matches it. */
-  private match(ev: InboxEvent): RunRecord[] {
-    const runs: RunRecord[] = [];
-    const payload = ev.payload as Json;
-    for (const pb of this.playbooks.values()) {
-      const hit = callbacksOf(pb).some(
-        (c) => c.service === ev.service && (c.if === undefined || selectsEvent(c.if, { event: payload })),
-      );
-      if (!hit) continue;
-      runs.push({
-        id: randomUUID(),
-        playbook: pb.name,
-        status: 'queued',
-        trigger: {
-          type: 'callback',
-          service: ev.service,
-          kind: ev.kind,
-          requestId: ev.requestId,
-          inboxId: ev.id,
-        },
-        inputs: {},
-        event: payload,
-        startedAt: new Date().toISOString(),
-      });
-    }
-    return runs;
-  }
-}
-
 /** Registers the listener with the service for the configured accounts (all of the emulator's, embedded). */
 async function register(
   client: ApiClient,
@@ -440,150 +319,4 @@ async function register(
     failed: out.filter((r) => !r.ok).length,
   });
   return out;
-}
-
-interface RouteContext {
-  store: Store;
-  playbooks: ReadonlyMap<string, Playbook>;
-  pool: RunPool;
-  commits: GroupCommit;
-  creds: ListenerCredentials;
-  metrics: DaemonMetrics;
-  config: Config;
-  log: Logger;
-  accepting(): boolean;
-  registrations(): Registration[];
-  scheduler(): Scheduler | undefined;
-}
-
-function routes(app: FastifyInstance, c: RouteContext): void {
-  const reject = (reply: FastifyReply, status: number, reason: RejectReason, message: string) => {
-    c.metrics.callbacksRejected.inc({ reason });
-    return reply.code(status).send({ error: message });
-  };
-  // The raw body is kept: Location messages are signed over its exact bytes.
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
-    try {
-      done(null, { raw: body, json: JSON.parse((body as Buffer).toString('utf8')) as unknown });
-    } catch {
-      const err = new Error('the body is not valid JSON') as Error & { statusCode: number };
-      err.statusCode = 400;
-      done(err, undefined);
-    }
-  });
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
-    const status = err.statusCode ?? 500;
-    if (req.url.startsWith('/callbacks')) {
-      if (status === 413) return reject(reply, 413, 'too_large', 'the body is larger than 1 MB');
-      if (status === 400) return reject(reply, 400, 'malformed', err.message);
-      if (status === 415) return reject(reply, 415, 'malformed', 'callbacks are application/json');
-    }
-    if (status >= 500) c.log.error('request failed', { url: req.url, error: err.message });
-    return reply.code(status).send({ error: status >= 500 ? 'internal error' : err.message });
-  });
-
-  const callback = async (req: FastifyRequest, reply: FastifyReply, named: string | undefined) => {
-    const body = req.body as { raw: Buffer; json: unknown } | undefined;
-    if (!body || !body.json || typeof body.json !== 'object' || Array.isArray(body.json))
-      return reject(reply, 400, 'malformed', 'a callback is a JSON object');
-    const json = body.json as Json;
-    const sig = req.headers[SIGNATURE_HEADER];
-    if (!authentic(json, body.raw, typeof sig === 'string' ? sig : undefined, c.creds, named))
-      return reject(reply, 401, 'unauthenticated', 'wrong callback credentials');
-    const kind = kindOf(json);
-    if (typeof json.requestId !== 'string' || !json.requestId || !kind)
-      return reject(reply, 400, 'invalid', 'a callback has a requestId and a …Response member');
-    if (!c.accepting()) return reply.code(503).header('retry-after', '5').send({ error: 'stopping' });
-    if (c.store.inboxBacklog() + c.commits.waiting >= c.config.inboxLimit) {
-      c.metrics.callbacksRejected.inc({ reason: 'overloaded' });
-      return reply.code(503).header('retry-after', '5').send({ error: 'inbox full; send again later' });
-    }
-    const service = named ?? serviceOf(kind);
-    const result = await c.commits.add(toMessage(service, kind, json, new Date().toISOString()));
-    (result === 'stored' ? c.metrics.callbacksReceived : c.metrics.callbacksDuplicated).inc({ service });
-    return reply.code(200).send({ status: result });
-  };
-  app.post<{ Params: { service: string } }>('/callbacks/:service', (req, reply) =>
-    callback(req, reply, req.params.service),
-  );
-  app.post('/callbacks', (req, reply) => callback(req, reply, undefined));
-
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) =>
-    c.accepting() ? { status: 'ready' } : reply.code(503).send({ status: 'stopping' }),
-  );
-  app.get('/metrics', async (_req, reply) =>
-    reply.header('content-type', c.metrics.registry.contentType).send(await c.metrics.registry.metrics()),
-  );
-  app.get('/status', async () => ({
-    playbooks: [...c.playbooks.values()].map((pb) => ({ name: pb.name, on: Object.keys(pb.on) })),
-    inboxBacklog: c.store.inboxBacklog(),
-    runs: { running: c.pool.running, queued: c.pool.queued },
-    registrations: c.registrations(),
-    schedules: c.scheduler()?.next() ?? [],
-  }));
-  app.get<{ Querystring: { playbook?: string; limit?: string } }>('/runs', async (req, reply) => {
-    const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
-    // Refused rather than bent: a limit read as another would list other runs than asked, silently.
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-      return reply
-        .code(400)
-        .send({ error: `limit must be an integer from 1 to 1000, got ${JSON.stringify(req.query.limit)}` });
-    return c.store
-      .listRuns({ ...(req.query.playbook ? { playbook: req.query.playbook } : {}), limit })
-      .map(({ summary, event: _event, ...r }) => ({
-        ...r,
-        ...(summary ? { devices: summary.devices } : {}),
-      }));
-  });
-  app.get<{ Params: { id: string } }>('/runs/:id', async (req, reply) => {
-    const run = c.store.getRun(req.params.id);
-    if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-    return (
-      run.summary ?? {
-        runId: run.id,
-        playbook: run.playbook,
-        status: run.status,
-        startedAt: run.startedAt,
-        trigger: run.trigger,
-      }
-    );
-  });
-  app.post<{ Params: { name: string }; Body: { raw: Buffer; json: unknown } | undefined }>(
-    '/playbooks/:name/runs',
-    async (req, reply) => {
-      const token = c.config.daemonToken;
-      if (!token)
-        return reply.code(403).send({ error: 'manual runs over HTTP are off: set FLEETBOOK_DAEMON_TOKEN' });
-      const auth = req.headers.authorization ?? '';
-      if (!same(auth, `Bearer ${token}`))
-        return reply
-          .code(401)
-          .header('www-authenticate', 'Bearer')
-          .send({ error: 'wrong or missing bearer token' });
-      const pb = c.playbooks.get(req.params.name);
-      if (!pb) return reply.code(404).send({ error: `no playbook ${req.params.name}` });
-      if (!pb.on.manual)
-        return reply.code(409).send({ error: `playbook ${pb.name} does not declare on.manual: true` });
-      if (!c.accepting()) return reply.code(503).header('retry-after', '5').send({ error: 'stopping' });
-      const given = ((req.body?.json as Json | undefined)?.inputs ?? {}) as Record<string, unknown>;
-      let inputs: Json;
-      try {
-        inputs = coerceInputs(pb, given);
-      } catch (e) {
-        return reply.code(400).send({ error: (e as Error).message });
-      }
-      const run: RunRecord = {
-        id: randomUUID(),
-        playbook: pb.name,
-        status: 'queued',
-        trigger: { type: 'manual', by: 'http' },
-        inputs,
-        startedAt: new Date().toISOString(),
-      };
-      c.store.createRun(run);
-      c.pool.submit(run);
-      return reply.code(202).send({ runId: run.id, status: 'queued', url: `/runs/${run.id}` });
-    },
-  );
 }
