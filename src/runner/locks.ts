@@ -1,9 +1,12 @@
 /**
- * Per-device locks of one process (see DeviceLocks in runner.ts). A caller takes every lock it needs at once,
- * or waits until all of them are free, so no two callers ever wait on each other.
+ * Per-device locks (see DeviceLocks in runner.ts). A caller takes every lock it needs at once, or waits until all
+ * of them are free, so no two callers ever wait on each other.
  */
+import { systemClock, type Clock } from '../clock.js';
+import type { Ownership } from '../store/store.js';
 import type { DeviceLocks } from './runner.js';
 
+/** The locks of one process, in memory. */
 export class InProcessDeviceLocks implements DeviceLocks {
   /** Held device ids, each with the promise that settles when its holder releases it. */
   private readonly held = new Map<string, Promise<void>>();
@@ -25,6 +28,43 @@ export class InProcessDeviceLocks implements DeviceLocks {
       done = true;
       for (const id of mine) if (this.held.get(id) === freed) this.held.delete(id);
       release();
+    };
+  }
+}
+
+/**
+ * Locks held in the store, so that two processes on one store (a daemon and a `fleetbook run`; replicas) never
+ * mutate one device at once. The runs of this process queue in memory first; a device that another process
+ * holds is asked for again every `pollMs` until it is free, or its holder's lease expires.
+ */
+export class StoreDeviceLocks implements DeviceLocks {
+  private readonly local = new InProcessDeviceLocks();
+  private acquisitions = 0;
+
+  constructor(
+    private readonly store: Pick<Ownership, 'lockDevices' | 'unlockDevices'>,
+    private readonly owner: string,
+    private readonly clock: Clock = systemClock,
+    private readonly pollMs = 100,
+  ) {}
+
+  async acquire(ids: readonly string[], signal?: AbortSignal): Promise<() => void> {
+    const releaseLocal = await this.local.acquire(ids, signal);
+    const holder = `${this.owner}/${++this.acquisitions}`;
+    try {
+      // Leases are on the wall clock, whatever clock the runs wait on.
+      while (this.store.lockDevices(this.owner, holder, ids, Date.now()) !== undefined)
+        await this.clock.sleep(this.pollMs, signal);
+    } catch (e) {
+      releaseLocal();
+      throw e;
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.store.unlockDevices(holder);
+      releaseLocal();
     };
   }
 }

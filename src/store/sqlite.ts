@@ -6,12 +6,16 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
+import { OWNERSHIP_MIGRATION, SqliteOwnership } from './sqlite-ownership.js';
+import { compare, json, parse, toRun, type RunRow } from './sqlite-rows.js';
 import type {
   DeviceGroup,
   InboxEvent,
   InboxMessage,
   LedgerQuery,
   LedgerRow,
+  Owner,
+  OwnerInfo,
   RunRecord,
   Store,
 } from './store.js';
@@ -96,20 +100,8 @@ export const MIGRATIONS: string[] = [
          l.attempts, l.at, row_number() OVER (PARTITION BY l.run_id, l.step, j.value ORDER BY l.seq DESC) AS n
        FROM ledger l, json_each(l.device_ids) j)
      WHERE n = 1;`,
+  OWNERSHIP_MIGRATION,
 ];
-
-interface RunRow {
-  id: string;
-  playbook: string;
-  status: string;
-  trigger_json: string | null;
-  inputs_json: string | null;
-  started_at: string;
-  ended_at: string | null;
-  summary_json: string | null;
-  error: string | null;
-  event_json: string | null;
-}
 
 export class SqliteStore implements Store {
   readonly db: Database.Database;
@@ -136,6 +128,7 @@ export class SqliteStore implements Store {
   ) => void;
   /** Every other statement, prepared on first use. */
   private readonly prepared = new Map<string, Database.Statement>();
+  private readonly ownership: SqliteOwnership;
 
   /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string) {
@@ -155,6 +148,7 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
+    this.ownership = new SqliteOwnership(this.db);
     this.durable = file === ':memory:' ? this.db : new Database(file);
     if (this.durable !== this.db) {
       this.durable.pragma('synchronous = FULL');
@@ -220,8 +214,8 @@ export class SqliteStore implements Store {
 
   createRun(r: RunRecord): void {
     this.sql(
-      `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json, owner)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.playbook,
@@ -233,6 +227,7 @@ export class SqliteStore implements Store {
       json(r.summary),
       r.error ?? null,
       json(r.event),
+      r.owner ?? null,
     );
   }
 
@@ -382,14 +377,6 @@ export class SqliteStore implements Store {
     );
   }
 
-  unfinishedRuns(): RunRecord[] {
-    return (
-      this.sql(
-        `SELECT * FROM runs WHERE status IN ('queued', 'running') ORDER BY started_at, id`,
-      ).all() as RunRow[]
-    ).map(toRun);
-  }
-
   appendInbox(messages: InboxMessage[]): ('stored' | 'duplicate')[] {
     const insert = this.durableSql(
       `INSERT INTO inbox (service, kind, request_id, payload_json, received_at) VALUES (?, ?, ?, ?, ?)
@@ -465,6 +452,34 @@ export class SqliteStore implements Store {
     })();
   }
 
+  registerOwner(owner: OwnerInfo, now: number, leaseMs: number, exclusive: boolean): Owner | undefined {
+    return this.ownership.registerOwner(owner, now, leaseMs, exclusive);
+  }
+
+  renewOwner(id: string, now: number, leaseMs: number): boolean {
+    return this.ownership.renewOwner(id, now, leaseMs);
+  }
+
+  releaseOwner(id: string): void {
+    this.ownership.releaseOwner(id);
+  }
+
+  liveOwners(now: number): Owner[] {
+    return this.ownership.liveOwners(now);
+  }
+
+  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[] {
+    return this.ownership.claimRuns(owner, playbooks, now);
+  }
+
+  lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined {
+    return this.ownership.lockDevices(owner, holder, ids, now);
+  }
+
+  unlockDevices(holder: string): void {
+    this.ownership.unlockDevices(holder);
+  }
+
   close(): void {
     if (this.durable !== this.db) this.durable.close();
     this.db.close();
@@ -507,32 +522,4 @@ function ledgerRow(deviceId: string, r: ResultColumns): LedgerRow {
     attempts: r.attempts,
     at: r.at,
   };
-}
-
-/** As SQLite's BINARY collation orders ASCII text. */
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function toRun(r: RunRow): RunRecord {
-  return {
-    id: r.id,
-    playbook: r.playbook,
-    status: r.status as RunRecord['status'],
-    trigger: parse(r.trigger_json),
-    inputs: parse(r.inputs_json),
-    startedAt: r.started_at,
-    ...(r.ended_at !== null ? { endedAt: r.ended_at } : {}),
-    ...(r.summary_json !== null ? { summary: parse(r.summary_json) as RunRecord['summary'] } : {}),
-    ...(r.error !== null ? { error: r.error } : {}),
-    ...(r.event_json !== null ? { event: parse(r.event_json) } : {}),
-  };
-}
-
-function json(v: unknown): string | null {
-  return v === undefined ? null : JSON.stringify(v);
-}
-
-function parse(s: string | null): unknown {
-  return s === null ? undefined : (JSON.parse(s) as unknown);
 }

@@ -42,6 +42,8 @@ export interface RunSummary {
 
 export interface RunRecord {
   id: string;
+  /** The owner (a process, see Owner) that executes the run; another resumes it only once that lease expired. */
+  owner?: string;
   playbook: string;
   status: RunStatus;
   trigger: unknown;
@@ -105,7 +107,57 @@ export interface InboxEvent extends InboxMessage {
   id: number;
 }
 
-export interface Store {
+/**
+ * A process that executes runs from this store: a daemon, or a `fleetbook run`. It holds a lease that it renews;
+ * while the lease is live, nobody else resumes its runs or takes its device locks. A process whose lease expired
+ * (or that is known dead) is gone: its runs are claimed by the next owner, and its device locks are freed.
+ */
+export interface OwnerInfo {
+  id: string;
+  role: 'daemon' | 'run';
+  pid: number;
+  host: string;
+  /** The host's boot: a pid is the same process only on the same host, during the same boot. */
+  boot: string;
+  startedAt: string;
+}
+
+export interface Owner extends OwnerInfo {
+  /** Until when the lease holds, in milliseconds since the epoch. */
+  leaseUntil: number;
+}
+
+/**
+ * Owners, leases, run claims and device locks: store operations, not process memory, so that several processes
+ * (a daemon and a `fleetbook run` on one SQLite file; replicas on PostgreSQL) agree on who does what.
+ */
+export interface Ownership {
+  /**
+   * Registers an owner whose lease holds `leaseMs` from `now`, after removing the owners whose lease expired.
+   * With `exclusive`, refuses when another live owner of the same role holds the store, and returns it.
+   */
+  registerOwner(owner: OwnerInfo, now: number, leaseMs: number, exclusive: boolean): Owner | undefined;
+  /** Extends a live lease. False when it was lost (expired and removed): the owner must stop acting. */
+  renewOwner(id: string, now: number, leaseMs: number): boolean;
+  /** Removes an owner (a clean stop, or one known dead) and its device locks: its unfinished runs are free at once. */
+  releaseOwner(id: string): void;
+  /** Owners whose lease holds at `now`. */
+  liveOwners(now: number): Owner[];
+  /**
+   * Takes the unfinished runs (of the given playbooks, or of any) that no live owner holds (never owned, or their
+   * owner's lease expired), in one transaction, and returns them, oldest first.
+   */
+  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[];
+  /**
+   * Locks every device of `ids` for `holder` (one acquisition of `owner`), or none: the answer is then a device
+   * that a live owner holds. Locks of owners whose lease expired are taken over.
+   */
+  lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined;
+  /** Frees the devices of one acquisition. */
+  unlockDevices(holder: string): void;
+}
+
+export interface Store extends Ownership {
   createRun(run: RunRecord): void;
   updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
   getRun(id: string): RunRecord | undefined;
@@ -127,8 +179,6 @@ export interface Store {
   deviceResults(runId: string, step?: string): LedgerRow[];
   /** `deviceResults(runId)` one row at a time, for runs too large to hold in memory. */
   eachDeviceResult(runId: string): Iterable<LedgerRow>;
-  /** Runs stored as queued or running: what a restarted daemon resumes. Oldest first. */
-  unfinishedRuns(): RunRecord[];
 
   // ── the callback inbox ──
   /**

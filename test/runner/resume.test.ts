@@ -144,7 +144,7 @@ steps:
     expect(err).to.be.instanceOf(Interrupted);
     expect(store.getRun('r3')!.status).to.equal('running');
     expect([...store.loadSteps('r3').keys()]).to.deep.equal(['first']);
-    expect(store.unfinishedRuns().map((r) => r.id)).to.include('r3');
+    expect(store.claimRuns('next start', undefined, Date.now()).map((r) => r.id)).to.include('r3');
 
     const summary = await runPlaybook(pb, { client, store, runId: 'r3' });
     expect(summary.status).to.equal('succeeded');
@@ -153,7 +153,8 @@ steps:
       ['pause', 'succeeded'],
       ['last', 'succeeded'],
     ]);
-    expect(store.unfinishedRuns().map((r) => r.id)).to.not.include('r3');
+    expect(store.getRun('r3')!.status).to.equal('succeeded');
+    expect(store.claimRuns('another start', undefined, Date.now()).map((r) => r.id)).to.not.include('r3');
   });
 
   it('a resumed run fans out over the listing its checkpoint kept, not a fresh one', async () => {

@@ -1,0 +1,110 @@
+/**
+ * This process as an owner of the store (see Ownership in store.ts): it registers with a lease, renews it a few
+ * times per lease period, and releases it on a clean stop. A process that stops renewing (SIGKILL, a frozen
+ * machine) loses its lease when it expires; one on this host whose pid is gone is known dead at once.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { ConfigError } from '../errors.js';
+import type { Owner, OwnerInfo, Ownership } from './store.js';
+
+export interface LeaseOptions {
+  store: Ownership;
+  role: OwnerInfo['role'];
+  /** How long the lease holds without a renewal. @default 15000 */
+  leaseMs: number;
+  /** Refuse to start while another live owner of the same role holds the store (one daemon per SQLite file). */
+  exclusive: boolean;
+  /** Where the store is, for the refusal's message (e.g. `the state file ./x.db (FLEETBOOK_STATE)`). */
+  describe: string;
+  /** The lease was lost (not renewed in time, and taken over): the process must stop acting on devices. */
+  onLost(error: Error): void;
+  /** Called after each renewal: a daemon claims the runs of owners that have gone. */
+  onRenew?(): void;
+  now?: () => number;
+}
+
+/** This host during this boot: a pid names the same process only there. */
+const BOOT = (() => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
+  }
+})();
+
+export class Lease {
+  readonly id = randomUUID();
+  private readonly timer: NodeJS.Timeout;
+  private readonly now: () => number;
+  private released = false;
+
+  /** Registers this process; throws a ConfigError (the CLI exits 2) naming the live owner that holds the store. */
+  constructor(private readonly o: LeaseOptions) {
+    this.now = o.now ?? Date.now;
+    const info: OwnerInfo = {
+      id: this.id,
+      role: o.role,
+      pid: process.pid,
+      host: hostname(),
+      boot: BOOT,
+      startedAt: new Date(this.now()).toISOString(),
+    };
+    for (const other of o.store.liveOwners(this.now()))
+      if (knownDead(other, info)) o.store.releaseOwner(other.id);
+    const holder = o.store.registerOwner(info, this.now(), o.leaseMs, o.exclusive);
+    if (holder) throw new ConfigError(refusal(o, holder));
+    this.timer = setInterval(() => this.renew(), Math.max(50, Math.floor(o.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  private renew(): void {
+    if (this.released) return;
+    let kept: boolean;
+    try {
+      kept = this.o.store.renewOwner(this.id, this.now(), this.o.leaseMs);
+    } catch {
+      // A busy or failing store: the next tick tries again, and the lease may still hold.
+      return;
+    }
+    if (!kept) {
+      this.release(false);
+      this.o.onLost(
+        new Error(
+          `lost the lease on ${this.o.describe}: it was not renewed within ${this.o.leaseMs} ms, and another process may now act on its runs`,
+        ),
+      );
+      return;
+    }
+    this.o.onRenew?.();
+  }
+
+  /** Stops renewing, and (by default) removes this owner: its unfinished runs are free for the next start. */
+  release(remove = true): void {
+    if (this.released) return;
+    this.released = true;
+    clearInterval(this.timer);
+    if (remove) this.o.store.releaseOwner(this.id);
+  }
+}
+
+/** An owner on this host, in this boot, whose process is gone. */
+function knownDead(other: Owner, me: OwnerInfo): boolean {
+  if (other.host !== me.host || other.boot !== me.boot || !me.boot || other.pid === me.pid) return false;
+  try {
+    process.kill(other.pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function refusal(o: LeaseOptions, holder: Owner): string {
+  const what = holder.role === 'daemon' ? 'fleetbook serve' : 'fleetbook run';
+  return (
+    `${o.describe} is in use by another ${what}: pid ${holder.pid} on ${holder.host}, since ${holder.startedAt} ` +
+    `(its lease runs until ${new Date(holder.leaseUntil).toISOString()}). One daemon owns a state file: stop the ` +
+    `other one, or give this one another FLEETBOOK_STATE. A daemon that died frees the file when its lease expires.`
+  );
+}

@@ -1,0 +1,174 @@
+/**
+ * Owners, leases, run claims and device locks on SQLite (see Ownership in store.ts). Each operation is one
+ * transaction on the store's main connection; SQLite's write lock makes a claim atomic between processes,
+ * as `FOR UPDATE SKIP LOCKED` will on PostgreSQL.
+ */
+import type Database from 'better-sqlite3';
+import { compare, toRun, type RunRow } from './sqlite-rows.js';
+import type { Owner, OwnerInfo, Ownership, RunRecord } from './store.js';
+
+/** The ownership tables: the fourth migration of the SQLite store. */
+export const OWNERSHIP_MIGRATION = `CREATE TABLE owners (
+     id TEXT PRIMARY KEY,
+     role TEXT NOT NULL,
+     pid INTEGER NOT NULL,
+     host TEXT NOT NULL,
+     boot TEXT NOT NULL,
+     started_at TEXT NOT NULL,
+     lease_until INTEGER NOT NULL
+   );
+   ALTER TABLE runs ADD COLUMN owner TEXT;
+   CREATE TABLE device_locks (
+     device_id TEXT PRIMARY KEY,
+     owner TEXT NOT NULL,
+     holder TEXT NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX device_locks_by_holder ON device_locks (holder);`;
+
+interface OwnerRow {
+  id: string;
+  role: string;
+  pid: number;
+  host: string;
+  boot: string;
+  started_at: string;
+  lease_until: number;
+}
+
+export class SqliteOwnership implements Ownership {
+  private readonly prepared = new Map<string, Database.Statement>();
+  private readonly register: (
+    o: OwnerInfo,
+    now: number,
+    leaseMs: number,
+    exclusive: boolean,
+  ) => Owner | undefined;
+  private readonly claim: (
+    owner: string,
+    playbooks: readonly string[] | undefined,
+    now: number,
+  ) => RunRecord[];
+  private readonly lock: (
+    owner: string,
+    holder: string,
+    ids: string,
+    count: number,
+    now: number,
+  ) => string | undefined;
+
+  constructor(private readonly db: Database.Database) {
+    this.register = db.transaction((o: OwnerInfo, now: number, leaseMs: number, exclusive: boolean) => {
+      this.expire(now);
+      if (exclusive) {
+        const holder = this.sql(
+          'SELECT * FROM owners WHERE role = ? AND id <> ? ORDER BY started_at LIMIT 1',
+        ).get(o.role, o.id) as OwnerRow | undefined;
+        if (holder) return toOwner(holder);
+      }
+      this.sql(
+        `INSERT INTO owners (id, role, pid, host, boot, started_at, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until`,
+      ).run(o.id, o.role, o.pid, o.host, o.boot, o.startedAt, now + leaseMs);
+      return undefined;
+    });
+    this.claim = db.transaction((owner: string, playbooks: readonly string[] | undefined, now: number) => {
+      const rows = this.sql(
+        `UPDATE runs SET owner = @owner
+         WHERE status IN ('queued', 'running')
+           AND (@playbooks IS NULL OR playbook IN (SELECT value FROM json_each(@playbooks)))
+           AND (owner IS NULL OR owner NOT IN (SELECT id FROM owners WHERE lease_until > @now))
+         RETURNING *`,
+      ).all({ owner, playbooks: playbooks ? JSON.stringify(playbooks) : null, now }) as RunRow[];
+      return rows.map(toRun).sort((a, b) => compare(a.startedAt, b.startedAt) || compare(a.id, b.id));
+    });
+    this.lock = db.transaction((owner: string, holder: string, ids: string, count: number, now: number) => {
+      // The common case in one statement: no device is held, so every row goes in.
+      const insert = this.sql(
+        `INSERT INTO device_locks (device_id, owner, holder) SELECT value, ?, ? FROM json_each(?) WHERE true
+         ON CONFLICT (device_id) DO NOTHING`,
+      );
+      if (insert.run(owner, holder, ids).changes === count) return undefined;
+      // Some device is held: free the ones whose holder is gone, then all or nothing.
+      this.sql('DELETE FROM device_locks WHERE holder = ?').run(holder);
+      this.sql(
+        `DELETE FROM device_locks WHERE device_id IN (SELECT value FROM json_each(?))
+           AND owner NOT IN (SELECT id FROM owners WHERE lease_until > ?)`,
+      ).run(ids, now);
+      const busy = this.sql(
+        'SELECT device_id FROM device_locks WHERE device_id IN (SELECT value FROM json_each(?)) LIMIT 1',
+      ).get(ids) as { device_id: string } | undefined;
+      if (busy) return busy.device_id;
+      insert.run(owner, holder, ids);
+      return undefined;
+    });
+  }
+
+  private sql(text: string): Database.Statement {
+    let st = this.prepared.get(text);
+    if (!st) {
+      st = this.db.prepare(text);
+      this.prepared.set(text, st);
+    }
+    return st;
+  }
+
+  /** Removes the owners whose lease expired, with their device locks. */
+  private expire(now: number): void {
+    this.sql('DELETE FROM device_locks WHERE owner IN (SELECT id FROM owners WHERE lease_until <= ?)').run(
+      now,
+    );
+    this.sql('DELETE FROM owners WHERE lease_until <= ?').run(now);
+  }
+
+  registerOwner(o: OwnerInfo, now: number, leaseMs: number, exclusive: boolean): Owner | undefined {
+    return this.register(o, now, leaseMs, exclusive);
+  }
+
+  renewOwner(id: string, now: number, leaseMs: number): boolean {
+    return (
+      this.sql('UPDATE owners SET lease_until = ? WHERE id = ? AND lease_until > ?').run(
+        now + leaseMs,
+        id,
+        now,
+      ).changes === 1
+    );
+  }
+
+  releaseOwner(id: string): void {
+    this.db.transaction(() => {
+      this.sql('DELETE FROM device_locks WHERE owner = ?').run(id);
+      this.sql('DELETE FROM owners WHERE id = ?').run(id);
+    })();
+  }
+
+  liveOwners(now: number): Owner[] {
+    return (
+      this.sql('SELECT * FROM owners WHERE lease_until > ? ORDER BY started_at').all(now) as OwnerRow[]
+    ).map(toOwner);
+  }
+
+  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[] {
+    return this.claim(owner, playbooks, now);
+  }
+
+  lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined {
+    const unique = new Set(ids);
+    return this.lock(owner, holder, JSON.stringify([...unique]), unique.size, now);
+  }
+
+  unlockDevices(holder: string): void {
+    this.sql('DELETE FROM device_locks WHERE holder = ?').run(holder);
+  }
+}
+
+function toOwner(r: OwnerRow): Owner {
+  return {
+    id: r.id,
+    role: r.role as Owner['role'],
+    pid: r.pid,
+    host: r.host,
+    boot: r.boot,
+    startedAt: r.started_at,
+    leaseUntil: r.lease_until,
+  };
+}
