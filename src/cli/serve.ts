@@ -16,23 +16,31 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     ...(flags.state ? { state: flags.state } : {}),
   });
   const logger = createLogger({ level: config.logLevel });
-  // Invalid playbooks or configuration: a ConfigError, which the CLI prints and exits 2 for.
+  let fatal: Error | undefined;
+  let stop: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  // Invalid playbooks or configuration, or a state file another daemon owns: a ConfigError, which the CLI prints
+  // and exits 2 for.
   const daemon = await startDaemon({
     config,
     playbooks: flags.playbooks,
     logger,
     secrets: secretsFromEnv(process.env),
     env: envForExpressions(process.env),
+    onFatal: (e) => {
+      fatal = e;
+      stop();
+    },
   });
   process.stderr.write(
     `fleetbook serve: listening on ${daemon.url} (runs: ${daemon.url}/runs, metrics: ${daemon.url}/metrics)${
       daemon.emulatorUrl ? `\n  embedded emulator: ${daemon.emulatorUrl}` : ''
     }\n`,
   );
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  await stopped;
   await daemon.close();
-  return 0;
+  if (fatal) process.stderr.write(`fleetbook serve: ${fatal.message}\n`);
+  return fatal ? 1 : 0;
 }

@@ -33,6 +33,8 @@ export class Matcher {
     private readonly pool: RunPool,
     private readonly events: EventHub,
     private readonly log: Logger,
+    /** The daemon's lease: the owner of the runs events start. */
+    private readonly owner: string,
   ) {}
 
   kick(): void {
@@ -104,6 +106,7 @@ export class Matcher {
       if (!hit) continue;
       runs.push({
         id: randomUUID(),
+        owner: this.owner,
         playbook: pb.name,
         status: 'queued',
         trigger: {

@@ -1,0 +1,185 @@
+/**
+ * One owner per state file (issue: two processes on one state file mutated devices twice). Measured before:
+ * a second `fleetbook serve` on the same FLEETBOOK_STATE started without complaint and resumed the first one's
+ * unfinished runs alongside it (344 of 600 devices suspended twice); a daemon restarted while a `fleetbook run`
+ * worked on the same file adopted the CLI's run (104 of 200 devices suspended twice, and the CLI exited 0).
+ *
+ * Real processes: the built CLI and daemon, against the emulator of this process, which counts every mutation
+ * of every device.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { DaemonProcess } from '../helpers/daemon.js';
+import { accountDevices, calls, emulator, imei, sizeForActive, tempDir } from '../runner/helpers.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'ownership');
+const PLAYBOOK = join(FIXTURES, 'suspend-slowly.yaml');
+const TOKEN = 'ownership-test-daemon-token-0123456789';
+const ACTIVE = 120;
+/** The playbook's batch size. */
+const BATCH = 4;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('daemon: one owner per state file', function () {
+  this.timeout(90_000);
+  let emu: Emulator;
+  let account: string;
+  let active: string[];
+  let dir: { dir: string; close(): Promise<void> };
+  let size: number;
+  const daemons: DaemonProcess[] = [];
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 400 });
+    account = emu.defaults.accounts[0]!;
+    size = await sizeForActive(emu, account, ACTIVE);
+    expect(size, `the seed has ${ACTIVE} active devices`).to.be.greaterThan(0);
+    dir = await tempDir();
+  });
+
+  beforeEach(async () => {
+    emu.reset({ devicesPerAccount: size });
+    active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
+    expect(active).to.have.length(ACTIVE);
+    // Each suspend takes a while: the run is still working when the processes around it change.
+    emu.setFaults({ latencyMs: 150 });
+  });
+
+  afterEach(async () => {
+    for (const d of daemons.splice(0)) await d.kill();
+  });
+
+  after(async () => {
+    await emu?.close();
+    await dir?.close();
+  });
+
+  const env = (extra: Record<string, string> = {}) => ({
+    ...emulatorEnv(emu),
+    FLEETBOOK_CALLBACK_USERNAME: 'owner-test',
+    FLEETBOOK_CALLBACK_PASSWORD: 'owner-test-password',
+    FLEETBOOK_DAEMON_TOKEN: TOKEN,
+    FLEETBOOK_RATE: '1000',
+    FLEETBOOK_LOG_LEVEL: 'info',
+    ...extra,
+  });
+
+  async function daemon(name: string, state: string): Promise<DaemonProcess> {
+    const d = await DaemonProcess.start(name, { playbooks: FIXTURES, state, env: env() });
+    daemons.push(d);
+    return d;
+  }
+
+  /**
+   * Every active device suspended exactly once, no other device touched, and no suspend request sent twice (a
+   * request for a device already suspended changes nothing in the emulator, but it is an action taken twice).
+   */
+  async function expectEachSuspendedOnce(context: string): Promise<void> {
+    const { devices, actions } = await calls(emu);
+    expect(actions['devices.suspend'], `suspend requests, of ${BATCH} devices each (${context})`).to.equal(
+      ACTIVE / BATCH,
+    );
+    const twice = active.filter(
+      (id) => (devices[id] ?? []).filter((m) => m.action === 'devices.suspend').length > 1,
+    );
+    const never = active.filter((id) => !(devices[id] ?? []).some((m) => m.action === 'devices.suspend'));
+    expect(twice, `devices suspended more than once (${context})`).to.deep.equal([]);
+    expect(never, `devices never suspended (${context})`).to.deep.equal([]);
+    expect(Object.keys(devices).filter((id) => !active.includes(id))).to.deep.equal([]);
+  }
+
+  async function suspends(): Promise<number> {
+    return (await calls(emu)).actions['devices.suspend'] ?? 0;
+  }
+
+  function runStatus(state: string, where: string): { id: string; status: string }[] {
+    const db = new Database(state, { readonly: true });
+    try {
+      return db.prepare(`SELECT id, status FROM runs WHERE ${where}`).all() as {
+        id: string;
+        status: string;
+      }[];
+    } finally {
+      db.close();
+    }
+  }
+
+  async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await sleep(50);
+    }
+  }
+
+  it('refuses a second daemon (exit 2, naming the file and the owner); after a SIGKILL the next one resumes', async () => {
+    const state = join(dir.dir, 'two-daemons.db');
+    const first = await daemon('first daemon', state);
+    const res = await fetch(`${first.url}/playbooks/suspend-slowly/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { account } }),
+    });
+    expect(res.status).to.equal(202);
+    const { runId } = (await res.json()) as { runId: string };
+    await until('the first suspends', async () => (await suspends()) > 0);
+
+    const second = await DaemonProcess.start('second daemon', {
+      playbooks: FIXTURES,
+      state,
+      env: env(),
+    }).then(
+      (d) => {
+        daemons.push(d);
+        return undefined;
+      },
+      (e: unknown) => e as Error,
+    );
+    expect(second, 'the second daemon started on a state file the first owns').to.be.instanceOf(Error);
+    const refused = daemons.length === 1 ? DaemonProcess.all[DaemonProcess.all.length - 1]! : undefined;
+    expect(refused, 'the refused daemon').to.not.equal(undefined);
+    expect((await refused!.exited).code).to.equal(2);
+    expect(refused!.stderr).to.include(
+      `the state file ${state} (FLEETBOOK_STATE) is in use by another fleetbook serve`,
+    );
+    expect(refused!.stderr).to.include(`pid ${first.proc.pid} on `);
+    expect(refused!.stderr).to.match(/, since 20\d\d-\d\d-\d\dT/);
+
+    expect(runStatus(state, `id = '${runId}'`)[0]?.status, 'the run, when the first is killed').to.equal(
+      'running',
+    );
+    await first.stop('SIGKILL');
+    daemons.splice(daemons.indexOf(first), 1);
+    const next = await daemon('next daemon', state);
+    await until('the resumed run ends', () => runStatus(state, `id = '${runId}'`)[0]?.status === 'succeeded');
+    expect(
+      next.logs().some((l) => l.message === 'resuming unfinished runs'),
+      next.stderr,
+    ).to.equal(true);
+    await expectEachSuspendedOnce('a second daemon, then a SIGKILL of the first');
+  });
+
+  it('a daemon restarted while `fleetbook run` works on the same file leaves the run to it', async () => {
+    const state = join(dir.dir, 'cli-and-daemon.db');
+    const first = await daemon('daemon before', state);
+    const cli = fleetbook(['run', PLAYBOOK, '--input', `account=${account}`, '--json'], {
+      ...env(),
+      FLEETBOOK_STATE: state,
+    });
+    await until('the cli run to suspend', async () => (await suspends()) > 0);
+    expect(runStatus(state, `status = 'running'`), 'the cli run, running').to.have.length(1);
+
+    await first.stop('SIGKILL');
+    daemons.splice(daemons.indexOf(first), 1);
+    const after = await daemon('daemon after', state);
+    const done = await cli;
+    expect(done.code, done.stderr).to.equal(0);
+    expect((JSON.parse(done.stdout) as { status: string }).status).to.equal('succeeded');
+    await sleep(300);
+    await expectEachSuspendedOnce('a cli run across a daemon restart');
+    expect(after.logs().filter((l) => l.message === 'resuming unfinished runs')).to.deep.equal([]);
+  });
+});
