@@ -34,17 +34,87 @@ export const RULES = {
   duration: 'A duration is not valid.',
   input: 'An input declaration is inconsistent (a default of the wrong type).',
   unreachable: 'A step can never run.',
+  'report-path':
+    'A report.write path is absolute or climbs out of the reports directory (a warning when it starts with reports/).',
+  'webhook-header':
+    'A notify.webhook header that fleetbook sets itself: Host, Content-Length, hop-by-hop headers.',
 } as const;
 export type Rule = keyof typeof RULES;
 
-/** `file:line:col: message [rule]`, the source line, and a caret under the column. */
+/** Source lines up to this long are printed whole; a longer one is cut to this much around the column. */
+const EXCERPT = 120;
+/** Of an excerpt, how much comes before the column (when the line has that much). */
+const BEFORE = 60;
+
+/**
+ * `file:line:col: message [rule]`, the source line, and a caret under the column. A long line (a minified
+ * playbook, a huge value) is cut to an excerpt around the column, marked `…` where cut, the caret still under
+ * the character it points at.
+ */
 export function formatText(d: Diagnostic, source: string | undefined): string {
   const head = `${d.file}:${d.line}:${d.column}: ${d.severity === 'warning' ? 'warning: ' : ''}${d.message} [${d.rule}]`;
-  const line = source?.split(/\r?\n/)[d.line - 1];
+  const line = source === undefined ? undefined : lineOf(source, d.line);
   if (line === undefined) return head;
+  const { text, caret } = excerpt(line, d.column - 1);
   const gutter = `${String(d.line).padStart(4)} | `;
-  const caret = `${' '.repeat(gutter.length - 2)}| ${line.slice(0, d.column - 1).replace(/[^\t]/g, ' ')}^`;
-  return `${head}\n${gutter}${line}\n${caret}`;
+  const under = `${' '.repeat(gutter.length - 2)}| ${text.slice(0, caret).replace(/[^\t]/g, ' ')}^`;
+  return `${head}\n${gutter}${text}\n${under}`;
+}
+
+/** Line `n` (1-based) of `source`, without splitting the whole file. */
+function lineOf(source: string, n: number): string | undefined {
+  let start = 0;
+  for (let i = 1; i < n; i++) {
+    const next = source.indexOf('\n', start);
+    if (next === -1) return undefined;
+    start = next + 1;
+  }
+  const end = source.indexOf('\n', start);
+  const line = end === -1 ? source.slice(start) : source.slice(start, end);
+  return line.endsWith('\r') ? line.slice(0, -1) : line;
+}
+
+/** At most EXCERPT characters of `line` around index `at`, and where `at` falls in what is returned. */
+export function excerpt(line: string, at: number): { text: string; caret: number } {
+  if (line.length <= EXCERPT) return { text: line, caret: at };
+  const col = Math.max(0, Math.min(at, line.length));
+  let start = Math.max(0, Math.min(col - BEFORE, line.length - EXCERPT));
+  let end = Math.min(line.length, start + EXCERPT);
+  // Never half of a surrogate pair at either edge.
+  if (start > 0 && isLowSurrogate(line.charCodeAt(start))) start++;
+  if (end < line.length && isLowSurrogate(line.charCodeAt(end))) end--;
+  const before = start > 0 ? '…' : '';
+  const after = end < line.length ? '…' : '';
+  return { text: `${before}${line.slice(start, end)}${after}`, caret: before.length + col - start };
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
+}
+
+/** Longest run of text without a space a message echoes whole (a key, a value, a name from the playbook). */
+const RUN = 60;
+const LONG_RUN = new RegExp(`\\S{${RUN + 1},}`, 'g');
+/** Longest message. */
+const MESSAGE = 400;
+
+/**
+ * A message with what it echoes from the playbook bounded: each run of more than RUN characters without a
+ * space is cut to its start and end, and the whole to MESSAGE characters.
+ */
+export function boundMessage(message: string): string {
+  const runs = message.replace(
+    LONG_RUN,
+    (r) => `${cut(r, 0, 40)}…${cut(r, r.length - 12, r.length)} (${r.length} characters)`,
+  );
+  return runs.length <= MESSAGE ? runs : `${cut(runs, 0, MESSAGE - 1)}…`;
+}
+
+/** `s.slice(start, end)`, moved inwards where an edge would split a surrogate pair. */
+function cut(s: string, start: number, end: number): string {
+  if (start > 0 && isLowSurrogate(s.charCodeAt(start))) start++;
+  if (end < s.length && isLowSurrogate(s.charCodeAt(end))) end--;
+  return s.slice(start, end);
 }
 
 export function sortDiagnostics(ds: Diagnostic[]): Diagnostic[] {

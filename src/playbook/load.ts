@@ -27,7 +27,7 @@ import {
   type PlaybookRules,
   type Seg,
 } from './checker.js';
-import { sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
+import { boundMessage, sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
 import { generatedRules } from './generated-rules.js';
 import { protectExpressions, restoreScalar, type Protected } from './protect.js';
 import type * as Schema from './schema.js';
@@ -90,7 +90,7 @@ function loadWithPositions(source: string, file: string, rules: PlaybookRules): 
   const c = new Checker(file, rules, y);
   if (data !== undefined) c.checkPlaybook(data);
   const diagnostics = sortDiagnostics(
-    [...y.diagnostics, ...c.diagnostics].map((d) => ({ ...d, message: y.restore(d.message) })),
+    [...y.diagnostics, ...c.diagnostics].map((d) => ({ ...d, message: boundMessage(y.restore(d.message)) })),
   );
   const ok = data !== undefined && !diagnostics.some((d) => d.severity === 'error');
   return {
