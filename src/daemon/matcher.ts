@@ -3,12 +3,13 @@
  * `on.callback` clauses, and stores the runs it starts with the event marked processed, in one transaction.
  */
 import { randomUUID } from 'node:crypto';
-import { selectsEvent } from '../expressions/template.js';
+import { render, truthy } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import type { EventHub } from '../runner/events.js';
 import type { InboxEvent, RunRecord, Store } from '../store/store.js';
 import type { Json } from './callbacks.js';
+import type { DaemonMetrics } from './metrics.js';
 import type { RunPool } from './pool.js';
 
 export function callbacksOf(pb: Playbook): { service: string; if?: string }[] {
@@ -16,26 +17,38 @@ export function callbacksOf(pb: Playbook): { service: string; if?: string }[] {
   return c === undefined ? [] : Array.isArray(c) ? c : [c];
 }
 
+export interface MatcherOptions {
+  store: Store;
+  playbooks: ReadonlyMap<string, Playbook>;
+  pool: RunPool;
+  events: EventHub;
+  log: Logger;
+  metrics: DaemonMetrics;
+  /** The daemon's lease: the owner of the runs events start. */
+  owner: string;
+  /**
+   * How long the matcher works before it commits what it matched and gives the event loop back (the listener
+   * and `/healthz` answer between slices). @default 5
+   */
+  sliceMs?: number;
+}
+
 /**
  * Processes stored callback events in order: each is matched against every playbook's `on.callback`, and the
  * runs it starts are stored with the event marked processed, in one transaction; only then are they handed
- * to the pool. Every event also reaches the steps waiting for one.
+ * to the pool. Every event also reaches the steps waiting for one. The work comes in slices of a few
+ * milliseconds (each expression is bounded by its evaluation budget), so the event loop is never held long.
  */
 export class Matcher {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private lastId = 0;
+  private readonly sliceMs: number;
 
-  constructor(
-    private readonly store: Store,
-    private readonly playbooks: ReadonlyMap<string, Playbook>,
-    private readonly pool: RunPool,
-    private readonly events: EventHub,
-    private readonly log: Logger,
-    /** The daemon's lease: the owner of the runs events start. */
-    private readonly owner: string,
-  ) {}
+  constructor(private readonly o: MatcherOptions) {
+    this.sliceMs = o.sliceMs ?? 5;
+  }
 
   kick(): void {
     if (this.stopped) return;
@@ -46,7 +59,7 @@ export class Matcher {
     this.running = this.drain()
       .catch((e: unknown) => {
         // The event stays pending in the store; it is tried again on the next kick, or in a second.
-        this.log.error('processing callbacks failed; retrying', { error: (e as Error).message });
+        this.o.log.error('processing callbacks failed; retrying', { error: (e as Error).message });
         setTimeout(() => this.kick(), 1000).unref();
       })
       .finally(() => {
@@ -70,43 +83,56 @@ export class Matcher {
     for (;;) {
       // Memory stays bounded: events wait in the store while the pool has plenty queued.
       if (this.stopped) return;
-      if (this.pool.queued > 1000) {
+      if (this.o.pool.queued > 1000) {
         setTimeout(() => this.kick(), 100).unref();
         return;
       }
-      const batch = this.store.pendingInbox(100, this.lastId);
+      const batch = this.o.store.pendingInbox(100, this.lastId);
       if (!batch.length) return;
-      // The batch is processed in one transaction; only once it is committed do its runs start.
-      const matched = batch.map((ev) => ({ ev, eventId: ev.id, runs: this.match(ev) }));
-      const started = this.store.completeInbox(matched);
-      for (const { ev, runs } of matched) {
-        this.lastId = ev.id;
-        this.log.info('callback processed', {
-          service: ev.service,
-          kind: ev.kind,
-          requestId: ev.requestId,
-          runs: runs.map((r) => ({ runId: r.id, playbook: r.playbook })),
-        });
-        this.events.publish(ev.service, ev.payload);
+      let slice: { ev: InboxEvent; eventId: number; runs: RunRecord[] }[] = [];
+      let began = performance.now();
+      for (const [i, ev] of batch.entries()) {
+        slice.push({ ev, eventId: ev.id, runs: this.match(ev) });
+        if (i === batch.length - 1 || performance.now() - began >= this.sliceMs) {
+          this.commit(slice);
+          slice = [];
+          // Lets the listener and the runs have the event loop between slices.
+          await new Promise((r) => setImmediate(r));
+          if (this.stopped) return;
+          began = performance.now();
+        }
       }
-      for (const r of started) this.pool.submit(r);
-      // Lets the listener and the runs have the event loop between batches.
-      await new Promise((r) => setImmediate(r));
     }
+  }
+
+  /** Stores a slice's runs with its events marked processed, in one transaction; only then do the runs start. */
+  private commit(matched: { ev: InboxEvent; eventId: number; runs: RunRecord[] }[]): void {
+    const started = this.o.store.completeInbox(matched);
+    for (const { ev, runs } of matched) {
+      this.lastId = ev.id;
+      this.o.log.info('callback processed', {
+        service: ev.service,
+        kind: ev.kind,
+        requestId: ev.requestId,
+        runs: runs.map((r) => ({ runId: r.id, playbook: r.playbook })),
+      });
+      this.o.events.publish(ev.service, ev.payload);
+    }
+    for (const r of started) this.o.pool.submit(r);
   }
 
   /** The runs an event starts: one per playbook whose `on.callback` matches it. */
   private match(ev: InboxEvent): RunRecord[] {
     const runs: RunRecord[] = [];
     const payload = ev.payload as Json;
-    for (const pb of this.playbooks.values()) {
+    for (const pb of this.o.playbooks.values()) {
       const hit = callbacksOf(pb).some(
-        (c) => c.service === ev.service && (c.if === undefined || selectsEvent(c.if, { event: payload })),
+        (c) => c.service === ev.service && (c.if === undefined || this.selects(pb, c.if, ev, payload)),
       );
       if (!hit) continue;
       runs.push({
         id: randomUUID(),
-        owner: this.owner,
+        owner: this.o.owner,
         playbook: pb.name,
         status: 'queued',
         trigger: {
@@ -122,5 +148,27 @@ export class Matcher {
       });
     }
     return runs;
+  }
+
+  /**
+   * Whether a filter selects the event. A filter that fails on it (a member this event lacks, its evaluation
+   * budget spent) selects nothing, and never silently: a warning names the event, the playbook, the expression
+   * and the error, and a metric counts it.
+   */
+  private selects(pb: Playbook, filter: string, ev: InboxEvent, event: Json): boolean {
+    try {
+      return truthy(render(filter, { event }));
+    } catch (e) {
+      this.o.metrics.expressionErrors.inc({ playbook: pb.name, expression: 'filter' });
+      this.o.log.warn('callback filter failed on an event; it starts no run of this playbook', {
+        eventId: ev.id,
+        service: ev.service,
+        requestId: ev.requestId,
+        playbook: pb.name,
+        expression: filter,
+        error: (e as Error).message,
+      });
+      return false;
+    }
   }
 }

@@ -6,7 +6,22 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ApiClient } from '../api/client.js';
 
-export type RejectReason = 'unauthenticated' | 'malformed' | 'too_large' | 'overloaded' | 'invalid';
+/**
+ * Why a callback was refused. Refused before authenticating (each counts against the sender's failure budget):
+ * `unauthenticated` (401), `malformed` (400, 415), `too_large` (413). Then `throttled` (429: the sender's
+ * failure budget is spent), `overloaded` (503: the inbox backlog or the bytes read unauthenticated are at their
+ * bound), `invalid` (400: authenticated, not a callback), `unstorable` (400: the store cannot take this
+ * message), `store_failed` (503: the store failed, e.g. the disk is full).
+ */
+export type RejectReason =
+  | 'unauthenticated'
+  | 'malformed'
+  | 'too_large'
+  | 'throttled'
+  | 'overloaded'
+  | 'invalid'
+  | 'unstorable'
+  | 'store_failed';
 
 export class DaemonMetrics {
   readonly registry = new Registry();
@@ -16,6 +31,7 @@ export class DaemonMetrics {
   readonly runs: Counter<'playbook' | 'status'>;
   readonly runDuration: Histogram<'playbook' | 'status'>;
   readonly apiCalls: Counter<'action' | 'status'>;
+  readonly expressionErrors: Counter<'playbook' | 'expression'>;
 
   constructor(sources: {
     backlog: () => number;
@@ -75,6 +91,12 @@ export class DaemonMetrics {
       name: 'fleetbook_api_calls_total',
       help: 'API answers by action and HTTP status (or network).',
       labelNames: ['action', 'status'],
+      registers,
+    });
+    this.expressionErrors = new Counter({
+      name: 'fleetbook_event_expression_errors_total',
+      help: 'Callback filters (on.callback.if) and concurrency keys that failed on an event, by playbook and expression (filter, concurrency.key).',
+      labelNames: ['playbook', 'expression'],
       registers,
     });
     const areaCounter = (name: string, help: string, read: (s: AreaStats) => number) =>
