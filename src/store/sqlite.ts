@@ -141,22 +141,33 @@ export class SqliteStore implements Store {
         `cannot open the state file ${file} (FLEETBOOK_STATE): ${(e as Error).message}; it must be a file path in a writable directory`,
       );
     }
-    this.db.pragma('journal_mode = WAL');
-    // NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), which is what a run's
-    // checkpoints and ledger must survive; only a power cut can lose the last ones, and a resumed run then
-    // repeats them after reconciling. The callback inbox, which acknowledges to the service, syncs each commit.
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.migrate();
-    this.ownership = new SqliteOwnership(this.db);
-    this.durable = file === ':memory:' ? this.db : new Database(file);
-    if (this.durable !== this.db) {
-      this.durable.pragma('synchronous = FULL');
-      this.durable.pragma('busy_timeout = 5000');
+    try {
+      this.db.pragma('journal_mode = WAL');
+      // NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), which is what a run's
+      // checkpoints and ledger must survive; only a power cut can lose the last ones, and a resumed run then
+      // repeats them after reconciling. The callback inbox, which acknowledges to the service, syncs each commit.
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('busy_timeout = 5000');
+      this.migrate(file);
+      this.durable = file === ':memory:' ? this.db : new Database(file);
+      if (this.durable !== this.db) {
+        this.durable.pragma('synchronous = FULL');
+        this.durable.pragma('busy_timeout = 5000');
+      }
+      this.backlog = (
+        this.db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as { n: number }
+      ).n;
+    } catch (e) {
+      this.db.close();
+      // SQLite says only "file is not a database" or "database disk image is malformed": say which file.
+      const code = (e as { code?: string }).code;
+      if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')
+        throw new ConfigError(
+          `the state file ${file} (FLEETBOOK_STATE) is damaged or is not a fleetbook state file: ${(e as Error).message}. Restore it from a backup, or point FLEETBOOK_STATE at another file`,
+        );
+      throw e;
     }
-    this.backlog = (
-      this.db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as { n: number }
-    ).n;
+    this.ownership = new SqliteOwnership(this.db);
     this.stmt = {
       saveStep: this.db.prepare(
         `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
@@ -197,11 +208,11 @@ export class SqliteStore implements Store {
     return st;
   }
 
-  private migrate(): void {
+  private migrate(file: string): void {
     const version = this.db.pragma('user_version', { simple: true }) as number;
     if (version > MIGRATIONS.length) {
-      throw new Error(
-        `the state database is at schema version ${version}, newer than this fleetbook (${MIGRATIONS.length}); upgrade fleetbook`,
+      throw new ConfigError(
+        `the state file ${file} (FLEETBOOK_STATE) is at schema version ${version}, newer than this fleetbook (${MIGRATIONS.length}); upgrade fleetbook`,
       );
     }
     MIGRATIONS.slice(version).forEach((sql, i) => {
