@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '../../dist/api/client.js';
 import { loadPlaybook } from '../../dist/playbook/load.js';
+import { StoreDeviceLocks } from '../../dist/runner/locks.js';
 import { runPlaybook } from '../../dist/runner/runner.js';
+import { Lease } from '../../dist/store/lease.js';
 import { SqliteStore } from '../../dist/store/sqlite.js';
 
 const [file, baseUrl, clientId, clientSecret, username, password, account] = process.argv.slice(2);
@@ -32,9 +34,22 @@ const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-'));
 const store = new SqliteStore(join(dir, 'state.db'));
 const start = performance.now();
 const cpuStart = process.cpuUsage();
+// As `fleetbook run`: a lease on the store, and per-device locks held in it.
+const lease = new Lease({
+  store,
+  role: 'run',
+  exclusive: false,
+  leaseMs: 15_000,
+  describe: 'the bench state file',
+  onLost: (e) => {
+    throw e;
+  },
+});
 const summary = await runPlaybook(loaded.playbook, {
   client,
   store,
+  owner: lease.id,
+  locks: new StoreDeviceLocks(store, lease.id),
   pollIntervalMs: 50,
   inputs: { account },
 });
@@ -42,6 +57,7 @@ const ms = performance.now() - start;
 const cpu = process.cpuUsage(cpuStart);
 const cpuMs = (cpu.user + cpu.system) / 1000;
 await client.close();
+lease.release();
 store.close();
 rmSync(dir, { recursive: true });
 process.stdout.write(JSON.stringify({ ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, summary }));

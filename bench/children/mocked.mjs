@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { MockAgent } from 'undici';
 import { createClient } from '../../dist/api/client.js';
 import { loadPlaybook } from '../../dist/playbook/load.js';
+import { StoreDeviceLocks } from '../../dist/runner/locks.js';
 import { runPlaybook } from '../../dist/runner/runner.js';
+import { Lease } from '../../dist/store/lease.js';
 import { SqliteStore } from '../../dist/store/sqlite.js';
 
 const DEVICES = 18_586;
@@ -88,16 +90,36 @@ async function engine() {
   });
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-'));
   const store = new SqliteStore(join(dir, 'state.db'));
+  // As `fleetbook run`: a lease on the store, and per-device locks held in it.
+  const lease = new Lease({ ...LEASE, store });
+  const locks = new StoreDeviceLocks(store, lease.id);
   cleanup = () => {
+    lease.release();
     store.close();
     rmSync(dir, { recursive: true });
   };
   return async () => {
-    const summary = await runPlaybook(loaded.playbook, { client, store, inputs: { account: ACCOUNT } });
+    const summary = await runPlaybook(loaded.playbook, {
+      client,
+      store,
+      owner: lease.id,
+      locks,
+      inputs: { account: ACCOUNT },
+    });
     if (summary.status !== 'succeeded') throw new Error(summary.error);
     return summary.devices.succeeded;
   };
 }
+
+const LEASE = {
+  role: 'run',
+  exclusive: false,
+  leaseMs: 15_000,
+  describe: 'the bench state file',
+  onLost: (e) => {
+    throw e;
+  },
+};
 
 /** raw.mjs's loop, on the same dispatcher. */
 function raw() {
