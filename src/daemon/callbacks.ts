@@ -81,16 +81,94 @@ export function toMessage(service: string, kind: string, body: Json, receivedAt:
 }
 
 /**
+ * How deep a callback's JSON may nest. The service's messages nest a few levels; a much deeper one is refused
+ * (400) as it is read, before it joins a commit: serializing it again (JSON.stringify, the matcher's
+ * expressions) recurses once per level and overflows the stack near 5,000 levels.
+ */
+export const MAX_DEPTH = 64;
+
+/**
+ * Whether the JSON text `raw` nests objects and arrays deeper than `limit`, read from its bytes before it is
+ * parsed (brackets inside strings do not count). It stops at the first level past the limit. Strings are
+ * skipped by searching for their closing quote (native), so a typical body costs a fraction of its parse.
+ */
+export function nestsDeeperThan(raw: Buffer, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === 0x22) {
+      // To the closing quote: the next quote preceded by an even number of backslashes.
+      for (;;) {
+        const q = raw.indexOf(0x22, i + 1);
+        if (q < 0) return false; // unterminated: the parser says so
+        let b = q - 1;
+        while (raw[b] === 0x5c) b--;
+        i = q;
+        if ((q - 1 - b) % 2 === 0) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Why the inbox did not take a message. `status` 400: this message cannot be stored, and sending it again will
+ * not change that. 503: the store failed (disk full, I/O error); the sender sends it again after `retryAfter`
+ * seconds.
+ */
+export class InboxRefusal extends Error {
+  constructor(
+    message: string,
+    readonly status: 400 | 503,
+    readonly retryAfter: number | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'InboxRefusal';
+  }
+}
+
+/** Seconds a sender waits before sending again a message the store failed to write. */
+export const STORE_RETRY_AFTER = 30;
+
+/**
+ * What a failed insert means for the sender. The message is at fault only when it cannot be serialized (a
+ * RangeError: too deep for the stack) or is too big for SQLite; anything else is the store's failure (disk
+ * full, I/O error, a lock) and answered 503: a 400 would make the service drop a message it may send again.
+ */
+export function refusalOf(e: unknown): InboxRefusal {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const code = (err as { code?: unknown }).code;
+  if (err instanceof RangeError || code === 'SQLITE_TOOBIG')
+    return new InboxRefusal(`the message cannot be stored: ${err.message}`, 400, undefined, { cause: err });
+  return new InboxRefusal(
+    code === 'SQLITE_FULL'
+      ? 'the inbox is out of disk space; send again later'
+      : 'the inbox cannot store messages now; send again later',
+    503,
+    STORE_RETRY_AFTER,
+    { cause: err },
+  );
+}
+
+type Pending = {
+  message: InboxMessage;
+  resolve: (r: 'stored' | 'duplicate') => void;
+  reject: (e: InboxRefusal) => void;
+};
+
+/**
  * Group commit: messages that arrive while a commit is being written go together in the next one, so one
  * fsync acknowledges many messages. Each caller learns whether its message was stored or a duplicate only
  * once the transaction holding it is on disk.
+ *
+ * A message the store cannot take fails the whole transaction; the messages of that commit are then stored
+ * one by one, so that only that message is refused (an InboxRefusal) and the others are acknowledged.
  */
 export class GroupCommit {
-  private batch: {
-    message: InboxMessage;
-    resolve: (r: 'stored' | 'duplicate') => void;
-    reject: (e: Error) => void;
-  }[] = [];
+  private batch: Pending[] = [];
   private scheduled = false;
   /** Messages accepted and not yet committed. */
   get waiting(): number {
@@ -118,14 +196,26 @@ export class GroupCommit {
     const batch = this.batch;
     this.batch = [];
     if (!batch.length) return;
+    let stored = this.commit(batch);
+    if (stored === undefined) {
+      // Rare (a bad message or a failing disk): one transaction, and one fsync, per message.
+      stored = 0;
+      for (const one of batch) stored += this.commit([one]) ?? 0;
+    }
+    if (stored) this.onCommit(stored);
+  }
+
+  /** Messages stored by one transaction of `batch`; undefined when it failed and `batch` has several. */
+  private commit(batch: Pending[]): number | undefined {
     let results: ('stored' | 'duplicate')[];
     try {
       results = this.store.appendInbox(batch.map((b) => b.message));
     } catch (e) {
-      for (const b of batch) b.reject(e as Error);
-      return;
+      if (batch.length > 1) return undefined;
+      batch[0]?.reject(refusalOf(e));
+      return 0;
     }
     batch.forEach((b, i) => b.resolve(results[i] as 'stored' | 'duplicate'));
-    this.onCommit(results.filter((r) => r === 'stored').length);
+    return results.filter((r) => r === 'stored').length;
   }
 }

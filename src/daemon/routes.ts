@@ -7,9 +7,12 @@ import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
 import type { RunRecord, Store } from '../store/store.js';
 import {
+  InboxRefusal,
+  MAX_DEPTH,
   SIGNATURE_HEADER,
   authentic,
   kindOf,
+  nestsDeeperThan,
   same,
   serviceOf,
   toMessage,
@@ -37,18 +40,31 @@ export interface RouteContext {
 }
 
 export function routes(app: FastifyInstance, c: RouteContext): void {
-  const reject = (reply: FastifyReply, status: number, reason: RejectReason, message: string) => {
+  let storeFailureLoggedAt = 0;
+  const reject = (
+    reply: FastifyReply,
+    status: number,
+    reason: RejectReason,
+    message: string,
+    retryAfter?: number,
+  ) => {
     c.metrics.callbacksRejected.inc({ reason });
+    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
     return reply.code(status).send({ error: message });
   };
+  const badRequest = (message: string) => Object.assign(new Error(message), { statusCode: 400 });
   // The raw body is kept: Location messages are signed over its exact bytes.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    const raw = body as Buffer;
+    // Refused here, alone, rather than failing the commit it would join.
+    if (nestsDeeperThan(raw, MAX_DEPTH)) {
+      done(badRequest(`the body nests deeper than ${MAX_DEPTH} levels`), undefined);
+      return;
+    }
     try {
-      done(null, { raw: body, json: JSON.parse((body as Buffer).toString('utf8')) as unknown });
+      done(null, { raw, json: JSON.parse(raw.toString('utf8')) as unknown });
     } catch {
-      const err = new Error('the body is not valid JSON') as Error & { statusCode: number };
-      err.statusCode = 400;
-      done(err, undefined);
+      done(badRequest('the body is not valid JSON'), undefined);
     }
   });
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
@@ -74,12 +90,32 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     if (typeof json.requestId !== 'string' || !json.requestId || !kind)
       return reject(reply, 400, 'invalid', 'a callback has a requestId and a …Response member');
     if (!c.accepting()) return reply.code(503).header('retry-after', '5').send({ error: 'stopping' });
-    if (c.store.inboxBacklog() + c.commits.waiting >= c.config.inboxLimit) {
-      c.metrics.callbacksRejected.inc({ reason: 'overloaded' });
-      return reply.code(503).header('retry-after', '5').send({ error: 'inbox full; send again later' });
-    }
+    if (c.store.inboxBacklog() + c.commits.waiting >= c.config.inboxLimit)
+      return reject(reply, 503, 'overloaded', 'inbox full; send again later', 5);
     const service = named ?? serviceOf(kind);
-    const result = await c.commits.add(toMessage(service, kind, json, new Date().toISOString()));
+    const message = toMessage(service, kind, json, new Date().toISOString());
+    let result: 'stored' | 'duplicate';
+    try {
+      result = await c.commits.add(message);
+    } catch (e) {
+      if (!(e instanceof InboxRefusal)) throw e;
+      const cause = (e.cause as Error | undefined)?.message;
+      if (e.status === 400) {
+        c.log.warn('callback refused: it cannot be stored', {
+          service,
+          kind,
+          requestId: message.requestId,
+          error: cause,
+        });
+        return reject(reply, 400, 'unstorable', e.message);
+      }
+      // Once per 10 s: a full disk fails every callback until someone makes room.
+      if (Date.now() - storeFailureLoggedAt > 10_000) {
+        storeFailureLoggedAt = Date.now();
+        c.log.error('the inbox cannot store callbacks; answering 503', { error: cause });
+      }
+      return reject(reply, 503, 'store_failed', e.message, e.retryAfter);
+    }
     (result === 'stored' ? c.metrics.callbacksReceived : c.metrics.callbacksDuplicated).inc({ service });
     return reply.code(200).send({ status: result });
   };
