@@ -87,7 +87,7 @@ function step(i: number, s: number): string {
     case 7:
       return `  - id: write${s}
     uses: report.write
-    with: { path: "reports/\${{ run.date }}-${i}-${s}.csv", format: csv, step: list0 }`;
+    with: { path: "\${{ run.date }}-${i}-${s}.csv", format: csv, step: list0 }`;
     default:
       return `  - id: stop${s}
     if: \${{ inputs.limit < 0 }}

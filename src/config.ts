@@ -25,6 +25,7 @@ export const CONFIG_SCHEMA = {
     'logLevel',
     'requestsPerSecond',
     'concurrency',
+    'reportsDir',
   ],
   properties: {
     apiUrl: url("an http or https URL, the service's {base_url}"),
@@ -75,6 +76,13 @@ export const CONFIG_SCHEMA = {
       minimum: 1,
       description: 'requests in flight per API area',
     },
+    reportsDir: str({ description: 'the directory report.write writes in; report paths are relative to it' }),
+    webhookAllow: {
+      type: 'array',
+      items: str(),
+      description:
+        'comma-separated hosts, addresses and CIDR ranges notify.webhook may reach although they are not public',
+    },
   },
   additionalProperties: false,
 } as const;
@@ -101,6 +109,8 @@ export interface Config {
   readonly logLevel: 'error' | 'warn' | 'info' | 'debug';
   readonly requestsPerSecond: number;
   readonly concurrency: number;
+  readonly reportsDir: string;
+  readonly webhookAllow?: string[];
 }
 
 /** `true` when A and B are the same type. */
@@ -151,6 +161,8 @@ const ENV = {
   logLevel: 'FLEETBOOK_LOG_LEVEL',
   requestsPerSecond: 'FLEETBOOK_RATE',
   concurrency: 'FLEETBOOK_CONCURRENCY',
+  reportsDir: 'FLEETBOOK_REPORTS_DIR',
+  webhookAllow: 'FLEETBOOK_WEBHOOK_ALLOW',
 } as const;
 
 /** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
@@ -189,6 +201,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
     requestsPerSecond: num('requestsPerSecond', 20),
     concurrency: num('concurrency', 10),
+    reportsDir: pick('reportsDir') ?? './reports',
+    webhookAllow: pick('webhookAllow')
+      ?.split(',')
+      .map((a) => a.trim())
+      .filter(Boolean),
   };
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
   const problems = check(CONFIG_SCHEMA, raw, 'config');

@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   FB_AUTH: 'The OAuth token request was refused.',
   FB_CONFIG: 'The configuration is missing something or is invalid.',
   FB_ABORTED: 'The call was cancelled before it completed.',
+  FB_REFUSED:
+    'An engine action was refused by policy (a report path outside the reports directory, a webhook to an address not allowed, a header fleetbook sets itself); nothing was written or sent.',
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 

@@ -13,12 +13,20 @@ export const LogArgs = closed({
 export const WebhookArgs = closed({
   url: Type.String({ minLength: 1 }),
   method: Type.Optional(Type.String({ enum: ['POST', 'PUT'] })),
-  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  headers: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'Not Host, Content-Length or the hop-by-hop headers (Connection, Transfer-Encoding, ...).',
+    }),
+  ),
   body: Type.Optional(Type.Unknown()),
 });
 
 export const ReportArgs = closed({
-  path: Type.String({ minLength: 1 }),
+  path: Type.String({
+    minLength: 1,
+    description:
+      'Relative to the reports directory (FLEETBOOK_REPORTS_DIR, default ./reports): never absolute, never climbing out with `..`.',
+  }),
   format: Type.Optional(
     Type.String({ enum: ['csv', 'json'], description: 'Default: from the file extension.' }),
   ),

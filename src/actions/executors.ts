@@ -1,14 +1,13 @@
 /** The engine actions: steps that do not call the service (their schemas are in engine.ts). */
-import { writeFile } from 'node:fs/promises';
-import { dirname, extname } from 'node:path';
-import { request } from 'undici';
-import { ApiError } from '../errors.js';
+import { extname } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { LedgerRow, Store } from '../store/store.js';
-import { makeDirs } from '../util/files.js';
 import { redactValue } from '../util/secrets.js';
+import { writeReport } from './reports.js';
+import { engineSettings, type EngineSettings } from './settings.js';
+import { sendWebhook, type WebhookInput } from './webhook.js';
 
 type Json = Record<string, unknown>;
 
@@ -22,52 +21,34 @@ export interface EngineContext {
   ledger(step?: string): LedgerRow[];
   /** The step's signal (a cancelled run, the step's timeout): a webhook still waiting is abandoned. */
   signal?: AbortSignal;
+  /** The reports directory and the webhook allowlist. @default engineSettings(): ./reports, public addresses only */
+  settings?: EngineSettings;
 }
 
+let defaults: EngineSettings | undefined;
+
 export async function runEngineAction(action: string, input: Json, c: EngineContext): Promise<unknown> {
+  const settings = () => c.settings ?? (defaults ??= engineSettings());
   switch (action) {
     case 'log': {
       const level = (input.level as 'debug' | 'info' | 'warn' | 'error' | undefined) ?? 'info';
       c.logger[level](String(input.message), (input.fields as Json | undefined) ?? {});
       return { message: input.message };
     }
-    case 'notify.webhook': {
-      const res = await request(String(input.url), {
-        method: (input.method as 'POST' | 'PUT' | undefined) ?? 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...((input.headers as Record<string, string> | undefined) ?? {}),
-        },
-        body: JSON.stringify(input.body ?? {}),
-        headersTimeout: 30_000,
-        bodyTimeout: 30_000,
-        signal: c.signal ?? null,
-      });
-      const text = await res.body.text();
-      if (res.statusCode >= 300) {
-        // An ApiError, so that `retry.on: [http.5xx]` and the retry classes apply to webhooks too.
-        throw new ApiError({
-          status: res.statusCode,
-          apiCode: `HTTP_${res.statusCode}`,
-          apiMessage: `the webhook answered: ${text.slice(0, 200)}`,
-          action: 'notify.webhook',
-          shape: 'opaque',
-        });
-      }
-      return { status: res.statusCode };
-    }
+    case 'notify.webhook':
+      return sendWebhook(input as unknown as WebhookInput, settings().webhooks, c.signal);
     case 'report.write': {
       const path = String(input.path);
       const format =
         (input.format as string | undefined) ?? (extname(path).toLowerCase() === '.json' ? 'json' : 'csv');
-      const rows = c.ledger(input.step as string | undefined);
-      makeDirs(dirname(path));
-      await writeFile(
-        path,
-        format === 'json' ? `${JSON.stringify(redactValue(rows), null, 2)}\n` : toCsv(rows),
-      );
-      c.logger.info('report written', { path, rows: rows.length, format });
-      return { path, rows: rows.length, format };
+      let rows: LedgerRow[] = [];
+      // The rows are read once the file is open: a refused path costs no ledger read.
+      const file = await writeReport(settings().reportsDir, path, () => {
+        rows = c.ledger(input.step as string | undefined);
+        return format === 'json' ? `${JSON.stringify(redactValue(rows), null, 2)}\n` : toCsv(rows);
+      });
+      c.logger.info('report written', { path: file, rows: rows.length, format });
+      return { path, file, rows: rows.length, format };
     }
     case 'ledger.query': {
       const errors =

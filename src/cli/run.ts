@@ -1,5 +1,6 @@
 /** `fleetbook run PLAYBOOK` and `fleetbook emulator`. */
 import { readFileSync } from 'node:fs';
+import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
@@ -69,6 +70,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     return 2;
   }
   const config = loadConfig();
+  const engine = engineSettings(config);
   const tty = Boolean(process.stderr.isTTY) && !flags.json;
   const logger = createLogger({ level: tty ? 'warn' : config.logLevel });
   const target = await connect(config, logger);
@@ -100,6 +102,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       dryRun: Boolean(flags.dryRun),
       trigger: { type: 'manual', by: 'cli' },
       secrets: secretsFromEnv(process.env),
+      engine,
       env: envForExpressions(process.env),
       signal: controller.signal,
       ...(target.emulatorUrl ? { pollIntervalMs: 250 } : {}),

@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { engineSettings } from '../actions/settings.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
@@ -125,6 +126,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const { config } = o;
   const log = o.logger ?? silentLogger;
   const playbooks = await loadPlaybooks(o.playbooks);
+  // A wrong FLEETBOOK_WEBHOOK_ALLOW entry stops the start here, as a ConfigError.
+  const engine = engineSettings(config);
   const [host, portText] = splitListen(config.listen);
   if (config.apiUrl && (!config.callbackUsername || !config.callbackPassword)) {
     throw new ConfigError(
@@ -175,6 +178,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       logger: log,
       metrics,
       maxRuns: config.maxRuns,
+      engine,
       ...(o.secrets ? { secrets: o.secrets } : {}),
       ...(o.env ? { env: o.env } : {}),
       ...(o.pollIntervalMs

@@ -3,6 +3,7 @@
  * (queue, skip or cancel) and the per-device locks shared by every run. A run is always in the store before
  * it reaches the pool, so a crash loses none: the next start hands the unfinished ones back here.
  */
+import type { EngineSettings } from '../actions/settings.js';
 import type { ApiClient } from '../api/client.js';
 import type { Clock } from '../clock.js';
 import { render } from '../expressions/template.js';
@@ -25,6 +26,8 @@ export interface PoolOptions {
   secrets?: Record<string, string>;
   env?: Record<string, string>;
   pollIntervalMs?: number;
+  /** The engine actions' reports directory and webhook allowlist (FLEETBOOK_REPORTS_DIR, FLEETBOOK_WEBHOOK_ALLOW). */
+  engine?: EngineSettings;
 }
 
 interface Entry {
@@ -171,6 +174,7 @@ export class RunPool {
         ...(this.o.secrets ? { secrets: this.o.secrets } : {}),
         ...(this.o.env ? { env: this.o.env } : {}),
         ...(this.o.pollIntervalMs ? { pollIntervalMs: this.o.pollIntervalMs } : {}),
+        ...(this.o.engine ? { engine: this.o.engine } : {}),
       });
     } catch (e) {
       if (e instanceof Interrupted) return;

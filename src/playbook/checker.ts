@@ -8,6 +8,7 @@
  * (generated-rules.ts) and the YAML subset reader (fast-yaml.ts), quickLoad checks a valid playbook without
  * them, and leaves everything else to load.ts.
  */
+import { staticProblems } from '../actions/policy.js';
 import type { InputProblem } from '../errors.js';
 import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { findExpressions } from '../expressions/template.js';
@@ -510,6 +511,10 @@ export class Checker {
       }
       this.reportPointer(path, p.path, 'with', `${action}: ${p.message}`);
     }
+    // Where the engine actions may write and what they may send, for the literal values (actions/policy.ts).
+    if (!only)
+      for (const p of staticProblems(action, args))
+        this.report([...path, ...p.path], p.where, p.rule, p.message, p.severity);
   }
 
   /** A problem at a JSON pointer relative to `base`: the value when it exists, else the nearest key. */

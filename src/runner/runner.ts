@@ -27,6 +27,7 @@ import type {
 } from '../store/store.js';
 import { readAhead } from '../util/read-ahead.js';
 import { runEngineAction } from '../actions/executors.js';
+import type { EngineSettings } from '../actions/settings.js';
 import {
   appliedFilter,
   devicesOf,
@@ -88,6 +89,8 @@ export interface RunOptions {
   locks?: DeviceLocks;
   /** The run as stored, when the caller has it (the daemon's pool): saves reading it back. */
   stored?: RunRecord;
+  /** The engine actions' reports directory and webhook allowlist. @default engineSettings() (./reports, public only) */
+  engine?: EngineSettings;
 }
 
 /** A failure that ends a step: its message is what the summary shows. */
@@ -723,6 +726,7 @@ class Run {
           clock: this.clock,
           ledger: (stepId) => this.o.store.deviceResults(this.id, stepId),
           signal,
+          settings: this.o.engine,
         }),
       );
       this.stepSummary(step.id).attempts += attempts;

@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { engineSettings } from '../../src/actions/settings.js';
 import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { coerceInputs, runPlaybook, type RunOptions } from '../../src/runner/runner.js';
@@ -397,6 +398,9 @@ steps:
     });
   });
 
+  /** The test webhooks listen on loopback, which a webhook may reach only when allowed (FLEETBOOK_WEBHOOK_ALLOW). */
+  const LOOPBACK_ALLOWED = engineSettings({ webhookAllow: ['127.0.0.1'] });
+
   /** A playbook of one notify.webhook step to `inputs.url`, with `extra` (one line) added to the step. */
   const webhookPlaybook = (extra = '') => `
 version: 1
@@ -428,9 +432,7 @@ steps:
         const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
         const s = await run(
           webhookPlaybook('retry: { on: [http.5xx, network], maxAttempts: 3, delay: 10ms }'),
-          {
-            inputs: { url },
-          },
+          { inputs: { url }, engine: LOOPBACK_ALLOWED },
         );
         expect(bodies.map((b) => JSON.parse(b) as unknown)).to.deep.equal([
           { text: 'hello' },
@@ -463,7 +465,10 @@ steps:
     it('a step timeout abandons the webhook request, not only the step', async () => {
       const hook = await silentHook();
       try {
-        const s = await run(webhookPlaybook('timeout: 200ms'), { inputs: { url: hook.url } });
+        const s = await run(webhookPlaybook('timeout: 200ms'), {
+          inputs: { url: hook.url },
+          engine: LOOPBACK_ALLOWED,
+        });
         expect(s.status).to.equal('failed');
         expect(s.error).to.equal('step `tell` failed: timed out after 200ms');
         // The request was given up with the step, not left waiting for its own 30 s timeouts.
@@ -477,7 +482,11 @@ steps:
       const hook = await silentHook();
       const cancel = new AbortController();
       try {
-        const running = run(webhookPlaybook(), { inputs: { url: hook.url }, signal: cancel.signal });
+        const running = run(webhookPlaybook(), {
+          inputs: { url: hook.url },
+          signal: cancel.signal,
+          engine: LOOPBACK_ALLOWED,
+        });
         setTimeout(() => cancel.abort(new Error('cancelled by the test')), 200);
         const s = await running;
         expect(s.status).to.equal('cancelled');

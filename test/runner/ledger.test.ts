@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { engineSettings } from '../../src/actions/settings.js';
 import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
@@ -166,9 +167,11 @@ on: { manual: true }
 steps:
   - id: out
     uses: report.write
-    with: { path: /proc/fleetbook-missing/report.csv }
+    with: { path: report.csv }
 `);
-    const s = await runPlaybook(pb, { client, store });
+    // A reports directory below /proc: it cannot be made.
+    const engine = engineSettings({ reportsDir: '/proc/fleetbook-missing' });
+    const s = await runPlaybook(pb, { client, store, engine });
     expect(s.status).to.equal('failed');
     expect(s.error).to.match(
       /^step `out` failed: ENOENT: no such file or directory, mkdir '\/proc\/fleetbook-missing'/,
@@ -202,11 +205,13 @@ steps:
     uses: report.write
     with: { path: "\${{ inputs.dir }}/locations.json", step: report }
 `);
+      // Paths are relative to the reports directory: `dir` is a directory inside it.
       const s = await runPlaybook(pb, {
         client,
         store,
-        inputs: { account, dir: tmp.dir },
+        inputs: { account, dir: 'nightly' },
         pollIntervalMs: 50,
+        engine: engineSettings({ reportsDir: tmp.dir }),
       });
       expect(s.status, s.error).to.equal('succeeded');
       const rows = store.deviceResults(s.runId, 'report');
@@ -214,10 +219,14 @@ steps:
       expect(rows.some((r) => r.outcome === 'skipped')).to.equal(true);
       expect(rows.some((r) => r.outcome === 'failed')).to.equal(true);
 
-      const json = JSON.parse(await readFile(join(tmp.dir, 'locations.json'), 'utf8')) as LedgerRow[];
+      const json = JSON.parse(
+        await readFile(join(tmp.dir, 'nightly', 'locations.json'), 'utf8'),
+      ) as LedgerRow[];
       expect(json).to.deep.equal(rows);
 
-      const csv = (await readFile(join(tmp.dir, `${s.startedAt.slice(0, 10)}-locations.csv`), 'utf8'))
+      const csv = (
+        await readFile(join(tmp.dir, 'nightly', `${s.startedAt.slice(0, 10)}-locations.csv`), 'utf8')
+      )
         .trimEnd()
         .split('\n');
       expect(csv[0]).to.equal('runId,step,deviceId,kind,outcome,errorType,errorClass,attempts,at');

@@ -1,0 +1,97 @@
+/**
+ * Where `report.write` writes: only inside the reports directory (FLEETBOOK_REPORTS_DIR, default ./reports).
+ * A step's `path` is relative to it, so a daemon started from another working directory writes to the same
+ * place. The text of the path is judged first (policy.ts: not absolute, never climbing with `..`); then the
+ * directories are walked one at a time from the reports directory, so that a symbolic link on the way cannot
+ * lead outside it, and the file is opened without following a link at its own name.
+ */
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { isAbsolute, join, posix, relative, sep } from 'node:path';
+import { makeDirs } from '../util/files.js';
+import { RefusedError, REPORTS_DIR_SETTING, reportPathProblem } from './policy.js';
+
+const ACTION = 'report.write';
+/** Create or truncate, write only, and refuse a symbolic link at the file's own name (ELOOP). */
+const FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+
+/** True when `p` is `root` or below it. */
+function inside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+function code(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/**
+ * Opens `path`, relative to `reportsDir` (absolute), for writing, and makes the directories it needs.
+ * Refused (a RefusedError naming the path and the directory): an absolute path, one that climbs with `..`, a
+ * directory on the way that is a symbolic link to somewhere outside the reports directory, and a symbolic
+ * link at the file's own name. The reports directory itself may be a link: the directory it leads to counts.
+ */
+export async function openReport(
+  reportsDir: string,
+  path: string,
+): Promise<{ file: string; handle: FileHandle }> {
+  const shown = JSON.stringify(path);
+  const refuse = (why: string) =>
+    new RefusedError(
+      ACTION,
+      `${why}; reports are written only inside ${reportsDir} (${REPORTS_DIR_SETTING})`,
+      REPORTS_DIR_SETTING,
+    );
+  const problem = reportPathProblem(path);
+  if (problem) throw refuse(problem);
+  makeDirs(reportsDir);
+  const root = await realpath(reportsDir);
+  const parts = posix
+    .normalize(path)
+    .split('/')
+    .filter((p) => p !== '' && p !== '.');
+  const name = parts.pop() as string;
+  let dir = root;
+  for (const part of parts) {
+    const next = join(dir, part);
+    let st = await lstat(next).catch((e: unknown) => {
+      if (code(e) === 'ENOENT') return undefined;
+      throw e;
+    });
+    if (!st) {
+      await mkdir(next).catch((e: unknown) => {
+        if (code(e) !== 'EEXIST') throw e;
+      });
+      st = await lstat(next);
+    }
+    if (st.isSymbolicLink()) {
+      const real = await realpath(next);
+      if (!inside(root, real))
+        throw refuse(
+          `path ${shown} leads through the symbolic link ${next} to ${real}, outside the reports directory`,
+        );
+      if (!(await stat(real)).isDirectory()) throw new Error(`${ACTION}: ${next} is not a directory`);
+      dir = real;
+    } else if (st.isDirectory()) dir = next;
+    else throw new Error(`${ACTION}: ${next} is not a directory`);
+  }
+  const file = join(dir, name);
+  try {
+    return { file, handle: await open(file, FLAGS, 0o666) };
+  } catch (e) {
+    if (code(e) === 'ELOOP')
+      throw refuse(`path ${shown} is a symbolic link (${file}): a report is never written through one`);
+    throw e;
+  }
+}
+
+/** Writes what `text` gives to `path` under `reportsDir` (see openReport); the file written, absolute. */
+export async function writeReport(reportsDir: string, path: string, text: () => string): Promise<string> {
+  const { file, handle } = await openReport(reportsDir, path);
+  try {
+    await handle.writeFile(text());
+  } finally {
+    await handle.close();
+  }
+  return file;
+}

@@ -1,0 +1,35 @@
+/**
+ * The settings of the engine actions, compiled once at start-up from the configuration (FLEETBOOK_REPORTS_DIR,
+ * FLEETBOOK_WEBHOOK_ALLOW) and handed to every run (RunOptions.engine).
+ */
+import { resolve } from 'node:path';
+import { compileWebhookPolicy, type WebhookPolicy, type WebhookPolicyOptions } from './webhook.js';
+
+export interface EngineSettings {
+  /** Where `report.write` writes, absolute: a step's `path` is relative to it. */
+  readonly reportsDir: string;
+  /** What `notify.webhook` may connect to. */
+  readonly webhooks: WebhookPolicy;
+}
+
+export interface EngineSettingsOptions extends WebhookPolicyOptions {
+  /**
+   * The reports directory, resolved against the working directory now.
+   * @default './reports'
+   */
+  reportsDir?: string;
+  /**
+   * Hosts, addresses and CIDR ranges a webhook may reach although they are not public.
+   * @default []
+   * @example ['hooks.internal.example', '10.20.0.0/16']
+   */
+  webhookAllow?: readonly string[];
+}
+
+/** Checks and compiles the settings; a wrong allowlist entry is a ConfigError. `loadConfig()`'s result fits. */
+export function engineSettings(o: EngineSettingsOptions = {}): EngineSettings {
+  return Object.freeze({
+    reportsDir: resolve(o.reportsDir ?? './reports'),
+    webhooks: compileWebhookPolicy(o.webhookAllow ?? [], o.lookup ? { lookup: o.lookup } : {}),
+  });
+}
