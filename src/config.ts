@@ -21,6 +21,9 @@ export const CONFIG_SCHEMA = {
     'listen',
     'maxRuns',
     'inboxLimit',
+    'callbackFailureLimit',
+    'callbackFailureWindow',
+    'callbackPendingBytes',
     'shutdownGrace',
     'logLevel',
     'requestsPerSecond',
@@ -59,6 +62,23 @@ export const CONFIG_SCHEMA = {
       type: 'integer',
       minimum: 1,
       description: 'unprocessed callbacks before the listener answers 503',
+    },
+    callbackFailureLimit: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'callbacks refused before authenticating (wrong credentials, malformed) one address may send per window before it is answered 429; 0 turns the limit off',
+    },
+    callbackFailureWindow: {
+      type: 'string',
+      pattern: DURATION_PATTERN,
+      description: 'the window of FLEETBOOK_CALLBACK_FAILURE_LIMIT, e.g. 1m',
+    },
+    callbackPendingBytes: {
+      type: 'integer',
+      minimum: 1048576,
+      description:
+        'bytes of callback bodies read and not yet authenticated, all senders together (each sender a quarter), before the listener answers 503; at least 1048576',
     },
     shutdownGrace: {
       type: 'string',
@@ -105,6 +125,9 @@ export interface Config {
   readonly daemonToken?: string;
   readonly maxRuns: number;
   readonly inboxLimit: number;
+  readonly callbackFailureLimit: number;
+  readonly callbackFailureWindow: string;
+  readonly callbackPendingBytes: number;
   readonly shutdownGrace: string;
   readonly logLevel: 'error' | 'warn' | 'info' | 'debug';
   readonly requestsPerSecond: number;
@@ -157,6 +180,9 @@ const ENV = {
   daemonToken: 'FLEETBOOK_DAEMON_TOKEN',
   maxRuns: 'FLEETBOOK_MAX_RUNS',
   inboxLimit: 'FLEETBOOK_INBOX_LIMIT',
+  callbackFailureLimit: 'FLEETBOOK_CALLBACK_FAILURE_LIMIT',
+  callbackFailureWindow: 'FLEETBOOK_CALLBACK_FAILURE_WINDOW',
+  callbackPendingBytes: 'FLEETBOOK_CALLBACK_PENDING_BYTES',
   shutdownGrace: 'FLEETBOOK_SHUTDOWN_GRACE',
   logLevel: 'FLEETBOOK_LOG_LEVEL',
   requestsPerSecond: 'FLEETBOOK_RATE',
@@ -171,7 +197,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     const v = env[ENV[k]];
     return v === undefined || v === '' ? undefined : v;
   };
-  const num = (k: 'requestsPerSecond' | 'concurrency' | 'maxRuns' | 'inboxLimit', dflt: number) => {
+  const num = (
+    k:
+      | 'requestsPerSecond'
+      | 'concurrency'
+      | 'maxRuns'
+      | 'inboxLimit'
+      | 'callbackFailureLimit'
+      | 'callbackPendingBytes',
+    dflt: number,
+  ) => {
     const v = pick(k);
     if (v === undefined) return dflt;
     // Not a number: left as the text, which the schema then refuses once ("must be integer").
@@ -197,6 +232,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     daemonToken: pick('daemonToken'),
     maxRuns: num('maxRuns', 64),
     inboxLimit: num('inboxLimit', 10_000),
+    callbackFailureLimit: num('callbackFailureLimit', 50),
+    callbackFailureWindow: pick('callbackFailureWindow') ?? '1m',
+    callbackPendingBytes: num('callbackPendingBytes', 16 * 1024 * 1024),
     shutdownGrace: pick('shutdownGrace') ?? '10s',
     logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
     requestsPerSecond: num('requestsPerSecond', 20),

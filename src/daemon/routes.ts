@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
 import type { RunRecord, Store } from '../store/store.js';
+import { FailureBudget, PendingBytes, addressKey, charsetOf, isUtf8 } from './admission.js';
 import {
   InboxRefusal,
   MAX_DEPTH,
@@ -39,9 +41,30 @@ export interface RouteContext {
   scheduler(): Scheduler | undefined;
 }
 
+/** Refusals before authentication: each counts against the sender's failure budget. */
+const BEFORE_AUTHENTICATION: ReadonlySet<RejectReason> = new Set([
+  'unauthenticated',
+  'malformed',
+  'too_large',
+]);
+
 export function routes(app: FastifyInstance, c: RouteContext): void {
+  const bodyLimit = app.initialConfig.bodyLimit ?? 1024 * 1024;
+  const failures = new FailureBudget(
+    c.config.callbackFailureLimit,
+    parseDuration(c.config.callbackFailureWindow) ?? 60_000,
+  );
+  // Each address a quarter of the bound: one sender cannot take it all from the others.
+  const pending = new PendingBytes(
+    c.config.callbackPendingBytes,
+    Math.max(bodyLimit, Math.floor(c.config.callbackPendingBytes / 4)),
+  );
+  /** Releases the body bytes a callback reserved, once it is authenticated (else when it is answered). */
+  const releases = new WeakMap<FastifyRequest, () => void>();
   let storeFailureLoggedAt = 0;
+
   const reject = (
+    req: FastifyRequest,
     reply: FastifyReply,
     status: number,
     reason: RejectReason,
@@ -49,6 +72,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     retryAfter?: number,
   ) => {
     c.metrics.callbacksRejected.inc({ reason });
+    if (BEFORE_AUTHENTICATION.has(reason)) failures.fail(addressKey(req.ip ?? ''));
     if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
     return reply.code(status).send({ error: message });
   };
@@ -70,28 +94,65 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err.statusCode ?? 500;
     if (req.url.startsWith('/callbacks')) {
-      if (status === 413) return reject(reply, 413, 'too_large', 'the body is larger than 1 MB');
-      if (status === 400) return reject(reply, 400, 'malformed', err.message);
-      if (status === 415) return reject(reply, 415, 'malformed', 'callbacks are application/json');
+      if (status === 413) return reject(req, reply, 413, 'too_large', 'the body is larger than 1 MB');
+      if (status === 400) return reject(req, reply, 400, 'malformed', err.message);
+      if (status === 415) return reject(req, reply, 415, 'malformed', 'callbacks are application/json');
     }
     if (status >= 500) c.log.error('request failed', { url: req.url, error: err.message });
     return reply.code(status).send({ error: status >= 500 ? 'internal error' : err.message });
   });
 
+  /**
+   * Before a callback's body is read: an address past its failure budget gets 429, a charset other than UTF-8
+   * 415, and a body that would pass the bound of bytes read unauthenticated 503. Each closes the connection
+   * after answering, so that the body is not read at all (Node would read it to the end to reuse the connection).
+   */
+  const admit = async (req: FastifyRequest, reply: FastifyReply) => {
+    const unread = (status: number, reason: RejectReason, message: string, retryAfter?: number) =>
+      reject(req, reply.header('connection', 'close'), status, reason, message, retryAfter);
+    const address = addressKey(req.ip ?? '');
+    const wait = failures.blockedFor(address);
+    if (wait) return unread(429, 'throttled', 'too many refused callbacks from this address', wait);
+    const charset = charsetOf(req.headers['content-type']);
+    if (charset !== undefined && !isUtf8(charset))
+      return unread(
+        415,
+        'malformed',
+        `callbacks are JSON in UTF-8, not charset=${JSON.stringify(charset.slice(0, 40))}`,
+      );
+    const length = req.headers['content-length'];
+    const bytes =
+      length !== undefined
+        ? Math.min(Number(length) || 0, bodyLimit)
+        : req.headers['transfer-encoding']
+          ? bodyLimit
+          : 0;
+    if (!pending.take(address, bytes))
+      return unread(503, 'overloaded', 'too many callbacks being read; send again later', 1);
+    let held = true;
+    const release = () => {
+      if (held) pending.give(address, bytes);
+      held = false;
+    };
+    reply.raw.once('close', release);
+    releases.set(req, release);
+  };
+
   const callback = async (req: FastifyRequest, reply: FastifyReply, named: string | undefined) => {
     const body = req.body as { raw: Buffer; json: unknown } | undefined;
     if (!body || !body.json || typeof body.json !== 'object' || Array.isArray(body.json))
-      return reject(reply, 400, 'malformed', 'a callback is a JSON object');
+      return reject(req, reply, 400, 'malformed', 'a callback is a JSON object');
     const json = body.json as Json;
     const sig = req.headers[SIGNATURE_HEADER];
     if (!authentic(json, body.raw, typeof sig === 'string' ? sig : undefined, c.creds, named))
-      return reject(reply, 401, 'unauthenticated', 'wrong callback credentials');
+      return reject(req, reply, 401, 'unauthenticated', 'wrong callback credentials');
+    releases.get(req)?.();
     const kind = kindOf(json);
     if (typeof json.requestId !== 'string' || !json.requestId || !kind)
-      return reject(reply, 400, 'invalid', 'a callback has a requestId and a …Response member');
+      return reject(req, reply, 400, 'invalid', 'a callback has a requestId and a …Response member');
     if (!c.accepting()) return reply.code(503).header('retry-after', '5').send({ error: 'stopping' });
     if (c.store.inboxBacklog() + c.commits.waiting >= c.config.inboxLimit)
-      return reject(reply, 503, 'overloaded', 'inbox full; send again later', 5);
+      return reject(req, reply, 503, 'overloaded', 'inbox full; send again later', 5);
     const service = named ?? serviceOf(kind);
     const message = toMessage(service, kind, json, new Date().toISOString());
     let result: 'stored' | 'duplicate';
@@ -107,22 +168,22 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
           requestId: message.requestId,
           error: cause,
         });
-        return reject(reply, 400, 'unstorable', e.message);
+        return reject(req, reply, 400, 'unstorable', e.message);
       }
       // Once per 10 s: a full disk fails every callback until someone makes room.
       if (Date.now() - storeFailureLoggedAt > 10_000) {
         storeFailureLoggedAt = Date.now();
         c.log.error('the inbox cannot store callbacks; answering 503', { error: cause });
       }
-      return reject(reply, 503, 'store_failed', e.message, e.retryAfter);
+      return reject(req, reply, 503, 'store_failed', e.message, e.retryAfter);
     }
     (result === 'stored' ? c.metrics.callbacksReceived : c.metrics.callbacksDuplicated).inc({ service });
     return reply.code(200).send({ status: result });
   };
-  app.post<{ Params: { service: string } }>('/callbacks/:service', (req, reply) =>
+  app.post<{ Params: { service: string } }>('/callbacks/:service', { onRequest: admit }, (req, reply) =>
     callback(req, reply, req.params.service),
   );
-  app.post('/callbacks', (req, reply) => callback(req, reply, undefined));
+  app.post('/callbacks', { onRequest: admit }, (req, reply) => callback(req, reply, undefined));
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) =>
