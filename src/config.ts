@@ -25,6 +25,7 @@ export const CONFIG_SCHEMA = {
     'callbackFailureWindow',
     'callbackPendingBytes',
     'shutdownGrace',
+    'lease',
     'logLevel',
     'requestsPerSecond',
     'concurrency',
@@ -85,6 +86,12 @@ export const CONFIG_SCHEMA = {
       pattern: DURATION_PATTERN,
       description: 'how long SIGTERM lets running steps finish, e.g. 10s or 2m',
     },
+    lease: {
+      type: 'string',
+      pattern: DURATION_PATTERN,
+      description:
+        'how long a process owns its runs and device locks without renewing, e.g. 15s; after it, another process resumes them',
+    },
     logLevel: { type: 'string', enum: ['error', 'warn', 'info', 'debug'] },
     requestsPerSecond: {
       type: 'number',
@@ -129,6 +136,7 @@ export interface Config {
   readonly callbackFailureWindow: string;
   readonly callbackPendingBytes: number;
   readonly shutdownGrace: string;
+  readonly lease: string;
   readonly logLevel: 'error' | 'warn' | 'info' | 'debug';
   readonly requestsPerSecond: number;
   readonly concurrency: number;
@@ -184,6 +192,7 @@ const ENV = {
   callbackFailureWindow: 'FLEETBOOK_CALLBACK_FAILURE_WINDOW',
   callbackPendingBytes: 'FLEETBOOK_CALLBACK_PENDING_BYTES',
   shutdownGrace: 'FLEETBOOK_SHUTDOWN_GRACE',
+  lease: 'FLEETBOOK_LEASE',
   logLevel: 'FLEETBOOK_LOG_LEVEL',
   requestsPerSecond: 'FLEETBOOK_RATE',
   concurrency: 'FLEETBOOK_CONCURRENCY',
@@ -236,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     callbackFailureWindow: pick('callbackFailureWindow') ?? '1m',
     callbackPendingBytes: num('callbackPendingBytes', 16 * 1024 * 1024),
     shutdownGrace: pick('shutdownGrace') ?? '10s',
+    lease: pick('lease') ?? '15s',
     logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
     requestsPerSecond: num('requestsPerSecond', 20),
     concurrency: num('concurrency', 10),

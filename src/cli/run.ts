@@ -6,7 +6,10 @@ import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
-import { coerceInputs, runPlaybook, type Progress } from '../runner/runner.js';
+import { parseDuration } from '../playbook/duration.js';
+import { StoreDeviceLocks } from '../runner/locks.js';
+import { Interrupted, coerceInputs, runPlaybook, type Progress } from '../runner/runner.js';
+import { Lease } from '../store/lease.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { RunSummary } from '../store/store.js';
 import { registerSecret } from '../util/secrets.js';
@@ -76,6 +79,17 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const target = await connect(config, logger);
   const client = createClient({ ...target.options, logger });
   const store = new SqliteStore(config.state);
+  const controller = new AbortController();
+  // This run is this process's: a daemon on the same state file neither adopts it nor acts on its devices
+  // while the lease holds. Lost (the process froze past it), the run stops where it is, unfinished.
+  const lease = new Lease({
+    store,
+    role: 'run',
+    exclusive: false,
+    leaseMs: parseDuration(config.lease) ?? 15_000,
+    describe: `the state file ${config.state} (FLEETBOOK_STATE)`,
+    onLost: (e) => controller.abort(new Interrupted(e.message)),
+  });
   // The progress bar is for a person at a terminal: off one, its module is never loaded.
   const cliProgress = tty ? (await import('cli-progress')).default : undefined;
   const bar = cliProgress
@@ -88,7 +102,6 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       )
     : undefined;
   bar?.start(0, 0, { calls: 0, errors: 0, step: '' });
-  const controller = new AbortController();
   const onSignal = () => controller.abort(new Error('cancelled by signal'));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -105,6 +118,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       engine,
       env: envForExpressions(process.env),
       signal: controller.signal,
+      owner: lease.id,
+      locks: new StoreDeviceLocks(store, lease.id),
       ...(target.emulatorUrl ? { pollIntervalMs: 250 } : {}),
       ...(bar
         ? {
@@ -119,6 +134,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     bar?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    lease.release();
     store.close();
     await client.close();
     await target.close();

@@ -14,9 +14,10 @@ import { silentLogger, type Logger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook, Step } from '../playbook/schema.js';
-import { InProcessDeviceLocks } from '../runner/locks.js';
+import { StoreDeviceLocks } from '../runner/locks.js';
 import { EventHub } from '../runner/events.js';
 import { parseDuration } from '../playbook/duration.js';
+import { Lease } from '../store/lease.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import { playbookFiles } from '../util/files.js';
@@ -41,6 +42,11 @@ export interface DaemonOptions {
   graceMs?: number;
   /** Polling interval of report status and poll fallbacks. */
   pollIntervalMs?: number;
+  /**
+   * The daemon lost the ownership of its store (its lease was not renewed in time and may have been taken over):
+   * it has stopped acting and closes itself; the process should exit.
+   */
+  onFatal?: (error: Error) => void;
 }
 
 export interface Registration {
@@ -58,8 +64,11 @@ export interface Daemon {
   pool: RunPool;
   /** The embedded emulator's base URL, when one was started. */
   emulatorUrl?: string;
-  /** Stops accepting, lets running steps finish (or checkpoints them), and closes everything. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, lets running steps finish for `graceMs` (the configured grace by default), interrupts the
+   * others (they resume at the next start), and closes everything.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -137,9 +146,33 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   let target: Target | undefined;
   let client: ApiClient | undefined;
   let store: Store | undefined;
+  let lease: Lease | undefined;
   let app: FastifyInstance | undefined;
   let scheduler: Scheduler | undefined;
   try {
+    // The store is owned before anything reaches the service: a second daemon on the same file stops here,
+    // before it registers its listener in place of the first one's.
+    const st = new SqliteStore(config.state);
+    store = st;
+    let daemon: Daemon | undefined;
+    let runPool: RunPool | undefined;
+    const owned = new Lease({
+      store: st,
+      role: 'daemon',
+      exclusive: true,
+      leaseMs: parseDuration(config.lease) ?? 15_000,
+      describe: `the state file ${config.state} (FLEETBOOK_STATE)`,
+      onLost: (e) => {
+        log.error('stopping: this daemon no longer owns its state file', { error: e.message });
+        void daemon?.close(0);
+        o.onFatal?.(e);
+      },
+      // Runs whose owner has gone (a `fleetbook run` killed) are taken up as they are found.
+      onRenew: () => {
+        if (runPool) for (const r of st.claimRuns(owned.id, undefined, Date.now())) runPool.submit(r);
+      },
+    });
+    lease = owned;
     target = await connect(config, log, { demoTriggers: true });
     if (target.emulator)
       log.info(
@@ -155,12 +188,10 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           ? { secret: target.emulator.callbackSecret }
           : {}),
     };
-    const st = new SqliteStore(config.state);
-    store = st;
     const metrics: DaemonMetrics = new DaemonMetrics({
       backlog: () => st.inboxBacklog(),
       // Read on scrape only, once the pool exists.
-      running: (): number => runPool.running,
+      running: (): number => runPool?.running ?? 0,
       client: () => client,
     });
     client = createClient({
@@ -169,11 +200,11 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       onResponse: (action, status) => metrics.apiCalls.inc({ action, status: String(status) }),
     });
     const events = new EventHub();
-    const runPool: RunPool = new RunPool({
+    const pool = new RunPool({
       playbooks,
       store: st,
       client,
-      locks: new InProcessDeviceLocks(),
+      locks: new StoreDeviceLocks(st, owned.id),
       events,
       logger: log,
       metrics,
@@ -187,7 +218,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           ? { pollIntervalMs: 250 }
           : {}),
     });
-    const matcher = new Matcher(st, playbooks, runPool, events, log);
+    runPool = pool;
+    const matcher = new Matcher({ store: st, playbooks, pool, events, log, metrics, owner: owned.id });
     const commits = new GroupCommit(st, (stored) => {
       if (stored) matcher.kick();
     });
@@ -196,8 +228,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     routes(app, {
       store: st,
       playbooks,
-      pool: runPool,
+      pool,
       commits,
+      owner: owned.id,
       creds,
       metrics,
       config,
@@ -212,10 +245,11 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     log.info('listening', { url, playbooks: [...playbooks.keys()] });
 
-    // Runs a crash left unfinished resume first, then the callbacks stored and not yet processed.
-    const unfinished = st.unfinishedRuns();
+    // Runs a crash left unfinished resume first (those of a live `fleetbook run` are its own), then the
+    // callbacks stored and not yet processed.
+    const unfinished = st.claimRuns(owned.id, undefined, Date.now());
     if (unfinished.length) log.info('resuming unfinished runs', { runs: unfinished.length });
-    for (const r of unfinished) runPool.submit(r);
+    for (const r of unfinished) pool.submit(r);
     matcher.kick();
 
     let registrations: Registration[] = [];
@@ -226,35 +260,38 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       store: st,
       entries,
       logger: log,
-      isRunning: (e) => runPool.isRunning(e.playbook, 'schedule'),
+      isRunning: (e) => pool.isRunning(e.playbook, 'schedule'),
       makeRun: (e, at, reason) => ({
         id: randomUUID(),
+        owner: owned.id,
         playbook: e.playbook,
         status: 'queued',
         trigger: { type: 'schedule', schedule: e.key, cron: e.cron, scheduledAt: at.toISOString(), reason },
         inputs: {},
         startedAt: new Date().toISOString(),
       }),
-      started: (run) => runPool.submit(run),
+      started: (run) => pool.submit(run),
     });
     scheduler.start();
 
     let closing: Promise<void> | undefined;
-    const daemon: Daemon = {
+    daemon = {
       url,
       store: st,
-      pool: runPool,
+      pool,
       ...(target.emulatorUrl ? { emulatorUrl: target.emulatorUrl } : {}),
-      close: () =>
+      close: (graceMs?: number) =>
         (closing ??= (async () => {
           accepting = false;
           log.info('stopping: no new callbacks or runs; letting running steps finish');
           scheduler?.stop();
           matcher.stop();
           // The listener stays up through the grace period: /readyz says 503, callbacks get 503 + Retry-After.
-          await runPool.stop(o.graceMs ?? parseDuration(config.shutdownGrace) ?? 10_000);
+          await pool.stop(graceMs ?? o.graceMs ?? parseDuration(config.shutdownGrace) ?? 10_000);
           await app?.close();
           await matcher.idle();
+          // Interrupted runs stay unfinished, free for the next start to resume.
+          owned.release();
           st.close();
           await client?.close();
           await target?.close();
@@ -265,6 +302,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   } catch (e) {
     scheduler?.stop();
     await app?.close();
+    lease?.release();
     store?.close();
     await client?.close();
     await target?.close();

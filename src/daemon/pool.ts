@@ -93,6 +93,13 @@ export class RunPool {
       try {
         key = String(render(c.key ?? '', { event: run.event ?? {}, inputs: run.inputs ?? {} }));
       } catch (e) {
+        // The run fails with the reason in its summary; the operator also sees it in the log and the metrics.
+        this.o.metrics?.expressionErrors.inc({ playbook: pb.name, expression: 'concurrency.key' });
+        log.warn('concurrency.key failed on the run; the run fails', {
+          expression: c.key,
+          error: (e as Error).message,
+          ...(run.trigger ? { trigger: run.trigger } : {}),
+        });
         this.end(run, 'failed', `concurrency.key: ${(e as Error).message}`);
         return;
       }

@@ -29,6 +29,8 @@ import type { Scheduler } from './scheduler.js';
 
 export interface RouteContext {
   store: Store;
+  /** The daemon's lease: the owner of the runs it creates. */
+  owner: string;
   playbooks: ReadonlyMap<string, Playbook>;
   pool: RunPool;
   commits: GroupCommit;
@@ -252,6 +254,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       }
       const run: RunRecord = {
         id: randomUUID(),
+        owner: c.owner,
         playbook: pb.name,
         status: 'queued',
         trigger: { type: 'manual', by: 'http' },

@@ -91,6 +91,8 @@ export interface RunOptions {
   stored?: RunRecord;
   /** The engine actions' reports directory and webhook allowlist. @default engineSettings() (./reports, public only) */
   engine?: EngineSettings;
+  /** The owner (a Lease's id) of a run this call creates: no other live process resumes it. */
+  owner?: string;
 }
 
 /** A failure that ends a step: its message is what the summary shows. */
@@ -290,6 +292,7 @@ class Run {
         inputs,
         startedAt: this.startedAt,
         ...(this.o.event !== undefined ? { event: this.o.event } : {}),
+        ...(this.o.owner !== undefined ? { owner: this.o.owner } : {}),
       });
     }
     this.log.info(this.checkpoints.size ? 'run resumed' : 'run started', {
