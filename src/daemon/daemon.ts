@@ -154,8 +154,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // before it registers its listener in place of the first one's.
     const st = new SqliteStore(config.state);
     store = st;
-    let daemon: Daemon | undefined;
-    let runPool: RunPool | undefined;
+    // What the lease's callbacks reach, once it exists.
+    const started: { daemon?: Daemon; pool?: RunPool } = {};
     const owned = new Lease({
       store: st,
       role: 'daemon',
@@ -164,12 +164,13 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       describe: `the state file ${config.state} (FLEETBOOK_STATE)`,
       onLost: (e) => {
         log.error('stopping: this daemon no longer owns its state file', { error: e.message });
-        void daemon?.close(0);
+        void started.daemon?.close(0);
         o.onFatal?.(e);
       },
       // Runs whose owner has gone (a `fleetbook run` killed) are taken up as they are found.
       onRenew: () => {
-        if (runPool) for (const r of st.claimRuns(owned.id, undefined, Date.now())) runPool.submit(r);
+        const pool = started.pool;
+        if (pool) for (const r of st.claimRuns(owned.id, undefined, Date.now())) pool.submit(r);
       },
     });
     lease = owned;
@@ -191,7 +192,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     const metrics: DaemonMetrics = new DaemonMetrics({
       backlog: () => st.inboxBacklog(),
       // Read on scrape only, once the pool exists.
-      running: (): number => runPool?.running ?? 0,
+      running: (): number => started.pool?.running ?? 0,
       client: () => client,
     });
     client = createClient({
@@ -218,7 +219,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           ? { pollIntervalMs: 250 }
           : {}),
     });
-    runPool = pool;
+    started.pool = pool;
     const matcher = new Matcher({ store: st, playbooks, pool, events, log, metrics, owner: owned.id });
     const commits = new GroupCommit(st, (stored) => {
       if (stored) matcher.kick();
@@ -275,7 +276,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     scheduler.start();
 
     let closing: Promise<void> | undefined;
-    daemon = {
+    const daemon: Daemon = {
       url,
       store: st,
       pool,
@@ -298,6 +299,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           log.info('stopped');
         })()),
     };
+    started.daemon = daemon;
     return daemon;
   } catch (e) {
     scheduler?.stop();
