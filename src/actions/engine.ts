@@ -17,12 +17,16 @@ export const ENGINE_ACTIONS = {
   },
   'notify.webhook': {
     summary: 'POST a JSON body to a URL (chat, paging, ticketing).',
+    /** Acts outside the run (a dry run plans it and does not send it). */
+    effect: true,
     get input() {
       return E().WebhookArgs;
     },
   },
   'report.write': {
     summary: 'Write the per-device results of a step (or of the run) as CSV or JSON.',
+    /** Acts outside the run: a dry run would overwrite a real report with planned outcomes. */
+    effect: true,
     get input() {
       return E().ReportArgs;
     },
@@ -41,4 +45,9 @@ export const ENGINE_ACTION_NAMES = Object.keys(ENGINE_ACTIONS) as EngineActionNa
 
 export function isEngineAction(name: string): name is EngineActionName {
   return Object.hasOwn(ENGINE_ACTIONS, name);
+}
+
+/** Whether an engine action acts outside the run (sends, writes), so that a dry run only plans it. */
+export function hasEffect(name: string): boolean {
+  return isEngineAction(name) && 'effect' in ENGINE_ACTIONS[name];
 }

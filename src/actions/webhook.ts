@@ -12,6 +12,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, request, type Dispatcher } from 'undici';
+import { networkError } from '../api/http.js';
 import { ApiError, ConfigError } from '../errors.js';
 import { headerProblem, RefusedError, WEBHOOK_ALLOW_SETTING } from './policy.js';
 
@@ -204,7 +205,8 @@ export async function sendWebhook(
       signal: signal ?? null,
     });
   } catch (e) {
-    throw refusalOf(e) ?? e;
+    // A refused address, or a failure below HTTP as the client's calls have it, so `retry.on: [network]` applies.
+    throw refusalOf(e) ?? networkError(ACTION, e, signal);
   }
   const text = await res.body.text();
   if (res.statusCode >= 300) {

@@ -96,7 +96,8 @@ function emitterOf(signal: AbortSignal): AbortEmitter {
   return e;
 }
 
-function networkError(action: string, e: unknown, signal?: AbortSignal): FleetbookError {
+/** A failure below HTTP as the one error type: cancelled, or a NetworkError that says whether it was sent. */
+export function networkError(action: string, e: unknown, signal?: AbortSignal): FleetbookError {
   if (signal?.aborted)
     return new FleetbookError('FB_ABORTED', `${action}: cancelled`, 'permanent', { cause: e });
   const err = e as { code?: string; message?: string; cause?: { code?: string } };

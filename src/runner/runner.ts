@@ -26,6 +26,7 @@ import type {
   Store,
 } from '../store/store.js';
 import { readAhead } from '../util/read-ahead.js';
+import { hasEffect } from '../actions/engine.js';
 import { runEngineAction } from '../actions/executors.js';
 import type { EngineSettings } from '../actions/settings.js';
 import {
@@ -711,6 +712,21 @@ class Run {
 
   // ── actions ───────────────────────────────────────────────────────────────────────────────────
 
+  /** A dry run's step that would act: counted in the summary's `planned`, its devices `skipped` (DRY RUN). */
+  private plan(stepId: string, action: string, calls: number, devices: DeviceSet): StepState {
+    const p = this.planned.get(stepId) ?? { step: stepId, action, calls: 0, devices: 0 };
+    p.calls += calls;
+    p.devices += devices.size;
+    this.planned.set(stepId, p);
+    const groups = withResult(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
+    return {
+      status: 'planned',
+      output: null,
+      items: resultsOf(groups).map(item),
+      devices: { ...countDevices(groups), byError: {} },
+    };
+  }
+
   private async uses(
     step: Extract<Step, { uses: unknown }>,
     scope: Scope,
@@ -719,8 +735,9 @@ class Run {
     const action = step.uses;
     const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
     if (!isAction(action)) {
+      if (this.o.dryRun && hasEffect(action)) return this.plan(step.id, action, 1, { groups: [], size: 0 });
       const engine = { retrySafe: true } as Operation;
-      const { value, attempts } = await this.retrying(step, engine, signal, () =>
+      const { value } = await this.retrying(step, engine, signal, () =>
         runEngineAction(action, input, {
           store: this.o.store,
           runId: this.id,
@@ -732,7 +749,6 @@ class Run {
           settings: this.o.engine,
         }),
       );
-      this.stepSummary(step.id).attempts += attempts;
       return done(value);
     }
     const op: Operation = CATALOG[action];
@@ -740,18 +756,9 @@ class Run {
     if (op.mutating) {
       await this.checkLimits(step, devices, input);
       if (this.o.dryRun) {
-        const p = this.planned.get(step.id) ?? { step: step.id, action, calls: 0, devices: 0 };
-        p.calls +=
+        const calls =
           action === 'location.createReport' ? Math.max(1, Math.ceil(devices.size / MAX_REPORT_DEVICES)) : 1;
-        p.devices += devices.size;
-        this.planned.set(step.id, p);
-        const groups = withResult(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
-        return {
-          status: 'planned',
-          output: null,
-          items: resultsOf(groups).map(item),
-          devices: { ...countDevices(groups), byError: {} },
-        };
+        return this.plan(step.id, action, calls, devices);
       }
     }
     const deviceState = Boolean(appliedFilter(action, input) && devices.size);
@@ -778,7 +785,6 @@ class Run {
       const { value, attempts } = await this.retrying(step, op, signal, () =>
         this.callAction(step.id, action, input, signal),
       );
-      this.stepSummary(step.id).attempts += attempts;
       if (devices.size)
         return this.finishDevices(step.id, value, withResult(devices, { outcome: 'succeeded', attempts }));
       return done(value);
@@ -840,7 +846,10 @@ class Run {
     fn: () => Promise<T>,
   ): Promise<{ value: T; attempts: number }> {
     const policy = retryPolicy(step);
+    const sum = this.stepSummary(step.id);
     for (let attempt = 1; ; attempt++) {
+      // Every attempt counts in the step's summary, those of a step that fails in the end too.
+      sum.attempts++;
       try {
         return { value: await fn(), attempts: attempt };
       } catch (e) {
@@ -975,7 +984,7 @@ class Run {
     const results = new Map<string, DeviceResult>();
     const policy = step.devices ?? {};
     const pass = async (passInput: Json, attempt: number): Promise<unknown> => {
-      const { value, attempts } = await this.retrying(
+      const { value } = await this.retrying(
         step,
         CATALOG[step.uses as 'location.locate'],
         signal,
@@ -983,7 +992,6 @@ class Run {
           return this.callAction(step.id, step.uses, passInput, signal);
         },
       );
-      this.stepSummary(step.id).attempts += attempts;
       if (step.uses === 'location.locate') {
         for (const e of value as Json[]) {
           const r = locationResult(e, byMsid, attempt);

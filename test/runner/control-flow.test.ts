@@ -416,6 +416,21 @@ steps:
 `;
 
   describe('retry of engine actions', () => {
+    it('notify.webhook refused at connect is a network error, retried by retry.on: [network]', async () => {
+      // A port nothing listens on: every attempt is refused before anything is sent.
+      const server = createServer();
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const port = (server.address() as AddressInfo).port;
+      await new Promise<void>((r) => server.close(() => r()));
+      const s = await run(webhookPlaybook('retry: { on: [network], maxAttempts: 3, delay: 10ms }'), {
+        inputs: { url: `http://127.0.0.1:${port}/hook` },
+        engine: LOOPBACK_ALLOWED,
+      });
+      expect(s.status).to.equal('failed');
+      expect(step(s, 'tell')).to.include({ status: 'failed', attempts: 3 });
+      expect(step(s, 'tell')?.error).to.match(/notify\.webhook: .*ECONNREFUSED/);
+    });
+
     it('notify.webhook is sent again on a 5xx, as its retry.on says', async () => {
       // A webhook that answers 503 once, then 200.
       const bodies: string[] = [];
