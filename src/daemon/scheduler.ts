@@ -1,20 +1,23 @@
 /**
- * The cron scheduler of the daemon (product.md sections 1 and 5). node-cron fires each schedule in its time
- * zone. The store keeps when each schedule last fired, and a fire's queued run is stored with its fire time in
- * one transaction, so that a restarted daemon knows exactly which occurrences it missed while down and applies
- * the schedule's `missed` policy to them (cron-parser lists them: node-cron only looks forward).
+ * The cron scheduler of the daemon (product.md sections 1 and 5). Each schedule is a timer on the injected clock
+ * to its next occurrence, which the cron engine of src/playbook/cron.ts computes: the same engine that
+ * `validate` asks whether an expression fires at all. The store keeps when each schedule last fired, and a
+ * fire's queued run is stored with its fire time in one transaction. When a timer runs, and when the daemon
+ * starts, the scheduler lists the occurrences since the last one it handled with one function
+ * (`occurrences`): the latest is fired, the earlier ones are missed runs, to which the schedule's `missed` policy
+ * applies. So the runs a restarted daemon fires for its downtime are exactly those a running one would have.
  */
-import type { ScheduledTask } from 'node-cron';
-import { CronExpressionParser } from 'cron-parser';
+import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
-import { isTimeZone, nodeCron } from '../playbook/schedule.js';
+import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
+import { isTimeZone } from '../playbook/schedule.js';
 import type { RunRecord, Store } from '../store/store.js';
 
 export interface ScheduleEntry {
   /** Unique key of this schedule, e.g. `${playbook}#${index}`: what the store keys fire times by. */
   key: string;
   playbook: string;
-  /** 5 or 6 fields (seconds first). */
+  /** 5 or 6 fields (seconds first), or a nickname such as `@daily`: the dialect of src/playbook/cron.ts. */
   cron: string;
   /** IANA time zone. @default 'UTC' */
   timezone?: string;
@@ -38,6 +41,15 @@ export interface SchedulerOptions {
   logger?: Logger;
   /** Max missed runs fired for policy `all` (the rest are logged and dropped). @default 100 */
   maxCatchUp?: number;
+  /** What the timers read and wait on. @default systemClock */
+  clock?: Clock;
+  /**
+   * The longest single wait, in ms: a timer to a later occurrence wakes up this often to read the clock again.
+   * Node's timers follow a monotonic clock, which stands still while the machine sleeps and ignores a step of
+   * the wall clock; waking up every minute bounds how late a fire can be after either. At most 2^31 - 1.
+   * @default 60000
+   */
+  maxWait?: number;
 }
 
 interface Fire {
@@ -45,105 +57,159 @@ interface Fire {
   reason: FireReason;
 }
 
+/** A started schedule. */
+interface Armed {
+  schedule: CronSchedule;
+  /** The occurrences up to this time (ms) are handled: fired, or dropped by the policy. */
+  cursor: number;
+  /** The occurrence its timer waits for. */
+  next: number | undefined;
+  stop: AbortController;
+}
+
+const MAX_TIMEOUT = 2 ** 31 - 1;
+
 export class Scheduler {
   private readonly log: Logger;
   private readonly maxCatchUp: number;
-  private readonly tasks = new Map<string, ScheduledTask>();
-  /** Occurrences node-cron skipped because the process was frozen past them, until its next fire. */
-  private readonly skipped = new Map<string, Date[]>();
+  private readonly clock: Clock;
+  private readonly maxWait: number;
+  private readonly armed = new Map<string, Armed>();
 
   constructor(private readonly o: SchedulerOptions) {
     this.log = o.logger ?? silentLogger;
     this.maxCatchUp = o.maxCatchUp ?? 100;
+    this.clock = o.clock ?? systemClock;
+    this.maxWait = Math.min(Math.max(1, o.maxWait ?? 60_000), MAX_TIMEOUT);
   }
 
-  /** Applies the missed-run policy from each entry's persisted last fire time, then starts the cron tasks. */
+  /** Applies the missed-run policy from each entry's persisted last fire time, then starts the timers. */
   start(): void {
     for (const entry of this.o.entries) {
-      if (this.tasks.has(entry.key)) continue;
+      if (this.armed.has(entry.key)) continue;
       this.attempt(entry, 'schedule not started', () => {
-        // node-cron would only fail on an unknown zone at its first use, leaving a task it cannot destroy.
-        if (!isTimeZone(zoneOf(entry)))
-          throw new Error(`unknown time zone ${JSON.stringify(entry.timezone)}`);
-        const task = nodeCron().createTask(entry.cron, (ctx) => this.tick(entry, ctx.date), {
-          name: entry.key,
-          timezone: zoneOf(entry),
-          // By default node-cron drops an occurrence whose timer runs more than a second late (a busy event
-          // loop, a suspended machine). Fire it late instead: when several were passed, node-cron fires the
-          // latest and reports the others as missed, to which the entry's policy then applies.
-          missedExecutionTolerance: Infinity,
-        });
-        task.on('execution:missed', (ctx) => {
-          this.skipped.set(entry.key, [...(this.skipped.get(entry.key) ?? []), ctx.date]);
-        });
-        this.tasks.set(entry.key, task);
-        // Synchronous, so no tick can interleave; the task then fires only occurrences after now.
-        this.attempt(entry, 'missed runs not applied', () => this.catchUp(entry, task));
-        task.start();
+        const timezone = entry.timezone ?? 'UTC';
+        if (!isTimeZone(timezone)) throw new Error(`unknown time zone ${JSON.stringify(entry.timezone)}`);
+        const compiled = compileCron(entry.cron, timezone);
+        if (!compiled.ok) throw new Error(compiled.problem);
+        const now = this.clock.now();
+        const armed: Armed = {
+          schedule: compiled.schedule,
+          cursor: now,
+          next: undefined,
+          stop: new AbortController(),
+        };
+        this.armed.set(entry.key, armed);
+        this.attempt(entry, 'missed runs not applied', () => this.catchUp(entry, armed, now));
+        void this.run(entry, armed);
       });
     }
   }
 
   stop(): void {
-    // destroy() clears the task's timer and removes it from node-cron's global registry.
-    for (const task of this.tasks.values()) void task.destroy();
-    this.tasks.clear();
-    this.skipped.clear();
+    for (const armed of this.armed.values()) armed.stop.abort();
+    this.armed.clear();
   }
 
   /** Next fire time of each entry (for the daemon's /status); undefined when it is not scheduled. */
   next(): { key: string; playbook: string; next: string | undefined }[] {
-    return this.o.entries.map((e) => ({
-      key: e.key,
-      playbook: e.playbook,
-      next: this.tasks.get(e.key)?.getNextRun()?.toISOString(),
-    }));
+    return this.o.entries.map((e) => {
+      const at = this.armed.get(e.key)?.next;
+      return {
+        key: e.key,
+        playbook: e.playbook,
+        next: at === undefined ? undefined : new Date(at).toISOString(),
+      };
+    });
   }
 
   /** On start: fires (per policy) the occurrences since the persisted last fire, or records the first baseline. */
-  private catchUp(entry: ScheduleEntry, task: ScheduledTask): void {
-    const now = new Date();
+  private catchUp(entry: ScheduleEntry, armed: Armed, now: number): void {
     const last = this.o.store.lastFire(entry.key);
     if (last === undefined) {
-      this.o.store.recordFire(entry.key, now.toISOString());
+      this.o.store.recordFire(entry.key, new Date(now).toISOString());
       this.log.debug('schedule registered', { playbook: entry.playbook, schedule: entry.key });
       return;
     }
-    // Listing occurrences takes 10-30 µs each, so only the most recent are listed: one more than can be fired.
-    const missed = occurrences(entry, task, new Date(last), now, this.maxCatchUp + 1);
-    const latest = missed.at(-1);
-    if (!latest) return;
+    const since = Date.parse(last);
+    // A clock set back since the last fire must not fire its occurrences again.
+    armed.cursor = Math.max(now, since);
+    const { times, more } = occurrences(armed.schedule, since, now, this.maxCatchUp + 1);
+    const latest = times.at(-1);
+    if (latest === undefined) return;
+    const missed = times.map((t) => new Date(t));
     const fired = this.fire(
       entry,
       this.select(entry, missed, false).map((at) => ({ at, reason: 'missed' })),
-      latest,
+      new Date(latest),
     );
     this.log.info('runs missed while down', {
       playbook: entry.playbook,
       schedule: entry.key,
       policy: entry.missed ?? 'latest',
-      missed: missed.length > this.maxCatchUp ? `more than ${this.maxCatchUp}` : missed.length,
+      missed: more || times.length > this.maxCatchUp ? `more than ${this.maxCatchUp}` : times.length,
       fired,
       since: last,
-      latest: latest.toISOString(),
+      latest: new Date(latest).toISOString(),
     });
   }
 
-  /** A node-cron fire. Never throws: node-cron would only log the error to the console. */
-  private tick(entry: ScheduleEntry, date: Date): void {
+  /** Waits for each next occurrence in turn and fires it, until stopped. */
+  private async run(entry: ScheduleEntry, armed: Armed): Promise<void> {
+    const { signal } = armed.stop;
+    try {
+      while (!signal.aborted) {
+        const next = armed.schedule.next(armed.cursor);
+        armed.next = next;
+        if (next === undefined) {
+          this.log.warn('schedule has no further occurrence', {
+            playbook: entry.playbook,
+            schedule: entry.key,
+          });
+          return;
+        }
+        for (
+          let wait = next - this.clock.now();
+          wait > 0 && !signal.aborted;
+          wait = next - this.clock.now()
+        ) {
+          await this.clock.sleep(Math.min(wait, this.maxWait), signal);
+        }
+        if (!signal.aborted) this.tick(entry, armed);
+      }
+    } catch (e) {
+      if (!signal.aborted) {
+        this.log.error('schedule stopped', {
+          playbook: entry.playbook,
+          schedule: entry.key,
+          error: (e as Error).message,
+        });
+      }
+    }
+  }
+
+  /**
+   * A timer ran: fires the occurrences since the last tick. The latest is on time; the earlier ones were passed
+   * while the process was blocked or suspended, and the entry's policy applies to them. Never throws.
+   */
+  private tick(entry: ScheduleEntry, armed: Armed): void {
     this.attempt(entry, 'schedule fire failed', () => {
-      // node-cron passes the occurrence (not the moment its timer ran); the store keys fires by the second.
-      const at = new Date(Math.floor(date.getTime() / 1000) * 1000);
-      const skipped = this.skipped.get(entry.key) ?? [];
-      this.skipped.delete(entry.key);
-      const due = this.select(entry, skipped, true).map((d): Fire => ({ at: d, reason: 'missed' }));
+      const now = this.clock.now();
+      const since = armed.cursor;
+      armed.cursor = Math.max(armed.cursor, now);
+      const { times, more } = occurrences(armed.schedule, since, now, this.maxCatchUp + 1);
+      const latest = times.at(-1);
+      if (latest === undefined) return;
+      const skipped = times.slice(0, -1).map((t) => new Date(t));
+      const due = this.select(entry, skipped, true).map((at): Fire => ({ at, reason: 'missed' }));
+      const at = new Date(latest);
       const fired = this.fire(entry, [...due, { at, reason: 'schedule' }], at);
       if (skipped.length) {
         this.log.warn('runs missed while the process was blocked', {
           playbook: entry.playbook,
           schedule: entry.key,
           policy: entry.missed ?? 'latest',
-          missed: skipped.length,
+          missed: more ? `more than ${skipped.length}` : skipped.length,
           fired,
         });
       }
@@ -194,32 +260,4 @@ export class Scheduler {
       this.log.error(what, { playbook: entry.playbook, schedule: entry.key, error: (e as Error).message });
     }
   }
-}
-
-function zoneOf(entry: ScheduleEntry): string {
-  return entry.timezone ?? 'UTC';
-}
-
-/** The entry's occurrences in (after, upTo], oldest first: the `limit` most recent of them. */
-function occurrences(
-  entry: ScheduleEntry,
-  task: ScheduledTask,
-  after: Date,
-  upTo: Date,
-  limit: number,
-): Date[] {
-  // Walk back from upTo: prev() excludes currentDate itself, hence the millisecond.
-  const it = CronExpressionParser.parse(entry.cron, {
-    currentDate: new Date(upTo.getTime() + 1),
-    tz: zoneOf(entry),
-  });
-  const found: Date[] = [];
-  while (found.length < limit) {
-    const at = it.prev().toDate();
-    if (at.getTime() <= after.getTime()) break;
-    // When both day of month and day of week are restricted, cron-parser matches either (Vixie cron) but
-    // node-cron requires both: node-cron, which fires the schedule, decides.
-    if (task.match(at)) found.unshift(at);
-  }
-  return found;
 }

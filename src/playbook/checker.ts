@@ -177,7 +177,9 @@ export class Checker {
       if (!isObject(s)) return;
       const at = multi('schedule', i);
       if (typeof s.cron === 'string') {
-        const problem = cronProblem(s.cron);
+        // In the schedule's zone: DST decides whether some expressions ever fire.
+        const zone = typeof s.timezone === 'string' && isTimeZone(s.timezone) ? s.timezone : 'UTC';
+        const problem = cronProblem(s.cron, zone);
         if (problem) this.report([...at, 'cron'], 'value', 'cron', problem);
         else if (firesMoreThanOncePerMinute(s.cron)) {
           this.report(

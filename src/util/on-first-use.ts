@@ -1,7 +1,7 @@
 /**
  * A module loaded when it is first asked for, not when its importer is: what only some paths need (the TypeBox
  * schemas and ajv's compiler, which explain invalid input; the YAML parser of the full playbook loader;
- * node-cron; winston) stays out of every other command's start-up.
+ * croner; winston) stays out of every other command's start-up.
  */
 import { createRequire } from 'node:module';
 
@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
  *
  * Under a TypeScript loader (src/, the tests), require() makes a CommonJS instance of one of our modules beside
  * any ES one: the modules of ours loaded this way hold schemas and constants only, so the two are alike. A
- * package with both builds gives its CommonJS one: load it through one getter only (as `nodeCron`).
+ * package with both builds gives its CommonJS one: load it through one getter only (as `croner`).
  */
 export function onFirstUse<T>(base: string, specifier: string): () => T {
   const require = createRequire(base);

@@ -108,9 +108,7 @@ describe('fleetbook runs (child process)', function () {
             /\/dist\/(api\/schemas|playbook\/schema\.js|actions\/engine-schemas)/.test(m),
         ),
       ).to.deep.equal([]);
-      expect(modules.filter((m) => /\/node_modules\/(yaml|node-cron|cli-progress)\//.test(m))).to.deep.equal(
-        [],
-      );
+      expect(modules.filter((m) => /\/node_modules\/(yaml|croner|cli-progress)\//.test(m))).to.deep.equal([]);
     } finally {
       await emu.close();
     }

@@ -756,7 +756,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       expect(r.stderr).to.include('4 error(s)');
       const lines = r.stderr.split('\n').filter((l) => l.startsWith(dir));
       expect(lines).to.deep.equal([
-        `${dir}/bad-cron.yaml:6:11: invalid cron expression "0 25 * * *" [cron]`,
+        `${dir}/bad-cron.yaml:6:11: invalid cron expression "0 25 * * *": hour 25 is out of range (0-23) [cron]`,
         `${dir}/bad-cron.yaml:9:11: unknown action \`devices.lst\` (did you mean \`devices.list\`?) [unknown-action]`,
         `${dir}/bad-step.yaml:10:23: invalid expression: Unexpected token: EOF [expression]`,
         `${dir}/bad-step.yaml:12:11: wait "soon" is not valid: A duration: 500ms, 2s, 5m, 2h, 1d, or a sum such as 1h30m. [duration]`,

@@ -1,16 +1,17 @@
 /**
  * The daemon's cron scheduler: time zones, the missed-run policies after downtime, overlap, and a fire's run
- * stored with its fire time. A real SqliteStore; node-cron runs on fake timers.
+ * stored with its fire time. A real SqliteStore; the scheduler waits on fake timers.
  *
- * node-cron 4 needs only `Date`, `setTimeout` and `clearTimeout` faked: each task arms one setTimeout up to its
- * next occurrence (at most 24 h ahead, then re-armed) and reads `new Date()`. No `shouldAdvanceTime`: time moves
- * only when a test moves it. The task function runs a few promise hops after its timer (node-cron awaits its
- * hooks first), so a synchronous `clock.tick()` returns before the fire happened: tests use `tickAsync`, which
- * lets promise callbacks run between timers, or `jump` (a frozen process resuming) followed by `tickAsync(0)`.
- * Promise jobs and `process.nextTick` must stay real (fake-timers leaves them alone by default).
+ * Each schedule arms one setTimeout on its clock (systemClock unless a test injects one), up to its next
+ * occurrence or `maxWait` (a minute by default), and reads the time from the clock. `Date`, `setTimeout` and
+ * `clearTimeout` are faked, with no `shouldAdvanceTime`: time moves only when a test moves it. A fire happens a
+ * promise hop after its timer, so tests use `tickAsync`, which lets promise callbacks run between timers, or
+ * `jump` (a frozen process resuming) followed by `tickAsync(0)`. Promise jobs and `process.nextTick` stay real
+ * (fake-timers leaves them alone by default).
  */
 import { install, type Clock } from '@sinonjs/fake-timers';
 import { expect } from 'chai';
+import { VirtualClock, type Clock as EngineClock } from '../../src/clock.js';
 import { Scheduler, type FireReason, type ScheduleEntry } from '../../src/daemon/scheduler.js';
 import type { Logger } from '../../src/log.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
@@ -78,9 +79,17 @@ describe('daemon scheduler', () => {
 
   function startScheduler(
     entries: ScheduleEntry[],
-    o: { isRunning?: () => boolean; makeRun?: () => RunRecord; maxCatchUp?: number } = {},
+    o: {
+      isRunning?: () => boolean;
+      makeRun?: () => RunRecord;
+      maxCatchUp?: number;
+      clock?: EngineClock;
+      maxWait?: number;
+    } = {},
   ): Scheduler {
     scheduler = new Scheduler({
+      ...(o.clock ? { clock: o.clock } : {}),
+      ...(o.maxWait ? { maxWait: o.maxWait } : {}),
       store,
       entries,
       makeRun:
@@ -204,8 +213,8 @@ describe('daemon scheduler', () => {
       ]);
     });
 
-    it('follows node-cron when day of month and day of week are both set (both must match)', () => {
-      // 06:00 on a 1st that is a Monday: 2026-06-01. cron-parser alone would also list Mondays 05-25 and 06-08.
+    it('when day of month and day of week are both set, lists the days that match both', () => {
+      // 06:00 on a 1st that is a Monday: 2026-06-01; not the other Mondays (05-25, 06-08), as Vixie cron would.
       at('2026-06-10T00:00:00.000Z');
       store.recordFire('nightly#0', '2026-05-20T00:00:00.000Z');
       startScheduler([entry({ cron: '0 6 1 * 1', missed: 'all' })]);
@@ -277,8 +286,8 @@ describe('daemon scheduler', () => {
     it('records the occurrence, not the moment a late timer ran', async () => {
       at('2026-03-10T12:00:00.000Z');
       startScheduler([entry({ cron: '* * * * *' })]);
-      // The process resumes 1.7 s after the occurrence: beyond node-cron's default tolerance of 1 s, which would
-      // drop this fire.
+      // The process resumes 1.7 s after the occurrence (a busy event loop): the fire happens late, and keeps its
+      // occurrence as its time.
       clock.jump(MINUTE + 1700);
       await clock.tickAsync(0);
       expect(fired()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'schedule']]);
@@ -340,6 +349,41 @@ describe('daemon scheduler', () => {
     expect(s.next().map((n) => n.next)).to.deep.equal([undefined, undefined]);
     await clock.tickAsync(HOUR);
     expect(fired()).to.deep.equal([]);
+  });
+
+  describe('the clock', () => {
+    it('waits on the injected clock, waking up at least every maxWait to read it again', async () => {
+      at('2026-03-10T12:00:00.000Z'); // fake timers, which this scheduler does not use
+      const virtual = new VirtualClock(Date.parse('2026-03-10T12:00:00.000Z'));
+      startScheduler([entry({ cron: '0 6 * * *' })], { clock: virtual });
+      for (let i = 0; i < 10_000 && !started.length; i++) await new Promise((r) => setImmediate(r));
+      expect(fired()).to.deep.equal([['2026-03-11T06:00:00.000Z', 'schedule']]);
+      expect(virtual.now()).to.equal(Date.parse('2026-03-11T06:00:00.000Z'));
+      // 18 h in waits of at most a minute (the default maxWait).
+      expect(virtual.sleeps.slice(0, 1080).reduce((a, b) => a + b, 0)).to.equal(18 * HOUR);
+      expect(Math.max(...virtual.sleeps)).to.equal(MINUTE);
+    });
+
+    it('a step of the wall clock past an occurrence fires it within maxWait, and the policy applies to the others', async () => {
+      at('2026-03-10T12:00:00.000Z');
+      startScheduler([entry({ cron: '0 * * * *', missed: 'all' })]);
+      // The wall clock jumps 3 hours ahead while the timer (on a monotonic clock) is mid-wait.
+      clock.setSystemTime(Date.parse('2026-03-10T15:00:30.000Z'));
+      await clock.tickAsync(MINUTE);
+      expect(fired()).to.deep.equal([
+        ['2026-03-10T13:00:00.000Z', 'missed'],
+        ['2026-03-10T14:00:00.000Z', 'missed'],
+        ['2026-03-10T15:00:00.000Z', 'schedule'],
+      ]);
+    });
+
+    it('a schedule that never fires arms no timer, and says so', () => {
+      at('2026-03-10T12:00:00.000Z');
+      const s = startScheduler([entry({ cron: '0 0 30 2 *' })]);
+      expect(clock.countTimers()).to.equal(0);
+      expect(s.next()[0]?.next).to.equal(undefined);
+      expect(logs.find((l) => l.level === 'warn')?.message).to.equal('schedule has no further occurrence');
+    });
   });
 
   it('logs a schedule that cannot start and starts the others', async () => {
