@@ -185,7 +185,8 @@ const Callback = closed({ service: Type.String({ enum: [...CALLBACK_SERVICES] })
 const Schedule = closed({
   cron: Type.String({
     minLength: 1,
-    description: 'Five fields (minute hour day month weekday), or six with seconds first.',
+    description:
+      'Five fields (minute hour day month weekday), or six with seconds first; L, W and # in the day fields; or a nickname (@daily, @hourly, @weekly, @monthly, @yearly).',
   }),
   timezone: Type.Optional(
     Type.String({ description: 'An IANA time zone, e.g. America/New_York. Default UTC.' }),
