@@ -6,6 +6,7 @@ import { ConfigError } from './errors.js';
 import { check } from './api/validate.js';
 import { registerSecret } from './util/secrets.js';
 import { DURATION_PATTERN } from './playbook/duration.js';
+import { DEFAULT_EXPRESSION_BUDGET } from './expressions/budget.js';
 
 const str = (extra: object = {}) => ({ type: 'string', minLength: 1, ...extra });
 const url = (description: string) => ({ type: 'string', format: 'uri', pattern: '^https?://', description });
@@ -30,6 +31,7 @@ export const CONFIG_SCHEMA = {
     'requestsPerSecond',
     'concurrency',
     'reportsDir',
+    'expressionBudget',
   ],
   properties: {
     apiUrl: url("an http or https URL, the service's {base_url}"),
@@ -104,6 +106,12 @@ export const CONFIG_SCHEMA = {
       description: 'requests in flight per API area',
     },
     reportsDir: str({ description: 'the directory report.write writes in; report paths are relative to it' }),
+    expressionBudget: {
+      type: 'integer',
+      minimum: 1000,
+      description:
+        "units of work one evaluation of an expression may use, plus 100 per element of the run's lists and maps it reads; at least 1000",
+    },
     webhookAllow: {
       type: 'array',
       items: str(),
@@ -141,6 +149,8 @@ export interface Config {
   readonly requestsPerSecond: number;
   readonly concurrency: number;
   readonly reportsDir: string;
+  /** Units of work an expression evaluation may use (expressions/budget.ts). @default 50_000 */
+  readonly expressionBudget: number;
   readonly webhookAllow?: string[];
 }
 
@@ -197,6 +207,7 @@ const ENV = {
   requestsPerSecond: 'FLEETBOOK_RATE',
   concurrency: 'FLEETBOOK_CONCURRENCY',
   reportsDir: 'FLEETBOOK_REPORTS_DIR',
+  expressionBudget: 'FLEETBOOK_EXPRESSION_BUDGET',
   webhookAllow: 'FLEETBOOK_WEBHOOK_ALLOW',
 } as const;
 
@@ -213,7 +224,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       | 'maxRuns'
       | 'inboxLimit'
       | 'callbackFailureLimit'
-      | 'callbackPendingBytes',
+      | 'callbackPendingBytes'
+      | 'expressionBudget',
     dflt: number,
   ) => {
     const v = pick(k);
@@ -250,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     requestsPerSecond: num('requestsPerSecond', 20),
     concurrency: num('concurrency', 10),
     reportsDir: pick('reportsDir') ?? './reports',
+    expressionBudget: num('expressionBudget', DEFAULT_EXPRESSION_BUDGET),
     webhookAllow: pick('webhookAllow')
       ?.split(',')
       .map((a) => a.trim())

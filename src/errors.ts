@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   FB_AUTH: 'The OAuth token request was refused.',
   FB_CONFIG: 'The configuration is missing something or is invalid.',
   FB_ABORTED: 'The call was cancelled before it completed.',
+  FB_EXPRESSION_BUDGET:
+    'An expression went over its budget of work (FLEETBOOK_EXPRESSION_BUDGET) and was stopped; it is not retried.',
   FB_REFUSED:
     'An engine action was refused by policy (a report path outside the reports directory, a webhook to an address not allowed, a header fleetbook sets itself); nothing was written or sent.',
 } as const;
@@ -185,5 +187,34 @@ export class AuthError extends FleetbookError {
 export class ConfigError extends FleetbookError {
   constructor(message: string) {
     super('FB_CONFIG', message, 'permanent');
+  }
+}
+
+/**
+ * An expression evaluation that went over its budget of work (expressions/budget.ts), stopped before it could
+ * hold the process: a nested map or filter that multiplies its data, or a value built by doubling.
+ */
+export class ExpressionBudgetError extends FleetbookError {
+  /** The expression, as written. */
+  readonly expression: string;
+  /** The units it could use: the budget, plus what the data it read granted. */
+  readonly limit: number;
+  /** The budget setting (FLEETBOOK_EXPRESSION_BUDGET). */
+  readonly budget: number;
+
+  constructor(expression: string, limit: number, budget: number, perElement: number) {
+    const shown = expression.length > 200 ? `${expression.slice(0, 200)}...` : expression;
+    // Not toLocaleString: its first call loads the locale data, tens of milliseconds.
+    const n = (x: number) => String(x).replace(/\B(?=(\d{3})+$)/g, ',');
+    super(
+      'FB_EXPRESSION_BUDGET',
+      `expression \`${shown}\` went over its budget of ${n(limit)} units of work and was stopped ` +
+        `(FLEETBOOK_EXPRESSION_BUDGET is ${n(budget)}, plus ${perElement} per element of the lists and maps of ` +
+        `the run's data it reads)`,
+      'permanent',
+    );
+    this.expression = expression;
+    this.limit = limit;
+    this.budget = budget;
   }
 }

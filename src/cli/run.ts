@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
+import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
@@ -73,6 +74,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     return 2;
   }
   const config = loadConfig();
+  setExpressionBudget(config.expressionBudget);
   const engine = engineSettings(config);
   const tty = Boolean(process.stderr.isTTY) && !flags.json;
   const logger = createLogger({ level: tty ? 'warn' : config.logLevel });

@@ -4,14 +4,22 @@
  * - A string that is one whole expression keeps the expression's type; expressions inside a longer string
  *   are interpolated into it.
  * - Expressions are parsed and type-checked once, at load, with the position of any error.
- * - JSON numbers that are integers behave as CEL ints (`event.count + 1`): values are wrapped at the boundary
- *   in a proxy that reads integer-valued numbers as BigInt, lazily, so a large context is never copied.
- *   Results come back as plain JSON values (BigInt → number).
+ * - JSON numbers that are integers behave as CEL ints (`event.count + 1`), and results come back as plain JSON
+ *   values: boundary.ts, both ways.
  * - JSON does not say int or double: `usage * 2` must not work for 3 and fail for 2.5. So int and double mix in
  *   `+ - * /` and give a double, where plain CEL would refuse the expression.
+ * - `matches()` runs on RE2, linear in the text (regex.ts).
+ * - Every evaluation has a budget of work (budget.ts, FLEETBOOK_EXPRESSION_BUDGET): past it, it fails.
  * - CEL is sandboxed: no I/O, no loops, bounded size. Nothing reachable from an expression can escape.
  */
 import { Environment } from '@marcbachmann/cel-js';
+import { fromCel, wrapContext } from './boundary.js';
+import { metered } from './budget.js';
+import { instrument } from './evaluator.js';
+import { registerRe2Matches } from './regex.js';
+
+export { DEFAULT_EXPRESSION_BUDGET, expressionBudget, setExpressionBudget } from './budget.js';
+export { fromCel } from './boundary.js';
 
 /** The variables every expression may use, and the two only a forEach body may use. */
 export const CONTEXT_VARIABLES = ['event', 'inputs', 'vars', 'steps', 'run', 'secrets', 'env'] as const;
@@ -33,22 +41,22 @@ const MIXED: [string, (a: number, b: number) => number][] = [
   ['/', (a, b) => a / b],
 ];
 
-function environment(loop: boolean): Environment {
+/** An environment with `variables` (name and CEL type). */
+function environment(variables: readonly (readonly [string, string])[]): Environment {
   const env = new Environment({
     unlistedVariablesAreDyn: false,
     homogeneousAggregateLiterals: false,
     limits: LIMITS,
   });
-  for (const v of CONTEXT_VARIABLES) env.registerVariable(v, 'dyn');
+  for (const [name, type] of variables) env.registerVariable(name, type);
   for (const [op, f] of MIXED) {
     env.registerOperator(`double ${op} int: double`, (a: number, b: bigint) => f(a, Number(b)));
     env.registerOperator(`int ${op} double: double`, (a: bigint, b: number) => f(Number(a), b));
   }
-  if (loop) env.registerVariable('item', 'dyn').registerVariable('index', 'int');
+  registerRe2Matches(env);
+  instrument(env);
   return env;
 }
-const baseEnv = environment(false);
-const loopEnv = environment(true);
 
 export interface ExpressionError {
   /** Offset of the error within the expression source. */
@@ -62,25 +70,13 @@ export interface Compiled {
 }
 
 type Program = ReturnType<Environment['parse']>;
-const cache = new Map<string, Program>();
 
-const checked = new Map<string, ExpressionError | null>();
-
-/** Parses and type-checks `source`; the error carries its offset within the source. Results are cached. */
-export function checkExpression(source: string, inLoop: boolean): ExpressionError | undefined {
-  const key = `${inLoop ? 'L' : 'B'}${source}`;
-  let r = checked.get(key);
-  if (r === undefined) {
-    r = typeCheck(source, inLoop) ?? null;
-    if (checked.size > 10_000) checked.clear();
-    checked.set(key, r);
-  }
-  return r ?? undefined;
-}
-
-function typeCheck(source: string, inLoop: boolean): ExpressionError | undefined {
-  const env = inLoop ? loopEnv : baseEnv;
-  let result: { valid: boolean; error?: { message: string; node?: { pos?: number; start?: number } } };
+/** What the checker says of a source in one environment. */
+function typeCheck(env: Environment, source: string): ExpressionError | undefined {
+  let result: {
+    valid: boolean;
+    error?: { message: string; node?: { pos?: number; start?: number } };
+  };
   try {
     result = env.check(source) as typeof result;
   } catch (e) {
@@ -94,24 +90,70 @@ function typeCheck(source: string, inLoop: boolean): ExpressionError | undefined
   };
 }
 
+const KEEP = 10_000;
+
+/** The expressions over one set of variables: their environments, checks and programs. */
+class Scope {
+  private readonly env: Environment;
+  private readonly checks = new Map<string, { env: Environment; error?: ExpressionError }>();
+  private readonly programs = new Map<string, Program>();
+
+  constructor(variables: readonly (readonly [string, string])[]) {
+    this.env = environment(variables);
+  }
+
+  /** The environment of `source`, and its error if any. Cached. */
+  check(source: string): { env: Environment; error?: ExpressionError } {
+    let r = this.checks.get(source);
+    if (r === undefined) {
+      const error = typeCheck(this.env, source);
+      r = { env: this.env, ...(error ? { error } : {}) };
+      if (this.checks.size >= KEEP) this.checks.clear();
+      this.checks.set(source, r);
+    }
+    return r;
+  }
+
+  /** The program of `source`, parsed once. */
+  program(source: string): Program {
+    let p = this.programs.get(source);
+    if (!p) {
+      p = this.check(source).env.parse(source);
+      if (this.programs.size >= KEEP) this.programs.clear();
+      this.programs.set(source, p);
+    }
+    return p;
+  }
+
+  compile(source: string): Compiled {
+    const p = this.program(source);
+    const path = MEMBER_PATH.test(source) ? source.split('.').map((name) => name.trim()) : undefined;
+    return {
+      source,
+      evaluate: (context) => {
+        // `item`, `inputs.account`: read directly when CEL would read the same value (see lookup).
+        const direct = path && lookup(context, path);
+        return direct !== undefined ? direct : fromCel(metered(source, () => p(wrapContext(context))));
+      },
+    };
+  }
+}
+
+const base = new Scope(CONTEXT_VARIABLES.map((v) => [v, 'dyn'] as const));
+const loop = new Scope([
+  ...CONTEXT_VARIABLES.map((v) => [v, 'dyn'] as const),
+  ['item', 'dyn'],
+  ['index', 'int'],
+]);
+
+/** Parses and type-checks `source`; the error carries its offset within the source. Results are cached. */
+export function checkExpression(source: string, inLoop: boolean): ExpressionError | undefined {
+  return (inLoop ? loop : base).check(source).error;
+}
+
 /** A compiled expression; its program is parsed once per distinct source. */
 export function compile(source: string, inLoop = false): Compiled {
-  const key = `${inLoop ? 'L' : 'B'}${source}`;
-  let program = cache.get(key);
-  if (!program) {
-    program = (inLoop ? loopEnv : baseEnv).parse(source);
-    cache.set(key, program);
-  }
-  const p = program;
-  const path = MEMBER_PATH.test(source) ? source.split('.').map((name) => name.trim()) : undefined;
-  return {
-    source,
-    evaluate: (context) => {
-      // `item`, `inputs.account`: read directly when CEL would read the same value (see lookup).
-      const direct = path && lookup(context, path);
-      return direct !== undefined ? direct : fromCel(p(wrapContext(context)));
-    },
-  };
+  return (inLoop ? loop : base).compile(source);
 }
 
 /** A variable and member names, `a.b.c`, and nothing else. */
@@ -146,49 +188,4 @@ function lookup(context: Record<string, unknown>, path: string[]): unknown {
 
 function firstLine(message: string): string {
   return message.split('\n')[0]?.trim() ?? message;
-}
-
-// ── the integer boundary ────────────────────────────────────────────────────────────────────────
-const proxies = new WeakMap<object, object>();
-const targets = new WeakMap<object, object>();
-
-function toCel(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (v === undefined) return null;
-  if (v === null || typeof v !== 'object' || v instanceof Date || v instanceof Uint8Array) return v;
-  let p = proxies.get(v);
-  if (!p) {
-    p = new Proxy(v, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
-        // An array's length is the engine's, not data: CEL's list operations read it as a JS number.
-        return typeof prop === 'symbol' || (prop === 'length' && Array.isArray(target))
-          ? value
-          : toCel(value);
-      },
-    });
-    proxies.set(v, p);
-    targets.set(p, v);
-  }
-  return p;
-}
-
-function wrapContext(context: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(context)) out[k] = toCel(v);
-  return out;
-}
-
-/** A CEL result as plain JSON: BigInt → number, proxies unwrapped, Maps → objects. */
-export function fromCel(v: unknown): unknown {
-  if (typeof v === 'bigint') return Number(v);
-  if (v === null || typeof v !== 'object' || v instanceof Date) return v;
-  const target = targets.get(v);
-  if (target) return target;
-  if (Array.isArray(v)) return v.map(fromCel);
-  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), fromCel(x)]));
-  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = fromCel(x);
-  return out;
 }

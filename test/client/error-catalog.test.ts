@@ -11,6 +11,7 @@ import {
   AuthError,
   ConfigError,
   ERROR_CODES,
+  ExpressionBudgetError,
   FleetbookError,
   InputError,
   LoginError,
@@ -47,6 +48,7 @@ const INSTANCES: Record<string, () => FleetbookError> = {
   LoginError: () => new LoginError('refused'),
   AuthError: () => new AuthError('refused'),
   ConfigError: () => new ConfigError('missing'),
+  ExpressionBudgetError: () => new ExpressionBudgetError('l.map(a, l.map(b, a + b))', 120_000, 100_000, 100),
 };
 
 describe('error catalog', () => {

@@ -1,0 +1,84 @@
+/**
+ * The boundary between a run's data (plain JSON values) and cel-js's values, both ways.
+ *
+ * In: JSON numbers that are integers behave as CEL ints (`event.count + 1`), so objects and lists are wrapped in
+ * proxies that read integer-valued numbers as BigInt, lazily: a large context is never copied. Reading a list
+ * or map, or a long string, grants the evaluation its share of the budget (budget.ts).
+ *
+ * Out: results as plain JSON values: BigInt as numbers, proxies unwrapped to the very objects of the context,
+ * Maps as objects, bytes as base64.
+ */
+import { grantElements, grantString } from './budget.js';
+
+/** What a proxy of the context answers with its target. */
+const TARGET = Symbol('fleetbook.target');
+
+const objectHandler: ProxyHandler<Record<string | symbol, unknown>> = {
+  get(target, prop) {
+    if (prop === TARGET) return target;
+    const v = target[prop];
+    return typeof prop === 'symbol' ? v : toCel(v);
+  },
+  ownKeys(target) {
+    const keys = Reflect.ownKeys(target);
+    grantElements(target, keys.length);
+    return keys;
+  },
+};
+
+const arrayHandler: ProxyHandler<Record<string | symbol, unknown> & unknown[]> = {
+  get(target, prop) {
+    if (prop === TARGET) return target;
+    // An array's length is the engine's, not data: CEL's list operations read it as a JS number.
+    if (prop === 'length') {
+      grantElements(target, target.length);
+      return target.length;
+    }
+    const v = target[prop];
+    return typeof prop === 'symbol' ? v : toCel(v);
+  },
+};
+
+export function toCel(v: unknown): unknown {
+  switch (typeof v) {
+    case 'number':
+      return Number.isInteger(v) ? BigInt(v) : v;
+    case 'string':
+      grantString(v);
+      return v;
+    case 'undefined':
+      return null;
+    case 'object':
+      if (v === null || v instanceof Date || v instanceof Uint8Array) return v;
+      if (Array.isArray(v)) return new Proxy(v as never, arrayHandler);
+      return new Proxy(v as never, objectHandler);
+    default:
+      return v;
+  }
+}
+
+/** The context of an evaluation: its variables, each wrapped. */
+export function wrapContext(context: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(context)) out[k] = toCel(v);
+  return out;
+}
+
+/** A CEL result as plain JSON. */
+export function fromCel(v: unknown): unknown {
+  switch (typeof v) {
+    case 'bigint':
+      return Number(v);
+    case 'object':
+      break;
+    default:
+      return v;
+  }
+  if (v === null || v instanceof Date) return v;
+  const target = (v as { [TARGET]?: object })[TARGET];
+  if (target !== undefined) return target;
+  if (Array.isArray(v)) return v.map(fromCel);
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), fromCel(x)]));
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromCel(x)]));
+}
