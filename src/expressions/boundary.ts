@@ -5,10 +5,14 @@
  * proxies that read integer-valued numbers as BigInt, lazily: a large context is never copied. Reading a list
  * or map, or a long string, grants the evaluation its share of the budget (budget.ts).
  *
+ * Any key is data, whatever its name (issue 15). cel-js tells a map from other values by `value.constructor`,
+ * so an object whose own `constructor` key would hide Object's goes in as a Map of its entries (which cel-js
+ * reads by `get`, never by property): `constructor`, `__proto__`, `toString`... read as the data they hold.
+ *
  * Out: results as plain JSON values: BigInt as numbers, proxies unwrapped to the very objects of the context,
  * Maps as objects, bytes as base64.
  */
-import { grantElements, grantString } from './budget.js';
+import { charge, grantElements, grantString } from './budget.js';
 
 /** What a proxy of the context answers with its target. */
 const TARGET = Symbol('fleetbook.target');
@@ -39,6 +43,20 @@ const arrayHandler: ProxyHandler<Record<string | symbol, unknown> & unknown[]> =
   },
 };
 
+/** The Maps that stand for objects of the context, and those objects. */
+const originals = new WeakMap<object, object>();
+
+function asMap(o: Record<string, unknown>): Map<string, unknown> {
+  const keys = Object.keys(o);
+  // Built at each read: the work is the evaluation's.
+  charge(keys.length);
+  grantElements(o, keys.length);
+  const m = new Map<string, unknown>();
+  for (const k of keys) m.set(k, toCel(o[k]));
+  originals.set(m, o);
+  return m;
+}
+
 export function toCel(v: unknown): unknown {
   switch (typeof v) {
     case 'number':
@@ -51,6 +69,7 @@ export function toCel(v: unknown): unknown {
     case 'object':
       if (v === null || v instanceof Date || v instanceof Uint8Array) return v;
       if (Array.isArray(v)) return new Proxy(v as never, arrayHandler);
+      if (Object.hasOwn(v, 'constructor')) return asMap(v as Record<string, unknown>);
       return new Proxy(v as never, objectHandler);
     default:
       return v;
@@ -59,8 +78,8 @@ export function toCel(v: unknown): unknown {
 
 /** The context of an evaluation: its variables, each wrapped. */
 export function wrapContext(context: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(context)) out[k] = toCel(v);
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const k of Object.keys(context)) out[k] = toCel(context[k]);
   return out;
 }
 
@@ -78,7 +97,8 @@ export function fromCel(v: unknown): unknown {
   const target = (v as { [TARGET]?: object })[TARGET];
   if (target !== undefined) return target;
   if (Array.isArray(v)) return v.map(fromCel);
-  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), fromCel(x)]));
+  if (v instanceof Map)
+    return originals.get(v) ?? Object.fromEntries([...v].map(([k, x]) => [String(k), fromCel(x)]));
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromCel(x)]));
 }

@@ -5,7 +5,7 @@
  *   are interpolated into it.
  * - Expressions are parsed and type-checked once, at load, with the position of any error.
  * - JSON numbers that are integers behave as CEL ints (`event.count + 1`), and results come back as plain JSON
- *   values: boundary.ts, both ways.
+ *   values: boundary.ts, both ways. Any key of the data is data, `constructor` included.
  * - JSON does not say int or double: `usage * 2` must not work for 3 and fail for 2.5. So int and double mix in
  *   `+ - * /` and give a double, where plain CEL would refuse the expression.
  * - `matches()` runs on RE2, linear in the text (regex.ts).
@@ -15,7 +15,7 @@
 import { Environment } from '@marcbachmann/cel-js';
 import { fromCel, wrapContext } from './boundary.js';
 import { metered } from './budget.js';
-import { instrument } from './evaluator.js';
+import { instrument, prepareMapLiteral } from './evaluator.js';
 import { registerRe2Matches } from './regex.js';
 
 export { DEFAULT_EXPRESSION_BUDGET, expressionBudget, setExpressionBudget } from './budget.js';
@@ -119,6 +119,8 @@ class Scope {
     let p = this.programs.get(source);
     if (!p) {
       p = this.check(source).env.parse(source);
+      // The root is evaluated outside the evaluator's run, where other map literals are prepared.
+      if (p.ast.op === 'map') prepareMapLiteral(p.ast as never);
       if (this.programs.size >= KEEP) this.programs.clear();
       this.programs.set(source, p);
     }

@@ -3,6 +3,9 @@
  * evaluates each node of an expression but the root.
  *
  * - The budget (budget.ts): each node is a step, and what `+` and function calls build costs its size.
+ * - Map literals keep every key (issue 15): cel-js drops the keys `__proto__`, `constructor` and `prototype`
+ *   of a map literal (they would corrupt a plain object), so a literal that may hold one is built here, as a Map
+ *   when it does. Literals whose keys are all other string constants, the common case, are cel-js's own.
  *
  * The evaluator is not exported by cel-js; a macro's `evaluate(evaluator, macro, ctx)` receives it (the
  * documented macro API). So {@link instrument} evaluates a `matches()` once, whose macro hands the evaluator
@@ -15,10 +18,42 @@ import { built, step } from './budget.js';
 interface Node {
   op: string;
   args: unknown;
+  setMeta(key: string, value: unknown): Node;
   evaluate(ev: Evaluator, ast: Node, ctx: unknown): unknown;
 }
 interface Evaluator {
   run(node: Node, ctx: unknown): unknown;
+}
+
+/** The keys cel-js drops from map literals. */
+const DROPPED = new Set<unknown>(['__proto__', 'constructor', 'prototype']);
+const PREPARED = Symbol('fleetbook.prepared');
+
+/** A map literal that may hold a key cel-js drops: built here, every key kept. */
+function evaluateMapLiteral(ev: Evaluator, ast: Node, ctx: unknown): unknown {
+  const entries = ast.args as [Node, Node][];
+  const pairs: [unknown, unknown][] = [];
+  let dropped = false;
+  for (const [k, v] of entries) {
+    const key = ev.run(k, ctx);
+    pairs.push([key, ev.run(v, ctx)]);
+    if (DROPPED.has(key)) dropped = true;
+  }
+  if (dropped) return new Map(pairs);
+  // What cel-js builds: an object, keys as JavaScript writes them.
+  const obj: Record<string, unknown> = {};
+  for (const [k, v] of pairs) obj[k as string] = v;
+  return obj;
+}
+
+/** Makes a map literal node keep every key, unless its keys are all constants cel-js keeps. */
+export function prepareMapLiteral(ast: Node): void {
+  const node = ast as Node & { [PREPARED]?: true };
+  if (node[PREPARED]) return;
+  node[PREPARED] = true;
+  const entries = ast.args as [Node, Node][];
+  const safe = entries.every(([k]) => k.op === 'value' && typeof k.args === 'string' && !DROPPED.has(k.args));
+  if (!safe) ast.setMeta('evaluate', evaluateMapLiteral);
 }
 
 const instrumented = new WeakSet<object>();
@@ -29,7 +64,7 @@ export function evaluatorSeen(ev: unknown): void {
   capture?.(ev as Evaluator);
 }
 
-/** Wraps `run` of the evaluator of `env`: the budget's count. */
+/** Wraps `run` of the evaluator of `env`: the budget's count, and map literals that keep every key. */
 export function instrument(env: Environment): void {
   let seen: Evaluator | undefined;
   capture = (ev) => (seen = ev);
@@ -58,6 +93,8 @@ export function instrument(env: Environment): void {
         built(v);
         return v;
       }
+      case 'map':
+        prepareMapLiteral(ast);
     }
     return ast.evaluate(this, ast, ctx);
   };

@@ -95,11 +95,9 @@ export function render(value: unknown, context: Record<string, unknown>, inLoop 
     return t.render(context);
   }
   if (Array.isArray(value)) return value.map((v) => render(v, context, inLoop));
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = render(v, context, inLoop);
-    return out;
-  }
+  if (value && typeof value === 'object')
+    // fromEntries defines each key, `__proto__` included, as the data it is.
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, render(v, context, inLoop)]));
   return value;
 }
 
