@@ -9,13 +9,29 @@
  * so an object whose own `constructor` key would hide Object's goes in as a Map of its entries (which cel-js
  * reads by `get`, never by property): `constructor`, `__proto__`, `toString`... read as the data they hold.
  *
- * Out: results as plain JSON values: BigInt as numbers, proxies unwrapped to the very objects of the context,
- * Maps as objects, bytes as base64.
+ * Out: results as plain JSON values: BigInt and uint as numbers, proxies unwrapped to the very objects of the
+ * context, Maps as objects, bytes as base64, a type as its name, a duration as CEL writes it (`"90s"`).
  */
+import { Environment } from '@marcbachmann/cel-js';
+import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { charge, grantElements, grantString } from './budget.js';
 
 /** What a proxy of the context answers with its target. */
 const TARGET = Symbol('fleetbook.target');
+
+/** cel-js's class of type values (`int`, `type(x)`), which it does not export. */
+const TypeClass = (new Environment().evaluate('int') as object).constructor as new (...a: never[]) => {
+  name: string;
+};
+
+/** Values cel-js reads as they are (its own classes). */
+const native = (v: object) =>
+  v instanceof Date ||
+  v instanceof Uint8Array ||
+  v instanceof Map ||
+  v instanceof UnsignedInt ||
+  v instanceof Duration ||
+  v instanceof TypeClass;
 
 const objectHandler: ProxyHandler<Record<string | symbol, unknown>> = {
   get(target, prop) {
@@ -67,7 +83,7 @@ export function toCel(v: unknown): unknown {
     case 'undefined':
       return null;
     case 'object':
-      if (v === null || v instanceof Date || v instanceof Uint8Array) return v;
+      if (v === null || native(v)) return v;
       if (Array.isArray(v)) return new Proxy(v as never, arrayHandler);
       if (Object.hasOwn(v, 'constructor')) return asMap(v as Record<string, unknown>);
       return new Proxy(v as never, objectHandler);
@@ -99,6 +115,9 @@ export function fromCel(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(fromCel);
   if (v instanceof Map)
     return originals.get(v) ?? Object.fromEntries([...v].map(([k, x]) => [String(k), fromCel(x)]));
+  if (v instanceof UnsignedInt) return Number(v.valueOf());
+  if (v instanceof TypeClass) return v.name;
+  if (v instanceof Duration) return v.toString();
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromCel(x)]));
 }

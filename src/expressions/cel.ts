@@ -7,7 +7,9 @@
  * - JSON numbers that are integers behave as CEL ints (`event.count + 1`), and results come back as plain JSON
  *   values: boundary.ts, both ways. Any key of the data is data, `constructor` included.
  * - JSON does not say int or double: `usage * 2` must not work for 3 and fail for 2.5. So int and double mix in
- *   `+ - * /` and give a double, where plain CEL would refuse the expression.
+ *   `+ - * /` and give a double, where plain CEL would refuse the expression. Where those overloads make an
+ *   operation ambiguous to cel-js's checker (arithmetic on an element of an empty literal, `[].map(n, n / 2)`),
+ *   the expression is CEL's own: it is checked and run without them.
  * - `matches()` runs on RE2, linear in the text (regex.ts).
  * - Every evaluation has a budget of work (budget.ts, FLEETBOOK_EXPRESSION_BUDGET): past it, it fails.
  * - CEL is sandboxed: no I/O, no loops, bounded size. Nothing reachable from an expression can escape.
@@ -41,18 +43,19 @@ const MIXED: [string, (a: number, b: number) => number][] = [
   ['/', (a, b) => a / b],
 ];
 
-/** An environment with `variables` (name and CEL type). */
-function environment(variables: readonly (readonly [string, string])[]): Environment {
+/** An environment with `variables` (name and CEL type); `mixed`: with the int/double arithmetic. */
+function environment(variables: readonly (readonly [string, string])[], mixed: boolean): Environment {
   const env = new Environment({
     unlistedVariablesAreDyn: false,
     homogeneousAggregateLiterals: false,
     limits: LIMITS,
   });
   for (const [name, type] of variables) env.registerVariable(name, type);
-  for (const [op, f] of MIXED) {
-    env.registerOperator(`double ${op} int: double`, (a: number, b: bigint) => f(a, Number(b)));
-    env.registerOperator(`int ${op} double: double`, (a: bigint, b: number) => f(Number(a), b));
-  }
+  if (mixed)
+    for (const [op, f] of MIXED) {
+      env.registerOperator(`double ${op} int: double`, (a: number, b: bigint) => f(a, Number(b)));
+      env.registerOperator(`int ${op} double: double`, (a: bigint, b: number) => f(Number(a), b));
+    }
   registerRe2Matches(env);
   instrument(env);
   return env;
@@ -73,10 +76,7 @@ type Program = ReturnType<Environment['parse']>;
 
 /** What the checker says of a source in one environment. */
 function typeCheck(env: Environment, source: string): ExpressionError | undefined {
-  let result: {
-    valid: boolean;
-    error?: { message: string; node?: { pos?: number; start?: number } };
-  };
+  let result: { valid: boolean; error?: { message: string; node?: { pos?: number; start?: number } } };
   try {
     result = env.check(source) as typeof result;
   } catch (e) {
@@ -90,24 +90,32 @@ function typeCheck(env: Environment, source: string): ExpressionError | undefine
   };
 }
 
+/** cel-js's checker found two overloads for one operation: the mixed arithmetic made it ambiguous. */
+const ambiguous = (e: ExpressionError | undefined) =>
+  e !== undefined && /^Operator overload '.+' overlaps with '.+'/.test(e.message);
+
 const KEEP = 10_000;
 
 /** The expressions over one set of variables: their environments, checks and programs. */
 class Scope {
-  private readonly env: Environment;
+  private readonly mixed: Environment;
+  private strictEnv: Environment | undefined;
   private readonly checks = new Map<string, { env: Environment; error?: ExpressionError }>();
   private readonly programs = new Map<string, Program>();
 
-  constructor(variables: readonly (readonly [string, string])[]) {
-    this.env = environment(variables);
+  constructor(private readonly variables: readonly (readonly [string, string])[]) {
+    this.mixed = environment(variables, true);
   }
 
   /** The environment of `source`, and its error if any. Cached. */
   check(source: string): { env: Environment; error?: ExpressionError } {
     let r = this.checks.get(source);
     if (r === undefined) {
-      const error = typeCheck(this.env, source);
-      r = { env: this.env, ...(error ? { error } : {}) };
+      const error = typeCheck(this.mixed, source);
+      if (ambiguous(error)) {
+        const strict = (this.strictEnv ??= environment(this.variables, false));
+        r = { env: strict, error: typeCheck(strict, source) };
+      } else r = { env: this.mixed, ...(error ? { error } : {}) };
       if (this.checks.size >= KEEP) this.checks.clear();
       this.checks.set(source, r);
     }
@@ -158,8 +166,25 @@ export function compile(source: string, inLoop = false): Compiled {
   return (inLoop ? loop : base).compile(source);
 }
 
-/** A variable and member names, `a.b.c`, and nothing else. */
-const MEMBER_PATH = /^[A-Za-z_]\w*(\s*\.\s*[A-Za-z_]\w*)*$/;
+const scopes = new Map<string, Scope>();
+
+/**
+ * An expression over `variables` (each dyn) instead of a playbook's, with everything else of playbook
+ * expressions: the integer boundary, the mixed arithmetic, RE2, the budget. The CEL conformance suite runs
+ * through it (test/expressions/conformance.test.ts).
+ */
+export function compileWith(source: string, variables: readonly string[]): Compiled {
+  const key = JSON.stringify(variables);
+  let scope = scopes.get(key);
+  if (!scope) {
+    scope = new Scope(variables.map((v) => [v, 'dyn'] as const));
+    scopes.set(key, scope);
+  }
+  return scope.compile(source);
+}
+
+/** A variable and member names, `a.b.c`, and nothing else; not a literal (`true`, `false`, `null`). */
+const MEMBER_PATH = /^(?!(?:true|false|null)\s*(?:\.|$))[A-Za-z_]\w*(\s*\.\s*[A-Za-z_]\w*)*$/;
 
 /**
  * The value at `path` when each step of it is an own field of an object (not a list) and the value is JSON
