@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import { OWNERSHIP_MIGRATION, SqliteOwnership } from './sqlite-ownership.js';
-import { compare, json, parse, toRun, type RunRow } from './sqlite-rows.js';
+import { compare, json, toRun, type RunRow } from './sqlite-rows.js';
 import type {
   DeviceGroup,
   InboxEvent,
