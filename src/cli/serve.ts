@@ -1,6 +1,5 @@
 /** `fleetbook serve`: the daemon in the foreground, until SIGTERM or SIGINT. */
 import { loadConfig } from '../config.js';
-import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
 import { envForExpressions, secretsFromEnv } from './run.js';
 
@@ -16,7 +15,6 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     ...(flags.listen ? { listen: flags.listen } : {}),
     ...(flags.state ? { state: flags.state } : {}),
   });
-  setExpressionBudget(config.expressionBudget);
   const logger = createLogger({ level: config.logLevel });
   let fatal: Error | undefined;
   let stop: () => void = () => undefined;

@@ -10,6 +10,7 @@ import { engineSettings } from '../actions/settings.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
+import { setExpressionBudget } from '../expressions/cel.js';
 import { silentLogger, type Logger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
@@ -134,6 +135,8 @@ function schedulesOf(pb: Playbook): ScheduleEntry[] {
 export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const { config } = o;
   const log = o.logger ?? silentLogger;
+  // Before any expression is evaluated: the filters, keys and steps of this daemon all run on this budget.
+  setExpressionBudget(config.expressionBudget);
   const playbooks = await loadPlaybooks(o.playbooks);
   // A wrong FLEETBOOK_WEBHOOK_ALLOW entry stops the start here, as a ConfigError.
   const engine = engineSettings(config);
