@@ -4,7 +4,7 @@
  * as `FOR UPDATE SKIP LOCKED` will on PostgreSQL.
  */
 import type Database from 'better-sqlite3';
-import { compare, toRun, type RunRow } from './sqlite-rows.js';
+import { compare, preparer, toRun, type RunRow } from './sqlite-rows.js';
 import type { Owner, OwnerInfo, Ownership, RunRecord } from './store.js';
 
 /** The ownership tables: the fourth migration of the SQLite store. */
@@ -36,7 +36,7 @@ interface OwnerRow {
 }
 
 export class SqliteOwnership implements Ownership {
-  private readonly prepared = new Map<string, Database.Statement>();
+  private readonly sql: (text: string) => Database.Statement;
   private readonly register: (
     o: OwnerInfo,
     now: number,
@@ -57,6 +57,7 @@ export class SqliteOwnership implements Ownership {
   ) => string | undefined;
 
   constructor(private readonly db: Database.Database) {
+    this.sql = preparer(db);
     this.register = db.transaction((o: OwnerInfo, now: number, leaseMs: number, exclusive: boolean) => {
       this.expire(now);
       if (exclusive) {
@@ -101,15 +102,6 @@ export class SqliteOwnership implements Ownership {
       insert.run(owner, holder, ids);
       return undefined;
     });
-  }
-
-  private sql(text: string): Database.Statement {
-    let st = this.prepared.get(text);
-    if (!st) {
-      st = this.db.prepare(text);
-      this.prepared.set(text, st);
-    }
-    return st;
   }
 
   /** Removes the owners whose lease expired, with their device locks. */

@@ -1,5 +1,19 @@
-/** Rows of the SQLite store and the records they hold. */
+/** What the parts of the SQLite store share: rows and the records they hold, and prepared statements. */
+import type Database from 'better-sqlite3';
 import type { RunRecord } from './store.js';
+
+/** A statement per SQL text on `db`, prepared on first use and kept. */
+export function preparer(db: Database.Database): (text: string) => Database.Statement {
+  const prepared = new Map<string, Database.Statement>();
+  return (text) => {
+    let st = prepared.get(text);
+    if (!st) {
+      st = db.prepare(text);
+      prepared.set(text, st);
+    }
+    return st;
+  };
+}
 
 export interface RunRow {
   id: string;

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import { OWNERSHIP_MIGRATION, SqliteOwnership } from './sqlite-ownership.js';
-import { compare, json, toRun, type RunRow } from './sqlite-rows.js';
+import { compare, json, preparer, toRun, type RunRow } from './sqlite-rows.js';
 import type {
   DeviceGroup,
   InboxEvent,
@@ -126,8 +126,9 @@ export class SqliteStore implements Store {
     groups: DeviceGroup[],
     at: string,
   ) => void;
-  /** Every other statement, prepared on first use. */
-  private readonly prepared = new Map<string, Database.Statement>();
+  /** Every other statement, prepared on first use: on the main connection, and on the fsync'd inbox one. */
+  private readonly sql: (text: string) => Database.Statement;
+  private readonly durableSql: (text: string) => Database.Statement;
   private readonly ownership: SqliteOwnership;
 
   /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
@@ -167,6 +168,8 @@ export class SqliteStore implements Store {
         );
       throw e;
     }
+    this.sql = preparer(this.db);
+    this.durableSql = preparer(this.durable);
     this.ownership = new SqliteOwnership(this.db);
     this.stmt = {
       saveStep: this.db.prepare(
@@ -185,27 +188,6 @@ export class SqliteStore implements Store {
     this.insertInTransaction = this.db.transaction((runId, step, groups, at) =>
       this.insertGroups(runId, step, groups, at),
     );
-  }
-
-  /** A statement on the main connection, prepared once. */
-  private sql(text: string): Database.Statement {
-    let st = this.prepared.get(text);
-    if (!st) {
-      st = this.db.prepare(text);
-      this.prepared.set(text, st);
-    }
-    return st;
-  }
-
-  /** A statement on the fsync'd inbox connection, prepared once. */
-  private durableSql(text: string): Database.Statement {
-    const key = `durable:${text}`;
-    let st = this.prepared.get(key);
-    if (!st) {
-      st = this.durable.prepare(text);
-      this.prepared.set(key, st);
-    }
-    return st;
   }
 
   private migrate(file: string): void {
