@@ -58,6 +58,11 @@ export interface Operation {
   readonly errorShape: ErrorShape;
   /** Can report per-device errors of spec section 7.3 in its results. */
   readonly deviceErrors?: boolean;
+  /**
+   * Mutating, but names its devices only to read them (a location report): it changes nothing about them, so it
+   * takes no per-device lock.
+   */
+  readonly onlyReadsDevices?: boolean;
   /** Rewrites the spellings the spec contradicts itself on to the one the examples use (docs/spec-decisions.md). */
   readonly normalize?: (input: Json) => Json;
 }
@@ -327,6 +332,7 @@ export const CATALOG = {
     },
     // A report is a billable resource: dry-run does not create one, and an unknown outcome is not re-sent.
     mutating: true,
+    onlyReadsDevices: true,
     retrySafe: false,
     errorShape: 'errorCode',
     deviceErrors: true,

@@ -773,7 +773,8 @@ class Run {
         );
       }
       if (unknown) this.log.warn('resuming a call whose outcome is unknown', { step: step.id, action });
-      if (this.o.locks && devices.size) release = await this.o.locks.acquire(idsOf(devices), signal);
+      if (this.o.locks && devices.size && !op.onlyReadsDevices)
+        release = await this.o.locks.acquire(idsOf(devices), signal);
       // Written before the call: a crash before its answer is recorded leaves a known unknown.
       this.o.store.saveStep(this.id, key, { status: 'sending' } satisfies Checkpoint);
     }

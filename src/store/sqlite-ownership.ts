@@ -18,12 +18,22 @@ export const OWNERSHIP_MIGRATION = `CREATE TABLE owners (
      lease_until INTEGER NOT NULL
    );
    ALTER TABLE runs ADD COLUMN owner TEXT;
+   CREATE TABLE lock_holders (
+     id TEXT PRIMARY KEY,
+     owner TEXT NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX lock_holders_by_owner ON lock_holders (owner);
    CREATE TABLE device_locks (
      device_id TEXT PRIMARY KEY,
-     owner TEXT NOT NULL,
      holder TEXT NOT NULL
-   ) WITHOUT ROWID;
-   CREATE INDEX device_locks_by_holder ON device_locks (holder);`;
+   ) WITHOUT ROWID;`;
+
+/**
+ * A device is locked while its row names a holder (one acquisition) of a live owner. Releasing removes the holder
+ * alone, whatever the number of its devices; the rows it leaves are free, taken over by the next lock of their
+ * device, and swept a chunk at a time.
+ */
+const FREE = `holder NOT IN (SELECT h.id FROM lock_holders h JOIN owners o ON o.id = h.owner WHERE o.lease_until > @now)`;
 
 interface OwnerRow {
   id: string;
@@ -83,30 +93,27 @@ export class SqliteOwnership implements Ownership {
       return rows.map(toRun).sort((a, b) => compare(a.startedAt, b.startedAt) || compare(a.id, b.id));
     });
     this.lock = db.transaction((owner: string, holder: string, ids: string, count: number, now: number) => {
-      // The common case in one statement: no device is held, so every row goes in.
-      const insert = this.sql(
-        `INSERT INTO device_locks (device_id, owner, holder) SELECT value, ?, ? FROM json_each(?) WHERE true
-         ON CONFLICT (device_id) DO NOTHING`,
-      );
-      if (insert.run(owner, holder, ids).changes === count) return undefined;
-      // Some device is held: free the ones whose holder is gone, then all or nothing.
-      this.sql('DELETE FROM device_locks WHERE holder = ?').run(holder);
-      this.sql(
-        `DELETE FROM device_locks WHERE device_id IN (SELECT value FROM json_each(?))
-           AND owner NOT IN (SELECT id FROM owners WHERE lease_until > ?)`,
-      ).run(ids, now);
+      this.sql('INSERT INTO lock_holders (id, owner) VALUES (?, ?)').run(holder, owner);
+      // One statement: a device never locked gets its row, a device whose row is free is taken over.
+      const taken = this.sql(
+        `INSERT INTO device_locks (device_id, holder) SELECT value, @holder FROM json_each(@ids) WHERE true
+         ON CONFLICT (device_id) DO UPDATE SET holder = excluded.holder
+           WHERE device_locks.holder = excluded.holder OR device_locks.${FREE}`,
+      ).run({ holder, ids, now }).changes;
+      if (taken === count) return undefined;
+      // Some device is held by a live owner: none is taken (the rows taken are free again with the holder gone).
       const busy = this.sql(
-        'SELECT device_id FROM device_locks WHERE device_id IN (SELECT value FROM json_each(?)) LIMIT 1',
-      ).get(ids) as { device_id: string } | undefined;
-      if (busy) return busy.device_id;
-      insert.run(owner, holder, ids);
-      return undefined;
+        `SELECT device_id FROM device_locks WHERE device_id IN (SELECT value FROM json_each(?)) AND holder <> ? LIMIT 1`,
+      ).get(ids, holder) as { device_id: string } | undefined;
+      this.sql('DELETE FROM lock_holders WHERE id = ?').run(holder);
+      if (!busy) throw new Error(`device locks: ${count - taken} of ${count} devices neither taken nor held`);
+      return busy.device_id;
     });
   }
 
   /** Removes the owners whose lease expired, with their device locks. */
   private expire(now: number): void {
-    this.sql('DELETE FROM device_locks WHERE owner IN (SELECT id FROM owners WHERE lease_until <= ?)').run(
+    this.sql('DELETE FROM lock_holders WHERE owner IN (SELECT id FROM owners WHERE lease_until <= ?)').run(
       now,
     );
     this.sql('DELETE FROM owners WHERE lease_until <= ?').run(now);
@@ -128,7 +135,7 @@ export class SqliteOwnership implements Ownership {
 
   releaseOwner(id: string): void {
     this.db.transaction(() => {
-      this.sql('DELETE FROM device_locks WHERE owner = ?').run(id);
+      this.sql('DELETE FROM lock_holders WHERE owner = ?').run(id);
       this.sql('DELETE FROM owners WHERE id = ?').run(id);
     })();
   }
@@ -149,7 +156,13 @@ export class SqliteOwnership implements Ownership {
   }
 
   unlockDevices(holder: string): void {
-    this.sql('DELETE FROM device_locks WHERE holder = ?').run(holder);
+    this.sql('DELETE FROM lock_holders WHERE id = ?').run(holder);
+  }
+
+  sweepLocks(now: number, limit: number): number {
+    return this.sql(
+      `DELETE FROM device_locks WHERE device_id IN (SELECT device_id FROM device_locks WHERE ${FREE} LIMIT @limit)`,
+    ).run({ now, limit }).changes;
   }
 }
 

@@ -473,6 +473,10 @@ export class SqliteStore implements Store {
     this.ownership.unlockDevices(holder);
   }
 
+  sweepLocks(now: number, limit: number): number {
+    return this.ownership.sweepLocks(now, limit);
+  }
+
   close(): void {
     if (this.durable !== this.db) this.durable.close();
     this.db.close();

@@ -7,17 +7,12 @@
  * The full disk is SQLite's own error: `PRAGMA max_page_count` at the inbox's current size, so that an insert
  * needing a new page fails with SQLITE_FULL ("database or disk is full").
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { GroupCommit, InboxRefusal } from '../../src/daemon/callbacks.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { InboxMessage } from '../../src/store/store.js';
-import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonWorld, inboxRequestIds } from '../helpers/daemon.js';
 import {
   LISTENER_PASSWORD,
   LISTENER_USER,
@@ -152,31 +147,21 @@ describe('one bad message fails every callback committed with it (issue 15, poin
   });
 
   describe('a daemon (fleetbook serve)', () => {
-    let emu: Emulator;
-    let tmp: string;
-    let daemon: DaemonProcess | undefined;
+    let world: DaemonWorld;
 
     before(async () => {
-      tmp = await mkdtemp(join(tmpdir(), 'fleetbook-bad-message-'));
-      emu = await startEmulator({ port: 0, timeScale: 0 });
+      world = await DaemonWorld.create('bad-message', { user: LISTENER_USER, password: LISTENER_PASSWORD });
     });
     after(async () => {
-      await daemon?.kill();
-      await emu?.close();
-      if (tmp) await rm(tmp, { recursive: true, force: true });
+      await world?.close();
     });
 
     it('answers 400 to a message nested 6,000 levels deep and stores the 20 posted with it', async () => {
-      const state = join(tmp, 'state.db');
-      daemon = await DaemonProcess.start('bad-message daemon', {
-        playbooks: join(import.meta.dirname, '..', 'fixtures', 'listener-hardening'),
-        state,
-        env: {
-          ...emulatorEnv(emu),
-          FLEETBOOK_CALLBACK_USERNAME: LISTENER_USER,
-          FLEETBOOK_CALLBACK_PASSWORD: LISTENER_PASSWORD,
-        },
-      });
+      const state = world.state();
+      const daemon = await world.start(
+        'bad-message daemon',
+        join(import.meta.dirname, '..', 'fixtures', 'listener-hardening'),
+      );
       const url = `${daemon.url}/callbacks/CarrierService`;
       const deep = JSON.stringify(carrierCallback('deep-6000')).replace(
         /}$/,
@@ -202,19 +187,11 @@ describe('one bad message fails every callback committed with it (issue 15, poin
       expect(answers.filter((_, i) => i !== 10)).to.deep.equal(
         Array(20).fill({ status: 200, body: { status: 'stored' } }),
       );
-      const db = new Database(state, { readonly: true, fileMustExist: true });
-      try {
-        const ids = (db.prepare('SELECT request_id FROM inbox').all() as { request_id: string }[])
-          .map((r) => r.request_id)
-          .sort();
-        expect(ids).to.deep.equal(
-          Array.from({ length: 21 }, (_, i) => `valid-${i}`)
-            .filter((id) => id !== 'valid-10')
-            .sort(),
-        );
-      } finally {
-        db.close();
-      }
+      expect(inboxRequestIds(state).sort()).to.deep.equal(
+        Array.from({ length: 21 }, (_, i) => `valid-${i}`)
+          .filter((id) => id !== 'valid-10')
+          .sort(),
+      );
     });
   });
 });

@@ -5,14 +5,9 @@
  *
  * The daemon is the built CLI (`npm run build` first) in a child process, on loopback; the emulator runs here.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonWorld, runsIn, type DaemonProcess } from '../helpers/daemon.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'constructor-key');
 const USER = 'constructor-key-listener';
@@ -31,52 +26,22 @@ function usage(requestId: string, key: string, level: number): string {
   );
 }
 
-function runsOf(file: string): { requestId: string; status: string }[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return (
-      db.prepare(`SELECT status, trigger_json FROM runs WHERE playbook = 'overuse-filter'`).all() as {
-        status: string;
-        trigger_json: string;
-      }[]
-    ).map((r) => ({
-      requestId: (JSON.parse(r.trigger_json) as { requestId: string }).requestId,
-      status: r.status,
-    }));
-  } finally {
-    db.close();
-  }
-}
-
 describe('fleetbook serve: a callback with a "constructor" key starts its run', function () {
   this.timeout(60_000);
-  let emu: Emulator;
-  let tmp: string;
-  let daemon: DaemonProcess | undefined;
+  let world: DaemonWorld;
+  let daemon: DaemonProcess;
 
   before(async () => {
-    tmp = await mkdtemp(join(tmpdir(), 'fleetbook-constructor-key-'));
-    emu = await startEmulator({ port: 0, timeScale: 0 });
+    world = await DaemonWorld.create('constructor-key', { user: USER, password: PASSWORD });
   });
 
   after(async () => {
-    await daemon?.kill();
-    await emu?.close();
-    if (tmp) await rm(tmp, { recursive: true, force: true });
+    await world?.close();
   });
 
   it('stores each callback and starts one run of the playbook whose filter reads beside the key', async () => {
-    const state = join(tmp, 'state.db');
-    daemon = await DaemonProcess.start('constructor-key daemon', {
-      playbooks: FIXTURES,
-      state,
-      env: {
-        ...emulatorEnv(emu),
-        FLEETBOOK_CALLBACK_USERNAME: USER,
-        FLEETBOOK_CALLBACK_PASSWORD: PASSWORD,
-        FLEETBOOK_LOG_LEVEL: 'warn',
-      },
-    });
+    const state = world.state();
+    daemon = await world.start('constructor-key daemon', FIXTURES, { env: { FLEETBOOK_LOG_LEVEL: 'warn' } });
     const sent: string[] = [];
     for (const key of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'])
       for (const level of [1, 2, 3]) {
@@ -92,12 +57,12 @@ describe('fleetbook serve: a callback with a "constructor" key starts its run', 
       }
 
     const deadline = Date.now() + 20_000;
-    let runs = runsOf(state);
+    let runs = runsIn(state, 'overuse-filter');
     while (runs.filter((r) => r.status === 'succeeded').length < sent.length) {
       if (Date.now() > deadline)
         throw new Error(`runs: ${JSON.stringify(runs)}\nlog:\n${daemon.stderr.slice(-3000)}`);
       await sleep(50);
-      runs = runsOf(state);
+      runs = runsIn(state, 'overuse-filter');
     }
     expect(runs.map((r) => r.requestId).sort()).to.deep.equal([...sent].sort());
   });

@@ -6,14 +6,9 @@
  *
  * The daemon is the built CLI (`npm run build` first) in a child process, on loopback; the emulator runs here.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonWorld, pendingEvents, runsIn } from '../helpers/daemon.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hostile-filter');
 const USER = 'hostile-filter-listener';
@@ -37,52 +32,27 @@ function usage(requestId: string, triggerName: string): string {
   });
 }
 
-/** The inbox rows still to process, and the runs of `redos-filter`, read from the state file. */
+/** The inbox rows still to process, and the requests that started runs of `redos-filter`. */
 function progress(file: string): { pending: number; runs: string[] } {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    const pending = (
-      db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as { n: number }
-    ).n;
-    const runs = (
-      db.prepare(`SELECT trigger_json FROM runs WHERE playbook = 'redos-filter'`).all() as {
-        trigger_json: string;
-      }[]
-    ).map((r) => (JSON.parse(r.trigger_json) as { requestId: string }).requestId);
-    return { pending, runs };
-  } finally {
-    db.close();
-  }
+  return { pending: pendingEvents(file), runs: runsIn(file, 'redos-filter').map((r) => r.requestId ?? '') };
 }
 
 describe('fleetbook serve: a hostile regular expression in a callback filter', function () {
   this.timeout(60_000);
-  let emu: Emulator;
-  let tmp: string;
-  let daemon: DaemonProcess | undefined;
+  let world: DaemonWorld;
 
   before(async () => {
-    tmp = await mkdtemp(join(tmpdir(), 'fleetbook-hostile-filter-'));
-    emu = await startEmulator({ port: 0, timeScale: 0 });
+    world = await DaemonWorld.create('hostile-filter', { user: USER, password: PASSWORD });
   });
 
   after(async () => {
-    await daemon?.kill();
-    await emu?.close();
-    if (tmp) await rm(tmp, { recursive: true, force: true });
+    await world?.close();
   });
 
   it('keeps /healthz answering within 100 ms while it matches 40 such callbacks, and starts only the matching runs', async () => {
-    const state = join(tmp, 'state.db');
-    daemon = await DaemonProcess.start('hostile-filter daemon', {
-      playbooks: FIXTURES,
-      state,
-      env: {
-        ...emulatorEnv(emu),
-        FLEETBOOK_CALLBACK_USERNAME: USER,
-        FLEETBOOK_CALLBACK_PASSWORD: PASSWORD,
-        FLEETBOOK_LOG_LEVEL: 'warn',
-      },
+    const state = world.state();
+    const daemon = await world.start('hostile-filter daemon', FIXTURES, {
+      env: { FLEETBOOK_LOG_LEVEL: 'warn' },
     });
     const url = daemon.url;
 

@@ -9,16 +9,11 @@
  * those is acknowledged and stored, the flooder gets 429s, and the daemon's memory stays bounded.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { Agent, request } from 'undici';
 import { FailureBudget, PendingBytes, addressKey } from '../../src/daemon/admission.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonWorld, inboxRequestIds } from '../helpers/daemon.js';
 import { LISTENER_PASSWORD, LISTENER_USER, carrierCallback } from '../helpers/listener.js';
 
 /** Resident memory of a process, and its peak so far, in bytes (Linux: /proc; elsewhere undefined). */
@@ -84,33 +79,23 @@ describe('a flood of unauthenticated callbacks (issue 15, point 5)', function ()
   });
 
   describe('a daemon (fleetbook serve)', () => {
-    let emu: Emulator;
-    let tmp: string;
-    let daemon: DaemonProcess | undefined;
+    let world: DaemonWorld;
     const agents: Agent[] = [];
 
     before(async () => {
-      tmp = await mkdtemp(join(tmpdir(), 'fleetbook-flood-'));
-      emu = await startEmulator({ port: 0, timeScale: 0 });
+      world = await DaemonWorld.create('flood', { user: LISTENER_USER, password: LISTENER_PASSWORD });
     });
     after(async () => {
       await Promise.all(agents.map((a) => a.close()));
-      await daemon?.kill();
-      await emu?.close();
-      if (tmp) await rm(tmp, { recursive: true, force: true });
+      await world?.close();
     });
 
     it('answers the flooding address 429 and keeps acknowledging and storing the service callbacks', async () => {
-      const state = join(tmp, 'state.db');
-      daemon = await DaemonProcess.start('flooded daemon', {
-        playbooks: join(import.meta.dirname, '..', 'fixtures', 'listener-hardening'),
-        state,
-        env: {
-          ...emulatorEnv(emu),
-          FLEETBOOK_CALLBACK_USERNAME: LISTENER_USER,
-          FLEETBOOK_CALLBACK_PASSWORD: LISTENER_PASSWORD,
-        },
-      });
+      const state = world.state();
+      const daemon = await world.start(
+        'flooded daemon',
+        join(import.meta.dirname, '..', 'fixtures', 'listener-hardening'),
+      );
       const url = `${daemon.url}/callbacks/CarrierService`;
       const pid = daemon.proc.pid ?? 0;
       const flooder = new Agent({ localAddress: '127.0.0.2', connections: 32 });
@@ -177,21 +162,12 @@ describe('a flood of unauthenticated callbacks (issue 15, point 5)', function ()
       const slowest = Math.max(...[...answers.values()].map((a) => a.ms));
       expect(slowest, `the slowest acknowledgement (ms), flood ${floodText}`).to.be.below(5000);
 
-      const db = new Database(state, { readonly: true, fileMustExist: true });
-      try {
-        const stored = new Set(
-          (db.prepare('SELECT request_id FROM inbox').all() as { request_id: string }[]).map(
-            (r) => r.request_id,
-          ),
-        );
-        expect(
-          [...answers.keys()].filter((id) => !stored.has(id)),
-          'acknowledged but not stored',
-        ).to.deep.equal([]);
-        expect(stored.has('flood'), 'a flood message stored').to.equal(false);
-      } finally {
-        db.close();
-      }
+      const stored = new Set(inboxRequestIds(state));
+      expect(
+        [...answers.keys()].filter((id) => !stored.has(id)),
+        'acknowledged but not stored',
+      ).to.deep.equal([]);
+      expect(stored.has('flood'), 'a flood message stored').to.equal(false);
 
       // The flooder had its budget of failures (50 a minute), then 429s. Its bodies are read 4 MB at a time (4
       // of them): those already admitted when the 50th failure is counted fail too.
@@ -210,7 +186,13 @@ describe('a flood of unauthenticated callbacks (issue 15, point 5)', function ()
       const throttled = /^fleetbook_callbacks_rejected_total\{reason="throttled"\} (\d+)$/m.exec(
         metrics,
       )?.[1];
-      expect(Number(throttled), 'rejections counted as throttled').to.equal(flood.get('429'));
+      // A 429 closes the connection: a flooder still sending its body may see the socket close instead of the
+      // answer. So the count is at least the 429s seen, and at most those plus the requests that ended so.
+      const seen = flood.get('429') ?? 0;
+      const cut = [...flood].filter(([k]) => !/^\d+$/.test(k)).reduce((n, [, v]) => n + v, 0);
+      expect(Number(throttled), `rejections counted as throttled, flood ${floodText}`)
+        .to.be.at.least(seen)
+        .and.at.most(seen + cut);
     });
   });
 });

@@ -4,7 +4,12 @@
  * by a signal with the time the exit took. The daemon tests and the daemon benchmarks all start it here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BIN } from './cli.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { BIN, emulatorEnv } from './cli.js';
 
 type Json = Record<string, unknown>;
 
@@ -134,4 +139,102 @@ export class DaemonProcess {
     this.proc.kill('SIGKILL');
     await this.exited;
   }
+}
+
+/**
+ * What a daemon test starts its daemons in: an emulator of this process (its clock still), a temporary
+ * directory for state files, and the listener credentials the daemons register with. `close` stops the daemons
+ * started here, the emulator, and removes the directory.
+ */
+export class DaemonWorld {
+  private readonly daemons: DaemonProcess[] = [];
+
+  private constructor(
+    readonly emu: Emulator,
+    readonly dir: string,
+    private readonly creds: { user: string; password: string },
+  ) {}
+
+  static async create(prefix: string, creds: { user: string; password: string }): Promise<DaemonWorld> {
+    const dir = await mkdtemp(join(tmpdir(), `fleetbook-${prefix}-`));
+    return new DaemonWorld(await startEmulator({ port: 0, timeScale: 0 }), dir, creds);
+  }
+
+  /** A state file in the directory. */
+  state(name = 'state.db'): string {
+    return join(this.dir, name);
+  }
+
+  /** The environment of a daemon on the emulator, with the listener credentials, and `extra`. */
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      ...emulatorEnv(this.emu),
+      FLEETBOOK_CALLBACK_USERNAME: this.creds.user,
+      FLEETBOOK_CALLBACK_PASSWORD: this.creds.password,
+      ...extra,
+    };
+  }
+
+  /** Starts `fleetbook serve` on `playbooks` and a state file of the directory (default `state.db`). */
+  async start(
+    name: string,
+    playbooks: string,
+    o: { state?: string; env?: Record<string, string> } = {},
+  ): Promise<DaemonProcess> {
+    const d = await DaemonProcess.start(name, {
+      playbooks,
+      state: o.state ?? this.state(),
+      env: this.env(o.env),
+    });
+    this.daemons.push(d);
+    return d;
+  }
+
+  async close(): Promise<void> {
+    for (const d of this.daemons) await d.kill();
+    await this.emu.close();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A state file read once, read-only, as an operator's sqlite3 would read it while the daemon writes. */
+export function readState<T>(file: string, read: (db: Database.Database) => T): T {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The runs of `playbook` in a state file, each with the requestId of the callback that started it, if any. */
+export function runsIn(file: string, playbook: string): { id: string; status: string; requestId?: string }[] {
+  return readState(file, (db) =>
+    (
+      db.prepare('SELECT id, status, trigger_json FROM runs WHERE playbook = ?').all(playbook) as {
+        id: string;
+        status: string;
+        trigger_json: string | null;
+      }[]
+    ).map((r) => {
+      const requestId = (JSON.parse(r.trigger_json ?? '{}') as { requestId?: string }).requestId;
+      return { id: r.id, status: r.status, ...(requestId !== undefined ? { requestId } : {}) };
+    }),
+  );
+}
+
+/** Callback events stored in a state file and not yet processed. */
+export function pendingEvents(file: string): number {
+  return readState(
+    file,
+    (db) =>
+      (db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as { n: number }).n,
+  );
+}
+
+/** The requestIds of every callback stored in a state file's inbox, processed or not. */
+export function inboxRequestIds(file: string): string[] {
+  return readState(file, (db) =>
+    (db.prepare('SELECT request_id FROM inbox').all() as { request_id: string }[]).map((r) => r.request_id),
+  );
 }
