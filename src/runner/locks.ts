@@ -35,11 +35,14 @@ export class InProcessDeviceLocks implements DeviceLocks {
 /**
  * Locks held in the store, so that two processes on one store (a daemon and a `fleetbook run`; replicas) never
  * mutate one device at once. The runs of this process queue in memory first; a device that another process
- * holds is asked for again every `pollMs` until it is free, or its holder's lease expires.
+ * holds is asked for again every `pollMs` until it is free, or its holder's lease expires. A release frees the
+ * devices in memory at once, and in the store with the other releases of the same turn of the event loop, in
+ * one transaction: this process may take its own devices again meanwhile (see Ownership.lockDevices).
  */
 export class StoreDeviceLocks implements DeviceLocks {
   private readonly local = new InProcessDeviceLocks();
   private acquisitions = 0;
+  private released: string[] = [];
 
   constructor(
     private readonly store: Pick<Ownership, 'lockDevices' | 'unlockDevices'>,
@@ -63,9 +66,20 @@ export class StoreDeviceLocks implements DeviceLocks {
     return () => {
       if (done) return;
       done = true;
-      this.store.unlockDevices(holder);
       releaseLocal();
+      if (this.released.push(holder) === 1) setImmediate(() => this.flush());
     };
+  }
+
+  private flush(): void {
+    const holders = this.released;
+    this.released = [];
+    try {
+      this.store.unlockDevices(holders);
+    } catch {
+      // A busy or failing store: tried again in a second. Meanwhile only other processes wait for the devices.
+      if (this.released.push(...holders) === holders.length) setTimeout(() => this.flush(), 1000).unref();
+    }
   }
 }
 

@@ -31,9 +31,11 @@ export const OWNERSHIP_MIGRATION = `CREATE TABLE owners (
 /**
  * A device is locked while its row names a holder (one acquisition) of a live owner. Releasing removes the holder
  * alone, whatever the number of its devices; the rows it leaves are free, taken over by the next lock of their
- * device, and swept a chunk at a time.
+ * device, and swept a chunk at a time. A row of the owner's own is free to it: an owner orders its own
+ * acquisitions in memory (StoreDeviceLocks), so it may release them to the store later, several at once.
  */
-const FREE = `holder NOT IN (SELECT h.id FROM lock_holders h JOIN owners o ON o.id = h.owner WHERE o.lease_until > @now)`;
+const FREE = `holder NOT IN (SELECT h.id FROM lock_holders h JOIN owners o ON o.id = h.owner
+  WHERE o.lease_until > @now AND h.owner <> @owner)`;
 
 interface OwnerRow {
   id: string;
@@ -97,9 +99,8 @@ export class SqliteOwnership implements Ownership {
       // One statement: a device never locked gets its row, a device whose row is free is taken over.
       const taken = this.sql(
         `INSERT INTO device_locks (device_id, holder) SELECT value, @holder FROM json_each(@ids) WHERE true
-         ON CONFLICT (device_id) DO UPDATE SET holder = excluded.holder
-           WHERE device_locks.holder = excluded.holder OR device_locks.${FREE}`,
-      ).run({ holder, ids, now }).changes;
+         ON CONFLICT (device_id) DO UPDATE SET holder = excluded.holder WHERE device_locks.${FREE}`,
+      ).run({ holder, owner, ids, now }).changes;
       if (taken === count) return undefined;
       // Some device is held by a live owner: none is taken (the rows taken are free again with the holder gone).
       const busy = this.sql(
@@ -155,14 +156,16 @@ export class SqliteOwnership implements Ownership {
     return this.lock(owner, holder, JSON.stringify([...unique]), unique.size, now);
   }
 
-  unlockDevices(holder: string): void {
-    this.sql('DELETE FROM lock_holders WHERE id = ?').run(holder);
+  unlockDevices(holders: readonly string[]): void {
+    this.sql('DELETE FROM lock_holders WHERE id IN (SELECT value FROM json_each(?))').run(
+      JSON.stringify(holders),
+    );
   }
 
   sweepLocks(now: number, limit: number): number {
     return this.sql(
       `DELETE FROM device_locks WHERE device_id IN (SELECT device_id FROM device_locks WHERE ${FREE} LIMIT @limit)`,
-    ).run({ now, limit }).changes;
+    ).run({ now, limit, owner: '' }).changes;
   }
 }
 

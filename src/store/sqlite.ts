@@ -469,8 +469,8 @@ export class SqliteStore implements Store {
     return this.ownership.lockDevices(owner, holder, ids, now);
   }
 
-  unlockDevices(holder: string): void {
-    this.ownership.unlockDevices(holder);
+  unlockDevices(holders: readonly string[]): void {
+    this.ownership.unlockDevices(holders);
   }
 
   sweepLocks(now: number, limit: number): number {

@@ -150,11 +150,12 @@ export interface Ownership {
   claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[];
   /**
    * Locks every device of `ids` for `holder` (one acquisition of `owner`), or none: the answer is then a device
-   * that a live owner holds. Locks of owners whose lease expired are taken over.
+   * that another live owner holds. Locks of owners whose lease expired are taken over, and so are the owner's
+   * own (it orders its acquisitions itself, and may release them late).
    */
   lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined;
-  /** Frees the devices of one acquisition. */
-  unlockDevices(holder: string): void;
+  /** Frees the devices of some acquisitions, in one transaction. */
+  unlockDevices(holders: readonly string[]): void;
   /** Removes up to `limit` rows of freed device locks (housekeeping); returns how many. */
   sweepLocks(now: number, limit: number): number;
 }

@@ -110,7 +110,7 @@ describe('store: owners, leases, claims and device locks', () => {
     expect(b.lockDevices('B', 'B/1', ['d4', 'd3'], T)).to.equal('d3');
     // None of B's was taken: d4 is still free for A.
     expect(a.lockDevices('A', 'A/2', ['d4'], T)).to.equal(undefined);
-    a.unlockDevices('A/1');
+    a.unlockDevices(['A/1']);
     expect(b.lockDevices('B', 'B/1', ['d3'], T)).to.equal(undefined);
     expect(b.lockDevices('B', 'B/2', ['d4'], T)).to.equal('d4');
     // A is gone (no renewal): its locks are taken over once its lease has expired.
@@ -125,12 +125,12 @@ describe('store: owners, leases, claims and device locks', () => {
     // B's first try takes d1 and is refused d2: it holds nothing, and d1 is free for anyone.
     expect(b.lockDevices('B', 'B/1', ['d1', 'd2'], T)).to.equal('d2');
     expect(a.lockDevices('A', 'A/2', ['d1'], T)).to.equal(undefined);
-    a.unlockDevices('A/2');
-    a.unlockDevices('A/1');
+    a.unlockDevices(['A/2']);
+    a.unlockDevices(['A/1']);
     // The same holder asks again: every device is taken, d1's row from its own first try included.
     expect(b.lockDevices('B', 'B/1', ['d1', 'd2'], T)).to.equal(undefined);
     expect(a.lockDevices('A', 'A/3', ['d1'], T)).to.equal('d1');
-    b.unlockDevices('B/1');
+    b.unlockDevices(['B/1']);
     const rows = () => (a.db.prepare('SELECT count(*) AS n FROM device_locks').get() as { n: number }).n;
     expect(rows()).to.equal(2);
     expect(a.sweepLocks(T, 1)).to.equal(1);
@@ -154,8 +154,11 @@ describe('store: owners, leases, claims and device locks', () => {
     expect(got, 'B took a device that A holds').to.equal(false);
     releaseA();
     const releaseB = await waiting;
-    expect(b.lockDevices('B', 'probe', ['z'], Date.now())).to.equal('z');
+    expect(a.lockDevices('A', 'probe', ['z'], Date.now()), 'z, held by B').to.equal('z');
     releaseB();
+    // Freed in memory at once, in the store with the other releases of this turn of the event loop.
+    expect(a.lockDevices('A', 'probe', ['y', 'z'], Date.now())).to.equal('y');
+    await new Promise((r) => setImmediate(r));
     expect(a.lockDevices('A', 'probe', ['y', 'z'], Date.now())).to.equal(undefined);
   });
 
