@@ -1,7 +1,11 @@
 /**
  * `npm run bench`: every performance figure of product.md section 9 that exists so far, each measured side by
- * side in one run, printed as one table. `npm run bench -- P6` runs only the rows whose id is given.
+ * side in one run, printed as one table and written to bench/RESULTS.md (a run of every row only: a partial run
+ * would leave the file with some rows of another day). `npm run bench -- P6` runs only the rows whose id is given.
  */
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { benchDaemon } from './daemon.js';
 import { benchEmulator } from './emulator.js';
 import { benchEngine } from './engine.js';
@@ -32,7 +36,27 @@ const cols = ['id', 'measure', 'value', 'target', 'pass'] as const;
 const cell = (r: BenchRow, c: (typeof cols)[number]) => (c === 'pass' ? (r.pass ? 'yes' : 'NO') : r[c]);
 const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)));
 const line = (vals: string[]) => vals.map((v, i) => v.padEnd(width[i] as number)).join(' | ');
-console.log(line([...cols]));
-console.log(width.map((w) => '-'.repeat(w)).join('-|-'));
-for (const r of rows) console.log(line(cols.map((c) => cell(r, c))));
+const table = [
+  line([...cols]),
+  width.map((w) => '-'.repeat(w)).join('-|-'),
+  ...rows.map((r) => line(cols.map((c) => cell(r, c)))),
+];
+for (const l of table) console.log(l);
 process.exitCode = rows.every((r) => r.pass) ? 0 : 1;
+
+if (!only.length) {
+  const md = (vals: string[]) => `| ${vals.map((v) => v.replace(/\|/g, '\\|')).join(' | ')} |`;
+  writeFileSync(
+    join(import.meta.dirname, 'RESULTS.md'),
+    [
+      '# Benchmark results',
+      '',
+      `The latest \`npm run bench\` of every row, written by the bench itself: ${new Date().toISOString()}, Node ${process.version}, ${cpus().length} cores. Figures from shared machines vary from run to run; the commit that changed a figure gives its spread over several runs.`,
+      '',
+      md([...cols]),
+      md(cols.map(() => '---')),
+      ...rows.map((r) => md(cols.map((c) => cell(r, c)))),
+      '',
+    ].join('\n'),
+  );
+}

@@ -16,11 +16,10 @@
  * The kill points come from a seeded generator: CRASH_SEED=<n> replays a sequence.
  */
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonProcess, pendingEvents, readState, runsIn } from '../helpers/daemon.js';
 import { accountDevices, calls, emulator, imei, sizeForActive, tempDir } from '../runner/helpers.js';
 
 const DEVICES = 10_000;
@@ -112,27 +111,9 @@ class Sender {
   }
 }
 
-/** The callback runs of the state file, read once the daemon is stopped. */
-function callbackRuns(file: string): { requestId: string; status: string }[] {
-  const db = new Database(file, { readonly: true });
-  try {
-    return (
-      db.prepare(`SELECT status, trigger_json FROM runs WHERE playbook = 'usage-callback'`).all() as {
-        status: string;
-        trigger_json: string;
-      }[]
-    ).map((r) => ({
-      requestId: (JSON.parse(r.trigger_json) as { requestId: string }).requestId,
-      status: r.status,
-    }));
-  } finally {
-    db.close();
-  }
-}
-
 /** Every callback sent has exactly one run, ended well; no run for anything never sent; the inbox is empty. */
 function expectEachCallbackOnce(file: string, s: Sender, context: string): void {
-  const runs = callbackRuns(file);
+  const runs = runsIn(file, 'usage-callback').map((r) => ({ ...r, requestId: r.requestId ?? '' }));
   const perRequest = new Map<string, number>();
   for (const r of runs) perRequest.set(r.requestId, (perRequest.get(r.requestId) ?? 0) + 1);
   const none = [...s.sent].filter((id) => !perRequest.has(id));
@@ -154,15 +135,7 @@ function expectEachCallbackOnce(file: string, s: Sender, context: string): void 
     'callback runs not succeeded',
   ).to.deep.equal([]);
   expect(s.storedAgain, `acknowledged, then stored again as new (${context})`).to.deep.equal([]);
-  const db = new Database(file, { readonly: true });
-  try {
-    const pending = db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as {
-      n: number;
-    };
-    expect(pending.n, 'inbox events never processed').to.equal(0);
-  } finally {
-    db.close();
-  }
+  expect(pendingEvents(file), 'inbox events never processed').to.equal(0);
 }
 
 describe('daemon: killed with SIGKILL and started again', function () {
@@ -348,17 +321,14 @@ describe('daemon: killed with SIGKILL and started again', function () {
       succeeded: DEVICES,
       failed: 0,
     });
-    const db = new Database(file, { readonly: true });
-    try {
-      const ledger = db
+    const ledger = readState(file, (db) =>
+      db
         .prepare(
           `SELECT outcome, count(*) AS n FROM device_results WHERE run_id = ? AND step = 'suspend' GROUP BY outcome`,
         )
-        .all(runId);
-      expect(ledger).to.deep.equal([{ outcome: 'succeeded', n: DEVICES }]);
-    } finally {
-      db.close();
-    }
+        .all(runId),
+    );
+    expect(ledger).to.deep.equal([{ outcome: 'succeeded', n: DEVICES }]);
 
     // Each callback, acknowledged at once or once sent again, started exactly one run.
     expectEachCallbackOnce(file, s, context);

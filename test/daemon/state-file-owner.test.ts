@@ -8,11 +8,10 @@
  * of every device.
  */
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonProcess, runsIn } from '../helpers/daemon.js';
 import { accountDevices, calls, emulator, imei, sizeForActive, tempDir } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'ownership');
@@ -95,18 +94,6 @@ describe('daemon: one owner per state file', function () {
     return (await calls(emu)).actions['devices.suspend'] ?? 0;
   }
 
-  function runStatus(state: string, where: string): { id: string; status: string }[] {
-    const db = new Database(state, { readonly: true });
-    try {
-      return db.prepare(`SELECT id, status FROM runs WHERE ${where}`).all() as {
-        id: string;
-        status: string;
-      }[];
-    } finally {
-      db.close();
-    }
-  }
-
   async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
     const deadline = Date.now() + ms;
     while (!(await check())) {
@@ -148,13 +135,17 @@ describe('daemon: one owner per state file', function () {
     expect(refused!.stderr).to.include(`pid ${first.proc.pid} on `);
     expect(refused!.stderr).to.match(/, since 20\d\d-\d\d-\d\dT/);
 
-    expect(runStatus(state, `id = '${runId}'`)[0]?.status, 'the run, when the first is killed').to.equal(
-      'running',
-    );
+    expect(
+      runsIn(state, 'suspend-slowly').find((r) => r.id === runId)?.status,
+      'the run, when the first is killed',
+    ).to.equal('running');
     await first.stop('SIGKILL');
     daemons.splice(daemons.indexOf(first), 1);
     const next = await daemon('next daemon', state);
-    await until('the resumed run ends', () => runStatus(state, `id = '${runId}'`)[0]?.status === 'succeeded');
+    await until(
+      'the resumed run ends',
+      () => runsIn(state, 'suspend-slowly').find((r) => r.id === runId)?.status === 'succeeded',
+    );
     expect(
       next.logs().some((l) => l.message === 'resuming unfinished runs'),
       next.stderr,
@@ -170,7 +161,10 @@ describe('daemon: one owner per state file', function () {
       FLEETBOOK_STATE: state,
     });
     await until('the cli run to suspend', async () => (await suspends()) > 0);
-    expect(runStatus(state, `status = 'running'`), 'the cli run, running').to.have.length(1);
+    expect(
+      runsIn(state, 'suspend-slowly').filter((r) => r.status === 'running'),
+      'the cli run, running',
+    ).to.have.length(1);
 
     await first.stop('SIGKILL');
     daemons.splice(daemons.indexOf(first), 1);
