@@ -77,9 +77,6 @@ export class Lease {
       );
       return;
     }
-    // The rows of released locks, a chunk per renewal: the table holds about what is locked, not every device
-    // ever locked.
-    this.o.store.sweepLocks(this.now(), 10_000);
     this.o.onRenew?.();
   }
 

@@ -18,24 +18,12 @@ export const OWNERSHIP_MIGRATION = `CREATE TABLE owners (
      lease_until INTEGER NOT NULL
    );
    ALTER TABLE runs ADD COLUMN owner TEXT;
-   CREATE TABLE lock_holders (
-     id TEXT PRIMARY KEY,
-     owner TEXT NOT NULL
+   CREATE TABLE device_claims (
+     holder TEXT PRIMARY KEY,
+     owner TEXT NOT NULL,
+     device_ids TEXT NOT NULL
    ) WITHOUT ROWID;
-   CREATE INDEX lock_holders_by_owner ON lock_holders (owner);
-   CREATE TABLE device_locks (
-     device_id TEXT PRIMARY KEY,
-     holder TEXT NOT NULL
-   ) WITHOUT ROWID;`;
-
-/**
- * A device is locked while its row names a holder (one acquisition) of a live owner. Releasing removes the holder
- * alone, whatever the number of its devices; the rows it leaves are free, taken over by the next lock of their
- * device, and swept a chunk at a time. A row of the owner's own is free to it: an owner orders its own
- * acquisitions in memory (StoreDeviceLocks), so it may release them to the store later, several at once.
- */
-const FREE = `holder NOT IN (SELECT h.id FROM lock_holders h JOIN owners o ON o.id = h.owner
-  WHERE o.lease_until > @now AND h.owner <> @owner)`;
+   CREATE INDEX device_claims_by_owner ON device_claims (owner);`;
 
 interface OwnerRow {
   id: string;
@@ -60,13 +48,9 @@ export class SqliteOwnership implements Ownership {
     playbooks: readonly string[] | undefined,
     now: number,
   ) => RunRecord[];
-  private readonly lock: (
-    owner: string,
-    holder: string,
-    ids: string,
-    count: number,
-    now: number,
-  ) => string | undefined;
+  private readonly lock: Database.Transaction<
+    (owner: string, holder: string, ids: readonly string[], now: number) => string | undefined
+  >;
 
   constructor(private readonly db: Database.Database) {
     this.sql = preparer(db);
@@ -94,27 +78,30 @@ export class SqliteOwnership implements Ownership {
       ).all({ owner, playbooks: playbooks ? JSON.stringify(playbooks) : null, now }) as RunRow[];
       return rows.map(toRun).sort((a, b) => compare(a.startedAt, b.startedAt) || compare(a.id, b.id));
     });
-    this.lock = db.transaction((owner: string, holder: string, ids: string, count: number, now: number) => {
-      this.sql('INSERT INTO lock_holders (id, owner) VALUES (?, ?)').run(holder, owner);
-      // One statement: a device never locked gets its row, a device whose row is free is taken over.
-      const taken = this.sql(
-        `INSERT INTO device_locks (device_id, holder) SELECT value, @holder FROM json_each(@ids) WHERE true
-         ON CONFLICT (device_id) DO UPDATE SET holder = excluded.holder WHERE device_locks.${FREE}`,
-      ).run({ holder, owner, ids, now }).changes;
-      if (taken === count) return undefined;
-      // Some device is held by a live owner: none is taken (the rows taken are free again with the holder gone).
-      const busy = this.sql(
-        `SELECT device_id FROM device_locks WHERE device_id IN (SELECT value FROM json_each(?)) AND holder <> ? LIMIT 1`,
-      ).get(ids, holder) as { device_id: string } | undefined;
-      this.sql('DELETE FROM lock_holders WHERE id = ?').run(holder);
-      if (!busy) throw new Error(`device locks: ${count - taken} of ${count} devices neither taken nor held`);
-      return busy.device_id;
+    // One row per acquisition (its device ids as JSON), checked against the claims of the other live owners:
+    // alone on the store, an acquisition is one indexed read and one insert, whatever its size. The owner's own
+    // claims do not count: it orders its acquisitions in memory (StoreDeviceLocks), and may release late.
+    this.lock = db.transaction((owner: string, holder: string, ids: readonly string[], now: number) => {
+      const others = this.sql(
+        `SELECT c.device_ids FROM device_claims c JOIN owners o ON o.id = c.owner
+         WHERE c.owner <> ? AND o.lease_until > ?`,
+      ).all(owner, now) as { device_ids: string }[];
+      if (others.length) {
+        const wanted = new Set(ids);
+        for (const c of others)
+          for (const id of JSON.parse(c.device_ids) as string[]) if (wanted.has(id)) return id;
+      }
+      this.sql(
+        `INSERT INTO device_claims (holder, owner, device_ids) VALUES (?, ?, ?)
+         ON CONFLICT (holder) DO UPDATE SET device_ids = excluded.device_ids`,
+      ).run(holder, owner, JSON.stringify(ids));
+      return undefined;
     });
   }
 
   /** Removes the owners whose lease expired, with their device locks. */
   private expire(now: number): void {
-    this.sql('DELETE FROM lock_holders WHERE owner IN (SELECT id FROM owners WHERE lease_until <= ?)').run(
+    this.sql('DELETE FROM device_claims WHERE owner IN (SELECT id FROM owners WHERE lease_until <= ?)').run(
       now,
     );
     this.sql('DELETE FROM owners WHERE lease_until <= ?').run(now);
@@ -136,7 +123,7 @@ export class SqliteOwnership implements Ownership {
 
   releaseOwner(id: string): void {
     this.db.transaction(() => {
-      this.sql('DELETE FROM lock_holders WHERE owner = ?').run(id);
+      this.sql('DELETE FROM device_claims WHERE owner = ?').run(id);
       this.sql('DELETE FROM owners WHERE id = ?').run(id);
     })();
   }
@@ -152,20 +139,15 @@ export class SqliteOwnership implements Ownership {
   }
 
   lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined {
-    const unique = new Set(ids);
-    return this.lock(owner, holder, JSON.stringify([...unique]), unique.size, now);
+    // IMMEDIATE: the check and the claim hold the write lock together, so two processes cannot both pass the
+    // check for one device.
+    return this.lock.immediate(owner, holder, ids, now);
   }
 
   unlockDevices(holders: readonly string[]): void {
-    this.sql('DELETE FROM lock_holders WHERE id IN (SELECT value FROM json_each(?))').run(
+    this.sql('DELETE FROM device_claims WHERE holder IN (SELECT value FROM json_each(?))').run(
       JSON.stringify(holders),
     );
-  }
-
-  sweepLocks(now: number, limit: number): number {
-    return this.sql(
-      `DELETE FROM device_locks WHERE device_id IN (SELECT device_id FROM device_locks WHERE ${FREE} LIMIT @limit)`,
-    ).run({ now, limit, owner: '' }).changes;
   }
 }
 

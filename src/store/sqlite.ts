@@ -473,10 +473,6 @@ export class SqliteStore implements Store {
     this.ownership.unlockDevices(holders);
   }
 
-  sweepLocks(now: number, limit: number): number {
-    return this.ownership.sweepLocks(now, limit);
-  }
-
   close(): void {
     if (this.durable !== this.db) this.durable.close();
     this.db.close();

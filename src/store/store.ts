@@ -156,8 +156,6 @@ export interface Ownership {
   lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined;
   /** Frees the devices of some acquisitions, in one transaction. */
   unlockDevices(holders: readonly string[]): void;
-  /** Removes up to `limit` rows of freed device locks (housekeeping); returns how many. */
-  sweepLocks(now: number, limit: number): number;
 }
 
 export interface Store extends Ownership {
