@@ -64,6 +64,14 @@ export function evaluatorSeen(ev: unknown): void {
   capture?.(ev as Evaluator);
 }
 
+/**
+ * Whether the evaluation under way is instrument()'s probe, which only wants the evaluator: matches() then does
+ * no regular-expression work (so that re2js loads with the first expression that uses it, not at start-up).
+ */
+export function probing(): boolean {
+  return capture !== undefined;
+}
+
 /** Wraps `run` of the evaluator of `env`: the budget's count, and map literals that keep every key. */
 export function instrument(env: Environment): void {
   let seen: Evaluator | undefined;

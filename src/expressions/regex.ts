@@ -14,9 +14,11 @@
  * `matches` (bool) and takes the place of cel-js's function for every receiver.
  */
 import { EvaluationError, ParseError, type Environment } from '@marcbachmann/cel-js';
-import { RE2JS } from 're2js';
+import type * as Re2 from 're2js';
+import type { RE2JS } from 're2js';
+import { onFirstUse } from '../util/on-first-use.js';
 import { charge } from './budget.js';
-import { evaluatorSeen } from './evaluator.js';
+import { evaluatorSeen, probing } from './evaluator.js';
 
 /** The parts of cel-js's AST nodes, type checker and evaluator a macro uses (its documented macro API). */
 interface Node {
@@ -49,12 +51,15 @@ interface MatchesMacro {
   evaluate(ev: Evaluator, macro: MatchesMacro, ctx: unknown): boolean;
 }
 
+/** re2js, loaded by the first expression that uses matches(): most playbooks have none (its 260 KB cost every run). */
+const re2 = onFirstUse<typeof Re2>(import.meta.url, 're2js');
+
 const HINT = 'RE2 matches in linear time: it has no backreferences and no lookaround';
 
 /** Why RE2 refuses `pattern`, or the compiled pattern. */
 function compileRe2(pattern: string): RE2JS | string {
   try {
-    return RE2JS.compile(pattern);
+    return re2().RE2JS.compile(pattern);
   } catch (e) {
     const reason = (e as Error).message.replace(/^error parsing regexp: /, '');
     const hint = /Perl syntax|escape sequence|named capture/.test(reason) ? ` (${HINT})` : '';
@@ -124,14 +129,16 @@ function typeCheck(checker: Checker, m: MatchesMacro, ctx: unknown): CelType {
 
 function evaluate(ev: Evaluator, m: MatchesMacro, ctx: unknown): boolean {
   evaluatorSeen(ev);
+  if (probing()) return false;
   const text = ev.run(m.text, ctx);
   const pattern = m.re ?? ev.run(m.pattern, ctx);
-  if (typeof text !== 'string' || !(pattern instanceof RE2JS || typeof pattern === 'string'))
+  const compiled = pattern instanceof re2().RE2JS;
+  if (typeof text !== 'string' || !(compiled || typeof pattern === 'string'))
     throw new EvaluationError(
-      `found no matching overload for '${typeName(text)}.matches(${pattern instanceof RE2JS ? 'string' : typeName(pattern)})'`,
+      `found no matching overload for '${typeName(text)}.matches(${compiled ? 'string' : typeName(pattern)})'`,
       m.ast as never,
     );
-  const re = pattern instanceof RE2JS ? pattern : atRunTime(pattern, m.ast);
+  const re = compiled ? (pattern as RE2JS) : atRunTime(pattern as string, m.ast);
   // RE2 is linear in the text: the scan is work of its size.
   charge(text.length);
   return re.test(text);
@@ -139,7 +146,7 @@ function evaluate(ev: Evaluator, m: MatchesMacro, ctx: unknown): boolean {
 
 function macro(ast: Node, text: Node, pattern: Node): MatchesMacro {
   const m: MatchesMacro = { ast, text, pattern, async: false, typeCheck, evaluate };
-  if (pattern.op === 'value' && typeof pattern.args === 'string') {
+  if (pattern.op === 'value' && typeof pattern.args === 'string' && !probing()) {
     const re = literal(pattern.args);
     if (typeof re === 'string') throw new ParseError(re, pattern as never);
     m.re = re;
