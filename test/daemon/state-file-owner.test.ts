@@ -7,10 +7,11 @@
  * Real processes: the built CLI and daemon, against the emulator of this process, which counts every mutation
  * of every device.
  */
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
-import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { DaemonProcess, runsIn } from '../helpers/daemon.js';
 import { accountDevices, calls, emulator, imei, sizeForActive, tempDir } from '../runner/helpers.js';
 
@@ -66,8 +67,12 @@ describe('daemon: one owner per state file', function () {
     ...extra,
   });
 
-  async function daemon(name: string, state: string): Promise<DaemonProcess> {
-    const d = await DaemonProcess.start(name, { playbooks: FIXTURES, state, env: env() });
+  async function daemon(
+    name: string,
+    state: string,
+    extra: Record<string, string> = {},
+  ): Promise<DaemonProcess> {
+    const d = await DaemonProcess.start(name, { playbooks: FIXTURES, state, env: env(extra) });
     daemons.push(d);
     return d;
   }
@@ -175,5 +180,34 @@ describe('daemon: one owner per state file', function () {
     await sleep(300);
     await expectEachSuspendedOnce('a cli run across a daemon restart');
     expect(after.logs().filter((l) => l.message === 'resuming unfinished runs')).to.deep.equal([]);
+  });
+
+  it('a killed `fleetbook run` leaves its run to the daemon once its lease expires', async () => {
+    const state = join(dir.dir, 'cli-killed.db');
+    const lease = { FLEETBOOK_LEASE: '1s' };
+    const d = await daemon('daemon beside a cli', state, lease);
+    const cli = spawn(process.execPath, [BIN, 'run', PLAYBOOK, '--input', `account=${account}`], {
+      env: { PATH: process.env.PATH ?? '', ...env(lease), FLEETBOOK_STATE: state },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((r) => cli.once('exit', r));
+    await until('the cli run to suspend', async () => (await suspends()) > 0);
+    const [run] = runsIn(state, 'suspend-slowly');
+    expect(run?.status).to.equal('running');
+    cli.kill('SIGKILL');
+    await exited;
+    await until(
+      'the daemon to finish the run',
+      () => runsIn(state, 'suspend-slowly')[0]?.status === 'succeeded',
+    );
+    expect(d.logs().some((l) => l.message === 'run resumed' && l.runId === run!.id)).to.equal(true);
+    // A suspend the kill cut short may be sent again (its outcome was unknown), but no device is changed twice.
+    const { devices } = await calls(emu);
+    const twice = active.filter(
+      (id) => (devices[id] ?? []).filter((m) => m.action === 'devices.suspend').length > 1,
+    );
+    const never = active.filter((id) => !(devices[id] ?? []).some((m) => m.action === 'devices.suspend'));
+    expect(twice, 'devices suspended twice').to.deep.equal([]);
+    expect(never, 'devices never suspended').to.deep.equal([]);
   });
 });
