@@ -77,7 +77,16 @@ export function authentic(
  */
 export function toMessage(service: string, kind: string, body: Json, receivedAt: string): InboxMessage {
   const { username: _u, password: _p, callbackCount: _c, maxCallbackThreshold: _m, ...payload } = body;
-  return { service, kind, requestId: String(body.requestId), payload, receivedAt };
+  const first = Array.isArray(body.deviceIds) ? (body.deviceIds[0] as Json | undefined) : undefined;
+  const device = first ? `${String(first.kind).toLowerCase()}:${String(first.id)}` : undefined;
+  return {
+    service,
+    kind,
+    requestId: String(body.requestId),
+    ...(device !== undefined ? { device } : {}),
+    payload,
+    receivedAt,
+  };
 }
 
 /**

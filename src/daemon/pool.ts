@@ -10,7 +10,7 @@ import { render } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import { Interrupted, runPlaybook, type DeviceLocks, type EventSource } from '../runner/runner.js';
-import type { RunRecord, RunSummary, Store } from '../store/store.js';
+import { emptyCounts, type RunRecord, type RunSummary, type Store } from '../store/store.js';
 import type { DaemonMetrics } from './metrics.js';
 
 export interface PoolOptions {
@@ -212,7 +212,7 @@ export class RunPool {
         endedAt,
         error,
         steps: [],
-        devices: { total: 0, succeeded: 0, failed: 0, skipped: 0, byError: {} },
+        devices: emptyCounts(),
       },
     });
     this.o.metrics?.runs.inc({ playbook: run.playbook, status });

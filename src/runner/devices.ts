@@ -109,18 +109,25 @@ export function groupResults(results: DeviceResult[], unique = false): DeviceGro
     }
     // Results come in runs of the same result: the group of the one before usually fits.
     if (!g || !sameResult(g, r)) {
-      const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}`;
+      const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}\0${r.requestId ?? ''}`;
       g = groups.get(key);
       if (!g) {
-        const { deviceId: _, ...result } = r;
+        const { deviceId: _, data: __, ...result } = r;
         groups.set(key, (g = { ...result, ids: [] }));
       }
     }
     g.ids.push(r.deviceId);
+    if (r.data !== undefined || g.data) (g.data ??= new Array<undefined>(g.ids.length - 1)).push(r.data);
   }
   // Built from the last result back: each group's devices in the order they came.
   const out = [...groups.values()].reverse();
-  for (const x of out) x.ids.reverse();
+  for (const x of out) {
+    x.ids.reverse();
+    if (x.data) {
+      x.data.length = x.ids.length;
+      x.data.reverse();
+    }
+  }
   return out;
 }
 
@@ -130,14 +137,19 @@ function sameResult(g: DeviceGroup, r: DeviceResult): boolean {
     g.outcome === r.outcome &&
     g.errorType === r.errorType &&
     g.errorClass === r.errorClass &&
-    g.attempts === r.attempts
+    g.attempts === r.attempts &&
+    g.requestId === r.requestId
   );
 }
 
 /** Every device of `groups` as a DeviceResult, in order. */
 export function resultsOf(groups: DeviceGroup[]): DeviceResult[] {
   const out: DeviceResult[] = [];
-  for (const { ids, ...result } of groups) for (const deviceId of ids) out.push({ deviceId, ...result });
+  for (const { ids, data, ...result } of groups)
+    ids.forEach((deviceId, i) => {
+      const d = data?.[i];
+      out.push(d ? { deviceId, ...result, data: d } : { deviceId, ...result });
+    });
   return out;
 }
 

@@ -25,6 +25,7 @@ import type {
   StepSummary,
   Store,
 } from '../store/store.js';
+import { emptyCounts } from '../store/store.js';
 import { readAhead } from '../util/read-ahead.js';
 import { hasEffect } from '../actions/engine.js';
 import { runEngineAction } from '../actions/executors.js';
@@ -158,7 +159,6 @@ interface Scope {
   key: string;
 }
 
-const emptyCounts = (): DeviceCounts => ({ total: 0, succeeded: 0, failed: 0, skipped: 0, byError: {} });
 
 export function countDevices(groups: DeviceGroup[]): DeviceCounts {
   const c = emptyCounts();

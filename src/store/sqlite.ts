@@ -20,6 +20,8 @@ import type {
   Store,
 } from './store.js';
 
+type Json = Record<string, unknown>;
+
 /** Schema migrations, in order. Never edit one that has shipped: add the next. */
 export const MIGRATIONS: string[] = [
   `CREATE TABLE runs (
@@ -101,6 +103,37 @@ export const MIGRATIONS: string[] = [
        FROM ledger l, json_each(l.device_ids) j)
      WHERE n = 1;`,
   OWNERSHIP_MIGRATION,
+  // Confirmed outcomes and step data (product.md 5a): the request id a device-state action's devices were
+  // accepted under, and each device's data (a location), a JSON array in the order of device_ids.
+  `ALTER TABLE ledger ADD COLUMN request_id TEXT;
+   ALTER TABLE ledger ADD COLUMN data_json TEXT;
+   DROP VIEW device_results;
+   CREATE VIEW device_results AS
+     SELECT run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at, request_id, data_json
+     FROM (
+       SELECT l.run_id, l.step, j.value AS device_id, l.kind, l.outcome, l.error_type, l.error_class,
+         l.attempts, l.at, l.request_id,
+         CASE WHEN l.data_json IS NULL THEN NULL ELSE json_extract(l.data_json, '$[' || j.key || ']') END
+           AS data_json,
+         row_number() OVER (PARTITION BY l.run_id, l.step, j.value ORDER BY l.seq DESC) AS n
+       FROM ledger l, json_each(l.device_ids) j)
+     WHERE n = 1;
+   CREATE TABLE inbox_v5 (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     service TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     request_id TEXT NOT NULL,
+     device TEXT NOT NULL DEFAULT '',
+     payload_json TEXT NOT NULL,
+     received_at TEXT NOT NULL,
+     processed_at TEXT,
+     UNIQUE (request_id, kind, device)
+   );
+   INSERT INTO inbox_v5 (id, service, kind, request_id, payload_json, received_at, processed_at)
+     SELECT id, service, kind, request_id, payload_json, received_at, processed_at FROM inbox;
+   DROP TABLE inbox;
+   ALTER TABLE inbox_v5 RENAME TO inbox;
+   CREATE INDEX inbox_pending ON inbox (id) WHERE processed_at IS NULL;`,
 ];
 
 export class SqliteStore implements Store {
@@ -177,8 +210,9 @@ export class SqliteStore implements Store {
          ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
       ),
       insertEntry: this.db.prepare(
-        `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
+           request_id, data_json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
     };
     this.saveWithDevices = this.db.transaction((runId, key, state, devices) => {
@@ -293,6 +327,8 @@ export class SqliteStore implements Store {
         g.attempts,
         at,
         JSON.stringify(g.ids),
+        g.requestId ?? null,
+        g.data ? JSON.stringify(g.data) : null,
       );
     }
   }
@@ -301,8 +337,10 @@ export class SqliteStore implements Store {
   private ledgerRows(entries: EntryRow[]): LedgerRow[] {
     const latest = new Map<string, LedgerRow>();
     for (const e of entries) {
-      for (const deviceId of JSON.parse(e.device_ids) as string[])
-        latest.set(`${e.run_id}\0${e.step}\0${deviceId}`, ledgerRow(deviceId, e));
+      const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
+      (JSON.parse(e.device_ids) as string[]).forEach((deviceId, i) =>
+        latest.set(`${e.run_id}\0${e.step}\0${deviceId}`, ledgerRow(deviceId, e, data?.[i])),
+      );
     }
     return [...latest.values()];
   }
@@ -358,7 +396,8 @@ export class SqliteStore implements Store {
     const rows = this.sql('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id').iterate(
       runId,
     ) as IterableIterator<ViewRow>;
-    for (const r of rows) yield ledgerRow(r.device_id, r);
+    for (const r of rows)
+      yield ledgerRow(r.device_id, r, r.data_json === null ? undefined : (JSON.parse(r.data_json) as Json));
   }
 
   deviceResults(runId: string, step?: string): LedgerRow[] {
@@ -372,12 +411,13 @@ export class SqliteStore implements Store {
 
   appendInbox(messages: InboxMessage[]): ('stored' | 'duplicate')[] {
     const insert = this.durableSql(
-      `INSERT INTO inbox (service, kind, request_id, payload_json, received_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (request_id, kind) DO NOTHING`,
+      `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (request_id, kind, device) DO NOTHING`,
     );
     const out = this.durable.transaction(() =>
       messages.map((m) =>
-        insert.run(m.service, m.kind, m.requestId, JSON.stringify(m.payload), m.receivedAt).changes
+        insert.run(m.service, m.kind, m.requestId, m.device ?? '', JSON.stringify(m.payload), m.receivedAt)
+          .changes
           ? ('stored' as const)
           : ('duplicate' as const),
       ),
@@ -388,24 +428,19 @@ export class SqliteStore implements Store {
 
   pendingInbox(limit: number, afterId = 0): InboxEvent[] {
     const rows = this.sql(
-      `SELECT id, service, kind, request_id, payload_json, received_at FROM inbox
+      `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox
          WHERE processed_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
-    ).all(afterId, limit) as {
-      id: number;
-      service: string;
-      kind: string;
-      request_id: string;
-      payload_json: string;
-      received_at: string;
-    }[];
-    return rows.map((r) => ({
-      id: r.id,
-      service: r.service,
-      kind: r.kind,
-      requestId: r.request_id,
-      payload: JSON.parse(r.payload_json) as unknown,
-      receivedAt: r.received_at,
-    }));
+    ).all(afterId, limit) as InboxRow[];
+    return rows.map(inboxEvent);
+  }
+
+  inboxByRequest(requestIds: string[]): InboxEvent[] {
+    if (!requestIds.length) return [];
+    const rows = this.sql(
+      `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox
+         WHERE request_id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+    ).all(JSON.stringify(requestIds)) as InboxRow[];
+    return rows.map(inboxEvent);
   }
 
   inboxBacklog(): number {
@@ -479,6 +514,28 @@ export class SqliteStore implements Store {
   }
 }
 
+interface InboxRow {
+  id: number;
+  service: string;
+  kind: string;
+  request_id: string;
+  device: string;
+  payload_json: string;
+  received_at: string;
+}
+
+function inboxEvent(r: InboxRow): InboxEvent {
+  return {
+    id: r.id,
+    service: r.service,
+    kind: r.kind,
+    requestId: r.request_id,
+    ...(r.device ? { device: r.device } : {}),
+    payload: JSON.parse(r.payload_json) as unknown,
+    receivedAt: r.received_at,
+  };
+}
+
 /** The columns of a result, in the `ledger` table and the `device_results` view alike. */
 interface ResultColumns {
   run_id: string;
@@ -489,6 +546,9 @@ interface ResultColumns {
   error_class: string | null;
   attempts: number;
   at: string;
+  request_id: string | null;
+  /** The entry's data (a JSON array, in the `ledger` table) or the device's (JSON, in the view). */
+  data_json: string | null;
 }
 
 /** A row of the `ledger` table: the devices that got one result in one write. */
@@ -503,7 +563,7 @@ interface ViewRow extends ResultColumns {
   device_id: string;
 }
 
-function ledgerRow(deviceId: string, r: ResultColumns): LedgerRow {
+function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null): LedgerRow {
   return {
     deviceId,
     runId: r.run_id,
@@ -513,6 +573,8 @@ function ledgerRow(deviceId: string, r: ResultColumns): LedgerRow {
     ...(r.error_type !== null ? { errorType: r.error_type } : {}),
     ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
     attempts: r.attempts,
+    ...(r.request_id !== null ? { requestId: r.request_id } : {}),
+    ...(data ? { data } : {}),
     at: r.at,
   };
 }

@@ -6,14 +6,45 @@
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped' | 'planned';
-export type DeviceOutcome = 'succeeded' | 'failed' | 'skipped';
+/**
+ * What happened to a device (product.md 5a): `accepted` (the service took the request, its outcome is still to
+ * come), `succeeded` and `failed` (confirmed), `skipped` (not sent), `unconfirmed` (accepted, and no
+ * confirmation came within the step's confirmation time).
+ */
+export type DeviceOutcome = 'accepted' | 'succeeded' | 'failed' | 'skipped' | 'unconfirmed';
+export const DEVICE_OUTCOMES: readonly DeviceOutcome[] = [
+  'accepted',
+  'succeeded',
+  'failed',
+  'skipped',
+  'unconfirmed',
+];
 
 export interface DeviceCounts {
   total: number;
+  accepted: number;
   succeeded: number;
   failed: number;
   skipped: number;
+  unconfirmed: number;
   byError: Record<string, number>;
+}
+
+export const emptyCounts = (): DeviceCounts => ({
+  total: 0,
+  accepted: 0,
+  succeeded: 0,
+  failed: 0,
+  skipped: 0,
+  unconfirmed: 0,
+  byError: {},
+});
+
+/** How a step's device outcomes were confirmed: devices per means (product.md 5a). */
+export interface Confirmation {
+  callback: number;
+  requestStatus: number;
+  stateRead: number;
 }
 
 export interface StepSummary {
@@ -22,6 +53,8 @@ export interface StepSummary {
   attempts: number;
   calls: number;
   devices: DeviceCounts;
+  /** A step whose devices' outcomes are confirmed after the service accepted them: by which means. */
+  confirmation?: Confirmation;
   error?: string;
 }
 
@@ -65,14 +98,20 @@ export interface DeviceResult {
   errorType?: string;
   errorClass?: string;
   attempts: number;
+  /** The service's request id of an asynchronous request (a device-state action) that named the device. */
+  requestId?: string;
+  /** What the step returned for the device (a location: latitude, longitude, radius, time, cached). */
+  data?: Record<string, unknown>;
 }
 
 /**
  * Devices that got the same result in the same step, in order: how a step hands its results to the ledger, which
  * keeps each group as one entry. A device may appear again, in this group or a later one: the last counts.
  */
-export interface DeviceGroup extends Omit<DeviceResult, 'deviceId'> {
+export interface DeviceGroup extends Omit<DeviceResult, 'deviceId' | 'data'> {
   ids: string[];
+  /** Each device's data, in the order of `ids`, when the step returned data per device. */
+  data?: (Record<string, unknown> | undefined)[];
 }
 
 export interface LedgerQuery {
@@ -98,6 +137,11 @@ export interface InboxMessage {
   /** What the message reports (e.g. `alertServiceResponse`); with requestId, the deduplication key. */
   kind: string;
   requestId: string;
+  /**
+   * The device a message reports on (`kind:id` of its first identifier), when it names devices: the service
+   * sends one message per device of a request, under the request's id. Part of the deduplication key.
+   */
+  device?: string;
   payload: unknown;
   receivedAt: string;
 }
@@ -189,6 +233,8 @@ export interface Store extends Ownership {
   appendInbox(messages: InboxMessage[]): ('stored' | 'duplicate')[];
   /** Events not yet processed, in order of arrival, after `afterId`. */
   pendingInbox(limit: number, afterId?: number): InboxEvent[];
+  /** Every stored message of these requests, processed or not, in order of arrival (confirming a request). */
+  inboxByRequest(requestIds: string[]): InboxEvent[];
   /** How many events wait to be processed. */
   inboxBacklog(): number;
   /**
