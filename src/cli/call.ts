@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { ACTIONS, CATALOG } from '../api/catalog.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
+import { connect } from '../connect.js';
 import { FleetbookError, InputError, UnknownActionError } from '../errors.js';
 import { createLogger, redactValue, silentLogger } from '../log.js';
-import { connect } from './connect.js';
 
 export interface CallFlags {
   body?: string;

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
+import { connect } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
@@ -14,7 +15,6 @@ import { Lease } from '../store/lease.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { RunSummary } from '../store/store.js';
 import { registerSecret } from '../util/secrets.js';
-import { connect } from './connect.js';
 import { formatSummary } from './runs.js';
 
 export interface RunFlags {
@@ -122,7 +122,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       signal: controller.signal,
       owner: lease.id,
       locks: new StoreDeviceLocks(store, lease.id),
-      ...(target.emulatorUrl ? { pollIntervalMs: 250 } : {}),
+      ...(target.pollIntervalMs ? { pollIntervalMs: target.pollIntervalMs } : {}),
       ...(bar
         ? {
             onProgress: (p: Progress) => {

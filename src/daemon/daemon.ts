@@ -9,6 +9,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { engineSettings } from '../actions/settings.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import type { Config } from '../config.js';
+import { connect, type Target } from '../connect.js';
 import { ConfigError } from '../errors.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -23,7 +24,6 @@ import { SqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/store.js';
 import { playbookFiles } from '../util/files.js';
 import { registerSecret } from '../util/secrets.js';
-import { connect, type Target } from '../cli/connect.js';
 import { GroupCommit, type ListenerCredentials } from './callbacks.js';
 import { Matcher, callbacksOf } from './matcher.js';
 import { DaemonMetrics } from './metrics.js';
@@ -216,11 +216,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       engine,
       ...(o.secrets ? { secrets: o.secrets } : {}),
       ...(o.env ? { env: o.env } : {}),
-      ...(o.pollIntervalMs
-        ? { pollIntervalMs: o.pollIntervalMs }
-        : target.emulator
-          ? { pollIntervalMs: 250 }
-          : {}),
+      ...(o.pollIntervalMs || target.pollIntervalMs
+        ? { pollIntervalMs: o.pollIntervalMs || target.pollIntervalMs }
+        : {}),
     });
     started.pool = pool;
     const matcher = new Matcher({ store: st, playbooks, pool, events, log, metrics, owner: owned.id });

@@ -1,11 +1,12 @@
 /**
- * Where the CLI's API calls go: the service named by FLEETBOOK_API_URL, or, without it, an emulator started
- * in-process with its default credentials (the zero-configuration start).
+ * Where a process's API calls go, for `fleetbook run`, `fleetbook call` and the daemon alike: the service named
+ * by FLEETBOOK_API_URL, or, without it, an emulator started in-process with its default credentials (the
+ * zero-configuration start). Only the shells (src/cli, src/daemon) use it: the engine is given a client.
  */
-import type { ClientOptions } from '../api/client.js';
-import type { Config } from '../config.js';
-import type { Emulator } from '../emulator/index.js';
-import type { Logger } from '../log.js';
+import type { ClientOptions } from './api/client.js';
+import type { Config } from './config.js';
+import type { Emulator } from './emulator/index.js';
+import type { Logger } from './log.js';
 
 export interface Target {
   options: ClientOptions;
@@ -13,6 +14,8 @@ export interface Target {
   emulatorUrl?: string;
   /** The embedded emulator, when one was started. */
   emulator?: Emulator;
+  /** Embedded only: how often runs poll report status and fallbacks (EMBEDDED_POLL_INTERVAL_MS). */
+  pollIntervalMs?: number;
   close(): Promise<void>;
 }
 
@@ -21,6 +24,12 @@ export interface Target {
  * completes in a few seconds, so that `fleetbook run` on a fresh clone shows a whole report.
  */
 export const EMBEDDED_TIME_SCALE = 60;
+
+/**
+ * The embedded emulator's reports complete in seconds (EMBEDDED_TIME_SCALE): runs poll them every 250 ms
+ * rather than the runner's 5 s default.
+ */
+export const EMBEDDED_POLL_INTERVAL_MS = 250;
 
 export async function connect(
   config: Config,
@@ -39,7 +48,7 @@ export async function connect(
     if (config.password) options.password = config.password;
     return { options, close: async () => undefined };
   }
-  const { startEmulator } = await import('../emulator/index.js');
+  const { startEmulator } = await import('./emulator/index.js');
   const emu = await startEmulator({ timeScale: EMBEDDED_TIME_SCALE, ...embedded });
   logger.info('no FLEETBOOK_API_URL: using an embedded emulator', { url: emu.baseUrl });
   const d = emu.defaults;
@@ -56,6 +65,7 @@ export async function connect(
     },
     emulatorUrl: emu.baseUrl,
     emulator: emu,
+    pollIntervalMs: EMBEDDED_POLL_INTERVAL_MS,
     close: () => emu.close(),
   };
 }
