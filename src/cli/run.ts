@@ -9,8 +9,9 @@ import { createLogger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
 import { parseDuration } from '../playbook/duration.js';
+import { startRun } from '../runner/factory.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
-import { Interrupted, coerceInputs, runPlaybook, type Progress } from '../runner/runner.js';
+import { Interrupted, coerceInputs, type Progress } from '../runner/runner.js';
 import { Lease } from '../store/lease.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { RunSummary } from '../store/store.js';
@@ -109,20 +110,22 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   process.once('SIGTERM', onSignal);
   let summary: RunSummary;
   try {
-    summary = await runPlaybook(pb, {
+    const services = {
       client,
       store,
       logger,
-      inputs,
-      dryRun: Boolean(flags.dryRun),
-      trigger: { type: 'manual', by: 'cli' },
-      secrets: secretsFromEnv(process.env),
       engine,
-      env: envForExpressions(process.env),
-      signal: controller.signal,
       owner: lease.id,
       locks: new StoreDeviceLocks(store, lease.id),
+      secrets: secretsFromEnv(process.env),
+      env: envForExpressions(process.env),
       ...(target.pollIntervalMs ? { pollIntervalMs: target.pollIntervalMs } : {}),
+    };
+    summary = await startRun(services, pb, {
+      trigger: { type: 'manual', by: 'cli' },
+      inputs,
+      dryRun: Boolean(flags.dryRun),
+      signal: controller.signal,
       ...(bar
         ? {
             onProgress: (p: Progress) => {

@@ -204,21 +204,23 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       onResponse: (action, status) => metrics.apiCalls.inc({ action, status: String(status) }),
     });
     const events = new EventHub();
+    const pollIntervalMs = o.pollIntervalMs || target.pollIntervalMs;
     const pool = new RunPool({
       playbooks,
-      store: st,
-      client,
-      locks: new StoreDeviceLocks(st, owned.id),
-      events,
-      logger: log,
+      services: {
+        client,
+        store: st,
+        locks: new StoreDeviceLocks(st, owned.id),
+        events,
+        logger: log,
+        engine,
+        owner: owned.id,
+        ...(o.secrets ? { secrets: o.secrets } : {}),
+        ...(o.env ? { env: o.env } : {}),
+        ...(pollIntervalMs ? { pollIntervalMs } : {}),
+      },
       metrics,
       maxRuns: config.maxRuns,
-      engine,
-      ...(o.secrets ? { secrets: o.secrets } : {}),
-      ...(o.env ? { env: o.env } : {}),
-      ...(o.pollIntervalMs || target.pollIntervalMs
-        ? { pollIntervalMs: o.pollIntervalMs || target.pollIntervalMs }
-        : {}),
     });
     started.pool = pool;
     const matcher = new Matcher({ store: st, playbooks, pool, events, log, metrics, owner: owned.id });

@@ -3,31 +3,19 @@
  * (queue, skip or cancel) and the per-device locks shared by every run. A run is always in the store before
  * it reaches the pool, so a crash loses none: the next start hands the unfinished ones back here.
  */
-import type { EngineSettings } from '../actions/settings.js';
-import type { ApiClient } from '../api/client.js';
-import type { Clock } from '../clock.js';
 import { render } from '../expressions/template.js';
-import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
-import { Interrupted, runPlaybook, type DeviceLocks, type EventSource } from '../runner/runner.js';
-import { emptyCounts, type RunRecord, type RunSummary, type Store } from '../store/store.js';
+import { startRun, type RunServices } from '../runner/factory.js';
+import { Interrupted } from '../runner/runner.js';
+import { emptyCounts, type RunRecord, type RunSummary } from '../store/store.js';
 import type { DaemonMetrics } from './metrics.js';
 
 export interface PoolOptions {
   playbooks: ReadonlyMap<string, Playbook>;
-  store: Store;
-  client: ApiClient;
-  locks: DeviceLocks;
-  events: EventSource;
-  logger: Logger;
+  /** The daemon's client, store, locks, event hub, logger and engine settings: every run executes with them. */
+  services: RunServices;
   metrics?: DaemonMetrics;
-  clock?: Clock;
   maxRuns: number;
-  secrets?: Record<string, string>;
-  env?: Record<string, string>;
-  pollIntervalMs?: number;
-  /** The engine actions' reports directory and webhook allowlist (FLEETBOOK_REPORTS_DIR, FLEETBOOK_WEBHOOK_ALLOW). */
-  engine?: EngineSettings;
 }
 
 interface Entry {
@@ -82,7 +70,7 @@ export class RunPool {
     // Stopping: the run stays queued in the store, and the next start resumes it.
     if (this.stopping) return;
     const pb = this.o.playbooks.get(run.playbook);
-    const log = this.o.logger.child({ runId: run.id, playbook: run.playbook });
+    const log = this.o.services.logger.child({ runId: run.id, playbook: run.playbook });
     if (!pb) {
       this.end(run, 'failed', `playbook ${run.playbook} is not loaded by this daemon`);
       return;
@@ -165,28 +153,15 @@ export class RunPool {
     const began = Date.now();
     let summary: RunSummary;
     try {
-      summary = await runPlaybook(pb, {
-        client: this.o.client,
-        store: this.o.store,
-        logger: this.o.logger,
-        runId: run.id,
-        stored: run,
-        inputs: (run.inputs ?? {}) as Record<string, unknown>,
-        event: run.event,
-        trigger: run.trigger as Record<string, unknown>,
-        locks: this.o.locks,
-        events: this.o.events,
-        signal: controller.signal,
-        ...(this.o.clock ? { clock: this.o.clock } : {}),
-        ...(this.o.secrets ? { secrets: this.o.secrets } : {}),
-        ...(this.o.env ? { env: this.o.env } : {}),
-        ...(this.o.pollIntervalMs ? { pollIntervalMs: this.o.pollIntervalMs } : {}),
-        ...(this.o.engine ? { engine: this.o.engine } : {}),
-      });
+      summary = await startRun(this.o.services, pb, { stored: run, signal: controller.signal });
     } catch (e) {
       if (e instanceof Interrupted) return;
       // The runner ends every run it can; this is a defect, kept visible rather than lost.
-      this.o.logger.error('run crashed', { runId: run.id, playbook: run.playbook, error: String(e) });
+      this.o.services.logger.error('run crashed', {
+        runId: run.id,
+        playbook: run.playbook,
+        error: String(e),
+      });
       this.end(run, 'failed', `internal error: ${(e as Error).message}`);
       return;
     }
@@ -200,7 +175,7 @@ export class RunPool {
   /** Ends a run that never executed (skipped, or impossible to start). */
   private end(run: RunRecord, status: 'failed' | 'cancelled', error: string): void {
     const endedAt = new Date().toISOString();
-    this.o.store.updateRun(run.id, {
+    this.o.services.store.updateRun(run.id, {
       status,
       endedAt,
       error,
