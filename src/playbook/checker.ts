@@ -8,6 +8,7 @@
  * (generated-rules.ts) and the YAML subset reader (fast-yaml.ts), quickLoad checks a valid playbook without
  * them, and leaves everything else to load.ts.
  */
+// eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import { staticProblems } from '../actions/policy.js';
 import type { InputProblem } from '../errors.js';
 import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';

@@ -17,7 +17,9 @@ import type * as YamlModule from 'yaml';
 import type { Document, Node } from 'yaml';
 import { ACTIONS } from '../api/catalog.js';
 import { check } from '../api/validate.js';
+// eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import { ENGINE_ACTION_NAMES } from '../actions/engine.js';
+// eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import { deviceSelectorProblem, stepSelectorProblem } from '../actions/selectors.js';
 import {
   Checker,
