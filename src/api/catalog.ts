@@ -758,6 +758,22 @@ export const CATALOG = {
     errorShape: 'errorCode',
     normalize: normalizeDevices,
   },
+  'requests.status': {
+    action: 'requests.status',
+    summary: 'Status of a device action or SMS request: Pending, Success, Failed or PartialSuccess.',
+    area: 'm2m',
+    method: 'GET',
+    path: '/m2m/v1/accounts/{accountName}/requests/{requestId}/status',
+    get input() {
+      return C().RequestStatusRequest;
+    },
+    get output() {
+      return C().RequestStatusResponse;
+    },
+    mutating: false,
+    retrySafe: true,
+    errorShape: 'errorCode',
+  },
 } as const satisfies Record<string, Operation>;
 
 export type ActionName = keyof typeof CATALOG;

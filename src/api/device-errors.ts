@@ -3,7 +3,8 @@
  * - transient: the device or network may answer later; retry the device as it was;
  * - remediable: a changed argument fixes it (SVC CACHE UNAVAILABLE: cacheMode 1 or 2);
  * - permanent: retrying the same request cannot help.
- * test/device-errors.test.ts checks this table against the spec.
+ * test/client/device-error-catalog.test.ts checks this table against the spec. The carrier's own codes for
+ * device-state actions are in a table of their own below (CARRIER_ERRORS), so that this one stays the spec's.
  */
 export type DeviceErrorClass = 'transient' | 'remediable' | 'permanent';
 
@@ -53,7 +54,33 @@ export function isDeviceErrorType(type: string): type is DeviceErrorType {
   return Object.hasOwn(DEVICE_ERRORS, type);
 }
 
-/** The class of a 7.3 type; a type the spec does not list is treated as permanent, never dropped. */
+/**
+ * Why the carrier did not carry out a device-state action (suspend, restore, activate, deactivate, plan change)
+ * on one device: the `faultcode` of the device's CarrierService callback, and the `reason.code` of the
+ * emulator's request record. The spec lists no codes for these; they are fleetbook's own, in the style of the
+ * 7.3 table (src/emulator/ARCHITECTURE.md, docs/spec-decisions.md). Both are about the device's state, which
+ * the same request cannot change: permanent.
+ * - `INVALID DEVICE STATE`: the action does not apply to the device's state (suspending a pending device,
+ *   restoring a pending one, activating a suspended one);
+ * - `DEVICE DEACTIVATED`: the device is deactivated; only activation applies to it.
+ */
+export const CARRIER_ERRORS = {
+  'INVALID DEVICE STATE': 'permanent',
+  'DEVICE DEACTIVATED': 'permanent',
+} as const satisfies Record<string, DeviceErrorClass>;
+
+export type CarrierErrorType = keyof typeof CARRIER_ERRORS;
+export const CARRIER_ERROR_TYPES = Object.keys(CARRIER_ERRORS) as CarrierErrorType[];
+
+export function isCarrierErrorType(type: string): type is CarrierErrorType {
+  return Object.hasOwn(CARRIER_ERRORS, type);
+}
+
+/**
+ * The class of a per-device error type: a 7.3 type or a carrier code. A type neither table lists is treated as
+ * permanent, never dropped.
+ */
 export function deviceErrorClass(type: string): DeviceErrorClass {
-  return isDeviceErrorType(type) ? DEVICE_ERRORS[type] : 'permanent';
+  if (isDeviceErrorType(type)) return DEVICE_ERRORS[type];
+  return isCarrierErrorType(type) ? CARRIER_ERRORS[type] : 'permanent';
 }

@@ -82,10 +82,13 @@ export class CallbackDispatcher {
   private readonly timeoutMs: number;
   private readonly keep: number;
   private readonly log: Logger;
-  private readonly ready: Job[] = [];
+  /** Jobs to send, from `head` on (a head index, not shift(): a 20,000-job queue would be copied per job). */
+  private ready: (Job | undefined)[] = [];
+  private head = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly log_: Delivery[] = [];
   private active = 0;
+  private pumpScheduled = false;
   private nextId = 1;
   private generation = 0;
   private closed = false;
@@ -121,21 +124,29 @@ export class CallbackDispatcher {
     };
     this.stats.messages++;
     this.log_.push(delivery);
-    if (this.log_.length > this.keep) this.log_.splice(0, this.log_.length - this.keep);
+    // Trimmed in steps of `keep`, not one by one: a 20,000-device request sends 20,000 messages.
+    if (this.log_.length >= 2 * this.keep) this.log_.splice(0, this.log_.length - this.keep);
     this.ready.push({ delivery, target, message, retryMs, generation: this.generation });
-    // After the current turn, so that the answer carrying the requestId leaves before its callback.
-    setImmediate(() => this.pump());
+    // After the current turn, so that the answer carrying the requestId leaves before its callback; once for
+    // all the messages of the turn.
+    if (!this.pumpScheduled) {
+      this.pumpScheduled = true;
+      setImmediate(() => {
+        this.pumpScheduled = false;
+        this.pump();
+      });
+    }
     return delivery;
   }
 
-  /** Deliveries, oldest first. */
+  /** The latest `keep` deliveries, oldest first. */
   deliveries(): readonly Delivery[] {
-    return this.log_;
+    return this.log_.length > this.keep ? this.log_.slice(-this.keep) : this.log_;
   }
 
   /** Resolves when nothing is queued, in flight or waiting to be re-sent. */
   idle(): Promise<void> {
-    if (this.active === 0 && this.ready.length === 0 && this.timers.size === 0) return Promise.resolve();
+    if (this.active === 0 && this.queued() === 0 && this.timers.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -144,8 +155,9 @@ export class CallbackDispatcher {
     this.generation++;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    for (const job of this.ready) job.delivery.state = 'cancelled';
-    this.ready.length = 0;
+    for (let i = this.head; i < this.ready.length; i++) (this.ready[i] as Job).delivery.state = 'cancelled';
+    this.ready = [];
+    this.head = 0;
     this.log_.length = 0;
     this.stats.messages = this.stats.attempts = this.stats.delivered = this.stats.failed = 0;
     this.checkIdle();
@@ -172,9 +184,21 @@ export class CallbackDispatcher {
     };
   }
 
+  private queued(): number {
+    return this.ready.length - this.head;
+  }
+
   private pump(): void {
-    while (!this.closed && this.active < this.concurrency && this.ready.length > 0) {
-      const job = this.ready.shift() as Job;
+    while (!this.closed && this.active < this.concurrency && this.queued() > 0) {
+      const job = this.ready[this.head] as Job;
+      this.ready[this.head++] = undefined;
+      if (this.head === this.ready.length) {
+        this.ready = [];
+        this.head = 0;
+      } else if (this.head >= 4096 && 2 * this.head >= this.ready.length) {
+        this.ready = this.ready.slice(this.head);
+        this.head = 0;
+      }
       this.active++;
       void this.attempt(job).finally(() => {
         this.active--;
@@ -185,7 +209,7 @@ export class CallbackDispatcher {
   }
 
   private checkIdle(): void {
-    if (this.active === 0 && this.ready.length === 0 && this.timers.size === 0) {
+    if (this.active === 0 && this.queued() === 0 && this.timers.size === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const w of waiters) w();
@@ -195,7 +219,9 @@ export class CallbackDispatcher {
   private async attempt(job: Job): Promise<void> {
     const { delivery: d, target, message } = job;
     const count = d.attempts.length + 1;
-    const text = JSON.stringify(this.body(target, message, count, d.maxCallbackThreshold));
+    const text = JSON.stringify(
+      count === 1 ? d.body : this.body(target, message, count, d.maxCallbackThreshold),
+    );
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'fleetbook-emulator',

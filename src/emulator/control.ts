@@ -1,6 +1,6 @@
 /**
  * The control API under `/_emulator` (product.md section 6): reset, accounts, faults, clock, calls, plus
- * read-only views of callback deliveries and notifications. It needs no authentication and is never
+ * read-only views of callback deliveries, notifications and the carrier's record of asynchronous requests. It needs no authentication and is never
  * subject to faults.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -203,4 +203,20 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
   }));
 
   app.get('/_emulator/notifications', async () => core.state.notifications);
+
+  app.get('/_emulator/requests', async (req, reply) => {
+    const q = req.query as Record<string, string | undefined>;
+    if (q.limit !== undefined && !/^\d+$/.test(q.limit))
+      return fail(reply, 400, 'limit must be an integer from 0 up');
+    catchUp(core, false);
+    const st = core.state;
+    return {
+      requests: st.requests.records(st.devices, {
+        ...(q.requestId !== undefined ? { requestId: q.requestId } : {}),
+        ...(q.account !== undefined ? { accountName: q.account } : {}),
+        ...(q.action !== undefined ? { action: q.action } : {}),
+        ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+      }),
+    };
+  });
 }

@@ -21,6 +21,23 @@ export interface Faults {
   maxCallbackThreshold: number;
   /** Delay before the first re-delivery of an unacknowledged callback, doubled each time, in real ms. @default 1000 */
   callbackRetryMs: number;
+  /**
+   * Simulated seconds the carrier takes to carry out an asynchronous request (device-state actions, SMS): until
+   * then the request is `Pending`, its devices are unchanged and no callback is sent. 0 carries it out at once.
+   * @default 0
+   * @example 30
+   */
+  processingSeconds: number;
+  /** Share of the devices of asynchronous requests that the carrier never finishes: `Pending` forever, unchanged, no callback. @default 0 */
+  neverFinishRate: number;
+  /**
+   * Devices, by any of their identifiers, that the carrier never finishes in any asynchronous request.
+   * @default []
+   * @example ["353456789012345"]
+   */
+  neverFinishDevices: string[];
+  /** Share of per-device CarrierService callbacks that are never sent: the device is done, nobody is told. @default 0 */
+  dropCallbackRate: number;
 }
 
 export const DEFAULT_FAULTS: Readonly<Faults> = Object.freeze({
@@ -32,10 +49,22 @@ export const DEFAULT_FAULTS: Readonly<Faults> = Object.freeze({
   deviceErrors: {},
   maxCallbackThreshold: 4,
   callbackRetryMs: 1000,
+  processingSeconds: 0,
+  neverFinishRate: 0,
+  neverFinishDevices: [],
+  dropCallbackRate: 0,
 });
 
-const RATE_FIELDS = ['errorRate', 'resetRate'] as const;
-const COUNT_FIELDS = ['latencyMs', 'maxRequestsPerSecond', 'callbackRetryMs'] as const;
+/** The defaults, with members of their own (a fault set is never shared with DEFAULT_FAULTS). */
+export function defaultFaults(): Faults {
+  return { ...DEFAULT_FAULTS, deviceErrors: {}, neverFinishDevices: [] };
+}
+
+/** Identifiers `neverFinishDevices` may list. */
+const MAX_NEVER_FINISH_DEVICES = 100_000;
+
+const RATE_FIELDS = ['errorRate', 'resetRate', 'neverFinishRate', 'dropCallbackRate'] as const;
+const COUNT_FIELDS = ['latencyMs', 'maxRequestsPerSecond', 'callbackRetryMs', 'processingSeconds'] as const;
 
 /** A fault set from a request body, or the reason it is refused. */
 export function parseFaults(body: unknown): Faults | string {
@@ -44,7 +73,7 @@ export function parseFaults(body: unknown): Faults | string {
   const b = body as Record<string, unknown>;
   const known = new Set(Object.keys(DEFAULT_FAULTS));
   for (const k of Object.keys(b)) if (!known.has(k)) return `unknown fault \`${k}\``;
-  const out: Faults = { ...DEFAULT_FAULTS, deviceErrors: {} };
+  const out = defaultFaults();
   for (const k of RATE_FIELDS) {
     const v = b[k];
     if (v === undefined) continue;
@@ -82,6 +111,16 @@ export function parseFaults(body: unknown): Faults | string {
       out.deviceErrors[type] = rate;
     }
     if (sum > 1 + 1e-9) return `deviceErrors: the rates add up to ${sum}, more than 1`;
+  }
+  if (b.neverFinishDevices !== undefined) {
+    const d = b.neverFinishDevices;
+    if (
+      !Array.isArray(d) ||
+      d.length > MAX_NEVER_FINISH_DEVICES ||
+      !d.every((x) => typeof x === 'string' && x !== '')
+    )
+      return `neverFinishDevices must be a list of at most ${MAX_NEVER_FINISH_DEVICES} device identifiers`;
+    out.neverFinishDevices = [...(d as string[])];
   }
   return out;
 }

@@ -8,18 +8,27 @@ import { silentLogger, type Logger } from '../log.js';
 import { TokenStore } from './auth.js';
 import { CallbackDispatcher } from './callbacks.js';
 import type { ResetFn } from './control.js';
-import { DEFAULT_FAULTS, parseFaults, type Faults } from './faults.js';
+import { defaultFaults, parseFaults, type Faults } from './faults.js';
 import { seedSensors } from './sensors.js';
 import { DEFAULT_CLIENT, DEFAULT_USERS } from './seed.js';
 import { buildServer } from './server.js';
 import { DEFAULT_START, iso } from './sim-clock.js';
-import { advance, startTicker } from './simulation.js';
+import type { RequestFilter, RequestRecord } from './requests.js';
+import { advance, catchUp, startTicker } from './simulation.js';
 import { EmulatorState, type Core, type ResolvedOptions } from './state.js';
 import { seedDemoTriggers, seedTriggers } from './triggers.js';
 
 export { SIGNATURE_HEADER } from './callbacks.js';
 export type { Faults } from './faults.js';
 export type { Delivery } from './callbacks.js';
+export type {
+  Reason,
+  RequestDeviceRecord,
+  RequestFilter,
+  RequestRecord,
+  RequestStatus,
+  DeviceStatus,
+} from './requests.js';
 
 export interface EmulatorOptions {
   /** Port to listen on; 0 picks a free one. @default 0 */
@@ -91,6 +100,13 @@ export interface Emulator {
   setFaults(faults: Partial<Faults>): void;
   /** Resolves when no callback is queued, in flight or waiting to be re-sent. */
   callbacksIdle(): Promise<void>;
+  /**
+   * The carrier's record of an asynchronous request (a device action or SMS): what it did to each device, as
+   * `GET /_emulator/requests?requestId=` shows it. Undefined for an unknown (or forgotten) request.
+   */
+  request(requestId: string): RequestRecord | undefined;
+  /** The records of the requests kept, oldest first, as `GET /_emulator/requests`. */
+  requests(filter?: RequestFilter): RequestRecord[];
 }
 
 export const DEFAULT_CALLBACK_SECRET = 'fleetbook-emulator-callback-secret';
@@ -141,7 +157,7 @@ function faultsFrom(f: Partial<Faults>): Faults {
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   let o = resolve(options);
-  const initialFaults = options.faults ? faultsFrom(options.faults) : { ...DEFAULT_FAULTS, deviceErrors: {} };
+  const initialFaults = options.faults ? faultsFrom(options.faults) : defaultFaults();
   const state = freshState(o);
   state.setFaults(initialFaults);
   const core: Core = {
@@ -215,6 +231,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     return lines.join('\n');
   };
 
+  const requests = (filter: RequestFilter = {}): RequestRecord[] => {
+    catchUp(core, false);
+    return core.state.requests.records(core.state.devices, filter);
+  };
+
   let closed = false;
   return {
     url,
@@ -241,5 +262,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       core.state.setFaults(faultsFrom(f));
     },
     callbacksIdle: () => core.callbacks.idle(),
+    request: (requestId) => requests({ requestId })[0],
+    requests,
   };
 }

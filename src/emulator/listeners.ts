@@ -3,6 +3,7 @@
  * or the location API (`/loc/v1/callbacks`, listed at `/fota/v1/callbacks`). One registry per account and
  * service name; each API lists the listeners registered through it, as the real service documents.
  */
+import type { ListenerTarget } from './callbacks.js';
 import { E } from './errors.js';
 import { account, validInput, type Answer, type Ctx } from './context.js';
 import type { Core, Listener } from './state.js';
@@ -57,6 +58,35 @@ export const listenerHandlers = {
   'locationCallbacks.deregister': deregister,
 };
 
+/** The account's listener for `service` as a delivery target; undefined when none is registered. */
+export function listenerTarget(core: Core, accountName: string, service: string): ListenerTarget | undefined {
+  const l = core.state.listener(accountName, service);
+  if (!l) return undefined;
+  return {
+    url: l.url,
+    ...(l.username !== undefined ? { username: l.username } : {}),
+    ...(l.password !== undefined ? { password: l.password } : {}),
+  };
+}
+
+/** Queues a message for a target of `listenerTarget`, with the delivery settings of the faults in force. */
+export function deliver(
+  core: Core,
+  target: ListenerTarget,
+  service: string,
+  accountName: string,
+  kind: string,
+  payload: { requestId: string } & Record<string, unknown>,
+): void {
+  const faults = core.state.faults;
+  core.callbacks.send(
+    target,
+    { service, accountName, kind, payload, sign: service === 'Location' },
+    faults.maxCallbackThreshold,
+    faults.callbackRetryMs,
+  );
+}
+
 /**
  * Sends a message to the account's listener for `service`, if one is registered; a message for which no
  * listener is registered is not sent, as with the real service.
@@ -68,19 +98,8 @@ export function notify(
   kind: string,
   payload: { requestId: string } & Record<string, unknown>,
 ): boolean {
-  const st = core.state;
-  const l = st.listener(accountName, service);
-  if (!l) return false;
-  const target = {
-    url: l.url,
-    ...(l.username !== undefined ? { username: l.username } : {}),
-    ...(l.password !== undefined ? { password: l.password } : {}),
-  };
-  core.callbacks.send(
-    target,
-    { service, accountName, kind, payload, sign: service === 'Location' },
-    st.faults.maxCallbackThreshold,
-    st.faults.callbackRetryMs,
-  );
+  const target = listenerTarget(core, accountName, service);
+  if (!target) return false;
+  deliver(core, target, service, accountName, kind, payload);
   return true;
 }

@@ -6,8 +6,9 @@
 import type { Logger } from '../log.js';
 import type { CallbackDispatcher } from './callbacks.js';
 import { DeviceStore } from './devices.js';
-import { DEFAULT_FAULTS, RateGate, type Faults } from './faults.js';
+import { RateGate, defaultFaults, type Faults } from './faults.js';
 import { Random } from './random.js';
+import { RequestLog } from './requests.js';
 import { World, type AccountInfo } from './seed.js';
 import { SimClock, iso } from './sim-clock.js';
 import type { TokenStore } from './auth.js';
@@ -148,8 +149,10 @@ export class EmulatorState {
   readonly world: World;
   readonly devices: DeviceStore;
   readonly clock: SimClock;
-  faults: Faults = { ...DEFAULT_FAULTS, deviceErrors: {} };
+  faults: Faults = defaultFaults();
   gate?: RateGate;
+  /** `faults.neverFinishDevices`, to look identifiers up in. */
+  neverFinish: ReadonlySet<string> = new Set();
   /** Fault decisions: seeded, so that a run with the same requests meets the same faults. */
   readonly faultRng: Random;
 
@@ -180,6 +183,8 @@ export class EmulatorState {
 
   readonly actions = new Map<string, number>();
   readonly mutations = new Map<string, Mutation[]>();
+  /** What the carrier did to each device of its asynchronous requests (requests.ts). */
+  readonly requests = new RequestLog();
   /** SMS and e-mail notifications the service would have sent, the latest 10,000. */
   readonly notifications: Record<string, unknown>[] = [];
 
@@ -216,25 +221,29 @@ export class EmulatorState {
   setFaults(f: Faults): void {
     this.faults = f;
     this.gate = f.maxRequestsPerSecond > 0 ? new RateGate(Math.floor(f.maxRequestsPerSecond)) : undefined;
+    this.neverFinish = new Set(f.neverFinishDevices);
   }
 
   count(action: string): void {
     this.actions.set(action, (this.actions.get(action) ?? 0) + 1);
   }
 
-  /** Records a mutation applied to a device, under its first identifier (the key tests look it up by). */
-  mutated(n: number, action: string, requestId?: string): void {
-    this.mutatedKey(this.devices.primaryId(n), action, requestId);
+  /**
+   * Records a mutation applied to a device, under its first identifier (the key tests look it up by), at `at`
+   * (simulated ms; default now).
+   */
+  mutated(n: number, action: string, requestId?: string, at?: number): void {
+    this.mutatedKey(this.devices.primaryId(n), action, requestId, at);
   }
 
   /** Records a mutation of something that is not a cellular device (a BLE sensor, by its deveui). */
-  mutatedKey(key: string, action: string, requestId?: string): void {
+  mutatedKey(key: string, action: string, requestId?: string, at = this.now()): void {
     let list = this.mutations.get(key);
     if (!list) {
       list = [];
       this.mutations.set(key, list);
     }
-    list.push(requestId ? { action, at: iso(this.now()), requestId } : { action, at: iso(this.now()) });
+    list.push(requestId ? { action, at: iso(at), requestId } : { action, at: iso(at) });
   }
 
   notification(record: Record<string, unknown>): void {

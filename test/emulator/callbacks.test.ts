@@ -66,7 +66,7 @@ describe('emulator: callbacks', () => {
       }),
     );
 
-    it('sends a CarrierService message with the envelope of public-api-facts.md', async () => {
+    it('sends a CarrierService message per device with the envelope of public-api-facts.md', async () => {
       const d = active(0);
       const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
@@ -93,11 +93,7 @@ describe('emulator: callbacks', () => {
         callbackCount: 1,
         maxCallbackThreshold: 4,
       });
-      expect((body.deviceResponse as Json).suspendResponse).to.deep.include({
-        accountName: primary.accountName,
-        succeeded: 1,
-        failed: [],
-      });
+      expect(body.deviceResponse).to.deep.equal({ suspendResponse: { accountName: primary.accountName } });
       // Connectivity messages are not signed; only Location ones are.
       expect(listener.received[0]!.headers[SIGNATURE_HEADER]).to.equal(undefined);
       await client.devices.restore({ accountName: primary.accountName, devices: [imei(d)] });
@@ -143,7 +139,7 @@ describe('emulator: callbacks', () => {
       ]);
     });
 
-    it('reports devices an action cannot apply to as failed in the message', async () => {
+    it('reports a device the action cannot apply to as failed in its own message, with a fault', async () => {
       const suspended = primary.devices.find((d) => d.state === 'suspend')!;
       const fine = active(3);
       await client.devices.restore({
@@ -151,17 +147,25 @@ describe('emulator: callbacks', () => {
         devices: [imei(suspended), imei(fine)],
       });
       await client.devices.suspend({ accountName: primary.accountName, devices: [imei(suspended)] });
-      const pending = primary.devices.find((d) => d.state === 'pending' || d.state === 'deactive')!;
-      await client.devices.suspend({
+      const pending = primary.devices.find((d) => d.state === 'pending')!;
+      const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
         devices: [imei(pending), imei(fine)],
       });
-      await listener.waitFor(3);
-      const last = listener.received[2]!.body;
-      expect(last.status).to.equal('PartialSuccess');
-      const resp = (last.deviceResponse as Json).suspendResponse as Json;
-      expect(resp.succeeded).to.equal(1);
-      expect((resp.failed as Json[])[0]!.deviceIds).to.deep.equal([imei(pending)]);
+      // Two for the restore (one per device), one for the first suspend, two for the last.
+      await listener.waitFor(5);
+      const last = listener.received.slice(3).map((r) => r.body);
+      expect(last.map((b) => b.requestId)).to.deep.equal([requestId, requestId]);
+      expect(last[0]).to.deep.include({
+        deviceIds: [imei(pending)],
+        status: 'Failed',
+        faultResponse: {
+          faultcode: 'INVALID DEVICE STATE',
+          faultstring: 'Only an active device can be suspended; the device is pending',
+        },
+      });
+      expect(last[1]).to.deep.include({ deviceIds: [imei(fine)], status: 'Success' });
+      expect(last[1]!.faultResponse).to.equal(undefined);
       await client.devices.restore({ accountName: primary.accountName, devices: [imei(fine)] });
     });
   });

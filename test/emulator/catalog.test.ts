@@ -252,6 +252,7 @@ describe('emulator: the client calls every action of the catalog over loopback',
       devices: [imei(primary.devices[1]!)],
       smsMessage: 'ping',
     }),
+    'requests.status': () => ({ accountName: primary.accountName, requestId: made.sms! }),
   };
 
   /** What each answer must show beyond matching the catalog's output schema. */
@@ -387,6 +388,10 @@ describe('emulator: the client calls every action of the catalog over loopback',
       expect(h).to.have.length(7);
       for (const r of h) expect(r.bytesUsed).to.be.a('number').and.be.greaterThan(0);
     },
+    'sms.send': (out) => {
+      made.sms = String(out.requestId);
+    },
+    'requests.status': (out) => expect(out).to.deep.equal({ requestId: made.sms, status: 'Success' }),
   };
 
   for (const action of ACTIONS) {

@@ -487,4 +487,8 @@ export const CASES: Table = {
       dataEncoding: '7-bit',
     },
   },
+  'requests.status': {
+    input: { accountName: ACC, requestId: UUID36 },
+    path: `/api/m2m/v1/accounts/${ACC}/requests/${UUID36}/status`,
+  },
 };

@@ -110,6 +110,20 @@ export const SmsRequest = closed({
   dataEncoding: Type.Optional(Type.String({ enum: ['7-bit', '8-bit-ASCII', '8-bit-UTF-8', '8-bit-DATA'] })),
 });
 
+// ── asynchronous requests ───────────────────────────────────────────────────────────────────────
+export const RequestStatusRequest = closed({
+  accountName: AccountName,
+  requestId: Type.String({ minLength: 1, description: 'The requestId a device action or SMS answered.' }),
+});
+/**
+ * `Pending` until the service has finished every device of the request; then `Success` (every device),
+ * `Failed` (none) or `PartialSuccess` (docs/spec-decisions.md: the spec shows only single-device requests).
+ */
+export const RequestStatusResponse = Type.Object({
+  requestId: Type.String(),
+  status: Type.String({ enum: ['Pending', 'Success', 'Failed', 'PartialSuccess'] }),
+});
+
 // ── connectivity callbacks ──────────────────────────────────────────────────────────────────────
 /** Callback service names shown in the spec (sections 2.14 and 6). */
 export const CALLBACK_SERVICES = [
