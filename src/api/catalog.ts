@@ -6,6 +6,7 @@
  */
 import type Type from 'typebox';
 import { onFirstUse } from '../util/on-first-use.js';
+import { MAX_REPORT_DEVICES } from './limits.js';
 import type * as Connectivity from './schemas/connectivity.js';
 import type * as Location from './schemas/location.js';
 import type * as Sensors from './schemas/sensors.js';
@@ -65,7 +66,22 @@ export interface Operation {
   readonly onlyReadsDevices?: boolean;
   /** Rewrites the spellings the spec contradicts itself on to the one the examples use (docs/spec-decisions.md). */
   readonly normalize?: (input: Json) => Json;
+  /**
+   * How the runner executes the action (src/runner/strategies): `call` (the default) sends it and takes the
+   * answer; `deviceState` changes devices, answers a request id, and has each device's outcome confirmed
+   * (CarrierService callback, request status, or the devices' state); `listing` reads devices page by page;
+   * `locate` and `locationReport` return a location or an error per device, with per-device retries.
+   */
+  readonly strategy?: Strategy;
+  /** `deviceState`: the devices.list filter of the devices in the state the action leaves them in. */
+  readonly applied?: (input: Json) => Json;
+  /** The member that names devices when it is not `devices` or `deviceList` (a list of IMEIs). */
+  readonly devicesIn?: string;
+  /** Devices per request when the client splits an input into batches: a dry run plans that many calls. */
+  readonly batchSize?: number;
 }
+
+export type Strategy = 'call' | 'deviceState' | 'listing' | 'locate' | 'locationReport';
 
 // ── normalisers: accept both spellings, send the examples' ──────────────────────────────────────
 const rename = (obj: unknown, from: string, to: string): void => {
@@ -150,6 +166,7 @@ const m2mDevice = <I extends Type.TSchema>(
   verb: string,
   summary: string,
   input: () => I,
+  applied: (input: Json) => Json,
   o: { action?: string; method?: Method } = {},
 ) =>
   ({
@@ -168,7 +185,11 @@ const m2mDevice = <I extends Type.TSchema>(
     retrySafe: false,
     errorShape: 'errorCode',
     normalize: normalizeDevices,
+    strategy: 'deviceState',
+    applied,
   }) as const satisfies Operation;
+
+const inState = (state: string) => () => ({ state });
 
 export const CATALOG = {
   'session.login': {
@@ -275,6 +296,7 @@ export const CATALOG = {
     mutating: true,
     retrySafe: true,
     errorShape: 'errorCode',
+    devicesIn: 'exclusion',
   },
   'location.getExclusions': {
     action: 'location.getExclusions',
@@ -313,6 +335,7 @@ export const CATALOG = {
     errorShape: 'errorCode',
     deviceErrors: true,
     normalize: normalizeLocation,
+    strategy: 'locate',
   },
   'location.createReport': {
     action: 'location.createReport',
@@ -337,6 +360,8 @@ export const CATALOG = {
     errorShape: 'errorCode',
     deviceErrors: true,
     normalize: normalizeLocation,
+    strategy: 'locationReport',
+    batchSize: MAX_REPORT_DEVICES,
   },
   'location.getReportStatus': {
     action: 'location.getReportStatus',
@@ -706,19 +731,37 @@ export const CATALOG = {
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
+    strategy: 'listing',
   },
-  'devices.suspend': m2mDevice('suspend', 'Suspend service of devices.', () => C().DeviceActionRequest),
+  'devices.suspend': m2mDevice(
+    'suspend',
+    'Suspend service of devices.',
+    () => C().DeviceActionRequest,
+    inState('suspend'),
+  ),
   'devices.restore': m2mDevice(
     'restore',
     'Restore service of suspended devices.',
     () => C().DeviceActionRequest,
+    inState('active'),
   ),
-  'devices.activate': m2mDevice('activate', 'Activate service of devices.', () => C().ActivateRequest),
-  'devices.deactivate': m2mDevice('deactivate', 'Deactivate devices.', () => C().DeactivateRequest),
+  'devices.activate': m2mDevice(
+    'activate',
+    'Activate service of devices.',
+    () => C().ActivateRequest,
+    inState('active'),
+  ),
+  'devices.deactivate': m2mDevice(
+    'deactivate',
+    'Deactivate devices.',
+    () => C().DeactivateRequest,
+    inState('deactive'),
+  ),
   'devices.changePlan': m2mDevice(
     'plan',
     'Change the service plan of devices.',
     () => C().ChangePlanRequest,
+    (input) => ({ servicePlan: String(input.servicePlan) }),
     {
       action: 'devices.changePlan',
       method: 'PUT',

@@ -17,7 +17,7 @@ import {
 } from '../errors.js';
 import { registerSecret, silentLogger, type Logger } from '../log.js';
 import { AreaBudget, type AreaOptions } from '../rate/area.js';
-import { fullJitter, type BackoffOptions } from '../rate/backoff.js';
+import { backoffDelay, type BackoffOptions } from '../retry.js';
 import {
   ACTIONS,
   AREAS,
@@ -373,7 +373,7 @@ export class ApiClient {
         attempt++;
         if (!mayRetry(c, e) || attempt >= this.retry.maxAttempts) throw e;
         const retryAfter = e instanceof ApiError ? (e.retryAfterMs ?? 0) : 0;
-        const delay = Math.max(retryAfter, fullJitter(attempt - 1, this.retry, this.o.random));
+        const delay = Math.max(retryAfter, backoffDelay(attempt, this.retry, this.o.random));
         this.stats.retries++;
         this.log.warn('retrying API call', {
           action: c.action,

@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { ApiError, FleetbookError, NetworkError, type ErrorBodyShape } from '../errors.js';
-import { parseRetryAfter } from '../rate/backoff.js';
+import { parseRetryAfter } from '../retry.js';
 import type { Method } from './catalog.js';
 
 export interface Timeouts {

@@ -15,9 +15,11 @@ import { setExpressionBudget } from '../expressions/cel.js';
 import { silentLogger, type Logger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
-import type { Playbook, Step } from '../playbook/schema.js';
+import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { EventHub } from '../runner/events.js';
+import { planOf } from '../runner/plan.js';
+import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
 import { Lease } from '../store/lease.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -102,21 +104,12 @@ export async function loadPlaybooks(path: string): Promise<Map<string, Playbook>
   return out;
 }
 
-/** The callback services the playbooks react to or wait for. */
+/** The callback services the playbooks react to, wait for, or confirm device-state actions by. */
 function servicesOf(playbooks: Iterable<Playbook>): Set<string> {
   const out = new Set<string>();
-  const visit = (steps: Step[] | undefined): void => {
-    for (const s of steps ?? []) {
-      if ('wait' in s && typeof s.wait === 'object' && 'event' in s.wait) out.add(s.wait.event.service);
-      if ('forEach' in s) visit(s.forEach.steps as Step[]);
-      if ('parallel' in s) visit(s.parallel as Step[]);
-      if (Array.isArray(s.onError)) visit(s.onError as Step[]);
-    }
-  };
   for (const pb of playbooks) {
     for (const c of callbacksOf(pb)) out.add(c.service);
-    visit(pb.steps);
-    visit(pb.finally);
+    for (const s of planOf(pb).services) out.add(s);
   }
   return out;
 }
@@ -204,6 +197,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       onResponse: (action, status) => metrics.apiCalls.inc({ action, status: String(status) }),
     });
     const events = new EventHub();
+    const confirmations = new CarrierConfirmations(st);
     const pollIntervalMs = o.pollIntervalMs || target.pollIntervalMs;
     const pool = new RunPool({
       playbooks,
@@ -212,6 +206,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         store: st,
         locks: new StoreDeviceLocks(st, owned.id),
         events,
+        confirmations,
         logger: log,
         engine,
         owner: owned.id,
@@ -223,7 +218,16 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       maxRuns: config.maxRuns,
     });
     started.pool = pool;
-    const matcher = new Matcher({ store: st, playbooks, pool, events, log, metrics, owner: owned.id });
+    const matcher = new Matcher({
+      store: st,
+      playbooks,
+      pool,
+      events,
+      confirmations,
+      log,
+      metrics,
+      owner: owned.id,
+    });
     const commits = new GroupCommit(st, (stored) => {
       if (stored) matcher.kick();
     });
@@ -258,6 +262,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
 
     let registrations: Registration[] = [];
     registrations = await register(client, target, config, url, creds, servicesOf(playbooks.values()), log);
+    for (const r of registrations)
+      if (r.ok && r.service === 'CarrierService') confirmations.listenFor(r.accountName);
 
     const entries = [...playbooks.values()].flatMap(schedulesOf);
     scheduler = new Scheduler({

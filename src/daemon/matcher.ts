@@ -7,6 +7,7 @@ import { render, truthy } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import type { EventHub } from '../runner/events.js';
+import type { CarrierConfirmations } from './confirmations.js';
 import type { InboxEvent, RunRecord, Store } from '../store/store.js';
 import type { Json } from './callbacks.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -22,6 +23,8 @@ export interface MatcherOptions {
   playbooks: ReadonlyMap<string, Playbook>;
   pool: RunPool;
   events: EventHub;
+  /** Hands CarrierService messages to the runs confirming their requests. */
+  confirmations?: CarrierConfirmations;
   log: Logger;
   metrics: DaemonMetrics;
   /** The daemon's lease: the owner of the runs events start. */
@@ -117,6 +120,7 @@ export class Matcher {
         runs: runs.map((r) => ({ runId: r.id, playbook: r.playbook })),
       });
       this.o.events.publish(ev.service, ev.payload);
+      this.o.confirmations?.publish(ev);
     }
     for (const r of started) this.o.pool.submit(r);
   }

@@ -32,6 +32,7 @@ export class DaemonMetrics {
   readonly runDuration: Histogram<'playbook' | 'status'>;
   readonly apiCalls: Counter<'action' | 'status'>;
   readonly expressionErrors: Counter<'playbook' | 'expression'>;
+  readonly deviceOutcomes: Counter<'playbook' | 'outcome'>;
 
   constructor(sources: {
     backlog: () => number;
@@ -40,6 +41,12 @@ export class DaemonMetrics {
   }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'fleetbook_' });
+    this.deviceOutcomes = new Counter({
+      name: 'fleetbook_device_outcomes_total',
+      help: 'Devices of finished runs by outcome: accepted, succeeded, failed, skipped, unconfirmed (product.md 5a).',
+      labelNames: ['playbook', 'outcome'],
+      registers,
+    });
     this.callbacksReceived = new Counter({
       name: 'fleetbook_callbacks_received_total',
       help: 'Callback messages stored in the inbox and acknowledged.',

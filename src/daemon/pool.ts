@@ -7,7 +7,7 @@ import { render } from '../expressions/template.js';
 import type { Playbook } from '../playbook/schema.js';
 import { startRun, type RunServices } from '../runner/factory.js';
 import { Interrupted } from '../runner/runner.js';
-import { emptyCounts, type RunRecord, type RunSummary } from '../store/store.js';
+import { DEVICE_OUTCOMES, emptyCounts, type RunRecord, type RunSummary } from '../store/store.js';
 import type { DaemonMetrics } from './metrics.js';
 
 export interface PoolOptions {
@@ -166,6 +166,10 @@ export class RunPool {
       return;
     }
     this.o.metrics?.runs.inc({ playbook: run.playbook, status: summary.status });
+    for (const outcome of DEVICE_OUTCOMES) {
+      const n = summary.devices[outcome];
+      if (n) this.o.metrics?.deviceOutcomes.inc({ playbook: run.playbook, outcome }, n);
+    }
     this.o.metrics?.runDuration.observe(
       { playbook: run.playbook, status: summary.status },
       (Date.now() - began) / 1000,

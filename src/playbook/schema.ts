@@ -86,6 +86,17 @@ const WaitCompletion = closed({
   pollInterval: Type.Optional(Duration),
 });
 
+const Confirm = closed(
+  {
+    timeout: Type.Optional(Duration),
+    pollInterval: Type.Optional(Duration),
+  },
+  {
+    description:
+      'A device-state action: how long to wait for each device to be confirmed (default 10m) and how often to ask the service meanwhile (default 5s). A device not confirmed in time is unconfirmed.',
+  },
+);
+
 const WaitEvent = closed({
   event: closed({
     service: Type.String({ enum: [...CALLBACK_SERVICES] }),
@@ -126,6 +137,7 @@ function stepKinds<N extends Type.TSchema, U extends Type.TSchema>(nested: N, us
     with: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Expr])),
     devices: Type.Optional(DevicePolicy),
     wait: Type.Optional(WaitCompletion),
+    confirm: Type.Optional(Confirm),
     limits: Type.Optional(
       closed({
         maxDevices: Type.Optional(Type.Integer({ minimum: 0 })),

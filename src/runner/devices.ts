@@ -1,7 +1,8 @@
 /**
- * What a step does to devices: which devices an action's input names, the state a device-state action leaves a
- * device in (to reconcile an unknown outcome), and per-device results from location entries.
+ * What a step does to devices: which devices an action's input names, as sets by kind; results grouped for the
+ * ledger; and per-device results from location entries.
  */
+import type { Operation } from '../api/catalog.js';
 import { deviceErrorClass } from '../api/device-errors.js';
 import type { DeviceGroup, DeviceResult } from '../store/store.js';
 
@@ -22,8 +23,11 @@ export interface DeviceSet {
   size: number;
 }
 
-/** The devices an action input names (DeviceSet), in one pass over them. */
-export function devicesOf(action: string, input: Json): DeviceSet {
+/**
+ * The devices an action input names (DeviceSet), in one pass over them: its `deviceList` or `devices`, else the
+ * list of IMEIs its operation names them in (`devicesIn`).
+ */
+export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
   const set: DeviceSet = { groups: [], size: 0 };
   const seen = new Set<string>();
   const list = Array.isArray(input.deviceList)
@@ -46,9 +50,9 @@ export function devicesOf(action: string, input: Json): DeviceSet {
       }
       ids.push(id);
     }
-  } else if (action === 'location.setExclusions' && Array.isArray(input.exclusion)) {
+  } else if (op?.devicesIn !== undefined && Array.isArray(input[op.devicesIn])) {
     const ids = groupFor(set, 'imei');
-    for (const x of input.exclusion as unknown[]) {
+    for (const x of input[op.devicesIn] as unknown[]) {
       const id = String(x);
       if (!seen.has(id)) ids.push(id);
       seen.add(id);
@@ -170,33 +174,26 @@ export function withDevices(input: Json, keep: Set<string>): Json {
   return input;
 }
 
-/**
- * The filter that lists the devices a device-state action has already been applied to, for reconciling a
- * call whose answer was lost: a device already in the target state needs no second call.
- */
-export function appliedFilter(action: string, input: Json): Json | undefined {
-  switch (action) {
-    case 'devices.suspend':
-      return { state: 'suspend' };
-    case 'devices.restore':
-    case 'devices.activate':
-      return { state: 'active' };
-    case 'devices.deactivate':
-      return { state: 'deactive' };
-    case 'devices.changePlan':
-      return { servicePlan: String(input.servicePlan) };
-    default:
-      return undefined;
-  }
-}
-
 /** Every identifier of a listed device record. */
 export function identifiersOf(record: Json): string[] {
   return Array.isArray(record.deviceIds) ? (record.deviceIds as Json[]).map((x) => String(x.id)) : [];
 }
 
-/** A location entry (`{ msid, pd, error }`) as a device result; `byMsid` maps msid to the requested device. */
-export function locationResult(entry: Json, byMsid: Map<string, DeviceRef>, attempts: number): DeviceResult {
+/** How long before its request a fix must have been taken to count as cached, for cacheMode "1". */
+const CACHED_AGE_MS = 5 * 60_000;
+
+/**
+ * A location entry (`{ msid, pd, error }`) as a device result; `byMsid` maps msid to the requested device. A
+ * located device's result carries its location as data: latitude, longitude, radius (metres), time (ISO) and
+ * whether the fix came from the cache (cacheMode "0" always, "2" never, "1" when the fix is older than the
+ * request by more than five minutes).
+ */
+export function locationResult(
+  entry: Json,
+  byMsid: Map<string, DeviceRef>,
+  attempts: number,
+  request: { cacheMode?: unknown; at: number },
+): DeviceResult {
   const msid = String(entry.msid ?? '');
   const ref = byMsid.get(msid) ?? { id: msid, kind: 'msid' };
   const err = (entry.error ?? {}) as Json;
@@ -210,5 +207,48 @@ export function locationResult(entry: Json, byMsid: Map<string, DeviceRef>, atte
       attempts,
     };
   }
-  return { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts };
+  const data = locationData((entry.pd ?? {}) as Json, request);
+  return data
+    ? { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts, data }
+    : { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts };
+}
+
+function locationData(pd: Json, request: { cacheMode?: unknown; at: number }): Json | undefined {
+  if (pd.x === undefined && pd.y === undefined) return undefined;
+  const time = typeof pd.time === 'string' ? compactToIso(pd.time) : undefined;
+  const mode = String(request.cacheMode ?? '0');
+  const cached =
+    mode === '0'
+      ? true
+      : mode === '2'
+        ? false
+        : time !== undefined && Date.parse(time) < request.at - CACHED_AGE_MS;
+  return {
+    latitude: Number(pd.x),
+    longitude: Number(pd.y),
+    ...(pd.radius !== undefined ? { radius: Number(pd.radius) } : {}),
+    ...(time !== undefined ? { time } : {}),
+    cached,
+  };
+}
+
+/** `YYYYMMDDhhmmss` (UTC) as ISO 8601; anything else as it is. */
+function compactToIso(t: string): string {
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(t);
+  return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z` : t;
+}
+
+/** Item runs (a checkpoint's `[kind, ids]` pairs) as a DeviceSet. */
+export function setOf(runs: [kind: string, ids: string[]][]): DeviceSet {
+  const set: DeviceSet = { groups: [], size: 0 };
+  for (const [kind, ids] of runs) {
+    groupFor(set, kind).push(...ids);
+    set.size += ids.length;
+  }
+  return set;
+}
+
+/** A DeviceSet as item runs, the form a checkpoint keeps. */
+export function runsOf(set: DeviceSet): [kind: string, ids: string[]][] {
+  return set.groups.map((g) => [g.kind, g.ids]);
 }

@@ -16,7 +16,7 @@ import { runPlaybook, type DeviceLocks, type RunOptions } from './runner.js';
  */
 export interface RunServices extends Pick<
   RunOptions,
-  'events' | 'clock' | 'secrets' | 'env' | 'pollIntervalMs'
+  'events' | 'confirmations' | 'clock' | 'secrets' | 'env' | 'pollIntervalMs'
 > {
   client: ApiClient;
   store: Store;

@@ -109,8 +109,18 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     expect(okRun.steps.map((s) => s.id)).to.deep.equal(['devices', 'some', 'suspend', 'report']);
     // `batches=2` is an integer: two batches of five were suspended.
     const suspend = okRun.steps.find((s) => s.id === 'suspend')!;
-    expect(suspend.devices).to.deep.equal({ total: 10, succeeded: 10, failed: 0, skipped: 0, byError: {} });
-    expect(suspend.calls).to.equal(2);
+    expect(suspend.devices).to.deep.equal({
+      total: 10,
+      accepted: 0,
+      succeeded: 10,
+      failed: 0,
+      skipped: 0,
+      unconfirmed: 0,
+      byError: {},
+    });
+    // Each batch's suspend, and the request status that confirmed its devices (no listener in `fleetbook run`).
+    expect(suspend.calls).to.equal(4);
+    expect(suspend.confirmation).to.deep.equal({ callback: 0, requestStatus: 10, stateRead: 0 });
     const report = okRun.steps.find((s) => s.id === 'report')!;
     expect(report.devices.total).to.be.greaterThan(10);
     expect(okRun.devices.total).to.equal(suspend.devices.total + report.devices.total);
@@ -152,8 +162,9 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     expect(summary, text).to.not.equal(null);
     const devices = Number(summary![2]);
     expect(devices).to.be.greaterThan(5);
-    // The last drawing: every device done, the listing's call and one suspend per batch of 5.
-    expect(last.slice(1).map(Number)).to.deep.equal([devices, devices, 1 + Math.ceil(devices / 5), 0]);
+    // The last drawing: every device done, the listing's call, and per batch of 5 one suspend and the
+    // request status that confirmed it.
+    expect(last.slice(1).map(Number)).to.deep.equal([devices, devices, 1 + 2 * Math.ceil(devices / 5), 0]);
     // Not on a terminal (every other test here), no bar is drawn.
     const plain = await fleetbook(['run', join(tmp.dir, 'tty.yaml'), '--input', `account=${account}`], own);
     expect(plain.code, plain.stderr).to.equal(0);

@@ -196,7 +196,15 @@ steps:
         ['failed', 'INVALID_PARAMETER'],
         ['failed', 'INVALID_PARAMETER'],
       ]);
-      const expected = { total: 2, succeeded: 0, failed: 2, skipped: 0, byError: { INVALID_PARAMETER: 2 } };
+      const expected = {
+        total: 2,
+        accepted: 0,
+        succeeded: 0,
+        failed: 2,
+        skipped: 0,
+        unconfirmed: 0,
+        byError: { INVALID_PARAMETER: 2 },
+      };
       expect(step(s, 'suspend')?.devices, 'step summary').to.deep.equal(expected);
       expect(s.devices, 'run summary').to.deep.equal(expected);
     });

@@ -3,6 +3,7 @@
  * as the ledger's groups (one per kind and result, the last result of a device counting).
  */
 import { expect } from 'chai';
+import { CATALOG } from '../../src/api/catalog.js';
 import { actionsOf, countDevices } from '../../src/runner/runner.js';
 import {
   devicesOf,
@@ -33,7 +34,7 @@ describe('runner: devices of a step', () => {
         { id: '3', kind: 'imei' },
       ],
     };
-    const set = devicesOf('devices.suspend', input);
+    const set = devicesOf(CATALOG['devices.suspend'], input);
     expect(set).to.deep.equal({
       groups: [
         { kind: 'imei', ids: ['1', '3'] },
@@ -47,19 +48,21 @@ describe('runner: devices of a step', () => {
       { id: '3', kind: 'imei' },
       { id: '2', kind: 'iccid' },
     ]);
-    expect(devicesOf('location.createReport', { deviceList: [{ id: '5', kind: 'msisdn' }] })).to.deep.equal({
+    expect(
+      devicesOf(CATALOG['location.createReport'], { deviceList: [{ id: '5', kind: 'msisdn' }] }),
+    ).to.deep.equal({
       groups: [{ kind: 'msisdn', ids: ['5'] }],
       size: 1,
     });
-    expect(devicesOf('location.setExclusions', { exclusion: ['7', '8', '7'] })).to.deep.equal({
+    expect(devicesOf(CATALOG['location.setExclusions'], { exclusion: ['7', '8', '7'] })).to.deep.equal({
       groups: [{ kind: 'imei', ids: ['7', '8'] }],
       size: 2,
     });
-    expect(devicesOf('devices.list', { accountName: 'a' })).to.deep.equal({ groups: [], size: 0 });
+    expect(devicesOf(CATALOG['devices.list'], { accountName: 'a' })).to.deep.equal({ groups: [], size: 0 });
   });
 
   it('splits a set by identifiers, and gives its devices one result as ledger groups, counted', () => {
-    const set = devicesOf('devices.suspend', {
+    const set = devicesOf(CATALOG['devices.suspend'], {
       devices: [
         { id: '1', kind: 'imei' },
         { id: '2', kind: 'iccid' },
@@ -94,9 +97,11 @@ describe('runner: devices of a step', () => {
     ]);
     expect(countDevices(groups)).to.deep.equal({
       total: 3,
+      accepted: 0,
       succeeded: 0,
       failed: 3,
       skipped: 0,
+      unconfirmed: 0,
       byError: { [MISS]: 3 },
     });
   });

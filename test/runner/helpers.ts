@@ -3,6 +3,7 @@
  * budgets, a throwaway SQLite store, the emulator's control API (`/_emulator/calls`, faults, accounts), and a
  * spy that keeps what each action was called with (the client underneath is untouched).
  */
+import type { DeviceOutcome } from '../../src/store/store.js';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -173,15 +174,25 @@ export function memoryStore(): SqliteStore {
 /** Counts of per-device outcomes like the summary's, from a list of `{ outcome, error }` entries. */
 export function countOutcomes(entries: { outcome: string; error?: string | undefined }[]): {
   total: number;
+  accepted: number;
   succeeded: number;
   failed: number;
   skipped: number;
+  unconfirmed: number;
   byError: Record<string, number>;
 } {
-  const c = { total: 0, succeeded: 0, failed: 0, skipped: 0, byError: {} as Record<string, number> };
+  const c = {
+    total: 0,
+    accepted: 0,
+    succeeded: 0,
+    failed: 0,
+    skipped: 0,
+    unconfirmed: 0,
+    byError: {} as Record<string, number>,
+  };
   for (const e of entries) {
     c.total++;
-    c[e.outcome as 'succeeded' | 'failed' | 'skipped']++;
+    c[e.outcome as DeviceOutcome]++;
     if (e.error && e.outcome !== 'succeeded') c.byError[e.error] = (c.byError[e.error] ?? 0) + 1;
   }
   return c;

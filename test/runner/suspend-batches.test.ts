@@ -107,9 +107,11 @@ describe('runner: 20,000 devices suspended in batches under faults', function ()
     const suspend = summary.steps.find((s) => s.id === 'suspend')!;
     expect(suspend.devices).to.deep.equal({
       total: DEVICES,
+      accepted: 0,
       succeeded: DEVICES,
       failed: 0,
       skipped: 0,
+      unconfirmed: 0,
       byError: {},
     });
     expect(summary.devices.succeeded).to.equal(DEVICES);

@@ -1,0 +1,81 @@
+/**
+ * CarrierService messages correlated by request id: how the runs of the daemon confirm each device of a
+ * device-state action (product.md 5a). A run follows its requests' ids; it is handed the messages already in the
+ * inbox (received before it asked, or before a restart), then each one the matcher processes.
+ */
+import type { InboxEvent, Store } from '../store/store.js';
+import type { CarrierResult, ConfirmationSource } from '../runner/types.js';
+
+type Json = Record<string, unknown>;
+type OnResult = (requestId: string, r: CarrierResult) => void;
+
+export class CarrierConfirmations implements ConfirmationSource {
+  private readonly followers = new Map<string, Set<OnResult>>();
+  /** The accounts whose CarrierService messages this daemon's listener is registered for. */
+  private readonly accounts = new Set<string>();
+
+  constructor(private readonly store: Store) {}
+
+  /** Says which accounts' messages reach the listener (a registration that succeeded). */
+  listenFor(accountName: string): void {
+    this.accounts.add(accountName);
+  }
+
+  listening(accountName: string): boolean {
+    return this.accounts.has(accountName);
+  }
+
+  follow(requestIds: string[], onResult: OnResult, signal: AbortSignal): void {
+    if (signal.aborted) return;
+    for (const id of requestIds) {
+      let set = this.followers.get(id);
+      if (!set) this.followers.set(id, (set = new Set()));
+      set.add(onResult);
+    }
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const id of requestIds) {
+          const set = this.followers.get(id);
+          set?.delete(onResult);
+          if (set?.size === 0) this.followers.delete(id);
+        }
+      },
+      { once: true },
+    );
+    // Following first, then reading the inbox: a message stored meanwhile comes twice, never not at all.
+    for (const ev of this.store.inboxByRequest(requestIds)) this.hand(ev, onResult);
+  }
+
+  /** A processed inbox event: handed to the runs following its request. */
+  publish(ev: InboxEvent): void {
+    if (ev.service !== 'CarrierService') return;
+    const set = this.followers.get(ev.requestId);
+    if (set) for (const f of [...set]) this.hand(ev, f);
+  }
+
+  private hand(ev: InboxEvent, f: OnResult): void {
+    if (ev.service !== 'CarrierService') return;
+    const r = carrierResult(ev.payload as Json);
+    if (r) f(ev.requestId, r);
+  }
+}
+
+/**
+ * One device's result in a CarrierService message (`deviceIds` of the device, `status`, and on failure a
+ * `faultResponse` with the service's `faultcode`): undefined for a message of another shape.
+ */
+export function carrierResult(payload: Json): CarrierResult | undefined {
+  const deviceIds = Array.isArray(payload.deviceIds) ? (payload.deviceIds as Json[]) : [];
+  if (!deviceIds.length || typeof payload.status !== 'string') return undefined;
+  const ids = deviceIds.map((d) => `${String(d.kind).toLowerCase()}:${String(d.id)}`);
+  if (payload.status === 'Success') return { device: ids[0] as string, ids, succeeded: true };
+  const fault = (payload.faultResponse ?? {}) as Json;
+  return {
+    device: ids[0] as string,
+    ids,
+    succeeded: false,
+    errorType: typeof fault.faultcode === 'string' ? fault.faultcode : String(payload.status).toUpperCase(),
+    ...(typeof fault.faultstring === 'string' ? { message: fault.faultstring } : {}),
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * What a run's interpreter and its action strategies share: the run's services, its step summaries and
+ * progress, the counted API call, the step-level retry, and the ledger. One per run.
+ */
+import { systemClock, type Clock } from '../clock.js';
+import { ApiError, FleetbookError, NetworkError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import { backoffDelay, retrying } from '../retry.js';
+import {
+  emptyCounts,
+  type DeviceCounts,
+  type DeviceGroup,
+  type DeviceResult,
+  type StepSummary,
+} from '../store/store.js';
+import type { Operation } from '../api/catalog.js';
+import { resultsOf } from './devices.js';
+import type { Plan, RetryPolicy } from './plan.js';
+import {
+  StepError,
+  type Checkpoint,
+  type Json,
+  type Progress,
+  type RunOptions,
+  type StepState,
+} from './types.js';
+
+export class RunContext {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly random: () => number;
+  readonly summaries = new Map<string, StepSummary>();
+  readonly planned = new Map<string, { step: string; action: string; calls: number; devices: number }>();
+  readonly progress: Progress = { devicesDone: 0, devicesTotal: 0, calls: 0, errors: 0, step: '' };
+  /** Checkpoints of an earlier execution of this run (a resumed run), by step key. */
+  checkpoints = new Map<string, Checkpoint>();
+
+  constructor(
+    readonly id: string,
+    readonly plan: Plan,
+    readonly o: RunOptions,
+  ) {
+    this.clock = o.clock ?? systemClock;
+    this.random = o.random ?? Math.random;
+    this.log = (o.logger ?? silentLogger).child({ runId: id, playbook: plan.playbook.name });
+  }
+
+  now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  stepSummary(id: string): StepSummary {
+    let s = this.summaries.get(id);
+    if (!s) {
+      s = { id, status: 'running', attempts: 0, calls: 0, devices: emptyCounts() };
+      this.summaries.set(id, s);
+    }
+    return s;
+  }
+
+  /** Whether any expression reads `steps.<id>.<member>`: a large output no one reads is not kept. */
+  keeps(stepId: string, member: 'output' | 'items'): boolean {
+    const m = this.plan.referenced.get(stepId);
+    return Boolean(m && (m.has('*') || m.has(member)));
+  }
+
+  /** One logical API call, counted for the step and the progress line. */
+  async call(stepId: string, action: string, input: Json, signal?: AbortSignal): Promise<unknown> {
+    this.stepSummary(stepId).calls++;
+    this.progress.calls++;
+    this.report();
+    return this.o.client.callByName(action, input, signal ? { signal } : {});
+  }
+
+  /** Step-level retry of a whole call, for errors its `retry.on` selects. Every attempt counts in the summary. */
+  retrying<T>(
+    stepId: string,
+    policy: RetryPolicy,
+    op: Pick<Operation, 'retrySafe'>,
+    signal: AbortSignal,
+    fn: () => Promise<T>,
+  ): Promise<{ value: T; attempts: number }> {
+    const sum = this.stepSummary(stepId);
+    return retrying(fn, {
+      maxAttempts: policy.maxAttempts,
+      // A call that may have acted is never repeated blindly (the device-state strategy reconciles instead).
+      retryable: (e) => !(unknownOutcome(e) && !op.retrySafe) && selects(policy.on, e),
+      delay: (attempt) => this.delay(policy, attempt),
+      sleep: (ms) => this.clock.sleep(ms, signal),
+      onAttempt: () => sum.attempts++,
+    });
+  }
+
+  delay(policy: RetryPolicy, attempt: number): number {
+    return backoffDelay(attempt, policy.backoff, this.random);
+  }
+
+  /** A step's device results: counted, shown to expressions when they read the items, and kept for the ledger. */
+  finishDevices(stepId: string, output: unknown, groups: DeviceGroup[], results?: DeviceResult[]): StepState {
+    const counts = countDevices(groups);
+    this.progress.devicesDone += counts.total;
+    this.progress.devicesTotal = Math.max(this.progress.devicesTotal, this.progress.devicesDone);
+    this.progress.errors += counts.failed + counts.unconfirmed;
+    this.report();
+    const items = this.keeps(stepId, 'items') ? (results ?? resultsOf(groups)).map(item) : [];
+    return { status: 'succeeded', output, items, devices: counts, ledger: groups };
+  }
+
+  recordLedger(stepId: string, groups: DeviceGroup[]): void {
+    if (groups.length) this.o.store.recordDevices(this.id, stepId, groups, this.now());
+  }
+
+  report(): void {
+    this.o.onProgress?.({ ...this.progress });
+  }
+}
+
+export function countDevices(groups: DeviceGroup[]): DeviceCounts {
+  const c = emptyCounts();
+  for (const g of groups) {
+    const n = g.ids.length;
+    c.total += n;
+    c[g.outcome] += n;
+    if (g.errorType && g.outcome !== 'succeeded') c.byError[g.errorType] = (c.byError[g.errorType] ?? 0) + n;
+  }
+  return c;
+}
+
+export function addCounts(into: DeviceCounts, c: DeviceCounts): void {
+  into.total += c.total;
+  into.accepted += c.accepted;
+  into.succeeded += c.succeeded;
+  into.failed += c.failed;
+  into.skipped += c.skipped;
+  into.unconfirmed += c.unconfirmed;
+  for (const [k, v] of Object.entries(c.byError)) into.byError[k] = (into.byError[k] ?? 0) + v;
+}
+
+export function done(output: unknown): StepState {
+  return { status: 'succeeded', output, items: [], devices: emptyCounts() };
+}
+
+/** A device result as `steps.<id>.items` shows it. */
+export function item(r: DeviceResult): Json {
+  return {
+    id: r.deviceId,
+    kind: r.kind,
+    outcome: r.outcome,
+    ...(r.errorType ? { error: r.errorType, errorClass: r.errorClass } : {}),
+    attempts: r.attempts,
+    ...(r.requestId ? { requestId: r.requestId } : {}),
+    ...(r.data ? { data: r.data } : {}),
+  };
+}
+
+/** Sent, and no answer that says whether the service acted. */
+export function unknownOutcome(e: unknown): boolean {
+  if (e instanceof NetworkError) return e.sent;
+  return e instanceof ApiError && e.status >= 500 && e.status !== 503;
+}
+
+/** The error type and class a device gets from an error that failed its whole request. */
+export function errorOf(e: unknown): Pick<DeviceResult, 'errorType' | 'errorClass'> {
+  if (e instanceof ApiError) return { errorType: e.apiCode, errorClass: e.retryClass };
+  if (e instanceof NetworkError)
+    return { errorType: e.sent ? 'OUTCOME UNKNOWN' : 'NETWORK', errorClass: 'retryable' };
+  if (e instanceof FleetbookError) return { errorType: e.code, errorClass: e.retryClass };
+  return { errorType: 'ERROR', errorClass: 'permanent' };
+}
+
+/** Whether any of `selectors` (retry.on) matches an error. */
+export function selects(selectors: string[], e: unknown): boolean {
+  return selectors.some((s) => {
+    if (s === 'retryable') return e instanceof FleetbookError && e.retryClass === 'retryable';
+    if (s === 'network') return e instanceof NetworkError;
+    if (s === 'timeout') return e instanceof StepError && e.selector.includes('timeout');
+    if (e instanceof ApiError) {
+      const m = /^http\.([45])xx$/.exec(s);
+      if (m) return Math.floor(e.status / 100) === Number(m[1]);
+      if (/^http\.[0-9]{3}$/.test(s)) return e.status === Number(s.slice(5));
+      return e.apiCode === s;
+    }
+    return false;
+  });
+}

@@ -1,0 +1,183 @@
+/**
+ * A playbook compiled once into what its runs execute: each step's durations, retry policies, action and
+ * strategy; the members of each step that expressions read; the actions and callback services the playbook
+ * uses. A run reads the plan, never the playbook's raw values again (templates are compiled and cached by the
+ * expression engine on their first use).
+ */
+import { CATALOG, isAction, type ActionName, type Operation } from '../api/catalog.js';
+import { parseDuration } from '../playbook/duration.js';
+import type { Playbook, Step } from '../playbook/schema.js';
+import type { BackoffOptions } from '../retry.js';
+
+export interface RetryPolicy {
+  on: string[];
+  maxAttempts: number;
+  backoff: BackoffOptions;
+}
+
+export interface DeviceRetryRule {
+  on: Set<string>;
+  with?: Record<string, unknown>;
+  maxAttempts: number;
+  delayMs: number;
+}
+
+export interface StepPlan {
+  timeoutMs?: number;
+  retry: RetryPolicy;
+  /** The API operation of a `uses:` step (undefined for an engine action). */
+  op?: Operation;
+  /** A device-state action: how long its devices may take to be confirmed, and how often to ask. */
+  confirmMs: number;
+  confirmPollMs?: number;
+  /** A location report's completion wait. */
+  completionMs: number;
+  completionPollMs?: number;
+  /** `devices.retry` and `devices.ignore`. */
+  deviceRetry: DeviceRetryRule[];
+  ignore: Set<string>;
+  /** A `wait:` step: its duration, or its event wait's timeout and poll interval. */
+  waitMs?: number;
+  pollMs?: number;
+}
+
+export interface Plan {
+  playbook: Playbook;
+  /** For each step id, the members expressions read: `output`, `items`, or `*` for anything. */
+  referenced: Map<string, Set<string>>;
+  /** The API actions the steps and polls use, each once, in order. */
+  actions: ActionName[];
+  /** The callback services the runs wait on or confirm by (`CarrierService` for device-state actions). */
+  services: Set<string>;
+  of(step: Step): StepPlan;
+}
+
+/** The default time a device-state action's devices have to be confirmed. */
+export const DEFAULT_CONFIRM_MS = 10 * 60_000;
+const DEFAULT_COMPLETION_MS = 2 * 3_600_000;
+
+const compiled = new WeakMap<Playbook, Plan>();
+
+/** The plan of a playbook, compiled on first use and kept as long as the playbook object lives. */
+export function planOf(pb: Playbook): Plan {
+  let plan = compiled.get(pb);
+  if (!plan) compiled.set(pb, (plan = compile(pb)));
+  return plan;
+}
+
+function compile(pb: Playbook): Plan {
+  const steps = new Map<Step, StepPlan>();
+  const actions = new Set<ActionName>();
+  const services = new Set<string>();
+  const visit = (list: unknown): void => {
+    if (!Array.isArray(list)) return;
+    for (const step of list as Step[]) {
+      steps.set(step, stepPlan(step));
+      if ('uses' in step && isAction(step.uses)) {
+        actions.add(step.uses);
+        if ((CATALOG[step.uses] as Operation).strategy === 'deviceState') services.add('CarrierService');
+      }
+      const event = eventWait(step);
+      if (event) {
+        services.add(event.event.service);
+        if (event.poll && isAction(event.poll.uses)) actions.add(event.poll.uses);
+      }
+      if ('forEach' in step) visit(step.forEach.steps);
+      if ('parallel' in step) visit(step.parallel);
+      if (Array.isArray(step.onError)) visit(step.onError);
+    }
+  };
+  visit(pb.steps);
+  visit(pb.finally);
+  return {
+    playbook: pb,
+    referenced: referencedMembers(pb),
+    actions: [...actions],
+    services,
+    of(step) {
+      const p = steps.get(step);
+      if (!p) throw new Error(`step \`${step.id}\` is not part of playbook ${pb.name}`);
+      return p;
+    },
+  };
+}
+
+const ms = (d: string | undefined): number | undefined => (d === undefined ? undefined : parseDuration(d));
+
+function stepPlan(step: Step): StepPlan {
+  const uses = 'uses' in step ? step : undefined;
+  const wait = 'wait' in step ? step.wait : undefined;
+  const event = eventWait(step);
+  const policy = uses?.devices;
+  return {
+    ...(step.timeout !== undefined ? { timeoutMs: ms(step.timeout) } : {}),
+    retry: retryPolicy(step.retry),
+    ...(uses && isAction(uses.uses) ? { op: CATALOG[uses.uses] } : {}),
+    confirmMs: ms(uses?.confirm?.timeout) ?? DEFAULT_CONFIRM_MS,
+    ...(uses?.confirm?.pollInterval !== undefined ? { confirmPollMs: ms(uses.confirm.pollInterval) } : {}),
+    completionMs: ms(uses?.wait?.timeout) ?? DEFAULT_COMPLETION_MS,
+    ...(uses?.wait?.pollInterval !== undefined ? { completionPollMs: ms(uses.wait.pollInterval) } : {}),
+    deviceRetry: (policy?.retry ?? []).map((r) => ({
+      on: new Set(r.on),
+      ...(r.with !== undefined ? { with: r.with } : {}),
+      maxAttempts: r.maxAttempts ?? 2,
+      delayMs: ms(r.delay) ?? 0,
+    })),
+    ignore: new Set(policy?.ignore ?? []),
+    ...(typeof wait === 'string' ? { waitMs: ms(wait) ?? 0 } : {}),
+    ...(event
+      ? {
+          waitMs: ms(event.timeout) ?? 0,
+          ...(event.poll?.interval ? { pollMs: ms(event.poll.interval) } : {}),
+        }
+      : {}),
+  };
+}
+
+type RetrySpec = NonNullable<Step['retry']>;
+type EventWait = Exclude<Extract<Step, { wait: unknown }>['wait'], string>;
+
+/** A `wait:` step's event wait, if it is one. */
+function eventWait(step: Step): EventWait | undefined {
+  return 'wait' in step && typeof step.wait === 'object' && 'event' in step.wait
+    ? (step.wait as EventWait)
+    : undefined;
+}
+
+function retryPolicy(r: RetrySpec | undefined): RetryPolicy {
+  return {
+    on: r?.on ?? ['retryable'],
+    maxAttempts: r ? (r.maxAttempts ?? 3) : 1,
+    backoff: {
+      baseDelayMs: ms(r?.delay) ?? 1000,
+      maxDelayMs: ms(r?.maxDelay) ?? 60_000,
+      fixed: r?.backoff === 'fixed',
+      // A fixed delay is exact unless full jitter is asked for; a doubling one has full jitter by default.
+      jitter: (r?.backoff === 'fixed' ? (r.jitter ?? 'none') : (r?.jitter ?? 'full')) as 'full' | 'none',
+    },
+  };
+}
+
+/** For each step id, the members expressions read: `steps.x.output` gives output; `steps.x` alone, `*`. */
+function referencedMembers(pb: Playbook): Map<string, Set<string>> {
+  const refs = new Map<string, Set<string>>();
+  const add = (id: string, member: string) => refs.set(id, (refs.get(id) ?? new Set()).add(member));
+  const visit = (v: unknown): void => {
+    if (typeof v === 'string') {
+      if (!v.includes('${{')) return;
+      for (const m of v.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)(\s*\.\s*([A-Za-z_]\w*))?/g)) {
+        const member = m[3];
+        add(m[1] as string, member === 'output' || member === 'items' ? member : member ? 'other' : '*');
+      }
+      for (const m of v.matchAll(/\bsteps\s*\[\s*["']([^"']+)["']/g)) add(m[1] as string, '*');
+    } else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  visit(pb);
+  return refs;
+}
+
+/** The API actions a playbook's steps and polls use, each once, in order. */
+export function actionsOf(pb: Playbook): ActionName[] {
+  return planOf(pb).actions;
+}

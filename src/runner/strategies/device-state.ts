@@ -1,0 +1,172 @@
+/**
+ * A device-state action (suspend, restore, activate, deactivate, plan change): the service answers a request
+ * id, and each device's outcome comes later. The strategy sends the request (with the step's retries), records
+ * its devices `accepted` under the request id with a `confirming` checkpoint, in one write, and then has each
+ * device confirmed (confirm.ts). A resumed run confirms what an earlier execution had accepted, and first
+ * reads the devices' state when an earlier execution sent the request and stopped before its answer, so that no
+ * device is changed twice.
+ */
+import type { Confirmation, DeviceResult } from '../../store/store.js';
+import { countDevices, addCounts, errorOf, unknownOutcome, selects } from '../context.js';
+import {
+  devicesOf,
+  groupResults,
+  idsOf,
+  resultsOf,
+  runsOf,
+  setOf,
+  subset,
+  withDevices,
+  withResult,
+  type DeviceSet,
+} from '../devices.js';
+import type { AcceptedRequest, Json, StepState } from '../types.js';
+import { requestIdOf } from './call.js';
+import { confirmRequests, readApplied } from './confirm.js';
+import { withDeviceRetries } from './device-retry.js';
+import type { ActionCall } from './index.js';
+
+export async function deviceState(x: ActionCall): Promise<StepState> {
+  const { ctx, step } = x;
+  const results = new Map<string, DeviceResult>();
+  const tally: Confirmation = { callback: 0, requestStatus: 0, stateRead: 0 };
+  /** Every request of this step the service accepted, in order: what its checkpoint keeps. */
+  const accepted: AcceptedRequest[] = [];
+  let resumed = x.resumed;
+  try {
+    const { output } = await withDeviceRetries(x, results, async (input, attempt) => {
+      const earlier = resumed;
+      resumed = undefined;
+      if (earlier?.status === 'confirming') {
+        // Accepted before the restart: confirm, never send again.
+        accepted.push(...(earlier.accepted ?? []));
+        await confirmRequests(x, earlier.accepted ?? [], results, tally);
+        return earlier.output ?? null;
+      }
+      let remaining = devicesOf(x.op, input);
+      if (earlier?.status === 'sending') {
+        remaining = await settleApplied(x, input, remaining, attempt, results, tally);
+        ctx.log.info('reconciled after a restart', { step: step.id, remaining: remaining.size });
+      }
+      if (!remaining.size) return null;
+      const sent = await send(x, input, remaining, attempt, results, tally);
+      if (!sent) return null;
+      accepted.push(sent.request);
+      // The accepted devices and the checkpoint that says what to confirm, in one write.
+      const acceptedGroups = withResult(setOf(sent.request.devices), {
+        outcome: 'accepted',
+        attempts: attempt,
+        requestId: sent.request.requestId,
+      });
+      ctx.o.store.saveStep(
+        ctx.id,
+        x.key,
+        { status: 'confirming', accepted, output: sent.output },
+        { step: step.id, groups: acceptedGroups, at: ctx.now() },
+      );
+      await confirmRequests(x, [sent.request], results, tally);
+      return sent.output;
+    });
+    const all = [...results.values()];
+    const state = ctx.finishDevices(step.id, output, groupResults(all, true), all);
+    addConfirmation(x, tally);
+    return state;
+  } catch (e) {
+    // The step fails, but devices were touched: the ledger and the summary count them.
+    if (results.size) {
+      const groups = groupResults([...results.values()], true);
+      ctx.recordLedger(step.id, groups);
+      addCounts(ctx.stepSummary(step.id).devices, countDevices(groups));
+      addConfirmation(x, tally);
+    }
+    throw e;
+  }
+}
+
+/**
+ * Sends the request for `devices` with the step's retry policy. An answer lost after the service may have
+ * acted is reconciled by reading which devices are already in the target state; only the others are sent
+ * again. Returns the accepted request, or undefined when no device is left to send.
+ */
+async function send(
+  x: ActionCall,
+  input: Json,
+  devices: DeviceSet,
+  attempt: number,
+  results: Map<string, DeviceResult>,
+  tally: Confirmation,
+): Promise<{ request: AcceptedRequest; output: unknown } | undefined> {
+  const { ctx, step, plan } = x;
+  let remaining = devices;
+  /** How many devices the input names: while all of them are still to do, it is sent as it is. */
+  const named = devicesOf(x.op, input).size;
+  const sum = ctx.stepSummary(step.id);
+  for (let n = 1; ; n++) {
+    try {
+      // The input as it is while every device it names is still to do (the first attempt, usually).
+      const sending = remaining.size === named ? input : withDevices(input, new Set(idsOf(remaining)));
+      const output = await ctx.call(step.id, x.action, sending, x.signal);
+      sum.attempts++;
+      const requestId = requestIdOf(output);
+      if (!requestId) {
+        // An answer without a request id confirms nothing: the devices' state says what happened.
+        remaining = await settleApplied(x, sending, remaining, attempt, results, tally);
+        for (const r of resultsOf(withResult(remaining, { outcome: 'unconfirmed', attempts: attempt })))
+          results.set(r.deviceId, r);
+        return undefined;
+      }
+      const request: AcceptedRequest = {
+        requestId,
+        accountName: String(input.accountName),
+        devices: runsOf(remaining),
+        attempts: attempt,
+        at: ctx.clock.now(),
+      };
+      return { request, output };
+    } catch (e) {
+      if (unknownOutcome(e)) {
+        remaining = await settleApplied(x, input, remaining, attempt, results, tally);
+        ctx.log.info('reconciled an unknown outcome', { step: step.id, remaining: remaining.size });
+        if (!remaining.size) {
+          sum.attempts++;
+          return undefined;
+        }
+      }
+      if (n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
+        sum.attempts++;
+        for (const r of resultsOf(
+          withResult(remaining, { outcome: 'failed', ...errorOf(e), attempts: plan.retry.maxAttempts }),
+        ))
+          results.set(r.deviceId, r);
+        throw e;
+      }
+      await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
+    }
+  }
+}
+
+/** Reads which of `devices` are already in the target state: they succeeded; returns the others. */
+async function settleApplied(
+  x: ActionCall,
+  input: Json,
+  devices: DeviceSet,
+  attempt: number,
+  results: Map<string, DeviceResult>,
+  tally: Confirmation,
+): Promise<DeviceSet> {
+  const applied = await readApplied(x, String(input.accountName), input, new Set(idsOf(devices)));
+  const done = subset(devices, applied, true);
+  for (const r of resultsOf(withResult(done, { outcome: 'succeeded', attempts: attempt })))
+    results.set(r.deviceId, r);
+  tally.stateRead += done.size;
+  return subset(devices, applied, false);
+}
+
+function addConfirmation(x: ActionCall, tally: Confirmation): void {
+  if (!tally.callback && !tally.requestStatus && !tally.stateRead) return;
+  const sum = x.ctx.stepSummary(x.step.id);
+  const c = (sum.confirmation ??= { callback: 0, requestStatus: 0, stateRead: 0 });
+  c.callback += tally.callback;
+  c.requestStatus += tally.requestStatus;
+  c.stateRead += tally.stateRead;
+}

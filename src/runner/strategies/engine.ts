@@ -1,0 +1,28 @@
+/** An engine action (log, notify.webhook, report.write, ledger.query): run in-process, with the step's retries. */
+import { runEngineAction } from '../../actions/executors.js';
+import type { Step } from '../../playbook/schema.js';
+import { done, type RunContext } from '../context.js';
+import type { StepPlan } from '../plan.js';
+import type { Json, StepState } from '../types.js';
+
+export async function engineAction(
+  ctx: RunContext,
+  step: Extract<Step, { uses: unknown }>,
+  plan: StepPlan,
+  input: Json,
+  signal: AbortSignal,
+): Promise<StepState> {
+  const { value } = await ctx.retrying(step.id, plan.retry, { retrySafe: true }, signal, () =>
+    runEngineAction(step.uses, input, {
+      store: ctx.o.store,
+      runId: ctx.id,
+      playbook: ctx.plan.playbook.name,
+      logger: ctx.log,
+      clock: ctx.clock,
+      ledger: (stepId) => ctx.o.store.deviceResults(ctx.id, stepId),
+      signal,
+      settings: ctx.o.engine,
+    }),
+  );
+  return done(value);
+}

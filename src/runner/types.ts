@@ -1,0 +1,173 @@
+/**
+ * What the runner takes (RunOptions and the services a process lends it) and the shapes its interpreter and
+ * strategies share: a step's state, its checkpoint, the expression scope, and the errors that end a step.
+ */
+import type { ApiClient } from '../api/client.js';
+import type { EngineSettings } from '../actions/settings.js';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { DeviceCounts, DeviceGroup, RunRecord, StepStatus, Store } from '../store/store.js';
+
+export type Json = Record<string, unknown>;
+
+/** Waits for callback events (the daemon provides one; `fleetbook run` has none, so waits fall back to polling). */
+export interface EventSource {
+  wait(service: string, match: (event: unknown) => boolean, signal: AbortSignal): Promise<unknown>;
+}
+
+/** One device's result in a CarrierService message: the device as the message names it, and its status. */
+export interface CarrierResult {
+  /** `kind:id` of the device's first identifier, kind in lower case. */
+  device: string;
+  /** Every identifier the message names the device by, `kind:id`. */
+  ids: string[];
+  succeeded: boolean;
+  /** The service's reason, for a device it did not change. */
+  errorType?: string;
+  message?: string;
+}
+
+/**
+ * CarrierService messages correlated by request id: the daemon's listener provides them. `fleetbook run` has
+ * none, and confirms by the request-status operation or by reading the devices' state instead.
+ */
+export interface ConfirmationSource {
+  /** Whether this process receives the CarrierService messages of an account. */
+  listening(accountName: string): boolean;
+  /**
+   * Hands every device result of these requests to `onResult`: those already received (stored in the inbox),
+   * then each as it arrives, until `signal` aborts.
+   */
+  follow(
+    requestIds: string[],
+    onResult: (requestId: string, r: CarrierResult) => void,
+    signal: AbortSignal,
+  ): void;
+}
+
+/**
+ * Per-device locks shared by every run of a process: two runs never mutate the same device at once. A run
+ * holds the locks of one step's devices while it sends that step's calls, and takes them all at once, so no
+ * two runs can wait on each other.
+ */
+export interface DeviceLocks {
+  acquire(ids: readonly string[], signal?: AbortSignal): Promise<() => void>;
+}
+
+export interface Progress {
+  devicesDone: number;
+  devicesTotal: number;
+  calls: number;
+  errors: number;
+  step: string;
+}
+
+export interface RunOptions {
+  client: ApiClient;
+  store: Store;
+  clock?: Clock;
+  /** Source of jitter for retry delays. @default Math.random */
+  random?: () => number;
+  logger?: Logger;
+  /** Inputs as given (`--input k=v` strings are coerced to the declared types). */
+  inputs?: Record<string, unknown>;
+  event?: unknown;
+  trigger?: Json;
+  /** Make the read-only calls, none of the mutating ones, and report what they would have done. */
+  dryRun?: boolean;
+  runId?: string;
+  secrets?: Record<string, string>;
+  env?: Record<string, string>;
+  /** Polling interval of report status, request status and poll fallbacks when the step sets none. @default 5000 */
+  pollIntervalMs?: number;
+  events?: EventSource;
+  /** CarrierService messages by request id, when this process listens for them (the daemon). */
+  confirmations?: ConfirmationSource;
+  onProgress?: (p: Progress) => void;
+  signal?: AbortSignal;
+  locks?: DeviceLocks;
+  /** The run as stored, when the caller has it (the daemon's pool): saves reading it back. */
+  stored?: RunRecord;
+  /** The engine actions' reports directory and webhook allowlist. @default engineSettings() (./reports, public only) */
+  engine?: EngineSettings;
+  /** The owner (a Lease's id) of a run this call creates: no other live process resumes it. */
+  owner?: string;
+}
+
+/** A failure that ends a step: its message is what the summary shows. */
+export class StepError extends Error {
+  constructor(
+    message: string,
+    readonly selector: string[] = [],
+  ) {
+    super(message);
+    this.name = 'StepError';
+  }
+}
+
+/**
+ * The reason of an abort that interrupts a run without ending it (the daemon stopping): the run stays
+ * unfinished in the store, `finally` does not run, and the next start resumes it from its checkpoints.
+ */
+export class Interrupted extends Error {
+  constructor(message = 'interrupted: fleetbook is stopping') {
+    super(message);
+    this.name = 'Interrupted';
+  }
+}
+
+/** A limit of `limits` would be exceeded: the run stops before the call. */
+export class LimitError extends StepError {}
+
+export interface StepState {
+  status: StepStatus;
+  output: unknown;
+  items: unknown[];
+  devices: DeviceCounts;
+  error?: string;
+  /** Device results to write with the step's checkpoint. */
+  ledger?: DeviceGroup[];
+  /** A listing's `items` as its checkpoint keeps them, built page by page as they came. */
+  itemRuns?: ItemRuns;
+}
+
+export type ItemRuns = [kind: string, ids: string[]][];
+
+/** A request the service accepted and whose devices' outcomes are still to be confirmed. */
+export interface AcceptedRequest {
+  requestId: string;
+  accountName: string;
+  /** The devices, as runs of one kind. */
+  devices: ItemRuns;
+  attempts: number;
+  /** When it was accepted (ms): the confirmation time counts from here, across a restart too. */
+  at: number;
+}
+
+/**
+ * What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded.
+ * `confirming`: the service accepted the step's requests (`accepted`), and their devices' outcomes are not
+ * all confirmed yet.
+ */
+export interface Checkpoint {
+  status: StepStatus | 'sending' | 'confirming';
+  output?: unknown;
+  /**
+   * The items of a step that writes no ledger rows (a `devices.list`), when an expression reads them: a resumed
+   * run must fan out over the same list, not an empty one nor a fresh listing that the run itself has changed.
+   */
+  items?: unknown[];
+  /** A listing's items (each a `{ id, kind }`) as runs of one kind: half the size, and faster to write. */
+  itemRuns?: ItemRuns;
+  devices?: DeviceCounts;
+  accepted?: AcceptedRequest[];
+  error?: string;
+  calls?: number;
+  attempts?: number;
+}
+
+export interface Scope {
+  ctx: Json & { steps: Record<string, StepState>; vars: Json };
+  inLoop: boolean;
+  key: string;
+}

@@ -1,0 +1,140 @@
+/**
+ * Confirmed outcomes in the daemon (issue: the ledger recorded what the service accepted). A real `fleetbook
+ * serve` suspends a mix of active, suspended, pending and deactive devices: with its listener registered, each
+ * device is confirmed by its CarrierService message, with the service's reason for the refused ones; killed
+ * (SIGKILL) after the service accepted the request and before the carrier acted, the next daemon confirms the
+ * same request without sending it again. Each time, every device's ledger outcome equals the emulator's own
+ * record of what it did.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { LedgerRow } from '../../src/store/store.js';
+import { DaemonWorld, readState, runsIn } from '../helpers/daemon.js';
+import { expectLedgerIsTheTruth, mixOfStates } from '../helpers/confirm.js';
+import { calls } from '../runner/helpers.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'confirm');
+const TOKEN = 'confirm-test-daemon-token-0123456789';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Row {
+  device_id: string;
+  outcome: string;
+  error_type: string | null;
+  request_id: string | null;
+}
+
+function ledger(state: string, runId: string): LedgerRow[] {
+  return readState(state, (db) =>
+    (
+      db.prepare("SELECT * FROM device_results WHERE run_id = ? AND step = 'suspend'").all(runId) as Row[]
+    ).map((r) => ({
+      runId,
+      step: 'suspend',
+      deviceId: r.device_id,
+      kind: 'imei',
+      outcome: r.outcome as LedgerRow['outcome'],
+      ...(r.error_type !== null ? { errorType: r.error_type } : {}),
+      ...(r.request_id !== null ? { requestId: r.request_id } : {}),
+      attempts: 1,
+      at: '',
+    })),
+  );
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+describe('daemon: confirmed per-device outcomes', function () {
+  this.timeout(120_000);
+  let world: DaemonWorld;
+  let account: string;
+  let mix: Map<string, string>;
+
+  before(async () => {
+    world = await DaemonWorld.create('confirm', { user: 'confirm-test', password: 'confirm-test-password' });
+    account = world.emu.defaults.accounts[0]!;
+  });
+  beforeEach(async () => {
+    world.emu.reset({ devicesPerAccount: 1000 });
+    mix = await mixOfStates(world.emu, account);
+  });
+  after(async () => world?.close());
+
+  const env = (): Record<string, string> => ({
+    FLEETBOOK_DAEMON_TOKEN: TOKEN,
+    FLEETBOOK_LOG_LEVEL: 'info',
+    // The account whose CarrierService messages the listener registers for.
+    FLEETBOOK_CALLBACK_ACCOUNTS: account,
+  });
+
+  async function start(url: string): Promise<string> {
+    const res = await fetch(`${url}/playbooks/suspend-mix/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { account, imeis: [...mix.keys()] } }),
+    });
+    expect(res.status).to.equal(202);
+    return ((await res.json()) as { runId: string }).runId;
+  }
+
+  const status = (state: string, runId: string) =>
+    runsIn(state, 'suspend-mix').find((r) => r.id === runId)?.status;
+
+  it('confirms each device by its CarrierService message, with the reason of the refused ones', async () => {
+    const state = world.state('listener.db');
+    const daemon = await world.start('listening daemon', FIXTURES, { state, env: env() });
+    const runId = await start(daemon.url);
+    await until('the run ends', () => status(state, runId) === 'succeeded');
+    const rows = ledger(state, runId);
+    expect(rows).to.have.length(12);
+    expectLedgerIsTheTruth(world.emu, rows, true);
+    const summary = readState(state, (db) =>
+      JSON.parse(
+        (db.prepare('SELECT summary_json FROM runs WHERE id = ?').get(runId) as { summary_json: string })
+          .summary_json,
+      ),
+    ) as { steps: { id: string; confirmation?: unknown; devices: Record<string, number> }[] };
+    const step = summary.steps.find((s) => s.id === 'suspend')!;
+    expect(step.confirmation).to.deep.equal({ callback: 12, requestStatus: 0, stateRead: 0 });
+    expect(step.devices).to.include({ succeeded: 6, failed: 6, unconfirmed: 0 });
+    // The metrics count the confirmed outcomes too.
+    const metrics = await (await fetch(`${daemon.url}/metrics`)).text();
+    expect(metrics).to.match(/fleetbook_device_outcomes_total\{playbook="suspend-mix",outcome="failed"\} 6/);
+    expect(metrics).to.match(
+      /fleetbook_device_outcomes_total\{playbook="suspend-mix",outcome="succeeded"\} 6/,
+    );
+  });
+
+  it('after a SIGKILL between acceptance and confirmation, the next daemon confirms without sending again', async () => {
+    const state = world.state('killed.db');
+    // The carrier takes 30 simulated seconds, and the emulator's clock stands still until the test moves it.
+    world.emu.setFaults({ processingSeconds: 30 });
+    const first = await world.start('first daemon', FIXTURES, { state, env: env() });
+    const runId = await start(first.url);
+    await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
+    await first.kill();
+    const accepted = ledger(state, runId);
+    expect(accepted.map((r) => r.outcome)).to.deep.equal(new Array(12).fill('accepted'));
+    // The carrier acts while no daemon runs: its messages reach nobody.
+    world.emu.advance(60);
+    const second = await world.start('second daemon', FIXTURES, { state, env: env() });
+    await until('the resumed run ends', () => status(state, runId) === 'succeeded');
+    await second.kill();
+    const rows = ledger(state, runId);
+    expectLedgerIsTheTruth(world.emu, rows, false);
+    expect(new Set(rows.map((r) => r.requestId)).size, 'one request').to.equal(1);
+    const seen = await calls(world.emu);
+    for (const id of mix.keys()) {
+      const suspended = (seen.devices[id] ?? []).filter((m) => m.action === 'devices.suspend');
+      expect(suspended.length, `${id} suspended at most once`).to.be.at.most(1);
+    }
+    const sent = seen.actions['devices.suspend'];
+    expect(sent, 'suspend requests').to.equal(1);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The ledger tells what the service did, not what it accepted (issue: a suspend of a `deactive` and a `pending`
+ * device ended `succeeded` for both; the emulator had refused them). Here `fleetbook run`'s runner, with no
+ * listener, suspends a mix of active, suspended, pending and deactive devices: each device's ledger outcome
+ * must equal the emulator's own record of what it did to it, and none it refused may be `succeeded`. A carrier
+ * that takes time is waited for; a device it never finishes is `unconfirmed`, never `succeeded`.
+ */
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { RunSummary } from '../../src/store/store.js';
+import { expectLedgerIsTheTruth, mixOfStates } from '../helpers/confirm.js';
+import { clientFor, emulator, memoryStore, playbook } from './helpers.js';
+
+const SUSPEND = (account: string, ids: string[], confirm = '') => `
+version: 1
+name: suspend-mix
+on: { manual: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with:
+      accountName: "${account}"
+      devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]
+    ${confirm}
+`;
+
+describe('runner: confirmed per-device outcomes (no listener)', function () {
+  this.timeout(60_000);
+  let emu: Emulator;
+  let account: string;
+  let mix: Map<string, string>;
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 1000 });
+    account = emu.defaults.accounts[0]!;
+  });
+  beforeEach(async () => {
+    emu.reset({ devicesPerAccount: 1000 });
+    mix = await mixOfStates(emu, account);
+  });
+  after(async () => emu?.close());
+
+  async function run(yaml: string, o: { pollIntervalMs?: number } = {}) {
+    const store = memoryStore();
+    const client = clientFor(emu);
+    const summary = await runPlaybook(playbook(yaml), {
+      client,
+      store,
+      pollIntervalMs: o.pollIntervalMs ?? 50,
+    });
+    const rows = store.deviceResults(summary.runId, 'suspend');
+    await client.close();
+    store.close();
+    return { summary, rows };
+  }
+
+  const step = (s: RunSummary) => s.steps.find((x) => x.id === 'suspend')!;
+
+  it('records what the emulator did to each device of a mix of states, refused ones failed', async () => {
+    const { summary, rows } = await run(SUSPEND(account, [...mix.keys()]));
+    expect(summary.status, summary.error).to.equal('succeeded');
+    expect(rows).to.have.length(12);
+    expectLedgerIsTheTruth(emu, rows, false);
+    const by = new Map(rows.map((r) => [r.deviceId, r]));
+    for (const [id, state] of mix) {
+      // Suspending an active or an already suspended device leaves it suspended; the others are refused.
+      const ok = state === 'active' || state === 'suspend';
+      expect(by.get(id)?.outcome, `${id} was ${state}`).to.equal(ok ? 'succeeded' : 'failed');
+    }
+    expect(step(summary).devices).to.include({
+      total: 12,
+      succeeded: 6,
+      failed: 6,
+      accepted: 0,
+      unconfirmed: 0,
+    });
+    // No listener: the request status said PartialSuccess, and the devices' state told which.
+    expect(step(summary).confirmation).to.deep.equal({ callback: 0, requestStatus: 0, stateRead: 12 });
+  });
+
+  it('confirms a request of active devices by its status alone', async () => {
+    const active = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
+    const { summary, rows } = await run(SUSPEND(account, active));
+    expectLedgerIsTheTruth(emu, rows, false);
+    expect(rows.map((r) => r.outcome)).to.deep.equal(['succeeded', 'succeeded', 'succeeded']);
+    expect(step(summary).confirmation).to.deep.equal({ callback: 0, requestStatus: 3, stateRead: 0 });
+  });
+
+  it('waits for a carrier that takes time, and leaves a device it never finishes unconfirmed', async () => {
+    const active = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
+    const never = active[2]!;
+    emu.setFaults({ processingSeconds: 30, neverFinishDevices: [never] });
+    const running = run(SUSPEND(account, active, 'confirm: { timeout: 3s, pollInterval: 100ms }'));
+    // The carrier finishes the others once its simulated time has passed.
+    await new Promise((r) => setTimeout(r, 500));
+    emu.advance(60);
+    const { summary, rows } = await running;
+    expectLedgerIsTheTruth(emu, rows, false);
+    const by = new Map(rows.map((r) => [r.deviceId, r.outcome]));
+    expect(by.get(never)).to.equal('unconfirmed');
+    expect(active.filter((id) => id !== never).map((id) => by.get(id))).to.deep.equal([
+      'succeeded',
+      'succeeded',
+    ]);
+    expect(step(summary).devices).to.include({ succeeded: 2, unconfirmed: 1 });
+  });
+});
