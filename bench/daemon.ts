@@ -42,7 +42,12 @@ const CB_USER = 'bench-listener';
 const CB_PASS = 'bench-listener-password';
 
 /** The daemon on the emulator, with the local machine as its budget. */
-async function startDaemon(emu: Emulator, playbooks: string, state: string): Promise<DaemonProcess> {
+async function startDaemon(
+  emu: Emulator,
+  playbooks: string,
+  state: string,
+  extra: Record<string, string> = {},
+): Promise<DaemonProcess> {
   const prof = process.env.FLEETBOOK_BENCH_PROF;
   return DaemonProcess.start('bench daemon', {
     playbooks,
@@ -59,6 +64,7 @@ async function startDaemon(emu: Emulator, playbooks: string, state: string): Pro
       FLEETBOOK_MAX_RUNS: '64',
       FLEETBOOK_INBOX_LIMIT: '10000',
       FLEETBOOK_LOG_LEVEL: 'warn',
+      ...extra,
     },
   });
 }
@@ -281,7 +287,9 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
   }
   if (imeis.length < P4_WARMUP + P4_M) throw new Error(`P4: only ${imeis.length} active IMEI devices`);
   const state = join(dir, 'p4.db');
-  const daemon = await startDaemon(emu, join(FIXTURES, 'p4'), state);
+  // The listener registers for the account's CarrierService messages: each run's suspend is confirmed by its
+  // device's callback.
+  const daemon = await startDaemon(emu, join(FIXTURES, 'p4'), state, { FLEETBOOK_CALLBACK_ACCOUNTS: account });
   const pool = new Pool(daemon.url, { connections: CONNECTIONS, pipelining: 1 });
   const make = (prefix: string, from: number, n: number) =>
     Array.from({ length: n }, (_, i) => {
@@ -297,6 +305,7 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
   let share: string;
   let runs: Map<string, number>;
   let calls: Map<string, number>;
+  let outcomes: Map<string, number>;
   try {
     warm = await post(pool, make('p4-warm', 0, P4_WARMUP));
     if (!(await drained(daemon.url, 30_000))) throw new Error('P4: the warm-up runs did not end');
@@ -313,6 +322,7 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
     selfCpu = (self.user + self.system) / 1000;
     runs = await metric(daemon.url, 'fleetbook_runs_total');
     calls = await metric(daemon.url, 'fleetbook_api_calls_total');
+    outcomes = await metric(daemon.url, 'fleetbook_device_outcomes_total');
   } finally {
     await pool.close();
     await stop(daemon);
@@ -335,11 +345,15 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
   const suspends = [...calls]
     .filter(([k]) => k.includes('action="devices.suspend"'))
     .reduce((a, [, n]) => a + n, 0);
+  const statusCalls = [...calls]
+    .filter(([k]) => k.includes('action="requests.status"'))
+    .reduce((a, [, n]) => a + n, 0);
+  const confirmed = outcomes.get('{playbook="bench-p4-suspend",outcome="succeeded"}') ?? 0;
   const rate = (P4_M / ms) * 1000;
   const notStored = others(new Map([...warm.other, ...batch.other]));
   return {
     id: 'P4',
-    measure: `${P4_M} callbacks each starting a run of one devices.suspend (after ${P4_WARMUP} warm-up): ${(ms / 1000).toFixed(2)} s from the first post to the last run's end (posting ${(batch.ms / 1000).toFixed(2)} s, ack p99 ${pct(batch.latencies, 99).toFixed(0)} ms); daemon CPU ${(cpu / P4_M).toFixed(2)} ms/run, ${share}; emulator and poster CPU ${((selfCpu / ms) * 100).toFixed(0)} % of a core; runs ${[...byStatus].map(([s, n]) => `${n} ${s}`).join(', ')}; ${suspends} suspend calls${notStored ? `; not stored: ${notStored}` : ''}${done ? '' : '; TIMED OUT'}`,
+    measure: `${P4_M} callbacks each starting a run of one devices.suspend (after ${P4_WARMUP} warm-up): ${(ms / 1000).toFixed(2)} s from the first post to the last run's end (posting ${(batch.ms / 1000).toFixed(2)} s, ack p99 ${pct(batch.latencies, 99).toFixed(0)} ms); daemon CPU ${(cpu / P4_M).toFixed(2)} ms/run, ${share}; emulator and poster CPU ${((selfCpu / ms) * 100).toFixed(0)} % of a core; runs ${[...byStatus].map(([s, n]) => `${n} ${s}`).join(', ')}; ${suspends} suspend calls, ${confirmed} devices confirmed succeeded, ${statusCalls} request-status calls (the rest by callback)${notStored ? `; not stored: ${notStored}` : ''}${done ? '' : '; TIMED OUT'}`,
     value: `${Math.round(rate)} runs/s`,
     target: '>= 1,000 runs/s',
     pass:
@@ -349,7 +363,8 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
       endedOther === 0 &&
       byStatus.get('succeeded') === total &&
       byStatus.size === 1 &&
-      suspends === total,
+      suspends === total &&
+      confirmed === total,
   };
 }
 

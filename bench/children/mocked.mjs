@@ -70,6 +70,11 @@ service
   .intercept({ path: '/api/m2m/v1/devices/actions/suspend', method: 'POST' })
   .reply(200, { requestId: '00000000-0000-4000-8000-000000000000' }, json)
   .persist();
+// The request status that confirms each suspend (no listener in-process).
+service
+  .intercept({ path: /^\/api\/m2m\/v1\/accounts\/[^/]+\/requests\/[^/]+\/status$/, method: 'GET' })
+  .reply(200, { requestId: '00000000-0000-4000-8000-000000000000', status: 'Success' }, json)
+  .persist();
 
 /** What the side leaves behind to remove, after the timed span. */
 let cleanup = () => undefined;
@@ -125,12 +130,13 @@ const LEASE = {
 function raw() {
   let headers = {};
   const send = async (path, body, extra = {}) => {
+    const get = extra === 'GET';
     const res = await agent.request({
       origin: ORIGIN,
-      method: 'POST',
+      method: get ? 'GET' : 'POST',
       path: `/api${path}`,
-      headers: { 'content-type': 'application/json', ...headers, ...extra },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...headers, ...(get ? {} : extra) },
+      body: get ? null : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.body.text();
     if (res.statusCode >= 300) throw new Error(`${path}: ${res.statusCode} ${text}`);
@@ -168,10 +174,11 @@ function raw() {
       Array.from({ length: 4 }, async () => {
         while (next < batches.length) {
           const b = batches[next++];
-          await send('/m2m/v1/devices/actions/suspend', {
+          const accepted = await send('/m2m/v1/devices/actions/suspend', {
             accountName: ACCOUNT,
             devices: b.map((d) => ({ deviceIds: [d] })),
           });
+          await send(`/m2m/v1/accounts/${ACCOUNT}/requests/${accepted.requestId}/status`, null, 'GET');
           devices += b.length;
         }
       }),

@@ -1,5 +1,6 @@
 /**
- * The hand-written side of P1 and P2: the same API calls as the engine's playbook, made with a bare undici
+ * The hand-written side of P1 and P2: the same API calls as the engine's playbook (P1: each suspend, then the
+ * request status that confirms it), made with a bare undici
  * Pool at the same concurrency, no engine. Prints { ms, cpuMs, maxRssMb, calls, devices }. Plain JavaScript run by
  * plain node, as the engine side is (engine.mjs).
  *
@@ -92,10 +93,16 @@ if (mode === 'suspend') {
     Array.from({ length: Number(concArg) }, async () => {
       while (next < batches.length) {
         const b = batches[next++];
-        await send('POST', '/m2m/v1/devices/actions/suspend', {
+        const accepted = await send('POST', '/m2m/v1/devices/actions/suspend', {
           accountName: account,
           devices: b.map((d) => ({ deviceIds: [d] })),
         });
+        // The confirming call the engine makes without a listener: the request's status, until it is final.
+        for (;;) {
+          const s = await send('GET', `/m2m/v1/accounts/${account}/requests/${accepted.json.requestId}/status`);
+          if (s.json.status !== 'Pending') break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
         devices += b.length;
       }
     }),

@@ -8,10 +8,10 @@
  * - `network`: no HTTP answer (refused, reset, timed out); `timeout`: the step's own timeout;
  * - `retryable`: any error of that retry class.
  * `devices.retry.on` and `devices.ignore` take per-device error types of spec section 7.3, for actions that
- * report them.
+ * report them, and the carrier's codes (and STATE NOT CHANGED) for device-state actions.
  */
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
-import { DEVICE_ERRORS, isDeviceErrorType } from '../api/device-errors.js';
+import { DEVICE_ERRORS, DEVICE_STATE_ERROR_TYPES, isDeviceErrorType } from '../api/device-errors.js';
 import { isEngineAction } from './engine.js';
 
 /** API error codes per area where the spec shows them (section 7); elsewhere any code is possible. */
@@ -50,6 +50,10 @@ export function stepSelectorProblem(action: string | undefined, selector: string
 
 /** Why `type` cannot be a per-device error of `action` (`devices.retry.on`, `devices.ignore`). */
 export function deviceSelectorProblem(action: string | undefined, type: string): string | undefined {
+  if (action !== undefined && isAction(action) && (CATALOG[action] as Operation).strategy === 'deviceState') {
+    if (DEVICE_STATE_ERROR_TYPES.includes(type)) return undefined;
+    return `\`${type}\` is not a per-device error of \`${action}\` (it can report ${DEVICE_STATE_ERROR_TYPES.join(', ')})`;
+  }
   const reports =
     action !== undefined && isAction(action) && (CATALOG[action] as Operation).deviceErrors === true;
   if (!reports) {

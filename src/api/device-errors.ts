@@ -77,6 +77,15 @@ export function isCarrierErrorType(type: string): type is CarrierErrorType {
 }
 
 /**
+ * fleetbook's own type for a device whose request the service reports finished (`Failed`, `PartialSuccess`) and
+ * that is not in the action's target state, as read from its state: without its callback, no reason is known.
+ */
+export const STATE_NOT_CHANGED = 'STATE NOT CHANGED';
+
+/** The per-device error types a device-state action's devices can fail with. */
+export const DEVICE_STATE_ERROR_TYPES: readonly string[] = [...CARRIER_ERROR_TYPES, STATE_NOT_CHANGED];
+
+/**
  * The class of a per-device error type: a 7.3 type or a carrier code. A type neither table lists is treated as
  * permanent, never dropped.
  */

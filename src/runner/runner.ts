@@ -29,6 +29,7 @@ import {
   type StepState,
 } from './types.js';
 import { waitStep } from './wait.js';
+import { fanOut } from './fan-out.js';
 
 export { coerceInputs } from './inputs.js';
 export { actionsOf } from './plan.js';
@@ -354,7 +355,8 @@ class Run {
     resumed?: Checkpoint,
   ): Promise<StepState> {
     if ('uses' in step) return this.uses(step, plan, scope, key, signal, resumed);
-    if ('forEach' in step) return this.forEach(step, scope);
+    if ('forEach' in step)
+      return fanOut(this.ctx, step, scope, (steps, child) => this.steps(steps, child), this.o.signal);
     if ('parallel' in step) {
       // Every branch settles before the step ends: a failed branch must not end the run under the others.
       const settled = await Promise.allSettled(step.parallel.map((s) => this.step(s as Step, scope)));
@@ -372,92 +374,6 @@ class Run {
     }
     if ('wait' in step) return waitStep(this.ctx, step, plan, scope, signal);
     throw new StepError('unknown step kind');
-  }
-
-  private async forEach(step: Extract<Step, { forEach: unknown }>, scope: Scope): Promise<StepState> {
-    const { ctx } = this;
-    const fe = step.forEach;
-    const items = render(fe.items, scope.ctx, scope.inLoop);
-    if (!Array.isArray(items)) throw new StepError(`forEach.items must be a list, got ${typeof items}`);
-    const units: unknown[] = [];
-    if (fe.batchSize)
-      for (let i = 0; i < items.length; i += fe.batchSize) units.push(items.slice(i, i + fe.batchSize));
-    else units.push(...items);
-    const devices = emptyCounts();
-    /** Device totals of each inner step over every iteration: after the loop, `steps.<inner>` shows them. */
-    const inner = new Map<string, ReturnType<typeof emptyCounts>>();
-    let failed = 0;
-    let next = 0;
-    let finished = 0;
-    let reported = 0;
-    const worker = async () => {
-      while (next < units.length) {
-        const index = next++;
-        const child: Scope = {
-          ctx: { ...scope.ctx, steps: { ...scope.ctx.steps }, item: units[index], index },
-          inLoop: true,
-          key: `${scope.key}${step.id}[${index}]/`,
-        };
-        try {
-          await this.steps(fe.steps as Step[], child);
-        } catch (e) {
-          if (e instanceof LimitError || this.o.signal?.aborted) throw e;
-          failed++;
-        }
-        for (const s of fe.steps as Step[]) {
-          const st = child.ctx.steps[s.id];
-          if (st && st !== scope.ctx.steps[s.id]) {
-            addCounts(devices, st.devices);
-            const total = inner.get(s.id) ?? emptyCounts();
-            addCounts(total, st.devices);
-            inner.set(s.id, total);
-          }
-        }
-        // A line at each tenth of the iterations: the progress of a long fan-out, off a terminal too.
-        const tenth = Math.floor((++finished * 10) / units.length);
-        if (tenth > reported) {
-          reported = tenth;
-          ctx.log.info('fan-out progress', {
-            step: step.id,
-            iterations: finished,
-            of: units.length,
-            failed,
-            devices: devices.total,
-          });
-        }
-      }
-    };
-    // Each worker starts once the one before has handed its first call on, so that the first request is on its
-    // way while the next is prepared, not after every worker has prepared one.
-    const workers: Promise<void>[] = [];
-    let stopped = false;
-    for (let w = 0; w < Math.min(fe.concurrency ?? 1, units.length || 1); w++) {
-      if (w) await new Promise(setImmediate);
-      // A worker already stopped by a limit or a cancellation: no more are started.
-      if (stopped) break;
-      const started = worker();
-      // Met by Promise.all below; until then, not an unhandled rejection.
-      started.catch(() => (stopped = true));
-      workers.push(started);
-    }
-    await Promise.all(workers);
-    for (const [id, totals] of inner)
-      scope.ctx.steps[id] = { status: 'succeeded', output: null, items: [], devices: totals };
-    const percent = units.length ? (failed / units.length) * 100 : 0;
-    const output = { iterations: units.length, failed };
-    if (percent > (fe.toleratedFailurePercent ?? 0)) {
-      throw new StepError(
-        `${failed} of ${units.length} iterations failed (${percent.toFixed(1)} %, tolerated ${fe.toleratedFailurePercent ?? 0} %)`,
-      );
-    }
-    // The inner steps' devices are already in their own summaries; the forEach reports them for expressions only.
-    return {
-      status: 'succeeded',
-      output,
-      items: [],
-      devices: { ...devices, byError: { ...devices.byError } },
-      ...(failed ? { error: `${failed} iteration(s) failed` } : {}),
-    };
   }
 
   // ── actions ───────────────────────────────────────────────────────────────────────────────────

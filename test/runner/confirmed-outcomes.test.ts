@@ -105,4 +105,17 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
     ]);
     expect(step(summary).devices).to.include({ succeeded: 2, unconfirmed: 1 });
   });
+
+  it('devices.retry sends the confirmed failures of its type again, as a new request, confirmed in turn', async () => {
+    const policy = `devices: { retry: [{ on: [STATE NOT CHANGED], maxAttempts: 2 }] }`;
+    const { summary, rows } = await run(SUSPEND(account, [...mix.keys()], policy));
+    expectLedgerIsTheTruth(emu, rows, false);
+    const refused = [...mix].filter(([, s]) => s === 'pending' || s === 'deactive').map(([id]) => id);
+    const by = new Map(rows.map((r) => [r.deviceId, r]));
+    for (const id of refused) expect(by.get(id)).to.include({ outcome: 'failed', attempts: 2 });
+    // The second request names only the refused devices.
+    const second = emu.request(by.get(refused[0]!)!.requestId!)!;
+    expect(second.devices.map((d) => d.deviceIds[0]!.id).sort()).to.deep.equal([...refused].sort());
+    expect(step(summary).devices).to.include({ succeeded: 6, failed: 6 });
+  });
 });

@@ -11,15 +11,12 @@
  * A device still not confirmed when the step's confirmation time has passed (counted from its acceptance, across
  * a restart too) is `unconfirmed`, unless a last look at the devices' state finds it changed. The step summary counts the devices each means confirmed.
  */
-import { deviceErrorClass } from '../../api/device-errors.js';
+import { STATE_NOT_CHANGED, deviceErrorClass } from '../../api/device-errors.js';
 import { ApiError } from '../../errors.js';
 import type { Confirmation, DeviceResult } from '../../store/store.js';
 import { identifiersOf } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
 import type { ActionCall } from './index.js';
-
-/** The error type of a device the service finished a request for and left out of the target state. */
-export const NOT_CHANGED = 'STATE NOT CHANGED';
 
 interface Pending {
   request: AcceptedRequest;
@@ -151,7 +148,7 @@ async function askService(
     for (const id of ids) {
       if (applied.has(id)) settle(id, { outcome: 'succeeded' }, 'stateRead');
       else if (finished)
-        settle(id, { outcome: 'failed', errorType: NOT_CHANGED, errorClass: 'permanent' }, 'stateRead');
+        settle(id, { outcome: 'failed', errorType: STATE_NOT_CHANGED, errorClass: 'permanent' }, 'stateRead');
     }
   }
 }
