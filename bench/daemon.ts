@@ -289,7 +289,9 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
   const state = join(dir, 'p4.db');
   // The listener registers for the account's CarrierService messages: each run's suspend is confirmed by its
   // device's callback.
-  const daemon = await startDaemon(emu, join(FIXTURES, 'p4'), state, { FLEETBOOK_CALLBACK_ACCOUNTS: account });
+  const daemon = await startDaemon(emu, join(FIXTURES, 'p4'), state, {
+    FLEETBOOK_CALLBACK_ACCOUNTS: account,
+  });
   const pool = new Pool(daemon.url, { connections: CONNECTIONS, pipelining: 1 });
   const make = (prefix: string, from: number, n: number) =>
     Array.from({ length: n }, (_, i) => {

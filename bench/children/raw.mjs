@@ -99,7 +99,10 @@ if (mode === 'suspend') {
         });
         // The confirming call the engine makes without a listener: the request's status, until it is final.
         for (;;) {
-          const s = await send('GET', `/m2m/v1/accounts/${account}/requests/${accepted.json.requestId}/status`);
+          const s = await send(
+            'GET',
+            `/m2m/v1/accounts/${account}/requests/${accepted.json.requestId}/status`,
+          );
           if (s.json.status !== 'Pending') break;
           await new Promise((r) => setTimeout(r, 50));
         }
