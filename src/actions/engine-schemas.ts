@@ -31,7 +31,24 @@ export const ReportArgs = closed({
     Type.String({ enum: ['csv', 'json'], description: 'Default: from the file extension.' }),
   ),
   step: Type.Optional(
-    Type.String({ description: 'The step whose devices to write; default every step of the run.' }),
+    Type.String({
+      description:
+        'The step whose per-device results to write (its ledger rows, with the data the step returned for each device); default every step of the run. Not with `rows`.',
+    }),
+  ),
+  rows: Type.Optional(
+    Type.Array(Type.Record(Type.String(), Type.Unknown()), {
+      description:
+        'Any list of objects to write, one row each, instead of per-device results, e.g. `${{ steps.list.output.devices }}`. Not with `step`.',
+    }),
+  ),
+  columns: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      uniqueItems: true,
+      description:
+        'The columns to write, in order: a key of each row, or a dotted path into it (`carrierInformations.0.state`). Default: for `rows`, every key in order of first appearance; for per-device results, runId, step, deviceId, kind, outcome, errorType, errorClass, attempts, at, requestId, then each key of the data.',
+    }),
   ),
 });
 

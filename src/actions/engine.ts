@@ -24,7 +24,8 @@ export const ENGINE_ACTIONS = {
     },
   },
   'report.write': {
-    summary: 'Write the per-device results of a step (or of the run) as CSV or JSON.',
+    summary:
+      'Write the per-device results of a step (or of the run), with the data each device returned, or any list of objects, as CSV or JSON.',
     /** Acts outside the run: a dry run would overwrite a real report with planned outcomes. */
     effect: true,
     get input() {

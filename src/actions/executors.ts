@@ -4,7 +4,8 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { LedgerRow, Store } from '../store/store.js';
-import { redactValue } from '../util/secrets.js';
+import { reportColumns, reportSource } from './report-source.js';
+import { ledgerTable, listTable, reportText, type ReportFormat, type Table } from './report-table.js';
 import { writeReport } from './reports.js';
 import { engineSettings, type EngineSettings } from './settings.js';
 import { sendWebhook, type WebhookInput } from './webhook.js';
@@ -39,16 +40,23 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
       return sendWebhook(input as unknown as WebhookInput, settings().webhooks, c.signal);
     case 'report.write': {
       const path = String(input.path);
-      const format =
-        (input.format as string | undefined) ?? (extname(path).toLowerCase() === '.json' ? 'json' : 'csv');
-      let rows: LedgerRow[] = [];
-      // The rows are read once the file is open: a refused path costs no ledger read.
-      const file = await writeReport(settings().reportsDir, path, () => {
-        rows = c.ledger(input.step as string | undefined);
-        return format === 'json' ? `${JSON.stringify(redactValue(rows), null, 2)}\n` : toCsv(rows);
-      });
-      c.logger.info('report written', { path: file, rows: rows.length, format });
-      return { path, file, rows: rows.length, format };
+      const format: ReportFormat =
+        (input.format as ReportFormat | undefined) ??
+        (extname(path).toLowerCase() === '.json' ? 'json' : 'csv');
+      // A wrong source fails here, before the file is opened: an earlier report of that name stays as it was.
+      const source = reportSource(input);
+      const columns = reportColumns(input);
+      let rows = 0;
+      const text = <R>(table: Table<R>) => {
+        rows = table.rows.length;
+        return reportText(table, format, columns);
+      };
+      // The ledger is read once the file is open: a refused path costs no ledger read.
+      const file = await writeReport(settings().reportsDir, path, () =>
+        'rows' in source ? text(listTable(source.rows)) : text(ledgerTable(c.ledger(source.ledger.step))),
+      );
+      c.logger.info('report written', { path: file, rows, format });
+      return { path, file, rows, format };
     }
     case 'ledger.query': {
       const errors =
@@ -84,24 +92,4 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
     default:
       throw new Error(`unknown engine action ${action}`);
   }
-}
-
-const COLUMNS = [
-  'runId',
-  'step',
-  'deviceId',
-  'kind',
-  'outcome',
-  'errorType',
-  'errorClass',
-  'attempts',
-  'at',
-] as const;
-
-function toCsv(rows: LedgerRow[]): string {
-  const cell = (v: unknown) => {
-    const s = v === undefined || v === null ? '' : String(v);
-    return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-  };
-  return [COLUMNS.join(','), ...rows.map((r) => COLUMNS.map((k) => cell(r[k])).join(','))].join('\n') + '\n';
 }

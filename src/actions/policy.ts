@@ -5,6 +5,7 @@
  */
 import { posix, win32 } from 'node:path';
 import { FleetbookError } from '../errors.js';
+import { reportSourceStatic } from './report-source.js';
 
 /** The setting that names the reports directory. */
 export const REPORTS_DIR_SETTING = 'FLEETBOOK_REPORTS_DIR';
@@ -58,7 +59,8 @@ export interface StaticProblem {
   path: (string | number)[];
   /** Where to point: the key (a header's name) or its value. */
   where: 'key' | 'value';
-  rule: 'report-path' | 'webhook-header';
+  /** `with`: arguments that cannot work as written, e.g. two sources of a report's rows (report-source.ts). */
+  rule: 'report-path' | 'webhook-header' | 'with';
   message: string;
   severity: 'error' | 'warning';
 }
@@ -141,9 +143,12 @@ function webhookStatic(args: Record<string, unknown>): StaticProblem[] {
   return problems;
 }
 
-/** The checks of literal arguments, by action: what `fleetbook validate` can refuse before any run. */
+/**
+ * The checks of literal arguments, by action: what `fleetbook validate` can refuse before any run. A report's
+ * one source of rows is checked here too (report-source.ts), beside its path.
+ */
 const STATIC_CHECKS: Readonly<Record<string, (args: Record<string, unknown>) => StaticProblem[]>> = {
-  'report.write': reportPathStatic,
+  'report.write': (args) => [...reportPathStatic(args), ...reportSourceStatic(args)],
   'notify.webhook': webhookStatic,
 };
 

@@ -85,11 +85,21 @@ export async function openReport(
   }
 }
 
-/** Writes what `text` gives to `path` under `reportsDir` (see openReport); the file written, absolute. */
-export async function writeReport(reportsDir: string, path: string, text: () => string): Promise<string> {
+/**
+ * Writes the chunks `text` gives to `path` under `reportsDir` (see openReport), one after the other, so that a
+ * report of many rows is never one string; the file written, absolute. `text` is called once the file is open.
+ */
+export async function writeReport(
+  reportsDir: string,
+  path: string,
+  text: () => Iterable<string>,
+): Promise<string> {
   const { file, handle } = await openReport(reportsDir, path);
   try {
-    await handle.writeFile(text());
+    for (const chunk of text()) {
+      const bytes = Buffer.from(chunk);
+      for (let at = 0; at < bytes.length;) at += (await handle.write(bytes, at)).bytesWritten;
+    }
   } finally {
     await handle.close();
   }

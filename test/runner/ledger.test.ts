@@ -219,17 +219,20 @@ steps:
       expect(rows.some((r) => r.outcome === 'skipped')).to.equal(true);
       expect(rows.some((r) => r.outcome === 'failed')).to.equal(true);
 
-      const json = JSON.parse(
-        await readFile(join(tmp.dir, 'nightly', 'locations.json'), 'utf8'),
-      ) as LedgerRow[];
-      expect(json).to.deep.equal(rows);
+      const text = await readFile(join(tmp.dir, 'nightly', 'locations.json'), 'utf8');
+      const json = JSON.parse(text) as Record<string, unknown>[];
+      // Each device's data (its location) are fields of its row, beside the ledger's.
+      expect(json).to.deep.equal(rows.map(({ data, ...r }) => ({ ...r, ...data })));
+      expect(json.some((r) => typeof r.latitude === 'number')).to.equal(true);
 
       const csv = (
         await readFile(join(tmp.dir, 'nightly', `${s.startedAt.slice(0, 10)}-locations.csv`), 'utf8')
       )
         .trimEnd()
         .split('\n');
-      expect(csv[0]).to.equal('runId,step,deviceId,kind,outcome,errorType,errorClass,attempts,at');
+      expect(csv[0]).to.equal(
+        'runId,step,deviceId,kind,outcome,errorType,errorClass,attempts,at,requestId,latitude,longitude,radius,time,cached',
+      );
       expect(csv).to.have.length(rows.length + 1);
       const parsed = csv.slice(1).map((line) => line.split(','));
       expect(parsed.map((c) => [c[2], c[4], c[5] || undefined, Number(c[7])])).to.deep.equal(

@@ -1,0 +1,178 @@
+/**
+ * What a report holds: its rows, its columns and each cell, and its text as CSV or JSON, a chunk at a time. A
+ * report of 100,000 devices is written from the rows as they are (the store's list, or the playbook's): no
+ * second list of them, no string of the whole file; each row's cells live only while its line is made.
+ */
+import type { LedgerRow } from '../store/store.js';
+import { redactValue } from '../util/secrets.js';
+
+type Json = Record<string, unknown>;
+
+/** Rows, the columns they have when a step names none, and how a column reads a row. */
+export interface Table<R> {
+  readonly rows: readonly R[];
+  /** The default columns. */
+  columns(): string[];
+  /** A row's value in a column; undefined when it has none. */
+  value(row: R, column: string): unknown;
+}
+
+/** The columns of per-device results, before those of the data the step returned for each device. */
+export const LEDGER_COLUMNS = [
+  'runId',
+  'step',
+  'deviceId',
+  'kind',
+  'outcome',
+  'errorType',
+  'errorClass',
+  'attempts',
+  'at',
+  'requestId',
+] as const;
+const LEDGER: ReadonlySet<string> = new Set(LEDGER_COLUMNS);
+
+const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A column of a row: the key of that name when the row has one, else a dotted path through objects and lists
+ * (`carrierInformations.0.state`). Only a row's own keys count: `constructor` is nobody's column.
+ */
+export function pick(row: unknown, column: string): unknown {
+  if (isObject(row) && Object.hasOwn(row, column)) return row[column];
+  let v = row;
+  for (const part of column.split('.')) {
+    if (Array.isArray(v)) v = /^(0|[1-9]\d*)$/.test(part) ? v[Number(part)] : undefined;
+    else if (isObject(v) && Object.hasOwn(v, part)) v = v[part];
+    else return undefined;
+  }
+  return v;
+}
+
+/** Keys of `rows` in order of first appearance, each named by `name`. */
+function keysOf<R>(rows: readonly R[], keys: (row: R) => object | undefined, name = (k: string) => k) {
+  const seen = new Set<string>();
+  for (const row of rows) {
+    const o = keys(row);
+    if (o) for (const k of Object.keys(o)) seen.add(name(k));
+  }
+  return [...seen];
+}
+
+/**
+ * Per-device results (ledger rows): LEDGER_COLUMNS, then one column per key of the devices' data (a location's
+ * latitude, longitude, radius, time, cached), in order of first appearance. A data key that is also a ledger
+ * column is the column `data.<key>`. Any other column is read from the data, as a key or a dotted path.
+ */
+export function ledgerTable(rows: readonly LedgerRow[]): Table<LedgerRow> {
+  return {
+    rows,
+    columns: () => [
+      ...LEDGER_COLUMNS,
+      ...keysOf(
+        rows,
+        (r) => r.data,
+        (k) => (LEDGER.has(k) ? `data.${k}` : k),
+      ),
+    ],
+    value(row, column) {
+      if (LEDGER.has(column)) return row[column as keyof LedgerRow];
+      if (!row.data) return undefined;
+      const v = pick(row.data, column);
+      return v === undefined && column.startsWith('data.') ? pick(row.data, column.slice(5)) : v;
+    },
+  };
+}
+
+/** Any list of objects: by default, every key in order of first appearance. */
+export function listTable(rows: readonly Json[]): Table<Json> {
+  return { rows, columns: () => keysOf(rows, (r) => r), value: pick };
+}
+
+// ── text ──────────────────────────────────────────────────────────────────────────────────────────
+
+export type ReportFormat = 'csv' | 'json';
+
+/**
+ * Whether a column is named like a secret (password, token, ...): the rule of util/secrets.ts, asked of the
+ * name once per report. Its values are masked like a secret field anywhere else.
+ */
+function secretColumn(name: string): boolean {
+  return (redactValue(Object.fromEntries([[name, '-']])) as Json)[name] !== '-';
+}
+
+/** Each row's values, in column order, with secrets masked (util/secrets.ts): one row at a time. */
+function* valuesOf<R>(table: Table<R>, columns: readonly string[]): Generator<unknown[]> {
+  const masked = columns.map(secretColumn);
+  for (const row of table.rows)
+    yield columns.map((c, i) => {
+      const v = table.value(row, c);
+      return masked[i] && v !== undefined && v !== null && v !== '' ? '***' : redactValue(v);
+    });
+}
+
+/** Text a spreadsheet would run as a formula; a number written as text is not one. */
+const FORMULA = /^[=+\-@\t\r]/;
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * A CSV field (RFC 4180): empty for no value; a nested value as its JSON text; quoted when it holds a comma, a
+ * quote or a line break. Text that starts like a formula (`=`, `+`, `-`, `@`, tab, CR) and is not a number is
+ * written after a `'`, so that a spreadsheet opening the report shows it and does not run it.
+ */
+export function csvField(v: unknown): string {
+  const text = v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  const safe = typeof v === 'string' && FORMULA.test(text) && !NUMBER.test(text) ? `'${text}` : text;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** A header line, then a line per row. No columns: no text (every line would be empty). */
+function* csvLines<R>(table: Table<R>, columns: readonly string[]): Generator<string> {
+  if (!columns.length) return;
+  yield `${columns.map(csvField).join(',')}\n`;
+  for (const values of valuesOf(table, columns)) yield `${values.map(csvField).join(',')}\n`;
+}
+
+/** A JSON list of one object per row, one per line, its fields in column order; a missing value is left out. */
+function* jsonLines<R>(table: Table<R>, columns: readonly string[]): Generator<string> {
+  let first = true;
+  for (const values of valuesOf(table, columns)) {
+    // fromEntries defines each key, `__proto__` included, as the data it is.
+    const fields = Object.fromEntries(
+      columns.flatMap((c, i) => (values[i] === undefined ? [] : [[c, values[i]]])),
+    );
+    yield `${first ? '[\n' : ',\n'}${JSON.stringify(fields)}`;
+    first = false;
+  }
+  yield first ? '[]\n' : '\n]\n';
+}
+
+const FORMATS: Record<ReportFormat, <R>(table: Table<R>, columns: readonly string[]) => Generator<string>> = {
+  csv: csvLines,
+  json: jsonLines,
+};
+
+/** Lines joined into chunks of about `size` characters: few writes, and never the whole file at once. */
+function* chunked(lines: Iterable<string>, size = 64 * 1024): Generator<string> {
+  let parts: string[] = [];
+  let length = 0;
+  for (const line of lines) {
+    parts.push(line);
+    length += line.length;
+    if (length >= size) {
+      yield parts.join('');
+      parts = [];
+      length = 0;
+    }
+  }
+  if (parts.length) yield parts.join('');
+}
+
+/** The text of a report of `table` in `format`, in chunks; `columns` default to the table's. */
+export function reportText<R>(
+  table: Table<R>,
+  format: ReportFormat,
+  columns: readonly string[] = table.columns(),
+): Iterable<string> {
+  return chunked(FORMATS[format](table, columns));
+}
