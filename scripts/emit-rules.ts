@@ -40,7 +40,8 @@ const { STEP_KINDS } = await load<typeof StepKinds>('playbook/step-kinds.js');
 const { ACTIONS, CATALOG } = await load<typeof Catalog>('api/catalog.js');
 const { ENGINE_ACTION_NAMES } = await load<typeof Engine>('actions/engine.js');
 const { stepSelectorProblem, deviceSelectorProblem } = await load<typeof Selectors>('actions/selectors.js');
-const { DEVICE_ERROR_TYPES } = await load<typeof DeviceErrors>('api/device-errors.js');
+const { DEVICE_ERROR_TYPES, DEVICE_STATE_ERROR_TYPES } =
+  await load<typeof DeviceErrors>('api/device-errors.js');
 const { createAjv, inputValidatorName } = await load<typeof Validate>('api/validate.js');
 const { GENERATED_SOURCES, fingerprint } = await load<typeof Generated>('api/generated.js');
 const { CONFIG_SCHEMA } = await load<typeof Config>('config.js');
@@ -101,7 +102,11 @@ const device: Record<string, number> = {};
 for (const action of ['', ...actions]) {
   const a = action || undefined;
   step[action] = setIndex(STEP_SELECTORS.filter((s) => stepSelectorProblem(a, s) === undefined));
-  device[action] = setIndex(DEVICE_ERROR_TYPES.filter((t) => deviceSelectorProblem(a, t) === undefined));
+  device[action] = setIndex(
+    [...DEVICE_ERROR_TYPES, ...DEVICE_STATE_ERROR_TYPES].filter(
+      (t) => deviceSelectorProblem(a, t) === undefined,
+    ),
+  );
 }
 
 // ── the fingerprint of the modules it all comes from ────────────────────────────────────────────

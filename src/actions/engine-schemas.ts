@@ -1,5 +1,6 @@
 /** The argument schemas of the engine actions (actions/engine.ts), loaded when one is first read. */
 import Type from 'typebox';
+import { DEVICE_OUTCOMES } from '../store/store.js';
 
 const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
   Type.Object(props, { additionalProperties: false, ...extra });
@@ -55,7 +56,7 @@ export const ReportArgs = closed({
 export const LedgerQueryArgs = closed({
   playbook: Type.Optional(Type.String({ description: 'Default: this playbook.' })),
   step: Type.Optional(Type.String()),
-  outcome: Type.Optional(Type.String({ enum: ['succeeded', 'failed', 'skipped'] })),
+  outcome: Type.Optional(Type.String({ enum: [...DEVICE_OUTCOMES] })),
   error: Type.Optional(
     Type.Union([Type.String(), Type.Array(Type.String())], {
       description: '7.3 type(s) or API error code(s).',

@@ -57,11 +57,20 @@ export function formatSummary(s: RunSummary): string {
   if (s.error) lines.push(`  error: ${s.error}`);
   for (const st of s.steps) {
     const d = st.devices;
+    // Accepted and unconfirmed devices are named whenever there are any: they are not final successes.
+    const pending = (['accepted', 'unconfirmed'] as const)
+      .filter((o) => (d[o] ?? 0) > 0)
+      .map((o) => `, ${d[o]} ${o}`)
+      .join('');
     const devices = d.total
-      ? ` devices ${d.total}: ${d.succeeded} succeeded, ${d.failed} failed, ${d.skipped} skipped`
+      ? ` devices ${d.total}: ${d.succeeded} succeeded, ${d.failed} failed, ${d.skipped} skipped${pending}`
+      : '';
+    const by = st.confirmation;
+    const confirmed = by
+      ? ` (confirmed by callback ${by.callback}, request status ${by.requestStatus}, state read ${by.stateRead})`
       : '';
     lines.push(
-      `  ${st.id.padEnd(24)} ${st.status.padEnd(9)} calls ${st.calls}${devices}${st.error ? ` (${st.error})` : ''}`,
+      `  ${st.id.padEnd(24)} ${st.status.padEnd(9)} calls ${st.calls}${devices}${confirmed}${st.error ? ` (${st.error})` : ''}`,
     );
     for (const [type, n] of Object.entries(d.byError)) lines.push(`  ${''.padEnd(24)}   ${n} × ${type}`);
   }
