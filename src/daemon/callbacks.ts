@@ -186,7 +186,8 @@ export class GroupCommit {
 
   constructor(
     private readonly store: Pick<Store, 'appendInbox'>,
-    private readonly onCommit: (stored: number) => void,
+    /** The messages a commit stored (not the duplicates), once they are on disk. */
+    private readonly onCommit: (stored: InboxMessage[]) => void,
   ) {}
 
   add(message: InboxMessage): Promise<'stored' | 'duplicate'> {
@@ -208,23 +209,23 @@ export class GroupCommit {
     let stored = this.commit(batch);
     if (stored === undefined) {
       // Rare (a bad message or a failing disk): one transaction, and one fsync, per message.
-      stored = 0;
-      for (const one of batch) stored += this.commit([one]) ?? 0;
+      stored = [];
+      for (const one of batch) stored.push(...(this.commit([one]) ?? []));
     }
-    if (stored) this.onCommit(stored);
+    if (stored.length) this.onCommit(stored);
   }
 
   /** Messages stored by one transaction of `batch`; undefined when it failed and `batch` has several. */
-  private commit(batch: Pending[]): number | undefined {
+  private commit(batch: Pending[]): InboxMessage[] | undefined {
     let results: ('stored' | 'duplicate')[];
     try {
       results = this.store.appendInbox(batch.map((b) => b.message));
     } catch (e) {
       if (batch.length > 1) return undefined;
       batch[0]?.reject(refusalOf(e));
-      return 0;
+      return [];
     }
     batch.forEach((b, i) => b.resolve(results[i] as 'stored' | 'duplicate'));
-    return results.filter((r) => r === 'stored').length;
+    return batch.filter((_, i) => results[i] === 'stored').map((b) => b.message);
   }
 }

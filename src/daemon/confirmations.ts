@@ -3,7 +3,7 @@
  * device-state action (product.md 5a). A run follows its requests' ids; it is handed the messages already in the
  * inbox (received before it asked, or before a restart), then each one the matcher processes.
  */
-import type { InboxEvent, Store } from '../store/store.js';
+import type { InboxMessage, Store } from '../store/store.js';
 import type { CarrierResult, ConfirmationSource } from '../runner/types.js';
 
 type Json = Record<string, unknown>;
@@ -47,14 +47,14 @@ export class CarrierConfirmations implements ConfirmationSource {
     for (const ev of this.store.inboxByRequest(requestIds)) this.hand(ev, onResult);
   }
 
-  /** A processed inbox event: handed to the runs following its request. */
-  publish(ev: InboxEvent): void {
+  /** A stored message: handed to the runs following its request. */
+  publish(ev: InboxMessage): void {
     if (ev.service !== 'CarrierService') return;
     const set = this.followers.get(ev.requestId);
     if (set) for (const f of [...set]) this.hand(ev, f);
   }
 
-  private hand(ev: InboxEvent, f: OnResult): void {
+  private hand(ev: InboxMessage, f: OnResult): void {
     if (ev.service !== 'CarrierService') return;
     const r = carrierResult(ev.payload as Json);
     if (r) f(ev.requestId, r);

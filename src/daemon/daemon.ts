@@ -222,14 +222,19 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       store: st,
       playbooks,
       pool,
-      events,
-      confirmations,
       log,
       metrics,
       owner: owned.id,
     });
+    // A message is handed to the waiting steps and the confirming runs as soon as it is on disk, not once the
+    // matcher reaches it: the matcher holds back while the run queue is full, and the runs that would drain the
+    // queue may be the ones waiting for these messages.
     const commits = new GroupCommit(st, (stored) => {
-      if (stored) matcher.kick();
+      for (const m of stored) {
+        events.publish(m.service, m.payload);
+        confirmations.publish(m);
+      }
+      matcher.kick();
     });
     let accepting = true;
     app = Fastify({ bodyLimit: 1024 * 1024, logger: false, return503OnClosing: true });

@@ -6,8 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { render, truthy } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
-import type { EventHub } from '../runner/events.js';
-import type { CarrierConfirmations } from './confirmations.js';
 import type { InboxEvent, RunRecord, Store } from '../store/store.js';
 import type { Json } from './callbacks.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -22,9 +20,6 @@ export interface MatcherOptions {
   store: Store;
   playbooks: ReadonlyMap<string, Playbook>;
   pool: RunPool;
-  events: EventHub;
-  /** Hands CarrierService messages to the runs confirming their requests. */
-  confirmations?: CarrierConfirmations;
   log: Logger;
   metrics: DaemonMetrics;
   /** The daemon's lease: the owner of the runs events start. */
@@ -39,7 +34,7 @@ export interface MatcherOptions {
 /**
  * Processes stored callback events in order: each is matched against every playbook's `on.callback`, and the
  * runs it starts are stored with the event marked processed, in one transaction; only then are they handed
- * to the pool. Every event also reaches the steps waiting for one. The work comes in slices of a few
+ * to the pool. (The steps waiting for an event, and the runs confirming a request, get it at its commit.) The work comes in slices of a few
  * milliseconds (each expression is bounded by its evaluation budget), so the event loop is never held long.
  */
 export class Matcher {
@@ -119,8 +114,6 @@ export class Matcher {
         requestId: ev.requestId,
         runs: runs.map((r) => ({ runId: r.id, playbook: r.playbook })),
       });
-      this.o.events.publish(ev.service, ev.payload);
-      this.o.confirmations?.publish(ev);
     }
     for (const r of started) this.o.pool.submit(r);
   }

@@ -1,6 +1,6 @@
 /**
  * The in-process EventSource: `publish` hands an event to the steps waiting for one of its service whose
- * `match` accepts it (each waiter takes one event). The daemon publishes every callback it processes.
+ * `match` accepts it (each waiter takes one event). The daemon publishes every callback as it is stored.
  */
 import type { EventSource } from './runner.js';
 

@@ -49,7 +49,7 @@ describe('one bad message fails every callback committed with it (issue 15, poin
     it('stores the other messages of a commit that one message fails, and refuses that one with 400', async () => {
       const store = new SqliteStore(':memory:');
       let committed = 0;
-      const commits = new GroupCommit(store, (n) => (committed += n));
+      const commits = new GroupCommit(store, (stored) => (committed += stored.length));
       // All added in one turn of the loop: one commit. Message 10 cannot be serialized (the stack overflows).
       const results = await Promise.allSettled(
         Array.from({ length: 21 }, (_, i) =>

@@ -111,6 +111,58 @@ describe('daemon: confirmed per-device outcomes', function () {
     );
   });
 
+  it('confirms by callback while the run queue is full and the matcher holds back', async () => {
+    const state = world.state('backlog.db');
+    // The carrier acts once the test moves the emulator's clock; one run at a time.
+    world.emu.setFaults({ processingSeconds: 30 });
+    const daemon = await world.start('backlogged daemon', FIXTURES, {
+      state,
+      env: { ...env(), FLEETBOOK_MAX_RUNS: '1' },
+    });
+    const runId = await start(daemon.url);
+    await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
+    // 1,200 callbacks, each starting a run that waits behind the confirming one: more than the matcher lets
+    // queue (1,000), so it stops taking stored messages until the queue drains.
+    const posts = Array.from({ length: 1200 }, (_, i) => i);
+    for (let i = 0; i < posts.length; i += 50)
+      await Promise.all(
+        posts.slice(i, i + 50).map(async (n) => {
+          const res = await fetch(`${daemon.url}/callbacks/DeviceUsage`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              username: 'confirm-test',
+              password: 'confirm-test-password',
+              requestId: `usage-${n}`,
+              deviceResponse: { alertServiceResponse: { triggerName: 'queue', accountName: account } },
+            }),
+          });
+          expect(res.status).to.equal(200);
+        }),
+      );
+    await until('the queue holds the runs', async () => {
+      const s = (await (await fetch(`${daemon.url}/status`)).json()) as { runs: { queued: number } };
+      return s.runs.queued > 1000;
+    });
+    // The carrier acts now: its messages are stored behind the 1,200 and must still reach the confirming run,
+    // which asks the service only every 10 minutes.
+    world.emu.advance(60);
+    await until('the run ends', () => status(state, runId) === 'succeeded');
+    await daemon.kill();
+    const summary = readState(state, (db) =>
+      JSON.parse(
+        (db.prepare('SELECT summary_json FROM runs WHERE id = ?').get(runId) as { summary_json: string })
+          .summary_json,
+      ),
+    ) as { steps: { id: string; confirmation?: unknown }[] };
+    expect(summary.steps.find((s) => s.id === 'suspend')?.confirmation).to.deep.equal({
+      callback: 12,
+      requestStatus: 0,
+      stateRead: 0,
+    });
+    expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+  });
+
   it('after a SIGKILL between acceptance and confirmation, the next daemon confirms without sending again', async () => {
     const state = world.state('killed.db');
     // The carrier takes 30 simulated seconds, and the emulator's clock stands still until the test moves it.
