@@ -1,0 +1,35 @@
+/** The actions that change the state of devices of the M2M area, which all look alike. */
+import type Type from 'typebox';
+import { C } from './load-schemas.js';
+import { normalizeDevices } from './normalize.js';
+import type { Json, Method, Operation } from './operation.js';
+
+/** A device action of the M2M area: its request schema is read through `input` when first needed. */
+export const m2mDevice = <I extends Type.TSchema>(
+  verb: string,
+  summary: string,
+  input: () => I,
+  applied: (input: Json) => Json,
+  o: { action?: string; method?: Method } = {},
+) =>
+  ({
+    action: o.action ?? `devices.${verb}`,
+    summary,
+    area: 'm2m',
+    method: o.method ?? 'POST',
+    path: `/m2m/v1/devices/actions/${verb}`,
+    get input() {
+      return input();
+    },
+    get output() {
+      return C().RequestAccepted;
+    },
+    mutating: true,
+    retrySafe: false,
+    errorShape: 'errorCode',
+    normalize: normalizeDevices,
+    strategy: 'deviceState',
+    applied,
+  }) as const satisfies Operation;
+
+export const inState = (state: string) => () => ({ state });

@@ -1,0 +1,81 @@
+/**
+ * The catalog's normalisers: they accept both spellings of what the spec contradicts itself on, and send the
+ * examples' (docs/spec-decisions.md).
+ */
+import type { Json } from './operation.js';
+
+const rename = (obj: unknown, from: string, to: string): void => {
+  if (obj && typeof obj === 'object' && from in obj) {
+    const o = obj as Json;
+    if (!(to in o)) o[to] = o[from];
+    delete o[from];
+  }
+};
+const clone = (input: Json): Json => structuredClone(input);
+
+export function normalizeTrigger(input: Json): Json {
+  const out = clone(input);
+  if (out.triggerCategory === 'pricePlanDataUsage') out.triggerCategory = 'PricePlanDataUsage';
+  rename(out.notification, 'notificationFequencyFactor', 'notificationFrequencyFactor');
+  const ppt = out.pricePlanTrigger as Json | undefined;
+  rename(ppt, 'accountShare', 'accountGroupShare');
+  const fc = (ppt?.payAsYouGo as Json | undefined)?.filterCriteria as Json | undefined;
+  if (fc && typeof fc.carrierServicePlanCode === 'number')
+    fc.carrierServicePlanCode = String(fc.carrierServicePlanCode);
+  return out;
+}
+
+/** Flat `{ id, kind }` devices become `{ deviceIds: [{ id, kind }] }`; kinds are sent lower case. */
+export function normalizeDevices(input: Json): Json {
+  const out = { ...input };
+  if (Array.isArray(out.devices)) {
+    out.devices = out.devices.map((d: Json) => {
+      if (Array.isArray(d.deviceIds))
+        return {
+          deviceIds: d.deviceIds.map((x: Json) => ({ id: x.id, kind: String(x.kind).toLowerCase() })),
+        };
+      const kind = String(d.kind).toLowerCase();
+      // A checked flat identifier has only `id` and `kind`: one already in lower case is sent as it is.
+      return { deviceIds: [kind === d.kind ? d : { id: d.id, kind }] };
+    });
+  }
+  return out;
+}
+
+export function normalizeLocation(input: Json): Json {
+  const list = input.deviceList;
+  // Most lists are already lower case: copy a 100,000-device list only when something changes.
+  if (!Array.isArray(list) || list.every((d: Json) => d.kind === String(d.kind).toLowerCase())) return input;
+  return { ...input, deviceList: list.map((d: Json) => ({ ...d, kind: String(d.kind).toLowerCase() })) };
+}
+
+export function normalizeUsageTrigger(input: Json): Json {
+  const out = clone(input);
+  if (typeof out.thresholdValue === 'number') out.thresholdValue = String(out.thresholdValue);
+  return out;
+}
+
+export function normalizeManagedAccounts(input: Json): Json {
+  const out = clone(input);
+  if (Array.isArray(out.managedAccList)) {
+    out.managedAccList = out.managedAccList.map((a: unknown) =>
+      typeof a === 'object' && a ? (a as Json).id : a,
+    );
+  }
+  return out;
+}
+
+export function normalizeConfiguration(input: Json): Json {
+  const out = clone(input);
+  rename(out, 'accountName', 'accountname');
+  rename((out.configuration as Json | undefined)?.HighPrecisionTiltConfig, 'holdTime', 'hold-time');
+  return out;
+}
+
+export function normalizeProfiles(input: Json): Json {
+  const out = clone(input);
+  if (out.profiles && !Array.isArray(out.profiles)) out.profiles = [out.profiles];
+  for (const p of (out.profiles as Json[] | undefined) ?? [])
+    rename(p.configuration, 'reportingInterval', 'resportingInterval');
+  return out;
+}

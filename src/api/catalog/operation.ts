@@ -1,0 +1,69 @@
+/** What an entry of the action catalog is (../catalog.ts merges the entries of every area). */
+import type Type from 'typebox';
+
+/** One rate budget per API area, shared by everything in the process (product.md 5). */
+export type Area = 'm2m' | 'loc' | 'subsc' | 'dm' | 'oauth';
+export const AREAS: readonly Area[] = ['m2m', 'loc', 'subsc', 'dm', 'oauth'];
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** Which of the three error body shapes of spec section 7 the operation documents. */
+export type ErrorShape = 'errorCode' | 'error' | 'error+cause';
+export type Json = Record<string, unknown>;
+
+export interface Operation {
+  /** `area.verb`, the name `uses:` and `fleetbook call` take. */
+  readonly action: string;
+  readonly summary: string;
+  readonly area: Area;
+  readonly method: Method;
+  /** Path under `{base_url}`, with `{param}` placeholders filled from the input. */
+  readonly path: string;
+  /** A different path for some inputs (listing triggers by account or by id). */
+  readonly route?: (input: Json) => string;
+  /** What the action takes. */
+  readonly input: Type.TSchema;
+  /** One request body as sent, when it differs from `input` (batches). */
+  readonly request?: Type.TSchema;
+  /** What the action returns, after every page or batch. */
+  readonly output: Type.TSchema;
+  /** One page's response, for paged actions. */
+  readonly page?: Type.TSchema;
+  readonly paging?: 'startIndex' | 'largestDeviceIdSeen';
+  /** Changes state at the service: skipped by dry-run, counted by `limits`. */
+  readonly mutating: boolean;
+  /**
+   * May be sent again after an unknown outcome (sent, no answer): read-only, or idempotent in effect. A call
+   * that is not retry-safe is retried only when the error proves the request never reached the service
+   * (connection refused, 429, 503).
+   */
+  readonly retrySafe: boolean;
+  readonly errorShape: ErrorShape;
+  /** Can report per-device errors of spec section 7.3 in its results. */
+  readonly deviceErrors?: boolean;
+  /**
+   * Mutating, but names its devices only to read them (a location report): it changes nothing about them, so it
+   * takes no per-device lock.
+   */
+  readonly onlyReadsDevices?: boolean;
+  /** Rewrites the spellings the spec contradicts itself on to the one the examples use (docs/spec-decisions.md). */
+  readonly normalize?: (input: Json) => Json;
+  /**
+   * How the runner executes the action (src/runner/strategies): `call` (the default) sends it and takes the
+   * answer; `deviceState` changes devices, answers a request id, and has each device's outcome confirmed
+   * (CarrierService callback, request status, or the devices' state); `listing` reads devices page by page;
+   * `locate` and `locationReport` return a location or an error per device, with per-device retries.
+   */
+  readonly strategy?: Strategy;
+  /** `deviceState`: the devices.list filter of the devices in the state the action leaves them in. */
+  readonly applied?: (input: Json) => Json;
+  /** The member that names devices when it is not `devices` or `deviceList` (a list of IMEIs). */
+  readonly devicesIn?: string;
+  /** Devices per request when the client splits an input into batches: a dry run plans that many calls. */
+  readonly batchSize?: number;
+}
+
+export type Strategy = 'call' | 'deviceState' | 'listing' | 'locate' | 'locationReport';
+
+/** A path parameter as it goes into a URL. */
+export function enc(v: unknown): string {
+  return encodeURIComponent(String(v));
+}
