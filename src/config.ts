@@ -3,6 +3,7 @@
  * (product.md section 7). Secrets come from the environment only: a flag would show them in `ps`.
  */
 import { ConfigError } from './errors.js';
+import { HEADER_NAME_PATTERN } from './api/session-header.js';
 import { check } from './api/validate.js';
 import { registerSecret } from './util/secrets.js';
 import { DURATION_PATTERN } from './playbook/duration.js';
@@ -40,6 +41,11 @@ export const CONFIG_SCHEMA = {
     clientSecret: str(),
     username: str(),
     password: str(),
+    sessionHeader: {
+      type: 'string',
+      pattern: HEADER_NAME_PATTERN,
+      description: 'the name of the header that carries the session token, e.g. VZ-M2M-Token',
+    },
     state: str({ description: 'the SQLite file of runs and the ledger' }),
     listen: {
       type: 'string',
@@ -130,6 +136,8 @@ export interface Config {
   readonly clientSecret?: string;
   readonly username?: string;
   readonly password?: string;
+  /** The session token's header (api/client.ts). @default X-M2M-Token */
+  readonly sessionHeader?: string;
   readonly state: string;
   readonly listen: string;
   readonly callbackUsername?: string;
@@ -188,6 +196,7 @@ const ENV = {
   clientSecret: 'FLEETBOOK_CLIENT_SECRET',
   username: 'FLEETBOOK_USERNAME',
   password: 'FLEETBOOK_PASSWORD',
+  sessionHeader: 'FLEETBOOK_SESSION_HEADER',
   state: 'FLEETBOOK_STATE',
   listen: 'FLEETBOOK_LISTEN',
   callbackUsername: 'FLEETBOOK_CALLBACK_USERNAME',
@@ -240,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     clientSecret: pick('clientSecret'),
     username: flags.username ?? pick('username'),
     password: pick('password'),
+    sessionHeader: pick('sessionHeader'),
     state: flags.state ?? pick('state') ?? './.fleetbook/state.db',
     listen: flags.listen ?? pick('listen') ?? '127.0.0.1:8787',
     callbackUsername: pick('callbackUsername'),

@@ -46,6 +46,7 @@ export async function connect(
     if (config.clientSecret) options.clientSecret = config.clientSecret;
     if (config.username) options.username = config.username;
     if (config.password) options.password = config.password;
+    if (config.sessionHeader) options.sessionHeader = config.sessionHeader;
     return { options, close: async () => undefined };
   }
   const { startEmulator } = await import('./emulator/index.js');
@@ -61,6 +62,8 @@ export async function connect(
       clientSecret: d.clientSecret,
       username: d.username,
       password: d.password,
+      // The emulator reads either name.
+      ...(config.sessionHeader ? { sessionHeader: config.sessionHeader } : {}),
       rates: { m2m: local, loc: local, subsc: local, dm: local, oauth: local },
     },
     emulatorUrl: emu.baseUrl,

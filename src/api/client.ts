@@ -34,6 +34,7 @@ import {
 } from './catalog.js';
 import { apiError, parseBody, send, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
+import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
 import { checkInput, warmInputChecks } from './validate.js';
 import { closest } from '../util/closest.js';
 
@@ -50,6 +51,11 @@ export interface ClientOptions {
   /** Session login credentials. */
   username?: string;
   password?: string;
+  /**
+   * The header that carries the session token. The spec names it `X-M2M-Token`; the real service's SDKs send
+   * `VZ-M2M-Token` (docs/spec-decisions.md). @default 'X-M2M-Token'
+   */
+  sessionHeader?: string;
   /** The undici dispatcher; tests inject a MockAgent. @default a keep-alive Pool for the origin */
   dispatcher?: Dispatcher;
   /** Rate budgets per area. Pass the same object to several clients to share the budgets. */
@@ -121,6 +127,8 @@ export class ApiClient {
   private readonly log: Logger;
   private readonly retry: BackoffOptions & { maxAttempts: number };
   private readonly timeouts: Timeouts;
+  /** The session header's name in lower case, as undici sends header names given that way. */
+  private readonly sessionHeader: string;
 
   private bearer?: { token: string; refreshAt: number };
   private bearerInFlight?: Promise<string>;
@@ -141,6 +149,10 @@ export class ApiClient {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new ConfigError(`the API URL must be http or https, got ${url.protocol}`);
     }
+    const sessionHeader = o.sessionHeader ?? DEFAULT_SESSION_HEADER;
+    if (!new RegExp(HEADER_NAME_PATTERN).test(sessionHeader))
+      throw new ConfigError(`the session header ${JSON.stringify(sessionHeader)} is not an HTTP header name`);
+    this.sessionHeader = sessionHeader.toLowerCase();
     this.o = o;
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
@@ -398,7 +410,7 @@ export class ApiClient {
     headers.authorization = `Bearer ${await this.accessToken()}`;
     if (c.auth === 'bearer') return { headers };
     const session = await this.ensureSession();
-    headers['x-m2m-token'] = session;
+    headers[this.sessionHeader] = session;
     return { headers, session };
   }
 

@@ -5,6 +5,7 @@
  *   consecutive failed logins lock the user).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { DEFAULT_SESSION_HEADER, VENDOR_SESSION_HEADER } from '../api/session-header.js';
 import { E, Failure } from './errors.js';
 import type { Core, EmulatorState } from './state.js';
 import type { OAuthClient, UserInfo } from './seed.js';
@@ -132,7 +133,10 @@ export function checkSession(
   st: EmulatorState,
   token: string | undefined,
 ): { user: UserInfo; token: string } {
-  if (!token) throw E.unauthorized('An X-M2M-Token session token is required');
+  if (!token)
+    throw E.unauthorized(
+      `An ${DEFAULT_SESSION_HEADER} or ${VENDOR_SESSION_HEADER} session token is required`,
+    );
   const s = st.sessions.get(token);
   const now = st.now();
   // A token we never issued, one logged out, and one idle too long all read as expired: the service

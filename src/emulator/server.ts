@@ -14,6 +14,7 @@ import Fastify, {
   type HTTPMethods,
 } from 'fastify';
 import { CATALOG, type ErrorShape, type Operation } from '../api/catalog.js';
+import { DEFAULT_SESSION_HEADER, VENDOR_SESSION_HEADER } from '../api/session-header.js';
 import {
   checkBearer,
   checkSession,
@@ -156,6 +157,13 @@ function sendFailure(reply: FastifyReply, shape: ErrorShape, f: Failure): Fastif
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The session token, under the spec's header name or the real service's (api/session-header.ts). */
+function sessionToken(req: FastifyRequest): string | undefined {
+  return (
+    header(req, DEFAULT_SESSION_HEADER.toLowerCase()) ?? header(req, VENDOR_SESSION_HEADER.toLowerCase())
+  );
+}
+
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -190,7 +198,7 @@ async function serveApi(
     }
     checkBearer(core, header(req, 'authorization'));
     const needsSession = action !== 'session.login';
-    const session = needsSession ? checkSession(st, header(req, 'x-m2m-token')) : undefined;
+    const session = needsSession ? checkSession(st, sessionToken(req)) : undefined;
     if (faults.errorRate > 0 && st.faultRng.next() < faults.errorRate)
       throw action === 'location.locate' || action === 'location.createReport'
         ? E.failedToGetLocation(500)
