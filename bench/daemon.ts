@@ -277,7 +277,7 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
   try {
     for await (const page of client.pages('devices.list', {
       accountName: account,
-      filter: { kind: 'imei', state: 'active' },
+      currentState: 'active',
     })) {
       for (const d of (page as { devices?: { deviceIds: { id: string; kind: string }[] }[] }).devices ?? [])
         imeis.push((d.deviceIds.find((x) => x.kind.toLowerCase() === 'imei') ?? { id: '' }).id);

@@ -24,7 +24,7 @@ function step(i: number, s: number): string {
     case 0:
       return `  - id: dl${s}
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }`;
+    with: { accountName: \${{ inputs.account }} }`;
     case 1:
       return `  - id: report${s}
     name: Locate the devices of list0

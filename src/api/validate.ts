@@ -4,7 +4,9 @@
  * Two keywords of our own, which other validators ignore:
  * - `x-uniqueBy: "id"`: array items are unique by that member, checked in linear time (ajv's `uniqueItems`
  *   compares objects pairwise, which is too slow for 10,000 devices);
- * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules).
+ * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules);
+ * - `x-moved`: on an object, `{ name: where }` for members that are not fields of it but were once written
+ *   there (or are elsewhere in the real service's request): their "unknown field" says where to write them.
  */
 import type { CodeOptions, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import type Ajv2020Module from 'ajv/dist/2020.js';
@@ -82,6 +84,7 @@ function addKeywords(ajv: Ajv): void {
     code: uniqueByCode,
   });
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-moved', schemaType: 'object' });
   ajv.addKeyword({ keyword: 'x-expr', schemaType: 'boolean' });
   ajv.addKeyword({ keyword: 'x-rule', schemaType: 'string' });
 }
@@ -247,7 +250,9 @@ function describe(e: ErrorObject, parent: Record<string, unknown>): InputProblem
     }
     case 'additionalProperties': {
       const extra = (e.params as { additionalProperty: string }).additionalProperty;
-      return { path: `${e.instancePath}/${extra}`, message: `unknown field \`${extra}\`` };
+      const moved = parent['x-moved'] as Record<string, string> | undefined;
+      const where = moved && Object.hasOwn(moved, extra) ? `: use ${moved[extra]}` : '';
+      return { path: `${e.instancePath}/${extra}`, message: `unknown field \`${extra}\`${where}` };
     }
     case 'enum': {
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;

@@ -29,6 +29,14 @@ const CARRIER = 'Wireless Carrier';
 
 // ── records ─────────────────────────────────────────────────────────────────────────────────────
 
+/** The one custom field devices have: their group's name. */
+const CUSTOM_FIELD = 'CustomField1';
+
+/** The device group of a device: its seeded one; a device that activation added is in the default group. */
+function groupOf(st: EmulatorState, n: number): string {
+  return n < st.world.total ? st.world.group(n) : 'Default';
+}
+
 /** A device as the m2m API lists it (spec 2.13). */
 export function deviceRecord(st: EmulatorState, n: number, now: number): Json {
   const store = st.devices;
@@ -38,14 +46,14 @@ export function deviceRecord(st: EmulatorState, n: number, now: number): Json {
   const seed = n < world.total;
   const day = Math.floor(now / DAY_MS);
   const activation = st.activations.get(n);
-  const group = seed ? world.group(n) : 'Default';
+  const group = groupOf(st, n);
   const record: Json = {
     accountName: info.name,
     billingCycleEndDate: iso(nextBillCycle(now, info.billCycleDay) - 1000),
     carrierInformations: [{ carrierName: CARRIER, servicePlan: store.planOf(n), state }],
     connected: state === 'active' && unit(world.h, n, day, 0xc0) < 0.85,
     createdAt: iso(store.created(n)),
-    customFields: [{ key: 'CustomField1', value: group }],
+    customFields: [{ key: CUSTOM_FIELD, value: group }],
     deviceIds: store.deviceIds(n),
     extendedAttributes: [
       { key: 'SkuNumber', value: seed ? world.model(n).model : null },
@@ -67,29 +75,19 @@ export function deviceRecord(st: EmulatorState, n: number, now: number): Json {
 
 /**
  * Pages by the largest first identifier seen (client.ts `largestDeviceId`): devices in ascending order of
- * `deviceIds[0].id`, those after `largestDeviceIdSeen`; 202 while there is more.
+ * `deviceIds[0].id`, those after `largestDeviceIdSeen` (a string, or a number as the real service also takes
+ * it) that meet every member of the selection; 202 while there is more.
  */
 function list(ctx: Ctx): Answer {
   const input = validInput(ctx);
   const a = account(ctx, input.accountName);
   const st = ctx.st;
-  const store = st.devices;
   const limit = (input.maxNumberOfDevices as number | undefined) ?? DEFAULT_PAGE;
-  const f = (input.filter ?? {}) as {
-    groupName?: string;
-    servicePlan?: string;
-    state?: string;
-    kind?: string;
-  };
-  const kind = f.kind?.toLowerCase();
-  const world = st.world;
+  const selected = selection(st, input);
   const devices: Json[] = [];
   let more = false;
-  for (const n of store.inOrder(a.index, (input.largestDeviceIdSeen as string | undefined) ?? '')) {
-    if (f.state !== undefined && store.stateOf(n) !== f.state) continue;
-    if (f.servicePlan !== undefined && store.planOf(n) !== f.servicePlan) continue;
-    if (f.groupName !== undefined && (n < world.total ? world.group(n) : 'Default') !== f.groupName) continue;
-    if (kind !== undefined && store.idOf(n, kind) === undefined) continue;
+  for (const n of st.devices.inOrder(a.index, String(input.largestDeviceIdSeen ?? ''))) {
+    if (!selected(n)) continue;
     if (devices.length === limit) {
       more = true;
       break;
@@ -97,6 +95,47 @@ function list(ctx: Ctx): Answer {
     devices.push(deviceRecord(st, n, ctx.now));
   }
   return { status: more ? 202 : 200, body: { hasMoreData: more, devices } };
+}
+
+interface IdentifierFilter {
+  kind: string;
+  contains?: string;
+  startswith?: string;
+  endswith?: string;
+}
+
+/**
+ * Whether a device meets a devices.list selection: `currentState`, `servicePlan`, `groupName`, `customFields`,
+ * added within [`earliest`, `latest`], the one `deviceId`, and every identifier match of
+ * `filter.deviceIdentifierFilters`.
+ */
+function selection(st: EmulatorState, input: Json): (n: number) => boolean {
+  const store = st.devices;
+  const { currentState, servicePlan, groupName } = input as Record<string, string | undefined>;
+  const fields = input.customFields as { key: string; value: string }[] | undefined;
+  const earliest = input.earliest === undefined ? -Infinity : Date.parse(String(input.earliest));
+  const latest = input.latest === undefined ? Infinity : Date.parse(String(input.latest));
+  const id = input.deviceId as DeviceIdPair | undefined;
+  const one = id ? store.find(id.kind, id.id) : -1;
+  const matches = ((input.filter as Json | undefined)?.deviceIdentifierFilters ?? []) as IdentifierFilter[];
+  return (n) => {
+    if (id && n !== one) return false;
+    if (currentState !== undefined && store.stateOf(n) !== currentState) return false;
+    if (servicePlan !== undefined && store.planOf(n) !== servicePlan) return false;
+    if (groupName !== undefined && groupOf(st, n) !== groupName) return false;
+    if (fields && !fields.every((f) => f.key === CUSTOM_FIELD && f.value === groupOf(st, n))) return false;
+    const created = store.created(n);
+    if (created < earliest || created > latest) return false;
+    return matches.every((m) => {
+      const value = store.idOf(n, m.kind);
+      return (
+        value !== undefined &&
+        (m.contains === undefined || value.includes(m.contains)) &&
+        (m.startswith === undefined || value.startsWith(m.startswith)) &&
+        (m.endswith === undefined || value.endsWith(m.endswith))
+      );
+    });
+  };
 }
 
 /** 5G device attributes by ICCID (spec 4.4). */

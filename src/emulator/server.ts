@@ -124,13 +124,14 @@ function routes(): Route[] {
   }
   return [...byKey.values()].map(({ method, url, actions }) => {
     if (actions.length === 1) return { method, url, resolve: () => actions[0] as string };
-    // POST /m2m/v1/devices/actions/list is the 5G attribute lookup when the body names a `deviceId`.
+    // POST /m2m/v1/devices/actions/list is the 5G attribute lookup when the body names a `deviceId` and no
+    // account (a listing may name one device too, but always its account).
     if (actions.includes('devices.attributes') && actions.includes('devices.list'))
       return {
         method,
         url,
         resolve: (body: unknown) =>
-          body !== null && typeof body === 'object' && 'deviceId' in body
+          body !== null && typeof body === 'object' && 'deviceId' in body && !('accountName' in body)
             ? 'devices.attributes'
             : 'devices.list',
       };

@@ -463,7 +463,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       const accountName = accounts[0] as string;
       const list = (await api.callByName('devices.list', {
         accountName,
-        filter: { state: 'active', kind: 'imei' },
+        currentState: 'active',
       })) as { devices: { deviceIds: { id: string; kind: string }[] }[] };
       const device = list.devices[0]?.deviceIds.find((d) => d.kind === 'imei');
       expect(device, 'an active device').to.not.equal(undefined);

@@ -341,7 +341,7 @@ describe('emulator: callbacks', () => {
       expect(suspended.length).to.be.greaterThan(0);
       const listed = await client.devices.list({
         accountName: primary.accountName,
-        filter: { state: 'suspend' },
+        currentState: 'suspend',
       });
       const ids = new Set(listed.devices.map((d) => d.deviceIds[0]!.id));
       for (const [id] of suspended) expect(ids.has(id)).to.equal(true);

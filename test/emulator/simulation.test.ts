@@ -83,7 +83,7 @@ describe('emulator: simulated time', () => {
     await emu.callbacksIdle();
     const moved = alerts().map((a) => ((a.payAsYouGo.deviceIds as Json[])[0] as Json).id);
     expect([...moved].sort()).to.deep.equal(onPlan.map((d) => idOf(d, 'imei')).sort());
-    const now = await client.devices.list({ accountName: primary.accountName, filter: { servicePlan: to } });
+    const now = await client.devices.list({ accountName: primary.accountName, servicePlan: to });
     const ids = new Set(now.devices.map((d) => d.deviceIds[0]!.id));
     for (const id of moved) expect(ids.has(id as string)).to.equal(true);
     const calls = (await raw.control('GET', '/calls')).body as { devices: Record<string, Json[]> };

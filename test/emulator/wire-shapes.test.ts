@@ -4,22 +4,28 @@
  */
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
-import { emulator, Raw, world, type Json, type World } from './helpers.js';
+import type { Client } from '../../src/api/client.js';
+import { clientFor, emulator, Raw, world, type Json, type World } from './helpers.js';
 
 describe('emulator: the real service wire shapes', function () {
   this.timeout(30_000);
   let emu: Emulator;
   let raw: Raw;
+  let client: Client;
   let seed: World;
   let account: string;
 
   before(async () => {
     emu = await emulator({ seed: 'wire-shapes', devicesPerAccount: 40 });
     raw = new Raw(emu);
+    client = clientFor(emu);
     seed = await world(raw);
     account = seed.accounts[0]!.accountName;
   });
-  after(() => emu.close());
+  after(async () => {
+    await client.close();
+    await emu.close();
+  });
 
   describe('the session header', () => {
     const listing = async (headers: Record<string, string>) =>
@@ -41,6 +47,94 @@ describe('emulator: the real service wire shapes', function () {
       expect((r.body as Json).errorMessage).to.equal(
         'An X-M2M-Token or VZ-M2M-Token session token is required',
       );
+    });
+  });
+
+  describe('devices.list', () => {
+    type Rec = {
+      deviceIds: { id: string; kind: string }[];
+      carrierInformations: { servicePlan: string; state: string }[];
+      groupNames: string[];
+      customFields: { key: string; value: string }[];
+      createdAt: string;
+    };
+    let all: Rec[];
+    const ids = (recs: Rec[]) => recs.map((d) => d.deviceIds[0]!.id);
+    const list = async (selection: Json) =>
+      ids(
+        (
+          (await client.callByName('devices.list', { accountName: account, ...selection })) as {
+            devices: Rec[];
+          }
+        ).devices,
+      );
+    const idOf = (d: Rec, kind: string) => d.deviceIds.find((x) => x.kind === kind)!.id;
+
+    before(async () => {
+      all = ((await client.devices.list({ accountName: account })) as unknown as { devices: Rec[] }).devices;
+      expect(all.length).to.be.greaterThan(10);
+    });
+
+    it('selects by currentState, servicePlan and groupName at the top level', async () => {
+      const d = all[3]!;
+      const { state, servicePlan } = d.carrierInformations[0]!;
+      const group = d.groupNames[0]!;
+      expect(await list({ currentState: state })).to.deep.equal(
+        ids(all.filter((x) => x.carrierInformations[0]!.state === state)),
+      );
+      expect(await list({ servicePlan })).to.deep.equal(
+        ids(all.filter((x) => x.carrierInformations[0]!.servicePlan === servicePlan)),
+      );
+      const inGroup = await list({ groupName: group, currentState: state });
+      expect(inGroup).to.include(d.deviceIds[0]!.id);
+      expect(inGroup).to.deep.equal(
+        ids(all.filter((x) => x.groupNames.includes(group) && x.carrierInformations[0]!.state === state)),
+      );
+      expect(inGroup.length).to.be.lessThan(all.length);
+    });
+
+    it('selects by custom fields, by when devices were added, and one device by deviceId', async () => {
+      const d = all[5]!;
+      const field = d.customFields[0]!;
+      expect(await list({ customFields: [field] })).to.deep.equal(
+        ids(all.filter((x) => x.customFields.some((f) => f.key === field.key && f.value === field.value))),
+      );
+      const times = [...new Set(all.map((x) => x.createdAt))].sort();
+      const mid = times[Math.floor(times.length / 2)]!;
+      expect(await list({ earliest: mid })).to.deep.equal(ids(all.filter((x) => x.createdAt >= mid)));
+      expect(await list({ latest: mid })).to.deep.equal(ids(all.filter((x) => x.createdAt <= mid)));
+      expect(await list({ deviceId: { id: idOf(d, 'iccid'), kind: 'iccid' } })).to.deep.equal([
+        d.deviceIds[0]!.id,
+      ]);
+    });
+
+    it('matches identifiers by kind: contains, startswith, endswith', async () => {
+      const d = all[7]!;
+      const iccid = idOf(d, 'iccid');
+      const mdn = idOf(d, 'mdn');
+      const by = (f: Json) => list({ filter: { deviceIdentifierFilters: [f] } });
+      expect(await by({ kind: 'iccid', endswith: iccid.slice(-6) })).to.deep.equal([d.deviceIds[0]!.id]);
+      expect(await by({ kind: 'MDN', contains: mdn.slice(2, 9) })).to.deep.equal(
+        ids(all.filter((x) => idOf(x, 'mdn').includes(mdn.slice(2, 9)))),
+      );
+      expect(await by({ kind: 'iccid', startswith: iccid.slice(0, 4) })).to.deep.equal(
+        ids(all.filter((x) => idOf(x, 'iccid').startsWith(iccid.slice(0, 4)))),
+      );
+      expect(await by({ kind: 'eid', contains: '1' }), 'no device has an EID').to.deep.equal([]);
+    });
+
+    it('pages after a largestDeviceIdSeen given as a number', async () => {
+      const after = all[9]!.deviceIds[0]!.id;
+      expect(await list({ largestDeviceIdSeen: Number(after) })).to.deep.equal(ids(all.slice(10)));
+    });
+
+    it('refuses the old filter members (400)', async () => {
+      const r = await raw.api('POST', '/m2m/v1/devices/actions/list', {
+        accountName: account,
+        filter: { state: 'active' },
+      });
+      expect(r.status).to.equal(400);
+      expect((r.body as Json).errorMessage).to.include('currentState');
     });
   });
 });

@@ -377,9 +377,19 @@ export const CASES: Table = {
     body: { deviceId: { id: ICCID, kind: 'iccid' } },
   },
   'devices.list': {
-    input: { accountName: ACC, filter: { kind: 'imei', state: 'active' }, maxNumberOfDevices: 500 },
+    input: {
+      accountName: ACC,
+      currentState: 'active',
+      filter: { deviceIdentifierFilters: [{ kind: 'IMEI', startswith: '3534' }] },
+      maxNumberOfDevices: 500,
+    },
     path: '/api/m2m/v1/devices/actions/list',
-    body: { accountName: ACC, filter: { kind: 'imei', state: 'active' }, maxNumberOfDevices: 500 },
+    body: {
+      accountName: ACC,
+      currentState: 'active',
+      filter: { deviceIdentifierFilters: [{ kind: 'imei', startswith: '3534' }] },
+      maxNumberOfDevices: 500,
+    },
   },
   'devices.suspend': {
     // The flat list that callbacks and listings hand over.

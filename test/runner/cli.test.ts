@@ -27,7 +27,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active, kind: imei } }
+    with: { accountName: \${{ inputs.account }}, currentState: active }
   - id: some
     forEach:
       items: \${{ steps.devices.items }}

@@ -349,7 +349,7 @@ steps:
         wait: 300ms
       - id: list
         uses: devices.list
-        with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+        with: { accountName: \${{ inputs.account }}, currentState: active }
   - id: after
     uses: log
     with: { message: "listed \${{ size(steps.list.items) }}" }
@@ -532,7 +532,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active, kind: imei } }
+    with: { accountName: \${{ inputs.account }}, currentState: active }
   - id: batches
     forEach:
       items: \${{ steps.devices.items }}
@@ -564,7 +564,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
+    with: { accountName: \${{ inputs.account }} }
   - id: batches
     forEach:
       items: \${{ steps.devices.items }}

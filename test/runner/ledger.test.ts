@@ -36,7 +36,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
+    with: { accountName: \${{ inputs.account }} }
   - id: report
     uses: location.createReport
     with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.devices.items }}, cacheMode: "0" }
@@ -191,7 +191,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
+    with: { accountName: \${{ inputs.account }} }
   - id: report
     uses: location.createReport
     with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.devices.items }}, cacheMode: "0" }

@@ -107,8 +107,7 @@ describe('report.write: the nightly location report carries each device location
 
       // The devices the example lists (active, with an IMEI), listed again by the other client.
       const ids: string[] = [];
-      const filter = { kind: 'imei', state: 'active' };
-      for await (const d of reader.items('devices.list', { accountName: account, filter }))
+      for await (const d of reader.items('devices.list', { accountName: account, currentState: 'active' }))
         ids.push(
           ((d as Json).deviceIds as { id: string; kind: string }[]).find((x) => x.kind === 'imei')!.id,
         );

@@ -16,7 +16,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active, kind: imei } }
+    with: { accountName: \${{ inputs.account }}, currentState: active }
     retry: { on: [http.5xx, http.429, network], maxAttempts: 8, delay: 10ms, maxDelay: 200ms }
   - id: batches
     forEach:
@@ -40,7 +40,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei }, maxNumberOfDevices: 2000 }
+    with: { accountName: \${{ inputs.account }}, maxNumberOfDevices: 2000 }
   - id: report
     uses: location.createReport
     with:

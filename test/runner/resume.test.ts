@@ -88,7 +88,7 @@ steps:
     const summary = await runPlaybook(pb, { client, store, runId: 'r1' });
 
     expect(summary.status).to.equal('succeeded');
-    expect(seen.filter((c) => c.action === 'devices.list' && !('filter' in c.input))).to.have.length(0);
+    expect(seen.filter((c) => c.action === 'devices.list' && !('currentState' in c.input))).to.have.length(0);
     const sent = seen.filter((c) => c.action === 'devices.suspend');
     expect(sent).to.have.length(1);
     expect((sent[0]!.input.devices as unknown[]).length).to.equal(5);
@@ -165,7 +165,7 @@ on: { manual: true }
 steps:
   - id: look
     uses: devices.list
-    with: { accountName: "${account}", filter: { kind: imei, state: active } }
+    with: { accountName: "${account}", currentState: active }
   - id: pause
     wait: 300ms
   - id: each

@@ -64,7 +64,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+    with: { accountName: \${{ inputs.account }}, currentState: active }
   - id: suspend
     uses: devices.suspend
     with: { accountName: \${{ inputs.account }}, devices: \${{ steps.devices.items }} }
@@ -135,7 +135,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+    with: { accountName: \${{ inputs.account }}, currentState: active }
   - id: batches
     forEach:
       items: \${{ steps.devices.items }}
@@ -172,7 +172,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+    with: { accountName: \${{ inputs.account }}, currentState: active }
   - id: batches
     forEach:
       items: \${{ steps.devices.items }}
@@ -184,7 +184,7 @@ steps:
           with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
   - id: everything
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei } }
+    with: { accountName: \${{ inputs.account }} }
   - id: report
     uses: location.createReport
     with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.everything.items }}, cacheMode: "1" }

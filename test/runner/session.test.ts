@@ -27,7 +27,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active } }
+    with: { accountName: \${{ inputs.account }}, currentState: active }
   - id: pause
     wait: ${pause}
   - id: batches

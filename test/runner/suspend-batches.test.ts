@@ -37,7 +37,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { state: active }, maxNumberOfDevices: 2000 }
+    with: { accountName: \${{ inputs.account }}, currentState: active, maxNumberOfDevices: 2000 }
     retry: { on: [http.5xx, http.429, network], maxAttempts: 6, delay: 10ms, maxDelay: 200ms }
   - id: batches
     forEach:

@@ -139,7 +139,7 @@ steps:
     with: { accountName: \${{ inputs.account }}, url: \${{ inputs.url }} }
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, filter: { kind: imei, state: active } }
+    with: { accountName: \${{ inputs.account }}, currentState: active }
   - id: report
     uses: location.createReport
     with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.devices.items }}, cacheMode: "1" }

@@ -32,4 +32,5 @@ export const m2mDevice = <I extends Type.TSchema>(
     applied,
   }) as const satisfies Operation;
 
-export const inState = (state: string) => () => ({ state });
+/** The devices.list selection of devices in `state` (its `currentState`). */
+export const inState = (state: string) => () => ({ currentState: state });

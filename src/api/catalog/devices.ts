@@ -1,7 +1,7 @@
 /** Devices of the M2M area: listing, their attributes and usage, and the actions that change their state. */
 import { inState, m2mDevice } from './device-action.js';
 import { C } from './load-schemas.js';
-import { normalizeDevices } from './normalize.js';
+import { normalizeDevices, normalizeListDevices } from './normalize.js';
 import type { Operation } from './operation.js';
 
 export const DEVICES = {
@@ -40,6 +40,7 @@ export const DEVICES = {
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
+    normalize: normalizeListDevices,
     strategy: 'listing',
   },
   'devices.suspend': m2mDevice(

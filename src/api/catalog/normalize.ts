@@ -42,6 +42,18 @@ export function normalizeDevices(input: Json): Json {
   return out;
 }
 
+/** A listing's identifier kinds are sent lower case: `deviceId` and each identifier filter. */
+export function normalizeListDevices(input: Json): Json {
+  const id = input.deviceId as Json | undefined;
+  const filters = (input.filter as Json | undefined)?.deviceIdentifierFilters as Json[] | undefined;
+  const lower = (x: Json) => (typeof x.kind === 'string' ? { ...x, kind: x.kind.toLowerCase() } : x);
+  if (!id && !filters) return input;
+  const out = { ...input };
+  if (id) out.deviceId = lower(id);
+  if (filters) out.filter = { ...(input.filter as Json), deviceIdentifierFilters: filters.map(lower) };
+  return out;
+}
+
 export function normalizeLocation(input: Json): Json {
   const list = input.deviceList;
   // Most lists are already lower case: copy a 100,000-device list only when something changes.

@@ -53,7 +53,7 @@ export interface Operation {
    * `locate` and `locationReport` return a location or an error per device, with per-device retries.
    */
   readonly strategy?: Strategy;
-  /** `deviceState`: the devices.list filter of the devices in the state the action leaves them in. */
+  /** `deviceState`: the devices.list selection of the devices in the state the action leaves them in. */
   readonly applied?: (input: Json) => Json;
   /** The member that names devices when it is not `devices` or `deviceList` (a list of IMEIs). */
   readonly devicesIn?: string;

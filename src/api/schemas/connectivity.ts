@@ -5,7 +5,16 @@
  * (docs/spec-decisions.md).
  */
 import Type from 'typebox';
-import { AccountName, DateTime, DeviceId, Devices, ID_PATTERNS, RequestAccepted } from './common.js';
+import {
+  AccountName,
+  DateTime,
+  DEVICE_KINDS,
+  DeviceId,
+  Devices,
+  ID_PATTERNS,
+  kindEnum,
+  RequestAccepted,
+} from './common.js';
 
 export { RequestAccepted };
 
@@ -28,10 +37,13 @@ export const AttributesRequest = closed({
   }),
 });
 
+/** The states a device is in on the provider network, as listings write them (`carrierInformations[].state`). */
+export const DEVICE_STATES = ['pending', 'active', 'deactive', 'suspend'] as const;
+
 const CarrierInformation = Type.Object({
   carrierName: Type.Optional(Type.String()),
   servicePlan: Type.Optional(Type.String()),
-  state: Type.String({ enum: ['pending', 'active', 'deactive', 'suspend'] }),
+  state: Type.String({ enum: [...DEVICE_STATES] }),
 });
 /** A device as the m2m API lists it (spec 2.13). */
 export const DeviceRecord = Type.Object({
@@ -55,19 +67,68 @@ export const DeviceRecord = Type.Object({
 export type DeviceRecord = Type.Static<typeof DeviceRecord>;
 export const DevicePage = Type.Object({ hasMoreData: Type.Boolean(), devices: Type.Array(DeviceRecord) });
 
+/** `{ key, value }` custom fields: a device's, or the ones a request selects devices by. */
+export const CustomFields = Type.Array(closed({ key: Type.String({ minLength: 1 }), value: Type.String() }), {
+  minItems: 1,
+  description: 'Custom field names and values: only devices that have every one of them.',
+});
+
+/** One device identifier match of `filter.deviceIdentifierFilters` (the real service's `DeviceIdSearch`). */
+const DeviceIdentifierFilter = closed(
+  {
+    kind: Type.String({
+      enum: kindEnum(DEVICE_KINDS),
+      description: 'The kind of identifier matched: imei, iccid, mdn, msisdn, meid, esn, imsi or eid.',
+    }),
+    contains: Type.Optional(Type.String({ minLength: 1, description: 'Appears anywhere in the identifier.' })),
+    startswith: Type.Optional(Type.String({ minLength: 1, description: 'The identifier starts with it.' })),
+    endswith: Type.Optional(Type.String({ minLength: 1, description: 'The identifier ends with it.' })),
+  },
+  {
+    minProperties: 2,
+    'x-message': 'an identifier filter takes kind and at least one of contains, startswith, endswith',
+  },
+);
+
+/**
+ * The request of `POST /m2m/v1/devices/actions/list` as the real service takes it (its SDKs'
+ * `AccountDeviceListRequest`): what selects devices at the top level, identifier matches under `filter`.
+ * Every member given must hold for a device to be listed.
+ */
 export const ListDevicesRequest = closed({
   accountName: AccountName,
+  deviceId: Type.Optional(DeviceId),
+  groupName: Type.Optional(Type.String({ minLength: 1, description: 'Only devices in this device group.' })),
+  servicePlan: Type.Optional(Type.String({ minLength: 1, description: 'Only devices on this service plan.' })),
+  currentState: Type.Optional(
+    Type.String({ enum: [...DEVICE_STATES], description: 'Only devices in this state.' }),
+  ),
+  customFields: Type.Optional(CustomFields),
+  earliest: Type.Optional(Type.String({ format: 'date-time', description: 'Only devices added at or after it.' })),
+  latest: Type.Optional(Type.String({ format: 'date-time', description: 'Only devices added at or before it.' })),
   filter: Type.Optional(
-    closed({
-      groupName: Type.Optional(Type.String()),
-      servicePlan: Type.Optional(Type.String()),
-      state: Type.Optional(Type.String({ enum: ['pending', 'active', 'deactive', 'suspend'] })),
-      kind: Type.Optional(Type.String({ description: 'Only devices that have an identifier of this kind.' })),
-    }),
+    closed(
+      {
+        deviceIdentifierFilters: Type.Array(DeviceIdentifierFilter, {
+          minItems: 1,
+          description: 'Identifier matches, all of which a device must meet.',
+        }),
+      },
+      {
+        'x-moved': {
+          groupName: '`groupName` at the top level',
+          servicePlan: '`servicePlan` at the top level',
+          state: '`currentState` at the top level',
+          kind: '`deviceIdentifierFilters: [{ kind, contains | startswith | endswith }]`',
+        },
+      },
+    ),
   ),
   maxNumberOfDevices: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000, description: 'Page size.' })),
   largestDeviceIdSeen: Type.Optional(
-    Type.String({ description: 'Resume after this device; all later pages are read.' }),
+    Type.Union([Type.String(), Type.Integer({ minimum: 0 })], {
+      description: 'Resume after this device (a string, or a number as the real service also takes it).',
+    }),
   ),
 });
 /** The action's result once every page is read. */

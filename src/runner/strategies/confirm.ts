@@ -165,8 +165,8 @@ async function settleFromState(x: ActionCall, pending: Map<string, Pending>, set
 }
 
 /**
- * Which of `ids` are in the state the action leaves devices in, read from the account's listing filtered on
- * that state, no further than the last device looked for.
+ * Which of `ids` are in the state the action leaves devices in, read from the account's listing of the devices
+ * in that state, no further than the last device looked for.
  */
 export async function readApplied(
   x: ActionCall,
@@ -180,7 +180,7 @@ export async function readApplied(
   ctx.stepSummary(step.id).calls++;
   for await (const record of ctx.o.client.items(
     'devices.list',
-    { accountName, filter: op.applied(input), maxNumberOfDevices: 2000 },
+    { accountName, ...op.applied(input), maxNumberOfDevices: 2000 },
     { signal: x.signal },
   )) {
     for (const id of identifiersOf(record as Json)) if (ids.has(id)) applied.add(id);

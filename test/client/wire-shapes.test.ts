@@ -1,0 +1,117 @@
+/**
+ * The real service's request shapes where the spec is silent (issue 17, docs/spec-decisions.md): the exact
+ * bytes each sends, against a recording server, and the old invented spellings refused with the real name.
+ */
+import { expect } from 'chai';
+import { createClient, type Client } from '../../src/api/client.js';
+import { InputError } from '../../src/errors.js';
+import { ACC } from '../helpers/action-cases.js';
+import { FAST_RATES, Recorder } from '../helpers/recorder.js';
+
+const IMEI = '353456789012345';
+
+describe('the real service wire shapes', () => {
+  let rec: Recorder;
+  let client: Client;
+  before(async () => {
+    rec = await Recorder.start();
+    client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, rates: FAST_RATES });
+  });
+  after(async () => {
+    await client.close();
+    await rec.close();
+  });
+  beforeEach(() => {
+    rec.requests.length = 0;
+  });
+
+  /** The one request sent to `path`: its raw body. */
+  function bodyTo(path: string): string {
+    const sent = rec.requestsTo(`/api${path}`);
+    expect(sent, `one request to ${path}`).to.have.length(1);
+    return sent[0]!.rawBody;
+  }
+
+  /** The messages of the InputError `call` throws; nothing is sent. */
+  async function refused(call: () => Promise<unknown>): Promise<string[]> {
+    const before = rec.apiRequests().length;
+    try {
+      await call();
+    } catch (e) {
+      expect(e).to.be.instanceOf(InputError);
+      expect(rec.apiRequests().length, 'nothing sent').to.equal(before);
+      return (e as InputError).problems.map((p) => `${p.path}: ${p.message}`);
+    }
+    return expect.fail('the input was accepted');
+  }
+
+  describe('devices.list', () => {
+    it('sends the selection at the top level and identifier matches under filter, kinds in lower case', async () => {
+      rec.enqueue('POST /api/m2m/v1/devices/actions/list', { body: { hasMoreData: false, devices: [] } });
+      await client.devices.list({
+        accountName: ACC,
+        groupName: 'North Fleet',
+        servicePlan: 'M2M4G',
+        currentState: 'active',
+        earliest: '2026-01-01T00:00:00Z',
+        latest: '2026-02-01T00:00:00Z',
+        customFields: [{ key: 'CustomField1', value: 'North Fleet' }],
+        deviceId: { id: IMEI, kind: 'IMEI' },
+        filter: { deviceIdentifierFilters: [{ kind: 'ICCID', startswith: '8914' }] },
+        maxNumberOfDevices: 500,
+      });
+      expect(bodyTo('/m2m/v1/devices/actions/list')).to.equal(
+        JSON.stringify({
+          accountName: ACC,
+          groupName: 'North Fleet',
+          servicePlan: 'M2M4G',
+          currentState: 'active',
+          earliest: '2026-01-01T00:00:00Z',
+          latest: '2026-02-01T00:00:00Z',
+          customFields: [{ key: 'CustomField1', value: 'North Fleet' }],
+          deviceId: { id: IMEI, kind: 'imei' },
+          filter: { deviceIdentifierFilters: [{ kind: 'iccid', startswith: '8914' }] },
+          maxNumberOfDevices: 500,
+        }),
+      );
+    });
+
+    it('takes largestDeviceIdSeen as a number too, and sends it as given', async () => {
+      rec.enqueue('POST /api/m2m/v1/devices/actions/list', { body: { hasMoreData: false, devices: [] } });
+      await client.devices.list({ accountName: ACC, largestDeviceIdSeen: 353456789012345 });
+      expect(bodyTo('/m2m/v1/devices/actions/list')).to.equal(
+        `{"accountName":"${ACC}","largestDeviceIdSeen":353456789012345}`,
+      );
+    });
+
+    it('refuses the old invented filter members, naming the real field', async () => {
+      const list = (filter: object) => () => client.callByName('devices.list', { accountName: ACC, filter });
+      // Beside the member it names, `filter` without deviceIdentifierFilters is incomplete.
+      const moved = async (filter: object) =>
+        (await refused(list(filter))).filter((m) => !m.startsWith('/filter/deviceIdentifierFilters:'));
+      expect(await moved({ state: 'active' })).to.deep.equal([
+        '/filter/state: unknown field `state`: use `currentState` at the top level',
+      ]);
+      expect(await moved({ groupName: 'North Fleet', servicePlan: 'M2M4G' })).to.deep.equal([
+        '/filter/groupName: unknown field `groupName`: use `groupName` at the top level',
+        '/filter/servicePlan: unknown field `servicePlan`: use `servicePlan` at the top level',
+      ]);
+      expect(await moved({ kind: 'imei' })).to.deep.equal([
+        '/filter/kind: unknown field `kind`: use `deviceIdentifierFilters: [{ kind, contains | startswith | endswith }]`',
+      ]);
+    });
+
+    it('refuses an identifier filter without a string to match', async () => {
+      expect(
+        await refused(() =>
+          client.callByName('devices.list', {
+            accountName: ACC,
+            filter: { deviceIdentifierFilters: [{ kind: 'imei' }] },
+          }),
+        ),
+      ).to.deep.equal([
+        '/filter/deviceIdentifierFilters/0: an identifier filter takes kind and at least one of contains, startswith, endswith',
+      ]);
+    });
+  });
+});
