@@ -3,7 +3,7 @@
  * them, what they report, and the durable group commit that stores them before they are acknowledged.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { InboxMessage, Store } from '../store/store.js';
+import { InboxSyncError, type InboxMessage, type Store } from '../store/store.js';
 
 export type Json = Record<string, unknown>;
 
@@ -39,10 +39,21 @@ export function serviceOf(kind: string): string {
   return 'CarrierService';
 }
 
-/** Equal strings, compared in time that does not depend on where they differ (hashes have equal lengths). */
-export function same(a: string, b: string): boolean {
-  const h = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(h(a), h(b));
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+/** Digests of the expected values (the listener's credentials, the daemon's token): a few, made once each. */
+const expectedDigests = new Map<string, Buffer>();
+
+/**
+ * A received value equals the expected one, compared in time that does not depend on where they differ
+ * (hashes have equal lengths).
+ */
+export function same(received: string, expected: string): boolean {
+  let e = expectedDigests.get(expected);
+  if (!e) {
+    if (expectedDigests.size >= 64) expectedDigests.clear();
+    expectedDigests.set(expected, (e = digest(expected)));
+  }
+  return timingSafeEqual(digest(received), e);
 }
 
 /**
@@ -169,16 +180,20 @@ type Pending = {
 };
 
 /**
- * Group commit: messages that arrive while a commit is being written go together in the next one, so one
- * fsync acknowledges many messages. Each caller learns whether its message was stored or a duplicate only
- * once the transaction holding it is on disk.
+ * Group commit: messages that arrive while a commit is being written and synced go together in the next one,
+ * so one fsync acknowledges many messages; the sync runs off the event loop, which goes on reading messages
+ * meanwhile. Each caller learns whether its message was stored or a duplicate only once the transaction
+ * holding it is on disk.
  *
  * A message the store cannot take fails the whole transaction; the messages of that commit are then stored
- * one by one, so that only that message is refused (an InboxRefusal) and the others are acknowledged.
+ * one by one, so that only that message is refused (an InboxRefusal) and the others are acknowledged. A
+ * transaction written and not synced (a failing disk) refuses all its messages: the service sends them again.
  */
 export class GroupCommit {
   private batch: Pending[] = [];
   private scheduled = false;
+  /** A commit is being written or synced: the next waits for it. */
+  private writing = false;
   /** Messages accepted and not yet committed. */
   get waiting(): number {
     return this.batch.length;
@@ -193,36 +208,45 @@ export class GroupCommit {
   add(message: InboxMessage): Promise<'stored' | 'duplicate'> {
     return new Promise((resolve, reject) => {
       this.batch.push({ message, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // After the I/O phase: every request already read in this turn of the loop joins the commit.
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
   }
 
-  private flush(): void {
+  private schedule(): void {
+    if (this.scheduled || this.writing) return;
+    this.scheduled = true;
+    // After the I/O phase: every request already read in this turn of the loop joins the commit.
+    setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
     this.scheduled = false;
     const batch = this.batch;
     this.batch = [];
     if (!batch.length) return;
-    let stored = this.commit(batch);
-    if (stored === undefined) {
-      // Rare (a bad message or a failing disk): one transaction, and one fsync, per message.
-      stored = [];
-      for (const one of batch) stored.push(...(this.commit([one]) ?? []));
+    this.writing = true;
+    try {
+      let stored = await this.commit(batch);
+      if (stored === undefined) {
+        // Rare (a bad message or a failing disk): one transaction, and one fsync, per message.
+        stored = [];
+        for (const one of batch) stored.push(...((await this.commit([one])) ?? []));
+      }
+      if (stored.length) this.onCommit(stored);
+    } finally {
+      this.writing = false;
+      if (this.batch.length) this.schedule();
     }
-    if (stored.length) this.onCommit(stored);
   }
 
   /** Messages stored by one transaction of `batch`; undefined when it failed and `batch` has several. */
-  private commit(batch: Pending[]): InboxMessage[] | undefined {
+  private async commit(batch: Pending[]): Promise<InboxMessage[] | undefined> {
     let results: ('stored' | 'duplicate')[];
     try {
-      results = this.store.appendInbox(batch.map((b) => b.message));
+      results = await this.store.appendInbox(batch.map((b) => b.message));
     } catch (e) {
-      if (batch.length > 1) return undefined;
-      batch[0]?.reject(refusalOf(e));
+      if (batch.length > 1 && !(e instanceof InboxSyncError)) return undefined;
+      for (const b of batch) b.reject(refusalOf(e));
       return [];
     }
     batch.forEach((b, i) => b.resolve(results[i] as 'stored' | 'duplicate'));

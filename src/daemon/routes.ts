@@ -64,6 +64,8 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   /** Releases the body bytes a callback reserved, once it is authenticated (else when it is answered). */
   const releases = new WeakMap<FastifyRequest, () => void>();
   let storeFailureLoggedAt = 0;
+  // An answer is sent only once what the request wrote is committed (a run started, a run cancelled).
+  app.addHook('onSend', async () => c.store.durable());
 
   const reject = (
     req: FastifyRequest,

@@ -69,6 +69,8 @@ export class RunContext {
     this.stepSummary(stepId).calls++;
     this.progress.calls++;
     this.report();
+    // The request leaves the process: the checkpoint that says it is being sent is committed first.
+    await this.o.store.durable();
     return this.o.client.callByName(action, input, signal ? { signal } : {});
   }
 

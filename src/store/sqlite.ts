@@ -2,22 +2,24 @@
  * The embedded store on SQLite (better-sqlite3, WAL). Migrations are numbered and recorded in
  * `PRAGMA user_version`; each runs once, in a transaction.
  */
+import { closeSync, fdatasync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import { OWNERSHIP_MIGRATION, SqliteOwnership } from './sqlite-ownership.js';
 import { compare, json, preparer, toRun, type RunRow } from './sqlite-rows.js';
-import type {
-  DeviceGroup,
-  InboxEvent,
-  InboxMessage,
-  LedgerQuery,
-  LedgerRow,
-  Owner,
-  OwnerInfo,
-  RunRecord,
-  Store,
+import {
+  InboxSyncError,
+  type DeviceGroup,
+  type InboxEvent,
+  type InboxMessage,
+  type LedgerQuery,
+  type LedgerRow,
+  type Owner,
+  type OwnerInfo,
+  type RunRecord,
+  type Store,
 } from './store.js';
 
 type Json = Record<string, unknown>;
@@ -136,13 +138,29 @@ export const MIGRATIONS: string[] = [
    CREATE INDEX inbox_pending ON inbox (id) WHERE processed_at IS NULL;`,
 ];
 
+/**
+ * The store of each file whose turn is open, in this process. Two stores of one process on one file (tests
+ * playing two processes do this) would otherwise deadlock: the second would wait for the write lock that the
+ * first holds until the end of a turn that cannot end while the second waits.
+ */
+const openTurns = new Map<string, SqliteStore>();
+
 export class SqliteStore implements Store {
   readonly db: Database.Database;
   /**
-   * A second connection for the callback inbox, with synchronous = FULL: its commits are fsync'd, because the
-   * listener acknowledges a message to the service only once it is on disk.
+   * The callback inbox's commits are made durable without holding the event loop: written with `synchronous =
+   * OFF` and no automatic checkpoint, then the write-ahead log is fsync'd on the thread pool (`walSync`), and
+   * only then are they acknowledged and matched. Checkpoints happen in the other commits, at `synchronous =
+   * NORMAL`, which syncs the log before and the database after each one. One connection: a second one on the
+   * same file would throw this one's page cache away at each of its commits, and the other way round.
    */
-  private readonly durable: Database.Database;
+  private readonly inboxMode: Database.Statement[];
+  private readonly normalMode: Database.Statement[];
+  private readonly file: string;
+  /** The write-ahead log, opened for fsync once it exists. */
+  private walFd: number | undefined;
+  /** The inbox rows up to this id are on disk: the matcher reads no further. */
+  private syncedInboxId: number;
   private backlog: number;
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
   private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
@@ -161,8 +179,11 @@ export class SqliteStore implements Store {
   ) => void;
   /** Every other statement, prepared on first use: on the main connection, and on the fsync'd inbox one. */
   private readonly sql: (text: string) => Database.Statement;
-  private readonly durableSql: (text: string) => Database.Statement;
   private readonly ownership: SqliteOwnership;
+  /** The open transaction of this turn's writes, and those waiting for it to be committed. */
+  private turn: { waiters: { resolve: () => void; reject: (e: Error) => void }[] } | undefined;
+  /** A commit that failed with nobody waiting for it: thrown by the next write or `durable()`. */
+  private failed: Error | undefined;
 
   /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string) {
@@ -183,11 +204,6 @@ export class SqliteStore implements Store {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
       this.migrate(file);
-      this.durable = file === ':memory:' ? this.db : new Database(file);
-      if (this.durable !== this.db) {
-        this.durable.pragma('synchronous = FULL');
-        this.durable.pragma('busy_timeout = 5000');
-      }
       this.backlog = (
         this.db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as { n: number }
       ).n;
@@ -202,7 +218,16 @@ export class SqliteStore implements Store {
       throw e;
     }
     this.sql = preparer(this.db);
-    this.durableSql = preparer(this.durable);
+    this.file = file;
+    this.inboxMode = ['PRAGMA synchronous = OFF', 'PRAGMA wal_autocheckpoint = 0'].map((q) =>
+      this.db.prepare(q),
+    );
+    this.normalMode = ['PRAGMA synchronous = NORMAL', 'PRAGMA wal_autocheckpoint = 1000'].map((q) =>
+      this.db.prepare(q),
+    );
+    this.syncedInboxId = (
+      this.db.prepare('SELECT coalesce(max(id), 0) AS n FROM inbox').get() as { n: number }
+    ).n;
     this.ownership = new SqliteOwnership(this.db);
     this.stmt = {
       saveStep: this.db.prepare(
@@ -240,6 +265,7 @@ export class SqliteStore implements Store {
   }
 
   createRun(r: RunRecord): void {
+    this.write();
     this.sql(
       `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json, owner)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -259,6 +285,7 @@ export class SqliteStore implements Store {
   }
 
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
+    this.write();
     const sets: string[] = [];
     const args: unknown[] = [];
     const set = (column: string, value: unknown) => {
@@ -296,7 +323,7 @@ export class SqliteStore implements Store {
     state: unknown,
     devices?: { step: string; groups: DeviceGroup[]; at: string },
   ): void {
-    // A single statement is a transaction of its own.
+    this.write();
     if (devices?.groups.length) this.saveWithDevices(runId, key, JSON.stringify(state), devices);
     else this.stmt.saveStep.run(runId, key, JSON.stringify(state));
   }
@@ -310,6 +337,7 @@ export class SqliteStore implements Store {
   }
 
   recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
+    this.write();
     this.insertInTransaction(runId, step, groups, at);
   }
 
@@ -409,28 +437,62 @@ export class SqliteStore implements Store {
     );
   }
 
-  appendInbox(messages: InboxMessage[]): ('stored' | 'duplicate')[] {
-    const insert = this.durableSql(
+  async appendInbox(messages: InboxMessage[]): Promise<('stored' | 'duplicate')[]> {
+    // This turn's writes are committed first, in their own transaction.
+    this.commit();
+    const insert = this.sql(
       `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (request_id, kind, device) DO NOTHING`,
     );
-    const out = this.durable.transaction(() =>
-      messages.map((m) =>
-        insert.run(m.service, m.kind, m.requestId, m.device ?? '', JSON.stringify(m.payload), m.receivedAt)
-          .changes
-          ? ('stored' as const)
-          : ('duplicate' as const),
-      ),
-    )();
+    let last = 0;
+    for (const q of this.inboxMode) q.run();
+    let out: ('stored' | 'duplicate')[];
+    try {
+      out = this.db.transaction(() =>
+        messages.map((m) => {
+          const r = insert.run(
+            m.service,
+            m.kind,
+            m.requestId,
+            m.device ?? '',
+            JSON.stringify(m.payload),
+            m.receivedAt,
+          );
+          if (!r.changes) return 'duplicate' as const;
+          last = Number(r.lastInsertRowid);
+          return 'stored' as const;
+        }),
+      )();
+    } finally {
+      for (const q of this.normalMode) q.run();
+    }
+    if (last) {
+      await this.walSync();
+      this.syncedInboxId = Math.max(this.syncedInboxId, last);
+    }
     for (const r of out) if (r === 'stored') this.backlog++;
     return out;
+  }
+
+  /** fsync of the write-ahead log, on the thread pool: every commit written before it is on disk after it. */
+  private walSync(): Promise<void> {
+    if (this.file === ':memory:') return Promise.resolve();
+    this.walFd ??= openSync(`${this.file}-wal`, 'r');
+    const fd = this.walFd;
+    return new Promise((resolve, reject) =>
+      fdatasync(fd, (e) =>
+        e
+          ? reject(new InboxSyncError(`the inbox could not be synced to disk: ${e.message}`, { cause: e }))
+          : resolve(),
+      ),
+    );
   }
 
   pendingInbox(limit: number, afterId = 0): InboxEvent[] {
     const rows = this.sql(
       `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox
-         WHERE processed_at IS NULL AND id > ? ORDER BY id LIMIT ?`,
-    ).all(afterId, limit) as InboxRow[];
+         WHERE processed_at IS NULL AND id > ? AND id <= ? ORDER BY id LIMIT ?`,
+    ).all(afterId, this.syncedInboxId, limit) as InboxRow[];
     return rows.map(inboxEvent);
   }
 
@@ -448,6 +510,7 @@ export class SqliteStore implements Store {
   }
 
   completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): RunRecord[] {
+    this.write();
     const at = new Date().toISOString();
     const mark = this.sql('UPDATE inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL');
     const started = this.db.transaction(() => {
@@ -471,6 +534,7 @@ export class SqliteStore implements Store {
   }
 
   recordFire(schedule: string, at: string, run?: RunRecord): void {
+    this.write();
     this.db.transaction(() => {
       this.sql(
         `INSERT INTO schedules (name, last_fire_at) VALUES (?, ?)
@@ -481,35 +545,93 @@ export class SqliteStore implements Store {
   }
 
   registerOwner(owner: OwnerInfo, now: number, leaseMs: number, exclusive: boolean): Owner | undefined {
+    this.write();
     return this.ownership.registerOwner(owner, now, leaseMs, exclusive);
   }
 
   renewOwner(id: string, now: number, leaseMs: number): boolean {
+    this.write();
     return this.ownership.renewOwner(id, now, leaseMs);
   }
 
   releaseOwner(id: string): void {
+    this.write();
     this.ownership.releaseOwner(id);
   }
 
   liveOwners(now: number): Owner[] {
+    openTurns.get(this.file)?.commit();
     return this.ownership.liveOwners(now);
   }
 
   claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[] {
+    this.write();
     return this.ownership.claimRuns(owner, playbooks, now);
   }
 
   lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined {
+    this.write();
     return this.ownership.lockDevices(owner, holder, ids, now);
   }
 
   unlockDevices(holders: readonly string[]): void {
+    this.write();
     this.ownership.unlockDevices(holders);
   }
 
+  /**
+   * Opens this turn's transaction if none is open: every write until the end of the turn joins it, and it is
+   * committed then (or sooner, by `commit`). One commit for many writes: a run's checkpoints, ledger entries,
+   * locks and status, and those of the other runs of the turn.
+   */
+  private write(): void {
+    if (this.failed) {
+      const e = this.failed;
+      this.failed = undefined;
+      throw e;
+    }
+    if (this.turn) return;
+    const other = openTurns.get(this.file);
+    if (other && other !== this) other.commit();
+    this.db.exec('BEGIN IMMEDIATE');
+    this.turn = { waiters: [] };
+    // Each in-memory store is a database of its own.
+    if (this.file !== ':memory:') openTurns.set(this.file, this);
+    setImmediate(() => this.commit());
+  }
+
+  /** Commits this turn's transaction now, if one is open. */
+  private commit(): void {
+    const turn = this.turn;
+    if (!turn) return;
+    this.turn = undefined;
+    if (openTurns.get(this.file) === this) openTurns.delete(this.file);
+    try {
+      this.db.exec('COMMIT');
+    } catch (e) {
+      // A disk that is full or failing: the turn's writes are lost, and whoever relies on them learns it.
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (turn.waiters.length) for (const w of turn.waiters) w.reject(e as Error);
+      else this.failed = e as Error;
+      return;
+    }
+    for (const w of turn.waiters) w.resolve();
+  }
+
+  durable(): Promise<void> {
+    if (this.failed) {
+      const e = this.failed;
+      this.failed = undefined;
+      return Promise.reject(e);
+    }
+    const turn = this.turn;
+    if (!turn) return Promise.resolve();
+    return new Promise((resolve, reject) => turn.waiters.push({ resolve, reject }));
+  }
+
   close(): void {
-    if (this.durable !== this.db) this.durable.close();
+    this.commit();
+    if (this.walFd !== undefined) closeSync(this.walFd);
     this.db.close();
   }
 }

@@ -146,6 +146,11 @@ export interface InboxMessage {
   receivedAt: string;
 }
 
+/** The inbox's transaction was written, and could not be synced to disk: its messages are not acknowledged. */
+export class InboxSyncError extends Error {
+  override readonly name = 'InboxSyncError';
+}
+
 export interface InboxEvent extends InboxMessage {
   /** Increasing: the order of arrival. */
   id: number;
@@ -227,11 +232,13 @@ export interface Store extends Ownership {
 
   // ── the callback inbox ──
   /**
-   * Appends messages in one durable (fsync'd) transaction, before the listener acknowledges them. A message
-   * whose requestId and kind were already received is a duplicate and is not stored again.
+   * Appends messages in one transaction, resolving once it is on disk (fsync'd): the listener acknowledges
+   * them then. A message whose requestId, kind and device were already received is a duplicate and is not
+   * stored again. A transaction that fails rejects (nothing of it is stored); a transaction stored whose sync
+   * fails rejects with an InboxSyncError.
    */
-  appendInbox(messages: InboxMessage[]): ('stored' | 'duplicate')[];
-  /** Events not yet processed, in order of arrival, after `afterId`. */
+  appendInbox(messages: InboxMessage[]): Promise<('stored' | 'duplicate')[]>;
+  /** Events on disk and not yet processed, in order of arrival, after `afterId`. */
   pendingInbox(limit: number, afterId?: number): InboxEvent[];
   /** Every stored message of these requests, processed or not, in order of arrival (confirming a request). */
   inboxByRequest(requestIds: string[]): InboxEvent[];
@@ -248,5 +255,13 @@ export interface Store extends Ownership {
   lastFire(schedule: string): string | undefined;
   /** Records a fire and stores the run it starts (queued), in one transaction. */
   recordFire(schedule: string, at: string, run?: RunRecord): void;
+
+  /**
+   * Resolves once every write made so far is committed. The writes of one turn of the event loop are committed
+   * together, at its end; whatever lets something leave the process (a request to the service, an answer to a
+   * client) waits for this first, so that nothing outside ever learns of a write a crash could still undo.
+   */
+  durable(): Promise<void>;
+  /** Commits what is written, and closes. */
   close(): void;
 }

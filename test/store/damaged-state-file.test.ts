@@ -34,7 +34,6 @@ describe('store: a damaged state file', () => {
       startedAt: '2026-11-23',
     });
     for (let i = 0; i < 300; i++) store.saveStep('r', `step-${i}`, { padding: 'x'.repeat(3000) });
-    store.db.pragma('wal_checkpoint(TRUNCATE)');
     store.close();
     const cut = join(dir.dir, 'truncated.db');
     const bytes = readFileSync(file);

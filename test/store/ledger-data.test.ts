@@ -66,7 +66,7 @@ describe('store: request ids and per-device data in the ledger', () => {
     expect(view.find((r) => r.deviceId === 'x')?.outcome).to.equal('succeeded');
   });
 
-  it('stores one inbox message per device of a request, and finds them by request id', () => {
+  it('stores one inbox message per device of a request, and finds them by request id', async () => {
     const msg = (device: string) => ({
       service: 'CarrierService',
       kind: 'suspendResponse',
@@ -75,7 +75,7 @@ describe('store: request ids and per-device data in the ledger', () => {
       payload: { requestId: 'req-9', device },
       receivedAt: '2026-11-23T00:00:00.000Z',
     });
-    expect(store.appendInbox([msg('imei:1'), msg('imei:2'), msg('imei:1')])).to.deep.equal([
+    expect(await store.appendInbox([msg('imei:1'), msg('imei:2'), msg('imei:1')])).to.deep.equal([
       'stored',
       'stored',
       'duplicate',

@@ -118,7 +118,7 @@ describe('store: owners, leases, claims and device locks', () => {
     expect(b.lockDevices('B', 'B/2', ['d4'], T + 1_000)).to.equal(undefined);
   });
 
-  it("a holder refused takes nothing; released, its devices are free; an owner's own claims are its own", () => {
+  it("a holder refused takes nothing; released, its devices are free; an owner's own claims are its own", async () => {
     a.registerOwner(owner('A'), T, 1_000, false);
     b.registerOwner(owner('B'), T, 1_000, false);
     expect(a.lockDevices('A', 'A/1', ['d2'], T)).to.equal(undefined);
@@ -138,6 +138,8 @@ describe('store: owners, leases, claims and device locks', () => {
     expect(b.lockDevices('B', 'B/1', ['d1', 'd2'], T)).to.equal(undefined);
     expect(a.lockDevices('A', 'A/3', ['d1'], T)).to.equal('d1');
     b.unlockDevices(['B/1']);
+    // Read from the file as another process would, once B's turn is committed.
+    await b.durable();
     const claims = () => (a.db.prepare('SELECT count(*) AS n FROM device_claims').get() as { n: number }).n;
     expect(claims()).to.equal(0);
   });

@@ -18,6 +18,8 @@ import { identifiersOf } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
 import type { ActionCall } from './index.js';
 
+const CONFIRMED = new Error('the devices are confirmed');
+
 interface Pending {
   request: AcceptedRequest;
   kind: string;
@@ -97,7 +99,8 @@ export async function confirmRequests(
       wake = undefined;
     }
   } finally {
-    stop.abort();
+    // Ends the following and the sleep; with a reason made once (a DOMException for each would be costly).
+    stop.abort(CONFIRMED);
   }
   // Confirmed by no means: counted under none.
   for (const id of [...pending.keys()]) settle(id, { outcome: 'unconfirmed' });

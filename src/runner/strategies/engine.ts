@@ -12,6 +12,8 @@ export async function engineAction(
   input: Json,
   signal: AbortSignal,
 ): Promise<StepState> {
+  // A webhook or a report leaves the process: what the run wrote before it is committed first.
+  await ctx.o.store.durable();
   const { value } = await ctx.retrying(step.id, plan.retry, { retrySafe: true }, signal, () =>
     runEngineAction(step.uses, input, {
       store: ctx.o.store,
