@@ -141,13 +141,18 @@ function selection(st: EmulatorState, input: Json): (n: number) => boolean {
 /** 5G device attributes by ICCID (spec 4.4). */
 function attributes(ctx: Ctx): Answer {
   const input = validInput(ctx);
-  const d = input.deviceId as DeviceIdPair;
+  const n = ownDevice(ctx, { id: (input.deviceId as DeviceIdPair).id, kind: 'iccid' });
+  return { body: { hasMoreData: false, devices: [deviceRecord(ctx.st, n, ctx.now)] } };
+}
+
+/** The device one identifier names (400 when none), in an account of the user's (else 401). */
+function ownDevice(ctx: Ctx, d: DeviceIdPair): number {
   const st = ctx.st;
-  const n = st.devices.find('iccid', d.id);
-  if (n < 0) throw E.invalid(`Device not found: iccid ${d.id}`);
+  const n = st.devices.find(d.kind, d.id);
+  if (n < 0) throw E.invalid(`Device not found: ${d.kind} ${d.id}`);
   const name = st.world.accounts[st.devices.account(n)]!.name;
   if (!ctx.user.accounts.includes(name)) throw E.noAccess();
-  return { body: { hasMoreData: false, devices: [deviceRecord(st, n, ctx.now)] } };
+  return n;
 }
 
 // ── the devices of a request ────────────────────────────────────────────────────────────────────
@@ -392,32 +397,38 @@ function requestStatus(ctx: Ctx): Answer {
 
 // ── usage and SMS ───────────────────────────────────────────────────────────────────────────────
 
-/** Daily usage records of each device within [earliest, latest], up to now. */
+/**
+ * The daily usage of one device within [earliest, latest], up to now: bytes, SMS (sent and received apart in
+ * `extendedAttributes`), and the plan the device is on.
+ */
 function usage(ctx: Ctx): Answer {
   const input = validInput(ctx);
-  const a = account(ctx, input.accountName);
+  const n = ownDevice(ctx, input.deviceId as DeviceIdPair);
   const earliest = Date.parse(String(input.earliest));
   const latest = Math.min(Date.parse(String(input.latest)), ctx.now);
   if (!(earliest <= Date.parse(String(input.latest)))) throw E.invalid('earliest must not be after latest');
-  const st = ctx.st;
+  const store = ctx.st.devices;
+  const from = Math.max(earliest, store.created(n));
   const records: Json[] = [];
   let more = false;
-  outer: for (const d of resolveDevices(ctx, a, input)) {
-    const from = Math.max(earliest, st.devices.created(d.n));
-    for (let day = startOfDay(from); day < latest; day += DAY_MS) {
-      if (records.length === MAX_USAGE_RECORDS) {
-        more = true;
-        break outer;
-      }
-      const lo = Math.max(day, from);
-      const hi = Math.min(day + DAY_MS, latest);
-      records.push({
-        deviceId: d.named,
-        timestamp: iso(day),
-        bytesUsed: Math.round(st.devices.usage(d.n, lo, hi)),
-        smsUsed: d.n < st.world.total ? st.world.smsOnDay(d.n, day / DAY_MS) : 0,
-      });
+  for (let day = startOfDay(from); day < latest; day += DAY_MS) {
+    if (records.length === MAX_USAGE_RECORDS) {
+      more = true;
+      break;
     }
+    const sms = n < ctx.st.world.total ? ctx.st.world.smsOnDay(n, day / DAY_MS) : 0;
+    const mo = Math.floor(sms / 2);
+    records.push({
+      timestamp: iso(day),
+      bytesUsed: Math.round(store.usage(n, Math.max(day, from), Math.min(day + DAY_MS, latest))),
+      smsUsed: sms,
+      servicePlan: store.planOf(n),
+      source: 'Raw Usage',
+      extendedAttributes: [
+        { key: 'MoSms', value: String(mo) },
+        { key: 'MtSms', value: String(sms - mo) },
+      ],
+    });
   }
   return { body: { hasMoreData: more, usageHistory: records } };
 }

@@ -114,4 +114,35 @@ describe('the real service wire shapes', () => {
       ]);
     });
   });
+
+  describe('devices.usage', () => {
+    const PATH = '/m2m/v1/devices/usage/actions/list';
+
+    it('asks for the usage history of one device', async () => {
+      rec.enqueue(`POST /api${PATH}`, { body: { hasMoreData: false, usageHistory: [] } });
+      await client.devices.usage({
+        deviceId: { id: IMEI, kind: 'IMEI' },
+        earliest: '2026-01-01T00:00:00Z',
+        latest: '2026-01-31T00:00:00Z',
+      });
+      expect(bodyTo(PATH)).to.equal(
+        `{"deviceId":{"id":"${IMEI}","kind":"imei"},"earliest":"2026-01-01T00:00:00Z","latest":"2026-01-31T00:00:00Z"}`,
+      );
+    });
+
+    it('refuses a list of devices, naming the one-device field', async () => {
+      expect(
+        await refused(() =>
+          client.callByName('devices.usage', {
+            deviceId: { id: IMEI, kind: 'imei' },
+            devices: [{ id: IMEI, kind: 'imei' }],
+            earliest: '2026-01-01T00:00:00Z',
+            latest: '2026-01-31T00:00:00Z',
+          }),
+        ),
+      ).to.deep.equal([
+        '/devices: unknown field `devices`: use `deviceId`, one device per call (a forEach step for several)',
+      ]);
+    });
+  });
 });

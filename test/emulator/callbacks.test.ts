@@ -287,13 +287,16 @@ describe('emulator: callbacks', () => {
         (r) => (r.body.deviceResponse as Json).alertServiceResponse as Json,
       );
       expect(alerts.length).to.be.greaterThan(0);
-      const day = await client.devices.usage({
-        accountName: primary.accountName,
-        devices: primary.devices.filter((d) => d.servicePlan === plan && d.state === 'active').map(imei),
-        earliest: '2026-01-05T00:00:00Z',
-        latest: '2026-01-06T00:00:00Z',
-      });
-      const over = day.usageHistory.filter((u) => u.bytesUsed > 5 * 1024 * 1024).map((u) => u.deviceId.id);
+      // The usage of each device on the plan that day, one device per request.
+      const over: string[] = [];
+      for (const d of primary.devices.filter((x) => x.servicePlan === plan && x.state === 'active')) {
+        const day = await client.devices.usage({
+          deviceId: imei(d),
+          earliest: '2026-01-05T00:00:00Z',
+          latest: '2026-01-06T00:00:00Z',
+        });
+        if (day.usageHistory.some((u) => u.bytesUsed > 5 * 1024 * 1024)) over.push(imei(d).id);
+      }
       const alerted = alerts.map((a) => ((a.payAsYouGo as Json).deviceIds as Json[])[0]!.id);
       expect([...alerted].sort()).to.deep.equal([...over].sort());
       for (const a of alerts) {

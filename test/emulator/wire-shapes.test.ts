@@ -137,4 +137,61 @@ describe('emulator: the real service wire shapes', function () {
       expect((r.body as Json).errorMessage).to.include('currentState');
     });
   });
+
+  describe('devices.usage', () => {
+    const device = () => seed.accounts[0]!.devices.find((d) => d.state === 'active')!;
+    const imeiOf = (d: { deviceIds: { id: string; kind: string }[] }) =>
+      d.deviceIds.find((x) => x.kind === 'imei')!.id;
+
+    it('answers the daily usage history of one device', async () => {
+      const d = device();
+      const out = await client.devices.usage({
+        deviceId: { id: imeiOf(d), kind: 'imei' },
+        earliest: '2025-12-29T00:00:00Z',
+        latest: '2026-01-05T00:00:00Z',
+      });
+      expect(out.hasMoreData).to.equal(false);
+      expect(out.usageHistory.map((u) => u.timestamp)).to.deep.equal(
+        [29, 30, 31]
+          .map((day) => `2025-12-${day}T00:00:00.000Z`)
+          .concat([1, 2, 3, 4].map((day) => `2026-01-0${day}T00:00:00.000Z`)),
+      );
+      for (const u of out.usageHistory) {
+        expect(Object.keys(u)).to.deep.equal([
+          'timestamp',
+          'bytesUsed',
+          'smsUsed',
+          'servicePlan',
+          'source',
+          'extendedAttributes',
+        ]);
+        expect(u.bytesUsed).to.be.greaterThan(0);
+        expect(u).to.include({ servicePlan: d.servicePlan, source: 'Raw Usage' });
+        const sms = Object.fromEntries((u.extendedAttributes ?? []).map((a) => [a.key, Number(a.value)]));
+        expect(sms.MoSms! + sms.MtSms!).to.equal(u.smsUsed);
+      }
+    });
+
+    it('refuses a device the user cannot see (401), an unknown one and the old list shape (400)', async () => {
+      const PATH = '/m2m/v1/devices/usage/actions/list';
+      const span = { earliest: '2026-01-01T00:00:00Z', latest: '2026-01-02T00:00:00Z' };
+      const d = { deviceId: { id: imeiOf(device()), kind: 'imei' }, ...span };
+      expect(seed.accounts[0]!.primary, 'the field user cannot see the primary account').to.equal(true);
+      const hidden = await raw.api('POST', PATH, d, 'field');
+      expect(hidden.status).to.equal(401);
+      expect((hidden.body as Json).errorCode).to.equal('INVALID_ACCESS');
+      const unknown = await raw.api('POST', PATH, {
+        ...d,
+        deviceId: { id: '353456789012340', kind: 'imei' },
+      });
+      expect(unknown.status).to.equal(400);
+      expect((unknown.body as Json).errorMessage).to.equal('Device not found: imei 353456789012340');
+      const old = await raw.api('POST', PATH, {
+        accountName: account,
+        devices: [{ deviceIds: [d.deviceId] }],
+        ...span,
+      });
+      expect(old.status).to.equal(400);
+    });
+  });
 });

@@ -469,15 +469,13 @@ export const CASES: Table = {
   },
   'devices.usage': {
     input: {
-      accountName: ACC,
-      devices: [{ id: IMEI, kind: 'imei' }],
+      deviceId: { id: IMEI, kind: 'IMEI' },
       earliest: '2026-01-01T00:00:00Z',
       latest: '2026-01-31T23:59:59Z',
     },
     path: '/api/m2m/v1/devices/usage/actions/list',
     body: {
-      accountName: ACC,
-      devices: [{ deviceIds: [{ id: IMEI, kind: 'imei' }] }],
+      deviceId: { id: IMEI, kind: 'imei' },
       earliest: '2026-01-01T00:00:00Z',
       latest: '2026-01-31T23:59:59Z',
     },

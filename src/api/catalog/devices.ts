@@ -1,7 +1,7 @@
 /** Devices of the M2M area: listing, their attributes and usage, and the actions that change their state. */
 import { inState, m2mDevice } from './device-action.js';
 import { C } from './load-schemas.js';
-import { normalizeDevices, normalizeListDevices } from './normalize.js';
+import { normalizeIdentifiers } from './normalize.js';
 import type { Operation } from './operation.js';
 
 export const DEVICES = {
@@ -40,7 +40,7 @@ export const DEVICES = {
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
-    normalize: normalizeListDevices,
+    normalize: normalizeIdentifiers,
     strategy: 'listing',
   },
   'devices.suspend': m2mDevice(
@@ -79,7 +79,7 @@ export const DEVICES = {
   ),
   'devices.usage': {
     action: 'devices.usage',
-    summary: 'Usage history of devices.',
+    summary: 'Daily usage history of one device.',
     area: 'm2m',
     method: 'POST',
     path: '/m2m/v1/devices/usage/actions/list',
@@ -92,6 +92,6 @@ export const DEVICES = {
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',
-    normalize: normalizeDevices,
+    normalize: normalizeIdentifiers,
   },
 } as const satisfies Record<string, Operation>;

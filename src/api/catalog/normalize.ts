@@ -42,14 +42,19 @@ export function normalizeDevices(input: Json): Json {
   return out;
 }
 
-/** A listing's identifier kinds are sent lower case: `deviceId` and each identifier filter. */
-export function normalizeListDevices(input: Json): Json {
+/**
+ * Identifier kinds are sent lower case wherever the m2m API names devices by one identifier each: `deviceId`,
+ * a flat `deviceIds` list, and a listing's identifier filters.
+ */
+export function normalizeIdentifiers(input: Json): Json {
   const id = input.deviceId as Json | undefined;
+  const ids = input.deviceIds as Json[] | undefined;
   const filters = (input.filter as Json | undefined)?.deviceIdentifierFilters as Json[] | undefined;
   const lower = (x: Json) => (typeof x.kind === 'string' ? { ...x, kind: x.kind.toLowerCase() } : x);
-  if (!id && !filters) return input;
+  if (!id && !ids && !filters) return input;
   const out = { ...input };
   if (id) out.deviceId = lower(id);
+  if (Array.isArray(ids)) out.deviceIds = ids.map(lower);
   if (filters) out.filter = { ...(input.filter as Json), deviceIdentifierFilters: filters.map(lower) };
   return out;
 }

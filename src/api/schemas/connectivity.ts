@@ -149,21 +149,30 @@ export const DeactivateRequest = closed({
   etfWaiver: Type.Optional(Type.Boolean({ description: 'true requests an early termination fee waiver.' })),
 });
 export const ChangePlanRequest = closed({ ...base, servicePlan: Type.String({ minLength: 1 }) });
-export const UsageRequest = closed({
-  ...base,
-  earliest: DateTime,
-  latest: DateTime,
+/**
+ * The usage history of one device (the SDKs' `DeviceUsageListRequest`): a playbook wanting several devices'
+ * usage asks for each in a forEach step.
+ */
+export const UsageRequest = closed(
+  { deviceId: DeviceId, earliest: DateTime, latest: DateTime },
+  { 'x-moved': { devices: '`deviceId`, one device per call (a forEach step for several)' } },
+);
+/** One day of a device's usage (the SDKs' `Usage`). */
+export const UsageRecord = Type.Object({
+  timestamp: DateTime,
+  bytesUsed: Type.Integer(),
+  smsUsed: Type.Integer(),
+  servicePlan: Type.Optional(Type.String()),
+  source: Type.Optional(Type.String({ description: 'Where the usage was read, e.g. Raw Usage.' })),
+  extendedAttributes: Type.Optional(
+    Type.Array(Type.Object({ key: Type.String(), value: Type.Optional(Type.String()) }), {
+      description: 'Further counts as { key, value }: MoSms and MtSms, the SMS sent and received.',
+    }),
+  ),
 });
 export const UsageResponse = Type.Object({
   hasMoreData: Type.Boolean(),
-  usageHistory: Type.Array(
-    Type.Object({
-      deviceId: DeviceId,
-      timestamp: DateTime,
-      bytesUsed: Type.Integer(),
-      smsUsed: Type.Integer(),
-    }),
-  ),
+  usageHistory: Type.Array(UsageRecord),
 });
 export const SmsRequest = closed({
   ...base,
