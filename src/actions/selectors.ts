@@ -10,7 +10,7 @@
  * `devices.retry.on` and `devices.ignore` take per-device error types of spec section 7.3, for actions that
  * report them, and the carrier's codes (and STATE NOT CHANGED) for device-state actions.
  */
-import { CATALOG, isAction, type Operation } from '../api/catalog.js';
+import { ACTIONS, CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { DEVICE_ERRORS, DEVICE_STATE_ERROR_TYPES, isDeviceErrorType } from '../api/device-errors.js';
 import { isEngineAction } from './engine.js';
 
@@ -46,6 +46,16 @@ export function stepSelectorProblem(action: string | undefined, selector: string
     return undefined;
   }
   return `unknown error selector \`${selector}\`: use http.5xx, http.429, an API error code, network, timeout or retryable`;
+}
+
+/**
+ * Why a step of `action` cannot say `confirm:`: only device-state actions answer with a request id and carry
+ * it out later, device by device; the others' answer is their outcome. Undefined when it can.
+ */
+export function confirmProblem(action: string): string | undefined {
+  if (isAction(action) && (CATALOG[action] as Operation).strategy === 'deviceState') return undefined;
+  const which = ACTIONS.filter((a) => (CATALOG[a] as Operation).strategy === 'deviceState');
+  return `\`confirm\` applies to the actions the carrier carries out later (${which.join(', ')}); \`${action}\` answers with its outcome, so there is nothing to confirm`;
 }
 
 /** Why `type` cannot be a per-device error of `action` (`devices.retry.on`, `devices.ignore`). */

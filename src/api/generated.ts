@@ -42,6 +42,8 @@ export interface GeneratedFile {
   validators: Record<string, string>;
   /** Selectors known to be fine: `step[action]` and `device[action]` index `sets` ('' is no action). */
   selectors: { sets: string[][]; step: Record<string, number>; device: Record<string, number> };
+  /** The actions whose steps may say `confirm:` (device-state actions). */
+  confirms: string[];
 }
 
 /** A standalone validator: true when valid; it never explains (the explaining instance of validate.ts does). */

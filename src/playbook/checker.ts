@@ -48,6 +48,8 @@ export interface PlaybookRules {
   stepSelectorProblem(action: string | undefined, selector: string): string | undefined;
   /** Why `type` cannot be a per-device error of `action`; undefined when it can. */
   deviceSelectorProblem(action: string | undefined, type: string): string | undefined;
+  /** Why a step of `action` cannot say `confirm:`; undefined when it can. */
+  confirmProblem(action: string): string | undefined;
 }
 
 /** Where things are in the source, for the problems found. */
@@ -340,6 +342,10 @@ export class Checker {
     const args = step.with ?? {};
     this.checkArgs(action, args, [...path, 'with']);
     this.collectExprs(step.with, [...path, 'with'], order, inLoop);
+    if (step.confirm !== undefined) {
+      const problem = this.rules.confirmProblem(action);
+      if (problem) this.report([...path, 'confirm'], 'key', 'confirm', problem);
+    }
     if (isObject(step.devices)) {
       const d = step.devices;
       if (Array.isArray(d.retry)) {

@@ -28,6 +28,7 @@ export const RULES = {
   'undeclared-input': 'An expression uses an input that `inputs` does not declare.',
   'loop-variable': '`item` or `index` used outside a forEach body.',
   'retry-on': 'A retry names an error the action cannot return.',
+  confirm: '`confirm` on a step whose action is not carried out later (only device-state actions are).',
   cron: 'A schedule has an invalid cron expression.',
   'schedule-frequency': 'A schedule fires more often than once a minute.',
   timezone: 'A schedule names an unknown time zone.',

@@ -29,6 +29,7 @@ function readRules(): PlaybookRules | undefined {
   );
   const sets = file.selectors.sets.map((s) => new Set(s));
   const { step, device } = file.selectors;
+  const confirms = new Set(file.confirms);
   const fine = (table: Record<string, number>, action: string | undefined, selector: string) => {
     const i = Object.hasOwn(table, action ?? '') ? table[action ?? ''] : undefined;
     return i !== undefined && sets[i]?.has(selector) ? undefined : unsure();
@@ -45,5 +46,6 @@ function readRules(): PlaybookRules | undefined {
     argKeys: (action) => argKeys.get(action),
     stepSelectorProblem: (action, selector) => fine(step, action, selector),
     deviceSelectorProblem: (action, type) => fine(device, action, type),
+    confirmProblem: (action) => (confirms.has(action) ? undefined : unsure()),
   };
 }
