@@ -279,8 +279,10 @@ async function p4(emu: Emulator, dir: string): Promise<BenchRow> {
       accountName: account,
       currentState: 'active',
     })) {
-      for (const d of (page as { devices?: { deviceIds: { id: string; kind: string }[] }[] }).devices ?? [])
-        imeis.push((d.deviceIds.find((x) => x.kind.toLowerCase() === 'imei') ?? { id: '' }).id);
+      for (const d of (page as { devices?: { deviceIds: { id: string; kind: string }[] }[] }).devices ?? []) {
+        const imei = d.deviceIds.find((x) => x.kind.toLowerCase() === 'imei');
+        if (imei) imeis.push(imei.id);
+      }
     }
   } finally {
     await client.close();

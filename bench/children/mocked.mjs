@@ -155,7 +155,7 @@ function raw() {
     for (;;) {
       const page = await send('/m2m/v1/devices/actions/list', {
         accountName: ACCOUNT,
-        filter: { kind: 'imei', state: 'active' },
+        currentState: 'active',
         ...(last ? { largestDeviceIdSeen: last } : {}),
       });
       for (const d of page.devices) {

@@ -44,7 +44,7 @@ async function listImeis() {
   for (;;) {
     const page = await send('POST', '/m2m/v1/devices/actions/list', {
       accountName: account,
-      filter: { kind: 'imei', state: 'active' },
+      currentState: 'active',
       ...(last ? { largestDeviceIdSeen: last } : {}),
     });
     for (const d of page.json.devices) {
