@@ -197,6 +197,35 @@ function resolveDevices(ctx: Ctx, a: AccountInfo, input: Json, addUnknown = fals
   return out;
 }
 
+/**
+ * The devices a request acts on: those it names (`devices` entries, or a flat `deviceIds` list), else every
+ * device of the account in its `groupName`; either way only those that also meet its `groupName`,
+ * `servicePlan` and `customFields`, the real service's "only include devices that ..." (docs/spec-decisions.md).
+ * None is 400: a request that reaches no device is a mistake to say at once.
+ */
+function targets(ctx: Ctx, a: AccountInfo, input: Json): Named[] {
+  const st = ctx.st;
+  const narrow = selection(st, {
+    groupName: input.groupName,
+    servicePlan: input.servicePlan,
+    customFields: input.customFields,
+  });
+  let out: Named[];
+  if (input.devices !== undefined || input.deviceIds !== undefined) {
+    const devices = input.devices ?? (input.deviceIds as DeviceIdPair[]).map((d) => ({ deviceIds: [d] }));
+    out = resolveDevices(ctx, a, { devices }).filter((d) => narrow(d.n));
+  } else {
+    out = [];
+    for (const n of st.devices.inOrder(a.index, '')) {
+      if (!narrow(n)) continue;
+      const first = st.devices.deviceIds(n)[0] as DeviceIdPair;
+      out.push({ n, named: first, ids: [first] });
+    }
+  }
+  if (!out.length) throw E.invalid('No device matches the request');
+  return out;
+}
+
 // ── asynchronous requests ───────────────────────────────────────────────────────────────────────
 
 /**
@@ -437,7 +466,7 @@ function usage(ctx: Ctx): Answer {
 function sms(ctx: Ctx): Answer {
   const input = validInput(ctx);
   const a = account(ctx, input.accountName);
-  const requestId = accept(ctx, a, resolveDevices(ctx, a, input), { apply: () => 0 });
+  const requestId = accept(ctx, a, targets(ctx, a, input), { apply: () => 0 });
   return { body: { requestId } };
 }
 

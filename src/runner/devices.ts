@@ -25,16 +25,19 @@ export interface DeviceSet {
 
 /**
  * The devices an action input names (DeviceSet), in one pass over them: its `deviceList` or `devices`, else the
- * list of IMEIs its operation names them in (`devicesIn`).
+ * member its operation names them in (`devicesIn`): a list of `{ id, kind }`, or of IMEIs.
  */
 export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
   const set: DeviceSet = { groups: [], size: 0 };
   const seen = new Set<string>();
+  const named = op?.devicesIn === undefined ? undefined : input[op.devicesIn];
   const list = Array.isArray(input.deviceList)
     ? (input.deviceList as Json[])
     : Array.isArray(input.devices)
       ? (input.devices as Json[])
-      : undefined;
+      : Array.isArray(named) && typeof named[0] === 'object'
+        ? (named as Json[])
+        : undefined;
   if (list !== undefined) {
     let ids: string[] = [];
     let kindAsGiven: unknown;
@@ -50,9 +53,9 @@ export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
       }
       ids.push(id);
     }
-  } else if (op?.devicesIn !== undefined && Array.isArray(input[op.devicesIn])) {
+  } else if (Array.isArray(named)) {
     const ids = groupFor(set, 'imei');
-    for (const x of input[op.devicesIn] as unknown[]) {
+    for (const x of named as unknown[]) {
       const id = String(x);
       if (!seen.has(id)) ids.push(id);
       seen.add(id);

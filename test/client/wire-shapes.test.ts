@@ -145,4 +145,59 @@ describe('the real service wire shapes', () => {
       ]);
     });
   });
+
+  describe('sms.send', () => {
+    it('sends a flat deviceIds list, kinds in lower case', async () => {
+      rec.enqueue('POST /api/m2m/v1/sms', { body: { requestId: 'r-1' } });
+      await client.sms.send({
+        accountName: ACC,
+        deviceIds: [
+          { id: IMEI, kind: 'IMEI' },
+          { id: '2015550123', kind: 'mdn' },
+        ],
+        smsMessage: 'reboot',
+        dataEncoding: '7-bit',
+      });
+      expect(bodyTo('/m2m/v1/sms')).to.equal(
+        JSON.stringify({
+          accountName: ACC,
+          deviceIds: [
+            { id: IMEI, kind: 'imei' },
+            { id: '2015550123', kind: 'mdn' },
+          ],
+          smsMessage: 'reboot',
+          dataEncoding: '7-bit',
+        }),
+      );
+    });
+
+    it('sends to a device group, narrowed by plan and custom fields', async () => {
+      rec.enqueue('POST /api/m2m/v1/sms', { body: { requestId: 'r-2' } });
+      await client.sms.send({
+        accountName: ACC,
+        groupName: 'North Fleet',
+        servicePlan: 'M2M4G',
+        customFields: [{ key: 'CustomField1', value: 'North Fleet' }],
+        smsMessage: 'reboot',
+      });
+      expect(bodyTo('/m2m/v1/sms')).to.equal(
+        `{"accountName":"${ACC}","groupName":"North Fleet","servicePlan":"M2M4G","customFields":[{"key":"CustomField1","value":"North Fleet"}],"smsMessage":"reboot"}`,
+      );
+    });
+
+    it('refuses the old devices list, naming deviceIds, and a message to no one', async () => {
+      expect(
+        await refused(() =>
+          client.callByName('sms.send', {
+            accountName: ACC,
+            devices: [{ deviceIds: [{ id: IMEI, kind: 'imei' }] }],
+            smsMessage: 'reboot',
+          }),
+        ),
+      ).to.include('/devices: unknown field `devices`: use `deviceIds: [{ id, kind }]`, a flat list');
+      expect(
+        await refused(() => client.callByName('sms.send', { accountName: ACC, smsMessage: 'reboot' })),
+      ).to.deep.equal(['/deviceIds: deviceIds is required: name the devices, or give a groupName']);
+    });
+  });
 });

@@ -226,7 +226,7 @@ describe('emulator: asynchronous requests, per device', () => {
     const devices = primary.devices.slice(0, 3).map(imei);
     const { requestId } = await client.sms.send({
       accountName: primary.accountName,
-      devices,
+      deviceIds: devices,
       smsMessage: 'reboot',
     });
     const record = emu.request(requestId)!;

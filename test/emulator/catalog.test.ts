@@ -248,7 +248,7 @@ describe('emulator: the client calls every action of the catalog over loopback',
     }),
     'sms.send': () => ({
       accountName: primary.accountName,
-      devices: [imei(primary.devices[1]!)],
+      deviceIds: [imei(primary.devices[1]!)],
       smsMessage: 'ping',
     }),
     'requests.status': () => ({ accountName: primary.accountName, requestId: made.sms! }),

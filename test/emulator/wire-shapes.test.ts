@@ -194,4 +194,52 @@ describe('emulator: the real service wire shapes', function () {
       expect(old.status).to.equal(400);
     });
   });
+
+  describe('sms.send', () => {
+    /** The identifiers a queued SMS request went to (the one each device was named by), as the emulator has it. */
+    const recipients = (requestId: string) =>
+      emu
+        .request(requestId)!
+        .devices.map((d) => d.deviceIds[0]!.id)
+        .sort();
+    const listed = async (selection: Json) =>
+      (
+        (await client.callByName('devices.list', { accountName: account, ...selection })) as {
+          devices: { deviceIds: { id: string }[]; groupNames: string[] }[];
+        }
+      ).devices;
+
+    it('queues a message to a flat list of devices', async () => {
+      const [a, b] = seed.accounts[0]!.devices;
+      const mdn = a!.deviceIds.find((x) => x.kind === 'mdn')!.id;
+      const out = await client.sms.send({
+        accountName: account,
+        deviceIds: [
+          { id: mdn, kind: 'MDN' },
+          { id: b!.deviceIds[0]!.id, kind: b!.deviceIds[0]!.kind },
+        ],
+        smsMessage: 'hello',
+      });
+      expect(recipients(out.requestId)).to.deep.equal([mdn, b!.deviceIds[0]!.id].sort());
+    });
+
+    it('queues a message to every device of a group, on a plan', async () => {
+      const d = seed.accounts[0]!.devices[2]!;
+      const group = (await listed({ deviceId: d.deviceIds[0] }))[0]!.groupNames[0]!;
+      const selection = { groupName: group, servicePlan: d.servicePlan };
+      const expected = (await listed(selection)).map((x) => x.deviceIds[0]!.id).sort();
+      expect(expected.length).to.be.greaterThan(0);
+      const out = await client.sms.send({ accountName: account, ...selection, smsMessage: 'hi' });
+      expect(recipients(out.requestId)).to.deep.equal(expected);
+    });
+
+    it('refuses the old devices list (400)', async () => {
+      const r = await raw.api('POST', '/m2m/v1/sms', {
+        accountName: account,
+        devices: [{ deviceIds: [seed.accounts[0]!.devices[0]!.deviceIds[0]] }],
+        smsMessage: 'hello',
+      });
+      expect(r.status).to.equal(400);
+    });
+  });
 });

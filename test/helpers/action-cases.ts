@@ -483,14 +483,14 @@ export const CASES: Table = {
   'sms.send': {
     input: {
       accountName: ACC,
-      devices: [{ id: IMEI, kind: 'imei' }],
+      deviceIds: [{ id: IMEI, kind: 'IMEI' }],
       smsMessage: 'reboot',
       dataEncoding: '7-bit',
     },
     path: '/api/m2m/v1/sms',
     body: {
       accountName: ACC,
-      devices: [{ deviceIds: [{ id: IMEI, kind: 'imei' }] }],
+      deviceIds: [{ id: IMEI, kind: 'imei' }],
       smsMessage: 'reboot',
       dataEncoding: '7-bit',
     },

@@ -58,6 +58,22 @@ describe('runner: devices of a step', () => {
       groups: [{ kind: 'imei', ids: ['7', '8'] }],
       size: 2,
     });
+    // An SMS names its devices in a flat `deviceIds` list.
+    expect(
+      devicesOf(CATALOG['sms.send'], {
+        deviceIds: [
+          { id: '4', kind: 'MDN' },
+          { id: '6', kind: 'imei' },
+          { id: '4', kind: 'mdn' },
+        ],
+      }),
+    ).to.deep.equal({
+      groups: [
+        { kind: 'mdn', ids: ['4'] },
+        { kind: 'imei', ids: ['6'] },
+      ],
+      size: 2,
+    });
     expect(devicesOf(CATALOG['devices.list'], { accountName: 'a' })).to.deep.equal({ groups: [], size: 0 });
   });
 

@@ -107,7 +107,7 @@ on: { manual: true }
 steps:
   - id: text
     uses: sms.send
-    with: { accountName: "${account}", devices: [${list()}], smsMessage: "hello" }
+    with: { accountName: "${account}", deviceIds: [${list()}], smsMessage: "hello" }
 `);
     queued('r2', pb.name);
     // Sending an SMS twice texts the device twice: not retry-safe, so never repeated blindly.

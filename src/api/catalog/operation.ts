@@ -55,7 +55,7 @@ export interface Operation {
   readonly strategy?: Strategy;
   /** `deviceState`: the devices.list selection of the devices in the state the action leaves them in. */
   readonly applied?: (input: Json) => Json;
-  /** The member that names devices when it is not `devices` or `deviceList` (a list of IMEIs). */
+  /** The member that names devices when it is not `devices` or `deviceList`: a list of `{ id, kind }` or of IMEIs. */
   readonly devicesIn?: string;
   /** Devices per request when the client splits an input into batches: a dry run plans that many calls. */
   readonly batchSize?: number;

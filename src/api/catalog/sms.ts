@@ -1,6 +1,6 @@
 /** SMS to devices. */
 import { C } from './load-schemas.js';
-import { normalizeDevices } from './normalize.js';
+import { normalizeIdentifiers } from './normalize.js';
 import type { Operation } from './operation.js';
 
 export const SMS = {
@@ -19,6 +19,7 @@ export const SMS = {
     mutating: true,
     retrySafe: false,
     errorShape: 'errorCode',
-    normalize: normalizeDevices,
+    normalize: normalizeIdentifiers,
+    devicesIn: 'deviceIds',
   },
 } as const satisfies Record<string, Operation>;

@@ -174,11 +174,32 @@ export const UsageResponse = Type.Object({
   hasMoreData: Type.Boolean(),
   usageHistory: Type.Array(UsageRecord),
 });
-export const SmsRequest = closed({
-  ...base,
-  smsMessage: Type.String({ minLength: 1, maxLength: 160 }),
-  dataEncoding: Type.Optional(Type.String({ enum: ['7-bit', '8-bit-ASCII', '8-bit-UTF-8', '8-bit-DATA'] })),
+/**
+ * A request that acts on the devices it names in `member`, or on a device group: `groupName` alone reaches every
+ * device of the group (docs/spec-decisions.md).
+ */
+const namesDevices = (member: string) => ({
+  if: { not: { required: ['groupName'] } },
+  then: { required: [member], 'x-message': 'name the devices, or give a groupName' },
 });
+const GroupName = Type.String({ minLength: 1, description: 'A device group: all of its devices, or only those.' });
+const PlanFilter = Type.String({ minLength: 1, description: 'Only the devices on this service plan.' });
+
+/** The SDKs' `SMSSendRequest`: a flat `deviceIds` list, or a device group. */
+export const SmsRequest = closed(
+  {
+    accountName: AccountName,
+    deviceIds: Type.Optional(
+      Type.Array(DeviceId, { minItems: 1, 'x-uniqueBy': 'id', description: 'The devices, one { id, kind } each.' }),
+    ),
+    groupName: Type.Optional(GroupName),
+    servicePlan: Type.Optional(PlanFilter),
+    customFields: Type.Optional(CustomFields),
+    smsMessage: Type.String({ minLength: 1, maxLength: 160 }),
+    dataEncoding: Type.Optional(Type.String({ enum: ['7-bit', '8-bit-ASCII', '8-bit-UTF-8', '8-bit-DATA'] })),
+  },
+  { ...namesDevices('deviceIds'), 'x-moved': { devices: '`deviceIds: [{ id, kind }]`, a flat list' } },
+);
 
 // ── asynchronous requests ───────────────────────────────────────────────────────────────────────
 export const RequestStatusRequest = closed({
