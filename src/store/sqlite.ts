@@ -7,7 +7,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
-import { OWNERSHIP_MIGRATION, SqliteOwnership } from './sqlite-ownership.js';
+import { MIGRATIONS } from './sqlite-migrations.js';
+import { SqliteOwnership } from './sqlite-ownership.js';
 import { compare, json, preparer, toRun, type RunRow } from './sqlite-rows.js';
 import {
   InboxSyncError,
@@ -24,119 +25,7 @@ import {
 
 type Json = Record<string, unknown>;
 
-/** Schema migrations, in order. Never edit one that has shipped: add the next. */
-export const MIGRATIONS: string[] = [
-  `CREATE TABLE runs (
-     id TEXT PRIMARY KEY,
-     playbook TEXT NOT NULL,
-     status TEXT NOT NULL,
-     trigger_json TEXT,
-     inputs_json TEXT,
-     started_at TEXT NOT NULL,
-     ended_at TEXT,
-     summary_json TEXT,
-     error TEXT
-   );
-   CREATE INDEX runs_by_playbook ON runs (playbook, started_at);
-   CREATE TABLE run_steps (
-     run_id TEXT NOT NULL,
-     step_key TEXT NOT NULL,
-     state_json TEXT NOT NULL,
-     PRIMARY KEY (run_id, step_key)
-   );
-   CREATE TABLE device_results (
-     run_id TEXT NOT NULL,
-     step TEXT NOT NULL,
-     device_id TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     outcome TEXT NOT NULL,
-     error_type TEXT,
-     error_class TEXT,
-     attempts INTEGER NOT NULL,
-     at TEXT NOT NULL,
-     PRIMARY KEY (run_id, step, device_id)
-   );
-   CREATE INDEX device_results_by_device ON device_results (device_id);
-   CREATE INDEX device_results_by_error ON device_results (error_type);`,
-  `ALTER TABLE runs ADD COLUMN event_json TEXT;
-   CREATE INDEX runs_unfinished ON runs (status) WHERE status IN ('queued', 'running');
-   CREATE TABLE inbox (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     service TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     request_id TEXT NOT NULL,
-     payload_json TEXT NOT NULL,
-     received_at TEXT NOT NULL,
-     processed_at TEXT,
-     UNIQUE (request_id, kind)
-   );
-   CREATE INDEX inbox_pending ON inbox (id) WHERE processed_at IS NULL;
-   CREATE TABLE schedules (
-     name TEXT PRIMARY KEY,
-     last_fire_at TEXT NOT NULL
-   );`,
-  // The ledger in entries: one row per group of devices with the same result in one write (a 500-device
-  // batch that succeeded is one row), instead of one row per device. A write cost about 3.5 µs a device,
-  // and a 100,000-device report wrote 100,000 rows; now it is a few hundred rows and 15 times less time.
-  // A later entry for the same run, step and device replaces an earlier one (seq orders them). The view
-  // device_results shows the ledger a row per device, as before, for SQL.
-  `CREATE TABLE ledger (
-     seq INTEGER PRIMARY KEY,
-     run_id TEXT NOT NULL,
-     step TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     outcome TEXT NOT NULL,
-     error_type TEXT,
-     error_class TEXT,
-     attempts INTEGER NOT NULL,
-     at TEXT NOT NULL,
-     device_ids TEXT NOT NULL
-   );
-   CREATE INDEX ledger_by_run ON ledger (run_id, step);
-   CREATE INDEX ledger_by_error ON ledger (error_type) WHERE error_type IS NOT NULL;
-   INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids)
-     SELECT run_id, step, kind, outcome, error_type, error_class, attempts, at, json_group_array(device_id)
-     FROM device_results GROUP BY run_id, step, kind, outcome, error_type, error_class, attempts, at;
-   DROP TABLE device_results;
-   CREATE VIEW device_results AS
-     SELECT run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at FROM (
-       SELECT l.run_id, l.step, j.value AS device_id, l.kind, l.outcome, l.error_type, l.error_class,
-         l.attempts, l.at, row_number() OVER (PARTITION BY l.run_id, l.step, j.value ORDER BY l.seq DESC) AS n
-       FROM ledger l, json_each(l.device_ids) j)
-     WHERE n = 1;`,
-  OWNERSHIP_MIGRATION,
-  // Confirmed outcomes and step data (product.md 5a): the request id a device-state action's devices were
-  // accepted under, and each device's data (a location), a JSON array in the order of device_ids.
-  `ALTER TABLE ledger ADD COLUMN request_id TEXT;
-   ALTER TABLE ledger ADD COLUMN data_json TEXT;
-   DROP VIEW device_results;
-   CREATE VIEW device_results AS
-     SELECT run_id, step, device_id, kind, outcome, error_type, error_class, attempts, at, request_id, data_json
-     FROM (
-       SELECT l.run_id, l.step, j.value AS device_id, l.kind, l.outcome, l.error_type, l.error_class,
-         l.attempts, l.at, l.request_id,
-         CASE WHEN l.data_json IS NULL THEN NULL ELSE json_extract(l.data_json, '$[' || j.key || ']') END
-           AS data_json,
-         row_number() OVER (PARTITION BY l.run_id, l.step, j.value ORDER BY l.seq DESC) AS n
-       FROM ledger l, json_each(l.device_ids) j)
-     WHERE n = 1;
-   CREATE TABLE inbox_v5 (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     service TEXT NOT NULL,
-     kind TEXT NOT NULL,
-     request_id TEXT NOT NULL,
-     device TEXT NOT NULL DEFAULT '',
-     payload_json TEXT NOT NULL,
-     received_at TEXT NOT NULL,
-     processed_at TEXT,
-     UNIQUE (request_id, kind, device)
-   );
-   INSERT INTO inbox_v5 (id, service, kind, request_id, payload_json, received_at, processed_at)
-     SELECT id, service, kind, request_id, payload_json, received_at, processed_at FROM inbox;
-   DROP TABLE inbox;
-   ALTER TABLE inbox_v5 RENAME TO inbox;
-   CREATE INDEX inbox_pending ON inbox (id) WHERE processed_at IS NULL;`,
-];
+export { MIGRATIONS };
 
 /**
  * The store of each file whose turn is open, in this process. Two stores of one process on one file (tests
