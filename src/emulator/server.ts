@@ -25,6 +25,7 @@ import {
   tokenRequest,
 } from './auth.js';
 import { connectivityHandlers } from './connectivity.js';
+import { deviceActionHandlers } from './device-actions.js';
 import { validInput, type Answer, type Ctx, type Handler, type Json } from './context.js';
 import { registerControl, type ResetFn } from './control.js';
 import { E, Failure, renderError } from './errors.js';
@@ -51,6 +52,7 @@ const HANDLERS: Record<string, Handler> = {
   ...listenerHandlers,
   ...sensorHandlers,
   ...connectivityHandlers,
+  ...deviceActionHandlers,
 };
 
 /** Calls served beyond the catalog, with the area whose error shape they use. */
