@@ -77,7 +77,7 @@ export function isCarrierErrorType(type: string): type is CarrierErrorType {
 }
 
 /**
- * fleetbook's own type for a device whose request the service reports finished (`Failed`, `PartialSuccess`) and
+ * fleetbook's own type for a device whose request the service reports finished (`Failure`, `PartialSuccess`) and
  * that is not in the action's target state, as read from its state: without its callback, no reason is known.
  */
 export const STATE_NOT_CHANGED = 'STATE NOT CHANGED';

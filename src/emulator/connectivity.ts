@@ -189,7 +189,7 @@ export function resolveDevices(ctx: Ctx, a: AccountInfo, input: Json, addUnknown
 
 /**
  * The request-status operation: `Pending` until the carrier has finished every device, then `Success`,
- * `Failed` (every device failed) or `PartialSuccess`. A request of another account is refused as that
+ * `Failure` (every device failed) or `PartialSuccess`. A request of another account is refused as that
  * account would be (401 INVALID_ACCESS); an unknown (or forgotten) one is 400.
  */
 function requestStatus(ctx: Ctx): Answer {

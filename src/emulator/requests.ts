@@ -14,7 +14,8 @@ import type { DeviceIdPair } from './seed.js';
 import { iso } from './sim-clock.js';
 
 export type DeviceStatus = 'Pending' | 'Success' | 'Failed';
-export type RequestStatus = 'Pending' | 'Success' | 'Failed' | 'PartialSuccess';
+/** As the request-status operation answers it: `Failure` is the real service's spelling (its SDKs' enum). */
+export type RequestStatus = 'Pending' | 'Success' | 'Failure' | 'PartialSuccess';
 
 /** Why the carrier did not do what a device was asked: a code of CARRIER_ERRORS (api/device-errors.ts). */
 export interface Reason {
@@ -139,7 +140,7 @@ export class CarrierRequest {
   get status(): RequestStatus {
     if (this.pendingCount > 0) return 'Pending';
     if (this.failedCount === 0) return 'Success';
-    return this.failedCount === this.size ? 'Failed' : 'PartialSuccess';
+    return this.failedCount === this.size ? 'Failure' : 'PartialSuccess';
   }
 
   /**

@@ -196,7 +196,7 @@ describe('emulator: asynchronous requests, per device', () => {
     expect([answer.status, answer.body]).to.deep.equal([200, { requestId, status: 'PartialSuccess' }]);
   });
 
-  it('answers the request status: Success, Failed or PartialSuccess once finished', async () => {
+  it('answers the request status: Success, Failure (as the real service spells it) or PartialSuccess once finished', async () => {
     const [a, b] = inState('active', 2);
     const one = await client.devices.suspend({ accountName: primary.accountName, devices: [imei(a!)] });
     expect(
@@ -209,7 +209,7 @@ describe('emulator: asynchronous requests, per device', () => {
     expect(
       (await client.requests.status({ accountName: primary.accountName, requestId: failed.requestId }))
         .status,
-    ).to.equal('Failed');
+    ).to.equal('Failure');
     const partial = await client.devices.changePlan({
       accountName: primary.accountName,
       devices: [imei(b!), ...inState('deactive').map(imei)],

@@ -87,6 +87,19 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
     expect(step(summary).confirmation).to.deep.equal({ callback: 0, requestStatus: 3, stateRead: 0 });
   });
 
+  it("takes the real service's `Failure` for a finished request: its devices not changed failed", async () => {
+    const refused = [...mix].filter(([, s]) => s === 'pending' || s === 'deactive').map(([id]) => id);
+    const { summary, rows } = await run(
+      SUSPEND(account, refused, 'confirm: { timeout: 2s, pollInterval: 50ms }'),
+    );
+    expect(emu.request(rows[0]!.requestId!)!.status).to.equal('Failure');
+    expectLedgerIsTheTruth(emu, rows, false);
+    expect(rows.map((r) => [r.outcome, r.errorType])).to.deep.equal(
+      refused.map(() => ['failed', 'STATE NOT CHANGED']),
+    );
+    expect(step(summary).devices).to.include({ failed: refused.length, unconfirmed: 0 });
+  });
+
   it('waits for a carrier that takes time, and leaves a device it never finishes unconfirmed', async () => {
     const active = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
     const never = active[2]!;

@@ -5,7 +5,7 @@ import type { Operation } from './operation.js';
 export const REQUESTS = {
   'requests.status': {
     action: 'requests.status',
-    summary: 'Status of a device action or SMS request: Pending, Success, Failed or PartialSuccess.',
+    summary: 'Status of a device action or SMS request: Pending, Success, Failure or PartialSuccess.',
     area: 'm2m',
     method: 'GET',
     path: '/m2m/v1/accounts/{accountName}/requests/{requestId}/status',

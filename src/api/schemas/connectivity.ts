@@ -208,11 +208,12 @@ export const RequestStatusRequest = closed({
 });
 /**
  * `Pending` until the service has finished every device of the request; then `Success` (every device),
- * `Failed` (none) or `PartialSuccess` (docs/spec-decisions.md: the spec shows only single-device requests).
+ * `Failure` (none; the real service's spelling, `Failed` is read too) or `PartialSuccess` (docs/spec-decisions.md:
+ * the spec shows only single-device requests).
  */
 export const RequestStatusResponse = Type.Object({
   requestId: Type.String(),
-  status: Type.String({ enum: ['Pending', 'Success', 'Failed', 'PartialSuccess'] }),
+  status: Type.String({ enum: ['Pending', 'Success', 'Failure', 'Failed', 'PartialSuccess'] }),
 });
 
 // ── connectivity callbacks ──────────────────────────────────────────────────────────────────────

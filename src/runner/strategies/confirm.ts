@@ -6,8 +6,8 @@
  * 2. the request-status operation (`requests.status`), asked once a poll interval has passed without every
  *    device confirmed (at once without a listener): `Success` confirms every device of the request;
  * 3. the devices' state (a listing filtered on the state the action leaves them in), for a request the service
- *    says `Failed` or `PartialSuccess`, or whose status it cannot give: a device in that state succeeded; once
- *    the service says the request is finished, a device not in it failed (`STATE NOT CHANGED`).
+ *    says `Failure` (or `Failed`) or `PartialSuccess`, or whose status it cannot give: a device in that state
+ *    succeeded; once the service says the request is finished, a device not in it failed (`STATE NOT CHANGED`).
  * A device still not confirmed when the step's confirmation time has passed (counted from its acceptance, across
  * a restart too) is `unconfirmed`, unless a last look at the devices' state finds it changed. The step summary counts the devices each means confirmed.
  */
@@ -146,7 +146,7 @@ async function askService(
       for (const id of ids) settle(id, { outcome: 'succeeded' }, 'requestStatus');
       continue;
     }
-    const finished = status === 'Failed' || status === 'PartialSuccess';
+    const finished = status === 'Failure' || status === 'Failed' || status === 'PartialSuccess';
     const applied = await readApplied(x, request.accountName, x.input, new Set(ids));
     for (const id of ids) {
       if (applied.has(id)) settle(id, { outcome: 'succeeded' }, 'stateRead');
