@@ -15,7 +15,7 @@ import type { EmulatorState } from './state.js';
 export const DEFAULT_PAGE = 500;
 /** Records per usage-history answer. */
 export const MAX_USAGE_RECORDS = 1000;
-const CARRIER = 'Wireless Carrier';
+export const CARRIER = 'Wireless Carrier';
 
 // ── records ─────────────────────────────────────────────────────────────────────────────────────
 

@@ -31,6 +31,7 @@ import { registerControl, type ResetFn } from './control.js';
 import { E, Failure, renderError } from './errors.js';
 import { listenerHandlers } from './listeners.js';
 import { locationHandlers } from './location.js';
+import { planHandlers } from './plans.js';
 import { sensorHandlers } from './sensors.js';
 import { subscriptionHandlers } from './subscriptions.js';
 import type { Core } from './state.js';
@@ -53,6 +54,7 @@ const HANDLERS: Record<string, Handler> = {
   ...sensorHandlers,
   ...connectivityHandlers,
   ...deviceActionHandlers,
+  ...planHandlers,
 };
 
 /** Calls served beyond the catalog, with the area whose error shape they use. */
@@ -76,18 +78,6 @@ const EXTRA: { action: string; method: HTTPMethods; path: string; shape: ErrorSh
     action: 'usageTriggers.list',
     method: 'GET',
     path: '/subsc/v1/usage/accounts/{accountName}/triggers/{triggerId}',
-    shape: 'errorCode',
-  },
-  {
-    action: 'managedAccounts.provision',
-    method: 'POST',
-    path: '/subsc/v1/managedaccounts/actions/provision',
-    shape: 'errorCode',
-  },
-  {
-    action: 'managedAccounts.cancel',
-    method: 'POST',
-    path: '/subsc/v1/managedaccounts/actions/cancel',
     shape: 'errorCode',
   },
 ];

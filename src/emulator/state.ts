@@ -9,7 +9,7 @@ import { DeviceStore } from './devices.js';
 import { RateGate, defaultFaults, type Faults } from './faults.js';
 import { Random } from './random.js';
 import { RequestLog } from './requests.js';
-import { World, type AccountInfo } from './seed.js';
+import { LOCATION_SKU, World, type AccountInfo } from './seed.js';
 import { SimClock, iso } from './sim-clock.js';
 import type { TokenStore } from './auth.js';
 
@@ -66,6 +66,8 @@ export interface PricePlanTrigger {
   triggerId: string;
   triggerName: string;
   ecpdId: string;
+  /** Only the devices of this device group (the real service's `deviceGroupName`). */
+  deviceGroupName?: string;
   triggerCategory: string;
   pricePlanTrigger: Record<string, unknown>;
   notification: Record<string, unknown>;
@@ -112,6 +114,15 @@ export interface Profile {
   id: string;
   account: string;
   record: Record<string, unknown>;
+}
+
+/** The managed-account actions on an account (subscriptions.ts). */
+export interface ManagedTx {
+  txid: string;
+  primary: string;
+  type: string;
+  /** The txid of the provisioning, once provisioned. */
+  provisioned?: string;
 }
 
 export interface Mutation {
@@ -167,8 +178,11 @@ export class EmulatorState {
   readonly locationRegistered = new Set<string>();
   /** Accounts on the primary account's managed list. */
   readonly managed = new Set<string>();
-  /** The last managed-account action on an account: its TxId, to be quoted when provisioning. */
-  readonly managedTx = new Map<string, { txid: string; primary: string; type: string }>();
+  /**
+   * The managed-account actions on an account: the TxId of the add, to be quoted when provisioning, and the
+   * txid provisioning answered, to be quoted when cancelling.
+   */
+  readonly managedTx = new Map<string, ManagedTx>();
 
   /** Listeners by account, then service name. */
   readonly listeners = new Map<string, Map<string, Listener>>();
@@ -208,9 +222,18 @@ export class EmulatorState {
     this.faultRng = new Random(this.world.h ^ 0x5eed);
     this.processedUntil = o.start;
     this.evaluatedAt = o.start;
-    for (const a of this.world.accounts) {
+    const w = this.world;
+    for (const a of w.accounts) {
       if (a.locationRegistered) this.locationRegistered.add(a.name);
       if (a.managed) this.managed.add(a.name);
+      // Seeded managed accounts were added and provisioned before the world began, with seeded txids.
+      if (a.managed && !a.primary)
+        this.managedTx.set(a.name, {
+          txid: w.uuid(16, a.index),
+          primary: w.accounts[0]!.name,
+          type: LOCATION_SKU,
+          provisioned: w.uuid(17, a.index),
+        });
     }
   }
 

@@ -6,9 +6,9 @@
  * once per cycle, by a Location callback and by the SMS and e-mail it names (recorded, not sent).
  *
  * Managed accounts follow spec 2.5 and 7.2: `add` puts accounts on the primary's list and answers the TxId;
- * the managed account then provisions the service quoting that TxId (`actions/provision`, and `actions/cancel`
- * to end it). Those two calls are not in the action catalog; they exist here so that the 7.2 rows about them
- * ("Txd Mismatch", "Acct Not Provisioned …") can happen.
+ * the managed account then provisions the service quoting that TxId (`actions/provision`), and ends it quoting
+ * the txid provisioning answered (`actions/cancel`); the primary lists both kinds (7.2 `Txd Mismatch`,
+ * `Acct Not Provisioned …`).
  */
 import { ACCOUNT_PATTERN, account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { E } from './errors.js';
@@ -191,34 +191,59 @@ function addManaged(ctx: Ctx): Answer {
   return { body: { TxId: txid, statusList } };
 }
 
-/** `POST /subsc/v1/managedaccounts/actions/provision` and `/cancel`, quoting the TxId of the add. */
+/**
+ * `POST /subsc/v1/managedaccounts/actions/provision` quotes the TxId of the add and answers a txid of its own;
+ * `/cancel` quotes that one ("the last action on the account", 7.2 `Txd Mismatch`). Provisioning again with the
+ * same TxId answers the same txid: a provision sent again does no harm.
+ */
 function provisionOrCancel(ctx: Ctx, provision: boolean): Answer {
-  const b = ctx.body;
-  for (const f of ['accountName', 'paccountName', 'serviceName', 'type', 'txid'])
-    if (typeof b[f] !== 'string') throw E.invalid(`${f} is required`);
-  const p = primary(ctx, b.paccountName, b.serviceName, b.type);
-  const name = String(b.accountName);
-  if (!ACCOUNT_PATTERN.test(name)) throw E.invalidAccountName();
+  const input = validInput(ctx);
+  const p = primary(ctx, input.paccountName, input.serviceName, input.type);
+  const name = String(input.accountName);
   const st = ctx.st;
   const last = st.managedTx.get(name);
-  if (!st.managed.has(name) || !last || last.primary !== p.name || last.type !== b.type)
+  if (!st.managed.has(name) || !last || last.primary !== p.name || last.type !== input.type)
     throw E.notProvisioned();
-  if (last.txid !== b.txid) throw E.txdMismatch();
-  if (provision) st.locationRegistered.add(name);
-  else {
+  if (!provision && !last.provisioned) throw E.notProvisioned();
+  if (input.txid !== (provision ? last.txid : last.provisioned)) throw E.txdMismatch();
+  let txid: string;
+  if (provision) {
+    txid = last.provisioned ??= uuid();
+    st.locationRegistered.add(name);
+  } else {
+    txid = uuid();
     st.locationRegistered.delete(name);
     st.managed.delete(name);
     st.managedTx.delete(name);
   }
   return {
     body: {
+      txid,
       accountName: name,
       paccountName: p.name,
-      serviceName: b.serviceName,
-      type: b.type,
-      txid: b.txid,
+      serviceName: input.serviceName,
       status: 'Success',
+      reason: 'Success',
     },
+  };
+}
+
+/**
+ * `GET /subsc/v1/managedaccounts/{accountName}/service/{serviceName}`: the accounts added and not yet
+ * provisioned, and those provisioned, each with the txid to quote next.
+ */
+function listManaged(ctx: Ctx): Answer {
+  const input = validInput(ctx);
+  const p = primary(ctx, input.accountName, input.serviceName, LOCATION_SKU);
+  const added: Json[] = [];
+  const provisioned: Json[] = [];
+  for (const [id, tx] of ctx.st.managedTx) {
+    if (tx.primary !== p.name || !ctx.st.managed.has(id)) continue;
+    if (tx.provisioned) provisioned.push({ id, txid: tx.provisioned });
+    else added.push({ id, txid: tx.txid });
+  }
+  return {
+    body: { accountName: p.name, ManagedAccAddedList: added, managedAccProvisionedList: provisioned },
   };
 }
 
@@ -230,4 +255,5 @@ export const subscriptionHandlers = {
   'managedAccounts.add': addManaged,
   'managedAccounts.provision': (ctx: Ctx) => provisionOrCancel(ctx, true),
   'managedAccounts.cancel': (ctx: Ctx) => provisionOrCancel(ctx, false),
+  'managedAccounts.list': listManaged,
 };

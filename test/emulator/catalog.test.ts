@@ -252,6 +252,24 @@ describe('emulator: the client calls every action of the catalog over loopback',
       smsMessage: 'ping',
     }),
     'requests.status': () => ({ accountName: primary.accountName, requestId: made.sms! }),
+    'managedAccounts.provision': () => ({
+      accountName: outside.accountName,
+      paccountName: primary.accountName,
+      serviceName: 'Location',
+      type: LOCATION_SKU,
+      txid: made.managedTx,
+    }),
+    'managedAccounts.cancel': () => ({
+      accountName: outside.accountName,
+      paccountName: primary.accountName,
+      serviceName: 'Location',
+      type: LOCATION_SKU,
+      txid: made.provisioned,
+    }),
+    'managedAccounts.list': () => ({ accountName: primary.accountName }),
+    'accounts.get': () => ({ accountName: primary.accountName }),
+    'accounts.statesAndServices': () => ({ accountName: primary.accountName }),
+    'plans.list': () => ({ accountName: primary.accountName }),
   };
 
   /** What each answer must show beyond matching the catalog's output schema. */
@@ -309,6 +327,7 @@ describe('emulator: the client calls every action of the catalog over loopback',
     'usageTriggers.update': (out) => expect(out.triggerName).to.equal('Ninety-five percent'),
     'usageTriggers.delete': (out) => expect(out).to.deep.equal({ success: true }),
     'managedAccounts.add': (out) => {
+      made.managedTx = String(out.TxId);
       expect(out.TxId).to.be.a('string');
       expect(out.statusList).to.deep.equal([
         { id: outside.accountName, status: 'Success', reason: 'Success' },
@@ -391,6 +410,34 @@ describe('emulator: the client calls every action of the catalog over loopback',
       made.sms = String(out.requestId);
     },
     'requests.status': (out) => expect(out).to.deep.equal({ requestId: made.sms, status: 'Success' }),
+    'managedAccounts.provision': (out) => {
+      expect(out).to.include({ accountName: outside.accountName, status: 'Success' });
+      expect(out.txid).to.be.a('string').and.not.equal(made.managedTx);
+      made.provisioned = String(out.txid);
+    },
+    'managedAccounts.cancel': (out) => expect(out).to.include({ status: 'Success' }),
+    'managedAccounts.list': (out) => {
+      // The cancelled account left the list; the seeded managed account is provisioned.
+      expect(out.ManagedAccAddedList).to.deep.equal([]);
+      expect((out.managedAccProvisionedList as Json[]).map((m) => m.id)).to.deep.equal([
+        w.accounts[1]!.accountName,
+      ]);
+    },
+    'accounts.get': (out) => {
+      expect(out.accountName).to.equal(primary.accountName);
+      expect((out.servicePlans as Json[]).map((p) => p.code)).to.deep.equal(w.plans.map((p) => p.code));
+    },
+    'accounts.statesAndServices': (out) => {
+      const [engagement] = out.engagement as { services: { states: { name: string }[] }[] }[];
+      expect(engagement!.services[0]!.states.map((s) => s.name)).to.deep.equal([
+        'Pending',
+        'Active',
+        'Suspended',
+        'Deactivated',
+      ]);
+    },
+    'plans.list': (out) =>
+      expect((out as unknown as Json[]).map((p) => p.code)).to.deep.equal(w.plans.map((p) => p.code)),
   };
 
   for (const action of ACTIONS) {

@@ -6,6 +6,7 @@ import { createClient, type Client } from '../../src/api/client.js';
 import { AREAS, type Area } from '../../src/api/catalog.js';
 import type { AreaOptions } from '../../src/rate/area.js';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import { ApiError } from '../../src/errors.js';
 
 export type Json = Record<string, unknown>;
 
@@ -210,3 +211,13 @@ export class Listener {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `[status, code, message]` of the API error a call fails with; a call that succeeds fails the test. */
+export async function refusal(call: Promise<unknown>): Promise<[number, string, string]> {
+  const e = await call.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  if (!(e instanceof ApiError)) throw new Error(`expected an API error, got ${String(e)}`);
+  return [e.status, e.apiCode, e.apiMessage];
+}

@@ -7,6 +7,7 @@ import type { ActionInput, ActionName } from '../../src/api/catalog.js';
 export const ACC = '0000123456-00001';
 const ACC2 = '0000123456-00002';
 const ACC3 = '0000123456-00003';
+const SKU = 'TS-LOC-COARSE-CellID-Aggr';
 const IMEI = '353456789012345';
 const IMEI2 = '353456789012346';
 const ICCID = '89148000001234567890';
@@ -499,4 +500,25 @@ export const CASES: Table = {
     input: { accountName: ACC, requestId: UUID36 },
     path: `/api/m2m/v1/accounts/${ACC}/requests/${UUID36}/status`,
   },
+  'managedAccounts.provision': {
+    input: { accountName: ACC2, paccountName: ACC, serviceName: 'Location', type: SKU, txid: UUID36 },
+    path: '/api/subsc/v1/managedaccounts/actions/provision',
+    body: { accountName: ACC2, paccountName: ACC, serviceName: 'Location', type: SKU, txid: UUID36 },
+  },
+  'managedAccounts.cancel': {
+    input: { accountName: ACC2, paccountName: ACC, serviceName: 'Location', type: SKU, txid: UUID },
+    path: '/api/subsc/v1/managedaccounts/actions/cancel',
+    body: { accountName: ACC2, paccountName: ACC, serviceName: 'Location', type: SKU, txid: UUID },
+  },
+  // The service defaults to Location.
+  'managedAccounts.list': {
+    input: { accountName: ACC },
+    path: `/api/subsc/v1/managedaccounts/${ACC}/service/Location`,
+  },
+  'accounts.get': { input: { accountName: ACC }, path: `/api/m2m/v1/accounts/${ACC}` },
+  'accounts.statesAndServices': {
+    input: { accountName: ACC },
+    path: `/api/m2m/v1/accounts/${ACC}/statesandservices`,
+  },
+  'plans.list': { input: { accountName: ACC }, path: `/api/m2m/v1/plans/${ACC}` },
 };

@@ -3,6 +3,7 @@
  * a valid request takes the validator the build generated (api/generated.ts), so a run never builds them.
  */
 import { onFirstUse } from '../../util/on-first-use.js';
+import type * as Accounts from '../schemas/accounts.js';
 import type * as Connectivity from '../schemas/connectivity.js';
 import type * as Location from '../schemas/location.js';
 import type * as Sensors from '../schemas/sensors.js';
@@ -14,3 +15,4 @@ export const L = onFirstUse<typeof Location>(import.meta.url, '../schemas/locati
 export const S = onFirstUse<typeof Sensors>(import.meta.url, '../schemas/sensors.js');
 export const U = onFirstUse<typeof Subscriptions>(import.meta.url, '../schemas/subscriptions.js');
 export const T = onFirstUse<typeof Triggers>(import.meta.url, '../schemas/triggers.js');
+export const A = onFirstUse<typeof Accounts>(import.meta.url, '../schemas/accounts.js');

@@ -125,6 +125,15 @@ export const Devices = Type.Array(
   },
 );
 
+/** A request object: closed, since an unknown field is a typo, and a typo must not be sent silently. */
+export const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
+  Type.Object(props, { additionalProperties: false, ...extra });
+
+/** `{ key, value }` pairs, as the m2m API writes extended attributes and custom fields. */
+export const KeyValues = Type.Array(
+  Type.Object({ key: Type.String(), value: Type.Optional(Type.Union([Type.String(), Type.Null()])) }),
+);
+
 /** The `{ errorCode, errorMessage }` body and friends are described in src/api/errors.ts, not here. */
 export const Anything = Type.Unknown();
 

@@ -85,3 +85,36 @@ export const AddManagedAccountsResponse = Type.Object({
     }),
   ),
 });
+
+/** Provision (activate) or cancel the managed service of an account, quoting the TxId of the last action. */
+export const ManagedAccountActionRequest = closed({
+  accountName: AccountName,
+  paccountName: AccountName,
+  serviceName: Type.String({ minLength: 1, description: '`Location` for device location.' }),
+  type: Type.String({ minLength: 1, description: 'SKU of the location service, as given to add.' }),
+  txid: Type.String({
+    minLength: 1,
+    description: 'Provision: the TxId managedAccounts.add answered. Cancel: the txid provision answered.',
+  }),
+});
+export const ManagedAccountActionResponse = Type.Object({
+  txid: Type.Optional(Type.String()),
+  accountName: Type.Optional(Type.String()),
+  paccountName: Type.Optional(Type.String()),
+  serviceName: Type.Optional(Type.String()),
+  status: Type.Optional(Type.String({ description: 'Success or Fail.' })),
+  reason: Type.Optional(Type.String()),
+});
+
+export const ListManagedAccountsRequest = closed({
+  accountName: AccountName,
+  serviceName: Type.Optional(Type.String({ minLength: 1, description: 'Default `Location`.' })),
+});
+const ManagedEntries = Type.Array(Type.Object({ id: Type.String(), txid: Type.Optional(Type.String()) }));
+/** The real service writes `ManagedAccAddedList` with a capital M (the SDK's wire name); both are read. */
+export const ManagedAccountList = Type.Object({
+  accountName: Type.Optional(Type.String()),
+  ManagedAccAddedList: Type.Optional(ManagedEntries),
+  managedAccAddedList: Type.Optional(ManagedEntries),
+  managedAccProvisionedList: Type.Optional(ManagedEntries),
+});
