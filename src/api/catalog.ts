@@ -9,6 +9,7 @@ import type Type from 'typebox';
 import { ACCOUNTS } from './catalog/accounts.js';
 import { CALLBACKS } from './catalog/callbacks.js';
 import { DEVICES } from './catalog/devices.js';
+import { GROUPS } from './catalog/groups.js';
 import { LOCATION } from './catalog/location.js';
 import { enc, type Json, type Operation } from './catalog/operation.js';
 import { REQUESTS } from './catalog/requests.js';
@@ -39,6 +40,7 @@ export const CATALOG = {
   ...DEVICES,
   ...SMS,
   ...REQUESTS,
+  ...GROUPS,
 } as const satisfies Record<string, Operation>;
 
 export type ActionName = keyof typeof CATALOG;
@@ -66,8 +68,10 @@ export function pathParams(op: Operation): string[] {
 /** The parameters of each path template, found once: every request asks. */
 const paramNames = new Map<string, string[]>();
 
-/** The path for an input, every `{param}` filled and encoded. */
+/** The path for an input, every `{param}` filled and encoded, and the `query` members that are given after it. */
 export function resolvePath(op: Operation, input: Json): string {
   if (op.route) return op.route(input);
-  return op.path.replace(/\{(\w+)\}/g, (_, name: string) => enc(input[name] ?? ''));
+  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => enc(input[name] ?? ''));
+  const query = op.query?.filter((name) => input[name] !== undefined) ?? [];
+  return query.length ? `${path}?${query.map((name) => `${name}=${enc(input[name])}`).join('&')}` : path;
 }

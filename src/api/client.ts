@@ -32,7 +32,7 @@ import {
   type Method,
   type Operation,
 } from './catalog.js';
-import { apiError, parseBody, send, type Timeouts } from './http.js';
+import { apiError, parseBody, send, type RawResponse, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
 import { checkInput, warmInputChecks } from './validate.js';
@@ -245,15 +245,40 @@ export class ApiClient {
   private async *pagesOf(op: Operation, input: Json, opts: CallOptions): AsyncGenerator<Json> {
     let cursor: Json = { ...input };
     if (op.paging === 'startIndex') cursor.startIndex ??= 0;
+    /** The `?next=` token of the last answer's `Location` header. */
+    const answer: { next?: string } = {};
+    const read = (res: RawResponse) => {
+      answer.next = nextToken(res.headers.location);
+      return parseBody(res.text);
+    };
+    /** `earliest` paging: the previous page's last time, and how many of its items ended at that time. */
+    let seen: { at: unknown; count: number } | undefined;
     for (;;) {
-      const page = (await this.request(op, cursor, opts)) as Json;
-      yield page;
+      delete answer.next;
+      let page = (await this.request(op, cursor, opts, read)) as Json;
+      if (seen) page = withoutRepeated(page, seen);
       const items = pageItems(page);
+      yield page;
       if (page.hasMoreData !== true || items.length === 0) return;
-      cursor =
-        op.paging === 'startIndex'
-          ? { ...cursor, startIndex: (cursor.startIndex as number) + items.length }
-          : { ...cursor, largestDeviceIdSeen: largestDeviceId(items as Json[]) };
+      switch (op.paging) {
+        case 'startIndex':
+          cursor = { ...cursor, startIndex: (cursor.startIndex as number) + items.length };
+          break;
+        case 'next':
+          if (answer.next === undefined) return;
+          cursor = { ...cursor, next: answer.next };
+          break;
+        case 'earliest': {
+          const at = (items[items.length - 1] as Json).occurredAt;
+          let count = 0;
+          while (count < items.length && (items[items.length - 1 - count] as Json).occurredAt === at) count++;
+          seen = { at, count };
+          cursor = { ...cursor, earliest: at };
+          break;
+        }
+        default:
+          cursor = { ...cursor, largestDeviceIdSeen: largestDeviceId(items as Json[]) };
+      }
     }
   }
 
@@ -281,12 +306,18 @@ export class ApiClient {
   }
 
   /** One operation request: the path from the template, the body from the rest of the input. */
-  private async request(op: Operation, input: Json, opts: CallOptions): Promise<unknown> {
+  private async request(
+    op: Operation,
+    input: Json,
+    opts: CallOptions,
+    read?: (res: RawResponse) => unknown,
+  ): Promise<unknown> {
     const path = resolvePath(op, input);
     let body: string | undefined;
     if (op.method !== 'GET' && op.method !== 'DELETE') {
       const rest = { ...input };
       for (const p of pathParams(op)) delete rest[p];
+      for (const q of op.query ?? []) delete rest[q];
       body = JSON.stringify(rest);
     }
     return this.execute(
@@ -300,6 +331,7 @@ export class ApiClient {
       path,
       body,
       opts.signal,
+      read,
     );
   }
 
@@ -316,6 +348,8 @@ export class ApiClient {
     path: string,
     body: string | undefined,
     signal?: AbortSignal,
+    /** What a 2xx answer gives: its JSON body, unless the caller reads more of it (a paging header). */
+    read: (res: RawResponse) => unknown = (res) => parseBody(res.text),
   ): Promise<unknown> {
     let attempt = 0;
     let replayedSession = false;
@@ -351,7 +385,7 @@ export class ApiClient {
           ms: this.clock.now() - began,
         });
         this.o.onResponse?.(c.action, res.status);
-        if (res.status >= 200 && res.status < 300) return parseBody(res.text);
+        if (res.status >= 200 && res.status < 300) return read(res);
         throw apiError(c.action, res, this.clock.now());
       } catch (e) {
         if (e instanceof NetworkError) this.o.onResponse?.(c.action, 'network');
@@ -532,10 +566,37 @@ function mayRetry(c: Call, e: unknown): boolean {
   return false;
 }
 
+/** The members that hold the items of a page, one per kind of paged answer. */
+const ITEM_MEMBERS = ['devLocationList', 'exclusion', 'devices', 'messages', 'connectionHistory'] as const;
+
+function itemsMember(page: Json): string | undefined {
+  return ITEM_MEMBERS.find((k) => Array.isArray(page[k]));
+}
+
 /** The items of one page, whichever paged action it came from. */
 export function pageItems(page: Json): unknown[] {
-  const items = page.devLocationList ?? page.exclusion ?? page.devices;
-  return Array.isArray(items) ? items : [];
+  const member = itemsMember(page);
+  return member === undefined ? [] : (page[member] as unknown[]);
+}
+
+/** The `next` token of a `Location` header such as `/api/m2m/v1/sms/{aname}/history?next=42`. */
+function nextToken(location: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(location) ? location[0] : location;
+  if (!value) return undefined;
+  return new URL(value, 'http://service.invalid').searchParams.get('next') ?? undefined;
+}
+
+/**
+ * A page asked for from the previous page's last time (`earliest` paging) begins with the items of that time
+ * the previous page already had: they are dropped.
+ */
+function withoutRepeated(page: Json, seen: { at: unknown; count: number }): Json {
+  const member = itemsMember(page);
+  if (member === undefined) return page;
+  const items = page[member] as Json[];
+  let drop = 0;
+  while (drop < seen.count && drop < items.length && items[drop]!.occurredAt === seen.at) drop++;
+  return drop ? { ...page, [member]: items.slice(drop) } : page;
 }
 
 /**
@@ -573,8 +634,11 @@ async function collect(op: Operation, input: Json, pages: AsyncIterable<Json>): 
         ...(last.updateTime !== undefined ? { updateTime: last.updateTime } : {}),
         exclusion: items,
       };
-    default:
-      return { devices: items };
+    default: {
+      // Every other member of the last page (a group's name and description), and every page's items.
+      const { hasMoreData: _more, ...rest } = last;
+      return { ...rest, [itemsMember(last) ?? 'devices']: items };
+    }
   }
 }
 

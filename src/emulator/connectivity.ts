@@ -22,9 +22,9 @@ export const CARRIER = 'Wireless Carrier';
 /** The one custom field devices have: their group's name. */
 const CUSTOM_FIELD = 'CustomField1';
 
-/** The device group of a device: its seeded one; a device that activation added is in the default group. */
+/** The device group of a device (groups.ts moves devices between groups; devices.ts remembers it). */
 function groupOf(st: EmulatorState, n: number): string {
-  return n < st.world.total ? st.world.group(n) : 'Default';
+  return st.devices.group(n);
 }
 
 /** A device as the m2m API lists it (spec 2.13). */

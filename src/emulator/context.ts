@@ -33,6 +33,7 @@ export interface Answer {
   status?: number;
   /** Undefined: no body. */
   body?: unknown;
+  headers?: Record<string, string>;
 }
 
 export type Handler = (ctx: Ctx) => Answer | Promise<Answer>;
@@ -59,11 +60,16 @@ export function locationAccount(ctx: Ctx, name: unknown): AccountInfo {
   return a;
 }
 
-/** The input an action takes: the body's fields plus the path parameters (product.md section 3). */
+/** The input an action takes: the body's fields plus the path and query parameters (product.md section 3). */
 export function actionInput(ctx: Ctx): Json {
   const input: Json = { ...ctx.body };
   for (const [k, v] of Object.entries(ctx.params))
     input[k] = k === 'startIndex' && /^\d+$/.test(v) ? Number(v) : v;
+  // The members the operation takes in the query string (a page token), numbers as numbers.
+  for (const k of ctx.op?.query ?? []) {
+    const v = ctx.query[k];
+    if (typeof v === 'string') input[k] = /^\d+$/.test(v) ? Number(v) : v;
+  }
   return input;
 }
 
@@ -86,6 +92,16 @@ export function validInput(ctx: Ctx): Json {
     );
   }
   return op.normalize ? op.normalize(input) : input;
+}
+
+/**
+ * A page of a listing that continues by token (groups, SMS history; spec 4.5): 202 and a `Location` of the
+ * same operation ending in `?next=<token>` while there is more, 200 for the last page. `path` is the
+ * operation's path under `/api`, already encoded.
+ */
+export function nextPage(path: string, next: number, more: boolean, body: Json): Answer {
+  if (!more) return { body };
+  return { status: 202, headers: { location: `/api${path}?next=${next}` }, body };
 }
 
 export function uuid(): string {

@@ -7,7 +7,7 @@
  * list of breakpoints (time, bytes so far, active after), materialised only for devices whose state changed
  * after the seed; for all others it follows from the seed. So usage over any interval is O(1) to read.
  */
-import { NON_IOT, type DeviceIdPair, type DeviceType, type World } from './seed.js';
+import { DEFAULT_GROUP, NON_IOT, type DeviceIdPair, type DeviceType, type World } from './seed.js';
 
 export const STATES = ['pending', 'active', 'suspend', 'deactive'] as const;
 export type DeviceState = (typeof STATES)[number];
@@ -20,6 +20,13 @@ interface Breakpoint {
   t: number;
   cum: number;
   active: boolean;
+}
+
+/** A change of state or plan made after the seed, at simulated time `t`: what the device was left in. */
+export interface Change {
+  t: number;
+  state: number;
+  plan: string;
 }
 
 interface Extra {
@@ -41,6 +48,10 @@ export class DeviceStore {
   private readonly extrasByAccount: number[][];
   /** Sensor configurations set through the dm API, by device number (BLE sensors: -1 - x). */
   readonly configurations = new Map<number, Record<string, unknown>>();
+  /** Device groups set through the API; every other device is in its seeded group. */
+  private readonly groups = new Map<number, string>();
+  /** Changes of state and plan after the seed, in time order, for the devices that had any. */
+  private readonly changeLog = new Map<number, Change[]>();
 
   constructor(world: World) {
     this.world = world;
@@ -149,14 +160,44 @@ export class DeviceStore {
     bps.push({ t: at, cum, active: state === ACTIVE });
     this.history.set(n, bps);
     this.state[n] = state;
+    this.logChange(n, at);
   }
 
   setPlan(n: number, code: string, at: number): boolean {
     const i = this.world.plans.findIndex((p) => p.code === code);
     if (i < 0) return false;
-    if (this.plan[n] !== i) this.planSince.set(n, at);
+    const changed = this.plan[n] !== i;
+    if (changed) this.planSince.set(n, at);
     this.plan[n] = i;
+    if (changed) this.logChange(n, at);
     return true;
+  }
+
+  /**
+   * Records what the device is left in at `at`. A plan set at the instant of a state change (activation with a
+   * plan) belongs to that change.
+   */
+  private logChange(n: number, at: number): void {
+    let log = this.changeLog.get(n);
+    if (!log) this.changeLog.set(n, (log = []));
+    const last = log[log.length - 1];
+    const now = { t: at, state: this.state[n] as number, plan: this.planOf(n) };
+    if (last?.t === at && last.state === now.state) log[log.length - 1] = now;
+    else log.push(now);
+  }
+
+  /** The changes of state and plan made after the seed (provisioning history). */
+  changes(n: number): readonly Change[] {
+    return this.changeLog.get(n) ?? [];
+  }
+
+  /** The device group: one set through the API, else the seeded one (devices added by activation: the default). */
+  group(n: number): string {
+    return this.groups.get(n) ?? (n < this.world.total ? this.world.group(n) : DEFAULT_GROUP);
+  }
+
+  setGroup(n: number, name: string): void {
+    this.groups.set(n, name);
   }
 
   /** Adds a device that activation brought into the account; returns its number. */
@@ -219,6 +260,16 @@ export class DeviceStore {
     }
     if (!b) return 0;
     return b.cum + (b.active ? this.rate(n) * (t - b.t) : 0);
+  }
+
+  /** Whether the device was active (in service, using data) at `t`. */
+  activeAt(n: number, t: number): boolean {
+    let active = false;
+    for (const bp of this.history.get(n) ?? this.breakpoints(n)) {
+      if (bp.t > t) break;
+      active = bp.active;
+    }
+    return active;
   }
 
   /** Bytes used in [from, to). */

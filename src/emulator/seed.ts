@@ -69,6 +69,21 @@ const DAILY_MB: Record<DeviceType, [number, number]> = {
 };
 
 export const GROUPS = ['North Fleet', 'South Fleet', 'Depot Sensors', 'Field Service'] as const;
+/** The group every account has, which devices join when their group is deleted or they leave one. */
+export const DEFAULT_GROUP = 'Default';
+/** The seeded groups of every account, default group first, with their descriptions. */
+export const SEEDED_GROUPS: readonly { name: string; description: string }[] = [
+  { name: DEFAULT_GROUP, description: 'Devices in no other group' },
+  ...GROUPS.map((name) => ({
+    name,
+    description: {
+      'North Fleet': 'Trucks and trackers of the northern region',
+      'South Fleet': 'Trucks and trackers of the southern region',
+      'Depot Sensors': 'Fixed sensors and gateways at the depots',
+      'Field Service': 'Devices of the field service teams',
+    }[name],
+  })),
+];
 
 export interface Plan {
   code: string;

@@ -29,10 +29,12 @@ import { deviceActionHandlers } from './device-actions.js';
 import { validInput, type Answer, type Ctx, type Handler, type Json } from './context.js';
 import { registerControl, type ResetFn } from './control.js';
 import { E, Failure, renderError } from './errors.js';
+import { groupHandlers } from './groups.js';
 import { listenerHandlers } from './listeners.js';
 import { locationHandlers } from './location.js';
 import { planHandlers } from './plans.js';
 import { sensorHandlers } from './sensors.js';
+import { smsHistoryHandlers } from './sms-history.js';
 import { subscriptionHandlers } from './subscriptions.js';
 import type { Core } from './state.js';
 import { triggerHandlers } from './triggers.js';
@@ -54,7 +56,9 @@ const HANDLERS: Record<string, Handler> = {
   ...sensorHandlers,
   ...connectivityHandlers,
   ...deviceActionHandlers,
+  ...groupHandlers,
   ...planHandlers,
+  ...smsHistoryHandlers,
 };
 
 /** Calls served beyond the catalog, with the area whose error shape they use. */
@@ -217,6 +221,7 @@ async function serveApi(
       req.raw.socket.destroy();
       return reply;
     }
+    if (answer.headers) reply.headers(answer.headers);
     return sendJson(reply, answer.status ?? 200, answer.body);
   } catch (e) {
     if (e instanceof Failure) return sendFailure(reply, shape, e);

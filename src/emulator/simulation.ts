@@ -2,11 +2,13 @@
  * What happens as simulated time passes. Work is done in time order up to the clock: timers (report
  * completion callbacks, trigger reminders) at their instants, and at each midnight the daily work
  * (price-plan cycles closing, the location usage-trigger check, daily summaries, report expiry). Price plan
- * triggers are also evaluated where the clock stops. Time that jumps by a month is walked a day at a time,
+ * triggers are also evaluated where the clock stops, and mobile-originated SMS received up to it are sent to the
+ * accounts that started SMS callbacks. Time that jumps by a month is walked a day at a time,
  * so nothing is skipped.
  */
 import { pruneReports } from './location.js';
 import { DAY_MS, MINUTE_MS, startOfDay } from './sim-clock.js';
+import { sendSms } from './sms-history.js';
 import type { Core, EmulatorState } from './state.js';
 import { checkUsageTriggers } from './subscriptions.js';
 import { evaluateTriggers, flushSummaries, forgetOldActivations } from './triggers.js';
@@ -41,6 +43,7 @@ export function catchUp(core: Core, evaluate: boolean): void {
   }
   nextMidnight.set(st, midnight);
   st.processedUntil = Math.max(st.processedUntil, now);
+  sendSms(core, now);
   if (evaluate || now - st.evaluatedAt >= MINUTE_MS) {
     evaluateTriggers(core, st.evaluatedAt, now);
     st.evaluatedAt = now;

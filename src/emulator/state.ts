@@ -125,6 +125,13 @@ export interface ManagedTx {
   provisioned?: string;
 }
 
+/** A device group of an account (groups.ts). */
+export interface DeviceGroupInfo {
+  name: string;
+  description: string;
+  isDefault: boolean;
+}
+
 export interface Mutation {
   action: string;
   at: string;
@@ -191,6 +198,13 @@ export class EmulatorState {
   readonly rules = new Map<string, Rule>();
   readonly groups = new Map<string, NotificationGroup>();
   readonly profiles = new Map<string, Profile>();
+  /** Device groups by account, by name (groups.ts), made from the seed when an account's are first asked for. */
+  readonly deviceGroups = new Map<number, Map<string, DeviceGroupInfo>>();
+  /**
+   * Accounts whose mobile-originated SMS go to their EnhancedConnectivityService listener (sms.startCallbacks),
+   * with the simulated time up to which they have been sent.
+   */
+  readonly smsCallbacks = new Map<number, number>();
 
   /** Who activated a device, and when, for devices activated through the API. */
   readonly activations = new Map<number, { by: string; at: number }>();

@@ -10,6 +10,7 @@ import {
   idOf,
   Listener,
   Raw,
+  sleep,
   world,
   type AccountView,
   type Json,
@@ -270,6 +271,23 @@ describe('emulator: the client calls every action of the catalog over loopback',
     'accounts.get': () => ({ accountName: primary.accountName }),
     'accounts.statesAndServices': () => ({ accountName: primary.accountName }),
     'plans.list': () => ({ accountName: primary.accountName }),
+    'sms.history': () => ({ accountName: primary.accountName }),
+    'sms.startCallbacks': () => ({ accountName: primary.accountName }),
+    'groups.create': () => ({
+      accountName: primary.accountName,
+      groupName: 'Cold chain',
+      groupDescription: 'Refrigerated trailers',
+      devicesToAdd: [imei(primary.devices[10]!), imei(primary.devices[11]!)],
+    }),
+    'groups.list': () => ({ accountName: primary.accountName }),
+    'groups.get': () => ({ accountName: primary.accountName, groupName: 'Cold chain' }),
+    'groups.update': () => ({
+      accountName: primary.accountName,
+      groupName: 'Cold chain',
+      newGroupName: 'Cold chain East',
+      devicesToRemove: [imei(primary.devices[11]!)],
+    }),
+    'groups.delete': () => ({ accountName: primary.accountName, groupName: 'Cold chain East' }),
   };
 
   /** What each answer must show beyond matching the catalog's output schema. */
@@ -438,6 +456,45 @@ describe('emulator: the client calls every action of the catalog over loopback',
     },
     'plans.list': (out) =>
       expect((out as unknown as Json[]).map((p) => p.code)).to.deep.equal(w.plans.map((p) => p.code)),
+    'sms.history': async (out) => {
+      const messages = out.messages as { timestamp: string }[];
+      expect(messages.length).to.be.greaterThan(0);
+      const times = messages.map((m) => m.timestamp);
+      expect(times).to.deep.equal([...times].sort());
+      expect(times[0]! >= '2025-12-29T00:00:00.000Z').to.equal(true);
+      // For sms.startCallbacks next.
+      await client.callbacks.register({
+        accountName: primary.accountName,
+        name: 'EnhancedConnectivityService',
+        url: listener.url,
+      });
+      made.smsCount = String(messages.length);
+    },
+    'sms.startCallbacks': async (out) => {
+      expect(out).to.deep.equal({ success: true });
+      const sms = () =>
+        listener.received.filter((m) => (m.body.deviceResponse as Json | undefined)?.smsResponse);
+      for (let i = 0; i < 100 && sms().length < Number(made.smsCount); i++) await sleep(20);
+      expect(sms()).to.have.length(Number(made.smsCount));
+    },
+    'groups.list': (out) => {
+      const groups = out as unknown as { name: string; isDefaultGroup: boolean }[];
+      expect(groups.map((g) => g.name)).to.include('Cold chain');
+      expect(groups.find((g) => g.isDefaultGroup)?.name).to.equal('Default');
+    },
+    'groups.get': (out) =>
+      expect((out.devices as AccountView['devices']).map((d) => d.deviceIds[0]!.id)).to.deep.equal([
+        idOf(primary.devices[10]!, 'imei'),
+        idOf(primary.devices[11]!, 'imei'),
+      ]),
+    'groups.update': async () => {
+      const g = await client.groups.get({ accountName: primary.accountName, groupName: 'Cold chain East' });
+      expect(g.devices.map((d) => d.deviceIds[0]!.id)).to.deep.equal([idOf(primary.devices[10]!, 'imei')]);
+    },
+    'groups.delete': async () => {
+      const d = await client.groups.get({ accountName: primary.accountName, groupName: 'Default' });
+      expect(d.devices.map((x) => x.deviceIds[0]!.id)).to.include(idOf(primary.devices[10]!, 'imei'));
+    },
   };
 
   for (const action of ACTIONS) {

@@ -521,4 +521,52 @@ export const CASES: Table = {
     path: `/api/m2m/v1/accounts/${ACC}/statesandservices`,
   },
   'plans.list': { input: { accountName: ACC }, path: `/api/m2m/v1/plans/${ACC}` },
+  'groups.create': {
+    // Kinds are sent lower case.
+    input: {
+      accountName: ACC,
+      groupName: 'Cold chain',
+      groupDescription: 'Refrigerated trailers',
+      devicesToAdd: [{ id: IMEI, kind: 'IMEI' }],
+    },
+    path: '/api/m2m/v1/groups',
+    body: {
+      accountName: ACC,
+      groupName: 'Cold chain',
+      groupDescription: 'Refrigerated trailers',
+      devicesToAdd: [{ id: IMEI, kind: 'imei' }],
+    },
+  },
+  'groups.list': { input: { accountName: ACC }, path: `/api/m2m/v1/groups/${ACC}` },
+  // A group name with characters that must be percent-encoded; `next` goes in the query string.
+  'groups.get': {
+    input: { accountName: ACC, groupName: 'Cold chain/ä', next: 100 },
+    path: `/api/m2m/v1/groups/${ACC}/name/Cold%20chain%2F%C3%A4?next=100`,
+  },
+  'groups.update': {
+    input: {
+      accountName: ACC,
+      groupName: 'Cold chain',
+      newGroupName: 'Cold chain East',
+      devicesToAdd: [{ id: IMEI, kind: 'imei' }],
+      devicesToRemove: [{ id: IMEI2, kind: 'IMEI' }],
+    },
+    path: `/api/m2m/v1/groups/${ACC}/name/Cold%20chain`,
+    body: {
+      newGroupName: 'Cold chain East',
+      devicesToAdd: [{ id: IMEI, kind: 'imei' }],
+      devicesToRemove: [{ id: IMEI2, kind: 'imei' }],
+    },
+  },
+  'groups.delete': {
+    input: { accountName: ACC, groupName: 'Cold chain East' },
+    path: `/api/m2m/v1/groups/${ACC}/name/Cold%20chain%20East`,
+  },
+  'sms.history': { input: { accountName: ACC }, path: `/api/m2m/v1/sms/${ACC}/history` },
+  // A PUT with no field in its body: the body is `{}`.
+  'sms.startCallbacks': {
+    input: { accountName: ACC },
+    path: `/api/m2m/v1/sms/${ACC}/startCallbacks`,
+    body: {},
+  },
 };

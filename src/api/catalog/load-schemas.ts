@@ -5,6 +5,8 @@
 import { onFirstUse } from '../../util/on-first-use.js';
 import type * as Accounts from '../schemas/accounts.js';
 import type * as Connectivity from '../schemas/connectivity.js';
+import type * as Groups from '../schemas/groups.js';
+import type * as History from '../schemas/history.js';
 import type * as Location from '../schemas/location.js';
 import type * as Sensors from '../schemas/sensors.js';
 import type * as Subscriptions from '../schemas/subscriptions.js';
@@ -16,3 +18,5 @@ export const S = onFirstUse<typeof Sensors>(import.meta.url, '../schemas/sensors
 export const U = onFirstUse<typeof Subscriptions>(import.meta.url, '../schemas/subscriptions.js');
 export const T = onFirstUse<typeof Triggers>(import.meta.url, '../schemas/triggers.js');
 export const A = onFirstUse<typeof Accounts>(import.meta.url, '../schemas/accounts.js');
+export const G = onFirstUse<typeof Groups>(import.meta.url, '../schemas/groups.js');
+export const H = onFirstUse<typeof History>(import.meta.url, '../schemas/history.js');

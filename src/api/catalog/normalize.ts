@@ -96,3 +96,11 @@ export function normalizeProfiles(input: Json): Json {
     rename(p.configuration, 'reportingInterval', 'resportingInterval');
   return out;
 }
+
+/** A group change's devices (`devicesToAdd`, `devicesToRemove`) are sent with their kinds in lower case too. */
+export function normalizeGroupDevices(input: Json): Json {
+  const out = { ...input };
+  for (const m of ['devicesToAdd', 'devicesToRemove'])
+    if (Array.isArray(input[m])) out[m] = normalizeIdentifiers({ deviceIds: input[m] }).deviceIds;
+  return out;
+}

@@ -27,7 +27,14 @@ export interface Operation {
   readonly output: Type.TSchema;
   /** One page's response, for paged actions. */
   readonly page?: Type.TSchema;
-  readonly paging?: 'startIndex' | 'largestDeviceIdSeen';
+  /**
+   * How the next page is asked for: by index (`startIndex`), after the largest device id seen
+   * (`largestDeviceIdSeen`), by the `?next=` token of the answer's `Location` header (`next`), or from the last
+   * item's time (`earliest`, connection history).
+   */
+  readonly paging?: 'startIndex' | 'largestDeviceIdSeen' | 'next' | 'earliest';
+  /** Input members sent in the query string rather than the path or the body (`next`). */
+  readonly query?: readonly string[];
   /** Changes state at the service: skipped by dry-run, counted by `limits`. */
   readonly mutating: boolean;
   /**

@@ -1,0 +1,89 @@
+/**
+ * Listings that continue by the `?next=` token of the answer's `Location` header (SMS history, a group's
+ * devices; spec 4.5) and by the last item's time (connection history; spec section 8): the exact requests the
+ * client sends for every page, and the one result it makes of them.
+ */
+import { expect } from 'chai';
+import { createClient, type Client } from '../../src/api/client.js';
+import { FAST_RATES, Recorder } from '../helpers/recorder.js';
+
+const ACC = '0000123456-00001';
+const IMEI = '353456789012345';
+
+describe('client: paging by token and by time', () => {
+  let rec: Recorder;
+  let client: Client;
+
+  beforeEach(async () => {
+    rec = await Recorder.start();
+    client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, rates: FAST_RATES });
+  });
+  afterEach(async () => {
+    await client.close();
+    await rec.close();
+  });
+
+  const sms = (n: number) => ({
+    deviceIds: [{ id: IMEI, kind: 'imei' }],
+    message: `m${n}`,
+    timestamp: `2026-01-0${n}T00:00:00.000Z`,
+  });
+
+  it('sms.history follows the next token of each 202 answer, and ends at the 200', async () => {
+    const path = `/api/m2m/v1/sms/${ACC}/history`;
+    rec.enqueue(
+      `GET ${path}`,
+      {
+        status: 202,
+        headers: { location: `${path}?next=2` },
+        body: { hasMoreData: true, messages: [sms(1), sms(2)] },
+      },
+      {
+        status: 202,
+        headers: { location: `${path}?next=3` },
+        body: { hasMoreData: true, messages: [sms(3)] },
+      },
+      { status: 200, body: { hasMoreData: false, messages: [sms(4)] } },
+    );
+    const out = await client.sms.history({ accountName: ACC });
+    expect(rec.apiRequests().map((r) => `${r.method} ${r.url} ${r.rawBody}`)).to.deep.equal([
+      `GET ${path} `,
+      `GET ${path}?next=2 `,
+      `GET ${path}?next=3 `,
+    ]);
+    expect(out).to.deep.equal({ messages: [sms(1), sms(2), sms(3), sms(4)] });
+  });
+
+  it('groups.get keeps the group and gathers its devices from every page', async () => {
+    const path = `/api/m2m/v1/groups/${ACC}/name/North%20Fleet`;
+    const device = (id: string) => ({
+      accountName: ACC,
+      carrierInformations: [],
+      deviceIds: [{ id, kind: 'imei' }],
+    });
+    rec.enqueue(
+      `GET ${path}`,
+      {
+        status: 202,
+        headers: { location: `https://service.example${path}?next=100` },
+        body: { name: 'North Fleet', description: 'Trucks', hasMoreData: true, devices: [device('1')] },
+      },
+      { body: { name: 'North Fleet', description: 'Trucks', hasMoreData: false, devices: [device('2')] } },
+    );
+    const out = await client.groups.get({ accountName: ACC, groupName: 'North Fleet' });
+    expect(rec.apiRequests().map((r) => r.url)).to.deep.equal([path, `${path}?next=100`]);
+    expect(out).to.deep.equal({
+      name: 'North Fleet',
+      description: 'Trucks',
+      devices: [device('1'), device('2')],
+    });
+  });
+
+  it('a page that says there is more but gives no token ends the listing', async () => {
+    const path = `/api/m2m/v1/sms/${ACC}/history`;
+    rec.enqueue(`GET ${path}`, { status: 202, body: { hasMoreData: true, messages: [sms(1)] } });
+    const out = await client.sms.history({ accountName: ACC });
+    expect(rec.apiRequests()).to.have.length(1);
+    expect(out).to.deep.equal({ messages: [sms(1)] });
+  });
+});
