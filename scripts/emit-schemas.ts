@@ -1,7 +1,7 @@
-/** Writes schemas/api/ from the TypeBox schemas: `npm run schemas`. */
+/** Writes schemas/api/ from the TypeBox schemas and docs/actions.md from the catalog: `npm run schemas`. */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { apiSchemaFiles, render } from '../src/api/schema-files.js';
+import { actionsReference, apiSchemaFiles, render } from '../src/api/schema-files.js';
 import { playbookSchema } from '../src/playbook/schema.js';
 
 const dir = join(import.meta.dirname, '..', 'schemas', 'api');
@@ -12,3 +12,5 @@ for (const [name, schema] of files) await writeFile(join(dir, name), render(sche
 console.log(`wrote ${files.size} files to schemas/api/`);
 await writeFile(join(dir, '..', 'playbook.schema.json'), render(playbookSchema()));
 console.log('wrote schemas/playbook.schema.json');
+await writeFile(join(import.meta.dirname, '..', 'docs', 'actions.md'), actionsReference());
+console.log('wrote docs/actions.md');

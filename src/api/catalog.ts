@@ -10,7 +10,9 @@ import { ACCOUNTS } from './catalog/accounts.js';
 import { CALLBACKS } from './catalog/callbacks.js';
 import { DEVICES } from './catalog/devices.js';
 import { GROUPS } from './catalog/groups.js';
+import { HISTORY } from './catalog/history.js';
 import { LOCATION } from './catalog/location.js';
+import { LOCATION_QUOTA } from './catalog/location-quota.js';
 import { enc, type Json, type Operation } from './catalog/operation.js';
 import { REQUESTS } from './catalog/requests.js';
 import { SENSORS } from './catalog/sensors.js';
@@ -40,7 +42,9 @@ export const CATALOG = {
   ...DEVICES,
   ...SMS,
   ...REQUESTS,
+  ...LOCATION_QUOTA,
   ...GROUPS,
+  ...HISTORY,
 } as const satisfies Record<string, Operation>;
 
 export type ActionName = keyof typeof CATALOG;

@@ -27,7 +27,7 @@ import type { Core, EmulatorState } from './state.js';
  * `servicePlan` and `customFields`, the real service's "only include devices that ..." (docs/spec-decisions.md).
  * None is 400: a request that reaches no device is a mistake to say at once.
  */
-function targets(ctx: Ctx, a: AccountInfo, input: Json): Named[] {
+export function targets(ctx: Ctx, a: AccountInfo, input: Json): Named[] {
   const st = ctx.st;
   const narrow = selection(st, {
     groupName: input.groupName,

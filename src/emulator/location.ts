@@ -192,6 +192,10 @@ function countUsage(st: EmulatorState, account: number, devices: number, now: nu
   const u = st.locationUsage.get(account);
   if (!u || u.cycle !== cycle) st.locationUsage.set(account, { cycle, count: devices });
   else u.count += devices;
+  let daily = st.locationDaily.get(account);
+  if (!daily) st.locationDaily.set(account, (daily = new Map()));
+  const day = Math.floor(now / DAY_MS);
+  daily.set(day, (daily.get(day) ?? 0) + devices);
 }
 
 // ── synchronous locate ──────────────────────────────────────────────────────────────────────────

@@ -30,14 +30,17 @@ import { validInput, type Answer, type Ctx, type Handler, type Json } from './co
 import { registerControl, type ResetFn } from './control.js';
 import { E, Failure, renderError } from './errors.js';
 import { groupHandlers } from './groups.js';
+import { historyHandlers } from './history.js';
 import { listenerHandlers } from './listeners.js';
 import { locationHandlers } from './location.js';
 import { planHandlers } from './plans.js';
+import { quotaHandlers } from './quota.js';
 import { sensorHandlers } from './sensors.js';
 import { smsHistoryHandlers } from './sms-history.js';
 import { subscriptionHandlers } from './subscriptions.js';
 import type { Core } from './state.js';
 import { triggerHandlers } from './triggers.js';
+import { usageReportHandlers } from './usage-reports.js';
 
 const sessionHandlers = {
   'session.login': (ctx: Ctx): Answer => {
@@ -58,7 +61,10 @@ const HANDLERS: Record<string, Handler> = {
   ...deviceActionHandlers,
   ...groupHandlers,
   ...planHandlers,
+  ...historyHandlers,
   ...smsHistoryHandlers,
+  ...usageReportHandlers,
+  ...quotaHandlers,
 };
 
 /** Calls served beyond the catalog, with the area whose error shape they use. */

@@ -182,6 +182,8 @@ export class EmulatorState {
   readonly reports = new Map<string, Report>();
   /** Location transactions per account in its current billing cycle. */
   readonly locationUsage = new Map<number, { cycle: number; count: number }>();
+  /** Location transactions per account per simulated day (days since the epoch): the usage report's counts. */
+  readonly locationDaily = new Map<number, Map<number, number>>();
   readonly locationRegistered = new Set<string>();
   /** Accounts on the primary account's managed list. */
   readonly managed = new Set<string>();

@@ -86,4 +86,39 @@ describe('client: paging by token and by time', () => {
     expect(rec.apiRequests()).to.have.length(1);
     expect(out).to.deep.equal({ messages: [sms(1)] });
   });
+
+  it('devices.connectionHistory asks again from the last event time, and drops the events it already has', async () => {
+    const path = '/api/m2m/v1/devices/connections/actions/listHistory';
+    const ev = (at: string, event: string) => ({
+      occurredAt: at,
+      connectionEventAttributes: [{ key: 'Event', value: event }],
+    });
+    const t1 = '2026-01-01T01:00:00.000Z';
+    const t2 = '2026-01-01T02:00:00.000Z';
+    const t3 = '2026-01-01T03:00:00.000Z';
+    rec.enqueue(
+      `POST ${path}`,
+      {
+        status: 202,
+        body: { hasMoreData: true, connectionHistory: [ev(t1, 'Start'), ev(t2, 'Stop'), ev(t2, 'Start')] },
+      },
+      { body: { hasMoreData: false, connectionHistory: [ev(t2, 'Stop'), ev(t2, 'Start'), ev(t3, 'Stop')] } },
+    );
+    const out = await client.devices.connectionHistory({
+      deviceId: { id: IMEI, kind: 'IMEI' },
+      earliest: '2026-01-01T00:00:00Z',
+      latest: '2026-01-02T00:00:00Z',
+    });
+    expect(rec.apiRequests().map((r) => r.rawBody)).to.deep.equal([
+      JSON.stringify({
+        deviceId: { id: IMEI, kind: 'imei' },
+        earliest: '2026-01-01T00:00:00Z',
+        latest: '2026-01-02T00:00:00Z',
+      }),
+      JSON.stringify({ deviceId: { id: IMEI, kind: 'imei' }, earliest: t2, latest: '2026-01-02T00:00:00Z' }),
+    ]);
+    expect(out).to.deep.equal({
+      connectionHistory: [ev(t1, 'Start'), ev(t2, 'Stop'), ev(t2, 'Start'), ev(t3, 'Stop')],
+    });
+  });
 });

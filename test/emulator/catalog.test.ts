@@ -273,6 +273,12 @@ describe('emulator: the client calls every action of the catalog over loopback',
     'plans.list': () => ({ accountName: primary.accountName }),
     'sms.history': () => ({ accountName: primary.accountName }),
     'sms.startCallbacks': () => ({ accountName: primary.accountName }),
+    'location.subscription': () => ({ accountName: primary.accountName }),
+    'location.usage': () => ({
+      accountName: primary.accountName,
+      startDate: '01-01-2026',
+      endDate: '01-31-2026',
+    }),
     'groups.create': () => ({
       accountName: primary.accountName,
       groupName: 'Cold chain',
@@ -288,6 +294,36 @@ describe('emulator: the client calls every action of the catalog over loopback',
       devicesToRemove: [imei(primary.devices[11]!)],
     }),
     'groups.delete': () => ({ accountName: primary.accountName, groupName: 'Cold chain East' }),
+    'devices.connectionHistory': () => ({
+      deviceId: imei(device((d) => d.state === 'active', 7)),
+      earliest: '2026-01-02T00:00:00Z',
+      latest: '2026-01-05T00:00:00Z',
+    }),
+    // The device devices.suspend suspended and devices.restore restored.
+    'devices.provisioningHistory': () => ({
+      deviceId: imei(device((d) => d.state === 'active')),
+      earliest: '2025-01-01T00:00:00Z',
+      latest: '2026-01-06T00:00:00Z',
+    }),
+    'devices.suspensionStatus': () => ({ deviceIds: [imei(device((d) => d.state === 'active'))] }),
+    'usage.aggregate': () => ({
+      accountNumber: primary.accountName,
+      imei: [
+        idOf(
+          device((d) => d.state === 'active', 7),
+          'imei',
+        ),
+        '111111111111111',
+      ],
+      startDate: '2025-12-29',
+      endDate: '2026-01-04',
+    }),
+    'usage.aggregateAsync': () => ({
+      accountName: primary.accountName,
+      groupName: 'North Fleet',
+      startTime: '2025-12-29T00:00:00Z',
+      endTime: '2026-01-05T00:00:00Z',
+    }),
   };
 
   /** What each answer must show beyond matching the catalog's output schema. */
@@ -477,6 +513,13 @@ describe('emulator: the client calls every action of the catalog over loopback',
       for (let i = 0; i < 100 && sms().length < Number(made.smsCount); i++) await sleep(20);
       expect(sms()).to.have.length(Number(made.smsCount));
     },
+    'location.subscription': (out) =>
+      expect(out).to.include({ accountName: primary.accountName, locType: LOCATION_SKU }),
+    'location.usage': async (out) => {
+      const used = ((await world(raw)).accounts[0] as unknown as { locationUsed: number }).locationUsed;
+      expect(used).to.be.greaterThan(0);
+      expect(out.transactions).to.equal(used);
+    },
     'groups.list': (out) => {
       const groups = out as unknown as { name: string; isDefaultGroup: boolean }[];
       expect(groups.map((g) => g.name)).to.include('Cold chain');
@@ -494,6 +537,32 @@ describe('emulator: the client calls every action of the catalog over loopback',
     'groups.delete': async () => {
       const d = await client.groups.get({ accountName: primary.accountName, groupName: 'Default' });
       expect(d.devices.map((x) => x.deviceIds[0]!.id)).to.include(idOf(primary.devices[10]!, 'imei'));
+    },
+    'devices.connectionHistory': (out) => {
+      const events = out.connectionHistory as { occurredAt: string; connectionEventAttributes: Json[] }[];
+      expect(events.length).to.be.greaterThan(0);
+      expect(events.map((e) => e.connectionEventAttributes[0]!.value)).to.deep.equal(
+        events.map((_, i) => (i % 2 ? 'Stop' : 'Start')),
+      );
+    },
+    'devices.provisioningHistory': (out) => {
+      const [result] = out as unknown as { provisioningHistory: { eventType: string }[] }[];
+      expect(result!.provisioningHistory.map((e) => e.eventType)).to.deep.equal([
+        'Activate',
+        'Suspend',
+        'Restore',
+      ]);
+    },
+    'usage.aggregate': (out) => {
+      const [usage] = out.usage as { imei: string; bytesTransferred: number }[];
+      expect(usage!.imei).to.equal(
+        idOf(
+          device((d) => d.state === 'active', 7),
+          'imei',
+        ),
+      );
+      expect(usage!.bytesTransferred).to.be.greaterThan(0);
+      expect(out.errors).to.deep.equal([{ imei: '111111111111111', errorMessage: 'Device not found' }]);
     },
   };
 

@@ -521,6 +521,12 @@ export const CASES: Table = {
     path: `/api/m2m/v1/accounts/${ACC}/statesandservices`,
   },
   'plans.list': { input: { accountName: ACC }, path: `/api/m2m/v1/plans/${ACC}` },
+  'location.subscription': { input: { accountName: ACC }, path: `/api/loc/v1/subscriptions/${ACC}` },
+  'location.usage': {
+    input: { accountName: ACC, startDate: '04-01-2026', endDate: '04-30-2026', usageForAllAccounts: true },
+    path: '/api/loc/v1/usage',
+    body: { accountName: ACC, startDate: '04-01-2026', endDate: '04-30-2026', usageForAllAccounts: true },
+  },
   'groups.create': {
     // Kinds are sent lower case.
     input: {
@@ -561,6 +567,55 @@ export const CASES: Table = {
   'groups.delete': {
     input: { accountName: ACC, groupName: 'Cold chain East' },
     path: `/api/m2m/v1/groups/${ACC}/name/Cold%20chain%20East`,
+  },
+  'devices.connectionHistory': {
+    input: {
+      deviceId: { id: IMEI, kind: 'IMEI' },
+      earliest: '2026-01-01T00:00:00Z',
+      latest: '2026-01-02T00:00:00Z',
+    },
+    path: '/api/m2m/v1/devices/connections/actions/listHistory',
+    body: {
+      deviceId: { id: IMEI, kind: 'imei' },
+      earliest: '2026-01-01T00:00:00Z',
+      latest: '2026-01-02T00:00:00Z',
+    },
+  },
+  'devices.provisioningHistory': {
+    input: {
+      deviceId: { id: ICCID, kind: 'iccid' },
+      earliest: '2025-01-01T00:00:00Z',
+      latest: '2026-01-02T00:00:00Z',
+    },
+    path: '/api/m2m/v1/devices/history/actions/list',
+    body: {
+      deviceId: { id: ICCID, kind: 'iccid' },
+      earliest: '2025-01-01T00:00:00Z',
+      latest: '2026-01-02T00:00:00Z',
+    },
+  },
+  'devices.suspensionStatus': {
+    input: { accountName: ACC, filter: { groupName: 'North Fleet', servicePlan: '84777' } },
+    path: '/api/m2m/v1/devices/suspension/status',
+    body: { accountName: ACC, filter: { groupName: 'North Fleet', servicePlan: '84777' } },
+  },
+  'usage.aggregate': {
+    input: { accountNumber: ACC, imei: [IMEI, IMEI2], startDate: '2026-01-01', endDate: '2026-01-31' },
+    path: '/api/hyper-precise/v1/report/aggregate',
+    body: { accountNumber: ACC, imei: [IMEI, IMEI2], startDate: '2026-01-01', endDate: '2026-01-31' },
+  },
+  'usage.aggregateAsync': {
+    input: {
+      deviceIds: [{ id: IMEI, kind: 'IMEI' }],
+      startTime: '2026-01-01T00:00:00Z',
+      endTime: '2026-01-31T00:00:00Z',
+    },
+    path: '/api/m2m/v1/devices/usage/actions/list/aggregate',
+    body: {
+      deviceIds: [{ id: IMEI, kind: 'imei' }],
+      startTime: '2026-01-01T00:00:00Z',
+      endTime: '2026-01-31T00:00:00Z',
+    },
   },
   'sms.history': { input: { accountName: ACC }, path: `/api/m2m/v1/sms/${ACC}/history` },
   // A PUT with no field in its body: the body is `{}`.

@@ -8,9 +8,11 @@ import type * as Connectivity from '../schemas/connectivity.js';
 import type * as Groups from '../schemas/groups.js';
 import type * as History from '../schemas/history.js';
 import type * as Location from '../schemas/location.js';
+import type * as Quota from '../schemas/quota.js';
 import type * as Sensors from '../schemas/sensors.js';
 import type * as Subscriptions from '../schemas/subscriptions.js';
 import type * as Triggers from '../schemas/triggers.js';
+import type * as Usage from '../schemas/usage.js';
 
 export const C = onFirstUse<typeof Connectivity>(import.meta.url, '../schemas/connectivity.js');
 export const L = onFirstUse<typeof Location>(import.meta.url, '../schemas/location.js');
@@ -20,3 +22,5 @@ export const T = onFirstUse<typeof Triggers>(import.meta.url, '../schemas/trigge
 export const A = onFirstUse<typeof Accounts>(import.meta.url, '../schemas/accounts.js');
 export const G = onFirstUse<typeof Groups>(import.meta.url, '../schemas/groups.js');
 export const H = onFirstUse<typeof History>(import.meta.url, '../schemas/history.js');
+export const Q = onFirstUse<typeof Quota>(import.meta.url, '../schemas/quota.js');
+export const R = onFirstUse<typeof Usage>(import.meta.url, '../schemas/usage.js');
