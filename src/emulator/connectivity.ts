@@ -23,7 +23,7 @@ export const CARRIER = 'Wireless Carrier';
 const CUSTOM_FIELD = 'CustomField1';
 
 /** The device group of a device (groups.ts moves devices between groups; devices.ts remembers it). */
-function groupOf(st: EmulatorState, n: number): string {
+export function groupOf(st: EmulatorState, n: number): string {
   return st.devices.group(n);
 }
 

@@ -13,6 +13,7 @@ import { resolveDevices, selection, type Named } from './connectivity.js';
 import { account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { ACTIVE, DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { E } from './errors.js';
+import { groupsOf } from './groups.js';
 import { deliver, listenerTarget } from './listeners.js';
 import { hash32, unit } from './random.js';
 import { CarrierRequest, reasonId, reasonOf } from './requests.js';
@@ -21,23 +22,40 @@ import type { Core, EmulatorState } from './state.js';
 
 // ── the devices of a request ────────────────────────────────────────────────────────────────────
 
+/** How a request's members select devices (targets). */
+interface Selecting {
+  /** The member that narrows by service plan: `servicePlan`, or `currentServicePlan` for a plan change. */
+  planFilter?: 'servicePlan' | 'currentServicePlan';
+  /**
+   * Activation: devices not in the account join it; with devices named, `groupName` is the group they join
+   * rather than a filter; `servicePlan` is the plan to give and `customFields` are values, neither a filter.
+   */
+  activation?: boolean;
+}
+
 /**
  * The devices a request acts on: those it names (`devices` entries, or a flat `deviceIds` list), else every
- * device of the account in its `groupName`; either way only those that also meet its `groupName`,
- * `servicePlan` and `customFields`, the real service's "only include devices that ..." (docs/spec-decisions.md).
+ * device of the account in its `groupName`; either way only those that also meet its `groupName`, service plan
+ * filter and `customFields`, the real service's "only include devices that ..." (docs/spec-decisions.md).
  * None is 400: a request that reaches no device is a mistake to say at once.
  */
-export function targets(ctx: Ctx, a: AccountInfo, input: Json): Named[] {
+export function targets(ctx: Ctx, a: AccountInfo, input: Json, o: Selecting = {}): Named[] {
   const st = ctx.st;
-  const narrow = selection(st, {
-    groupName: input.groupName,
-    servicePlan: input.servicePlan,
-    customFields: input.customFields,
-  });
+  const narrow = selection(
+    st,
+    o.activation
+      ? { groupName: input.groupName }
+      : {
+          groupName: input.groupName,
+          servicePlan: input[o.planFilter ?? 'servicePlan'],
+          customFields: input.customFields,
+        },
+  );
   let out: Named[];
   if (input.devices !== undefined || input.deviceIds !== undefined) {
     const devices = input.devices ?? (input.deviceIds as DeviceIdPair[]).map((d) => ({ deviceIds: [d] }));
-    out = resolveDevices(ctx, a, { devices }).filter((d) => narrow(d.n));
+    out = resolveDevices(ctx, a, { devices }, o.activation);
+    if (!o.activation) out = out.filter((d) => narrow(d.n));
   } else {
     out = [];
     for (const n of st.devices.inOrder(a.index, '')) {
@@ -64,11 +82,13 @@ interface Work {
   /** Members of that response beside `accountName`. */
   response?: Json;
   apply: Apply;
+  /** Not carried out before this simulated time (a plan change's `takeEffect`). */
+  notBefore?: number;
 }
 
 /**
  * Takes an asynchronous request whose devices are resolved: records every device `Pending`, and carries it out
- * at once, or after `processingSeconds` on the simulated clock. Returns its requestId.
+ * at once, or after `processingSeconds` on the simulated clock (not before `notBefore`). Returns its requestId.
  */
 function accept(ctx: Ctx, a: AccountInfo, named: Named[], work: Work): string {
   const st = ctx.st;
@@ -85,7 +105,7 @@ function accept(ctx: Ctx, a: AccountInfo, named: Named[], work: Work): string {
     account: a.index,
     accountName: a.name,
     receivedAt: ctx.now,
-    dueAt: ctx.now + Math.round(f.processingSeconds * 1000),
+    dueAt: Math.max(ctx.now + Math.round(f.processingSeconds * 1000), work.notBefore ?? 0),
     salt,
     dropRate: f.dropCallbackRate,
     size: named.length,
@@ -173,18 +193,19 @@ function stateChange(from: number[], to: number, why: string): Apply {
 /** A device-state action: checked at once (400, nothing done), then carried out as an asynchronous request. */
 function change(
   ctx: Ctx,
-  opts: { responseKey: string; addUnknown?: boolean; plan?: boolean },
+  opts: { responseKey: string; plan?: boolean } & Selecting,
   apply: (input: Json) => Apply,
 ): Answer {
   const input = validInput(ctx);
   const a = account(ctx, input.accountName);
   if (opts.plan && !ctx.st.world.plan(String(input.servicePlan)))
     throw E.invalid(`Invalid service plan ${String(input.servicePlan)}`);
-  const named = resolveDevices(ctx, a, input, opts.addUnknown);
+  const named = targets(ctx, a, input, opts);
   const requestId = accept(ctx, a, named, {
     responseKey: opts.responseKey,
     ...(opts.plan ? { response: { servicePlan: input.servicePlan } } : {}),
     apply: apply(input),
+    ...(input.takeEffect !== undefined ? { notBefore: Date.parse(String(input.takeEffect)) } : {}),
   });
   return { body: { requestId } };
 }
@@ -205,31 +226,40 @@ const deactivate = (ctx: Ctx) =>
   );
 
 const activate = (ctx: Ctx) =>
-  change(ctx, { responseKey: 'activateResponse', addUnknown: true, plan: true }, (input) => {
+  change(ctx, { responseKey: 'activateResponse', activation: true, plan: true }, (input) => {
     const inner = stateChange([PENDING, DEACTIVE], ACTIVE, 'A suspended device is restored, not activated');
     const plan = String(input.servicePlan);
     const by = ctx.user.username;
+    // With devices named, `groupName` is the group they join, which must exist.
+    const joins = input.devices === undefined ? undefined : (input.groupName as string | undefined);
+    if (joins !== undefined && !groupsOf(ctx.st, account(ctx, input.accountName).index).has(joins))
+      throw E.invalid(`Device group not found: ${joins}`);
     return (st, n, at) => {
       const wasActive = st.devices.stateCode(n) === ACTIVE;
       const reason = inner(st, n, at);
       if (reason) return reason;
       st.devices.setPlan(n, plan, at);
+      if (joins !== undefined) st.devices.setGroup(n, joins);
       if (!wasActive) st.activations.set(n, { by, at });
       return 0;
     };
   });
 
 const changePlan = (ctx: Ctx) =>
-  change(ctx, { responseKey: 'changePlanResponse', plan: true }, (input) => {
-    const plan = String(input.servicePlan);
-    return (st, n, at) => {
-      const store = st.devices;
-      if (store.stateCode(n) === DEACTIVE)
-        return reasonId('DEVICE DEACTIVATED', 'The plan of a deactivated device cannot be changed');
-      store.setPlan(n, plan, at);
-      return 0;
-    };
-  });
+  change(
+    ctx,
+    { responseKey: 'changePlanResponse', plan: true, planFilter: 'currentServicePlan' },
+    (input) => {
+      const plan = String(input.servicePlan);
+      return (st, n, at) => {
+        const store = st.devices;
+        if (store.stateCode(n) === DEACTIVE)
+          return reasonId('DEVICE DEACTIVATED', 'The plan of a deactivated device cannot be changed');
+        store.setPlan(n, plan, at);
+        return 0;
+      };
+    },
+  );
 
 // ── SMS ─────────────────────────────────────────────────────────────────────────────────────────
 

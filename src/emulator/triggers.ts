@@ -12,6 +12,7 @@
  * Account-group-share triggers are stored, listed and overwritten but not evaluated: the spec does not show
  * their callback payload (ARCHITECTURE.md).
  */
+import { groupOf } from './connectivity.js';
 import { account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { ACTIVE, DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { E } from './errors.js';
@@ -80,6 +81,7 @@ function create(ctx: Ctx): Answer {
     triggerId: uuid(),
     triggerName: String(input.triggerName),
     ecpdId: String(input.ecpdId),
+    ...(input.deviceGroupName !== undefined ? { deviceGroupName: String(input.deviceGroupName) } : {}),
     triggerCategory: String(input.triggerCategory),
     pricePlanTrigger: input.pricePlanTrigger as Json,
     notification: input.notification as Json,
@@ -107,6 +109,8 @@ function update(ctx: Ctx): Answer {
   if (!st.world.ratePlanGroups.some((g) => g.id === group))
     throw E.invalid(`ratePlanGroupId: ${String(group)} is not a rate plan group of the profile`);
   t.triggerName = String(input.triggerName);
+  if (input.deviceGroupName !== undefined) t.deviceGroupName = String(input.deviceGroupName);
+  else delete t.deviceGroupName;
   t.triggerCategory = String(input.triggerCategory);
   t.pricePlanTrigger = input.pricePlanTrigger as Json;
   t.notification = input.notification as Json;
@@ -124,7 +128,12 @@ function flatten(value: unknown, prefix: string, out: { key: string; value: unkn
 function listed(st: EmulatorState, t: PricePlanTrigger): Json {
   const attributes: { key: string; value: unknown }[] = [];
   flatten(
-    { pricePlanTrigger: t.pricePlanTrigger, notification: t.notification, active: t.active },
+    {
+      ...(t.deviceGroupName !== undefined ? { deviceGroupName: t.deviceGroupName } : {}),
+      pricePlanTrigger: t.pricePlanTrigger,
+      notification: t.notification,
+      active: t.active,
+    },
     '',
     attributes,
   );
@@ -252,13 +261,17 @@ function compare(comparator: string, value: number, threshold: number): boolean 
   return value > threshold;
 }
 
-/** Devices of an account in service on a plan: pending and deactivated devices are not. */
-function onPlan(st: EmulatorState, a: AccountInfo, code: string): number[] {
+/**
+ * Devices of an account in service on a plan (pending and deactivated devices are not), and in the trigger's
+ * device group when it names one.
+ */
+function onPlan(st: EmulatorState, a: AccountInfo, code: string, group?: string): number[] {
   const out: number[] = [];
   const store = st.devices;
   for (const n of store.inOrder(a.index)) {
     const s = store.stateCode(n);
-    if (s !== PENDING && s !== DEACTIVE && store.planOf(n) === code) out.push(n);
+    if (s === PENDING || s === DEACTIVE || store.planOf(n) !== code) continue;
+    if (group === undefined || groupOf(st, n) === group) out.push(n);
   }
   return out;
 }
@@ -313,7 +326,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
       (((p.action as Json).agingDetails as Json | undefined)?.onNumberOfBillCycle as number) ?? 1,
     );
     for (const a of accounts) {
-      for (const n of onPlan(st, a, code)) {
+      for (const n of onPlan(st, a, code, t.deviceGroupName)) {
         const since_ = st.devices.planSinceOf(n);
         let due = since_;
         for (let i = 0; i < cycles; i++) due = nextBillCycle(due, a.billCycleDay);
@@ -337,7 +350,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
   if (type === 'UsageAllowance') {
     const levels = [50, 75, 90, 100].filter((l) => cond[`percentage${l}`] === true);
     for (const a of accounts) {
-      const devices = onPlan(st, a, code);
+      const devices = onPlan(st, a, code, t.deviceGroupName);
       if (devices.length === 0) continue;
       const cs = startOfBillCycle(probe, a.billCycleDay);
       const used = devices.reduce((s, n) => s + st.devices.usage(n, cs, at), 0);
@@ -371,7 +384,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
       const cs = cycleStart(cycleType, probe, lead);
       const closing = cycleEnd(cycleType, probe, lead) === at;
       if (comparator !== 'gt' && !closing) continue;
-      const devices = group.flatMap((a) => onPlan(st, a, code));
+      const devices = group.flatMap((a) => onPlan(st, a, code, t.deviceGroupName));
       const value = devices.reduce((s, n) => s + st.devices.usage(n, cs, at), 0) / unitBytes;
       const key = `acct:${group.map((a) => a.index).join(',')}:${cs}`;
       if (!compare(comparator, value, threshold) || t.fired.has(key)) continue;
@@ -394,7 +407,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
     const cs = cycleStart(cycleType, probe, a);
     const closing = cycleEnd(cycleType, probe, a) === at;
     if (comparator !== 'gt' && !closing) continue;
-    for (const n of onPlan(st, a, code)) {
+    for (const n of onPlan(st, a, code, t.deviceGroupName)) {
       const key = `dev:${n}:${cs}`;
       if (t.fired.has(key)) continue;
       const used = st.devices.usage(n, cs, at);

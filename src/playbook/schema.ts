@@ -321,11 +321,14 @@ export function allowExpressions(schema: unknown): unknown {
   return isValue ? { anyOf: [s, EXPRESSION] } : s;
 }
 
-/** The schema a step's `with` is checked against: the request as sent, where that differs (batches). */
+/**
+ * The schema a step's `with` is checked against: what a step may give, where that is narrower than the action's
+ * input (exactly the devices a device action acts on), else the request as sent, where that differs (batches).
+ */
 export function withSchemaFor(action: string): object | undefined {
   if (Object.hasOwn(CATALOG, action)) {
     const op = CATALOG[action as keyof typeof CATALOG] as Operation;
-    return op.request ?? op.input;
+    return op.stepInput ?? op.request ?? op.input;
   }
   if (Object.hasOwn(ENGINE_ACTIONS, action))
     return ENGINE_ACTIONS[action as keyof typeof ENGINE_ACTIONS].input;

@@ -5,10 +5,11 @@
 import { expect } from 'chai';
 import { createClient, type Client } from '../../src/api/client.js';
 import { InputError } from '../../src/errors.js';
-import { ACC } from '../helpers/action-cases.js';
+import { ACC, CASES } from '../helpers/action-cases.js';
 import { FAST_RATES, Recorder } from '../helpers/recorder.js';
 
 const IMEI = '353456789012345';
+type Json = Record<string, unknown>;
 
 describe('the real service wire shapes', () => {
   let rec: Recorder;
@@ -198,6 +199,105 @@ describe('the real service wire shapes', () => {
       expect(
         await refused(() => client.callByName('sms.send', { accountName: ACC, smsMessage: 'reboot' })),
       ).to.deep.equal(['/deviceIds: deviceIds is required: name the devices, or give a groupName']);
+    });
+  });
+
+  describe('the optional fields of the device actions and price plan triggers', () => {
+    const sent = async (path: string, call: () => Promise<unknown>) => {
+      rec.enqueue(`/api${path}`, { body: { requestId: 'r-1', triggerId: 't-1' } });
+      await call();
+      return JSON.parse(bodyTo(path)) as unknown;
+    };
+    const device = { deviceIds: [{ id: IMEI, kind: 'imei' }] };
+    const place = {
+      address: {
+        addressLine1: '1 Main St',
+        city: 'Bedminster',
+        state: 'NJ',
+        zip: '07921',
+        country: 'USA',
+      },
+      customerName: { firstName: 'Ada', lastName: 'Lovelace' },
+    };
+
+    it('activate: every member the service takes, sent as given', async () => {
+      const input = {
+        accountName: ACC,
+        devices: [device],
+        servicePlan: 'M2M4G',
+        mdnZipCode: '07920',
+        skuNumber: 'SKU-1',
+        carrierIpPoolName: 'Pool01',
+        carrierName: 'Wireless Carrier',
+        costCenterCode: 'CC-42',
+        customFields: [{ key: 'CustomField2', value: 'north' }],
+        groupName: 'North Fleet',
+        leadId: 'lead-7',
+        primaryPlaceOfUse: place,
+        publicIpRestriction: 'restricted',
+      };
+      expect(
+        await sent('/m2m/v1/devices/actions/activate', () => client.devices.activate(input)),
+      ).to.deep.equal(input);
+      expect(bodyTo('/m2m/v1/devices/actions/activate')).to.equal(JSON.stringify(input));
+    });
+
+    it('deactivate, suspend, restore: a device group instead of devices, and their own members', async () => {
+      const deactivate = {
+        accountName: ACC,
+        groupName: 'North Fleet',
+        servicePlan: 'M2M4G',
+        customFields: [{ key: 'CustomField1', value: 'North Fleet' }],
+        reasonCode: 'FF',
+        etfWaiver: false,
+        deleteAfterDeactivation: true,
+      };
+      await sent('/m2m/v1/devices/actions/deactivate', () => client.devices.deactivate(deactivate));
+      expect(bodyTo('/m2m/v1/devices/actions/deactivate')).to.equal(JSON.stringify(deactivate));
+      rec.requests.length = 0;
+      const suspend = { accountName: ACC, groupName: 'South Fleet', withBilling: true };
+      await sent('/m2m/v1/devices/actions/suspend', () => client.devices.suspend(suspend));
+      expect(bodyTo('/m2m/v1/devices/actions/suspend')).to.equal(JSON.stringify(suspend));
+      rec.requests.length = 0;
+      const restore = { accountName: ACC, devices: [device], servicePlan: 'M2M4G' };
+      await sent('/m2m/v1/devices/actions/restore', () => client.devices.restore(restore));
+      expect(bodyTo('/m2m/v1/devices/actions/restore')).to.equal(JSON.stringify(restore));
+    });
+
+    it('changePlan: the plan to leave, when, the IP pool, and a device group', async () => {
+      const input = {
+        accountName: ACC,
+        groupName: 'North Fleet',
+        servicePlan: 'M2M5G',
+        currentServicePlan: 'M2M4G',
+        takeEffect: '2026-02-01T00:00:00Z',
+        carrierIpPoolName: 'Pool01',
+        customFields: [{ key: 'CustomField1', value: 'North Fleet' }],
+      };
+      await sent('/m2m/v1/devices/actions/plan', () => client.devices.changePlan(input));
+      expect(bodyTo('/m2m/v1/devices/actions/plan')).to.equal(JSON.stringify(input));
+    });
+
+    it('price plan triggers: deviceGroupName, on create and on update', async () => {
+      const create = { ...CASES['triggers.createPayAsYouGo'].input, deviceGroupName: 'North Fleet' };
+      const body = (await sent('/m2m/v2/triggers', () => client.triggers.createPayAsYouGo(create))) as Json;
+      expect(body.deviceGroupName).to.equal('North Fleet');
+      expect(body).to.deep.equal({
+        ...(CASES['triggers.createPayAsYouGo'].body as Json),
+        deviceGroupName: 'North Fleet',
+      });
+      rec.requests.length = 0;
+      const update = { ...CASES['triggers.updateAccountGroupShare'].input, deviceGroupName: 'South Fleet' };
+      const sentUpdate = (await sent('/m2m/v2/triggers', () =>
+        client.triggers.updateAccountGroupShare(update),
+      )) as Json;
+      expect(sentUpdate.deviceGroupName).to.equal('South Fleet');
+    });
+
+    it('refuses a device action that names neither devices nor a group', async () => {
+      expect(await refused(() => client.callByName('devices.suspend', { accountName: ACC }))).to.deep.equal([
+        '/devices: devices is required: name the devices, or give a groupName',
+      ]);
     });
   });
 });

@@ -4,11 +4,15 @@ import { C } from './load-schemas.js';
 import { normalizeDevices } from './normalize.js';
 import type { Json, Method, Operation } from './operation.js';
 
-/** A device action of the M2M area: its request schema is read through `input` when first needed. */
+/**
+ * A device action of the M2M area: its request schema is read through `input` when first needed, and what a
+ * playbook step of it may give (exactly its devices) through `stepInput`.
+ */
 export const m2mDevice = <I extends Type.TSchema>(
   verb: string,
   summary: string,
   input: () => I,
+  step: () => Type.TSchema,
   applied: (input: Json) => Json,
   o: { action?: string; method?: Method } = {},
 ) =>
@@ -20,6 +24,9 @@ export const m2mDevice = <I extends Type.TSchema>(
     path: `/m2m/v1/devices/actions/${verb}`,
     get input() {
       return input();
+    },
+    get stepInput() {
+      return step();
     },
     get output() {
       return C().RequestAccepted;

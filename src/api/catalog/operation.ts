@@ -23,6 +23,12 @@ export interface Operation {
   readonly input: Type.TSchema;
   /** One request body as sent, when it differs from `input` (batches). */
   readonly request?: Type.TSchema;
+  /**
+   * What a playbook step may give, when it is narrower than `input`: a step of a device action names exactly the
+   * devices it acts on (no device group, no filter that narrows them), since the engine locks, records and
+   * confirms each.
+   */
+  readonly stepInput?: Type.TSchema;
   /** What the action returns, after every page or batch. */
   readonly output: Type.TSchema;
   /** One page's response, for paged actions. */

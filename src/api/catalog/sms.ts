@@ -14,6 +14,9 @@ export const SMS = {
     get input() {
       return C().SmsRequest;
     },
+    get stepInput() {
+      return C().SmsStep;
+    },
     get output() {
       return C().RequestAccepted;
     },

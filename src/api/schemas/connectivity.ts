@@ -1,8 +1,7 @@
 /**
  * Connectivity management, 5G device attributes, connectivity callbacks and sessions, under /m2m/v1
- * (spec 2.13, 4.4, 4.5, 5; facts). Request bodies of the 4.5 operations are not in the spec: they take the
- * shape the rest of the m2m API uses, `{ accountName, devices: [{ deviceIds: [{ id, kind }] }], ... }`
- * (docs/spec-decisions.md).
+ * (spec 2.13, 4.4, 4.5, 5; facts). Request bodies of the 4.5 operations are not in the spec: they are the real
+ * service's, as its SDKs' models show them (named at each schema; docs/spec-decisions.md).
  */
 import Type from 'typebox';
 import {
@@ -135,20 +134,151 @@ export const ListDevicesRequest = closed({
 export const ListDevicesResult = Type.Object({ devices: Type.Array(DeviceRecord) });
 
 // ── device actions (4.5) ────────────────────────────────────────────────────────────────────────
-const base = { accountName: AccountName, devices: Devices };
-export const DeviceActionRequest = closed(base);
-export const ActivateRequest = closed({
-  ...base,
+/**
+ * A request that acts on the devices it names in `member`, or on a device group: `groupName` alone reaches every
+ * device of the group (docs/spec-decisions.md).
+ */
+const namesDevices = (member: string) => ({
+  if: { not: { required: ['groupName'] } },
+  then: { required: [member], 'x-message': 'name the devices, or give a groupName' },
+});
+const GroupName = Type.String({ minLength: 1, description: 'A device group: all of its devices, or only those.' });
+const PlanFilter = Type.String({ minLength: 1, description: 'Only the devices on this service plan.' });
+const IpPool = Type.String({
+  pattern: '^[A-Za-z0-9]{3,32}$',
+  description: 'A private IP pool (carrier group name): 3 to 32 letters and digits.',
+});
+
+/**
+ * The members that select devices beside the ones named: a playbook step may not use them. The engine locks,
+ * records and confirms each device a step names, so a step names exactly the devices it acts on; the refusal
+ * says how to select them first.
+ */
+const selectingInAStep = (
+  named: 'devices' | 'deviceIds',
+  ...members: ('groupName' | 'servicePlan' | 'currentServicePlan' | 'customFields')[]
+) => ({
+  'x-moved': Object.fromEntries(
+    members.map((m) => [
+      m,
+      `the step's \`${named}\`, selected first with devices.list { ${m === 'currentServicePlan' ? 'servicePlan' : m} } (a step acts on exactly the devices it names)`,
+    ]),
+  ),
+});
+
+/** Suspend and restore (the SDKs' `CarrierActionsRequest`). */
+const suspendOwn = {
+  withBilling: Type.Optional(Type.Boolean({ description: 'Suspend: true keeps billing, false stops it.' })),
+};
+export const DeviceActionRequest = closed(
+  {
+    accountName: AccountName,
+    devices: Type.Optional(Devices),
+    groupName: Type.Optional(GroupName),
+    servicePlan: Type.Optional(PlanFilter),
+    customFields: Type.Optional(CustomFields),
+    ...suspendOwn,
+  },
+  namesDevices('devices'),
+);
+export const DeviceActionStep = closed(
+  { accountName: AccountName, devices: Devices, ...suspendOwn },
+  selectingInAStep('devices', 'groupName', 'servicePlan', 'customFields'),
+);
+
+/** The customer and address of the primary place of use, for taxation (the SDKs' `PlaceOfUse`). */
+const PlaceOfUse = closed({
+  address: closed({
+    addressLine1: Type.String({ minLength: 1 }),
+    addressLine2: Type.Optional(Type.String()),
+    city: Type.String({ minLength: 1 }),
+    state: Type.String({ minLength: 1 }),
+    zip: Type.String({ minLength: 1 }),
+    zip4: Type.Optional(Type.String()),
+    country: Type.String({ minLength: 1, description: 'US or USA.' }),
+    phone: Type.Optional(Type.String()),
+    phoneType: Type.Optional(Type.String()),
+    emailAddress: Type.Optional(Type.String()),
+  }),
+  customerName: closed({
+    title: Type.Optional(Type.String()),
+    firstName: Type.String({ minLength: 1 }),
+    middleName: Type.Optional(Type.String()),
+    lastName: Type.String({ minLength: 1 }),
+    suffix: Type.Optional(Type.String()),
+  }),
+});
+
+/**
+ * The SDKs' `CarrierActivateRequest`. With devices named, `groupName` is the group they join; alone, it
+ * activates the devices of that group. `customFields` are values the devices are given, not a filter.
+ */
+const activateOwn = {
+  accountName: AccountName,
+  groupName: Type.Optional(GroupName),
   servicePlan: Type.String({ minLength: 1 }),
   mdnZipCode: Type.Optional(Type.String({ pattern: '^[0-9]{5}$' })),
   skuNumber: Type.Optional(Type.String()),
-});
-export const DeactivateRequest = closed({
-  ...base,
+  carrierIpPoolName: Type.Optional(IpPool),
+  carrierName: Type.Optional(Type.String({ minLength: 1, description: 'The carrier that activates.' })),
+  costCenterCode: Type.Optional(Type.String({ minLength: 1 })),
+  customFields: Type.Optional(CustomFields),
+  leadId: Type.Optional(Type.String({ minLength: 1, description: 'A qualified or closed-won customer lead.' })),
+  primaryPlaceOfUse: Type.Optional(PlaceOfUse),
+  publicIpRestriction: Type.Optional(
+    Type.String({ minLength: 1, description: 'Whether devices with public static IPs reach the Internet.' }),
+  ),
+};
+export const ActivateRequest = closed({ ...activateOwn, devices: Type.Optional(Devices) }, namesDevices('devices'));
+export const ActivateStep = closed({ ...activateOwn, devices: Devices });
+
+/** The SDKs' `CarrierDeactivateRequest`. */
+const deactivateOwn = {
   reasonCode: Type.Optional(Type.String({ description: 'Default FF.' })),
   etfWaiver: Type.Optional(Type.Boolean({ description: 'true requests an early termination fee waiver.' })),
-});
-export const ChangePlanRequest = closed({ ...base, servicePlan: Type.String({ minLength: 1 }) });
+  deleteAfterDeactivation: Type.Optional(
+    Type.Boolean({ description: 'true removes the devices from the account once deactivated.' }),
+  ),
+};
+export const DeactivateRequest = closed(
+  {
+    accountName: AccountName,
+    devices: Type.Optional(Devices),
+    groupName: Type.Optional(GroupName),
+    servicePlan: Type.Optional(PlanFilter),
+    customFields: Type.Optional(CustomFields),
+    ...deactivateOwn,
+  },
+  namesDevices('devices'),
+);
+export const DeactivateStep = closed(
+  { accountName: AccountName, devices: Devices, ...deactivateOwn },
+  selectingInAStep('devices', 'groupName', 'servicePlan', 'customFields'),
+);
+
+/** The SDKs' `ServicePlanUpdateRequest`. */
+const changePlanOwn = {
+  servicePlan: Type.String({ minLength: 1, description: 'The plan the devices move to.' }),
+  takeEffect: Type.Optional(
+    Type.String({ format: 'date-time', description: 'When the change is made; at once when absent.' }),
+  ),
+  carrierIpPoolName: Type.Optional(IpPool),
+};
+export const ChangePlanRequest = closed(
+  {
+    accountName: AccountName,
+    devices: Type.Optional(Devices),
+    groupName: Type.Optional(GroupName),
+    currentServicePlan: Type.Optional(PlanFilter),
+    customFields: Type.Optional(CustomFields),
+    ...changePlanOwn,
+  },
+  namesDevices('devices'),
+);
+export const ChangePlanStep = closed(
+  { accountName: AccountName, devices: Devices, ...changePlanOwn },
+  selectingInAStep('devices', 'groupName', 'currentServicePlan', 'customFields'),
+);
 /**
  * The usage history of one device (the SDKs' `DeviceUsageListRequest`): a playbook wanting several devices'
  * usage asks for each in a forEach step.
@@ -174,31 +304,31 @@ export const UsageResponse = Type.Object({
   hasMoreData: Type.Boolean(),
   usageHistory: Type.Array(UsageRecord),
 });
-/**
- * A request that acts on the devices it names in `member`, or on a device group: `groupName` alone reaches every
- * device of the group (docs/spec-decisions.md).
- */
-const namesDevices = (member: string) => ({
-  if: { not: { required: ['groupName'] } },
-  then: { required: [member], 'x-message': 'name the devices, or give a groupName' },
-});
-const GroupName = Type.String({ minLength: 1, description: 'A device group: all of its devices, or only those.' });
-const PlanFilter = Type.String({ minLength: 1, description: 'Only the devices on this service plan.' });
-
 /** The SDKs' `SMSSendRequest`: a flat `deviceIds` list, or a device group. */
+const DeviceIdList = Type.Array(DeviceId, {
+  minItems: 1,
+  'x-uniqueBy': 'id',
+  description: 'The devices, one { id, kind } each.',
+});
+const smsOwn = {
+  accountName: AccountName,
+  smsMessage: Type.String({ minLength: 1, maxLength: 160 }),
+  dataEncoding: Type.Optional(Type.String({ enum: ['7-bit', '8-bit-ASCII', '8-bit-UTF-8', '8-bit-DATA'] })),
+};
+const oldSmsDevices = { devices: '`deviceIds: [{ id, kind }]`, a flat list' };
 export const SmsRequest = closed(
   {
-    accountName: AccountName,
-    deviceIds: Type.Optional(
-      Type.Array(DeviceId, { minItems: 1, 'x-uniqueBy': 'id', description: 'The devices, one { id, kind } each.' }),
-    ),
+    ...smsOwn,
+    deviceIds: Type.Optional(DeviceIdList),
     groupName: Type.Optional(GroupName),
     servicePlan: Type.Optional(PlanFilter),
     customFields: Type.Optional(CustomFields),
-    smsMessage: Type.String({ minLength: 1, maxLength: 160 }),
-    dataEncoding: Type.Optional(Type.String({ enum: ['7-bit', '8-bit-ASCII', '8-bit-UTF-8', '8-bit-DATA'] })),
   },
-  { ...namesDevices('deviceIds'), 'x-moved': { devices: '`deviceIds: [{ id, kind }]`, a flat list' } },
+  { ...namesDevices('deviceIds'), 'x-moved': oldSmsDevices },
+);
+export const SmsStep = closed(
+  { ...smsOwn, deviceIds: DeviceIdList },
+  { 'x-moved': { ...oldSmsDevices, ...selectingInAStep('deviceIds', 'groupName', 'servicePlan', 'customFields')['x-moved'] } },
 );
 
 // ── asynchronous requests ───────────────────────────────────────────────────────────────────────

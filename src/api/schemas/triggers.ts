@@ -255,6 +255,9 @@ const TriggerCategory = Type.String({
 const triggerCommon = {
   triggerName: Type.String({ minLength: 1 }),
   ecpdId: Type.String({ minLength: 1, description: 'The customer profile ID.' }),
+  deviceGroupName: Type.Optional(
+    Type.String({ minLength: 1, description: 'Only the devices of this device group (the real service takes it).' }),
+  ),
   triggerCategory: TriggerCategory,
   notification: Notification,
   active: Type.Boolean(),

@@ -20,7 +20,7 @@ import {
   withResult,
   type DeviceSet,
 } from '../devices.js';
-import type { AcceptedRequest, Json, StepState } from '../types.js';
+import { StepError, type AcceptedRequest, type Json, type StepState } from '../types.js';
 import { requestIdOf } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
 import { withDeviceRetries } from './device-retry.js';
@@ -28,6 +28,12 @@ import type { ActionCall } from './index.js';
 
 export async function deviceState(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
+  // The service would act on a whole device group; the engine must know each device to lock, record and
+  // confirm it. Literal arguments are refused by validation already; this is for a `with` computed whole.
+  if (!Array.isArray(x.input.devices))
+    throw new StepError(
+      `${x.action}: a step names the devices it acts on in \`devices\` (select a group's first with devices.list { groupName })`,
+    );
   const results = new Map<string, DeviceResult>();
   const tally: Confirmation = { callback: 0, requestStatus: 0, stateRead: 0 };
   /** Every request of this step the service accepted, in order: what its checkpoint keeps. */
