@@ -21,7 +21,10 @@ function register(ctx: Ctx, via: 'm2m' | 'loc'): Answer {
     ctx.st.listeners.set(a.name, byService);
   }
   byService.set(serviceName, listener);
-  return { body: { accountName: a.name, serviceName } };
+  // The location API answers as the real service does; the connectivity one as the spec shows.
+  return {
+    body: via === 'loc' ? { account: a.name, name: serviceName } : { accountName: a.name, serviceName },
+  };
 }
 
 function list(ctx: Ctx, via: 'm2m' | 'loc'): Answer {
@@ -39,23 +42,23 @@ function list(ctx: Ctx, via: 'm2m' | 'loc'): Answer {
   return { body: out };
 }
 
-function deregister(ctx: Ctx): Answer {
+function deregister(ctx: Ctx, via: 'm2m' | 'loc'): Answer {
   const input = validInput(ctx);
   const a = account(ctx, input.accountName);
   const serviceName = String(input.serviceName);
   const byService = ctx.st.listeners.get(a.name);
   if (!byService?.delete(serviceName))
     throw E.invalid(`No ${serviceName} callback listener is registered for account ${a.name}`);
-  return { body: { accountName: a.name, serviceName } };
+  return { body: via === 'loc' ? { success: true } : { accountName: a.name, serviceName } };
 }
 
 export const listenerHandlers = {
   'callbacks.register': (ctx: Ctx) => register(ctx, 'm2m'),
   'callbacks.list': (ctx: Ctx) => list(ctx, 'm2m'),
-  'callbacks.deregister': deregister,
+  'callbacks.deregister': (ctx: Ctx) => deregister(ctx, 'm2m'),
   'locationCallbacks.register': (ctx: Ctx) => register(ctx, 'loc'),
   'locationCallbacks.list': (ctx: Ctx) => list(ctx, 'loc'),
-  'locationCallbacks.deregister': deregister,
+  'locationCallbacks.deregister': (ctx: Ctx) => deregister(ctx, 'loc'),
 };
 
 /** The account's listener for `service` as a delivery target; undefined when none is registered. */

@@ -3,7 +3,9 @@
  * bytes each sends, against a recording server, and the old invented spellings refused with the real name.
  */
 import { expect } from 'chai';
+import { CATALOG } from '../../src/api/catalog.js';
 import { createClient, type Client } from '../../src/api/client.js';
+import { explainingAjv } from '../../src/api/validate.js';
 import { InputError } from '../../src/errors.js';
 import { ACC, CASES } from '../helpers/action-cases.js';
 import { FAST_RATES, Recorder } from '../helpers/recorder.js';
@@ -298,6 +300,39 @@ describe('the real service wire shapes', () => {
       expect(await refused(() => client.callByName('devices.suspend', { accountName: ACC }))).to.deep.equal([
         '/devices: devices is required: name the devices, or give a groupName',
       ]);
+    });
+  });
+
+  describe('location callbacks', () => {
+    const REGISTER = `/loc/v1/callbacks/${ACC}`;
+    const DEREGISTER = `/loc/v1/callbacks/${ACC}/name/Location`;
+
+    it('register sends { name, url }; its answer is read in either shape', async () => {
+      rec.enqueue(`POST /api${REGISTER}`, { body: { account: ACC, name: 'Location' } });
+      expect(
+        await client.locationCallbacks.register({ accountName: ACC, url: 'https://hooks.example.com/loc' }),
+      ).to.deep.equal({
+        account: ACC,
+        name: 'Location',
+      });
+      expect(bodyTo(REGISTER)).to.equal('{"name":"Location","url":"https://hooks.example.com/loc"}');
+      const output = explainingAjv().compile(CATALOG['locationCallbacks.register'].output);
+      expect(output({ account: ACC, name: 'Location' }), 'the real service').to.equal(true);
+      expect(output({ accountName: ACC, serviceName: 'Location' }), 'the spec').to.equal(true);
+      expect(output({ name: 'Location' })).to.equal(false);
+    });
+
+    it('deregister sends no body; its answer is read in either shape', async () => {
+      rec.enqueue(`DELETE /api${DEREGISTER}`, { body: { success: true } });
+      expect(await client.locationCallbacks.deregister({ accountName: ACC })).to.deep.equal({
+        success: true,
+      });
+      const [req] = rec.requestsTo(`/api${DEREGISTER}`);
+      expect(req!.method).to.equal('DELETE');
+      expect(req!.rawBody).to.equal('');
+      const output = explainingAjv().compile(CATALOG['locationCallbacks.deregister'].output);
+      expect(output({ success: true })).to.equal(true);
+      expect(output({ accountName: ACC, serviceName: 'Location' })).to.equal(true);
     });
   });
 });

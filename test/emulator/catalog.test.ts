@@ -389,7 +389,7 @@ describe('emulator: the client calls every action of the catalog over loopback',
     },
     'locationCallbacks.list': (out) => expect(out).to.deep.equal([]),
     'locationCallbacks.register': async (out) => {
-      expect(out).to.deep.equal({ accountName: primary.accountName, serviceName: 'Location' });
+      expect(out).to.deep.equal({ account: primary.accountName, name: 'Location' });
       const listed = await client.locationCallbacks.list({ accountName: primary.accountName });
       expect(listed).to.deep.equal([
         { accountName: primary.accountName, serviceName: 'Location', url: listener.url },

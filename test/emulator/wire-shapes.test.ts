@@ -455,4 +455,39 @@ describe('emulator: the real service wire shapes', function () {
       }
     });
   });
+
+  describe('location callbacks', () => {
+    it('register answers { account, name }, deregister { success: true }, as the real service', async () => {
+      raw.forget();
+      const reg = await raw.api('POST', `/loc/v1/callbacks/${account}`, {
+        name: 'Location',
+        url: 'https://hooks.example.com/loc',
+      });
+      expect(reg.status).to.equal(200);
+      expect(reg.body).to.deep.equal({ account, name: 'Location' });
+      expect(await client.locationCallbacks.list({ accountName: account })).to.deep.equal([
+        { accountName: account, serviceName: 'Location', url: 'https://hooks.example.com/loc' },
+      ]);
+      const dereg = await raw.api('DELETE', `/loc/v1/callbacks/${account}/name/Location`);
+      expect(dereg.status).to.equal(200);
+      expect(dereg.body).to.deep.equal({ success: true });
+      expect(await client.locationCallbacks.list({ accountName: account })).to.deep.equal([]);
+    });
+
+    it('the connectivity callbacks keep their answers', async () => {
+      const url = 'https://hooks.example.com/carrier';
+      expect(
+        await client.callbacks.register({ accountName: account, name: 'CarrierService', url }),
+      ).to.deep.equal({
+        accountName: account,
+        serviceName: 'CarrierService',
+      });
+      expect(
+        await client.callbacks.deregister({ accountName: account, serviceName: 'CarrierService' }),
+      ).to.deep.equal({
+        accountName: account,
+        serviceName: 'CarrierService',
+      });
+    });
+  });
 });

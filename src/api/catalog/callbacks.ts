@@ -30,7 +30,7 @@ export const CALLBACKS = {
       return L().RegisterLocationCallbackRequest;
     },
     get output() {
-      return L().RegisteredResponse;
+      return L().LocationRegisteredResponse;
     },
     mutating: true,
     retrySafe: true,

@@ -173,9 +173,20 @@ export const DeregisterLocationCallbackRequest = closed({
     Type.String({ enum: ['Location'], description: 'The `{service}` path parameter; default Location.' }),
   ),
 });
-/** The spec gives two bodies for a deregistration: `{ success: true }` and `{ accountName, serviceName }`. */
+/**
+ * The spec gives two bodies for a deregistration: `{ success: true }`, which the real service sends (its SDKs'
+ * `DeviceLocationSuccessResult`), and `{ accountName, serviceName }`. Both are read.
+ */
 export const DeregisterResponse = Type.Union([
   Type.Object({ success: Type.Boolean() }),
   Type.Object({ accountName: Type.String(), serviceName: Type.String() }),
 ]);
 export const RegisteredResponse = Type.Object({ accountName: Type.String(), serviceName: Type.String() });
+/**
+ * A Location listener registered: the real service answers `{ account, name }` (its SDKs'
+ * `CallbackRegistrationResult`), the spec's connectivity listeners `{ accountName, serviceName }`. Both are read.
+ */
+export const LocationRegisteredResponse = Type.Union([
+  Type.Object({ account: Type.String(), name: Type.String() }),
+  RegisteredResponse,
+]);
