@@ -46,19 +46,24 @@ function resource(t: UsageTrigger): Json {
   return out;
 }
 
-function fields(input: Json, t: UsageTrigger): void {
-  t.serviceName = String(input.serviceName);
-  t.triggerName = String(input.triggerName);
-  t.thresholdValue = String(input.thresholdValue);
-  t.allowExcess = input.allowExcess === true;
-  t.sendSmsNotification = input.sendSmsNotification === true;
-  if (input.smsPhoneNumbers !== undefined) t.smsPhoneNumbers = String(input.smsPhoneNumbers);
-  else delete t.smsPhoneNumbers;
-  if (input.sendEmailNotification !== undefined)
-    t.sendEmailNotification = input.sendEmailNotification === true;
-  else delete t.sendEmailNotification;
-  if (input.emailAddresses !== undefined) t.emailAddresses = String(input.emailAddresses);
-  else delete t.emailAddresses;
+/** The members of a usage trigger a request sets: text, and flags. */
+const TEXTS = ['serviceName', 'triggerName', 'thresholdValue', 'smsPhoneNumbers', 'emailAddresses'] as const;
+const FLAGS = ['allowExcess', 'sendSmsNotification', 'sendEmailNotification'] as const;
+
+/**
+ * The trigger with the members a request gives: a creation gives them all, an update those it changes (merged,
+ * the real service's partial update). Refused (400, nothing changed) when its notifications then lack the
+ * phone numbers or addresses they need.
+ */
+function merged(input: Json, t: UsageTrigger): UsageTrigger {
+  const next = { ...t };
+  for (const k of TEXTS) if (input[k] !== undefined) next[k] = String(input[k]);
+  for (const k of FLAGS) if (input[k] !== undefined) next[k] = input[k] === true;
+  if (next.sendSmsNotification && !next.smsPhoneNumbers)
+    throw E.invalid('smsPhoneNumbers is required when sendSmsNotification is true');
+  if (next.sendEmailNotification && !next.emailAddresses)
+    throw E.invalid('emailAddresses is required when sendEmailNotification is true');
+  return next;
 }
 
 function createUsageTrigger(ctx: Ctx): Answer {
@@ -77,9 +82,9 @@ function createUsageTrigger(ctx: Ctx): Answer {
     updateDate: day,
     alerted: new Set(),
   };
-  fields(input, t);
-  ctx.st.usageTriggers.set(t.triggerId, t);
-  return { body: resource(t) };
+  const made = merged(input, t);
+  ctx.st.usageTriggers.set(made.triggerId, made);
+  return { body: resource(made) };
 }
 
 function existing(ctx: Ctx, triggerId: unknown, accountName: string): UsageTrigger {
@@ -93,9 +98,9 @@ function existing(ctx: Ctx, triggerId: unknown, accountName: string): UsageTrigg
 function updateUsageTrigger(ctx: Ctx): Answer {
   const input = validInput(ctx);
   const a = primaryAccount(ctx, input.accountName);
-  const t = existing(ctx, input.triggerId, a.name);
-  fields(input, t);
+  const t = merged(input, existing(ctx, input.triggerId, a.name));
   t.updateDate = isoDate(ctx.now);
+  ctx.st.usageTriggers.set(t.triggerId, t);
   return { body: resource(t) };
 }
 

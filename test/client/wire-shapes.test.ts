@@ -335,4 +335,35 @@ describe('the real service wire shapes', () => {
       expect(output({ accountName: ACC, serviceName: 'Location' })).to.equal(true);
     });
   });
+
+  describe('usageTriggers.update', () => {
+    const TRIGGER = '0123456789abcdef0123456789abcdef';
+    const PATH = `/subsc/v1/usage/triggers/${TRIGGER}`;
+
+    it('sends only the members to change, beside the account', async () => {
+      rec.enqueue(`POST /api${PATH}`, { body: {} });
+      await client.usageTriggers.update({ triggerId: TRIGGER, accountName: ACC, thresholdValue: 95 });
+      expect(bodyTo(PATH)).to.equal(`{"accountName":"${ACC}","thresholdValue":"95"}`);
+    });
+
+    it('still takes a whole trigger, and refuses a body with nothing to change', async () => {
+      rec.enqueue(`POST /api${PATH}`, { body: {} });
+      await client.usageTriggers.update({
+        triggerId: TRIGGER,
+        accountName: ACC,
+        serviceName: 'Location',
+        triggerName: 'loc-95',
+        thresholdValue: '95',
+        allowExcess: false,
+        sendSmsNotification: true,
+        smsPhoneNumbers: '2015550123',
+      });
+      expect(JSON.parse(bodyTo(PATH))).to.include({ triggerName: 'loc-95', smsPhoneNumbers: '2015550123' });
+      expect(
+        await refused(() =>
+          client.callByName('usageTriggers.update', { triggerId: TRIGGER, accountName: ACC }),
+        ),
+      ).to.deep.equal(['/: give at least one member to change']);
+    });
+  });
 });

@@ -490,4 +490,48 @@ describe('emulator: the real service wire shapes', function () {
       });
     });
   });
+
+  describe('usageTriggers.update', () => {
+    it('merges the members given into the trigger, and checks the result', async () => {
+      const created = await client.usageTriggers.create({
+        accountName: account,
+        serviceName: 'Location',
+        triggerName: 'loc-90',
+        thresholdValue: '90',
+        allowExcess: false,
+        sendSmsNotification: true,
+        smsPhoneNumbers: '2015550123',
+      });
+      const { triggerId } = created;
+      const updated = await client.usageTriggers.update({
+        triggerId,
+        accountName: account,
+        thresholdValue: 95,
+      });
+      expect(updated).to.deep.equal({ ...created, thresholdValue: '95', updateDate: updated.updateDate });
+      const renamed = await client.usageTriggers.update({
+        triggerId,
+        accountName: account,
+        triggerName: 'loc-95',
+        sendEmailNotification: true,
+        emailAddresses: 'ops@example.com',
+      });
+      expect(renamed).to.include({
+        triggerName: 'loc-95',
+        thresholdValue: '95',
+        smsPhoneNumbers: '2015550123',
+        sendEmailNotification: true,
+        emailAddresses: 'ops@example.com',
+      });
+      raw.forget();
+      const incomplete = await raw.api('POST', `/subsc/v1/usage/triggers/${triggerId}`, {
+        accountName: account,
+        emailAddresses: '',
+      });
+      expect(incomplete.status).to.equal(400);
+      expect((incomplete.body as Json).errorMessage).to.equal(
+        'emailAddresses is required when sendEmailNotification is true',
+      );
+    });
+  });
 });

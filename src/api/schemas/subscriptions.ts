@@ -40,9 +40,25 @@ const notificationTargets = {
 };
 
 export const CreateUsageTriggerRequest = closed(usageTriggerFields, notificationTargets);
+/**
+ * An update takes the members to change, which the service merges into the trigger (the SDKs'
+ * `UsageTriggerUpdateRequest`: only `accountName` is required); the whole create body is an update too. Whether
+ * the trigger then has the phone numbers and addresses its notifications need is the service's to check.
+ */
 export const UpdateUsageTriggerRequest = closed(
-  { triggerId: Uuid, ...usageTriggerFields },
-  notificationTargets,
+  {
+    triggerId: Uuid,
+    accountName: usageTriggerFields.accountName,
+    serviceName: Type.Optional(usageTriggerFields.serviceName),
+    triggerName: Type.Optional(usageTriggerFields.triggerName),
+    thresholdValue: Type.Optional(usageTriggerFields.thresholdValue),
+    allowExcess: Type.Optional(usageTriggerFields.allowExcess),
+    sendSmsNotification: Type.Optional(usageTriggerFields.sendSmsNotification),
+    smsPhoneNumbers: usageTriggerFields.smsPhoneNumbers,
+    sendEmailNotification: usageTriggerFields.sendEmailNotification,
+    emailAddresses: usageTriggerFields.emailAddresses,
+  },
+  { allOf: [{ minProperties: 3, 'x-message': 'give at least one member to change' }] },
 );
 export const DeleteUsageTriggerRequest = closed({ accountName: AccountName, triggerId: Uuid });
 
