@@ -166,25 +166,29 @@ const selectingInAStep = (
   ),
 });
 
+/** What selects the devices of a device action: those named, or a device group, narrowed by custom fields. */
+const selecting = {
+  accountName: AccountName,
+  devices: Type.Optional(Devices),
+  groupName: Type.Optional(GroupName),
+  customFields: Type.Optional(CustomFields),
+};
+/** A playbook step of a device action: exactly its devices, and the action's own members. */
+const stepOf = <P extends Type.TProperties>(own: P, planFilter: 'servicePlan' | 'currentServicePlan') =>
+  closed(
+    { accountName: AccountName, devices: Devices, ...own },
+    selectingInAStep('devices', 'groupName', planFilter, 'customFields'),
+  );
+
 /** Suspend and restore (the SDKs' `CarrierActionsRequest`). */
 const suspendOwn = {
   withBilling: Type.Optional(Type.Boolean({ description: 'Suspend: true keeps billing, false stops it.' })),
 };
 export const DeviceActionRequest = closed(
-  {
-    accountName: AccountName,
-    devices: Type.Optional(Devices),
-    groupName: Type.Optional(GroupName),
-    servicePlan: Type.Optional(PlanFilter),
-    customFields: Type.Optional(CustomFields),
-    ...suspendOwn,
-  },
+  { ...selecting, servicePlan: Type.Optional(PlanFilter), ...suspendOwn },
   namesDevices('devices'),
 );
-export const DeviceActionStep = closed(
-  { accountName: AccountName, devices: Devices, ...suspendOwn },
-  selectingInAStep('devices', 'groupName', 'servicePlan', 'customFields'),
-);
+export const DeviceActionStep = stepOf(suspendOwn, 'servicePlan');
 
 /** The customer and address of the primary place of use, for taxation (the SDKs' `PlaceOfUse`). */
 const PlaceOfUse = closed({
@@ -241,20 +245,10 @@ const deactivateOwn = {
   ),
 };
 export const DeactivateRequest = closed(
-  {
-    accountName: AccountName,
-    devices: Type.Optional(Devices),
-    groupName: Type.Optional(GroupName),
-    servicePlan: Type.Optional(PlanFilter),
-    customFields: Type.Optional(CustomFields),
-    ...deactivateOwn,
-  },
+  { ...selecting, servicePlan: Type.Optional(PlanFilter), ...deactivateOwn },
   namesDevices('devices'),
 );
-export const DeactivateStep = closed(
-  { accountName: AccountName, devices: Devices, ...deactivateOwn },
-  selectingInAStep('devices', 'groupName', 'servicePlan', 'customFields'),
-);
+export const DeactivateStep = stepOf(deactivateOwn, 'servicePlan');
 
 /** The SDKs' `ServicePlanUpdateRequest`. */
 const changePlanOwn = {
@@ -265,20 +259,11 @@ const changePlanOwn = {
   carrierIpPoolName: Type.Optional(IpPool),
 };
 export const ChangePlanRequest = closed(
-  {
-    accountName: AccountName,
-    devices: Type.Optional(Devices),
-    groupName: Type.Optional(GroupName),
-    currentServicePlan: Type.Optional(PlanFilter),
-    customFields: Type.Optional(CustomFields),
-    ...changePlanOwn,
-  },
+  { ...selecting, currentServicePlan: Type.Optional(PlanFilter), ...changePlanOwn },
   namesDevices('devices'),
 );
-export const ChangePlanStep = closed(
-  { accountName: AccountName, devices: Devices, ...changePlanOwn },
-  selectingInAStep('devices', 'groupName', 'currentServicePlan', 'customFields'),
-);
+export const ChangePlanStep = stepOf(changePlanOwn, 'currentServicePlan');
+
 /**
  * The usage history of one device (the SDKs' `DeviceUsageListRequest`): a playbook wanting several devices'
  * usage asks for each in a forEach step.
