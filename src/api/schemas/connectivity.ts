@@ -6,6 +6,7 @@
 import Type from 'typebox';
 import {
   AccountName,
+  closed,
   DateTime,
   DEVICE_KINDS,
   DeviceId,
@@ -16,9 +17,6 @@ import {
 } from './common.js';
 
 export { RequestAccepted };
-
-const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
-  Type.Object(props, { additionalProperties: false, ...extra });
 
 export const LoginRequest = closed({
   username: Type.String({ minLength: 1 }),

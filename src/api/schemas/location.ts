@@ -1,10 +1,7 @@
 /** Device location: exclusions, synchronous locate, reports, location callbacks (spec 2.3, 2.4, 4.2; facts). */
 import Type from 'typebox';
-import { AccountName, ID_PATTERNS, kindEnum, idFormats } from './common.js';
+import { AccountName, closed, ID_PATTERNS, kindEnum, idFormats } from './common.js';
 import { MAX_EXCLUSIONS, MAX_REPORT_DEVICES } from '../limits.js';
-
-const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
-  Type.Object(props, { additionalProperties: false, ...extra });
 
 
 /** A device of a location request. The shape says `imei`; the error messages also accept MEID and ESN. */

@@ -1,9 +1,7 @@
 /** Sensor insights, profiles, rules and notification groups, under /dm/v1 (spec 2.6–2.12, 4.3). */
 import Type from 'typebox';
-import { AccountName, DateTime, ID_PATTERNS, Uuid } from './common.js';
+import { AccountName, closed, DateTime, ID_PATTERNS, Uuid } from './common.js';
 
-const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
-  Type.Object(props, { additionalProperties: false, ...extra });
 const digits = (pattern: string) => Type.Union([Type.String({ pattern }), Type.Integer({ minimum: 0 })]);
 
 export const Filter = closed({

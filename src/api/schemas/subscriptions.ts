@@ -1,9 +1,6 @@
 /** Location usage triggers and managed accounts, under /subsc/v1 (spec 2.2, 2.5, 4.2; facts). */
 import Type from 'typebox';
-import { AccountName, DateOnly, EmailList, PhoneList, Uuid } from './common.js';
-
-const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
-  Type.Object(props, { additionalProperties: false, ...extra });
+import { AccountName, closed, DateOnly, EmailList, PhoneList, Uuid } from './common.js';
 
 const usageTriggerFields = {
   accountName: AccountName,
