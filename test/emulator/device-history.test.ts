@@ -12,6 +12,7 @@ import {
   clientFor,
   emulator,
   idOf,
+  imeiOf,
   Listener,
   Raw,
   refusal,
@@ -21,7 +22,7 @@ import {
 } from './helpers.js';
 
 type Device = AccountView['devices'][number];
-const imei = (d: Device) => ({ id: idOf(d, 'imei'), kind: 'imei' });
+const imei = imeiOf;
 const NOW = '2026-01-05T00:00:00.000Z';
 
 describe('emulator: device history and usage reports', () => {

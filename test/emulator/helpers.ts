@@ -161,6 +161,12 @@ export function idOf(d: { deviceIds: { id: string; kind: string }[] }, kind: str
   return id;
 }
 
+/** A device as a request names it: by its IMEI. */
+export const imeiOf = (d: { deviceIds: { id: string; kind: string }[] }) => ({
+  id: idOf(d, 'imei'),
+  kind: 'imei',
+});
+
 /** A callback listener on port 0 that records what it receives and answers with `status()`. */
 export class Listener {
   readonly received: { headers: IncomingMessage['headers']; text: string; body: Json }[] = [];
