@@ -2,6 +2,7 @@
  * The `fleetbook` command: a thin shell over the library. Each subcommand returns its exit code; nothing
  * below src/cli calls process.exit.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { FleetbookError } from '../errors.js';
 import { redact } from '../util/secrets.js';
@@ -21,6 +22,7 @@ export async function main(argv: string[]): Promise<number> {
     .description(
       'Playbooks for fleets of connected devices on the Device Connectivity, Location and Sensor Management API.',
     )
+    .version(packageVersion(), '-V, --version', 'print the version of fleetbook')
     .exitOverride()
     .showHelpAfterError()
     .configureOutput({
@@ -120,4 +122,12 @@ export async function main(argv: string[]): Promise<number> {
     return e instanceof FleetbookError && e.code === 'FB_CONFIG' ? EXIT_USAGE : 1;
   }
   return code;
+}
+
+/** The version in package.json, which sits two folders above this module in src/ and in dist/ alike. */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
 }
