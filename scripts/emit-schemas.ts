@@ -2,6 +2,7 @@
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { actionsReference, apiSchemaFiles, render } from '../src/api/schema-files.js';
+import { eventSchemaFiles } from '../src/events/files.js';
 import { playbookSchema } from '../src/playbook/schema.js';
 
 const dir = join(import.meta.dirname, '..', 'schemas', 'api');
@@ -12,5 +13,9 @@ for (const [name, schema] of files) await writeFile(join(dir, name), render(sche
 console.log(`wrote ${files.size} files to schemas/api/`);
 await writeFile(join(dir, '..', 'playbook.schema.json'), render(playbookSchema()));
 console.log('wrote schemas/playbook.schema.json');
+const events = join(dir, '..', 'events');
+await mkdir(events, { recursive: true });
+for (const [name, schema] of eventSchemaFiles()) await writeFile(join(events, name), render(schema));
+console.log('wrote schemas/events/');
 await writeFile(join(import.meta.dirname, '..', 'docs', 'actions.md'), actionsReference());
 console.log('wrote docs/actions.md');
