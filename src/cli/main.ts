@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { FleetbookError } from '../errors.js';
 import { redact } from '../util/secrets.js';
 import type { CallFlags } from './call.js';
+import type { RunsFlags } from './runs.js';
 import type { EmulatorFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
 
@@ -87,14 +88,21 @@ export async function main(argv: string[]): Promise<number> {
     .action(async (flags: ServeFlags) => setCode(await (await import('./serve.js')).serveCommand(flags)));
   program
     .command('runs')
-    .description('Run history and per-device outcomes: `runs list`, `runs show ID [--devices]`.')
+    .description(
+      'Run history and per-device outcomes: `runs list`, `runs show ID [--devices]` (ID or a prefix of it).',
+    )
     .argument('[sub]', 'list (default) or show')
-    .argument('[id]', 'the run id, for show')
+    .argument('[id]', 'with show: the run id, or the start of one that no other run shares')
+    .option('--limit <n>', 'with list: at most this many runs, newest first (1-1000, default 50)')
+    .option('--playbook <name>', "with list: only this playbook's runs")
+    .option(
+      '--status <status>',
+      'with list: only runs in this status (queued, running, succeeded, failed, cancelled)',
+    )
     .option('--devices', 'with show: every device outcome')
     .option('--json', 'as JSON')
-    .action(
-      async (sub: string | undefined, id: string | undefined, flags: { json?: boolean; devices?: boolean }) =>
-        setCode(await (await import('./runs.js')).runsCommand(sub, id, flags)),
+    .action(async (sub: string | undefined, id: string | undefined, flags: RunsFlags) =>
+      setCode(await (await import('./runs.js')).runsCommand(sub, id, flags)),
     );
   program
     .command('emulator')

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { loadConfig } from '../config.js';
 import { SqliteStore } from '../store/sqlite.js';
-import type { RunSummary } from '../store/store.js';
+import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary } from '../store/store.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
 type Write = (s: string) => Promise<void> | undefined;
@@ -79,15 +79,37 @@ export function formatSummary(s: RunSummary): string {
   return `${lines.join('\n')}\n`;
 }
 
+export interface RunsFlags {
+  json?: boolean;
+  devices?: boolean;
+  limit?: string;
+  playbook?: string;
+  status?: string;
+}
+
+/** Exit code of a usage error: a bad flag, an ambiguous run id. */
+const EXIT_USAGE = 2;
+
 export async function runsCommand(
   sub: string | undefined,
   id: string | undefined,
-  flags: { json?: boolean; devices?: boolean },
+  flags: RunsFlags,
 ): Promise<number> {
+  if (sub !== undefined && sub !== 'list' && !(sub === 'show' && id)) {
+    process.stderr.write(
+      'fleetbook: usage: fleetbook runs [list [--limit N] [--playbook NAME] [--status STATUS] | show ID [--devices]] [--json]\n',
+    );
+    return EXIT_USAGE;
+  }
+  const filter = sub === 'show' ? undefined : listFilter(flags);
+  if (typeof filter === 'string') {
+    process.stderr.write(`fleetbook: ${filter}\n`);
+    return EXIT_USAGE;
+  }
   const store = new SqliteStore(loadConfig().state);
   try {
-    if (sub === undefined || sub === 'list') {
-      const runs = store.listRuns({ limit: 50 });
+    if (filter) {
+      const runs = store.listRuns(filter);
       if (flags.json)
         process.stdout.write(
           `${JSON.stringify(
@@ -96,39 +118,77 @@ export async function runsCommand(
             2,
           )}\n`,
         );
-      else
-        for (const r of runs)
-          process.stdout.write(`${r.id}  ${r.startedAt}  ${r.status.padEnd(9)}  ${r.playbook}\n`);
+      else process.stdout.write(runs.length ? runTable(runs) : 'no runs\n');
       return 0;
     }
-    if (sub === 'show' && id) {
-      const run = store.getRun(id);
-      if (!run) {
-        process.stderr.write(`fleetbook: no run ${id}\n`);
-        return 1;
+    const found = findRun(store, id as string);
+    if (typeof found === 'number') return found;
+    const run = found;
+    const head = run.summary ?? run;
+    // Device results are streamed from the store and written as they come: a run may have millions.
+    const out = bufferedStdout();
+    if (flags.json) {
+      if (flags.devices)
+        await writeJsonWithRows(out.write, head, 'deviceResults', store.eachDeviceResult(run.id));
+      else await out.write(`${JSON.stringify(head, null, 2)}\n`);
+    } else {
+      await out.write(run.summary ? formatSummary(run.summary) : `run ${run.id}: ${run.status}\n`);
+      if (flags.devices) {
+        for (const d of store.eachDeviceResult(run.id))
+          await out.write(
+            `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}\n`,
+          );
       }
-      const head = run.summary ?? run;
-      // Device results are streamed from the store and written as they come: a run may have millions.
-      const out = bufferedStdout();
-      if (flags.json) {
-        if (flags.devices)
-          await writeJsonWithRows(out.write, head, 'deviceResults', store.eachDeviceResult(id));
-        else await out.write(`${JSON.stringify(head, null, 2)}\n`);
-      } else {
-        await out.write(run.summary ? formatSummary(run.summary) : `run ${run.id}: ${run.status}\n`);
-        if (flags.devices) {
-          for (const d of store.eachDeviceResult(id))
-            await out.write(
-              `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}\n`,
-            );
-        }
-      }
-      await out.flush();
-      return 0;
     }
-    process.stderr.write('fleetbook: usage: fleetbook runs [list | show ID [--devices]] [--json]\n');
-    return 2;
+    await out.flush();
+    return 0;
   } finally {
     store.close();
   }
+}
+
+/** The filter of `runs list`, or what is wrong with its flags. */
+function listFilter(flags: RunsFlags): { limit: number; playbook?: string; status?: RunStatus } | string {
+  const limit = flags.limit === undefined ? 50 : Number(flags.limit);
+  if (!/^[0-9]+$/.test(flags.limit ?? '50') || limit < 1 || limit > 1000)
+    return `--limit must be a whole number from 1 to 1000 (got ${JSON.stringify(flags.limit)})`;
+  const status = flags.status;
+  if (status !== undefined && !(RUN_STATUSES as readonly string[]).includes(status))
+    return `--status must be one of ${RUN_STATUSES.join(', ')} (got ${JSON.stringify(status)})`;
+  return {
+    limit,
+    ...(flags.playbook !== undefined ? { playbook: flags.playbook } : {}),
+    ...(status !== undefined ? { status: status as RunStatus } : {}),
+  };
+}
+
+/** The runs as a table under a header, each column as wide as its widest cell. */
+function runTable(runs: RunRecord[]): string {
+  const rows = [
+    ['RUN ID', 'STARTED', 'STATUS', 'PLAYBOOK'],
+    ...runs.map((r) => [r.id, r.startedAt, r.status, r.playbook]),
+  ];
+  const widths = [0, 1, 2].map((c) => Math.max(...rows.map((row) => (row[c] as string).length)));
+  return rows
+    .map((row) => `${row.map((cell, c) => (c < 3 ? cell.padEnd(widths[c] as number) : cell)).join('  ')}\n`)
+    .join('');
+}
+
+/** The run whose id is `id` or, failing that, the one run whose id starts with it; else an exit code, said why. */
+function findRun(store: SqliteStore, id: string): RunRecord | number {
+  const exact = store.getRun(id);
+  if (exact) return exact;
+  const shown = 10;
+  const ids = store.runIdsStartingWith(id, shown + 1);
+  if (ids.length === 1) return store.getRun(ids[0] as string) as RunRecord;
+  if (!ids.length) {
+    process.stderr.write(`fleetbook: no run ${id}\n`);
+    return 1;
+  }
+  const named = ids.length > shown ? `${ids.slice(0, shown).join(', ')}, ...` : ids.join(', ');
+  const count = ids.length > shown ? `more than ${shown}` : String(ids.length);
+  process.stderr.write(
+    `fleetbook: run id prefix ${id} matches ${count} runs: ${named}; give more of the id\n`,
+  );
+  return EXIT_USAGE;
 }

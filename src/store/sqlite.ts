@@ -20,6 +20,7 @@ import {
   type Owner,
   type OwnerInfo,
   type RunRecord,
+  type RunStatus,
   type Store,
 } from './store.js';
 
@@ -194,16 +195,30 @@ export class SqliteStore implements Store {
     return row && toRun(row);
   }
 
-  listRuns(opts: { playbook?: string; limit?: number } = {}): RunRecord[] {
-    const rows = (
-      opts.playbook
-        ? this.sql('SELECT * FROM runs WHERE playbook = ? ORDER BY started_at DESC, id DESC LIMIT ?').all(
-            opts.playbook,
-            opts.limit ?? 50,
-          )
-        : this.sql('SELECT * FROM runs ORDER BY started_at DESC, id DESC LIMIT ?').all(opts.limit ?? 50)
+  listRuns(opts: { playbook?: string; status?: RunStatus; limit?: number } = {}): RunRecord[] {
+    const filters = (
+      [
+        ['playbook', opts.playbook],
+        ['status', opts.status],
+      ] as const
+    ).filter(([, value]) => value !== undefined);
+    const where = filters.length ? `WHERE ${filters.map(([column]) => `${column} = ?`).join(' AND ')} ` : '';
+    const rows = this.sql(`SELECT * FROM runs ${where}ORDER BY started_at DESC, id DESC LIMIT ?`).all(
+      ...filters.map(([, value]) => value),
+      opts.limit ?? 50,
     ) as RunRow[];
     return rows.map(toRun);
+  }
+
+  runIdsStartingWith(prefix: string, limit: number): string[] {
+    // A range of the primary key: every id that starts with the prefix sorts from it to it followed by the
+    // highest code point. LIKE would need its wildcards escaped, and would read every row.
+    const rows = this.sql('SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').all(
+      prefix,
+      `${prefix}\u{10FFFF}`,
+      limit,
+    ) as { id: string }[];
+    return rows.map((r) => r.id);
   }
 
   saveStep(

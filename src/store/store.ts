@@ -4,7 +4,8 @@
  * state a second replica would need lives here, not only in memory.
  */
 
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped' | 'planned';
 /**
  * What happened to a device (product.md 5a): `accepted` (the service took the request, its outcome is still to
@@ -211,7 +212,10 @@ export interface Store extends Ownership {
   createRun(run: RunRecord): void;
   updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
   getRun(id: string): RunRecord | undefined;
-  listRuns(opts?: { playbook?: string; limit?: number }): RunRecord[];
+  /** Newest first: at most `limit` (default 50), of one playbook and in one status when they are given. */
+  listRuns(opts?: { playbook?: string; status?: RunStatus; limit?: number }): RunRecord[];
+  /** The ids that start with `prefix`, in order, at most `limit`. */
+  runIdsStartingWith(prefix: string, limit: number): string[];
   /**
    * Checkpoint of one step, written after each step and each batch of a fan-out, with the device results it
    * produced in the same transaction: a checkpoint never exists without its ledger rows, nor they without it.

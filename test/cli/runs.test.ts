@@ -1,0 +1,124 @@
+/**
+ * `fleetbook runs list` filters (`--limit`, `--playbook`, `--status`) and its table's header, and `runs show`
+ * by an id prefix: child processes on a state file written here (dist/ must be built; `npm test` builds it).
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { RunRecord, RunStatus } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../runner/helpers.js';
+
+/** [id, playbook, status, minute of its start]: newest last. */
+const RUNS: [string, string, RunStatus, number][] = [
+  ['aaaa1111-0000-4000-8000-000000000001', 'nightly', 'succeeded', 1],
+  ['aaaa2222-0000-4000-8000-000000000002', 'nightly', 'failed', 2],
+  ['bbbb1111-0000-4000-8000-000000000003', 'suspend-on-overuse', 'succeeded', 3],
+  ['cccc1111-0000-4000-8000-000000000004', 'nightly', 'succeeded', 4],
+];
+
+const started = (minute: number) => `2026-11-22T00:0${minute}:00.000Z`;
+
+describe('fleetbook runs list and show (child process)', function () {
+  this.timeout(30_000);
+  let tmp: { dir: string; close(): Promise<void> };
+  let env: Record<string, string>;
+
+  before(async () => {
+    tmp = await tempDir();
+    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
+    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
+    for (const [id, playbook, status, minute] of RUNS)
+      store.createRun({
+        id,
+        playbook,
+        status,
+        trigger: { type: 'manual' },
+        inputs: {},
+        startedAt: started(minute),
+        endedAt: started(minute),
+      } satisfies RunRecord);
+    store.close();
+  });
+  after(() => tmp.close());
+
+  const list = async (...args: string[]) => {
+    const r = await fleetbook(['runs', 'list', ...args], env);
+    expect(r.stderr).to.equal('');
+    expect(r.code).to.equal(0);
+    return r.stdout;
+  };
+  const idsOf = (json: string) => (JSON.parse(json) as RunRecord[]).map((r) => r.id);
+
+  it('prints a header above its columns, newest first', async () => {
+    const lines = (await list()).split('\n');
+    expect(lines[0]).to.match(/^RUN ID {32}STARTED {19}STATUS {5}PLAYBOOK$/);
+    expect(lines.slice(1)).to.deep.equal([
+      `${RUNS[3]![0]}  ${started(4)}  succeeded  nightly`,
+      `${RUNS[2]![0]}  ${started(3)}  succeeded  suspend-on-overuse`,
+      `${RUNS[1]![0]}  ${started(2)}  failed     nightly`,
+      `${RUNS[0]![0]}  ${started(1)}  succeeded  nightly`,
+      '',
+    ]);
+  });
+
+  it('--json stays a JSON list, without a header', async () => {
+    expect(idsOf(await list('--json'))).to.deep.equal(RUNS.map((r) => r[0]).reverse());
+  });
+
+  it('--limit, --playbook and --status filter, alone and together', async () => {
+    expect(idsOf(await list('--json', '--limit', '2'))).to.deep.equal([RUNS[3]![0], RUNS[2]![0]]);
+    expect(idsOf(await list('--json', '--playbook', 'nightly'))).to.deep.equal([
+      RUNS[3]![0],
+      RUNS[1]![0],
+      RUNS[0]![0],
+    ]);
+    expect(idsOf(await list('--json', '--status', 'failed'))).to.deep.equal([RUNS[1]![0]]);
+    expect(
+      idsOf(await list('--json', '--playbook', 'nightly', '--status', 'succeeded', '--limit', '1')),
+    ).to.deep.equal([RUNS[3]![0]]);
+  });
+
+  it('says so when no run matches', async () => {
+    expect(await list('--playbook', 'no-such-playbook')).to.equal('no runs\n');
+  });
+
+  it('refuses a --limit that is not a whole number from 1 to 1000, and an unknown --status', async () => {
+    for (const limit of ['0', '-1', '2.5', 'ten', '1001']) {
+      const r = await fleetbook(['runs', 'list', '--limit', limit], env);
+      expect(r.code, limit).to.equal(2);
+      expect(r.stderr, limit).to.contain('--limit must be a whole number from 1 to 1000');
+    }
+    const r = await fleetbook(['runs', 'list', '--status', 'done'], env);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.contain(
+      '--status must be one of queued, running, succeeded, failed, cancelled (got "done")',
+    );
+  });
+
+  it('show takes a whole id, or a prefix of one run only', async () => {
+    for (const id of [RUNS[2]![0], 'bbbb', 'b', 'cccc1111-0']) {
+      const r = await fleetbook(['runs', 'show', id, '--json'], env);
+      expect(r.stderr, id).to.equal('');
+      expect(r.code, id).to.equal(0);
+      expect((JSON.parse(r.stdout) as RunRecord).id, id).to.equal(
+        id.startsWith('b') ? RUNS[2]![0] : RUNS[3]![0],
+      );
+    }
+  });
+
+  it('show of an ambiguous prefix names the runs it matches', async () => {
+    const r = await fleetbook(['runs', 'show', 'aaaa'], env);
+    expect(r.stdout).to.equal('');
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.equal(
+      `fleetbook: run id prefix aaaa matches 2 runs: ${RUNS[0]![0]}, ${RUNS[1]![0]}; give more of the id\n`,
+    );
+  });
+
+  it('show of a prefix no run has says so', async () => {
+    const r = await fleetbook(['runs', 'show', 'dddd'], env);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.equal('fleetbook: no run dddd\n');
+  });
+});
