@@ -43,6 +43,19 @@ export async function main(argv: string[]): Promise<number> {
       setCode(await (await import('./validate.js')).runValidate(paths, flags.format)),
     );
   program
+    .command('fmt')
+    .description(
+      'Quote the expressions only fleetbook reads as YAML (unquoted ${{ }} inside { } or [ ]), in place; nothing else changes.',
+    )
+    .argument(
+      '[paths...]',
+      'playbook files, or directories searched for *.yaml and *.yml (default: playbooks)',
+    )
+    .option('--check', 'change nothing; exit 1 when a file would change')
+    .action(async (paths: string[], flags: { check?: boolean }) =>
+      setCode(await (await import('./fmt.js')).fmtCommand(paths, flags)),
+    );
+  program
     .command('schema')
     .description('Print the playbook JSON Schema (for editors: yaml-language-server).')
     .action(async () => setCode((await import('./validate.js')).printSchema()));

@@ -39,6 +39,8 @@ export const RULES = {
     'A report.write path is absolute or climbs out of the reports directory (a warning when it starts with reports/).',
   'webhook-header':
     'A notify.webhook header that fleetbook sets itself: Host, Content-Length, hop-by-hop headers.',
+  'unquoted-expression':
+    'An unquoted `${{ }}` that only fleetbook reads as YAML (inside `{ }` or `[ ]`, or holding `: ` or ` #`): quote it, or run `fleetbook fmt`.',
 } as const;
 export type Rule = keyof typeof RULES;
 

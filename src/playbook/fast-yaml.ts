@@ -11,6 +11,8 @@
  * values, ...) gives `undefined`. test/playbook checks it against `yaml` on generated and mutated input.
  */
 
+import { needsQuotes } from './protect.js';
+
 type Json = Record<string, unknown>;
 
 /** The scalar styles whose expressions are restored differently (see protect.ts). */
@@ -295,7 +297,7 @@ class Reader {
       const stop = find(BLOCK_STOP, line, p);
       if (stop !== -1 && line.charCodeAt(stop) === 58 /* : */) out();
       end = stop === -1 ? line.length : stop;
-      value = this.plain(trimSpaces(line.slice(p, end)));
+      value = this.plain(trimSpaces(line.slice(p, end)), false);
     }
     end = skipSpaces(line, end);
     if (end < line.length && !(line.charCodeAt(end) === 35 /* # */ && line.charCodeAt(end - 1) === 32)) out();
@@ -312,7 +314,7 @@ class Reader {
     if (ch === 39 /* ' */) return this.singleQuoted(line, p);
     const end = flowPlainEnd(line, p);
     this.end = end;
-    return this.plain(trimSpaces(line.slice(p, end)));
+    return this.plain(trimSpaces(line.slice(p, end)), true);
   }
 
   private flowMap(line: string, p: number, depth: number): Json {
@@ -362,10 +364,16 @@ class Reader {
     }
   }
 
-  /** A plain scalar's value by the core schema, its expressions restored. */
-  private plain(text: string): unknown {
+  /**
+   * A plain scalar's value by the core schema, its expressions restored. One that only fleetbook reads
+   * (protect.ts, needsQuotes) goes to the full path, which warns about it.
+   */
+  private plain(text: string, inFlow: boolean): unknown {
     const v = plainValue(text);
-    return typeof v === 'string' ? this.restore(v, 'PLAIN') : v;
+    if (typeof v !== 'string') return v;
+    const restored = this.restore(v, 'PLAIN');
+    if (restored !== v && needsQuotes(restored, inFlow)) out();
+    return restored;
   }
 
   private singleQuoted(line: string, p: number): string {

@@ -31,8 +31,9 @@ import {
 } from './checker.js';
 import { boundMessage, sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
 import { generatedRules } from './generated-rules.js';
-import { protectExpressions, restoreScalar, type Protected } from './protect.js';
+import { protectExpressions } from './protect.js';
 import type * as Schema from './schema.js';
+import { findUnquoted, restoreDocument, unquotedWarning } from './unquoted.js';
 import { onFirstUse } from '../util/on-first-use.js';
 
 export type { LoadedPlaybook } from './checker.js';
@@ -178,9 +179,11 @@ class YamlSource implements Locator {
       );
       return undefined;
     }
+    for (const u of findUnquoted(doc, safe, yaml().visit))
+      this.diagnostics.push(unquotedWarning(u, this.file, (o) => this.lc.linePos(o)));
     let data: unknown;
     try {
-      restoreDocument(doc, safe);
+      restoreDocument(doc, safe, yaml().visit);
       data = doc.toJS({ maxAliasCount: MAX_ALIASES }) as unknown;
     } catch (e) {
       this.reportOffset(
@@ -277,22 +280,6 @@ class YamlSource implements Locator {
     map[text.length] = Math.min(j, raw.length);
     return (i) => range[0] + (map[Math.max(0, Math.min(i, text.length))] ?? 0);
   }
-}
-
-/**
- * Restores the expressions in the parsed document itself, before it becomes data. A placeholder inside a
- * quoted scalar stands for quoted source text, so YAML's escapes in it are undone (`''` in single quotes,
- * backslash escapes in double quotes); in a plain scalar the text is taken as it was.
- */
-function restoreDocument(doc: Document, p: Protected): void {
-  if (!p.changed) return;
-  yaml().visit(doc, {
-    Scalar(_key, node) {
-      if (typeof node.value !== 'string') return;
-      const value = restoreScalar(p, node.value, node.type);
-      if (value !== node.value) node.value = value;
-    },
-  });
 }
 
 function firstLine(m: string): string {

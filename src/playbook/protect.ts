@@ -87,3 +87,14 @@ function unescapeDouble(t: string): string {
     return t;
   }
 }
+
+/**
+ * Whether a plain (unquoted) scalar, its expressions restored, is fleetbook's YAML only: any `${{ }}` inside a
+ * flow collection (`{`, `}` and `,` are flow indicators there), and in block context an expression holding
+ * `: ` or ` #`, which other YAML tools read as a mapping or a comment. Quoted, it is YAML to every tool.
+ */
+export function needsQuotes(text: string, inFlow: boolean): boolean {
+  if (!text.includes('${{')) return false;
+  if (inFlow) return true;
+  return findExpressions(text).spans.some((s) => /: | #/.test(text.slice(s.start, s.end)));
+}

@@ -1,0 +1,74 @@
+/**
+ * `fleetbook fmt [PATH...] [--check]`: quotes the expressions that only fleetbook reads as YAML (unquoted
+ * `${{ }}` inside `{ }` or `[ ]`, or holding `: ` or ` #`), in place, and changes nothing else: comments,
+ * order, blank lines and every other character stay as they are.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import { LineCounter, parseDocument, visit } from 'yaml';
+import { protectExpressions } from '../playbook/protect.js';
+import { findUnquoted, quoteScalar, restoreDocument } from '../playbook/unquoted.js';
+import { playbookFiles } from '../util/files.js';
+
+/** The playbooks `fleetbook fmt` formats when given no path. */
+export const DEFAULT_FMT_PATH = 'playbooks';
+
+/** A playbook's text with its expressions quoted, or why it cannot be formatted. */
+export type Formatted = { text: string; changed: boolean } | { problem: string; line?: number; col?: number };
+
+export function formatPlaybook(source: string): Formatted {
+  const safe = protectExpressions(source);
+  const lc = new LineCounter();
+  const doc = parseDocument(safe.text, { lineCounter: lc, uniqueKeys: true, prettyErrors: false });
+  const error = doc.errors[0];
+  if (error) {
+    const { line, col } = lc.linePos(error.pos[0]);
+    return { problem: `${error.message.split('\n')[0] ?? ''} (fix the YAML first)`, line, col };
+  }
+  const found = findUnquoted(doc, safe, visit);
+  if (!found.length) return { text: source, changed: false };
+  let text = source;
+  // From the end, so that the offsets of the ones before stay true.
+  for (const u of found.sort((a, b) => b.start - a.start))
+    text = text.slice(0, u.start) + quoteScalar(u.value) + text.slice(u.end);
+  // The result must be YAML alone, and mean what the original meant to fleetbook.
+  restoreDocument(doc, safe, visit);
+  const plain = parseDocument(text, { uniqueKeys: true });
+  if (plain.errors.length || !isDeepStrictEqual(plain.toJS(), doc.toJS())) {
+    return { problem: 'quoting its expressions would change its meaning; quote them by hand' };
+  }
+  return { text, changed: true };
+}
+
+export async function fmtCommand(paths: string[], flags: { check?: boolean }): Promise<number> {
+  const files: string[] = [];
+  for (const p of paths.length ? paths : [DEFAULT_FMT_PATH]) {
+    try {
+      files.push(...(await playbookFiles(p)));
+    } catch {
+      process.stderr.write(`fleetbook: no such file or directory: ${p}\n`);
+      return 2;
+    }
+  }
+  let changed = 0;
+  let failed = 0;
+  for (const file of files) {
+    const r = formatPlaybook(readFileSync(file, 'utf8'));
+    if ('problem' in r) {
+      failed++;
+      process.stderr.write(`${file}${r.line ? `:${r.line}:${r.col}` : ''}: ${r.problem}\n`);
+      continue;
+    }
+    if (!r.changed) continue;
+    changed++;
+    if (!flags.check) writeFileSync(file, r.text);
+    process.stdout.write(`${file}\n`);
+  }
+  const n = `${files.length} file${files.length === 1 ? '' : 's'}`;
+  process.stderr.write(
+    flags.check
+      ? `${n} checked: ${changed} would be reformatted${failed ? `, ${failed} could not be read` : ''}\n`
+      : `${n} checked: ${changed} reformatted${failed ? `, ${failed} could not be read` : ''}\n`,
+  );
+  return failed || (flags.check && changed) ? 1 : 0;
+}
