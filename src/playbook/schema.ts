@@ -78,6 +78,14 @@ const DevicePolicy = closed({
       description: 'Per-device error types accepted as outcomes.',
     }),
   ),
+  toleratedFailurePercent: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 100,
+      description:
+        "Fail the step when more than this share of its devices failed or stayed unconfirmed. Unset: the step succeeds whatever its devices' outcomes.",
+    }),
+  ),
 });
 
 const WaitCompletion = closed({

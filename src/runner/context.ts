@@ -15,7 +15,7 @@ import {
 } from '../store/store.js';
 import type { Operation } from '../api/catalog.js';
 import { resultsOf } from './devices.js';
-import type { Plan, RetryPolicy } from './plan.js';
+import type { Plan, RetryPolicy, StepPlan } from './plan.js';
 import {
   StepError,
   type Checkpoint,
@@ -126,6 +126,31 @@ export function countDevices(groups: DeviceGroup[]): DeviceCounts {
     if (g.errorType && g.outcome !== 'succeeded') c.byError[g.errorType] = (c.byError[g.errorType] ?? 0) + n;
   }
   return c;
+}
+
+/**
+ * What `toleratedFailurePercent` says of `failed` out of `of`: undefined within it, else why the step fails,
+ * e.g. `2 of 10 iterations failed (20.0 %, tolerated 10 %)`. A forEach counts its iterations, a step its devices.
+ */
+export function overTolerance(
+  failed: number,
+  of: number,
+  what: string,
+  tolerated: number,
+): string | undefined {
+  const percent = of ? (failed / of) * 100 : 0;
+  if (percent <= tolerated) return undefined;
+  return `${failed} of ${of} ${what} (${percent.toFixed(1)} %, tolerated ${tolerated} %)`;
+}
+
+/**
+ * Why a step fails on the share of its devices that failed or stayed unconfirmed (`devices.toleratedFailurePercent`),
+ * or undefined: within the tolerance, or none set.
+ */
+export function devicesOverTolerance(plan: StepPlan, d: DeviceCounts): string | undefined {
+  if (plan.toleratedFailurePercent === undefined) return undefined;
+  const what = d.unconfirmed ? 'devices failed or stayed unconfirmed' : 'devices failed';
+  return overTolerance(d.failed + d.unconfirmed, d.total, what, plan.toleratedFailurePercent);
 }
 
 export function addCounts(into: DeviceCounts, c: DeviceCounts): void {

@@ -6,7 +6,7 @@
 import type { Step } from '../playbook/schema.js';
 import { render } from '../expressions/template.js';
 import { emptyCounts } from '../store/store.js';
-import { addCounts, type RunContext } from './context.js';
+import { addCounts, overTolerance, type RunContext } from './context.js';
 import { LimitError, StepError, type Scope, type StepState } from './types.js';
 
 export async function fanOut(
@@ -83,13 +83,9 @@ export async function fanOut(
   await Promise.all(workers);
   for (const [id, totals] of inner)
     scope.ctx.steps[id] = { status: 'succeeded', output: null, items: [], devices: totals };
-  const percent = units.length ? (failed / units.length) * 100 : 0;
   const output = { iterations: units.length, failed };
-  if (percent > (fe.toleratedFailurePercent ?? 0)) {
-    throw new StepError(
-      `${failed} of ${units.length} iterations failed (${percent.toFixed(1)} %, tolerated ${fe.toleratedFailurePercent ?? 0} %)`,
-    );
-  }
+  const over = overTolerance(failed, units.length, 'iterations failed', fe.toleratedFailurePercent ?? 0);
+  if (over) throw new StepError(over);
   // The inner steps' devices are already in their own summaries; the forEach reports them for expressions only.
   return {
     status: 'succeeded',

@@ -33,9 +33,10 @@ export interface StepPlan {
   /** A location report's completion wait. */
   completionMs: number;
   completionPollMs?: number;
-  /** `devices.retry` and `devices.ignore`. */
+  /** `devices.retry`, `devices.ignore` and `devices.toleratedFailurePercent`. */
   deviceRetry: DeviceRetryRule[];
   ignore: Set<string>;
+  toleratedFailurePercent?: number;
   /** A `wait:` step: its duration, or its event wait's timeout and poll interval. */
   waitMs?: number;
   pollMs?: number;
@@ -124,6 +125,9 @@ function stepPlan(step: Step): StepPlan {
       delayMs: ms(r.delay) ?? 0,
     })),
     ignore: new Set(policy?.ignore ?? []),
+    ...(policy?.toleratedFailurePercent !== undefined
+      ? { toleratedFailurePercent: policy.toleratedFailurePercent }
+      : {}),
     ...(typeof wait === 'string' ? { waitMs: ms(wait) ?? 0 } : {}),
     ...(event
       ? {

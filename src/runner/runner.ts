@@ -11,7 +11,7 @@ import { render, truthy } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { retrying } from '../retry.js';
 import { emptyCounts, type RunSummary, type StepStatus } from '../store/store.js';
-import { RunContext, addCounts, countDevices, done, item, selects } from './context.js';
+import { RunContext, addCounts, countDevices, devicesOverTolerance, done, item, selects } from './context.js';
 import { devicesOf, idsOf, resultsOf, withResult, type DeviceSet } from './devices.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
@@ -226,12 +226,14 @@ class Run {
         ctx.log.warn('step failed', { step: step.id, error: message });
       }
       if (e instanceof LimitError || this.o.signal?.aborted) throw e;
-      if (step.onError === 'continue') return;
-      if (Array.isArray(step.onError)) {
-        await this.steps(step.onError as Step[], scope);
-        return;
-      }
-      throw new StepError(`step \`${step.id}\` failed: ${message}`);
+      return this.afterFailure(step, scope, message);
+    }
+    // A step whose devices failed beyond its tolerance fails, its devices recorded as for any other step.
+    const over = 'uses' in step && !cp ? devicesOverTolerance(ctx.plan.of(step), state.devices) : undefined;
+    if (over) {
+      state.status = 'failed';
+      state.error = over;
+      ctx.progress.errors++;
     }
     scope.ctx.steps[step.id] = state;
     if (sum.status !== 'failed') sum.status = state.status;
@@ -253,11 +255,26 @@ class Run {
           : {}),
         calls: sum.calls - before.calls,
         attempts: sum.attempts - before.attempts,
+        ...(over ? { error: over } : {}),
       } satisfies Checkpoint,
       state.ledger ? { step: step.id, groups: state.ledger, at: ctx.now() } : undefined,
     );
     delete state.ledger;
     this.logStep(scope, 'step ended', { step: step.id, status: state.status, devices: state.devices });
+    if (over) {
+      ctx.log.warn('step failed', { step: step.id, error: over });
+      await this.afterFailure(step, scope, over);
+    }
+  }
+
+  /** After a step failed: `onError: continue` goes on, rescue steps run, and otherwise the run fails. */
+  private async afterFailure(step: Step, scope: Scope, message: string): Promise<void> {
+    if (step.onError === 'continue') return;
+    if (Array.isArray(step.onError)) {
+      await this.steps(step.onError as Step[], scope);
+      return;
+    }
+    throw new StepError(`step \`${step.id}\` failed: ${message}`);
   }
 
   /**
