@@ -1,7 +1,12 @@
 /**
  * The error catalog. Every error fleetbook raises is a FleetbookError with a stable `code` and a retry class;
- * the runner decides by type and class, never by parsing a message. test/errors.test.ts checks that codes are
- * unique and documented.
+ * the runner decides by type and class, never by parsing a message. test/client/error-catalog.test.ts checks
+ * that codes are unique, documented and used.
+ *
+ * A device's own error within an answer (spec 7.3: `SVC CACHE UNAVAILABLE`, `SVC DEVICE DATA UNAVAILABLE`,
+ * `ABSENT SUBSCRIBER`, ...) is not an error of a call: it is the device's outcome, with a class of its own
+ * (transient, remediable, permanent) given by DEVICE_ERRORS in api/device-errors.ts, every row of the spec's
+ * table, and documented in docs/outcomes.md.
  */
 
 import { redact } from './util/secrets.js';

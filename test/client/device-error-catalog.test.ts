@@ -23,6 +23,8 @@ const root = join(import.meta.dirname, '..', '..');
 const FIXTURE = join(root, 'test', 'fixtures', 'spec-7.3.md');
 const SPEC = join(root, '..', 'shared', 'spec', 'service-spec.md');
 const HEADING = '### 7.3 Per-device errors';
+/** Where the classes are documented for users. */
+const DOCS = join(root, 'docs', 'outcomes.md');
 
 /** The section from its heading to the next heading of the same or a higher level. */
 function section(markdown: string): string {
@@ -34,20 +36,25 @@ function section(markdown: string): string {
   return lines.slice(start, end).join('\n').trimEnd() + '\n';
 }
 
-/** The rows of the first table: [type, meaning]. */
-function rows(markdown: string): [string, string][] {
-  const table = markdown.split('\n').filter((l) => l.trim().startsWith('|'));
-  const [header, rule, ...body] = table;
-  expect(header, 'table header').to.match(/\|\s*Error type\s*\|\s*Meaning\s*\|/);
-  expect(rule, 'table rule').to.match(/^\|[\s:-]+\|[\s:-]+\|$/);
-  return body.map((l) => {
-    const cells = l
+/** The rows of the table whose header is `header`, as their cells: [type, meaning] by default. */
+function rows(markdown: string, header = ['Error type', 'Meaning']): string[][] {
+  const cells = (line: string) =>
+    line
       .trim()
       .slice(1, -1)
       .split('|')
       .map((c) => c.trim());
-    expect(cells, l).to.have.length(2);
-    return [cells[0]!, cells[1]!];
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((l) => l.trim().startsWith('|') && cells(l).join('|') === header.join('|'));
+  expect(start, `a table headed ${header.join(' | ')}`).to.be.at.least(0);
+  const rule = lines[start + 1] ?? '';
+  expect(rule, 'table rule').to.match(/^\|([\s:-]+\|)+$/);
+  const body = lines.slice(start + 2);
+  const end = body.findIndex((l) => !l.trim().startsWith('|'));
+  return body.slice(0, end < 0 ? body.length : end).map((l) => {
+    const row = cells(l);
+    expect(row, l).to.have.length(header.length);
+    return row;
   });
 }
 
@@ -105,6 +112,14 @@ describe('per-device error catalog (spec 7.3)', () => {
     expect(Object.entries(DEVICE_ERRORS).filter(([, c]) => c === 'remediable')).to.deep.equal([
       ['SVC CACHE UNAVAILABLE', 'remediable'],
     ]);
+  });
+
+  it('docs/outcomes.md lists every type with its class and meaning, row for row', async () => {
+    const documented = rows(await readFile(DOCS, 'utf8'), ['Error type', 'Class', 'Meaning']);
+    expect(documented).to.deep.equal(
+      rows(fixture).map(([type, meaning]) => [type, deviceErrorClass(type as string), meaning]),
+    );
+    expect(documented.map(([type]) => type)).to.include('SVC DEVICE DATA UNAVAILABLE');
   });
 
   it('a type the spec does not list is permanent, never dropped', () => {
