@@ -19,6 +19,7 @@ const LAYERS = [
   ['runner'],
   ['connect.ts'],
   ['daemon'],
+  ['testing'],
   ['cli'],
 ];
 
@@ -27,7 +28,7 @@ const LAYERS = [
  * and the CLI (`fleetbook emulator`) import it.
  */
 const EMULATOR = { name: 'emulator', imports: ['util', 'clock.ts', 'log.ts', 'errors.ts', 'api'] };
-const STARTS_EMULATOR = ['connect.ts', 'cli'];
+const STARTS_EMULATOR = ['connect.ts', 'testing', 'cli'];
 
 /** The public library surface: the engine's modules, never the shells or the emulator. */
 const INDEX = { name: 'index.ts', forbidden: ['connect.ts', 'daemon', 'cli', 'emulator'] };

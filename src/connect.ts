@@ -5,7 +5,7 @@
  */
 import type { ClientOptions } from './api/client.js';
 import type { Config } from './config.js';
-import type { Emulator } from './emulator/index.js';
+import type { Emulator, EmulatorOptions } from './emulator/index.js';
 import type { Logger } from './log.js';
 
 export interface Target {
@@ -34,8 +34,14 @@ export const EMBEDDED_POLL_INTERVAL_MS = 250;
 export async function connect(
   config: Config,
   logger: Logger,
-  /** Embedded only: seed the emulator's demo triggers (the daemon's zero-configuration start). */
-  embedded: { demoTriggers?: boolean } = {},
+  /**
+   * Embedded only: the emulator's world and faults (`fleetbook test`), and its demo triggers (the daemon's
+   * zero-configuration start).
+   */
+  embedded: Pick<
+    EmulatorOptions,
+    'demoTriggers' | 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale' | 'faults'
+  > = {},
 ): Promise<Target> {
   const rates = { requestsPerSecond: config.requestsPerSecond, concurrency: config.concurrency };
   const areaRates = { m2m: rates, loc: rates, subsc: rates, dm: rates, oauth: rates };

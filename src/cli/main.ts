@@ -8,7 +8,7 @@ import { FleetbookError } from '../errors.js';
 import { redact } from '../util/secrets.js';
 import type { CallFlags } from './call.js';
 import type { RunsFlags } from './runs.js';
-import type { EmulatorFlags } from './run.js';
+import type { EmulatorFlags, RunFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
@@ -85,11 +85,22 @@ export async function main(argv: string[]): Promise<number> {
     .description('Run a playbook now. Without FLEETBOOK_API_URL, against an embedded emulator.')
     .argument('<playbook>', 'the playbook file')
     .option('--input <key=value>', 'an input (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option(
+      '--event <file>',
+      'a callback event, as the service posts it (JSON; - for stdin): runs the playbook as the daemon would for it',
+    )
     .option('--dry-run', 'make the read-only calls, none of the mutating ones, and report what they would do')
     .option('--json', 'print the run summary as JSON on stdout')
-    .action(async (file: string, flags: { input?: string[]; dryRun?: boolean; json?: boolean }) =>
+    .action(async (file: string, flags: RunFlags) =>
       setCode(await (await import('./run.js')).runCommand(file, flags)),
     );
+  program
+    .command('test')
+    .description(
+      'Run the playbook tests (NAME.test.yaml beside NAME.yaml), each case on its own embedded emulator.',
+    )
+    .argument('[paths...]', 'test files, or directories searched for *.test.yaml (default: playbooks)')
+    .action(async (paths: string[]) => setCode(await (await import('./test.js')).testCommand(paths)));
   program
     .command('serve')
     .description(
@@ -129,9 +140,12 @@ export async function main(argv: string[]): Promise<number> {
     .action(async (flags: EmulatorFlags) => setCode(await (await import('./run.js')).emulatorCommand(flags)));
   program
     .command('actions')
-    .description('List every action with its method and path.')
-    .option('--json', 'as JSON')
-    .action(async (flags: { json?: boolean }) => setCode((await import('./call.js')).listActions(flags)));
+    .description("List every action with its method and path, or print one action's reference.")
+    .argument('[action]', 'an action: its arguments, output, errors, retry-safety and an example')
+    .option('--json', 'as JSON (the list)')
+    .action(async (action: string | undefined, flags: { json?: boolean }) =>
+      setCode(await (await import('./actions.js')).actionsCommand(action, flags)),
+    );
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {

@@ -3,15 +3,17 @@ import { readFileSync } from 'node:fs';
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
+import { localRun, type LocalRun } from '../daemon/local-event.js';
 import { connect } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
+import type { Playbook } from '../playbook/schema.js';
 import { parseDuration } from '../playbook/duration.js';
-import { startRun } from '../runner/factory.js';
+import { startRun, type NewRun } from '../runner/factory.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
-import { Interrupted, coerceInputs, type Progress } from '../runner/runner.js';
+import { Interrupted, type Progress } from '../runner/runner.js';
 import { Lease } from '../store/lease.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { RunSummary } from '../store/store.js';
@@ -20,6 +22,8 @@ import { formatSummary } from './runs.js';
 
 export interface RunFlags {
   input?: string[];
+  /** A callback event as the service posts it, from a file, or `-` for stdin. */
+  event?: string;
   dryRun?: boolean;
   json?: boolean;
 }
@@ -58,6 +62,33 @@ export function envForExpressions(env: NodeJS.ProcessEnv): Record<string, string
   return out;
 }
 
+/** What starts the run: the event of `--event` (`-`: stdin), or the inputs of `--input`. */
+async function runStart(pb: Playbook, flags: RunFlags): Promise<NewRun | string> {
+  const inputs = parseInputs(flags.input);
+  if (flags.event === undefined) return unlessRefused(localRun(pb, { inputs }));
+  if (Object.keys(inputs).length)
+    return '--input and --event do not go together: a callback starts its run without inputs';
+  const text = flags.event === '-' ? await readStdin() : readFileSync(flags.event, 'utf8');
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch (e) {
+    return `--event ${flags.event}: not JSON: ${(e as Error).message}`;
+  }
+  const run = unlessRefused(localRun(pb, { event }));
+  return typeof run === 'string' ? `--event ${flags.event}: ${run}` : run;
+}
+
+function unlessRefused(run: LocalRun): NewRun | string {
+  return 'refused' in run ? run.refused : run;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
   const source = readFileSync(file, 'utf8');
   const loaded = loadPlaybook(source, file);
@@ -67,11 +98,14 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     return 2;
   }
   const pb = loaded.playbook;
-  let inputs: Record<string, unknown>;
+  let start: NewRun | string;
   try {
-    inputs = coerceInputs(pb, parseInputs(flags.input));
+    start = await runStart(pb, flags);
   } catch (e) {
-    process.stderr.write(`fleetbook: ${(e as Error).message}\n`);
+    start = (e as Error).message;
+  }
+  if (typeof start === 'string') {
+    process.stderr.write(`fleetbook: ${start}\n`);
     return 2;
   }
   const config = loadConfig();
@@ -122,8 +156,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       ...(target.pollIntervalMs ? { pollIntervalMs: target.pollIntervalMs } : {}),
     };
     summary = await startRun(services, pb, {
-      trigger: { type: 'manual', by: 'cli' },
-      inputs,
+      ...start,
       dryRun: Boolean(flags.dryRun),
       signal: controller.signal,
       ...(bar

@@ -101,6 +101,22 @@ export function toMessage(service: string, kind: string, body: Json, receivedAt:
 }
 
 /**
+ * A callback as the listener stores it, or why the listener refuses it (400): `named` is the service of the
+ * route it was posted to, else read from what it reports. `fleetbook run --event` and `fleetbook test` make
+ * their events here too, so that a run sees exactly what the daemon would give it.
+ */
+export function callbackMessage(
+  body: Json,
+  named: string | undefined,
+  receivedAt: string,
+): InboxMessage | string {
+  const kind = kindOf(body);
+  if (typeof body.requestId !== 'string' || !body.requestId || !kind)
+    return 'a callback has a requestId and a …Response member';
+  return toMessage(named ?? serviceOf(kind), kind, body, receivedAt);
+}
+
+/**
  * How deep a callback's JSON may nest. The service's messages nest a few levels; a much deeper one is refused
  * (400) as it is read, before it joins a commit: serializing it again (JSON.stringify, the matcher's
  * expressions) recurses once per level and overflows the stack near 5,000 levels.

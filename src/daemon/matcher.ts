@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { render, truthy } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
-import type { InboxEvent, RunRecord, Store } from '../store/store.js';
+import type { InboxEvent, InboxMessage, RunRecord, Store } from '../store/store.js';
 import type { Json } from './callbacks.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { RunPool } from './pool.js';
@@ -14,6 +14,42 @@ import type { RunPool } from './pool.js';
 export function callbacksOf(pb: Playbook): { service: string; if?: string }[] {
   const c = pb.on.callback;
   return c === undefined ? [] : Array.isArray(c) ? c : [c];
+}
+
+/**
+ * Whether `pb`'s `on.callback` selects an event of `service`. A filter that fails on the event selects
+ * nothing; `onError` hears why.
+ */
+export function selects(
+  pb: Playbook,
+  service: string,
+  event: Json,
+  onError: (filter: string, error: Error) => void,
+): boolean {
+  return callbacksOf(pb).some((c) => {
+    if (c.service !== service) return false;
+    if (c.if === undefined) return true;
+    try {
+      return truthy(render(c.if, { event }));
+    } catch (e) {
+      onError(c.if, e as Error);
+      return false;
+    }
+  });
+}
+
+/** The trigger and the event of the runs a callback starts, whoever starts them. */
+export function callbackRun(ev: InboxMessage & { id?: number }): { trigger: Json; event: Json } {
+  return {
+    trigger: {
+      type: 'callback',
+      service: ev.service,
+      kind: ev.kind,
+      requestId: ev.requestId,
+      ...(ev.id !== undefined ? { inboxId: ev.id } : {}),
+    },
+    event: ev.payload as Json,
+  };
 }
 
 export interface MatcherOptions {
@@ -121,26 +157,17 @@ export class Matcher {
   /** The runs an event starts: one per playbook whose `on.callback` matches it. */
   private match(ev: InboxEvent): RunRecord[] {
     const runs: RunRecord[] = [];
-    const payload = ev.payload as Json;
+    const { trigger, event } = callbackRun(ev);
     for (const pb of this.o.playbooks.values()) {
-      const hit = callbacksOf(pb).some(
-        (c) => c.service === ev.service && (c.if === undefined || this.selects(pb, c.if, ev, payload)),
-      );
-      if (!hit) continue;
+      if (!selects(pb, ev.service, event, (filter, e) => this.filterFailed(pb, filter, ev, e))) continue;
       runs.push({
         id: randomUUID(),
         owner: this.o.owner,
         playbook: pb.name,
         status: 'queued',
-        trigger: {
-          type: 'callback',
-          service: ev.service,
-          kind: ev.kind,
-          requestId: ev.requestId,
-          inboxId: ev.id,
-        },
+        trigger,
         inputs: {},
-        event: payload,
+        event,
         startedAt: new Date().toISOString(),
       });
     }
@@ -148,24 +175,19 @@ export class Matcher {
   }
 
   /**
-   * Whether a filter selects the event. A filter that fails on it (a member this event lacks, its evaluation
-   * budget spent) selects nothing, and never silently: a warning names the event, the playbook, the expression
-   * and the error, and a metric counts it.
+   * A filter that fails on an event (a member this event lacks, its evaluation budget spent) selects nothing,
+   * and never silently: a warning names the event, the playbook, the expression and the error, and a metric
+   * counts it.
    */
-  private selects(pb: Playbook, filter: string, ev: InboxEvent, event: Json): boolean {
-    try {
-      return truthy(render(filter, { event }));
-    } catch (e) {
-      this.o.metrics.expressionErrors.inc({ playbook: pb.name, expression: 'filter' });
-      this.o.log.warn('callback filter failed on an event; it starts no run of this playbook', {
-        eventId: ev.id,
-        service: ev.service,
-        requestId: ev.requestId,
-        playbook: pb.name,
-        expression: filter,
-        error: (e as Error).message,
-      });
-      return false;
-    }
+  private filterFailed(pb: Playbook, filter: string, ev: InboxEvent, e: Error): void {
+    this.o.metrics.expressionErrors.inc({ playbook: pb.name, expression: 'filter' });
+    this.o.log.warn('callback filter failed on an event; it starts no run of this playbook', {
+      eventId: ev.id,
+      service: ev.service,
+      requestId: ev.requestId,
+      playbook: pb.name,
+      expression: filter,
+      error: e.message,
+    });
   }
 }

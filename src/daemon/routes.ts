@@ -13,11 +13,9 @@ import {
   MAX_DEPTH,
   SIGNATURE_HEADER,
   authentic,
-  kindOf,
+  callbackMessage,
   nestsDeeperThan,
   same,
-  serviceOf,
-  toMessage,
   type GroupCommit,
   type Json,
   type ListenerCredentials,
@@ -151,14 +149,12 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     if (!authentic(json, body.raw, typeof sig === 'string' ? sig : undefined, c.creds, named))
       return reject(req, reply, 401, 'unauthenticated', 'wrong callback credentials');
     releases.get(req)?.();
-    const kind = kindOf(json);
-    if (typeof json.requestId !== 'string' || !json.requestId || !kind)
-      return reject(req, reply, 400, 'invalid', 'a callback has a requestId and a …Response member');
+    const message = callbackMessage(json, named, new Date().toISOString());
+    if (typeof message === 'string') return reject(req, reply, 400, 'invalid', message);
     if (!c.accepting()) return reply.code(503).header('retry-after', '5').send({ error: 'stopping' });
     if (c.store.inboxBacklog() + c.commits.waiting >= c.config.inboxLimit)
       return reject(req, reply, 503, 'overloaded', 'inbox full; send again later', 5);
-    const service = named ?? serviceOf(kind);
-    const message = toMessage(service, kind, json, new Date().toISOString());
+    const { service, kind } = message;
     let result: 'stored' | 'duplicate';
     try {
       result = await c.commits.add(message);

@@ -24,7 +24,13 @@ export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json
           v = n;
         } else v = JSON.parse(v);
       } catch {
-        throw new StepError(`input \`${name}\` is not valid ${decl.type}: ${JSON.stringify(v)}`);
+        const json = decl.type === 'array' || decl.type === 'object';
+        const example = decl.type === 'array' ? `'${name}=["a","b"]'` : `'${name}={"k":"v"}'`;
+        throw new StepError(
+          json
+            ? `input \`${name}\` is an ${decl.type}: pass it as JSON, e.g. --input ${example} (got ${JSON.stringify(v)})`
+            : `input \`${name}\` is not valid ${decl.type}: ${JSON.stringify(v)}`,
+        );
       }
     }
     const ok =

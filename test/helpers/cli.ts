@@ -19,12 +19,14 @@ export function fleetbook(
   args: string[],
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  /** The working directory. @default the test process's */
+  cwd?: string,
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [...nodeArgs, BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 },
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) },
       (err, stdout, stderr) => {
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },

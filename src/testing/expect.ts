@@ -1,0 +1,221 @@
+/**
+ * A case's expectations against what its run did. Each failed expectation is one line, `file:line: what was
+ * expected, what happened`, at the line of the expectation in the test file.
+ */
+import type { DeviceCounts, RunSummary } from '../store/store.js';
+import type { Seg } from './load.js';
+
+type Json = Record<string, unknown>;
+
+/** What a case's run did, read from the run summary, the store, the emulator and the webhook receivers. */
+export interface Observation {
+  /** Why no run started (the event is refused, or not selected; the inputs are wrong). */
+  refused?: string;
+  summary?: RunSummary;
+  /** Requests the emulator received, by action. */
+  calls(): Promise<Record<string, number>>;
+  /** Changes the emulator applied to a device (any identifier), by action. */
+  deviceCalls(id: string): Promise<Record<string, number>>;
+  /** A device's state in the emulator now; undefined for an unknown device. */
+  deviceState(id: string): Promise<string | undefined>;
+  /** A step's device outcomes, by device id. */
+  outcomes(step: string): Map<string, string>;
+  /** The rows a report.write step wrote (by column), or why there are none. */
+  report(step: string): Promise<{ header: string[]; rows: Json[] } | string>;
+  /** The JSON bodies a webhook receiver got. */
+  webhook(name: string): unknown[];
+}
+
+/** Every failed expectation of `expect` (at `at` in the file), as `file:line: message`. */
+export async function compare(
+  expect: Json,
+  o: Observation,
+  where: (path: Seg[]) => string,
+  at: Seg[],
+): Promise<string[]> {
+  const failures: { at: string; message: string }[] = [];
+  const fail = (path: Seg[], message: string) => failures.push({ at: where([...at, ...path]), message });
+  const status = o.refused !== undefined ? 'not-started' : o.summary?.status;
+  if (expect.status !== undefined && expect.status !== status)
+    fail(['status'], `expected status ${String(expect.status)}, got ${describeStatus(o)}`);
+  else if (expect.status === undefined && o.refused !== undefined)
+    fail([], `the run did not start: ${o.refused}`);
+  const error = o.refused ?? o.summary?.error;
+  if (typeof expect.error === 'string' && !includes(expect.error, error ?? ''))
+    fail(['error'], `expected an error matching ${expect.error}, got ${error ?? 'none'}`);
+  const summary = o.summary;
+  if (!summary) return inOrder(failures);
+  if (expect.devices) countsFailures(expect.devices as Json, summary.devices, ['devices'], fail, 'the run');
+  for (const [id, e] of Object.entries((expect.steps as Record<string, Json> | undefined) ?? {}))
+    await stepFailures(id, e, o, summary, (path, m) => fail(['steps', id, ...path], m));
+  if (expect.calls) {
+    const calls = await o.calls();
+    for (const [action, n] of Object.entries(expect.calls as Json))
+      if ((calls[action] ?? 0) !== n)
+        fail(
+          ['calls', action],
+          `expected ${String(n)} ${action} request(s), the emulator got ${calls[action] ?? 0}`,
+        );
+  }
+  for (const [device, byAction] of Object.entries((expect.deviceCalls as Record<string, Json>) ?? {})) {
+    const calls = await o.deviceCalls(device);
+    for (const [action, n] of Object.entries(byAction))
+      if ((calls[action] ?? 0) !== n)
+        fail(
+          ['deviceCalls', device, action],
+          `expected ${String(n)} ${action} change(s) of device ${device}, the emulator made ${calls[action] ?? 0}`,
+        );
+  }
+  for (const [device, state] of Object.entries((expect.deviceStates as Json) ?? {})) {
+    const actual = await o.deviceState(device);
+    if (actual !== state)
+      fail(
+        ['deviceStates', device],
+        `expected device ${device} ${String(state)}, it is ${actual ?? 'unknown'}`,
+      );
+  }
+  for (const [name, e] of Object.entries((expect.webhooks as Record<string, Json>) ?? {})) {
+    const got = o.webhook(name);
+    if (e.requests !== undefined && got.length !== e.requests)
+      fail(
+        ['webhooks', name, 'requests'],
+        `expected ${String(e.requests)} request(s) to ${name}, it got ${got.length}`,
+      );
+    if (e.body !== undefined && !got.some((b) => matches(e.body, b)))
+      fail(
+        ['webhooks', name, 'body'],
+        `no request to ${name} has a body matching ${JSON.stringify(e.body)}; got ${got.map((b) => JSON.stringify(b)).join(', ') || 'none'}`,
+      );
+  }
+  return inOrder(failures);
+}
+
+/** The failures in the order of their lines in the file. */
+function inOrder(failures: { at: string; message: string }[]): string[] {
+  const line = (at: string) => Number(at.slice(at.lastIndexOf(':') + 1));
+  return failures.sort((a, b) => line(a.at) - line(b.at)).map((f) => `${f.at}: ${f.message}`);
+}
+
+function describeStatus(o: Observation): string {
+  if (o.refused !== undefined) return `no run: ${o.refused}`;
+  const s = o.summary;
+  return `${s?.status}${s?.error ? ` (${s.error})` : ''}`;
+}
+
+async function stepFailures(
+  id: string,
+  e: Json,
+  o: Observation,
+  summary: RunSummary,
+  fail: (path: Seg[], message: string) => void,
+): Promise<void> {
+  const step = summary.steps.find((s) => s.id === id);
+  if (!step) {
+    fail(
+      [],
+      `step ${id} did not run (steps that ran: ${summary.steps.map((s) => s.id).join(', ') || 'none'})`,
+    );
+    return;
+  }
+  if (e.status !== undefined && e.status !== step.status)
+    fail(
+      ['status'],
+      `expected step ${id} ${String(e.status)}, got ${step.status}${step.error ? ` (${step.error})` : ''}`,
+    );
+  if (typeof e.error === 'string' && !includes(e.error, step.error ?? ''))
+    fail(['error'], `expected step ${id} to fail with ${e.error}, got ${step.error ?? 'no error'}`);
+  if (e.calls !== undefined && e.calls !== step.calls)
+    fail(['calls'], `expected step ${id} to make ${String(e.calls)} call(s), it made ${step.calls}`);
+  if (e.devices) countsFailures(e.devices as Json, step.devices, ['devices'], fail, `step ${id}`);
+  if (e.outcomes) {
+    const outcomes = o.outcomes(id);
+    for (const [device, outcome] of Object.entries(e.outcomes as Json))
+      if (outcomes.get(device) !== outcome)
+        fail(
+          ['outcomes', device],
+          `expected device ${device} ${String(outcome)} in step ${id}, got ${outcomes.get(device) ?? 'no outcome'}`,
+        );
+  }
+  if (e.rows === undefined && e.columns === undefined && e.contains === undefined) return;
+  const report = await o.report(id);
+  if (typeof report === 'string') return fail([], report);
+  if (e.rows !== undefined && e.rows !== report.rows.length)
+    fail(['rows'], `expected ${String(e.rows)} row(s) in the report of ${id}, it has ${report.rows.length}`);
+  if (e.columns !== undefined && JSON.stringify(e.columns) !== JSON.stringify(report.header))
+    fail(
+      ['columns'],
+      `expected the columns ${JSON.stringify(e.columns)}, the report has ${JSON.stringify(report.header)}`,
+    );
+  ((e.contains as Json[] | undefined) ?? []).forEach((row, i) => {
+    if (!report.rows.some((r) => matches(row, r)))
+      fail(
+        ['contains', i],
+        `no row of the report of ${id} matches ${JSON.stringify(row)} (${report.rows.length} rows; the first: ${JSON.stringify(report.rows[0] ?? null)})`,
+      );
+  });
+}
+
+function countsFailures(
+  e: Json,
+  actual: DeviceCounts,
+  at: Seg[],
+  fail: (path: Seg[], message: string) => void,
+  what: string,
+): void {
+  for (const [k, n] of Object.entries(e)) {
+    if (k === 'byError') {
+      if (JSON.stringify(sorted(n as Json)) !== JSON.stringify(sorted(actual.byError)))
+        fail(
+          [...at, k],
+          `expected ${what}'s devices by error ${JSON.stringify(n)}, got ${JSON.stringify(actual.byError)}`,
+        );
+    } else if (actual[k as keyof DeviceCounts] !== n)
+      fail(
+        [...at, k],
+        `expected ${String(n)} device(s) ${k} in ${what}, got ${String(actual[k as keyof DeviceCounts])}`,
+      );
+  }
+}
+
+/** The non-zero counts, sorted by name: `{ X: 0 }` says no device failed with X. */
+const sorted = (o: Json): Json =>
+  Object.fromEntries(
+    Object.entries(o)
+      .filter(([, n]) => n !== 0)
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
+
+/** Whether `text` contains `expected`, or matches it when it is written `/…/`. */
+function includes(expected: string, text: string): boolean {
+  return isPattern(expected) ? matches(expected, text) : text.includes(expected);
+}
+
+const isPattern = (s: string) => s.length > 1 && s.startsWith('/') && s.endsWith('/');
+
+/**
+ * Whether `actual` matches `expected`: an object has at least its members, each matching; a list matches
+ * item by item; a string `/…/` is a regular expression; anything else is equal (a number matches its text,
+ * as a CSV cell holds it).
+ */
+export function matches(expected: unknown, actual: unknown): boolean {
+  if (typeof expected === 'string' && isPattern(expected))
+    return new RegExp(expected.slice(1, -1)).test(
+      typeof actual === 'string' ? actual : JSON.stringify(actual),
+    );
+  if (Array.isArray(expected))
+    return (
+      Array.isArray(actual) &&
+      expected.length === actual.length &&
+      expected.every((x, i) => matches(x, actual[i]))
+    );
+  if (expected !== null && typeof expected === 'object') {
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+    return Object.entries(expected).every(
+      ([k, v]) => Object.hasOwn(actual, k) && matches(v, (actual as Json)[k]),
+    );
+  }
+  if (typeof actual === 'string' && typeof expected !== 'string') return String(expected) === actual;
+  if (typeof expected === 'string')
+    return expected === actual || (typeof actual !== 'object' && expected === String(actual));
+  return expected === actual;
+}

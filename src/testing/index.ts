@@ -1,0 +1,108 @@
+/**
+ * `fleetbook test`: the playbook tests of `NAME.test.yaml` files, each case on its own embedded emulator, a few
+ * cases at a time. One line per case, each failed expectation at its `file:line`, and a summary line.
+ */
+import { availableParallelism } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatText } from '../playbook/diagnostics.js';
+import { loadPlaybookFile } from '../playbook/load.js';
+import type { Playbook } from '../playbook/schema.js';
+import { TEST_SUFFIX, loadTestFile, type TestFile } from './load.js';
+import { runCase } from './run-case.js';
+
+export { TEST_SUFFIX } from './load.js';
+export { testFileSchema } from './schema.js';
+
+export interface TestOptions {
+  /** Cases running at once. @default the machine's parallelism, at most 4 */
+  concurrency?: number;
+  /** Where the lines go, as they come. */
+  write: (line: string) => void;
+}
+
+export interface TestTotals {
+  passed: number;
+  failed: number;
+}
+
+/** The test files under `paths` (files, or directories searched for `*.test.yaml`), sorted. */
+export async function findTestFiles(paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (p: string): Promise<void> => {
+    if (!(await stat(p)).isDirectory()) {
+      out.push(p);
+      return;
+    }
+    for (const e of await readdir(p, { withFileTypes: true })) {
+      if (e.isDirectory() && e.name !== 'node_modules' && !e.name.startsWith('.'))
+        await walk(join(p, e.name));
+      else if (e.isFile() && e.name.endsWith(TEST_SUFFIX)) out.push(join(p, e.name));
+    }
+  };
+  for (const p of paths) await walk(p);
+  return [...new Set(out)].sort();
+}
+
+/** Runs every case of `files`; a file that does not load, or whose playbook does not, fails as one case. */
+export async function runTests(files: string[], o: TestOptions): Promise<TestTotals> {
+  const totals = { passed: 0, failed: 0 };
+  const jobs: { name: string; run: () => Promise<string[]> }[] = [];
+  for (const file of files) {
+    const tf = await loadTestFile(file);
+    const pb = Array.isArray(tf) ? undefined : await loadedPlaybook(tf);
+    if (Array.isArray(tf) || typeof pb !== 'object') {
+      const problems = Array.isArray(tf) ? tf : [String(pb)];
+      jobs.push({ name: `${file}: does not load`, run: async () => problems });
+      continue;
+    }
+    tf.cases.forEach((c, i) =>
+      jobs.push({ name: `${file}: ${String(c.name)}`, run: () => runCase(tf, i, pb) }),
+    );
+  }
+  const limit = o.concurrency ?? Math.min(4, availableParallelism());
+  // Lines come out in the order of the cases, each as soon as it and those before it are done.
+  const results: (string[] | undefined)[] = [];
+  let printed = 0;
+  const flush = () => {
+    for (; printed < jobs.length && results[printed]; printed++) {
+      const failures = results[printed] as string[];
+      const name = (jobs[printed] as { name: string }).name;
+      if (failures.length) totals.failed++;
+      else totals.passed++;
+      o.write(`${failures.length ? 'FAIL' : 'ok  '} ${name}`);
+      for (const f of failures) o.write(indent(f));
+    }
+  };
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < jobs.length; i = next++) {
+      results[i] = await (jobs[i] as { run: () => Promise<string[]> })
+        .run()
+        .catch((e: unknown) => [`the case could not run: ${(e as Error).message}`]);
+      flush();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, limit) }, worker));
+  o.write(`${totals.passed} passed, ${totals.failed} failed`);
+  return totals;
+}
+
+/** The playbook of a test file, or its problems as text. */
+async function loadedPlaybook(tf: TestFile): Promise<Playbook | string> {
+  let loaded;
+  try {
+    loaded = await loadPlaybookFile(tf.playbook);
+  } catch (e) {
+    return `${tf.where(['playbook'])}: the playbook ${tf.playbook} cannot be read: ${(e as Error).message}`;
+  }
+  const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+  if (loaded.playbook && !errors.length) return loaded.playbook;
+  return errors.map((d) => formatText(d, loaded.source)).join('\n');
+}
+
+const indent = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');

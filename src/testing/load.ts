@@ -1,0 +1,121 @@
+/**
+ * Loading a playbook test file: YAML with positions, checked against the test schema (schema.ts), every
+ * problem at `file:line:col` with "did you mean" for an unknown member. A loaded file keeps where each value
+ * is, so that a failed expectation is reported at its own line.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { check } from '../api/validate.js';
+import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
+import { closest } from '../util/closest.js';
+import { testFileSchema } from './schema.js';
+
+type Json = Record<string, unknown>;
+export type Seg = string | number;
+
+/** What a test file says, with the YAML position of any of its values. */
+export interface TestFile {
+  file: string;
+  /** The playbook the cases run, resolved. */
+  playbook: string;
+  world: Json;
+  faults: Json;
+  cases: Json[];
+  /** `file:line` of the value at `path` (or of its nearest ancestor that exists). */
+  where(path: Seg[]): string;
+}
+
+export const TEST_SUFFIX = '.test.yaml';
+
+/** The playbook a test file runs by default: `NAME.yaml` beside `NAME.test.yaml`. */
+export function siblingPlaybook(file: string): string {
+  return join(dirname(file), `${basename(file, TEST_SUFFIX)}.yaml`);
+}
+
+let schema: Json | undefined;
+
+/** The file, or its problems as `file:line:col: message` text with the source line and a caret. */
+export async function loadTestFile(file: string): Promise<TestFile | string[]> {
+  const source = await readFile(file, 'utf8');
+  const lines = new LineCounter();
+  const doc = parseDocument(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const problems: Diagnostic[] = [];
+  const report = (offset: number, message: string, rule: Diagnostic['rule'] = 'schema') => {
+    const { line, col } = lines.linePos(offset);
+    problems.push({ file, line, column: col, message, rule, severity: 'error' });
+  };
+  for (const e of doc.errors) report(e.pos[0], e.message.split('\n')[0] ?? e.message, 'yaml');
+  const positions = (path: Seg[], key: boolean) => nodeAt(doc.contents as Node | null, path, key);
+  if (!problems.length) {
+    const data = doc.toJS({ maxAliasCount: 100 }) as unknown;
+    schema ??= testFileSchema();
+    for (const p of check(schema, data)) {
+      const path = p.path.split('/').slice(1).filter(Boolean).map(unescape);
+      const unknown = /^unknown field `(.*)`$/.exec(p.message);
+      let message = p.message.replace(/^\//, '');
+      if (unknown) {
+        const near = closest(unknown[1] as string, membersAt(schema, path.slice(0, -1)));
+        if (near.length) message += ` (did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?)`;
+      }
+      report(positions(path, Boolean(unknown)), message);
+    }
+    const cases = (data as Json | undefined)?.cases;
+    if (Array.isArray(cases))
+      cases.forEach((c: Json, i) => {
+        if (c && 'event' in c && 'inputs' in c)
+          report(positions(['cases', i, 'inputs'], true), 'a case gives an event or inputs, not both');
+      });
+    if (!problems.length) {
+      const d = data as Json;
+      const playbook =
+        typeof d.playbook === 'string' ? join(dirname(file), d.playbook) : siblingPlaybook(file);
+      return {
+        file,
+        playbook,
+        world: (d.world as Json | undefined) ?? {},
+        faults: (d.faults as Json | undefined) ?? {},
+        cases: d.cases as Json[],
+        where: (path) => `${file}:${lines.linePos(positions(path, false)).line}`,
+      };
+    }
+  }
+  return problems.sort((a, b) => a.line - b.line || a.column - b.column).map((d) => formatText(d, source));
+}
+
+function unescape(s: string): Seg {
+  const t = s.replace(/~1/g, '/').replace(/~0/g, '~');
+  return /^\d+$/.test(t) ? Number(t) : t;
+}
+
+/** The offset of the node at `path` (its key when `key`), or of its deepest existing ancestor. */
+function nodeAt(root: Node | null, path: Seg[], key: boolean): number {
+  let node = root;
+  let offset = root?.range?.[0] ?? 0;
+  for (const seg of path) {
+    let next: Node | null | undefined;
+    let keyNode: Node | undefined;
+    if (node && isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
+      keyNode = pair?.key as Node | undefined;
+      next = pair ? ((pair.value as Node | null) ?? keyNode) : undefined;
+    } else if (node && isSeq(node)) next = node.items[Number(seg)] as Node | undefined;
+    if (!next) return offset;
+    node = next;
+    offset = (key && keyNode ? keyNode.range?.[0] : next.range?.[0]) ?? offset;
+  }
+  return offset;
+}
+
+/** The member names the schema allows at `path` (for "did you mean"). */
+function membersAt(s: Json, path: Seg[]): string[] {
+  let at: Json | undefined = s;
+  for (const seg of path) {
+    if (!at) return [];
+    const props = at.properties as Record<string, Json> | undefined;
+    if (typeof seg === 'number') at = at.items as Json | undefined;
+    else if (props && seg in props) at = props[seg];
+    else at = typeof at.additionalProperties === 'object' ? (at.additionalProperties as Json) : undefined;
+  }
+  return Object.keys((at?.properties as Json | undefined) ?? {});
+}

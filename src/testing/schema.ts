@@ -1,0 +1,205 @@
+/**
+ * The language of playbook tests (`NAME.test.yaml` beside `NAME.yaml`) as JSON Schema 2020-12:
+ * `schemas/playbook-test.schema.json`, and the check of every test file `fleetbook test` loads.
+ */
+import { DIALECT } from '../api/schema-files.js';
+import { DURATION_PATTERN } from '../playbook/duration.js';
+
+type Schema = Record<string, unknown>;
+
+const closed = (properties: Record<string, Schema>, extra: Schema = {}): Schema => ({
+  type: 'object',
+  properties,
+  additionalProperties: false,
+  ...extra,
+});
+const text = (description: string): Schema => ({ type: 'string', minLength: 1, description });
+const count = (description: string): Schema => ({ type: 'integer', minimum: 0, description });
+const share = (description: string): Schema => ({ type: 'number', minimum: 0, maximum: 1, description });
+const duration = (description: string): Schema => ({
+  type: 'string',
+  pattern: DURATION_PATTERN,
+  'x-rule': 'duration',
+  description: `${description} A duration: 500ms, 2s, 5m, 2h.`,
+});
+const countsBy = (description: string): Schema => ({
+  type: 'object',
+  additionalProperties: { type: 'integer', minimum: 0 },
+  description,
+});
+
+const DEVICE_COUNTS = closed(
+  {
+    total: count('Devices in all.'),
+    accepted: count('Accepted by the service, outcome still to come.'),
+    succeeded: count('Confirmed done.'),
+    failed: count('Confirmed not done.'),
+    skipped: count('Not sent: a condition, a limit, a dry run, or an ignored error type.'),
+    unconfirmed: count('Accepted, never confirmed.'),
+    byError: countsBy(
+      'Devices by error type (a 7.3 type, an API error code): exactly these types, with these counts.',
+    ),
+  },
+  { description: 'Device counts by outcome; only the members given are compared.' },
+);
+
+export const WORLD = closed(
+  {
+    seed: { type: ['integer', 'string'], description: 'Seed of the world: the same seed, the same devices.' },
+    accounts: { type: 'integer', minimum: 1, description: 'Accounts of the world.' },
+    devicesPerAccount: count('Devices of each account.'),
+    timeScale: {
+      type: 'number',
+      minimum: 0,
+      description:
+        'Simulated seconds per real second (default 60, as the embedded emulator of `fleetbook run`).',
+    },
+  },
+  { description: 'The emulator world: the default world is seed 1, 3 accounts of 50 devices.' },
+);
+
+export const FAULTS = closed(
+  {
+    serverErrors: share('Share of API requests answered 500 before they act.'),
+    connectionResets: share('Share of API requests whose connection is reset after they acted.'),
+    latency: duration('Delay before every API answer.'),
+    rateLimit: count('Requests per second the service takes; above it, 429 with Retry-After. 0: no limit.'),
+    sessionExpiry: duration('Idle time, in simulated time, after which a session expires (default 20m).'),
+    deviceErrors: {
+      type: 'object',
+      additionalProperties: share('Share of the devices.'),
+      description: 'Per-device errors of location results, by 7.3 type: `{ ABSENT SUBSCRIBER: 0.1 }`.',
+    },
+    carrierDelay: duration(
+      'Simulated time the carrier takes to carry out a device-state request or an SMS (default 0).',
+    ),
+    neverFinish: share('Share of the devices of device-state requests the carrier never finishes.'),
+    neverFinishDevices: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      description: 'Devices, by any identifier, that the carrier never finishes.',
+    },
+    droppedCallbacks: share('Share of per-device CarrierService callbacks never sent.'),
+  },
+  { description: 'Faults the emulator injects; what is left out does not happen.' },
+);
+
+const MATCH = {
+  description:
+    'Compared member by member: an object matches one that has at least its members; a string written /like this/ is a regular expression.',
+};
+
+const STEP_EXPECT = closed(
+  {
+    status: { enum: ['succeeded', 'failed', 'skipped'], description: "The step's status." },
+    error: text("Text the step's error contains (or /a regular expression/)."),
+    devices: DEVICE_COUNTS,
+    outcomes: {
+      type: 'object',
+      additionalProperties: { enum: ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'] },
+      description: 'The outcome of each device named (by the identifier the ledger keeps, e.g. the IMEI).',
+    },
+    calls: count('API calls the step made.'),
+    rows: count('A report.write step: rows written.'),
+    columns: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'A report.write step: the header row.',
+    },
+    contains: {
+      type: 'array',
+      items: { type: 'object', ...MATCH },
+      description: 'A report.write step: rows (by column) that the report has, each matched by one row.',
+    },
+  },
+  { description: 'What one step did (steps inside forEach are counted in the forEach).' },
+);
+
+const EXPECT = closed(
+  {
+    status: {
+      enum: ['succeeded', 'failed', 'cancelled', 'not-started'],
+      description: "The run's status; `not-started`: the event starts no run (on.callback.if is false).",
+    },
+    error: text("Text the run's error (or its refusal) contains, or /a regular expression/."),
+    devices: DEVICE_COUNTS,
+    steps: {
+      type: 'object',
+      additionalProperties: STEP_EXPECT,
+      description: 'By step id.',
+    },
+    calls: countsBy('Requests the emulator received, by action (`devices.suspend: 1`); only those named.'),
+    deviceCalls: {
+      type: 'object',
+      additionalProperties: countsBy('By action.'),
+      description: 'Changes the emulator applied to each device named (any identifier), by action.',
+    },
+    deviceStates: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'The state of each device named (any identifier) after the run: active, suspended, ...',
+    },
+    webhooks: {
+      type: 'object',
+      additionalProperties: closed({
+        requests: count('Requests the receiver got.'),
+        body: { type: 'object', ...MATCH, description: 'A request whose JSON body matches this.' },
+      }),
+      description: 'By the name of a receiver of `webhooks`.',
+    },
+  },
+  { description: 'What the run must do; only what is given is checked.' },
+);
+
+const CASE = closed(
+  {
+    name: text('What the case shows; one line of output.'),
+    event: {
+      type: 'object',
+      description: 'A callback event, as the service posts it: the run is the one the daemon would start.',
+    },
+    inputs: { type: 'object', description: 'The inputs of a manual run (the playbook needs on.manual).' },
+    world: WORLD,
+    faults: FAULTS,
+    secrets: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: '`${{ secrets.X }}` values.',
+    },
+    webhooks: {
+      type: 'object',
+      additionalProperties: closed({
+        status: { type: 'integer', minimum: 200, maximum: 599, description: 'What it answers (200).' },
+      }),
+      description:
+        'Receivers on loopback, by name: each is given to the playbook as the secret of that name (its URL), and records what it receives.',
+    },
+    dryRun: { type: 'boolean', description: 'Run with --dry-run.' },
+    timeout: duration('How long the run may take (default 60s).'),
+    expect: EXPECT,
+  },
+  {
+    required: ['name', 'expect'],
+    description: 'One run: an event or inputs (not both), and what it must do.',
+  },
+);
+
+/** The whole test file schema. */
+export function testFileSchema(): Schema {
+  return {
+    $schema: DIALECT,
+    $id: 'https://fleetbook.dev/schemas/playbook-test.schema.json',
+    title: 'fleetbook playbook test',
+    description:
+      'Cases that run a playbook on the embedded emulator and check what it did (docs/testing.md).',
+    ...closed(
+      {
+        playbook: text('The playbook, relative to this file. Default: NAME.yaml beside NAME.test.yaml.'),
+        world: WORLD,
+        faults: FAULTS,
+        cases: { type: 'array', minItems: 1, items: CASE },
+      },
+      { required: ['cases'] },
+    ),
+  };
+}

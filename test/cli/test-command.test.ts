@@ -1,0 +1,38 @@
+/**
+ * `fleetbook test playbooks` as a user (and CI) runs it: every shipped example playbook has its tests, and they
+ * pass on the embedded emulator, one line per case and the summary line; a failing test says where and exits 1.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { fleetbook } from '../helpers/cli.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('fleetbook test', () => {
+  it('passes the tests of every example playbook, one line per case and a summary line', async function () {
+    this.timeout(120_000);
+    const r = await fleetbook(['test', 'playbooks'], {}, [], ROOT);
+    expect(r.code, r.stdout + r.stderr).to.equal(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    const cases = lines.filter((l) => l.startsWith('ok   '));
+    expect(lines.at(-1)).to.equal(`${cases.length} passed, 0 failed`);
+    const files = (await readdir(join(ROOT, 'playbooks'))).filter((f) => f.endsWith('.yaml'));
+    for (const f of files.filter((f) => !f.endsWith('.test.yaml'))) {
+      const test = f.replace(/\.yaml$/, '.test.yaml');
+      expect(files, `a test for ${f}`).to.include(test);
+      expect(
+        cases.some((l) => l.startsWith(`ok   playbooks/${test}: `)),
+        test,
+      ).to.equal(true);
+    }
+  });
+
+  it('fails with the file:line of a failed expectation, and exit code 1', async () => {
+    const r = await fleetbook(['test', 'test/fixtures/testing/manual.test.yaml'], {}, [], ROOT);
+    expect(r.code).to.equal(1);
+    expect(r.stdout).to.include('FAIL test/fixtures/testing/manual.test.yaml: expects what did not happen\n');
+    expect(r.stdout).to.include('    test/fixtures/testing/manual.test.yaml:11: expected 2 devices.list');
+    expect(r.stdout.trimEnd().split('\n').at(-1)).to.equal('1 passed, 1 failed');
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * The runner of playbook tests (`fleetbook test`) in-process: cases on the embedded emulator, a failed
+ * expectation at its own `file:line`, test files checked with "did you mean", and the friendly fault names
+ * turned into the emulator's.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { eventExample } from '../../src/events/index.js';
+import { localRun } from '../../src/daemon/local-event.js';
+import { loadPlaybookFile } from '../../src/playbook/load.js';
+import type { Playbook } from '../../src/playbook/schema.js';
+import { matches } from '../../src/testing/expect.js';
+import { findTestFiles, runTests } from '../../src/testing/index.js';
+import { emulatorFaults } from '../../src/testing/world.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'testing');
+const at = (name: string) => join(FIXTURES, name);
+
+async function run(files: string[]): Promise<{ lines: string[]; passed: number; failed: number }> {
+  const lines: string[] = [];
+  const totals = await runTests(files, { write: (l) => lines.push(...l.split('\n')) });
+  return { lines, ...totals };
+}
+
+describe('fleetbook test: the runner', () => {
+  it('passes a case whose expectations hold, and fails one at the line of each expectation that does not', async () => {
+    const r = await run([at('manual.test.yaml')]);
+    expect(r.lines[0]).to.equal(`ok   ${at('manual.test.yaml')}: lists the devices`);
+    expect(r.lines[1]).to.equal(`FAIL ${at('manual.test.yaml')}: expects what did not happen`);
+    expect(r.lines.slice(2, 4)).to.deep.equal([
+      `    ${at('manual.test.yaml')}:11: expected 2 devices.list request(s), the emulator got 1`,
+      `    ${at('manual.test.yaml')}:14: expected step devices failed, got succeeded`,
+    ]);
+    expect(r.lines.at(-1)).to.equal('1 passed, 1 failed');
+    expect([r.passed, r.failed]).to.deep.equal([1, 1]);
+  });
+
+  it('refuses a test file with an unknown member at file:line:col, with the closest names', async () => {
+    const r = await run([at('typo.test.yaml')]);
+    const text = r.lines.join('\n');
+    expect(text).to.include(
+      `${at('typo.test.yaml')}:5:7: unknown field \`serverErrrors\` (did you mean \`serverErrors\`?) [schema]`,
+    );
+    expect(text).to.include(
+      `${at('typo.test.yaml')}:7:7: unknown field \`stauts\` (did you mean \`status\`?) [schema]`,
+    );
+    expect(r.lines.at(-1)).to.equal('0 passed, 1 failed');
+  });
+
+  it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
+    const r = await run([at('refused.test.yaml')]);
+    expect(r.lines.at(-1), r.lines.join('\n')).to.equal('2 passed, 0 failed');
+  });
+
+  it('finds NAME.test.yaml files under a directory, and only them', async () => {
+    expect(await findTestFiles([FIXTURES])).to.deep.equal(
+      ['manual.test.yaml', 'refused.test.yaml', 'typo.test.yaml'].map(at),
+    );
+  });
+
+  it('gives the emulator its faults from their names in a test file', () => {
+    expect(
+      emulatorFaults({
+        serverErrors: 0.1,
+        connectionResets: 0.2,
+        latency: '250ms',
+        rateLimit: 5,
+        sessionExpiry: '2m',
+        deviceErrors: { 'ABSENT SUBSCRIBER': 0.5 },
+        carrierDelay: '30s',
+        neverFinish: 0.3,
+        neverFinishDevices: ['350260700638360'],
+        droppedCallbacks: 0.4,
+      }),
+    ).to.deep.equal({
+      errorRate: 0.1,
+      resetRate: 0.2,
+      latencyMs: 250,
+      maxRequestsPerSecond: 5,
+      sessionTtlSeconds: 120,
+      deviceErrors: { 'ABSENT SUBSCRIBER': 0.5 },
+      processingSeconds: 30,
+      neverFinishRate: 0.3,
+      neverFinishDevices: ['350260700638360'],
+      dropCallbackRate: 0.4,
+    });
+  });
+
+  it('matches objects by their members, lists item by item, and /patterns/ as regular expressions', () => {
+    expect(matches({ a: 1 }, { a: 1, b: 2 })).to.equal(true);
+    expect(matches({ a: 1, c: 3 }, { a: 1, b: 2 })).to.equal(false);
+    expect(matches({ text: '/^Suspended 2 of/' }, { text: 'Suspended 2 of 2' })).to.equal(true);
+    expect(matches({ text: '/^Suspended 2 of/' }, { text: 'Suspended 1 of 2' })).to.equal(false);
+    expect(matches({ rows: 3 }, { rows: '3' })).to.equal(true);
+    expect(matches([1, 2], [1, 2, 3])).to.equal(false);
+  });
+});
+
+describe('a callback event given by hand', () => {
+  let pb: Playbook;
+  before(async () => {
+    pb = (
+      await loadPlaybookFile(join(import.meta.dirname, '..', '..', 'playbooks', 'suspend-on-overuse.yaml'))
+    ).playbook as Playbook;
+  });
+
+  it('reaches the run as the daemon gives it: without the credentials and the delivery counters', () => {
+    const example = eventExample('DeviceUsage');
+    const posted = { ...example, username: 'u', password: 'p', callbackCount: 1, maxCallbackThreshold: 4 };
+    const run = localRun(pb, { event: posted });
+    expect(run).to.deep.equal({
+      trigger: {
+        type: 'callback',
+        service: 'DeviceUsage',
+        kind: 'alertServiceResponse',
+        requestId: example.requestId,
+      },
+      event: example,
+      inputs: {},
+    });
+  });
+
+  it('is refused when on.callback.if does not select it, saying so', () => {
+    const example = eventExample('DeviceUsage') as {
+      deviceResponse: { alertServiceResponse: { triggerName: string } };
+    };
+    example.deviceResponse.alertServiceResponse.triggerName = 'upgrade-monthly';
+    expect(localRun(pb, { event: example })).to.deep.equal({
+      refused:
+        'on.callback (DeviceUsage) does not select this DeviceUsage event: the daemon would start no run of suspend-on-overuse for it',
+    });
+  });
+
+  it('is needed by a playbook without on.manual, which says what to add', () => {
+    const run = localRun(pb, { inputs: {} });
+    expect(run).to.have.property('refused').that.includes('--event FILE').and.includes('manual: true');
+  });
+});
