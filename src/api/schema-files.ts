@@ -37,6 +37,7 @@ export function apiSchemaFiles(): Map<string, object> {
       area: op.area,
       mutating: op.mutating,
       retrySafe: op.retrySafe,
+      ...(op.strategy ? { strategy: op.strategy } : {}),
       ...names,
     };
   }

@@ -161,6 +161,11 @@ export function checkExpression(source: string, inLoop: boolean): ExpressionErro
   return (inLoop ? loop : base).check(source).error;
 }
 
+/** The syntax tree of a valid `source` (cel-js's: `{ op, args, pos }` nodes), parsed once per distinct source. */
+export function syntaxTree(source: string, inLoop = false): unknown {
+  return (inLoop ? loop : base).program(source).ast;
+}
+
 /** A compiled expression; its program is parsed once per distinct source. */
 export function compile(source: string, inLoop = false): Compiled {
   return (inLoop ? loop : base).compile(source);

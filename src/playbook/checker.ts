@@ -20,6 +20,8 @@ import { protectExpressions, restoreScalar } from './protect.js';
 import { cronProblem, firesMoreThanOncePerMinute, isTimeZone } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
+import { typeProblems } from './types-check.js';
+import { TypeScope, type EventContext } from './types-env.js';
 
 export type Seg = string | number;
 type Json = Record<string, unknown>;
@@ -110,12 +112,19 @@ interface ExprSite {
   order: number;
   inLoop: boolean;
   branch: string[];
+  /** What `event` is here when it is not the playbook's callback: a waited-for callback, a poll's answer. */
+  event?: EventContext;
 }
+
+/** Arguments that name a step of this playbook: whether that step must run before, or only exist. */
+const STEP_ARGS: Record<string, 'before' | 'exists'> = { 'report.write': 'before', 'ledger.query': 'exists' };
 
 export class Checker {
   readonly diagnostics: Diagnostic[] = [];
   private steps: StepSite[] = [];
   private exprs: ExprSite[] = [];
+  /** Literal step names in arguments (`step: report`). */
+  private stepArgs: (ExprSite & { need: 'before' | 'exists' })[] = [];
   private order = 0;
   private branch: string[] = [];
 
@@ -137,7 +146,7 @@ export class Checker {
     if (Array.isArray(pb.steps)) this.walkSteps(pb.steps, ['steps'], false);
     if (Array.isArray(pb.finally)) this.walkSteps(pb.finally, ['finally'], false);
     this.checkIds();
-    this.checkExpressions(new Set(Object.keys(inputs)));
+    this.checkExpressions(new Set(Object.keys(inputs)), new TypeScope(pb));
   }
 
   private checkInput(name: string, decl: unknown): void {
@@ -309,8 +318,12 @@ export class Checker {
       case 'wait':
         if (isObject(step.wait)) {
           const w = step.wait;
-          if (isObject(w.event))
-            this.collectExprs(w.event.match, [...path, 'wait', 'event', 'match'], order, inLoop);
+          if (isObject(w.event)) {
+            const service = typeof w.event.service === 'string' ? w.event.service : undefined;
+            this.collectExprs(w.event.match, [...path, 'wait', 'event', 'match'], order, inLoop, {
+              service,
+            });
+          }
           if (isObject(w.poll)) {
             const poll = w.poll;
             if (
@@ -320,7 +333,8 @@ export class Checker {
               this.checkArgs(poll.uses, poll.with ?? {}, [...path, 'wait', 'poll', 'with']);
             }
             this.collectExprs(poll.with, [...path, 'wait', 'poll', 'with'], order, inLoop);
-            this.collectExprs(poll.until, [...path, 'wait', 'poll', 'until'], order, inLoop);
+            const action = typeof poll.uses === 'string' ? poll.uses : undefined;
+            this.collectExprs(poll.until, [...path, 'wait', 'poll', 'until'], order, inLoop, { action });
           }
         }
         break;
@@ -342,6 +356,16 @@ export class Checker {
     const args = step.with ?? {};
     this.checkArgs(action, args, [...path, 'with']);
     this.collectExprs(step.with, [...path, 'with'], order, inLoop);
+    const need = STEP_ARGS[action];
+    if (need && isObject(args) && typeof args.step === 'string' && !args.step.includes('${{'))
+      this.stepArgs.push({
+        text: args.step,
+        path: [...path, 'with', 'step'],
+        order,
+        inLoop,
+        branch: [...this.branch],
+        need,
+      });
     if (step.confirm !== undefined) {
       const problem = this.rules.confirmProblem(action);
       if (problem) this.report([...path, 'confirm'], 'key', 'confirm', problem);
@@ -404,18 +428,31 @@ export class Checker {
 
   // ── expressions ───────────────────────────────────────────────────────────────────────────────
 
-  private collectExprs(value: unknown, path: Seg[], order: number, inLoop: boolean): void {
+  private collectExprs(
+    value: unknown,
+    path: Seg[],
+    order: number,
+    inLoop: boolean,
+    event?: EventContext,
+  ): void {
     if (typeof value === 'string') {
       if (value.includes('${{'))
-        this.exprs.push({ text: value, path, order, inLoop, branch: [...this.branch] });
+        this.exprs.push({
+          text: value,
+          path,
+          order,
+          inLoop,
+          branch: [...this.branch],
+          ...(event ? { event } : {}),
+        });
     } else if (Array.isArray(value)) {
-      value.forEach((v, i) => this.collectExprs(v, [...path, i], order, inLoop));
+      value.forEach((v, i) => this.collectExprs(v, [...path, i], order, inLoop, event));
     } else if (isObject(value)) {
-      for (const [k, v] of Object.entries(value)) this.collectExprs(v, [...path, k], order, inLoop);
+      for (const [k, v] of Object.entries(value)) this.collectExprs(v, [...path, k], order, inLoop, event);
     }
   }
 
-  private checkExpressions(inputs: Set<string>): void {
+  private checkExpressions(inputs: Set<string>, types: TypeScope): void {
     const order = new Map<string, number>();
     const branchOf = new Map<string, string[]>();
     for (const s of this.steps) {
@@ -430,6 +467,25 @@ export class Checker {
         const p = b.slice(0, b.lastIndexOf(':'));
         return site.branch.some((c) => c !== b && c.slice(0, c.lastIndexOf(':')) === p);
       });
+    /** Why `steps.<id>` (or `step: <id>`) has no value at `site`; undefined when it has one. */
+    const stepProblem = (id: string, site: ExprSite, need: 'before' | 'exists'): string | undefined => {
+      const at = order.get(id);
+      if (at === undefined) {
+        const near = closest(id, [...order.keys()]);
+        return `no step has id \`${id}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`;
+      }
+      if (need === 'exists') return undefined;
+      if (beside(id, site))
+        return `step \`${id}\` runs beside this one in a parallel step, not before it, so \`steps.${id}\` has no value here`;
+      if (site.order !== -1 && at >= site.order)
+        return `step \`${id}\` does not run before this point, so \`steps.${id}\` has no value here`;
+      if (site.order === -1) return `\`steps.${id}\` has no value here: no step has run yet`;
+      return undefined;
+    };
+    for (const a of this.stepArgs) {
+      const problem = stepProblem(a.text, a, a.need);
+      if (problem) this.report(a.path, 'value', 'step-reference', problem);
+    }
     for (const site of this.exprs) {
       const { spans, unterminated } = findExpressions(site.text);
       // Where the string starts in the file: needed only to report something.
@@ -461,34 +517,8 @@ export class Checker {
         }
         const refs = referencesOf(span.source);
         for (const [id, index] of refs.steps) {
-          const at = order.get(id);
-          const where = () => base(span.offset + index);
-          if (at === undefined) {
-            const near = closest(id, [...order.keys()]);
-            this.reportOffset(
-              where(),
-              'step-reference',
-              `no step has id \`${id}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`,
-            );
-          } else if (beside(id, site)) {
-            this.reportOffset(
-              where(),
-              'step-reference',
-              `step \`${id}\` runs beside this one in a parallel step, not before it, so \`steps.${id}\` has no value here`,
-            );
-          } else if (site.order !== -1 && at >= site.order) {
-            this.reportOffset(
-              where(),
-              'step-reference',
-              `step \`${id}\` does not run before this point, so \`steps.${id}\` has no value here`,
-            );
-          } else if (site.order === -1) {
-            this.reportOffset(
-              where(),
-              'step-reference',
-              `\`steps.${id}\` has no value here: no step has run yet`,
-            );
-          }
+          const problem = stepProblem(id, site, 'before');
+          if (problem) this.reportOffset(base(span.offset + index), 'step-reference', problem);
         }
         for (const [name, index] of refs.inputs) {
           if (!inputs.has(name)) {
@@ -499,6 +529,8 @@ export class Checker {
             );
           }
         }
+        for (const p of typeProblems(span.source, site.inLoop, types.env(site.event)))
+          this.reportOffset(base(span.offset + p.offset), p.rule, p.message);
       }
     }
   }
@@ -513,12 +545,33 @@ export class Checker {
   /** Problems of an action's arguments, at `path`; with `only`, just those under those keys. */
   private checkArgs(action: string, args: unknown, path: Seg[], only?: Set<string>): void {
     if (typeof args === 'string' && args.includes('${{')) return;
+    const quoted = new Map<string, string>();
     for (const p of this.rules.args(action, args)) {
-      if (only) {
-        const key = p.path.split('/')[1];
-        if (key === undefined || !only.has(key.replace(/~1/g, '/').replace(/~0/g, '~'))) continue;
+      const segs = p.path
+        .split('/')
+        .slice(1)
+        .map((x) => x.replace(/~1/g, '/').replace(/~0/g, '~'));
+      if (only && (segs[0] === undefined || !only.has(segs[0]))) continue;
+      // Once told to quote it, "must be one of" is noise when the quoted value is one of them.
+      if (quoted.has(p.path) && p.message.includes(JSON.stringify(quoted.get(p.path)))) continue;
+      let message = p.message;
+      const value = segs.reduce<unknown>(
+        (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
+        args,
+      );
+      const unknown = /^unknown field `(.+)`$/.exec(message);
+      if (unknown && segs.length === 1) {
+        const near = closest(unknown[1] as string, Object.keys(this.rules.argKeys(action) ?? {}));
+        if (near.length) message += ` (did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?)`;
+      } else if (
+        (typeof value === 'number' || typeof value === 'boolean') &&
+        /must be string$/.test(message)
+      ) {
+        // `cacheMode: 0` is the number 0 to YAML: the schema wants the string "0".
+        quoted.set(p.path, String(value));
+        message = `${segs.join('.')} must be a string, and YAML reads ${String(value)} as a ${typeof value}: quote it ('${String(value)}')`;
       }
-      this.reportPointer(path, p.path, 'with', `${action}: ${p.message}`);
+      this.reportPointer(path, p.path, 'with', `${action}: ${message}`);
     }
     // Where the engine actions may write and what they may send, for the literal values (actions/policy.ts).
     if (!only)

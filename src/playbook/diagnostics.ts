@@ -26,6 +26,9 @@ export const RULES = {
   'step-reference': 'An expression refers to a step that does not run before it.',
   expression: 'An expression does not parse or type-check.',
   'undeclared-input': 'An expression uses an input that `inputs` does not declare.',
+  member:
+    'An expression reads a member its value cannot have: of the event of the `on.callback` service, a step output, an input, a var.',
+  type: 'An expression applies an operator to values of types that do not mix (a string plus an int).',
   'loop-variable': '`item` or `index` used outside a forEach body.',
   'retry-on': 'A retry names an error the action cannot return.',
   confirm: '`confirm` on a step whose action is not carried out later (only device-state actions are).',

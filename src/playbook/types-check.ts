@@ -1,0 +1,228 @@
+/**
+ * The type check of one expression against the types of its variables (types.ts): members a value cannot
+ * have (`event.usage` of a DeviceUsage event, `steps.suspend.devices.suceeded`), and operators on values of
+ * types that do not mix (`inputs.account + 1` on a string input). It walks cel-js's syntax tree, so that each
+ * problem has its offset and a "did you mean"; evaluation is untouched. Results are cached by expression and
+ * environment.
+ */
+import { syntaxTree } from '../expressions/cel.js';
+import { closest } from '../util/closest.js';
+import { DYN, typeName, type T } from './types.js';
+
+export interface TypeProblem {
+  offset: number;
+  rule: 'member' | 'type';
+  message: string;
+}
+
+/** The types of an expression's variables; `key` identifies them for the cache. */
+export interface TypeEnv {
+  key: string;
+  vars: Record<string, T>;
+}
+
+interface Node {
+  op: string;
+  args: unknown;
+  pos: number;
+}
+
+const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object' && 'op' in x;
+
+const cache = new Map<string, Map<string, TypeProblem[]>>();
+
+/** Problems of a valid `source` under `env`. */
+export function typeProblems(source: string, inLoop: boolean, env: TypeEnv): TypeProblem[] {
+  let byEnv = cache.get(env.key);
+  if (!byEnv) {
+    if (cache.size >= 1_000) cache.clear();
+    byEnv = new Map();
+    cache.set(env.key, byEnv);
+  }
+  let problems = byEnv.get(source);
+  if (!problems) {
+    problems = [];
+    new Walker(env.vars, problems).type(syntaxTree(source, inLoop) as Node, new Map());
+    if (byEnv.size >= 10_000) byEnv.clear();
+    byEnv.set(source, problems);
+  }
+  return problems;
+}
+
+const NUMERIC = new Set(['int', 'number']);
+/** Functions whose result type is known, by name. */
+const RESULTS: Record<string, T> = {
+  size: { k: 'int' },
+  startsWith: { k: 'bool' },
+  endsWith: { k: 'bool' },
+  contains: { k: 'bool' },
+  matches: { k: 'bool' },
+  has: { k: 'bool' },
+  exists: { k: 'bool' },
+  all: { k: 'bool' },
+  exists_one: { k: 'bool' },
+  string: { k: 'string' },
+  int: { k: 'int' },
+  double: { k: 'number' },
+};
+const MACROS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
+
+class Walker {
+  constructor(
+    private readonly vars: Record<string, T>,
+    private readonly problems: TypeProblem[],
+  ) {}
+
+  /** The type of `n`, with `bound` the comprehension variables in scope. */
+  type(n: Node, bound: Map<string, T>): T {
+    switch (n.op) {
+      case 'value':
+        return literal(n.args);
+      case 'id': {
+        const name = n.args as string;
+        return bound.get(name) ?? this.vars[name] ?? DYN;
+      }
+      case '.':
+      case '.?': {
+        const [of, name] = n.args as [Node, string];
+        return this.member(this.type(of, bound), name, of, n.pos, n.op === '.');
+      }
+      case '[]':
+      case '[?]': {
+        const [of, at] = n.args as [Node, Node];
+        const t = this.type(of, bound);
+        this.type(at, bound);
+        if (t.k === 'list') return t.of;
+        if (t.k === 'object' && at.op === 'value' && typeof at.args === 'string')
+          return this.member(t, at.args, of, at.pos, n.op === '[]');
+        return DYN;
+      }
+      case 'rcall': {
+        const [name, recv, args] = n.args as [string, Node, Node[]];
+        const r = this.type(recv, bound);
+        if (MACROS.has(name) && args.length >= 2 && args[0]?.op === 'id') {
+          const inner = new Map(bound).set(args[0].args as string, r.k === 'list' ? r.of : DYN);
+          const body = args.slice(1).map((a) => this.type(a, inner));
+          return name === 'map'
+            ? { k: 'list', of: body.at(-1) ?? DYN }
+            : name === 'filter'
+              ? r
+              : { k: 'bool' };
+        }
+        for (const a of args) this.type(a, bound);
+        return RESULTS[name] ?? DYN;
+      }
+      case 'call': {
+        const [name, args] = n.args as [string, Node[]];
+        for (const a of args) this.type(a, bound);
+        return RESULTS[name] ?? DYN;
+      }
+      case '+':
+      case '-':
+      case '*':
+      case '/':
+      case '%':
+      case '<':
+      case '<=':
+      case '>':
+      case '>=':
+        return this.binary(n, bound);
+      case '==':
+      case '!=':
+      case '&&':
+      case '||':
+      case '!_':
+      case 'in':
+        this.children(n, bound);
+        return { k: 'bool' };
+      default:
+        this.children(n, bound);
+        return DYN;
+    }
+  }
+
+  private children(n: Node, bound: Map<string, T>): void {
+    const visit = (x: unknown): void => {
+      if (isNode(x)) this.type(x, bound);
+      else if (Array.isArray(x)) x.forEach(visit);
+    };
+    visit(n.args);
+  }
+
+  /** The member `name` of a value of type `t` (the value written `of`), at offset `pos`. */
+  private member(t: T, name: string, of: Node, pos: number, strict: boolean): T {
+    if (t.k !== 'object') return DYN;
+    const field = t.fields[name];
+    if (field) return field;
+    if (t.open || !strict) return DYN;
+    const names = Object.keys(t.fields);
+    const near = closest(name, names);
+    const hint = near.length
+      ? ` (did you mean ${near.map((x) => `\`${x}\``).join(' or ')}?)`
+      : ` (it has ${names.map((x) => `\`${x}\``).join(', ')})`;
+    this.problems.push({
+      offset: pos,
+      rule: 'member',
+      message: `\`${pathOf(of)}\` has no member \`${name}\`${hint}`,
+    });
+    return DYN;
+  }
+
+  private binary(n: Node, bound: Map<string, T>): T {
+    const [l, r] = n.args as [Node, Node];
+    const a = this.type(l, bound);
+    const b = this.type(r, bound);
+    const cmp = n.op.startsWith('<') || n.op.startsWith('>');
+    const result = (): T =>
+      cmp ? { k: 'bool' } : a.k === 'dyn' || b.k === 'dyn' ? DYN : a.k === 'int' && b.k === 'int' ? a : b;
+    if (a.k === 'dyn' || b.k === 'dyn') return result();
+    const numeric = NUMERIC.has(a.k) && NUMERIC.has(b.k);
+    const fine =
+      numeric ||
+      (a.k === b.k && a.k === 'string' && (n.op === '+' || cmp)) ||
+      (a.k === b.k && a.k === 'list' && n.op === '+');
+    if (!fine)
+      this.problems.push({
+        offset: n.pos,
+        rule: 'type',
+        message: `\`${n.op}\` cannot take ${typeName(a)} \`${pathOf(l)}\` and ${typeName(b)} \`${pathOf(r)}\``,
+      });
+    return fine ? result() : DYN;
+  }
+}
+
+function literal(v: unknown): T {
+  switch (typeof v) {
+    case 'bigint':
+      return { k: 'int' };
+    case 'number':
+      return { k: 'number' };
+    case 'string':
+      return { k: 'string' };
+    case 'boolean':
+      return { k: 'bool' };
+    default:
+      return v === null ? { k: 'null' } : DYN;
+  }
+}
+
+/** How a node is written, for messages: `event.deviceResponse`, or `…` for anything else. */
+function pathOf(n: Node): string {
+  switch (n.op) {
+    case 'id':
+      return n.args as string;
+    case '.':
+    case '.?': {
+      const [of, name] = n.args as [Node, string];
+      return `${pathOf(of)}.${name}`;
+    }
+    case '[]': {
+      const [of, at] = n.args as [Node, Node];
+      return `${pathOf(of)}[${pathOf(at)}]`;
+    }
+    case 'value':
+      return typeof n.args === 'bigint' ? String(n.args) : (JSON.stringify(n.args) ?? '…');
+    default:
+      return '…';
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The types of a playbook's expression variables (types.ts), built once per playbook: `event` from
+ * `on.callback`, `inputs` from their declarations, `vars` from their values and the `set` steps, `steps` from
+ * each step's action. A waited-for callback and a poll's answer give `event` another type where they apply.
+ */
+import { DYN, eventType, fromValue, inputType, join, stepType, type T } from './types.js';
+import type { TypeEnv } from './types-check.js';
+
+type Json = Record<string, unknown>;
+
+/** Where `event` is not the playbook's callback: a `wait.event` of `service`, a `poll.until` of `action`. */
+export interface EventContext {
+  service?: string | undefined;
+  action?: string | undefined;
+}
+
+const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
+
+export class TypeScope {
+  private base: { key: string; vars: Record<string, T> } | undefined;
+  private readonly envs = new Map<string, TypeEnv>();
+  private services: string[] = [];
+
+  constructor(private readonly pb: Json) {}
+
+  /** The variables' types where `event` is as `event` says (default: the playbook's callback). */
+  env(event?: EventContext): TypeEnv {
+    const base = (this.base ??= this.build());
+    const eventKey = event?.service ?? (event?.action !== undefined ? `poll:${event.action}` : '');
+    let env = this.envs.get(eventKey);
+    if (!env) {
+      const ev = event?.service
+        ? eventType([event.service])
+        : event?.action !== undefined
+          ? DYN
+          : eventType(this.services);
+      env = { key: `${base.key}|${eventKey}`, vars: { ...base.vars, event: ev } };
+      this.envs.set(eventKey, env);
+    }
+    return env;
+  }
+
+  private build(): { key: string; vars: Record<string, T> } {
+    const pb = this.pb;
+    const on = isObject(pb.on) ? pb.on : {};
+    this.services = asList(on.callback)
+      .map((c) => (isObject(c) && typeof c.service === 'string' ? c.service : undefined))
+      .filter((s): s is string => s !== undefined);
+    const inputs: Record<string, T> = {};
+    const declared = isObject(pb.inputs) ? pb.inputs : {};
+    for (const [name, decl] of Object.entries(declared)) inputs[name] = inputType(decl);
+    const actions = new Map<string, string | undefined>();
+    const vars: Record<string, T> = {};
+    const set = (name: string, t: T) => (vars[name] = name in vars ? join(vars[name] as T, t) : t);
+    if (isObject(pb.vars)) for (const [k, v] of Object.entries(pb.vars)) set(k, fromValue(v));
+    const walk = (steps: unknown): void => {
+      for (const s of asList(steps)) {
+        if (!isObject(s)) continue;
+        if (typeof s.id === 'string' && !actions.has(s.id))
+          actions.set(s.id, typeof s.uses === 'string' ? s.uses : undefined);
+        if (isObject(s.set)) for (const [k, v] of Object.entries(s.set)) set(k, fromValue(v));
+        if (Array.isArray(s.onError)) walk(s.onError);
+        if (isObject(s.forEach)) walk(s.forEach.steps);
+        walk(s.parallel);
+      }
+    };
+    walk(pb.steps);
+    walk(pb.finally);
+    const steps: Record<string, T> = {};
+    for (const [id, action] of actions) steps[id] = stepType(action);
+    const key = JSON.stringify([this.services, [...actions], inputs, vars]);
+    return {
+      key,
+      vars: {
+        // Undeclared inputs and unknown steps have their own checks: here they are dyn, not a second error.
+        inputs: { k: 'object', fields: inputs, open: true },
+        vars: { k: 'object', fields: vars, open: false },
+        steps: { k: 'object', fields: steps, open: true },
+      },
+    };
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The types `validate` gives the variables of expressions (issue 18): `event` by the JSON Schema of the
+ * playbook's callback service(s) (schemas/events/), `steps.<id>.output` by its action's output schema
+ * (schemas/api/), `.items` and `.devices` by the shapes the runner gives them, `inputs.*` by their declared
+ * types, `vars.*` by their values. Anything a schema leaves open (no listed members, additionalProperties, a
+ * union of shapes) is `dyn`: read freely, never an error.
+ *
+ * The schemas are read from the JSON files, each at most once per process, so that the checks load no TypeBox.
+ */
+import { readFileSync } from 'node:fs';
+
+/** A type: a JSON value's kind, with the members of an object and the elements of a list. */
+export type T =
+  | { k: 'dyn' }
+  | { k: 'string' }
+  | { k: 'int' }
+  | { k: 'number' }
+  | { k: 'bool' }
+  | { k: 'null' }
+  | { k: 'list'; of: T }
+  /** `open`: members other than `fields` may exist (they are dyn). */
+  | { k: 'object'; fields: Record<string, T>; open: boolean };
+
+export const DYN: T = { k: 'dyn' };
+const STRING: T = { k: 'string' };
+const INT: T = { k: 'int' };
+const NUMBER: T = { k: 'number' };
+const BOOL: T = { k: 'bool' };
+const NULL: T = { k: 'null' };
+
+const obj = (fields: Record<string, T>, open = false): T => ({ k: 'object', fields, open });
+const list = (of: T): T => ({ k: 'list', of });
+
+/** How a value of a type is written in messages: `a string`, `an int`. */
+export function typeName(t: T): string {
+  const name = t.k === 'object' ? 'map' : t.k === 'number' ? 'double' : t.k;
+  return `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
+}
+
+type Schema = Record<string, unknown>;
+
+/**
+ * The type of values a JSON Schema accepts. An object that lists its members is closed unless it says
+ * `additionalProperties` (the catalog's response schemas list what the service sends without closing them).
+ */
+export function fromSchema(s: unknown): T {
+  if (s === null || typeof s !== 'object') return DYN;
+  const schema = s as Schema;
+  if (schema.anyOf || schema.oneOf || schema.allOf || schema.if || schema.$ref) return DYN;
+  if ('const' in schema) return fromValue(schema.const);
+  const type = schema.type;
+  if (Array.isArray(type)) {
+    const kinds = type.filter((x) => x !== 'null');
+    return kinds.length === 1 ? fromSchema({ ...schema, type: kinds[0] }) : DYN;
+  }
+  switch (type) {
+    case 'string':
+      return STRING;
+    case 'integer':
+      return INT;
+    case 'number':
+      return NUMBER;
+    case 'boolean':
+      return BOOL;
+    case 'null':
+      return NULL;
+    case 'array':
+      return list(fromSchema(schema.items));
+    case 'object': {
+      const props = (schema.properties ?? {}) as Record<string, unknown>;
+      const names = Object.keys(props);
+      if (names.length === 0) return DYN;
+      const fields: Record<string, T> = {};
+      for (const n of names) fields[n] = fromSchema(props[n]);
+      const extra = schema.additionalProperties;
+      return obj(fields, extra !== undefined && extra !== false);
+    }
+    default:
+      return DYN;
+  }
+}
+
+/** The type of a value written in the playbook (`vars`); a string holding an expression is dyn. */
+export function fromValue(v: unknown): T {
+  if (v === null) return NULL;
+  switch (typeof v) {
+    case 'string':
+      return v.includes('${{') ? DYN : STRING;
+    case 'boolean':
+      return BOOL;
+    case 'number':
+      return Number.isInteger(v) ? INT : NUMBER;
+    case 'object': {
+      if (Array.isArray(v)) return list(v.length ? v.map(fromValue).reduce(join) : DYN);
+      const fields: Record<string, T> = {};
+      for (const [k, x] of Object.entries(v as object)) fields[k] = fromValue(x);
+      return obj(fields);
+    }
+    default:
+      return DYN;
+  }
+}
+
+/** A type that holds values of both: the members of two objects together, dyn where they disagree. */
+export function join(a: T, b: T): T {
+  if (a.k === 'dyn' || b.k === 'dyn') return DYN;
+  if (a.k === 'object' && b.k === 'object') {
+    const fields: Record<string, T> = { ...a.fields };
+    for (const [k, t] of Object.entries(b.fields)) fields[k] = k in fields ? join(fields[k] as T, t) : t;
+    return obj(fields, a.open || b.open);
+  }
+  if (a.k === 'list' && b.k === 'list') return list(join(a.of, b.of));
+  if (a.k === b.k) return a;
+  if ((a.k === 'int' || a.k === 'number') && (b.k === 'int' || b.k === 'number')) return NUMBER;
+  return DYN;
+}
+
+/** An input's type, from its declaration (`type`, else its default). */
+export function inputType(decl: unknown): T {
+  if (decl === null || typeof decl !== 'object') return DYN;
+  const d = decl as Schema;
+  switch (d.type) {
+    case 'string':
+      return STRING;
+    case 'integer':
+      return INT;
+    case 'number':
+      return NUMBER;
+    case 'boolean':
+      return BOOL;
+    case 'array':
+      return list(DYN);
+    default:
+      return DYN;
+  }
+}
+
+// ── the schemas, read once per process ──────────────────────────────────────────────────────────
+
+const SCHEMAS = new URL('../../schemas/', import.meta.url);
+const files = new Map<string, T | undefined>();
+
+/** The type of a schema file under schemas/, undefined when there is none. Read once. */
+function fileType(name: string, pick: (s: Schema) => unknown = (s) => s): T | undefined {
+  const key = `${name}#${pick.name}`;
+  if (!files.has(key)) {
+    let t: T | undefined;
+    try {
+      t = fromSchema(pick(JSON.parse(readFileSync(new URL(name, SCHEMAS), 'utf8')) as Schema));
+    } catch {
+      t = undefined;
+    }
+    files.set(key, t);
+  }
+  return files.get(key);
+}
+
+let index: Record<string, { output?: string; strategy?: string }> | undefined;
+
+function actionIndex(): Record<string, { output?: string; strategy?: string }> {
+  if (!index) {
+    try {
+      index = JSON.parse(readFileSync(new URL('api/index.json', SCHEMAS), 'utf8')) as typeof index;
+    } catch {
+      index = {};
+    }
+  }
+  return index ?? {};
+}
+
+/**
+ * `steps.<id>.output` of a step that uses `action`: its output schema. A listing's output is the runner's own
+ * (the devices listed, or their count), and an engine action's has no schema: dyn.
+ */
+export function outputType(action: string | undefined): T {
+  if (action === undefined) return DYN;
+  const entry = actionIndex()[action];
+  if (!entry?.output || entry.strategy === 'listing') return DYN;
+  return fileType(`api/${entry.output}`) ?? DYN;
+}
+
+/** `event` of a playbook started by callbacks of `services`: the union of their events; dyn with none. */
+export function eventType(services: readonly string[]): T {
+  const ts = services.map((s) => fileType(`events/${s}.schema.json`) ?? DYN);
+  return ts.length ? ts.reduce(join) : DYN;
+}
+
+// ── the engine's shapes (runner/context.ts item(), store DeviceCounts) ──────────────────────────
+
+const COUNTS = obj({
+  total: INT,
+  accepted: INT,
+  succeeded: INT,
+  failed: INT,
+  skipped: INT,
+  unconfirmed: INT,
+  byError: DYN,
+});
+
+/** A per-device result: a device action's, or a listing's `{ id, kind }`. */
+const ITEM = obj({
+  id: STRING,
+  kind: STRING,
+  outcome: STRING,
+  error: STRING,
+  errorClass: STRING,
+  attempts: INT,
+  requestId: STRING,
+  data: DYN,
+});
+
+/** `steps.<id>` of a step that uses `action` (undefined: a step of another kind). */
+export function stepType(action: string | undefined): T {
+  return obj({
+    status: STRING,
+    output: outputType(action),
+    items: list(ITEM),
+    devices: COUNTS,
+    error: STRING,
+  });
+}
