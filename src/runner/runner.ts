@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { CATALOG, isAction } from '../api/catalog.js';
+import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { hasEffect } from '../actions/engine.js';
 import { render, truthy } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
@@ -13,6 +13,7 @@ import { retrying } from '../retry.js';
 import { emptyCounts, type RunSummary, type StepStatus } from '../store/store.js';
 import { RunContext, addCounts, countDevices, devicesOverTolerance, done, item, selects } from './context.js';
 import { devicesOf, idsOf, resultsOf, withResult, type DeviceSet } from './devices.js';
+import { plannedOutput } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
 import { planOf, type StepPlan } from './plan.js';
@@ -395,8 +396,17 @@ class Run {
 
   // ── actions ───────────────────────────────────────────────────────────────────────────────────
 
-  /** A dry run's step that would act: counted in the summary's `planned`, its devices `skipped` (DRY RUN). */
-  private planOnly(stepId: string, action: string, calls: number, devices: DeviceSet): StepState {
+  /**
+   * A dry run's step that would act: counted in the summary's `planned`, its devices `skipped` (DRY RUN), its
+   * output made up from the action's output schema (an engine action's is null).
+   */
+  private planOnly(
+    stepId: string,
+    action: string,
+    calls: number,
+    devices: DeviceSet,
+    op?: Operation,
+  ): StepState {
     const p = this.ctx.planned.get(stepId) ?? { step: stepId, action, calls: 0, devices: 0 };
     p.calls += calls;
     p.devices += devices.size;
@@ -404,7 +414,7 @@ class Run {
     const groups = withResult(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
     return {
       status: 'planned',
-      output: null,
+      output: op ? plannedOutput(op) : null,
       items: resultsOf(groups).map(item),
       devices: { ...countDevices(groups), byError: {} },
     };
@@ -437,7 +447,7 @@ class Run {
       await this.limits.check(step.id, step.limits, devices, input);
       if (o.dryRun) {
         const calls = op.batchSize ? Math.max(1, Math.ceil(devices.size / op.batchSize)) : 1;
-        return this.planOnly(step.id, action, calls, devices);
+        return this.planOnly(step.id, action, calls, devices, op);
       }
       if (resumed?.status === 'sending' && !reconciles(op) && !op.retrySafe) {
         throw new StepError(
