@@ -3,14 +3,19 @@
  * expectation at its own `file:line`, test files checked with "did you mean", and the friendly fault names
  * turned into the emulator's.
  */
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { parse } from 'yaml';
+import { render } from '../../src/api/schema-files.js';
+import { explainingAjv } from '../../src/api/validate.js';
 import { eventExample } from '../../src/events/index.js';
 import { localRun } from '../../src/daemon/local-event.js';
 import { loadPlaybookFile } from '../../src/playbook/load.js';
 import type { Playbook } from '../../src/playbook/schema.js';
 import { matches } from '../../src/testing/expect.js';
 import { findTestFiles, runTests } from '../../src/testing/index.js';
+import { testFileSchema } from '../../src/testing/schema.js';
 import { emulatorFaults } from '../../src/testing/world.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'testing');
@@ -134,5 +139,22 @@ describe('a callback event given by hand', () => {
   it('is needed by a playbook without on.manual, which says what to add', () => {
     const run = localRun(pb, { inputs: {} });
     expect(run).to.have.property('refused').that.includes('--event FILE').and.includes('manual: true');
+  });
+});
+
+describe('schemas/playbook-test.schema.json', () => {
+  it('is up to date (run `npm run schemas` when this fails), compiles, and takes the shipped tests', async () => {
+    const root = join(import.meta.dirname, '..', '..');
+    const schema = testFileSchema();
+    expect(await readFile(join(root, 'schemas', 'playbook-test.schema.json'), 'utf8')).to.equal(
+      render(schema),
+    );
+    const { $id: _id, ...rest } = schema;
+    const validate = explainingAjv().compile(rest);
+    const tests = (await readdir(join(root, 'playbooks'))).filter((f) => f.endsWith('.test.yaml'));
+    expect(tests).to.not.be.empty;
+    for (const f of tests)
+      expect(validate(parse(await readFile(join(root, 'playbooks', f), 'utf8'))), f).to.equal(true);
+    expect(validate({ cases: [{ name: 'x', expect: { stauts: 'succeeded' } }] })).to.equal(false);
   });
 });
