@@ -152,7 +152,7 @@ describe('schemas/playbook-test.schema.json', () => {
     const { $id: _id, ...rest } = schema;
     const validate = explainingAjv().compile(rest);
     const tests = (await readdir(join(root, 'playbooks'))).filter((f) => f.endsWith('.test.yaml'));
-    expect(tests).to.not.be.empty;
+    expect(tests.length).to.be.greaterThan(0);
     for (const f of tests)
       expect(validate(parse(await readFile(join(root, 'playbooks', f), 'utf8'))), f).to.equal(true);
     expect(validate({ cases: [{ name: 'x', expect: { stauts: 'succeeded' } }] })).to.equal(false);
