@@ -20,6 +20,11 @@ const AREA_CODES: Partial<Record<Operation['area'], readonly string[]>> = {
   subsc: ['INVALID_PARAMETER', 'INTERNAL_ERROR', 'INVALID_ACCESS'],
 };
 
+/** The API error codes the spec shows for `action`'s area; undefined where it shows none (any code). */
+export function apiErrorCodes(action: string): readonly string[] | undefined {
+  return isAction(action) ? AREA_CODES[(CATALOG[action] as Operation).area] : undefined;
+}
+
 const GENERIC = new Set(['network', 'timeout', 'retryable']);
 const HTTP = /^http\.([45]xx|[45][0-9]{2})$/;
 
@@ -39,7 +44,7 @@ export function stepSelectorProblem(action: string | undefined, selector: string
   }
   if (/^[A-Z][A-Z0-9_]*$/.test(selector)) {
     if (!api) return `\`${action ?? 'this step'}\` cannot return API error code \`${selector}\``;
-    const codes = AREA_CODES[(CATALOG[action] as Operation).area];
+    const codes = apiErrorCodes(action);
     if (codes && !codes.includes(selector)) {
       return `\`${action}\` cannot return API error code \`${selector}\` (it can return ${codes.join(', ')})`;
     }

@@ -48,38 +48,3 @@ export function apiSchemaFiles(): Map<string, object> {
 export function render(schema: object): string {
   return `${JSON.stringify(schema, null, 2)}\n`;
 }
-
-/**
- * docs/actions.md: every action of the catalog by group, with its method, path, what it does, and its schema
- * files. Written by `npm run schemas` beside schemas/api/, and checked by the same test.
- */
-export function actionsReference(): string {
-  const lines = [
-    '# Actions',
-    '',
-    '<!-- Written by `npm run schemas` from the action catalog (src/api/catalog/): do not edit. -->',
-    '',
-    'Every API operation fleetbook calls, as `uses:` in a playbook and `fleetbook call` take it. An action takes',
-    'one JSON object: the request body fields and the path (and query) parameters. Mutating actions are skipped',
-    'by `--dry-run`. Each has its input and output JSON Schema in `schemas/api/`.',
-  ];
-  const groups = new Map<string, string[]>();
-  for (const action of ACTIONS) {
-    const op: Operation = CATALOG[action];
-    const group = action.split('.')[0] as string;
-    const path = `\`${op.path}${op.query?.length ? `?${op.query.map((q) => `${q}=`).join('&')}` : ''}\``;
-    const schemas = `[input](../schemas/api/${action}.input.schema.json), [output](../schemas/api/${action}.output.schema.json)`;
-    const row = `| \`${action}\` | ${op.method} | ${path} | ${op.summary} (${schemas}) | ${op.mutating ? 'yes' : 'no'} |`;
-    groups.set(group, [...(groups.get(group) ?? []), row]);
-  }
-  for (const [group, rows] of groups)
-    lines.push(
-      '',
-      `## ${group}`,
-      '',
-      '| action | method | path | does | mutating |',
-      '| --- | --- | --- | --- | --- |',
-      ...rows,
-    );
-  return `${lines.join('\n')}\n`;
-}

@@ -1,0 +1,61 @@
+/**
+ * The reference of each action (docs/actions.md, `fleetbook actions ACTION`): every action has one, with its
+ * arguments, errors and retry-safety, and its example step is a step `validate` accepts.
+ */
+import { expect } from 'chai';
+import { parseDocument } from 'yaml';
+import { ALL_ACTIONS, actionReference, exampleStep } from '../../src/cli/actions-reference.js';
+import { loadPlaybook } from '../../src/playbook/load.js';
+import { fleetbook } from '../helpers/cli.js';
+
+describe('action reference', function () {
+  this.timeout(60_000);
+
+  it('covers every action of the catalog and the engine', () => {
+    expect(ALL_ACTIONS).to.include.members([
+      'devices.suspend',
+      'location.createReport',
+      'report.write',
+      'log',
+    ]);
+    expect(ALL_ACTIONS.length).to.be.greaterThan(50);
+  });
+
+  for (const action of ALL_ACTIONS) {
+    it(`${action}: its example step passes validate`, () => {
+      const steps = exampleStep(action)
+        .split('\n')
+        .map((l) => (l ? `  ${l}` : l))
+        .join('\n');
+      const source = `version: 1\nname: example\non: { manual: true }\nsteps:\n${steps}`;
+      expect(parseDocument(source).errors).to.deep.equal([]);
+      const r = loadPlaybook(source, `${action}.yaml`);
+      expect(r.diagnostics.map((d) => `${d.line}:${d.column} ${d.message}`)).to.deep.equal([]);
+    });
+  }
+
+  it('states arguments, output, errors and retry-safety of an API action', () => {
+    const text = actionReference('devices.suspend');
+    for (const part of [
+      '**Arguments**',
+      '**Output**',
+      '**Errors**',
+      '**Example**',
+      'not retry-safe',
+      'INVALID DEVICE STATE',
+    ])
+      expect(text).to.include(part);
+    expect(actionReference('location.createReport')).to.match(/`cacheMode` \| .*"0"/);
+    expect(actionReference('location.locate')).to.include('every error type of spec section 7.3');
+    expect(actionReference('devices.list')).to.include('retry-safe: sent again');
+  });
+
+  it('fleetbook actions ACTION prints it; an unknown action exits 2 with the closest names', async () => {
+    const one = await fleetbook(['actions', 'devices.suspend'], {});
+    expect(one.code, one.stderr).to.equal(0);
+    expect(one.stdout).to.equal(actionReference('devices.suspend'));
+    const typo = await fleetbook(['actions', 'devices.suspnd'], {});
+    expect(typo.code).to.equal(2);
+    expect(typo.stderr).to.include('devices.suspend');
+  });
+});
