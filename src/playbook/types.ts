@@ -28,6 +28,15 @@ const NUMBER: T = { k: 'number' };
 const BOOL: T = { k: 'bool' };
 const NULL: T = { k: 'null' };
 
+/** The JSON Schema types that are one CEL type each. */
+const PRIMITIVES: Record<string, T> = {
+  string: STRING,
+  integer: INT,
+  number: NUMBER,
+  boolean: BOOL,
+  null: NULL,
+};
+
 const obj = (fields: Record<string, T>, open = false): T => ({ k: 'object', fields, open });
 const list = (of: T): T => ({ k: 'list', of });
 
@@ -53,17 +62,9 @@ export function fromSchema(s: unknown): T {
     const kinds = type.filter((x) => x !== 'null');
     return kinds.length === 1 ? fromSchema({ ...schema, type: kinds[0] }) : DYN;
   }
+  const primitive = typeof type === 'string' ? PRIMITIVES[type] : undefined;
+  if (primitive) return primitive;
   switch (type) {
-    case 'string':
-      return STRING;
-    case 'integer':
-      return INT;
-    case 'number':
-      return NUMBER;
-    case 'boolean':
-      return BOOL;
-    case 'null':
-      return NULL;
     case 'array':
       return list(fromSchema(schema.items));
     case 'object': {
@@ -115,24 +116,11 @@ export function join(a: T, b: T): T {
   return DYN;
 }
 
-/** An input's type, from its declaration (`type`, else its default). */
+/** An input's type, from its declared `type` (an object input's members are not declared: dyn). */
 export function inputType(decl: unknown): T {
-  if (decl === null || typeof decl !== 'object') return DYN;
-  const d = decl as Schema;
-  switch (d.type) {
-    case 'string':
-      return STRING;
-    case 'integer':
-      return INT;
-    case 'number':
-      return NUMBER;
-    case 'boolean':
-      return BOOL;
-    case 'array':
-      return list(DYN);
-    default:
-      return DYN;
-  }
+  const type = decl !== null && typeof decl === 'object' ? (decl as Schema).type : undefined;
+  if (typeof type !== 'string') return DYN;
+  return PRIMITIVES[type] ?? (type === 'array' ? list(DYN) : DYN);
 }
 
 // ── the schemas, read once per process ──────────────────────────────────────────────────────────
