@@ -19,7 +19,7 @@ export async function waitStep(
   const w = step.wait;
   const timeoutMs = plan.waitMs ?? 0;
   if (typeof w === 'string') {
-    await ctx.clock.sleep(timeoutMs, signal);
+    await sleepLogged(ctx, step.id, scope, timeoutMs, { for: w }, signal);
     return done(null);
   }
   const deadline = ctx.clock.now() + timeoutMs;
@@ -33,7 +33,7 @@ export async function waitStep(
     const poll = w.poll;
     waiters.push(
       (async () => {
-        const interval = plan.pollMs ?? ctx.o.pollIntervalMs ?? 5000;
+        const interval = pollMs(ctx, plan);
         for (;;) {
           const input = render(poll.with ?? {}, scope.ctx, scope.inLoop) as Json;
           const output = await ctx.call(step.id, poll.uses, input, both);
@@ -47,8 +47,13 @@ export async function waitStep(
       })(),
     );
   }
+  const what = {
+    for: `a ${w.event.service} event`,
+    ...(w.event.match !== undefined ? { match: w.event.match } : {}),
+    ...(w.poll ? { poll: `${w.poll.uses} every ${w.poll.interval ?? `${pollMs(ctx, plan) / 1000}s`}` } : {}),
+  };
   waiters.push(
-    ctx.clock.sleep(timeoutMs, both).then(() => {
+    sleepLogged(ctx, step.id, scope, timeoutMs, what, both).then(() => {
       throw new StepError(`no ${w.event.service} event within ${w.timeout}`, ['timeout']);
     }),
   );
@@ -58,4 +63,46 @@ export async function waitStep(
     stop.abort(new StepError('wait ended'));
     await Promise.allSettled(waiters);
   }
+}
+
+/** How often a wait's `poll` calls its action: its own interval, or the run's. */
+function pollMs(ctx: RunContext, plan: StepPlan): number {
+  return plan.pollMs ?? ctx.o.pollIntervalMs ?? 5000;
+}
+
+/** A wait at least this long logs what it waits for as it starts, and then its progress at this interval. */
+const PROGRESS_MS = 60_000;
+
+/**
+ * Sleeps `ms` on the run's clock. A long sleep logs `waiting` as it starts (the step, what it waits for, until
+ * when) and `still waiting` each minute (how long so far): at info, or at debug inside a fan-out, as its steps
+ * log. It sleeps a minute at a time, so that it needs no second timer.
+ */
+async function sleepLogged(
+  ctx: RunContext,
+  stepId: string,
+  scope: Scope,
+  ms: number,
+  what: Json,
+  signal: AbortSignal,
+): Promise<void> {
+  const start = ctx.clock.now();
+  const end = start + ms;
+  const meta = { step: stepId, ...what, until: new Date(end).toISOString() };
+  const log = (message: string, extra: Json = {}) =>
+    scope.inLoop
+      ? ctx.log.debug(message, { ...meta, ...extra })
+      : ctx.log.info(message, { ...meta, ...extra });
+  const long = ms >= PROGRESS_MS;
+  if (long) log('waiting');
+  for (let left = ms; left > 0; left = end - ctx.clock.now()) {
+    await ctx.clock.sleep(Math.min(left, PROGRESS_MS), signal);
+    const now = ctx.clock.now();
+    if (long && now < end) log('still waiting', { waited: minutes(now - start) });
+  }
+}
+
+/** A time as whole minutes, e.g. `3m`. */
+function minutes(ms: number): string {
+  return `${Math.floor(ms / PROGRESS_MS)}m`;
 }
