@@ -1,0 +1,79 @@
+/**
+ * docs/testing.md stays true: its playbook and test file, written out as a new user would save them, validate
+ * and pass `fleetbook test` with the output the guide shows, and the failures it shows are the ones printed.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { fleetbook } from '../helpers/cli.js';
+
+const GUIDE = join(import.meta.dirname, '..', '..', 'docs', 'testing.md');
+const TEST = 'playbooks/overuse-suspend-notify.test.yaml';
+
+/** The guide's fenced blocks: `yaml file=NAME` ones by name, the others in order. */
+async function blocks(): Promise<{ files: Map<string, string>; plain: string[] }> {
+  const text = await readFile(GUIDE, 'utf8');
+  const files = new Map<string, string>();
+  const plain: string[] = [];
+  for (const m of text.matchAll(/```(\S*)(?: file=(\S+))?\n([\s\S]*?)```/g)) {
+    if (m[2]) files.set(m[2], m[3] as string);
+    else plain.push(m[3] as string);
+  }
+  return { files, plain };
+}
+
+describe('docs/testing.md', () => {
+  let dir: string;
+  let files: Map<string, string>;
+  let plain: string[];
+  before(async () => {
+    ({ files, plain } = await blocks());
+    dir = await mkdtemp(join(tmpdir(), 'fleetbook-guide-'));
+    await mkdir(join(dir, 'playbooks'));
+    for (const [name, body] of files) await writeFile(join(dir, 'playbooks', name), body);
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  const run = (args: string[]) => fleetbook(args, {}, [], dir);
+
+  it("has a playbook that validates, and tests that pass with the guide's output", async function () {
+    this.timeout(60_000);
+    expect([...files.keys()]).to.deep.equal([
+      'overuse-suspend-notify.yaml',
+      'overuse-suspend-notify.test.yaml',
+    ]);
+    const v = await run(['validate', 'playbooks/overuse-suspend-notify.yaml']);
+    expect(v.code, v.stdout + v.stderr).to.equal(0);
+    const r = await run(['test', TEST]);
+    expect(r.code, r.stdout + r.stderr).to.equal(0);
+    expect(plain, 'the output block of "Run it"').to.include(r.stdout);
+  });
+
+  it('shows the failure a wrong expectation prints, at its line', async function () {
+    this.timeout(60_000);
+    const test = files.get('overuse-suspend-notify.test.yaml') as string;
+    const lines = test.split('\n');
+    expect(lines[39]).to.equal("        '350260700638378': suspend");
+    lines[39] = "        '350260700638378': active";
+    await writeFile(join(dir, TEST), lines.join('\n'));
+    const r = await run(['test', TEST]);
+    expect(r.code).to.equal(1);
+    const shown = plain.find((b) => b.startsWith('FAIL ')) as string;
+    expect(r.stdout).to.include(shown);
+    expect(r.stdout.trimEnd().split('\n').at(-1)).to.equal('3 passed, 1 failed');
+  });
+
+  it('shows the error a misspelt key in a test file prints', async function () {
+    this.timeout(60_000);
+    const test = files.get('overuse-suspend-notify.test.yaml') as string;
+    const lines = test.split('\n');
+    expect(lines[27]).to.equal('      status: succeeded');
+    lines[27] = '      stauts: succeeded';
+    await writeFile(join(dir, TEST), lines.join('\n'));
+    const r = await run(['test', TEST]);
+    expect(r.code).to.equal(1);
+    const shown = plain.find((b) => b.includes('`stauts`')) as string;
+    expect(r.stdout).to.include(shown.trimEnd());
+  });
+});
