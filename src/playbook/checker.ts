@@ -11,16 +11,15 @@
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import { staticProblems } from '../actions/policy.js';
 import type { InputProblem } from '../errors.js';
-import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
-import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import type { Diagnostic, Rule, Severity } from './diagnostics.js';
 import { readSimpleYaml } from './fast-yaml.js';
 import { protectExpressions, restoreScalar } from './protect.js';
+import { unquotedWarning } from './unquoted.js';
 import { cronProblem, firesMoreThanOncePerMinute, isTimeZone } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
-import { typeProblems } from './types-check.js';
+import { checkExpressions, type ExprSite, type StepSite } from './expression-checks.js';
 import { TypeScope, type EventContext } from './types-env.js';
 
 export type Seg = string | number;
@@ -85,7 +84,12 @@ const NO_POSITIONS: Locator = { position: unsure, linePos: unsure, stringOffset:
  */
 export function quickLoad(source: string, file: string, rules: PlaybookRules): LoadedPlaybook | undefined {
   const safe = protectExpressions(source);
-  const data = readSimpleYaml(safe.text, (value, style) => restoreScalar(safe, value, style));
+  const unquoted: Diagnostic[] = [];
+  const data = readSimpleYaml(
+    safe.text,
+    (value, style) => restoreScalar(safe, value, style),
+    (line, column, inFlow) => unquoted.push(unquotedWarning(file, line, column, inFlow)),
+  );
   if (!data) return undefined;
   try {
     new Checker(file, rules, NO_POSITIONS).checkPlaybook(data);
@@ -93,27 +97,7 @@ export function quickLoad(source: string, file: string, rules: PlaybookRules): L
     if (e === FOUND) return undefined;
     throw e;
   }
-  return { file, source, diagnostics: [], playbook: data as unknown as Playbook };
-}
-
-interface StepSite {
-  id: string;
-  path: Seg[];
-  order: number;
-  inLoop: boolean;
-  /** The parallel branches it is inside, as `<parallel path>:<branch>`. */
-  branch: string[];
-}
-
-interface ExprSite {
-  text: string;
-  path: Seg[];
-  /** Pre-order position of the step that owns the field; steps before it may be referenced. */
-  order: number;
-  inLoop: boolean;
-  branch: string[];
-  /** What `event` is here when it is not the playbook's callback: a waited-for callback, a poll's answer. */
-  event?: EventContext;
+  return { file, source, diagnostics: unquoted, playbook: data as unknown as Playbook };
 }
 
 /** Arguments that name a step of this playbook: whether that step must run before, or only exist. */
@@ -146,7 +130,13 @@ export class Checker {
     if (Array.isArray(pb.steps)) this.walkSteps(pb.steps, ['steps'], false);
     if (Array.isArray(pb.finally)) this.walkSteps(pb.finally, ['finally'], false);
     this.checkIds();
-    this.checkExpressions(new Set(Object.keys(inputs)), new TypeScope(pb));
+    checkExpressions(
+      { steps: this.steps, exprs: this.exprs, stepArgs: this.stepArgs },
+      new Set(Object.keys(inputs)),
+      new TypeScope(pb),
+      this.at,
+      this,
+    );
   }
 
   private checkInput(name: string, decl: unknown): void {
@@ -452,89 +442,6 @@ export class Checker {
     }
   }
 
-  private checkExpressions(inputs: Set<string>, types: TypeScope): void {
-    const order = new Map<string, number>();
-    const branchOf = new Map<string, string[]>();
-    for (const s of this.steps) {
-      if (!order.has(s.id)) {
-        order.set(s.id, s.order);
-        branchOf.set(s.id, s.branch);
-      }
-    }
-    /** True when the step runs in another branch of a parallel step that also holds this site. */
-    const beside = (id: string, site: ExprSite) =>
-      (branchOf.get(id) ?? []).some((b) => {
-        const p = b.slice(0, b.lastIndexOf(':'));
-        return site.branch.some((c) => c !== b && c.slice(0, c.lastIndexOf(':')) === p);
-      });
-    /** Why `steps.<id>` (or `step: <id>`) has no value at `site`; undefined when it has one. */
-    const stepProblem = (id: string, site: ExprSite, need: 'before' | 'exists'): string | undefined => {
-      const at = order.get(id);
-      if (at === undefined) {
-        const near = closest(id, [...order.keys()]);
-        return `no step has id \`${id}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`;
-      }
-      if (need === 'exists') return undefined;
-      if (beside(id, site))
-        return `step \`${id}\` runs beside this one in a parallel step, not before it, so \`steps.${id}\` has no value here`;
-      if (site.order !== -1 && at >= site.order)
-        return `step \`${id}\` does not run before this point, so \`steps.${id}\` has no value here`;
-      if (site.order === -1) return `\`steps.${id}\` has no value here: no step has run yet`;
-      return undefined;
-    };
-    for (const a of this.stepArgs) {
-      const problem = stepProblem(a.text, a, a.need);
-      if (problem) this.report(a.path, 'value', 'step-reference', problem);
-    }
-    for (const site of this.exprs) {
-      const { spans, unterminated } = findExpressions(site.text);
-      // Where the string starts in the file: needed only to report something.
-      let offsetOf: ((i: number) => number) | undefined;
-      const base = (i: number) => (offsetOf ??= this.at.stringOffset(site.path, site.text))(i);
-      if (unterminated !== undefined)
-        this.reportOffset(base(unterminated), 'expression', 'unterminated `${{`: it needs a closing `}}`');
-      for (const span of spans) {
-        if (span.source === '') {
-          this.reportOffset(base(span.start), 'expression', 'empty expression `${{ }}`');
-          continue;
-        }
-        const err = checkExpression(span.source, site.inLoop);
-        if (err) {
-          const loopVar = LOOP_VARIABLES.find((v) => err.message === `Unknown variable: ${v}`);
-          if (loopVar)
-            this.reportOffset(
-              base(span.offset + err.offset),
-              'loop-variable',
-              `\`${loopVar}\` exists only inside a forEach body`,
-            );
-          else
-            this.reportOffset(
-              base(span.offset + err.offset),
-              'expression',
-              `invalid expression: ${err.message}`,
-            );
-          continue;
-        }
-        const refs = referencesOf(span.source);
-        for (const [id, index] of refs.steps) {
-          const problem = stepProblem(id, site, 'before');
-          if (problem) this.reportOffset(base(span.offset + index), 'step-reference', problem);
-        }
-        for (const [name, index] of refs.inputs) {
-          if (!inputs.has(name)) {
-            this.reportOffset(
-              base(span.offset + index),
-              'undeclared-input',
-              `input \`${name}\` is not declared under \`inputs\``,
-            );
-          }
-        }
-        for (const p of typeProblems(span.source, site.inLoop, types.env(site.event)))
-          this.reportOffset(base(span.offset + p.offset), p.rule, p.message);
-      }
-    }
-  }
-
   // ── schema problems and reports ───────────────────────────────────────────────────────────────
 
   private schemaProblems(problems: InputProblem[], path: Seg[]): void {
@@ -604,7 +511,7 @@ export class Checker {
     this.diagnostics.push({ file: this.file, line, column, message, rule, severity });
   }
 
-  private reportOffset(offset: number, rule: Rule, message: string, severity: Severity = 'error'): void {
+  reportOffset(offset: number, rule: Rule, message: string, severity: Severity = 'error'): void {
     const { line, col } = this.at.linePos(offset);
     this.diagnostics.push({ file: this.file, line, column: col, message, rule, severity });
   }
@@ -612,37 +519,4 @@ export class Checker {
 
 function isObject(v: unknown): v is Json {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-interface References {
-  /** `steps.<id>`: the id, and the offset of `steps` in the source. */
-  steps: [string, number][];
-  /** `inputs.<name>`, then `inputs["<name>"]`: the name, and the offset of `inputs`. */
-  inputs: [string, number][];
-}
-
-/** By expression source: playbooks repeat their expressions (`${{ inputs.account }}`). */
-const referenceCache = new Map<string, References>();
-
-/** The steps and inputs an expression refers to, outside its string literals (but `inputs["name"]`). */
-function referencesOf(source: string): References {
-  let refs = referenceCache.get(source);
-  if (!refs) {
-    const code = blankStrings(source);
-    refs = {
-      steps: [...code.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)/g)].map((m) => [m[1] as string, m.index]),
-      inputs: [
-        ...code.matchAll(/\binputs\s*\.\s*([A-Za-z_]\w*)/g),
-        ...source.matchAll(/\binputs\s*\[\s*["']([^"']+)["']\s*\]/g),
-      ].map((m) => [m[1] as string, m.index]),
-    };
-    if (referenceCache.size >= 10_000) referenceCache.clear();
-    referenceCache.set(source, refs);
-  }
-  return refs;
-}
-
-/** The CEL source with the insides of string literals blanked, offsets kept. */
-function blankStrings(src: string): string {
-  return src.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, (s) => s[0] + ' '.repeat(s.length - 2) + s[0]);
 }

@@ -1,0 +1,168 @@
+/**
+ * The checks of a playbook's expressions, once every step and expression site is collected (checker.ts): each
+ * parses and type-checks (types-check.ts), names only declared inputs, and refers only to steps that run
+ * before it; and the arguments that name a step (`step: report`) name one that does.
+ */
+import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
+import { findExpressions } from '../expressions/template.js';
+import { closest } from '../util/closest.js';
+import type { Locator, Seg } from './checker.js';
+import type { Rule } from './diagnostics.js';
+import { typeProblems } from './types-check.js';
+import type { EventContext, TypeScope } from './types-env.js';
+
+export interface StepSite {
+  id: string;
+  path: Seg[];
+  order: number;
+  inLoop: boolean;
+  /** The parallel branches it is inside, as `<parallel path>:<branch>`. */
+  branch: string[];
+}
+
+export interface ExprSite {
+  text: string;
+  path: Seg[];
+  /** Pre-order position of the step that owns the field; steps before it may be referenced. */
+  order: number;
+  inLoop: boolean;
+  branch: string[];
+  /** What `event` is here when it is not the playbook's callback: a waited-for callback, a poll's answer. */
+  event?: EventContext;
+}
+
+/** Everything the checks look at, as the checker collected it. */
+export interface Sites {
+  steps: readonly StepSite[];
+  exprs: readonly ExprSite[];
+  /** Literal step names in arguments (`step: report`). */
+  stepArgs: readonly (ExprSite & { need: 'before' | 'exists' })[];
+}
+
+/** Where the problems go: at a path of the data, or at an offset in the file. */
+export interface Reporter {
+  report(path: Seg[], where: 'key' | 'value', rule: Rule, message: string): void;
+  reportOffset(offset: number, rule: Rule, message: string): void;
+}
+
+export function checkExpressions(
+  sites: Sites,
+  inputs: Set<string>,
+  types: TypeScope,
+  at: Locator,
+  out: Reporter,
+): void {
+  const order = new Map<string, number>();
+  const branchOf = new Map<string, string[]>();
+  for (const s of sites.steps) {
+    if (!order.has(s.id)) {
+      order.set(s.id, s.order);
+      branchOf.set(s.id, s.branch);
+    }
+  }
+  /** True when the step runs in another branch of a parallel step that also holds this site. */
+  const beside = (id: string, site: ExprSite) =>
+    (branchOf.get(id) ?? []).some((b) => {
+      const p = b.slice(0, b.lastIndexOf(':'));
+      return site.branch.some((c) => c !== b && c.slice(0, c.lastIndexOf(':')) === p);
+    });
+  /** Why `steps.<id>` (or `step: <id>`) has no value at `site`; undefined when it has one. */
+  const stepProblem = (id: string, site: ExprSite, need: 'before' | 'exists'): string | undefined => {
+    const at = order.get(id);
+    if (at === undefined) {
+      const near = closest(id, [...order.keys()]);
+      return `no step has id \`${id}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`;
+    }
+    if (need === 'exists') return undefined;
+    if (beside(id, site))
+      return `step \`${id}\` runs beside this one in a parallel step, not before it, so \`steps.${id}\` has no value here`;
+    if (site.order !== -1 && at >= site.order)
+      return `step \`${id}\` does not run before this point, so \`steps.${id}\` has no value here`;
+    if (site.order === -1) return `\`steps.${id}\` has no value here: no step has run yet`;
+    return undefined;
+  };
+  for (const a of sites.stepArgs) {
+    const problem = stepProblem(a.text, a, a.need);
+    if (problem) out.report(a.path, 'value', 'step-reference', problem);
+  }
+  for (const site of sites.exprs) {
+    const { spans, unterminated } = findExpressions(site.text);
+    // Where the string starts in the file: needed only to report something.
+    let offsetOf: ((i: number) => number) | undefined;
+    const base = (i: number) => (offsetOf ??= at.stringOffset(site.path, site.text))(i);
+    if (unterminated !== undefined)
+      out.reportOffset(base(unterminated), 'expression', 'unterminated `${{`: it needs a closing `}}`');
+    for (const span of spans) {
+      if (span.source === '') {
+        out.reportOffset(base(span.start), 'expression', 'empty expression `${{ }}`');
+        continue;
+      }
+      const err = checkExpression(span.source, site.inLoop);
+      if (err) {
+        const loopVar = LOOP_VARIABLES.find((v) => err.message === `Unknown variable: ${v}`);
+        if (loopVar)
+          out.reportOffset(
+            base(span.offset + err.offset),
+            'loop-variable',
+            `\`${loopVar}\` exists only inside a forEach body`,
+          );
+        else
+          out.reportOffset(
+            base(span.offset + err.offset),
+            'expression',
+            `invalid expression: ${err.message}`,
+          );
+        continue;
+      }
+      const refs = referencesOf(span.source);
+      for (const [id, index] of refs.steps) {
+        const problem = stepProblem(id, site, 'before');
+        if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
+      }
+      for (const [name, index] of refs.inputs) {
+        if (!inputs.has(name)) {
+          out.reportOffset(
+            base(span.offset + index),
+            'undeclared-input',
+            `input \`${name}\` is not declared under \`inputs\``,
+          );
+        }
+      }
+      for (const p of typeProblems(span.source, site.inLoop, types.env(site.event)))
+        out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
+    }
+  }
+}
+
+interface References {
+  /** `steps.<id>`: the id, and the offset of `steps` in the source. */
+  steps: [string, number][];
+  /** `inputs.<name>`, then `inputs["<name>"]`: the name, and the offset of `inputs`. */
+  inputs: [string, number][];
+}
+
+/** By expression source: playbooks repeat their expressions (`${{ inputs.account }}`). */
+const referenceCache = new Map<string, References>();
+
+/** The steps and inputs an expression refers to, outside its string literals (but `inputs["name"]`). */
+function referencesOf(source: string): References {
+  let refs = referenceCache.get(source);
+  if (!refs) {
+    const code = blankStrings(source);
+    refs = {
+      steps: [...code.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)/g)].map((m) => [m[1] as string, m.index]),
+      inputs: [
+        ...code.matchAll(/\binputs\s*\.\s*([A-Za-z_]\w*)/g),
+        ...source.matchAll(/\binputs\s*\[\s*["']([^"']+)["']\s*\]/g),
+      ].map((m) => [m[1] as string, m.index]),
+    };
+    if (referenceCache.size >= 10_000) referenceCache.clear();
+    referenceCache.set(source, refs);
+  }
+  return refs;
+}
+
+/** The CEL source with the insides of string literals blanked, offsets kept. */
+function blankStrings(src: string): string {
+  return src.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, (s) => s[0] + ' '.repeat(s.length - 2) + s[0]);
+}
