@@ -6,21 +6,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Client } from '../../src/api/client.js';
-import type { Emulator } from '../../src/emulator/index.js';
 import { eventExample } from '../../src/events/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { Playbook } from '../../src/playbook/schema.js';
-import type { SqliteStore } from '../../src/store/sqlite.js';
-import {
-  accountDevices,
-  calls,
-  clientFor,
-  emulator,
-  memoryStore,
-  playbook,
-  type SeedDevice,
-} from './helpers.js';
+import { accountDevices, calls, onEmulator, playbook, type SeedDevice } from './helpers.js';
 
 const DIR = join(import.meta.dirname, '..', '..', 'playbooks');
 const EXAMPLES = readdirSync(DIR)
@@ -45,25 +34,13 @@ function services(pb: Playbook): string[] {
 
 describe('dry run of every example playbook', function () {
   this.timeout(30_000);
-  let emu: Emulator;
-  let client: Client;
-  let store: SqliteStore;
+  const t = onEmulator({ accounts: 3, devicesPerAccount: 20 });
   let sensors: string[];
 
   before(async () => {
-    emu = await emulator({ accounts: 3, devicesPerAccount: 20 });
-    client = clientFor(emu);
-    store = memoryStore();
-    const devices = (await accountDevices(emu, emu.defaults.accounts[0]!)) as (SeedDevice & {
-      uuid?: string;
-    })[];
+    const devices = (await accountDevices(t.emu, t.account)) as (SeedDevice & { uuid?: string })[];
     sensors = devices.filter((d) => d.type === 'sensor' && d.uuid).map((d) => d.uuid as string);
     expect(sensors.length, 'sensors in the world').to.be.greaterThan(1);
-  });
-  after(async () => {
-    store.close();
-    await client.close();
-    await emu.close();
   });
 
   it('has examples, manual and callback ones', () => {
@@ -76,10 +53,10 @@ describe('dry run of every example playbook', function () {
     it(`${file}: succeeds, and changes nothing`, async () => {
       const pb = playbook(readFileSync(join(DIR, file), 'utf8'), `playbooks/${file}`);
       const [service] = services(pb);
-      const before = await calls(emu);
+      const before = await calls(t.emu);
       const s = await runPlaybook(pb, {
-        client,
-        store,
+        client: t.client,
+        store: t.store,
         dryRun: true,
         inputs: inputsOf(pb.name, sensors),
         ...(!pb.on.manual && service ? { event: eventExample(service) } : {}),
@@ -87,7 +64,7 @@ describe('dry run of every example playbook', function () {
       expect(s.status, s.error).to.equal('succeeded');
       expect(s.dryRun).to.equal(true);
       // Nothing mutated: no device has a mutation it did not have before.
-      expect((await calls(emu)).devices).to.deep.equal(before.devices);
+      expect((await calls(t.emu)).devices).to.deep.equal(before.devices);
     });
   }
 });

@@ -47,6 +47,35 @@ export function clientFor(emu: Emulator, o: { clock?: Clock } = {}): Client {
   });
 }
 
+/** What `onEmulator` gives a describe block's tests. */
+export interface OnEmulator {
+  emu: Emulator;
+  client: Client;
+  store: SqliteStore;
+  /** The world's first account. */
+  account: string;
+}
+
+/**
+ * An emulator, a client of it and an in-memory store, for the tests of the describe block that calls this:
+ * started before them, closed after. The members are there once the block's `before` hooks run.
+ */
+export function onEmulator(o: EmulatorOptions = {}): OnEmulator {
+  const t = {} as OnEmulator;
+  before(async () => {
+    t.emu = await emulator(o);
+    t.account = t.emu.defaults.accounts[0]!;
+    t.client = clientFor(t.emu);
+    t.store = memoryStore();
+  });
+  after(async () => {
+    t.store.close();
+    await t.client.close();
+    await t.emu.close();
+  });
+  return t;
+}
+
 /** A playbook from YAML text; any error diagnostic fails the test with its `file:line:col` text. */
 export function playbook(yaml: string, file = 'test.yaml'): Playbook {
   const loaded = loadPlaybook(yaml, file);

@@ -5,12 +5,9 @@
  * the same way every time (one is not IoT, two are unknown to the location system).
  */
 import { expect } from 'chai';
-import type { Client } from '../../src/api/client.js';
-import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import type { SqliteStore } from '../../src/store/sqlite.js';
 import type { RunSummary } from '../../src/store/store.js';
-import { clientFor, emulator, memoryStore, playbook } from './helpers.js';
+import { onEmulator, playbook } from './helpers.js';
 
 /** Locates the 20 devices of the account; `policy` is the step's `devices:`, `onError` its own. */
 const LOCATE = (policy: string, onError = '') => `
@@ -35,30 +32,15 @@ steps:
 
 describe('runner: a uses step tolerates a share of failed devices', function () {
   this.timeout(20_000);
-  let emu: Emulator;
-  let client: Client;
-  let store: SqliteStore;
-  let account: string;
+  const t = onEmulator({ devicesPerAccount: 20 });
   /** The share of the 20 devices that fail, in percent, and how many. */
   let share: number;
   let failed: number;
   /** The error types they fail with. */
   let types: string[];
 
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: 20 });
-    account = emu.defaults.accounts[0]!;
-    client = clientFor(emu);
-    store = memoryStore();
-  });
-  after(async () => {
-    store.close();
-    await client.close();
-    await emu.close();
-  });
-
   const run = (yaml: string): Promise<RunSummary> =>
-    runPlaybook(playbook(yaml), { client, store, inputs: { account } });
+    runPlaybook(playbook(yaml), { client: t.client, store: t.store, inputs: { account: t.account } });
   const step = (s: RunSummary, id: string) => s.steps.find((x) => x.id === id);
 
   it('without a tolerance, a step whose devices failed succeeds, and so does the run', async () => {
@@ -96,7 +78,7 @@ describe('runner: a uses step tolerates a share of failed devices', function () 
     expect(locate.devices.succeeded).to.equal(20 - failed);
     expect(step(s, 'after')).to.equal(undefined);
     // Every device's outcome is in the ledger, the failed step's as any other's.
-    const rows = store.deviceResults(s.runId, 'locate');
+    const rows = t.store.deviceResults(s.runId, 'locate');
     expect(rows).to.have.length(20);
     expect(rows.filter((r) => r.outcome === 'failed')).to.have.length(failed);
   });
