@@ -35,10 +35,20 @@ const MAX_DEPTH = 64;
 const MAX_LINE = 1000;
 
 /** The data of `text` (a protected playbook source), or undefined when it is not in the subset. */
-export function readSimpleYaml(text: string, restore: RestoreScalar): Json | undefined {
+/**
+ * Told of each plain scalar whose expressions only fleetbook reads as YAML (protect.ts, needsQuotes), at its
+ * 1-based line and column; without one, such a text is out of the subset.
+ */
+export type OnUnquoted = (line: number, column: number, inFlow: boolean) => void;
+
+export function readSimpleYaml(
+  text: string,
+  restore: RestoreScalar,
+  onUnquoted?: OnUnquoted,
+): Json | undefined {
   if (UNSUPPORTED.test(text)) return undefined;
   try {
-    return new Reader(text, restore).document();
+    return new Reader(text, restore, onUnquoted).document();
   } catch (e) {
     // Out of the subset, or nested deeper than the stack allows: the full parser decides.
     if (e === OUT_OF_SUBSET || e instanceof RangeError) return undefined;
@@ -81,10 +91,13 @@ class Reader {
   private after = -1;
   /** After an inline value: the index in its line just past it. */
   private end = 0;
+  /** The line of the inline value being read. */
+  private line = 0;
 
   constructor(
     text: string,
     private readonly restore: RestoreScalar,
+    private readonly onUnquoted?: OnUnquoted,
   ) {
     this.lines = text.split('\n');
     this.indent = new Int32Array(this.lines.length);
@@ -158,6 +171,7 @@ class Reader {
           value = this.blockScalar(i, p, col);
           after = this.after;
         } else {
+          this.line = i;
           value = this.inlineValue(line, p, depth + 1);
           after = this.next(i + 1);
         }
@@ -198,6 +212,7 @@ class Reader {
         item = this.blockScalar(i, p, col);
         after = this.after;
       } else {
+        this.line = i;
         item = this.inlineValue(line, p, depth + 1);
         after = this.next(i + 1);
       }
@@ -297,7 +312,7 @@ class Reader {
       const stop = find(BLOCK_STOP, line, p);
       if (stop !== -1 && line.charCodeAt(stop) === 58 /* : */) out();
       end = stop === -1 ? line.length : stop;
-      value = this.plain(trimSpaces(line.slice(p, end)), false);
+      value = this.plain(trimSpaces(line.slice(p, end)), false, p);
     }
     end = skipSpaces(line, end);
     if (end < line.length && !(line.charCodeAt(end) === 35 /* # */ && line.charCodeAt(end - 1) === 32)) out();
@@ -314,7 +329,7 @@ class Reader {
     if (ch === 39 /* ' */) return this.singleQuoted(line, p);
     const end = flowPlainEnd(line, p);
     this.end = end;
-    return this.plain(trimSpaces(line.slice(p, end)), true);
+    return this.plain(trimSpaces(line.slice(p, end)), true, p);
   }
 
   private flowMap(line: string, p: number, depth: number): Json {
@@ -365,14 +380,17 @@ class Reader {
   }
 
   /**
-   * A plain scalar's value by the core schema, its expressions restored. One that only fleetbook reads
-   * (protect.ts, needsQuotes) goes to the full path, which warns about it.
+   * A plain scalar at column `p` of the current line: its value by the core schema, its expressions
+   * restored. One that only fleetbook reads (protect.ts, needsQuotes) is reported to `onUnquoted`.
    */
-  private plain(text: string, inFlow: boolean): unknown {
+  private plain(text: string, inFlow: boolean, p: number): unknown {
     const v = plainValue(text);
     if (typeof v !== 'string') return v;
     const restored = this.restore(v, 'PLAIN');
-    if (restored !== v && needsQuotes(restored, inFlow)) out();
+    if (restored !== v && needsQuotes(restored, inFlow)) {
+      if (!this.onUnquoted) out();
+      this.onUnquoted(this.line + 1, p + 1, inFlow);
+    }
     return restored;
   }
 

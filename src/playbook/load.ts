@@ -179,8 +179,10 @@ class YamlSource implements Locator {
       );
       return undefined;
     }
-    for (const u of findUnquoted(doc, safe, yaml().visit))
-      this.diagnostics.push(unquotedWarning(u, this.file, (o) => this.lc.linePos(o)));
+    for (const u of findUnquoted(doc, safe, yaml().visit)) {
+      const { line, col } = this.lc.linePos(u.start);
+      this.diagnostics.push(unquotedWarning(this.file, line, col, u.inFlow));
+    }
     let data: unknown;
     try {
       restoreDocument(doc, safe, yaml().visit);

@@ -51,20 +51,15 @@ export function restoreDocument(doc: Document, p: Protected, visit: typeof Visit
   });
 }
 
-/** The warning `fleetbook validate` gives for one. */
-export function unquotedWarning(
-  u: Unquoted,
-  file: string,
-  linePos: (offset: number) => { line: number; col: number },
-): Diagnostic {
-  const { line, col } = linePos(u.start);
-  const why = u.inFlow
+/** The warning `fleetbook validate` gives for one, at its 1-based line and column. */
+export function unquotedWarning(file: string, line: number, column: number, inFlow: boolean): Diagnostic {
+  const why = inFlow
     ? 'an unquoted `${{ }}` inside `{ }` or `[ ]`'
     : 'an unquoted `${{ }}` with `: ` or ` #` in it';
   return {
     file,
     line,
-    column: col,
+    column,
     rule: 'unquoted-expression',
     severity: 'warning',
     message: `${why} is not YAML to other tools (prettier, yaml-language-server): quote it ("\${{ ... }}") or run \`fleetbook fmt\``,

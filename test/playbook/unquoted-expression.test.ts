@@ -3,7 +3,8 @@
  * files), but `validate` says where it is not YAML to other tools, on the fast path's input as on the full one.
  */
 import { expect } from 'chai';
-import { loadPlaybook } from '../../src/playbook/load.js';
+import { quickLoad } from '../../src/playbook/checker.js';
+import { loadPlaybook, PLAYBOOK_RULES } from '../../src/playbook/load.js';
 
 const playbook = (step: string) =>
   `version: 1\nname: q\non: { manual: true }\ninputs:\n  account: { type: string }\nsteps:\n${step}`;
@@ -42,5 +43,22 @@ describe('validate: unquoted expressions', () => {
       'f.yaml',
     );
     expect(r.diagnostics).to.deep.equal([]);
+  });
+});
+
+describe('validate: unquoted expressions on the fast path', () => {
+  it('are read by the fast path, with the warnings the full path gives', () => {
+    const source = playbook(
+      '  - id: a\n    uses: log\n    with: { message: ${{ inputs.account }} }\n  - id: b\n    uses: log\n    with:\n      message: ${{ inputs.account == "" ? "none" : inputs.account }}\n',
+    );
+    const fast = quickLoad(source, 'f.yaml', PLAYBOOK_RULES);
+    expect(fast, 'the fast path gave up').to.not.equal(undefined);
+    // The full path: the same source with a YAML feature outside the fast subset (an anchor).
+    const full = loadPlaybook(source.replace('name: q', 'name: &n q'), 'f.yaml');
+    expect(fast?.diagnostics).to.deep.equal(full.diagnostics);
+    expect(fast?.diagnostics.map((d) => [d.line, d.column])).to.deep.equal([
+      [9, 22],
+      [13, 16],
+    ]);
   });
 });
