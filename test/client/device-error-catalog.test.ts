@@ -37,7 +37,7 @@ function section(markdown: string): string {
 }
 
 /** The rows of the table whose header is `header`, as their cells: [type, meaning] by default. */
-function rows(markdown: string, header = ['Error type', 'Meaning']): string[][] {
+function rows(markdown: string, header = ['Error type', 'Meaning']): [string, ...string[]][] {
   const cells = (line: string) =>
     line
       .trim()
@@ -54,7 +54,7 @@ function rows(markdown: string, header = ['Error type', 'Meaning']): string[][] 
   return body.slice(0, end < 0 ? body.length : end).map((l) => {
     const row = cells(l);
     expect(row, l).to.have.length(header.length);
-    return row;
+    return row as [string, ...string[]];
   });
 }
 
@@ -117,7 +117,7 @@ describe('per-device error catalog (spec 7.3)', () => {
   it('docs/outcomes.md lists every type with its class and meaning, row for row', async () => {
     const documented = rows(await readFile(DOCS, 'utf8'), ['Error type', 'Class', 'Meaning']);
     expect(documented).to.deep.equal(
-      rows(fixture).map(([type, meaning]) => [type, deviceErrorClass(type as string), meaning]),
+      rows(fixture).map(([type, meaning]) => [type, deviceErrorClass(type), meaning]),
     );
     expect(documented.map(([type]) => type)).to.include('SVC DEVICE DATA UNAVAILABLE');
   });
