@@ -3,11 +3,15 @@
  * would start it: a callback's run gets the same trigger and the same event (checked against its service's
  * schema first), a manual run needs `on.manual`. Or why there is no run.
  */
-import { checkEvent } from '../events/index.js';
+import type * as Events from '../events/index.js';
 import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
+import { onFirstUse } from '../util/on-first-use.js';
 import { callbackMessage, kindOf, serviceOf, type Json } from './callbacks.js';
 import { callbackRun, callbacksOf, selects } from './matcher.js';
+
+/** The event schemas, loaded by the first event: a manual run never builds them. */
+const events = onFirstUse<typeof Events>(import.meta.url, '../events/index.js');
 
 export type LocalRun = { trigger: Json; event?: Json; inputs: Json } | { refused: string };
 
@@ -49,7 +53,7 @@ function eventRun(pb: Playbook, body: unknown): LocalRun {
     ...message,
     payload: JSON.parse(JSON.stringify(message.payload)),
   });
-  const problems = checkEvent(message.service, event);
+  const problems = events().checkEvent(message.service, event);
   if (problems.length)
     return {
       refused: `the event is not a ${message.service} event:\n${problems.map((p) => `  event${p.path === '/' ? '' : p.path}: ${p.message}`).join('\n')}`,

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybookFile } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
-import { TEST_SUFFIX, loadTestFile, type TestFile } from './load.js';
+import { TEST_SUFFIX } from '../util/files.js';
+import { loadTestFile, type TestFile } from './load.js';
 import { runCase } from './run-case.js';
 
-export { TEST_SUFFIX } from './load.js';
 export { testFileSchema } from './schema.js';
 
 export interface TestOptions {

@@ -9,6 +9,7 @@ import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'y
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { closest } from '../util/closest.js';
+import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
 type Json = Record<string, unknown>;
@@ -25,8 +26,6 @@ export interface TestFile {
   /** `file:line` of the value at `path` (or of its nearest ancestor that exists). */
   where(path: Seg[]): string;
 }
-
-export const TEST_SUFFIX = '.test.yaml';
 
 /** The playbook a test file runs by default: `NAME.yaml` beside `NAME.test.yaml`. */
 export function siblingPlaybook(file: string): string {

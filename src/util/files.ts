@@ -3,7 +3,13 @@ import { mkdirSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-/** A file as given, or every *.yaml / *.yml below a directory, in a stable order. */
+/** The suffix of a playbook test (`fleetbook test`): `NAME.test.yaml` beside the playbook `NAME.yaml`. */
+export const TEST_SUFFIX = '.test.yaml';
+
+/**
+ * A file as given, or every *.yaml / *.yml below a directory, in a stable order; not the playbook tests
+ * (*.test.yaml) beside them.
+ */
 export async function playbookFiles(path: string): Promise<string[]> {
   if (!(await stat(path)).isDirectory()) return [path];
   const out: string[] = [];
@@ -12,7 +18,7 @@ export async function playbookFiles(path: string): Promise<string[]> {
   )) {
     const full = join(path, entry.name);
     if (entry.isDirectory()) out.push(...(await playbookFiles(full)));
-    else if (/\.ya?ml$/.test(entry.name)) out.push(full);
+    else if (/\.ya?ml$/.test(entry.name) && !entry.name.endsWith(TEST_SUFFIX)) out.push(full);
   }
   return out;
 }

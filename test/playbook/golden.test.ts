@@ -32,7 +32,7 @@ const WARNING_ONLY = new Set(['schedule-frequency', 'unreachable', 'unquoted-exp
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir))
-    .filter((f) => /\.ya?ml$/.test(f))
+    .filter((f) => /\.ya?ml$/.test(f) && !f.endsWith('.test.yaml'))
     .sort((a, b) => a.localeCompare(b))
     .map((f) => `${dir}/${f}`);
 }

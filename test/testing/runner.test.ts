@@ -17,6 +17,7 @@ import { matches } from '../../src/testing/expect.js';
 import { findTestFiles, runTests } from '../../src/testing/index.js';
 import { testFileSchema } from '../../src/testing/schema.js';
 import { emulatorFaults } from '../../src/testing/world.js';
+import { playbookFiles } from '../../src/util/files.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'testing');
 const at = (name: string) => join(FIXTURES, name);
@@ -61,6 +62,10 @@ describe('fleetbook test: the runner', () => {
     expect(await findTestFiles([FIXTURES])).to.deep.equal(
       ['manual.test.yaml', 'refused.test.yaml', 'typo.test.yaml'].map(at),
     );
+  });
+
+  it('leaves the tests out of the playbooks of a directory (validate, serve, fmt)', async () => {
+    expect(await playbookFiles(FIXTURES)).to.deep.equal([at('manual.yaml')]);
   });
 
   it('gives the emulator its faults from their names in a test file', () => {
