@@ -100,15 +100,18 @@ export function quickLoad(source: string, file: string, rules: PlaybookRules): L
   return { file, source, diagnostics: unquoted, playbook: data as unknown as Playbook };
 }
 
-/** Arguments that name a step of this playbook: whether that step must run before, or only exist. */
-const STEP_ARGS: Record<string, 'before' | 'exists'> = { 'report.write': 'before', 'ledger.query': 'exists' };
+/**
+ * Actions whose `step` argument names a step of this playbook that runs before (ledger.query's names a step of
+ * the queried runs, which an earlier version of the playbook may have had).
+ */
+const STEP_ARGS = new Set(['report.write']);
 
 export class Checker {
   readonly diagnostics: Diagnostic[] = [];
   private steps: StepSite[] = [];
   private exprs: ExprSite[] = [];
   /** Literal step names in arguments (`step: report`). */
-  private stepArgs: (ExprSite & { need: 'before' | 'exists' })[] = [];
+  private stepArgs: ExprSite[] = [];
   private order = 0;
   private branch: string[] = [];
 
@@ -346,15 +349,18 @@ export class Checker {
     const args = step.with ?? {};
     this.checkArgs(action, args, [...path, 'with']);
     this.collectExprs(step.with, [...path, 'with'], order, inLoop);
-    const need = STEP_ARGS[action];
-    if (need && isObject(args) && typeof args.step === 'string' && !args.step.includes('${{'))
+    if (
+      STEP_ARGS.has(action) &&
+      isObject(args) &&
+      typeof args.step === 'string' &&
+      !args.step.includes('${{')
+    )
       this.stepArgs.push({
         text: args.step,
         path: [...path, 'with', 'step'],
         order,
         inLoop,
         branch: [...this.branch],
-        need,
       });
     if (step.confirm !== undefined) {
       const problem = this.rules.confirmProblem(action);

@@ -36,7 +36,7 @@ export interface Sites {
   steps: readonly StepSite[];
   exprs: readonly ExprSite[];
   /** Literal step names in arguments (`step: report`). */
-  stepArgs: readonly (ExprSite & { need: 'before' | 'exists' })[];
+  stepArgs: readonly ExprSite[];
 }
 
 /** Where the problems go: at a path of the data, or at an offset in the file. */
@@ -67,13 +67,12 @@ export function checkExpressions(
       return site.branch.some((c) => c !== b && c.slice(0, c.lastIndexOf(':')) === p);
     });
   /** Why `steps.<id>` (or `step: <id>`) has no value at `site`; undefined when it has one. */
-  const stepProblem = (id: string, site: ExprSite, need: 'before' | 'exists'): string | undefined => {
+  const stepProblem = (id: string, site: ExprSite): string | undefined => {
     const at = order.get(id);
     if (at === undefined) {
       const near = closest(id, [...order.keys()]);
       return `no step has id \`${id}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`;
     }
-    if (need === 'exists') return undefined;
     if (beside(id, site))
       return `step \`${id}\` runs beside this one in a parallel step, not before it, so \`steps.${id}\` has no value here`;
     if (site.order !== -1 && at >= site.order)
@@ -82,7 +81,7 @@ export function checkExpressions(
     return undefined;
   };
   for (const a of sites.stepArgs) {
-    const problem = stepProblem(a.text, a, a.need);
+    const problem = stepProblem(a.text, a);
     if (problem) out.report(a.path, 'value', 'step-reference', problem);
   }
   for (const site of sites.exprs) {
@@ -116,7 +115,7 @@ export function checkExpressions(
       }
       const refs = referencesOf(span.source);
       for (const [id, index] of refs.steps) {
-        const problem = stepProblem(id, site, 'before');
+        const problem = stepProblem(id, site);
         if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
       }
       for (const [name, index] of refs.inputs) {

@@ -184,6 +184,7 @@ steps:
       .map((d) => `${d.line}:${d.column} [${d.rule}] ${d.message}`);
     expect(loaded.playbook).to.equal(undefined);
     expect(errors).to.deep.equal([
+      '7:32 [step-reference] step `both` does not run before this point, so `steps.both` has no value here',
       "7:38 [with] report.write: `rows` and `step` are two sources of rows: give `rows` (a list of objects) or `step` (a step's per-device results), not both",
       '10:32 [with] report.write: rows must be array',
       '13:32 [with] report.write: `rows` must be a list of objects, but "devices: ${{ run.id }}" is text with an expression inside it, always a string: write the whole value as one expression, ${{ ... }}',
