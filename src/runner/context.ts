@@ -98,13 +98,13 @@ export class RunContext {
   }
 
   /** A step's device results: counted, shown to expressions when they read the items, and kept for the ledger. */
-  finishDevices(stepId: string, output: unknown, groups: DeviceGroup[], results?: DeviceResult[]): StepState {
+  finishDevices(stepId: string, output: unknown, groups: DeviceGroup[]): StepState {
     const counts = countDevices(groups);
     this.progress.devicesDone += counts.total;
     this.progress.devicesTotal = Math.max(this.progress.devicesTotal, this.progress.devicesDone);
     this.progress.errors += counts.failed + counts.unconfirmed;
     this.report();
-    const items = this.keeps(stepId, 'items') ? (results ?? resultsOf(groups)).map(item) : [];
+    const items = this.keeps(stepId, 'items') ? resultsOf(groups).map(item) : [];
     return { status: 'succeeded', output, items, devices: counts, ledger: groups };
   }
 

@@ -138,7 +138,8 @@ export function groupResults(results: DeviceResult[], unique = false): DeviceGro
   return out;
 }
 
-function sameResult(g: DeviceGroup, r: DeviceResult): boolean {
+/** Whether a device's result is the group's. */
+export function sameResult(g: DeviceGroup, r: DeviceResult): boolean {
   return (
     g.kind === r.kind &&
     g.outcome === r.outcome &&

@@ -13,41 +13,93 @@
  */
 import { STATE_NOT_CHANGED, deviceErrorClass } from '../../api/device-errors.js';
 import { ApiError } from '../../errors.js';
-import type { Confirmation, DeviceResult } from '../../store/store.js';
-import { identifiersOf } from '../devices.js';
+import type { Confirmation, DeviceGroup } from '../../store/store.js';
+import type { DeviceResults } from '../device-results.js';
+import { identifiersOf, setOf, withResult, type GroupResult } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
 import type { ActionCall } from './index.js';
 
 const CONFIRMED = new Error('the devices are confirmed');
 
-interface Pending {
-  request: AcceptedRequest;
-  kind: string;
+/**
+ * A request with devices still to confirm: every device of the request until the first one is confirmed alone
+ * (a callback, a state read), then those left, by id with their kind. A request the service says succeeded is
+ * confirmed whole, as one group, without a look at each device.
+ */
+class Waiting {
+  private left?: Map<string, string>;
+  count: number;
+
+  constructor(readonly request: AcceptedRequest) {
+    this.count = request.devices.reduce((n, [, ids]) => n + ids.length, 0);
+  }
+
+  /** Devices still to confirm. */
+  ids(): string[] {
+    return this.left ? [...this.left.keys()] : this.request.devices.flatMap(([, ids]) => ids);
+  }
+
+  /** The kind of `id` when it is still to confirm; it is then confirmed. */
+  take(id: string): string | undefined {
+    this.left ??= new Map(this.request.devices.flatMap(([kind, ids]) => ids.map((i) => [i, kind] as const)));
+    const kind = this.left.get(id);
+    if (kind !== undefined) {
+      this.left.delete(id);
+      this.count--;
+    }
+    return kind;
+  }
+
+  /** Every device still to confirm, as groups with `result`; none is left. */
+  takeAll(result: GroupResult): DeviceGroup[] {
+    const runs = this.left ? [...groupBy(this.left)] : (this.request.devices as [string, string[]][]);
+    this.left = new Map();
+    this.count = 0;
+    return withResult(setOf(runs), result);
+  }
+}
+
+function groupBy(left: Map<string, string>): Map<string, string[]> {
+  const byKind = new Map<string, string[]>();
+  for (const [id, kind] of left) {
+    const ids = byKind.get(kind);
+    if (ids) ids.push(id);
+    else byKind.set(kind, [id]);
+  }
+  return byKind;
 }
 
 export async function confirmRequests(
   x: ActionCall,
   requests: AcceptedRequest[],
-  results: Map<string, DeviceResult>,
+  results: DeviceResults,
   tally: Confirmation,
 ): Promise<void> {
   const { ctx, plan } = x;
-  const pending = new Map<string, Pending>();
-  for (const request of requests)
-    for (const [kind, ids] of request.devices) for (const id of ids) pending.set(id, { request, kind });
-  if (!pending.size) return;
-  const settle: Settle = (id, r, by) => {
-    const p = pending.get(id);
-    if (!p) return;
-    pending.delete(id);
-    results.set(id, {
-      deviceId: id,
-      kind: p.kind,
-      attempts: p.request.attempts,
-      requestId: p.request.requestId,
-      ...r,
-    });
-    if (by) tally[by]++;
+  const waiting = new Map(requests.map((r) => [r.requestId, new Waiting(r)]));
+  let left = [...waiting.values()].reduce((n, w) => n + w.count, 0);
+  if (!left) return;
+  const confirm: Confirm = {
+    one(w, id, r, by) {
+      const kind = w.take(id);
+      if (kind === undefined) return;
+      results.addOne({
+        deviceId: id,
+        kind,
+        attempts: w.request.attempts,
+        requestId: w.request.requestId,
+        ...r,
+      });
+      tally[by]++;
+      left--;
+    },
+    all(w, r, by) {
+      const n = w.count;
+      const groups = w.takeAll({ attempts: w.request.attempts, requestId: w.request.requestId, ...r });
+      results.add(groups);
+      if (by) tally[by] += n;
+      left -= n;
+    },
   };
   const stop = new AbortController();
   const signal = AbortSignal.any([x.signal, stop.signal]);
@@ -58,21 +110,26 @@ export async function confirmRequests(
     if (listening) {
       source?.follow(
         requests.map((r) => r.requestId),
-        (_requestId, r: CarrierResult) => {
-          const id = r.ids.map((k) => k.slice(k.indexOf(':') + 1)).find((i) => pending.has(i));
-          if (id === undefined) return;
-          settle(
-            id,
-            r.succeeded
-              ? { outcome: 'succeeded' }
-              : {
-                  outcome: 'failed',
-                  errorType: r.errorType ?? 'FAILED',
-                  errorClass: deviceErrorClass(r.errorType ?? 'FAILED'),
-                },
-            'callback',
-          );
-          if (!pending.size) wake?.();
+        (requestId, r: CarrierResult) => {
+          const w = waiting.get(requestId);
+          if (!w) return;
+          for (const k of r.ids) {
+            const before = left;
+            confirm.one(
+              w,
+              k.slice(k.indexOf(':') + 1),
+              r.succeeded
+                ? { outcome: 'succeeded' }
+                : {
+                    outcome: 'failed',
+                    errorType: r.errorType ?? 'FAILED',
+                    errorClass: deviceErrorClass(r.errorType ?? 'FAILED'),
+                  },
+              'callback',
+            );
+            if (left !== before) break;
+          }
+          if (!left) wake?.();
         },
         signal,
       );
@@ -81,20 +138,19 @@ export async function confirmRequests(
     const deadline = Math.min(...requests.map((r) => r.at)) + plan.confirmMs;
     // With a listener, the service is asked only after a poll interval without every device confirmed.
     let ask = !listening;
-    while (pending.size) {
-      if (ask)
-        await askService(x, [...new Set([...pending.values()].map((p) => p.request))], pending, settle);
+    while (left) {
+      if (ask) await askService(x, [...waiting.values()], confirm);
       ask = true;
-      if (!pending.size) break;
-      const left = deadline - ctx.clock.now();
-      if (left <= 0) {
+      if (!left) break;
+      const remaining = deadline - ctx.clock.now();
+      if (remaining <= 0) {
         // A last look at the devices' state: those the service did change are not left unconfirmed.
-        await settleFromState(x, pending, settle);
+        await settleFromState(x, [...waiting.values()], confirm);
         break;
       }
       await new Promise<void>((resolve, reject) => {
         wake = resolve;
-        ctx.clock.sleep(Math.min(interval, left), signal).then(resolve, reject);
+        ctx.clock.sleep(Math.min(interval, remaining), signal).then(resolve, reject);
       });
       wake = undefined;
     }
@@ -103,26 +159,23 @@ export async function confirmRequests(
     stop.abort(CONFIRMED);
   }
   // Confirmed by no means: counted under none.
-  for (const id of [...pending.keys()]) settle(id, { outcome: 'unconfirmed' });
+  for (const w of waiting.values()) if (w.count) confirm.all(w, { outcome: 'unconfirmed' });
 }
 
-type Settle = (
-  id: string,
-  r: Omit<DeviceResult, 'deviceId' | 'kind' | 'attempts' | 'requestId'>,
-  by?: keyof Confirmation,
-) => void;
+type Outcome = Pick<GroupResult, 'outcome' | 'errorType' | 'errorClass'>;
 
-/** Request status for each request with devices still pending; the devices' state where that is not enough. */
-async function askService(
-  x: ActionCall,
-  requests: AcceptedRequest[],
-  pending: Map<string, Pending>,
-  settle: Settle,
-): Promise<void> {
+/** How devices are confirmed: one, or every one left of a request; counted under the means. */
+interface Confirm {
+  one(w: Waiting, id: string, r: Outcome, by: keyof Confirmation): void;
+  all(w: Waiting, r: Outcome, by?: keyof Confirmation): void;
+}
+
+/** Request status for each request with devices still to confirm; the devices' state where that is not enough. */
+async function askService(x: ActionCall, requests: Waiting[], confirm: Confirm): Promise<void> {
   const { ctx, step } = x;
-  for (const request of requests) {
-    const ids = [...pending].filter(([, p]) => p.request === request).map(([id]) => id);
-    if (!ids.length) continue;
+  for (const w of requests) {
+    if (!w.count) continue;
+    const { request } = w;
     let status: string | undefined;
     try {
       const answer = (await ctx.call(
@@ -143,27 +196,36 @@ async function askService(
     }
     if (status === 'Pending') continue;
     if (status === 'Success') {
-      for (const id of ids) settle(id, { outcome: 'succeeded' }, 'requestStatus');
+      confirm.all(w, { outcome: 'succeeded' }, 'requestStatus');
       continue;
     }
     const finished = status === 'Failure' || status === 'Failed' || status === 'PartialSuccess';
-    const applied = await readApplied(x, request.accountName, x.input, new Set(ids));
-    for (const id of ids) {
-      if (applied.has(id)) settle(id, { outcome: 'succeeded' }, 'stateRead');
-      else if (finished)
-        settle(id, { outcome: 'failed', errorType: STATE_NOT_CHANGED, errorClass: 'permanent' }, 'stateRead');
-    }
+    const applied = await readApplied(x, request.accountName, x.input, new Set(w.ids()));
+    for (const id of applied) confirm.one(w, id, { outcome: 'succeeded' }, 'stateRead');
+    if (finished && w.count)
+      confirm.all(
+        w,
+        { outcome: 'failed', errorType: STATE_NOT_CHANGED, errorClass: 'permanent' },
+        'stateRead',
+      );
   }
 }
 
-/** Devices still pending that are in the target state succeeded (one listing per account). */
-async function settleFromState(x: ActionCall, pending: Map<string, Pending>, settle: Settle): Promise<void> {
-  const byAccount = new Map<string, string[]>();
-  for (const [id, p] of pending)
-    byAccount.set(p.request.accountName, [...(byAccount.get(p.request.accountName) ?? []), id]);
-  for (const [accountName, ids] of byAccount) {
-    const applied = await readApplied(x, accountName, x.input, new Set(ids));
-    for (const id of applied) settle(id, { outcome: 'succeeded' }, 'stateRead');
+/** Devices still to confirm that are in the target state succeeded (one listing per account). */
+async function settleFromState(x: ActionCall, requests: Waiting[], confirm: Confirm): Promise<void> {
+  const byAccount = new Map<string, Waiting[]>();
+  for (const w of requests) {
+    if (!w.count) continue;
+    const list = byAccount.get(w.request.accountName);
+    if (list) list.push(w);
+    else byAccount.set(w.request.accountName, [w]);
+  }
+  for (const [accountName, list] of byAccount) {
+    const ids = new Set(list.flatMap((w) => w.ids()));
+    const applied = await readApplied(x, accountName, x.input, ids);
+    for (const w of list)
+      for (const id of w.ids())
+        if (applied.has(id)) confirm.one(w, id, { outcome: 'succeeded' }, 'stateRead');
   }
 }
 

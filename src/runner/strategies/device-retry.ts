@@ -4,44 +4,37 @@
  * the rule's arguments, up to its attempts; then the failures `ignore` names become `skipped`.
  */
 import { render } from '../../expressions/template.js';
-import type { DeviceResult } from '../../store/store.js';
+import type { DeviceGroup } from '../../store/store.js';
+import type { DeviceResults } from '../device-results.js';
 import { withDevices } from '../devices.js';
 import type { Json } from '../types.js';
 import type { ActionCall } from './index.js';
 
 /**
- * Runs `pass` over the step's input, then over the devices the rules retry. `pass` puts each device's result in
- * `results` (by device id) and returns the step's output. Returns the last output and the results `ignore`
- * changed.
+ * Runs `pass` over the step's input, then over the devices the rules retry. `pass` adds each device's result to
+ * `results` and returns the step's output. Returns the last output and the groups `ignore` made skipped.
  */
 export async function withDeviceRetries(
   x: ActionCall,
-  results: Map<string, DeviceResult>,
+  results: DeviceResults,
   pass: (input: Json, attempt: number) => Promise<unknown>,
-): Promise<{ output: unknown; ignored: DeviceResult[] }> {
+): Promise<{ output: unknown; ignored: DeviceGroup[] }> {
   const { ctx, step } = x;
   let output = await pass(x.input, 1);
   for (const rule of x.plan.deviceRetry) {
     for (let attempt = 2; attempt <= rule.maxAttempts; attempt++) {
-      const again = [...results.values()].filter(
-        (r) => r.outcome === 'failed' && r.errorType !== undefined && rule.on.has(r.errorType),
+      const again = results.resend(
+        (g) => g.outcome === 'failed' && g.errorType !== undefined && rule.on.has(g.errorType),
       );
-      if (!again.length) break;
+      if (!again.size) break;
       if (rule.delayMs) await ctx.clock.sleep(rule.delayMs, x.signal);
       const overrides = render(rule.with ?? {}, x.scope.ctx, x.scope.inLoop) as Json;
-      ctx.log.info('retrying devices', { step: step.id, devices: again.length, on: [...rule.on], attempt });
-      output = await pass(
-        { ...withDevices(x.input, new Set(again.map((r) => r.deviceId))), ...overrides },
-        attempt,
-      );
+      ctx.log.info('retrying devices', { step: step.id, devices: again.size, on: [...rule.on], attempt });
+      output = await pass({ ...withDevices(x.input, again), ...overrides }, attempt);
     }
   }
-  const ignored: DeviceResult[] = [];
-  for (const r of results.values()) {
-    if (r.outcome === 'failed' && r.errorType && x.plan.ignore.has(r.errorType)) {
-      r.outcome = 'skipped';
-      ignored.push(r);
-    }
-  }
+  const ignored = results.skip(
+    (g) => g.outcome === 'failed' && g.errorType !== undefined && x.plan.ignore.has(g.errorType),
+  );
   return { output, ignored };
 }

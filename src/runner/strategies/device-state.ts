@@ -6,13 +6,12 @@
  * reads the devices' state when an earlier execution sent the request and stopped before its answer, so that no
  * device is changed twice.
  */
-import type { Confirmation, DeviceResult } from '../../store/store.js';
+import type { Confirmation } from '../../store/store.js';
 import { countDevices, addCounts, errorOf, unknownOutcome, selects } from '../context.js';
+import { DeviceResults } from '../device-results.js';
 import {
   devicesOf,
-  groupResults,
   idsOf,
-  resultsOf,
   runsOf,
   setOf,
   subset,
@@ -34,7 +33,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     throw new StepError(
       `${x.action}: a step names the devices it acts on in \`devices\` (select a group's first with devices.list { groupName })`,
     );
-  const results = new Map<string, DeviceResult>();
+  const results = new DeviceResults();
   const tally: Confirmation = { callback: 0, requestStatus: 0, stateRead: 0 };
   /** Every request of this step the service accepted, in order: what its checkpoint keeps. */
   const accepted: AcceptedRequest[] = [];
@@ -49,7 +48,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         await confirmRequests(x, earlier.accepted ?? [], results, tally);
         return earlier.output ?? null;
       }
-      let remaining = devicesOf(x.op, input);
+      let remaining = input === x.input ? x.devices : devicesOf(x.op, input);
       if (earlier?.status === 'sending') {
         remaining = await settleApplied(x, input, remaining, attempt, results, tally);
         ctx.log.info('reconciled after a restart', { step: step.id, remaining: remaining.size });
@@ -73,14 +72,13 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       await confirmRequests(x, [sent.request], results, tally);
       return sent.output;
     });
-    const all = [...results.values()];
-    const state = ctx.finishDevices(step.id, output, groupResults(all, true), all);
+    const state = ctx.finishDevices(step.id, output, results.groups());
     addConfirmation(x, tally);
     return state;
   } catch (e) {
     // The step fails, but devices were touched: the ledger and the summary count them.
-    if (results.size) {
-      const groups = groupResults([...results.values()], true);
+    if (!results.empty) {
+      const groups = results.groups();
       ctx.recordLedger(step.id, groups);
       addCounts(ctx.stepSummary(step.id).devices, countDevices(groups));
       addConfirmation(x, tally);
@@ -99,13 +97,13 @@ async function send(
   input: Json,
   devices: DeviceSet,
   attempt: number,
-  results: Map<string, DeviceResult>,
+  results: DeviceResults,
   tally: Confirmation,
 ): Promise<{ request: AcceptedRequest; output: unknown } | undefined> {
   const { ctx, step, plan } = x;
   let remaining = devices;
   /** How many devices the input names: while all of them are still to do, it is sent as it is. */
-  const named = devicesOf(x.op, input).size;
+  const named = input === x.input ? x.devices.size : devicesOf(x.op, input).size;
   const sum = ctx.stepSummary(step.id);
   for (let n = 1; ; n++) {
     try {
@@ -117,8 +115,7 @@ async function send(
       if (!requestId) {
         // An answer without a request id confirms nothing: the devices' state says what happened.
         remaining = await settleApplied(x, sending, remaining, attempt, results, tally);
-        for (const r of resultsOf(withResult(remaining, { outcome: 'unconfirmed', attempts: attempt })))
-          results.set(r.deviceId, r);
+        results.add(withResult(remaining, { outcome: 'unconfirmed', attempts: attempt }));
         return undefined;
       }
       const request: AcceptedRequest = {
@@ -140,10 +137,9 @@ async function send(
       }
       if (n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
         sum.attempts++;
-        for (const r of resultsOf(
+        results.add(
           withResult(remaining, { outcome: 'failed', ...errorOf(e), attempts: plan.retry.maxAttempts }),
-        ))
-          results.set(r.deviceId, r);
+        );
         throw e;
       }
       await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
@@ -157,13 +153,12 @@ async function settleApplied(
   input: Json,
   devices: DeviceSet,
   attempt: number,
-  results: Map<string, DeviceResult>,
+  results: DeviceResults,
   tally: Confirmation,
 ): Promise<DeviceSet> {
   const applied = await readApplied(x, String(input.accountName), input, new Set(idsOf(devices)));
   const done = subset(devices, applied, true);
-  for (const r of resultsOf(withResult(done, { outcome: 'succeeded', attempts: attempt })))
-    results.set(r.deviceId, r);
+  results.add(withResult(done, { outcome: 'succeeded', attempts: attempt }));
   tally.stateRead += done.size;
   return subset(devices, applied, false);
 }

@@ -3,9 +3,9 @@
  * completion polled, its pages read into the ledger as they come). Each located device's result carries its
  * location; each other device, its 7.3 error. The per-device policy retries the failures it names.
  */
-import { groupResults, locationResult, refsOf } from '../devices.js';
+import { DeviceResults } from '../device-results.js';
+import { groupResults, locationResult, refsOf, withResult } from '../devices.js';
 import { readAhead } from '../../util/read-ahead.js';
-import type { DeviceResult } from '../../store/store.js';
 import { StepError, type Json, type StepState } from '../types.js';
 import { withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
@@ -13,26 +13,25 @@ import type { ActionCall } from './index.js';
 export async function locate(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
   const byMsid = new Map(refsOf(x.devices).map((d) => [d.id, d]));
-  const results = new Map<string, DeviceResult>();
+  const results = new DeviceResults();
   const { output } = await withDeviceRetries(x, results, async (input, attempt) => {
     const at = ctx.clock.now();
     const { value } = await ctx.retrying(step.id, x.plan.retry, x.op, x.signal, () =>
       ctx.call(step.id, x.action, input, x.signal),
     );
-    for (const e of value as Json[]) {
-      const r = locationResult(e, byMsid, attempt, { cacheMode: input.cacheMode, at });
-      results.set(r.deviceId, r);
-    }
+    const rows = (value as Json[]).map((e) =>
+      locationResult(e, byMsid, attempt, { cacheMode: input.cacheMode, at }),
+    );
+    results.add(groupResults(rows));
     return value;
   });
-  const all = [...results.values()];
-  return ctx.finishDevices(step.id, output, groupResults(all, true), all);
+  return ctx.finishDevices(step.id, output, results.groups());
 }
 
 export async function locationReport(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
   const byMsid = new Map(refsOf(x.devices).map((d) => [d.id, d]));
-  const results = new Map<string, DeviceResult>();
+  const results = new DeviceResults();
   // Without a completion wait or a device policy, the step only creates the reports: its devices succeeded in
   // being requested, and the report's results are read later (location.getReport).
   const reads = Boolean(step.wait || step.devices);
@@ -43,29 +42,25 @@ export async function locationReport(x: ActionCall): Promise<StepState> {
     );
     const created = value as { reports: Json[] };
     if (!reads) {
-      for (const d of refsOf(x.devices))
-        results.set(d.id, { deviceId: d.id, kind: d.kind, outcome: 'succeeded', attempts: attempt });
+      results.add(withResult(x.devices, { outcome: 'succeeded', attempts: attempt }));
       return created;
     }
     await awaitReports(x, String(input.accountName), created.reports);
     for (const r of created.reports) {
       await readReport(x, { accountName: input.accountName, txid: r.txid }, (entries) => {
-        const rows: DeviceResult[] = [];
-        for (const e of entries) {
-          const res = locationResult(e, byMsid, attempt, { cacheMode: input.cacheMode, at });
-          results.set(res.deviceId, res);
-          rows.push(res);
-        }
+        const groups = groupResults(
+          entries.map((e) => locationResult(e, byMsid, attempt, { cacheMode: input.cacheMode, at })),
+        );
+        results.add(groups);
         // Each page's results go to the ledger while the next page is already on its way.
-        ctx.recordLedger(step.id, groupResults(rows));
+        ctx.recordLedger(step.id, groups);
       });
     }
     return created;
   });
-  const all = [...results.values()];
-  const state = ctx.finishDevices(step.id, output, groupResults(all, true), all);
+  const state = ctx.finishDevices(step.id, output, results.groups());
   // Report results are already in the ledger, page by page; only what the policy changed is written again.
-  if (reads) state.ledger = groupResults(ignored, true);
+  if (reads) state.ledger = ignored;
   return state;
 }
 
