@@ -12,6 +12,7 @@ const LAYERS = [
   ['clock.ts', 'log.ts', 'errors.ts', 'retry.ts'],
   ['rate'],
   ['expressions', 'api'],
+  ['events'],
   ['playbook'],
   ['config.ts'],
   ['store'],

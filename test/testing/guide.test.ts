@@ -50,30 +50,31 @@ describe('docs/testing.md', () => {
     expect(plain, 'the output block of "Run it"').to.include(r.stdout);
   });
 
-  it('shows the failure a wrong expectation prints, at its line', async function () {
-    this.timeout(60_000);
-    const test = files.get('overuse-suspend-notify.test.yaml') as string;
-    const lines = test.split('\n');
-    expect(lines[39]).to.equal("        '350260700638378': suspend");
-    lines[39] = "        '350260700638378': active";
+  /** `fleetbook test` of the guide's test file with line `n` (1-based), which reads `was`, changed to `now`. */
+  async function testWithLine(n: number, was: string, now: string) {
+    const lines = (files.get('overuse-suspend-notify.test.yaml') as string).split('\n');
+    expect(lines[n - 1]).to.equal(was);
+    lines[n - 1] = now;
     await writeFile(join(dir, TEST), lines.join('\n'));
     const r = await run(['test', TEST]);
     expect(r.code).to.equal(1);
-    const shown = plain.find((b) => b.startsWith('FAIL ')) as string;
-    expect(r.stdout).to.include(shown);
-    expect(r.stdout.trimEnd().split('\n').at(-1)).to.equal('3 passed, 1 failed');
+    return r.stdout;
+  }
+
+  it('shows the failure a wrong expectation prints, at its line', async function () {
+    this.timeout(60_000);
+    const out = await testWithLine(
+      40,
+      "        '350260700638378': suspend",
+      "        '350260700638378': active",
+    );
+    expect(out).to.include(plain.find((b) => b.startsWith('FAIL ')) as string);
+    expect(out.trimEnd().split('\n').at(-1)).to.equal('3 passed, 1 failed');
   });
 
   it('shows the error a misspelt key in a test file prints', async function () {
     this.timeout(60_000);
-    const test = files.get('overuse-suspend-notify.test.yaml') as string;
-    const lines = test.split('\n');
-    expect(lines[27]).to.equal('      status: succeeded');
-    lines[27] = '      stauts: succeeded';
-    await writeFile(join(dir, TEST), lines.join('\n'));
-    const r = await run(['test', TEST]);
-    expect(r.code).to.equal(1);
-    const shown = plain.find((b) => b.includes('`stauts`')) as string;
-    expect(r.stdout).to.include(shown.trimEnd());
+    const out = await testWithLine(28, '      status: succeeded', '      stauts: succeeded');
+    expect(out).to.include((plain.find((b) => b.includes('`stauts`')) as string).trimEnd());
   });
 });
