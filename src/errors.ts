@@ -6,7 +6,7 @@
  * A device's own error within an answer (spec 7.3: `SVC CACHE UNAVAILABLE`, `SVC DEVICE DATA UNAVAILABLE`,
  * `ABSENT SUBSCRIBER`, ...) is not an error of a call: it is the device's outcome, with a class of its own
  * (transient, remediable, permanent) given by DEVICE_ERRORS in api/device-errors.ts, every row of the spec's
- * table, and documented in docs/outcomes.md.
+ * table, and documented in docs/errors.md (generated from it).
  */
 
 import { redact } from './util/secrets.js';
