@@ -1,6 +1,8 @@
 /** What the parts of the SQLite store share: rows and the records they hold, and prepared statements. */
 import type Database from 'better-sqlite3';
-import type { RunRecord } from './store.js';
+import type { InboxEvent, LedgerRow, RunRecord } from './store.js';
+
+type Json = Record<string, unknown>;
 
 /** A statement per SQL text on `db`, prepared on first use and kept. */
 export function preparer(db: Database.Database): (text: string) => Database.Statement {
@@ -56,4 +58,69 @@ export function parse(s: string | null): unknown {
 /** As SQLite's BINARY collation orders ASCII text. */
 export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export interface InboxRow {
+  id: number;
+  service: string;
+  kind: string;
+  request_id: string;
+  device: string;
+  payload_json: string;
+  received_at: string;
+}
+
+export function inboxEvent(r: InboxRow): InboxEvent {
+  return {
+    id: r.id,
+    service: r.service,
+    kind: r.kind,
+    requestId: r.request_id,
+    ...(r.device ? { device: r.device } : {}),
+    payload: JSON.parse(r.payload_json) as unknown,
+    receivedAt: r.received_at,
+  };
+}
+
+/** The columns of a result, in the `ledger` table and the `device_results` view alike. */
+export interface ResultColumns {
+  run_id: string;
+  step: string;
+  kind: string;
+  outcome: string;
+  error_type: string | null;
+  error_class: string | null;
+  attempts: number;
+  at: string;
+  request_id: string | null;
+  /** The entry's data (a JSON array, in the `ledger` table) or the device's (JSON, in the view). */
+  data_json: string | null;
+}
+
+/** A row of the `ledger` table: the devices that got one result in one write. */
+export interface EntryRow extends ResultColumns {
+  seq: number;
+  /** JSON array of device ids. */
+  device_ids: string;
+}
+
+/** A row of the `device_results` view: one device's latest result in a step. */
+export interface ViewRow extends ResultColumns {
+  device_id: string;
+}
+
+export function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null): LedgerRow {
+  return {
+    deviceId,
+    runId: r.run_id,
+    step: r.step,
+    kind: r.kind,
+    outcome: r.outcome as LedgerRow['outcome'],
+    ...(r.error_type !== null ? { errorType: r.error_type } : {}),
+    ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
+    attempts: r.attempts,
+    ...(r.request_id !== null ? { requestId: r.request_id } : {}),
+    ...(data ? { data } : {}),
+    at: r.at,
+  };
 }

@@ -9,7 +9,18 @@ import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import { MIGRATIONS } from './sqlite-migrations.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
-import { compare, json, preparer, toRun, type RunRow } from './sqlite-rows.js';
+import {
+  compare,
+  inboxEvent,
+  json,
+  ledgerRow,
+  preparer,
+  toRun,
+  type EntryRow,
+  type InboxRow,
+  type RunRow,
+  type ViewRow,
+} from './sqlite-rows.js';
 import {
   InboxSyncError,
   type DeviceGroup,
@@ -538,69 +549,4 @@ export class SqliteStore implements Store {
     if (this.walFd !== undefined) closeSync(this.walFd);
     this.db.close();
   }
-}
-
-interface InboxRow {
-  id: number;
-  service: string;
-  kind: string;
-  request_id: string;
-  device: string;
-  payload_json: string;
-  received_at: string;
-}
-
-function inboxEvent(r: InboxRow): InboxEvent {
-  return {
-    id: r.id,
-    service: r.service,
-    kind: r.kind,
-    requestId: r.request_id,
-    ...(r.device ? { device: r.device } : {}),
-    payload: JSON.parse(r.payload_json) as unknown,
-    receivedAt: r.received_at,
-  };
-}
-
-/** The columns of a result, in the `ledger` table and the `device_results` view alike. */
-interface ResultColumns {
-  run_id: string;
-  step: string;
-  kind: string;
-  outcome: string;
-  error_type: string | null;
-  error_class: string | null;
-  attempts: number;
-  at: string;
-  request_id: string | null;
-  /** The entry's data (a JSON array, in the `ledger` table) or the device's (JSON, in the view). */
-  data_json: string | null;
-}
-
-/** A row of the `ledger` table: the devices that got one result in one write. */
-interface EntryRow extends ResultColumns {
-  seq: number;
-  /** JSON array of device ids. */
-  device_ids: string;
-}
-
-/** A row of the `device_results` view: one device's latest result in a step. */
-interface ViewRow extends ResultColumns {
-  device_id: string;
-}
-
-function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null): LedgerRow {
-  return {
-    deviceId,
-    runId: r.run_id,
-    step: r.step,
-    kind: r.kind,
-    outcome: r.outcome as LedgerRow['outcome'],
-    ...(r.error_type !== null ? { errorType: r.error_type } : {}),
-    ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
-    attempts: r.attempts,
-    ...(r.request_id !== null ? { requestId: r.request_id } : {}),
-    ...(data ? { data } : {}),
-    at: r.at,
-  };
 }
