@@ -13,7 +13,7 @@ import {
   type DeviceResult,
   type StepSummary,
 } from '../store/store.js';
-import type { Operation } from '../api/catalog.js';
+import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { resultsOf } from './devices.js';
 import type { Plan, RetryPolicy, StepPlan } from './plan.js';
 import {
@@ -69,8 +69,9 @@ export class RunContext {
     this.stepSummary(stepId).calls++;
     this.progress.calls++;
     this.report();
-    // The request leaves the process: the checkpoint that says it is being sent is committed first.
-    await this.o.store.durable();
+    // A request that may change something leaves the process only once the checkpoint that says it is being
+    // sent is committed. A read changes nothing: it is simply asked again after a crash.
+    if (!isAction(action) || CATALOG[action].mutating) await this.o.store.durable();
     return this.o.client.callByName(action, input, signal ? { signal } : {});
   }
 

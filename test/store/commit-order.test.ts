@@ -49,7 +49,7 @@ describe('store: what is committed when', function () {
     await dir?.close();
   });
 
-  it('sends a request only once the checkpoint that says it is being sent is committed', async () => {
+  it('sends a mutating request only once its `sending` checkpoint is committed, a read at once', async () => {
     const file = join(dir.dir, 'order.db');
     const store = new SqliteStore(file);
     const client = clientFor(emu);
@@ -87,6 +87,9 @@ steps:
     store.close();
     expect(summary.status).to.equal('succeeded');
     expect(seen[0]).to.deep.equal({ action: 'devices.suspend', checkpoints: ['sending'] });
+    // A read changes nothing: the request status is asked at once, in the turn that wrote the step's
+    // `confirming` checkpoint, which another process does not see yet.
+    expect(seen[1]).to.deep.equal({ action: 'requests.status', checkpoints: ['sending'] });
   });
 
   it("commits a turn's writes at its end, for durable() and for close()", async () => {
