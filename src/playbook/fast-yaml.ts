@@ -4,13 +4,32 @@
  * after the expressions are restored), or `undefined` as soon as the text leaves the subset, and the loader
  * then takes the full path through `yaml`, which also positions every problem. It never reports anything.
  *
- * The subset: block mappings with plain keys, block sequences (compact mappings and sequences in their
- * items), and on one line each: plain scalars, single- and double-quoted scalars, and flow mappings and
- * sequences of those. Anything else (tabs, CR, anchors, aliases, tags, block scalars, multi-line scalars or
- * flow collections, quoted or non-string keys, directives, several documents, duplicate keys, empty flow
- * values, ...) gives `undefined`. test/playbook checks it against `yaml` on generated and mutated input.
+ * The subset: block mappings with plain or quoted keys, block sequences (compact mappings and sequences in
+ * their items), literal and folded block scalars (clipped or stripped), and on one line each: plain scalars,
+ * single- and double-quoted scalars, and flow mappings and sequences of those. Anything else (tabs, CR,
+ * anchors, aliases, tags, multi-line plain or quoted scalars or flow collections, non-string or multi-line
+ * keys, directives, several documents, duplicate keys, empty flow values, ...) gives `undefined`.
+ * test/playbook checks it against `yaml` on generated and mutated input.
  */
 
+import {
+  BLOCK_STOP,
+  DOUBLE_QUOTED_STOP,
+  ESCAPES,
+  find,
+  flowPlainEnd,
+  HEX,
+  isDash,
+  isIndicator,
+  isQuote,
+  keyEnd,
+  NOT_SPACE,
+  out,
+  OUT_OF_SUBSET,
+  plainValue,
+  skipSpaces,
+  trimSpaces,
+} from './fast-yaml-lexical.js';
 import { needsQuotes } from './protect.js';
 
 type Json = Record<string, unknown>;
@@ -20,9 +39,6 @@ export type ScalarStyle = 'PLAIN' | 'QUOTE_SINGLE' | 'QUOTE_DOUBLE' | 'BLOCK_LIT
 
 /** Turns the placeholders in a scalar back into the expressions (identity when nothing was protected). */
 export type RestoreScalar = (value: string, style: ScalarStyle) => string;
-
-/** Thrown inside the reader when the text leaves the subset; never escapes it. */
-const OUT_OF_SUBSET: unique symbol = Symbol('out of subset');
 
 /** Characters that rule the whole text out: tabs, CR, other controls, BOM, Unicode line breaks. */
 // eslint-disable-next-line no-control-regex
@@ -54,33 +70,6 @@ export function readSimpleYaml(
     if (e === OUT_OF_SUBSET || e instanceof RangeError) return undefined;
     throw e;
   }
-}
-
-function out(): never {
-  throw OUT_OF_SUBSET;
-}
-
-/**
- * Characters that cannot start a plain scalar (or make it ambiguous), by char code. The scanning below leans
- * on regular expressions and `indexOf`, which run at full speed before the JIT has warmed up.
- */
-const INDICATOR = new Uint8Array(128);
-for (const c of '-?:,[]{}#&*!|>\'"%@`') INDICATOR[c.charCodeAt(0)] = 1;
-const isIndicator = (code: number) => code < 128 && INDICATOR[code] === 1;
-
-/** In block context: the end of an implicit key (`: ` or `:` at the end) or the start of a comment. */
-const BLOCK_STOP = /:(?: |$)| #/g;
-/** In a flow collection: a flow indicator, the end of an implicit key, or the start of a comment. */
-const FLOW_STOP = /[,[\]{}]|:(?=[ ,[\]{}]|$)| #/g;
-const NOT_SPACE = /[^ ]/;
-const DOUBLE_QUOTED_STOP = /["\\]/g;
-const HEX = /^[0-9a-fA-F]+$/;
-
-/** Where `re` (global) first matches in `line` at or after `from`, or -1. */
-function find(re: RegExp, line: string, from: number): number {
-  re.lastIndex = from;
-  const m = re.exec(line);
-  return m ? m.index : -1;
 }
 
 class Reader {
@@ -149,7 +138,9 @@ class Reader {
       const line = this.lines[i] as string;
       const colon = keyEnd(line, col);
       if (colon === -1) out();
-      const key = this.key(trimSpaces(line.slice(col, colon)));
+      const key = isQuote(line.charCodeAt(col))
+        ? this.quotedKey(line, col, colon)
+        : this.key(trimSpaces(line.slice(col, colon)));
       const p = skipSpaces(line, colon + 1);
       let value: unknown;
       let after: number;
@@ -291,9 +282,17 @@ class Reader {
   /** A mapping key: a plain scalar that resolves to a string, without placeholders, `__proto__` or `<<`. */
   private key(text: string): string {
     const key = plainValue(text);
-    if (typeof key !== 'string' || key === '' || key === '__proto__' || key === '<<') out();
-    if (this.restore(key, 'PLAIN') !== key) out();
-    return key;
+    if (typeof key !== 'string' || this.restore(key, 'PLAIN') !== key) out();
+    return checkedKey(key);
+  }
+
+  /** A quoted mapping key from `p` to the `:` at `colon` (`'84799': '84800'`), without placeholders. */
+  private quotedKey(line: string, p: number, colon: number): string {
+    const text = line.slice(p, colon);
+    if (this.restore(text, 'PLAIN') !== text) out();
+    const key = this.flowValue(line, p, 0) as string;
+    if (this.end !== colon) out();
+    return checkedKey(key);
   }
 
   /** A value that starts at `p` and ends on this line, followed by nothing but spaces and a comment. */
@@ -340,9 +339,10 @@ class Reader {
       return obj;
     }
     for (;;) {
-      const end = flowPlainEnd(line, p);
+      const quoted = isQuote(line.charCodeAt(p));
+      const end = quoted ? keyEnd(line, p) : flowPlainEnd(line, p);
       if (line.charCodeAt(end) !== 58 /* : */ || line.charCodeAt(end + 1) !== 32) out();
-      const key = this.key(trimSpaces(line.slice(p, end)));
+      const key = quoted ? this.quotedKey(line, p, end) : this.key(trimSpaces(line.slice(p, end)));
       const value = this.flowValue(line, skipSpaces(line, end + 1), depth + 1);
       if (Object.hasOwn(obj, key)) out();
       obj[key] = value;
@@ -440,94 +440,8 @@ class Reader {
   }
 }
 
-const ESCAPES: Record<string, string> = {
-  '0': '\0',
-  a: '\x07',
-  b: '\b',
-  e: '\x1b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-  v: '\v',
-  N: '\u0085',
-  _: '\u00a0',
-  L: '\u2028',
-  P: '\u2029',
-  ' ': ' ',
-  '"': '"',
-  '/': '/',
-  '\\': '\\',
-};
-
-/** True when `line` has a sequence entry indicator at `col`: `-` then a space or the end of the line. */
-function isDash(line: string, col: number): boolean {
-  return line[col] === '-' && (col + 1 === line.length || line[col + 1] === ' ');
-}
-
-/**
- * When `line` holds an implicit key at `p` (a plain scalar, then `:` and a space or the end of the line),
- * the index of that `:`; else -1.
- */
-function keyEnd(line: string, p: number): number {
-  if (p >= line.length || isIndicator(line.charCodeAt(p))) return -1;
-  const stop = find(BLOCK_STOP, line, p + 1);
-  return stop !== -1 && line.charCodeAt(stop) === 58 /* : */ ? stop : -1;
-}
-
-/** Without trailing spaces (only spaces: YAML's other white space, the tab, never gets here). */
-function trimSpaces(s: string): string {
-  let end = s.length;
-  while (end > 0 && s.charCodeAt(end - 1) === 32) end--;
-  return end === s.length ? s : s.slice(0, end);
-}
-
-function skipSpaces(line: string, p: number): number {
-  while (line.charCodeAt(p) === 32) p++;
-  return p;
-}
-
-/** Where a plain scalar starting at `p` inside a flow collection ends (a flow indicator, `: `, ` #`). */
-function flowPlainEnd(line: string, p: number): number {
-  const first = line.charCodeAt(p);
-  // `-` may start a plain scalar when something other than a space or flow indicator follows (`-1`).
-  if (
-    Number.isNaN(first) ||
-    (isIndicator(first) && !(first === 45 /* - */ && /^[^ ,[\]{}]/.test(line.slice(p + 1, p + 2))))
-  )
-    out();
-  const stop = find(FLOW_STOP, line, p);
-  if (stop === -1) out(); // the collection goes on past this line
-  if (line.slice(p, stop).trim() === '') out();
-  return stop;
-}
-
-const NULL = /^(?:~|[Nn]ull|NULL)?$/;
-const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
-const INT_OCT = /^0o[0-7]+$/;
-const INT = /^[-+]?[0-9]+$/;
-const INT_HEX = /^0x[0-9a-fA-F]+$/;
-const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
-const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
-const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
-
-/** A plain scalar by the YAML 1.2 core schema, in the order `yaml` tries its tags. */
-export function plainValue(s: string): unknown {
-  const c = s.charCodeAt(0);
-  // Most scalars are words: only n/N/t/T/f/F/~, digits, signs and `.` can start anything but a string.
-  const letter = (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
-  if (letter && !'nNtTfF'.includes(s[0] as string)) return s;
-  if (NULL.test(s)) return null;
-  if (BOOL.test(s)) return s[0] === 't' || s[0] === 'T';
-  if (INT_OCT.test(s)) return parseInt(s.substring(2), 8);
-  if (INT.test(s)) return parseInt(s, 10);
-  if (INT_HEX.test(s)) return parseInt(s.substring(2), 16);
-  if (FLOAT_NAN.test(s))
-    return s.slice(-3).toLowerCase() === 'nan'
-      ? NaN
-      : s[0] === '-'
-        ? Number.NEGATIVE_INFINITY
-        : Number.POSITIVE_INFINITY;
-  if (FLOAT_EXP.test(s) || FLOAT.test(s)) return parseFloat(s);
-  return s;
+/** A key the reader leaves to `yaml`: empty, `__proto__` (an own property there), `<<` (a merge key). */
+function checkedKey(key: string): string {
+  if (key === '' || key === '__proto__' || key === '<<') out();
+  return key;
 }

@@ -35,9 +35,13 @@ export function protectExpressions(source: string): Protected {
   let text = '';
   let at = 0;
   let n = 0;
-  // Line by line: an unterminated `${{` (in a comment, say) must not swallow the expressions after it.
-  let lineStart = 0;
-  for (const line of source.split('\n')) {
+  // Line by line: an unterminated `${{` (in a comment, say) must not swallow the expressions after it. Only the
+  // lines that hold one are looked at: most lines of a playbook do not.
+  for (let i = source.indexOf('${{'); i !== -1;) {
+    const lineStart = source.lastIndexOf('\n', i) + 1;
+    const newline = source.indexOf('\n', i);
+    const lineEnd = newline === -1 ? source.length : newline;
+    const line = source.slice(lineStart, lineEnd);
     for (const s of findExpressions(line).spans) {
       const original = line.slice(s.start, s.end);
       const tag = `${MARK}${(n++).toString(36)}${MARK}`;
@@ -47,7 +51,7 @@ export function protectExpressions(source: string): Protected {
       text += source.slice(at, lineStart + s.start) + placeholder;
       at = lineStart + s.end;
     }
-    lineStart += line.length + 1;
+    i = source.indexOf('${{', lineEnd);
   }
   if (!originals.size) return unchanged(source);
   text += source.slice(at);

@@ -90,6 +90,16 @@ describe('playbook: the fast YAML reader agrees with yaml', () => {
     expect(read, 'files the fast reader reads itself').to.be.greaterThan(files.length / 3);
   });
 
+  it('reads every shipped playbook itself (what `validate` checks most), quoted keys and all', () => {
+    const dir = join(ROOT, 'playbooks');
+    const shipped = readdirSync(dir).filter((f) => f.endsWith('.yaml') && !f.endsWith('.test.yaml'));
+    expect(shipped.length).to.be.greaterThan(5);
+    const left = shipped.filter(
+      (f) => readSimpleYaml(readFileSync(join(dir, f), 'utf8'), identity) === undefined,
+    );
+    expect(left, 'shipped playbooks left to the full parser').to.deep.equal([]);
+  });
+
   it('on YAML written by yaml in many styles, and on those texts mutated', () => {
     let fastlyRead = 0;
     fc.assert(
