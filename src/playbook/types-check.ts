@@ -39,12 +39,14 @@ export function typeProblems(source: string, inLoop: boolean, env: TypeEnv): Typ
     byEnv = new Map();
     cache.set(env.key, byEnv);
   }
-  let problems = byEnv.get(source);
+  // Inside a forEach body the loop variables are in scope: the same text may mean something else there.
+  const key = inLoop ? `\u0000${source}` : source;
+  let problems = byEnv.get(key);
   if (!problems) {
     problems = [];
     new Walker(env.vars, problems).type(syntaxTree(source, inLoop) as Node, new Map());
     if (byEnv.size >= 10_000) byEnv.clear();
-    byEnv.set(source, problems);
+    byEnv.set(key, problems);
   }
   return problems;
 }
