@@ -131,6 +131,7 @@ class Walker {
         return this.binary(n, bound);
       case '==':
       case '!=':
+        return this.equality(n, bound);
       case '&&':
       case '||':
       case '!_':
@@ -168,6 +169,21 @@ class Walker {
       message: `\`${pathOf(of)}\` has no member \`${name}\`${hint}`,
     });
     return DYN;
+  }
+
+  /** `==` and `!=`: values of two types that never compare equal (a string and an int) are a mistake. */
+  private equality(n: Node, bound: Map<string, T>): T {
+    const [l, r] = n.args as [Node, Node];
+    const a = this.type(l, bound);
+    const b = this.type(r, bound);
+    const unknown = (t: T) => t.k === 'dyn' || t.k === 'null';
+    if (!unknown(a) && !unknown(b) && a.k !== b.k && !(NUMERIC.has(a.k) && NUMERIC.has(b.k)))
+      this.problems.push({
+        offset: n.pos,
+        rule: 'type',
+        message: `\`${n.op}\` compares ${typeName(a)} \`${pathOf(l)}\` with ${typeName(b)} \`${pathOf(r)}\`: they are never equal`,
+      });
+    return { k: 'bool' };
   }
 
   private binary(n: Node, bound: Map<string, T>): T {
