@@ -3,7 +3,7 @@
  * `on.callback`, `inputs` from their declarations, `vars` from their values and the `set` steps, `steps` from
  * each step's action. A waited-for callback and a poll's answer give `event` another type where they apply.
  */
-import { DYN, eventType, fromValue, inputType, join, stepType, type T } from './types.js';
+import { eventType, fromValue, inputType, join, outputType, stepType, type T } from './types.js';
 import type { TypeEnv } from './types-check.js';
 
 type Json = Record<string, unknown>;
@@ -33,7 +33,7 @@ export class TypeScope {
       const ev = event?.service
         ? eventType([event.service])
         : event?.action !== undefined
-          ? DYN
+          ? outputType(event.action)
           : eventType(this.services);
       env = { key: `${base.key}|${eventKey}`, vars: { ...base.vars, event: ev } };
       this.envs.set(eventKey, env);
