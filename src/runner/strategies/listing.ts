@@ -1,6 +1,7 @@
 /**
- * A device listing, page by page, into compact items (`{ id, kind }` of the filter's kind, else the first
- * identifier), which location and connectivity steps take as they are. The full records are kept as the output
+ * A device listing, page by page, into compact items (`{ id, kind }`: the identifier of the kind the listing's
+ * first identifier filter matched, else the first identifier), which location and connectivity steps take as
+ * they are. The full records are kept as the output
  * only when an expression reads `steps.<id>.output`: 100,000 of them are large.
  */
 import { emptyCounts } from '../../store/store.js';
@@ -10,8 +11,7 @@ import type { ActionCall } from './index.js';
 
 export async function listing(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
-  const filter = (x.input.filter ?? {}) as Json;
-  const kind = typeof filter.kind === 'string' ? filter.kind.toLowerCase() : undefined;
+  const kind = filteredKind(x.input);
   const keepOutput = ctx.keeps(step.id, 'output');
   const records: unknown[] = [];
   const items: Json[] = [];
@@ -32,6 +32,13 @@ export async function listing(x: ActionCall): Promise<StepState> {
   sum.attempts++;
   const output = keepOutput ? { devices: records } : { count: items.length };
   return { status: 'succeeded', output, items, itemRuns: runs, devices: emptyCounts() };
+}
+
+/** The kind of identifier the listing's first `deviceIdentifierFilters` entry matches, in lower case. */
+function filteredKind(input: Json): string | undefined {
+  const filters = ((input.filter ?? {}) as Json).deviceIdentifierFilters;
+  const first = Array.isArray(filters) ? (filters[0] as Json | undefined) : undefined;
+  return typeof first?.kind === 'string' ? first.kind.toLowerCase() : undefined;
 }
 
 /**
