@@ -155,6 +155,33 @@ export async function world(raw: Raw, devices?: number): Promise<World> {
   return r.body as World;
 }
 
+/** What a describe block of emulator tests shares, set in its `before` and closed in its `after`. */
+export interface OnWorld {
+  emu: Emulator;
+  raw: Raw;
+  client: Client;
+  seed: World;
+  /** The first account of the world. */
+  account: string;
+}
+
+/** Gives the describe block it is called in an emulator with `o`, raw HTTP and a client to it, and its world. */
+export function onWorld(o: EmulatorOptions = {}): OnWorld {
+  const t = {} as OnWorld;
+  before(async () => {
+    t.emu = await emulator(o);
+    t.raw = new Raw(t.emu);
+    t.client = clientFor(t.emu);
+    t.seed = await world(t.raw);
+    t.account = t.seed.accounts[0]!.accountName;
+  });
+  after(async () => {
+    await t.client.close();
+    await t.emu.close();
+  });
+  return t;
+}
+
 export function idOf(d: { deviceIds: { id: string; kind: string }[] }, kind: string): string {
   const id = d.deviceIds.find((x) => x.kind === kind)?.id;
   if (!id) throw new Error(`no ${kind}`);

@@ -5,29 +5,11 @@
  * session header, devices.list, devices.usage and sms.send are in wire-shapes.test.ts.
  */
 import { expect } from 'chai';
-import type { Emulator } from '../../src/emulator/index.js';
-import type { Client } from '../../src/api/client.js';
-import { clientFor, emulator, Listener, Raw, world, type Json, type World } from './helpers.js';
+import { Listener, onWorld, type Json } from './helpers.js';
 
 describe('emulator: the real service wire shapes of device actions, listeners and usage triggers', function () {
   this.timeout(30_000);
-  let emu: Emulator;
-  let raw: Raw;
-  let client: Client;
-  let seed: World;
-  let account: string;
-
-  before(async () => {
-    emu = await emulator({ seed: 'wire-shapes', devicesPerAccount: 40 });
-    raw = new Raw(emu);
-    client = clientFor(emu);
-    seed = await world(raw);
-    account = seed.accounts[0]!.accountName;
-  });
-  after(async () => {
-    await client.close();
-    await emu.close();
-  });
+  const t = onWorld({ seed: 'wire-shapes', devicesPerAccount: 40 });
 
   describe('the optional fields of the device actions and price plan triggers', () => {
     type Rec = {
@@ -36,24 +18,24 @@ describe('emulator: the real service wire shapes of device actions, listeners an
       groupNames: string[];
     };
     const all = async () =>
-      ((await client.devices.list({ accountName: account })) as unknown as { devices: Rec[] }).devices;
+      ((await t.client.devices.list({ accountName: t.account })) as unknown as { devices: Rec[] }).devices;
     const first = (d: Rec) => d.deviceIds[0]!.id;
     const state = (d: Rec) => d.carrierInformations[0]!.state;
     const plan = (d: Rec) => d.carrierInformations[0]!.servicePlan;
     const inRequest = (requestId: string) =>
-      emu
+      t.emu
         .request(requestId)!
         .devices.map((d) => d.deviceIds[0]!.id)
         .sort();
 
-    beforeEach(() => emu.reset({ seed: 'wire-shapes', devicesPerAccount: 40 }));
+    beforeEach(() => t.emu.reset({ seed: 'wire-shapes', devicesPerAccount: 40 }));
 
     it('suspend acts on every device of a groupName, and on no other', async () => {
       const before = await all();
       const group = before.find((d) => state(d) === 'active')!.groupNames[0]!;
       const members = before.filter((d) => d.groupNames.includes(group));
-      const { requestId } = await client.devices.suspend({
-        accountName: account,
+      const { requestId } = await t.client.devices.suspend({
+        accountName: t.account,
         groupName: group,
         withBilling: true,
       });
@@ -68,15 +50,15 @@ describe('emulator: the real service wire shapes of device actions, listeners an
 
     it('the devices named are narrowed by servicePlan and customFields', async () => {
       const before = await all();
-      const suspended = await client.devices.suspend({
-        accountName: account,
+      const suspended = await t.client.devices.suspend({
+        accountName: t.account,
         devices: before.filter((d) => state(d) === 'active').map((d) => d.deviceIds[0]!),
       });
-      expect(emu.request(suspended.requestId)!.status).to.equal('Success');
+      expect(t.emu.request(suspended.requestId)!.status).to.equal('Success');
       const named = before.filter((d) => state(d) === 'active');
       const onPlan = plan(named[0]!);
-      const { requestId } = await client.devices.restore({
-        accountName: account,
+      const { requestId } = await t.client.devices.restore({
+        accountName: t.account,
         devices: named.map((d) => d.deviceIds[0]!),
         servicePlan: onPlan,
       });
@@ -87,8 +69,8 @@ describe('emulator: the real service wire shapes of device actions, listeners an
       expect(expected.length).to.be.lessThan(named.length);
       expect(inRequest(requestId)).to.deep.equal(expected);
       const group = named[0]!.groupNames[0]!;
-      const { requestId: byField } = await client.devices.restore({
-        accountName: account,
+      const { requestId: byField } = await t.client.devices.restore({
+        accountName: t.account,
         devices: named.map((d) => d.deviceIds[0]!),
         customFields: [{ key: 'CustomField1', value: group }],
       });
@@ -103,10 +85,10 @@ describe('emulator: the real service wire shapes of device actions, listeners an
     it('changePlan leaves only currentServicePlan, and not before takeEffect', async () => {
       const before = await all();
       const from = plan(before.find((d) => state(d) === 'active')!);
-      const to = seed.plans.find((p) => p.code !== from)!.code;
-      const takeEffect = new Date(emu.now() + 86_400_000).toISOString();
-      const { requestId } = await client.devices.changePlan({
-        accountName: account,
+      const to = t.seed.plans.find((p) => p.code !== from)!.code;
+      const takeEffect = new Date(t.emu.now() + 86_400_000).toISOString();
+      const { requestId } = await t.client.devices.changePlan({
+        accountName: t.account,
         devices: before.map((d) => d.deviceIds[0]!),
         currentServicePlan: from,
         servicePlan: to,
@@ -114,12 +96,13 @@ describe('emulator: the real service wire shapes of device actions, listeners an
       });
       const moving = before.filter((d) => plan(d) === from);
       expect(inRequest(requestId)).to.deep.equal(moving.map(first).sort());
-      const status = async () => (await client.requests.status({ accountName: account, requestId })).status;
+      const status = async () =>
+        (await t.client.requests.status({ accountName: t.account, requestId })).status;
       expect(await status()).to.equal('Pending');
       expect((await all()).filter((d) => plan(d) === to).map(first)).to.not.include.members(
         moving.map(first),
       );
-      emu.advance(2 * 86_400);
+      t.emu.advance(2 * 86_400);
       expect(await status()).to.be.oneOf(['Success', 'PartialSuccess']);
       const after = new Map((await all()).map((d) => [first(d), d]));
       for (const d of moving.filter((x) => state(x) !== 'deactive'))
@@ -130,8 +113,8 @@ describe('emulator: the real service wire shapes of device actions, listeners an
       const before = await all();
       const d0 = before.find((d) => state(d) === 'active')!;
       const selection = { groupName: d0.groupNames[0]!, servicePlan: plan(d0) };
-      const { requestId } = await client.devices.deactivate({
-        accountName: account,
+      const { requestId } = await t.client.devices.deactivate({
+        accountName: t.account,
         ...selection,
         reasonCode: 'FF',
       });
@@ -149,21 +132,21 @@ describe('emulator: the real service wire shapes of device actions, listeners an
       const target = 'South Fleet';
       const moving = idle.filter((d) => !d.groupNames.includes(target)).slice(0, 3);
       expect(moving.length).to.be.greaterThan(0);
-      const { requestId } = await client.devices.activate({
-        accountName: account,
+      const { requestId } = await t.client.devices.activate({
+        accountName: t.account,
         devices: moving.map((d) => d.deviceIds[0]!),
         servicePlan: plan(moving[0]!),
         groupName: target,
         costCenterCode: 'CC-42',
       });
       expect(inRequest(requestId)).to.deep.equal(moving.map(first).sort());
-      const inGroup = (await client.devices.list({ accountName: account, groupName: target })).devices.map(
-        (d) => d.deviceIds[0]!.id,
-      );
+      const inGroup = (
+        await t.client.devices.list({ accountName: t.account, groupName: target })
+      ).devices.map((d) => d.deviceIds[0]!.id);
       expect(inGroup).to.include.members(moving.map(first));
-      raw.forget(); // the reset ended the sessions
-      const unknown = await raw.api('POST', '/m2m/v1/devices/actions/activate', {
-        accountName: account,
+      t.raw.forget(); // the reset ended the sessions
+      const unknown = await t.raw.api('POST', '/m2m/v1/devices/actions/activate', {
+        accountName: t.account,
         devices: [{ deviceIds: [moving[0]!.deviceIds[0]] }],
         servicePlan: plan(moving[0]!),
         groupName: 'No Such Group',
@@ -173,9 +156,9 @@ describe('emulator: the real service wire shapes of device actions, listeners an
     });
 
     it('a group that reaches no device is 400', async () => {
-      raw.forget(); // the reset ended the sessions
-      const r = await raw.api('POST', '/m2m/v1/devices/actions/suspend', {
-        accountName: account,
+      t.raw.forget(); // the reset ended the sessions
+      const r = await t.raw.api('POST', '/m2m/v1/devices/actions/suspend', {
+        accountName: t.account,
         groupName: 'No Such Group',
       });
       expect(r.status).to.equal(400);
@@ -185,19 +168,19 @@ describe('emulator: the real service wire shapes of device actions, listeners an
     it('a pay-as-you-go trigger with deviceGroupName alerts for the devices of that group only', async () => {
       const listener = await new Listener().start();
       try {
-        await client.callbacks.register({ accountName: account, name: 'DeviceUsage', url: listener.url });
+        await t.client.callbacks.register({ accountName: t.account, name: 'DeviceUsage', url: listener.url });
         const before = await all();
         const d0 = before.find((d) => state(d) === 'active')!;
         const group = d0.groupNames[0]!;
         const code = plan(d0);
-        const { triggerId } = await client.triggers.createPayAsYouGo({
+        const { triggerId } = await t.client.triggers.createPayAsYouGo({
           triggerName: 'any use',
-          ecpdId: seed.profile.ecpdId,
+          ecpdId: t.seed.profile.ecpdId,
           deviceGroupName: group,
           triggerCategory: 'PricePlanDataUsage',
           pricePlanTrigger: {
             payAsYouGo: {
-              filterCriteria: { carrierServicePlanCode: code, accountNameList: [account] },
+              filterCriteria: { carrierServicePlanCode: code, accountNameList: [t.account] },
               condition: {
                 conditionType: 'Individual',
                 comparator: 'gt',
@@ -218,10 +201,10 @@ describe('emulator: the real service wire shapes of device actions, listeners an
           },
           active: true,
         });
-        const listed = (await client.triggers.list({ triggerId })).triggers[0]!;
+        const listed = (await t.client.triggers.list({ triggerId })).triggers[0]!;
         expect(listed.triggerAttributes).to.deep.include({ key: 'deviceGroupName', value: group });
-        emu.advance(86_400);
-        await emu.callbacksIdle();
+        t.emu.advance(86_400);
+        await t.emu.callbacksIdle();
         const alerted = listener.received.map(
           (r) =>
             (
@@ -243,35 +226,35 @@ describe('emulator: the real service wire shapes of device actions, listeners an
   });
 
   describe('location callbacks', () => {
-    it('register answers { account, name }, deregister { success: true }, as the real service', async () => {
-      raw.forget();
-      const reg = await raw.api('POST', `/loc/v1/callbacks/${account}`, {
+    it('register answers { t.account, name }, deregister { success: true }, as the real service', async () => {
+      t.raw.forget();
+      const reg = await t.raw.api('POST', `/loc/v1/callbacks/${t.account}`, {
         name: 'Location',
         url: 'https://hooks.example.com/loc',
       });
       expect(reg.status).to.equal(200);
-      expect(reg.body).to.deep.equal({ account, name: 'Location' });
-      expect(await client.locationCallbacks.list({ accountName: account })).to.deep.equal([
-        { accountName: account, serviceName: 'Location', url: 'https://hooks.example.com/loc' },
+      expect(reg.body).to.deep.equal({ account: t.account, name: 'Location' });
+      expect(await t.client.locationCallbacks.list({ accountName: t.account })).to.deep.equal([
+        { accountName: t.account, serviceName: 'Location', url: 'https://hooks.example.com/loc' },
       ]);
-      const dereg = await raw.api('DELETE', `/loc/v1/callbacks/${account}/name/Location`);
+      const dereg = await t.raw.api('DELETE', `/loc/v1/callbacks/${t.account}/name/Location`);
       expect(dereg.status).to.equal(200);
       expect(dereg.body).to.deep.equal({ success: true });
-      expect(await client.locationCallbacks.list({ accountName: account })).to.deep.equal([]);
+      expect(await t.client.locationCallbacks.list({ accountName: t.account })).to.deep.equal([]);
     });
 
     it('the connectivity callbacks keep their answers', async () => {
       const url = 'https://hooks.example.com/carrier';
       expect(
-        await client.callbacks.register({ accountName: account, name: 'CarrierService', url }),
+        await t.client.callbacks.register({ accountName: t.account, name: 'CarrierService', url }),
       ).to.deep.equal({
-        accountName: account,
+        accountName: t.account,
         serviceName: 'CarrierService',
       });
       expect(
-        await client.callbacks.deregister({ accountName: account, serviceName: 'CarrierService' }),
+        await t.client.callbacks.deregister({ accountName: t.account, serviceName: 'CarrierService' }),
       ).to.deep.equal({
-        accountName: account,
+        accountName: t.account,
         serviceName: 'CarrierService',
       });
     });
@@ -279,8 +262,8 @@ describe('emulator: the real service wire shapes of device actions, listeners an
 
   describe('usageTriggers.update', () => {
     it('merges the members given into the trigger, and checks the result', async () => {
-      const created = await client.usageTriggers.create({
-        accountName: account,
+      const created = await t.client.usageTriggers.create({
+        accountName: t.account,
         serviceName: 'Location',
         triggerName: 'loc-90',
         thresholdValue: '90',
@@ -289,15 +272,15 @@ describe('emulator: the real service wire shapes of device actions, listeners an
         smsPhoneNumbers: '2015550123',
       });
       const { triggerId } = created;
-      const updated = await client.usageTriggers.update({
+      const updated = await t.client.usageTriggers.update({
         triggerId,
-        accountName: account,
+        accountName: t.account,
         thresholdValue: 95,
       });
       expect(updated).to.deep.equal({ ...created, thresholdValue: '95', updateDate: updated.updateDate });
-      const renamed = await client.usageTriggers.update({
+      const renamed = await t.client.usageTriggers.update({
         triggerId,
-        accountName: account,
+        accountName: t.account,
         triggerName: 'loc-95',
         sendEmailNotification: true,
         emailAddresses: 'ops@example.com',
@@ -309,9 +292,9 @@ describe('emulator: the real service wire shapes of device actions, listeners an
         sendEmailNotification: true,
         emailAddresses: 'ops@example.com',
       });
-      raw.forget();
-      const incomplete = await raw.api('POST', `/subsc/v1/usage/triggers/${triggerId}`, {
-        accountName: account,
+      t.raw.forget();
+      const incomplete = await t.raw.api('POST', `/subsc/v1/usage/triggers/${triggerId}`, {
+        accountName: t.account,
         emailAddresses: '',
       });
       expect(incomplete.status).to.equal(400);

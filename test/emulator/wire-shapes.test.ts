@@ -3,45 +3,27 @@
  * accepts and emulates them, driven over loopback.
  */
 import { expect } from 'chai';
-import type { Emulator } from '../../src/emulator/index.js';
-import type { Client } from '../../src/api/client.js';
-import { clientFor, emulator, Raw, world, type Json, type World } from './helpers.js';
+import { onWorld, type Json } from './helpers.js';
 
 describe('emulator: the real service wire shapes', function () {
   this.timeout(30_000);
-  let emu: Emulator;
-  let raw: Raw;
-  let client: Client;
-  let seed: World;
-  let account: string;
-
-  before(async () => {
-    emu = await emulator({ seed: 'wire-shapes', devicesPerAccount: 40 });
-    raw = new Raw(emu);
-    client = clientFor(emu);
-    seed = await world(raw);
-    account = seed.accounts[0]!.accountName;
-  });
-  after(async () => {
-    await client.close();
-    await emu.close();
-  });
+  const t = onWorld({ seed: 'wire-shapes', devicesPerAccount: 40 });
 
   describe('the session header', () => {
     const listing = async (headers: Record<string, string>) =>
-      raw.send('GET', `/api/m2m/v1/callbacks/${account}`, undefined, {
-        authorization: `Bearer ${await raw.token()}`,
+      t.raw.send('GET', `/api/m2m/v1/callbacks/${t.account}`, undefined, {
+        authorization: `Bearer ${await t.raw.token()}`,
         ...headers,
       });
 
     it('is read as X-M2M-Token, the spec name, or VZ-M2M-Token, the real service name', async () => {
-      const token = await raw.session();
+      const token = await t.raw.session();
       expect((await listing({ 'X-M2M-Token': token })).status).to.equal(200);
       expect((await listing({ 'VZ-M2M-Token': token })).status).to.equal(200);
     });
 
     it('is required under one of those names', async () => {
-      const token = await raw.session();
+      const token = await t.raw.session();
       const r = await listing({ 'X-Session-Token': token });
       expect(r.status).to.equal(401);
       expect((r.body as Json).errorMessage).to.equal(
@@ -63,7 +45,7 @@ describe('emulator: the real service wire shapes', function () {
     const list = async (selection: Json) =>
       ids(
         (
-          (await client.callByName('devices.list', { accountName: account, ...selection })) as {
+          (await t.client.callByName('devices.list', { accountName: t.account, ...selection })) as {
             devices: Rec[];
           }
         ).devices,
@@ -71,7 +53,8 @@ describe('emulator: the real service wire shapes', function () {
     const idOf = (d: Rec, kind: string) => d.deviceIds.find((x) => x.kind === kind)!.id;
 
     before(async () => {
-      all = ((await client.devices.list({ accountName: account })) as unknown as { devices: Rec[] }).devices;
+      all = ((await t.client.devices.list({ accountName: t.account })) as unknown as { devices: Rec[] })
+        .devices;
       expect(all.length).to.be.greaterThan(10);
     });
 
@@ -129,8 +112,8 @@ describe('emulator: the real service wire shapes', function () {
     });
 
     it('refuses the old filter members (400)', async () => {
-      const r = await raw.api('POST', '/m2m/v1/devices/actions/list', {
-        accountName: account,
+      const r = await t.raw.api('POST', '/m2m/v1/devices/actions/list', {
+        accountName: t.account,
         filter: { state: 'active' },
       });
       expect(r.status).to.equal(400);
@@ -139,13 +122,13 @@ describe('emulator: the real service wire shapes', function () {
   });
 
   describe('devices.usage', () => {
-    const device = () => seed.accounts[0]!.devices.find((d) => d.state === 'active')!;
+    const device = () => t.seed.accounts[0]!.devices.find((d) => d.state === 'active')!;
     const imeiOf = (d: { deviceIds: { id: string; kind: string }[] }) =>
       d.deviceIds.find((x) => x.kind === 'imei')!.id;
 
     it('answers the daily usage history of one device', async () => {
       const d = device();
-      const out = await client.devices.usage({
+      const out = await t.client.devices.usage({
         deviceId: { id: imeiOf(d), kind: 'imei' },
         earliest: '2025-12-29T00:00:00Z',
         latest: '2026-01-05T00:00:00Z',
@@ -176,18 +159,18 @@ describe('emulator: the real service wire shapes', function () {
       const PATH = '/m2m/v1/devices/usage/actions/list';
       const span = { earliest: '2026-01-01T00:00:00Z', latest: '2026-01-02T00:00:00Z' };
       const d = { deviceId: { id: imeiOf(device()), kind: 'imei' }, ...span };
-      expect(seed.accounts[0]!.primary, 'the field user cannot see the primary account').to.equal(true);
-      const hidden = await raw.api('POST', PATH, d, 'field');
+      expect(t.seed.accounts[0]!.primary, 'the field user cannot see the primary t.account').to.equal(true);
+      const hidden = await t.raw.api('POST', PATH, d, 'field');
       expect(hidden.status).to.equal(401);
       expect((hidden.body as Json).errorCode).to.equal('INVALID_ACCESS');
-      const unknown = await raw.api('POST', PATH, {
+      const unknown = await t.raw.api('POST', PATH, {
         ...d,
         deviceId: { id: '353456789012340', kind: 'imei' },
       });
       expect(unknown.status).to.equal(400);
       expect((unknown.body as Json).errorMessage).to.equal('Device not found: imei 353456789012340');
-      const old = await raw.api('POST', PATH, {
-        accountName: account,
+      const old = await t.raw.api('POST', PATH, {
+        accountName: t.account,
         devices: [{ deviceIds: [d.deviceId] }],
         ...span,
       });
@@ -198,22 +181,22 @@ describe('emulator: the real service wire shapes', function () {
   describe('sms.send', () => {
     /** The identifiers a queued SMS request went to (the one each device was named by), as the emulator has it. */
     const recipients = (requestId: string) =>
-      emu
+      t.emu
         .request(requestId)!
         .devices.map((d) => d.deviceIds[0]!.id)
         .sort();
     const listed = async (selection: Json) =>
       (
-        (await client.callByName('devices.list', { accountName: account, ...selection })) as {
+        (await t.client.callByName('devices.list', { accountName: t.account, ...selection })) as {
           devices: { deviceIds: { id: string }[]; groupNames: string[] }[];
         }
       ).devices;
 
     it('queues a message to a flat list of devices', async () => {
-      const [a, b] = seed.accounts[0]!.devices;
+      const [a, b] = t.seed.accounts[0]!.devices;
       const mdn = a!.deviceIds.find((x) => x.kind === 'mdn')!.id;
-      const out = await client.sms.send({
-        accountName: account,
+      const out = await t.client.sms.send({
+        accountName: t.account,
         deviceIds: [
           { id: mdn, kind: 'MDN' },
           { id: b!.deviceIds[0]!.id, kind: b!.deviceIds[0]!.kind },
@@ -224,19 +207,19 @@ describe('emulator: the real service wire shapes', function () {
     });
 
     it('queues a message to every device of a group, on a plan', async () => {
-      const d = seed.accounts[0]!.devices[2]!;
+      const d = t.seed.accounts[0]!.devices[2]!;
       const group = (await listed({ deviceId: d.deviceIds[0] }))[0]!.groupNames[0]!;
       const selection = { groupName: group, servicePlan: d.servicePlan };
       const expected = (await listed(selection)).map((x) => x.deviceIds[0]!.id).sort();
       expect(expected.length).to.be.greaterThan(0);
-      const out = await client.sms.send({ accountName: account, ...selection, smsMessage: 'hi' });
+      const out = await t.client.sms.send({ accountName: t.account, ...selection, smsMessage: 'hi' });
       expect(recipients(out.requestId)).to.deep.equal(expected);
     });
 
     it('refuses the old devices list (400)', async () => {
-      const r = await raw.api('POST', '/m2m/v1/sms', {
-        accountName: account,
-        devices: [{ deviceIds: [seed.accounts[0]!.devices[0]!.deviceIds[0]] }],
+      const r = await t.raw.api('POST', '/m2m/v1/sms', {
+        accountName: t.account,
+        devices: [{ deviceIds: [t.seed.accounts[0]!.devices[0]!.deviceIds[0]] }],
         smsMessage: 'hello',
       });
       expect(r.status).to.equal(400);

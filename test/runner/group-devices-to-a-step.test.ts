@@ -4,33 +4,17 @@
  * recorded, and no other.
  */
 import { expect } from 'chai';
-import type { Client } from '../../src/api/client.js';
-import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import type { SqliteStore } from '../../src/store/sqlite.js';
-import { clientFor, emulator, memoryStore, playbook } from './helpers.js';
+import { onEmulator, playbook } from './helpers.js';
 
 describe('runner: the devices of a group, to a device action', function () {
   this.timeout(30_000);
-  let emu: Emulator;
-  let client: Client;
-  let store: SqliteStore;
-
-  before(async () => {
-    // More devices than one page of a group (100).
-    emu = await emulator({ devicesPerAccount: 600 });
-    client = clientFor(emu);
-    store = memoryStore();
-  });
-  after(async () => {
-    store.close();
-    await client.close();
-    await emu.close();
-  });
+  // More devices than one page of a group (100).
+  const t = onEmulator({ devicesPerAccount: 600 });
 
   it('suspends every device groups.get read, each named and recorded', async () => {
-    const account = emu.defaults.accounts[0]!;
-    const group = await client.groups.get({ accountName: account, groupName: 'Depot Sensors' });
+    const account = t.account;
+    const group = await t.client.groups.get({ accountName: account, groupName: 'Depot Sensors' });
     const active = group.devices.filter((d) => d.carrierInformations[0]!.state === 'active');
     expect(group.devices.length).to.be.greaterThan(100);
     const pb = playbook(`
@@ -47,15 +31,15 @@ steps:
     uses: devices.suspend
     with: { accountName: "\${{ inputs.account }}", devices: "\${{ steps.group.items }}" }
 `);
-    const summary = await runPlaybook(pb, { client, store, inputs: { account } });
+    const summary = await runPlaybook(pb, { client: t.client, store: t.store, inputs: { account } });
     expect(summary.status, summary.error).to.equal('succeeded');
     const suspend = summary.steps.find((s) => s.id === 'suspend')!;
     expect(suspend.devices.total).to.equal(group.devices.length);
-    const rows = store.deviceResults(summary.runId, 'suspend');
+    const rows = t.store.deviceResults(summary.runId, 'suspend');
     expect(rows.map((r) => r.deviceId).sort()).to.deep.equal(
       group.devices.map((d) => d.deviceIds[0]!.id).sort(),
     );
-    const after = await client.groups.get({ accountName: account, groupName: 'Depot Sensors' });
+    const after = await t.client.groups.get({ accountName: account, groupName: 'Depot Sensors' });
     const suspended = after.devices.filter((d) => d.carrierInformations[0]!.state === 'suspend');
     expect(suspended.length).to.be.at.least(active.length);
   });
