@@ -113,4 +113,13 @@ export const MIGRATIONS: string[] = [
    DROP TABLE inbox;
    ALTER TABLE inbox_v5 RENAME TO inbox;
    CREATE INDEX inbox_pending ON inbox (id) WHERE processed_at IS NULL;`,
+  // A step's items (a listing's devices) in the store, a page a row, instead of whole in its checkpoint: a
+  // listing of a million devices is never one string, nor in memory at once.
+  `CREATE TABLE step_items (
+     run_id TEXT NOT NULL,
+     step_key TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     runs_json TEXT NOT NULL,
+     PRIMARY KEY (run_id, step_key, seq)
+   ) WITHOUT ROWID;`,
 ];

@@ -104,11 +104,6 @@ export interface EntryRow extends ResultColumns {
   device_ids: string;
 }
 
-/** A row of the `device_results` view: one device's latest result in a step. */
-export interface ViewRow extends ResultColumns {
-  device_id: string;
-}
-
 export function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null): LedgerRow {
   return {
     deviceId,

@@ -19,13 +19,13 @@ import {
   type EntryRow,
   type InboxRow,
   type RunRow,
-  type ViewRow,
 } from './sqlite-rows.js';
 import {
   InboxSyncError,
   type DeviceGroup,
   type InboxEvent,
   type InboxMessage,
+  type ItemRuns,
   type LedgerQuery,
   type LedgerRow,
   type Owner,
@@ -331,16 +331,62 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Every device's result in a run, in (step, device) order, read from the `device_results` view a row at a
-   * time: `fleetbook runs show --devices` prints a run of millions of devices without holding it in memory.
-   * The connection is busy until the iteration ends.
+   * Every device's result in a run (or one step of it), step after step, each step's devices in the order their
+   * results came, read a few entries at a time: `fleetbook runs show --devices` and `report.write` go through a
+   * run of millions of devices without holding it in memory, nor the connection between two reads. Memory holds
+   * only the devices with more than one result in a step (those retried), to keep each one's latest.
    */
-  *eachDeviceResult(runId: string): IterableIterator<LedgerRow> {
-    const rows = this.sql('SELECT * FROM device_results WHERE run_id = ? ORDER BY step, device_id').iterate(
+  *eachDeviceResult(runId: string, step?: string): IterableIterator<LedgerRow> {
+    const only = { runId, step: step ?? null };
+    const again = new Map<string, number>();
+    const repeated = this.sql(
+      `SELECT l.step AS step, j.value AS id, max(l.seq) AS seq FROM ledger l, json_each(l.device_ids) j
+       WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
+       GROUP BY l.step, j.value HAVING count(*) > 1`,
+    ).all(only) as { step: string; id: string; seq: number }[];
+    for (const r of repeated) again.set(`${r.step}\0${r.id}`, r.seq);
+    const next = this.sql(
+      `SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) AND (step, seq) > (@after, @seq)
+       ORDER BY step, seq LIMIT 64`,
+    );
+    let after = { step: '', seq: -1 };
+    for (;;) {
+      const entries = next.all({ ...only, after: after.step, seq: after.seq }) as EntryRow[];
+      for (const e of entries) {
+        const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
+        const ids = JSON.parse(e.device_ids) as string[];
+        for (let i = 0; i < ids.length; i++) {
+          const id = ids[i] as string;
+          const latest = again.size ? again.get(`${e.step}\0${id}`) : undefined;
+          if (latest === undefined || latest === e.seq) yield ledgerRow(id, e, data?.[i]);
+        }
+      }
+      const last = entries[entries.length - 1];
+      if (!last) return;
+      after = { step: last.step, seq: last.seq };
+    }
+  }
+
+  appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
+    this.write();
+    this.sql('INSERT INTO step_items (run_id, step_key, seq, runs_json) VALUES (?, ?, ?, ?)').run(
       runId,
-    ) as IterableIterator<ViewRow>;
-    for (const r of rows)
-      yield ledgerRow(r.device_id, r, r.data_json === null ? undefined : (JSON.parse(r.data_json) as Json));
+      key,
+      seq,
+      JSON.stringify(runs),
+    );
+  }
+
+  itemChunks(runId: string, key: string, afterSeq: number, limit: number): { seq: number; runs: ItemRuns }[] {
+    const rows = this.sql(
+      'SELECT seq, runs_json FROM step_items WHERE run_id = ? AND step_key = ? AND seq > ? ORDER BY seq LIMIT ?',
+    ).all(runId, key, afterSeq, limit) as { seq: number; runs_json: string }[];
+    return rows.map((r) => ({ seq: r.seq, runs: JSON.parse(r.runs_json) as ItemRuns }));
+  }
+
+  clearItems(runId: string, key: string): void {
+    this.write();
+    this.sql('DELETE FROM step_items WHERE run_id = ? AND step_key = ?').run(runId, key);
   }
 
   deviceResults(runId: string, step?: string): LedgerRow[] {

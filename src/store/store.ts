@@ -115,6 +115,9 @@ export interface DeviceGroup extends Omit<DeviceResult, 'deviceId' | 'data'> {
   data?: (Record<string, unknown> | undefined)[];
 }
 
+/** Devices as runs of one kind: `[kind, ids]` pairs, in order. */
+export type ItemRuns = [kind: string, ids: string[]][];
+
 export interface LedgerQuery {
   playbook?: string;
   step?: string;
@@ -231,8 +234,21 @@ export interface Store extends Ownership {
   recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void;
   queryLedger(q: LedgerQuery): LedgerRow[];
   deviceResults(runId: string, step?: string): LedgerRow[];
-  /** `deviceResults(runId)` one row at a time, for runs too large to hold in memory. */
-  eachDeviceResult(runId: string): Iterable<LedgerRow>;
+  /**
+   * `deviceResults(runId, step)` one row at a time, in (step, device) order, for runs too large to hold in
+   * memory. Another write may come between two rows: the iteration does not hold the store.
+   */
+  eachDeviceResult(runId: string, step?: string): Iterable<LedgerRow>;
+
+  // ── a step's items ──
+  /**
+   * Appends one chunk (a listing's page) of a step's items, in the open turn's transaction, as runs of one
+   * kind. `seq` orders a step's chunks: 0 first, then 1, 2... A step that lists again clears its items first.
+   */
+  appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void;
+  /** The chunks of a step's items after `afterSeq`, in order, at most `limit`. */
+  itemChunks(runId: string, key: string, afterSeq: number, limit: number): { seq: number; runs: ItemRuns }[];
+  clearItems(runId: string, key: string): void;
 
   // ── the callback inbox ──
   /**

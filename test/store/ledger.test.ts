@@ -13,6 +13,8 @@ import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
 import type { DeviceResult, LedgerRow, RunRecord } from '../../src/store/store.js';
 
 const MISS = 'SVC CACHE UNAVAILABLE';
+const sorted = (rows: LedgerRow[]) =>
+  [...rows].sort((a, b) => a.step.localeCompare(b.step) || a.deviceId.localeCompare(b.deviceId));
 const imei = (n: number) => `35345678${String(n).padStart(7, '0')}`;
 const ok = (n: number, attempts = 1): DeviceResult => ({
   deviceId: imei(n),
@@ -90,8 +92,8 @@ describe('store: the ledger', () => {
       imei(1),
       imei(2),
     ]);
-    // eachDeviceResult reads the view, row by row; deviceResults reads the entries.
-    expect([...store.eachDeviceResult('r1')]).to.deep.equal(rows);
+    // eachDeviceResult reads the entries a few at a time, in the order they came; deviceResults, sorted.
+    expect(sorted([...store.eachDeviceResult('r1')])).to.deep.equal(rows);
   });
 
   it('of a device given twice in one write, the last result counts', () => {
@@ -118,8 +120,8 @@ describe('store: the ledger', () => {
       [imei(1), 'succeeded', 3],
       [imei(2), 'succeeded', 1],
     ]);
-    // eachDeviceResult reads the view, row by row; deviceResults reads the entries.
-    expect([...store.eachDeviceResult('r1')]).to.deep.equal(rows);
+    // eachDeviceResult reads the entries a few at a time, in the order they came; deviceResults, sorted.
+    expect(sorted([...store.eachDeviceResult('r1')])).to.deep.equal(rows);
   });
 
   it('queries by playbook, last runs, step and error type, oldest first', () => {
@@ -159,8 +161,65 @@ describe('store: the ledger', () => {
     }
     const rows = store.deviceResults('r1');
     expect(rows.length).to.be.greaterThan(400);
-    // eachDeviceResult reads the view, row by row; deviceResults reads the entries.
-    expect([...store.eachDeviceResult('r1')]).to.deep.equal(rows);
+    // eachDeviceResult reads the entries a few at a time, in the order they came; deviceResults, sorted.
+    expect(sorted([...store.eachDeviceResult('r1')])).to.deep.equal(rows);
+  });
+});
+
+describe('store: a run read a device at a time', () => {
+  let store: SqliteStore;
+  beforeEach(() => {
+    store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'fb-each-')), 'state.db'));
+    store.createRun(run('r1', 'nightly', '2026-11-20T00:00:00.000Z'));
+  });
+  afterEach(() => store.close());
+
+  it("gives each device's latest result once, step by step, while the store is written between rows", () => {
+    const at = '2026-11-20T00:01:00.000Z';
+    // 300 entries in step `report` (more than one read's worth), the first 10 devices retried at the end.
+    for (let n = 0; n < 300; n++) store.recordDevices('r1', 'report', groupResults([miss(n)]), at);
+    store.recordDevices('r1', 'report', groupResults([...Array(10).keys()].map((n) => ok(n, 2))), at);
+    store.recordDevices('r1', 'list', groupResults([ok(1000)]), at);
+    const seen: string[] = [];
+    for (const r of store.eachDeviceResult('r1')) {
+      seen.push(`${r.step}:${r.deviceId}:${r.outcome}`);
+      // Another run writes while this one is read: the read does not hold the connection.
+      store.recordDevices('r2', 'report', groupResults([ok(seen.length)]), at);
+    }
+    expect(seen).to.have.length(301);
+    expect(seen[0]).to.equal(`list:${imei(1000)}:succeeded`);
+    // The devices in the order their results came: the retried ones at their latest result.
+    expect(seen.slice(1, 3)).to.deep.equal([`report:${imei(10)}:failed`, `report:${imei(11)}:failed`]);
+    expect(seen.slice(-10)).to.deep.equal([...Array(10).keys()].map((n) => `report:${imei(n)}:succeeded`));
+    expect([...store.eachDeviceResult('r1', 'list')].map((r) => r.deviceId)).to.deep.equal([imei(1000)]);
+  });
+});
+
+describe("store: a step's items", () => {
+  it('keeps chunks in order per step key, read after a given chunk, and cleared', () => {
+    const store = new SqliteStore(':memory:');
+    store.appendItems('r1', 'devices', 0, [['imei', [imei(1), imei(2)]]]);
+    store.appendItems('r1', 'devices', 1, [
+      ['imei', [imei(3)]],
+      ['iccid', ['89148000000000000001']],
+    ]);
+    store.appendItems('r1', 'loop[0].devices', 0, [['imei', [imei(9)]]]);
+    expect(store.itemChunks('r1', 'devices', -1, 10)).to.deep.equal([
+      { seq: 0, runs: [['imei', [imei(1), imei(2)]]] },
+      {
+        seq: 1,
+        runs: [
+          ['imei', [imei(3)]],
+          ['iccid', ['89148000000000000001']],
+        ],
+      },
+    ]);
+    expect(store.itemChunks('r1', 'devices', 0, 10).map((c) => c.seq)).to.deep.equal([1]);
+    expect(store.itemChunks('r1', 'devices', -1, 1).map((c) => c.seq)).to.deep.equal([0]);
+    store.clearItems('r1', 'devices');
+    expect(store.itemChunks('r1', 'devices', -1, 10)).to.deep.equal([]);
+    expect(store.itemChunks('r1', 'loop[0].devices', -1, 10)).to.have.length(1);
+    store.close();
   });
 });
 
@@ -199,8 +258,9 @@ describe('store: migration of a schema-2 ledger', () => {
         ['report', imei(3), 'failed', MISS, 2, '2026-11-20T00:02:00.000Z'],
         ['suspend', imei(1), 'succeeded', null, 1, '2026-11-20T00:01:00.000Z'],
       ]);
-      // eachDeviceResult reads the view, row by row; deviceResults reads the entries.
-      expect([...store.eachDeviceResult('r1')]).to.deep.equal(rows);
+      expect(sorted([...store.eachDeviceResult('r1')])).to.deep.equal(rows);
+      // The view says the same in SQL.
+      expect(store.db.prepare('SELECT count(*) AS n FROM device_results').get()).to.deep.equal({ n: 4 });
     } finally {
       store.close();
     }
