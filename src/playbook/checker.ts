@@ -16,7 +16,7 @@ import type { Diagnostic, Rule, Severity } from './diagnostics.js';
 import { readSimpleYaml } from './fast-yaml.js';
 import { protectExpressions, restoreScalar } from './protect.js';
 import { unquotedWarning } from './unquoted.js';
-import { cronProblem, firesMoreThanOncePerMinute, isTimeZone } from './schedule.js';
+import { scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
 import { checkExpressions, type ExprSite, type StepSite } from './expression-checks.js';
@@ -153,22 +153,19 @@ export class Checker {
       array: Array.isArray(d),
       object: isObject(d),
     };
-    if (fits[decl.type] === false) {
-      this.report(
-        ['inputs', name, 'default'],
-        'value',
-        'input',
-        `the default of input \`${name}\` is not of type ${decl.type}`,
-      );
-    }
-    if (Array.isArray(decl.enum) && !decl.enum.some((v) => JSON.stringify(v) === JSON.stringify(d))) {
-      this.report(
-        ['inputs', name, 'default'],
-        'value',
-        'input',
-        `the default of input \`${name}\` is not one of its enum values`,
-      );
-    }
+    const enumMiss =
+      Array.isArray(decl.enum) && !decl.enum.some((v) => JSON.stringify(v) === JSON.stringify(d));
+    for (const problem of [
+      fits[decl.type] === false ? `is not of type ${decl.type}` : '',
+      enumMiss ? 'is not one of its enum values' : '',
+    ])
+      if (problem)
+        this.report(
+          ['inputs', name, 'default'],
+          'value',
+          'input',
+          `the default of input \`${name}\` ${problem}`,
+        );
   }
 
   private checkTriggers(on: unknown): void {
@@ -180,30 +177,8 @@ export class Checker {
     });
     list(on.schedule).forEach((s, i) => {
       if (!isObject(s)) return;
-      const at = multi('schedule', i);
-      if (typeof s.cron === 'string') {
-        // In the schedule's zone: DST decides whether some expressions ever fire.
-        const zone = typeof s.timezone === 'string' && isTimeZone(s.timezone) ? s.timezone : 'UTC';
-        const problem = cronProblem(s.cron, zone);
-        if (problem) this.report([...at, 'cron'], 'value', 'cron', problem);
-        else if (firesMoreThanOncePerMinute(s.cron)) {
-          this.report(
-            [...at, 'cron'],
-            'value',
-            'schedule-frequency',
-            `schedule ${JSON.stringify(s.cron)} fires more than once a minute`,
-            'warning',
-          );
-        }
-      }
-      if (typeof s.timezone === 'string' && !isTimeZone(s.timezone)) {
-        this.report(
-          [...at, 'timezone'],
-          'value',
-          'timezone',
-          `unknown time zone ${JSON.stringify(s.timezone)} (use an IANA name such as America/New_York)`,
-        );
-      }
+      for (const p of scheduleProblems(s))
+        this.report([...multi('schedule', i), p.key], 'value', p.rule, p.message, p.severity);
     });
   }
 

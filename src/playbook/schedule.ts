@@ -1,5 +1,41 @@
 /** Checks of `on.schedule`: cron syntax, that the schedule fires, time zone, and frequency. */
 import { cronProblem as findCronProblem } from './cron.js';
+import type { Rule, Severity } from './diagnostics.js';
+
+/** A problem of one schedule, at its `cron` or its `timezone`. */
+export interface ScheduleProblem {
+  key: 'cron' | 'timezone';
+  rule: Rule;
+  message: string;
+  severity: Severity;
+}
+
+/** The problems of one `on.schedule` entry. */
+export function scheduleProblems(s: Record<string, unknown>): ScheduleProblem[] {
+  const out: ScheduleProblem[] = [];
+  const badZone = typeof s.timezone === 'string' && !isTimeZone(s.timezone);
+  if (typeof s.cron === 'string') {
+    // In the schedule's zone: DST decides whether some expressions ever fire.
+    const zone = typeof s.timezone === 'string' && !badZone ? s.timezone : 'UTC';
+    const problem = cronProblem(s.cron, zone);
+    if (problem) out.push({ key: 'cron', rule: 'cron', message: problem, severity: 'error' });
+    else if (firesMoreThanOncePerMinute(s.cron))
+      out.push({
+        key: 'cron',
+        rule: 'schedule-frequency',
+        message: `schedule ${JSON.stringify(s.cron)} fires more than once a minute`,
+        severity: 'warning',
+      });
+  }
+  if (badZone)
+    out.push({
+      key: 'timezone',
+      rule: 'timezone',
+      message: `unknown time zone ${JSON.stringify(s.timezone)} (use an IANA name such as America/New_York)`,
+      severity: 'error',
+    });
+  return out;
+}
 
 /** Answers by expression and zone: an expression that never fires takes croner up to ~0.3 s to rule out. */
 const cronProblems = new Map<string, string | undefined>();
