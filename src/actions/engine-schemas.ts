@@ -40,7 +40,7 @@ export const ReportArgs = closed({
   rows: Type.Optional(
     Type.Array(Type.Record(Type.String(), Type.Unknown()), {
       description:
-        'Any list of objects to write, one row each, instead of per-device results, e.g. `${{ steps.list.output.devices }}`. Not with `step`.',
+        'Any list of objects to write, one row each, instead of per-device results, e.g. `${{ steps.sms.output.messages }}`. Not with `step`.',
     }),
   ),
   columns: Type.Optional(

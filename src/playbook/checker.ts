@@ -21,6 +21,7 @@ import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
 import { checkExpressions, type ExprSite, type StepSite } from './expression-checks.js';
 import { TypeScope, type EventContext } from './types-env.js';
+import { listingActions } from './types.js';
 
 export type Seg = string | number;
 type Json = Record<string, unknown>;
@@ -230,8 +231,10 @@ export class Checker {
 
   private checkStep(step: Json, path: Seg[], inLoop: boolean): void {
     const order = this.order++;
-    if (typeof step.id === 'string')
-      this.steps.push({ id: step.id, path, order, inLoop, branch: [...this.branch] });
+    if (typeof step.id === 'string') {
+      const action = typeof step.uses === 'string' ? step.uses : undefined;
+      this.steps.push({ id: step.id, path, order, inLoop, branch: [...this.branch], action });
+    }
     const kinds = STEP_KINDS.filter((k) => k in step);
     // `wait` beside `uses` means "wait for completion", not a wait step.
     const kind = kinds[0];
@@ -340,6 +343,11 @@ export class Checker {
     if (step.confirm !== undefined) {
       const problem = this.rules.confirmProblem(action);
       if (problem) this.report([...path, 'confirm'], 'key', 'confirm', problem);
+    }
+    if (step.items !== undefined && !listingActions().includes(action)) {
+      const listings = listingActions().join(', ');
+      const problem = `\`items\` chooses the identifier by which a device listing (${listings}) makes each listed device an item; \`${action}\` lists no devices`;
+      this.report([...path, 'items'], 'key', 'items-kind', problem);
     }
     if (isObject(step.devices)) {
       const d = step.devices;

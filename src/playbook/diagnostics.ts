@@ -31,6 +31,10 @@ export const RULES = {
   type: 'An expression applies an operator to values of types that do not mix (a string plus an int).',
   'loop-variable': '`item` or `index` used outside a forEach body.',
   'retry-on': 'A retry names an error the action cannot return.',
+  'items-kind':
+    '`items: { kind }` on a step whose action is not a device listing (devices.list, groups.get), or an unknown identifier kind.',
+  'listing-records':
+    "An expression reads a device listing's whole records (`steps.<id>.output.devices`), held in memory for every listed device: use `steps.<id>.items`.",
   confirm: '`confirm` on a step whose action is not carried out later (only device-state actions are).',
   cron: 'A schedule has an invalid cron expression.',
   'schedule-frequency': 'A schedule fires more often than once a minute.',

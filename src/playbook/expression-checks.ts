@@ -7,9 +7,10 @@ import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import type { Locator, Seg } from './checker.js';
-import type { Rule } from './diagnostics.js';
+import type { Rule, Severity } from './diagnostics.js';
 import { typeProblems } from './types-check.js';
 import type { EventContext, TypeScope } from './types-env.js';
+import { listingActions } from './types.js';
 
 export interface StepSite {
   id: string;
@@ -18,6 +19,8 @@ export interface StepSite {
   inLoop: boolean;
   /** The parallel branches it is inside, as `<parallel path>:<branch>`. */
   branch: string[];
+  /** A `uses` step's action. */
+  action?: string | undefined;
 }
 
 export interface ExprSite {
@@ -42,7 +45,7 @@ export interface Sites {
 /** Where the problems go: at a path of the data, or at an offset in the file. */
 export interface Reporter {
   report(path: Seg[], where: 'key' | 'value', rule: Rule, message: string): void;
-  reportOffset(offset: number, rule: Rule, message: string): void;
+  reportOffset(offset: number, rule: Rule, message: string, severity?: Severity): void;
 }
 
 export function checkExpressions(
@@ -54,10 +57,13 @@ export function checkExpressions(
 ): void {
   const order = new Map<string, number>();
   const branchOf = new Map<string, string[]>();
+  /** The device listing steps, whose whole records an expression should not read. */
+  const listings = new Set<string>();
   for (const s of sites.steps) {
     if (!order.has(s.id)) {
       order.set(s.id, s.order);
       branchOf.set(s.id, s.branch);
+      if (s.action !== undefined && listingActions().includes(s.action)) listings.add(s.id);
     }
   }
   /** True when the step runs in another branch of a parallel step that also holds this site. */
@@ -118,6 +124,10 @@ export function checkExpressions(
         const problem = stepProblem(id, site);
         if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
       }
+      for (const [id, index] of refs.records) {
+        if (listings.has(id))
+          out.reportOffset(base(span.offset + index), 'listing-records', recordsWarning(id), 'warning');
+      }
       for (const [name, index] of refs.inputs) {
         if (!inputs.has(name)) {
           out.reportOffset(
@@ -138,6 +148,16 @@ interface References {
   steps: [string, number][];
   /** `inputs.<name>`, then `inputs["<name>"]`: the name, and the offset of `inputs`. */
   inputs: [string, number][];
+  /** `steps.<id>.output.devices` (or `output["devices"]`): the id, and the offset of `steps`. */
+  records: [string, number][];
+}
+
+/** What follows `steps.<id>.output` when it reads the listed devices' records. */
+const RECORDS = /^\s*(?:\.\s*devices\b|\[\s*["']devices["']\s*\])/;
+
+/** Why reading a listing's records is a problem at scale, and the form to use instead. */
+function recordsWarning(id: string): string {
+  return `\`steps.${id}.output.devices\` holds the whole record of every listed device in memory (about a kilobyte each), which fails at hundreds of thousands of devices: use \`steps.${id}.items\`, passed whole (\`deviceList: "\${{ steps.${id}.items }}"\`), with \`items: { kind: imei }\` on the listing to choose the identifier`;
 }
 
 /** By expression source: playbooks repeat their expressions (`${{ inputs.account }}`). */
@@ -154,6 +174,9 @@ function referencesOf(source: string): References {
         ...code.matchAll(/\binputs\s*\.\s*([A-Za-z_]\w*)/g),
         ...source.matchAll(/\binputs\s*\[\s*["']([^"']+)["']\s*\]/g),
       ].map((m) => [m[1] as string, m.index]),
+      records: [...code.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)\s*\.\s*output\b/g)]
+        .filter((m) => RECORDS.test(source.slice(m.index + m[0].length)))
+        .map((m) => [m[1] as string, m.index]),
     };
     if (referenceCache.size >= 10_000) referenceCache.clear();
     referenceCache.set(source, refs);

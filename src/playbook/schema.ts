@@ -6,6 +6,7 @@
  */
 import Type from 'typebox';
 import { ACTIONS, CATALOG, type Operation } from '../api/catalog.js';
+import { DEVICE_KINDS, kindEnum } from '../api/schemas/common.js';
 import { CALLBACK_SERVICES } from '../api/schemas/connectivity.js';
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import { ENGINE_ACTIONS, ENGINE_ACTION_NAMES } from '../actions/engine.js';
@@ -88,6 +89,22 @@ const DevicePolicy = closed({
   ),
 });
 
+/** A device listing's `items`: by which identifier each listed device becomes an item (validate: items-kind). */
+const ListingItems = closed(
+  {
+    kind: Type.String({
+      enum: kindEnum(DEVICE_KINDS),
+      'x-rule': 'items-kind',
+      description:
+        'Each listed device becomes one item `{ id, kind }` by its identifier of this kind; a device without one is left out, and counted in `output.leftOut`.',
+    }),
+  },
+  {
+    description:
+      "A device listing (devices.list, groups.get) only: the identifier each listed device is an item by. Without it, the kind the first `filter.deviceIdentifierFilters` entry names, else the device's first identifier.",
+  },
+);
+
 const WaitCompletion = closed({
   for: Type.Literal('completion'),
   timeout: Type.Optional(Duration),
@@ -146,6 +163,7 @@ function stepKinds<N extends Type.TSchema, U extends Type.TSchema>(nested: N, us
     devices: Type.Optional(DevicePolicy),
     wait: Type.Optional(WaitCompletion),
     confirm: Type.Optional(Confirm),
+    items: Type.Optional(ListingItems),
     limits: Type.Optional(
       closed({
         maxDevices: Type.Optional(Type.Integer({ minimum: 0 })),

@@ -156,15 +156,27 @@ function actionIndex(): Record<string, { output?: string; strategy?: string }> {
   return index ?? {};
 }
 
+let listings: readonly string[] | undefined;
+
+/** The device listings: the actions whose catalog strategy is `listing` (devices.list, groups.get). */
+export function listingActions(): readonly string[] {
+  return (listings ??= Object.entries(actionIndex())
+    .filter(([, e]) => e.strategy === 'listing')
+    .map(([a]) => a));
+}
+
 /**
- * `steps.<id>.output` of a step that uses `action`: its output schema. A listing's output is the runner's own
- * (the devices listed, or their count), and an engine action's has no schema: dyn.
+ * `steps.<id>.output` of a step that uses `action`: its output schema. A listing's output is the runner's own:
+ * the devices listed (as its schema has them), or their count and how many were left out for want of an
+ * identifier of the `items` kind. An engine action's has no schema: dyn.
  */
 export function outputType(action: string | undefined): T {
   if (action === undefined) return DYN;
   const entry = actionIndex()[action];
-  if (!entry?.output || entry.strategy === 'listing') return DYN;
-  return fileType(`api/${entry.output}`) ?? DYN;
+  if (!entry?.output) return DYN;
+  const t = fileType(`api/${entry.output}`) ?? DYN;
+  if (entry.strategy !== 'listing') return t;
+  return obj({ ...(t.k === 'object' ? t.fields : {}), count: INT, leftOut: INT }, t.k !== 'object' || t.open);
 }
 
 /** `event` of a playbook started by callbacks of `services`: the union of their events; dyn with none. */
