@@ -2,7 +2,7 @@
  * Callback messages as the listener receives them (public-api-facts.md, "Connectivity callbacks"): who sent
  * them, what they report, and the durable group commit that stores them before they are acknowledged.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { InboxSyncError, type InboxMessage, type Store } from '../store/store.js';
 
 export type Json = Record<string, unknown>;
@@ -39,7 +39,8 @@ export function serviceOf(kind: string): string {
   return 'CarrierService';
 }
 
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+/** One call, no Hash object: a callback's credentials are digested at every message. */
+const digest = (s: string): Buffer => hash('sha256', s, 'buffer');
 /** Digests of the expected values (the listener's credentials, the daemon's token): a few, made once each. */
 const expectedDigests = new Map<string, Buffer>();
 
@@ -78,9 +79,12 @@ export function authentic(
   }
   const u = typeof body.username === 'string' ? body.username : '';
   const p = typeof body.password === 'string' ? body.password : '';
-  // Both compared, always: no early exit that tells which one was wrong.
-  return same(u, creds.username) && same(p, creds.password);
+  // Both compared at once, in one digest: no early exit that tells which one was wrong.
+  return same(pair(u, p), pair(creds.username, creds.password));
 }
+
+/** A username and a password as one string, the username's length first: no two pairs give the same one. */
+const pair = (username: string, password: string): string => `${username.length}:${username}${password}`;
 
 /**
  * The message to store: the envelope without the listener's credentials (secrets are never stored) and
