@@ -1,7 +1,7 @@
 /**
  * The rate budget of one API area, shared by every call in the process (product.md section 5).
  *
- * - A p-queue bounds how many requests of the area are in flight.
+ * - A count of slots bounds how many requests of the area are in flight; those waiting for one queue in order.
  * - Starts are spaced `windowMs / rate` apart, on a schedule kept from the intended start times, so that a
  *   timer that fires late costs no throughput (the next start catches up) and the stream stays smooth.
  * - A sliding-window log is the hard bound: a start waits until fewer than `rate` starts lie in the last
@@ -9,8 +9,10 @@
  * - A 429 pauses the area for its Retry-After and halves the rate (multiplicative decrease, at most once per
  *   window). Each window without a 429 gives back a twentieth of the budget (additive increase) until it is
  *   whole again.
+ *
+ * A request that finds a slot and the budget free, with no one waiting before it, starts in the turn it is asked
+ * for: no promise stands between it and its task.
  */
-import PQueue from 'p-queue';
 import { systemClock, type Clock } from '../clock.js';
 
 export interface AreaOptions {
@@ -29,7 +31,14 @@ export interface AreaOptions {
 
 export class AreaBudget {
   readonly name: string;
-  private readonly queue: PQueue;
+  private readonly concurrency: number;
+  /** Requests holding a slot: starting or in flight. */
+  private active = 0;
+  /** Requests waiting for a slot, in arrival order, from `slotHead` on: each is given the slot of one that ends. */
+  private slotQueue: (() => void)[] = [];
+  private slotHead = 0;
+  /** Requests waiting at the gate for a start: while there are any, a new request queues behind them. */
+  private gated = 0;
   private readonly clock: Clock;
   private readonly max: number;
   private readonly min: number;
@@ -65,7 +74,7 @@ export class AreaBudget {
     this.min = Math.min(this.max, o.minRequestsPerSecond ?? 1);
     this.windowMs = o.windowMs ?? 1010;
     this.rate = this.max;
-    this.queue = new PQueue({ concurrency: o.concurrency });
+    this.concurrency = o.concurrency;
   }
 
   /** The rate the area currently allows, which a 429 lowers and time restores. */
@@ -73,16 +82,42 @@ export class AreaBudget {
     return this.rate;
   }
 
+  /** Requests holding a slot or waiting for one. */
   get pending(): number {
-    return this.queue.size + this.queue.pending;
+    return this.active + this.slotQueue.length - this.slotHead;
   }
 
   /** Runs `task` once a concurrency slot and a start within the budget are both free. */
   run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return this.queue.add(async () => {
-      await this.acquire(signal);
-      return task();
-    }) as Promise<T>;
+    if (this.active < this.concurrency) {
+      this.active++;
+      return this.inSlot(task, signal);
+    }
+    return new Promise<void>((resolve) => this.slotQueue.push(resolve)).then(() => this.inSlot(task, signal));
+  }
+
+  private async inSlot<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    try {
+      if (this.gated || !this.startNow(signal)) await this.acquire(signal);
+      return await task();
+    } finally {
+      this.freeSlot();
+    }
+  }
+
+  /** The slot of a request that ended goes to the first one waiting, if any. */
+  private freeSlot(): void {
+    const next = this.slotQueue[this.slotHead];
+    if (!next) {
+      this.active--;
+      return;
+    }
+    this.slotQueue[this.slotHead++] = undefined as unknown as () => void;
+    if (this.slotHead === this.slotQueue.length) {
+      this.slotQueue = [];
+      this.slotHead = 0;
+    }
+    next();
   }
 
   /**
@@ -100,7 +135,15 @@ export class AreaBudget {
     this.lastChange = now;
   }
 
+  /** A start at once, when no one waits at the gate and the budget allows it. */
+  private startNow(signal?: AbortSignal): boolean {
+    signal?.throwIfAborted();
+    const now = this.clock.now();
+    return this.wait(now, now) === 0;
+  }
+
   private acquire(signal?: AbortSignal): Promise<void> {
+    this.gated++;
     const granted = this.gate.then(() => this.grant(signal));
     // A cancelled waiter must not block those behind it.
     this.gate = granted.catch(() => undefined);
@@ -109,43 +152,46 @@ export class AreaBudget {
 
   private async grant(signal?: AbortSignal): Promise<void> {
     const began = this.clock.now();
-    for (;;) {
-      signal?.throwIfAborted();
-      const now = this.clock.now();
-      this.recover(now);
-      if (now < this.pausedUntil) {
-        await this.clock.sleep(this.pausedUntil - now, signal);
-        continue;
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const ms = this.wait(this.clock.now(), began);
+        if (ms === 0) return;
+        await this.clock.sleep(ms, signal);
       }
-      while (this.head < this.starts.length && now - (this.starts[this.head] as number) >= this.windowMs)
-        this.head++;
-      if (this.head > 4096) {
-        this.starts = this.starts.slice(this.head);
-        this.head = 0;
-      }
-      const inWindow = this.starts.length - this.head;
-      const allowed = Math.max(1, Math.floor(this.rate));
-      if (inWindow >= allowed) {
-        // Wait until enough of the starts in the window have left it.
-        const oldestThatMustLeave = this.starts[this.starts.length - allowed] as number;
-        await this.clock.sleep(Math.max(1, oldestThatMustLeave + this.windowMs - now), signal);
-        continue;
-      }
-      const spacing = this.windowMs / this.rate;
-      // The clock counts whole milliseconds: a start due within the current one goes now. Waiting for a
-      // fraction of a millisecond would sleep a whole timer tick and cap the area near 1,000 starts/s. The
-      // window above stays the hard bound.
-      if (this.nextAt - now >= 1) {
-        await this.clock.sleep(this.nextAt - now, signal);
-        continue;
-      }
-      // On schedule or late by less than a slot: keep the schedule. Idle for longer: restart it from now.
-      this.nextAt = (now - this.nextAt < spacing ? this.nextAt : now) + spacing;
-      this.starts.push(now);
-      this.stats.started++;
-      this.stats.waitedMs += now - began;
-      return;
+    } finally {
+      this.gated--;
     }
+  }
+
+  /** Takes a start at `now` when the budget allows one, and says 0; else how long to wait before asking again. */
+  private wait(now: number, began: number): number {
+    this.recover(now);
+    if (now < this.pausedUntil) return this.pausedUntil - now;
+    while (this.head < this.starts.length && now - (this.starts[this.head] as number) >= this.windowMs)
+      this.head++;
+    if (this.head > 4096) {
+      this.starts = this.starts.slice(this.head);
+      this.head = 0;
+    }
+    const inWindow = this.starts.length - this.head;
+    const allowed = Math.max(1, Math.floor(this.rate));
+    if (inWindow >= allowed) {
+      // Wait until enough of the starts in the window have left it.
+      const oldestThatMustLeave = this.starts[this.starts.length - allowed] as number;
+      return Math.max(1, oldestThatMustLeave + this.windowMs - now);
+    }
+    const spacing = this.windowMs / this.rate;
+    // The clock counts whole milliseconds: a start due within the current one goes now. Waiting for a
+    // fraction of a millisecond would sleep a whole timer tick and cap the area near 1,000 starts/s. The
+    // window above stays the hard bound.
+    if (this.nextAt - now >= 1) return this.nextAt - now;
+    // On schedule or late by less than a slot: keep the schedule. Idle for longer: restart it from now.
+    this.nextAt = (now - this.nextAt < spacing ? this.nextAt : now) + spacing;
+    this.starts.push(now);
+    this.stats.started++;
+    this.stats.waitedMs += now - began;
+    return 0;
   }
 
   private recover(now: number): void {

@@ -157,6 +157,48 @@ describe('rate budget of an area (virtual clock)', () => {
     expect(area.currentRate).to.equal(32);
   });
 
+  it('starts a request in the turn it is asked for when a slot and the budget are free', () => {
+    // 5,000/s: starts 0.2 ms apart, within the clock's millisecond.
+    const area = new AreaBudget('m2m', { requestsPerSecond: 5000, concurrency: 2 }, new VirtualClock());
+    const started: number[] = [];
+    for (let i = 0; i < 3; i++) void area.run(async () => void started.push(i));
+    // The third waits for a slot, not for the event loop.
+    expect(started).to.deep.equal([0, 1]);
+    expect(area.pending).to.equal(3);
+  });
+
+  it('a request asked for while others wait for the budget starts after them, in order', async () => {
+    const clock = new VirtualClock();
+    const area = new AreaBudget('loc', { requestsPerSecond: 2, concurrency: 10 }, clock);
+    const order: string[] = [];
+    const run = (name: string) => area.run(async () => void order.push(name));
+    const first = [run('a'), run('b'), run('c')];
+    // 'c' waits for the window; once it is free again, a new request must not start before 'c'.
+    await first[1];
+    expect(order).to.deep.equal(['a', 'b']);
+    await clock.sleep(1_100);
+    await Promise.all([...first, run('d')]);
+    expect(order).to.deep.equal(['a', 'b', 'c', 'd']);
+    expect(area.pending).to.equal(0);
+  });
+
+  it('a request cancelled while it waits frees its slot and does not hold those behind it', async () => {
+    const clock = new VirtualClock();
+    const area = new AreaBudget('dm', { requestsPerSecond: 1, concurrency: 1 }, clock);
+    await area.run(async () => undefined);
+    const cancel = new AbortController();
+    const waiting = area.run(async () => 'never', cancel.signal);
+    const behind = area.run(async () => 'ran');
+    cancel.abort(new Error('cancelled'));
+    const error = await waiting.then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error?.message).to.equal('cancelled');
+    expect(await behind).to.equal('ran');
+    expect(area.pending).to.equal(0);
+  });
+
   it('refuses bad options with a clear message', () => {
     expect(() => new AreaBudget('x', { requestsPerSecond: 0, concurrency: 1 })).to.throw(
       /Expected `requestsPerSecond` for area x to be a number from 1 and up, got `0`/,
