@@ -18,8 +18,8 @@ export interface EngineContext {
   playbook: string;
   logger: Logger;
   clock: Clock;
-  /** Per-device results of this run, of one step or of all. */
-  ledger(step?: string): LedgerRow[];
+  /** Per-device results of this run, of one step or of all, read from the store as they are iterated. */
+  ledger(step?: string): Iterable<LedgerRow>;
   /** The step's signal (a cancelled run, the step's timeout): a webhook still waiting is abandoned. */
   signal?: AbortSignal;
   /** The reports directory and the webhook allowlist. @default engineSettings(): ./reports, public addresses only */
@@ -47,13 +47,28 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
       const source = reportSource(input);
       const columns = reportColumns(input);
       let rows = 0;
+      // The rows counted as they are written: a report of the ledger is never a list in memory.
       const text = <R>(table: Table<R>) => {
-        rows = table.rows.length;
-        return reportText(table, format, columns);
+        const names = columns ?? table.columns();
+        return reportText(
+          {
+            ...table,
+            *rows() {
+              for (const row of table.rows()) {
+                rows++;
+                yield row;
+              }
+            },
+          },
+          format,
+          names,
+        );
       };
       // The ledger is read once the file is open: a refused path costs no ledger read.
       const file = await writeReport(settings().reportsDir, path, () =>
-        'rows' in source ? text(listTable(source.rows)) : text(ledgerTable(c.ledger(source.ledger.step))),
+        'rows' in source
+          ? text(listTable(source.rows))
+          : text(ledgerTable(() => c.ledger(source.ledger.step))),
       );
       c.logger.info('report written', { path: file, rows, format });
       return { path, file, rows, format };

@@ -1,7 +1,7 @@
 /**
  * What a report holds: its rows, its columns and each cell, and its text as CSV or JSON, a chunk at a time. A
- * report of 100,000 devices is written from the rows as they are (the store's list, or the playbook's): no
- * second list of them, no string of the whole file; each row's cells live only while its line is made.
+ * report of a million devices is written from the rows as they come (the store's, read a few at a time, or the
+ * playbook's list): no list of them, no string of the whole file; each row lives only while its line is made.
  */
 import type { LedgerRow } from '../store/store.js';
 import { redactValue } from '../util/secrets.js';
@@ -10,7 +10,8 @@ type Json = Record<string, unknown>;
 
 /** Rows, the columns they have when a step names none, and how a column reads a row. */
 export interface Table<R> {
-  readonly rows: readonly R[];
+  /** The rows, from the first, each time it is called: once for the default columns, once for the text. */
+  rows(): Iterable<R>;
   /** The default columns. */
   columns(): string[];
   /** A row's value in a column; undefined when it has none. */
@@ -50,7 +51,7 @@ export function pick(row: unknown, column: string): unknown {
 }
 
 /** Keys of `rows` in order of first appearance, each named by `name`. */
-function keysOf<R>(rows: readonly R[], keys: (row: R) => object | undefined, name = (k: string) => k) {
+function keysOf<R>(rows: Iterable<R>, keys: (row: R) => object | undefined, name = (k: string) => k) {
   const seen = new Set<string>();
   for (const row of rows) {
     const o = keys(row);
@@ -64,13 +65,13 @@ function keysOf<R>(rows: readonly R[], keys: (row: R) => object | undefined, nam
  * latitude, longitude, radius, time, cached), in order of first appearance. A data key that is also a ledger
  * column is the column `data.<key>`. Any other column is read from the data, as a key or a dotted path.
  */
-export function ledgerTable(rows: readonly LedgerRow[]): Table<LedgerRow> {
+export function ledgerTable(rows: () => Iterable<LedgerRow>): Table<LedgerRow> {
   return {
     rows,
     columns: () => [
       ...LEDGER_COLUMNS,
       ...keysOf(
-        rows,
+        rows(),
         (r) => r.data,
         (k) => (LEDGER.has(k) ? `data.${k}` : k),
       ),
@@ -86,7 +87,7 @@ export function ledgerTable(rows: readonly LedgerRow[]): Table<LedgerRow> {
 
 /** Any list of objects: by default, every key in order of first appearance. */
 export function listTable(rows: readonly Json[]): Table<Json> {
-  return { rows, columns: () => keysOf(rows, (r) => r), value: pick };
+  return { rows: () => rows, columns: () => keysOf(rows, (r) => r), value: pick };
 }
 
 // ── text ──────────────────────────────────────────────────────────────────────────────────────────
@@ -104,7 +105,7 @@ function secretColumn(name: string): boolean {
 /** Each row's values, in column order, with secrets masked (util/secrets.ts): one row at a time. */
 function* valuesOf<R>(table: Table<R>, columns: readonly string[]): Generator<unknown[]> {
   const masked = columns.map(secretColumn);
-  for (const row of table.rows)
+  for (const row of table.rows())
     yield columns.map((c, i) => {
       const v = table.value(row, c);
       return masked[i] && v !== undefined && v !== null && v !== '' ? '***' : redactValue(v);

@@ -59,7 +59,7 @@ export class RunContext {
   }
 
   /** Whether any expression reads `steps.<id>.<member>`: a large output no one reads is not kept. */
-  keeps(stepId: string, member: 'output' | 'items'): boolean {
+  keeps(stepId: string, member: 'output' | 'items' | 'stream'): boolean {
     const m = this.plan.referenced.get(stepId);
     return Boolean(m && (m.has('*') || m.has(member)));
   }
@@ -101,12 +101,17 @@ export class RunContext {
   /** A step's device results: counted, shown to expressions when they read the items, and kept for the ledger. */
   finishDevices(stepId: string, output: unknown, groups: DeviceGroup[]): StepState {
     const counts = countDevices(groups);
+    this.countProgress(counts);
+    const items = this.keeps(stepId, 'items') ? resultsOf(groups).map(item) : [];
+    return { status: 'succeeded', output, items, devices: counts, ledger: groups };
+  }
+
+  /** Devices done, for the progress line. */
+  countProgress(counts: DeviceCounts): void {
     this.progress.devicesDone += counts.total;
     this.progress.devicesTotal = Math.max(this.progress.devicesTotal, this.progress.devicesDone);
     this.progress.errors += counts.failed + counts.unconfirmed;
     this.report();
-    const items = this.keeps(stepId, 'items') ? resultsOf(groups).map(item) : [];
-    return { status: 'succeeded', output, items, devices: counts, ledger: groups };
   }
 
   recordLedger(stepId: string, groups: DeviceGroup[]): void {

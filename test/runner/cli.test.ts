@@ -207,9 +207,13 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     try {
       const whole = {
         ...store.getRun(okRun.runId)?.summary,
-        deviceResults: store.deviceResults(okRun.runId),
+        deviceResults: [...store.eachDeviceResult(okRun.runId)],
       };
       expect(show.stdout).to.equal(`${JSON.stringify(whole, null, 2)}\n`);
+      // The same rows as the ledger read whole, step by step in the order they came.
+      const byDevice = (rows: LedgerRow[]) =>
+        [...rows].sort((a, b) => a.step.localeCompare(b.step) || a.deviceId.localeCompare(b.deviceId));
+      expect(byDevice(deviceResults)).to.deep.equal(store.deviceResults(okRun.runId));
     } finally {
       store.close();
     }

@@ -88,7 +88,7 @@ export function playbook(yaml: string, file = 'test.yaml'): Playbook {
   return loaded.playbook;
 }
 
-async function control(emu: Emulator, method: string, path: string, body?: unknown): Promise<unknown> {
+export async function control(emu: Emulator, method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${emu.url}/_emulator${path}`, {
     method,
     ...(body !== undefined

@@ -214,7 +214,11 @@ steps:
         engine: engineSettings({ reportsDir: tmp.dir }),
       });
       expect(s.status, s.error).to.equal('succeeded');
-      const rows = store.deviceResults(s.runId, 'report');
+      // The rows in the order the results came, each device once at its latest: the ledger read whole, sorted.
+      const rows = [...store.eachDeviceResult(s.runId, 'report')];
+      expect([...rows].sort((a, b) => a.deviceId.localeCompare(b.deviceId))).to.deep.equal(
+        store.deviceResults(s.runId, 'report'),
+      );
       expect(rows).to.have.length(400);
       expect(rows.some((r) => r.outcome === 'skipped')).to.equal(true);
       expect(rows.some((r) => r.outcome === 'failed')).to.equal(true);

@@ -19,8 +19,21 @@ export async function withDeviceRetries(
   results: DeviceResults,
   pass: (input: Json, attempt: number) => Promise<unknown>,
 ): Promise<{ output: unknown; ignored: DeviceGroup[] }> {
+  return applyDeviceRules(x, results, pass, await pass(x.input, 1));
+}
+
+/**
+ * The rules over devices that have a first result in `results` already: those that failed with a type a rule
+ * names are sent again (`pass`), then the failures `ignore` names become `skipped`.
+ */
+export async function applyDeviceRules(
+  x: ActionCall,
+  results: DeviceResults,
+  pass: (input: Json, attempt: number) => Promise<unknown>,
+  first?: unknown,
+): Promise<{ output: unknown; ignored: DeviceGroup[] }> {
   const { ctx, step } = x;
-  let output = await pass(x.input, 1);
+  let output = first;
   for (const rule of x.plan.deviceRetry) {
     for (let attempt = 2; attempt <= rule.maxAttempts; attempt++) {
       const again = results.resend(

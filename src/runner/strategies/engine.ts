@@ -21,7 +21,7 @@ export async function engineAction(
       playbook: ctx.plan.playbook.name,
       logger: ctx.log,
       clock: ctx.clock,
-      ledger: (stepId) => ctx.o.store.deviceResults(ctx.id, stepId),
+      ledger: (stepId) => ctx.o.store.eachDeviceResult(ctx.id, stepId),
       signal,
       settings: ctx.o.engine,
     }),

@@ -7,6 +7,7 @@ import type { Step } from '../../playbook/schema.js';
 import type { RunContext } from '../context.js';
 import type { DeviceSet } from '../devices.js';
 import type { StepPlan } from '../plan.js';
+import type { StoredItems } from '../stored-items.js';
 import type { Checkpoint, Json, Scope, StepState } from '../types.js';
 import { call } from './call.js';
 import { deviceState } from './device-state.js';
@@ -25,6 +26,8 @@ export interface ActionCall {
   input: Json;
   /** The devices the input names. */
   devices: DeviceSet;
+  /** The devices, when they come from the store a batch at a time instead (StepPlan.streamsFrom). */
+  source?: StoredItems;
   scope: Scope;
   /** The step's checkpoint key. */
   key: string;

@@ -1,22 +1,31 @@
 /**
- * A device listing, page by page, into compact items (`{ id, kind }`: the identifier of the kind the listing's
- * first identifier filter matched, else the first identifier), which location and connectivity steps take as
- * they are. The full records are kept as the output
- * only when an expression reads `steps.<id>.output`: 100,000 of them are large.
+ * A device listing, page by page, into compact items (`{ id, kind }`: the identifier of the kind the step's
+ * `items.kind` names, else the kind the listing's first identifier filter matched, else the first identifier),
+ * which location and connectivity steps take as they are. When anything reads the items, each page's go to
+ * the store as it comes (StoredItems), and to memory only when an expression reads the list. The full records
+ * are kept as the output only when an expression reads `steps.<id>.output`: 100,000 of them are large.
  */
 import { emptyCounts } from '../../store/store.js';
 import { readAhead } from '../../util/read-ahead.js';
+import { StoredItems } from '../stored-items.js';
 import type { ItemRuns, Json, StepState } from '../types.js';
 import type { ActionCall } from './index.js';
 
 export async function listing(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
-  const kind = filteredKind(x.input);
+  const named = step.items?.kind.toLowerCase();
+  const kind = named ?? filteredKind(x.input);
   const keepOutput = ctx.keeps(step.id, 'output');
+  const inMemory = ctx.keeps(step.id, 'items');
+  const stored = inMemory || ctx.keeps(step.id, 'stream');
+  const { store } = ctx.o;
+  // An attempt lists from the start again: what an earlier one stored is replaced.
+  if (stored) store.clearItems(ctx.id, x.key);
   const records: unknown[] = [];
   const items: Json[] = [];
-  // The checkpoint's form of the items, built as they come rather than in one pass at the end.
-  const runs: ItemRuns = [];
+  let count = 0;
+  let chunks = 0;
+  let leftOut = 0;
   const sum = ctx.stepSummary(step.id);
   // The next page is requested before this one is taken apart.
   for await (const page of readAhead(
@@ -25,13 +34,30 @@ export async function listing(x: ActionCall): Promise<StepState> {
     sum.calls++;
     ctx.progress.calls++;
     const devices = ((page as Json).devices as Json[] | undefined) ?? [];
-    takePage(devices, kind, items, runs);
+    const runs: ItemRuns = [];
+    leftOut += takePage(devices, kind, named !== undefined, runs);
+    const n = runs.reduce((k, [, ids]) => k + ids.length, 0);
+    if (stored && n) store.appendItems(ctx.id, x.key, chunks++, runs);
+    if (inMemory) for (const [k, ids] of runs) for (const id of ids) items.push({ id, kind: k });
+    count += n;
     if (keepOutput) records.push(...devices);
   }
   // Counted when it completes, as every other call is; a timed-out attempt is counted by the timeout loop.
   sum.attempts++;
-  const output = keepOutput ? { devices: records } : { count: items.length };
-  return { status: 'succeeded', output, items, itemRuns: runs, devices: emptyCounts() };
+  if (leftOut)
+    ctx.log.info('devices without the identifier the items take, left out', {
+      step: step.id,
+      kind,
+      devices: leftOut,
+    });
+  const output = keepOutput ? { devices: records } : { count, ...(named !== undefined ? { leftOut } : {}) };
+  return {
+    status: 'succeeded',
+    output,
+    items,
+    ...(stored ? { stored: new StoredItems(store, ctx.id, x.key, count) } : {}),
+    devices: emptyCounts(),
+  };
 }
 
 /** The kind of identifier the listing's first `deviceIdentifierFilters` entry matches, in lower case. */
@@ -42,14 +68,16 @@ function filteredKind(input: Json): string | undefined {
 }
 
 /**
- * A listing page's devices as items, appended to `items`, and to `runs` as the checkpoint keeps them. A
- * function of its own, small, so that the per-device loop is optimised alone.
+ * A listing page's devices as item runs of one kind, appended to `runs`; with `exact`, a device without an
+ * identifier of `kind` is left out. Returns how many were left out. A function of its own, small, so that the
+ * per-device loop is optimised alone.
  */
-function takePage(devices: Json[], kind: string | undefined, items: Json[], runs: ItemRuns): void {
+function takePage(devices: Json[], kind: string | undefined, exact: boolean, runs: ItemRuns): number {
+  let leftOut = 0;
   for (const d of devices) {
     const ids = (d.deviceIds as Json[] | undefined) ?? [];
-    // The identifier of the filter's kind, else the first; the kind as the filter spells it, shared.
-    let pick = ids[0];
+    // The identifier of the kind asked for, else the first; the kind in lower case, shared.
+    let pick = exact ? undefined : ids[0];
     let pickKind: string | undefined;
     if (kind !== undefined) {
       for (const x of ids) {
@@ -60,10 +88,15 @@ function takePage(devices: Json[], kind: string | undefined, items: Json[], runs
         }
       }
     }
-    const it = { id: String(pick?.id), kind: pickKind ?? String(pick?.kind).toLowerCase() };
-    items.push(it);
+    if (!pick) {
+      leftOut++;
+      continue;
+    }
+    const id = String(pick.id);
+    const k = pickKind ?? String(pick.kind).toLowerCase();
     const run = runs[runs.length - 1];
-    if (run?.[0] === it.kind) run[1].push(it.id);
-    else runs.push([it.kind, [it.id]]);
+    if (run?.[0] === k) run[1].push(id);
+    else runs.push([k, [id]]);
   }
+  return leftOut;
 }

@@ -3,11 +3,14 @@
  * completion polled, its pages read into the ledger as they come). Each located device's result carries its
  * location; each other device, its 7.3 error. The per-device policy retries the failures it names.
  */
-import { DeviceResults } from '../device-results.js';
-import { groupResults, locationResult, refsOf, withResult } from '../devices.js';
+import { emptyCounts, type DeviceGroup } from '../../store/store.js';
 import { readAhead } from '../../util/read-ahead.js';
+import { addCounts, countDevices, item } from '../context.js';
+import { DeviceResults } from '../device-results.js';
+import { groupResults, locationResult, refsOf, setOfGroups, withResult } from '../devices.js';
+import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Json, type StepState } from '../types.js';
-import { withDeviceRetries } from './device-retry.js';
+import { applyDeviceRules, withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
 
 export async function locate(x: ActionCall): Promise<StepState> {
@@ -29,39 +32,122 @@ export async function locate(x: ActionCall): Promise<StepState> {
 }
 
 export async function locationReport(x: ActionCall): Promise<StepState> {
-  const { ctx, step } = x;
-  const byMsid = new Map(refsOf(x.devices).map((d) => [d.id, d]));
+  if (x.source) return streamedReport(x, x.source);
   const results = new DeviceResults();
-  // Without a completion wait or a device policy, the step only creates the reports: its devices succeeded in
-  // being requested, and the report's results are read later (location.getReport).
-  const reads = Boolean(step.wait || step.devices);
-  const { output, ignored } = await withDeviceRetries(x, results, async (input, attempt) => {
-    const at = ctx.clock.now();
-    const { value } = await ctx.retrying(step.id, x.plan.retry, x.op, x.signal, () =>
-      ctx.call(step.id, x.action, input, x.signal),
-    );
-    const created = value as { reports: Json[] };
-    if (!reads) {
+  const { output, ignored } = await withDeviceRetries(x, results, reportPass(x, results));
+  const state = x.ctx.finishDevices(x.step.id, output, results.groups());
+  // Report results are already in the ledger, page by page; only what the policy changed is written again.
+  if (reads(x)) state.ledger = ignored;
+  return state;
+}
+
+/**
+ * Without a completion wait or a device policy, the step only creates the reports: its devices succeeded in
+ * being requested, and the report's results are read later (location.getReport).
+ */
+const reads = (x: ActionCall): boolean => Boolean(x.step.wait || x.step.devices);
+
+/** Creates the reports of `input`'s devices (the client sends batches of at most 10,000). */
+async function create(x: ActionCall, input: Json): Promise<Json[]> {
+  const { ctx, step } = x;
+  const { value } = await ctx.retrying(step.id, x.plan.retry, x.op, x.signal, () =>
+    ctx.call(step.id, x.action, input, x.signal),
+  );
+  return (value as { reports: Json[] }).reports;
+}
+
+/**
+ * One pass of the per-device policy over `x.devices` (or the part of them `input` names): the reports
+ * created, awaited and read, each page's results into `results` and the ledger as they come.
+ */
+function reportPass(x: ActionCall, results: DeviceResults) {
+  const byMsid = new Map(refsOf(x.devices).map((d) => [d.id, d]));
+  return async (input: Json, attempt: number): Promise<unknown> => {
+    const at = x.ctx.clock.now();
+    const reports = await create(x, input);
+    if (!reads(x)) {
       results.add(withResult(x.devices, { outcome: 'succeeded', attempts: attempt }));
-      return created;
+      return { reports };
     }
-    await awaitReports(x, String(input.accountName), created.reports);
-    for (const r of created.reports) {
+    await awaitReports(x, String(input.accountName), reports);
+    for (const r of reports) {
       await readReport(x, { accountName: input.accountName, txid: r.txid }, (entries) => {
         const groups = groupResults(
           entries.map((e) => locationResult(e, byMsid, attempt, { cacheMode: input.cacheMode, at })),
         );
         results.add(groups);
         // Each page's results go to the ledger while the next page is already on its way.
-        ctx.recordLedger(step.id, groups);
+        x.ctx.recordLedger(x.step.id, groups);
       });
     }
-    return created;
-  });
-  const state = ctx.finishDevices(step.id, output, results.groups());
-  // Report results are already in the ledger, page by page; only what the policy changed is written again.
-  if (reads) state.ledger = ignored;
-  return state;
+    return { reports };
+  };
+}
+
+/**
+ * A location report of a listing's devices read from the store (StoredItems), in bounded memory whatever their
+ * number: the reports of every batch are created first, as for a list in memory; then each batch's devices are
+ * read again from the store when its results come, and its results go to the ledger and the counts, not to
+ * memory. Only the devices a `devices.retry` rule may send again are held (their results), and the rules
+ * then run over them as over any list.
+ */
+async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepState> {
+  const { ctx, step } = x;
+  const counts = emptyCounts();
+  const final = (groups: DeviceGroup[]) => {
+    ctx.recordLedger(step.id, groups);
+    const c = countDevices(groups);
+    addCounts(counts, c);
+    ctx.countProgress(c);
+  };
+  const created: { at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
+  for (const { at, set } of source.batches(x.op.batchSize ?? 10_000)) {
+    const sentAt = ctx.clock.now();
+    const reports = await create(x, { ...x.input, deviceList: refsOf(set) });
+    created.push({ at, size: set.size, sentAt, reports });
+    if (!reads(x)) final(withResult(set, { outcome: 'succeeded', attempts: 1 }));
+  }
+  const retried = new Set(x.plan.deviceRetry.flatMap((r) => [...r.on]));
+  const again = new DeviceResults();
+  for (const c of reads(x) ? created : []) {
+    await awaitReports(x, String(x.input.accountName), c.reports);
+    const byMsid = new Map(refsOf(source.read(c.at, c.size).set).map((d) => [d.id, d]));
+    for (const r of c.reports) {
+      await readReport(x, { accountName: x.input.accountName, txid: r.txid }, (entries) => {
+        const groups = groupResults(
+          entries.map((e) => locationResult(e, byMsid, 1, { cacheMode: x.input.cacheMode, at: c.sentAt })),
+        );
+        const done: DeviceGroup[] = [];
+        for (const g of groups) {
+          const failed = g.outcome === 'failed' && g.errorType !== undefined;
+          if (failed && retried.has(g.errorType as string)) {
+            again.add([g]);
+            ctx.recordLedger(step.id, [g]);
+          } else if (failed && x.plan.ignore.has(g.errorType as string))
+            done.push({ ...g, outcome: 'skipped' });
+          else done.push(g);
+        }
+        final(done);
+      });
+    }
+  }
+  if (!again.empty) {
+    // The devices the rules may send again, as a list of their own: the rules run over it as over any list.
+    const devices = setOfGroups(again.groups());
+    const y: ActionCall = { ...x, devices, input: { ...x.input, deviceList: refsOf(devices) } };
+    delete y.source;
+    const { ignored } = await applyDeviceRules(y, again, reportPass(y, again));
+    ctx.recordLedger(step.id, ignored);
+    const c = countDevices(again.groups());
+    addCounts(counts, c);
+    ctx.countProgress(c);
+  }
+  return {
+    status: 'succeeded',
+    output: { reports: created.flatMap((c) => c.reports) },
+    items: ctx.keeps(step.id, 'items') ? ctx.o.store.deviceResults(ctx.id, step.id).map(item) : [],
+    devices: counts,
+  };
 }
 
 async function readReport(x: ActionCall, which: Json, onPage: (entries: Json[]) => void): Promise<void> {

@@ -1,0 +1,91 @@
+/**
+ * A step's items held in the store (a listing's devices, a page a chunk), not in memory: a location report of
+ * every device of a million-device account reads them back a batch at a time, and reads a batch again when
+ * its report's results come. An expression that reads the list gets it whole, as it would any other list.
+ */
+import type { ItemRuns, Store } from '../store/store.js';
+import type { DeviceSet } from './devices.js';
+
+/** Where a batch starts: the chunk, and how many of that chunk's devices come before it. */
+export interface Cursor {
+  seq: number;
+  skip: number;
+}
+
+/** How many chunks one read of the store takes. */
+const CHUNKS_PER_READ = 16;
+
+export class StoredItems {
+  constructor(
+    private readonly store: Store,
+    readonly runId: string,
+    readonly key: string,
+    /** How many devices. */
+    readonly size: number,
+  ) {}
+
+  /** Every item, as `steps.<id>.items` shows it. */
+  all(): { id: string; kind: string }[] {
+    const out: { id: string; kind: string }[] = [];
+    for (const runs of this.chunks({ seq: 0, skip: 0 }))
+      for (const [kind, ids] of runs) for (const id of ids) out.push({ id, kind });
+    return out;
+  }
+
+  /** The devices in sets of at most `max`, each with where it starts (to read it again with `read`). */
+  *batches(max: number): Generator<{ at: Cursor; set: DeviceSet }> {
+    let at: Cursor | undefined = { seq: 0, skip: 0 };
+    while (at) {
+      const { set, next }: { set: DeviceSet; next?: Cursor } = this.read(at, max);
+      if (!set.size) return;
+      yield { at, set };
+      at = next;
+    }
+  }
+
+  /** At most `max` devices from `at`, and where the next ones start (none at the end). */
+  read(at: Cursor, max: number): { set: DeviceSet; next?: Cursor } {
+    const set: DeviceSet = { groups: [], size: 0 };
+    let seq = at.seq;
+    let skip = at.skip;
+    for (const runs of this.chunks(at)) {
+      let taken = 0;
+      for (const [kind, ids] of runs) {
+        const from = Math.min(ids.length, Math.max(0, skip - taken));
+        taken += from;
+        const n = Math.min(ids.length - from, max - set.size);
+        if (n > 0) {
+          addTo(set, kind, from === 0 && n === ids.length ? ids : ids.slice(from, from + n));
+          taken += n;
+        }
+        if (set.size === max) {
+          const more = taken < runs.reduce((k, [, x]) => k + x.length, 0);
+          return { set, next: more ? { seq, skip: taken } : { seq: seq + 1, skip: 0 } };
+        }
+      }
+      seq++;
+      skip = 0;
+    }
+    return { set };
+  }
+
+  /** The chunks from `at.seq` on, a few reads of the store at a time. */
+  private *chunks(at: Cursor): Generator<ItemRuns> {
+    let after = at.seq - 1;
+    for (;;) {
+      const got = this.store.itemChunks(this.runId, this.key, after, CHUNKS_PER_READ);
+      for (const c of got) yield c.runs;
+      const last = got[got.length - 1];
+      if (!last || got.length < CHUNKS_PER_READ) return;
+      after = last.seq;
+    }
+  }
+}
+
+function addTo(set: DeviceSet, kind: string, ids: string[]): void {
+  const last = set.groups[set.groups.length - 1];
+  const g = last?.kind === kind ? last : set.groups.find((x) => x.kind === kind);
+  if (g) for (const id of ids) g.ids.push(id);
+  else set.groups.push({ kind, ids: ids.slice() });
+  set.size += ids.length;
+}

@@ -1,0 +1,147 @@
+/**
+ * A location report that takes a listing's items whole (`deviceList: "${{ steps.devices.items }}"`) reads
+ * them from the store a batch of 10,000 at a time, and holds no list of the fleet: the same calls, the same
+ * per-device outcomes in the ledger and the same counts as the same report over the list held in memory.
+ */
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import { planOf } from '../../src/runner/plan.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import { StoredItems } from '../../src/runner/stored-items.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { Step } from '../../src/playbook/schema.js';
+import { clientFor, control, emulator, memoryStore, playbook, setFaults, spy } from './helpers.js';
+
+const report = (extra = '', deviceList = '"${{ steps.devices.items }}"', top = '') =>
+  playbook(`
+version: 1
+name: streamed
+on: { manual: true }
+${top}
+inputs:
+  account: { type: string }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: "\${{ inputs.account }}", currentState: active }
+    items: { kind: imei }
+  - id: report
+    uses: location.createReport
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${deviceList}, cacheMode: "0" }
+    devices:
+      retry:
+        - on: [SVC CACHE UNAVAILABLE]
+          with: { cacheMode: "1" }
+      ignore: [SVC CONSENT CHECK FAILED]
+    wait: { for: completion, timeout: 10m, pollInterval: 50ms }
+${extra}`);
+
+const stepOf = (pb: ReturnType<typeof playbook>, id: string) => pb.steps.find((s) => s.id === id) as Step;
+
+describe('runner: a location report streamed from the store', function () {
+  this.timeout(120_000);
+
+  it('streams the items a report takes whole, unless limits count them or an expression reads them', () => {
+    const pb = report();
+    const plan = planOf(pb);
+    expect(plan.of(stepOf(pb, 'report')).streamsFrom).to.equal('devices');
+    expect([...(plan.referenced.get('devices') ?? [])]).to.deep.equal(['stream']);
+    // The listing's counts keep no record in memory; its records do.
+    const counted = planOf(report(`  - id: say\n    set: { n: "\${{ steps.devices.output.leftOut }}" }`));
+    expect([...(counted.referenced.get('devices') ?? [])].sort()).to.deep.equal(['counts', 'stream']);
+    const withLimits = report('', undefined, 'limits: { maxDevices: 10 }');
+    expect(planOf(withLimits).of(stepOf(withLimits, 'report')).streamsFrom).to.equal(undefined);
+    const filtered = report('', '"${{ steps.devices.items.filter(d, d.id != \\"\\") }}"');
+    expect(planOf(filtered).of(stepOf(filtered, 'report')).streamsFrom).to.equal(undefined);
+  });
+
+  it('reads a stored list back in batches that cut its chunks where they must', () => {
+    const store = memoryStore();
+    const imei = (n: number) => `35345678${String(n).padStart(7, '0')}`;
+    store.appendItems('r', 'devices', 0, [['imei', [imei(0), imei(1), imei(2)]]]);
+    store.appendItems('r', 'devices', 1, [
+      ['imei', [imei(3)]],
+      ['iccid', ['8914800000000000000', '8914800000000000001']],
+    ]);
+    store.appendItems('r', 'devices', 2, [['imei', [imei(4)]]]);
+    const items = new StoredItems(store, 'r', 'devices', 7);
+    const batches = [...items.batches(2)];
+    expect(batches.map((b) => b.set.groups.map((g) => [g.kind, g.ids]))).to.deep.equal([
+      [['imei', [imei(0), imei(1)]]],
+      [['imei', [imei(2), imei(3)]]],
+      [['iccid', ['8914800000000000000', '8914800000000000001']]],
+      [['imei', [imei(4)]]],
+    ]);
+    // Each batch is read again from where it starts.
+    for (const b of batches) expect(items.read(b.at, b.set.size).set).to.deep.equal(b.set);
+    expect(items.all()).to.have.length(7);
+    store.close();
+  });
+
+  describe('against the emulator, 25,000 devices with 5 % cache misses and 3 % refused consent', () => {
+    let emu: Emulator;
+    before(async () => (emu = await emulator({ devicesPerAccount: 25_000, timeScale: 3600 })));
+    after(() => emu.close());
+
+    /** Runs `pb` on a fresh store; the calls it made, its summary, and every device's outcome in the ledger. */
+    async function outcomes(pb: ReturnType<typeof playbook>) {
+      // The same world and the same faults for each run.
+      await control(emu, 'POST', '/reset', {
+        seed: 1,
+        accounts: 1,
+        devicesPerAccount: 25_000,
+        timeScale: 3600,
+      });
+      await setFaults(emu, {
+        deviceErrors: { 'SVC CACHE UNAVAILABLE': 0.05, 'SVC CONSENT CHECK FAILED': 0.03 },
+      });
+      const client = clientFor(emu);
+      const store = new SqliteStore(':memory:');
+      const seen = spy(client);
+      try {
+        const summary = await runPlaybook(pb, {
+          client,
+          store,
+          inputs: { account: emu.defaults.accounts[0] },
+        });
+        expect(summary.status, summary.error).to.equal('succeeded');
+        const ledger = [...store.eachDeviceResult(summary.runId, 'report')];
+        const steps = store.loadSteps(summary.runId);
+        return {
+          summary,
+          steps,
+          ledger: new Map(ledger.map((r) => [r.deviceId, `${r.outcome} ${r.errorType ?? ''} ${r.attempts}`])),
+          rows: ledger.length,
+          creates: seen
+            .filter((c) => c.action === 'location.createReport')
+            .map((c) => (c.input.deviceList as unknown[]).length),
+        };
+      } finally {
+        store.close();
+        await client.close();
+      }
+    }
+
+    it('gives every device the outcome the list held in memory gives it, a batch of 10,000 at a time', async () => {
+      const streamed = await outcomes(report());
+      // An expression that reads the items keeps them in memory: the same report, not streamed.
+      const held = await outcomes(
+        report(`  - id: count\n    set: { n: "\${{ size(steps.devices.items) }}" }`),
+      );
+
+      const listed = (streamed.steps.get('devices') as { storedItems: number }).storedItems;
+      expect(listed).to.be.greaterThan(20_000);
+      // The first pass in batches of at most 10,000, then the misses again.
+      expect(streamed.creates.slice(0, 3)).to.deep.equal([10_000, 10_000, listed - 20_000]);
+      const retried = [...streamed.ledger.values()].filter((v) => v.endsWith(' 2')).length;
+      expect(retried).to.be.greaterThan(0);
+      expect(streamed.creates.slice(3).reduce((a, b) => a + b, 0)).to.equal(retried);
+      // Each device once in the ledger, with the outcome, error and attempt the in-memory run gives it.
+      expect(streamed.rows).to.equal(listed);
+      expect(streamed.ledger).to.deep.equal(held.ledger);
+      const counts = (r: typeof streamed) => r.summary.steps.find((s) => s.id === 'report')!.devices;
+      expect(counts(streamed)).to.deep.equal(counts(held));
+      expect(counts(streamed).skipped).to.be.greaterThan(0);
+    });
+  });
+});
