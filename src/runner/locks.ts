@@ -6,48 +6,68 @@ import { systemClock, type Clock } from '../clock.js';
 import type { Ownership } from '../store/store.js';
 import type { DeviceLocks } from './runner.js';
 
-/** The locks of one process, in memory. */
+/** One acquisition of InProcessDeviceLocks: its devices are held until it is done. */
+interface Hold {
+  done: boolean;
+  /** Settles when the hold is done. */
+  freed: Promise<void>;
+}
+
+/**
+ * The locks of one process, in memory: each device id maps to the last hold that took it, and is held while that
+ * hold is not done. A release only marks its hold done, whatever its size; the ids of holds done are dropped
+ * from the map in one pass once they outnumber the held ones by far (and some 65,000), so that a
+ * long-running process keeps a map of the size of what it holds. An acquisition reads and writes each of its
+ * ids once.
+ */
 export class InProcessDeviceLocks implements DeviceLocks {
-  /** Held device ids, each with the promise that settles when its holder releases it. */
-  private readonly held = new Map<string, Promise<void>>();
+  private readonly held = new Map<string, Hold>();
+  /** How many ids the holds not yet done took. */
+  private live = 0;
+
+  /** Ids the map keeps: held ones, and released ones not yet dropped. */
+  get size(): number {
+    return this.held.size;
+  }
 
   async acquire(ids: readonly string[], signal?: AbortSignal): Promise<() => void> {
     for (;;) {
       signal?.throwIfAborted();
-      const busy = this.firstHeld(ids);
-      if (busy === undefined) break;
-      await freedOrAborted(busy, signal);
+      const hold: Hold = { done: false, freed: undefined as unknown as Promise<void> };
+      let release!: () => void;
+      hold.freed = new Promise<void>((resolve) => (release = resolve));
+      const busy = this.take(ids, hold);
+      if (busy) {
+        // What it took meanwhile is free again: nobody waits on a hold that was never given out.
+        hold.done = true;
+        release();
+        await freedOrAborted(busy.freed, signal);
+        continue;
+      }
+      const n = ids.length;
+      this.live += n;
+      return () => {
+        if (hold.done) return;
+        hold.done = true;
+        this.live -= n;
+        release();
+        if (this.held.size > 4 * this.live + 65_536) this.sweep();
+      };
     }
-    return this.hold(ids);
   }
 
-  /** When any of `ids` is held: the promise that settles when the first of them is freed. */
-  private firstHeld(ids: readonly string[]): Promise<void> | undefined {
+  /** Marks `ids` taken by `hold`; returns a hold that has one of them already, at the first one met. */
+  private take(ids: readonly string[], hold: Hold): Hold | undefined {
     for (const id of ids) {
-      const freed = this.held.get(id);
-      if (freed) return freed;
+      const other = this.held.get(id);
+      if (other && !other.done && other !== hold) return other;
+      this.held.set(id, hold);
     }
     return undefined;
   }
 
-  /**
-   * Holds `ids` (free, each given once or more) until the returned release. The loops over ids live in small
-   * functions of their own: V8 optimises them soon and cheaply, where the loops inside the async `acquire` made
-   * it compile the whole coroutine, some 4 to 7 ms of CPU a process.
-   */
-  private hold(ids: readonly string[]): () => void {
-    let release!: () => void;
-    const freed = new Promise<void>((resolve) => (release = resolve));
-    const mine = ids.slice();
-    for (const id of mine) this.held.set(id, freed);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      // An id given twice is deleted at its first occurrence; the second finds it no longer held by this.
-      for (const id of mine) if (this.held.get(id) === freed) this.held.delete(id);
-      release();
-    };
+  private sweep(): void {
+    for (const [id, hold] of this.held) if (hold.done) this.held.delete(id);
   }
 }
 

@@ -47,6 +47,45 @@ describe('runner: per-device locks across runs', () => {
     (await locks.acquire(['d1', 'd2', 'd3', 'd4']))();
   });
 
+  it('a call that finds one of its devices held holds none of them while it waits', async () => {
+    const locks = new InProcessDeviceLocks();
+    const releaseA = await locks.acquire(['d2']);
+    let bGot = false;
+    const b = locks.acquire(['d1', 'd2', 'd3']).then((release) => {
+      bGot = true;
+      return release;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    // d1 and d3 are free while b waits for d2.
+    const releaseC = await locks.acquire(['d3', 'd1', 'd1']);
+    releaseA();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(bGot, 'waits for d1 and d3 now').to.equal(false);
+    releaseC();
+    (await b)();
+    expect(bGot).to.equal(true);
+    (await locks.acquire(['d1', 'd2', 'd3']))();
+  });
+
+  it('keeps about as many ids as it holds, however many it has released', async () => {
+    const locks = new InProcessDeviceLocks();
+    const kept = Array.from({ length: 1000 }, (_, i) => `kept-${i}`);
+    const releaseKept = await locks.acquire(kept);
+    for (let n = 0; n < 200; n++)
+      (await locks.acquire(Array.from({ length: 1000 }, (_, i) => `${n}-${i}`)))();
+    expect(locks.size).to.be.below(80_000);
+    // What is still held stays held.
+    let got = false;
+    const again = locks.acquire([kept[999] as string]).then((release) => {
+      got = true;
+      return release;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(got).to.equal(false);
+    releaseKept();
+    (await again)();
+  });
+
   describe('two runs suspending the same devices', () => {
     let emu: Emulator;
     let client: Client;
