@@ -21,12 +21,13 @@ export function fleetbook(
   nodeArgs: string[] = [],
   /** The working directory. @default the test process's */
   cwd?: string,
+  timeoutMs = 30_000,
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [...nodeArgs, BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) },
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: timeoutMs, ...(cwd ? { cwd } : {}) },
       (err, stdout, stderr) => {
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
