@@ -3,6 +3,7 @@
  * peaks (bytes of resident set and of used heap) as JSON to the file MEMORY_PEAK_FILE names.
  */
 import { writeFileSync } from 'node:fs';
+import { setInterval } from 'node:timers';
 
 const file = process.env.MEMORY_PEAK_FILE;
 const peak = { rss: 0, heapUsed: 0 };
