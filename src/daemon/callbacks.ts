@@ -3,7 +3,7 @@
  * them, what they report, and the durable group commit that stores them before they are acknowledged.
  */
 import { createHmac, hash, timingSafeEqual } from 'node:crypto';
-import { InboxSyncError, type InboxMessage, type Store } from '../store/store.js';
+import { InboxSyncError, type InboxEvent, type InboxMessage, type Store } from '../store/store.js';
 
 export type Json = Record<string, unknown>;
 
@@ -221,8 +221,8 @@ export class GroupCommit {
 
   constructor(
     private readonly store: Pick<Store, 'appendInbox'>,
-    /** The messages a commit stored (not the duplicates), once they are on disk. */
-    private readonly onCommit: (stored: InboxMessage[]) => void,
+    /** The messages a commit stored (not the duplicates) with their ids, in order, once they are on disk. */
+    private readonly onCommit: (stored: InboxEvent[]) => void,
   ) {}
 
   add(message: InboxMessage): Promise<'stored' | 'duplicate'> {
@@ -260,8 +260,8 @@ export class GroupCommit {
   }
 
   /** Messages stored by one transaction of `batch`; undefined when it failed and `batch` has several. */
-  private async commit(batch: Pending[]): Promise<InboxMessage[] | undefined> {
-    let results: ('stored' | 'duplicate')[];
+  private async commit(batch: Pending[]): Promise<InboxEvent[] | undefined> {
+    let results: (number | 'duplicate')[];
     try {
       results = await this.store.appendInbox(batch.map((b) => b.message));
     } catch (e) {
@@ -269,7 +269,13 @@ export class GroupCommit {
       for (const b of batch) b.reject(refusalOf(e));
       return [];
     }
-    batch.forEach((b, i) => b.resolve(results[i] as 'stored' | 'duplicate'));
-    return batch.filter((_, i) => results[i] === 'stored').map((b) => b.message);
+    const stored: InboxEvent[] = [];
+    batch.forEach((b, i) => {
+      const id = results[i] as number | 'duplicate';
+      if (id === 'duplicate') return b.resolve(id);
+      stored.push({ ...b.message, id });
+      b.resolve('stored');
+    });
+    return stored;
   }
 }

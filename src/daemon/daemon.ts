@@ -234,6 +234,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         events.publish(m.service, m.payload);
         confirmations.publish(m);
       }
+      matcher.offer(stored);
       matcher.kick();
     });
     let accepting = true;

@@ -52,6 +52,12 @@ export function callbackRun(ev: InboxMessage & { id?: number }): { trigger: Json
   };
 }
 
+/**
+ * Just-committed events held for the matcher, at most: one batch, as many as it reads from the store at once,
+ * so that a flood still waits in the store, not in memory.
+ */
+const HELD = 100;
+
 export interface MatcherOptions {
   store: Store;
   playbooks: ReadonlyMap<string, Playbook>;
@@ -72,12 +78,24 @@ export interface MatcherOptions {
  * runs it starts are stored with the event marked processed, in one transaction; only then are they handed
  * to the pool. (The steps waiting for an event, and the runs confirming a request, get it at its commit.) The work comes in slices of a few
  * milliseconds (each expression is bounded by its evaluation budget), so the event loop is never held long.
+ *
+ * The events a commit has just stored are handed over (`offer`) and taken as they are, instead of being read
+ * back from the inbox and parsed again; but only from the next id to process on: events stored while the
+ * matcher was behind (more than it holds), or before a restart, are read from the store, in order. Whichever
+ * way an event comes, `completeInbox` processes it once.
  */
 export class Matcher {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private lastId = 0;
+  /** Events a commit stored and the matcher has not taken: consecutive ids, at most HELD. */
+  private held: InboxEvent[] = [];
+  /**
+   * The store may have pending events that are not held: at start (stored before it), and once an offered
+   * event was not held. Cleared when a read of the store finds nothing more.
+   */
+  private behind = true;
   private readonly sliceMs: number;
 
   constructor(private readonly o: MatcherOptions) {
@@ -105,6 +123,18 @@ export class Matcher {
       });
   }
 
+  /**
+   * Events a commit has just stored (on disk), in order of id. Each is held only while it continues the ids
+   * held, up to HELD; what is not held is read from the store when the matcher gets there.
+   */
+  offer(events: readonly InboxEvent[]): void {
+    for (const ev of events) {
+      const last = this.held.at(-1);
+      if (this.held.length < HELD && (last === undefined || ev.id === last.id + 1)) this.held.push(ev);
+      else this.behind = true;
+    }
+  }
+
   stop(): void {
     this.stopped = true;
   }
@@ -121,7 +151,7 @@ export class Matcher {
         setTimeout(() => this.kick(), 100).unref();
         return;
       }
-      const batch = this.o.store.pendingInbox(100, this.lastId);
+      const batch = this.next(100);
       if (!batch.length) return;
       let slice: { ev: InboxEvent; eventId: number; runs: RunRecord[] }[] = [];
       let began = performance.now();
@@ -137,6 +167,19 @@ export class Matcher {
         }
       }
     }
+  }
+
+  /** The next events to process: the held ones when they start at the next id, else the store's. */
+  private next(limit: number): InboxEvent[] {
+    let done = 0;
+    while (done < this.held.length && (this.held[done] as InboxEvent).id <= this.lastId) done++;
+    if (done) this.held.splice(0, done);
+    if (this.held[0]?.id === this.lastId + 1) return this.held.splice(0, limit);
+    if (!this.behind && !this.held.length) return [];
+    const read = this.o.store.pendingInbox(limit, this.lastId);
+    // Nothing after these on disk (a commit being synced is offered once it is): only offers from now on.
+    if (read.length < limit) this.behind = false;
+    return read;
   }
 
   /** Stores a slice's runs with its events marked processed, in one transaction; only then do the runs start. */

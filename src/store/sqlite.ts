@@ -407,7 +407,7 @@ export class SqliteStore implements Store {
     );
   }
 
-  async appendInbox(messages: InboxMessage[]): Promise<('stored' | 'duplicate')[]> {
+  async appendInbox(messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
     // This turn's writes are committed first, in their own transaction.
     this.commit();
     const insert = this.sql(
@@ -416,7 +416,7 @@ export class SqliteStore implements Store {
     );
     let last = 0;
     for (const q of this.inboxMode) q.run();
-    let out: ('stored' | 'duplicate')[];
+    let out: (number | 'duplicate')[];
     try {
       out = this.db.transaction(() =>
         messages.map((m) => {
@@ -430,7 +430,7 @@ export class SqliteStore implements Store {
           );
           if (!r.changes) return 'duplicate' as const;
           last = Number(r.lastInsertRowid);
-          return 'stored' as const;
+          return last;
         }),
       )();
     } finally {
@@ -440,7 +440,7 @@ export class SqliteStore implements Store {
       await this.walSync();
       this.syncedInboxId = Math.max(this.syncedInboxId, last);
     }
-    for (const r of out) if (r === 'stored') this.backlog++;
+    for (const r of out) if (r !== 'duplicate') this.backlog++;
     return out;
   }
 

@@ -252,12 +252,12 @@ export interface Store extends Ownership {
 
   // ── the callback inbox ──
   /**
-   * Appends messages in one transaction, resolving once it is on disk (fsync'd): the listener acknowledges
-   * them then. A message whose requestId, kind and device were already received is a duplicate and is not
-   * stored again. A transaction that fails rejects (nothing of it is stored); a transaction stored whose sync
-   * fails rejects with an InboxSyncError.
+   * Appends messages in one transaction, resolving once it is on disk (fsync'd) with the id each message was
+   * stored under: the listener acknowledges them then. A message whose requestId, kind and device were already
+   * received is a `duplicate` and is not stored again. A transaction that fails rejects (nothing of it is
+   * stored); a transaction stored whose sync fails rejects with an InboxSyncError.
    */
-  appendInbox(messages: InboxMessage[]): Promise<('stored' | 'duplicate')[]>;
+  appendInbox(messages: InboxMessage[]): Promise<(number | 'duplicate')[]>;
   /** Events on disk and not yet processed, in order of arrival, after `afterId`. */
   pendingInbox(limit: number, afterId?: number): InboxEvent[];
   /** Every stored message of these requests, processed or not, in order of arrival (confirming a request). */

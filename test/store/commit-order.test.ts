@@ -124,7 +124,7 @@ steps:
       },
     ]);
     expect(store.pendingInbox(10), 'while the sync runs').to.deep.equal([]);
-    expect(await appended).to.deep.equal(['stored']);
+    expect(await appended).to.deep.equal([1]);
     expect(store.pendingInbox(10).map((e) => e.requestId)).to.deep.equal(['r-1']);
     store.close();
   });

@@ -76,8 +76,8 @@ describe('store: request ids and per-device data in the ledger', () => {
       receivedAt: '2026-11-23T00:00:00.000Z',
     });
     expect(await store.appendInbox([msg('imei:1'), msg('imei:2'), msg('imei:1')])).to.deep.equal([
-      'stored',
-      'stored',
+      1,
+      2,
       'duplicate',
     ]);
     expect(store.inboxByRequest(['req-9']).map((e) => e.device)).to.deep.equal(['imei:1', 'imei:2']);

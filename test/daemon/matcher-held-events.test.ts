@@ -1,0 +1,177 @@
+/**
+ * The matcher takes the events a group commit has just stored from memory, not by reading them back from the
+ * inbox and parsing them again: but only an event whose id is the next one to process. Events stored while it
+ * was behind (the run queue full, more than it holds), or before a crash, are read from the store, in order,
+ * and every event is processed exactly once.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { GroupCommit } from '../../src/daemon/callbacks.js';
+import { Matcher } from '../../src/daemon/matcher.js';
+import { DaemonMetrics } from '../../src/daemon/metrics.js';
+import type { RunPool } from '../../src/daemon/pool.js';
+import { silentLogger } from '../../src/log.js';
+import { loadPlaybook } from '../../src/playbook/load.js';
+import type { Playbook } from '../../src/playbook/schema.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { InboxMessage, RunRecord } from '../../src/store/store.js';
+import { tempDir } from '../runner/helpers.js';
+
+const PLAYBOOK = loadPlaybook(`version: 1
+name: every-usage-alert
+on:
+  callback:
+    service: DeviceUsage
+steps:
+  - id: note
+    uses: log
+    with: { message: 'an alert' }
+`).playbook as Playbook;
+
+const message = (i: number): InboxMessage => ({
+  service: 'DeviceUsage',
+  kind: 'alertServiceResponse',
+  requestId: `req-${i}`,
+  payload: { requestId: `req-${i}`, deviceResponse: { alertServiceResponse: { n: i, nested: [{ a: i }] } } },
+  receivedAt: new Date(1_700_000_000_000 + i).toISOString(),
+});
+
+/** A pool that only records the runs it is given; `queued` says how full it pretends to be. */
+class RecordingPool {
+  readonly runs: RunRecord[] = [];
+  queued = 0;
+  submit(run: RunRecord): void {
+    this.runs.push(run);
+  }
+}
+
+/** A matcher and a group commit wired as `fleetbook serve` wires them, counting the matcher's reads. */
+function daemonParts(store: SqliteStore) {
+  const pool = new RecordingPool();
+  const metrics = new DaemonMetrics({ backlog: () => 0, running: () => 0, client: () => undefined });
+  const matcher = new Matcher({
+    store,
+    playbooks: new Map([[PLAYBOOK.name, PLAYBOOK]]),
+    pool: pool as unknown as RunPool,
+    log: silentLogger,
+    metrics,
+    owner: 'matcher-test',
+  });
+  const commits = new GroupCommit(store, (stored) => {
+    matcher.offer(stored);
+    matcher.kick();
+  });
+  const reads = { n: 0 };
+  const pendingInbox = store.pendingInbox.bind(store);
+  store.pendingInbox = (limit, afterId) => {
+    reads.n++;
+    return pendingInbox(limit, afterId);
+  };
+  return { pool, matcher, commits, reads };
+}
+
+/** The requestIds of the runs' events, in the order the runs were started. */
+const requestsOf = (runs: RunRecord[]) => runs.map((r) => (r.trigger as { requestId: string }).requestId);
+
+/** Events stored and still unprocessed. */
+const pending = (store: SqliteStore) =>
+  (store.db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as { n: number }).n;
+
+const settle = async (matcher: Matcher) => {
+  for (let i = 0; i < 5; i++) {
+    await matcher.idle();
+    await new Promise((r) => setImmediate(r));
+  }
+};
+
+describe('the matcher takes just-committed events from memory', function () {
+  this.timeout(30_000);
+
+  it('matches events handed over at their commit without reading them back from the inbox', async () => {
+    const store = new SqliteStore(':memory:');
+    const { pool, matcher, commits, reads } = daemonParts(store);
+    // The first commit: the matcher, which has processed nothing yet, reads the store once to learn where it is.
+    await commits.add(message(0));
+    await settle(matcher);
+    const before = reads.n;
+    for (let round = 1; round <= 5; round++) {
+      await Promise.all([1, 2, 3].map((k) => commits.add(message(round * 10 + k))));
+      await settle(matcher);
+    }
+    expect(reads.n - before, 'reads of the inbox after the first commit').to.equal(0);
+    expect(pool.runs).to.have.length(16);
+    expect(pending(store)).to.equal(0);
+    // The run's event is the payload as the inbox stores it, whichever way it came.
+    const stored = store.inboxByRequest(['req-23'])[0];
+    const run = pool.runs.find((r) => (r.trigger as { requestId: string }).requestId === 'req-23');
+    expect(run?.event).to.deep.equal(stored?.payload);
+    expect(run?.trigger).to.deep.include({ inboxId: stored?.id });
+    expect(store.getRun(run?.id as string)?.event).to.deep.equal(stored?.payload);
+  });
+
+  it('reads from the store the events stored while it was behind, in order, each once', async () => {
+    const store = new SqliteStore(':memory:');
+    const { pool, matcher, commits, reads } = daemonParts(store);
+    await commits.add(message(0));
+    await settle(matcher);
+    // Stored without the matcher hearing of them (as a commit it missed): it must not skip to the next one
+    // it is handed.
+    await store.appendInbox([message(1), message(2)]);
+    await commits.add(message(3));
+    await settle(matcher);
+    expect(requestsOf(pool.runs)).to.deep.equal(['req-0', 'req-1', 'req-2', 'req-3']);
+    // The run queue full: the matcher waits, and more commits come than it holds.
+    pool.queued = 5000;
+    for (let i = 4; i < 454; i += 10)
+      await Promise.all(Array.from({ length: 10 }, (_, k) => commits.add(message(i + k))));
+    expect(pool.runs).to.have.length(4);
+    pool.queued = 0;
+    const readsBefore = reads.n;
+    matcher.kick();
+    // The matcher's pause ends on a timer (100 ms).
+    await new Promise((r) => setTimeout(r, 300));
+    await settle(matcher);
+    expect(requestsOf(pool.runs)).to.deep.equal(Array.from({ length: 454 }, (_, i) => `req-${i}`));
+    expect(reads.n, 'what it did not hold is read from the store').to.be.greaterThan(readsBefore);
+    expect(pending(store)).to.equal(0);
+    // Caught up, it takes the next commits from memory again.
+    const caughtUp = reads.n;
+    for (let i = 454; i < 460; i++) await commits.add(message(i));
+    await settle(matcher);
+    expect(pool.runs).to.have.length(460);
+    expect(reads.n).to.equal(caughtUp);
+  });
+
+  it('processes after a restart the events stored and acknowledged before a crash, once', async () => {
+    const tmp = await tempDir();
+    const file = join(tmp.dir, 'state.db');
+    const first = new SqliteStore(file);
+    // The crash: stored and synced (acknowledged), and the matcher never got to them.
+    const crashed = new GroupCommit(first, () => undefined);
+    await Promise.all([0, 1, 2].map((i) => crashed.add(message(i))));
+    const a = daemonParts(first);
+    await a.commits.add(message(3));
+    await settle(a.matcher);
+    expect(requestsOf(a.pool.runs)).to.deep.equal(['req-0', 'req-1', 'req-2', 'req-3']);
+    // A crash between the commit of events 4-5 and their match.
+    await Promise.all([4, 5].map((i) => crashed.add(message(i))));
+    first.db.close();
+
+    const second = new SqliteStore(file);
+    const b = daemonParts(second);
+    b.matcher.kick();
+    await settle(b.matcher);
+    expect(requestsOf(b.pool.runs)).to.deep.equal(['req-4', 'req-5']);
+    // Handed an event it already processed (a commit heard twice), it starts nothing again.
+    b.matcher.offer(second.inboxByRequest(['req-5']));
+    b.matcher.kick();
+    await b.commits.add(message(6));
+    await settle(b.matcher);
+    expect(requestsOf(b.pool.runs)).to.deep.equal(['req-4', 'req-5', 'req-6']);
+    expect(pending(second)).to.equal(0);
+    const runs = second.db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number };
+    expect(runs.n).to.equal(7);
+    second.db.close();
+    await tmp.close();
+  });
+});
