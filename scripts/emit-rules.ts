@@ -6,7 +6,7 @@
  * - one standalone ajv validator per schema the loader checks (the top level, each step kind, each action's
  *   arguments with expressions allowed), per catalog action's request schema (what the client checks
  *   before every call), and of the configuration, as CommonJS, compiled exactly as api/validate.ts's fast
- *   instance;
+ *   instance; beside each request validator, its V8 code cache (api/generated.ts);
  * - the action names, each action's argument names, and which retry selectors each action accepts (computed
  *   by actions/selectors.ts itself, over the selectors people write; others take the full path);
  * - a fingerprint of the compiled modules all this comes from: when dist/ is rebuilt without this step, the
@@ -44,7 +44,8 @@ const { stepSelectorProblem, deviceSelectorProblem, confirmProblem } =
 const { DEVICE_ERROR_TYPES, DEVICE_STATE_ERROR_TYPES } =
   await load<typeof DeviceErrors>('api/device-errors.js');
 const { createAjv, inputValidatorName } = await load<typeof Validate>('api/validate.js');
-const { GENERATED_SOURCES, fingerprint } = await load<typeof Generated>('api/generated.js');
+const { GENERATED_SOURCES, fingerprint, compileValidator, CODE_CACHE_SUFFIX } =
+  await load<typeof Generated>('api/generated.js');
 const { CONFIG_SCHEMA } = await load<typeof Config>('config.js');
 
 // ── validators ──────────────────────────────────────────────────────────────────────────────────
@@ -126,6 +127,13 @@ const rules: Generated.GeneratedFile = {
 await rm(OUT, { recursive: true, force: true });
 await mkdir(OUT, { recursive: true });
 for (const [file, code] of files) await writeFile(join(OUT, file), code);
+// The request validators' V8 code caches, made after a first call has compiled each validator's function.
+for (const action of ACTIONS) {
+  const file = join(OUT, validators[inputValidatorName(action)] as string);
+  const { validate, script } = compileValidator(file);
+  validate({});
+  await writeFile(file + CODE_CACHE_SUFFIX, script.createCachedData());
+}
 await writeFile(join(OUT, 'rules.json'), `${JSON.stringify(rules)}\n`);
 console.log(`wrote ${files.size} validators and rules.json to ${relative(process.cwd(), OUT)}/`);
 
