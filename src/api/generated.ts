@@ -117,20 +117,25 @@ function loadValidator(file: string): Validate {
 
 /**
  * Compiles and runs the CommonJS module of a generated validator as require() would, with `cachedData` when
- * given; `script` makes the code cache (scripts/emit-rules.ts, once the validator has run).
+ * given, and records it in require.cache as require() does; `script` makes the code cache
+ * (scripts/emit-rules.ts, once the validator has run).
  */
 export function compileValidator(file: string, cachedData?: Buffer): { validate: Validate; script: Script } {
   const script = new Script(Module.wrap(readFileSync(file, 'utf8')), {
     filename: file,
     ...(cachedData ? { cachedData } : {}),
   });
-  const module = { exports: {} as unknown };
+  const require = createRequire(file);
+  const module = new Module(file);
+  module.filename = file;
   (script.runInThisContext() as (...args: unknown[]) => void)(
     module.exports,
-    createRequire(file),
+    require,
     module,
     file,
     dirname(file),
   );
+  module.loaded = true;
+  require.cache[file] = module;
   return { validate: module.exports as Validate, script };
 }
