@@ -62,8 +62,11 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   /** Releases the body bytes a callback reserved, once it is authenticated (else when it is answered). */
   const releases = new WeakMap<FastifyRequest, () => void>();
   let storeFailureLoggedAt = 0;
-  // An answer is sent only once what the request wrote is committed (a run started, a run cancelled).
-  app.addHook('onSend', async () => c.store.durable());
+  /**
+   * The hook of a route that writes: its answer is sent only once what it wrote is committed (a run started).
+   * Not on the callback routes, whose writes are the group commit's, acknowledged once synced.
+   */
+  const durable = async () => c.store.durable();
 
   const reject = (
     req: FastifyRequest,
@@ -109,9 +112,10 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
    * 415, and a body that would pass the bound of bytes read unauthenticated 503. Each closes the connection
    * after answering, so that the body is not read at all (Node would read it to the end to reuse the connection).
    */
-  const admit = async (req: FastifyRequest, reply: FastifyReply) => {
+  const admit = (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    // A refusal sends the answer; `done` is then not called. A hook of this form costs no promise.
     const unread = (status: number, reason: RejectReason, message: string, retryAfter?: number) =>
-      reject(req, reply.header('connection', 'close'), status, reason, message, retryAfter);
+      void reject(req, reply.header('connection', 'close'), status, reason, message, retryAfter);
     const address = addressKey(req.ip ?? '');
     const wait = failures.blockedFor(address);
     if (wait) return unread(429, 'throttled', 'too many refused callbacks from this address', wait);
@@ -138,6 +142,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     };
     reply.raw.once('close', release);
     releases.set(req, release);
+    done();
   };
 
   const callback = async (req: FastifyRequest, reply: FastifyReply, named: string | undefined) => {
@@ -228,6 +233,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   });
   app.post<{ Params: { name: string }; Body: { raw: Buffer; json: unknown } | undefined }>(
     '/playbooks/:name/runs',
+    { onSend: durable },
     async (req, reply) => {
       const token = c.config.daemonToken;
       if (!token)
