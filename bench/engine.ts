@@ -1,5 +1,5 @@
 /**
- * P1 and P2: the engine side by side with a hand-written undici loop making the same calls at the same
+ * P1, P2 and P7: the engine side by side with a hand-written undici loop making the same calls at the same
  * concurrency, against the same emulator (in its own process), reset to the same seed before each side. Each
  * side runs in its own process and reports its own time (module loading excluded) and its peak RSS.
  */
@@ -98,7 +98,7 @@ async function compare(
   faults: object,
   playbook: string,
   rawArgs: string[],
-): Promise<{ engine: Side; raw: Side; ratio: number; quartiles: [number, number] }> {
+): Promise<{ engine: Side; raw: Side; ratio: number; quartiles: [number, number]; engineRss: number[] }> {
   const emu = await startEmulator(devices);
   try {
     const fresh = async () => {
@@ -122,12 +122,7 @@ async function compare(
     const runEngine = async () => {
       await fresh();
       engines.push(
-        await side('engine.mjs', [
-          join(ROOT, 'bench', 'playbooks', playbook),
-          `${emu.url}/api`,
-          ...emu.creds,
-          emu.account,
-        ]),
+        await side('engine.mjs', [join(ROOT, playbook), `${emu.url}/api`, ...emu.creds, emu.account]),
       );
     };
     // Each side goes first in every other round, so that going first or second favours neither.
@@ -143,6 +138,7 @@ async function compare(
     const ratios = engines.map((e, i) => e.ms / (raws[i] as Side).ms).sort((a, b) => a - b);
     return {
       engine: median(engines),
+      engineRss: engines.map((e) => e.maxRssMb),
       raw: median(raws),
       ratio: ratios[Math.floor(ratios.length / 2)] as number,
       // How far single rounds spread: a median near the target is a coin toss, and this shows it.
@@ -178,13 +174,13 @@ function timed(s: Side): string {
 }
 
 export async function benchEngine(): Promise<BenchRow[]> {
-  const p1 = await compare(9, 20_000, {}, 'p1-suspend.yaml', ['suspend', '500', '4']);
+  const p1 = await compare(9, 20_000, {}, 'bench/playbooks/p1-suspend.yaml', ['suspend', '500', '4']);
   const r1 = p1.ratio;
   const p2 = await compare(
     5,
     100_000,
     { deviceErrors: { 'SVC CACHE UNAVAILABLE': 0.05 } },
-    'p2-report.yaml',
+    'bench/playbooks/p2-report.yaml',
     ['report'],
   );
   const r2 = p2.ratio;
@@ -204,6 +200,28 @@ export async function benchEngine(): Promise<BenchRow[]> {
       value: `engine/raw ${r2.toFixed(2)} (median of 5 rounds' ratios; quartiles ${spread(p2.quartiles)}); peak RSS ${p2.engine.maxRssMb.toFixed(0)} MB (raw ${p2.raw.maxRssMb.toFixed(0)} MB)`,
       target: '<= 1.2; <= 300 MB',
       pass: r2 <= 1.2 && p2.engine.maxRssMb <= 300 && p2.engine.summary?.status === 'succeeded',
+    },
+  ];
+}
+
+/**
+ * P7: the shipped nightly report (`playbooks/nightly-location-report.yaml`, its CSV written) on a
+ * 1,000,000-device account, beside the raw loop making the same calls (which writes no file), 3 rounds.
+ */
+export async function benchFleet(): Promise<BenchRow[]> {
+  const p7 = await compare(3, 1_000_000, {}, 'playbooks/nightly-location-report.yaml', ['report']);
+  const e7 = p7.engine.summary?.devices;
+  return [
+    {
+      id: 'P7',
+      measure: `shipped nightly report, 1,000,000-device account: engine ${timed(p7.engine)} (${e7?.total ?? 0} devices located or failed, CSV written), raw ${timed(p7.raw)} (${p7.raw.devices} devices); medians of 3 rounds`,
+      value: `engine/raw ${p7.ratio.toFixed(2)} (quartiles ${spread(p7.quartiles)}); engine peak RSS ${p7.engine.maxRssMb.toFixed(0)} MB (rounds ${p7.engineRss.map((m) => m.toFixed(0)).join(', ')}; raw ${p7.raw.maxRssMb.toFixed(0)} MB)`,
+      target: '<= 1.15; <= 300 MB',
+      pass:
+        p7.ratio <= 1.15 &&
+        p7.engine.maxRssMb <= 300 &&
+        p7.engine.summary?.status === 'succeeded' &&
+        e7?.total === p7.raw.devices,
     },
   ];
 }

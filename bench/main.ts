@@ -8,7 +8,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { benchDaemon } from './daemon.js';
 import { benchEmulator } from './emulator.js';
-import { benchEngine } from './engine.js';
+import { benchEngine, benchFleet } from './engine.js';
 import { benchLedger } from './ledger.js';
 import { benchMocked } from './mocked.js';
 import { benchRate } from './rate.js';
@@ -18,6 +18,7 @@ import type { BenchRow } from './types.js';
 const suites: { ids: string[]; run: () => Promise<BenchRow[]> }[] = [
   { ids: ['P1', 'P2'], run: benchEngine },
   { ids: ['P1M'], run: benchMocked },
+  { ids: ['P7'], run: benchFleet },
   { ids: ['E1'], run: benchEmulator },
   { ids: ['P3', 'P4'], run: benchDaemon },
   { ids: ['P5'], run: benchValidate },

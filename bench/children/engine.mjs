@@ -1,5 +1,5 @@
 /**
- * One engine run for the P1/P2 benchmarks, in its own process so that its peak RSS is its own: loads the
+ * One engine run for the P1, P2 and P7 benchmarks, in its own process so that its peak RSS is its own: loads the
  * playbook, runs it against the emulator with an on-disk store, and prints { ms, cpuMs, maxRssMb, summary }.
  *
  * Plain JavaScript on the built modules of dist/ (bench/main.ts builds first), run by plain node, as
@@ -31,6 +31,8 @@ const client = createClient({
   rates: { m2m: local, loc: local, subsc: local, dm: local, oauth: local },
 });
 const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-'));
+// A report the playbook writes goes to the throwaway directory, removed with the store.
+process.env.FLEETBOOK_REPORTS_DIR = join(dir, 'reports');
 const store = new SqliteStore(join(dir, 'state.db'));
 const start = performance.now();
 const cpuStart = process.cpuUsage();

@@ -15,7 +15,7 @@ const pool = new Pool(url.origin, { connections: 64 });
 const base = url.pathname.replace(/\/$/, '');
 let calls = 0;
 let headers = {};
-async function send(method, path, body, extra = {}) {
+async function send(method, path, body, extra = {}, replay = true) {
   calls++;
   const res = await pool.request({
     method,
@@ -24,6 +24,11 @@ async function send(method, path, body, extra = {}) {
     body: body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.body.text();
+  // An expired session (a long run at a high time scale): log in again, once, and send again, as a client must.
+  if (res.statusCode === 400 && replay && text.includes('Session has expired')) {
+    await login();
+    return send(method, path, body, extra, false);
+  }
   if (res.statusCode >= 300 && res.statusCode !== 202)
     throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
   return { status: res.statusCode, json: text ? JSON.parse(text) : {} };
@@ -36,8 +41,16 @@ const token = await send('POST', '/ts/v1/oauth2/token', 'grant_type=client_crede
   'content-type': 'application/x-www-form-urlencoded',
 });
 headers = { authorization: `Bearer ${token.json.access_token}` };
-const login = await send('POST', '/m2m/v1/session/login', { username, password });
-headers['x-m2m-token'] = login.json.sessionToken;
+let renewing;
+/** The session login; logins asked for at once share one. */
+function login() {
+  renewing ??= send('POST', '/m2m/v1/session/login', { username, password }, {}, false).then((r) => {
+    headers['x-m2m-token'] = r.json.sessionToken;
+    renewing = undefined;
+  });
+  return renewing;
+}
+await login();
 async function listImeis() {
   const out = [];
   let last;

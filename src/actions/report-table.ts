@@ -122,6 +122,8 @@ const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
  * written after a `'`, so that a spreadsheet opening the report shows it and does not run it.
  */
 export function csvField(v: unknown): string {
+  // A number or a boolean is never quoted nor taken for a formula: most of a location report's cells.
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   const text = v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   const safe = typeof v === 'string' && FORMULA.test(text) && !NUMBER.test(text) ? `'${text}` : text;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;

@@ -4,6 +4,7 @@
  * location; each other device, its 7.3 error. The per-device policy retries the failures it names.
  */
 import { emptyCounts, type DeviceGroup } from '../../store/store.js';
+import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
 import { addCounts, countDevices, item } from '../context.js';
 import { DeviceResults } from '../device-results.js';
@@ -84,10 +85,13 @@ function reportPass(x: ActionCall, results: DeviceResults) {
   };
 }
 
+/** How many batches of a streamed report are created, or read, at once: a bounded number of devices in memory. */
+const WINDOW = 4;
+
 /**
  * A location report of a listing's devices read from the store (StoredItems), in bounded memory whatever their
- * number: the reports of every batch are created first, as for a list in memory; then each batch's devices are
- * read again from the store when its results come, and its results go to the ledger and the counts, not to
+ * number: the reports of every batch are created first (WINDOW at a time), as for a list in memory; then each
+ * batch's devices are read again from the store when its results come (WINDOW batches at a time), and its results go to the ledger and the counts, not to
  * memory. Only the devices a `devices.retry` rule may send again are held (their results), and the rules
  * then run over them as over any list.
  */
@@ -101,15 +105,15 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
     ctx.countProgress(c);
   };
   const created: { at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
-  for (const { at, set } of source.batches(x.op.batchSize ?? 10_000)) {
+  await eachAtMost(source.batches(x.op.batchSize ?? 10_000), WINDOW, async ({ at, set }) => {
     const sentAt = ctx.clock.now();
     const reports = await create(x, { ...x.input, deviceList: refsOf(set) });
     created.push({ at, size: set.size, sentAt, reports });
     if (!reads(x)) final(withResult(set, { outcome: 'succeeded', attempts: 1 }));
-  }
+  });
   const retried = new Set(x.plan.deviceRetry.flatMap((r) => [...r.on]));
   const again = new DeviceResults();
-  for (const c of reads(x) ? created : []) {
+  await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
     await awaitReports(x, String(x.input.accountName), c.reports);
     const byMsid = new Map(refsOf(source.read(c.at, c.size).set).map((d) => [d.id, d]));
     for (const r of c.reports) {
@@ -130,7 +134,7 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
         final(done);
       });
     }
-  }
+  });
   if (!again.empty) {
     // The devices the rules may send again, as a list of their own: the rules run over it as over any list.
     const devices = setOfGroups(again.groups());
