@@ -14,8 +14,8 @@ export interface Table<R> {
   rows(): Iterable<R>;
   /** The default columns. */
   columns(): string[];
-  /** A row's value in a column; undefined when it has none. */
-  value(row: R, column: string): unknown;
+  /** How a column reads a row's value (undefined when it has none): chosen once per column, not per cell. */
+  reader(column: string): (row: R) => unknown;
 }
 
 /** The columns of per-device results, before those of the data the step returned for each device. */
@@ -76,18 +76,21 @@ export function ledgerTable(rows: () => Iterable<LedgerRow>): Table<LedgerRow> {
         (k) => (LEDGER.has(k) ? `data.${k}` : k),
       ),
     ],
-    value(row, column) {
-      if (LEDGER.has(column)) return row[column as keyof LedgerRow];
-      if (!row.data) return undefined;
-      const v = pick(row.data, column);
-      return v === undefined && column.startsWith('data.') ? pick(row.data, column.slice(5)) : v;
+    reader(column) {
+      if (LEDGER.has(column)) return (row) => row[column as keyof LedgerRow];
+      const bare = column.startsWith('data.') ? column.slice(5) : undefined;
+      return (row) => {
+        if (!row.data) return undefined;
+        const v = pick(row.data, column);
+        return v === undefined && bare !== undefined ? pick(row.data, bare) : v;
+      };
     },
   };
 }
 
 /** Any list of objects: by default, every key in order of first appearance. */
 export function listTable(rows: readonly Json[]): Table<Json> {
-  return { rows: () => rows, columns: () => keysOf(rows, (r) => r), value: pick };
+  return { rows: () => rows, columns: () => keysOf(rows, (r) => r), reader: (c) => (row) => pick(row, c) };
 }
 
 // ── text ──────────────────────────────────────────────────────────────────────────────────────────
@@ -104,12 +107,22 @@ function secretColumn(name: string): boolean {
 
 /** Each row's values, in column order, with secrets masked (util/secrets.ts): one row at a time. */
 function* valuesOf<R>(table: Table<R>, columns: readonly string[]): Generator<unknown[]> {
-  const masked = columns.map(secretColumn);
-  for (const row of table.rows())
-    yield columns.map((c, i) => {
-      const v = table.value(row, c);
-      return masked[i] && v !== undefined && v !== null && v !== '' ? '***' : redactValue(v);
-    });
+  const cells = columns.map((c) => {
+    const read = table.reader(c);
+    if (!secretColumn(c)) return (row: R) => redactCell(read(row));
+    return (row: R) => {
+      const v = read(row);
+      return v !== undefined && v !== null && v !== '' ? '***' : redactValue(v);
+    };
+  });
+  for (const row of table.rows()) yield cells.map((cell) => cell(row));
+}
+
+/** A cell with registered secrets removed: a number, a boolean or nothing holds none. */
+function redactCell(v: unknown): unknown {
+  return v === undefined || v === null || typeof v === 'number' || typeof v === 'boolean'
+    ? v
+    : redactValue(v);
 }
 
 /** Text a spreadsheet would run as a formula; a number written as text is not one. */

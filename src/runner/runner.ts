@@ -20,6 +20,7 @@ import { planOf, type StepPlan } from './plan.js';
 import { engineAction } from './strategies/engine.js';
 import { reconciles, strategyOf, type UsesStep } from './strategies/index.js';
 import { StoredItems } from './stored-items.js';
+import { jsonFits } from '../util/json-size.js';
 import {
   Interrupted,
   LimitError,
@@ -493,10 +494,15 @@ class Run {
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
 
-/** A step output kept in a checkpoint only when it is small; large ones live in the ledger. */
+/** The largest step output a checkpoint keeps (characters of JSON). */
+const OUTPUT_LIMIT = 256 * 1024;
+
+/**
+ * A step output kept in a checkpoint only when it is small; large ones live in the ledger. Measured without
+ * writing it: the output of a listing of a million records is never made one string.
+ */
 function boundedOutput(output: unknown): unknown {
-  const text = JSON.stringify(output ?? null);
-  return text.length <= 256 * 1024 ? output : { truncated: true, bytes: text.length };
+  return jsonFits(output ?? null, OUTPUT_LIMIT) ? output : { truncated: true, largerThan: OUTPUT_LIMIT };
 }
 
 function withListeners(signal: AbortSignal): AbortSignal {

@@ -105,17 +105,14 @@ export interface EntryRow extends ResultColumns {
 }
 
 export function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null): LedgerRow {
-  return {
-    deviceId,
-    runId: r.run_id,
-    step: r.step,
-    kind: r.kind,
-    outcome: r.outcome as LedgerRow['outcome'],
-    ...(r.error_type !== null ? { errorType: r.error_type } : {}),
-    ...(r.error_class !== null ? { errorClass: r.error_class } : {}),
-    attempts: r.attempts,
-    ...(r.request_id !== null ? { requestId: r.request_id } : {}),
-    ...(data ? { data } : {}),
-    at: r.at,
-  };
+  // Member by member, in the order the spread form had: a million rows of a report are made here.
+  const row = { deviceId, runId: r.run_id, step: r.step, kind: r.kind } as LedgerRow;
+  row.outcome = r.outcome as LedgerRow['outcome'];
+  if (r.error_type !== null) row.errorType = r.error_type;
+  if (r.error_class !== null) row.errorClass = r.error_class;
+  row.attempts = r.attempts;
+  if (r.request_id !== null) row.requestId = r.request_id;
+  if (data) row.data = data;
+  row.at = r.at;
+  return row;
 }

@@ -122,6 +122,43 @@ describe('runner: a location report streamed from the store', function () {
       }
     }
 
+    it('keeps a listing whose records an expression reads out of its checkpoint, which says so', async () => {
+      await control(emu, 'POST', '/reset', {
+        seed: 1,
+        accounts: 1,
+        devicesPerAccount: 25_000,
+        timeScale: 3600,
+      });
+      const client = clientFor(emu);
+      const store = new SqliteStore(':memory:');
+      try {
+        const summary = await runPlaybook(
+          playbook(`
+version: 1
+name: records
+on: { manual: true }
+inputs:
+  account: { type: string }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: "\${{ inputs.account }}" }
+  - id: first
+    set: { id: "\${{ steps.devices.output.devices[0].deviceIds[0].id }}" }
+`),
+          { client, store, inputs: { account: emu.defaults.accounts[0] } },
+        );
+        expect(summary.status, summary.error).to.equal('succeeded');
+        expect((store.loadSteps(summary.runId).get('devices') as { output: unknown }).output).to.deep.equal({
+          truncated: true,
+          largerThan: 256 * 1024,
+        });
+      } finally {
+        store.close();
+        await client.close();
+      }
+    });
+
     it('gives every device the outcome the list held in memory gives it, a batch of 10,000 at a time', async () => {
       const streamed = await outcomes(report());
       // An expression that reads the items keeps them in memory: the same report, not streamed.
