@@ -54,8 +54,7 @@ function writeRun(file: string): void {
 /** Runs the built CLI; counts the device rows of its output as it streams, and reads its peak RSS at exit. */
 async function show(file: string): Promise<{ ms: number; rows: number; bytes: number; maxRssMb: number }> {
   // The child reports its own peak RSS on stderr as it exits.
-  const report =
-    'data:text/javascript,process.on("exit",()=>process.stderr.write("maxRSS="+process.resourceUsage().maxRSS))';
+  const report = join(ROOT, 'bench', 'children', 'exit-peak-rss.mjs');
   const began = performance.now();
   const child = spawn(
     process.execPath,
@@ -85,8 +84,8 @@ async function show(file: string): Promise<{ ms: number; rows: number; bytes: nu
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`runs show exited ${code}: ${err}`);
-  const rss = /maxRSS=(\d+)/.exec(err);
-  return { ms: performance.now() - began, rows, bytes, maxRssMb: Number(rss?.[1] ?? NaN) / 1024 };
+  const rss = /peakRssMb=([\d.]+)/.exec(err);
+  return { ms: performance.now() - began, rows, bytes, maxRssMb: Number(rss?.[1] ?? NaN) };
 }
 
 export async function benchLedger(): Promise<BenchRow[]> {

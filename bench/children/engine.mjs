@@ -17,6 +17,7 @@ import { StoreDeviceLocks } from '../../dist/runner/locks.js';
 import { runPlaybook } from '../../dist/runner/runner.js';
 import { Lease } from '../../dist/store/lease.js';
 import { SqliteStore } from '../../dist/store/sqlite.js';
+import { peakRssMb } from './peak-rss.mjs';
 
 const [file, baseUrl, clientId, clientSecret, username, password, account] = process.argv.slice(2);
 const loaded = loadPlaybook(readFileSync(file, 'utf8'), file);
@@ -62,4 +63,4 @@ await client.close();
 lease.release();
 store.close();
 rmSync(dir, { recursive: true });
-process.stdout.write(JSON.stringify({ ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, summary }));
+process.stdout.write(JSON.stringify({ ms, cpuMs, maxRssMb: peakRssMb(), summary }));

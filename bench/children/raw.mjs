@@ -8,6 +8,7 @@
  *   raw.mjs report  BASE_URL CLIENT_ID SECRET USER PASSWORD ACCOUNT
  */
 import { Pool } from 'undici';
+import { peakRssMb } from './peak-rss.mjs';
 const [mode, baseUrl, clientId, clientSecret, username, password, account, batchArg, concArg] =
   process.argv.slice(2);
 const url = new URL(baseUrl);
@@ -135,6 +136,4 @@ const ms = performance.now() - start;
 const cpu = process.cpuUsage(cpuStart);
 const cpuMs = (cpu.user + cpu.system) / 1000;
 await pool.close();
-process.stdout.write(
-  JSON.stringify({ ms, cpuMs, maxRssMb: process.resourceUsage().maxRSS / 1024, calls, devices }),
-);
+process.stdout.write(JSON.stringify({ ms, cpuMs, maxRssMb: peakRssMb(), calls, devices }));
