@@ -198,8 +198,8 @@ export async function benchEngine(): Promise<BenchRow[]> {
       id: 'P2',
       measure: `100,000-device report, 5 % cache misses retried at cacheMode 1: engine ${timed(p2.engine)} (${e2?.total ?? 0} devices, ${e2?.failed ?? 0} failed), raw ${timed(p2.raw)}`,
       value: `engine/raw ${r2.toFixed(2)} (median of 5 rounds' ratios; quartiles ${spread(p2.quartiles)}); peak RSS ${p2.engine.maxRssMb.toFixed(0)} MB (raw ${p2.raw.maxRssMb.toFixed(0)} MB)`,
-      target: '<= 1.2; <= 300 MB',
-      pass: r2 <= 1.2 && p2.engine.maxRssMb <= 300 && p2.engine.summary?.status === 'succeeded',
+      target: '<= 1.10; <= 200 MB',
+      pass: r2 <= 1.1 && p2.engine.maxRssMb <= 200 && p2.engine.summary?.status === 'succeeded',
     },
   ];
 }
