@@ -79,27 +79,19 @@ function compile(pb: Playbook): Plan {
   const streams = streamingSteps(pb);
   const actions = new Set<ActionName>();
   const services = new Set<string>();
-  const visit = (list: unknown): void => {
-    if (!Array.isArray(list)) return;
-    for (const step of list as Step[]) {
-      const from = streams.get(step);
-      steps.set(step, { ...stepPlan(step), ...(from ? { streamsFrom: from } : {}) });
-      if ('uses' in step && isAction(step.uses)) {
-        actions.add(step.uses);
-        if ((CATALOG[step.uses] as Operation).strategy === 'deviceState') services.add('CarrierService');
-      }
-      const event = eventWait(step);
-      if (event) {
-        services.add(event.event.service);
-        if (event.poll && isAction(event.poll.uses)) actions.add(event.poll.uses);
-      }
-      if ('forEach' in step) visit(step.forEach.steps);
-      if ('parallel' in step) visit(step.parallel);
-      if (Array.isArray(step.onError)) visit(step.onError);
+  for (const step of allSteps(pb)) {
+    const from = streams.get(step);
+    steps.set(step, { ...stepPlan(step), ...(from ? { streamsFrom: from } : {}) });
+    if ('uses' in step && isAction(step.uses)) {
+      actions.add(step.uses);
+      if ((CATALOG[step.uses] as Operation).strategy === 'deviceState') services.add('CarrierService');
     }
-  };
-  visit(pb.steps);
-  visit(pb.finally);
+    const event = eventWait(step);
+    if (event) {
+      services.add(event.event.service);
+      if (event.poll && isAction(event.poll.uses)) actions.add(event.poll.uses);
+    }
+  }
   return {
     playbook: pb,
     referenced: referencedMembers(pb, streams),
@@ -185,29 +177,32 @@ const WHOLE_ITEMS = /^\$\{\{\s*steps\s*\.\s*([A-Za-z_]\w*)\s*\.\s*items\s*\}\}$/
  * devices are read from the store in batches. Not under `limits`, which count every device the run names.
  */
 function streamingSteps(pb: Playbook): Map<Step, string> {
-  const all = new Map<string, Step>();
+  const steps = allSteps(pb);
+  const byId = new Map(steps.map((s) => [s.id, s]));
   const out = new Map<Step, string>();
-  const each = (list: unknown, fn: (s: Step) => void): void => {
+  for (const s of steps) {
+    if (!('uses' in s) || strategyOf(s) !== 'locationReport' || s.limits || pb.limits) continue;
+    const m = WHOLE_ITEMS.exec(String((s.with as Record<string, unknown> | undefined)?.deviceList ?? ''));
+    const from = m ? byId.get(m[1] as string) : undefined;
+    if (from && strategyOf(from) === 'listing') out.set(s, from.id);
+  }
+  return out;
+}
+
+/** Every step of a playbook, nested ones (forEach, parallel, onError) after their parent, then `finally`'s. */
+function allSteps(pb: Playbook): Step[] {
+  const out: Step[] = [];
+  const add = (list: unknown): void => {
     if (!Array.isArray(list)) return;
     for (const s of list as Step[]) {
-      fn(s);
-      if ('forEach' in s) each(s.forEach.steps, fn);
-      if ('parallel' in s) each(s.parallel, fn);
-      if (Array.isArray(s.onError)) each(s.onError, fn);
+      out.push(s);
+      if ('forEach' in s) add(s.forEach.steps);
+      if ('parallel' in s) add(s.parallel);
+      if (Array.isArray(s.onError)) add(s.onError);
     }
   };
-  const every = (fn: (s: Step) => void) => {
-    each(pb.steps, fn);
-    each(pb.finally, fn);
-  };
-  every((s) => all.set(s.id, s));
-  every((s) => {
-    if (!('uses' in s) || strategyOf(s) !== 'locationReport') return;
-    if (s.limits || pb.limits) return;
-    const m = WHOLE_ITEMS.exec(String((s.with as Record<string, unknown> | undefined)?.deviceList ?? ''));
-    const from = m ? all.get(m[1] as string) : undefined;
-    if (from && strategyOf(from) === 'listing') out.set(s, from.id);
-  });
+  add(pb.steps);
+  add(pb.finally);
   return out;
 }
 

@@ -8,7 +8,7 @@ import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
 import { addCounts, countDevices, item } from '../context.js';
 import { DeviceResults } from '../device-results.js';
-import { groupResults, locationResult, refsOf, setOfGroups, withResult } from '../devices.js';
+import { groupResults, locationResult, refsOf, setOfGroups, withResult, type DeviceRef } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Json, type StepState } from '../types.js';
 import { applyDeviceRules, withDeviceRetries } from './device-retry.js';
@@ -70,17 +70,11 @@ function reportPass(x: ActionCall, results: DeviceResults) {
       results.add(withResult(x.devices, { outcome: 'succeeded', attempts: attempt }));
       return { reports };
     }
-    await awaitReports(x, String(input.accountName), reports);
-    for (const r of reports) {
-      await readReport(x, { accountName: input.accountName, txid: r.txid }, (entries) => {
-        const groups = groupResults(
-          entries.map((e) => locationResult(e, byMsid, attempt, { cacheMode: input.cacheMode, at })),
-        );
-        results.add(groups);
-        // Each page's results go to the ledger while the next page is already on its way.
-        x.ctx.recordLedger(x.step.id, groups);
-      });
-    }
+    await readResults(x, reports, byMsid, { attempt, cacheMode: input.cacheMode, at }, (groups) => {
+      results.add(groups);
+      // Each page's results go to the ledger while the next page is already on its way.
+      x.ctx.recordLedger(x.step.id, groups);
+    });
     return { reports };
   };
 }
@@ -91,18 +85,21 @@ const WINDOW = 4;
 /**
  * A location report of a listing's devices read from the store (StoredItems), in bounded memory whatever their
  * number: the reports of every batch are created first (WINDOW at a time), as for a list in memory; then each
- * batch's devices are read again from the store when its results come (WINDOW batches at a time), and its results go to the ledger and the counts, not to
- * memory. Only the devices a `devices.retry` rule may send again are held (their results), and the rules
- * then run over them as over any list.
+ * batch's devices are read again from the store when its results come (WINDOW batches at a time), and its
+ * results go to the ledger and the counts, not to memory. Only the devices a `devices.retry` rule may send
+ * again are held (their results), and the rules then run over them as over any list.
  */
 async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepState> {
   const { ctx, step } = x;
   const counts = emptyCounts();
-  const final = (groups: DeviceGroup[]) => {
-    ctx.recordLedger(step.id, groups);
+  const tally = (groups: DeviceGroup[]) => {
     const c = countDevices(groups);
     addCounts(counts, c);
     ctx.countProgress(c);
+  };
+  const final = (groups: DeviceGroup[]) => {
+    ctx.recordLedger(step.id, groups);
+    tally(groups);
   };
   const created: { at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
   await eachAtMost(source.batches(x.op.batchSize ?? 10_000), WINDOW, async ({ at, set }) => {
@@ -114,26 +111,21 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
   const retried = new Set(x.plan.deviceRetry.flatMap((r) => [...r.on]));
   const again = new DeviceResults();
   await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
-    await awaitReports(x, String(x.input.accountName), c.reports);
     const byMsid = new Map(refsOf(source.read(c.at, c.size).set).map((d) => [d.id, d]));
-    for (const r of c.reports) {
-      await readReport(x, { accountName: x.input.accountName, txid: r.txid }, (entries) => {
-        const groups = groupResults(
-          entries.map((e) => locationResult(e, byMsid, 1, { cacheMode: x.input.cacheMode, at: c.sentAt })),
-        );
-        const done: DeviceGroup[] = [];
-        for (const g of groups) {
-          const failed = g.outcome === 'failed' && g.errorType !== undefined;
-          if (failed && retried.has(g.errorType as string)) {
-            again.add([g]);
-            ctx.recordLedger(step.id, [g]);
-          } else if (failed && x.plan.ignore.has(g.errorType as string))
-            done.push({ ...g, outcome: 'skipped' });
-          else done.push(g);
-        }
-        final(done);
-      });
-    }
+    const request = { attempt: 1, cacheMode: x.input.cacheMode, at: c.sentAt };
+    await readResults(x, c.reports, byMsid, request, (groups) => {
+      const done: DeviceGroup[] = [];
+      for (const g of groups) {
+        const failed = g.outcome === 'failed' && g.errorType !== undefined;
+        if (failed && retried.has(g.errorType as string)) {
+          again.add([g]);
+          ctx.recordLedger(step.id, [g]);
+        } else if (failed && x.plan.ignore.has(g.errorType as string))
+          done.push({ ...g, outcome: 'skipped' });
+        else done.push(g);
+      }
+      final(done);
+    });
   });
   if (!again.empty) {
     // The devices the rules may send again, as a list of their own: the rules run over it as over any list.
@@ -142,9 +134,7 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
     delete y.source;
     const { ignored } = await applyDeviceRules(y, again, reportPass(y, again));
     ctx.recordLedger(step.id, ignored);
-    const c = countDevices(again.groups());
-    addCounts(counts, c);
-    ctx.countProgress(c);
+    tally(again.groups());
   }
   return {
     status: 'succeeded',
@@ -152,6 +142,25 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
     items: ctx.keeps(step.id, 'items') ? ctx.o.store.deviceResults(ctx.id, step.id).map(item) : [],
     devices: counts,
   };
+}
+
+/**
+ * Waits for `reports` to complete, then reads their pages, each page's entries as the devices' results
+ * (`byMsid` maps an entry to the device requested) handed to `onPage` as ledger groups.
+ */
+async function readResults(
+  x: ActionCall,
+  reports: Json[],
+  byMsid: Map<string, DeviceRef>,
+  request: { attempt: number; cacheMode: unknown; at: number },
+  onPage: (groups: DeviceGroup[]) => void,
+): Promise<void> {
+  const accountName = x.input.accountName;
+  await awaitReports(x, String(accountName), reports);
+  for (const r of reports)
+    await readReport(x, { accountName, txid: r.txid }, (entries) =>
+      onPage(groupResults(entries.map((e) => locationResult(e, byMsid, request.attempt, request)))),
+    );
 }
 
 async function readReport(x: ActionCall, which: Json, onPage: (entries: Json[]) => void): Promise<void> {
