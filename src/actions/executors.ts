@@ -19,7 +19,7 @@ export interface EngineContext {
   logger: Logger;
   clock: Clock;
   /** Per-device results of this run, of one step or of all, read from the store as they are iterated. */
-  ledger(step?: string): Iterable<LedgerRow>;
+  ledger(step?: string): AsyncIterable<LedgerRow[]>;
   /** The step's signal (a cancelled run, the step's timeout): a webhook still waiting is abandoned. */
   signal?: AbortSignal;
   /** The reports directory and the webhook allowlist. @default engineSettings(): ./reports, public addresses only */
@@ -48,15 +48,15 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
       const columns = reportColumns(input);
       let rows = 0;
       // The rows counted as they are written: a report of the ledger is never a list in memory.
-      const text = <R>(table: Table<R>) => {
-        const names = columns ?? table.columns();
-        return reportText(
+      const text = async function* <R>(table: Table<R>) {
+        const names = columns ?? (await table.columns());
+        yield* reportText(
           {
             ...table,
-            *rows() {
-              for (const row of table.rows()) {
-                rows++;
-                yield row;
+            async *rows() {
+              for await (const page of table.rows()) {
+                rows += page.length;
+                yield page;
               }
             },
           },
@@ -81,7 +81,7 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
             ? input.error.map(String)
             : [String(input.error)];
       const since = typeof input.since === 'string' ? parseDuration(input.since) : undefined;
-      const rows = c.store.queryLedger({
+      const rows = await c.store.queryLedger({
         playbook: (input.playbook as string | undefined) ?? c.playbook,
         ...(input.step !== undefined ? { step: String(input.step) } : {}),
         ...(input.outcome !== undefined ? { outcome: input.outcome as LedgerRow['outcome'] } : {}),

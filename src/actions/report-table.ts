@@ -1,7 +1,8 @@
 /**
  * What a report holds: its rows, its columns and each cell, and its text as CSV or JSON, a chunk at a time. A
- * report of a million devices is written from the rows as they come (the store's, read a few at a time, or the
- * playbook's list): no list of them, no string of the whole file; each row lives only while its line is made.
+ * report of a million devices is written from the rows as they come, a page at a time (the store's, read a few
+ * entries at a time, or the playbook's list): no list of them, no string of the whole file; each page lives only
+ * while its lines are made.
  */
 import type { LedgerRow } from '../store/store.js';
 import { redactValue } from '../util/secrets.js';
@@ -10,10 +11,10 @@ type Json = Record<string, unknown>;
 
 /** Rows, the columns they have when a step names none, and how a column reads a row. */
 export interface Table<R> {
-  /** The rows, from the first, each time it is called: once for the default columns, once for the text. */
-  rows(): Iterable<R>;
+  /** The rows in pages, from the first, each time it is called: once for the default columns, once for the text. */
+  rows(): AsyncIterable<readonly R[]>;
   /** The default columns. */
-  columns(): string[];
+  columns(): Promise<string[]>;
   /** How a column reads a row's value (undefined when it has none): chosen once per column, not per cell. */
   reader(column: string): (row: R) => unknown;
 }
@@ -51,12 +52,17 @@ export function pick(row: unknown, column: string): unknown {
 }
 
 /** Keys of `rows` in order of first appearance, each named by `name`. */
-function keysOf<R>(rows: Iterable<R>, keys: (row: R) => object | undefined, name = (k: string) => k) {
+async function keysOf<R>(
+  rows: AsyncIterable<readonly R[]>,
+  keys: (row: R) => object | undefined,
+  name = (k: string) => k,
+): Promise<string[]> {
   const seen = new Set<string>();
-  for (const row of rows) {
-    const o = keys(row);
-    if (o) for (const k of Object.keys(o)) seen.add(name(k));
-  }
+  for await (const page of rows)
+    for (const row of page) {
+      const o = keys(row);
+      if (o) for (const k of Object.keys(o)) seen.add(name(k));
+    }
   return [...seen];
 }
 
@@ -65,16 +71,16 @@ function keysOf<R>(rows: Iterable<R>, keys: (row: R) => object | undefined, name
  * latitude, longitude, radius, time, cached), in order of first appearance. A data key that is also a ledger
  * column is the column `data.<key>`. Any other column is read from the data, as a key or a dotted path.
  */
-export function ledgerTable(rows: () => Iterable<LedgerRow>): Table<LedgerRow> {
+export function ledgerTable(rows: () => AsyncIterable<readonly LedgerRow[]>): Table<LedgerRow> {
   return {
     rows,
-    columns: () => [
+    columns: async () => [
       ...LEDGER_COLUMNS,
-      ...keysOf(
+      ...(await keysOf(
         rows(),
         (r) => r.data,
         (k) => (LEDGER.has(k) ? `data.${k}` : k),
-      ),
+      )),
     ],
     reader(column) {
       if (LEDGER.has(column)) return (row) => row[column as keyof LedgerRow];
@@ -90,7 +96,10 @@ export function ledgerTable(rows: () => Iterable<LedgerRow>): Table<LedgerRow> {
 
 /** Any list of objects: by default, every key in order of first appearance. */
 export function listTable(rows: readonly Json[]): Table<Json> {
-  return { rows: () => rows, columns: () => keysOf(rows, (r) => r), reader: (c) => (row) => pick(row, c) };
+  const pages = async function* () {
+    yield rows;
+  };
+  return { rows: pages, columns: () => keysOf(pages(), (r) => r), reader: (c) => (row) => pick(row, c) };
 }
 
 // ── text ──────────────────────────────────────────────────────────────────────────────────────────
@@ -105,8 +114,8 @@ function secretColumn(name: string): boolean {
   return (redactValue(Object.fromEntries([[name, '-']])) as Json)[name] !== '-';
 }
 
-/** Each row's values, in column order, with secrets masked (util/secrets.ts): one row at a time. */
-function* valuesOf<R>(table: Table<R>, columns: readonly string[]): Generator<unknown[]> {
+/** Each row's values, in column order, with secrets masked (util/secrets.ts): a page of rows at a time. */
+async function* valuesOf<R>(table: Table<R>, columns: readonly string[]): AsyncGenerator<unknown[][]> {
   const cells = columns.map((c) => {
     const read = table.reader(c);
     if (!secretColumn(c)) return (row: R) => redactCell(read(row));
@@ -115,7 +124,7 @@ function* valuesOf<R>(table: Table<R>, columns: readonly string[]): Generator<un
       return v !== undefined && v !== null && v !== '' ? '***' : redactValue(v);
     };
   });
-  for (const row of table.rows()) yield cells.map((cell) => cell(row));
+  for await (const page of table.rows()) yield page.map((row) => cells.map((cell) => cell(row)));
 }
 
 /** A cell with registered secrets removed: a number, a boolean or nothing holds none. */
@@ -142,53 +151,60 @@ export function csvField(v: unknown): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-/** A header line, then a line per row. No columns: no text (every line would be empty). */
-function* csvLines<R>(table: Table<R>, columns: readonly string[]): Generator<string> {
+/** A header line, then a line per row, the lines of a page at a time. No columns: no text (every line would be empty). */
+async function* csvLines<R>(table: Table<R>, columns: readonly string[]): AsyncGenerator<string[]> {
   if (!columns.length) return;
-  yield `${columns.map(csvField).join(',')}\n`;
-  for (const values of valuesOf(table, columns)) yield `${values.map(csvField).join(',')}\n`;
+  yield [`${columns.map(csvField).join(',')}\n`];
+  for await (const page of valuesOf(table, columns))
+    yield page.map((values) => `${values.map(csvField).join(',')}\n`);
 }
 
 /** A JSON list of one object per row, one per line, its fields in column order; a missing value is left out. */
-function* jsonLines<R>(table: Table<R>, columns: readonly string[]): Generator<string> {
+async function* jsonLines<R>(table: Table<R>, columns: readonly string[]): AsyncGenerator<string[]> {
   let first = true;
-  for (const values of valuesOf(table, columns)) {
-    // fromEntries defines each key, `__proto__` included, as the data it is.
-    const fields = Object.fromEntries(
-      columns.flatMap((c, i) => (values[i] === undefined ? [] : [[c, values[i]]])),
-    );
-    yield `${first ? '[\n' : ',\n'}${JSON.stringify(fields)}`;
-    first = false;
-  }
-  yield first ? '[]\n' : '\n]\n';
+  for await (const page of valuesOf(table, columns))
+    yield page.map((values) => {
+      // fromEntries defines each key, `__proto__` included, as the data it is.
+      const fields = Object.fromEntries(
+        columns.flatMap((c, i) => (values[i] === undefined ? [] : [[c, values[i]]])),
+      );
+      const line = `${first ? '[\n' : ',\n'}${JSON.stringify(fields)}`;
+      first = false;
+      return line;
+    });
+  yield [first ? '[]\n' : '\n]\n'];
 }
 
-const FORMATS: Record<ReportFormat, <R>(table: Table<R>, columns: readonly string[]) => Generator<string>> = {
+const FORMATS: Record<
+  ReportFormat,
+  <R>(table: Table<R>, columns: readonly string[]) => AsyncGenerator<string[]>
+> = {
   csv: csvLines,
   json: jsonLines,
 };
 
 /** Lines joined into chunks of about `size` characters: few writes, and never the whole file at once. */
-function* chunked(lines: Iterable<string>, size = 64 * 1024): Generator<string> {
+async function* chunked(pages: AsyncIterable<string[]>, size = 64 * 1024): AsyncGenerator<string> {
   let parts: string[] = [];
   let length = 0;
-  for (const line of lines) {
-    parts.push(line);
-    length += line.length;
-    if (length >= size) {
-      yield parts.join('');
-      parts = [];
-      length = 0;
+  for await (const lines of pages)
+    for (const line of lines) {
+      parts.push(line);
+      length += line.length;
+      if (length >= size) {
+        yield parts.join('');
+        parts = [];
+        length = 0;
+      }
     }
-  }
   if (parts.length) yield parts.join('');
 }
 
 /** The text of a report of `table` in `format`, in chunks; `columns` default to the table's. */
-export function reportText<R>(
+export async function* reportText<R>(
   table: Table<R>,
   format: ReportFormat,
-  columns: readonly string[] = table.columns(),
-): Iterable<string> {
-  return chunked(FORMATS[format](table, columns));
+  columns?: readonly string[],
+): AsyncGenerator<string> {
+  yield* chunked(FORMATS[format](table, columns ?? (await table.columns())));
 }

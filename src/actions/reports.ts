@@ -92,11 +92,11 @@ export async function openReport(
 export async function writeReport(
   reportsDir: string,
   path: string,
-  text: () => Iterable<string>,
+  text: () => AsyncIterable<string>,
 ): Promise<string> {
   const { file, handle } = await openReport(reportsDir, path);
   try {
-    for (const chunk of text()) {
+    for await (const chunk of text()) {
       const bytes = Buffer.from(chunk);
       for (let at = 0; at < bytes.length;) at += (await handle.write(bytes, at)).bytesWritten;
     }

@@ -15,7 +15,7 @@ import { startRun, type NewRun } from '../runner/factory.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { Interrupted, type Progress } from '../runner/runner.js';
 import { Lease } from '../store/lease.js';
-import { SqliteStore } from '../store/sqlite.js';
+import { openStore } from '../store/open.js';
 import type { RunSummary } from '../store/store.js';
 import { registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
@@ -115,16 +115,15 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const logger = createLogger({ level: tty ? 'warn' : config.logLevel });
   const target = await connect(config, logger);
   const client = createClient({ ...target.options, logger });
-  const store = new SqliteStore(config.state);
+  const store = await openStore(config.state);
   const controller = new AbortController();
   // This run is this process's: a daemon on the same state file neither adopts it nor acts on its devices
   // while the lease holds. Lost (the process froze past it), the run stops where it is, unfinished.
-  const lease = new Lease({
+  const lease = await Lease.acquire({
     store,
     role: 'run',
     exclusive: false,
     leaseMs: parseDuration(config.lease) ?? 15_000,
-    describe: `the state file ${config.state} (FLEETBOOK_STATE)`,
     onLost: (e) => controller.abort(new Interrupted(e.message)),
   });
   // The progress bar is for a person at a terminal: off one, its module is never loaded.
@@ -172,8 +171,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     bar?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    lease.release();
-    store.close();
+    await lease.release();
+    await store.close();
     await client.close();
     await target.close();
   }

@@ -4,8 +4,8 @@
  */
 import { once } from 'node:events';
 import { loadConfig } from '../config.js';
-import { SqliteStore } from '../store/sqlite.js';
-import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary } from '../store/store.js';
+import { openStore } from '../store/open.js';
+import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
 type Write = (s: string) => Promise<void> | undefined;
@@ -38,17 +38,18 @@ export async function writeJsonWithRows(
   write: Write,
   head: object,
   key: string,
-  rows: Iterable<unknown>,
+  pages: AsyncIterable<readonly unknown[]>,
 ): Promise<void> {
   const members = JSON.stringify(head, null, 2);
   // `{}`, or `{\n  ...\n}` whose closing line gives way to the array.
   await write(members === '{}' ? '{' : `${members.slice(0, -2)},`);
   await write(`\n  ${JSON.stringify(key)}: [`);
   let first = true;
-  for (const row of rows) {
-    await write(`${first ? '' : ','}\n    ${JSON.stringify(row, null, 2).replaceAll('\n', '\n    ')}`);
-    first = false;
-  }
+  for await (const page of pages)
+    for (const row of page) {
+      await write(`${first ? '' : ','}\n    ${JSON.stringify(row, null, 2).replaceAll('\n', '\n    ')}`);
+      first = false;
+    }
   await write(first ? ']\n}\n' : '\n  ]\n}\n');
 }
 
@@ -106,10 +107,10 @@ export async function runsCommand(
     process.stderr.write(`fleetbook: ${filter}\n`);
     return EXIT_USAGE;
   }
-  const store = new SqliteStore(loadConfig().state);
+  const store = await openStore(loadConfig().state);
   try {
     if (filter) {
-      const runs = store.listRuns(filter);
+      const runs = await store.listRuns(filter);
       if (flags.json)
         process.stdout.write(
           `${JSON.stringify(
@@ -121,7 +122,7 @@ export async function runsCommand(
       else process.stdout.write(runs.length ? runTable(runs) : 'no runs\n');
       return 0;
     }
-    const found = findRun(store, id as string);
+    const found = await findRun(store, id as string);
     if (typeof found === 'number') return found;
     const run = found;
     const head = run.summary ?? run;
@@ -134,16 +135,17 @@ export async function runsCommand(
     } else {
       await out.write(run.summary ? formatSummary(run.summary) : `run ${run.id}: ${run.status}\n`);
       if (flags.devices) {
-        for (const d of store.eachDeviceResult(run.id))
-          await out.write(
-            `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}\n`,
-          );
+        for await (const page of store.eachDeviceResult(run.id))
+          for (const d of page)
+            await out.write(
+              `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}\n`,
+            );
       }
     }
     await out.flush();
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -175,12 +177,12 @@ function runTable(runs: RunRecord[]): string {
 }
 
 /** The run whose id is `id` or, failing that, the one run whose id starts with it; else an exit code, said why. */
-function findRun(store: SqliteStore, id: string): RunRecord | number {
-  const exact = store.getRun(id);
+async function findRun(store: Store, id: string): Promise<RunRecord | number> {
+  const exact = await store.getRun(id);
   if (exact) return exact;
   const shown = 10;
-  const ids = store.runIdsStartingWith(id, shown + 1);
-  if (ids.length === 1) return store.getRun(ids[0] as string) as RunRecord;
+  const ids = await store.runIdsStartingWith(id, shown + 1);
+  if (ids.length === 1) return (await store.getRun(ids[0] as string)) as RunRecord;
   if (!ids.length) {
     process.stderr.write(`fleetbook: no run ${id}\n`);
     return 1;

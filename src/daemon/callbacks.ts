@@ -221,6 +221,8 @@ export class GroupCommit {
 
   constructor(
     private readonly store: Pick<Store, 'appendInbox'>,
+    /** This process's lease: it holds the messages it stores, and matches them. */
+    private readonly owner: string,
     /** The messages a commit stored (not the duplicates) with their ids, in order, once they are on disk. */
     private readonly onCommit: (stored: InboxEvent[]) => void,
   ) {}
@@ -263,7 +265,10 @@ export class GroupCommit {
   private async commit(batch: Pending[]): Promise<InboxEvent[] | undefined> {
     let results: (number | 'duplicate')[];
     try {
-      results = await this.store.appendInbox(batch.map((b) => b.message));
+      results = await this.store.appendInbox(
+        this.owner,
+        batch.map((b) => b.message),
+      );
     } catch (e) {
       if (batch.length > 1 && !(e instanceof InboxSyncError)) return undefined;
       for (const b of batch) b.reject(refusalOf(e));

@@ -22,7 +22,7 @@ import { planOf } from '../runner/plan.js';
 import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
 import { Lease } from '../store/lease.js';
-import { SqliteStore } from '../store/sqlite.js';
+import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { playbookFiles } from '../util/files.js';
 import { registerSecret } from '../util/secrets.js';
@@ -148,27 +148,36 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   try {
     // The store is owned before anything reaches the service: a second daemon on the same file stops here,
     // before it registers its listener in place of the first one's.
-    const st = new SqliteStore(config.state);
+    const st = await openStore(config.state);
     store = st;
     // What the lease's callbacks reach, once it exists.
-    const started: { daemon?: Daemon; pool?: RunPool } = {};
-    const owned = new Lease({
+    const started: { daemon?: Daemon; pool?: RunPool; matcher?: Matcher } = {};
+    const owned = await Lease.acquire({
       store: st,
       role: 'daemon',
-      exclusive: true,
+      // One daemon per SQLite file; replicas share a PostgreSQL database.
+      exclusive: !st.replicas,
       leaseMs: parseDuration(config.lease) ?? 15_000,
-      describe: `the state file ${config.state} (FLEETBOOK_STATE)`,
       onLost: (e) => {
-        log.error('stopping: this daemon no longer owns its state file', { error: e.message });
+        log.error('stopping: this daemon no longer holds its lease on the store', { error: e.message });
         void started.daemon?.close(0);
         o.onFatal?.(e);
       },
-      // Runs whose owner has gone (a `fleetbook run` killed) are taken up as they are found.
-      onRenew: () => {
-        const pool = started.pool;
-        if (pool) for (const r of st.claimRuns(owned.id, undefined, Date.now())) pool.submit(r);
-      },
+      // The runs and the callbacks of owners that have gone (a `fleetbook run` or a replica killed) are taken up
+      // as they are found.
+      onRenew: () =>
+        void adoptOrphans().catch((e: unknown) =>
+          log.warn('taking up the work of gone owners failed; retrying at the next renewal', {
+            error: (e as Error).message,
+          }),
+        ),
     });
+    const adoptOrphans = async () => {
+      const { pool, matcher } = started;
+      if (!pool || !matcher) return;
+      for (const r of await st.claimRuns(owned.id, undefined, Date.now())) pool.submit(r);
+      if (await st.claimInbox(owned.id, Date.now())) matcher.rescan();
+    };
     lease = owned;
     target = await connect(config, log, { demoTriggers: true });
     if (target.emulator)
@@ -229,7 +238,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // A message is handed to the waiting steps and the confirming runs as soon as it is on disk, not once the
     // matcher reaches it: the matcher holds back while the run queue is full, and the runs that would drain the
     // queue may be the ones waiting for these messages.
-    const commits = new GroupCommit(st, (stored) => {
+    started.matcher = matcher;
+    const commits = new GroupCommit(st, owned.id, (stored) => {
       for (const m of stored) {
         events.publish(m.service, m.payload);
         confirmations.publish(m);
@@ -261,9 +271,11 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
 
     // Runs a crash left unfinished resume first (those of a live `fleetbook run` are its own), then the
     // callbacks stored and not yet processed.
-    const unfinished = st.claimRuns(owned.id, undefined, Date.now());
+    const unfinished = await st.claimRuns(owned.id, undefined, Date.now());
     if (unfinished.length) log.info('resuming unfinished runs', { runs: unfinished.length });
     for (const r of unfinished) pool.submit(r);
+    const waiting = await st.claimInbox(owned.id, Date.now());
+    if (waiting) log.info('processing stored callbacks', { callbacks: waiting });
     matcher.kick();
 
     let registrations: Registration[] = [];
@@ -288,7 +300,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       }),
       started: (run) => pool.submit(run),
     });
-    scheduler.start();
+    await scheduler.start();
 
     let closing: Promise<void> | undefined;
     const daemon: Daemon = {
@@ -307,8 +319,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           await app?.close();
           await matcher.idle();
           // Interrupted runs stay unfinished, free for the next start to resume.
-          owned.release();
-          st.close();
+          await owned.release();
+          await st.close();
           await client?.close();
           await target?.close();
           log.info('stopped');
@@ -319,8 +331,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   } catch (e) {
     scheduler?.stop();
     await app?.close();
-    lease?.release();
-    store?.close();
+    await lease?.release();
+    await store?.close();
     await client?.close();
     await target?.close();
     throw e;

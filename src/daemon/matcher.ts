@@ -139,6 +139,16 @@ export class Matcher {
     this.stopped = true;
   }
 
+  /**
+   * Messages of a gone owner were claimed: their ids may lie behind the ones processed, so the store is read
+   * again from the first.
+   */
+  rescan(): void {
+    this.lastId = 0;
+    this.behind = true;
+    this.kick();
+  }
+
   async idle(): Promise<void> {
     await this.running;
   }
@@ -151,14 +161,14 @@ export class Matcher {
         setTimeout(() => this.kick(), 100).unref();
         return;
       }
-      const batch = this.next(100);
+      const batch = await this.next(100);
       if (!batch.length) return;
       let slice: { ev: InboxEvent; eventId: number; runs: RunRecord[] }[] = [];
       let began = performance.now();
       for (const [i, ev] of batch.entries()) {
         slice.push({ ev, eventId: ev.id, runs: this.match(ev) });
         if (i === batch.length - 1 || performance.now() - began >= this.sliceMs) {
-          this.commit(slice);
+          await this.commit(slice);
           slice = [];
           // Lets the listener and the runs have the event loop between slices.
           await new Promise((r) => setImmediate(r));
@@ -170,21 +180,21 @@ export class Matcher {
   }
 
   /** The next events to process: the held ones when they start at the next id, else the store's. */
-  private next(limit: number): InboxEvent[] {
+  private async next(limit: number): Promise<InboxEvent[]> {
     let done = 0;
     while (done < this.held.length && (this.held[done] as InboxEvent).id <= this.lastId) done++;
     if (done) this.held.splice(0, done);
     if (this.held[0]?.id === this.lastId + 1) return this.held.splice(0, limit);
     if (!this.behind && !this.held.length) return [];
-    const read = this.o.store.pendingInbox(limit, this.lastId);
+    const read = await this.o.store.pendingInbox(this.o.owner, limit, this.lastId);
     // Nothing after these on disk (a commit being synced is offered once it is): only offers from now on.
     if (read.length < limit) this.behind = false;
     return read;
   }
 
   /** Stores a slice's runs with its events marked processed, in one transaction; only then do the runs start. */
-  private commit(matched: { ev: InboxEvent; eventId: number; runs: RunRecord[] }[]): void {
-    const started = this.o.store.completeInbox(matched);
+  private async commit(matched: { ev: InboxEvent; eventId: number; runs: RunRecord[] }[]): Promise<void> {
+    const started = await this.o.store.completeInbox(matched);
     for (const { ev, runs } of matched) {
       this.lastId = ev.id;
       this.o.log.info('callback processed', {

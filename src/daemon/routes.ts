@@ -211,15 +211,15 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       return reply
         .code(400)
         .send({ error: `limit must be an integer from 1 to 1000, got ${JSON.stringify(req.query.limit)}` });
-    return c.store
-      .listRuns({ ...(req.query.playbook ? { playbook: req.query.playbook } : {}), limit })
-      .map(({ summary, event: _event, ...r }) => ({
-        ...r,
-        ...(summary ? { devices: summary.devices } : {}),
-      }));
+    return (
+      await c.store.listRuns({ ...(req.query.playbook ? { playbook: req.query.playbook } : {}), limit })
+    ).map(({ summary, event: _event, ...r }) => ({
+      ...r,
+      ...(summary ? { devices: summary.devices } : {}),
+    }));
   });
   app.get<{ Params: { id: string } }>('/runs/:id', async (req, reply) => {
-    const run = c.store.getRun(req.params.id);
+    const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     return (
       run.summary ?? {

@@ -83,8 +83,12 @@ export class Scheduler {
     this.maxWait = Math.min(Math.max(1, o.maxWait ?? 60_000), MAX_TIMEOUT);
   }
 
-  /** Applies the missed-run policy from each entry's persisted last fire time, then starts the timers. */
-  start(): void {
+  /**
+   * Applies the missed-run policy from each entry's persisted last fire time, then starts the timers; resolves
+   * once every entry's missed runs are handled.
+   */
+  async start(): Promise<void> {
+    const arming: Promise<void>[] = [];
     for (const entry of this.o.entries) {
       if (this.armed.has(entry.key)) continue;
       this.attempt(entry, 'schedule not started', () => {
@@ -100,10 +104,14 @@ export class Scheduler {
           stop: new AbortController(),
         };
         this.armed.set(entry.key, armed);
-        this.attempt(entry, 'missed runs not applied', () => this.catchUp(entry, armed, now));
-        void this.run(entry, armed);
+        arming.push(
+          this.attemptAsync(entry, 'missed runs not applied', () => this.catchUp(entry, armed, now)).then(
+            () => void this.run(entry, armed),
+          ),
+        );
       });
     }
+    await Promise.all(arming);
   }
 
   stop(): void {
@@ -124,10 +132,10 @@ export class Scheduler {
   }
 
   /** On start: fires (per policy) the occurrences since the persisted last fire, or records the first baseline. */
-  private catchUp(entry: ScheduleEntry, armed: Armed, now: number): void {
-    const last = this.o.store.lastFire(entry.key);
+  private async catchUp(entry: ScheduleEntry, armed: Armed, now: number): Promise<void> {
+    const last = await this.o.store.lastFire(entry.key);
     if (last === undefined) {
-      this.o.store.recordFire(entry.key, new Date(now).toISOString());
+      await this.o.store.recordFire(entry.key, new Date(now).toISOString());
       this.log.debug('schedule registered', { playbook: entry.playbook, schedule: entry.key });
       return;
     }
@@ -138,7 +146,7 @@ export class Scheduler {
     const latest = times.at(-1);
     if (latest === undefined) return;
     const missed = times.map((t) => new Date(t));
-    const fired = this.fire(
+    const fired = await this.fire(
       entry,
       this.select(entry, missed, false).map((at) => ({ at, reason: 'missed' })),
       new Date(latest),
@@ -175,7 +183,7 @@ export class Scheduler {
         ) {
           await this.clock.sleep(Math.min(wait, this.maxWait), signal);
         }
-        if (!signal.aborted) this.tick(entry, armed);
+        if (!signal.aborted) await this.tick(entry, armed);
       }
     } catch (e) {
       if (!signal.aborted) {
@@ -192,8 +200,8 @@ export class Scheduler {
    * A timer ran: fires the occurrences since the last tick. The latest is on time; the earlier ones were passed
    * while the process was blocked or suspended, and the entry's policy applies to them. Never throws.
    */
-  private tick(entry: ScheduleEntry, armed: Armed): void {
-    this.attempt(entry, 'schedule fire failed', () => {
+  private tick(entry: ScheduleEntry, armed: Armed): Promise<void> {
+    return this.attemptAsync(entry, 'schedule fire failed', async () => {
       const now = this.clock.now();
       const since = armed.cursor;
       armed.cursor = Math.max(armed.cursor, now);
@@ -203,7 +211,7 @@ export class Scheduler {
       const skipped = times.slice(0, -1).map((t) => new Date(t));
       const due = this.select(entry, skipped, true).map((at): Fire => ({ at, reason: 'missed' }));
       const at = new Date(latest);
-      const fired = this.fire(entry, [...due, { at, reason: 'schedule' }], at);
+      const fired = await this.fire(entry, [...due, { at, reason: 'schedule' }], at);
       if (skipped.length) {
         this.log.warn('runs missed while the process was blocked', {
           playbook: entry.playbook,
@@ -234,23 +242,37 @@ export class Scheduler {
   /**
    * Stores and starts a run for each fire, in order, each in one transaction with its fire time. Fires nothing
    * while a previous run is unfinished, unless the entry allows overlap. Either way `latest` (the last of the
-   * fires, when there are any) ends up recorded as the last fire. Returns how many runs were fired.
+   * fires, when there are any) ends up recorded as the last fire. A fire another process on the store claimed
+   * first (a replica) is its own: this one starts nothing for it. Returns how many runs this process fired.
    */
-  private fire(entry: ScheduleEntry, fires: Fire[], latest: Date): number {
+  private async fire(entry: ScheduleEntry, fires: Fire[], latest: Date): Promise<number> {
     const meta = { playbook: entry.playbook, schedule: entry.key, scheduledAt: latest.toISOString() };
     if (fires.length && !entry.overlap && this.o.isRunning(entry)) {
       this.log.warn('skipped: previous run still running', meta);
       fires = [];
     }
+    let fired = 0;
     for (const { at, reason } of fires) {
       const run = this.o.makeRun(entry, at, reason);
-      this.o.store.recordFire(entry.key, at.toISOString(), run);
+      if (!(await this.o.store.recordFire(entry.key, at.toISOString(), run))) {
+        this.log.debug('fired by another process on the store', { ...meta, scheduledAt: at.toISOString() });
+        continue;
+      }
+      fired++;
       this.log.info('schedule fired', { ...meta, scheduledAt: at.toISOString(), reason, runId: run.id });
       // The run is stored (queued): if the pool refuses it, a restarted daemon resumes it.
       this.attempt(entry, 'scheduled run not started', () => this.o.started(run));
     }
-    if (!fires.length) this.o.store.recordFire(entry.key, latest.toISOString());
-    return fires.length;
+    if (!fires.length) await this.o.store.recordFire(entry.key, latest.toISOString());
+    return fired;
+  }
+
+  private async attemptAsync(entry: ScheduleEntry, what: string, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (e) {
+      this.log.error(what, { playbook: entry.playbook, schedule: entry.key, error: (e as Error).message });
+    }
   }
 
   private attempt(entry: ScheduleEntry, what: string, fn: () => void): void {

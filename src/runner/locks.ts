@@ -95,7 +95,7 @@ export class StoreDeviceLocks implements DeviceLocks {
     const holder = `${this.owner}/${++this.acquisitions}`;
     try {
       // Leases are on the wall clock, whatever clock the runs wait on.
-      while (this.store.lockDevices(this.owner, holder, ids, Date.now()) !== undefined)
+      while ((await this.store.lockDevices(this.owner, holder, ids, Date.now())) !== undefined)
         await this.clock.sleep(this.pollMs, signal);
     } catch (e) {
       releaseLocal();

@@ -73,12 +73,13 @@ class Run {
     } catch (e) {
       error = (e as Error).message;
     }
-    const stored = o.stored ?? (o.runId ? store.getRun(o.runId) : undefined);
+    const stored = o.stored ?? (o.runId ? await store.getRun(o.runId) : undefined);
     if (stored) {
       // Queued by the daemon, or interrupted (a crash): what earlier executions checkpointed is not done again.
       // A run still queued never executed, so it has no checkpoints.
       this.startedAt = stored.startedAt;
-      if (stored.status !== 'queued') ctx.checkpoints = store.loadSteps(ctx.id) as Map<string, Checkpoint>;
+      if (stored.status !== 'queued')
+        ctx.checkpoints = (await store.loadSteps(ctx.id)) as Map<string, Checkpoint>;
       store.updateRun(ctx.id, { status: 'running' });
     } else {
       store.createRun({
@@ -200,7 +201,7 @@ class Run {
     try {
       // A fan-out or parallel step is entered again: each inner step restores itself from its own checkpoint.
       if (cp && !unfinished && !('forEach' in step) && !('parallel' in step)) {
-        state = this.restore(step, scope, cp);
+        state = await this.restore(step, scope, cp);
       } else {
         this.logStep(scope, 'step started', { step: step.id });
         state = await this.attemptsWithTimeout(step, scope, key, unfinished ? cp : undefined);
@@ -289,7 +290,7 @@ class Run {
    * A step an earlier execution of this run finished: its state comes back from the checkpoint (and its
    * items from it or from the ledger), and it is not run again. A failure comes back as the same failure.
    */
-  private restore(step: Step, scope: Scope, cp: Checkpoint): StepState {
+  private async restore(step: Step, scope: Scope, cp: Checkpoint): Promise<StepState> {
     const { ctx } = this;
     const sum = ctx.stepSummary(step.id);
     sum.calls += cp.calls ?? 0;
@@ -305,10 +306,10 @@ class Run {
     const items = !ctx.keeps(step.id, 'items')
       ? []
       : stored
-        ? stored.all()
+        ? await stored.all()
         : (cp.items ??
           cp.itemRuns?.flatMap(([kind, ids]) => ids.map((id) => ({ id, kind }))) ??
-          (!scope.inLoop ? this.o.store.deviceResults(ctx.id, step.id).map(item) : []));
+          (!scope.inLoop ? (await this.o.store.deviceResults(ctx.id, step.id)).map(item) : []));
     return {
       status: cp.status as StepStatus,
       output: cp.output ?? null,

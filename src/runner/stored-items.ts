@@ -25,18 +25,18 @@ export class StoredItems {
   ) {}
 
   /** Every item, as `steps.<id>.items` shows it. */
-  all(): { id: string; kind: string }[] {
+  async all(): Promise<{ id: string; kind: string }[]> {
     const out: { id: string; kind: string }[] = [];
-    for (const runs of this.chunks({ seq: 0, skip: 0 }))
+    for await (const runs of this.chunks({ seq: 0, skip: 0 }))
       for (const [kind, ids] of runs) for (const id of ids) out.push({ id, kind });
     return out;
   }
 
   /** The devices in sets of at most `max`, each with where it starts (to read it again with `read`). */
-  *batches(max: number): Generator<{ at: Cursor; set: DeviceSet }> {
+  async *batches(max: number): AsyncGenerator<{ at: Cursor; set: DeviceSet }> {
     let at: Cursor | undefined = { seq: 0, skip: 0 };
     while (at) {
-      const { set, next }: { set: DeviceSet; next?: Cursor } = this.read(at, max);
+      const { set, next }: { set: DeviceSet; next?: Cursor } = await this.read(at, max);
       if (!set.size) return;
       yield { at, set };
       at = next;
@@ -44,11 +44,11 @@ export class StoredItems {
   }
 
   /** At most `max` devices from `at`, and where the next ones start (none at the end). */
-  read(at: Cursor, max: number): { set: DeviceSet; next?: Cursor } {
+  async read(at: Cursor, max: number): Promise<{ set: DeviceSet; next?: Cursor }> {
     const set: DeviceSet = { groups: [], size: 0 };
     let seq = at.seq;
     let skip = at.skip;
-    for (const runs of this.chunks(at)) {
+    for await (const runs of this.chunks(at)) {
       let taken = 0;
       for (const [kind, ids] of runs) {
         const from = Math.min(ids.length, Math.max(0, skip - taken));
@@ -70,10 +70,10 @@ export class StoredItems {
   }
 
   /** The chunks from `at.seq` on, a few reads of the store at a time. */
-  private *chunks(at: Cursor): Generator<ItemRuns> {
+  private async *chunks(at: Cursor): AsyncGenerator<ItemRuns> {
     let after = at.seq - 1;
     for (;;) {
-      const got = this.store.itemChunks(this.runId, this.key, after, CHUNKS_PER_READ);
+      const got = await this.store.itemChunks(this.runId, this.key, after, CHUNKS_PER_READ);
       for (const c of got) yield c.runs;
       const last = got[got.length - 1];
       if (!last || got.length < CHUNKS_PER_READ) return;

@@ -10,14 +10,13 @@ import { ConfigError } from '../errors.js';
 import type { Owner, OwnerInfo, Ownership } from './store.js';
 
 export interface LeaseOptions {
-  store: Ownership;
+  /** The store, and where it is, for the refusal's message. */
+  store: Ownership & { readonly describe: string };
   role: OwnerInfo['role'];
   /** How long the lease holds without a renewal. @default 15000 */
   leaseMs: number;
   /** Refuse to start while another live owner of the same role holds the store (one daemon per SQLite file). */
   exclusive: boolean;
-  /** Where the store is, for the refusal's message (e.g. `the state file ./x.db (FLEETBOOK_STATE)`). */
-  describe: string;
   /** The lease was lost (not renewed in time, and taken over): the process must stop acting on devices. */
   onLost(error: Error): void;
   /** Called after each renewal: a daemon claims the runs of owners that have gone. */
@@ -36,43 +35,54 @@ const BOOT = (() => {
 
 export class Lease {
   readonly id = randomUUID();
-  private readonly timer: NodeJS.Timeout;
-  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
   private released = false;
+  private renewing = false;
 
   /** Registers this process; throws a ConfigError (the CLI exits 2) naming the live owner that holds the store. */
-  constructor(private readonly o: LeaseOptions) {
-    this.now = o.now ?? Date.now;
+  static async acquire(o: LeaseOptions): Promise<Lease> {
+    const now = o.now ?? Date.now;
+    const lease = new Lease(o, now);
     const info: OwnerInfo = {
-      id: this.id,
+      id: lease.id,
       role: o.role,
       pid: process.pid,
       host: hostname(),
       boot: BOOT,
-      startedAt: new Date(this.now()).toISOString(),
+      startedAt: new Date(now()).toISOString(),
     };
-    for (const other of o.store.liveOwners(this.now()))
-      if (knownDead(other, info)) o.store.releaseOwner(other.id);
-    const holder = o.store.registerOwner(info, this.now(), o.leaseMs, o.exclusive);
+    for (const other of await o.store.liveOwners(now()))
+      if (knownDead(other, info)) await o.store.releaseOwner(other.id);
+    const holder = await o.store.registerOwner(info, now(), o.leaseMs, o.exclusive);
     if (holder) throw new ConfigError(refusal(o, holder));
-    this.timer = setInterval(() => this.renew(), Math.max(50, Math.floor(o.leaseMs / 3)));
-    this.timer.unref();
+    lease.timer = setInterval(() => void lease.renew(), Math.max(50, Math.floor(o.leaseMs / 3)));
+    lease.timer.unref();
+    return lease;
   }
 
-  private renew(): void {
-    if (this.released) return;
+  private constructor(
+    private readonly o: LeaseOptions,
+    private readonly now: () => number,
+  ) {}
+
+  private async renew(): Promise<void> {
+    if (this.released || this.renewing) return;
     let kept: boolean;
+    this.renewing = true;
     try {
-      kept = this.o.store.renewOwner(this.id, this.now(), this.o.leaseMs);
+      kept = await this.o.store.renewOwner(this.id, this.now(), this.o.leaseMs);
     } catch {
       // A busy or failing store: the next tick tries again, and the lease may still hold.
       return;
+    } finally {
+      this.renewing = false;
     }
+    if (this.released) return;
     if (!kept) {
-      this.release(false);
+      void this.release(false);
       this.o.onLost(
         new Error(
-          `lost the lease on ${this.o.describe}: it was not renewed within ${this.o.leaseMs} ms, and another process may now act on its runs`,
+          `lost the lease on ${this.o.store.describe}: it was not renewed within ${this.o.leaseMs} ms, and another process may now act on its runs`,
         ),
       );
       return;
@@ -81,11 +91,11 @@ export class Lease {
   }
 
   /** Stops renewing, and (by default) removes this owner: its unfinished runs are free for the next start. */
-  release(remove = true): void {
+  async release(remove = true): Promise<void> {
     if (this.released) return;
     this.released = true;
     clearInterval(this.timer);
-    if (remove) this.o.store.releaseOwner(this.id);
+    if (remove) await this.o.store.releaseOwner(this.id);
   }
 }
 
@@ -103,7 +113,7 @@ function knownDead(other: Owner, me: OwnerInfo): boolean {
 function refusal(o: LeaseOptions, holder: Owner): string {
   const what = holder.role === 'daemon' ? 'fleetbook serve' : 'fleetbook run';
   return (
-    `${o.describe} is in use by another ${what}: pid ${holder.pid} on ${holder.host}, since ${holder.startedAt} ` +
+    `${o.store.describe} is in use by another ${what}: pid ${holder.pid} on ${holder.host}, since ${holder.startedAt} ` +
     `(its lease runs until ${new Date(holder.leaseUntil).toISOString()}). One daemon owns a state file: stop the ` +
     `other one, or give this one another FLEETBOOK_STATE. A daemon that died frees the file when its lease expires.`
   );

@@ -122,4 +122,8 @@ export const MIGRATIONS: string[] = [
      runs_json TEXT NOT NULL,
      PRIMARY KEY (run_id, step_key, seq)
    ) WITHOUT ROWID;`,
+  // Each message is held by the owner that stored it, which matches it; an owner that is gone leaves its
+  // unprocessed messages to the next one that claims them (product.md section 10).
+  `ALTER TABLE inbox ADD COLUMN owner TEXT;
+   CREATE INDEX inbox_pending_by_owner ON inbox (owner, id) WHERE processed_at IS NULL;`,
 ];

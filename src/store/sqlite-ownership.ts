@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { compare, preparer, toRun, type RunRow } from './sqlite-rows.js';
-import type { Owner, OwnerInfo, Ownership, RunRecord } from './store.js';
+import type { Owner, OwnerInfo, RunRecord } from './store.js';
 
 /** The ownership tables: the fourth migration of the SQLite store. */
 export const OWNERSHIP_MIGRATION = `CREATE TABLE owners (
@@ -35,7 +35,8 @@ interface OwnerRow {
   lease_until: number;
 }
 
-export class SqliteOwnership implements Ownership {
+/** The operations of Ownership (store.ts), synchronous: the SQLite store runs each in the turn's transaction. */
+export class SqliteOwnership {
   private readonly sql: (text: string) => Database.Statement;
   private readonly register: (
     o: OwnerInfo,

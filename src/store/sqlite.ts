@@ -57,6 +57,8 @@ const CHECKPOINT_PAGES = 10_000;
 
 export class SqliteStore implements Store {
   readonly db: Database.Database;
+  readonly describe: string;
+  readonly replicas = false;
   /**
    * The callback inbox's commits are made durable without holding the event loop: written with `synchronous =
    * OFF` and no automatic checkpoint, then the write-ahead log is fsync'd on the thread pool (`walSync`), and
@@ -71,7 +73,8 @@ export class SqliteStore implements Store {
   private walFd: number | undefined;
   /** The inbox rows up to this id are on disk: the matcher reads no further. */
   private syncedInboxId: number;
-  private backlog: number;
+  /** The messages this process stored or claimed, and has not processed. */
+  private backlog = 0;
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
   private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
   /** A checkpoint and its ledger entries in one transaction: made once, as a transaction function is costly to make. */
@@ -115,9 +118,6 @@ export class SqliteStore implements Store {
       this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
       this.db.pragma('busy_timeout = 5000');
       this.migrate(file);
-      this.backlog = (
-        this.db.prepare('SELECT count(*) AS n FROM inbox WHERE processed_at IS NULL').get() as { n: number }
-      ).n;
     } catch (e) {
       this.db.close();
       // SQLite says only "file is not a database" or "database disk image is malformed": say which file.
@@ -130,6 +130,7 @@ export class SqliteStore implements Store {
     }
     this.sql = preparer(this.db);
     this.file = file;
+    this.describe = `the state file ${file} (FLEETBOOK_STATE)`;
     this.inboxMode = ['PRAGMA synchronous = OFF', 'PRAGMA wal_autocheckpoint = 0'].map((q) =>
       this.db.prepare(q),
     );
@@ -211,12 +212,12 @@ export class SqliteStore implements Store {
     this.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
   }
 
-  getRun(id: string): RunRecord | undefined {
+  async getRun(id: string): Promise<RunRecord | undefined> {
     const row = this.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
     return row && toRun(row);
   }
 
-  listRuns(opts: { playbook?: string; status?: RunStatus; limit?: number } = {}): RunRecord[] {
+  async listRuns(opts: { playbook?: string; status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> {
     const filters = (
       [
         ['playbook', opts.playbook],
@@ -231,7 +232,7 @@ export class SqliteStore implements Store {
     return rows.map(toRun);
   }
 
-  runIdsStartingWith(prefix: string, limit: number): string[] {
+  async runIdsStartingWith(prefix: string, limit: number): Promise<string[]> {
     // A range of the primary key: every id that starts with the prefix sorts from it to it followed by the
     // highest code point. LIKE would need its wildcards escaped, and would read every row.
     const rows = this.sql('SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').all(
@@ -253,7 +254,7 @@ export class SqliteStore implements Store {
     else this.stmt.saveStep.run(runId, key, JSON.stringify(state));
   }
 
-  loadSteps(runId: string): Map<string, unknown> {
+  async loadSteps(runId: string): Promise<Map<string, unknown>> {
     const rows = this.sql('SELECT step_key, state_json FROM run_steps WHERE run_id = ?').all(runId) as {
       step_key: string;
       state_json: string;
@@ -298,7 +299,7 @@ export class SqliteStore implements Store {
     return [...latest.values()];
   }
 
-  queryLedger(q: LedgerQuery): LedgerRow[] {
+  async queryLedger(q: LedgerQuery): Promise<LedgerRow[]> {
     const where: string[] = [];
     const args: unknown[] = [];
     const cond = (sql: string, ...values: unknown[]) => {
@@ -344,8 +345,8 @@ export class SqliteStore implements Store {
    * Every device's result in a run (or one step of it), step after step, read a few entries at a time without
    * holding the connection (eachLatestResult).
    */
-  eachDeviceResult(runId: string, step?: string): IterableIterator<LedgerRow> {
-    return eachLatestResult(this.sql, runId, step);
+  async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
+    yield* eachLatestResult(this.sql, runId, step);
   }
 
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
@@ -358,7 +359,12 @@ export class SqliteStore implements Store {
     );
   }
 
-  itemChunks(runId: string, key: string, afterSeq: number, limit: number): { seq: number; runs: ItemRuns }[] {
+  async itemChunks(
+    runId: string,
+    key: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ seq: number; runs: ItemRuns }[]> {
     const rows = this.sql(
       'SELECT seq, runs_json FROM step_items WHERE run_id = ? AND step_key = ? AND seq > ? ORDER BY seq LIMIT ?',
     ).all(runId, key, afterSeq, limit) as { seq: number; runs_json: string }[];
@@ -370,7 +376,7 @@ export class SqliteStore implements Store {
     this.sql('DELETE FROM step_items WHERE run_id = ? AND step_key = ?').run(runId, key);
   }
 
-  deviceResults(runId: string, step?: string): LedgerRow[] {
+  async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
     const entries = this.sql(
       'SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) ORDER BY seq',
     ).all({ runId, step: step ?? null }) as EntryRow[];
@@ -379,11 +385,12 @@ export class SqliteStore implements Store {
     );
   }
 
-  async appendInbox(messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
+  async appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
     // This turn's writes are committed first, in their own transaction.
     this.commit();
     const insert = this.sql(
-      `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at) VALUES (?, ?, ?, ?, ?, ?)
+      `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (request_id, kind, device) DO NOTHING`,
     );
     let last = 0;
@@ -399,6 +406,7 @@ export class SqliteStore implements Store {
             m.device ?? '',
             JSON.stringify(m.payload),
             m.receivedAt,
+            owner,
           );
           if (!r.changes) return 'duplicate' as const;
           last = Number(r.lastInsertRowid);
@@ -430,15 +438,26 @@ export class SqliteStore implements Store {
     );
   }
 
-  pendingInbox(limit: number, afterId = 0): InboxEvent[] {
+  async pendingInbox(owner: string, limit: number, afterId = 0): Promise<InboxEvent[]> {
     const rows = this.sql(
       `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox
-         WHERE processed_at IS NULL AND id > ? AND id <= ? ORDER BY id LIMIT ?`,
-    ).all(afterId, this.syncedInboxId, limit) as InboxRow[];
+         WHERE processed_at IS NULL AND owner = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?`,
+    ).all(owner, afterId, this.syncedInboxId, limit) as InboxRow[];
     return rows.map(inboxEvent);
   }
 
-  inboxByRequest(requestIds: string[]): InboxEvent[] {
+  async claimInbox(owner: string, now: number): Promise<number> {
+    this.write();
+    const taken = this.sql(
+      `UPDATE inbox SET owner = ?
+       WHERE processed_at IS NULL AND id <= ?
+         AND (owner IS NULL OR owner NOT IN (SELECT id FROM owners WHERE lease_until > ?))`,
+    ).run(owner, this.syncedInboxId, now).changes;
+    this.backlog += taken;
+    return taken;
+  }
+
+  async inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
     // A lookup of the unique key's first column per id: a run follows one request or a few, and asks at each
     // (a JSON array of them read through json_each cost more than this lookup and the parse of its row).
     const byRequest = this.sql(
@@ -452,7 +471,7 @@ export class SqliteStore implements Store {
     return this.backlog;
   }
 
-  completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): RunRecord[] {
+  async completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]> {
     this.write();
     const at = new Date().toISOString();
     const mark = this.sql('UPDATE inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL');
@@ -470,49 +489,66 @@ export class SqliteStore implements Store {
     return started;
   }
 
-  lastFire(schedule: string): string | undefined {
+  async lastFire(schedule: string): Promise<string | undefined> {
     const row = this.sql('SELECT last_fire_at FROM schedules WHERE name = ?').get(schedule) as
       { last_fire_at: string } | undefined;
     return row?.last_fire_at;
   }
 
-  recordFire(schedule: string, at: string, run?: RunRecord): void {
+  async recordFire(schedule: string, at: string, run?: RunRecord): Promise<boolean> {
     this.write();
-    this.db.transaction(() => {
-      this.sql(
+    return this.db.transaction(() => {
+      // Only a later fire moves the schedule on: a replica that computed the same fire as another gets nothing.
+      const claimed = this.sql(
         `INSERT INTO schedules (name, last_fire_at) VALUES (?, ?)
-           ON CONFLICT (name) DO UPDATE SET last_fire_at = excluded.last_fire_at`,
-      ).run(schedule, at);
-      if (run) this.createRun(run);
+           ON CONFLICT (name) DO UPDATE SET last_fire_at = excluded.last_fire_at
+           WHERE excluded.last_fire_at > schedules.last_fire_at`,
+      ).run(schedule, at).changes;
+      if (claimed && run) this.createRun(run);
+      return claimed === 1;
     })();
   }
 
-  registerOwner(owner: OwnerInfo, now: number, leaseMs: number, exclusive: boolean): Owner | undefined {
+  async registerOwner(
+    owner: OwnerInfo,
+    now: number,
+    leaseMs: number,
+    exclusive: boolean,
+  ): Promise<Owner | undefined> {
     this.write();
     return this.ownership.registerOwner(owner, now, leaseMs, exclusive);
   }
 
-  renewOwner(id: string, now: number, leaseMs: number): boolean {
+  async renewOwner(id: string, now: number, leaseMs: number): Promise<boolean> {
     this.write();
     return this.ownership.renewOwner(id, now, leaseMs);
   }
 
-  releaseOwner(id: string): void {
+  async releaseOwner(id: string): Promise<void> {
     this.write();
     this.ownership.releaseOwner(id);
   }
 
-  liveOwners(now: number): Owner[] {
+  async liveOwners(now: number): Promise<Owner[]> {
     openTurns.get(this.file)?.commit();
     return this.ownership.liveOwners(now);
   }
 
-  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[] {
+  async claimRuns(
+    owner: string,
+    playbooks: readonly string[] | undefined,
+    now: number,
+  ): Promise<RunRecord[]> {
     this.write();
     return this.ownership.claimRuns(owner, playbooks, now);
   }
 
-  lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined {
+  async lockDevices(
+    owner: string,
+    holder: string,
+    ids: readonly string[],
+    now: number,
+  ): Promise<string | undefined> {
     this.write();
     return this.ownership.lockDevices(owner, holder, ids, now);
   }
@@ -572,7 +608,7 @@ export class SqliteStore implements Store {
     return new Promise((resolve, reject) => turn.waiters.push({ resolve, reject }));
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.commit();
     if (this.walFd !== undefined) closeSync(this.walFd);
     this.db.close();

@@ -1,7 +1,16 @@
 /**
- * The store: runs, their steps, and the per-device ledger. An interface, so that PostgreSQL can follow the
- * embedded SQLite (product.md section 10); the SQL of the SQLite store stays portable, and every piece of
- * state a second replica would need lives here, not only in memory.
+ * The store: runs, their steps, the per-device ledger, the callback inbox, schedules, owners and device locks.
+ * An interface split by concern, with two implementations passing one suite (test/store/): the embedded
+ * SQLite file, and PostgreSQL for several replicas (product.md section 10). Every piece of state a second
+ * replica would need lives here, not only in memory.
+ *
+ * Writes and reads differ on purpose:
+ * - A write whose answer nobody needs (a checkpoint, a ledger entry, a run's status) returns nothing. It joins
+ *   the open turn: every such write of one turn of the event loop is committed together, at its end, and
+ *   `durable()` resolves once they are. Whatever lets something leave the process (a request to the service,
+ *   an answer to a client) waits for `durable()` first.
+ * - A read, and a write whose answer decides what happens next (a claim, a lock, a fire), returns a promise.
+ *   It sees every write made before it, committed or still in the open turn.
  */
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -162,8 +171,9 @@ export interface InboxEvent extends InboxMessage {
 
 /**
  * A process that executes runs from this store: a daemon, or a `fleetbook run`. It holds a lease that it renews;
- * while the lease is live, nobody else resumes its runs or takes its device locks. A process whose lease expired
- * (or that is known dead) is gone: its runs are claimed by the next owner, and its device locks are freed.
+ * while the lease is live, nobody else resumes its runs, takes its device locks or its inbox messages. A process
+ * whose lease expired (or that is known dead) is gone: its runs and messages are claimed by the next owner, and
+ * its device locks are freed.
  */
 export interface OwnerInfo {
   id: string;
@@ -189,36 +199,48 @@ export interface Ownership {
    * Registers an owner whose lease holds `leaseMs` from `now`, after removing the owners whose lease expired.
    * With `exclusive`, refuses when another live owner of the same role holds the store, and returns it.
    */
-  registerOwner(owner: OwnerInfo, now: number, leaseMs: number, exclusive: boolean): Owner | undefined;
+  registerOwner(
+    owner: OwnerInfo,
+    now: number,
+    leaseMs: number,
+    exclusive: boolean,
+  ): Promise<Owner | undefined>;
   /** Extends a live lease. False when it was lost (expired and removed): the owner must stop acting. */
-  renewOwner(id: string, now: number, leaseMs: number): boolean;
+  renewOwner(id: string, now: number, leaseMs: number): Promise<boolean>;
   /** Removes an owner (a clean stop, or one known dead) and its device locks: its unfinished runs are free at once. */
-  releaseOwner(id: string): void;
+  releaseOwner(id: string): Promise<void>;
   /** Owners whose lease holds at `now`. */
-  liveOwners(now: number): Owner[];
+  liveOwners(now: number): Promise<Owner[]>;
   /**
    * Takes the unfinished runs (of the given playbooks, or of any) that no live owner holds (never owned, or their
-   * owner's lease expired), in one transaction, and returns them, oldest first.
+   * owner's lease expired), in one transaction, and returns them, oldest first. Two owners claiming at once never
+   * both get a run.
    */
-  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[];
+  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): Promise<RunRecord[]>;
   /**
    * Locks every device of `ids` for `holder` (one acquisition of `owner`), or none: the answer is then a device
    * that another live owner holds. Locks of owners whose lease expired are taken over, and so are the owner's
    * own (it orders its acquisitions itself, and may release them late).
    */
-  lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined;
-  /** Frees the devices of some acquisitions, in one transaction. */
+  lockDevices(
+    owner: string,
+    holder: string,
+    ids: readonly string[],
+    now: number,
+  ): Promise<string | undefined>;
+  /** Frees the devices of some acquisitions (a write of the turn). */
   unlockDevices(holders: readonly string[]): void;
 }
 
-export interface Store extends Ownership {
+/** Runs, and each step's checkpoint and items. */
+export interface RunStore {
   createRun(run: RunRecord): void;
   updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
-  getRun(id: string): RunRecord | undefined;
+  getRun(id: string): Promise<RunRecord | undefined>;
   /** Newest first: at most `limit` (default 50), of one playbook and in one status when they are given. */
-  listRuns(opts?: { playbook?: string; status?: RunStatus; limit?: number }): RunRecord[];
+  listRuns(opts?: { playbook?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
   /** The ids that start with `prefix`, in order, at most `limit`. */
-  runIdsStartingWith(prefix: string, limit: number): string[];
+  runIdsStartingWith(prefix: string, limit: number): Promise<string[]>;
   /**
    * Checkpoint of one step, written after each step and each batch of a fan-out, with the device results it
    * produced in the same transaction: a checkpoint never exists without its ledger rows, nor they without it.
@@ -229,53 +251,83 @@ export interface Store extends Ownership {
     state: unknown,
     devices?: { step: string; groups: DeviceGroup[]; at: string },
   ): void;
-  loadSteps(runId: string): Map<string, unknown>;
-  /** Writes device results in one transaction. A later result for the same run, step and device replaces it. */
-  recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void;
-  queryLedger(q: LedgerQuery): LedgerRow[];
-  deviceResults(runId: string, step?: string): LedgerRow[];
+  loadSteps(runId: string): Promise<Map<string, unknown>>;
   /**
-   * `deviceResults(runId, step)` one row at a time, in (step, device) order, for runs too large to hold in
-   * memory. Another write may come between two rows: the iteration does not hold the store.
-   */
-  eachDeviceResult(runId: string, step?: string): Iterable<LedgerRow>;
-
-  // ── a step's items ──
-  /**
-   * Appends one chunk (a listing's page) of a step's items, in the open turn's transaction, as runs of one
-   * kind. `seq` orders a step's chunks: 0 first, then 1, 2... A step that lists again clears its items first.
+   * Appends one chunk (a listing's page) of a step's items as runs of one kind. `seq` orders a step's chunks: 0
+   * first, then 1, 2... A step that lists again clears its items first.
    */
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void;
   /** The chunks of a step's items after `afterSeq`, in order, at most `limit`. */
-  itemChunks(runId: string, key: string, afterSeq: number, limit: number): { seq: number; runs: ItemRuns }[];
+  itemChunks(
+    runId: string,
+    key: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ seq: number; runs: ItemRuns }[]>;
   clearItems(runId: string, key: string): void;
+}
 
-  // ── the callback inbox ──
+/** The per-device ledger (product.md 5a). */
+export interface LedgerStore {
+  /** Writes device results. A later result for the same run, step and device replaces it. */
+  recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void;
+  queryLedger(q: LedgerQuery): Promise<LedgerRow[]>;
+  /** A run's (or one step's) results, by step then device: for runs small enough to hold in memory. */
+  deviceResults(runId: string, step?: string): Promise<LedgerRow[]>;
   /**
-   * Appends messages in one transaction, resolving once it is on disk (fsync'd) with the id each message was
-   * stored under: the listener acknowledges them then. A message whose requestId, kind and device were already
-   * received is a `duplicate` and is not stored again. A transaction that fails rejects (nothing of it is
-   * stored); a transaction stored whose sync fails rejects with an InboxSyncError.
+   * A run's (or one step's) results a page of rows at a time, step after step, each step's devices in the order
+   * their results came, for runs too large to hold in memory (a million rows cost one await per page, not per
+   * row). Another write may come between two pages: the iteration does not hold the store.
    */
-  appendInbox(messages: InboxMessage[]): Promise<(number | 'duplicate')[]>;
-  /** Events on disk and not yet processed, in order of arrival, after `afterId`. */
-  pendingInbox(limit: number, afterId?: number): InboxEvent[];
+  eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]>;
+}
+
+/**
+ * The callback inbox. Each message is held by the owner that stored it, which matches it; an owner that is gone
+ * leaves its unprocessed messages to the next one that claims them (`claimInbox`).
+ */
+export interface InboxStore {
+  /**
+   * Appends messages in one transaction, held by `owner`, resolving once it is durable (fsync'd, committed) with
+   * the id each message was stored under: the listener acknowledges them then. A message whose requestId, kind
+   * and device were already received is a `duplicate` and is not stored again. A transaction that fails rejects
+   * (nothing of it is stored); a transaction stored whose sync fails rejects with an InboxSyncError.
+   */
+  appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]>;
+  /** Messages `owner` holds, durable and not yet processed, in order of arrival, after `afterId`. */
+  pendingInbox(owner: string, limit: number, afterId?: number): Promise<InboxEvent[]>;
+  /**
+   * Takes the unprocessed messages that no live owner holds (their owner's lease expired), in one transaction
+   * that skips those another claim holds: how many were taken. They are then `pendingInbox` of `owner`.
+   */
+  claimInbox(owner: string, now: number): Promise<number>;
   /** Every stored message of these requests, processed or not, in order of arrival (confirming a request). */
-  inboxByRequest(requestIds: string[]): InboxEvent[];
-  /** How many events wait to be processed. */
+  inboxByRequest(requestIds: string[]): Promise<InboxEvent[]>;
+  /** How many messages this process stored and has not processed yet (its admission control, `/status`). */
   inboxBacklog(): number;
   /**
-   * Marks events processed and stores the runs they start (queued), in one transaction: an event is processed
-   * exactly once, across crashes. Returns the runs stored (none for an event already processed).
+   * Marks messages processed and stores the runs they start (queued), in one transaction: a message is processed
+   * exactly once, across crashes and replicas. Returns the runs stored (none for a message already processed).
    */
-  completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): RunRecord[];
+  completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]>;
+}
 
-  // ── the scheduler ──
+/** Schedules: the fires of each, claimed once across every process on the store. */
+export interface ScheduleStore {
   /** When a schedule last fired (ISO), if ever. */
-  lastFire(schedule: string): string | undefined;
-  /** Records a fire and stores the run it starts (queued), in one transaction. */
-  recordFire(schedule: string, at: string, run?: RunRecord): void;
+  lastFire(schedule: string): Promise<string | undefined>;
+  /**
+   * Claims the fire of `schedule` at `at` and stores the run it starts (queued), in one transaction: true when
+   * this call claimed it, false when the schedule already fired at `at` or later (another replica got it first).
+   */
+  recordFire(schedule: string, at: string, run?: RunRecord): Promise<boolean>;
+}
 
+export interface Store extends RunStore, LedgerStore, InboxStore, ScheduleStore, Ownership {
+  /** Where the store is, for messages: `the state file ./x.db (FLEETBOOK_STATE)`, a URL without its password. */
+  readonly describe: string;
+  /** One daemon per store (SQLite), or several replicas (PostgreSQL). */
+  readonly replicas: boolean;
   /**
    * Resolves once every write made so far is committed. The writes of one turn of the event loop are committed
    * together, at its end; whatever lets something leave the process (a request to the service, an answer to a
@@ -283,5 +335,5 @@ export interface Store extends Ownership {
    */
   durable(): Promise<void>;
   /** Commits what is written, and closes. */
-  close(): void;
+  close(): Promise<void>;
 }

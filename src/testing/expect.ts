@@ -19,7 +19,7 @@ export interface Observation {
   /** A device's state in the emulator now; undefined for an unknown device. */
   deviceState(id: string): Promise<string | undefined>;
   /** A step's device outcomes, by device id. */
-  outcomes(step: string): Map<string, string>;
+  outcomes(step: string): Promise<Map<string, string>>;
   /** The rows a report.write step wrote (by column), or why there are none. */
   report(step: string): Promise<{ header: string[]; rows: Json[] } | string>;
   /** The JSON bodies a webhook receiver got. */
@@ -128,7 +128,7 @@ async function stepFailures(
     fail(['calls'], `expected step ${id} to make ${String(e.calls)} call(s), it made ${step.calls}`);
   if (e.devices) countsFailures(e.devices as Json, step.devices, ['devices'], fail, `step ${id}`);
   if (e.outcomes) {
-    const outcomes = o.outcomes(id);
+    const outcomes = await o.outcomes(id);
     for (const [device, outcome] of Object.entries(e.outcomes as Json))
       if (outcomes.get(device) !== outcome)
         fail(

@@ -77,7 +77,7 @@ export async function runCase(tf: TestFile, index: number, pb: Playbook): Promis
     return await compare(c.expect as Json, observation, tf.where, ['cases', index, 'expect']);
   } finally {
     await target?.close();
-    store.close();
+    await store.close();
     await receivers.close();
     await rm(reportsDir, { recursive: true, force: true });
   }
@@ -112,9 +112,12 @@ function observe(
       const device = accounts.flatMap((a) => a.devices).find((d) => d.deviceIds.some((x) => x.id === id));
       return device?.state;
     },
-    outcomes: (step) => new Map(store.deviceResults(runId, step).map((r) => [r.deviceId, r.outcome])),
+    outcomes: async (step) =>
+      new Map((await store.deviceResults(runId, step)).map((r) => [r.deviceId, r.outcome])),
     async report(step) {
-      const state = store.loadSteps(runId).get(step) as { output?: { file?: string; format?: string } };
+      const state = (await store.loadSteps(runId)).get(step) as {
+        output?: { file?: string; format?: string };
+      };
       const file = state?.output?.file;
       if (!file) return `step ${step} wrote no report`;
       const text = await readFile(file, 'utf8');

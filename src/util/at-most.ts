@@ -4,15 +4,16 @@
  * stops the taking of items, and is thrown once the calls under way have ended.
  */
 export async function eachAtMost<T>(
-  items: Iterable<T>,
+  items: Iterable<T> | AsyncIterable<T>,
   width: number,
   fn: (item: T) => Promise<void>,
 ): Promise<void> {
-  const it = items[Symbol.iterator]();
+  // An async source (the store) is asked for one item at a time: its `next` calls queue.
+  const it = Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : items[Symbol.iterator]();
   let failed = false;
   const worker = async () => {
     while (!failed) {
-      const next = it.next();
+      const next = await it.next();
       if (next.done) return;
       try {
         await fn(next.value);

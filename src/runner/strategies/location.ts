@@ -111,7 +111,7 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
   const retried = new Set(x.plan.deviceRetry.flatMap((r) => [...r.on]));
   const again = new DeviceResults();
   await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
-    const byMsid = new Map(refsOf(source.read(c.at, c.size).set).map((d) => [d.id, d]));
+    const byMsid = new Map(refsOf((await source.read(c.at, c.size)).set).map((d) => [d.id, d]));
     const request = { attempt: 1, cacheMode: x.input.cacheMode, at: c.sentAt };
     await readResults(x, c.reports, byMsid, request, (groups) => {
       const done: DeviceGroup[] = [];
@@ -139,7 +139,7 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
   return {
     status: 'succeeded',
     output: { reports: created.flatMap((c) => c.reports) },
-    items: ctx.keeps(step.id, 'items') ? ctx.o.store.deviceResults(ctx.id, step.id).map(item) : [],
+    items: ctx.keeps(step.id, 'items') ? (await ctx.o.store.deviceResults(ctx.id, step.id)).map(item) : [],
     devices: counts,
   };
 }

@@ -1,0 +1,19 @@
+/**
+ * Opens the store that FLEETBOOK_STATE names: a PostgreSQL URL (`postgres://` or `postgresql://`) for several
+ * replicas, else the path of the embedded SQLite file (product.md section 10).
+ */
+import { SqliteStore } from './sqlite.js';
+import type { Store } from './store.js';
+
+/** Whether `state` names a PostgreSQL database rather than a SQLite file. */
+export function isPostgresUrl(state: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(state);
+}
+
+export async function openStore(state: string): Promise<Store> {
+  if (isPostgresUrl(state)) {
+    const { openPostgresStore } = await import('./postgres/store.js');
+    return openPostgresStore(state);
+  }
+  return new SqliteStore(state);
+}
