@@ -1,0 +1,317 @@
+/**
+ * A real PostgreSQL server for the tests and the bench, never a mock. Each `postgresUrl()` is a new, empty
+ * database, so that no suite sees another's rows. The server is the one FLEETBOOK_TEST_POSTGRES_URL names when
+ * it is set; otherwise the first call starts a throwaway server of this process's own (`initdb` into a temp
+ * folder, `postgres` on a free port of 127.0.0.1), stopped and deleted when the process ends, however it ends.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+/** The variable that names a server to use instead of starting one, e.g. `postgres://u:pw@host:5432/postgres`. */
+export const POSTGRES_URL_ENV = 'FLEETBOOK_TEST_POSTGRES_URL';
+
+export interface PostgresOptions {
+  /**
+   * Whether the server flushes each commit to disk. Off for tests: no test survives a power cut, and a flush per
+   * commit on a shared disk makes the store suites slow and their timings noisy. On for the bench, which
+   * measures durable commits. Each setting is a server of its own; a server given by FLEETBOOK_TEST_POSTGRES_URL
+   * keeps its own setting.
+   * @default false
+   */
+  fsync?: boolean;
+}
+
+/** Several daemons with their pools on one server, and the tests' own connections beside them. */
+const MAX_CONNECTIONS = 200;
+/** Where Debian's packages put the server binaries of each major version, e.g. /usr/lib/postgresql/15/bin. */
+const PACKAGE_ROOTS = ['/usr/lib/postgresql'];
+/** The temp folders of the servers, `fleetbook-pg-<pid of the process that started it>-XXXXXX`. */
+const PREFIX = 'fleetbook-pg-';
+const READY = 'database system is ready to accept connections';
+
+interface Server {
+  dir: string;
+  proc: ChildProcess;
+  adminUrl: string;
+}
+
+const servers = new Map<boolean, Promise<Server>>();
+/** The servers started, even half-way, for the cleanup at exit. */
+const started = new Set<{ dir: string; proc?: ChildProcess }>();
+/** The databases made on a given server, dropped at exit. */
+const givenDatabases: { adminUrl: string; name: string }[] = [];
+
+/** The URL of a new, empty database, which only the caller uses. */
+export async function postgresUrl(options: PostgresOptions = {}): Promise<string> {
+  const given = process.env[POSTGRES_URL_ENV];
+  const adminUrl = given || (await postgresAdminUrl(options));
+  const name = `fleetbook_test_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client(adminUrl);
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  if (given) {
+    givenDatabases.push({ adminUrl, name });
+    registerCleanup();
+  }
+  return withDatabase(adminUrl, name);
+}
+
+/** A superuser's URL of the server (its `postgres` database), started on the first call. */
+export async function postgresAdminUrl(options: PostgresOptions = {}): Promise<string> {
+  const given = process.env[POSTGRES_URL_ENV];
+  if (given) return given;
+  const fsync = options.fsync ?? false;
+  let server = servers.get(fsync);
+  if (!server) {
+    server = start(fsync);
+    servers.set(fsync, server);
+  }
+  return (await server).adminUrl;
+}
+
+/**
+ * Stops the servers this process started and deletes their folders, and drops the databases made on a given
+ * server. Close your connections first: the server ends them. A later `postgresUrl()` starts a new server.
+ */
+export async function stopPostgres(): Promise<void> {
+  await Promise.allSettled(servers.values());
+  servers.clear();
+  cleanUp();
+}
+
+/**
+ * The folder that holds `initdb` and `postgres`: the first on `searchPath` that has both, else the newest
+ * major version under `roots`.
+ */
+export function postgresBinaries(searchPath = process.env.PATH ?? '', roots = PACKAGE_ROOTS): string {
+  const dirs = searchPath.split(delimiter).filter(Boolean);
+  const versions = roots.flatMap((root) =>
+    (existsSync(root) ? readdirSync(root) : [])
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a))
+      .map((v) => join(root, v, 'bin')),
+  );
+  const found = [...dirs, ...versions].find(
+    (d) => existsSync(join(d, 'initdb')) && existsSync(join(d, 'postgres')),
+  );
+  if (found) return found;
+  const tried = [...dirs, ...roots.map((r) => join(r, '*', 'bin'))].join(', ');
+  throw new Error(
+    `no PostgreSQL server binaries (initdb, postgres) in ${tried}: install postgresql-15 or set ${POSTGRES_URL_ENV}`,
+  );
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.href;
+}
+
+/**
+ * How to run a server binary. `initdb` and `postgres` refuse to run as root, so root runs them as the
+ * `postgres` user. setpriv, where there is one, also makes the server die with this process, even by SIGKILL.
+ */
+interface Runner {
+  prefix: string[];
+  owner?: { uid: number; gid: number };
+}
+
+function runner(): Runner {
+  const setpriv = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map((d) => join(d, 'setpriv'))
+    .find((f) => existsSync(f));
+  if (process.getuid?.() !== 0) return { prefix: setpriv ? [setpriv, '--pdeathsig=QUIT', '--'] : [] };
+  const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
+  const [uid, gid] = [id('-u'), id('-g')];
+  if (!setpriv || uid.status !== 0 || gid.status !== 0)
+    throw new Error(
+      `PostgreSQL refuses to run as root, and ${setpriv ? 'there is no `postgres` user' : 'setpriv (util-linux) is missing'} to run it as another user: run the tests as another user, or set ${POSTGRES_URL_ENV}`,
+    );
+  const user = ['--reuid=postgres', '--regid=postgres', '--clear-groups'];
+  return {
+    prefix: [setpriv, ...user, '--pdeathsig=QUIT', '--'],
+    owner: { uid: Number(uid.stdout), gid: Number(gid.stdout) },
+  };
+}
+
+async function start(fsync: boolean): Promise<Server> {
+  const bin = postgresBinaries();
+  const run = runner();
+  sweep();
+  registerCleanup();
+  const dir = mkdtempSync(join(tmpdir(), `${PREFIX}${process.pid}-`));
+  const entry: { dir: string; proc?: ChildProcess } = { dir };
+  started.add(entry);
+  if (run.owner) chownSync(dir, run.owner.uid, run.owner.gid);
+  const data = join(dir, 'data');
+  const initdb = [
+    join(bin, 'initdb'),
+    '-D',
+    data,
+    '-A',
+    'trust',
+    '-U',
+    'postgres',
+    '-E',
+    'UTF8',
+    '--locale=C',
+  ];
+  // No fsync of the new files: the folder lives as long as this process.
+  await exec(run, [...initdb, '--no-sync', '--no-instructions'], dir);
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const log = join(dir, `server-${port}.log`);
+    const fd = openSync(log, 'a');
+    const [cmd, ...args] = [
+      ...run.prefix,
+      join(bin, 'postgres'),
+      ...['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port)],
+      ...['-c', `fsync=${fsync ? 'on' : 'off'}`, '-c', `max_connections=${MAX_CONNECTIONS}`],
+    ];
+    const proc = spawn(cmd as string, args, { cwd: dir, stdio: ['ignore', 'ignore', fd] });
+    closeSync(fd);
+    proc.unref();
+    entry.proc = proc;
+    let spawnError = '';
+    proc.once('error', (e) => (spawnError = e.message));
+    const failure = await ready(proc, log, () => spawnError);
+    if (!failure) return { dir, proc, adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres` };
+    // Another process took the port between freePort() and the server's bind: try another.
+    if (failure.includes('Address already in use') && attempt < 3) continue;
+    throw new Error(`PostgreSQL (${join(bin, 'postgres')}) did not start in ${dir}:\n${failure}`);
+  }
+}
+
+/** Waits for the server's log to say it accepts connections; what went wrong if it does not. */
+async function ready(proc: ChildProcess, log: string, spawnError: () => string): Promise<string | undefined> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const text = readFileSync(log, 'utf8');
+    if (text.includes(READY)) return undefined;
+    if (spawnError()) return spawnError();
+    if (proc.exitCode !== null || proc.signalCode !== null) return text || 'it exited';
+    if (Date.now() > deadline) {
+      proc.kill('SIGQUIT');
+      return `${text}\n(not ready after 30 s)`;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function exec(run: Runner, command: string[], cwd: string): Promise<void> {
+  const [cmd, ...args] = [...run.prefix, ...command];
+  const proc = spawn(cmd as string, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+  proc.stderr.setEncoding('utf8').on('data', (s: string) => (out += s));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('close', resolve);
+  });
+  if (code !== 0) throw new Error(`${command.join(' ')} failed (${String(code)}):\n${out}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+let registered = false;
+
+function registerCleanup(): void {
+  if (registered) return;
+  registered = true;
+  process.once('exit', cleanUp);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.once(signal, () => {
+      cleanUp();
+      // Then end as the signal would have, unless someone else handles it.
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+}
+
+/**
+ * Synchronous, for the exit event: an immediate shutdown of each server (SIGQUIT), a wait until it is gone
+ * (the postmaster deletes its pid file last, after its children have exited), and its folder deleted.
+ */
+function cleanUp(): void {
+  if (givenDatabases.length > 0) dropGivenDatabases(givenDatabases.splice(0));
+  for (const entry of started) {
+    const { dir, proc } = entry;
+    if (proc && proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGQUIT');
+      const pidFile = join(dir, 'data', 'postmaster.pid');
+      const sleeper = new Int32Array(new SharedArrayBuffer(4));
+      for (let i = 0; i < 500 && existsSync(pidFile); i++) Atomics.wait(sleeper, 0, 0, 10);
+    }
+    rmSync(dir, { recursive: true, force: true });
+    started.delete(entry);
+  }
+}
+
+/** A child process, since the exit event cannot wait for a query. */
+function dropGivenDatabases(databases: { adminUrl: string; name: string }[]): void {
+  const script = `
+    const pg = require('pg');
+    (async () => {
+      for (const { adminUrl, name } of JSON.parse(process.argv[1])) {
+        const client = new pg.Client(adminUrl);
+        await client.connect();
+        await client.query('DROP DATABASE IF EXISTS ' + name + ' WITH (FORCE)');
+        await client.end();
+      }
+    })().catch((e) => (console.error('dropping the test databases:', e.message), process.exit(1)));`;
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const r = spawnSync(process.execPath, ['-e', script, JSON.stringify(databases)], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (r.error) console.error('dropping the test databases:', r.error.message);
+}
+
+/** Deletes the folders of servers whose process is gone (killed by SIGKILL, which no exit handler sees). */
+function sweep(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const m = new RegExp(`^${PREFIX}(\\d+)-`).exec(name);
+    if (!m || alive(Number(m[1]))) continue;
+    const pidFile = join(tmpdir(), name, 'data', 'postmaster.pid');
+    // A server with no setpriv to end it may outlive its process: leave it be.
+    if (existsSync(pidFile) && alive(Number(readFileSync(pidFile, 'utf8').split('\n')[0]))) continue;
+    rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
