@@ -1,0 +1,119 @@
+/**
+ * The callback inbox on PostgreSQL (InboxStore of store.ts). Each message is held by the owner that stored it;
+ * the messages of an owner that is gone are claimed by another, skipping those a concurrent claim holds; a
+ * message is marked processed, with the runs it starts, at most once across replicas.
+ */
+import type pg from 'pg';
+import { inboxEvent, type InboxRow } from '../rows.js';
+import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.js';
+import { insertRuns, runRow } from './runs.js';
+import type { Turns } from './turn.js';
+
+const EVENT_COLUMNS = 'id, service, kind, request_id, device, payload_json, received_at';
+
+export class PostgresInbox implements InboxStore {
+  /** The messages this process stored or claimed, and has not processed. */
+  private backlog = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly turns: Turns,
+  ) {}
+
+  /**
+   * One statement, so one transaction, committed (and so on disk: `synchronous_commit` is on) when it returns.
+   * It does not wait for the open turn: nothing the turns write is read or written here.
+   */
+  async appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
+    const rows = messages.map((m) => ({
+      service: m.service,
+      kind: m.kind,
+      request_id: m.requestId,
+      device: m.device ?? '',
+      payload_json: JSON.stringify(m.payload),
+      received_at: m.receivedAt,
+    }));
+    const { rows: stored } = await this.pool.query<{
+      id: number;
+      request_id: string;
+      kind: string;
+      device: string;
+    }>({
+      text: `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
+             SELECT service, kind, request_id, device, payload_json, received_at, $2
+             FROM ROWS FROM (json_to_recordset($1::json) AS (service text, kind text, request_id text,
+               device text, payload_json text, received_at text)) WITH ORDINALITY AS m(service, kind, request_id,
+               device, payload_json, received_at, n)
+             ORDER BY n
+             ON CONFLICT (request_id, kind, device) DO NOTHING
+             RETURNING id, request_id, kind, device`,
+      values: [JSON.stringify(rows), owner],
+    });
+    // The first of a key in the batch got the id; any other one is a duplicate, as one already stored is.
+    const ids = new Map(stored.map((s) => [`${s.request_id}\0${s.kind}\0${s.device}`, s.id]));
+    const out = rows.map((r) => {
+      const key = `${r.request_id}\0${r.kind}\0${r.device}`;
+      const id = ids.get(key);
+      ids.delete(key);
+      return id ?? 'duplicate';
+    });
+    this.backlog += stored.length;
+    return out;
+  }
+
+  async pendingInbox(owner: string, limit: number, afterId = 0): Promise<InboxEvent[]> {
+    const rows = await this.turns.read<InboxRow>({
+      text: `SELECT ${EVENT_COLUMNS} FROM inbox
+             WHERE owner = $1 AND processed_at IS NULL AND id > $2 ORDER BY id LIMIT $3`,
+      values: [owner, afterId, limit],
+    });
+    return rows.map(inboxEvent);
+  }
+
+  async claimInbox(owner: string, now: number): Promise<number> {
+    const { rowCount } = await this.turns.query({
+      text: `UPDATE inbox SET owner = $1 WHERE id IN (
+               SELECT id FROM inbox i
+               WHERE processed_at IS NULL
+                 AND (owner IS NULL OR NOT EXISTS (
+                   SELECT 1 FROM owners o WHERE o.id = i.owner AND o.lease_until > $2))
+               FOR UPDATE SKIP LOCKED)`,
+      values: [owner, now],
+    });
+    const taken = rowCount ?? 0;
+    this.backlog += taken;
+    return taken;
+  }
+
+  async inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
+    const rows = await this.turns.read<InboxRow>({
+      text: `SELECT ${EVENT_COLUMNS} FROM inbox WHERE request_id = ANY($1::text[]) ORDER BY id`,
+      values: [[...new Set(requestIds)]],
+    });
+    return rows.map(inboxEvent);
+  }
+
+  inboxBacklog(): number {
+    return this.backlog;
+  }
+
+  /**
+   * One statement: the messages not yet processed are marked, and the runs of those (and only those) inserted.
+   * Two replicas completing one message (one whose lease expired meanwhile) both try: one marks it.
+   */
+  async completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]> {
+    if (!processed.length) return [];
+    const runs = processed.flatMap((p) => p.runs.map((r) => runRow(r, p.eventId)));
+    const started = insertRuns(runs, 'WHERE r.event_id IN (SELECT id FROM marked)');
+    const marked = await this.turns.read<{ id: number }>({
+      text: `WITH marked AS (
+               UPDATE inbox SET processed_at = $2 WHERE id = ANY($3::bigint[]) AND processed_at IS NULL RETURNING id
+             ), started AS (${started.text})
+             SELECT id FROM marked`,
+      values: [...started.values, new Date().toISOString(), processed.map((p) => p.eventId)],
+    });
+    const done = new Set(marked.map((m) => m.id));
+    this.backlog = Math.max(0, this.backlog - done.size);
+    return processed.filter((p) => done.has(p.eventId)).flatMap((p) => p.runs);
+  }
+}

@@ -1,0 +1,131 @@
+/** The per-device ledger on PostgreSQL (LedgerStore of store.ts): entries of a group of devices a row. */
+import { byStepThenDevice, latestMatching, latestRows, type EntryRow } from '../rows.js';
+import type { DeviceGroup, LedgerQuery, LedgerRow, LedgerStore } from '../store.js';
+import type { Statement } from './pool.js';
+import type { EntryRecord, Turns } from './turn.js';
+
+/** How many entries a page of `eachDeviceResult` reads: a few dozen, of up to a batch of devices each. */
+const PAGE = 64;
+
+/** One ledger entry per group with devices, in order: of a device given twice, the later entry counts. */
+export function entryRecords(runId: string, step: string, groups: DeviceGroup[], at: string): EntryRecord[] {
+  const out: EntryRecord[] = [];
+  for (const g of groups) {
+    if (!g.ids.length) continue;
+    out.push({
+      run_id: runId,
+      step,
+      kind: g.kind,
+      outcome: g.outcome,
+      error_type: g.errorType ?? null,
+      error_class: g.errorClass ?? null,
+      attempts: g.attempts,
+      at,
+      device_ids: g.ids,
+      request_id: g.requestId ?? null,
+      data_json: g.data ? g.data.map((d) => d ?? null) : null,
+    });
+  }
+  return out;
+}
+
+/**
+ * A turn's entries in one statement, in their order: `seq` is given as the rows come (WITH ORDINALITY, ORDER
+ * BY), so that a later entry for a device has the higher one.
+ */
+export function insertEntries(entries: readonly EntryRecord[]): Statement {
+  return {
+    text: `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
+             request_id, data_json)
+           SELECT run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids, request_id, data_json
+           FROM ROWS FROM (json_to_recordset($1::json) AS (run_id text, step text, kind text, outcome text,
+             error_type text, error_class text, attempts integer, at text, device_ids json, request_id text,
+             data_json json)) WITH ORDINALITY AS e(run_id, step, kind, outcome, error_type, error_class, attempts,
+             at, device_ids, request_id, data_json, n)
+           ORDER BY n`,
+    values: [JSON.stringify(entries)],
+  };
+}
+
+export class PostgresLedger implements LedgerStore {
+  constructor(private readonly turns: Turns) {}
+
+  recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
+    this.turns.write().entries.push(...entryRecords(runId, step, groups, at));
+  }
+
+  async queryLedger(q: LedgerQuery): Promise<LedgerRow[]> {
+    const where: string[] = [];
+    const values: unknown[] = [];
+    const cond = (sql: (...at: string[]) => string, ...args: unknown[]) => {
+      const at = args.map((a) => `$${values.push(a)}`);
+      where.push(sql(...at));
+    };
+    if (q.playbook !== undefined) {
+      if (q.lastRuns !== undefined)
+        cond(
+          (playbook, limit) =>
+            `l.run_id IN (SELECT id FROM runs WHERE playbook = ${playbook} AND status IN ('succeeded', 'failed')
+               ORDER BY started_at DESC, id DESC LIMIT ${limit})`,
+          q.playbook,
+          q.lastRuns,
+        );
+      else cond((playbook) => `r.playbook = ${playbook}`, q.playbook);
+    }
+    if (q.step !== undefined) cond((step) => `l.step = ${step}`, q.step);
+    if (q.outcome !== undefined) cond((outcome) => `l.outcome = ${outcome}`, q.outcome);
+    if (q.errorTypes?.length)
+      cond((types) => `l.error_type = ANY(${types}::text[])`, [...new Set(q.errorTypes)]);
+    if (q.since !== undefined) cond((since) => `r.started_at >= ${since}`, q.since);
+    // Every entry of the steps with an entry that matches; then each device's latest entry must match too.
+    const entries = await this.turns.read<EntryRow>({
+      text: `SELECT * FROM ledger WHERE (run_id, step) IN (
+               SELECT l.run_id, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
+               ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
+             ORDER BY seq`,
+      values,
+    });
+    return latestMatching(entries, q);
+  }
+
+  async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
+    const entries = await this.turns.read<EntryRow>({
+      text: 'SELECT * FROM ledger WHERE run_id = $1 AND ($2::text IS NULL OR step = $2) ORDER BY seq',
+      values: [runId, step ?? null],
+    });
+    return byStepThenDevice(entries);
+  }
+
+  /**
+   * Every device's result in a run (or one step of it), step after step, each step's devices in the order their
+   * results came, a page of entries at a time (by key, never an open cursor): a run of millions of devices is
+   * never in memory, and no connection is held between two pages. Memory holds only the devices with more than
+   * one result in a step (those retried), to keep each one's latest.
+   */
+  async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
+    const only = [runId, step ?? null];
+    const again = new Map<string, number>();
+    const repeated = await this.turns.read<{ step: string; id: string; seq: number }>({
+      text: `SELECT l.step, d.id, max(l.seq) AS seq
+             FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+             WHERE l.run_id = $1 AND ($2::text IS NULL OR l.step = $2)
+             GROUP BY l.step, d.id HAVING count(*) > 1`,
+      values: only,
+    });
+    for (const r of repeated) again.set(`${r.step}\0${r.id}`, r.seq);
+    let after = { step: '', seq: -1 };
+    for (;;) {
+      const entries = await this.turns.read<EntryRow>({
+        text: `SELECT * FROM ledger
+               WHERE run_id = $1 AND ($2::text IS NULL OR step = $2) AND (step, seq) > ($3, $4)
+               ORDER BY step, seq LIMIT ${PAGE}`,
+        values: [...only, after.step, after.seq],
+      });
+      const page = latestRows(entries, again);
+      if (page.length) yield page;
+      const last = entries[entries.length - 1];
+      if (!last) return;
+      after = { step: last.step, seq: last.seq };
+    }
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * The PostgreSQL store's schema migrations: numbered, recorded in `fleetbook_schema`, each applied once in a
+ * transaction of its own. Replicas starting together take turns under an advisory lock: the first applies what
+ * is missing, the others find it applied.
+ */
+import type pg from 'pg';
+import { ConfigError } from '../../errors.js';
+import { describeUrl, openPool } from './pool.js';
+
+/**
+ * Schema migrations, in order. Never edit one that has shipped: add the next. The tables mean what the SQLite
+ * store's mean (sqlite-migrations.ts), in PostgreSQL's shapes: ids and times that are ordered compare as bytes
+ * (COLLATE "C"), as SQLite and the code compare them; sequence numbers and lease times are bigints.
+ */
+export const MIGRATIONS: string[] = [
+  `CREATE TABLE runs (
+     id text COLLATE "C" PRIMARY KEY,
+     playbook text COLLATE "C" NOT NULL,
+     status text NOT NULL,
+     trigger_json text,
+     inputs_json text,
+     started_at text COLLATE "C" NOT NULL,
+     ended_at text,
+     summary_json text,
+     error text,
+     event_json text,
+     owner text
+   );
+   CREATE INDEX runs_by_start ON runs (started_at, id);
+   CREATE INDEX runs_by_playbook ON runs (playbook, started_at, id);
+   CREATE INDEX runs_by_status ON runs (status, started_at, id);
+
+   CREATE TABLE run_steps (
+     run_id text COLLATE "C" NOT NULL,
+     step_key text COLLATE "C" NOT NULL,
+     state_json text NOT NULL,
+     PRIMARY KEY (run_id, step_key)
+   );
+
+   CREATE TABLE step_items (
+     run_id text COLLATE "C" NOT NULL,
+     step_key text COLLATE "C" NOT NULL,
+     seq integer NOT NULL,
+     runs_json text NOT NULL,
+     PRIMARY KEY (run_id, step_key, seq)
+   );
+
+   -- The ledger in entries: one row per group of devices with the same result in one write, their ids a JSON
+   -- array, and each one's data (a location) a JSON array in the same order. A later entry for the same run,
+   -- step and device replaces an earlier one (seq orders them; a run's entries come from one replica, which
+   -- commits its turns one after the other).
+   CREATE TABLE ledger (
+     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     run_id text COLLATE "C" NOT NULL,
+     step text COLLATE "C" NOT NULL,
+     kind text NOT NULL,
+     outcome text NOT NULL,
+     error_type text,
+     error_class text,
+     attempts integer NOT NULL,
+     at text COLLATE "C" NOT NULL,
+     device_ids json NOT NULL,
+     request_id text,
+     data_json json
+   );
+   CREATE INDEX ledger_by_run ON ledger (run_id, step, seq);
+   CREATE INDEX ledger_by_error ON ledger (error_type) WHERE error_type IS NOT NULL;
+
+   -- The ledger a row per device, each device's latest result in each step of each run, for SQL.
+   CREATE VIEW device_results AS
+     SELECT DISTINCT ON (l.run_id, l.step, d.device_id)
+       l.run_id, l.step, d.device_id, l.kind, l.outcome, l.error_type, l.error_class, l.attempts, l.at,
+       l.request_id,
+       CASE WHEN json_typeof(l.data_json -> (d.n - 1)::int) <> 'null' THEN l.data_json -> (d.n - 1)::int END
+         AS data_json
+     FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) WITH ORDINALITY AS d(device_id, n)
+     ORDER BY l.run_id, l.step, d.device_id, l.seq DESC;
+
+   -- The callback inbox. Each message is held by the owner that stored it (or claimed it from one gone).
+   CREATE TABLE inbox (
+     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     service text NOT NULL,
+     kind text NOT NULL,
+     request_id text NOT NULL,
+     device text NOT NULL DEFAULT '',
+     payload_json text NOT NULL,
+     received_at text NOT NULL,
+     processed_at text,
+     owner text,
+     UNIQUE (request_id, kind, device)
+   );
+   CREATE INDEX inbox_pending_by_owner ON inbox (owner, id) WHERE processed_at IS NULL;
+
+   CREATE TABLE schedules (
+     name text PRIMARY KEY,
+     last_fire_at text COLLATE "C" NOT NULL
+   );
+
+   CREATE TABLE owners (
+     id text PRIMARY KEY,
+     role text NOT NULL,
+     pid integer NOT NULL,
+     host text NOT NULL,
+     boot text NOT NULL,
+     started_at text COLLATE "C" NOT NULL,
+     lease_until bigint NOT NULL
+   );
+
+   -- A row per locked device: the primary key makes two owners' locks on one device impossible. holder is the
+   -- acquisition that took it (released together), owner the process it belongs to.
+   CREATE TABLE device_locks (
+     device_id text COLLATE "C" PRIMARY KEY,
+     owner text NOT NULL,
+     holder text NOT NULL
+   );
+   CREATE INDEX device_locks_by_holder ON device_locks (holder);
+   CREATE INDEX device_locks_by_owner ON device_locks (owner);`,
+];
+
+/** The advisory lock under which migrations are applied: one replica at a time. */
+const MIGRATION_LOCK = 0x666c6565;
+
+/**
+ * Applies the migrations `database` lacks, one transaction each, under a session lock that other replicas wait
+ * for; refuses a database at a newer version than this fleetbook knows. Returns the version it is at.
+ */
+export async function migrate(pool: pg.Pool, database: string): Promise<number> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS fleetbook_schema (
+           version integer PRIMARY KEY,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         )`,
+      );
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT coalesce(max(version), 0) AS version FROM fleetbook_schema',
+      );
+      const version = rows[0]?.version ?? 0;
+      if (version > MIGRATIONS.length)
+        throw new ConfigError(
+          `${database} is at schema version ${version}, newer than this fleetbook (${MIGRATIONS.length}); upgrade fleetbook`,
+        );
+      for (let v = version + 1; v <= MIGRATIONS.length; v++) {
+        await client.query('BEGIN');
+        try {
+          await client.query(MIGRATIONS[v - 1] as string);
+          await client.query('INSERT INTO fleetbook_schema (version) VALUES ($1)', [v]);
+          await client.query('COMMIT');
+        } catch (e) {
+          await client.query('ROLLBACK');
+          throw e;
+        }
+      }
+      return MIGRATIONS.length;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } catch (e) {
+    if ((e as { code?: string }).code === undefined && !(e instanceof ConfigError)) broken = e as Error;
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** `fleetbook store migrate`: applies the migrations the database at `url` lacks, and returns its version. */
+export async function migratePostgres(url: string): Promise<number> {
+  const pool = openPool(url, { maxConnections: 2 });
+  try {
+    return await migrate(pool, describeUrl(url)).catch((e: unknown) => {
+      throw cannotOpen(url, e);
+    });
+  } finally {
+    await pool.end();
+  }
+}
+
+/** An error opening the database, naming it (without its password) and where it comes from. */
+export function cannotOpen(url: string, e: unknown): Error {
+  if (e instanceof ConfigError) return e;
+  // A server's own error (a bad password, a database that does not exist) or a network one (refused, unknown host).
+  return new ConfigError(`cannot open ${describeUrl(url)}: ${(e as Error).message}`);
+}

@@ -1,0 +1,137 @@
+/**
+ * Owners, leases, run claims and device locks on PostgreSQL (Ownership of store.ts). Claims skip the rows another
+ * claim holds (`FOR UPDATE SKIP LOCKED`); a device lock is a row whose primary key is the device, so that two
+ * replicas can never both hold one.
+ */
+import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from '../rows.js';
+import type { Owner, OwnerInfo, Ownership, RunRecord } from '../store.js';
+import { Rollback } from './pool.js';
+import type { Turns } from './turn.js';
+
+/** The advisory lock that makes exclusive registrations take turns, as SQLite's write lock does. */
+const EXCLUSIVE_LOCK = 0x666c6566;
+
+/** SQL: the owner named by `column` holds a live lease at `now` (a parameter). */
+const live = (column: string, now: string) =>
+  `EXISTS (SELECT 1 FROM owners o WHERE o.id = ${column} AND o.lease_until > ${now})`;
+
+export class PostgresOwnership implements Ownership {
+  constructor(private readonly turns: Turns) {}
+
+  registerOwner(o: OwnerInfo, now: number, leaseMs: number, exclusive: boolean): Promise<Owner | undefined> {
+    return this.turns.transaction(async (query) => {
+      // Pipelined: the lock, the removal of the owners whose lease expired (their device locks first), the holder.
+      const [, , , holder] = await Promise.all([
+        exclusive ? query({ text: 'SELECT pg_advisory_xact_lock($1)', values: [EXCLUSIVE_LOCK] }) : undefined,
+        query({
+          text: `DELETE FROM device_locks WHERE owner IN (SELECT id FROM owners WHERE lease_until <= $1)`,
+          values: [now],
+        }),
+        query({ text: 'DELETE FROM owners WHERE lease_until <= $1', values: [now] }),
+        exclusive
+          ? query({
+              text: 'SELECT * FROM owners WHERE role = $1 AND id <> $2 ORDER BY started_at, id LIMIT 1',
+              values: [o.role, o.id],
+            })
+          : undefined,
+      ]);
+      const row = holder?.rows[0] as OwnerRow | undefined;
+      if (row) return toOwner(row);
+      await query({
+        text: `INSERT INTO owners (id, role, pid, host, boot, started_at, lease_until)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)
+               ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until`,
+        values: [o.id, o.role, o.pid, o.host, o.boot, o.startedAt, now + leaseMs],
+      });
+      return undefined;
+    });
+  }
+
+  async renewOwner(id: string, now: number, leaseMs: number): Promise<boolean> {
+    const { rowCount } = await this.turns.query({
+      text: 'UPDATE owners SET lease_until = $1 WHERE id = $2 AND lease_until > $3',
+      values: [now + leaseMs, id, now],
+    });
+    return rowCount === 1;
+  }
+
+  async releaseOwner(id: string): Promise<void> {
+    await this.turns.query({
+      text: 'WITH locks AS (DELETE FROM device_locks WHERE owner = $1) DELETE FROM owners WHERE id = $1',
+      values: [id],
+    });
+  }
+
+  async liveOwners(now: number): Promise<Owner[]> {
+    const rows = await this.turns.read<OwnerRow>({
+      text: 'SELECT * FROM owners WHERE lease_until > $1 ORDER BY started_at, id',
+      values: [now],
+    });
+    return rows.map(toOwner);
+  }
+
+  /**
+   * One statement: the unfinished runs no live owner holds, locked as they are read, skipping those a concurrent
+   * claim has locked (it takes them). A run whose claim committed meanwhile is read again, with its new owner
+   * (live), and left out.
+   */
+  async claimRuns(
+    owner: string,
+    playbooks: readonly string[] | undefined,
+    now: number,
+  ): Promise<RunRecord[]> {
+    const rows = await this.turns.read<RunRow>({
+      text: `UPDATE runs SET owner = $1 WHERE id IN (
+               SELECT id FROM runs r
+               WHERE status IN ('queued', 'running')
+                 AND ($2::text[] IS NULL OR playbook = ANY($2::text[]))
+                 AND (owner IS NULL OR NOT ${live('r.owner', '$3')})
+               FOR UPDATE SKIP LOCKED)
+             RETURNING *`,
+      values: [owner, playbooks ? [...playbooks] : null, now],
+    });
+    return rows.map(toRun).sort(byStart);
+  }
+
+  /**
+   * One statement locks every device of the acquisition, or takes over its lock when the owner is this one or
+   * one whose lease expired: in the order of the device ids, so that two acquisitions at once wait for each
+   * other rather than deadlock. Fewer rows than devices: another live owner holds one, and nothing is taken.
+   */
+  lockDevices(
+    owner: string,
+    holder: string,
+    ids: readonly string[],
+    now: number,
+  ): Promise<string | undefined> {
+    if (!ids.length) return Promise.resolve(undefined);
+    const wanted = JSON.stringify(ids);
+    const count = new Set(ids).size;
+    return this.turns.transaction(async (query) => {
+      const { rowCount } = await query({
+        text: `INSERT INTO device_locks (device_id, owner, holder)
+               SELECT value, $1, $2 FROM (SELECT DISTINCT value FROM json_array_elements_text($3::json)) AS w
+               ORDER BY value
+               ON CONFLICT (device_id) DO UPDATE SET owner = excluded.owner, holder = excluded.holder
+                 WHERE device_locks.owner = excluded.owner OR NOT ${live('device_locks.owner', '$4')}`,
+        values: [owner, holder, wanted, now],
+      });
+      if (rowCount === count) return undefined;
+      const { rows } = await query({
+        text: `SELECT l.device_id FROM device_locks l JOIN json_array_elements_text($2::json) AS w
+                 ON w.value = l.device_id
+               WHERE l.owner <> $1`,
+        values: [owner, wanted],
+      });
+      const held = new Set(rows.map((r: { device_id: string }) => r.device_id));
+      return new Rollback(ids.find((id) => held.has(id)));
+    });
+  }
+
+  unlockDevices(holders: readonly string[]): void {
+    this.turns.write().statements.push({
+      text: 'DELETE FROM device_locks WHERE holder = ANY($1::text[])',
+      values: [[...holders]],
+    });
+  }
+}

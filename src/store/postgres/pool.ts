@@ -1,0 +1,157 @@
+/**
+ * The connections of a PostgreSQL store: one pool per store (a replica), its own type parsers, and the
+ * statements it runs, each given as SQL text and values.
+ */
+import pg from 'pg';
+import { ConfigError } from '../../errors.js';
+
+export interface PostgresOptions {
+  /**
+   * How many connections the store's pool opens at most: one commits the turns, the others serve the reads,
+   * claims and inbox commits that overlap it.
+   * @default 10
+   */
+  maxConnections?: number;
+  /** How the connections name themselves to the server (`pg_stat_activity.application_name`). @default 'fleetbook' */
+  applicationName?: string;
+}
+
+/** One statement: its text, and its values ($1, $2, ...). */
+export interface Statement {
+  text: string;
+  values?: unknown[];
+}
+
+const INT8 = 20;
+const JSON_OID = 114;
+const JSONB = 3802;
+
+/**
+ * This pool's own parsers, not the driver's global ones (which would change every other pool of the process):
+ * a bigint (ids, sequence numbers, lease times in ms) is a number, well within 2^53; JSON stays text, as the
+ * SQLite store reads it, so that both stores share one mapping of rows (rows.ts) and parse it once.
+ */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8) return (v: string) => Number(v);
+    if (oid === JSON_OID || oid === JSONB) return (v: string) => v;
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+/** `postgres://user@host:port/db`, without the password or the parameters (which may hold one). */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.username ? `${u.username}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return 'postgres://(a URL that does not parse)';
+  }
+}
+
+export function describeUrl(url: string): string {
+  return `the database ${safeUrl(url)} (FLEETBOOK_STATE)`;
+}
+
+/**
+ * A pool on `url`. Its connections pipeline their statements (a turn's BEGIN, writes and COMMIT go out together,
+ * one round trip), and keep `synchronous_commit` on whatever the server's default: a commit is on disk when it
+ * returns, which the inbox's acknowledgements and `durable()` promise.
+ */
+export function openPool(url: string, options: PostgresOptions = {}): pg.Pool {
+  const max = options.maxConnections ?? 10;
+  if (!Number.isInteger(max) || max < 2)
+    throw new ConfigError(`Expected \`maxConnections\` to be an integer from 2 and up, got ${String(max)}`);
+  const given = new URL(url).searchParams.get('options');
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types,
+    pipeline: true,
+    application_name: options.applicationName ?? 'fleetbook',
+    options: `${given ? `${given} ` : ''}-c synchronous_commit=on`,
+  } as pg.PoolConfig);
+  // A connection that breaks while idle (a server restart) leaves the pool; the next statement opens another.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Error codes after which a transaction can be tried again as it was: a deadlock, a serialization failure. */
+export function retryable(e: unknown): boolean {
+  const code = (e as { code?: string }).code;
+  return code === '40P01' || code === '40001';
+}
+
+/** An error of the connection rather than of a statement (which the server answers with a code): it leaves the pool. */
+function brokenBy(e: unknown): Error | undefined {
+  return (e as { code?: string }).code === undefined ? (e as Error) : undefined;
+}
+
+/**
+ * Runs `statements` in one transaction on one connection, pipelined: one round trip. Resolves with each one's
+ * result; rejects with the first error, and then nothing of it is committed.
+ */
+export async function inTransaction(
+  pool: pg.Pool,
+  statements: readonly Statement[],
+): Promise<pg.QueryResult[]> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    if (statements.length === 1) return [await client.query(statements[0] as Statement)];
+    const settled = await Promise.allSettled([
+      client.query('BEGIN'),
+      ...statements.map((s) => client.query(s)),
+      client.query('COMMIT'),
+    ]);
+    // After an error the server aborts the transaction, and answers its COMMIT with a ROLLBACK.
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<pg.QueryResult>).value);
+  } catch (e) {
+    broken = brokenBy(e);
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** What a transaction's work returns to have it rolled back, with its answer. */
+export class Rollback<T> {
+  constructor(readonly answer: T) {}
+}
+
+/**
+ * Runs `work` in a transaction of its own on one connection (BEGIN goes out with its first statement), and
+ * commits it; rolls it back when `work` throws, or returns a Rollback of its answer.
+ */
+export async function transaction<T>(
+  pool: pg.Pool,
+  work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T | Rollback<T>>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const begin = client.query('BEGIN');
+    begin.catch(() => undefined);
+    let answer: T | Rollback<T>;
+    try {
+      answer = await work((s) => client.query(s));
+      await begin;
+    } catch (e) {
+      if (!brokenBy(e)) await client.query('ROLLBACK');
+      throw e;
+    }
+    if (answer instanceof Rollback) {
+      await client.query('ROLLBACK');
+      return answer.answer;
+    }
+    await client.query('COMMIT');
+    return answer;
+  } catch (e) {
+    broken = brokenBy(e);
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}

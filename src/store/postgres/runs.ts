@@ -1,0 +1,167 @@
+/** Runs, their steps' checkpoints and items, on PostgreSQL (RunStore of store.ts). */
+import { json, toRun, type RunRow } from '../rows.js';
+import type { DeviceGroup, ItemRuns, RunRecord, RunStatus, RunStore } from '../store.js';
+import type { Statement } from './pool.js';
+import { entryRecords } from './ledger.js';
+import type { TurnWrites, Turns } from './turn.js';
+
+const RUN_NAMES = `id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error,
+  event_json, owner`;
+
+/** A run as a row of `runs`, and the event that starts it (completeInbox), as `insertRuns` reads it. */
+export interface RunInsert extends RunRow {
+  event_id?: number;
+}
+
+/** A run as a row of `runs`, its JSON columns as text, made when the run is written. */
+export function runRow(r: RunRecord, eventId?: number): RunInsert {
+  return {
+    ...(eventId !== undefined ? { event_id: eventId } : {}),
+    id: r.id,
+    playbook: r.playbook,
+    status: r.status,
+    trigger_json: json(r.trigger),
+    inputs_json: json(r.inputs),
+    started_at: r.startedAt,
+    ended_at: r.endedAt ?? null,
+    summary_json: json(r.summary),
+    error: r.error ?? null,
+    event_json: json(r.event),
+    owner: r.owner ?? null,
+  };
+}
+
+/**
+ * Inserts runs, whatever their number, in one statement (its first value); `where`, SQL on each row `r`, may keep
+ * only some of them.
+ */
+export function insertRuns(rows: readonly RunInsert[], where = ''): Statement & { values: unknown[] } {
+  return {
+    text: `INSERT INTO runs (${RUN_NAMES})
+           SELECT ${RUN_NAMES} FROM json_to_recordset($1::json) AS r(id text, playbook text, status text,
+             trigger_json text, inputs_json text, started_at text, ended_at text, summary_json text, error text,
+             event_json text, owner text, event_id bigint)
+           ${where}`,
+    values: [JSON.stringify(rows)],
+  };
+}
+
+/** Each step's latest checkpoint of a turn, in one statement. */
+export function upsertSteps(steps: TurnWrites['steps']): Statement {
+  return {
+    text: `INSERT INTO run_steps (run_id, step_key, state_json)
+           SELECT run_id, step_key, state_json
+           FROM json_to_recordset($1::json) AS s(run_id text, step_key text, state_json text)
+           ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
+    values: [JSON.stringify([...steps.values()])],
+  };
+}
+
+export class PostgresRuns implements RunStore {
+  constructor(private readonly turns: Turns) {}
+
+  createRun(run: RunRecord): void {
+    this.turns.write().runs.push(runRow(run));
+  }
+
+  updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
+    const sets: string[] = [];
+    const values: unknown[] = [id];
+    const set = (column: string, value: unknown) => {
+      values.push(value);
+      sets.push(`${column} = $${values.length}`);
+    };
+    if (p.status !== undefined) set('status', p.status);
+    if (p.endedAt !== undefined) set('ended_at', p.endedAt);
+    if (p.summary !== undefined) set('summary_json', json(p.summary));
+    if (p.error !== undefined) set('error', p.error);
+    const turn = this.turns.write();
+    if (sets.length)
+      turn.statements.push({ text: `UPDATE runs SET ${sets.join(', ')} WHERE id = $1`, values });
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const [row] = await this.turns.read<RunRow>({ text: 'SELECT * FROM runs WHERE id = $1', values: [id] });
+    return row && toRun(row);
+  }
+
+  async listRuns(opts: { playbook?: string; status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> {
+    const values: unknown[] = [];
+    const where: string[] = [];
+    for (const [column, value] of [
+      ['playbook', opts.playbook],
+      ['status', opts.status],
+    ] as const) {
+      if (value === undefined) continue;
+      values.push(value);
+      where.push(`${column} = $${values.length}`);
+    }
+    values.push(opts.limit ?? 50);
+    const rows = await this.turns.read<RunRow>({
+      text: `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+             ORDER BY started_at DESC, id DESC LIMIT $${values.length}`,
+      values,
+    });
+    return rows.map(toRun);
+  }
+
+  async runIdsStartingWith(prefix: string, limit: number): Promise<string[]> {
+    // A range of the primary key, as on SQLite: every id that starts with the prefix sorts (bytewise, "C") from
+    // it to it followed by the highest code point. LIKE would need its wildcards escaped.
+    const rows = await this.turns.read<{ id: string }>({
+      text: 'SELECT id FROM runs WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3',
+      values: [prefix, `${prefix}\u{10FFFF}`, limit],
+    });
+    return rows.map((r) => r.id);
+  }
+
+  saveStep(
+    runId: string,
+    key: string,
+    state: unknown,
+    devices?: { step: string; groups: DeviceGroup[]; at: string },
+  ): void {
+    const turn = this.turns.write();
+    // A later checkpoint of the step in the same turn replaces the earlier one, as its upsert would.
+    const id = `${runId}\0${key}`;
+    turn.steps.delete(id);
+    turn.steps.set(id, { run_id: runId, step_key: key, state_json: JSON.stringify(state) });
+    if (devices) turn.entries.push(...entryRecords(runId, devices.step, devices.groups, devices.at));
+  }
+
+  async loadSteps(runId: string): Promise<Map<string, unknown>> {
+    const rows = await this.turns.read<{ step_key: string; state_json: string }>({
+      text: 'SELECT step_key, state_json FROM run_steps WHERE run_id = $1',
+      values: [runId],
+    });
+    return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+  }
+
+  appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
+    this.turns.write().statements.push({
+      text: 'INSERT INTO step_items (run_id, step_key, seq, runs_json) VALUES ($1, $2, $3, $4)',
+      values: [runId, key, seq, JSON.stringify(runs)],
+    });
+  }
+
+  async itemChunks(
+    runId: string,
+    key: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ seq: number; runs: ItemRuns }[]> {
+    const rows = await this.turns.read<{ seq: number; runs_json: string }>({
+      text: `SELECT seq, runs_json FROM step_items WHERE run_id = $1 AND step_key = $2 AND seq > $3
+             ORDER BY seq LIMIT $4`,
+      values: [runId, key, afterSeq, limit],
+    });
+    return rows.map((r) => ({ seq: r.seq, runs: JSON.parse(r.runs_json) as ItemRuns }));
+  }
+
+  clearItems(runId: string, key: string): void {
+    this.turns.write().statements.push({
+      text: 'DELETE FROM step_items WHERE run_id = $1 AND step_key = $2',
+      values: [runId, key],
+    });
+  }
+}

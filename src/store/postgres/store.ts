@@ -1,0 +1,214 @@
+/**
+ * The store on PostgreSQL, for several `fleetbook serve` replicas on one database (product.md section 10): the
+ * same tables and meaning as the SQLite store, with PostgreSQL coordinating the replicas (claims that skip
+ * locked rows, a row per device lock, fires claimed by a conditional upsert). Each concern has a file of its own;
+ * this class puts them together behind the Store interface.
+ */
+import type pg from 'pg';
+import type {
+  DeviceGroup,
+  InboxEvent,
+  InboxMessage,
+  ItemRuns,
+  LedgerQuery,
+  LedgerRow,
+  Owner,
+  OwnerInfo,
+  RunRecord,
+  RunStatus,
+  Store,
+} from '../store.js';
+import { PostgresInbox } from './inbox.js';
+import { insertEntries, PostgresLedger } from './ledger.js';
+import { cannotOpen, migrate } from './migrations.js';
+import { PostgresOwnership } from './ownership.js';
+import { describeUrl, openPool, type PostgresOptions, type Statement } from './pool.js';
+import { insertRuns, PostgresRuns, upsertSteps } from './runs.js';
+import { PostgresSchedules } from './schedules.js';
+import { Turns, type TurnWrites } from './turn.js';
+
+export type { PostgresOptions };
+export { migratePostgres } from './migrations.js';
+
+/**
+ * Opens the store on the database at `url` (`postgres://` or `postgresql://`), applying the migrations it lacks
+ * first; a ConfigError names the database (never its password) when it cannot be reached or is newer than this
+ * fleetbook.
+ */
+export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+  let pool: pg.Pool;
+  try {
+    pool = openPool(url, options);
+  } catch (e) {
+    throw cannotOpen(url, e);
+  }
+  try {
+    await migrate(pool, describeUrl(url));
+  } catch (e) {
+    await pool.end();
+    throw cannotOpen(url, e);
+  }
+  return new PostgresStore(pool, describeUrl(url));
+}
+
+/** A turn's writes as statements: runs first (the others may update them), checkpoints, then ledger entries. */
+function turnStatements(t: TurnWrites): Statement[] {
+  const out: Statement[] = [];
+  if (t.runs.length) out.push(insertRuns(t.runs));
+  out.push(...t.statements);
+  if (t.steps.size) out.push(upsertSteps(t.steps));
+  if (t.entries.length) out.push(insertEntries(t.entries));
+  return out;
+}
+
+export class PostgresStore implements Store {
+  readonly replicas = true;
+  private readonly turns: Turns;
+  private readonly runs: PostgresRuns;
+  private readonly ledger: PostgresLedger;
+  private readonly inbox: PostgresInbox;
+  private readonly schedules: PostgresSchedules;
+  private readonly ownership: PostgresOwnership;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    /** `the database postgres://user@host:port/db (FLEETBOOK_STATE)`. */
+    readonly describe: string,
+  ) {
+    this.turns = new Turns(pool, turnStatements);
+    this.runs = new PostgresRuns(this.turns);
+    this.ledger = new PostgresLedger(this.turns);
+    this.inbox = new PostgresInbox(pool, this.turns);
+    this.schedules = new PostgresSchedules(this.turns);
+    this.ownership = new PostgresOwnership(this.turns);
+  }
+
+  durable(): Promise<void> {
+    return this.turns.durable();
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.turns.durable();
+    } finally {
+      await this.pool.end();
+    }
+  }
+
+  // ── runs, checkpoints and items ──
+  createRun(run: RunRecord): void {
+    this.runs.createRun(run);
+  }
+  updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
+    this.runs.updateRun(id, patch);
+  }
+  getRun(id: string): Promise<RunRecord | undefined> {
+    return this.runs.getRun(id);
+  }
+  listRuns(opts?: { playbook?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]> {
+    return this.runs.listRuns(opts);
+  }
+  runIdsStartingWith(prefix: string, limit: number): Promise<string[]> {
+    return this.runs.runIdsStartingWith(prefix, limit);
+  }
+  saveStep(
+    runId: string,
+    key: string,
+    state: unknown,
+    devices?: { step: string; groups: DeviceGroup[]; at: string },
+  ): void {
+    this.runs.saveStep(runId, key, state, devices);
+  }
+  loadSteps(runId: string): Promise<Map<string, unknown>> {
+    return this.runs.loadSteps(runId);
+  }
+  appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
+    this.runs.appendItems(runId, key, seq, runs);
+  }
+  itemChunks(
+    runId: string,
+    key: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ seq: number; runs: ItemRuns }[]> {
+    return this.runs.itemChunks(runId, key, afterSeq, limit);
+  }
+  clearItems(runId: string, key: string): void {
+    this.runs.clearItems(runId, key);
+  }
+
+  // ── the ledger ──
+  recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
+    this.ledger.recordDevices(runId, step, groups, at);
+  }
+  queryLedger(q: LedgerQuery): Promise<LedgerRow[]> {
+    return this.ledger.queryLedger(q);
+  }
+  deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
+    return this.ledger.deviceResults(runId, step);
+  }
+  eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]> {
+    return this.ledger.eachDeviceResult(runId, step);
+  }
+
+  // ── the callback inbox ──
+  appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
+    return this.inbox.appendInbox(owner, messages);
+  }
+  pendingInbox(owner: string, limit: number, afterId?: number): Promise<InboxEvent[]> {
+    return this.inbox.pendingInbox(owner, limit, afterId);
+  }
+  claimInbox(owner: string, now: number): Promise<number> {
+    return this.inbox.claimInbox(owner, now);
+  }
+  inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
+    return this.inbox.inboxByRequest(requestIds);
+  }
+  inboxBacklog(): number {
+    return this.inbox.inboxBacklog();
+  }
+  completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]> {
+    return this.inbox.completeInbox(processed);
+  }
+
+  // ── schedules ──
+  lastFire(schedule: string): Promise<string | undefined> {
+    return this.schedules.lastFire(schedule);
+  }
+  recordFire(schedule: string, at: string, run?: RunRecord): Promise<boolean> {
+    return this.schedules.recordFire(schedule, at, run);
+  }
+
+  // ── owners, claims and device locks ──
+  registerOwner(
+    owner: OwnerInfo,
+    now: number,
+    leaseMs: number,
+    exclusive: boolean,
+  ): Promise<Owner | undefined> {
+    return this.ownership.registerOwner(owner, now, leaseMs, exclusive);
+  }
+  renewOwner(id: string, now: number, leaseMs: number): Promise<boolean> {
+    return this.ownership.renewOwner(id, now, leaseMs);
+  }
+  releaseOwner(id: string): Promise<void> {
+    return this.ownership.releaseOwner(id);
+  }
+  liveOwners(now: number): Promise<Owner[]> {
+    return this.ownership.liveOwners(now);
+  }
+  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): Promise<RunRecord[]> {
+    return this.ownership.claimRuns(owner, playbooks, now);
+  }
+  lockDevices(
+    owner: string,
+    holder: string,
+    ids: readonly string[],
+    now: number,
+  ): Promise<string | undefined> {
+    return this.ownership.lockDevices(owner, holder, ids, now);
+  }
+  unlockDevices(holders: readonly string[]): void {
+    this.ownership.unlockDevices(holders);
+  }
+}

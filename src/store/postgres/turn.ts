@@ -1,0 +1,177 @@
+/**
+ * The turn: the writes whose answer nobody needs (store.ts) are queued as they come, and committed together in
+ * one transaction at the end of the turn of the event loop, pipelined on one pooled connection. Turns commit one
+ * after the other: while one commits, the next gathers every write meanwhile (a group commit), so that a run's
+ * writes reach the database in the order they were made.
+ *
+ * A read, and a write that decides, first has the open turn committed, then runs: it sees every write made
+ * before it.
+ */
+import type pg from 'pg';
+import type { RunRow } from '../rows.js';
+import { inTransaction, retryable, transaction, type Rollback, type Statement } from './pool.js';
+
+/** A ledger entry as the turn holds it: the devices of one group, and what they got. */
+export interface EntryRecord {
+  run_id: string;
+  step: string;
+  kind: string;
+  outcome: string;
+  error_type: string | null;
+  error_class: string | null;
+  attempts: number;
+  at: string;
+  device_ids: string[];
+  request_id: string | null;
+  data_json: (Record<string, unknown> | null)[] | null;
+}
+
+/** The writes of one turn, by kind: those of a kind go out in one statement. */
+export interface TurnWrites {
+  /** Runs created: inserted before the other writes, which may update them. */
+  readonly runs: RunRow[];
+  /** Every other write, in the order it was made. */
+  readonly statements: Statement[];
+  /** Each step's latest checkpoint, by `run\0key`, with its state as JSON text. */
+  readonly steps: Map<string, { run_id: string; step_key: string; state_json: string }>;
+  /** Ledger entries, in the order they were written: a later one for a device replaces an earlier one. */
+  readonly entries: EntryRecord[];
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(e: Error): void;
+}
+
+class Turn implements TurnWrites {
+  readonly runs: RunRow[] = [];
+  readonly statements: Statement[] = [];
+  readonly steps = new Map<string, { run_id: string; step_key: string; state_json: string }>();
+  readonly entries: EntryRecord[] = [];
+  readonly waiters: Waiter[] = [];
+  /** A read waits for it: committed as soon as the one before it is, not at the end of a turn. */
+  urgent = false;
+  /** Settles (never rejects) once the commit is done, or failed. */
+  readonly done: Promise<void>;
+  settle!: () => void;
+
+  constructor() {
+    this.done = new Promise((resolve) => (this.settle = resolve));
+  }
+}
+
+/** How many times a turn that met a deadlock (another replica's locks) is committed again before it fails. */
+const ATTEMPTS = 3;
+
+export class Turns {
+  private open: Turn | undefined;
+  private committing: Turn | undefined;
+  /** A commit that failed with nobody waiting for it: thrown by the next write or `durable()`. */
+  private failed: Error | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    /** The statements that commit a turn's writes, in order. */
+    private readonly statements: (writes: TurnWrites) => Statement[],
+  ) {}
+
+  /** The open turn, to write into; one is opened when none is, and committed at the end of this turn of the loop. */
+  write(): TurnWrites {
+    if (this.failed) {
+      const e = this.failed;
+      this.failed = undefined;
+      throw e;
+    }
+    if (!this.open) {
+      this.open = new Turn();
+      setImmediate(() => this.next());
+    }
+    return this.open;
+  }
+
+  /** Resolves once every write made so far is committed; rejects when the commit that holds them failed. */
+  durable(): Promise<void> {
+    if (this.failed) {
+      const e = this.failed;
+      this.failed = undefined;
+      return Promise.reject(e);
+    }
+    const turn = this.open ?? this.committing;
+    if (!turn) return Promise.resolve();
+    return new Promise((resolve, reject) => turn.waiters.push({ resolve, reject }));
+  }
+
+  /**
+   * Resolves once every write made so far is committed, or failed (which its waiters, or the next write, learn):
+   * what a read waits for. The open turn is committed at once, rather than at the end of the loop's turn.
+   */
+  settled(): Promise<void> {
+    const turn = this.open ?? this.committing;
+    if (!turn) return Promise.resolve();
+    if (turn === this.open) {
+      turn.urgent = true;
+      this.next();
+    }
+    return turn.done;
+  }
+
+  /** `s` in a transaction of its own, after every write made before it. */
+  async query(s: Statement): Promise<pg.QueryResult> {
+    await this.settled();
+    return this.pool.query(s);
+  }
+
+  /** Rows of `s`, read after every write made before it. */
+  async read<T>(s: Statement): Promise<T[]> {
+    return (await this.query(s)).rows as T[];
+  }
+
+  /** `work` in a transaction of its own, after every write made before it (see `transaction`). */
+  async transaction<T>(
+    work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T | Rollback<T>>,
+  ): Promise<T> {
+    await this.settled();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await transaction(this.pool, work);
+      } catch (e) {
+        if (attempt >= ATTEMPTS || !retryable(e)) throw e;
+      }
+    }
+  }
+
+  /** Commits the open turn, unless one is being committed: it follows that one. */
+  private next(): void {
+    const turn = this.open;
+    if (this.committing || !turn) return;
+    this.open = undefined;
+    this.committing = turn;
+    void this.commit(turn).then(() => {
+      this.committing = undefined;
+      turn.settle();
+      const open = this.open;
+      if (open?.urgent) this.next();
+      else if (open) setImmediate(() => this.next());
+    });
+  }
+
+  private async commit(turn: Turn): Promise<void> {
+    let error: Error | undefined;
+    try {
+      const statements = this.statements(turn);
+      for (let attempt = 1; statements.length; attempt++) {
+        try {
+          await inTransaction(this.pool, statements);
+          break;
+        } catch (e) {
+          if (attempt >= ATTEMPTS || !retryable(e)) throw e;
+        }
+      }
+    } catch (e) {
+      error = e as Error;
+    }
+    if (!error) for (const w of turn.waiters) w.resolve();
+    else if (turn.waiters.length) for (const w of turn.waiters) w.reject(error);
+    else this.failed = error;
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * What both stores share: the rows of their tables, the records they hold, and how the ledger's entries become a
+ * row per device (the latest entry of each counts). The SQLite and the PostgreSQL store read rows of the same
+ * shape (JSON as text, numbers as numbers), so that one mapping serves both.
+ */
+import type { InboxEvent, LedgerQuery, LedgerRow, Owner, RunRecord } from './store.js';
+
+type Json = Record<string, unknown>;
+
+export interface RunRow {
+  id: string;
+  playbook: string;
+  status: string;
+  trigger_json: string | null;
+  inputs_json: string | null;
+  started_at: string;
+  ended_at: string | null;
+  summary_json: string | null;
+  error: string | null;
+  event_json: string | null;
+  owner: string | null;
+}
+
+export function toRun(r: RunRow): RunRecord {
+  return {
+    id: r.id,
+    playbook: r.playbook,
+    status: r.status as RunRecord['status'],
+    trigger: parse(r.trigger_json),
+    inputs: parse(r.inputs_json),
+    startedAt: r.started_at,
+    ...(r.ended_at !== null ? { endedAt: r.ended_at } : {}),
+    ...(r.summary_json !== null ? { summary: parse(r.summary_json) as RunRecord['summary'] } : {}),
+    ...(r.error !== null ? { error: r.error } : {}),
+    ...(r.event_json !== null ? { event: parse(r.event_json) } : {}),
+    ...(r.owner !== null ? { owner: r.owner } : {}),
+  };
+}
+
+export function json(v: unknown): string | null {
+  return v === undefined ? null : JSON.stringify(v);
+}
+
+export function parse(s: string | null): unknown {
+  return s === null ? undefined : (JSON.parse(s) as unknown);
+}
+
+/** As SQLite's BINARY collation (and PostgreSQL's "C") orders ASCII text. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Runs oldest first, as claims return them. */
+export function byStart(a: RunRecord, b: RunRecord): number {
+  return compare(a.startedAt, b.startedAt) || compare(a.id, b.id);
+}
+
+export interface InboxRow {
+  id: number;
+  service: string;
+  kind: string;
+  request_id: string;
+  device: string;
+  payload_json: string;
+  received_at: string;
+}
+
+export function inboxEvent(r: InboxRow): InboxEvent {
+  return {
+    id: r.id,
+    service: r.service,
+    kind: r.kind,
+    requestId: r.request_id,
+    ...(r.device ? { device: r.device } : {}),
+    payload: JSON.parse(r.payload_json) as unknown,
+    receivedAt: r.received_at,
+  };
+}
+
+export interface OwnerRow {
+  id: string;
+  role: string;
+  pid: number;
+  host: string;
+  boot: string;
+  started_at: string;
+  lease_until: number;
+}
+
+export function toOwner(r: OwnerRow): Owner {
+  return {
+    id: r.id,
+    role: r.role as Owner['role'],
+    pid: r.pid,
+    host: r.host,
+    boot: r.boot,
+    startedAt: r.started_at,
+    leaseUntil: r.lease_until,
+  };
+}
+
+/** The columns of a result, in the `ledger` table and the `device_results` view alike. */
+export interface ResultColumns {
+  run_id: string;
+  step: string;
+  kind: string;
+  outcome: string;
+  error_type: string | null;
+  error_class: string | null;
+  attempts: number;
+  at: string;
+  request_id: string | null;
+  /** The entry's data (a JSON array, in the `ledger` table) or the device's (JSON, in the view). */
+  data_json: string | null;
+}
+
+/** A row of the `ledger` table: the devices that got one result in one write. */
+export interface EntryRow extends ResultColumns {
+  seq: number;
+  /** JSON array of device ids. */
+  device_ids: string;
+}
+
+export function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null): LedgerRow {
+  // Member by member, in the order the spread form had: a million rows of a report are made here.
+  const row = { deviceId, runId: r.run_id, step: r.step, kind: r.kind } as LedgerRow;
+  row.outcome = r.outcome as LedgerRow['outcome'];
+  if (r.error_type !== null) row.errorType = r.error_type;
+  if (r.error_class !== null) row.errorClass = r.error_class;
+  row.attempts = r.attempts;
+  if (r.request_id !== null) row.requestId = r.request_id;
+  if (data) row.data = data;
+  row.at = r.at;
+  return row;
+}
+
+/** Entries (in `seq` order) as ledger rows, a row per device and step: the latest entry of each counts. */
+export function ledgerRows(entries: readonly EntryRow[]): LedgerRow[] {
+  const latest = new Map<string, LedgerRow>();
+  for (const e of entries) {
+    const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
+    (JSON.parse(e.device_ids) as string[]).forEach((deviceId, i) =>
+      latest.set(`${e.run_id}\0${e.step}\0${deviceId}`, ledgerRow(deviceId, e, data?.[i])),
+    );
+  }
+  return [...latest.values()];
+}
+
+/**
+ * A page of entries (in step, then seq order) as ledger rows, leaving out each device's results that a later
+ * entry replaces: `again` maps `step\0device` to the seq of the latest entry, for the devices with several.
+ */
+export function latestRows(entries: readonly EntryRow[], again: ReadonlyMap<string, number>): LedgerRow[] {
+  const page: LedgerRow[] = [];
+  for (const e of entries) {
+    const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
+    const ids = JSON.parse(e.device_ids) as string[];
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as string;
+      const latest = again.size ? again.get(`${e.step}\0${id}`) : undefined;
+      if (latest === undefined || latest === e.seq) page.push(ledgerRow(id, e, data?.[i]));
+    }
+  }
+  return page;
+}
+
+/** `deviceResults`: a run's rows by step, then device. */
+export function byStepThenDevice(entries: readonly EntryRow[]): LedgerRow[] {
+  return ledgerRows(entries).sort((a, b) => compare(a.step, b.step) || compare(a.deviceId, b.deviceId));
+}
+
+/**
+ * `queryLedger`: of the entries of the steps that have an entry matching `q`, each device's latest row, kept
+ * when it matches too, by time then device.
+ */
+export function latestMatching(entries: readonly EntryRow[], q: LedgerQuery): LedgerRow[] {
+  const types = q.errorTypes?.length ? new Set(q.errorTypes) : undefined;
+  return ledgerRows(entries)
+    .filter(
+      (d) =>
+        (q.outcome === undefined || d.outcome === q.outcome) &&
+        (!types || (d.errorType !== undefined && types.has(d.errorType))),
+    )
+    .sort((a, b) => compare(a.at, b.at) || compare(a.deviceId, b.deviceId));
+}
