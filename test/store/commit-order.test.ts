@@ -1,71 +1,53 @@
 /**
  * The store commits the writes of one turn of the event loop together (a run's checkpoints, ledger entries,
- * locks and status, and those of the other runs of that turn), and the callback inbox syncs its commits off the
- * event loop. What must hold, read from a second connection as another process (or the file after a crash)
- * would see it:
+ * locks and status, and those of the other runs of that turn), and the callback inbox acknowledges a message
+ * only once it is durable. What must hold, read from another store on the same data as another process (or
+ * the data after a crash) would see it:
  * - a request leaves for the service only once the checkpoint saying it is being sent is committed;
+ * - a read sees the writes of the open turn, in the store that made them;
  * - a turn's writes are committed at its end, by `durable()`, and by `close()`;
- * - an inbox message is matched (`pendingInbox`) only once its commit is synced.
+ * - an inbox message is matched (`pendingInbox`) only once its commit is durable.
+ * On a backend whose reads happen in the turn they are called (SQLite), a test also sees what is not committed
+ * (or synced) yet.
  */
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import type { RunRecord } from '../../src/store/store.js';
-import { accountDevices, clientFor, emulator, imei, playbook, tempDir } from '../runner/helpers.js';
+import { accountDevices, clientFor, emulator, imei, playbook } from '../runner/helpers.js';
+import { forEachBackend } from './backends.js';
+import { imei as imeiOf, message, nextTurns, owner, run } from './fixtures.js';
 
-/** What another connection sees in the file now. */
-function peek<T>(file: string, read: (db: Database.Database) => T): T {
-  const db = new Database(file, { readonly: true });
-  try {
-    return read(db);
-  } finally {
-    db.close();
-  }
-}
+const T = 1_800_000_000_000;
 
-const run = (id: string): RunRecord => ({
-  id,
-  playbook: 'p',
-  status: 'queued',
-  trigger: { type: 'manual' },
-  inputs: {},
-  startedAt: '2026-11-23T00:00:00.000Z',
-});
+const queued = (id: string) =>
+  run(id, { playbook: 'p', status: 'queued', startedAt: '2026-11-23T00:00:00.000Z' });
 
-describe('store: what is committed when', function () {
-  this.timeout(60_000);
-  let dir: Awaited<ReturnType<typeof tempDir>>;
+forEachBackend('what is committed when', (b) => {
   let emu: Emulator;
 
-  before(async () => {
-    dir = await tempDir();
+  before(async function () {
+    this.timeout(60_000);
     emu = await emulator({ devicesPerAccount: 50 });
   });
   after(async () => {
     await emu?.close();
-    await dir?.close();
   });
 
-  it('sends a mutating request only once its `sending` checkpoint is committed, a read at once', async () => {
-    const file = join(dir.dir, 'order.db');
-    const store = new SqliteStore(file);
+  it('sends a mutating request only once its `sending` checkpoint is committed, a read at once', async function () {
+    this.timeout(60_000);
+    const store = await b.open();
+    const other = await b.reopen(store);
     const client = clientFor(emu);
     const account = emu.defaults.accounts[0]!;
     const device = imei((await accountDevices(emu, account, 1))[0]!);
     const seen: { action: string; checkpoints: string[] }[] = [];
     const original = client.callByName.bind(client);
     client.callByName = async (name, input, opts) => {
-      // The moment the request leaves: what a process reading the file would find.
+      // The moment the request leaves: what another process reads in the store.
+      const steps = await other.loadSteps('order');
       seen.push({
         action: name,
-        checkpoints: peek(file, (db) =>
-          (db.prepare('SELECT state_json FROM run_steps').all() as { state_json: string }[]).map(
-            (r) => (JSON.parse(r.state_json) as { status: string }).status,
-          ),
-        ),
+        checkpoints: [...steps.values()].map((s) => (s as { status: string }).status),
       });
       return original(name, input, opts);
     };
@@ -81,51 +63,94 @@ steps:
       accountName: "${account}"
       devices: [{ id: "${device}", kind: imei }]
 `),
-      { client, store, pollIntervalMs: 10 },
+      { client, store, pollIntervalMs: 10, runId: 'order' },
     );
     await client.close();
-    store.close();
+    await store.close();
     expect(summary.status).to.equal('succeeded');
     expect(seen[0]).to.deep.equal({ action: 'devices.suspend', checkpoints: ['sending'] });
+    expect(seen[1]?.action).to.equal('requests.status');
     // A read changes nothing: the request status is asked at once, in the turn that wrote the step's
     // `confirming` checkpoint, which another process does not see yet.
-    expect(seen[1]).to.deep.equal({ action: 'requests.status', checkpoints: ['sending'] });
+    if (b.synchronous) expect(seen[1]).to.deep.equal({ action: 'requests.status', checkpoints: ['sending'] });
+  });
+
+  it('a read sees the writes of the open turn, before they are committed', async () => {
+    const store = await b.open();
+    store.createRun(queued('a'));
+    store.updateRun('a', { status: 'running' });
+    store.saveStep('a', 'list', { page: 1 });
+    store.appendItems('a', 'list', 0, [['imei', [imeiOf(1)]]]);
+    store.recordDevices(
+      'a',
+      'list',
+      [{ kind: 'imei', outcome: 'succeeded', attempts: 1, ids: [imeiOf(1)] }],
+      'x',
+    );
+    expect(await store.getRun('a')).to.deep.include({ id: 'a', status: 'running' });
+    expect((await store.listRuns()).map((r) => r.id)).to.deep.equal(['a']);
+    expect(await store.runIdsStartingWith('a', 5)).to.deep.equal(['a']);
+    expect(await store.loadSteps('a')).to.deep.equal(new Map([['list', { page: 1 }]]));
+    expect(await store.itemChunks('a', 'list', -1, 5)).to.deep.equal([
+      { seq: 0, runs: [['imei', [imeiOf(1)]]] },
+    ]);
+    expect((await store.deviceResults('a')).map((r) => r.deviceId)).to.deep.equal([imeiOf(1)]);
+    // And a write of the turn that frees something is seen by a deciding write of the same store.
+    await store.registerOwner(owner('A'), T, 60_000, false);
+    expect(await store.lockDevices('A', 'A/1', ['d'], T)).to.equal(undefined);
+    store.unlockDevices(['A/1']);
+    store.createRun(queued('b'));
+    expect(await store.lockDevices('B', 'B/1', ['d'], T)).to.equal(undefined);
+    expect((await store.claimRuns('B', undefined, T)).map((r) => r.id)).to.deep.equal(['a', 'b']);
   });
 
   it("commits a turn's writes at its end, for durable() and for close()", async () => {
-    const file = join(dir.dir, 'turn.db');
-    const count = () =>
-      peek(file, (db) => (db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n);
-    const store = new SqliteStore(file);
-    store.createRun(run('a'));
-    store.createRun(run('b'));
-    expect(count(), 'during the turn').to.equal(0);
+    const store = await b.open();
+    const other = await b.reopen(store);
+    const count = async () => (await other.listRuns()).length;
+    store.createRun(queued('a'));
+    store.createRun(queued('b'));
+    if (b.synchronous) expect(await count(), 'during the turn').to.equal(0);
     await store.durable();
-    expect(count(), 'once durable').to.equal(2);
-    store.createRun(run('c'));
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setImmediate(r));
-    expect(count(), 'after the turn').to.equal(3);
-    store.createRun(run('d'));
-    store.close();
-    expect(count(), 'after close').to.equal(4);
+    expect(await count(), 'once durable').to.equal(2);
+    store.createRun(queued('c'));
+    await nextTurns();
+    if (!b.synchronous) await store.durable();
+    expect(await count(), 'after the turn').to.equal(3);
+    store.createRun(queued('d'));
+    await store.close();
+    expect(await count(), 'after close').to.equal(4);
+    // And on the data again, after a close.
+    const again = await b.reopen(other);
+    expect((await again.listRuns()).map((r) => r.id).sort()).to.deep.equal(['a', 'b', 'c', 'd']);
   });
 
-  it('hands a stored callback to the matcher only once its commit is synced', async () => {
-    const file = join(dir.dir, 'inbox.db');
-    const store = new SqliteStore(file);
-    const appended = store.appendInbox([
-      {
-        service: 'DeviceUsage',
-        kind: 'alertServiceResponse',
-        requestId: 'r-1',
-        payload: { requestId: 'r-1' },
-        receivedAt: '2026-11-23T00:00:00.000Z',
-      },
+  it('durable() resolves at once when nothing is written, and after the commit of what is', async () => {
+    const store = await b.open();
+    const other = await b.reopen(store);
+    await store.durable();
+    for (let i = 0; i < 5; i++) {
+      store.createRun(queued(`r${i}`));
+      store.saveStep(`r${i}`, 's', { i });
+      await store.durable();
+      // Each write is committed by then: another process reads it.
+      expect(await other.getRun(`r${i}`), `r${i}`).to.deep.include({ id: `r${i}`, status: 'queued' });
+      expect(await other.loadSteps(`r${i}`)).to.deep.equal(new Map([['s', { i }]]));
+    }
+  });
+
+  it('hands a stored callback to the matcher only once its commit is durable', async () => {
+    const store = await b.open();
+    const appended = store.appendInbox('A', [{ ...message('r-1'), service: 'DeviceUsage' }]);
+    // SQLite: the read happens now, while the fsync of the commit runs on the thread pool.
+    if (b.synchronous) expect(await store.pendingInbox('A', 10), 'while the sync runs').to.deep.equal([]);
+    const ids = await appended;
+    expect(ids).to.have.length(1);
+    expect((await store.pendingInbox('A', 10)).map((e) => [e.id, e.requestId])).to.deep.equal([
+      [ids[0], 'r-1'],
     ]);
-    expect(store.pendingInbox(10), 'while the sync runs').to.deep.equal([]);
-    expect(await appended).to.deep.equal([1]);
-    expect(store.pendingInbox(10).map((e) => e.requestId)).to.deep.equal(['r-1']);
-    store.close();
+    // Durable: another process finds it.
+    const other = await b.reopen(store);
+    expect((await other.pendingInbox('A', 10)).map((e) => e.requestId)).to.deep.equal(['r-1']);
   });
 });

@@ -10,7 +10,7 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
 
-describe('store: a damaged state file', () => {
+describe('SQLite: a damaged state file', () => {
   let dir: { dir: string; close(): Promise<void> };
 
   before(async () => {
@@ -22,7 +22,7 @@ describe('store: a damaged state file', () => {
   });
 
   /** A real state file with some weight, checkpointed into the main file, cut to `keep` of its bytes. */
-  function truncated(keep: number): string {
+  async function truncated(keep: number): Promise<string> {
     const file = join(dir.dir, 'whole.db');
     const store = new SqliteStore(file);
     store.createRun({
@@ -34,7 +34,7 @@ describe('store: a damaged state file', () => {
       startedAt: '2026-11-23',
     });
     for (let i = 0; i < 300; i++) store.saveStep('r', `step-${i}`, { padding: 'x'.repeat(3000) });
-    store.close();
+    await store.close();
     const cut = join(dir.dir, 'truncated.db');
     const bytes = readFileSync(file);
     writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * keep)));
@@ -51,8 +51,8 @@ describe('store: a damaged state file', () => {
       .with.property('code', 'FB_CONFIG');
   });
 
-  it('a truncated file names itself and FLEETBOOK_STATE', () => {
-    const file = truncated(0.25);
+  it('a truncated file names itself and FLEETBOOK_STATE', async () => {
+    const file = await truncated(0.25);
     expect(() => new SqliteStore(file))
       .to.throw(`the state file ${file} (FLEETBOOK_STATE) is damaged or is not a fleetbook state file`)
       .with.property('code', 'FB_CONFIG');

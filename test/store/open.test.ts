@@ -1,4 +1,8 @@
-/** Opening the state file: a path that cannot be one is refused with the path and the variable named. */
+/**
+ * Opening a store, on every backend: it says where it is and whether replicas share it, and a store closed and
+ * opened again has what was written. SQLite alone: a path that cannot be a state file is refused with the path
+ * and the variable named.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,15 +10,42 @@ import { expect } from 'chai';
 import { ConfigError } from '../../src/errors.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
+import { forEachBackend } from './backends.js';
+import { run } from './fixtures.js';
 
-describe('store: opening the state file', () => {
+forEachBackend('opening, closing and opening again', (b) => {
+  it('says where the store is, never with a password, and whether replicas share it', async () => {
+    const store = await b.open();
+    const { names, secret } = b.where(store);
+    expect(store.describe).to.include(names);
+    if (secret) expect(store.describe).to.not.include(secret);
+    expect(store.replicas).to.equal(b.replicas);
+  });
+
+  it('keeps what was written through a close, including the writes of the last turn', async () => {
+    const store = await b.open();
+    store.createRun(run('r1'));
+    await store.durable();
+    store.updateRun('r1', { status: 'succeeded', endedAt: '2026-11-23T10:01:00.000Z' });
+    store.saveStep('r1', 'suspend', { status: 'done' });
+    await store.close();
+    const again = await b.reopen(store);
+    expect(await again.getRun('r1')).to.deep.include({
+      status: 'succeeded',
+      endedAt: '2026-11-23T10:01:00.000Z',
+    });
+    expect(await again.loadSteps('r1')).to.deep.equal(new Map([['suspend', { status: 'done' }]]));
+  });
+});
+
+describe('SQLite: opening the state file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-open-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('a directory is refused with a ConfigError that names it and FLEETBOOK_STATE', () => {
     let error: unknown;
     try {
-      new SqliteStore(dir).close();
+      void new SqliteStore(dir).close();
     } catch (e) {
       error = e;
     }
@@ -24,9 +55,9 @@ describe('store: opening the state file', () => {
     );
   });
 
-  it('a file below a file is refused the same way', () => {
+  it('a file below a file is refused the same way', async () => {
     const file = join(dir, 'state.db');
-    new SqliteStore(file).close();
+    await new SqliteStore(file).close();
     expect(() => new SqliteStore(join(file, 'inner.db'))).to.throw(
       ConfigError,
       `cannot open the state file ${join(file, 'inner.db')} (FLEETBOOK_STATE): `,

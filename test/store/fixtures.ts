@@ -1,0 +1,74 @@
+/** Records the store tests build: runs, owners, device results and callback messages. */
+import type { DeviceResult, InboxMessage, OwnerInfo, RunRecord } from '../../src/store/store.js';
+
+export const MISS = 'SVC CACHE UNAVAILABLE';
+
+/** A 15-digit IMEI from a small number: they sort as the numbers do. */
+export const imei = (n: number) => `35345678${String(n).padStart(7, '0')}`;
+
+export const ok = (n: number, attempts = 1): DeviceResult => ({
+  deviceId: imei(n),
+  kind: 'imei',
+  outcome: 'succeeded',
+  attempts,
+});
+
+export const miss = (n: number): DeviceResult => ({
+  deviceId: imei(n),
+  kind: 'imei',
+  outcome: 'failed',
+  errorType: MISS,
+  errorClass: 'retryable',
+  attempts: 1,
+});
+
+export function run(id: string, o: Partial<RunRecord> = {}): RunRecord {
+  return {
+    id,
+    playbook: 'pb',
+    status: 'running',
+    trigger: { manual: true },
+    inputs: {},
+    startedAt: '2026-11-23T10:00:00.000Z',
+    ...o,
+  };
+}
+
+export function owner(id: string, o: Partial<OwnerInfo> = {}): OwnerInfo {
+  return {
+    id,
+    role: 'daemon',
+    pid: 4242,
+    host: 'elsewhere',
+    boot: 'b',
+    startedAt: '2026-11-23T10:00:00.000Z',
+    ...o,
+  };
+}
+
+/** A callback message of request `requestId`, about `device` when given. */
+export function message(requestId: string, device?: string): InboxMessage {
+  return {
+    service: 'CarrierService',
+    kind: 'suspendResponse',
+    requestId,
+    ...(device !== undefined ? { device } : {}),
+    payload: { requestId, ...(device !== undefined ? { device } : {}) },
+    receivedAt: '2026-11-23T00:00:00.000Z',
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The end of this turn of the event loop, and of the next: a turn's writes are committed by then. */
+export async function nextTurns(): Promise<void> {
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+}
+
+/** The rows of an iteration by pages (eachDeviceResult), in order. */
+export async function allRows<T>(pages: AsyncIterable<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const page of pages) out.push(...page);
+  return out;
+}
