@@ -448,7 +448,7 @@ class Run {
     // A listing's items taken whole come from the store, a batch at a time; a dry run shows them all.
     let source = plan.streamsFrom ? scope.ctx.steps[plan.streamsFrom]?.stored : undefined;
     if (source && o.dryRun) {
-      input.deviceList = source.all();
+      input.deviceList = await source.all();
       source = undefined;
     }
     const devices = devicesOf(op, input);
