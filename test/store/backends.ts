@@ -8,8 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
+import { postgresUrl } from '../helpers/postgres.js';
 
 export interface Backend {
   readonly name: string;
@@ -103,7 +106,34 @@ function sqlite(): Backend {
   };
 }
 
-export const backends: readonly Backend[] = [sqlite()];
+function postgres(): Backend {
+  const opened = new Opened<string>();
+  const open = async (url: string) => opened.add(await openPostgresStore(url), url);
+  return {
+    name: 'PostgreSQL',
+    replicas: true,
+    synchronous: false,
+    // A database of its own for each store opened afresh, on a throwaway server (test/helpers/postgres.ts).
+    open: async () => open(await postgresUrl()),
+    reopen: (store) => open(opened.of(store)),
+    async query<T>(store: Store, sql: string) {
+      const client = new pg.Client(opened.of(store));
+      await client.connect();
+      try {
+        return (await client.query(sql)).rows as T[];
+      } finally {
+        await client.end();
+      }
+    },
+    where(store) {
+      const url = new URL(opened.of(store));
+      return { names: `${url.host}${url.pathname}`, ...(url.password ? { secret: url.password } : {}) };
+    },
+    closeAll: () => opened.closeAll(),
+  };
+}
+
+export const backends: readonly Backend[] = [sqlite(), postgres()];
 
 /**
  * `describe(title)` once per backend, as `<backend>: <title>`, closing the stores each test opened after it. The
@@ -112,6 +142,8 @@ export const backends: readonly Backend[] = [sqlite()];
 export function forEachBackend(title: string, tests: (b: Backend) => void): void {
   for (const b of backends)
     describe(`${b.name}: ${title}`, function () {
+      // The first store on PostgreSQL starts its server.
+      this.timeout(60_000);
       afterEach(() => b.closeAll());
       tests(b);
     });
