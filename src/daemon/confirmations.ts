@@ -1,11 +1,10 @@
 /**
  * CarrierService messages correlated by request id: how the runs of the daemon confirm each device of a
  * device-state action (product.md 5a). A run follows its requests' ids; it is handed the messages already in the
- * inbox (received before it asked, or before a restart), then each one this process stores. With replicas, the
- * service's message may reach another replica: while runs follow requests, the inbox is read for them every
- * `pollMs`, and each message found is handed once.
+ * inbox (received before it asked, or before a restart), then each one stored: by this process, or by another
+ * replica that the load balancer gave it to (Store.watchInbox).
  */
-import type { InboxEvent, InboxMessage, Store } from '../store/store.js';
+import type { InboxMessage, Store } from '../store/store.js';
 import type { CarrierResult, ConfirmationSource } from '../runner/types.js';
 
 type Json = Record<string, unknown>;
@@ -15,14 +14,8 @@ export class CarrierConfirmations implements ConfirmationSource {
   private readonly followers = new Map<string, Set<OnResult>>();
   /** The accounts whose CarrierService messages this daemon's listener is registered for. */
   private readonly accounts = new Set<string>();
-  /** The stored messages handed by a read of the inbox, by request: each is handed once. */
-  private readonly handed = new Map<string, Set<number>>();
-  private timer: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly store: Pick<Store, 'inboxByRequest' | 'replicas'>,
-    private readonly pollMs = 250,
-  ) {}
+  constructor(private readonly store: Pick<Store, 'inboxByRequest'>) {}
 
   /** Says which accounts' messages reach the listener (a registration that succeeded). */
   listenFor(accountName: string): void {
@@ -46,45 +39,19 @@ export class CarrierConfirmations implements ConfirmationSource {
         for (const id of requestIds) {
           const set = this.followers.get(id);
           set?.delete(onResult);
-          if (set?.size === 0) {
-            this.followers.delete(id);
-            this.handed.delete(id);
-          }
+          if (set?.size === 0) this.followers.delete(id);
         }
       },
       { once: true },
     );
     // Following first, then reading the inbox: a message stored meanwhile comes twice, never not at all.
-    void this.read(requestIds, (ev) => this.hand(ev, onResult));
-    if (this.store.replicas && !this.timer) this.poll();
-  }
-
-  /** Reads the inbox for `requestIds`; a failed read is tried again at the next poll (replicas) or message. */
-  private async read(requestIds: string[], each: (ev: InboxEvent) => void): Promise<void> {
-    try {
-      for (const ev of await this.store.inboxByRequest(requestIds)) each(ev);
-    } catch {
-      // The run's confirmation time bounds the wait; the request status and a state read confirm it then.
-    }
-  }
-
-  /** Every `pollMs` while runs follow requests: the messages other replicas stored, each handed once. */
-  private poll(): void {
-    this.timer = setTimeout(() => {
-      const ids = [...this.followers.keys()];
-      if (!ids.length) {
-        this.timer = undefined;
-        return;
-      }
-      void this.read(ids, (ev) => {
-        let seen = this.handed.get(ev.requestId);
-        if (!seen) this.handed.set(ev.requestId, (seen = new Set()));
-        if (seen.has(ev.id)) return;
-        seen.add(ev.id);
-        this.publish(ev);
-      }).finally(() => this.poll());
-    }, this.pollMs);
-    this.timer.unref();
+    void this.store.inboxByRequest(requestIds).then(
+      (stored) => {
+        for (const ev of stored) this.hand(ev, onResult);
+      },
+      // A failing store: the run's confirmation time bounds the wait, and the request's status confirms it then.
+      () => undefined,
+    );
   }
 
   /** A stored message: handed to the runs following its request. */

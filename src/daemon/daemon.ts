@@ -23,7 +23,7 @@ import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
-import type { Store } from '../store/store.js';
+import type { InboxEvent, Store } from '../store/store.js';
 import { playbookFiles } from '../util/files.js';
 import { registerSecret } from '../util/secrets.js';
 import { GroupCommit, type ListenerCredentials } from './callbacks.js';
@@ -239,14 +239,19 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // matcher reaches it: the matcher holds back while the run queue is full, and the runs that would drain the
     // queue may be the ones waiting for these messages.
     started.matcher = matcher;
-    const commits = new GroupCommit(st, owned.id, (stored) => {
+    const publish = (stored: readonly InboxEvent[]) => {
       for (const m of stored) {
         events.publish(m.service, m.payload);
         confirmations.publish(m);
       }
+    };
+    const commits = new GroupCommit(st, owned.id, (stored) => {
+      publish(stored);
       matcher.offer(stored);
       matcher.kick();
     });
+    // Replicas: the callbacks the load balancer gave another replica reach this one's waits and confirmations.
+    const unwatch = st.watchInbox(owned.id, publish);
     let accepting = true;
     app = Fastify({ bodyLimit: 1024 * 1024, logger: false, return503OnClosing: true });
     routes(app, {
@@ -318,6 +323,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           await pool.stop(graceMs ?? o.graceMs ?? parseDuration(config.shutdownGrace) ?? 10_000);
           await app?.close();
           await matcher.idle();
+          unwatch();
           // Interrupted runs stay unfinished, free for the next start to resume.
           await owned.release();
           await st.close();

@@ -467,6 +467,11 @@ export class SqliteStore implements Store {
     return rows.sort((a, b) => a.id - b.id).map(inboxEvent);
   }
 
+  /** One daemon owns a state file: no other process stores callbacks in it. */
+  watchInbox(): () => void {
+    return () => undefined;
+  }
+
   inboxBacklog(): number {
     return this.backlog;
   }

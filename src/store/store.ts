@@ -303,7 +303,13 @@ export interface InboxStore {
   claimInbox(owner: string, now: number): Promise<number>;
   /** Every stored message of these requests, processed or not, in order of arrival (confirming a request). */
   inboxByRequest(requestIds: string[]): Promise<InboxEvent[]>;
-  /** How many messages this process stored and has not processed yet (its admission control, `/status`). */
+  /**
+   * Hands `onStored` the messages other processes store, as each of their commits lands (`owner` is this
+   * process): how the steps waiting for an event and the runs confirming a request hear of a callback another
+   * replica received. Never called on a store that one daemon owns. Returns how to stop.
+   */
+  watchInbox(owner: string, onStored: (events: InboxEvent[]) => void): () => void;
+  /** How many messages this process stored or claimed and has not processed yet (its admission control, `/status`). */
   inboxBacklog(): number;
   /**
    * Marks messages processed and stores the runs they start (queued), in one transaction: a message is processed

@@ -9,9 +9,11 @@ import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.j
 import { insertRuns, runRow } from './runs.js';
 import type { Turns } from './turn.js';
 
-const EVENT_COLUMNS = 'id, service, kind, request_id, device, payload_json, received_at';
+export const EVENT_COLUMNS = 'id, service, kind, request_id, device, payload_json, received_at';
+/** The channel each inbox commit notifies (InboxFeed). */
+export const INBOX_CHANNEL = 'fleetbook_inbox';
 
-export class PostgresInbox implements InboxStore {
+export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
   /** The messages this process stored or claimed, and has not processed. */
   private backlog = 0;
 
@@ -39,14 +41,21 @@ export class PostgresInbox implements InboxStore {
       kind: string;
       device: string;
     }>({
-      text: `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
-             SELECT service, kind, request_id, device, payload_json, received_at, $2
-             FROM ROWS FROM (json_to_recordset($1::json) AS (service text, kind text, request_id text,
-               device text, payload_json text, received_at text)) WITH ORDINALITY AS m(service, kind, request_id,
-               device, payload_json, received_at, n)
-             ORDER BY n
-             ON CONFLICT (request_id, kind, device) DO NOTHING
-             RETURNING id, request_id, kind, device`,
+      // The other replicas hear of the commit (InboxFeed): its owner and the range of its ids.
+      text: `WITH stored AS (
+               INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
+               SELECT service, kind, request_id, device, payload_json, received_at, $2
+               FROM ROWS FROM (json_to_recordset($1::json) AS (service text, kind text, request_id text,
+                 device text, payload_json text, received_at text)) WITH ORDINALITY AS m(service, kind,
+                 request_id, device, payload_json, received_at, n)
+               ORDER BY n
+               ON CONFLICT (request_id, kind, device) DO NOTHING
+               RETURNING id, request_id, kind, device
+             ), notice AS (
+               SELECT pg_notify('${INBOX_CHANNEL}', $2 || ' ' || min(id) || ' ' || max(id)) FROM stored
+               HAVING count(*) > 0
+             )
+             SELECT s.id, s.request_id, s.kind, s.device FROM stored s LEFT JOIN notice ON true`,
       values: [JSON.stringify(rows), owner],
     });
     // The first of a key in the batch got the id; any other one is a duplicate, as one already stored is.

@@ -58,18 +58,25 @@ export function describeUrl(url: string): string {
  * one round trip), and keep `synchronous_commit` on whatever the server's default: a commit is on disk when it
  * returns, which the inbox's acknowledgements and `durable()` promise.
  */
+/** How a connection of the store opens: this store's types, and commits on disk when they return. */
+export function clientConfig(url: string, applicationName: string): pg.ClientConfig {
+  const given = new URL(url).searchParams.get('options');
+  return {
+    connectionString: url,
+    types,
+    application_name: applicationName,
+    options: `${given ? `${given} ` : ''}-c synchronous_commit=on`,
+  };
+}
+
 export function openPool(url: string, options: PostgresOptions = {}): pg.Pool {
   const max = options.maxConnections ?? 10;
   if (!Number.isInteger(max) || max < 2)
     throw new ConfigError(`Expected \`maxConnections\` to be an integer from 2 and up, got ${String(max)}`);
-  const given = new URL(url).searchParams.get('options');
   const pool = new pg.Pool({
-    connectionString: url,
+    ...clientConfig(url, options.applicationName ?? 'fleetbook'),
     max,
-    types,
     pipeline: true,
-    application_name: options.applicationName ?? 'fleetbook',
-    options: `${given ? `${given} ` : ''}-c synchronous_commit=on`,
   } as pg.PoolConfig);
   // A connection that breaks while idle (a server restart) leaves the pool; the next statement opens another.
   pool.on('error', () => undefined);

@@ -18,6 +18,7 @@ import type {
   RunStatus,
   Store,
 } from '../store.js';
+import { InboxFeed } from './feed.js';
 import { PostgresInbox } from './inbox.js';
 import { insertEntries, PostgresLedger } from './ledger.js';
 import { cannotOpen, migrate } from './migrations.js';
@@ -48,7 +49,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     await pool.end();
     throw cannotOpen(url, e);
   }
-  return new PostgresStore(pool, describeUrl(url));
+  return new PostgresStore(pool, url);
 }
 
 /** A turn's writes as statements: runs first (the others may update them), checkpoints, then ledger entries. */
@@ -69,12 +70,16 @@ export class PostgresStore implements Store {
   private readonly inbox: PostgresInbox;
   private readonly schedules: PostgresSchedules;
   private readonly ownership: PostgresOwnership;
+  private readonly feeds = new Set<InboxFeed>();
+
+  /** `the database postgres://user@host:port/db (FLEETBOOK_STATE)`. */
+  readonly describe: string;
 
   constructor(
     private readonly pool: pg.Pool,
-    /** `the database postgres://user@host:port/db (FLEETBOOK_STATE)`. */
-    readonly describe: string,
+    private readonly url: string,
   ) {
+    this.describe = describeUrl(url);
     this.turns = new Turns(pool, turnStatements);
     this.runs = new PostgresRuns(this.turns);
     this.ledger = new PostgresLedger(this.turns);
@@ -88,6 +93,8 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    for (const feed of this.feeds) feed.stop();
+    this.feeds.clear();
     try {
       await this.turns.durable();
     } finally {
@@ -163,6 +170,14 @@ export class PostgresStore implements Store {
   }
   inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
     return this.inbox.inboxByRequest(requestIds);
+  }
+  watchInbox(owner: string, onStored: (events: InboxEvent[]) => void): () => void {
+    const feed = new InboxFeed(this.url, this.pool, owner, onStored);
+    this.feeds.add(feed);
+    return () => {
+      feed.stop();
+      this.feeds.delete(feed);
+    };
   }
   inboxBacklog(): number {
     return this.inbox.inboxBacklog();
