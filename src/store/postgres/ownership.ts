@@ -95,8 +95,9 @@ export class PostgresOwnership implements Ownership {
 
   /**
    * One statement locks every device of the acquisition, or takes over its lock when the owner is this one or
-   * one whose lease expired: in the order of the device ids, so that two acquisitions at once wait for each
-   * other rather than deadlock. Fewer rows than devices: another live owner holds one, and nothing is taken.
+   * one whose lease expired: in the order of the device ids (the primary key's), so that two acquisitions at
+   * once wait for each other rather than deadlock. Fewer rows than devices: another live owner holds one, and
+   * nothing is taken.
    */
   lockDevices(
     owner: string,
@@ -110,8 +111,7 @@ export class PostgresOwnership implements Ownership {
     return this.turns.transaction(async (query) => {
       const { rowCount } = await query({
         text: `INSERT INTO device_locks (device_id, owner, holder)
-               SELECT value, $1, $2 FROM (SELECT DISTINCT value FROM json_array_elements_text($3::json)) AS w
-               ORDER BY value
+               SELECT DISTINCT value COLLATE "C", $1, $2 FROM json_array_elements_text($3::json) ORDER BY 1
                ON CONFLICT (device_id) DO UPDATE SET owner = excluded.owner, holder = excluded.holder
                  WHERE device_locks.owner = excluded.owner OR NOT ${live('device_locks.owner', '$4')}`,
         values: [owner, holder, wanted, now],
