@@ -1,0 +1,211 @@
+/**
+ * What only the PostgreSQL store has to hold (the shared suite of test/store/ covers the rest): migrations
+ * applied once by replicas starting together, a newer schema refused, claims, locks and fires that two replicas
+ * (two stores, two pools) make at once never both win, and a commit that fails reaching `durable()`. Against a
+ * real server (test/helpers/postgres.ts).
+ */
+import { expect } from 'chai';
+import pg from 'pg';
+import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
+import { postgresUrl } from '../helpers/postgres.js';
+import { message, owner, run } from './fixtures.js';
+
+const T = 1_800_000_000_000;
+
+/** Rows of `sql` on the database at `url`, through a connection of the test's own. */
+async function query<T>(url: string, sql: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    return (await client.query(sql, values)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+describe('PostgreSQL store: what replicas on one database rely on', function () {
+  this.timeout(60_000);
+  let url: string;
+  const opened: PostgresStore[] = [];
+  const open = async () => {
+    const s = await openPostgresStore(url);
+    opened.push(s);
+    return s;
+  };
+
+  beforeEach(async () => {
+    url = await postgresUrl();
+  });
+  afterEach(async () => {
+    await Promise.allSettled(opened.splice(0).map((s) => s.close()));
+  });
+
+  describe('migrations', () => {
+    it('are applied once when replicas open an empty database at the same time', async () => {
+      const stores = await Promise.all([open(), open(), open()]);
+      const versions = await query<{ version: number }>(
+        url,
+        'SELECT version FROM fleetbook_schema ORDER BY 1',
+      );
+      expect(versions.map((v) => v.version)).to.deep.equal(MIGRATIONS.map((_, i) => i + 1));
+      // Each replica works on the one schema.
+      stores[0]!.createRun(run('r1'));
+      await stores[0]!.durable();
+      expect((await stores[2]!.getRun('r1')) === undefined).to.equal(false);
+    });
+
+    it('refuses a database at a newer version, naming it without its password', async () => {
+      await (await open()).close();
+      await query(url, 'INSERT INTO fleetbook_schema (version) VALUES ($1)', [MIGRATIONS.length + 1]);
+      const withPassword = url.replace('postgres@', 'postgres:s3cret@');
+      const err = await openPostgresStore(withPassword).then(
+        () => undefined,
+        (e: unknown) => e as Error & { code?: string },
+      );
+      expect(err?.code).to.equal('FB_CONFIG');
+      expect(err?.message).to.match(
+        new RegExp(
+          `^the database postgres://postgres@127\\.0\\.0\\.1:\\d+/\\w+ \\(FLEETBOOK_STATE\\) is at schema version ${MIGRATIONS.length + 1}, newer than this fleetbook \\(${MIGRATIONS.length}\\); upgrade fleetbook$`,
+        ),
+      );
+    });
+
+    it('names a database it cannot reach, without its password', async () => {
+      const u = new URL(url);
+      u.password = 's3cret';
+      u.pathname = '/no_such_database';
+      const err = await openPostgresStore(u.href).then(
+        () => undefined,
+        (e: unknown) => e as Error & { code?: string },
+      );
+      expect(err?.code).to.equal('FB_CONFIG');
+      expect(err?.message).to.match(
+        /^cannot open the database postgres:\/\/postgres@127\.0\.0\.1:\d+\/no_such_database \(FLEETBOOK_STATE\): /,
+      );
+      expect(err?.message).not.to.include('s3cret');
+    });
+  });
+
+  describe('two replicas at once', () => {
+    let a: PostgresStore;
+    let b: PostgresStore;
+    beforeEach(async () => {
+      [a, b] = await Promise.all([open(), open()]);
+      await a.registerOwner(owner('A'), T, 60_000, false);
+      await b.registerOwner(owner('B'), T, 60_000, false);
+    });
+
+    it('never both claim a run', async () => {
+      for (let i = 0; i < 200; i++) a.createRun(run(`r${i}`, { owner: 'gone' }));
+      await a.durable();
+      for (let round = 0; round < 20; round++) {
+        const [byA, byB] = await Promise.all([
+          a.claimRuns('A', undefined, T),
+          b.claimRuns('B', undefined, T),
+        ]);
+        const ids = [...byA!, ...byB!].map((r) => r.id);
+        expect(ids, `round ${round}`).to.have.length(200);
+        expect(new Set(ids).size, `round ${round}`).to.equal(200);
+        // Free again for the next round, as once their owner's lease has expired.
+        await query(url, "UPDATE runs SET owner = 'gone'");
+      }
+    });
+
+    it('never both claim an inbox message, and each is completed once', async () => {
+      const messages = Array.from({ length: 300 }, (_, i) => message(`q${i}`));
+      await a.appendInbox('gone', messages);
+      const [na, nb] = await Promise.all([a.claimInbox('A', T), b.claimInbox('B', T)]);
+      expect(na + nb).to.equal(300);
+      const [pa, pb] = await Promise.all([a.pendingInbox('A', 1000), b.pendingInbox('B', 1000)]);
+      expect(pa.length + pb.length).to.equal(300);
+      expect(pa.filter((m) => pb.some((o) => o.id === m.id))).to.deep.equal([]);
+      // Both complete every message at once (one whose lease expired meanwhile does): each starts its run once.
+      const all = [...pa, ...pb];
+      const [ra, rb] = await Promise.all([
+        a.completeInbox(all.map((m) => ({ eventId: m.id, runs: [run(`a-${m.id}`)] }))),
+        b.completeInbox(all.map((m) => ({ eventId: m.id, runs: [run(`b-${m.id}`)] }))),
+      ]);
+      expect(ra.length + rb.length).to.equal(300);
+      const [{ n }] = (await query<{ n: string }>(url, 'SELECT count(*) AS n FROM runs')) as [{ n: string }];
+      expect(Number(n)).to.equal(300);
+    });
+
+    it('never both lock one device, and the one refused takes none', async () => {
+      const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `d${from + i}`);
+      for (let round = 0; round < 30; round++) {
+        const [ga, gb] = await Promise.all([
+          a.lockDevices('A', `A/${round}`, ids(0, 500), T),
+          b.lockDevices('B', `B/${round}`, ids(250, 750), T),
+        ]);
+        expect(
+          [ga, gb].filter((g) => g === undefined),
+          `round ${round}`,
+        ).to.have.length(1);
+        const refused = (ga ?? gb) as string;
+        expect(Number(refused.slice(1))).to.be.within(250, 499);
+        const [{ n }] = (await query<{ n: string }>(url, 'SELECT count(*) AS n FROM device_locks')) as [
+          { n: string },
+        ];
+        expect(Number(n)).to.equal(500);
+        a.unlockDevices([`A/${round}`]);
+        b.unlockDevices([`B/${round}`]);
+        await Promise.all([a.durable(), b.durable()]);
+      }
+    });
+
+    it('locks 10,000 devices in one acquisition', async () => {
+      const ids = Array.from({ length: 10_000 }, (_, i) => `d${i}`);
+      expect(await a.lockDevices('A', 'A/1', ids, T)).to.equal(undefined);
+      expect(await b.lockDevices('B', 'B/1', ['x', 'd9999'], T)).to.equal('d9999');
+      a.unlockDevices(['A/1']);
+      await a.durable();
+      expect(await b.lockDevices('B', 'B/1', ['x', 'd9999'], T)).to.equal(undefined);
+    });
+
+    it('never both claim a fire, and start its run once', async () => {
+      for (let i = 0; i < 50; i++) {
+        const at = new Date(T + i * 60_000).toISOString();
+        const claimed = await Promise.all([
+          a.recordFire('nightly', at, run(`a${i}`, { status: 'queued' })),
+          b.recordFire('nightly', at, run(`b${i}`, { status: 'queued' })),
+        ]);
+        expect(claimed.filter(Boolean), at).to.have.length(1);
+      }
+      const [{ n }] = (await query<{ n: string }>(url, 'SELECT count(*) AS n FROM runs')) as [{ n: string }];
+      expect(Number(n)).to.equal(50);
+      expect(await b.lastFire('nightly')).to.equal(new Date(T + 49 * 60_000).toISOString());
+    });
+  });
+
+  describe('a commit that fails', () => {
+    it('rejects durable(), and commits nothing of its turn', async () => {
+      const s = await open();
+      s.createRun(run('r1'));
+      await s.durable();
+      s.saveStep('r1', 'a', { status: 'done' });
+      s.createRun(run('r1')); // the same id again: the database refuses the turn
+      const err = await s.durable().then(
+        () => undefined,
+        (e: unknown) => e as Error & { code?: string },
+      );
+      expect(err?.code).to.equal('23505');
+      expect(await s.loadSteps('r1')).to.deep.equal(new Map());
+      // Then the store goes on.
+      s.saveStep('r1', 'a', { status: 'done' });
+      await s.durable();
+      expect(await s.loadSteps('r1')).to.deep.equal(new Map([['a', { status: 'done' }]]));
+    });
+
+    it('is thrown by the next write when nobody waited for it', async () => {
+      const s = await open();
+      s.createRun(run('r1'));
+      s.createRun(run('r1'));
+      // A read waits for the commit, and does not throw it: the writer learns it.
+      expect(await s.getRun('r1')).to.equal(undefined);
+      expect(() => s.updateRun('r1', { status: 'failed' })).to.throw(/duplicate key/);
+      s.createRun(run('r2'));
+      await s.durable();
+    });
+  });
+});
