@@ -10,6 +10,7 @@ import type { CallFlags } from './call.js';
 import type { RunsFlags } from './runs.js';
 import type { EmulatorFlags, RunFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
+import type { StoreFlags } from './store.js';
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
@@ -127,6 +128,16 @@ export async function main(argv: string[]): Promise<number> {
     .option('--json', 'as JSON')
     .action(async (sub: string | undefined, id: string | undefined, flags: RunsFlags) =>
       setCode(await (await import('./runs.js')).runsCommand(sub, id, flags)),
+    );
+  program
+    .command('store')
+    .description(
+      'The store of FLEETBOOK_STATE: `store migrate` applies the schema migrations it lacks and prints its version.',
+    )
+    .argument('<sub>', 'migrate')
+    .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
+    .action(async (sub: string, flags: StoreFlags) =>
+      setCode(await (await import('./store.js')).storeCommand(sub, flags)),
     );
   program
     .command('emulator')

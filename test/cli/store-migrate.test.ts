@@ -1,0 +1,82 @@
+/**
+ * `fleetbook store migrate` applies the schema migrations the store of FLEETBOOK_STATE lacks, and says its
+ * version: a PostgreSQL database before replicas start on it, or a SQLite file (child process: dist/ must be
+ * built).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import pg from 'pg';
+import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite.js';
+import { fleetbook } from '../helpers/cli.js';
+import { postgresUrl } from '../helpers/postgres.js';
+
+async function versions(url: string): Promise<number[]> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ version: number }>(
+      'SELECT version FROM fleetbook_schema ORDER BY 1',
+    );
+    return rows.map((r) => r.version);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('fleetbook store migrate', function () {
+  this.timeout(60_000);
+
+  it('migrates the PostgreSQL database of FLEETBOOK_STATE, and says its version', async () => {
+    const url = await postgresUrl();
+    const safe = url.replace(/\/\/[^@]*@/, '//postgres@');
+    for (let i = 0; i < 2; i++) {
+      const r = await fleetbook(['store', 'migrate'], { FLEETBOOK_STATE: url });
+      expect(r.stderr).to.equal('');
+      expect(r.code).to.equal(0);
+      expect(r.stdout).to.equal(
+        `the database ${safe} (FLEETBOOK_STATE) is at schema version ${POSTGRES_MIGRATIONS.length}\n`,
+      );
+    }
+    expect(await versions(url)).to.deep.equal(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+  });
+
+  it('migrates the SQLite file of --state', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetbook-migrate-'));
+    try {
+      const file = join(dir, 'state.db');
+      const r = await fleetbook(['store', 'migrate', '--state', file], {});
+      expect(r.stderr).to.equal('');
+      expect(r.code).to.equal(0);
+      expect(r.stdout).to.equal(
+        `the state file ${file} (FLEETBOOK_STATE) is at schema version ${SQLITE_MIGRATIONS.length}\n`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 2 on a database newer than this fleetbook', async () => {
+    const url = await postgresUrl();
+    await fleetbook(['store', 'migrate'], { FLEETBOOK_STATE: url });
+    const client = new pg.Client(url);
+    await client.connect();
+    await client.query('INSERT INTO fleetbook_schema (version) VALUES ($1)', [
+      POSTGRES_MIGRATIONS.length + 1,
+    ]);
+    await client.end();
+    const r = await fleetbook(['store', 'migrate'], { FLEETBOOK_STATE: url });
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(
+      /is at schema version \d+, newer than this fleetbook \(\d+\); upgrade fleetbook\n$/,
+    );
+  });
+
+  it('exits 2 on a subcommand it does not know', async () => {
+    const r = await fleetbook(['store', 'vacuum'], {});
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.equal('fleetbook store: unknown subcommand vacuum; expected migrate\n');
+  });
+});
