@@ -203,6 +203,12 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     runs: { running: c.pool.running, queued: c.pool.queued },
     registrations: c.registrations(),
     schedules: c.scheduler()?.next() ?? [],
+    // Every process on the store (the replicas, a `fleetbook run`), what each holds, and until when.
+    owners: (await c.store.holdings(Date.now())).map(({ leaseUntil, ...o }) => ({
+      ...o,
+      leaseUntil: new Date(leaseUntil).toISOString(),
+      ...(o.id === c.owner ? { self: true } : {}),
+    })),
   }));
   app.get<{ Querystring: { playbook?: string; limit?: string } }>('/runs', async (req, reply) => {
     const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { compare, preparer, toRun, type RunRow } from './sqlite-rows.js';
-import type { Owner, OwnerInfo, RunRecord } from './store.js';
+import type { Owner, OwnerHoldings, OwnerInfo, RunRecord } from './store.js';
 
 /** The ownership tables: the fourth migration of the SQLite store. */
 export const OWNERSHIP_MIGRATION = `CREATE TABLE owners (
@@ -133,6 +133,23 @@ export class SqliteOwnership {
     return (
       this.sql('SELECT * FROM owners WHERE lease_until > ? ORDER BY started_at').all(now) as OwnerRow[]
     ).map(toOwner);
+  }
+
+  holdings(now: number): OwnerHoldings[] {
+    const rows = this.sql(
+      `SELECT o.*,
+         (SELECT count(*) FROM runs r WHERE r.owner = o.id AND r.status IN ('queued', 'running')) AS runs,
+         (SELECT count(*) FROM inbox i WHERE i.owner = o.id AND i.processed_at IS NULL) AS callbacks,
+         (SELECT coalesce(sum(json_array_length(c.device_ids)), 0) FROM device_claims c WHERE c.owner = o.id)
+           AS locked_devices
+       FROM owners o WHERE o.lease_until > ? ORDER BY o.started_at`,
+    ).all(now) as (OwnerRow & { runs: number; callbacks: number; locked_devices: number })[];
+    return rows.map((r) => ({
+      ...toOwner(r),
+      runs: r.runs,
+      callbacks: r.callbacks,
+      lockedDevices: r.locked_devices,
+    }));
   }
 
   claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[] {

@@ -30,6 +30,7 @@ import {
   type LedgerQuery,
   type LedgerRow,
   type Owner,
+  type OwnerHoldings,
   type OwnerInfo,
   type RunRecord,
   type RunStatus,
@@ -537,6 +538,11 @@ export class SqliteStore implements Store {
   async liveOwners(now: number): Promise<Owner[]> {
     openTurns.get(this.file)?.commit();
     return this.ownership.liveOwners(now);
+  }
+
+  async holdings(now: number): Promise<OwnerHoldings[]> {
+    openTurns.get(this.file)?.commit();
+    return this.ownership.holdings(now);
   }
 
   async claimRuns(

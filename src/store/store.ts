@@ -190,6 +190,16 @@ export interface Owner extends OwnerInfo {
   leaseUntil: number;
 }
 
+/** A live owner and what it holds now. */
+export interface OwnerHoldings extends Owner {
+  /** Its unfinished runs (queued or running). */
+  runs: number;
+  /** The callbacks it stored or claimed and has not processed. */
+  callbacks: number;
+  /** The devices it holds locks on. */
+  lockedDevices: number;
+}
+
 /**
  * Owners, leases, run claims and device locks: store operations, not process memory, so that several processes
  * (a daemon and a `fleetbook run` on one SQLite file; replicas on PostgreSQL) agree on who does what.
@@ -211,6 +221,8 @@ export interface Ownership {
   releaseOwner(id: string): Promise<void>;
   /** Owners whose lease holds at `now`. */
   liveOwners(now: number): Promise<Owner[]>;
+  /** Owners whose lease holds at `now`, oldest first, each with what it holds (`/status`). */
+  holdings(now: number): Promise<OwnerHoldings[]>;
   /**
    * Takes the unfinished runs (of the given playbooks, or of any) that no live owner holds (never owned, or their
    * owner's lease expired), in one transaction, and returns them, oldest first. Two owners claiming at once never

@@ -422,6 +422,16 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       }).to.deep.equal({ malformed: 5, invalid: 3, too_large: 1, unauthenticated: 1 });
     });
 
+    it('shows in /status the processes on its store, itself among them, with their leases', async () => {
+      const s = (await http('GET', `${daemon.url}/status`)).body as {
+        owners: { role: string; pid: number; self?: boolean; leaseUntil: string; runs: number }[];
+      };
+      expect(s.owners.map((o) => [o.role, o.self ?? false])).to.deep.equal([['daemon', true]]);
+      const [me] = s.owners;
+      expect(me?.pid).to.be.a('number');
+      expect(Date.parse(me?.leaseUntil ?? '')).to.be.greaterThan(Date.now());
+    });
+
     it('registers its listener with the service, and a callback the service sends starts a run', async () => {
       const status = await until('the registrations', async () => {
         const s = (await http('GET', `${daemon.url}/status`)).body as {

@@ -4,7 +4,7 @@
  * replicas can never both hold one.
  */
 import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from '../rows.js';
-import type { Owner, OwnerInfo, Ownership, RunRecord } from '../store.js';
+import type { Owner, OwnerHoldings, OwnerInfo, Ownership, RunRecord } from '../store.js';
 import { Rollback } from './pool.js';
 import type { Turns } from './turn.js';
 
@@ -68,6 +68,25 @@ export class PostgresOwnership implements Ownership {
       values: [now],
     });
     return rows.map(toOwner);
+  }
+
+  async holdings(now: number): Promise<OwnerHoldings[]> {
+    const rows = await this.turns.read<
+      OwnerRow & { runs: number; callbacks: number; locked_devices: number }
+    >({
+      text: `SELECT o.*,
+               (SELECT count(*) FROM runs r WHERE r.owner = o.id AND r.status IN ('queued', 'running')) AS runs,
+               (SELECT count(*) FROM inbox i WHERE i.owner = o.id AND i.processed_at IS NULL) AS callbacks,
+               (SELECT count(*) FROM device_locks d WHERE d.owner = o.id) AS locked_devices
+             FROM owners o WHERE o.lease_until > $1 ORDER BY o.started_at, o.id`,
+      values: [now],
+    });
+    return rows.map((r) => ({
+      ...toOwner(r),
+      runs: r.runs,
+      callbacks: r.callbacks,
+      lockedDevices: r.locked_devices,
+    }));
   }
 
   /**

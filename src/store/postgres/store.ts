@@ -13,6 +13,7 @@ import type {
   LedgerQuery,
   LedgerRow,
   Owner,
+  OwnerHoldings,
   OwnerInfo,
   RunRecord,
   RunStatus,
@@ -211,6 +212,9 @@ export class PostgresStore implements Store {
   }
   liveOwners(now: number): Promise<Owner[]> {
     return this.ownership.liveOwners(now);
+  }
+  holdings(now: number): Promise<OwnerHoldings[]> {
+    return this.ownership.holdings(now);
   }
   claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): Promise<RunRecord[]> {
     return this.ownership.claimRuns(owner, playbooks, now);
