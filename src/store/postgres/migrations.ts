@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { ConfigError } from '../../errors.js';
-import { describeUrl, openPool } from './pool.js';
+import { describeUrl, openPool, withClient } from './pool.js';
 
 /**
  * Schema migrations, in order. Never edit one that has shipped: add the next. The tables mean what the SQLite
@@ -125,10 +125,8 @@ const MIGRATION_LOCK = 0x666c6565;
  * Applies the migrations `database` lacks, one transaction each, under a session lock that other replicas wait
  * for; refuses a database at a newer version than this fleetbook knows. Returns the version it is at.
  */
-export async function migrate(pool: pg.Pool, database: string): Promise<number> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+export function migrate(pool: pg.Pool, database: string): Promise<number> {
+  return withClient(pool, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       await client.query(
@@ -160,12 +158,7 @@ export async function migrate(pool: pg.Pool, database: string): Promise<number> 
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
-  } catch (e) {
-    if ((e as { code?: string }).code === undefined && !(e instanceof ConfigError)) broken = e as Error;
-    throw e;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 /** `fleetbook store migrate`: applies the migrations the database at `url` lacks, and returns its version. */

@@ -53,11 +53,6 @@ export function describeUrl(url: string): string {
   return `the database ${safeUrl(url)} (FLEETBOOK_STATE)`;
 }
 
-/**
- * A pool on `url`. Its connections pipeline their statements (a turn's BEGIN, writes and COMMIT go out together,
- * one round trip), and keep `synchronous_commit` on whatever the server's default: a commit is on disk when it
- * returns, which the inbox's acknowledgements and `durable()` promise.
- */
 /** How a connection of the store opens: this store's types, and commits on disk when they return. */
 export function clientConfig(url: string, applicationName: string): pg.ClientConfig {
   const given = new URL(url).searchParams.get('options');
@@ -69,6 +64,11 @@ export function clientConfig(url: string, applicationName: string): pg.ClientCon
   };
 }
 
+/**
+ * A pool on `url`. Its connections pipeline their statements (a turn's BEGIN, writes and COMMIT go out together,
+ * one round trip), and keep `synchronous_commit` on whatever the server's default: a commit is on disk when it
+ * returns, which the inbox's acknowledgements and `durable()` promise.
+ */
 export function openPool(url: string, options: PostgresOptions = {}): pg.Pool {
   const max = options.maxConnections ?? 10;
   if (!Number.isInteger(max) || max < 2)
@@ -89,22 +89,33 @@ export function retryable(e: unknown): boolean {
   return code === '40P01' || code === '40001';
 }
 
-/** An error of the connection rather than of a statement (which the server answers with a code): it leaves the pool. */
-function brokenBy(e: unknown): Error | undefined {
-  return (e as { code?: string }).code === undefined ? (e as Error) : undefined;
+/**
+ * `use` with a connection of the pool, given back after it (or dropped, when the connection broke: an error
+ * without the code the server gives a statement's). While it is out, an error event of the connection (the
+ * server ending it between two statements) fails the next statement rather than the process.
+ */
+export async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  const ignore = () => undefined;
+  client.on('error', ignore);
+  let broken: Error | undefined;
+  try {
+    return await use(client);
+  } catch (e) {
+    if ((e as { code?: string }).code === undefined) broken = e as Error;
+    throw e;
+  } finally {
+    client.off('error', ignore);
+    client.release(broken);
+  }
 }
 
 /**
  * Runs `statements` in one transaction on one connection, pipelined: one round trip. Resolves with each one's
  * result; rejects with the first error, and then nothing of it is committed.
  */
-export async function inTransaction(
-  pool: pg.Pool,
-  statements: readonly Statement[],
-): Promise<pg.QueryResult[]> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+export function inTransaction(pool: pg.Pool, statements: readonly Statement[]): Promise<pg.QueryResult[]> {
+  return withClient(pool, async (client) => {
     if (statements.length === 1) return [await client.query(statements[0] as Statement)];
     const settled = await Promise.allSettled([
       client.query('BEGIN'),
@@ -115,12 +126,7 @@ export async function inTransaction(
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     return settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<pg.QueryResult>).value);
-  } catch (e) {
-    broken = brokenBy(e);
-    throw e;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 /** What a transaction's work returns to have it rolled back, with its answer. */
@@ -132,13 +138,11 @@ export class Rollback<T> {
  * Runs `work` in a transaction of its own on one connection (BEGIN goes out with its first statement), and
  * commits it; rolls it back when `work` throws, or returns a Rollback of its answer.
  */
-export async function transaction<T>(
+export function transaction<T>(
   pool: pg.Pool,
   work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T | Rollback<T>>,
 ): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+  return withClient(pool, async (client) => {
     const begin = client.query('BEGIN');
     begin.catch(() => undefined);
     let answer: T | Rollback<T>;
@@ -146,7 +150,8 @@ export async function transaction<T>(
       answer = await work((s) => client.query(s));
       await begin;
     } catch (e) {
-      if (!brokenBy(e)) await client.query('ROLLBACK');
+      // A statement's error aborted the transaction; a broken connection ended it.
+      if ((e as { code?: string }).code !== undefined) await client.query('ROLLBACK');
       throw e;
     }
     if (answer instanceof Rollback) {
@@ -155,10 +160,5 @@ export async function transaction<T>(
     }
     await client.query('COMMIT');
     return answer;
-  } catch (e) {
-    broken = brokenBy(e);
-    throw e;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
