@@ -9,7 +9,7 @@ import pg from 'pg';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
-import { message, owner, run } from './fixtures.js';
+import { message, owner, run, sleep } from './fixtures.js';
 
 const T = 1_800_000_000_000;
 
@@ -176,6 +176,22 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
       expect(Number(n)).to.equal(50);
       expect(await b.lastFire('nightly')).to.equal(new Date(T + 49 * 60_000).toISOString());
     });
+  });
+
+  it('goes on when the server ends its connections', async () => {
+    const s = await open();
+    s.createRun(run('r1'));
+    await s.durable();
+    const ended = await query<{ pid: number }>(
+      url,
+      `SELECT pg_terminate_backend(pid) AS pid FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name = 'fleetbook'`,
+    );
+    expect(ended.length).to.be.at.least(1);
+    await sleep(50);
+    s.updateRun('r1', { status: 'succeeded' });
+    await s.durable();
+    expect((await s.getRun('r1'))?.status).to.equal('succeeded');
   });
 
   describe('a commit that fails', () => {
