@@ -90,7 +90,7 @@ async function live(
   const fired: string[] = [];
   const s = scheduler(clock, store, key, cron, fired);
   try {
-    s.start();
+    await s.start();
     while (fired.length < FIRES && clock.now < HORIZON && clock.countTimers() > 0) await clock.nextAsync();
     return { fired, end: clock.now };
   } finally {
@@ -103,10 +103,10 @@ async function live(
 async function missedList(store: SqliteStore, key: string, cron: string, end: number): Promise<string[]> {
   const clock = install({ now: end, toFake: ['setTimeout', 'clearTimeout'] });
   const fired: string[] = [];
-  store.recordFire(key, new Date(START).toISOString());
+  await store.recordFire(key, new Date(START).toISOString());
   const s = scheduler(clock, store, key, cron, fired);
   try {
-    s.start();
+    await s.start();
     await clock.tickAsync(0);
     return fired;
   } finally {
@@ -123,8 +123,8 @@ describe('cron corpus: validate, the live scheduler and the missed-run list agre
     store = new SqliteStore(':memory:');
   });
 
-  after(() => {
-    store.close();
+  after(async () => {
+    await store.close();
     if (!UPDATE) return;
     const lines = corpus.expressions.map((e) => {
       const o = { cron: e.cron, source: e.source, valid: verdicts.get(e.cron) ?? e.valid };

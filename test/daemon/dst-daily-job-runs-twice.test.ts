@@ -115,15 +115,16 @@ describe('DST: a wall-clock time fires once, live and in the missed-run list', (
     fired = [];
   });
 
-  afterEach(() => {
+  afterEach(async () => {
     scheduler?.stop();
     scheduler = undefined;
     clock?.uninstall();
     clock = undefined;
-    store.close();
+    await store.close();
   });
 
-  function start(c: Case, now: string): void {
+  /** Starts the scheduler at `now`: resolves once the runs it missed are handled. */
+  async function start(c: Case, now: string): Promise<void> {
     clock = install({ now: Date.parse(now), toFake: ['Date', 'setTimeout', 'clearTimeout'] });
     const entry: ScheduleEntry = {
       key: KEY,
@@ -146,21 +147,21 @@ describe('DST: a wall-clock time fires once, live and in the missed-run list', (
       isRunning: () => false,
       started: (run) => fired.push((run.trigger as { scheduledAt: string }).scheduledAt),
     });
-    scheduler.start();
+    await scheduler.start();
   }
 
   /** Down from `from` to `to`: the restart fires the missed runs. */
   async function restartAfterDowntime(c: Case): Promise<string[]> {
-    store.recordFire(KEY, c.from);
-    start(c, c.to);
+    await store.recordFire(KEY, c.from);
+    await start(c, c.to);
     await clock?.tickAsync(0);
     return fired;
   }
 
   /** Up from `from` to `to`: the live fires. */
   async function runLive(c: Case): Promise<string[]> {
-    store.recordFire(KEY, c.from);
-    start(c, c.from);
+    await store.recordFire(KEY, c.from);
+    await start(c, c.from);
     await clock?.tickAsync(Date.parse(c.to) - Date.parse(c.from));
     return fired;
   }
@@ -169,7 +170,7 @@ describe('DST: a wall-clock time fires once, live and in the missed-run list', (
     for (const [name, c] of Object.entries(FALL_BACK)) {
       it(`${name}: a daemon down across it`, async () => {
         expect(await restartAfterDowntime(c)).to.deep.equal(c.fires);
-        expect(store.lastFire(KEY)).to.equal(c.fires.at(-1));
+        expect(await store.lastFire(KEY)).to.equal(c.fires.at(-1));
       });
       it(`${name}: a daemon running across it`, async () => {
         expect(await runLive(c)).to.deep.equal(c.fires);

@@ -62,11 +62,11 @@ describe('daemon scheduler', () => {
     logs = [];
   });
 
-  afterEach(() => {
+  afterEach(async () => {
     scheduler?.stop();
     scheduler = undefined;
     clock?.uninstall();
-    store.close();
+    await store.close();
   });
 
   function at(iso: string): void {
@@ -77,7 +77,8 @@ describe('daemon scheduler', () => {
     return { key: 'nightly#0', playbook: 'nightly', ...e };
   }
 
-  function startScheduler(
+  /** A scheduler of `entries`, started: the missed runs are handled once this resolves. */
+  async function startScheduler(
     entries: ScheduleEntry[],
     o: {
       isRunning?: () => boolean;
@@ -86,8 +87,8 @@ describe('daemon scheduler', () => {
       clock?: EngineClock;
       maxWait?: number;
     } = {},
-  ): Scheduler {
-    scheduler = new Scheduler({
+  ): Promise<Scheduler> {
+    const s = new Scheduler({
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.maxWait ? { maxWait: o.maxWait } : {}),
       store,
@@ -107,38 +108,41 @@ describe('daemon scheduler', () => {
       logger: recordingLogger(logs),
       maxCatchUp: o.maxCatchUp,
     });
-    scheduler.start();
-    return scheduler;
+    scheduler = s;
+    await s.start();
+    return s;
   }
 
-  /** [scheduledAt, reason] of each run handed to the pool, in order. */
-  function fired(): [string, FireReason][] {
-    return started.map((r) => {
-      const t = r.trigger as Trigger;
-      return [t.scheduledAt, t.reason];
-    });
+  /** [scheduledAt, reason] of each run handed to the pool (of one playbook when given), in order. */
+  function fired(playbook?: string): [string, FireReason][] {
+    return started
+      .filter((r) => playbook === undefined || r.playbook === playbook)
+      .map((r) => {
+        const t = r.trigger as Trigger;
+        return [t.scheduledAt, t.reason];
+      });
   }
 
   describe('time zones', () => {
     it('fires 0 2 * * * in America/New_York at 07:00Z in winter, not at 02:00Z', async () => {
       at('2026-01-15T00:00:00.000Z');
-      const s = startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York' })]);
+      const s = await startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York' })]);
       expect(s.next()).to.deep.equal([
         { key: 'nightly#0', playbook: 'nightly', next: '2026-01-15T07:00:00.000Z' },
       ]);
 
       await clock.tickAsync(3 * HOUR); // past 02:00Z
       expect(fired()).to.deep.equal([]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-01-15T00:00:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-01-15T00:00:00.000Z');
 
       await clock.tickAsync(4 * HOUR); // 07:00Z
       expect(fired()).to.deep.equal([['2026-01-15T07:00:00.000Z', 'schedule']]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-01-15T07:00:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-01-15T07:00:00.000Z');
     });
 
     it('fires it at 06:00Z in summer (EDT)', async () => {
       at('2026-07-15T00:00:00.000Z');
-      startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York' })]);
+      await startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York' })]);
       await clock.tickAsync(6 * HOUR - 1);
       expect(fired()).to.deep.equal([]);
       await clock.tickAsync(1);
@@ -147,7 +151,7 @@ describe('daemon scheduler', () => {
 
     it('defaults to UTC', async () => {
       at('2026-01-15T00:00:00.000Z');
-      startScheduler([entry({ cron: '0 2 * * *' })]);
+      await startScheduler([entry({ cron: '0 2 * * *' })]);
       await clock.tickAsync(2 * HOUR);
       expect(fired()).to.deep.equal([['2026-01-15T02:00:00.000Z', 'schedule']]);
     });
@@ -158,84 +162,84 @@ describe('daemon scheduler', () => {
     const lastFire = '2026-03-07T06:00:00.000Z';
     const now = '2026-03-10T12:00:00.000Z';
 
-    function downFor3Days(missed: ScheduleEntry['missed'], maxCatchUp?: number): void {
+    async function downFor3Days(missed: ScheduleEntry['missed'], maxCatchUp?: number): Promise<void> {
       at(now);
-      store.recordFire('nightly#0', lastFire);
-      startScheduler([entry({ cron: '0 6 * * *', missed })], { maxCatchUp });
+      await store.recordFire('nightly#0', lastFire);
+      await startScheduler([entry({ cron: '0 6 * * *', missed })], { maxCatchUp });
     }
 
-    it('latest (the default) fires one run, for the latest occurrence', () => {
-      downFor3Days(undefined);
+    it('latest (the default) fires one run, for the latest occurrence', async () => {
+      await downFor3Days(undefined);
       expect(fired()).to.deep.equal([['2026-03-10T06:00:00.000Z', 'missed']]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
-      expect(store.getRun('nightly#0@2026-03-10T06:00:00.000Z')?.status).to.equal('queued');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      expect((await store.getRun('nightly#0@2026-03-10T06:00:00.000Z'))?.status).to.equal('queued');
       const line = logs.find((l) => l.message === 'runs missed while down');
       expect(line?.meta).to.include({ playbook: 'nightly', policy: 'latest', missed: 3, fired: 1 });
     });
 
-    it('all fires one run per occurrence, oldest first', () => {
-      downFor3Days('all');
+    it('all fires one run per occurrence, oldest first', async () => {
+      await downFor3Days('all');
       expect(fired()).to.deep.equal([
         ['2026-03-08T06:00:00.000Z', 'missed'],
         ['2026-03-09T06:00:00.000Z', 'missed'],
         ['2026-03-10T06:00:00.000Z', 'missed'],
       ]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
       for (const [scheduledAt] of fired())
-        expect(store.getRun(`nightly#0@${scheduledAt}`)?.status).to.equal('queued');
+        expect((await store.getRun(`nightly#0@${scheduledAt}`))?.status).to.equal('queued');
     });
 
-    it('all fires at most maxCatchUp runs: the most recent, and drops the older ones', () => {
-      downFor3Days('all', 2);
+    it('all fires at most maxCatchUp runs: the most recent, and drops the older ones', async () => {
+      await downFor3Days('all', 2);
       expect(fired()).to.deep.equal([
         ['2026-03-09T06:00:00.000Z', 'missed'],
         ['2026-03-10T06:00:00.000Z', 'missed'],
       ]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
       const line = logs.find((l) => l.message === 'runs missed while down');
       expect(line?.meta).to.include({ policy: 'all', missed: 'more than 2', fired: 2 });
     });
 
-    it('none fires nothing, and records the latest occurrence as the last fire', () => {
-      downFor3Days('none');
+    it('none fires nothing, and records the latest occurrence as the last fire', async () => {
+      await downFor3Days('none');
       expect(fired()).to.deep.equal([]);
-      expect(store.listRuns()).to.deep.equal([]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      expect(await store.listRuns()).to.deep.equal([]);
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
     });
 
-    it('lists the missed occurrences in the time zone of the schedule', () => {
+    it('lists the missed occurrences in the time zone of the schedule', async () => {
       at('2026-01-15T12:00:00.000Z');
-      store.recordFire('nightly#0', '2026-01-13T07:00:00.000Z');
-      startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York', missed: 'all' })]);
+      await store.recordFire('nightly#0', '2026-01-13T07:00:00.000Z');
+      await startScheduler([entry({ cron: '0 2 * * *', timezone: 'America/New_York', missed: 'all' })]);
       expect(fired()).to.deep.equal([
         ['2026-01-14T07:00:00.000Z', 'missed'],
         ['2026-01-15T07:00:00.000Z', 'missed'],
       ]);
     });
 
-    it('when day of month and day of week are both set, lists the days that match both', () => {
+    it('when day of month and day of week are both set, lists the days that match both', async () => {
       // 06:00 on a 1st that is a Monday: 2026-06-01; not the other Mondays (05-25, 06-08), as Vixie cron would.
       at('2026-06-10T00:00:00.000Z');
-      store.recordFire('nightly#0', '2026-05-20T00:00:00.000Z');
-      startScheduler([entry({ cron: '0 6 1 * 1', missed: 'all' })]);
+      await store.recordFire('nightly#0', '2026-05-20T00:00:00.000Z');
+      await startScheduler([entry({ cron: '0 6 1 * 1', missed: 'all' })]);
       expect(fired()).to.deep.equal([['2026-06-01T06:00:00.000Z', 'missed']]);
     });
 
-    it('fires nothing when nothing was missed', () => {
+    it('fires nothing when nothing was missed', async () => {
       at(now);
-      store.recordFire('nightly#0', '2026-03-10T06:00:00.000Z');
-      startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })]);
+      await store.recordFire('nightly#0', '2026-03-10T06:00:00.000Z');
+      await startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })]);
       expect(fired()).to.deep.equal([]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
     });
   });
 
   it('on first start fires nothing and records now as the baseline', async () => {
     at('2026-03-10T12:34:56.789Z');
-    startScheduler([entry({ cron: '* * * * *', missed: 'all' })]);
+    await startScheduler([entry({ cron: '* * * * *', missed: 'all' })]);
     expect(fired()).to.deep.equal([]);
-    expect(store.listRuns()).to.deep.equal([]);
-    expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:34:56.789Z');
+    expect(await store.listRuns()).to.deep.equal([]);
+    expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:34:56.789Z');
     // The baseline is the start of history: the next start counts from it.
     await clock.tickAsync(4 * 1000);
     expect(fired()).to.deep.equal([['2026-03-10T12:35:00.000Z', 'schedule']]);
@@ -244,11 +248,11 @@ describe('daemon scheduler', () => {
   describe('overlap', () => {
     it('a tick while the previous run is unfinished stores no run, and records the fire', async () => {
       at('2026-03-10T12:00:00.000Z');
-      startScheduler([entry({ cron: '* * * * *' })], { isRunning: () => true });
+      await startScheduler([entry({ cron: '* * * * *' })], { isRunning: () => true });
       await clock.tickAsync(MINUTE);
       expect(fired()).to.deep.equal([]);
-      expect(store.listRuns()).to.deep.equal([]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
+      expect(await store.listRuns()).to.deep.equal([]);
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
       const line = logs.find((l) => l.level === 'warn');
       expect(line?.message).to.equal('skipped: previous run still running');
       expect(line?.meta).to.include({ playbook: 'nightly', scheduledAt: '2026-03-10T12:01:00.000Z' });
@@ -256,28 +260,28 @@ describe('daemon scheduler', () => {
 
     it('with overlap: true, the tick stores and starts a run anyway', async () => {
       at('2026-03-10T12:00:00.000Z');
-      startScheduler([entry({ cron: '* * * * *', overlap: true })], { isRunning: () => true });
+      await startScheduler([entry({ cron: '* * * * *', overlap: true })], { isRunning: () => true });
       await clock.tickAsync(MINUTE);
       expect(fired()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'schedule']]);
-      expect(store.getRun('nightly#0@2026-03-10T12:01:00.000Z')?.status).to.equal('queued');
+      expect((await store.getRun('nightly#0@2026-03-10T12:01:00.000Z'))?.status).to.equal('queued');
     });
 
-    it('also holds back the missed runs on start', () => {
+    it('also holds back the missed runs on start', async () => {
       at('2026-03-10T12:00:00.000Z');
-      store.recordFire('nightly#0', '2026-03-08T06:00:00.000Z');
-      startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })], { isRunning: () => true });
+      await store.recordFire('nightly#0', '2026-03-08T06:00:00.000Z');
+      await startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })], { isRunning: () => true });
       expect(fired()).to.deep.equal([]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
     });
   });
 
   describe('a fire', () => {
     it('stores its run (queued) in the same transaction as the fire time, then starts it', async () => {
       at('2026-03-10T12:00:00.000Z');
-      startScheduler([entry({ cron: '* * * * *' })]);
+      await startScheduler([entry({ cron: '* * * * *' })]);
       await clock.tickAsync(MINUTE);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
-      const run = store.getRun('nightly#0@2026-03-10T12:01:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
+      const run = await store.getRun('nightly#0@2026-03-10T12:01:00.000Z');
       expect(run?.status).to.equal('queued');
       expect(run?.playbook).to.equal('nightly');
       expect(started.map((r) => r.id)).to.deep.equal([run?.id]);
@@ -285,37 +289,38 @@ describe('daemon scheduler', () => {
 
     it('records the occurrence, not the moment a late timer ran', async () => {
       at('2026-03-10T12:00:00.000Z');
-      startScheduler([entry({ cron: '* * * * *' })]);
+      await startScheduler([entry({ cron: '* * * * *' })]);
       // The process resumes 1.7 s after the occurrence (a busy event loop): the fire happens late, and keeps its
       // occurrence as its time.
       clock.jump(MINUTE + 1700);
       await clock.tickAsync(0);
       expect(fired()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'schedule']]);
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
     });
 
     it('applies the missed policy to occurrences passed while the process was frozen', async () => {
       at('2026-03-10T12:00:00.000Z');
-      startScheduler([
+      await startScheduler([
         entry({ cron: '* * * * *', missed: 'all' }),
         entry({ key: 'other#0', playbook: 'other', cron: '* * * * *' }), // latest
       ]);
       clock.jump(3.5 * MINUTE);
       await clock.tickAsync(0);
-      expect(fired()).to.deep.equal([
+      // Each schedule fires in order; the two schedules' fires, each awaiting the store, may interleave.
+      expect(fired('nightly')).to.deep.equal([
         ['2026-03-10T12:01:00.000Z', 'missed'],
         ['2026-03-10T12:02:00.000Z', 'missed'],
         ['2026-03-10T12:03:00.000Z', 'schedule'],
-        ['2026-03-10T12:03:00.000Z', 'schedule'],
       ]);
-      expect(started.map((r) => r.playbook)).to.deep.equal(['nightly', 'nightly', 'nightly', 'other']);
-      expect(store.lastFire('other#0')).to.equal('2026-03-10T12:03:00.000Z');
+      expect(fired('other')).to.deep.equal([['2026-03-10T12:03:00.000Z', 'schedule']]);
+      expect(started).to.have.length(4);
+      expect(await store.lastFire('other#0')).to.equal('2026-03-10T12:03:00.000Z');
     });
 
     it('never throws out of the task: a failing makeRun is logged, and the next occurrence fires', async () => {
       at('2026-03-10T12:00:00.000Z');
       let fail = true;
-      startScheduler([entry({ cron: '* * * * *' })], {
+      await startScheduler([entry({ cron: '* * * * *' })], {
         makeRun: () => {
           if (fail) throw new Error('boom');
           return {
@@ -330,7 +335,7 @@ describe('daemon scheduler', () => {
       });
       await clock.tickAsync(MINUTE);
       expect(logs.find((l) => l.level === 'error')?.meta).to.include({ playbook: 'nightly', error: 'boom' });
-      expect(store.lastFire('nightly#0')).to.equal('2026-03-10T12:00:00.000Z');
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:00:00.000Z');
       fail = false;
       await clock.tickAsync(MINUTE);
       expect(started.map((r) => r.id)).to.deep.equal(['r2']);
@@ -339,7 +344,7 @@ describe('daemon scheduler', () => {
 
   it('stop() stops every task and leaves no timer', async () => {
     at('2026-03-10T12:00:00.000Z');
-    const s = startScheduler([
+    const s = await startScheduler([
       entry({ cron: '* * * * *' }),
       entry({ key: 'other#0', playbook: 'other', cron: '0 2 * * *', timezone: 'Europe/Paris' }),
     ]);
@@ -355,7 +360,7 @@ describe('daemon scheduler', () => {
     it('waits on the injected clock, waking up at least every maxWait to read it again', async () => {
       at('2026-03-10T12:00:00.000Z'); // fake timers, which this scheduler does not use
       const virtual = new VirtualClock(Date.parse('2026-03-10T12:00:00.000Z'));
-      startScheduler([entry({ cron: '0 6 * * *' })], { clock: virtual });
+      await startScheduler([entry({ cron: '0 6 * * *' })], { clock: virtual });
       for (let i = 0; i < 10_000 && !started.length; i++) await new Promise((r) => setImmediate(r));
       expect(fired()).to.deep.equal([['2026-03-11T06:00:00.000Z', 'schedule']]);
       expect(virtual.now()).to.equal(Date.parse('2026-03-11T06:00:00.000Z'));
@@ -366,7 +371,7 @@ describe('daemon scheduler', () => {
 
     it('a step of the wall clock past an occurrence fires it within maxWait, and the policy applies to the others', async () => {
       at('2026-03-10T12:00:00.000Z');
-      startScheduler([entry({ cron: '0 * * * *', missed: 'all' })]);
+      await startScheduler([entry({ cron: '0 * * * *', missed: 'all' })]);
       // The wall clock jumps 3 hours ahead while the timer (on a monotonic clock) is mid-wait.
       clock.setSystemTime(Date.parse('2026-03-10T15:00:30.000Z'));
       await clock.tickAsync(MINUTE);
@@ -377,9 +382,9 @@ describe('daemon scheduler', () => {
       ]);
     });
 
-    it('a schedule that never fires arms no timer, and says so', () => {
+    it('a schedule that never fires arms no timer, and says so', async () => {
       at('2026-03-10T12:00:00.000Z');
-      const s = startScheduler([entry({ cron: '0 0 30 2 *' })]);
+      const s = await startScheduler([entry({ cron: '0 0 30 2 *' })]);
       expect(clock.countTimers()).to.equal(0);
       expect(s.next()[0]?.next).to.equal(undefined);
       expect(logs.find((l) => l.level === 'warn')?.message).to.equal('schedule has no further occurrence');
@@ -388,7 +393,7 @@ describe('daemon scheduler', () => {
 
   it('logs a schedule that cannot start and starts the others', async () => {
     at('2026-03-10T12:00:00.000Z');
-    const s = startScheduler([
+    const s = await startScheduler([
       entry({ cron: '* * * * *', timezone: 'Mars/Olympus_Mons' }),
       entry({ key: 'other#0', playbook: 'other', cron: '* * * * *' }),
     ]);
