@@ -21,6 +21,9 @@ import {
   nestedText,
 } from '../helpers/listener.js';
 
+/** The owner the group commits store their messages under (a daemon's lease). */
+const OWNER = 'group-commit-test';
+
 const message = (requestId: string, payload: unknown): InboxMessage => ({
   service: 'CarrierService',
   kind: 'suspendResponse',
@@ -49,7 +52,7 @@ describe('one bad message fails every callback committed with it (issue 15, poin
     it('stores the other messages of a commit that one message fails, and refuses that one with 400', async () => {
       const store = new SqliteStore(':memory:');
       let committed = 0;
-      const commits = new GroupCommit(store, (stored) => (committed += stored.length));
+      const commits = new GroupCommit(store, OWNER, (stored) => (committed += stored.length));
       // All added in one turn of the loop: one commit. Message 10 cannot be serialized (the stack overflows).
       const results = await Promise.allSettled(
         Array.from({ length: 21 }, (_, i) =>
@@ -66,17 +69,17 @@ describe('one bad message fails every callback committed with it (issue 15, poin
       expect(others.map((r) => (r.status === 'fulfilled' ? r.value : String(r.reason)))).to.deep.equal(
         Array(20).fill('stored'),
       );
-      const ids = store.pendingInbox(100).map((e) => e.requestId);
+      const ids = (await store.pendingInbox(OWNER, 100)).map((e) => e.requestId);
       expect(ids).to.have.length(20);
       expect(ids).to.not.include('commit-10');
       expect(committed).to.equal(20);
-      store.close();
+      await store.close();
     });
 
     it('refuses with 503 and Retry-After when the disk is full, and stores nothing', async () => {
       const store = new SqliteStore(':memory:');
       fillDisk(store);
-      const commits = new GroupCommit(store, () => undefined);
+      const commits = new GroupCommit(store, OWNER, () => undefined);
       const results = await Promise.allSettled(
         Array.from({ length: 5 }, (_, i) => commits.add(message(`full-${i}`, { pad: 'x'.repeat(100_000) }))),
       );
@@ -91,7 +94,7 @@ describe('one bad message fails every callback committed with it (issue 15, poin
         expect(reason.retryAfter).to.be.a('number').and.be.greaterThan(0);
       }
       expect(store.inboxBacklog()).to.equal(0);
-      store.close();
+      await store.close();
     });
   });
 
@@ -119,7 +122,7 @@ describe('one bad message fails every callback committed with it (issue 15, poin
       expect(again.json()).to.deep.equal({ status: 'stored' });
       expect(store.inboxBacklog()).to.equal(1);
       await l.app.close();
-      store.close();
+      await store.close();
     });
 
     it('refuses a message nested deeper than 64 levels with 400 as it is read', async () => {
@@ -142,7 +145,7 @@ describe('one bad message fails every callback committed with it (issue 15, poin
       });
       expect(ok.statusCode, ok.body).to.equal(200);
       await l.app.close();
-      store.close();
+      await store.close();
     });
   });
 

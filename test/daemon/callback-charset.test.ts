@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import { carrierCallback, listener, type Listener } from '../helpers/listener.js';
+import { LISTENER_OWNER, carrierCallback, listener, type Listener } from '../helpers/listener.js';
 
 describe('the charset of a callback (issue 15)', () => {
   let store: SqliteStore;
@@ -18,7 +18,7 @@ describe('the charset of a callback (issue 15)', () => {
   });
   afterEach(async () => {
     await l.app.close();
-    store.close();
+    await store.close();
   });
 
   const post = (contentType: string, body: string | Buffer) =>
@@ -56,9 +56,9 @@ describe('the charset of a callback (issue 15)', () => {
       const id = `utf8-${++n}`;
       const r = await post(type, JSON.stringify(carrierCallback(id, { note: 'café' })));
       expect(r.statusCode, `${type}: ${r.body}`).to.equal(200);
-      const [event] = store.pendingInbox(1, 0).filter((e) => e.requestId === id);
+      const [event] = (await store.pendingInbox(LISTENER_OWNER, 1, 0)).filter((e) => e.requestId === id);
       expect((event?.payload as { note?: string } | undefined)?.note, type).to.equal('café');
-      store.completeInbox([{ eventId: event?.id ?? 0, runs: [] }]);
+      await store.completeInbox([{ eventId: event?.id ?? 0, runs: [] }]);
     }
   });
 });

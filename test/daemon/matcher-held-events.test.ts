@@ -45,8 +45,14 @@ class RecordingPool {
   }
 }
 
-/** A matcher and a group commit wired as `fleetbook serve` wires them, counting the matcher's reads. */
-function daemonParts(store: SqliteStore) {
+/** The lease of the daemon the tests' matcher and group commit are parts of. */
+const OWNER = 'matcher-test';
+
+/**
+ * A matcher and a group commit wired as `fleetbook serve` wires them, both under the lease `owner`, counting the
+ * matcher's reads.
+ */
+function daemonParts(store: SqliteStore, owner = OWNER) {
   const pool = new RecordingPool();
   const metrics = new DaemonMetrics({ backlog: () => 0, running: () => 0, client: () => undefined });
   const matcher = new Matcher({
@@ -55,17 +61,17 @@ function daemonParts(store: SqliteStore) {
     pool: pool as unknown as RunPool,
     log: silentLogger,
     metrics,
-    owner: 'matcher-test',
+    owner,
   });
-  const commits = new GroupCommit(store, (stored) => {
+  const commits = new GroupCommit(store, owner, (stored) => {
     matcher.offer(stored);
     matcher.kick();
   });
   const reads = { n: 0 };
   const pendingInbox = store.pendingInbox.bind(store);
-  store.pendingInbox = (limit, afterId) => {
+  store.pendingInbox = (who, limit, afterId) => {
     reads.n++;
-    return pendingInbox(limit, afterId);
+    return pendingInbox(who, limit, afterId);
   };
   return { pool, matcher, commits, reads };
 }
@@ -102,11 +108,11 @@ describe('the matcher takes just-committed events from memory', function () {
     expect(pool.runs).to.have.length(16);
     expect(pending(store)).to.equal(0);
     // The run's event is the payload as the inbox stores it, whichever way it came.
-    const stored = store.inboxByRequest(['req-23'])[0];
+    const stored = (await store.inboxByRequest(['req-23']))[0];
     const run = pool.runs.find((r) => (r.trigger as { requestId: string }).requestId === 'req-23');
     expect(run?.event).to.deep.equal(stored?.payload);
     expect(run?.trigger).to.deep.include({ inboxId: stored?.id });
-    expect(store.getRun(run?.id as string)?.event).to.deep.equal(stored?.payload);
+    expect((await store.getRun(run?.id as string))?.event).to.deep.equal(stored?.payload);
   });
 
   it('reads from the store the events stored while it was behind, in order, each once', async () => {
@@ -116,7 +122,7 @@ describe('the matcher takes just-committed events from memory', function () {
     await settle(matcher);
     // Stored without the matcher hearing of them (as a commit it missed): it must not skip to the next one
     // it is handed.
-    await store.appendInbox([message(1), message(2)]);
+    await store.appendInbox(OWNER, [message(1), message(2)]);
     await commits.add(message(3));
     await settle(matcher);
     expect(requestsOf(pool.runs)).to.deep.equal(['req-0', 'req-1', 'req-2', 'req-3']);
@@ -146,10 +152,10 @@ describe('the matcher takes just-committed events from memory', function () {
     const tmp = await tempDir();
     const file = join(tmp.dir, 'state.db');
     const first = new SqliteStore(file);
-    // The crash: stored and synced (acknowledged), and the matcher never got to them.
-    const crashed = new GroupCommit(first, () => undefined);
+    // The crash: stored and synced (acknowledged) by the first daemon, and its matcher never got to them.
+    const crashed = new GroupCommit(first, 'first daemon', () => undefined);
     await Promise.all([0, 1, 2].map((i) => crashed.add(message(i))));
-    const a = daemonParts(first);
+    const a = daemonParts(first, 'first daemon');
     await a.commits.add(message(3));
     await settle(a.matcher);
     expect(requestsOf(a.pool.runs)).to.deep.equal(['req-0', 'req-1', 'req-2', 'req-3']);
@@ -158,12 +164,14 @@ describe('the matcher takes just-committed events from memory', function () {
     first.db.close();
 
     const second = new SqliteStore(file);
-    const b = daemonParts(second);
+    const b = daemonParts(second, 'second daemon');
+    // The restarted daemon holds a lease of its own: it claims the messages the gone one left, as it does at start.
+    expect(await second.claimInbox('second daemon', Date.now())).to.equal(2);
     b.matcher.kick();
     await settle(b.matcher);
     expect(requestsOf(b.pool.runs)).to.deep.equal(['req-4', 'req-5']);
     // Handed an event it already processed (a commit heard twice), it starts nothing again.
-    b.matcher.offer(second.inboxByRequest(['req-5']));
+    b.matcher.offer(await second.inboxByRequest(['req-5']));
     b.matcher.kick();
     await b.commits.add(message(6));
     await settle(b.matcher);

@@ -14,6 +14,8 @@ import type { SqliteStore } from '../../src/store/sqlite.js';
 
 export const LISTENER_USER = 'listener-user';
 export const LISTENER_PASSWORD = 'listener-password-5rT8';
+/** The owner the listener's messages are stored under, as a daemon stores them under its lease. */
+export const LISTENER_OWNER = 'listener-test';
 
 export interface Listener {
   app: FastifyInstance;
@@ -32,10 +34,10 @@ export async function listener(store: SqliteStore, env: Record<string, string> =
   });
   const context = {
     store,
-    owner: 'listener-test',
+    owner: LISTENER_OWNER,
     playbooks: new Map(),
     pool: {} as RunPool,
-    commits: new GroupCommit(store, () => undefined),
+    commits: new GroupCommit(store, LISTENER_OWNER, () => undefined),
     creds: { username: LISTENER_USER, password: LISTENER_PASSWORD },
     metrics,
     config: loadConfig({ FLEETBOOK_STATE: ':memory:', ...env }),
