@@ -33,12 +33,12 @@ describe('report.write: per-device results and their data', () => {
       playbook: 'p',
       logger: silentLogger,
       clock: systemClock,
-      ledger: (step) => store.deviceResults('r1', step),
+      ledger: (step) => store.eachDeviceResult('r1', step),
       settings: engineSettings({ reportsDir: dir }),
     };
   });
   afterEach(async () => {
-    store.close();
+    await store.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -176,7 +176,8 @@ describe('report.write: per-device results and their data', () => {
     expect(lines[100_000]).to.match(/^r1,report,350260700099999,imei,succeeded,,,1,.*,,40\.099999,-74,100,/);
 
     // The text comes in chunks of about 64 KiB.
-    const chunks = [...reportText(listTable(data), 'csv')];
+    const chunks: string[] = [];
+    for await (const chunk of reportText(listTable(data), 'csv')) chunks.push(chunk);
     expect(chunks.length).to.be.greaterThan(50);
     for (const c of chunks) expect(c.length).to.be.below(70 * 1024);
   });

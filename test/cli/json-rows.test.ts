@@ -1,6 +1,11 @@
 import { expect } from 'chai';
 import { writeJsonWithRows } from '../../src/cli/runs.js';
 
+/** Rows in pages of two: a page's last row and the next page's first are joined as any two rows are. */
+async function* pagesOf(rows: unknown[]): AsyncGenerator<unknown[]> {
+  for (let i = 0; i < rows.length; i += 2) yield rows.slice(i, i + 2);
+}
+
 /** What writeJsonWithRows writes, in one string. */
 async function written(head: object, rows: unknown[]): Promise<string> {
   let out = '';
@@ -11,7 +16,7 @@ async function written(head: object, rows: unknown[]): Promise<string> {
     },
     head,
     'deviceResults',
-    rows,
+    pagesOf(rows),
   );
   return out;
 }
@@ -35,12 +40,12 @@ describe('writeJsonWithRows', () => {
     });
   }
 
-  it('writes each row before it takes the next, and waits when the writer asks it to', async () => {
+  it('writes each page before it takes the next, and waits when the writer asks it to', async () => {
     const events: string[] = [];
-    function* rows() {
+    async function* rows() {
       for (let i = 0; i < 3; i++) {
         events.push(`take ${i}`);
-        yield { i };
+        yield [{ i }];
       }
     }
     // The writer asks to wait after each row; the next row must not be taken before the wait is over.

@@ -38,7 +38,7 @@ describe('fleetbook runs list and show (child process)', function () {
         startedAt: started(minute),
         endedAt: started(minute),
       } satisfies RunRecord);
-    store.close();
+    await store.close();
   });
   after(() => tmp.close());
 

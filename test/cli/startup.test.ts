@@ -37,7 +37,7 @@ describe('fleetbook runs (child process)', function () {
       startedAt: '2026-11-22T00:00:00.000Z',
       endedAt: '2026-11-22T00:00:01.000Z',
     });
-    store.close();
+    await store.close();
   });
   after(() => tmp.close());
 

@@ -11,6 +11,7 @@ import { startEmulator } from '../../src/emulator/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { LedgerRow, RunRecord, RunSummary } from '../../src/store/store.js';
 import { BIN, fleetbook as run } from '../helpers/cli.js';
+import { allRows } from '../store/fixtures.js';
 import { tempDir } from './helpers.js';
 import { SUSPEND_ACTIVE } from './playbooks.js';
 
@@ -206,16 +207,16 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     const store = new SqliteStore(env.FLEETBOOK_STATE as string);
     try {
       const whole = {
-        ...store.getRun(okRun.runId)?.summary,
-        deviceResults: [...store.eachDeviceResult(okRun.runId)],
+        ...(await store.getRun(okRun.runId))?.summary,
+        deviceResults: await allRows(store.eachDeviceResult(okRun.runId)),
       };
       expect(show.stdout).to.equal(`${JSON.stringify(whole, null, 2)}\n`);
       // The same rows as the ledger read whole, step by step in the order they came.
       const byDevice = (rows: LedgerRow[]) =>
         [...rows].sort((a, b) => a.step.localeCompare(b.step) || a.deviceId.localeCompare(b.deviceId));
-      expect(byDevice(deviceResults)).to.deep.equal(store.deviceResults(okRun.runId));
+      expect(byDevice(deviceResults)).to.deep.equal(await store.deviceResults(okRun.runId));
     } finally {
-      store.close();
+      await store.close();
     }
     const lines = await fleetbook(['runs', 'show', okRun.runId, '--devices'], env);
     expect(lines.code, lines.stderr).to.equal(0);

@@ -49,9 +49,9 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
       store,
       pollIntervalMs: o.pollIntervalMs ?? 50,
     });
-    const rows = store.deviceResults(summary.runId, 'suspend');
+    const rows = await store.deviceResults(summary.runId, 'suspend');
     await client.close();
-    store.close();
+    await store.close();
     return { summary, rows };
   }
 

@@ -63,7 +63,7 @@ describe('runner: control flow', function () {
     store = memoryStore();
   });
   after(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await emu.close();
   });
@@ -148,7 +148,7 @@ steps:
       expect(s.status).to.equal('failed');
       expect(s.error).to.equal('step `broken` failed: stopped at 42');
       expect(step(s, 'never')).to.equal(undefined);
-      expect(store.getRun(s.runId)).to.include({
+      expect(await store.getRun(s.runId)).to.include({
         status: 'failed',
         error: 'step `broken` failed: stopped at 42',
       });
@@ -191,7 +191,7 @@ steps:
         { inputs: { account } },
       );
       expect(s.status, s.error).to.equal('succeeded');
-      const ledger = store.deviceResults(s.runId, 'suspend');
+      const ledger = await store.deviceResults(s.runId, 'suspend');
       expect(ledger.map((r) => [r.outcome, r.errorType])).to.deep.equal([
         ['failed', 'INVALID_PARAMETER'],
         ['failed', 'INVALID_PARAMETER'],
@@ -398,7 +398,7 @@ steps:
       const running = (x: RunSummary | undefined) =>
         (x?.steps ?? []).filter((st) => st.status === 'running').map((st) => st.id);
       expect(running(returned), 'returned summary').to.deep.equal([]);
-      expect(running(store.getRun(s.runId)?.summary), 'stored summary').to.deep.equal([]);
+      expect(running((await store.getRun(s.runId))?.summary), 'stored summary').to.deep.equal([]);
       // ...and nothing changes afterwards.
       expect(later.devices, 'mutations after the run ended').to.deep.equal(atEnd.devices);
       expect(later.actions['devices.suspend'] ?? 0).to.equal(atEnd.actions['devices.suspend'] ?? 0);
@@ -733,7 +733,7 @@ steps:
       const s = await run(TYPED_YAML, { inputs: { count: '41', dry: 'true', ids: '[1,2,3]' } });
       expect(s.status, s.error).to.equal('succeeded');
       expect(logged()).to.include('42 1 true 3 007');
-      expect(store.getRun(s.runId)?.inputs).to.deep.include({ count: 41, dry: true, ids: [1, 2, 3] });
+      expect((await store.getRun(s.runId))?.inputs).to.deep.include({ count: 41, dry: true, ids: [1, 2, 3] });
     });
 
     it('a run with a bad input fails before any step', async () => {

@@ -22,7 +22,7 @@ describe('runner: a device action step names its devices', function () {
     store = memoryStore();
   });
   after(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await emu.close();
   });

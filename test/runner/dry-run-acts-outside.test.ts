@@ -80,7 +80,7 @@ steps:
       ]);
     } finally {
       await client.close();
-      store.close();
+      await store.close();
       server.close();
     }
   });

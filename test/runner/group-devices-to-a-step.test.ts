@@ -35,7 +35,7 @@ steps:
     expect(summary.status, summary.error).to.equal('succeeded');
     const suspend = summary.steps.find((s) => s.id === 'suspend')!;
     expect(suspend.devices.total).to.equal(group.devices.length);
-    const rows = t.store.deviceResults(summary.runId, 'suspend');
+    const rows = await t.store.deviceResults(summary.runId, 'suspend');
     expect(rows.map((r) => r.deviceId).sort()).to.deep.equal(
       group.devices.map((d) => d.deviceIds[0]!.id).sort(),
     );

@@ -69,7 +69,7 @@ export function onEmulator(o: EmulatorOptions = {}): OnEmulator {
     t.store = memoryStore();
   });
   after(async () => {
-    t.store.close();
+    await t.store.close();
     await t.client.close();
     await t.emu.close();
   });

@@ -11,6 +11,7 @@ import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import type { LedgerRow, RunSummary } from '../../src/store/store.js';
+import { allRows } from '../store/fixtures.js';
 import {
   calls,
   clientFor,
@@ -80,13 +81,13 @@ describe('runner: the ledger, ledger.query and report.write', function () {
     store = memoryStore();
   });
   after(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await emu.close();
   });
 
-  const missesOf = (s: RunSummary): LedgerRow[] =>
-    store.deviceResults(s.runId, 'report').filter((r) => r.errorType === MISS);
+  const missesOf = async (s: RunSummary): Promise<LedgerRow[]> =>
+    (await store.deviceResults(s.runId, 'report')).filter((r) => r.errorType === MISS);
 
   it('ledger.query returns the devices that failed with a type in the last run, and a step retries only them', async () => {
     const night1 = await runPlaybook(playbook(NIGHTLY), {
@@ -103,18 +104,18 @@ describe('runner: the ledger, ledger.query and report.write', function () {
     });
     expect(night1.status, night1.error).to.equal('succeeded');
     expect(night2.status, night2.error).to.equal('succeeded');
-    const last = missesOf(night2);
+    const last = await missesOf(night2);
     expect(last.length).to.be.greaterThan(5);
     expect(last.every((r) => r.outcome === 'failed' && r.errorClass === 'remediable')).to.equal(true);
     // Each report draws its misses anew: the two nights differ, so "the last run" is a real choice.
-    expect(missesOf(night1).map((r) => r.deviceId)).not.to.deep.equal(last.map((r) => r.deviceId));
+    expect((await missesOf(night1)).map((r) => r.deviceId)).not.to.deep.equal(last.map((r) => r.deviceId));
     // The summary counts what the ledger holds.
     expect(night2.devices.byError[MISS]).to.equal(last.length);
 
     sent.length = 0;
     const morning = await runPlaybook(playbook(RETRY), { client, store, inputs: { account } });
     expect(morning.status, morning.error).to.equal('succeeded');
-    const out = store.loadSteps(morning.runId).get('missed') as {
+    const out = (await store.loadSteps(morning.runId)).get('missed') as {
       output: { count: number; devices: Json[] };
     };
     expect(out.output.count).to.equal(last.length);
@@ -130,7 +131,7 @@ describe('runner: the ledger, ledger.query and report.write', function () {
   });
 
   it('ledger.query over the last two runs of a playbook returns both, and this run never', async () => {
-    const [newer, older] = store.listRuns({ playbook: 'nightly', limit: 2 });
+    const [newer, older] = await store.listRuns({ playbook: 'nightly', limit: 2 });
     expect(older, 'two nightly runs').not.to.equal(undefined);
     const s = await runPlaybook(
       playbook(`
@@ -145,10 +146,12 @@ steps:
       { client, store },
     );
     expect(s.status, s.error).to.equal('succeeded');
-    const out = store.loadSteps(s.runId).get('missed') as { output: { count: number; devices: Json[] } };
+    const out = (await store.loadSteps(s.runId)).get('missed') as {
+      output: { count: number; devices: Json[] };
+    };
     const expected = [
-      ...store.deviceResults(older!.id, 'report'),
-      ...store.deviceResults(newer!.id, 'report'),
+      ...(await store.deviceResults(older!.id, 'report')),
+      ...(await store.deviceResults(newer!.id, 'report')),
     ]
       .filter((r) => r.errorType === MISS)
       .map((r) => `${r.runId}/${r.deviceId}`)
@@ -215,9 +218,9 @@ steps:
       });
       expect(s.status, s.error).to.equal('succeeded');
       // The rows in the order the results came, each device once at its latest: the ledger read whole, sorted.
-      const rows = [...store.eachDeviceResult(s.runId, 'report')];
+      const rows = await allRows(store.eachDeviceResult(s.runId, 'report'));
       expect([...rows].sort((a, b) => a.deviceId.localeCompare(b.deviceId))).to.deep.equal(
-        store.deviceResults(s.runId, 'report'),
+        await store.deviceResults(s.runId, 'report'),
       );
       expect(rows).to.have.length(400);
       expect(rows.some((r) => r.outcome === 'skipped')).to.equal(true);

@@ -38,11 +38,10 @@ steps:
     });
     expect(listed.devices.length).to.be.greaterThan(0);
     // The items as the store keeps them (the checkpoint only counts them): runs of one kind.
-    const step = t.store.loadSteps(summary.runId).get('devices') as { storedItems: number };
+    const step = (await t.store.loadSteps(summary.runId)).get('devices') as { storedItems: number };
     const ids = listed.devices.map((d) => d.deviceIds.find((i) => i.kind === 'iccid')!.id);
     expect(step.storedItems).to.equal(ids.length);
-    expect(t.store.itemChunks(summary.runId, 'devices', -1, 100).flatMap((c) => c.runs)).to.deep.equal([
-      ['iccid', ids],
-    ]);
+    const chunks = await t.store.itemChunks(summary.runId, 'devices', -1, 100);
+    expect(chunks.flatMap((c) => c.runs)).to.deep.equal([['iccid', ids]]);
   });
 });

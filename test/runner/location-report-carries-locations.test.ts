@@ -71,7 +71,7 @@ describe('report.write: the nightly location report carries each device location
     store = memoryStore();
   });
   after(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await reader.close();
     await emu.close();

@@ -102,7 +102,7 @@ describe('runner: per-device locks across runs', () => {
       await setFaults(emu, { latencyMs: 100 });
     });
     after(async () => {
-      store.close();
+      await store.close();
       await client.close();
       await emu.close();
     });

@@ -55,7 +55,7 @@ describe('runner: nightly location report with 5 % cache misses', function () {
     store = memoryStore();
   });
   after(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await reader.close();
     await emu.close();
@@ -118,7 +118,7 @@ describe('runner: nightly location report with 5 % cache misses', function () {
     expect(expected.byError['SVC CACHE UNAVAILABLE'] ?? 0).to.equal(0);
 
     // The ledger: attempts 2 for the retried devices, 1 for every other one, one row per device.
-    const rows = store.deviceResults(summary.runId, 'report');
+    const rows = await store.deviceResults(summary.runId, 'report');
     expect(rows).to.have.length(3000);
     const missSet = new Set(misses);
     for (const r of rows) expect(r.attempts, r.deviceId).to.equal(missSet.has(r.deviceId) ? 2 : 1);

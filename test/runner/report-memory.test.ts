@@ -80,10 +80,11 @@ describe('runner: the nightly report of 100,000 devices in bounded memory', func
     const store = new SqliteStore(join(dir, 'state.db'));
     const ledger = new Map<string, string>();
     try {
-      expect(store.loadSteps(summary.runId).get('devices')).to.include({ storedItems: listed });
-      for (const r of store.eachDeviceResult(summary.runId, 'report')) ledger.set(r.deviceId, r.outcome);
+      expect((await store.loadSteps(summary.runId)).get('devices')).to.include({ storedItems: listed });
+      for await (const page of store.eachDeviceResult(summary.runId, 'report'))
+        for (const r of page) ledger.set(r.deviceId, r.outcome);
     } finally {
-      store.close();
+      await store.close();
     }
     expect(ledger.size).to.equal(listed);
     const csv = readFileSync(join(dir, 'reports', `${summary.startedAt.slice(0, 10)}-locations.csv`), 'utf8')

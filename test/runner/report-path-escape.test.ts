@@ -61,7 +61,7 @@ describe('report.write writes only inside the reports directory', function () {
     store = memoryStore();
   });
   after(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await emu.close();
   });

@@ -33,7 +33,7 @@ describe('report.write: rows and columns', function () {
     tmp = await tempDir();
   });
   after(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await emu.close();
     await tmp.close();

@@ -39,7 +39,7 @@ describe('runner: resuming a stored run', () => {
     devices = (await accountDevices(emu, account)).filter((d) => d.state === 'active').slice(0, 10);
   });
   afterEach(async () => {
-    store.close();
+    await store.close();
     await client.close();
   });
 
@@ -96,7 +96,7 @@ steps:
     for (const d of devices) expect(mutations[imei(d)], imei(d)).to.have.length(1);
     const step = summary.steps.find((s) => s.id === 'suspend')!;
     expect(step.devices).to.include({ total: 10, succeeded: 10, failed: 0 });
-    expect(store.getRun('r1')!.status).to.equal('succeeded');
+    expect((await store.getRun('r1'))!.status).to.equal('succeeded');
   });
 
   it('does not repeat a call that is not retry-safe and whose outcome is unknown: the step fails, naming why', async () => {
@@ -142,9 +142,9 @@ steps:
       (e: unknown) => e,
     );
     expect(err).to.be.instanceOf(Interrupted);
-    expect(store.getRun('r3')!.status).to.equal('running');
-    expect([...store.loadSteps('r3').keys()]).to.deep.equal(['first']);
-    expect(store.claimRuns('next start', undefined, Date.now()).map((r) => r.id)).to.include('r3');
+    expect((await store.getRun('r3'))!.status).to.equal('running');
+    expect([...(await store.loadSteps('r3')).keys()]).to.deep.equal(['first']);
+    expect((await store.claimRuns('next start', undefined, Date.now())).map((r) => r.id)).to.include('r3');
 
     const summary = await runPlaybook(pb, { client, store, runId: 'r3' });
     expect(summary.status).to.equal('succeeded');
@@ -153,8 +153,10 @@ steps:
       ['pause', 'succeeded'],
       ['last', 'succeeded'],
     ]);
-    expect(store.getRun('r3')!.status).to.equal('succeeded');
-    expect(store.claimRuns('another start', undefined, Date.now()).map((r) => r.id)).to.not.include('r3');
+    expect((await store.getRun('r3'))!.status).to.equal('succeeded');
+    expect((await store.claimRuns('another start', undefined, Date.now())).map((r) => r.id)).to.not.include(
+      'r3',
+    );
   });
 
   it('a resumed run fans out over the listing its checkpoint kept, not a fresh one', async () => {
@@ -186,9 +188,9 @@ steps:
         (e: unknown) => e,
       ),
     ).to.be.instanceOf(Interrupted);
-    const kept = store.loadSteps('r4').get('look') as { storedItems?: number };
+    const kept = (await store.loadSteps('r4')).get('look') as { storedItems?: number };
     // The listing is in the store, as runs of one kind; the checkpoint counts it.
-    const listed = store.itemChunks('r4', 'look', -1, 1000).flatMap((c) => c.runs);
+    const listed = (await store.itemChunks('r4', 'look', -1, 1000)).flatMap((c) => c.runs);
     expect(listed, 'the listing is kept as runs of one kind').to.have.length(1);
     expect(kept.storedItems).to.equal(listed[0]![1].length);
     const ids = listed![0]![1];

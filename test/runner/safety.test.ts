@@ -39,7 +39,7 @@ describe('runner: limits and dry run', function () {
     store = memoryStore();
   });
   afterEach(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await emu.close();
   });
@@ -81,8 +81,8 @@ steps:
       );
       expect(summary.steps.find((s) => s.id === 'suspend')?.status).to.equal('failed');
       expect(summary.steps.find((s) => s.id === 'after')).to.equal(undefined);
-      expect(store.deviceResults(summary.runId)).to.deep.equal([]);
-      expect(store.getRun(summary.runId)?.status).to.equal('failed');
+      expect(await store.deviceResults(summary.runId)).to.deep.equal([]);
+      expect((await store.getRun(summary.runId))?.status).to.equal('failed');
       // The list was read; nothing was changed.
       expect((await calls(emu)).actions['devices.list']).to.be.greaterThan(0);
       await expectNoMutation();

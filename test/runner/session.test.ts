@@ -85,7 +85,7 @@ describe('runner: a session that expires mid-run', function () {
       expect(client.stats.sessionRenewals).to.equal(1);
       expect(await expectEachActiveDeviceSuspendedOnce()).to.equal(2);
     } finally {
-      store.close();
+      await store.close();
       await client.close();
     }
   });
@@ -102,7 +102,7 @@ describe('runner: a session that expires mid-run', function () {
       expect(client.stats.logins).to.equal(2);
       expect(await expectEachActiveDeviceSuspendedOnce()).to.equal(2);
     } finally {
-      store.close();
+      await store.close();
       await client.close();
     }
   });

@@ -10,6 +10,7 @@ import { runPlaybook } from '../../src/runner/runner.js';
 import { StoredItems } from '../../src/runner/stored-items.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Step } from '../../src/playbook/schema.js';
+import { allRows } from '../store/fixtures.js';
 import { clientFor, control, emulator, memoryStore, playbook, setFaults, spy } from './helpers.js';
 
 const report = (extra = '', deviceList = '"${{ steps.devices.items }}"', top = '') =>
@@ -55,7 +56,7 @@ describe('runner: a location report streamed from the store', function () {
     expect(planOf(filtered).of(stepOf(filtered, 'report')).streamsFrom).to.equal(undefined);
   });
 
-  it('reads a stored list back in batches that cut its chunks where they must', () => {
+  it('reads a stored list back in batches that cut its chunks where they must', async () => {
     const store = memoryStore();
     const imei = (n: number) => `35345678${String(n).padStart(7, '0')}`;
     store.appendItems('r', 'devices', 0, [['imei', [imei(0), imei(1), imei(2)]]]);
@@ -65,7 +66,8 @@ describe('runner: a location report streamed from the store', function () {
     ]);
     store.appendItems('r', 'devices', 2, [['imei', [imei(4)]]]);
     const items = new StoredItems(store, 'r', 'devices', 7);
-    const batches = [...items.batches(2)];
+    const batches = [];
+    for await (const b of items.batches(2)) batches.push(b);
     expect(batches.map((b) => b.set.groups.map((g) => [g.kind, g.ids]))).to.deep.equal([
       [['imei', [imei(0), imei(1)]]],
       [['imei', [imei(2), imei(3)]]],
@@ -73,9 +75,9 @@ describe('runner: a location report streamed from the store', function () {
       [['imei', [imei(4)]]],
     ]);
     // Each batch is read again from where it starts.
-    for (const b of batches) expect(items.read(b.at, b.set.size).set).to.deep.equal(b.set);
-    expect(items.all()).to.have.length(7);
-    store.close();
+    for (const b of batches) expect((await items.read(b.at, b.set.size)).set).to.deep.equal(b.set);
+    expect(await items.all()).to.have.length(7);
+    await store.close();
   });
 
   describe('against the emulator, 25,000 devices with 5 % cache misses and 3 % refused consent', () => {
@@ -105,8 +107,8 @@ describe('runner: a location report streamed from the store', function () {
           inputs: { account: emu.defaults.accounts[0] },
         });
         expect(summary.status, summary.error).to.equal('succeeded');
-        const ledger = [...store.eachDeviceResult(summary.runId, 'report')];
-        const steps = store.loadSteps(summary.runId);
+        const ledger = await allRows(store.eachDeviceResult(summary.runId, 'report'));
+        const steps = await store.loadSteps(summary.runId);
         return {
           summary,
           steps,
@@ -117,7 +119,7 @@ describe('runner: a location report streamed from the store', function () {
             .map((c) => (c.input.deviceList as unknown[]).length),
         };
       } finally {
-        store.close();
+        await store.close();
         await client.close();
       }
     }
@@ -149,12 +151,13 @@ steps:
           { client, store, inputs: { account: emu.defaults.accounts[0] } },
         );
         expect(summary.status, summary.error).to.equal('succeeded');
-        expect((store.loadSteps(summary.runId).get('devices') as { output: unknown }).output).to.deep.equal({
+        const devices = (await store.loadSteps(summary.runId)).get('devices') as { output: unknown };
+        expect(devices.output).to.deep.equal({
           truncated: true,
           largerThan: 256 * 1024,
         });
       } finally {
-        store.close();
+        await store.close();
         await client.close();
       }
     });

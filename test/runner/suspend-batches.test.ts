@@ -89,7 +89,7 @@ describe('runner: 20,000 devices suspended in batches under faults', function ()
       const ms = Date.now() - began;
       await setFaults(emu, {});
       // The ledger agrees with the summary: one succeeded row per device.
-      const rows = store.deviceResults(summary.runId, 'suspend');
+      const rows = await store.deviceResults(summary.runId, 'suspend');
       expect(rows).to.have.length(DEVICES);
       expect(rows.filter((r) => r.outcome === 'succeeded')).to.have.length(DEVICES);
       const statuses: Record<number, number> = {};
@@ -97,7 +97,7 @@ describe('runner: 20,000 devices suspended in batches under faults', function ()
       return { summary, calls: await calls(emu), client, sent, statuses, ms };
     } finally {
       wire.stop();
-      store.close();
+      await store.close();
       await client.close();
     }
   }

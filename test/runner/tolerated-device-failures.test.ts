@@ -78,7 +78,7 @@ describe('runner: a uses step tolerates a share of failed devices', function () 
     expect(locate.devices.succeeded).to.equal(20 - failed);
     expect(step(s, 'after')).to.equal(undefined);
     // Every device's outcome is in the ledger, the failed step's as any other's.
-    const rows = t.store.deviceResults(s.runId, 'locate');
+    const rows = await t.store.deviceResults(s.runId, 'locate');
     expect(rows).to.have.length(20);
     expect(rows.filter((r) => r.outcome === 'failed')).to.have.length(failed);
   });

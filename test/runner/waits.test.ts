@@ -53,7 +53,7 @@ describe('runner: wait for an event, with poll fallback', function () {
     store = memoryStore();
   });
   after(async () => {
-    store.close();
+    await store.close();
     await client.close();
     await emu.close();
   });
@@ -64,8 +64,8 @@ describe('runner: wait for an event, with poll fallback', function () {
   const run = (yaml: string, o: Partial<RunOptions> = {}): Promise<RunSummary> =>
     runPlaybook(playbook(yaml), { client, store, logger: captureLogger(lines), ...o });
   const logged = () => lines.map((l) => l.message);
-  const output = (s: RunSummary, id: string) =>
-    (store.loadSteps(s.runId).get(id) as { output?: Json } | undefined)?.output;
+  const output = async (s: RunSummary, id: string) =>
+    ((await store.loadSteps(s.runId)).get(id) as { output?: Json } | undefined)?.output;
 
   it('takes the event its match selects, not the others', async () => {
     const events = new Events();
@@ -99,7 +99,7 @@ steps:
     const s = await pending;
     expect(s.status, s.error).to.equal('succeeded');
     expect(logged()).to.include('got tx-2 r3');
-    expect(output(s, 'done')).to.deep.equal(event('tx-2', 'r3'));
+    expect(await output(s, 'done')).to.deep.equal(event('tx-2', 'r3'));
     expect(events.waiting, 'no waiter left behind').to.equal(0);
   });
 
@@ -167,13 +167,13 @@ ${wait}
       const polls = await statusCalls();
       const s = await run(REPORT(`${MATCH}\n      timeout: 10s`), { events, inputs: { account, url } });
       expect(s.status, s.error).to.equal('succeeded');
-      const txid = ((output(s, 'report')!.reports as Json[])[0] as Json).txid;
-      const got = output(s, 'done')!;
+      const txid = (((await output(s, 'report'))!.reports as Json[])[0] as Json).txid;
+      const got = (await output(s, 'done'))!;
       expect((got.locationReportResponse as Json).txid).to.equal(txid);
       expect((got.locationReportResponse as Json).status).to.equal('COMPLETED');
       expect(await statusCalls(), 'no polling').to.equal(polls);
       // The report can be read: it is complete.
-      expect(output(s, 'read')!.totalCount).to.equal((got.locationReportResponse as Json).totalCount);
+      expect((await output(s, 'read'))!.totalCount).to.equal((got.locationReportResponse as Json).totalCount);
     });
 
     it('by polling the report status (`until` sees the poll answer as `event`): without an event source, and with a silent one', async () => {
@@ -186,10 +186,10 @@ ${wait}
         });
         expect(s.status, s.error).to.equal('succeeded');
         expect(Date.now() - began).to.be.below(5000);
-        expect(output(s, 'done')).to.include({ status: 'COMPLETED' });
+        expect(await output(s, 'done')).to.include({ status: 'COMPLETED' });
         // It polled while the report was QUEUED and INPROGRESS: more than once.
         expect((await statusCalls()) - polls).to.be.greaterThan(1);
-        expect(output(s, 'read')!.totalCount).to.be.greaterThan(0);
+        expect((await output(s, 'read'))!.totalCount).to.be.greaterThan(0);
         if (source) expect(source.waiting, 'the event waiter was released').to.equal(0);
       }
       // A poll whose condition never holds ends at the timeout.

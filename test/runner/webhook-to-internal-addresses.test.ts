@@ -78,7 +78,7 @@ describe('notify.webhook refuses internal addresses unless FLEETBOOK_WEBHOOK_ALL
   });
   after(async () => {
     await new Promise<void>((r) => server.close(() => r()));
-    store.close();
+    await store.close();
     await client.close();
     await emu.close();
   });
