@@ -16,7 +16,7 @@ const ROOT = join(import.meta.dirname, '..');
 const DEVICES = 1_000_000;
 const BATCH = 500;
 
-function writeRun(file: string): void {
+async function writeRun(file: string): Promise<void> {
   const store = new SqliteStore(file);
   try {
     store.createRun({
@@ -47,7 +47,7 @@ function writeRun(file: string): void {
       store.recordDevices('bench-run', 'suspend', groupResults(results), new Date().toISOString());
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -92,7 +92,7 @@ export async function benchLedger(): Promise<BenchRow[]> {
   const dir = await mkdtemp(join(tmpdir(), 'fleetbook-bench-ledger-'));
   try {
     const file = join(dir, 'state.db');
-    writeRun(file);
+    await writeRun(file);
     const r = await show(file);
     return [
       {
