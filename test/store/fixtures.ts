@@ -60,6 +60,11 @@ export function message(requestId: string, device?: string): InboxMessage {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until `done()` holds, up to `ms`: the caller asserts what it waited for. */
+export async function until(done: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
+  for (const end = Date.now() + ms; !(await done()) && Date.now() < end;) await sleep(10);
+}
+
 /** The end of this turn of the event loop, and of the next: a turn's writes are committed by then. */
 export async function nextTurns(): Promise<void> {
   await new Promise((r) => setImmediate(r));

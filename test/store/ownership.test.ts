@@ -8,7 +8,7 @@ import { StoreDeviceLocks } from '../../src/runner/locks.js';
 import { Lease, type LeaseOptions } from '../../src/store/lease.js';
 import type { RunRecord, Store } from '../../src/store/store.js';
 import { forEachBackend } from './backends.js';
-import { owner, run, sleep } from './fixtures.js';
+import { owner, run, sleep, until } from './fixtures.js';
 
 /** A run of playbook `pb`, started as many seconds after 10:00 as its id is long: they claim in that order. */
 const timed = (id: string, o: Partial<RunRecord> = {}): RunRecord =>
@@ -25,11 +25,6 @@ const lease = (store: Store, o: Partial<LeaseOptions> = {}) =>
   });
 
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Waits until `done()` holds, up to `ms`. */
-async function until(done: () => boolean, ms = 2_000): Promise<void> {
-  for (const end = Date.now() + ms; !done() && Date.now() < end;) await sleep(10);
-}
 
 forEachBackend('owners, leases, claims and device locks', (bk) => {
   let a: Store;
