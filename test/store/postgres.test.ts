@@ -7,6 +7,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { clientConfig } from '../../src/store/postgres/pool.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { message, owner, run, sleep } from './fixtures.js';
@@ -176,6 +177,23 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
       expect(Number(n)).to.equal(50);
       expect(await b.lastFire('nightly')).to.equal(new Date(T + 49 * 60_000).toISOString());
     });
+  });
+
+  it("keeps each commit synchronous, whatever the database's default and the URL's options", async () => {
+    await query(
+      url,
+      `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET synchronous_commit = off', current_database()); END $$`,
+    );
+    const client = new pg.Client(clientConfig(`${url}?options=-c%20statement_timeout%3D4321`, 'test'));
+    await client.connect();
+    try {
+      const show = async (name: string) =>
+        Object.values((await client.query(`SHOW ${name}`)).rows[0] as object)[0];
+      expect(await show('synchronous_commit')).to.equal('on');
+      expect(await show('statement_timeout')).to.equal('4321ms');
+    } finally {
+      await client.end();
+    }
   });
 
   it('goes on when the server ends its connections', async () => {

@@ -53,14 +53,22 @@ export function describeUrl(url: string): string {
   return `the database ${safeUrl(url)} (FLEETBOOK_STATE)`;
 }
 
-/** How a connection of the store opens: this store's types, and commits on disk when they return. */
+/**
+ * How a connection of the store opens: this store's types, and commits on disk when they return (the driver
+ * lets the URL's parameters override the config's, so the URL's `options` are taken out of it and kept before
+ * this one). A server that does not answer fails the connection after 10 s, rather than hold its caller.
+ */
 export function clientConfig(url: string, applicationName: string): pg.ClientConfig {
-  const given = new URL(url).searchParams.get('options');
+  const u = new URL(url);
+  const given = u.searchParams.get('options');
+  if (given !== null) u.searchParams.delete('options');
   return {
-    connectionString: url,
+    connectionString: u.href,
     types,
     application_name: applicationName,
     options: `${given ? `${given} ` : ''}-c synchronous_commit=on`,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
   };
 }
 
