@@ -9,11 +9,16 @@
  * - A 429 pauses the area for its Retry-After and halves the rate (multiplicative decrease, at most once per
  *   window). Each window without a 429 gives back a twentieth of the budget (additive increase) until it is
  *   whole again.
+ * - When several processes share the budget (shares.ts), each runs its area under a ceiling, its share, that
+ *   holds until a given time: `setLimit`. A start never makes a window hold more starts than the highest
+ *   ceiling set during that window, and none starts once the ceiling's time is past. Another process's 429
+ *   reaches the area as `slowDown`.
  *
  * A request that finds a slot and the budget free, with no one waiting before it, starts in the turn it is asked
  * for: no promise stands between it and its task.
  */
 import { systemClock, type Clock } from '../clock.js';
+import { Alarm } from './alarm.js';
 
 export interface AreaOptions {
   /** Requests allowed to start in any one-second window. @default 20 */
@@ -40,20 +45,32 @@ export class AreaBudget {
   /** Requests waiting at the gate for a start: while there are any, a new request queues behind them. */
   private gated = 0;
   private readonly clock: Clock;
-  private readonly max: number;
-  private readonly min: number;
-  private readonly windowMs: number;
+  /** Requests per second the area is configured with: the whole budget, however many processes share it. */
+  readonly budget: number;
+  /** Width of the window the budget is counted over, in ms. */
+  readonly windowMs: number;
+  /** The ceiling: the budget, or this process's share of it (`setLimit`). */
+  private max: number;
+  private min: number;
+  private readonly floor: number;
+  /** Starts are allowed only before this time: the ceiling's (`setLimit`); -Infinity under a ceiling of 0. */
+  private until = Infinity;
   private rate: number;
   /** Start times, oldest first, from `head` on. */
   private starts: number[] = [];
   private head = 0;
-  private pausedUntil = 0;
+  /** Until when a 429 (here or in another process) pauses the area. */
+  private resumeAt = 0;
   /** When the next start is due by the spacing schedule. */
   private nextAt = 0;
   private lastChange = 0;
   private lastDecrease = -Infinity;
   /** Serialises the gate so that starts are granted in arrival order. */
   private gate: Promise<void> = Promise.resolve();
+  /** The request at the head of the gate sleeps on it; a raised ceiling wakes it. */
+  private readonly alarm: Alarm;
+  /** Called on each 429 of this process (`throttled`), so that the processes it shares the budget with learn it. */
+  onThrottled: (() => void) | undefined;
   /** Counters for metrics and tests. */
   readonly stats = { started: 0, throttled: 0, waitedMs: 0 };
 
@@ -70,11 +87,40 @@ export class AreaBudget {
     }
     this.name = name;
     this.clock = clock;
+    this.alarm = new Alarm(clock);
+    this.budget = o.requestsPerSecond;
     this.max = o.requestsPerSecond;
-    this.min = Math.min(this.max, o.minRequestsPerSecond ?? 1);
+    this.floor = o.minRequestsPerSecond ?? 1;
+    this.min = Math.min(this.max, this.floor);
     this.windowMs = o.windowMs ?? 1010;
     this.rate = this.max;
     this.concurrency = o.concurrency;
+  }
+
+  /** Until when the area is paused (by a 429 here or elsewhere), in ms since the epoch. */
+  get pausedUntil(): number {
+    return this.resumeAt;
+  }
+
+  /**
+   * Runs the area under a ceiling of `requestsPerSecond` (below 1: nothing starts) until `untilMs`, after which
+   * nothing starts until the next ceiling. A lower ceiling holds for new starts at once, and for whole windows
+   * one window later; a rate at its ceiling follows a higher one at once, and a rate a 429 lowered recovers
+   * towards it as usual.
+   */
+  setLimit(requestsPerSecond: number, untilMs = Infinity): void {
+    const now = this.clock.now();
+    const wasStopped = now >= this.until;
+    if (!(requestsPerSecond >= 1)) {
+      this.until = -Infinity;
+      return;
+    }
+    const raised = requestsPerSecond > this.max;
+    this.rate = this.rate >= this.max ? requestsPerSecond : Math.min(this.rate, requestsPerSecond);
+    this.max = requestsPerSecond;
+    this.min = Math.min(this.max, this.floor);
+    this.until = untilMs;
+    if (raised || (wasStopped && now < untilMs)) this.alarm.ring();
   }
 
   /** The rate the area currently allows, which a 429 lowers and time restores. */
@@ -125,9 +171,15 @@ export class AreaBudget {
    * that were in flight together are one signal of congestion, not one each.
    */
   throttled(retryAfterMs: number | undefined): void {
-    const now = this.clock.now();
     this.stats.throttled++;
-    this.pausedUntil = Math.max(this.pausedUntil, now + (retryAfterMs ?? 1000));
+    this.slowDown(this.clock.now() + (retryAfterMs ?? 1000));
+    this.onThrottled?.();
+  }
+
+  /** A 429 elsewhere (another process sharing the budget): pause until `untilMs`, and halve the rate as a 429 does. */
+  slowDown(untilMs: number): void {
+    const now = this.clock.now();
+    this.resumeAt = Math.max(this.resumeAt, untilMs);
     if (now - this.lastDecrease >= this.windowMs) {
       this.rate = Math.max(this.min, this.rate / 2);
       this.lastDecrease = now;
@@ -157,17 +209,21 @@ export class AreaBudget {
         signal?.throwIfAborted();
         const ms = this.wait(this.clock.now(), began);
         if (ms === 0) return;
-        await this.clock.sleep(ms, signal);
+        await this.alarm.sleep(ms, signal);
       }
     } finally {
       this.gated--;
     }
   }
 
-  /** Takes a start at `now` when the budget allows one, and says 0; else how long to wait before asking again. */
+  /**
+   * Takes a start at `now` when the budget allows one, and says 0; else how long to wait before asking again
+   * (Infinity: until the ceiling changes).
+   */
   private wait(now: number, began: number): number {
     this.recover(now);
-    if (now < this.pausedUntil) return this.pausedUntil - now;
+    if (now < this.resumeAt) return this.resumeAt - now;
+    if (now >= this.until) return Infinity;
     while (this.head < this.starts.length && now - (this.starts[this.head] as number) >= this.windowMs)
       this.head++;
     if (this.head > 4096) {
@@ -195,8 +251,8 @@ export class AreaBudget {
   }
 
   private recover(now: number): void {
-    if (this.rate >= this.max || now < this.pausedUntil) return;
-    const windows = Math.floor((now - Math.max(this.lastChange, this.pausedUntil)) / this.windowMs);
+    if (this.rate >= this.max || now < this.resumeAt) return;
+    const windows = Math.floor((now - Math.max(this.lastChange, this.resumeAt)) / this.windowMs);
     if (windows <= 0) return;
     this.rate = Math.min(this.max, this.rate + (windows * this.max) / 20);
     this.lastChange = now;

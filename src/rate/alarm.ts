@@ -1,0 +1,47 @@
+/**
+ * A sleep on a clock that `ring()` ends early. Whoever waits for something another part of the process may
+ * change (a request waiting for its area's ceiling to rise, the share coordinator asked to exchange at once
+ * after a 429) sleeps on an alarm, and wakes when it changes rather than at its next timer. One sleeper at a
+ * time.
+ */
+import type { Clock } from '../clock.js';
+
+export class Alarm {
+  private ringer: (() => void) | undefined;
+
+  constructor(private readonly clock: Clock) {}
+
+  /**
+   * Resolves after `ms` (never, for Infinity: only a ring ends it) or at the next `ring()`, whichever comes
+   * first; rejects with the signal's reason if `signal` is aborted first.
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      // The timer is cancelled once the sleep is over either way, so that it holds no process open.
+      const timer = new AbortController();
+      const end = (abortedBy?: AbortSignal) => {
+        if (this.ringer !== ring) return;
+        this.ringer = undefined;
+        signal?.removeEventListener('abort', onAbort);
+        timer.abort();
+        if (abortedBy) reject(abortedBy.reason);
+        else resolve();
+      };
+      const ring = () => end();
+      const onAbort = () => end(signal);
+      this.ringer = ring;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (ms !== Infinity)
+        this.clock.sleep(ms, timer.signal).then(
+          () => end(),
+          () => undefined,
+        );
+    });
+  }
+
+  /** Ends the current sleep, if any. */
+  ring(): void {
+    this.ringer?.();
+  }
+}
