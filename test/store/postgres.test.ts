@@ -9,6 +9,7 @@ import pg from 'pg';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { clientConfig } from '../../src/store/postgres/pool.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
+import type { RunSummary } from '../../src/store/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { message, owner, run, sleep } from './fixtures.js';
 
@@ -210,6 +211,28 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
     s.updateRun('r1', { status: 'succeeded' });
     await s.durable();
     expect((await s.getRun('r1'))?.status).to.equal('succeeded');
+  });
+
+  it("commits a turn's updates of runs in the order they were made", async () => {
+    const s = await open();
+    s.createRun(run('r1'));
+    s.createRun(run('r2'));
+    await s.durable();
+    s.updateRun('r1', { status: 'running', error: 'first' });
+    s.updateRun('r2', { status: 'cancelled' });
+    s.updateRun('r1', { summary: { runId: 'r1' } as RunSummary });
+    s.updateRun('r1', { status: 'failed', endedAt: '2026-11-23T10:01:00.000Z', error: 'last' });
+    s.createRun(run('r3'));
+    s.updateRun('r3', { status: 'succeeded' });
+    await s.durable();
+    expect(await s.getRun('r1')).to.deep.include({
+      status: 'failed',
+      endedAt: '2026-11-23T10:01:00.000Z',
+      error: 'last',
+      summary: { runId: 'r1' },
+    });
+    expect((await s.getRun('r2'))?.status).to.equal('cancelled');
+    expect((await s.getRun('r3'))?.status).to.equal('succeeded');
   });
 
   describe('a commit that fails', () => {

@@ -46,6 +46,17 @@ export function insertRuns(rows: readonly RunInsert[], where = ''): Statement & 
   };
 }
 
+/** The updates of a turn's runs, in one statement: a column a patch does not name keeps its value. */
+export function updateRuns(patches: TurnWrites['runUpdates']): Statement {
+  return {
+    text: `UPDATE runs r SET status = coalesce(u.status, r.status), ended_at = coalesce(u.ended_at, r.ended_at),
+             summary_json = coalesce(u.summary_json, r.summary_json), error = coalesce(u.error, r.error)
+           FROM json_to_recordset($1::json) AS u(id text, status text, ended_at text, summary_json text, error text)
+           WHERE r.id = u.id`,
+    values: [JSON.stringify([...patches.values()])],
+  };
+}
+
 /** Each step's latest checkpoint of a turn, in one statement. */
 export function upsertSteps(steps: TurnWrites['steps']): Statement {
   return {
@@ -65,19 +76,14 @@ export class PostgresRuns implements RunStore {
   }
 
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
-    const sets: string[] = [];
-    const values: unknown[] = [id];
-    const set = (column: string, value: unknown) => {
-      values.push(value);
-      sets.push(`${column} = $${values.length}`);
-    };
-    if (p.status !== undefined) set('status', p.status);
-    if (p.endedAt !== undefined) set('ended_at', p.endedAt);
-    if (p.summary !== undefined) set('summary_json', json(p.summary));
-    if (p.error !== undefined) set('error', p.error);
     const turn = this.turns.write();
-    if (sets.length)
-      turn.statements.push({ text: `UPDATE runs SET ${sets.join(', ')} WHERE id = $1`, values });
+    // Of the updates of a run in a turn, each column's last counts: one merged patch, in one statement.
+    const patch = turn.runUpdates.get(id) ?? { id };
+    if (p.status !== undefined) patch.status = p.status;
+    if (p.endedAt !== undefined) patch.ended_at = p.endedAt;
+    if (p.summary !== undefined) patch.summary_json = json(p.summary);
+    if (p.error !== undefined) patch.error = p.error;
+    turn.runUpdates.set(id, patch);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {

@@ -25,7 +25,7 @@ import { insertEntries, PostgresLedger } from './ledger.js';
 import { cannotOpen, migrate } from './migrations.js';
 import { PostgresOwnership } from './ownership.js';
 import { describeUrl, openPool, type PostgresOptions, type Statement } from './pool.js';
-import { insertRuns, PostgresRuns, upsertSteps } from './runs.js';
+import { insertRuns, PostgresRuns, updateRuns, upsertSteps } from './runs.js';
 import { PostgresSchedules } from './schedules.js';
 import { Turns, type TurnWrites } from './turn.js';
 
@@ -53,10 +53,14 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   return new PostgresStore(pool, url);
 }
 
-/** A turn's writes as statements: runs first (the others may update them), checkpoints, then ledger entries. */
+/**
+ * A turn's writes as statements: runs first (the others may update them), their updates, checkpoints, then
+ * ledger entries. Only writes of one kind depend on each other's order, and each kind keeps it.
+ */
 function turnStatements(t: TurnWrites): Statement[] {
   const out: Statement[] = [];
   if (t.runs.length) out.push(insertRuns(t.runs));
+  if (t.runUpdates.size) out.push(updateRuns(t.runUpdates));
   out.push(...t.statements);
   if (t.steps.size) out.push(upsertSteps(t.steps));
   if (t.entries.length) out.push(insertEntries(t.entries));

@@ -26,10 +26,21 @@ export interface EntryRecord {
   data_json: (Record<string, unknown> | null)[] | null;
 }
 
+/** The columns of a run that updates set. */
+export interface RunPatch {
+  id: string;
+  status?: string;
+  ended_at?: string;
+  summary_json?: string | null;
+  error?: string;
+}
+
 /** The writes of one turn, by kind: those of a kind go out in one statement. */
 export interface TurnWrites {
   /** Runs created: inserted before the other writes, which may update them. */
   readonly runs: RunRow[];
+  /** Each run's updates, merged: the columns they set, by run id. */
+  readonly runUpdates: Map<string, RunPatch>;
   /** Every other write, in the order it was made. */
   readonly statements: Statement[];
   /** Each step's latest checkpoint, by `run\0key`, with its state as JSON text. */
@@ -45,6 +56,7 @@ interface Waiter {
 
 class Turn implements TurnWrites {
   readonly runs: RunRow[] = [];
+  readonly runUpdates = new Map<string, RunPatch>();
   readonly statements: Statement[] = [];
   readonly steps = new Map<string, { run_id: string; step_key: string; state_json: string }>();
   readonly entries: EntryRecord[] = [];
@@ -60,8 +72,19 @@ class Turn implements TurnWrites {
   }
 }
 
-/** How many times a turn that met a deadlock (another replica's locks) is committed again before it fails. */
+/** How many times a transaction that met a deadlock (another replica's locks) is tried before it fails. */
 const ATTEMPTS = 3;
+
+/** `attempt`, and again as it was after a deadlock or a serialization failure (nothing of it was committed). */
+async function retrying<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (n >= ATTEMPTS || !retryable(e)) throw e;
+    }
+  }
+}
 
 export class Turns {
   private open: Turn | undefined;
@@ -116,9 +139,8 @@ export class Turns {
   }
 
   /** `s` in a transaction of its own, after every write made before it. */
-  async query(s: Statement): Promise<pg.QueryResult> {
-    await this.settled();
-    return this.pool.query(s);
+  query(s: Statement): Promise<pg.QueryResult> {
+    return this.afterWrites(() => this.pool.query(s));
   }
 
   /** Rows of `s`, read after every write made before it. */
@@ -127,17 +149,16 @@ export class Turns {
   }
 
   /** `work` in a transaction of its own, after every write made before it (see `transaction`). */
-  async transaction<T>(
+  transaction<T>(
     work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T | Rollback<T>>,
   ): Promise<T> {
+    return this.afterWrites(() => transaction(this.pool, work));
+  }
+
+  /** `attempt` once every write made before it is committed. */
+  private async afterWrites<T>(attempt: () => Promise<T>): Promise<T> {
     await this.settled();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await transaction(this.pool, work);
-      } catch (e) {
-        if (attempt >= ATTEMPTS || !retryable(e)) throw e;
-      }
-    }
+    return retrying(attempt);
   }
 
   /** Commits the open turn, unless one is being committed: it follows that one. */
@@ -159,14 +180,7 @@ export class Turns {
     let error: Error | undefined;
     try {
       const statements = this.statements(turn);
-      for (let attempt = 1; statements.length; attempt++) {
-        try {
-          await inTransaction(this.pool, statements);
-          break;
-        } catch (e) {
-          if (attempt >= ATTEMPTS || !retryable(e)) throw e;
-        }
-      }
+      if (statements.length) await retrying(() => inTransaction(this.pool, statements));
     } catch (e) {
       error = e as Error;
     }
