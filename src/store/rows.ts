@@ -147,21 +147,37 @@ export function ledgerRows(entries: readonly EntryRow[]): LedgerRow[] {
 }
 
 /**
- * A page of entries (in step, then seq order) as ledger rows, leaving out each device's results that a later
- * entry replaces: `again` maps `step\0device` to the seq of the latest entry, for the devices with several.
+ * Rows in a page of `eachDeviceResult`, at most: an entry holds up to a batch of devices (10,000 for a location
+ * report), so a few dozen entries could otherwise make a page of hundreds of thousands of rows, held three times
+ * over while a report writes them (rows, values, lines).
  */
-export function latestRows(entries: readonly EntryRow[], again: ReadonlyMap<string, number>): LedgerRow[] {
-  const page: LedgerRow[] = [];
+export const ROWS_PER_PAGE = 1000;
+
+/**
+ * Entries (in step, then seq order) as pages of at most ROWS_PER_PAGE ledger rows, leaving out each device's
+ * results that a later entry replaces: `again` maps `step\0device` to the seq of the latest entry, for the
+ * devices with several.
+ */
+export function* latestRows(
+  entries: readonly EntryRow[],
+  again: ReadonlyMap<string, number>,
+): Generator<LedgerRow[]> {
+  let page: LedgerRow[] = [];
   for (const e of entries) {
     const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
     const ids = JSON.parse(e.device_ids) as string[];
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i] as string;
       const latest = again.size ? again.get(`${e.step}\0${id}`) : undefined;
-      if (latest === undefined || latest === e.seq) page.push(ledgerRow(id, e, data?.[i]));
+      if (latest !== undefined && latest !== e.seq) continue;
+      page.push(ledgerRow(id, e, data?.[i]));
+      if (page.length === ROWS_PER_PAGE) {
+        yield page;
+        page = [];
+      }
     }
   }
-  return page;
+  if (page.length) yield page;
 }
 
 /** `deviceResults`: a run's rows by step, then device. */

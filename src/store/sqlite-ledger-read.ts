@@ -1,15 +1,14 @@
-/** Reading a run's ledger a device at a time: each device's latest result, without holding the connection. */
+/** Reading a run's ledger a page at a time: each device's latest result, without holding the connection. */
 import type Database from 'better-sqlite3';
-import { ledgerRow, type EntryRow } from './sqlite-rows.js';
+import { latestRows, type EntryRow } from './rows.js';
 import type { LedgerRow } from './store.js';
-
-type Json = Record<string, unknown>;
 
 /**
  * Every device's result in a run (or one step of it), step after step, each step's devices in the order their
- * results came, read a few entries (a page) at a time: `fleetbook runs show --devices` and `report.write` go through a
- * run of millions of devices without holding it in memory, nor the connection between two reads. Memory holds
- * only the devices with more than one result in a step (those retried), to keep each one's latest.
+ * results came, in pages of at most ROWS_PER_PAGE rows, read a few dozen entries at a time: `fleetbook runs show
+ * --devices` and `report.write` go through a run of millions of devices without holding it in memory, nor the
+ * connection between two reads. Memory holds only the devices with more than one result in a step (those
+ * retried), to keep each one's latest.
  */
 export function* eachLatestResult(
   sql: (text: string) => Database.Statement,
@@ -31,17 +30,7 @@ export function* eachLatestResult(
   let after = { step: '', seq: -1 };
   for (;;) {
     const entries = next.all({ ...only, after: after.step, seq: after.seq }) as EntryRow[];
-    const page: LedgerRow[] = [];
-    for (const e of entries) {
-      const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
-      const ids = JSON.parse(e.device_ids) as string[];
-      for (let i = 0; i < ids.length; i++) {
-        const id = ids[i] as string;
-        const latest = again.size ? again.get(`${e.step}\0${id}`) : undefined;
-        if (latest === undefined || latest === e.seq) page.push(ledgerRow(id, e, data?.[i]));
-      }
-    }
-    if (page.length) yield page;
+    yield* latestRows(entries, again);
     const last = entries[entries.length - 1];
     if (!last) return;
     after = { step: last.step, seq: last.seq };

@@ -121,8 +121,7 @@ export class PostgresLedger implements LedgerStore {
                ORDER BY step, seq LIMIT ${PAGE}`,
         values: [...only, after.step, after.seq],
       });
-      const page = latestRows(entries, again);
-      if (page.length) yield page;
+      yield* latestRows(entries, again);
       const last = entries[entries.length - 1];
       if (!last) return;
       after = { step: last.step, seq: last.seq };
