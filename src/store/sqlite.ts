@@ -72,8 +72,13 @@ export class SqliteStore implements Store {
   private readonly file: string;
   /** The write-ahead log, opened for fsync once it exists. */
   private walFd: number | undefined;
-  /** The inbox rows up to this id are on disk: the matcher reads no further. */
-  private syncedInboxId: number;
+  /**
+   * The first id of each of this store's inbox commits that is written and not yet synced: nothing from the
+   * lowest of them on is read (nor acknowledged), as it is not on disk yet. Another process's commits are read
+   * once written: that process acknowledges them once synced, and a crash before that loses them with the
+   * commits that follow them in the log, the runs they started among them.
+   */
+  private readonly syncing = new Set<number>();
   /** The messages this process stored or claimed, and has not processed. */
   private backlog = 0;
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
@@ -138,9 +143,6 @@ export class SqliteStore implements Store {
     this.normalMode = ['PRAGMA synchronous = NORMAL', `PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`].map(
       (q) => this.db.prepare(q),
     );
-    this.syncedInboxId = (
-      this.db.prepare('SELECT coalesce(max(id), 0) AS n FROM inbox').get() as { n: number }
-    ).n;
     this.ownership = new SqliteOwnership(this.db);
     this.stmt = {
       saveStep: this.db.prepare(
@@ -387,14 +389,15 @@ export class SqliteStore implements Store {
   }
 
   async appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
-    // This turn's writes are committed first, in their own transaction.
+    // The turn open on the file (this store's, or another's of this process) is committed first.
     this.commit();
+    openTurns.get(this.file)?.commit();
     const insert = this.sql(
       `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (request_id, kind, device) DO NOTHING`,
     );
-    let last = 0;
+    let first = 0;
     for (const q of this.inboxMode) q.run();
     let out: (number | 'duplicate')[];
     try {
@@ -410,19 +413,29 @@ export class SqliteStore implements Store {
             owner,
           );
           if (!r.changes) return 'duplicate' as const;
-          last = Number(r.lastInsertRowid);
-          return last;
+          const id = Number(r.lastInsertRowid);
+          first ||= id;
+          return id;
         }),
       )();
     } finally {
       for (const q of this.normalMode) q.run();
     }
-    if (last) {
-      await this.walSync();
-      this.syncedInboxId = Math.max(this.syncedInboxId, last);
+    if (first) {
+      this.syncing.add(first);
+      try {
+        await this.walSync();
+      } finally {
+        this.syncing.delete(first);
+      }
     }
     for (const r of out) if (r !== 'duplicate') this.backlog++;
     return out;
+  }
+
+  /** Inbox rows from this id on may not be on disk yet. */
+  private unsyncedFrom(): number {
+    return this.syncing.size ? Math.min(...this.syncing) : Number.MAX_SAFE_INTEGER;
   }
 
   /** fsync of the write-ahead log, on the thread pool: every commit written before it is on disk after it. */
@@ -442,8 +455,8 @@ export class SqliteStore implements Store {
   async pendingInbox(owner: string, limit: number, afterId = 0): Promise<InboxEvent[]> {
     const rows = this.sql(
       `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox
-         WHERE processed_at IS NULL AND owner = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?`,
-    ).all(owner, afterId, this.syncedInboxId, limit) as InboxRow[];
+         WHERE processed_at IS NULL AND owner = ? AND id > ? AND id < ? ORDER BY id LIMIT ?`,
+    ).all(owner, afterId, this.unsyncedFrom(), limit) as InboxRow[];
     return rows.map(inboxEvent);
   }
 
@@ -451,9 +464,9 @@ export class SqliteStore implements Store {
     this.write();
     const taken = this.sql(
       `UPDATE inbox SET owner = ?
-       WHERE processed_at IS NULL AND id <= ?
+       WHERE processed_at IS NULL AND id < ?
          AND (owner IS NULL OR owner NOT IN (SELECT id FROM owners WHERE lease_until > ?))`,
-    ).run(owner, this.syncedInboxId, now).changes;
+    ).run(owner, this.unsyncedFrom(), now).changes;
     this.backlog += taken;
     return taken;
   }

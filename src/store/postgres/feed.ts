@@ -50,13 +50,13 @@ export class InboxFeed {
   /** A notice's payload: `<owner> <first id> <last id>`, a few dozen bytes whatever the commit's size. */
   private async noticed(payload: string | undefined): Promise<void> {
     const [owner, first, last] = (payload ?? '').split(' ');
-    if (!owner || owner === this.owner || first === undefined || last === undefined) return;
+    if (this.stopped || !owner || owner === this.owner || first === undefined || last === undefined) return;
     try {
       const { rows } = await this.pool.query<InboxRow>({
         text: `SELECT ${EVENT_COLUMNS} FROM inbox WHERE id BETWEEN $1 AND $2 AND owner = $3 ORDER BY id`,
         values: [Number(first), Number(last), owner],
       });
-      if (rows.length) this.onStored(rows.map(inboxEvent));
+      if (rows.length && !this.stopped) this.onStored(rows.map(inboxEvent));
     } catch {
       // The store is failing: the confirming runs fall back on the request's status, the waits on their timeout.
     }
