@@ -45,7 +45,22 @@ function world(delays?: () => [number, number]) {
     const ceilings = busiestCeilings(owners);
     expect(ceilings.sum, `ceilings, busiest window at +${ceilings.at - t0} ms`).to.be.at.most(budget);
   };
-  return { clock, board, log, t0, owner, at, until, stopAll, expectWithin };
+  /** Owners started at once, by id and budget. */
+  const started = <T extends [string, number][]>(...specs: T) =>
+    specs.map(([id, budget]) => owner(id, budget).start()) as { [K in keyof T]: SimOwner };
+  /** Runs the world until `ms` after its start, `check()` then, and stops every owner. */
+  const runUntil = async (ms: number, check?: () => void) => {
+    try {
+      await until(ms);
+      check?.();
+    } finally {
+      await stopAll();
+    }
+  };
+  /** The part of `perSecond` used in [from, to) after the start, by one owner or by all. */
+  const used = (from: number, to: number, perSecond: number, owner?: string) =>
+    startsIn(log, t0 + from, t0 + to, owner) / full(perSecond, to - from);
+  return { clock, board, log, t0, owner, started, at, runUntil, used, expectWithin };
 }
 
 describe('rate shares: one budget across the owners of a store (virtual clock, board in memory)', () => {
@@ -78,14 +93,9 @@ describe('rate shares: one budget across the owners of a store (virtual clock, b
     w.at(4_000, () => c.start());
     w.at(10_000, () => b.stop());
     w.at(13_000, () => c.kill());
-    try {
-      await w.until(20_000);
-    } finally {
-      await w.stopAll();
-    }
+    await w.runUntil(20_000);
     w.expectWithin(300);
-    const used = (from: number, to: number, owner?: string) =>
-      startsIn(w.log, w.t0 + from, w.t0 + to, owner) / full(owner ? 100 : 300, to - from);
+    const used = (from: number, to: number, owner?: string) => w.used(from, to, owner ? 100 : 300, owner);
     expect(used(0, 2_000), 'a alone, at once').to.be.at.least(0.95);
     // b's join settles within a window and a few exchanges; then c's.
     expect(used(3_500, 4_000), 'a and b').to.be.at.least(0.95);
@@ -99,17 +109,12 @@ describe('rate shares: one budget across the owners of a store (virtual clock, b
 
   it('a 429 at one owner pauses and halves the others at their next exchange', async () => {
     const w = world();
-    const [a, b, c] = [w.owner('a', 300), w.owner('b', 300), w.owner('c', 300)];
-    for (const o of [a, b, c]) o.start();
+    const [a, b, c] = w.started(['a', 300], ['b', 300], ['c', 300]);
     const T = 4_000;
     const rates: number[] = [];
     w.at(T, () => a.area.throttled(2_000));
     w.at(T + INTERVAL + 10, () => rates.push(a.area.currentRate, b.area.currentRate, c.area.currentRate));
-    try {
-      await w.until(T + 4_000);
-    } finally {
-      await w.stopAll();
-    }
+    await w.runUntil(T + 4_000);
     expect(startsIn(w.log, w.t0 + T - 500, w.t0 + T, 'b'), 'b worked before').to.be.above(30);
     expect(startsIn(w.log, w.t0 + T, w.t0 + T + 2_000, 'a'), 'a during its pause').to.equal(0);
     for (const o of ['b', 'c'])
@@ -124,22 +129,15 @@ describe('rate shares: one budget across the owners of a store (virtual clock, b
 
   it('an owner cut off from the board stops a window before its lease ends; it rejoins as a newcomer', async () => {
     const w = world();
-    const [a, b] = [w.owner('a', 300), w.owner('b', 300)];
-    a.start();
-    b.start();
+    w.started(['a', 300], ['b', 300]);
     const T = 3_000;
     w.at(T, () => w.board.unreachable.add('b'));
     w.at(T + 6_000, () => w.board.unreachable.delete('b'));
-    try {
-      await w.until(T + 10_000);
-    } finally {
-      await w.stopAll();
-    }
+    await w.runUntil(T + 10_000);
     const bStarts = w.log.filter((s) => s.owner === 'b' && s.at >= w.t0 + T).map((s) => s.at - w.t0);
     const lastBefore = Math.max(...bStarts.filter((t) => t < T + 6_000));
     expect(lastBefore, 'b stops a window before its lease ends').to.be.below(T + LEASE - WINDOW);
-    const used = (from: number, to: number, owner?: string) =>
-      startsIn(w.log, w.t0 + from, w.t0 + to, owner) / full(owner ? 150 : 300, to - from);
+    const used = (from: number, to: number, owner?: string) => w.used(from, to, owner ? 150 : 300, owner);
     expect(used(T + LEASE + 1_000, T + 6_000), 'a alone once b is gone').to.be.at.least(0.95);
     expect(used(T + 8_000, T + 10_000, 'b'), 'b back, a half').to.be.at.least(0.95);
     w.expectWithin(300);
@@ -147,30 +145,18 @@ describe('rate shares: one budget across the owners of a store (virtual clock, b
 
   it('runs at the lowest budget any live owner is configured with', async () => {
     const w = world();
-    const [a, b] = [w.owner('a', 300), w.owner('b', 100)];
-    a.start();
-    b.start();
-    try {
-      await w.until(6_000);
-      expect(a.shares.status().areas.loc).to.deep.equal({ budget: 100, share: 50, limit: 50 });
-    } finally {
-      await w.stopAll();
-    }
+    const [a] = w.started(['a', 300], ['b', 100]);
+    await w.runUntil(6_000, () =>
+      expect(a.shares.status().areas.loc).to.deep.equal({ budget: 100, share: 50, limit: 50 }),
+    );
     expect(busiestWindow(w.log.filter((s) => s.at > w.t0 + 3_000)).count).to.be.at.most(100);
   });
 
   it('two owners that join at once, each unseen by the first read of the other, never both take it all', async () => {
     // Each exchange's snapshot is taken at once, and its write lands 100 ms later.
     const w = world(() => [0, 100]);
-    const [a, b] = [w.owner('a', 300), w.owner('b', 300)];
-    a.start();
-    b.start();
-    try {
-      await w.until(4_000);
-      expect(a.shares.status().areas.loc?.limit).to.equal(150);
-    } finally {
-      await w.stopAll();
-    }
+    const [a] = w.started(['a', 300], ['b', 300]);
+    await w.runUntil(4_000, () => expect(a.shares.status().areas.loc?.limit).to.equal(150));
     w.expectWithin(300);
   });
 
@@ -211,11 +197,7 @@ describe('rate shares: one budget across the owners of a store (virtual clock, b
             }
             if (o.throttleAt !== undefined) w.at(o.throttleAt, () => x.area.throttled(500));
           });
-          try {
-            await w.until(12_000);
-          } finally {
-            await w.stopAll();
-          }
+          await w.runUntil(12_000);
           w.expectWithin(budget);
         },
       ),
