@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
+import { rng, Sender, sleep } from '../helpers/chaos.js';
 import { DaemonProcess, pendingEvents, readState, runsIn } from '../helpers/daemon.js';
 import { accountDevices, calls, emulator, imei, sizeForActive, tempDir } from '../runner/helpers.js';
 
@@ -31,84 +32,11 @@ const CALLBACK_PASSWORD = 'crash-listener-password';
 /** Emulator latency per API request: the suspend spans several rounds, and a kill lands mid-call. */
 const LATENCY_MS = 150;
 
-/** A small seeded generator (mulberry32): the same seed gives the same kill points and callback mix. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 type Daemon = DaemonProcess;
 
 interface Status {
   inboxBacklog: number;
   runs: { running: number; queued: number };
-}
-
-/** What a sender of callbacks knows: what it sent, and what the listener acknowledged (2xx). */
-class Sender {
-  readonly sent = new Set<string>();
-  readonly acked = new Set<string>();
-  /** Acknowledged callbacks sent again and answered `stored`: the acknowledged one was lost. */
-  readonly storedAgain: string[] = [];
-  duplicates = 0;
-  posted = 0;
-
-  constructor(private readonly account: string) {}
-
-  /** Posts one callback; true when the listener acknowledged it. */
-  async post(d: Daemon, requestId: string): Promise<boolean> {
-    const wasAcked = this.acked.has(requestId);
-    this.sent.add(requestId);
-    this.posted++;
-    let res: Response;
-    try {
-      res = await fetch(`${d.url}/callbacks/DeviceUsage`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          username: CALLBACK_USER,
-          password: CALLBACK_PASSWORD,
-          requestId,
-          deviceResponse: {
-            alertServiceResponse: {
-              triggerName: 'test',
-              accountName: this.account,
-              payAsYouGo: { deviceIds: [] },
-            },
-          },
-        }),
-      });
-    } catch {
-      return false; // killed under it: the outcome is unknown, and the service sends it again
-    }
-    const answer = (await res.json().catch(() => ({}))) as { status?: string };
-    if (res.status < 200 || res.status > 299) return false;
-    if (wasAcked) {
-      if (answer.status === 'stored') this.storedAgain.push(requestId);
-      else this.duplicates++;
-    }
-    this.acked.add(requestId);
-    return true;
-  }
-
-  /** The service's re-delivery: everything never acknowledged, until it is. */
-  async resendUnacknowledged(d: Daemon): Promise<void> {
-    for (const id of this.sent) {
-      if (this.acked.has(id)) continue;
-      for (let i = 0; !(await this.post(d, id)); i++) {
-        if (i === 20) throw new Error(`callback ${id} never acknowledged`);
-        await sleep(100);
-      }
-    }
-  }
 }
 
 /** Every callback sent has exactly one run, ended well; no run for anything never sent; the inbox is empty. */
@@ -227,7 +155,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
     const began = Date.now();
     const logFrom = stderr().length;
     const file = join(state.dir, 'crash.db');
-    const s = new Sender(account);
+    const s = new Sender(account, { username: CALLBACK_USER, password: CALLBACK_PASSWORD });
     let runId = '';
     /** The suspend run's status seen just before each kill. */
     const seenBeforeKill: string[] = [];
@@ -255,7 +183,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
             random() < 0.1 && recent.length
               ? recent[Math.floor(random() * recent.length)]!
               : `crash-${seed}-${round}-${p}-${n++}`;
-          await s.post(d, id);
+          await s.post(d.url, id);
           await sleep(2);
         }
       };
@@ -275,7 +203,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
 
     // The last start: the service sends again what was never acknowledged, and everything is left to finish.
     const d = await start(file);
-    await s.resendUnacknowledged(d);
+    await s.resendUnacknowledged(() => d.url);
     await settle(d, 90_000, context, async () => {
       const run = await get<{ status: string }>(d, `/runs/${runId}`);
       return run.status !== 'running' && run.status !== 'queued';
@@ -341,14 +269,14 @@ describe('daemon: killed with SIGKILL and started again', function () {
 
   it('drains the inbox after a kill with more than 1,000 runs waiting, without a new callback', async () => {
     const file = join(state.dir, 'backlog.db');
-    const s = new Sender(account);
+    const s = new Sender(account, { username: CALLBACK_USER, password: CALLBACK_PASSWORD });
     // The first run holds its concurrency key (CRASH_HOLD): the others wait in the pool, and past 1,000
     // of them the matcher leaves the rest in the inbox.
     let d = await start(file, { CRASH_HOLD: '1' });
     let next = 0;
     await Promise.all(
       Array.from({ length: 8 }, async () => {
-        while (next < 1400) expect(await s.post(d, `backlog-${seed}-${next++}`)).to.equal(true);
+        while (next < 1400) expect(await s.post(d.url, `backlog-${seed}-${next++}`)).to.equal(true);
       }),
     );
     let status: Status;
