@@ -4,7 +4,8 @@
  * as `FOR UPDATE SKIP LOCKED` will on PostgreSQL.
  */
 import type Database from 'better-sqlite3';
-import { compare, preparer, toRun, type RunRow } from './sqlite-rows.js';
+import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from './rows.js';
+import { preparer } from './sqlite-rows.js';
 import type { Owner, OwnerHoldings, OwnerInfo, RunRecord } from './store.js';
 
 /** The ownership tables: the fourth migration of the SQLite store. */
@@ -24,16 +25,6 @@ export const OWNERSHIP_MIGRATION = `CREATE TABLE owners (
      device_ids TEXT NOT NULL
    ) WITHOUT ROWID;
    CREATE INDEX device_claims_by_owner ON device_claims (owner);`;
-
-interface OwnerRow {
-  id: string;
-  role: string;
-  pid: number;
-  host: string;
-  boot: string;
-  started_at: string;
-  lease_until: number;
-}
 
 /** The operations of Ownership (store.ts), synchronous: the SQLite store runs each in the turn's transaction. */
 export class SqliteOwnership {
@@ -77,7 +68,7 @@ export class SqliteOwnership {
            AND (owner IS NULL OR owner NOT IN (SELECT id FROM owners WHERE lease_until > @now))
          RETURNING *`,
       ).all({ owner, playbooks: playbooks ? JSON.stringify(playbooks) : null, now }) as RunRow[];
-      return rows.map(toRun).sort((a, b) => compare(a.startedAt, b.startedAt) || compare(a.id, b.id));
+      return rows.map(toRun).sort(byStart);
     });
     // One row per acquisition (its device ids as JSON), checked against the claims of the other live owners:
     // alone on the store, an acquisition is one indexed read and one insert, whatever its size. The owner's own
@@ -167,16 +158,4 @@ export class SqliteOwnership {
       JSON.stringify(holders),
     );
   }
-}
-
-function toOwner(r: OwnerRow): Owner {
-  return {
-    id: r.id,
-    role: r.role as Owner['role'],
-    pid: r.pid,
-    host: r.host,
-    boot: r.boot,
-    startedAt: r.started_at,
-    leaseUntil: r.lease_until,
-  };
 }

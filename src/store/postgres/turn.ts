@@ -8,21 +8,12 @@
  * before it.
  */
 import type pg from 'pg';
-import type { RunRow } from '../rows.js';
+import type { ResultColumns, RunRow } from '../rows.js';
 import { inTransaction, retryable, transaction, type Rollback, type Statement } from './pool.js';
 
-/** A ledger entry as the turn holds it: the devices of one group, and what they got. */
-export interface EntryRecord {
-  run_id: string;
-  step: string;
-  kind: string;
-  outcome: string;
-  error_type: string | null;
-  error_class: string | null;
-  attempts: number;
-  at: string;
+/** A ledger entry as the turn holds it: the devices of one group, what they got, and each one's data. */
+export interface EntryRecord extends Omit<ResultColumns, 'data_json'> {
   device_ids: string[];
-  request_id: string | null;
   data_json: (Record<string, unknown> | null)[] | null;
 }
 
