@@ -14,6 +14,7 @@ import { parseDuration } from '../playbook/duration.js';
 import { startRun, type NewRun } from '../runner/factory.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { Interrupted, type Progress } from '../runner/runner.js';
+import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import type { RunSummary } from '../store/store.js';
@@ -126,6 +127,14 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     leaseMs: parseDuration(config.lease) ?? 15_000,
     onLost: (e) => controller.abort(new Interrupted(e.message)),
   });
+  // The API areas' budgets are shared with the other processes on the store (a daemon, replicas).
+  const shares = new RateShares({
+    owner: lease.id,
+    board: store.rates,
+    areas: client.areas,
+    onError: (e) => logger.warn('exchanging the shared rate budgets failed; retrying', { error: e.message }),
+  });
+  shares.start();
   // The progress bar is for a person at a terminal: off one, its module is never loaded.
   const cliProgress = tty ? (await import('cli-progress')).default : undefined;
   const bar = cliProgress
@@ -171,6 +180,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     bar?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await shares.stop();
     await lease.release();
     await store.close();
     await client.close();

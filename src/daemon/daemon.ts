@@ -21,6 +21,7 @@ import { EventHub } from '../runner/events.js';
 import { planOf } from '../runner/plan.js';
 import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
+import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import type { InboxEvent, Store } from '../store/store.js';
@@ -145,6 +146,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   let lease: Lease | undefined;
   let app: FastifyInstance | undefined;
   let scheduler: Scheduler | undefined;
+  let shares: RateShares | undefined;
   try {
     // The store is owned before anything reaches the service: a second daemon on the same file stops here,
     // before it registers its listener in place of the first one's.
@@ -205,6 +207,15 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       logger: log,
       onResponse: (action, status) => metrics.apiCalls.inc({ action, status: String(status) }),
     });
+    // Each API area's budget is shared by every process on the store: this one runs at its share.
+    shares = new RateShares({
+      owner: owned.id,
+      board: st.rates,
+      areas: client.areas,
+      onError: (e) => log.warn('exchanging the shared rate budgets failed; retrying', { error: e.message }),
+    });
+    shares.start();
+    const rates = shares;
     const events = new EventHub();
     const confirmations = new CarrierConfirmations(st);
     const pollIntervalMs = o.pollIntervalMs || target.pollIntervalMs;
@@ -267,6 +278,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       accepting: () => accepting,
       registrations: () => registrations,
       scheduler: () => scheduler,
+      rates: () => rates.status(),
     });
     await app.listen({ host, port: Number(portText) });
     const address = app.server.address();
@@ -324,6 +336,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           await app?.close();
           await matcher.idle();
           unwatch();
+          await rates.stop();
           // Interrupted runs stay unfinished, free for the next start to resume.
           await owned.release();
           await st.close();
@@ -337,6 +350,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   } catch (e) {
     scheduler?.stop();
     await app?.close();
+    await shares?.stop();
     await lease?.release();
     await store?.close();
     await client?.close();

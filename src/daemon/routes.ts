@@ -23,6 +23,7 @@ import {
 import type { DaemonMetrics, RejectReason } from './metrics.js';
 import type { RunPool } from './pool.js';
 import type { Registration } from './daemon.js';
+import type { ShareStatus } from '../rate/shares.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface RouteContext {
@@ -39,6 +40,8 @@ export interface RouteContext {
   accepting(): boolean;
   registrations(): Registration[];
   scheduler(): Scheduler | undefined;
+  /** This process's shares of the API areas' rate budgets, which the processes on the store share. */
+  rates(): ShareStatus | undefined;
 }
 
 /** Refusals before authentication: each counts against the sender's failure budget. */
@@ -203,6 +206,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     runs: { running: c.pool.running, queued: c.pool.queued },
     registrations: c.registrations(),
     schedules: c.scheduler()?.next() ?? [],
+    rates: c.rates(),
     // Every process on the store (the replicas, a `fleetbook run`), what each holds, and until when.
     owners: (await c.store.holdings(Date.now())).map(({ leaseUntil, ...o }) => ({
       ...o,

@@ -1,5 +1,6 @@
 /** The SQLite store's schema migrations, recorded in `PRAGMA user_version`; each runs once, in a transaction. */
 import { OWNERSHIP_MIGRATION } from './sqlite-ownership.js';
+import { SQLITE_RATES_MIGRATION } from './sqlite-rates.js';
 
 /** Schema migrations, in order. Never edit one that has shipped: add the next. */
 export const MIGRATIONS: string[] = [
@@ -126,4 +127,6 @@ export const MIGRATIONS: string[] = [
   // unprocessed messages to the next one that claims them (product.md section 10).
   `ALTER TABLE inbox ADD COLUMN owner TEXT;
    CREATE INDEX inbox_pending_by_owner ON inbox (owner, id) WHERE processed_at IS NULL;`,
+  // Each API area's rate budget, shared by the processes on the file (rate/shares.ts).
+  SQLITE_RATES_MIGRATION,
 ];

@@ -10,6 +10,7 @@ import { makeDirs } from '../util/files.js';
 import { MIGRATIONS } from './sqlite-migrations.js';
 import { eachLatestResult } from './sqlite-ledger-read.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
+import { SqliteRates } from './sqlite-rates.js';
 import {
   compare,
   inboxEvent,
@@ -60,6 +61,7 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   readonly describe: string;
   readonly replicas = false;
+  readonly rates: SqliteRates;
   /**
    * The callback inbox's commits are made durable without holding the event loop: written with `synchronous =
    * OFF` and no automatic checkpoint, then the write-ahead log is fsync'd on the thread pool (`walSync`), and
@@ -144,6 +146,7 @@ export class SqliteStore implements Store {
       (q) => this.db.prepare(q),
     );
     this.ownership = new SqliteOwnership(this.db);
+    this.rates = new SqliteRates(this.db);
     this.stmt = {
       saveStep: this.db.prepare(
         `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)

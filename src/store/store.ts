@@ -13,6 +13,8 @@
  *   It sees every write made before it, committed or still in the open turn.
  */
 
+import type { ShareBoard } from '../rate/shares.js';
+
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped' | 'planned';
@@ -342,6 +344,8 @@ export interface ScheduleStore {
 }
 
 export interface Store extends RunStore, LedgerStore, InboxStore, ScheduleStore, Ownership {
+  /** Where the processes on the store share each API area's rate budget (rate/shares.ts). */
+  readonly rates: ShareBoard;
   /** Where the store is, for messages: `the state file ./x.db (FLEETBOOK_STATE)`, a URL without its password. */
   readonly describe: string;
   /** One daemon per store (SQLite), or several replicas (PostgreSQL). */

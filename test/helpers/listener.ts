@@ -45,6 +45,7 @@ export async function listener(store: SqliteStore, env: Record<string, string> =
     accepting: () => true,
     registrations: () => [],
     scheduler: () => undefined,
+    rates: () => undefined,
   } as RouteContext;
   routes(app, context);
   await app.ready();

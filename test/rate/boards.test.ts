@@ -8,12 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import pg from 'pg';
 import { systemClock } from '../../src/clock.js';
 import { AreaBudget } from '../../src/rate/area.js';
 import { RateShares, type ShareBoard, type SharePost } from '../../src/rate/shares.js';
-import { POSTGRES_RATES_MIGRATION, PostgresRates } from '../../src/store/postgres/rates.js';
-import { SQLITE_RATES_MIGRATION, SqliteRates } from '../../src/store/sqlite-rates.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { postgresUrl } from '../helpers/postgres.js';
 
@@ -124,10 +122,9 @@ boardSuite('SQLite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-rates-'));
   const file = join(dir, 'state.db');
   const [x, y] = [new SqliteStore(file), new SqliteStore(file)];
-  x.db.exec(SQLITE_RATES_MIGRATION);
   return {
-    a: new SqliteRates(x.db),
-    b: new SqliteRates(y.db),
+    a: x.rates,
+    b: y.rates,
     close: async () => {
       await Promise.all([x.close(), y.close()]);
       rmSync(dir, { recursive: true, force: true });
@@ -137,16 +134,12 @@ boardSuite('SQLite', async () => {
 
 boardSuite('PostgreSQL', async () => {
   const url = await postgresUrl();
-  const [x, y] = [
-    new pg.Pool({ connectionString: url, max: 2 }),
-    new pg.Pool({ connectionString: url, max: 2 }),
-  ];
-  await x.query(POSTGRES_RATES_MIGRATION);
+  const [x, y] = await Promise.all([openPostgresStore(url), openPostgresStore(url)]);
   return {
-    a: new PostgresRates(x),
-    b: new PostgresRates(y),
+    a: x.rates,
+    b: y.rates,
     close: async () => {
-      await Promise.all([x.end(), y.end()]);
+      await Promise.all([x.close(), y.close()]);
     },
   };
 });

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { ConfigError } from '../../errors.js';
 import { describeUrl, openPool, withClient } from './pool.js';
+import { POSTGRES_RATES_MIGRATION } from './rates.js';
 
 /**
  * Schema migrations, in order. Never edit one that has shipped: add the next. The tables mean what the SQLite
@@ -116,6 +117,8 @@ export const MIGRATIONS: string[] = [
      holder text NOT NULL
    );
    CREATE INDEX device_locks_by_holder ON device_locks (holder);`,
+  // Each API area's rate budget, shared by the replicas (rate/shares.ts).
+  POSTGRES_RATES_MIGRATION,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

@@ -29,12 +29,13 @@ const EXCHANGE = `
       written_at = excluded.written_at, post = excluded.post
     WHERE r.seq < excluded.seq AND r.lease_until > excluded.written_at
   )
-  SELECT r.member, r.post, (c.now - r.written_at)::float8 AS age_ms, (r.lease_until - c.now)::float8 AS left_ms
+  SELECT r.member, r.post::text AS post, (c.now - r.written_at)::float8 AS age_ms, (r.lease_until - c.now)::float8 AS left_ms
   FROM rate_shares r, clock c WHERE r.lease_until > c.now`;
 
 interface Row {
   member: string;
-  post: SharePost;
+  /** Text: the store's connections leave JSON unparsed (pool.ts), and so does this one. */
+  post: string;
   age_ms: number;
   left_ms: number;
 }
@@ -45,6 +46,11 @@ export class PostgresRates implements ShareBoard {
 
   async exchange(member: string, post: SharePost, leaseMs: number): Promise<BoardRow[]> {
     const { rows } = await this.db.query<Row>(EXCHANGE, [member, post.seq, leaseMs, JSON.stringify(post)]);
-    return rows.map((r) => ({ member: r.member, post: r.post, ageMs: r.age_ms, leftMs: r.left_ms }));
+    return rows.map((r) => ({
+      member: r.member,
+      post: JSON.parse(r.post) as SharePost,
+      ageMs: r.age_ms,
+      leftMs: r.left_ms,
+    }));
   }
 }

@@ -25,6 +25,7 @@ import { insertEntries, PostgresLedger } from './ledger.js';
 import { cannotOpen, migrate } from './migrations.js';
 import { PostgresOwnership } from './ownership.js';
 import { describeUrl, openPool, type PostgresOptions, type Statement } from './pool.js';
+import { PostgresRates } from './rates.js';
 import { insertRuns, PostgresRuns, updateRuns, upsertSteps } from './runs.js';
 import { PostgresSchedules } from './schedules.js';
 import { Turns, type TurnWrites } from './turn.js';
@@ -79,12 +80,17 @@ export class PostgresStore implements Store {
 
   /** `the database postgres://user@host:port/db (FLEETBOOK_STATE)`. */
   readonly describe: string;
+  readonly rates: PostgresRates;
+  /** The rate exchanges' own connection: they never queue behind the store's busy pool. */
+  private readonly ratesPool: pg.Pool;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
   ) {
     this.describe = describeUrl(url);
+    this.ratesPool = openPool(url, { maxConnections: 2, applicationName: 'fleetbook-rates' });
+    this.rates = new PostgresRates(this.ratesPool);
     this.turns = new Turns(pool, turnStatements);
     this.runs = new PostgresRuns(this.turns);
     this.ledger = new PostgresLedger(this.turns);
@@ -103,7 +109,7 @@ export class PostgresStore implements Store {
     try {
       await this.turns.durable();
     } finally {
-      await this.pool.end();
+      await Promise.all([this.pool.end(), this.ratesPool.end()]);
     }
   }
 
