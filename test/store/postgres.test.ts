@@ -12,7 +12,7 @@ import { clientConfig } from '../../src/store/postgres/pool.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
-import { owner, run, sleep } from './fixtures.js';
+import { message, owner, run, sleep } from './fixtures.js';
 
 const T = 1_800_000_000_000;
 
@@ -155,6 +155,37 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
     });
     expect((await s.getRun('r2'))?.status).to.equal('cancelled');
     expect((await s.getRun('r3'))?.status).to.equal('succeeded');
+  });
+
+  it('stores text that PostgreSQL cannot hold (a NUL, a lone surrogate) with U+FFFD, rather than fail', async () => {
+    const s = await open();
+    const [id] = await s.appendInbox('A', [{ ...message('q\u0000', 'imei:\ud800'), kind: 'k\udc00' }]);
+    expect(typeof id).to.equal('number');
+    expect((await s.pendingInbox('A', 10))[0]).to.deep.include({
+      requestId: 'q\ufffd',
+      device: 'imei:\ufffd',
+      kind: 'k\ufffd',
+    });
+    s.createRun(run('r\u0000'));
+    s.createRun(run('r1', { error: 'the device \ud83d said \u0000' }));
+    s.updateRun('r1', { status: 'failed', error: 'the device \ud83d said \u0000' });
+    s.saveStep(
+      'r1',
+      'a\u0000',
+      { ok: true },
+      {
+        step: 's\u0000',
+        groups: [{ ids: ['d1'], kind: 'imei', outcome: 'failed', errorType: 'E\ud800', attempts: 1 }],
+        at: '2026-11-23T10:00:00.000Z',
+      },
+    );
+    await s.durable();
+    expect((await s.getRun('r1'))?.error).to.equal('the device \ufffd said \ufffd');
+    expect((await s.getRun('r\ufffd'))?.id).to.equal('r\ufffd');
+    expect([...(await s.loadSteps('r1')).keys()]).to.deep.equal(['a\ufffd']);
+    expect((await s.deviceResults('r1')).map((r) => [r.step, r.errorType])).to.deep.equal([
+      ['s\ufffd', 'E\ufffd'],
+    ]);
   });
 
   describe('a commit that fails', () => {

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.js';
+import { pgText } from './pool.js';
 import { insertRuns, runRow } from './runs.js';
 import type { Turns } from './turn.js';
 
@@ -28,12 +29,12 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
    */
   async appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
     const rows = messages.map((m) => ({
-      service: m.service,
-      kind: m.kind,
-      request_id: m.requestId,
-      device: m.device ?? '',
+      service: pgText(m.service),
+      kind: pgText(m.kind),
+      request_id: pgText(m.requestId),
+      device: pgText(m.device ?? ''),
       payload_json: JSON.stringify(m.payload),
-      received_at: m.receivedAt,
+      received_at: pgText(m.receivedAt),
     }));
     const { rows: stored } = await this.pool.query<{
       id: number;

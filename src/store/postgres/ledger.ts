@@ -1,7 +1,7 @@
 /** The per-device ledger on PostgreSQL (LedgerStore of store.ts): entries of a group of devices a row. */
 import { byStepThenDevice, latestMatching, latestRows, type EntryRow } from '../rows.js';
 import type { DeviceGroup, LedgerQuery, LedgerRow, LedgerStore } from '../store.js';
-import type { Statement } from './pool.js';
+import { pgText, type Statement } from './pool.js';
 import type { EntryRecord, Turns } from './turn.js';
 
 /** How many entries a page of `eachDeviceResult` reads: a few dozen, of up to a batch of devices each. */
@@ -13,16 +13,16 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
   for (const g of groups) {
     if (!g.ids.length) continue;
     out.push({
-      run_id: runId,
-      step,
-      kind: g.kind,
+      run_id: pgText(runId),
+      step: pgText(step),
+      kind: pgText(g.kind),
       outcome: g.outcome,
-      error_type: g.errorType ?? null,
-      error_class: g.errorClass ?? null,
+      error_type: pgText(g.errorType ?? null),
+      error_class: pgText(g.errorClass ?? null),
       attempts: g.attempts,
-      at,
+      at: pgText(at),
       device_ids: g.ids,
-      request_id: g.requestId ?? null,
+      request_id: pgText(g.requestId ?? null),
       data_json: g.data ? g.data.map((d) => d ?? null) : null,
     });
   }

@@ -91,6 +91,19 @@ export function openPool(url: string, options: PostgresOptions = {}): pg.Pool {
   return pool;
 }
 
+/** What a JSON value cannot carry into PostgreSQL's text: a lone surrogate, a NUL. */
+const UNFIT = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\0/g;
+
+/**
+ * A string as PostgreSQL's text holds it. The writes of a turn and of the inbox go out as JSON, which the server
+ * refuses to turn into text when it holds a NUL (text cannot store one) or a lone surrogate; either would fail
+ * the whole turn, or a callback again at each retry. Each becomes U+FFFD, as the driver makes a lone surrogate
+ * of a parameter.
+ */
+export function pgText<T extends string | null>(s: T): T {
+  return (s === null ? s : s.replace(UNFIT, '\ufffd')) as T;
+}
+
 /** Error codes after which a transaction can be tried again as it was: a deadlock, a serialization failure. */
 export function retryable(e: unknown): boolean {
   const code = (e as { code?: string }).code;

@@ -1,7 +1,7 @@
 /** Runs, their steps' checkpoints and items, on PostgreSQL (RunStore of store.ts). */
 import { json, toRun, type RunRow } from '../rows.js';
 import type { DeviceGroup, ItemRuns, RunRecord, RunStatus, RunStore } from '../store.js';
-import type { Statement } from './pool.js';
+import { pgText, type Statement } from './pool.js';
 import { entryRecords } from './ledger.js';
 import type { TurnWrites, Turns } from './turn.js';
 
@@ -17,17 +17,17 @@ export interface RunInsert extends RunRow {
 export function runRow(r: RunRecord, eventId?: number): RunInsert {
   return {
     ...(eventId !== undefined ? { event_id: eventId } : {}),
-    id: r.id,
-    playbook: r.playbook,
+    id: pgText(r.id),
+    playbook: pgText(r.playbook),
     status: r.status,
     trigger_json: json(r.trigger),
     inputs_json: json(r.inputs),
-    started_at: r.startedAt,
-    ended_at: r.endedAt ?? null,
+    started_at: pgText(r.startedAt),
+    ended_at: pgText(r.endedAt ?? null),
     summary_json: json(r.summary),
-    error: r.error ?? null,
+    error: pgText(r.error ?? null),
     event_json: json(r.event),
-    owner: r.owner ?? null,
+    owner: pgText(r.owner ?? null),
   };
 }
 
@@ -78,11 +78,11 @@ export class PostgresRuns implements RunStore {
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
     const turn = this.turns.write();
     // Of the updates of a run in a turn, each column's last counts: one merged patch, in one statement.
-    const patch = turn.runUpdates.get(id) ?? { id };
+    const patch = turn.runUpdates.get(id) ?? { id: pgText(id) };
     if (p.status !== undefined) patch.status = p.status;
-    if (p.endedAt !== undefined) patch.ended_at = p.endedAt;
+    if (p.endedAt !== undefined) patch.ended_at = pgText(p.endedAt);
     if (p.summary !== undefined) patch.summary_json = json(p.summary);
-    if (p.error !== undefined) patch.error = p.error;
+    if (p.error !== undefined) patch.error = pgText(p.error);
     turn.runUpdates.set(id, patch);
   }
 
@@ -131,7 +131,7 @@ export class PostgresRuns implements RunStore {
     // A later checkpoint of the step in the same turn replaces the earlier one, as its upsert would.
     const id = `${runId}\0${key}`;
     turn.steps.delete(id);
-    turn.steps.set(id, { run_id: runId, step_key: key, state_json: JSON.stringify(state) });
+    turn.steps.set(id, { run_id: pgText(runId), step_key: pgText(key), state_json: JSON.stringify(state) });
     if (devices) turn.entries.push(...entryRecords(runId, devices.step, devices.groups, devices.at));
   }
 
