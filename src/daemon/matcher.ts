@@ -96,6 +96,11 @@ export class Matcher {
    * event was not held. Cleared when a read of the store finds nothing more.
    */
   private behind = true;
+  /**
+   * Messages were claimed (`rescan`): the next read starts again from the first id. A flag, not `lastId = 0` at
+   * once: a read or a commit in flight would set `lastId` past the claimed messages when it ends.
+   */
+  private rescanning = false;
   private readonly sliceMs: number;
 
   constructor(private readonly o: MatcherOptions) {
@@ -144,8 +149,7 @@ export class Matcher {
    * again from the first.
    */
   rescan(): void {
-    this.lastId = 0;
-    this.behind = true;
+    this.rescanning = true;
     this.kick();
   }
 
@@ -181,6 +185,11 @@ export class Matcher {
 
   /** The next events to process: the held ones when they start at the next id, else the store's. */
   private async next(limit: number): Promise<InboxEvent[]> {
+    if (this.rescanning) {
+      this.rescanning = false;
+      this.lastId = 0;
+      this.behind = true;
+    }
     let done = 0;
     while (done < this.held.length && (this.held[done] as InboxEvent).id <= this.lastId) done++;
     if (done) this.held.splice(0, done);
