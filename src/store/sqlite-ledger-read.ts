@@ -1,7 +1,10 @@
-/** Reading a run's ledger a page at a time: each device's latest result, without holding the connection. */
+/**
+ * Reading the ledger: a run's a page at a time (each device's latest result, without holding the connection), and
+ * the entries a query reads.
+ */
 import type Database from 'better-sqlite3';
 import { latestRows, type EntryRow } from './rows.js';
-import type { LedgerRow } from './store.js';
+import type { LedgerQuery, LedgerRow } from './store.js';
 
 /**
  * Every device's result in a run (or one step of it), step after step, each step's devices in the order their
@@ -35,4 +38,43 @@ export function* eachLatestResult(
     if (!last) return;
     after = { step: last.step, seq: last.seq };
   }
+}
+
+/**
+ * `queryLedger`'s entries: every entry of the steps that have an entry matching `q`, in order (each device's
+ * latest must then match too: latestMatching).
+ */
+export function matchingEntries(sql: (text: string) => Database.Statement, q: LedgerQuery): EntryRow[] {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const cond = (clause: string, ...values: unknown[]) => {
+    where.push(clause);
+    args.push(...values);
+  };
+  if (q.playbook !== undefined) {
+    if (q.lastRuns !== undefined) {
+      where.push(
+        `l.run_id IN (SELECT id FROM runs WHERE playbook = ? AND status IN ('succeeded', 'failed') ORDER BY started_at DESC, id DESC LIMIT ?)`,
+      );
+      args.push(q.playbook, q.lastRuns);
+    } else {
+      where.push('r.playbook = ?');
+      args.push(q.playbook);
+    }
+  }
+  if (q.step !== undefined) cond('l.step = ?', q.step);
+  if (q.outcome !== undefined) cond('l.outcome = ?', q.outcome);
+  const types = q.errorTypes?.length ? new Set(q.errorTypes) : undefined;
+  if (types) {
+    where.push(`l.error_type IN (${[...types].map(() => '?').join(', ')})`);
+    args.push(...types);
+  }
+  if (q.since !== undefined) cond('r.started_at >= ?', q.since);
+  // Every entry of the steps with an entry that matches; then each device's latest entry must match too.
+  return sql(
+    `SELECT * FROM ledger WHERE (run_id, step) IN (
+       SELECT l.run_id, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
+     ORDER BY seq`,
+  ).all(...args) as EntryRow[];
 }

@@ -8,14 +8,13 @@ import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import { MIGRATIONS } from './sqlite-migrations.js';
-import { eachLatestResult } from './sqlite-ledger-read.js';
+import { eachLatestResult, matchingEntries } from './sqlite-ledger-read.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
+import { byStepThenDevice, latestMatching } from './rows.js';
 import {
-  compare,
   inboxEvent,
   json,
-  ledgerRow,
   preparer,
   toRun,
   type EntryRow,
@@ -37,8 +36,6 @@ import {
   type RunStatus,
   type Store,
 } from './store.js';
-
-type Json = Record<string, unknown>;
 
 export { MIGRATIONS };
 
@@ -293,58 +290,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Entries (in `seq` order) as ledger rows, a row per device and step: the latest entry of each counts. */
-  private ledgerRows(entries: EntryRow[]): LedgerRow[] {
-    const latest = new Map<string, LedgerRow>();
-    for (const e of entries) {
-      const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
-      (JSON.parse(e.device_ids) as string[]).forEach((deviceId, i) =>
-        latest.set(`${e.run_id}\0${e.step}\0${deviceId}`, ledgerRow(deviceId, e, data?.[i])),
-      );
-    }
-    return [...latest.values()];
-  }
-
   async queryLedger(q: LedgerQuery): Promise<LedgerRow[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    const cond = (sql: string, ...values: unknown[]) => {
-      where.push(sql);
-      args.push(...values);
-    };
-    if (q.playbook !== undefined) {
-      if (q.lastRuns !== undefined) {
-        where.push(
-          `l.run_id IN (SELECT id FROM runs WHERE playbook = ? AND status IN ('succeeded', 'failed') ORDER BY started_at DESC, id DESC LIMIT ?)`,
-        );
-        args.push(q.playbook, q.lastRuns);
-      } else {
-        where.push('r.playbook = ?');
-        args.push(q.playbook);
-      }
-    }
-    if (q.step !== undefined) cond('l.step = ?', q.step);
-    if (q.outcome !== undefined) cond('l.outcome = ?', q.outcome);
-    const types = q.errorTypes?.length ? new Set(q.errorTypes) : undefined;
-    if (types) {
-      where.push(`l.error_type IN (${[...types].map(() => '?').join(', ')})`);
-      args.push(...types);
-    }
-    if (q.since !== undefined) cond('r.started_at >= ?', q.since);
-    // Every entry of the steps with an entry that matches; then each device's latest entry must match too.
-    const entries = this.sql(
-      `SELECT * FROM ledger WHERE (run_id, step) IN (
-         SELECT l.run_id, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
-         ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
-       ORDER BY seq`,
-    ).all(...args) as EntryRow[];
-    return this.ledgerRows(entries)
-      .filter(
-        (d) =>
-          (q.outcome === undefined || d.outcome === q.outcome) &&
-          (!types || (d.errorType !== undefined && types.has(d.errorType))),
-      )
-      .sort((a, b) => compare(a.at, b.at) || compare(a.deviceId, b.deviceId));
+    return latestMatching(matchingEntries(this.sql, q), q);
   }
 
   /**
@@ -386,9 +333,7 @@ export class SqliteStore implements Store {
     const entries = this.sql(
       'SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) ORDER BY seq',
     ).all({ runId, step: step ?? null }) as EntryRow[];
-    return this.ledgerRows(entries).sort(
-      (a, b) => compare(a.step, b.step) || compare(a.deviceId, b.deviceId),
-    );
+    return byStepThenDevice(entries);
   }
 
   async appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
