@@ -134,7 +134,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     areas: client.areas,
     onError: (e) => logger.warn('exchanging the shared rate budgets failed; retrying', { error: e.message }),
   });
-  shares.start();
+  if (store.replicas) shares.start();
   // The progress bar is for a person at a terminal: off one, its module is never loaded.
   const cliProgress = tty ? (await import('cli-progress')).default : undefined;
   const bar = cliProgress

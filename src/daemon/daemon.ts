@@ -214,7 +214,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       areas: client.areas,
       onError: (e) => log.warn('exchanging the shared rate budgets failed; retrying', { error: e.message }),
     });
-    shares.start();
+    // One daemon owns a SQLite file: it keeps the whole budget, and starts at once after a restart.
+    if (st.replicas) shares.start();
     const rates = shares;
     const events = new EventHub();
     const confirmations = new CarrierConfirmations(st);

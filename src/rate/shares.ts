@@ -48,6 +48,12 @@ export interface BoardRow {
  */
 export const LAPSED_ROW_KEPT_MS = 600_000;
 
+/**
+ * How long the shares of an owner released from the store (a clean stop, or a process known dead) still hold:
+ * a window and its margin, so that its last starts have left every window before the others take its share.
+ */
+export const RELEASED_SHARE_MS = 1_100;
+
 /** Where the members meet: a table in the store. */
 export interface ShareBoard {
   /**

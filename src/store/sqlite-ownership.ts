@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from './rows.js';
 import { preparer } from './sqlite-rows.js';
+import { RELEASED_SHARE_MS } from '../rate/shares.js';
 import type { Owner, OwnerHoldings, OwnerInfo, RunRecord } from './store.js';
 
 /** The ownership tables: the fourth migration of the SQLite store. */
@@ -117,6 +118,12 @@ export class SqliteOwnership {
     this.db.transaction(() => {
       this.sql('DELETE FROM device_claims WHERE owner = ?').run(id);
       this.sql('DELETE FROM owners WHERE id = ?').run(id);
+      // Its rate shares lapse once its last starts have left the window (RELEASED_SHARE_MS), not its whole lease:
+      // a daemon started again after a crash gets the budget in a second, not five.
+      this.sql(
+        `UPDATE rate_shares SET lease_until = min(lease_until, ?)
+         WHERE substr(member, 1, length(?) + 1) = ? || '/'`,
+      ).run(Date.now() + RELEASED_SHARE_MS, id, id);
     })();
   }
 

@@ -4,6 +4,7 @@
  * replicas can never both hold one.
  */
 import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from '../rows.js';
+import { RELEASED_SHARE_MS } from '../../rate/shares.js';
 import type { Owner, OwnerHoldings, OwnerInfo, Ownership, RunRecord } from '../store.js';
 import { Rollback } from './pool.js';
 import type { Turns } from './turn.js';
@@ -57,8 +58,14 @@ export class PostgresOwnership implements Ownership {
 
   async releaseOwner(id: string): Promise<void> {
     await this.turns.query({
-      text: 'WITH locks AS (DELETE FROM device_locks WHERE owner = $1) DELETE FROM owners WHERE id = $1',
-      values: [id],
+      // Its rate shares lapse once its last starts have left the window, not its whole lease (see SQLite's).
+      text: `WITH locks AS (DELETE FROM device_locks WHERE owner = $1),
+               shares AS (
+                 UPDATE rate_shares SET lease_until = least(lease_until,
+                   (extract(epoch FROM statement_timestamp()) * 1000)::bigint + $2)
+                 WHERE starts_with(member, $1 || '/'))
+             DELETE FROM owners WHERE id = $1`,
+      values: [id, RELEASED_SHARE_MS],
     });
   }
 
