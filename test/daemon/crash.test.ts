@@ -19,9 +19,16 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
-import { rng, Sender, sleep } from '../helpers/chaos.js';
+import {
+  emulatorWithActive,
+  expectEachSuspendedOnce,
+  expectRunPerCallback,
+  rng,
+  Sender,
+  sleep,
+} from '../helpers/chaos.js';
 import { DaemonProcess, pendingEvents, readState, runsIn } from '../helpers/daemon.js';
-import { accountDevices, calls, emulator, imei, sizeForActive, tempDir } from '../runner/helpers.js';
+import { calls, tempDir } from '../runner/helpers.js';
 
 const DEVICES = 10_000;
 const ROUNDS = 10;
@@ -41,28 +48,7 @@ interface Status {
 
 /** Every callback sent has exactly one run, ended well; no run for anything never sent; the inbox is empty. */
 function expectEachCallbackOnce(file: string, s: Sender, context: string): void {
-  const runs = runsIn(file, 'usage-callback').map((r) => ({ ...r, requestId: r.requestId ?? '' }));
-  const perRequest = new Map<string, number>();
-  for (const r of runs) perRequest.set(r.requestId, (perRequest.get(r.requestId) ?? 0) + 1);
-  const none = [...s.sent].filter((id) => !perRequest.has(id));
-  expect(
-    none.filter((id) => s.acked.has(id)),
-    `acknowledged callbacks without a run (${context})`,
-  ).to.deep.equal([]);
-  expect(none, `callbacks without a run (${context})`).to.deep.equal([]);
-  expect(
-    [...perRequest].filter(([, n]) => n > 1).map(([id, n]) => `${id} x${n}`),
-    `callbacks with more than one run (${context})`,
-  ).to.deep.equal([]);
-  expect(
-    [...perRequest.keys()].filter((id) => !s.sent.has(id)),
-    'runs for callbacks never sent',
-  ).to.deep.equal([]);
-  expect(
-    runs.filter((r) => r.status !== 'succeeded').map((r) => `${r.requestId}: ${r.status}`),
-    'callback runs not succeeded',
-  ).to.deep.equal([]);
-  expect(s.storedAgain, `acknowledged, then stored again as new (${context})`).to.deep.equal([]);
+  expectRunPerCallback(runsIn(file, 'usage-callback'), s, context);
   expect(pendingEvents(file), 'inbox events never processed').to.equal(0);
 }
 
@@ -80,13 +66,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
   let current: Daemon | undefined;
 
   before(async () => {
-    emu = await emulator({ devicesPerAccount: 12_500 });
-    account = emu.defaults.accounts[0]!;
-    const devicesPerAccount = await sizeForActive(emu, account, DEVICES);
-    expect(devicesPerAccount, 'the seed has 10,000 active devices').to.be.greaterThan(0);
-    emu.reset({ devicesPerAccount });
-    active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
-    expect(active).to.have.length(DEVICES);
+    ({ emu, account, active } = await emulatorWithActive(DEVICES, 12_500));
     emu.setFaults({ latencyMs: LATENCY_MS });
     state = await tempDir();
   });
@@ -228,18 +208,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
       'resuming a call whose outcome is unknown',
     );
 
-    // Every device suspended exactly once, by the emulator's own counters; no other device touched.
-    const c = await calls(emu);
-    const missing: string[] = [];
-    const twice: string[] = [];
-    for (const id of active) {
-      const m = c.devices[id] ?? [];
-      if (m.length === 0) missing.push(id);
-      else if (m.length > 1 || m[0]!.action !== 'devices.suspend') twice.push(id);
-    }
-    expect(missing.length, `devices never suspended (${context})`).to.equal(0);
-    expect(twice.length, `devices mutated more than once (${context})`).to.equal(0);
-    expect(Object.keys(c.devices), 'devices mutated').to.have.length(DEVICES);
+    await expectEachSuspendedOnce(emu, active, context);
 
     // The resumed run ended well and counts each device once, in its summary and in the ledger.
     expect(summary.status, `${summary.error ?? ''} (${context})`).to.equal('succeeded');

@@ -2,7 +2,7 @@
  * The matcher takes the events a group commit has just stored from memory, not by reading them back from the
  * inbox and parsing them again: but only an event whose id is the next one to process. Events stored while it
  * was behind (the run queue full, more than it holds), or before a crash, are read from the store, in order,
- * and every event is processed exactly once.
+ * and every event is processed exactly once, those claimed from a gone owner too.
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -181,5 +181,38 @@ describe('the matcher takes just-committed events from memory', function () {
     expect(runs.n).to.equal(7);
     second.db.close();
     await tmp.close();
+  });
+
+  it('processes the callbacks it claims from a gone owner while a commit of its own is in flight', async () => {
+    // Measured before: the claim set the matcher back to the first id, and the commit in flight set it past the
+    // claimed messages, whose ids are lower: they stayed in the inbox until another claim.
+    const store = new SqliteStore(':memory:');
+    const lease = { role: 'daemon' as const, pid: process.pid, host: 'here', boot: '', startedAt: '' };
+    await store.registerOwner({ id: OWNER, ...lease }, Date.now(), 60_000, false);
+    const { pool, matcher, commits } = daemonParts(store);
+    // A replica that died with three callbacks stored and not processed: no live owner holds them.
+    await store.appendInbox('killed replica', [message(1), message(2), message(3)]);
+    matcher.kick();
+    await settle(matcher);
+    // The commit of this daemon's own next callback is held in flight...
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let committing!: () => void;
+    const inCommit = new Promise<void>((r) => (committing = r));
+    const complete = store.completeInbox.bind(store);
+    store.completeInbox = async (processed) => {
+      committing();
+      await held;
+      return complete(processed);
+    };
+    await commits.add(message(4));
+    await inCommit;
+    // ...when the lease renewal claims the dead replica's callbacks, as the daemon does.
+    expect(await store.claimInbox(OWNER, Date.now())).to.equal(3);
+    matcher.rescan();
+    release();
+    await settle(matcher);
+    expect(requestsOf(pool.runs).sort()).to.deep.equal(['req-1', 'req-2', 'req-3', 'req-4']);
+    expect(pending(store)).to.equal(0);
   });
 });

@@ -31,11 +31,17 @@ import { expect } from 'chai';
 import pg from 'pg';
 import type { Emulator } from '../../src/emulator/index.js';
 import { startBalancer, type Balancer } from '../helpers/balancer.js';
-import { rng, Sender, sleep } from '../helpers/chaos.js';
+import {
+  emulatorWithActive,
+  expectEachSuspendedOnce,
+  expectRunPerCallback,
+  rng,
+  Sender,
+  sleep,
+} from '../helpers/chaos.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { postgresUrl } from '../helpers/postgres.js';
-import { accountDevices, calls, emulator, imei, sizeForActive } from '../runner/helpers.js';
 
 const DEVICES = 10_000;
 const REPLICAS = 3;
@@ -101,13 +107,7 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
   const stderr = () => daemons.map((d) => `--- ${d.name}\n${d.stderr.slice(-1500)}`).join('\n');
 
   before(async () => {
-    emu = await emulator({ devicesPerAccount: 12_500 });
-    account = emu.defaults.accounts[0]!;
-    const devicesPerAccount = await sizeForActive(emu, account, DEVICES);
-    expect(devicesPerAccount, 'the seed has 10,000 active devices').to.be.greaterThan(0);
-    emu.reset({ devicesPerAccount });
-    active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
-    expect(active).to.have.length(DEVICES);
+    ({ emu, account, active } = await emulatorWithActive(DEVICES, 12_500));
     emu.setFaults({ latencyMs: LATENCY_MS });
     const url = await postgresUrl();
     db = new pg.Client(url);
@@ -269,17 +269,7 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
     ).to.include('resuming a call whose outcome is unknown');
 
     // Every device suspended exactly once, by the emulator's own counters; no other device touched.
-    const c = await calls(emu);
-    const missing: string[] = [];
-    const twice: string[] = [];
-    for (const id of active) {
-      const m = c.devices[id] ?? [];
-      if (m.length === 0) missing.push(id);
-      else if (m.length > 1 || m[0]!.action !== 'devices.suspend') twice.push(id);
-    }
-    expect(missing.length, `devices never suspended (${context})`).to.equal(0);
-    expect(twice.length, `devices mutated more than once (${context})`).to.equal(0);
-    expect(Object.keys(c.devices), 'devices mutated').to.have.length(DEVICES);
+    await expectEachSuspendedOnce(emu, active, context);
 
     // The suspend ended well and counts each device once, in its summary and in the ledger.
     expect(summary.status, `${summary.error ?? ''} (${context})`).to.equal('succeeded');
@@ -291,32 +281,10 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
     expect(ledger.rows).to.deep.equal([{ outcome: 'succeeded', n: DEVICES }]);
 
     // Each callback, acknowledged at once or once sent again, started exactly one run, which ended well.
-    const { rows: callbackRuns } = await db.query<{ status: string; request_id: string }>(
-      `SELECT status, trigger_json::json ->> 'requestId' AS request_id FROM runs WHERE playbook = 'usage-callback'`,
+    const { rows: callbackRuns } = await db.query<{ status: string; requestId: string }>(
+      `SELECT status, trigger_json::json ->> 'requestId' AS "requestId" FROM runs WHERE playbook = 'usage-callback'`,
     );
-    const perRequest = new Map<string, number>();
-    for (const r of callbackRuns) perRequest.set(r.request_id, (perRequest.get(r.request_id) ?? 0) + 1);
-    expect(
-      [...s.acked].filter((id) => !perRequest.has(id)),
-      `acknowledged callbacks without a run (${context})`,
-    ).to.deep.equal([]);
-    expect(
-      [...s.sent].filter((id) => !perRequest.has(id)),
-      `callbacks without a run (${context})`,
-    ).to.deep.equal([]);
-    expect(
-      [...perRequest].filter(([, k]) => k > 1).map(([id, k]) => `${id} x${k}`),
-      `callbacks with more than one run (${context})`,
-    ).to.deep.equal([]);
-    expect(
-      [...perRequest.keys()].filter((id) => !s.sent.has(id)),
-      'runs for callbacks never sent',
-    ).to.deep.equal([]);
-    expect(
-      callbackRuns.filter((r) => r.status !== 'succeeded').map((r) => `${r.request_id}: ${r.status}`),
-      `callback runs not succeeded (${context})`,
-    ).to.deep.equal([]);
-    expect(s.storedAgain, `acknowledged, then stored again as new (${context})`).to.deep.equal([]);
+    expectRunPerCallback(callbackRuns, s, context);
     expect(
       (await one<{ n: number }>('SELECT count(*)::int AS n FROM inbox WHERE processed_at IS NULL')).n,
       'callbacks never processed',

@@ -1,8 +1,29 @@
 /**
  * What the kill tests share (test/daemon/crash.test.ts, one daemon; test/daemon/replicas-chaos.test.ts, replicas
- * on one database): a seeded generator for the kill points and the callback mix, and a sender of callbacks that
- * knows what it sent and what the listener acknowledged, as the service does.
+ * on one database): a seeded generator for the kill points and the callback mix, a sender of callbacks that
+ * knows what it sent and what the listener acknowledged, as the service does, and what they check afterwards.
  */
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import { accountDevices, calls, emulator, imei, sizeForActive } from '../runner/helpers.js';
+
+/**
+ * An emulator whose first account has exactly `active` active devices (the seed decides each device's state:
+ * `seeded` devices are enough to find them), and those devices' IMEIs.
+ */
+export async function emulatorWithActive(
+  active: number,
+  seeded: number,
+): Promise<{ emu: Emulator; account: string; active: string[] }> {
+  const emu = await emulator({ devicesPerAccount: seeded });
+  const account = emu.defaults.accounts[0]!;
+  const devicesPerAccount = await sizeForActive(emu, account, active);
+  expect(devicesPerAccount, `the seed has ${active} active devices`).to.be.greaterThan(0);
+  emu.reset({ devicesPerAccount });
+  const ids = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
+  expect(ids).to.have.length(active);
+  return { emu, account, active: ids };
+}
 
 /** A small seeded generator (mulberry32): the same seed gives the same sequence. */
 export function rng(seed: number): () => number {
@@ -77,4 +98,55 @@ export class Sender {
       }
     }
   }
+}
+
+/**
+ * Every callback sent (acknowledged at once, or once sent again) has exactly one of `runs`, ended well; none is
+ * for a callback never sent; no acknowledged callback was stored again as new.
+ */
+export function expectRunPerCallback(
+  runs: { requestId?: string; status: string }[],
+  s: Sender,
+  context: string,
+): void {
+  const perRequest = new Map<string, number>();
+  for (const r of runs) perRequest.set(r.requestId ?? '', (perRequest.get(r.requestId ?? '') ?? 0) + 1);
+  const none = [...s.sent].filter((id) => !perRequest.has(id));
+  expect(
+    none.filter((id) => s.acked.has(id)),
+    `acknowledged callbacks without a run (${context})`,
+  ).to.deep.equal([]);
+  expect(none, `callbacks without a run (${context})`).to.deep.equal([]);
+  expect(
+    [...perRequest].filter(([, n]) => n > 1).map(([id, n]) => `${id} x${n}`),
+    `callbacks with more than one run (${context})`,
+  ).to.deep.equal([]);
+  expect(
+    [...perRequest.keys()].filter((id) => !s.sent.has(id)),
+    'runs for callbacks never sent',
+  ).to.deep.equal([]);
+  expect(
+    runs.filter((r) => r.status !== 'succeeded').map((r) => `${r.requestId}: ${r.status}`),
+    `callback runs not succeeded (${context})`,
+  ).to.deep.equal([]);
+  expect(s.storedAgain, `acknowledged, then stored again as new (${context})`).to.deep.equal([]);
+}
+
+/** Each of `active` suspended exactly once, by the emulator's own counters; no other device touched. */
+export async function expectEachSuspendedOnce(
+  emu: Emulator,
+  active: string[],
+  context: string,
+): Promise<void> {
+  const c = await calls(emu);
+  const missing: string[] = [];
+  const twice: string[] = [];
+  for (const id of active) {
+    const m = c.devices[id] ?? [];
+    if (m.length === 0) missing.push(id);
+    else if (m.length > 1 || m[0]!.action !== 'devices.suspend') twice.push(id);
+  }
+  expect(missing.length, `devices never suspended (${context})`).to.equal(0);
+  expect(twice.length, `devices mutated more than once (${context})`).to.equal(0);
+  expect(Object.keys(c.devices), 'devices mutated').to.have.length(active.length);
 }
