@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   FB_ABORTED: 'The call was cancelled before it completed.',
   FB_EXPRESSION_BUDGET:
     'An expression went over its budget of work (FLEETBOOK_EXPRESSION_BUDGET) and was stopped; it is not retried.',
+  FB_LEASE_LOST:
+    "This process's lease on the store was lost (not renewed in time: the process was frozen or cut off), and another process may now act on its runs: nothing it wrote since was committed, and it stops.",
   FB_REFUSED:
     'An engine action was refused by policy (a report path outside the reports directory, a webhook to an address not allowed, a header fleetbook sets itself); nothing was written or sent.',
 } as const;
@@ -186,6 +188,20 @@ export class LoginError extends FleetbookError {
 export class AuthError extends FleetbookError {
   constructor(message: string, options?: ErrorOptions) {
     super('FB_AUTH', message, 'permanent', options);
+  }
+}
+
+/**
+ * A write of a process whose lease on the store was lost: rolled back, so that a process frozen past its lease
+ * never writes over the runs another has taken over since (the store's fence, Ownership in store/store.ts).
+ */
+export class LeaseLostError extends FleetbookError {
+  constructor(owner: string) {
+    super(
+      'FB_LEASE_LOST',
+      `the lease of this process (owner ${owner}) on the store was lost: another process may act on its runs, so nothing more it writes is committed`,
+      'permanent',
+    );
   }
 }
 

@@ -74,6 +74,12 @@ export interface ClientOptions {
   logger?: Logger;
   /** Told of every answer (its HTTP status) and every network failure: the daemon's metrics. */
   onResponse?: (action: string, status: number | 'network') => void;
+  /**
+   * Called as a request that may change something is about to leave, its rate slot held: throwing stops it. A
+   * process fences its mutations to its lease on the store with it, so that one frozen past its lease (whose
+   * runs another process may have taken over since) sends nothing more when it thaws.
+   */
+  beforeMutation?: (action: string) => void;
 }
 
 export interface CallOptions {
@@ -95,6 +101,8 @@ interface Call {
   area: Area;
   method: Method;
   retrySafe: boolean;
+  /** The request may change something (the catalog's `mutating`). */
+  mutating?: boolean;
   /** Which tokens to send: none, the bearer only (login), or both. */
   auth: 'bearer' | 'both' | 'basic';
   contentType?: string;
@@ -327,6 +335,7 @@ export class ApiClient {
         area: op.area,
         method: op.method,
         retrySafe: op.retrySafe,
+        mutating: op.mutating,
         auth: op.action === 'session.login' ? 'bearer' : 'both',
       },
       path,
@@ -361,23 +370,22 @@ export class ApiClient {
       try {
         this.stats.requests[c.action] = (this.stats.requests[c.action] ?? 0) + 1;
         const began = this.clock.now();
-        const res = await this.areas[c.area].run(
-          () =>
-            send(
-              this.dispatcher,
-              this.origin,
-              {
-                action: c.action,
-                method: c.method,
-                path: this.basePath + path,
-                headers,
-                ...(body !== undefined ? { body } : {}),
-              },
-              this.timeouts,
-              signal,
-            ),
-          signal,
-        );
+        const res = await this.areas[c.area].run(() => {
+          if (c.mutating) this.o.beforeMutation?.(c.action);
+          return send(
+            this.dispatcher,
+            this.origin,
+            {
+              action: c.action,
+              method: c.method,
+              path: this.basePath + path,
+              headers,
+              ...(body !== undefined ? { body } : {}),
+            },
+            this.timeouts,
+            signal,
+          );
+        }, signal);
         this.log.debug('api call', {
           action: c.action,
           method: c.method,

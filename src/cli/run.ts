@@ -115,7 +115,9 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const tty = Boolean(process.stderr.isTTY) && !flags.json;
   const logger = createLogger({ level: tty ? 'warn' : config.logLevel });
   const target = await connect(config, logger);
-  const client = createClient({ ...target.options, logger });
+  // A mutation leaves only while the lease holds: frozen past it, this process sends nothing more.
+  const held: { lease?: Lease } = {};
+  const client = createClient({ ...target.options, logger, beforeMutation: () => held.lease?.check() });
   const store = await openStore(config.state);
   const controller = new AbortController();
   // This run is this process's: a daemon on the same state file neither adopts it nor acts on its devices
@@ -127,6 +129,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     leaseMs: parseDuration(config.lease) ?? 15_000,
     onLost: (e) => controller.abort(new Interrupted(e.message)),
   });
+  held.lease = lease;
   // The API areas' budgets are shared with the other processes on the store (a daemon, replicas).
   const shares = new RateShares({
     owner: lease.id,

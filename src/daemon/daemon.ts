@@ -206,6 +206,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       ...target.options,
       logger: log,
       onResponse: (action, status) => metrics.apiCalls.inc({ action, status: String(status) }),
+      // A mutation leaves only while the lease holds: frozen past it, this daemon sends nothing more.
+      beforeMutation: () => owned.check(),
     });
     // Each API area's budget is shared by every process on the store: this one runs at its share.
     shares = new RateShares({

@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { ConfigError } from '../errors.js';
+import { ConfigError, LeaseLostError } from '../errors.js';
 import type { Owner, OwnerInfo, Ownership } from './store.js';
 
 export interface LeaseOptions {
   /** The store, and where it is, for the refusal's message. */
-  store: Ownership & { readonly describe: string };
+  store: Ownership & { readonly describe: string; durable(): Promise<void> };
   role: OwnerInfo['role'];
   /** How long the lease holds without a renewal. @default 15000 */
   leaseMs: number;
@@ -38,6 +38,8 @@ export class Lease {
   private timer: NodeJS.Timeout | undefined;
   private released = false;
   private renewing = false;
+  /** When the lease ends unless renewed (ms, this process's clock): what it last wrote, or less. */
+  private until = 0;
 
   /** Registers this process; throws a ConfigError (the CLI exits 2) naming the live owner that holds the store. */
   static async acquire(o: LeaseOptions): Promise<Lease> {
@@ -53,8 +55,12 @@ export class Lease {
     };
     for (const other of await o.store.liveOwners(now()))
       if (knownDead(other, info)) await o.store.releaseOwner(other.id);
-    const holder = await o.store.registerOwner(info, now(), o.leaseMs, o.exclusive);
+    const at = now();
+    const holder = await o.store.registerOwner(info, at, o.leaseMs, o.exclusive);
     if (holder) throw new ConfigError(refusal(o, holder));
+    lease.until = at + o.leaseMs;
+    // From now on the store writes only while this lease holds: a process frozen past it writes nothing more.
+    o.store.fence(lease.id, (e) => lease.lost(e));
     lease.timer = setInterval(() => void lease.renew(), Math.max(50, Math.floor(o.leaseMs / 3)));
     lease.timer.unref();
     return lease;
@@ -69,8 +75,9 @@ export class Lease {
     if (this.released || this.renewing) return;
     let kept: boolean;
     this.renewing = true;
+    const at = this.now();
     try {
-      kept = await this.o.store.renewOwner(this.id, this.now(), this.o.leaseMs);
+      kept = await this.o.store.renewOwner(this.id, at, this.o.leaseMs);
     } catch {
       // A busy or failing store: the next tick tries again, and the lease may still hold.
       return;
@@ -79,23 +86,49 @@ export class Lease {
     }
     if (this.released) return;
     if (!kept) {
-      void this.release(false);
-      this.o.onLost(
+      this.lost(
         new Error(
           `lost the lease on ${this.o.store.describe}: it was not renewed within ${this.o.leaseMs} ms, and another process may now act on its runs`,
         ),
       );
       return;
     }
+    this.until = at + this.o.leaseMs;
     this.o.onRenew?.();
   }
 
-  /** Stops renewing, and (by default) removes this owner: its unfinished runs are free for the next start. */
+  /**
+   * Throws a LeaseLostError unless the lease still holds by this process's clock: what a process checks as
+   * something is about to leave it (a request that may change a device), since a process frozen after its last
+   * write was committed learns that its lease expired only when it thaws. Released, it holds nothing either.
+   */
+  check(): void {
+    if (this.released) throw new LeaseLostError(this.id);
+    if (this.now() < this.until) return;
+    const e = new LeaseLostError(this.id);
+    this.lost(e);
+    throw e;
+  }
+
+  /** The lease is gone (a renewal or a fenced write found it so): told once; the store stays fenced. */
+  private lost(error: Error): void {
+    if (this.released) return;
+    void this.release(false);
+    this.o.onLost(error);
+  }
+
+  /**
+   * Stops renewing, and (by default) removes this owner: its unfinished runs are free for the next start. What it
+   * wrote is committed first, while the lease still fences it.
+   */
   async release(remove = true): Promise<void> {
     if (this.released) return;
     this.released = true;
     clearInterval(this.timer);
-    if (remove) await this.o.store.releaseOwner(this.id);
+    if (!remove) return;
+    await this.o.store.durable().catch(() => undefined);
+    this.o.store.fence(undefined);
+    await this.o.store.releaseOwner(this.id);
   }
 }
 

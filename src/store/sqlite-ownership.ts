@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from './rows.js';
 import { preparer } from './sqlite-rows.js';
 import { RELEASED_SHARE_MS } from '../rate/shares.js';
+import { LeaseLostError } from '../errors.js';
 import type { Owner, OwnerHoldings, OwnerInfo, RunRecord } from './store.js';
 
 /** The ownership tables: the fourth migration of the SQLite store. */
@@ -45,6 +46,9 @@ export class SqliteOwnership {
     (owner: string, holder: string, ids: readonly string[], now: number) => string | undefined
   >;
 
+  /** The lease the store's writes are fenced to (Ownership.fence in store.ts). */
+  private fenced: { owner: string; onLost: ((e: Error) => void) | undefined } | undefined;
+
   constructor(private readonly db: Database.Database) {
     this.sql = preparer(db);
     this.register = db.transaction((o: OwnerInfo, now: number, leaseMs: number, exclusive: boolean) => {
@@ -62,6 +66,7 @@ export class SqliteOwnership {
       return undefined;
     });
     this.claim = db.transaction((owner: string, playbooks: readonly string[] | undefined, now: number) => {
+      this.checkFence(now);
       const rows = this.sql(
         `UPDATE runs SET owner = @owner
          WHERE status IN ('queued', 'running')
@@ -75,6 +80,7 @@ export class SqliteOwnership {
     // alone on the store, an acquisition is one indexed read and one insert, whatever its size. The owner's own
     // claims do not count: it orders its acquisitions in memory (StoreDeviceLocks), and may release late.
     this.lock = db.transaction((owner: string, holder: string, ids: readonly string[], now: number) => {
+      this.checkFence(now);
       const others = this.sql(
         `SELECT c.device_ids FROM device_claims c JOIN owners o ON o.id = c.owner
          WHERE c.owner <> ? AND o.lease_until > ?`,
@@ -90,6 +96,24 @@ export class SqliteOwnership {
       ).run(holder, owner, JSON.stringify(ids));
       return undefined;
     });
+  }
+
+  fence(owner: string | undefined, onLost?: (e: Error) => void): void {
+    this.fenced = owner === undefined ? undefined : { owner, onLost };
+  }
+
+  /**
+   * Throws a LeaseLostError when the store is fenced to a lease that no longer holds at `now`. Called in the
+   * transaction it guards, which holds (or takes) the write lock: no other process claims in between.
+   */
+  checkFence(now: number): void {
+    const f = this.fenced;
+    if (!f || this.sql('SELECT 1 FROM owners WHERE id = ? AND lease_until > ?').get(f.owner, now)) return;
+    const e = new LeaseLostError(f.owner);
+    const told = f.onLost;
+    f.onLost = undefined;
+    told?.(e);
+    throw e;
   }
 
   /** Removes the owners whose lease expired, with their device locks. */

@@ -530,6 +530,10 @@ export class SqliteStore implements Store {
     this.ownership.unlockDevices(holders);
   }
 
+  fence(owner: string | undefined, onLost?: (e: Error) => void): void {
+    this.ownership.fence(owner, onLost);
+  }
+
   /**
    * Opens this turn's transaction if none is open: every write until the end of the turn joins it, and it is
    * committed then (or sooner, by `commit`). One commit for many writes: a run's checkpoints, ledger entries,
@@ -558,9 +562,11 @@ export class SqliteStore implements Store {
     this.turn = undefined;
     if (openTurns.get(this.file) === this) openTurns.delete(this.file);
     try {
+      this.ownership.checkFence(Date.now());
       this.db.exec('COMMIT');
     } catch (e) {
-      // A disk that is full or failing: the turn's writes are lost, and whoever relies on them learns it.
+      // A disk that is full or failing, or a lease lost: the turn's writes are lost, and whoever relies on them
+      // learns it.
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       if (turn.waiters.length) for (const w of turn.waiters) w.reject(e as Error);
       else this.failed = e as Error;

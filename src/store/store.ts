@@ -244,6 +244,13 @@ export interface Ownership {
   ): Promise<string | undefined>;
   /** Frees the devices of some acquisitions (a write of the turn). */
   unlockDevices(holders: readonly string[]): void;
+  /**
+   * Fences this store to `owner`'s lease (undefined: no fence). While fenced, a turn's writes, a device lock and a
+   * run claim commit only if `owner` holds a live lease as they commit: a process frozen past its lease, whose
+   * runs another may have taken over, writes nothing more. Such a write is rolled back and fails with a
+   * LeaseLostError, and `onLost` is told of the first.
+   */
+  fence(owner: string | undefined, onLost?: (e: Error) => void): void;
 }
 
 /** Runs, and each step's checkpoint and items. */

@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
 import type { Emulator } from '../../src/emulator/index.js';
-import { sleep } from '../helpers/chaos.js';
+import { emulatorWithActive, sleep } from '../helpers/chaos.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { postgresUrl } from '../helpers/postgres.js';
-import { accountDevices, calls, emulator, imei, sizeForActive } from '../runner/helpers.js';
+import { calls } from '../runner/helpers.js';
 
 const DEVICES = 600;
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'replicas', 'suspend-fleet.yaml');
@@ -32,13 +32,7 @@ describe('daemon: a replica frozen past its lease, then thawed', function () {
   const daemons: DaemonProcess[] = [];
 
   before(async () => {
-    emu = await emulator({ devicesPerAccount: 1000 });
-    account = emu.defaults.accounts[0]!;
-    const devicesPerAccount = await sizeForActive(emu, account, DEVICES);
-    expect(devicesPerAccount, `the seed has ${DEVICES} active devices`).to.be.greaterThan(0);
-    emu.reset({ devicesPerAccount });
-    active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
-    expect(active).to.have.length(DEVICES);
+    ({ emu, account, active } = await emulatorWithActive(DEVICES, 1000));
   });
 
   after(async () => {

@@ -4,11 +4,12 @@
  * replicas) do: on SQLite, two connections to one file.
  */
 import { expect } from 'chai';
+import { groupResults } from '../../src/runner/devices.js';
 import { StoreDeviceLocks } from '../../src/runner/locks.js';
 import { Lease, type LeaseOptions } from '../../src/store/lease.js';
 import type { RunRecord, Store } from '../../src/store/store.js';
 import { forEachBackend } from './backends.js';
-import { owner, run, sleep, until } from './fixtures.js';
+import { ok, owner, run, sleep, until } from './fixtures.js';
 
 /** A run of playbook `pb`, started as many seconds after 10:00 as its id is long: they claim in that order. */
 const timed = (id: string, o: Partial<RunRecord> = {}): RunRecord =>
@@ -165,6 +166,61 @@ forEachBackend('owners, leases, claims and device locks', (bk) => {
       (e: unknown) => e as Error,
     );
     expect(err?.message).to.equal('cancelled');
+  });
+
+  it('fenced to a lease, writes nothing once another owner took its expired lease over', async () => {
+    // Measured before: a replica frozen past its lease, thawed, recorded its late results over the run another
+    // replica had taken over and ended, and took device locks (test/daemon/replica-frozen.test.ts).
+    const now = Date.now();
+    await a.registerOwner(owner('frozen'), now - 2_000, 1_000, false);
+    await a.durable();
+    const told: Error[] = [];
+    a.fence('frozen', (e) => told.push(e));
+    await b.registerOwner(owner('live'), now, 60_000, false);
+    expect((await b.claimRuns('live', undefined, now)).length).to.equal(0);
+    // The turn's writes, a device lock and a claim: each rolled back, as a LeaseLostError.
+    a.createRun(run('late'));
+    a.recordDevices('r', 'step', groupResults([ok(1)]), '2026-11-23T10:00:00.000Z');
+    const durable = await a.durable().then(
+      () => undefined,
+      (e: unknown) => e as Error & { code?: string },
+    );
+    expect(durable?.code).to.equal('FB_LEASE_LOST');
+    for (const attempt of [
+      () => a.lockDevices('frozen', 'frozen/1', ['d1'], Date.now()),
+      () => a.claimRuns('frozen', undefined, Date.now()),
+    ]) {
+      const e = await attempt().then(
+        () => undefined,
+        (err: unknown) => err as Error & { code?: string },
+      );
+      expect(e?.code).to.equal('FB_LEASE_LOST');
+    }
+    expect(told.map((e) => e.message)).to.deep.equal([
+      'the lease of this process (owner frozen) on the store was lost: another process may act on its runs, so nothing more it writes is committed',
+    ]);
+    expect(await bk.query(b, `SELECT id FROM runs`)).to.deep.equal([]);
+    expect(await bk.query(b, `SELECT run_id FROM ledger`)).to.deep.equal([]);
+    expect(await b.lockDevices('live', 'live/1', ['d1'], Date.now())).to.equal(undefined);
+    // Unfenced (once what failed is learnt), the same store writes again.
+    await a.durable().catch(() => undefined);
+    a.fence(undefined);
+    a.createRun(run('after'));
+    await a.durable();
+    expect(await bk.query(b, `SELECT id FROM runs`)).to.deep.equal([{ id: 'after' }]);
+  });
+
+  it('a Lease checks, before a mutation leaves, that it still holds by the clock', async () => {
+    let clock = 1_000_000;
+    const lost: Error[] = [];
+    const l = await lease(a, { leaseMs: 1_000, now: () => clock, onLost: (e) => lost.push(e) });
+    clock += 999;
+    l.check();
+    clock += 1;
+    expect(() => l.check()).to.throw(/lease of this process .* was lost/);
+    expect(lost).to.have.length(1);
+    expect(() => l.check()).to.throw(/was lost/);
+    expect(lost).to.have.length(1);
   });
 
   it('a Lease refuses a second daemon with a message naming the store and the owner', async () => {

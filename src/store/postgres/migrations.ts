@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { ConfigError } from '../../errors.js';
-import { describeUrl, openPool, withClient } from './pool.js';
+import { describeUrl, FENCE_ERROR, openPool, withClient } from './pool.js';
 import { POSTGRES_RATES_MIGRATION } from './rates.js';
 
 /**
@@ -119,6 +119,16 @@ export const MIGRATIONS: string[] = [
    CREATE INDEX device_locks_by_holder ON device_locks (holder);`,
   // Each API area's rate budget, shared by the replicas (rate/shares.ts).
   POSTGRES_RATES_MIGRATION,
+  // The fence of a replica's writes (Ownership.fence): its lease must hold as they commit. The owner's row is
+  // locked (KEY SHARE) until then, so that a claim of its runs, which first removes the owners whose lease
+  // expired, waits for that commit and sees what it wrote; once removed, the owner's writes fail here.
+  `CREATE FUNCTION fleetbook_fence(fenced text, now_ms bigint) RETURNS void LANGUAGE plpgsql AS $$
+   BEGIN
+     PERFORM 1 FROM owners WHERE id = fenced AND lease_until > now_ms FOR KEY SHARE;
+     IF NOT FOUND THEN
+       RAISE EXCEPTION 'the lease of owner % was lost', fenced USING ERRCODE = '${FENCE_ERROR}';
+     END IF;
+   END $$;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

@@ -97,24 +97,34 @@ export class PostgresOwnership implements Ownership {
   }
 
   /**
-   * One statement: the unfinished runs no live owner holds, locked as they are read, skipping those a concurrent
-   * claim has locked (it takes them). A run whose claim committed meanwhile is read again, with its new owner
-   * (live), and left out.
+   * The owners whose lease expired are removed first: each removal waits for a commit of that owner still in
+   * flight (fenced, it holds its owner's row), whose writes the claimer then sees, and fails the ones after it.
+   * Then the unfinished runs no live owner holds, locked as they are read, skipping those a concurrent claim has
+   * locked (it takes them). A run whose claim committed meanwhile is read again, with its new owner (live), and
+   * left out. Pipelined: one round trip.
    */
   async claimRuns(
     owner: string,
     playbooks: readonly string[] | undefined,
     now: number,
   ): Promise<RunRecord[]> {
-    const rows = await this.turns.read<RunRow>({
-      text: `UPDATE runs SET owner = $1 WHERE id IN (
-               SELECT id FROM runs r
-               WHERE status IN ('queued', 'running')
-                 AND ($2::text[] IS NULL OR playbook = ANY($2::text[]))
-                 AND (owner IS NULL OR NOT ${live('r.owner', '$3')})
-               FOR UPDATE SKIP LOCKED)
-             RETURNING *`,
-      values: [owner, playbooks ? [...playbooks] : null, now],
+    const fence = this.turns.fenceStatement();
+    const rows = await this.turns.transaction(async (query) => {
+      const [, , claimed] = await Promise.all([
+        fence && query(fence),
+        query({ text: 'DELETE FROM owners WHERE lease_until <= $1', values: [now] }),
+        query({
+          text: `UPDATE runs SET owner = $1 WHERE id IN (
+                   SELECT id FROM runs r
+                   WHERE status IN ('queued', 'running')
+                     AND ($2::text[] IS NULL OR playbook = ANY($2::text[]))
+                     AND (owner IS NULL OR NOT ${live('r.owner', '$3')})
+                   FOR UPDATE SKIP LOCKED)
+                 RETURNING *`,
+          values: [owner, playbooks ? [...playbooks] : null, now],
+        }),
+      ]);
+      return claimed.rows as RunRow[];
     });
     return rows.map(toRun).sort(byStart);
   }
@@ -134,14 +144,18 @@ export class PostgresOwnership implements Ownership {
     if (!ids.length) return Promise.resolve(undefined);
     const wanted = JSON.stringify(ids);
     const count = new Set(ids).size;
+    const fence = this.turns.fenceStatement();
     return this.turns.transaction(async (query) => {
-      const { rowCount } = await query({
-        text: `INSERT INTO device_locks (device_id, owner, holder)
+      const [, { rowCount }] = await Promise.all([
+        fence && query(fence),
+        query({
+          text: `INSERT INTO device_locks (device_id, owner, holder)
                SELECT DISTINCT value COLLATE "C", $1, $2 FROM json_array_elements_text($3::json) ORDER BY 1
                ON CONFLICT (device_id) DO UPDATE SET owner = excluded.owner, holder = excluded.holder
                  WHERE device_locks.owner = excluded.owner OR NOT ${live('device_locks.owner', '$4')}`,
-        values: [owner, holder, wanted, now],
-      });
+          values: [owner, holder, wanted, now],
+        }),
+      ]);
       if (rowCount === count) return undefined;
       const { rows } = await query({
         text: `SELECT l.device_id FROM device_locks l JOIN json_array_elements_text($2::json) AS w
@@ -152,6 +166,10 @@ export class PostgresOwnership implements Ownership {
       const held = new Set(rows.map((r: { device_id: string }) => r.device_id));
       return new Rollback(ids.find((id) => held.has(id)));
     });
+  }
+
+  fence(owner: string | undefined, onLost?: (e: Error) => void): void {
+    this.turns.fence(owner, onLost);
   }
 
   unlockDevices(holders: readonly string[]): void {

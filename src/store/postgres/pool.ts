@@ -54,6 +54,14 @@ export function describeUrl(url: string): string {
 }
 
 /**
+ * How long the server lets a transaction of the store wait for its client between two statements before it ends
+ * the session. A healthy replica waits for nothing in a transaction but its own event loop; one frozen in the
+ * middle of one (SIGSTOP, a paused VM) would otherwise hold its row locks for as long as it is frozen: the device
+ * locks of its acquisition, and its owner's row, which a claim of its runs waits for (ownership.ts).
+ */
+const IDLE_IN_TRANSACTION_MS = 5_000;
+
+/**
  * How a connection of the store opens: this store's types, and commits on disk when they return (the driver
  * lets the URL's parameters override the config's, so the URL's `options` are taken out of it and kept before
  * this one). A server that does not answer fails the connection after 10 s, rather than hold its caller.
@@ -66,7 +74,7 @@ export function clientConfig(url: string, applicationName: string): pg.ClientCon
     connectionString: u.href,
     types,
     application_name: applicationName,
-    options: `${given ? `${given} ` : ''}-c synchronous_commit=on`,
+    options: `${given ? `${given} ` : ''}-c synchronous_commit=on -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`,
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
   };
@@ -103,6 +111,9 @@ const UNFIT = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\u
 export function pgText<T extends string | null>(s: T): T {
   return (s === null ? s : s.replace(UNFIT, '\ufffd')) as T;
 }
+
+/** The SQLSTATE `fleetbook_fence` raises: the fenced owner's lease no longer holds (migrations.ts). */
+export const FENCE_ERROR = 'FBL01';
 
 /** Error codes after which a transaction can be tried again as it was: a deadlock, a serialization failure. */
 export function retryable(e: unknown): boolean {

@@ -5,6 +5,7 @@
  * this class puts them together behind the Store interface.
  */
 import type pg from 'pg';
+import { LeaseLostError } from '../../errors.js';
 import type {
   DeviceGroup,
   InboxEvent,
@@ -107,7 +108,10 @@ export class PostgresStore implements Store {
     for (const feed of this.feeds) feed.stop();
     this.feeds.clear();
     try {
-      await this.turns.durable();
+      // A lease lost: its last writes were refused on purpose, and whoever waited on them was told.
+      await this.turns.durable().catch((e: unknown) => {
+        if (!(e instanceof LeaseLostError)) throw e;
+      });
     } finally {
       await Promise.all([this.pool.end(), this.ratesPool.end()]);
     }
@@ -239,5 +243,8 @@ export class PostgresStore implements Store {
   }
   unlockDevices(holders: readonly string[]): void {
     this.ownership.unlockDevices(holders);
+  }
+  fence(owner: string | undefined, onLost?: (e: Error) => void): void {
+    this.ownership.fence(owner, onLost);
   }
 }

@@ -8,8 +8,9 @@
  * before it.
  */
 import type pg from 'pg';
+import { LeaseLostError } from '../../errors.js';
 import type { ResultColumns, RunRow } from '../rows.js';
-import { inTransaction, retryable, transaction, type Rollback, type Statement } from './pool.js';
+import { FENCE_ERROR, inTransaction, retryable, transaction, type Rollback, type Statement } from './pool.js';
 
 /** A ledger entry as the turn holds it: the devices of one group, what they got, and each one's data. */
 export interface EntryRecord extends Omit<ResultColumns, 'data_json'> {
@@ -82,12 +83,35 @@ export class Turns {
   private committing: Turn | undefined;
   /** A commit that failed with nobody waiting for it: thrown by the next write or `durable()`. */
   private failed: Error | undefined;
+  /** The lease the writes are fenced to (Ownership.fence in store.ts). */
+  private fenced: { owner: string; onLost: ((e: Error) => void) | undefined } | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
     /** The statements that commit a turn's writes, in order. */
     private readonly statements: (writes: TurnWrites) => Statement[],
   ) {}
+
+  fence(owner: string | undefined, onLost?: (e: Error) => void): void {
+    this.fenced = owner === undefined ? undefined : { owner, onLost };
+  }
+
+  /** The statement that fails a transaction, first in it, once the fenced lease no longer holds; none unfenced. */
+  fenceStatement(): Statement | undefined {
+    const f = this.fenced;
+    return f && { text: 'SELECT fleetbook_fence($1, $2)', values: [f.owner, Date.now()] };
+  }
+
+  /** The fence's error as a LeaseLostError (`onLost` told of the first); any other error as it is. */
+  private lost(e: unknown): unknown {
+    const f = this.fenced;
+    if (!f || (e as { code?: string }).code !== FENCE_ERROR) return e;
+    const told = f.onLost;
+    f.onLost = undefined;
+    const error = new LeaseLostError(f.owner);
+    told?.(error);
+    return error;
+  }
 
   /** The open turn, to write into; one is opened when none is, and committed at the end of this turn of the loop. */
   write(): TurnWrites {
@@ -149,7 +173,11 @@ export class Turns {
   /** `attempt` once every write made before it is committed. */
   private async afterWrites<T>(attempt: () => Promise<T>): Promise<T> {
     await this.settled();
-    return retrying(attempt);
+    try {
+      return await retrying(attempt);
+    } catch (e) {
+      throw this.lost(e);
+    }
   }
 
   /** Commits the open turn, unless one is being committed: it follows that one. */
@@ -171,9 +199,13 @@ export class Turns {
     let error: Error | undefined;
     try {
       const statements = this.statements(turn);
-      if (statements.length) await retrying(() => inTransaction(this.pool, statements));
+      if (statements.length)
+        await retrying(() => {
+          const fence = this.fenceStatement();
+          return inTransaction(this.pool, fence ? [fence, ...statements] : statements);
+        });
     } catch (e) {
-      error = e as Error;
+      error = this.lost(e) as Error;
     }
     if (!error) for (const w of turn.waiters) w.resolve();
     else if (turn.waiters.length) for (const w of turn.waiters) w.reject(error);
