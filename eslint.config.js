@@ -19,6 +19,7 @@ const LAYERS = [
   ['actions'],
   ['runner'],
   ['connect.ts'],
+  ['console'],
   ['daemon'],
   ['testing'],
   ['cli'],

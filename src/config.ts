@@ -66,6 +66,11 @@ export const CONFIG_SCHEMA = {
       minLength: 16,
       description: 'the bearer token of manual runs',
     },
+    consoleToken: {
+      type: 'string',
+      minLength: 16,
+      description: 'the token of the console (reading beyond loopback, and every action)',
+    },
     maxRuns: { type: 'integer', minimum: 1, description: 'runs executing at once' },
     inboxLimit: {
       type: 'integer',
@@ -146,6 +151,8 @@ export interface Config {
   readonly callbackUrl?: string;
   readonly callbackAccounts?: string[];
   readonly daemonToken?: string;
+  /** The console's token (docs/console.md); made up at each start when unset and the daemon is on loopback. */
+  readonly consoleToken?: string;
   readonly maxRuns: number;
   readonly inboxLimit: number;
   readonly callbackFailureLimit: number;
@@ -205,6 +212,7 @@ const ENV = {
   callbackUrl: 'FLEETBOOK_CALLBACK_URL',
   callbackAccounts: 'FLEETBOOK_CALLBACK_ACCOUNTS',
   daemonToken: 'FLEETBOOK_DAEMON_TOKEN',
+  consoleToken: 'FLEETBOOK_CONSOLE_TOKEN',
   maxRuns: 'FLEETBOOK_MAX_RUNS',
   inboxLimit: 'FLEETBOOK_INBOX_LIMIT',
   callbackFailureLimit: 'FLEETBOOK_CALLBACK_FAILURE_LIMIT',
@@ -261,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       .map((a) => a.trim())
       .filter(Boolean),
     daemonToken: pick('daemonToken'),
+    consoleToken: pick('consoleToken'),
     maxRuns: num('maxRuns', 64),
     inboxLimit: num('inboxLimit', 10_000),
     callbackFailureLimit: num('callbackFailureLimit', 50),
@@ -296,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     raw.callbackPassword,
     raw.callbackSecret,
     raw.daemonToken,
+    raw.consoleToken,
   ])
     registerSecret(s as string | undefined);
   // CONFIG_SCHEMA has just checked every member.

@@ -2,7 +2,7 @@
  * The `fleetbook` command: a thin shell over the library. Each subcommand returns its exit code; nothing
  * below src/cli calls process.exit.
  */
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../util/version.js';
 import { Command, CommanderError } from 'commander';
 import { FleetbookError } from '../errors.js';
 import { redact } from '../util/secrets.js';
@@ -168,12 +168,4 @@ export async function main(argv: string[]): Promise<number> {
     return e instanceof FleetbookError && e.code === 'FB_CONFIG' ? EXIT_USAGE : 1;
   }
   return code;
-}
-
-/** The version in package.json, which sits two folders above this module in src/ and in dist/ alike. */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
 }

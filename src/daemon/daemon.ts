@@ -13,7 +13,9 @@ import { connect, type Target } from '../connect.js';
 import { ConfigError } from '../errors.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { silentLogger, type Logger } from '../log.js';
-import { formatText } from '../playbook/diagnostics.js';
+import { ConsoleAccess } from '../console/access.js';
+import { registerConsole } from '../console/routes.js';
+import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
@@ -31,6 +33,7 @@ import { GroupCommit, type ListenerCredentials } from './callbacks.js';
 import { Matcher, callbacksOf } from './matcher.js';
 import { DaemonMetrics } from './metrics.js';
 import { RunPool } from './pool.js';
+import { consoleSources } from './console-sources.js';
 import { routes } from './routes.js';
 import { Scheduler, type ScheduleEntry } from './scheduler.js';
 
@@ -80,6 +83,14 @@ export interface Daemon {
  * `file:line:col: message [rule]` (a ConfigError: the CLI exits 2).
  */
 export async function loadPlaybooks(path: string): Promise<Map<string, Playbook>> {
+  return (await loadPlaybookSources(path)).playbooks;
+}
+
+/** `loadPlaybooks`, with each playbook's file and what validation says of it (warnings: errors refuse). */
+export async function loadPlaybookSources(path: string): Promise<{
+  playbooks: Map<string, Playbook>;
+  sources: Map<string, { file: string; diagnostics: Diagnostic[] }>;
+}> {
   let files: string[];
   try {
     files = await playbookFiles(path);
@@ -87,6 +98,7 @@ export async function loadPlaybooks(path: string): Promise<Map<string, Playbook>
     throw new ConfigError(`no such playbook file or directory: ${path}`);
   }
   const out = new Map<string, Playbook>();
+  const sources = new Map<string, { file: string; diagnostics: Diagnostic[] }>();
   const problems: string[] = [];
   const where = new Map<string, string>();
   for (const file of files) {
@@ -97,12 +109,13 @@ export async function loadPlaybooks(path: string): Promise<Map<string, Playbook>
     if (other) problems.push(`${file}: playbook name ${r.playbook.name} is also the name of ${other}`);
     where.set(r.playbook.name, file);
     out.set(r.playbook.name, r.playbook);
+    sources.set(r.playbook.name, { file, diagnostics: r.diagnostics });
   }
   if (problems.length)
     throw new ConfigError(
       `${problems.length} error(s) in the playbooks of ${path}; not starting:\n${problems.join('\n')}`,
     );
-  return out;
+  return { playbooks: out, sources };
 }
 
 /** The callback services the playbooks react to, wait for, or confirm device-state actions by. */
@@ -131,7 +144,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const log = o.logger ?? silentLogger;
   // Before any expression is evaluated: the filters, keys and steps of this daemon all run on this budget.
   setExpressionBudget(config.expressionBudget);
-  const playbooks = await loadPlaybooks(o.playbooks);
+  const { playbooks, sources } = await loadPlaybookSources(o.playbooks);
   // A wrong FLEETBOOK_WEBHOOK_ALLOW entry stops the start here, as a ConfigError.
   const engine = engineSettings(config);
   const [host, portText] = splitListen(config.listen);
@@ -283,11 +296,37 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       scheduler: () => scheduler,
       rates: () => rates.status(),
     });
+    const { access, madeUp } = ConsoleAccess.of(config.consoleToken, host);
+    if (madeUp) registerSecret(access.token);
+    const consoleRoutes = registerConsole(
+      app,
+      consoleSources({
+        store: st,
+        pool,
+        owner: owned.id,
+        playbooks,
+        sources,
+        access,
+        log,
+        metrics,
+        client,
+        accepting: () => accepting,
+        scheduler: () => scheduler,
+      }),
+    );
     await app.listen({ host, port: Number(portText) });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : Number(portText);
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     log.info('listening', { url, playbooks: [...playbooks.keys()] });
+    if (madeUp)
+      // The made-up token is a secret the log would mask: the console's address is written as it is.
+      process.stderr.write(`fleetbook serve: console at ${url}/#token=${access.token}\n`);
+    else if (!access.token)
+      log.warn(
+        'the console is off: the daemon listens beyond loopback and FLEETBOOK_CONSOLE_TOKEN is not set',
+      );
+    else log.info('console', { url: `${url}/` });
 
     // Runs a crash left unfinished resume first (those of a live `fleetbook run` are its own), then the
     // callbacks stored and not yet processed.
@@ -336,6 +375,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           matcher.stop();
           // The listener stays up through the grace period: /readyz says 503, callbacks get 503 + Retry-After.
           await pool.stop(graceMs ?? o.graceMs ?? parseDuration(config.shutdownGrace) ?? 10_000);
+          consoleRoutes.close();
           await app?.close();
           await matcher.idle();
           unwatch();

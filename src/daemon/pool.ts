@@ -127,6 +127,27 @@ export class RunPool {
     g.waiting.push(entry);
   }
 
+  /**
+   * Cancels a run this pool holds, with `reason` as its error: an executing or ready one is aborted (the runner
+   * ends it cancelled, its step interrupted), one waiting for its concurrency group ends cancelled at once. False
+   * when the pool holds no such run (it ended, or another process executes it).
+   */
+  cancel(runId: string, reason: string): boolean {
+    for (const e of [...this.executing, ...this.ready])
+      if (e.run.id === runId) {
+        e.controller.abort(new Error(reason));
+        return true;
+      }
+    for (const g of this.groups.values()) {
+      const i = g.waiting.findIndex((e) => e.run.id === runId);
+      if (i < 0) continue;
+      const [entry] = g.waiting.splice(i, 1);
+      this.end((entry as Entry).run, 'cancelled', reason);
+      return true;
+    }
+    return false;
+  }
+
   private pump(): void {
     while (!this.stopping && this.executing.size < this.o.maxRuns && this.ready.length) {
       const entry = this.ready.shift() as Entry;

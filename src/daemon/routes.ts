@@ -1,12 +1,10 @@
 /** The daemon's HTTP routes: the callback listener, health, status, metrics and the run history API. */
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
-import { coerceInputs } from '../runner/runner.js';
-import type { RunRecord, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { FailureBudget, PendingBytes, addressKey, charsetOf, isUtf8 } from './admission.js';
 import {
   InboxRefusal,
@@ -20,6 +18,7 @@ import {
   type Json,
   type ListenerCredentials,
 } from './callbacks.js';
+import { startManualRun } from './manual-run.js';
 import type { DaemonMetrics, RejectReason } from './metrics.js';
 import type { RunPool } from './pool.js';
 import type { Registration } from './daemon.js';
@@ -254,30 +253,13 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
           .code(401)
           .header('www-authenticate', 'Bearer')
           .send({ error: 'wrong or missing bearer token' });
-      const pb = c.playbooks.get(req.params.name);
-      if (!pb) return reply.code(404).send({ error: `no playbook ${req.params.name}` });
-      if (!pb.on.manual)
-        return reply.code(409).send({ error: `playbook ${pb.name} does not declare on.manual: true` });
-      if (!c.accepting()) return reply.code(503).header('retry-after', '5').send({ error: 'stopping' });
       const given = ((req.body?.json as Json | undefined)?.inputs ?? {}) as Record<string, unknown>;
-      let inputs: Json;
-      try {
-        inputs = coerceInputs(pb, given);
-      } catch (e) {
-        return reply.code(400).send({ error: (e as Error).message });
+      const run = startManualRun(c, req.params.name, given, 'http');
+      if ('error' in run) {
+        if (run.retryAfter !== undefined) reply.header('retry-after', String(run.retryAfter));
+        return reply.code(run.status).send({ error: run.error });
       }
-      const run: RunRecord = {
-        id: randomUUID(),
-        owner: c.owner,
-        playbook: pb.name,
-        status: 'queued',
-        trigger: { type: 'manual', by: 'http' },
-        inputs,
-        startedAt: new Date().toISOString(),
-      };
-      c.store.createRun(run);
-      c.pool.submit(run);
-      return reply.code(202).send({ runId: run.id, status: 'queued', url: `/runs/${run.id}` });
+      return reply.code(202).send({ runId: run.runId, status: 'queued', url: `/runs/${run.runId}` });
     },
   );
 }

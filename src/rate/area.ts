@@ -36,7 +36,7 @@ export interface AreaOptions {
 
 export class AreaBudget {
   readonly name: string;
-  private readonly concurrency: number;
+  readonly concurrency: number;
   /** Requests holding a slot: starting or in flight. */
   private active = 0;
   /** Requests waiting for a slot, in arrival order, from `slotHead` on: each is given the slot of one that ends. */

@@ -194,6 +194,7 @@ class Run {
       return;
     }
     ctx.progress.step = step.id;
+    sum.startedAt ??= ctx.now();
     const before = { calls: sum.calls, attempts: sum.attempts };
     const cp = ctx.checkpoints.get(key);
     const unfinished = cp?.status === 'sending' || cp?.status === 'confirming';
@@ -219,6 +220,7 @@ class Run {
       };
       sum.status = 'failed';
       sum.error = message;
+      sum.endedAt = ctx.now();
       ctx.progress.errors++;
       if (!cp || unfinished) {
         this.o.store.saveStep(ctx.id, key, {
@@ -240,6 +242,7 @@ class Run {
       ctx.progress.errors++;
     }
     scope.ctx.steps[step.id] = state;
+    sum.endedAt = ctx.now();
     if (sum.status !== 'failed') sum.status = state.status;
     if (state.error) sum.error = state.error;
     // A forEach shows its body's devices to expressions; the body's own steps already count them.

@@ -3,7 +3,15 @@
  * row per device (the latest entry of each counts). The SQLite and the PostgreSQL store read rows of the same
  * shape (JSON as text, numbers as numbers), so that one mapping serves both.
  */
-import type { InboxEvent, LedgerQuery, LedgerRow, Owner, RunRecord } from './store.js';
+import type {
+  DeviceHistoryRow,
+  InboxEvent,
+  LedgerQuery,
+  LedgerRow,
+  Owner,
+  RunRecord,
+  RunStatus,
+} from './store.js';
 
 type Json = Record<string, unknown>;
 
@@ -132,6 +140,31 @@ export function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null
   if (data) row.data = data;
   row.at = r.at;
   return row;
+}
+
+/** A ledger entry with what a device's history shows of its run. */
+export interface HistoryEntryRow extends EntryRow {
+  playbook: string;
+  run_started_at: string;
+  run_status: string;
+}
+
+/** `deviceHistory`: each entry's result for the device, as it names it (the text search may match others). */
+export function historyRows(entries: readonly HistoryEntryRow[], deviceId: string): DeviceHistoryRow[] {
+  const out: DeviceHistoryRow[] = [];
+  for (const e of entries) {
+    const ids = JSON.parse(e.device_ids) as string[];
+    const i = ids.indexOf(deviceId);
+    if (i < 0) continue;
+    const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
+    out.push({
+      ...ledgerRow(deviceId, e, data?.[i]),
+      playbook: e.playbook,
+      runStartedAt: e.run_started_at,
+      runStatus: e.run_status as RunStatus,
+    });
+  }
+  return out;
 }
 
 /** Entries (in `seq` order) as ledger rows, a row per device and step: the latest entry of each counts. */

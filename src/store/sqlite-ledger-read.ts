@@ -3,8 +3,8 @@
  * the entries a query reads.
  */
 import type Database from 'better-sqlite3';
-import { latestRows, type EntryRow } from './rows.js';
-import type { LedgerQuery, LedgerRow } from './store.js';
+import { historyRows, latestRows, type EntryRow, type HistoryEntryRow } from './rows.js';
+import type { DeviceHistoryRow, EntryFilter, LedgerQuery, LedgerRow } from './store.js';
 
 /**
  * Every device's result in a run (or one step of it), step after step, each step's devices in the order their
@@ -19,13 +19,7 @@ export function* eachLatestResult(
   step?: string,
 ): IterableIterator<LedgerRow[]> {
   const only = { runId, step: step ?? null };
-  const again = new Map<string, number>();
-  const repeated = sql(
-    `SELECT l.step AS step, j.value AS id, max(l.seq) AS seq FROM ledger l, json_each(l.device_ids) j
-     WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
-     GROUP BY l.step, j.value HAVING count(*) > 1`,
-  ).all(only) as { step: string; id: string; seq: number }[];
-  for (const r of repeated) again.set(`${r.step}\0${r.id}`, r.seq);
+  const again = repeatedDevices(sql, runId, step);
   const next = sql(
     `SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) AND (step, seq) > (@after, @seq)
      ORDER BY step, seq LIMIT 64`,
@@ -38,6 +32,66 @@ export function* eachLatestResult(
     if (!last) return;
     after = { step: last.step, seq: last.seq };
   }
+}
+
+/**
+ * The devices with more than one result in a step of the run (or of one step): `step\0device` to the seq of the
+ * latest entry, whose result counts.
+ */
+export function repeatedDevices(
+  sql: (text: string) => Database.Statement,
+  runId: string,
+  step?: string,
+): Map<string, number> {
+  const again = new Map<string, number>();
+  const repeated = sql(
+    `SELECT l.step AS step, j.value AS id, max(l.seq) AS seq FROM ledger l, json_each(l.device_ids) j
+     WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
+     GROUP BY l.step, j.value HAVING count(*) > 1`,
+  ).all({ runId, step: step ?? null }) as { step: string; id: string; seq: number }[];
+  for (const r of repeated) again.set(`${r.step}\0${r.id}`, r.seq);
+  return again;
+}
+
+/** `ledgerEntries` (store.ts): a run's entries after `after` that match `q`, in (step, seq) order. */
+export function ledgerEntries(
+  sql: (text: string) => Database.Statement,
+  runId: string,
+  q: EntryFilter,
+  after: { step: string; seq: number } | undefined,
+  limit: number,
+): EntryRow[] {
+  return sql(
+    `SELECT * FROM ledger
+     WHERE run_id = @runId AND (step, seq) > (@afterStep, @afterSeq)
+       AND (@step IS NULL OR step = @step) AND (@outcome IS NULL OR outcome = @outcome)
+       AND (@errorType IS NULL OR error_type = @errorType)
+       AND (@device IS NULL OR instr(device_ids, @device) > 0)
+     ORDER BY step, seq LIMIT @limit`,
+  ).all({
+    runId,
+    afterStep: after?.step ?? '',
+    afterSeq: after?.seq ?? -1,
+    step: q.step ?? null,
+    outcome: q.outcome ?? null,
+    errorType: q.errorType ?? null,
+    device: q.device ?? null,
+    limit,
+  }) as EntryRow[];
+}
+
+/** `deviceHistory` (store.ts): every entry naming the device, newest first; a scan of the text of the ids. */
+export function deviceHistory(
+  sql: (text: string) => Database.Statement,
+  deviceId: string,
+  limit: number,
+): DeviceHistoryRow[] {
+  const rows = sql(
+    `SELECT l.*, r.playbook AS playbook, r.started_at AS run_started_at, r.status AS run_status
+     FROM ledger l JOIN runs r ON r.id = l.run_id
+     WHERE instr(l.device_ids, @needle) > 0 ORDER BY l.seq DESC LIMIT @limit`,
+  ).all({ needle: JSON.stringify(deviceId), limit }) as HistoryEntryRow[];
+  return historyRows(rows, deviceId);
 }
 
 /**

@@ -8,7 +8,14 @@ import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import { MIGRATIONS } from './sqlite-migrations.js';
-import { eachLatestResult, matchingEntries } from './sqlite-ledger-read.js';
+import {
+  deviceHistory,
+  eachLatestResult,
+  ledgerEntries,
+  matchingEntries,
+  repeatedDevices,
+} from './sqlite-ledger-read.js';
+import { listRuns, recentInbox, runsByHour } from './sqlite-reads.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
 import { byStepThenDevice, latestMatching } from './rows.js';
@@ -24,6 +31,8 @@ import {
 import {
   InboxSyncError,
   type DeviceGroup,
+  type DeviceHistoryRow,
+  type EntryFilter,
   type InboxEvent,
   type InboxMessage,
   type ItemRuns,
@@ -32,6 +41,7 @@ import {
   type Owner,
   type OwnerHoldings,
   type OwnerInfo,
+  type RunListQuery,
   type RunRecord,
   type RunStatus,
   type Store,
@@ -220,19 +230,12 @@ export class SqliteStore implements Store {
     return row && toRun(row);
   }
 
-  async listRuns(opts: { playbook?: string; status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> {
-    const filters = (
-      [
-        ['playbook', opts.playbook],
-        ['status', opts.status],
-      ] as const
-    ).filter(([, value]) => value !== undefined);
-    const where = filters.length ? `WHERE ${filters.map(([column]) => `${column} = ?`).join(' AND ')} ` : '';
-    const rows = this.sql(`SELECT * FROM runs ${where}ORDER BY started_at DESC, id DESC LIMIT ?`).all(
-      ...filters.map(([, value]) => value),
-      opts.limit ?? 50,
-    ) as RunRow[];
-    return rows.map(toRun);
+  async listRuns(q: RunListQuery = {}): Promise<RunRecord[]> {
+    return listRuns(this.sql, q);
+  }
+
+  async runsByHour(from: string): Promise<{ hour: string; status: RunStatus; n: number }[]> {
+    return runsByHour(this.sql, from);
   }
 
   async runIdsStartingWith(prefix: string, limit: number): Promise<string[]> {
@@ -300,6 +303,23 @@ export class SqliteStore implements Store {
    */
   async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
     yield* eachLatestResult(this.sql, runId, step);
+  }
+
+  async repeatedDevices(runId: string): Promise<Map<string, number>> {
+    return repeatedDevices(this.sql, runId);
+  }
+
+  async ledgerEntries(
+    runId: string,
+    q: EntryFilter,
+    after: { step: string; seq: number } | undefined,
+    limit: number,
+  ): Promise<EntryRow[]> {
+    return ledgerEntries(this.sql, runId, q, after, limit);
+  }
+
+  async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
+    return deviceHistory(this.sql, deviceId, limit);
   }
 
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
@@ -432,6 +452,10 @@ export class SqliteStore implements Store {
   /** One daemon owns a state file: no other process stores callbacks in it. */
   watchInbox(): () => void {
     return () => undefined;
+  }
+
+  async recentInbox(limit: number): Promise<(InboxEvent & { processed: boolean })[]> {
+    return recentInbox(this.sql, limit);
   }
 
   inboxBacklog(): number {

@@ -14,6 +14,7 @@
  */
 
 import type { ShareBoard } from '../rate/shares.js';
+import type { EntryRow } from './rows.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -62,6 +63,9 @@ export interface Confirmation {
 export interface StepSummary {
   id: string;
   status: StepStatus;
+  /** When this run first entered the step, and when it last left it (the console's timeline). */
+  startedAt?: string;
+  endedAt?: string;
   attempts: number;
   calls: number;
   devices: DeviceCounts;
@@ -253,13 +257,31 @@ export interface Ownership {
   fence(owner: string | undefined, onLost?: (e: Error) => void): void;
 }
 
+/** Which runs `listRuns` lists: every filter given must hold. */
+export interface RunListQuery {
+  playbook?: string;
+  status?: RunStatus;
+  /** The trigger's `type`: callback, schedule or manual. */
+  trigger?: string;
+  /** Started at or after (ISO). */
+  from?: string;
+  /** Started before (ISO). */
+  to?: string;
+  /** Only runs after this one in the listing's order (newest first): the last run of the page before. */
+  before?: { startedAt: string; id: string };
+  /** @default 50 */
+  limit?: number;
+}
+
 /** Runs, and each step's checkpoint and items. */
 export interface RunStore {
   createRun(run: RunRecord): void;
   updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
   getRun(id: string): Promise<RunRecord | undefined>;
-  /** Newest first: at most `limit` (default 50), of one playbook and in one status when they are given. */
-  listRuns(opts?: { playbook?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]>;
+  /** Newest first (by start, then id): at most `limit` of the runs that match the query. */
+  listRuns(opts?: RunListQuery): Promise<RunRecord[]>;
+  /** How many runs started in each hour from `from` (ISO) on, by status: `hour` is `YYYY-MM-DDTHH`. */
+  runsByHour(from: string): Promise<{ hour: string; status: RunStatus; n: number }[]>;
   /** The ids that start with `prefix`, in order, at most `limit`. */
   runIdsStartingWith(prefix: string, limit: number): Promise<string[]>;
   /**
@@ -301,6 +323,39 @@ export interface LedgerStore {
    * row). Another write may come between two pages: the iteration does not hold the store.
    */
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]>;
+  /**
+   * The devices with more than one result in a step of the run (retried, or confirmed after they were
+   * accepted): `step\0device` to the seq of the entry whose result counts.
+   */
+  repeatedDevices(runId: string): Promise<Map<string, number>>;
+  /**
+   * A run's ledger entries after `after`, in (step, seq) order, at most `limit`, of those that match `q` (a
+   * `device` filter keeps the entries that name a device whose id contains it).
+   */
+  ledgerEntries(
+    runId: string,
+    q: EntryFilter,
+    after: { step: string; seq: number } | undefined,
+    limit: number,
+  ): Promise<EntryRow[]>;
+  /** Every entry that names the device, newest first, at most `limit`, with its run's playbook, start and status. */
+  deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]>;
+}
+
+/** Which of a run's ledger entries `ledgerEntries` reads. */
+export interface EntryFilter {
+  step?: string;
+  outcome?: DeviceOutcome;
+  errorType?: string;
+  /** A part of a device id. */
+  device?: string;
+}
+
+/** A device's result in one step of one run, with what the history of a device shows of the run. */
+export interface DeviceHistoryRow extends LedgerRow {
+  playbook: string;
+  runStartedAt: string;
+  runStatus: RunStatus;
 }
 
 /**
@@ -332,6 +387,8 @@ export interface InboxStore {
   watchInbox(owner: string, onStored: (events: InboxEvent[]) => void): () => void;
   /** How many messages this process stored or claimed and has not processed yet (its admission control, `/status`). */
   inboxBacklog(): number;
+  /** The latest `limit` messages stored, newest first, each with whether it was processed yet. */
+  recentInbox(limit: number): Promise<(InboxEvent & { processed: boolean })[]>;
   /**
    * Marks messages processed and stores the runs they start (queued), in one transaction: a message is processed
    * exactly once, across crashes and replicas. Returns the runs stored (none for a message already processed).

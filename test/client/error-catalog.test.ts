@@ -14,6 +14,7 @@ import {
   ExpressionBudgetError,
   FleetbookError,
   InputError,
+  LeaseLostError,
   LoginError,
   NetworkError,
   UnknownActionError,
@@ -48,6 +49,7 @@ const INSTANCES: Record<string, () => FleetbookError> = {
   LoginError: () => new LoginError('refused'),
   AuthError: () => new AuthError('refused'),
   ConfigError: () => new ConfigError('missing'),
+  LeaseLostError: () => new LeaseLostError('owner-1'),
   ExpressionBudgetError: () => new ExpressionBudgetError('l.map(a, l.map(b, a + b))', 120_000, 100_000, 100),
 };
 

@@ -107,6 +107,14 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
     return this.backlog;
   }
 
+  async recentInbox(limit: number): Promise<(InboxEvent & { processed: boolean })[]> {
+    const rows = await this.turns.read<InboxRow & { processed: boolean }>({
+      text: `SELECT ${EVENT_COLUMNS}, processed_at IS NOT NULL AS processed FROM inbox ORDER BY id DESC LIMIT $1`,
+      values: [limit],
+    });
+    return rows.map((r) => ({ ...inboxEvent(r), processed: r.processed }));
+  }
+
   /**
    * One statement: the messages not yet processed are marked, and the runs of those (and only those) inserted.
    * Two replicas completing one message (one whose lease expired meanwhile) both try: one marks it.

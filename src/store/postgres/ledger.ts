@@ -1,6 +1,20 @@
 /** The per-device ledger on PostgreSQL (LedgerStore of store.ts): entries of a group of devices a row. */
-import { byStepThenDevice, latestMatching, latestRows, type EntryRow } from '../rows.js';
-import type { DeviceGroup, LedgerQuery, LedgerRow, LedgerStore } from '../store.js';
+import {
+  byStepThenDevice,
+  historyRows,
+  latestMatching,
+  latestRows,
+  type EntryRow,
+  type HistoryEntryRow,
+} from '../rows.js';
+import type {
+  DeviceGroup,
+  DeviceHistoryRow,
+  EntryFilter,
+  LedgerQuery,
+  LedgerRow,
+  LedgerStore,
+} from '../store.js';
 import { pgText, type Statement } from './pool.js';
 import type { EntryRecord, Turns } from './turn.js';
 
@@ -104,15 +118,7 @@ export class PostgresLedger implements LedgerStore {
    */
   async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
     const only = [runId, step ?? null];
-    const again = new Map<string, number>();
-    const repeated = await this.turns.read<{ step: string; id: string; seq: number }>({
-      text: `SELECT l.step, d.id, max(l.seq) AS seq
-             FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
-             WHERE l.run_id = $1 AND ($2::text IS NULL OR l.step = $2)
-             GROUP BY l.step, d.id HAVING count(*) > 1`,
-      values: only,
-    });
-    for (const r of repeated) again.set(`${r.step}\0${r.id}`, r.seq);
+    const again = await this.repeated(runId, step);
     let after = { step: '', seq: -1 };
     for (;;) {
       const entries = await this.turns.read<EntryRow>({
@@ -126,5 +132,60 @@ export class PostgresLedger implements LedgerStore {
       if (!last) return;
       after = { step: last.step, seq: last.seq };
     }
+  }
+
+  repeatedDevices(runId: string): Promise<Map<string, number>> {
+    return this.repeated(runId);
+  }
+
+  /** The devices with more than one result in a step of the run (or of one step), to the seq that counts. */
+  private async repeated(runId: string, step?: string): Promise<Map<string, number>> {
+    const again = new Map<string, number>();
+    const repeated = await this.turns.read<{ step: string; id: string; seq: number }>({
+      text: `SELECT l.step, d.id, max(l.seq) AS seq
+             FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+             WHERE l.run_id = $1 AND ($2::text IS NULL OR l.step = $2)
+             GROUP BY l.step, d.id HAVING count(*) > 1`,
+      values: [runId, step ?? null],
+    });
+    for (const r of repeated) again.set(`${r.step}\0${r.id}`, r.seq);
+    return again;
+  }
+
+  ledgerEntries(
+    runId: string,
+    q: EntryFilter,
+    after: { step: string; seq: number } | undefined,
+    limit: number,
+  ): Promise<EntryRow[]> {
+    return this.turns.read<EntryRow>({
+      text: `SELECT * FROM ledger
+             WHERE run_id = $1 AND (step, seq) > ($2, $3)
+               AND ($4::text IS NULL OR step = $4) AND ($5::text IS NULL OR outcome = $5)
+               AND ($6::text IS NULL OR error_type = $6)
+               AND ($7::text IS NULL OR strpos(device_ids::text, $7) > 0)
+             ORDER BY step, seq LIMIT $8`,
+      values: [
+        runId,
+        after?.step ?? '',
+        after?.seq ?? -1,
+        q.step ?? null,
+        q.outcome ?? null,
+        q.errorType ?? null,
+        q.device ?? null,
+        limit,
+      ],
+    });
+  }
+
+  /** Every entry naming the device, newest first: a scan of the text of the ids, as on SQLite. */
+  async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
+    const rows = await this.turns.read<HistoryEntryRow>({
+      text: `SELECT l.*, r.playbook, r.started_at AS run_started_at, r.status AS run_status
+             FROM ledger l JOIN runs r ON r.id = l.run_id
+             WHERE strpos(l.device_ids::text, $1) > 0 ORDER BY l.seq DESC LIMIT $2`,
+      values: [JSON.stringify(deviceId), limit],
+    });
+    return historyRows(rows, deviceId);
   }
 }

@@ -1,6 +1,6 @@
 /** Runs, their steps' checkpoints and items, on PostgreSQL (RunStore of store.ts). */
 import { json, toRun, type RunRow } from '../rows.js';
-import type { DeviceGroup, ItemRuns, RunRecord, RunStatus, RunStore } from '../store.js';
+import type { DeviceGroup, ItemRuns, RunRecord, RunListQuery, RunStatus, RunStore } from '../store.js';
 import { pgText, type Statement } from './pool.js';
 import { entryRecords } from './ledger.js';
 import type { TurnWrites, Turns } from './turn.js';
@@ -91,24 +91,33 @@ export class PostgresRuns implements RunStore {
     return row && toRun(row);
   }
 
-  async listRuns(opts: { playbook?: string; status?: RunStatus; limit?: number } = {}): Promise<RunRecord[]> {
+  async listRuns(q: RunListQuery = {}): Promise<RunRecord[]> {
     const values: unknown[] = [];
     const where: string[] = [];
-    for (const [column, value] of [
-      ['playbook', opts.playbook],
-      ['status', opts.status],
-    ] as const) {
-      if (value === undefined) continue;
-      values.push(value);
-      where.push(`${column} = $${values.length}`);
-    }
-    values.push(opts.limit ?? 50);
+    const cond = (sql: (...at: string[]) => string, ...args: unknown[]) =>
+      where.push(sql(...args.map((a) => `$${values.push(a)}`)));
+    if (q.playbook !== undefined) cond((p) => `playbook = ${p}`, q.playbook);
+    if (q.status !== undefined) cond((s) => `status = ${s}`, q.status);
+    if (q.trigger !== undefined) cond((t) => `(trigger_json::json ->> 'type') = ${t}`, q.trigger);
+    if (q.from !== undefined) cond((f) => `started_at >= ${f}`, q.from);
+    if (q.to !== undefined) cond((t) => `started_at < ${t}`, q.to);
+    if (q.before !== undefined)
+      cond((at, id) => `(started_at, id) < (${at}, ${id})`, q.before.startedAt, q.before.id);
+    values.push(q.limit ?? 50);
     const rows = await this.turns.read<RunRow>({
       text: `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
              ORDER BY started_at DESC, id DESC LIMIT $${values.length}`,
       values,
     });
     return rows.map(toRun);
+  }
+
+  runsByHour(from: string): Promise<{ hour: string; status: RunStatus; n: number }[]> {
+    return this.turns.read({
+      text: `SELECT substr(started_at, 1, 13) AS hour, status, count(*)::int AS n FROM runs WHERE started_at >= $1
+             GROUP BY 1, 2 ORDER BY 1`,
+      values: [from],
+    });
   }
 
   async runIdsStartingWith(prefix: string, limit: number): Promise<string[]> {

@@ -6,8 +6,11 @@
  */
 import type pg from 'pg';
 import { LeaseLostError } from '../../errors.js';
+import type { EntryRow } from '../rows.js';
 import type {
   DeviceGroup,
+  DeviceHistoryRow,
+  EntryFilter,
   InboxEvent,
   InboxMessage,
   ItemRuns,
@@ -16,6 +19,7 @@ import type {
   Owner,
   OwnerHoldings,
   OwnerInfo,
+  RunListQuery,
   RunRecord,
   RunStatus,
   Store,
@@ -127,8 +131,11 @@ export class PostgresStore implements Store {
   getRun(id: string): Promise<RunRecord | undefined> {
     return this.runs.getRun(id);
   }
-  listRuns(opts?: { playbook?: string; status?: RunStatus; limit?: number }): Promise<RunRecord[]> {
-    return this.runs.listRuns(opts);
+  listRuns(q?: RunListQuery): Promise<RunRecord[]> {
+    return this.runs.listRuns(q);
+  }
+  runsByHour(from: string): Promise<{ hour: string; status: RunStatus; n: number }[]> {
+    return this.runs.runsByHour(from);
   }
   runIdsStartingWith(prefix: string, limit: number): Promise<string[]> {
     return this.runs.runIdsStartingWith(prefix, limit);
@@ -172,6 +179,20 @@ export class PostgresStore implements Store {
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]> {
     return this.ledger.eachDeviceResult(runId, step);
   }
+  repeatedDevices(runId: string): Promise<Map<string, number>> {
+    return this.ledger.repeatedDevices(runId);
+  }
+  ledgerEntries(
+    runId: string,
+    q: EntryFilter,
+    after: { step: string; seq: number } | undefined,
+    limit: number,
+  ): Promise<EntryRow[]> {
+    return this.ledger.ledgerEntries(runId, q, after, limit);
+  }
+  deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
+    return this.ledger.deviceHistory(deviceId, limit);
+  }
 
   // ── the callback inbox ──
   appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
@@ -196,6 +217,9 @@ export class PostgresStore implements Store {
   }
   inboxBacklog(): number {
     return this.inbox.inboxBacklog();
+  }
+  recentInbox(limit: number): Promise<(InboxEvent & { processed: boolean })[]> {
+    return this.inbox.recentInbox(limit);
   }
   completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]> {
     return this.inbox.completeInbox(processed);

@@ -1,0 +1,397 @@
+/**
+ * The console (docs/console.md): the page at `/`, its files, and the JSON API it reads under `/console/api/`.
+ * What it shows comes from the store (so that every replica on a shared database shows the same runs) and from
+ * this daemon (its playbooks, schedules, rate budgets and callback counters), which hands it `ConsoleSources`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '../log.js';
+import type { Diagnostic } from '../playbook/diagnostics.js';
+import type { Playbook } from '../playbook/schema.js';
+import {
+  DEVICE_OUTCOMES,
+  RUN_STATUSES,
+  type DeviceOutcome,
+  type RunStatus,
+  type Store,
+} from '../store/store.js';
+import type { ConsoleAccess, Refusal } from './access.js';
+import { Assets } from './assets.js';
+import { decodeCursor, devicePage, encodeCursor, RepeatedCache, type DeviceFilter } from './device-table.js';
+import { RunsFeed } from './feed.js';
+import { CSV_COLUMNS, csvLine, deviceRow, playbookView, runDetail, runRow } from './views.js';
+
+/** What the daemon tells the console of itself. */
+export interface ConsoleSources {
+  store: Store;
+  access: ConsoleAccess;
+  log: Logger;
+  version: string;
+  playbooks: ReadonlyMap<string, { playbook: Playbook; file: string; diagnostics: readonly Diagnostic[] }>;
+  /** The next fire of each schedule of this daemon. */
+  nextFires(): { playbook: string; next: string | undefined }[];
+  runs(): { running: number; queued: number };
+  /** Cancels a run this daemon executes or holds queued; false when it holds no such run. */
+  cancel(runId: string): boolean;
+  /** Starts a manual run of a playbook: its id, or the refusal (status and message). */
+  startRun(
+    name: string,
+    inputs: Record<string, unknown>,
+  ): Promise<{ runId: string } | { status: number; error: string }>;
+  /** The callbacks this daemon received, found duplicate, and refused since it started. */
+  callbackCounts(): Promise<{
+    received: Record<string, number>;
+    duplicated: Record<string, number>;
+    rejected: Record<string, number>;
+  }>;
+  /** Each API area's budget as this daemon runs it. */
+  rates(): {
+    area: string;
+    budget: number;
+    concurrency: number;
+    pending: number;
+    throttled: number;
+    pausedUntil?: string;
+  }[];
+}
+
+const RUN_TRIGGERS = ['callback', 'schedule', 'manual'];
+
+/** A query parameter that is wrong: answered 400, naming it. */
+class BadParameter extends Error {}
+
+function oneOf<T extends string>(name: string, v: string | undefined, allowed: readonly T[]): T | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (!allowed.includes(v as T))
+    throw new BadParameter(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+  return v as T;
+}
+
+function integer(name: string, v: string | undefined, min: number, max: number, fallback: number): number {
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new BadParameter(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function time(name: string, v: string | undefined): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) throw new BadParameter(`${name} must be a time (ISO 8601), got ${JSON.stringify(v)}`);
+  return new Date(t).toISOString();
+}
+
+function text(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
+}
+
+type Query = Record<string, string | undefined>;
+
+function deviceFilter(q: Query): DeviceFilter {
+  const outcome = oneOf<DeviceOutcome>('outcome', q.outcome, DEVICE_OUTCOMES);
+  const step = text(q.step);
+  const errorType = text(q.errorType);
+  const device = text(q.device);
+  return {
+    ...(step ? { step } : {}),
+    ...(outcome ? { outcome } : {}),
+    ...(errorType ? { errorType } : {}),
+    ...(device ? { device } : {}),
+  };
+}
+
+export function registerConsole(app: FastifyInstance, c: ConsoleSources): { close(): void } {
+  const assets = new Assets();
+  const repeated = new RepeatedCache();
+  const feed = new RunsFeed(c.store, (e) =>
+    c.log.warn('console: reading the runs failed', { error: e.message }),
+  );
+
+  const refuse = (reply: FastifyReply, r: Refusal) => reply.code(r.status).send({ error: r.error });
+  /** The hook of every API route that reads. */
+  const reading = async (req: FastifyRequest, reply: FastifyReply) => {
+    const r = c.access.readRefusal(req);
+    if (r) return refuse(reply, r);
+  };
+  const acting = async (req: FastifyRequest, reply: FastifyReply) => {
+    const r = c.access.actRefusal(req);
+    if (r) return refuse(reply, r);
+  };
+  const api = <Q extends Query, P = Record<string, string>>(
+    path: string,
+    handler: (req: FastifyRequest<{ Querystring: Q; Params: P }>, reply: FastifyReply) => Promise<unknown>,
+  ) =>
+    app.get<{ Querystring: Q; Params: P }>(
+      `/console/api${path}`,
+      { onRequest: reading },
+      async (req, reply) => {
+        try {
+          return await handler(req, reply);
+        } catch (e) {
+          if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
+          throw e;
+        }
+      },
+    );
+
+  // ── the page and its files ──
+  const sendAsset = (req: FastifyRequest, reply: FastifyReply, a: ReturnType<Assets['file']>) => {
+    if (!a) return reply.code(404).send({ error: 'no such file' });
+    reply
+      .header('etag', a.etag)
+      .header('cache-control', 'no-cache')
+      .header('x-content-type-options', 'nosniff');
+    if (req.headers['if-none-match'] === a.etag) return reply.code(304).send();
+    return reply.type(a.type).send(a.body);
+  };
+  app.get('/', async (req, reply) => {
+    const { asset, csp } = assets.page();
+    reply.header('content-security-policy', csp).header('referrer-policy', 'no-referrer');
+    return sendAsset(req, reply, asset);
+  });
+  app.get<{ Params: { '*': string } }>('/console/assets/*', async (req, reply) =>
+    sendAsset(req, reply, assets.file(req.params['*'])),
+  );
+  app.get<{ Params: { name: string } }>('/console/vendor/:name', async (req, reply) =>
+    sendAsset(req, reply, assets.vendor(req.params.name)),
+  );
+
+  // ── access ──
+  app.post<{ Body: { json?: { token?: unknown } } | undefined }>(
+    '/console/api/session',
+    async (req, reply) => {
+      const token = req.body?.json?.token;
+      if (typeof token !== 'string' || !c.access.matches(token))
+        return reply.code(401).send({ error: 'wrong console token' });
+      c.access.startSession(reply);
+      return reply.code(204).send();
+    },
+  );
+
+  // ── reads ──
+  api('/overview', async (req) => ({
+    version: c.version,
+    store: c.store.replicas ? 'postgres' : 'sqlite',
+    readNeedsToken: !c.access.readOpen,
+    authenticated: c.access.authenticated(req),
+    playbooks: c.playbooks.size,
+    inboxBacklog: c.store.inboxBacklog(),
+    runs: c.runs(),
+  }));
+
+  api<Query>('/runs', async (req) => {
+    const q = req.query;
+    const limit = integer('limit', q.limit, 1, 200, 50);
+    const before = text(q.before);
+    const cursor = before ? decodeRunCursor(before) : undefined;
+    const status = oneOf<RunStatus>('status', q.status, RUN_STATUSES);
+    const trigger = oneOf('trigger', q.trigger, RUN_TRIGGERS);
+    const playbook = text(q.playbook);
+    const from = time('from', q.from);
+    const to = time('to', q.to);
+    const runs = await c.store.listRuns({
+      ...(playbook ? { playbook } : {}),
+      ...(status ? { status } : {}),
+      ...(trigger ? { trigger } : {}),
+      ...(from ? { from } : {}),
+      ...(to ? { to } : {}),
+      ...(cursor ? { before: cursor } : {}),
+      limit: limit + 1,
+    });
+    const page = runs.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      runs: page.map(runRow),
+      ...(runs.length > limit && last ? { next: encodeRunCursor(last.startedAt, last.id) } : {}),
+    };
+  });
+
+  app.get('/console/api/runs/stream', { onRequest: reading }, (req, reply) => {
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    reply.raw.write('retry: 2000\n\n');
+    const stop = feed.watch((run) => reply.raw.write(`event: run\ndata: ${JSON.stringify(run)}\n\n`));
+    // A comment now and then keeps proxies from closing an idle stream.
+    const beat = setInterval(() => reply.raw.write(': keep-alive\n\n'), 15_000);
+    beat.unref();
+    req.raw.once('close', () => {
+      clearInterval(beat);
+      stop();
+    });
+  });
+
+  api<Query, { id: string }>('/runs/:id', async (req, reply) => {
+    const run = await c.store.getRun(req.params.id);
+    if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
+    return { run: runDetail(run), cancellable: run.status === 'running' || run.status === 'queued' };
+  });
+
+  api<Query, { id: string }>('/runs/:id/devices', async (req, reply) => {
+    const run = await c.store.getRun(req.params.id);
+    if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
+    const filter = deviceFilter(req.query);
+    const limit = integer('limit', req.query.limit, 1, 500, 50);
+    const afterText = text(req.query.after);
+    const after = afterText ? decodeCursor(afterText) : undefined;
+    if (afterText && !after)
+      throw new BadParameter(`after is not a cursor of this listing: ${JSON.stringify(afterText)}`);
+    const again = await repeated.of(c.store, run.id, run.status !== 'running' && run.status !== 'queued');
+    const page = await devicePage(c.store, run.id, filter, after, limit, again);
+    return { devices: page.rows.map(deviceRow), ...(page.next ? { next: encodeCursor(page.next) } : {}) };
+  });
+
+  api<Query, { id: string }>('/runs/:id/devices.csv', async (req, reply) => {
+    const run = await c.store.getRun(req.params.id);
+    if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
+    const filter = deviceFilter(req.query);
+    const again = await repeated.of(c.store, run.id, run.status !== 'running' && run.status !== 'queued');
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="run-${run.id.slice(0, 8)}-devices.csv"`,
+    });
+    reply.raw.write(csvLine(CSV_COLUMNS));
+    // A page at a time, each written before the next is read: a million rows are never in memory.
+    let after: ReturnType<typeof decodeCursor>;
+    try {
+      do {
+        const page = await devicePage(c.store, run.id, filter, after, 1000, again);
+        const chunk = page.rows.map((r) => csvLine(CSV_COLUMNS.map((k) => deviceRow(r)[k]))).join('');
+        if (!reply.raw.write(chunk)) await new Promise((r) => reply.raw.once('drain', r));
+        after = page.next;
+      } while (after && !reply.raw.destroyed);
+    } catch (e) {
+      c.log.warn('console: writing a CSV failed', { runId: run.id, error: (e as Error).message });
+      reply.raw.destroy(e as Error);
+      return;
+    }
+    reply.raw.end();
+  });
+
+  api<Query, { id: string }>('/devices/:id', async (req) => ({
+    deviceId: req.params.id,
+    results: (await c.store.deviceHistory(req.params.id, 500)).map((r) => ({
+      runId: r.runId,
+      playbook: r.playbook,
+      runStartedAt: r.runStartedAt,
+      runStatus: r.runStatus,
+      ...deviceRow(r),
+    })),
+  }));
+
+  api('/playbooks', async () => {
+    const fires = c.nextFires();
+    const out = [];
+    for (const { playbook, file, diagnostics } of c.playbooks.values()) {
+      const recent = await c.store.listRuns({ playbook: playbook.name, limit: 5 });
+      out.push({
+        ...playbookView(playbook, file, diagnostics),
+        nextFires: fires
+          .filter((f) => f.playbook === playbook.name && f.next)
+          .map((f) => f.next as string)
+          .sort(),
+        recentRuns: recent.map(runRow),
+      });
+    }
+    return { playbooks: out };
+  });
+
+  api('/callbacks', async () => {
+    const [counts, recent] = await Promise.all([c.callbackCounts(), c.store.recentInbox(50)]);
+    const services = [
+      ...new Set([...Object.keys(counts.received), ...Object.keys(counts.duplicated)]),
+    ].sort();
+    return {
+      backlog: c.store.inboxBacklog(),
+      services: services.map((service) => ({
+        service,
+        received: counts.received[service] ?? 0,
+        duplicates: counts.duplicated[service] ?? 0,
+      })),
+      rejected: Object.entries(counts.rejected).map(([reason, count]) => ({ reason, count })),
+      recent: recent.map((m) => ({
+        id: m.id,
+        service: m.service,
+        kind: m.kind,
+        requestId: m.requestId,
+        receivedAt: m.receivedAt,
+        processed: m.processed,
+      })),
+    };
+  });
+
+  api('/rates', async () => ({ areas: c.rates() }));
+
+  api<Query>('/charts/runs', async (req) => {
+    const hours = integer('hours', req.query.hours, 1, 720, 48);
+    const start = new Date(Date.now() - (hours - 1) * 3_600_000);
+    start.setUTCMinutes(0, 0, 0);
+    const counts = await c.store.runsByHour(start.toISOString());
+    const buckets = Array.from({ length: hours }, (_, i) => {
+      const at = new Date(start.getTime() + i * 3_600_000).toISOString();
+      return { at, ...Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) } as Record<
+        string,
+        number | string
+      >;
+    });
+    const index = new Map(buckets.map((b, i) => [(b.at as string).slice(0, 13), i]));
+    for (const r of counts) {
+      const i = index.get(r.hour);
+      if (i !== undefined) (buckets[i] as Record<string, number>)[r.status] = r.n;
+    }
+    return { hours, buckets };
+  });
+
+  // ── actions ──
+  app.post<{ Params: { name: string }; Body: { json?: { inputs?: unknown } } | undefined }>(
+    '/console/api/playbooks/:name/runs',
+    { onRequest: acting },
+    async (req, reply) => {
+      const inputs = req.body?.json?.inputs ?? {};
+      if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs))
+        return reply.code(400).send({ error: 'inputs must be a JSON object' });
+      const started = await c.startRun(req.params.name, inputs as Record<string, unknown>);
+      if ('error' in started) return reply.code(started.status).send({ error: started.error });
+      return reply.code(202).send(started);
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/console/api/runs/:id/cancel',
+    { onRequest: acting },
+    async (req, reply) => {
+      const run = await c.store.getRun(req.params.id);
+      if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
+      if (run.status !== 'running' && run.status !== 'queued')
+        return reply.code(409).send({ error: `run ${run.id} has ended (${run.status})` });
+      if (!c.cancel(run.id))
+        return reply
+          .code(409)
+          .send({ error: `run ${run.id} is executed by another process (owner ${run.owner ?? 'none'})` });
+      c.log.info('run cancelled from the console', { runId: run.id });
+      return reply.code(202).send({ status: 'cancelling' });
+    },
+  );
+
+  return { close: () => feed.stop() };
+}
+
+function encodeRunCursor(startedAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([startedAt, id])).toString('base64url');
+}
+
+function decodeRunCursor(text: string): { startedAt: string; id: string } {
+  try {
+    const v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string')
+      return { startedAt: v[0], id: v[1] };
+  } catch {
+    // fall through
+  }
+  throw new BadParameter(`before is not a cursor of this listing: ${JSON.stringify(text)}`);
+}

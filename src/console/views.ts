@@ -1,0 +1,130 @@
+/** The shapes the console's JSON API answers with (docs/console.md), made from the store's records. */
+import type { Diagnostic } from '../playbook/diagnostics.js';
+import type { Playbook } from '../playbook/schema.js';
+import { redact, redactValue } from '../util/secrets.js';
+import type { DeviceCounts, LedgerRow, RunRecord, StepSummary } from '../store/store.js';
+
+export interface RunRow {
+  id: string;
+  playbook: string;
+  status: string;
+  trigger: unknown;
+  startedAt: string;
+  endedAt?: string;
+  error?: string;
+  devices?: DeviceCounts;
+}
+
+export function runRow(r: RunRecord): RunRow {
+  return {
+    id: r.id,
+    playbook: r.playbook,
+    status: r.status,
+    trigger: r.trigger,
+    startedAt: r.startedAt,
+    ...(r.endedAt ? { endedAt: r.endedAt } : {}),
+    ...(r.error ? { error: redact(r.error) } : {}),
+    ...(r.summary ? { devices: r.summary.devices } : {}),
+  };
+}
+
+/** A run in full: its inputs and event with every secret fleetbook knows redacted, its steps. */
+export function runDetail(r: RunRecord): RunRow & {
+  inputs: unknown;
+  event?: unknown;
+  owner?: string;
+  steps: StepSummary[];
+} {
+  return {
+    ...runRow(r),
+    inputs: redacted(r.inputs),
+    ...(r.event !== undefined ? { event: redacted(r.event) } : {}),
+    ...(r.owner ? { owner: r.owner } : {}),
+    steps: r.summary?.steps ?? [],
+  };
+}
+
+const redacted = (v: unknown): unknown => (v === undefined ? undefined : redactValue(v));
+
+export interface DeviceRow {
+  step: string;
+  deviceId: string;
+  kind: string;
+  outcome: string;
+  errorType?: string;
+  errorClass?: string;
+  attempts: number;
+  requestId?: string;
+  at: string;
+}
+
+export function deviceRow(r: LedgerRow): DeviceRow {
+  return {
+    step: r.step,
+    deviceId: r.deviceId,
+    kind: r.kind,
+    outcome: r.outcome,
+    ...(r.errorType !== undefined ? { errorType: r.errorType } : {}),
+    ...(r.errorClass !== undefined ? { errorClass: r.errorClass } : {}),
+    attempts: r.attempts,
+    ...(r.requestId !== undefined ? { requestId: r.requestId } : {}),
+    at: r.at,
+  };
+}
+
+export const CSV_COLUMNS = [
+  'step',
+  'deviceId',
+  'kind',
+  'outcome',
+  'errorType',
+  'errorClass',
+  'attempts',
+  'requestId',
+  'at',
+] as const;
+
+/** One CSV line (RFC 4180 quoting) of a device row, with its line break. */
+export function csvLine(values: readonly unknown[]): string {
+  return `${values
+    .map((v) => {
+      const s = v === undefined || v === null ? '' : String(v);
+      return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+    })
+    .join(',')}\r\n`;
+}
+
+/** A playbook as the console lists it: its triggers, inputs, and what `validate` says of its file. */
+export function playbookView(
+  pb: Playbook,
+  file: string,
+  diagnostics: readonly Diagnostic[],
+): {
+  name: string;
+  file: string;
+  description?: string;
+  triggers: { callback?: unknown; schedule?: unknown[]; manual: boolean };
+  inputs: Record<string, unknown>;
+  problems: { file: string; line: number; col: number; severity: string; message: string; rule: string }[];
+} {
+  const s = pb.on.schedule;
+  return {
+    name: pb.name,
+    file,
+    ...(typeof pb.description === 'string' ? { description: pb.description } : {}),
+    triggers: {
+      ...(pb.on.callback ? { callback: pb.on.callback } : {}),
+      ...(s ? { schedule: Array.isArray(s) ? s : [s] } : {}),
+      manual: Boolean(pb.on.manual),
+    },
+    inputs: pb.inputs ?? {},
+    problems: diagnostics.map((d) => ({
+      file: d.file,
+      line: d.line,
+      col: d.column,
+      severity: d.severity,
+      message: d.message,
+      rule: d.rule,
+    })),
+  };
+}

@@ -1,0 +1,76 @@
+/** What the console shows of this daemon (ConsoleSources of console/routes.ts), made of the daemon's parts. */
+import type { Counter } from 'prom-client';
+import type { ApiClient } from '../api/client.js';
+import type { ConsoleAccess } from '../console/access.js';
+import type { ConsoleSources } from '../console/routes.js';
+import type { Logger } from '../log.js';
+import type { Diagnostic } from '../playbook/diagnostics.js';
+import type { Playbook } from '../playbook/schema.js';
+import type { Store } from '../store/store.js';
+import { packageVersion } from '../util/version.js';
+import { startManualRun } from './manual-run.js';
+import type { DaemonMetrics } from './metrics.js';
+import type { RunPool } from './pool.js';
+import type { Scheduler } from './scheduler.js';
+
+export interface DaemonParts {
+  store: Store;
+  pool: RunPool;
+  owner: string;
+  playbooks: ReadonlyMap<string, Playbook>;
+  sources: ReadonlyMap<string, { file: string; diagnostics: readonly Diagnostic[] }>;
+  access: ConsoleAccess;
+  log: Logger;
+  metrics: DaemonMetrics;
+  client: ApiClient;
+  accepting(): boolean;
+  scheduler(): Scheduler | undefined;
+}
+
+/** A counter's values by its one label. */
+async function byLabel<L extends string>(counter: Counter<L>, label: L): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const v of (await counter.get()).values) {
+    const key = String((v.labels as Partial<Record<L, string | number>>)[label] ?? '');
+    out[key] = (out[key] ?? 0) + v.value;
+  }
+  return out;
+}
+
+export function consoleSources(d: DaemonParts): ConsoleSources {
+  const playbooks = new Map(
+    [...d.playbooks].map(([name, playbook]) => {
+      const s = d.sources.get(name);
+      return [name, { playbook, file: s?.file ?? '', diagnostics: s?.diagnostics ?? [] }];
+    }),
+  );
+  return {
+    store: d.store,
+    access: d.access,
+    log: d.log,
+    version: packageVersion(),
+    playbooks,
+    nextFires: () => d.scheduler()?.next() ?? [],
+    runs: () => ({ running: d.pool.running, queued: d.pool.queued }),
+    cancel: (runId) => d.pool.cancel(runId, 'cancelled from the console'),
+    startRun: async (name, inputs) => {
+      const answer = startManualRun(d, name, inputs, 'console');
+      if ('runId' in answer) await d.store.durable();
+      return answer;
+    },
+    callbackCounts: async () => ({
+      received: await byLabel(d.metrics.callbacksReceived, 'service'),
+      duplicated: await byLabel(d.metrics.callbacksDuplicated, 'service'),
+      rejected: await byLabel(d.metrics.callbacksRejected, 'reason'),
+    }),
+    rates: () =>
+      Object.entries(d.client.areas).map(([area, a]) => ({
+        area,
+        budget: Math.round(a.currentRate * 10) / 10,
+        concurrency: a.concurrency,
+        pending: a.pending,
+        throttled: a.stats.throttled,
+        ...(a.pausedUntil > Date.now() ? { pausedUntil: new Date(a.pausedUntil).toISOString() } : {}),
+      })),
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * The console's per-device table of a run, on every backend: each device's latest result in each step (a
+ * retried or confirmed device has several entries, the latest counts), filtered in the store by step, outcome,
+ * error type and part of a device id, paged by a cursor that may stop inside an entry; and a device's history
+ * across runs.
+ */
+import { expect } from 'chai';
+import { devicePage, decodeCursor, encodeCursor, type DeviceFilter } from '../../src/console/device-table.js';
+import type { DeviceGroup, Store } from '../../src/store/store.js';
+import { forEachBackend } from '../store/backends.js';
+import { imei, MISS, run } from '../store/fixtures.js';
+
+const AT = '2026-11-23T10:00:00.000Z';
+const group = (ids: string[], o: Partial<DeviceGroup> = {}): DeviceGroup => ({
+  kind: 'imei',
+  outcome: 'succeeded',
+  attempts: 1,
+  ids,
+  ...o,
+});
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => imei(from + i));
+
+/** Every row of the table, read `limit` at a time: the ids in order, and how many pages it took. */
+async function all(store: Store, runId: string, f: DeviceFilter, limit: number) {
+  const again = await store.repeatedDevices(runId);
+  const rows: string[] = [];
+  let pages = 0;
+  let after;
+  do {
+    const page = await devicePage(store, runId, f, after, limit, again);
+    pages++;
+    rows.push(
+      ...page.rows.map((r) => `${r.step}/${r.deviceId}/${r.outcome}${r.errorType ? `/${r.errorType}` : ''}`),
+    );
+    // The cursor goes through the URL as text.
+    after = page.next ? decodeCursor(encodeCursor(page.next)) : undefined;
+    expect(page.rows.length, 'a page').to.be.at.most(limit);
+    if (page.next) expect(page.rows.length, 'a page with a next one is full').to.equal(limit);
+  } while (after);
+  return { rows, pages };
+}
+
+forEachBackend("the console: a run's device table and a device's history", (b) => {
+  let store: Store;
+
+  beforeEach(async () => {
+    store = await b.open();
+    store.createRun(run('r1'));
+    store.createRun(run('r2', { playbook: 'other', startedAt: '2026-11-24T10:00:00.000Z' }));
+    // A report: 0-9 located, 10-14 missed and retried (10-12 then located, 13-14 missed again), 15-16 refused.
+    store.recordDevices(
+      'r1',
+      'report',
+      [
+        group(range(0, 10)),
+        group(range(10, 15), { outcome: 'failed', errorType: MISS, errorClass: 'remediable' }),
+        group(range(15, 17), {
+          outcome: 'failed',
+          errorType: 'SVC CONSENT CHECK FAILED',
+          errorClass: 'permanent',
+        }),
+      ],
+      AT,
+    );
+    store.recordDevices(
+      'r1',
+      'report',
+      [
+        group(range(10, 13), { attempts: 2 }),
+        group(range(13, 15), { outcome: 'failed', errorType: MISS, errorClass: 'remediable', attempts: 2 }),
+      ],
+      AT,
+    );
+    // A suspend of 3 devices: accepted, then confirmed.
+    store.recordDevices(
+      'r1',
+      'suspend',
+      [group(range(0, 3), { outcome: 'accepted', requestId: 'req-1' })],
+      AT,
+    );
+    store.recordDevices('r1', 'suspend', [group(range(0, 3), { requestId: 'req-1' })], AT);
+    store.recordDevices(
+      'r2',
+      'locate',
+      [group([imei(1)], { outcome: 'failed', errorType: 'ABSENT SUBSCRIBER' })],
+      AT,
+    );
+    await store.durable();
+  });
+
+  it('gives each device its latest result once per step, in every page size', async () => {
+    const expected = [
+      ...range(0, 10).map((id) => `report/${id}/succeeded`),
+      ...range(15, 17).map((id) => `report/${id}/failed/SVC CONSENT CHECK FAILED`),
+      ...range(10, 13).map((id) => `report/${id}/succeeded`),
+      ...range(13, 15).map((id) => `report/${id}/failed/${MISS}`),
+      ...range(0, 3).map((id) => `suspend/${id}/succeeded`),
+    ];
+    for (const limit of [1, 3, 7, 500]) {
+      const { rows, pages } = await all(store, 'r1', {}, limit);
+      expect(rows, `pages of ${limit}`).to.deep.equal(expected);
+      expect(pages).to.equal(Math.max(1, Math.ceil(expected.length / limit)));
+    }
+  });
+
+  it('filters by step, outcome, error type and part of a device id, in the store', async () => {
+    expect((await all(store, 'r1', { errorType: MISS }, 2)).rows).to.deep.equal(
+      range(13, 15).map((id) => `report/${id}/failed/${MISS}`),
+    );
+    expect((await all(store, 'r1', { step: 'suspend', outcome: 'succeeded' }, 2)).rows).to.have.length(3);
+    expect(
+      (await all(store, 'r1', { outcome: 'accepted' }, 2)).rows,
+      'accepted, then confirmed',
+    ).to.deep.equal([]);
+    const part = imei(11).slice(-4);
+    expect((await all(store, 'r1', { device: part }, 5)).rows).to.deep.equal([
+      `report/${imei(11)}/succeeded`,
+    ]);
+    expect((await all(store, 'r1', { device: 'no such device' }, 5)).rows).to.deep.equal([]);
+  });
+
+  it("lists every result of a device, newest first, with its run's playbook and status", async () => {
+    const history = await store.deviceHistory(imei(1), 50);
+    expect(history.map((h) => [h.runId, h.playbook, h.step, h.outcome, h.errorType ?? ''])).to.deep.equal([
+      ['r2', 'other', 'locate', 'failed', 'ABSENT SUBSCRIBER'],
+      ['r1', 'pb', 'suspend', 'succeeded', ''],
+      ['r1', 'pb', 'suspend', 'accepted', ''],
+      ['r1', 'pb', 'report', 'succeeded', ''],
+    ]);
+    expect(history[0]).to.include({ runStatus: 'running', runStartedAt: '2026-11-24T10:00:00.000Z' });
+    // An id that is a part of another is not that one.
+    expect(await store.deviceHistory(imei(1).slice(0, 10), 50)).to.deep.equal([]);
+  });
+
+  it('rejects a cursor it did not write', () => {
+    expect(decodeCursor('bm9wZQ')).to.equal(undefined);
+    expect(decodeCursor('%%%')).to.equal(undefined);
+  });
+});
