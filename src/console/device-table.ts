@@ -2,11 +2,11 @@
  * A run's per-device table, a page at a time, filtered in the store: each device's latest result in each step
  * (the ledger keeps every result; a retried or confirmed device has several, and the latest counts), read by
  * entry in (step, seq) order from a cursor, so that a page of a run of a million devices reads a few entries,
- * not the run. The devices with several results in a step (`repeated`) are read once per request, or once per
- * ended run (they no longer change), and kept in a small cache.
+ * not the run. Whether a device's result in an entry is its latest is looked up in the store for a chunk of
+ * devices at a time (latestAmong): an ended run's devices with several results are grouped once, and kept there.
  */
 import type { DeviceOutcome, EntryFilter, LedgerRow, Store } from '../store/store.js';
-import { latestRows } from '../store/rows.js';
+import { ledgerRow } from '../store/rows.js';
 
 /** Where a page ends: the entry (step, seq) and how many of its devices are read. */
 export interface DeviceCursor {
@@ -19,8 +19,10 @@ export interface DeviceFilter extends EntryFilter {
   outcome?: DeviceOutcome;
 }
 
-/** Entries read at a time: a few dozen, of up to a batch of devices each. */
-const ENTRIES = 64;
+/** Entries read at a time: a page of 50 rows rarely needs more than one. */
+const ENTRIES = 8;
+/** Devices of an entry whose latest results are looked up at a time. */
+const CHUNK = 1000;
 
 export function encodeCursor(c: DeviceCursor): string {
   return Buffer.from(JSON.stringify([c.step, c.seq, c.pos])).toString('base64url');
@@ -40,45 +42,27 @@ export function decodeCursor(text: string): DeviceCursor | undefined {
   }
 }
 
+/** Of devices `keys` (`step\0device`) of the run, those with several results, to the seq of the one that counts. */
+export type LatestOf = (keys: readonly string[]) => Promise<ReadonlyMap<string, number>>;
+
 /**
- * The repeated devices of runs that have ended, newest used last; a run whose map is larger than MAX_CACHED is
- * read again at each page rather than held.
+ * How a page learns which results are the latest: of an ended run, from what the store keeps of it; of a run
+ * that goes on, from the run grouped once for the page (or the CSV).
  */
-export class RepeatedCache {
-  private readonly runs = new Map<string, Map<string, number>>();
-
-  constructor(
-    private readonly maxRuns = 4,
-    private readonly maxCached = 100_000,
-  ) {}
-
-  async of(store: Store, runId: string, ended: boolean): Promise<Map<string, number>> {
-    const kept = this.runs.get(runId);
-    if (kept) {
-      this.runs.delete(runId);
-      this.runs.set(runId, kept);
-      return kept;
-    }
-    const again = await store.repeatedDevices(runId);
-    if (ended && again.size <= this.maxCached) {
-      this.runs.set(runId, again);
-      for (const oldest of this.runs.keys()) {
-        if (this.runs.size <= this.maxRuns) break;
-        this.runs.delete(oldest);
-      }
-    }
-    return again;
-  }
+export function latestOf(store: Store, runId: string, ended: boolean): LatestOf {
+  if (ended) return (keys) => store.latestAmong(runId, keys);
+  let all: Promise<Map<string, number>> | undefined;
+  return async () => (all ??= store.repeatedDevices(runId));
 }
 
 /** Up to `limit` rows of the run's table from `after` on, and the cursor of the next page when there is one. */
 export async function devicePage(
   store: Store,
   runId: string,
+  latestOf: LatestOf,
   filter: DeviceFilter,
   after: DeviceCursor | undefined,
   limit: number,
-  again: ReadonlyMap<string, number>,
 ): Promise<{ rows: LedgerRow[]; next?: DeviceCursor }> {
   const rows: LedgerRow[] = [];
   /** Where the last row taken is: the next page starts after it, when one more row is found. */
@@ -88,14 +72,16 @@ export async function devicePage(
   for (;;) {
     const entries = await store.ledgerEntries(runId, filter, from, ENTRIES);
     for (const e of entries) {
-      const skip = after && e.step === after.step && e.seq === after.seq ? after.pos : 0;
-      let pos = 0;
-      for (const page of latestRows([e], new Map())) {
-        for (const row of page) {
+      let pos = after && e.step === after.step && e.seq === after.seq ? after.pos : 0;
+      const ids = JSON.parse(e.device_ids) as string[];
+      while (pos < ids.length) {
+        // A chunk of the entry's devices, whose latest results are looked up together.
+        const chunk = ids.slice(pos, pos + CHUNK).map((id) => ledgerRow(id, e));
+        const latest = await latestOf(chunk.map((r) => `${e.step}\0${r.deviceId}`));
+        for (const row of chunk) {
           pos++;
-          if (pos <= skip) continue;
-          const latest = again.get(`${e.step}\0${row.deviceId}`);
-          if (latest !== undefined && latest !== e.seq) continue;
+          const seq = latest.get(`${e.step}\0${row.deviceId}`);
+          if (seq !== undefined && seq !== e.seq) continue;
           if (filter.device !== undefined && !row.deviceId.includes(filter.device)) continue;
           if (rows.length === limit) return { rows, ...(end ? { next: end } : {}) };
           rows.push(row);

@@ -16,7 +16,7 @@ import {
 } from '../store/store.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
-import { decodeCursor, devicePage, encodeCursor, RepeatedCache, type DeviceFilter } from './device-table.js';
+import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
 import { RunsFeed } from './feed.js';
 import { CSV_COLUMNS, csvLine, deviceRow, playbookView, runDetail, runRow } from './views.js';
 
@@ -46,15 +46,20 @@ export interface ConsoleSources {
   /** Each API area's budget as this daemon runs it. */
   rates(): {
     area: string;
+    /** The area's whole budget (requests/s), and the rate this daemon runs at now: its share, lowered by 429s. */
     budget: number;
+    rate: number;
     concurrency: number;
-    pending: number;
+    inFlight: number;
+    waiting: number;
     throttled: number;
     pausedUntil?: string;
   }[];
 }
 
 const RUN_TRIGGERS = ['callback', 'schedule', 'manual'];
+
+const ended = (status: RunStatus) => status !== 'running' && status !== 'queued';
 
 /** A query parameter that is wrong: answered 400, naming it. */
 class BadParameter extends Error {}
@@ -102,7 +107,6 @@ function deviceFilter(q: Query): DeviceFilter {
 
 export function registerConsole(app: FastifyInstance, c: ConsoleSources): { close(): void } {
   const assets = new Assets();
-  const repeated = new RepeatedCache();
   const feed = new RunsFeed(c.store, (e) =>
     c.log.warn('console: reading the runs failed', { error: e.message }),
   );
@@ -149,6 +153,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     reply.header('content-security-policy', csp).header('referrer-policy', 'no-referrer');
     return sendAsset(req, reply, asset);
   });
+  app.get('/favicon.ico', async (req, reply) => sendAsset(req, reply, assets.file('favicon.svg')));
   app.get<{ Params: { '*': string } }>('/console/assets/*', async (req, reply) =>
     sendAsset(req, reply, assets.file(req.params['*'])),
   );
@@ -228,7 +233,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
   api<Query, { id: string }>('/runs/:id', async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-    return { run: runDetail(run), cancellable: run.status === 'running' || run.status === 'queued' };
+    return { run: runDetail(run), cancellable: !ended(run.status) };
   });
 
   api<Query, { id: string }>('/runs/:id/devices', async (req, reply) => {
@@ -240,8 +245,8 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const after = afterText ? decodeCursor(afterText) : undefined;
     if (afterText && !after)
       throw new BadParameter(`after is not a cursor of this listing: ${JSON.stringify(afterText)}`);
-    const again = await repeated.of(c.store, run.id, run.status !== 'running' && run.status !== 'queued');
-    const page = await devicePage(c.store, run.id, filter, after, limit, again);
+    const latest = latestOf(c.store, run.id, ended(run.status));
+    const page = await devicePage(c.store, run.id, latest, filter, after, limit);
     return { devices: page.rows.map(deviceRow), ...(page.next ? { next: encodeCursor(page.next) } : {}) };
   });
 
@@ -249,7 +254,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const filter = deviceFilter(req.query);
-    const again = await repeated.of(c.store, run.id, run.status !== 'running' && run.status !== 'queued');
+    const latest = latestOf(c.store, run.id, ended(run.status));
     reply.hijack();
     reply.raw.writeHead(200, {
       'content-type': 'text/csv; charset=utf-8',
@@ -260,7 +265,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     let after: ReturnType<typeof decodeCursor>;
     try {
       do {
-        const page = await devicePage(c.store, run.id, filter, after, 1000, again);
+        const page = await devicePage(c.store, run.id, latest, filter, after, 1000);
         const chunk = page.rows.map((r) => csvLine(CSV_COLUMNS.map((k) => deviceRow(r)[k]))).join('');
         if (!reply.raw.write(chunk)) await new Promise((r) => reply.raw.once('drain', r));
         after = page.next;

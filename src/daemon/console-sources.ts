@@ -66,9 +66,11 @@ export function consoleSources(d: DaemonParts): ConsoleSources {
     rates: () =>
       Object.entries(d.client.areas).map(([area, a]) => ({
         area,
-        budget: Math.round(a.currentRate * 10) / 10,
+        budget: a.budget,
+        rate: Math.round(a.currentRate * 10) / 10,
         concurrency: a.concurrency,
-        pending: a.pending,
+        inFlight: a.inFlight,
+        waiting: a.waiting,
         throttled: a.stats.throttled,
         ...(a.pausedUntil > Date.now() ? { pausedUntil: new Date(a.pausedUntil).toISOString() } : {}),
       })),

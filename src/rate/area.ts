@@ -128,6 +128,16 @@ export class AreaBudget {
     return this.rate;
   }
 
+  /** Requests started and not yet answered. */
+  get inFlight(): number {
+    return this.active - this.gated;
+  }
+
+  /** Requests waiting: for a slot, or holding one and waiting for a start within the budget. */
+  get waiting(): number {
+    return this.slotQueue.length - this.slotHead + this.gated;
+  }
+
   /** Requests holding a slot or waiting for one. */
   get pending(): number {
     return this.active + this.slotQueue.length - this.slotHead;

@@ -53,6 +53,40 @@ export function repeatedDevices(
   return again;
 }
 
+export const LATEST_MIGRATION = `CREATE TABLE ledger_latest (
+     run_id TEXT NOT NULL,
+     step TEXT NOT NULL,
+     device_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     PRIMARY KEY (run_id, step, device_id)
+   ) WITHOUT ROWID;
+   CREATE TABLE ledger_latest_runs (run_id TEXT PRIMARY KEY) WITHOUT ROWID;`;
+
+/** `latestAmong` (store.ts), of an ended run: grouped into ledger_latest once, then looked up. */
+export function latestAmong(
+  sql: (text: string) => Database.Statement,
+  runId: string,
+  keys: readonly string[],
+): Map<string, number> {
+  if (!sql('SELECT 1 FROM ledger_latest_runs WHERE run_id = ?').get(runId)) {
+    sql(
+      `INSERT OR IGNORE INTO ledger_latest (run_id, step, device_id, seq)
+       SELECT l.run_id, l.step, j.value, max(l.seq) FROM ledger l, json_each(l.device_ids) j
+       WHERE l.run_id = ? GROUP BY l.step, j.value HAVING count(*) > 1`,
+    ).run(runId);
+    sql('INSERT OR IGNORE INTO ledger_latest_runs (run_id) VALUES (?)').run(runId);
+  }
+  // A point read of the primary key per device: a few microseconds each, whatever the run's size.
+  const one = sql('SELECT seq FROM ledger_latest WHERE run_id = ? AND step = ? AND device_id = ?').pluck();
+  const out = new Map<string, number>();
+  for (const key of keys) {
+    const [step, id] = key.split('\0') as [string, string];
+    const seq = one.get(runId, step, id) as number | undefined;
+    if (seq !== undefined) out.set(key, seq);
+  }
+  return out;
+}
+
 /** `ledgerEntries` (store.ts): a run's entries after `after` that match `q`, in (step, seq) order. */
 export function ledgerEntries(
   sql: (text: string) => Database.Statement,
@@ -61,8 +95,11 @@ export function ledgerEntries(
   after: { step: string; seq: number } | undefined,
   limit: number,
 ): EntryRow[] {
+  // Without each device's data (a location): the table does not show it, and it is most of an entry's bytes.
   return sql(
-    `SELECT * FROM ledger
+    `SELECT seq, run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids, request_id,
+       NULL AS data_json
+     FROM ledger
      WHERE run_id = @runId AND (step, seq) > (@afterStep, @afterSeq)
        AND (@step IS NULL OR step = @step) AND (@outcome IS NULL OR outcome = @outcome)
        AND (@errorType IS NULL OR error_type = @errorType)

@@ -1,6 +1,7 @@
 /** The SQLite store's schema migrations, recorded in `PRAGMA user_version`; each runs once, in a transaction. */
 import { OWNERSHIP_MIGRATION } from './sqlite-ownership.js';
 import { SQLITE_RATES_MIGRATION } from './sqlite-rates.js';
+import { LATEST_MIGRATION } from './sqlite-ledger-read.js';
 
 /** Schema migrations, in order. Never edit one that has shipped: add the next. */
 export const MIGRATIONS: string[] = [
@@ -129,4 +130,7 @@ export const MIGRATIONS: string[] = [
    CREATE INDEX inbox_pending_by_owner ON inbox (owner, id) WHERE processed_at IS NULL;`,
   // Each API area's rate budget, shared by the processes on the file (rate/shares.ts).
   SQLITE_RATES_MIGRATION,
+  // The devices of an ended run with more than one result in a step, and the entry whose result counts: written
+  // the first time the console pages through the run, so that a page looks its devices up (latestAmong).
+  LATEST_MIGRATION,
 ];

@@ -11,6 +11,7 @@ import { MIGRATIONS } from './sqlite-migrations.js';
 import {
   deviceHistory,
   eachLatestResult,
+  latestAmong,
   ledgerEntries,
   matchingEntries,
   repeatedDevices,
@@ -307,6 +308,11 @@ export class SqliteStore implements Store {
 
   async repeatedDevices(runId: string): Promise<Map<string, number>> {
     return repeatedDevices(this.sql, runId);
+  }
+
+  async latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
+    this.write();
+    return latestAmong(this.sql, runId, keys);
   }
 
   async ledgerEntries(

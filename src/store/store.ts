@@ -325,12 +325,17 @@ export interface LedgerStore {
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]>;
   /**
    * The devices with more than one result in a step of the run (retried, or confirmed after they were
-   * accepted): `step\0device` to the seq of the entry whose result counts.
+   * accepted): `step\0device` to the seq of the entry whose result counts. The run is grouped at each call.
    */
   repeatedDevices(runId: string): Promise<Map<string, number>>;
   /**
+   * `repeatedDevices` of an ended run, of the devices `keys` only: read from what the store keeps of the run,
+   * written at the first such read, so that a run of a million devices is grouped once, not at each page.
+   */
+  latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>>;
+  /**
    * A run's ledger entries after `after`, in (step, seq) order, at most `limit`, of those that match `q` (a
-   * `device` filter keeps the entries that name a device whose id contains it).
+   * `device` filter keeps the entries that name a device whose id contains it), without the devices' data.
    */
   ledgerEntries(
     runId: string,

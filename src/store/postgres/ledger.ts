@@ -138,6 +138,33 @@ export class PostgresLedger implements LedgerStore {
     return this.repeated(runId);
   }
 
+  async latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
+    // Grouped once, by whichever replica reads it first; another reading meanwhile waits for its row.
+    await this.turns.transaction(async (query) => {
+      const { rowCount } = await query({
+        text: 'INSERT INTO ledger_latest_runs (run_id) VALUES ($1) ON CONFLICT DO NOTHING',
+        values: [runId],
+      });
+      if (rowCount)
+        await query({
+          text: `INSERT INTO ledger_latest (run_id, step, device_id, seq)
+                 SELECT l.run_id, l.step, d.id, max(l.seq)
+                 FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+                 WHERE l.run_id = $1 GROUP BY l.run_id, l.step, d.id HAVING count(*) > 1`,
+          values: [runId],
+        });
+      return undefined;
+    });
+    const pairs = keys.map((k) => k.split('\0'));
+    const rows = await this.turns.read<{ step: string; device_id: string; seq: number }>({
+      text: `SELECT t.step, t.device_id, t.seq FROM ledger_latest t
+             JOIN unnest($2::text[], $3::text[]) AS k(step, id) ON t.step = k.step AND t.device_id = k.id
+             WHERE t.run_id = $1`,
+      values: [runId, pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+    });
+    return new Map(rows.map((r) => [`${r.step}\0${r.device_id}`, r.seq]));
+  }
+
   /** The devices with more than one result in a step of the run (or of one step), to the seq that counts. */
   private async repeated(runId: string, step?: string): Promise<Map<string, number>> {
     const again = new Map<string, number>();
@@ -159,7 +186,10 @@ export class PostgresLedger implements LedgerStore {
     limit: number,
   ): Promise<EntryRow[]> {
     return this.turns.read<EntryRow>({
-      text: `SELECT * FROM ledger
+      // Without each device's data (a location): the table does not show it, and it is most of an entry's bytes.
+      text: `SELECT seq, run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids, request_id,
+               NULL AS data_json
+             FROM ledger
              WHERE run_id = $1 AND (step, seq) > ($2, $3)
                AND ($4::text IS NULL OR step = $4) AND ($5::text IS NULL OR outcome = $5)
                AND ($6::text IS NULL OR error_type = $6)

@@ -129,6 +129,16 @@ export const MIGRATIONS: string[] = [
        RAISE EXCEPTION 'the lease of owner % was lost', fenced USING ERRCODE = '${FENCE_ERROR}';
      END IF;
    END $$;`,
+  // The devices of an ended run with more than one result in a step, and the entry whose result counts: written
+  // the first time the console pages through the run (latestAmong), as on SQLite.
+  `CREATE TABLE ledger_latest (
+     run_id text COLLATE "C" NOT NULL,
+     step text COLLATE "C" NOT NULL,
+     device_id text COLLATE "C" NOT NULL,
+     seq bigint NOT NULL,
+     PRIMARY KEY (run_id, step, device_id)
+   );
+   CREATE TABLE ledger_latest_runs (run_id text COLLATE "C" PRIMARY KEY);`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

@@ -182,6 +182,9 @@ export class PostgresStore implements Store {
   repeatedDevices(runId: string): Promise<Map<string, number>> {
     return this.ledger.repeatedDevices(runId);
   }
+  latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
+    return this.ledger.latestAmong(runId, keys);
+  }
   ledgerEntries(
     runId: string,
     q: EntryFilter,

@@ -1,0 +1,165 @@
+/* global document, location, history, window, requestAnimationFrame, URLSearchParams */
+/**
+ * The console's shell: hash routing, the page title, the current nav link, focus on navigation, and the
+ * sign-in form that stands in for any page once the daemon answers 401. The pages themselves live in
+ * pages/, one per route.
+ */
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { onUnauthorized, signIn } from './api.js';
+import { html, Heading } from './ui.js';
+import { shortId } from './format.js';
+import { SignIn } from './signin.js';
+import { RunsPage } from './pages/runs.js';
+import { RunPage } from './pages/run.js';
+import { DevicePage } from './pages/device.js';
+import { PlaybooksPage } from './pages/playbooks.js';
+import { CallbacksPage } from './pages/callbacks.js';
+import { RatesPage } from './pages/rates.js';
+
+/** @param {string} s */
+function decode(s) {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * What a hash shows. `section` is the nav link it belongs under; `path` (the hash without its query) keys
+ * the page, so that going to another run starts a fresh page while a filter change (query only) keeps it.
+ * @param {string} hash
+ */
+function resolve(hash) {
+  const raw = hash.replace(/^#/, '');
+  const q = raw.indexOf('?');
+  const path = (q < 0 ? raw : raw.slice(0, q)).replace(/\/+$/, '') || '/runs';
+  const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
+  const sub = /^\/(runs|devices)\/(.+)$/.exec(path);
+  if (sub && sub[1] === 'runs') {
+    const id = decode(sub[2]);
+    return { path, section: '/runs', title: `Run ${shortId(id)}`, view: html`<${RunPage} id=${id} />` };
+  }
+  if (sub) {
+    const id = decode(sub[2]);
+    return { path, section: '/runs', title: `Device ${id}`, view: html`<${DevicePage} id=${id} />` };
+  }
+  switch (path) {
+    case '/runs':
+      return { path, section: path, title: 'Runs', view: html`<${RunsPage} params=${params} />` };
+    case '/playbooks':
+      return { path, section: path, title: 'Playbooks', view: html`<${PlaybooksPage} />` };
+    case '/callbacks':
+      return { path, section: path, title: 'Callbacks', view: html`<${CallbacksPage} />` };
+    case '/rates':
+      return { path, section: path, title: 'Rate budgets', view: html`<${RatesPage} />` };
+    default:
+      return { path, section: '', title: 'Page not found', view: html`<${NotFound} />` };
+  }
+}
+
+function NotFound() {
+  return html`<${Heading}>Page not found</${Heading}>
+    <p>The console has no page at this address. <a href="#/runs">See the runs</a>.</p>`;
+}
+
+/**
+ * `aria-current="page"` on the link of the page shown; a run's or a device's page marks Runs with
+ * `aria-current="true"` (where it belongs, but not that page itself).
+ * @param {string} section
+ * @param {string} path
+ */
+function markNav(section, path) {
+  for (const a of document.querySelectorAll('nav[aria-label="Console"] a')) {
+    const target = a.getAttribute('href')?.replace(/^#/, '');
+    if (target === path) a.setAttribute('aria-current', 'page');
+    else if (target === section) a.setAttribute('aria-current', 'true');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+/** @param {{ signInError: string | null }} props */
+function App({ signInError }) {
+  const [hash, setHash] = useState(location.hash);
+  const [signingIn, setSigningIn] = useState(signInError !== null);
+  const [startError, setStartError] = useState(signInError);
+  const [generation, setGeneration] = useState(0);
+  const route = resolve(hash);
+
+  useEffect(() => {
+    // The token address pasted into a console already open only changes the hash.
+    const onHash = async () => {
+      if (location.hash.startsWith('#token=')) {
+        const error = await takeToken();
+        setStartError(error);
+        setSigningIn(error !== null);
+        setGeneration((g) => g + 1);
+      }
+      setHash(location.hash);
+    };
+    window.addEventListener('hashchange', onHash);
+    onUnauthorized(() => setSigningIn(true));
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  useEffect(() => {
+    document.title = `${signingIn ? 'Sign in' : route.title} · fleetbook console`;
+    markNav(route.section, route.path);
+  }, [route.title, route.path, signingIn]);
+
+  // Focus follows navigation (a new path, or the sign-in form taking over), not a filter change, and not
+  // the first page load, where focus belongs to the browser.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current && !signingIn) {
+      first.current = false;
+      return;
+    }
+    first.current = false;
+    requestAnimationFrame(() => document.querySelector('#main h1')?.focus());
+  }, [route.path, signingIn]);
+
+  if (signingIn)
+    return html`<${SignIn}
+      key=${generation}
+      error=${startError}
+      onSignedIn=${() => {
+        setStartError(null);
+        setSigningIn(false);
+        setGeneration((g) => g + 1);
+      }}
+    />`;
+  return html`<div class="page" key=${`${route.path}|${generation}`}>${route.view}</div>`;
+}
+
+/**
+ * The daemon's log gives the console's address as `/#token=...`: trade the token for the session cookie,
+ * and take it out of the address bar (and so out of the history and of any screenshot) first. Answers why
+ * the token was refused, or null.
+ * @returns {Promise<string | null>}
+ */
+async function takeToken() {
+  const token = decode(location.hash.slice('#token='.length));
+  history.replaceState(null, '', `${location.pathname}${location.search}#/runs`);
+  try {
+    await signIn(token);
+    return null;
+  } catch (err) {
+    return /** @type {Error} */ (err).message;
+  }
+}
+
+async function start() {
+  const signInError = location.hash.startsWith('#token=') ? await takeToken() : null;
+  const main = /** @type {HTMLElement} */ (document.getElementById('main'));
+  // The skip link's own `#main` would be taken for a route: focus the main region instead.
+  document.querySelector('.skip-link')?.addEventListener('click', (e) => {
+    e.preventDefault();
+    main.focus();
+  });
+  main.textContent = '';
+  render(html`<${App} signInError=${signInError} />`, main);
+}
+
+start();

@@ -1,0 +1,92 @@
+/**
+ * How the console writes times, durations and ids. Times read in the operator's locale and zone; the UTC
+ * ISO the API gave stays one hover away (the `title`), for pasting into a log search.
+ */
+
+const clock = { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' };
+/** The year only when it is not this one: most of what an operator looks at happened this week. */
+const thisYear = new Intl.DateTimeFormat(undefined, /** @type {Intl.DateTimeFormatOptions} */ (clock));
+const otherYear = new Intl.DateTimeFormat(
+  undefined,
+  /** @type {Intl.DateTimeFormatOptions} */ ({ ...clock, year: 'numeric' }),
+);
+
+/** @param {string | undefined} iso */
+export function formatTime(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return (d.getFullYear() === new Date().getFullYear() ? thisYear : otherYear).format(d);
+}
+
+const hourFormat = new Intl.DateTimeFormat(undefined, {
+  weekday: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+});
+
+/**
+ * An hour on a chart axis (`Tue 14:00`): the day is there because the charts span more than one.
+ * @param {string} iso
+ */
+export const formatHour = (iso) => hourFormat.format(new Date(iso));
+
+const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
+
+/**
+ * `850ms`, `42s`, `1m 05s`, `2h 03m 05s`, `3d 04h 12m`: short enough for a table cell, exact to the second
+ * where seconds matter.
+ * @param {number} ms
+ */
+export function formatDuration(ms) {
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const total = Math.floor(ms / 1000);
+  const d = Math.floor(total / 86400);
+  const h = Math.floor((total % 86400) / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (d) return `${d}d ${pad(h)}h ${pad(m)}m`;
+  if (h) return `${h}h ${pad(m)}m ${pad(s)}s`;
+  if (m) return `${m}m ${pad(s)}s`;
+  return `${s}s`;
+}
+
+/**
+ * The time from `start` to `end`, or to now for what has not ended.
+ * @param {string | undefined} start
+ * @param {string | undefined} end
+ */
+export function durationBetween(start, end) {
+  if (!start) return '';
+  const from = Date.parse(start);
+  const to = end ? Date.parse(end) : Date.now();
+  return formatDuration(to - from);
+}
+
+/** @param {string} id */
+export const shortId = (id) => String(id).slice(0, 8);
+
+/**
+ * An ISO time as the value of a datetime-local input (local wall time, to the minute).
+ * @param {string | undefined} iso
+ */
+export function toLocalInput(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+}
+
+/**
+ * A datetime-local value (read as local wall time) as UTC ISO, which is what the API bounds take.
+ * @param {string} value
+ */
+export function fromLocalInput(value) {
+  if (!value) return '';
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
+}
+
+/** @param {unknown} value */
+export const prettyJson = (value) => JSON.stringify(value, null, 2);

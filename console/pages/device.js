@@ -1,0 +1,51 @@
+/** `#/devices/<id>`: one device across every run, to tell a flaky device from a bad rollout. */
+import { enc } from '../api.js';
+import { useApi } from '../hooks.js';
+import { shortId } from '../format.js';
+import { html, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
+
+/** @param {{ id: string }} props */
+export function DevicePage({ id }) {
+  const { data, error } = useApi(`/devices/${enc(id)}`);
+  /** @type {any[]} */
+  const results = data?.results ?? [];
+
+  return html`<${Heading}>Device ${id}</${Heading}>
+    <p class="lead">Every run and step that touched this device, newest first (at most 500 results).</p>
+    <${Alert} message=${error} />
+    <table class="data">
+      <caption>History</caption>
+      <thead>
+        <tr>
+          <th scope="col">Run</th>
+          <th scope="col">Playbook</th>
+          <th scope="col">Run status</th>
+          <th scope="col">Step</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Error type</th>
+          <th scope="col">Error class</th>
+          <th scope="col" class="num">Attempts</th>
+          <th scope="col">At</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${results.map(
+          (r) =>
+            html`<tr>
+              <td>
+                <a class="mono" href=${`#/runs/${enc(r.runId)}`} title=${r.runId}>${shortId(r.runId)}</a>
+              </td>
+              <td>${r.playbook}</td>
+              <td><${Badge} value=${r.runStatus} /></td>
+              <td class="mono">${r.step}</td>
+              <td><${Badge} value=${r.outcome} /></td>
+              <td>${r.errorType ?? html`<${None} />`}</td>
+              <td>${r.errorClass ?? html`<${None} />`}</td>
+              <td class="num">${r.attempts}</td>
+              <td><${Time} iso=${r.at} /></td>
+            </tr>`,
+        )}
+        ${data && !results.length && html`<${EmptyRow} cols=${9}>No results recorded for this device</${EmptyRow}>`}
+      </tbody>
+    </table>`;
+}

@@ -1,0 +1,56 @@
+/**
+ * A run's steps as bars on one time axis, from the run's start to its end (or now): which step took the
+ * time, which ran side by side. Plain HTML: each bar's place is two CSS custom properties.
+ */
+import { durationBetween } from '../format.js';
+import { html, Time } from '../ui.js';
+
+/** @param {number} x */
+const clamp = (x) => Math.min(100, Math.max(0, x));
+
+/** @param {{ run: any }} props */
+export function Timeline({ run }) {
+  /** @type {any[]} */
+  const steps = run.steps ?? [];
+  if (!steps.length) return html`<p class="empty">No steps recorded yet.</p>`;
+  const now = Date.now();
+  const timed = steps.filter((s) => s.startedAt);
+  const start = Math.min(Date.parse(run.startedAt), ...timed.map((s) => Date.parse(s.startedAt)));
+  const end = Math.max(
+    run.endedAt ? Date.parse(run.endedAt) : now,
+    ...timed.map((s) => (s.endedAt ? Date.parse(s.endedAt) : now)),
+  );
+  const span = Math.max(end - start, 1);
+
+  return html`<div class="timeline">
+    <p class="timeline-axis">
+      <span><${Time} iso=${new Date(start).toISOString()} /></span>
+      <span>${run.endedAt ? html`<${Time} iso=${new Date(end).toISOString()} />` : 'now'}</span>
+    </p>
+    <ol>
+      ${steps.map((s) => {
+        if (!s.startedAt)
+          return html`<li key=${s.id}>
+            <span class="timeline-label mono">${s.id}</span>
+            <span class="timeline-none">no timing recorded</span>
+          </li>`;
+        const from = Date.parse(s.startedAt);
+        const to = s.endedAt ? Date.parse(s.endedAt) : now;
+        const left = Math.min(clamp(((from - start) / span) * 100), 99.5);
+        const width = Math.max(clamp(((to - from) / span) * 100), 0.5);
+        const duration = `${durationBetween(s.startedAt, s.endedAt)}${s.endedAt ? '' : ' so far'}`;
+        return html`<li key=${s.id}>
+          <span class="timeline-label mono">${s.id}</span>
+          <span class="timeline-track">
+            <span
+              class=${`timeline-bar bar-${s.status}`}
+              style=${{ '--left': `${left}%`, '--width': `${Math.min(width, 100 - left)}%` }}
+              title=${`${s.startedAt} – ${s.endedAt ?? 'now'}`}
+            ></span>
+          </span>
+          <span class="timeline-duration">${duration} · ${s.status}</span>
+        </li>`;
+      })}
+    </ol>
+  </div>`;
+}

@@ -1,0 +1,214 @@
+/**
+ * `#/runs/<id>`: one run, its steps, how long each took, how its devices fared. Kept current while the run
+ * is queued or running (every 2 s, and at once when the stream says it changed).
+ */
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, enc } from '../api.js';
+import { useApi } from '../hooks.js';
+import { useRunStream } from '../stream.js';
+import { durationBetween, prettyJson, shortId } from '../format.js';
+import { html, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
+import { BarChart } from '../charts.js';
+import { Timeline } from './run-timeline.js';
+import { RunDevices } from './run-devices.js';
+
+/** @param {string | undefined} status */
+const isActive = (status) => status === 'queued' || status === 'running';
+
+/** @param {{ id: string }} props */
+export function RunPage({ id }) {
+  const [active, setActive] = useState(false);
+  const { data, error, reload } = useApi(`/runs/${enc(id)}`, { interval: active ? 2000 : 0 });
+  const run = data?.run;
+  useEffect(() => setActive(isActive(run?.status)), [run?.status]);
+  useRunStream((streamed) => {
+    if (streamed.id === id) reload();
+  });
+
+  return html`<${Heading}>Run ${shortId(id)}${run ? ` · ${run.playbook}` : ''}</${Heading}>
+    <p class="subtitle">Run id <code>${id}</code></p>
+    <${Alert} message=${error} />
+    ${
+      run &&
+      html`<${Facts} run=${run} />
+        ${data.cancellable && html`<${CancelRun} id=${id} onCancelled=${reload} />`}
+        <div class="json-blocks">
+          <details>
+            <summary>Inputs</summary>
+            <pre>${prettyJson(run.inputs ?? {})}</pre>
+          </details>
+          <details>
+            <summary>Event</summary>
+            ${run.event ? html`<pre>${prettyJson(run.event)}</pre>` : html`<p>No event: a callback did not start this run.</p>`}
+          </details>
+        </div>
+        <${Steps} steps=${run.steps ?? []} />
+        <section aria-labelledby="timeline-title">
+          <h2 id="timeline-title">Timeline</h2>
+          <${Timeline} run=${run} />
+        </section>
+        <${ErrorChart} byError=${run.devices?.byError ?? {}} />
+        <${RunDevices} run=${run} active=${active} />`
+    }`;
+}
+
+/** @param {{ run: any }} props */
+function Facts({ run }) {
+  const { type, ...details } = run.trigger ?? {};
+  const detailText = Object.entries(details)
+    .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : v}`)
+    .join(' · ');
+  return html`<dl class="facts">
+    <div>
+      <dt>Status</dt>
+      <dd><${Badge} value=${run.status} /></dd>
+    </div>
+    <div>
+      <dt>Trigger</dt>
+      <dd>${type ?? html`<${None} />`}${detailText && html` <span class="muted">(${detailText})</span>`}</dd>
+    </div>
+    <div>
+      <dt>Started</dt>
+      <dd><${Time} iso=${run.startedAt} /></dd>
+    </div>
+    <div>
+      <dt>Ended</dt>
+      <dd><${Time} iso=${run.endedAt} /></dd>
+    </div>
+    <div>
+      <dt>Duration</dt>
+      <dd>${durationBetween(run.startedAt, run.endedAt)}${!run.endedAt && ' so far'}</dd>
+    </div>
+    <div>
+      <dt>Owner</dt>
+      <dd>${run.owner ?? html`<${None} />`}</dd>
+    </div>
+    <div class="wide">
+      <dt>Error</dt>
+      <dd class=${run.error ? 'error-text' : ''}>${run.error ?? html`<${None} />`}</dd>
+    </div>
+  </dl>`;
+}
+
+/**
+ * Two clicks to cancel, both on the same button, so a stray click does nothing and no modal dialog is
+ * needed (and a test can drive it).
+ * @param {{ id: string, onCancelled: () => void }} props
+ */
+function CancelRun({ id, onCancelled }) {
+  const [step, setStep] = useState(/** @type {'idle' | 'confirm' | 'sending' | 'sent'} */ ('idle'));
+  const [error, setError] = useState(/** @type {string | null} */ (null));
+
+  const click = async () => {
+    if (step === 'idle') return setStep('confirm');
+    setStep('sending');
+    setError(null);
+    try {
+      await api(`/runs/${enc(id)}/cancel`, { method: 'POST' });
+      setStep('sent');
+      onCancelled();
+    } catch (err) {
+      setError(/** @type {Error} */ (err).message);
+      setStep('idle');
+    }
+  };
+
+  return html`<div class="actions">
+    <${Alert} message=${error} />
+    <button type="button" class="danger" onClick=${click} disabled=${step === 'sending' || step === 'sent'}>
+      ${step === 'idle' ? 'Cancel run' : step === 'confirm' ? 'Confirm cancel' : 'Cancelling…'}
+    </button>
+    ${step === 'confirm' && html`<button type="button" onClick=${() => setStep('idle')}>Keep running</button>`}
+  </div>`;
+}
+
+const OUTCOMES = ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'];
+
+/**
+ * `13 total · 10 succeeded · 3 failed`: the outcomes with devices in them, so the steps table fits a
+ * 1024 px screen without five mostly-zero columns.
+ * @param {any} d DeviceCounts
+ */
+function deviceCounts(d) {
+  if (!d) return html`<${None} />`;
+  return [`${d.total ?? 0} total`, ...OUTCOMES.filter((o) => d[o]).map((o) => `${d[o]} ${o}`)].join(' · ');
+}
+
+/** @param {{ steps: any[] }} props */
+function Steps({ steps }) {
+  return html`<section aria-labelledby="steps-title">
+    <h2 id="steps-title">Steps</h2>
+    <table class="data">
+      <caption class="vh">
+        Steps
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Step</th>
+          <th scope="col">Status</th>
+          <th scope="col" class="num">Attempts</th>
+          <th scope="col" class="num">Calls</th>
+          <th scope="col">Devices</th>
+          <th scope="col">Confirmation</th>
+          <th scope="col">Error</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${steps.map(
+          (s) =>
+            html`<tr key=${s.id}>
+              <th scope="row" class="mono">${s.id}</th>
+              <td><${Badge} value=${s.status} /></td>
+              <td class="num">${s.attempts}</td>
+              <td class="num">${s.calls}</td>
+              <td class="wrap">${deviceCounts(s.devices)}</td>
+              <td class="wrap">${confirmation(s.confirmation)}</td>
+              <td class="wrap error-text">${s.error ?? ''}</td>
+            </tr>`,
+        )}
+        ${!steps.length && html`<${EmptyRow} cols=${7}>No steps recorded yet.</${EmptyRow}>`}
+      </tbody>
+    </table>
+  </section>`;
+}
+
+/**
+ * How a step's results were confirmed: a count per way (callback, requestStatus, stateRead), one a line.
+ * @param {unknown} c
+ */
+function confirmation(c) {
+  if (c === undefined || c === null) return html`<${None} />`;
+  if (typeof c !== 'object') return String(c);
+  return html`<ul class="plain">
+    ${Object.entries(c).map(([way, n]) => html`<li>${way} ${typeof n === 'object' ? JSON.stringify(n) : n}</li>`)}
+  </ul>`;
+}
+
+/** @param {{ byError: Record<string, number> }} props */
+function ErrorChart({ byError }) {
+  const chart = useMemo(() => {
+    const entries = Object.entries(byError).sort((a, b) => b[1] - a[1]);
+    return {
+      labels: entries.map(([k]) => k),
+      series: [{ label: 'Devices', color: '--chart-failed', data: entries.map(([, n]) => n) }],
+      summary: `Devices by error type: ${entries.map(([k, n]) => `${k} ${n}`).join(', ')}.`,
+    };
+    // Each poll brings a new object with, mostly, the same counts: redraw only when they change.
+  }, [JSON.stringify(byError)]);
+
+  return html`<section aria-labelledby="errors-title">
+    <h2 id="errors-title">Outcomes by error type</h2>
+    ${
+      chart.labels.length
+        ? html`<${BarChart}
+            title="Outcomes by error type"
+            summary=${chart.summary}
+            labels=${chart.labels}
+            series=${chart.series}
+            rowHeader="Error type"
+            horizontal
+          />`
+        : html`<p class="empty">No device errors</p>`
+    }
+  </section>`;
+}

@@ -1,0 +1,43 @@
+/** The sign-in form, shown in place of any page the daemon refused (401) until the token is given. */
+import { useState } from 'preact/hooks';
+import { signIn } from './api.js';
+import { html, Heading, Alert } from './ui.js';
+
+/**
+ * @param {{ error: string | null, onSignedIn: () => void }} props
+ * `error`: why the token in the address (`#token=`) was refused, if it was.
+ */
+export function SignIn({ error: initial, onSignedIn }) {
+  const [error, setError] = useState(initial);
+  const [busy, setBusy] = useState(false);
+
+  /** @param {SubmitEvent} e */
+  const submit = async (e) => {
+    e.preventDefault();
+    const form = /** @type {HTMLFormElement} */ (e.currentTarget);
+    const token = /** @type {HTMLInputElement} */ (form.elements.namedItem('token')).value;
+    setBusy(true);
+    setError(null);
+    try {
+      await signIn(token);
+      onSignedIn();
+    } catch (err) {
+      setError(/** @type {Error} */ (err).message);
+      setBusy(false);
+    }
+  };
+
+  return html`<${Heading}>Sign in</${Heading}>
+    <p class="lead">
+      The console needs its token: the daemon's <code>FLEETBOOK_CONSOLE_TOKEN</code>, or the one in the address
+      it logged at start (<code>console: http://…/#token=…</code>).
+    </p>
+    <form class="signin" onSubmit=${submit}>
+      <${Alert} message=${error} />
+      <div class="field">
+        <label for="console-token">Console token</label>
+        <input id="console-token" name="token" type="password" autocomplete="current-password" required />
+      </div>
+      <button type="submit" class="primary" disabled=${busy}>Sign in</button>
+    </form>`;
+}

@@ -1,0 +1,583 @@
+/**
+ * The console (docs/console.md) end to end, as an operator uses it: a real `fleetbook serve` on an emulator of
+ * this process, its SQLite state in a temporary directory, a console token set, and a headless Chromium
+ * (test/helpers/browser.ts) on its page. The operator signs in by the address with the token, watches a callback's
+ * run appear and end live, opens it, starts a report from its playbook's form and filters its devices by an error
+ * type (the same rows the JSON API gives, the CSV link with the same filter), opens a device's history, starts a
+ * long run and cancels it, and visits the callbacks and rate budgets pages: each step is screenshotted
+ * (test-output/console/) and checked by axe-core. Beside it, the access rules of the JSON API on loopback.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Browser, Locator, Page } from 'playwright-core';
+import type { Emulator } from '../../src/emulator/index.js';
+import { checkAccessibility, launchBrowser, screenshot } from '../helpers/browser.js';
+import { emulatorEnv } from '../helpers/cli.js';
+import { DaemonProcess } from '../helpers/daemon.js';
+import { accountDevices, emulator, imei, tempDir } from '../runner/helpers.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console');
+/** The console token: 32 characters. */
+const TOKEN = 'console-browser-token-0123456789';
+const USER = 'console-listener';
+const PASSWORD = 'console-listener-password';
+const CALLBACK_PLAYBOOK = 'usage-locate';
+const REPORT_PLAYBOOK = 'location-report';
+const LONG_PLAYBOOK = 'long-wait';
+const REQUEST_ID = 'console-usage-1';
+/** Devices of the emulator's one account: enough for the report to end with several error types. */
+const DEVICES = 200;
+/** Location errors the emulator adds to the seed's own (a cache miss, a device that is not IoT). */
+const DEVICE_ERRORS = { 'ABSENT SUBSCRIBER': 0.05, 'SVC CONSENT CHECK FAILED': 0.04 };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Json = Record<string, unknown>;
+
+interface DeviceCounts {
+  total: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  byError: Record<string, number>;
+}
+
+interface RunRow {
+  id: string;
+  playbook: string;
+  status: string;
+  trigger: { type: string; requestId?: string };
+  devices?: DeviceCounts;
+  inputs?: Json;
+}
+
+interface DeviceRow {
+  step: string;
+  deviceId: string;
+  outcome: string;
+  errorType?: string;
+}
+
+/**
+ * Calls `check` until it answers something other than undefined; past `ms`, fails naming `what` and the last
+ * thing `check` saw (what it passed to `seen`).
+ */
+async function until<T>(
+  what: string,
+  check: (seen: (s: string) => void) => Promise<T | undefined>,
+  ms = 30_000,
+  every = 200,
+): Promise<T> {
+  let last = '';
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = await check((s) => (last = s));
+    if (found !== undefined) return found;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `; last seen: ${last}` : ''}`);
+    await sleep(every);
+  }
+}
+
+/** The header texts of a table, in order. */
+async function columns(table: Locator): Promise<string[]> {
+  return (await table.locator('thead th').allInnerTexts()).map((s) => s.trim());
+}
+
+/** The index of the column headed `name` (case ignored); fails listing the headers there are. */
+function column(cols: string[], name: string): number {
+  const i = cols.findIndex((c) => c.toLowerCase() === name.toLowerCase());
+  expect(i, `a column "${name}" among ${JSON.stringify(cols)}`).to.be.at.least(0);
+  return i;
+}
+
+/** A row's cells (td or th), not those of a table nested in it. */
+const cells = (row: Locator) => row.locator(':scope > td, :scope > th');
+
+/** The texts of every body row of a table, cell by cell. */
+async function bodyRows(table: Locator): Promise<string[][]> {
+  const rows = await table.locator(':scope > tbody > tr').all();
+  return Promise.all(rows.map(async (r) => (await cells(r).allInnerTexts()).map((s) => s.trim())));
+}
+
+/** The table whose caption says `caption`, exactly (a chart's table, "Runs over time", is not the runs table). */
+const tableCaptioned = (page: Page, caption: string) =>
+  page.locator('table', {
+    has: page.locator('caption', { hasText: new RegExp(`^\\s*${caption}\\s*$`) }),
+  });
+
+describe('console: an operator in a browser', function () {
+  this.timeout(180_000);
+  let emu: Emulator;
+  let dir: { dir: string; close(): Promise<void> };
+  let daemon: DaemonProcess;
+  let browser: Browser | undefined;
+  let page: Page | undefined;
+  let account: string;
+  /** What the page itself reported going wrong: uncaught errors, console errors. */
+  const pageErrors: string[] = [];
+  const consoleErrors: string[] = [];
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: DEVICES });
+    emu.setFaults({ deviceErrors: DEVICE_ERRORS });
+    account = emu.defaults.accounts[0]!;
+    dir = await tempDir();
+    daemon = await DaemonProcess.start('console daemon', {
+      playbooks: FIXTURES,
+      state: join(dir.dir, 'state.db'),
+      env: {
+        ...emulatorEnv(emu),
+        FLEETBOOK_CALLBACK_USERNAME: USER,
+        FLEETBOOK_CALLBACK_PASSWORD: PASSWORD,
+        FLEETBOOK_CONSOLE_TOKEN: TOKEN,
+        FLEETBOOK_LOG_LEVEL: 'info',
+      },
+    });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return;
+    if (page && !page.isClosed()) {
+      const path = await screenshot(page, 'failure').catch(() => undefined);
+      if (path) console.log(`    the page when it failed: ${path} (${page.url()})`);
+    }
+    if (pageErrors.length || consoleErrors.length)
+      console.log(`    the page's errors:\n      ${[...pageErrors, ...consoleErrors].join('\n      ')}`);
+    console.log(`    the daemon's stderr, last lines:\n${daemon?.stderr.slice(-3000)}`);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await daemon?.kill();
+    await emu?.close();
+    await dir?.close();
+  });
+
+  /** The console's JSON API, as a script calls it: with the token as a bearer. */
+  async function apiGet<T>(path: string): Promise<T> {
+    const res = await fetch(`${daemon.url}/console/api${path}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const text = await res.text();
+    expect(res.status, `GET /console/api${path}: ${text.slice(0, 500)}`).to.equal(200);
+    return JSON.parse(text) as T;
+  }
+
+  const runDetail = (id: string) =>
+    apiGet<{ run: RunRow; cancellable: boolean }>(`/runs/${encodeURIComponent(id)}`);
+
+  it('reads without credentials on loopback, and acts only with the token (and the header, with the cookie)', async () => {
+    const url = `${daemon.url}/console/api`;
+    const open = await fetch(`${url}/runs`);
+    expect(open.status, 'GET /console/api/runs without credentials, on loopback').to.equal(200);
+    expect(await open.json())
+      .to.have.property('runs')
+      .that.is.an('array');
+
+    const overview = (await (await fetch(`${url}/overview`)).json()) as Json;
+    expect(overview, 'the overview without credentials').to.include({
+      readNeedsToken: false,
+      authenticated: false,
+      store: 'sqlite',
+    });
+
+    // Each start names a bad input: one that gets past the access rules is answered 400, and starts nothing.
+    const start = async (headers: Record<string, string>) => {
+      const res = await fetch(`${url}/playbooks/${REPORT_PLAYBOOK}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ inputs: { batch: 'not a number' } }),
+      });
+      return `${res.status} ${await res.text()}`;
+    };
+    const session = await fetch(`${url}/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-fleetbook-console': '1' },
+      body: JSON.stringify({ token: TOKEN }),
+    });
+    expect(session.status, 'POST /console/api/session with the token').to.equal(204);
+    const cookie = (session.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect(cookie, 'the session cookie').to.match(/^[^=]+=.+/);
+    expect(session.headers.get('set-cookie'), 'the session cookie')
+      .to.match(/HttpOnly/i)
+      .and.match(/SameSite=Strict/i);
+    expect(cookie, 'the session cookie does not hold the token').to.not.include(TOKEN);
+
+    const bearer = `Bearer ${TOKEN}`;
+    const header = { 'x-fleetbook-console': '1' };
+    const cases: [string, Record<string, string>][] = [
+      ['no credentials, with the header', header],
+      ['no credentials, no header', {}],
+      ['a wrong bearer, with the header', { ...header, authorization: `Bearer ${'x'.repeat(32)}` }],
+      ['the bearer, no header', { authorization: bearer }],
+      ['the session cookie, no header', { cookie }],
+      ['the bearer and the header', { ...header, authorization: bearer }],
+      ['the session cookie and the header', { ...header, cookie }],
+    ];
+    const expected: Record<string, number> = {
+      // docs/console.md: acting always needs the token...
+      'no credentials, with the header': 401,
+      'no credentials, no header': 401,
+      'a wrong bearer, with the header': 401,
+      // ...and "an action (POST) made with the cookie also needs the header X-Fleetbook-Console: 1", which a
+      // page of another site cannot send; a script's bearer, which such a page cannot send either, does not.
+      'the bearer, no header': 400,
+      'the session cookie, no header': 403,
+      'the bearer and the header': 400,
+      'the session cookie and the header': 400,
+    };
+    const answers: Record<string, string> = {};
+    for (const [name, headers] of cases) answers[name] = await start(headers);
+    expect(
+      Object.fromEntries(Object.entries(answers).map(([k, v]) => [k, Number(v.slice(0, 3))])),
+      `POST /console/api/playbooks/${REPORT_PLAYBOOK}/runs, answered:\n${JSON.stringify(answers, null, 2)}\n`,
+    ).to.deep.equal(expected);
+    expect(answers['the bearer and the header'], 'the 400 names the bad input').to.match(/batch/);
+
+    const runs = await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${REPORT_PLAYBOOK}`);
+    expect(runs.runs, 'runs the refused starts started').to.deep.equal([]);
+  });
+
+  it('shows runs live, a run with its devices, a device, and starts and cancels runs', async () => {
+    browser = await launchBrowser();
+    const p = (page = await browser.newPage({ viewport: { width: 1280, height: 900 } }));
+    p.setDefaultTimeout(15_000);
+    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    p.on('response', (r) => {
+      if (r.status() >= 400) consoleErrors.push(`${r.status()} ${r.request().method()} ${r.url()}`);
+    });
+    p.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(`console.error: ${m.text()}`);
+    });
+    const shots: string[] = [];
+    const step = async (name: string, context: string) => {
+      shots.push(await screenshot(p, name));
+      await checkAccessibility(p, context);
+    };
+    const nav = (name: string) => p.getByRole('navigation').getByRole('link', { name, exact: true });
+    const heading = (name: string | RegExp) =>
+      p.getByRole('heading', typeof name === 'string' ? { name, exact: true } : { name });
+
+    // 1. Signed in by the address with the token: the runs page, listening to the run stream.
+    const stream = p.waitForResponse((r) => new URL(r.url()).pathname === '/console/api/runs/stream', {
+      timeout: 15_000,
+    });
+    await p.goto(`${daemon.url}/#token=${TOKEN}`);
+    await heading('Runs').waitFor();
+    expect(p.url(), 'the address once signed in').to.not.include(TOKEN);
+    const streamed = await stream.catch(() => undefined);
+    expect(streamed, 'the runs page opened GET /console/api/runs/stream').to.not.equal(undefined);
+    expect(streamed!.status(), 'the run stream answered').to.equal(200);
+    const runsTable = tableCaptioned(p, 'Runs');
+    await runsTable.waitFor();
+    await step('01-runs', 'the runs page');
+
+    // 2. A DeviceUsage callback: its run appears in the table and ends there, without the page reloading.
+    await p.evaluate(() => ((globalThis as unknown as { notReloaded: boolean }).notReloaded = true));
+    const located = (await accountDevices(emu, account))
+      .filter((d) => d.state === 'active' && d.iot)
+      .slice(0, 3)
+      .map(imei);
+    const res = await fetch(`${daemon.url}/callbacks/DeviceUsage`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        username: USER,
+        password: PASSWORD,
+        requestId: REQUEST_ID,
+        deviceResponse: {
+          alertServiceResponse: {
+            triggerName: 'overuse-console',
+            accountName: account,
+            payAsYouGo: { deviceIds: located.map((id) => ({ id, kind: 'IMEI' })) },
+          },
+        },
+      }),
+    });
+    expect(res.status, `the callback: ${await res.clone().text()}`).to.equal(200);
+    const runCols = await columns(runsTable);
+    const [playbookCol, triggerCol, statusCol] = ['Playbook', 'Trigger', 'Status'].map((c) =>
+      column(runCols, c),
+    );
+    const callbackRow = async (seen: (s: string) => void) => {
+      for (const row of await runsTable.locator('tr[data-run-id]').all()) {
+        const texts = await cells(row).allInnerTexts();
+        if (texts[playbookCol!]?.includes(CALLBACK_PLAYBOOK) && /callback/i.test(texts[triggerCol!] ?? ''))
+          return { row, id: (await row.getAttribute('data-run-id'))!, status: texts[statusCol!]!.trim() };
+      }
+      seen(JSON.stringify(await bodyRows(runsTable)));
+      return undefined;
+    };
+    const appeared = await until('the callback run in the runs table', callbackRow, 20_000);
+    const listed = await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${CALLBACK_PLAYBOOK}`);
+    expect(
+      listed.runs.map((r) => [r.id, r.trigger.type]),
+      'the runs of the callback playbook (JSON API)',
+    ).to.deep.equal([[appeared.id, 'callback']]);
+    await until(
+      'the callback run shown succeeded',
+      async (seen) => {
+        const r = await callbackRow(seen);
+        if (r) seen(`status cell "${r.status}"`);
+        return r && /^succeeded$/i.test(r.status) ? r : undefined;
+      },
+      30_000,
+    );
+    expect(
+      await p.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded),
+      'the runs page was not reloaded',
+    ).to.equal(true);
+    await step('02-runs-live', 'the runs page with the callback run');
+
+    // 3. The callback run's page: its steps, timeline and devices.
+    const callbackRunId = appeared.id;
+    await cells(runsTable.locator(`tr[data-run-id="${callbackRunId}"]`))
+      .first()
+      .getByRole('link')
+      .click();
+    await heading(/^Run /).waitFor();
+    for (const section of ['Steps', 'Timeline', 'Devices']) await heading(section).waitFor();
+    const steps = await bodyRows(tableCaptioned(p, 'Steps'));
+    expect(steps.map((r) => r.join(' ')).join('\n'), 'the steps table')
+      .to.match(/\bnote\b/)
+      .and.match(/\blocate\b/);
+    const callbackDevices = tableCaptioned(p, 'Devices');
+    await until('the callback run devices', async (seen) => {
+      const rows = await bodyRows(callbackDevices);
+      seen(JSON.stringify(rows));
+      return located.every((id) => rows.some((r) => r.includes(id))) ? true : undefined;
+    });
+    await step('03-callback-run', 'the page of the callback run');
+
+    // 4. The report, started from its playbook's form with typed inputs: its page, until it succeeds.
+    await nav('Playbooks').click();
+    await heading('Playbooks').waitFor();
+    const reportForm = p.getByRole('form', { name: `Start ${REPORT_PLAYBOOK}` });
+    await reportForm.waitFor();
+    const accountField = reportForm.getByLabel('account', { exact: true });
+    expect(await accountField.inputValue(), 'the account field, as the default fills it').to.equal(
+      '0000123456-00001',
+    );
+    await accountField.fill(account);
+    await reportForm.getByLabel('batch', { exact: true }).fill('25');
+    await step('04-playbooks', 'the playbooks page');
+    await reportForm.getByRole('button', { name: 'Start run' }).click();
+    await heading(/^Run /).waitFor();
+    const reportRunId = await until('the report run id in the address', async (seen) => {
+      seen(p.url());
+      return /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(p.url())?.[0];
+    });
+    await until(
+      'the report run shown succeeded',
+      async (seen) => runStatusIs(p, 'succeeded', seen),
+      60_000,
+      500,
+    );
+    const report = (await runDetail(reportRunId)).run;
+    expect(report.playbook).to.equal(REPORT_PLAYBOOK);
+    expect(report.status).to.equal('succeeded');
+    expect(report.inputs, 'the inputs the form sent, typed').to.deep.equal({ account, batch: 25 });
+    const byError = Object.entries(report.devices?.byError ?? {}).sort((a, b) => b[1] - a[1]);
+    expect(
+      byError.length,
+      `error types of the report's devices: ${JSON.stringify(report.devices)}`,
+    ).to.be.at.least(2);
+    await step('05-report-run', 'the page of the report run');
+
+    // 5. Its devices, a page at a time as the JSON API pages them; then filtered by an error type: the rows the
+    // JSON API gives, and a CSV link with the filter.
+    const devicesTable = tableCaptioned(p, 'Devices');
+    const devCols = await columns(devicesTable);
+    const stepCol = column(devCols, 'Step');
+    const errorCol = column(devCols, 'Error type');
+    const deviceCol = devCols.findIndex((c) => /^device/i.test(c));
+    expect(deviceCol, `a device id column among ${JSON.stringify(devCols)}`).to.be.at.least(0);
+    const shows = (what: string, page: { devices: DeviceRow[] }) =>
+      until(what, async (seen) => {
+        const shown = (await bodyRows(devicesTable)).map((r) => `${r[stepCol]} ${r[deviceCol]}`);
+        seen(`${shown.length} rows: ${shown.slice(0, 3).join(', ')}...`);
+        const want = page.devices.map((d) => `${d.step} ${d.deviceId}`);
+        return JSON.stringify(shown) === JSON.stringify(want) ? true : undefined;
+      });
+    const page1 = await apiGet<{ devices: DeviceRow[]; next?: string }>(`/runs/${reportRunId}/devices`);
+    expect(page1.next, 'the report has more devices than a page').to.be.a('string');
+    const page2 = await apiGet<{ devices: DeviceRow[]; next?: string }>(
+      `/runs/${reportRunId}/devices?after=${encodeURIComponent(page1.next!)}`,
+    );
+    await shows('the first page of devices, as the JSON API gives it', page1);
+    await p.getByRole('button', { name: 'Next page' }).click();
+    await shows('the second page of devices, as the JSON API gives it', page2);
+    await p.getByRole('button', { name: 'First page' }).click();
+    await shows('the first page of devices again', page1);
+
+    const [errorType] = byError[0]!;
+    await p.getByRole('combobox', { name: 'Error type', exact: true }).selectOption(errorType);
+    await p.getByRole('button', { name: 'Apply filters' }).click();
+    const expected = await apiGet<{ devices: DeviceRow[]; next?: string }>(
+      `/runs/${reportRunId}/devices?errorType=${encodeURIComponent(errorType)}&limit=500`,
+    );
+    expect(expected.next, 'one page of the JSON API holds them all').to.equal(undefined);
+    expect(expected.devices.length, `devices of error type ${errorType} (JSON API)`).to.be.at.least(1);
+    const filtered = await until(`the devices table filtered by ${errorType}`, async (seen) => {
+      const rows = await bodyRows(devicesTable);
+      seen(JSON.stringify(rows.slice(0, 5)) + ` (${rows.length} rows)`);
+      return rows.length === expected.devices.length && rows.every((r) => r[errorCol] === errorType)
+        ? rows
+        : undefined;
+    });
+    expect(
+      filtered.map((r) => r[deviceCol]).sort(),
+      'the device ids shown are those of the JSON API',
+    ).to.deep.equal(expected.devices.map((d) => d.deviceId).sort());
+    const csvHref = await p.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
+    expect(csvHref, 'the Download CSV link').to.be.a('string');
+    const csvUrl = new URL(csvHref!, p.url());
+    expect(csvUrl.pathname).to.equal(`/console/api/runs/${reportRunId}/devices.csv`);
+    expect(csvUrl.searchParams.get('errorType'), `the CSV link ${csvHref} carries the filter`).to.equal(
+      errorType,
+    );
+    const csv = await fetch(new URL(csvUrl.pathname + csvUrl.search, daemon.url), {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(csv.status).to.equal(200);
+    // RFC 4180: CRLF line breaks.
+    const csvLines = (await csv.text()).split('\r\n').filter((l) => l !== '');
+    expect(csvLines[0]).to.equal('step,deviceId,kind,outcome,errorType,errorClass,attempts,requestId,at');
+    expect(csvLines.length - 1, 'rows of the CSV').to.equal(expected.devices.length);
+    expect(
+      csvLines.slice(1).filter((l) => l.split(',')[4] !== errorType),
+      `CSV rows not of error type ${errorType}`,
+    ).to.deep.equal([]);
+    await step('06-report-devices-filtered', `the report run's devices filtered by ${errorType}`);
+
+    // 6. A device of the table: its history holds this run.
+    const deviceId = filtered[0]![deviceCol]!;
+    await cells(devicesTable.locator(':scope > tbody > tr').first()).nth(deviceCol).getByRole('link').click();
+    await heading(`Device ${deviceId}`).waitFor();
+    const history = tableCaptioned(p, 'History');
+    await until(`a History row of run ${reportRunId}`, async (seen) => {
+      const rows = await history.locator(':scope > tbody > tr').all();
+      seen(JSON.stringify(await bodyRows(history)));
+      for (const row of rows) {
+        if ((await row.locator(`a[href*="${reportRunId}"]`).count()) > 0) return true;
+        if ((await row.innerText()).includes(reportRunId)) return true;
+      }
+      return undefined;
+    });
+    await step('07-device', `the page of device ${deviceId}`);
+
+    // 7. The long run, started from its form and cancelled from its page.
+    await nav('Playbooks').click();
+    await heading('Playbooks').waitFor();
+    await p
+      .getByRole('form', { name: `Start ${LONG_PLAYBOOK}` })
+      .getByRole('button', { name: 'Start run' })
+      .click();
+    await heading(/^Run /).waitFor();
+    const longRunId = await until('the long run id in the address', async (seen) => {
+      seen(p.url());
+      const id = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(p.url())?.[0];
+      return id && id !== reportRunId ? id : undefined;
+    });
+    expect((await runDetail(longRunId)).run.playbook).to.equal(LONG_PLAYBOOK);
+    await until('the long run shown running', async (seen) => runStatusIs(p, 'running', seen), 20_000);
+    await step('08-long-run', 'the page of the long run');
+    await p.getByRole('button', { name: 'Cancel run' }).click();
+    await p.getByRole('button', { name: 'Confirm cancel' }).click();
+    await until(
+      'the long run shown cancelled',
+      async (seen) => runStatusIs(p, 'cancelled', seen),
+      30_000,
+      500,
+    );
+    const cancelled = await runDetail(longRunId);
+    expect(cancelled.run.status, 'the long run (JSON API)').to.equal('cancelled');
+    expect(cancelled.cancellable).to.equal(false);
+    await step('09-long-run-cancelled', 'the page of the cancelled run');
+
+    // 8. The callbacks and the rate budgets.
+    await nav('Callbacks').click();
+    await heading('Callbacks').waitFor();
+    const recent = tableCaptioned(p, 'Recent callbacks');
+    await until(`the callback ${REQUEST_ID} among the recent ones`, async (seen) => {
+      const rows = await bodyRows(recent);
+      seen(JSON.stringify(rows));
+      return rows.some((r) => r.some((c) => c.includes(REQUEST_ID))) ? true : undefined;
+    });
+    await step('10-callbacks', 'the callbacks page');
+    await nav('Rate budgets').click();
+    await heading('Rate budgets').waitFor();
+    const rates = tableCaptioned(p, 'Rate budgets');
+    await until('the rate budgets', async (seen) => {
+      const rows = await bodyRows(rates);
+      seen(JSON.stringify(rows));
+      return rows.some((r) => r.some((c) => /^(m2m|loc)\b/.test(c))) ? true : undefined;
+    });
+    await step('11-rates', 'the rate budgets page');
+    // Every area with the numbers docs/console.md gives it, in the API and in the table.
+    const { areas } = await apiGet<{ areas: Json[] }>('/rates');
+    const numbers = ['budget', 'concurrency', 'inFlight', 'waiting', 'throttled'];
+    expect(
+      areas.flatMap((a) =>
+        numbers
+          .filter((k) => typeof a[k] !== 'number')
+          .map((k) => `${String(a.area)}: ${k} is ${String(a[k])}`),
+      ),
+      `GET /console/api/rates: ${JSON.stringify(areas)}`,
+    ).to.deep.equal([]);
+    const rateCols = await columns(rates);
+    const numberCols = ['Budget (req/s)', 'Concurrency', 'In flight', 'Waiting', '429s'].map((c) =>
+      column(rateCols, c),
+    );
+    expect(
+      (await bodyRows(rates)).flatMap((r) =>
+        numberCols
+          .filter((i) => !/^\d+(\.\d+)?$/.test(r[i] ?? ''))
+          .map((i) => `${r[0]}: ${rateCols[i]} shows "${r[i]}"`),
+      ),
+      'the rate budgets table',
+    ).to.deep.equal([]);
+
+    expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    console.log(`    screenshots:\n      ${shots.join('\n      ')}`);
+  });
+
+  it('asks for the token when the one in the address is wrong, and signs in with it', async () => {
+    browser ??= await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const p = (page = await context.newPage());
+      p.setDefaultTimeout(15_000);
+      p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+      const wrong = 'w'.repeat(32);
+      await p.goto(`${daemon.url}/#token=${wrong}`);
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      expect(p.url(), 'the address, the wrong token taken out').to.not.include(wrong);
+      expect(await p.getByRole('alert').innerText(), 'why the address did not sign in').to.match(/token/i);
+      console.log(`    screenshot: ${await screenshot(p, '12-sign-in')}`);
+      await checkAccessibility(p, 'the sign-in form');
+      await p.getByLabel('Console token', { exact: true }).fill(TOKEN);
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
+      const cookies = await context.cookies(daemon.url);
+      expect(cookies, 'the session cookie').to.have.length(1);
+      expect(cookies[0]).to.include({ httpOnly: true, sameSite: 'Strict' });
+      expect(cookies[0]!.value, 'the session cookie does not hold the token').to.not.include(TOKEN);
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+/** Whether the run page's status (the Status of its facts) says `status`; what it says goes to `seen`. */
+async function runStatusIs(page: Page, status: string, seen: (s: string) => void): Promise<true | undefined> {
+  const fact = page
+    .locator('main dl > div')
+    .filter({ has: page.locator('dt', { hasText: /^\s*Status\s*$/ }) })
+    .locator('dd');
+  const text = (await fact.count()) ? (await fact.first().innerText()).trim() : '(no Status shown)';
+  seen(`status "${text}"`);
+  return text.toLowerCase() === status ? true : undefined;
+}

@@ -1,0 +1,110 @@
+/**
+ * A headless Chromium for the console's browser tests, driven by playwright-core: the machine's own Chromium
+ * (`/usr/bin/chromium`, Debian's package, which `.ci/install-chromium` installs; or the binary
+ * FLEETBOOK_TEST_CHROMIUM names), never a browser download. With it, an accessibility check of a page by axe-core
+ * and full-page screenshots under test-output/console/.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** The Chromium binary the tests drive. */
+export const CHROMIUM = process.env.FLEETBOOK_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Where the screenshots go: test-output/console/ under the repository root (ignored by git). */
+export const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'console');
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+let axeSource: string | undefined;
+
+/** Starts the headless Chromium; a missing binary fails with how to install it. */
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: run .ci/install-chromium (as root, it installs Debian's chromium), ` +
+        'or set FLEETBOOK_TEST_CHROMIUM to a Chromium binary',
+    );
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+}
+
+interface AxeViolation {
+  id: string;
+  impact?: string | null;
+  help: string;
+  helpUrl: string;
+  nodes: { target: unknown[]; failureSummary?: string }[];
+}
+
+/**
+ * Runs axe-core in the page (WCAG 2 A and AA, and axe's best practices) and fails listing every violation of
+ * impact serious or critical: its rule, what it asks, and the first elements it found. `context` names the page
+ * in the failure.
+ */
+export async function checkAccessibility(page: Page, context: string): Promise<void> {
+  // Evaluated rather than added as a <script> (page.addScriptTag): the console's Content-Security-Policy allows
+  // no inline script, and the test keeps that policy in force rather than bypass it.
+  axeSource ??= await readFile(AXE, 'utf8');
+  await page.evaluate(axeSource);
+  // The function runs in the page, where `axe` and `document` are globals (this project's types have no DOM).
+  const violations = await page.evaluate(async () => {
+    const g = globalThis as unknown as {
+      document: unknown;
+      axe: {
+        run(
+          context: unknown,
+          options: { runOnly: string[] },
+        ): Promise<{
+          violations: {
+            id: string;
+            impact?: string | null;
+            help: string;
+            helpUrl: string;
+            nodes: { target: unknown[]; failureSummary?: string }[];
+          }[];
+        }>;
+      };
+    };
+    const result = await g.axe.run(g.document, { runOnly: ['wcag2a', 'wcag2aa', 'best-practice'] });
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? null,
+      help: v.help,
+      helpUrl: v.helpUrl,
+      nodes: v.nodes.map((n) => ({
+        target: n.target,
+        ...(n.failureSummary !== undefined ? { failureSummary: n.failureSummary } : {}),
+      })),
+    }));
+  });
+  const serious = (violations as AxeViolation[]).filter(
+    (v) => v.impact === 'serious' || v.impact === 'critical',
+  );
+  const text = serious.map(
+    (v) =>
+      `${v.id} (${v.impact}): ${v.help}; ${v.nodes.length} element(s), first ${v.nodes
+        .slice(0, 3)
+        .map((n) => JSON.stringify(n.target))
+        .join(
+          ', ',
+        )}${v.nodes[0]?.failureSummary ? `\n    ${v.nodes[0].failureSummary.replaceAll('\n', '\n    ')}` : ''}`,
+  );
+  expect(
+    serious.length,
+    `serious or critical accessibility violations on ${context} (axe-core):\n  ${text.join('\n  ')}\n`,
+  ).to.equal(0);
+}
+
+/** A full-page PNG of the page, as test-output/console/<name>.png; its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  // From the top: a page scrolled down draws its sticky parts (the nav, table headers) where the scroll left them.
+  await page.evaluate(() =>
+    (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0),
+  );
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
