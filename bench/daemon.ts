@@ -12,483 +12,365 @@
  * (bench/fixtures/daemon/p4) suspends it: one API call a run. Timed from the first post until every run has
  * ended; every run must have succeeded, with one `devices.suspend` call each.
  *
- * Each phase is preceded by a warm-up (not timed, checked like the rest) in windows, long enough that the
- * daemon's compiler is done before the timed window: the daemon's CPU per item in each warm-up window is in
+ * The same two phases run on each deployment, with a fresh emulator each: the SQLite file of one daemon (P3,
+ * P4); one daemon on a PostgreSQL database (P3-PG, P4-PG: at least half the SQLite figures of the same run,
+ * which are measured with them); three replicas on one database, each callback posted to the next replica in
+ * turn as a load balancer would (P3-PG3, P4-PG3: figures only, two cores cannot show scaling). The PostgreSQL
+ * server is the tests' throwaway one (test/helpers/postgres.ts) with fsync on: commits are durable, as on
+ * SQLite. In P4-PG3 the emulator's confirmations of the suspensions go to the replica that registered the
+ * listener last (the others hear of them through the store).
+ *
+ * Each phase is preceded by a warm-up (not timed, checked like the rest) in windows of the same items per
+ * daemon, long enough that each daemon's compiler is done before the timed window: the daemons' CPU per item in each warm-up window is in
  * the row, and flat by its end. Beside each figure: the CPU time per item (every thread, from /proc) of the
- * daemon, the emulator and the load generator (this process) apart, which share the machine's cores; and how
- * the daemon's event loop spent the timed wall time: on a CPU, runnable but waiting for a core (other
- * processes had both: the figure is then the machine's, not fleetbook's), or blocked (idle, or in a
- * synchronous fsync).
+ * daemons, the database server (its postmaster and every process it started), the emulator and the load
+ * generator (this process) apart, which share the machine's cores; and how each daemon's event loop spent the
+ * timed wall time: on a CPU, runnable but waiting for a core (other processes had both: the figure is then the
+ * machine's, not fleetbook's), or blocked (idle, waiting for the database, or in a synchronous fsync).
  *
  * `FLEETBOOK_BENCH_PROF=<dir>` runs the daemons with `--cpu-prof --cpu-prof-dir <dir>`; each writes its profile
- * when it stops (P3's daemon is then stopped with SIGTERM instead of killed).
+ * when it stops (P3's daemons are then stopped with SIGTERM instead of killed).
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { request } from 'undici';
-import { createClient } from '../src/api/client.js';
-import type { Emulator } from '../src/emulator/index.js';
+import type { DaemonProcess } from '../test/helpers/daemon.js';
+import { postgresAdminUrl, postgresUrl, stopPostgres } from '../test/helpers/postgres.js';
 import type { BenchRow } from './types.js';
-import { freePort } from './net.js';
-import { Poster, postRequest } from './poster.js';
-import { emulatorEnv } from '../test/helpers/cli.js';
-import { DaemonProcess } from '../test/helpers/daemon.js';
+import {
+  activeImeis,
+  callbacks,
+  drained,
+  metrics,
+  others,
+  pct,
+  post,
+  storeRows,
+  total,
+  warmUp,
+  windowsText,
+  type Batch,
+  type WarmUp,
+} from './load.js';
+import { Poster } from './poster.js';
+import {
+  cpuOf,
+  cpuSplit,
+  describePostgres,
+  mainThreads,
+  startDaemons,
+  startEmulatorProcess,
+  stopDaemons,
+  threadShare,
+  type EmulatorProcess,
+} from './processes.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'daemon');
 const CONNECTIONS = 64;
-/** P3's warm-up: this many windows of P3_WINDOW callbacks, then P3_N timed. */
+/** P3's warm-up: this many windows of P3_WINDOW callbacks per daemon, then P3_N timed. */
 const P3_WINDOW = 2_000;
 const P3_WARM_WINDOWS = 5;
 const P3_N = 20_000;
-/** P4's warm-up: this many windows of P4_WINDOW runs (each drained), then P4_M timed. */
+/** P4's warm-up: this many windows of P4_WINDOW runs per daemon (each drained), then P4_M timed. */
 const P4_WINDOW = 500;
 const P4_WARM_WINDOWS = 12;
 const P4_M = 5_000;
-/** Active IMEI devices of the account: one per P4 run, warm-up included, none contended. */
+/** Devices of the account per daemon: an active IMEI device per P4 run, warm-up included, none contended. */
 const DEVICES = 16_000;
-const CB_USER = 'bench-listener';
-const CB_PASS = 'bench-listener-password';
+/** A PostgreSQL row passes at this share of the SQLite figure of the same run (issue 20). */
+const PG_SHARE = 0.5;
 
-/** The emulator in its own process: its CPU time is read apart from this process's (the load generator's). */
-interface EmulatorProcess extends Pick<Emulator, 'baseUrl' | 'defaults'> {
-  proc: ChildProcess;
-  close(): Promise<void>;
+/** The daemons the phases run on: one on a SQLite file, or replicas on one PostgreSQL database. */
+interface Deployment {
+  /** Of the rows' ids: `P3${suffix}`. */
+  suffix: '' | '-PG' | '-PG3';
+  replicas: number;
+  /** What the rows say of it, before their measure. */
+  label: string;
+  /** A new, empty state for a phase. */
+  state(phase: string): Promise<string>;
+  /** The pid of the PostgreSQL server's postmaster, whose CPU time is read. */
+  postmaster?: number | undefined;
 }
 
-async function startEmulatorProcess(options: object): Promise<EmulatorProcess> {
-  const proc = fork(join(import.meta.dirname, 'children', 'emulator.mjs'), [JSON.stringify(options)], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const started = await new Promise<Pick<Emulator, 'baseUrl' | 'defaults'>>((resolve, reject) => {
-    proc.once('message', (m) => resolve(m as Pick<Emulator, 'baseUrl' | 'defaults'>));
-    proc.once('exit', (code) => reject(new Error(`the emulator exited with ${String(code)}`)));
-  });
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
+/** The figures of a phase on SQLite, which its PostgreSQL row is judged against. */
+interface Figures {
+  rate: number;
+  p99: number;
+}
+
+/** The target and the verdict of a phase's row: absolute on SQLite, relative on PostgreSQL, none on replicas. */
+function judged(
+  dep: Deployment,
+  base: Figures | undefined,
+  own: Figures,
+  sqlite: { target: string; pass: boolean },
+  p99Too: boolean,
+): { target: string; pass: boolean; versus: (f: keyof Figures) => string } {
+  const versus = (f: keyof Figures) =>
+    base && dep.suffix === '-PG'
+      ? f === 'rate'
+        ? ` (${Math.round((own.rate / base.rate) * 100)} % of SQLite's)`
+        : ` (${(own.p99 / base.p99).toFixed(1)} x SQLite's)`
+      : '';
+  if (dep.suffix === '') return { ...sqlite, versus };
+  if (dep.suffix === '-PG3') return { target: '(figures: 2 cores cannot show scaling)', pass: true, versus };
+  if (!base) throw new Error('a PostgreSQL row needs its SQLite figures of the same run');
+  const min = Math.round(base.rate * PG_SHARE);
+  const maxP99 = base.p99 / PG_SHARE;
   return {
-    ...started,
-    proc,
-    close: async () => {
-      proc.disconnect();
-      await exited;
-    },
+    target: `>= ${PG_SHARE * 100} % of SQLite's (${min}/s)${p99Too ? `; p99 <= ${(1 / PG_SHARE).toFixed(0)} x SQLite's (${maxP99.toFixed(1)} ms)` : ''}`,
+    pass: own.rate >= min && (!p99Too || own.p99 <= maxP99),
+    versus,
   };
 }
 
-/** The daemon on the emulator, with the local machine as its budget. */
-async function startDaemon(
+async function p3(
   emu: EmulatorProcess,
-  playbooks: string,
-  state: string,
-  extra: Record<string, string> = {},
-): Promise<DaemonProcess> {
-  const prof = process.env.FLEETBOOK_BENCH_PROF;
-  return DaemonProcess.start('bench daemon', {
-    playbooks,
-    state,
-    port: await freePort(),
-    ...(prof ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', prof] } : {}),
-    env: {
-      ...emulatorEnv(emu),
-      FLEETBOOK_CALLBACK_USERNAME: CB_USER,
-      FLEETBOOK_CALLBACK_PASSWORD: CB_PASS,
-      // The emulator is local: the budget is the machine's.
-      FLEETBOOK_RATE: '100000',
-      FLEETBOOK_CONCURRENCY: '64',
-      FLEETBOOK_MAX_RUNS: '64',
-      FLEETBOOK_INBOX_LIMIT: '10000',
-      FLEETBOOK_LOG_LEVEL: 'warn',
-      ...extra,
-    },
-  });
-}
-
-/** SIGTERM (a clean stop: exit code 0 required) or SIGKILL (nothing runs after the last answer). */
-async function stop(daemon: DaemonProcess, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
-  const e = await daemon.stop(signal);
-  if (signal === 'SIGTERM' && e.code !== 0)
-    throw new Error(`the daemon exited with ${String(e.code)}:\n${daemon.stderr.slice(-3000)}`);
-}
-
-/** User + system CPU time of a process (every thread) so far, in ms (Linux). */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU time so far, in ms, of the daemon, the emulator and the load generator (this process). */
-function cpuOf(
-  daemon: DaemonProcess,
-  emu: EmulatorProcess,
-): { daemon: number; emulator: number; load: number } {
-  return { daemon: cpuMs(daemon.proc.pid), emulator: cpuMs(emu.proc.pid), load: cpuMs(process.pid) };
-}
-
-/** The CPU time per item since `before`, in us, of each process: `daemon 130, emulator 2, load generator 40`. */
-function cpuSplit(before: ReturnType<typeof cpuOf>, now: ReturnType<typeof cpuOf>, items: number): string {
-  const us = (k: keyof typeof before) => (((now[k] - before[k]) / items) * 1000).toFixed(0);
-  return `CPU us per item: daemon ${us('daemon')}, emulator ${us('emulator')}, load generator ${us('load')}`;
-}
-
-/**
- * The daemon's main thread (its event loop) so far, from /proc (Linux): ms on a CPU and ms runnable but
- * waiting for one (other processes had the cores). Wall time minus both is time blocked: idle, or in a
- * synchronous syscall such as an fsync.
- */
-function mainThread(pid: number | undefined): { cpu: number; waited: number } {
-  try {
-    const [cpu, waited] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
-    return { cpu: (cpu as number) / 1e6, waited: (waited as number) / 1e6 };
-  } catch {
-    return { cpu: NaN, waited: NaN };
-  }
-}
-
-/** Share of `ms` the daemon's main thread spent on a CPU, waiting for one, and blocked, since `before`. */
-function threadShare(pid: number | undefined, before: { cpu: number; waited: number }, ms: number): string {
-  const now = mainThread(pid);
-  const on = ((now.cpu - before.cpu) / ms) * 100;
-  const waited = ((now.waited - before.waited) / ms) * 100;
-  return `daemon event loop on CPU ${on.toFixed(0)} %, runnable but waiting for a core ${waited.toFixed(0)} %, blocked or idle ${(100 - on - waited).toFixed(0)} %`;
-}
-
-/** A DeviceUsage callback posted to the daemon at `url`, as request bytes. */
-const callbackRequest = (url: string, body: string) =>
-  postRequest(url, '/callbacks/DeviceUsage', Buffer.from(body));
-
-function callback(requestId: string, trigger: string, account: string, imei: string): string {
-  return JSON.stringify({
-    username: CB_USER,
-    password: CB_PASS,
-    requestId,
-    deviceResponse: {
-      alertServiceResponse: {
-        triggerName: trigger,
-        accountName: account,
-        payAsYouGo: { deviceIds: [{ id: imei, kind: 'IMEI' }] },
-      },
-    },
-  });
-}
-
-interface Batch {
-  ms: number;
-  /** Per request, in ms, sorted. */
-  latencies: Float64Array;
-  /** requestIds answered 200 `stored`. */
-  stored: Set<string>;
-  /** Any other answer, `status body` → count. */
-  other: Map<string, number>;
-}
-
-/** A callback to post: its requestId, and the request's bytes. */
-interface Post {
-  id: string;
-  request: Buffer;
-}
-
-/** Posts every request, CONNECTIONS at a time; the time is from the first post to the last answer. */
-async function post(poster: Poster, posts: Post[]): Promise<Batch> {
-  const latencies = new Float64Array(posts.length);
-  const stored = new Set<string>();
-  const other = new Map<string, number>();
-  const count = (key: string) => other.set(key, (other.get(key) ?? 0) + 1);
-  let next = 0;
-  const began = performance.now();
-  await poster.each(async (send) => {
-    for (let i = next++; i < posts.length; i = next++) {
-      const p = posts[i] as Post;
-      const t0 = performance.now();
-      try {
-        const res = await send(p.request);
-        latencies[i] = performance.now() - t0;
-        if (res.status === 200 && res.body.includes('"stored"')) stored.add(p.id);
-        else count(`${res.status} ${res.body}`);
-      } catch (e) {
-        latencies[i] = performance.now() - t0;
-        count(`network ${(e as Error).message}`);
-      }
-    }
-  });
-  const ms = performance.now() - began;
-  latencies.sort();
-  return { ms, latencies, stored, other };
-}
-
-/** The warm-up batches' answers together, and the daemon's CPU per item in each window (us). */
-interface WarmUp {
-  stored: number;
-  other: Map<string, number>;
-  windows: number[];
-}
-
-/**
- * Posts `windows` batches of the callbacks `make(i)` gives (window i), each followed by `settle()`, recording the
- * daemon's CPU per item in each.
- */
-async function warmUp(
-  poster: Poster,
-  daemon: DaemonProcess,
-  windows: number,
-  make: (window: number) => Post[],
-  settle: () => Promise<void> = async () => undefined,
-): Promise<WarmUp> {
-  const out: WarmUp = { stored: 0, other: new Map(), windows: [] };
-  for (let w = 0; w < windows; w++) {
-    const posts = make(w);
-    const cpu0 = cpuMs(daemon.proc.pid);
-    const b = await post(poster, posts);
-    await settle();
-    out.windows.push(((cpuMs(daemon.proc.pid) - cpu0) / posts.length) * 1000);
-    out.stored += b.stored.size;
-    for (const [k, n] of b.other) out.other.set(k, (out.other.get(k) ?? 0) + n);
-  }
-  return out;
-}
-
-const windowsText = (w: WarmUp, size: number) =>
-  `daemon CPU us per item in the warm-up's windows of ${size}: ${w.windows.map((x) => x.toFixed(0)).join(', ')}`;
-
-const pct = (sorted: Float64Array, p: number) =>
-  sorted.length
-    ? (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number)
-    : NaN;
-
-const others = (m: Map<string, number>) => [...m].map(([k, n]) => `${n} x ${k.slice(0, 80)}`).join('; ');
-
-async function getJson(url: string): Promise<unknown> {
-  const res = await request(url);
-  return res.body.json();
-}
-
-async function metric(url: string, name: string): Promise<Map<string, number>> {
-  const text = await (await request(`${url}/metrics`)).body.text();
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(name.length, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
-
-async function p3(emu: EmulatorProcess, dir: string): Promise<BenchRow> {
+  dep: Deployment,
+  base?: Figures,
+): Promise<{ row: BenchRow; figures: Figures }> {
   const account = emu.defaults.accounts[0] as string;
-  const state = join(dir, 'p3.db');
-  const daemon = await startDaemon(emu, join(FIXTURES, 'p3'), state);
-  const poster = new Poster(daemon.url, CONNECTIONS);
+  const window = P3_WINDOW * dep.replicas;
+  const state = await dep.state('p3');
+  const daemons = await startDaemons(emu, join(FIXTURES, 'p3'), state, dep.replicas);
+  const url = (daemons[0] as DaemonProcess).url;
+  const poster = new Poster(
+    daemons.map((d) => d.url),
+    CONNECTIONS,
+  );
   const make = (prefix: string, n: number) =>
-    Array.from({ length: n }, (_, i) => {
-      const id = `${prefix}-${i}`;
-      return {
-        id,
-        request: callbackRequest(daemon.url, callback(id, 'bench-p3', account, String(350000000000000 + i))),
-      };
-    });
+    callbacks(url, prefix, n, 'bench-p3', account, (i) => [String(350000000000000 + i)]);
   let warm: WarmUp;
   let batch: Batch;
   let split: string;
   let share: string;
   try {
-    warm = await warmUp(poster, daemon, P3_WARM_WINDOWS, (w) => make(`p3-warm${w}`, P3_WINDOW));
+    warm = await warmUp(poster, daemons, P3_WARM_WINDOWS, (w) => make(`p3-warm${w}`, window));
     const posts = make('p3', P3_N);
-    const cpu0 = cpuOf(daemon, emu);
-    const thread0 = mainThread(daemon.proc.pid);
+    const measured = { daemons, emu, postmaster: dep.postmaster };
+    const cpu0 = cpuOf(measured);
+    const thread0 = mainThreads(daemons);
     batch = await post(poster, posts);
-    split = cpuSplit(cpu0, cpuOf(daemon, emu), batch.stored.size);
-    share = threadShare(daemon.proc.pid, thread0, batch.ms);
+    split = cpuSplit(cpu0, cpuOf(measured), batch.stored.size);
+    share = threadShare(daemons, thread0, batch.ms);
   } finally {
     // Killed, not stopped: what was acknowledged must already be on disk, with nothing run after it (a
     // profiled daemon is stopped, so that it writes its profile).
-    await stop(daemon, process.env.FLEETBOOK_BENCH_PROF ? 'SIGTERM' : 'SIGKILL');
+    await stopDaemons(daemons, process.env.FLEETBOOK_BENCH_PROF ? 'SIGTERM' : 'SIGKILL');
     poster.close();
   }
-  // What the daemon left on disk (the WAL included): every acknowledged requestId, once.
-  const db = new Database(state, { readonly: true });
-  const ids = new Set(
-    (db.prepare('SELECT request_id FROM inbox').all() as { request_id: string }[]).map((r) => r.request_id),
+  // What the daemons left on disk (the WAL included): every acknowledged requestId, once.
+  const ids = (await storeRows<{ request_id: string }>(state, 'SELECT request_id FROM inbox')).map(
+    (r) => r.request_id,
   );
-  const rows = (db.prepare('SELECT count(*) AS n FROM inbox').get() as { n: number }).n;
-  db.close();
+  const stored = new Set(ids);
   let lost = 0;
-  for (const id of batch.stored) if (!ids.has(id)) lost++;
-  const warmIds = [...ids].filter((id) => id.startsWith('p3-warm')).length;
-  const warmTotal = P3_WARM_WINDOWS * P3_WINDOW;
+  for (const id of batch.stored) if (!stored.has(id)) lost++;
+  const warmIds = [...stored].filter((id) => id.startsWith('p3-warm')).length;
+  const warmTotal = P3_WARM_WINDOWS * window;
   const acked = warm.stored + batch.stored.size;
-  const rate = (batch.stored.size / batch.ms) * 1000;
+  const figures = { rate: (batch.stored.size / batch.ms) * 1000, p99: pct(batch.latencies, 99) };
   const p50 = pct(batch.latencies, 50);
-  const p99 = pct(batch.latencies, 99);
   const notStored = others(new Map([...warm.other, ...batch.other]));
+  const correct =
+    lost === 0 &&
+    batch.stored.size === P3_N &&
+    warm.stored === warmTotal &&
+    warmIds === warmTotal &&
+    ids.length === acked;
+  const j = judged(
+    dep,
+    base,
+    figures,
+    {
+      target: '>= 10,000/s; p99 <= 25 ms; 0 lost',
+      pass: figures.rate >= 10_000 && figures.p99 <= 25,
+    },
+    true,
+  );
   return {
-    id: 'P3',
-    measure: `${P3_N} callbacks acknowledged (after ${warmTotal} warm-up), ${CONNECTIONS} connections: ${(batch.ms / 1000).toFixed(2)} s, p50 ${p50.toFixed(1)} ms, max ${pct(batch.latencies, 100).toFixed(0)} ms; ${split}; ${share}; ${windowsText(warm, P3_WINDOW)}; inbox ${rows} rows, ${acked} acked${notStored ? `; not stored: ${notStored}` : ''}`,
-    value: `${Math.round(rate)}/s; p99 ${p99.toFixed(1)} ms; ${lost} lost`,
-    target: '>= 10,000/s; p99 <= 25 ms; 0 lost',
-    pass:
-      rate >= 10_000 &&
-      p99 <= 25 &&
-      lost === 0 &&
-      batch.stored.size === P3_N &&
-      warm.stored === warmTotal &&
-      warmIds === warmTotal &&
-      rows === acked,
+    figures,
+    row: {
+      id: `P3${dep.suffix}`,
+      measure: `${dep.label}${P3_N} callbacks acknowledged (after ${warmTotal} warm-up), ${CONNECTIONS} connections: ${(batch.ms / 1000).toFixed(2)} s, p50 ${p50.toFixed(1)} ms, max ${pct(batch.latencies, 100).toFixed(0)} ms; ${split}; ${share}; ${windowsText(warm, window)}; inbox ${ids.length} rows, ${acked} acked${notStored ? `; not stored: ${notStored}` : ''}`,
+      value: `${Math.round(figures.rate)}/s${j.versus('rate')}; p99 ${figures.p99.toFixed(1)} ms${j.versus('p99')}; ${lost} lost`,
+      target: dep.suffix === '' ? j.target : `${j.target}; 0 lost`,
+      pass: correct && j.pass,
+    },
   };
 }
 
-/** Waits until every stored callback is processed and every run has ended. */
-async function drained(url: string, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const s = (await getJson(`${url}/status`)) as {
-      inboxBacklog: number;
-      runs: { running: number; queued: number };
-    };
-    if (s.inboxBacklog === 0 && s.runs.running === 0 && s.runs.queued === 0) return true;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return false;
-}
-
-async function p4(emu: EmulatorProcess, dir: string): Promise<BenchRow> {
+async function p4(
+  emu: EmulatorProcess,
+  dep: Deployment,
+  base?: Figures,
+): Promise<{ row: BenchRow; figures: Figures }> {
   const account = emu.defaults.accounts[0] as string;
-  const warmTotal = P4_WARM_WINDOWS * P4_WINDOW;
+  const window = P4_WINDOW * dep.replicas;
+  const warmTotal = P4_WARM_WINDOWS * window;
+  const all = warmTotal + P4_M;
   // Distinct active IMEI devices, one per callback: no device lock is contended, every suspension applies.
-  const client = createClient({
-    baseUrl: emu.baseUrl,
-    clientId: emu.defaults.clientId,
-    clientSecret: emu.defaults.clientSecret,
-    username: emu.defaults.username,
-    password: emu.defaults.password,
-    rates: { m2m: { requestsPerSecond: 100_000, concurrency: 8 } },
-  });
-  const imeis: string[] = [];
-  try {
-    for await (const page of client.pages('devices.list', {
-      accountName: account,
-      currentState: 'active',
-    })) {
-      for (const d of (page as { devices?: { deviceIds: { id: string; kind: string }[] }[] }).devices ?? []) {
-        const imei = d.deviceIds.find((x) => x.kind.toLowerCase() === 'imei');
-        if (imei) imeis.push(imei.id);
-      }
-    }
-  } finally {
-    await client.close();
-  }
-  if (imeis.length < warmTotal + P4_M) throw new Error(`P4: only ${imeis.length} active IMEI devices`);
-  const state = join(dir, 'p4.db');
+  const imeis = await activeImeis(emu, account);
+  if (imeis.length < all) throw new Error(`P4: only ${imeis.length} active IMEI devices`);
+  const state = await dep.state('p4');
   // The listener registers for the account's CarrierService messages: each run's suspend is confirmed by its
   // device's callback.
-  const daemon = await startDaemon(emu, join(FIXTURES, 'p4'), state, {
+  const daemons = await startDaemons(emu, join(FIXTURES, 'p4'), state, dep.replicas, {
     FLEETBOOK_CALLBACK_ACCOUNTS: account,
   });
-  const poster = new Poster(daemon.url, CONNECTIONS);
+  const url = (daemons[0] as DaemonProcess).url;
+  const poster = new Poster(
+    daemons.map((d) => d.url),
+    CONNECTIONS,
+  );
   const make = (prefix: string, from: number, n: number) =>
-    Array.from({ length: n }, (_, i) => {
-      const id = `${prefix}-${i}`;
-      return {
-        id,
-        request: callbackRequest(
-          daemon.url,
-          callback(id, 'overuse-bench', account, imeis[from + i] as string),
-        ),
-      };
-    });
+    callbacks(url, prefix, n, 'overuse-bench', account, (i) => [imeis[from + i] as string]);
   let warm: WarmUp;
   let batch: Batch;
   let ms: number;
   let done: boolean;
   let split: string;
   let share: string;
-  let runs: Map<string, number>;
-  let calls: Map<string, number>;
-  let outcomes: Map<string, number>;
+  let m: Map<string, number>;
   try {
     warm = await warmUp(
       poster,
-      daemon,
+      daemons,
       P4_WARM_WINDOWS,
-      (w) => make(`p4-warm${w}`, w * P4_WINDOW, P4_WINDOW),
-      async () => {
-        if (!(await drained(daemon.url, 30_000))) throw new Error('P4: the warm-up runs did not end');
+      (w) => make(`p4-warm${w}`, w * window, window),
+      async (w) => {
+        if (!(await drained(daemons, (w + 1) * window, 30_000)))
+          throw new Error('P4: the warm-up runs did not end');
       },
     );
     const posts = make('p4', warmTotal, P4_M);
-    const cpu0 = cpuOf(daemon, emu);
-    const thread0 = mainThread(daemon.proc.pid);
+    const measured = { daemons, emu, postmaster: dep.postmaster };
+    const cpu0 = cpuOf(measured);
+    const thread0 = mainThreads(daemons);
     const began = performance.now();
     batch = await post(poster, posts);
-    done = await drained(daemon.url, 30_000);
+    done = await drained(daemons, all, 30_000);
     ms = performance.now() - began;
-    split = cpuSplit(cpu0, cpuOf(daemon, emu), P4_M);
-    share = threadShare(daemon.proc.pid, thread0, ms);
-    runs = await metric(daemon.url, 'fleetbook_runs_total');
-    calls = await metric(daemon.url, 'fleetbook_api_calls_total');
-    outcomes = await metric(daemon.url, 'fleetbook_device_outcomes_total');
+    split = cpuSplit(cpu0, cpuOf(measured), P4_M);
+    share = threadShare(daemons, thread0, ms);
+    m = await metrics(daemons);
   } finally {
     poster.close();
-    await stop(daemon);
+    await stopDaemons(daemons);
   }
-  const db = new Database(state, { readonly: true });
   const byStatus = new Map(
     (
-      db.prepare('SELECT status, count(*) AS n FROM runs GROUP BY status').all() as {
-        status: string;
-        n: number;
-      }[]
+      await storeRows<{ status: string; n: number }>(
+        state,
+        'SELECT status, CAST(count(*) AS INTEGER) AS n FROM runs GROUP BY status',
+      )
     ).map((r) => [r.status, r.n]),
   );
-  db.close();
-  const total = warmTotal + P4_M;
-  const succeeded = runs.get('{playbook="bench-p4-suspend",status="succeeded"}') ?? 0;
-  const endedOther = [...runs]
-    .filter(([k]) => !k.includes('status="succeeded"'))
-    .reduce((a, [, n]) => a + n, 0);
-  const suspends = [...calls]
-    .filter(([k]) => k.includes('action="devices.suspend"'))
-    .reduce((a, [, n]) => a + n, 0);
-  const statusCalls = [...calls]
-    .filter(([k]) => k.includes('action="requests.status"'))
-    .reduce((a, [, n]) => a + n, 0);
-  const confirmed = outcomes.get('{playbook="bench-p4-suspend",outcome="succeeded"}') ?? 0;
-  const rate = (P4_M / ms) * 1000;
+  const succeeded = total(m, 'fleetbook_runs_total', 'playbook="bench-p4-suspend",status="succeeded"');
+  const endedOther = total(m, 'fleetbook_runs_total') - succeeded;
+  const suspends = total(m, 'fleetbook_api_calls_total', 'action="devices.suspend"');
+  const statusCalls = total(m, 'fleetbook_api_calls_total', 'action="requests.status"');
+  const confirmed = total(
+    m,
+    'fleetbook_device_outcomes_total',
+    'playbook="bench-p4-suspend",outcome="succeeded"',
+  );
+  const figures = { rate: (P4_M / ms) * 1000, p99: pct(batch.latencies, 99) };
   const notStored = others(new Map([...warm.other, ...batch.other]));
+  const correct =
+    done &&
+    succeeded === all &&
+    endedOther === 0 &&
+    byStatus.get('succeeded') === all &&
+    byStatus.size === 1 &&
+    suspends === all &&
+    confirmed === all;
+  const j = judged(dep, base, figures, { target: '>= 2,500 runs/s', pass: figures.rate >= 2_500 }, false);
   return {
-    id: 'P4',
-    measure: `${P4_M} callbacks each starting a run of one devices.suspend (after ${warmTotal} warm-up): ${(ms / 1000).toFixed(2)} s from the first post to the last run's end (posting ${(batch.ms / 1000).toFixed(2)} s, ack p99 ${pct(batch.latencies, 99).toFixed(0)} ms); ${split}; ${share}; ${windowsText(warm, P4_WINDOW)}; runs ${[...byStatus].map(([s, n]) => `${n} ${s}`).join(', ')}; ${suspends} suspend calls, ${confirmed} devices confirmed succeeded, ${statusCalls} request-status calls (the rest by callback)${notStored ? `; not stored: ${notStored}` : ''}${done ? '' : '; TIMED OUT'}`,
-    value: `${Math.round(rate)} runs/s`,
-    target: '>= 2,500 runs/s',
-    pass:
-      done &&
-      rate >= 2_500 &&
-      succeeded === total &&
-      endedOther === 0 &&
-      byStatus.get('succeeded') === total &&
-      byStatus.size === 1 &&
-      suspends === total &&
-      confirmed === total,
+    figures,
+    row: {
+      id: `P4${dep.suffix}`,
+      measure: `${dep.label}${P4_M} callbacks each starting a run of one devices.suspend (after ${warmTotal} warm-up): ${(ms / 1000).toFixed(2)} s from the first post to the last run's end (posting ${(batch.ms / 1000).toFixed(2)} s, ack p99 ${figures.p99.toFixed(0)} ms); ${split}; ${share}; ${windowsText(warm, window)}; runs ${[...byStatus].map(([s, n]) => `${n} ${s}`).join(', ')}; ${suspends} suspend calls, ${confirmed} devices confirmed succeeded, ${statusCalls} request-status calls (the rest by callback${dep.replicas > 1 ? ', each to the replica that registered last' : ''})${notStored ? `; not stored: ${notStored}` : ''}${done ? '' : '; TIMED OUT'}`,
+      value: `${Math.round(figures.rate)} runs/s${j.versus('rate')}`,
+      target: j.target,
+      pass: correct && j.pass,
+    },
   };
 }
 
-export async function benchDaemon(): Promise<BenchRow[]> {
+/** The deployments, in the order they run; each is made only when one of its rows is asked for. */
+const DEPLOYMENTS: { suffix: Deployment['suffix']; make: (dir: string) => Promise<Deployment> }[] = [
+  {
+    suffix: '',
+    make: async (dir) => ({
+      suffix: '',
+      replicas: 1,
+      label: '',
+      state: async (phase) => join(dir, `${phase}.db`),
+    }),
+  },
+  { suffix: '-PG', make: () => onPostgres('-PG', 1) },
+  { suffix: '-PG3', make: () => onPostgres('-PG3', 3) },
+];
+
+async function onPostgres(suffix: '-PG' | '-PG3', replicas: number): Promise<Deployment> {
+  const server = await describePostgres(await postgresAdminUrl({ fsync: true }));
+  const who =
+    replicas === 1
+      ? 'one daemon'
+      : `${replicas} replicas, each callback to the next in turn (this 2-core machine cannot show scaling)`;
+  return {
+    suffix,
+    replicas,
+    label: `${server.label}, ${who}: `,
+    state: () => postgresUrl({ fsync: true }),
+    postmaster: server.postmaster,
+  };
+}
+
+/**
+ * The rows asked for (`P3`, `P4-PG3`...; none: every row). A PostgreSQL row of one daemon is judged against
+ * the SQLite row of the same run, which is then measured too.
+ */
+export async function benchDaemon(only: string[] = []): Promise<BenchRow[]> {
+  const asked = (id: string) => !only.length || only.includes(id);
+  const wanted = (phase: 'P3' | 'P4', suffix: string) =>
+    asked(`${phase}${suffix}`) || (suffix === '' && asked(`${phase}-PG`));
   const dir = await mkdtemp(join(tmpdir(), 'fleetbook-p3p4-'));
-  const emu = await startEmulatorProcess({ timeScale: 0, accounts: 1, devicesPerAccount: DEVICES, seed: 7 });
+  const rows: BenchRow[] = [];
+  const base: { P3?: Figures; P4?: Figures } = {};
   try {
-    return [await p3(emu, dir), await p4(emu, dir)];
+    for (const { suffix, make } of DEPLOYMENTS) {
+      if (!wanted('P3', suffix) && !wanted('P4', suffix)) continue;
+      const dep = await make(dir);
+      const emu = await startEmulatorProcess({
+        timeScale: 0,
+        accounts: 1,
+        devicesPerAccount: DEVICES * dep.replicas,
+        seed: 7,
+      });
+      try {
+        for (const [phase, run] of [
+          ['P3', p3],
+          ['P4', p4],
+        ] as const) {
+          if (!wanted(phase, suffix)) continue;
+          const r = await run(emu, dep, base[phase]);
+          if (suffix === '') base[phase] = r.figures;
+          rows.push(r.row);
+        }
+      } finally {
+        await emu.close();
+      }
+    }
   } finally {
-    await emu.close();
+    await stopPostgres();
     await rm(dir, { recursive: true, force: true });
   }
+  return rows;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  for (const row of await benchDaemon()) console.log(row);
+  for (const row of await benchDaemon(process.argv.slice(2).map((s) => s.toUpperCase()))) console.log(row);
 }

@@ -1,36 +1,42 @@
 /**
  * `npm run bench`: every performance figure of product.md section 9 that exists so far, each measured side by
  * side in one run, printed as one table and written to bench/RESULTS.md (a run of every row only: a partial run
- * would leave the file with some rows of another day). `npm run bench -- P6` runs only the rows whose id is given.
+ * would leave the file with some rows of another day). `npm run bench -- P6` runs only the rows whose id is given
+ * (`P3-PG` also runs P3, the SQLite figure it is judged against).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { benchConsole } from './console.js';
 import { benchDaemon } from './daemon.js';
 import { benchEmulator } from './emulator.js';
 import { benchEngine, benchFleet } from './engine.js';
 import { benchLedger } from './ledger.js';
 import { benchMocked } from './mocked.js';
 import { benchRate } from './rate.js';
+import { benchSharedRate } from './shared-rate.js';
 import { benchValidate } from './validate.js';
 import type { BenchRow } from './types.js';
 
-const suites: { ids: string[]; run: () => Promise<BenchRow[]> }[] = [
+/** Each suite runs the rows of `ids` asked for (all when none is named); `only` lists the ids asked for. */
+const suites: { ids: string[]; run: (only: string[]) => Promise<BenchRow[]> }[] = [
   { ids: ['P1', 'P2'], run: benchEngine },
   { ids: ['P1M'], run: benchMocked },
   { ids: ['P7'], run: benchFleet },
   { ids: ['E1'], run: benchEmulator },
-  { ids: ['P3', 'P4'], run: benchDaemon },
+  { ids: ['P3', 'P4', 'P3-PG', 'P4-PG', 'P3-PG3', 'P4-PG3'], run: benchDaemon },
   { ids: ['P5'], run: benchValidate },
   { ids: ['P6'], run: benchRate },
+  { ids: ['P6-PG3'], run: benchSharedRate },
   { ids: ['L1'], run: benchLedger },
+  { ids: ['C1'], run: benchConsole },
 ];
 
 const only = process.argv.slice(2).map((s) => s.toUpperCase());
 const rows: BenchRow[] = [];
 for (const s of suites) {
   if (only.length && !s.ids.some((id) => only.includes(id))) continue;
-  rows.push(...(await s.run()));
+  rows.push(...(await s.run(only)));
 }
 
 const cols = ['id', 'measure', 'value', 'target', 'pass'] as const;

@@ -3,7 +3,8 @@
  * starts, one at a time each (the next when the last is answered). The daemon reads the same request an HTTP
  * client sends (request line, host, connection, content-type, content-length, body); this side only writes
  * bytes and reads each answer as far as its status, content-length and body, so that it takes a fraction of
- * the CPU an HTTP client takes and leaves the cores to what is measured.
+ * the CPU an HTTP client takes and leaves the cores to what is measured. With several daemons (replicas), the
+ * requests go to each in turn.
  */
 import { connect, type Socket } from 'node:net';
 
@@ -81,24 +82,33 @@ class Connection {
   }
 }
 
-/** `connections` keep-alive connections to `url`: each posts a request once its last one is answered. */
+/**
+ * `connections` senders, each with a keep-alive connection to each of `urls`: each posts a request once its
+ * last one is answered, to the next of `urls` in turn (a load balancer's round-robin, without its hop).
+ */
 export class Poster {
-  private readonly free: Connection[];
+  private readonly senders: Connection[][];
 
-  constructor(url: string, connections: number) {
-    const u = new URL(url);
-    this.free = Array.from(
-      { length: connections },
-      () => new Connection(Number(u.port), u.hostname.replace(/^\[|\]$/g, '')),
+  constructor(urls: string[], connections: number) {
+    this.senders = Array.from({ length: connections }, () =>
+      urls.map((url) => {
+        const u = new URL(url);
+        return new Connection(Number(u.port), u.hostname.replace(/^\[|\]$/g, ''));
+      }),
     );
   }
 
-  /** Runs `work` on every connection at once, each given its own. */
+  /** Runs `work` on every sender at once, each given its own. */
   async each(work: (send: (request: Buffer) => Promise<Answer>) => Promise<void>): Promise<void> {
-    await Promise.all(this.free.map((c) => work((r) => c.send(r))));
+    await Promise.all(
+      this.senders.map((conns, i) => {
+        let turn = i;
+        return work((r) => (conns[turn++ % conns.length] as Connection).send(r));
+      }),
+    );
   }
 
   close(): void {
-    for (const c of this.free) c.close();
+    for (const conns of this.senders) for (const c of conns) c.close();
   }
 }

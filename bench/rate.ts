@@ -8,13 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from '../src/api/client.js';
 import type { BenchRow } from './types.js';
 
-async function measure(
-  budget: number,
-  seconds: number,
-): Promise<{ ratio: number; maxInWindow: number; n: number }> {
-  const arrivals: number[] = [];
+async function measure(budget: number, seconds: number): Promise<BudgetUse & { n: number }> {
+  const arrivals: Stamp[] = [];
   const server = http.createServer((req, res) => {
-    if (req.url?.includes('/status')) arrivals.push(performance.now());
+    if (req.url?.includes('/status')) arrivals.push({ at: performance.now() });
     req.resume();
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
@@ -45,14 +42,43 @@ async function measure(
   );
   await client.close();
   await new Promise<void>((r) => server.close(() => r()));
-  arrivals.sort((a, b) => a - b);
-  let maxInWindow = 0;
-  for (let i = 0, j = 0; i < arrivals.length; i++) {
-    while (j < arrivals.length && (arrivals[j] as number) < (arrivals[i] as number) + 1000) j++;
-    maxInWindow = Math.max(maxInWindow, j - i);
-  }
-  const span = (arrivals[arrivals.length - 1] as number) - (arrivals[0] as number);
-  return { ratio: (((arrivals.length - 1) / span) * 1000) / budget, maxInWindow, n: arrivals.length };
+  return { ...budgetUse(arrivals, budget), n: arrivals.length };
+}
+
+/** A request as a server read it (ms): `at`, when it was read, and `since`, the earliest it can have come. */
+export interface Stamp {
+  at: number;
+  /** @default at */
+  since?: number;
+}
+
+export interface BudgetUse {
+  /** The achieved rate as a share of the budget, from the first arrival to the last. */
+  ratio: number;
+  /** The most requests that certainly came within one second, over every window (sliding, not aligned). */
+  maxInWindow: number;
+  /** The most requests read within one second: more than came in it when the server was stalled. */
+  maxAsRead: number;
+}
+
+/** Of the requests `arrivals` (in the order read) under a budget of `budget`/s: how much of it they used. */
+export function budgetUse(arrivals: Stamp[], budget: number): BudgetUse {
+  const busiest = (from: (a: Stamp) => number) => {
+    let most = 0;
+    for (let i = 0, j = 0; i < arrivals.length; i++) {
+      const end = from(arrivals[i] as Stamp) + 1000;
+      while (j < arrivals.length && (arrivals[j] as Stamp).at < end) j++;
+      most = Math.max(most, j - i);
+    }
+    return most;
+  };
+  const first = arrivals[0]?.at ?? NaN;
+  const span = (arrivals[arrivals.length - 1]?.at ?? NaN) - first;
+  return {
+    ratio: (((arrivals.length - 1) / span) * 1000) / budget,
+    maxInWindow: busiest((a) => a.since ?? a.at),
+    maxAsRead: busiest((a) => a.at),
+  };
 }
 
 export async function benchRate(): Promise<BenchRow[]> {
@@ -62,14 +88,36 @@ export async function benchRate(): Promise<BenchRow[]> {
     [500, 5],
   ] as const) {
     const r = await measure(budget, seconds);
-    const pct = r.ratio * 100;
-    rows.push({
-      id: 'P6',
-      measure: `rate budget ${budget}/s, ${r.n} requests: achieved; most in any 1 s window`,
-      value: `${pct.toFixed(1)} %; ${r.maxInWindow}`,
-      target: `97-100 %; <= ${budget}`,
-      pass: pct >= 97 && pct <= 100 && r.maxInWindow <= budget,
-    });
+    rows.push(
+      budgetRow(
+        'P6',
+        `rate budget ${budget}/s, ${r.n} requests: achieved; most in any 1 s window`,
+        budget,
+        r,
+      ),
+    );
   }
   return rows;
+}
+
+/**
+ * A row of the rate budget: the achieved share of it within 97-100 %, never above it in a window (of the
+ * requests that certainly came within it; those read within it beside, when more).
+ */
+export function budgetRow(
+  id: string,
+  measure: string,
+  budget: number,
+  use: BudgetUse,
+  extra: { value?: string; pass?: boolean } = {},
+): BenchRow {
+  const pct = use.ratio * 100;
+  const asRead = use.maxAsRead === use.maxInWindow ? '' : ` (${use.maxAsRead} as read)`;
+  return {
+    id,
+    measure,
+    value: `${pct.toFixed(1)} %; ${use.maxInWindow}${asRead}${extra.value ?? ''}`,
+    target: `97-100 %; <= ${budget}`,
+    pass: pct >= 97 && pct <= 100 && use.maxInWindow <= budget && (extra.pass ?? true),
+  };
 }
