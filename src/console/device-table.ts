@@ -74,18 +74,21 @@ export async function devicePage(
     for (const e of entries) {
       let pos = after && e.step === after.step && e.seq === after.seq ? after.pos : 0;
       const ids = JSON.parse(e.device_ids) as string[];
+      const part = filter.device;
       while (pos < ids.length) {
-        // A chunk of the entry's devices, whose latest results are looked up together.
-        const chunk = ids.slice(pos, pos + CHUNK).map((id) => ledgerRow(id, e));
-        const latest = await latestOf(chunk.map((r) => `${e.step}\0${r.deviceId}`));
-        for (const row of chunk) {
-          pos++;
-          const seq = latest.get(`${e.step}\0${row.deviceId}`);
+        // A chunk of the entry's devices (those the id filter keeps), whose latest results are looked up together.
+        const chunk: { id: string; pos: number }[] = [];
+        for (; pos < ids.length && chunk.length < CHUNK; pos++) {
+          const id = ids[pos] as string;
+          if (part === undefined || id.includes(part)) chunk.push({ id, pos: pos + 1 });
+        }
+        const latest = chunk.length ? await latestOf(chunk.map((c) => `${e.step}\0${c.id}`)) : new Map();
+        for (const c of chunk) {
+          const seq = latest.get(`${e.step}\0${c.id}`);
           if (seq !== undefined && seq !== e.seq) continue;
-          if (filter.device !== undefined && !row.deviceId.includes(filter.device)) continue;
           if (rows.length === limit) return { rows, ...(end ? { next: end } : {}) };
-          rows.push(row);
-          end = { step: e.step, seq: e.seq, pos };
+          rows.push(ledgerRow(c.id, e));
+          end = { step: e.step, seq: e.seq, pos: c.pos };
         }
       }
     }
