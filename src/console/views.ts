@@ -1,4 +1,5 @@
 /** The shapes the console's JSON API answers with (docs/console.md), made from the store's records. */
+import { csvField } from '../actions/report-table.js';
 import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
 import { redact, redactValue } from '../util/secrets.js';
@@ -84,14 +85,9 @@ export const CSV_COLUMNS = [
   'at',
 ] as const;
 
-/** One CSV line (RFC 4180 quoting) of a device row, with its line break. */
+/** One CSV line of values, as `report.write` writes them (RFC 4180, formulas defused), with its line break. */
 export function csvLine(values: readonly unknown[]): string {
-  return `${values
-    .map((v) => {
-      const s = v === undefined || v === null ? '' : String(v);
-      return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-    })
-    .join(',')}\r\n`;
+  return `${values.map(csvField).join(',')}\n`;
 }
 
 /** A playbook as the console lists it: its triggers, inputs, and what `validate` says of its file. */

@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { ConfigError } from '../../errors.js';
-import { describeUrl, FENCE_ERROR, openPool, withClient } from './pool.js';
+import { describeUrl, FENCE_ERROR, openPool, OWNER_LOCKS, withClient } from './pool.js';
 import { POSTGRES_RATES_MIGRATION } from './rates.js';
 
 /**
@@ -119,12 +119,14 @@ export const MIGRATIONS: string[] = [
    CREATE INDEX device_locks_by_holder ON device_locks (holder);`,
   // Each API area's rate budget, shared by the replicas (rate/shares.ts).
   POSTGRES_RATES_MIGRATION,
-  // The fence of a replica's writes (Ownership.fence): its lease must hold as they commit. The owner's row is
-  // locked (KEY SHARE) until then, so that a claim of its runs, which first removes the owners whose lease
-  // expired, waits for that commit and sees what it wrote; once removed, the owner's writes fail here.
+  // The fence of a replica's writes (Ownership.fence): its lease must hold as they commit. The transaction holds
+  // a shared advisory lock of the owner until then (in memory: no row is written), so that a claim of its runs,
+  // which first takes that lock exclusively for each owner whose lease expired and removes it, waits for that
+  // commit and sees what it wrote; once removed, the owner's writes fail here.
   `CREATE FUNCTION fleetbook_fence(fenced text, now_ms bigint) RETURNS void LANGUAGE plpgsql AS $$
    BEGIN
-     PERFORM 1 FROM owners WHERE id = fenced AND lease_until > now_ms FOR KEY SHARE;
+     PERFORM pg_advisory_xact_lock_shared(${OWNER_LOCKS}, hashtext(fenced));
+     PERFORM 1 FROM owners WHERE id = fenced AND lease_until > now_ms;
      IF NOT FOUND THEN
        RAISE EXCEPTION 'the lease of owner % was lost', fenced USING ERRCODE = '${FENCE_ERROR}';
      END IF;

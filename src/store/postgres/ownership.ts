@@ -6,7 +6,7 @@
 import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from '../rows.js';
 import { RELEASED_SHARE_MS } from '../../rate/shares.js';
 import type { Owner, OwnerHoldings, OwnerInfo, Ownership, RunRecord } from '../store.js';
-import { Rollback } from './pool.js';
+import { OWNER_LOCKS, Rollback } from './pool.js';
 import type { Turns } from './turn.js';
 
 /** The advisory lock that makes exclusive registrations take turns, as SQLite's write lock does. */
@@ -97,8 +97,9 @@ export class PostgresOwnership implements Ownership {
   }
 
   /**
-   * The owners whose lease expired are removed first: each removal waits for a commit of that owner still in
-   * flight (fenced, it holds its owner's row), whose writes the claimer then sees, and fails the ones after it.
+   * The owners whose lease expired are removed first, each once its lock is taken: that waits for a commit of
+   * the owner still in flight (fenced, it holds the lock shared), whose writes the claimer then sees; the owner's
+   * later commits fail.
    * Then the unfinished runs no live owner holds, locked as they are read, skipping those a concurrent claim has
    * locked (it takes them). A run whose claim committed meanwhile is read again, with its new owner (live), and
    * left out. Pipelined: one round trip.
@@ -110,8 +111,13 @@ export class PostgresOwnership implements Ownership {
   ): Promise<RunRecord[]> {
     const fence = this.turns.fenceStatement();
     const rows = await this.turns.transaction(async (query) => {
-      const [, , claimed] = await Promise.all([
+      const [, , , claimed] = await Promise.all([
         fence && query(fence),
+        // Each expired owner's lock, taken exclusively: a fenced commit of it still in flight ends first.
+        query({
+          text: `SELECT pg_advisory_xact_lock($2, hashtext(id)) FROM owners WHERE lease_until <= $1 ORDER BY id`,
+          values: [now, OWNER_LOCKS],
+        }),
         query({ text: 'DELETE FROM owners WHERE lease_until <= $1', values: [now] }),
         query({
           text: `UPDATE runs SET owner = $1 WHERE id IN (

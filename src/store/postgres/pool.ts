@@ -114,6 +114,8 @@ export function pgText<T extends string | null>(s: T): T {
 
 /** The SQLSTATE `fleetbook_fence` raises: the fenced owner's lease no longer holds (migrations.ts). */
 export const FENCE_ERROR = 'FBL01';
+/** The first key of the advisory locks of owners (the second is the hash of the owner's id): see the fence. */
+export const OWNER_LOCKS = 0x666c6f;
 
 /** Error codes after which a transaction can be tried again as it was: a deadlock, a serialization failure. */
 export function retryable(e: unknown): boolean {
