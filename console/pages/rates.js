@@ -22,6 +22,7 @@ export function RatesPage() {
           <th scope="col" class="num">Concurrency</th>
           <th scope="col" class="num">In flight</th>
           <th scope="col" class="num">Waiting</th>
+          <th scope="col" class="num">Waited (s)</th>
           <th scope="col" class="num">429s</th>
           <th scope="col">Paused until</th>
         </tr>
@@ -36,11 +37,12 @@ export function RatesPage() {
               <td class="num">${a.concurrency}</td>
               <td class="num">${a.inFlight}</td>
               <td class="num">${a.waiting}</td>
+              <td class="num">${a.waitedSeconds}</td>
               <td class="num">${a.throttled}</td>
               <td>${a.pausedUntil ? html`<${Time} iso=${a.pausedUntil} />` : html`<${None} />`}</td>
             </tr>`,
         )}
-        ${data && !areas.length && html`<${EmptyRow} cols=${8}>No rate areas configured.</${EmptyRow}>`}
+        ${data && !areas.length && html`<${EmptyRow} cols=${9}>No rate areas configured.</${EmptyRow}>`}
       </tbody>
     </table>`;
 }

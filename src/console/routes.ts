@@ -53,6 +53,8 @@ export interface ConsoleSources {
     inFlight: number;
     waiting: number;
     throttled: number;
+    /** The time requests of the area waited for a slot or a start, all together, since the daemon started. */
+    waitedSeconds: number;
     pausedUntil?: string;
   }[];
 }

@@ -72,6 +72,7 @@ export function consoleSources(d: DaemonParts): ConsoleSources {
         inFlight: a.inFlight,
         waiting: a.waiting,
         throttled: a.stats.throttled,
+        waitedSeconds: Math.round(a.stats.waitedMs / 100) / 10,
         ...(a.pausedUntil > Date.now() ? { pausedUntil: new Date(a.pausedUntil).toISOString() } : {}),
       })),
   };

@@ -441,8 +441,8 @@ describe('console: an operator in a browser', function () {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     expect(csv.status).to.equal(200);
-    // RFC 4180: CRLF line breaks.
-    const csvLines = (await csv.text()).split('\r\n').filter((l) => l !== '');
+    // Lines as report.write writes them: LF line breaks, fields quoted as RFC 4180 says.
+    const csvLines = (await csv.text()).split('\n').filter((l) => l !== '');
     expect(csvLines[0]).to.equal('step,deviceId,kind,outcome,errorType,errorClass,attempts,requestId,at');
     expect(csvLines.length - 1, 'rows of the CSV').to.equal(expected.devices.length);
     expect(
