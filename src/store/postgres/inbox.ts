@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.js';
-import { pgText } from './pool.js';
+import { pgText, prepared } from './pool.js';
 import { insertRuns, runRow } from './runs.js';
 import type { Turns } from './turn.js';
 
@@ -41,9 +41,10 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
       request_id: string;
       kind: string;
       device: string;
-    }>({
-      // The other replicas hear of the commit (InboxFeed): its owner and the range of its ids.
-      text: `WITH stored AS (
+    }>(
+      prepared({
+        // The other replicas hear of the commit (InboxFeed): its owner and the range of its ids.
+        text: `WITH stored AS (
                INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
                SELECT service, kind, request_id, device, payload_json, received_at, $2
                FROM ROWS FROM (json_to_recordset($1::json) AS (service text, kind text, request_id text,
@@ -57,8 +58,9 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
                HAVING count(*) > 0
              )
              SELECT s.id, s.request_id, s.kind, s.device FROM stored s LEFT JOIN notice ON true`,
-      values: [JSON.stringify(rows), owner],
-    });
+        values: [JSON.stringify(rows), owner],
+      }),
+    );
     // The first of a key in the batch got the id; any other one is a duplicate, as one already stored is.
     const ids = new Map(stored.map((s) => [`${s.request_id}\0${s.kind}\0${s.device}`, s.id]));
     const out = rows.map((r) => {

@@ -10,7 +10,15 @@
 import type pg from 'pg';
 import { LeaseLostError } from '../../errors.js';
 import type { ResultColumns, RunRow } from '../rows.js';
-import { FENCE_ERROR, inTransaction, retryable, transaction, type Rollback, type Statement } from './pool.js';
+import {
+  FENCE_ERROR,
+  inTransaction,
+  prepared,
+  retryable,
+  transaction,
+  type Rollback,
+  type Statement,
+} from './pool.js';
 
 /** A ledger entry as the turn holds it: the devices of one group, what they got, and each one's data. */
 export interface EntryRecord extends Omit<ResultColumns, 'data_json'> {
@@ -155,7 +163,7 @@ export class Turns {
 
   /** `s` in a transaction of its own, after every write made before it. */
   query(s: Statement): Promise<pg.QueryResult> {
-    return this.afterWrites(() => this.pool.query(s));
+    return this.afterWrites(() => this.pool.query(prepared(s)));
   }
 
   /** Rows of `s`, read after every write made before it. */
