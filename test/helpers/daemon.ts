@@ -19,6 +19,8 @@ export interface DaemonOptions {
   state: string;
   /** 0 or absent: any free port. */
   port?: number;
+  /** The address it listens on. @default 127.0.0.1 (requests still go to 127.0.0.1: `url` says so) */
+  host?: string;
   /** The whole environment of the child, but for PATH. */
   env: Record<string, string | undefined>;
   /** Options for node itself, e.g. `--cpu-prof`. */
@@ -64,7 +66,7 @@ export class DaemonProcess {
       '--playbooks',
       o.playbooks,
       '--listen',
-      `127.0.0.1:${o.port ?? 0}`,
+      `${o.host ?? '127.0.0.1'}:${o.port ?? 0}`,
       '--state',
       o.state,
     ];
@@ -79,7 +81,7 @@ export class DaemonProcess {
     for (;;) {
       const m = /fleetbook serve: listening on (http:\/\/\S+)/.exec(d.err);
       if (m) {
-        d.url = m[1] as string;
+        d.url = (m[1] as string).replace('//0.0.0.0:', '//127.0.0.1:');
         return d;
       }
       if (exit)
