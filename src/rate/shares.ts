@@ -7,7 +7,7 @@
  */
 import { systemClock, type Clock } from '../clock.js';
 import { Alarm } from './alarm.js';
-import type { AreaBudget } from './area.js';
+import { SHARED_WINDOW_MS, type AreaBudget } from './area.js';
 
 /** What a member says of one area. */
 export interface AreaPost {
@@ -170,6 +170,7 @@ export class RateShares {
   start(): void {
     if (this.loop) return;
     for (const s of this.states) {
+      s.area.widen(SHARED_WINDOW_MS);
       s.area.setLimit(0);
       s.area.onThrottled = () => {
         this.again = true;

@@ -7,9 +7,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { VirtualClock } from '../../src/clock.js';
-import { AreaBudget } from '../../src/rate/area.js';
+import { AreaBudget, DEFAULT_WINDOW_MS } from '../../src/rate/area.js';
 
-const WINDOW = 1010;
+const WINDOW = DEFAULT_WINDOW_MS;
 
 /** The most starts found in any window of `width` ms (sliding, not aligned). */
 function maxInWindow(starts: number[], width: number): number {
@@ -46,8 +46,8 @@ describe('rate budget of an area (virtual clock)', () => {
     expect(maxInWindow(starts, 1000)).to.be.at.most(10);
     expect(maxInWindow(starts, WINDOW)).to.be.at.most(10);
     const elapsed = clock.now() - t0;
-    // N/R = 10 s: the last start is due at (N - 1) spacings; allow the window's 1 % margin.
-    expect(elapsed).to.be.within(9_000, 10_100);
+    // N/R = 10 s: the last start is due at (N - 1) spacings of WINDOW / R; allow the window's margin.
+    expect(elapsed).to.be.within(9_000, 10 * WINDOW);
     expect(area.stats.started).to.equal(100);
   });
 
@@ -144,7 +144,7 @@ describe('rate budget of an area (virtual clock)', () => {
     for (let i = 0; i < 6; i++) {
       area.throttled(0);
       seen.push(area.currentRate);
-      await clock.sleep(1010);
+      await clock.sleep(WINDOW);
       // Recovery adds a twentieth of the budget per window; throttle again before reading it back.
     }
     expect(seen.slice(0, 3)).to.deep.equal([8, 4, 2]);

@@ -7,9 +7,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { VirtualClock } from '../../src/clock.js';
-import { AreaBudget } from '../../src/rate/area.js';
+import { AreaBudget, DEFAULT_WINDOW_MS } from '../../src/rate/area.js';
 
-const WINDOW = 1010;
+const WINDOW = DEFAULT_WINDOW_MS;
 
 /** Keeps `n` requests at a time asking for starts until `stop()`; each start's time is logged. */
 function busy(area: AreaBudget, clock: VirtualClock, n: number) {

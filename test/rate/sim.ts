@@ -5,10 +5,10 @@
  * statements at once on PostgreSQL do.
  */
 import type { VirtualClock } from '../../src/clock.js';
-import { AreaBudget } from '../../src/rate/area.js';
+import { AreaBudget, DEFAULT_WINDOW_MS } from '../../src/rate/area.js';
 import { RateShares, type BoardRow, type ShareBoard, type SharePost } from '../../src/rate/shares.js';
 
-export const WINDOW = 1010;
+export const WINDOW = DEFAULT_WINDOW_MS;
 
 interface Row {
   post: SharePost;
