@@ -1,4 +1,6 @@
 /** The SQLite store's schema migrations, recorded in `PRAGMA user_version`; each runs once, in a transaction. */
+import type Database from 'better-sqlite3';
+import { ConfigError } from '../errors.js';
 import { OWNERSHIP_MIGRATION } from './sqlite-ownership.js';
 import { SQLITE_RATES_MIGRATION } from './sqlite-rates.js';
 import { LATEST_MIGRATION } from './sqlite-ledger-read.js';
@@ -134,3 +136,19 @@ export const MIGRATIONS: string[] = [
   // the first time the console pages through the run, so that a page looks its devices up (latestAmong).
   LATEST_MIGRATION,
 ];
+
+/** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */
+export function migrateSqlite(db: Database.Database, file: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > MIGRATIONS.length) {
+    throw new ConfigError(
+      `the state file ${file} (FLEETBOOK_STATE) is at schema version ${version}, newer than this fleetbook (${MIGRATIONS.length}); upgrade fleetbook`,
+    );
+  }
+  MIGRATIONS.slice(version).forEach((sql, i) => {
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${version + i + 1}`);
+    })();
+  });
+}

@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
-import { MIGRATIONS } from './sqlite-migrations.js';
+import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
 import {
   deviceHistory,
   eachLatestResult,
@@ -133,7 +133,7 @@ export class SqliteStore implements Store {
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
       this.db.pragma('busy_timeout = 5000');
-      this.migrate(file);
+      migrateSqlite(this.db, file);
     } catch (e) {
       this.db.close();
       // SQLite says only "file is not a database" or "database disk image is malformed": say which file.
@@ -173,21 +173,6 @@ export class SqliteStore implements Store {
     this.insertInTransaction = this.db.transaction((runId, step, groups, at) =>
       this.insertGroups(runId, step, groups, at),
     );
-  }
-
-  private migrate(file: string): void {
-    const version = this.db.pragma('user_version', { simple: true }) as number;
-    if (version > MIGRATIONS.length) {
-      throw new ConfigError(
-        `the state file ${file} (FLEETBOOK_STATE) is at schema version ${version}, newer than this fleetbook (${MIGRATIONS.length}); upgrade fleetbook`,
-      );
-    }
-    MIGRATIONS.slice(version).forEach((sql, i) => {
-      this.db.transaction(() => {
-        this.db.exec(sql);
-        this.db.pragma(`user_version = ${version + i + 1}`);
-      })();
-    });
   }
 
   createRun(r: RunRecord): void {
