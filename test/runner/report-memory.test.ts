@@ -19,6 +19,12 @@ const DEVICES = 100_000;
  * heap at 100,000 devices (report.write read the whole ledger); now it fits in 32 MB, as it would at a million.
  */
 const HEAP_MB = 40;
+/**
+ * What `heapUsed` may show over the old space's cap: the young generation, which the cap does not bound (V8
+ * fills the old space up to the cap before it collects it). Sampled peaks were 38-41 MB in clean runs, 44 MB on
+ * a loaded machine; the run before streaming needed more than 48 MB of old space alone.
+ */
+const YOUNG_MB = 6;
 /** The resident set (MB): the heap, Node's own, the modules, SQLite's page cache and the sockets. */
 const RSS_MB = 200;
 
@@ -55,7 +61,7 @@ describe('runner: the nightly report of 100,000 devices in bounded memory', func
     );
     expect(res.code, res.stderr.slice(-2000)).to.equal(0);
     const peak = JSON.parse(readFileSync(peakFile, 'utf8')) as { rss: number; heapUsed: number };
-    expect(peak.heapUsed / 2 ** 20, 'peak heap (MB)').to.be.below(HEAP_MB);
+    expect(peak.heapUsed / 2 ** 20, 'peak heap (MB)').to.be.below(HEAP_MB + YOUNG_MB);
     expect(peak.rss / 2 ** 20, 'peak resident set (MB)').to.be.below(RSS_MB);
 
     const summary = JSON.parse(res.stdout) as RunSummary;
