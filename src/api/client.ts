@@ -74,11 +74,7 @@ export interface ClientOptions {
   logger?: Logger;
   /** Told of every answer (its HTTP status) and every network failure: the daemon's metrics. */
   onResponse?: (action: string, status: number | 'network') => void;
-  /**
-   * Called as a request that may change something is about to leave, its rate slot held: throwing stops it. A
-   * process fences its mutations to its lease on the store with it, so that one frozen past its lease (whose
-   * runs another process may have taken over since) sends nothing more when it thaws.
-   */
+  /** Called as a mutating request leaves, its rate slot held; throwing stops it (a lease lost, see Lease.check). */
   beforeMutation?: (action: string) => void;
 }
 
@@ -101,7 +97,6 @@ interface Call {
   area: Area;
   method: Method;
   retrySafe: boolean;
-  /** The request may change something (the catalog's `mutating`). */
   mutating?: boolean;
   /** Which tokens to send: none, the bearer only (login), or both. */
   auth: 'bearer' | 'both' | 'basic';

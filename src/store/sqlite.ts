@@ -33,7 +33,6 @@ import {
   InboxSyncError,
   type DeviceGroup,
   type DeviceHistoryRow,
-  type EntryFilter,
   type InboxEvent,
   type InboxMessage,
   type ItemRuns,
@@ -283,10 +282,7 @@ export class SqliteStore implements Store {
     return latestMatching(matchingEntries(this.sql, q), q);
   }
 
-  /**
-   * Every device's result in a run (or one step of it), step after step, read a few entries at a time without
-   * holding the connection (eachLatestResult).
-   */
+  /** A run's results a few entries at a time, without holding the connection (eachLatestResult). */
   async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
     yield* eachLatestResult(this.sql, runId, step);
   }
@@ -300,13 +296,8 @@ export class SqliteStore implements Store {
     return latestAmong(this.sql, runId, keys);
   }
 
-  async ledgerEntries(
-    runId: string,
-    q: EntryFilter,
-    after: { step: string; seq: number } | undefined,
-    limit: number,
-  ): Promise<EntryRow[]> {
-    return ledgerEntries(this.sql, runId, q, after, limit);
+  async ledgerEntries(...args: Parameters<Store['ledgerEntries']>): Promise<EntryRow[]> {
+    return ledgerEntries(this.sql, ...args);
   }
 
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
@@ -315,12 +306,8 @@ export class SqliteStore implements Store {
 
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
     this.write();
-    this.sql('INSERT INTO step_items (run_id, step_key, seq, runs_json) VALUES (?, ?, ?, ?)').run(
-      runId,
-      key,
-      seq,
-      JSON.stringify(runs),
-    );
+    const insert = 'INSERT INTO step_items (run_id, step_key, seq, runs_json) VALUES (?, ?, ?, ?)';
+    this.sql(insert).run(runId, key, seq, JSON.stringify(runs));
   }
 
   async itemChunks(
@@ -341,9 +328,9 @@ export class SqliteStore implements Store {
   }
 
   async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
-    const entries = this.sql(
-      'SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) ORDER BY seq',
-    ).all({ runId, step: step ?? null }) as EntryRow[];
+    const query =
+      'SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) ORDER BY seq';
+    const entries = this.sql(query).all({ runId, step: step ?? null }) as EntryRow[];
     return byStepThenDevice(entries);
   }
 
