@@ -3,7 +3,7 @@
  * service's callbacks, matches each stored callback against the playbooks, fires the schedules, and runs what
  * they start in the runner pool. See src/daemon/ARCHITECTURE.md for the data flow and the durability rules.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { engineSettings } from '../actions/settings.js';
@@ -36,6 +36,7 @@ import { RunPool } from './pool.js';
 import { consoleSources } from './console-sources.js';
 import { routes } from './routes.js';
 import { Scheduler, type ScheduleEntry } from './scheduler.js';
+import { newRunId } from '../runner/run-id.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -349,7 +350,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       logger: log,
       isRunning: (e) => pool.isRunning(e.playbook, 'schedule'),
       makeRun: (e, at, reason) => ({
-        id: randomUUID(),
+        id: newRunId(),
         owner: owned.id,
         playbook: e.playbook,
         status: 'queued',

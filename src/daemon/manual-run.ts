@@ -3,11 +3,11 @@
  * `on.manual`, and its inputs are coerced to their declared types. The run is stored, queued in the pool, and its
  * id answered once the store has it.
  */
-import { randomUUID } from 'node:crypto';
 import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
 import type { RunRecord, Store } from '../store/store.js';
 import type { RunPool } from './pool.js';
+import { newRunId } from '../runner/run-id.js';
 
 export interface ManualRunContext {
   store: Store;
@@ -36,7 +36,7 @@ export function startManualRun(
     return { status: 400, error: (e as Error).message };
   }
   const run: RunRecord = {
-    id: randomUUID(),
+    id: newRunId(),
     owner: c.owner,
     playbook: pb.name,
     status: 'queued',

@@ -2,7 +2,6 @@
  * The matcher: takes stored callback events in order of arrival, matches each against the playbooks'
  * `on.callback` clauses, and stores the runs it starts with the event marked processed, in one transaction.
  */
-import { randomUUID } from 'node:crypto';
 import { render, truthy } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
@@ -10,6 +9,7 @@ import type { InboxEvent, InboxMessage, RunRecord, Store } from '../store/store.
 import type { Json } from './callbacks.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { RunPool } from './pool.js';
+import { newRunId } from '../runner/run-id.js';
 
 export function callbacksOf(pb: Playbook): { service: string; if?: string }[] {
   const c = pb.on.callback;
@@ -223,7 +223,7 @@ export class Matcher {
     for (const pb of this.o.playbooks.values()) {
       if (!selects(pb, ev.service, event, (filter, e) => this.filterFailed(pb, filter, ev, e))) continue;
       runs.push({
-        id: randomUUID(),
+        id: newRunId(),
         owner: this.o.owner,
         playbook: pb.name,
         status: 'queued',

@@ -3,7 +3,6 @@
  * retries, checkpoints and limits. How an action is executed is its strategy's business (strategies/), chosen by
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
-import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { hasEffect } from '../actions/engine.js';
@@ -33,6 +32,7 @@ import {
 } from './types.js';
 import { waitStep } from './wait.js';
 import { fanOut } from './fan-out.js';
+import { newRunId } from './run-id.js';
 
 export { coerceInputs } from './inputs.js';
 export { actionsOf } from './plan.js';
@@ -57,7 +57,7 @@ class Run {
     private readonly pb: Playbook,
     private readonly o: RunOptions,
   ) {
-    this.ctx = new RunContext(o.runId ?? randomUUID(), planOf(pb), o);
+    this.ctx = new RunContext(o.runId ?? newRunId(), planOf(pb), o);
     this.limits = new RunLimits(this.ctx);
     this.runSignal = withListeners(o.signal ? AbortSignal.any([o.signal]) : new AbortController().signal);
   }
