@@ -5,18 +5,20 @@
  * 1,050,000 results in all. A daemon (`fleetbook serve`, embedded emulator) serves it. Timed from this process
  * over loopback, each request alone: the run page's first screen (the run, and the first page of its devices),
  * then pages of its device table followed by cursor, unfiltered and filtered by error type, by outcome and by
- * a part of a device id. The first read of the table groups the run's devices with several results once, into
- * the store (the daemon does it when it ends such a run itself; this run was written by another process): that
- * read is shown apart. The daemon's resident memory is read before, after the first screens, and after every page:
+ * a part of a device id. The table needs the run's devices with several results grouped once, into the store:
+ * the daemon does it, in a worker thread, when a large run ends, its own or (as here, where another process
+ * wrote the run) at its first sweep after. The very first screen comes once that is done, and counts with the
+ * others; how long after the daemon's start it was done is shown. The daemon's resident memory is read before, after the first screens, and after every page:
  * the pages must not make it grow.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { SqliteStore } from '../src/store/sqlite.js';
-import type { DeviceGroup } from '../src/store/store.js';
+import { emptyCounts, type DeviceGroup } from '../src/store/store.js';
 import { DaemonProcess } from '../test/helpers/daemon.js';
 import type { BenchRow } from './types.js';
 
@@ -36,15 +38,27 @@ const imei = (n: number) => String(350000000000000 + n);
 /** The run, written through the store as a report's steps write it: each batch's groups, then the retries. */
 async function writeRun(file: string): Promise<void> {
   const store = new SqliteStore(file);
-  const at = '2026-11-28T02:00:30.000Z';
+  // An hour ago: a run of the last day, as the daemon looks for at its start.
+  const iso = (minutes: number) => new Date(Date.now() - 3_600_000 + minutes * 60_000).toISOString();
+  const at = iso(0.5);
+  const devices = { ...emptyCounts(), total: 1_000_000, succeeded: 945_000, failed: 55_000 };
   store.createRun({
     id: RUN,
     playbook: 'nightly-location-report',
     status: 'succeeded',
     trigger: { type: 'schedule', schedule: 'nightly-location-report#0' },
     inputs: { account: '0000123456-00001' },
-    startedAt: '2026-11-28T02:00:00.000Z',
-    endedAt: '2026-11-28T02:01:00.000Z',
+    startedAt: iso(0),
+    endedAt: iso(1),
+    summary: {
+      runId: RUN,
+      playbook: 'nightly-location-report',
+      status: 'succeeded',
+      startedAt: iso(0),
+      endedAt: iso(1),
+      steps: [],
+      devices,
+    },
   });
   const ids = (b: number, from: number, to: number) =>
     Array.from({ length: to - from }, (_, i) => imei(b * BATCH + from + i));
@@ -103,6 +117,22 @@ async function writeRun(file: string): Promise<void> {
   await store.close();
 }
 
+/** Milliseconds from `t0` until the daemon has grouped the run into the store. */
+async function untilGrouped(file: string, t0: number): Promise<number> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const done = db.prepare('SELECT 1 FROM ledger_latest_runs WHERE run_id = ?');
+    while (!done.get(RUN)) {
+      if (performance.now() - t0 > 120_000)
+        throw new Error('C1: the daemon did not group the run in 2 minutes');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return performance.now() - t0;
+  } finally {
+    db.close();
+  }
+}
+
 /** Resident memory of a process, in MB (Linux). */
 function rssMb(pid: number | undefined): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -122,6 +152,9 @@ export async function benchConsole(): Promise<BenchRow[]> {
       state,
       env: { FLEETBOOK_CONSOLE_TOKEN: TOKEN, FLEETBOOK_LOG_LEVEL: 'warn' },
     });
+    // The daemon groups the run, which another process ended, at its first sweep (src/daemon/large-runs.ts),
+    // off its event loop: the console's first look comes after, as an operator's would.
+    const groupedIn = await untilGrouped(state, performance.now());
     const base = `${daemon.url}/console/api`;
     /** One GET: its time in ms, and its JSON. */
     const get = async (path: string): Promise<{ ms: number; json: Record<string, unknown> }> => {
@@ -137,7 +170,13 @@ export async function benchConsole(): Promise<BenchRow[]> {
     const detail = await get(`/runs/${RUN}`);
     const devices = `/runs/${RUN}/devices`;
     const first = await get(`${devices}?limit=50`);
-    const times: Record<string, number[]> = { screen: [], pages: [], miss: [], failed: [], device: [] };
+    const times: Record<string, number[]> = {
+      screen: [detail.ms + first.ms],
+      pages: [],
+      miss: [],
+      failed: [],
+      device: [],
+    };
     for (let i = 0; i < 10; i++) {
       const a = await get(`/runs/${RUN}`);
       const b = await get(`${devices}?limit=50`);
@@ -174,10 +213,10 @@ export async function benchConsole(): Promise<BenchRow[]> {
         measure:
           `console on one ended run of 1,050,000 results (1,000,000 devices), ms median/max: first screen (run + first device page) ${show('screen')}; ` +
           `device pages by cursor ${show('pages')} (${rowsAll} rows); filtered by ${MISS} ${show('miss')}; by outcome ${show('failed')}; by device id ${show('device')}; ` +
-          `the first read, which groups the run once: run ${detail.ms.toFixed(0)} ms, devices ${first.ms.toFixed(0)} ms; ` +
+          `the very first screen: run ${detail.ms.toFixed(0)} ms, devices ${first.ms.toFixed(0)} ms, after the daemon grouped the run ${(groupedIn / 1000).toFixed(1)} s after its start (a second of it grouping, in a worker thread); ` +
           `daemon RSS ${rss0.toFixed(0)} MB before, ${rssScreen.toFixed(0)} MB after the first screens (SQLite's page cache holds up to 16 MB), ${rss1.toFixed(0)} MB after every page`,
         value: `max ${worst.toFixed(1)} ms; RSS over the pages ${grown >= 0 ? '+' : ''}${grown.toFixed(1)} MB`,
-        target: `< ${TARGET_MS} ms each (after the grouping); RSS over the pages within ${TARGET_MB} MB (16 MB page cache + 4)`,
+        target: `< ${TARGET_MS} ms each; RSS over the pages within ${TARGET_MB} MB (16 MB page cache + 4)`,
         pass: complete && worst < TARGET_MS && Math.abs(grown) <= TARGET_MB,
       },
     ];

@@ -37,6 +37,7 @@ import { consoleSources } from './console-sources.js';
 import { routes } from './routes.js';
 import { Scheduler, type ScheduleEntry } from './scheduler.js';
 import { newRunId } from '../runner/run-id.js';
+import { LargeRuns } from './large-runs.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -166,6 +167,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // before it registers its listener in place of the first one's.
     const st = await openStore(config.state);
     store = st;
+    const largeRuns = new LargeRuns(st, log);
     // What the lease's callbacks reach, once it exists.
     const started: { daemon?: Daemon; pool?: RunPool; matcher?: Matcher } = {};
     const owned = await Lease.acquire({
@@ -181,12 +183,18 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       },
       // The runs and the callbacks of owners that have gone (a `fleetbook run` or a replica killed) are taken up
       // as they are found.
-      onRenew: () =>
+      onRenew: () => {
         void adoptOrphans().catch((e: unknown) =>
           log.warn('taking up the work of gone owners failed; retrying at the next renewal', {
             error: (e as Error).message,
           }),
-        ),
+        );
+        void largeRuns.sweep(Date.now()).catch((e: unknown) =>
+          log.warn('looking for large runs to group failed; retrying at the next renewal', {
+            error: (e as Error).message,
+          }),
+        );
+      },
     });
     const adoptOrphans = async () => {
       const { pool, matcher } = started;
@@ -253,6 +261,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       },
       metrics,
       maxRuns: config.maxRuns,
+      largeRuns,
     });
     started.pool = pool;
     const matcher = new Matcher({

@@ -9,6 +9,7 @@ import { startRun, type RunServices } from '../runner/factory.js';
 import { Interrupted } from '../runner/runner.js';
 import { DEVICE_OUTCOMES, emptyCounts, type RunRecord, type RunSummary } from '../store/store.js';
 import type { DaemonMetrics } from './metrics.js';
+import type { LargeRuns } from './large-runs.js';
 
 export interface PoolOptions {
   playbooks: ReadonlyMap<string, Playbook>;
@@ -16,6 +17,8 @@ export interface PoolOptions {
   services: RunServices;
   metrics?: DaemonMetrics;
   maxRuns: number;
+  /** Told of each run that ends, to have a large one's ledger grouped for the console. */
+  largeRuns?: LargeRuns;
 }
 
 interface Entry {
@@ -29,9 +32,6 @@ interface Group {
   active: Set<Entry>;
   waiting: Entry[];
 }
-
-/** Runs of at least this many devices have their ledger grouped for the console when they end. */
-const GROUP_AT_END = 10_000;
 
 export class RunPool {
   private readonly groups = new Map<string, Group>();
@@ -190,15 +190,7 @@ export class RunPool {
       return;
     }
     this.o.metrics?.runs.inc({ playbook: run.playbook, status: summary.status });
-    // The console pages through a large run's devices by looking up those with several results: grouped now,
-    // once, rather than at the first look (a second for a million devices).
-    if (summary.devices.total >= GROUP_AT_END)
-      void this.o.services.store.latestAmong(run.id, []).catch((e: unknown) =>
-        this.o.services.logger.warn('grouping the ledger of a large run failed', {
-          runId: run.id,
-          error: (e as Error).message,
-        }),
-      );
+    void this.o.largeRuns?.ended({ id: run.id, summary });
     for (const outcome of DEVICE_OUTCOMES) {
       const n = summary.devices[outcome];
       if (n) this.o.metrics?.deviceOutcomes.inc({ playbook: run.playbook, outcome }, n);

@@ -3,23 +3,23 @@
  * the entries a query reads.
  */
 import type Database from 'better-sqlite3';
-import { historyRows, latestRows, type EntryRow, type HistoryEntryRow } from './rows.js';
+import { byStepThenDevice, historyRows, latestRows, type EntryRow, type HistoryEntryRow } from './rows.js';
 import type { DeviceHistoryRow, EntryFilter, LedgerQuery, LedgerRow } from './store.js';
 
 /**
  * Every device's result in a run (or one step of it), step after step, each step's devices in the order their
  * results came, in pages of at most ROWS_PER_PAGE rows, read a few dozen entries at a time: `fleetbook runs show
  * --devices` and `report.write` go through a run of millions of devices without holding it in memory, nor the
- * connection between two reads. Memory holds only the devices with more than one result in a step (those
- * retried), to keep each one's latest.
+ * connection between two reads. `again` holds only the devices with more than one result in a step (those
+ * retried or confirmed), to keep each one's latest (sqlite-grouping.ts).
  */
 export function* eachLatestResult(
   sql: (text: string) => Database.Statement,
   runId: string,
+  again: ReadonlyMap<string, number>,
   step?: string,
 ): IterableIterator<LedgerRow[]> {
   const only = { runId, step: step ?? null };
-  const again = repeatedDevices(sql, runId, step);
   const next = sql(
     `SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) AND (step, seq) > (@after, @seq)
      ORDER BY step, seq LIMIT 64`,
@@ -34,25 +34,6 @@ export function* eachLatestResult(
   }
 }
 
-/**
- * The devices with more than one result in a step of the run (or of one step): `step\0device` to the seq of the
- * latest entry, whose result counts.
- */
-export function repeatedDevices(
-  sql: (text: string) => Database.Statement,
-  runId: string,
-  step?: string,
-): Map<string, number> {
-  const again = new Map<string, number>();
-  const repeated = sql(
-    `SELECT l.step AS step, j.value AS id, max(l.seq) AS seq FROM ledger l, json_each(l.device_ids) j
-     WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
-     GROUP BY l.step, j.value HAVING count(*) > 1`,
-  ).all({ runId, step: step ?? null }) as { step: string; id: string; seq: number }[];
-  for (const r of repeated) again.set(`${r.step}\0${r.id}`, r.seq);
-  return again;
-}
-
 export const LATEST_MIGRATION = `CREATE TABLE ledger_latest (
      run_id TEXT NOT NULL,
      step TEXT NOT NULL,
@@ -62,21 +43,14 @@ export const LATEST_MIGRATION = `CREATE TABLE ledger_latest (
    ) WITHOUT ROWID;
    CREATE TABLE ledger_latest_runs (run_id TEXT PRIMARY KEY) WITHOUT ROWID;`;
 
-/** `latestAmong` (store.ts), of an ended run: grouped into ledger_latest once, then looked up. */
+/** `latestAmong` (store.ts), of an ended run kept in ledger_latest (keepLatest): a lookup per device. */
 export function latestAmong(
   sql: (text: string) => Database.Statement,
   runId: string,
   keys: readonly string[],
 ): Map<string, number> {
-  if (!sql('SELECT 1 FROM ledger_latest_runs WHERE run_id = ?').get(runId)) {
-    sql(
-      `INSERT OR IGNORE INTO ledger_latest (run_id, step, device_id, seq)
-       SELECT l.run_id, l.step, j.value, max(l.seq) FROM ledger l, json_each(l.device_ids) j
-       WHERE l.run_id = ? GROUP BY l.step, j.value HAVING count(*) > 1`,
-    ).run(runId);
-    sql('INSERT OR IGNORE INTO ledger_latest_runs (run_id) VALUES (?)').run(runId);
-  }
-  // A point read of the primary key per device: a few microseconds each, whatever the run's size.
+  // A point read of the primary key per device: a few microseconds each, whatever the run's size. (One read of
+  // a JSON list of them joined to the table costs the same.)
   const one = sql('SELECT seq FROM ledger_latest WHERE run_id = ? AND step = ? AND device_id = ?').pluck();
   const out = new Map<string, number>();
   for (const key of keys) {
@@ -168,4 +142,14 @@ export function matchingEntries(sql: (text: string) => Database.Statement, q: Le
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
      ORDER BY seq`,
   ).all(...args) as EntryRow[];
+}
+
+/** `deviceResults` (store.ts): every device's latest result in the run, or in one step, sorted. */
+export function deviceResults(
+  sql: (text: string) => Database.Statement,
+  runId: string,
+  step: string | undefined,
+): LedgerRow[] {
+  const query = 'SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) ORDER BY seq';
+  return byStepThenDevice(sql(query).all({ runId, step: step ?? null }) as EntryRow[]);
 }

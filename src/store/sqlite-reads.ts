@@ -1,10 +1,10 @@
 /**
- * What the console reads of the SQLite store that nothing else reads: the runs by any filter and by hour, and the
- * latest callbacks.
+ * Reads of the SQLite store outside the ledger: the runs by any filter, by hour and by id prefix, a step's stored
+ * items, and the latest callbacks.
  */
 import type Database from 'better-sqlite3';
 import { inboxEvent, toRun, type InboxRow, type RunRow } from './rows.js';
-import type { InboxEvent, RunListQuery, RunRecord, RunStatus } from './store.js';
+import type { InboxEvent, ItemRuns, RunListQuery, RunRecord, RunStatus } from './store.js';
 
 /** `listRuns` (store.ts): newest first, by start then id, the `before` cursor in that order. */
 export function listRuns(sql: (text: string) => Database.Statement, q: RunListQuery): RunRecord[] {
@@ -46,4 +46,34 @@ export function recentInbox(
     processed_at: string | null;
   })[];
   return rows.map((r) => ({ ...inboxEvent(r), processed: r.processed_at !== null }));
+}
+
+/** `runIdsStartingWith` (store.ts). */
+export function runIdsStartingWith(
+  sql: (text: string) => Database.Statement,
+  prefix: string,
+  limit: number,
+): string[] {
+  // A range of the primary key: every id that starts with the prefix sorts from it to it followed by the
+  // highest code point. LIKE would need its wildcards escaped, and would read every row.
+  const rows = sql('SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').all(
+    prefix,
+    `${prefix}\u{10FFFF}`,
+    limit,
+  ) as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+/** `itemChunks` (store.ts): a step's stored items after `afterSeq`, a listing page a row. */
+export function itemChunks(
+  sql: (text: string) => Database.Statement,
+  runId: string,
+  key: string,
+  afterSeq: number,
+  limit: number,
+): { seq: number; runs: ItemRuns }[] {
+  const rows = sql(
+    'SELECT seq, runs_json FROM step_items WHERE run_id = ? AND step_key = ? AND seq > ? ORDER BY seq LIMIT ?',
+  ).all(runId, key, afterSeq, limit) as { seq: number; runs_json: string }[];
+  return rows.map((r) => ({ seq: r.seq, runs: JSON.parse(r.runs_json) as ItemRuns }));
 }

@@ -10,16 +10,17 @@ import { makeDirs } from '../util/files.js';
 import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
 import {
   deviceHistory,
+  deviceResults,
   eachLatestResult,
   latestAmong,
   ledgerEntries,
   matchingEntries,
-  repeatedDevices,
 } from './sqlite-ledger-read.js';
-import { listRuns, recentInbox, runsByHour } from './sqlite-reads.js';
+import { Grouping } from './sqlite-grouping.js';
+import { itemChunks, listRuns, recentInbox, runIdsStartingWith, runsByHour } from './sqlite-reads.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
-import { byStepThenDevice, latestMatching } from './rows.js';
+import { latestMatching } from './rows.js';
 import {
   inboxEvent,
   json,
@@ -108,6 +109,7 @@ export class SqliteStore implements Store {
   /** Every other statement, prepared on first use: on the main connection, and on the fsync'd inbox one. */
   private readonly sql: (text: string) => Database.Statement;
   private readonly ownership: SqliteOwnership;
+  private readonly grouping: Grouping;
   /** The open transaction of this turn's writes, and those waiting for it to be committed. */
   private turn: { waiters: { resolve: () => void; reject: (e: Error) => void }[] } | undefined;
   /** A commit that failed with nobody waiting for it: thrown by the next write or `durable()`. */
@@ -145,6 +147,7 @@ export class SqliteStore implements Store {
     }
     this.sql = preparer(this.db);
     this.file = file;
+    this.grouping = new Grouping(file, this.db, file === ':memory:');
     this.describe = `the state file ${file} (FLEETBOOK_STATE)`;
     this.inboxMode = ['PRAGMA synchronous = OFF', 'PRAGMA wal_autocheckpoint = 0'].map((q) =>
       this.db.prepare(q),
@@ -224,14 +227,7 @@ export class SqliteStore implements Store {
   }
 
   async runIdsStartingWith(prefix: string, limit: number): Promise<string[]> {
-    // A range of the primary key: every id that starts with the prefix sorts from it to it followed by the
-    // highest code point. LIKE would need its wildcards escaped, and would read every row.
-    const rows = this.sql('SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?').all(
-      prefix,
-      `${prefix}\u{10FFFF}`,
-      limit,
-    ) as { id: string }[];
-    return rows.map((r) => r.id);
+    return runIdsStartingWith(this.sql, prefix, limit);
   }
 
   saveStep(
@@ -284,16 +280,23 @@ export class SqliteStore implements Store {
 
   /** A run's results a few entries at a time, without holding the connection (eachLatestResult). */
   async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
-    yield* eachLatestResult(this.sql, runId, step);
+    const again = await this.grouped().repeated(runId, step);
+    yield* eachLatestResult(this.sql, runId, again, step);
   }
 
   async repeatedDevices(runId: string): Promise<Map<string, number>> {
-    return repeatedDevices(this.sql, runId);
+    return this.grouped().repeated(runId);
   }
 
   async latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
-    this.write();
+    await this.grouped().keep(runId);
     return latestAmong(this.sql, runId, keys);
+  }
+
+  /** The grouping of the ledger, which reads what is committed: the turn open on the file is committed first. */
+  private grouped(): Grouping {
+    this.commitFile();
+    return this.grouping;
   }
 
   async ledgerEntries(...args: Parameters<Store['ledgerEntries']>): Promise<EntryRow[]> {
@@ -310,16 +313,8 @@ export class SqliteStore implements Store {
     this.sql(insert).run(runId, key, seq, JSON.stringify(runs));
   }
 
-  async itemChunks(
-    runId: string,
-    key: string,
-    afterSeq: number,
-    limit: number,
-  ): Promise<{ seq: number; runs: ItemRuns }[]> {
-    const rows = this.sql(
-      'SELECT seq, runs_json FROM step_items WHERE run_id = ? AND step_key = ? AND seq > ? ORDER BY seq LIMIT ?',
-    ).all(runId, key, afterSeq, limit) as { seq: number; runs_json: string }[];
-    return rows.map((r) => ({ seq: r.seq, runs: JSON.parse(r.runs_json) as ItemRuns }));
+  async itemChunks(...args: Parameters<Store['itemChunks']>): Promise<{ seq: number; runs: ItemRuns }[]> {
+    return itemChunks(this.sql, ...args);
   }
 
   clearItems(runId: string, key: string): void {
@@ -328,16 +323,11 @@ export class SqliteStore implements Store {
   }
 
   async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
-    const query =
-      'SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) ORDER BY seq';
-    const entries = this.sql(query).all({ runId, step: step ?? null }) as EntryRow[];
-    return byStepThenDevice(entries);
+    return deviceResults(this.sql, runId, step);
   }
 
   async appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
-    // The turn open on the file (this store's, or another's of this process) is committed first.
-    this.commit();
-    openTurns.get(this.file)?.commit();
+    this.commitFile();
     const insert = this.sql(
       `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
        VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -557,6 +547,12 @@ export class SqliteStore implements Store {
     setImmediate(() => this.commit());
   }
 
+  /** Commits the turn open on the file now: this store's, or another's of this process. */
+  private commitFile(): void {
+    this.commit();
+    openTurns.get(this.file)?.commit();
+  }
+
   /** Commits this turn's transaction now, if one is open. */
   private commit(): void {
     const turn = this.turn;
@@ -590,6 +586,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     this.commit();
+    await this.grouping.close();
     if (this.walFd !== undefined) closeSync(this.walFd);
     this.db.close();
   }

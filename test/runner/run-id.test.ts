@@ -5,7 +5,8 @@ import { newRunId } from '../../src/runner/run-id.js';
 describe('run ids', () => {
   it('are UUIDs whose text order is the order they were made in, within one millisecond too', () => {
     const ids = Array.from({ length: 10_000 }, newRunId);
-    for (const id of ids) expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const id of ids)
+      expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect([...ids].sort()).to.deep.equal(ids);
     expect(new Set(ids).size).to.equal(ids.length);
   });

@@ -1,0 +1,203 @@
+/**
+ * Grouping a run's ledger by device, off the event loop. An entry holds a group of devices; a device retried, or
+ * confirmed after it was accepted, has several entries in a step, and the latest counts. Finding those devices
+ * is a GROUP BY over every device of the run: most of a second for a million, which on the event loop would hold
+ * every callback and run of the daemon that long. A worker thread with a connection of its own on the file does
+ * it. An in-memory store, which no other connection can open, does it on its own connection.
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker, parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+/** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
+export type Repeated = [step: string, device: string, seq: number][];
+
+const REPEATED = `SELECT l.step, j.value, max(l.seq) FROM ledger l, json_each(l.device_ids) j
+  WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
+  GROUP BY l.step, j.value HAVING count(*) > 1`;
+
+/** Rows copied into ledger_latest per write transaction: a few milliseconds of the file's write lock each. */
+const CHUNK = 5_000;
+
+export function repeatedRows(db: Database.Database, runId: string, step: string | undefined): Repeated {
+  return db
+    .prepare(REPEATED)
+    .raw()
+    .all({ runId, step: step ?? null }) as Repeated;
+}
+
+const kept = (db: Database.Database, runId: string) =>
+  db.prepare('SELECT 1 FROM ledger_latest_runs WHERE run_id = ?').get(runId) !== undefined;
+
+/**
+ * Keeps the grouping of an ended run in ledger_latest, once. It is grouped into a temporary table (the
+ * connection's own, which takes no lock of the file), then copied CHUNK rows per transaction, so that the other
+ * writers of the file wait a few milliseconds at most, not the whole grouping. The run is marked last: a
+ * grouping cut short is done again, over the rows already there.
+ */
+export function keepLatest(db: Database.Database, runId: string): void {
+  if (kept(db, runId)) return;
+  db.exec(
+    'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER); DELETE FROM grouped',
+  );
+  db.prepare(`INSERT INTO temp.grouped ${REPEATED}`).run({ runId, step: null });
+  const last = (db.prepare('SELECT max(rowid) FROM temp.grouped').pluck().get() as number | null) ?? 0;
+  const copy = db.prepare(
+    `INSERT OR IGNORE INTO ledger_latest (run_id, step, device_id, seq)
+     SELECT ?, step, device_id, seq FROM temp.grouped WHERE rowid > ? AND rowid <= ?`,
+  );
+  const chunk = db.transaction((from: number) => copy.run(runId, from, from + CHUNK));
+  for (let from = 0; from < last; from += CHUNK) chunk.immediate(from);
+  db.prepare('INSERT OR IGNORE INTO ledger_latest_runs (run_id) VALUES (?)').run(runId);
+  db.exec('DELETE FROM temp.grouped');
+}
+
+type Request = { id: number } & (
+  { op: 'repeated'; runId: string; step?: string } | { op: 'keep'; runId: string }
+);
+type Answer = { id: number; rows?: Repeated; error?: string };
+
+/** The worker's side: a connection on the file, answering requests one at a time. */
+export function serveGrouping(): void {
+  const db = new Database((workerData as { file: string }).file);
+  db.pragma('busy_timeout = 5000');
+  parentPort?.on('message', (r: Request) => {
+    let answer: Answer;
+    try {
+      if (r.op === 'keep') keepLatest(db, r.runId);
+      answer = r.op === 'repeated' ? { id: r.id, rows: repeatedRows(db, r.runId, r.step) } : { id: r.id };
+    } catch (e) {
+      answer = { id: r.id, error: (e as Error).message };
+    }
+    parentPort?.postMessage(answer);
+  });
+}
+
+/**
+ * Started as an evaluated script, which imports this module in the worker: the built one, or this TypeScript
+ * source under tsx (the tests), whose loader a worker does not inherit and registers for itself.
+ */
+const BOOT = `const { workerData } = require('node:worker_threads');
+(async () => {
+  if (workerData.tsx) (await import(workerData.tsx)).register();
+  (await import(workerData.entry)).serveGrouping();
+})().catch((e) => { throw e; });`;
+
+/** tsx's ESM API (the tests' loader), as its package exports it to `import`. */
+function tsxApi(): string {
+  const require = createRequire(import.meta.url);
+  const pkg = require('tsx/package.json') as { exports: Record<string, { import: { default: string } }> };
+  const api = pkg.exports['./esm/api']?.import.default ?? './dist/esm/api/index.mjs';
+  return pathToFileURL(join(dirname(require.resolve('tsx/package.json')), api)).href;
+}
+
+/** How long a worker with nothing to do is kept: its memory (a heap, a page cache) is given back after. */
+const IDLE_MS = 5_000;
+
+/**
+ * The store's side: a worker started at a request, which does not keep the process alive, and ends once it has
+ * had nothing to do for IDLE_MS.
+ */
+export class Grouping {
+  private worker: Worker | undefined;
+  private idle: NodeJS.Timeout | undefined;
+  private next = 0;
+  private readonly waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
+  /** Runs being kept, so that two pages of one run wait for one grouping. */
+  private readonly keeping = new Map<string, Promise<void>>();
+
+  /**
+   * `db`: the store's own connection, which groups a file no other connection can open (`inline`: `:memory:`),
+   * and otherwise only tells whether a run is kept already.
+   */
+  constructor(
+    private readonly file: string,
+    private readonly db: Database.Database,
+    private readonly inline: boolean,
+  ) {}
+
+  async repeated(runId: string, step?: string): Promise<Map<string, number>> {
+    const rows = this.inline
+      ? repeatedRows(this.db, runId, step)
+      : ((await this.ask({ op: 'repeated', runId, ...(step === undefined ? {} : { step }) })).rows ?? []);
+    const out = new Map<string, number>();
+    for (const [s, device, seq] of rows) out.set(`${s}\0${device}`, seq);
+    return out;
+  }
+
+  /** Keeps the run grouped (keepLatest): at once when it is. */
+  async keep(runId: string): Promise<void> {
+    if (this.inline) return keepLatest(this.db, runId);
+    if (kept(this.db, runId)) return;
+    let p = this.keeping.get(runId);
+    if (!p) {
+      p = this.ask({ op: 'keep', runId }).then(
+        () => void this.keeping.delete(runId),
+        (e: unknown) => {
+          this.keeping.delete(runId);
+          throw e;
+        },
+      );
+      this.keeping.set(runId, p);
+    }
+    return p;
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.idle);
+    const w = this.worker;
+    this.worker = undefined;
+    this.rejectAll(new Error(`the store ${this.file} is closed`));
+    if (w) await w.terminate();
+  }
+
+  private rejectAll(e: Error): void {
+    for (const x of this.waiting.values()) x.reject(e);
+    this.waiting.clear();
+  }
+
+  private ask(r: Omit<Request, 'id'>): Promise<Answer> {
+    clearTimeout(this.idle);
+    const w = (this.worker ??= this.start());
+    const id = ++this.next;
+    if (this.waiting.size === 0) w.ref();
+    return new Promise<Answer>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      w.postMessage({ ...r, id });
+    }).finally(() => {
+      if (this.waiting.size) return;
+      this.worker?.unref();
+      this.idle = setTimeout(() => void this.close(), IDLE_MS).unref();
+    });
+  }
+
+  private start(): Worker {
+    const ts = import.meta.url.endsWith('.ts');
+    const w = new Worker(BOOT, {
+      eval: true,
+      workerData: {
+        file: this.file,
+        entry: import.meta.url,
+        tsx: ts ? tsxApi() : undefined,
+      },
+    });
+    w.unref();
+    w.on('message', (a: Answer) => {
+      const waiter = this.waiting.get(a.id);
+      this.waiting.delete(a.id);
+      if (a.error === undefined) waiter?.resolve(a);
+      else waiter?.reject(new Error(`grouping the ledger of ${this.file}: ${a.error}`));
+    });
+    const fail = (e: Error) => {
+      // A worker ended on purpose (idle, or the store closed) has nobody waiting.
+      if (this.worker !== w) return;
+      this.worker = undefined;
+      this.rejectAll(e);
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`the ledger's grouping worker stopped (exit code ${code})`)));
+    return w;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The SQLite store groups a run's ledger by device (the devices with several results, and the one that counts)
+ * in a worker thread: a run of a million devices takes most of a second to group, which would otherwise hold the
+ * process's event loop, and every callback and run with it. An in-memory store groups on its own connection.
+ */
+import { expect } from 'chai';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { DeviceGroup } from '../../src/store/store.js';
+import { allRows, imei, run } from './fixtures.js';
+
+const AT = '2026-11-23T10:00:30.000Z';
+const N = 100_000;
+const ids = Array.from({ length: N }, (_, i) => imei(i));
+const group = (outcome: DeviceGroup['outcome'], from = 0): DeviceGroup => ({
+  kind: 'imei',
+  outcome,
+  attempts: 1,
+  ids: ids.slice(from),
+});
+
+/** `work`, and how many turns the event loop made before it was done. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+  let turns = 0;
+  let going = true;
+  const turn = () => {
+    turns++;
+    if (going) setImmediate(turn);
+  };
+  setImmediate(turn);
+  const value = await work();
+  going = false;
+  return { value, turns };
+}
+
+describe('SQLite store: grouping the ledger by device', () => {
+  let dir: string;
+  let store: SqliteStore;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetbook-grouping-'));
+    store = new SqliteStore(join(dir, 'state.db'));
+    store.createRun(run('r', { status: 'succeeded' }));
+    // Every device accepted, then confirmed; the second half failed once more after that.
+    store.recordDevices('r', 'suspend', [group('accepted')], AT);
+    store.recordDevices('r', 'suspend', [group('succeeded')], AT);
+    store.recordDevices('r', 'suspend', [group('failed', N / 2)], AT);
+    await store.durable();
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps an ended run grouped while the event loop goes on, and reads the latest result of each device', async () => {
+    const keys = [`suspend\0${imei(0)}`, `suspend\0${imei(N - 1)}`, `other\0${imei(0)}`];
+    const { value, turns } = await turnsDuring(() => store.latestAmong('r', keys));
+    expect(turns).to.be.greaterThan(0);
+    const seqs = [...value.values()];
+    expect(value.size).to.equal(2);
+    expect(seqs[1]).to.equal((seqs[0] as number) + 1);
+    const kept = store.db.prepare("SELECT count(*) FROM ledger_latest WHERE run_id = 'r'").pluck().get();
+    expect(kept).to.equal(N);
+  });
+
+  it('reads every device of a run once, with its latest result, while the event loop goes on', async () => {
+    const { value, turns } = await turnsDuring(() => allRows(store.eachDeviceResult('r')));
+    expect(turns).to.be.greaterThan(0);
+    expect(value).to.have.length(N);
+    const failed = value.filter((r) => r.outcome === 'failed').length;
+    expect([failed, value.length - failed]).to.deep.equal([N / 2, N / 2]);
+  });
+
+  it('in memory, on its own connection', async () => {
+    const memory = new SqliteStore(':memory:');
+    memory.createRun(run('r'));
+    memory.recordDevices('r', 'suspend', [group('accepted'), group('succeeded', N - 10)], AT);
+    const repeated = await memory.repeatedDevices('r');
+    expect(repeated.size).to.equal(10);
+    const latest = await memory.latestAmong('r', [`suspend\0${imei(N - 1)}`, `suspend\0${imei(0)}`]);
+    expect(latest.size).to.equal(1);
+    await memory.close();
+  });
+});
