@@ -18,7 +18,8 @@ import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
 import { RunsFeed } from './feed.js';
-import { CSV_COLUMNS, csvLine, deviceRow, playbookView, runDetail, runRow } from './views.js';
+import { deviceRow, playbookView, runDetail, runRow } from './views.js';
+import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
 
 /** What the daemon tells the console of itself. */
 export interface ConsoleSources {
@@ -256,24 +257,28 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const filter = deviceFilter(req.query);
-    const latest = latestOf(c.store, run.id, ended(run.status));
+    const runId = run.id;
+    const latest = latestOf(c.store, runId, ended(run.status));
     reply.hijack();
     reply.raw.writeHead(200, {
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="run-${run.id.slice(0, 8)}-devices.csv"`,
     });
-    reply.raw.write(csvLine(CSV_COLUMNS));
-    // A page at a time, each written before the next is read: a million rows are never in memory.
-    let after: ReturnType<typeof decodeCursor>;
-    try {
+    // Every row, as report.write writes the ledger (its columns and quoting), a page of the table at a time: a
+    // million rows are never in memory.
+    async function* pages() {
+      let after: ReturnType<typeof decodeCursor>;
       do {
-        const page = await devicePage(c.store, run.id, latest, filter, after, 1000);
-        const chunk = page.rows.map((r) => csvLine(CSV_COLUMNS.map((k) => deviceRow(r)[k]))).join('');
-        if (!reply.raw.write(chunk)) await new Promise((r) => reply.raw.once('drain', r));
+        const page = await devicePage(c.store, runId, latest, filter, after, 1000);
+        yield page.rows;
         after = page.next;
       } while (after && !reply.raw.destroyed);
+    }
+    try {
+      for await (const chunk of reportText(ledgerTable(pages), 'csv', LEDGER_COLUMNS))
+        if (!reply.raw.write(chunk)) await new Promise((r) => reply.raw.once('drain', r));
     } catch (e) {
-      c.log.warn('console: writing a CSV failed', { runId: run.id, error: (e as Error).message });
+      c.log.warn('console: writing a CSV failed', { runId, error: (e as Error).message });
       reply.raw.destroy(e as Error);
       return;
     }

@@ -1,5 +1,4 @@
 /** The shapes the console's JSON API answers with (docs/console.md), made from the store's records. */
-import { csvField } from '../actions/report-table.js';
 import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
 import { redact, redactValue } from '../util/secrets.js';
@@ -71,23 +70,6 @@ export function deviceRow(r: LedgerRow): DeviceRow {
     ...(r.requestId !== undefined ? { requestId: r.requestId } : {}),
     at: r.at,
   };
-}
-
-export const CSV_COLUMNS = [
-  'step',
-  'deviceId',
-  'kind',
-  'outcome',
-  'errorType',
-  'errorClass',
-  'attempts',
-  'requestId',
-  'at',
-] as const;
-
-/** One CSV line of values, as `report.write` writes them (RFC 4180, formulas defused), with its line break. */
-export function csvLine(values: readonly unknown[]): string {
-  return `${values.map(csvField).join(',')}\n`;
 }
 
 /** A playbook as the console lists it: its triggers, inputs, and what `validate` says of its file. */

@@ -37,17 +37,24 @@ export class LargeRuns {
     }
   }
 
-  /** The runs seen unfinished before, and those unfinished now (at the first call, those of the last day). */
+  /**
+   * The runs unfinished now (at the first call, those of the last day), as listed; and those seen unfinished
+   * before that the list no longer has, read again: the ended ones are grouped.
+   */
   async sweep(now: number): Promise<void> {
-    const seen = this.started
+    const listed = this.started
       ? await this.store.listRuns({ status: 'running', limit: 500 })
       : await this.store.listRuns({ from: new Date(now - DAY_MS).toISOString(), limit: 500 });
     this.started = true;
-    for (const r of seen) this.watched.add(r.id);
-    for (const id of [...this.watched]) {
-      const run = await this.store.getRun(id);
-      if (!run) this.watched.delete(id);
-      else if (run.status !== 'running' && run.status !== 'queued') await this.ended(run);
-    }
+    const runs = new Map(listed.map((r) => [r.id, r]));
+    for (const id of this.watched)
+      if (!runs.has(id)) {
+        const run = await this.store.getRun(id);
+        if (run) runs.set(id, run);
+        else this.watched.delete(id);
+      }
+    for (const run of runs.values())
+      if (run.status === 'running' || run.status === 'queued') this.watched.add(run.id);
+      else await this.ended(run);
   }
 }

@@ -12,7 +12,7 @@ import { Worker, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
 /** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
-export type Repeated = [step: string, device: string, seq: number][];
+type Repeated = [step: string, device: string, seq: number][];
 
 const REPEATED = `SELECT l.step, j.value, max(l.seq) FROM ledger l, json_each(l.device_ids) j
   WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
@@ -21,7 +21,7 @@ const REPEATED = `SELECT l.step, j.value, max(l.seq) FROM ledger l, json_each(l.
 /** Rows copied into ledger_latest per write transaction: a few milliseconds of the file's write lock each. */
 const CHUNK = 5_000;
 
-export function repeatedRows(db: Database.Database, runId: string, step: string | undefined): Repeated {
+function repeatedRows(db: Database.Database, runId: string, step: string | undefined): Repeated {
   return db
     .prepare(REPEATED)
     .raw()
@@ -37,7 +37,7 @@ const kept = (db: Database.Database, runId: string) =>
  * writers of the file wait a few milliseconds at most, not the whole grouping. The run is marked last: a
  * grouping cut short is done again, over the rows already there.
  */
-export function keepLatest(db: Database.Database, runId: string): void {
+function keepLatest(db: Database.Database, runId: string): void {
   if (kept(db, runId)) return;
   db.exec(
     'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER); DELETE FROM grouped',

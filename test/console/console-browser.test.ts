@@ -441,12 +441,14 @@ describe('console: an operator in a browser', function () {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     expect(csv.status).to.equal(200);
-    // Lines as report.write writes them: LF line breaks, fields quoted as RFC 4180 says.
+    // Lines as report.write writes the ledger: its columns, LF line breaks, fields quoted as RFC 4180 says.
     const csvLines = (await csv.text()).split('\n').filter((l) => l !== '');
-    expect(csvLines[0]).to.equal('step,deviceId,kind,outcome,errorType,errorClass,attempts,requestId,at');
+    expect(csvLines[0]).to.equal(
+      'runId,step,deviceId,kind,outcome,errorType,errorClass,attempts,at,requestId',
+    );
     expect(csvLines.length - 1, 'rows of the CSV').to.equal(expected.devices.length);
     expect(
-      csvLines.slice(1).filter((l) => l.split(',')[4] !== errorType),
+      csvLines.slice(1).filter((l) => l.split(',')[5] !== errorType),
       `CSV rows not of error type ${errorType}`,
     ).to.deep.equal([]);
     await step('06-report-devices-filtered', `the report run's devices filtered by ${errorType}`);
