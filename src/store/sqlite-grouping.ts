@@ -14,16 +14,26 @@ import Database from 'better-sqlite3';
 /** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
 type Repeated = [step: string, device: string, seq: number][];
 
-const REPEATED = `SELECT l.step, j.value, max(l.seq) FROM ledger l, json_each(l.device_ids) j
+/** Those devices; with `seqs`, each one's entries too (a JSON list). */
+const repeatedQuery = (seqs = false) => `SELECT l.step, j.value, max(l.seq)${seqs ? ', json_group_array(l.seq)' : ''}
+  FROM ledger l, json_each(l.device_ids) j
   WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
   GROUP BY l.step, j.value HAVING count(*) > 1`;
+
+/** The entries every device of which is in a later one of the step: counted from each device's entries. */
+const SUPERSEDED = `INSERT OR IGNORE INTO ledger_superseded (run_id, seq)
+  SELECT @runId, c.seq FROM (
+    SELECT e.value AS seq, count(*) AS n FROM temp.grouped g, json_each(g.seqs) e WHERE e.value <> g.seq
+    GROUP BY e.value
+  ) c JOIN ledger l ON l.seq = c.seq
+  WHERE c.n >= json_array_length(l.device_ids)`;
 
 /** Rows copied into ledger_latest per write transaction: a few milliseconds of the file's write lock each. */
 const CHUNK = 5_000;
 
 function repeatedRows(db: Database.Database, runId: string, step: string | undefined): Repeated {
   return db
-    .prepare(REPEATED)
+    .prepare(repeatedQuery())
     .raw()
     .all({ runId, step: step ?? null }) as Repeated;
 }
@@ -34,15 +44,15 @@ const kept = (db: Database.Database, runId: string) =>
 /**
  * Keeps the grouping of an ended run in ledger_latest, once. It is grouped into a temporary table (the
  * connection's own, which takes no lock of the file), then copied CHUNK rows per transaction, so that the other
- * writers of the file wait a few milliseconds at most, not the whole grouping. The run is marked last: a
- * grouping cut short is done again, over the rows already there.
+ * writers of the file wait a few milliseconds at most, not the whole grouping. Its superseded entries are
+ * written with the mark of the run, last: a grouping cut short is done again, over the rows already there.
  */
 function keepLatest(db: Database.Database, runId: string): void {
   if (kept(db, runId)) return;
   db.exec(
-    'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER); DELETE FROM grouped',
+    'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT); DELETE FROM grouped',
   );
-  db.prepare(`INSERT INTO temp.grouped ${REPEATED}`).run({ runId, step: null });
+  db.prepare(`INSERT INTO temp.grouped ${repeatedQuery(true)}`).run({ runId, step: null });
   const last = (db.prepare('SELECT max(rowid) FROM temp.grouped').pluck().get() as number | null) ?? 0;
   const copy = db.prepare(
     `INSERT OR IGNORE INTO ledger_latest (run_id, step, device_id, seq)
@@ -50,7 +60,10 @@ function keepLatest(db: Database.Database, runId: string): void {
   );
   const chunk = db.transaction((from: number) => copy.run(runId, from, from + CHUNK));
   for (let from = 0; from < last; from += CHUNK) chunk.immediate(from);
-  db.prepare('INSERT OR IGNORE INTO ledger_latest_runs (run_id) VALUES (?)').run(runId);
+  db.transaction(() => {
+    db.prepare(SUPERSEDED).run({ runId });
+    db.prepare('INSERT OR IGNORE INTO ledger_latest_runs (run_id) VALUES (?)').run(runId);
+  }).immediate();
   db.exec('DELETE FROM temp.grouped');
 }
 

@@ -43,6 +43,18 @@ export const LATEST_MIGRATION = `CREATE TABLE ledger_latest (
    ) WITHOUT ROWID;
    CREATE TABLE ledger_latest_runs (run_id TEXT PRIMARY KEY) WITHOUT ROWID;`;
 
+/**
+ * The entries of a kept run whose every device has a later result in its step: a page passes over them without
+ * looking their devices up. Runs kept before it are grouped again.
+ */
+export const SUPERSEDED_MIGRATION = `CREATE TABLE ledger_superseded (
+     run_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     PRIMARY KEY (run_id, seq)
+   ) WITHOUT ROWID;
+   DELETE FROM ledger_latest;
+   DELETE FROM ledger_latest_runs;`;
+
 /** `latestAmong` (store.ts), of an ended run kept in ledger_latest (keepLatest): a lookup per device. */
 export function latestAmong(
   sql: (text: string) => Database.Statement,
@@ -78,6 +90,7 @@ export function ledgerEntries(
        AND (@step IS NULL OR step = @step) AND (@outcome IS NULL OR outcome = @outcome)
        AND (@errorType IS NULL OR error_type = @errorType)
        AND (@device IS NULL OR instr(device_ids, @device) > 0)
+       AND NOT EXISTS (SELECT 1 FROM ledger_superseded s WHERE s.run_id = @runId AND s.seq = ledger.seq)
      ORDER BY step, seq LIMIT @limit`,
   ).all({
     runId,

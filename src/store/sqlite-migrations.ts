@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { OWNERSHIP_MIGRATION } from './sqlite-ownership.js';
 import { SQLITE_RATES_MIGRATION } from './sqlite-rates.js';
-import { LATEST_MIGRATION } from './sqlite-ledger-read.js';
+import { LATEST_MIGRATION, SUPERSEDED_MIGRATION } from './sqlite-ledger-read.js';
 
 /** Schema migrations, in order. Never edit one that has shipped: add the next. */
 export const MIGRATIONS: string[] = [
@@ -135,6 +135,8 @@ export const MIGRATIONS: string[] = [
   // The devices of an ended run with more than one result in a step, and the entry whose result counts: written
   // the first time the console pages through the run, so that a page looks its devices up (latestAmong).
   LATEST_MIGRATION,
+  // Of those runs, the entries every device of which has a later result: pages pass over them.
+  SUPERSEDED_MIGRATION,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

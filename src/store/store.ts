@@ -335,7 +335,8 @@ export interface LedgerStore {
   latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>>;
   /**
    * A run's ledger entries after `after`, in (step, seq) order, at most `limit`, of those that match `q` (a
-   * `device` filter keeps the entries that name a device whose id contains it), without the devices' data.
+   * `device` filter keeps the entries that name a device whose id contains it), without the devices' data. Of
+   * a run kept by `latestAmong`, the entries every device of which has a later result in the step are left out.
    */
   ledgerEntries(
     runId: string,

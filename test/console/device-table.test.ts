@@ -132,6 +132,28 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
     expect((await all(store, 'r1', { device: 'no such device' }, 5)).rows).to.deep.equal([]);
   });
 
+  it('passes over an ended run’s entries whose every device has a later result, without looking them up', async () => {
+    // The run's grouping is kept (as the daemon does when a large run ends); the pages then count what they ask.
+    await store.latestAmong('r1', []);
+    const asked: string[] = [];
+    const latest = latestOf(store, 'r1', true);
+    const counting = (keys: readonly string[]) => {
+      asked.push(...keys.map((k) => k.replace('\0', '/')));
+      return latest(keys);
+    };
+    const page = await devicePage(store, 'r1', counting, { errorType: MISS }, undefined, 50);
+    expect(page.rows.map((r) => r.deviceId)).to.deep.equal(range(13, 15));
+    // The first attempt's entry of 10-14 (each retried since) is not read; the retry's entry is.
+    expect(asked).to.deep.equal(range(13, 15).map((id) => `report/${id}`));
+    // The suspend's accepted entry (each device confirmed since) neither.
+    asked.length = 0;
+    const suspend = await devicePage(store, 'r1', counting, { step: 'suspend' }, undefined, 50);
+    expect(suspend.rows.map((r) => `${r.deviceId}/${r.outcome}`)).to.deep.equal(
+      range(0, 3).map((id) => `${id}/succeeded`),
+    );
+    expect(asked).to.deep.equal(range(0, 3).map((id) => `suspend/${id}`));
+  });
+
   it("lists every result of a device, newest first, with its run's playbook and status", async () => {
     const history = await store.deviceHistory(imei(1), 50);
     expect(history.map((h) => [h.runId, h.playbook, h.step, h.outcome, h.errorType ?? ''])).to.deep.equal([

@@ -145,12 +145,23 @@ export class PostgresLedger implements LedgerStore {
         text: 'INSERT INTO ledger_latest_runs (run_id) VALUES ($1) ON CONFLICT DO NOTHING',
         values: [runId],
       });
+      // The devices with several results, and the entries every device of which is in a later one (counted
+      // from each device's entries): a page passes over those without looking them up.
       if (rowCount)
         await query({
-          text: `INSERT INTO ledger_latest (run_id, step, device_id, seq)
-                 SELECT l.run_id, l.step, d.id, max(l.seq)
-                 FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
-                 WHERE l.run_id = $1 GROUP BY l.run_id, l.step, d.id HAVING count(*) > 1`,
+          text: `WITH g AS (
+                   SELECT l.step, d.id, max(l.seq) AS seq, array_agg(l.seq) AS seqs
+                   FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+                   WHERE l.run_id = $1 GROUP BY l.step, d.id HAVING count(*) > 1
+                 ), kept AS (
+                   INSERT INTO ledger_latest (run_id, step, device_id, seq) SELECT $1, step, id, seq FROM g
+                 )
+                 INSERT INTO ledger_superseded (run_id, seq)
+                 SELECT $1, c.seq FROM (
+                   SELECT e.seq, count(*) AS n FROM g CROSS JOIN LATERAL unnest(g.seqs) AS e(seq)
+                   WHERE e.seq <> g.seq GROUP BY e.seq
+                 ) c JOIN ledger l ON l.seq = c.seq
+                 WHERE c.n >= json_array_length(l.device_ids)`,
           values: [runId],
         });
       return undefined;
@@ -194,6 +205,7 @@ export class PostgresLedger implements LedgerStore {
                AND ($4::text IS NULL OR step = $4) AND ($5::text IS NULL OR outcome = $5)
                AND ($6::text IS NULL OR error_type = $6)
                AND ($7::text IS NULL OR strpos(device_ids::text, $7) > 0)
+               AND NOT EXISTS (SELECT 1 FROM ledger_superseded s WHERE s.run_id = $1 AND s.seq = ledger.seq)
              ORDER BY step, seq LIMIT $8`,
       values: [
         runId,

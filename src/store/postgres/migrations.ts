@@ -141,6 +141,14 @@ export const MIGRATIONS: string[] = [
      PRIMARY KEY (run_id, step, device_id)
    );
    CREATE TABLE ledger_latest_runs (run_id text COLLATE "C" PRIMARY KEY);`,
+  // Of those runs, the entries every device of which has a later result: pages pass over them. Runs kept
+  // before it are grouped again.
+  `CREATE TABLE ledger_superseded (
+     run_id text COLLATE "C" NOT NULL,
+     seq bigint NOT NULL,
+     PRIMARY KEY (run_id, seq)
+   );
+   TRUNCATE ledger_latest, ledger_latest_runs;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */
