@@ -8,8 +8,9 @@
  * a part of a device id. The table needs the run's devices with several results grouped once, into the store:
  * the daemon does it, in a worker thread, when a large run ends, its own or (as here, where another process
  * wrote the run) at its first sweep after. The very first screen comes once that is done, and counts with the
- * others; how long after the daemon's start it was done is shown. The daemon's resident memory is read before, after the first screens, and after every page:
- * the pages must not make it grow.
+ * others; how long after the daemon's start it was done is shown. The daemon's resident memory is read once the
+ * worker that grouped the run has ended, after the first screens, and after every page: the pages must not make
+ * it grow beyond SQLite's page cache and a few MB.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { SqliteStore } from '../src/store/sqlite.js';
+import { IDLE_MS as GROUPING_IDLE_MS } from '../src/store/sqlite-grouping.js';
 import { emptyCounts, type DeviceGroup } from '../src/store/store.js';
 import { DaemonProcess } from '../test/helpers/daemon.js';
 import type { BenchRow } from './types.js';
@@ -155,6 +157,9 @@ export async function benchConsole(): Promise<BenchRow[]> {
     // The daemon groups the run, which another process ended, at its first sweep (src/daemon/large-runs.ts),
     // off its event loop: the console's first look comes after, as an operator's would.
     const groupedIn = await untilGrouped(state, performance.now());
+    // The worker that grouped it ends once idle (IDLE_MS in src/store/sqlite-grouping.ts), giving its memory back:
+    // the daemon's memory is read after, so that the worker's going does not hide what the pages add.
+    await new Promise((r) => setTimeout(r, GROUPING_IDLE_MS + 2_000));
     const base = `${daemon.url}/console/api`;
     /** One GET: its time in ms, and its JSON. */
     const get = async (path: string): Promise<{ ms: number; json: Record<string, unknown> }> => {
@@ -183,12 +188,14 @@ export async function benchConsole(): Promise<BenchRow[]> {
       times.screen!.push(a.ms + b.ms);
     }
     /** `n` pages of the table from its start, by cursor: the time of each. */
+    const rss: number[] = [];
     const follow = async (query: string, n: number, into: number[]) => {
       let next: string | undefined;
       let rows = 0;
       for (let i = 0; i < n; i++) {
         const r = await get(`${devices}?limit=50${query}${next ? `&after=${next}` : ''}`);
         into.push(r.ms);
+        rss.push(rssMb(daemon?.proc.pid));
         rows += (r.json.devices as unknown[]).length;
         next = r.json.next as string | undefined;
         if (!next) break;
@@ -201,11 +208,12 @@ export async function benchConsole(): Promise<BenchRow[]> {
     const rowsMiss = await follow(`&errorType=${encodeURIComponent(MISS)}`, 10, times.miss!);
     const rowsFailed = await follow('&outcome=failed', 10, times.failed!);
     const rowsDevice = await follow('&device=0099', 5, times.device!);
-    const rss1 = rssMb(daemon.proc.pid);
     const all = Object.values(times).flat();
     const worst = Math.max(...all);
     const show = (k: string) => `${median(times[k]!).toFixed(1)}/${Math.max(...times[k]!).toFixed(1)}`;
-    const grown = rss1 - rssScreen;
+    // Read after every page: the heap's garbage rises and falls by several MB between collections, so the
+    // highest reading is what is judged, not the last one.
+    const grown = Math.max(...rss) - rssScreen;
     const complete = rowsAll === 2_000 && rowsMiss > 0 && rowsFailed > 0 && rowsDevice > 0;
     return [
       {
@@ -214,8 +222,8 @@ export async function benchConsole(): Promise<BenchRow[]> {
           `console on one ended run of 1,050,000 results (1,000,000 devices), ms median/max: first screen (run + first device page) ${show('screen')}; ` +
           `device pages by cursor ${show('pages')} (${rowsAll} rows); filtered by ${MISS} ${show('miss')}; by outcome ${show('failed')}; by device id ${show('device')}; ` +
           `the very first screen: run ${detail.ms.toFixed(0)} ms, devices ${first.ms.toFixed(0)} ms, after the daemon grouped the run ${(groupedIn / 1000).toFixed(1)} s after its start (a second of it grouping, in a worker thread); ` +
-          `daemon RSS ${rss0.toFixed(0)} MB before, ${rssScreen.toFixed(0)} MB after the first screens (SQLite's page cache holds up to 16 MB), ${rss1.toFixed(0)} MB after every page`,
-        value: `max ${worst.toFixed(1)} ms; RSS over the pages ${grown >= 0 ? '+' : ''}${grown.toFixed(1)} MB`,
+          `daemon RSS ${rss0.toFixed(0)} MB before, ${rssScreen.toFixed(0)} MB after the first screens, ${Math.min(...rss).toFixed(0)}-${Math.max(...rss).toFixed(0)} MB after each of the ${rss.length} pages (SQLite's page cache holds up to 16 MB)`,
+        value: `max ${worst.toFixed(1)} ms; RSS over the pages at most ${grown >= 0 ? '+' : ''}${grown.toFixed(1)} MB`,
         target: `< ${TARGET_MS} ms each; RSS over the pages within ${TARGET_MB} MB (16 MB page cache + 4)`,
         pass: complete && worst < TARGET_MS && Math.abs(grown) <= TARGET_MB,
       },

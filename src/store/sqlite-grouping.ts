@@ -107,7 +107,7 @@ function tsxApi(): string {
 }
 
 /** How long a worker with nothing to do is kept: its memory (a heap, a page cache) is given back after. */
-const IDLE_MS = 5_000;
+export const IDLE_MS = 5_000;
 
 /**
  * The store's side: a worker started at a request, which does not keep the process alive, and ends once it has
