@@ -60,7 +60,7 @@ const ms = performance.now() - start;
 const cpu = process.cpuUsage(cpuStart);
 const cpuMs = (cpu.user + cpu.system) / 1000;
 await client.close();
-lease.release();
+await lease.release();
 store.close();
 rmSync(dir, { recursive: true });
 process.stdout.write(JSON.stringify({ ms, cpuMs, maxRssMb: peakRssMb(), summary }));

@@ -77,7 +77,7 @@ service
   .persist();
 
 /** What the side leaves behind to remove, after the timed span. */
-let cleanup = () => undefined;
+let cleanup = async () => undefined;
 
 async function engine() {
   const file = join(import.meta.dirname, '..', 'playbooks', 'p1-suspend.yaml');
@@ -98,8 +98,8 @@ async function engine() {
   // As `fleetbook run`: a lease on the store, and per-device locks held in it.
   const lease = new Lease({ ...LEASE, store });
   const locks = new StoreDeviceLocks(store, lease.id);
-  cleanup = () => {
-    lease.release();
+  cleanup = async () => {
+    await lease.release();
     store.close();
     rmSync(dir, { recursive: true });
   };
@@ -197,6 +197,6 @@ const outcome = await once().then(
 );
 const ms = performance.now() - start;
 const cpu = process.cpuUsage(cpuStart);
-cleanup();
+await cleanup();
 if (outcome.error) throw outcome.error;
 process.stdout.write(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000, devices: outcome.devices }));

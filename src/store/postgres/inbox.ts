@@ -74,7 +74,7 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
   }
 
   async pendingInbox(owner: string, limit: number, afterId = 0): Promise<InboxEvent[]> {
-    const rows = await this.turns.read<InboxRow>({
+    const rows = await this.turns.readAside<InboxRow>({
       text: `SELECT ${EVENT_COLUMNS} FROM inbox
              WHERE owner = $1 AND processed_at IS NULL AND id > $2 ORDER BY id LIMIT $3`,
       values: [owner, afterId, limit],
@@ -98,7 +98,7 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
   }
 
   async inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
-    const rows = await this.turns.read<InboxRow>({
+    const rows = await this.turns.readAside<InboxRow>({
       text: `SELECT ${EVENT_COLUMNS} FROM inbox WHERE request_id = ANY($1::text[]) ORDER BY id`,
       values: [[...new Set(requestIds)]],
     });
@@ -119,13 +119,14 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
 
   /**
    * One statement: the messages not yet processed are marked, and the runs of those (and only those) inserted.
-   * Two replicas completing one message (one whose lease expired meanwhile) both try: one marks it.
+   * Two replicas completing one message (one whose lease expired meanwhile) both try: one marks it. Beside the
+   * open turn: the runs it inserts are new, and no write of a turn is about them yet.
    */
   async completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]> {
     if (!processed.length) return [];
     const runs = processed.flatMap((p) => p.runs.map((r) => runRow(r, p.eventId)));
     const started = insertRuns(runs, 'WHERE r.event_id IN (SELECT id FROM marked)');
-    const marked = await this.turns.read<{ id: number }>({
+    const marked = await this.turns.readAside<{ id: number }>({
       text: `WITH marked AS (
                UPDATE inbox SET processed_at = $2 WHERE id = ANY($3::bigint[]) AND processed_at IS NULL RETURNING id
              ), started AS (${started.text})

@@ -3,10 +3,11 @@
  * claim holds (`FOR UPDATE SKIP LOCKED`); a device lock is a row whose primary key is the device, so that two
  * replicas can never both hold one.
  */
+import type pg from 'pg';
 import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from '../rows.js';
 import { RELEASED_SHARE_MS } from '../../rate/shares.js';
 import type { Owner, OwnerHoldings, OwnerInfo, Ownership, RunRecord } from '../store.js';
-import { OWNER_LOCKS, Rollback } from './pool.js';
+import { OWNER_LOCKS, Rollback, type Statement } from './pool.js';
 import type { Turns } from './turn.js';
 
 /** The advisory lock that makes exclusive registrations take turns, as SQLite's write lock does. */
@@ -139,7 +140,8 @@ export class PostgresOwnership implements Ownership {
    * One statement locks every device of the acquisition, or takes over its lock when the owner is this one or
    * one whose lease expired: in the order of the device ids (the primary key's), so that two acquisitions at
    * once wait for each other rather than deadlock. Fewer rows than devices: another live owner holds one, and
-   * nothing is taken.
+   * nothing is taken. Beside the open turn, unless it releases another owner's locks (which this one must see
+   * free): a lock of this owner takes over its own, whether their release is committed or not.
    */
   lockDevices(
     owner: string,
@@ -151,7 +153,7 @@ export class PostgresOwnership implements Ownership {
     const wanted = JSON.stringify(ids);
     const count = new Set(ids).size;
     const fence = this.turns.fenceStatement();
-    return this.turns.transaction(async (query) => {
+    const work = async (query: (s: Statement) => Promise<pg.QueryResult>) => {
       const [, { rowCount }] = await Promise.all([
         fence && query(fence),
         query({
@@ -171,7 +173,11 @@ export class PostgresOwnership implements Ownership {
       });
       const held = new Set(rows.map((r: { device_id: string }) => r.device_id));
       return new Rollback(ids.find((id) => held.has(id)));
-    });
+    };
+    const mine = `${owner}/`;
+    return this.turns.holds((w) => w.unlocks.some((h) => !h.startsWith(mine)))
+      ? this.turns.transaction(work)
+      : this.turns.transactionAside(work);
   }
 
   fence(owner: string | undefined, onLost?: (e: Error) => void): void {
@@ -179,9 +185,6 @@ export class PostgresOwnership implements Ownership {
   }
 
   unlockDevices(holders: readonly string[]): void {
-    this.turns.write().statements.push({
-      text: 'DELETE FROM device_locks WHERE holder = ANY($1::text[])',
-      values: [[...holders]],
-    });
+    this.turns.write().unlocks.push(...holders);
   }
 }

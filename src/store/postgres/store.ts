@@ -68,6 +68,8 @@ function turnStatements(t: TurnWrites): Statement[] {
   if (t.runs.length) out.push(insertRuns(t.runs));
   if (t.runUpdates.size) out.push(updateRuns(t.runUpdates));
   out.push(...t.statements);
+  if (t.unlocks.length)
+    out.push({ text: 'DELETE FROM device_locks WHERE holder = ANY($1::text[])', values: [t.unlocks] });
   if (t.steps.size) out.push(upsertSteps(t.steps));
   if (t.entries.length) out.push(insertEntries(t.entries));
   return out;

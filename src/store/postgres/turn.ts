@@ -47,6 +47,8 @@ export interface TurnWrites {
   readonly steps: Map<string, { run_id: string; step_key: string; state_json: string }>;
   /** Ledger entries, in the order they were written: a later one for a device replaces an earlier one. */
   readonly entries: EntryRecord[];
+  /** The device locks released, by holder. */
+  readonly unlocks: string[];
 }
 
 interface Waiter {
@@ -60,6 +62,7 @@ class Turn implements TurnWrites {
   readonly statements: Statement[] = [];
   readonly steps = new Map<string, { run_id: string; step_key: string; state_json: string }>();
   readonly entries: EntryRecord[] = [];
+  readonly unlocks: string[] = [];
   readonly waiters: Waiter[] = [];
   /** A read waits for it: committed as soon as the one before it is, not at the end of a turn. */
   urgent = false;
@@ -135,6 +138,11 @@ export class Turns {
     return this.open;
   }
 
+  /** Whether a write not committed yet (of the open turn, or of the one committing) is one that `is` says. */
+  holds(is: (w: TurnWrites) => boolean): boolean {
+    return [this.open, this.committing].some((t) => t !== undefined && is(t));
+  }
+
   /** Resolves once every write made so far is committed; rejects when the commit that holds them failed. */
   durable(): Promise<void> {
     if (this.failed) {
@@ -178,9 +186,29 @@ export class Turns {
     return this.afterWrites(() => transaction(this.pool, work));
   }
 
+  /**
+   * Rows of `s`, read at once, beside the open turn: for a statement over tables the turns never write (the
+   * inbox), which the turn's writes cannot change. Committing the open turn first would only cut it short.
+   */
+  async readAside<T>(s: Statement): Promise<T[]> {
+    return (await this.aside(() => this.pool.query(prepared(s)))).rows as T[];
+  }
+
+  /** `work` in a transaction of its own, at once, beside the open turn (see `readAside`). */
+  transactionAside<T>(
+    work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T | Rollback<T>>,
+  ): Promise<T> {
+    return this.aside(() => transaction(this.pool, work));
+  }
+
   /** `attempt` once every write made before it is committed. */
   private async afterWrites<T>(attempt: () => Promise<T>): Promise<T> {
     await this.settled();
+    return this.aside(attempt);
+  }
+
+  /** `attempt`, tried again after a deadlock; a lease lost is a LeaseLostError. */
+  private async aside<T>(attempt: () => Promise<T>): Promise<T> {
     try {
       return await retrying(attempt);
     } catch (e) {
