@@ -3,6 +3,7 @@
  * statements it runs, each given as SQL text and values.
  */
 import { createHash } from 'node:crypto';
+import { Socket } from 'node:net';
 import pg from 'pg';
 import { ConfigError } from '../../errors.js';
 
@@ -57,6 +58,19 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+/**
+ * A connection's socket whose statements of one tick of the loop leave together. The driver corks the socket
+ * while it writes a statement's messages (parse, bind, execute, sync) and uncorks it after, so each statement of
+ * a pipelined turn was a system call of its own, and a read of the server's. Uncorked at the next tick instead,
+ * the statements written meanwhile go out in one. (The hook is `uncork`: Node sets a connecting socket's
+ * `write` back to its own.)
+ */
+class TickSocket extends Socket {
+  override uncork(): void {
+    process.nextTick(() => super.uncork());
+  }
+}
+
 /** `postgres://user@host:port/db`, without the password or the parameters (which may hold one). */
 export function safeUrl(url: string): string {
   try {
@@ -97,6 +111,7 @@ export function clientConfig(url: string, applicationName: string): pg.ClientCon
     options: `${given ? `${given} ` : ''}-c synchronous_commit=on -c plan_cache_mode=force_custom_plan -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`,
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
+    stream: () => new TickSocket(),
   };
 }
 
