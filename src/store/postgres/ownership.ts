@@ -3,11 +3,10 @@
  * claim holds (`FOR UPDATE SKIP LOCKED`); a device lock is a row whose primary key is the device, so that two
  * replicas can never both hold one.
  */
-import type pg from 'pg';
 import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from '../rows.js';
 import { RELEASED_SHARE_MS } from '../../rate/shares.js';
 import type { Owner, OwnerHoldings, OwnerInfo, Ownership, RunRecord } from '../store.js';
-import { OWNER_LOCKS, Rollback, type Statement } from './pool.js';
+import { OWNER_LOCKS } from './pool.js';
 import type { Turns } from './turn.js';
 
 /** The advisory lock that makes exclusive registrations take turns, as SQLite's write lock does. */
@@ -137,47 +136,29 @@ export class PostgresOwnership implements Ownership {
   }
 
   /**
-   * One statement locks every device of the acquisition, or takes over its lock when the owner is this one or
-   * one whose lease expired: in the order of the device ids (the primary key's), so that two acquisitions at
-   * once wait for each other rather than deadlock. Fewer rows than devices: another live owner holds one, and
-   * nothing is taken. Beside the open turn, unless it releases another owner's locks (which this one must see
-   * free): a lock of this owner takes over its own, whether their release is committed or not.
+   * One statement (`fleetbook_lock`, migrations.ts) locks every device of the acquisition, or takes over its
+   * lock when the owner is this one or one whose lease expired: in the order of the device ids (the primary
+   * key's), so that two acquisitions at once wait for each other rather than deadlock. Fewer rows than devices:
+   * another live owner holds one, nothing is taken, and the answer is the first such device in the caller's
+   * order. Beside the open turn, unless it releases another owner's locks (which this one must see free): a
+   * lock of this owner takes over its own, whether their release is committed or not.
    */
-  lockDevices(
+  async lockDevices(
     owner: string,
     holder: string,
     ids: readonly string[],
     now: number,
   ): Promise<string | undefined> {
-    if (!ids.length) return Promise.resolve(undefined);
-    const wanted = JSON.stringify(ids);
-    const count = new Set(ids).size;
-    const fence = this.turns.fenceStatement();
-    const work = async (query: (s: Statement) => Promise<pg.QueryResult>) => {
-      const [, { rowCount }] = await Promise.all([
-        fence && query(fence),
-        query({
-          text: `INSERT INTO device_locks (device_id, owner, holder)
-               SELECT DISTINCT value COLLATE "C", $1, $2 FROM json_array_elements_text($3::json) ORDER BY 1
-               ON CONFLICT (device_id) DO UPDATE SET owner = excluded.owner, holder = excluded.holder
-                 WHERE device_locks.owner = excluded.owner OR NOT ${live('device_locks.owner', '$4')}`,
-          values: [owner, holder, wanted, now],
-        }),
-      ]);
-      if (rowCount === count) return undefined;
-      const { rows } = await query({
-        text: `SELECT l.device_id FROM device_locks l JOIN json_array_elements_text($2::json) AS w
-                 ON w.value = l.device_id
-               WHERE l.owner <> $1`,
-        values: [owner, wanted],
-      });
-      const held = new Set(rows.map((r: { device_id: string }) => r.device_id));
-      return new Rollback(ids.find((id) => held.has(id)));
+    if (!ids.length) return undefined;
+    const lock = {
+      text: 'SELECT fleetbook_lock($1, $2, $3::json, $4, $5) AS held',
+      values: [owner, holder, JSON.stringify(ids), now, this.turns.fencedOwner() ?? null],
     };
     const mine = `${owner}/`;
-    return this.turns.holds((w) => w.unlocks.some((h) => !h.startsWith(mine)))
-      ? this.turns.transaction(work)
-      : this.turns.transactionAside(work);
+    const [row] = this.turns.holds((w) => w.unlocks.some((h) => !h.startsWith(mine)))
+      ? await this.turns.read<{ held: string | null }>(lock)
+      : await this.turns.readAside<{ held: string | null }>(lock);
+    return row?.held ?? undefined;
   }
 
   fence(owner: string | undefined, onLost?: (e: Error) => void): void {

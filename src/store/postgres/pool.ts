@@ -149,6 +149,8 @@ export function pgText<T extends string | null>(s: T): T {
 
 /** The SQLSTATE `fleetbook_fence` raises: the fenced owner's lease no longer holds (migrations.ts). */
 export const FENCE_ERROR = 'FBL01';
+/** The SQLSTATE with which `fleetbook_lock` undoes an acquisition short of a device (migrations.ts). */
+export const HELD_ERROR = 'FBL02';
 /** The first key of the advisory locks of owners (the second is the hash of the owner's id): see the fence. */
 export const OWNER_LOCKS = 0x666c6f;
 
@@ -208,23 +210,18 @@ export function inTransaction(pool: pg.Pool, statements: readonly Statement[]): 
   });
 }
 
-/** What a transaction's work returns to have it rolled back, with its answer. */
-export class Rollback<T> {
-  constructor(readonly answer: T) {}
-}
-
 /**
  * Runs `work` in a transaction of its own on one connection (BEGIN goes out with its first statement), and
- * commits it; rolls it back when `work` throws, or returns a Rollback of its answer.
+ * commits it; rolls it back when `work` throws.
  */
 export function transaction<T>(
   pool: pg.Pool,
-  work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T | Rollback<T>>,
+  work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T>,
 ): Promise<T> {
   return withClient(pool, async (client) => {
     const begin = client.query('BEGIN');
     begin.catch(() => undefined);
-    let answer: T | Rollback<T>;
+    let answer: T;
     try {
       answer = await work((s) => client.query(prepared(s)));
       await begin;
@@ -232,10 +229,6 @@ export function transaction<T>(
       // A statement's error aborted the transaction; a broken connection ended it.
       if ((e as { code?: string }).code !== undefined) await client.query('ROLLBACK');
       throw e;
-    }
-    if (answer instanceof Rollback) {
-      await client.query('ROLLBACK');
-      return answer.answer;
     }
     await client.query('COMMIT');
     return answer;

@@ -16,7 +16,6 @@ import {
   prepared,
   retryable,
   transaction,
-  type Rollback,
   type Statement,
 } from './pool.js';
 
@@ -113,6 +112,11 @@ export class Turns {
     return f && { text: 'SELECT fleetbook_fence($1, $2)', values: [f.owner, Date.now()] };
   }
 
+  /** The owner whose lease the writes are fenced to, if any. */
+  fencedOwner(): string | undefined {
+    return this.fenced?.owner;
+  }
+
   /** The fence's error as a LeaseLostError (`onLost` told of the first); any other error as it is. */
   private lost(e: unknown): unknown {
     const f = this.fenced;
@@ -181,7 +185,7 @@ export class Turns {
 
   /** `work` in a transaction of its own, after every write made before it (see `transaction`). */
   transaction<T>(
-    work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T | Rollback<T>>,
+    work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T>,
   ): Promise<T> {
     return this.afterWrites(() => transaction(this.pool, work));
   }
@@ -192,13 +196,6 @@ export class Turns {
    */
   async readAside<T>(s: Statement): Promise<T[]> {
     return (await this.aside(() => this.pool.query(prepared(s)))).rows as T[];
-  }
-
-  /** `work` in a transaction of its own, at once, beside the open turn (see `readAside`). */
-  transactionAside<T>(
-    work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T | Rollback<T>>,
-  ): Promise<T> {
-    return this.aside(() => transaction(this.pool, work));
   }
 
   /** `attempt` once every write made before it is committed. */
