@@ -37,6 +37,12 @@ const RUNS_PER_REPLICA = 2;
 /** How long the replicas run before the work comes: their shares are then settled, as in a running cluster. */
 const SETTLE_MS = 3_000;
 const CONNECTIONS = 16;
+/**
+ * The least share of the budget used, in %: issue 20's for replicas sharing one. A shared area counts its budget
+ * over a window of 1,025 ms (SHARED_WINDOW_MS, for the time a request is held between its start and its arrival;
+ * src/rate/ARCHITECTURE.md), so a member runs at most 1,000/1,025 of its share: 97.6 %, not P6's 99.
+ */
+const SHARED_LEAST = 95;
 
 export async function benchSharedRate(): Promise<BenchRow[]> {
   const server = await describePostgres(await postgresAdminUrl({ fsync: true }));
@@ -98,7 +104,11 @@ export async function benchSharedRate(): Promise<BenchRow[]> {
         `${server.label}, ${REPLICAS} replicas each configured with the m2m budget of ${BUDGET}/s, against the emulator: ${runs} callbacks, each to the next replica, each starting a run that reads the usage of ${perRun} devices, one devices.usage call a device, 32 at a time; ${succeeded} runs succeeded; ${m2m.length} m2m requests in ${span.toFixed(2)} s (usage calls per replica ${each.join(' / ')}), ${throttled} answered 429; ${split}${notStored ? `; not stored: ${notStored}` : ''}${done ? '' : '; TIMED OUT'}: achieved; most in any 1 s window`,
         BUDGET,
         use,
-        { value: `; ${throttled} x 429`, pass: done && batch.stored.size === runs && succeeded === runs },
+        {
+          value: `; ${throttled} x 429`,
+          pass: done && batch.stored.size === runs && succeeded === runs,
+          least: SHARED_LEAST,
+        },
       );
     } finally {
       poster.close();
