@@ -4,7 +4,8 @@
  * - callbacks stream in through a load balancer that sends each to the next replica in turn (and to another when
  *   one refuses the connection): new ones mostly, some acknowledged ones again, some never acknowledged ones
  *   again (the service's re-delivery, after a replica died with one sent to it);
- * - a 10,000-device suspend runs, started on one replica; its holder is killed more often than the others. Each
+ * - a 10,000-device suspend runs, started on one replica; its holder is killed more often than the others (the
+ *   first time while one of its calls is in flight: its `sending` checkpoint stored, its answer not). Each
  *   device's CarrierService callback comes through the same load balancer, to any replica: the one running the
  *   suspend hears of those the others store (`watchInbox`), else each batch would wait for the request-status
  *   poll (5 s) and the suspend would not end in time;
@@ -161,6 +162,23 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
     return { status: row.status, holder: replicas.find((r) => r.proc && r.proc.proc.pid === row.pid) };
   }
 
+  /**
+   * Waits until a batch of the suspend has its `sending` checkpoint (its call sent, its answer not recorded): a
+   * kill of the holder then leaves a call of unknown outcome, which the run must reconcile when it resumes.
+   */
+  async function untilSending(runId: string, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      const { n } = await one<{ n: number }>(
+        `SELECT count(*)::int AS n FROM run_steps WHERE run_id = $1 AND state_json::json ->> 'status' = 'sending'`,
+        [runId],
+      );
+      if (n > 0) return;
+      await sleep(5);
+    }
+    throw new Error(`no batch of the suspend was sending within ${ms} ms\n${stderr()}`);
+  }
+
   /** Waits until the inbox is drained and every run stored before now has ended, the suspend among them. */
   async function settle(runId: string, ms: number, context: string): Promise<void> {
     const began = new Date().toISOString();
@@ -215,12 +233,15 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
     const kills: string[] = [];
     let holderKills = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      await sleep(300 + Math.floor(random() * 1700));
+      // The first kill is of the suspend's holder with a call in flight; the others come at random times.
+      const first = round === 0;
+      if (first) await untilSending(runId, 20_000);
+      else await sleep(300 + Math.floor(random() * 1700));
       const suspend = await suspendNow(runId);
       const runs = suspend.status === 'running' || suspend.status === 'queued';
       // Half the time while the suspend runs, its holder; else any replica.
       const victim =
-        runs && suspend.holder && random() < 0.5
+        runs && suspend.holder && (first || random() < 0.5)
           ? suspend.holder
           : replicas[Math.floor(random() * REPLICAS)]!;
       if (runs && victim === suspend.holder) holderKills++;
