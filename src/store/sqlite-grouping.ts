@@ -15,7 +15,9 @@ import Database from 'better-sqlite3';
 type Repeated = [step: string, device: string, seq: number][];
 
 /** Those devices; with `seqs`, each one's entries too (a JSON list). */
-const repeatedQuery = (seqs = false) => `SELECT l.step, j.value, max(l.seq)${seqs ? ', json_group_array(l.seq)' : ''}
+const repeatedQuery = (
+  seqs = false,
+) => `SELECT l.step, j.value, max(l.seq)${seqs ? ', json_group_array(l.seq)' : ''}
   FROM ledger l, json_each(l.device_ids) j
   WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
   GROUP BY l.step, j.value HAVING count(*) > 1`;

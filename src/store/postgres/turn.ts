@@ -10,14 +10,7 @@
 import type pg from 'pg';
 import { LeaseLostError } from '../../errors.js';
 import type { ResultColumns, RunRow } from '../rows.js';
-import {
-  FENCE_ERROR,
-  inTransaction,
-  prepared,
-  retryable,
-  transaction,
-  type Statement,
-} from './pool.js';
+import { FENCE_ERROR, inTransaction, prepared, retryable, transaction, type Statement } from './pool.js';
 
 /** A ledger entry as the turn holds it: the devices of one group, what they got, and each one's data. */
 export interface EntryRecord extends Omit<ResultColumns, 'data_json'> {
@@ -184,9 +177,7 @@ export class Turns {
   }
 
   /** `work` in a transaction of its own, after every write made before it (see `transaction`). */
-  transaction<T>(
-    work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T>,
-  ): Promise<T> {
+  transaction<T>(work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T>): Promise<T> {
     return this.afterWrites(() => transaction(this.pool, work));
   }
 
