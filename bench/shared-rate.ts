@@ -40,7 +40,8 @@ const CONNECTIONS = 16;
 /**
  * The least share of the budget used, in %: issue 20's for replicas sharing one. A shared area counts its budget
  * over a window of 1,025 ms (SHARED_WINDOW_MS, for the time a request is held between its start and its arrival;
- * src/rate/ARCHITECTURE.md), so a member runs at most 1,000/1,025 of its share: 97.6 %, not P6's 99.
+ * src/rate/ARCHITECTURE.md), so a member runs at most 1,000/1,025 of its share: 97.6 %, where one process alone
+ * reaches 99 % (P6).
  */
 const SHARED_LEAST = 95;
 

@@ -40,8 +40,7 @@ function repeatedRows(db: Database.Database, runId: string, step: string | undef
     .all({ runId, step: step ?? null }) as Repeated;
 }
 
-const kept = (db: Database.Database, runId: string) =>
-  db.prepare('SELECT 1 FROM ledger_latest_runs WHERE run_id = ?').get(runId) !== undefined;
+const KEPT = 'SELECT 1 FROM ledger_latest_runs WHERE run_id = ?';
 
 /**
  * Keeps the grouping of an ended run in ledger_latest, once. It is grouped into a temporary table (the
@@ -50,7 +49,7 @@ const kept = (db: Database.Database, runId: string) =>
  * written with the mark of the run, last: a grouping cut short is done again, over the rows already there.
  */
 function keepLatest(db: Database.Database, runId: string): void {
-  if (kept(db, runId)) return;
+  if (db.prepare(KEPT).get(runId) !== undefined) return;
   db.exec(
     'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT); DELETE FROM grouped',
   );
@@ -126,6 +125,8 @@ export class Grouping {
   private readonly waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
   /** Runs being kept, so that two pages of one run wait for one grouping. */
   private readonly keeping = new Map<string, Promise<void>>();
+  /** Whether a run is kept, on the store's connection: asked at each lookup of a page, prepared once. */
+  private readonly kept: Database.Statement<[string]>;
 
   /**
    * `db`: the store's own connection, which groups a file no other connection can open (`inline`: `:memory:`),
@@ -135,7 +136,9 @@ export class Grouping {
     private readonly file: string,
     private readonly db: Database.Database,
     private readonly inline: boolean,
-  ) {}
+  ) {
+    this.kept = db.prepare(KEPT);
+  }
 
   async repeated(runId: string, step?: string): Promise<Map<string, number>> {
     const rows = this.inline
@@ -149,7 +152,7 @@ export class Grouping {
   /** Keeps the run grouped (keepLatest): at once when it is. */
   async keep(runId: string): Promise<void> {
     if (this.inline) return keepLatest(this.db, runId);
-    if (kept(this.db, runId)) return;
+    if (this.kept.get(runId) !== undefined) return;
     let p = this.keeping.get(runId);
     if (!p) {
       p = this.ask({ op: 'keep', runId }).then(

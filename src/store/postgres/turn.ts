@@ -182,8 +182,9 @@ export class Turns {
   }
 
   /**
-   * Rows of `s`, read at once, beside the open turn: for a statement over tables the turns never write (the
-   * inbox), which the turn's writes cannot change. Committing the open turn first would only cut it short.
+   * Rows of `s`, run at once, beside the open turn: for a statement whose answer the writes not yet committed
+   * cannot change (the inbox's, which no turn writes; a device lock of this owner, which takes over its own
+   * locks, released or not). Committing the open turn first would only cut it short.
    */
   async readAside<T>(s: Statement): Promise<T[]> {
     return (await this.aside(() => this.pool.query(prepared(s)))).rows as T[];
