@@ -278,7 +278,7 @@ export class GroupCommit {
     batch.forEach((b, i) => {
       const id = results[i] as number | 'duplicate';
       if (id === 'duplicate') return b.resolve(id);
-      stored.push({ ...b.message, id });
+      stored.push({ id, ...b.message });
       b.resolve('stored');
     });
     return stored;

@@ -34,6 +34,7 @@ export class RunContext {
   readonly progress: Progress = { devicesDone: 0, devicesTotal: 0, calls: 0, errors: 0, step: '' };
   /** Checkpoints of an earlier execution of this run (a resumed run), by step key. */
   checkpoints = new Map<string, Checkpoint>();
+  private lastNow = { ms: NaN, iso: '' };
 
   constructor(
     readonly id: string,
@@ -45,8 +46,11 @@ export class RunContext {
     this.log = (o.logger ?? silentLogger).child({ runId: id, playbook: plan.playbook.name });
   }
 
+  /** The clock's time as an ISO string, made once per millisecond: a step stamps its start, end and results. */
   now(): string {
-    return new Date(this.clock.now()).toISOString();
+    const ms = this.clock.now();
+    if (ms !== this.lastNow.ms) this.lastNow = { ms, iso: new Date(ms).toISOString() };
+    return this.lastNow.iso;
   }
 
   stepSummary(id: string): StepSummary {

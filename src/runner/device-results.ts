@@ -30,7 +30,7 @@ export class DeviceResults {
     this.ownLast = true;
     const { deviceId, data, ...result } = r;
     this.list.push(
-      data === undefined ? { ...result, ids: [deviceId] } : { ...result, ids: [deviceId], data: [data] },
+      data === undefined ? { ids: [deviceId], ...result } : { ids: [deviceId], data: [data], ...result },
     );
   }
 

@@ -97,7 +97,7 @@ export type GroupResult = Omit<DeviceGroup, 'ids' | 'kind'>;
 
 /** A set's devices, which all got the same result, as ledger groups (they share the set's lists). */
 export function withResult(set: DeviceSet, result: GroupResult): DeviceGroup[] {
-  return set.groups.map(({ kind, ids }) => ({ ...result, kind, ids }));
+  return set.groups.map(({ kind, ids }) => ({ kind, ids, ...result }));
 }
 
 /**
@@ -120,7 +120,7 @@ export function groupResults(results: DeviceResult[], unique = false): DeviceGro
       g = groups.get(key);
       if (!g) {
         const { deviceId: _, data: __, ...result } = r;
-        groups.set(key, (g = { ...result, ids: [] }));
+        groups.set(key, (g = { ids: [], ...result }));
       }
     }
     g.ids.push(r.deviceId);

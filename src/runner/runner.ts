@@ -33,6 +33,7 @@ import {
 import { waitStep } from './wait.js';
 import { fanOut } from './fan-out.js';
 import { newRunId } from './run-id.js';
+import { linkedController } from '../util/linked-abort.js';
 
 export { coerceInputs } from './inputs.js';
 export { actionsOf } from './plan.js';
@@ -48,8 +49,8 @@ class Run {
   private readonly limits: RunLimits;
   private startedAt = '';
   /**
-   * The signal of every step without a timeout: the run's own (or one that never aborts), made once, not once
-   * per step of a fan-out. Every request of a step listens to it, and a fan-out has many in flight.
+   * The signal of every step without a timeout: the run's own (or one that never aborts), not one per step of a
+   * fan-out. Every request of a step listens to it, and a fan-out has many in flight.
    */
   private readonly runSignal: AbortSignal;
 
@@ -59,7 +60,7 @@ class Run {
   ) {
     this.ctx = new RunContext(o.runId ?? newRunId(), planOf(pb), o);
     this.limits = new RunLimits(this.ctx);
-    this.runSignal = withListeners(o.signal ? AbortSignal.any([o.signal]) : new AbortController().signal);
+    this.runSignal = withListeners(o.signal ?? new AbortController().signal);
   }
 
   async execute(): Promise<RunSummary> {
@@ -354,20 +355,19 @@ class Run {
   ): Promise<T> {
     const ms = plan.timeoutMs;
     if (ms === undefined) return fn(this.runSignal);
-    const timer = new AbortController();
-    const t = setTimeout(
-      () => timer.abort(new StepError(`timed out after ${step.timeout}`, ['timeout'])),
-      ms,
-    );
+    const timer = linkedController(this.runSignal);
+    let timedOut!: (e: Error) => void;
+    const timeout = new Promise<never>((_, reject) => (timedOut = reject));
+    const t = setTimeout(() => {
+      const e = new StepError(`timed out after ${step.timeout}`, ['timeout']);
+      timer.controller.abort(e);
+      timedOut(e);
+    }, ms);
     try {
-      return await Promise.race([
-        fn(withListeners(AbortSignal.any([this.runSignal, timer.signal]))),
-        new Promise<never>((_, reject) =>
-          timer.signal.addEventListener('abort', () => reject(timer.signal.reason as Error), { once: true }),
-        ),
-      ]);
+      return await Promise.race([fn(withListeners(timer.controller.signal)), timeout]);
     } finally {
       clearTimeout(t);
+      timer.unlink();
     }
   }
 

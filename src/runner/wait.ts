@@ -5,6 +5,7 @@
 import { render, selectsEvent, truthy } from '../expressions/template.js';
 import type { Step } from '../playbook/schema.js';
 import { emptyCounts } from '../store/store.js';
+import { linkedController } from '../util/linked-abort.js';
 import { done, type RunContext } from './context.js';
 import type { StepPlan } from './plan.js';
 import { StepError, type Json, type Scope, type StepState } from './types.js';
@@ -23,8 +24,8 @@ export async function waitStep(
     return done(null);
   }
   const deadline = ctx.clock.now() + timeoutMs;
-  const stop = new AbortController();
-  const both = AbortSignal.any([signal, stop.signal]);
+  const stop = linkedController(signal);
+  const both = stop.controller.signal;
   const match = (event: unknown) =>
     w.event.match === undefined || selectsEvent(w.event.match, { ...scope.ctx, event }, scope.inLoop);
   const waiters: Promise<unknown>[] = [];
@@ -60,7 +61,8 @@ export async function waitStep(
   try {
     return done(await Promise.race(waiters));
   } finally {
-    stop.abort(new StepError('wait ended'));
+    stop.unlink();
+    stop.controller.abort(new StepError('wait ended'));
     await Promise.allSettled(waiters);
   }
 }

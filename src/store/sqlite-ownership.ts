@@ -76,26 +76,39 @@ export class SqliteOwnership {
       ).all({ owner, playbooks: playbooks ? JSON.stringify(playbooks) : null, now }) as RunRow[];
       return rows.map(toRun).sort(byStart);
     });
-    // One row per acquisition (its device ids as JSON), checked against the claims of the other live owners:
-    // alone on the store, an acquisition is one indexed read and one insert, whatever its size. The owner's own
-    // claims do not count: it orders its acquisitions in memory (StoreDeviceLocks), and may release late.
-    this.lock = db.transaction((owner: string, holder: string, ids: readonly string[], now: number) => {
-      this.checkFence(now);
-      const others = this.sql(
-        `SELECT c.device_ids FROM device_claims c JOIN owners o ON o.id = c.owner
-         WHERE c.owner <> ? AND o.lease_until > ?`,
-      ).all(owner, now) as { device_ids: string }[];
-      if (others.length) {
-        const wanted = new Set(ids);
-        for (const c of others)
-          for (const id of JSON.parse(c.device_ids) as string[]) if (wanted.has(id)) return id;
-      }
-      this.sql(
-        `INSERT INTO device_claims (holder, owner, device_ids) VALUES (?, ?, ?)
-         ON CONFLICT (holder) DO UPDATE SET device_ids = excluded.device_ids`,
-      ).run(holder, owner, JSON.stringify(ids));
-      return undefined;
-    });
+    this.lock = db.transaction((owner: string, holder: string, ids: readonly string[], now: number) =>
+      this.claimDevices(owner, holder, ids, now),
+    );
+  }
+
+  /**
+   * One row per acquisition (its device ids as JSON), checked against the claims of the other live owners:
+   * alone on the store, an acquisition is two indexed reads and one insert, whatever its size. The owner's own
+   * claims do not count: it orders its acquisitions in memory (StoreDeviceLocks), and may release late. The
+   * owners table comes first (CROSS JOIN keeps that order): a handful of rows, then the claims of the other live
+   * owners by index; the other way round read every claim of this owner (one per run in flight).
+   */
+  private claimDevices(
+    owner: string,
+    holder: string,
+    ids: readonly string[],
+    now: number,
+  ): string | undefined {
+    this.checkFence(now);
+    const others = this.sql(
+      `SELECT c.device_ids FROM owners o CROSS JOIN device_claims c ON c.owner = o.id
+       WHERE o.id <> ? AND o.lease_until > ?`,
+    ).all(owner, now) as { device_ids: string }[];
+    if (others.length) {
+      const wanted = new Set(ids);
+      for (const c of others)
+        for (const id of JSON.parse(c.device_ids) as string[]) if (wanted.has(id)) return id;
+    }
+    this.sql(
+      `INSERT INTO device_claims (holder, owner, device_ids) VALUES (?, ?, ?)
+       ON CONFLICT (holder) DO UPDATE SET device_ids = excluded.device_ids`,
+    ).run(holder, owner, JSON.stringify(ids));
+    return undefined;
   }
 
   fence(owner: string | undefined, onLost?: (e: Error) => void): void {
@@ -180,8 +193,11 @@ export class SqliteOwnership {
 
   lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined {
     // IMMEDIATE: the check and the claim hold the write lock together, so two processes cannot both pass the
-    // check for one device.
-    return this.lock.immediate(owner, holder, ids, now);
+    // check for one device. In a transaction already (the store's turn, which holds the write lock) the claim
+    // goes without a savepoint of its own: its one write is its last statement.
+    return this.db.inTransaction
+      ? this.claimDevices(owner, holder, ids, now)
+      : this.lock.immediate(owner, holder, ids, now);
   }
 
   unlockDevices(holders: readonly string[]): void {

@@ -14,6 +14,7 @@
 import { STATE_NOT_CHANGED, deviceErrorClass } from '../../api/device-errors.js';
 import { ApiError } from '../../errors.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
+import { linkedController } from '../../util/linked-abort.js';
 import type { DeviceResults } from '../device-results.js';
 import { identifiersOf, setOf, withResult, type GroupResult } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
@@ -101,16 +102,10 @@ export async function confirmRequests(
       left -= n;
     },
   };
-  // What ends the following and the sleeps, made only when one of them is begun: a request the service says
-  // succeeded at the first ask needs neither, and a combined signal costs some 50 us to make and end.
-  let stop: { controller: AbortController; signal: AbortSignal } | undefined;
-  const ending = (): AbortSignal => {
-    if (!stop) {
-      const controller = new AbortController();
-      stop = { controller, signal: AbortSignal.any([x.signal, controller.signal]) };
-    }
-    return stop.signal;
-  };
+  // What ends the following and the sleeps, with the step's signal, made only when one of them is begun: a
+  // request the service says succeeded at the first ask needs neither.
+  let stop: ReturnType<typeof linkedController> | undefined;
+  const ending = (): AbortSignal => (stop ??= linkedController(x.signal)).controller.signal;
   let wake: (() => void) | undefined;
   const source = ctx.o.confirmations;
   const listening = Boolean(source && requests.every((r) => source.listening(r.accountName)));
@@ -164,6 +159,7 @@ export async function confirmRequests(
     }
   } finally {
     // Ends the following and the sleep; with a reason made once (a DOMException for each would be costly).
+    stop?.unlink();
     stop?.controller.abort(CONFIRMED);
   }
   // Confirmed by no means: counted under none.
