@@ -3,6 +3,7 @@
  * would start it: a callback's run gets the same trigger and the same event (checked against its service's
  * schema first), a manual run needs `on.manual`. Or why there is no run.
  */
+import { isoTime } from '../clock.js';
 import type * as Events from '../events/index.js';
 import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
@@ -46,7 +47,7 @@ function eventRun(pb: Playbook, body: unknown): LocalRun {
   // listener's catch-all route.
   const kind = kindOf(body as Json);
   const named = services.length === 1 ? services[0] : services.find((s) => kind && serviceOf(kind) === s);
-  const message = callbackMessage(body as Json, named, new Date().toISOString());
+  const message = callbackMessage(body as Json, named, isoTime(Date.now()));
   if (typeof message === 'string') return { refused: `the daemon refuses this event: ${message}` };
   // The payload as the inbox gives it back: stored as JSON.
   const { trigger, event } = callbackRun({

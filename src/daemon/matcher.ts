@@ -2,6 +2,7 @@
  * The matcher: takes stored callback events in order of arrival, matches each against the playbooks'
  * `on.callback` clauses, and stores the runs it starts with the event marked processed, in one transaction.
  */
+import { isoTime } from '../clock.js';
 import { render, truthy } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
@@ -230,7 +231,7 @@ export class Matcher {
         trigger,
         inputs: {},
         event,
-        startedAt: new Date().toISOString(),
+        startedAt: isoTime(Date.now()),
       });
     }
     return runs;

@@ -3,6 +3,7 @@
  * (queue, skip or cancel) and the per-device locks shared by every run. A run is always in the store before
  * it reaches the pool, so a crash loses none: the next start hands the unfinished ones back here.
  */
+import { isoTime } from '../clock.js';
 import { render } from '../expressions/template.js';
 import type { Playbook } from '../playbook/schema.js';
 import { startRun, type RunServices } from '../runner/factory.js';
@@ -203,7 +204,7 @@ export class RunPool {
 
   /** Ends a run that never executed (skipped, or impossible to start). */
   private end(run: RunRecord, status: 'failed' | 'cancelled', error: string): void {
-    const endedAt = new Date().toISOString();
+    const endedAt = isoTime(Date.now());
     this.o.services.store.updateRun(run.id, {
       status,
       endedAt,

@@ -1,4 +1,5 @@
 /** The daemon's HTTP routes: the callback listener, health, status, metrics and the run history API. */
+import { isoTime } from '../clock.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -156,7 +157,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     if (!authentic(json, body.raw, typeof sig === 'string' ? sig : undefined, c.creds, named))
       return reject(req, reply, 401, 'unauthenticated', 'wrong callback credentials');
     releases.get(req)?.();
-    const message = callbackMessage(json, named, new Date().toISOString());
+    const message = callbackMessage(json, named, isoTime(Date.now()));
     if (typeof message === 'string') return reject(req, reply, 400, 'invalid', message);
     if (!c.accepting()) return reply.code(503).header('retry-after', '5').send({ error: 'stopping' });
     if (c.store.inboxBacklog() + c.commits.waiting >= c.config.inboxLimit)

@@ -2,7 +2,7 @@
  * What a run's interpreter and its action strategies share: the run's services, its step summaries and
  * progress, the counted API call, the step-level retry, and the ledger. One per run.
  */
-import { systemClock, type Clock } from '../clock.js';
+import { isoTime, systemClock, type Clock } from '../clock.js';
 import { ApiError, FleetbookError, NetworkError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { backoffDelay, retrying } from '../retry.js';
@@ -34,7 +34,6 @@ export class RunContext {
   readonly progress: Progress = { devicesDone: 0, devicesTotal: 0, calls: 0, errors: 0, step: '' };
   /** Checkpoints of an earlier execution of this run (a resumed run), by step key. */
   checkpoints = new Map<string, Checkpoint>();
-  private lastNow = { ms: NaN, iso: '' };
 
   constructor(
     readonly id: string,
@@ -46,11 +45,8 @@ export class RunContext {
     this.log = (o.logger ?? silentLogger).child({ runId: id, playbook: plan.playbook.name });
   }
 
-  /** The clock's time as an ISO string, made once per millisecond: a step stamps its start, end and results. */
   now(): string {
-    const ms = this.clock.now();
-    if (ms !== this.lastNow.ms) this.lastNow = { ms, iso: new Date(ms).toISOString() };
-    return this.lastNow.iso;
+    return isoTime(this.clock.now());
   }
 
   stepSummary(id: string): StepSummary {

@@ -2,6 +2,7 @@
  * The embedded store on SQLite (better-sqlite3, WAL). Migrations are numbered and recorded in
  * `PRAGMA user_version`; each runs once, in a transaction.
  */
+import { isoTime } from '../clock.js';
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -432,7 +433,7 @@ export class SqliteStore implements Store {
 
   async completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]> {
     this.write();
-    const at = new Date().toISOString();
+    const at = isoTime(Date.now());
     const mark = this.sql('UPDATE inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL');
     const started = this.db.transaction(() => {
       const out: RunRecord[] = [];

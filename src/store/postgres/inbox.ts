@@ -3,6 +3,7 @@
  * the messages of an owner that is gone are claimed by another, skipping those a concurrent claim holds; a
  * message is marked processed, with the runs it starts, at most once across replicas.
  */
+import { isoTime } from '../../clock.js';
 import type pg from 'pg';
 import { inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.js';
@@ -131,7 +132,7 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
                UPDATE inbox SET processed_at = $2 WHERE id = ANY($3::bigint[]) AND processed_at IS NULL RETURNING id
              ), started AS (${started.text})
              SELECT id FROM marked`,
-      values: [...started.values, new Date().toISOString(), processed.map((p) => p.eventId)],
+      values: [...started.values, isoTime(Date.now()), processed.map((p) => p.eventId)],
     });
     const done = new Set(marked.map((m) => m.id));
     this.backlog = Math.max(0, this.backlog - done.size);
