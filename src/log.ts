@@ -55,7 +55,8 @@ export function createLogger(o: LoggerOptions = {}): Logger {
     format,
     transports: [new winston.transports.Stream({ stream })],
   });
-  return wrap(w);
+  // The level is set once, here: asked once, not at every line (winston's check allocates at each call).
+  return wrap(w, { debug: w.isDebugEnabled(), info: w.isInfoEnabled(), warn: w.isWarnEnabled() });
 }
 
 /**
@@ -63,15 +64,19 @@ export function createLogger(o: LoggerOptions = {}): Logger {
  * scrubs) it: that work is not free. The child is made at its first line: the daemon makes one per run, and at
  * level `warn` a run that goes well writes none.
  */
-function wrap(w: Winston.Logger, meta?: Record<string, unknown>): Logger {
+function wrap(
+  w: Winston.Logger,
+  on: { debug: boolean; info: boolean; warn: boolean },
+  meta?: Record<string, unknown>,
+): Logger {
   let child: Winston.Logger | undefined;
   const out = () => (meta === undefined ? w : (child ??= w.child(meta)));
   return {
-    debug: (m, x) => void (w.isDebugEnabled() && out().debug(m, x)),
-    info: (m, x) => void (w.isInfoEnabled() && out().info(m, x)),
-    warn: (m, x) => void (w.isWarnEnabled() && out().warn(m, x)),
+    debug: (m, x) => void (on.debug && out().debug(m, x)),
+    info: (m, x) => void (on.info && out().info(m, x)),
+    warn: (m, x) => void (on.warn && out().warn(m, x)),
     error: (m, x) => void out().error(m, x),
-    child: (more) => wrap(w, meta === undefined ? more : { ...meta, ...more }),
+    child: (more) => wrap(w, on, meta === undefined ? more : { ...meta, ...more }),
   };
 }
 
