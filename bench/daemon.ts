@@ -239,9 +239,18 @@ async function p4(
       daemons,
       P4_WARM_WINDOWS,
       (w) => make(`p4-warm${w}`, w * window, window),
-      async (w) => {
-        if (!(await drained(daemons, (w + 1) * window, 30_000)))
-          throw new Error('P4: the warm-up runs did not end');
+      // The runs of the callbacks stored: one the daemon refused (an overloaded moment) starts none, and is shown.
+      async (w, sofar) => {
+        if (!(await drained(daemons, sofar.stored, 30_000))) {
+          // What the daemons say of it: a run that never ends, and a backlog that never empties, look alike here.
+          const m = await metrics(daemons);
+          const said = ['fleetbook_runs_total', 'fleetbook_runs_running', 'fleetbook_inbox_backlog']
+            .map((name) => `${name} ${total(m, name)}`)
+            .join(', ');
+          throw new Error(
+            `P4: the runs of warm-up window ${w + 1} did not end within 30 s (${sofar.stored} callbacks stored, ${said}${sofar.other.size ? `; not stored: ${others(sofar.other)}` : ''})`,
+          );
+        }
       },
     );
     const posts = make('p4', warmTotal, P4_M);

@@ -99,7 +99,7 @@ export async function warmUp(
   daemons: DaemonProcess[],
   windows: number,
   make: (window: number) => Post[],
-  settle: (window: number) => Promise<void> = async () => undefined,
+  settle: (window: number, sofar: WarmUp) => Promise<void> = async () => undefined,
 ): Promise<WarmUp> {
   const cpu = () => daemons.reduce((a, d) => a + cpuMs(d.proc.pid), 0);
   const out: WarmUp = { stored: 0, other: new Map(), windows: [] };
@@ -107,10 +107,10 @@ export async function warmUp(
     const posts = make(w);
     const cpu0 = cpu();
     const b = await post(poster, posts);
-    await settle(w);
-    out.windows.push(((cpu() - cpu0) / posts.length) * 1000);
     out.stored += b.stored.size;
     for (const [k, n] of b.other) out.other.set(k, (out.other.get(k) ?? 0) + n);
+    await settle(w, out);
+    out.windows.push(((cpu() - cpu0) / posts.length) * 1000);
   }
   return out;
 }
