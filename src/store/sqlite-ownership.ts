@@ -42,9 +42,6 @@ export class SqliteOwnership {
     playbooks: readonly string[] | undefined,
     now: number,
   ) => RunRecord[];
-  private readonly lock: Database.Transaction<
-    (owner: string, holder: string, ids: readonly string[], now: number) => string | undefined
-  >;
 
   /** The lease the store's writes are fenced to (Ownership.fence in store.ts). */
   private fenced: { owner: string; onLost: ((e: Error) => void) | undefined } | undefined;
@@ -76,39 +73,6 @@ export class SqliteOwnership {
       ).all({ owner, playbooks: playbooks ? JSON.stringify(playbooks) : null, now }) as RunRow[];
       return rows.map(toRun).sort(byStart);
     });
-    this.lock = db.transaction((owner: string, holder: string, ids: readonly string[], now: number) =>
-      this.claimDevices(owner, holder, ids, now),
-    );
-  }
-
-  /**
-   * One row per acquisition (its device ids as JSON), checked against the claims of the other live owners:
-   * alone on the store, an acquisition is two indexed reads and one insert, whatever its size. The owner's own
-   * claims do not count: it orders its acquisitions in memory (StoreDeviceLocks), and may release late. The
-   * owners table comes first (CROSS JOIN keeps that order): a handful of rows, then the claims of the other live
-   * owners by index; the other way round read every claim of this owner (one per run in flight).
-   */
-  private claimDevices(
-    owner: string,
-    holder: string,
-    ids: readonly string[],
-    now: number,
-  ): string | undefined {
-    this.checkFence(now);
-    const others = this.sql(
-      `SELECT c.device_ids FROM owners o CROSS JOIN device_claims c ON c.owner = o.id
-       WHERE o.id <> ? AND o.lease_until > ?`,
-    ).all(owner, now) as { device_ids: string }[];
-    if (others.length) {
-      const wanted = new Set(ids);
-      for (const c of others)
-        for (const id of JSON.parse(c.device_ids) as string[]) if (wanted.has(id)) return id;
-    }
-    this.sql(
-      `INSERT INTO device_claims (holder, owner, device_ids) VALUES (?, ?, ?)
-       ON CONFLICT (holder) DO UPDATE SET device_ids = excluded.device_ids`,
-    ).run(holder, owner, JSON.stringify(ids));
-    return undefined;
   }
 
   fence(owner: string | undefined, onLost?: (e: Error) => void): void {
@@ -191,13 +155,34 @@ export class SqliteOwnership {
     return this.claim(owner, playbooks, now);
   }
 
+  /**
+   * One row per acquisition (its device ids as JSON), checked against the claims of the other live owners:
+   * alone on the store, an acquisition is two indexed reads and one insert, whatever its size. The owner's own
+   * claims do not count: it orders its acquisitions in memory (StoreDeviceLocks), and may release late. The
+   * owners table comes first (CROSS JOIN keeps that order): a handful of rows, then the claims of the other live
+   * owners by index; the other way round read every claim of this owner (one per run in flight).
+   *
+   * Called in the store's turn (SqliteStore.lockDevices opens it, BEGIN IMMEDIATE): the check and the claim hold
+   * the write lock together, so two processes cannot both pass the check for one device. The claim needs no
+   * savepoint of its own: its one write is its last statement.
+   */
   lockDevices(owner: string, holder: string, ids: readonly string[], now: number): string | undefined {
-    // IMMEDIATE: the check and the claim hold the write lock together, so two processes cannot both pass the
-    // check for one device. In a transaction already (the store's turn, which holds the write lock) the claim
-    // goes without a savepoint of its own: its one write is its last statement.
-    return this.db.inTransaction
-      ? this.claimDevices(owner, holder, ids, now)
-      : this.lock.immediate(owner, holder, ids, now);
+    if (!this.db.inTransaction) throw new Error("a device lock is claimed in the store's open turn");
+    this.checkFence(now);
+    const others = this.sql(
+      `SELECT c.device_ids FROM owners o CROSS JOIN device_claims c ON c.owner = o.id
+       WHERE o.id <> ? AND o.lease_until > ?`,
+    ).all(owner, now) as { device_ids: string }[];
+    if (others.length) {
+      const wanted = new Set(ids);
+      for (const c of others)
+        for (const id of JSON.parse(c.device_ids) as string[]) if (wanted.has(id)) return id;
+    }
+    this.sql(
+      `INSERT INTO device_claims (holder, owner, device_ids) VALUES (?, ?, ?)
+       ON CONFLICT (holder) DO UPDATE SET device_ids = excluded.device_ids`,
+    ).run(holder, owner, JSON.stringify(ids));
+    return undefined;
   }
 
   unlockDevices(holders: readonly string[]): void {
