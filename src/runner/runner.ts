@@ -125,8 +125,9 @@ class Run {
         scope.ctx.vars = render(this.pb.vars ?? {}, scope.ctx) as Json;
         await this.steps(this.pb.steps, scope);
       } catch (e) {
-        error = (e as Error).message;
         cancelled = Boolean(o.signal?.aborted);
+        // A cancelled run says why it was cancelled, not how its step in flight ended.
+        error = cancelled ? cancelReason(o.signal) : (e as Error).message;
       }
       const reason: unknown = o.signal?.reason;
       if (cancelled && reason instanceof Interrupted) {
@@ -211,28 +212,26 @@ class Run {
     } catch (e) {
       // Interrupted, not failed: no checkpoint, so that the step runs again when the run resumes.
       if (this.o.signal?.aborted && this.o.signal.reason instanceof Interrupted) throw e;
-      const message = e instanceof Error ? e.message : String(e);
-      scope.ctx.steps[step.id] = {
-        status: 'failed',
-        output: null,
-        items: [],
-        devices: emptyCounts(),
-        error: message,
-      };
-      sum.status = 'failed';
+      // Cancelled with its run, the step did not fail: it says so, and why.
+      const cancelled = Boolean(this.o.signal?.aborted);
+      const status = cancelled ? 'cancelled' : 'failed';
+      const message = cancelled ? cancelReason(this.o.signal) : e instanceof Error ? e.message : String(e);
+      scope.ctx.steps[step.id] = { status, output: null, items: [], devices: emptyCounts(), error: message };
+      sum.status = status;
       sum.error = message;
       sum.endedAt = ctx.now();
-      ctx.progress.errors++;
+      if (!cancelled) ctx.progress.errors++;
       if (!cp || unfinished) {
         this.o.store.saveStep(ctx.id, key, {
-          status: 'failed',
+          status,
           error: message,
           calls: sum.calls - before.calls,
           attempts: sum.attempts - before.attempts,
         } satisfies Checkpoint);
-        ctx.log.warn('step failed', { step: step.id, error: message });
+        if (cancelled) ctx.log.info('step cancelled', { step: step.id, reason: message });
+        else ctx.log.warn('step failed', { step: step.id, error: message });
       }
-      if (e instanceof LimitError || this.o.signal?.aborted) throw e;
+      if (e instanceof LimitError || cancelled) throw e;
       return this.afterFailure(step, scope, message);
     }
     // A step whose devices failed beyond its tolerance fails, its devices recorded as for any other step.
@@ -299,7 +298,7 @@ class Run {
     const sum = ctx.stepSummary(step.id);
     sum.calls += cp.calls ?? 0;
     sum.attempts += cp.attempts ?? 0;
-    if (cp.status === 'failed') throw new StepError(cp.error ?? 'failed');
+    if (cp.status === 'failed' || cp.status === 'cancelled') throw new StepError(cp.error ?? cp.status);
     if ('set' in step) {
       // Variables are not checkpointed: a `set` is evaluated again, from the same restored context.
       for (const [k, v] of Object.entries(step.set)) scope.ctx.vars[k] = render(v, scope.ctx, scope.inLoop);
@@ -512,4 +511,10 @@ function boundedOutput(output: unknown): unknown {
 function withListeners(signal: AbortSignal): AbortSignal {
   setMaxListeners(0, signal);
   return signal;
+}
+
+/** Why a run was cancelled, as its signal's reason says: `cancelled from the console`. */
+function cancelReason(signal: AbortSignal | undefined): string {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason.message : reason === undefined ? 'cancelled' : String(reason);
 }

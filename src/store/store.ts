@@ -18,7 +18,7 @@ import type { EntryRow } from './rows.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped' | 'planned';
+export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped' | 'planned' | 'cancelled';
 /**
  * What happened to a device (product.md 5a): `accepted` (the service took the request, its outcome is still to
  * come), `succeeded` and `failed` (confirmed), `skipped` (not sent), `unconfirmed` (accepted, and no

@@ -49,6 +49,8 @@ interface RunRow {
   trigger: { type: string; requestId?: string };
   devices?: DeviceCounts;
   inputs?: Json;
+  error?: string;
+  steps?: { id: string; status: string; error?: string }[];
 }
 
 interface DeviceRow {
@@ -495,6 +497,11 @@ describe('console: an operator in a browser', function () {
     );
     const cancelled = await runDetail(longRunId);
     expect(cancelled.run.status, 'the long run (JSON API)').to.equal('cancelled');
+    expect(cancelled.run.error).to.equal('cancelled from the console');
+    // Its step in flight was cancelled with it, not failed.
+    expect(cancelled.run.steps?.map((s) => [s.id, s.status, s.error])).to.deep.equal([
+      ['hold', 'cancelled', 'cancelled from the console'],
+    ]);
     expect(cancelled.cancellable).to.equal(false);
     await step('09-long-run-cancelled', 'the page of the cancelled run');
 

@@ -41,13 +41,14 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
   });
   after(async () => emu?.close());
 
-  async function run(yaml: string, o: { pollIntervalMs?: number } = {}) {
+  async function run(yaml: string, o: { pollIntervalMs?: number; signal?: AbortSignal } = {}) {
     const store = memoryStore();
     const client = clientFor(emu);
     const summary = await runPlaybook(playbook(yaml), {
       client,
       store,
       pollIntervalMs: o.pollIntervalMs ?? 50,
+      ...(o.signal ? { signal: o.signal } : {}),
     });
     const rows = await store.deviceResults(summary.runId, 'suspend');
     await client.close();
@@ -98,6 +99,23 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
       refused.map(() => ['failed', 'STATE NOT CHANGED']),
     );
     expect(step(summary).devices).to.include({ failed: refused.length, unconfirmed: 0 });
+  });
+
+  it('a run cancelled while it waits for the carrier: its step is cancelled, its devices stay accepted', async () => {
+    const active = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
+    emu.setFaults({ processingSeconds: 30 });
+    const cancel = new AbortController();
+    const running = run(SUSPEND(account, active, 'confirm: { timeout: 30s, pollInterval: 100ms }'), {
+      signal: cancel.signal,
+    });
+    setTimeout(() => cancel.abort(new Error('cancelled by the test')), 500);
+    const { summary, rows } = await running;
+    expect(summary.status).to.equal('cancelled');
+    expect(summary.error).to.equal('cancelled by the test');
+    expect(step(summary)).to.include({ status: 'cancelled', error: 'cancelled by the test' });
+    // The service took the request and had not finished it: accepted is what is known, nothing more.
+    expect(rows.map((r) => [r.deviceId, r.outcome])).to.deep.equal(active.map((id) => [id, 'accepted']));
+    expect(emu.request(rows[0]!.requestId!)!.status).to.equal('Pending');
   });
 
   it('waits for a carrier that takes time, and leaves a device it never finishes unconfirmed', async () => {

@@ -513,10 +513,58 @@ steps:
         setTimeout(() => cancel.abort(new Error('cancelled by the test')), 200);
         const s = await running;
         expect(s.status).to.equal('cancelled');
+        // The step in flight was cancelled with the run: it did not fail.
+        expect(s.steps.map((st) => [st.id, st.status, st.error])).to.deep.equal([
+          ['tell', 'cancelled', 'cancelled by the test'],
+        ]);
+        expect(s.error).to.equal('cancelled by the test');
         expect(await hook.closed).to.be.lessThan(5_000);
       } finally {
         await hook.close();
       }
+    });
+
+    it('a cancelled loop: the step in flight and its loop say cancelled, and `finally` sees it', async () => {
+      const cancel = new AbortController();
+      const running = run(
+        `
+version: 1
+name: cancelled-loop
+on: { manual: true }
+steps:
+  - id: loop
+    forEach:
+      items: \${{ [1, 2] }}
+      steps:
+        - id: pause
+          wait: 10s
+  - id: never
+    uses: log
+    with: { message: never }
+finally:
+  - id: cleanup
+    uses: log
+    with: { message: "after \${{ steps.loop.status }}: \${{ steps.loop.error }}" }
+`,
+        { signal: cancel.signal },
+      );
+      setTimeout(() => cancel.abort(new Error('cancelled from the console')), 200);
+      const s = await running;
+      expect(s.status).to.equal('cancelled');
+      expect(s.error).to.equal('cancelled from the console');
+      expect(s.steps.map((st) => [st.id, st.status])).to.deep.equal([
+        ['loop', 'cancelled'],
+        ['pause', 'cancelled'],
+        ['cleanup', 'succeeded'],
+      ]);
+      expect(logged()).to.include('after cancelled: cancelled from the console');
+      expect(logged()).not.to.include('never');
+      // A cancellation is not an error: no step is said to have failed.
+      expect(lines.filter((l) => l.message === 'step failed')).to.deep.equal([]);
+      expect(lines.filter((l) => l.message === 'step cancelled').map((l) => l.meta.step)).to.deep.equal([
+        'pause',
+        'loop',
+      ]);
     });
   });
 

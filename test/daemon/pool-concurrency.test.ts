@@ -1,0 +1,163 @@
+/**
+ * A playbook's `concurrency` in the daemon's pool: runs of one key beyond its limit queue (and run after, in
+ * order), are skipped, or cancel the one running; runs of another key go on. The runs are real: stored in SQLite,
+ * executed by the runner, each holding its key with a `wait`.
+ */
+import { expect } from 'chai';
+import { engineSettings } from '../../src/actions/settings.js';
+import type { Client } from '../../src/api/client.js';
+import { RunPool } from '../../src/daemon/pool.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { InProcessDeviceLocks } from '../../src/runner/locks.js';
+import type { SqliteStore } from '../../src/store/sqlite.js';
+import type { RunRecord } from '../../src/store/store.js';
+import {
+  captureLogger,
+  clientFor,
+  emulator,
+  memoryStore,
+  playbook,
+  type LogLine,
+} from '../runner/helpers.js';
+
+const held = (onConflict: string, wait = '300ms') =>
+  playbook(`
+version: 1
+name: held-${onConflict}
+on: { manual: true }
+inputs:
+  site: { type: string }
+concurrency: { key: '\${{ inputs.site }}', limit: 1, onConflict: ${onConflict} }
+steps:
+  - id: hold
+    wait: ${wait}
+  - id: said
+    uses: log
+    with: { message: '\${{ run.id }} done' }
+`);
+
+describe('daemon: concurrency keys in the run pool', function () {
+  this.timeout(20_000);
+  let emu: Emulator;
+  let client: Client;
+  let store: SqliteStore;
+  let lines: LogLine[];
+  let n = 0;
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 5 });
+    client = clientFor(emu);
+  });
+  after(async () => {
+    await client?.close();
+    await emu?.close();
+  });
+  beforeEach(() => {
+    store = memoryStore();
+    lines = [];
+  });
+  afterEach(async () => store.close());
+
+  function poolOf(...playbooks: ReturnType<typeof held>[]): RunPool {
+    return new RunPool({
+      playbooks: new Map(playbooks.map((p) => [p.name, p])),
+      maxRuns: 8,
+      services: {
+        client,
+        store,
+        locks: new InProcessDeviceLocks(),
+        logger: captureLogger(lines),
+        engine: engineSettings(),
+        owner: 'test-owner',
+      },
+    });
+  }
+
+  /** A run stored queued, as the matcher or the runs API leaves it, then handed to the pool. */
+  function submit(pool: RunPool, name: string, site: string): string {
+    const run: RunRecord = {
+      id: `run-${++n}-${site}`,
+      playbook: name,
+      status: 'queued',
+      trigger: { type: 'manual' },
+      inputs: { site },
+      startedAt: new Date().toISOString(),
+    };
+    store.createRun(run);
+    pool.submit(run);
+    return run.id;
+  }
+
+  const ended = async (ids: string[]) =>
+    Promise.all(
+      ids.map(async (id) => {
+        const r = await store.getRun(id);
+        return [r?.status, r?.error ?? null, r?.summary?.steps.map((s) => [s.id, s.status])] as const;
+      }),
+    );
+
+  const doneOrder = () =>
+    lines.filter((l) => / done$/.test(l.message)).map((l) => l.message.replace(/ done$/, ''));
+
+  it('queue: a second run of a key waits for the first, another key does not', async () => {
+    const pb = held('queue');
+    const pool = poolOf(pb);
+    const first = submit(pool, pb.name, 'north');
+    const second = submit(pool, pb.name, 'north');
+    const other = submit(pool, pb.name, 'south');
+    expect(pool.running, 'the first of north and the run of south execute').to.equal(2);
+    expect(pool.queued, 'the second of north waits').to.equal(1);
+    await pool.idle();
+    // south ended with the first north; the second north only after the first.
+    expect(doneOrder().indexOf(second)).to.be.greaterThan(doneOrder().indexOf(first));
+    expect(doneOrder().indexOf(second)).to.be.greaterThan(doneOrder().indexOf(other));
+    const steps = [
+      ['hold', 'succeeded'],
+      ['said', 'succeeded'],
+    ];
+    expect(await ended([first, second, other])).to.deep.equal([
+      ['succeeded', null, steps],
+      ['succeeded', null, steps],
+      ['succeeded', null, steps],
+    ]);
+  });
+
+  it('skip: a run of a busy key ends cancelled at once, saying why; the first goes on', async () => {
+    const pb = held('skip');
+    const pool = poolOf(pb);
+    const first = submit(pool, pb.name, 'north');
+    const second = submit(pool, pb.name, 'north');
+    expect(await ended([second])).to.deep.equal([
+      ['cancelled', 'skipped: another run of held-skip holds concurrency key "north"', []],
+    ]);
+    await pool.idle();
+    expect(await ended([first])).to.deep.equal([
+      [
+        'succeeded',
+        null,
+        [
+          ['hold', 'succeeded'],
+          ['said', 'succeeded'],
+        ],
+      ],
+    ]);
+  });
+
+  it('cancel: a new run of a key cancels the one running, whose step in flight says cancelled', async () => {
+    const pb = held('cancel', '10s');
+    const pool = poolOf(pb);
+    const first = submit(pool, pb.name, 'north');
+    // The first is in its wait when the second comes.
+    await new Promise((r) => setTimeout(r, 200));
+    const second = submit(pool, pb.name, 'north');
+    await new Promise((r) => setTimeout(r, 200));
+    const [firstEnd] = await ended([first]);
+    expect(firstEnd).to.deep.equal([
+      'cancelled',
+      `cancelled by run ${second} (concurrency key "north")`,
+      [['hold', 'cancelled']],
+    ]);
+    expect((await store.getRun(second))?.status, 'the second executes').to.equal('running');
+    await pool.stop(0);
+  });
+});
