@@ -6,6 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { hasEffect } from '../actions/engine.js';
+import { FleetbookError } from '../errors.js';
 import { render, truthy } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { retrying } from '../retry.js';
@@ -200,6 +201,8 @@ class Run {
     const before = { calls: sum.calls, attempts: sum.attempts };
     const cp = ctx.checkpoints.get(key);
     const unfinished = cp?.status === 'sending' || cp?.status === 'confirming';
+    // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
+    const abortedBefore = Boolean(this.o.signal?.aborted);
     let state: StepState;
     try {
       // A fan-out or parallel step is entered again: each inner step restores itself from its own checkpoint.
@@ -213,7 +216,7 @@ class Run {
       // Interrupted, not failed: no checkpoint, so that the step runs again when the run resumes.
       if (this.o.signal?.aborted && this.o.signal.reason instanceof Interrupted) throw e;
       // Cancelled with its run, the step did not fail: it says so, and why.
-      const cancelled = Boolean(this.o.signal?.aborted);
+      const cancelled = Boolean(this.o.signal?.aborted) && (!abortedBefore || isCancel(e, this.o.signal));
       const status = cancelled ? 'cancelled' : 'failed';
       const message = cancelled ? cancelReason(this.o.signal) : e instanceof Error ? e.message : String(e);
       scope.ctx.steps[step.id] = { status, output: null, items: [], devices: emptyCounts(), error: message };
@@ -231,7 +234,7 @@ class Run {
         if (cancelled) ctx.log.info('step cancelled', { step: step.id, reason: message });
         else ctx.log.warn('step failed', { step: step.id, error: message });
       }
-      if (e instanceof LimitError || cancelled) throw e;
+      if (e instanceof LimitError || this.o.signal?.aborted) throw e;
       return this.afterFailure(step, scope, message);
     }
     // A step whose devices failed beyond its tolerance fails, its devices recorded as for any other step.
@@ -511,6 +514,11 @@ function boundedOutput(output: unknown): unknown {
 function withListeners(signal: AbortSignal): AbortSignal {
   setMaxListeners(0, signal);
   return signal;
+}
+
+/** Whether `e` is the cancel itself: the signal's reason, or a call refused for it. */
+function isCancel(e: unknown, signal: AbortSignal | undefined): boolean {
+  return e === signal?.reason || (e instanceof FleetbookError && e.code === 'FB_ABORTED');
 }
 
 /** Why a run was cancelled, as its signal's reason says: `cancelled from the console`. */

@@ -545,6 +545,8 @@ finally:
   - id: cleanup
     uses: log
     with: { message: "after \${{ steps.loop.status }}: \${{ steps.loop.error }}" }
+  - id: broken
+    fail: broken after the cancel
 `,
         { signal: cancel.signal },
       );
@@ -556,15 +558,49 @@ finally:
         ['loop', 'cancelled'],
         ['pause', 'cancelled'],
         ['cleanup', 'succeeded'],
+        // Begun after the cancel, it was not cancelled: it failed, for its own reason.
+        ['broken', 'failed'],
       ]);
+      expect(step(s, 'broken')?.error).to.equal('broken after the cancel');
       expect(logged()).to.include('after cancelled: cancelled from the console');
       expect(logged()).not.to.include('never');
-      // A cancellation is not an error: no step is said to have failed.
-      expect(lines.filter((l) => l.message === 'step failed')).to.deep.equal([]);
+      // A cancellation is not an error: the only step said to have failed is the one that did.
+      expect(lines.filter((l) => l.message === 'step failed').map((l) => l.meta.step)).to.deep.equal([
+        'broken',
+      ]);
       expect(lines.filter((l) => l.message === 'step cancelled').map((l) => l.meta.step)).to.deep.equal([
         'pause',
         'loop',
       ]);
+    });
+
+    it('an API call of a `finally` step after the cancel is refused at once: that step is cancelled', async () => {
+      const cancel = new AbortController();
+      const running = run(
+        `
+version: 1
+name: cancelled-then-api
+on: { manual: true }
+inputs:
+  account: { type: string }
+steps:
+  - id: pause
+    wait: 10s
+finally:
+  - id: listed
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }} }
+`,
+        { signal: cancel.signal, inputs: { account } },
+      );
+      setTimeout(() => cancel.abort(new Error('cancelled from the console')), 200);
+      const s = await running;
+      expect(s.status).to.equal('cancelled');
+      expect(s.steps.map((st) => [st.id, st.status, st.error])).to.deep.equal([
+        ['pause', 'cancelled', 'cancelled from the console'],
+        ['listed', 'cancelled', 'cancelled from the console'],
+      ]);
+      expect(step(s, 'listed')?.calls).to.equal(0);
     });
   });
 
