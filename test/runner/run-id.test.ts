@@ -11,6 +11,12 @@ describe('run ids', () => {
     expect(new Set(ids).size).to.equal(ids.length);
   });
 
+  it('end in random bits, fresh for each id: not repeated from one batch of random bytes to the next', () => {
+    const tails = Array.from({ length: 10_000 }, () => newRunId().slice(-12));
+    // 48 random bits each: a repeat among 10,000 would be a pool handed out twice.
+    expect(new Set(tails).size).to.equal(tails.length);
+  });
+
   it('begin with the time they were made', () => {
     const before = Date.now();
     const ms = parseInt(newRunId().replace('-', '').slice(0, 12), 16);
