@@ -7,10 +7,16 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms`; rejects with the signal's reason if it is aborted first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Calls `fire` once `ms` have passed; the function it returns cancels that. */
+  timer(ms: number, fire: () => void): () => void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  timer: (ms, fire) => {
+    const t = setTimeout(fire, Math.max(0, ms));
+    return () => clearTimeout(t);
+  },
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
@@ -28,6 +34,37 @@ export const systemClock: Clock = {
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
 };
+
+/**
+ * A sleep of `ms` on `clock` that `wake()` ends early (it resolves), or `signal` (it rejects with the reason):
+ * a wait that something else may end first, with one listener on the signal and no AbortController of its own
+ * (a controller linked to the signal, aborted to end the wait, cost 8-9 us where this costs 1).
+ */
+export function wakeableSleep(
+  clock: Clock,
+  ms: number,
+  signal: AbortSignal,
+): { slept: Promise<void>; wake: () => void } {
+  let wake: () => void = () => undefined;
+  const slept = new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      cancel();
+      reject(signal.reason);
+    };
+    const cancel = clock.timer(ms, () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
+    wake = () => {
+      cancel();
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    };
+  });
+  return { slept, wake };
+}
 
 /** The first millisecond of year 10000: from there on an ISO string has a six-digit year. */
 const YEAR_10000 = 253_402_300_800_000;
@@ -71,11 +108,18 @@ export class VirtualClock implements Clock {
   }
 
   sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.timer(ms, resolve));
+  }
+
+  /** A timer cancelled before its turn never fires, and does not move `now()`. */
+  timer(ms: number, fire: () => void): () => void {
     this.sleeps.push(ms);
-    return new Promise((resolve) => {
-      this.timers.push({ at: this.t + Math.max(0, ms), seq: this.seq++, resolve });
-      this.schedule();
-    });
+    const timer = { at: this.t + Math.max(0, ms), seq: this.seq++, resolve: fire };
+    this.timers.push(timer);
+    this.schedule();
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
   }
 
   /** Fire timers one at a time, earliest first, after the event loop has let every ready task run. */

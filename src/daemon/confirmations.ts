@@ -26,32 +26,29 @@ export class CarrierConfirmations implements ConfirmationSource {
     return this.accounts.has(accountName);
   }
 
-  follow(requestIds: string[], onResult: OnResult, signal: AbortSignal): void {
-    if (signal.aborted) return;
+  follow(requestIds: string[], onResult: OnResult): () => void {
     for (const id of requestIds) {
       let set = this.followers.get(id);
       if (!set) this.followers.set(id, (set = new Set()));
       set.add(onResult);
     }
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const id of requestIds) {
-          const set = this.followers.get(id);
-          set?.delete(onResult);
-          if (set?.size === 0) this.followers.delete(id);
-        }
-      },
-      { once: true },
-    );
+    let following = true;
     // Following first, then reading the inbox: a message stored meanwhile comes twice, never not at all.
     void this.store.inboxByRequest(requestIds).then(
       (stored) => {
-        for (const ev of stored) this.hand(ev, onResult);
+        if (following) for (const ev of stored) this.hand(ev, onResult);
       },
       // A failing store: the run's confirmation time bounds the wait, and the request's status confirms it then.
       () => undefined,
     );
+    return () => {
+      following = false;
+      for (const id of requestIds) {
+        const set = this.followers.get(id);
+        set?.delete(onResult);
+        if (set?.size === 0) this.followers.delete(id);
+      }
+    };
   }
 
   /** A stored message: handed to the runs following its request. */

@@ -37,13 +37,9 @@ export interface ConfirmationSource {
   listening(accountName: string): boolean;
   /**
    * Hands every device result of these requests to `onResult`: those already received (stored in the inbox),
-   * then each as it arrives, until `signal` aborts.
+   * then each as it arrives, until the function it returns is called.
    */
-  follow(
-    requestIds: string[],
-    onResult: (requestId: string, r: CarrierResult) => void,
-    signal: AbortSignal,
-  ): void;
+  follow(requestIds: string[], onResult: (requestId: string, r: CarrierResult) => void): () => void;
 }
 
 /**

@@ -220,6 +220,7 @@ describe('retry rules', () => {
           back ??= await Recorder.start({ port, checkSession: false, keepAlive: false });
         return clock.sleep(ms);
       },
+      timer: (ms, fire) => clock.timer(ms, fire),
     };
     const c = createClient({
       baseUrl: first.baseUrl,

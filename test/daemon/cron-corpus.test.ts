@@ -46,7 +46,11 @@ const MAX_WAIT = 2 ** 31 - 1;
  * (croner makes many, and a faked Date is much slower): the scheduler reads the time from its clock only.
  */
 function injected(fake: FakeClock): Clock {
-  return { now: () => fake.now, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
+  return {
+    now: () => fake.now,
+    sleep: (ms, signal) => systemClock.sleep(ms, signal),
+    timer: (ms, fire) => systemClock.timer(ms, fire),
+  };
 }
 
 /** A scheduler of one schedule, `key`, that records the fire time of each run it starts into `fired`. */

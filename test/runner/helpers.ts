@@ -186,6 +186,11 @@ export function emulatorClock(emu: Emulator): Clock {
       emu.advance(ms / 1000);
       await new Promise((resolve) => setImmediate(resolve));
     },
+    timer: (ms, fire) => {
+      emu.advance(ms / 1000);
+      const t = setImmediate(fire);
+      return () => clearImmediate(t);
+    },
   };
 }
 

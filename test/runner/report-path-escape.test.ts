@@ -13,6 +13,7 @@ import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { engineSettings, type EngineSettings } from '../../src/actions/settings.js';
+import type { Clock } from '../../src/clock.js';
 import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
@@ -170,7 +171,14 @@ describe('report.write writes only inside the reports directory', function () {
 
     it('a refused path is not retried, whatever retry.on says', async () => {
       let sleeps = 0;
-      const clock = { now: () => Date.now(), sleep: () => Promise.resolve(void sleeps++) };
+      const clock: Clock = {
+        now: () => Date.now(),
+        sleep: () => Promise.resolve(void sleeps++),
+        timer: (_ms, fire) => {
+          const t = setImmediate(fire);
+          return () => clearImmediate(t);
+        },
+      };
       const yaml = `${writing('${{ inputs.path }}')}    retry: { on: [retryable, network], maxAttempts: 3, delay: 1s }\n`;
       const s = await runPlaybook(playbook(yaml), {
         client,

@@ -14,13 +14,11 @@
 import { STATE_NOT_CHANGED, deviceErrorClass } from '../../api/device-errors.js';
 import { ApiError } from '../../errors.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
-import { linkedController } from '../../util/linked-abort.js';
+import { wakeableSleep } from '../../clock.js';
 import type { DeviceResults } from '../device-results.js';
 import { identifiersOf, setOf, withResult, type GroupResult } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
 import type { ActionCall } from './index.js';
-
-const CONFIRMED = new Error('the devices are confirmed');
 
 /**
  * A request with devices still to confirm: every device of the request until the first one is confirmed alone
@@ -102,16 +100,13 @@ export async function confirmRequests(
       left -= n;
     },
   };
-  // What ends the following and the sleeps, with the step's signal, made only when one of them is begun: a
-  // request the service says succeeded at the first ask needs neither.
-  let stop: ReturnType<typeof linkedController> | undefined;
-  const ending = (): AbortSignal => (stop ??= linkedController(x.signal)).controller.signal;
   let wake: (() => void) | undefined;
+  let unfollow: (() => void) | undefined;
   const source = ctx.o.confirmations;
   const listening = Boolean(source && requests.every((r) => source.listening(r.accountName)));
   try {
     if (listening) {
-      source?.follow(
+      unfollow = source?.follow(
         requests.map((r) => r.requestId),
         (requestId, r: CarrierResult) => {
           const w = waiting.get(requestId);
@@ -134,7 +129,6 @@ export async function confirmRequests(
           }
           if (!left) wake?.();
         },
-        ending(),
       );
     }
     const interval = plan.confirmPollMs ?? ctx.o.pollIntervalMs ?? 5000;
@@ -151,16 +145,16 @@ export async function confirmRequests(
         await settleFromState(x, [...waiting.values()], confirm);
         break;
       }
-      await new Promise<void>((resolve, reject) => {
-        wake = resolve;
-        ctx.clock.sleep(Math.min(interval, remaining), ending()).then(resolve, reject);
-      });
-      wake = undefined;
+      const sleep = wakeableSleep(ctx.clock, Math.min(interval, remaining), x.signal);
+      wake = sleep.wake;
+      try {
+        await sleep.slept;
+      } finally {
+        wake = undefined;
+      }
     }
   } finally {
-    // Ends the following and the sleep; with a reason made once (a DOMException for each would be costly).
-    stop?.unlink();
-    stop?.controller.abort(CONFIRMED);
+    unfollow?.();
   }
   // Confirmed by no means: counted under none.
   for (const w of waiting.values()) if (w.count) confirm.all(w, { outcome: 'unconfirmed' });
