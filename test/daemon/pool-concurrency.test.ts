@@ -20,14 +20,14 @@ import {
   type LogLine,
 } from '../runner/helpers.js';
 
-const held = (onConflict: string, wait = '300ms') =>
+const held = (onConflict: string, wait = '300ms', limit = 1) =>
   playbook(`
 version: 1
 name: held-${onConflict}
 on: { manual: true }
 inputs:
   site: { type: string }
-concurrency: { key: '\${{ inputs.site }}', limit: 1, onConflict: ${onConflict} }
+concurrency: { key: '\${{ inputs.site }}', limit: ${limit}, onConflict: ${onConflict} }
 steps:
   - id: hold
     wait: ${wait}
@@ -119,6 +119,21 @@ describe('daemon: concurrency keys in the run pool', function () {
       ['succeeded', null, steps],
       ['succeeded', null, steps],
       ['succeeded', null, steps],
+    ]);
+  });
+
+  it('queue with a limit of 2: two runs of a key execute at once, the third waits for one of them', async () => {
+    const pb = held('queue', '300ms', 2);
+    const pool = poolOf(pb);
+    const ids = [1, 2, 3].map(() => submit(pool, pb.name, 'north'));
+    expect([pool.running, pool.queued]).to.deep.equal([2, 1]);
+    await pool.idle();
+    const order = doneOrder();
+    expect(order.indexOf(ids[2] as string)).to.equal(2);
+    expect((await ended(ids)).map(([status]) => status)).to.deep.equal([
+      'succeeded',
+      'succeeded',
+      'succeeded',
     ]);
   });
 
