@@ -96,6 +96,11 @@ describe('daemon: concurrency keys in the run pool', function () {
       }),
     );
 
+  /** Waits until `holds` says so, asking every 10 ms. */
+  async function until(holds: () => boolean | Promise<boolean>): Promise<void> {
+    while (!(await holds())) await new Promise((r) => setTimeout(r, 10));
+  }
+
   const doneOrder = () =>
     lines.filter((l) => / done$/.test(l.message)).map((l) => l.message.replace(/ done$/, ''));
 
@@ -163,9 +168,9 @@ describe('daemon: concurrency keys in the run pool', function () {
     const pool = poolOf(pb);
     const first = submit(pool, pb.name, 'north');
     // The first is in its wait when the second comes.
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => lines.some((l) => l.message === 'step started' && l.meta.runId === first));
     const second = submit(pool, pb.name, 'north');
-    await new Promise((r) => setTimeout(r, 200));
+    await until(async () => (await store.getRun(first))?.status === 'cancelled');
     const [firstEnd] = await ended([first]);
     expect(firstEnd).to.deep.equal([
       'cancelled',

@@ -10,7 +10,7 @@ import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { expectLedgerIsTheTruth, mixOfStates } from '../helpers/confirm.js';
-import { clientFor, emulator, memoryStore, playbook } from './helpers.js';
+import { calls, clientFor, emulator, memoryStore, playbook } from './helpers.js';
 
 const SUSPEND = (account: string, ids: string[], confirm = '') => `
 version: 1
@@ -105,10 +105,14 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
     const active = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
     emu.setFaults({ processingSeconds: 30 });
     const cancel = new AbortController();
+    const asked = async () => (await calls(emu)).actions['requests.status'] ?? 0;
+    const before = await asked();
     const running = run(SUSPEND(account, active, 'confirm: { timeout: 30s, pollInterval: 100ms }'), {
       signal: cancel.signal,
     });
-    setTimeout(() => cancel.abort(new Error('cancelled by the test')), 500);
+    // Cancelled once the run asks the request's status: its devices' acceptance is recorded by then.
+    while ((await asked()) === before) await new Promise((r) => setTimeout(r, 20));
+    cancel.abort(new Error('cancelled by the test'));
     const { summary, rows } = await running;
     expect(summary.status).to.equal('cancelled');
     expect(summary.error).to.equal('cancelled by the test');
