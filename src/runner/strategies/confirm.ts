@@ -14,7 +14,7 @@
 import { STATE_NOT_CHANGED, deviceErrorClass } from '../../api/device-errors.js';
 import { ApiError } from '../../errors.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
-import { wakeableSleep } from '../../clock.js';
+import { Alarm } from '../../rate/alarm.js';
 import type { DeviceResults } from '../device-results.js';
 import { identifiersOf, setOf, withResult, type GroupResult } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
@@ -100,7 +100,8 @@ export async function confirmRequests(
       left -= n;
     },
   };
-  let wake: (() => void) | undefined;
+  // Rung when the last device is confirmed by callback: the sleep below ends then, not at its poll interval.
+  const alarm = new Alarm(ctx.clock);
   let unfollow: (() => void) | undefined;
   const source = ctx.o.confirmations;
   const listening = Boolean(source && requests.every((r) => source.listening(r.accountName)));
@@ -127,7 +128,7 @@ export async function confirmRequests(
             );
             if (left !== before) break;
           }
-          if (!left) wake?.();
+          if (!left) alarm.ring();
         },
       );
     }
@@ -145,13 +146,7 @@ export async function confirmRequests(
         await settleFromState(x, [...waiting.values()], confirm);
         break;
       }
-      const sleep = wakeableSleep(ctx.clock, Math.min(interval, remaining), x.signal);
-      wake = sleep.wake;
-      try {
-        await sleep.slept;
-      } finally {
-        wake = undefined;
-      }
+      await alarm.sleep(Math.min(interval, remaining), x.signal);
     }
   } finally {
     unfollow?.();
