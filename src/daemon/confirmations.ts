@@ -6,19 +6,17 @@
  */
 import type { InboxEvent, InboxMessage, Store } from '../store/store.js';
 import type { CarrierResult, ConfirmationSource } from '../runner/types.js';
+import { Batched } from '../util/batched.js';
 
 type Json = Record<string, unknown>;
 type OnResult = (requestId: string, r: CarrierResult) => void;
-/** A follower's read of the inbox, not yet sent: its requests, and whom to hand what is stored. */
-type StoredRead = { ids: string[]; hand: (ev: InboxEvent) => void };
 
 export class CarrierConfirmations implements ConfirmationSource {
   private readonly followers = new Map<string, Set<OnResult>>();
   /** The accounts whose CarrierService messages this daemon's listener is registered for. */
   private readonly accounts = new Set<string>();
-  /** The reads asked for while one is on its way to the store: the next one reads them all at once. */
-  private unread: StoredRead[] = [];
-  private reading = false;
+  /** The inbox's messages of the requests followed, read for many follows at once (see `readStored`). */
+  private readonly stored = new Batched((reads: string[][]) => this.readStored(reads));
 
   constructor(private readonly store: Pick<Store, 'inboxByRequest'>) {}
 
@@ -39,8 +37,13 @@ export class CarrierConfirmations implements ConfirmationSource {
     }
     let following = true;
     // Following first, then reading the inbox: a message stored meanwhile comes twice, never not at all.
-    this.unread.push({ ids: requestIds, hand: (ev) => following && this.hand(ev, onResult) });
-    if (!this.reading) void this.readStored();
+    void this.stored.call(requestIds).then(
+      (stored) => {
+        if (following) for (const ev of stored) this.hand(ev, onResult);
+      },
+      // A failing store: the run's confirmation time bounds the wait, and the request's status confirms it then.
+      () => undefined,
+    );
     return () => {
       following = false;
       for (const id of requestIds) {
@@ -52,27 +55,22 @@ export class CarrierConfirmations implements ConfirmationSource {
   }
 
   /**
-   * The inbox's messages of the requests followed since the last read, in one read of the store: under load, one
-   * statement for the runs of many callbacks rather than one each (on PostgreSQL, its planning is most of its
-   * cost). Handed in the order of arrival.
+   * The inbox's messages of each follow's requests, in order of arrival, in one read of the store: under load,
+   * one statement for the runs of many callbacks rather than one each (on PostgreSQL, planning it is most of its
+   * cost).
    */
-  private async readStored(): Promise<void> {
-    this.reading = true;
-    while (this.unread.length) {
-      const reads = this.unread;
-      this.unread = [];
-      const byRequest = new Map<string, StoredRead[]>();
-      for (const r of reads)
-        for (const id of r.ids) {
-          const list = byRequest.get(id);
-          if (!list) byRequest.set(id, [r]);
-          else if (!list.includes(r)) list.push(r);
-        }
-      // A failing store: the runs' confirmation time bounds their wait, and the requests' status confirms them.
-      const stored = await this.store.inboxByRequest([...byRequest.keys()]).catch(() => []);
-      for (const ev of stored) for (const r of byRequest.get(ev.requestId) ?? []) r.hand(ev);
+  private async readStored(reads: string[][]): Promise<InboxEvent[][]> {
+    const byRequest = new Map<string, InboxEvent[]>();
+    for (const ev of await this.store.inboxByRequest([...new Set(reads.flat())])) {
+      const list = byRequest.get(ev.requestId);
+      if (list) list.push(ev);
+      else byRequest.set(ev.requestId, [ev]);
     }
-    this.reading = false;
+    return reads.map((ids) =>
+      ids.length === 1
+        ? (byRequest.get(ids[0] as string) ?? [])
+        : [...new Set(ids)].flatMap((id) => byRequest.get(id) ?? []).sort((x, y) => x.id - y.id),
+    );
   }
 
   /** A stored message: handed to the runs following its request. */
