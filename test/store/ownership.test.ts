@@ -128,6 +128,39 @@ forEachBackend('owners, leases, claims and device locks', (bk) => {
     expect(await d.lockDevices('D', 'D/1', ['d1', 'd2', 'd3', 'd4'], T)).to.equal(undefined);
   });
 
+  it('answers acquisitions asked for at once each on its own: all of one, or none and the device held', async () => {
+    await a.registerOwner(owner('A'), T, 1_000, false);
+    await b.registerOwner(owner('B'), T, 1_000, false);
+    expect(await a.lockDevices('A', 'A/1', ['d3', 'd7'], T)).to.equal(undefined);
+    // Together (on PostgreSQL the first goes alone, the rest in one statement): B/3 is refused d7 and gives back
+    // d5, which B/4, asking for it too, then takes; B/6 shares no device with them.
+    const answers = await Promise.all([
+      b.lockDevices('B', 'B/1', ['d1'], T),
+      b.lockDevices('B', 'B/2', ['d2', 'd1b'], T),
+      b.lockDevices('B', 'B/3', ['d5', 'd8', 'd7', 'd3'], T),
+      b.lockDevices('B', 'B/4', ['d5'], T),
+      b.lockDevices('B', 'B/5', ['d9', 'd3'], T),
+      b.lockDevices('B', 'B/6', ['d6', 'd6'], T),
+    ]);
+    // A refused acquisition names a device another owner holds (PostgreSQL the first in the caller's order).
+    expect([answers[0], answers[1], answers[3], answers[4], answers[5]]).to.deep.equal([
+      undefined,
+      undefined,
+      undefined,
+      'd3',
+      undefined,
+    ]);
+    expect(answers[2]).to.be.oneOf(bk.name === 'PostgreSQL' ? ['d7'] : ['d7', 'd3']);
+    // What each holds, as a third owner finds it: B's refused acquisitions hold nothing.
+    const c = await bk.reopen(a);
+    await c.registerOwner(owner('C'), T, 1_000, false);
+    const found: Record<string, string | undefined> = {};
+    for (const d of ['d1', 'd1b', 'd2', 'd3', 'd5', 'd6', 'd7', 'd8', 'd9'])
+      found[d] = await c.lockDevices('C', `C/${d}`, [d], T);
+    expect(Object.keys(found).filter((d) => found[d] === undefined)).to.deep.equal(['d8', 'd9']);
+    await c.close();
+  });
+
   it('StoreDeviceLocks waits for a device another process holds, and takes it once freed', async () => {
     const now = Date.now();
     await a.registerOwner(owner('A'), now, 60_000, false);

@@ -184,6 +184,48 @@ export const MIGRATIONS: string[] = [
        RETURN coalesce(held, (SELECT value FROM json_array_elements_text(wanted) LIMIT 1));
      END;
    END $$;`,
+  // The device locks of many acquisitions of one owner in one statement (Ownership.lockDevices batches those
+  // asked for while one is on its way): fenced once, then every device of every acquisition taken in one insert
+  // in the order of the device ids, as one acquisition's are (two replicas' batches wait for each other, never
+  // deadlock); an acquisition short of a device gives back what it took. The answer names, for each such
+  // acquisition, the first device in the caller's order another owner holds. The acquisitions of one batch have
+  // no device in common (the caller sees to it). fleetbook_lock stays for the replicas of the version before,
+  // during an upgrade.
+  `CREATE FUNCTION fleetbook_lock_all(taker text, wanted json, now_ms bigint, fenced text)
+     RETURNS json LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+   DECLARE
+     short text[];
+   BEGIN
+     IF fenced IS NOT NULL THEN
+       PERFORM fleetbook_fence(fenced, now_ms);
+     END IF;
+     WITH w AS (
+       SELECT a.holder, d.value COLLATE "C" AS device_id
+         FROM json_to_recordset(wanted) AS a(holder text, ids json), json_array_elements_text(a.ids) AS d
+     ), taken AS (
+       INSERT INTO device_locks (device_id, owner, holder)
+         SELECT DISTINCT ON (device_id) device_id, taker, holder FROM w ORDER BY device_id
+         ON CONFLICT (device_id) DO UPDATE SET owner = excluded.owner, holder = excluded.holder
+           WHERE device_locks.owner = excluded.owner
+             OR NOT EXISTS (SELECT 1 FROM owners o WHERE o.id = device_locks.owner AND o.lease_until > now_ms)
+         RETURNING holder
+     )
+     SELECT array_agg(wanted_by.holder) INTO short
+       FROM (SELECT holder, count(DISTINCT device_id) AS n FROM w GROUP BY holder) wanted_by
+       LEFT JOIN (SELECT holder, count(*) AS n FROM taken GROUP BY holder) taken_by USING (holder)
+       WHERE coalesce(taken_by.n, 0) < wanted_by.n;
+     IF short IS NULL THEN
+       RETURN NULL;
+     END IF;
+     DELETE FROM device_locks WHERE holder = ANY(short);
+     -- Released since: taken by nobody now, but not by this acquisition either, which asks again.
+     RETURN (SELECT json_object_agg(a.holder, coalesce(
+         (SELECT d.value FROM json_array_elements_text(a.ids) WITH ORDINALITY AS d(value, n)
+            JOIN device_locks l ON l.device_id = d.value COLLATE "C"
+            WHERE l.owner <> taker ORDER BY d.n LIMIT 1),
+         a.ids->>0))
+       FROM json_to_recordset(wanted) AS a(holder text, ids json) WHERE a.holder = ANY(short));
+   END $$;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

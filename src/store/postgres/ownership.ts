@@ -8,6 +8,7 @@ import { RELEASED_SHARE_MS } from '../../rate/shares.js';
 import type { Owner, OwnerHoldings, OwnerInfo, Ownership, RunRecord } from '../store.js';
 import { OWNER_LOCKS } from './pool.js';
 import type { Turns } from './turn.js';
+import { Batched } from '../../util/batched.js';
 
 /** The advisory lock that makes exclusive registrations take turns, as SQLite's write lock does. */
 const EXCLUSIVE_LOCK = 0x666c6566;
@@ -16,7 +17,33 @@ const EXCLUSIVE_LOCK = 0x666c6566;
 const live = (column: string, now: string) =>
   `EXISTS (SELECT 1 FROM owners o WHERE o.id = ${column} AND o.lease_until > ${now})`;
 
+/** Devices to lock for an owner, under the name of the acquisition (`holder`) that releases them together. */
+interface Acquisition {
+  owner: string;
+  holder: string;
+  ids: readonly string[];
+  now: number;
+}
+
+/** The acquisitions that can go in one statement (the first one's owner's, no device twice), and the rest. */
+function disjoint(wanted: Acquisition[]): [Acquisition[], Acquisition[]] {
+  const batch: Acquisition[] = [];
+  const later: Acquisition[] = [];
+  const devices = new Set<string>();
+  for (const a of wanted) {
+    if (a.owner !== wanted[0]?.owner || a.ids.some((id) => devices.has(id))) later.push(a);
+    else {
+      batch.push(a);
+      for (const id of a.ids) devices.add(id);
+    }
+  }
+  return [batch, later];
+}
+
 export class PostgresOwnership implements Ownership {
+  /** The acquisitions asked for while a statement locking others is on its way: they go together next. */
+  private readonly acquisitions = new Batched((wanted: Acquisition[]) => this.lockAll(wanted));
+
   constructor(private readonly turns: Turns) {}
 
   registerOwner(o: OwnerInfo, now: number, leaseMs: number, exclusive: boolean): Promise<Owner | undefined> {
@@ -136,29 +163,51 @@ export class PostgresOwnership implements Ownership {
   }
 
   /**
-   * One statement (`fleetbook_lock`, migrations.ts) locks every device of the acquisition, or takes over its
+   * One statement (`fleetbook_lock_all`, migrations.ts) locks every device of the acquisition, or takes over its
    * lock when the owner is this one or one whose lease expired: in the order of the device ids (the primary
    * key's), so that two acquisitions at once wait for each other rather than deadlock. Fewer rows than devices:
    * another live owner holds one, nothing is taken, and the answer is the first such device in the caller's
-   * order. Beside the open turn, unless it releases another owner's locks (which this one must see free): a
-   * lock of this owner takes over its own, whether their release is committed or not.
+   * order. The acquisitions asked for while one statement is on its way go together in the next (`lockAll`).
    */
-  async lockDevices(
+  lockDevices(
     owner: string,
     holder: string,
     ids: readonly string[],
     now: number,
   ): Promise<string | undefined> {
-    if (!ids.length) return undefined;
-    const lock = {
-      text: 'SELECT fleetbook_lock($1, $2, $3::json, $4, $5) AS held',
-      values: [owner, holder, JSON.stringify(ids), now, this.turns.fencedOwner() ?? null],
-    };
-    const mine = `${owner}/`;
-    const [row] = this.turns.holds((w) => w.unlocks.some((h) => !h.startsWith(mine)))
-      ? await this.turns.read<{ held: string | null }>(lock)
-      : await this.turns.readAside<{ held: string | null }>(lock);
-    return row?.held ?? undefined;
+    if (!ids.length) return Promise.resolve(undefined);
+    return this.acquisitions.call({ owner, holder, ids, now });
+  }
+
+  /**
+   * The answers to acquisitions, in as few statements as their owners and devices allow: one for those of one
+   * owner with no device in common (all of them, from the runs of one process, whose devices are locked in
+   * memory first). Beside the open turn, unless it releases another owner's locks (which these must see free):
+   * a lock of this owner takes over its own, whether their release is committed or not.
+   */
+  private async lockAll(wanted: Acquisition[]): Promise<(string | undefined)[]> {
+    const held = new Map<Acquisition, string>();
+    for (let rest = wanted; rest.length;) {
+      const [batch, later] = disjoint(rest);
+      const owner = (batch[0] as Acquisition).owner;
+      const lock = {
+        text: 'SELECT fleetbook_lock_all($1, $2::json, $3, $4) AS held',
+        values: [
+          owner,
+          JSON.stringify(batch.map((a) => ({ holder: a.holder, ids: a.ids }))),
+          Math.max(...batch.map((a) => a.now)),
+          this.turns.fencedOwner() ?? null,
+        ],
+      };
+      const mine = `${owner}/`;
+      const [row] = this.turns.holds((w) => w.unlocks.some((h) => !h.startsWith(mine)))
+        ? await this.turns.read<{ held: string | null }>(lock)
+        : await this.turns.readAside<{ held: string | null }>(lock);
+      const answers = row?.held ? (JSON.parse(row.held) as Record<string, string>) : {};
+      for (const a of batch) if (answers[a.holder] !== undefined) held.set(a, answers[a.holder] as string);
+      rest = later;
+    }
+    return wanted.map((a) => held.get(a));
   }
 
   fence(owner: string | undefined, onLost?: (e: Error) => void): void {

@@ -149,7 +149,7 @@ export function pgText<T extends string | null>(s: T): T {
 
 /** The SQLSTATE `fleetbook_fence` raises: the fenced owner's lease no longer holds (migrations.ts). */
 export const FENCE_ERROR = 'FBL01';
-/** The SQLSTATE with which `fleetbook_lock` undoes an acquisition short of a device (migrations.ts). */
+/** The SQLSTATE with which `fleetbook_lock` (of the previous version) undoes an acquisition short of a device. */
 export const HELD_ERROR = 'FBL02';
 /** The first key of the advisory locks of owners (the second is the hash of the owner's id): see the fence. */
 export const OWNER_LOCKS = 0x666c6f;
