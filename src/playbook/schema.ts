@@ -324,6 +324,18 @@ export type Playbook = Omit<Type.Static<typeof PLAYBOOK_TOP>, 'steps' | 'finally
   finally?: Step[];
 };
 
+const VALUE_KEYWORDS = [
+  'type',
+  'enum',
+  'const',
+  'pattern',
+  'format',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+];
+
 /** An action schema with an expression allowed in place of any value. */
 export function allowExpressions(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(allowExpressions);
@@ -343,7 +355,9 @@ export function allowExpressions(schema: unknown): unknown {
     s.anyOf = s.oneOf;
     delete s.oneOf;
   }
-  const isValue = 'type' in s || 'enum' in s || 'const' in s;
+  // A value's rule: a type, a set of values, or a constraint of one (a device id's format in a branch of its
+  // kind is a bare `pattern`).
+  const isValue = VALUE_KEYWORDS.some((k) => k in s);
   return isValue ? { anyOf: [s, EXPRESSION] } : s;
 }
 

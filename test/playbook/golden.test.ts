@@ -292,6 +292,26 @@ describe('loader: behaviour the issue asks for, not met yet', () => {
     expect(messages).to.deep.equal(['devices.suspend: id "123" is not valid: an IMEI is 15 digits']);
   });
 
+  it("takes a device's id, or its kind, given by an expression: the format is checked when the run sends it", () => {
+    const src = [
+      'inputs:',
+      '  imei: { type: string }',
+      '  kind: { type: string }',
+      'steps:',
+      '  - id: s',
+      '    uses: devices.suspend',
+      '    with:',
+      "      accountName: '0000123456-00001'",
+      '      devices:',
+      "        - { id: '${{ inputs.imei }}', kind: imei }",
+      "        - { id: 'x${{ inputs.imei }}', kind: iccid }",
+      "        - { id: '${{ inputs.imei }}', kind: '${{ inputs.kind }}' }",
+      "        - { id: '12', kind: mdn }",
+    ].join('\n');
+    const messages = loadPlaybook(head + src, 'bug.yaml').diagnostics.map((d) => d.message);
+    expect(messages).to.deep.equal(['devices.suspend: id "12" is not valid: an MDN is 10 digits']);
+  });
+
   it('reports a bad duration with the `duration` rule of RULES', () => {
     const src = [
       'steps:',
