@@ -120,6 +120,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const client = createClient({ ...target.options, logger, beforeMutation: () => held.lease?.check() });
   const store = await openStore(config.state);
   const controller = new AbortController();
+  // Ends the `finally` of the cancelled run (RunOptions.stop).
+  const stop = new AbortController();
   // This run is this process's: a daemon on the same state file neither adopts it nor acts on its devices
   // while the lease holds. Lost (the process froze past it), the run stops where it is, unfinished.
   const lease = await Lease.acquire({
@@ -127,7 +129,10 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     role: 'run',
     exclusive: false,
     leaseMs: parseDuration(config.lease) ?? 15_000,
-    onLost: (e) => controller.abort(new Interrupted(e.message)),
+    onLost: (e) => {
+      controller.abort(new Interrupted(e.message));
+      stop.abort(e);
+    },
   });
   held.lease = lease;
   // The API areas' budgets are shared with the other processes on the store (a daemon, replicas).
@@ -150,9 +155,15 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       )
     : undefined;
   bar?.start(0, 0, { calls: 0, errors: 0, step: '' });
-  const onSignal = () => controller.abort(new Error('cancelled by signal'));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // A signal cancels the run, whose `finally` then runs; a second one stops that too; a third ends the process.
+  const onSignal = () => {
+    if (!controller.signal.aborted) return controller.abort(new Error('cancelled by signal'));
+    stop.abort(new Error('stopped by a second signal'));
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let summary: RunSummary;
   try {
     const services = {
@@ -170,6 +181,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       ...start,
       dryRun: Boolean(flags.dryRun),
       signal: controller.signal,
+      stop: stop.signal,
       ...(bar
         ? {
             onProgress: (p: Progress) => {

@@ -25,7 +25,10 @@ export interface PoolOptions {
 interface Entry {
   run: RunRecord;
   group: string;
+  /** Cancels the run. */
   controller: AbortController;
+  /** Ends the `finally` of a cancelled run: a second cancel, or the pool stopping (RunOptions.stop). */
+  stop: AbortController;
 }
 
 interface Group {
@@ -102,7 +105,7 @@ export class RunPool {
       g = { limit: c ? (c.limit ?? 1) : 1, active: new Set(), waiting: [] };
       this.groups.set(group, g);
     }
-    const entry: Entry = { run, group, controller: new AbortController() };
+    const entry: Entry = { run, group, controller: new AbortController(), stop: new AbortController() };
     if (g.active.size < g.limit) {
       g.active.add(entry);
       this.ready.push(entry);
@@ -133,13 +136,14 @@ export class RunPool {
 
   /**
    * Cancels a run this pool holds, with `reason` as its error: an executing or ready one is aborted (the runner
-   * ends it cancelled, its step interrupted), one waiting for its concurrency group ends cancelled at once. False
-   * when the pool holds no such run (it ended, or another process executes it).
+   * ends it cancelled, its step interrupted, after its `finally`), one waiting for its concurrency group ends
+   * cancelled at once. Cancelled again, a run's `finally` is stopped too. False when the pool holds no such run
+   * (it ended, or another process executes it).
    */
   cancel(runId: string, reason: string): boolean {
     for (const e of [...this.executing, ...this.ready])
       if (e.run.id === runId) {
-        e.controller.abort(new Error(reason));
+        (e.controller.signal.aborted ? e.stop : e.controller).abort(new Error(reason));
         return true;
       }
     for (const g of this.groups.values()) {
@@ -173,12 +177,16 @@ export class RunPool {
     }
   }
 
-  private async execute({ run, controller }: Entry): Promise<void> {
+  private async execute({ run, controller, stop }: Entry): Promise<void> {
     const pb = this.o.playbooks.get(run.playbook) as Playbook;
     const began = Date.now();
     let summary: RunSummary;
     try {
-      summary = await startRun(this.o.services, pb, { stored: run, signal: controller.signal });
+      summary = await startRun(this.o.services, pb, {
+        stored: run,
+        signal: controller.signal,
+        stop: stop.signal,
+      });
     } catch (e) {
       if (e instanceof Interrupted) return;
       // The runner ends every run it can; this is a defect, kept visible rather than lost.
@@ -231,7 +239,8 @@ export class RunPool {
 
   /**
    * Stops taking runs, lets the executing ones finish for up to `graceMs`, then interrupts the rest: they
-   * stay unfinished in the store, with their checkpoints, and resume at the next start.
+   * stay unfinished in the store, with their checkpoints, and resume at the next start. A cancelled run still in
+   * its `finally` is stopped there, and ends cancelled.
    */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
@@ -243,7 +252,10 @@ export class RunPool {
     ]);
     clearTimeout(timer);
     if (late) {
-      for (const e of this.executing) e.controller.abort(new Interrupted());
+      for (const e of this.executing) {
+        e.controller.abort(new Interrupted());
+        e.stop.abort(new Error('stopped: fleetbook is stopping'));
+      }
       await Promise.allSettled([...this.settled]);
     }
   }

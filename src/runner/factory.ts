@@ -30,7 +30,7 @@ export interface RunServices extends Pick<
 }
 
 /** How a run is watched and stopped. */
-type RunControl = Pick<RunOptions, 'signal' | 'onProgress'>;
+type RunControl = Pick<RunOptions, 'signal' | 'stop' | 'onProgress'>;
 
 /** A run that starts now, stored by the runner as it starts (`fleetbook run`). */
 export interface NewRun extends RunControl, Pick<RunOptions, 'inputs' | 'event' | 'dryRun'> {
@@ -64,6 +64,7 @@ function runOptions(services: RunServices, request: RunRequest): RunOptions {
     event: stored.event,
     trigger: stored.trigger as Record<string, unknown>,
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.stop ? { stop: request.stop } : {}),
     ...(request.onProgress ? { onProgress: request.onProgress } : {}),
     ...services,
   };

@@ -50,10 +50,11 @@ class Run {
   private readonly limits: RunLimits;
   private startedAt = '';
   /**
-   * The signal of every step without a timeout: the run's own (or one that never aborts), not one per step of a
-   * fan-out. Every request of a step listens to it, and a fan-out has many in flight.
+   * The signal of the steps, and of every step without a timeout: the run's own (or one that never aborts), not
+   * one per step of a fan-out (every request of a step listens to it, and a fan-out has many in flight). In the
+   * `finally` of a cancelled run, the run's stop.
    */
-  private readonly runSignal: AbortSignal;
+  private signal: AbortSignal;
 
   constructor(
     private readonly pb: Playbook,
@@ -61,7 +62,7 @@ class Run {
   ) {
     this.ctx = new RunContext(o.runId ?? newRunId(), planOf(pb), o);
     this.limits = new RunLimits(this.ctx);
-    this.runSignal = withListeners(o.signal ?? new AbortController().signal);
+    this.signal = withListeners(o.signal ?? new AbortController().signal);
   }
 
   async execute(): Promise<RunSummary> {
@@ -126,18 +127,20 @@ class Run {
         scope.ctx.vars = render(this.pb.vars ?? {}, scope.ctx) as Json;
         await this.steps(this.pb.steps, scope);
       } catch (e) {
-        cancelled = Boolean(o.signal?.aborted);
+        cancelled = this.signal.aborted;
         // A cancelled run says why it was cancelled, not how its step in flight ended.
-        error = cancelled ? cancelReason(o.signal) : (e as Error).message;
+        error = cancelled ? cancelReason(this.signal) : (e as Error).message;
       }
-      const reason: unknown = o.signal?.reason;
+      const reason: unknown = this.signal.reason;
       if (cancelled && reason instanceof Interrupted) {
         ctx.log.info('run interrupted; it resumes at the next start');
         throw reason;
       }
       if (this.pb.finally) {
+        // `finally` runs whatever happened. After a cancel, on a signal of its own, so that it can still act (resume
+        // the devices the run suspended) until the run is stopped: the process stops, or the run is cancelled again.
+        if (cancelled) this.signal = withListeners(o.stop ?? new AbortController().signal);
         try {
-          // `finally` runs whatever happened, a cancellation included.
           await this.steps(this.pb.finally, scope, true);
         } catch (e) {
           error ??= (e as Error).message;
@@ -179,7 +182,7 @@ class Run {
 
   private async steps(list: Step[], scope: Scope, evenIfCancelled = false): Promise<void> {
     for (const step of list) {
-      if (!evenIfCancelled) this.o.signal?.throwIfAborted();
+      if (!evenIfCancelled) this.signal.throwIfAborted();
       await this.step(step, scope);
     }
   }
@@ -202,7 +205,8 @@ class Run {
     const cp = ctx.checkpoints.get(key);
     const unfinished = cp?.status === 'sending' || cp?.status === 'confirming';
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
-    const abortedBefore = Boolean(this.o.signal?.aborted);
+    const signal = this.signal;
+    const abortedBefore = signal.aborted;
     let state: StepState;
     try {
       // A fan-out or parallel step is entered again: each inner step restores itself from its own checkpoint.
@@ -214,11 +218,11 @@ class Run {
       }
     } catch (e) {
       // Interrupted, not failed: no checkpoint, so that the step runs again when the run resumes.
-      if (this.o.signal?.aborted && this.o.signal.reason instanceof Interrupted) throw e;
+      if (signal.aborted && signal.reason instanceof Interrupted) throw e;
       // Cancelled with its run, the step did not fail: it says so, and why.
-      const cancelled = Boolean(this.o.signal?.aborted) && (!abortedBefore || isCancel(e, this.o.signal));
+      const cancelled = signal.aborted && (!abortedBefore || isCancel(e, signal));
       const status = cancelled ? 'cancelled' : 'failed';
-      const message = cancelled ? cancelReason(this.o.signal) : e instanceof Error ? e.message : String(e);
+      const message = cancelled ? cancelReason(signal) : e instanceof Error ? e.message : String(e);
       scope.ctx.steps[step.id] = { status, output: null, items: [], devices: emptyCounts(), error: message };
       sum.status = status;
       sum.error = message;
@@ -234,7 +238,7 @@ class Run {
         if (cancelled) ctx.log.info('step cancelled', { step: step.id, reason: message });
         else ctx.log.warn('step failed', { step: step.id, error: message });
       }
-      if (e instanceof LimitError || this.o.signal?.aborted) throw e;
+      if (e instanceof LimitError || signal.aborted) throw e;
       return this.afterFailure(step, scope, message);
     }
     // A step whose devices failed beyond its tolerance fails, its devices recorded as for any other step.
@@ -344,7 +348,7 @@ class Run {
       retryable: (e) =>
         e instanceof StepError && e.selector.includes('timeout') && !mutating && selects(plan.retry.on, e),
       delay: (attempt) => this.ctx.delay(plan.retry, attempt),
-      sleep: (ms) => this.ctx.clock.sleep(ms, this.o.signal),
+      sleep: (ms) => this.ctx.clock.sleep(ms, this.signal),
       onRetry: () => this.ctx.stepSummary(step.id).attempts++,
     });
     return value;
@@ -356,8 +360,8 @@ class Run {
     fn: (signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
     const ms = plan.timeoutMs;
-    if (ms === undefined) return fn(this.runSignal);
-    const timer = linkedController(this.runSignal);
+    if (ms === undefined) return fn(this.signal);
+    const timer = linkedController(this.signal);
     let timedOut!: (e: Error) => void;
     const timeout = new Promise<never>((_, reject) => (timedOut = reject));
     const t = setTimeout(() => {
@@ -383,7 +387,7 @@ class Run {
   ): Promise<StepState> {
     if ('uses' in step) return this.uses(step, plan, scope, key, signal, resumed);
     if ('forEach' in step)
-      return fanOut(this.ctx, step, scope, (steps, child) => this.steps(steps, child), this.o.signal);
+      return fanOut(this.ctx, step, scope, (steps, child) => this.steps(steps, child), this.signal);
     if ('parallel' in step) {
       // Every branch settles before the step ends: a failed branch must not end the run under the others.
       const settled = await Promise.allSettled(step.parallel.map((s) => this.step(s as Step, scope)));
@@ -517,8 +521,8 @@ function withListeners(signal: AbortSignal): AbortSignal {
 }
 
 /** Whether `e` is the cancel itself: the signal's reason, or a call refused for it. */
-function isCancel(e: unknown, signal: AbortSignal | undefined): boolean {
-  return e === signal?.reason || (e instanceof FleetbookError && e.code === 'FB_ABORTED');
+function isCancel(e: unknown, signal: AbortSignal): boolean {
+  return e === signal.reason || (e instanceof FleetbookError && e.code === 'FB_ABORTED');
 }
 
 /** Why a run was cancelled, as its signal's reason says: `cancelled from the console`. */

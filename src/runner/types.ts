@@ -81,7 +81,13 @@ export interface RunOptions {
   /** CarrierService messages by request id, when this process listens for them (the daemon). */
   confirmations?: ConfirmationSource;
   onProgress?: (p: Progress) => void;
+  /** Cancels the run: its step in flight ends, and `finally` runs (on `stop`). */
   signal?: AbortSignal;
+  /**
+   * Ends the `finally` of a cancelled run, which runs on this signal rather than on `signal`, so that its steps
+   * may still call the API (resume what the run suspended): the process stopping, or the run cancelled again.
+   */
+  stop?: AbortSignal;
   locks?: DeviceLocks;
   /** The run as stored, when the caller has it (the daemon's pool): saves reading it back. */
   stored?: RunRecord;

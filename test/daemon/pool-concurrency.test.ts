@@ -1,7 +1,8 @@
 /**
  * A playbook's `concurrency` in the daemon's pool: runs of one key beyond its limit queue (and run after, in
- * order), are skipped, or cancel the one running; runs of another key go on. The runs are real: stored in SQLite,
- * executed by the runner, each holding its key with a `wait`.
+ * order), are skipped, or cancel the one running; runs of another key go on. And cancels: a cancelled run's
+ * `finally` runs, until a second cancel or the pool's stop. The runs are real: stored in SQLite, executed by the
+ * runner, each holding its key with a `wait`.
  */
 import { expect } from 'chai';
 import { engineSettings } from '../../src/actions/settings.js';
@@ -36,7 +37,22 @@ steps:
     with: { message: '\${{ run.id }} done' }
 `);
 
-describe('daemon: concurrency keys in the run pool', function () {
+/** A run that waits, cancelled, in its `finally` too. */
+const lingering = playbook(`
+version: 1
+name: lingering
+on: { manual: true }
+inputs:
+  site: { type: string }
+steps:
+  - id: hold
+    wait: 10m
+finally:
+  - id: linger
+    wait: 10m
+`);
+
+describe('daemon: concurrency keys and cancels in the run pool', function () {
   this.timeout(20_000);
   let emu: Emulator;
   let client: Client;
@@ -179,5 +195,53 @@ describe('daemon: concurrency keys in the run pool', function () {
     ]);
     expect((await store.getRun(second))?.status, 'the second executes').to.equal('running');
     await pool.stop(0);
+  });
+
+  /** Waits until the runner logged `message` for step `step` of run `runId`. */
+  const logged = (runId: string, message: string, step: string) =>
+    until(() => lines.some((l) => l.message === message && l.meta.runId === runId && l.meta.step === step));
+
+  it("a cancelled run's `finally` runs; cancelled again, its `finally` stops, and the run ends cancelled", async () => {
+    const pool = poolOf(lingering);
+    const id = submit(pool, lingering.name, 'north');
+    await logged(id, 'step started', 'hold');
+    expect(pool.cancel(id, 'cancelled from the console')).to.equal(true);
+    await logged(id, 'step started', 'linger');
+    expect((await store.getRun(id))?.status, 'in its finally').to.equal('running');
+    expect(pool.cancel(id, 'cancelled again from the console')).to.equal(true);
+    await pool.idle();
+    expect(await ended([id])).to.deep.equal([
+      [
+        'cancelled',
+        'cancelled from the console',
+        [
+          ['hold', 'cancelled'],
+          ['linger', 'cancelled'],
+        ],
+      ],
+    ]);
+    const linger = (await store.getRun(id))?.summary?.steps.find((st) => st.id === 'linger');
+    expect(linger?.error).to.equal('cancelled again from the console');
+  });
+
+  it("stopping the pool stops a cancelled run's `finally`: the run ends cancelled, not left to resume", async () => {
+    const pool = poolOf(lingering);
+    const id = submit(pool, lingering.name, 'north');
+    await logged(id, 'step started', 'hold');
+    pool.cancel(id, 'cancelled from the console');
+    await logged(id, 'step started', 'linger');
+    await pool.stop(0);
+    expect(await ended([id])).to.deep.equal([
+      [
+        'cancelled',
+        'cancelled from the console',
+        [
+          ['hold', 'cancelled'],
+          ['linger', 'cancelled'],
+        ],
+      ],
+    ]);
+    const linger = (await store.getRun(id))?.summary?.steps.find((st) => st.id === 'linger');
+    expect(linger?.error).to.equal('stopped: fleetbook is stopping');
   });
 });

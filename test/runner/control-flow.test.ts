@@ -12,6 +12,7 @@ import type { Emulator } from '../../src/emulator/index.js';
 import { coerceInputs, runPlaybook, type RunOptions } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import type { RunSummary } from '../../src/store/store.js';
+import { until } from '../store/fixtures.js';
 import {
   accountDevices,
   calls,
@@ -572,33 +573,81 @@ finally:
       ]);
     });
 
-    it('an API call of a `finally` step after the cancel is refused at once: that step is cancelled', async () => {
+    /** Resolves once the runner logged `message` for step `id`. */
+    const logs = (message: string, id: string) =>
+      until(() => lines.some((l) => l.message === message && l.meta.step === id));
+
+    it('after a cancel, `finally` still acts: it suspends and restores a device the run left', async () => {
       const cancel = new AbortController();
+      const [device] = (await accountDevices(emu, account)).filter((d) => d.state === 'active');
+      const id = imei(device!);
       const running = run(
         `
 version: 1
-name: cancelled-then-api
+name: cancelled-then-restore
 on: { manual: true }
 inputs:
   account: { type: string }
+  imei: { type: string }
 steps:
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: "\${{ inputs.account }}", devices: [{ id: "\${{ inputs.imei }}", kind: imei }] }
   - id: pause
-    wait: 10s
+    wait: 10m
 finally:
-  - id: listed
-    uses: devices.list
-    with: { accountName: \${{ inputs.account }} }
+  - id: restore
+    uses: devices.restore
+    with: { accountName: "\${{ inputs.account }}", devices: [{ id: "\${{ inputs.imei }}", kind: imei }] }
 `,
-        { signal: cancel.signal, inputs: { account } },
+        { signal: cancel.signal, inputs: { account, imei: id } },
       );
-      setTimeout(() => cancel.abort(new Error('cancelled from the console')), 200);
+      await logs('step started', 'pause');
+      cancel.abort(new Error('cancelled from the console'));
       const s = await running;
       expect(s.status).to.equal('cancelled');
+      expect(s.error).to.equal('cancelled from the console');
+      expect(s.steps.map((st) => [st.id, st.status])).to.deep.equal([
+        ['suspend', 'succeeded'],
+        ['pause', 'cancelled'],
+        ['restore', 'succeeded'],
+      ]);
+      // The emulator restored the device: it is active again, as the playbook's author meant.
+      const now = (await accountDevices(emu, account)).find((d) => imei(d) === id);
+      expect(now?.state).to.equal('active');
+    });
+
+    it("a cancelled run's `finally` ends when the run is stopped: its step in flight says why", async () => {
+      const cancel = new AbortController();
+      const stop = new AbortController();
+      const running = run(
+        `
+version: 1
+name: cancelled-then-stopped
+on: { manual: true }
+steps:
+  - id: pause
+    wait: 10m
+finally:
+  - id: linger
+    wait: 10m
+  - id: after
+    uses: log
+    with: { message: "after the stop" }
+`,
+        { signal: cancel.signal, stop: stop.signal },
+      );
+      await logs('step started', 'pause');
+      cancel.abort(new Error('cancelled from the console'));
+      await logs('step started', 'linger');
+      stop.abort(new Error('stopped: fleetbook is stopping'));
+      const s = await running;
+      expect(s.status).to.equal('cancelled');
+      expect(s.error).to.equal('cancelled from the console');
       expect(s.steps.map((st) => [st.id, st.status, st.error])).to.deep.equal([
         ['pause', 'cancelled', 'cancelled from the console'],
-        ['listed', 'cancelled', 'cancelled from the console'],
+        ['linger', 'cancelled', 'stopped: fleetbook is stopping'],
       ]);
-      expect(step(s, 'listed')?.calls).to.equal(0);
     });
   });
 

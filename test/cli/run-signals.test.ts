@@ -1,0 +1,77 @@
+/**
+ * `fleetbook run` and Ctrl-C, as a person at a terminal uses them: the built binary in a child process on the
+ * embedded emulator. A first signal cancels the run and its `finally` runs; a second one stops the `finally`.
+ */
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { RunSummary } from '../../src/store/store.js';
+import { BIN } from '../helpers/cli.js';
+import { tempDir } from '../runner/helpers.js';
+
+const LINGERING = `
+version: 1
+name: cli-lingering
+on: { manual: true }
+steps:
+  - id: hold
+    wait: 10m
+finally:
+  - id: linger
+    wait: 10m
+  - id: never
+    uses: log
+    with: { message: never reached }
+`;
+
+describe('fleetbook run: signals', function () {
+  this.timeout(60_000);
+
+  it('a first signal cancels the run and its `finally` runs; a second one stops the `finally`', async () => {
+    const tmp = await tempDir();
+    try {
+      const file = join(tmp.dir, 'lingering.yaml');
+      await writeFile(file, LINGERING);
+      const child = spawn(process.execPath, [BIN, 'run', file, '--json'], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          FLEETBOOK_STATE: join(tmp.dir, 'state.db'),
+          FLEETBOOK_LOG_LEVEL: 'info',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      /** Resolves once the process logged that step `id` started. */
+      const started = (id: string) =>
+        new Promise<void>((resolve) => {
+          const look = (d: Buffer) => {
+            stderr += d.toString();
+            if (stderr.split('\n').some((l) => l.includes('step started') && l.includes(`"step":"${id}"`))) {
+              child.stderr.off('data', look);
+              resolve();
+            }
+          };
+          child.stderr.on('data', look);
+          look(Buffer.alloc(0));
+        });
+      await started('hold');
+      child.kill('SIGINT');
+      await started('linger');
+      child.kill('SIGINT');
+      expect(await exited, stderr).to.equal(1);
+      const summary = JSON.parse(stdout) as RunSummary;
+      expect(summary.status).to.equal('cancelled');
+      expect(summary.error).to.equal('cancelled by signal');
+      expect(summary.steps.map((s) => [s.id, s.status, s.error])).to.deep.equal([
+        ['hold', 'cancelled', 'cancelled by signal'],
+        ['linger', 'cancelled', 'stopped by a second signal'],
+      ]);
+    } finally {
+      await tmp.close();
+    }
+  });
+});
