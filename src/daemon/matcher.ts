@@ -97,6 +97,8 @@ export class Matcher {
    * event was not held. Cleared when a read of the store finds nothing more.
    */
   private behind = true;
+  /** Counts the offers that set `behind`: a read of the store clears it only when none came while it was out. */
+  private missed = 0;
   /**
    * Messages were claimed (`rescan`): the next read starts again from the first id. A flag, not `lastId = 0` at
    * once: a read or a commit in flight would set `lastId` past the claimed messages when it ends.
@@ -137,7 +139,10 @@ export class Matcher {
     for (const ev of events) {
       const last = this.held.at(-1);
       if (this.held.length < HELD && (last === undefined || ev.id === last.id + 1)) this.held.push(ev);
-      else this.behind = true;
+      else {
+        this.behind = true;
+        this.missed++;
+      }
     }
   }
 
@@ -196,9 +201,11 @@ export class Matcher {
     if (done) this.held.splice(0, done);
     if (this.held[0]?.id === this.lastId + 1) return this.held.splice(0, limit);
     if (!this.behind && !this.held.length) return [];
+    const missed = this.missed;
     const read = await this.o.store.pendingInbox(this.o.owner, limit, this.lastId);
-    // Nothing after these on disk (a commit being synced is offered once it is): only offers from now on.
-    if (read.length < limit) this.behind = false;
+    // Nothing after these on disk (a commit being synced is offered once it is): only offers from now on. Unless
+    // a commit offered events it could not hold while the read was out: the read may not have seen them.
+    if (read.length < limit && missed === this.missed) this.behind = false;
     return read;
   }
 

@@ -215,4 +215,40 @@ describe('the matcher takes just-committed events from memory', function () {
     expect(requestsOf(pool.runs).sort()).to.deep.equal(['req-1', 'req-2', 'req-3', 'req-4']);
     expect(pending(store)).to.equal(0);
   });
+
+  it('processes the events of a commit made while a read of the store was in flight, not held, at once', async () => {
+    // Measured before (P4-PG3, three replicas): a read of the store that began before a commit said, on its
+    // return, that nothing more was pending, over the commit's events that were not held; they stayed in the
+    // inbox until another commit came. At the end of a burst, that is never.
+    const store = new SqliteStore(':memory:');
+    const { pool, matcher } = daemonParts(store);
+    await store.appendInbox(OWNER, [message(1)]);
+    // The first read of the store (the matcher starts behind) is held in flight, its answer already read.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let reading!: () => void;
+    const inRead = new Promise<void>((r) => (reading = r));
+    const read = store.pendingInbox.bind(store);
+    store.pendingInbox = async (who, limit, afterId) => {
+      const rows = await read(who, limit, afterId);
+      reading();
+      await held;
+      return rows;
+    };
+    matcher.kick();
+    await inRead;
+    // Meanwhile two commits of this daemon, with another replica's between them: the first is held, the
+    // second's id does not follow it, and is not.
+    const [two] = (await store.appendInbox(OWNER, [message(2)])) as number[];
+    matcher.offer(await store.inboxByRequest(['req-2']));
+    await store.appendInbox('another replica', [message(3)]);
+    const [four] = (await store.appendInbox(OWNER, [message(4)])) as number[];
+    expect(four).to.equal((two as number) + 2);
+    matcher.offer(await store.inboxByRequest(['req-4']));
+    matcher.kick();
+    release();
+    await settle(matcher);
+    expect(requestsOf(pool.runs)).to.deep.equal(['req-1', 'req-2', 'req-4']);
+    expect(pending(store), "the other replica's event stays its own").to.equal(1);
+  });
 });
