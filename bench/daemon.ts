@@ -247,8 +247,10 @@ async function p4(
           const said = ['fleetbook_runs_total', 'fleetbook_runs_running', 'fleetbook_inbox_backlog']
             .map((name) => `${name} ${total(m, name)}`)
             .join(', ');
+          // And what they logged (at warn and above): why they stopped.
+          const logs = daemons.map((d) => `${d.name}:\n${d.stderr.slice(-2000)}`).join('\n');
           throw new Error(
-            `P4: the runs of warm-up window ${w + 1} did not end within 30 s (${sofar.stored} callbacks stored, ${said}${sofar.other.size ? `; not stored: ${others(sofar.other)}` : ''})`,
+            `P4: the runs of warm-up window ${w + 1} did not end within 30 s (${sofar.stored} callbacks stored, ${said}${sofar.other.size ? `; not stored: ${others(sofar.other)}` : ''})\n${logs}`,
           );
         }
       },
