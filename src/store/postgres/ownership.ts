@@ -195,7 +195,7 @@ export class PostgresOwnership implements Ownership {
         values: [
           owner,
           JSON.stringify(batch.map((a) => ({ holder: a.holder, ids: a.ids }))),
-          Math.max(...batch.map((a) => a.now)),
+          batch.reduce((latest, a) => Math.max(latest, a.now), 0),
           this.turns.fencedOwner() ?? null,
         ],
       };
