@@ -9,21 +9,7 @@ import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { BIN } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
-
-const LINGERING = `
-version: 1
-name: cli-lingering
-on: { manual: true }
-steps:
-  - id: hold
-    wait: 10m
-finally:
-  - id: linger
-    wait: 10m
-  - id: never
-    uses: log
-    with: { message: never reached }
-`;
+import { LINGERING } from '../runner/playbooks.js';
 
 describe('fleetbook run: signals', function () {
   this.timeout(60_000);
@@ -32,7 +18,7 @@ describe('fleetbook run: signals', function () {
     const tmp = await tempDir();
     try {
       const file = join(tmp.dir, 'lingering.yaml');
-      await writeFile(file, LINGERING);
+      await writeFile(file, LINGERING('cli-lingering'));
       const child = spawn(process.execPath, [BIN, 'run', file, '--json'], {
         env: {
           PATH: process.env.PATH ?? '',

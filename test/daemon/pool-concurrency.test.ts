@@ -20,6 +20,7 @@ import {
   playbook,
   type LogLine,
 } from '../runner/helpers.js';
+import { LINGERING } from '../runner/playbooks.js';
 
 const held = (onConflict: string, wait = '300ms', limit = 1) =>
   playbook(`
@@ -37,20 +38,7 @@ steps:
     with: { message: '\${{ run.id }} done' }
 `);
 
-/** A run that waits, cancelled, in its `finally` too. */
-const lingering = playbook(`
-version: 1
-name: lingering
-on: { manual: true }
-inputs:
-  site: { type: string }
-steps:
-  - id: hold
-    wait: 10m
-finally:
-  - id: linger
-    wait: 10m
-`);
+const lingering = playbook(LINGERING('lingering'));
 
 describe('daemon: concurrency keys and cancels in the run pool', function () {
   this.timeout(20_000);
@@ -197,6 +185,22 @@ describe('daemon: concurrency keys and cancels in the run pool', function () {
     await pool.stop(0);
   });
 
+  /** Run `id` ended cancelled by the console, its `finally` step `linger` stopped for `why`. */
+  async function endedInFinally(id: string, why: string): Promise<void> {
+    expect(await ended([id])).to.deep.equal([
+      [
+        'cancelled',
+        'cancelled from the console',
+        [
+          ['hold', 'cancelled'],
+          ['linger', 'cancelled'],
+        ],
+      ],
+    ]);
+    const linger = (await store.getRun(id))?.summary?.steps.find((st) => st.id === 'linger');
+    expect(linger?.error).to.equal(why);
+  }
+
   /** Waits until the runner logged `message` for step `step` of run `runId`. */
   const logged = (runId: string, message: string, step: string) =>
     until(() => lines.some((l) => l.message === message && l.meta.runId === runId && l.meta.step === step));
@@ -210,18 +214,7 @@ describe('daemon: concurrency keys and cancels in the run pool', function () {
     expect((await store.getRun(id))?.status, 'in its finally').to.equal('running');
     expect(pool.cancel(id, 'cancelled again from the console')).to.equal(true);
     await pool.idle();
-    expect(await ended([id])).to.deep.equal([
-      [
-        'cancelled',
-        'cancelled from the console',
-        [
-          ['hold', 'cancelled'],
-          ['linger', 'cancelled'],
-        ],
-      ],
-    ]);
-    const linger = (await store.getRun(id))?.summary?.steps.find((st) => st.id === 'linger');
-    expect(linger?.error).to.equal('cancelled again from the console');
+    await endedInFinally(id, 'cancelled again from the console');
   });
 
   it("stopping the pool stops a cancelled run's `finally`: the run ends cancelled, not left to resume", async () => {
@@ -231,17 +224,6 @@ describe('daemon: concurrency keys and cancels in the run pool', function () {
     pool.cancel(id, 'cancelled from the console');
     await logged(id, 'step started', 'linger');
     await pool.stop(0);
-    expect(await ended([id])).to.deep.equal([
-      [
-        'cancelled',
-        'cancelled from the console',
-        [
-          ['hold', 'cancelled'],
-          ['linger', 'cancelled'],
-        ],
-      ],
-    ]);
-    const linger = (await store.getRun(id))?.summary?.steps.find((st) => st.id === 'linger');
-    expect(linger?.error).to.equal('stopped: fleetbook is stopping');
+    await endedInFinally(id, 'stopped: fleetbook is stopping');
   });
 });

@@ -54,3 +54,24 @@ steps:
           with: { cacheMode: "1" }
     wait: { for: completion, timeout: 2h${o.pollInterval ? `, pollInterval: ${o.pollInterval}` : ''} }
 `;
+
+/**
+ * A run that waits, in its steps and in its `finally` (`linger`): what a cancel ends, and then what a second
+ * cancel or a stop ends. Its last step is never reached.
+ */
+export const LINGERING = (name: string) => `
+version: 1
+name: ${name}
+on: { manual: true }
+inputs:
+  site: { type: string }
+steps:
+  - id: hold
+    wait: 10m
+finally:
+  - id: linger
+    wait: 10m
+  - id: never
+    uses: log
+    with: { message: never reached }
+`;
