@@ -6,6 +6,7 @@
  * reads the devices' state when an earlier execution sent the request and stopped before its answer, so that no
  * device is changed twice.
  */
+import { retrying } from '../../retry.js';
 import type { Confirmation } from '../../store/store.js';
 import { countDevices, addCounts, errorOf, unknownOutcome, selects } from '../context.js';
 import { DeviceResults } from '../device-results.js';
@@ -50,7 +51,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       }
       let remaining = input === x.input ? x.devices : devicesOf(x.op, input);
       if (earlier?.status === 'sending') {
-        remaining = await settleApplied(x, input, remaining, attempt, results, tally);
+        remaining = await reconcile(x, input, remaining, attempt, results, tally);
         ctx.log.info('reconciled after a restart', { step: step.id, remaining: remaining.size });
       }
       if (!remaining.size) return null;
@@ -128,7 +129,7 @@ async function send(
       return { request, output };
     } catch (e) {
       if (unknownOutcome(e)) {
-        remaining = await settleApplied(x, input, remaining, attempt, results, tally);
+        remaining = await reconcile(x, input, remaining, attempt, results, tally);
         ctx.log.info('reconciled an unknown outcome', { step: step.id, remaining: remaining.size });
         if (!remaining.size) {
           sum.attempts++;
@@ -144,6 +145,35 @@ async function send(
       }
       await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
     }
+  }
+}
+
+/**
+ * After an answer lost once the service may have acted: which of `devices` it did act on (settleApplied), read
+ * with the step's retries (a read changes nothing: it is asked again on the errors `retry.on` selects). When the
+ * read still fails, what the service did to them is unknown: they are recorded `unconfirmed` with the read's
+ * error, never left out of the ledger nor sent again, and the step fails with it.
+ */
+async function reconcile(
+  x: ActionCall,
+  input: Json,
+  devices: DeviceSet,
+  attempt: number,
+  results: DeviceResults,
+  tally: Confirmation,
+): Promise<DeviceSet> {
+  const { ctx, plan } = x;
+  try {
+    const { value } = await retrying(() => settleApplied(x, input, devices, attempt, results, tally), {
+      maxAttempts: plan.retry.maxAttempts,
+      retryable: (e) => selects(plan.retry.on, e),
+      delay: (n) => ctx.delay(plan.retry, n),
+      sleep: (ms) => ctx.clock.sleep(ms, x.signal),
+    });
+    return value;
+  } catch (e) {
+    results.add(withResult(devices, { outcome: 'unconfirmed', ...errorOf(e), attempts: attempt }));
+    throw e;
   }
 }
 
