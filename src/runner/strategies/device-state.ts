@@ -115,7 +115,7 @@ async function send(
       const requestId = requestIdOf(output);
       if (!requestId) {
         // An answer without a request id confirms nothing: the devices' state says what happened.
-        remaining = await settleApplied(x, sending, remaining, attempt, results, tally);
+        remaining = await reconcile(x, sending, remaining, attempt, results, tally);
         results.add(withResult(remaining, { outcome: 'unconfirmed', attempts: attempt }));
         return undefined;
       }
@@ -149,10 +149,11 @@ async function send(
 }
 
 /**
- * After an answer lost once the service may have acted: which of `devices` it did act on (settleApplied), read
- * with the step's retries (a read changes nothing: it is asked again on the errors `retry.on` selects). When the
- * read still fails, what the service did to them is unknown: they are recorded `unconfirmed` with the read's
- * error, never left out of the ledger nor sent again, and the step fails with it.
+ * After an answer that confirms nothing (lost once the service may have acted, or without a request id): reads
+ * which of `devices` are already in the target state (they succeeded) and returns the others. The read has the
+ * step's retries (it changes nothing: it is asked again on the errors `retry.on` selects). When it still fails,
+ * what the service did to them is unknown: they are recorded `unconfirmed` with the read's error, never left out
+ * of the ledger nor sent again, and the step fails with it.
  */
 async function reconcile(
   x: ActionCall,
@@ -163,30 +164,19 @@ async function reconcile(
   tally: Confirmation,
 ): Promise<DeviceSet> {
   const { ctx, plan } = x;
+  const ids = new Set(idsOf(devices));
+  let applied: Set<string>;
   try {
-    const { value } = await retrying(() => settleApplied(x, input, devices, attempt, results, tally), {
+    ({ value: applied } = await retrying(() => readApplied(x, String(input.accountName), input, ids), {
       maxAttempts: plan.retry.maxAttempts,
       retryable: (e) => selects(plan.retry.on, e),
       delay: (n) => ctx.delay(plan.retry, n),
       sleep: (ms) => ctx.clock.sleep(ms, x.signal),
-    });
-    return value;
+    }));
   } catch (e) {
     results.add(withResult(devices, { outcome: 'unconfirmed', ...errorOf(e), attempts: attempt }));
     throw e;
   }
-}
-
-/** Reads which of `devices` are already in the target state: they succeeded; returns the others. */
-async function settleApplied(
-  x: ActionCall,
-  input: Json,
-  devices: DeviceSet,
-  attempt: number,
-  results: DeviceResults,
-  tally: Confirmation,
-): Promise<DeviceSet> {
-  const applied = await readApplied(x, String(input.accountName), input, new Set(idsOf(devices)));
   const done = subset(devices, applied, true);
   results.add(withResult(done, { outcome: 'succeeded', attempts: attempt }));
   tally.stateRead += done.size;
