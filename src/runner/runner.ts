@@ -526,7 +526,7 @@ function isCancel(e: unknown, signal: AbortSignal): boolean {
 }
 
 /** Why a run was cancelled, as its signal's reason says: `cancelled from the console`. */
-function cancelReason(signal: AbortSignal | undefined): string {
-  const reason: unknown = signal?.reason;
+function cancelReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
   return reason instanceof Error ? reason.message : reason === undefined ? 'cancelled' : String(reason);
 }
