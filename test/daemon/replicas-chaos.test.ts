@@ -185,7 +185,7 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
     const deadline = Date.now() + ms;
     for (;;) {
       const left = await one<{ inbox: number; runs: number; suspend: string }>(
-        `SELECT (SELECT count(*)::int FROM inbox WHERE processed_at IS NULL) AS inbox,
+        `SELECT (SELECT count(*)::int FROM inbox_pending) AS inbox,
                 (SELECT count(*)::int FROM runs WHERE status IN ('queued', 'running') AND started_at < $1) AS runs,
                 (SELECT status FROM runs WHERE id = $2) AS suspend`,
         [began, runId],
@@ -307,7 +307,7 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
     );
     expectRunPerCallback(callbackRuns, s, context);
     expect(
-      (await one<{ n: number }>('SELECT count(*)::int AS n FROM inbox WHERE processed_at IS NULL')).n,
+      (await one<{ n: number }>('SELECT count(*)::int AS n FROM inbox_pending')).n,
       'callbacks never processed',
     ).to.equal(0);
 

@@ -1,9 +1,9 @@
 /**
- * The callback inbox on PostgreSQL (InboxStore of store.ts). Each message is held by the owner that stored it;
- * the messages of an owner that is gone are claimed by another, skipping those a concurrent claim holds; a
- * message is marked processed, with the runs it starts, at most once across replicas.
+ * The callback inbox on PostgreSQL (InboxStore of store.ts). A message not yet processed has a row in
+ * inbox_pending, held by the owner that stored it; the messages of an owner that is gone are claimed by another,
+ * skipping those a concurrent claim holds; a message's row goes when it is processed, with the runs it starts,
+ * at most once across replicas.
  */
-import { isoTime } from '../../clock.js';
 import type pg from 'pg';
 import { inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.js';
@@ -76,8 +76,8 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
 
   async pendingInbox(owner: string, limit: number, afterId = 0): Promise<InboxEvent[]> {
     const rows = await this.turns.readAside<InboxRow>({
-      text: `SELECT ${EVENT_COLUMNS} FROM inbox
-             WHERE owner = $1 AND processed_at IS NULL AND id > $2 ORDER BY id LIMIT $3`,
+      text: `SELECT ${EVENT_COLUMNS} FROM inbox_pending p JOIN inbox USING (id)
+             WHERE p.owner = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`,
       values: [owner, afterId, limit],
     });
     return rows.map(inboxEvent);
@@ -85,11 +85,10 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
 
   async claimInbox(owner: string, now: number): Promise<number> {
     const { rowCount } = await this.turns.query({
-      text: `UPDATE inbox SET owner = $1 WHERE id IN (
-               SELECT id FROM inbox i
-               WHERE processed_at IS NULL
-                 AND (owner IS NULL OR NOT EXISTS (
-                   SELECT 1 FROM owners o WHERE o.id = i.owner AND o.lease_until > $2))
+      text: `UPDATE inbox_pending SET owner = $1 WHERE id IN (
+               SELECT id FROM inbox_pending p
+               WHERE p.owner IS NULL OR NOT EXISTS (
+                 SELECT 1 FROM owners o WHERE o.id = p.owner AND o.lease_until > $2)
                FOR UPDATE SKIP LOCKED)`,
       values: [owner, now],
     });
@@ -112,15 +111,17 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
 
   async recentInbox(limit: number): Promise<(InboxEvent & { processed: boolean })[]> {
     const rows = await this.turns.read<InboxRow & { processed: boolean }>({
-      text: `SELECT ${EVENT_COLUMNS}, processed_at IS NOT NULL AS processed FROM inbox ORDER BY id DESC LIMIT $1`,
+      text: `SELECT ${EVENT_COLUMNS}, NOT EXISTS (SELECT 1 FROM inbox_pending p WHERE p.id = inbox.id) AS processed
+             FROM inbox ORDER BY id DESC LIMIT $1`,
       values: [limit],
     });
     return rows.map((r) => ({ ...inboxEvent(r), processed: r.processed }));
   }
 
   /**
-   * One statement: the messages not yet processed are marked, and the runs of those (and only those) inserted.
-   * Two replicas completing one message (one whose lease expired meanwhile) both try: one marks it. Beside the
+   * One statement: the messages still pending are taken out of inbox_pending, and the runs of those (and only
+   * those) inserted. Two replicas completing one message (one whose lease expired meanwhile) both try: one
+   * takes it out. Beside the
    * open turn: the runs it inserts are new, and no write of a turn is about them yet.
    */
   async completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]> {
@@ -129,10 +130,10 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
     const started = insertRuns(runs, 'WHERE r.event_id IN (SELECT id FROM marked)');
     const marked = await this.turns.readAside<{ id: number }>({
       text: `WITH marked AS (
-               UPDATE inbox SET processed_at = $2 WHERE id = ANY($3::bigint[]) AND processed_at IS NULL RETURNING id
+               DELETE FROM inbox_pending WHERE id = ANY($2::bigint[]) RETURNING id
              ), started AS (${started.text})
              SELECT id FROM marked`,
-      values: [...started.values, isoTime(Date.now()), processed.map((p) => p.eventId)],
+      values: [...started.values, processed.map((p) => p.eventId)],
     });
     const done = new Set(marked.map((m) => m.id));
     this.backlog = Math.max(0, this.backlog - done.size);

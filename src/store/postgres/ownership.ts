@@ -110,7 +110,7 @@ export class PostgresOwnership implements Ownership {
     >({
       text: `SELECT o.*,
                (SELECT count(*) FROM runs r WHERE r.owner = o.id AND r.status IN ('queued', 'running')) AS runs,
-               (SELECT count(*) FROM inbox i WHERE i.owner = o.id AND i.processed_at IS NULL) AS callbacks,
+               (SELECT count(*) FROM inbox_pending i WHERE i.owner = o.id) AS callbacks,
                (SELECT count(*) FROM device_locks d WHERE d.owner = o.id) AS locked_devices
              FROM owners o WHERE o.lease_until > $1 ORDER BY o.started_at, o.id`,
       values: [now],
