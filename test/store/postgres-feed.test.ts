@@ -1,8 +1,10 @@
 /**
  * The inbox feed of replicas (Store.watchInbox on PostgreSQL): a callback the load balancer gave one replica
- * reaches the waits and confirmations of the others, as its commit lands; a replica never hears its own.
+ * reaches the waits and confirmations of the others, as its commit lands; a replica never hears its own, and
+ * hears what was stored while its listening connection was down once it is back.
  */
 import { expect } from 'chai';
+import pg from 'pg';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import type { InboxEvent } from '../../src/store/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
@@ -21,9 +23,10 @@ describe('PostgreSQL store: the inbox feed between replicas', function () {
   this.timeout(60_000);
   let a: PostgresStore;
   let b: PostgresStore;
+  let url: string;
 
   beforeEach(async () => {
-    const url = await postgresUrl();
+    url = await postgresUrl();
     [a, b] = await Promise.all([openPostgresStore(url), openPostgresStore(url)]);
   });
   afterEach(async () => {
@@ -54,5 +57,46 @@ describe('PostgreSQL store: the inbox feed between replicas', function () {
     await b.appendInbox('b', [message('r4')]);
     await new Promise((r) => setTimeout(r, 300));
     expect(heardByA).to.have.length(2);
+  });
+
+  it('hands over, once back, what another stored while its connection was down, each message once', async () => {
+    const heard: InboxEvent[] = [];
+    const stop = b.watchInbox('b', (evs) => heard.push(...evs));
+    const db = new pg.Client(url);
+    await db.connect();
+    const feeds = async () =>
+      (
+        await db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'fleetbook-feed'",
+        )
+      ).rows[0]?.n;
+    const until = async (n: number) => {
+      while ((await feeds()) !== n) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      await until(1);
+      await new Promise((r) => setTimeout(r, 200));
+      const [r1] = await a.appendInbox('a', [message('r1')]);
+      // The feed's connection ends (a server restarted, a network cut): it reconnects a second later.
+      await db.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'fleetbook-feed'",
+      );
+      await until(0);
+      const [r2, r3] = await a.appendInbox('a', [message('r2'), message('r3')]);
+      await until(1);
+      const [r4] = await a.appendInbox('a', [message('r4')]);
+      const deadline = Date.now() + 10_000;
+      while (heard.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(heard.map((e) => [e.id, e.requestId])).to.deep.equal([
+        [r1, 'r1'],
+        [r2, 'r2'],
+        [r3, 'r3'],
+        [r4, 'r4'],
+      ]);
+    } finally {
+      stop();
+      await db.end();
+    }
   });
 });
