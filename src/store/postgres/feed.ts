@@ -5,10 +5,11 @@
  * confirming a request on one replica hear of a callback the load balancer gave to another.
  *
  * A notice sent while the listening connection is down is lost: once listening again, the feed reads what the
- * others stored since a mark (the inbox's highest id, read on the listening connection every MARK_MS; the older
- * of the last two, so that a commit in flight or a notice on its way as the connection broke is not behind it),
- * and hands over each message it has not handed yet. An owner commits one batch at a time (GroupCommit), so its
- * ids grow in commit order: the highest id handed per owner tells what was handed.
+ * others stored since a mark (the inbox's highest id, read before it first listens, then on the listening
+ * connection every MARK_MS; the older of the last two, so that a commit in flight or a notice on its way as the
+ * connection broke is not behind it), and hands over each message it has not handed yet, before any notice heard
+ * since. An owner commits one batch at a time (GroupCommit), so its ids grow in commit order: the highest id
+ * handed per owner tells what was handed.
  */
 import pg from 'pg';
 import { inboxEvent, type InboxRow } from '../rows.js';
@@ -61,12 +62,31 @@ export class InboxFeed {
     client.on('end', again);
     client.on('notification', (n) => this.noticed(n.payload));
     try {
-      await client.connect();
-      await client.query(`LISTEN ${INBOX_CHANNEL}`);
-      const since = this.marks[0];
-      if (since !== undefined) this.then(() => this.catchUp(since));
-      await this.mark(client);
-      this.marking = setInterval(() => void this.mark(client).catch(again), MARK_MS).unref();
+      // The first time, what is stored from now on: a run resumed as the daemon starts may wait for it.
+      if (!this.marks.length) await this.mark(this.pool);
+      const since = this.marks[0] as number;
+      // First in the queue, ahead of the notices heard once listening: what was stored since the mark, then the
+      // marks again, only once that is handed. Failing, the connection is opened again and catches up again.
+      let listening = () => {};
+      const listened = new Promise<void>((resolve) => (listening = resolve));
+      this.then(async () => {
+        try {
+          await listened;
+          if (this.client !== client) return;
+          await this.catchUp(since);
+          await this.mark(client);
+          if (this.client === client)
+            this.marking = setInterval(() => void this.mark(client).catch(again), MARK_MS).unref();
+        } catch {
+          again();
+        }
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${INBOX_CHANNEL}`);
+      } finally {
+        listening();
+      }
     } catch {
       again();
     }
@@ -78,8 +98,8 @@ export class InboxFeed {
     });
   }
 
-  private async mark(client: pg.Client): Promise<void> {
-    const { rows } = await client.query<{ id: string }>('SELECT coalesce(max(id), 0) AS id FROM inbox');
+  private async mark(on: pg.Client | pg.Pool): Promise<void> {
+    const { rows } = await on.query<{ id: string }>('SELECT coalesce(max(id), 0) AS id FROM inbox');
     this.marks = [...this.marks, Number(rows[0]?.id ?? 0)].slice(-2);
   }
 
