@@ -111,8 +111,10 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
 
   async recentInbox(limit: number): Promise<(InboxEvent & { processed: boolean })[]> {
     const rows = await this.turns.read<InboxRow & { processed: boolean }>({
-      text: `SELECT ${EVENT_COLUMNS}, NOT EXISTS (SELECT 1 FROM inbox_pending p WHERE p.id = inbox.id) AS processed
-             FROM inbox ORDER BY id DESC LIMIT $1`,
+      // The latest first, then whether each is pending: one look-up each, where the planner would rather read all
+      // of inbox_pending (48 ms with 100,000 callbacks pending).
+      text: `SELECT r.*, NOT EXISTS (SELECT 1 FROM inbox_pending p WHERE p.id = r.id) AS processed
+             FROM (SELECT ${EVENT_COLUMNS} FROM inbox ORDER BY id DESC LIMIT $1) r ORDER BY r.id DESC`,
       values: [limit],
     });
     return rows.map((r) => ({ ...inboxEvent(r), processed: r.processed }));
