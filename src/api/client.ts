@@ -164,18 +164,20 @@ export class ApiClient {
     this.log = o.logger ?? silentLogger;
     this.retry = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 30_000, ...o.retry };
     this.timeouts = { headersMs: 30_000, bodyMs: 30_000, ...o.timeouts };
+    this.areas = o.areas ?? createAreas(o.rates, this.clock);
     this.ownsDispatcher = !o.dispatcher;
     this.dispatcher =
       o.dispatcher ??
       new Pool(this.origin, {
-        connections: 64,
+        // As many as the areas let be in flight together: a request an area starts (its rate budget counts it
+        // then) never waits for a connection, to leave later with the next ones.
+        connections: Object.values(this.areas).reduce((n, a) => n + a.concurrency, 0),
         pipelining: 1,
         keepAliveTimeout: 4_000,
         connectTimeout: 10_000,
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyMs,
       });
-    this.areas = o.areas ?? createAreas(o.rates, this.clock);
     for (const s of [o.accessToken, o.clientSecret, o.password]) registerSecret(s);
   }
 
