@@ -204,17 +204,20 @@ export async function benchEngine(): Promise<BenchRow[]> {
   ];
 }
 
+/** P7's rounds: their ratios spread over 1.08-1.18 on this machine, and three made a median of little weight. */
+const ROUNDS_P7 = 5;
+
 /**
  * P7: the shipped nightly report (`playbooks/nightly-location-report.yaml`, its CSV written) on a
- * 1,000,000-device account, beside the raw loop making the same calls (which writes no file), 3 rounds.
+ * 1,000,000-device account, beside the raw loop making the same calls (which writes no file), ROUNDS_P7 rounds.
  */
 export async function benchFleet(): Promise<BenchRow[]> {
-  const p7 = await compare(3, 1_000_000, {}, 'playbooks/nightly-location-report.yaml', ['report']);
+  const p7 = await compare(ROUNDS_P7, 1_000_000, {}, 'playbooks/nightly-location-report.yaml', ['report']);
   const e7 = p7.engine.summary?.devices;
   return [
     {
       id: 'P7',
-      measure: `shipped nightly report, 1,000,000-device account: engine ${timed(p7.engine)} (${e7?.total ?? 0} devices located or failed, CSV written), raw ${timed(p7.raw)} (${p7.raw.devices} devices); medians of 3 rounds`,
+      measure: `shipped nightly report, 1,000,000-device account: engine ${timed(p7.engine)} (${e7?.total ?? 0} devices located or failed, CSV written), raw ${timed(p7.raw)} (${p7.raw.devices} devices); medians of ${ROUNDS_P7} rounds`,
       value: `engine/raw ${p7.ratio.toFixed(2)} (quartiles ${spread(p7.quartiles)}); engine peak RSS ${p7.engine.maxRssMb.toFixed(0)} MB (rounds ${p7.engineRss.map((m) => m.toFixed(0)).join(', ')}; raw ${p7.raw.maxRssMb.toFixed(0)} MB)`,
       target: '<= 1.15; <= 300 MB',
       pass:
