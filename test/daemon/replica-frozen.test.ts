@@ -12,7 +12,7 @@ import pg from 'pg';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorWithActive, sleep } from '../helpers/chaos.js';
 import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonProcess, untilDaemons } from '../helpers/daemon.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { calls } from '../runner/helpers.js';
 
@@ -44,18 +44,7 @@ describe('daemon: a replica frozen past its lease, then thawed', function () {
     await emu?.close();
   });
 
-  async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const found = await check();
-      if (found !== undefined) return found;
-      if (Date.now() > deadline)
-        throw new Error(
-          `timed out waiting for ${what}\n${daemons.map((d) => d.stderr.slice(-2000)).join('\n')}`,
-        );
-      await sleep(20);
-    }
-  }
+  const until = <T>(what: string, check: () => Promise<T | undefined>) => untilDaemons(daemons, what, check);
 
   it('writes nothing for the run another replica took over', async () => {
     const url = await postgresUrl();

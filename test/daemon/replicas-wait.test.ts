@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonProcess, untilDaemons } from '../helpers/daemon.js';
 import { postgresUrl } from '../helpers/postgres.js';
 
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'replicas', 'wait-usage.yaml');
@@ -33,18 +33,8 @@ describe('daemon: a run waiting on one replica for a callback another one stored
     await emu?.close();
   });
 
-  async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const found = await check();
-      if (found !== undefined) return found;
-      if (Date.now() > deadline)
-        throw new Error(
-          `timed out waiting for ${what}\n${daemons.map((d) => d.stderr.slice(-2000)).join('\n')}`,
-        );
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
+  const until = <T>(what: string, check: () => Promise<T | undefined>, ms?: number) =>
+    untilDaemons(daemons, what, check, ms);
 
   it('hears it once its listening connection is back', async () => {
     const url = await postgresUrl();

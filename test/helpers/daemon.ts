@@ -240,3 +240,25 @@ export function inboxRequestIds(file: string): string[] {
     (db.prepare('SELECT request_id FROM inbox').all() as { request_id: string }[]).map((r) => r.request_id),
   );
 }
+
+/**
+ * Polls `check` every 10 ms until it answers something, or throws after `ms` naming `what`, with the last words
+ * of each daemon's stderr (why a replica did not do it).
+ */
+export async function untilDaemons<T>(
+  daemons: readonly DaemonProcess[],
+  what: string,
+  check: () => Promise<T | undefined>,
+  ms = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = await check();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}\n${daemons.map((d) => d.stderr.slice(-2000)).join('\n')}`,
+      );
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
