@@ -3,7 +3,7 @@
  * both tokens managed, every call through its area's rate budget, retries decided by error class and by the
  * operation's retry safety, pages streamed, location reports batched. See src/api/ARCHITECTURE.md.
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../clock.js';
 import {
   ApiError,
@@ -32,7 +32,7 @@ import {
   type Method,
   type Operation,
 } from './catalog.js';
-import { apiError, parseBody, send, type RawResponse, type Timeouts } from './http.js';
+import { apiError, parseBody, send, servicePool, type RawResponse, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
 import { collect, largestDeviceId, nextToken, pageItems, withoutRepeated } from './pages.js';
@@ -166,18 +166,8 @@ export class ApiClient {
     this.timeouts = { headersMs: 30_000, bodyMs: 30_000, ...o.timeouts };
     this.areas = o.areas ?? createAreas(o.rates, this.clock);
     this.ownsDispatcher = !o.dispatcher;
-    this.dispatcher =
-      o.dispatcher ??
-      new Pool(this.origin, {
-        // As many as the areas let be in flight together: a request an area starts (its rate budget counts it
-        // then) never waits for a connection, to leave later with the next ones.
-        connections: Object.values(this.areas).reduce((n, a) => n + a.concurrency, 0),
-        pipelining: 1,
-        keepAliveTimeout: 4_000,
-        connectTimeout: 10_000,
-        headersTimeout: this.timeouts.headersMs,
-        bodyTimeout: this.timeouts.bodyMs,
-      });
+    const inFlight = Object.values(this.areas).reduce((n, a) => n + a.concurrency, 0);
+    this.dispatcher = o.dispatcher ?? servicePool(this.origin, inFlight, this.timeouts);
     for (const s of [o.accessToken, o.clientSecret, o.password]) registerSecret(s);
   }
 

@@ -1,9 +1,9 @@
 /**
- * One HTTP exchange over undici, and the mapping of what can go wrong onto the error catalog. Retries, auth
- * and rate live in client.ts; this file only sends and reads.
+ * The connections to the service, one HTTP exchange over undici, and the mapping of what can go wrong onto the
+ * error catalog. Retries, auth and rate live in client.ts; this file only connects, sends and reads.
  */
 import { EventEmitter } from 'node:events';
-import type { Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { ApiError, FleetbookError, NetworkError, type ErrorBodyShape } from '../errors.js';
 import { parseRetryAfter } from '../retry.js';
 import type { Method } from './catalog.js';
@@ -13,6 +13,22 @@ export interface Timeouts {
   headersMs: number;
   /** Time allowed between two chunks of the body, in ms. @default 30000 */
   bodyMs: number;
+}
+
+/**
+ * The keep-alive connections to the service's origin: `inFlight`, as many as the client's areas let be in flight
+ * together, so that a request an area starts (its rate budget counts it then) never waits for a connection, to
+ * leave later with the next ones.
+ */
+export function servicePool(origin: string, inFlight: number, timeouts: Timeouts): Pool {
+  return new Pool(origin, {
+    connections: inFlight,
+    pipelining: 1,
+    keepAliveTimeout: 4_000,
+    connectTimeout: 10_000,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+  });
 }
 
 export interface Exchange {
