@@ -99,4 +99,38 @@ describe('PostgreSQL store: the inbox feed between replicas', function () {
       await db.end();
     }
   });
+
+  it('reads again what a failed read of its notices left, once its connection is back', async () => {
+    const heard: InboxEvent[] = [];
+    const stop = b.watchInbox('b', (evs) => heard.push(...evs));
+    const db = new pg.Client(url);
+    await db.connect();
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const [r1] = await a.appendInbox('a', [message('r1')]);
+      while (heard.length < 1) await new Promise((r) => setTimeout(r, 10));
+      // A message whose notice comes with one the read cannot take (an id out of range): the read of the two fails.
+      await db.query('BEGIN');
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
+         VALUES ('CarrierService', 'suspendResponse', 'r2', '', '{"requestId":"r2"}', '2026-11-23T00:00:00.000Z', 'a')
+         RETURNING id`,
+      );
+      const r2 = Number(rows[0]?.id);
+      await db.query(
+        `SELECT pg_notify('fleetbook_inbox', $1), pg_notify('fleetbook_inbox', 'a 1 99999999999999999999')`,
+        [`a ${r2} ${r2}`],
+      );
+      await db.query('COMMIT');
+      const deadline = Date.now() + 10_000;
+      while (heard.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(heard.map((e) => [e.id, e.requestId])).to.deep.equal([
+        [r1, 'r1'],
+        [r2, 'r2'],
+      ]);
+    } finally {
+      stop();
+      await db.end();
+    }
+  });
 });

@@ -111,19 +111,28 @@ export class InboxFeed {
     if (this.notices.length === 1) this.then(() => this.readNotices());
   }
 
-  /** The messages of the notices come so far, in one read. */
+  /**
+   * The messages of the notices come so far, in one read. Failing, the listening connection is opened again, and
+   * its catch-up reads them.
+   */
   private async readNotices(): Promise<void> {
     const notices = this.notices;
     this.notices = [];
-    const { rows } = await this.pool.query<InboxRow & { owner: string }>({
-      // A range of the primary key for each notice. OFFSET 0 keeps the subquery apart: joined into the outer
-      // query, it was planned as a hash join over a scan of the whole inbox (13 ms a read on a bench's inbox).
-      text: `SELECT i.* FROM json_to_recordset($1::json) AS n(owner text, first bigint, last bigint),
+    const listening = this.client;
+    const { rows } = await this.pool
+      .query<InboxRow & { owner: string }>({
+        // A range of the primary key for each notice. OFFSET 0 keeps the subquery apart: joined into the outer
+        // query, it was planned as a hash join over a scan of the whole inbox (13 ms a read on a bench's inbox).
+        text: `SELECT i.* FROM json_to_recordset($1::json) AS n(owner text, first bigint, last bigint),
                LATERAL (SELECT ${EVENT_COLUMNS}, owner FROM inbox
                         WHERE id BETWEEN n.first AND n.last AND owner = n.owner OFFSET 0) i
              ORDER BY i.id`,
-      values: [JSON.stringify(notices)],
-    });
+        values: [JSON.stringify(notices)],
+      })
+      .catch((e: unknown) => {
+        void listening?.end().catch(() => undefined);
+        throw e;
+      });
     this.hand(rows);
   }
 
