@@ -15,7 +15,7 @@ import { owner } from './fixtures.js';
 const T = 1_800_000_000_000;
 const BEFORE = 7;
 
-/** How a replica of schema 7 stored a message, marked it processed, and claimed those of an owner gone. */
+/** How a replica of schema 7 stored a message, marked it processed and claimed messages (shortened). */
 const V7 = {
   store: `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
           VALUES ('m2m', 'suspendResponse', $1, '', '{}', '2026-11-28T00:00:00.000Z', $2) RETURNING id`,
