@@ -3,8 +3,9 @@
  * the playbook tests, *.test.yaml), taken in turn, each byte for byte (comments and all) under a name of its
  * own, so that the row measures what users validate. The real CLI process over a directory, start-up included
  * (what CI users run), as bin/fleetbook.js runs it from dist/. The shipped playbooks are valid, so any
- * diagnostic, error or warning, fails the row. The machine is noisy, so the CLI runs RUNS times and the row
- * gives the median (and the range).
+ * diagnostic, error or warning, fails the row. The machine is noisy: one command's time swings by a third from
+ * one run to the next (0.61-0.99 s in five runs in a row), so the CLI runs RUNS times and the row gives the
+ * median (and the range).
  *
  * A second row, for information, is the steady rate of the loader in-process (`loadPlaybookFile`, what
  * `fleetbook run` and the daemon use), after a warm-up.
@@ -19,7 +20,7 @@ import type { BenchRow } from './types.js';
 
 const run = promisify(execFile);
 const N = 1_000;
-const RUNS = 5;
+const RUNS = 11;
 const PLAYBOOKS = join(import.meta.dirname, '..', 'playbooks');
 
 /** One run of the CLI over `dir`: seconds, and the number of diagnostics it printed (-1: it printed none). */
