@@ -143,7 +143,12 @@ class Scope {
       evaluate: (context) => {
         // `item`, `inputs.account`: read directly when CEL would read the same value (see lookup).
         const direct = path && lookup(context, path);
-        return direct !== undefined ? direct : fromCel(metered(source, () => p(wrapContext(context))));
+        if (direct !== undefined) return direct;
+        try {
+          return fromCel(metered(source, () => p(wrapContext(context))));
+        } catch (e) {
+          throw withStepsNotRun(e, source, context);
+        }
       },
     };
   }
@@ -216,6 +221,32 @@ function lookup(context: Record<string, unknown>, path: string[]): unknown {
     default:
       return undefined;
   }
+}
+
+/** `steps.<id>` in an expression's source. */
+const STEP_READ = /\bsteps\s*\.\s*([A-Za-z_]\w*)/g;
+
+/**
+ * The error of an evaluation that read a step which did not run to its end (skipped by its `if`, failed, or
+ * cancelled: its output is null), saying so after its first line: `No such key: requestId` alone does not tell
+ * that the step it reads was skipped.
+ */
+function withStepsNotRun(e: unknown, source: string, context: Record<string, unknown>): unknown {
+  if (!(e instanceof Error) || !source.includes('steps')) return e;
+  const steps = context.steps as
+    Record<string, { status?: unknown; output?: unknown } | undefined> | undefined;
+  const notRun = new Map<string, string>();
+  for (const [, id] of source.matchAll(STEP_READ)) {
+    const s = id !== undefined && steps && Object.hasOwn(steps, id) ? steps[id] : undefined;
+    if (s && s.output === null && s.status !== 'succeeded') notRun.set(id as string, String(s.status));
+  }
+  if (!notRun.size) return e;
+  const why = [...notRun]
+    .map(([id, status]) => `step \`${id}\` ${status === 'failed' ? '' : 'was '}${status}: its output is null`)
+    .join('; ');
+  const [first, ...rest] = e.message.split('\n');
+  e.message = [`${first} (${why})`, ...rest].join('\n');
+  return e;
 }
 
 function firstLine(message: string): string {

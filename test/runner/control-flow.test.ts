@@ -765,6 +765,69 @@ steps:
       expect(s.status).to.equal('failed');
       expect(s.error).to.equal('step `check` failed: n is 5');
     });
+
+    it('reading the output of a step that was skipped or failed says so', async () => {
+      const [device] = await accountDevices(emu, account);
+      const s = await run(
+        `
+version: 1
+name: not-run
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: suspend
+    if: \${{ inputs.account == "none" }}
+    uses: devices.suspend
+    with: { accountName: '\${{ inputs.account }}', devices: [{ deviceIds: [{ id: '${imei(device!)}', kind: imei }] }] }
+  - id: broken
+    uses: devices.list
+    with: { accountName: '9999999999-99999' }
+    onError: continue
+  - id: note
+    uses: log
+    with: { message: "\${{ steps.suspend.output.requestId }} \${{ steps.broken.output.count }}" }
+`,
+        { inputs: { account } },
+      );
+      expect(step(s, 'suspend')?.status).to.equal('skipped');
+      expect(step(s, 'broken')?.status).to.equal('failed');
+      expect(s.status).to.equal('failed');
+      // The first expression that fails is the one read first; its error names that step's status.
+      expect(s.error?.split('\n')[0]).to.equal(
+        'step `note` failed: No such key: requestId (step `suspend` was skipped: its output is null)',
+      );
+      const r = await run(`
+version: 1
+name: not-run-failed
+on: { manual: true }
+steps:
+  - id: broken
+    uses: devices.list
+    with: { accountName: '9999999999-99999' }
+    onError: continue
+  - id: note
+    uses: log
+    with: { message: "\${{ steps.broken.output.count }}" }
+`);
+      expect(r.error?.split('\n')[0]).to.equal(
+        'step `note` failed: No such key: count (step `broken` failed: its output is null)',
+      );
+      // A step that ran to its end reads as before, and an error elsewhere names no step.
+      const ok = await run(`
+version: 1
+name: ran
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: hello }
+  - id: note
+    uses: log
+    with: { message: "\${{ steps.first.output.nothing }}" }
+`);
+      expect(ok.error?.split('\n')[0]).to.equal('step `note` failed: No such key: nothing');
+    });
   });
 
   describe('forEach toleratedFailurePercent', () => {
