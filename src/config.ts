@@ -10,6 +10,8 @@ import { DURATION_PATTERN } from './playbook/duration.js';
 import { DEFAULT_EXPRESSION_BUDGET } from './expressions/budget.js';
 
 const str = (extra: object = {}) => ({ type: 'string', minLength: 1, ...extra });
+/** A TCP port, 0 to 65535, as digits. */
+const PORT = '(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})';
 const url = (description: string) => ({ type: 'string', format: 'uri', pattern: '^https?://', description });
 
 /**
@@ -49,8 +51,9 @@ export const CONFIG_SCHEMA = {
     state: str({ description: 'the SQLite file of runs and the ledger' }),
     listen: {
       type: 'string',
-      pattern: '^[^:]*:[0-9]{1,5}$',
-      description: 'HOST:PORT the daemon listens on, e.g. 127.0.0.1:8787',
+      pattern: `^(\\[[0-9A-Fa-f:.]+\\]|[^:[\\]]*):${PORT}$`,
+      description:
+        'HOST:PORT the daemon listens on, a port up to 65535 (an IPv6 host in brackets), e.g. 127.0.0.1:8787',
     },
     callbackUsername: str(),
     callbackPassword: str(),

@@ -51,12 +51,36 @@ describe('configuration', () => {
       [
         'invalid configuration:',
         `  FLEETBOOK_API_URL: "ftp://x" is not valid: an http or https URL, the service's {base_url}`,
-        '  FLEETBOOK_LISTEN: "nope" is not valid: HOST:PORT the daemon listens on, e.g. 127.0.0.1:8787',
+        '  FLEETBOOK_LISTEN: "nope" is not valid: HOST:PORT the daemon listens on, a port up to 65535 (an IPv6 host in brackets), e.g. 127.0.0.1:8787',
         '  FLEETBOOK_DAEMON_TOKEN: must NOT have fewer than 16 characters',
         '  FLEETBOOK_MAX_RUNS: must be integer',
         '  FLEETBOOK_CONCURRENCY: must be >= 1',
       ].join('\n'),
     );
+  });
+
+  it('takes a listen address with a port up to 65535, an IPv6 host in brackets', () => {
+    for (const listen of [
+      '127.0.0.1:8787',
+      '0.0.0.0:0',
+      ':65535',
+      'fleetbook.internal:443',
+      '[::1]:8787',
+      '[::]:80',
+    ])
+      expect(loadConfig({ FLEETBOOK_LISTEN: listen }).listen, listen).to.equal(listen);
+    for (const listen of [
+      '127.0.0.1:65536',
+      '127.0.0.1:99999',
+      '::1:8787',
+      '127.0.0.1',
+      '127.0.0.1:',
+      '[::1]8787',
+    ])
+      expect(() => loadConfig({ FLEETBOOK_LISTEN: listen }), listen).to.throw(
+        ConfigError,
+        `FLEETBOOK_LISTEN: ${JSON.stringify(listen)} is not valid: HOST:PORT`,
+      );
   });
 
   it('registers the secrets it reads so that no log line can show them', () => {

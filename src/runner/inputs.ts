@@ -29,7 +29,7 @@ export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json
         throw new StepError(
           json
             ? `input \`${name}\` is an ${decl.type}: pass it as JSON, e.g. --input ${example} (got ${JSON.stringify(v)})`
-            : `input \`${name}\` is not valid ${decl.type}: ${JSON.stringify(v)}`,
+            : `input \`${name}\` is not a valid ${decl.type}: ${JSON.stringify(v)}`,
         );
       }
     }
