@@ -1,11 +1,11 @@
 /** `fleetbook call ACTION [--body JSON | --body-file F]`: one API operation, the response on stdout. */
-import { readFile } from 'node:fs/promises';
 import { ACTIONS, CATALOG } from '../api/catalog.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
 import { connect } from '../connect.js';
 import { FleetbookError, InputError, UnknownActionError } from '../errors.js';
 import { createLogger, redactValue, silentLogger } from '../log.js';
+import { readNamedFile } from './named-file.js';
 
 export interface CallFlags {
   body?: string;
@@ -29,7 +29,10 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
   if (flags.body !== undefined && flags.bodyFile !== undefined)
     return usage('give --body or --body-file, not both');
   let input: unknown = {};
-  const text = flags.bodyFile !== undefined ? await readInput(flags.bodyFile) : flags.body;
+  const text =
+    flags.bodyFile !== undefined
+      ? await readNamedFile(flags.bodyFile, `--body-file ${flags.bodyFile}`)
+      : flags.body;
   if (text !== undefined) {
     try {
       input = JSON.parse(text);
@@ -70,13 +73,6 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
     await client.close();
     await target.close();
   }
-}
-
-async function readInput(file: string): Promise<string> {
-  if (file !== '-') return readFile(file, 'utf8');
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function usage(message: string): number {

@@ -1,5 +1,4 @@
 /** `fleetbook run PLAYBOOK` and `fleetbook emulator`. */
-import { readFileSync } from 'node:fs';
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
@@ -20,6 +19,7 @@ import { openStore } from '../store/open.js';
 import type { RunSummary } from '../store/store.js';
 import { registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
+import { readNamedFile } from './named-file.js';
 
 export interface RunFlags {
   input?: string[];
@@ -69,7 +69,7 @@ async function runStart(pb: Playbook, flags: RunFlags): Promise<NewRun | string>
   if (flags.event === undefined) return unlessRefused(localRun(pb, { inputs }));
   if (Object.keys(inputs).length)
     return '--input and --event do not go together: a callback starts its run without inputs';
-  const text = flags.event === '-' ? await readStdin() : readFileSync(flags.event, 'utf8');
+  const text = await readNamedFile(flags.event, `--event ${flags.event}`);
   let event: unknown;
   try {
     event = JSON.parse(text);
@@ -84,14 +84,8 @@ function unlessRefused(run: LocalRun): NewRun | string {
   return 'refused' in run ? run.refused : run;
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
-  const source = readFileSync(file, 'utf8');
+  const source = await readNamedFile(file, `playbook ${file}`);
   const loaded = loadPlaybook(source, file);
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (!loaded.playbook || errors.length) {

@@ -1,5 +1,6 @@
 /** `fleetbook test [PATH...]`: the playbook tests (`NAME.test.yaml`), on the embedded emulator. */
 import { findTestFiles, runTests } from '../testing/index.js';
+import { unreadable } from './named-file.js';
 
 /** 0 when every case passed, 1 when one failed, 2 when there is nothing to test. */
 export async function testCommand(paths: string[]): Promise<number> {
@@ -7,7 +8,7 @@ export async function testCommand(paths: string[]): Promise<number> {
   try {
     files = await findTestFiles(paths.length ? paths : ['playbooks']);
   } catch (e) {
-    process.stderr.write(`fleetbook: ${(e as Error).message}\n`);
+    process.stderr.write(`fleetbook: ${unreadable((e as NodeJS.ErrnoException).path ?? 'a path', e)}\n`);
     return 2;
   }
   if (!files.length) {

@@ -1,0 +1,34 @@
+/** Files named on the command line: read, or a clear error that names them. */
+import { readFile } from 'node:fs/promises';
+import { ConfigError } from '../errors.js';
+
+/** What the file system's errors mean, in words. */
+const UNREADABLE: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EISDIR: 'a directory, not a file',
+  EACCES: 'permission denied',
+  ENOTDIR: 'a part of the path is not a directory',
+};
+
+/** `label: why` for a path named on the command line that cannot be read: `--event /tmp/x.json: no such file or directory`. */
+export function unreadable(label: string, e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  return `${label}: ${(code !== undefined && UNREADABLE[code]) || (e as Error).message}`;
+}
+
+/**
+ * The text of a file named on the command line (`-`: stdin). One that cannot be read is a ConfigError, which
+ * the CLI prints as `unreadable` says and exits 2 for, as for any wrong argument.
+ */
+export async function readNamedFile(file: string, label = file): Promise<string> {
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await readFile(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(unreadable(label, e));
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * A file named on the command line that cannot be read (missing, a directory) is a usage error: exit 2, and a
+ * line that names the flag and the path and says why, not Node's `ENOENT: ..., open '...'` (or, for a
+ * directory, `EISDIR: illegal operation on a directory, read`, which names nothing). The built binary, as a
+ * user runs it.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { fleetbook } from '../helpers/cli.js';
+
+describe('files named on the command line', () => {
+  let dir: string;
+  let playbook: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleetbook-named-'));
+    playbook = join(dir, 'on-usage.yaml');
+    await writeFile(
+      playbook,
+      `version: 1
+name: on-usage
+on: { callback: { service: DeviceUsage } }
+steps:
+  - id: note
+    uses: log
+    with: { message: hello }
+`,
+    );
+  });
+
+  const cases = (missing: string) => [
+    {
+      args: ['call', 'devices.list', '--body-file', missing],
+      says: `fleetbook: --body-file ${missing}: no such file or directory`,
+    },
+    {
+      args: ['call', 'devices.list', '--body-file', dir],
+      says: `fleetbook: --body-file ${dir}: a directory, not a file`,
+    },
+    { args: ['run', missing], says: `fleetbook: playbook ${missing}: no such file or directory` },
+    { args: ['run', dir], says: `fleetbook: playbook ${dir}: a directory, not a file` },
+    {
+      args: ['run', playbook, '--event', missing],
+      says: `fleetbook: --event ${missing}: no such file or directory`,
+    },
+    { args: ['test', missing], says: `fleetbook: ${missing}: no such file or directory` },
+  ];
+
+  it('exits 2 and says which file and why', async () => {
+    const missing = join(dir, 'missing.json');
+    for (const c of cases(missing)) {
+      const r = await fleetbook(c.args, { FLEETBOOK_STATE: join(dir, 'state.db') });
+      expect(r.stderr.trim(), c.args.join(' ')).to.equal(c.says);
+      expect(r.code, c.args.join(' ')).to.equal(2);
+    }
+  });
+});
