@@ -20,6 +20,7 @@ import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } f
 import { RunsFeed } from './feed.js';
 import { deviceRow, playbookView, runDetail, runRow } from './views.js';
 import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
+import { BadParameter, integer, onlyParameters, oneOf, text, time, type Query } from '../util/query.js';
 
 /** What the daemon tells the console of itself. */
 export interface ConsoleSources {
@@ -61,41 +62,13 @@ export interface ConsoleSources {
 }
 
 const RUN_TRIGGERS = ['callback', 'schedule', 'manual'];
+/** The query parameters of the runs listing, and of the device table's filter. */
+const RUN_PARAMETERS = ['playbook', 'status', 'trigger', 'from', 'to', 'before', 'limit'];
+const DEVICE_FILTERS = ['step', 'outcome', 'errorType', 'device'];
 
 const ended = (status: RunStatus) => status !== 'running' && status !== 'queued';
 
-/** A query parameter that is wrong: answered 400, naming it. */
-class BadParameter extends Error {}
-
-function oneOf<T extends string>(name: string, v: string | undefined, allowed: readonly T[]): T | undefined {
-  if (v === undefined || v === '') return undefined;
-  if (!allowed.includes(v as T))
-    throw new BadParameter(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
-  return v as T;
-}
-
-function integer(name: string, v: string | undefined, min: number, max: number, fallback: number): number {
-  if (v === undefined || v === '') return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new BadParameter(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
-  return n;
-}
-
-function time(name: string, v: string | undefined): string | undefined {
-  if (v === undefined || v === '') return undefined;
-  const t = Date.parse(v);
-  if (Number.isNaN(t)) throw new BadParameter(`${name} must be a time (ISO 8601), got ${JSON.stringify(v)}`);
-  return new Date(t).toISOString();
-}
-
-function text(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
-}
-
-type Query = Record<string, string | undefined>;
-
-function deviceFilter(q: Query): DeviceFilter {
+function deviceFilter(q: Record<string, string | undefined>): DeviceFilter {
   const outcome = oneOf<DeviceOutcome>('outcome', q.outcome, DEVICE_OUTCOMES);
   const step = text(q.step);
   const errorType = text(q.errorType);
@@ -124,16 +97,22 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const r = c.access.actRefusal(req);
     if (r) return refuse(reply, r);
   };
-  const api = <Q extends Query, P = Record<string, string>>(
+  /** A JSON read: `params` are the query parameters it takes, any other is refused (400). */
+  const api = <P = Record<string, string>>(
     path: string,
-    handler: (req: FastifyRequest<{ Querystring: Q; Params: P }>, reply: FastifyReply) => Promise<unknown>,
+    params: readonly string[],
+    handler: (
+      req: FastifyRequest<{ Params: P }>,
+      reply: FastifyReply,
+      query: Record<string, string | undefined>,
+    ) => Promise<unknown>,
   ) =>
-    app.get<{ Querystring: Q; Params: P }>(
+    app.get<{ Querystring: Query; Params: P }>(
       `/console/api${path}`,
       { onRequest: reading },
       async (req, reply) => {
         try {
-          return await handler(req, reply);
+          return await handler(req, reply, onlyParameters(req.query, params));
         } catch (e) {
           if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
           throw e;
@@ -177,7 +156,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
   );
 
   // ── reads ──
-  api('/overview', async (req) => ({
+  api('/overview', [], async (req) => ({
     version: c.version,
     store: c.store.replicas ? 'postgres' : 'sqlite',
     readNeedsToken: !c.access.readOpen,
@@ -187,8 +166,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     runs: c.runs(),
   }));
 
-  api<Query>('/runs', async (req) => {
-    const q = req.query;
+  api('/runs', RUN_PARAMETERS, async (_req, _reply, q) => {
     const limit = integer('limit', q.limit, 1, 200, 50);
     const before = text(q.before);
     const cursor = before ? decodeRunCursor(before) : undefined;
@@ -233,18 +211,18 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     });
   });
 
-  api<Query, { id: string }>('/runs/:id', async (req, reply) => {
+  api<{ id: string }>('/runs/:id', [], async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     return { run: runDetail(run), cancellable: !ended(run.status) };
   });
 
-  api<Query, { id: string }>('/runs/:id/devices', async (req, reply) => {
+  api<{ id: string }>('/runs/:id/devices', [...DEVICE_FILTERS, 'after', 'limit'], async (req, reply, q) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-    const filter = deviceFilter(req.query);
-    const limit = integer('limit', req.query.limit, 1, 500, 50);
-    const afterText = text(req.query.after);
+    const filter = deviceFilter(q);
+    const limit = integer('limit', q.limit, 1, 500, 50);
+    const afterText = text(q.after);
     const after = afterText ? decodeCursor(afterText) : undefined;
     if (afterText && !after)
       throw new BadParameter(`after is not a cursor of this listing: ${JSON.stringify(afterText)}`);
@@ -253,10 +231,10 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     return { devices: page.rows.map(deviceRow), ...(page.next ? { next: encodeCursor(page.next) } : {}) };
   });
 
-  api<Query, { id: string }>('/runs/:id/devices.csv', async (req, reply) => {
+  api<{ id: string }>('/runs/:id/devices.csv', DEVICE_FILTERS, async (req, reply, q) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-    const filter = deviceFilter(req.query);
+    const filter = deviceFilter(q);
     const runId = run.id;
     const latest = latestOf(c.store, runId, ended(run.status));
     reply.hijack();
@@ -285,7 +263,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     reply.raw.end();
   });
 
-  api<Query, { id: string }>('/devices/:id', async (req) => ({
+  api<{ id: string }>('/devices/:id', [], async (req) => ({
     deviceId: req.params.id,
     results: (await c.store.deviceHistory(req.params.id, 500)).map((r) => ({
       runId: r.runId,
@@ -296,7 +274,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     })),
   }));
 
-  api('/playbooks', async () => {
+  api('/playbooks', [], async () => {
     const fires = c.nextFires();
     const out = [];
     for (const { playbook, file, diagnostics } of c.playbooks.values()) {
@@ -313,7 +291,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     return { playbooks: out };
   });
 
-  api('/callbacks', async () => {
+  api('/callbacks', [], async () => {
     const [counts, recent] = await Promise.all([c.callbackCounts(), c.store.recentInbox(50)]);
     const services = [
       ...new Set([...Object.keys(counts.received), ...Object.keys(counts.duplicated)]),
@@ -337,10 +315,10 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     };
   });
 
-  api('/rates', async () => ({ areas: c.rates() }));
+  api('/rates', [], async () => ({ areas: c.rates() }));
 
-  api<Query>('/charts/runs', async (req) => {
-    const hours = integer('hours', req.query.hours, 1, 720, 48);
+  api('/charts/runs', ['hours'], async (_req, _reply, q) => {
+    const hours = integer('hours', q.hours, 1, 720, 48);
     const start = new Date(Date.now() - (hours - 1) * 3_600_000);
     start.setUTCMinutes(0, 0, 0);
     const counts = await c.store.runsByHour(start.toISOString());

@@ -5,7 +5,8 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
-import type { Store } from '../store/store.js';
+import { RUN_STATUSES, type Store } from '../store/store.js';
+import { BadParameter, integer, onlyParameters, oneOf, text, type Query } from '../util/query.js';
 import { FailureBudget, PendingBytes, addressKey, charsetOf, isUtf8 } from './admission.js';
 import {
   InboxRefusal,
@@ -44,6 +45,14 @@ export interface RouteContext {
   rates(): ShareStatus | undefined;
 }
 
+/** A JSON read that takes no query parameters refuses one (400), as the reads that take some refuse others. */
+async function takesNone(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  try {
+    onlyParameters(req.query as Query, []);
+  } catch (e) {
+    return reply.code(400).send({ error: (e as Error).message });
+  }
+}
 /** Refusals before authentication: each counts against the sender's failure budget. */
 const BEFORE_AUTHENTICATION: ReadonlySet<RejectReason> = new Set([
   'unauthenticated',
@@ -200,7 +209,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   app.get('/metrics', async (_req, reply) =>
     reply.header('content-type', c.metrics.registry.contentType).send(await c.metrics.registry.metrics()),
   );
-  app.get('/status', async () => ({
+  app.get('/status', { preValidation: takesNone }, async () => ({
     playbooks: [...c.playbooks.values()].map((pb) => ({ name: pb.name, on: Object.keys(pb.on) })),
     inboxBacklog: c.store.inboxBacklog(),
     runs: { running: c.pool.running, queued: c.pool.queued },
@@ -214,21 +223,24 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       ...(o.id === c.owner ? { self: true } : {}),
     })),
   }));
-  app.get<{ Querystring: { playbook?: string; limit?: string } }>('/runs', async (req, reply) => {
-    const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
-    // Refused rather than bent: a limit read as another would list other runs than asked, silently.
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-      return reply
-        .code(400)
-        .send({ error: `limit must be an integer from 1 to 1000, got ${JSON.stringify(req.query.limit)}` });
-    return (
-      await c.store.listRuns({ ...(req.query.playbook ? { playbook: req.query.playbook } : {}), limit })
-    ).map(({ summary, event: _event, ...r }) => ({
-      ...r,
-      ...(summary ? { devices: summary.devices } : {}),
-    }));
+  app.get<{ Querystring: Query }>('/runs', async (req, reply) => {
+    try {
+      const q = onlyParameters(req.query, ['playbook', 'status', 'limit']);
+      const limit = integer('limit', q.limit, 1, 1000, 50);
+      const status = oneOf('status', q.status, RUN_STATUSES);
+      const playbook = text(q.playbook);
+      return (
+        await c.store.listRuns({ ...(playbook ? { playbook } : {}), ...(status ? { status } : {}), limit })
+      ).map(({ summary, event: _event, ...r }) => ({
+        ...r,
+        ...(summary ? { devices: summary.devices } : {}),
+      }));
+    } catch (e) {
+      if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
+      throw e;
+    }
   });
-  app.get<{ Params: { id: string } }>('/runs/:id', async (req, reply) => {
+  app.get<{ Params: { id: string } }>('/runs/:id', { preValidation: takesNone }, async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     return (

@@ -169,6 +169,32 @@ describe('console: an operator in a browser', function () {
   const runDetail = (id: string) =>
     apiGet<{ run: RunRow; cancellable: boolean }>(`/runs/${encodeURIComponent(id)}`);
 
+  it('refuses a query parameter a read does not take, or one given twice, naming those it takes', async () => {
+    const answers: Record<string, string> = {};
+    for (const path of [
+      '/runs?stat=failed',
+      '/runs?status=failed&status=succeeded',
+      '/runs/x/devices?outcom=failed',
+      '/runs/x/devices.csv?limit=5',
+      '/charts/runs?days=2',
+      '/rates?area=m2m',
+    ]) {
+      const res = await fetch(`${daemon.url}/console/api${path}`);
+      answers[path] = `${res.status} ${((await res.json()) as { error: string }).error}`;
+    }
+    expect(answers).to.deep.equal({
+      '/runs?stat=failed':
+        '400 unknown query parameter "stat": this path takes playbook, status, trigger, from, to, before, limit',
+      '/runs?status=failed&status=succeeded': '400 status is given 2 times: give it once',
+      '/runs/x/devices?outcom=failed':
+        '400 unknown query parameter "outcom": this path takes step, outcome, errorType, device, after, limit',
+      '/runs/x/devices.csv?limit=5':
+        '400 unknown query parameter "limit": this path takes step, outcome, errorType, device',
+      '/charts/runs?days=2': '400 unknown query parameter "days": this path takes hours',
+      '/rates?area=m2m': '400 unknown query parameter "area": this path takes none',
+    });
+  });
+
   it('reads without credentials on loopback, and acts only with the token (and the header, with the cookie)', async () => {
     const url = `${daemon.url}/console/api`;
     const open = await fetch(`${url}/runs`);

@@ -557,6 +557,29 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         expect(r.status).to.equal(400);
         expect(r.body).to.deep.equal({ error: `limit must be an integer from 1 to 1000, got "${bad}"` });
       }
+      // Filtered by status, as `fleetbook runs list --status`; a status that is none is refused.
+      const ids = async (q: string) =>
+        ((await http('GET', `${daemon.url}/runs?${q}`)).body as unknown as Json[]).map((r) => r.id);
+      expect(await ids('status=succeeded&playbook=manual-echo')).to.deep.equal([runId]);
+      expect(await ids('status=failed&playbook=manual-echo')).to.deep.equal([]);
+      // A misspelt filter, or one given twice, is refused: answered in full, the list would not be what was asked.
+      const refused = {
+        'status=done': 'status must be one of queued, running, succeeded, failed, cancelled, got "done"',
+        'stat=failed': 'unknown query parameter "stat": this path takes playbook, status, limit',
+        'playbook=a&playbook=b': 'playbook is given 2 times: give it once',
+      };
+      for (const [q, error] of Object.entries(refused)) {
+        const r = await http('GET', `${daemon.url}/runs?${q}`);
+        expect([r.status, r.body], q).to.deep.equal([400, { error }]);
+      }
+      for (const path of [`/runs/${runId}?devices=1`, '/status?verbose=1']) {
+        const r = await http('GET', `${daemon.url}${path}`);
+        const name = path.slice(path.indexOf('?') + 1, path.indexOf('='));
+        expect([r.status, r.body], path).to.deep.equal([
+          400,
+          { error: `unknown query parameter "${name}": this path takes none` },
+        ]);
+      }
     });
 
     it('is healthy and ready; on SIGTERM exits 0 and leaves an unfinished run to resume at the next start', async function () {
