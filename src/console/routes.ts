@@ -34,11 +34,11 @@ export interface ConsoleSources {
   runs(): { running: number; queued: number };
   /** Cancels a run this daemon executes or holds queued; false when it holds no such run. */
   cancel(runId: string): boolean;
-  /** Starts a manual run of a playbook: its id, or the refusal (status and message). */
-  startRun(
-    name: string,
-    inputs: Record<string, unknown>,
-  ): Promise<{ runId: string } | { status: number; error: string }>;
+  /**
+   * Starts a manual run of a playbook with the inputs of a request's JSON body (`{ "inputs": {...} }`): its id,
+   * or the refusal (status and message), a body that says anything else among them.
+   */
+  startRun(name: string, body: unknown): Promise<{ runId: string } | { status: number; error: string }>;
   /** The callbacks this daemon received, found duplicate, and refused since it started. */
   callbackCounts(): Promise<{
     received: Record<string, number>;
@@ -338,14 +338,11 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
   });
 
   // ── actions ──
-  app.post<{ Params: { name: string }; Body: { json?: { inputs?: unknown } } | undefined }>(
+  app.post<{ Params: { name: string }; Body: { json?: unknown } | undefined }>(
     '/console/api/playbooks/:name/runs',
     { onRequest: acting },
     async (req, reply) => {
-      const inputs = req.body?.json?.inputs ?? {};
-      if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs))
-        return reply.code(400).send({ error: 'inputs must be a JSON object' });
-      const started = await c.startRun(req.params.name, inputs as Record<string, unknown>);
+      const started = await c.startRun(req.params.name, req.body?.json);
       if ('error' in started) return reply.code(started.status).send({ error: started.error });
       return reply.code(202).send(started);
     },

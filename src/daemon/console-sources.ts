@@ -53,8 +53,8 @@ export function consoleSources(d: DaemonParts): ConsoleSources {
     nextFires: () => d.scheduler()?.next() ?? [],
     runs: () => ({ running: d.pool.running, queued: d.pool.queued }),
     cancel: (runId) => d.pool.cancel(runId, 'cancelled from the console'),
-    startRun: async (name, inputs) => {
-      const answer = startManualRun(d, name, inputs, 'console');
+    startRun: async (name, body) => {
+      const answer = startManualRun(d, name, body, 'console');
       if ('runId' in answer) await d.store.durable();
       return answer;
     },

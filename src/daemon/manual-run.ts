@@ -19,16 +19,30 @@ export interface ManualRunContext {
 
 export type ManualRunAnswer = { runId: string } | { status: number; error: string; retryAfter?: number };
 
-export function startManualRun(
-  c: ManualRunContext,
-  name: string,
-  given: Record<string, unknown>,
-  by: string,
-): ManualRunAnswer {
+/**
+ * The inputs a request's JSON body gives: none (no body), or `{ "inputs": { ... } }`; anything else is what is
+ * wrong with it. A body that says something else is refused, not read as no inputs: `{ "input": ... }` would
+ * start the run on its defaults (another account) without a word.
+ */
+export function bodyInputs(body: unknown): Record<string, unknown> | string {
+  if (body === undefined) return {};
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return 'the body must be a JSON object: {"inputs": {...}}';
+  const other = Object.keys(body).find((k) => k !== 'inputs');
+  if (other !== undefined) return `unknown field ${JSON.stringify(other)} in the body: it takes "inputs"`;
+  const inputs = (body as { inputs?: unknown }).inputs ?? {};
+  if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) return 'inputs must be a JSON object';
+  return inputs as Record<string, unknown>;
+}
+
+/** Starts a manual run of playbook `name` with the inputs of a request's JSON `body` (bodyInputs). */
+export function startManualRun(c: ManualRunContext, name: string, body: unknown, by: string): ManualRunAnswer {
   const pb = c.playbooks.get(name);
   if (!pb) return { status: 404, error: `no playbook ${name}` };
   if (!pb.on.manual) return { status: 409, error: `playbook ${pb.name} does not declare on.manual: true` };
   if (!c.accepting()) return { status: 503, error: 'stopping', retryAfter: 5 };
+  const given = bodyInputs(body);
+  if (typeof given === 'string') return { status: 400, error: given };
   let inputs: unknown;
   try {
     inputs = coerceInputs(pb, given);

@@ -266,8 +266,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
           .code(401)
           .header('www-authenticate', 'Bearer')
           .send({ error: 'wrong or missing bearer token' });
-      const given = ((req.body?.json as Json | undefined)?.inputs ?? {}) as Record<string, unknown>;
-      const run = startManualRun(c, req.params.name, given, 'http');
+      const run = startManualRun(c, req.params.name, req.body?.json, 'http');
       if ('error' in run) {
         if (run.retryAfter !== undefined) reply.header('retry-after', String(run.retryAfter));
         return reply.code(run.status).send({ error: run.error });

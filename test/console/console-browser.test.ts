@@ -262,6 +262,16 @@ describe('console: an operator in a browser', function () {
       `POST /console/api/playbooks/${REPORT_PLAYBOOK}/runs, answered:\n${JSON.stringify(answers, null, 2)}\n`,
     ).to.deep.equal(expected);
     expect(answers['the bearer and the header'], 'the 400 names the bad input').to.match(/batch/);
+    // A body that says anything but `inputs` is refused, not started on the playbook's defaults.
+    const misnamed = await fetch(`${url}/playbooks/${REPORT_PLAYBOOK}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...header, authorization: bearer },
+      body: JSON.stringify({ input: { batch: 5 } }),
+    });
+    expect([misnamed.status, await misnamed.json()]).to.deep.equal([
+      400,
+      { error: 'unknown field "input" in the body: it takes "inputs"' },
+    ]);
 
     const runs = await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${REPORT_PLAYBOOK}`);
     expect(runs.runs, 'runs the refused starts started').to.deep.equal([]);

@@ -526,6 +526,23 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         expect(bad.status, `inputs ${JSON.stringify(inputs)}`).to.equal(400);
         expect(bad.body.error).to.be.a('string');
       }
+      // A body that says anything but `inputs` is refused, not read as no inputs: long-wait, whose inputs all
+      // have defaults, would run on them.
+      const longWaits = () =>
+        query<{ n: number }>(state, "SELECT count(*) AS n FROM runs WHERE playbook = 'long-wait'")[0]?.n;
+      const longBefore = longWaits();
+      const bodies: [unknown, string][] = [
+        [{ input: { count: 3 } }, 'unknown field "input" in the body: it takes "inputs"'],
+        [{ inputs: { count: 3 }, dryRun: true }, 'unknown field "dryRun" in the body: it takes "inputs"'],
+        [[{ count: 3 }], 'the body must be a JSON object: {"inputs": {...}}'],
+        [{ inputs: [3] }, 'inputs must be a JSON object'],
+      ];
+      for (const name of ['manual-echo', 'long-wait'])
+        for (const [json, error] of bodies) {
+          const bad = await http('POST', `${daemon.url}/playbooks/${name}/runs`, { json, headers: auth });
+          expect([bad.status, bad.body], `${name} ${JSON.stringify(json)}`).to.deep.equal([400, { error }]);
+        }
+      expect(longWaits(), 'no long-wait run stored by a refused body').to.equal(longBefore);
 
       const before = query<{ n: number }>(
         state,
