@@ -5,6 +5,7 @@
 import { ConfigError } from './errors.js';
 import { HEADER_NAME_PATTERN } from './api/session-header.js';
 import { check } from './api/validate.js';
+import { closest } from './util/closest.js';
 import { registerSecret } from './util/secrets.js';
 import { DURATION_PATTERN } from './playbook/duration.js';
 import { DEFAULT_EXPRESSION_BUDGET } from './expressions/budget.js';
@@ -230,6 +231,24 @@ const ENV = {
   expressionBudget: 'FLEETBOOK_EXPRESSION_BUDGET',
   webhookAllow: 'FLEETBOOK_WEBHOOK_ALLOW',
 } as const;
+
+/** The prefix of the playbooks' secrets: `secrets.TEAM_WEBHOOK` is FLEETBOOK_SECRET_TEAM_WEBHOOK. */
+export const SECRET_PREFIX = 'FLEETBOOK_SECRET_';
+
+/**
+ * What to say of each FLEETBOOK_ variable of `env` that nothing reads (FLEETBOOK_RATES for FLEETBOOK_RATE would
+ * leave the default rate, silently), with the closest that is read. The playbooks' secrets are read.
+ */
+export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
+  const known: string[] = Object.values(ENV);
+  return Object.keys(env)
+    .filter((k) => k.startsWith('FLEETBOOK_') && !k.startsWith(SECRET_PREFIX) && !known.includes(k))
+    .sort()
+    .map((k) => {
+      const near = closest(k, known, 1)[0];
+      return `${k} is set, but fleetbook reads no such variable${near ? ` (did you mean ${near}?)` : ''}`;
+    });
+}
 
 /** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Config {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, unknownVariables } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
 import { redact } from '../src/log.js';
 
@@ -81,6 +81,23 @@ describe('configuration', () => {
         ConfigError,
         `FLEETBOOK_LISTEN: ${JSON.stringify(listen)} is not valid: HOST:PORT`,
       );
+  });
+
+  it('names each FLEETBOOK_ variable nothing reads, with the closest that is read; secrets are read', () => {
+    expect(
+      unknownVariables({
+        FLEETBOOK_RATE: '5',
+        FLEETBOOK_RATES: '5',
+        FLEETBOOK_CONCURENCY: '2',
+        FLEETBOOK_SECRET_X: 'x',
+        FLEETBOOK_NOTHING_LIKE_IT: '1',
+        PATH: '/bin',
+      }),
+    ).to.deep.equal([
+      'FLEETBOOK_CONCURENCY is set, but fleetbook reads no such variable (did you mean FLEETBOOK_CONCURRENCY?)',
+      'FLEETBOOK_NOTHING_LIKE_IT is set, but fleetbook reads no such variable',
+      'FLEETBOOK_RATES is set, but fleetbook reads no such variable (did you mean FLEETBOOK_RATE?)',
+    ]);
   });
 
   it('registers the secrets it reads so that no log line can show them', () => {

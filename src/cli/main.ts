@@ -12,6 +12,9 @@ import type { EmulatorFlags, RunFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
 import type { StoreFlags } from './store.js';
 
+/** The commands that read the configuration (config.ts). */
+const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'store'];
+
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
 
@@ -31,6 +34,13 @@ export async function main(argv: string[]): Promise<number> {
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => process.stderr.write(s),
     });
+  // A command that reads the configuration says which FLEETBOOK_ variables it does not read: a misspelt one
+  // would otherwise leave its setting at the default without a word.
+  program.hook('preAction', async (_program, command) => {
+    if (!READS_CONFIG.includes(command.name())) return;
+    for (const w of (await import('../config.js')).unknownVariables(process.env))
+      process.stderr.write(`fleetbook: warning: ${w}\n`);
+  });
   // Each command loads its implementation when it runs, so that `validate` never loads the HTTP client and
   // `runs` loads only the store.
   program

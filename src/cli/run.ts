@@ -1,7 +1,7 @@
 /** `fleetbook run PLAYBOOK` and `fleetbook emulator`. */
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
-import { loadConfig } from '../config.js';
+import { SECRET_PREFIX, loadConfig } from '../config.js';
 import { localRun, type LocalRun } from '../daemon/local-event.js';
 import { connect } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
@@ -44,8 +44,8 @@ export function parseInputs(pairs: string[] = []): Record<string, string> {
 export function secretsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (k.startsWith('FLEETBOOK_SECRET_') && v !== undefined) {
-      out[k.slice('FLEETBOOK_SECRET_'.length)] = v;
+    if (k.startsWith(SECRET_PREFIX) && v !== undefined) {
+      out[k.slice(SECRET_PREFIX.length)] = v;
       registerSecret(v);
     }
   }

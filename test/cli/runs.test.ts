@@ -96,6 +96,19 @@ describe('fleetbook runs list and show (child process)', function () {
     );
   });
 
+  it('warns of a FLEETBOOK_ variable it does not read, naming the one meant, and lists as asked', async () => {
+    const r = await fleetbook(['runs', 'list', '--limit', '1'], {
+      ...env,
+      FLEETBOOK_STAT: 'elsewhere.db',
+      FLEETBOOK_SECRET_TEAM_WEBHOOK: 'a playbook secret, read by its playbooks',
+    });
+    expect(r.code).to.equal(0);
+    expect(r.stderr).to.equal(
+      'fleetbook: warning: FLEETBOOK_STAT is set, but fleetbook reads no such variable (did you mean FLEETBOOK_STATE?)\n',
+    );
+    expect(r.stdout.split('\n')).to.have.length(3);
+  });
+
   it('show takes a whole id, or a prefix of one run only', async () => {
     for (const id of [RUNS[2]![0], 'bbbb', 'b', 'cccc1111-0']) {
       const r = await fleetbook(['runs', 'show', id, '--json'], env);
