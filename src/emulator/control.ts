@@ -3,7 +3,8 @@
  * read-only views of callback deliveries, notifications and the carrier's record of asynchronous requests. It needs no authentication and is never
  * subject to faults.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import { unknownName } from '../util/query.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { locationUsed } from './location.js';
 import { parseFaults } from './faults.js';
 import { advance, catchUp } from './simulation.js';
@@ -98,10 +99,29 @@ export function describeAccounts(core: Core, limit: number, only?: string): Reco
   };
 }
 
+/**
+ * The hook of a GET of the control API: a query parameter that is none of `params` is refused, not left out
+ * (`?limt=5` would list every request).
+ */
+const takes =
+  (...params: string[]) =>
+  async (req: FastifyRequest, reply: FastifyReply) => {
+    const bad = unknownName('query parameter', Object.keys(req.query as object), params);
+    if (bad) return fail(reply, 400, bad);
+  };
+
 export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn): void {
+  // A field that is none of a request's is refused, not left out: `{ "sed": 5 }` would reset the world of seed 1.
   app.post('/_emulator/reset', async (req, reply) => {
     const { value, error } = parse(req.body);
     if (error || !value) return fail(reply, 400, error ?? 'bad body');
+    const unknown = unknownName('field', Object.keys(value), [
+      'seed',
+      'accounts',
+      'devicesPerAccount',
+      'timeScale',
+    ]);
+    if (unknown) return fail(reply, 400, unknown);
     const o: Parameters<ResetFn>[0] = {};
     const { seed, accounts, devicesPerAccount, timeScale } = value;
     if (seed !== undefined) {
@@ -140,9 +160,11 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     };
   });
 
-  app.get('/_emulator/accounts', async (req) => {
+  app.get('/_emulator/accounts', { preValidation: takes('devices', 'account') }, async (req, reply) => {
     const q = req.query as Record<string, string | undefined>;
-    const limit = q.devices !== undefined && /^\d+$/.test(q.devices) ? Number(q.devices) : Infinity;
+    if (q.devices !== undefined && !/^\d+$/.test(q.devices))
+      return fail(reply, 400, 'devices must be an integer from 0 up');
+    const limit = q.devices !== undefined ? Number(q.devices) : Infinity;
     return describeAccounts(core, limit, q.account);
   });
 
@@ -155,11 +177,13 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return faults;
   });
 
-  app.get('/_emulator/faults', async () => core.state.faults);
+  app.get('/_emulator/faults', { preValidation: takes() }, async () => core.state.faults);
 
   app.post('/_emulator/clock/advance', async (req, reply) => {
     const { value, error } = parse(req.body);
     if (error || !value) return fail(reply, 400, error ?? 'bad body');
+    const unknown = unknownName('field', Object.keys(value), ['seconds']);
+    if (unknown) return fail(reply, 400, unknown);
     const seconds = value.seconds;
     if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
       return fail(reply, 400, 'seconds must be a number from 0 up');
@@ -167,7 +191,7 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return { now: iso(core.state.now()) };
   });
 
-  app.get('/_emulator/clock', async () => {
+  app.get('/_emulator/clock', { preValidation: takes() }, async () => {
     catchUp(core, false);
     return { now: iso(core.state.now()), timeScale: core.state.clock.timeScale };
   });
@@ -175,6 +199,8 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
   app.put('/_emulator/clock', async (req, reply) => {
     const { value, error } = parse(req.body);
     if (error || !value) return fail(reply, 400, error ?? 'bad body');
+    const unknown = unknownName('field', Object.keys(value), ['timeScale']);
+    if (unknown) return fail(reply, 400, unknown);
     const scale = value.timeScale;
     if (typeof scale !== 'number' || !(scale >= 0))
       return fail(reply, 400, 'timeScale must be a number from 0 up');
@@ -182,7 +208,7 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return { now: iso(core.state.now()), timeScale: scale };
   });
 
-  app.get('/_emulator/calls', async (req) => {
+  app.get('/_emulator/calls', { preValidation: takes('device') }, async (req) => {
     const st = core.state;
     const device = (req.query as Record<string, string | undefined>).device;
     const actions = Object.fromEntries(st.actions);
@@ -197,26 +223,30 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return { actions, devices: Object.fromEntries(st.mutations) };
   });
 
-  app.get('/_emulator/callbacks', async () => ({
+  app.get('/_emulator/callbacks', { preValidation: takes() }, async () => ({
     stats: core.callbacks.stats,
     deliveries: core.callbacks.deliveries(),
   }));
 
-  app.get('/_emulator/notifications', async () => core.state.notifications);
+  app.get('/_emulator/notifications', { preValidation: takes() }, async () => core.state.notifications);
 
-  app.get('/_emulator/requests', async (req, reply) => {
-    const q = req.query as Record<string, string | undefined>;
-    if (q.limit !== undefined && !/^\d+$/.test(q.limit))
-      return fail(reply, 400, 'limit must be an integer from 0 up');
-    catchUp(core, false);
-    const st = core.state;
-    return {
-      requests: st.requests.records(st.devices, {
-        ...(q.requestId !== undefined ? { requestId: q.requestId } : {}),
-        ...(q.account !== undefined ? { accountName: q.account } : {}),
-        ...(q.action !== undefined ? { action: q.action } : {}),
-        ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
-      }),
-    };
-  });
+  app.get(
+    '/_emulator/requests',
+    { preValidation: takes('requestId', 'account', 'action', 'limit') },
+    async (req, reply) => {
+      const q = req.query as Record<string, string | undefined>;
+      if (q.limit !== undefined && !/^\d+$/.test(q.limit))
+        return fail(reply, 400, 'limit must be an integer from 0 up');
+      catchUp(core, false);
+      const st = core.state;
+      return {
+        requests: st.requests.records(st.devices, {
+          ...(q.requestId !== undefined ? { requestId: q.requestId } : {}),
+          ...(q.account !== undefined ? { accountName: q.account } : {}),
+          ...(q.action !== undefined ? { action: q.action } : {}),
+          ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+        }),
+      };
+    },
+  );
 }

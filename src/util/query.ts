@@ -11,6 +11,21 @@ export type Query = Record<string, string | string[] | undefined>;
 export class BadParameter extends Error {}
 
 /**
+ * What is wrong when `names` are given where only `accepted` are taken: the first other, named with those that
+ * are; undefined when there is none.
+ */
+export function unknownName(
+  kind: 'query parameter' | 'field',
+  names: Iterable<string>,
+  accepted: readonly string[],
+): string | undefined {
+  for (const name of names)
+    if (!accepted.includes(name))
+      return `unknown ${kind} ${JSON.stringify(name)}: this ${kind === 'field' ? 'body' : 'path'} takes ${accepted.length ? accepted.join(', ') : 'none'}`;
+  return undefined;
+}
+
+/**
  * Refuses a parameter the route does not take, naming those it does, and one given twice. Returns the query
  * as strings.
  */
@@ -18,14 +33,10 @@ export function onlyParameters(
   query: Query,
   accepted: readonly string[],
 ): Record<string, string | undefined> {
+  const unknown = unknownName('query parameter', Object.keys(query), accepted);
+  if (unknown) throw new BadParameter(unknown);
   const out: Record<string, string | undefined> = {};
   for (const [name, v] of Object.entries(query)) {
-    if (!accepted.includes(name))
-      throw new BadParameter(
-        accepted.length
-          ? `unknown query parameter ${JSON.stringify(name)}: this path takes ${accepted.join(', ')}`
-          : `unknown query parameter ${JSON.stringify(name)}: this path takes none`,
-      );
     if (Array.isArray(v)) throw new BadParameter(`${name} is given ${v.length} times: give it once`);
     out[name] = v;
   }

@@ -115,4 +115,37 @@ describe('emulator: faults and the record of calls', () => {
     expect(Date.parse((r.body as Json).now as string) - Date.parse(before)).to.equal(3_600_000);
     expect((await raw.control('POST', '/clock/advance', { seconds: -1 })).status).to.equal(400);
   });
+
+  it('refuses a control field or query parameter it does not take, naming those it takes', async () => {
+    const answers: Record<string, unknown> = {};
+    for (const [method, path, body] of [
+      ['POST', '/reset', { sed: 5 }],
+      ['POST', '/clock/advance', { second: 5 }],
+      ['PUT', '/clock', { timescale: 2 }],
+      ['GET', '/requests?limt=5'],
+      ['GET', '/calls?devise=1'],
+      ['GET', '/accounts?devices=ten'],
+      ['GET', '/faults?all=1'],
+    ] as const) {
+      const r = await raw.control(method, path, body);
+      answers[`${method} ${path}`] = [r.status, (r.body as Json).error];
+    }
+    expect(answers).to.deep.equal({
+      'POST /reset': [
+        400,
+        'unknown field "sed": this body takes seed, accounts, devicesPerAccount, timeScale',
+      ],
+      'POST /clock/advance': [400, 'unknown field "second": this body takes seconds'],
+      'PUT /clock': [400, 'unknown field "timescale": this body takes timeScale'],
+      'GET /requests?limt=5': [
+        400,
+        'unknown query parameter "limt": this path takes requestId, account, action, limit',
+      ],
+      'GET /calls?devise=1': [400, 'unknown query parameter "devise": this path takes device'],
+      'GET /accounts?devices=ten': [400, 'devices must be an integer from 0 up'],
+      'GET /faults?all=1': [400, 'unknown query parameter "all": this path takes none'],
+    });
+    // The world was not reset by the refused request: the seed is this test's.
+    expect(((await raw.control('GET', '/accounts?devices=0')).body as Json).seed).to.equal('faults');
+  });
 });
