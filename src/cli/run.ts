@@ -35,7 +35,13 @@ export function parseInputs(pairs: string[] = []): Record<string, string> {
   for (const p of pairs) {
     const eq = p.indexOf('=');
     if (eq <= 0) throw new Error(`--input takes key=value, got ${JSON.stringify(p)}`);
-    out[p.slice(0, eq)] = p.slice(eq + 1);
+    const key = p.slice(0, eq);
+    // Given twice, neither is more the one meant than the other.
+    if (Object.hasOwn(out, key))
+      throw new Error(
+        `--input ${key} is given twice (${JSON.stringify(out[key])} and ${JSON.stringify(p.slice(eq + 1))}): give it once`,
+      );
+    out[key] = p.slice(eq + 1);
   }
   return out;
 }

@@ -180,6 +180,24 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     expect(r.code).to.equal(2);
     expect(r.stdout).to.equal('');
     expect(r.stderr).to.match(/input `batches`/);
+    const twice = await fleetbook(
+      [
+        'run',
+        join(tmp.dir, 'ok.yaml'),
+        '--input',
+        `account=${account}`,
+        '--input',
+        'batches=1',
+        '--input',
+        'batches=2',
+      ],
+      env,
+    );
+    expect([twice.code, twice.stdout, twice.stderr]).to.deep.equal([
+      2,
+      '',
+      'fleetbook: --input batches is given twice ("1" and "2"): give it once\n',
+    ]);
   });
 
   it('runs list and runs show ID --devices --json read the same store', async () => {
