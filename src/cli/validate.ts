@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { quickLoad, type LoadedPlaybook } from '../playbook/checker.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { generatedRules } from '../playbook/generated-rules.js';
+import { PlaybookNames } from '../playbook/names.js';
 import type * as Loader from '../playbook/load.js';
 import { playbookFiles } from '../util/files.js';
 
@@ -42,14 +43,17 @@ export async function runValidate(paths: string[], format: string): Promise<numb
   let full: typeof Loader | undefined;
   const all: Diagnostic[] = [];
   const texts: string[] = [];
+  const names = new PlaybookNames();
   for (const f of files) {
     // Synchronous reads: one small file after another, and nothing else to overlap with.
     const source = readFileSync(f, 'utf8');
     const r: LoadedPlaybook =
       (rules && quickLoad(source, f, rules)) ??
       (full ??= await import('../playbook/load.js')).loadPlaybook(source, f);
-    all.push(...r.diagnostics);
-    for (const d of r.diagnostics) texts.push(formatText(d, r.source));
+    const duplicate = await names.check(r);
+    const found = duplicate ? [...r.diagnostics, duplicate] : r.diagnostics;
+    all.push(...found);
+    for (const d of found) texts.push(formatText(d, r.source));
   }
   const errors = all.filter((d) => d.severity === 'error').length;
   if (format === 'json') process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);

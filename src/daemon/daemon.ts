@@ -16,6 +16,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { ConsoleAccess } from '../console/access.js';
 import { registerConsole } from '../console/routes.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
+import { PlaybookNames } from '../playbook/names.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
@@ -102,14 +103,13 @@ export async function loadPlaybookSources(path: string): Promise<{
   const out = new Map<string, Playbook>();
   const sources = new Map<string, { file: string; diagnostics: Diagnostic[] }>();
   const problems: string[] = [];
-  const where = new Map<string, string>();
+  const names = new PlaybookNames();
   for (const file of files) {
     const r = loadPlaybook(readFileSync(file, 'utf8'), file);
-    for (const d of r.diagnostics) if (d.severity === 'error') problems.push(formatText(d, r.source));
+    const duplicate = await names.check(r);
+    for (const d of duplicate ? [...r.diagnostics, duplicate] : r.diagnostics)
+      if (d.severity === 'error') problems.push(formatText(d, r.source));
     if (!r.playbook) continue;
-    const other = where.get(r.playbook.name);
-    if (other) problems.push(`${file}: playbook name ${r.playbook.name} is also the name of ${other}`);
-    where.set(r.playbook.name, file);
     out.set(r.playbook.name, r.playbook);
     sources.set(r.playbook.name, { file, diagnostics: r.diagnostics });
   }

@@ -31,12 +31,18 @@ export function bodyInputs(body: unknown): Record<string, unknown> | string {
   const other = Object.keys(body).find((k) => k !== 'inputs');
   if (other !== undefined) return `unknown field ${JSON.stringify(other)} in the body: it takes "inputs"`;
   const inputs = (body as { inputs?: unknown }).inputs ?? {};
-  if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) return 'inputs must be a JSON object';
+  if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs))
+    return 'inputs must be a JSON object';
   return inputs as Record<string, unknown>;
 }
 
 /** Starts a manual run of playbook `name` with the inputs of a request's JSON `body` (bodyInputs). */
-export function startManualRun(c: ManualRunContext, name: string, body: unknown, by: string): ManualRunAnswer {
+export function startManualRun(
+  c: ManualRunContext,
+  name: string,
+  body: unknown,
+  by: string,
+): ManualRunAnswer {
   const pb = c.playbooks.get(name);
   if (!pb) return { status: 404, error: `no playbook ${name}` };
   if (!pb.on.manual) return { status: 409, error: `playbook ${pb.name} does not declare on.manual: true` };

@@ -23,6 +23,8 @@ export const RULES = {
   with: "A step's `with` does not fit the action's request schema.",
   'step-kind': 'A step has none, or more than one, of uses, forEach, parallel, set, fail, wait.',
   'duplicate-step-id': 'Two steps have the same id.',
+  'duplicate-name':
+    "Two playbooks checked together (a directory, the daemon's playbooks) have the same `name`.",
   'step-reference': 'An expression refers to a step that does not run before it.',
   expression: 'An expression does not parse or type-check.',
   'undeclared-input': 'An expression uses an input that `inputs` does not declare.',

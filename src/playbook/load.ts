@@ -105,6 +105,13 @@ function loadWithPositions(source: string, file: string, rules: PlaybookRules): 
   };
 }
 
+/** Where the value at `path` of a playbook's source is (its nearest ancestor when absent). */
+export function positionIn(source: string, file: string, path: Seg[]): { line: number; column: number } {
+  const at = new YamlSource(source, file);
+  at.parse();
+  return at.position(path, 'value');
+}
+
 export function hasErrors(r: LoadedPlaybook): boolean {
   return r.diagnostics.some((d) => d.severity === 'error');
 }

@@ -812,6 +812,17 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         `${dir}/bad-step.yaml:12:11: wait "soon" is not valid: A duration: 500ms, 2s, 5m, 2h, 1d, or a sum such as 1h30m. [duration]`,
       ]);
       expect(existsSync(stateFile), 'no store opened').to.equal(false);
+
+      // Two playbooks of one name (each valid alone), as `fleetbook validate` reports them.
+      const twins = join(import.meta.dirname, '..', 'fixtures', 'playbooks', 'duplicate-name');
+      const d = await fleetbook(
+        ['serve', '--playbooks', twins, '--listen', '127.0.0.1:0', '--state', join(tmp, 'twins', 'state.db')],
+        env,
+      );
+      expect(d.code, d.stderr).to.equal(2);
+      expect(d.stderr.split('\n').filter((l) => l.startsWith(twins))).to.deep.equal([
+        `${twins}/b-report-copy.yaml:3:7: playbook name \`nightly-report\` is also the name of ${twins}/a-report.yaml [duplicate-name]`,
+      ]);
     });
   });
 

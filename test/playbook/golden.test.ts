@@ -20,11 +20,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatText, RULES, type Diagnostic } from '../../src/playbook/diagnostics.js';
 import { hasErrors, loadPlaybook, loadPlaybookFile, type LoadedPlaybook } from '../../src/playbook/load.js';
+import { PlaybookNames } from '../../src/playbook/names.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INVALID = 'test/fixtures/playbooks/invalid';
 const VALID = 'test/fixtures/playbooks/valid';
 const EXAMPLES = 'playbooks';
+/** The rule only files checked together show (`duplicate-name`): its fixture is a directory, its output beside. */
+const TOGETHER = 'test/fixtures/playbooks/duplicate-name';
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 
 /** Cases that only warn: `fleetbook validate` exits 0 for them. Every other invalid case has an error. */
@@ -100,6 +103,11 @@ describe('golden: invalid playbooks', () => {
   it('triggers every rule of RULES (each rule has a fixture that shows it)', async () => {
     const seen = new Set<string>();
     for (const rel of invalid) for (const d of (await load(rel)).diagnostics) seen.add(d.rule);
+    const names = new PlaybookNames();
+    for (const rel of yamlFiles(TOGETHER)) {
+      const d = await names.check(await load(rel));
+      if (d) seen.add(d.rule);
+    }
     const missing = Object.keys(RULES).filter((rule) => !seen.has(rule));
     // `duration` fails today: bad durations are reported as [schema] (see duration.yaml and the report).
     expect(missing, `rules no fixture triggers: ${missing.join(', ')}`).to.deep.equal([]);
@@ -132,6 +140,18 @@ describe('golden: invalid playbooks', () => {
     );
     expect(warn.stderr).to.match(/: 0 errors, [1-9]\d* warnings?\n$/);
     expect(warn.status).to.equal(0);
+
+    // Two files of one name, each valid alone: the second in name order is refused at its `name`.
+    const together = spawnSync(process.execPath, [cli, 'validate', TOGETHER], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(together.stdout).to.equal(readFileSync(join(ROOT, `${TOGETHER}.out`), 'utf8'));
+    expect(together.status).to.equal(1);
+    for (const rel of yamlFiles(TOGETHER)) {
+      const alone = spawnSync(process.execPath, [cli, 'validate', rel], { cwd: ROOT, encoding: 'utf8' });
+      expect(alone.status, `${rel} alone`).to.equal(0);
+    }
 
     const one = spawnSync(process.execPath, [cli, 'validate', `${INVALID}/cron.yaml`], {
       cwd: ROOT,
