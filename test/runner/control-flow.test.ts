@@ -910,7 +910,7 @@ steps:
       expect(fails({ count: '1', colour: 'red' })).to.throw(/unknown input `colour`/);
       expect(fails({})).to.throw('input `count` is required');
       expect(fails({ count: '1.5' })).to.throw(/input `count`/);
-      expect(fails({ count: '1', dry: 'yes' })).to.throw('input `dry` is not valid boolean: "yes"');
+      expect(fails({ count: '1', dry: 'yes' })).to.throw('input `dry` is not a valid boolean: "yes"');
       expect(fails({ count: '1', ids: '{"a":1}' })).to.throw('input `ids` must be of type array');
       expect(fails({ count: '1', mode: 'medium' })).to.throw('input `mode` must be one of "fast", "slow"');
     });
