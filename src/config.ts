@@ -236,6 +236,17 @@ const ENV = {
 export const SECRET_PREFIX = 'FLEETBOOK_SECRET_';
 
 /**
+ * Why runs of a playbook whose expressions name `secrets` cannot start with the secrets `have`: those that are
+ * not set, and the variables that set them; undefined when every one is. A run would otherwise act on devices
+ * and then fail at the step that reads a missing one.
+ */
+export function unsetSecrets(secrets: Iterable<string>, have: Record<string, string>): string | undefined {
+  const missing = [...secrets].filter((s) => !Object.hasOwn(have, s)).sort();
+  if (!missing.length) return undefined;
+  return `reads ${missing.map((s) => `secrets.${s}`).join(', ')}, not set: set ${missing.map((s) => SECRET_PREFIX + s).join(', ')}`;
+}
+
+/**
  * What to say of each FLEETBOOK_ variable of `env` that nothing reads (FLEETBOOK_RATES for FLEETBOOK_RATE would
  * leave the default rate, silently), with the closest that is read. The playbooks' secrets are read.
  */

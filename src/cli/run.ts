@@ -1,7 +1,7 @@
 /** `fleetbook run PLAYBOOK` and `fleetbook emulator`. */
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
-import { SECRET_PREFIX, loadConfig } from '../config.js';
+import { SECRET_PREFIX, loadConfig, unsetSecrets } from '../config.js';
 import { localRun, type LocalRun } from '../daemon/local-event.js';
 import { connect } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
@@ -12,6 +12,7 @@ import type { Playbook } from '../playbook/schema.js';
 import { parseDuration } from '../playbook/duration.js';
 import { startRun, type NewRun } from '../runner/factory.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
+import { planOf } from '../runner/plan.js';
 import { Interrupted, type Progress } from '../runner/runner.js';
 import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
@@ -99,6 +100,12 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     return 2;
   }
   const pb = loaded.playbook;
+  // A secret the playbook names and nobody set would fail the run at its step, after the steps before acted.
+  const unset = unsetSecrets(planOf(pb).secrets, secretsFromEnv(process.env));
+  if (unset) {
+    process.stderr.write(`fleetbook: playbook ${pb.name} ${unset}\n`);
+    return 2;
+  }
   let start: NewRun | string;
   try {
     start = await runStart(pb, flags);

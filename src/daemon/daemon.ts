@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { engineSettings } from '../actions/settings.js';
 import { createClient, type ApiClient } from '../api/client.js';
-import type { Config } from '../config.js';
+import { unsetSecrets, type Config } from '../config.js';
 import { connect, type Target } from '../connect.js';
 import { ConfigError } from '../errors.js';
 import { setExpressionBudget } from '../expressions/cel.js';
@@ -147,6 +147,13 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   // Before any expression is evaluated: the filters, keys and steps of this daemon all run on this budget.
   setExpressionBudget(config.expressionBudget);
   const { playbooks, sources } = await loadPlaybookSources(o.playbooks);
+  // A playbook that names a secret not set would fail its runs at that step, after the steps before it acted.
+  const unset = [...playbooks.values()].flatMap((pb) => {
+    const why = unsetSecrets(planOf(pb).secrets, o.secrets ?? {});
+    return why ? [`${sources.get(pb.name)?.file ?? pb.name}: playbook ${pb.name} ${why}`] : [];
+  });
+  if (unset.length)
+    throw new ConfigError(`the playbooks of ${o.playbooks} cannot run; not starting:\n${unset.join('\n')}`);
   // A wrong FLEETBOOK_WEBHOOK_ALLOW entry stops the start here, as a ConfigError.
   const engine = engineSettings(config);
   const [host, portText] = splitListen(config.listen);

@@ -58,6 +58,11 @@ export interface Plan {
   actions: ActionName[];
   /** The callback services the runs wait on or confirm by (`CarrierService` for device-state actions). */
   services: Set<string>;
+  /**
+   * The secrets its expressions need (`secrets.NAME`, `secrets["NAME"]`): each must be set before a run starts.
+   * One whose presence an expression tests (`"NAME" in secrets`, `has(secrets.NAME)`) is optional, not here.
+   */
+  secrets: Set<string>;
   of(step: Step): StepPlan;
 }
 
@@ -92,11 +97,13 @@ function compile(pb: Playbook): Plan {
       if (event.poll && isAction(event.poll.uses)) actions.add(event.poll.uses);
     }
   }
+  const { referenced, secrets } = reads(pb, streams);
   return {
     playbook: pb,
-    referenced: referencedMembers(pb, streams),
+    referenced,
     actions: [...actions],
     services,
+    secrets,
     of(step) {
       const p = steps.get(step);
       if (!p) throw new Error(`step \`${step.id}\` is not part of playbook ${pb.name}`);
@@ -207,11 +214,16 @@ function allSteps(pb: Playbook): Step[] {
 }
 
 /**
- * For each step id, the members expressions read: `steps.x.output` gives output; `steps.x` alone, `*`; a
- * listing's items a step streams (`streams`), `stream`.
+ * What the expressions read: for each step id, its members (`steps.x.output` gives output; `steps.x` alone,
+ * `*`; a listing's items a step streams (`streams`), `stream`); and the secrets they need (Plan.secrets).
  */
-function referencedMembers(pb: Playbook, streams: Map<Step, string>): Map<string, Set<string>> {
+function reads(
+  pb: Playbook,
+  streams: Map<Step, string>,
+): { referenced: Map<string, Set<string>>; secrets: Set<string> } {
   const refs = new Map<string, Set<string>>();
+  const secrets = new Set<string>();
+  const optional = new Set<string>();
   const add = (id: string, member: string) => refs.set(id, (refs.get(id) ?? new Set()).add(member));
   const streamed = new Map([...streams].map(([s, from]) => [(s as { with?: unknown }).with, from]));
   const visit = (v: unknown): void => {
@@ -233,11 +245,18 @@ function referencedMembers(pb: Playbook, streams: Map<Step, string>): Map<string
         );
       }
       for (const m of v.matchAll(/\bsteps\s*\[\s*["']([^"']+)["']/g)) add(m[1] as string, '*');
+      for (const m of v.matchAll(/\bsecrets\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*["']([^"']+)["'])/g))
+        secrets.add((m[1] ?? m[2]) as string);
+      for (const m of v.matchAll(
+        /["']([^"']+)["']\s+in\s+secrets\b|\bhas\s*\(\s*secrets\s*\.\s*([A-Za-z_]\w*)\s*\)/g,
+      ))
+        optional.add((m[1] ?? m[2]) as string);
     } else if (Array.isArray(v)) v.forEach(visit);
     else if (v && typeof v === 'object') Object.values(v).forEach(visit);
   };
   visit(pb);
-  return refs;
+  for (const name of optional) secrets.delete(name);
+  return { referenced: refs, secrets };
 }
 
 /** The API actions a playbook's steps and polls use, each once, in order. */

@@ -820,6 +820,24 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         env,
       );
       expect(d.code, d.stderr).to.equal(2);
+      // A playbook that names secrets: not started while one is unset, whichever way it is named.
+      const secrets = join(FIXTURES, 'secrets');
+      const s = await fleetbook(
+        [
+          'serve',
+          '--playbooks',
+          secrets,
+          '--listen',
+          '127.0.0.1:0',
+          '--state',
+          join(tmp, 'secrets', 'state.db'),
+        ],
+        { ...env, FLEETBOOK_SECRET_TEAM_WEBHOOK: 'https://hooks.example.com/team' },
+      );
+      expect(s.code, s.stderr).to.equal(2);
+      expect(s.stderr.split('\n').filter((l) => l.startsWith(secrets))).to.deep.equal([
+        `${secrets}/notify-team.yaml: playbook notify-team reads secrets.TEAM_TOKEN, not set: set FLEETBOOK_SECRET_TEAM_TOKEN`,
+      ]);
       expect(d.stderr.split('\n').filter((l) => l.startsWith(twins))).to.deep.equal([
         `${twins}/b-report-copy.yaml:3:7: playbook name \`nightly-report\` is also the name of ${twins}/a-report.yaml [duplicate-name]`,
       ]);

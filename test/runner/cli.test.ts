@@ -4,6 +4,7 @@
  * built (`npm test` builds it before mocha runs).
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -198,6 +199,39 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
       '',
       'fleetbook: --input batches is given twice ("1" and "2"): give it once\n',
     ]);
+  });
+
+  it('a playbook that names a secret nobody set exits 2 before running; set, it runs', async () => {
+    const file = join(tmp.dir, 'secret.yaml');
+    await writeFile(
+      file,
+      `version: 1
+name: secret-note
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: before }
+  - id: note
+    uses: log
+    with: { message: 'token \${{ secrets.TEAM_TOKEN }} of \${{ secrets["TEAM_NAME"] }}' }
+`,
+    );
+    const own = { FLEETBOOK_STATE: join(tmp.dir, 'secret.db') };
+    const unset = await fleetbook(['run', file, '--json'], { ...own, FLEETBOOK_SECRET_TEAM_NAME: 'ops' });
+    expect([unset.code, unset.stdout, unset.stderr]).to.deep.equal([
+      2,
+      '',
+      'fleetbook: playbook secret-note reads secrets.TEAM_TOKEN, not set: set FLEETBOOK_SECRET_TEAM_TOKEN\n',
+    ]);
+    expect(existsSync(own.FLEETBOOK_STATE), 'nothing run, no store opened').to.equal(false);
+    const set = await fleetbook(['run', file, '--json'], {
+      ...own,
+      FLEETBOOK_SECRET_TEAM_NAME: 'ops',
+      FLEETBOOK_SECRET_TEAM_TOKEN: 'secret-token-cli-test',
+    });
+    expect(set.code, set.stderr).to.equal(0);
+    expect((JSON.parse(set.stdout) as RunSummary).status).to.equal('succeeded');
   });
 
   it('runs list and runs show ID --devices --json read the same store', async () => {

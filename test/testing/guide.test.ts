@@ -50,6 +50,14 @@ describe('docs/testing.md', () => {
     expect(plain, 'the output block of "Run it"').to.include(r.stdout);
   });
 
+  it('shows what `fleetbook run` says of the event run while the secret is unset', async function () {
+    this.timeout(60_000);
+    await writeFile(join(dir, 'overuse.json'), plain[0] as string);
+    const r = await run(['run', 'playbooks/overuse-suspend-notify.yaml', '--event', 'overuse.json']);
+    expect(r.code, r.stderr).to.equal(2);
+    expect(plain, 'the refusal the guide shows').to.include(r.stderr);
+  });
+
   /** `fleetbook test` of the guide's test file with line `n` (1-based), which reads `was`, changed to `now`. */
   async function testWithLine(n: number, was: string, now: string) {
     const lines = (files.get('overuse-suspend-notify.test.yaml') as string).split('\n');
