@@ -148,7 +148,13 @@ const EXPECT = closed(
       description: 'By the name of a receiver of `webhooks`.',
     },
   },
-  { description: 'What the run must do; only what is given is checked.' },
+  // An empty `expect` checks nothing: a case that cannot fail.
+  {
+    description: 'What the run must do; only what is given is checked, and at least one thing is.',
+    minProperties: 1,
+    'x-message':
+      'expect checks nothing: give at least one of status, error, devices, steps, calls, deviceCalls, deviceStates, webhooks',
+  },
 );
 
 const CASE = closed(

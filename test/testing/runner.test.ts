@@ -53,6 +53,14 @@ describe('fleetbook test: the runner', () => {
     expect(r.lines.at(-1)).to.equal('0 passed, 1 failed');
   });
 
+  it('refuses a case whose expect is empty: it checks nothing, and could never fail', async () => {
+    const r = await run([at('checks-nothing.test.yaml')]);
+    expect(r.lines.join('\n')).to.include(
+      `${at('checks-nothing.test.yaml')}:5:13: expect checks nothing: give at least one of status, error, devices, steps, calls, deviceCalls, deviceStates, webhooks [schema]`,
+    );
+    expect([r.passed, r.failed]).to.deep.equal([0, 1]);
+  });
+
   it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
     const r = await run([at('refused.test.yaml')]);
     expect(r.lines.at(-1), r.lines.join('\n')).to.equal('2 passed, 0 failed');
@@ -60,7 +68,7 @@ describe('fleetbook test: the runner', () => {
 
   it('finds NAME.test.yaml files under a directory, and only them', async () => {
     expect(await findTestFiles([FIXTURES])).to.deep.equal(
-      ['manual.test.yaml', 'refused.test.yaml', 'typo.test.yaml'].map(at),
+      ['checks-nothing.test.yaml', 'manual.test.yaml', 'refused.test.yaml', 'typo.test.yaml'].map(at),
     );
   });
 
