@@ -439,7 +439,14 @@ async function register(
   services: Set<string>,
   log: Logger,
 ): Promise<Registration[]> {
-  const accounts = target.emulator ? target.emulator.accountNames() : (config.callbackAccounts ?? []);
+  // The embedded emulator's accounts when none are named; named ones are registered, there as with the service.
+  const accounts = config.callbackAccounts ?? target.emulator?.accountNames() ?? [];
+  // The embedded emulator posts to this process: FLEETBOOK_CALLBACK_URL is the service's way to reach it.
+  if (target.emulator && config.callbackUrl)
+    log.warn('FLEETBOOK_CALLBACK_URL is not used with the embedded emulator, which posts to this daemon', {
+      callbackUrl: config.callbackUrl,
+      url,
+    });
   const base = target.emulator ? url : (config.callbackUrl ?? url);
   const out: Registration[] = [];
   if (!accounts.length || !services.size) return out;

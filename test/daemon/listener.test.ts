@@ -920,4 +920,32 @@ describe('fleetbook serve with nothing configured (npm start)', function () {
       await rm(tmp, { recursive: true, force: true });
     }
   });
+
+  it('registers on its embedded emulator only the accounts FLEETBOOK_CALLBACK_ACCOUNTS names, when it names some', async () => {
+    const tmp = await mkdtemp(join(tmpdir(), 'fleetbook-embedded-accounts-'));
+    const d = await DaemonProcess.start('embedded, named accounts', {
+      playbooks: join(import.meta.dirname, '..', '..', 'playbooks'),
+      state: join(tmp, 'state.db'),
+      env: {
+        FLEETBOOK_CALLBACK_ACCOUNTS: '0000123456-00002',
+        FLEETBOOK_CALLBACK_URL: 'https://fleetbook.example.com',
+        FLEETBOOK_LOG_LEVEL: 'warn',
+      },
+    });
+    try {
+      const status = (await (await fetch(`${d.url}/status`)).json()) as {
+        registrations: { accountName: string; ok: boolean }[];
+      };
+      expect([...new Set(status.registrations.map((r) => `${r.accountName} ${r.ok}`))]).to.deep.equal([
+        '0000123456-00002 true',
+      ]);
+      // The URL the service would post to is not the embedded emulator's: said, not silently dropped.
+      expect(d.logs().map((l) => l.message)).to.include(
+        'FLEETBOOK_CALLBACK_URL is not used with the embedded emulator, which posts to this daemon',
+      );
+    } finally {
+      await d.stop('SIGKILL');
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
 });
