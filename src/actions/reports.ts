@@ -3,17 +3,22 @@
  * A step's `path` is relative to it, so a daemon started from another working directory writes to the same
  * place. The text of the path is judged first (policy.ts: not absolute, never climbing with `..`); then the
  * directories are walked one at a time from the reports directory, so that a symbolic link on the way cannot
- * lead outside it, and the file is opened without following a link at its own name.
+ * lead outside it, and a symbolic link at the file's own name is refused.
+ *
+ * A report is written to a temporary file beside it and renamed over its name once whole (and on disk): a reader
+ * never finds half a report under the name, and a write that fails, or a crash, leaves the previous report of
+ * that name as it was.
  */
+import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import { makeDirs } from '../util/files.js';
 import { RefusedError, REPORTS_DIR_SETTING, reportPathProblem } from './policy.js';
 
 const ACTION = 'report.write';
-/** Create or truncate, write only, and refuse a symbolic link at the file's own name (ELOOP). */
-const FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+/** The temporary file: a new one, write only, never through a symbolic link. */
+const FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /** True when `p` is `root` or below it. */
 function inside(root: string, p: string): boolean {
@@ -26,7 +31,8 @@ function code(e: unknown): string | undefined {
 }
 
 /**
- * Opens `path`, relative to `reportsDir` (absolute), for writing, and makes the directories it needs.
+ * Opens a temporary file to write `path` in, relative to `reportsDir` (absolute), and makes the directories it
+ * needs; `file` is where it goes once written.
  * Refused (a RefusedError naming the path and the directory): an absolute path, one that climbs with `..`, a
  * directory on the way that is a symbolic link to somewhere outside the reports directory, and a symbolic
  * link at the file's own name. The reports directory itself may be a link: the directory it leads to counts.
@@ -34,7 +40,7 @@ function code(e: unknown): string | undefined {
 export async function openReport(
   reportsDir: string,
   path: string,
-): Promise<{ file: string; handle: FileHandle }> {
+): Promise<{ file: string; temp: string; handle: FileHandle }> {
   const shown = JSON.stringify(path);
   const refuse = (why: string) =>
     new RefusedError(
@@ -76,13 +82,10 @@ export async function openReport(
     else throw new Error(`${ACTION}: ${next} is not a directory`);
   }
   const file = join(dir, name);
-  try {
-    return { file, handle: await open(file, FLAGS, 0o666) };
-  } catch (e) {
-    if (code(e) === 'ELOOP')
-      throw refuse(`path ${shown} is a symbolic link (${file}): a report is never written through one`);
-    throw e;
-  }
+  if ((await lstat(file).catch(() => undefined))?.isSymbolicLink())
+    throw refuse(`path ${shown} is a symbolic link (${file}): a report is never written through one`);
+  const temp = join(dir, `.${name}.${randomUUID().slice(0, 8)}.partial`);
+  return { file, temp, handle: await open(temp, FLAGS, 0o666) };
 }
 
 /**
@@ -94,14 +97,21 @@ export async function writeReport(
   path: string,
   text: () => AsyncIterable<string>,
 ): Promise<string> {
-  const { file, handle } = await openReport(reportsDir, path);
+  const { file, temp, handle } = await openReport(reportsDir, path);
   try {
-    for await (const chunk of text()) {
-      const bytes = Buffer.from(chunk);
-      for (let at = 0; at < bytes.length;) at += (await handle.write(bytes, at)).bytesWritten;
+    try {
+      for await (const chunk of text()) {
+        const bytes = Buffer.from(chunk);
+        for (let at = 0; at < bytes.length;) at += (await handle.write(bytes, at)).bytesWritten;
+      }
+      await handle.sync();
+    } finally {
+      await handle.close();
     }
-  } finally {
-    await handle.close();
+    await rename(temp, file);
+  } catch (e) {
+    await rm(temp, { force: true });
+    throw e;
   }
   return file;
 }
