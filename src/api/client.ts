@@ -32,7 +32,7 @@ import {
   type Method,
   type Operation,
 } from './catalog.js';
-import { apiError, parseBody, send, servicePool, type RawResponse, type Timeouts } from './http.js';
+import { apiError, fenced, parseBody, send, servicePool, type RawResponse, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
 import { collect, largestDeviceId, nextToken, pageItems, withoutRepeated } from './pages.js';
@@ -167,7 +167,8 @@ export class ApiClient {
     this.areas = o.areas ?? createAreas(o.rates, this.clock);
     this.ownsDispatcher = !o.dispatcher;
     const inFlight = Object.values(this.areas).reduce((n, a) => n + a.concurrency, 0);
-    this.dispatcher = o.dispatcher ?? servicePool(this.origin, inFlight, this.timeouts);
+    const pool = o.dispatcher ?? servicePool(this.origin, inFlight, this.timeouts);
+    this.dispatcher = o.beforeMutation ? fenced(pool) : pool;
     for (const s of [o.accessToken, o.clientSecret, o.password]) registerSecret(s);
   }
 
@@ -358,7 +359,10 @@ export class ApiClient {
         this.stats.requests[c.action] = (this.stats.requests[c.action] ?? 0) + 1;
         const began = this.clock.now();
         const res = await this.areas[c.area].run(() => {
-          if (c.mutating) this.o.beforeMutation?.(c.action);
+          // Checked now, and again as the request is written: a process stopped in between must not send it.
+          const check =
+            c.mutating && this.o.beforeMutation ? () => this.o.beforeMutation?.(c.action) : undefined;
+          check?.();
           return send(
             this.dispatcher,
             this.origin,
@@ -371,6 +375,7 @@ export class ApiClient {
             },
             this.timeouts,
             signal,
+            check,
           );
         }, signal);
         this.log.debug('api call', {

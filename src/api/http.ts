@@ -56,15 +56,54 @@ const NOT_SENT = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+/**
+ * A dispatcher that calls a request's `beforeWrite` (see send) when its connection is about to write it, and
+ * aborts the request with what it throws: a check that must hold when the request leaves, not only when it was
+ * queued (a process stopped in between would send it when it runs again).
+ */
+export function fenced(dispatcher: Dispatcher): Dispatcher {
+  return dispatcher.compose((dispatch) => (opts, handler) => {
+    const check = (opts as { beforeWrite?: () => void }).beforeWrite;
+    if (!check) return dispatch(opts, handler);
+    const h = handler as Dispatcher.DispatchHandler & Record<string | symbol, unknown>;
+    return dispatch(
+      opts,
+      new Proxy(h, {
+        get(target, prop) {
+          // undici calls it as the connection is about to write the request: aborted here, nothing is written.
+          if (prop === 'onRequestStart')
+            return (controller: Dispatcher.DispatchController, context: unknown) => {
+              try {
+                check();
+              } catch (e) {
+                controller.abort(e as Error);
+                return;
+              }
+              return target.onRequestStart?.(controller, context);
+            };
+          const v = target[prop];
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      }),
+    );
+  });
+}
+
+/**
+ * One request. `beforeWrite`, on a dispatcher made by `fenced`, is called as the request is about to be
+ * written; what it throws fails the request as it is, unsent.
+ */
 export async function send(
   dispatcher: Dispatcher,
   origin: string,
   x: Exchange,
   timeouts: Timeouts,
   signal?: AbortSignal,
+  beforeWrite?: () => void,
 ): Promise<RawResponse> {
   try {
     const res = await dispatcher.request({
+      ...(beforeWrite ? ({ beforeWrite } as object) : {}),
       origin,
       path: x.path,
       method: x.method,
@@ -77,6 +116,7 @@ export async function send(
     const text = await res.body.text();
     return { status: res.statusCode, headers: res.headers, text };
   } catch (e) {
+    if (e instanceof FleetbookError) throw e;
     throw networkError(x.action, e, signal);
   }
 }
