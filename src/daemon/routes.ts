@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
-import { BadParameter, integer, onlyParameters, oneOf, text, type Query } from '../util/query.js';
+import { BadParameter, integer, onlyParameters, oneOf, takesOnly, text, type Query } from '../util/query.js';
 import { FailureBudget, PendingBytes, addressKey, charsetOf, isUtf8 } from './admission.js';
 import {
   InboxRefusal,
@@ -45,14 +45,6 @@ export interface RouteContext {
   rates(): ShareStatus | undefined;
 }
 
-/** A JSON read that takes no query parameters refuses one (400), as the reads that take some refuse others. */
-async function takesNone(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  try {
-    onlyParameters(req.query as Query, []);
-  } catch (e) {
-    return reply.code(400).send({ error: (e as Error).message });
-  }
-}
 /** Refusals before authentication: each counts against the sender's failure budget. */
 const BEFORE_AUTHENTICATION: ReadonlySet<RejectReason> = new Set([
   'unauthenticated',
@@ -209,7 +201,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   app.get('/metrics', async (_req, reply) =>
     reply.header('content-type', c.metrics.registry.contentType).send(await c.metrics.registry.metrics()),
   );
-  app.get('/status', { preValidation: takesNone }, async () => ({
+  app.get('/status', { preValidation: takesOnly() }, async () => ({
     playbooks: [...c.playbooks.values()].map((pb) => ({ name: pb.name, on: Object.keys(pb.on) })),
     inboxBacklog: c.store.inboxBacklog(),
     runs: { running: c.pool.running, queued: c.pool.queued },
@@ -240,7 +232,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       throw e;
     }
   });
-  app.get<{ Params: { id: string } }>('/runs/:id', { preValidation: takesNone }, async (req, reply) => {
+  app.get<{ Params: { id: string } }>('/runs/:id', { preValidation: takesOnly() }, async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     return (

@@ -3,8 +3,8 @@
  * read-only views of callback deliveries, notifications and the carrier's record of asynchronous requests. It needs no authentication and is never
  * subject to faults.
  */
-import { unknownName } from '../util/query.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { takesOnly, unknownName } from '../util/query.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { locationUsed } from './location.js';
 import { parseFaults } from './faults.js';
 import { advance, catchUp } from './simulation.js';
@@ -99,17 +99,6 @@ export function describeAccounts(core: Core, limit: number, only?: string): Reco
   };
 }
 
-/**
- * The hook of a GET of the control API: a query parameter that is none of `params` is refused, not left out
- * (`?limt=5` would list every request).
- */
-const takes =
-  (...params: string[]) =>
-  async (req: FastifyRequest, reply: FastifyReply) => {
-    const bad = unknownName('query parameter', Object.keys(req.query as object), params);
-    if (bad) return fail(reply, 400, bad);
-  };
-
 export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn): void {
   // A field that is none of a request's is refused, not left out: `{ "sed": 5 }` would reset the world of seed 1.
   app.post('/_emulator/reset', async (req, reply) => {
@@ -160,7 +149,7 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     };
   });
 
-  app.get('/_emulator/accounts', { preValidation: takes('devices', 'account') }, async (req, reply) => {
+  app.get('/_emulator/accounts', { preValidation: takesOnly('devices', 'account') }, async (req, reply) => {
     const q = req.query as Record<string, string | undefined>;
     if (q.devices !== undefined && !/^\d+$/.test(q.devices))
       return fail(reply, 400, 'devices must be an integer from 0 up');
@@ -177,7 +166,7 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return faults;
   });
 
-  app.get('/_emulator/faults', { preValidation: takes() }, async () => core.state.faults);
+  app.get('/_emulator/faults', { preValidation: takesOnly() }, async () => core.state.faults);
 
   app.post('/_emulator/clock/advance', async (req, reply) => {
     const { value, error } = parse(req.body);
@@ -191,7 +180,7 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return { now: iso(core.state.now()) };
   });
 
-  app.get('/_emulator/clock', { preValidation: takes() }, async () => {
+  app.get('/_emulator/clock', { preValidation: takesOnly() }, async () => {
     catchUp(core, false);
     return { now: iso(core.state.now()), timeScale: core.state.clock.timeScale };
   });
@@ -208,7 +197,7 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return { now: iso(core.state.now()), timeScale: scale };
   });
 
-  app.get('/_emulator/calls', { preValidation: takes('device') }, async (req) => {
+  app.get('/_emulator/calls', { preValidation: takesOnly('device') }, async (req) => {
     const st = core.state;
     const device = (req.query as Record<string, string | undefined>).device;
     const actions = Object.fromEntries(st.actions);
@@ -223,16 +212,16 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return { actions, devices: Object.fromEntries(st.mutations) };
   });
 
-  app.get('/_emulator/callbacks', { preValidation: takes() }, async () => ({
+  app.get('/_emulator/callbacks', { preValidation: takesOnly() }, async () => ({
     stats: core.callbacks.stats,
     deliveries: core.callbacks.deliveries(),
   }));
 
-  app.get('/_emulator/notifications', { preValidation: takes() }, async () => core.state.notifications);
+  app.get('/_emulator/notifications', { preValidation: takesOnly() }, async () => core.state.notifications);
 
   app.get(
     '/_emulator/requests',
-    { preValidation: takes('requestId', 'account', 'action', 'limit') },
+    { preValidation: takesOnly('requestId', 'account', 'action', 'limit') },
     async (req, reply) => {
       const q = req.query as Record<string, string | undefined>;
       if (q.limit !== undefined && !/^\d+$/.test(q.limit))

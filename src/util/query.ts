@@ -82,3 +82,18 @@ export function time(name: string, v: string | undefined): string | undefined {
 export function text(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
+
+/**
+ * The hook (fastify's preValidation) of a read that takes only `params` as query parameters: another is answered
+ * 400, named with those it takes.
+ */
+export function takesOnly(...params: string[]) {
+  return async (
+    req: { query: unknown },
+    reply: { code(status: number): { send(body: unknown): unknown } },
+  ): Promise<unknown> => {
+    const bad = unknownName('query parameter', Object.keys(req.query as object), params);
+    if (bad) return reply.code(400).send({ error: bad });
+    return undefined;
+  };
+}
