@@ -64,29 +64,48 @@ const NOT_SENT = new Set([
 export function fenced(dispatcher: Dispatcher): Dispatcher {
   return dispatcher.compose((dispatch) => (opts, handler) => {
     const check = (opts as { beforeWrite?: () => void }).beforeWrite;
-    if (!check) return dispatch(opts, handler);
-    const h = handler as Dispatcher.DispatchHandler & Record<string | symbol, unknown>;
-    return dispatch(
-      opts,
-      new Proxy(h, {
-        get(target, prop) {
-          // undici calls it as the connection is about to write the request: aborted here, nothing is written.
-          if (prop === 'onRequestStart')
-            return (controller: Dispatcher.DispatchController, context: unknown) => {
-              try {
-                check();
-              } catch (e) {
-                controller.abort(e as Error);
-                return;
-              }
-              return target.onRequestStart?.(controller, context);
-            };
-          const v = target[prop];
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      }),
-    );
+    return dispatch(opts, check ? new Fenced(handler, check) : handler);
   });
+}
+
+type Handler = Dispatcher.DispatchHandler;
+type Controller = Dispatcher.DispatchController;
+
+/** A request's handler, with `check` run as its connection is about to write it: what it throws aborts it unsent. */
+class Fenced implements Handler {
+  constructor(
+    private readonly h: Handler,
+    private readonly check: () => void,
+  ) {}
+
+  onRequestStart(controller: Controller, context: unknown): void {
+    try {
+      this.check();
+    } catch (e) {
+      controller.abort(e as Error);
+      return;
+    }
+    this.h.onRequestStart?.(controller, context);
+  }
+  onRequestUpgrade(...a: Parameters<NonNullable<Handler['onRequestUpgrade']>>): void {
+    this.h.onRequestUpgrade?.(...a);
+  }
+  onResponseStart(...a: Parameters<NonNullable<Handler['onResponseStart']>>): void {
+    this.h.onResponseStart?.(...a);
+  }
+  onResponseData(...a: Parameters<NonNullable<Handler['onResponseData']>>): void {
+    this.h.onResponseData?.(...a);
+  }
+  onResponseEnd(...a: Parameters<NonNullable<Handler['onResponseEnd']>>): void {
+    this.h.onResponseEnd?.(...a);
+  }
+  onResponseError(...a: Parameters<NonNullable<Handler['onResponseError']>>): void {
+    this.h.onResponseError?.(...a);
+  }
+  /** Only fetch's handler has it; passed on all the same. */
+  onResponseStarted(): void {
+    (this.h as { onResponseStarted?: () => void }).onResponseStarted?.();
+  }
 }
 
 /**
