@@ -7,11 +7,13 @@
  *
  * A report is written to a temporary file beside it and renamed over its name once whole (and on disk): a reader
  * never finds half a report under the name, and a write that fails, or a crash, leaves the previous report of
- * that name as it was.
+ * that name as it was. The temporary file is named after its writer (pid and host): the next write of that name
+ * on the same machine removes those whose writer is no longer running, left by a crash.
  */
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { isAbsolute, join, posix, relative, sep } from 'node:path';
 import { makeDirs } from '../util/files.js';
 import { RefusedError, REPORTS_DIR_SETTING, reportPathProblem } from './policy.js';
@@ -82,10 +84,39 @@ export async function openReport(
     else throw new Error(`${ACTION}: ${next} is not a directory`);
   }
   const file = join(dir, name);
-  if ((await lstat(file).catch(() => undefined))?.isSymbolicLink())
+  const existing = await lstat(file).catch((e: unknown) => {
+    if (code(e) === 'ENOENT') return undefined;
+    throw e;
+  });
+  if (existing?.isSymbolicLink())
     throw refuse(`path ${shown} is a symbolic link (${file}): a report is never written through one`);
-  const temp = join(dir, `.${name}.${randomUUID().slice(0, 8)}.partial`);
+  await removeLeftovers(dir, name);
+  const temp = join(dir, `.${name}.${process.pid}@${hostname()}.${randomUUID().slice(0, 8)}.partial`);
   return { file, temp, handle: await open(temp, FLAGS, 0o666) };
+}
+
+/** True when a process `pid` runs on this machine (one of another user's counts: EPERM). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return code(e) === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temporary files of `name` in `dir` whose writer ran on this machine and runs no more: a crash
+ * left them. A writer still running, or on another machine sharing the directory, keeps its own.
+ */
+async function removeLeftovers(dir: string, name: string): Promise<void> {
+  const prefix = `.${name}.`;
+  const here = hostname();
+  for (const entry of await readdir(dir)) {
+    if (!entry.startsWith(prefix) || !entry.endsWith('.partial')) continue;
+    const writer = /^(\d+)@(.+)\.[0-9a-f]{8}$/.exec(entry.slice(prefix.length, -'.partial'.length));
+    if (writer?.[2] === here && !running(Number(writer[1]))) await rm(join(dir, entry), { force: true });
+  }
 }
 
 /**
