@@ -8,6 +8,7 @@ import { CATALOG, isAction, type ActionName, type Operation } from '../api/catal
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import type { BackoffOptions } from '../retry.js';
+import { emptyReads, readsOf } from './reads.js';
 
 export interface RetryPolicy {
   on: string[];
@@ -214,49 +215,26 @@ function allSteps(pb: Playbook): Step[] {
 }
 
 /**
- * What the expressions read: for each step id, its members (`steps.x.output` gives output; `steps.x` alone,
- * `*`; a listing's items a step streams (`streams`), `stream`); and the secrets they need (Plan.secrets).
+ * What the expressions read (reads.ts): for each step id, its members, with a listing's items a step streams
+ * (`streams`) read as `stream` rather than as `items`; and the secrets they need (Plan.secrets).
  */
 function reads(
   pb: Playbook,
   streams: Map<Step, string>,
 ): { referenced: Map<string, Set<string>>; secrets: Set<string> } {
-  const refs = new Map<string, Set<string>>();
-  const secrets = new Set<string>();
-  const optional = new Set<string>();
-  const add = (id: string, member: string) => refs.set(id, (refs.get(id) ?? new Set()).add(member));
+  const r = emptyReads();
   const streamed = new Map([...streams].map(([s, from]) => [(s as { with?: unknown }).with, from]));
-  const visit = (v: unknown): void => {
+  readsOf(pb, r, (v) => {
     const from = streamed.get(v);
-    if (from !== undefined) {
-      add(from, 'stream');
-      for (const [k, x] of Object.entries(v as object)) if (k !== 'deviceList') visit(x);
-    } else if (typeof v === 'string') {
-      if (!v.includes('${{')) return;
-      for (const m of v.matchAll(
-        /\bsteps\s*\.\s*([A-Za-z_]\w*)(\s*\.\s*([A-Za-z_]\w*))?(\s*\.\s*([A-Za-z_]\w*))?/g,
-      )) {
-        const member = m[3];
-        // A listing's counts are not its records: reading them keeps no record in memory.
-        const counts = member === 'output' && (m[5] === 'count' || m[5] === 'leftOut');
-        add(
-          m[1] as string,
-          counts ? 'counts' : member === 'output' || member === 'items' ? member : member ? 'other' : '*',
-        );
-      }
-      for (const m of v.matchAll(/\bsteps\s*\[\s*["']([^"']+)["']/g)) add(m[1] as string, '*');
-      for (const m of v.matchAll(/\bsecrets\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*["']([^"']+)["'])/g))
-        secrets.add((m[1] ?? m[2]) as string);
-      for (const m of v.matchAll(
-        /["']([^"']+)["']\s+in\s+secrets\b|\bhas\s*\(\s*secrets\s*\.\s*([A-Za-z_]\w*)\s*\)/g,
-      ))
-        optional.add((m[1] ?? m[2]) as string);
-    } else if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
-  };
-  visit(pb);
-  for (const name of optional) secrets.delete(name);
-  return { referenced: refs, secrets };
+    if (from === undefined) return false;
+    r.steps.set(from, (r.steps.get(from) ?? new Set()).add('stream'));
+    for (const [k, x] of Object.entries(v as object)) if (k !== 'deviceList') readsOf(x, r);
+    return true;
+  });
+  // A step chosen at run time (`steps[inputs.which]`) may be any of them: each is kept whole.
+  if (r.anyStep) for (const s of allSteps(pb)) r.steps.set(s.id, (r.steps.get(s.id) ?? new Set()).add('*'));
+  for (const name of r.optionalSecrets) r.secrets.delete(name);
+  return { referenced: r.steps, secrets: r.secrets };
 }
 
 /** The API actions a playbook's steps and polls use, each once, in order. */
