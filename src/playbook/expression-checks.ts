@@ -4,6 +4,7 @@
  * before it; and the arguments that name a step (`step: report`) name one that does.
  */
 import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
+import { readsOf } from '../expressions/reads.js';
 import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import type { Locator, Seg } from './checker.js';
@@ -119,16 +120,14 @@ export function checkExpressions(
           );
         continue;
       }
-      const refs = referencesOf(span.source);
-      for (const [id, index] of refs.steps) {
+      const reads = readsOf(span.source);
+      for (const { id, members, at: index } of reads.steps) {
         const problem = stepProblem(id, site);
         if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
-      }
-      for (const [id, index] of refs.records) {
-        if (listings.has(id))
+        else if (listings.has(id) && members[0] === 'output' && members[1] === 'devices')
           out.reportOffset(base(span.offset + index), 'listing-records', recordsWarning(id), 'warning');
       }
-      for (const [name, index] of refs.inputs) {
+      for (const { name, at: index } of reads.inputs) {
         if (!inputs.has(name)) {
           out.reportOffset(
             base(span.offset + index),
@@ -143,48 +142,7 @@ export function checkExpressions(
   }
 }
 
-interface References {
-  /** `steps.<id>`: the id, and the offset of `steps` in the source. */
-  steps: [string, number][];
-  /** `inputs.<name>`, then `inputs["<name>"]`: the name, and the offset of `inputs`. */
-  inputs: [string, number][];
-  /** `steps.<id>.output.devices` (or `output["devices"]`): the id, and the offset of `steps`. */
-  records: [string, number][];
-}
-
-/** What follows `steps.<id>.output` when it reads the listed devices' records. */
-const RECORDS = /^\s*(?:\.\s*devices\b|\[\s*["']devices["']\s*\])/;
-
 /** Why reading a listing's records is a problem at scale, and the form to use instead. */
 function recordsWarning(id: string): string {
   return `\`steps.${id}.output.devices\` holds the whole record of every listed device in memory (about a kilobyte each), which fails at hundreds of thousands of devices: use \`steps.${id}.items\`, passed whole (\`deviceList: "\${{ steps.${id}.items }}"\`), with \`items: { kind: imei }\` on the listing to choose the identifier`;
-}
-
-/** By expression source: playbooks repeat their expressions (`${{ inputs.account }}`). */
-const referenceCache = new Map<string, References>();
-
-/** The steps and inputs an expression refers to, outside its string literals (but `inputs["name"]`). */
-function referencesOf(source: string): References {
-  let refs = referenceCache.get(source);
-  if (!refs) {
-    const code = blankStrings(source);
-    refs = {
-      steps: [...code.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)/g)].map((m) => [m[1] as string, m.index]),
-      inputs: [
-        ...code.matchAll(/\binputs\s*\.\s*([A-Za-z_]\w*)/g),
-        ...source.matchAll(/\binputs\s*\[\s*["']([^"']+)["']\s*\]/g),
-      ].map((m) => [m[1] as string, m.index]),
-      records: [...code.matchAll(/\bsteps\s*\.\s*([A-Za-z_]\w*)\s*\.\s*output\b/g)]
-        .filter((m) => RECORDS.test(source.slice(m.index + m[0].length)))
-        .map((m) => [m[1] as string, m.index]),
-    };
-    if (referenceCache.size >= 10_000) referenceCache.clear();
-    referenceCache.set(source, refs);
-  }
-  return refs;
-}
-
-/** The CEL source with the insides of string literals blanked, offsets kept. */
-function blankStrings(src: string): string {
-  return src.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, (s) => s[0] + ' '.repeat(s.length - 2) + s[0]);
 }

@@ -5,10 +5,11 @@
  * expression engine on their first use).
  */
 import { CATALOG, isAction, type ActionName, type Operation } from '../api/catalog.js';
+import { readsOf, type Reads } from '../expressions/reads.js';
+import { findExpressions } from '../expressions/template.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import type { BackoffOptions } from '../retry.js';
-import { emptyReads, readsOf } from './reads.js';
 
 export interface RetryPolicy {
   on: string[];
@@ -214,27 +215,56 @@ function allSteps(pb: Playbook): Step[] {
   return out;
 }
 
+/** What a step's reads of `steps.<id>` keep of it (Plan.referenced). */
+function kept(members: string[]): string {
+  const [first, second] = members;
+  if (first === undefined) return '*';
+  // A listing's counts are not its records: reading them keeps no record in memory.
+  if (first === 'output' && (second === 'count' || second === 'leftOut')) return 'counts';
+  return first === 'output' || first === 'items' ? first : 'other';
+}
+
 /**
- * What the expressions read (reads.ts): for each step id, its members, with a listing's items a step streams
- * (`streams`) read as `stream` rather than as `items`; and the secrets they need (Plan.secrets).
+ * What the expressions read (expressions/reads.ts): for each step id, what is kept of it (see `kept`), with a
+ * listing's items a step streams (`streams`) read as `stream`; and the secrets they need (Plan.secrets).
  */
 function reads(
   pb: Playbook,
   streams: Map<Step, string>,
 ): { referenced: Map<string, Set<string>>; secrets: Set<string> } {
-  const r = emptyReads();
+  const refs = new Map<string, Set<string>>();
+  const add = (id: string, member: string) => refs.set(id, (refs.get(id) ?? new Set()).add(member));
+  const secrets = new Set<string>();
+  const tested = new Set<string>();
+  let anyStep = false;
   const streamed = new Map([...streams].map(([s, from]) => [(s as { with?: unknown }).with, from]));
-  readsOf(pb, r, (v) => {
+  const visit = (v: unknown): void => {
     const from = streamed.get(v);
-    if (from === undefined) return false;
-    r.steps.set(from, (r.steps.get(from) ?? new Set()).add('stream'));
-    for (const [k, x] of Object.entries(v as object)) if (k !== 'deviceList') readsOf(x, r);
-    return true;
-  });
+    if (from !== undefined) {
+      add(from, 'stream');
+      for (const [k, x] of Object.entries(v as object)) if (k !== 'deviceList') visit(x);
+    } else if (typeof v === 'string') {
+      if (!v.includes('${{')) return;
+      for (const { source } of findExpressions(v).spans) {
+        let r: Reads;
+        try {
+          r = readsOf(source);
+        } catch {
+          continue; // not an expression: validation says so, where it is
+        }
+        for (const s of r.steps) add(s.id, kept(s.members));
+        anyStep ||= r.anyStep;
+        for (const name of r.secrets) secrets.add(name);
+        for (const name of r.testedSecrets) tested.add(name);
+      }
+    } else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  visit(pb);
   // A step chosen at run time (`steps[inputs.which]`) may be any of them: each is kept whole.
-  if (r.anyStep) for (const s of allSteps(pb)) r.steps.set(s.id, (r.steps.get(s.id) ?? new Set()).add('*'));
-  for (const name of r.optionalSecrets) r.secrets.delete(name);
-  return { referenced: r.steps, secrets: r.secrets };
+  if (anyStep) for (const s of allSteps(pb)) add(s.id, '*');
+  for (const name of tested) secrets.delete(name);
+  return { referenced: refs, secrets };
 }
 
 /** The API actions a playbook's steps and polls use, each once, in order. */

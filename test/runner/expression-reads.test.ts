@@ -1,5 +1,5 @@
 /**
- * What a playbook's expressions read is taken from their syntax trees (src/runner/reads.ts): the step outputs a
+ * What a playbook's expressions read is taken from their syntax trees (src/expressions/reads.ts): the step outputs a
  * run keeps, and the secrets that must be set before it starts. Read from the text, a step chosen at run time
  * (`steps[inputs.which]`) kept nothing and the run failed with "No such key", and `secrets.X` inside a string
  * literal was taken for a secret the playbook needs.

@@ -1,0 +1,125 @@
+/**
+ * What an expression reads, from its syntax tree (not from its text, where `steps.x` inside a string literal, or
+ * a step chosen at run time, `steps[inputs.which]`, would be misread): the steps and their members, the inputs,
+ * and the secrets, each read by dot or by a literal index (`steps["x"]`, `inputs["name"]`), none under a
+ * comprehension variable of the same name. The plan keeps the step outputs read (runner/plan.ts); validation
+ * checks the steps and inputs named (playbook/expression-checks.ts).
+ */
+import { syntaxTree } from './cel.js';
+
+interface Node {
+  op: string;
+  args: unknown;
+  pos: number;
+}
+
+/** A read of `steps.<id>`: the member names that follow it (up to two), and the offset of `steps`. */
+export interface StepRead {
+  id: string;
+  members: string[];
+  at: number;
+}
+
+export interface Reads {
+  steps: StepRead[];
+  /** An expression chooses a step at run time (`steps[e]`, or `steps` whole): it may read any. */
+  anyStep: boolean;
+  /** `inputs.<name>`: the name and the offset of `inputs`. */
+  inputs: { name: string; at: number }[];
+  /** Secrets read by name. */
+  secrets: string[];
+  /** Secrets whose presence is tested (`has(secrets.X)`, `"X" in secrets`). A secret chosen at run time is in neither. */
+  testedSecrets: string[];
+}
+
+const MACROS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
+
+const isMember = (n: Node | undefined): n is Node =>
+  n !== undefined && (n.op === '.' || n.op === '.?' || n.op === '[]' || n.op === '[?]');
+
+/** The member name read at member node `n` (`x.name`, `x["name"]`), or undefined when chosen at run time. */
+function memberName(n: Node): string | undefined {
+  if (n.op === '.' || n.op === '.?') return (n.args as [Node, string])[1];
+  const at = (n.args as [Node, Node])[1];
+  return at.op === 'value' && typeof at.args === 'string' ? at.args : undefined;
+}
+
+/** The member names read on `n`, outward along `path` (its ancestors, nearest last): at most `max`. */
+function chain(n: Node, path: Node[], max: number): string[] {
+  const names: string[] = [];
+  let below = n;
+  for (let i = path.length - 1; i >= 0 && names.length < max; i--) {
+    const up = path[i] as Node;
+    if (!isMember(up) || (up.args as Node[])[0] !== below) break;
+    const name = memberName(up);
+    if (name === undefined) break;
+    names.push(name);
+    below = up;
+  }
+  return names;
+}
+
+function visit(n: Node, path: Node[], bound: Set<string>, into: Reads): void {
+  if (n.op === 'id') {
+    const name = n.args as string;
+    if (bound.has(name)) return;
+    if (name === 'steps') {
+      const [id, ...members] = chain(n, path, 3);
+      if (id === undefined) into.anyStep = true;
+      else into.steps.push({ id, members, at: n.pos });
+    } else if (name === 'inputs') {
+      const [input] = chain(n, path, 1);
+      if (input !== undefined) into.inputs.push({ name: input, at: n.pos });
+    } else if (name === 'secrets') {
+      const [secret] = chain(n, path, 1);
+      if (secret === undefined) return;
+      const call = path.at(-2);
+      const tested = call?.op === 'call' && (call.args as [string, Node[]])[0] === 'has';
+      (tested ? into.testedSecrets : into.secrets).push(secret);
+    }
+    return;
+  }
+  if (n.op === 'in') {
+    const [key, of] = n.args as [Node, Node];
+    if (of.op === 'id' && of.args === 'secrets' && !bound.has('secrets'))
+      if (key.op === 'value' && typeof key.args === 'string') into.testedSecrets.push(key.args);
+  }
+  // A comprehension's variable hides a context variable of its name in the macro's body, not in its receiver.
+  let inner = bound;
+  let receiver: unknown;
+  if (n.op === 'rcall') {
+    const [name, recv, args] = n.args as [string, Node, Node[]];
+    receiver = recv;
+    if (MACROS.has(name) && args[0]?.op === 'id') inner = new Set(bound).add(args[0].args as string);
+  }
+  path.push(n);
+  for (const child of children(n)) visit(child, path, child === receiver ? bound : inner, into);
+  path.pop();
+}
+
+/** The nodes below `n`: every node among its arguments, nested in arrays or not. */
+function children(n: Node): Node[] {
+  const out: Node[] = [];
+  const add = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(add);
+    else if (v && typeof v === 'object' && typeof (v as Node).op === 'string') out.push(v as Node);
+  };
+  if (n.op !== 'value' && n.op !== 'id') add(n.args);
+  return out;
+}
+
+/** By expression source: playbooks repeat their expressions (`${{ inputs.account }}`). */
+const cache = new Map<string, Reads>();
+
+/** What a valid expression reads (see Reads). Throws what parsing throws when `source` is not an expression. */
+export function readsOf(source: string): Reads {
+  let r = cache.get(source);
+  if (!r) {
+    r = { steps: [], anyStep: false, inputs: [], secrets: [], testedSecrets: [] };
+    // The loop's variables in scope: the tree is the same, and `item` parses wherever it is written.
+    visit(syntaxTree(source, true) as Node, [], new Set(), r);
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(source, r);
+  }
+  return r;
+}
