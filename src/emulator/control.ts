@@ -20,16 +20,25 @@ function fail(reply: FastifyReply, status: number, error: string) {
   return reply.code(status).send({ error });
 }
 
-function parse(body: unknown): { value?: Record<string, unknown>; error?: string } {
+/**
+ * A request's body as a JSON object (none is `{}`), with only the fields in `fields` when it is given: a field
+ * that is none of a request's is refused, not left out (`{ "sed": 5 }` would reset the world of seed 1).
+ */
+function parse(
+  body: unknown,
+  fields?: readonly string[],
+): { value: Record<string, unknown> } | { error: string } {
   if (body === undefined || body === null || body === '') return { value: {} };
+  let v: unknown;
   try {
-    const v = typeof body === 'string' ? (JSON.parse(body) as unknown) : body;
-    if (v === null || typeof v !== 'object' || Array.isArray(v))
-      return { error: 'the body must be a JSON object' };
-    return { value: v as Record<string, unknown> };
+    v = typeof body === 'string' ? (JSON.parse(body) as unknown) : body;
   } catch {
     return { error: 'Invalid JSON' };
   }
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    return { error: 'the body must be a JSON object' };
+  const unknown = fields && unknownName('field', Object.keys(v), fields);
+  return unknown ? { error: unknown } : { value: v as Record<string, unknown> };
 }
 
 /** Everything a test needs to know about the seeded world, with up to `limit` devices per account. */
@@ -100,17 +109,10 @@ export function describeAccounts(core: Core, limit: number, only?: string): Reco
 }
 
 export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn): void {
-  // A field that is none of a request's is refused, not left out: `{ "sed": 5 }` would reset the world of seed 1.
   app.post('/_emulator/reset', async (req, reply) => {
-    const { value, error } = parse(req.body);
-    if (error || !value) return fail(reply, 400, error ?? 'bad body');
-    const unknown = unknownName('field', Object.keys(value), [
-      'seed',
-      'accounts',
-      'devicesPerAccount',
-      'timeScale',
-    ]);
-    if (unknown) return fail(reply, 400, unknown);
+    const body = parse(req.body, ['seed', 'accounts', 'devicesPerAccount', 'timeScale']);
+    if ('error' in body) return fail(reply, 400, body.error);
+    const { value } = body;
     const o: Parameters<ResetFn>[0] = {};
     const { seed, accounts, devicesPerAccount, timeScale } = value;
     if (seed !== undefined) {
@@ -158,9 +160,9 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
   });
 
   app.put('/_emulator/faults', async (req, reply) => {
-    const { value, error } = parse(req.body);
-    if (error || !value) return fail(reply, 400, error ?? 'bad body');
-    const faults = parseFaults(value);
+    const body = parse(req.body);
+    if ('error' in body) return fail(reply, 400, body.error);
+    const faults = parseFaults(body.value);
     if (typeof faults === 'string') return fail(reply, 400, faults);
     core.state.setFaults(faults);
     return faults;
@@ -169,10 +171,9 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
   app.get('/_emulator/faults', { preValidation: takesOnly() }, async () => core.state.faults);
 
   app.post('/_emulator/clock/advance', async (req, reply) => {
-    const { value, error } = parse(req.body);
-    if (error || !value) return fail(reply, 400, error ?? 'bad body');
-    const unknown = unknownName('field', Object.keys(value), ['seconds']);
-    if (unknown) return fail(reply, 400, unknown);
+    const body = parse(req.body, ['seconds']);
+    if ('error' in body) return fail(reply, 400, body.error);
+    const { value } = body;
     const seconds = value.seconds;
     if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
       return fail(reply, 400, 'seconds must be a number from 0 up');
@@ -186,10 +187,9 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
   });
 
   app.put('/_emulator/clock', async (req, reply) => {
-    const { value, error } = parse(req.body);
-    if (error || !value) return fail(reply, 400, error ?? 'bad body');
-    const unknown = unknownName('field', Object.keys(value), ['timeScale']);
-    if (unknown) return fail(reply, 400, unknown);
+    const body = parse(req.body, ['timeScale']);
+    if ('error' in body) return fail(reply, 400, body.error);
+    const { value } = body;
     const scale = value.timeScale;
     if (typeof scale !== 'number' || !(scale >= 0))
       return fail(reply, 400, 'timeScale must be a number from 0 up');
