@@ -20,7 +20,16 @@ import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } f
 import { RunsFeed } from './feed.js';
 import { deviceRow, playbookView, runDetail, runRow } from './views.js';
 import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
-import { BadParameter, integer, onlyParameters, oneOf, text, time, type Query } from '../util/query.js';
+import {
+  BadParameter,
+  integer,
+  onlyParameters,
+  oneOf,
+  takesOnly,
+  text,
+  time,
+  type Query,
+} from '../util/query.js';
 
 /** What the daemon tells the console of itself. */
 export interface ConsoleSources {
@@ -192,7 +201,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     };
   });
 
-  app.get('/console/api/runs/stream', { onRequest: reading }, (req, reply) => {
+  app.get('/console/api/runs/stream', { onRequest: reading, preValidation: takesOnly() }, (req, reply) => {
     reply.hijack();
     reply.raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',

@@ -194,11 +194,11 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   );
   app.post('/callbacks', { onRequest: admit }, (req, reply) => callback(req, reply, undefined));
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) =>
+  app.get('/healthz', { preValidation: takesOnly() }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { preValidation: takesOnly() }, async (_req, reply) =>
     c.accepting() ? { status: 'ready' } : reply.code(503).send({ status: 'stopping' }),
   );
-  app.get('/metrics', async (_req, reply) =>
+  app.get('/metrics', { preValidation: takesOnly() }, async (_req, reply) =>
     reply.header('content-type', c.metrics.registry.contentType).send(await c.metrics.registry.metrics()),
   );
   app.get('/status', { preValidation: takesOnly() }, async () => ({

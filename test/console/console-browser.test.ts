@@ -178,6 +178,7 @@ describe('console: an operator in a browser', function () {
       '/runs/x/devices.csv?limit=5',
       '/charts/runs?days=2',
       '/rates?area=m2m',
+      '/runs/stream?playbook=nightly',
     ]) {
       const res = await fetch(`${daemon.url}/console/api${path}`);
       answers[path] = `${res.status} ${((await res.json()) as { error: string }).error}`;
@@ -192,6 +193,7 @@ describe('console: an operator in a browser', function () {
         '400 unknown query parameter "limit": this path takes step, outcome, errorType, device',
       '/charts/runs?days=2': '400 unknown query parameter "days": this path takes hours',
       '/rates?area=m2m': '400 unknown query parameter "area": this path takes none',
+      '/runs/stream?playbook=nightly': '400 unknown query parameter "playbook": this path takes none',
     });
   });
 

@@ -589,7 +589,13 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         const r = await http('GET', `${daemon.url}/runs?${q}`);
         expect([r.status, r.body], q).to.deep.equal([400, { error }]);
       }
-      for (const path of [`/runs/${runId}?devices=1`, '/status?verbose=1']) {
+      for (const path of [
+        `/runs/${runId}?devices=1`,
+        '/status?verbose=1',
+        '/metrics?name=fleetbook_runs_total',
+        '/healthz?deep=1',
+        '/readyz?deep=1',
+      ]) {
         const r = await http('GET', `${daemon.url}${path}`);
         const name = path.slice(path.indexOf('?') + 1, path.indexOf('='));
         expect([r.status, r.body], path).to.deep.equal([
