@@ -1,7 +1,8 @@
 /**
  * P5: `fleetbook validate` on 1,000 playbooks, ≥ 1,000 playbooks/s: copies of the shipped playbooks/*.yaml (not
- * the playbook tests, *.test.yaml), taken in turn, each byte for byte (comments and all) under a name of its
- * own, so that the row measures what users validate. The real CLI process over a directory, start-up included
+ * the playbook tests, *.test.yaml), taken in turn, each byte for byte (comments and all) but for its playbook
+ * name, which gains the copy's number (two files of one name are a `duplicate-name` error, as in a real
+ * directory), so that the row measures what users validate. The real CLI process over a directory, start-up included
  * (what CI users run), as bin/fleetbook.js runs it from dist/. The shipped playbooks are valid, so any
  * diagnostic, error or warning, fails the row. The machine is noisy: one command's time swings by a third from
  * one run to the next (0.61-0.99 s in five runs in a row), so the CLI runs RUNS times and the row gives the
@@ -49,8 +50,9 @@ async function copyShipped(dir: string): Promise<string[]> {
   const sources = await Promise.all(names.map((f) => readFile(join(PLAYBOOKS, f), 'utf8')));
   const files: string[] = [];
   for (let i = 0; i < N; i++) {
-    const f = join(dir, `${String(i).padStart(4, '0')}-${names[i % names.length] as string}`);
-    await writeFile(f, sources[i % sources.length] as string);
+    const n = String(i).padStart(4, '0');
+    const f = join(dir, `${n}-${names[i % names.length] as string}`);
+    await writeFile(f, (sources[i % sources.length] as string).replace(/^name: (.+)$/m, `name: $1-${n}`));
     files.push(f);
   }
   return files;
