@@ -28,8 +28,9 @@
  * timed wall time: on a CPU, runnable but waiting for a core (other processes had both: the figure is then the
  * machine's, not fleetbook's), or blocked (idle, waiting for the database, or in a synchronous fsync).
  *
- * `FLEETBOOK_BENCH_PROF=<dir>` runs the daemons with `--cpu-prof --cpu-prof-dir <dir>`; each writes its profile
- * when it stops (P3's daemons are then stopped with SIGTERM instead of killed).
+ * `FLEETBOOK_BENCH_PROF=<dir>` runs the daemons and the emulator with `--cpu-prof --cpu-prof-dir <dir>`; each
+ * writes its profile when it stops (the emulator's as emulator.cpuprofile; P3's daemons are then stopped with
+ * SIGTERM instead of killed).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

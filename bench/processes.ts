@@ -38,8 +38,12 @@ export interface EmulatorProcess extends Pick<Emulator, 'baseUrl' | 'defaults'> 
 export async function startEmulatorProcess(
   options: EmulatorOptions & { stamp?: boolean },
 ): Promise<EmulatorProcess> {
+  const prof = process.env.FLEETBOOK_BENCH_PROF;
   const proc = fork(join(import.meta.dirname, 'children', 'emulator.mjs'), [JSON.stringify(options)], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    ...(prof
+      ? { execArgv: ['--cpu-prof', '--cpu-prof-dir', prof, '--cpu-prof-name', 'emulator.cpuprofile'] }
+      : {}),
   });
   const started = await new Promise<Pick<Emulator, 'baseUrl' | 'defaults'>>((resolve, reject) => {
     proc.once('message', (m) => resolve(m as Pick<Emulator, 'baseUrl' | 'defaults'>));
