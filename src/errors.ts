@@ -149,6 +149,8 @@ export interface InputProblem {
   message: string;
   /** The validation rule a schema names for this value (`x-rule`), e.g. `duration`. */
   rule?: string;
+  /** The problem is the name at `path` (an unknown field, a name refused), not its value. */
+  name?: true;
 }
 
 /** An action input that failed its schema. Nothing was sent. */

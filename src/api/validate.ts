@@ -11,6 +11,7 @@
 import type { CodeOptions, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import type Ajv2020Module from 'ajv/dist/2020.js';
 import type { InputProblem } from '../errors.js';
+import { closest } from '../util/closest.js';
 import { onFirstUse } from '../util/on-first-use.js';
 import { generated } from './generated.js';
 
@@ -229,6 +230,8 @@ function bestBranches(errors: ErrorObject[]): ErrorObject[] {
  */
 function isNoise(e: ErrorObject): boolean {
   if (e.keyword === 'if' || e.keyword === 'allOf' || e.keyword === 'discriminator') return true;
+  // A name that propertyNames refuses: its own error (below) names it, with the nearest allowed.
+  if (e.propertyName !== undefined) return true;
   return Boolean((e.parentSchema as Record<string, unknown> | undefined)?.['x-expr']);
 }
 
@@ -252,7 +255,11 @@ function describe(e: ErrorObject, parent: Record<string, unknown>): InputProblem
       const extra = (e.params as { additionalProperty: string }).additionalProperty;
       const moved = parent['x-moved'] as Record<string, string> | undefined;
       const where = moved && Object.hasOwn(moved, extra) ? `: use ${moved[extra]}` : '';
-      return { path: `${e.instancePath}/${extra}`, message: `unknown field \`${extra}\`${where}` };
+      return {
+        path: `${e.instancePath}/${extra}`,
+        message: `unknown field \`${extra}\`${where}`,
+        name: true,
+      };
     }
     case 'enum': {
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
@@ -286,6 +293,16 @@ function describe(e: ErrorObject, parent: Record<string, unknown>): InputProblem
           e.keyword === 'maxItems'
             ? `${name} has ${n} items; at most ${limit} are allowed`
             : `${name} must have at least ${limit} item${limit === 1 ? '' : 's'}`,
+      };
+    }
+    case 'propertyNames': {
+      const key = (e.params as { propertyName: string }).propertyName;
+      const allowed = ((parent.propertyNames as { enum?: unknown[] } | undefined)?.enum ?? []).map(String);
+      const [near] = closest(key, allowed, 1);
+      return {
+        path: `${e.instancePath}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        message: `\`${key}\` ${custom ?? 'is not a name allowed here'}${near ? `: did you mean \`${near}\`?` : ''}`,
+        name: true,
       };
     }
     case 'not':

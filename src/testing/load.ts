@@ -57,7 +57,7 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
         const near = closest(unknown[1] as string, membersAt(schema, path.slice(0, -1)));
         if (near.length) message += ` (did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?)`;
       }
-      report(positions(path, Boolean(unknown)), message);
+      report(positions(path, Boolean(p.name)), message);
     }
     const cases = (data as Json | undefined)?.cases;
     if (Array.isArray(cases))

@@ -2,7 +2,9 @@
  * The language of playbook tests (`NAME.test.yaml` beside `NAME.yaml`) as JSON Schema 2020-12:
  * `schemas/playbook-test.schema.json`, and the check of every test file `fleetbook test` loads.
  */
+import { CATALOG } from '../api/catalog.js';
 import { DIALECT } from '../api/schema-files.js';
+import { STATES } from '../emulator/devices.js';
 import { DURATION_PATTERN } from '../playbook/duration.js';
 
 type Schema = Record<string, unknown>;
@@ -26,6 +28,12 @@ const countsBy = (description: string): Schema => ({
   type: 'object',
   additionalProperties: { type: 'integer', minimum: 0 },
   description,
+});
+/** Counts by API action: a name that is none (`devices.suspendd`) is refused, not counted as never called. */
+const byAction = (description: string): Schema => ({
+  ...countsBy(description),
+  propertyNames: { enum: Object.keys(CATALOG) },
+  'x-message': 'is not an API action (`fleetbook actions` lists them)',
 });
 
 const DEVICE_COUNTS = closed(
@@ -128,16 +136,16 @@ const EXPECT = closed(
       additionalProperties: STEP_EXPECT,
       description: 'By step id.',
     },
-    calls: countsBy('Requests the emulator received, by action (`devices.suspend: 1`); only those named.'),
+    calls: byAction('Requests the emulator received, by action (`devices.suspend: 1`); only those named.'),
     deviceCalls: {
       type: 'object',
-      additionalProperties: countsBy('By action.'),
+      additionalProperties: byAction('By action.'),
       description: 'Changes the emulator applied to each device named (any identifier), by action.',
     },
     deviceStates: {
       type: 'object',
-      additionalProperties: { type: 'string' },
-      description: 'The state of each device named (any identifier) after the run: active, suspended, ...',
+      additionalProperties: { enum: [...STATES] },
+      description: `The state of each device named (any identifier) after the run: ${STATES.join(', ')}.`,
     },
     webhooks: {
       type: 'object',

@@ -61,6 +61,18 @@ describe('fleetbook test: the runner', () => {
     expect([r.passed, r.failed]).to.deep.equal([0, 1]);
   });
 
+  it('refuses an action or a device state that is none, rather than expect what can never be seen', async () => {
+    const r = await run([at('misnamed.test.yaml')]);
+    const file = at('misnamed.test.yaml');
+    expect(r.lines[0]).to.equal(`FAIL ${file}: does not load`);
+    expect(r.lines.filter((l) => l.startsWith(`    ${file}:`))).to.deep.equal([
+      `    ${file}:7:9: \`devices.lists\` is not an API action (\`fleetbook actions\` lists them): did you mean \`devices.list\`? [schema]`,
+      `    ${file}:9:30: \`devices.suspended\` is not an API action (\`fleetbook actions\` lists them): did you mean \`devices.suspend\`? [schema]`,
+      `    ${file}:11:28: item 350260700638360 of deviceStates must be one of "pending", "active", "suspend", "deactive" [schema]`,
+    ]);
+    expect([r.passed, r.failed]).to.deep.equal([0, 1]);
+  });
+
   it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
     const r = await run([at('refused.test.yaml')]);
     expect(r.lines.at(-1), r.lines.join('\n')).to.equal('2 passed, 0 failed');
@@ -68,7 +80,13 @@ describe('fleetbook test: the runner', () => {
 
   it('finds NAME.test.yaml files under a directory, and only them', async () => {
     expect(await findTestFiles([FIXTURES])).to.deep.equal(
-      ['checks-nothing.test.yaml', 'manual.test.yaml', 'refused.test.yaml', 'typo.test.yaml'].map(at),
+      [
+        'checks-nothing.test.yaml',
+        'manual.test.yaml',
+        'misnamed.test.yaml',
+        'refused.test.yaml',
+        'typo.test.yaml',
+      ].map(at),
     );
   });
 
