@@ -435,7 +435,7 @@ export class Checker {
 
   private schemaProblems(problems: InputProblem[], path: Seg[]): void {
     for (const p of problems)
-      this.reportPointer(path, p.path, (p.rule as Rule | undefined) ?? 'schema', p.message);
+      this.reportPointer(path, p, (p.rule as Rule | undefined) ?? 'schema', p.message);
   }
 
   /** Problems of an action's arguments, at `path`; with `only`, just those under those keys. */
@@ -467,7 +467,7 @@ export class Checker {
         quoted.set(p.path, String(value));
         message = `${segs.join('.')} must be a string, and YAML reads ${String(value)} as a ${typeof value}: quote it ('${String(value)}')`;
       }
-      this.reportPointer(path, p.path, 'with', `${action}: ${message}`);
+      this.reportPointer(path, p, 'with', `${action}: ${message}`);
     }
     // Where the engine actions may write and what they may send, for the literal values (actions/policy.ts).
     if (!only)
@@ -475,18 +475,16 @@ export class Checker {
         this.report([...path, ...p.path], p.where, p.rule, p.message, p.severity);
   }
 
-  /** A problem at a JSON pointer relative to `base`: the value when it exists, else the nearest key. */
-  private reportPointer(base: Seg[], pointer: string, rule: Rule, message: string): void {
+  /** A problem at its JSON pointer relative to `base`: at the name when the name is at fault, else the value. */
+  private reportPointer(base: Seg[], p: InputProblem, rule: Rule, message: string): void {
     const rel =
-      pointer === '/'
+      p.path === '/'
         ? []
-        : pointer
+        : p.path
             .split('/')
             .slice(1)
             .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    const full: Seg[] = [...base, ...rel];
-    const unknownField = message.startsWith('unknown field') || message.includes(': unknown field');
-    this.report(full, unknownField ? 'key' : 'value', rule, message);
+    this.report([...base, ...rel], p.name ? 'key' : 'value', rule, message);
   }
 
   report(
