@@ -254,7 +254,14 @@ function describe(e: ErrorObject, parent: Record<string, unknown>): InputProblem
     case 'additionalProperties': {
       const extra = (e.params as { additionalProperty: string }).additionalProperty;
       const moved = parent['x-moved'] as Record<string, string> | undefined;
-      const where = moved && Object.hasOwn(moved, extra) ? `: use ${moved[extra]}` : '';
+      // The names this object takes: the `properties` beside `additionalProperties: false`.
+      const near = closest(extra, Object.keys((parent.properties as object | undefined) ?? {}));
+      const where =
+        moved && Object.hasOwn(moved, extra)
+          ? `: use ${moved[extra]}`
+          : near.length
+            ? ` (did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?)`
+            : '';
       return {
         path: `${e.instancePath}/${extra}`,
         message: `unknown field \`${extra}\`${where}`,

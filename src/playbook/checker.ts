@@ -455,14 +455,7 @@ export class Checker {
         (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
         args,
       );
-      const unknown = /^unknown field `(.+)`$/.exec(message);
-      if (unknown && segs.length === 1) {
-        const near = closest(unknown[1] as string, Object.keys(this.rules.argKeys(action) ?? {}));
-        if (near.length) message += ` (did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?)`;
-      } else if (
-        (typeof value === 'number' || typeof value === 'boolean') &&
-        /must be string$/.test(message)
-      ) {
+      if ((typeof value === 'number' || typeof value === 'boolean') && /must be string$/.test(message)) {
         // `cacheMode: 0` is the number 0 to YAML: the schema wants the string "0".
         quoted.set(p.path, String(value));
         message = `${segs.join('.')} must be a string, and YAML reads ${String(value)} as a ${typeof value}: quote it ('${String(value)}')`;

@@ -8,7 +8,6 @@ import { basename, dirname, join } from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
-import { closest } from '../util/closest.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
@@ -51,13 +50,7 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
     schema ??= testFileSchema();
     for (const p of check(schema, data)) {
       const path = p.path.split('/').slice(1).filter(Boolean).map(unescape);
-      const unknown = /^unknown field `(.*)`$/.exec(p.message);
-      let message = p.message.replace(/^\//, '');
-      if (unknown) {
-        const near = closest(unknown[1] as string, membersAt(schema, path.slice(0, -1)));
-        if (near.length) message += ` (did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?)`;
-      }
-      report(positions(path, Boolean(p.name)), message);
+      report(positions(path, Boolean(p.name)), p.message.replace(/^\//, ''));
     }
     const cases = (data as Json | undefined)?.cases;
     if (Array.isArray(cases))
@@ -104,17 +97,4 @@ function nodeAt(root: Node | null, path: Seg[], key: boolean): number {
     offset = (key && keyNode ? keyNode.range?.[0] : next.range?.[0]) ?? offset;
   }
   return offset;
-}
-
-/** The member names the schema allows at `path` (for "did you mean"). */
-function membersAt(s: Json, path: Seg[]): string[] {
-  let at: Json | undefined = s;
-  for (const seg of path) {
-    if (!at) return [];
-    const props = at.properties as Record<string, Json> | undefined;
-    if (typeof seg === 'number') at = at.items as Json | undefined;
-    else if (props && seg in props) at = props[seg];
-    else at = typeof at.additionalProperties === 'object' ? (at.additionalProperties as Json) : undefined;
-  }
-  return Object.keys((at?.properties as Json | undefined) ?? {});
 }

@@ -104,6 +104,21 @@ describe('the real service wire shapes', () => {
       ]);
     });
 
+    it('names the field meant by a misspelt one, nothing sent', async () => {
+      expect(
+        await refused(() =>
+          client.callByName('devices.list', {
+            accountName: ACC,
+            maxNumberOfDevice: 2,
+            currentStat: 'active',
+          }),
+        ),
+      ).to.deep.equal([
+        '/maxNumberOfDevice: unknown field `maxNumberOfDevice` (did you mean `maxNumberOfDevices`?)',
+        '/currentStat: unknown field `currentStat` (did you mean `currentState`?)',
+      ]);
+    });
+
     it('refuses an identifier filter without a string to match', async () => {
       expect(
         await refused(() =>
