@@ -80,6 +80,8 @@ export interface ClientOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /** Called as each request of the call is sent: one a page, one a batch of a report, retries not counted. */
+  onRequest?: () => void;
 }
 
 /** Counters that tests and metrics read. */
@@ -310,6 +312,7 @@ export class ApiClient {
     read?: (res: RawResponse) => unknown,
   ): Promise<unknown> {
     const path = resolvePath(op, input);
+    opts.onRequest?.();
     let body: string | undefined;
     if (op.method !== 'GET' && op.method !== 'DELETE') {
       const rest = { ...input };

@@ -14,6 +14,7 @@ import {
   type StepSummary,
 } from '../store/store.js';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
+import type { CallOptions } from '../api/client.js';
 import { resultsOf } from './devices.js';
 import type { Plan, RetryPolicy, StepPlan } from './plan.js';
 import {
@@ -64,15 +65,26 @@ export class RunContext {
     return Boolean(m && (m.has('*') || m.has(member)));
   }
 
-  /** One logical API call, counted for the step and the progress line. */
+  /**
+   * The options of a step's requests: each request the client sends for it (a page, a batch of a report; not a
+   * retry) counts in the step's `calls` and on the progress line, and none that was never sent does.
+   */
+  requestsOf(stepId: string, signal?: AbortSignal): CallOptions {
+    const sum = this.stepSummary(stepId);
+    const onRequest = () => {
+      sum.calls++;
+      this.progress.calls++;
+      this.report();
+    };
+    return signal ? { signal, onRequest } : { onRequest };
+  }
+
+  /** One API call of a step: its requests counted (requestsOf). */
   async call(stepId: string, action: string, input: Json, signal?: AbortSignal): Promise<unknown> {
-    this.stepSummary(stepId).calls++;
-    this.progress.calls++;
-    this.report();
     // A request that may change something leaves the process only once the checkpoint that says it is being
     // sent is committed. A read changes nothing: it is simply asked again after a crash.
     if (!isAction(action) || CATALOG[action].mutating) await this.o.store.durable();
-    return this.o.client.callByName(action, input, signal ? { signal } : {});
+    return this.o.client.callByName(action, input, this.requestsOf(stepId, signal));
   }
 
   /** Step-level retry of a whole call, for errors its `retry.on` selects. Every attempt counts in the summary. */

@@ -32,7 +32,7 @@ export class RunLimits {
         );
       }
       if (l.maxPercentOfFleet !== undefined && typeof input.accountName === 'string') {
-        const fleet = await this.fleetSize(input.accountName);
+        const fleet = await this.fleetSize(input.accountName, stepId);
         const pct = fleet ? (after.size / fleet) * 100 : 100;
         if (pct > l.maxPercentOfFleet) {
           throw new LimitError(
@@ -44,11 +44,17 @@ export class RunLimits {
     for (const id of ids) this.mutated.add(id);
   }
 
-  private async fleetSize(accountName: string): Promise<number> {
+  /** The devices of an account, listed once a run: the listing's requests count for the step that asked. */
+  private async fleetSize(accountName: string, stepId: string): Promise<number> {
     let n = this.fleet.get(accountName);
     if (n === undefined) {
       n = 0;
-      for await (const _ of this.ctx.o.client.items('devices.list', { accountName })) n++;
+      for await (const _ of this.ctx.o.client.items(
+        'devices.list',
+        { accountName },
+        this.ctx.requestsOf(stepId),
+      ))
+        n++;
       this.fleet.set(accountName, n);
     }
     return n;

@@ -107,7 +107,7 @@ const STEP_EXPECT = closed(
       additionalProperties: { enum: ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'] },
       description: 'The outcome of each device named (by the identifier the ledger keeps, e.g. the IMEI).',
     },
-    calls: count('API calls the step made.'),
+    calls: count('API requests the step sent: one a page, one a batch of a report, a retry not counted.'),
     rows: count('A report.write step: rows written.'),
     columns: {
       type: 'array',

@@ -235,11 +235,10 @@ export async function readApplied(
   const { ctx, step, op } = x;
   const applied = new Set<string>();
   if (!op.applied || !ids.size) return applied;
-  ctx.stepSummary(step.id).calls++;
   for await (const record of ctx.o.client.items(
     'devices.list',
     { accountName, ...op.applied(input), maxNumberOfDevices: 2000 },
-    { signal: x.signal },
+    ctx.requestsOf(step.id, x.signal),
   )) {
     for (const id of identifiersOf(record as Json)) if (ids.has(id)) applied.add(id);
     if (applied.size === ids.size) break;

@@ -29,10 +29,8 @@ export async function listing(x: ActionCall): Promise<StepState> {
   const sum = ctx.stepSummary(step.id);
   // The next page is requested before this one is taken apart.
   for await (const page of readAhead(
-    ctx.o.client.pages(x.action as 'devices.list', x.input, { signal: x.signal }),
+    ctx.o.client.pages(x.action as 'devices.list', x.input, ctx.requestsOf(step.id, x.signal)),
   )) {
-    sum.calls++;
-    ctx.progress.calls++;
     const devices = ((page as Json).devices as Json[] | undefined) ?? [];
     const runs: ItemRuns = [];
     leftOut += takePage(devices, kind, named !== undefined, runs);

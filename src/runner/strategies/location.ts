@@ -164,9 +164,8 @@ async function readResults(
 }
 
 async function readReport(x: ActionCall, which: Json, onPage: (entries: Json[]) => void): Promise<void> {
-  const pages = x.ctx.o.client.pages('location.getReport', which, { signal: x.signal });
+  const pages = x.ctx.o.client.pages('location.getReport', which, x.ctx.requestsOf(x.step.id, x.signal));
   for await (const page of readAhead(pages)) {
-    x.ctx.stepSummary(x.step.id).calls++;
     onPage(((page as Json).devLocationList as Json[] | undefined) ?? []);
   }
 }
