@@ -3,6 +3,7 @@
  * service's callbacks, matches each stored callback against the playbooks, fires the schedules, and runs what
  * they start in the runner pool. See src/daemon/ARCHITECTURE.md for the data flow and the durability rules.
  */
+import { versionOf } from '../playbook/version.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -39,6 +40,7 @@ import { routes } from './routes.js';
 import { Scheduler, type ScheduleEntry } from './scheduler.js';
 import { newRunId } from '../runner/run-id.js';
 import { LargeRuns } from './large-runs.js';
+import { playbookOfRun, savePlaybookVersions } from './versions.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -206,10 +208,13 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     const adoptOrphans = async () => {
       const { pool, matcher } = started;
       if (!pool || !matcher) return;
-      for (const r of await st.claimRuns(owned.id, undefined, Date.now())) pool.submit(r);
+      for (const r of await st.claimRuns(owned.id, undefined, Date.now()))
+        pool.submit(r, await playbookOfRun(r, playbooks, st, log));
       if (await st.claimInbox(owned.id, Date.now())) matcher.rescan();
     };
     lease = owned;
+    // Before any run of them is created: a run resumed after its playbook changed goes on with its own version.
+    await savePlaybookVersions(st, playbooks.values());
     target = await connect(config, log, { demoTriggers: true });
     if (target.emulator)
       log.info(
@@ -349,7 +354,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // callbacks stored and not yet processed.
     const unfinished = await st.claimRuns(owned.id, undefined, Date.now());
     if (unfinished.length) log.info('resuming unfinished runs', { runs: unfinished.length });
-    for (const r of unfinished) pool.submit(r);
+    for (const r of unfinished) pool.submit(r, await playbookOfRun(r, playbooks, st, log));
     const waiting = await st.claimInbox(owned.id, Date.now());
     if (waiting) log.info('processing stored callbacks', { callbacks: waiting });
     matcher.kick();
@@ -369,6 +374,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         id: newRunId(),
         owner: owned.id,
         playbook: e.playbook,
+        version: versionOf(playbooks.get(e.playbook) as Playbook).version,
         status: 'queued',
         trigger: { type: 'schedule', schedule: e.key, cron: e.cron, scheduledAt: at.toISOString(), reason },
         inputs: {},

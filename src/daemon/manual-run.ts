@@ -3,6 +3,7 @@
  * `on.manual`, and its inputs are coerced to their declared types. The run is stored, queued in the pool, and its
  * id answered once the store has it.
  */
+import { versionOf } from '../playbook/version.js';
 import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
 import type { RunRecord, Store } from '../store/store.js';
@@ -59,6 +60,7 @@ export function startManualRun(
     id: newRunId(),
     owner: c.owner,
     playbook: pb.name,
+    version: versionOf(pb).version,
     status: 'queued',
     trigger: { type: 'manual', by },
     inputs,

@@ -2,6 +2,7 @@
  * The matcher: takes stored callback events in order of arrival, matches each against the playbooks'
  * `on.callback` clauses, and stores the runs it starts with the event marked processed, in one transaction.
  */
+import { versionOf } from '../playbook/version.js';
 import { isoTime } from '../clock.js';
 import { render, truthy } from '../expressions/template.js';
 import type { Logger } from '../log.js';
@@ -234,6 +235,7 @@ export class Matcher {
         id: newRunId(),
         owner: this.o.owner,
         playbook: pb.name,
+        version: versionOf(pb).version,
         status: 'queued',
         trigger,
         inputs: {},

@@ -24,6 +24,8 @@ export interface PoolOptions {
 
 interface Entry {
   run: RunRecord;
+  /** The playbook it executes: the loaded one, or the version it was created with (versions.ts). */
+  pb: Playbook;
   group: string;
   /** Cancels the run. */
   controller: AbortController;
@@ -72,11 +74,13 @@ export class RunPool {
     return false;
   }
 
-  /** Takes a stored run (queued, or running before a restart). */
-  submit(run: RunRecord): void {
+  /**
+   * Takes a stored run (queued, or running before a restart), to execute `pb`: by default the playbook of its
+   * name this daemon loads.
+   */
+  submit(run: RunRecord, pb: Playbook | undefined = this.o.playbooks.get(run.playbook)): void {
     // Stopping: the run stays queued in the store, and the next start resumes it.
     if (this.stopping) return;
-    const pb = this.o.playbooks.get(run.playbook);
     const log = this.o.services.logger.child({ runId: run.id, playbook: run.playbook });
     if (!pb) {
       this.end(run, 'failed', `playbook ${run.playbook} is not loaded by this daemon`);
@@ -105,7 +109,7 @@ export class RunPool {
       g = { limit: c ? (c.limit ?? 1) : 1, active: new Set(), waiting: [] };
       this.groups.set(group, g);
     }
-    const entry: Entry = { run, group, controller: new AbortController(), stop: new AbortController() };
+    const entry: Entry = { run, pb, group, controller: new AbortController(), stop: new AbortController() };
     if (g.active.size < g.limit) {
       g.active.add(entry);
       this.ready.push(entry);
@@ -177,8 +181,7 @@ export class RunPool {
     }
   }
 
-  private async execute({ run, controller, stop }: Entry): Promise<void> {
-    const pb = this.o.playbooks.get(run.playbook) as Playbook;
+  private async execute({ run, pb, controller, stop }: Entry): Promise<void> {
     const began = Date.now();
     let summary: RunSummary;
     try {

@@ -3,6 +3,7 @@
  * retries, checkpoints and limits. How an action is executed is its strategy's business (strategies/), chosen by
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
+import { versionOf } from '../playbook/version.js';
 import { setMaxListeners } from 'node:events';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { hasEffect } from '../actions/engine.js';
@@ -85,9 +86,13 @@ class Run {
         ctx.checkpoints = (await store.loadSteps(ctx.id)) as Map<string, Checkpoint>;
       store.updateRun(ctx.id, { status: 'running' });
     } else {
+      // The definition first: a run of a version is never stored without it (playbook/version.ts).
+      const { version, definition } = versionOf(this.pb);
+      await store.savePlaybookVersion(version, definition);
       store.createRun({
         id: ctx.id,
         playbook: this.pb.name,
+        version,
         status: 'running',
         trigger: o.trigger ?? { type: 'manual' },
         inputs,

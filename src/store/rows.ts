@@ -27,6 +27,7 @@ export interface RunRow {
   error: string | null;
   event_json: string | null;
   owner: string | null;
+  version: string | null;
 }
 
 export function toRun(r: RunRow): RunRecord {
@@ -42,6 +43,7 @@ export function toRun(r: RunRow): RunRecord {
     ...(r.error !== null ? { error: r.error } : {}),
     ...(r.event_json !== null ? { event: parse(r.event_json) } : {}),
     ...(r.owner !== null ? { owner: r.owner } : {}),
+    ...(r.version !== null && r.version !== undefined ? { version: r.version } : {}),
   };
 }
 

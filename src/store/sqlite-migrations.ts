@@ -137,6 +137,14 @@ export const MIGRATIONS: string[] = [
   LATEST_MIGRATION,
   // Of those runs, the entries every device of which has a later result: pages pass over them.
   SUPERSEDED_MIGRATION,
+  // The version of the playbook each run was created with, and each version's definition (playbook/version.ts):
+  // a run resumed after its playbook changed finishes with the steps it started with.
+  `ALTER TABLE runs ADD COLUMN version TEXT;
+   CREATE TABLE playbook_versions (
+     version TEXT PRIMARY KEY,
+     definition_json TEXT NOT NULL,
+     saved_at TEXT NOT NULL
+   ) WITHOUT ROWID;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

@@ -18,7 +18,15 @@ import {
   matchingEntries,
 } from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
-import { itemChunks, listRuns, recentInbox, runIdsStartingWith, runsByHour } from './sqlite-reads.js';
+import {
+  itemChunks,
+  listRuns,
+  playbookVersion,
+  recentInbox,
+  runIdsStartingWith,
+  runsByHour,
+  savePlaybookVersion,
+} from './sqlite-reads.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
 import { latestMatching } from './rows.js';
@@ -178,11 +186,21 @@ export class SqliteStore implements Store {
     );
   }
 
+  async savePlaybookVersion(version: string, definition: string): Promise<void> {
+    this.write();
+    savePlaybookVersion(this.sql, version, definition);
+    await this.durable();
+  }
+
+  async playbookVersion(version: string): Promise<string | undefined> {
+    return playbookVersion(this.sql, version);
+  }
+
   createRun(r: RunRecord): void {
     this.write();
     this.sql(
-      `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json, owner)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json, owner, version)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.playbook,
@@ -195,6 +213,7 @@ export class SqliteStore implements Store {
       r.error ?? null,
       json(r.event),
       r.owner ?? null,
+      r.version ?? null,
     );
   }
 

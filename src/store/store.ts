@@ -94,6 +94,8 @@ export interface RunRecord {
   /** The owner (a process, see Owner) that executes the run; another resumes it only once that lease expired. */
   owner?: string;
   playbook: string;
+  /** The version of the playbook it was created with (playbook/version.ts), whose definition the store keeps. */
+  version?: string;
   status: RunStatus;
   trigger: unknown;
   inputs: unknown;
@@ -275,6 +277,10 @@ export interface RunListQuery {
 
 /** Runs, and each step's checkpoint and items. */
 export interface RunStore {
+  /** Keeps the definition of a playbook's version (JSON), once: before a run of that version is created. */
+  savePlaybookVersion(version: string, definition: string): Promise<void>;
+  /** The definition of a version kept, or undefined. */
+  playbookVersion(version: string): Promise<string | undefined>;
   createRun(run: RunRecord): void;
   updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
   getRun(id: string): Promise<RunRecord | undefined>;

@@ -247,6 +247,14 @@ export const MIGRATIONS: string[] = [
    CREATE TRIGGER inbox_pending AFTER INSERT ON inbox REFERENCING NEW TABLE AS stored
      FOR EACH STATEMENT EXECUTE FUNCTION fleetbook_inbox_pending();
    ALTER TABLE inbox DROP COLUMN processed_at;`,
+  // The version of the playbook each run was created with, and each version's definition (playbook/version.ts):
+  // a run resumed after its playbook changed finishes with the steps it started with.
+  `ALTER TABLE runs ADD COLUMN version text;
+   CREATE TABLE playbook_versions (
+     version text COLLATE "C" PRIMARY KEY,
+     definition_json text NOT NULL,
+     saved_at text NOT NULL
+   );`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

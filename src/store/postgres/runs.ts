@@ -6,7 +6,7 @@ import { entryRecords } from './ledger.js';
 import type { TurnWrites, Turns } from './turn.js';
 
 const RUN_NAMES = `id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error,
-  event_json, owner`;
+  event_json, owner, version`;
 
 /** A run as a row of `runs`, and the event that starts it (completeInbox), as `insertRuns` reads it. */
 export interface RunInsert extends RunRow {
@@ -30,6 +30,7 @@ export function runRow(r: RunRecord, eventId?: number): RunInsert {
     error: pgText(r.error ?? null),
     event_json: json(r.event),
     owner: pgText(r.owner ?? null),
+    version: r.version ?? null,
     ...(eventId !== undefined ? { event_id: eventId } : {}),
   };
 }
@@ -43,7 +44,7 @@ export function insertRuns(rows: readonly RunInsert[], where = ''): Statement & 
     text: `INSERT INTO runs (${RUN_NAMES})
            SELECT ${RUN_NAMES} FROM json_to_recordset($1::json) AS r(id text, playbook text, status text,
              trigger_json text, inputs_json text, started_at text, ended_at text, summary_json text, error text,
-             event_json text, owner text, event_id bigint)
+             event_json text, owner text, version text, event_id bigint)
            ${where}`,
     values: [JSON.stringify(rows)],
   };
@@ -73,6 +74,22 @@ export function upsertSteps(steps: TurnWrites['steps']): Statement {
 
 export class PostgresRuns implements RunStore {
   constructor(private readonly turns: Turns) {}
+
+  async savePlaybookVersion(version: string, definition: string): Promise<void> {
+    await this.turns.query({
+      text: `INSERT INTO playbook_versions (version, definition_json, saved_at) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING`,
+      values: [version, pgText(definition), new Date().toISOString()],
+    });
+  }
+
+  async playbookVersion(version: string): Promise<string | undefined> {
+    const [row] = await this.turns.read<{ definition_json: string }>({
+      text: 'SELECT definition_json FROM playbook_versions WHERE version = $1',
+      values: [version],
+    });
+    return row?.definition_json;
+  }
 
   createRun(run: RunRecord): void {
     this.turns.write().runs.push(runRow(run));

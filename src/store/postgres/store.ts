@@ -124,6 +124,14 @@ export class PostgresStore implements Store {
   }
 
   // ── runs, checkpoints and items ──
+  savePlaybookVersion(version: string, definition: string): Promise<void> {
+    return this.runs.savePlaybookVersion(version, definition);
+  }
+
+  playbookVersion(version: string): Promise<string | undefined> {
+    return this.runs.playbookVersion(version);
+  }
+
   createRun(run: RunRecord): void {
     this.runs.createRun(run);
   }

@@ -1,0 +1,92 @@
+/**
+ * A run resumed after its playbook changed goes on with the version it was created with (playbook/version.ts):
+ * the daemon killed mid-run, the playbook file edited, the daemon started again. Before, the resumed run took
+ * the edited steps, with the checkpoints of the old ones: half one version, half the other.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { RunSummary } from '../../src/store/store.js';
+import { DaemonWorld, type DaemonProcess } from '../helpers/daemon.js';
+
+const TOKEN = 'version-test-daemon-token-0123456789';
+
+/** The playbook, version `v`: a step, a wait the daemon is killed in, and a step after it. */
+const playbook = (v: string, extra = '') => `version: 1
+name: pinned
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: '${v} first' }
+  - id: hold
+    wait: 2s
+  - id: last
+    uses: log
+    with: { message: '${v} last' }
+${extra}`;
+
+describe('daemon: a run resumed after its playbook changed', function () {
+  this.timeout(60_000);
+  let world: DaemonWorld;
+  let dir: string;
+  before(async () => {
+    world = await DaemonWorld.create('version', { user: 'version-listener', password: 'version-password' });
+    dir = join(world.dir, 'playbooks');
+    await mkdir(dir);
+  });
+  after(() => world.close());
+
+  const start = (name: string) => world.start(name, dir, { env: { FLEETBOOK_DAEMON_TOKEN: TOKEN } });
+  async function runOf(d: DaemonProcess, id: string): Promise<RunSummary> {
+    return (await (await fetch(`${d.url}/runs/${id}`)).json()) as RunSummary;
+  }
+
+  it('goes on with the steps it started with; a new run takes the edited ones', async () => {
+    await writeFile(join(dir, 'pinned.yaml'), playbook('v1'));
+    const first = await start('daemon v1');
+    const posted = await fetch(`${first.url}/playbooks/pinned/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const { runId } = (await posted.json()) as { runId: string };
+    // Killed while the run waits, its first step done.
+    const deadline = Date.now() + 10_000;
+    while (!first.stderr.includes('v1 first') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(first.stderr).to.include('v1 first');
+    await first.stop('SIGKILL');
+
+    await writeFile(
+      join(dir, 'pinned.yaml'),
+      playbook('v2', '  - id: added\n    uses: log\n    with: { message: v2 added }\n'),
+    );
+    const second = await start('daemon v2');
+    let run = await runOf(second, runId);
+    while (run.status !== 'succeeded' && run.status !== 'failed' && Date.now() < deadline + 20_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      run = await runOf(second, runId);
+    }
+    expect([run.status, run.error]).to.deep.equal(['succeeded', undefined]);
+    expect(run.steps.map((s) => s.id)).to.deep.equal(['first', 'hold', 'last']);
+    expect(second.stderr).to.include('v1 last');
+    expect(second.stderr).not.to.include('v2 last');
+    expect(second.stderr).to.include('the run goes on with the version of its playbook it was created with');
+
+    const again = await fetch(`${second.url}/playbooks/pinned/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const next = ((await again.json()) as { runId: string }).runId;
+    let edited = await runOf(second, next);
+    while (edited.status !== 'succeeded' && edited.status !== 'failed' && Date.now() < deadline + 40_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      edited = await runOf(second, next);
+    }
+    expect(edited.status).to.equal('succeeded');
+    expect(edited.steps.map((s) => s.id)).to.deep.equal(['first', 'hold', 'last', 'added']);
+    expect(second.stderr).to.include('v2 last');
+  });
+});
