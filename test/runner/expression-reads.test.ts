@@ -5,20 +5,9 @@
  * literal was taken for a secret the playbook needs.
  */
 import { expect } from 'chai';
-import type { Client } from '../../src/api/client.js';
-import type { Emulator } from '../../src/emulator/index.js';
 import { planOf } from '../../src/runner/plan.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import type { SqliteStore } from '../../src/store/sqlite.js';
-import {
-  accountDevices,
-  captureLogger,
-  clientFor,
-  emulator,
-  memoryStore,
-  playbook,
-  type LogLine,
-} from './helpers.js';
+import { accountDevices, captureLogger, onEmulator, playbook, type LogLine } from './helpers.js';
 
 /** A playbook of a listing `devices` and a log step whose message is `message`. */
 const withMessage = (message: string, top = '') =>
@@ -78,19 +67,7 @@ describe('runner: what expressions read', () => {
 
   describe('on the emulator', function () {
     this.timeout(20_000);
-    let emu: Emulator;
-    let client: Client;
-    let store: SqliteStore;
-    before(async () => {
-      emu = await emulator({ devicesPerAccount: 20 });
-      client = clientFor(emu);
-      store = memoryStore();
-    });
-    after(async () => {
-      await store.close();
-      await client.close();
-      await emu.close();
-    });
+    const t = onEmulator({ devicesPerAccount: 20 });
 
     it('a run reads the output of a step chosen by an input', async () => {
       const lines: LogLine[] = [];
@@ -98,9 +75,9 @@ describe('runner: what expressions read', () => {
         '${{ "listed " + string(size(steps[inputs.which].output.devices)) }}',
         'inputs: { which: { type: string, default: devices } }',
       );
-      const s = await runPlaybook(pb, { client, store, logger: captureLogger(lines) });
+      const s = await runPlaybook(pb, { client: t.client, store: t.store, logger: captureLogger(lines) });
       expect([s.status, s.error]).to.deep.equal(['succeeded', undefined]);
-      const active = (await accountDevices(emu, '0000123456-00001')).filter(
+      const active = (await accountDevices(t.emu, '0000123456-00001')).filter(
         (d) => d.state === 'active',
       ).length;
       expect(active).to.be.greaterThan(0);

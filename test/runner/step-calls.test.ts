@@ -35,7 +35,12 @@ describe('runner: the calls a step counts are the requests it sent', function ()
 
   /** Runs `pb` on a fresh world: its summary, the requests the emulator received by action, and the progress. */
   async function counted(account: string) {
-    await control(emu, 'POST', '/reset', { seed: 1, accounts: 1, devicesPerAccount: 12_000, timeScale: 3600 });
+    await control(emu, 'POST', '/reset', {
+      seed: 1,
+      accounts: 1,
+      devicesPerAccount: 12_000,
+      timeScale: 3600,
+    });
     const client = clientFor(emu);
     const store = memoryStore();
     let progress = 0;
