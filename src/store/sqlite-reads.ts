@@ -1,6 +1,6 @@
 /**
  * Reads of the SQLite store outside the ledger: the runs by any filter, by hour and by id prefix, a step's stored
- * items, the latest callbacks; and the definitions of playbook versions, written and read.
+ * items, and the latest callbacks.
  */
 import type Database from 'better-sqlite3';
 import { inboxEvent, toRun, type InboxRow, type RunRow } from './rows.js';
@@ -76,25 +76,4 @@ export function itemChunks(
     'SELECT seq, runs_json FROM step_items WHERE run_id = ? AND step_key = ? AND seq > ? ORDER BY seq LIMIT ?',
   ).all(runId, key, afterSeq, limit) as { seq: number; runs_json: string }[];
   return rows.map((r) => ({ seq: r.seq, runs: JSON.parse(r.runs_json) as ItemRuns }));
-}
-
-/** Keeps a playbook version's definition, once (RunStore.savePlaybookVersion): in the caller's write. */
-export function savePlaybookVersion(
-  sql: (text: string) => Database.Statement,
-  version: string,
-  definition: string,
-): void {
-  sql(
-    'INSERT INTO playbook_versions (version, definition_json, saved_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-  ).run(version, definition, new Date().toISOString());
-}
-
-/** A playbook version's definition, or undefined. */
-export function playbookVersion(
-  sql: (text: string) => Database.Statement,
-  version: string,
-): string | undefined {
-  const row = sql('SELECT definition_json FROM playbook_versions WHERE version = ?').get(version) as
-    { definition_json: string } | undefined;
-  return row?.definition_json;
 }

@@ -18,27 +18,12 @@ import {
   matchingEntries,
 } from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
-import {
-  itemChunks,
-  listRuns,
-  playbookVersion,
-  recentInbox,
-  runIdsStartingWith,
-  runsByHour,
-  savePlaybookVersion,
-} from './sqlite-reads.js';
+import { itemChunks, listRuns, recentInbox, runIdsStartingWith, runsByHour } from './sqlite-reads.js';
+import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sqlite-runs.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
 import { latestMatching } from './rows.js';
-import {
-  inboxEvent,
-  json,
-  preparer,
-  toRun,
-  type EntryRow,
-  type InboxRow,
-  type RunRow,
-} from './sqlite-rows.js';
+import { inboxEvent, preparer, toRun, type EntryRow, type InboxRow, type RunRow } from './sqlite-rows.js';
 import {
   InboxSyncError,
   type DeviceGroup,
@@ -198,39 +183,12 @@ export class SqliteStore implements Store {
 
   createRun(r: RunRecord): void {
     this.write();
-    this.sql(
-      `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error, event_json, owner, version)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      r.id,
-      r.playbook,
-      r.status,
-      json(r.trigger),
-      json(r.inputs),
-      r.startedAt,
-      r.endedAt ?? null,
-      json(r.summary),
-      r.error ?? null,
-      json(r.event),
-      r.owner ?? null,
-      r.version ?? null,
-    );
+    insertRun(this.sql, r);
   }
 
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
     this.write();
-    const sets: string[] = [];
-    const args: unknown[] = [];
-    const set = (column: string, value: unknown) => {
-      sets.push(`${column} = ?`);
-      args.push(value);
-    };
-    if (p.status !== undefined) set('status', p.status);
-    if (p.endedAt !== undefined) set('ended_at', p.endedAt);
-    if (p.summary !== undefined) set('summary_json', json(p.summary));
-    if (p.error !== undefined) set('error', p.error);
-    if (!sets.length) return;
-    this.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+    updateRun(this.sql, id, p);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
