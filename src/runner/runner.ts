@@ -173,6 +173,7 @@ class Run {
     return {
       runId: this.ctx.id,
       playbook: this.pb.name,
+      version: versionOf(this.pb).version,
       status,
       startedAt: this.startedAt,
       endedAt: this.ctx.now(),

@@ -78,6 +78,8 @@ export interface StepSummary {
 export interface RunSummary {
   runId: string;
   playbook: string;
+  /** The version of the playbook the run executed (playbook/version.ts): the one it was created with. */
+  version?: string;
   status: RunStatus;
   startedAt: string;
   endedAt?: string;

@@ -87,6 +87,10 @@ describe('daemon: a run resumed after its playbook changed', function () {
     }
     expect(edited.status).to.equal('succeeded');
     expect(edited.steps.map((s) => s.id)).to.deep.equal(['first', 'hold', 'last', 'added']);
+    // Each summary names the version it executed.
+    expect(run.version).to.match(/^[0-9a-f]{16}$/);
+    expect(edited.version).to.match(/^[0-9a-f]{16}$/);
+    expect(edited.version).not.to.equal(run.version);
     expect(second.stderr).to.include('v2 last');
   });
 });
