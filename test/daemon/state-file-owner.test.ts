@@ -8,6 +8,7 @@
  * of every device.
  */
 import { spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
@@ -71,8 +72,9 @@ describe('daemon: one owner per state file', function () {
     name: string,
     state: string,
     extra: Record<string, string> = {},
+    playbooks = FIXTURES,
   ): Promise<DaemonProcess> {
-    const d = await DaemonProcess.start(name, { playbooks: FIXTURES, state, env: env(extra) });
+    const d = await DaemonProcess.start(name, { playbooks, state, env: env(extra) });
     daemons.push(d);
     return d;
   }
@@ -182,10 +184,17 @@ describe('daemon: one owner per state file', function () {
     expect(after.logs().filter((l) => l.message === 'resuming unfinished runs')).to.deep.equal([]);
   });
 
-  it('a killed `fleetbook run` leaves its run to the daemon once its lease expires', async () => {
+  it('a killed `fleetbook run` leaves its run to the daemon once its lease expires, of a playbook it does not load', async () => {
     const state = join(dir.dir, 'cli-killed.db');
     const lease = { FLEETBOOK_LEASE: '1s' };
-    const d = await daemon('daemon beside a cli', state, lease);
+    // The daemon loads another directory: it finishes the run with the definition the store kept of its version.
+    const others = join(dir.dir, 'other-playbooks');
+    await mkdir(others);
+    await writeFile(
+      join(others, 'other.yaml'),
+      'version: 1\nname: other\non: { manual: true }\nsteps:\n  - id: say\n    uses: log\n    with: { message: other }\n',
+    );
+    const d = await daemon('daemon beside a cli', state, lease, others);
     const cli = spawn(process.execPath, [BIN, 'run', PLAYBOOK, '--input', `account=${account}`], {
       env: { PATH: process.env.PATH ?? '', ...env(lease), FLEETBOOK_STATE: state },
       stdio: 'ignore',
@@ -201,6 +210,16 @@ describe('daemon: one owner per state file', function () {
       () => runsIn(state, 'suspend-slowly')[0]?.status === 'succeeded',
     );
     expect(d.logs().some((l) => l.message === 'run resumed' && l.runId === run!.id)).to.equal(true);
+    expect(
+      d
+        .logs()
+        .some(
+          (l) =>
+            l.runId === run!.id &&
+            l.message ===
+              'the run goes on with the version of its playbook it was created with, not the one loaded now',
+        ),
+    ).to.equal(true);
     // A suspend the kill cut short may be sent again (its outcome was unknown), but no device is changed twice.
     const { devices } = await calls(emu);
     const twice = active.filter(
