@@ -80,7 +80,7 @@ export interface ClientOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
-  /** Called as each request of the call is sent: one a page, one a batch of a report, retries not counted. */
+  /** Called as each request of the call leaves its rate slot to be sent: one a page, one a batch, not a retry. */
   onRequest?: () => void;
 }
 
@@ -105,6 +105,7 @@ interface Call {
   contentType?: string;
   /** The `Basic` credential of the token request (auth `basic`). */
   basic?: string;
+  onRequest?: (() => void) | undefined;
 }
 
 export const DEFAULT_AREA: AreaOptions = { requestsPerSecond: 20, concurrency: 10 };
@@ -312,7 +313,6 @@ export class ApiClient {
     read?: (res: RawResponse) => unknown,
   ): Promise<unknown> {
     const path = resolvePath(op, input);
-    opts.onRequest?.();
     let body: string | undefined;
     if (op.method !== 'GET' && op.method !== 'DELETE') {
       const rest = { ...input };
@@ -328,6 +328,7 @@ export class ApiClient {
         retrySafe: op.retrySafe,
         mutating: op.mutating,
         auth: op.action === 'session.login' ? 'bearer' : 'both',
+        onRequest: opts.onRequest,
       },
       path,
       body,
@@ -353,6 +354,8 @@ export class ApiClient {
     read: (res: RawResponse) => unknown = (res) => parseBody(res.text),
   ): Promise<unknown> {
     let attempt = 0;
+    // Told once, as the first attempt leaves its rate slot: a retry or a replay is the same request.
+    let onRequest = c.onRequest;
     let replayedSession = false;
     let replayedBearer = false;
     for (;;) {
@@ -366,6 +369,8 @@ export class ApiClient {
           const check =
             c.mutating && this.o.beforeMutation ? () => this.o.beforeMutation?.(c.action) : undefined;
           check?.();
+          onRequest?.();
+          onRequest = undefined;
           return send(
             this.dispatcher,
             this.origin,

@@ -6,7 +6,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { expect } from 'chai';
-import type { Client } from '../../src/api/client.js';
+import { createClient, type Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { FleetbookError } from '../../src/errors.js';
 import { clientFor, emulator, setFaults } from '../runner/helpers.js';
@@ -54,6 +54,45 @@ describe('client: cancelling calls', function () {
     const listed = (await going) as { devices: unknown[] };
     expect(listed.devices.length).to.be.greaterThan(0);
     expect(Date.now() - began).to.be.at.least(1400);
+  });
+
+  it('tells a request as sent when it leaves its rate slot, not one cancelled while it waited for it', async () => {
+    await setFaults(emu, { latencyMs: 300 });
+    const one = { requestsPerSecond: 100, concurrency: 1 };
+    const narrow = createClient({
+      baseUrl: emu.baseUrl,
+      clientId: emu.defaults.clientId,
+      clientSecret: emu.defaults.clientSecret,
+      username: emu.defaults.username,
+      password: emu.defaults.password,
+      rates: { m2m: one, loc: one, subsc: one, dm: one, oauth: one },
+    });
+    try {
+      // Logged in first: the calls below wait only for each other.
+      await narrow.callByName('devices.list', { accountName: account });
+      const told = { first: 0, waiting: 0 };
+      const stop = new AbortController();
+      const first = narrow.callByName(
+        'devices.list',
+        { accountName: account },
+        { onRequest: () => told.first++ },
+      );
+      const waiting = narrow
+        .callByName(
+          'devices.list',
+          { accountName: account },
+          { signal: stop.signal, onRequest: () => told.waiting++ },
+        )
+        .catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 100));
+      stop.abort();
+      // Cancelled before it was sent: it fails with the signal's reason, as a call under a signal aborted already.
+      expect(await waiting).to.equal(stop.signal.reason);
+      await first;
+      expect(told).to.deep.equal({ first: 1, waiting: 0 });
+    } finally {
+      await narrow.close();
+    }
   });
 
   it("a call under a signal already aborted is not sent: it fails with the signal's reason", async () => {
