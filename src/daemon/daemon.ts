@@ -3,7 +3,6 @@
  * service's callbacks, matches each stored callback against the playbooks, fires the schedules, and runs what
  * they start in the runner pool. See src/daemon/ARCHITECTURE.md for the data flow and the durability rules.
  */
-import { versionOf } from '../playbook/version.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -25,6 +24,7 @@ import { EventHub } from '../runner/events.js';
 import { planOf } from '../runner/plan.js';
 import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
+import { versionOf } from '../playbook/version.js';
 import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';

@@ -2,11 +2,11 @@
  * The matcher: takes stored callback events in order of arrival, matches each against the playbooks'
  * `on.callback` clauses, and stores the runs it starts with the event marked processed, in one transaction.
  */
-import { versionOf } from '../playbook/version.js';
 import { isoTime } from '../clock.js';
 import { render, truthy } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
+import { versionOf } from '../playbook/version.js';
 import type { InboxEvent, InboxMessage, RunRecord, Store } from '../store/store.js';
 import type { Json } from './callbacks.js';
 import type { DaemonMetrics } from './metrics.js';

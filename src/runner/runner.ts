@@ -3,13 +3,13 @@
  * retries, checkpoints and limits. How an action is executed is its strategy's business (strategies/), chosen by
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
-import { versionOf } from '../playbook/version.js';
 import { setMaxListeners } from 'node:events';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { hasEffect } from '../actions/engine.js';
 import { FleetbookError } from '../errors.js';
 import { render, truthy } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
+import { versionOf } from '../playbook/version.js';
 import { retrying } from '../retry.js';
 import { emptyCounts, type RunSummary, type StepStatus } from '../store/store.js';
 import { RunContext, addCounts, countDevices, devicesOverTolerance, done, item, selects } from './context.js';
