@@ -150,8 +150,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   setExpressionBudget(config.expressionBudget);
   const { playbooks, sources } = await loadPlaybookSources(o.playbooks);
   // A playbook that names a secret not set would fail its runs at that step, after the steps before it acted.
+  const unsetOf = (pb: Playbook) => unsetSecrets(planOf(pb).secrets, o.secrets ?? {});
   const unset = [...playbooks.values()].flatMap((pb) => {
-    const why = unsetSecrets(planOf(pb).secrets, o.secrets ?? {});
+    const why = unsetOf(pb);
     return why ? [`${sources.get(pb.name)?.file ?? pb.name}: playbook ${pb.name} ${why}`] : [];
   });
   if (unset.length)
@@ -354,7 +355,18 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // callbacks stored and not yet processed.
     const unfinished = await st.claimRuns(owned.id, undefined, Date.now());
     if (unfinished.length) log.info('resuming unfinished runs', { runs: unfinished.length });
-    for (const r of unfinished) pool.submit(r, await playbookOfRun(r, playbooks, st, log));
+    const resumes = await Promise.all(
+      unfinished.map(async (r) => ({ r, pb: await playbookOfRun(r, playbooks, st, log) })),
+    );
+    // A run goes on with its own version, which may read a secret the loaded playbooks do not: as for those,
+    // the daemon does not start rather than fail the run halfway (the next start resumes it).
+    const unsetForRuns = resumes.flatMap(({ r, pb }) => {
+      const why = pb && unsetOf(pb);
+      return why ? [`run ${r.id}: playbook ${r.playbook} (version ${r.version ?? 'unknown'}) ${why}`] : [];
+    });
+    if (unsetForRuns.length)
+      throw new ConfigError(`runs to resume cannot go on; not starting:\n${unsetForRuns.join('\n')}`);
+    for (const { r, pb } of resumes) pool.submit(r, pb);
     const waiting = await st.claimInbox(owned.id, Date.now());
     if (waiting) log.info('processing stored callbacks', { callbacks: waiting });
     matcher.kick();

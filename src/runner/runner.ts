@@ -5,6 +5,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
+import { unsetSecrets } from '../config.js';
 import { hasEffect } from '../actions/engine.js';
 import { FleetbookError } from '../errors.js';
 import { render, truthy } from '../expressions/template.js';
@@ -77,6 +78,10 @@ class Run {
     } catch (e) {
       error = (e as Error).message;
     }
+    // A secret not set would fail the run at the step that reads it, after the steps before it acted (a run
+    // resumed or taken up by a process without it): it fails before its first step instead.
+    const unset = unsetSecrets(ctx.plan.secrets, o.secrets ?? {});
+    if (unset) error ??= `playbook ${this.pb.name} ${unset}`;
     const stored = o.stored ?? (o.runId ? await store.getRun(o.runId) : undefined);
     if (stored) {
       // Queued by the daemon, or interrupted (a crash): what earlier executions checkpointed is not done again.

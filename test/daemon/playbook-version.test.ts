@@ -93,4 +93,61 @@ describe('daemon: a run resumed after its playbook changed', function () {
     expect(edited.version).not.to.equal(run.version);
     expect(second.stderr).to.include('v2 last');
   });
+
+  it('does not start without a secret that a run to resume reads, and names the run; with it, the run ends', async () => {
+    const secretDir = join(world.dir, 'playbooks-secret');
+    await mkdir(secretDir);
+    const state = join(world.dir, 'secret.db');
+    const file = join(secretDir, 'pinned.yaml');
+    const reads = (v: string) =>
+      `version: 1
+name: pinned
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: '${v} first' }
+  - id: hold
+    wait: 2s
+  - id: last
+    uses: log
+    with: { message: '${v} last with \${{ secrets.PINNED_KEY }}' }
+`;
+    const withSecret = { FLEETBOOK_DAEMON_TOKEN: TOKEN, FLEETBOOK_SECRET_PINNED_KEY: 'pinned-key-value' };
+    await writeFile(file, reads('v1'));
+    const first = await world.start('daemon v1 with the secret', secretDir, { state, env: withSecret });
+    const posted = await fetch(`${first.url}/playbooks/pinned/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const { runId } = (await posted.json()) as { runId: string };
+    const deadline = Date.now() + 10_000;
+    while (!first.stderr.includes('v1 first') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    await first.stop('SIGKILL');
+
+    // The edited playbook no longer reads the secret, and the daemon is started without it: the run it would
+    // resume still does, at a step it has not reached.
+    await writeFile(file, playbook('v2'));
+    const refused = await world
+      .start('daemon v2 without the secret', secretDir, { state, env: { FLEETBOOK_DAEMON_TOKEN: TOKEN } })
+      .then(
+        () => undefined,
+        (e: Error) => e.message,
+      );
+    expect(refused, 'the daemon started').to.be.a('string');
+    expect(refused).to.include(runId);
+    expect(refused).to.include('secrets.PINNED_KEY');
+    expect(refused).to.include('FLEETBOOK_SECRET_PINNED_KEY');
+
+    const third = await world.start('daemon v2 with the secret', secretDir, { state, env: withSecret });
+    let run = await runOf(third, runId);
+    while (run.status !== 'succeeded' && run.status !== 'failed' && Date.now() < deadline + 20_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      run = await runOf(third, runId);
+    }
+    expect([run.status, run.error]).to.deep.equal(['succeeded', undefined]);
+    expect(third.stderr).to.include('v1 last with');
+  });
 });

@@ -85,5 +85,20 @@ describe('runner: what expressions read', () => {
         `listed ${active}`,
       ]);
     });
+
+    it('a run without a secret it reads fails before its first step, naming the secret', async () => {
+      const lines: LogLine[] = [];
+      const pb = withMessage('${{ "key " + secrets.SHOW_KEY }}');
+      const opts = { client: t.client, store: t.store, logger: captureLogger(lines) };
+      const s = await runPlaybook(pb, opts);
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal(
+        'playbook reads reads secrets.SHOW_KEY, not set: set FLEETBOOK_SECRET_SHOW_KEY',
+      );
+      expect(s.steps).to.deep.equal([]);
+      expect(lines.map((l) => l.message)).not.to.include('other');
+      const ok = await runPlaybook(pb, { ...opts, secrets: { SHOW_KEY: 'k' } });
+      expect([ok.status, ok.error]).to.deep.equal(['succeeded', undefined]);
+    });
   });
 });
