@@ -83,6 +83,10 @@ function Facts({ run }) {
       <dt>Owner</dt>
       <dd>${run.owner ?? html`<${None} />`}</dd>
     </div>
+    <div>
+      <dt>Version</dt>
+      <dd>${run.version ?? html`<${None} />`}</dd>
+    </div>
     <div class="wide">
       <dt>Error</dt>
       <dd class=${run.error ? 'error-text' : ''}>${run.error ?? html`<${None} />`}</dd>

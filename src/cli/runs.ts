@@ -55,6 +55,8 @@ export async function writeJsonWithRows(
 
 export function formatSummary(s: RunSummary): string {
   const lines = [`run ${s.runId} of ${s.playbook}: ${s.status}${s.dryRun ? ' (dry run)' : ''}`];
+  // The version of the playbook it executed (playbook/version.ts): a resumed run may differ from the file.
+  if (s.version) lines.push(`  version: ${s.version}`);
   if (s.error) lines.push(`  error: ${s.error}`);
   for (const st of s.steps) {
     const d = st.devices;

@@ -33,6 +33,8 @@ export function runDetail(r: RunRecord): RunRow & {
   inputs: unknown;
   event?: unknown;
   owner?: string;
+  /** The version of its playbook it was created with, and executes (playbook/version.ts). */
+  version?: string;
   steps: StepSummary[];
 } {
   return {
@@ -40,6 +42,7 @@ export function runDetail(r: RunRecord): RunRow & {
     inputs: redacted(r.inputs),
     ...(r.event !== undefined ? { event: redacted(r.event) } : {}),
     ...(r.owner ? { owner: r.owner } : {}),
+    ...(r.version ? { version: r.version } : {}),
     steps: r.summary?.steps ?? [],
   };
 }

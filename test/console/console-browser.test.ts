@@ -167,7 +167,7 @@ describe('console: an operator in a browser', function () {
   }
 
   const runDetail = (id: string) =>
-    apiGet<{ run: RunRow; cancellable: boolean }>(`/runs/${encodeURIComponent(id)}`);
+    apiGet<{ run: RunRow & { version?: string }; cancellable: boolean }>(`/runs/${encodeURIComponent(id)}`);
 
   it('refuses a query parameter a read does not take, or one given twice, naming those it takes', async () => {
     const answers: Record<string, string> = {};
@@ -416,6 +416,8 @@ describe('console: an operator in a browser', function () {
     );
     const report = (await runDetail(reportRunId)).run;
     expect(report.playbook).to.equal(REPORT_PLAYBOOK);
+    expect(report.version, 'the version of the playbook it executes').to.match(/^[0-9a-f]{16}$/);
+    expect(await factOf(p, 'Version'), 'the version shown').to.equal(report.version);
     expect(report.status).to.equal('succeeded');
     expect(report.inputs, 'the inputs the form sent, typed').to.deep.equal({ account, batch: 25 });
     const byError = Object.entries(report.devices?.byError ?? {}).sort((a, b) => b[1] - a[1]);
@@ -618,13 +620,18 @@ describe('console: an operator in a browser', function () {
   });
 });
 
-/** Whether the run page's status (the Status of its facts) says `status`; what it says goes to `seen`. */
-async function runStatusIs(page: Page, status: string, seen: (s: string) => void): Promise<true | undefined> {
+/** What the run page's fact named `name` says, or `(no <name> shown)`. */
+async function factOf(page: Page, name: string): Promise<string> {
   const fact = page
     .locator('main dl > div')
-    .filter({ has: page.locator('dt', { hasText: /^\s*Status\s*$/ }) })
+    .filter({ has: page.locator('dt', { hasText: new RegExp(`^\\s*${name}\\s*$`) }) })
     .locator('dd');
-  const text = (await fact.count()) ? (await fact.first().innerText()).trim() : '(no Status shown)';
+  return (await fact.count()) ? (await fact.first().innerText()).trim() : `(no ${name} shown)`;
+}
+
+/** Whether the run page's status (the Status of its facts) says `status`; what it says goes to `seen`. */
+async function runStatusIs(page: Page, status: string, seen: (s: string) => void): Promise<true | undefined> {
+  const text = await factOf(page, 'Status');
   seen(`status "${text}"`);
   return text.toLowerCase() === status ? true : undefined;
 }

@@ -281,7 +281,9 @@ steps:
 
     const text = await fleetbook(['runs', 'show', okRun.runId], env);
     expect(text.code).to.equal(0);
-    expect(text.stdout).to.contain(`run ${okRun.runId} of cli-suspend-and-locate: succeeded`);
+    expect(text.stdout).to.contain(`run ${okRun.runId} of cli-suspend-and-locate: succeeded\n`);
+    expect(okRun.version).to.match(/^[0-9a-f]{16}$/);
+    expect(text.stdout).to.contain(`\n  version: ${okRun.version}\n`);
 
     const missing = await fleetbook(['runs', 'show', 'no-such-run'], env);
     expect(missing.code).to.equal(1);
