@@ -22,6 +22,7 @@ import { SqliteStore } from '../src/store/sqlite.js';
 import { IDLE_MS as GROUPING_IDLE_MS } from '../src/store/sqlite-grouping.js';
 import { emptyCounts, type DeviceGroup } from '../src/store/store.js';
 import { DaemonProcess } from '../test/helpers/daemon.js';
+import { median } from './stats.js';
 import type { BenchRow } from './types.js';
 
 const RUN = 'bench-console-1m';
@@ -140,8 +141,6 @@ function rssMb(pid: number | undefined): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 export async function benchConsole(): Promise<BenchRow[]> {
   const dir = await mkdtemp(join(tmpdir(), 'fleetbook-bench-console-'));

@@ -7,6 +7,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
+import { median as medianOf, quartiles } from './stats.js';
 import type { BenchRow } from './types.js';
 import { freePort } from './net.js';
 
@@ -98,7 +99,7 @@ async function compare(
   faults: object,
   playbook: string,
   rawArgs: string[],
-): Promise<{ engine: Side; raw: Side; ratio: number; quartiles: [number, number]; engineRss: number[] }> {
+): Promise<{ engine: Side; raw: Side; ratio: number; quartiles: string; engineRss: number[] }> {
   const emu = await startEmulator(devices);
   try {
     const fresh = async () => {
@@ -135,37 +136,28 @@ async function compare(
         await runRaw();
       }
     }
-    const ratios = engines.map((e, i) => e.ms / (raws[i] as Side).ms).sort((a, b) => a - b);
+    const ratios = engines.map((e, i) => e.ms / (raws[i] as Side).ms);
     return {
-      engine: median(engines),
+      engine: medianSide(engines),
       engineRss: engines.map((e) => e.maxRssMb),
-      raw: median(raws),
-      ratio: ratios[Math.floor(ratios.length / 2)] as number,
+      raw: medianSide(raws),
+      ratio: medianOf(ratios),
       // How far single rounds spread: a median near the target is a coin toss, and this shows it.
-      quartiles: [
-        ratios[Math.floor(ratios.length / 4)] as number,
-        ratios[Math.floor((3 * ratios.length) / 4)] as number,
-      ],
+      quartiles: quartiles(ratios, 2),
     };
   } finally {
     emu.child.kill();
   }
 }
 
-function median(sides: Side[]): Side {
+function medianSide(sides: Side[]): Side {
   const sorted = [...sides].sort((a, b) => a.ms - b.ms);
   const mid = sorted[Math.floor(sorted.length / 2)] as Side;
-  const cpu = sides.map((s) => s.cpuMs).sort((a, b) => a - b);
   return {
     ...mid,
-    cpuMs: cpu[Math.floor(cpu.length / 2)] as number,
+    cpuMs: medianOf(sides.map((s) => s.cpuMs)),
     maxRssMb: Math.max(...sides.map((s) => s.maxRssMb)),
   };
-}
-
-/** `1.02–1.17`: the first and third quartiles of the rounds' ratios. */
-function spread([q1, q3]: [number, number]): string {
-  return `${q1.toFixed(2)}–${q3.toFixed(2)}`;
 }
 
 /** `0.43 s (CPU 0.37 s)`: a side's median time and its median CPU time. */
@@ -190,14 +182,14 @@ export async function benchEngine(): Promise<BenchRow[]> {
     {
       id: 'P1',
       measure: `suspend ${e1?.succeeded ?? 0} devices, 500 a call, 4 at a time: engine ${timed(p1.engine)}, raw undici ${timed(p1.raw)} (${p1.raw.devices} devices); medians of 9 rounds`,
-      value: `engine/raw ${r1.toFixed(2)} (median of the rounds' ratios; quartiles ${spread(p1.quartiles)})`,
+      value: `engine/raw ${r1.toFixed(2)} (median of the rounds' ratios; quartiles ${p1.quartiles})`,
       target: '<= 1.10',
       pass: r1 <= 1.1 && p1.engine.summary?.status === 'succeeded' && e1?.succeeded === p1.raw.devices,
     },
     {
       id: 'P2',
       measure: `100,000-device report, 5 % cache misses retried at cacheMode 1: engine ${timed(p2.engine)} (${e2?.total ?? 0} devices, ${e2?.failed ?? 0} failed), raw ${timed(p2.raw)}`,
-      value: `engine/raw ${r2.toFixed(2)} (median of 5 rounds' ratios; quartiles ${spread(p2.quartiles)}); peak RSS ${p2.engine.maxRssMb.toFixed(0)} MB (raw ${p2.raw.maxRssMb.toFixed(0)} MB)`,
+      value: `engine/raw ${r2.toFixed(2)} (median of 5 rounds' ratios; quartiles ${p2.quartiles}); peak RSS ${p2.engine.maxRssMb.toFixed(0)} MB (raw ${p2.raw.maxRssMb.toFixed(0)} MB)`,
       target: '<= 1.10; <= 200 MB',
       pass: r2 <= 1.1 && p2.engine.maxRssMb <= 200 && p2.engine.summary?.status === 'succeeded',
     },
@@ -218,7 +210,7 @@ export async function benchFleet(): Promise<BenchRow[]> {
     {
       id: 'P7',
       measure: `shipped nightly report, 1,000,000-device account: engine ${timed(p7.engine)} (${e7?.total ?? 0} devices located or failed, CSV written), raw ${timed(p7.raw)} (${p7.raw.devices} devices); medians of ${ROUNDS_P7} rounds`,
-      value: `engine/raw ${p7.ratio.toFixed(2)} (quartiles ${spread(p7.quartiles)}); engine peak RSS ${p7.engine.maxRssMb.toFixed(0)} MB (rounds ${p7.engineRss.map((m) => m.toFixed(0)).join(', ')}; raw ${p7.raw.maxRssMb.toFixed(0)} MB)`,
+      value: `engine/raw ${p7.ratio.toFixed(2)} (quartiles ${p7.quartiles}); engine peak RSS ${p7.engine.maxRssMb.toFixed(0)} MB (rounds ${p7.engineRss.map((m) => m.toFixed(0)).join(', ')}; raw ${p7.raw.maxRssMb.toFixed(0)} MB)`,
       target: '<= 1.15; <= 300 MB',
       pass:
         p7.ratio <= 1.15 &&
