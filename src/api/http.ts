@@ -102,10 +102,6 @@ class Fenced implements Handler {
   onResponseError(...a: Parameters<NonNullable<Handler['onResponseError']>>): void {
     this.h.onResponseError?.(...a);
   }
-  /** Only fetch's handler has it; passed on all the same. */
-  onResponseStarted(): void {
-    (this.h as { onResponseStarted?: () => void }).onResponseStarted?.();
-  }
 }
 
 /**
