@@ -1,7 +1,8 @@
 /**
  * A run resumed after its playbook changed goes on with the version it was created with (playbook/version.ts):
  * the daemon killed mid-run, the playbook file edited, the daemon started again. Before, the resumed run took
- * the edited steps, with the checkpoints of the old ones: half one version, half the other.
+ * the edited steps, with the checkpoints of the old ones: half one version, half the other. And a run to resume
+ * that reads a secret not set stops the start, as a loaded playbook that reads one does.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,8 +12,8 @@ import { DaemonWorld, type DaemonProcess } from '../helpers/daemon.js';
 
 const TOKEN = 'version-test-daemon-token-0123456789';
 
-/** The playbook, version `v`: a step, a wait the daemon is killed in, and a step after it. */
-const playbook = (v: string, extra = '') => `version: 1
+/** The playbook, version `v`: a step, a wait the daemon is killed in, and a step after it that logs `last`. */
+const playbook = (v: string, extra = '', last = `${v} last`) => `version: 1
 name: pinned
 on: { manual: true }
 steps:
@@ -23,68 +24,77 @@ steps:
     wait: 2s
   - id: last
     uses: log
-    with: { message: '${v} last' }
+    with: { message: '${last}' }
 ${extra}`;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('daemon: a run resumed after its playbook changed', function () {
   this.timeout(60_000);
   let world: DaemonWorld;
-  let dir: string;
   before(async () => {
     world = await DaemonWorld.create('version', { user: 'version-listener', password: 'version-password' });
-    dir = join(world.dir, 'playbooks');
-    await mkdir(dir);
   });
   after(() => world.close());
 
-  const start = (name: string) => world.start(name, dir, { env: { FLEETBOOK_DAEMON_TOKEN: TOKEN } });
+  /** A directory of playbooks and a state file of their own, for one test. */
+  async function place(name: string): Promise<{ dir: string; file: string; state: string }> {
+    const dir = join(world.dir, name);
+    await mkdir(dir);
+    return { dir, file: join(dir, 'pinned.yaml'), state: join(world.dir, `${name}.db`) };
+  }
+
   async function runOf(d: DaemonProcess, id: string): Promise<RunSummary> {
     return (await (await fetch(`${d.url}/runs/${id}`)).json()) as RunSummary;
   }
 
-  it('goes on with the steps it started with; a new run takes the edited ones', async () => {
-    await writeFile(join(dir, 'pinned.yaml'), playbook('v1'));
-    const first = await start('daemon v1');
-    const posted = await fetch(`${first.url}/playbooks/pinned/runs`, {
+  /** Starts a run of `pinned` on `d`: its id. */
+  async function startRun(d: DaemonProcess): Promise<string> {
+    const posted = await fetch(`${d.url}/playbooks/pinned/runs`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
       body: '{}',
     });
-    const { runId } = (await posted.json()) as { runId: string };
-    // Killed while the run waits, its first step done.
-    const deadline = Date.now() + 10_000;
-    while (!first.stderr.includes('v1 first') && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    expect(first.stderr).to.include('v1 first');
-    await first.stop('SIGKILL');
+    return ((await posted.json()) as { runId: string }).runId;
+  }
 
-    await writeFile(
-      join(dir, 'pinned.yaml'),
-      playbook('v2', '  - id: added\n    uses: log\n    with: { message: v2 added }\n'),
-    );
-    const second = await start('daemon v2');
-    let run = await runOf(second, runId);
-    while (run.status !== 'succeeded' && run.status !== 'failed' && Date.now() < deadline + 20_000) {
-      await new Promise((r) => setTimeout(r, 100));
-      run = await runOf(second, runId);
+  /** Kills `d` while its run waits, once the run's first step (of version `v`) has logged. */
+  async function killAfterFirst(d: DaemonProcess, v: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!d.stderr.includes(`${v} first`) && Date.now() < deadline) await sleep(50);
+    expect(d.stderr).to.include(`${v} first`);
+    await d.stop('SIGKILL');
+  }
+
+  /** The run's summary once it has ended, within 20 s. */
+  async function ended(d: DaemonProcess, id: string): Promise<RunSummary> {
+    const deadline = Date.now() + 20_000;
+    let run = await runOf(d, id);
+    while (run.status !== 'succeeded' && run.status !== 'failed' && Date.now() < deadline) {
+      await sleep(100);
+      run = await runOf(d, id);
     }
+    return run;
+  }
+
+  it('goes on with the steps it started with; a new run takes the edited ones', async () => {
+    const { dir, file, state } = await place('playbooks');
+    const start = (name: string) => world.start(name, dir, { state, env: { FLEETBOOK_DAEMON_TOKEN: TOKEN } });
+    await writeFile(file, playbook('v1'));
+    const first = await start('daemon v1');
+    const runId = await startRun(first);
+    await killAfterFirst(first, 'v1');
+
+    await writeFile(file, playbook('v2', '  - id: added\n    uses: log\n    with: { message: v2 added }\n'));
+    const second = await start('daemon v2');
+    const run = await ended(second, runId);
     expect([run.status, run.error]).to.deep.equal(['succeeded', undefined]);
     expect(run.steps.map((s) => s.id)).to.deep.equal(['first', 'hold', 'last']);
     expect(second.stderr).to.include('v1 last');
     expect(second.stderr).not.to.include('v2 last');
     expect(second.stderr).to.include('the run goes on with the version of its playbook it was created with');
 
-    const again = await fetch(`${second.url}/playbooks/pinned/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    const next = ((await again.json()) as { runId: string }).runId;
-    let edited = await runOf(second, next);
-    while (edited.status !== 'succeeded' && edited.status !== 'failed' && Date.now() < deadline + 40_000) {
-      await new Promise((r) => setTimeout(r, 100));
-      edited = await runOf(second, next);
-    }
+    const edited = await ended(second, await startRun(second));
     expect(edited.status).to.equal('succeeded');
     expect(edited.steps.map((s) => s.id)).to.deep.equal(['first', 'hold', 'last', 'added']);
     // Each summary names the version it executed.
@@ -95,43 +105,18 @@ describe('daemon: a run resumed after its playbook changed', function () {
   });
 
   it('does not start without a secret that a run to resume reads, and names the run; with it, the run ends', async () => {
-    const secretDir = join(world.dir, 'playbooks-secret');
-    await mkdir(secretDir);
-    const state = join(world.dir, 'secret.db');
-    const file = join(secretDir, 'pinned.yaml');
-    const reads = (v: string) =>
-      `version: 1
-name: pinned
-on: { manual: true }
-steps:
-  - id: first
-    uses: log
-    with: { message: '${v} first' }
-  - id: hold
-    wait: 2s
-  - id: last
-    uses: log
-    with: { message: '${v} last with \${{ secrets.PINNED_KEY }}' }
-`;
+    const { dir, file, state } = await place('playbooks-secret');
     const withSecret = { FLEETBOOK_DAEMON_TOKEN: TOKEN, FLEETBOOK_SECRET_PINNED_KEY: 'pinned-key-value' };
-    await writeFile(file, reads('v1'));
-    const first = await world.start('daemon v1 with the secret', secretDir, { state, env: withSecret });
-    const posted = await fetch(`${first.url}/playbooks/pinned/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    const { runId } = (await posted.json()) as { runId: string };
-    const deadline = Date.now() + 10_000;
-    while (!first.stderr.includes('v1 first') && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    await first.stop('SIGKILL');
+    await writeFile(file, playbook('v1', '', 'v1 last with ${{ secrets.PINNED_KEY }}'));
+    const first = await world.start('daemon v1 with the secret', dir, { state, env: withSecret });
+    const runId = await startRun(first);
+    await killAfterFirst(first, 'v1');
 
     // The edited playbook no longer reads the secret, and the daemon is started without it: the run it would
     // resume still does, at a step it has not reached.
     await writeFile(file, playbook('v2'));
     const refused = await world
-      .start('daemon v2 without the secret', secretDir, { state, env: { FLEETBOOK_DAEMON_TOKEN: TOKEN } })
+      .start('daemon v2 without the secret', dir, { state, env: { FLEETBOOK_DAEMON_TOKEN: TOKEN } })
       .then(
         () => undefined,
         (e: Error) => e.message,
@@ -141,12 +126,8 @@ steps:
     expect(refused).to.include('secrets.PINNED_KEY');
     expect(refused).to.include('FLEETBOOK_SECRET_PINNED_KEY');
 
-    const third = await world.start('daemon v2 with the secret', secretDir, { state, env: withSecret });
-    let run = await runOf(third, runId);
-    while (run.status !== 'succeeded' && run.status !== 'failed' && Date.now() < deadline + 20_000) {
-      await new Promise((r) => setTimeout(r, 100));
-      run = await runOf(third, runId);
-    }
+    const third = await world.start('daemon v2 with the secret', dir, { state, env: withSecret });
+    const run = await ended(third, runId);
     expect([run.status, run.error]).to.deep.equal(['succeeded', undefined]);
     expect(third.stderr).to.include('v1 last with');
   });
