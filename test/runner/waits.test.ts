@@ -179,13 +179,12 @@ ${wait}
     it('by polling the report status (`until` sees the poll answer as `event`): without an event source, and with a silent one', async () => {
       for (const source of [undefined, new Events()]) {
         const polls = await statusCalls();
-        const began = Date.now();
         const s = await run(REPORT(`${MATCH}\n      timeout: 10s\n${POLL}`), {
           ...(source ? { events: source } : {}),
           inputs: { account, url },
         });
+        // Succeeded: ended by the poll's answer, not by its 10 s timeout, which would fail the step.
         expect(s.status, s.error).to.equal('succeeded');
-        expect(Date.now() - began).to.be.below(5000);
         expect(await output(s, 'done')).to.include({ status: 'COMPLETED' });
         // It polled while the report was QUEUED and INPROGRESS: more than once.
         expect((await statusCalls()) - polls).to.be.greaterThan(1);
@@ -219,7 +218,6 @@ ${wait}
   });
 
   it('without an event source or a poll, fails at its timeout naming the service', async () => {
-    const began = Date.now();
     const s = await run(`
 version: 1
 name: nothing-comes
@@ -230,7 +228,6 @@ steps:
       event: { service: CarrierService }
       timeout: 200ms
 `);
-    expect(Date.now() - began).to.be.below(2000);
     expect(s.status).to.equal('failed');
     expect(s.error).to.equal('step `done` failed: no CarrierService event within 200ms');
   });

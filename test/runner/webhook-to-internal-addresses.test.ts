@@ -131,7 +131,9 @@ describe('notify.webhook refuses internal addresses unless FLEETBOOK_WEBHOOK_ALL
       const t = Date.now();
       const s = await send('http://169.254.169.254/latest/meta-data/');
       expectRefused(s, '169.254.169.254', /a link-local address \(where cloud metadata services answer\)/);
-      expect(Date.now() - t).to.be.lessThan(1_000);
+      // A connection tried to an address nothing answers waits for the connect timeout (10 s); the refusal is a
+      // few milliseconds. The bound is far from both.
+      expect(Date.now() - t).to.be.lessThan(5_000);
     });
 
     it('private, unspecified and other internal addresses, IPv4 and IPv6', async () => {
@@ -168,7 +170,6 @@ describe('notify.webhook refuses internal addresses unless FLEETBOOK_WEBHOOK_ALL
     });
 
     it('a refusal is not retried, whatever retry.on says', async () => {
-      const t = Date.now();
       const s = await send(
         `http://127.0.0.1:${port}/hook`,
         {},
@@ -177,7 +178,7 @@ describe('notify.webhook refuses internal addresses unless FLEETBOOK_WEBHOOK_ALL
         },
       );
       expect(s.status).to.equal('failed');
-      expect(Date.now() - t).to.be.lessThan(1_500);
+      expect(s.steps.find((x) => x.id === 'tell')?.attempts, 'attempts').to.equal(1);
     });
   });
 
