@@ -94,15 +94,15 @@ describe('emulator: seed data', () => {
     before(() => emu.reset({ seed: 'scale', accounts: 1, devicesPerAccount: 100_000 }));
     after(() => emu.reset({ seed: 7, devicesPerAccount: 120 }));
 
-    it('resets in well under a second', async () => {
-      const began = performance.now();
+    it('resets to a world of 100,000 devices', async () => {
       const r = await raw.control('POST', '/reset', {
         seed: 'scale',
         accounts: 1,
         devicesPerAccount: 100_000,
       });
       expect(r.status).to.equal(200);
-      expect(performance.now() - began).to.be.lessThan(1000);
+      const { accounts } = (await raw.control('GET', '/accounts?devices=0')).body as { accounts: Json[] };
+      expect(accounts.map((a) => a.deviceCount)).to.deep.equal([100_000]);
     });
 
     it('pages devices.list by the largest device id seen, with 202 while there is more', async () => {
