@@ -28,7 +28,7 @@ import { versionOf } from '../playbook/version.js';
 import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
-import type { InboxEvent, Store } from '../store/store.js';
+import type { InboxEvent, RunRecord, Store } from '../store/store.js';
 import { playbookFiles } from '../util/files.js';
 import { registerSecret } from '../util/secrets.js';
 import { GroupCommit, type ListenerCredentials } from './callbacks.js';
@@ -355,9 +355,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // callbacks stored and not yet processed.
     const unfinished = await st.claimRuns(owned.id, undefined, Date.now());
     if (unfinished.length) log.info('resuming unfinished runs', { runs: unfinished.length });
-    const resumes = await Promise.all(
-      unfinished.map(async (r) => ({ r, pb: await playbookOfRun(r, playbooks, st, log) })),
-    );
+    // One after the other: the runs of one kept version then share its definition, read and planned once.
+    const resumes: { r: RunRecord; pb: Playbook | undefined }[] = [];
+    for (const r of unfinished) resumes.push({ r, pb: await playbookOfRun(r, playbooks, st, log) });
     // A run goes on with its own version, which may read a secret the loaded playbooks do not: as for those,
     // the daemon does not start rather than fail the run halfway (the next start resumes it).
     const unsetForRuns = resumes.flatMap(({ r, pb }) => {
