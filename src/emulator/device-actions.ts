@@ -15,7 +15,7 @@ import { ACTIVE, DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { E } from './errors.js';
 import { groupsOf } from './groups.js';
 import { deliver, listenerTarget } from './listeners.js';
-import { hash32, unit } from './random.js';
+import { seedHash, unit } from './random.js';
 import { CarrierRequest, reasonId, reasonOf } from './requests.js';
 import type { AccountInfo, DeviceIdPair } from './seed.js';
 import type { Core, EmulatorState } from './state.js';
@@ -94,10 +94,14 @@ function accept(ctx: Ctx, a: AccountInfo, named: Named[], work: Work): string {
   const st = ctx.st;
   const f = st.faults;
   const requestId = uuid();
-  // Drawn only when a per-device fault is on, so that other faults meet the same draws as before.
+  // Of the request's action and devices: the same outcomes whatever other requests came meanwhile.
   const salt =
     f.neverFinishRate > 0 || f.dropCallbackRate > 0
-      ? hash32(st.world.h, Math.floor(st.faultRng.next() * 2 ** 32), 0x4e0)
+      ? st.saltOf(
+          seedHash(ctx.action),
+          a.index,
+          named.map((d) => d.n),
+        )
       : 0;
   const rec = new CarrierRequest({
     requestId,

@@ -12,7 +12,7 @@ import { DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { E } from './errors.js';
 import { deviceErrorPicker, type DeviceErrorPick } from './faults.js';
 import { notify } from './listeners.js';
-import { hash32, luhnValid, unit } from './random.js';
+import { luhnValid, unit } from './random.js';
 import { DAY_MS, MINUTE_MS, compactTime, iso, startOfBillCycle } from './sim-clock.js';
 import type { Core, EmulatorState, Exclusions, Report } from './state.js';
 
@@ -208,7 +208,7 @@ function locate(ctx: Ctx): Answer {
     cacheMode: req.cacheMode,
     exclusions: st.exclusionsOf(req.account),
     pick: deviceErrorPicker(st.faults.deviceErrors),
-    salt: hash32(st.world.h, Math.floor(st.faultRng.next() * 2 ** 32), 0x10c),
+    salt: st.saltOf(0x10c + req.cacheMode, req.account, req.devices, req.kinds),
     at: ctx.now,
   };
   const out: LocationEntry[] = [];
@@ -261,7 +261,7 @@ function createReport(ctx: Ctx): Answer {
     durationMs: req.cacheMode === 0 ? 0 : estimatedMinutes(req.cacheMode, req.devices.length) * MINUTE_MS,
     exclusions: st.exclusionsOf(req.account),
     deviceErrors: { ...st.faults.deviceErrors },
-    salt: hash32(st.world.h, Math.floor(st.faultRng.next() * 2 ** 32), 0x4e9),
+    salt: st.saltOf(0x4e9 + req.cacheMode, req.account, req.devices, req.kinds),
   };
   st.reports.set(report.txid, report);
   countUsage(st, req.account, req.devices.length, ctx.now);

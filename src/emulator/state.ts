@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { CallbackDispatcher } from './callbacks.js';
 import { DeviceStore } from './devices.js';
 import { RateGate, defaultFaults, type Faults } from './faults.js';
-import { Random } from './random.js';
+import { Random, hash32 } from './random.js';
 import { RequestLog } from './requests.js';
 import { LOCATION_SKU, World, type AccountInfo } from './seed.js';
 import { SimClock, iso } from './sim-clock.js';
@@ -163,6 +163,9 @@ export interface ResolvedOptions {
   logger: Logger;
 }
 
+/** How many request contents saltOf counts before it forgets the oldest. */
+const ASKED_KEPT = 100_000;
+
 export class EmulatorState {
   readonly world: World;
   readonly devices: DeviceStore;
@@ -173,6 +176,8 @@ export class EmulatorState {
   neverFinish: ReadonlySet<string> = new Set();
   /** Fault decisions: seeded, so that a run with the same requests meets the same faults. */
   readonly faultRng: Random;
+  /** How many times each request's content was asked before (saltOf), by its hash. */
+  private readonly asked = new Map<number, number>();
 
   readonly sessions = new Map<string, Session>();
   readonly failedLogins = new Map<string, number>();
@@ -251,6 +256,23 @@ export class EmulatorState {
           provisioned: w.uuid(17, a.index),
         });
     }
+  }
+
+  /**
+   * The salt of a request's per-device outcomes (its injected errors, its cache ages): a hash of what it asks,
+   * `tag` for the kind of request and `devices` in order (with each one's identifier `kinds`), and of how many
+   * times the same was asked before. Never of when it arrived among other requests, as a draw from a shared
+   * stream would be: requests sent at once get the outcomes they get one after the other, in any order. The
+   * same request asked again gets fresh ones.
+   */
+  saltOf(tag: number, account: number, devices: ArrayLike<number>, kinds?: ArrayLike<number>): number {
+    let h = hash32(this.world.h, tag, account);
+    for (let i = 0; i < devices.length; i++) h = hash32(h, devices[i] as number, kinds?.[i] ?? 0);
+    const before = this.asked.get(h) ?? 0;
+    // Kept for the requests of a while, not forever: a long-lived emulator forgets the oldest counts.
+    if (this.asked.size >= ASKED_KEPT) this.asked.delete(this.asked.keys().next().value as number);
+    this.asked.set(h, before + 1);
+    return hash32(h, before, tag);
   }
 
   now(): number {

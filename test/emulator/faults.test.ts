@@ -89,6 +89,38 @@ describe('emulator: faults and the record of calls', () => {
     expect(list[0]!.at).to.match(/^\d{4}-\d{2}-\d{2}T/);
   });
 
+  it("gives a request's devices the same injected errors whatever requests came before it", async () => {
+    // Two location requests of ten cached devices each, at cacheMode 0 where a cache miss may be injected: each
+    // device's outcome, asked A then B, and in a world reset to the same seed, B then A.
+    const cached = primary.devices.filter((d) => d.iot && d.state === 'active' && d.hasCachedLocation);
+    expect(cached.length).to.be.at.least(20);
+    const [a, b] = [cached.slice(0, 10), cached.slice(10, 20)].map((ds) =>
+      ds.map((d) => ({ id: idOf(d, 'imei'), kind: 'imei' })),
+    );
+    const outcomes = async (order: { id: string; kind: string }[][]) => {
+      await raw.control('POST', '/reset', { seed: 'faults', devicesPerAccount: 60 });
+      await raw.control('PUT', '/faults', { deviceErrors: { 'SVC CACHE UNAVAILABLE': 0.4 } });
+      // A reset ends the sessions: a client of its own logs in again.
+      const fresh = new Raw(emu);
+      const byDevice = new Map<string, string>();
+      for (const deviceList of order) {
+        const r = await fresh.api('POST', '/loc/v1/locations', {
+          accountName: primary.accountName,
+          deviceList,
+        });
+        expect(r.status, JSON.stringify(r.body)).to.equal(200);
+        for (const e of r.body as { msid: string; error: { type?: string } }[])
+          byDevice.set(e.msid, e.error.type ?? 'located');
+      }
+      return byDevice;
+    };
+    const first = await outcomes([a!, b!]);
+    expect(new Set(first.values()), 'both outcomes occur').to.deep.equal(
+      new Set(['located', 'SVC CACHE UNAVAILABLE']),
+    );
+    expect(await outcomes([b!, a!])).to.deep.equal(first);
+  });
+
   it('refuses a fault set it does not understand', async () => {
     for (const body of [
       { errorRate: 2 },
