@@ -15,7 +15,7 @@ import { ACTIVE, DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { E } from './errors.js';
 import { groupsOf } from './groups.js';
 import { deliver, listenerTarget } from './listeners.js';
-import { seedHash, unit } from './random.js';
+import { unit } from './random.js';
 import { CarrierRequest, reasonId, reasonOf } from './requests.js';
 import type { AccountInfo, DeviceIdPair } from './seed.js';
 import type { Core, EmulatorState } from './state.js';
@@ -94,15 +94,6 @@ function accept(ctx: Ctx, a: AccountInfo, named: Named[], work: Work): string {
   const st = ctx.st;
   const f = st.faults;
   const requestId = uuid();
-  // Of the request's action and devices: the same outcomes whatever other requests came meanwhile.
-  const salt =
-    f.neverFinishRate > 0 || f.dropCallbackRate > 0
-      ? st.saltOf(
-          seedHash(ctx.action),
-          a.index,
-          named.map((d) => d.n),
-        )
-      : 0;
   const rec = new CarrierRequest({
     requestId,
     action: ctx.action,
@@ -110,13 +101,14 @@ function accept(ctx: Ctx, a: AccountInfo, named: Named[], work: Work): string {
     accountName: a.name,
     receivedAt: ctx.now,
     dueAt: Math.max(ctx.now + Math.round(f.processingSeconds * 1000), work.notBefore ?? 0),
-    salt,
-    dropRate: f.dropCallbackRate,
     size: named.length,
   });
   for (let i = 0; i < named.length; i++) {
     const d = named[i] as Named;
-    rec.setDevice(i, d.n, d.ids, st.devices, neverFinishes(st, salt, i, d));
+    // Each device's faults from its own draw: the same whatever other requests came meanwhile.
+    const draw = st.draw('deviceState', d.n);
+    const dropsCallback = f.dropCallbackRate > 0 && unit(st.world.h, d.n, draw, 0xd9) < f.dropCallbackRate;
+    rec.setDevice(i, d.n, d.ids, st.devices, neverFinishes(st, draw, d), dropsCallback);
   }
   st.requests.add(rec);
   const core = ctx.core;
@@ -125,9 +117,9 @@ function accept(ctx: Ctx, a: AccountInfo, named: Named[], work: Work): string {
   return requestId;
 }
 
-function neverFinishes(st: EmulatorState, salt: number, i: number, d: Named): boolean {
+function neverFinishes(st: EmulatorState, draw: number, d: Named): boolean {
   const f = st.faults;
-  if (f.neverFinishRate > 0 && unit(salt, i, 0x5f) < f.neverFinishRate) return true;
+  if (f.neverFinishRate > 0 && unit(st.world.h, d.n, draw, 0x5f) < f.neverFinishRate) return true;
   const ids = st.neverFinish;
   if (ids.size === 0) return false;
   return d.ids.some((x) => ids.has(x.id)) || st.devices.deviceIds(d.n).some((x) => ids.has(x.id));
@@ -151,7 +143,7 @@ function carryOut(core: Core, rec: CarrierRequest, work: Work): void {
     rec.settle(i, reason);
     if (!reason) st.mutated(n, rec.action, rec.requestId, at);
     if (!target || !key) continue;
-    if (rec.dropRate > 0 && unit(rec.salt, i, 0xd9) < rec.dropRate) {
+    if (rec.dropsCallback(i)) {
       rec.dropCallback(i);
       continue;
     }

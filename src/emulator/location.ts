@@ -137,7 +137,8 @@ interface EntryContext {
   cacheMode: number;
   exclusions: Exclusions;
   pick: DeviceErrorPick;
-  salt: number;
+  /** Each device's draw (EmulatorState.draw), by its place in the request. */
+  draws: ArrayLike<number>;
   /** Simulated time the locations were obtained. */
   at: number;
 }
@@ -159,14 +160,15 @@ function entry(c: EntryContext, n: number, kind: number, i: number): LocationEnt
   if (state === PENDING || state === DEACTIVE) return failed(msid, 'SVC DEVICE DATA UNAVAILABLE', c.at);
   const cached = store.hasCachedLocation(n);
   if (c.cacheMode === 0 && !cached) return failed(msid, 'SVC CACHE UNAVAILABLE', c.at);
-  const injected = c.pick(unit(c.salt, i, n, 0x7e));
+  const draw = c.draws[i] as number;
+  const injected = c.pick(unit(world.h, n, draw, 0x7e));
   // A cache miss can only happen when the cache is what was asked for.
   if (injected && (injected !== 'SVC CACHE UNAVAILABLE' || c.cacheMode === 0))
     return failed(msid, injected, c.at);
   // A suspended device is off the network: only a cached fix can be had for it.
   const fromCache = c.cacheMode === 0 || (c.cacheMode === 1 && cached) || state === SUSPENDED;
   if (state === SUSPENDED && (c.cacheMode === 2 || !cached)) return failed(msid, 'ABSENT SUBSCRIBER', c.at);
-  const time = fromCache ? c.at - world.cacheAge(n, c.salt) : c.at;
+  const time = fromCache ? c.at - world.cacheAge(n, draw) : c.at;
   const home = n < world.total ? world.home(n) : { lat: 39.8, lon: -98.6, radius: 1500 };
   const day = Math.floor(time / DAY_MS);
   // Devices move about their home a little from day to day.
@@ -198,6 +200,13 @@ function countUsage(st: EmulatorState, account: number, devices: number, now: nu
   daily.set(day, (daily.get(day) ?? 0) + devices);
 }
 
+/** The next location draw of each device of a request, in its order. */
+function drawsOf(st: EmulatorState, devices: Int32Array): Uint16Array {
+  const draws = new Uint16Array(devices.length);
+  for (let i = 0; i < devices.length; i++) draws[i] = st.draw('location', devices[i] as number);
+  return draws;
+}
+
 // ── synchronous locate ──────────────────────────────────────────────────────────────────────────
 
 function locate(ctx: Ctx): Answer {
@@ -208,7 +217,7 @@ function locate(ctx: Ctx): Answer {
     cacheMode: req.cacheMode,
     exclusions: st.exclusionsOf(req.account),
     pick: deviceErrorPicker(st.faults.deviceErrors),
-    salt: st.saltOf(0x10c + req.cacheMode, req.account, req.devices, req.kinds),
+    draws: drawsOf(st, req.devices),
     at: ctx.now,
   };
   const out: LocationEntry[] = [];
@@ -261,7 +270,7 @@ function createReport(ctx: Ctx): Answer {
     durationMs: req.cacheMode === 0 ? 0 : estimatedMinutes(req.cacheMode, req.devices.length) * MINUTE_MS,
     exclusions: st.exclusionsOf(req.account),
     deviceErrors: { ...st.faults.deviceErrors },
-    salt: st.saltOf(0x4e9 + req.cacheMode, req.account, req.devices, req.kinds),
+    draws: drawsOf(st, req.devices),
   };
   st.reports.set(report.txid, report);
   countUsage(st, req.account, req.devices.length, ctx.now);
@@ -315,7 +324,7 @@ export function reportEntries(st: EmulatorState, r: Report, from: number, to: nu
     cacheMode: r.cacheMode,
     exclusions: r.exclusions,
     pick: deviceErrorPicker(r.deviceErrors),
-    salt: r.salt,
+    draws: r.draws,
     at: r.createdAt + r.durationMs,
   };
   const out: LocationEntry[] = [];

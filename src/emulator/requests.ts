@@ -61,6 +61,8 @@ const KIND_SHIFT = 10;
 const AS_NAMED = 15;
 const NEVER_FINISH = 1 << 14;
 const DROPPED = 1 << 15;
+/** Its callback is to be dropped (a fault drawn when the request came). */
+const DROPS = 1 << 16;
 
 /**
  * Reasons are few (an action's sentence and the device's state): each is kept once, and a device holds its
@@ -95,10 +97,6 @@ export class CarrierRequest {
   readonly receivedAt: number;
   /** Simulated ms at which the carrier carries it out. */
   readonly dueAt: number;
-  /** Seeds the per-device fault draws of this request (0 when no such fault was in force). */
-  readonly salt: number;
-  /** The share of its callbacks to drop, as the faults were when the request came. */
-  readonly dropRate: number;
   /** Simulated ms the carrier finished its last device. */
   completedAt?: number;
   private readonly slots: Int32Array;
@@ -113,8 +111,6 @@ export class CarrierRequest {
     accountName: string;
     receivedAt: number;
     dueAt: number;
-    salt: number;
-    dropRate: number;
     size: number;
   }) {
     this.requestId = o.requestId;
@@ -123,8 +119,6 @@ export class CarrierRequest {
     this.accountName = o.accountName;
     this.receivedAt = o.receivedAt;
     this.dueAt = o.dueAt;
-    this.salt = o.salt;
-    this.dropRate = o.dropRate;
     this.slots = new Int32Array(2 * o.size);
     this.pendingCount = o.size;
   }
@@ -144,9 +138,17 @@ export class CarrierRequest {
   }
 
   /**
-   * Sets device `i`: its number and how the request named it. `neverFinish`: the carrier will never finish it.
+   * Sets device `i`: its number and how the request named it. `neverFinish`: the carrier will never finish it;
+   * `dropsCallback`: its CarrierService callback is never sent.
    */
-  setDevice(i: number, n: number, ids: DeviceIdPair[], store: DeviceStore, neverFinish: boolean): void {
+  setDevice(
+    i: number,
+    n: number,
+    ids: DeviceIdPair[],
+    store: DeviceStore,
+    neverFinish: boolean,
+    dropsCallback = false,
+  ): void {
     const first = ids[0] as DeviceIdPair;
     let kind = ids.length === 1 ? KIND_CODES.get(first.kind) : undefined;
     if (kind === undefined || store.idOf(n, first.kind) !== first.id) {
@@ -154,7 +156,8 @@ export class CarrierRequest {
       (this.named ??= new Map()).set(i, ids);
     }
     this.slots[2 * i] = n;
-    this.slots[2 * i + 1] = (kind << KIND_SHIFT) | (neverFinish ? NEVER_FINISH : 0);
+    this.slots[2 * i + 1] =
+      (kind << KIND_SHIFT) | (neverFinish ? NEVER_FINISH : 0) | (dropsCallback ? DROPS : 0);
   }
 
   device(i: number): number {
@@ -163,6 +166,11 @@ export class CarrierRequest {
 
   neverFinishes(i: number): boolean {
     return ((this.slots[2 * i + 1] as number) & NEVER_FINISH) !== 0;
+  }
+
+  /** Whether device `i`'s callback is to be dropped. */
+  dropsCallback(i: number): boolean {
+    return ((this.slots[2 * i + 1] as number) & DROPS) !== 0;
   }
 
   /** The identifiers the request named device `i` by. */

@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { CallbackDispatcher } from './callbacks.js';
 import { DeviceStore } from './devices.js';
 import { RateGate, defaultFaults, type Faults } from './faults.js';
-import { Random, hash32 } from './random.js';
+import { Random } from './random.js';
 import { RequestLog } from './requests.js';
 import { LOCATION_SKU, World, type AccountInfo } from './seed.js';
 import { SimClock, iso } from './sim-clock.js';
@@ -58,8 +58,8 @@ export interface Report {
   durationMs: number;
   exclusions: Exclusions;
   deviceErrors: Record<string, number>;
-  /** Seeds the per-device fault draws and fix times of this report. */
-  salt: number;
+  /** Each device's draw of per-device faults and fix time (EmulatorState.draw), in the report's order. */
+  draws: Uint16Array;
 }
 
 export interface PricePlanTrigger {
@@ -163,8 +163,8 @@ export interface ResolvedOptions {
   logger: Logger;
 }
 
-/** How many request contents saltOf counts before it forgets the oldest. */
-const ASKED_KEPT = 100_000;
+/** The requests whose devices meet per-device faults: location requests and device-state requests. */
+export type DrawKind = 'location' | 'deviceState';
 
 export class EmulatorState {
   readonly world: World;
@@ -176,8 +176,11 @@ export class EmulatorState {
   neverFinish: ReadonlySet<string> = new Set();
   /** Fault decisions: seeded, so that a run with the same requests meets the same faults. */
   readonly faultRng: Random;
-  /** How many times each request's content was asked before (saltOf), by its hash. */
-  private readonly asked = new Map<number, number>();
+  /** How many draws of per-device faults each device met, by kind of request (draw). */
+  private readonly draws: Record<DrawKind, Uint16Array> = {
+    location: new Uint16Array(0),
+    deviceState: new Uint16Array(0),
+  };
 
   readonly sessions = new Map<string, Session>();
   readonly failedLogins = new Map<string, number>();
@@ -259,20 +262,22 @@ export class EmulatorState {
   }
 
   /**
-   * The salt of a request's per-device outcomes (its injected errors, its cache ages): a hash of what it asks,
-   * `tag` for the kind of request and `devices` in order (with each one's identifier `kinds`), and of how many
-   * times the same was asked before. Never of when it arrived among other requests, as a draw from a shared
-   * stream would be: requests sent at once get the outcomes they get one after the other, in any order. The
-   * same request asked again gets fresh ones.
+   * Device `n`'s next draw of per-device faults for `kind` of request: how many times it met one before. A
+   * device's faults then follow from its own history alone, not from the request it came in, its place there,
+   * or the order in which requests sent at once arrived: the same run meets the same faults however its
+   * batches race, and a device asked again meets fresh ones.
    */
-  saltOf(tag: number, account: number, devices: ArrayLike<number>, kinds?: ArrayLike<number>): number {
-    let h = hash32(this.world.h, tag, account);
-    for (let i = 0; i < devices.length; i++) h = hash32(h, devices[i] as number, kinds?.[i] ?? 0);
-    const before = this.asked.get(h) ?? 0;
-    // Kept for the requests of a while, not forever: a long-lived emulator forgets the oldest counts.
-    if (this.asked.size >= ASKED_KEPT) this.asked.delete(this.asked.keys().next().value as number);
-    this.asked.set(h, before + 1);
-    return hash32(h, before, tag);
+  draw(kind: DrawKind, n: number): number {
+    let counts = this.draws[kind];
+    if (n >= counts.length) {
+      const grown = new Uint16Array(Math.max(n + 1, 2 * counts.length, 1024));
+      grown.set(counts);
+      this.draws[kind] = counts = grown;
+    }
+    const k = counts[n] as number;
+    // Past 65,535 draws it starts again from 0: the same faults come back, for a device asked that often.
+    counts[n] = k + 1;
+    return k;
   }
 
   now(): number {

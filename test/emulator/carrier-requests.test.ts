@@ -502,8 +502,6 @@ describe('emulator: the request log', () => {
       accountName: '0000000000-00001',
       receivedAt: 0,
       dueAt: 0,
-      salt: 0,
-      dropRate: 0,
       size,
     });
 

@@ -89,9 +89,10 @@ describe('emulator: faults and the record of calls', () => {
     expect(list[0]!.at).to.match(/^\d{4}-\d{2}-\d{2}T/);
   });
 
-  it("gives a request's devices the same injected errors whatever requests came before it", async () => {
+  it('gives each device the same injected errors whatever requests came before it, and whatever its batch', async () => {
     // Two location requests of ten cached devices each, at cacheMode 0 where a cache miss may be injected: each
-    // device's outcome, asked A then B, and in a world reset to the same seed, B then A.
+    // device's outcome, asked A then B; in a world reset to the same seed, B then A; then all in one request,
+    // in reverse order. Then asked again: fresh draws.
     const cached = primary.devices.filter((d) => d.iot && d.state === 'active' && d.hasCachedLocation);
     expect(cached.length).to.be.at.least(20);
     const [a, b] = [cached.slice(0, 10), cached.slice(10, 20)].map((ds) =>
@@ -119,6 +120,11 @@ describe('emulator: faults and the record of calls', () => {
       new Set(['located', 'SVC CACHE UNAVAILABLE']),
     );
     expect(await outcomes([b!, a!])).to.deep.equal(first);
+    expect(await outcomes([[...b!, ...a!].reverse()])).to.deep.equal(first);
+    // Each device asked twice: the second answers (those kept) are fresh draws, not the first ones again.
+    const again = await outcomes([a!, b!, a!, b!]);
+    expect(again.size).to.equal(20);
+    expect(again).to.not.deep.equal(first);
   });
 
   it('refuses a fault set it does not understand', async () => {
