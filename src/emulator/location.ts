@@ -1,9 +1,10 @@
 /**
  * Device location: exclusions (consents), synchronous locate, and location reports.
  *
- * A report stores the numbers of its devices (an Int32Array) and the identifier kind each was named by; its
- * entries are computed per page from the seed, the report's salt and the exclusion list as it was when the
- * report was made. So a 100,000-device request costs 10 reports of 50 KB, not 100,000 objects.
+ * A report stores the numbers of its devices (an Int32Array), the identifier kind each was named by and each
+ * one's fault draw (EmulatorState.draw); its entries are computed per page from the seed, those draws and the
+ * exclusion list as it was when the report was made. So a 100,000-device request costs 10 reports of 70 KB,
+ * not 100,000 objects.
  */
 import { deviceErrorClass } from '../api/device-errors.js';
 import { MAX_EXCLUSIONS, MAX_REPORT_DEVICES } from '../api/limits.js';
