@@ -7,11 +7,9 @@ import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../clock.js';
 import {
   ApiError,
-  AuthError,
   ConfigError,
   FleetbookError,
   InputError,
-  LoginError,
   NetworkError,
   UnknownActionError,
 } from '../errors.js';
@@ -32,6 +30,7 @@ import {
   type Method,
   type Operation,
 } from './catalog.js';
+import { Credentials } from './credentials.js';
 import { apiError, fenced, parseBody, send, servicePool, type RawResponse, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
@@ -137,12 +136,7 @@ export class ApiClient {
   /** The session header's name in lower case, as undici sends header names given that way. */
   private readonly sessionHeader: string;
 
-  private bearer?: { token: string; refreshAt: number };
-  private bearerInFlight?: Promise<string>;
-  private authFailure?: FleetbookError;
-  private sessionToken?: string;
-  private loginInFlight?: Promise<string>;
-  private loginFailure?: FleetbookError;
+  private readonly credentials: Credentials;
 
   constructor(o: ClientOptions) {
     let url: URL;
@@ -173,6 +167,29 @@ export class ApiClient {
     const pool = o.dispatcher ?? servicePool(this.origin, inFlight, this.timeouts);
     this.dispatcher = o.beforeMutation ? fenced(pool) : pool;
     for (const s of [o.accessToken, o.clientSecret, o.password]) registerSecret(s);
+    this.credentials = new Credentials(
+      o,
+      {
+        token: (basic) =>
+          this.execute(
+            {
+              action: 'oauth.token',
+              area: 'oauth',
+              method: 'POST',
+              retrySafe: true,
+              auth: 'basic',
+              basic,
+              contentType: 'application/x-www-form-urlencoded',
+            },
+            '/ts/v1/oauth2/token',
+            'grant_type=client_credentials',
+          ),
+        login: (username, password) => this.request(CATALOG['session.login'], { username, password }, {}),
+      },
+      this.clock,
+      this.log,
+      this.stats,
+    );
   }
 
   /** Calls an action by name, validating `input` first. Paged actions return every page; reports are batched. */
@@ -406,7 +423,7 @@ export class ApiClient {
           !replayedSession
         ) {
           replayedSession = true;
-          await this.renewSession(session);
+          await this.credentials.renewSession(session);
           continue;
         }
         // A 401 that is not about account access: the cached bearer token was revoked or the service forgot
@@ -416,12 +433,12 @@ export class ApiClient {
           e instanceof ApiError &&
           e.status === 401 &&
           e.apiCode !== 'INVALID_ACCESS' &&
-          !this.o.accessToken &&
+          this.credentials.fetchesBearer &&
           c.auth === 'both' &&
           !replayedBearer
         ) {
           replayedBearer = true;
-          this.bearer = undefined;
+          this.credentials.forgetBearer();
           continue;
         }
         if (e instanceof ApiError && e.status === 429) this.areas[c.area].throttled(e.retryAfterMs);
@@ -450,117 +467,11 @@ export class ApiClient {
       if (c.basic) headers.authorization = `Basic ${c.basic}`;
       return { headers };
     }
-    headers.authorization = `Bearer ${await this.accessToken()}`;
+    headers.authorization = `Bearer ${await this.credentials.accessToken()}`;
     if (c.auth === 'bearer') return { headers };
-    const session = await this.ensureSession();
+    const session = await this.credentials.session();
     headers[this.sessionHeader] = session;
     return { headers, session };
-  }
-
-  // ── OAuth bearer token ────────────────────────────────────────────────────────────────────────
-
-  private async accessToken(): Promise<string> {
-    if (this.o.accessToken) return this.o.accessToken;
-    if (this.authFailure) throw this.authFailure;
-    if (this.bearer && this.clock.now() < this.bearer.refreshAt) return this.bearer.token;
-    this.bearerInFlight ??= this.fetchToken().finally(() => (this.bearerInFlight = undefined));
-    return this.bearerInFlight;
-  }
-
-  private async fetchToken(): Promise<string> {
-    const { clientId, clientSecret } = this.o;
-    if (!clientId || !clientSecret) {
-      throw new ConfigError(
-        'no bearer token: set FLEETBOOK_ACCESS_TOKEN, or FLEETBOOK_CLIENT_ID and FLEETBOOK_CLIENT_SECRET',
-      );
-    }
-    this.stats.tokenRequests++;
-    const basic = Buffer.from(`${clientId}:${clientSecret}`).toString('base64');
-    registerSecret(basic);
-    let res: unknown;
-    try {
-      res = await this.execute(
-        {
-          action: 'oauth.token',
-          area: 'oauth',
-          method: 'POST',
-          retrySafe: true,
-          auth: 'basic',
-          basic,
-          contentType: 'application/x-www-form-urlencoded',
-        },
-        '/ts/v1/oauth2/token',
-        'grant_type=client_credentials',
-      );
-    } catch (e) {
-      if (e instanceof ApiError && e.retryClass === 'permanent') {
-        this.authFailure = new AuthError(
-          `the OAuth token request for client ${clientId} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}`,
-          { cause: e },
-        );
-        throw this.authFailure;
-      }
-      throw e;
-    }
-    const r = (res ?? {}) as { access_token?: unknown; expires_in?: unknown };
-    if (typeof r.access_token !== 'string' || r.access_token === '')
-      throw new AuthError('the OAuth token response has no access_token');
-    registerSecret(r.access_token);
-    const ttlMs = (typeof r.expires_in === 'number' ? r.expires_in : Number(r.expires_in ?? 3600)) * 1000;
-    const skew = Math.min(this.o.tokenSkewMs ?? 60_000, ttlMs / 2);
-    this.bearer = { token: r.access_token, refreshAt: this.clock.now() + ttlMs - skew };
-    return r.access_token;
-  }
-
-  // ── session token ─────────────────────────────────────────────────────────────────────────────
-
-  private async ensureSession(): Promise<string> {
-    if (this.loginFailure) throw this.loginFailure;
-    if (this.sessionToken) return this.sessionToken;
-    return this.login();
-  }
-
-  /** A request met the expired-session error with `stale`: log in again once, whoever asks. */
-  private async renewSession(stale: string): Promise<string> {
-    if (this.sessionToken === stale) {
-      this.sessionToken = undefined;
-      this.stats.sessionRenewals++;
-      this.log.info('session expired; logging in again', { username: this.o.username });
-    }
-    return this.ensureSession();
-  }
-
-  private login(): Promise<string> {
-    this.loginInFlight ??= this.doLogin().finally(() => (this.loginInFlight = undefined));
-    return this.loginInFlight;
-  }
-
-  private async doLogin(): Promise<string> {
-    const { username, password } = this.o;
-    if (!username || !password)
-      throw new ConfigError('no session credentials: set FLEETBOOK_USERNAME and FLEETBOOK_PASSWORD');
-    this.stats.logins++;
-    let res: unknown;
-    try {
-      res = await this.request(CATALOG['session.login'], { username, password }, {});
-    } catch (e) {
-      // A refused login is never tried again: five consecutive failures lock the user.
-      if (e instanceof ApiError && e.retryClass === 'permanent') {
-        this.loginFailure = new LoginError(
-          `session login as ${username} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}. ` +
-            'It is not retried, because five failed logins lock the user; fix the credentials and start again.',
-          { cause: e },
-        );
-        throw this.loginFailure;
-      }
-      throw e;
-    }
-    const token = (res as { sessionToken?: unknown } | null)?.sessionToken;
-    if (typeof token !== 'string' || token === '')
-      throw new LoginError('the session login response has no sessionToken');
-    registerSecret(token);
-    this.sessionToken = token;
-    return token;
   }
 }
 
