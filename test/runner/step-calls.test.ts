@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunSummary } from '../../src/store/store.js';
-import { calls, clientFor, control, emulator, memoryStore, playbook } from './helpers.js';
+import { calls, clientFor, emulator, memoryStore, playbook } from './helpers.js';
 import { NIGHTLY_REPORT } from './playbooks.js';
 
 const REPORT = playbook(NIGHTLY_REPORT({ name: 'counted', pollInterval: '50ms' }));
@@ -21,12 +21,7 @@ describe('runner: the calls a step counts are the requests it sent', function ()
 
   /** Runs `pb` on a fresh world: its summary, the requests the emulator received by action, and the progress. */
   async function counted(account: string) {
-    await control(emu, 'POST', '/reset', {
-      seed: 1,
-      accounts: 1,
-      devicesPerAccount: 12_000,
-      timeScale: 3600,
-    });
+    emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 12_000, timeScale: 3600 });
     const client = clientFor(emu);
     const store = memoryStore();
     let progress = 0;

@@ -11,7 +11,7 @@ import { StoredItems } from '../../src/runner/stored-items.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Step } from '../../src/playbook/schema.js';
 import { allRows } from '../store/fixtures.js';
-import { clientFor, control, emulator, memoryStore, playbook, setFaults, spy } from './helpers.js';
+import { clientFor, emulator, memoryStore, playbook, setFaults, spy } from './helpers.js';
 
 const report = (extra = '', deviceList = '"${{ steps.devices.items }}"', top = '') =>
   playbook(`
@@ -88,12 +88,7 @@ describe('runner: a location report streamed from the store', function () {
     /** Runs `pb` on a fresh store; the calls it made, its summary, and every device's outcome in the ledger. */
     async function outcomes(pb: ReturnType<typeof playbook>) {
       // The same world and the same faults for each run.
-      await control(emu, 'POST', '/reset', {
-        seed: 1,
-        accounts: 1,
-        devicesPerAccount: 25_000,
-        timeScale: 3600,
-      });
+      emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 25_000, timeScale: 3600 });
       await setFaults(emu, {
         deviceErrors: { 'SVC CACHE UNAVAILABLE': 0.05, 'SVC CONSENT CHECK FAILED': 0.03 },
       });
@@ -125,12 +120,7 @@ describe('runner: a location report streamed from the store', function () {
     }
 
     it('keeps a listing whose records an expression reads out of its checkpoint, which says so', async () => {
-      await control(emu, 'POST', '/reset', {
-        seed: 1,
-        accounts: 1,
-        devicesPerAccount: 25_000,
-        timeScale: 3600,
-      });
+      emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 25_000, timeScale: 3600 });
       const client = clientFor(emu);
       const store = new SqliteStore(':memory:');
       try {
