@@ -369,7 +369,11 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     for (const { r, pb } of resumes) pool.submit(r, pb);
     const waiting = await st.claimInbox(owned.id, Date.now());
     if (waiting) log.info('processing stored callbacks', { callbacks: waiting });
-    matcher.kick();
+    // A rescan, as after any claim: callbacks the listener took meanwhile may have moved the matcher past the ids
+    // just claimed, and a kick reads only after those. The claimed messages, held by this live owner, would then
+    // wait for nobody.
+    if (waiting) matcher.rescan();
+    else matcher.kick();
 
     let registrations: Registration[] = [];
     registrations = await register(client, target, config, url, creds, servicesOf(playbooks.values()), log);
