@@ -211,7 +211,16 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       if (!pool || !matcher) return;
       for (const r of await st.claimRuns(owned.id, undefined, Date.now()))
         pool.submit(r, await playbookOfRun(r, playbooks, st, log));
-      if (await st.claimInbox(owned.id, Date.now())) matcher.rescan();
+      await claimInbox(matcher);
+    };
+    /**
+     * Takes the stored callbacks of owners that are gone, and has the matcher read its messages again from the
+     * first: callbacks the listener took meanwhile may have moved it past the ids just claimed.
+     */
+    const claimInbox = async (matcher: Matcher): Promise<number> => {
+      const taken = await st.claimInbox(owned.id, Date.now());
+      if (taken) matcher.rescan();
+      return taken;
     };
     lease = owned;
     // Before any run of them is created: a run resumed after its playbook changed goes on with its own version.
@@ -367,12 +376,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     if (unsetForRuns.length)
       throw new ConfigError(`runs to resume cannot go on; not starting:\n${unsetForRuns.join('\n')}`);
     for (const { r, pb } of resumes) pool.submit(r, pb);
-    const waiting = await st.claimInbox(owned.id, Date.now());
+    const waiting = await claimInbox(matcher);
     if (waiting) log.info('processing stored callbacks', { callbacks: waiting });
-    // A rescan, as after any claim: callbacks the listener took meanwhile may have moved the matcher past the ids
-    // just claimed, and a kick reads only after those. The claimed messages, held by this live owner, would then
-    // wait for nobody.
-    if (waiting) matcher.rescan();
     else matcher.kick();
 
     let registrations: Registration[] = [];
