@@ -119,6 +119,7 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
     expect(step(summary)).to.include({ status: 'cancelled', error: 'cancelled by the test' });
     // The service took the request and had not finished it: accepted is what is known, nothing more.
     expect(rows.map((r) => [r.deviceId, r.outcome])).to.deep.equal(active.map((id) => [id, 'accepted']));
+    expect(step(summary).devices).to.include({ total: active.length, accepted: active.length });
     expect(emu.request(rows[0]!.requestId!)!.status).to.equal('Pending');
   });
 

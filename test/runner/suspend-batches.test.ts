@@ -73,7 +73,6 @@ describe('runner: 20,000 devices suspended in batches under faults', function ()
     client: Client;
     sent: SpiedCall[];
     statuses: Record<number, number>;
-    ms: number;
   }> {
     emu.reset({ devicesPerAccount });
     active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
@@ -83,18 +82,17 @@ describe('runner: 20,000 devices suspended in batches under faults', function ()
     const sent = spy(client);
     const store = memoryStore();
     const wire = watchAnswers(emu.url);
-    const began = Date.now();
     try {
       const summary = await runPlaybook(playbook(SUSPEND_ALL), { client, store, inputs: { account } });
-      const ms = Date.now() - began;
       await setFaults(emu, {});
+      expect(summary.status, summary.error).to.equal('succeeded');
       // The ledger agrees with the summary: one succeeded row per device.
       const rows = await store.deviceResults(summary.runId, 'suspend');
       expect(rows).to.have.length(DEVICES);
       expect(rows.filter((r) => r.outcome === 'succeeded')).to.have.length(DEVICES);
       const statuses: Record<number, number> = {};
       for (const a of wire.answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
-      return { summary, calls: await calls(emu), client, sent, statuses, ms };
+      return { summary, calls: await calls(emu), client, sent, statuses };
     } finally {
       wire.stop();
       await store.close();
@@ -136,7 +134,6 @@ describe('runner: 20,000 devices suspended in batches under faults', function ()
     expect(r.statuses[500] ?? 0, '500s received').to.be.greaterThan(0);
     expect(r.statuses[429] ?? 0, '429s received').to.be.greaterThan(0);
     expect(r.client.areas.m2m.stats.throttled).to.be.greaterThan(0);
-    expect(r.ms, 'wall time').to.be.below(30_000);
   });
 
   it('with connections reset after the service acted: unknown outcomes are reconciled, not re-sent', async () => {
@@ -159,6 +156,5 @@ describe('runner: 20,000 devices suspended in batches under faults', function ()
     expect(suspends.length - DEVICES / 500).to.equal(notActed.length);
     // The reconciling reads: more device listings than the first step's pages.
     expect(r.calls.actions['devices.list']).to.be.greaterThan(DEVICES / 2000 + 1);
-    expect(r.ms, 'wall time').to.be.below(30_000);
   });
 });

@@ -9,12 +9,15 @@
  *    says `Failure` (or `Failed`) or `PartialSuccess`, or whose status it cannot give: a device in that state
  *    succeeded; once the service says the request is finished, a device not in it failed (`STATE NOT CHANGED`).
  * A device still not confirmed when the step's confirmation time has passed (counted from its acceptance, across
- * a restart too) is `unconfirmed`, unless a last look at the devices' state finds it changed. The step summary counts the devices each means confirmed.
+ * a restart too) is `unconfirmed`, unless a last look at the devices' state finds it changed. A read that fails
+ * for a while (notForNow) is asked again at the next poll; when the last look fails, those left are `unconfirmed`
+ * with its error. The step summary counts the devices each means confirmed.
  */
 import { STATE_NOT_CHANGED, deviceErrorClass } from '../../api/device-errors.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, NetworkError } from '../../errors.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
 import { Alarm } from '../../rate/alarm.js';
+import { errorOf } from '../context.js';
 import type { DeviceResults } from '../device-results.js';
 import { identifiersOf, setOf, withResult, type GroupResult } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
@@ -105,6 +108,8 @@ export async function confirmRequests(
   let unfollow: (() => void) | undefined;
   const source = ctx.o.confirmations;
   const listening = Boolean(source && requests.every((r) => source.listening(r.accountName)));
+  /** The error of the last look at the devices' state, when it failed: why those left are not confirmed. */
+  let lastLook: unknown;
   try {
     if (listening) {
       unfollow = source?.follow(
@@ -143,7 +148,7 @@ export async function confirmRequests(
       const remaining = deadline - ctx.clock.now();
       if (remaining <= 0) {
         // A last look at the devices' state: those the service did change are not left unconfirmed.
-        await settleFromState(x, [...waiting.values()], confirm);
+        lastLook = await settleFromState(x, [...waiting.values()], confirm);
         break;
       }
       await alarm.sleep(Math.min(interval, remaining), x.signal);
@@ -151,8 +156,9 @@ export async function confirmRequests(
   } finally {
     unfollow?.();
   }
-  // Confirmed by no means: counted under none.
-  for (const w of waiting.values()) if (w.count) confirm.all(w, { outcome: 'unconfirmed' });
+  // Confirmed by no means: counted under none, with the error of the last look when it failed.
+  const why = lastLook === undefined ? {} : errorOf(lastLook);
+  for (const w of waiting.values()) if (w.count) confirm.all(w, { outcome: 'unconfirmed', ...why });
 }
 
 type Outcome = Pick<GroupResult, 'outcome' | 'errorType' | 'errorClass'>;
@@ -163,7 +169,11 @@ interface Confirm {
   all(w: Waiting, r: Outcome, by?: keyof Confirmation): void;
 }
 
-/** Request status for each request with devices still to confirm; the devices' state where that is not enough. */
+/**
+ * Request status for each request with devices still to confirm; the devices' state where that is not enough.
+ * A read that fails for a while (a lost answer, a 5xx, a 429 the client's retries did not outlast) leaves the
+ * devices waiting: they are asked again at the next poll, and left `unconfirmed` at the confirmation time.
+ */
 async function askService(x: ActionCall, requests: Waiting[], confirm: Confirm): Promise<void> {
   const { ctx, step } = x;
   for (const w of requests) {
@@ -179,8 +189,11 @@ async function askService(x: ActionCall, requests: Waiting[], confirm: Confirm):
       )) as Json;
       status = typeof answer.status === 'string' ? answer.status : undefined;
     } catch (e) {
+      if (!(e instanceof ApiError) || e.retryClass !== 'permanent') {
+        if (notForNow(x, e)) continue;
+        throw e;
+      }
       // A service that cannot tell this request's status: the devices' state still can.
-      if (!(e instanceof ApiError) || e.retryClass !== 'permanent') throw e;
       ctx.log.debug('request status unavailable', {
         step: step.id,
         requestId: request.requestId,
@@ -193,7 +206,13 @@ async function askService(x: ActionCall, requests: Waiting[], confirm: Confirm):
       continue;
     }
     const finished = status === 'Failure' || status === 'Failed' || status === 'PartialSuccess';
-    const applied = await readApplied(x, request.accountName, x.input, new Set(w.ids()));
+    let applied: Set<string>;
+    try {
+      applied = await readApplied(x, request.accountName, x.input, new Set(w.ids()));
+    } catch (e) {
+      if (notForNow(x, e)) continue;
+      throw e;
+    }
     for (const id of applied) confirm.one(w, id, { outcome: 'succeeded' }, 'stateRead');
     if (finished && w.count)
       confirm.all(
@@ -204,8 +223,25 @@ async function askService(x: ActionCall, requests: Waiting[], confirm: Confirm):
   }
 }
 
-/** Devices still to confirm that are in the target state succeeded (one listing per account). */
-async function settleFromState(x: ActionCall, requests: Waiting[], confirm: Confirm): Promise<void> {
+/**
+ * Whether a confirming read's error is one to wait out (the network, or an answer the service may give
+ * otherwise later) rather than the step's end: logged, and the read is asked again at the next poll.
+ */
+function notForNow(x: ActionCall, e: unknown): boolean {
+  if (x.signal?.aborted) return false;
+  if (!(e instanceof NetworkError) && !(e instanceof ApiError && e.retryClass !== 'permanent')) return false;
+  x.ctx.log.warn('a read to confirm devices failed; asked again at the next poll', {
+    step: x.step.id,
+    error: (e as Error).message,
+  });
+  return true;
+}
+
+/**
+ * Devices still to confirm that are in the target state succeeded (one listing per account). Returns the error
+ * of a read that failed (notForNow): the devices it was to look at are still to confirm.
+ */
+async function settleFromState(x: ActionCall, requests: Waiting[], confirm: Confirm): Promise<unknown> {
   const byAccount = new Map<string, Waiting[]>();
   for (const w of requests) {
     if (!w.count) continue;
@@ -213,13 +249,22 @@ async function settleFromState(x: ActionCall, requests: Waiting[], confirm: Conf
     if (list) list.push(w);
     else byAccount.set(w.request.accountName, [w]);
   }
+  let failed: unknown;
   for (const [accountName, list] of byAccount) {
     const ids = new Set(list.flatMap((w) => w.ids()));
-    const applied = await readApplied(x, accountName, x.input, ids);
+    let applied: Set<string>;
+    try {
+      applied = await readApplied(x, accountName, x.input, ids);
+    } catch (e) {
+      if (!notForNow(x, e)) throw e;
+      failed = e;
+      continue;
+    }
     for (const w of list)
       for (const id of w.ids())
         if (applied.has(id)) confirm.one(w, id, { outcome: 'succeeded' }, 'stateRead');
   }
+  return failed;
 }
 
 /**

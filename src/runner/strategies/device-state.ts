@@ -7,7 +7,7 @@
  * device is changed twice.
  */
 import { retrying } from '../../retry.js';
-import type { Confirmation } from '../../store/store.js';
+import type { Confirmation, DeviceGroup } from '../../store/store.js';
 import { countDevices, addCounts, errorOf, unknownOutcome, selects } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import {
@@ -77,11 +77,13 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     addConfirmation(x, tally);
     return state;
   } catch (e) {
-    // The step fails, but devices were touched: the ledger and the summary count them.
-    if (!results.empty) {
-      const groups = results.groups();
+    // The step fails, but devices were touched: the ledger and the summary count them. Those accepted and not
+    // confirmed are in the ledger already (written with the checkpoint): the summary counts them accepted.
+    const groups = results.groups();
+    const waiting = acceptedWithoutResult(accepted, groups);
+    if (groups.length || waiting.length) {
       ctx.recordLedger(step.id, groups);
-      addCounts(ctx.stepSummary(step.id).devices, countDevices(groups));
+      addCounts(ctx.stepSummary(step.id).devices, countDevices([...groups, ...waiting]));
       addConfirmation(x, tally);
     }
     throw e;
@@ -181,6 +183,18 @@ async function reconcile(
   results.add(withResult(done, { outcome: 'succeeded', attempts: attempt }));
   tally.stateRead += done.size;
   return subset(devices, applied, false);
+}
+
+/** The devices of accepted requests that have no result in `groups`, as `accepted` groups. */
+function acceptedWithoutResult(accepted: AcceptedRequest[], groups: DeviceGroup[]): DeviceGroup[] {
+  if (!accepted.length) return [];
+  const done = new Set(groups.flatMap((g) => g.ids));
+  return accepted.flatMap((r) =>
+    withResult(
+      setOf(r.devices.map(([kind, ids]) => [kind, ids.filter((id) => !done.has(id))] as [string, string[]])),
+      { outcome: 'accepted', attempts: r.attempts, requestId: r.requestId },
+    ),
+  );
 }
 
 function addConfirmation(x: ActionCall, tally: Confirmation): void {
