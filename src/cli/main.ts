@@ -124,10 +124,10 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command('runs')
     .description(
-      'Run history and per-device outcomes: `runs list`, `runs show ID [--devices]` (ID or a prefix of it).',
+      'Run history and per-device outcomes: `runs list`, `runs show ID [--devices]` (ID or a prefix of it); `runs cancel ID` ends an unfinished run no process holds.',
     )
-    .argument('[sub]', 'list (default) or show')
-    .argument('[id]', 'with show: the run id, or the start of one that no other run shares')
+    .argument('[sub]', 'list (default), show or cancel')
+    .argument('[id]', 'with show or cancel: the run id, or the start of one that no other run shares')
     .option('--limit <n>', 'with list: at most this many runs, newest first (1-1000, default 50)')
     .option('--playbook <name>', "with list: only this playbook's runs")
     .option(

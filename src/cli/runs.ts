@@ -98,13 +98,13 @@ export async function runsCommand(
   id: string | undefined,
   flags: RunsFlags,
 ): Promise<number> {
-  if (sub !== undefined && sub !== 'list' && !(sub === 'show' && id)) {
+  if (sub !== undefined && sub !== 'list' && !((sub === 'show' || sub === 'cancel') && id)) {
     process.stderr.write(
-      'fleetbook: usage: fleetbook runs [list [--limit N] [--playbook NAME] [--status STATUS] | show ID [--devices]] [--json]\n',
+      'fleetbook: usage: fleetbook runs [list [--limit N] [--playbook NAME] [--status STATUS] | show ID [--devices] | cancel ID] [--json]\n',
     );
     return EXIT_USAGE;
   }
-  const filter = sub === 'show' ? undefined : listFilter(flags);
+  const filter = sub === 'show' || sub === 'cancel' ? undefined : listFilter(flags);
   if (typeof filter === 'string') {
     process.stderr.write(`fleetbook: ${filter}\n`);
     return EXIT_USAGE;
@@ -127,6 +127,7 @@ export async function runsCommand(
     const found = await findRun(store, id as string);
     if (typeof found === 'number') return found;
     const run = found;
+    if (sub === 'cancel') return await (await import('./runs-cancel.js')).cancelRun(store, run);
     const head = run.summary ?? run;
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();

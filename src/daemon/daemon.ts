@@ -374,7 +374,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       return why ? [`run ${r.id}: playbook ${r.playbook} (version ${r.version ?? 'unknown'}) ${why}`] : [];
     });
     if (unsetForRuns.length)
-      throw new ConfigError(`runs to resume cannot go on; not starting:\n${unsetForRuns.join('\n')}`);
+      throw new ConfigError(
+        `runs to resume cannot go on; not starting:\n${unsetForRuns.join('\n')}\nSet each variable, or end such a run without resuming it: fleetbook runs cancel ID`,
+      );
     for (const { r, pb } of resumes) pool.submit(r, pb);
     const waiting = await claimInbox(matcher);
     if (waiting) log.info('processing stored callbacks', { callbacks: waiting });

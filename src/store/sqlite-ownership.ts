@@ -41,6 +41,7 @@ export class SqliteOwnership {
     owner: string,
     playbooks: readonly string[] | undefined,
     now: number,
+    runId: string | undefined,
   ) => RunRecord[];
 
   /** The lease the store's writes are fenced to (Ownership.fence in store.ts). */
@@ -62,17 +63,25 @@ export class SqliteOwnership {
       ).run(o.id, o.role, o.pid, o.host, o.boot, o.startedAt, now + leaseMs);
       return undefined;
     });
-    this.claim = db.transaction((owner: string, playbooks: readonly string[] | undefined, now: number) => {
-      this.checkFence(now);
-      const rows = this.sql(
-        `UPDATE runs SET owner = @owner
-         WHERE status IN ('queued', 'running')
-           AND (@playbooks IS NULL OR playbook IN (SELECT value FROM json_each(@playbooks)))
-           AND (owner IS NULL OR owner NOT IN (SELECT id FROM owners WHERE lease_until > @now))
-         RETURNING *`,
-      ).all({ owner, playbooks: playbooks ? JSON.stringify(playbooks) : null, now }) as RunRow[];
-      return rows.map(toRun).sort(byStart);
-    });
+    this.claim = db.transaction(
+      (owner: string, playbooks: readonly string[] | undefined, now: number, runId: string | undefined) => {
+        this.checkFence(now);
+        const rows = this.sql(
+          `UPDATE runs SET owner = @owner
+           WHERE status IN ('queued', 'running')
+             AND (@playbooks IS NULL OR playbook IN (SELECT value FROM json_each(@playbooks)))
+             AND (@runId IS NULL OR id = @runId)
+             AND (owner IS NULL OR owner NOT IN (SELECT id FROM owners WHERE lease_until > @now))
+           RETURNING *`,
+        ).all({
+          owner,
+          playbooks: playbooks ? JSON.stringify(playbooks) : null,
+          now,
+          runId: runId ?? null,
+        }) as RunRow[];
+        return rows.map(toRun).sort(byStart);
+      },
+    );
   }
 
   fence(owner: string | undefined, onLost?: (e: Error) => void): void {
@@ -151,8 +160,13 @@ export class SqliteOwnership {
     }));
   }
 
-  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): RunRecord[] {
-    return this.claim(owner, playbooks, now);
+  claimRuns(
+    owner: string,
+    playbooks: readonly string[] | undefined,
+    now: number,
+    runId?: string,
+  ): RunRecord[] {
+    return this.claim(owner, playbooks, now, runId);
   }
 
   /**

@@ -480,9 +480,10 @@ export class SqliteStore implements Store {
     owner: string,
     playbooks: readonly string[] | undefined,
     now: number,
+    runId?: string,
   ): Promise<RunRecord[]> {
     this.write();
-    return this.ownership.claimRuns(owner, playbooks, now);
+    return this.ownership.claimRuns(owner, playbooks, now, runId);
   }
 
   async lockDevices(

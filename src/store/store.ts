@@ -236,9 +236,14 @@ export interface Ownership {
   /**
    * Takes the unfinished runs (of the given playbooks, or of any) that no live owner holds (never owned, or their
    * owner's lease expired), in one transaction, and returns them, oldest first. Two owners claiming at once never
-   * both get a run.
+   * both get a run. With `runId`, only that run (`fleetbook runs cancel`).
    */
-  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): Promise<RunRecord[]>;
+  claimRuns(
+    owner: string,
+    playbooks: readonly string[] | undefined,
+    now: number,
+    runId?: string,
+  ): Promise<RunRecord[]>;
   /**
    * Locks every device of `ids` for `holder` (one acquisition of `owner`), or none: the answer is then a device
    * that another live owner holds. Locks of owners whose lease expired are taken over, and so are the owner's

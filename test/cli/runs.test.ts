@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { RunRecord, RunStatus } from '../../src/store/store.js';
+import type { RunRecord, RunStatus, RunSummary } from '../../src/store/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
@@ -133,5 +133,67 @@ describe('fleetbook runs list and show (child process)', function () {
     const r = await fleetbook(['runs', 'show', 'dddd'], env);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.equal('fleetbook: no run dddd\n');
+  });
+
+  it('cancel ends a run left unfinished by a process that is gone, and counts the devices its ledger keeps', async () => {
+    const id = 'dddd1111-0000-4000-8000-000000000005';
+    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
+    // Its owner, a `fleetbook run` killed a minute ago: its lease has expired.
+    await store.registerOwner(
+      { id: 'gone', role: 'run', pid: 999_999, host: 'elsewhere', boot: '', startedAt: started(5) },
+      Date.now() - 60_000,
+      15_000,
+      false,
+    );
+    store.createRun({
+      id,
+      owner: 'gone',
+      playbook: 'suspend-on-overuse',
+      status: 'running',
+      trigger: { type: 'manual' },
+      inputs: {},
+      startedAt: started(5),
+    } satisfies RunRecord);
+    const at = started(5);
+    store.recordDevices(
+      id,
+      'suspend',
+      [{ ids: ['d1', 'd2'], kind: 'imei', outcome: 'succeeded', attempts: 1 }],
+      at,
+    );
+    store.recordDevices(
+      id,
+      'suspend',
+      [{ ids: ['d3'], kind: 'imei', outcome: 'accepted', attempts: 1, requestId: 'r1' }],
+      at,
+    );
+    await store.close();
+
+    const r = await fleetbook(['runs', 'cancel', 'dddd'], env);
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    expect(r.stdout).to.equal(
+      `run ${id} of suspend-on-overuse cancelled; its finally steps did not run.\n` +
+        'Its devices keep the outcomes recorded: 1 accepted, 2 succeeded (accepted: the service took their request, and its outcome was not confirmed). ' +
+        `List them: fleetbook runs show ${id} --devices\n`,
+    );
+    const shown = JSON.parse((await fleetbook(['runs', 'show', id, '--json'], env)).stdout) as RunSummary;
+    expect(shown).to.deep.include({ runId: id, status: 'cancelled', steps: [] });
+    expect(shown.devices).to.deep.include({ total: 3, succeeded: 2, accepted: 1 });
+    expect(shown.endedAt).to.be.a('string');
+    // The ledger is as it was.
+    const devices = await fleetbook(['runs', 'show', id, '--devices'], env);
+    expect(devices.stdout).to.match(/suspend +d3 +accepted/);
+  });
+
+  it('cancel of a run that has ended, or of no run, says so', async () => {
+    const ended = await fleetbook(['runs', 'cancel', RUNS[1]![0]], env);
+    expect([ended.code, ended.stderr]).to.deep.equal([
+      1,
+      `fleetbook: run ${RUNS[1]![0]} has already ended (failed): nothing to cancel\n`,
+    ]);
+    const none = await fleetbook(['runs', 'cancel', 'eeee'], env);
+    expect([none.code, none.stderr]).to.deep.equal([1, 'fleetbook: no run eeee\n']);
+    const usage = await fleetbook(['runs', 'cancel'], env);
+    expect(usage.code).to.equal(2);
   });
 });

@@ -5,9 +5,11 @@
  * that reads a secret not set stops the start, as a loaded playbook that reads one does.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
+import { fleetbook } from '../helpers/cli.js';
 import { DaemonWorld, type DaemonProcess } from '../helpers/daemon.js';
 
 const TOKEN = 'version-test-daemon-token-0123456789';
@@ -126,9 +128,51 @@ describe('daemon: a run resumed after its playbook changed', function () {
     expect(refused).to.include('secrets.PINNED_KEY');
     expect(refused).to.include('FLEETBOOK_SECRET_PINNED_KEY');
 
+    expect(refused).to.include('fleetbook runs cancel ID');
+
     const third = await world.start('daemon v2 with the secret', dir, { state, env: withSecret });
     const run = await ended(third, runId);
     expect([run.status, run.error]).to.deep.equal(['succeeded', undefined]);
     expect(third.stderr).to.include('v1 last with');
+  });
+
+  it('without the secret, `fleetbook runs cancel` ends the run no process holds, and the daemon starts', async () => {
+    const { dir, file, state } = await place('playbooks-cancel');
+    const env = { FLEETBOOK_DAEMON_TOKEN: TOKEN };
+    await writeFile(file, playbook('v1', '', 'v1 last with ${{ secrets.PINNED_KEY }}'));
+    const first = await world.start('daemon v1 with the secret', dir, {
+      state,
+      env: { ...env, FLEETBOOK_SECRET_PINNED_KEY: 'pinned-key-value' },
+    });
+    const runId = await startRun(first);
+    // Held by a live daemon: refused, and the daemon named.
+    const held = await fleetbook(['runs', 'cancel', runId], { FLEETBOOK_STATE: state });
+    expect([held.code, held.stderr]).to.deep.equal([
+      1,
+      `fleetbook: run ${runId} is held by a \`fleetbook serve\` (pid ${first.proc.pid} on ${hostname()}, since ${held.stderr.match(/since (\S+)\)/)?.[1]}): cancel it there (the console's Cancel for serve, Ctrl-C for run), or stop that process first\n`,
+    ]);
+    await killAfterFirst(first, 'v1');
+
+    await writeFile(file, playbook('v2'));
+    const cancelled = await fleetbook(['runs', 'cancel', runId.slice(0, 12)], { FLEETBOOK_STATE: state });
+    expect([cancelled.code, cancelled.stderr]).to.deep.equal([0, '']);
+    expect(cancelled.stdout).to.equal(
+      `run ${runId} of pinned cancelled; its finally steps did not run.\nIt had recorded no device outcome.\n`,
+    );
+    const again = await fleetbook(['runs', 'cancel', runId], { FLEETBOOK_STATE: state });
+    expect([again.code, again.stderr]).to.deep.equal([
+      1,
+      `fleetbook: run ${runId} has already ended (cancelled): nothing to cancel\n`,
+    ]);
+
+    // Nothing is left to resume: the daemon starts without the secret, and does not run the cancelled run.
+    const second = await world.start('daemon v2 without the secret', dir, { state, env });
+    const run = await runOf(second, runId);
+    expect([run.status, run.error]).to.deep.equal([
+      'cancelled',
+      'cancelled by `fleetbook runs cancel` while no process held it: its finally steps did not run',
+    ]);
+    await sleep(2500);
+    expect(second.stderr).not.to.include('v1 last');
   });
 });

@@ -87,6 +87,24 @@ forEachBackend('owners, leases, claims and device locks', (bk) => {
     expect((await b.getRun('c1'))?.owner).to.equal('daemon');
   });
 
+  it('claims one run by its id, only when no live owner holds it and it is unfinished', async () => {
+    await a.registerOwner(owner('daemon'), T, 1_000, true);
+    await b.registerOwner(owner('cancel', { role: 'run' }), T, 1_000, false);
+    a.createRun(timed('held', { owner: 'daemon' }));
+    a.createRun(timed('free1'));
+    a.createRun(timed('free2'));
+    a.createRun(timed('done', { status: 'failed' }));
+    await a.durable();
+    expect(await b.claimRuns('cancel', undefined, T + 10, 'held')).to.deep.equal([]);
+    expect(await b.claimRuns('cancel', undefined, T + 10, 'done')).to.deep.equal([]);
+    expect((await b.claimRuns('cancel', undefined, T + 10, 'free2')).map((r) => r.id)).to.deep.equal([
+      'free2',
+    ]);
+    // The other run no one holds was left for whoever claims next.
+    expect((await a.getRun('free1'))?.owner).to.equal(undefined);
+    expect((await a.claimRuns('daemon', undefined, T + 10)).map((r) => r.id)).to.deep.equal(['free1']);
+  });
+
   it('locks all of a set of devices or none, and frees the locks of an owner whose lease expired', async () => {
     await a.registerOwner(owner('A'), T, 1_000, false);
     await b.registerOwner(owner('B'), T, 1_000, false);

@@ -135,6 +135,7 @@ export class PostgresOwnership implements Ownership {
     owner: string,
     playbooks: readonly string[] | undefined,
     now: number,
+    runId?: string,
   ): Promise<RunRecord[]> {
     const fence = this.turns.fenceStatement();
     const rows = await this.turns.transaction(async (query) => {
@@ -151,10 +152,11 @@ export class PostgresOwnership implements Ownership {
                    SELECT id FROM runs r
                    WHERE status IN ('queued', 'running')
                      AND ($2::text[] IS NULL OR playbook = ANY($2::text[]))
+                     AND ($4::text IS NULL OR id = $4)
                      AND (owner IS NULL OR NOT ${live('r.owner', '$3')})
                    FOR UPDATE SKIP LOCKED)
                  RETURNING *`,
-          values: [owner, playbooks ? [...playbooks] : null, now],
+          values: [owner, playbooks ? [...playbooks] : null, now, runId ?? null],
         }),
       ]);
       return claimed.rows as RunRow[];

@@ -267,8 +267,13 @@ export class PostgresStore implements Store {
   holdings(now: number): Promise<OwnerHoldings[]> {
     return this.ownership.holdings(now);
   }
-  claimRuns(owner: string, playbooks: readonly string[] | undefined, now: number): Promise<RunRecord[]> {
-    return this.ownership.claimRuns(owner, playbooks, now);
+  claimRuns(
+    owner: string,
+    playbooks: readonly string[] | undefined,
+    now: number,
+    runId?: string,
+  ): Promise<RunRecord[]> {
+    return this.ownership.claimRuns(owner, playbooks, now, runId);
   }
   lockDevices(
     owner: string,

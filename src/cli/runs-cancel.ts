@@ -1,0 +1,93 @@
+/**
+ * `fleetbook runs cancel ID`: ends an unfinished run that no live process holds, without starting one. The way out
+ * when `serve` will not start for a run it cannot resume (a secret it reads is gone), or for a run left by a
+ * `fleetbook run` that was killed. The run is claimed like any orphaned run, so a daemon or a replica that takes
+ * it up at that moment does not also resume it; a run a live process holds is refused, and that process named.
+ * Nothing is sent to the service: the run's `finally` steps do not run, and its devices keep the outcomes the
+ * ledger has (a device whose request the service accepted stays `accepted`).
+ */
+import { isoTime } from '../clock.js';
+import { loadConfig } from '../config.js';
+import { parseDuration } from '../playbook/duration.js';
+import { Lease } from '../store/lease.js';
+import { emptyCounts, type DeviceCounts, type RunRecord, type Store } from '../store/store.js';
+
+export const CANCELLED_OFFLINE =
+  'cancelled by `fleetbook runs cancel` while no process held it: its finally steps did not run';
+
+/** Cancels `run`; the exit code, having said what happened. */
+export async function cancelRun(store: Store, run: RunRecord): Promise<number> {
+  const config = loadConfig();
+  if (run.status !== 'queued' && run.status !== 'running') return alreadyEnded(run);
+  const lease = await Lease.acquire({
+    store,
+    role: 'run',
+    exclusive: false,
+    leaseMs: parseDuration(config.lease) ?? 15_000,
+    onLost: () => undefined,
+  });
+  try {
+    const [claimed] = await store.claimRuns(lease.id, undefined, Date.now(), run.id);
+    if (!claimed) {
+      const now = await store.getRun(run.id);
+      if (!now || (now.status !== 'queued' && now.status !== 'running')) return alreadyEnded(now ?? run);
+      const holder = (await store.liveOwners(Date.now())).find((o) => o.id === now.owner);
+      const who = holder
+        ? `a ${holder.role === 'daemon' ? '`fleetbook serve`' : '`fleetbook run`'} (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt})`
+        : 'another process';
+      process.stderr.write(
+        `fleetbook: run ${run.id} is held by ${who}: cancel it there (the console's Cancel for serve, Ctrl-C for run), or stop that process first\n`,
+      );
+      return 1;
+    }
+    const devices = await ledgerCounts(store, run.id);
+    const endedAt = isoTime(Date.now());
+    store.updateRun(run.id, {
+      status: 'cancelled',
+      endedAt,
+      error: CANCELLED_OFFLINE,
+      summary: {
+        runId: run.id,
+        playbook: run.playbook,
+        ...(run.version ? { version: run.version } : {}),
+        status: 'cancelled',
+        startedAt: run.startedAt,
+        endedAt,
+        error: CANCELLED_OFFLINE,
+        steps: [],
+        devices,
+      },
+    });
+    await store.durable();
+    const kept = (['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'] as const)
+      .filter((o) => devices[o] > 0)
+      .map((o) => `${devices[o]} ${o}`);
+    process.stdout.write(
+      `run ${run.id} of ${run.playbook} cancelled; its finally steps did not run.\n` +
+        (kept.length
+          ? `Its devices keep the outcomes recorded: ${kept.join(', ')}${devices.accepted ? ' (accepted: the service took their request, and its outcome was not confirmed)' : ''}. List them: fleetbook runs show ${run.id} --devices\n`
+          : 'It had recorded no device outcome.\n'),
+    );
+    return 0;
+  } finally {
+    await lease.release();
+  }
+}
+
+function alreadyEnded(run: RunRecord): number {
+  process.stderr.write(`fleetbook: run ${run.id} has already ended (${run.status}): nothing to cancel\n`);
+  return 1;
+}
+
+/** The run's devices by their latest outcome in each step, read from the ledger a page at a time. */
+async function ledgerCounts(store: Store, runId: string): Promise<DeviceCounts> {
+  const c = emptyCounts();
+  for await (const page of store.eachDeviceResult(runId))
+    for (const d of page) {
+      c.total++;
+      c[d.outcome]++;
+      if (d.errorType && d.outcome !== 'succeeded')
+        c.byError[d.errorType] = (c.byError[d.errorType] ?? 0) + 1;
+    }
+  return c;
+}
