@@ -109,6 +109,12 @@ export const CONFIG_SCHEMA = {
       description:
         'how long a process owns its runs and device locks without renewing, e.g. 15s; after it, another process resumes them',
     },
+    retention: {
+      type: 'string',
+      pattern: DURATION_PATTERN,
+      description:
+        'how long the store keeps a run after it ended (with its checkpoints and ledger) and a callback after it was processed, e.g. 90d; unset, everything is kept',
+    },
     logLevel: { type: 'string', enum: ['error', 'warn', 'info', 'debug'] },
     requestsPerSecond: {
       type: 'number',
@@ -164,6 +170,8 @@ export interface Config {
   readonly callbackPendingBytes: number;
   readonly shutdownGrace: string;
   readonly lease: string;
+  /** Unset: nothing is pruned. */
+  readonly retention?: string;
   readonly logLevel: 'error' | 'warn' | 'info' | 'debug';
   readonly requestsPerSecond: number;
   readonly concurrency: number;
@@ -224,6 +232,7 @@ const ENV = {
   callbackPendingBytes: 'FLEETBOOK_CALLBACK_PENDING_BYTES',
   shutdownGrace: 'FLEETBOOK_SHUTDOWN_GRACE',
   lease: 'FLEETBOOK_LEASE',
+  retention: 'FLEETBOOK_RETENTION',
   logLevel: 'FLEETBOOK_LOG_LEVEL',
   requestsPerSecond: 'FLEETBOOK_RATE',
   concurrency: 'FLEETBOOK_CONCURRENCY',
@@ -310,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     callbackPendingBytes: num('callbackPendingBytes', 16 * 1024 * 1024),
     shutdownGrace: pick('shutdownGrace') ?? '10s',
     lease: pick('lease') ?? '15s',
+    retention: pick('retention'),
     logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
     requestsPerSecond: num('requestsPerSecond', 20),
     concurrency: num('concurrency', 10),

@@ -25,6 +25,7 @@ describe('configuration', () => {
         FLEETBOOK_RATE: '0',
         FLEETBOOK_LOG_LEVEL: 'loud',
         FLEETBOOK_SHUTDOWN_GRACE: '10 seconds',
+        FLEETBOOK_RETENTION: '3 months',
       });
       expect.fail('should have thrown');
     } catch (e) {
@@ -34,6 +35,7 @@ describe('configuration', () => {
       expect(m).to.include('FLEETBOOK_RATE');
       expect(m).to.include('FLEETBOOK_LOG_LEVEL');
       expect(m).to.include('FLEETBOOK_SHUTDOWN_GRACE');
+      expect(m).to.include('FLEETBOOK_RETENTION');
     }
   });
 

@@ -142,10 +142,14 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command('store')
     .description(
-      'The store of FLEETBOOK_STATE: `store migrate` applies the schema migrations it lacks and prints its version.',
+      'The store of FLEETBOOK_STATE: `store migrate` applies the schema migrations it lacks and prints its version; `store prune` removes the runs that ended, and the callbacks processed, before a time.',
     )
-    .argument('<sub>', 'migrate')
+    .argument('<sub>', 'migrate or prune')
     .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
+    .option(
+      '--older-than <duration>',
+      'with prune: what ended more than this long ago, e.g. 90d (env FLEETBOOK_RETENTION)',
+    )
     .action(async (sub: string, flags: StoreFlags) =>
       setCode(await (await import('./store.js')).storeCommand(sub, flags)),
     );

@@ -40,6 +40,7 @@ import { routes } from './routes.js';
 import { Scheduler, type ScheduleEntry } from './scheduler.js';
 import { newRunId } from '../runner/run-id.js';
 import { LargeRuns } from './large-runs.js';
+import { Pruner } from './retention.js';
 import { playbookOfRun, savePlaybookVersions } from './versions.js';
 
 export interface DaemonOptions {
@@ -406,6 +407,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       started: (run) => pool.submit(run),
     });
     await scheduler.start();
+    const keepMs = config.retention === undefined ? undefined : parseDuration(config.retention);
+    const pruner = keepMs ? new Pruner(st, keepMs, log) : undefined;
+    pruner?.start();
 
     let closing: Promise<void> | undefined;
     const daemon: Daemon = {
@@ -425,6 +429,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           await app?.close();
           await matcher.idle();
           unwatch();
+          await pruner?.stop();
           await rates.stop();
           // Interrupted runs stay unfinished, free for the next start to resume.
           await owned.release();

@@ -22,6 +22,7 @@ import { itemChunks, listRuns, recentInbox, runIdsStartingWith, runsByHour } fro
 import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sqlite-runs.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
+import { pruneEnded } from './sqlite-retention.js';
 import { latestMatching } from './rows.js';
 import { inboxEvent, preparer, toRun, type EntryRow, type InboxRow, type RunRow } from './sqlite-rows.js';
 import {
@@ -36,6 +37,7 @@ import {
   type Owner,
   type OwnerHoldings,
   type OwnerInfo,
+  type Pruned,
   type RunListQuery,
   type RunRecord,
   type RunStatus,
@@ -424,6 +426,13 @@ export class SqliteStore implements Store {
       return out;
     })();
     return started;
+  }
+
+  async pruneEnded(before: string, limit: number): Promise<Pruned> {
+    this.write();
+    const pruned = this.db.transaction(() => pruneEnded(this.sql, before, limit))();
+    await this.durable();
+    return pruned;
   }
 
   async lastFire(schedule: string): Promise<string | undefined> {

@@ -426,7 +426,26 @@ export interface ScheduleStore {
   recordFire(schedule: string, at: string, run?: RunRecord): Promise<boolean>;
 }
 
-export interface Store extends RunStore, LedgerStore, InboxStore, ScheduleStore, Ownership {
+/** What one `pruneEnded` removed. */
+export interface Pruned {
+  runs: number;
+  /** Ledger entries of those runs (an entry is a group of devices with one result). */
+  ledgerEntries: number;
+  /** Callbacks processed before the time. */
+  callbacks: number;
+}
+
+/** How long the store keeps what is done (`fleetbook store prune`, FLEETBOOK_RETENTION). */
+export interface Retention {
+  /**
+   * Removes, in one transaction, at most `limit` runs that ended before `before` (ISO), oldest first, with their
+   * checkpoints, items and ledger entries, and at most `limit` callbacks processed and received before it. A run
+   * not ended, and a callback not processed, are never removed. Called again until it removes nothing.
+   */
+  pruneEnded(before: string, limit: number): Promise<Pruned>;
+}
+
+export interface Store extends RunStore, LedgerStore, InboxStore, ScheduleStore, Ownership, Retention {
   /** Where the processes on the store share each API area's rate budget (rate/shares.ts). */
   readonly rates: ShareBoard;
   /** Where the store is, for messages: `the state file ./x.db (FLEETBOOK_STATE)`, a URL without its password. */

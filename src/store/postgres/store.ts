@@ -19,6 +19,7 @@ import type {
   Owner,
   OwnerHoldings,
   OwnerInfo,
+  Pruned,
   RunListQuery,
   RunRecord,
   RunStatus,
@@ -31,6 +32,7 @@ import { cannotOpen, migrate } from './migrations.js';
 import { PostgresOwnership } from './ownership.js';
 import { describeUrl, openPool, type PostgresOptions, type Statement } from './pool.js';
 import { PostgresRates } from './rates.js';
+import { pruneEnded } from './retention.js';
 import { insertRuns, PostgresRuns, updateRuns, upsertSteps } from './runs.js';
 import { PostgresSchedules } from './schedules.js';
 import { Turns, type TurnWrites } from './turn.js';
@@ -121,6 +123,10 @@ export class PostgresStore implements Store {
     } finally {
       await Promise.all([this.pool.end(), this.ratesPool.end()]);
     }
+  }
+
+  pruneEnded(before: string, limit: number): Promise<Pruned> {
+    return pruneEnded(this.turns, before, limit);
   }
 
   // ── runs, checkpoints and items ──

@@ -1,0 +1,50 @@
+/**
+ * Retention on PostgreSQL (Retention in store.ts): the runs that ended before a time, with everything kept for
+ * them, and the callbacks processed before it (those no longer in inbox_pending), a batch in one transaction. A
+ * run not ended is never removed; a run another transaction is removing is passed over (SKIP LOCKED).
+ */
+import type { Pruned } from '../store.js';
+import type { Turns } from './turn.js';
+
+/** The tables that keep rows by run, besides `runs`. */
+const BY_RUN = [
+  'run_steps',
+  'step_items',
+  'ledger',
+  'ledger_latest',
+  'ledger_latest_runs',
+  'ledger_superseded',
+];
+
+export async function pruneEnded(turns: Turns, before: string, limit: number): Promise<Pruned> {
+  return turns.transaction(async (query) => {
+    const { rows } = await query({
+      text: `SELECT id FROM runs WHERE status IN ('succeeded', 'failed', 'cancelled') AND ended_at < $1
+             ORDER BY ended_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      values: [before, limit],
+    });
+    const ids = (rows as { id: string }[]).map((r) => r.id);
+    const [removed, , callbacks] = await Promise.all([
+      ids.length
+        ? Promise.all(
+            BY_RUN.map((table) =>
+              query({ text: `DELETE FROM ${table} WHERE run_id = ANY($1::text[])`, values: [ids] }),
+            ),
+          )
+        : undefined,
+      ids.length ? query({ text: 'DELETE FROM runs WHERE id = ANY($1::text[])', values: [ids] }) : undefined,
+      query({
+        text: `DELETE FROM inbox WHERE id IN (
+                 SELECT i.id FROM inbox i
+                 WHERE i.received_at < $1 AND NOT EXISTS (SELECT 1 FROM inbox_pending p WHERE p.id = i.id)
+                 ORDER BY i.id LIMIT $2)`,
+        values: [before, limit],
+      }),
+    ]);
+    return {
+      runs: ids.length,
+      ledgerEntries: removed?.[BY_RUN.indexOf('ledger')]?.rowCount ?? 0,
+      callbacks: callbacks.rowCount ?? 0,
+    };
+  });
+}

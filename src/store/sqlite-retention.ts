@@ -1,0 +1,42 @@
+/**
+ * Retention on SQLite (Retention in store.ts): the runs that ended before a time, with everything kept for them,
+ * and the callbacks processed before it, removed a batch at a time in the caller's turn. A run not ended is
+ * never removed. The file does not shrink: SQLite reuses the pages freed.
+ */
+import type Database from 'better-sqlite3';
+import type { Pruned } from './store.js';
+
+/** The tables that keep rows by run, besides `runs`. */
+const BY_RUN = [
+  'run_steps',
+  'step_items',
+  'ledger',
+  'ledger_latest',
+  'ledger_latest_runs',
+  'ledger_superseded',
+];
+
+export function pruneEnded(sql: (text: string) => Database.Statement, before: string, limit: number): Pruned {
+  const ids = (
+    sql(
+      `SELECT id FROM runs WHERE status IN ('succeeded', 'failed', 'cancelled') AND ended_at < ?
+       ORDER BY ended_at LIMIT ?`,
+    ).all(before, limit) as { id: string }[]
+  ).map((r) => r.id);
+  const list = JSON.stringify(ids);
+  let entries = 0;
+  if (ids.length) {
+    for (const table of BY_RUN) {
+      const n = sql(`DELETE FROM ${table} WHERE run_id IN (SELECT value FROM json_each(?))`).run(
+        list,
+      ).changes;
+      if (table === 'ledger') entries = n;
+    }
+    sql('DELETE FROM runs WHERE id IN (SELECT value FROM json_each(?))').run(list);
+  }
+  const callbacks = sql(
+    `DELETE FROM inbox WHERE id IN (
+       SELECT id FROM inbox WHERE processed_at IS NOT NULL AND received_at < ? ORDER BY id LIMIT ?)`,
+  ).run(before, limit).changes;
+  return { runs: ids.length, ledgerEntries: entries, callbacks };
+}
