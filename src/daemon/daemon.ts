@@ -212,16 +212,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       if (!pool || !matcher) return;
       for (const r of await st.claimRuns(owned.id, undefined, Date.now()))
         pool.submit(r, await playbookOfRun(r, playbooks, st, log));
-      await claimInbox(matcher);
-    };
-    /**
-     * Takes the stored callbacks of owners that are gone, and has the matcher read its messages again from the
-     * first: callbacks the listener took meanwhile may have moved it past the ids just claimed.
-     */
-    const claimInbox = async (matcher: Matcher): Promise<number> => {
-      const taken = await st.claimInbox(owned.id, Date.now());
-      if (taken) matcher.rescan();
-      return taken;
+      await matcher.claimOrphans();
     };
     lease = owned;
     // Before any run of them is created: a run resumed after its playbook changed goes on with its own version.
@@ -379,7 +370,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         `runs to resume cannot go on; not starting:\n${unsetForRuns.join('\n')}\nSet each variable, or end such a run without resuming it: fleetbook runs cancel ID`,
       );
     for (const { r, pb } of resumes) pool.submit(r, pb);
-    const waiting = await claimInbox(matcher);
+    const waiting = await matcher.claimOrphans();
     if (waiting) log.info('processing stored callbacks', { callbacks: waiting });
     else matcher.kick();
 

@@ -101,7 +101,7 @@ export class Matcher {
   /** Counts the offers that set `behind`: a read of the store clears it only when none came while it was out. */
   private missed = 0;
   /**
-   * Messages were claimed (`rescan`): the next read starts again from the first id. A flag, not `lastId = 0` at
+   * Messages were claimed (`claimOrphans`): the next read starts again from the first id. A flag, not `lastId = 0` at
    * once: a read or a commit in flight would set `lastId` past the claimed messages when it ends.
    */
   private rescanning = false;
@@ -152,12 +152,17 @@ export class Matcher {
   }
 
   /**
-   * Messages of a gone owner were claimed: their ids may lie behind the ones processed, so the store is read
-   * again from the first.
+   * Takes the stored callbacks of owners that are gone (at start, and at each lease renewal), and reads the store
+   * again from the first id: callbacks this daemon stored meanwhile may have moved it past the ids just claimed.
+   * Returns how many it took.
    */
-  rescan(): void {
-    this.rescanning = true;
-    this.kick();
+  async claimOrphans(): Promise<number> {
+    const taken = await this.o.store.claimInbox(this.o.owner, Date.now());
+    if (taken) {
+      this.rescanning = true;
+      this.kick();
+    }
+    return taken;
   }
 
   async idle(): Promise<void> {

@@ -166,8 +166,7 @@ describe('the matcher takes just-committed events from memory', function () {
     const second = new SqliteStore(file);
     const b = daemonParts(second, 'second daemon');
     // The restarted daemon holds a lease of its own: it claims the messages the gone one left, as it does at start.
-    expect(await second.claimInbox('second daemon', Date.now())).to.equal(2);
-    b.matcher.kick();
+    expect(await b.matcher.claimOrphans()).to.equal(2);
     await settle(b.matcher);
     expect(requestsOf(b.pool.runs)).to.deep.equal(['req-4', 'req-5']);
     // Handed an event it already processed (a commit heard twice), it starts nothing again.
@@ -208,8 +207,7 @@ describe('the matcher takes just-committed events from memory', function () {
     await commits.add(message(4));
     await inCommit;
     // ...when the lease renewal claims the dead replica's callbacks, as the daemon does.
-    expect(await store.claimInbox(OWNER, Date.now())).to.equal(3);
-    matcher.rescan();
+    expect(await matcher.claimOrphans()).to.equal(3);
     release();
     await settle(matcher);
     expect(requestsOf(pool.runs).sort()).to.deep.equal(['req-1', 'req-2', 'req-3', 'req-4']);
