@@ -145,6 +145,8 @@ export const MIGRATIONS: string[] = [
      definition_json TEXT NOT NULL,
      saved_at TEXT NOT NULL
    ) WITHOUT ROWID;`,
+  // Retention (sqlite-retention.ts) finds the runs that ended before a time by this, not a scan of every run.
+  `CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

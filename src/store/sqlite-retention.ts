@@ -19,7 +19,8 @@ const BY_RUN = [
 export function pruneEnded(sql: (text: string) => Database.Statement, before: string, limit: number): Pruned {
   const ids = (
     sql(
-      `SELECT id FROM runs WHERE status IN ('succeeded', 'failed', 'cancelled') AND ended_at < ?
+      `SELECT id FROM runs INDEXED BY runs_by_end
+       WHERE ended_at IS NOT NULL AND ended_at < ? AND status IN ('succeeded', 'failed', 'cancelled')
        ORDER BY ended_at LIMIT ?`,
     ).all(before, limit) as { id: string }[]
   ).map((r) => r.id);

@@ -19,7 +19,8 @@ const BY_RUN = [
 export async function pruneEnded(turns: Turns, before: string, limit: number): Promise<Pruned> {
   return turns.transaction(async (query) => {
     const { rows } = await query({
-      text: `SELECT id FROM runs WHERE status IN ('succeeded', 'failed', 'cancelled') AND ended_at < $1
+      text: `SELECT id FROM runs
+             WHERE ended_at IS NOT NULL AND ended_at < $1 AND status IN ('succeeded', 'failed', 'cancelled')
              ORDER BY ended_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       values: [before, limit],
     });
