@@ -6,6 +6,16 @@
 import { isoTime } from '../clock.js';
 import type { Pruned, Retention } from './store.js';
 
+/** The tables that keep rows by run, besides `runs`: the same on every backend. */
+export const BY_RUN = [
+  'run_steps',
+  'step_items',
+  'ledger',
+  'ledger_latest',
+  'ledger_latest_runs',
+  'ledger_superseded',
+] as const;
+
 /** Runs (and callbacks) a transaction removes at most. */
 const BATCH = 500;
 

@@ -4,17 +4,8 @@
  * never removed. The file does not shrink: SQLite reuses the pages freed.
  */
 import type Database from 'better-sqlite3';
+import { BY_RUN } from './retention.js';
 import type { Pruned } from './store.js';
-
-/** The tables that keep rows by run, besides `runs`. */
-const BY_RUN = [
-  'run_steps',
-  'step_items',
-  'ledger',
-  'ledger_latest',
-  'ledger_latest_runs',
-  'ledger_superseded',
-];
 
 export function pruneEnded(sql: (text: string) => Database.Statement, before: string, limit: number): Pruned {
   const ids = (

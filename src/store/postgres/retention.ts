@@ -3,18 +3,9 @@
  * them, and the callbacks processed before it (those no longer in inbox_pending), a batch in one transaction. A
  * run not ended is never removed; a run another transaction is removing is passed over (SKIP LOCKED).
  */
+import { BY_RUN } from '../retention.js';
 import type { Pruned } from '../store.js';
 import type { Turns } from './turn.js';
-
-/** The tables that keep rows by run, besides `runs`. */
-const BY_RUN = [
-  'run_steps',
-  'step_items',
-  'ledger',
-  'ledger_latest',
-  'ledger_latest_runs',
-  'ledger_superseded',
-];
 
 export async function pruneEnded(turns: Turns, before: string, limit: number): Promise<Pruned> {
   return turns.transaction(async (query) => {
