@@ -124,7 +124,7 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command('runs')
     .description(
-      'Run history and per-device outcomes: `runs list`, `runs show ID [--devices]` (ID or a prefix of it); `runs cancel ID` ends an unfinished run no process holds.',
+      'Run history and per-device outcomes: `runs list`, `runs show ID [--devices]` (ID or a prefix of it); `runs cancel ID` cancels an unfinished run (the process that holds it does; one no process holds is ended here).',
     )
     .argument('[sub]', 'list (default), show or cancel')
     .argument('[id]', 'with show or cancel: the run id, or the start of one that no other run shares')

@@ -140,6 +140,15 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
       controller.abort(new Interrupted(e.message));
       stop.abort(e);
     },
+    // A cancel asked by another process (`fleetbook runs cancel`, a daemon's console): as a first Ctrl-C.
+    onRenew: () =>
+      void store.cancelRequests(lease.id).then(
+        ([asked]) => {
+          if (asked && !controller.signal.aborted) controller.abort(new Error(asked.reason));
+        },
+        (e: unknown) =>
+          logger.warn('reading the cancels asked of this run failed', { error: (e as Error).message }),
+      ),
   });
   held.lease = lease;
   // The API areas' budgets are shared with the other processes on the store (a daemon, replicas).

@@ -1,10 +1,13 @@
 /**
- * `fleetbook runs cancel ID`: ends an unfinished run that no live process holds, without starting one. The way out
- * when `serve` will not start for a run it cannot resume (a secret it reads is gone), or for a run left by a
- * `fleetbook run` that was killed. The run is claimed like any orphaned run, so a daemon or a replica that takes
- * it up at that moment does not also resume it; a run a live process holds is refused, and that process named.
- * Nothing is sent to the service: the run's `finally` steps do not run, and its devices keep the outcomes the
- * ledger has (a device whose request the service accepted stays `accepted`).
+ * `fleetbook runs cancel ID`: cancels an unfinished run.
+ * - A run a live process holds (a daemon, a replica, a `fleetbook run`): that process is asked to cancel it
+ *   (Ownership.requestCancel), and does at its next lease renewal, as its console's Cancel or a Ctrl-C would: the
+ *   run's `finally` steps run there.
+ * - A run no live process holds: ended here, without starting it. The way out when `serve` will not start for a
+ *   run it cannot resume (a secret it reads is gone), or for a run a killed `fleetbook run` left. The run is
+ *   claimed like any orphaned run, so a daemon or a replica that takes it up at that moment does not also resume
+ *   it. Nothing is sent to the service: its `finally` steps do not run, and its devices keep the outcomes the
+ *   ledger has (a device whose request the service accepted stays `accepted`).
  */
 import { isoTime } from '../clock.js';
 import { loadConfig } from '../config.js';
@@ -14,6 +17,8 @@ import { emptyCounts, type DeviceCounts, type RunRecord, type Store } from '../s
 
 export const CANCELLED_OFFLINE =
   'cancelled by `fleetbook runs cancel` while no process held it: its finally steps did not run';
+/** The reason of a run a live process holds, cancelled there on request. */
+const CANCELLED_HELD = 'cancelled by `fleetbook runs cancel`';
 
 /** Cancels `run`; the exit code, having said what happened. */
 export async function cancelRun(store: Store, run: RunRecord): Promise<number> {
@@ -29,16 +34,17 @@ export async function cancelRun(store: Store, run: RunRecord): Promise<number> {
   try {
     const [claimed] = await store.claimRuns(lease.id, undefined, Date.now(), run.id);
     if (!claimed) {
+      // A live process holds it: it is asked to cancel the run, which it does at its next lease renewal.
       const now = await store.getRun(run.id);
-      if (!now || (now.status !== 'queued' && now.status !== 'running')) return alreadyEnded(now ?? run);
+      if (!now || !(await store.requestCancel(run.id, CANCELLED_HELD))) return alreadyEnded(now ?? run);
       const holder = (await store.liveOwners(Date.now())).find((o) => o.id === now.owner);
       const who = holder
-        ? `a ${holder.role === 'daemon' ? '`fleetbook serve`' : '`fleetbook run`'} (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt})`
-        : 'another process';
-      process.stderr.write(
-        `fleetbook: run ${run.id} is held by ${who}: cancel it there (the console's Cancel for serve, Ctrl-C for run), or stop that process first\n`,
+        ? `${holder.role === 'daemon' ? '`fleetbook serve`' : '`fleetbook run`'} (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt})`
+        : 'the process that holds it';
+      process.stdout.write(
+        `run ${run.id} of ${run.playbook} is held by ${who}: asked it to cancel the run, which it does at its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there. Follow it: fleetbook runs show ${run.id}\n`,
       );
-      return 1;
+      return 0;
     }
     const devices = await ledgerCounts(store, run.id);
     const endedAt = isoTime(Date.now());

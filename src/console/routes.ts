@@ -365,12 +365,16 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
       if (run.status !== 'running' && run.status !== 'queued')
         return reply.code(409).send({ error: `run ${run.id} has ended (${run.status})` });
-      if (!c.cancel(run.id))
-        return reply
-          .code(409)
-          .send({ error: `run ${run.id} is executed by another process (owner ${run.owner ?? 'none'})` });
-      c.log.info('run cancelled from the console', { runId: run.id });
-      return reply.code(202).send({ status: 'cancelling' });
+      if (c.cancel(run.id)) {
+        c.log.info('run cancelled from the console', { runId: run.id });
+        return reply.code(202).send({ status: 'cancelling' });
+      }
+      // Another process holds it (a replica, a `fleetbook run`), or none yet: whichever does cancels it at its
+      // next lease renewal.
+      if (!(await c.store.requestCancel(run.id, 'cancelled from the console')))
+        return reply.code(409).send({ error: `run ${run.id} has ended` });
+      c.log.info('cancel of a run held by another process asked from the console', { runId: run.id });
+      return reply.code(202).send({ status: 'cancel requested' });
     },
   );
 

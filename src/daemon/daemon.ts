@@ -195,6 +195,15 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       // The runs and the callbacks of owners that have gone (a `fleetbook run` or a replica killed) are taken up
       // as they are found.
       onRenew: () => {
+        // A cancel asked by another process (another replica's console, `fleetbook runs cancel`).
+        void st
+          .cancelRequests(owned.id)
+          .then((asked) => started.pool?.cancelRequested(asked))
+          .catch((e: unknown) =>
+            log.warn('reading the cancels asked of this daemon failed; retrying at the next renewal', {
+              error: (e as Error).message,
+            }),
+          );
         void adoptOrphans().catch((e: unknown) =>
           log.warn('taking up the work of gone owners failed; retrying at the next renewal', {
             error: (e as Error).message,

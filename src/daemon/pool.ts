@@ -47,6 +47,8 @@ export class RunPool {
   private readonly settled = new Set<Promise<void>>();
   private stopping = false;
   private idleWaiters: (() => void)[] = [];
+  /** The runs cancelled on another process's request (cancelRequested), while it stands. */
+  private readonly asked = new Set<string>();
 
   constructor(private readonly o: PoolOptions) {}
 
@@ -158,6 +160,17 @@ export class RunPool {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Cancels, once each, the runs of `requests` (Ownership.cancelRequests) this pool holds: a request read again at
+   * each lease renewal is one cancel, which lets the run's `finally` run.
+   */
+  cancelRequested(requests: readonly { runId: string; reason: string }[]): void {
+    const current = new Set(requests.map((r) => r.runId));
+    for (const id of this.asked) if (!current.has(id)) this.asked.delete(id);
+    for (const { runId, reason } of requests)
+      if (!this.asked.has(runId) && this.cancel(runId, reason)) this.asked.add(runId);
   }
 
   private pump(): void {

@@ -147,6 +147,8 @@ export const MIGRATIONS: string[] = [
    ) WITHOUT ROWID;`,
   // Retention (sqlite-retention.ts) finds the runs that ended before a time by this, not a scan of every run.
   `CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;`,
+  // A cancel asked of the process that holds a run (Ownership.requestCancel), with its reason.
+  `ALTER TABLE runs ADD COLUMN cancel_requested TEXT;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

@@ -169,6 +169,22 @@ export class SqliteOwnership {
     return this.claim(owner, playbooks, now, runId);
   }
 
+  requestCancel(runId: string, reason: string): boolean {
+    return (
+      this.sql(`UPDATE runs SET cancel_requested = ? WHERE id = ? AND status IN ('queued', 'running')`).run(
+        reason,
+        runId,
+      ).changes === 1
+    );
+  }
+
+  cancelRequests(owner: string): { runId: string; reason: string }[] {
+    return this.sql(
+      `SELECT id AS runId, cancel_requested AS reason FROM runs
+       WHERE status IN ('queued', 'running') AND owner = ? AND cancel_requested IS NOT NULL`,
+    ).all(owner) as { runId: string; reason: string }[];
+  }
+
   /**
    * One row per acquisition (its device ids as JSON), checked against the claims of the other live owners:
    * alone on the store, an acquisition is two indexed reads and one insert, whatever its size. The owner's own

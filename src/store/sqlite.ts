@@ -495,6 +495,17 @@ export class SqliteStore implements Store {
     return this.ownership.claimRuns(owner, playbooks, now, runId);
   }
 
+  async requestCancel(runId: string, reason: string): Promise<boolean> {
+    this.write();
+    const asked = this.ownership.requestCancel(runId, reason);
+    await this.durable();
+    return asked;
+  }
+
+  async cancelRequests(owner: string): Promise<{ runId: string; reason: string }[]> {
+    return this.ownership.cancelRequests(owner);
+  }
+
   async lockDevices(
     owner: string,
     holder: string,

@@ -245,6 +245,13 @@ export interface Ownership {
     runId?: string,
   ): Promise<RunRecord[]>;
   /**
+   * Asks whichever process holds an unfinished run, now or once it claims it, to cancel it with `reason` (a
+   * console on another replica, `fleetbook runs cancel`). False when the run is not unfinished.
+   */
+  requestCancel(runId: string, reason: string): Promise<boolean>;
+  /** The unfinished runs `owner` holds that were asked to cancel (requestCancel), each with the reason. */
+  cancelRequests(owner: string): Promise<{ runId: string; reason: string }[]>;
+  /**
    * Locks every device of `ids` for `holder` (one acquisition of `owner`), or none: the answer is then a device
    * that another live owner holds. Locks of owners whose lease expired are taken over, and so are the owner's
    * own (it orders its acquisitions itself, and may release them late).

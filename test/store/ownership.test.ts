@@ -105,6 +105,32 @@ forEachBackend('owners, leases, claims and device locks', (bk) => {
     expect((await a.claimRuns('daemon', undefined, T + 10)).map((r) => r.id)).to.deep.equal(['free1']);
   });
 
+  it('asks the holder of an unfinished run to cancel it, through another store on the same data', async () => {
+    await a.registerOwner(owner('daemon'), T, 1_000, true);
+    a.createRun(timed('mine', { owner: 'daemon' }));
+    a.createRun(timed('other', { owner: 'someone' }));
+    a.createRun(timed('done', { status: 'succeeded', owner: 'daemon' }));
+    await a.durable();
+    expect(await a.cancelRequests('daemon')).to.deep.equal([]);
+    // Asked from elsewhere: a console on another replica, `fleetbook runs cancel`.
+    expect(await b.requestCancel('mine', 'cancelled from the console')).to.equal(true);
+    expect(await b.requestCancel('other', 'cancelled by hand')).to.equal(true);
+    expect(await b.requestCancel('done', 'too late')).to.equal(false);
+    expect(await b.requestCancel('nowhere', 'no such run')).to.equal(false);
+    expect(await a.cancelRequests('daemon')).to.deep.equal([
+      { runId: 'mine', reason: 'cancelled from the console' },
+    ]);
+    // Once it has ended, the request is not given again.
+    a.updateRun('mine', { status: 'cancelled', endedAt: '2026-11-23T10:01:00.000Z' });
+    await a.durable();
+    expect(await a.cancelRequests('daemon')).to.deep.equal([]);
+    // A run claimed after its owner is gone carries its request to the new owner.
+    await a.registerOwner(owner('someone'), T, 1_000, false);
+    await a.releaseOwner('someone');
+    expect((await a.claimRuns('daemon', undefined, T + 10)).map((r) => r.id)).to.deep.equal(['other']);
+    expect(await a.cancelRequests('daemon')).to.deep.equal([{ runId: 'other', reason: 'cancelled by hand' }]);
+  });
+
   it('locks all of a set of devices or none, and frees the locks of an owner whose lease expired', async () => {
     await a.registerOwner(owner('A'), T, 1_000, false);
     await b.registerOwner(owner('B'), T, 1_000, false);

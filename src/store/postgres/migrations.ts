@@ -257,6 +257,8 @@ export const MIGRATIONS: string[] = [
    );`,
   // Retention (retention.ts) finds the runs that ended before a time by this, not a scan of every run.
   `CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;`,
+  // A cancel asked of the process that holds a run (Ownership.requestCancel), with its reason.
+  `ALTER TABLE runs ADD COLUMN cancel_requested text;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

@@ -164,6 +164,23 @@ export class PostgresOwnership implements Ownership {
     return rows.map(toRun).sort(byStart);
   }
 
+  /** Ownership.requestCancel (store.ts). */
+  async requestCancel(runId: string, reason: string): Promise<boolean> {
+    const { rowCount } = await this.turns.query({
+      text: `UPDATE runs SET cancel_requested = $1 WHERE id = $2 AND status IN ('queued', 'running')`,
+      values: [reason, runId],
+    });
+    return rowCount === 1;
+  }
+
+  async cancelRequests(owner: string): Promise<{ runId: string; reason: string }[]> {
+    return this.turns.read<{ runId: string; reason: string }>({
+      text: `SELECT id AS "runId", cancel_requested AS reason FROM runs
+             WHERE status IN ('queued', 'running') AND owner = $1 AND cancel_requested IS NOT NULL`,
+      values: [owner],
+    });
+  }
+
   /**
    * One statement (`fleetbook_lock_all`, migrations.ts) locks every device of the acquisition, or takes over its
    * lock when the owner is this one or one whose lease expired: in the order of the device ids (the primary

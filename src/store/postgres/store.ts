@@ -281,6 +281,12 @@ export class PostgresStore implements Store {
   ): Promise<RunRecord[]> {
     return this.ownership.claimRuns(owner, playbooks, now, runId);
   }
+  requestCancel(runId: string, reason: string): Promise<boolean> {
+    return this.ownership.requestCancel(runId, reason);
+  }
+  cancelRequests(owner: string): Promise<{ runId: string; reason: string }[]> {
+    return this.ownership.cancelRequests(owner);
+  }
   lockDevices(
     owner: string,
     holder: string,
