@@ -11,7 +11,9 @@ const EVERY_MS = 60 * 60 * 1000;
 
 export class Pruner {
   private timer: NodeJS.Timeout | undefined;
+  private first: NodeJS.Immediate | undefined;
   private running: Promise<void> | undefined;
+  private stopped = false;
 
   constructor(
     private readonly store: Retention,
@@ -21,15 +23,17 @@ export class Pruner {
 
   start(): void {
     const tick = () => {
-      this.running ??= this.prune().finally(() => (this.running = undefined));
+      if (!this.stopped) this.running ??= this.prune().finally(() => (this.running = undefined));
     };
-    setImmediate(tick);
+    this.first = setImmediate(tick);
     this.timer = setInterval(tick, EVERY_MS);
     this.timer.unref();
   }
 
   /** Stops pruning; resolves once a prune under way has ended. */
   async stop(): Promise<void> {
+    this.stopped = true;
+    clearImmediate(this.first);
     clearInterval(this.timer);
     await this.running;
   }
