@@ -35,6 +35,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isPostgresUrl } from '../src/store/open.js';
 import type { DaemonProcess } from '../test/helpers/daemon.js';
 import { postgresAdminUrl, postgresUrl, stopPostgres } from '../test/helpers/postgres.js';
 import type { BenchRow } from './types.js';
@@ -243,15 +244,11 @@ async function p4(
       // The runs of the callbacks stored: one the daemon refused (an overloaded moment) starts none, and is shown.
       async (w, sofar) => {
         if (!(await drained(daemons, sofar.stored, 30_000))) {
-          // What the daemons say of it: a run that never ends, and a backlog that never empties, look alike here.
-          const m = await metrics(daemons);
-          const said = ['fleetbook_runs_total', 'fleetbook_runs_running', 'fleetbook_inbox_backlog']
-            .map((name) => `${name} ${total(m, name)}`)
-            .join(', ');
+          const why = await notDrained(daemons, state);
           // And what they logged (at warn and above): why they stopped.
           const logs = daemons.map((d) => `${d.name}:\n${d.stderr.slice(-2000)}`).join('\n');
           throw new Error(
-            `P4: the runs of warm-up window ${w + 1} did not end within 30 s (${sofar.stored} callbacks stored, ${said}${sofar.other.size ? `; not stored: ${others(sofar.other)}` : ''})\n${logs}`,
+            `P4: the runs of warm-up window ${w + 1} did not end within 30 s (${sofar.stored} callbacks stored, ${why}${sofar.other.size ? `; not stored: ${others(sofar.other)}` : ''})\n${logs}`,
           );
         }
       },
@@ -308,7 +305,7 @@ async function p4(
     figures,
     row: {
       id: `P4${dep.suffix}`,
-      measure: `${dep.label}${P4_M} callbacks each starting a run of one devices.suspend (after ${warmTotal} warm-up): ${(ms / 1000).toFixed(2)} s from the first post to the last run's end (posting ${(batch.ms / 1000).toFixed(2)} s, ack p99 ${figures.p99.toFixed(0)} ms); ${split}; ${share}; ${windowsText(warm, window)}; runs ${[...byStatus].map(([s, n]) => `${n} ${s}`).join(', ')}; ${suspends} suspend calls, ${confirmed} devices confirmed succeeded, ${statusCalls} request-status calls (the rest by callback${dep.replicas > 1 ? ', each to the replica that registered last' : ''})${notStored ? `; not stored: ${notStored}` : ''}${done ? '' : '; TIMED OUT'}`,
+      measure: `${dep.label}${P4_M} callbacks each starting a run of one devices.suspend (after ${warmTotal} warm-up): ${(ms / 1000).toFixed(2)} s from the first post to the last run's end (posting ${(batch.ms / 1000).toFixed(2)} s, ack p99 ${figures.p99.toFixed(0)} ms); ${split}; ${share}; ${windowsText(warm, window)}; runs ${[...byStatus].map(([s, n]) => `${n} ${s}`).join(', ')}; ${suspends} suspend calls, ${confirmed} devices confirmed succeeded, ${statusCalls} request-status calls (the rest by callback${dep.replicas > 1 ? ', each to the replica that registered last' : ''})${notStored ? `; not stored: ${notStored}` : ''}${done ? '' : `; TIMED OUT: ${await notDrained(daemons, state)}`}`,
       value: `${Math.round(figures.rate)} runs/s${j.versus('rate')}`,
       target: j.target,
       pass: correct && j.pass,
@@ -390,4 +387,22 @@ export async function benchDaemon(only: string[] = []): Promise<BenchRow[]> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const row of await benchDaemon(process.argv.slice(2).map((s) => s.toUpperCase()))) console.log(row);
+}
+
+/**
+ * Why the daemons are not drained: what each says (a run that never ends and a backlog that never empties look
+ * alike there), and the callbacks the store has pending (none: a daemon's count drifted from the store).
+ */
+async function notDrained(daemons: DaemonProcess[], state: string): Promise<string> {
+  const each = await Promise.all(daemons.map((d) => metrics([d])));
+  const said = ['fleetbook_runs_total', 'fleetbook_runs_running', 'fleetbook_inbox_backlog']
+    .map((name) => `${name} ${each.map((m) => total(m, name)).join(' + ')}`)
+    .join(', ');
+  const pending = await storeRows<{ id: number; owner: string | null; kind: string; request_id: string }>(
+    state,
+    isPostgresUrl(state)
+      ? 'SELECT i.id, p.owner, i.kind, i.request_id FROM inbox_pending p JOIN inbox i USING (id) ORDER BY i.id LIMIT 20'
+      : 'SELECT id, owner, kind, request_id FROM inbox WHERE processed_at IS NULL ORDER BY id LIMIT 20',
+  );
+  return `${said}; pending in the store: ${JSON.stringify(pending)}`;
 }

@@ -135,6 +135,31 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
     expect((await s.getRun('r1'))?.status).to.equal('succeeded');
   });
 
+  it('counts its inbox backlog right when a read processes a commit before the append that made it answers', async () => {
+    // Measured (P4-PG3, three replicas): a replica's backlog stayed at 12 to 39 with nothing pending in the store,
+    // and the bench waited for it in vain. The matcher's read, on another connection, saw a commit and processed
+    // its messages before the append's answer counted them: the count was clamped at 0, then went up for good.
+    const store = await open();
+    await store.registerOwner(owner('me'), Date.now(), 60_000, false);
+    const pool = (store as unknown as { pool: pg.Pool }).pool;
+    const query = pool.query.bind(pool) as (...a: unknown[]) => Promise<unknown>;
+    let slow = true;
+    // The append's answer arrives late: its transaction is committed on the server by then.
+    (pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a: unknown[]) => {
+      const answer = await query(...a);
+      if (slow) await sleep(300);
+      return answer;
+    };
+    const appending = store.appendInbox('me', [message('early')]);
+    await sleep(100);
+    slow = false;
+    const [event] = await store.pendingInbox('me', 10);
+    expect(event?.requestId).to.equal('early');
+    await store.completeInbox([{ eventId: event!.id, runs: [] }]);
+    await appending;
+    expect(store.inboxBacklog()).to.equal(0);
+  });
+
   it("commits a turn's updates of runs in the order they were made", async () => {
     const s = await open();
     s.createRun(run('r1'));

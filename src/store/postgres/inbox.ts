@@ -16,7 +16,10 @@ export const EVENT_COLUMNS = 'id, service, kind, request_id, device, payload_jso
 export const INBOX_CHANNEL = 'fleetbook_inbox';
 
 export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
-  /** The messages this process stored or claimed, and has not processed. */
+  /**
+   * The messages this process stored or claimed, and has not processed: counted as each statement answers, so
+   * that the count may run behind the store for a moment, never drift from it.
+   */
   private backlog = 0;
 
   constructor(
@@ -106,7 +109,8 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
   }
 
   inboxBacklog(): number {
-    return this.backlog;
+    // Below 0 only for a moment (completeInbox): messages processed before their append counted them.
+    return Math.max(0, this.backlog);
   }
 
   async recentInbox(limit: number): Promise<(InboxEvent & { processed: boolean })[]> {
@@ -138,7 +142,9 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
       values: [...started.values, processed.map((p) => p.eventId)],
     });
     const done = new Set(marked.map((m) => m.id));
-    this.backlog = Math.max(0, this.backlog - done.size);
+    // Not clamped at 0: a read of the store may see a commit of this process, and process its messages, before the
+    // append that stored them has counted them (appendInbox counts once its query answers).
+    this.backlog -= done.size;
     return processed.filter((p) => done.has(p.eventId)).flatMap((p) => p.runs);
   }
 }
