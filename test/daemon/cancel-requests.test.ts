@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { BIN, fleetbook } from '../helpers/cli.js';
-import { DaemonWorld, readState } from '../helpers/daemon.js';
+import { DaemonWorld, readState, untilDaemons } from '../helpers/daemon.js';
 
 const TOKEN = 'cancel-requests-token-0123456789';
 /** Renewed every 500 ms: a request is read within that. */
@@ -34,22 +34,6 @@ finally:
     uses: log
     with: { message: 'long-wait finally ran' }
 `;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(
-  what: string,
-  read: () => Promise<T | undefined> | T | undefined,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
 
 describe('daemon: a run cancelled from another process than its holder', function () {
   this.timeout(60_000);
@@ -75,7 +59,9 @@ describe('daemon: a run cancelled from another process than its holder', functio
       body: '{}',
     });
     const { runId } = (await posted.json()) as { runId: string };
-    await until('the run began', () => (d.stderr.includes('long-wait began') ? true : undefined));
+    await untilDaemons([d], 'the run began', async () =>
+      d.stderr.includes('long-wait began') ? true : undefined,
+    );
 
     const r = await fleetbook(['runs', 'cancel', runId], { FLEETBOOK_STATE: state });
     expect([r.code, r.stderr]).to.deep.equal([0, '']);
@@ -84,7 +70,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
         `^run ${runId} of long-wait is held by \`fleetbook serve\` \\(pid ${d.proc.pid} on .*\\): asked it to cancel the run`,
       ),
     );
-    const run = await until('the run ended', async () => {
+    const run = await untilDaemons([d], 'the run ended', async () => {
       const s = (await (await fetch(`${d.url}/runs/${runId}`)).json()) as RunSummary;
       return s.status === 'running' || s.status === 'queued' ? undefined : s;
     });
@@ -113,7 +99,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
     child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      const runId = await until('the run is stored and waits', () =>
+      const runId = await untilDaemons([d], 'the run is stored and waits', async () =>
         readState(state, (db) => {
           const row = db
             .prepare(
@@ -129,7 +115,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
         headers: { authorization: `Bearer ${TOKEN}` },
       });
       expect([cancel.status, await cancel.json()]).to.deep.equal([202, { status: 'cancel requested' }]);
-      expect(await until('fleetbook run ended', () => exited)).to.equal(1);
+      expect(await exited).to.equal(1);
       const summary = JSON.parse(out) as RunSummary;
       expect([summary.runId, summary.status, summary.error]).to.deep.equal([
         runId,
