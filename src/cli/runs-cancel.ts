@@ -10,19 +10,20 @@
  *   ledger has (a device whose request the service accepted stays `accepted`).
  */
 import { isoTime } from '../clock.js';
-import { loadConfig } from '../config.js';
+import type { Config } from '../config.js';
+import { addCounts, countDevices } from '../runner/context.js';
+import { groupResults } from '../runner/devices.js';
 import { parseDuration } from '../playbook/duration.js';
 import { Lease } from '../store/lease.js';
 import { emptyCounts, type DeviceCounts, type RunRecord, type Store } from '../store/store.js';
 
-export const CANCELLED_OFFLINE =
+const CANCELLED_OFFLINE =
   'cancelled by `fleetbook runs cancel` while no process held it: its finally steps did not run';
 /** The reason of a run a live process holds, cancelled there on request. */
 const CANCELLED_HELD = 'cancelled by `fleetbook runs cancel`';
 
 /** Cancels `run`; the exit code, having said what happened. */
-export async function cancelRun(store: Store, run: RunRecord): Promise<number> {
-  const config = loadConfig();
+export async function cancelRun(store: Store, run: RunRecord, config: Config): Promise<number> {
   if (run.status !== 'queued' && run.status !== 'running') return alreadyEnded(run);
   const lease = await Lease.acquire({
     store,
@@ -85,15 +86,11 @@ function alreadyEnded(run: RunRecord): number {
   return 1;
 }
 
-/** The run's devices by their latest outcome in each step, read from the ledger a page at a time. */
+/** The run's devices by their latest outcome in each step, counted as a run's are, a page of the ledger at a time. */
 async function ledgerCounts(store: Store, runId: string): Promise<DeviceCounts> {
   const c = emptyCounts();
+  // Each row is one device of one step: no two of a page are to be merged.
   for await (const page of store.eachDeviceResult(runId))
-    for (const d of page) {
-      c.total++;
-      c[d.outcome]++;
-      if (d.errorType && d.outcome !== 'succeeded')
-        c.byError[d.errorType] = (c.byError[d.errorType] ?? 0) + 1;
-    }
+    addCounts(c, countDevices(groupResults(page, true)));
   return c;
 }

@@ -109,7 +109,8 @@ export async function runsCommand(
     process.stderr.write(`fleetbook: ${filter}\n`);
     return EXIT_USAGE;
   }
-  const store = await openStore(loadConfig().state);
+  const config = loadConfig();
+  const store = await openStore(config.state);
   try {
     if (filter) {
       const runs = await store.listRuns(filter);
@@ -127,7 +128,7 @@ export async function runsCommand(
     const found = await findRun(store, id as string);
     if (typeof found === 'number') return found;
     const run = found;
-    if (sub === 'cancel') return await (await import('./runs-cancel.js')).cancelRun(store, run);
+    if (sub === 'cancel') return await (await import('./runs-cancel.js')).cancelRun(store, run, config);
     const head = run.summary ?? run;
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
