@@ -63,6 +63,13 @@ function Facts({ run }) {
       <dt>Status</dt>
       <dd><${Badge} value=${run.status} /></dd>
     </div>
+    ${
+      run.cancelRequested &&
+      html`<div class="wide">
+        <dt>Cancel requested</dt>
+        <dd>${run.cancelRequested}: the process that holds the run cancels it at its next lease renewal</dd>
+      </div>`
+    }
     <div>
       <dt>Trigger</dt>
       <dd>${type ?? html`<${None} />`}${detailText && html` <span class="muted">(${detailText})</span>`}</dd>

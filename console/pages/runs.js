@@ -156,7 +156,11 @@ function RunRow({ run }) {
   return html`<tr data-run-id=${run.id}>
     <td><a class="mono" href=${`#/runs/${enc(run.id)}`} title=${run.id}>${shortId(run.id)}</a></td>
     <td>${run.playbook}</td>
-    <td><${Badge} value=${run.status} /></td>
+    <td>
+      <${Badge}
+        value=${run.status}
+      />${run.cancelRequested && html` <span class="muted">cancel requested</span>`}
+    </td>
     <td>${run.trigger?.type}</td>
     <td><${Time} iso=${run.startedAt} /></td>
     <td class="num">${durationBetween(run.startedAt, run.endedAt)}</td>

@@ -138,6 +138,10 @@ export async function runsCommand(
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);
     } else {
       await out.write(run.summary ? formatSummary(run.summary) : `run ${run.id}: ${run.status}\n`);
+      if (run.cancelRequested)
+        await out.write(
+          `cancel requested (${run.cancelRequested}): the process that holds the run cancels it at its next lease renewal\n`,
+        );
       if (flags.devices) {
         for await (const page of store.eachDeviceResult(run.id))
           for (const d of page)
@@ -172,7 +176,12 @@ function listFilter(flags: RunsFlags): { limit: number; playbook?: string; statu
 function runTable(runs: RunRecord[]): string {
   const rows = [
     ['RUN ID', 'STARTED', 'STATUS', 'PLAYBOOK'],
-    ...runs.map((r) => [r.id, r.startedAt, r.status, r.playbook]),
+    ...runs.map((r) => [
+      r.id,
+      r.startedAt,
+      r.cancelRequested ? `${r.status}, cancel requested` : r.status,
+      r.playbook,
+    ]),
   ];
   const widths = [0, 1, 2].map((c) => Math.max(...rows.map((row) => (row[c] as string).length)));
   return rows

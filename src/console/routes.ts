@@ -223,7 +223,8 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
   api<{ id: string }>('/runs/:id', [], async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-    return { run: runDetail(run), cancellable: !ended(run.status) };
+    // A cancel already asked of the process that holds the run is not asked again.
+    return { run: runDetail(run), cancellable: !ended(run.status) && !run.cancelRequested };
   });
 
   api<{ id: string }>('/runs/:id/devices', [...DEVICE_FILTERS, 'after', 'limit'], async (req, reply, q) => {

@@ -12,6 +12,8 @@ export interface RunRow {
   startedAt: string;
   endedAt?: string;
   error?: string;
+  /** Why a cancel was asked of the process that holds the run, while it has not ended (RunRecord). */
+  cancelRequested?: string;
   devices?: DeviceCounts;
 }
 
@@ -24,6 +26,7 @@ export function runRow(r: RunRecord): RunRow {
     startedAt: r.startedAt,
     ...(r.endedAt ? { endedAt: r.endedAt } : {}),
     ...(r.error ? { error: redact(r.error) } : {}),
+    ...(r.cancelRequested ? { cancelRequested: r.cancelRequested } : {}),
     ...(r.summary ? { devices: r.summary.devices } : {}),
   };
 }

@@ -28,6 +28,8 @@ export interface RunRow {
   event_json: string | null;
   owner: string | null;
   version: string | null;
+  /** Absent on rows a query selects without it (a claim's RETURNING); null when no cancel was asked. */
+  cancel_requested?: string | null;
 }
 
 export function toRun(r: RunRow): RunRecord {
@@ -44,6 +46,8 @@ export function toRun(r: RunRow): RunRecord {
     ...(r.event_json !== null ? { event: parse(r.event_json) } : {}),
     ...(r.owner !== null ? { owner: r.owner } : {}),
     ...(r.version !== null && r.version !== undefined ? { version: r.version } : {}),
+    // Kept in the row once the run has ended; said only while it may still be acted on.
+    ...(r.cancel_requested && !r.ended_at ? { cancelRequested: r.cancel_requested } : {}),
   };
 }
 

@@ -107,6 +107,11 @@ export interface RunRecord {
   endedAt?: string;
   summary?: RunSummary;
   error?: string;
+  /**
+   * Why a cancel was asked of the process that holds the run (Ownership.requestCancel), while the run has not
+   * ended: that process cancels it at its next lease renewal.
+   */
+  cancelRequested?: string;
 }
 
 /** One device's outcome in one step of one run: a row of the ledger. */

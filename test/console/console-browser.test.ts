@@ -7,12 +7,13 @@
  * long run and cancels it, and visits the callbacks and rate budgets pages: each step is screenshotted
  * (test-output/console/) and checked by axe-core. Beside it, the access rules of the JSON API on loopback.
  */
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Locator, Page } from 'playwright-core';
 import type { Emulator } from '../../src/emulator/index.js';
 import { checkAccessibility, launchBrowser, screenshot } from '../helpers/browser.js';
-import { emulatorEnv } from '../helpers/cli.js';
+import { BIN, emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { accountDevices, emulator, imei, tempDir } from '../runner/helpers.js';
 
@@ -590,6 +591,68 @@ describe('console: an operator in a browser', function () {
 
     expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     console.log(`    screenshots:\n      ${shots.join('\n      ')}`);
+  });
+
+  it('shows a cancel asked of the process that holds the run, until that process cancels it', async () => {
+    // The run in a `fleetbook run` of its own on the daemon's state file, as a run another replica holds.
+    const child = spawn(process.execPath, [BIN, 'run', join(FIXTURES, `${LONG_PLAYBOOK}.yaml`)], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...emulatorEnv(emu),
+        FLEETBOOK_STATE: join(dir.dir, 'state.db'),
+        FLEETBOOK_LEASE: '30s',
+      },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    browser ??= await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const runId = await until('the run of the other process', async (seen) => {
+        const { runs } = await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${LONG_PLAYBOOK}&status=running`);
+        seen(JSON.stringify(runs));
+        return runs[0]?.id;
+      });
+      // Paused, the holder reads no request: the page shows the cancel asked, and no second Cancel.
+      child.kill('SIGSTOP');
+      const p = (page = await context.newPage());
+      p.setDefaultTimeout(15_000);
+      p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+      await p.goto(`${daemon.url}/#token=${TOKEN}`);
+      await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
+      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      await p.getByRole('button', { name: 'Cancel run' }).click();
+      await p.getByRole('button', { name: 'Confirm cancel' }).click();
+      const asked = await until('the cancel shown requested', async (seen) => {
+        const text = await factOf(p, 'Cancel requested');
+        seen(text);
+        return text.startsWith('(no') ? undefined : text;
+      });
+      expect(asked).to.equal(
+        'cancelled from the console: the process that holds the run cancels it at its next lease renewal',
+      );
+      expect(await p.getByRole('button', { name: 'Cancel run' }).count(), 'a second Cancel').to.equal(0);
+      console.log(`    screenshot: ${await screenshot(p, '13-cancel-requested')}`);
+      await checkAccessibility(p, 'the page of a run whose cancel was asked of another process');
+      await p.goto(`${daemon.url}/#/runs`);
+      const row = tableCaptioned(p, 'Runs').locator(`tr[data-run-id="${runId}"]`);
+      await until('the run listed with its cancel requested', async (seen) => {
+        const texts = (await cells(row).allInnerTexts()).map((c) => c.trim());
+        seen(JSON.stringify(texts));
+        return texts.includes('running cancel requested') ? true : undefined;
+      });
+      // Going on, the holder reads the request at its next renewal and cancels the run.
+      child.kill('SIGCONT');
+      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await until('the run shown cancelled', async (seen) => runStatusIs(p, 'cancelled', seen), 40_000, 500);
+      expect(await factOf(p, 'Cancel requested')).to.equal('(no Cancel requested shown)');
+      expect(await exited, 'the exit code of `fleetbook run`').to.equal(1);
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      child.kill('SIGKILL');
+      await context.close();
+    }
   });
 
   it('asks for the token when the one in the address is wrong, and signs in with it', async () => {

@@ -90,9 +90,9 @@ describe('daemon: a run cancelled from another process than its holder', functio
       state,
       env: { FLEETBOOK_CONSOLE_TOKEN: TOKEN, FLEETBOOK_LEASE: LEASE },
     });
-    // The run in a process of its own, on the daemon's state file.
+    // The run in a process of its own, on the daemon's state file. Its lease outlasts the pause below.
     const child = spawn(process.execPath, [BIN, 'run', join(dir, 'long-wait.yaml'), '--json'], {
-      env: { PATH: process.env.PATH ?? '', ...world.env({ FLEETBOOK_STATE: state, FLEETBOOK_LEASE: LEASE }) },
+      env: { PATH: process.env.PATH ?? '', ...world.env({ FLEETBOOK_STATE: state, FLEETBOOK_LEASE: '6s' }) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -110,11 +110,31 @@ describe('daemon: a run cancelled from another process than its holder', functio
           return row?.id;
         }),
       );
+      // Paused, the holder cannot read the request yet: what the console and the CLI say meanwhile is seen.
+      child.kill('SIGSTOP');
       const cancel = await fetch(`${d.url}/console/api/runs/${runId}/cancel`, {
         method: 'POST',
         headers: { authorization: `Bearer ${TOKEN}` },
       });
       expect([cancel.status, await cancel.json()]).to.deep.equal([202, { status: 'cancel requested' }]);
+      const detail = (await (await fetch(`${d.url}/console/api/runs/${runId}`)).json()) as {
+        run: { status: string; cancelRequested?: string };
+        cancellable: boolean;
+      };
+      expect([detail.run.status, detail.run.cancelRequested, detail.cancellable]).to.deep.equal([
+        'running',
+        'cancelled from the console',
+        false,
+      ]);
+      const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
+      expect(shown.stdout).to.equal(
+        `run ${runId}: running\ncancel requested (cancelled from the console): the process that holds the run cancels it at its next lease renewal\n`,
+      );
+      const listed = await fleetbook(['runs', 'list'], { FLEETBOOK_STATE: state });
+      expect(listed.stdout).to.match(
+        new RegExp(`^${runId}  \\S+  running, cancel requested  long-wait$`, 'm'),
+      );
+      child.kill('SIGCONT');
       expect(await exited).to.equal(1);
       const summary = JSON.parse(out) as RunSummary;
       expect([summary.runId, summary.status, summary.error]).to.deep.equal([

@@ -120,14 +120,24 @@ forEachBackend('owners, leases, claims and device locks', (bk) => {
     expect(await a.cancelRequests('daemon')).to.deep.equal([
       { runId: 'mine', reason: 'cancelled from the console' },
     ]);
-    // Once it has ended, the request is not given again.
+    // The run says so to anyone who reads it, until it has ended.
+    expect((await a.getRun('mine'))?.cancelRequested).to.equal('cancelled from the console');
+    const listed = await b.listRuns({});
+    expect(listed.map((r) => [r.id, r.cancelRequested])).to.deep.equal([
+      ['other', 'cancelled by hand'],
+      ['mine', 'cancelled from the console'],
+      ['done', undefined],
+    ]);
+    // Once it has ended, the request is not given again, nor said.
     a.updateRun('mine', { status: 'cancelled', endedAt: '2026-11-23T10:01:00.000Z' });
     await a.durable();
     expect(await a.cancelRequests('daemon')).to.deep.equal([]);
+    expect((await b.getRun('mine'))?.cancelRequested).to.equal(undefined);
     // A run claimed after its owner is gone carries its request to the new owner.
     await a.registerOwner(owner('someone'), T, 1_000, false);
     await a.releaseOwner('someone');
-    expect((await a.claimRuns('daemon', undefined, T + 10)).map((r) => r.id)).to.deep.equal(['other']);
+    const claimed = await a.claimRuns('daemon', undefined, T + 10);
+    expect(claimed.map((r) => [r.id, r.cancelRequested])).to.deep.equal([['other', 'cancelled by hand']]);
     expect(await a.cancelRequests('daemon')).to.deep.equal([{ runId: 'other', reason: 'cancelled by hand' }]);
   });
 
