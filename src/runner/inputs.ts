@@ -9,12 +9,24 @@ export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json
     if (!(k in decls))
       throw new StepError(`unknown input \`${k}\` (declared: ${Object.keys(decls).join(', ') || 'none'})`);
   }
+  // Every missing one at once, each with its type (and, alone, what it is), not one per attempt.
+  const missing = Object.entries(decls).filter(
+    ([name, d]) => given[name] === undefined && d.default === undefined && d.required,
+  );
+  if (missing.length) {
+    const named = missing.map(([name, d]) => `\`${name}\` (${d.type})`);
+    const only = missing.length === 1 ? missing[0]?.[1].description : undefined;
+    throw new StepError(
+      missing.length === 1
+        ? `input ${named[0]} is required${only ? `: ${only}` : ''}`
+        : `inputs ${named.join(', ')} are required`,
+    );
+  }
   for (const [name, decl] of Object.entries(decls)) {
     let v = given[name];
     if (v === undefined) {
-      if (decl.default !== undefined) v = decl.default;
-      else if (decl.required) throw new StepError(`input \`${name}\` is required`);
-      else continue;
+      if (decl.default === undefined) continue;
+      v = decl.default;
     }
     if (typeof v === 'string' && decl.type !== 'string') {
       try {

@@ -915,11 +915,29 @@ steps:
     it('refuses unknown, missing, mistyped and out-of-enum inputs with a clear message', () => {
       const fails = (given: Record<string, unknown>) => () => coerceInputs(pb, given);
       expect(fails({ count: '1', colour: 'red' })).to.throw(/unknown input `colour`/);
-      expect(fails({})).to.throw('input `count` is required');
+      expect(fails({})).to.throw('input `count` (integer) is required');
       expect(fails({ count: '1.5' })).to.throw(/input `count`/);
       expect(fails({ count: '1', dry: 'yes' })).to.throw('input `dry` is not a valid boolean: "yes"');
       expect(fails({ count: '1', ids: '{"a":1}' })).to.throw('input `ids` must be of type array');
       expect(fails({ count: '1', mode: 'medium' })).to.throw('input `mode` must be one of "fast", "slow"');
+    });
+
+    it('names every missing input at once, with its type, and what a lone one is', () => {
+      const two = playbook(`version: 1
+name: two
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+  triggerIds: { type: array, required: true, description: The triggerId of each trigger to delete. }
+steps:
+  - { id: show, uses: log, with: { message: hi } }
+`);
+      expect(() => coerceInputs(two, {})).to.throw(
+        'inputs `account` (string), `triggerIds` (array) are required',
+      );
+      expect(() => coerceInputs(two, { account: 'a' })).to.throw(
+        'input `triggerIds` (array) is required: The triggerId of each trigger to delete.',
+      );
     });
 
     it('refuses an empty or non-numeric value for a number input, naming the value given', () => {
