@@ -43,6 +43,8 @@ export interface ConsoleSources {
   runs(): { running: number; queued: number };
   /** Cancels a run this daemon executes or holds queued; false when it holds no such run. */
   cancel(runId: string): boolean;
+  /** Whether this daemon executes the run or holds it queued. */
+  holds(runId: string): boolean;
   /**
    * Starts a manual run of a playbook with the inputs of a request's JSON body (`{ "inputs": {...} }`): its id,
    * or the refusal (status and message), a body that says anything else among them.
@@ -223,8 +225,10 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
   api<{ id: string }>('/runs/:id', [], async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-    // A cancel already asked of the process that holds the run is not asked again.
-    return { run: runDetail(run), cancellable: !ended(run.status) && !run.cancelRequested };
+    // A cancel asked of another process is not asked again; this daemon's own run can be cancelled again (a
+    // second cancel stops its `finally`).
+    const cancellable = !ended(run.status) && (!run.cancelRequested || c.holds(run.id));
+    return { run: runDetail(run), cancellable };
   });
 
   api<{ id: string }>('/runs/:id/devices', [...DEVICE_FILTERS, 'after', 'limit'], async (req, reply, q) => {

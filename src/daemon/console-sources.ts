@@ -53,6 +53,7 @@ export function consoleSources(d: DaemonParts): ConsoleSources {
     nextFires: () => d.scheduler()?.next() ?? [],
     runs: () => ({ running: d.pool.running, queued: d.pool.queued }),
     cancel: (runId) => d.pool.cancel(runId, 'cancelled from the console'),
+    holds: (runId) => d.pool.holds(runId),
     startRun: async (name, body) => {
       const answer = startManualRun(d, name, body, 'console');
       if ('runId' in answer) await d.store.durable();

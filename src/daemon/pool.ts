@@ -162,6 +162,16 @@ export class RunPool {
     return false;
   }
 
+  /** Whether this pool holds the run: executing it, or holding it ready or waiting for its concurrency group. */
+  holds(runId: string): boolean {
+    const is = (e: Entry) => e.run.id === runId;
+    return (
+      [...this.executing].some(is) ||
+      this.ready.some(is) ||
+      [...this.groups.values()].some((g) => g.waiting.some(is))
+    );
+  }
+
   /**
    * Cancels, once each, the runs of `requests` (Ownership.cancelRequests) this pool holds: a request read again at
    * each lease renewal is one cancel, which lets the run's `finally` run.

@@ -35,6 +35,18 @@ finally:
     with: { message: 'long-wait finally ran' }
 `;
 
+/** A run whose `finally` waits: a second cancel is what stops it. */
+const SLOW_FINALLY = `version: 1
+name: slow-finally
+on: { manual: true }
+steps:
+  - id: hold
+    wait: 60s
+finally:
+  - id: undo
+    wait: 60s
+`;
+
 describe('daemon: a run cancelled from another process than its holder', function () {
   this.timeout(60_000);
   let world: DaemonWorld;
@@ -44,6 +56,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
     dir = join(world.dir, 'playbooks');
     await mkdir(dir);
     await writeFile(join(dir, 'long-wait.yaml'), PLAYBOOK);
+    await writeFile(join(dir, 'slow-finally.yaml'), SLOW_FINALLY);
   });
   after(() => world.close());
 
@@ -82,6 +95,53 @@ describe('daemon: a run cancelled from another process than its holder', functio
     ]);
     expect(d.stderr).to.include('long-wait finally ran');
     expect(d.stderr).not.to.include('long-wait never');
+  });
+
+  it('after `fleetbook runs cancel`, the console of the daemon that holds the run can still stop its finally', async () => {
+    const state = world.state('second-cancel.db');
+    const d = await world.start('daemon', dir, {
+      state,
+      env: { FLEETBOOK_DAEMON_TOKEN: TOKEN, FLEETBOOK_CONSOLE_TOKEN: TOKEN, FLEETBOOK_LEASE: LEASE },
+    });
+    const posted = await fetch(`${d.url}/playbooks/slow-finally/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const { runId } = (await posted.json()) as { runId: string };
+    const detail = async () =>
+      (await (
+        await fetch(`${d.url}/console/api/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      ).json()) as { run: { status: string; cancelRequested?: string }; cancellable: boolean };
+    await untilDaemons([d], 'the run waits', async () =>
+      (await detail()).run.status === 'running' ? true : undefined,
+    );
+    const r = await fleetbook(['runs', 'cancel', runId], { FLEETBOOK_STATE: state });
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    // serve cancels it at its next renewal; its finally then waits.
+    await untilDaemons([d], 'the finally waits', async () =>
+      d.stderr.includes('"step":"undo"') ? true : undefined,
+    );
+    const during = await detail();
+    expect([during.run.status, during.run.cancelRequested, during.cancellable]).to.deep.equal([
+      'running',
+      'cancelled by `fleetbook runs cancel`',
+      true,
+    ]);
+    const again = await fetch(`${d.url}/console/api/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect([again.status, await again.json()]).to.deep.equal([202, { status: 'cancelling' }]);
+    const run = await untilDaemons([d], 'the run ended', async () => {
+      const s = (await (await fetch(`${d.url}/runs/${runId}`)).json()) as RunSummary;
+      return s.status === 'running' || s.status === 'queued' ? undefined : s;
+    });
+    expect([run.status, run.error]).to.deep.equal(['cancelled', 'cancelled by `fleetbook runs cancel`']);
+    expect(run.steps.map((s) => [s.id, s.status])).to.deep.equal([
+      ['hold', 'cancelled'],
+      ['undo', 'cancelled'],
+    ]);
   });
 
   it("the console's Cancel of a run a `fleetbook run` holds: that process cancels it", async () => {
