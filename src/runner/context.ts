@@ -26,6 +26,30 @@ import {
   type StepState,
 } from './types.js';
 
+/**
+ * One execution of a step (one iteration of a fan-out, several of which may run at once): the requests it sent
+ * and the attempts it made, which its checkpoint keeps, each counted in its step's summary too.
+ */
+export class StepCount {
+  calls = 0;
+  attempts = 0;
+
+  constructor(
+    readonly stepId: string,
+    private readonly sum: StepSummary,
+  ) {}
+
+  call(): void {
+    this.calls++;
+    this.sum.calls++;
+  }
+
+  attempt(): void {
+    this.attempts++;
+    this.sum.attempts++;
+  }
+}
+
 export class RunContext {
   readonly clock: Clock;
   readonly log: Logger;
@@ -59,6 +83,11 @@ export class RunContext {
     return s;
   }
 
+  /** A new execution of step `stepId`, counted apart from its other executions (StepCount). */
+  countOf(stepId: string): StepCount {
+    return new StepCount(stepId, this.stepSummary(stepId));
+  }
+
   /** Whether any expression reads `steps.<id>.<member>`: a large output no one reads is not kept. */
   keeps(stepId: string, member: 'output' | 'items' | 'stream'): boolean {
     const m = this.plan.referenced.get(stepId);
@@ -69,10 +98,9 @@ export class RunContext {
    * The options of a step's requests: each request the client sends for it (a page, a batch of a report; not a
    * retry) counts in the step's `calls` and on the progress line, and none that was never sent does.
    */
-  requestsOf(stepId: string, signal?: AbortSignal): CallOptions {
-    const sum = this.stepSummary(stepId);
+  requestsOf(count: StepCount, signal?: AbortSignal): CallOptions {
     const onRequest = () => {
-      sum.calls++;
+      count.call();
       this.progress.calls++;
       this.report();
     };
@@ -80,29 +108,28 @@ export class RunContext {
   }
 
   /** One API call of a step: its requests counted (requestsOf). */
-  async call(stepId: string, action: string, input: Json, signal?: AbortSignal): Promise<unknown> {
+  async call(count: StepCount, action: string, input: Json, signal?: AbortSignal): Promise<unknown> {
     // A request that may change something leaves the process only once the checkpoint that says it is being
     // sent is committed. A read changes nothing: it is simply asked again after a crash.
     if (!isAction(action) || CATALOG[action].mutating) await this.o.store.durable();
-    return this.o.client.callByName(action, input, this.requestsOf(stepId, signal));
+    return this.o.client.callByName(action, input, this.requestsOf(count, signal));
   }
 
   /** Step-level retry of a whole call, for errors its `retry.on` selects. Every attempt counts in the summary. */
   retrying<T>(
-    stepId: string,
+    count: StepCount,
     policy: RetryPolicy,
     op: Pick<Operation, 'retrySafe'>,
     signal: AbortSignal,
     fn: () => Promise<T>,
   ): Promise<{ value: T; attempts: number }> {
-    const sum = this.stepSummary(stepId);
     return retrying(fn, {
       maxAttempts: policy.maxAttempts,
       // A call that may have acted is never repeated blindly (the device-state strategy reconciles instead).
       retryable: (e) => !(unknownOutcome(e) && !op.retrySafe) && selects(policy.on, e),
       delay: (attempt) => this.delay(policy, attempt),
       sleep: (ms) => this.clock.sleep(ms, signal),
-      onAttempt: () => sum.attempts++,
+      onAttempt: () => count.attempt(),
     });
   }
 

@@ -1,6 +1,6 @@
 /** A run's `limits` (playbook and step): a mutating call that would take the run past one is never sent. */
 import type { Playbook } from '../playbook/schema.js';
-import type { RunContext } from './context.js';
+import type { RunContext, StepCount } from './context.js';
 import { idsOf, type DeviceSet } from './devices.js';
 import { LimitError, type Json } from './types.js';
 
@@ -15,11 +15,12 @@ export class RunLimits {
 
   /** Throws LimitError when the step's devices would take the run past a limit; else counts them. */
   async check(
-    stepId: string,
+    count: StepCount,
     stepLimits: Limits | undefined,
     devices: DeviceSet,
     input: Json,
   ): Promise<void> {
+    const { stepId } = count;
     const limits = [this.ctx.plan.playbook.limits, stepLimits].filter((l): l is Limits => Boolean(l));
     if (!limits.length || !devices.size) return;
     const ids = idsOf(devices);
@@ -32,7 +33,7 @@ export class RunLimits {
         );
       }
       if (l.maxPercentOfFleet !== undefined && typeof input.accountName === 'string') {
-        const fleet = await this.fleetSize(input.accountName, stepId);
+        const fleet = await this.fleetSize(input.accountName, count);
         const pct = fleet ? (after.size / fleet) * 100 : 100;
         if (pct > l.maxPercentOfFleet) {
           throw new LimitError(
@@ -45,14 +46,14 @@ export class RunLimits {
   }
 
   /** The devices of an account, listed once a run: the listing's requests count for the step that asked. */
-  private async fleetSize(accountName: string, stepId: string): Promise<number> {
+  private async fleetSize(accountName: string, count: StepCount): Promise<number> {
     let n = this.fleet.get(accountName);
     if (n === undefined) {
       n = 0;
       for await (const _ of this.ctx.o.client.items(
         'devices.list',
         { accountName },
-        this.ctx.requestsOf(stepId),
+        this.ctx.requestsOf(count),
       ))
         n++;
       this.fleet.set(accountName, n);

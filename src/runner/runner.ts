@@ -13,7 +13,16 @@ import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
 import { retrying } from '../retry.js';
 import { emptyCounts, type RunSummary, type StepStatus } from '../store/store.js';
-import { RunContext, addCounts, countDevices, devicesOverTolerance, done, item, selects } from './context.js';
+import {
+  RunContext,
+  addCounts,
+  countDevices,
+  devicesOverTolerance,
+  done,
+  item,
+  selects,
+  type StepCount,
+} from './context.js';
 import { devicesOf, idsOf, resultsOf, withResult, type DeviceSet } from './devices.js';
 import { plannedOutput } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
@@ -212,7 +221,8 @@ class Run {
     }
     ctx.progress.step = step.id;
     sum.startedAt ??= ctx.now();
-    const before = { calls: sum.calls, attempts: sum.attempts };
+    // This execution's own calls and attempts: the other iterations of a fan-out count theirs meanwhile.
+    const count = ctx.countOf(step.id);
     const cp = ctx.checkpoints.get(key);
     const unfinished = cp?.status === 'sending' || cp?.status === 'confirming';
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
@@ -225,7 +235,7 @@ class Run {
         state = await this.restore(step, scope, cp);
       } else {
         this.logStep(scope, 'step started', { step: step.id });
-        state = await this.attemptsWithTimeout(step, scope, key, unfinished ? cp : undefined);
+        state = await this.attemptsWithTimeout(step, scope, key, count, unfinished ? cp : undefined);
       }
     } catch (e) {
       // Interrupted, not failed: no checkpoint, so that the step runs again when the run resumes.
@@ -243,8 +253,8 @@ class Run {
         this.o.store.saveStep(ctx.id, key, {
           status,
           error: message,
-          calls: sum.calls - before.calls,
-          attempts: sum.attempts - before.attempts,
+          calls: count.calls,
+          attempts: count.attempts,
         } satisfies Checkpoint);
         if (cancelled) ctx.log.info('step cancelled', { step: step.id, reason: message });
         else ctx.log.warn('step failed', { step: step.id, error: message });
@@ -274,8 +284,8 @@ class Run {
         devices: state.devices,
         output: boundedOutput(state.output),
         ...(state.stored ? { storedItems: state.stored.size } : {}),
-        calls: sum.calls - before.calls,
-        attempts: sum.attempts - before.attempts,
+        calls: count.calls,
+        attempts: count.attempts,
         ...(over ? { error: over } : {}),
       } satisfies Checkpoint,
       state.ledger ? { step: step.id, groups: state.ledger, at: ctx.now() } : undefined,
@@ -348,19 +358,20 @@ class Run {
     step: Step,
     scope: Scope,
     key: string,
+    count: StepCount,
     resumed?: Checkpoint,
   ): Promise<StepState> {
     const plan = this.ctx.plan.of(step);
     const mutating = Boolean(plan.op?.mutating);
     const attempt = () =>
-      this.withTimeout(step, plan, (signal) => this.run(step, plan, scope, key, signal, resumed));
+      this.withTimeout(step, plan, (signal) => this.run(step, plan, scope, key, count, signal, resumed));
     const { value } = await retrying(attempt, {
       maxAttempts: plan.retry.maxAttempts,
       retryable: (e) =>
         e instanceof StepError && e.selector.includes('timeout') && !mutating && selects(plan.retry.on, e),
       delay: (attempt) => this.ctx.delay(plan.retry, attempt),
       sleep: (ms) => this.ctx.clock.sleep(ms, this.signal),
-      onRetry: () => this.ctx.stepSummary(step.id).attempts++,
+      onRetry: () => count.attempt(),
     });
     return value;
   }
@@ -393,10 +404,11 @@ class Run {
     plan: StepPlan,
     scope: Scope,
     key: string,
+    count: StepCount,
     signal: AbortSignal,
     resumed?: Checkpoint,
   ): Promise<StepState> {
-    if ('uses' in step) return this.uses(step, plan, scope, key, signal, resumed);
+    if ('uses' in step) return this.uses(step, plan, scope, key, count, signal, resumed);
     if ('forEach' in step)
       return fanOut(this.ctx, step, scope, (steps, child) => this.steps(steps, child), this.signal);
     if ('parallel' in step) {
@@ -414,7 +426,7 @@ class Run {
       const msg = typeof step.fail === 'string' ? step.fail : step.fail.message;
       throw new StepError(String(render(msg, scope.ctx, scope.inLoop)));
     }
-    if ('wait' in step) return waitStep(this.ctx, step, plan, scope, signal);
+    if ('wait' in step) return waitStep(this.ctx, step, plan, scope, signal, count);
     throw new StepError('unknown step kind');
   }
 
@@ -454,6 +466,7 @@ class Run {
     plan: StepPlan,
     scope: Scope,
     key: string,
+    count: StepCount,
     signal: AbortSignal,
     resumed?: Checkpoint,
   ): Promise<StepState> {
@@ -463,7 +476,7 @@ class Run {
     const op = plan.op;
     if (!op || !isAction(action)) {
       if (o.dryRun && hasEffect(action)) return this.planOnly(step.id, action, 1, { groups: [], size: 0 });
-      return engineAction(ctx, step, plan, input, signal);
+      return engineAction(ctx, step, plan, input, signal, count);
     }
     // A listing's items taken whole come from the store, a batch at a time; a dry run shows them all.
     let source = plan.streamsFrom ? scope.ctx.steps[plan.streamsFrom]?.stored : undefined;
@@ -474,7 +487,7 @@ class Run {
     const devices = devicesOf(op, input);
     let release: (() => void) | undefined;
     if (op.mutating) {
-      await this.limits.check(step.id, step.limits, devices, input);
+      await this.limits.check(count, step.limits, devices, input);
       if (o.dryRun) {
         const calls = op.batchSize ? Math.max(1, Math.ceil(devices.size / op.batchSize)) : 1;
         return this.planOnly(step.id, action, calls, devices, op);
@@ -504,6 +517,7 @@ class Run {
         ...(source ? { source } : {}),
         scope,
         key,
+        count,
         signal,
         resumed,
       });

@@ -6,7 +6,7 @@ import { render, selectsEvent, truthy } from '../expressions/template.js';
 import type { Step } from '../playbook/schema.js';
 import { emptyCounts } from '../store/store.js';
 import { linkedController } from '../util/linked-abort.js';
-import { done, type RunContext } from './context.js';
+import { done, type RunContext, type StepCount } from './context.js';
 import type { StepPlan } from './plan.js';
 import { StepError, type Json, type Scope, type StepState } from './types.js';
 
@@ -16,6 +16,7 @@ export async function waitStep(
   plan: StepPlan,
   scope: Scope,
   signal: AbortSignal,
+  count: StepCount,
 ): Promise<StepState> {
   const w = step.wait;
   const timeoutMs = plan.waitMs ?? 0;
@@ -37,7 +38,7 @@ export async function waitStep(
         const interval = pollMs(ctx, plan);
         for (;;) {
           const input = render(poll.with ?? {}, scope.ctx, scope.inLoop) as Json;
-          const output = await ctx.call(step.id, poll.uses, input, both);
+          const output = await ctx.call(count, poll.uses, input, both);
           scope.ctx.steps[step.id] = { status: 'running', output, items: [], devices: emptyCounts() };
           // In `until`, `event` is the polled call's response.
           if (truthy(render(poll.until, { ...scope.ctx, event: output }, scope.inLoop))) return output;

@@ -54,6 +54,49 @@ describe('runner: the calls a step counts are the requests it sent', function ()
     expect(progress).to.equal(n('devices.list') + (stepCalls(summary, 'report') ?? 0));
   });
 
+  it('each iteration of a fan-out checkpoints its own calls, so a resumed run counts them once', async () => {
+    emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 20, timeScale: 3600 });
+    const account = emu.defaults.accounts[0]!;
+    const pb = playbook(`version: 1
+name: fanned-calls
+on: { manual: true }
+steps:
+  - id: each
+    forEach:
+      items: '\${{ [1, 2, 3, 4, 5, 6, 7, 8] }}'
+      concurrency: 4
+      steps:
+        - id: plans
+          uses: plans.list
+          with: { accountName: ${account} }
+`);
+    const client = clientFor(emu);
+    const store = memoryStore();
+    try {
+      const first = await runPlaybook(pb, { client, store });
+      expect(first.status, first.error).to.equal('succeeded');
+      expect(stepCalls(first, 'plans')).to.equal(8);
+      // Four iterations at a time: each one's checkpoint says the one request it sent, not those of the others
+      // that were in flight meanwhile.
+      const saved = await store.loadSteps(first.runId);
+      const iterations = [...saved].filter(([key]) => key.endsWith('/plans'));
+      expect(iterations.map(([key, cp]) => [key, (cp as { calls?: number }).calls])).to.deep.equal(
+        iterations.map(([key]) => [key, 1]),
+      );
+      expect(iterations).to.have.length(8);
+      // Resumed (as after a crash at its very end), every iteration is restored: 8 calls, none sent again.
+      const before = (await calls(emu)).actions['plans.list'];
+      store.updateRun(first.runId, { status: 'running' });
+      const again = await runPlaybook(pb, { client, store, runId: first.runId });
+      expect(again.status, again.error).to.equal('succeeded');
+      expect((await calls(emu)).actions['plans.list']).to.equal(before);
+      expect(stepCalls(again, 'plans')).to.equal(8);
+    } finally {
+      await store.close();
+      await client.close();
+    }
+  });
+
   it('a listing the service refused counts the request it sent', async () => {
     const { summary, received } = await counted('0000123456-00009');
     expect(summary.status).to.equal('failed');

@@ -10,8 +10,8 @@ import type { ActionCall } from './index.js';
 
 export async function call(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
-  const { value, attempts } = await ctx.retrying(step.id, x.plan.retry, x.op, x.signal, () =>
-    ctx.call(step.id, x.action, x.input, x.signal),
+  const { value, attempts } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, () =>
+    ctx.call(x.count, x.action, x.input, x.signal),
   );
   if (!x.devices.size) return done(value);
   const requestId = x.op.mutating ? requestIdOf(value) : undefined;

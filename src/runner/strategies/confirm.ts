@@ -182,7 +182,7 @@ async function askService(x: ActionCall, requests: Waiting[], confirm: Confirm):
     let status: string | undefined;
     try {
       const answer = (await ctx.call(
-        step.id,
+        x.count,
         'requests.status',
         { accountName: request.accountName, requestId: request.requestId },
         x.signal,
@@ -277,13 +277,13 @@ export async function readApplied(
   input: Json,
   ids: Set<string>,
 ): Promise<Set<string>> {
-  const { ctx, step, op } = x;
+  const { ctx, op } = x;
   const applied = new Set<string>();
   if (!op.applied || !ids.size) return applied;
   for await (const record of ctx.o.client.items(
     'devices.list',
     { accountName, ...op.applied(input), maxNumberOfDevices: 2000 },
-    ctx.requestsOf(step.id, x.signal),
+    ctx.requestsOf(x.count, x.signal),
   )) {
     for (const id of identifiersOf(record as Json)) if (ids.has(id)) applied.add(id);
     if (applied.size === ids.size) break;

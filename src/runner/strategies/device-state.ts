@@ -107,13 +107,12 @@ async function send(
   let remaining = devices;
   /** How many devices the input names: while all of them are still to do, it is sent as it is. */
   const named = input === x.input ? x.devices.size : devicesOf(x.op, input).size;
-  const sum = ctx.stepSummary(step.id);
   for (let n = 1; ; n++) {
     try {
       // The input as it is while every device it names is still to do (the first attempt, usually).
       const sending = remaining.size === named ? input : withDevices(input, new Set(idsOf(remaining)));
-      const output = await ctx.call(step.id, x.action, sending, x.signal);
-      sum.attempts++;
+      const output = await ctx.call(x.count, x.action, sending, x.signal);
+      x.count.attempt();
       const requestId = requestIdOf(output);
       if (!requestId) {
         // An answer without a request id confirms nothing: the devices' state says what happened.
@@ -134,12 +133,12 @@ async function send(
         remaining = await reconcile(x, input, remaining, attempt, results, tally);
         ctx.log.info('reconciled an unknown outcome', { step: step.id, remaining: remaining.size });
         if (!remaining.size) {
-          sum.attempts++;
+          x.count.attempt();
           return undefined;
         }
       }
       if (n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
-        sum.attempts++;
+        x.count.attempt();
         results.add(
           withResult(remaining, { outcome: 'failed', ...errorOf(e), attempts: plan.retry.maxAttempts }),
         );

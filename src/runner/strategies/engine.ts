@@ -1,7 +1,7 @@
 /** An engine action (log, notify.webhook, report.write, ledger.query): run in-process, with the step's retries. */
 import { runEngineAction } from '../../actions/executors.js';
 import type { Step } from '../../playbook/schema.js';
-import { done, type RunContext } from '../context.js';
+import { done, type RunContext, type StepCount } from '../context.js';
 import type { StepPlan } from '../plan.js';
 import type { Json, StepState } from '../types.js';
 
@@ -11,10 +11,11 @@ export async function engineAction(
   plan: StepPlan,
   input: Json,
   signal: AbortSignal,
+  count: StepCount,
 ): Promise<StepState> {
   // A webhook or a report leaves the process: what the run wrote before it is committed first.
   await ctx.o.store.durable();
-  const { value } = await ctx.retrying(step.id, plan.retry, { retrySafe: true }, signal, () =>
+  const { value } = await ctx.retrying(count, plan.retry, { retrySafe: true }, signal, () =>
     runEngineAction(step.uses, input, {
       store: ctx.o.store,
       runId: ctx.id,

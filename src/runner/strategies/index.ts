@@ -4,7 +4,7 @@
  */
 import type { ActionName, Operation, Strategy as StrategyName } from '../../api/catalog.js';
 import type { Step } from '../../playbook/schema.js';
-import type { RunContext } from '../context.js';
+import type { RunContext, StepCount } from '../context.js';
 import type { DeviceSet } from '../devices.js';
 import type { StepPlan } from '../plan.js';
 import type { StoredItems } from '../stored-items.js';
@@ -31,6 +31,8 @@ export interface ActionCall {
   scope: Scope;
   /** The step's checkpoint key. */
   key: string;
+  /** This execution's requests and attempts (one iteration of a fan-out's, not the step's in all). */
+  count: StepCount;
   signal: AbortSignal;
   /** An earlier execution's checkpoint of a step it did not finish: `sending` or `confirming`. */
   resumed?: Checkpoint;

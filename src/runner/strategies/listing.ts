@@ -26,10 +26,9 @@ export async function listing(x: ActionCall): Promise<StepState> {
   let count = 0;
   let chunks = 0;
   let leftOut = 0;
-  const sum = ctx.stepSummary(step.id);
   // The next page is requested before this one is taken apart.
   for await (const page of readAhead(
-    ctx.o.client.pages(x.action as 'devices.list', x.input, ctx.requestsOf(step.id, x.signal)),
+    ctx.o.client.pages(x.action as 'devices.list', x.input, ctx.requestsOf(x.count, x.signal)),
   )) {
     const devices = ((page as Json).devices as Json[] | undefined) ?? [];
     const runs: ItemRuns = [];
@@ -41,7 +40,7 @@ export async function listing(x: ActionCall): Promise<StepState> {
     if (keepOutput) records.push(...devices);
   }
   // Counted when it completes, as every other call is; a timed-out attempt is counted by the timeout loop.
-  sum.attempts++;
+  x.count.attempt();
   if (leftOut)
     ctx.log.info('devices without the identifier the items take, left out', {
       step: step.id,

@@ -20,8 +20,8 @@ export async function locate(x: ActionCall): Promise<StepState> {
   const results = new DeviceResults();
   const { output } = await withDeviceRetries(x, results, async (input, attempt) => {
     const at = ctx.clock.now();
-    const { value } = await ctx.retrying(step.id, x.plan.retry, x.op, x.signal, () =>
-      ctx.call(step.id, x.action, input, x.signal),
+    const { value } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, () =>
+      ctx.call(x.count, x.action, input, x.signal),
     );
     const rows = (value as Json[]).map((e) =>
       locationResult(e, byMsid, attempt, { cacheMode: input.cacheMode, at }),
@@ -50,9 +50,9 @@ const reads = (x: ActionCall): boolean => Boolean(x.step.wait || x.step.devices)
 
 /** Creates the reports of `input`'s devices (the client sends batches of at most 10,000). */
 async function create(x: ActionCall, input: Json): Promise<Json[]> {
-  const { ctx, step } = x;
-  const { value } = await ctx.retrying(step.id, x.plan.retry, x.op, x.signal, () =>
-    ctx.call(step.id, x.action, input, x.signal),
+  const { ctx } = x;
+  const { value } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, () =>
+    ctx.call(x.count, x.action, input, x.signal),
   );
   return (value as { reports: Json[] }).reports;
 }
@@ -164,7 +164,7 @@ async function readResults(
 }
 
 async function readReport(x: ActionCall, which: Json, onPage: (entries: Json[]) => void): Promise<void> {
-  const pages = x.ctx.o.client.pages('location.getReport', which, x.ctx.requestsOf(x.step.id, x.signal));
+  const pages = x.ctx.o.client.pages('location.getReport', which, x.ctx.requestsOf(x.count, x.signal));
   for await (const page of readAhead(pages)) {
     onPage(((page as Json).devLocationList as Json[] | undefined) ?? []);
   }
@@ -184,7 +184,7 @@ async function awaitReports(x: ActionCall, accountName: string, reports: Json[])
         ]);
       await ctx.clock.sleep(interval, x.signal);
       const s = (await ctx.call(
-        step.id,
+        x.count,
         'location.getReportStatus',
         { accountName, txid: r.txid },
         x.signal,
