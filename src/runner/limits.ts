@@ -9,11 +9,16 @@ type Limits = NonNullable<Playbook['limits']>;
 export class RunLimits {
   /** Every device a mutating call of this run has named. */
   private readonly mutated = new Set<string>();
-  private readonly fleet = new Map<string, number>();
+  /** The size of each account's fleet, listed once a run (a listing asked for by steps side by side is one). */
+  private readonly fleet = new Map<string, Promise<number>>();
 
   constructor(private readonly ctx: RunContext) {}
 
-  /** Throws LimitError when the step's devices would take the run past a limit; else counts them. */
+  /**
+   * Throws LimitError when the step's devices would take the run past a limit; else counts them. Once the
+   * fleet's size is known, the check and the count are made with nothing awaited in between: steps checked side
+   * by side (a fan-out's batches) are checked one after the other, and cannot pass a limit together.
+   */
   async check(
     count: StepCount,
     stepLimits: Limits | undefined,
@@ -23,39 +28,48 @@ export class RunLimits {
     const { stepId } = count;
     const limits = [this.ctx.plan.playbook.limits, stepLimits].filter((l): l is Limits => Boolean(l));
     if (!limits.length || !devices.size) return;
-    const ids = idsOf(devices);
-    const after = new Set(this.mutated);
-    for (const id of ids) after.add(id);
+    const account = typeof input.accountName === 'string' ? input.accountName : undefined;
+    const fleet =
+      account !== undefined && limits.some((l) => l.maxPercentOfFleet !== undefined)
+        ? await this.fleetSize(account, count)
+        : undefined;
+    const fresh = new Set<string>();
+    for (const id of idsOf(devices)) if (!this.mutated.has(id)) fresh.add(id);
+    const after = this.mutated.size + fresh.size;
     for (const l of limits) {
-      if (l.maxDevices !== undefined && after.size > l.maxDevices) {
+      if (l.maxDevices !== undefined && after > l.maxDevices) {
         throw new LimitError(
-          `limits.maxDevices is ${l.maxDevices}: step \`${stepId}\` would bring this run to ${after.size} devices; nothing was sent`,
+          `limits.maxDevices is ${l.maxDevices}: step \`${stepId}\` would bring this run to ${after} devices; nothing was sent`,
         );
       }
-      if (l.maxPercentOfFleet !== undefined && typeof input.accountName === 'string') {
-        const fleet = await this.fleetSize(input.accountName, count);
-        const pct = fleet ? (after.size / fleet) * 100 : 100;
+      if (l.maxPercentOfFleet !== undefined && fleet !== undefined) {
+        const pct = fleet ? (after / fleet) * 100 : 100;
         if (pct > l.maxPercentOfFleet) {
           throw new LimitError(
-            `limits.maxPercentOfFleet is ${l.maxPercentOfFleet} %: step \`${stepId}\` would bring this run to ${after.size} of the ${fleet} devices of ${input.accountName} (${pct.toFixed(1)} %); nothing was sent`,
+            `limits.maxPercentOfFleet is ${l.maxPercentOfFleet} %: step \`${stepId}\` would bring this run to ${after} of the ${fleet} devices of ${account} (${pct.toFixed(1)} %); nothing was sent`,
           );
         }
       }
     }
-    for (const id of ids) this.mutated.add(id);
+    for (const id of fresh) this.mutated.add(id);
   }
 
-  /** The devices of an account, listed once a run: the listing's requests count for the step that asked. */
-  private async fleetSize(accountName: string, count: StepCount): Promise<number> {
+  /** The devices of an account: the listing's requests count for the step that asked first. */
+  private fleetSize(accountName: string, count: StepCount): Promise<number> {
     let n = this.fleet.get(accountName);
     if (n === undefined) {
-      n = 0;
-      for await (const _ of this.ctx.o.client.items(
-        'devices.list',
-        { accountName },
-        this.ctx.requestsOf(count),
-      ))
-        n++;
+      n = (async () => {
+        let size = 0;
+        for await (const _ of this.ctx.o.client.items(
+          'devices.list',
+          { accountName },
+          this.ctx.requestsOf(count),
+        ))
+          size++;
+        return size;
+      })();
+      // A listing that failed is asked again by the next step that needs it.
+      n.catch(() => this.fleet.delete(accountName));
       this.fleet.set(accountName, n);
     }
     return n;

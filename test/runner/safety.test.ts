@@ -161,6 +161,40 @@ steps:
     });
   });
 
+  it('in a fan-out of batches side by side, maxPercentOfFleet still holds: they are checked one at a time', async () => {
+    // 10 % of the account's 50 devices is 5: two batches of 2 pass, a third would make 6.
+    const pb = playbook(`
+version: 1
+name: suspend-side-by-side
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, currentState: active }
+  - id: batches
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: 2
+      concurrency: 4
+      toleratedFailurePercent: 100
+      steps:
+        - id: suspend
+          uses: devices.suspend
+          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
+          limits: { maxPercentOfFleet: 10 }
+`);
+    const summary = await runPlaybook(pb, { client, store, inputs: { account } });
+    expect([summary.status, summary.error]).to.deep.equal([
+      'failed',
+      `limits.maxPercentOfFleet is 10 %: step \`suspend\` would bring this run to 6 of the 50 devices of ${account} (12.0 %); nothing was sent`,
+    ]);
+    // The batches let through may have been cancelled with the run before they were sent; none past the limit was.
+    const c = await calls(emu);
+    expect(Object.keys(c.devices).length, 'the devices suspended').to.be.at.most(5);
+  });
+
   describe('dry run', () => {
     it('makes the read-only calls, no mutating one, and plans the mutating calls with device counts', async () => {
       const pb = playbook(`
