@@ -27,11 +27,16 @@ export async function fanOut(
   /** Device totals of each inner step over every iteration: after the loop, `steps.<inner>` shows them. */
   const inner = new Map<string, ReturnType<typeof emptyCounts>>();
   let failed = 0;
+  /**
+   * What ends the whole fan-out (a limit passed, the run cancelled): no iteration starts after it, and those
+   * under way end first, so that nothing of the run acts, or writes its ledger, after the run has ended.
+   */
+  let fatal: { error: unknown } | undefined;
   let next = 0;
   let finished = 0;
   let reported = 0;
   const worker = async () => {
-    while (next < units.length) {
+    while (!fatal && next < units.length) {
       const index = next++;
       const child: Scope = {
         ctx: { ...scope.ctx, steps: { ...scope.ctx.steps }, item: units[index], index },
@@ -41,7 +46,10 @@ export async function fanOut(
       try {
         await runSteps(fe.steps as Step[], child);
       } catch (e) {
-        if (e instanceof LimitError || signal?.aborted) throw e;
+        if (e instanceof LimitError || signal?.aborted) {
+          fatal ??= { error: e };
+          return;
+        }
         failed++;
       }
       for (const s of fe.steps as Step[]) {
@@ -70,17 +78,14 @@ export async function fanOut(
   // Each worker starts once the one before has handed its first call on, so that the first request is on its
   // way while the next is prepared, not after every worker has prepared one.
   const workers: Promise<void>[] = [];
-  let stopped = false;
   for (let w = 0; w < Math.min(fe.concurrency ?? 1, units.length || 1); w++) {
     if (w) await new Promise(setImmediate);
-    // A worker already stopped by a limit or a cancellation: no more are started.
-    if (stopped) break;
-    const started = worker();
-    // Met by Promise.all below; until then, not an unhandled rejection.
-    started.catch(() => (stopped = true));
-    workers.push(started);
+    // A limit or a cancellation already met: no more workers are started.
+    if (fatal) break;
+    workers.push(worker());
   }
   await Promise.all(workers);
+  if (fatal) throw fatal.error;
   for (const [id, totals] of inner)
     scope.ctx.steps[id] = { status: 'succeeded', output: null, items: [], devices: totals };
   const output = { iterations: units.length, failed };
