@@ -54,6 +54,18 @@ export class RunLimits {
     for (const id of fresh) this.mutated.add(id);
   }
 
+  /**
+   * A resumed run: the devices its earlier executions named in calls that may have changed them (every outcome
+   * but `skipped`, which was never sent) count again, as if the run had never stopped.
+   */
+  async resume(): Promise<void> {
+    const { plan, o, id } = this.ctx;
+    const steps = plan.limitedSteps;
+    if (!steps) return;
+    for await (const page of o.store.eachDeviceResult(id))
+      for (const r of page) if (r.outcome !== 'skipped' && steps.has(r.step)) this.mutated.add(r.deviceId);
+  }
+
   /** The devices of an account: the listing's requests count for the step that asked first. */
   private fleetSize(accountName: string, count: StepCount): Promise<number> {
     let n = this.fleet.get(accountName);

@@ -65,6 +65,8 @@ export interface Plan {
    * One whose presence an expression tests (`"NAME" in secrets`, `has(secrets.NAME)`) is optional, not here.
    */
   secrets: Set<string>;
+  /** The steps whose action may change devices, by id (`limits` count their devices), when a limit is set. */
+  limitedSteps: Set<string> | undefined;
   of(step: Step): StepPlan;
 }
 
@@ -86,11 +88,15 @@ function compile(pb: Playbook): Plan {
   const streams = streamingSteps(pb);
   const actions = new Set<ActionName>();
   const services = new Set<string>();
+  const mutating = new Set<string>();
+  let limited = pb.limits !== undefined;
   for (const step of allSteps(pb)) {
     const from = streams.get(step);
     steps.set(step, { ...stepPlan(step), ...(from ? { streamsFrom: from } : {}) });
     if ('uses' in step && isAction(step.uses)) {
       actions.add(step.uses);
+      if (CATALOG[step.uses].mutating) mutating.add(step.id);
+      limited ||= step.limits !== undefined;
       if ((CATALOG[step.uses] as Operation).strategy === 'deviceState') services.add('CarrierService');
     }
     const event = eventWait(step);
@@ -106,6 +112,7 @@ function compile(pb: Playbook): Plan {
     actions: [...actions],
     services,
     secrets,
+    limitedSteps: limited ? mutating : undefined,
     of(step) {
       const p = steps.get(step);
       if (!p) throw new Error(`step \`${step.id}\` is not part of playbook ${pb.name}`);

@@ -96,8 +96,10 @@ class Run {
       // Queued by the daemon, or interrupted (a crash): what earlier executions checkpointed is not done again.
       // A run still queued never executed, so it has no checkpoints.
       this.startedAt = stored.startedAt;
-      if (stored.status !== 'queued')
+      if (stored.status !== 'queued') {
         ctx.checkpoints = (await store.loadSteps(ctx.id)) as Map<string, Checkpoint>;
+        await this.limits.resume();
+      }
       store.updateRun(ctx.id, { status: 'running' });
     } else {
       // The definition first: a run of a version is never stored without it (playbook/version.ts).

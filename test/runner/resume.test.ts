@@ -159,6 +159,53 @@ steps:
     );
   });
 
+  it("a resumed run's limits count the devices its earlier execution changed", async () => {
+    const flat = (from: number, to: number) =>
+      devices
+        .slice(from, to)
+        .map((d) => `{ id: "${imei(d)}", kind: imei }`)
+        .join(', ');
+    const pb = playbook(`
+version: 1
+name: resume-limits
+on: { manual: true }
+limits: { maxDevices: 8 }
+steps:
+  - id: first
+    uses: devices.suspend
+    with: { accountName: "${account}", devices: [${flat(0, 6)}] }
+  - id: pause
+    wait: 1s
+  - id: second
+    uses: devices.suspend
+    with: { accountName: "${account}", devices: [${flat(6, 10)}] }
+`);
+    // Interrupted (a crash, a restart) once the first suspend is done, then resumed.
+    const controller = new AbortController();
+    const running = runPlaybook(pb, { client, store, runId: 'r-limits', signal: controller.signal });
+    const done = async () =>
+      ((await store.loadSteps('r-limits')).get('first') as { status?: string } | undefined)?.status ===
+      'succeeded';
+    for (let i = 0; i < 250 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
+    controller.abort(new Interrupted());
+    expect(
+      await running.then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    ).to.be.instanceOf(Interrupted);
+
+    const summary = await runPlaybook(pb, { client, store, runId: 'r-limits' });
+    // 6 devices already, 4 more would make 10: refused, as it would have been without the restart.
+    expect([summary.status, summary.error]).to.deep.equal([
+      'failed',
+      'limits.maxDevices is 8: step `second` would bring this run to 10 devices; nothing was sent',
+    ]);
+    expect(Object.keys((await calls(emu)).devices).sort()).to.deep.equal(
+      devices.slice(0, 6).map(imei).sort(),
+    );
+  });
+
   it('a resumed run fans out over the listing its checkpoint kept, not a fresh one', async () => {
     const pb = playbook(`
 version: 1
