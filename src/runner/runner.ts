@@ -226,7 +226,7 @@ class Run {
     // This execution's own calls and attempts: the other iterations of a fan-out count theirs meanwhile.
     const count = ctx.countOf(step.id);
     const cp = ctx.checkpoints.get(key);
-    const unfinished = cp?.status === 'sending' || cp?.status === 'confirming';
+    const unfinished = cp?.status === 'sending' || cp?.status === 'confirming' || cp?.status === 'waiting';
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
     const signal = this.signal;
     const abortedBefore = signal.aborted;
@@ -428,7 +428,7 @@ class Run {
       const msg = typeof step.fail === 'string' ? step.fail : step.fail.message;
       throw new StepError(String(render(msg, scope.ctx, scope.inLoop)));
     }
-    if ('wait' in step) return waitStep(this.ctx, step, plan, scope, signal, count);
+    if ('wait' in step) return waitStep(this.ctx, step, plan, scope, signal, count, key, resumed);
     throw new StepError('unknown step kind');
   }
 

@@ -153,7 +153,7 @@ export interface AcceptedRequest {
  * all confirmed yet.
  */
 export interface Checkpoint {
-  status: StepStatus | 'sending' | 'confirming';
+  status: StepStatus | 'sending' | 'confirming' | 'waiting';
   output?: unknown;
   /**
    * How many items a listing keeps in the store (StoredItems under the step's key): a resumed run must go over
@@ -168,6 +168,8 @@ export interface Checkpoint {
   error?: string;
   calls?: number;
   attempts?: number;
+  /** A `waiting` wait's deadline, on the run's clock (ms). */
+  until?: number;
 }
 
 export interface Scope {

@@ -1,6 +1,8 @@
 /**
  * A `wait:` step: a plain duration, or an event wait that ends with the first matching callback (the daemon's
- * EventSource) or, with `poll`, the first polled answer that satisfies `until`, or fails at its timeout.
+ * EventSource) or, with `poll`, the first polled answer that satisfies `until`, or fails at its timeout. Its
+ * deadline is checkpointed as it begins (`waiting`): a run resumed after a restart waits until then, not a whole
+ * wait again.
  */
 import { render, selectsEvent, truthy } from '../expressions/template.js';
 import type { Step } from '../playbook/schema.js';
@@ -8,7 +10,7 @@ import { emptyCounts } from '../store/store.js';
 import { linkedController } from '../util/linked-abort.js';
 import { done, type RunContext, type StepCount } from './context.js';
 import type { StepPlan } from './plan.js';
-import { StepError, type Json, type Scope, type StepState } from './types.js';
+import { StepError, type Checkpoint, type Json, type Scope, type StepState } from './types.js';
 
 export async function waitStep(
   ctx: RunContext,
@@ -17,14 +19,19 @@ export async function waitStep(
   scope: Scope,
   signal: AbortSignal,
   count: StepCount,
+  key: string,
+  resumed?: Checkpoint,
 ): Promise<StepState> {
   const w = step.wait;
-  const timeoutMs = plan.waitMs ?? 0;
+  let deadline = resumed?.status === 'waiting' ? resumed.until : undefined;
+  if (deadline === undefined) {
+    deadline = ctx.clock.now() + (plan.waitMs ?? 0);
+    ctx.o.store.saveStep(ctx.id, key, { status: 'waiting', until: deadline } satisfies Checkpoint);
+  }
   if (typeof w === 'string') {
-    await sleepLogged(ctx, step.id, scope, timeoutMs, { for: w }, signal);
+    await sleepLogged(ctx, step.id, scope, deadline, { for: w }, signal);
     return done(null);
   }
-  const deadline = ctx.clock.now() + timeoutMs;
   const stop = linkedController(signal);
   const both = stop.controller.signal;
   const match = (event: unknown) =>
@@ -55,7 +62,7 @@ export async function waitStep(
     ...(w.poll ? { poll: `${w.poll.uses} every ${w.poll.interval ?? `${pollMs(ctx, plan) / 1000}s`}` } : {}),
   };
   waiters.push(
-    sleepLogged(ctx, step.id, scope, timeoutMs, what, both).then(() => {
+    sleepLogged(ctx, step.id, scope, deadline, what, both).then(() => {
       throw new StepError(`no ${w.event.service} event within ${w.timeout}`, ['timeout']);
     }),
   );
@@ -77,20 +84,20 @@ function pollMs(ctx: RunContext, plan: StepPlan): number {
 const PROGRESS_MS = 60_000;
 
 /**
- * Sleeps `ms` on the run's clock. A long sleep logs `waiting` as it starts (the step, what it waits for, until
- * when) and `still waiting` each minute (how long so far): at info, or at debug inside a fan-out, as its steps
- * log. It sleeps a minute at a time, so that it needs no second timer.
+ * Sleeps until `end` on the run's clock. A long sleep logs `waiting` as it starts (the step, what it waits for,
+ * until when) and `still waiting` each minute (how long so far): at info, or at debug inside a fan-out, as its
+ * steps log. It sleeps a minute at a time, so that it needs no second timer.
  */
 async function sleepLogged(
   ctx: RunContext,
   stepId: string,
   scope: Scope,
-  ms: number,
+  end: number,
   what: Json,
   signal: AbortSignal,
 ): Promise<void> {
   const start = ctx.clock.now();
-  const end = start + ms;
+  const ms = end - start;
   const meta = { step: stepId, ...what, until: new Date(end).toISOString() };
   const log = (message: string, extra: Json = {}) =>
     scope.inLoop

@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
+import type { Clock } from '../../src/clock.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
@@ -143,7 +144,13 @@ steps:
     );
     expect(err).to.be.instanceOf(Interrupted);
     expect((await store.getRun('r3'))!.status).to.equal('running');
-    expect([...(await store.loadSteps('r3')).keys()]).to.deep.equal(['first']);
+    // The wait under way says until when it waits; nothing says failed.
+    expect(
+      [...(await store.loadSteps('r3'))].map(([key, cp]) => [key, (cp as { status: string }).status]),
+    ).to.deep.equal([
+      ['first', 'succeeded'],
+      ['pause', 'waiting'],
+    ]);
     expect((await store.claimRuns('next start', undefined, Date.now())).map((r) => r.id)).to.include('r3');
 
     const summary = await runPlaybook(pb, { client, store, runId: 'r3' });
@@ -204,6 +211,66 @@ steps:
     expect(Object.keys((await calls(emu)).devices).sort()).to.deep.equal(
       devices.slice(0, 6).map(imei).sort(),
     );
+  });
+
+  it('a resumed wait ends when it would have without the restart, not a whole wait later', async () => {
+    const pb = playbook(`
+version: 1
+name: resume-wait
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: one }
+  - id: hold
+    wait: 2h
+  - id: last
+    uses: log
+    with: { message: two }
+`);
+    const T0 = Date.UTC(2026, 10, 29, 2, 0, 0);
+    // The first execution's clock stands at T0: its wait begins, and lasts until it is interrupted.
+    const waiting: number[] = [];
+    const before: Clock = {
+      now: () => T0,
+      sleep: (ms, signal) =>
+        new Promise((_, reject) => {
+          waiting.push(ms);
+          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+        }),
+      timer: () => () => undefined,
+    };
+    const controller = new AbortController();
+    const running = runPlaybook(pb, {
+      client,
+      store,
+      runId: 'r-wait',
+      signal: controller.signal,
+      clock: before,
+    });
+    for (let i = 0; i < 250 && !waiting.length; i++) await new Promise((r) => setTimeout(r, 20));
+    controller.abort(new Interrupted());
+    expect(
+      await running.then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    ).to.be.instanceOf(Interrupted);
+
+    // Resumed 90 minutes later: 30 are left of the 2 hours.
+    let now = T0 + 90 * 60_000;
+    const slept: number[] = [];
+    const after: Clock = {
+      now: () => now,
+      sleep: async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+      timer: () => () => undefined,
+    };
+    const summary = await runPlaybook(pb, { client, store, runId: 'r-wait', clock: after });
+    expect(summary.status, summary.error).to.equal('succeeded');
+    expect(slept.reduce((a, b) => a + b, 0)).to.equal(30 * 60_000);
   });
 
   it('a resumed run fans out over the listing its checkpoint kept, not a fresh one', async () => {
