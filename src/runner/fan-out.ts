@@ -14,7 +14,7 @@ export async function fanOut(
   step: Extract<Step, { forEach: unknown }>,
   scope: Scope,
   runSteps: (steps: Step[], scope: Scope) => Promise<void>,
-  signal: AbortSignal | undefined,
+  signal: AbortSignal,
 ): Promise<StepState> {
   const fe = step.forEach;
   const items = render(fe.items, scope.ctx, scope.inLoop);
@@ -42,11 +42,12 @@ export async function fanOut(
         ctx: { ...scope.ctx, steps: { ...scope.ctx.steps }, item: units[index], index },
         inLoop: true,
         key: `${scope.key}${step.id}[${index}]/`,
+        signal,
       };
       try {
         await runSteps(fe.steps as Step[], child);
       } catch (e) {
-        if (e instanceof LimitError || signal?.aborted) {
+        if (e instanceof LimitError || signal.aborted) {
           fatal ??= { error: e };
           return;
         }

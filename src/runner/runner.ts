@@ -204,7 +204,7 @@ class Run {
 
   private async steps(list: Step[], scope: Scope, evenIfCancelled = false): Promise<void> {
     for (const step of list) {
-      if (!evenIfCancelled) this.signal.throwIfAborted();
+      if (!evenIfCancelled) (scope.signal ?? this.signal).throwIfAborted();
       await this.step(step, scope);
     }
   }
@@ -228,7 +228,7 @@ class Run {
     const cp = ctx.checkpoints.get(key);
     const unfinished = cp?.status === 'sending' || cp?.status === 'confirming' || cp?.status === 'waiting';
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
-    const signal = this.signal;
+    const signal = scope.signal ?? this.signal;
     const abortedBefore = signal.aborted;
     let state: StepState;
     try {
@@ -365,27 +365,35 @@ class Run {
   ): Promise<StepState> {
     const plan = this.ctx.plan.of(step);
     const mutating = Boolean(plan.op?.mutating);
+    const parent = scope.signal ?? this.signal;
     const attempt = () =>
-      this.withTimeout(step, plan, (signal) => this.run(step, plan, scope, key, count, signal, resumed));
+      this.withTimeout(step, plan, parent, (signal) =>
+        this.run(step, plan, scope, key, count, signal, resumed),
+      );
     const { value } = await retrying(attempt, {
       maxAttempts: plan.retry.maxAttempts,
       retryable: (e) =>
         e instanceof StepError && e.selector.includes('timeout') && !mutating && selects(plan.retry.on, e),
       delay: (attempt) => this.ctx.delay(plan.retry, attempt),
-      sleep: (ms) => this.ctx.clock.sleep(ms, this.signal),
+      sleep: (ms) => this.ctx.clock.sleep(ms, parent),
       onRetry: () => count.attempt(),
     });
     return value;
   }
 
+  /**
+   * Runs `fn` under `parent`, or under a signal of its own that the step's timeout aborts: then the step ends with
+   * the timeout once `fn`, stopped, has ended, so that nothing of the step acts or writes after it has failed.
+   */
   private async withTimeout<T>(
     step: Step,
     plan: StepPlan,
+    parent: AbortSignal,
     fn: (signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
     const ms = plan.timeoutMs;
-    if (ms === undefined) return fn(this.signal);
-    const timer = linkedController(this.signal);
+    if (ms === undefined) return fn(parent);
+    const timer = linkedController(parent);
     let timedOut!: (e: Error) => void;
     const timeout = new Promise<never>((_, reject) => (timedOut = reject));
     const t = setTimeout(() => {
@@ -393,10 +401,12 @@ class Run {
       timer.controller.abort(e);
       timedOut(e);
     }, ms);
+    const work = fn(withListeners(timer.controller.signal));
     try {
-      return await Promise.race([fn(withListeners(timer.controller.signal)), timeout]);
+      return await Promise.race([work, timeout]);
     } finally {
       clearTimeout(t);
+      if (timer.controller.signal.aborted) await work.catch(() => undefined);
       timer.unlink();
     }
   }
@@ -411,11 +421,13 @@ class Run {
     resumed?: Checkpoint,
   ): Promise<StepState> {
     if ('uses' in step) return this.uses(step, plan, scope, key, count, signal, resumed);
+    // The steps inside stop with this one (its timeout, the run's cancel).
     if ('forEach' in step)
-      return fanOut(this.ctx, step, scope, (steps, child) => this.steps(steps, child), this.signal);
+      return fanOut(this.ctx, step, scope, (steps, child) => this.steps(steps, child), signal);
     if ('parallel' in step) {
       // Every branch settles before the step ends: a failed branch must not end the run under the others.
-      const settled = await Promise.allSettled(step.parallel.map((s) => this.step(s as Step, scope)));
+      const inner = { ...scope, signal };
+      const settled = await Promise.allSettled(step.parallel.map((s) => this.step(s as Step, inner)));
       const failed = settled.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
       return done(null);

@@ -176,4 +176,9 @@ export interface Scope {
   ctx: Json & { steps: Record<string, StepState>; vars: Json };
   inLoop: boolean;
   key: string;
+  /**
+   * What stops the steps of this scope: that of the `forEach` or `parallel` step they are in, which its timeout
+   * also aborts; the run's when absent.
+   */
+  signal?: AbortSignal;
 }

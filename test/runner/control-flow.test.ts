@@ -304,6 +304,29 @@ steps:
       expect(s.error).to.equal('step `slow` failed: timed out after 200ms');
     });
 
+    it('a forEach past its timeout stops the iteration under way: no step of it is left running', async () => {
+      const s = await run(`
+version: 1
+name: loop-too-long
+on: { manual: true }
+steps:
+  - id: each
+    forEach:
+      items: '\${{ [1, 2, 3, 4, 5, 6] }}'
+      steps:
+        - id: hold
+          wait: 200ms
+        - id: note
+          uses: log
+          with: { message: 'iteration \${{ item }} done' }
+    timeout: 300ms
+`);
+      expect([s.status, s.error]).to.deep.equal(['failed', 'step `each` failed: timed out after 300ms']);
+      // Before, the loop went on after its step, and its run, had ended: `hold` was still running.
+      expect(step(s, 'hold')).to.include({ status: 'cancelled', error: 'timed out after 300ms' });
+      expect(step(s, 'each')).to.include({ status: 'failed', error: 'timed out after 300ms' });
+    });
+
     it('retry.on [timeout] tries a read again when an attempt passes the step timeout', async () => {
       // The first attempt meets 3 s of latency; the faults are lifted 200 ms later, so a second attempt is fast.
       await setFaults(emu, { latencyMs: 3000 });
