@@ -115,6 +115,8 @@ export class Checker {
   private stepArgs: ExprSite[] = [];
   private order = 0;
   private branch: string[] = [];
+  /** Why the steps walked now run side by side with others like them (a forEach's concurrency, a parallel). */
+  private sideBySide: { why: string; own: string }[] = [];
 
   constructor(
     private readonly file: string,
@@ -274,15 +276,37 @@ export class Checker {
       case 'forEach': {
         const fe = isObject(step.forEach) ? step.forEach : {};
         this.collectExprs(fe.items, [...path, 'forEach', 'items'], order, inLoop);
+        const many = typeof fe.concurrency === 'number' && fe.concurrency > 1;
+        if (many)
+          this.sideBySide.push({
+            why: `forEach \`${String(step.id)}\` runs ${fe.concurrency} iterations at once`,
+            own: "what is an iteration's own is in `item`, `index` and its steps' outputs",
+          });
         if (Array.isArray(fe.steps)) this.walkSteps(fe.steps, [...path, 'forEach', 'steps'], true);
+        if (many) this.sideBySide.pop();
         break;
       }
       case 'parallel':
+        this.sideBySide.push({
+          why: `the branches of parallel \`${String(step.id)}\` run at once`,
+          own: "what is a branch's own is in its steps' outputs",
+        });
         if (Array.isArray(step.parallel)) this.walkSteps(step.parallel, [...path, 'parallel'], inLoop, true);
+        this.sideBySide.pop();
         break;
-      case 'set':
+      case 'set': {
         this.collectExprs(step.set, [...path, 'set'], order, inLoop);
+        const side = this.sideBySide[this.sideBySide.length - 1];
+        if (side)
+          this.report(
+            [...path, 'set'],
+            'key',
+            'shared-vars',
+            `${side.why}, and they share the run's \`vars\`: a later step may read what another one set here; ${side.own}`,
+            'warning',
+          );
         break;
+      }
       case 'fail':
         this.collectExprs(step.fail, [...path, 'fail'], order, inLoop);
         break;

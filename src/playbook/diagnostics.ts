@@ -44,6 +44,8 @@ export const RULES = {
   duration: 'A duration is not valid.',
   input: 'An input declaration is inconsistent (a default of the wrong type).',
   unreachable: 'A step can never run.',
+  'shared-vars':
+    'A `set` in steps that run side by side (a forEach with concurrency above 1, a parallel step): they share `vars`.',
   'report-path':
     'A report.write path is absolute or climbs out of the reports directory (a warning when it starts with reports/).',
   'webhook-header':
