@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
 import type { Clock } from '../../src/clock.js';
+import type { Playbook } from '../../src/playbook/schema.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
@@ -54,6 +55,25 @@ describe('runner: resuming a stored run', () => {
       inputs: {},
       startedAt: new Date().toISOString(),
     });
+
+  /** Runs `pb` as run `runId` until `ready` says so, then interrupts it as a restart would. */
+  async function interrupted(pb: Playbook, runId: string, ready: () => Promise<boolean>, clock?: Clock) {
+    const controller = new AbortController();
+    const running = runPlaybook(pb, {
+      client,
+      store,
+      runId,
+      signal: controller.signal,
+      ...(clock ? { clock } : {}),
+    });
+    for (let i = 0; i < 250 && !(await ready()); i++) await new Promise((r) => setTimeout(r, 20));
+    controller.abort(new Interrupted());
+    const ended = await running.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(ended, 'the first execution').to.be.instanceOf(Interrupted);
+  }
 
   it('restores finished steps, and reconciles a suspend that was sent and never answered', async () => {
     const pb = playbook(`
@@ -188,19 +208,13 @@ steps:
     with: { accountName: "${account}", devices: [${flat(6, 10)}] }
 `);
     // Interrupted (a crash, a restart) once the first suspend is done, then resumed.
-    const controller = new AbortController();
-    const running = runPlaybook(pb, { client, store, runId: 'r-limits', signal: controller.signal });
-    const done = async () =>
-      ((await store.loadSteps('r-limits')).get('first') as { status?: string } | undefined)?.status ===
-      'succeeded';
-    for (let i = 0; i < 250 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
-    controller.abort(new Interrupted());
-    expect(
-      await running.then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
-    ).to.be.instanceOf(Interrupted);
+    await interrupted(
+      pb,
+      'r-limits',
+      async () =>
+        ((await store.loadSteps('r-limits')).get('first') as { status?: string } | undefined)?.status ===
+        'succeeded',
+    );
 
     const summary = await runPlaybook(pb, { client, store, runId: 'r-limits' });
     // 6 devices already, 4 more would make 10: refused, as it would have been without the restart.
@@ -240,22 +254,7 @@ steps:
         }),
       timer: () => () => undefined,
     };
-    const controller = new AbortController();
-    const running = runPlaybook(pb, {
-      client,
-      store,
-      runId: 'r-wait',
-      signal: controller.signal,
-      clock: before,
-    });
-    for (let i = 0; i < 250 && !waiting.length; i++) await new Promise((r) => setTimeout(r, 20));
-    controller.abort(new Interrupted());
-    expect(
-      await running.then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
-    ).to.be.instanceOf(Interrupted);
+    await interrupted(pb, 'r-wait', async () => waiting.length > 0, before);
 
     // Resumed 90 minutes later: 30 are left of the 2 hours.
     let now = T0 + 90 * 60_000;

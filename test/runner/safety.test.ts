@@ -53,6 +53,31 @@ describe('runner: limits and dry run', function () {
   const flat = (list: SeedDevice[]) => list.map((d) => ({ id: imei(d), kind: 'imei' }));
 
   describe('limits', () => {
+    /** The account's active devices suspended in batches of `size`, `concurrency` at a time, under `limits`. */
+    const inBatches = (size: number, concurrency: number, limits: string) =>
+      playbook(`
+version: 1
+name: suspend-in-batches
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: \${{ inputs.account }}, currentState: active }
+  - id: batches
+    forEach:
+      items: \${{ steps.devices.items }}
+      batchSize: ${size}
+      concurrency: ${concurrency}
+      toleratedFailurePercent: 100
+      steps:
+        - id: suspend
+          uses: devices.suspend
+          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
+          limits: ${limits}
+`);
+
     it('maxDevices smaller than the device list stops the run before any mutation', async () => {
       const pb = playbook(`
 version: 1
@@ -126,27 +151,7 @@ steps:
     });
 
     it('in a fan-out, stops before the first batch that would pass maxDevices', async () => {
-      const pb = playbook(`
-version: 1
-name: suspend-in-batches
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: devices
-    uses: devices.list
-    with: { accountName: \${{ inputs.account }}, currentState: active }
-  - id: batches
-    forEach:
-      items: \${{ steps.devices.items }}
-      batchSize: 10
-      toleratedFailurePercent: 100
-      steps:
-        - id: suspend
-          uses: devices.suspend
-          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
-          limits: { maxDevices: 25 }
-`);
+      const pb = inBatches(10, 1, '{ maxDevices: 25 }');
       const summary = await runPlaybook(pb, { client, store, inputs: { account } });
       expect(summary.status).to.equal('failed');
       expect(summary.error).to.equal(
@@ -159,45 +164,24 @@ steps:
       expect(Object.keys(c.devices).sort()).to.deep.equal(expected);
       expect(summary.steps.find((s) => s.id === 'suspend')?.devices.succeeded).to.equal(20);
     });
-  });
 
-  it('in a fan-out of batches side by side, maxPercentOfFleet still holds: they are checked one at a time', async () => {
-    // 10 % of the account's 50 devices is 5: two batches of 2 pass, a third would make 6.
-    const pb = playbook(`
-version: 1
-name: suspend-side-by-side
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: devices
-    uses: devices.list
-    with: { accountName: \${{ inputs.account }}, currentState: active }
-  - id: batches
-    forEach:
-      items: \${{ steps.devices.items }}
-      batchSize: 2
-      concurrency: 4
-      toleratedFailurePercent: 100
-      steps:
-        - id: suspend
-          uses: devices.suspend
-          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
-          limits: { maxPercentOfFleet: 10 }
-`);
-    const summary = await runPlaybook(pb, { client, store, inputs: { account } });
-    expect([summary.status, summary.error]).to.deep.equal([
-      'failed',
-      `limits.maxPercentOfFleet is 10 %: step \`suspend\` would bring this run to 6 of the 50 devices of ${account} (12.0 %); nothing was sent`,
-    ]);
-    // The two batches let through go out, and are recorded, before the run ends: none starts after it, and
-    // none past the limit is sent. Before, the run ended first, its summary saying 0 devices, and the two
-    // batches were sent and written to its ledger after it had ended.
-    const c = await calls(emu);
-    expect(Object.keys(c.devices), 'the devices suspended').to.have.length(4);
-    expect(c.actions['devices.suspend']).to.equal(2);
-    expect(summary.steps.find((x) => x.id === 'suspend')?.devices.succeeded).to.equal(4);
-    expect(await store.deviceResults(summary.runId)).to.have.length(4);
+    it('in a fan-out of batches side by side, maxPercentOfFleet still holds: they are checked one at a time', async () => {
+      // 10 % of the account's 50 devices is 5: two batches of 2 pass, a third would make 6.
+      const pb = inBatches(2, 4, '{ maxPercentOfFleet: 10 }');
+      const summary = await runPlaybook(pb, { client, store, inputs: { account } });
+      expect([summary.status, summary.error]).to.deep.equal([
+        'failed',
+        `limits.maxPercentOfFleet is 10 %: step \`suspend\` would bring this run to 6 of the 50 devices of ${account} (12.0 %); nothing was sent`,
+      ]);
+      // The two batches let through go out, and are recorded, before the run ends: none starts after it, and
+      // none past the limit is sent. Before, the run ended first, its summary saying 0 devices, and the two
+      // batches were sent and written to its ledger after it had ended.
+      const c = await calls(emu);
+      expect(Object.keys(c.devices), 'the devices suspended').to.have.length(4);
+      expect(c.actions['devices.suspend']).to.equal(2);
+      expect(summary.steps.find((x) => x.id === 'suspend')?.devices.succeeded).to.equal(4);
+      expect(await store.deviceResults(summary.runId)).to.have.length(4);
+    });
   });
 
   describe('dry run', () => {
