@@ -65,7 +65,10 @@ export interface Plan {
    * One whose presence an expression tests (`"NAME" in secrets`, `has(secrets.NAME)`) is optional, not here.
    */
   secrets: Set<string>;
-  /** The steps whose action may change devices, by id (`limits` count their devices), when a limit is set. */
+  /**
+   * The ids of the steps whose devices `limits` count (RunLimits): every step whose action may change devices
+   * when the playbook sets limits, else those that set their own; undefined when none does.
+   */
   limitedSteps: Set<string> | undefined;
   of(step: Step): StepPlan;
 }
@@ -89,14 +92,16 @@ function compile(pb: Playbook): Plan {
   const actions = new Set<ActionName>();
   const services = new Set<string>();
   const mutating = new Set<string>();
-  let limited = pb.limits !== undefined;
+  const ownLimits = new Set<string>();
   for (const step of allSteps(pb)) {
     const from = streams.get(step);
     steps.set(step, { ...stepPlan(step), ...(from ? { streamsFrom: from } : {}) });
     if ('uses' in step && isAction(step.uses)) {
       actions.add(step.uses);
-      if (CATALOG[step.uses].mutating) mutating.add(step.id);
-      limited ||= step.limits !== undefined;
+      if (CATALOG[step.uses].mutating) {
+        mutating.add(step.id);
+        if (step.limits !== undefined) ownLimits.add(step.id);
+      }
       if ((CATALOG[step.uses] as Operation).strategy === 'deviceState') services.add('CarrierService');
     }
     const event = eventWait(step);
@@ -112,7 +117,7 @@ function compile(pb: Playbook): Plan {
     actions: [...actions],
     services,
     secrets,
-    limitedSteps: limited ? mutating : undefined,
+    limitedSteps: pb.limits !== undefined ? mutating : ownLimits.size ? ownLimits : undefined,
     of(step) {
       const p = steps.get(step);
       if (!p) throw new Error(`step \`${step.id}\` is not part of playbook ${pb.name}`);

@@ -186,7 +186,11 @@ steps:
     );
   });
 
-  it("a resumed run's limits count the devices its earlier execution changed", async () => {
+  /**
+   * Suspends 6 devices (`first`), waits, then 4 more (`second`), under `playbookLimits` and `secondLimits`; run
+   * as `runId`, interrupted once `first` is done, then resumed.
+   */
+  async function resumedLimits(runId: string, playbookLimits: string, secondLimits: string) {
     const flat = (from: number, to: number) =>
       devices
         .slice(from, to)
@@ -196,7 +200,7 @@ steps:
 version: 1
 name: resume-limits
 on: { manual: true }
-limits: { maxDevices: 8 }
+${playbookLimits}
 steps:
   - id: first
     uses: devices.suspend
@@ -206,17 +210,20 @@ steps:
   - id: second
     uses: devices.suspend
     with: { accountName: "${account}", devices: [${flat(6, 10)}] }
+    ${secondLimits}
 `);
-    // Interrupted (a crash, a restart) once the first suspend is done, then resumed.
     await interrupted(
       pb,
-      'r-limits',
+      runId,
       async () =>
-        ((await store.loadSteps('r-limits')).get('first') as { status?: string } | undefined)?.status ===
+        ((await store.loadSteps(runId)).get('first') as { status?: string } | undefined)?.status ===
         'succeeded',
     );
+    return runPlaybook(pb, { client, store, runId });
+  }
 
-    const summary = await runPlaybook(pb, { client, store, runId: 'r-limits' });
+  it("a resumed run's limits count the devices its earlier execution changed", async () => {
+    const summary = await resumedLimits('r-limits', 'limits: { maxDevices: 8 }', '');
     // 6 devices already, 4 more would make 10: refused, as it would have been without the restart.
     expect([summary.status, summary.error]).to.deep.equal([
       'failed',
@@ -225,6 +232,13 @@ steps:
     expect(Object.keys((await calls(emu)).devices).sort()).to.deep.equal(
       devices.slice(0, 6).map(imei).sort(),
     );
+  });
+
+  it('a resumed run counts for a step limit only the steps a limit counted before the restart', async () => {
+    // Only `second` has a limit: `first`, which has none, was never counted, and is not counted on resuming.
+    const summary = await resumedLimits('r-step-limits', '', 'limits: { maxDevices: 5 }');
+    expect(summary.status, summary.error).to.equal('succeeded');
+    expect(Object.keys((await calls(emu)).devices)).to.have.length(10);
   });
 
   it('a resumed wait ends when it would have without the restart, not a whole wait later', async () => {
