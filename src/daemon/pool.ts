@@ -147,29 +147,29 @@ export class RunPool {
    * (it ended, or another process executes it).
    */
   cancel(runId: string, reason: string): boolean {
-    for (const e of [...this.executing, ...this.ready])
-      if (e.run.id === runId) {
-        (e.controller.signal.aborted ? e.stop : e.controller).abort(new Error(reason));
-        return true;
-      }
-    for (const g of this.groups.values()) {
-      const i = g.waiting.findIndex((e) => e.run.id === runId);
-      if (i < 0) continue;
-      const [entry] = g.waiting.splice(i, 1);
-      this.end((entry as Entry).run, 'cancelled', reason);
-      return true;
-    }
-    return false;
+    const held = this.find(runId);
+    if (!held) return false;
+    const { entry, waiting } = held;
+    if (waiting) {
+      waiting.splice(waiting.indexOf(entry), 1);
+      this.end(entry.run, 'cancelled', reason);
+    } else (entry.controller.signal.aborted ? entry.stop : entry.controller).abort(new Error(reason));
+    return true;
   }
 
   /** Whether this pool holds the run: executing it, or holding it ready or waiting for its concurrency group. */
   holds(runId: string): boolean {
-    const is = (e: Entry) => e.run.id === runId;
-    return (
-      [...this.executing].some(is) ||
-      this.ready.some(is) ||
-      [...this.groups.values()].some((g) => g.waiting.some(is))
-    );
+    return this.find(runId) !== undefined;
+  }
+
+  /** The run's entry, if this pool holds it; with the queue of its concurrency group when it waits there. */
+  private find(runId: string): { entry: Entry; waiting?: Entry[] } | undefined {
+    for (const entry of [...this.executing, ...this.ready]) if (entry.run.id === runId) return { entry };
+    for (const g of this.groups.values()) {
+      const entry = g.waiting.find((e) => e.run.id === runId);
+      if (entry) return { entry, waiting: g.waiting };
+    }
+    return undefined;
   }
 
   /**

@@ -131,6 +131,26 @@ describe('daemon: concurrency keys and cancels in the run pool', function () {
     ]);
   });
 
+  it('holds and cancels a run waiting for its key: it ends cancelled at once, the first goes on', async () => {
+    const pb = held('queue');
+    const pool = poolOf(pb);
+    const first = submit(pool, pb.name, 'north');
+    const second = submit(pool, pb.name, 'north');
+    expect([pool.holds(first), pool.holds(second), pool.holds('no-such-run')]).to.deep.equal([
+      true,
+      true,
+      false,
+    ]);
+    expect(pool.cancel(second, 'cancelled from the console')).to.equal(true);
+    expect([pool.holds(second), pool.queued]).to.deep.equal([false, 0]);
+    expect(pool.cancel('no-such-run', 'cancelled from the console')).to.equal(false);
+    await pool.idle();
+    expect((await ended([first, second])).map(([status, error]) => [status, error])).to.deep.equal([
+      ['succeeded', null],
+      ['cancelled', 'cancelled from the console'],
+    ]);
+  });
+
   it('queue with a limit of 2: two runs of a key execute at once, the third waits for one of them', async () => {
     const pb = held('queue', '300ms', 2);
     const pool = poolOf(pb);
