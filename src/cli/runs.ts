@@ -70,7 +70,7 @@ export function formatSummary(s: RunSummary): string {
       : '';
     const by = st.confirmation;
     const confirmed = by
-      ? ` (confirmed by callback ${by.callback}, request status ${by.requestStatus}, state read ${by.stateRead})`
+      ? ` (confirmed by callback ${by.callback}, request status ${by.requestStatus}, state read ${by.stateRead}${by.afterRun ? `, callback after the run ended ${by.afterRun}` : ''})`
       : '';
     lines.push(
       `  ${st.id.padEnd(24)} ${st.status.padEnd(9)} calls ${st.calls}${devices}${confirmed}${st.error ? ` (${st.error})` : ''}`,

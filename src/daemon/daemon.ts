@@ -41,6 +41,7 @@ import { Scheduler, type ScheduleEntry } from './scheduler.js';
 import { newRunId } from '../runner/run-id.js';
 import { LargeRuns } from './large-runs.js';
 import { Pruner } from './retention.js';
+import { LateConfirmations } from './late-confirmations.js';
 import { playbookOfRun, savePlaybookVersions } from './versions.js';
 
 export interface DaemonOptions {
@@ -305,8 +306,10 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         confirmations.publish(m);
       }
     };
+    const late = new LateConfirmations(st, log);
     const commits = new GroupCommit(st, owned.id, (stored) => {
       publish(stored);
+      late.offer(stored);
       matcher.offer(stored);
       matcher.kick();
     });
@@ -410,6 +413,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     const keepMs = config.retention === undefined ? undefined : parseDuration(config.retention);
     const pruner = keepMs ? new Pruner(st, keepMs, log) : undefined;
     pruner?.start();
+    late.start();
 
     let closing: Promise<void> | undefined;
     const daemon: Daemon = {
@@ -430,6 +434,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           await matcher.idle();
           unwatch();
           await pruner?.stop();
+          await late.stop();
           await rates.stop();
           // Interrupted runs stay unfinished, free for the next start to resume.
           await owned.release();

@@ -6,14 +6,12 @@
 import type { Logger } from '../log.js';
 import { pruneStore } from '../store/retention.js';
 import type { Retention } from '../store/store.js';
+import { Periodic } from './periodic.js';
 
 const EVERY_MS = 60 * 60 * 1000;
 
 export class Pruner {
-  private timer: NodeJS.Timeout | undefined;
-  private first: NodeJS.Immediate | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly periodic = new Periodic(EVERY_MS, () => this.prune());
 
   constructor(
     private readonly store: Retention,
@@ -22,20 +20,12 @@ export class Pruner {
   ) {}
 
   start(): void {
-    const tick = () => {
-      if (!this.stopped) this.running ??= this.prune().finally(() => (this.running = undefined));
-    };
-    this.first = setImmediate(tick);
-    this.timer = setInterval(tick, EVERY_MS);
-    this.timer.unref();
+    this.periodic.start();
   }
 
   /** Stops pruning; resolves once a prune under way has ended. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearImmediate(this.first);
-    clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   private async prune(): Promise<void> {

@@ -41,6 +41,7 @@ function repeatedRows(db: Database.Database, runId: string, step: string | undef
 }
 
 const KEPT = 'SELECT 1 FROM ledger_latest_runs WHERE run_id = ?';
+const TOP = 'SELECT max(seq) FROM ledger WHERE run_id = ?';
 
 /**
  * Keeps the grouping of an ended run in ledger_latest, once. It is grouped into a temporary table (the
@@ -50,6 +51,8 @@ const KEPT = 'SELECT 1 FROM ledger_latest_runs WHERE run_id = ?';
  */
 function keepLatest(db: Database.Database, runId: string): void {
   if (db.prepare(KEPT).get(runId) !== undefined) return;
+  const top = db.prepare(TOP).pluck();
+  const seen = top.get(runId);
   db.exec(
     'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT); DELETE FROM grouped',
   );
@@ -61,11 +64,20 @@ function keepLatest(db: Database.Database, runId: string): void {
   );
   const chunk = db.transaction((from: number) => copy.run(runId, from, from + CHUNK));
   for (let from = 0; from < last; from += CHUNK) chunk.immediate(from);
-  db.transaction(() => {
-    db.prepare(SUPERSEDED).run({ runId });
-    db.prepare('INSERT OR IGNORE INTO ledger_latest_runs (run_id) VALUES (?)').run(runId);
-  }).immediate();
+  // A result that came after the run ended (Store.recordLate) while it was grouped: grouped again.
+  const kept = db
+    .transaction(() => {
+      if (top.get(runId) !== seen) {
+        db.prepare('DELETE FROM ledger_latest WHERE run_id = ?').run(runId);
+        return false;
+      }
+      db.prepare(SUPERSEDED).run({ runId });
+      db.prepare('INSERT OR IGNORE INTO ledger_latest_runs (run_id) VALUES (?)').run(runId);
+      return true;
+    })
+    .immediate();
   db.exec('DELETE FROM temp.grouped');
+  if (!kept) keepLatest(db, runId);
 }
 
 type Request = { id: number } & (

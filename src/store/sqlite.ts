@@ -23,6 +23,8 @@ import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sq
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
 import { pruneEnded } from './sqlite-retention.js';
+import { recordLate, unconfirmedEntries } from './sqlite-late.js';
+import type { LateResult } from './late.js';
 import { latestMatching } from './rows.js';
 import { inboxEvent, preparer, toRun, type EntryRow, type InboxRow, type RunRow } from './sqlite-rows.js';
 import {
@@ -285,6 +287,19 @@ export class SqliteStore implements Store {
 
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
     return deviceHistory(this.sql, deviceId, limit);
+  }
+
+  async unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
+    return unconfirmedEntries(this.sql, since, afterSeq, limit);
+  }
+
+  async recordLate(runId: string, results: readonly LateResult[], at: string): Promise<number> {
+    this.write();
+    const n = recordLate(this.sql, runId, results, (step, groups) =>
+      this.insertGroups(runId, step, groups, at),
+    );
+    await this.durable();
+    return n;
   }
 
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {

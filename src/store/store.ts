@@ -15,6 +15,7 @@
 
 import type { ShareBoard } from '../rate/shares.js';
 import type { EntryRow } from './rows.js';
+import type { LateResult } from './late.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -58,6 +59,8 @@ export interface Confirmation {
   callback: number;
   requestStatus: number;
   stateRead: number;
+  /** By a callback that came after the run had ended, past the step's confirmation time (Store.recordLate). */
+  afterRun?: number;
 }
 
 export interface StepSummary {
@@ -371,6 +374,18 @@ export interface LedgerStore {
   ): Promise<EntryRow[]>;
   /** Every entry that names the device, newest first, at most `limit`, with its run's playbook, start and status. */
   deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]>;
+  /**
+   * The `unconfirmed` entries, under a request id, of runs that have ended, written at or after `since` (ISO),
+   * after seq `afterSeq`, in seq order, at most `limit`: the devices whose CarrierService message may yet come.
+   */
+  unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]>;
+  /**
+   * Records results that came after run `runId` ended (store/late.ts), in one transaction: of each device whose
+   * latest result in its step is still the `unconfirmed` entry the result names, a later entry with the outcome
+   * (at `at`), and the run's summary counts moved; the run is grouped again at its next read (latestAmong). A
+   * device with a later result, or not in the entry, is left as it is. Returns how many devices it recorded.
+   */
+  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<number>;
 }
 
 /** Which of a run's ledger entries `ledgerEntries` reads. */

@@ -73,18 +73,25 @@ describe('daemon: confirmed per-device outcomes', function () {
     FLEETBOOK_CALLBACK_ACCOUNTS: account,
   });
 
-  async function start(url: string): Promise<string> {
-    const res = await fetch(`${url}/playbooks/suspend-mix/runs`, {
+  async function start(url: string, playbook = 'suspend-mix', imeis = [...mix.keys()]): Promise<string> {
+    const res = await fetch(`${url}/playbooks/${playbook}/runs`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: { account, imeis: [...mix.keys()] } }),
+      body: JSON.stringify({ inputs: { account, imeis } }),
     });
     expect(res.status).to.equal(202);
     return ((await res.json()) as { runId: string }).runId;
   }
 
-  const status = (state: string, runId: string) =>
-    runsIn(state, 'suspend-mix').find((r) => r.id === runId)?.status;
+  const status = (state: string, runId: string, playbook = 'suspend-mix') =>
+    runsIn(state, playbook).find((r) => r.id === runId)?.status;
+  const summaryOf = (state: string, runId: string) =>
+    readState(state, (db) =>
+      JSON.parse(
+        (db.prepare('SELECT summary_json FROM runs WHERE id = ?').get(runId) as { summary_json: string })
+          .summary_json,
+      ),
+    ) as { steps: { id: string; confirmation?: unknown; devices: Record<string, number> }[] };
 
   it('confirms each device by its CarrierService message, with the reason of the refused ones', async () => {
     const state = world.state('listener.db');
@@ -94,13 +101,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     const rows = ledger(state, runId);
     expect(rows).to.have.length(12);
     expectLedgerIsTheTruth(world.emu, rows, true);
-    const summary = readState(state, (db) =>
-      JSON.parse(
-        (db.prepare('SELECT summary_json FROM runs WHERE id = ?').get(runId) as { summary_json: string })
-          .summary_json,
-      ),
-    ) as { steps: { id: string; confirmation?: unknown; devices: Record<string, number> }[] };
-    const step = summary.steps.find((s) => s.id === 'suspend')!;
+    const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
     expect(step.confirmation).to.deep.equal({ callback: 12, requestStatus: 0, stateRead: 0 });
     expect(step.devices).to.include({ succeeded: 6, failed: 6, unconfirmed: 0 });
     // The metrics count the confirmed outcomes too.
@@ -149,13 +150,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     world.emu.advance(60);
     await until('the run ends', () => status(state, runId) === 'succeeded');
     await daemon.kill();
-    const summary = readState(state, (db) =>
-      JSON.parse(
-        (db.prepare('SELECT summary_json FROM runs WHERE id = ?').get(runId) as { summary_json: string })
-          .summary_json,
-      ),
-    ) as { steps: { id: string; confirmation?: unknown }[] };
-    expect(summary.steps.find((s) => s.id === 'suspend')?.confirmation).to.deep.equal({
+    expect(summaryOf(state, runId).steps.find((s) => s.id === 'suspend')?.confirmation).to.deep.equal({
       callback: 12,
       requestStatus: 0,
       stateRead: 0,
@@ -188,5 +183,28 @@ describe('daemon: confirmed per-device outcomes', function () {
     }
     const sent = seen.actions['devices.suspend'];
     expect(sent, 'suspend requests').to.equal(1);
+  });
+
+  it('records the outcome a CarrierService message gives after the run ended unconfirmed', async () => {
+    const state = world.state('late.db');
+    // The carrier acts once the test moves the emulator's clock, long after the step's second of confirmation.
+    world.emu.setFaults({ processingSeconds: 30 });
+    const daemon = await world.start('daemon of late messages', FIXTURES, { state, env: env() });
+    // Not the devices already suspended: a look at their state cannot tell that the carrier refused them.
+    const imeis = [...mix].filter(([, s]) => s !== 'suspend').map(([id]) => id);
+    const runId = await start(daemon.url, 'suspend-late', imeis);
+    await until('the run ends', () => status(state, runId, 'suspend-late') === 'succeeded');
+    const left = ledger(state, runId);
+    expect(left.map((r) => r.outcome)).to.deep.equal(new Array(9).fill('unconfirmed'));
+    // The carrier acts now: its messages come to a daemon whose run has ended.
+    world.emu.advance(60);
+    await until('every device has its outcome', () =>
+      ledger(state, runId).every((r) => r.outcome !== 'unconfirmed'),
+    );
+    await daemon.kill();
+    expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+    const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
+    expect(step.confirmation).to.deep.equal({ callback: 0, requestStatus: 0, stateRead: 0, afterRun: 9 });
+    expect(step.devices).to.include({ succeeded: 3, failed: 6, unconfirmed: 0 });
   });
 });

@@ -119,18 +119,7 @@ export async function confirmRequests(
           if (!w) return;
           for (const k of r.ids) {
             const before = left;
-            confirm.one(
-              w,
-              k.slice(k.indexOf(':') + 1),
-              r.succeeded
-                ? { outcome: 'succeeded' }
-                : {
-                    outcome: 'failed',
-                    errorType: r.errorType ?? 'FAILED',
-                    errorClass: deviceErrorClass(r.errorType ?? 'FAILED'),
-                  },
-              'callback',
-            );
+            confirm.one(w, k.slice(k.indexOf(':') + 1), carrierOutcome(r), 'callback');
             if (left !== before) break;
           }
           if (!left) alarm.ring();
@@ -162,6 +151,13 @@ export async function confirmRequests(
 }
 
 type Outcome = Pick<GroupResult, 'outcome' | 'errorType' | 'errorClass'>;
+
+/** A device's outcome as its CarrierService message gives it: the service's reason for a device it did not change. */
+export function carrierOutcome(r: CarrierResult): Outcome & { outcome: 'succeeded' | 'failed' } {
+  if (r.succeeded) return { outcome: 'succeeded' };
+  const type = r.errorType ?? 'FAILED';
+  return { outcome: 'failed', errorType: type, errorClass: deviceErrorClass(type) };
+}
 
 /** How devices are confirmed: one, or every one left of a request; counted under the means. */
 interface Confirm {

@@ -1,6 +1,9 @@
 /** The per-device ledger on PostgreSQL (LedgerStore of store.ts): entries of a group of devices a row. */
+import { lateWrites, type LateResult } from '../late.js';
+import { BY_RUN } from '../retention.js';
 import {
   byStepThenDevice,
+  parse,
   historyRows,
   latestMatching,
   latestRows,
@@ -14,9 +17,19 @@ import type {
   LedgerQuery,
   LedgerRow,
   LedgerStore,
+  RunSummary,
 } from '../store.js';
 import { pgText, type Statement } from './pool.js';
 import type { EntryRecord, Turns } from './turn.js';
+
+/**
+ * The grouping of a run (latestAmong), its mark first: dropped when a result comes after it, and made again at
+ * the next read.
+ */
+const GROUPING = [
+  'ledger_latest_runs',
+  ...BY_RUN.filter((t) => t.startsWith('ledger_') && t !== 'ledger_latest_runs'),
+];
 
 /** How many entries a page of `eachDeviceResult` reads: a few dozen, of up to a batch of devices each. */
 const PAGE = 64;
@@ -217,6 +230,68 @@ export class PostgresLedger implements LedgerStore {
         q.device ?? null,
         limit,
       ],
+    });
+  }
+
+  unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
+    return this.turns.read<EntryRow>({
+      text: `SELECT l.* FROM ledger l JOIN runs r ON r.id = l.run_id
+             WHERE l.outcome = 'unconfirmed' AND l.request_id IS NOT NULL AND l.seq > $1 AND l.at >= $2
+               AND r.ended_at IS NOT NULL
+             ORDER BY l.seq LIMIT $3`,
+      values: [afterSeq, since, limit],
+    });
+  }
+
+  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<number> {
+    if (!results.length) return Promise.resolve(0);
+    return this.turns.transaction(async (query) => {
+      // The run's row first, locked: replicas recording late results of one run take turns, and the second one
+      // sees the first one's entries. Its grouping's mark next, which waits for a grouping under way to end.
+      const run = (
+        await query({
+          text: 'SELECT summary_json, ended_at FROM runs WHERE id = $1 FOR UPDATE',
+          values: [runId],
+        })
+      ).rows[0] as { summary_json: string | null; ended_at: string | null } | undefined;
+      if (!run?.ended_at) return 0;
+      const entries = (
+        await query({
+          text: `SELECT * FROM ledger WHERE run_id = $1 AND outcome = 'unconfirmed' AND seq = ANY($2::bigint[])`,
+          values: [runId, [...new Set(results.map((r) => r.seq))]],
+        })
+      ).rows as EntryRow[];
+      if (!entries.length) return 0;
+      const latest = (
+        await query({
+          text: `SELECT l.step, d.id, max(l.seq) AS seq
+                 FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+                 WHERE l.run_id = $1 AND l.seq >= $2 AND d.id = ANY($3::text[]) GROUP BY l.step, d.id`,
+          values: [
+            runId,
+            Math.min(...entries.map((e) => e.seq)),
+            [...new Set(results.map((r) => r.deviceId))],
+          ],
+        })
+      ).rows as { step: string; id: string; seq: number }[];
+      const w = lateWrites(
+        new Map(entries.map((e) => [e.seq, e])),
+        new Map(latest.map((r) => [`${r.step}\0${r.id}`, r.seq])),
+        results,
+        parse(run.summary_json) as RunSummary | undefined,
+      );
+      if (!w.devices) return 0;
+      for (const table of GROUPING)
+        await query({ text: `DELETE FROM ${table} WHERE run_id = $1`, values: [runId] });
+      await query(
+        insertEntries([...w.steps].flatMap(([step, groups]) => entryRecords(runId, step, groups, at))),
+      );
+      if (w.summary)
+        await query({
+          text: 'UPDATE runs SET summary_json = $2 WHERE id = $1',
+          values: [runId, JSON.stringify(w.summary)],
+        });
+      return w.devices;
     });
   }
 

@@ -259,6 +259,9 @@ export const MIGRATIONS: string[] = [
   `CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;`,
   // A cancel asked of the process that holds a run (Ownership.requestCancel), with its reason.
   `ALTER TABLE runs ADD COLUMN cancel_requested text;`,
+  // The devices left unconfirmed, whose CarrierService message may come after their run ended (Store.recordLate):
+  // few, and looked up often.
+  `CREATE INDEX ledger_unconfirmed ON ledger (seq) WHERE outcome = 'unconfirmed' AND request_id IS NOT NULL;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

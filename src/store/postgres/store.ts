@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import { LeaseLostError } from '../../errors.js';
 import type { EntryRow } from '../rows.js';
+import type { LateResult } from '../late.js';
 import type {
   DeviceGroup,
   DeviceHistoryRow,
@@ -211,6 +212,14 @@ export class PostgresStore implements Store {
   }
   deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
     return this.ledger.deviceHistory(deviceId, limit);
+  }
+
+  unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
+    return this.ledger.unconfirmedEntries(since, afterSeq, limit);
+  }
+
+  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<number> {
+    return this.ledger.recordLate(runId, results, at);
   }
 
   // ── the callback inbox ──

@@ -1,0 +1,46 @@
+/**
+ * A daemon's background work done at start, every interval, and when asked (`kick`): one at a time, a kick
+ * during a pass making one more pass after it, never a queue of them. Its errors are the work's own to report.
+ */
+export class Periodic {
+  private timer: NodeJS.Timeout | undefined;
+  private first: NodeJS.Immediate | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly everyMs: number,
+    private readonly work: () => Promise<void>,
+  ) {}
+
+  start(): void {
+    this.first = setImmediate(() => this.kick());
+    this.timer = setInterval(() => this.kick(), this.everyMs);
+    this.timer.unref();
+  }
+
+  /** A pass now, or once the one under way has ended. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.work().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  /** No more passes; resolves once the one under way has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearImmediate(this.first);
+    clearInterval(this.timer);
+    await this.running;
+  }
+}

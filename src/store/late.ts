@@ -1,0 +1,94 @@
+/**
+ * Results that come after a run has ended (product.md 5a): the CarrierService message of a device that the run
+ * left `unconfirmed` once its step's confirmation time had passed. The ledger takes the service's word when it
+ * comes: a later entry with the device's outcome, which replaces the `unconfirmed` one, and the run's summary
+ * counts move with it. Both stores decide and write this in one transaction (Store.recordLate); what to write
+ * is decided here, once for both.
+ */
+import type { EntryRow } from './rows.js';
+import type { DeviceCounts, DeviceGroup, RunSummary } from './store.js';
+
+/** A device's result in a message that came after its run ended. */
+export interface LateResult {
+  /** The `unconfirmed` entry (its seq) that named the device under the message's request id. */
+  seq: number;
+  deviceId: string;
+  outcome: 'succeeded' | 'failed';
+  errorType?: string;
+  errorClass?: string;
+}
+
+/** What a store writes for late results: the entries by step, and the run's summary with its counts moved. */
+export interface LateWrites {
+  steps: Map<string, DeviceGroup[]>;
+  summary: RunSummary | undefined;
+  /** How many devices got their outcome. */
+  devices: number;
+}
+
+/**
+ * The writes for `results`, of which only those count whose entry is in `entries` (the run's `unconfirmed`
+ * entries, by seq), names the device, and is still its latest result in the step: `latest` maps `step\0device`
+ * to the last seq of an entry naming it, among the run's entries from the first of `entries` on (a device sent
+ * again, and confirmed then, keeps that outcome). A device is counted once, whatever the messages that name it.
+ */
+export function lateWrites(
+  entries: ReadonlyMap<number, EntryRow>,
+  latest: ReadonlyMap<string, number>,
+  results: readonly LateResult[],
+  summary: RunSummary | undefined,
+): LateWrites {
+  const groups = new Map<string, DeviceGroup>();
+  const done = new Set<string>();
+  const sum = summary && (structuredClone(summary) as RunSummary);
+  for (const r of results) {
+    const e = entries.get(r.seq);
+    const key = e && `${e.step}\0${r.deviceId}`;
+    if (!e || !key || done.has(key) || (latest.get(key) ?? e.seq) > e.seq) continue;
+    if (!(JSON.parse(e.device_ids) as string[]).includes(r.deviceId)) continue;
+    done.add(key);
+    const groupKey = [e.step, e.kind, e.request_id, e.attempts, r.outcome, r.errorType ?? ''].join('\0');
+    let g = groups.get(groupKey);
+    if (!g) {
+      g = {
+        kind: e.kind,
+        ids: [],
+        outcome: r.outcome,
+        attempts: e.attempts,
+        ...(e.request_id !== null ? { requestId: e.request_id } : {}),
+        ...(r.errorType !== undefined ? { errorType: r.errorType } : {}),
+        ...(r.errorClass !== undefined ? { errorClass: r.errorClass } : {}),
+      };
+      groups.set(groupKey, g);
+    }
+    g.ids.push(r.deviceId);
+    if (!sum) continue;
+    const moved = { from: e.error_type ?? undefined, to: r };
+    move(sum.devices, moved);
+    const step = sum.steps.find((s) => s.id === e.step);
+    if (step) {
+      move(step.devices, moved);
+      const c = (step.confirmation ??= { callback: 0, requestStatus: 0, stateRead: 0 });
+      c.afterRun = (c.afterRun ?? 0) + 1;
+    }
+  }
+  const steps = new Map<string, DeviceGroup[]>();
+  for (const [key, g] of groups) {
+    const step = key.slice(0, key.indexOf('\0'));
+    steps.set(step, [...(steps.get(step) ?? []), g]);
+  }
+  return { steps, summary: sum, devices: done.size };
+}
+
+/** One device out of `unconfirmed` (with the error of its last look, if any) and into its outcome. */
+function move(c: DeviceCounts, m: { from: string | undefined; to: LateResult }): void {
+  c.unconfirmed = Math.max(0, c.unconfirmed - 1);
+  c[m.to.outcome]++;
+  const was = m.from === undefined ? undefined : c.byError[m.from];
+  if (m.from !== undefined && was !== undefined) {
+    if (was > 1) c.byError[m.from] = was - 1;
+    else delete c.byError[m.from];
+  }
+  if (m.to.outcome === 'failed' && m.to.errorType !== undefined)
+    c.byError[m.to.errorType] = (c.byError[m.to.errorType] ?? 0) + 1;
+}

@@ -1,0 +1,60 @@
+/**
+ * Results that came after a run ended, on SQLite (Store.recordLate; what to write is store/late.ts): read and
+ * written in the store's open turn, whose transaction holds the file's write lock from its first statement.
+ */
+import type Database from 'better-sqlite3';
+import { lateWrites, type LateResult } from './late.js';
+import { parse, type EntryRow } from './rows.js';
+import { BY_RUN } from './retention.js';
+import type { DeviceGroup, RunSummary } from './store.js';
+
+type Sql = (text: string) => Database.Statement;
+
+/** The grouping of a run (latestAmong): dropped when a result comes after it, and made again at the next read. */
+const GROUPING = BY_RUN.filter((t) => t.startsWith('ledger_'));
+
+/** `unconfirmedEntries` (store.ts), by the partial index of `unconfirmed` entries. */
+export function unconfirmedEntries(sql: Sql, since: string, afterSeq: number, limit: number): EntryRow[] {
+  return sql(
+    `SELECT l.* FROM ledger l JOIN runs r ON r.id = l.run_id
+     WHERE l.outcome = 'unconfirmed' AND l.request_id IS NOT NULL AND l.seq > ? AND l.at >= ?
+       AND r.ended_at IS NOT NULL
+     ORDER BY l.seq LIMIT ?`,
+  ).all(afterSeq, since, limit) as EntryRow[];
+}
+
+/** `recordLate` (store.ts): `insert` writes each step's entries. */
+export function recordLate(
+  sql: Sql,
+  runId: string,
+  results: readonly LateResult[],
+  insert: (step: string, groups: DeviceGroup[]) => void,
+): number {
+  const run = sql('SELECT summary_json, ended_at FROM runs WHERE id = ?').get(runId) as
+    { summary_json: string | null; ended_at: string | null } | undefined;
+  if (!run?.ended_at || !results.length) return 0;
+  const entries = sql(
+    `SELECT * FROM ledger WHERE run_id = ? AND outcome = 'unconfirmed' AND seq IN (SELECT value FROM json_each(?))`,
+  ).all(runId, JSON.stringify([...new Set(results.map((r) => r.seq))])) as EntryRow[];
+  if (!entries.length) return 0;
+  const latest = sql(
+    `SELECT l.step, j.value AS id, max(l.seq) AS seq FROM ledger l, json_each(l.device_ids) j
+     WHERE l.run_id = ? AND l.seq >= ? AND j.value IN (SELECT value FROM json_each(?))
+     GROUP BY l.step, j.value`,
+  ).all(
+    runId,
+    Math.min(...entries.map((e) => e.seq)),
+    JSON.stringify([...new Set(results.map((r) => r.deviceId))]),
+  ) as { step: string; id: string; seq: number }[];
+  const w = lateWrites(
+    new Map(entries.map((e) => [e.seq, e])),
+    new Map(latest.map((r) => [`${r.step}\0${r.id}`, r.seq])),
+    results,
+    parse(run.summary_json) as RunSummary | undefined,
+  );
+  if (!w.devices) return 0;
+  for (const [step, groups] of w.steps) insert(step, groups);
+  if (w.summary) sql('UPDATE runs SET summary_json = ? WHERE id = ?').run(JSON.stringify(w.summary), runId);
+  for (const table of GROUPING) sql(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
+  return w.devices;
+}
