@@ -190,7 +190,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     // The carrier acts once the test moves the emulator's clock, long after the step's second of confirmation.
     world.emu.setFaults({ processingSeconds: 30 });
     const daemon = await world.start('daemon of late messages', FIXTURES, { state, env: env() });
-    // Not the devices already suspended: a look at their state cannot tell that the carrier refused them.
+    // Not the devices already suspended: the last look at their state, already the target one, confirms them.
     const imeis = [...mix].filter(([, s]) => s !== 'suspend').map(([id]) => id);
     const runId = await start(daemon.url, 'suspend-late', imeis);
     await until('the run ends', () => status(state, runId, 'suspend-late') === 'succeeded');
