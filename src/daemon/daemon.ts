@@ -20,7 +20,6 @@ import { PlaybookNames } from '../playbook/names.js';
 import { loadPlaybook } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
-import { EventHub } from '../runner/events.js';
 import { planOf } from '../runner/plan.js';
 import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
@@ -42,6 +41,7 @@ import { newRunId } from '../runner/run-id.js';
 import { LargeRuns } from './large-runs.js';
 import { Pruner } from './retention.js';
 import { LateConfirmations } from './late-confirmations.js';
+import { StoredEvents } from './stored-events.js';
 import { playbookOfRun, savePlaybookVersions } from './versions.js';
 
 export interface DaemonOptions {
@@ -265,7 +265,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // One daemon owns a SQLite file: it keeps the whole budget, and starts at once after a restart.
     if (st.replicas) shares.start();
     const rates = shares;
-    const events = new EventHub();
+    const events = new StoredEvents(st);
     const confirmations = new CarrierConfirmations(st);
     const pollIntervalMs = o.pollIntervalMs || target.pollIntervalMs;
     const pool = new RunPool({

@@ -35,7 +35,7 @@ export class EventHub implements EventSource {
 
   publish(service: string, event: unknown): void {
     for (const w of [...this.waiters]) {
-      if (w.service !== service || !accepts(w.match, event)) continue;
+      if (w.service !== service || !acceptsEvent(w.match, event)) continue;
       this.waiters.delete(w);
       w.resolve(event);
     }
@@ -43,7 +43,7 @@ export class EventHub implements EventSource {
 }
 
 /** A match that cannot read an event of another shape does not accept it. */
-function accepts(match: (event: unknown) => boolean, event: unknown): boolean {
+export function acceptsEvent(match: (event: unknown) => boolean, event: unknown): boolean {
   try {
     return match(event);
   } catch {

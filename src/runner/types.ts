@@ -13,7 +13,18 @@ export type Json = Record<string, unknown>;
 
 /** Waits for callback events (the daemon provides one; `fleetbook run` has none, so waits fall back to polling). */
 export interface EventSource {
-  wait(service: string, match: (event: unknown) => boolean, signal: AbortSignal): Promise<unknown>;
+  /**
+   * The first event of `service` that `match` accepts: one stored after position `after` (an event wait resumed
+   * after a restart, which must not miss those that came meanwhile), else the next one to come.
+   */
+  wait(
+    service: string,
+    match: (event: unknown) => boolean,
+    signal: AbortSignal,
+    after?: number,
+  ): Promise<unknown>;
+  /** The position of the latest event stored, when events are stored: where a wait that begins now starts. */
+  position?(): Promise<number>;
 }
 
 /** One device's result in a CarrierService message: the device as the message names it, and its status. */
@@ -170,6 +181,8 @@ export interface Checkpoint {
   attempts?: number;
   /** A `waiting` wait's deadline, on the run's clock (ms). */
   until?: number;
+  /** A `waiting` event wait's start: the position of the latest event stored then (EventSource.position). */
+  after?: number;
 }
 
 export interface Scope {

@@ -1,8 +1,8 @@
 /**
  * A `wait:` step: a plain duration, or an event wait that ends with the first matching callback (the daemon's
  * EventSource) or, with `poll`, the first polled answer that satisfies `until`, or fails at its timeout. Its
- * deadline is checkpointed as it begins (`waiting`): a run resumed after a restart waits until then, not a whole
- * wait again.
+ * deadline is checkpointed as it begins (`waiting`), with where the stored events stood: a run resumed after a
+ * restart waits until then, not a whole wait again, and takes an event that came while it was not waiting.
  */
 import { render, selectsEvent, truthy } from '../expressions/template.js';
 import type { Step } from '../playbook/schema.js';
@@ -24,9 +24,17 @@ export async function waitStep(
 ): Promise<StepState> {
   const w = step.wait;
   let deadline = resumed?.status === 'waiting' ? resumed.until : undefined;
+  let after = resumed?.status === 'waiting' ? resumed.after : undefined;
   if (deadline === undefined) {
     deadline = ctx.clock.now() + (plan.waitMs ?? 0);
-    ctx.o.store.saveStep(ctx.id, key, { status: 'waiting', until: deadline } satisfies Checkpoint);
+    // Where the events stood as the wait began: resumed after a restart, it takes one that came meanwhile.
+    if (typeof w !== 'string') after = await ctx.o.events?.position?.();
+    const checkpoint: Checkpoint = {
+      status: 'waiting',
+      until: deadline,
+      ...(after !== undefined ? { after } : {}),
+    };
+    ctx.o.store.saveStep(ctx.id, key, checkpoint);
   }
   if (typeof w === 'string') {
     await sleepLogged(ctx, step.id, scope, deadline, { for: w }, signal);
@@ -37,7 +45,7 @@ export async function waitStep(
   const match = (event: unknown) =>
     w.event.match === undefined || selectsEvent(w.event.match, { ...scope.ctx, event }, scope.inLoop);
   const waiters: Promise<unknown>[] = [];
-  if (ctx.o.events) waiters.push(ctx.o.events.wait(w.event.service, match, both));
+  if (ctx.o.events) waiters.push(ctx.o.events.wait(w.event.service, match, both, after));
   if (w.poll) {
     const poll = w.poll;
     waiters.push(

@@ -412,6 +412,18 @@ export class SqliteStore implements Store {
     return rows.sort((a, b) => a.id - b.id).map(inboxEvent);
   }
 
+  async inboxPosition(): Promise<number> {
+    return (this.sql('SELECT coalesce(max(id), 0) FROM inbox').pluck().get() as number) ?? 0;
+  }
+
+  async inboxAfter(service: string, afterId: number, limit: number): Promise<InboxEvent[]> {
+    const rows = this.sql(
+      `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox
+       WHERE id > ? AND service = ? ORDER BY id LIMIT ?`,
+    ).all(afterId, service, limit) as InboxRow[];
+    return rows.map(inboxEvent);
+  }
+
   /** One daemon owns a state file: no other process stores callbacks in it. */
   watchInbox(): () => void {
     return () => undefined;

@@ -425,6 +425,13 @@ export interface InboxStore {
   claimInbox(owner: string, now: number): Promise<number>;
   /** Every stored message of these requests, processed or not, in order of arrival (confirming a request). */
   inboxByRequest(requestIds: string[]): Promise<InboxEvent[]>;
+  /** The id of the latest message stored, 0 when none: an event wait that begins now looks at those after it. */
+  inboxPosition(): Promise<number>;
+  /**
+   * The messages of `service` stored after id `afterId`, processed or not, in order of arrival, at most `limit`:
+   * what an event wait resumed after a restart missed meanwhile.
+   */
+  inboxAfter(service: string, afterId: number, limit: number): Promise<InboxEvent[]>;
   /**
    * Hands `onStored` the messages other processes store, as each of their commits lands (`owner` is this
    * process): how the steps waiting for an event and the runs confirming a request hear of a callback another

@@ -8,7 +8,8 @@ import type { Client } from '../../src/api/client.js';
 import type { Clock } from '../../src/clock.js';
 import type { Playbook } from '../../src/playbook/schema.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
+import { StoredEvents } from '../../src/daemon/stored-events.js';
+import { Interrupted, runPlaybook, type EventSource } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import {
   accountDevices,
@@ -57,7 +58,13 @@ describe('runner: resuming a stored run', () => {
     });
 
   /** Runs `pb` as run `runId` until `ready` says so, then interrupts it as a restart would. */
-  async function interrupted(pb: Playbook, runId: string, ready: () => Promise<boolean>, clock?: Clock) {
+  async function interrupted(
+    pb: Playbook,
+    runId: string,
+    ready: () => Promise<boolean>,
+    clock?: Clock,
+    events?: EventSource,
+  ) {
     const controller = new AbortController();
     const running = runPlaybook(pb, {
       client,
@@ -65,6 +72,7 @@ describe('runner: resuming a stored run', () => {
       runId,
       signal: controller.signal,
       ...(clock ? { clock } : {}),
+      ...(events ? { events } : {}),
     });
     for (let i = 0; i < 250 && !(await ready()); i++) await new Promise((r) => setTimeout(r, 20));
     controller.abort(new Interrupted());
@@ -284,6 +292,53 @@ steps:
     const summary = await runPlaybook(pb, { client, store, runId: 'r-wait', clock: after });
     expect(summary.status, summary.error).to.equal('succeeded');
     expect(slept.reduce((a, b) => a + b, 0)).to.equal(30 * 60_000);
+  });
+
+  it('a resumed event wait takes the callback that came while no process waited', async () => {
+    const pb = playbook(`
+version: 1
+name: resume-event
+on: { manual: true }
+steps:
+  - id: usage
+    wait:
+      event: { service: DeviceUsage, match: '\${{ event.requestId.startsWith("usage-") }}' }
+      timeout: 1h
+`);
+    const usage = (requestId: string) => ({
+      service: 'DeviceUsage',
+      kind: 'deviceUsage',
+      requestId,
+      payload: { requestId },
+      receivedAt: new Date().toISOString(),
+    });
+    // Stored before the wait began: not the one it waits for.
+    await store.appendInbox('A', [usage('usage-0')]);
+    const waiting = async () =>
+      ((await store.loadSteps('r-event')).get('usage') as { status?: string } | undefined)?.status ===
+      'waiting';
+    await interrupted(pb, 'r-event', waiting, undefined, new StoredEvents(store));
+    // It comes while no process waits: stored, handed to nobody.
+    await store.appendInbox('A', [usage('usage-1')]);
+    // The resumed run's clock runs a sleep out at once: a wait that missed the event times out.
+    let now = Date.now();
+    const clock: Clock = {
+      now: () => now,
+      sleep: async (ms) => {
+        now += ms;
+      },
+      timer: () => () => undefined,
+    };
+    const summary = await runPlaybook(pb, {
+      client,
+      store,
+      runId: 'r-event',
+      clock,
+      events: new StoredEvents(store),
+    });
+    expect(summary.status, summary.error).to.equal('succeeded');
+    const output = (await store.loadSteps('r-event')).get('usage') as { output?: { requestId?: string } };
+    expect(output.output?.requestId).to.equal('usage-1');
   });
 
   it('a resumed run fans out over the listing its checkpoint kept, not a fresh one', async () => {

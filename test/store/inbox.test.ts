@@ -53,6 +53,20 @@ forEachBackend('the inbox, held per owner', (b) => {
     expect(ids(await a.pendingInbox('A', 10))).to.deep.equal([a2, a3]);
   });
 
+  it("gives a service's messages after a position, processed or not, whoever stored them", async () => {
+    expect(await a.inboxPosition()).to.equal(0);
+    const [a1] = await append(a, 'A', 'a', 1);
+    const at = await a.inboxPosition();
+    expect(at).to.equal(a1);
+    const [b1, b2] = await append(c, 'B', 'b', 2);
+    await a.appendInbox('A', [{ ...message('u-1'), service: 'DeviceUsage' }]);
+    await a.completeInbox([{ eventId: b1!, runs: [] }]);
+    expect(ids(await a.inboxAfter('CarrierService', at, 10))).to.deep.equal([b1, b2]);
+    expect(ids(await c.inboxAfter('CarrierService', at, 1))).to.deep.equal([b1]);
+    expect((await a.inboxAfter('DeviceUsage', 0, 10)).map((e) => e.requestId)).to.deep.equal(['u-1']);
+    expect(await a.inboxPosition()).to.be.above(b2!);
+  });
+
   it('any store reads what another stored, once durable, whoever holds it', async () => {
     const [a1] = await append(a, 'A', 'a', 1);
     const [b1] = await append(c, 'B', 'b', 1);

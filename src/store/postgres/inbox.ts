@@ -108,6 +108,22 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
     return rows.map(inboxEvent);
   }
 
+  async inboxPosition(): Promise<number> {
+    const rows = await this.turns.readAside<{ id: number }>({
+      text: 'SELECT coalesce(max(id), 0) AS id FROM inbox',
+      values: [],
+    });
+    return rows[0]?.id ?? 0;
+  }
+
+  async inboxAfter(service: string, afterId: number, limit: number): Promise<InboxEvent[]> {
+    const rows = await this.turns.readAside<InboxRow>({
+      text: `SELECT ${EVENT_COLUMNS} FROM inbox WHERE id > $1 AND service = $2 ORDER BY id LIMIT $3`,
+      values: [afterId, service, limit],
+    });
+    return rows.map(inboxEvent);
+  }
+
   inboxBacklog(): number {
     // Below 0 only for a moment (completeInbox): messages processed before their append counted them.
     return Math.max(0, this.backlog);

@@ -235,6 +235,12 @@ export class PostgresStore implements Store {
   inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
     return this.inbox.inboxByRequest(requestIds);
   }
+  inboxPosition(): Promise<number> {
+    return this.inbox.inboxPosition();
+  }
+  inboxAfter(service: string, afterId: number, limit: number): Promise<InboxEvent[]> {
+    return this.inbox.inboxAfter(service, afterId, limit);
+  }
   watchInbox(owner: string, onStored: (events: InboxEvent[]) => void): () => void {
     const feed = new InboxFeed(this.url, this.pool, owner, onStored);
     this.feeds.add(feed);
