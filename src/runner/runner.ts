@@ -226,7 +226,11 @@ class Run {
     // This execution's own calls and attempts: the other iterations of a fan-out count theirs meanwhile.
     const count = ctx.countOf(step.id);
     const cp = ctx.checkpoints.get(key);
-    const unfinished = cp?.status === 'sending' || cp?.status === 'confirming' || cp?.status === 'waiting';
+    const unfinished =
+      cp?.status === 'sending' ||
+      cp?.status === 'confirming' ||
+      cp?.status === 'waiting' ||
+      cp?.status === 'reporting';
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
     const signal = scope.signal ?? this.signal;
     const abortedBefore = signal.aborted;
@@ -515,8 +519,8 @@ class Run {
         ctx.log.warn('resuming a call whose outcome is unknown', { step: step.id, action });
       if (o.locks && devices.size && !op.onlyReadsDevices)
         release = await o.locks.acquire(idsOf(devices), signal);
-      // Accepted requests are confirmed, not sent again: their checkpoint stays as it is.
-      if (resumed?.status !== 'confirming')
+      // Accepted requests are confirmed, and created reports read, not sent again: their checkpoint stays.
+      if (resumed?.status !== 'confirming' && resumed?.status !== 'reporting')
         o.store.saveStep(ctx.id, key, { status: 'sending' } satisfies Checkpoint);
     }
     try {

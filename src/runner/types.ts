@@ -161,10 +161,11 @@ export interface AcceptedRequest {
 /**
  * What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded.
  * `confirming`: the service accepted the step's requests (`accepted`), and their devices' outcomes are not
- * all confirmed yet.
+ * all confirmed yet. `reporting`: a location report step's reports were created (`reports`), and are not all
+ * read yet. `waiting`: a wait until `until`.
  */
 export interface Checkpoint {
-  status: StepStatus | 'sending' | 'confirming' | 'waiting';
+  status: StepStatus | 'sending' | 'confirming' | 'waiting' | 'reporting';
   output?: unknown;
   /**
    * How many items a listing keeps in the store (StoredItems under the step's key): a resumed run must go over
@@ -183,6 +184,16 @@ export interface Checkpoint {
   until?: number;
   /** A `waiting` event wait's start: the position of the latest event stored then (EventSource.position). */
   after?: number;
+  /** A location report's batches whose reports the service created (`reporting`): read, not created again. */
+  reports?: CreatedReports[];
+}
+
+/** The reports the service created for one batch of a location report step (its key: which pass, which devices). */
+export interface CreatedReports {
+  batch: string;
+  /** When they were asked for, on the run's clock (ms). */
+  sentAt: number;
+  reports: Json[];
 }
 
 export interface Scope {

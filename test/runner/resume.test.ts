@@ -341,6 +341,44 @@ steps:
     expect(output.output?.requestId).to.equal('usage-1');
   });
 
+  for (const form of ['a list', 'stored items'])
+    it(`a resumed location report of ${form} reads the reports created before the restart`, async () => {
+      const stored = form !== 'a list';
+      const pb = playbook(`
+version: 1
+name: resume-report
+on: { manual: true }
+steps:
+  - id: look
+    uses: devices.list
+    with: { accountName: "${account}", currentState: active }
+  - id: locate
+    uses: location.createReport
+    with:
+      accountName: "${account}"
+      deviceList: ${stored ? '${{ steps.look.items }}' : `[${list()}]`}
+      cacheMode: "1"
+    wait: { for: completion, timeout: 2h }
+`);
+      const created = async () => (await calls(emu)).actions['location.createReport'] ?? 0;
+      // Interrupted once the report was created and answered (seen twice, 20 ms apart): the emulator's clock
+      // stands still, so the report stays queued while the first execution waits for it.
+      let seen = 0;
+      await interrupted(pb, 'r-report', async () => (seen = (await created()) === 1 ? seen + 1 : 0) >= 2);
+      const kept = (await store.loadSteps('r-report')).get('locate') as { status?: string } | undefined;
+      expect(kept?.status).to.equal('reporting');
+      emu.advance(3600);
+      const summary = await runPlaybook(pb, { client, store, runId: 'r-report', pollIntervalMs: 10 });
+      expect(summary.status, summary.error).to.equal('succeeded');
+      expect(await created(), 'reports created in all').to.equal(1);
+      const rows = await store.deviceResults('r-report', 'locate');
+      const expected = stored
+        ? (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei)
+        : devices.map(imei);
+      expect(rows.map((r) => r.deviceId).sort()).to.deep.equal(expected.sort());
+      expect(rows.every((r) => r.outcome === 'succeeded' || r.outcome === 'failed')).to.equal(true);
+    });
+
   it('a resumed run fans out over the listing its checkpoint kept, not a fresh one', async () => {
     const pb = playbook(`
 version: 1

@@ -10,7 +10,7 @@ import { addCounts, countDevices, item } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import { groupResults, locationResult, refsOf, setOfGroups, withResult, type DeviceRef } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
-import { StepError, type Json, type StepState } from '../types.js';
+import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
 import { applyDeviceRules, withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
 
@@ -33,9 +33,10 @@ export async function locate(x: ActionCall): Promise<StepState> {
 }
 
 export async function locationReport(x: ActionCall): Promise<StepState> {
-  if (x.source) return streamedReport(x, x.source);
+  const created = new Created(x);
+  if (x.source) return streamedReport(x, x.source, created);
   const results = new DeviceResults();
-  const { output, ignored } = await withDeviceRetries(x, results, reportPass(x, results));
+  const { output, ignored } = await withDeviceRetries(x, results, reportPass(x, results, created));
   const state = x.ctx.finishDevices(x.step.id, output, results.groups());
   // Report results are already in the ledger, page by page; only what the policy changed is written again.
   if (reads(x)) state.ledger = ignored;
@@ -48,24 +49,53 @@ export async function locationReport(x: ActionCall): Promise<StepState> {
  */
 const reads = (x: ActionCall): boolean => Boolean(x.step.wait || x.step.devices);
 
-/** Creates the reports of `input`'s devices (the client sends batches of at most 10,000). */
-async function create(x: ActionCall, input: Json): Promise<Json[]> {
-  const { ctx } = x;
-  const { value } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, () =>
-    ctx.call(x.count, x.action, input, x.signal),
-  );
-  return (value as { reports: Json[] }).reports;
+/**
+ * The reports a step created, batch by batch, each checkpointed as it comes (`reporting`): a run resumed after
+ * a restart (a nightly report waits hours for its reports) reads the reports created before it, rather than
+ * pay the service's quota for them again and wait for them from the start.
+ */
+class Created {
+  private readonly list: CreatedReports[];
+
+  constructor(private readonly x: ActionCall) {
+    this.list = x.resumed?.status === 'reporting' ? [...(x.resumed.reports ?? [])] : [];
+  }
+
+  /**
+   * The reports of `input`'s devices (the client sends batches of at most 10,000), as batch `batch` (which pass
+   * of the step, which devices) created them: earlier, or now.
+   */
+  async of(batch: string, input: Json): Promise<CreatedReports> {
+    const earlier = this.list.find((c) => c.batch === batch);
+    if (earlier) return earlier;
+    const { ctx, count } = this.x;
+    const sentAt = ctx.clock.now();
+    const { value } = await ctx.retrying(count, this.x.plan.retry, this.x.op, this.x.signal, () =>
+      ctx.call(count, this.x.action, input, this.x.signal),
+    );
+    const made: CreatedReports = { batch, sentAt, reports: (value as { reports: Json[] }).reports };
+    this.list.push(made);
+    const checkpoint: Checkpoint = {
+      status: 'reporting',
+      reports: this.list,
+      calls: count.calls,
+      attempts: count.attempts,
+    };
+    ctx.o.store.saveStep(ctx.id, this.x.key, checkpoint);
+    return made;
+  }
 }
 
 /**
  * One pass of the per-device policy over `x.devices` (or the part of them `input` names): the reports
  * created, awaited and read, each page's results into `results` and the ledger as they come.
  */
-function reportPass(x: ActionCall, results: DeviceResults) {
+function reportPass(x: ActionCall, results: DeviceResults, created: Created) {
   const byMsid = new Map(refsOf(x.devices).map((d) => [d.id, d]));
   return async (input: Json, attempt: number): Promise<unknown> => {
-    const at = x.ctx.clock.now();
-    const reports = await create(x, input);
+    const list = (input.deviceList as { id?: unknown }[] | undefined) ?? [];
+    const batch = `pass ${attempt}: ${list.length} devices, ${String(list[0]?.id)} to ${String(list[list.length - 1]?.id)}`;
+    const { reports, sentAt: at } = await created.of(batch, input);
     if (!reads(x)) {
       results.add(withResult(x.devices, { outcome: 'succeeded', attempts: attempt }));
       return { reports };
@@ -89,7 +119,7 @@ const WINDOW = 4;
  * results go to the ledger and the counts, not to memory. Only the devices a `devices.retry` rule may send
  * again are held (their results), and the rules then run over them as over any list.
  */
-async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepState> {
+async function streamedReport(x: ActionCall, source: StoredItems, made: Created): Promise<StepState> {
   const { ctx, step } = x;
   const counts = emptyCounts();
   const tally = (groups: DeviceGroup[]) => {
@@ -103,8 +133,8 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
   };
   const created: { at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
   await eachAtMost(source.batches(x.op.batchSize ?? 10_000), WINDOW, async ({ at, set }) => {
-    const sentAt = ctx.clock.now();
-    const reports = await create(x, { ...x.input, deviceList: refsOf(set) });
+    const batch = `stored ${at.seq}.${at.skip}: ${set.size} devices`;
+    const { sentAt, reports } = await made.of(batch, { ...x.input, deviceList: refsOf(set) });
     created.push({ at, size: set.size, sentAt, reports });
     if (!reads(x)) final(withResult(set, { outcome: 'succeeded', attempts: 1 }));
   });
@@ -132,7 +162,7 @@ async function streamedReport(x: ActionCall, source: StoredItems): Promise<StepS
     const devices = setOfGroups(again.groups());
     const y: ActionCall = { ...x, devices, input: { ...x.input, deviceList: refsOf(devices) } };
     delete y.source;
-    const { ignored } = await applyDeviceRules(y, again, reportPass(y, again));
+    const { ignored } = await applyDeviceRules(y, again, reportPass(y, again, made));
     ctx.recordLedger(step.id, ignored);
     tally(again.groups());
   }
@@ -156,7 +186,7 @@ async function readResults(
   onPage: (groups: DeviceGroup[]) => void,
 ): Promise<void> {
   const accountName = x.input.accountName;
-  await awaitReports(x, String(accountName), reports);
+  await awaitReports(x, String(accountName), reports, request.at);
   for (const r of reports)
     await readReport(x, { accountName, txid: r.txid }, (entries) =>
       onPage(groupResults(entries.map((e) => locationResult(e, byMsid, request.attempt, request)))),
@@ -170,11 +200,19 @@ async function readReport(x: ActionCall, which: Json, onPage: (entries: Json[]) 
   }
 }
 
-/** Polls each report's status until COMPLETED, or the step's completion timeout. */
-async function awaitReports(x: ActionCall, accountName: string, reports: Json[]): Promise<void> {
+/**
+ * Polls each report's status until COMPLETED, or the step's completion timeout, counted from when they were
+ * asked for (`since`): across a restart too.
+ */
+async function awaitReports(
+  x: ActionCall,
+  accountName: string,
+  reports: Json[],
+  since: number,
+): Promise<void> {
   const { ctx, step, plan } = x;
   const interval = plan.completionPollMs ?? ctx.o.pollIntervalMs ?? 5000;
-  const deadline = ctx.clock.now() + plan.completionMs;
+  const deadline = since + plan.completionMs;
   for (const r of reports) {
     let status = String(r.status);
     while (status !== 'COMPLETED') {
