@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { LedgerRow } from '../../src/store/store.js';
+import { fleetbook } from '../helpers/cli.js';
 import { DaemonWorld, readState, runsIn } from '../helpers/daemon.js';
 import { expectLedgerIsTheTruth, mixOfStates } from '../helpers/confirm.js';
 import { calls } from '../runner/helpers.js';
@@ -206,5 +207,9 @@ describe('daemon: confirmed per-device outcomes', function () {
     const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
     expect(step.confirmation).to.deep.equal({ callback: 0, requestStatus: 0, stateRead: 0, afterRun: 9 });
     expect(step.devices).to.include({ succeeded: 3, failed: 6, unconfirmed: 0 });
+    const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
+    expect(shown.stdout).to.match(
+      /suspend +succeeded +calls \d+ devices 9: 3 succeeded, 6 failed, 0 skipped \(confirmed by callback 0, request status 0, state read 0, callback after the run ended 9\)/,
+    );
   });
 });
