@@ -17,6 +17,8 @@ import { Periodic } from './periodic.js';
 /** How long after a device was left unconfirmed its message is looked for. */
 export const LATE_LOOKBACK_MS = 7 * 24 * 60 * 60 * 1000;
 const EVERY_MS = 5 * 60 * 1000;
+/** After a CarrierService message is stored: one pass for the messages of a second, not one per commit. */
+const SOON_MS = 1000;
 /** Unconfirmed entries read at a time. */
 const PAGE = 500;
 
@@ -34,9 +36,9 @@ export class LateConfirmations {
     this.periodic.start();
   }
 
-  /** Messages this daemon stored: a CarrierService one may be a late one. */
+  /** Messages this daemon stored: a CarrierService one may be a late one, looked for within a second. */
   offer(stored: readonly InboxMessage[]): void {
-    if (stored.some((m) => m.service === 'CarrierService')) this.periodic.kick();
+    if (stored.some((m) => m.service === 'CarrierService')) this.periodic.soon(SOON_MS);
   }
 
   stop(): Promise<void> {

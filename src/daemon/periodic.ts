@@ -1,6 +1,7 @@
 /**
- * A daemon's background work done at start, every interval, and when asked (`kick`): one at a time, a kick
- * during a pass making one more pass after it, never a queue of them. Its errors are the work's own to report.
+ * A daemon's background work done at start, every interval, and when asked (`kick` at once, `soon` within a
+ * time): one at a time, a kick during a pass making one more pass after it, never a queue of them. Its errors
+ * are the work's own to report.
  */
 export class Periodic {
   private timer: NodeJS.Timeout | undefined;
@@ -8,6 +9,7 @@ export class Periodic {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private soonTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly everyMs: number,
@@ -36,11 +38,25 @@ export class Periodic {
     });
   }
 
+  /**
+   * A pass within `ms`: however many times this is asked meanwhile, one pass (a daemon storing thousands of
+   * callbacks a second asks at each commit).
+   */
+  soon(ms: number): void {
+    if (this.stopped || this.soonTimer) return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.kick();
+    }, ms);
+    this.soonTimer.unref();
+  }
+
   /** No more passes; resolves once the one under way has ended. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearImmediate(this.first);
     clearInterval(this.timer);
+    clearTimeout(this.soonTimer);
     await this.running;
   }
 }
