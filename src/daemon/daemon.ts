@@ -306,7 +306,10 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         confirmations.publish(m);
       }
     };
-    const late = new LateConfirmations(st, log);
+    const late = new LateConfirmations(st, log, (n) => {
+      for (const outcome of ['succeeded', 'failed'] as const)
+        if (n[outcome]) metrics.lateOutcomes.inc({ outcome }, n[outcome]);
+    });
     const commits = new GroupCommit(st, owned.id, (stored) => {
       publish(stored);
       late.offer(stored);

@@ -8,7 +8,7 @@
  */
 import { carrierOutcome } from '../runner/strategies/confirm.js';
 import type { Logger } from '../log.js';
-import type { LateResult } from '../store/late.js';
+import type { LateCounts, LateResult } from '../store/late.js';
 import type { EntryRow } from '../store/rows.js';
 import type { InboxMessage, Store } from '../store/store.js';
 import { carrierResult } from './confirmations.js';
@@ -30,6 +30,8 @@ export class LateConfirmations {
   constructor(
     private readonly store: LateStore,
     private readonly log: Logger,
+    /** Told of the devices each pass recorded, by outcome (the daemon's metrics). */
+    private readonly onRecorded: (counts: LateCounts) => void = () => undefined,
   ) {}
 
   start(): void {
@@ -47,7 +49,7 @@ export class LateConfirmations {
 
   private async pass(): Promise<void> {
     try {
-      await recordLateResults(this.store, this.log);
+      this.onRecorded(await recordLateResults(this.store, this.log));
     } catch (e) {
       this.log.warn(
         'cannot record the CarrierService messages that came after their run ended; trying again',
@@ -61,11 +63,15 @@ export class LateConfirmations {
 
 /**
  * Records the outcome of each unconfirmed device of an ended run (left unconfirmed within LATE_LOOKBACK_MS of
- * `now`) whose CarrierService message is in the inbox: how many devices.
+ * `now`) whose CarrierService message is in the inbox: how many devices, by outcome.
  */
-export async function recordLateResults(store: LateStore, log: Logger, now = Date.now()): Promise<number> {
+export async function recordLateResults(
+  store: LateStore,
+  log: Logger,
+  now = Date.now(),
+): Promise<LateCounts> {
   const since = new Date(now - LATE_LOOKBACK_MS).toISOString();
-  let total = 0;
+  const total: LateCounts = { succeeded: 0, failed: 0 };
   for (let after = 0; ;) {
     const entries = await store.unconfirmedEntries(since, after, PAGE);
     const last = entries[entries.length - 1];
@@ -73,8 +79,9 @@ export async function recordLateResults(store: LateStore, log: Logger, now = Dat
     after = last.seq;
     for (const [runId, results] of await lateResults(store, entries)) {
       const n = await store.recordLate(runId, results, new Date().toISOString());
-      if (n) log.info('devices confirmed after their run ended', { runId, devices: n });
-      total += n;
+      if (n.succeeded || n.failed) log.info('devices confirmed after their run ended', { runId, ...n });
+      total.succeeded += n.succeeded;
+      total.failed += n.failed;
     }
     if (entries.length < PAGE) return total;
   }

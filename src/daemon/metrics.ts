@@ -33,6 +33,7 @@ export class DaemonMetrics {
   readonly apiCalls: Counter<'action' | 'status'>;
   readonly expressionErrors: Counter<'playbook' | 'expression'>;
   readonly deviceOutcomes: Counter<'playbook' | 'outcome'>;
+  readonly lateOutcomes: Counter<'outcome'>;
 
   constructor(sources: {
     backlog: () => number;
@@ -45,6 +46,12 @@ export class DaemonMetrics {
       name: 'fleetbook_device_outcomes_total',
       help: 'Devices of finished runs by outcome: accepted, succeeded, failed, skipped, unconfirmed (product.md 5a).',
       labelNames: ['playbook', 'outcome'],
+      registers,
+    });
+    this.lateOutcomes = new Counter({
+      name: 'fleetbook_late_device_outcomes_total',
+      help: 'Devices left unconfirmed whose CarrierService callback came after their run ended, by the outcome it gave: succeeded, failed.',
+      labelNames: ['outcome'],
       registers,
     });
     this.callbacksReceived = new Counter({

@@ -22,8 +22,14 @@ export interface LateResult {
 export interface LateWrites {
   steps: Map<string, DeviceGroup[]>;
   summary: RunSummary | undefined;
-  /** How many devices got their outcome. */
-  devices: number;
+  /** How many devices got each outcome. */
+  recorded: LateCounts;
+}
+
+/** Devices recorded late, by the outcome they got. */
+export interface LateCounts {
+  succeeded: number;
+  failed: number;
 }
 
 /**
@@ -40,6 +46,7 @@ export function lateWrites(
 ): LateWrites {
   const groups = new Map<string, DeviceGroup>();
   const done = new Set<string>();
+  const recorded: LateCounts = { succeeded: 0, failed: 0 };
   const sum = summary && (structuredClone(summary) as RunSummary);
   for (const r of results) {
     const e = entries.get(r.seq);
@@ -47,6 +54,7 @@ export function lateWrites(
     if (!e || !key || done.has(key) || (latest.get(key) ?? e.seq) > e.seq) continue;
     if (!(JSON.parse(e.device_ids) as string[]).includes(r.deviceId)) continue;
     done.add(key);
+    recorded[r.outcome]++;
     const groupKey = [e.step, e.kind, e.request_id, e.attempts, r.outcome, r.errorType ?? ''].join('\0');
     let g = groups.get(groupKey);
     if (!g) {
@@ -77,7 +85,7 @@ export function lateWrites(
     const step = key.slice(0, key.indexOf('\0'));
     steps.set(step, [...(steps.get(step) ?? []), g]);
   }
-  return { steps, summary: sum, devices: done.size };
+  return { steps, summary: sum, recorded };
 }
 
 /** One device out of `unconfirmed` (with the error of its last look, if any) and into its outcome. */

@@ -3,7 +3,7 @@
  * written in the store's open turn, whose transaction holds the file's write lock from its first statement.
  */
 import type Database from 'better-sqlite3';
-import { lateWrites, type LateResult } from './late.js';
+import { lateWrites, type LateCounts, type LateResult } from './late.js';
 import { parse, type EntryRow } from './rows.js';
 import { BY_RUN } from './retention.js';
 import type { DeviceGroup, RunSummary } from './store.js';
@@ -29,14 +29,15 @@ export function recordLate(
   runId: string,
   results: readonly LateResult[],
   insert: (step: string, groups: DeviceGroup[]) => void,
-): number {
+): LateCounts {
+  const none = { succeeded: 0, failed: 0 };
   const run = sql('SELECT summary_json, ended_at FROM runs WHERE id = ?').get(runId) as
     { summary_json: string | null; ended_at: string | null } | undefined;
-  if (!run?.ended_at || !results.length) return 0;
+  if (!run?.ended_at || !results.length) return none;
   const entries = sql(
     `SELECT * FROM ledger WHERE run_id = ? AND outcome = 'unconfirmed' AND seq IN (SELECT value FROM json_each(?))`,
   ).all(runId, JSON.stringify([...new Set(results.map((r) => r.seq))])) as EntryRow[];
-  if (!entries.length) return 0;
+  if (!entries.length) return none;
   const latest = sql(
     `SELECT l.step, j.value AS id, max(l.seq) AS seq FROM ledger l, json_each(l.device_ids) j
      WHERE l.run_id = ? AND l.seq >= ? AND j.value IN (SELECT value FROM json_each(?))
@@ -52,9 +53,9 @@ export function recordLate(
     results,
     parse(run.summary_json) as RunSummary | undefined,
   );
-  if (!w.devices) return 0;
+  if (!w.recorded.succeeded && !w.recorded.failed) return none;
   for (const [step, groups] of w.steps) insert(step, groups);
   if (w.summary) sql('UPDATE runs SET summary_json = ? WHERE id = ?').run(JSON.stringify(w.summary), runId);
   for (const table of GROUPING) sql(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
-  return w.devices;
+  return w.recorded;
 }

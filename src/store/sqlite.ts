@@ -24,7 +24,7 @@ import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { recordLate, unconfirmedEntries } from './sqlite-late.js';
-import type { LateResult } from './late.js';
+import type { LateCounts, LateResult } from './late.js';
 import { latestMatching } from './rows.js';
 import { inboxEvent, preparer, toRun, type EntryRow, type InboxRow, type RunRow } from './sqlite-rows.js';
 import {
@@ -293,7 +293,7 @@ export class SqliteStore implements Store {
     return unconfirmedEntries(this.sql, since, afterSeq, limit);
   }
 
-  async recordLate(runId: string, results: readonly LateResult[], at: string): Promise<number> {
+  async recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts> {
     this.write();
     const n = recordLate(this.sql, runId, results, (step, groups) =>
       this.insertGroups(runId, step, groups, at),

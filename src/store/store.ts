@@ -15,7 +15,7 @@
 
 import type { ShareBoard } from '../rate/shares.js';
 import type { EntryRow } from './rows.js';
-import type { LateResult } from './late.js';
+import type { LateCounts, LateResult } from './late.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -383,9 +383,9 @@ export interface LedgerStore {
    * Records results that came after run `runId` ended (store/late.ts), in one transaction: of each device whose
    * latest result in its step is still the `unconfirmed` entry the result names, a later entry with the outcome
    * (at `at`), and the run's summary counts moved; the run is grouped again at its next read (latestAmong). A
-   * device with a later result, or not in the entry, is left as it is. Returns how many devices it recorded.
+   * device with a later result, or not in the entry, is left as it is. Returns how many it recorded, by outcome.
    */
-  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<number>;
+  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts>;
 }
 
 /** Which of a run's ledger entries `ledgerEntries` reads. */

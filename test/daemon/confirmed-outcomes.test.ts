@@ -202,6 +202,9 @@ describe('daemon: confirmed per-device outcomes', function () {
     await until('every device has its outcome', () =>
       ledger(state, runId).every((r) => r.outcome !== 'unconfirmed'),
     );
+    const metrics = await (await fetch(`${daemon.url}/metrics`)).text();
+    expect(metrics).to.match(/fleetbook_late_device_outcomes_total\{outcome="succeeded"\} 3/);
+    expect(metrics).to.match(/fleetbook_late_device_outcomes_total\{outcome="failed"\} 6/);
     await daemon.kill();
     expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
     const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;

@@ -11,6 +11,8 @@ import type { DeviceCounts, InboxMessage, RunSummary, Store } from '../../src/st
 import { forEachBackend } from './backends.js';
 import { imei, owner, run } from './fixtures.js';
 
+const none = { succeeded: 0, failed: 0 };
+
 const counts = (o: Partial<DeviceCounts>): DeviceCounts => ({
   total: 0,
   accepted: 0,
@@ -103,7 +105,10 @@ forEachBackend('results that come after the run ended', (b) => {
       carrier('other', 3),
     ]);
     const before = await store.latestAmong('r1', [`suspend\0${imei(4)}`]);
-    expect(await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'))).to.equal(2);
+    expect(await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'))).to.deep.equal({
+      succeeded: 1,
+      failed: 1,
+    });
 
     const rows = await store.deviceResults('r1', 'suspend');
     const byDevice = Object.fromEntries(rows.map((r) => [r.deviceId, [r.outcome, r.errorType, r.requestId]]));
@@ -144,7 +149,9 @@ forEachBackend('results that come after the run ended', (b) => {
 
     // A second pass, and the same messages sent again: nothing more.
     await store.appendInbox('A', [carrier('r1-R1', 1)]);
-    expect(await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'))).to.equal(0);
+    expect(await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'))).to.deep.equal(
+      none,
+    );
     expect((await store.getRun('r1'))?.summary?.devices).to.deep.equal(expected);
     expect(await store.deviceResults('r1', 'suspend')).to.have.length(4);
   });
@@ -153,15 +160,22 @@ forEachBackend('results that come after the run ended', (b) => {
     const store = await b.open();
     await endedRun(store, 'r1', false);
     await store.appendInbox('A', [carrier('r1-R1', 1)]);
-    expect(await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'))).to.equal(0);
+    expect(await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'))).to.deep.equal(
+      none,
+    );
     expect(
       (await store.deviceResults('r1', 'suspend')).find((r) => r.deviceId === imei(1))?.outcome,
     ).to.equal('unconfirmed');
     store.updateRun('r1', { status: 'succeeded', endedAt: '2026-11-23T10:12:00.000Z' });
     await store.durable();
     // Eight days after: its message is no longer looked for.
-    expect(await recordLateResults(store, silentLogger, Date.parse('2026-12-01T10:11:00Z'))).to.equal(0);
-    expect(await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'))).to.equal(1);
+    expect(await recordLateResults(store, silentLogger, Date.parse('2026-12-01T10:11:00Z'))).to.deep.equal(
+      none,
+    );
+    expect(await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'))).to.deep.equal({
+      succeeded: 1,
+      failed: 0,
+    });
   });
 
   if (b.replicas)
@@ -175,7 +189,7 @@ forEachBackend('results that come after the run ended', (b) => {
         recordLateResults(a, silentLogger, now),
         recordLateResults(other, silentLogger, now),
       ]);
-      expect(done.reduce((x, y) => x + y)).to.equal(2);
+      expect(done.reduce((n, d) => n + d.succeeded + d.failed, 0)).to.equal(2);
       const summary = (await a.getRun('r1'))?.summary;
       expect(summary?.devices.unconfirmed).to.equal(1);
       expect(summary?.steps[0]?.confirmation?.afterRun).to.equal(2);

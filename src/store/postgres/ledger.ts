@@ -1,5 +1,5 @@
 /** The per-device ledger on PostgreSQL (LedgerStore of store.ts): entries of a group of devices a row. */
-import { lateWrites, type LateResult } from '../late.js';
+import { lateWrites, type LateCounts, type LateResult } from '../late.js';
 import { BY_RUN } from '../retention.js';
 import {
   byStepThenDevice,
@@ -243,8 +243,9 @@ export class PostgresLedger implements LedgerStore {
     });
   }
 
-  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<number> {
-    if (!results.length) return Promise.resolve(0);
+  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts> {
+    const none = { succeeded: 0, failed: 0 };
+    if (!results.length) return Promise.resolve(none);
     return this.turns.transaction(async (query) => {
       // The run's row first, locked: replicas recording late results of one run take turns, and the second one
       // sees the first one's entries. Its grouping's mark next, which waits for a grouping under way to end.
@@ -254,14 +255,14 @@ export class PostgresLedger implements LedgerStore {
           values: [runId],
         })
       ).rows[0] as { summary_json: string | null; ended_at: string | null } | undefined;
-      if (!run?.ended_at) return 0;
+      if (!run?.ended_at) return none;
       const entries = (
         await query({
           text: `SELECT * FROM ledger WHERE run_id = $1 AND outcome = 'unconfirmed' AND seq = ANY($2::bigint[])`,
           values: [runId, [...new Set(results.map((r) => r.seq))]],
         })
       ).rows as EntryRow[];
-      if (!entries.length) return 0;
+      if (!entries.length) return none;
       const latest = (
         await query({
           text: `SELECT l.step, d.id, max(l.seq) AS seq
@@ -280,7 +281,7 @@ export class PostgresLedger implements LedgerStore {
         results,
         parse(run.summary_json) as RunSummary | undefined,
       );
-      if (!w.devices) return 0;
+      if (!w.recorded.succeeded && !w.recorded.failed) return none;
       for (const table of GROUPING)
         await query({ text: `DELETE FROM ${table} WHERE run_id = $1`, values: [runId] });
       await query(
@@ -291,7 +292,7 @@ export class PostgresLedger implements LedgerStore {
           text: 'UPDATE runs SET summary_json = $2 WHERE id = $1',
           values: [runId, JSON.stringify(w.summary)],
         });
-      return w.devices;
+      return w.recorded;
     });
   }
 

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { LeaseLostError } from '../../errors.js';
 import type { EntryRow } from '../rows.js';
-import type { LateResult } from '../late.js';
+import type { LateCounts, LateResult } from '../late.js';
 import type {
   DeviceGroup,
   DeviceHistoryRow,
@@ -218,7 +218,7 @@ export class PostgresStore implements Store {
     return this.ledger.unconfirmedEntries(since, afterSeq, limit);
   }
 
-  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<number> {
+  recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts> {
     return this.ledger.recordLate(runId, results, at);
   }
 
