@@ -5,7 +5,7 @@
  * counts move with it. Both stores decide and write this in one transaction (Store.recordLate); what to write
  * is decided here, once for both.
  */
-import type { EntryRow } from './rows.js';
+import { parse, type EntryRow } from './rows.js';
 import type { DeviceCounts, DeviceGroup, RunSummary } from './store.js';
 
 /** A device's result in a message that came after its run ended. */
@@ -22,6 +22,8 @@ export interface LateResult {
 export interface LateWrites {
   steps: Map<string, DeviceGroup[]>;
   summary: RunSummary | undefined;
+  /** Whether any device is recorded. */
+  any: boolean;
   /** How many devices got each outcome. */
   recorded: LateCounts;
 }
@@ -32,18 +34,34 @@ export interface LateCounts {
   failed: number;
 }
 
+/** The seqs of the entries `results` name, and their devices: what a store reads the entries and devices of. */
+export const lateSeqs = (results: readonly LateResult[]): number[] => [...new Set(results.map((r) => r.seq))];
+export const lateDevices = (results: readonly LateResult[]): string[] => [
+  ...new Set(results.map((r) => r.deviceId)),
+];
+
+/** What a store reads, in the transaction that writes, to decide what late results it records. */
+export interface LateReads {
+  /** The run's summary, as the store keeps it. */
+  summaryJson: string | null;
+  /** The run's `unconfirmed` entries among those `results` name (lateSeqs). */
+  entries: readonly EntryRow[];
+  /**
+   * The last seq of an entry naming each device of `results` (lateDevices) in each step, among the run's
+   * entries from the first of `entries` on.
+   */
+  latest: readonly { step: string; id: string; seq: number }[];
+}
+
 /**
- * The writes for `results`, of which only those count whose entry is in `entries` (the run's `unconfirmed`
- * entries, by seq), names the device, and is still its latest result in the step: `latest` maps `step\0device`
- * to the last seq of an entry naming it, among the run's entries from the first of `entries` on (a device sent
- * again, and confirmed then, keeps that outcome). A device is counted once, whatever the messages that name it.
+ * The writes for `results`, of which only those count whose entry is one of `reads.entries`, names the device,
+ * and is still its latest result in the step (a device sent again, and confirmed then, keeps that outcome). A
+ * device is counted once, whatever the messages that name it.
  */
-export function lateWrites(
-  entries: ReadonlyMap<number, EntryRow>,
-  latest: ReadonlyMap<string, number>,
-  results: readonly LateResult[],
-  summary: RunSummary | undefined,
-): LateWrites {
+export function lateWrites(reads: LateReads, results: readonly LateResult[]): LateWrites {
+  const entries = new Map(reads.entries.map((e) => [e.seq, e]));
+  const latest = new Map(reads.latest.map((r) => [`${r.step}\0${r.id}`, r.seq]));
+  const summary = parse(reads.summaryJson) as RunSummary | undefined;
   const groups = new Map<string, DeviceGroup>();
   const done = new Set<string>();
   const recorded: LateCounts = { succeeded: 0, failed: 0 };
@@ -85,7 +103,7 @@ export function lateWrites(
     const step = key.slice(0, key.indexOf('\0'));
     steps.set(step, [...(steps.get(step) ?? []), g]);
   }
-  return { steps, summary: sum, recorded };
+  return { steps, summary: sum, recorded, any: done.size > 0 };
 }
 
 /** One device out of `unconfirmed` (with the error of its last look, if any) and into its outcome. */

@@ -3,10 +3,17 @@
  * written in the store's open turn, whose transaction holds the file's write lock from its first statement.
  */
 import type Database from 'better-sqlite3';
-import { lateWrites, type LateCounts, type LateResult } from './late.js';
-import { parse, type EntryRow } from './rows.js';
+import {
+  lateDevices,
+  lateSeqs,
+  lateWrites,
+  type LateCounts,
+  type LateReads,
+  type LateResult,
+} from './late.js';
+import type { EntryRow } from './rows.js';
 import { BY_RUN } from './retention.js';
-import type { DeviceGroup, RunSummary } from './store.js';
+import type { DeviceGroup } from './store.js';
 
 type Sql = (text: string) => Database.Statement;
 
@@ -36,7 +43,7 @@ export function recordLate(
   if (!run?.ended_at || !results.length) return none;
   const entries = sql(
     `SELECT * FROM ledger WHERE run_id = ? AND outcome = 'unconfirmed' AND seq IN (SELECT value FROM json_each(?))`,
-  ).all(runId, JSON.stringify([...new Set(results.map((r) => r.seq))])) as EntryRow[];
+  ).all(runId, JSON.stringify(lateSeqs(results))) as EntryRow[];
   if (!entries.length) return none;
   const latest = sql(
     `SELECT l.step, j.value AS id, max(l.seq) AS seq FROM ledger l, json_each(l.device_ids) j
@@ -45,15 +52,10 @@ export function recordLate(
   ).all(
     runId,
     Math.min(...entries.map((e) => e.seq)),
-    JSON.stringify([...new Set(results.map((r) => r.deviceId))]),
-  ) as { step: string; id: string; seq: number }[];
-  const w = lateWrites(
-    new Map(entries.map((e) => [e.seq, e])),
-    new Map(latest.map((r) => [`${r.step}\0${r.id}`, r.seq])),
-    results,
-    parse(run.summary_json) as RunSummary | undefined,
-  );
-  if (!w.recorded.succeeded && !w.recorded.failed) return none;
+    JSON.stringify(lateDevices(results)),
+  ) as LateReads['latest'];
+  const w = lateWrites({ summaryJson: run.summary_json, entries, latest }, results);
+  if (!w.any) return none;
   for (const [step, groups] of w.steps) insert(step, groups);
   if (w.summary) sql('UPDATE runs SET summary_json = ? WHERE id = ?').run(JSON.stringify(w.summary), runId);
   for (const table of GROUPING) sql(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);

@@ -7,22 +7,19 @@
 import { expect } from 'chai';
 import { recordLateResults } from '../../src/daemon/late-confirmations.js';
 import { silentLogger } from '../../src/log.js';
-import type { DeviceCounts, InboxMessage, RunSummary, Store } from '../../src/store/store.js';
+import {
+  emptyCounts,
+  type DeviceCounts,
+  type InboxMessage,
+  type RunSummary,
+  type Store,
+} from '../../src/store/store.js';
 import { forEachBackend } from './backends.js';
 import { imei, owner, run } from './fixtures.js';
 
 const none = { succeeded: 0, failed: 0 };
 
-const counts = (o: Partial<DeviceCounts>): DeviceCounts => ({
-  total: 0,
-  accepted: 0,
-  succeeded: 0,
-  failed: 0,
-  skipped: 0,
-  unconfirmed: 0,
-  byError: {},
-  ...o,
-});
+const counts = (o: Partial<DeviceCounts>): DeviceCounts => ({ ...emptyCounts(), ...o });
 
 /** The service's message for one device of request `requestId`: done, or refused with `fault`. */
 function carrier(requestId: string, n: number, fault?: string): InboxMessage {

@@ -1,9 +1,15 @@
 /** The per-device ledger on PostgreSQL (LedgerStore of store.ts): entries of a group of devices a row. */
-import { lateWrites, type LateCounts, type LateResult } from '../late.js';
+import {
+  lateDevices,
+  lateSeqs,
+  lateWrites,
+  type LateCounts,
+  type LateReads,
+  type LateResult,
+} from '../late.js';
 import { BY_RUN } from '../retention.js';
 import {
   byStepThenDevice,
-  parse,
   historyRows,
   latestMatching,
   latestRows,
@@ -17,7 +23,6 @@ import type {
   LedgerQuery,
   LedgerRow,
   LedgerStore,
-  RunSummary,
 } from '../store.js';
 import { pgText, type Statement } from './pool.js';
 import type { EntryRecord, Turns } from './turn.js';
@@ -259,7 +264,7 @@ export class PostgresLedger implements LedgerStore {
       const entries = (
         await query({
           text: `SELECT * FROM ledger WHERE run_id = $1 AND outcome = 'unconfirmed' AND seq = ANY($2::bigint[])`,
-          values: [runId, [...new Set(results.map((r) => r.seq))]],
+          values: [runId, lateSeqs(results)],
         })
       ).rows as EntryRow[];
       if (!entries.length) return none;
@@ -268,20 +273,11 @@ export class PostgresLedger implements LedgerStore {
           text: `SELECT l.step, d.id, max(l.seq) AS seq
                  FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
                  WHERE l.run_id = $1 AND l.seq >= $2 AND d.id = ANY($3::text[]) GROUP BY l.step, d.id`,
-          values: [
-            runId,
-            Math.min(...entries.map((e) => e.seq)),
-            [...new Set(results.map((r) => r.deviceId))],
-          ],
+          values: [runId, Math.min(...entries.map((e) => e.seq)), lateDevices(results)],
         })
-      ).rows as { step: string; id: string; seq: number }[];
-      const w = lateWrites(
-        new Map(entries.map((e) => [e.seq, e])),
-        new Map(latest.map((r) => [`${r.step}\0${r.id}`, r.seq])),
-        results,
-        parse(run.summary_json) as RunSummary | undefined,
-      );
-      if (!w.recorded.succeeded && !w.recorded.failed) return none;
+      ).rows as LateReads['latest'];
+      const w = lateWrites({ summaryJson: run.summary_json, entries, latest }, results);
+      if (!w.any) return none;
       for (const table of GROUPING)
         await query({ text: `DELETE FROM ${table} WHERE run_id = $1`, values: [runId] });
       await query(
