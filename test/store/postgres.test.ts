@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { READ_NOTICES } from '../../src/store/postgres/feed.js';
 import { clientConfig } from '../../src/store/postgres/pool.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import type { RunSummary } from '../../src/store/store.js';
@@ -116,6 +117,38 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
       expect(await show('statement_timeout')).to.equal('4321ms');
     } finally {
       await client.end();
+    }
+  });
+
+  it('does not compile its statements (JIT), whose cost a table not yet analyzed overstates', async () => {
+    const s = await open();
+    // An inbox of 60,000 callbacks that autovacuum has not analyzed yet: a replica's first minute under load.
+    await query(
+      url,
+      `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
+       SELECT 'DeviceUsage', 'k', 'r' || g, '', repeat('x', 300), '2026-11-29', 'A' FROM generate_series(1, 60000) g`,
+    );
+    const explain = `EXPLAIN (ANALYZE, FORMAT JSON) ${READ_NOTICES}`;
+    const notices = JSON.stringify([{ owner: 'A', first: 59_950, last: 60_000 }]);
+    const compiled = async (client: pg.Client) => {
+      // fleetbook's connections read JSON as text.
+      const plan = (await client.query(explain, [notices])).rows[0] as { 'QUERY PLAN': unknown };
+      const json = plan['QUERY PLAN'];
+      return 'JIT' in (typeof json === 'string' ? (JSON.parse(json) as [object]) : (json as [object]))[0];
+    };
+    const plain = new pg.Client(url);
+    const ours = new pg.Client(clientConfig(url, 'test'));
+    const asked = new pg.Client(clientConfig(`${url}?options=-c%20jit%3Don`, 'test'));
+    await Promise.all([plain.connect(), ours.connect(), asked.connect()]);
+    try {
+      expect(await compiled(plain), "the server's default compiles the read of the inbox feed").to.equal(
+        true,
+      );
+      expect(await compiled(ours), "fleetbook's connections do not").to.equal(false);
+      expect(await compiled(asked), "unless the URL's options ask for it").to.equal(true);
+    } finally {
+      await Promise.all([plain.end(), ours.end(), asked.end()]);
+      await s.close();
     }
   });
 

@@ -22,6 +22,15 @@ const MARK_MS = 5_000;
 /** Messages read at once when catching up. */
 const PAGE = 1_000;
 
+/**
+ * The messages of some notices: a range of the primary key for each notice. OFFSET 0 keeps the subquery apart:
+ * joined into the outer query, it was planned as a hash join over a scan of the whole inbox (13 ms a read on a
+ * bench's inbox).
+ */
+export const READ_NOTICES = `SELECT i.* FROM json_to_recordset($1::json) AS n(owner text, first bigint, last bigint),
+  LATERAL (SELECT ${EVENT_COLUMNS}, owner FROM inbox WHERE id BETWEEN n.first AND n.last AND owner = n.owner OFFSET 0) i
+  ORDER BY i.id`;
+
 export class InboxFeed {
   private client: pg.Client | undefined;
   private stopped = false;
@@ -121,12 +130,7 @@ export class InboxFeed {
     const listening = this.client;
     const { rows } = await this.pool
       .query<InboxRow & { owner: string }>({
-        // A range of the primary key for each notice. OFFSET 0 keeps the subquery apart: joined into the outer
-        // query, it was planned as a hash join over a scan of the whole inbox (13 ms a read on a bench's inbox).
-        text: `SELECT i.* FROM json_to_recordset($1::json) AS n(owner text, first bigint, last bigint),
-               LATERAL (SELECT ${EVENT_COLUMNS}, owner FROM inbox
-                        WHERE id BETWEEN n.first AND n.last AND owner = n.owner OFFSET 0) i
-             ORDER BY i.id`,
+        text: READ_NOTICES,
         values: [JSON.stringify(notices)],
       })
       .catch((e: unknown) => {
