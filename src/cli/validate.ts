@@ -5,7 +5,7 @@ import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { generatedRules } from '../playbook/generated-rules.js';
 import { PlaybookNames } from '../playbook/names.js';
 import type * as Loader from '../playbook/load.js';
-import { playbookFiles } from '../util/files.js';
+import { playbookFiles, TEST_SUFFIX } from '../util/files.js';
 
 /**
  * The playbook schema as emitted to schemas/playbook.schema.json (`npm run schemas`; a test keeps it equal to
@@ -35,7 +35,18 @@ export async function runValidate(paths: string[], format: string): Promise<numb
       process.stderr.write(`fleetbook: no playbooks (*.yaml, *.yml) in ${p}\n`);
       return 2;
     }
-    files.push(...found);
+    // A playbook test named among playbooks (`playbooks/*.yaml` takes them too) is no playbook: said, not
+    // checked against the playbook schema, which would give it an error for each member a playbook has.
+    for (const f of found)
+      if (f.endsWith(TEST_SUFFIX))
+        process.stderr.write(
+          `fleetbook: ${f} is a playbook test, not a playbook: fleetbook test checks it\n`,
+        );
+    files.push(...found.filter((f) => !f.endsWith(TEST_SUFFIX)));
+  }
+  if (!files.length) {
+    process.stderr.write(`fleetbook: no playbooks among ${paths.join(', ')}\n`);
+    return 2;
   }
   // A valid playbook is checked with the rules generated at build time; anything else, and everything when
   // there are none, by the full loader, loaded on first use (it brings TypeBox and compiles schemas).

@@ -48,6 +48,26 @@ steps:
     { args: ['test', missing], says: `fleetbook: ${missing}: no such file or directory` },
   ];
 
+  it('validate: a playbook test named among the playbooks is said to be one, not checked as a playbook', async () => {
+    const test = join(dir, 'on-usage.test.yaml');
+    await writeFile(
+      test,
+      `playbook: on-usage\ncases:\n  - name: logs\n    event: {}\n    expect: { status: succeeded }\n`,
+    );
+    const both = await fleetbook(['validate', playbook, test], {});
+    expect([both.code, both.stdout]).to.deep.equal([0, '']);
+    expect(both.stderr).to.equal(
+      `fleetbook: ${test} is a playbook test, not a playbook: fleetbook test checks it\n` +
+        '1 playbook checked: 0 errors, 0 warnings\n',
+    );
+    const alone = await fleetbook(['validate', test], {});
+    expect(alone.code).to.equal(2);
+    expect(alone.stderr).to.equal(
+      `fleetbook: ${test} is a playbook test, not a playbook: fleetbook test checks it\n` +
+        `fleetbook: no playbooks among ${test}\n`,
+    );
+  });
+
   it('exits 2 and says which file and why', async () => {
     const missing = join(dir, 'missing.json');
     for (const c of cases(missing)) {
