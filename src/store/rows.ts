@@ -69,6 +69,9 @@ export function byStart(a: RunRecord, b: RunRecord): number {
   return compare(a.startedAt, b.startedAt) || compare(a.id, b.id);
 }
 
+/** The columns of `inbox` that make an InboxEvent (inboxEvent), the same on both stores. */
+export const EVENT_COLUMNS = 'id, service, kind, request_id, device, payload_json, received_at';
+
 export interface InboxRow {
   id: number;
   service: string;

@@ -1,10 +1,10 @@
 /**
- * Reads of the SQLite store outside the ledger: the runs by any filter, by hour and by id prefix, a step's stored
- * items, and the latest callbacks.
+ * Reads of the SQLite store outside the ledger and the inbox: the runs by any filter, by hour and by id prefix,
+ * and a step's stored items.
  */
 import type Database from 'better-sqlite3';
-import { inboxEvent, toRun, type InboxRow, type RunRow } from './rows.js';
-import type { InboxEvent, ItemRuns, RunListQuery, RunRecord, RunStatus } from './store.js';
+import { toRun, type RunRow } from './rows.js';
+import type { ItemRuns, RunListQuery, RunRecord, RunStatus } from './store.js';
 
 /** `listRuns` (store.ts): newest first, by start then id, the `before` cursor in that order. */
 export function listRuns(sql: (text: string) => Database.Statement, q: RunListQuery): RunRecord[] {
@@ -35,17 +35,6 @@ export function runsByHour(
     `SELECT substr(started_at, 1, 13) AS hour, status, count(*) AS n FROM runs WHERE started_at >= ?
      GROUP BY hour, status ORDER BY hour`,
   ).all(from) as { hour: string; status: RunStatus; n: number }[];
-}
-
-/** `recentInbox` (store.ts). */
-export function recentInbox(
-  sql: (text: string) => Database.Statement,
-  limit: number,
-): (InboxEvent & { processed: boolean })[] {
-  const rows = sql('SELECT * FROM inbox ORDER BY id DESC LIMIT ?').all(limit) as (InboxRow & {
-    processed_at: string | null;
-  })[];
-  return rows.map((r) => ({ ...inboxEvent(r), processed: r.processed_at !== null }));
 }
 
 /** `runIdsStartingWith` (store.ts). */

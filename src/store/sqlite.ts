@@ -2,8 +2,6 @@
  * The embedded store on SQLite (better-sqlite3, WAL). Migrations are numbered and recorded in
  * `PRAGMA user_version`; each runs once, in a transaction.
  */
-import { isoTime } from '../clock.js';
-import { closeSync, fdatasync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
@@ -18,7 +16,8 @@ import {
   matchingEntries,
 } from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
-import { itemChunks, listRuns, recentInbox, runIdsStartingWith, runsByHour } from './sqlite-reads.js';
+import { SqliteInbox, inboxAfter, inboxByRequest, inboxPosition, recentInbox } from './sqlite-inbox.js';
+import { itemChunks, listRuns, runIdsStartingWith, runsByHour } from './sqlite-reads.js';
 import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sqlite-runs.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
@@ -26,9 +25,8 @@ import { pruneEnded } from './sqlite-retention.js';
 import { recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
 import { latestMatching } from './rows.js';
-import { inboxEvent, preparer, toRun, type EntryRow, type InboxRow, type RunRow } from './sqlite-rows.js';
+import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import {
-  InboxSyncError,
   type DeviceGroup,
   type DeviceHistoryRow,
   type InboxEvent,
@@ -68,27 +66,9 @@ export class SqliteStore implements Store {
   readonly describe: string;
   readonly replicas = false;
   readonly rates: SqliteRates;
-  /**
-   * The callback inbox's commits are made durable without holding the event loop: written with `synchronous =
-   * OFF` and no automatic checkpoint, then the write-ahead log is fsync'd on the thread pool (`walSync`), and
-   * only then are they acknowledged and matched. Checkpoints happen in the other commits, at `synchronous =
-   * NORMAL`, which syncs the log before and the database after each one. One connection: a second one on the
-   * same file would throw this one's page cache away at each of its commits, and the other way round.
-   */
-  private readonly inboxMode: Database.Statement[];
-  private readonly normalMode: Database.Statement[];
+  /** The callback inbox: its fsync'd appends, what it holds, and the marks of what is processed. */
+  private readonly inbox: SqliteInbox;
   private readonly file: string;
-  /** The write-ahead log, opened for fsync once it exists. */
-  private walFd: number | undefined;
-  /**
-   * The first id of each of this store's inbox commits that is written and not yet synced: nothing from the
-   * lowest of them on is read (nor acknowledged), as it is not on disk yet. Another process's commits are read
-   * once written: that process acknowledges them once synced, and a crash before that loses them with the
-   * commits that follow them in the log, the runs they started among them.
-   */
-  private readonly syncing = new Set<number>();
-  /** The messages this process stored or claimed, and has not processed. */
-  private backlog = 0;
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
   private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
   /** A checkpoint and its ledger entries in one transaction: made once, as a transaction function is costly to make. */
@@ -147,12 +127,7 @@ export class SqliteStore implements Store {
     this.file = file;
     this.grouping = new Grouping(file, this.db, file === ':memory:');
     this.describe = `the state file ${file} (FLEETBOOK_STATE)`;
-    this.inboxMode = ['PRAGMA synchronous = OFF', 'PRAGMA wal_autocheckpoint = 0'].map((q) =>
-      this.db.prepare(q),
-    );
-    this.normalMode = ['PRAGMA synchronous = NORMAL', `PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`].map(
-      (q) => this.db.prepare(q),
-    );
+    this.inbox = new SqliteInbox(this.db, this.sql, file, CHECKPOINT_PAGES);
     this.ownership = new SqliteOwnership(this.db);
     this.rates = new SqliteRates(this.db);
     this.stmt = {
@@ -321,138 +296,39 @@ export class SqliteStore implements Store {
     return deviceResults(this.sql, runId, step);
   }
 
-  async appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
+  appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
     this.commitFile();
-    const insert = this.sql(
-      `INSERT INTO inbox (service, kind, request_id, device, payload_json, received_at, owner)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (request_id, kind, device) DO NOTHING`,
-    );
-    let first = 0;
-    for (const q of this.inboxMode) q.run();
-    let out: (number | 'duplicate')[];
-    try {
-      out = this.db.transaction(() =>
-        messages.map((m) => {
-          const r = insert.run(
-            m.service,
-            m.kind,
-            m.requestId,
-            m.device ?? '',
-            JSON.stringify(m.payload),
-            m.receivedAt,
-            owner,
-          );
-          if (!r.changes) return 'duplicate' as const;
-          const id = Number(r.lastInsertRowid);
-          first ||= id;
-          return id;
-        }),
-      )();
-    } finally {
-      for (const q of this.normalMode) q.run();
-    }
-    if (first) {
-      this.syncing.add(first);
-      try {
-        await this.walSync();
-      } finally {
-        this.syncing.delete(first);
-      }
-    }
-    for (const r of out) if (r !== 'duplicate') this.backlog++;
-    return out;
+    return this.inbox.append(owner, messages);
   }
-
-  /** Inbox rows from this id on may not be on disk yet. */
-  private unsyncedFrom(): number {
-    return this.syncing.size ? Math.min(...this.syncing) : Number.MAX_SAFE_INTEGER;
-  }
-
-  /** fsync of the write-ahead log, on the thread pool: every commit written before it is on disk after it. */
-  private walSync(): Promise<void> {
-    if (this.file === ':memory:') return Promise.resolve();
-    this.walFd ??= openSync(`${this.file}-wal`, 'r');
-    const fd = this.walFd;
-    return new Promise((resolve, reject) =>
-      fdatasync(fd, (e) =>
-        e
-          ? reject(new InboxSyncError(`the inbox could not be synced to disk: ${e.message}`, { cause: e }))
-          : resolve(),
-      ),
-    );
-  }
-
   async pendingInbox(owner: string, limit: number, afterId = 0): Promise<InboxEvent[]> {
-    const rows = this.sql(
-      `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox
-         WHERE processed_at IS NULL AND owner = ? AND id > ? AND id < ? ORDER BY id LIMIT ?`,
-    ).all(owner, afterId, this.unsyncedFrom(), limit) as InboxRow[];
-    return rows.map(inboxEvent);
+    return this.inbox.pending(owner, limit, afterId);
   }
-
   async claimInbox(owner: string, now: number): Promise<number> {
     this.write();
-    const taken = this.sql(
-      `UPDATE inbox SET owner = ?
-       WHERE processed_at IS NULL AND id < ?
-         AND (owner IS NULL OR owner NOT IN (SELECT id FROM owners WHERE lease_until > ?))`,
-    ).run(owner, this.unsyncedFrom(), now).changes;
-    this.backlog += taken;
-    return taken;
+    return this.inbox.claim(owner, now);
   }
-
   async inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
-    // A lookup of the unique key's first column per id: a run follows one request or a few, and asks at each
-    // (a JSON array of them read through json_each cost more than this lookup and the parse of its row).
-    const byRequest = this.sql(
-      `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox WHERE request_id = ?`,
-    );
-    const rows = [...new Set(requestIds)].flatMap((id) => byRequest.all(id) as InboxRow[]);
-    return rows.sort((a, b) => a.id - b.id).map(inboxEvent);
+    return inboxByRequest(this.sql, requestIds);
   }
-
   async inboxPosition(): Promise<number> {
-    return (this.sql('SELECT coalesce(max(id), 0) FROM inbox').pluck().get() as number) ?? 0;
+    return inboxPosition(this.sql);
   }
-
   async inboxAfter(service: string, afterId: number, limit: number): Promise<InboxEvent[]> {
-    const rows = this.sql(
-      `SELECT id, service, kind, request_id, device, payload_json, received_at FROM inbox
-       WHERE id > ? AND service = ? ORDER BY id LIMIT ?`,
-    ).all(afterId, service, limit) as InboxRow[];
-    return rows.map(inboxEvent);
+    return inboxAfter(this.sql, service, afterId, limit);
   }
-
   /** One daemon owns a state file: no other process stores callbacks in it. */
   watchInbox(): () => void {
     return () => undefined;
   }
-
   async recentInbox(limit: number): Promise<(InboxEvent & { processed: boolean })[]> {
     return recentInbox(this.sql, limit);
   }
-
   inboxBacklog(): number {
-    return this.backlog;
+    return this.inbox.backlog;
   }
-
   async completeInbox(processed: { eventId: number; runs: RunRecord[] }[]): Promise<RunRecord[]> {
     this.write();
-    const at = isoTime(Date.now());
-    const mark = this.sql('UPDATE inbox SET processed_at = ? WHERE id = ? AND processed_at IS NULL');
-    const started = this.db.transaction(() => {
-      const out: RunRecord[] = [];
-      for (const p of processed) {
-        // An event another pass already processed starts nothing again.
-        if (!mark.run(at, p.eventId).changes) continue;
-        this.backlog--;
-        for (const r of p.runs) this.createRun(r);
-        out.push(...p.runs);
-      }
-      return out;
-    })();
-    return started;
+    return this.inbox.complete(processed, (r) => this.createRun(r));
   }
 
   async pruneEnded(before: string, limit: number): Promise<Pruned> {
@@ -613,7 +489,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     this.commit();
     await this.grouping.close();
-    if (this.walFd !== undefined) closeSync(this.walFd);
+    this.inbox.close();
     this.db.close();
   }
 }

@@ -12,9 +12,9 @@
  * handed per owner tells what was handed.
  */
 import pg from 'pg';
-import { inboxEvent, type InboxRow } from '../rows.js';
+import { EVENT_COLUMNS, inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent } from '../store.js';
-import { EVENT_COLUMNS, INBOX_CHANNEL } from './inbox.js';
+import { INBOX_CHANNEL } from './inbox.js';
 import { clientConfig } from './pool.js';
 
 /** How often the listening connection reads the inbox's highest id. */

@@ -5,13 +5,12 @@
  * at most once across replicas.
  */
 import type pg from 'pg';
-import { inboxEvent, type InboxRow } from '../rows.js';
+import { EVENT_COLUMNS, inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.js';
 import { pgText, prepared } from './pool.js';
 import { insertRuns, runRow } from './runs.js';
 import type { Turns } from './turn.js';
 
-export const EVENT_COLUMNS = 'id, service, kind, request_id, device, payload_json, received_at';
 /** The channel each inbox commit notifies (InboxFeed). */
 export const INBOX_CHANNEL = 'fleetbook_inbox';
 
