@@ -36,6 +36,7 @@ import {
   Interrupted,
   LimitError,
   StepError,
+  unfinished,
   type Checkpoint,
   type Json,
   type RunOptions,
@@ -226,22 +227,18 @@ class Run {
     // This execution's own calls and attempts: the other iterations of a fan-out count theirs meanwhile.
     const count = ctx.countOf(step.id);
     const cp = ctx.checkpoints.get(key);
-    const unfinished =
-      cp?.status === 'sending' ||
-      cp?.status === 'confirming' ||
-      cp?.status === 'waiting' ||
-      cp?.status === 'reporting';
+    const underWay = unfinished(cp);
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
     const signal = scope.signal ?? this.signal;
     const abortedBefore = signal.aborted;
     let state: StepState;
     try {
       // A fan-out or parallel step is entered again: each inner step restores itself from its own checkpoint.
-      if (cp && !unfinished && !('forEach' in step) && !('parallel' in step)) {
+      if (cp && !underWay && !('forEach' in step) && !('parallel' in step)) {
         state = await this.restore(step, scope, cp);
       } else {
         this.logStep(scope, 'step started', { step: step.id });
-        state = await this.attemptsWithTimeout(step, scope, key, count, unfinished ? cp : undefined);
+        state = await this.attemptsWithTimeout(step, scope, key, count, underWay ? cp : undefined);
       }
     } catch (e) {
       // Interrupted, not failed: no checkpoint, so that the step runs again when the run resumes.
@@ -255,7 +252,7 @@ class Run {
       sum.error = message;
       sum.endedAt = ctx.now();
       if (!cancelled) ctx.progress.errors++;
-      if (!cp || unfinished) {
+      if (!cp || underWay) {
         this.o.store.saveStep(ctx.id, key, {
           status,
           error: message,

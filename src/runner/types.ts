@@ -164,8 +164,16 @@ export interface AcceptedRequest {
  * all confirmed yet. `reporting`: a location report step's reports were created (`reports`), and are not all
  * read yet. `waiting`: a wait until `until`.
  */
+/** The statuses of a step under way, which a resumed run takes up where its checkpoint says (Checkpoint). */
+export const UNFINISHED = ['sending', 'confirming', 'waiting', 'reporting'] as const;
+export type UnfinishedStatus = (typeof UNFINISHED)[number];
+
+export function unfinished(cp: Checkpoint | undefined): boolean {
+  return (UNFINISHED as readonly string[]).includes(cp?.status ?? '');
+}
+
 export interface Checkpoint {
-  status: StepStatus | 'sending' | 'confirming' | 'waiting' | 'reporting';
+  status: StepStatus | UnfinishedStatus;
   output?: unknown;
   /**
    * How many items a listing keeps in the store (StoredItems under the step's key): a resumed run must go over
