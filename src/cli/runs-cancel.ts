@@ -7,7 +7,8 @@
  *   run it cannot resume (a secret it reads is gone), or for a run a killed `fleetbook run` left. The run is
  *   claimed like any orphaned run, so a daemon or a replica that takes it up at that moment does not also resume
  *   it. Nothing is sent to the service: its `finally` steps do not run, and its devices keep the outcomes the
- *   ledger has (a device whose request the service accepted stays `accepted`).
+ *   ledger has, but for those whose request the service accepted and no one confirmed: nobody looks for their
+ *   outcome now, so they are `unconfirmed` (and a daemon records the service's message for them if it comes).
  */
 import { isoTime } from '../clock.js';
 import type { Config } from '../config.js';
@@ -15,7 +16,13 @@ import { addCounts, countDevices } from '../runner/context.js';
 import { groupResults } from '../runner/devices.js';
 import { parseDuration } from '../playbook/duration.js';
 import { Lease } from '../store/lease.js';
-import { emptyCounts, type DeviceCounts, type RunRecord, type Store } from '../store/store.js';
+import {
+  emptyCounts,
+  type DeviceCounts,
+  type DeviceGroup,
+  type RunRecord,
+  type Store,
+} from '../store/store.js';
 
 const CANCELLED_OFFLINE =
   'cancelled by `fleetbook runs cancel` while no process held it: its finally steps did not run';
@@ -47,8 +54,8 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
       );
       return 0;
     }
-    const devices = await ledgerCounts(store, run.id);
     const endedAt = isoTime(Date.now());
+    const devices = await endDevices(store, run.id, endedAt);
     store.updateRun(run.id, {
       status: 'cancelled',
       endedAt,
@@ -66,13 +73,13 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
       },
     });
     await store.durable();
-    const kept = (['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'] as const)
+    const kept = (['succeeded', 'failed', 'skipped', 'unconfirmed'] as const)
       .filter((o) => devices[o] > 0)
       .map((o) => `${devices[o]} ${o}`);
     process.stdout.write(
       `run ${run.id} of ${run.playbook} cancelled; its finally steps did not run.\n` +
         (kept.length
-          ? `Its devices keep the outcomes recorded: ${kept.join(', ')}${devices.accepted ? ' (accepted: the service took their request, and its outcome was not confirmed)' : ''}. List them: fleetbook runs show ${run.id} --devices\n`
+          ? `Its devices keep the outcomes recorded: ${kept.join(', ')}${devices.unconfirmed ? ' (unconfirmed: the service took their request, and its outcome was not confirmed; a daemon records it if the service sends it later)' : ''}. List them: fleetbook runs show ${run.id} --devices\n`
           : 'It had recorded no device outcome.\n'),
     );
     return 0;
@@ -86,11 +93,33 @@ function alreadyEnded(run: RunRecord): number {
   return 1;
 }
 
-/** The run's devices by their latest outcome in each step, counted as a run's are, a page of the ledger at a time. */
-async function ledgerCounts(store: Store, runId: string): Promise<DeviceCounts> {
+/**
+ * The run's devices by their latest outcome in each step, counted as a run's are, a page of the ledger at a time.
+ * Those still `accepted` are recorded `unconfirmed`, under their request id, once the ledger has been read.
+ */
+async function endDevices(store: Store, runId: string, at: string): Promise<DeviceCounts> {
   const c = emptyCounts();
+  /** The devices left accepted, by step, request and kind. */
+  const accepted = new Map<string, { step: string; group: DeviceGroup }>();
   // Each row is one device of one step: no two of a page are to be merged.
-  for await (const page of store.eachDeviceResult(runId))
+  for await (const page of store.eachDeviceResult(runId)) {
     addCounts(c, countDevices(groupResults(page, true)));
+    for (const r of page) {
+      if (r.outcome !== 'accepted') continue;
+      const key = `${r.step}\0${r.requestId ?? ''}\0${r.kind}\0${r.attempts}`;
+      let a = accepted.get(key);
+      if (!a) {
+        const group: DeviceGroup = { kind: r.kind, ids: [], outcome: 'unconfirmed', attempts: r.attempts };
+        if (r.requestId !== undefined) group.requestId = r.requestId;
+        accepted.set(key, (a = { step: r.step, group }));
+      }
+      a.group.ids.push(r.deviceId);
+    }
+  }
+  for (const { step, group } of accepted.values()) {
+    store.recordDevices(runId, step, [group], at);
+    c.accepted -= group.ids.length;
+    c.unconfirmed += group.ids.length;
+  }
   return c;
 }

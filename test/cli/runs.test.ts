@@ -173,16 +173,23 @@ describe('fleetbook runs list and show (child process)', function () {
     expect([r.code, r.stderr]).to.deep.equal([0, '']);
     expect(r.stdout).to.equal(
       `run ${id} of suspend-on-overuse cancelled; its finally steps did not run.\n` +
-        'Its devices keep the outcomes recorded: 1 accepted, 2 succeeded (accepted: the service took their request, and its outcome was not confirmed). ' +
+        'Its devices keep the outcomes recorded: 2 succeeded, 1 unconfirmed (unconfirmed: the service took their request, and its outcome was not confirmed; a daemon records it if the service sends it later). ' +
         `List them: fleetbook runs show ${id} --devices\n`,
     );
     const shown = JSON.parse((await fleetbook(['runs', 'show', id, '--json'], env)).stdout) as RunSummary;
     expect(shown).to.deep.include({ runId: id, status: 'cancelled', steps: [] });
-    expect(shown.devices).to.deep.include({ total: 3, succeeded: 2, accepted: 1 });
+    expect(shown.devices).to.deep.include({ total: 3, succeeded: 2, accepted: 0, unconfirmed: 1 });
     expect(shown.endedAt).to.be.a('string');
-    // The ledger is as it was.
-    const devices = await fleetbook(['runs', 'show', id, '--devices'], env);
-    expect(devices.stdout).to.match(/suspend +d3 +accepted/);
+    // Nobody confirms d3 now: unconfirmed, under its request id, which a later CarrierService message names.
+    const devices = await fleetbook(['runs', 'show', id, '--devices', '--json'], env);
+    const { deviceResults: rows } = JSON.parse(devices.stdout) as {
+      deviceResults: { deviceId: string; outcome: string; requestId?: string }[];
+    };
+    expect(rows.map((r) => [r.deviceId, r.outcome, r.requestId])).to.deep.equal([
+      ['d1', 'succeeded', undefined],
+      ['d2', 'succeeded', undefined],
+      ['d3', 'unconfirmed', 'r1'],
+    ]);
   });
 
   it('cancel of a run that has ended, or of no run, says so', async () => {

@@ -186,6 +186,41 @@ describe('daemon: confirmed per-device outcomes', function () {
     expect(sent, 'suspend requests').to.equal(1);
   });
 
+  it('a run cancelled while it waits for the carrier: the messages that come afterwards are recorded', async () => {
+    const state = world.state('cancelled.db');
+    world.emu.setFaults({ processingSeconds: 30 });
+    const daemon = await world.start('daemon of a cancelled run', FIXTURES, {
+      state,
+      env: { ...env(), FLEETBOOK_CONSOLE_TOKEN: TOKEN },
+    });
+    const imeis = [...mix].filter(([, s]) => s !== 'suspend').map(([id]) => id);
+    const runId = await start(daemon.url, 'suspend-mix', imeis);
+    await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
+    const cancel = await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(cancel.status).to.equal(202);
+    await until('the run is cancelled', () => status(state, runId) === 'cancelled');
+    // The run stopped looking: unconfirmed, not `accepted` for good.
+    expect(ledger(state, runId).map((r) => r.outcome)).to.deep.equal(new Array(9).fill('unconfirmed'));
+    expect(summaryOf(state, runId).steps.find((s) => s.id === 'suspend')?.devices).to.include({
+      accepted: 0,
+      unconfirmed: 9,
+    });
+    // The carrier acts now: its messages come to a daemon whose run was cancelled.
+    world.emu.advance(60);
+    await until('every device has its outcome', () =>
+      ledger(state, runId).every((r) => r.outcome !== 'unconfirmed'),
+    );
+    await daemon.kill();
+    expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+    const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
+    expect(step.devices).to.include({ succeeded: 3, failed: 6, unconfirmed: 0, accepted: 0 });
+    expect(step.confirmation).to.deep.include({ afterRun: 9 });
+    expect(status(state, runId)).to.equal('cancelled');
+  });
+
   it('records the outcome a CarrierService message gives after the run ended unconfirmed', async () => {
     const state = world.state('late.db');
     // The carrier acts once the test moves the emulator's clock, long after the step's second of confirmation.

@@ -101,7 +101,7 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
     expect(step(summary).devices).to.include({ failed: refused.length, unconfirmed: 0 });
   });
 
-  it('a run cancelled while it waits for the carrier: its step is cancelled, its devices stay accepted', async () => {
+  it('a run cancelled while it waits for the carrier: its step is cancelled, its devices unconfirmed', async () => {
     const active = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
     emu.setFaults({ processingSeconds: 30 });
     const cancel = new AbortController();
@@ -117,9 +117,31 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
     expect(summary.status).to.equal('cancelled');
     expect(summary.error).to.equal('cancelled by the test');
     expect(step(summary)).to.include({ status: 'cancelled', error: 'cancelled by the test' });
-    // The service took the request and had not finished it: accepted is what is known, nothing more.
-    expect(rows.map((r) => [r.deviceId, r.outcome])).to.deep.equal(active.map((id) => [id, 'accepted']));
-    expect(step(summary).devices).to.include({ total: active.length, accepted: active.length });
+    // The service took the request and had not finished it, and the run stopped looking: unconfirmed, under the
+    // request id that a later CarrierService message names (the daemon records it then).
+    expect(rows.map((r) => [r.deviceId, r.outcome, r.errorType])).to.deep.equal(
+      active.map((id) => [id, 'unconfirmed', undefined]),
+    );
+    expect(new Set(rows.map((r) => r.requestId)).size).to.equal(1);
+    expect(step(summary).devices).to.include({
+      total: active.length,
+      accepted: 0,
+      unconfirmed: active.length,
+    });
+    expect(summary.devices).to.include({ total: active.length, accepted: 0, unconfirmed: active.length });
+    expect(emu.request(rows[0]!.requestId!)!.status).to.equal('Pending');
+  });
+
+  it('a step that times out while it waits for the carrier: its devices unconfirmed, the run failed', async () => {
+    const active = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
+    emu.setFaults({ processingSeconds: 30 });
+    const { summary, rows } = await run(
+      SUSPEND(account, active, 'timeout: 1s\n    confirm: { timeout: 30s, pollInterval: 100ms }'),
+    );
+    expect(summary.status).to.equal('failed');
+    expect(step(summary)).to.include({ status: 'failed' });
+    expect(rows.map((r) => [r.deviceId, r.outcome])).to.deep.equal(active.map((id) => [id, 'unconfirmed']));
+    expect(step(summary).devices).to.include({ accepted: 0, unconfirmed: active.length });
     expect(emu.request(rows[0]!.requestId!)!.status).to.equal('Pending');
   });
 

@@ -20,7 +20,7 @@ import {
   withResult,
   type DeviceSet,
 } from '../devices.js';
-import { StepError, type AcceptedRequest, type Json, type StepState } from '../types.js';
+import { Interrupted, StepError, type AcceptedRequest, type Json, type StepState } from '../types.js';
 import { requestIdOf } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
 import { withDeviceRetries } from './device-retry.js';
@@ -77,12 +77,20 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     addConfirmation(x, tally);
     return state;
   } catch (e) {
-    // The step fails, but devices were touched: the ledger and the summary count them. Those accepted and not
-    // confirmed are in the ledger already (written with the checkpoint): the summary counts them accepted.
+    // The step fails, but devices were touched: the ledger and the summary count them.
     const groups = results.groups();
-    const waiting = acceptedWithoutResult(accepted, groups);
+    // Those accepted and not confirmed: interrupted, still `accepted` (written with the checkpoint), and the
+    // resumed run confirms them. Otherwise the step has stopped looking (a cancel, its timeout, an error):
+    // `unconfirmed`, with the request id, so that the daemon records the service's message if it comes later.
+    const interrupted = x.signal?.aborted && x.signal.reason instanceof Interrupted;
+    const waiting = acceptedWithoutResult(
+      accepted,
+      groups,
+      interrupted ? 'accepted' : 'unconfirmed',
+      x.signal?.aborted ? {} : errorOf(e),
+    );
     if (groups.length || waiting.length) {
-      ctx.recordLedger(step.id, groups);
+      ctx.recordLedger(step.id, interrupted ? groups : [...groups, ...waiting]);
       addCounts(ctx.stepSummary(step.id).devices, countDevices([...groups, ...waiting]));
       addConfirmation(x, tally);
     }
@@ -184,14 +192,19 @@ async function reconcile(
   return subset(devices, applied, false);
 }
 
-/** The devices of accepted requests that have no result in `groups`, as `accepted` groups. */
-function acceptedWithoutResult(accepted: AcceptedRequest[], groups: DeviceGroup[]): DeviceGroup[] {
+/** The devices of accepted requests that have no result in `groups`, as groups with `outcome`. */
+function acceptedWithoutResult(
+  accepted: AcceptedRequest[],
+  groups: DeviceGroup[],
+  outcome: 'accepted' | 'unconfirmed',
+  why: Pick<DeviceGroup, 'errorType' | 'errorClass'>,
+): DeviceGroup[] {
   if (!accepted.length) return [];
   const done = new Set(groups.flatMap((g) => g.ids));
   return accepted.flatMap((r) =>
     withResult(
       setOf(r.devices.map(([kind, ids]) => [kind, ids.filter((id) => !done.has(id))] as [string, string[]])),
-      { outcome: 'accepted', attempts: r.attempts, requestId: r.requestId },
+      { outcome, ...why, attempts: r.attempts, requestId: r.requestId },
     ),
   );
 }
