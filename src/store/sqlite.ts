@@ -22,7 +22,7 @@ import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sq
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
 import { pruneEnded } from './sqlite-retention.js';
-import { recordLate, unconfirmedEntries } from './sqlite-late.js';
+import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
 import { latestMatching } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
@@ -269,8 +269,10 @@ export class SqliteStore implements Store {
   }
 
   async recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts> {
+    if (!results.length) return { succeeded: 0, failed: 0 };
+    const read = await laterEntries(this.sql, runId, results);
     this.write();
-    const n = recordLate(this.sql, runId, results, (step, groups) =>
+    const n = recordLate(this.sql, runId, results, read, (step, groups) =>
       this.insertGroups(runId, step, groups, at),
     );
     await this.durable();

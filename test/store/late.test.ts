@@ -175,6 +175,73 @@ forEachBackend('results that come after the run ended', (b) => {
     });
   });
 
+  it('a run of many entries: read a slice at a time, a device sent again later keeps its outcome', async () => {
+    const store = await b.open();
+    await store.registerOwner(owner('A'), Date.now(), 60_000, false);
+    store.createRun(run('r3', { owner: 'A' }));
+    const at = '2026-11-23T10:10:00.000Z';
+    const one = (n: number, requestId: string, attempts = 1) => [
+      { kind: 'imei', ids: [imei(n)], outcome: 'succeeded' as const, attempts, requestId },
+    ];
+    store.recordDevices(
+      'r3',
+      'suspend',
+      [{ kind: 'imei', ids: [1, 2, 3].map(imei), outcome: 'unconfirmed', attempts: 1, requestId: 'r3-R1' }],
+      at,
+    );
+    // 450 entries after it, one device each; device 2 sent again and confirmed in the fourth hundred of them.
+    for (let k = 0; k < 450; k++) {
+      store.recordDevices('r3', 'suspend', one(100 + k, `r3-B${k}`), at);
+      if (k === 300) store.recordDevices('r3', 'suspend', one(2, 'r3-R2', 2), at);
+    }
+    const step = counts({ total: 453, succeeded: 450, unconfirmed: 3 });
+    store.updateRun('r3', {
+      status: 'succeeded',
+      endedAt: at,
+      summary: {
+        runId: 'r3',
+        playbook: 'pb',
+        status: 'succeeded',
+        startedAt: at,
+        endedAt: at,
+        steps: [{ id: 'suspend', status: 'succeeded', attempts: 1, calls: 452, devices: step }],
+        devices: structuredClone(step),
+      },
+    });
+    await store.durable();
+    await store.appendInbox('A', [
+      carrier('r3-R1', 1),
+      carrier('r3-R1', 2, 'SVC DEVICE NOT ACTIVE'),
+      carrier('r3-R1', 3, 'SVC DEVICE NOT ACTIVE'),
+    ]);
+    // The event loop turns while the run's entries are read; on SQLite, device 3 is sent again meanwhile (on
+    // PostgreSQL, where it would race the pass's transaction, it is not).
+    let turns = 0;
+    let reading = true;
+    const beat = () => {
+      turns++;
+      if (turns === 2 && b.name === 'SQLite') store.recordDevices('r3', 'suspend', one(3, 'r3-R3', 2), at);
+      if (reading) setImmediate(beat);
+    };
+    setImmediate(beat);
+    const recorded = await recordLateResults(store, silentLogger, Date.parse('2026-11-24T00:00:00Z'));
+    reading = false;
+    expect(turns, 'turns of the event loop while the entries were read').to.be.at.least(5);
+    const sqlite = b.name === 'SQLite';
+    expect(recorded).to.deep.equal(sqlite ? { succeeded: 1, failed: 0 } : { succeeded: 1, failed: 1 });
+    const rows = await store.deviceResults('r3', 'suspend');
+    const byDevice = Object.fromEntries(
+      rows
+        .filter((r) => Number(r.deviceId) < Number(imei(100)))
+        .map((r) => [r.deviceId, [r.outcome, r.requestId]]),
+    );
+    expect(byDevice).to.deep.equal({
+      [imei(1)]: ['succeeded', 'r3-R1'],
+      [imei(2)]: ['succeeded', 'r3-R2'],
+      [imei(3)]: sqlite ? ['succeeded', 'r3-R3'] : ['failed', 'r3-R1'],
+    });
+  });
+
   if (b.replicas)
     it('two replicas recording the same message at once record it once', async () => {
       const a = await b.open();
