@@ -3,8 +3,7 @@
  * catalog action that says what the schema compiled at run time says, used by the built client; and a
  * fingerprint that makes them unused when dist/ has changed since. `npm test` builds before mocha runs.
  */
-import { cpSync, mkdtempSync, appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
@@ -12,6 +11,7 @@ import { ACTIONS, CATALOG } from '../../src/api/catalog.js';
 import { createAjv, inputValidatorName } from '../../src/api/validate.js';
 import { CODE_CACHE_SUFFIX, compileValidator, type Generated } from '../../src/api/generated.js';
 import { CASES } from '../helpers/action-cases.js';
+import { tempDir } from '../helpers/temp.js';
 
 const DIST = join(import.meta.dirname, '..', '..', 'dist');
 
@@ -75,10 +75,10 @@ describe('generated request validators', () => {
   });
 
   it('are not used once a module they were made from has changed', async () => {
-    const stale = join(mkdtempSync(join(tmpdir(), 'fleetbook-dist-')), 'dist');
+    const stale = join(tempDir('fleetbook-dist-'), 'dist');
     cpSync(DIST, stale, { recursive: true });
     expect(await generatedIn(stale), 'an unchanged copy is current').to.not.equal(undefined);
-    const changed = join(mkdtempSync(join(tmpdir(), 'fleetbook-dist-')), 'dist');
+    const changed = join(tempDir('fleetbook-dist-'), 'dist');
     cpSync(DIST, changed, { recursive: true });
     appendFileSync(join(changed, 'api', 'catalog.js'), '\n// changed\n');
     expect(await generatedIn(changed)).to.equal(undefined);

@@ -2,12 +2,12 @@
  * `fleetbook call` as a user runs it: the built binary in a child process against a loopback server.
  * `npm test` builds dist/ before mocha runs.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
 import { Recorder } from '../helpers/recorder.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('fleetbook call', () => {
   let rec: Recorder;
@@ -40,7 +40,7 @@ describe('fleetbook call', () => {
   });
 
   it('reads the input from --body-file', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'fleetbook-call-'));
+    const dir = tempDir('fleetbook-call-');
     const file = join(dir, 'body.json');
     await writeFile(file, JSON.stringify({ accountName: '0000123456-00001', txid: 'tx-9' }));
     rec.enqueue('GET /api/loc/v1/locationreports/0000123456-00001/report/tx-9/status', {

@@ -4,18 +4,18 @@
  * directory, `EISDIR: illegal operation on a directory, read`, which names nothing). The built binary, as a
  * user runs it.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('files named on the command line', () => {
   let dir: string;
   let playbook: string;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'fleetbook-named-'));
+    dir = tempDir('fleetbook-named-');
     playbook = join(dir, 'on-usage.yaml');
     await writeFile(
       playbook,

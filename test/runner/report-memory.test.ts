@@ -3,14 +3,14 @@
  * child process whose heap is capped well below what holding the fleet would take, its memory sampled. It
  * completes, and every listed device is in the ledger and in the report, once.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { clientFor, emulator } from './helpers.js';
 
 const DEVICES = 100_000;
@@ -35,7 +35,7 @@ describe('runner: the nightly report of 100,000 devices in bounded memory', func
   after(() => emu.close());
 
   it('completes within the memory bound, every device in the ledger and the report once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'fb-memory-'));
+    const dir = tempDir('fb-memory-');
     const peakFile = join(dir, 'peak.json');
     const res = await fleetbook(
       [

@@ -4,14 +4,13 @@
  * eachDeviceResult step after step in the order results came); the `device_results` view says the same in SQL.
  * SQLite alone: databases of schema 2 (a row per device) migrate with every row kept.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { groupResults } from '../../src/runner/devices.js';
 import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
 import type { DeviceGroup, DeviceResult, LedgerRow, Store } from '../../src/store/store.js';
+import { tempDir } from '../helpers/temp.js';
 import { forEachBackend } from './backends.js';
 import { allRows, imei, MISS, miss, ok, run } from './fixtures.js';
 
@@ -381,7 +380,7 @@ forEachBackend("a step's items", (b) => {
 
 describe('SQLite: migration of a schema-2 ledger', () => {
   it('keeps every device row, and the store reads them as before', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'fleetbook-ledger-')), 'state.db');
+    const file = join(tempDir('fleetbook-ledger-'), 'state.db');
     const old = new Database(file);
     for (const [i, sql] of MIGRATIONS.slice(0, 2).entries()) {
       old.exec(sql);
