@@ -174,7 +174,7 @@ describe('daemon: three replicas on one PostgreSQL share one rate budget', funct
     expect(res.status, await res.clone().text()).to.equal(202);
   };
 
-  it('never sends more than 300 m2m requests in any one second, and uses 95 % of them', async () => {
+  it('never sends more than 300 m2m requests in any one second, and uses 90 % of them at least', async () => {
     const began = performance.now();
     const seconds = (t: number) => ((t - began) / 1000).toFixed(2);
     // Each replica's m2m share over time, from its /status.
