@@ -9,6 +9,9 @@
  *   it. Nothing is sent to the service: its `finally` steps do not run, and its devices keep the outcomes the
  *   ledger has, but for those whose request the service accepted and no one confirmed: nobody looks for their
  *   outcome now, so they are `unconfirmed` (and a daemon records the service's message for them if it comes).
+ *   A call that changes devices sent before the process died, its answer never recorded (a `sending`
+ *   checkpoint), has an outcome nobody knows, and devices the ledger does not name: the run's error and the
+ *   command's output say so.
  */
 import { isoTime } from '../clock.js';
 import type { Config } from '../config.js';
@@ -56,10 +59,14 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
     }
     const endedAt = isoTime(Date.now());
     const devices = await endDevices(store, run.id, endedAt);
+    const unknown = await callsUnderWay(store, run.id);
+    const error = unknown.length
+      ? `${CANCELLED_OFFLINE}; the outcome of ${unknown.length === 1 ? 'a call' : `${unknown.length} calls`} under way when its process stopped is unknown (${unknown.join(', ')})`
+      : CANCELLED_OFFLINE;
     store.updateRun(run.id, {
       status: 'cancelled',
       endedAt,
-      error: CANCELLED_OFFLINE,
+      error,
       summary: {
         runId: run.id,
         playbook: run.playbook,
@@ -67,7 +74,7 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
         status: 'cancelled',
         startedAt: run.startedAt,
         endedAt,
-        error: CANCELLED_OFFLINE,
+        error,
         steps: [],
         devices,
       },
@@ -80,7 +87,10 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
       `run ${run.id} of ${run.playbook} cancelled; its finally steps did not run.\n` +
         (kept.length
           ? `Its devices keep the outcomes recorded: ${kept.join(', ')}${devices.unconfirmed ? ' (unconfirmed: the service took their request, and its outcome was not confirmed; a daemon records it if the service sends it later)' : ''}. List them: fleetbook runs show ${run.id} --devices\n`
-          : 'It had recorded no device outcome.\n'),
+          : 'It had recorded no device outcome.\n') +
+        (unknown.length
+          ? `Its process stopped after it had sent ${unknown.length === 1 ? 'a call that changes devices, before its answer was' : `${unknown.length} calls that change devices, before their answers were`} recorded (${unknown.join(', ')}): what the service did is unknown, and the ledger does not name those devices. Read their state (devices.list) before acting on them again.\n`
+          : ''),
     );
     return 0;
   } finally {
@@ -91,6 +101,14 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
 function alreadyEnded(run: RunRecord): number {
   process.stderr.write(`fleetbook: run ${run.id} has already ended (${run.status}): nothing to cancel\n`);
   return 1;
+}
+
+/** The steps (by key) whose checkpoint says a call that changes devices was sent and its answer never recorded. */
+async function callsUnderWay(store: Store, runId: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (const [key, cp] of await store.loadSteps(runId))
+    if ((cp as { status?: unknown } | null)?.status === 'sending') keys.push(key);
+  return keys;
 }
 
 /**

@@ -167,6 +167,9 @@ describe('fleetbook runs list and show (child process)', function () {
       [{ ids: ['d3'], kind: 'imei', outcome: 'accepted', attempts: 1, requestId: 'r1' }],
       at,
     );
+    // A batch whose call was sent when the process died, its answer never recorded.
+    store.saveStep(id, 'batches[1]/suspend', { status: 'sending' });
+    store.saveStep(id, 'batches[0]/suspend', { status: 'succeeded' });
     await store.close();
 
     const r = await fleetbook(['runs', 'cancel', 'dddd'], env);
@@ -174,10 +177,16 @@ describe('fleetbook runs list and show (child process)', function () {
     expect(r.stdout).to.equal(
       `run ${id} of suspend-on-overuse cancelled; its finally steps did not run.\n` +
         'Its devices keep the outcomes recorded: 2 succeeded, 1 unconfirmed (unconfirmed: the service took their request, and its outcome was not confirmed; a daemon records it if the service sends it later). ' +
-        `List them: fleetbook runs show ${id} --devices\n`,
+        `List them: fleetbook runs show ${id} --devices\n` +
+        'Its process stopped after it had sent a call that changes devices, before its answer was recorded (batches[1]/suspend): ' +
+        'what the service did is unknown, and the ledger does not name those devices. Read their state (devices.list) before acting on them again.\n',
     );
     const shown = JSON.parse((await fleetbook(['runs', 'show', id, '--json'], env)).stdout) as RunSummary;
     expect(shown).to.deep.include({ runId: id, status: 'cancelled', steps: [] });
+    expect(shown.error).to.equal(
+      'cancelled by `fleetbook runs cancel` while no process held it: its finally steps did not run; ' +
+        'the outcome of a call under way when its process stopped is unknown (batches[1]/suspend)',
+    );
     expect(shown.devices).to.deep.include({ total: 3, succeeded: 2, accepted: 0, unconfirmed: 1 });
     expect(shown.endedAt).to.be.a('string');
     // Nobody confirms d3 now: unconfirmed, under its request id, which a later CarrierService message names.
