@@ -158,12 +158,6 @@ export interface AcceptedRequest {
   at: number;
 }
 
-/**
- * What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded.
- * `confirming`: the service accepted the step's requests (`accepted`), and their devices' outcomes are not
- * all confirmed yet. `reporting`: a location report step's reports were created (`reports`), and are not all
- * read yet. `waiting`: a wait until `until`.
- */
 /** The statuses of a step under way, which a resumed run takes up where its checkpoint says (Checkpoint). */
 export const UNFINISHED = ['sending', 'confirming', 'waiting', 'reporting'] as const;
 export type UnfinishedStatus = (typeof UNFINISHED)[number];
@@ -172,6 +166,12 @@ export function unfinished(cp: Checkpoint | undefined): boolean {
   return (UNFINISHED as readonly string[]).includes(cp?.status ?? '');
 }
 
+/**
+ * What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded.
+ * `confirming`: the service accepted the step's requests (`accepted`), and their devices' outcomes are not
+ * all confirmed yet. `reporting`: a location report step's reports were created (`reports`), and are not all
+ * read yet. `waiting`: a wait until `until`.
+ */
 export interface Checkpoint {
   status: StepStatus | UnfinishedStatus;
   output?: unknown;
