@@ -22,7 +22,7 @@ import { Lease } from '../store/lease.js';
 import {
   emptyCounts,
   type DeviceCounts,
-  type DeviceGroup,
+  type DeviceResult,
   type RunRecord,
   type Store,
 } from '../store/store.js';
@@ -117,27 +117,23 @@ async function callsUnderWay(store: Store, runId: string): Promise<string[]> {
  */
 async function endDevices(store: Store, runId: string, at: string): Promise<DeviceCounts> {
   const c = emptyCounts();
-  /** The devices left accepted, by step, request and kind. */
-  const accepted = new Map<string, { step: string; group: DeviceGroup }>();
+  /** The devices left accepted, by step. */
+  const accepted = new Map<string, DeviceResult[]>();
   // Each row is one device of one step: no two of a page are to be merged.
   for await (const page of store.eachDeviceResult(runId)) {
     addCounts(c, countDevices(groupResults(page, true)));
     for (const r of page) {
       if (r.outcome !== 'accepted') continue;
-      const key = `${r.step}\0${r.requestId ?? ''}\0${r.kind}\0${r.attempts}`;
-      let a = accepted.get(key);
-      if (!a) {
-        const group: DeviceGroup = { kind: r.kind, ids: [], outcome: 'unconfirmed', attempts: r.attempts };
-        if (r.requestId !== undefined) group.requestId = r.requestId;
-        accepted.set(key, (a = { step: r.step, group }));
-      }
-      a.group.ids.push(r.deviceId);
+      const { deviceId, kind, attempts, requestId } = r;
+      const left = accepted.get(r.step) ?? [];
+      left.push({ deviceId, kind, attempts, outcome: 'unconfirmed', ...(requestId ? { requestId } : {}) });
+      accepted.set(r.step, left);
     }
   }
-  for (const { step, group } of accepted.values()) {
-    store.recordDevices(runId, step, [group], at);
-    c.accepted -= group.ids.length;
-    c.unconfirmed += group.ids.length;
+  for (const [step, left] of accepted) {
+    store.recordDevices(runId, step, groupResults(left, true), at);
+    c.accepted -= left.length;
+    c.unconfirmed += left.length;
   }
   return c;
 }
