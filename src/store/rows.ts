@@ -195,23 +195,24 @@ export function ledgerRows(entries: readonly EntryRow[]): LedgerRow[] {
  */
 export const ROWS_PER_PAGE = 1000;
 
+/** An entry of a run's read, and when a later entry of its step replaces some of its devices (not all), those. */
+export interface ReadEntry extends EntryRow {
+  replaced?: string[];
+}
+
 /**
- * Entries (in step, then seq order) as pages of at most ROWS_PER_PAGE ledger rows, leaving out each device's
- * results that a later entry replaces: `again` maps `step\0device` to the seq of the latest entry, for the
- * devices with several.
+ * Entries (in step, then seq order, none that a later entry replaces whole) as pages of at most ROWS_PER_PAGE
+ * ledger rows, leaving out each entry's `replaced` devices.
  */
-export function* latestRows(
-  entries: readonly EntryRow[],
-  again: ReadonlyMap<string, number>,
-): Generator<LedgerRow[]> {
+export function* latestRows(entries: readonly ReadEntry[]): Generator<LedgerRow[]> {
   let page: LedgerRow[] = [];
   for (const e of entries) {
     const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
     const ids = JSON.parse(e.device_ids) as string[];
+    const replaced = e.replaced?.length ? new Set(e.replaced) : undefined;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i] as string;
-      const latest = again.size ? again.get(`${e.step}\0${id}`) : undefined;
-      if (latest !== undefined && latest !== e.seq) continue;
+      if (replaced?.has(id)) continue;
       page.push(ledgerRow(id, e, data?.[i]));
       if (page.length === ROWS_PER_PAGE) {
         yield page;

@@ -10,6 +10,8 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { LatestRead } from './sqlite-latest-read.js';
+import type { ReadEntry } from './rows.js';
 
 /** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
 type Repeated = [step: string, device: string, seq: number][];
@@ -80,10 +82,58 @@ function keepLatest(db: Database.Database, runId: string): void {
   if (!kept) keepLatest(db, runId);
 }
 
-type Request = { id: number } & (
-  { op: 'repeated'; runId: string; step?: string } | { op: 'keep'; runId: string }
-);
-type Answer = { id: number; rows?: Repeated; error?: string };
+/** What the worker is asked. */
+type Op =
+  | { op: 'repeated'; runId: string; step?: string }
+  | { op: 'keep'; runId: string }
+  | { op: 'open'; runId: string; step?: string }
+  | { op: 'page'; read: number; after?: { step: string; seq: number } }
+  | { op: 'close'; read: number };
+type Request = { id: number } & Op;
+type Answer = { id: number; rows?: Repeated; read?: number; entries?: ReadEntry[]; error?: string };
+
+/** The reads a connection has open (LatestRead), by number. */
+class Reads {
+  private readonly open = new Map<number, LatestRead>();
+  private next = 0;
+
+  constructor(private readonly db: Database.Database) {}
+
+  begin(runId: string, step: string | undefined): number {
+    const n = ++this.next;
+    this.open.set(n, new LatestRead(this.db, runId, step));
+    return n;
+  }
+
+  page(n: number, after?: { step: string; seq: number }): ReadEntry[] {
+    const r = this.open.get(n);
+    if (!r) throw new Error(`no read ${n} is open`);
+    return r.page(after);
+  }
+
+  end(n: number): void {
+    this.open.get(n)?.close();
+    this.open.delete(n);
+  }
+}
+
+/** What a request asks of a connection, answered. */
+function answer(db: Database.Database, reads: Reads, r: Request): Answer {
+  switch (r.op) {
+    case 'keep':
+      keepLatest(db, r.runId);
+      return { id: r.id };
+    case 'repeated':
+      return { id: r.id, rows: repeatedRows(db, r.runId, r.step) };
+    case 'open':
+      return { id: r.id, read: reads.begin(r.runId, r.step) };
+    case 'page':
+      return { id: r.id, entries: reads.page(r.read, r.after) };
+    case 'close':
+      reads.end(r.read);
+      return { id: r.id };
+  }
+}
 
 /** The worker's side: a connection on the file, answering requests one at a time. */
 export function serveGrouping(): void {
@@ -93,15 +143,17 @@ export function serveGrouping(): void {
   // beside the process's own connection, in its memory, and a run's report is bound to stay within a few
   // hundred MB at a million devices (P7).
   db.pragma('cache_size = -2000');
+  // A read's temporary tables (LatestRead) on disk too: a million devices' rows are not held in memory.
+  db.pragma('temp_store = FILE');
+  const reads = new Reads(db);
   parentPort?.on('message', (r: Request) => {
-    let answer: Answer;
+    let a: Answer;
     try {
-      if (r.op === 'keep') keepLatest(db, r.runId);
-      answer = r.op === 'repeated' ? { id: r.id, rows: repeatedRows(db, r.runId, r.step) } : { id: r.id };
+      a = answer(db, reads, r);
     } catch (e) {
-      answer = { id: r.id, error: (e as Error).message };
+      a = { id: r.id, error: (e as Error).message };
     }
-    parentPort?.postMessage(answer);
+    parentPort?.postMessage(a);
   });
 }
 
@@ -137,6 +189,10 @@ export class Grouping {
   private readonly waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
   /** Runs being kept, so that two pages of one run wait for one grouping. */
   private readonly keeping = new Map<string, Promise<void>>();
+  /** The reads of an in-memory store, on its own connection. */
+  private readonly inlineReads: Reads;
+  /** Reads open on the worker: it is kept while there are. */
+  private reading = 0;
   /** Whether a run is kept, on the store's connection: asked at each lookup of a page, prepared once. */
   private readonly kept: Database.Statement<[string]>;
 
@@ -150,6 +206,32 @@ export class Grouping {
     private readonly inline: boolean,
   ) {
     this.kept = db.prepare(KEPT);
+    this.inlineReads = new Reads(db);
+  }
+
+  /**
+   * A run's entries (of one step, or all), a page at a time, each with the devices a later entry replaces, and
+   * none that a later entry replaces whole (LatestRead): grouped when the read begins, off the event loop.
+   */
+  async *latest(runId: string, step?: string): AsyncGenerator<ReadEntry[]> {
+    const ask = (r: Op) =>
+      this.inline ? answer(this.db, this.inlineReads, { ...r, id: 0 } as Request) : this.ask(r);
+    const read = (await ask({ op: 'open', runId, ...(step === undefined ? {} : { step }) })).read as number;
+    this.reading++;
+    try {
+      let after: { step: string; seq: number } | undefined;
+      for (;;) {
+        const entries = (await ask({ op: 'page', read, ...(after ? { after } : {}) })).entries ?? [];
+        const last = entries[entries.length - 1];
+        if (!last) return;
+        yield entries;
+        after = { step: last.step, seq: last.seq };
+      }
+    } finally {
+      this.reading--;
+      // A worker stopped meanwhile took the read's tables with it.
+      await Promise.resolve(ask({ op: 'close', read })).catch(() => undefined);
+    }
   }
 
   async repeated(runId: string, step?: string): Promise<Map<string, number>> {
@@ -192,7 +274,7 @@ export class Grouping {
     this.waiting.clear();
   }
 
-  private ask(r: Omit<Request, 'id'>): Promise<Answer> {
+  private ask(r: Op): Promise<Answer> {
     clearTimeout(this.idle);
     const w = (this.worker ??= this.start());
     const id = ++this.next;
@@ -201,7 +283,7 @@ export class Grouping {
       this.waiting.set(id, { resolve, reject });
       w.postMessage({ ...r, id });
     }).finally(() => {
-      if (this.waiting.size) return;
+      if (this.waiting.size || this.reading) return;
       this.worker?.unref();
       this.idle = setTimeout(() => void this.close(), IDLE_MS).unref();
     });

@@ -3,36 +3,8 @@
  * the entries a query reads.
  */
 import type Database from 'better-sqlite3';
-import { byStepThenDevice, historyRows, latestRows, type EntryRow, type HistoryEntryRow } from './rows.js';
+import { byStepThenDevice, historyRows, type EntryRow, type HistoryEntryRow } from './rows.js';
 import type { DeviceHistoryRow, EntryFilter, LedgerQuery, LedgerRow } from './store.js';
-
-/**
- * Every device's result in a run (or one step of it), step after step, each step's devices in the order their
- * results came, in pages of at most ROWS_PER_PAGE rows, read a few dozen entries at a time: `fleetbook runs show
- * --devices` and `report.write` go through a run of millions of devices without holding it in memory, nor the
- * connection between two reads. `again` holds only the devices with more than one result in a step (those
- * retried or confirmed), to keep each one's latest (sqlite-grouping.ts).
- */
-export function* eachLatestResult(
-  sql: (text: string) => Database.Statement,
-  runId: string,
-  again: ReadonlyMap<string, number>,
-  step?: string,
-): IterableIterator<LedgerRow[]> {
-  const only = { runId, step: step ?? null };
-  const next = sql(
-    `SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) AND (step, seq) > (@after, @seq)
-     ORDER BY step, seq LIMIT 64`,
-  );
-  let after = { step: '', seq: -1 };
-  for (;;) {
-    const entries = next.all({ ...only, after: after.step, seq: after.seq }) as EntryRow[];
-    yield* latestRows(entries, again);
-    const last = entries[entries.length - 1];
-    if (!last) return;
-    after = { step: last.step, seq: last.seq };
-  }
-}
 
 export const LATEST_MIGRATION = `CREATE TABLE ledger_latest (
      run_id TEXT NOT NULL,

@@ -10,7 +10,6 @@ import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
 import {
   deviceHistory,
   deviceResults,
-  eachLatestResult,
   latestAmong,
   ledgerEntries,
   matchingEntries,
@@ -24,7 +23,7 @@ import { SqliteRates } from './sqlite-rates.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
-import { latestMatching } from './rows.js';
+import { latestMatching, latestRows } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import {
   type DeviceGroup,
@@ -235,10 +234,9 @@ export class SqliteStore implements Store {
     return latestMatching(matchingEntries(this.sql, q), q);
   }
 
-  /** A run's results a few entries at a time, without holding the connection (eachLatestResult). */
+  /** A run's results a few entries at a time, grouped off the event loop and not in memory (LatestRead). */
   async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
-    const again = await this.grouped().repeated(runId, step);
-    yield* eachLatestResult(this.sql, runId, again, step);
+    for await (const entries of this.grouped().latest(runId, step)) yield* latestRows(entries);
   }
 
   async repeatedDevices(runId: string): Promise<Map<string, number>> {

@@ -79,6 +79,30 @@ forEachBackend('the ledger', (b) => {
     expect(await view(store)).to.deep.equal(rows.map(viewRow));
   });
 
+  it('a read of a run gives it as it was when the read began, each device once', async () => {
+    // More entries than a page reads: the read is under way when a later result comes.
+    for (let i = 0; i < 200; i++)
+      store.recordDevices('r1', 'suspend', groupResults([ok(i)]), '2026-11-20T00:01:00.000Z');
+    await store.durable();
+    const read = store.eachDeviceResult('r1')[Symbol.asyncIterator]();
+    const first = await read.next();
+    expect(first.done).to.equal(false);
+    const rows = [...(first.value as LedgerRow[])];
+    expect(rows.length).to.be.lessThan(200);
+    store.recordDevices('r1', 'suspend', groupResults([miss(150), miss(0)]), '2026-11-20T00:02:00.000Z');
+    await store.durable();
+    for (let r = await read.next(); !r.done; r = await read.next()) rows.push(...r.value);
+    expect(rows.map((r) => r.deviceId)).to.deep.equal(Array.from({ length: 200 }, (_, i) => imei(i)));
+    expect(rows.every((r) => r.outcome === 'succeeded')).to.equal(true);
+    // A read that begins after it gives the later results.
+    const after = await allRows(store.eachDeviceResult('r1'));
+    expect(after.filter((r) => r.outcome === 'failed').map((r) => r.deviceId)).to.deep.equal([
+      imei(150),
+      imei(0),
+    ]);
+    expect(after).to.have.length(200);
+  });
+
   it('of a device given twice in one write, the last result counts', async () => {
     // Groups as they come, the device in two of them: the later group counts.
     store.recordDevices(

@@ -14,6 +14,7 @@ import {
   latestMatching,
   latestRows,
   type EntryRow,
+  type ReadEntry,
   type HistoryEntryRow,
 } from '../rows.js';
 import type {
@@ -130,25 +131,62 @@ export class PostgresLedger implements LedgerStore {
 
   /**
    * Every device's result in a run (or one step of it), step after step, each step's devices in the order their
-   * results came, a page of entries at a time (by key, never an open cursor): a run of millions of devices is
-   * never in memory, and no connection is held between two pages. Memory holds only the devices with more than
-   * one result in a step (those retried), to keep each one's latest.
+   * results came, a page of entries at a time (by key), over one snapshot of the store. A device with several
+   * entries in a step (retried, or accepted then confirmed: every device of a device-state step) counts by its
+   * latest: the server works out, in temporary tables, which entries a later one replaces, whole or in part, so
+   * that a run of millions of devices is never in memory. The snapshot holds a connection until the read ends.
    */
   async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
     const only = [runId, step ?? null];
-    const again = await this.repeated(runId, step);
-    let after = { step: '', seq: -1 };
-    for (;;) {
-      const entries = await this.turns.read<EntryRow>({
-        text: `SELECT * FROM ledger
-               WHERE run_id = $1 AND ($2::text IS NULL OR step = $2) AND (step, seq) > ($3, $4)
-               ORDER BY step, seq LIMIT ${PAGE}`,
-        values: [...only, after.step, after.seq],
-      });
-      yield* latestRows(entries, again);
-      const last = entries[entries.length - 1];
-      if (!last) return;
-      after = { step: last.step, seq: last.seq };
+    const snapshot = await this.turns.snapshot();
+    const query = async <T>(text: string, values: unknown[] = []) =>
+      (await snapshot.query({ text, values })).rows as T[];
+    try {
+      await query(
+        `CREATE TEMP TABLE read_devices ON COMMIT DROP AS
+         SELECT l.step, d.id AS device_id, max(l.seq) AS seq, array_agg(l.seq) AS seqs
+         FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+         WHERE l.run_id = $1 AND ($2::text IS NULL OR l.step = $2)
+         GROUP BY l.step, d.id HAVING count(*) > 1`,
+        only,
+      );
+      await query('CREATE INDEX ON read_devices (step, device_id)');
+      // The entries some devices of which a later entry replaces, and whether it replaces every one.
+      await query(
+        `CREATE TEMP TABLE read_entries ON COMMIT DROP AS
+         SELECT c.seq, c.n >= json_array_length(l.device_ids) AS every FROM (
+           SELECT e.seq, count(*) AS n FROM read_devices g CROSS JOIN LATERAL unnest(g.seqs) AS e(seq)
+           WHERE e.seq <> g.seq GROUP BY e.seq
+         ) c JOIN ledger l ON l.seq = c.seq`,
+      );
+      await query('CREATE INDEX ON read_entries (seq)');
+      let after = { step: '', seq: -1 };
+      for (;;) {
+        const entries = await query<ReadEntry & { every: boolean | null }>(
+          `SELECT l.*, e.every FROM ledger l LEFT JOIN read_entries e ON e.seq = l.seq
+           WHERE l.run_id = $1 AND ($2::text IS NULL OR l.step = $2) AND (l.step, l.seq) > ($3, $4)
+             AND e.every IS NOT TRUE
+           ORDER BY l.step, l.seq LIMIT ${PAGE}`,
+          [...only, after.step, after.seq],
+        );
+        for (const e of entries) {
+          if (e.every === false)
+            e.replaced = (
+              await query<{ id: string }>(
+                `SELECT d.id FROM json_array_elements_text($1::json) AS d(id)
+                 JOIN read_devices r ON r.step = $2 AND r.device_id = d.id WHERE r.seq <> $3`,
+                [e.device_ids, e.step, e.seq],
+              )
+            ).map((r) => r.id);
+          delete (e as { every?: unknown }).every;
+        }
+        const last = entries[entries.length - 1];
+        if (!last) return;
+        yield* latestRows(entries);
+        after = { step: last.step, seq: last.seq };
+      }
+    } finally {
+      await snapshot.end();
     }
   }
 

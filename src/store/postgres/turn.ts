@@ -176,6 +176,45 @@ export class Turns {
     return (await this.query(s)).rows as T[];
   }
 
+  /**
+   * A snapshot of the store, after every write made before it, on a connection of its own until `end`: each
+   * `query` runs in one REPEATABLE READ transaction, which sees nothing written since it began (a read of a run's
+   * every device, page after page). Its temporary tables go with it.
+   */
+  async snapshot(): Promise<{ query: (s: Statement) => Promise<pg.QueryResult>; end: () => Promise<void> }> {
+    await this.settled();
+    const client = await this.pool.connect();
+    const ignore = () => undefined;
+    client.on('error', ignore);
+    let broken: Error | undefined;
+    // Unnamed: a statement over the snapshot's temporary tables is planned again with each of them.
+    const query = async (s: Statement) => {
+      try {
+        return await client.query({ text: s.text, values: s.values as unknown[] });
+      } catch (e) {
+        if ((e as { code?: string }).code === undefined) broken = e as Error;
+        throw e;
+      }
+    };
+    const end = async () => {
+      try {
+        if (!broken) await client.query('ROLLBACK');
+      } catch (e) {
+        broken = e as Error;
+      } finally {
+        client.off('error', ignore);
+        client.release(broken);
+      }
+    };
+    try {
+      await query({ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ' });
+    } catch (e) {
+      await end();
+      throw e;
+    }
+    return { query, end };
+  }
+
   /** `work` in a transaction of its own, after every write made before it (see `transaction`). */
   transaction<T>(work: (query: (s: Statement) => Promise<pg.QueryResult>) => Promise<T>): Promise<T> {
     return this.afterWrites(() => transaction(this.pool, work));

@@ -1,0 +1,91 @@
+/**
+ * One read of a run's results, each device's latest (eachDeviceResult), in bounded memory whatever the run's size.
+ * A device has several entries in a step when it was retried, or accepted and then confirmed (every device of a
+ * device-state step): the latest counts. Which entries a later one replaces is worked out in SQL, into temporary
+ * tables of the read's own (on disk: `temp_store = FILE` on the grouping worker's connection), never as a map of
+ * the run's devices in memory: a suspend of a million devices has a million devices with two entries.
+ *
+ * The read is of the entries there are when it begins (up to the run's last seq then): the ledger only grows, so
+ * what it reads stays as it was grouped, whatever is written meanwhile.
+ */
+import type Database from 'better-sqlite3';
+import type { ReadEntry } from './rows.js';
+
+/** Entries a page of a read holds, at most: each up to a batch of devices. */
+const ENTRIES = 64;
+
+let reads = 0;
+
+export class LatestRead {
+  private readonly devices: string;
+  private readonly entries: string;
+  private readonly top: number;
+  private readonly pageOf: Database.Statement;
+  private readonly replacedOf: Database.Statement;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly runId: string,
+    private readonly step: string | undefined,
+  ) {
+    const name = `latest_read_${++reads}`;
+    this.devices = `temp.${name}_devices`;
+    this.entries = `temp.${name}_entries`;
+    this.top =
+      (db.prepare('SELECT max(seq) FROM ledger WHERE run_id = ?').pluck().get(runId) as number) ?? -1;
+    const only = { runId, step: step ?? null, top: this.top };
+    // The devices with more than one entry in a step: the seq of the one that counts, and of all of them.
+    db.exec(
+      `CREATE TABLE ${this.devices} (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT, PRIMARY KEY (step, device_id)) WITHOUT ROWID;
+       CREATE TABLE ${this.entries} (seq INTEGER PRIMARY KEY, every INTEGER NOT NULL)`,
+    );
+    db.prepare(
+      `INSERT INTO ${this.devices}
+       SELECT l.step, j.value, max(l.seq), json_group_array(l.seq) FROM ledger l, json_each(l.device_ids) j
+       WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step) AND l.seq <= @top
+       GROUP BY l.step, j.value HAVING count(*) > 1`,
+    ).run(only);
+    // The entries some devices of which a later entry replaces (counted from each device's entries), and whether
+    // it replaces every one: a page passes over those, and looks up only the devices of the others.
+    db.prepare(
+      `INSERT INTO ${this.entries}
+       SELECT c.seq, c.n >= json_array_length(l.device_ids) FROM (
+         SELECT e.value AS seq, count(*) AS n FROM ${this.devices} g, json_each(g.seqs) e WHERE e.value <> g.seq
+         GROUP BY e.value
+       ) c JOIN ledger l ON l.seq = c.seq`,
+    ).run();
+    this.pageOf = db.prepare(
+      `SELECT l.*, e.every AS replaces FROM ledger l LEFT JOIN ${this.entries} e ON e.seq = l.seq
+       WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step) AND l.seq <= @top
+         AND (l.step, l.seq) > (@afterStep, @afterSeq) AND e.every IS NOT 1
+       ORDER BY l.step, l.seq LIMIT ${ENTRIES}`,
+    );
+    this.replacedOf = db
+      .prepare(
+        `SELECT j.value FROM json_each(@ids) j CROSS JOIN ${this.devices} d ON d.step = @step AND d.device_id = j.value
+         WHERE d.seq <> @seq`,
+      )
+      .pluck();
+  }
+
+  /** The next entries after `after` (the first, without), each with the devices a later entry replaces. */
+  page(after?: { step: string; seq: number }): ReadEntry[] {
+    const rows = this.pageOf.all({
+      runId: this.runId,
+      step: this.step ?? null,
+      top: this.top,
+      afterStep: after?.step ?? '',
+      afterSeq: after?.seq ?? -1,
+    }) as (ReadEntry & { replaces: number | null })[];
+    for (const r of rows) {
+      if (r.replaces === 0)
+        r.replaced = this.replacedOf.all({ ids: r.device_ids, step: r.step, seq: r.seq }) as string[];
+      delete (r as { replaces?: unknown }).replaces;
+    }
+    return rows;
+  }
+
+  close(): void {
+    this.db.exec(`DROP TABLE IF EXISTS ${this.devices}; DROP TABLE IF EXISTS ${this.entries}`);
+  }
+}

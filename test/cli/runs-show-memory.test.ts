@@ -1,0 +1,107 @@
+/**
+ * `fleetbook runs show ID --devices` of a device-state run, in bounded memory: each device of such a run has two
+ * entries in its step (accepted, then its outcome), and the latest counts. Before, the store held every device
+ * with several entries in a map to pick the latest: at a million devices, 1 GB of resident set.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { expect } from 'chai';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { DeviceGroup } from '../../src/store/store.js';
+import { BIN } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+import { imei, run } from '../store/fixtures.js';
+
+const DEVICES = 200_000;
+const BATCH = 500;
+const AT = '2026-11-23T10:00:30.000Z';
+/** The CLI's old space (MB): the map of 200,000 devices alone took more. */
+const HEAP_MB = 24;
+/** What `heapUsed` may show over the old space's cap: the young generation, which the cap does not bound. */
+const YOUNG_MB = 6;
+
+describe('cli: runs show --devices of a device-state run in bounded memory', function () {
+  this.timeout(120_000);
+
+  it('shows every device once, with its latest outcome', async () => {
+    const dir = tempDir('fb-show-memory-');
+    const state = join(dir, 'state.db');
+    const store = new SqliteStore(state);
+    store.createRun(run('big', { status: 'succeeded', endedAt: '2026-11-23T10:05:00.000Z' }));
+    // As a suspend writes it: each batch accepted, then confirmed; one device in ten of a batch failed.
+    for (let b = 0; b < DEVICES / BATCH; b++) {
+      const ids = Array.from({ length: BATCH }, (_, i) => imei(b * BATCH + i));
+      const g = (outcome: DeviceGroup['outcome'], part: string[]): DeviceGroup => ({
+        kind: 'imei',
+        outcome,
+        attempts: 1,
+        requestId: `request-${b}`,
+        ids: part,
+        ...(outcome === 'failed' ? { errorType: 'SERVICE_NOT_ALLOWED', errorClass: 'permanent' } : {}),
+      });
+      store.recordDevices('big', 'suspend', [g('accepted', ids)], AT);
+      store.recordDevices(
+        'big',
+        'suspend',
+        [
+          g(
+            'succeeded',
+            ids.filter((_, i) => i % 10),
+          ),
+          g(
+            'failed',
+            ids.filter((_, i) => !(i % 10)),
+          ),
+        ],
+        AT,
+      );
+    }
+    await store.close();
+
+    const peakFile = join(dir, 'peak.json');
+    const child = spawn(
+      process.execPath,
+      [
+        `--max-old-space-size=${HEAP_MB}`,
+        '--import',
+        join(import.meta.dirname, '..', 'helpers', 'memory-peak.mjs'),
+        BIN,
+        'runs',
+        'show',
+        'big',
+        '--devices',
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '', FLEETBOOK_STATE: state, MEMORY_PEAK_FILE: peakFile },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const outcomes = new Map<string, string>();
+    let lines = 0;
+    for await (const line of createInterface({ input: child.stdout })) {
+      const m = /^ {2}suspend\s+(\d+)\s+(\w+)/.exec(line);
+      if (!m) continue;
+      lines++;
+      outcomes.set(m[1] as string, m[2] as string);
+    }
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr.slice(-2000)).to.equal(0);
+
+    expect(lines).to.equal(DEVICES);
+    expect(outcomes.size).to.equal(DEVICES);
+    const count = (o: string) => [...outcomes.values()].filter((v) => v === o).length;
+    expect([count('succeeded'), count('failed'), count('accepted')]).to.deep.equal([
+      DEVICES * 0.9,
+      DEVICES * 0.1,
+      0,
+    ]);
+    expect(outcomes.get(imei(0))).to.equal('failed');
+    expect(outcomes.get(imei(1))).to.equal('succeeded');
+    const peak = JSON.parse(readFileSync(peakFile, 'utf8')) as { heapUsed: number };
+    expect(peak.heapUsed / 2 ** 20, 'peak heap (MB)').to.be.below(HEAP_MB + YOUNG_MB);
+  });
+});
