@@ -6,7 +6,7 @@
 import type { ItemRuns, Store } from '../store/store.js';
 import type { DeviceSet } from './devices.js';
 
-/** Where a batch starts: the chunk, and how many of that chunk's devices come before it. */
+/** Where a batch starts: the chunk (the first numbered `seq` or after), and how many of its devices come before it. */
 export interface Cursor {
   seq: number;
   skip: number;
@@ -27,7 +27,7 @@ export class StoredItems {
   /** Every item, as `steps.<id>.items` shows it. */
   async all(): Promise<{ id: string; kind: string }[]> {
     const out: { id: string; kind: string }[] = [];
-    for await (const runs of this.chunks({ seq: 0, skip: 0 }))
+    for await (const { runs } of this.chunks({ seq: 0, skip: 0 }))
       for (const [kind, ids] of runs) for (const id of ids) out.push({ id, kind });
     return out;
   }
@@ -46,9 +46,8 @@ export class StoredItems {
   /** At most `max` devices from `at`, and where the next ones start (none at the end). */
   async read(at: Cursor, max: number): Promise<{ set: DeviceSet; next?: Cursor }> {
     const set: DeviceSet = { groups: [], size: 0 };
-    let seq = at.seq;
     let skip = at.skip;
-    for await (const runs of this.chunks(at)) {
+    for await (const { seq, runs } of this.chunks(at)) {
       let taken = 0;
       for (const [kind, ids] of runs) {
         const from = Math.min(ids.length, Math.max(0, skip - taken));
@@ -63,18 +62,17 @@ export class StoredItems {
           return { set, next: more ? { seq, skip: taken } : { seq: seq + 1, skip: 0 } };
         }
       }
-      seq++;
       skip = 0;
     }
     return { set };
   }
 
-  /** The chunks from `at.seq` on, a few reads of the store at a time. */
-  private async *chunks(at: Cursor): AsyncGenerator<ItemRuns> {
+  /** The chunks from `at.seq` on (their numbers need not follow each other), a few reads of the store at a time. */
+  private async *chunks(at: Cursor): AsyncGenerator<{ seq: number; runs: ItemRuns }> {
     let after = at.seq - 1;
     for (;;) {
       const got = await this.store.itemChunks(this.runId, this.key, after, CHUNKS_PER_READ);
-      for (const c of got) yield c.runs;
+      yield* got;
       const last = got[got.length - 1];
       if (!last || got.length < CHUNKS_PER_READ) return;
       after = last.seq;

@@ -13,7 +13,11 @@ import type { Step } from '../../src/playbook/schema.js';
 import { allRows } from '../store/fixtures.js';
 import { clientFor, emulator, memoryStore, playbook, setFaults, spy } from './helpers.js';
 
-const report = (extra = '', deviceList = '"${{ steps.devices.items }}"', top = '') =>
+const ONE_RULE = `
+        - on: [SVC CACHE UNAVAILABLE]
+          with: { cacheMode: "1" }`;
+
+const report = (extra = '', deviceList = '"${{ steps.devices.items }}"', top = '', rules = ONE_RULE) =>
   playbook(`
 version: 1
 name: streamed
@@ -30,9 +34,7 @@ steps:
     uses: location.createReport
     with: { accountName: "\${{ inputs.account }}", deviceList: ${deviceList}, cacheMode: "0" }
     devices:
-      retry:
-        - on: [SVC CACHE UNAVAILABLE]
-          with: { cacheMode: "1" }
+      retry:${rules}
       ignore: [SVC CONSENT CHECK FAILED]
     wait: { for: completion, timeout: 10m, pollInterval: 50ms }
 ${extra}`);
@@ -80,18 +82,40 @@ describe('runner: a location report streamed from the store', function () {
     await store.close();
   });
 
+  it('reads a list whose chunk numbers leave gaps, as the lists of the devices sent again are written', async () => {
+    const store = memoryStore();
+    const imei = (n: number) => `35345678${String(n).padStart(7, '0')}`;
+    store.appendItems('r', 'again', 3, [['imei', [imei(0), imei(1), imei(2)]]]);
+    store.appendItems('r', 'again', 1_000_000, [['imei', [imei(3)]]]);
+    store.appendItems('r', 'again', 1_000_007, [['imei', [imei(4), imei(5)]]]);
+    const items = new StoredItems(store, 'r', 'again', 6);
+    const batches = [];
+    for await (const b of items.batches(2)) batches.push(b);
+    expect(batches.map((b) => b.set.groups.flatMap((g) => g.ids))).to.deep.equal([
+      [imei(0), imei(1)],
+      [imei(2), imei(3)],
+      [imei(4), imei(5)],
+    ]);
+    for (const b of batches) expect((await items.read(b.at, b.set.size)).set).to.deep.equal(b.set);
+    await store.close();
+  });
+
   describe('against the emulator, 25,000 devices with 5 % cache misses and 3 % refused consent', () => {
     let emu: Emulator;
     before(async () => (emu = await emulator({ devicesPerAccount: 25_000, timeScale: 3600 })));
     after(() => emu.close());
 
     /** Runs `pb` on a fresh store; the calls it made, its summary, and every device's outcome in the ledger. */
-    async function outcomes(pb: ReturnType<typeof playbook>) {
+    async function outcomes(
+      pb: ReturnType<typeof playbook>,
+      deviceErrors: Record<string, number> = {
+        'SVC CACHE UNAVAILABLE': 0.05,
+        'SVC CONSENT CHECK FAILED': 0.03,
+      },
+    ) {
       // The same world and the same faults for each run.
       emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 25_000, timeScale: 3600 });
-      await setFaults(emu, {
-        deviceErrors: { 'SVC CACHE UNAVAILABLE': 0.05, 'SVC CONSENT CHECK FAILED': 0.03 },
-      });
+      await setFaults(emu, { deviceErrors });
       const client = clientFor(emu);
       const store = new SqliteStore(':memory:');
       const seen = spy(client);
@@ -104,7 +128,12 @@ describe('runner: a location report streamed from the store', function () {
         expect(summary.status, summary.error).to.equal('succeeded');
         const ledger = await allRows(store.eachDeviceResult(summary.runId, 'report'));
         const steps = await store.loadSteps(summary.runId);
+        const itemKeys = store.db
+          .prepare('SELECT DISTINCT step_key FROM step_items WHERE run_id = ? ORDER BY 1')
+          .pluck()
+          .all(summary.runId) as string[];
         return {
+          itemKeys,
           summary,
           steps,
           ledger: new Map(ledger.map((r) => [r.deviceId, `${r.outcome} ${r.errorType ?? ''} ${r.attempts}`])),
@@ -172,6 +201,37 @@ steps:
       const counts = (r: typeof streamed) => r.summary.steps.find((s) => s.id === 'report')!.devices;
       expect(counts(streamed)).to.deep.equal(counts(held));
       expect(counts(streamed).skipped).to.be.greaterThan(0);
+    });
+
+    it('sends again the devices of two rules of several attempts as the list held in memory does', async () => {
+      // A failure the first rule retries twice, and the second rule once more, with the cache misses.
+      const rules = `
+        - on: [SYSTEM FAILURE]
+          maxAttempts: 3
+        - on: [SVC CACHE UNAVAILABLE, SYSTEM FAILURE]
+          with: { cacheMode: "1" }`;
+      const errors = {
+        'SVC CACHE UNAVAILABLE': 0.05,
+        'SYSTEM FAILURE': 0.3,
+        'SVC CONSENT CHECK FAILED': 0.03,
+      };
+      const streamed = await outcomes(report('', undefined, '', rules), errors);
+      const held = await outcomes(
+        report(`  - id: count\n    set: { n: "\${{ size(steps.devices.items) }}" }`, undefined, '', rules),
+        errors,
+      );
+      expect(streamed.rows).to.equal((streamed.steps.get('devices') as { storedItems: number }).storedItems);
+      expect(streamed.ledger).to.deep.equal(held.ledger);
+      const values = [...streamed.ledger.values()];
+      // Every pass had devices: the first rule's two attempts, then the second rule's.
+      expect(values.filter((v) => v.endsWith(' 3')).length).to.be.greaterThan(0);
+      expect(values.filter((v) => v.startsWith('failed SYSTEM FAILURE 2')).length).to.be.greaterThan(0);
+      expect(streamed.creates.reduce((a, b) => a + b, 0)).to.equal(held.creates.reduce((a, b) => a + b, 0));
+      const counts = (r: typeof streamed) => r.summary.steps.find((s) => s.id === 'report')!.devices;
+      expect(counts(streamed)).to.deep.equal(counts(held));
+      // The lists of the devices sent again are gone from the store with the step.
+      const left = await streamed.itemKeys;
+      expect(left).to.deep.equal(['devices']);
     });
   });
 });

@@ -3,16 +3,18 @@
  * completion polled, its pages read into the ledger as they come). Each located device's result carries its
  * location; each other device, its 7.3 error. The per-device policy retries the failures it names.
  */
+import { render } from '../../expressions/template.js';
 import { emptyCounts, type DeviceGroup } from '../../store/store.js';
 import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
 import { addCounts, countDevices, item } from '../context.js';
 import { DeviceResults } from '../device-results.js';
-import { groupResults, locationResult, refsOf, setOfGroups, withResult, type DeviceRef } from '../devices.js';
+import { groupResults, locationResult, refsOf, withResult, type DeviceRef } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
-import { applyDeviceRules, withDeviceRetries } from './device-retry.js';
+import { withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
+import { StoredRetries, type RetryPass } from './stored-retries.js';
 
 export async function locate(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
@@ -114,64 +116,103 @@ const WINDOW = 4;
 
 /**
  * A location report of a listing's devices read from the store (StoredItems), in bounded memory whatever their
- * number: the reports of every batch are created first (WINDOW at a time), as for a list in memory; then each
- * batch's devices are read again from the store when its results come (WINDOW batches at a time), and its
- * results go to the ledger and the counts, not to memory. Only the devices a `devices.retry` rule may send
- * again are held (their results), and the rules then run over them as over any list.
+ * number: a pass over the list, then a pass of each `devices.retry` rule's attempts over the devices it sends
+ * again, which are written to lists of their own in the store as the results come (StoredRetries). Each
+ * device's final result goes to the ledger and the counts, not to memory; a device sent again has its result
+ * in the ledger too, which the later one overrides.
  */
 async function streamedReport(x: ActionCall, source: StoredItems, made: Created): Promise<StepState> {
   const { ctx, step } = x;
   const counts = emptyCounts();
-  const tally = (groups: DeviceGroup[]) => {
-    const c = countDevices(groups);
-    addCounts(counts, c);
-    ctx.countProgress(c);
-  };
-  const final = (groups: DeviceGroup[]) => {
-    ctx.recordLedger(step.id, groups);
-    tally(groups);
-  };
-  const created: { at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
-  await eachAtMost(source.batches(x.op.batchSize ?? 10_000), WINDOW, async ({ at, set }) => {
-    const batch = `stored ${at.seq}.${at.skip}: ${set.size} devices`;
-    const { sentAt, reports } = await made.of(batch, { ...x.input, deviceList: refsOf(set) });
-    created.push({ at, size: set.size, sentAt, reports });
-    if (!reads(x)) final(withResult(set, { outcome: 'succeeded', attempts: 1 }));
-  });
-  const retried = new Set(x.plan.deviceRetry.flatMap((r) => [...r.on]));
-  const again = new DeviceResults();
-  await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
-    const byMsid = new Map(refsOf((await source.read(c.at, c.size)).set).map((d) => [d.id, d]));
-    const request = { attempt: 1, cacheMode: x.input.cacheMode, at: c.sentAt };
-    await readResults(x, c.reports, byMsid, request, (groups) => {
-      const done: DeviceGroup[] = [];
-      for (const g of groups) {
-        const failed = g.outcome === 'failed' && g.errorType !== undefined;
-        if (failed && retried.has(g.errorType as string)) {
-          again.add([g]);
-          ctx.recordLedger(step.id, [g]);
-        } else if (failed && x.plan.ignore.has(g.errorType as string))
-          done.push({ ...g, outcome: 'skipped' });
-        else done.push(g);
-      }
-      final(done);
+  const retries = new StoredRetries(x);
+  const first: RetryPass = { rule: -1, attempt: 1 };
+  const passOver = (list: StoredItems, input: Json, pass: RetryPass, name: string) =>
+    streamedPass(
+      x,
+      made,
+      list,
+      input,
+      pass,
+      name,
+      retries.beginPass(),
+      (groups, chunk) => {
+        const done: DeviceGroup[] = [];
+        for (const g of groups) {
+          if (retries.take(g, pass, chunk)) ctx.recordLedger(step.id, [g]);
+          else if (g.outcome === 'failed' && x.plan.ignore.has(g.errorType as string))
+            done.push({ ...g, outcome: 'skipped' });
+          else done.push(g);
+        }
+        ctx.recordLedger(step.id, done);
+        const c = countDevices(done);
+        addCounts(counts, c);
+        ctx.countProgress(c);
+      },
+      (chunk) => retries.written(chunk),
+    );
+  const reports = await passOver(source, x.input, first, 'stored');
+  for (const pass of retries.passesOfRules()) {
+    const list = retries.list(pass);
+    if (!list) continue;
+    if (pass.of.delayMs) await ctx.clock.sleep(pass.of.delayMs, x.signal);
+    const overrides = render(pass.of.with ?? {}, x.scope.ctx, x.scope.inLoop) as Json;
+    ctx.log.info('retrying devices', {
+      step: step.id,
+      devices: list.size,
+      on: [...pass.of.on],
+      attempt: pass.attempt,
     });
-  });
-  if (!again.empty) {
-    // The devices the rules may send again, as a list of their own: the rules run over it as over any list.
-    const devices = setOfGroups(again.groups());
-    const y: ActionCall = { ...x, devices, input: { ...x.input, deviceList: refsOf(devices) } };
-    delete y.source;
-    const { ignored } = await applyDeviceRules(y, again, reportPass(y, again, made));
-    ctx.recordLedger(step.id, ignored);
-    tally(again.groups());
+    await passOver(list, { ...x.input, ...overrides }, pass, `retry ${pass.rule + 1}.${pass.attempt}`);
   }
+  retries.clear();
   return {
     status: 'succeeded',
-    output: { reports: created.flatMap((c) => c.reports) },
+    output: { reports },
     items: ctx.keeps(step.id, 'items') ? (await ctx.o.store.deviceResults(ctx.id, step.id)).map(item) : [],
     devices: counts,
   };
+}
+
+/**
+ * One pass over a stored list: the reports of every batch created first (WINDOW at a time), as for a list in
+ * memory; then each batch's devices read again from the store when its results come (WINDOW batches at a time),
+ * each page's results handed to `onPage` with the batch's chunk number (`chunkOf` its index), and `onRead` told
+ * when a batch is read. Returns the reports, in the order of the batches.
+ */
+async function streamedPass(
+  x: ActionCall,
+  made: Created,
+  list: StoredItems,
+  input: Json,
+  pass: RetryPass,
+  name: string,
+  chunkOf: (batch: number) => number,
+  onPage: (groups: DeviceGroup[], chunk: number) => void,
+  onRead: (chunk: number) => void,
+): Promise<Json[]> {
+  const created: { chunk: number; at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
+  await eachAtMost(numbered(list.batches(x.op.batchSize ?? 10_000)), WINDOW, async ({ n, at, set }) => {
+    const { sentAt, reports } = await made.of(`${name} ${at.seq}.${at.skip}: ${set.size} devices`, {
+      ...input,
+      deviceList: refsOf(set),
+    });
+    created.push({ chunk: chunkOf(n), at, size: set.size, sentAt, reports });
+    if (!reads(x)) onPage(withResult(set, { outcome: 'succeeded', attempts: pass.attempt }), chunkOf(n));
+  });
+  created.sort((a, b) => a.chunk - b.chunk);
+  await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
+    const byMsid = new Map(refsOf((await list.read(c.at, c.size)).set).map((d) => [d.id, d]));
+    const request = { attempt: pass.attempt, cacheMode: input.cacheMode, at: c.sentAt };
+    await readResults(x, c.reports, byMsid, request, (groups) => onPage(groups, c.chunk));
+    onRead(c.chunk);
+  });
+  return created.flatMap((c) => c.reports);
+}
+
+/** The batches with their place in the list, from 0. */
+async function* numbered<T>(items: AsyncIterable<T>): AsyncGenerator<T & { n: number }> {
+  let n = 0;
+  for await (const item of items) yield { ...item, n: n++ };
 }
 
 /**

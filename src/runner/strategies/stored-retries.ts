@@ -1,0 +1,114 @@
+/**
+ * The per-device policy (`devices.retry`) over a list held in the store: the devices a rule sends again are
+ * kept in lists of their own in the store, one per rule and attempt, not in memory. A streamed location report
+ * of a million devices none of whose locations is cached sends every device again; held in memory, that list
+ * would be the fleet.
+ *
+ * The lists give each device the rules the in-memory policy (device-retry.ts) gives it: the rules in order, each
+ * up to its attempts, a device failing with a type a rule names taken by the first such rule still to come.
+ */
+import type { DeviceGroup, ItemRuns } from '../../store/store.js';
+import type { DeviceRetryRule } from '../plan.js';
+import { StoredItems } from '../stored-items.js';
+import type { ActionCall } from './index.js';
+
+/** A pass of the policy: the first (`rule` -1, attempt 1), or a rule's attempt. */
+export interface RetryPass {
+  rule: number;
+  attempt: number;
+}
+
+/** How far apart the chunk numbers of two passes' batches are: a pass has fewer batches (of 10,000 devices). */
+const PASS_SEQ = 1_000_000;
+
+export class StoredRetries {
+  private readonly rules: readonly DeviceRetryRule[];
+  /** How many devices each list holds. */
+  private readonly sizes = new Map<string, number>();
+  /** Of each batch being read (by its chunk number), the devices it sends to each list, until it is read. */
+  private readonly pending = new Map<number, Map<string, ItemRuns>>();
+  /** How many passes have begun: each pass's batches write chunks of their own numbers. */
+  private passes = 0;
+
+  constructor(private readonly x: ActionCall) {
+    this.rules = x.plan.deviceRetry;
+    // What an earlier execution of the step stored is made again, in the same order, from the same reports.
+    this.clear();
+  }
+
+  /** The chunk number a batch of the pass about to begin writes under; each call begins a pass. */
+  beginPass(): (batch: number) => number {
+    const base = this.passes++ * PASS_SEQ;
+    return (batch) => base + batch;
+  }
+
+  /**
+   * Takes a device group of a pass's results: when a rule sends its devices again, they go to that rule's list
+   * (to be written with their batch), and it returns true; else the result is final, and it returns false.
+   */
+  take(g: DeviceGroup, after: RetryPass, chunk: number): boolean {
+    if (g.outcome !== 'failed' || g.errorType === undefined) return false;
+    const to = this.next(g.errorType, after);
+    if (!to) return false;
+    let lists = this.pending.get(chunk);
+    if (!lists) this.pending.set(chunk, (lists = new Map()));
+    const key = this.key(to);
+    let runs = lists.get(key);
+    if (!runs) lists.set(key, (runs = []));
+    const last = runs[runs.length - 1];
+    if (last?.[0] === g.kind) for (const id of g.ids) last[1].push(id);
+    else runs.push([g.kind, g.ids.slice()]);
+    return true;
+  }
+
+  /** Writes to the store what a batch, now read, sends again. */
+  written(chunk: number): void {
+    const lists = this.pending.get(chunk);
+    if (!lists) return;
+    this.pending.delete(chunk);
+    const { ctx } = this.x;
+    for (const [key, runs] of lists) {
+      ctx.o.store.appendItems(ctx.id, key, chunk, runs);
+      this.sizes.set(key, (this.sizes.get(key) ?? 0) + runs.reduce((n, [, ids]) => n + ids.length, 0));
+    }
+  }
+
+  /** The devices `pass` sends again, or undefined when it has none. */
+  list(pass: RetryPass): StoredItems | undefined {
+    const key = this.key(pass);
+    const size = this.sizes.get(key) ?? 0;
+    return size ? new StoredItems(this.x.ctx.o.store, this.x.ctx.id, key, size) : undefined;
+  }
+
+  /** Every pass of the rules, in order: each rule's attempts from the second. */
+  *passesOfRules(): Generator<RetryPass & { rule: number; of: DeviceRetryRule }> {
+    for (const [rule, of] of this.rules.entries())
+      for (let attempt = 2; attempt <= of.maxAttempts; attempt++) yield { rule, attempt, of };
+  }
+
+  /** Removes the lists from the store. */
+  clear(): void {
+    const { ctx } = this.x;
+    for (const p of this.passesOfRules()) ctx.o.store.clearItems(ctx.id, this.key(p));
+    this.sizes.clear();
+  }
+
+  /**
+   * Where a failure of `type` in `after` goes: the same rule's next attempt, while it has attempts left and
+   * names the type; else the first later rule that names it.
+   */
+  private next(type: string, after: RetryPass): RetryPass | undefined {
+    const current = this.rules[after.rule];
+    if (current?.on.has(type) && after.attempt < current.maxAttempts)
+      return { rule: after.rule, attempt: after.attempt + 1 };
+    for (let rule = after.rule + 1; rule < this.rules.length; rule++) {
+      const r = this.rules[rule] as DeviceRetryRule;
+      if (r.on.has(type) && r.maxAttempts >= 2) return { rule, attempt: 2 };
+    }
+    return undefined;
+  }
+
+  private key(p: RetryPass): string {
+    return `${this.x.key}#retry ${p.rule + 1}.${p.attempt}`;
+  }
+}
