@@ -10,8 +10,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { LatestRead } from './sqlite-latest-read.js';
-import type { ReadEntry } from './rows.js';
+import { LatestRead, type ReadPlan } from './sqlite-latest-read.js';
 
 /** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
 type Repeated = [step: string, device: string, seq: number][];
@@ -90,7 +89,8 @@ type Op =
   | { op: 'page'; read: number; after?: { step: string; seq: number } }
   | { op: 'close'; read: number };
 type Request = { id: number } & Op;
-type Answer = { id: number; rows?: Repeated; read?: number; entries?: ReadEntry[]; error?: string };
+type Page = ReturnType<LatestRead['page']>;
+type Answer = { id: number; rows?: Repeated; read?: number; page?: Page; error?: string };
 
 /** The reads a connection has open (LatestRead), by number. */
 class Reads {
@@ -105,7 +105,7 @@ class Reads {
     return n;
   }
 
-  page(n: number, after?: { step: string; seq: number }): ReadEntry[] {
+  page(n: number, after?: { step: string; seq: number }): Page {
     const r = this.open.get(n);
     if (!r) throw new Error(`no read ${n} is open`);
     return r.page(after);
@@ -128,7 +128,7 @@ function answer(db: Database.Database, reads: Reads, r: Request): Answer {
     case 'open':
       return { id: r.id, read: reads.begin(r.runId, r.step) };
     case 'page':
-      return { id: r.id, entries: reads.page(r.read, r.after) };
+      return { id: r.id, page: reads.page(r.read, r.after) };
     case 'close':
       reads.end(r.read);
       return { id: r.id };
@@ -210,10 +210,11 @@ export class Grouping {
   }
 
   /**
-   * A run's entries (of one step, or all), a page at a time, each with the devices a later entry replaces, and
-   * none that a later entry replaces whole (LatestRead): grouped when the read begins, off the event loop.
+   * A run's entries (of one step, or all) to read, a page at a time: their seqs, each with the devices a later
+   * entry replaces, and none that a later entry replaces whole (LatestRead), grouped when the read begins, off
+   * the event loop.
    */
-  async *latest(runId: string, step?: string): AsyncGenerator<ReadEntry[]> {
+  async *latest(runId: string, step?: string): AsyncGenerator<ReadPlan[]> {
     const ask = (r: Op) =>
       this.inline ? answer(this.db, this.inlineReads, { ...r, id: 0 } as Request) : this.ask(r);
     const read = (await ask({ op: 'open', runId, ...(step === undefined ? {} : { step }) })).read as number;
@@ -221,11 +222,10 @@ export class Grouping {
     try {
       let after: { step: string; seq: number } | undefined;
       for (;;) {
-        const entries = (await ask({ op: 'page', read, ...(after ? { after } : {}) })).entries ?? [];
-        const last = entries[entries.length - 1];
-        if (!last) return;
-        yield entries;
-        after = { step: last.step, seq: last.seq };
+        const page = (await ask({ op: 'page', read, ...(after ? { after } : {}) })).page;
+        if (!page?.last) return;
+        yield page.plans;
+        after = page.last;
       }
     } finally {
       this.reading--;
@@ -293,6 +293,9 @@ export class Grouping {
     const ts = import.meta.url.endsWith('.ts');
     const w = new Worker(BOOT, {
       eval: true,
+      // Its work is SQLite's; what its heap holds lives for one answer. A small young generation keeps the
+      // process's resident set small beside a run (P7).
+      resourceLimits: { maxYoungGenerationSizeMb: 4 },
       workerData: {
         file: this.file,
         entry: import.meta.url,

@@ -9,10 +9,15 @@
  * what it reads stays as it was grouped, whatever is written meanwhile.
  */
 import type Database from 'better-sqlite3';
-import type { ReadEntry } from './rows.js';
+
+/** An entry a page of a read takes, and when a later entry of its step replaces some of its devices, those. */
+export interface ReadPlan {
+  seq: number;
+  replaced?: string[];
+}
 
 /** Entries a page of a read holds, at most: each up to a batch of devices. */
-const ENTRIES = 64;
+const ENTRIES = 32;
 
 let reads = 0;
 
@@ -55,34 +60,37 @@ export class LatestRead {
        ) c JOIN ledger l ON l.seq = c.seq`,
     ).run();
     this.pageOf = db.prepare(
-      `SELECT l.*, e.every AS replaces FROM ledger l LEFT JOIN ${this.entries} e ON e.seq = l.seq
+      `SELECT l.seq, l.step, e.every AS replaces FROM ledger l LEFT JOIN ${this.entries} e ON e.seq = l.seq
        WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step) AND l.seq <= @top
          AND (l.step, l.seq) > (@afterStep, @afterSeq) AND e.every IS NOT 1
        ORDER BY l.step, l.seq LIMIT ${ENTRIES}`,
     );
     this.replacedOf = db
       .prepare(
-        `SELECT j.value FROM json_each(@ids) j CROSS JOIN ${this.devices} d ON d.step = @step AND d.device_id = j.value
-         WHERE d.seq <> @seq`,
+        `SELECT j.value FROM ledger l CROSS JOIN json_each(l.device_ids) j
+           CROSS JOIN ${this.devices} d ON d.step = l.step AND d.device_id = j.value
+         WHERE l.seq = @seq AND d.seq <> @seq`,
       )
       .pluck();
   }
 
-  /** The next entries after `after` (the first, without), each with the devices a later entry replaces. */
-  page(after?: { step: string; seq: number }): ReadEntry[] {
+  /**
+   * The next entries after `after` (from the first without), at most a page, each with the devices a later
+   * entry replaces: their seqs, which the store's own connection reads (the entries stay as they are).
+   */
+  page(after?: { step: string; seq: number }): { plans: ReadPlan[]; last?: { step: string; seq: number } } {
     const rows = this.pageOf.all({
       runId: this.runId,
       step: this.step ?? null,
       top: this.top,
       afterStep: after?.step ?? '',
       afterSeq: after?.seq ?? -1,
-    }) as (ReadEntry & { replaces: number | null })[];
-    for (const r of rows) {
-      if (r.replaces === 0)
-        r.replaced = this.replacedOf.all({ ids: r.device_ids, step: r.step, seq: r.seq }) as string[];
-      delete (r as { replaces?: unknown }).replaces;
-    }
-    return rows;
+    }) as { seq: number; step: string; replaces: number | null }[];
+    const plans = rows.map(({ seq, replaces }) =>
+      replaces === 0 ? { seq, replaced: this.replacedOf.all({ seq }) as string[] } : { seq },
+    );
+    const last = rows[rows.length - 1];
+    return last ? { plans, last: { step: last.step, seq: last.seq } } : { plans };
   }
 
   close(): void {

@@ -23,7 +23,7 @@ import { SqliteRates } from './sqlite-rates.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
-import { latestMatching, latestRows } from './rows.js';
+import { latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import {
   type DeviceGroup,
@@ -234,9 +234,20 @@ export class SqliteStore implements Store {
     return latestMatching(matchingEntries(this.sql, q), q);
   }
 
-  /** A run's results a few entries at a time, grouped off the event loop and not in memory (LatestRead). */
+  /**
+   * A run's results a few entries at a time: which entries, and which of their devices a later entry replaces,
+   * is worked out off the event loop and not in memory (LatestRead); the entries are read here.
+   */
   async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
-    for await (const entries of this.grouped().latest(runId, step)) yield* latestRows(entries);
+    const read = this.sql(
+      'SELECT * FROM ledger WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY step, seq',
+    );
+    for await (const plans of this.grouped().latest(runId, step)) {
+      const entries = read.all(JSON.stringify(plans.map((p) => p.seq))) as ReadEntry[];
+      const replaced = new Map(plans.filter((p) => p.replaced).map((p) => [p.seq, p.replaced]));
+      if (replaced.size) for (const e of entries) e.replaced = replaced.get(e.seq);
+      yield* latestRows(entries);
+    }
   }
 
   async repeatedDevices(runId: string): Promise<Map<string, number>> {
