@@ -229,16 +229,24 @@ export function byStepThenDevice(entries: readonly EntryRow[]): LedgerRow[] {
 }
 
 /**
- * `queryLedger`: of the entries of the steps that have an entry matching `q`, each device's latest row, kept
- * when it matches too, by time then device.
+ * `queryLedger`: of the steps (of runs) that have an entry matching `q`, each device's latest row, kept when it
+ * matches too, by time then device. The steps' devices are read as eachDeviceResult gives them, a page at a
+ * time: only the rows that match are held.
  */
-export function latestMatching(entries: readonly EntryRow[], q: LedgerQuery): LedgerRow[] {
+export async function latestMatching(
+  steps: readonly { runId: string; step: string }[],
+  each: (runId: string, step: string) => AsyncIterable<LedgerRow[]>,
+  q: LedgerQuery,
+): Promise<LedgerRow[]> {
   const types = q.errorTypes?.length ? new Set(q.errorTypes) : undefined;
-  return ledgerRows(entries)
-    .filter(
-      (d) =>
-        (q.outcome === undefined || d.outcome === q.outcome) &&
-        (!types || (d.errorType !== undefined && types.has(d.errorType))),
-    )
-    .sort((a, b) => compare(a.at, b.at) || compare(a.deviceId, b.deviceId));
+  const out: LedgerRow[] = [];
+  for (const { runId, step } of steps)
+    for await (const page of each(runId, step))
+      for (const d of page)
+        if (
+          (q.outcome === undefined || d.outcome === q.outcome) &&
+          (!types || (d.errorType !== undefined && types.has(d.errorType)))
+        )
+          out.push(d);
+  return out.sort((a, b) => compare(a.at, b.at) || compare(a.deviceId, b.deviceId));
 }

@@ -90,11 +90,11 @@ export function deviceHistory(
   return historyRows(rows, deviceId);
 }
 
-/**
- * `queryLedger`'s entries: every entry of the steps that have an entry matching `q`, in order (each device's
- * latest must then match too: latestMatching).
- */
-export function matchingEntries(sql: (text: string) => Database.Statement, q: LedgerQuery): EntryRow[] {
+/** `queryLedger`'s steps: those (of runs) with an entry matching `q` (each device's latest must then match too). */
+export function matchingSteps(
+  sql: (text: string) => Database.Statement,
+  q: LedgerQuery,
+): { runId: string; step: string }[] {
   const where: string[] = [];
   const args: unknown[] = [];
   const cond = (clause: string, ...values: unknown[]) => {
@@ -120,13 +120,10 @@ export function matchingEntries(sql: (text: string) => Database.Statement, q: Le
     args.push(...types);
   }
   if (q.since !== undefined) cond('r.started_at >= ?', q.since);
-  // Every entry of the steps with an entry that matches; then each device's latest entry must match too.
   return sql(
-    `SELECT * FROM ledger WHERE (run_id, step) IN (
-       SELECT l.run_id, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
-       ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
-     ORDER BY seq`,
-  ).all(...args) as EntryRow[];
+    `SELECT DISTINCT l.run_id AS runId, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
+     ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY 1, 2`,
+  ).all(...args) as { runId: string; step: string }[];
 }
 
 /** `deviceResults` (store.ts): every device's latest result in the run, or in one step, sorted. */

@@ -12,7 +12,7 @@ import {
   deviceResults,
   latestAmong,
   ledgerEntries,
-  matchingEntries,
+  matchingSteps,
 } from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
 import { SqliteInbox, inboxAfter, inboxByRequest, inboxPosition, recentInbox } from './sqlite-inbox.js';
@@ -231,7 +231,7 @@ export class SqliteStore implements Store {
   }
 
   async queryLedger(q: LedgerQuery): Promise<LedgerRow[]> {
-    return latestMatching(matchingEntries(this.sql, q), q);
+    return latestMatching(matchingSteps(this.sql, q), (run, step) => this.eachDeviceResult(run, step), q);
   }
 
   /**

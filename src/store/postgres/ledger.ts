@@ -110,15 +110,13 @@ export class PostgresLedger implements LedgerStore {
     if (q.errorTypes?.length)
       cond((types) => `l.error_type = ANY(${types}::text[])`, [...new Set(q.errorTypes)]);
     if (q.since !== undefined) cond((since) => `r.started_at >= ${since}`, q.since);
-    // Every entry of the steps with an entry that matches; then each device's latest entry must match too.
-    const entries = await this.turns.read<EntryRow>({
-      text: `SELECT * FROM ledger WHERE (run_id, step) IN (
-               SELECT l.run_id, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
-               ${where.length ? `WHERE ${where.join(' AND ')}` : ''})
-             ORDER BY seq`,
+    // The steps with an entry that matches; then each device's latest entry must match too.
+    const steps = await this.turns.read<{ runId: string; step: string }>({
+      text: `SELECT DISTINCT l.run_id AS "runId", l.step FROM ledger l JOIN runs r ON r.id = l.run_id
+             ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY 1, 2`,
       values,
     });
-    return latestMatching(entries, q);
+    return latestMatching(steps, (run, step) => this.eachDeviceResult(run, step), q);
   }
 
   async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
