@@ -348,7 +348,8 @@ export interface LedgerStore {
   /**
    * A run's (or one step's) results a page of rows at a time, step after step, each step's devices in the order
    * their results came, for runs too large to hold in memory (a million rows cost one await per page, not per
-   * row). Another write may come between two pages: the iteration does not hold the store.
+   * row). It gives the run as it was when it began, whatever is written meanwhile, and holds no lock: SQLite
+   * reads the entries up to the run's last one then, PostgreSQL a snapshot on a connection held until it ends.
    */
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]>;
   /**
