@@ -53,12 +53,10 @@ export type LatestOf = (keys: readonly string[]) => Promise<ReadonlyMap<string, 
 
 /**
  * How a page learns which results are the latest: of an ended run, from what the store keeps of it; of a run
- * that goes on, from the run grouped once for the page (or the CSV).
+ * that goes on, from its entries read for the devices of the page (never a map of the run's devices).
  */
 export function latestOf(store: Store, runId: string, ended: boolean): LatestOf {
-  if (ended) return (keys) => store.latestAmong(runId, keys);
-  let all: Promise<Map<string, number>> | undefined;
-  return async () => (all ??= store.repeatedDevices(runId));
+  return ended ? (keys) => store.latestAmong(runId, keys) : (keys) => store.repeatedAmong(runId, keys);
 }
 
 /** Up to `limit` rows of the run's table from `after` on, and the cursor of the next page when there is one. */

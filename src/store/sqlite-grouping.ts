@@ -15,12 +15,12 @@ import { LatestRead, type ReadPlan } from './sqlite-latest-read.js';
 /** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
 type Repeated = [step: string, device: string, seq: number][];
 
-/** Those devices; with `seqs`, each one's entries too (a JSON list). */
+/** Those devices (of the ids in the JSON list `@ids`, when it is not null); with `seqs`, each one's entries too. */
 const repeatedQuery = (
   seqs = false,
 ) => `SELECT l.step, j.value, max(l.seq)${seqs ? ', json_group_array(l.seq)' : ''}
   FROM ledger l, json_each(l.device_ids) j
-  WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step)
+  WHERE l.run_id = @runId AND (@ids IS NULL OR j.value IN (SELECT value FROM json_each(@ids)))
   GROUP BY l.step, j.value HAVING count(*) > 1`;
 
 /** The entries every device of which is in a later one of the step: counted from each device's entries. */
@@ -34,11 +34,13 @@ const SUPERSEDED = `INSERT OR IGNORE INTO ledger_superseded (run_id, seq)
 /** Rows copied into ledger_latest per write transaction: a few milliseconds of the file's write lock each. */
 const CHUNK = 5_000;
 
-function repeatedRows(db: Database.Database, runId: string, step: string | undefined): Repeated {
-  return db
-    .prepare(repeatedQuery())
-    .raw()
-    .all({ runId, step: step ?? null }) as Repeated;
+/** Of the devices `keys` (`step\0device`) of the run, those with more than one result in their step. */
+function repeatedRows(db: Database.Database, runId: string, keys: readonly string[]): Repeated {
+  const asked = new Set(keys);
+  const ids = JSON.stringify([...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))]);
+  return (db.prepare(repeatedQuery()).raw().all({ runId, ids }) as Repeated).filter(([step, id]) =>
+    asked.has(`${step}\0${id}`),
+  );
 }
 
 const KEPT = 'SELECT 1 FROM ledger_latest_runs WHERE run_id = ?';
@@ -57,7 +59,7 @@ function keepLatest(db: Database.Database, runId: string): void {
   db.exec(
     'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT); DELETE FROM grouped',
   );
-  db.prepare(`INSERT INTO temp.grouped ${repeatedQuery(true)}`).run({ runId, step: null });
+  db.prepare(`INSERT INTO temp.grouped ${repeatedQuery(true)}`).run({ runId, ids: null });
   const last = (db.prepare('SELECT max(rowid) FROM temp.grouped').pluck().get() as number | null) ?? 0;
   const copy = db.prepare(
     `INSERT OR IGNORE INTO ledger_latest (run_id, step, device_id, seq)
@@ -83,7 +85,7 @@ function keepLatest(db: Database.Database, runId: string): void {
 
 /** What the worker is asked. */
 type Op =
-  | { op: 'repeated'; runId: string; step?: string }
+  | { op: 'repeated'; runId: string; keys: readonly string[] }
   | { op: 'keep'; runId: string }
   | { op: 'open'; runId: string; step?: string }
   | { op: 'page'; read: number; after?: { step: string; seq: number } }
@@ -124,7 +126,7 @@ function answer(db: Database.Database, reads: Reads, r: Request): Answer {
       keepLatest(db, r.runId);
       return { id: r.id };
     case 'repeated':
-      return { id: r.id, rows: repeatedRows(db, r.runId, r.step) };
+      return { id: r.id, rows: repeatedRows(db, r.runId, r.keys) };
     case 'open':
       return { id: r.id, read: reads.begin(r.runId, r.step) };
     case 'page':
@@ -234,10 +236,11 @@ export class Grouping {
     }
   }
 
-  async repeated(runId: string, step?: string): Promise<Map<string, number>> {
+  /** Of the devices `keys` (`step\0device`) of the run, those with several results, to the seq that counts. */
+  async repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
     const rows = this.inline
-      ? repeatedRows(this.db, runId, step)
-      : ((await this.ask({ op: 'repeated', runId, ...(step === undefined ? {} : { step }) })).rows ?? []);
+      ? repeatedRows(this.db, runId, keys)
+      : ((await this.ask({ op: 'repeated', runId, keys })).rows ?? []);
     const out = new Map<string, number>();
     for (const [s, device, seq] of rows) out.set(`${s}\0${device}`, seq);
     return out;

@@ -250,8 +250,8 @@ export class SqliteStore implements Store {
     }
   }
 
-  async repeatedDevices(runId: string): Promise<Map<string, number>> {
-    return this.grouped().repeated(runId);
+  async repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
+    return this.grouped().repeatedAmong(runId, keys);
   }
 
   async latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {

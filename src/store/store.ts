@@ -353,13 +353,14 @@ export interface LedgerStore {
    */
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]>;
   /**
-   * The devices with more than one result in a step of the run (retried, or confirmed after they were
-   * accepted): `step\0device` to the seq of the entry whose result counts. The run is grouped at each call.
+   * Of the devices `keys` (`step\0device`) of the run, those with more than one result in their step (retried, or
+   * confirmed after they were accepted), to the seq of the entry whose result counts: for a run that goes on,
+   * whose entries are read at each call (only those devices are kept).
    */
-  repeatedDevices(runId: string): Promise<Map<string, number>>;
+  repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>>;
   /**
-   * `repeatedDevices` of an ended run, of the devices `keys` only: read from what the store keeps of the run,
-   * written at the first such read, so that a run of a million devices is grouped once, not at each page.
+   * `repeatedAmong` of an ended run: read from what the store keeps of the run, written at the first such read,
+   * so that a run of a million devices is grouped once, not at each page.
    */
   latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>>;
   /**

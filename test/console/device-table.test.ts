@@ -102,7 +102,7 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
       ...range(13, 15).map((id) => `report/${id}/failed/${MISS}`),
       ...range(0, 3).map((id) => `suspend/${id}/succeeded`),
     ];
-    // A run that goes on is grouped for each page; an ended one once, into the store, then looked up.
+    // A run that goes on is read for the devices of each page; an ended one grouped once, into the store.
     for (const ended of [false, true, true])
       for (const limit of [1, 3, 7, 500]) {
         const { rows, pages } = await all(store, 'r1', {}, limit, ended);

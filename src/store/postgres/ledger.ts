@@ -188,8 +188,20 @@ export class PostgresLedger implements LedgerStore {
     }
   }
 
-  repeatedDevices(runId: string): Promise<Map<string, number>> {
-    return this.repeated(runId);
+  /** Of the devices `keys` (`step\0device`) of the run, those with several results, to the seq that counts. */
+  async repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
+    const asked = new Set(keys);
+    const ids = [...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))];
+    const again = new Map<string, number>();
+    const repeated = await this.turns.read<{ step: string; id: string; seq: number }>({
+      text: `SELECT l.step, d.id, max(l.seq) AS seq
+             FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+             WHERE l.run_id = $1 AND d.id = ANY($2::text[])
+             GROUP BY l.step, d.id HAVING count(*) > 1`,
+      values: [runId, ids],
+    });
+    for (const r of repeated) if (asked.has(`${r.step}\0${r.id}`)) again.set(`${r.step}\0${r.id}`, r.seq);
+    return again;
   }
 
   async latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
@@ -228,20 +240,6 @@ export class PostgresLedger implements LedgerStore {
       values: [runId, pairs.map((p) => p[0]), pairs.map((p) => p[1])],
     });
     return new Map(rows.map((r) => [`${r.step}\0${r.device_id}`, r.seq]));
-  }
-
-  /** The devices with more than one result in a step of the run (or of one step), to the seq that counts. */
-  private async repeated(runId: string, step?: string): Promise<Map<string, number>> {
-    const again = new Map<string, number>();
-    const repeated = await this.turns.read<{ step: string; id: string; seq: number }>({
-      text: `SELECT l.step, d.id, max(l.seq) AS seq
-             FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
-             WHERE l.run_id = $1 AND ($2::text IS NULL OR l.step = $2)
-             GROUP BY l.step, d.id HAVING count(*) > 1`,
-      values: [runId, step ?? null],
-    });
-    for (const r of repeated) again.set(`${r.step}\0${r.id}`, r.seq);
-    return again;
   }
 
   ledgerEntries(

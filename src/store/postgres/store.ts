@@ -196,8 +196,8 @@ export class PostgresStore implements Store {
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]> {
     return this.ledger.eachDeviceResult(runId, step);
   }
-  repeatedDevices(runId: string): Promise<Map<string, number>> {
-    return this.ledger.repeatedDevices(runId);
+  repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
+    return this.ledger.repeatedAmong(runId, keys);
   }
   latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
     return this.ledger.latestAmong(runId, keys);
