@@ -26,6 +26,11 @@ const HEAP_MB = 40;
  * a loaded machine; the run before streaming needed more than 48 MB of old space alone.
  */
 const YOUNG_MB = 6;
+/**
+ * The heap (MB) of the report whose every device is asked for again: the list of the devices sent again, held in
+ * memory before they went to the store, took 66 MB and ran out of 56; now 35, and 43 under the tests' coverage.
+ */
+const RETRY_HEAP_MB = 56;
 /** The resident set (MB): the heap, Node's own, the modules, SQLite's page cache and the sockets. */
 const RSS_MB = 200;
 
@@ -36,7 +41,7 @@ describe('runner: the nightly report of 100,000 devices in bounded memory', func
   after(() => emu.close());
 
   /** Runs the shipped report; checks its memory, and that every device is in the ledger and the report once. */
-  async function reportOnce(): Promise<Map<string, string>> {
+  async function reportOnce(heapMb = HEAP_MB): Promise<Map<string, string>> {
     const dir = tempDir('fb-memory-');
     const peakFile = join(dir, 'peak.json');
     const res = await fleetbook(
@@ -54,7 +59,7 @@ describe('runner: the nightly report of 100,000 devices in bounded memory', func
         MEMORY_PEAK_FILE: peakFile,
       },
       [
-        `--max-old-space-size=${HEAP_MB}`,
+        `--max-old-space-size=${heapMb}`,
         '--import',
         join(import.meta.dirname, '..', 'helpers', 'memory-peak.mjs'),
       ],
@@ -63,7 +68,7 @@ describe('runner: the nightly report of 100,000 devices in bounded memory', func
     );
     expect(res.code, res.stderr.slice(-2000)).to.equal(0);
     const peak = JSON.parse(readFileSync(peakFile, 'utf8')) as { rss: number; heapUsed: number };
-    expect(peak.heapUsed / 2 ** 20, 'peak heap (MB)').to.be.below(HEAP_MB + YOUNG_MB);
+    expect(peak.heapUsed / 2 ** 20, 'peak heap (MB)').to.be.below(heapMb + YOUNG_MB);
     expect(peak.rss / 2 ** 20, 'peak resident set (MB)').to.be.below(RSS_MB);
 
     const summary = JSON.parse(res.stdout) as RunSummary;
@@ -122,7 +127,7 @@ describe('runner: the nightly report of 100,000 devices in bounded memory', func
     // At cacheMode 0 every device fails with SVC CACHE UNAVAILABLE: the whole fleet is asked for again.
     await setFaults(emu, { deviceErrors: { 'SVC CACHE UNAVAILABLE': 1 } });
     try {
-      const errors = [...(await reportOnce()).values()];
+      const errors = [...(await reportOnce(RETRY_HEAP_MB)).values()];
       // Every device that could be located was, on its second attempt; none is left a cache miss.
       expect(errors.filter((e) => e === ' 2').length).to.be.greaterThan(DEVICES * 0.8);
       expect(errors.filter((e) => e.startsWith('SVC CACHE UNAVAILABLE'))).to.deep.equal([]);
