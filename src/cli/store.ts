@@ -56,7 +56,7 @@ async function prune(flags: StoreFlags): Promise<number> {
   try {
     const p = await pruneStore(store, keepMs);
     process.stdout.write(
-      `${store.describe}: removed ${p.runs} run(s) that ended before ${p.before} (${p.ledgerEntries} ledger entries) and ${p.callbacks} callback(s) processed before then\n`,
+      `${store.describe}: removed ${p.runs} run(s) that ended before ${p.before} (${p.ledgerEntries} ledger entries), ${p.callbacks} callback(s) processed before then and ${p.versions} playbook version(s) no run kept names\n`,
     );
     return 0;
   } finally {

@@ -31,7 +31,7 @@ export class Pruner {
   private async prune(): Promise<void> {
     try {
       const p = await pruneStore(this.store, this.keepMs);
-      if (p.runs || p.callbacks)
+      if (p.runs || p.callbacks || p.versions)
         this.log.info('pruned what ended before the retention (FLEETBOOK_RETENTION)', { ...p });
     } catch (e) {
       this.log.warn('pruning the store failed; trying again in an hour', { error: (e as Error).message });

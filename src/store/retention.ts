@@ -26,13 +26,14 @@ export async function pruneStore(
   now = Date.now(),
 ): Promise<Pruned & { before: string }> {
   const before = isoTime(now - keepMs);
-  const total: Pruned = { runs: 0, ledgerEntries: 0, callbacks: 0 };
+  const total: Pruned = { runs: 0, ledgerEntries: 0, callbacks: 0, versions: 0 };
   for (;;) {
     const p = await store.pruneEnded(before, BATCH);
     total.runs += p.runs;
     total.ledgerEntries += p.ledgerEntries;
     total.callbacks += p.callbacks;
-    if (p.runs < BATCH && p.callbacks < BATCH) return { ...total, before };
+    total.versions += p.versions;
+    if (p.runs < BATCH && p.callbacks < BATCH && p.versions < BATCH) return { ...total, before };
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

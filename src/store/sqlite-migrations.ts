@@ -152,6 +152,8 @@ export const MIGRATIONS: string[] = [
   // The devices left unconfirmed, whose CarrierService message may come after their run ended (Store.recordLate):
   // few, and looked up often.
   `CREATE INDEX ledger_unconfirmed ON ledger (seq) WHERE outcome = 'unconfirmed' AND request_id IS NOT NULL;`,
+  // Retention removes the playbook versions no run names any more (sqlite-retention.ts): found by this.
+  `CREATE INDEX runs_by_version ON runs (version) WHERE version IS NOT NULL;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

@@ -49,7 +49,8 @@ export function updateRun(
 /** Keeps a playbook version's definition, once (RunStore.savePlaybookVersion): in the caller's write. */
 export function savePlaybookVersion(sql: Sql, version: string, definition: string): void {
   sql(
-    'INSERT INTO playbook_versions (version, definition_json, saved_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    `INSERT INTO playbook_versions (version, definition_json, saved_at) VALUES (?, ?, ?)
+     ON CONFLICT (version) DO UPDATE SET saved_at = excluded.saved_at`,
   ).run(version, definition, new Date().toISOString());
 }
 

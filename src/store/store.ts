@@ -469,6 +469,8 @@ export interface Pruned {
   ledgerEntries: number;
   /** Callbacks processed before the time. */
   callbacks: number;
+  /** Playbook versions saved before the time that no run kept names any more. */
+  versions: number;
 }
 
 /** How long the store keeps what is done (`fleetbook store prune`, FLEETBOOK_RETENTION). */

@@ -69,7 +69,7 @@ describe('retention: fleetbook store prune, and serve with FLEETBOOK_RETENTION',
     const r = await fleetbook(['store', 'prune', '--older-than', '90d'], { FLEETBOOK_STATE: file });
     expect([r.code, r.stderr]).to.deep.equal([0, '']);
     expect(r.stdout).to.match(
-      /^the state file .*prune\.db \(FLEETBOOK_STATE\): removed 2 run\(s\) that ended before \d{4}-\d\d-\d\dT\S+Z \(2 ledger entries\) and 0 callback\(s\) processed before then\n$/,
+      /^the state file .*prune\.db \(FLEETBOOK_STATE\): removed 2 run\(s\) that ended before \d{4}-\d\d-\d\dT\S+Z \(2 ledger entries\), 0 callback\(s\) processed before then and 0 playbook version\(s\) no run kept names\n$/,
     );
     expect(await kept(file)).to.deep.equal(['3', '4']);
     // FLEETBOOK_RETENTION when no --older-than is given.

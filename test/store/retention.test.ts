@@ -94,11 +94,44 @@ forEachBackend('retention: pruning what ended long ago', (b) => {
       { eventId: stored[0]!, runs: [] },
       { eventId: stored[2]!, runs: [] },
     ]);
-    expect(await store.pruneEnded(CUTOFF, 100)).to.deep.equal({ runs: 0, ledgerEntries: 0, callbacks: 1 });
+    expect(await store.pruneEnded(CUTOFF, 100)).to.deep.equal({
+      runs: 0,
+      ledgerEntries: 0,
+      callbacks: 1,
+      versions: 0,
+    });
     expect((await store.pendingInbox('me', 10)).map((e) => e.id)).to.deep.equal([stored[1]]);
     expect((await store.recentInbox(10)).map((e) => e.id).sort()).to.deep.equal(
       [stored[1], stored[2]].sort(),
     );
-    expect(await store.pruneEnded(CUTOFF, 100)).to.deep.equal({ runs: 0, ledgerEntries: 0, callbacks: 0 });
+    expect(await store.pruneEnded(CUTOFF, 100)).to.deep.equal({
+      runs: 0,
+      ledgerEntries: 0,
+      callbacks: 0,
+      versions: 0,
+    });
+  });
+
+  it('removes the playbook versions saved before the time that no run names any more', async () => {
+    // Versions are saved now: a time to come is "before" for them.
+    const LATER = '2100-01-01T00:00:00.000Z';
+    for (const v of ['v-old', 'v-running', 'v-unused']) await store.savePlaybookVersion(v, `{"name":"${v}"}`);
+    store.createRun(run('old', { version: 'v-old', status: 'succeeded', endedAt: OLD }));
+    store.createRun(run('running', { version: 'v-running' }));
+    await store.durable();
+    // Saved after the time: kept, whether a run names it or not.
+    expect(await store.pruneEnded(CUTOFF, 100)).to.deep.include({ runs: 1, versions: 0 });
+    expect(await store.playbookVersion('v-old')).to.equal('{"name":"v-old"}');
+    // The run that named v-old is gone: v-old and v-unused go; v-running stays with its run.
+    expect(await store.pruneEnded(LATER, 100)).to.deep.include({ runs: 0, versions: 2 });
+    expect(await store.playbookVersion('v-old')).to.equal(undefined);
+    expect(await store.playbookVersion('v-unused')).to.equal(undefined);
+    expect(await store.playbookVersion('v-running')).to.equal('{"name":"v-running"}');
+    // A version saved again (a new run of it) is saved now: the time moves.
+    await store.savePlaybookVersion('v-again', '{}');
+    const PAST = new Date(Date.now() - 60_000).toISOString();
+    await store.savePlaybookVersion('v-again', '{}');
+    expect(await store.pruneEnded(PAST, 100)).to.deep.include({ versions: 0 });
+    expect(await store.playbookVersion('v-again')).to.equal('{}');
   });
 });

@@ -16,7 +16,7 @@ export async function pruneEnded(turns: Turns, before: string, limit: number): P
       values: [before, limit],
     });
     const ids = (rows as { id: string }[]).map((r) => r.id);
-    const [removed, , callbacks] = await Promise.all([
+    const [removed, , callbacks, versions] = await Promise.all([
       ids.length
         ? Promise.all(
             BY_RUN.map((table) =>
@@ -32,11 +32,21 @@ export async function pruneEnded(turns: Turns, before: string, limit: number): P
                  ORDER BY i.id LIMIT $2)`,
         values: [before, limit],
       }),
+      // The versions saved before the time (a save moves it: each run created saves its version first) that no
+      // run names any more, by the index of the runs' versions.
+      query({
+        text: `DELETE FROM playbook_versions WHERE version IN (
+                 SELECT v.version FROM playbook_versions v
+                 WHERE v.saved_at < $1 AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.version = v.version)
+                 LIMIT $2)`,
+        values: [before, limit],
+      }),
     ]);
     return {
       runs: ids.length,
       ledgerEntries: removed?.[BY_RUN.indexOf('ledger')]?.rowCount ?? 0,
       callbacks: callbacks.rowCount ?? 0,
+      versions: versions.rowCount ?? 0,
     };
   });
 }

@@ -78,7 +78,7 @@ export class PostgresRuns implements RunStore {
   async savePlaybookVersion(version: string, definition: string): Promise<void> {
     await this.turns.query({
       text: `INSERT INTO playbook_versions (version, definition_json, saved_at) VALUES ($1, $2, $3)
-             ON CONFLICT DO NOTHING`,
+             ON CONFLICT (version) DO UPDATE SET saved_at = excluded.saved_at`,
       values: [version, pgText(definition), new Date().toISOString()],
     });
   }
