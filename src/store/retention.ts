@@ -16,6 +16,22 @@ export const BY_RUN = [
   'ledger_superseded',
 ] as const;
 
+/**
+ * A playbook version saved again (each run created saves its version first) moves its time only when it is older
+ * than this: most saves write nothing.
+ */
+export const VERSION_REFRESH_MS = 3_600_000;
+
+/**
+ * The time before which retention may remove a playbook version no run names: `before`, and never within twice
+ * VERSION_REFRESH_MS of now, so that a version a run is about to be created with (saved, or its time moved, within
+ * VERSION_REFRESH_MS) is never removed between its save and the run.
+ */
+export function versionsBefore(before: string, now = Date.now()): string {
+  const guard = isoTime(now - 2 * VERSION_REFRESH_MS);
+  return guard < before ? guard : before;
+}
+
 /** Runs (and callbacks) a transaction removes at most. */
 const BATCH = 500;
 

@@ -4,13 +4,10 @@
  * never removed. The file does not shrink: SQLite reuses the pages freed.
  */
 import type Database from 'better-sqlite3';
-import { BY_RUN } from './retention.js';
+import { BY_RUN, versionsBefore } from './retention.js';
 import type { Pruned } from './store.js';
 
-/**
- * The playbook versions saved before the time (a save of a version already kept moves its time: each run created
- * saves its version first) that no run names any more, by the index of the runs' versions.
- */
+/** The playbook versions saved before the time (versionsBefore) that no run names any more, by the runs' index. */
 const UNUSED_VERSIONS = `DELETE FROM playbook_versions WHERE version IN (
     SELECT v.version FROM playbook_versions v
     WHERE v.saved_at < ? AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.version = v.version) LIMIT ?)`;
@@ -38,6 +35,6 @@ export function pruneEnded(sql: (text: string) => Database.Statement, before: st
     `DELETE FROM inbox WHERE id IN (
        SELECT id FROM inbox WHERE processed_at IS NOT NULL AND received_at < ? ORDER BY id LIMIT ?)`,
   ).run(before, limit).changes;
-  const versions = sql(UNUSED_VERSIONS).run(before, limit).changes;
+  const versions = sql(UNUSED_VERSIONS).run(versionsBefore(before), limit).changes;
   return { runs: ids.length, ledgerEntries: entries, callbacks, versions };
 }

@@ -1,6 +1,8 @@
 /** The writes of the SQLite store's runs, and the definitions of playbook versions (playbook/version.ts). */
 import type Database from 'better-sqlite3';
 import { json } from './sqlite-rows.js';
+import { isoTime } from '../clock.js';
+import { VERSION_REFRESH_MS } from './retention.js';
 import type { RunRecord } from './store.js';
 
 type Sql = (text: string) => Database.Statement;
@@ -50,8 +52,8 @@ export function updateRun(
 export function savePlaybookVersion(sql: Sql, version: string, definition: string): void {
   sql(
     `INSERT INTO playbook_versions (version, definition_json, saved_at) VALUES (?, ?, ?)
-     ON CONFLICT (version) DO UPDATE SET saved_at = excluded.saved_at`,
-  ).run(version, definition, new Date().toISOString());
+     ON CONFLICT (version) DO UPDATE SET saved_at = excluded.saved_at WHERE playbook_versions.saved_at < ?`,
+  ).run(version, definition, new Date().toISOString(), isoTime(Date.now() - VERSION_REFRESH_MS));
 }
 
 /** A playbook version's definition, or undefined. */

@@ -28,7 +28,10 @@ export interface Backend {
   open(opts?: { memory?: boolean }): Promise<Store>;
   /** Another store on the data of `store`: a second process or replica, or the same data after a close. */
   reopen(store: Store): Promise<Store>;
-  /** Rows of `sql` (no parameters; the same text on every backend) over the committed data of `store`. */
+  /**
+   * Rows of `sql` (no parameters; the same text on every backend) over the committed data of `store`; a write
+   * (UPDATE ... RETURNING) commits at once, as another process's would.
+   */
   query<T>(store: Store, sql: string): Promise<T[]>;
   /** What `store.describe` names (the file, the database), and what it must never show (a password). */
   where(store: Store): { names: string; secret?: string };
@@ -93,8 +96,9 @@ function sqlite(): Backend {
       return Promise.resolve(opened.add(new SqliteStore(file), file));
     },
     query<T>(store: Store, sql: string) {
-      // A connection of its own, read at once: it sees what is committed now, as another process would.
-      const db = new Database(opened.of(store), { readonly: true });
+      // A connection of its own, read at once: it sees what is committed now, as another process would. A write
+      // (with RETURNING) is another process's too.
+      const db = new Database(opened.of(store), { readonly: !/^\s*(UPDATE|INSERT|DELETE)\b/i.test(sql) });
       try {
         return Promise.resolve(db.prepare(sql).all() as T[]);
       } finally {

@@ -113,25 +113,37 @@ forEachBackend('retention: pruning what ended long ago', (b) => {
   });
 
   it('removes the playbook versions saved before the time that no run names any more', async () => {
-    // Versions are saved now: a time to come is "before" for them.
-    const LATER = '2100-01-01T00:00:00.000Z';
-    for (const v of ['v-old', 'v-running', 'v-unused']) await store.savePlaybookVersion(v, `{"name":"${v}"}`);
+    for (const v of ['v-old', 'v-running', 'v-unused', 'v-again'])
+      await store.savePlaybookVersion(v, `{"name":"${v}"}`);
     store.createRun(run('old', { version: 'v-old', status: 'succeeded', endedAt: OLD }));
     store.createRun(run('running', { version: 'v-running' }));
     await store.durable();
+    const savedAt = (version: string, at: string) =>
+      b.query(
+        store,
+        `UPDATE playbook_versions SET saved_at = '${at}' WHERE version = '${version}' RETURNING version`,
+      );
     // Saved after the time: kept, whether a run names it or not.
     expect(await store.pruneEnded(CUTOFF, 100)).to.deep.include({ runs: 1, versions: 0 });
     expect(await store.playbookVersion('v-old')).to.equal('{"name":"v-old"}');
-    // The run that named v-old is gone: v-old and v-unused go; v-running stays with its run.
-    expect(await store.pruneEnded(LATER, 100)).to.deep.include({ runs: 0, versions: 2 });
+    // Saved before it: the run that named v-old is gone, so v-old and v-unused go; v-running stays with its run.
+    for (const v of ['v-old', 'v-running', 'v-unused']) await savedAt(v, OLD);
+    expect(await store.pruneEnded(CUTOFF, 100)).to.deep.include({ runs: 0, versions: 2 });
     expect(await store.playbookVersion('v-old')).to.equal(undefined);
     expect(await store.playbookVersion('v-unused')).to.equal(undefined);
     expect(await store.playbookVersion('v-running')).to.equal('{"name":"v-running"}');
-    // A version saved again (a new run of it) is saved now: the time moves.
-    await store.savePlaybookVersion('v-again', '{}');
-    const PAST = new Date(Date.now() - 60_000).toISOString();
-    await store.savePlaybookVersion('v-again', '{}');
-    expect(await store.pruneEnded(PAST, 100)).to.deep.include({ versions: 0 });
-    expect(await store.playbookVersion('v-again')).to.equal('{}');
+    // A version saved again (a run about to be created of it) hours later moves its time; a prune of everything
+    // before now leaves it, and what was saved in the last two hours.
+    const hoursAgo = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString();
+    await savedAt('v-again', hoursAgo(3));
+    await store.savePlaybookVersion('v-again', '{"name":"v-again"}');
+    await store.savePlaybookVersion('v-recent', '{}');
+    await store.durable();
+    expect(await store.pruneEnded(new Date().toISOString(), 100)).to.deep.include({ versions: 0 });
+    expect(await store.playbookVersion('v-again')).to.equal('{"name":"v-again"}');
+    await savedAt('v-again', hoursAgo(3));
+    expect(await store.pruneEnded(new Date().toISOString(), 100)).to.deep.include({ versions: 1 });
+    expect(await store.playbookVersion('v-again')).to.equal(undefined);
+    expect(await store.playbookVersion('v-recent')).to.equal('{}');
   });
 });

@@ -3,7 +3,7 @@
  * them, and the callbacks processed before it (those no longer in inbox_pending), a batch in one transaction. A
  * run not ended is never removed; a run another transaction is removing is passed over (SKIP LOCKED).
  */
-import { BY_RUN } from '../retention.js';
+import { BY_RUN, versionsBefore } from '../retention.js';
 import type { Pruned } from '../store.js';
 import type { Turns } from './turn.js';
 
@@ -32,14 +32,13 @@ export async function pruneEnded(turns: Turns, before: string, limit: number): P
                  ORDER BY i.id LIMIT $2)`,
         values: [before, limit],
       }),
-      // The versions saved before the time (a save moves it: each run created saves its version first) that no
-      // run names any more, by the index of the runs' versions.
+      // The versions saved before the time (versionsBefore) that no run names any more, by the runs' index.
       query({
         text: `DELETE FROM playbook_versions WHERE version IN (
                  SELECT v.version FROM playbook_versions v
                  WHERE v.saved_at < $1 AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.version = v.version)
                  LIMIT $2)`,
-        values: [before, limit],
+        values: [versionsBefore(before), limit],
       }),
     ]);
     return {

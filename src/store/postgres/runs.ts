@@ -4,6 +4,8 @@ import type { DeviceGroup, ItemRuns, RunRecord, RunListQuery, RunStatus, RunStor
 import { pgText, type Statement } from './pool.js';
 import { entryRecords } from './ledger.js';
 import type { TurnWrites, Turns } from './turn.js';
+import { isoTime } from '../../clock.js';
+import { VERSION_REFRESH_MS } from '../retention.js';
 
 const RUN_NAMES = `id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error,
   event_json, owner, version`;
@@ -78,8 +80,13 @@ export class PostgresRuns implements RunStore {
   async savePlaybookVersion(version: string, definition: string): Promise<void> {
     await this.turns.query({
       text: `INSERT INTO playbook_versions (version, definition_json, saved_at) VALUES ($1, $2, $3)
-             ON CONFLICT (version) DO UPDATE SET saved_at = excluded.saved_at`,
-      values: [version, pgText(definition), new Date().toISOString()],
+             ON CONFLICT (version) DO UPDATE SET saved_at = excluded.saved_at WHERE playbook_versions.saved_at < $4`,
+      values: [
+        version,
+        pgText(definition),
+        new Date().toISOString(),
+        isoTime(Date.now() - VERSION_REFRESH_MS),
+      ],
     });
   }
 
