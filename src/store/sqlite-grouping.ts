@@ -10,26 +10,14 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { LatestRead, type ReadPlan } from './sqlite-latest-read.js';
+import { LatestRead, repeatedQuery, replacedEntries, type ReadPlan } from './sqlite-latest-read.js';
 
 /** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
 type Repeated = [step: string, device: string, seq: number][];
 
-/** Those devices (of the ids in the JSON list `@ids`, when it is not null); with `seqs`, each one's entries too. */
-const repeatedQuery = (
-  seqs = false,
-) => `SELECT l.step, j.value, max(l.seq)${seqs ? ', json_group_array(l.seq)' : ''}
-  FROM ledger l, json_each(l.device_ids) j
-  WHERE l.run_id = @runId AND (@ids IS NULL OR j.value IN (SELECT value FROM json_each(@ids)))
-  GROUP BY l.step, j.value HAVING count(*) > 1`;
-
-/** The entries every device of which is in a later one of the step: counted from each device's entries. */
+/** The entries every device of which is in a later one of the step. */
 const SUPERSEDED = `INSERT OR IGNORE INTO ledger_superseded (run_id, seq)
-  SELECT @runId, c.seq FROM (
-    SELECT e.value AS seq, count(*) AS n FROM temp.grouped g, json_each(g.seqs) e WHERE e.value <> g.seq
-    GROUP BY e.value
-  ) c JOIN ledger l ON l.seq = c.seq
-  WHERE c.n >= json_array_length(l.device_ids)`;
+  SELECT @runId, seq FROM (${replacedEntries('temp.grouped')}) WHERE n >= size`;
 
 /** Rows copied into ledger_latest per write transaction: a few milliseconds of the file's write lock each. */
 const CHUNK = 5_000;
@@ -38,9 +26,8 @@ const CHUNK = 5_000;
 function repeatedRows(db: Database.Database, runId: string, keys: readonly string[]): Repeated {
   const asked = new Set(keys);
   const ids = JSON.stringify([...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))]);
-  return (db.prepare(repeatedQuery()).raw().all({ runId, ids }) as Repeated).filter(([step, id]) =>
-    asked.has(`${step}\0${id}`),
-  );
+  const all = db.prepare(repeatedQuery()).raw().all({ runId, step: null, top: null, ids }) as Repeated;
+  return all.filter(([step, id]) => asked.has(`${step}\0${id}`));
 }
 
 const KEPT = 'SELECT 1 FROM ledger_latest_runs WHERE run_id = ?';
@@ -59,7 +46,12 @@ function keepLatest(db: Database.Database, runId: string): void {
   db.exec(
     'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT); DELETE FROM grouped',
   );
-  db.prepare(`INSERT INTO temp.grouped ${repeatedQuery(true)}`).run({ runId, ids: null });
+  db.prepare(`INSERT INTO temp.grouped ${repeatedQuery(true)}`).run({
+    runId,
+    step: null,
+    top: null,
+    ids: null,
+  });
   const last = (db.prepare('SELECT max(rowid) FROM temp.grouped').pluck().get() as number | null) ?? 0;
   const copy = db.prepare(
     `INSERT OR IGNORE INTO ledger_latest (run_id, step, device_id, seq)

@@ -16,6 +16,31 @@ export interface ReadPlan {
   replaced?: string[];
 }
 
+/**
+ * The devices with more than one entry in a step of run `@runId`: the step, the device, the seq of the entry that
+ * counts, and with `seqs` the seqs of all of them (a JSON list). Of one step (`@step`), of the entries up to
+ * `@top`, of the ids in the JSON list `@ids`: each when it is not null.
+ */
+export const repeatedQuery = (
+  seqs = false,
+) => `SELECT l.step, j.value, max(l.seq)${seqs ? ', json_group_array(l.seq)' : ''}
+  FROM ledger l, json_each(l.device_ids) j
+  WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step) AND (@top IS NULL OR l.seq <= @top)
+    AND (@ids IS NULL OR j.value IN (SELECT value FROM json_each(@ids)))
+  GROUP BY l.step, j.value HAVING count(*) > 1`;
+
+/**
+ * The entries some devices of which a later entry replaces, counted from each device's entries in `grouped` (rows
+ * of repeatedQuery(true)): the entry's `seq`, `n` devices replaced, of its `size`.
+ */
+export const replacedEntries = (
+  grouped: string,
+) => `SELECT c.seq, c.n, json_array_length(l.device_ids) AS size
+  FROM (
+    SELECT e.value AS seq, count(*) AS n FROM ${grouped} g, json_each(g.seqs) e WHERE e.value <> g.seq
+    GROUP BY e.value
+  ) c JOIN ledger l ON l.seq = c.seq`;
+
 /** Entries a page of a read holds, at most: each up to a batch of devices. */
 const ENTRIES = 32;
 
@@ -38,26 +63,21 @@ export class LatestRead {
     this.entries = `temp.${name}_entries`;
     this.top =
       (db.prepare('SELECT max(seq) FROM ledger WHERE run_id = ?').pluck().get(runId) as number) ?? -1;
-    const only = { runId, step: step ?? null, top: this.top };
     // The devices with more than one entry in a step: the seq of the one that counts, and of all of them.
     db.exec(
       `CREATE TABLE ${this.devices} (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT, PRIMARY KEY (step, device_id)) WITHOUT ROWID;
        CREATE TABLE ${this.entries} (seq INTEGER PRIMARY KEY, every INTEGER NOT NULL)`,
     );
+    db.prepare(`INSERT INTO ${this.devices} ${repeatedQuery(true)}`).run({
+      runId,
+      step: step ?? null,
+      top: this.top,
+      ids: null,
+    });
+    // The entries a later entry replaces, and whether it replaces every device: a page passes over those, and
+    // looks up only the devices of the others.
     db.prepare(
-      `INSERT INTO ${this.devices}
-       SELECT l.step, j.value, max(l.seq), json_group_array(l.seq) FROM ledger l, json_each(l.device_ids) j
-       WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step) AND l.seq <= @top
-       GROUP BY l.step, j.value HAVING count(*) > 1`,
-    ).run(only);
-    // The entries some devices of which a later entry replaces (counted from each device's entries), and whether
-    // it replaces every one: a page passes over those, and looks up only the devices of the others.
-    db.prepare(
-      `INSERT INTO ${this.entries}
-       SELECT c.seq, c.n >= json_array_length(l.device_ids) FROM (
-         SELECT e.value AS seq, count(*) AS n FROM ${this.devices} g, json_each(g.seqs) e WHERE e.value <> g.seq
-         GROUP BY e.value
-       ) c JOIN ledger l ON l.seq = c.seq`,
+      `INSERT INTO ${this.entries} SELECT seq, n >= size FROM (${replacedEntries(this.devices)})`,
     ).run();
     this.pageOf = db.prepare(
       `SELECT l.seq, l.step, e.every AS replaces FROM ledger l LEFT JOIN ${this.entries} e ON e.seq = l.seq

@@ -48,7 +48,10 @@ export function updateRun(
   if (sets.length) sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
 }
 
-/** Keeps a playbook version's definition, once (RunStore.savePlaybookVersion): in the caller's write. */
+/**
+ * Keeps a playbook version's definition, once (RunStore.savePlaybookVersion), in the caller's write; saved again
+ * an hour or more later, its time moves (retention.ts, VERSION_REFRESH_MS).
+ */
 export function savePlaybookVersion(sql: Sql, version: string, definition: string): void {
   sql(
     `INSERT INTO playbook_versions (version, definition_json, saved_at) VALUES (?, ?, ?)

@@ -299,7 +299,10 @@ export interface RunListQuery {
 
 /** Runs, and each step's checkpoint and items. */
 export interface RunStore {
-  /** Keeps the definition of a playbook's version (JSON), once: before a run of that version is created. */
+  /**
+   * Keeps the definition of a playbook's version (JSON), once: before a run of that version is created. Saved again
+   * an hour or more later, its time moves, so that retention leaves it (retention.ts, VERSION_REFRESH_MS).
+   */
   savePlaybookVersion(version: string, definition: string): Promise<void>;
   /** The definition of a version kept, or undefined. */
   playbookVersion(version: string): Promise<string | undefined>;

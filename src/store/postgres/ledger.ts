@@ -37,6 +37,26 @@ const GROUPING = [
   ...BY_RUN.filter((t) => t.startsWith('ledger_') && t !== 'ledger_latest_runs'),
 ];
 
+/**
+ * The devices with more than one entry in a step of run $1 (and `where`): the step, the device, the seq of the
+ * entry that counts, and the seqs of all of them.
+ */
+const repeated = (
+  where = '',
+) => `SELECT l.step, d.id AS device_id, max(l.seq) AS seq, array_agg(l.seq) AS seqs
+  FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+  WHERE l.run_id = $1 ${where} GROUP BY l.step, d.id HAVING count(*) > 1`;
+
+/**
+ * The entries some devices of which a later entry replaces, counted from each device's entries in `grouped` (rows
+ * of `repeated`): the entry's `seq`, `n` devices replaced, of its `size`.
+ */
+const replacedEntries = (grouped: string) => `SELECT c.seq, c.n, json_array_length(l.device_ids) AS size
+  FROM (
+    SELECT e.seq, count(*) AS n FROM ${grouped} g CROSS JOIN LATERAL unnest(g.seqs) AS e(seq)
+    WHERE e.seq <> g.seq GROUP BY e.seq
+  ) c JOIN ledger l ON l.seq = c.seq`;
+
 /** How many entries a page of `eachDeviceResult` reads: a few dozen, of up to a batch of devices each. */
 const PAGE = 64;
 
@@ -141,21 +161,14 @@ export class PostgresLedger implements LedgerStore {
       (await snapshot.query({ text, values })).rows as T[];
     try {
       await query(
-        `CREATE TEMP TABLE read_devices ON COMMIT DROP AS
-         SELECT l.step, d.id AS device_id, max(l.seq) AS seq, array_agg(l.seq) AS seqs
-         FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
-         WHERE l.run_id = $1 AND ($2::text IS NULL OR l.step = $2)
-         GROUP BY l.step, d.id HAVING count(*) > 1`,
+        `CREATE TEMP TABLE read_devices ON COMMIT DROP AS ${repeated('AND ($2::text IS NULL OR l.step = $2)')}`,
         only,
       );
       await query('CREATE INDEX ON read_devices (step, device_id)');
       // The entries some devices of which a later entry replaces, and whether it replaces every one.
       await query(
         `CREATE TEMP TABLE read_entries ON COMMIT DROP AS
-         SELECT c.seq, c.n >= json_array_length(l.device_ids) AS every FROM (
-           SELECT e.seq, count(*) AS n FROM read_devices g CROSS JOIN LATERAL unnest(g.seqs) AS e(seq)
-           WHERE e.seq <> g.seq GROUP BY e.seq
-         ) c JOIN ledger l ON l.seq = c.seq`,
+         SELECT seq, n >= size AS every FROM (${replacedEntries('read_devices')}) r`,
       );
       await query('CREATE INDEX ON read_entries (seq)');
       let after = { step: '', seq: -1 };
@@ -171,9 +184,9 @@ export class PostgresLedger implements LedgerStore {
           if (e.every === false)
             e.replaced = (
               await query<{ id: string }>(
-                `SELECT d.id FROM json_array_elements_text($1::json) AS d(id)
-                 JOIN read_devices r ON r.step = $2 AND r.device_id = d.id WHERE r.seq <> $3`,
-                [e.device_ids, e.step, e.seq],
+                `SELECT d.id FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+                 JOIN read_devices r ON r.step = l.step AND r.device_id = d.id WHERE l.seq = $1 AND r.seq <> $1`,
+                [e.seq],
               )
             ).map((r) => r.id);
           delete (e as { every?: unknown }).every;
@@ -193,14 +206,14 @@ export class PostgresLedger implements LedgerStore {
     const asked = new Set(keys);
     const ids = [...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))];
     const again = new Map<string, number>();
-    const repeated = await this.turns.read<{ step: string; id: string; seq: number }>({
-      text: `SELECT l.step, d.id, max(l.seq) AS seq
-             FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
-             WHERE l.run_id = $1 AND d.id = ANY($2::text[])
-             GROUP BY l.step, d.id HAVING count(*) > 1`,
+    const rows = await this.turns.read<{ step: string; device_id: string; seq: number }>({
+      text: repeated('AND d.id = ANY($2::text[])'),
       values: [runId, ids],
     });
-    for (const r of repeated) if (asked.has(`${r.step}\0${r.id}`)) again.set(`${r.step}\0${r.id}`, r.seq);
+    for (const r of rows) {
+      const key = `${r.step}\0${r.device_id}`;
+      if (asked.has(key)) again.set(key, r.seq);
+    }
     return again;
   }
 
@@ -215,19 +228,11 @@ export class PostgresLedger implements LedgerStore {
       // from each device's entries): a page passes over those without looking them up.
       if (rowCount)
         await query({
-          text: `WITH g AS (
-                   SELECT l.step, d.id, max(l.seq) AS seq, array_agg(l.seq) AS seqs
-                   FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
-                   WHERE l.run_id = $1 GROUP BY l.step, d.id HAVING count(*) > 1
-                 ), kept AS (
-                   INSERT INTO ledger_latest (run_id, step, device_id, seq) SELECT $1, step, id, seq FROM g
+          text: `WITH g AS (${repeated()}), kept AS (
+                   INSERT INTO ledger_latest (run_id, step, device_id, seq) SELECT $1, step, device_id, seq FROM g
                  )
                  INSERT INTO ledger_superseded (run_id, seq)
-                 SELECT $1, c.seq FROM (
-                   SELECT e.seq, count(*) AS n FROM g CROSS JOIN LATERAL unnest(g.seqs) AS e(seq)
-                   WHERE e.seq <> g.seq GROUP BY e.seq
-                 ) c JOIN ledger l ON l.seq = c.seq
-                 WHERE c.n >= json_array_length(l.device_ids)`,
+                 SELECT $1, seq FROM (${replacedEntries('g')}) r WHERE n >= size`,
           values: [runId],
         });
       return undefined;
