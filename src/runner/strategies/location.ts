@@ -3,7 +3,6 @@
  * completion polled, its pages read into the ledger as they come). Each located device's result carries its
  * location; each other device, its 7.3 error. The per-device policy retries the failures it names.
  */
-import { render } from '../../expressions/template.js';
 import { emptyCounts, type DeviceGroup } from '../../store/store.js';
 import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
@@ -12,7 +11,7 @@ import { DeviceResults } from '../device-results.js';
 import { groupResults, locationResult, refsOf, withResult, type DeviceRef } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
-import { withDeviceRetries } from './device-retry.js';
+import { beforeRetry, withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
 import { StoredRetries, type RetryPass } from './stored-retries.js';
 
@@ -154,14 +153,7 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
   for (const pass of retries.passesOfRules()) {
     const list = retries.list(pass);
     if (!list) continue;
-    if (pass.of.delayMs) await ctx.clock.sleep(pass.of.delayMs, x.signal);
-    const overrides = render(pass.of.with ?? {}, x.scope.ctx, x.scope.inLoop) as Json;
-    ctx.log.info('retrying devices', {
-      step: step.id,
-      devices: list.size,
-      on: [...pass.of.on],
-      attempt: pass.attempt,
-    });
+    const overrides = await beforeRetry(x, pass.of, list.size, pass.attempt);
     await passOver(list, { ...x.input, ...overrides }, pass, `retry ${pass.rule + 1}.${pass.attempt}`);
   }
   retries.clear();
