@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { benchConsole } from './console.js';
+import { benchConsoleRunning } from './console-running.js';
 import { benchDaemon } from './daemon.js';
 import { benchEmulator } from './emulator.js';
 import { benchEngine, benchFleet } from './engine.js';
@@ -30,6 +31,7 @@ const suites: { ids: string[]; run: (only: string[]) => Promise<BenchRow[]> }[] 
   { ids: ['P6-PG3'], run: benchSharedRate },
   { ids: ['L1'], run: benchLedger },
   { ids: ['C1'], run: benchConsole },
+  { ids: ['C2'], run: benchConsoleRunning },
 ];
 
 const only = process.argv.slice(2).map((s) => s.toUpperCase());

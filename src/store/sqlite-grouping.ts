@@ -10,10 +10,8 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { LatestRead, repeatedQuery, replacedEntries, type ReadPlan } from './sqlite-latest-read.js';
-
-/** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
-type Repeated = [step: string, device: string, seq: number][];
+import { LatestRead, REPEATED, RUN_TOP, replacedEntries, type ReadPlan } from './sqlite-latest-read.js';
+import { LiveIndexes, type Repeated } from './sqlite-live.js';
 
 /** The entries every device of which is in a later one of the step. */
 const SUPERSEDED = `INSERT OR IGNORE INTO ledger_superseded (run_id, seq)
@@ -22,16 +20,7 @@ const SUPERSEDED = `INSERT OR IGNORE INTO ledger_superseded (run_id, seq)
 /** Rows copied into ledger_latest per write transaction: a few milliseconds of the file's write lock each. */
 const CHUNK = 5_000;
 
-/** Of the devices `keys` (`step\0device`) of the run, those with more than one result in their step. */
-function repeatedRows(db: Database.Database, runId: string, keys: readonly string[]): Repeated {
-  const asked = new Set(keys);
-  const ids = JSON.stringify([...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))]);
-  const all = db.prepare(repeatedQuery()).raw().all({ runId, step: null, top: null, ids }) as Repeated;
-  return all.filter(([step, id]) => asked.has(`${step}\0${id}`));
-}
-
 const KEPT = 'SELECT 1 FROM ledger_latest_runs WHERE run_id = ?';
-const TOP = 'SELECT max(seq) FROM ledger WHERE run_id = ?';
 
 /**
  * Keeps the grouping of an ended run in ledger_latest, once. It is grouped into a temporary table (the
@@ -41,17 +30,12 @@ const TOP = 'SELECT max(seq) FROM ledger WHERE run_id = ?';
  */
 function keepLatest(db: Database.Database, runId: string): void {
   if (db.prepare(KEPT).get(runId) !== undefined) return;
-  const top = db.prepare(TOP).pluck();
+  const top = db.prepare(RUN_TOP).pluck();
   const seen = top.get(runId);
   db.exec(
     'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT); DELETE FROM grouped',
   );
-  db.prepare(`INSERT INTO temp.grouped ${repeatedQuery(true)}`).run({
-    runId,
-    step: null,
-    top: null,
-    ids: null,
-  });
+  db.prepare(`INSERT INTO temp.grouped ${REPEATED}`).run({ runId, step: null, top: null });
   const last = (db.prepare('SELECT max(rowid) FROM temp.grouped').pluck().get() as number | null) ?? 0;
   const copy = db.prepare(
     `INSERT OR IGNORE INTO ledger_latest (run_id, step, device_id, seq)
@@ -111,14 +95,27 @@ class Reads {
   }
 }
 
+/** A connection that answers requests, with what it keeps between them. */
+interface Connection {
+  db: Database.Database;
+  reads: Reads;
+  live: LiveIndexes;
+}
+
+const connection = (db: Database.Database): Connection => ({
+  db,
+  reads: new Reads(db),
+  live: new LiveIndexes(db),
+});
+
 /** What a request asks of a connection, answered. */
-function answer(db: Database.Database, reads: Reads, r: Request): Answer {
+function answer({ db, reads, live }: Connection, r: Request): Answer {
   switch (r.op) {
     case 'keep':
       keepLatest(db, r.runId);
       return { id: r.id };
     case 'repeated':
-      return { id: r.id, rows: repeatedRows(db, r.runId, r.keys) };
+      return { id: r.id, rows: live.repeated(r.runId, r.keys) };
     case 'open':
       return { id: r.id, read: reads.begin(r.runId, r.step) };
     case 'page':
@@ -139,11 +136,11 @@ export function serveGrouping(): void {
   db.pragma('cache_size = -2000');
   // A read's temporary tables (LatestRead) on disk too: a million devices' rows are not held in memory.
   db.pragma('temp_store = FILE');
-  const reads = new Reads(db);
+  const conn = connection(db);
   parentPort?.on('message', (r: Request) => {
     let a: Answer;
     try {
-      a = answer(db, reads, r);
+      a = answer(conn, r);
     } catch (e) {
       a = { id: r.id, error: (e as Error).message };
     }
@@ -171,10 +168,15 @@ function tsxApi(): string {
 
 /** How long a worker with nothing to do is kept: its memory (a heap, a page cache) is given back after. */
 export const IDLE_MS = 5_000;
+/**
+ * How long a worker that indexes running runs (LiveIndexes) is kept with nothing to do: a console that shows
+ * such a run asks for a page again within it, and the index (a pass over the run to make) is kept for it.
+ */
+export const LIVE_IDLE_MS = 60_000;
 
 /**
  * The store's side: a worker started at a request, which does not keep the process alive, and ends once it has
- * had nothing to do for IDLE_MS.
+ * had nothing to do for IDLE_MS (LIVE_IDLE_MS when it indexes running runs).
  */
 export class Grouping {
   private worker: Worker | undefined;
@@ -183,8 +185,10 @@ export class Grouping {
   private readonly waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
   /** Runs being kept, so that two pages of one run wait for one grouping. */
   private readonly keeping = new Map<string, Promise<void>>();
-  /** The reads of an in-memory store, on its own connection. */
-  private readonly inlineReads: Reads;
+  /** An in-memory store's own connection, which answers its requests. */
+  private readonly inlineConn: Connection;
+  /** Whether the worker indexes running runs (repeatedAmong): it is kept longer. */
+  private indexing = false;
   /** Reads open on the worker: it is kept while there are. */
   private reading = 0;
   /** Whether a run is kept, on the store's connection: asked at each lookup of a page, prepared once. */
@@ -200,7 +204,7 @@ export class Grouping {
     private readonly inline: boolean,
   ) {
     this.kept = db.prepare(KEPT);
-    this.inlineReads = new Reads(db);
+    this.inlineConn = connection(db);
   }
 
   /**
@@ -209,8 +213,7 @@ export class Grouping {
    * the event loop.
    */
   async *latest(runId: string, step?: string): AsyncGenerator<ReadPlan[]> {
-    const ask = (r: Op) =>
-      this.inline ? answer(this.db, this.inlineReads, { ...r, id: 0 } as Request) : this.ask(r);
+    const ask = (r: Op) => (this.inline ? answer(this.inlineConn, { ...r, id: 0 } as Request) : this.ask(r));
     const read = (await ask({ op: 'open', runId, ...(step === undefined ? {} : { step }) })).read as number;
     this.reading++;
     try {
@@ -230,8 +233,9 @@ export class Grouping {
 
   /** Of the devices `keys` (`step\0device`) of the run, those with several results, to the seq that counts. */
   async repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
+    this.indexing = !this.inline;
     const rows = this.inline
-      ? repeatedRows(this.db, runId, keys)
+      ? this.inlineConn.live.repeated(runId, keys)
       : ((await this.ask({ op: 'repeated', runId, keys })).rows ?? []);
     const out = new Map<string, number>();
     for (const [s, device, seq] of rows) out.set(`${s}\0${device}`, seq);
@@ -260,6 +264,7 @@ export class Grouping {
     clearTimeout(this.idle);
     const w = this.worker;
     this.worker = undefined;
+    this.indexing = false;
     this.rejectAll(new Error(`the store ${this.file} is closed`));
     if (w) await w.terminate();
   }
@@ -280,7 +285,7 @@ export class Grouping {
     }).finally(() => {
       if (this.waiting.size || this.reading) return;
       this.worker?.unref();
-      this.idle = setTimeout(() => void this.close(), IDLE_MS).unref();
+      this.idle = setTimeout(() => void this.close(), this.indexing ? LIVE_IDLE_MS : IDLE_MS).unref();
     });
   }
 
@@ -308,6 +313,7 @@ export class Grouping {
       // A worker ended on purpose (idle, or the store closed) has nobody waiting.
       if (this.worker !== w) return;
       this.worker = undefined;
+      this.indexing = false;
       this.rejectAll(e);
     };
     w.on('error', fail);

@@ -10,6 +10,9 @@
  */
 import type Database from 'better-sqlite3';
 
+/** The last seq of run `?`'s entries (null when it has none). */
+export const RUN_TOP = 'SELECT max(seq) FROM ledger WHERE run_id = ?';
+
 /** An entry a page of a read takes, and when a later entry of its step replaces some of its devices, those. */
 export interface ReadPlan {
   seq: number;
@@ -18,20 +21,17 @@ export interface ReadPlan {
 
 /**
  * The devices with more than one entry in a step of run `@runId`: the step, the device, the seq of the entry that
- * counts, and with `seqs` the seqs of all of them (a JSON list). Of one step (`@step`), of the entries up to
- * `@top`, of the ids in the JSON list `@ids`: each when it is not null.
+ * counts, and the seqs of all of them (a JSON list). Of one step (`@step`) and of the entries up to `@top`, each
+ * when it is not null.
  */
-export const repeatedQuery = (
-  seqs = false,
-) => `SELECT l.step, j.value, max(l.seq)${seqs ? ', json_group_array(l.seq)' : ''}
+export const REPEATED = `SELECT l.step, j.value, max(l.seq), json_group_array(l.seq)
   FROM ledger l, json_each(l.device_ids) j
   WHERE l.run_id = @runId AND (@step IS NULL OR l.step = @step) AND (@top IS NULL OR l.seq <= @top)
-    AND (@ids IS NULL OR j.value IN (SELECT value FROM json_each(@ids)))
   GROUP BY l.step, j.value HAVING count(*) > 1`;
 
 /**
  * The entries some devices of which a later entry replaces, counted from each device's entries in `grouped` (rows
- * of repeatedQuery(true)): the entry's `seq`, `n` devices replaced, of its `size`.
+ * of REPEATED): the entry's `seq`, `n` devices replaced, of its `size`.
  */
 export const replacedEntries = (
   grouped: string,
@@ -61,19 +61,13 @@ export class LatestRead {
     const name = `latest_read_${++reads}`;
     this.devices = `temp.${name}_devices`;
     this.entries = `temp.${name}_entries`;
-    this.top =
-      (db.prepare('SELECT max(seq) FROM ledger WHERE run_id = ?').pluck().get(runId) as number) ?? -1;
+    this.top = (db.prepare(RUN_TOP).pluck().get(runId) as number) ?? -1;
     // The devices with more than one entry in a step: the seq of the one that counts, and of all of them.
     db.exec(
       `CREATE TABLE ${this.devices} (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT, PRIMARY KEY (step, device_id)) WITHOUT ROWID;
        CREATE TABLE ${this.entries} (seq INTEGER PRIMARY KEY, every INTEGER NOT NULL)`,
     );
-    db.prepare(`INSERT INTO ${this.devices} ${repeatedQuery(true)}`).run({
-      runId,
-      step: step ?? null,
-      top: this.top,
-      ids: null,
-    });
+    db.prepare(`INSERT INTO ${this.devices} ${REPEATED}`).run({ runId, step: step ?? null, top: this.top });
     // The entries a later entry replaces, and whether it replaces every device: a page passes over those, and
     // looks up only the devices of the others.
     db.prepare(
