@@ -140,6 +140,23 @@ steps:
     }
   });
 
+  it('durable() and close() asked as the durable() before them resolves, resolve too', async () => {
+    const store = await b.open();
+    const other = await b.reopen(store);
+    /** `p`, or an error once a second has passed: a promise nobody settles would hang the caller for good. */
+    const settles = (p: Promise<void>, what: string) =>
+      Promise.race([
+        p.then(() => what),
+        new Promise((resolve) => setTimeout(() => resolve(`${what} never resolved`), 1_000)),
+      ]);
+    store.createRun(queued('a'));
+    // Each asked in the continuation of the one before, before anything else of the loop runs.
+    expect(await store.durable().then(() => settles(store.durable(), 'durable'))).to.equal('durable');
+    store.createRun(queued('b'));
+    expect(await store.durable().then(() => settles(store.close(), 'close'))).to.equal('close');
+    expect((await other.listRuns()).map((r) => r.id).sort()).to.deep.equal(['a', 'b']);
+  });
+
   it('hands a stored callback to the matcher only once its commit is durable', async () => {
     const store = await b.open();
     const appended = store.appendInbox('A', [{ ...message('r-1'), service: 'DeviceUsage' }]);

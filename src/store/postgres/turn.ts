@@ -250,17 +250,21 @@ export class Turns {
     if (this.committing || !turn) return;
     this.open = undefined;
     this.committing = turn;
-    void this.commit(turn).then(() => {
+    void this.commit(turn).then((error) => {
+      // Done before its waiters are told: a durable() they ask for then waits on the next turn, if any.
       this.committing = undefined;
       turn.settle();
+      if (!error) for (const w of turn.waiters) w.resolve();
+      else if (turn.waiters.length) for (const w of turn.waiters) w.reject(error);
+      else this.failed = error;
       const open = this.open;
       if (open?.urgent) this.next();
       else if (open) setImmediate(() => this.next());
     });
   }
 
-  private async commit(turn: Turn): Promise<void> {
-    let error: Error | undefined;
+  /** Commits `turn`'s writes; returns the error that failed them. */
+  private async commit(turn: Turn): Promise<Error | undefined> {
     try {
       const statements = this.statements(turn);
       if (statements.length)
@@ -268,11 +272,9 @@ export class Turns {
           const fence = this.fenceStatement();
           return inTransaction(this.pool, fence ? [fence, ...statements] : statements);
         });
+      return undefined;
     } catch (e) {
-      error = this.lost(e) as Error;
+      return this.lost(e) as Error;
     }
-    if (!error) for (const w of turn.waiters) w.resolve();
-    else if (turn.waiters.length) for (const w of turn.waiters) w.reject(error);
-    else this.failed = error;
   }
 }
