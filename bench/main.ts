@@ -31,7 +31,7 @@ const suites: { ids: string[]; run: (only: string[]) => Promise<BenchRow[]> }[] 
   { ids: ['P6-PG3'], run: benchSharedRate },
   { ids: ['L1'], run: benchLedger },
   { ids: ['C1'], run: benchConsole },
-  { ids: ['C2'], run: benchConsoleRunning },
+  { ids: ['C2', 'C2-PG'], run: benchConsoleRunning },
 ];
 
 const only = process.argv.slice(2).map((s) => s.toUpperCase());

@@ -26,7 +26,11 @@ export interface DeviceFilter extends EntryFilter {
 const ENTRIES = 8;
 /**
  * Devices of an entry whose latest results are looked up at a time: twice those the page still needs (some may
- * have a later result), at most CHUNK. Each is a lookup of a few microseconds.
+ * have a later result), and twice the chunk before when that one fell short, at most CHUNK. A lookup in what the
+ * store keeps of an ended run costs a few microseconds a device; one of a running run, a lookup in the run's
+ * index (SQLite) or a pass over its entries (PostgreSQL), whatever its size: a page that goes through devices
+ * that all have a later result (the accepted devices of a suspend) needs a few lookups, not one per device it
+ * still needs.
  */
 const CHUNK = 1000;
 
@@ -73,6 +77,8 @@ export async function devicePage(
   let end: DeviceCursor | undefined;
   // The entry the cursor is in is read again, from its position on.
   let from = after ? { step: after.step, seq: after.seq - 1 } : undefined;
+  /** The size of the page's chunk before: a chunk follows it only when it fell short. */
+  let before = 0;
   for (let want = 1; ; want = Math.min(ENTRIES, want * 2)) {
     const entries = await store.ledgerEntries(runId, filter, from, want);
     for (const e of entries) {
@@ -82,7 +88,8 @@ export async function devicePage(
       while (pos < ids.length) {
         // A chunk of the entry's devices (those the id filter keeps), whose latest results are looked up together.
         const chunk: { id: string; pos: number }[] = [];
-        const size = Math.min(CHUNK, 2 * (limit + 1 - rows.length));
+        const size = Math.min(CHUNK, Math.max(2 * (limit + 1 - rows.length), 2 * before));
+        before = size;
         for (; pos < ids.length && chunk.length < size; pos++) {
           const id = ids[pos] as string;
           if (part === undefined || id.includes(part)) chunk.push({ id, pos: pos + 1 });
