@@ -10,7 +10,8 @@ import { ConfigError } from '../../errors.js';
 export interface PostgresOptions {
   /**
    * How many connections the store's pool opens at most: one commits the turns, the others serve the reads,
-   * claims and inbox commits that overlap it.
+   * claims and inbox commits that overlap it. Reads over a snapshot, which hold theirs until they end, take at
+   * most this less two (Turns.snapshot).
    * @default 10
    */
   maxConnections?: number;

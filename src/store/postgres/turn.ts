@@ -89,11 +89,23 @@ export class Turns {
   /** The lease the writes are fenced to (Ownership.fence in store.ts). */
   private fenced: { owner: string; onLost: ((e: Error) => void) | undefined } | undefined;
 
+  /**
+   * Snapshots that may hold a connection at once: the pool's size less two, which the writes (a turn's commit,
+   * the inbox's, a claim) always find. A snapshot holds its connection until its reader ends it, seconds for a run
+   * of a million devices: more of them would starve the writes, and the daemon's acknowledgements with them.
+   */
+  private readonly readers: number;
+  /** Snapshots holding a connection, and those waiting for one of them to end. */
+  private reading = 0;
+  private readonly waitingReaders: (() => void)[] = [];
+
   constructor(
     private readonly pool: pg.Pool,
     /** The statements that commit a turn's writes, in order. */
     private readonly statements: (writes: TurnWrites) => Statement[],
-  ) {}
+  ) {
+    this.readers = Math.max(1, (pool.options.max ?? 10) - 2);
+  }
 
   fence(owner: string | undefined, onLost?: (e: Error) => void): void {
     this.fenced = owner === undefined ? undefined : { owner, onLost };
@@ -182,8 +194,17 @@ export class Turns {
    * every device, page after page). Its temporary tables go with it.
    */
   async snapshot(): Promise<{ query: (s: Statement) => Promise<pg.QueryResult>; end: () => Promise<void> }> {
-    await this.settled();
-    const client = await this.pool.connect();
+    if (this.reading < this.readers) this.reading++;
+    // A snapshot that ends hands its place over (endReading).
+    else await new Promise<void>((resolve) => this.waitingReaders.push(resolve));
+    let client: pg.PoolClient;
+    try {
+      await this.settled();
+      client = await this.pool.connect();
+    } catch (e) {
+      this.endReading();
+      throw e;
+    }
     const ignore = () => undefined;
     client.on('error', ignore);
     let broken: Error | undefined;
@@ -196,7 +217,10 @@ export class Turns {
         throw e;
       }
     };
+    let ended = false;
     const end = async () => {
+      if (ended) return;
+      ended = true;
       try {
         if (!broken) await client.query('ROLLBACK');
       } catch (e) {
@@ -204,6 +228,7 @@ export class Turns {
       } finally {
         client.off('error', ignore);
         client.release(broken);
+        this.endReading();
       }
     };
     try {
@@ -213,6 +238,13 @@ export class Turns {
       throw e;
     }
     return { query, end };
+  }
+
+  /** A snapshot's place, to the first one waiting for it, else free. */
+  private endReading(): void {
+    const next = this.waitingReaders.shift();
+    if (next) next();
+    else this.reading--;
   }
 
   /** `work` in a transaction of its own, after every write made before it (see `transaction`). */
