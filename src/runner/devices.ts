@@ -187,7 +187,8 @@ export function identifiersOf(record: Json): string[] {
 const CACHED_AGE_MS = 5 * 60_000;
 
 /**
- * A location entry (`{ msid, pd, error }`) as a device result; `byMsid` maps msid to the requested device. A
+ * A location entry (`{ msid, pd, error }`) as a device result, under the report's txid (`requestId`) when it
+ * came from one; `byMsid` maps msid to the requested device. A
  * located device's result carries its location as data: latitude, longitude, radius (metres), time (ISO) and
  * whether the fix came from the cache (cacheMode "0" always, "2" never, "1" when the fix is older than the
  * request by more than five minutes).
@@ -196,11 +197,12 @@ export function locationResult(
   entry: Json,
   byMsid: Map<string, DeviceRef>,
   attempts: number,
-  request: { cacheMode?: unknown; at: number },
+  request: { cacheMode?: unknown; at: number; requestId?: string },
 ): DeviceResult {
   const msid = String(entry.msid ?? '');
   const ref = byMsid.get(msid) ?? { id: msid, kind: 'msid' };
   const err = (entry.error ?? {}) as Json;
+  const under = request.requestId === undefined ? {} : { requestId: request.requestId };
   if (typeof err.type === 'string' && err.type !== '') {
     return {
       deviceId: ref.id,
@@ -209,12 +211,13 @@ export function locationResult(
       errorType: err.type,
       errorClass: deviceErrorClass(err.type),
       attempts,
+      ...under,
     };
   }
   const data = locationData((entry.pd ?? {}) as Json, request);
   return data
-    ? { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts, data }
-    : { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts };
+    ? { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts, ...under, data }
+    : { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts, ...under };
 }
 
 function locationData(pd: Json, request: { cacheMode?: unknown; at: number }): Json | undefined {

@@ -4,6 +4,7 @@
  * shape (JSON as text, numbers as numbers), so that one mapping serves both.
  */
 import type {
+  DeviceGroup,
   DeviceHistoryRow,
   InboxEvent,
   LedgerQuery,
@@ -136,6 +137,20 @@ export interface EntryRow extends ResultColumns {
   seq: number;
   /** JSON array of device ids. */
   device_ids: string;
+}
+
+/** An entry as the group it was written from, without its data. */
+export function entryGroup(e: EntryRow): DeviceGroup {
+  const g: DeviceGroup = {
+    kind: e.kind,
+    ids: JSON.parse(e.device_ids) as string[],
+    outcome: e.outcome as DeviceGroup['outcome'],
+    attempts: e.attempts,
+  };
+  if (e.error_type !== null) g.errorType = e.error_type;
+  if (e.error_class !== null) g.errorClass = e.error_class;
+  if (e.request_id !== null) g.requestId = e.request_id;
+  return g;
 }
 
 export function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null): LedgerRow {

@@ -3,8 +3,8 @@
  * the entries a query reads.
  */
 import type Database from 'better-sqlite3';
-import { byStepThenDevice, historyRows, type EntryRow, type HistoryEntryRow } from './rows.js';
-import type { DeviceHistoryRow, EntryFilter, LedgerQuery, LedgerRow } from './store.js';
+import { byStepThenDevice, entryGroup, historyRows, type EntryRow, type HistoryEntryRow } from './rows.js';
+import type { DeviceGroup, DeviceHistoryRow, EntryFilter, LedgerQuery, LedgerRow } from './store.js';
 
 export const LATEST_MIGRATION = `CREATE TABLE ledger_latest (
      run_id TEXT NOT NULL,
@@ -134,4 +134,18 @@ export function deviceResults(
 ): LedgerRow[] {
   const query = 'SELECT * FROM ledger WHERE run_id = @runId AND (@step IS NULL OR step = @step) ORDER BY seq';
   return byStepThenDevice(sql(query).all({ runId, step: step ?? null }) as EntryRow[]);
+}
+
+/** `resultsUnder` (store.ts): a step's results under request ids but `accepted`, as groups. */
+export function resultsUnder(
+  sql: (text: string) => Database.Statement,
+  runId: string,
+  step: string,
+  requestIds: readonly string[],
+): DeviceGroup[] {
+  const entries = sql(
+    `SELECT * FROM ledger WHERE run_id = ? AND step = ? AND request_id IN (SELECT value FROM json_each(?))
+       AND outcome <> 'accepted' ORDER BY seq`,
+  ).all(runId, step, JSON.stringify(requestIds)) as EntryRow[];
+  return entries.map(entryGroup);
 }

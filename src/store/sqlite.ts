@@ -10,6 +10,7 @@ import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
 import {
   deviceHistory,
   deviceResults,
+  resultsUnder,
   latestAmong,
   ledgerEntries,
   matchingSteps,
@@ -305,6 +306,10 @@ export class SqliteStore implements Store {
 
   async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
     return deviceResults(this.sql, runId, step);
+  }
+
+  async resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
+    return resultsUnder(this.sql, runId, step, requestIds);
   }
 
   appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {

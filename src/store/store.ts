@@ -349,6 +349,12 @@ export interface LedgerStore {
   /** A run's (or one step's) results, by step then device: for runs small enough to hold in memory. */
   deviceResults(runId: string, step?: string): Promise<LedgerRow[]>;
   /**
+   * The results of a step under `requestIds` (a device-state request's id, a location report's txid) but
+   * `accepted`, entry by entry as groups, without their data: what a run resumed after a restart recorded already
+   * of the requests it confirms, or the reports it reads, again.
+   */
+  resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]>;
+  /**
    * A run's (or one step's) results a page of rows at a time, step after step, each step's devices in the order
    * their results came, for runs too large to hold in memory (a million rows cost one await per page, not per
    * row). It gives the run as it was when it began, whatever is written meanwhile, and holds no lock: SQLite

@@ -10,6 +10,7 @@ import type { Playbook } from '../../src/playbook/schema.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { StoredEvents } from '../../src/daemon/stored-events.js';
 import { Interrupted, runPlaybook, type EventSource } from '../../src/runner/runner.js';
+import type { CarrierResult, ConfirmationSource } from '../../src/runner/types.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import {
   accountDevices,
@@ -378,6 +379,67 @@ steps:
       expect(rows.map((r) => r.deviceId).sort()).to.deep.equal(expected.sort());
       expect(rows.every((r) => r.outcome === 'succeeded' || r.outcome === 'failed')).to.equal(true);
     });
+
+  it('a run interrupted while it confirms records each device once: those confirmed before stay as they are', async () => {
+    const pb = playbook(`
+version: 1
+name: resume-confirming
+on: { manual: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: "${account}", devices: [${list()}] }
+    confirm: { pollInterval: 1h }
+`);
+    queued('r5', pb.name);
+    /** The CarrierService message of each device the emulator's request names, as the daemon's inbox gives it. */
+    const messages = (requestId: string): CarrierResult[] =>
+      emu.request(requestId)!.devices.map((d) => ({
+        device: `imei:${d.deviceIds[0]!.id}`,
+        ids: d.deviceIds.map((x) => `${x.kind.toLowerCase()}:${x.id}`),
+        succeeded: d.status === 'Success',
+      }));
+    /** A listener that has the messages of the first `n` devices of each request, and no more. */
+    const listener = (n: number): ConfirmationSource => ({
+      listening: () => true,
+      follow(requestIds, onResult) {
+        for (const id of requestIds) for (const m of messages(id).slice(0, n)) onResult(id, m);
+        return () => undefined;
+      },
+    });
+    const controller = new AbortController();
+    const running = runPlaybook(pb, {
+      client,
+      store,
+      runId: 'r5',
+      signal: controller.signal,
+      confirmations: listener(4),
+    });
+    const confirming = async () =>
+      ((await store.loadSteps('r5')).get('suspend') as { status?: string } | undefined)?.status ===
+      'confirming';
+    for (let i = 0; i < 250 && !(await confirming()); i++) await new Promise((r) => setTimeout(r, 20));
+    controller.abort(new Interrupted());
+    expect(
+      await running.then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    ).to.be.instanceOf(Interrupted);
+    // Four devices confirmed before the stop are in the ledger; the resumed run confirms the other six.
+    const summary = await runPlaybook(pb, { client, store, runId: 'r5', confirmations: listener(10) });
+    expect(summary.status, summary.error).to.equal('succeeded');
+    const entries = store.db
+      .prepare(
+        `SELECT l.outcome, j.value AS id FROM ledger l, json_each(l.device_ids) j
+         WHERE l.run_id = 'r5' AND l.outcome <> 'accepted'`,
+      )
+      .all() as { outcome: string; id: string }[];
+    expect(entries.map((e) => e.id).sort(), 'one result of each device').to.deep.equal(
+      devices.map((d) => imei(d)).sort(),
+    );
+    expect(summary.steps[0]!.devices).to.include({ total: 10, succeeded: 10 });
+  });
 
   it('a resumed run fans out over the listing its checkpoint kept, not a fresh one', async () => {
     const pb = playbook(`

@@ -50,6 +50,24 @@ forEachBackend('the ledger', (b) => {
     expect(count(entries)).to.equal(2);
   });
 
+  it('reads the results a step recorded under request ids, but the accepted ones', async () => {
+    const at = '2026-11-20T00:01:00.000Z';
+    const under = (requestId: string, from: number, to: number) =>
+      groupResults(Array.from({ length: to - from }, (_, i) => ({ ...ok(from + i), requestId })));
+    store.recordDevices('r1', 'report', [...under('tx-1', 0, 1000), ...under('tx-2', 1000, 1500)], at);
+    store.recordDevices('r1', 'report', under('tx-1', 1500, 1700), at);
+    store.recordDevices('r1', 'other', under('tx-3', 0, 10), at);
+    await store.durable();
+    store.recordDevices('r1', 'report', [{ ...under('tx-2', 0, 5)[0]!, outcome: 'accepted' }], at);
+    const found = await store.resultsUnder('r1', 'report', ['tx-1', 'tx-2', 'tx-3', 'tx-4']);
+    // Entry by entry, in order, without the accepted one.
+    expect(found.map((g) => [g.requestId, g.outcome, g.ids.length, g.ids[0]])).to.deep.equal([
+      ['tx-1', 'succeeded', 1000, imei(0)],
+      ['tx-2', 'succeeded', 500, imei(1000)],
+      ['tx-1', 'succeeded', 200, imei(1500)],
+    ]);
+  });
+
   it('a later result of a device replaces the earlier one, in reads, queries and the view', async () => {
     store.recordDevices('r1', 'report', groupResults([ok(1), miss(2), miss(3)]), '2026-11-20T00:01:00.000Z');
     store.saveStep(

@@ -39,14 +39,29 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
   /** Every request of this step the service accepted, in order: what its checkpoint keeps. */
   const accepted: AcceptedRequest[] = [];
   let resumed = x.resumed;
+  /** Results an earlier execution recorded (stopped while it confirmed): counted, not written again. */
+  const recorded = new Set<string>();
   try {
     const { output } = await withDeviceRetries(x, results, async (input, attempt) => {
       const earlier = resumed;
       resumed = undefined;
       if (earlier?.status === 'confirming') {
-        // Accepted before the restart: confirm, never send again.
-        accepted.push(...(earlier.accepted ?? []));
-        await confirmRequests(x, earlier.accepted ?? [], results, tally);
+        // Accepted before the restart: confirm, never send again; what was confirmed then stays as it was.
+        const requests = earlier.accepted ?? [];
+        accepted.push(...requests);
+        const before = await ctx.o.store.resultsUnder(
+          ctx.id,
+          step.id,
+          requests.map((r) => r.requestId),
+        );
+        results.add(before);
+        for (const g of before) for (const id of g.ids) recorded.add(resultKey(g, id));
+        await confirmRequests(
+          x,
+          requests.map((r) => unconfirmedOf(r, recorded)),
+          results,
+          tally,
+        );
         return earlier.output ?? null;
       }
       let remaining = input === x.input ? x.devices : devicesOf(x.op, input);
@@ -75,7 +90,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     });
     const state = ctx.finishDevices(step.id, output, results.groups());
     addConfirmation(x, tally);
-    return state;
+    return { ...state, ledger: notRecorded(state.ledger ?? [], recorded) };
   } catch (e) {
     // The step fails, but devices were touched: the ledger and the summary count them.
     const groups = results.groups();
@@ -90,7 +105,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       x.signal?.aborted ? {} : errorOf(e),
     );
     if (groups.length || waiting.length) {
-      ctx.recordLedger(step.id, interrupted ? groups : [...groups, ...waiting]);
+      ctx.recordLedger(step.id, notRecorded(interrupted ? groups : [...groups, ...waiting], recorded));
       addCounts(ctx.stepSummary(step.id).devices, countDevices([...groups, ...waiting]));
       addConfirmation(x, tally);
     }
@@ -190,6 +205,30 @@ async function reconcile(
   results.add(withResult(done, { outcome: 'succeeded', attempts: attempt }));
   tally.stateRead += done.size;
   return subset(devices, applied, false);
+}
+
+/** A device's result under its request and attempt. */
+const resultKey = (g: DeviceGroup, id: string) => `${g.requestId ?? ''}\0${g.attempts}\0${id}`;
+
+/** An accepted request without the devices whose result under it is `recorded`. */
+function unconfirmedOf(r: AcceptedRequest, recorded: Set<string>): AcceptedRequest {
+  const key = (id: string) => `${r.requestId}\0${r.attempts}\0${id}`;
+  return {
+    ...r,
+    devices: r.devices.map(([kind, ids]) => [kind, ids.filter((id) => !recorded.has(key(id)))]),
+  };
+}
+
+/** `groups` without the results `recorded` (by resultKey): the ledger has them already. */
+function notRecorded(groups: DeviceGroup[], recorded: Set<string>): DeviceGroup[] {
+  if (!recorded.size) return groups;
+  return groups.flatMap((g) => {
+    const keep = g.ids.map((id) => !recorded.has(resultKey(g, id)));
+    const ids = g.ids.filter((_, i) => keep[i]);
+    if (ids.length === g.ids.length) return [g];
+    if (!ids.length) return [];
+    return [g.data ? { ...g, ids, data: g.data.filter((_, i) => keep[i]) } : { ...g, ids }];
+  });
 }
 
 /** The devices of accepted requests that have no result in `groups`, as groups with `outcome`. */

@@ -64,11 +64,11 @@ class Created {
 
   /**
    * The reports of `input`'s devices (the client sends batches of at most 10,000), as batch `batch` (which pass
-   * of the step, which devices) created them: earlier, or now.
+   * of the step, which devices) created them: earlier (`earlier` true), or now.
    */
-  async of(batch: string, input: Json): Promise<CreatedReports> {
+  async of(batch: string, input: Json): Promise<CreatedReports & { earlier?: true }> {
     const earlier = this.list.find((c) => c.batch === batch);
-    if (earlier) return earlier;
+    if (earlier) return { ...earlier, earlier: true };
     const { ctx, count } = this.x;
     const sentAt = ctx.clock.now();
     const { value } = await ctx.retrying(count, this.x.plan.retry, this.x.op, this.x.signal, () =>
@@ -101,10 +101,10 @@ function reportPass(x: ActionCall, results: DeviceResults, created: Created) {
       results.add(withResult(x.devices, { outcome: 'succeeded', attempts: attempt }));
       return { reports };
     }
-    await readResults(x, reports, byMsid, { attempt, cacheMode: input.cacheMode, at }, (groups) => {
+    await readResults(x, reports, byMsid, { attempt, cacheMode: input.cacheMode, at }, (groups, recorded) => {
       results.add(groups);
       // Each page's results go to the ledger while the next page is already on its way.
-      x.ctx.recordLedger(x.step.id, groups);
+      if (!recorded) x.ctx.recordLedger(x.step.id, groups);
     });
     return { reports };
   };
@@ -134,15 +134,16 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
       pass,
       name,
       retries.beginPass(),
-      (groups, chunk) => {
+      (groups, chunk, recorded) => {
         const done: DeviceGroup[] = [];
+        const sentAgain: DeviceGroup[] = [];
         for (const g of groups) {
-          if (retries.take(g, pass, chunk)) ctx.recordLedger(step.id, [g]);
+          if (retries.take(g, pass, chunk)) sentAgain.push(g);
           else if (g.outcome === 'failed' && x.plan.ignore.has(g.errorType as string))
             done.push({ ...g, outcome: 'skipped' });
           else done.push(g);
         }
-        ctx.recordLedger(step.id, done);
+        if (!recorded) ctx.recordLedger(step.id, [...sentAgain, ...done]);
         const c = countDevices(done);
         addCounts(counts, c);
         ctx.countProgress(c);
@@ -179,23 +180,25 @@ async function streamedPass(
   pass: RetryPass,
   name: string,
   chunkOf: (batch: number) => number,
-  onPage: (groups: DeviceGroup[], chunk: number) => void,
+  onPage: (groups: DeviceGroup[], chunk: number, recorded: boolean) => void,
   onRead: (chunk: number) => void,
 ): Promise<Json[]> {
   const created: { chunk: number; at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
   await eachAtMost(numbered(list.batches(x.op.batchSize ?? 10_000)), WINDOW, async ({ n, at, set }) => {
-    const { sentAt, reports } = await made.of(`${name} ${at.seq}.${at.skip}: ${set.size} devices`, {
+    const { sentAt, reports, earlier } = await made.of(`${name} ${at.seq}.${at.skip}: ${set.size} devices`, {
       ...input,
       deviceList: refsOf(set),
     });
     created.push({ chunk: chunkOf(n), at, size: set.size, sentAt, reports });
-    if (!reads(x)) onPage(withResult(set, { outcome: 'succeeded', attempts: pass.attempt }), chunkOf(n));
+    // Recorded in the commit of the checkpoint that keeps the reports: by the earlier execution, if it made them.
+    if (!reads(x))
+      onPage(withResult(set, { outcome: 'succeeded', attempts: pass.attempt }), chunkOf(n), earlier === true);
   });
   created.sort((a, b) => a.chunk - b.chunk);
   await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
     const byMsid = new Map(refsOf((await list.read(c.at, c.size)).set).map((d) => [d.id, d]));
     const request = { attempt: pass.attempt, cacheMode: input.cacheMode, at: c.sentAt };
-    await readResults(x, c.reports, byMsid, request, (groups) => onPage(groups, c.chunk));
+    await readResults(x, c.reports, byMsid, request, (groups, recorded) => onPage(groups, c.chunk, recorded));
     onRead(c.chunk);
   });
   return created.flatMap((c) => c.reports);
@@ -209,21 +212,36 @@ async function* numbered<T>(items: AsyncIterable<T>): AsyncGenerator<T & { n: nu
 
 /**
  * Waits for `reports` to complete, then reads their pages, each page's entries as the devices' results
- * (`byMsid` maps an entry to the device requested) handed to `onPage` as ledger groups.
+ * (`byMsid` maps an entry to the device requested), under the report's txid, handed to `onPage` as ledger
+ * groups, with whether the ledger has them already. A run resumed after a restart reads again the reports an
+ * earlier execution created, to count their devices and send the failed ones again, but must not record twice
+ * the pages that execution recorded: a page's results go to the ledger together, in one commit, and a report's
+ * pages come in order, so the devices the ledger holds under its txid are those of its first pages.
  */
 async function readResults(
   x: ActionCall,
   reports: Json[],
   byMsid: Map<string, DeviceRef>,
   request: { attempt: number; cacheMode: unknown; at: number },
-  onPage: (groups: DeviceGroup[]) => void,
+  onPage: (groups: DeviceGroup[], recorded: boolean) => void,
 ): Promise<void> {
   const accountName = x.input.accountName;
   await awaitReports(x, String(accountName), reports, request.at);
-  for (const r of reports)
-    await readReport(x, { accountName, txid: r.txid }, (entries) =>
-      onPage(groupResults(entries.map((e) => locationResult(e, byMsid, request.attempt, request)))),
-    );
+  const txids = reports.map((r) => String(r.txid));
+  const recorded = new Map<string, number>();
+  if (x.resumed)
+    for (const g of await x.ctx.o.store.resultsUnder(x.ctx.id, x.step.id, txids))
+      recorded.set(g.requestId as string, (recorded.get(g.requestId as string) ?? 0) + g.ids.length);
+  for (const txid of txids) {
+    let left = recorded.get(txid) ?? 0;
+    const under = { ...request, requestId: txid };
+    await readReport(x, { accountName, txid }, (entries) => {
+      const groups = groupResults(entries.map((e) => locationResult(e, byMsid, request.attempt, under)));
+      const n = groups.reduce((sum, g) => sum + g.ids.length, 0);
+      onPage(groups, left >= n && n > 0);
+      left = Math.max(0, left - n);
+    });
+  }
 }
 
 async function readReport(x: ActionCall, which: Json, onPage: (entries: Json[]) => void): Promise<void> {

@@ -10,6 +10,7 @@ import {
 import { BY_RUN } from '../retention.js';
 import {
   byStepThenDevice,
+  entryGroup,
   historyRows,
   latestMatching,
   latestRows,
@@ -145,6 +146,15 @@ export class PostgresLedger implements LedgerStore {
       values: [runId, step ?? null],
     });
     return byStepThenDevice(entries);
+  }
+
+  async resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
+    const entries = await this.turns.read<EntryRow>({
+      text: `SELECT * FROM ledger WHERE run_id = $1 AND step = $2 AND request_id = ANY($3::text[])
+               AND outcome <> 'accepted' ORDER BY seq`,
+      values: [runId, step, requestIds],
+    });
+    return entries.map(entryGroup);
   }
 
   /**

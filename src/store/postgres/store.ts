@@ -193,6 +193,10 @@ export class PostgresStore implements Store {
   deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
     return this.ledger.deviceResults(runId, step);
   }
+
+  resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
+    return this.ledger.resultsUnder(runId, step, requestIds);
+  }
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]> {
     return this.ledger.eachDeviceResult(runId, step);
   }
