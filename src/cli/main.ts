@@ -142,9 +142,9 @@ export async function main(argv: string[]): Promise<number> {
   program
     .command('store')
     .description(
-      'The store of FLEETBOOK_STATE: `store migrate` applies the schema migrations it lacks and prints its version; `store prune` removes the runs that ended, and the callbacks processed, before a time.',
+      'The store of FLEETBOOK_STATE: `store migrate` applies the schema migrations it lacks and prints its version; `store prune` removes the runs that ended, and the callbacks processed, before a time; `store compact` gives the space a SQLite file freed back to the file system.',
     )
-    .argument('<sub>', 'migrate or prune')
+    .argument('<sub>', 'migrate, prune or compact')
     .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
     .option(
       '--older-than <duration>',

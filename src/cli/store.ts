@@ -2,7 +2,9 @@
  * `fleetbook store migrate`: applies the schema migrations the store of FLEETBOOK_STATE lacks, and says the
  * version it is at. Replicas on PostgreSQL apply them at start too (one at a time); this runs them beforehand,
  * e.g. from a deployment's release step. `fleetbook store prune`: removes what ended long ago (store/retention.ts).
+ * `fleetbook store compact`: gives a SQLite file's freed space back to the file system.
  */
+import { statSync } from 'node:fs';
 import { loadConfig } from '../config.js';
 import { parseDuration } from '../playbook/duration.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
@@ -15,8 +17,9 @@ export interface StoreFlags {
 
 export async function storeCommand(sub: string, flags: StoreFlags): Promise<number> {
   if (sub === 'prune') return prune(flags);
+  if (sub === 'compact') return compact(flags);
   if (sub !== 'migrate') {
-    process.stderr.write(`fleetbook store: unknown subcommand ${sub}; expected migrate or prune\n`);
+    process.stderr.write(`fleetbook store: unknown subcommand ${sub}; expected migrate, prune or compact\n`);
     return 2;
   }
   const { state } = loadConfig(process.env, flags.state ? { state: flags.state } : {});
@@ -62,4 +65,48 @@ async function prune(flags: StoreFlags): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/**
+ * `fleetbook store compact`: rewrites the SQLite state file without the space that pruning freed, and says its
+ * size before and after. Refused while a daemon or a run holds the file (the rewrite takes its write lock for as
+ * long as it lasts), and on PostgreSQL, whose autovacuum reuses the space (VACUUM FULL gives it back).
+ */
+async function compact(flags: StoreFlags): Promise<number> {
+  const { state } = loadConfig(process.env, flags.state ? { state: flags.state } : {});
+  if (isPostgresUrl(state)) {
+    process.stderr.write(
+      'fleetbook store compact: a SQLite state file only. On PostgreSQL, autovacuum reuses the space that pruning frees; `VACUUM FULL` gives it back to the file system, with an exclusive lock on each table\n',
+    );
+    return 2;
+  }
+  const { SqliteStore } = await import('../store/sqlite.js');
+  const store = new SqliteStore(state);
+  try {
+    const [holder] = await store.liveOwners(Date.now());
+    if (holder) {
+      process.stderr.write(
+        `fleetbook store compact: ${store.describe} is in use by ${holder.role === 'daemon' ? 'fleetbook serve' : 'fleetbook run'} (pid ${holder.pid} on ${holder.host}, lease until ${new Date(holder.leaseUntil).toISOString()}): stop it first. A process that died frees the file when its lease expires\n`,
+      );
+      return 2;
+    }
+    const before = sizeMb(state);
+    store.compact();
+    process.stdout.write(`${store.describe}: compacted from ${before} MB to ${sizeMb(state)} MB\n`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The file and its write-ahead log, in MB. */
+function sizeMb(file: string): string {
+  const size = (f: string) => {
+    try {
+      return statSync(f).size;
+    } catch {
+      return 0;
+    }
+  };
+  return ((size(file) + size(`${file}-wal`)) / 2 ** 20).toFixed(1);
 }

@@ -1,7 +1,7 @@
 /**
  * Retention on SQLite (Retention in store.ts): the runs that ended before a time, with everything kept for them,
  * and the callbacks processed before it, removed a batch at a time in the caller's turn. A run not ended is
- * never removed. The file does not shrink: SQLite reuses the pages freed.
+ * never removed. The file does not shrink: SQLite reuses the pages freed (`fleetbook store compact` gives them back).
  */
 import type Database from 'better-sqlite3';
 import { BY_RUN, versionsBefore } from './retention.js';

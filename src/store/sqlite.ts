@@ -394,6 +394,17 @@ export class SqliteStore implements Store {
     this.ownership.releaseOwner(id);
   }
 
+  /**
+   * Rewrites the file without the pages that pruning freed (VACUUM), and empties its write-ahead log: SQLite reuses
+   * freed pages, but never gives them back to the file system by itself. It takes as much free disk space again
+   * as the file, and the file's write lock meanwhile: no other process may be using the file.
+   */
+  compact(): void {
+    this.commitFile();
+    this.db.exec('VACUUM');
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
   async liveOwners(now: number): Promise<Owner[]> {
     openTurns.get(this.file)?.commit();
     return this.ownership.liveOwners(now);
