@@ -190,9 +190,15 @@ async function streamedPass(
       deviceList: refsOf(set),
     });
     created.push({ chunk: chunkOf(n), at, size: set.size, sentAt, reports });
-    // Recorded in the commit of the checkpoint that keeps the reports: by the earlier execution, if it made them.
-    if (!reads(x))
-      onPage(withResult(set, { outcome: 'succeeded', attempts: pass.attempt }), chunkOf(n), earlier === true);
+    if (reads(x)) return;
+    // Requested: under the batch's report, which an earlier execution may have recorded them under already.
+    const txid = String(reports[0]?.txid);
+    const recorded = earlier ? ((await recordedUnder(x, [txid])).get(txid) ?? 0) >= set.size : false;
+    onPage(
+      withResult(set, { outcome: 'succeeded', attempts: pass.attempt, requestId: txid }),
+      chunkOf(n),
+      recorded,
+    );
   });
   created.sort((a, b) => a.chunk - b.chunk);
   await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
@@ -228,10 +234,7 @@ async function readResults(
   const accountName = x.input.accountName;
   await awaitReports(x, String(accountName), reports, request.at);
   const txids = reports.map((r) => String(r.txid));
-  const recorded = new Map<string, number>();
-  if (x.resumed)
-    for (const g of await x.ctx.o.store.resultsUnder(x.ctx.id, x.step.id, txids))
-      recorded.set(g.requestId as string, (recorded.get(g.requestId as string) ?? 0) + g.ids.length);
+  const recorded = await recordedUnder(x, txids);
   for (const txid of txids) {
     let left = recorded.get(txid) ?? 0;
     const under = { ...request, requestId: txid };
@@ -242,6 +245,15 @@ async function readResults(
       left = Math.max(0, left - n);
     });
   }
+}
+
+/** How many of the step's device results the ledger holds under each of `txids`: none unless the run resumed. */
+async function recordedUnder(x: ActionCall, txids: string[]): Promise<Map<string, number>> {
+  const recorded = new Map<string, number>();
+  if (x.resumed)
+    for (const g of await x.ctx.o.store.resultsUnder(x.ctx.id, x.step.id, txids))
+      recorded.set(g.requestId as string, (recorded.get(g.requestId as string) ?? 0) + g.ids.length);
+  return recorded;
 }
 
 async function readReport(x: ActionCall, which: Json, onPage: (entries: Json[]) => void): Promise<void> {
