@@ -15,7 +15,8 @@ const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
 const SEED = 7;
 
-interface Emu {
+/** The emulator in a process of its own: its URL (without `/api`), credentials and first account. */
+export interface Emu {
   url: string;
   child: ChildProcess;
   creds: string[];
@@ -32,7 +33,7 @@ interface Side {
   summary?: { status: string; devices: { total: number; succeeded: number; failed: number } };
 }
 
-async function startEmulator(devices: number): Promise<Emu> {
+export async function startEmulator(devices: number): Promise<Emu> {
   const port = await freePort();
   const args = [
     'emulator',

@@ -15,6 +15,7 @@ import { benchEngine, benchFleet } from './engine.js';
 import { benchLedger } from './ledger.js';
 import { benchMocked } from './mocked.js';
 import { benchRate } from './rate.js';
+import { benchResume } from './resume.js';
 import { benchSharedRate } from './shared-rate.js';
 import { benchValidate } from './validate.js';
 import type { BenchRow } from './types.js';
@@ -24,6 +25,7 @@ const suites: { ids: string[]; run: (only: string[]) => Promise<BenchRow[]> }[] 
   { ids: ['P1', 'P2'], run: benchEngine },
   { ids: ['P1M'], run: benchMocked },
   { ids: ['P7'], run: benchFleet },
+  { ids: ['P7R'], run: benchResume },
   { ids: ['E1'], run: benchEmulator },
   { ids: ['P3', 'P4', 'P3-PG', 'P4-PG', 'P3-PG3', 'P4-PG3'], run: benchDaemon },
   { ids: ['P5'], run: benchValidate },
