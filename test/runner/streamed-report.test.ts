@@ -6,12 +6,13 @@
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { planOf } from '../../src/runner/plan.js';
-import { runPlaybook } from '../../src/runner/runner.js';
+import { createClient } from '../../src/api/client.js';
+import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
 import { StoredItems } from '../../src/runner/stored-items.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Step } from '../../src/playbook/schema.js';
 import { allRows } from '../store/fixtures.js';
-import { clientFor, emulator, memoryStore, playbook, setFaults, spy } from './helpers.js';
+import { RATES, clientFor, emulator, memoryStore, playbook, setFaults, spy } from './helpers.js';
 
 const ONE_RULE = `
         - on: [SVC CACHE UNAVAILABLE]
@@ -232,6 +233,86 @@ steps:
       // The lists of the devices sent again are gone from the store with the step.
       const left = await streamed.itemKeys;
       expect(left).to.deep.equal(['devices']);
+    });
+
+    it('records each batch of a report that only creates its reports once, when it is resumed', async () => {
+      emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 25_000, timeScale: 3600 });
+      await setFaults(emu, { deviceErrors: {} });
+      // No wait: the step creates the reports, its devices requested as each batch's report is created.
+      const pb = playbook(`
+version: 1
+name: created-only
+on: { manual: true }
+inputs:
+  account: { type: string }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: "\${{ inputs.account }}", currentState: active }
+    items: { kind: imei }
+  - id: report
+    uses: location.createReport
+    with: { accountName: "\${{ inputs.account }}", deviceList: "\${{ steps.devices.items }}", cacheMode: "0" }
+`);
+      const store = new SqliteStore(':memory:');
+      const inputs = { account: emu.defaults.accounts[0] };
+      // One report a second: stopped after the first batch's report, before the third's.
+      const slow = createClient({
+        baseUrl: emu.baseUrl,
+        clientId: emu.defaults.clientId,
+        clientSecret: emu.defaults.clientSecret,
+        username: emu.defaults.username,
+        password: emu.defaults.password,
+        rates: { ...RATES, loc: { requestsPerSecond: 1, concurrency: 1 } },
+      });
+      const client = clientFor(emu);
+      const requested = () =>
+        store.db
+          .prepare(
+            `SELECT coalesce(sum(json_array_length(device_ids)), 0) FROM ledger WHERE run_id = 'r-created' AND step = 'report'`,
+          )
+          .pluck()
+          .get() as number;
+      try {
+        const controller = new AbortController();
+        const running = runPlaybook(pb, {
+          client: slow,
+          store,
+          runId: 'r-created',
+          inputs,
+          signal: controller.signal,
+        });
+        for (let i = 0; i < 1000 && requested() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+        controller.abort(new Interrupted());
+        expect(
+          await running.then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        ).to.be.instanceOf(Interrupted);
+        expect(requested(), 'the first batch, recorded before the stop').to.equal(10_000);
+        const summary = await runPlaybook(pb, { client, store, runId: 'r-created', inputs });
+        expect(summary.status, summary.error).to.equal('succeeded');
+        const listed = ((await store.loadSteps('r-created')).get('devices') as { storedItems: number })
+          .storedItems;
+        // Each device requested once, under the txid of the report that names it.
+        const [results, distinct, underTxid] = store.db
+          .prepare(
+            `SELECT count(*), count(DISTINCT j.value), sum(l.request_id IS NOT NULL) FROM ledger l, json_each(l.device_ids) j
+             WHERE l.run_id = 'r-created' AND l.step = 'report' AND l.outcome = 'succeeded'`,
+          )
+          .raw()
+          .get() as number[];
+        expect({ results, distinct, underTxid }).to.deep.equal({
+          results: listed,
+          distinct: listed,
+          underTxid: listed,
+        });
+      } finally {
+        await store.close();
+        await slow.close();
+        await client.close();
+      }
     });
   });
 });
