@@ -23,11 +23,6 @@ export class LiveIndexes {
 
   constructor(private readonly db: Database.Database) {}
 
-  /** How many runs are indexed. */
-  get size(): number {
-    return this.runs.size;
-  }
-
   /** Of the devices `keys` (`step\0device`) of the run, those with more than one result in their step. */
   repeated(runId: string, keys: readonly string[]): Repeated {
     const live = this.upToDate(runId);
@@ -41,11 +36,6 @@ export class LiveIndexes {
       )
       .raw()
       .all(pairs) as Repeated;
-  }
-
-  /** Drops every index (the connection keeps none). */
-  clear(): void {
-    for (const runId of [...this.runs.keys()]) this.drop(runId);
   }
 
   /** The run's index, holding every entry written so far: made when it has none, the oldest dropped for it. */

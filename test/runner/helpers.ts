@@ -3,6 +3,7 @@
  * budgets, a throwaway SQLite store, the emulator's control API (`/_emulator/calls`, faults, accounts), and a
  * spy that keeps what each action was called with (the client underneath is untouched).
  */
+import { expect } from 'chai';
 import type { DeviceOutcome } from '../../src/store/store.js';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,6 +17,8 @@ import { startEmulator, type Emulator, type EmulatorOptions, type Faults } from 
 import { formatText } from '../../src/playbook/diagnostics.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import type { Playbook } from '../../src/playbook/schema.js';
+import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
+import type { RunOptions } from '../../src/runner/types.js';
 import type { AreaOptions } from '../../src/rate/area.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 
@@ -35,16 +38,39 @@ export async function emulator(o: EmulatorOptions = {}): Promise<Emulator> {
   return startEmulator({ seed: 1, accounts: 1, devicesPerAccount: 50, timeScale: 0, ...o });
 }
 
-export function clientFor(emu: Emulator, o: { clock?: Clock } = {}): Client {
+export function clientFor(
+  emu: Emulator,
+  o: { clock?: Clock; rates?: Partial<Record<Area, AreaOptions>> } = {},
+): Client {
   return createClient({
     baseUrl: emu.baseUrl,
     clientId: emu.defaults.clientId,
     clientSecret: emu.defaults.clientSecret,
     username: emu.defaults.username,
     password: emu.defaults.password,
-    rates: RATES,
+    rates: { ...RATES, ...o.rates },
     ...(o.clock ? { clock: o.clock } : {}),
   });
+}
+
+/**
+ * Runs `pb` with `o` until `ready` says so (asked every 10 ms, 5 s at most), then stops it as a restart would
+ * (Interrupted), and checks that it stopped so: what a resumed run then finds is what that execution left.
+ */
+export async function interruptedRun(
+  pb: Playbook,
+  o: RunOptions,
+  ready: () => boolean | Promise<boolean>,
+): Promise<void> {
+  const controller = new AbortController();
+  const running = runPlaybook(pb, { ...o, signal: controller.signal });
+  for (let i = 0; i < 500 && !(await ready()); i++) await new Promise((r) => setTimeout(r, 10));
+  controller.abort(new Interrupted());
+  const ended = await running.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(ended, 'the first execution').to.be.instanceOf(Interrupted);
 }
 
 /** What `onEmulator` gives a describe block's tests. */

@@ -18,6 +18,7 @@ import {
   clientFor,
   emulator,
   imei,
+  interruptedRun,
   memoryStore,
   playbook,
   spy,
@@ -59,30 +60,18 @@ describe('runner: resuming a stored run', () => {
     });
 
   /** Runs `pb` as run `runId` until `ready` says so, then interrupts it as a restart would. */
-  async function interrupted(
+  const interrupted = (
     pb: Playbook,
     runId: string,
     ready: () => Promise<boolean>,
     clock?: Clock,
     events?: EventSource,
-  ) {
-    const controller = new AbortController();
-    const running = runPlaybook(pb, {
-      client,
-      store,
-      runId,
-      signal: controller.signal,
-      ...(clock ? { clock } : {}),
-      ...(events ? { events } : {}),
-    });
-    for (let i = 0; i < 250 && !(await ready()); i++) await new Promise((r) => setTimeout(r, 20));
-    controller.abort(new Interrupted());
-    const ended = await running.then(
-      () => undefined,
-      (e: unknown) => e,
+  ) =>
+    interruptedRun(
+      pb,
+      { client, store, runId, ...(clock ? { clock } : {}), ...(events ? { events } : {}) },
+      ready,
     );
-    expect(ended, 'the first execution').to.be.instanceOf(Interrupted);
-  }
 
   it('restores finished steps, and reconciles a suspend that was sent and never answered', async () => {
     const pb = playbook(`
@@ -407,25 +396,10 @@ steps:
         return () => undefined;
       },
     });
-    const controller = new AbortController();
-    const running = runPlaybook(pb, {
-      client,
-      store,
-      runId: 'r5',
-      signal: controller.signal,
-      confirmations: listener(4),
-    });
     const confirming = async () =>
       ((await store.loadSteps('r5')).get('suspend') as { status?: string } | undefined)?.status ===
       'confirming';
-    for (let i = 0; i < 250 && !(await confirming()); i++) await new Promise((r) => setTimeout(r, 20));
-    controller.abort(new Interrupted());
-    expect(
-      await running.then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
-    ).to.be.instanceOf(Interrupted);
+    await interruptedRun(pb, { client, store, runId: 'r5', confirmations: listener(4) }, confirming);
     // Four devices confirmed before the stop are in the ledger; the resumed run confirms the other six.
     const summary = await runPlaybook(pb, { client, store, runId: 'r5', confirmations: listener(10) });
     expect(summary.status, summary.error).to.equal('succeeded');

@@ -6,13 +6,12 @@
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { planOf } from '../../src/runner/plan.js';
-import { createClient } from '../../src/api/client.js';
-import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
+import { runPlaybook } from '../../src/runner/runner.js';
 import { StoredItems } from '../../src/runner/stored-items.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Step } from '../../src/playbook/schema.js';
 import { allRows } from '../store/fixtures.js';
-import { RATES, clientFor, emulator, memoryStore, playbook, setFaults, spy } from './helpers.js';
+import { clientFor, emulator, interruptedRun, memoryStore, playbook, setFaults, spy } from './helpers.js';
 
 const ONE_RULE = `
         - on: [SVC CACHE UNAVAILABLE]
@@ -257,14 +256,7 @@ steps:
       const store = new SqliteStore(':memory:');
       const inputs = { account: emu.defaults.accounts[0] };
       // One report a second: stopped after the first batch's report, before the third's.
-      const slow = createClient({
-        baseUrl: emu.baseUrl,
-        clientId: emu.defaults.clientId,
-        clientSecret: emu.defaults.clientSecret,
-        username: emu.defaults.username,
-        password: emu.defaults.password,
-        rates: { ...RATES, loc: { requestsPerSecond: 1, concurrency: 1 } },
-      });
+      const slow = clientFor(emu, { rates: { loc: { requestsPerSecond: 1, concurrency: 1 } } });
       const client = clientFor(emu);
       const requested = () =>
         store.db
@@ -274,22 +266,7 @@ steps:
           .pluck()
           .get() as number;
       try {
-        const controller = new AbortController();
-        const running = runPlaybook(pb, {
-          client: slow,
-          store,
-          runId: 'r-created',
-          inputs,
-          signal: controller.signal,
-        });
-        for (let i = 0; i < 1000 && requested() === 0; i++) await new Promise((r) => setTimeout(r, 10));
-        controller.abort(new Interrupted());
-        expect(
-          await running.then(
-            () => undefined,
-            (e: unknown) => e,
-          ),
-        ).to.be.instanceOf(Interrupted);
+        await interruptedRun(pb, { client: slow, store, runId: 'r-created', inputs }, () => requested() > 0);
         expect(requested(), 'the first batch, recorded before the stop').to.equal(10_000);
         const summary = await runPlaybook(pb, { client, store, runId: 'r-created', inputs });
         expect(summary.status, summary.error).to.equal('succeeded');

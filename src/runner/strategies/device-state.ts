@@ -207,15 +207,15 @@ async function reconcile(
   return subset(devices, applied, false);
 }
 
-/** A device's result under its request and attempt. */
-const resultKey = (g: DeviceGroup, id: string) => `${g.requestId ?? ''}\0${g.attempts}\0${id}`;
+/** A device's result under a request (a group of results, or the request) and its attempt. */
+const resultKey = (under: { requestId?: string; attempts: number }, id: string) =>
+  `${under.requestId ?? ''}\0${under.attempts}\0${id}`;
 
 /** An accepted request without the devices whose result under it is `recorded`. */
 function unconfirmedOf(r: AcceptedRequest, recorded: Set<string>): AcceptedRequest {
-  const key = (id: string) => `${r.requestId}\0${r.attempts}\0${id}`;
   return {
     ...r,
-    devices: r.devices.map(([kind, ids]) => [kind, ids.filter((id) => !recorded.has(key(id)))]),
+    devices: r.devices.map(([kind, ids]) => [kind, ids.filter((id) => !recorded.has(resultKey(r, id)))]),
   };
 }
 

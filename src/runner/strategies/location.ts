@@ -64,11 +64,11 @@ class Created {
 
   /**
    * The reports of `input`'s devices (the client sends batches of at most 10,000), as batch `batch` (which pass
-   * of the step, which devices) created them: earlier (`earlier` true), or now.
+   * of the step, which devices) created them: earlier, or now.
    */
-  async of(batch: string, input: Json): Promise<CreatedReports & { earlier?: true }> {
+  async of(batch: string, input: Json): Promise<CreatedReports> {
     const earlier = this.list.find((c) => c.batch === batch);
-    if (earlier) return { ...earlier, earlier: true };
+    if (earlier) return earlier;
     const { ctx, count } = this.x;
     const sentAt = ctx.clock.now();
     const { value } = await ctx.retrying(count, this.x.plan.retry, this.x.op, this.x.signal, () =>
@@ -185,7 +185,7 @@ async function streamedPass(
 ): Promise<Json[]> {
   const created: { chunk: number; at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
   await eachAtMost(numbered(list.batches(x.op.batchSize ?? 10_000)), WINDOW, async ({ n, at, set }) => {
-    const { sentAt, reports, earlier } = await made.of(`${name} ${at.seq}.${at.skip}: ${set.size} devices`, {
+    const { sentAt, reports } = await made.of(`${name} ${at.seq}.${at.skip}: ${set.size} devices`, {
       ...input,
       deviceList: refsOf(set),
     });
@@ -193,7 +193,7 @@ async function streamedPass(
     if (reads(x)) return;
     // Requested: under the batch's report, which an earlier execution may have recorded them under already.
     const txid = String(reports[0]?.txid);
-    const recorded = earlier ? ((await recordedUnder(x, [txid])).get(txid) ?? 0) >= set.size : false;
+    const recorded = ((await recordedUnder(x, [txid])).get(txid) ?? 0) >= set.size;
     onPage(
       withResult(set, { outcome: 'succeeded', attempts: pass.attempt, requestId: txid }),
       chunkOf(n),
