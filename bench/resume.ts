@@ -10,8 +10,8 @@ import { cpSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { DaemonProcess } from '../test/helpers/daemon.js';
+import type Database from 'better-sqlite3';
+import { DaemonProcess, readState, untilDaemons } from '../test/helpers/daemon.js';
 import { startEmulator } from './engine.js';
 import type { BenchRow } from './types.js';
 
@@ -19,30 +19,6 @@ const ROOT = join(import.meta.dirname, '..');
 const PLAYBOOK = 'nightly-location-report';
 const KILL_AFTER = 300_000;
 const TARGET_MB = 300;
-
-/** `read` of the state file, read-only; undefined while the file is not there yet. */
-function readState<T>(file: string, read: (db: Database.Database) => T): T | undefined {
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-    return read(db);
-  } catch {
-    return undefined;
-  } finally {
-    db?.close();
-  }
-}
-
-/** Polls `check` every 50 ms until it answers, or throws after `ms` naming `what`. */
-async function until<T>(what: string, ms: number, check: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = check();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`P7R: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 export async function benchResume(): Promise<BenchRow[]> {
   const emu = await startEmulator(1_000_000);
@@ -83,16 +59,19 @@ export async function benchResume(): Promise<BenchRow[]> {
         .prepare("SELECT coalesce(sum(json_array_length(device_ids)), 0) FROM ledger WHERE step = 'report'")
         .pluck()
         .get() as number;
-    await until('the results of the report', 1_200_000, () =>
-      readState(state, (db) => (recorded(db) >= KILL_AFTER ? true : undefined)),
-    );
+    /** Whether the ledger has KILL_AFTER results: not while the run is still making its state file. */
+    const enough = () => {
+      try {
+        return readState(state, recorded) >= KILL_AFTER;
+      } catch {
+        return false;
+      }
+    };
+    await untilDaemons([], 'the results of the report', async () => (enough() ? true : undefined), 1_200_000);
     run.kill('SIGKILL');
     await exited;
-    const atKill = readState(state, recorded) ?? 0;
-    const runId = readState(
-      state,
-      (db) => db.prepare('SELECT id FROM runs').pluck().get() as string,
-    ) as string;
+    const atKill = readState(state, recorded);
+    const runId = readState(state, (db) => db.prepare('SELECT id FROM runs').pluck().get() as string);
 
     const peakFile = join(dir, 'peak.json');
     const t0 = performance.now();
@@ -107,11 +86,15 @@ export async function benchResume(): Promise<BenchRow[]> {
       },
       nodeArgs: ['--import', join(ROOT, 'test', 'helpers', 'memory-peak.mjs')],
     });
-    const status = await until('the resumed run to end', 1_200_000, () =>
-      readState(state, (db) => {
-        const s = db.prepare('SELECT status FROM runs WHERE id = ?').pluck().get(runId) as string;
-        return s === 'running' || s === 'queued' ? undefined : s;
-      }),
+    const status = await untilDaemons(
+      [daemon],
+      'the resumed run to end',
+      async () =>
+        readState(state, (db) => {
+          const s = db.prepare('SELECT status FROM runs WHERE id = ?').pluck().get(runId) as string;
+          return s === 'running' || s === 'queued' ? undefined : s;
+        }),
+      1_200_000,
     );
     const seconds = (performance.now() - t0) / 1000;
     await daemon.stop('SIGTERM');
@@ -135,14 +118,13 @@ export async function benchResume(): Promise<BenchRow[]> {
         .get(runId) as number[];
       return { listed, results, distinct, firsts };
     });
-    const once =
-      counts !== undefined && counts.results === counts.distinct && counts.firsts === counts.listed;
+    const once = counts.results === counts.distinct && counts.firsts === counts.listed;
     return [
       {
         id: 'P7R',
         measure:
           `shipped nightly report, 1,000,000-device account, \`fleetbook run\` killed (SIGKILL) with ${atKill} results in the ledger, then resumed by \`fleetbook serve\` on the same state file: ` +
-          `run ${status} ${seconds.toFixed(1)} s after the daemon's start; ${counts?.listed ?? 0} devices listed, ${counts?.results ?? 0} results (${counts?.distinct ?? 0} distinct by device and attempt, ${counts?.firsts ?? 0} first attempts)`,
+          `run ${status} ${seconds.toFixed(1)} s after the daemon's start; ${counts.listed} devices listed, ${counts.results} results (${counts.distinct} distinct by device and attempt, ${counts.firsts} first attempts)`,
         value: `${once ? 'each device once' : 'DEVICES RECORDED TWICE'}; daemon peak RSS ${rssMb.toFixed(0)} MB (heap ${(peak.heapUsed / 2 ** 20).toFixed(0)} MB)`,
         target: `completes, each device once; <= ${TARGET_MB} MB`,
         pass: status === 'succeeded' && once && rssMb <= TARGET_MB,
