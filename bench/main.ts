@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { benchConsole } from './console.js';
 import { benchConsoleRunning } from './console-running.js';
 import { benchDaemon } from './daemon.js';
+import { benchDeviceHistory } from './device-history.js';
 import { benchEmulator } from './emulator.js';
 import { benchEngine, benchFleet } from './engine.js';
 import { benchLedger } from './ledger.js';
@@ -34,6 +35,7 @@ const suites: { ids: string[]; run: (only: string[]) => Promise<BenchRow[]> }[] 
   { ids: ['L1'], run: benchLedger },
   { ids: ['C1'], run: benchConsole },
   { ids: ['C2', 'C2-PG'], run: benchConsoleRunning },
+  { ids: ['D1', 'D1-PG'], run: benchDeviceHistory },
 ];
 
 const only = process.argv.slice(2).map((s) => s.toUpperCase());

@@ -166,29 +166,39 @@ export function ledgerRow(deviceId: string, r: ResultColumns, data?: Json | null
   return row;
 }
 
-/** A ledger entry with what a device's history shows of its run. */
-export interface HistoryEntryRow extends EntryRow {
+/** A device's result in a ledger entry (`data_json` is the device's own), with what its history shows of the run. */
+export interface HistoryEntryRow extends ResultColumns {
   playbook: string;
   run_started_at: string;
   run_status: string;
 }
 
-/** `deviceHistory`: each entry's result for the device, as it names it (the text search may match others). */
+/** `deviceHistory`: the device's result in each entry that names it, newest first. */
 export function historyRows(entries: readonly HistoryEntryRow[], deviceId: string): DeviceHistoryRow[] {
-  const out: DeviceHistoryRow[] = [];
-  for (const e of entries) {
-    const ids = JSON.parse(e.device_ids) as string[];
-    const i = ids.indexOf(deviceId);
-    if (i < 0) continue;
-    const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);
-    out.push({
-      ...ledgerRow(deviceId, e, data?.[i]),
-      playbook: e.playbook,
-      runStartedAt: e.run_started_at,
-      runStatus: e.run_status as RunStatus,
-    });
+  return entries.map((e) => ({
+    ...ledgerRow(deviceId, e, parse(e.data_json) as Json | null),
+    playbook: e.playbook,
+    runStartedAt: e.run_started_at,
+    runStatus: e.run_status as RunStatus,
+  }));
+}
+
+/**
+ * The least and the greatest of an entry's device ids, as both stores order text (the bytes of UTF-8: SQLite's
+ * BINARY, PostgreSQL's "C"), so that a device's entries are found by an index on them (deviceHistory), not by
+ * reading every entry. Entries hold devices in the order a listing gave them, so an entry's range is narrow.
+ * JavaScript orders UTF-16 code units, which differs only where one string has a character from U+E000 on and
+ * the other a surrogate at the same place; the least and the greatest found have such a character whenever the
+ * true ones differ from them, and then the range is left open (`max` null), and the entry is always read.
+ */
+export function idRange(ids: readonly string[]): { min: string; max: string | null } {
+  let min = ids[0] ?? '';
+  let max = min;
+  for (const id of ids) {
+    if (id < min) min = id;
+    else if (id > max) max = id;
   }
-  return out;
+  return /[\uD800-\uFFFF]/.test(min + max) ? { min: '', max: null } : { min, max };
 }
 
 /** Entries (in `seq` order) as ledger rows, a row per device and step: the latest entry of each counts. */

@@ -3,7 +3,8 @@
  * confirmed after it was accepted, has several entries in a step, and the latest counts. Finding those devices
  * is a GROUP BY over every device of the run: most of a second for a million, which on the event loop would hold
  * every callback and run of the daemon that long. A worker thread with a connection of its own on the file does
- * it. An in-memory store, which no other connection can open, does it on its own connection.
+ * it, and reads a device's history (the entries of every run that name it) there too. An in-memory store, which
+ * no other connection can open, does it on its own connection.
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -11,7 +12,9 @@ import { pathToFileURL } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { LatestRead, REPEATED, RUN_TOP, replacedEntries, type ReadPlan } from './sqlite-latest-read.js';
+import { deviceHistory } from './sqlite-ledger-read.js';
 import { LiveIndexes, type Repeated } from './sqlite-live.js';
+import type { DeviceHistoryRow } from './store.js';
 
 /** The entries every device of which is in a later one of the step. */
 const SUPERSEDED = `INSERT OR IGNORE INTO ledger_superseded (run_id, seq)
@@ -65,10 +68,18 @@ type Op =
   | { op: 'keep'; runId: string }
   | { op: 'open'; runId: string; step?: string }
   | { op: 'page'; read: number; after?: { step: string; seq: number } }
-  | { op: 'close'; read: number };
+  | { op: 'close'; read: number }
+  | { op: 'history'; deviceId: string; limit: number };
 type Request = { id: number } & Op;
 type Page = ReturnType<LatestRead['page']>;
-type Answer = { id: number; rows?: Repeated; read?: number; page?: Page; error?: string };
+type Answer = {
+  id: number;
+  rows?: Repeated;
+  read?: number;
+  page?: Page;
+  history?: DeviceHistoryRow[];
+  error?: string;
+};
 
 /** The reads a connection has open (LatestRead), by number. */
 class Reads {
@@ -123,6 +134,8 @@ function answer({ db, reads, live }: Connection, r: Request): Answer {
     case 'close':
       reads.end(r.read);
       return { id: r.id };
+    case 'history':
+      return { id: r.id, history: deviceHistory(db, r.deviceId, r.limit) };
   }
 }
 
@@ -240,6 +253,12 @@ export class Grouping {
     const out = new Map<string, number>();
     for (const [s, device, seq] of rows) out.set(`${s}\0${device}`, seq);
     return out;
+  }
+
+  /** A device's result in every entry that names it, newest first, at most `limit` (Store.deviceHistory). */
+  async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
+    if (this.inline) return deviceHistory(this.db, deviceId, limit);
+    return (await this.ask({ op: 'history', deviceId, limit })).history ?? [];
   }
 
   /** Keeps the run grouped (keepLatest): at once when it is. */

@@ -76,17 +76,24 @@ export function ledgerEntries(
   }) as EntryRow[];
 }
 
-/** `deviceHistory` (store.ts): every entry naming the device, newest first; a scan of the text of the ids. */
-export function deviceHistory(
-  sql: (text: string) => Database.Statement,
-  deviceId: string,
-  limit: number,
-): DeviceHistoryRow[] {
-  const rows = sql(
-    `SELECT l.*, r.playbook AS playbook, r.started_at AS run_started_at, r.status AS run_status
-     FROM ledger l JOIN runs r ON r.id = l.run_id
-     WHERE instr(l.device_ids, @needle) > 0 ORDER BY l.seq DESC LIMIT @limit`,
-  ).all({ needle: JSON.stringify(deviceId), limit }) as HistoryEntryRow[];
+/**
+ * `deviceHistory` (store.ts): the device's result in every entry naming it, newest first. The entries whose ids
+ * bracket the device are found by their range (rows.ts idRange), and only those are read: a few per step of each
+ * run, whatever the size of the ledger. Off the event loop, in the grouping worker (sqlite-grouping.ts).
+ */
+export function deviceHistory(db: Database.Database, deviceId: string, limit: number): DeviceHistoryRow[] {
+  const rows = db
+    .prepare(
+      `SELECT l.run_id, l.step, l.kind, l.outcome, l.error_type, l.error_class, l.attempts, l.at, l.request_id,
+         CASE WHEN l.data_json IS NOT NULL THEN l.data_json -> ('$[' || d.key || ']') END AS data_json,
+         r.playbook AS playbook, r.started_at AS run_started_at, r.status AS run_status
+       FROM ledger l INDEXED BY ledger_by_device_range
+         JOIN json_each(l.device_ids) d ON d.value = @id
+         JOIN runs r ON r.id = l.run_id
+       WHERE l.min_id <= @id AND (l.max_id >= @id OR l.max_id IS NULL) AND instr(l.device_ids, @needle) > 0
+       ORDER BY l.seq DESC LIMIT @limit`,
+    )
+    .all({ id: deviceId, needle: JSON.stringify(deviceId), limit }) as HistoryEntryRow[];
   return historyRows(rows, deviceId);
 }
 

@@ -154,6 +154,14 @@ export const MIGRATIONS: string[] = [
   `CREATE INDEX ledger_unconfirmed ON ledger (seq) WHERE outcome = 'unconfirmed' AND request_id IS NOT NULL;`,
   // Retention removes the playbook versions no run names any more (sqlite-retention.ts): found by this.
   `CREATE INDEX runs_by_version ON runs (version) WHERE version IS NOT NULL;`,
+  // A device's history (deviceHistory) reads the entries whose least and greatest device ids bracket it, found by
+  // this index (rows.ts idRange), not every entry of the file. The entries written before get theirs here: one
+  // pass over the ledger, once.
+  `ALTER TABLE ledger ADD COLUMN min_id TEXT;
+   ALTER TABLE ledger ADD COLUMN max_id TEXT;
+   UPDATE ledger SET min_id = (SELECT min(value) FROM json_each(device_ids)),
+     max_id = (SELECT max(value) FROM json_each(device_ids));
+   CREATE INDEX ledger_by_device_range ON ledger (min_id, max_id);`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

@@ -8,7 +8,6 @@ import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
 import {
-  deviceHistory,
   deviceResults,
   resultsUnder,
   latestAmong,
@@ -24,7 +23,7 @@ import { SqliteRates } from './sqlite-rates.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
-import { latestMatching, latestRows, type ReadEntry } from './rows.js';
+import { idRange, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import {
   type DeviceGroup,
@@ -137,8 +136,8 @@ export class SqliteStore implements Store {
       ),
       insertEntry: this.db.prepare(
         `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
-           request_id, data_json)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           request_id, data_json, min_id, max_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
     };
     this.saveWithDevices = this.db.transaction((runId, key, state, devices) => {
@@ -215,6 +214,7 @@ export class SqliteStore implements Store {
   private insertGroups(runId: string, step: string, groups: DeviceGroup[], at: string): void {
     for (const g of groups) {
       if (!g.ids.length) continue;
+      const range = idRange(g.ids);
       this.stmt.insertEntry.run(
         runId,
         step,
@@ -227,6 +227,8 @@ export class SqliteStore implements Store {
         JSON.stringify(g.ids),
         g.requestId ?? null,
         g.data ? JSON.stringify(g.data) : null,
+        range.min,
+        range.max,
       );
     }
   }
@@ -271,7 +273,7 @@ export class SqliteStore implements Store {
   }
 
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
-    return deviceHistory(this.sql, deviceId, limit);
+    return this.grouped().deviceHistory(deviceId, limit);
   }
 
   async unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {

@@ -12,6 +12,7 @@ import {
   byStepThenDevice,
   entryGroup,
   historyRows,
+  idRange,
   latestMatching,
   latestRows,
   type EntryRow,
@@ -66,6 +67,7 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
   const out: EntryRecord[] = [];
   for (const g of groups) {
     if (!g.ids.length) continue;
+    const range = idRange(g.ids);
     out.push({
       run_id: pgText(runId),
       step: pgText(step),
@@ -78,6 +80,8 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
       device_ids: g.ids,
       request_id: pgText(g.requestId ?? null),
       data_json: g.data ? g.data.map((d) => d ?? null) : null,
+      min_id: range.min,
+      max_id: range.max,
     });
   }
   return out;
@@ -90,12 +94,13 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
 export function insertEntries(entries: readonly EntryRecord[]): Statement {
   return {
     text: `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
-             request_id, data_json)
-           SELECT run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids, request_id, data_json
+             request_id, data_json, min_id, max_id)
+           SELECT run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids, request_id, data_json,
+             min_id, max_id
            FROM ROWS FROM (json_to_recordset($1::json) AS (run_id text, step text, kind text, outcome text,
              error_type text, error_class text, attempts integer, at text, device_ids json, request_id text,
-             data_json json)) WITH ORDINALITY AS e(run_id, step, kind, outcome, error_type, error_class, attempts,
-             at, device_ids, request_id, data_json, n)
+             data_json json, min_id text, max_id text)) WITH ORDINALITY AS e(run_id, step, kind, outcome, error_type,
+             error_class, attempts, at, device_ids, request_id, data_json, min_id, max_id, n)
            ORDER BY n`,
     values: [JSON.stringify(entries)],
   };
@@ -342,12 +347,25 @@ export class PostgresLedger implements LedgerStore {
   }
 
   /** Every entry naming the device, newest first: a scan of the text of the ids, as on SQLite. */
+  /**
+   * The entries whose ids bracket the device are found by their range (rows.ts idRange), and only those are
+   * read: a few per step of each run, whatever the size of the ledger.
+   */
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
     const rows = await this.turns.read<HistoryEntryRow>({
-      text: `SELECT l.*, r.playbook, r.started_at AS run_started_at, r.status AS run_status
-             FROM ledger l JOIN runs r ON r.id = l.run_id
-             WHERE strpos(l.device_ids::text, $1) > 0 ORDER BY l.seq DESC LIMIT $2`,
-      values: [JSON.stringify(deviceId), limit],
+      // The entries found by range that name the device, first: planned together, the server read every entry.
+      text: `WITH l AS MATERIALIZED (
+               SELECT * FROM ledger
+               WHERE min_id <= $1 AND (max_id >= $1 OR max_id IS NULL) AND strpos(device_ids::text, $2) > 0
+             )
+             SELECT l.run_id, l.step, l.kind, l.outcome, l.error_type, l.error_class, l.attempts, l.at,
+               l.request_id, (l.data_json -> (d.n - 1)::int)::text AS data_json,
+               r.playbook, r.started_at AS run_started_at, r.status AS run_status
+             FROM l CROSS JOIN LATERAL json_array_elements(l.device_ids) WITH ORDINALITY AS d(id, n)
+               JOIN runs r ON r.id = l.run_id
+             WHERE d.id::text = $2
+             ORDER BY l.seq DESC LIMIT $3`,
+      values: [pgText(deviceId), JSON.stringify(deviceId), limit],
     });
     return historyRows(rows, deviceId);
   }

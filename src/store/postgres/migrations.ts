@@ -264,6 +264,28 @@ export const MIGRATIONS: string[] = [
   `CREATE INDEX ledger_unconfirmed ON ledger (seq) WHERE outcome = 'unconfirmed' AND request_id IS NOT NULL;`,
   // Retention removes the playbook versions no run names any more (retention.ts): found by this.
   `CREATE INDEX runs_by_version ON runs (version) WHERE version IS NOT NULL;`,
+  // A device's history (deviceHistory) reads the entries whose least and greatest device ids bracket it, found by
+  // this index (rows.ts idRange), not every entry of the database. The entries written before get theirs here,
+  // and those a replica of the version before writes during an upgrade get theirs from the trigger.
+  `ALTER TABLE ledger ADD COLUMN min_id text COLLATE "C", ADD COLUMN max_id text COLLATE "C";
+   CREATE FUNCTION fleetbook_id_range(ids json, OUT min_id text, OUT max_id text) LANGUAGE plpgsql AS $$
+   BEGIN
+     SELECT min(d.id COLLATE "C"), max(d.id COLLATE "C") INTO min_id, max_id
+       FROM json_array_elements_text(ids) AS d(id);
+   EXCEPTION WHEN untranslatable_character THEN
+     -- An id that text cannot hold (a NUL): the range is open, and the entry always read.
+     min_id := '';
+     max_id := NULL;
+   END $$;
+   CREATE FUNCTION fleetbook_ledger_range() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     SELECT r.min_id, r.max_id INTO NEW.min_id, NEW.max_id FROM fleetbook_id_range(NEW.device_ids) r;
+     RETURN NEW;
+   END $$;
+   CREATE TRIGGER ledger_range BEFORE INSERT ON ledger FOR EACH ROW WHEN (NEW.min_id IS NULL)
+     EXECUTE FUNCTION fleetbook_ledger_range();
+   UPDATE ledger SET (min_id, max_id) = (SELECT r.min_id, r.max_id FROM fleetbook_id_range(device_ids) r);
+   CREATE INDEX ledger_by_device_range ON ledger (min_id, max_id);`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */
