@@ -2,10 +2,10 @@
  * C2: the console's device table of a run that goes on, 1,000,000 devices. A store holds one running run shaped
  * as a suspend writes it: 2,000 requests of 500 devices, each accepted, then confirmed. Its pages are read in
  * this process as the console reads them (devicePage): the first page, then pages by cursor; then the run writes
- * 100 more requests, and the first page again takes them in. On SQLite (C2) the first page indexes the run in
- * the grouping worker (store/sqlite-live.ts), and each page after looks its devices up in that index, brought up
- * to date from the entries written since; it used to pass over every entry of the run. On PostgreSQL (C2-PG,
- * for information) each lookup reads the run's entries on the server.
+ * 100 more requests, and the first page again takes them in. Which devices of a page have several results is
+ * read from the entries whose range of ids holds them (store/id-range.ts), on SQLite (C2, in the grouping
+ * worker) and PostgreSQL (C2-PG). It used to take a pass over the run: on SQLite to index it at the first page
+ * (1.1-1.4 s), on PostgreSQL at each lookup (0.4-1.7 s a page).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -96,17 +96,17 @@ async function pages(id: string, state: string): Promise<BenchRow> {
     for (let r = REQUESTS; r < REQUESTS + 100; r++) suspend(store, r, at);
     await store.durable();
     const after = await page();
-    const worst = Math.max(...pages, after.ms);
+    const worst = Math.max(first.ms, ...pages, after.ms);
     const confirmed = [...first.rows, ...after.rows].every((r) => r.outcome === 'succeeded');
     return {
       id,
       measure:
         `console device table of a running suspend of 1,000,000 devices (2,000 requests of 500, each accepted then confirmed), pages of 50 rows, ms: ` +
-        `first page ${first.ms.toFixed(0)}${sqlite ? ' (indexes the run, in the grouping worker)' : ''}; ${pages.length} pages by cursor median ${median(pages).toFixed(1)}, max ${Math.max(...pages).toFixed(1)} (${rows} rows); ` +
+        `first page ${first.ms.toFixed(1)}${sqlite ? ' (starts the grouping worker)' : ''}; ${pages.length} pages by cursor median ${median(pages).toFixed(1)}, max ${Math.max(...pages).toFixed(1)} (${rows} rows); ` +
         `after 100 more requests, the first page again ${after.ms.toFixed(1)}`,
-      value: `pages after the first: max ${worst.toFixed(1)} ms`,
-      target: sqlite ? `< ${TARGET_MS} ms each; the first (information)` : '(information)',
-      pass: confirmed && rows === 50 * (pages.length + 1) && (!sqlite || worst < TARGET_MS),
+      value: `every page: max ${worst.toFixed(1)} ms`,
+      target: `< ${TARGET_MS} ms each`,
+      pass: confirmed && rows === 50 * (pages.length + 1) && worst < TARGET_MS,
     };
   } finally {
     await store.close();

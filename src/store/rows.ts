@@ -183,24 +183,6 @@ export function historyRows(entries: readonly HistoryEntryRow[], deviceId: strin
   }));
 }
 
-/**
- * The least and the greatest of an entry's device ids, as both stores order text (the bytes of UTF-8: SQLite's
- * BINARY, PostgreSQL's "C"), so that a device's entries are found by an index on them (deviceHistory), not by
- * reading every entry. Entries hold devices in the order a listing gave them, so an entry's range is narrow.
- * JavaScript orders UTF-16 code units, which differs only where one string has a character from U+E000 on and
- * the other a surrogate at the same place; the least and the greatest found have such a character whenever the
- * true ones differ from them, and then the range is left open (`max` null), and the entry is always read.
- */
-export function idRange(ids: readonly string[]): { min: string; max: string | null } {
-  let min = ids[0] ?? '';
-  let max = min;
-  for (const id of ids) {
-    if (id < min) min = id;
-    else if (id > max) max = id;
-  }
-  return /[\uD800-\uFFFF]/.test(min + max) ? { min: '', max: null } : { min, max };
-}
-
 /** Entries (in `seq` order) as ledger rows, a row per device and step: the latest entry of each counts. */
 export function ledgerRows(entries: readonly EntryRow[]): LedgerRow[] {
   const latest = new Map<string, LedgerRow>();

@@ -12,8 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker, parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { LatestRead, REPEATED, RUN_TOP, replacedEntries, type ReadPlan } from './sqlite-latest-read.js';
-import { deviceHistory } from './sqlite-ledger-read.js';
-import { LiveIndexes, type Repeated } from './sqlite-live.js';
+import { deviceHistory, repeatedAmong, type Repeated } from './sqlite-ledger-read.js';
 import type { DeviceHistoryRow } from './store.js';
 
 /** The entries every device of which is in a later one of the step. */
@@ -110,23 +109,21 @@ class Reads {
 interface Connection {
   db: Database.Database;
   reads: Reads;
-  live: LiveIndexes;
 }
 
 const connection = (db: Database.Database): Connection => ({
   db,
   reads: new Reads(db),
-  live: new LiveIndexes(db),
 });
 
 /** What a request asks of a connection, answered. */
-function answer({ db, reads, live }: Connection, r: Request): Answer {
+function answer({ db, reads }: Connection, r: Request): Answer {
   switch (r.op) {
     case 'keep':
       keepLatest(db, r.runId);
       return { id: r.id };
     case 'repeated':
-      return { id: r.id, rows: live.repeated(r.runId, r.keys) };
+      return { id: r.id, rows: repeatedAmong(db, r.runId, r.keys) };
     case 'open':
       return { id: r.id, read: reads.begin(r.runId, r.step) };
     case 'page':
@@ -181,15 +178,10 @@ function tsxApi(): string {
 
 /** How long a worker with nothing to do is kept: its memory (a heap, a page cache) is given back after. */
 export const IDLE_MS = 5_000;
-/**
- * How long a worker that indexes running runs (LiveIndexes) is kept with nothing to do: a console that shows
- * such a run asks for a page again within it, and the index (a pass over the run to make) is kept for it.
- */
-export const LIVE_IDLE_MS = 60_000;
 
 /**
  * The store's side: a worker started at a request, which does not keep the process alive, and ends once it has
- * had nothing to do for IDLE_MS (LIVE_IDLE_MS when it indexes running runs).
+ * had nothing to do for IDLE_MS.
  */
 export class Grouping {
   private worker: Worker | undefined;
@@ -200,8 +192,6 @@ export class Grouping {
   private readonly keeping = new Map<string, Promise<void>>();
   /** An in-memory store's own connection, which answers its requests. */
   private readonly inlineConn: Connection;
-  /** Whether the worker indexes running runs (repeatedAmong): it is kept longer. */
-  private indexing = false;
   /** Reads open on the worker: it is kept while there are. */
   private reading = 0;
   /** Whether a run is kept, on the store's connection: asked at each lookup of a page, prepared once. */
@@ -246,9 +236,8 @@ export class Grouping {
 
   /** Of the devices `keys` (`step\0device`) of the run, those with several results, to the seq that counts. */
   async repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
-    this.indexing = !this.inline;
     const rows = this.inline
-      ? this.inlineConn.live.repeated(runId, keys)
+      ? repeatedAmong(this.db, runId, keys)
       : ((await this.ask({ op: 'repeated', runId, keys })).rows ?? []);
     const out = new Map<string, number>();
     for (const [s, device, seq] of rows) out.set(`${s}\0${device}`, seq);
@@ -283,7 +272,6 @@ export class Grouping {
     clearTimeout(this.idle);
     const w = this.worker;
     this.worker = undefined;
-    this.indexing = false;
     this.rejectAll(new Error(`the store ${this.file} is closed`));
     if (w) await w.terminate();
   }
@@ -304,7 +292,7 @@ export class Grouping {
     }).finally(() => {
       if (this.waiting.size || this.reading) return;
       this.worker?.unref();
-      this.idle = setTimeout(() => void this.close(), this.indexing ? LIVE_IDLE_MS : IDLE_MS).unref();
+      this.idle = setTimeout(() => void this.close(), IDLE_MS).unref();
     });
   }
 
@@ -332,7 +320,6 @@ export class Grouping {
       // A worker ended on purpose (idle, or the store closed) has nobody waiting.
       if (this.worker !== w) return;
       this.worker = undefined;
-      this.indexing = false;
       this.rejectAll(e);
     };
     w.on('error', fail);

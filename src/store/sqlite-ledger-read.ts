@@ -3,6 +3,7 @@
  * the entries a query reads.
  */
 import type Database from 'better-sqlite3';
+import { bracketing, type EntryRange } from './id-range.js';
 import { byStepThenDevice, entryGroup, historyRows, type EntryRow, type HistoryEntryRow } from './rows.js';
 import type { DeviceGroup, DeviceHistoryRow, EntryFilter, LedgerQuery, LedgerRow } from './store.js';
 
@@ -96,6 +97,34 @@ export function deviceHistory(db: Database.Database, deviceId: string, limit: nu
     .all({ id: deviceId, needle: JSON.stringify(deviceId), limit }) as HistoryEntryRow[];
   return historyRows(rows, deviceId);
 }
+
+/**
+ * `repeatedAmong` (store.ts), of a run that goes on: of the devices `keys` (`step\0device`), those with more than
+ * one result in their step, with the seq of the entry that counts. Read from the entries whose range holds one
+ * of them (id-range.ts): a page of a running run of a million devices reads a few entries, not the run. In the
+ * grouping worker (sqlite-grouping.ts), off the event loop.
+ */
+export function repeatedAmong(db: Database.Database, runId: string, keys: readonly string[]): Repeated {
+  const ranges = db
+    .prepare('SELECT seq, step, min_id, max_id FROM ledger INDEXED BY ledger_ranges_by_run WHERE run_id = ?')
+    .all(runId) as EntryRange[];
+  const asked = new Set(keys);
+  const rows = db
+    .prepare(
+      `SELECT l.step, j.value, max(l.seq) FROM ledger l, json_each(l.device_ids) j
+       WHERE l.seq IN (SELECT value FROM json_each(?)) AND j.value IN (SELECT value FROM json_each(?))
+       GROUP BY l.step, j.value HAVING count(*) > 1`,
+    )
+    .raw()
+    .all(
+      JSON.stringify(bracketing(ranges, keys)),
+      JSON.stringify([...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))]),
+    ) as Repeated;
+  return rows.filter(([step, device]) => asked.has(`${step}\0${device}`));
+}
+
+/** `step`, device, seq of the entry that counts: the devices with more than one result in a step. */
+export type Repeated = [step: string, device: string, seq: number][];
 
 /** `queryLedger`'s steps: those (of runs) with an entry matching `q` (each device's latest must then match too). */
 export function matchingSteps(

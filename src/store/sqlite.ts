@@ -23,7 +23,8 @@ import { SqliteRates } from './sqlite-rates.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
-import { idRange, latestMatching, latestRows, type ReadEntry } from './rows.js';
+import { idRange } from './id-range.js';
+import { latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import {
   type DeviceGroup,

@@ -7,12 +7,12 @@ import {
   type LateReads,
   type LateResult,
 } from '../late.js';
+import { bracketing, idRange, type EntryRange } from '../id-range.js';
 import { BY_RUN } from '../retention.js';
 import {
   byStepThenDevice,
   entryGroup,
   historyRows,
-  idRange,
   latestMatching,
   latestRows,
   type EntryRow,
@@ -216,15 +216,26 @@ export class PostgresLedger implements LedgerStore {
     }
   }
 
-  /** Of the devices `keys` (`step\0device`) of the run, those with several results, to the seq that counts. */
+  /**
+   * Of the devices `keys` (`step\0device`) of the run, those with several results, to the seq that counts: read
+   * from the entries whose range holds one of them (id-range.ts), not every entry of the run.
+   */
   async repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
-    const asked = new Set(keys);
-    const ids = [...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))];
-    const again = new Map<string, number>();
-    const rows = await this.turns.read<{ step: string; device_id: string; seq: number }>({
-      text: repeated('AND d.id = ANY($2::text[])'),
-      values: [runId, ids],
+    const ranges = await this.turns.read<EntryRange>({
+      text: 'SELECT seq, step, min_id, max_id FROM ledger WHERE run_id = $1',
+      values: [runId],
     });
+    const seqs = bracketing(ranges, keys);
+    const ids = [...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))];
+    const rows = await this.turns.read<{ step: string; device_id: string; seq: number }>({
+      text: `SELECT l.step, d.id AS device_id, max(l.seq) AS seq
+             FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
+             WHERE l.seq = ANY($1::bigint[]) AND d.id = ANY($2::text[])
+             GROUP BY l.step, d.id HAVING count(*) > 1`,
+      values: [seqs, ids],
+    });
+    const asked = new Set(keys);
+    const again = new Map<string, number>();
     for (const r of rows) {
       const key = `${r.step}\0${r.device_id}`;
       if (asked.has(key)) again.set(key, r.seq);
