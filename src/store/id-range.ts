@@ -27,9 +27,11 @@ export interface IdRange {
 export function idRange(ids: readonly string[]): IdRange {
   let min = ids[0] ?? '';
   let max = min;
-  for (const id of ids) {
-    if (id < min) min = id;
-    else if (id > max) max = id;
+  // Greater first: ids come in a listing's order, so that is one comparison an id.
+  for (let i = 1; i < ids.length; i++) {
+    const id = ids[i] as string;
+    if (id > max) max = id;
+    else if (id < min) min = id;
   }
   return WIDE.test(min + max) ? { min: '', max: null } : { min, max };
 }
