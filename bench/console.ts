@@ -124,7 +124,7 @@ async function writeRun(file: string): Promise<void> {
 async function untilGrouped(file: string, t0: number): Promise<number> {
   const db = new Database(file, { readonly: true });
   try {
-    const done = db.prepare('SELECT 1 FROM ledger_latest_runs WHERE run_id = ?');
+    const done = db.prepare('SELECT 1 FROM ledger_superseded_runs WHERE run_id = ?');
     while (!done.get(RUN)) {
       if (performance.now() - t0 > 120_000)
         throw new Error('C1: the daemon did not group the run in 2 minutes');

@@ -3,7 +3,8 @@
  * (the ledger keeps every result; a retried or confirmed device has several, and the latest counts), read by
  * entry in (step, seq) order from a cursor, so that a page of a run of a million devices reads a few entries,
  * not the run. Whether a device's result in an entry is its latest is looked up in the store for a chunk of
- * devices at a time (latestAmong): an ended run's devices with several results are grouped once, and kept there.
+ * devices at a time, in the entries whose range of ids holds them (repeatedAmong); an ended run is grouped once
+ * first (latestAmong), so that its pages pass over the entries every device of which has a later result.
  */
 import type { DeviceOutcome, EntryFilter, LedgerRow, Store } from '../store/store.js';
 import { ledgerRow } from '../store/rows.js';
@@ -56,8 +57,8 @@ export function decodeCursor(text: string): DeviceCursor | undefined {
 export type LatestOf = (keys: readonly string[]) => Promise<ReadonlyMap<string, number>>;
 
 /**
- * How a page learns which results are the latest: of an ended run, from what the store keeps of it; of a run
- * that goes on, from its entries read for the devices of the page (never a map of the run's devices).
+ * How a page learns which results are the latest: from the entries that may name the devices of the page (never
+ * a map of the run's devices); of an ended run, once it is grouped.
  */
 export function latestOf(store: Store, runId: string, ended: boolean): LatestOf {
   return ended ? (keys) => store.latestAmong(runId, keys) : (keys) => store.repeatedAmong(runId, keys);

@@ -14,6 +14,7 @@ export const BY_RUN = [
   'ledger_latest',
   'ledger_latest_runs',
   'ledger_superseded',
+  'ledger_superseded_runs',
 ] as const;
 
 /**

@@ -15,50 +15,42 @@ import { LatestRead, REPEATED, RUN_TOP, replacedEntries, type ReadPlan } from '.
 import { deviceHistory, repeatedAmong, type Repeated } from './sqlite-ledger-read.js';
 import type { DeviceHistoryRow } from './store.js';
 
-/** The entries every device of which is in a later one of the step. */
-const SUPERSEDED = `INSERT OR IGNORE INTO ledger_superseded (run_id, seq)
-  SELECT @runId, seq FROM (${replacedEntries('temp.grouped')}) WHERE n >= size`;
+/** The entries every device of which is in a later one of the step, of the run grouped in temp.grouped. */
+const SUPERSEDED = `INSERT INTO temp.superseded SELECT seq FROM (${replacedEntries('temp.grouped')}) WHERE n >= size`;
 
-/** Rows copied into ledger_latest per write transaction: a few milliseconds of the file's write lock each. */
-const CHUNK = 5_000;
-
-const KEPT = 'SELECT 1 FROM ledger_latest_runs WHERE run_id = ?';
+const KEPT = 'SELECT 1 FROM ledger_superseded_runs WHERE run_id = ?';
 
 /**
- * Keeps the grouping of an ended run in ledger_latest, once. It is grouped into a temporary table (the
- * connection's own, which takes no lock of the file), then copied CHUNK rows per transaction, so that the other
- * writers of the file wait a few milliseconds at most, not the whole grouping. Its superseded entries are
- * written with the mark of the run, last: a grouping cut short is done again, over the rows already there.
+ * Keeps, once, the entries of an ended run every device of which has a later result in the step (a suspend's
+ * accepted devices, once confirmed; a report's first attempts, once retried), so that its pages pass over them
+ * (ledgerEntries). The run is grouped by device in temporary tables of the connection, which take no lock of the
+ * file; only those entries, a few thousand at most, are written, with the mark of the run. Which result of a
+ * device counts is read from the entries whose range holds it (sqlite-ledger-read.ts repeatedAmong), not kept.
  */
-function keepLatest(db: Database.Database, runId: string): void {
+function keepSuperseded(db: Database.Database, runId: string): void {
   if (db.prepare(KEPT).get(runId) !== undefined) return;
   const top = db.prepare(RUN_TOP).pluck();
   const seen = top.get(runId);
   db.exec(
-    'CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT); DELETE FROM grouped',
+    `CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT);
+     CREATE TEMP TABLE IF NOT EXISTS superseded (seq INTEGER);
+     DELETE FROM grouped; DELETE FROM superseded`,
   );
   db.prepare(`INSERT INTO temp.grouped ${REPEATED}`).run({ runId, step: null, top: null });
-  const last = (db.prepare('SELECT max(rowid) FROM temp.grouped').pluck().get() as number | null) ?? 0;
-  const copy = db.prepare(
-    `INSERT OR IGNORE INTO ledger_latest (run_id, step, device_id, seq)
-     SELECT ?, step, device_id, seq FROM temp.grouped WHERE rowid > ? AND rowid <= ?`,
-  );
-  const chunk = db.transaction((from: number) => copy.run(runId, from, from + CHUNK));
-  for (let from = 0; from < last; from += CHUNK) chunk.immediate(from);
+  db.prepare(SUPERSEDED).run();
   // A result that came after the run ended (Store.recordLate) while it was grouped: grouped again.
   const kept = db
     .transaction(() => {
-      if (top.get(runId) !== seen) {
-        db.prepare('DELETE FROM ledger_latest WHERE run_id = ?').run(runId);
-        return false;
-      }
-      db.prepare(SUPERSEDED).run({ runId });
-      db.prepare('INSERT OR IGNORE INTO ledger_latest_runs (run_id) VALUES (?)').run(runId);
+      if (top.get(runId) !== seen) return false;
+      db.prepare(
+        'INSERT OR IGNORE INTO ledger_superseded (run_id, seq) SELECT ?, seq FROM temp.superseded',
+      ).run(runId);
+      db.prepare('INSERT OR IGNORE INTO ledger_superseded_runs (run_id) VALUES (?)').run(runId);
       return true;
     })
     .immediate();
-  db.exec('DELETE FROM temp.grouped');
-  if (!kept) keepLatest(db, runId);
+  db.exec('DELETE FROM temp.grouped; DELETE FROM temp.superseded');
+  if (!kept) keepSuperseded(db, runId);
 }
 
 /** What the worker is asked. */
@@ -120,7 +112,7 @@ const connection = (db: Database.Database): Connection => ({
 function answer({ db, reads }: Connection, r: Request): Answer {
   switch (r.op) {
     case 'keep':
-      keepLatest(db, r.runId);
+      keepSuperseded(db, r.runId);
       return { id: r.id };
     case 'repeated':
       return { id: r.id, rows: repeatedAmong(db, r.runId, r.keys) };
@@ -250,9 +242,9 @@ export class Grouping {
     return (await this.ask({ op: 'history', deviceId, limit })).history ?? [];
   }
 
-  /** Keeps the run grouped (keepLatest): at once when it is. */
+  /** Keeps the run's superseded entries (keepSuperseded): at once when it has. */
   async keep(runId: string): Promise<void> {
-    if (this.inline) return keepLatest(this.db, runId);
+    if (this.inline) return keepSuperseded(this.db, runId);
     if (this.kept.get(runId) !== undefined) return;
     let p = this.keeping.get(runId);
     if (!p) {

@@ -28,24 +28,6 @@ export const SUPERSEDED_MIGRATION = `CREATE TABLE ledger_superseded (
    DELETE FROM ledger_latest;
    DELETE FROM ledger_latest_runs;`;
 
-/** `latestAmong` (store.ts), of an ended run kept in ledger_latest (keepLatest): a lookup per device. */
-export function latestAmong(
-  sql: (text: string) => Database.Statement,
-  runId: string,
-  keys: readonly string[],
-): Map<string, number> {
-  // A point read of the primary key per device: a few microseconds each, whatever the run's size. (One read of
-  // a JSON list of them joined to the table costs the same.)
-  const one = sql('SELECT seq FROM ledger_latest WHERE run_id = ? AND step = ? AND device_id = ?').pluck();
-  const out = new Map<string, number>();
-  for (const key of keys) {
-    const [step, id] = key.split('\0') as [string, string];
-    const seq = one.get(runId, step, id) as number | undefined;
-    if (seq !== undefined) out.set(key, seq);
-  }
-  return out;
-}
-
 /** `ledgerEntries` (store.ts): a run's entries after `after` that match `q`, in (step, seq) order. */
 export function ledgerEntries(
   sql: (text: string) => Database.Statement,

@@ -7,13 +7,7 @@ import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
 import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
-import {
-  deviceResults,
-  resultsUnder,
-  latestAmong,
-  ledgerEntries,
-  matchingSteps,
-} from './sqlite-ledger-read.js';
+import { deviceResults, resultsUnder, ledgerEntries, matchingSteps } from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
 import { SqliteInbox, inboxAfter, inboxByRequest, inboxPosition, recentInbox } from './sqlite-inbox.js';
 import { itemChunks, listRuns, runIdsStartingWith, runsByHour } from './sqlite-reads.js';
@@ -260,7 +254,7 @@ export class SqliteStore implements Store {
 
   async latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
     await this.grouped().keep(runId);
-    return latestAmong(this.sql, runId, keys);
+    return this.grouping.repeatedAmong(runId, keys);
   }
 
   /** The grouping of the ledger, which reads what is committed: the turn open on the file is committed first. */

@@ -363,13 +363,13 @@ export interface LedgerStore {
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]>;
   /**
    * Of the devices `keys` (`step\0device`) of the run, those with more than one result in their step (retried, or
-   * confirmed after they were accepted), to the seq of the entry whose result counts: for a run that goes on,
-   * whose entries are read at each call (only those devices are kept).
+   * confirmed after they were accepted), to the seq of the entry whose result counts: read from the entries whose
+   * range of ids holds one of them (id-range.ts), at each call.
    */
   repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>>;
   /**
-   * `repeatedAmong` of an ended run: read from what the store keeps of the run, written at the first such read,
-   * so that a run of a million devices is grouped once, not at each page.
+   * `repeatedAmong` of an ended run, which is first grouped once (at the first such read): the entries every
+   * device of which has a later result in the step are kept, and `ledgerEntries` passes over them.
    */
   latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>>;
   /**

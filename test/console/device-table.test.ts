@@ -110,9 +110,13 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
         expect(pages).to.equal(Math.max(1, Math.ceil(expected.length / limit)));
       }
     await store.durable();
-    // Devices 10-14 of the report (retried) and the 3 of the suspend (confirmed).
+    // Of the ended run, only the entries every device of which was replaced are kept: the misses of 10-14 (all
+    // retried) and the suspend's accepted devices (all confirmed); no row per device.
+    expect(
+      await b.query(store, 'SELECT CAST(count(*) AS INTEGER) AS n FROM ledger_superseded'),
+    ).to.deep.equal([{ n: 2 }]);
     expect(await b.query(store, 'SELECT CAST(count(*) AS INTEGER) AS n FROM ledger_latest')).to.deep.equal([
-      { n: 8 },
+      { n: 0 },
     ]);
   });
 

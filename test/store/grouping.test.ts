@@ -1,13 +1,14 @@
 /**
- * The SQLite store groups a run's ledger by device (the devices with several results, and the one that counts)
- * in a worker thread: a run of a million devices takes most of a second to group, which would otherwise hold the
+ * The SQLite store groups a run's ledger by device (the devices with several results, and the one that counts;
+ * of an ended run, the entries every device of which has a later result are kept) in a worker thread: a run of a million devices takes most of a second to group, which would otherwise hold the
  * process's event loop, and every callback and run with it. An in-memory store groups on its own connection.
  */
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import Database from 'better-sqlite3';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
 import type { DeviceGroup } from '../../src/store/store.js';
 import { allRows, imei, run } from './fixtures.js';
 
@@ -62,8 +63,10 @@ describe('SQLite store: grouping the ledger by device', () => {
     const seqs = [...value.values()];
     expect(value.size).to.equal(2);
     expect(seqs[1]).to.equal((seqs[0] as number) + 1);
-    const kept = store.db.prepare("SELECT count(*) FROM ledger_latest WHERE run_id = 'r'").pluck().get();
-    expect(kept).to.equal(N);
+    // The accepted entry, every device of which has a later result: kept, and no row per device.
+    const kept = store.db.prepare("SELECT count(*) FROM ledger_superseded WHERE run_id = 'r'").pluck().get();
+    expect(kept).to.equal(1);
+    expect(store.db.prepare('SELECT count(*) FROM ledger_latest').pluck().get()).to.equal(0);
   });
 
   it('reads every device of a run once, with its latest result, while the event loop goes on', async () => {
@@ -85,5 +88,43 @@ describe('SQLite store: grouping the ledger by device', () => {
     const latest = await memory.latestAmong('r', [`suspend\0${imei(N - 1)}`, `suspend\0${imei(0)}`]);
     expect(latest.size).to.equal(1);
     await memory.close();
+  });
+});
+
+describe('SQLite store: a state file whose ended runs were grouped by device, upgraded', () => {
+  it('keeps their superseded entries, and drops the row per device', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleetbook-grouping-'));
+    try {
+      const file = join(dir, 'state.db');
+      const old = new Database(file);
+      const before = MIGRATIONS.findIndex((m) => m.includes('ledger_superseded_runs'));
+      for (const [i, sql] of MIGRATIONS.slice(0, before).entries()) {
+        old.exec(sql);
+        old.pragma(`user_version = ${i + 1}`);
+      }
+      old.exec(`INSERT INTO runs (id, playbook, status, started_at) VALUES ('r', 'pb', 'succeeded', '${AT}');
+        INSERT INTO ledger (seq, run_id, step, kind, outcome, attempts, at, device_ids, min_id, max_id)
+          VALUES (1, 'r', 's', 'imei', 'accepted', 1, '${AT}', '["${imei(1)}","${imei(2)}"]', '${imei(1)}', '${imei(2)}'),
+                 (2, 'r', 's', 'imei', 'succeeded', 1, '${AT}', '["${imei(1)}","${imei(2)}"]', '${imei(1)}', '${imei(2)}');
+        INSERT INTO ledger_latest VALUES ('r', 's', '${imei(1)}', 2), ('r', 's', '${imei(2)}', 2);
+        INSERT INTO ledger_latest_runs VALUES ('r');
+        INSERT INTO ledger_superseded VALUES ('r', 1);`);
+      old.close();
+      const store = new SqliteStore(file);
+      try {
+        expect(store.db.prepare('SELECT count(*) FROM ledger_latest').pluck().get()).to.equal(0);
+        expect(store.db.prepare('SELECT run_id FROM ledger_superseded_runs').pluck().all()).to.deep.equal([
+          'r',
+        ]);
+        const latest = await store.latestAmong('r', [`s\0${imei(1)}`, `s\0${imei(2)}`]);
+        expect([...latest.values()]).to.deep.equal([2, 2]);
+        // The page passes over the superseded entry, as before.
+        expect((await store.ledgerEntries('r', {}, undefined, 10)).map((e) => e.seq)).to.deep.equal([2]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -54,10 +54,10 @@ forEachBackend('retention: pruning what ended long ago', (b) => {
     await withRecords('recent', { status: 'succeeded', endedAt: RECENT });
     // Started long ago, still running (a wait of weeks): never removed.
     await withRecords('running', {});
-    // The console keeps the latest result of each device of an ended run it paged through.
+    // The console keeps the superseded entries of an ended run it paged through.
     await store.latestAmong('old-1', []);
-    expect(await count('ledger_latest_runs', 'old-1'), 'old-1 grouped').to.equal(1);
-    expect(await count('ledger_latest', 'old-1'), 'its repeated device').to.equal(1);
+    expect(await count('ledger_superseded_runs', 'old-1'), 'old-1 grouped').to.equal(1);
+    expect(await count('ledger_superseded', 'old-1'), 'its retried entry').to.equal(1);
 
     // Two at a time, oldest first.
     expect(await store.pruneEnded(CUTOFF, 2)).to.deep.include({ runs: 2, ledgerEntries: 4 });
@@ -68,7 +68,13 @@ forEachBackend('retention: pruning what ended long ago', (b) => {
     expect(await store.pruneEnded(CUTOFF, 2)).to.deep.include({ runs: 0, ledgerEntries: 0 });
 
     for (const gone of ['old-1', 'old-2', 'old-3']) {
-      for (const table of ['run_steps', 'step_items', 'ledger', 'ledger_latest', 'ledger_latest_runs'])
+      for (const table of [
+        'run_steps',
+        'step_items',
+        'ledger',
+        'ledger_superseded',
+        'ledger_superseded_runs',
+      ])
         expect(await count(table, gone), `${table} of ${gone}`).to.equal(0);
       expect(await store.deviceResults(gone)).to.deep.equal([]);
     }

@@ -35,8 +35,8 @@ import type { EntryRecord, Turns } from './turn.js';
  * the next read.
  */
 const GROUPING = [
-  'ledger_latest_runs',
-  ...BY_RUN.filter((t) => t.startsWith('ledger_') && t !== 'ledger_latest_runs'),
+  'ledger_superseded_runs',
+  ...BY_RUN.filter((t) => t.startsWith('ledger_') && t !== 'ledger_superseded_runs'),
 ];
 
 /**
@@ -243,34 +243,29 @@ export class PostgresLedger implements LedgerStore {
     return again;
   }
 
+  /**
+   * An ended run's superseded entries are kept once (ledger_superseded, marked in ledger_superseded_runs), by
+   * whichever replica reads the run first; another reading meanwhile waits for its mark. Which result of a device
+   * counts is read as for a running run (repeatedAmong).
+   */
   async latestAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {
-    // Grouped once, by whichever replica reads it first; another reading meanwhile waits for its row.
     await this.turns.transaction(async (query) => {
       const { rowCount } = await query({
-        text: 'INSERT INTO ledger_latest_runs (run_id) VALUES ($1) ON CONFLICT DO NOTHING',
+        text: 'INSERT INTO ledger_superseded_runs (run_id) VALUES ($1) ON CONFLICT DO NOTHING',
         values: [runId],
       });
-      // The devices with several results, and the entries every device of which is in a later one (counted
-      // from each device's entries): a page passes over those without looking them up.
+      // The entries every device of which is in a later one (counted from each device's entries): a page passes
+      // over those without looking them up.
       if (rowCount)
         await query({
-          text: `WITH g AS (${repeated()}), kept AS (
-                   INSERT INTO ledger_latest (run_id, step, device_id, seq) SELECT $1, step, device_id, seq FROM g
-                 )
+          text: `WITH g AS (${repeated()})
                  INSERT INTO ledger_superseded (run_id, seq)
-                 SELECT $1, seq FROM (${replacedEntries('g')}) r WHERE n >= size`,
+                 SELECT $1, seq FROM (${replacedEntries('g')}) r WHERE n >= size ON CONFLICT DO NOTHING`,
           values: [runId],
         });
       return undefined;
     });
-    const pairs = keys.map((k) => k.split('\0'));
-    const rows = await this.turns.read<{ step: string; device_id: string; seq: number }>({
-      text: `SELECT t.step, t.device_id, t.seq FROM ledger_latest t
-             JOIN unnest($2::text[], $3::text[]) AS k(step, id) ON t.step = k.step AND t.device_id = k.id
-             WHERE t.run_id = $1`,
-      values: [runId, pairs.map((p) => p[0]), pairs.map((p) => p[1])],
-    });
-    return new Map(rows.map((r) => [`${r.step}\0${r.device_id}`, r.seq]));
+    return this.repeatedAmong(runId, keys);
   }
 
   ledgerEntries(

@@ -286,6 +286,12 @@ export const MIGRATIONS: string[] = [
      EXECUTE FUNCTION fleetbook_ledger_range();
    UPDATE ledger SET (min_id, max_id) = (SELECT r.min_id, r.max_id FROM fleetbook_id_range(device_ids) r);
    CREATE INDEX ledger_by_device_range ON ledger (min_id, max_id);`,
+  // An ended run's grouping keeps only its superseded entries, marked in ledger_superseded_runs of its own: which
+  // result of a device counts is read from the entries whose range holds it. A replica of the version before
+  // still keeps a row per device with several results in ledger_latest, under its own mark, for its own reads;
+  // retention removes them with their runs.
+  `CREATE TABLE ledger_superseded_runs (run_id text COLLATE "C" PRIMARY KEY);
+   INSERT INTO ledger_superseded_runs SELECT run_id FROM ledger_latest_runs;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */
