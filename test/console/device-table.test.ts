@@ -12,19 +12,11 @@ import {
   latestOf,
   type DeviceFilter,
 } from '../../src/console/device-table.js';
-import type { DeviceGroup, Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { forEachBackend } from '../store/backends.js';
-import { imei, MISS, run } from '../store/fixtures.js';
+import { group, imei, imeis, MISS, run } from '../store/fixtures.js';
 
 const AT = '2026-11-23T10:00:00.000Z';
-const group = (ids: string[], o: Partial<DeviceGroup> = {}): DeviceGroup => ({
-  kind: 'imei',
-  outcome: 'succeeded',
-  attempts: 1,
-  ids,
-  ...o,
-});
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => imei(from + i));
 
 /** Every row of the table, read `limit` at a time: the ids in order, and how many pages it took. */
 async function all(store: Store, runId: string, f: DeviceFilter, limit: number, ended = false) {
@@ -58,9 +50,9 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
       'r1',
       'report',
       [
-        group(range(0, 10)),
-        group(range(10, 15), { outcome: 'failed', errorType: MISS, errorClass: 'remediable' }),
-        group(range(15, 17), {
+        group(imeis(0, 10)),
+        group(imeis(10, 15), { outcome: 'failed', errorType: MISS, errorClass: 'remediable' }),
+        group(imeis(15, 17), {
           outcome: 'failed',
           errorType: 'SVC CONSENT CHECK FAILED',
           errorClass: 'permanent',
@@ -72,8 +64,8 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
       'r1',
       'report',
       [
-        group(range(10, 13), { attempts: 2 }),
-        group(range(13, 15), { outcome: 'failed', errorType: MISS, errorClass: 'remediable', attempts: 2 }),
+        group(imeis(10, 13), { attempts: 2 }),
+        group(imeis(13, 15), { outcome: 'failed', errorType: MISS, errorClass: 'remediable', attempts: 2 }),
       ],
       AT,
     );
@@ -81,10 +73,10 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
     store.recordDevices(
       'r1',
       'suspend',
-      [group(range(0, 3), { outcome: 'accepted', requestId: 'req-1' })],
+      [group(imeis(0, 3), { outcome: 'accepted', requestId: 'req-1' })],
       AT,
     );
-    store.recordDevices('r1', 'suspend', [group(range(0, 3), { requestId: 'req-1' })], AT);
+    store.recordDevices('r1', 'suspend', [group(imeis(0, 3), { requestId: 'req-1' })], AT);
     store.recordDevices(
       'r2',
       'locate',
@@ -96,11 +88,11 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
 
   it('gives each device its latest result once per step, in every page size', async () => {
     const expected = [
-      ...range(0, 10).map((id) => `report/${id}/succeeded`),
-      ...range(15, 17).map((id) => `report/${id}/failed/SVC CONSENT CHECK FAILED`),
-      ...range(10, 13).map((id) => `report/${id}/succeeded`),
-      ...range(13, 15).map((id) => `report/${id}/failed/${MISS}`),
-      ...range(0, 3).map((id) => `suspend/${id}/succeeded`),
+      ...imeis(0, 10).map((id) => `report/${id}/succeeded`),
+      ...imeis(15, 17).map((id) => `report/${id}/failed/SVC CONSENT CHECK FAILED`),
+      ...imeis(10, 13).map((id) => `report/${id}/succeeded`),
+      ...imeis(13, 15).map((id) => `report/${id}/failed/${MISS}`),
+      ...imeis(0, 3).map((id) => `suspend/${id}/succeeded`),
     ];
     // A run that goes on is read for the devices of each page; an ended one grouped once, into the store.
     for (const ended of [false, true, true])
@@ -122,7 +114,7 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
 
   it('filters by step, outcome, error type and part of a device id, in the store', async () => {
     expect((await all(store, 'r1', { errorType: MISS }, 2)).rows).to.deep.equal(
-      range(13, 15).map((id) => `report/${id}/failed/${MISS}`),
+      imeis(13, 15).map((id) => `report/${id}/failed/${MISS}`),
     );
     expect((await all(store, 'r1', { step: 'suspend', outcome: 'succeeded' }, 2)).rows).to.have.length(3);
     expect(
@@ -146,16 +138,16 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
       return latest(keys);
     };
     const page = await devicePage(store, 'r1', counting, { errorType: MISS }, undefined, 50);
-    expect(page.rows.map((r) => r.deviceId)).to.deep.equal(range(13, 15));
+    expect(page.rows.map((r) => r.deviceId)).to.deep.equal(imeis(13, 15));
     // The first attempt's entry of 10-14 (each retried since) is not read; the retry's entry is.
-    expect(asked).to.deep.equal(range(13, 15).map((id) => `report/${id}`));
+    expect(asked).to.deep.equal(imeis(13, 15).map((id) => `report/${id}`));
     // The suspend's accepted entry (each device confirmed since) neither.
     asked.length = 0;
     const suspend = await devicePage(store, 'r1', counting, { step: 'suspend' }, undefined, 50);
     expect(suspend.rows.map((r) => `${r.deviceId}/${r.outcome}`)).to.deep.equal(
-      range(0, 3).map((id) => `${id}/succeeded`),
+      imeis(0, 3).map((id) => `${id}/succeeded`),
     );
-    expect(asked).to.deep.equal(range(0, 3).map((id) => `suspend/${id}`));
+    expect(asked).to.deep.equal(imeis(0, 3).map((id) => `suspend/${id}`));
   });
 
   it('goes through many devices with a later result in a few lookups, however few rows the page still needs', async () => {
@@ -164,10 +156,10 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
     store.recordDevices(
       'r3',
       'suspend',
-      [group(range(0, 2000), { outcome: 'accepted', requestId: 'q' })],
+      [group(imeis(0, 2000), { outcome: 'accepted', requestId: 'q' })],
       AT,
     );
-    store.recordDevices('r3', 'suspend', [group(range(0, 2000), { requestId: 'q' })], AT);
+    store.recordDevices('r3', 'suspend', [group(imeis(0, 2000), { requestId: 'q' })], AT);
     await store.durable();
     const latest = latestOf(store, 'r3', false);
     let lookups = 0;

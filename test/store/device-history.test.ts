@@ -12,21 +12,13 @@ import { idRange } from '../../src/store/id-range.js';
 import { MIGRATIONS as PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
-import type { DeviceGroup, Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 import { forEachBackend } from './backends.js';
-import { imei, MISS, run } from './fixtures.js';
+import { group, imei, imeis, MISS, run } from './fixtures.js';
 
 const AT = '2026-11-29T10:00:00.000Z';
-const group = (ids: string[], o: Partial<DeviceGroup> = {}): DeviceGroup => ({
-  kind: 'imei',
-  outcome: 'succeeded',
-  attempts: 1,
-  ids,
-  ...o,
-});
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => imei(from + i));
 const located = (n: number) => ({ latitude: n, longitude: -n });
 /** What a history says, a line per result. */
 const lines = async (store: Store, id: string, limit = 50) =>
@@ -52,7 +44,7 @@ forEachBackend("a device's history", (b) => {
     store.recordDevices(
       'r1',
       'report',
-      [group(range(0, 1000), { data: range(0, 1000).map((_, i) => located(i)) })],
+      [group(imeis(0, 1000), { data: imeis(0, 1000).map((_, i) => located(i)) })],
       AT,
     );
     store.recordDevices(

@@ -1,10 +1,21 @@
 /** Records the store tests build: runs, owners, device results and callback messages. */
-import type { DeviceResult, InboxMessage, OwnerInfo, RunRecord } from '../../src/store/store.js';
+import type { DeviceGroup, DeviceResult, InboxMessage, OwnerInfo, RunRecord } from '../../src/store/store.js';
 
 export const MISS = 'SVC CACHE UNAVAILABLE';
 
 /** A 15-digit IMEI from a small number: they sort as the numbers do. */
 export const imei = (n: number) => `35345678${String(n).padStart(7, '0')}`;
+/** The IMEIs of devices `from` to `to` (not included). */
+export const imeis = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => imei(from + i));
+/** A group of devices with one result, as a step records it: succeeded at the first attempt unless `o` says. */
+export const group = (ids: string[], o: Partial<DeviceGroup> = {}): DeviceGroup => ({
+  kind: 'imei',
+  outcome: 'succeeded',
+  attempts: 1,
+  ids,
+  ...o,
+});
 
 export const ok = (n: number, attempts = 1): DeviceResult => ({
   deviceId: imei(n),

@@ -6,18 +6,11 @@
  * lookup (0.4 s, and up to 1.7 s for a page).
  */
 import { expect } from 'chai';
-import type { DeviceGroup, Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { forEachBackend } from './backends.js';
-import { imei, run } from './fixtures.js';
+import { group, imei, imeis, run } from './fixtures.js';
 
 const AT = '2026-11-29T10:00:30.000Z';
-const group = (outcome: DeviceGroup['outcome'], ids: string[]): DeviceGroup => ({
-  kind: 'imei',
-  outcome,
-  attempts: 1,
-  ids,
-});
-const imeis = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => imei(from + i));
 const key = (step: string, id: string) => `${step}\0${id}`;
 /** Ids whose order differs between UTF-16 (JavaScript) and UTF-8 (the stores). */
 const ODD = ['dev-\u{1F600}', 'dev-\uE000', 'dev-a'];
@@ -34,9 +27,9 @@ forEachBackend('devices with several results in a running run', (b) => {
     store = await b.open();
     store.createRun(run('r'));
     // Devices 0-99 accepted, then 0-49 confirmed; device 0 of another step once.
-    store.recordDevices('r', 'suspend', [group('accepted', imeis(0, 100))], AT);
-    store.recordDevices('r', 'suspend', [group('succeeded', imeis(0, 50))], AT);
-    store.recordDevices('r', 'notify', [group('succeeded', [imei(0)])], AT);
+    store.recordDevices('r', 'suspend', [group(imeis(0, 100), { outcome: 'accepted' })], AT);
+    store.recordDevices('r', 'suspend', [group(imeis(0, 50))], AT);
+    store.recordDevices('r', 'notify', [group([imei(0)])], AT);
     await store.durable();
   });
 
@@ -55,9 +48,9 @@ forEachBackend('devices with several results in a running run', (b) => {
       ]),
     );
     // Device 50 confirmed now, device 0 retried and failed: both in the next lookup, with the entry that counts.
-    store.recordDevices('r', 'suspend', [group('succeeded', [imei(50)])], AT);
-    store.recordDevices('r', 'suspend', [group('failed', [imei(0)])], AT);
-    store.recordDevices('r', 'notify', [group('succeeded', [imei(0)])], AT);
+    store.recordDevices('r', 'suspend', [group([imei(50)])], AT);
+    store.recordDevices('r', 'suspend', [group([imei(0)], { outcome: 'failed' })], AT);
+    store.recordDevices('r', 'notify', [group([imei(0)])], AT);
     await store.durable();
     const [, , , late50, retried0, notified] = await seqs();
     expect(new Map(await store.repeatedAmong('r', asked))).to.deep.equal(
@@ -80,7 +73,7 @@ forEachBackend('devices with several results in a running run', (b) => {
     const asked = [key('suspend', imei(0)), key('suspend', imei(49))];
     expect(new Map(await store.repeatedAmong('r', asked))).to.deep.equal(new Map());
     // Written with the range that holds it, it is there again.
-    store.recordDevices('r', 'suspend', [group('failed', [imei(49)])], AT);
+    store.recordDevices('r', 'suspend', [group([imei(49)], { outcome: 'failed' })], AT);
     await store.durable();
     const later = (await seqs()).at(-1);
     expect(new Map(await store.repeatedAmong('r', asked))).to.deep.equal(
@@ -90,9 +83,9 @@ forEachBackend('devices with several results in a running run', (b) => {
   });
 
   it('finds ids whose order differs between UTF-16 and the stores', async () => {
-    store.recordDevices('r', 'odd', [group('accepted', ODD)], AT);
-    store.recordDevices('r', 'odd', [group('succeeded', ODD.slice(0, 2))], AT);
-    store.recordDevices('r', 'odd', [group('succeeded', ODD.slice(2))], AT);
+    store.recordDevices('r', 'odd', [group(ODD, { outcome: 'accepted' })], AT);
+    store.recordDevices('r', 'odd', [group(ODD.slice(0, 2))], AT);
+    store.recordDevices('r', 'odd', [group(ODD.slice(2))], AT);
     await store.durable();
     const [, , , , first, second] = await seqs();
     expect(
