@@ -61,8 +61,9 @@ export function ledgerEntries(
 
 /**
  * `deviceHistory` (store.ts): the device's result in every entry naming it, newest first. The entries whose ids
- * bracket the device are found by their range (rows.ts idRange), and only those are read: a few per step of each
- * run, whatever the size of the ledger. Off the event loop, in the grouping worker (sqlite-grouping.ts).
+ * bracket the device are found by their range (id-range.ts) in the index of the ranges, and only those are read:
+ * a few per step of each run, whatever the size of the ledger. Off the event loop, in the grouping worker
+ * (sqlite-grouping.ts).
  */
 export function deviceHistory(db: Database.Database, deviceId: string, limit: number): DeviceHistoryRow[] {
   const rows = db
@@ -70,7 +71,7 @@ export function deviceHistory(db: Database.Database, deviceId: string, limit: nu
       `SELECT l.run_id, l.step, l.kind, l.outcome, l.error_type, l.error_class, l.attempts, l.at, l.request_id,
          CASE WHEN l.data_json IS NOT NULL THEN l.data_json -> ('$[' || d.key || ']') END AS data_json,
          r.playbook AS playbook, r.started_at AS run_started_at, r.status AS run_status
-       FROM ledger l INDEXED BY ledger_by_device_range
+       FROM ledger l INDEXED BY ledger_by_run
          JOIN json_each(l.device_ids) d ON d.value = @id
          JOIN runs r ON r.id = l.run_id
        WHERE l.min_id <= @id AND (l.max_id >= @id OR l.max_id IS NULL) AND instr(l.device_ids, @needle) > 0
@@ -88,7 +89,7 @@ export function deviceHistory(db: Database.Database, deviceId: string, limit: nu
  */
 export function repeatedAmong(db: Database.Database, runId: string, keys: readonly string[]): Repeated {
   const ranges = db
-    .prepare('SELECT seq, step, min_id, max_id FROM ledger INDEXED BY ledger_ranges_by_run WHERE run_id = ?')
+    .prepare('SELECT seq, step, min_id, max_id FROM ledger INDEXED BY ledger_by_run WHERE run_id = ?')
     .all(runId) as EntryRange[];
   const asked = new Set(keys);
   const rows = db

@@ -354,7 +354,7 @@ export class PostgresLedger implements LedgerStore {
 
   /** Every entry naming the device, newest first: a scan of the text of the ids, as on SQLite. */
   /**
-   * The entries whose ids bracket the device are found by their range (rows.ts idRange), and only those are
+   * The entries whose ids bracket the device are found by their range (id-range.ts), and only those are
    * read: a few per step of each run, whatever the size of the ledger.
    */
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {

@@ -265,7 +265,7 @@ export const MIGRATIONS: string[] = [
   // Retention removes the playbook versions no run names any more (retention.ts): found by this.
   `CREATE INDEX runs_by_version ON runs (version) WHERE version IS NOT NULL;`,
   // A device's history (deviceHistory) reads the entries whose least and greatest device ids bracket it, found by
-  // this index (rows.ts idRange), not every entry of the database. The entries written before get theirs here,
+  // this index (id-range.ts), not every entry of the database. The entries written before get theirs here,
   // and those a replica of the version before writes during an upgrade get theirs from the trigger.
   `ALTER TABLE ledger ADD COLUMN min_id text COLLATE "C", ADD COLUMN max_id text COLLATE "C";
    CREATE FUNCTION fleetbook_id_range(ids json, OUT min_id text, OUT max_id text) LANGUAGE plpgsql AS $$

@@ -16,7 +16,7 @@ import { FENCE_ERROR, inTransaction, prepared, retryable, transaction, type Stat
 export interface EntryRecord extends Omit<ResultColumns, 'data_json'> {
   device_ids: string[];
   data_json: (Record<string, unknown> | null)[] | null;
-  /** The least and the greatest of `device_ids` (rows.ts idRange); `max_id` null: the range is open. */
+  /** The least and the greatest of `device_ids` (id-range.ts); `max_id` null: the range is open. */
   min_id: string;
   max_id: string | null;
 }
