@@ -27,11 +27,10 @@ export interface DeviceFilter extends EntryFilter {
 const ENTRIES = 8;
 /**
  * Devices of an entry whose latest results are looked up at a time: twice those the page still needs (some may
- * have a later result), and twice the chunk before when that one fell short, at most CHUNK. A lookup in what the
- * store keeps of an ended run costs a few microseconds a device; one of a running run, a lookup in the run's
- * index (SQLite) or a pass over its entries (PostgreSQL), whatever its size: a page that goes through devices
- * that all have a later result (the accepted devices of a suspend) needs a few lookups, not one per device it
- * still needs.
+ * have a later result), and twice the chunk before when that one fell short, at most CHUNK. A lookup reads the
+ * ranges of the run's entries and the entries that may name the devices: a few milliseconds, whatever the size of
+ * the chunk, so a page that goes through devices that all have a later result (the accepted devices of a running
+ * suspend) needs a few lookups, not one per device it still needs.
  */
 const CHUNK = 1000;
 
