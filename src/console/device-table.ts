@@ -7,7 +7,7 @@
  * first (latestAmong), so that its pages pass over the entries every device of which has a later result.
  */
 import type { DeviceOutcome, EntryFilter, LedgerRow, Store } from '../store/store.js';
-import { ledgerRow } from '../store/rows.js';
+import { ledgerRow, type EntryRow } from '../store/rows.js';
 
 /** Where a page ends: the entry (step, seq) and how many of its devices are read. */
 export interface DeviceCursor {
@@ -32,7 +32,7 @@ const ENTRIES = 8;
  * the chunk, so a page that goes through devices that all have a later result (the accepted devices of a running
  * suspend) needs a few lookups, not one per device it still needs.
  */
-const CHUNK = 1000;
+const CHUNK = 10_000;
 
 export function encodeCursor(c: DeviceCursor): string {
   return Buffer.from(JSON.stringify([c.step, c.seq, c.pos])).toString('base64url');
@@ -81,27 +81,35 @@ export async function devicePage(
   let before = 0;
   for (let want = 1; ; want = Math.min(ENTRIES, want * 2)) {
     const entries = await store.ledgerEntries(runId, filter, from, want);
-    for (const e of entries) {
-      let pos = after && e.step === after.step && e.seq === after.seq ? after.pos : 0;
-      const ids = JSON.parse(e.device_ids) as string[];
-      const part = filter.device;
-      while (pos < ids.length) {
-        // A chunk of the entry's devices (those the id filter keeps), whose latest results are looked up together.
-        const chunk: { id: string; pos: number }[] = [];
-        const size = Math.min(CHUNK, Math.max(2 * (limit + 1 - rows.length), 2 * before));
-        before = size;
+    // The entries' devices in order (those the id filter keeps), from the cursor on: looked up a chunk at a time,
+    // a chunk going on into the next entries, so that entries whose devices all have a later result cost a few
+    // lookups together, not one each.
+    const part = filter.device;
+    let at = 0;
+    let pos = after && entries[0]?.step === after.step && entries[0].seq === after.seq ? after.pos : 0;
+    let ids = entries[0] ? (JSON.parse(entries[0].device_ids) as string[]) : [];
+    while (at < entries.length) {
+      const size = Math.min(CHUNK, Math.max(2 * (limit + 1 - rows.length), 2 * before));
+      before = size;
+      const chunk: { e: EntryRow; id: string; pos: number }[] = [];
+      while (at < entries.length && chunk.length < size) {
+        const e = entries[at] as EntryRow;
         for (; pos < ids.length && chunk.length < size; pos++) {
           const id = ids[pos] as string;
-          if (part === undefined || id.includes(part)) chunk.push({ id, pos: pos + 1 });
+          if (part === undefined || id.includes(part)) chunk.push({ e, id, pos: pos + 1 });
         }
-        const latest = chunk.length ? await latestOf(chunk.map((c) => `${e.step}\0${c.id}`)) : new Map();
-        for (const c of chunk) {
-          const seq = latest.get(`${e.step}\0${c.id}`);
-          if (seq !== undefined && seq !== e.seq) continue;
-          if (rows.length === limit) return { rows, ...(end ? { next: end } : {}) };
-          rows.push(ledgerRow(c.id, e));
-          end = { step: e.step, seq: e.seq, pos: c.pos };
-        }
+        if (pos < ids.length) break;
+        const next = entries[++at];
+        pos = 0;
+        ids = next ? (JSON.parse(next.device_ids) as string[]) : [];
+      }
+      const latest = chunk.length ? await latestOf(chunk.map((c) => `${c.e.step}\0${c.id}`)) : new Map();
+      for (const c of chunk) {
+        const seq = latest.get(`${c.e.step}\0${c.id}`);
+        if (seq !== undefined && seq !== c.e.seq) continue;
+        if (rows.length === limit) return { rows, ...(end ? { next: end } : {}) };
+        rows.push(ledgerRow(c.id, c.e));
+        end = { step: c.e.step, seq: c.e.seq, pos: c.pos };
       }
     }
     const last = entries[entries.length - 1];

@@ -174,6 +174,31 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
     expect(lookups).to.equal(10);
   });
 
+  it('looks up the devices of several entries together when each has a later result', async () => {
+    // A running suspend of 20 requests of 10 devices, each accepted, then all confirmed in one entry: the page's
+    // first row is in the 21st entry. A chunk of devices stopped at its entry's end: 22 lookups. Now a chunk goes
+    // on into the next entries (read 1, 2, 4, 8, then 8 at a time), and grows as each falls short: 7.
+    store.createRun(run('r4'));
+    for (let r = 0; r < 20; r++)
+      store.recordDevices(
+        'r4',
+        'suspend',
+        [group(imeis(r * 10, r * 10 + 10), { outcome: 'accepted', requestId: `q${r}` })],
+        AT,
+      );
+    store.recordDevices('r4', 'suspend', [group(imeis(0, 200))], AT);
+    await store.durable();
+    const latest = latestOf(store, 'r4', false);
+    let lookups = 0;
+    const counting = (keys: readonly string[]) => {
+      lookups++;
+      return latest(keys);
+    };
+    const page = await devicePage(store, 'r4', counting, {}, undefined, 1);
+    expect(page.rows.map((r) => `${r.deviceId}/${r.outcome}`)).to.deep.equal([`${imei(0)}/succeeded`]);
+    expect(lookups).to.equal(7);
+  });
+
   it("lists every result of a device, newest first, with its run's playbook and status", async () => {
     const history = await store.deviceHistory(imei(1), 50);
     expect(history.map((h) => [h.runId, h.playbook, h.step, h.outcome, h.errorType ?? ''])).to.deep.equal([
