@@ -152,10 +152,11 @@ export function serveGrouping(): void {
 
 /**
  * Started as an evaluated script, which imports this module in the worker: the built one, or this TypeScript
- * source under tsx (the tests), whose loader a worker does not inherit and registers for itself.
+ * source under tsx (the tests), whose loader a worker does not inherit and registers for itself. Only `import()`:
+ * the script is a module when the process runs with `--input-type=module`, and `require` is then undefined.
  */
-const BOOT = `const { workerData } = require('node:worker_threads');
-(async () => {
+const BOOT = `(async () => {
+  const { workerData } = await import('node:worker_threads');
   if (workerData.tsx) (await import(workerData.tsx)).register();
   (await import(workerData.entry)).serveGrouping();
 })().catch((e) => { throw e; });`;

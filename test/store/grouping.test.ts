@@ -3,6 +3,8 @@
  * of an ended run, the entries every device of which has a later result are kept) in a worker thread: a run of a million devices takes most of a second to group, which would otherwise hold the
  * process's event loop, and every callback and run with it. An in-memory store groups on its own connection.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,7 @@ import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
 import type { DeviceGroup } from '../../src/store/store.js';
 import { allRows, imei, run } from './fixtures.js';
 
+const execNode = promisify(execFile);
 const AT = '2026-11-23T10:00:30.000Z';
 const N = 100_000;
 const ids = Array.from({ length: N }, (_, i) => imei(i));
@@ -123,6 +126,39 @@ describe('SQLite store: a state file whose ended runs were grouped by device, up
       } finally {
         await store.close();
       }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SQLite store: the worker thread in a process whose evaluated code is a module', () => {
+  it('starts, and reads the ledger (node --input-type=module -e)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleetbook-grouping-'));
+    try {
+      const store = new SqliteStore(join(dir, 'state.db'));
+      store.createRun(run('r'));
+      store.recordDevices(
+        'r',
+        's',
+        [{ kind: 'imei', outcome: 'succeeded', attempts: 1, ids: [imei(1)] }],
+        AT,
+      );
+      await store.close();
+      const source = new URL('../../src/store/sqlite.ts', import.meta.url).href;
+      const script = `const { SqliteStore } = await import(${JSON.stringify(source)});
+        const store = new SqliteStore(${JSON.stringify(join(dir, 'state.db'))});
+        const history = await store.deviceHistory(${JSON.stringify(imei(1))}, 10);
+        await store.close();
+        process.stdout.write(String(history.length));`;
+      const { stdout } = await execNode(process.execPath, [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        script,
+      ]);
+      expect(stdout).to.equal('1');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
