@@ -5,9 +5,9 @@
  * 1,050,000 results in all. A daemon (`fleetbook serve`, embedded emulator) serves it. Timed from this process
  * over loopback, each request alone: the run page's first screen (the run, and the first page of its devices),
  * then pages of its device table followed by cursor, unfiltered and filtered by error type, by outcome and by
- * a part of a device id. The table needs the run's devices with several results grouped once, into the store:
- * the daemon does it, in a worker thread, when a large run ends, its own or (as here, where another process
- * wrote the run) at its first sweep after. The very first screen comes once that is done, and counts with the
+ * a part of a device id. The table passes over the run's entries whose every device has a later result, found
+ * once and kept in the store: the daemon does it, in a worker thread, when a large run ends, its own or (as
+ * here, where another process wrote the run) at its first sweep after. The very first screen comes once that is done, and counts with the
  * others; how long after the daemon's start it was done is shown. The daemon's resident memory is read once the
  * worker that grouped the run has ended, after the first screens, and after every page: the pages must not make
  * it grow beyond SQLite's page cache and a few MB.
@@ -220,7 +220,7 @@ export async function benchConsole(): Promise<BenchRow[]> {
         measure:
           `console on one ended run of 1,050,000 results (1,000,000 devices), ms median/max: first screen (run + first device page) ${show('screen')}; ` +
           `device pages by cursor ${show('pages')} (${rowsAll} rows); filtered by ${MISS} ${show('miss')}; by outcome ${show('failed')}; by device id ${show('device')}; ` +
-          `the very first screen: run ${detail.ms.toFixed(0)} ms, devices ${first.ms.toFixed(0)} ms, after the daemon grouped the run ${(groupedIn / 1000).toFixed(1)} s after its start (a second of it grouping, in a worker thread); ` +
+          `the very first screen: run ${detail.ms.toFixed(0)} ms, devices ${first.ms.toFixed(0)} ms, after the daemon grouped the run (in a worker thread) ${(groupedIn / 1000).toFixed(1)} s after its start; ` +
           `daemon RSS ${rss0.toFixed(0)} MB before, ${rssScreen.toFixed(0)} MB after the first screens, ${Math.min(...rss).toFixed(0)}-${Math.max(...rss).toFixed(0)} MB after each of the ${rss.length} pages (SQLite's page cache holds up to 16 MB)`,
         value: `max ${worst.toFixed(1)} ms; RSS over the pages at most ${grown >= 0 ? '+' : ''}${grown.toFixed(1)} MB`,
         target: `< ${TARGET_MS} ms each; RSS over the pages within ${TARGET_MB} MB (16 MB page cache + 4)`,

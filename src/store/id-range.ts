@@ -44,6 +44,11 @@ export interface EntryRange {
   max_id: string | null;
 }
 
+/** The device ids of `keys` (`step\0device`), each once. */
+export const deviceIdsOf = (keys: readonly string[]): string[] => [
+  ...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1))),
+];
+
 /** Of `entries`, the seqs of those whose range holds one of the devices `keys` (`step\0device`) in their step. */
 export function bracketing(entries: readonly EntryRange[], keys: readonly string[]): number[] {
   const byStep = new Map<string, string[]>();

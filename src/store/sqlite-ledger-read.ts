@@ -3,7 +3,7 @@
  * the entries a query reads.
  */
 import type Database from 'better-sqlite3';
-import { bracketing, type EntryRange } from './id-range.js';
+import { bracketing, deviceIdsOf, type EntryRange } from './id-range.js';
 import { byStepThenDevice, entryGroup, historyRows, type EntryRow, type HistoryEntryRow } from './rows.js';
 import type { DeviceGroup, DeviceHistoryRow, EntryFilter, LedgerQuery, LedgerRow } from './store.js';
 
@@ -82,10 +82,10 @@ export function deviceHistory(db: Database.Database, deviceId: string, limit: nu
 }
 
 /**
- * `repeatedAmong` (store.ts), of a run that goes on: of the devices `keys` (`step\0device`), those with more than
- * one result in their step, with the seq of the entry that counts. Read from the entries whose range holds one
- * of them (id-range.ts): a page of a running run of a million devices reads a few entries, not the run. In the
- * grouping worker (sqlite-grouping.ts), off the event loop.
+ * `repeatedAmong` and `latestAmong` (store.ts): of the devices `keys` (`step\0device`), those with more than one
+ * result in their step, with the seq of the entry that counts. Read from the entries whose range holds one of
+ * them (id-range.ts): a page of a run of a million devices reads a few entries, not the run. In the grouping
+ * worker (sqlite-grouping.ts), off the event loop.
  */
 export function repeatedAmong(db: Database.Database, runId: string, keys: readonly string[]): Repeated {
   const ranges = db
@@ -99,10 +99,7 @@ export function repeatedAmong(db: Database.Database, runId: string, keys: readon
        GROUP BY l.step, j.value HAVING count(*) > 1`,
     )
     .raw()
-    .all(
-      JSON.stringify(bracketing(ranges, keys)),
-      JSON.stringify([...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))]),
-    ) as Repeated;
+    .all(JSON.stringify(bracketing(ranges, keys)), JSON.stringify(deviceIdsOf(keys))) as Repeated;
   return rows.filter(([step, device]) => asked.has(`${step}\0${device}`));
 }
 

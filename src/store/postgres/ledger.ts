@@ -7,7 +7,7 @@ import {
   type LateReads,
   type LateResult,
 } from '../late.js';
-import { bracketing, idRange, type EntryRange } from '../id-range.js';
+import { bracketing, deviceIdsOf, idRange, type EntryRange } from '../id-range.js';
 import { BY_RUN } from '../retention.js';
 import {
   byStepThenDevice,
@@ -226,7 +226,7 @@ export class PostgresLedger implements LedgerStore {
       values: [runId],
     });
     const seqs = bracketing(ranges, keys);
-    const ids = [...new Set(keys.map((k) => k.slice(k.indexOf('\0') + 1)))];
+    const ids = deviceIdsOf(keys);
     const rows = await this.turns.read<{ step: string; device_id: string; seq: number }>({
       text: `SELECT l.step, d.id AS device_id, max(l.seq) AS seq
              FROM ledger l CROSS JOIN LATERAL json_array_elements_text(l.device_ids) AS d(id)
@@ -352,10 +352,9 @@ export class PostgresLedger implements LedgerStore {
     });
   }
 
-  /** Every entry naming the device, newest first: a scan of the text of the ids, as on SQLite. */
   /**
-   * The entries whose ids bracket the device are found by their range (id-range.ts), and only those are
-   * read: a few per step of each run, whatever the size of the ledger.
+   * Every entry naming the device, newest first. The entries whose ids bracket the device are found by their
+   * range (id-range.ts), and only those are read: a few per step of each run, whatever the size of the ledger.
    */
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
     const rows = await this.turns.read<HistoryEntryRow>({
