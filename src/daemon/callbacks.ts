@@ -3,6 +3,8 @@
  * them, what they report, and the durable group commit that stores them before they are acknowledged.
  */
 import { createHmac, hash, timingSafeEqual } from 'node:crypto';
+import type * as Events from '../events/index.js';
+import { onFirstUse } from '../util/on-first-use.js';
 import { InboxSyncError, type InboxEvent, type InboxMessage, type Store } from '../store/store.js';
 
 export type Json = Record<string, unknown>;
@@ -32,12 +34,39 @@ export function kindOf(body: Json): string | undefined {
   return Object.keys(body).find((key) => key.endsWith('Response'));
 }
 
-/** The callback service of a message posted to the catch-all route, read from what it reports. */
-export function serviceOf(kind: string): string {
-  if (kind === 'alertServiceResponse') return 'DeviceUsage';
-  if (kind === 'locationReportResponse' || kind === 'usageTriggerResponse') return 'Location';
-  return 'CarrierService';
+/**
+ * The callback service of a message posted to the catch-all route, read from what it reports: the service
+ * whose event schema names that `…Response` member, when only one does. A member several services send
+ * (`faultResponse`, an empty `deviceResponse`) or none does gives undefined: such a message is refused there,
+ * and must be posted to the route of its service.
+ */
+export function serviceOf(kind: string): string | undefined {
+  kinds ??= responseKinds();
+  return kinds.get(kind) ?? undefined;
 }
+
+/** Each `…Response` member of an event schema, with its service; null where several services send it. */
+let kinds: Map<string, string | null> | undefined;
+
+function responseKinds(): Map<string, string | null> {
+  type Props = { properties?: Record<string, Props> };
+  const map = new Map<string, string | null>();
+  for (const [service, schema] of Object.entries(events().SCHEMAS)) {
+    const top = (schema as Props).properties ?? {};
+    const names = [...Object.keys(top), ...Object.keys(top.deviceResponse?.properties ?? {})];
+    for (const kind of names) {
+      if (!kind.endsWith('Response') || kind === 'deviceResponse') continue;
+      map.set(kind, map.has(kind) && map.get(kind) !== service ? null : service);
+    }
+  }
+  return map;
+}
+
+/** The event schemas, loaded by the first callback (`fleetbook run` without `--event` never needs them). */
+const events = onFirstUse<typeof Events>(import.meta.url, '../events/index.js');
+
+/** The longest `requestId` a callback may carry: the service's are UUIDs (36 characters). */
+export const MAX_REQUEST_ID = 128;
 
 /** One call, no Hash object: a callback's credentials are digested at every message. */
 const digest = (s: string): Buffer => hash('sha256', s, 'buffer');
@@ -117,7 +146,13 @@ export function callbackMessage(
   const kind = kindOf(body);
   if (typeof body.requestId !== 'string' || !body.requestId || !kind)
     return 'a callback has a requestId and a …Response member';
-  return toMessage(named ?? serviceOf(kind), kind, body, receivedAt);
+  if (body.requestId.length > MAX_REQUEST_ID)
+    return `a requestId of ${body.requestId.length} characters: the service's are UUIDs (at most ${MAX_REQUEST_ID} are taken)`;
+  if (named !== undefined && !events().isEventService(named)) return events().unknownService(named);
+  const service = named ?? serviceOf(kind);
+  if (service === undefined)
+    return `no one service sends \`${kind}\` messages: post this one to /callbacks/{service}, the route of its service (${events().EVENT_SERVICES.join(', ')})`;
+  return toMessage(service, kind, body, receivedAt);
 }
 
 /**

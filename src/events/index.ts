@@ -21,7 +21,8 @@ export function isEventService(service: string): service is EventService {
   return (EVENT_SERVICES as readonly string[]).includes(service);
 }
 
-function unknown(service: string): string {
+/** Why `service` is no callback service, with the nearest names (the case is a difference too). */
+export function unknownService(service: string): string {
   const near = closest(service, EVENT_SERVICES);
   const hint = near.length ? `did you mean ${near.join(', ')}?` : `one of ${EVENT_SERVICES.join(', ')}`;
   return `unknown callback service ${service}: ${hint}`;
@@ -29,7 +30,7 @@ function unknown(service: string): string {
 
 function known(service: string): EventService {
   if (isEventService(service)) return service;
-  throw new Error(unknown(service));
+  throw new Error(unknownService(service));
 }
 
 /** The JSON Schema (draft 2020-12) of `service`'s event, as a playbook reads it. */
@@ -44,6 +45,6 @@ export function eventExample(service: string): Record<string, unknown> {
 
 /** Problems of `event` against `service`'s schema; empty when it is valid. An unknown service is a problem. */
 export function checkEvent(service: string, event: unknown): InputProblem[] {
-  if (!isEventService(service)) return [{ path: '/', message: unknown(service) }];
+  if (!isEventService(service)) return [{ path: '/', message: unknownService(service) }];
   return check(SCHEMAS[service], event);
 }
