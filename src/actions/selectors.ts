@@ -63,6 +63,19 @@ export function confirmProblem(action: string): string | undefined {
   return `\`confirm\` applies to the actions the carrier carries out later (${which.join(', ')}); \`${action}\` answers with its outcome, so there is nothing to confirm`;
 }
 
+/**
+ * Why a wait's `poll` cannot call `action`: a poll calls it every interval until `until` holds, outside the
+ * checks of a step that changes things (dry run, `limits`, the ledger). Only an API call that reads can be
+ * polled. Undefined when it can.
+ */
+export function pollProblem(action: string): string | undefined {
+  if (isAction(action) && !(CATALOG[action] as Operation).mutating && !action.startsWith('session.'))
+    return undefined;
+  if (!isAction(action))
+    return `\`${action}\` is no API call: a poll asks the service for something every interval until \`until\` holds`;
+  return `\`${action}\` changes things: a poll calls its action every interval until \`until\` holds, in a dry run too and past \`limits\`, so it can only read; make the change in a step before the wait`;
+}
+
 /** Why `type` cannot be a per-device error of `action` (`devices.retry.on`, `devices.ignore`). */
 export function deviceSelectorProblem(action: string | undefined, type: string): string | undefined {
   if (action !== undefined && isAction(action) && (CATALOG[action] as Operation).strategy === 'deviceState') {

@@ -52,6 +52,8 @@ export interface PlaybookRules {
   deviceSelectorProblem(action: string | undefined, type: string): string | undefined;
   /** Why a step of `action` cannot say `confirm:`; undefined when it can. */
   confirmProblem(action: string): string | undefined;
+  /** Why a wait's `poll` cannot call `action`; undefined when it can. */
+  pollProblem(action: string): string | undefined;
 }
 
 /** Where things are in the source, for the problems found. */
@@ -326,6 +328,8 @@ export class Checker {
               this.checkActionName(poll.uses, [...path, 'wait', 'poll', 'uses'])
             ) {
               this.checkArgs(poll.uses, poll.with ?? {}, [...path, 'wait', 'poll', 'with']);
+              const problem = this.rules.pollProblem(poll.uses);
+              if (problem) this.report([...path, 'wait', 'poll', 'uses'], 'value', 'poll', problem);
             }
             this.collectExprs(poll.with, [...path, 'wait', 'poll', 'with'], order, inLoop);
             const action = typeof poll.uses === 'string' ? poll.uses : undefined;

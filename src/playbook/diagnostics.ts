@@ -38,6 +38,7 @@ export const RULES = {
   'listing-records':
     "An expression reads a device listing's whole records (`steps.<id>.output.devices`), held in memory for every listed device: use `steps.<id>.items`.",
   confirm: '`confirm` on a step whose action is not carried out later (only device-state actions are).',
+  poll: 'A wait polls an action that changes things, or no API call: a poll can only read.',
   cron: 'A schedule has an invalid cron expression.',
   'schedule-frequency': 'A schedule fires more often than once a minute.',
   timezone: 'A schedule names an unknown time zone.',

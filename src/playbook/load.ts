@@ -20,7 +20,12 @@ import { check } from '../api/validate.js';
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import { ENGINE_ACTION_NAMES } from '../actions/engine.js';
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
-import { confirmProblem, deviceSelectorProblem, stepSelectorProblem } from '../actions/selectors.js';
+import {
+  confirmProblem,
+  deviceSelectorProblem,
+  pollProblem,
+  stepSelectorProblem,
+} from '../actions/selectors.js';
 import {
   Checker,
   quickLoad,
@@ -73,6 +78,7 @@ export const PLAYBOOK_RULES: PlaybookRules = {
   stepSelectorProblem,
   deviceSelectorProblem,
   confirmProblem,
+  pollProblem,
 };
 
 export async function loadPlaybookFile(file: string): Promise<LoadedPlaybook> {

@@ -4,6 +4,7 @@
  * deadline is checkpointed as it begins (`waiting`), with where the stored events stood: a run resumed after a
  * restart waits until then, not a whole wait again, and takes an event that came while it was not waiting.
  */
+import { pollProblem } from '../actions/selectors.js';
 import { render, selectsEvent, truthy } from '../expressions/template.js';
 import type { Step } from '../playbook/schema.js';
 import { emptyCounts } from '../store/store.js';
@@ -48,6 +49,9 @@ export async function waitStep(
   if (ctx.o.events) waiters.push(ctx.o.events.wait(w.event.service, match, both, after));
   if (w.poll) {
     const poll = w.poll;
+    // `validate` refuses such a poll; a playbook that bypassed it is stopped before its first call.
+    const problem = pollProblem(poll.uses);
+    if (problem) throw new StepError(problem);
     waiters.push(
       (async () => {
         const interval = pollMs(ctx, plan);
