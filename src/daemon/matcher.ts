@@ -3,7 +3,7 @@
  * `on.callback` clauses, and stores the runs it starts with the event marked processed, in one transaction.
  */
 import { isoTime } from '../clock.js';
-import { render, truthy } from '../expressions/template.js';
+import { condition, render } from '../expressions/template.js';
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
@@ -32,7 +32,7 @@ export function selects(
     if (c.service !== service) return false;
     if (c.if === undefined) return true;
     try {
-      return truthy(render(c.if, { event }));
+      return condition(render(c.if, { event }), '`if`');
     } catch (e) {
       onError(c.if, e as Error);
       return false;

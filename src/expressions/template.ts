@@ -101,9 +101,25 @@ export function render(value: unknown, context: Record<string, unknown>, inLoop 
   return value;
 }
 
-/** The truth of a rendered condition (`if`, `until`, `match`): false, null, 0, "" and a missing value are false. */
-export function truthy(v: unknown): boolean {
-  return v !== false && v !== null && v !== undefined && v !== 0 && v !== '';
+/**
+ * A rendered condition (`if`, `until`, `match`): true or false. Anything else is an error, not a truth: CEL has
+ * no truthiness, and a string "false" that counted as true would run the step it was meant to guard.
+ */
+export function condition(v: unknown, what: string): boolean {
+  if (typeof v === 'boolean') return v;
+  const given =
+    typeof v === 'string'
+      ? `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`
+      : v === null || v === undefined
+        ? 'null'
+        : Array.isArray(v)
+          ? 'a list'
+          : typeof v === 'object'
+            ? 'a map'
+            : `${typeof v === 'number' || typeof v === 'bigint' ? 'the number' : 'the value'} ${String(v)}`;
+  throw new Error(
+    `${what} gave ${given}, not true or false: compare it (== "yes", > 0, size(...) > 0) to make a condition`,
+  );
 }
 
 /**
@@ -112,7 +128,7 @@ export function truthy(v: unknown): boolean {
  */
 export function selectsEvent(expr: string, context: Record<string, unknown>, inLoop = false): boolean {
   try {
-    return truthy(render(expr, context, inLoop));
+    return condition(render(expr, context, inLoop), '`match`');
   } catch {
     return false;
   }

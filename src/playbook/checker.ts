@@ -19,9 +19,9 @@ import { unquotedWarning } from './unquoted.js';
 import { scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
-import { checkExpressions, type ExprSite, type StepSite } from './expression-checks.js';
+import { checkExpressions, type Expected, type ExprSite, type StepSite } from './expression-checks.js';
 import { TypeScope, type EventContext } from './types-env.js';
-import { listingActions } from './types.js';
+import { BOOL, DYN, inputFieldType, list, listingActions } from './types.js';
 
 export type Seg = string | number;
 type Json = Record<string, unknown>;
@@ -109,6 +109,24 @@ export function quickLoad(source: string, file: string, rules: PlaybookRules): L
  */
 const STEP_ARGS = new Set(['report.write']);
 
+/** What a condition takes, only at its root. */
+const rootOnly =
+  (expected: Expected) =>
+  (below: Seg[]): Expected | undefined =>
+    below.length ? undefined : expected;
+const CONDITION = rootOnly({ type: BOOL, what: '`if`' });
+const MATCH = rootOnly({ type: BOOL, what: '`match`' });
+const UNTIL = rootOnly({ type: BOOL, what: '`until`' });
+const ITEMS = rootOnly({ type: list(DYN), what: '`forEach.items`' });
+
+/** What each member of `action`'s arguments takes, from its input schema. */
+const argsOf =
+  (action: unknown) =>
+  (below: Seg[]): Expected | undefined =>
+    typeof action === 'string' && below.length
+      ? { type: inputFieldType(action, below), what: `\`${below.join('.')}\` of ${action}` }
+      : undefined;
+
 export class Checker {
   readonly diagnostics: Diagnostic[] = [];
   private steps: StepSite[] = [];
@@ -178,7 +196,8 @@ export class Checker {
     const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
     const multi = (key: string, i: number): Seg[] => (Array.isArray(on[key]) ? ['on', key, i] : ['on', key]);
     list(on.callback).forEach((cb, i) => {
-      if (isObject(cb)) this.collectExprs(cb.if, [...multi('callback', i), 'if'], -1, false);
+      if (isObject(cb))
+        this.collectExprs(cb.if, [...multi('callback', i), 'if'], -1, false, undefined, CONDITION);
     });
     list(on.schedule).forEach((s, i) => {
       if (!isObject(s)) return;
@@ -262,7 +281,7 @@ export class Checker {
       return;
     }
     this.schemaProblems(this.rules.step(kind, step), path);
-    this.collectExprs(step.if, [...path, 'if'], order, inLoop);
+    this.collectExprs(step.if, [...path, 'if'], order, inLoop, undefined, CONDITION);
     if (Array.isArray(step.onError)) this.walkSteps(step.onError, [...path, 'onError'], inLoop);
     const action = typeof step.uses === 'string' ? step.uses : undefined;
     if (isObject(step.retry) && Array.isArray(step.retry.on)) {
@@ -277,7 +296,7 @@ export class Checker {
         break;
       case 'forEach': {
         const fe = isObject(step.forEach) ? step.forEach : {};
-        this.collectExprs(fe.items, [...path, 'forEach', 'items'], order, inLoop);
+        this.collectExprs(fe.items, [...path, 'forEach', 'items'], order, inLoop, undefined, ITEMS);
         const many = typeof fe.concurrency === 'number' && fe.concurrency > 1;
         if (many)
           this.sideBySide.push({
@@ -317,9 +336,14 @@ export class Checker {
           const w = step.wait;
           if (isObject(w.event)) {
             const service = typeof w.event.service === 'string' ? w.event.service : undefined;
-            this.collectExprs(w.event.match, [...path, 'wait', 'event', 'match'], order, inLoop, {
-              service,
-            });
+            this.collectExprs(
+              w.event.match,
+              [...path, 'wait', 'event', 'match'],
+              order,
+              inLoop,
+              { service },
+              MATCH,
+            );
           }
           if (isObject(w.poll)) {
             const poll = w.poll;
@@ -331,9 +355,23 @@ export class Checker {
               const problem = this.rules.pollProblem(poll.uses);
               if (problem) this.report([...path, 'wait', 'poll', 'uses'], 'value', 'poll', problem);
             }
-            this.collectExprs(poll.with, [...path, 'wait', 'poll', 'with'], order, inLoop);
+            this.collectExprs(
+              poll.with,
+              [...path, 'wait', 'poll', 'with'],
+              order,
+              inLoop,
+              undefined,
+              argsOf(poll.uses),
+            );
             const action = typeof poll.uses === 'string' ? poll.uses : undefined;
-            this.collectExprs(poll.until, [...path, 'wait', 'poll', 'until'], order, inLoop, { action });
+            this.collectExprs(
+              poll.until,
+              [...path, 'wait', 'poll', 'until'],
+              order,
+              inLoop,
+              { action },
+              UNTIL,
+            );
           }
         }
         break;
@@ -354,7 +392,7 @@ export class Checker {
     const known = this.rules.argKeys(action);
     const args = step.with ?? {};
     this.checkArgs(action, args, [...path, 'with']);
-    this.collectExprs(step.with, [...path, 'with'], order, inLoop);
+    this.collectExprs(step.with, [...path, 'with'], order, inLoop, undefined, argsOf(action));
     if (
       STEP_ARGS.has(action) &&
       isObject(args) &&
@@ -435,27 +473,38 @@ export class Checker {
 
   // ── expressions ───────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * The expressions in `value` (at `path`), to be checked once every step is known. `expect` says what the
+   * field at a path below `path` takes, for a value that is one whole expression.
+   */
   private collectExprs(
     value: unknown,
     path: Seg[],
     order: number,
     inLoop: boolean,
     event?: EventContext,
+    expect?: (below: Seg[]) => Expected | undefined,
+    below: Seg[] = [],
   ): void {
     if (typeof value === 'string') {
-      if (value.includes('${{'))
-        this.exprs.push({
-          text: value,
-          path,
-          order,
-          inLoop,
-          branch: [...this.branch],
-          ...(event ? { event } : {}),
-        });
+      if (!value.includes('${{')) return;
+      const expected = expect?.(below);
+      this.exprs.push({
+        text: value,
+        path,
+        order,
+        inLoop,
+        branch: [...this.branch],
+        ...(event ? { event } : {}),
+        ...(expected ? { expect: expected } : {}),
+      });
     } else if (Array.isArray(value)) {
-      value.forEach((v, i) => this.collectExprs(v, [...path, i], order, inLoop, event));
+      value.forEach((v, i) =>
+        this.collectExprs(v, [...path, i], order, inLoop, event, expect, [...below, i]),
+      );
     } else if (isObject(value)) {
-      for (const [k, v] of Object.entries(value)) this.collectExprs(v, [...path, k], order, inLoop, event);
+      for (const [k, v] of Object.entries(value))
+        this.collectExprs(v, [...path, k], order, inLoop, event, expect, [...below, k]);
     }
   }
 

@@ -9,9 +9,9 @@ import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import type { Locator, Seg } from './checker.js';
 import type { Rule, Severity } from './diagnostics.js';
-import { typeProblems } from './types-check.js';
+import { typeOf } from './types-check.js';
 import type { EventContext, TypeScope } from './types-env.js';
-import { listingActions } from './types.js';
+import { fits, listingActions, typeName, type T } from './types.js';
 
 export interface StepSite {
   id: string;
@@ -33,6 +33,14 @@ export interface ExprSite {
   branch: string[];
   /** What `event` is here when it is not the playbook's callback: a waited-for callback, a poll's answer. */
   event?: EventContext;
+  /** What the field takes, checked when its value is one whole expression (which keeps its type). */
+  expect?: Expected;
+}
+
+/** The type a field takes, and the field as a message names it (`` `if` ``, `` `accountName` of devices.list ``). */
+export interface Expected {
+  type: T;
+  what: string;
 }
 
 /** Everything the checks look at, as the checker collected it. */
@@ -136,8 +144,15 @@ export function checkExpressions(
           );
         }
       }
-      for (const p of typeProblems(span.source, site.inLoop, types.env(site.event)))
-        out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
+      const typed = typeOf(span.source, site.inLoop, types.env(site.event));
+      for (const p of typed.problems) out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
+      const whole = spans.length === 1 && span.start === 0 && span.end === site.text.length;
+      if (whole && site.expect && !typed.problems.length && !fits(typed.type, site.expect.type))
+        out.reportOffset(
+          base(span.start),
+          'type',
+          `${site.expect.what} takes ${typeName(site.expect.type)}; this expression gives ${typeName(typed.type)}`,
+        );
     }
   }
 }

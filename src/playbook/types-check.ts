@@ -29,10 +29,16 @@ interface Node {
 
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object' && 'op' in x;
 
-const cache = new Map<string, Map<string, TypeProblem[]>>();
+interface Typed {
+  problems: TypeProblem[];
+  /** The type of the expression's value. */
+  type: T;
+}
 
-/** Problems of a valid `source` under `env`. */
-export function typeProblems(source: string, inLoop: boolean, env: TypeEnv): TypeProblem[] {
+const cache = new Map<string, Map<string, Typed>>();
+
+/** Problems of a valid `source` under `env`, and the type of its value. */
+export function typeOf(source: string, inLoop: boolean, env: TypeEnv): Typed {
   let byEnv = cache.get(env.key);
   if (!byEnv) {
     if (cache.size >= 1_000) cache.clear();
@@ -41,14 +47,15 @@ export function typeProblems(source: string, inLoop: boolean, env: TypeEnv): Typ
   }
   // Inside a forEach body the loop variables are in scope: the same text may mean something else there.
   const key = inLoop ? `\u0000${source}` : source;
-  let problems = byEnv.get(key);
-  if (!problems) {
-    problems = [];
-    new Walker(env.vars, problems).type(syntaxTree(source, inLoop) as Node, new Map());
+  let typed = byEnv.get(key);
+  if (!typed) {
+    const problems: TypeProblem[] = [];
+    const type = new Walker(env.vars, problems).type(syntaxTree(source, inLoop) as Node, new Map());
+    typed = { problems, type };
     if (byEnv.size >= 10_000) byEnv.clear();
-    byEnv.set(key, problems);
+    byEnv.set(key, typed);
   }
-  return problems;
+  return typed;
 }
 
 const NUMERIC = new Set(['int', 'number']);

@@ -25,7 +25,7 @@ export const DYN: T = { k: 'dyn' };
 const STRING: T = { k: 'string' };
 const INT: T = { k: 'int' };
 const NUMBER: T = { k: 'number' };
-const BOOL: T = { k: 'bool' };
+export const BOOL: T = { k: 'bool' };
 const NULL: T = { k: 'null' };
 
 /** The JSON Schema types that are one CEL type each. */
@@ -38,7 +38,7 @@ const PRIMITIVES: Record<string, T> = {
 };
 
 const obj = (fields: Record<string, T>, open = false): T => ({ k: 'object', fields, open });
-const list = (of: T): T => ({ k: 'list', of });
+export const list = (of: T): T => ({ k: 'list', of });
 
 /** How a value of a type is written in messages: `a string`, `an int`. */
 export function typeName(t: T): string {
@@ -143,9 +143,10 @@ function fileType(name: string, pick: (s: Schema) => unknown = (s) => s): T | un
   return files.get(key);
 }
 
-let index: Record<string, { output?: string; strategy?: string }> | undefined;
+type IndexEntry = { input?: string; output?: string; strategy?: string };
+let index: Record<string, IndexEntry> | undefined;
 
-function actionIndex(): Record<string, { output?: string; strategy?: string }> {
+function actionIndex(): Record<string, IndexEntry> {
   if (!index) {
     try {
       index = JSON.parse(readFileSync(new URL('api/index.json', SCHEMAS), 'utf8')) as typeof index;
@@ -177,6 +178,27 @@ export function outputType(action: string | undefined): T {
   const t = fileType(`api/${entry.output}`) ?? DYN;
   if (entry.strategy !== 'listing') return t;
   return obj({ ...(t.k === 'object' ? t.fields : {}), count: INT, leftOut: INT }, t.k !== 'object' || t.open);
+}
+
+/**
+ * The type a member of an action's input takes, at `path` below `with` (names and list indexes), from the
+ * action's input schema; dyn where the schema leaves it open, or for an engine action.
+ */
+export function inputFieldType(action: string, path: readonly (string | number)[]): T {
+  const file = actionIndex()[action]?.input;
+  let t = file === undefined ? DYN : (fileType(`api/${file}`) ?? DYN);
+  for (const seg of path) {
+    if (typeof seg === 'number') t = t.k === 'list' ? t.of : DYN;
+    else t = t.k === 'object' ? (t.fields[seg] ?? DYN) : DYN;
+  }
+  return t;
+}
+
+/** Whether a value of type `t` can be what a field of type `wanted` takes (dyn on either side can). */
+export function fits(t: T, wanted: T): boolean {
+  if (t.k === 'dyn' || wanted.k === 'dyn' || t.k === wanted.k) return true;
+  // A double may be whole, and an int is a number.
+  return (t.k === 'int' && wanted.k === 'number') || (t.k === 'number' && wanted.k === 'int');
 }
 
 /** `event` of a playbook started by callbacks of `services`: the union of their events; dyn with none. */

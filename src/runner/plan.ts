@@ -212,18 +212,22 @@ function streamingSteps(pb: Playbook): Map<Step, string> {
 
 /** Every step of a playbook, nested ones (forEach, parallel, onError) after their parent, then `finally`'s. */
 function allSteps(pb: Playbook): Step[] {
+  return [...stepsIn(pb.steps), ...stepsIn(pb.finally)];
+}
+
+/** The steps of `list` and those nested in them (forEach, parallel, onError), each after its parent. */
+export function stepsIn(list: readonly Step[] | undefined): Step[] {
   const out: Step[] = [];
-  const add = (list: unknown): void => {
-    if (!Array.isArray(list)) return;
-    for (const s of list as Step[]) {
+  const add = (steps: unknown): void => {
+    if (!Array.isArray(steps)) return;
+    for (const s of steps as Step[]) {
       out.push(s);
       if ('forEach' in s) add(s.forEach.steps);
       if ('parallel' in s) add(s.parallel);
       if (Array.isArray(s.onError)) add(s.onError);
     }
   };
-  add(pb.steps);
-  add(pb.finally);
+  add(list);
   return out;
 }
 

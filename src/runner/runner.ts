@@ -8,7 +8,7 @@ import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { unsetSecrets } from '../config.js';
 import { hasEffect } from '../actions/engine.js';
 import { FleetbookError } from '../errors.js';
-import { render, truthy } from '../expressions/template.js';
+import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
 import { retrying } from '../retry.js';
@@ -27,7 +27,7 @@ import { devicesOf, idsOf, resultsOf, withResult, type DeviceSet } from './devic
 import { plannedOutput } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
-import { planOf, type StepPlan } from './plan.js';
+import { planOf, stepsIn, type StepPlan } from './plan.js';
 import { engineAction } from './strategies/engine.js';
 import { reconciles, strategyOf, type UsesStep } from './strategies/index.js';
 import { StoredItems } from './stored-items.js';
@@ -162,10 +162,17 @@ class Run {
         // `finally` runs whatever happened. After a cancel, on a signal of its own, so that it can still act (resume
         // the devices the run suspended) until the run is stopped: the process stops, or the run is cancelled again.
         if (cancelled) this.signal = withListeners(o.stop ?? new AbortController().signal);
-        try {
-          await this.steps(this.pb.finally, scope, true);
-        } catch (e) {
-          error ??= (e as Error).message;
+        // A step the run never reached reads as skipped, as one whose `if` was false: a finally step can ask.
+        for (const s of stepsIn(this.pb.steps))
+          scope.ctx.steps[s.id] ??= { status: 'skipped', output: null, items: [], devices: emptyCounts() };
+        // Each runs whatever the ones before it did; the first error is the run's.
+        for (const step of this.pb.finally) {
+          try {
+            await this.step(step, scope);
+          } catch (e) {
+            error ??= (e as Error).message;
+            if (this.signal.aborted) break;
+          }
         }
       }
     }
@@ -203,6 +210,18 @@ class Run {
 
   // ── control flow ──────────────────────────────────────────────────────────────────────────────
 
+  /** Whether a step's `if` holds: true or false, else an error that says what it gave or why it failed. */
+  private holds(cond: string | boolean, scope: Scope): boolean {
+    if (typeof cond === 'boolean') return cond;
+    let value: unknown;
+    try {
+      value = render(cond, scope.ctx, scope.inLoop);
+    } catch (e) {
+      throw new StepError(`\`if\`: ${(e as Error).message}`);
+    }
+    return condition(value, '`if`');
+  }
+
   private async steps(list: Step[], scope: Scope, evenIfCancelled = false): Promise<void> {
     for (const step of list) {
       if (!evenIfCancelled) (scope.signal ?? this.signal).throwIfAborted();
@@ -214,10 +233,15 @@ class Run {
     const { ctx } = this;
     const key = `${scope.key}${step.id}`;
     const sum = ctx.stepSummary(step.id);
-    if (
-      step.if !== undefined &&
-      !truthy(step.if === true || step.if === false ? step.if : render(step.if, scope.ctx, scope.inLoop))
-    ) {
+    // An `if` that cannot be evaluated fails its step, as the step's own error would (rescue, onError).
+    let unknowable: Error | undefined;
+    let holds = true;
+    try {
+      holds = step.if === undefined || this.holds(step.if, scope);
+    } catch (e) {
+      unknowable = e as Error;
+    }
+    if (!holds) {
       scope.ctx.steps[step.id] = { status: 'skipped', output: null, items: [], devices: emptyCounts() };
       if (sum.status === 'running') sum.status = 'skipped';
       return;
@@ -233,6 +257,7 @@ class Run {
     const abortedBefore = signal.aborted;
     let state: StepState;
     try {
+      if (unknowable) throw unknowable;
       // A fan-out or parallel step is entered again: each inner step restores itself from its own checkpoint.
       if (cp && !underWay && !('forEach' in step) && !('parallel' in step)) {
         state = await this.restore(step, scope, cp);

@@ -5,7 +5,7 @@
  * restart waits until then, not a whole wait again, and takes an event that came while it was not waiting.
  */
 import { pollProblem } from '../actions/selectors.js';
-import { render, selectsEvent, truthy } from '../expressions/template.js';
+import { condition, render, selectsEvent } from '../expressions/template.js';
 import type { Step } from '../playbook/schema.js';
 import { emptyCounts } from '../store/store.js';
 import { linkedController } from '../util/linked-abort.js';
@@ -60,7 +60,8 @@ export async function waitStep(
           const output = await ctx.call(count, poll.uses, input, both);
           scope.ctx.steps[step.id] = { status: 'running', output, items: [], devices: emptyCounts() };
           // In `until`, `event` is the polled call's response.
-          if (truthy(render(poll.until, { ...scope.ctx, event: output }, scope.inLoop))) return output;
+          if (condition(render(poll.until, { ...scope.ctx, event: output }, scope.inLoop), '`until`'))
+            return output;
           if (ctx.clock.now() + interval > deadline)
             throw new StepError(`timed out after ${w.timeout}`, ['timeout']);
           await ctx.clock.sleep(interval, both);
