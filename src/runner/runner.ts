@@ -543,7 +543,7 @@ class Run {
         release = await o.locks.acquire(idsOf(devices), signal);
       // Accepted requests are confirmed, and created reports read, not sent again: their checkpoint stays.
       if (resumed?.status !== 'confirming' && resumed?.status !== 'reporting')
-        o.store.saveStep(ctx.id, key, { status: 'sending' } satisfies Checkpoint);
+        o.store.saveStep(ctx.id, key, { status: 'sending', since: ctx.clock.now() } satisfies Checkpoint);
     }
     try {
       return await strategyOf(op)({

@@ -190,6 +190,8 @@ export interface Checkpoint {
   attempts?: number;
   /** A `waiting` wait's deadline, on the run's clock (ms). */
   until?: number;
+  /** When a `sending` call left, on the run's clock (ms): an unknown outcome is watched from then. */
+  since?: number;
   /** A `waiting` event wait's start: the position of the latest event stored then (EventSource.position). */
   after?: number;
   /** A location report's batches whose reports the service created (`reporting`): read, not created again. */

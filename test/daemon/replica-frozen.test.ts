@@ -23,11 +23,10 @@ const LEASE_MS = 3000;
 /**
  * The suspend calls in flight when the first replica is frozen are applied and answered this long after they
  * arrive: well within the soonest takeover after a call leaves (the lease less a renewal interval, 2 s). A call
- * the emulator had not applied when the second replica reads the devices' state would be sent again, as
- * docs/replicas.md says; at 2 s, level with that bound, a slow turn of this process's timers made exactly that
- * happen in a full test run, and at 1 s it happened once more (a batch of 100 suspended twice) under a full
- * run's load. At 500 ms the calls are still in flight when the replica freezes, as soon as their checkpoint
- * shows.
+ * the emulator had not applied when the second replica reads the devices' state is watched for the step's
+ * `confirm.timeout` (5 s in the fixture) before it is sent again, as docs/replicas.md says; before that watch, at
+ * 2 s and once at 1 s under a full run's load, a batch of 100 was suspended twice. At 500 ms the calls are still
+ * in flight when the replica freezes, as soon as their checkpoint shows.
  */
 const SLOW_MS = 500;
 

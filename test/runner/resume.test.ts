@@ -85,6 +85,8 @@ steps:
   - id: suspend
     uses: devices.suspend
     with: { accountName: "${account}", devices: [${list()}] }
+    # The devices the service did not change are watched this long before they are sent again.
+    confirm: { timeout: 1s, pollInterval: 50ms }
   - id: after
     uses: log
     with: { message: "suspended \${{ steps.suspend.devices.succeeded }}" }
@@ -116,6 +118,43 @@ steps:
     const step = summary.steps.find((s) => s.id === 'suspend')!;
     expect(step.devices).to.include({ total: 10, succeeded: 10, failed: 0 });
     expect((await store.getRun('r1'))!.status).to.equal('succeeded');
+  });
+
+  it('does not send again a suspend the carrier is still carrying out: its devices are watched until they change', async () => {
+    const pb = playbook(`
+version: 1
+name: resume-pending
+on: { manual: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: "${account}", devices: [${list()}] }
+    confirm: { timeout: 1m, pollInterval: 20ms }
+`);
+    queued('r6', pb.name);
+    store.saveStep('r6', 'suspend', { status: 'sending', since: Date.now() });
+    // The earlier execution's call reached the service, which carries it out a minute later; then it died.
+    emu.setFaults({ processingSeconds: 60 });
+    await client.callByName('devices.suspend', {
+      accountName: account,
+      devices: devices.map((d) => ({ deviceIds: [{ id: imei(d), kind: 'imei' }] })),
+    });
+    const seen = spy(client);
+    const reads = async () => (await calls(emu)).actions['devices.list'] ?? 0;
+    const before = await reads();
+    const resumed = runPlaybook(pb, { client, store, runId: 'r6' });
+    // The resumed run reads the devices unchanged, and reads again while it waits; the carrier then acts.
+    const resent = () => seen.some((c) => c.action === 'devices.suspend');
+    while ((await reads()) < before + 2 && !resent()) await new Promise((r) => setTimeout(r, 10));
+    emu.advance(61);
+    const summary = await resumed;
+    emu.setFaults({});
+    expect(summary.status, summary.error).to.equal('succeeded');
+    expect(seen.filter((c) => c.action === 'devices.suspend')).to.have.length(0);
+    const mutations = (await calls(emu)).devices;
+    for (const d of devices) expect(mutations[imei(d)], imei(d)).to.have.length(1);
+    expect(summary.steps[0]?.devices).to.include({ total: 10, succeeded: 10 });
+    expect(summary.steps[0]?.confirmation).to.deep.equal({ callback: 0, requestStatus: 0, stateRead: 10 });
   });
 
   it('does not repeat a call that is not retry-safe and whose outcome is unknown: the step fails, naming why', async () => {

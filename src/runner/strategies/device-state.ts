@@ -20,6 +20,7 @@ import {
   withResult,
   type DeviceSet,
 } from '../devices.js';
+import { NetworkError } from '../../errors.js';
 import { Interrupted, StepError, type AcceptedRequest, type Json, type StepState } from '../types.js';
 import { requestIdOf } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
@@ -66,7 +67,9 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       }
       let remaining = input === x.input ? x.devices : devicesOf(x.op, input);
       if (earlier?.status === 'sending') {
-        remaining = await reconcile(x, input, remaining, attempt, results, tally);
+        // Watched from when the earlier execution sent it: a process down longer than that reads once.
+        const until = (earlier.since ?? ctx.clock.now()) + x.plan.confirmMs;
+        remaining = await reconcile(x, input, remaining, attempt, results, tally, until);
         ctx.log.info('reconciled after a restart', { step: step.id, remaining: remaining.size });
       }
       if (!remaining.size) return null;
@@ -130,16 +133,19 @@ async function send(
   let remaining = devices;
   /** How many devices the input names: while all of them are still to do, it is sent as it is. */
   const named = input === x.input ? x.devices.size : devicesOf(x.op, input).size;
+  /** When the last attempt left, on the run's clock: an unknown outcome is watched from then. */
+  let sentAt = ctx.clock.now();
   for (let n = 1; ; n++) {
     try {
       // The input as it is while every device it names is still to do (the first attempt, usually).
       const sending = remaining.size === named ? input : withDevices(input, new Set(idsOf(remaining)));
+      sentAt = ctx.clock.now();
       const output = await ctx.call(x.count, x.action, sending, x.signal);
       x.count.attempt();
       const requestId = requestIdOf(output);
       if (!requestId) {
         // An answer without a request id confirms nothing: the devices' state says what happened.
-        remaining = await reconcile(x, sending, remaining, attempt, results, tally);
+        remaining = await reconcile(x, sending, remaining, attempt, results, tally, sentAt + plan.confirmMs);
         results.add(withResult(remaining, { outcome: 'unconfirmed', attempts: attempt }));
         return undefined;
       }
@@ -152,8 +158,13 @@ async function send(
       };
       return { request, output };
     } catch (e) {
-      if (unknownOutcome(e)) {
-        remaining = await reconcile(x, input, remaining, attempt, results, tally);
+      const unknown = unknownOutcome(e);
+      if (unknown) {
+        // A lost answer may hide a request the carrier is still carrying out: watched. The service's own error
+        // answer (a 5xx) took nothing to carry out later: one read finds what it did change.
+        const lost = e instanceof NetworkError;
+        const until = lost ? sentAt + plan.confirmMs : 0;
+        remaining = await reconcile(x, input, remaining, attempt, results, tally, until);
         ctx.log.info('reconciled an unknown outcome', { step: step.id, remaining: remaining.size });
         if (!remaining.size) {
           x.count.attempt();
@@ -162,9 +173,9 @@ async function send(
       }
       if (n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
         x.count.attempt();
-        results.add(
-          withResult(remaining, { outcome: 'failed', ...errorOf(e), attempts: plan.retry.maxAttempts }),
-        );
+        // An answer lost for good leaves what the service did unknown: not `failed`, which says it did not.
+        const outcome = unknown ? 'unconfirmed' : 'failed';
+        results.add(withResult(remaining, { outcome, ...errorOf(e), attempts: plan.retry.maxAttempts }));
         throw e;
       }
       await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
@@ -173,11 +184,13 @@ async function send(
 }
 
 /**
- * After an answer that confirms nothing (lost once the service may have acted, or without a request id): reads
- * which of `devices` are already in the target state (they succeeded) and returns the others. The read has the
- * step's retries (it changes nothing: it is asked again on the errors `retry.on` selects). When it still fails,
- * what the service did to them is unknown: they are recorded `unconfirmed` with the read's error, never left out
- * of the ledger nor sent again, and the step fails with it.
+ * After an answer that confirms nothing (lost once the service may have acted, or without a request id): which
+ * of `devices` the service did change, read from their state, and the others. The service may still be carrying
+ * out the request (the carrier acts later, as for an accepted one), and sending it again then would change a
+ * device twice: the state is read again every confirmation poll interval until every device is changed or
+ * `until` (on the run's clock) has passed; only then are the others returned, to be sent again. Each read has the step's retries (it changes nothing: it is asked again on the
+ * errors `retry.on` selects). When one still fails, what the service did is unknown: the devices left are
+ * recorded `unconfirmed` with the read's error, never left out of the ledger nor sent again, and the step fails.
  */
 async function reconcile(
   x: ActionCall,
@@ -186,25 +199,33 @@ async function reconcile(
   attempt: number,
   results: DeviceResults,
   tally: Confirmation,
+  until: number,
 ): Promise<DeviceSet> {
   const { ctx, plan } = x;
-  const ids = new Set(idsOf(devices));
-  let applied: Set<string>;
-  try {
-    ({ value: applied } = await retrying(() => readApplied(x, String(input.accountName), input, ids), {
-      maxAttempts: plan.retry.maxAttempts,
-      retryable: (e) => selects(plan.retry.on, e),
-      delay: (n) => ctx.delay(plan.retry, n),
-      sleep: (ms) => ctx.clock.sleep(ms, x.signal),
-    }));
-  } catch (e) {
-    results.add(withResult(devices, { outcome: 'unconfirmed', ...errorOf(e), attempts: attempt }));
-    throw e;
+  const interval = plan.confirmPollMs ?? ctx.o.pollIntervalMs ?? 5000;
+  let left = devices;
+  for (;;) {
+    const ids = new Set(idsOf(left));
+    let applied: Set<string>;
+    try {
+      ({ value: applied } = await retrying(() => readApplied(x, String(input.accountName), input, ids), {
+        maxAttempts: plan.retry.maxAttempts,
+        retryable: (e) => selects(plan.retry.on, e),
+        delay: (n) => ctx.delay(plan.retry, n),
+        sleep: (ms) => ctx.clock.sleep(ms, x.signal),
+      }));
+    } catch (e) {
+      results.add(withResult(left, { outcome: 'unconfirmed', ...errorOf(e), attempts: attempt }));
+      throw e;
+    }
+    const done = subset(left, applied, true);
+    results.add(withResult(done, { outcome: 'succeeded', attempts: attempt }));
+    tally.stateRead += done.size;
+    left = subset(left, applied, false);
+    const wait = until - ctx.clock.now();
+    if (!left.size || wait <= 0) return left;
+    await ctx.clock.sleep(Math.min(interval, wait), x.signal);
   }
-  const done = subset(devices, applied, true);
-  results.add(withResult(done, { outcome: 'succeeded', attempts: attempt }));
-  tally.stateRead += done.size;
-  return subset(devices, applied, false);
 }
 
 /** A device's result under a request (a group of results, or the request) and its attempt. */
