@@ -3,7 +3,7 @@
  * the client nor any schema, so that it answers at once.
  */
 import { once } from 'node:events';
-import { loadConfig } from '../config.js';
+import { loadConfig, stateOrigin } from '../config.js';
 import { openStore } from '../store/open.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
 
@@ -110,7 +110,8 @@ export async function runsCommand(
     return EXIT_USAGE;
   }
   const config = loadConfig();
-  const store = await openStore(config.state);
+  // Never created here: a mistyped path would otherwise answer "no runs".
+  const store = await openStore(config.state, { create: false, origin: stateOrigin(process.env) });
   try {
     if (filter) {
       const runs = await store.listRuns(filter);

@@ -5,14 +5,23 @@
  * `fleetbook store compact`: gives a SQLite file's freed space back to the file system.
  */
 import { statSync } from 'node:fs';
-import { loadConfig } from '../config.js';
+import { loadConfig, stateOrigin } from '../config.js';
 import { parseDuration } from '../playbook/duration.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import { pruneStore } from '../store/retention.js';
+import type { SqliteOptions } from '../store/sqlite.js';
 
 export interface StoreFlags {
   state?: string;
   olderThan?: string;
+}
+
+/**
+ * The state file of these commands, which never create one: a mistyped path would give an empty store, and a
+ * report of what was done to it.
+ */
+function existing(flags: StoreFlags): SqliteOptions {
+  return { create: false, origin: stateOrigin(process.env, flags) };
 }
 
 export async function storeCommand(sub: string, flags: StoreFlags): Promise<number> {
@@ -31,7 +40,7 @@ export async function storeCommand(sub: string, flags: StoreFlags): Promise<numb
   } else {
     // Opening the file applies its migrations.
     const { MIGRATIONS, SqliteStore } = await import('../store/sqlite.js');
-    const store = new SqliteStore(state);
+    const store = new SqliteStore(state, existing(flags));
     await store.close();
     said = `${store.describe} is at schema version ${MIGRATIONS.length}`;
   }
@@ -55,7 +64,7 @@ async function prune(flags: StoreFlags): Promise<number> {
     );
     return 2;
   }
-  const store = await openStore(config.state);
+  const store = await openStore(config.state, existing(flags));
   try {
     const p = await pruneStore(store, keepMs);
     process.stdout.write(
@@ -80,8 +89,10 @@ async function compact(flags: StoreFlags): Promise<number> {
     );
     return 2;
   }
+  // Measured before the store is opened: opening a file of an older schema migrates it.
+  const before = sizeMb(state);
   const { SqliteStore } = await import('../store/sqlite.js');
-  const store = new SqliteStore(state);
+  const store = new SqliteStore(state, existing(flags));
   try {
     const [holder] = await store.liveOwners(Date.now());
     if (holder) {
@@ -90,7 +101,6 @@ async function compact(flags: StoreFlags): Promise<number> {
       );
       return 2;
     }
-    const before = sizeMb(state);
     store.compact();
     process.stdout.write(`${store.describe}: compacted from ${before} MB to ${sizeMb(state)} MB\n`);
     return 0;
