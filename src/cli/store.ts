@@ -24,13 +24,8 @@ function existing(flags: StoreFlags): SqliteOptions {
   return { create: false, origin: stateOrigin(process.env, flags) };
 }
 
-export async function storeCommand(sub: string, flags: StoreFlags): Promise<number> {
-  if (sub === 'prune') return prune(flags);
-  if (sub === 'compact') return compact(flags);
-  if (sub !== 'migrate') {
-    process.stderr.write(`fleetbook store: unknown subcommand ${sub}; expected migrate, prune or compact\n`);
-    return 2;
-  }
+/** `fleetbook store migrate`: applies the migrations the store lacks, and says the version it is at. */
+export async function migrate(flags: StoreFlags): Promise<number> {
   const { state } = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   let said: string;
   if (isPostgresUrl(state)) {
@@ -52,7 +47,7 @@ export async function storeCommand(sub: string, flags: StoreFlags): Promise<numb
  * `fleetbook store prune [--older-than D]`: removes the runs that ended more than D ago (FLEETBOOK_RETENTION when
  * not given), with their checkpoints and ledger, and the callbacks processed before then; says how many.
  */
-async function prune(flags: StoreFlags): Promise<number> {
+export async function prune(flags: StoreFlags): Promise<number> {
   const config = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   const keep = flags.olderThan ?? config.retention;
   const keepMs = keep === undefined ? undefined : parseDuration(keep);
@@ -81,7 +76,7 @@ async function prune(flags: StoreFlags): Promise<number> {
  * size before and after. Refused while a daemon or a run holds the file (the rewrite takes its write lock for as
  * long as it lasts), and on PostgreSQL, whose autovacuum reuses the space (VACUUM FULL gives it back).
  */
-async function compact(flags: StoreFlags): Promise<number> {
+export async function compact(flags: StoreFlags): Promise<number> {
   const { state } = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   if (isPostgresUrl(state)) {
     process.stderr.write(
