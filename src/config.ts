@@ -270,6 +270,12 @@ export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
     });
 }
 
+/** Where `loadConfig(env, flags).state` comes from, for the messages that name the state file. */
+export function stateOrigin(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): string {
+  if (flags.state) return '--state';
+  return env[ENV.state] ? ENV.state : `the default, ${ENV.state} being unset`;
+}
+
 /** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Config {
   const pick = (k: keyof typeof ENV) => {

@@ -7,7 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { FleetbookError } from '../errors.js';
 import { redact } from '../util/secrets.js';
 import type { CallFlags } from './call.js';
-import type { RunsFlags } from './runs.js';
+import type { ListFlags, ShowFlags } from './runs.js';
 import type { EmulatorFlags, RunFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
 import type { StoreFlags } from './store.js';
@@ -37,7 +37,9 @@ export async function main(argv: string[]): Promise<number> {
   // A command that reads the configuration says which FLEETBOOK_ variables it does not read: a misspelt one
   // would otherwise leave its setting at the default without a word.
   program.hook('preAction', async (_program, command) => {
-    if (!READS_CONFIG.includes(command.name())) return;
+    // By the command below the program: `runs` for `runs list`.
+    const top = command.parent === program ? command : command.parent;
+    if (!top || !READS_CONFIG.includes(top.name())) return;
     for (const w of (await import('../config.js')).unknownVariables(process.env))
       process.stderr.write(`fleetbook: warning: ${w}\n`);
   });
@@ -121,38 +123,66 @@ export async function main(argv: string[]): Promise<number> {
     .option('--listen <host:port>', 'where to listen (env FLEETBOOK_LISTEN, default 127.0.0.1:8787)')
     .option('--state <file>', 'the SQLite store (env FLEETBOOK_STATE)')
     .action(async (flags: ServeFlags) => setCode(await (await import('./serve.js')).serveCommand(flags)));
-  program
+  // `runs` and `store` are groups: each subcommand declares only its own arguments and flags, so that commander
+  // refuses the others rather than leave them unread.
+  const runs = program
     .command('runs')
     .description(
-      'Run history and per-device outcomes: `runs list`, `runs show ID [--devices]` (ID or a prefix of it); `runs cancel ID` cancels an unfinished run (the process that holds it does; one no process holds is ended here).',
-    )
-    .argument('[sub]', 'list (default), show or cancel')
-    .argument('[id]', 'with show or cancel: the run id, or the start of one that no other run shares')
-    .option('--limit <n>', 'with list: at most this many runs, newest first (1-1000, default 50)')
-    .option('--playbook <name>', "with list: only this playbook's runs")
-    .option(
-      '--status <status>',
-      'with list: only runs in this status (queued, running, succeeded, failed, cancelled)',
-    )
-    .option('--devices', 'with show: every device outcome')
-    .option('--json', 'as JSON')
-    .action(async (sub: string | undefined, id: string | undefined, flags: RunsFlags) =>
-      setCode(await (await import('./runs.js')).runsCommand(sub, id, flags)),
+      'Run history and per-device outcomes: `runs list` (the default), `runs show ID`, `runs cancel ID`.',
     );
-  program
-    .command('store')
+  // `runs` alone is `runs list`; a first word that names no subcommand (`runs lsit`) is said to be one, not
+  // handed to `list` as an argument.
+  runs.hook('preSubcommand', (_runs, sub) => {
+    const [first] = runs.args;
+    if (sub.name() === 'list' && first && !['list', 'help'].includes(first) && !first.startsWith('-'))
+      runs.error(`error: unknown command '${first}'`, { code: 'commander.unknownCommand' });
+  });
+  runs
+    .command('list', { isDefault: true })
+    .description('List the runs, newest first.')
+    .option('--limit <n>', 'at most this many runs (1-1000, default 50)')
+    .option('--playbook <name>', "only this playbook's runs")
+    .option('--status <status>', 'only runs in this status (queued, running, succeeded, failed, cancelled)')
+    .option('--json', 'as JSON')
+    .action(async (flags: ListFlags) => setCode(await (await import('./runs.js')).listCommand(flags)));
+  runs
+    .command('show')
+    .description("Show a run's summary, and its per-device outcomes.")
+    .argument('<id>', 'the run id, or the start of one that no other run shares')
+    .option('--devices', 'every device outcome')
+    .option('--json', 'as JSON')
+    .action(async (id: string, flags: ShowFlags) =>
+      setCode(await (await import('./runs.js')).showCommand(id, flags)),
+    );
+  runs
+    .command('cancel')
     .description(
-      'The store of FLEETBOOK_STATE: `store migrate` applies the schema migrations it lacks and prints its version; `store prune` removes the runs that ended, and the callbacks processed, before a time; `store compact` gives the space a SQLite file freed back to the file system.',
+      'Cancel an unfinished run: the process that holds it does; one no process holds is ended here.',
     )
-    .argument('<sub>', 'migrate, prune or compact')
+    .argument('<id>', 'the run id, or the start of one that no other run shares')
+    .action(async (id: string) => setCode(await (await import('./runs.js')).cancelCommand(id)));
+  const store = program
+    .command('store')
+    .description('The store of FLEETBOOK_STATE: `store migrate`, `store prune`, `store compact`.');
+  store
+    .command('migrate')
+    .description('Apply the schema migrations the store lacks, and print its version.')
     .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
+    .action(async (flags: StoreFlags) => setCode(await (await import('./store.js')).migrate(flags)));
+  store
+    .command('prune')
+    .description('Remove the runs that ended, and the callbacks processed, before a time.')
     .option(
       '--older-than <duration>',
-      'with prune: what ended more than this long ago, e.g. 90d (env FLEETBOOK_RETENTION)',
+      'what ended more than this long ago, e.g. 90d (env FLEETBOOK_RETENTION)',
     )
-    .action(async (sub: string, flags: StoreFlags) =>
-      setCode(await (await import('./store.js')).storeCommand(sub, flags)),
-    );
+    .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
+    .action(async (flags: StoreFlags) => setCode(await (await import('./store.js')).prune(flags)));
+  store
+    .command('compact')
+    .description('Give the space a SQLite file freed back to the file system.')
+    .option('--state <file>', 'the SQLite file (env FLEETBOOK_STATE)')
+    .action(async (flags: StoreFlags) => setCode(await (await import('./store.js')).compact(flags)));
   program
     .command('emulator')
     .description('Start the service emulator (prints its URL, credentials and accounts).')

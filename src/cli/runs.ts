@@ -3,7 +3,7 @@
  * the client nor any schema, so that it answers at once.
  */
 import { once } from 'node:events';
-import { loadConfig } from '../config.js';
+import { loadConfig, stateOrigin, type Config } from '../config.js';
 import { openStore } from '../store/open.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
 
@@ -82,53 +82,50 @@ export function formatSummary(s: RunSummary): string {
   return `${lines.join('\n')}\n`;
 }
 
-export interface RunsFlags {
-  json?: boolean;
-  devices?: boolean;
+/** The flags of `runs list`. */
+export interface ListFlags {
   limit?: string;
   playbook?: string;
   status?: string;
+  json?: boolean;
+}
+
+/** The flags of `runs show`. */
+export interface ShowFlags {
+  devices?: boolean;
+  json?: boolean;
 }
 
 /** Exit code of a usage error: a bad flag, an ambiguous run id. */
 const EXIT_USAGE = 2;
 
-export async function runsCommand(
-  sub: string | undefined,
-  id: string | undefined,
-  flags: RunsFlags,
-): Promise<number> {
-  if (sub !== undefined && sub !== 'list' && !((sub === 'show' || sub === 'cancel') && id)) {
-    process.stderr.write(
-      'fleetbook: usage: fleetbook runs [list [--limit N] [--playbook NAME] [--status STATUS] | show ID [--devices] | cancel ID] [--json]\n',
-    );
-    return EXIT_USAGE;
-  }
-  const filter = sub === 'show' || sub === 'cancel' ? undefined : listFilter(flags);
+/** `fleetbook runs list`: the runs, newest first, as a table or JSON. */
+export async function listCommand(flags: ListFlags): Promise<number> {
+  const filter = listFilter(flags);
   if (typeof filter === 'string') {
     process.stderr.write(`fleetbook: ${filter}\n`);
     return EXIT_USAGE;
   }
-  const config = loadConfig();
-  const store = await openStore(config.state);
-  try {
-    if (filter) {
-      const runs = await store.listRuns(filter);
-      if (flags.json)
-        process.stdout.write(
-          `${JSON.stringify(
-            runs.map(({ summary: _s, ...r }) => r),
-            null,
-            2,
-          )}\n`,
-        );
-      else process.stdout.write(runs.length ? runTable(runs) : 'no runs\n');
-      return 0;
-    }
-    const found = await findRun(store, id as string);
-    if (typeof found === 'number') return found;
-    const run = found;
-    if (sub === 'cancel') return await (await import('./runs-cancel.js')).cancelRun(store, run, config);
+  return withStore(async (store) => {
+    const runs = await store.listRuns(filter);
+    if (flags.json)
+      process.stdout.write(
+        `${JSON.stringify(
+          runs.map(({ summary: _s, ...r }) => r),
+          null,
+          2,
+        )}\n`,
+      );
+    else process.stdout.write(runs.length ? runTable(runs) : 'no runs\n');
+    return 0;
+  });
+}
+
+/** `fleetbook runs show ID`: the run's summary, and with `--devices` every device outcome. */
+export async function showCommand(id: string, flags: ShowFlags): Promise<number> {
+  return withStore(async (store) => {
+    const run = await findRun(store, id);
+    if (typeof run === 'number') return run;
     const head = run.summary ?? run;
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
@@ -152,13 +149,32 @@ export async function runsCommand(
     }
     await out.flush();
     return 0;
+  });
+}
+
+/** `fleetbook runs cancel ID` (runs-cancel.ts). */
+export async function cancelCommand(id: string): Promise<number> {
+  return withStore(async (store, config) => {
+    const run = await findRun(store, id);
+    if (typeof run === 'number') return run;
+    return (await import('./runs-cancel.js')).cancelRun(store, run, config);
+  });
+}
+
+/** Runs `use` on the store of FLEETBOOK_STATE, and closes it. */
+async function withStore(use: (store: Store, config: Config) => Promise<number>): Promise<number> {
+  const config = loadConfig();
+  // Never created here: a mistyped path would otherwise answer "no runs".
+  const store = await openStore(config.state, { create: false, origin: stateOrigin(process.env) });
+  try {
+    return await use(store, config);
   } finally {
     await store.close();
   }
 }
 
 /** The filter of `runs list`, or what is wrong with its flags. */
-function listFilter(flags: RunsFlags): { limit: number; playbook?: string; status?: RunStatus } | string {
+function listFilter(flags: ListFlags): { limit: number; playbook?: string; status?: RunStatus } | string {
   const limit = flags.limit === undefined ? 50 : Number(flags.limit);
   if (!/^[0-9]+$/.test(flags.limit ?? '50') || limit < 1 || limit > 1000)
     return `--limit must be a whole number from 1 to 1000 (got ${JSON.stringify(flags.limit)})`;

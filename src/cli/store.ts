@@ -5,23 +5,27 @@
  * `fleetbook store compact`: gives a SQLite file's freed space back to the file system.
  */
 import { statSync } from 'node:fs';
-import { loadConfig } from '../config.js';
+import { loadConfig, stateOrigin } from '../config.js';
 import { parseDuration } from '../playbook/duration.js';
 import { isPostgresUrl, openStore } from '../store/open.js';
 import { pruneStore } from '../store/retention.js';
+import type { SqliteOptions } from '../store/sqlite.js';
 
 export interface StoreFlags {
   state?: string;
   olderThan?: string;
 }
 
-export async function storeCommand(sub: string, flags: StoreFlags): Promise<number> {
-  if (sub === 'prune') return prune(flags);
-  if (sub === 'compact') return compact(flags);
-  if (sub !== 'migrate') {
-    process.stderr.write(`fleetbook store: unknown subcommand ${sub}; expected migrate, prune or compact\n`);
-    return 2;
-  }
+/**
+ * The state file of these commands, which never create one: a mistyped path would give an empty store, and a
+ * report of what was done to it.
+ */
+function existing(flags: StoreFlags): SqliteOptions {
+  return { create: false, origin: stateOrigin(process.env, flags) };
+}
+
+/** `fleetbook store migrate`: applies the migrations the store lacks, and says the version it is at. */
+export async function migrate(flags: StoreFlags): Promise<number> {
   const { state } = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   let said: string;
   if (isPostgresUrl(state)) {
@@ -31,7 +35,7 @@ export async function storeCommand(sub: string, flags: StoreFlags): Promise<numb
   } else {
     // Opening the file applies its migrations.
     const { MIGRATIONS, SqliteStore } = await import('../store/sqlite.js');
-    const store = new SqliteStore(state);
+    const store = new SqliteStore(state, existing(flags));
     await store.close();
     said = `${store.describe} is at schema version ${MIGRATIONS.length}`;
   }
@@ -43,7 +47,7 @@ export async function storeCommand(sub: string, flags: StoreFlags): Promise<numb
  * `fleetbook store prune [--older-than D]`: removes the runs that ended more than D ago (FLEETBOOK_RETENTION when
  * not given), with their checkpoints and ledger, and the callbacks processed before then; says how many.
  */
-async function prune(flags: StoreFlags): Promise<number> {
+export async function prune(flags: StoreFlags): Promise<number> {
   const config = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   const keep = flags.olderThan ?? config.retention;
   const keepMs = keep === undefined ? undefined : parseDuration(keep);
@@ -55,7 +59,7 @@ async function prune(flags: StoreFlags): Promise<number> {
     );
     return 2;
   }
-  const store = await openStore(config.state);
+  const store = await openStore(config.state, existing(flags));
   try {
     const p = await pruneStore(store, keepMs);
     process.stdout.write(
@@ -72,7 +76,7 @@ async function prune(flags: StoreFlags): Promise<number> {
  * size before and after. Refused while a daemon or a run holds the file (the rewrite takes its write lock for as
  * long as it lasts), and on PostgreSQL, whose autovacuum reuses the space (VACUUM FULL gives it back).
  */
-async function compact(flags: StoreFlags): Promise<number> {
+export async function compact(flags: StoreFlags): Promise<number> {
   const { state } = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   if (isPostgresUrl(state)) {
     process.stderr.write(
@@ -80,8 +84,10 @@ async function compact(flags: StoreFlags): Promise<number> {
     );
     return 2;
   }
+  // Measured before the store is opened: opening a file of an older schema migrates it.
+  const before = sizeMb(state);
   const { SqliteStore } = await import('../store/sqlite.js');
-  const store = new SqliteStore(state);
+  const store = new SqliteStore(state, existing(flags));
   try {
     const [holder] = await store.liveOwners(Date.now());
     if (holder) {
@@ -90,7 +96,6 @@ async function compact(flags: StoreFlags): Promise<number> {
       );
       return 2;
     }
-    const before = sizeMb(state);
     store.compact();
     process.stdout.write(`${store.describe}: compacted from ${before} MB to ${sizeMb(state)} MB\n`);
     return 0;

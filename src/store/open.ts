@@ -2,7 +2,7 @@
  * Opens the store that FLEETBOOK_STATE names: a PostgreSQL URL (`postgres://` or `postgresql://`) for several
  * replicas, else the path of the embedded SQLite file (product.md section 10).
  */
-import { SqliteStore } from './sqlite.js';
+import { SqliteStore, type SqliteOptions } from './sqlite.js';
 import type { Store } from './store.js';
 
 /** Whether `state` names a PostgreSQL database rather than a SQLite file. */
@@ -10,10 +10,11 @@ export function isPostgresUrl(state: string): boolean {
   return /^postgres(ql)?:\/\//i.test(state);
 }
 
-export async function openStore(state: string): Promise<Store> {
+/** Opens the store; `options` apply to a SQLite file (sqlite.ts). */
+export async function openStore(state: string, options?: SqliteOptions): Promise<Store> {
   if (isPostgresUrl(state)) {
     const { openPostgresStore } = await import('./postgres/store.js');
     return openPostgresStore(state);
   }
-  return new SqliteStore(state);
+  return new SqliteStore(state, options);
 }

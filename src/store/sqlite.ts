@@ -2,6 +2,7 @@
  * The embedded store on SQLite (better-sqlite3, WAL). Migrations are numbered and recorded in
  * `PRAGMA user_version`; each runs once, in a transaction.
  */
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
@@ -55,6 +56,21 @@ const openTurns = new Map<string, SqliteStore>();
  */
 const CHECKPOINT_PAGES = 10_000;
 
+/** How a SQLite state file is opened. */
+export interface SqliteOptions {
+  /**
+   * Whether a file that does not exist is created (with its directories). The commands that only read or
+   * maintain a store refuse one instead: a mistyped path would otherwise give an empty store, and "no runs".
+   * @default true
+   */
+  create?: boolean;
+  /**
+   * Where the path came from, as the store's messages name it: `--state`, or the variable.
+   * @default 'FLEETBOOK_STATE'
+   */
+  origin?: string;
+}
+
 export class SqliteStore implements Store {
   readonly db: Database.Database;
   readonly describe: string;
@@ -87,15 +103,20 @@ export class SqliteStore implements Store {
   /** A commit that failed with nobody waiting for it: thrown by the next write or `durable()`. */
   private failed: Error | undefined;
 
-  /** Opens (creating when needed) the store at `file`; `:memory:` for a throwaway one. */
-  constructor(file: string) {
+  /** Opens (creating when needed, unless told not to) the store at `file`; `:memory:` for a throwaway one. */
+  constructor(file: string, options: SqliteOptions = {}) {
+    const { create = true, origin = 'FLEETBOOK_STATE' } = options;
     try {
-      if (file !== ':memory:') makeDirs(dirname(file));
-      this.db = new Database(file);
+      if (create && file !== ':memory:') makeDirs(dirname(file));
+      this.db = new Database(file, { fileMustExist: !create });
     } catch (e) {
+      if (!create && !existsSync(file))
+        throw new ConfigError(
+          `the state file ${file} (${origin}) does not exist: check the path (\`fleetbook run\` and \`fleetbook serve\` create the file)`,
+        );
       // better-sqlite3 says only "unable to open database file": name the file and where it comes from.
       throw new ConfigError(
-        `cannot open the state file ${file} (FLEETBOOK_STATE): ${(e as Error).message}; it must be a file path in a writable directory`,
+        `cannot open the state file ${file} (${origin}): ${(e as Error).message}; it must be a file path in a writable directory`,
       );
     }
     try {
@@ -113,14 +134,14 @@ export class SqliteStore implements Store {
       const code = (e as { code?: string }).code;
       if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')
         throw new ConfigError(
-          `the state file ${file} (FLEETBOOK_STATE) is damaged or is not a fleetbook state file: ${(e as Error).message}. Restore it from a backup, or point FLEETBOOK_STATE at another file`,
+          `the state file ${file} (${origin}) is damaged or is not a fleetbook state file: ${(e as Error).message}. Restore it from a backup, or point FLEETBOOK_STATE at another file`,
         );
       throw e;
     }
     this.sql = preparer(this.db);
     this.file = file;
     this.grouping = new Grouping(file, this.db, file === ':memory:');
-    this.describe = `the state file ${file} (FLEETBOOK_STATE)`;
+    this.describe = `the state file ${file} (${origin})`;
     this.inbox = new SqliteInbox(this.db, this.sql, file, CHECKPOINT_PAGES);
     this.ownership = new SqliteOwnership(this.db);
     this.rates = new SqliteRates(this.db);

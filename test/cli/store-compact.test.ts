@@ -4,7 +4,7 @@
  * its largest year. Compacting rewrites it without them; it refuses while a process holds the file, and on
  * PostgreSQL.
  */
-import { statSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Lease } from '../../src/store/lease.js';
@@ -69,6 +69,16 @@ describe('fleetbook store compact', function () {
     } finally {
       await after.close();
     }
+  });
+
+  it('says the size the file had before the command, not once opened', async () => {
+    // An empty file is a database without a schema: opening it migrates it. The size before was measured after
+    // that, and said 0.3 MB.
+    const file = join(tempDir('fb-compact-'), 'state.db');
+    writeFileSync(file, '');
+    const r = await fleetbook(['store', 'compact', '--state', file], {});
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    expect(r.stdout).to.match(/: compacted from 0\.0 MB to 0\.1 MB\n$/);
   });
 
   it('refuses while a process holds the file, naming it, and on PostgreSQL', async () => {

@@ -1,0 +1,78 @@
+/**
+ * Each subcommand of `runs` and `store` takes only its own arguments and flags (child processes; dist/ must be
+ * built). They shared one declaration, so `runs list extra` listed every run, `runs list --devices` and
+ * `runs cancel ID --devices` went on without a word, and `store migrate --older-than 1d` migrated.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { RunRecord } from '../../src/store/store.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const ID = 'aaaa1111-0000-4000-8000-000000000001';
+
+describe('runs and store subcommands refuse what they do not take (child process)', function () {
+  this.timeout(60_000);
+  const env = { FLEETBOOK_STATE: join(tempDir('fb-subcommands-'), 'state.db') };
+
+  before(async () => {
+    const store = new SqliteStore(env.FLEETBOOK_STATE);
+    // Left running by a process that is gone: a cancel that went ahead would end it.
+    await store.registerOwner(
+      {
+        id: 'gone',
+        role: 'run',
+        pid: 999_999,
+        host: 'elsewhere',
+        boot: '',
+        startedAt: '2026-11-22T00:00:00.000Z',
+      },
+      Date.now() - 60_000,
+      15_000,
+      false,
+    );
+    store.createRun({
+      id: ID,
+      owner: 'gone',
+      playbook: 'nightly',
+      status: 'running',
+      trigger: { type: 'manual' },
+      inputs: {},
+      startedAt: '2026-11-22T00:00:00.000Z',
+    } satisfies RunRecord);
+    await store.close();
+  });
+
+  const CASES: [string[], string][] = [
+    [['runs', 'list', 'extra'], "error: too many arguments for 'list'. Expected 0 arguments but got 1."],
+    [['runs', 'list', '--json', '--devices'], "error: unknown option '--devices'"],
+    [['runs', 'show', ID, '--limit', '1'], "error: unknown option '--limit'"],
+    [['runs', 'show', ID, 'extra'], "error: too many arguments for 'show'. Expected 1 argument but got 2."],
+    [['runs', 'cancel', ID, '--devices'], "error: unknown option '--devices'"],
+    [['runs', 'cancel', ID, '--json'], "error: unknown option '--json'"],
+    [['runs', 'lsit'], "error: unknown command 'lsit'"],
+    [['runs', '--devices'], "error: unknown option '--devices'"],
+    [['store', 'migrate', '--older-than', '1d'], "error: unknown option '--older-than'"],
+    [['store', 'compact', '--older-than', '1d'], "error: unknown option '--older-than'"],
+    [
+      ['store', 'prune', '--older-than', '1d', 'extra'],
+      "error: too many arguments for 'prune'. Expected 0 arguments but got 1.",
+    ],
+  ];
+  for (const [args, error] of CASES)
+    it(`${args.join(' ')}: exit 2, naming it`, async () => {
+      const r = await fleetbook(args, env);
+      expect([r.code, r.stdout, r.stderr.split('\n')[0]]).to.deep.equal([2, '', error]);
+      expect(r.stderr).to.include('\nUsage: fleetbook ');
+    });
+
+  it('the run is still running, and `runs` alone lists it as `runs list` does', async () => {
+    const alone = await fleetbook(['runs', '--json'], env);
+    expect([alone.code, alone.stderr]).to.deep.equal([0, '']);
+    expect(alone.stdout).to.equal((await fleetbook(['runs', 'list', '--json'], env)).stdout);
+    expect((JSON.parse(alone.stdout) as RunRecord[]).map((r) => [r.id, r.status])).to.deep.equal([
+      [ID, 'running'],
+    ]);
+  });
+});
