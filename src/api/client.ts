@@ -337,7 +337,7 @@ export class ApiClient {
       for (const q of op.query ?? []) delete rest[q];
       body = JSON.stringify(rest);
     }
-    return this.execute(
+    const out = await this.execute(
       {
         action: op.action,
         area: op.area,
@@ -352,6 +352,7 @@ export class ApiClient {
       opts.signal,
       read,
     );
+    return out === null && op.whenEmpty ? op.whenEmpty() : out;
   }
 
   /**

@@ -54,6 +54,24 @@ export function isDeviceErrorType(type: string): type is DeviceErrorType {
   return Object.hasOwn(DEVICE_ERRORS, type);
 }
 
+/** The rows of the table that start with the neutral prefix, without it: `CACHE UNAVAILABLE`, ... */
+const UNPREFIXED = new Set(
+  DEVICE_ERROR_TYPES.filter((t) => t.startsWith('SVC ')).map((t) => t.slice('SVC '.length)),
+);
+
+/**
+ * A per-device error type by the spec's name. "The neutral prefix SVC stands for a vendor prefix in the
+ * source" (spec 7.3): the real service writes its vendor's prefix, one word, where the table writes `SVC`, so
+ * `ACME CACHE UNAVAILABLE` is read as `SVC CACHE UNAVAILABLE`, and a playbook's rules, the ledger and the
+ * error classes use the spec's names whatever the service calls itself. Only the rows that start with `SVC`
+ * are read so; every other type is kept as sent.
+ */
+export function specErrorType(type: string): string {
+  const space = type.indexOf(' ');
+  const rest = type.slice(space + 1);
+  return space > 0 && UNPREFIXED.has(rest) ? `SVC ${rest}` : type;
+}
+
 /**
  * Why the carrier did not carry out a device-state action (suspend, restore, activate, deactivate, plan change)
  * on one device: the `faultcode` of the device's CarrierService callback, and the `reason.code` of the

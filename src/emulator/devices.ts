@@ -46,7 +46,7 @@ export class DeviceStore {
   private readonly extraIndex = new Map<string, number>();
   /** Per account, the extra device numbers, sorted by their first identifier. */
   private readonly extrasByAccount: number[][];
-  /** Sensor configurations set through the dm API, by device number (BLE sensors: -1 - x). */
+  /** Each sensor's `deviceConfig` as set through the dm API, by device number (BLE sensors: -1 - x). */
   readonly configurations = new Map<number, Record<string, unknown>>();
   /** Device groups set through the API; every other device is in its seeded group. */
   private readonly groups = new Map<number, string>();

@@ -39,7 +39,8 @@ function list(ctx: Ctx, via: 'm2m' | 'loc'): Answer {
       ...(l.username !== undefined ? { username: l.username } : {}),
       ...(l.password !== undefined ? { password: l.password } : {}),
     }));
-  return { body: out };
+  // Spec 4.2: the location listing's "body is empty if none are registered".
+  return via === 'loc' && out.length === 0 ? {} : { body: out };
 }
 
 function deregister(ctx: Ctx, via: 'm2m' | 'loc'): Answer {

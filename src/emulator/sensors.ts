@@ -258,14 +258,26 @@ function onboardingStatus(ctx: Ctx): Answer {
   };
 }
 
+/**
+ * The `deviceConfig` a configuration sets: the members of the BLE form's `deviceConfig`, and beside them the tilt
+ * form's `HighPrecisionTiltConfig`. Spec 2.10 answers `fields` "with deviceConfig" whichever form was sent, so
+ * the tilt settings belong inside it (`fields.deviceConfig.HighPrecisionTiltConfig`), not as a second member
+ * of `fields`.
+ */
+function deviceConfigOf(configuration: Json): Json {
+  const { deviceConfig, ...others } = configuration;
+  return { ...(deviceConfig as Json | undefined), ...others };
+}
+
 function setConfiguration(ctx: Ctx): Answer {
   const input = validInput(ctx);
   const a = account(ctx, input.accountname);
   const st = ctx.st;
   const ref = resolve(ctx, a.index, input.resourceidentifier as Json);
   const configuration = input.configuration as Json;
-  const ble = (configuration.deviceConfig as Json | undefined)?.ble;
-  const tilt = configuration.HighPrecisionTiltConfig;
+  const deviceConfig = deviceConfigOf(configuration);
+  const ble = deviceConfig.ble;
+  const tilt = deviceConfig.HighPrecisionTiltConfig;
   const type = 'cell' in ref ? st.devices.type(ref.cell) : 'ble';
   // Scanning settings are for gateways and BLE sensors; tilt settings for cellular sensors.
   const fits =
@@ -276,7 +288,7 @@ function setConfiguration(ctx: Ctx): Answer {
     description: fits ? 'Configuration applied' : `Configuration does not apply to a ${type} device`,
     deviceid: rec.id,
     errmsg: fits ? '' : `Configuration does not apply to a ${type} device`,
-    fields: { deviceConfig: configuration },
+    fields: { deviceConfig },
     foreignid: st.world.profile.foreignId,
     id: uuid(),
     lastupdated: iso(ctx.now),
@@ -287,7 +299,7 @@ function setConfiguration(ctx: Ctx): Answer {
   };
   if (fits) {
     const key = 'cell' in ref ? ref.cell : -1 - ref.ble;
-    st.devices.configurations.set(key, { ...(st.devices.configurations.get(key) ?? {}), ...configuration });
+    st.devices.configurations.set(key, { ...(st.devices.configurations.get(key) ?? {}), ...deviceConfig });
     if ('cell' in ref) st.mutated(ref.cell, 'sensors.setConfiguration');
     else st.mutatedKey(st.world.deveui(ref.ble), 'sensors.setConfiguration');
   }

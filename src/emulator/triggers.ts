@@ -281,11 +281,14 @@ interface Activation {
   account: AccountInfo;
   devices: number[];
   at: number;
-  /** The measured value, in the threshold's unit. */
-  value: number;
   cycleType: string;
   threshold: number;
   unit: string;
+  /**
+   * "Value at which the trigger activates, set by the threshold" (spec 6): the threshold, in `unit`; for an
+   * aging trigger the number of bill cycles on the plan, since it activates by time, not usage.
+   */
+  triggerValue: number;
   message: string;
 }
 
@@ -318,7 +321,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
     .map((n) => st.world.account(n))
     .filter((a): a is AccountInfo => a !== undefined);
   const out: Activation[] = [];
-  const base = { trigger: t, cycleType, threshold, unit: unitName };
+  const base = { trigger: t, cycleType, threshold, unit: unitName, triggerValue: threshold };
   const probe = at - 1;
 
   if (type === 'Aging') {
@@ -339,7 +342,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
           account: a,
           devices: [n],
           at: Math.max(due, since, t.createdAt),
-          value: cycles,
+          triggerValue: cycles,
           message: `Device has been on plan ${plan.name} for ${cycles} bill cycle(s)`,
         });
       }
@@ -364,10 +367,10 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
           cycleType: 'Monthly',
           threshold: level,
           unit: '%',
+          triggerValue: level,
           account: a,
           devices,
           at,
-          value: Math.floor(pct),
           message: `Account usage reached ${level}% of the ${plan.name} pool allowance`,
         });
       }
@@ -394,7 +397,6 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
         account: lead,
         devices,
         at,
-        value: Math.floor(value),
         message: `Account usage of ${Math.floor(value)} ${unitName} is ${comparator} ${threshold} ${unitName} (${cycleType})`,
       });
     }
@@ -415,13 +417,14 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
       t.fired.set(key, cs);
       const when =
         comparator === 'gt' ? crossing(st, n, cs, Math.max(cs, since, t.createdAt), at, thresholdBytes) : at;
+      // The usage at the activation, which the message dates, not the larger usage of the evaluation.
+      const usage = Math.floor(st.devices.usage(n, cs, when) / unitBytes);
       out.push({
         ...base,
         account: a,
         devices: [n],
         at: when,
-        value: Math.floor(st.devices.usage(n, cs, when) / unitBytes),
-        message: `Device data usage of ${Math.floor(used / unitBytes)} ${unitName} is ${comparator} the threshold of ${threshold} ${unitName} (${cycleType})`,
+        message: `Device data usage of ${usage} ${unitName} is ${comparator} the threshold of ${threshold} ${unitName} (${cycleType})`,
       });
     }
   }
@@ -514,7 +517,7 @@ function alertPayload(st: EmulatorState, act: Activation): Json {
       kind: 'IMEI',
     })),
     triggerDateTime: iso(act.at),
-    triggerValue: act.value,
+    triggerValue: act.triggerValue,
     cycleType: act.cycleType.toUpperCase(),
     threshold: act.threshold,
     thresholdUnit: act.unit,

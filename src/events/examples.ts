@@ -40,7 +40,7 @@ export const EXAMPLES: Record<EventService, Record<string, unknown>> = {
           servicePlanDescription: 'M2M 5 GB',
           deviceIds: [{ id: '990000862471854', kind: 'IMEI' }],
           triggerDateTime: '2026-03-02T14:07:31.000Z',
-          triggerValue: 5243,
+          triggerValue: 5,
           cycleType: 'DAILY',
           threshold: 5,
           thresholdUnit: 'GB',

@@ -72,7 +72,10 @@ const PayAsYouGo = closed({
   servicePlanDescription: Type.String(),
   deviceIds: DeviceIds,
   triggerDateTime: DateTime,
-  triggerValue: Type.Integer({ description: 'The usage measured, in thresholdUnit.' }),
+  triggerValue: Type.Integer({
+    description:
+      'Value at which the trigger activates, set by the threshold: the threshold, in thresholdUnit.',
+  }),
   cycleType: Type.String({ description: 'DAILY, WEEKLY or MONTHLY (any case).' }),
   threshold: Type.Integer(),
   thresholdUnit: Type.String({ enum: ['KB', 'MB', 'GB', 'TB'] }),

@@ -3,7 +3,7 @@
  * ledger; and per-device results from location entries.
  */
 import type { Operation } from '../api/catalog.js';
-import { deviceErrorClass } from '../api/device-errors.js';
+import { deviceErrorClass, specErrorType } from '../api/device-errors.js';
 import type { DeviceGroup, DeviceResult } from '../store/store.js';
 
 type Json = Record<string, unknown>;
@@ -188,10 +188,10 @@ const CACHED_AGE_MS = 5 * 60_000;
 
 /**
  * A location entry (`{ msid, pd, error }`) as a device result, under the report's txid (`requestId`) when it
- * came from one; `byMsid` maps msid to the requested device. A
- * located device's result carries its location as data: latitude, longitude, radius (metres), time (ISO) and
- * whether the fix came from the cache (cacheMode "0" always, "2" never, "1" when the fix is older than the
- * request by more than five minutes).
+ * came from one; `byMsid` maps msid to the requested device. A failed device's error type is the spec's name
+ * for it (a vendor prefix read as `SVC`). A located device's result carries its location as data: latitude,
+ * longitude, radius (metres), time (ISO) and whether the fix came from the cache (cacheMode "0" always, "2"
+ * never, "1" when the fix is older than the request by more than five minutes).
  */
 export function locationResult(
   entry: Json,
@@ -204,12 +204,13 @@ export function locationResult(
   const err = (entry.error ?? {}) as Json;
   const under = request.requestId === undefined ? {} : { requestId: request.requestId };
   if (typeof err.type === 'string' && err.type !== '') {
+    const type = specErrorType(err.type);
     return {
       deviceId: ref.id,
       kind: ref.kind,
       outcome: 'failed',
-      errorType: err.type,
-      errorClass: deviceErrorClass(err.type),
+      errorType: type,
+      errorClass: deviceErrorClass(type),
       attempts,
       ...under,
     };

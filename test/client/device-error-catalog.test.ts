@@ -17,6 +17,7 @@ import {
   DEVICE_ERROR_TYPES,
   deviceErrorClass,
   isDeviceErrorType,
+  specErrorType,
 } from '../../src/api/device-errors.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -127,5 +128,23 @@ describe('per-device error catalog (spec 7.3)', () => {
     expect(deviceErrorClass('SVC SOMETHING NEW')).to.equal('permanent');
     // Exact strings: no case folding.
     expect(isDeviceErrorType('timeout')).to.equal(false);
+  });
+
+  it('reads a one-word vendor prefix as SVC, for the rows that start with SVC only', () => {
+    const read = (types: string[]) => types.map(specErrorType);
+    expect(read(['ACME CACHE UNAVAILABLE', 'VZ DEVICE LOCATION DATA UNAVAILABLE'])).to.deep.equal([
+      'SVC CACHE UNAVAILABLE',
+      'SVC DEVICE LOCATION DATA UNAVAILABLE',
+    ]);
+    const kept = [
+      'SVC CONSENT CHECK FAILED',
+      'ACME SYSTEM FAILURE',
+      'ACME UNKNOWN SUBSCRIBER',
+      'CACHE UNAVAILABLE',
+      'ACME CORP CACHE UNAVAILABLE',
+      'ACME cache unavailable',
+      'TIMEOUT',
+    ];
+    expect(read(kept)).to.deep.equal(kept);
   });
 });

@@ -243,6 +243,15 @@ describe('emulator: the real service wire shapes of device actions, listeners an
       expect(await t.client.locationCallbacks.list({ accountName: t.account })).to.deep.equal([]);
     });
 
+    it('the listing answers an empty body when none is registered (spec 4.2); the client reads []', async () => {
+      for (const path of [`/fota/v1/callbacks/${t.account}`, `/loc/v1/callbacks/${t.account}`]) {
+        const listed = await t.raw.api('GET', path);
+        expect(listed.status, path).to.equal(200);
+        expect(listed.text, path).to.equal('');
+      }
+      expect(await t.client.locationCallbacks.list({ accountName: t.account })).to.deep.equal([]);
+    });
+
     it('the connectivity callbacks keep their answers', async () => {
       const url = 'https://hooks.example.com/carrier';
       expect(

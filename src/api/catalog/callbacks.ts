@@ -16,6 +16,8 @@ export const CALLBACKS = {
     get output() {
       return L().ListenerList;
     },
+    // "The body is empty if none are registered" (spec 4.2): a playbook reads an empty list.
+    whenEmpty: () => [],
     mutating: false,
     retrySafe: true,
     errorShape: 'errorCode',

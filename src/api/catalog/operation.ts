@@ -31,6 +31,8 @@ export interface Operation {
   readonly stepInput?: Type.TSchema;
   /** What the action returns, after every page or batch. */
   readonly output: Type.TSchema;
+  /** What the action returns for a 2xx answer with no body, when the spec gives that one a meaning. */
+  readonly whenEmpty?: () => unknown;
   /** One page's response, for paged actions. */
   readonly page?: Type.TSchema;
   /**

@@ -45,6 +45,29 @@ export const SensorQueryRequest = closed({
   resourceidentifier: Type.Optional(ResourceIdentifier),
 });
 
+/**
+ * `fields` of a device record (2.6) and of a configuration's action result (2.10): identifier details, and in
+ * `deviceConfig` the configuration set, as the request's `configuration.deviceConfig` held it (`ble`) and the
+ * tilt settings beside it. Open: the identifier details vary by device.
+ */
+const ConfigFields = Type.Object(
+  {
+    deviceConfig: Type.Optional(
+      Type.Object(
+        {
+          ble: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          HighPrecisionTiltConfig: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        },
+        {
+          additionalProperties: true,
+          description: 'The configuration set: `ble` (BLE form), `HighPrecisionTiltConfig` (tilt form).',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
+
 /** The device record (2.6). The service may answer one record or an array of them. */
 export const SensorRecord = Type.Object({
   accountclientid: Type.Optional(Type.Union([Type.String(), Type.Null()])),
@@ -55,7 +78,7 @@ export const SensorRecord = Type.Object({
   customdata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   description: Type.Optional(Type.String()),
   esn: Type.Optional(Type.Integer()),
-  fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  fields: Type.Optional(ConfigFields),
   foreignid: Type.Optional(Type.String()),
   hardwareversion: Type.Optional(Type.String()),
   iccid: Type.Optional(Type.String()),
@@ -184,7 +207,7 @@ export const SetConfigurationResponse = Type.Object({
       description: Type.Optional(Type.String()),
       deviceid: Type.Optional(Type.String()),
       errmsg: Type.Optional(Type.String()),
-      fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      fields: Type.Optional(ConfigFields),
       foreignid: Type.Optional(Type.String()),
       id: Type.Optional(Type.String()),
       lastupdated: Type.Optional(DateTime),
