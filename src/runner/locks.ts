@@ -30,7 +30,7 @@ export class InProcessDeviceLocks implements DeviceLocks {
     return this.held.size;
   }
 
-  async acquire(ids: readonly string[], signal?: AbortSignal): Promise<() => void> {
+  async acquire(ids: readonly string[], signal?: AbortSignal, onWait?: () => void): Promise<() => void> {
     for (;;) {
       signal?.throwIfAborted();
       const hold: Hold = { done: false, freed: undefined as unknown as Promise<void> };
@@ -41,6 +41,7 @@ export class InProcessDeviceLocks implements DeviceLocks {
         // What it took meanwhile is free again: nobody waits on a hold that was never given out.
         hold.done = true;
         release();
+        onWait?.();
         await freedOrAborted(busy.freed, signal);
         continue;
       }
@@ -90,13 +91,15 @@ export class StoreDeviceLocks implements DeviceLocks {
     private readonly pollMs = 100,
   ) {}
 
-  async acquire(ids: readonly string[], signal?: AbortSignal): Promise<() => void> {
-    const releaseLocal = await this.local.acquire(ids, signal);
+  async acquire(ids: readonly string[], signal?: AbortSignal, onWait?: () => void): Promise<() => void> {
+    const releaseLocal = await this.local.acquire(ids, signal, onWait);
     const holder = `${this.owner}/${++this.acquisitions}`;
     try {
       // Leases are on the wall clock, whatever clock the runs wait on.
-      while ((await this.store.lockDevices(this.owner, holder, ids, Date.now())) !== undefined)
+      while ((await this.store.lockDevices(this.owner, holder, ids, Date.now())) !== undefined) {
+        onWait?.();
         await this.clock.sleep(this.pollMs, signal);
+      }
     } catch (e) {
       releaseLocal();
       throw e;

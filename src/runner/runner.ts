@@ -526,6 +526,8 @@ class Run {
     }
     const devices = devicesOf(op, input);
     let release: (() => void) | undefined;
+    /** Whether another holder had some of the devices: it may have changed them meanwhile. */
+    let contended = false;
     if (op.mutating) {
       await this.limits.check(count, step.limits, devices, input);
       if (o.dryRun) {
@@ -540,7 +542,7 @@ class Run {
       if (resumed?.status === 'sending')
         ctx.log.warn('resuming a call whose outcome is unknown', { step: step.id, action });
       if (o.locks && devices.size && !op.onlyReadsDevices)
-        release = await o.locks.acquire(idsOf(devices), signal);
+        release = await o.locks.acquire(idsOf(devices), signal, () => (contended = true));
       // Accepted requests are confirmed, and created reports read, not sent again: their checkpoint stays.
       if (resumed?.status !== 'confirming' && resumed?.status !== 'reporting')
         o.store.saveStep(ctx.id, key, { status: 'sending', since: ctx.clock.now() } satisfies Checkpoint);
@@ -560,6 +562,7 @@ class Run {
         count,
         signal,
         resumed,
+        contended,
       });
     } finally {
       release?.();

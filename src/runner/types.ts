@@ -59,7 +59,11 @@ export interface ConfirmationSource {
  * two runs can wait on each other.
  */
 export interface DeviceLocks {
-  acquire(ids: readonly string[], signal?: AbortSignal): Promise<() => void>;
+  /**
+   * Takes every lock of `ids` at once, waiting while another holder has one; resolves with the release.
+   * `onWait` is told when it has to wait: the holder may have changed the devices meanwhile.
+   */
+  acquire(ids: readonly string[], signal?: AbortSignal, onWait?: () => void): Promise<() => void>;
 }
 
 export interface Progress {

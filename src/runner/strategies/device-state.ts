@@ -66,6 +66,9 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         return earlier.output ?? null;
       }
       let remaining = input === x.input ? x.devices : devicesOf(x.op, input);
+      // The first pass only: a device retried later was sent this step's own request, not another holder's.
+      if (x.contended && !earlier && attempt === 1 && remaining.size)
+        remaining = await skipDone(x, input, remaining, attempt, results);
       if (earlier?.status === 'sending') {
         // Watched from when the earlier execution sent it: a process down longer than that reads once.
         const until = (earlier.since ?? ctx.clock.now()) + x.plan.confirmMs;
@@ -227,6 +230,38 @@ async function reconcile(
     await ctx.clock.sleep(Math.min(interval, wait), x.signal);
   }
 }
+
+/**
+ * After a wait for another holder of some of the devices (another run, another process): those it left in the
+ * target state are `skipped` (ALREADY IN TARGET STATE), not sent a second request; returns the others. A read
+ * that fails leaves every device to send, as without the wait.
+ */
+async function skipDone(
+  x: ActionCall,
+  input: Json,
+  devices: DeviceSet,
+  attempt: number,
+  results: DeviceResults,
+): Promise<DeviceSet> {
+  let applied: Set<string>;
+  try {
+    applied = await readApplied(x, String(input.accountName), input, new Set(idsOf(devices)));
+  } catch (e) {
+    x.ctx.log.warn('could not read the state of devices another holder had', {
+      step: x.step.id,
+      error: (e as Error).message,
+    });
+    return devices;
+  }
+  const done = subset(devices, applied, true);
+  results.add(withResult(done, { outcome: 'skipped', errorType: ALREADY_DONE, attempts: attempt }));
+  if (done.size)
+    x.ctx.log.info('devices already in the target state, skipped', { step: x.step.id, devices: done.size });
+  return subset(devices, applied, false);
+}
+
+/** Why a device is skipped that a holder before this step left in the action's target state. */
+export const ALREADY_DONE = 'ALREADY IN TARGET STATE';
 
 /** A device's result under a request (a group of results, or the request) and its attempt. */
 const resultKey = (under: { requestId?: string; attempts: number }, id: string) =>

@@ -36,6 +36,8 @@ export interface ActionCall {
   signal: AbortSignal;
   /** An earlier execution's checkpoint of a step it did not finish: `sending` or `confirming`. */
   resumed?: Checkpoint;
+  /** The step waited for another holder of some of its devices (DeviceLocks), which may have changed them. */
+  contended?: boolean;
 }
 
 export type Strategy = (x: ActionCall) => Promise<StepState>;
