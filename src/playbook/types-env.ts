@@ -14,6 +14,14 @@ export interface EventContext {
   action?: string | undefined;
 }
 
+/** `event` where no callback starts the playbook: the run's `event` is empty. */
+const NO_EVENT: T = {
+  k: 'object',
+  fields: {},
+  open: false,
+  none: 'no callback starts this playbook (it has no `on.callback`), so `event` is empty',
+};
+
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
 
@@ -34,7 +42,9 @@ export class TypeScope {
         ? eventType([event.service])
         : event?.action !== undefined
           ? outputType(event.action)
-          : eventType(this.services);
+          : this.services.length
+            ? eventType(this.services)
+            : NO_EVENT;
       env = { key: `${base.key}|${eventKey}`, vars: { ...base.vars, event: ev } };
       this.envs.set(eventKey, env);
     }
@@ -75,7 +85,12 @@ export class TypeScope {
       vars: {
         // Undeclared inputs and unknown steps have their own checks: here they are dyn, not a second error.
         inputs: { k: 'object', fields: inputs, open: true },
-        vars: { k: 'object', fields: vars, open: false },
+        vars: {
+          k: 'object',
+          fields: vars,
+          open: false,
+          none: 'the playbook gives no vars (under `vars`, or in a `set` step)',
+        },
         steps: { k: 'object', fields: steps, open: true },
       },
     };
