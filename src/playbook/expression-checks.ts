@@ -144,7 +144,7 @@ export function checkExpressions(
           );
         }
       }
-      const typed = typeOf(span.source, site.inLoop, types.env(site.event));
+      const typed = typeOf(span.source, site.inLoop, types.env(site.event, site.path[0] === 'vars'));
       for (const p of typed.problems) out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
       const whole = spans.length === 1 && span.start === 0 && span.end === site.text.length;
       if (whole && site.expect && !typed.problems.length && !fits(typed.type, site.expect.type))

@@ -22,6 +22,14 @@ const NO_EVENT: T = {
   none: 'no callback starts this playbook (it has no `on.callback`), so `event` is empty',
 };
 
+/** `vars` in the values of `vars` (runner.ts renders them together, before any step): still empty. */
+const VARS_NOT_YET: T = {
+  k: 'object',
+  fields: {},
+  open: false,
+  none: 'the values of `vars` are rendered together, before the first step, so none of them can read `vars` (compute this one in a `set` step)',
+};
+
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
 
@@ -32,10 +40,15 @@ export class TypeScope {
 
   constructor(private readonly pb: Json) {}
 
-  /** The variables' types where `event` is as `event` says (default: the playbook's callback). */
-  env(event?: EventContext): TypeEnv {
+  /**
+   * The variables' types where `event` is as `event` says (default: the playbook's callback); `inVars` in the
+   * values of `vars`, which are rendered together before the first step, when `vars` is still empty.
+   */
+  env(event?: EventContext, inVars = false): TypeEnv {
     const base = (this.base ??= this.build());
-    const eventKey = event?.service ?? (event?.action !== undefined ? `poll:${event.action}` : '');
+    const eventKey =
+      (event?.service ?? (event?.action !== undefined ? `poll:${event.action}` : '')) +
+      (inVars ? '|vars' : '');
     let env = this.envs.get(eventKey);
     if (!env) {
       const ev = event?.service
@@ -45,7 +58,8 @@ export class TypeScope {
           : this.services.length
             ? eventType(this.services)
             : NO_EVENT;
-      env = { key: `${base.key}|${eventKey}`, vars: { ...base.vars, event: ev } };
+      const vars = { ...base.vars, event: ev, ...(inVars ? { vars: VARS_NOT_YET } : {}) };
+      env = { key: `${base.key}|${eventKey}`, vars };
       this.envs.set(eventKey, env);
     }
     return env;
