@@ -7,6 +7,7 @@ import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { readsOf } from '../expressions/reads.js';
 import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
+import { envInstead, envWithheld } from '../util/secrets.js';
 import type { Locator, Seg } from './checker.js';
 import type { Rule, Severity } from './diagnostics.js';
 import { typeOf } from './types-check.js';
@@ -143,6 +144,15 @@ export function checkExpressions(
             `input \`${name}\` is not declared under \`inputs\``,
           );
         }
+      }
+      for (const { name, at: index } of reads.env) {
+        const why = envWithheld(name);
+        if (why)
+          out.reportOffset(
+            base(span.offset + index),
+            'member',
+            `\`env.${name}\` is withheld from expressions: ${why}; ${envInstead(name)}`,
+          );
       }
       const typed = typeOf(span.source, site.inLoop, types.env(site.event, site.path[0] === 'vars'));
       for (const p of typed.problems) out.reportOffset(base(span.offset + p.offset), p.rule, p.message);

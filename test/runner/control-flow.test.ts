@@ -816,6 +816,26 @@ steps:
       expect(s.steps).to.deep.equal([]);
     });
 
+    it('a variable of env that fleetbook withholds fails as withheld, not as missing', async () => {
+      const s = await run(
+        `
+version: 1
+name: env-withheld
+on: { manual: true }
+inputs:
+  name: { type: string, default: DB_PASSWORD }
+steps:
+  - id: tell
+    uses: log
+    with: { message: "\${{ env[inputs.name] }}" }
+`,
+        { env: { HOME: '/home/fleet' } },
+      );
+      expect(s.error).to.match(
+        /^step `tell` failed: `env.DB_PASSWORD` is withheld: it is named like a password, secret, token, key or credential; use `secrets.DB_PASSWORD`, set as FLEETBOOK_SECRET_DB_PASSWORD\n/,
+      );
+    });
+
     it('reading the output of a step that was skipped or failed says so', async () => {
       const [device] = await accountDevices(emu, account);
       const s = await run(
