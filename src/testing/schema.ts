@@ -5,7 +5,7 @@
 import { CATALOG } from '../api/catalog.js';
 import { DIALECT } from '../api/schema-files.js';
 import { STATES } from '../emulator/devices.js';
-import { DURATION_PATTERN } from '../playbook/duration.js';
+import { DURATION_PATTERN, DURATION_TEXT } from '../playbook/duration.js';
 
 type Schema = Record<string, unknown>;
 
@@ -22,7 +22,7 @@ const duration = (description: string): Schema => ({
   type: 'string',
   pattern: DURATION_PATTERN,
   'x-rule': 'duration',
-  description: `${description} A duration: 500ms, 2s, 5m, 2h.`,
+  description: `${description} ${DURATION_TEXT}`,
 });
 const countsBy = (description: string): Schema => ({
   type: 'object',
