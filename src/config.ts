@@ -6,7 +6,7 @@ import { ConfigError } from './errors.js';
 import { HEADER_NAME_PATTERN } from './api/session-header.js';
 import { check } from './api/validate.js';
 import { closest } from './util/closest.js';
-import { registerSecret } from './util/secrets.js';
+import { registerSecret, SECRET_PREFIX } from './util/secrets.js';
 import { DURATION_PATTERN } from './playbook/duration.js';
 import { DEFAULT_EXPRESSION_BUDGET } from './expressions/budget.js';
 
@@ -240,9 +240,6 @@ const ENV = {
   expressionBudget: 'FLEETBOOK_EXPRESSION_BUDGET',
   webhookAllow: 'FLEETBOOK_WEBHOOK_ALLOW',
 } as const;
-
-/** The prefix of the playbooks' secrets: `secrets.TEAM_WEBHOOK` is FLEETBOOK_SECRET_TEAM_WEBHOOK. */
-export const SECRET_PREFIX = 'FLEETBOOK_SECRET_';
 
 /**
  * Why runs of a playbook whose expressions name `secrets` cannot start with the secrets `have`: those that are

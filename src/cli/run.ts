@@ -1,7 +1,7 @@
 /** `fleetbook run PLAYBOOK` and `fleetbook emulator`. */
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
-import { SECRET_PREFIX, loadConfig, unsetSecrets } from '../config.js';
+import { loadConfig, unsetSecrets } from '../config.js';
 import { localRun, type LocalRun } from '../daemon/local-event.js';
 import { connect } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
@@ -18,7 +18,7 @@ import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import type { RunSummary } from '../store/store.js';
-import { registerSecret } from '../util/secrets.js';
+import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
 import { readNamedFile } from './named-file.js';
 
@@ -63,9 +63,7 @@ export function secretsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 export function envForExpressions(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (v === undefined || k.startsWith('FLEETBOOK_') || /pass|secret|token|key|credential/i.test(k))
-      continue;
-    out[k] = v;
+    if (v !== undefined && envWithheld(k) === undefined) out[k] = v;
   }
   return out;
 }

@@ -1,9 +1,9 @@
 /**
  * What an expression reads, from its syntax tree (not from its text, where `steps.x` inside a string literal, or
  * a step chosen at run time, `steps[inputs.which]`, would be misread): the steps and their members, the inputs,
- * and the secrets, each read by dot or by a literal index (`steps["x"]`, `inputs["name"]`), none under a
+ * the secrets and the variables of `env`, each read by dot or by a literal index (`steps["x"]`, `inputs["name"]`), none under a
  * comprehension variable of the same name. The plan keeps the step outputs read (runner/plan.ts); validation
- * checks the steps and inputs named (playbook/expression-checks.ts).
+ * checks the steps, inputs and variables named (playbook/expression-checks.ts).
  */
 import { syntaxTree } from './cel.js';
 
@@ -26,6 +26,8 @@ export interface Reads {
   anyStep: boolean;
   /** `inputs.<name>`: the name and the offset of `inputs`. */
   inputs: { name: string; at: number }[];
+  /** `env.<name>`: the name and the offset of `env`. */
+  env: { name: string; at: number }[];
   /** Secrets read by name. */
   secrets: string[];
   /** Secrets whose presence is tested (`has(secrets.X)`, `"X" in secrets`). A secret chosen at run time is in neither. */
@@ -70,6 +72,9 @@ function visit(n: Node, path: Node[], bound: Set<string>, into: Reads): void {
     } else if (name === 'inputs') {
       const [input] = chain(n, path, 1);
       if (input !== undefined) into.inputs.push({ name: input, at: n.pos });
+    } else if (name === 'env') {
+      const [variable] = chain(n, path, 1);
+      if (variable !== undefined) into.env.push({ name: variable, at: n.pos });
     } else if (name === 'secrets') {
       const [secret] = chain(n, path, 1);
       if (secret === undefined) return;
@@ -115,7 +120,7 @@ const cache = new Map<string, Reads>();
 export function readsOf(source: string): Reads {
   let r = cache.get(source);
   if (!r) {
-    r = { steps: [], anyStep: false, inputs: [], secrets: [], testedSecrets: [] };
+    r = { steps: [], anyStep: false, inputs: [], env: [], secrets: [], testedSecrets: [] };
     // The loop's variables in scope: the tree is the same, and `item` parses wherever it is written.
     visit(syntaxTree(source, true) as Node, [], new Set(), r);
     if (cache.size >= 10_000) cache.clear();

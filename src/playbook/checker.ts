@@ -19,6 +19,7 @@ import { unquotedWarning } from './unquoted.js';
 import { scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
+import { MAX_DURATION, MAX_DURATION_MS, parseDuration } from './duration.js';
 import { checkExpressions, type Expected, type ExprSite, type StepSite } from './expression-checks.js';
 import { TypeScope, type EventContext } from './types-env.js';
 import { BOOL, DYN, inputFieldType, list, listingActions } from './types.js';
@@ -108,6 +109,16 @@ export function quickLoad(source: string, file: string, rules: PlaybookRules): L
  * the queried runs, which an earlier version of the playbook may have had).
  */
 const STEP_ARGS = new Set(['report.write']);
+
+/** The durations of a step that cannot be zero, and why. */
+const NOT_ZERO: [Seg[], string][] = [
+  [['timeout'], 'the step would time out at once'],
+  [['wait', 'timeout'], 'the wait would time out at once'],
+  [['wait', 'pollInterval'], 'it would ask the service again without a pause'],
+  [['wait', 'poll', 'interval'], 'it would call the service again without a pause'],
+  [['confirm', 'timeout'], 'every device would be unconfirmed at once'],
+  [['confirm', 'pollInterval'], 'it would ask the service again without a pause'],
+];
 
 /** What a condition takes, only at its root. */
 const rootOnly =
@@ -281,6 +292,7 @@ export class Checker {
       return;
     }
     this.schemaProblems(this.rules.step(kind, step), path);
+    this.checkDurations(step, path);
     this.collectExprs(step.if, [...path, 'if'], order, inLoop, undefined, CONDITION);
     if (Array.isArray(step.onError)) this.walkSteps(step.onError, [...path, 'onError'], inLoop);
     const action = typeof step.uses === 'string' ? step.uses : undefined;
@@ -375,6 +387,41 @@ export class Checker {
           }
         }
         break;
+    }
+  }
+
+  /** The step's durations: none longer than MAX_DURATION, none zero where zero cannot work. */
+  private checkDurations(step: Json, path: Seg[]): void {
+    const retries = isObject(step.devices) && Array.isArray(step.devices.retry) ? step.devices.retry : [];
+    const durations: [Seg[], string | undefined][] = [
+      ...NOT_ZERO,
+      [['wait'], undefined],
+      [['retry', 'delay'], undefined],
+      [['retry', 'maxDelay'], undefined],
+      ...retries.map((_, i): [Seg[], undefined] => [['devices', 'retry', i, 'delay'], undefined]),
+    ];
+    for (const [at, zero] of durations) {
+      const text = at.reduce<unknown>(
+        (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
+        step,
+      );
+      const ms = typeof text === 'string' ? parseDuration(text) : undefined;
+      if (ms === undefined) continue;
+      const name = at.filter((k) => typeof k === 'string').join('.');
+      if (ms === 0 && zero)
+        this.report(
+          [...path, ...at],
+          'value',
+          'duration',
+          `${name} is zero: ${zero}; give a duration above zero`,
+        );
+      else if (ms > MAX_DURATION_MS)
+        this.report(
+          [...path, ...at],
+          'value',
+          'duration',
+          `${name} ${String(text)} is longer than ${MAX_DURATION}, the most a playbook's duration may be (a timer, such as a step's timeout, cannot wait longer than 24.8 days)`,
+        );
     }
   }
 

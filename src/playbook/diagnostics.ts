@@ -29,7 +29,7 @@ export const RULES = {
   expression: 'An expression does not parse or type-check.',
   'undeclared-input': 'An expression uses an input that `inputs` does not declare.',
   member:
-    'An expression reads a member its value cannot have: of the event of the `on.callback` service, a step output, an input, a var.',
+    'An expression reads a member its value cannot have: of the event of the `on.callback` service (or of none), a step output, an input, a var, a variable `env` withholds.',
   type: 'An expression applies an operator to values of types that do not mix (a string plus an int).',
   'loop-variable': '`item` or `index` used outside a forEach body.',
   'retry-on': 'A retry names an error the action cannot return.',

@@ -1,7 +1,20 @@
 /** Durations as playbooks write them: `500ms`, `2s`, `5m`, `2h`, `1d`, or sums such as `1h30m`. */
 
-/** What a duration looks like. */
-export const DURATION_PATTERN = '^([0-9]+(ms|s|m|h|d))+$';
+/**
+ * What a duration looks like: each unit at most once, the largest first, so that `5m5m1s1h` (which means
+ * something, but not what it looks like) is refused. `5m` is minutes, `5ms` milliseconds.
+ */
+export const DURATION_PATTERN = '^(?=[0-9])([0-9]+d)?([0-9]+h)?([0-9]+m(?!s))?([0-9]+s)?([0-9]+ms)?$';
+
+/** How a duration is described in schemas and messages. */
+export const DURATION_TEXT =
+  'A duration: 500ms, 2s, 5m, 2h, 1d, or a sum such as 1h30m (each unit once, largest first).';
+
+/**
+ * The longest duration a playbook may give: a step's timeout, a retry's delay and a poll's interval are each one
+ * timer, and a Node.js timer longer than 2^31-1 ms (24.8 days) fires at once. Anything longer is a typo.
+ */
+export const MAX_DURATION = '24d';
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const PART = /([0-9]+)(ms|s|m|h|d)/g;
@@ -14,3 +27,5 @@ export function parseDuration(text: string): number | undefined {
   for (const m of text.matchAll(PART)) total += Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
   return total;
 }
+
+export const MAX_DURATION_MS = parseDuration(MAX_DURATION) as number;

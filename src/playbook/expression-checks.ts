@@ -7,6 +7,7 @@ import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { readsOf } from '../expressions/reads.js';
 import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
+import { envInstead, envWithheld } from '../util/secrets.js';
 import type { Locator, Seg } from './checker.js';
 import type { Rule, Severity } from './diagnostics.js';
 import { typeOf } from './types-check.js';
@@ -144,7 +145,16 @@ export function checkExpressions(
           );
         }
       }
-      const typed = typeOf(span.source, site.inLoop, types.env(site.event));
+      for (const { name, at: index } of reads.env) {
+        const why = envWithheld(name);
+        if (why)
+          out.reportOffset(
+            base(span.offset + index),
+            'member',
+            `\`env.${name}\` is withheld from expressions: ${why}; ${envInstead(name)}`,
+          );
+      }
+      const typed = typeOf(span.source, site.inLoop, types.env(site.event, site.path[0] === 'vars'));
       for (const p of typed.problems) out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
       const whole = spans.length === 1 && span.start === 0 && span.end === site.text.length;
       if (whole && site.expect && !typed.problems.length && !fits(typed.type, site.expect.type))

@@ -11,7 +11,7 @@ import { CALLBACK_SERVICES } from '../api/schemas/connectivity.js';
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import { ENGINE_ACTIONS, ENGINE_ACTION_NAMES } from '../actions/engine.js';
 import { DIALECT } from '../api/schema-files.js';
-import { DURATION_PATTERN } from './duration.js';
+import { DURATION_PATTERN, DURATION_TEXT } from './duration.js';
 
 const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
   Type.Object(props, { additionalProperties: false, ...extra });
@@ -27,7 +27,7 @@ export const EXPRESSION = {
 const Duration = Type.String({
   pattern: DURATION_PATTERN,
   'x-rule': 'duration',
-  description: 'A duration: 500ms, 2s, 5m, 2h, 1d, or a sum such as 1h30m.',
+  description: DURATION_TEXT,
 });
 const Expr = Type.String({
   pattern: '^\\s*\\$\\{\\{[\\s\\S]*\\}\\}\\s*$',

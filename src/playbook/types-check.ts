@@ -169,7 +169,9 @@ class Walker {
     const near = closest(name, names);
     const hint = near.length
       ? ` (did you mean ${near.map((x) => `\`${x}\``).join(' or ')}?)`
-      : ` (it has ${names.map((x) => `\`${x}\``).join(', ')})`;
+      : names.length
+        ? ` (it has ${names.map((x) => `\`${x}\``).join(', ')})`
+        : `: ${t.none ?? 'it has none'}`;
     this.problems.push({
       offset: pos,
       rule: 'member',

@@ -14,6 +14,22 @@ export interface EventContext {
   action?: string | undefined;
 }
 
+/** `event` where no callback starts the playbook: the run's `event` is empty. */
+const NO_EVENT: T = {
+  k: 'object',
+  fields: {},
+  open: false,
+  none: 'no callback starts this playbook (it has no `on.callback`), so `event` is empty',
+};
+
+/** `vars` in the values of `vars` (runner.ts renders them together, before any step): still empty. */
+const VARS_NOT_YET: T = {
+  k: 'object',
+  fields: {},
+  open: false,
+  none: 'the values of `vars` are rendered together, before the first step, so none of them can read `vars` (compute this one in a `set` step)',
+};
+
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
 
@@ -24,18 +40,26 @@ export class TypeScope {
 
   constructor(private readonly pb: Json) {}
 
-  /** The variables' types where `event` is as `event` says (default: the playbook's callback). */
-  env(event?: EventContext): TypeEnv {
+  /**
+   * The variables' types where `event` is as `event` says (default: the playbook's callback); `inVars` in the
+   * values of `vars`, which are rendered together before the first step, when `vars` is still empty.
+   */
+  env(event?: EventContext, inVars = false): TypeEnv {
     const base = (this.base ??= this.build());
-    const eventKey = event?.service ?? (event?.action !== undefined ? `poll:${event.action}` : '');
+    const eventKey =
+      (event?.service ?? (event?.action !== undefined ? `poll:${event.action}` : '')) +
+      (inVars ? '|vars' : '');
     let env = this.envs.get(eventKey);
     if (!env) {
       const ev = event?.service
         ? eventType([event.service])
         : event?.action !== undefined
           ? outputType(event.action)
-          : eventType(this.services);
-      env = { key: `${base.key}|${eventKey}`, vars: { ...base.vars, event: ev } };
+          : this.services.length
+            ? eventType(this.services)
+            : NO_EVENT;
+      const vars = { ...base.vars, event: ev, ...(inVars ? { vars: VARS_NOT_YET } : {}) };
+      env = { key: `${base.key}|${eventKey}`, vars };
       this.envs.set(eventKey, env);
     }
     return env;
@@ -75,7 +99,12 @@ export class TypeScope {
       vars: {
         // Undeclared inputs and unknown steps have their own checks: here they are dyn, not a second error.
         inputs: { k: 'object', fields: inputs, open: true },
-        vars: { k: 'object', fields: vars, open: false },
+        vars: {
+          k: 'object',
+          fields: vars,
+          open: false,
+          none: 'the playbook gives no vars (under `vars`, or in a `set` step)',
+        },
         steps: { k: 'object', fields: steps, open: true },
       },
     };

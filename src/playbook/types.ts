@@ -18,8 +18,11 @@ export type T =
   | { k: 'bool' }
   | { k: 'null' }
   | { k: 'list'; of: T }
-  /** `open`: members other than `fields` may exist (they are dyn). */
-  | { k: 'object'; fields: Record<string, T>; open: boolean };
+  /**
+   * `open`: members other than `fields` may exist (they are dyn). `none`: why a closed object with no fields
+   * has none, for the message that reads one.
+   */
+  | { k: 'object'; fields: Record<string, T>; open: boolean; none?: string };
 
 export const DYN: T = { k: 'dyn' };
 const STRING: T = { k: 'string' };

@@ -146,7 +146,7 @@ class Run {
     let cancelled = false;
     if (error === undefined) {
       try {
-        scope.ctx.vars = render(this.pb.vars ?? {}, scope.ctx) as Json;
+        scope.ctx.vars = renderVars(this.pb.vars ?? {}, scope.ctx);
         await this.steps(this.pb.steps, scope);
       } catch (e) {
         cancelled = this.signal.aborted;
@@ -581,6 +581,19 @@ const OUTPUT_LIMIT = 256 * 1024;
  */
 function boundedOutput(output: unknown): unknown {
   return jsonFits(output ?? null, OUTPUT_LIMIT) ? output : { truncated: true, largerThan: OUTPUT_LIMIT };
+}
+
+/** The run's `vars`, rendered together before the first step; an error names the var it is in. */
+function renderVars(vars: Json, context: Record<string, unknown>): Json {
+  return Object.fromEntries(
+    Object.entries(vars).map(([name, value]) => {
+      try {
+        return [name, render(value, context)];
+      } catch (e) {
+        throw new Error(`vars.${name}: ${(e as Error).message}`, { cause: e });
+      }
+    }),
+  );
 }
 
 function withListeners(signal: AbortSignal): AbortSignal {

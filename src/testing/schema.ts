@@ -5,7 +5,7 @@
 import { CATALOG } from '../api/catalog.js';
 import { DIALECT } from '../api/schema-files.js';
 import { STATES } from '../emulator/devices.js';
-import { DURATION_PATTERN } from '../playbook/duration.js';
+import { DURATION_PATTERN, DURATION_TEXT } from '../playbook/duration.js';
 
 type Schema = Record<string, unknown>;
 
@@ -22,13 +22,23 @@ const duration = (description: string): Schema => ({
   type: 'string',
   pattern: DURATION_PATTERN,
   'x-rule': 'duration',
-  description: `${description} A duration: 500ms, 2s, 5m, 2h.`,
+  description: `${description} ${DURATION_TEXT}`,
 });
 const countsBy = (description: string): Schema => ({
   type: 'object',
   additionalProperties: { type: 'integer', minimum: 0 },
   description,
 });
+/**
+ * An expectation that gives nothing checks nothing, however deep it sits (`steps: { list: {} }`): a case that
+ * cannot fail, refused like a misspelt key.
+ */
+const checksSomething = (schema: Schema, what: string, give: string): Schema => ({
+  ...schema,
+  allOf: [{ minProperties: 1, 'x-message': `${what} checks nothing: give ${give}` }],
+});
+const oneOf = (schema: Schema) => `at least one of ${Object.keys(schema.properties as Schema).join(', ')}`;
+
 /** Counts by API action: a name that is none (`devices.suspendd`) is refused, not counted as never called. */
 const byAction = (description: string): Schema => ({
   ...countsBy(description),
@@ -36,7 +46,7 @@ const byAction = (description: string): Schema => ({
   'x-message': 'is not an API action (`fleetbook actions` lists them)',
 });
 
-const DEVICE_COUNTS = closed(
+const COUNTS = closed(
   {
     total: count('Devices in all.'),
     accepted: count('Accepted by the service, outcome still to come.'),
@@ -50,6 +60,7 @@ const DEVICE_COUNTS = closed(
   },
   { description: 'Device counts by outcome; only the members given are compared.' },
 );
+const DEVICE_COUNTS = checksSomething(COUNTS, 'devices', oneOf(COUNTS));
 
 export const WORLD = closed(
   {
@@ -97,16 +108,20 @@ const MATCH = {
     'Compared member by member: an object matches one that has at least its members; a string written /like this/ is a regular expression.',
 };
 
-const STEP_EXPECT = closed(
+const STEP = closed(
   {
     status: { enum: ['succeeded', 'failed', 'skipped'], description: "The step's status." },
     error: text("Text the step's error contains (or /a regular expression/)."),
     devices: DEVICE_COUNTS,
-    outcomes: {
-      type: 'object',
-      additionalProperties: { enum: ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'] },
-      description: 'The outcome of each device named (by the identifier the ledger keeps, e.g. the IMEI).',
-    },
+    outcomes: checksSomething(
+      {
+        type: 'object',
+        additionalProperties: { enum: ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'] },
+        description: 'The outcome of each device named (by the identifier the ledger keeps, e.g. the IMEI).',
+      },
+      'outcomes',
+      'a device and its outcome',
+    ),
     calls: count('API requests the step sent: one a page, one a batch of a report, a retry not counted.'),
     rows: count('A report.write step: rows written.'),
     columns: {
@@ -122,8 +137,14 @@ const STEP_EXPECT = closed(
   },
   { description: 'What one step did (steps inside forEach are counted in the forEach).' },
 );
+const STEP_EXPECT = checksSomething(STEP, 'the step', oneOf(STEP));
 
-const EXPECT = closed(
+const WEBHOOK = closed({
+  requests: count('Requests the receiver got.'),
+  body: { type: 'object', ...MATCH, description: 'A request whose JSON body matches this.' },
+});
+
+const RUN = closed(
   {
     status: {
       enum: ['succeeded', 'failed', 'cancelled', 'not-started'],
@@ -131,39 +152,51 @@ const EXPECT = closed(
     },
     error: text("Text the run's error (or its refusal) contains, or /a regular expression/."),
     devices: DEVICE_COUNTS,
-    steps: {
-      type: 'object',
-      additionalProperties: STEP_EXPECT,
-      description: 'By step id.',
-    },
-    calls: byAction('Requests the emulator received, by action (`devices.suspend: 1`); only those named.'),
-    deviceCalls: {
-      type: 'object',
-      additionalProperties: byAction('By action.'),
-      description: 'Changes the emulator applied to each device named (any identifier), by action.',
-    },
-    deviceStates: {
-      type: 'object',
-      additionalProperties: { enum: [...STATES] },
-      description: `The state of each device named (any identifier) after the run: ${STATES.join(', ')}.`,
-    },
-    webhooks: {
-      type: 'object',
-      additionalProperties: closed({
-        requests: count('Requests the receiver got.'),
-        body: { type: 'object', ...MATCH, description: 'A request whose JSON body matches this.' },
-      }),
-      description: 'By the name of a receiver of `webhooks`.',
-    },
+    steps: checksSomething(
+      { type: 'object', additionalProperties: STEP_EXPECT, description: 'By step id.' },
+      'steps',
+      'a step id and what the step must do',
+    ),
+    calls: checksSomething(
+      byAction('Requests the emulator received, by action (`devices.suspend: 1`); only those named.'),
+      'calls',
+      'an action and its number of requests',
+    ),
+    deviceCalls: checksSomething(
+      {
+        type: 'object',
+        additionalProperties: checksSomething(
+          byAction('By action.'),
+          'the device',
+          'an action and its number of changes',
+        ),
+        description: 'Changes the emulator applied to each device named (any identifier), by action.',
+      },
+      'deviceCalls',
+      'a device and its changes by action',
+    ),
+    deviceStates: checksSomething(
+      {
+        type: 'object',
+        additionalProperties: { enum: [...STATES] },
+        description: `The state of each device named (any identifier) after the run: ${STATES.join(', ')}.`,
+      },
+      'deviceStates',
+      'a device and its state',
+    ),
+    webhooks: checksSomething(
+      {
+        type: 'object',
+        additionalProperties: checksSomething(WEBHOOK, 'the receiver', oneOf(WEBHOOK)),
+        description: 'By the name of a receiver of `webhooks`.',
+      },
+      'webhooks',
+      'a receiver and what it must have got',
+    ),
   },
-  // An empty `expect` checks nothing: a case that cannot fail.
-  {
-    description: 'What the run must do; only what is given is checked, and at least one thing is.',
-    minProperties: 1,
-    'x-message':
-      'expect checks nothing: give at least one of status, error, devices, steps, calls, deviceCalls, deviceStates, webhooks',
-  },
+  { description: 'What the run must do; only what is given is checked, and at least one thing is.' },
 );
+const EXPECT = checksSomething(RUN, 'expect', oneOf(RUN));
 
 const CASE = closed(
   {

@@ -4,6 +4,9 @@
  * all of them, whatever field they hide in. Fields named like secrets are masked outright.
  */
 const MASK = '***';
+
+/** The prefix of the playbooks' secrets: `secrets.TEAM_WEBHOOK` is FLEETBOOK_SECRET_TEAM_WEBHOOK. */
+export const SECRET_PREFIX = 'FLEETBOOK_SECRET_';
 const SECRET_KEY = /pass(word)?|secret|token|authorization|credential|apikey|api_key/i;
 
 /** Every secret value seen in this process. */
@@ -34,4 +37,22 @@ export function redactValue(value: unknown, depth = 0): unknown {
       SECRET_KEY.test(k) && v !== undefined && v !== null && v !== '' ? MASK : redactValue(v, depth + 1);
   }
   return out;
+}
+
+/**
+ * Why `${{ env.NAME }}` never holds the variable NAME of the process, or undefined when it may: fleetbook's
+ * own variables (its credentials and secrets among them) and those named like a secret are withheld, so that
+ * an expression cannot carry one into a log line, a webhook or a report.
+ */
+export function envWithheld(name: string): string | undefined {
+  if (name.startsWith('FLEETBOOK_')) return "it is one of fleetbook's own variables";
+  if (/pass|secret|token|key|credential/i.test(name))
+    return 'it is named like a password, secret, token, key or credential';
+  return undefined;
+}
+
+/** What to write instead of `env.NAME` withheld: the secret `secrets.X`, and the variable that gives it. */
+export function envInstead(name: string): string {
+  const secret = name.startsWith(SECRET_PREFIX) ? name.slice(SECRET_PREFIX.length) : name;
+  return `use \`secrets.${secret}\`, set as ${SECRET_PREFIX}${secret}`;
 }

@@ -796,6 +796,46 @@ steps:
       expect(s.error).to.equal('step `check` failed: n is 5');
     });
 
+    it('a var whose value fails to render names the var, and the run fails before its first step', async () => {
+      const s = await run(`
+version: 1
+name: var-fails
+on: { manual: true }
+inputs:
+  opts: { type: object, default: {} }
+vars:
+  threshold: 90
+  region: \${{ inputs.opts.region }}
+steps:
+  - id: tell
+    uses: log
+    with: { message: "\${{ vars.region }}" }
+`);
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.match(/^vars.region: No such key: region\n/);
+      expect(s.steps).to.deep.equal([]);
+    });
+
+    it('a variable of env that fleetbook withholds fails as withheld, not as missing', async () => {
+      const s = await run(
+        `
+version: 1
+name: env-withheld
+on: { manual: true }
+inputs:
+  name: { type: string, default: DB_PASSWORD }
+steps:
+  - id: tell
+    uses: log
+    with: { message: "\${{ env[inputs.name] }}" }
+`,
+        { env: { HOME: '/home/fleet' } },
+      );
+      expect(s.error).to.match(
+        /^step `tell` failed: `env.DB_PASSWORD` is withheld: it is named like a password, secret, token, key or credential; use `secrets.DB_PASSWORD`, set as FLEETBOOK_SECRET_DB_PASSWORD\n/,
+      );
+    });
+
     it('reading the output of a step that was skipped or failed says so', async () => {
       const [device] = await accountDevices(emu, account);
       const s = await run(
