@@ -7,7 +7,7 @@ import { HEADER_NAME_PATTERN } from './api/session-header.js';
 import { check } from './api/validate.js';
 import { closest } from './util/closest.js';
 import { registerSecret } from './util/secrets.js';
-import { DURATION_PATTERN } from './playbook/duration.js';
+import { DURATION_PATTERN, parseDuration } from './playbook/duration.js';
 import { DEFAULT_EXPRESSION_BUDGET } from './expressions/budget.js';
 
 const str = (extra: object = {}) => ({ type: 'string', minLength: 1, ...extra });
@@ -29,6 +29,7 @@ export const CONFIG_SCHEMA = {
     'callbackFailureLimit',
     'callbackFailureWindow',
     'callbackPendingBytes',
+    'requestTimeout',
     'shutdownGrace',
     'lease',
     'logLevel',
@@ -97,6 +98,12 @@ export const CONFIG_SCHEMA = {
       minimum: 1048576,
       description:
         'bytes of callback bodies read and not yet authenticated, all senders together (each sender a quarter), before the listener answers 503; at least 1048576',
+    },
+    requestTimeout: {
+      type: 'string',
+      pattern: DURATION_PATTERN,
+      description:
+        'how long a request to the daemon may take to arrive whole, headers and body, e.g. 30s; at least 1s',
     },
     shutdownGrace: {
       type: 'string',
@@ -168,6 +175,11 @@ export interface Config {
   readonly callbackFailureLimit: number;
   readonly callbackFailureWindow: string;
   readonly callbackPendingBytes: number;
+  /**
+   * How long a request may take to arrive whole: a sender that stalls is then cut off, and the bytes it held of
+   * callbackPendingBytes are free again. @default 30s
+   */
+  readonly requestTimeout: string;
   readonly shutdownGrace: string;
   readonly lease: string;
   /** Unset: nothing is pruned. */
@@ -230,6 +242,7 @@ const ENV = {
   callbackFailureLimit: 'FLEETBOOK_CALLBACK_FAILURE_LIMIT',
   callbackFailureWindow: 'FLEETBOOK_CALLBACK_FAILURE_WINDOW',
   callbackPendingBytes: 'FLEETBOOK_CALLBACK_PENDING_BYTES',
+  requestTimeout: 'FLEETBOOK_REQUEST_TIMEOUT',
   shutdownGrace: 'FLEETBOOK_SHUTDOWN_GRACE',
   lease: 'FLEETBOOK_LEASE',
   retention: 'FLEETBOOK_RETENTION',
@@ -269,6 +282,14 @@ export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
       return `${k} is set, but fleetbook reads no such variable${near ? ` (did you mean ${near}?)` : ''}`;
     });
 }
+
+/**
+ * The shortest a duration setting may be, and why: a schema pattern cannot compare durations. Shorter, the
+ * setting would not do its job, and fail later with a message that blames something else.
+ */
+const SHORTEST: { readonly [K in 'requestTimeout']: { least: string; why: string } } = {
+  requestTimeout: { least: '1s', why: 'the time a callback of 1 MB needs to arrive' },
+};
 
 /** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Config {
@@ -317,6 +338,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     callbackFailureLimit: num('callbackFailureLimit', 50),
     callbackFailureWindow: pick('callbackFailureWindow') ?? '1m',
     callbackPendingBytes: num('callbackPendingBytes', 16 * 1024 * 1024),
+    // 1 MB, the largest callback, in 30 s is 35 KB/s: any honest sender is faster.
+    requestTimeout: pick('requestTimeout') ?? '30s',
     shutdownGrace: pick('shutdownGrace') ?? '10s',
     lease: pick('lease') ?? '15s',
     retention: pick('retention'),
@@ -331,16 +354,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       .filter(Boolean),
   };
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
-  const problems = check(CONFIG_SCHEMA, raw, 'config');
-  if (problems.length) {
-    // Named by the variable, not by the member it fills: `FLEETBOOK_RATE: must be >= 1`.
-    const named = problems.map((p) => {
-      const key = p.path.split('/')[1] as keyof typeof ENV | undefined;
-      if (!key || !(key in ENV)) return p.message;
-      return `${ENV[key]}: ${p.message.startsWith(`${key} `) ? p.message.slice(key.length + 1) : p.message}`;
-    });
-    throw new ConfigError(`invalid configuration:\n  ${named.join('\n  ')}`);
+  // Named by the variable, not by the member it fills: `FLEETBOOK_RATE: must be >= 1`.
+  const problems = check(CONFIG_SCHEMA, raw, 'config').map((p) => {
+    const key = p.path.split('/')[1] as keyof typeof ENV | undefined;
+    if (!key || !(key in ENV)) return p.message;
+    return `${ENV[key]}: ${p.message.startsWith(`${key} `) ? p.message.slice(key.length + 1) : p.message}`;
+  });
+  for (const [key, { least, why }] of Object.entries(SHORTEST)) {
+    const text = raw[key];
+    // Undefined when it is not a duration, which the schema has said.
+    const ms = typeof text === 'string' ? parseDuration(text) : undefined;
+    if (ms !== undefined && ms < (parseDuration(least) as number))
+      problems.push(
+        `${ENV[key as keyof typeof SHORTEST]}: ${JSON.stringify(text)} is too short: at least ${least}, ${why}`,
+      );
   }
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   for (const s of [
     raw.accessToken,
     raw.clientSecret,

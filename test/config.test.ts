@@ -61,6 +61,17 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a request timeout too short to receive a callback, naming the variable and the least', () => {
+    expect(loadConfig({}).requestTimeout).to.equal('30s');
+    expect(loadConfig({ FLEETBOOK_REQUEST_TIMEOUT: '1s' }).requestTimeout).to.equal('1s');
+    // 0 would turn the limit off, silently.
+    for (const timeout of ['0s', '999ms'])
+      expect(() => loadConfig({ FLEETBOOK_REQUEST_TIMEOUT: timeout }), timeout).to.throw(
+        ConfigError,
+        `FLEETBOOK_REQUEST_TIMEOUT: ${JSON.stringify(timeout)} is too short: at least 1s, the time a callback of 1 MB needs to arrive`,
+      );
+  });
+
   it('takes a listen address with a port up to 65535, an IPv6 host in brackets', () => {
     for (const listen of [
       '127.0.0.1:8787',

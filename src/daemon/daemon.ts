@@ -319,7 +319,18 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // Replicas: the callbacks the load balancer gave another replica reach this one's waits and confirmations.
     const unwatch = st.watchInbox(owned.id, publish);
     let accepting = true;
-    app = Fastify({ bodyLimit: 1024 * 1024, logger: false, return503OnClosing: true });
+    // A request that has not arrived whole in time is answered 408 and its connection closed: a sender that
+    // stalls mid-body would otherwise hold its share of the bytes read unauthenticated (routes.ts) for as long
+    // as it keeps the connection open. Node cuts a request off at the larger of the two limits (headers: 60 s
+    // by default), and looks for such requests at an interval: here a quarter of the limit.
+    const requestTimeout = parseDuration(config.requestTimeout) as number;
+    app = Fastify({
+      bodyLimit: 1024 * 1024,
+      logger: false,
+      return503OnClosing: true,
+      requestTimeout,
+      http: { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.ceil(requestTimeout / 4) },
+    });
     routes(app, {
       store: st,
       playbooks,
