@@ -114,7 +114,7 @@ export const CONFIG_SCHEMA = {
       type: 'string',
       pattern: DURATION_PATTERN,
       description:
-        'how long a process owns its runs and device locks without renewing, e.g. 15s; after it, another process resumes them',
+        'how long a process owns its runs and device locks without renewing, e.g. 15s; after it, another process resumes them; at least 1s',
     },
     retention: {
       type: 'string',
@@ -287,8 +287,11 @@ export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
  * The shortest a duration setting may be, and why: a schema pattern cannot compare durations. Shorter, the
  * setting would not do its job, and fail later with a message that blames something else.
  */
-const SHORTEST: { readonly [K in 'requestTimeout']: { least: string; why: string } } = {
-  requestTimeout: { least: '1s', why: 'the time a callback of 1 MB needs to arrive' },
+const SHORTEST: { readonly [K in 'requestTimeout' | 'lease']: { least: string; why: string } } = {
+  requestTimeout: { least: '1s', why: 'a callback of 1 MB needs time to arrive' },
+  // Shorter, a renewal (store/lease.ts: every third of the lease) has too little time to land before the
+  // lease ends, and the process stops as if another had taken its runs.
+  lease: { least: '1s', why: 'it is renewed every third of it' },
 };
 
 /** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
@@ -366,7 +369,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     const ms = typeof text === 'string' ? parseDuration(text) : undefined;
     if (ms !== undefined && ms < (parseDuration(least) as number))
       problems.push(
-        `${ENV[key as keyof typeof SHORTEST]}: ${JSON.stringify(text)} is too short: at least ${least}, ${why}`,
+        `${ENV[key as keyof typeof SHORTEST]}: ${JSON.stringify(text)} is too short: at least ${least} (${why})`,
       );
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);

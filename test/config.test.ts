@@ -68,7 +68,17 @@ describe('configuration', () => {
     for (const timeout of ['0s', '999ms'])
       expect(() => loadConfig({ FLEETBOOK_REQUEST_TIMEOUT: timeout }), timeout).to.throw(
         ConfigError,
-        `FLEETBOOK_REQUEST_TIMEOUT: ${JSON.stringify(timeout)} is too short: at least 1s, the time a callback of 1 MB needs to arrive`,
+        `FLEETBOOK_REQUEST_TIMEOUT: ${JSON.stringify(timeout)} is too short: at least 1s (a callback of 1 MB needs time to arrive)`,
+      );
+  });
+
+  it('refuses a lease too short to be renewed, naming the variable and the least', () => {
+    expect(loadConfig({}).lease).to.equal('15s');
+    expect(loadConfig({ FLEETBOOK_LEASE: '1s' }).lease).to.equal('1s');
+    for (const lease of ['0s', '1ms', '999ms'])
+      expect(() => loadConfig({ FLEETBOOK_LEASE: lease }), lease).to.throw(
+        ConfigError,
+        `FLEETBOOK_LEASE: ${JSON.stringify(lease)} is too short: at least 1s (it is renewed every third of it)`,
       );
   });
 

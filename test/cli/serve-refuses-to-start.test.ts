@@ -1,0 +1,37 @@
+/**
+ * Settings and arguments with which `fleetbook serve` cannot do its job are refused at start, exit 2, naming
+ * what to change (the built binary in a child process, on its embedded emulator):
+ * - `FLEETBOOK_LEASE=0s` (or `1ms`) was accepted, and the daemon then died, exit 1, blaming "another process"
+ *   for a lease it could never renew in time.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../runner/helpers.js';
+
+const PLAYBOOKS = join(import.meta.dirname, '..', 'fixtures', 'listener-hardening');
+
+describe('fleetbook serve refuses to start (child process)', function () {
+  this.timeout(30_000);
+  let tmp: { dir: string; close(): Promise<void> };
+  before(async () => (tmp = await tempDir()));
+  after(() => tmp.close());
+
+  const serve = (env: Record<string, string>, args: string[] = []) => {
+    const state = join(tmp.dir, 'state.db');
+    return fleetbook(
+      ['serve', '--playbooks', PLAYBOOKS, '--listen', '127.0.0.1:0', '--state', state, ...args],
+      env,
+    );
+  };
+
+  it('with a lease too short to be renewed', async () => {
+    for (const lease of ['0s', '1ms']) {
+      const r = await serve({ FLEETBOOK_LEASE: lease });
+      expect(r.code, `${lease}: ${r.stderr}`).to.equal(2);
+      expect(r.stderr).to.include(`FLEETBOOK_LEASE: "${lease}" is too short: at least 1s`);
+    }
+    expect(existsSync(join(tmp.dir, 'state.db')), 'no store opened').to.equal(false);
+  });
+});
