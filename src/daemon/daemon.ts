@@ -104,6 +104,9 @@ export async function loadPlaybookSources(path: string): Promise<{
   } catch {
     throw new ConfigError(`no such playbook file or directory: ${path}`);
   }
+  // A wrong directory, most likely: a daemon would acknowledge callbacks and run nothing, as `validate` would
+  // pass it and check nothing.
+  if (!files.length) throw new ConfigError(`no playbooks (*.yaml, *.yml) in ${path}; not starting`);
   const out = new Map<string, Playbook>();
   const sources = new Map<string, { file: string; diagnostics: Diagnostic[] }>();
   const problems: string[] = [];
