@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
-import { BadParameter, integer, onlyParameters, oneOf, takesOnly, text, type Query } from '../util/query.js';
+import { BadParameter, integer, onlyParameters, oneOf, takesOnly, type Query } from '../util/query.js';
 import { FailureBudget, PendingBytes, addressKey, charsetOf, isUtf8 } from './admission.js';
 import {
   InboxRefusal,
@@ -220,7 +220,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       const q = onlyParameters(req.query, ['playbook', 'status', 'limit']);
       const limit = integer('limit', q.limit, 1, 1000, 50);
       const status = oneOf('status', q.status, RUN_STATUSES);
-      const playbook = text(q.playbook);
+      const { playbook } = q;
       return (
         await c.store.listRuns({ ...(playbook ? { playbook } : {}), ...(status ? { status } : {}), limit })
       ).map(({ summary, event: _event, ...r }) => ({
