@@ -86,6 +86,9 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     return reply.code(status).send({ error: message });
   };
   const badRequest = (message: string) => Object.assign(new Error(message), { statusCode: 400 });
+  // Every body the daemon takes is JSON: fastify's own text/plain parser would hand a callback a string, refused
+  // as no JSON object (400, "malformed"), where any other type that is not JSON is answered 415.
+  app.removeContentTypeParser('text/plain');
   // The raw body is kept: Location messages are signed over its exact bytes.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
     const raw = body as Buffer;
