@@ -217,8 +217,16 @@ export interface ConfigFlags {
   clientId?: string;
   state?: string;
   listen?: string;
-  logLevel?: string;
 }
+
+/** The flag that gives each member of ConfigFlags. */
+const FLAG: { readonly [K in keyof ConfigFlags]-?: string } = {
+  apiUrl: '--api-url',
+  username: '--username',
+  clientId: '--client-id',
+  state: '--state',
+  listen: '--listen',
+};
 
 const ENV = {
   apiUrl: 'FLEETBOOK_API_URL',
@@ -346,7 +354,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     shutdownGrace: pick('shutdownGrace') ?? '10s',
     lease: pick('lease') ?? '15s',
     retention: pick('retention'),
-    logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
+    logLevel: pick('logLevel') ?? 'info',
     requestsPerSecond: num('requestsPerSecond', 20),
     concurrency: num('concurrency', 10),
     reportsDir: pick('reportsDir') ?? './reports',
@@ -357,11 +365,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       .filter(Boolean),
   };
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
-  // Named by the variable, not by the member it fills: `FLEETBOOK_RATE: must be >= 1`.
+  // A value is named by where it came from, not by the member it fills: the flag that gave it, else its
+  // variable (`--listen: ...`, `FLEETBOOK_RATE: must be >= 1`).
+  const from = (key: keyof typeof ENV) =>
+    key in FLAG && flags[key as keyof ConfigFlags] !== undefined ? FLAG[key as keyof ConfigFlags] : ENV[key];
   const problems = check(CONFIG_SCHEMA, raw, 'config').map((p) => {
     const key = p.path.split('/')[1] as keyof typeof ENV | undefined;
     if (!key || !(key in ENV)) return p.message;
-    return `${ENV[key]}: ${p.message.startsWith(`${key} `) ? p.message.slice(key.length + 1) : p.message}`;
+    return `${from(key)}: ${p.message.startsWith(`${key} `) ? p.message.slice(key.length + 1) : p.message}`;
   });
   for (const [key, { least, why }] of Object.entries(SHORTEST)) {
     const text = raw[key];
@@ -369,7 +380,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     const ms = typeof text === 'string' ? parseDuration(text) : undefined;
     if (ms !== undefined && ms < (parseDuration(least) as number))
       problems.push(
-        `${ENV[key as keyof typeof SHORTEST]}: ${JSON.stringify(text)} is too short: at least ${least} (${why})`,
+        `${from(key as keyof typeof SHORTEST)}: ${JSON.stringify(text)} is too short: at least ${least} (${why})`,
       );
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);

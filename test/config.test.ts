@@ -106,6 +106,23 @@ describe('configuration', () => {
       );
   });
 
+  it('names the flag that gave a wrong value, not the variable it overrides', () => {
+    expect(() =>
+      loadConfig(
+        { FLEETBOOK_LISTEN: '127.0.0.1:8787', FLEETBOOK_API_URL: 'ftp://env' },
+        { listen: '127.0.0.1:notaport' },
+      ),
+    ).to.throw(
+      ConfigError,
+      [
+        'invalid configuration:',
+        `  FLEETBOOK_API_URL: "ftp://env" is not valid: an http or https URL, the service's {base_url}`,
+        '  --listen: "127.0.0.1:notaport" is not valid: HOST:PORT the daemon listens on, a port up to 65535 (an IPv6 host in brackets), e.g. 127.0.0.1:8787',
+      ].join('\n'),
+    );
+    expect(() => loadConfig({}, { apiUrl: 'ftp://flag' })).to.throw(ConfigError, '  --api-url: "ftp://flag"');
+  });
+
   it('names each FLEETBOOK_ variable nothing reads, with the closest that is read; secrets are read', () => {
     expect(
       unknownVariables({

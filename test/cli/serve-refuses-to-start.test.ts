@@ -5,6 +5,7 @@
  *   for a lease it could never renew in time.
  * - `--playbooks DIR` of a directory without playbooks started a daemon that acknowledged callbacks and ran
  *   nothing, where `validate` exits 2.
+ * - `--listen 127.0.0.1:notaport` was reported as `FLEETBOOK_LISTEN: ... is not valid`, a variable not set.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -59,5 +60,12 @@ describe('fleetbook serve refuses to start (child process)', function () {
     expect(r.code, r.stderr).to.equal(2);
     expect(r.stderr).to.include(`no playbooks (*.yaml, *.yml) in ${empty}; not starting`);
     expect(existsSync(join(tmp.dir, 'state.db')), 'no store opened').to.equal(false);
+  });
+
+  it('with a --listen that is no address, naming the flag', async () => {
+    const r = await serve({}, { listen: '127.0.0.1:notaport' });
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.include('--listen: "127.0.0.1:notaport" is not valid: HOST:PORT');
+    expect(r.stderr).to.not.include('FLEETBOOK_LISTEN');
   });
 });
