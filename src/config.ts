@@ -7,7 +7,7 @@ import { HEADER_NAME_PATTERN } from './api/session-header.js';
 import { check } from './api/validate.js';
 import { closest } from './util/closest.js';
 import { registerSecret, SECRET_PREFIX } from './util/secrets.js';
-import { DURATION_PATTERN } from './playbook/duration.js';
+import { DURATION_PATTERN, parseDuration } from './playbook/duration.js';
 import { DEFAULT_EXPRESSION_BUDGET } from './expressions/budget.js';
 
 const str = (extra: object = {}) => ({ type: 'string', minLength: 1, ...extra });
@@ -29,6 +29,7 @@ export const CONFIG_SCHEMA = {
     'callbackFailureLimit',
     'callbackFailureWindow',
     'callbackPendingBytes',
+    'requestTimeout',
     'shutdownGrace',
     'lease',
     'logLevel',
@@ -98,6 +99,12 @@ export const CONFIG_SCHEMA = {
       description:
         'bytes of callback bodies read and not yet authenticated, all senders together (each sender a quarter), before the listener answers 503; at least 1048576',
     },
+    requestTimeout: {
+      type: 'string',
+      pattern: DURATION_PATTERN,
+      description:
+        'how long a request to the daemon may take to arrive whole, headers and body, e.g. 30s; at least 1s',
+    },
     shutdownGrace: {
       type: 'string',
       pattern: DURATION_PATTERN,
@@ -107,7 +114,7 @@ export const CONFIG_SCHEMA = {
       type: 'string',
       pattern: DURATION_PATTERN,
       description:
-        'how long a process owns its runs and device locks without renewing, e.g. 15s; after it, another process resumes them',
+        'how long a process owns its runs and device locks without renewing, e.g. 15s; after it, another process resumes them; at least 1s',
     },
     retention: {
       type: 'string',
@@ -168,6 +175,11 @@ export interface Config {
   readonly callbackFailureLimit: number;
   readonly callbackFailureWindow: string;
   readonly callbackPendingBytes: number;
+  /**
+   * How long a request may take to arrive whole: a sender that stalls is then cut off, and the bytes it held of
+   * callbackPendingBytes are free again. @default 30s
+   */
+  readonly requestTimeout: string;
   readonly shutdownGrace: string;
   readonly lease: string;
   /** Unset: nothing is pruned. */
@@ -205,8 +217,16 @@ export interface ConfigFlags {
   clientId?: string;
   state?: string;
   listen?: string;
-  logLevel?: string;
 }
+
+/** The flag that gives each member of ConfigFlags. */
+const FLAG: { readonly [K in keyof ConfigFlags]-?: string } = {
+  apiUrl: '--api-url',
+  username: '--username',
+  clientId: '--client-id',
+  state: '--state',
+  listen: '--listen',
+};
 
 const ENV = {
   apiUrl: 'FLEETBOOK_API_URL',
@@ -230,6 +250,7 @@ const ENV = {
   callbackFailureLimit: 'FLEETBOOK_CALLBACK_FAILURE_LIMIT',
   callbackFailureWindow: 'FLEETBOOK_CALLBACK_FAILURE_WINDOW',
   callbackPendingBytes: 'FLEETBOOK_CALLBACK_PENDING_BYTES',
+  requestTimeout: 'FLEETBOOK_REQUEST_TIMEOUT',
   shutdownGrace: 'FLEETBOOK_SHUTDOWN_GRACE',
   lease: 'FLEETBOOK_LEASE',
   retention: 'FLEETBOOK_RETENTION',
@@ -272,6 +293,17 @@ export function stateOrigin(env: NodeJS.ProcessEnv, flags: ConfigFlags = {}): st
   if (flags.state) return '--state';
   return env[ENV.state] ? ENV.state : `the default, ${ENV.state} being unset`;
 }
+
+/**
+ * The shortest a duration setting may be, and why: a schema pattern cannot compare durations. Shorter, the
+ * setting would not do its job, and fail later with a message that blames something else.
+ */
+const SHORTEST: { readonly [K in 'requestTimeout' | 'lease']: { least: string; why: string } } = {
+  requestTimeout: { least: '1s', why: 'a callback of 1 MB needs time to arrive' },
+  // Shorter, a renewal (store/lease.ts: every third of the lease) has too little time to land before the
+  // lease ends, and the process stops as if another had taken its runs.
+  lease: { least: '1s', why: 'it is renewed every third of it' },
+};
 
 /** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Config {
@@ -320,10 +352,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     callbackFailureLimit: num('callbackFailureLimit', 50),
     callbackFailureWindow: pick('callbackFailureWindow') ?? '1m',
     callbackPendingBytes: num('callbackPendingBytes', 16 * 1024 * 1024),
+    // 1 MB, the largest callback, in 30 s is 35 KB/s: any honest sender is faster.
+    requestTimeout: pick('requestTimeout') ?? '30s',
     shutdownGrace: pick('shutdownGrace') ?? '10s',
     lease: pick('lease') ?? '15s',
     retention: pick('retention'),
-    logLevel: flags.logLevel ?? pick('logLevel') ?? 'info',
+    logLevel: pick('logLevel') ?? 'info',
     requestsPerSecond: num('requestsPerSecond', 20),
     concurrency: num('concurrency', 10),
     reportsDir: pick('reportsDir') ?? './reports',
@@ -334,16 +368,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       .filter(Boolean),
   };
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
-  const problems = check(CONFIG_SCHEMA, raw, 'config');
-  if (problems.length) {
-    // Named by the variable, not by the member it fills: `FLEETBOOK_RATE: must be >= 1`.
-    const named = problems.map((p) => {
-      const key = p.path.split('/')[1] as keyof typeof ENV | undefined;
-      if (!key || !(key in ENV)) return p.message;
-      return `${ENV[key]}: ${p.message.startsWith(`${key} `) ? p.message.slice(key.length + 1) : p.message}`;
-    });
-    throw new ConfigError(`invalid configuration:\n  ${named.join('\n  ')}`);
+  // A value is named by where it came from, not by the member it fills: the flag that gave it, else its
+  // variable (`--listen: ...`, `FLEETBOOK_RATE: must be >= 1`).
+  const from = (key: keyof typeof ENV) =>
+    key in FLAG && flags[key as keyof ConfigFlags] !== undefined ? FLAG[key as keyof ConfigFlags] : ENV[key];
+  const problems = check(CONFIG_SCHEMA, raw, 'config').map((p) => {
+    const key = p.path.split('/')[1] as keyof typeof ENV | undefined;
+    if (!key || !(key in ENV)) return p.message;
+    return `${from(key)}: ${p.message.startsWith(`${key} `) ? p.message.slice(key.length + 1) : p.message}`;
+  });
+  for (const [key, { least, why }] of Object.entries(SHORTEST)) {
+    const text = raw[key];
+    // Undefined when it is not a duration, which the schema has said.
+    const ms = typeof text === 'string' ? parseDuration(text) : undefined;
+    if (ms !== undefined && ms < (parseDuration(least) as number))
+      problems.push(
+        `${from(key as keyof typeof SHORTEST)}: ${JSON.stringify(text)} is too short: at least ${least} (${why})`,
+      );
   }
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   for (const s of [
     raw.accessToken,
     raw.clientSecret,

@@ -61,6 +61,27 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a request timeout too short to receive a callback, naming the variable and the least', () => {
+    expect(loadConfig({}).requestTimeout).to.equal('30s');
+    expect(loadConfig({ FLEETBOOK_REQUEST_TIMEOUT: '1s' }).requestTimeout).to.equal('1s');
+    // 0 would turn the limit off, silently.
+    for (const timeout of ['0s', '999ms'])
+      expect(() => loadConfig({ FLEETBOOK_REQUEST_TIMEOUT: timeout }), timeout).to.throw(
+        ConfigError,
+        `FLEETBOOK_REQUEST_TIMEOUT: ${JSON.stringify(timeout)} is too short: at least 1s (a callback of 1 MB needs time to arrive)`,
+      );
+  });
+
+  it('refuses a lease too short to be renewed, naming the variable and the least', () => {
+    expect(loadConfig({}).lease).to.equal('15s');
+    expect(loadConfig({ FLEETBOOK_LEASE: '1s' }).lease).to.equal('1s');
+    for (const lease of ['0s', '1ms', '999ms'])
+      expect(() => loadConfig({ FLEETBOOK_LEASE: lease }), lease).to.throw(
+        ConfigError,
+        `FLEETBOOK_LEASE: ${JSON.stringify(lease)} is too short: at least 1s (it is renewed every third of it)`,
+      );
+  });
+
   it('takes a listen address with a port up to 65535, an IPv6 host in brackets', () => {
     for (const listen of [
       '127.0.0.1:8787',
@@ -83,6 +104,23 @@ describe('configuration', () => {
         ConfigError,
         `FLEETBOOK_LISTEN: ${JSON.stringify(listen)} is not valid: HOST:PORT`,
       );
+  });
+
+  it('names the flag that gave a wrong value, not the variable it overrides', () => {
+    expect(() =>
+      loadConfig(
+        { FLEETBOOK_LISTEN: '127.0.0.1:8787', FLEETBOOK_API_URL: 'ftp://env' },
+        { listen: '127.0.0.1:notaport' },
+      ),
+    ).to.throw(
+      ConfigError,
+      [
+        'invalid configuration:',
+        `  FLEETBOOK_API_URL: "ftp://env" is not valid: an http or https URL, the service's {base_url}`,
+        '  --listen: "127.0.0.1:notaport" is not valid: HOST:PORT the daemon listens on, a port up to 65535 (an IPv6 host in brackets), e.g. 127.0.0.1:8787',
+      ].join('\n'),
+    );
+    expect(() => loadConfig({}, { apiUrl: 'ftp://flag' })).to.throw(ConfigError, '  --api-url: "ftp://flag"');
   });
 
   it('names each FLEETBOOK_ variable nothing reads, with the closest that is read; secrets are read', () => {

@@ -23,10 +23,10 @@ import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table
 import {
   BadParameter,
   integer,
+  isoMs,
   onlyParameters,
   oneOf,
   takesOnly,
-  text,
   time,
   type Query,
 } from '../util/query.js';
@@ -81,9 +81,7 @@ const ended = (status: RunStatus) => status !== 'running' && status !== 'queued'
 
 function deviceFilter(q: Record<string, string | undefined>): DeviceFilter {
   const outcome = oneOf<DeviceOutcome>('outcome', q.outcome, DEVICE_OUTCOMES);
-  const step = text(q.step);
-  const errorType = text(q.errorType);
-  const device = text(q.device);
+  const { step, errorType, device } = q;
   return {
     ...(step ? { step } : {}),
     ...(outcome ? { outcome } : {}),
@@ -179,11 +177,10 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
 
   api('/runs', RUN_PARAMETERS, async (_req, _reply, q) => {
     const limit = integer('limit', q.limit, 1, 200, 50);
-    const before = text(q.before);
-    const cursor = before ? decodeRunCursor(before) : undefined;
+    const cursor = q.before === undefined ? undefined : decodeRunCursor(q.before);
     const status = oneOf<RunStatus>('status', q.status, RUN_STATUSES);
     const trigger = oneOf('trigger', q.trigger, RUN_TRIGGERS);
-    const playbook = text(q.playbook);
+    const { playbook } = q;
     const from = time('from', q.from);
     const to = time('to', q.to);
     const runs = await c.store.listRuns({
@@ -236,10 +233,9 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const filter = deviceFilter(q);
     const limit = integer('limit', q.limit, 1, 500, 50);
-    const afterText = text(q.after);
-    const after = afterText ? decodeCursor(afterText) : undefined;
-    if (afterText && !after)
-      throw new BadParameter(`after is not a cursor of this listing: ${JSON.stringify(afterText)}`);
+    const after = q.after === undefined ? undefined : decodeCursor(q.after);
+    if (q.after !== undefined && !after)
+      throw new BadParameter(`after is not a cursor of this listing: ${JSON.stringify(q.after)}`);
     const latest = latestOf(c.store, run.id, ended(run.status));
     const page = await devicePage(c.store, run.id, latest, filter, after, limit);
     return { devices: page.rows.map(deviceRow), ...(page.next ? { next: encodeCursor(page.next) } : {}) };
@@ -393,7 +389,15 @@ function encodeRunCursor(startedAt: string, id: string): string {
 function decodeRunCursor(text: string): { startedAt: string; id: string } {
   try {
     const v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string')
+    // Its time is a run's start: text that is no time compares with every start as text, and would list the
+    // newest runs as if there were no cursor.
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === 'string' &&
+      isoMs(v[0]) !== undefined &&
+      typeof v[1] === 'string'
+    )
       return { startedAt: v[0], id: v[1] };
   } catch {
     // fall through

@@ -104,6 +104,9 @@ export async function loadPlaybookSources(path: string): Promise<{
   } catch {
     throw new ConfigError(`no such playbook file or directory: ${path}`);
   }
+  // A wrong directory, most likely: a daemon would acknowledge callbacks and run nothing, as `validate` would
+  // pass it and check nothing.
+  if (!files.length) throw new ConfigError(`no playbooks (*.yaml, *.yml) in ${path}; not starting`);
   const out = new Map<string, Playbook>();
   const sources = new Map<string, { file: string; diagnostics: Diagnostic[] }>();
   const problems: string[] = [];
@@ -319,7 +322,18 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // Replicas: the callbacks the load balancer gave another replica reach this one's waits and confirmations.
     const unwatch = st.watchInbox(owned.id, publish);
     let accepting = true;
-    app = Fastify({ bodyLimit: 1024 * 1024, logger: false, return503OnClosing: true });
+    // A request that has not arrived whole in time is answered 408 and its connection closed: a sender that
+    // stalls mid-body would otherwise hold its share of the bytes read unauthenticated (routes.ts) for as long
+    // as it keeps the connection open. Node cuts a request off at the larger of the two limits (headers: 60 s
+    // by default), and looks for such requests at an interval: here a quarter of the limit.
+    const requestTimeout = parseDuration(config.requestTimeout) as number;
+    app = Fastify({
+      bodyLimit: 1024 * 1024,
+      logger: false,
+      return503OnClosing: true,
+      requestTimeout,
+      http: { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.ceil(requestTimeout / 4) },
+    });
     routes(app, {
       store: st,
       playbooks,

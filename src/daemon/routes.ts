@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
-import { BadParameter, integer, onlyParameters, oneOf, takesOnly, text, type Query } from '../util/query.js';
+import { BadParameter, integer, onlyParameters, oneOf, takesOnly, type Query } from '../util/query.js';
 import { FailureBudget, PendingBytes, addressKey, charsetOf, isUtf8 } from './admission.js';
 import {
   InboxRefusal,
@@ -86,6 +86,9 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     return reply.code(status).send({ error: message });
   };
   const badRequest = (message: string) => Object.assign(new Error(message), { statusCode: 400 });
+  // Every body the daemon takes is JSON: fastify's own text/plain parser would hand a callback a string, refused
+  // as no JSON object (400, "malformed"), where any other type that is not JSON is answered 415.
+  app.removeContentTypeParser('text/plain');
   // The raw body is kept: Location messages are signed over its exact bytes.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
     const raw = body as Buffer;
@@ -220,7 +223,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       const q = onlyParameters(req.query, ['playbook', 'status', 'limit']);
       const limit = integer('limit', q.limit, 1, 1000, 50);
       const status = oneOf('status', q.status, RUN_STATUSES);
-      const playbook = text(q.playbook);
+      const { playbook } = q;
       return (
         await c.store.listRuns({ ...(playbook ? { playbook } : {}), ...(status ? { status } : {}), limit })
       ).map(({ summary, event: _event, ...r }) => ({

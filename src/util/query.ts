@@ -26,8 +26,8 @@ export function unknownName(
 }
 
 /**
- * Refuses a parameter the route does not take, naming those it does, and one given twice. Returns the query
- * as strings.
+ * Refuses a parameter the route does not take, naming those it does, one given twice, and one given empty
+ * (`?status=` is no filter, and reading it as none would list what was not asked). Returns the query as strings.
  */
 export function onlyParameters(
   query: Query,
@@ -38,24 +38,25 @@ export function onlyParameters(
   const out: Record<string, string | undefined> = {};
   for (const [name, v] of Object.entries(query)) {
     if (Array.isArray(v)) throw new BadParameter(`${name} is given ${v.length} times: give it once`);
+    if (v === '') throw new BadParameter(`${name} is empty: give it a value, or leave it out`);
     out[name] = v;
   }
   return out;
 }
 
-/** One of `allowed`; undefined when absent or empty. */
+/** One of `allowed`; undefined when absent. */
 export function oneOf<T extends string>(
   name: string,
   v: string | undefined,
   allowed: readonly T[],
 ): T | undefined {
-  if (v === undefined || v === '') return undefined;
+  if (v === undefined) return undefined;
   if (!allowed.includes(v as T))
     throw new BadParameter(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
   return v as T;
 }
 
-/** An integer from `min` to `max`; `fallback` when absent or empty. */
+/** An integer from `min` to `max`; `fallback` when absent. */
 export function integer(
   name: string,
   v: string | undefined,
@@ -63,24 +64,34 @@ export function integer(
   max: number,
   fallback: number,
 ): number {
-  if (v === undefined || v === '') return fallback;
+  if (v === undefined) return fallback;
   const n = Number(v);
   if (!Number.isInteger(n) || n < min || n > max)
     throw new BadParameter(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
   return n;
 }
 
-/** A time (ISO 8601), as ISO in UTC; undefined when absent or empty. */
-export function time(name: string, v: string | undefined): string | undefined {
-  if (v === undefined || v === '') return undefined;
-  const t = Date.parse(v);
-  if (Number.isNaN(t)) throw new BadParameter(`${name} must be a time (ISO 8601), got ${JSON.stringify(v)}`);
-  return new Date(t).toISOString();
+/** A date, or a date and a time of day with its zone: ISO 8601 as the API writes times, and nothing looser. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/**
+ * The milliseconds of an ISO 8601 time; undefined when `v` is not one. `Date.parse` alone takes "0" and "2026",
+ * and a time of day without a zone in the daemon's own.
+ */
+export function isoMs(v: string): number | undefined {
+  const t = ISO_TIME.test(v) ? Date.parse(v) : NaN;
+  return Number.isNaN(t) ? undefined : t;
 }
 
-/** Text; undefined when absent or empty. */
-export function text(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
+/** A time (ISO 8601), as ISO in UTC; undefined when absent. */
+export function time(name: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const t = isoMs(v);
+  if (t === undefined)
+    throw new BadParameter(
+      `${name} must be a time (ISO 8601: 2026-11-01, or 2026-11-01T08:00:00Z), got ${JSON.stringify(v)}`,
+    );
+  return new Date(t).toISOString();
 }
 
 /**

@@ -3,7 +3,7 @@
  * must be built), and `serve` with FLEETBOOK_RETENTION, which prunes as it starts. Without them a store kept every
  * run, checkpoint, ledger entry and callback forever: a fleet's nightly report of a million devices, a year of it.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { SqliteStore } from '../../src/store/sqlite.js';
@@ -95,8 +95,13 @@ describe('retention: fleetbook store prune, and serve with FLEETBOOK_RETENTION',
   it('serve with FLEETBOOK_RETENTION prunes as it starts', async () => {
     const file = world.state('serve.db');
     await seeded(file);
-    const playbooks = join(world.dir, 'no-playbooks');
+    // A playbook that nothing starts: serve refuses a directory without any.
+    const playbooks = join(world.dir, 'manual-only');
     await mkdir(playbooks);
+    await writeFile(
+      join(playbooks, 'say.yaml'),
+      'version: 1\nname: say\non: { manual: true }\nsteps:\n  - id: say\n    uses: log\n    with: { message: hi }\n',
+    );
     const d = await world.start('daemon with retention', playbooks, {
       state: file,
       env: { FLEETBOOK_RETENTION: '30d' },

@@ -579,11 +579,13 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         ((await http('GET', `${daemon.url}/runs?${q}`)).body as unknown as Json[]).map((r) => r.id);
       expect(await ids('status=succeeded&playbook=manual-echo')).to.deep.equal([runId]);
       expect(await ids('status=failed&playbook=manual-echo')).to.deep.equal([]);
-      // A misspelt filter, or one given twice, is refused: answered in full, the list would not be what was asked.
+      // A misspelt filter, one given twice or empty, is refused: answered in full, the list would not be what was
+      // asked.
       const refused = {
         'status=done': 'status must be one of queued, running, succeeded, failed, cancelled, got "done"',
         'stat=failed': 'unknown query parameter "stat": this path takes playbook, status, limit',
         'playbook=a&playbook=b': 'playbook is given 2 times: give it once',
+        'status=': 'status is empty: give it a value, or leave it out',
       };
       for (const [q, error] of Object.entries(refused)) {
         const r = await http('GET', `${daemon.url}/runs?${q}`);
