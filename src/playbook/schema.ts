@@ -118,7 +118,7 @@ const Confirm = closed(
   },
   {
     description:
-      'A device-state action: how long to wait for each device to be confirmed (default 10m) and how often to ask the service meanwhile (default 5s). A device not confirmed in time is unconfirmed. After an answer lost once the service may have acted, also how long the devices\' state is watched before the request is sent again for those unchanged.',
+      "A device-state action: how long to wait for each device to be confirmed (default 10m) and how often to ask the service meanwhile (default 5s). A device not confirmed in time is unconfirmed. After an answer lost once the service may have acted, also how long the devices' state is watched before the request is sent again for those unchanged.",
   },
 );
 

@@ -817,7 +817,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         `${dir}/bad-cron.yaml:6:11: invalid cron expression "0 25 * * *": hour 25 is out of range (0-23) [cron]`,
         `${dir}/bad-cron.yaml:9:11: unknown action \`devices.lst\` (did you mean \`devices.list\`?) [unknown-action]`,
         `${dir}/bad-step.yaml:10:23: invalid expression: Unexpected token: EOF [expression]`,
-        `${dir}/bad-step.yaml:12:11: wait "soon" is not valid: A duration: 500ms, 2s, 5m, 2h, 1d, or a sum such as 1h30m. [duration]`,
+        `${dir}/bad-step.yaml:12:11: wait "soon" is not valid: A duration: 500ms, 2s, 5m, 2h, 1d, or a sum such as 1h30m (each unit once, largest first). [duration]`,
       ]);
       expect(existsSync(stateFile), 'no store opened').to.equal(false);
 
