@@ -3,10 +3,11 @@
  * `${{ }}` inside `{ }` or `[ ]`, or holding `: ` or ` #`), in place, and changes nothing else: comments,
  * order, blank lines and every other character stay as they are.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { LineCounter, parseDocument, visit } from 'yaml';
 import { protectExpressions } from '../playbook/protect.js';
+import { readSource } from '../playbook/source.js';
 import { findUnquoted, quoteScalar, restoreDocument } from '../playbook/unquoted.js';
 import { playbookFiles } from '../util/files.js';
 
@@ -53,7 +54,11 @@ export async function fmtCommand(paths: string[], flags: { check?: boolean }): P
   let changed = 0;
   let failed = 0;
   for (const file of files) {
-    const r = formatPlaybook(readFileSync(file, 'utf8'));
+    const { source, diagnostics } = await readSource(file);
+    const notUtf8 = diagnostics[0];
+    const r: Formatted = notUtf8
+      ? { problem: notUtf8.message, line: notUtf8.line, col: notUtf8.column }
+      : formatPlaybook(source);
     if ('problem' in r) {
       failed++;
       process.stderr.write(`${file}${r.line ? `:${r.line}:${r.col}` : ''}: ${r.problem}\n`);

@@ -21,13 +21,18 @@ export function unreadable(label: string, e: unknown): string {
  * the CLI prints as `unreadable` says and exits 2 for, as for any wrong argument.
  */
 export async function readNamedFile(file: string, label = file): Promise<string> {
+  return (await readNamedBytes(file, label)).toString('utf8');
+}
+
+/** `readNamedFile`, as bytes: for a file whose text has its own reader (a playbook: source.ts). */
+export async function readNamedBytes(file: string, label = file): Promise<Buffer> {
   if (file === '-') {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    return Buffer.concat(chunks);
   }
   try {
-    return await readFile(file, 'utf8');
+    return await readFile(file);
   } catch (e) {
     throw new ConfigError(unreadable(label, e));
   }

@@ -4,6 +4,7 @@ import { quickLoad, type LoadedPlaybook } from '../playbook/checker.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { generatedRules } from '../playbook/generated-rules.js';
 import { PlaybookNames } from '../playbook/names.js';
+import { readSource } from '../playbook/source.js';
 import type * as Loader from '../playbook/load.js';
 import { playbookFiles, TEST_SUFFIX } from '../util/files.js';
 
@@ -56,11 +57,11 @@ export async function runValidate(paths: string[], format: string): Promise<numb
   const texts: string[] = [];
   const names = new PlaybookNames();
   for (const f of files) {
-    // Synchronous reads: one small file after another, and nothing else to overlap with.
-    const source = readFileSync(f, 'utf8');
-    const r: LoadedPlaybook =
-      (rules && quickLoad(source, f, rules)) ??
-      (full ??= await import('../playbook/load.js')).loadPlaybook(source, f);
+    const text = await readSource(f);
+    const r: LoadedPlaybook = text.diagnostics.length
+      ? text
+      : ((rules && quickLoad(text.source, f, rules)) ??
+        (full ??= await import('../playbook/load.js')).loadPlaybook(text.source, f));
     const duplicate = await names.check(r);
     const found = duplicate ? [...r.diagnostics, duplicate] : r.diagnostics;
     all.push(...found);

@@ -12,7 +12,6 @@
  * A valid playbook written in the everyday subset of YAML takes a fast path first (quickLoad): the same
  * checks on the same data, without positions, since there is nothing to position.
  */
-import { readFile } from 'node:fs/promises';
 import type * as YamlModule from 'yaml';
 import type { Document, Node } from 'yaml';
 import { ACTIONS } from '../api/catalog.js';
@@ -37,6 +36,7 @@ import {
 import { boundMessage, sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
 import { generatedRules } from './generated-rules.js';
 import { protectExpressions } from './protect.js';
+import { readSource, type SourceText } from './source.js';
 import type * as Schema from './schema.js';
 import { findUnquoted, restoreDocument, unquotedWarning } from './unquoted.js';
 import { onFirstUse } from '../util/on-first-use.js';
@@ -82,7 +82,12 @@ export const PLAYBOOK_RULES: PlaybookRules = {
 };
 
 export async function loadPlaybookFile(file: string): Promise<LoadedPlaybook> {
-  return loadPlaybook(await readFile(file, 'utf8'), file);
+  return loadPlaybookText(await readSource(file));
+}
+
+/** A playbook read by source.ts: refused when its bytes are not UTF-8, loaded when they are. */
+export function loadPlaybookText(text: SourceText): LoadedPlaybook {
+  return text.diagnostics.length ? text : loadPlaybook(text.source, text.file);
 }
 
 export function loadPlaybook(source: string, file = '<input>'): LoadedPlaybook {

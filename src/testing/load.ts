@@ -3,11 +3,11 @@
  * problem at `file:line:col` with "did you mean" for an unknown member. A loaded file keeps where each value
  * is, so that a failed expectation is reported at its own line.
  */
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
+import { readSource } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
@@ -35,7 +35,8 @@ let schema: Json | undefined;
 
 /** The file, or its problems as `file:line:col: message` text with the source line and a caret. */
 export async function loadTestFile(file: string): Promise<TestFile | string[]> {
-  const source = await readFile(file, 'utf8');
+  const { source, diagnostics } = await readSource(file);
+  if (diagnostics.length) return diagnostics.map((d) => formatText(d, source));
   const lines = new LineCounter();
   const doc = parseDocument(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   const problems: Diagnostic[] = [];
