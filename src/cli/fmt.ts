@@ -9,7 +9,7 @@ import { LineCounter, parseDocument, visit } from 'yaml';
 import { protectExpressions } from '../playbook/protect.js';
 import { readSource } from '../playbook/source.js';
 import { findUnquoted, quoteScalar, restoreDocument } from '../playbook/unquoted.js';
-import { playbookFiles } from '../util/files.js';
+import { distinctFiles, playbookFiles } from '../util/files.js';
 
 /** The playbooks `fleetbook fmt` formats when given no path. */
 export const DEFAULT_FMT_PATH = 'playbooks';
@@ -42,15 +42,16 @@ export function formatPlaybook(source: string): Formatted {
 }
 
 export async function fmtCommand(paths: string[], flags: { check?: boolean }): Promise<number> {
-  const files: string[] = [];
+  const named: string[] = [];
   for (const p of paths.length ? paths : [DEFAULT_FMT_PATH]) {
     try {
-      files.push(...(await playbookFiles(p)));
+      named.push(...(await playbookFiles(p)));
     } catch {
       process.stderr.write(`fleetbook: no such file or directory: ${p}\n`);
       return 2;
     }
   }
+  const files = await distinctFiles(named);
   let changed = 0;
   let failed = 0;
   for (const file of files) {

@@ -6,7 +6,7 @@ import { generatedRules } from '../playbook/generated-rules.js';
 import { PlaybookNames } from '../playbook/names.js';
 import { readSource } from '../playbook/source.js';
 import type * as Loader from '../playbook/load.js';
-import { playbookFiles, TEST_SUFFIX } from '../util/files.js';
+import { distinctFiles, playbookFiles, TEST_SUFFIX } from '../util/files.js';
 
 /**
  * The playbook schema as emitted to schemas/playbook.schema.json (`npm run schemas`; a test keeps it equal to
@@ -22,7 +22,7 @@ export async function runValidate(paths: string[], format: string): Promise<numb
     process.stderr.write(`fleetbook: --format must be text or json, got ${JSON.stringify(format)}\n`);
     return 2;
   }
-  const files: string[] = [];
+  const named: string[] = [];
   for (const p of paths) {
     let found: string[];
     try {
@@ -43,8 +43,10 @@ export async function runValidate(paths: string[], format: string): Promise<numb
         process.stderr.write(
           `fleetbook: ${f} is a playbook test, not a playbook: fleetbook test checks it\n`,
         );
-    files.push(...found.filter((f) => !f.endsWith(TEST_SUFFIX)));
+    named.push(...found.filter((f) => !f.endsWith(TEST_SUFFIX)));
   }
+  // A file named twice (`d` and `d/a.yaml`) is one playbook: checked twice, it would be its own duplicate name.
+  const files = await distinctFiles(named);
   if (!files.length) {
     process.stderr.write(`fleetbook: no playbooks among ${paths.join(', ')}\n`);
     return 2;

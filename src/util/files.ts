@@ -1,7 +1,7 @@
 /** Files on disk: playbooks, and the directories the state file and reports go in. */
 import { mkdirSync, statSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 
 /** The suffix of a playbook test (`fleetbook test`): `NAME.test.yaml` beside the playbook `NAME.yaml`. */
 export const TEST_SUFFIX = '.test.yaml';
@@ -19,6 +19,23 @@ export async function playbookFiles(path: string): Promise<string[]> {
     const full = join(path, entry.name);
     if (entry.isDirectory()) out.push(...(await playbookFiles(full)));
     else if (/\.ya?ml$/.test(entry.name) && !entry.name.endsWith(TEST_SUFFIX)) out.push(full);
+  }
+  return out;
+}
+
+/**
+ * Each file once, however it is named (`d` and `d/a.yaml`, `./a.yaml`, a link), under the name it first had,
+ * in the order of first appearance.
+ */
+export async function distinctFiles(files: string[]): Promise<string[]> {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const f of files) {
+    // A file that cannot be resolved (a broken link) is still one file: its reader says why it cannot be read.
+    const key = await realpath(f).catch(() => resolve(f));
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(f);
   }
   return out;
 }

@@ -4,7 +4,7 @@
  * directory, `EISDIR: illegal operation on a directory, read`, which names nothing). The built binary, as a
  * user runs it.
  */
-import { writeFile } from 'node:fs/promises';
+import { rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
@@ -66,6 +66,16 @@ steps:
       `fleetbook: ${test} is a playbook test, not a playbook: fleetbook test checks it\n` +
         `fleetbook: no playbooks among ${test}\n`,
     );
+  });
+
+  it('validate: a file named twice (its directory and itself, ./, a link) is checked once, not its own duplicate', async () => {
+    const link = join(dir, 'linked.yaml');
+    await symlink(playbook, link);
+    const inDir = `${dir}/./on-usage.yaml`;
+    const r = await fleetbook(['validate', dir, playbook, inDir, link], {});
+    expect([r.code, r.stdout]).to.deep.equal([0, '']);
+    expect(r.stderr).to.equal('1 playbook checked: 0 errors, 0 warnings\n');
+    await rm(link);
   });
 
   it('exits 2 and says which file and why', async () => {
