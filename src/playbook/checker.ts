@@ -53,6 +53,8 @@ export interface PlaybookRules {
   deviceSelectorProblem(action: string | undefined, type: string): string | undefined;
   /** Why a step of `action` cannot say `confirm:`; undefined when it can. */
   confirmProblem(action: string): string | undefined;
+  /** Why a step of `action` cannot say `wait: { for: completion }`; undefined when it can. */
+  completionProblem(action: string): string | undefined;
   /** Why a wait's `poll` cannot call `action`; undefined when it can. */
   pollProblem(action: string): string | undefined;
 }
@@ -456,6 +458,10 @@ export class Checker {
     if (step.confirm !== undefined) {
       const problem = this.rules.confirmProblem(action);
       if (problem) this.report([...path, 'confirm'], 'key', 'confirm', problem);
+    }
+    if (step.wait !== undefined) {
+      const problem = this.rules.completionProblem(action);
+      if (problem) this.report([...path, 'wait'], 'key', 'completion', problem);
     }
     if (step.items !== undefined && !listingActions().includes(action)) {
       const listings = listingActions().join(', ');

@@ -38,6 +38,8 @@ export const RULES = {
   'listing-records':
     "An expression reads a device listing's whole records (`steps.<id>.output.devices`), held in memory for every listed device: use `steps.<id>.items`.",
   confirm: '`confirm` on a step whose action is not carried out later (only device-state actions are).',
+  completion:
+    '`wait: { for: completion }` on a step whose result does not come later (only location reports come later).',
   poll: 'A wait polls an action that changes things, or no API call: a poll can only read.',
   cron: 'A schedule has an invalid cron expression.',
   'schedule-frequency': 'A schedule fires more often than once a minute.',

@@ -20,6 +20,7 @@ import { check } from '../api/validate.js';
 import { ENGINE_ACTION_NAMES } from '../actions/engine.js';
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import {
+  completionProblem,
   confirmProblem,
   deviceSelectorProblem,
   pollProblem,
@@ -78,6 +79,7 @@ export const PLAYBOOK_RULES: PlaybookRules = {
   stepSelectorProblem,
   deviceSelectorProblem,
   confirmProblem,
+  completionProblem,
   pollProblem,
 };
 
