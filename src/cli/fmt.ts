@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { LineCounter, parseDocument, visit } from 'yaml';
 import { protectExpressions } from '../playbook/protect.js';
-import { readSource } from '../playbook/source.js';
+import { readSourceAmong } from '../playbook/source.js';
 import { findUnquoted, quoteScalar, restoreDocument } from '../playbook/unquoted.js';
 import { distinctFiles, playbookFiles } from '../util/files.js';
 
@@ -55,10 +55,10 @@ export async function fmtCommand(paths: string[], flags: { check?: boolean }): P
   let changed = 0;
   let failed = 0;
   for (const file of files) {
-    const { source, diagnostics } = await readSource(file);
-    const notUtf8 = diagnostics[0];
-    const r: Formatted = notUtf8
-      ? { problem: notUtf8.message, line: notUtf8.line, col: notUtf8.column }
+    const { source, diagnostics } = await readSourceAmong(file);
+    const unread = diagnostics[0];
+    const r: Formatted = unread
+      ? { problem: unread.message, line: unread.line, col: unread.column }
       : formatPlaybook(source);
     if ('problem' in r) {
       failed++;

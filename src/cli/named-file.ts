@@ -1,19 +1,11 @@
 /** Files named on the command line: read, or a clear error that names them. */
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
-
-/** What the file system's errors mean, in words. */
-const UNREADABLE: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  EISDIR: 'a directory, not a file',
-  EACCES: 'permission denied',
-  ENOTDIR: 'a part of the path is not a directory',
-};
+import { whyUnreadable } from '../util/files.js';
 
 /** `label: why` for a path named on the command line that cannot be read: `--event /tmp/x.json: no such file or directory`. */
 export function unreadable(label: string, e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code;
-  return `${label}: ${(code !== undefined && UNREADABLE[code]) || (e as Error).message}`;
+  return `${label}: ${whyUnreadable(e)}`;
 }
 
 /**

@@ -4,7 +4,7 @@ import { quickLoad, type LoadedPlaybook } from '../playbook/checker.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { generatedRules } from '../playbook/generated-rules.js';
 import { PlaybookNames } from '../playbook/names.js';
-import { readSource } from '../playbook/source.js';
+import { readSourceAmong } from '../playbook/source.js';
 import type * as Loader from '../playbook/load.js';
 import { distinctFiles, playbookFiles, TEST_SUFFIX } from '../util/files.js';
 
@@ -59,7 +59,7 @@ export async function runValidate(paths: string[], format: string): Promise<numb
   const texts: string[] = [];
   const names = new PlaybookNames();
   for (const f of files) {
-    const text = await readSource(f);
+    const text = await readSourceAmong(f);
     const r: LoadedPlaybook = text.diagnostics.length
       ? text
       : ((rules && quickLoad(text.source, f, rules)) ??

@@ -16,7 +16,7 @@ export interface Diagnostic {
 
 /** Every rule, with what it checks (README, "Validation rules"). */
 export const RULES = {
-  yaml: 'The file is not UTF-8, is not valid YAML, or is not one mapping.',
+  yaml: 'The file cannot be read, is not UTF-8, is not valid YAML, or is not one mapping.',
   'duplicate-key': 'A mapping has the same key twice.',
   schema: 'A value is missing, unknown or of the wrong shape.',
   'unknown-action': 'A step uses an action that does not exist.',

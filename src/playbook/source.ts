@@ -6,6 +6,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
+import { whyUnreadable } from '../util/files.js';
 import type { Diagnostic } from './diagnostics.js';
 
 /** A file's text, and the error that refuses it when its bytes are not UTF-8 (none when they are). */
@@ -18,6 +19,23 @@ export interface SourceText {
 
 export async function readSource(file: string): Promise<SourceText> {
   return decodeSource(await readFile(file), file);
+}
+
+/**
+ * `readSource` of a file among others (found in a directory, or one of several named): one that cannot be read
+ * (a broken link, no permission) is an error of its own at 1:1, and the others are still read.
+ */
+export async function readSourceAmong(file: string): Promise<SourceText> {
+  try {
+    return await readSource(file);
+  } catch (e) {
+    const message = `the file cannot be read: ${whyUnreadable(e)}`;
+    return {
+      file,
+      source: '',
+      diagnostics: [{ file, line: 1, column: 1, message, rule: 'yaml', severity: 'error' }],
+    };
+  }
 }
 
 export function decodeSource(buffer: Buffer, file: string): SourceText {

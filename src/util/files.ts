@@ -6,6 +6,20 @@ import { dirname, join, resolve } from 'node:path';
 /** The suffix of a playbook test (`fleetbook test`): `NAME.test.yaml` beside the playbook `NAME.yaml`. */
 export const TEST_SUFFIX = '.test.yaml';
 
+/** What the file system's errors mean, in words. */
+const UNREADABLE: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EISDIR: 'a directory, not a file',
+  EACCES: 'permission denied',
+  ENOTDIR: 'a part of the path is not a directory',
+};
+
+/** Why a file cannot be read, in words: `no such file or directory`, not `ENOENT: ..., open '...'`. */
+export function whyUnreadable(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  return (code !== undefined && UNREADABLE[code]) || (e as Error).message;
+}
+
 /**
  * A file as given, or every *.yaml / *.yml below a directory, in a stable order; not the playbook tests
  * (*.test.yaml) beside them.
