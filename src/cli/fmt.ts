@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { LineCounter, parseDocument, visit } from 'yaml';
 import { protectExpressions } from '../playbook/protect.js';
-import { readSourceAmong } from '../playbook/source.js';
+import { readSourceAmong, yamlMessage } from '../playbook/source.js';
 import { findUnquoted, quoteScalar, restoreDocument } from '../playbook/unquoted.js';
 import { distinctFiles, playbookFiles } from '../util/files.js';
 
@@ -24,7 +24,7 @@ export function formatPlaybook(source: string): Formatted {
   const error = doc.errors[0];
   if (error) {
     const { line, col } = lc.linePos(error.pos[0]);
-    return { problem: `${error.message.split('\n')[0] ?? ''} (fix the YAML first)`, line, col };
+    return { problem: `${yamlMessage(error, 'a playbook')} (fix the YAML first)`, line, col };
   }
   const found = findUnquoted(doc, safe, visit);
   if (!found.length) return { text: source, changed: false };

@@ -37,7 +37,7 @@ import {
 import { boundMessage, sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
 import { generatedRules } from './generated-rules.js';
 import { protectExpressions } from './protect.js';
-import { readSource, type SourceText } from './source.js';
+import { readSource, yamlMessage, type SourceText } from './source.js';
 import type * as Schema from './schema.js';
 import { findUnquoted, restoreDocument, unquotedWarning } from './unquoted.js';
 import { onFirstUse } from '../util/on-first-use.js';
@@ -175,7 +175,7 @@ class YamlSource implements Locator {
       lines.add(line);
       const rule: Rule = e.code === 'DUPLICATE_KEY' ? 'duplicate-key' : 'yaml';
       const message =
-        e.code === 'DUPLICATE_KEY' ? `duplicate key ${this.keyAt(e.pos[0])}` : firstLine(e.message);
+        e.code === 'DUPLICATE_KEY' ? `duplicate key ${this.keyAt(e.pos[0])}` : yamlMessage(e, 'a playbook');
       this.reportOffset(e.pos[0], rule, message);
     }
     if (doc.errors.length) return undefined;

@@ -65,6 +65,16 @@ export function decodeSource(buffer: Buffer, file: string): SourceText {
 }
 
 /**
+ * The YAML parser's message for one of its errors in a file that holds `one` (a playbook, a playbook test): its
+ * first line, in fleetbook's words where it would send the reader to a call of the parser's library.
+ */
+export function yamlMessage(e: { code: string; message: string }, one: string): string {
+  if (e.code === 'MULTIPLE_DOCS')
+    return `the file holds several YAML documents, the second from here: ${one} is one document`;
+  return e.message.split('\n')[0]?.trim() ?? e.message;
+}
+
+/**
  * The offset of the first byte that does not begin a well-formed UTF-8 sequence (RFC 3629: no overlong forms,
  * no surrogates, nothing above U+10FFFF), or -1.
  */

@@ -7,7 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
-import { readSource } from '../playbook/source.js';
+import { readSource, yamlMessage } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
@@ -44,7 +44,7 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
     const { line, col } = lines.linePos(offset);
     problems.push({ file, line, column: col, message, rule, severity: 'error' });
   };
-  for (const e of doc.errors) report(e.pos[0], e.message.split('\n')[0] ?? e.message, 'yaml');
+  for (const e of doc.errors) report(e.pos[0], yamlMessage(e, 'a playbook test'), 'yaml');
   const positions = (path: Seg[], key: boolean) => nodeAt(doc.contents as Node | null, path, key);
   if (!problems.length) {
     const data = doc.toJS({ maxAliasCount: 100 }) as unknown;

@@ -3,7 +3,7 @@
  * expectation at its own `file:line`, test files checked with "did you mean", and the friendly fault names
  * turned into the emulator's.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parse } from 'yaml';
@@ -18,6 +18,7 @@ import { findTestFiles, runTests } from '../../src/testing/index.js';
 import { testFileSchema } from '../../src/testing/schema.js';
 import { emulatorFaults } from '../../src/testing/world.js';
 import { playbookFiles } from '../../src/util/files.js';
+import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'testing');
 const at = (name: string) => join(FIXTURES, name);
@@ -85,6 +86,16 @@ describe('fleetbook test: the runner', () => {
       `    ${file}:11:28: item 350260700638360 of deviceStates must be one of "pending", "active", "suspend", "deactive" [schema]`,
     ]);
     expect([r.passed, r.failed]).to.deep.equal([0, 1]);
+  });
+
+  it("refuses a test file of several YAML documents in its own words, not the YAML library's", async () => {
+    const file = join(tempDir('fleetbook-test-file-'), 'two.test.yaml');
+    await writeFile(file, 'cases: []\n---\ncases: []\n');
+    const r = await run([file]);
+    expect(r.lines.slice(0, 2)).to.deep.equal([
+      `FAIL ${file}: does not load`,
+      `    ${file}:2:1: the file holds several YAML documents, the second from here: a playbook test is one document [yaml]`,
+    ]);
   });
 
   it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
