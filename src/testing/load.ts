@@ -33,6 +33,10 @@ export function siblingPlaybook(file: string): string {
 
 let schema: Json | undefined;
 
+/** What a test file is, for one that is not even a mapping. */
+const HOLDS =
+  'a playbook test is a mapping of `cases` (at least one, each with a `name` and an `expect`), and may give `playbook`, `world` and `faults`';
+
 /** The file, or its problems as `file:line:col: message` text with the source line and a caret. */
 export async function loadTestFile(file: string): Promise<TestFile | string[]> {
   const { source, diagnostics } = await readSource(file);
@@ -46,8 +50,15 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
   };
   for (const e of doc.errors) report(e.pos[0], yamlMessage(e, 'a playbook test'), 'yaml');
   const positions = (path: Seg[], key: boolean) => nodeAt(doc.contents as Node | null, path, key);
+  const data = problems.length ? undefined : (doc.toJS({ maxAliasCount: 100 }) as unknown);
+  // The schema would say `input must be object`: of an empty file, neither what is wrong nor what to write.
+  if (!problems.length && (!data || typeof data !== 'object' || Array.isArray(data)))
+    report(
+      doc.contents?.range?.[0] ?? 0,
+      `${data == null ? 'the file is empty' : 'the file is not a YAML mapping'}: ${HOLDS}`,
+      'yaml',
+    );
   if (!problems.length) {
-    const data = doc.toJS({ maxAliasCount: 100 }) as unknown;
     schema ??= testFileSchema();
     for (const p of check(schema, data)) {
       const path = p.path.split('/').slice(1).filter(Boolean).map(unescape);

@@ -98,6 +98,22 @@ describe('fleetbook test: the runner', () => {
     ]);
   });
 
+  it('says an empty test file is empty, and what a test file holds (not `input must be object`)', async () => {
+    const dir = tempDir('fleetbook-test-file-');
+    const empty = join(dir, 'empty.test.yaml');
+    const list = join(dir, 'list.test.yaml');
+    await writeFile(empty, '');
+    await writeFile(list, '- name: a\n');
+    const r = await run([empty, list]);
+    const holds =
+      'a playbook test is a mapping of `cases` (at least one, each with a `name` and an `expect`), and may give `playbook`, `world` and `faults` [yaml]';
+    expect(r.lines.filter((l) => l.startsWith('    /'))).to.deep.equal([
+      `    ${empty}:1:1: the file is empty: ${holds}`,
+      `    ${list}:1:1: the file is not a YAML mapping: ${holds}`,
+    ]);
+    expect([r.passed, r.failed]).to.deep.equal([0, 2]);
+  });
+
   it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
     const r = await run([at('refused.test.yaml')]);
     expect(r.lines.at(-1), r.lines.join('\n')).to.equal('2 passed, 0 failed');
