@@ -19,7 +19,7 @@ import { unquotedWarning } from './unquoted.js';
 import { scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
-import { MAX_DURATION, MAX_DURATION_MS, parseDuration } from './duration.js';
+import { durationProblem } from './duration.js';
 import { checkExpressions, type Expected, type ExprSite, type StepSite } from './expression-checks.js';
 import { TypeScope, type EventContext } from './types-env.js';
 import { BOOL, DYN, inputFieldType, list, listingActions } from './types.js';
@@ -407,23 +407,10 @@ export class Checker {
         (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
         step,
       );
-      const ms = typeof text === 'string' ? parseDuration(text) : undefined;
-      if (ms === undefined) continue;
+      if (typeof text !== 'string') continue;
       const name = at.filter((k) => typeof k === 'string').join('.');
-      if (ms === 0 && zero)
-        this.report(
-          [...path, ...at],
-          'value',
-          'duration',
-          `${name} is zero: ${zero}; give a duration above zero`,
-        );
-      else if (ms > MAX_DURATION_MS)
-        this.report(
-          [...path, ...at],
-          'value',
-          'duration',
-          `${name} ${String(text)} is longer than ${MAX_DURATION}, the most a playbook's duration may be (a timer, such as a step's timeout, cannot wait longer than 24.8 days)`,
-        );
+      const problem = durationProblem(name, text, zero);
+      if (problem) this.report([...path, ...at], 'value', 'duration', problem);
     }
   }
 

@@ -7,6 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
+import { durationProblem } from '../playbook/duration.js';
 import { readSource, yamlMessage } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
@@ -69,6 +70,12 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
       cases.forEach((c: Json, i) => {
         if (c && 'event' in c && 'inputs' in c)
           report(positions(['cases', i, 'inputs'], true), 'a case gives an event or inputs, not both');
+        // As a playbook's durations are: zero, or longer than a timer can wait, cannot work.
+        const timeout =
+          typeof c?.timeout === 'string'
+            ? durationProblem('timeout', c.timeout, 'the run would be cancelled at once')
+            : undefined;
+        if (timeout) report(positions(['cases', i, 'timeout'], false), timeout, 'duration');
       });
     if (!problems.length) {
       const d = data as Json;

@@ -114,6 +114,19 @@ describe('fleetbook test: the runner', () => {
     expect([r.passed, r.failed]).to.deep.equal([0, 2]);
   });
 
+  it('refuses a case timeout of zero (the run would be cancelled at once) or past a timer, as playbooks do', async () => {
+    const file = join(tempDir('fleetbook-test-file-'), 'timeouts.test.yaml');
+    const cases = ['0s', '30d', '1m'].map(
+      (t) => `  - name: ${t}\n    timeout: ${t}\n    expect: { status: succeeded }\n`,
+    );
+    await writeFile(file, `cases:\n${cases.join('')}`);
+    const r = await run([file]);
+    expect(r.lines.filter((l) => l.startsWith(`    ${file}:`))).to.deep.equal([
+      `    ${file}:3:14: timeout is zero: the run would be cancelled at once; give a duration above zero [duration]`,
+      `    ${file}:6:14: timeout 30d is longer than 24d, the most a duration may be (a timer, such as a step's timeout, cannot wait longer than 24.8 days) [duration]`,
+    ]);
+  });
+
   it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
     const r = await run([at('refused.test.yaml')]);
     expect(r.lines.at(-1), r.lines.join('\n')).to.equal('2 passed, 0 failed');
