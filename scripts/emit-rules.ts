@@ -39,7 +39,7 @@ const { PLAYBOOK_TOP, STEP_SCHEMAS, withSchemaFor, allowExpressions } =
 const { STEP_KINDS } = await load<typeof StepKinds>('playbook/step-kinds.js');
 const { ACTIONS, CATALOG } = await load<typeof Catalog>('api/catalog.js');
 const { ENGINE_ACTION_NAMES } = await load<typeof Engine>('actions/engine.js');
-const { stepSelectorProblem, deviceSelectorProblem, confirmProblem, pollProblem } =
+const { stepSelectorProblem, deviceSelectorProblem, confirmProblem, completionProblem, pollProblem } =
   await load<typeof Selectors>('actions/selectors.js');
 const { DEVICE_ERROR_TYPES, DEVICE_STATE_ERROR_TYPES } =
   await load<typeof DeviceErrors>('api/device-errors.js');
@@ -122,6 +122,7 @@ const rules: Generated.GeneratedFile = {
   validators,
   selectors: { sets, step, device },
   confirms: actions.filter((a) => confirmProblem(a) === undefined),
+  completions: actions.filter((a) => completionProblem(a) === undefined),
   polls: actions.filter((a) => pollProblem(a) === undefined),
 };
 

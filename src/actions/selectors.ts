@@ -64,6 +64,16 @@ export function confirmProblem(action: string): string | undefined {
 }
 
 /**
+ * Why a step of `action` cannot say `wait: { for: completion }`: only a location report's result comes after
+ * its answer (the report is made meanwhile); the others' answer is their result. Undefined when it can.
+ */
+export function completionProblem(action: string): string | undefined {
+  if (isAction(action) && (CATALOG[action] as Operation).strategy === 'locationReport') return undefined;
+  const which = ACTIONS.filter((a) => (CATALOG[a] as Operation).strategy === 'locationReport');
+  return `\`wait: { for: completion }\` applies to the actions whose result comes later (${which.join(', ')}); \`${action}\` has its result when it returns, so there is nothing to wait for`;
+}
+
+/**
  * Why a wait's `poll` cannot call `action`: a poll calls it every interval until `until` holds, outside the
  * checks of a step that changes things (dry run, `limits`, the ledger). Only an API call that reads can be
  * polled. Undefined when it can.

@@ -46,6 +46,8 @@ export interface GeneratedFile {
   selectors: { sets: string[][]; step: Record<string, number>; device: Record<string, number> };
   /** The actions whose steps may say `confirm:` (device-state actions). */
   confirms: string[];
+  /** The actions whose steps may say `wait: { for: completion }` (location reports). */
+  completions: string[];
   /** The actions a wait's `poll` may call. */
   polls: string[];
 }

@@ -3,12 +3,13 @@
  * `${{ }}` inside `{ }` or `[ ]`, or holding `: ` or ` #`), in place, and changes nothing else: comments,
  * order, blank lines and every other character stay as they are.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { LineCounter, parseDocument, visit } from 'yaml';
 import { protectExpressions } from '../playbook/protect.js';
+import { readSourceAmong, yamlMessage } from '../playbook/source.js';
 import { findUnquoted, quoteScalar, restoreDocument } from '../playbook/unquoted.js';
-import { playbookFiles } from '../util/files.js';
+import { distinctFiles, playbookFiles } from '../util/files.js';
 
 /** The playbooks `fleetbook fmt` formats when given no path. */
 export const DEFAULT_FMT_PATH = 'playbooks';
@@ -23,7 +24,7 @@ export function formatPlaybook(source: string): Formatted {
   const error = doc.errors[0];
   if (error) {
     const { line, col } = lc.linePos(error.pos[0]);
-    return { problem: `${error.message.split('\n')[0] ?? ''} (fix the YAML first)`, line, col };
+    return { problem: `${yamlMessage(error, 'a playbook')} (fix the YAML first)`, line, col };
   }
   const found = findUnquoted(doc, safe, visit);
   if (!found.length) return { text: source, changed: false };
@@ -41,19 +42,24 @@ export function formatPlaybook(source: string): Formatted {
 }
 
 export async function fmtCommand(paths: string[], flags: { check?: boolean }): Promise<number> {
-  const files: string[] = [];
+  const named: string[] = [];
   for (const p of paths.length ? paths : [DEFAULT_FMT_PATH]) {
     try {
-      files.push(...(await playbookFiles(p)));
+      named.push(...(await playbookFiles(p)));
     } catch {
       process.stderr.write(`fleetbook: no such file or directory: ${p}\n`);
       return 2;
     }
   }
+  const files = await distinctFiles(named);
   let changed = 0;
   let failed = 0;
   for (const file of files) {
-    const r = formatPlaybook(readFileSync(file, 'utf8'));
+    const { source, diagnostics } = await readSourceAmong(file);
+    const unread = diagnostics[0];
+    const r: Formatted = unread
+      ? { problem: unread.message, line: unread.line, col: unread.column }
+      : formatPlaybook(source);
     if ('problem' in r) {
       failed++;
       process.stderr.write(`${file}${r.line ? `:${r.line}:${r.col}` : ''}: ${r.problem}\n`);

@@ -1,19 +1,11 @@
 /** Files named on the command line: read, or a clear error that names them. */
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.js';
-
-/** What the file system's errors mean, in words. */
-const UNREADABLE: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  EISDIR: 'a directory, not a file',
-  EACCES: 'permission denied',
-  ENOTDIR: 'a part of the path is not a directory',
-};
+import { whyUnreadable } from '../util/files.js';
 
 /** `label: why` for a path named on the command line that cannot be read: `--event /tmp/x.json: no such file or directory`. */
 export function unreadable(label: string, e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code;
-  return `${label}: ${(code !== undefined && UNREADABLE[code]) || (e as Error).message}`;
+  return `${label}: ${whyUnreadable(e)}`;
 }
 
 /**
@@ -21,13 +13,18 @@ export function unreadable(label: string, e: unknown): string {
  * the CLI prints as `unreadable` says and exits 2 for, as for any wrong argument.
  */
 export async function readNamedFile(file: string, label = file): Promise<string> {
+  return (await readNamedBytes(file, label)).toString('utf8');
+}
+
+/** `readNamedFile`, as bytes: for a file whose text has its own reader (a playbook: source.ts). */
+export async function readNamedBytes(file: string, label = file): Promise<Buffer> {
   if (file === '-') {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    return Buffer.concat(chunks);
   }
   try {
-    return await readFile(file, 'utf8');
+    return await readFile(file);
   } catch (e) {
     throw new ConfigError(unreadable(label, e));
   }

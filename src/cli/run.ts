@@ -7,8 +7,9 @@ import { connect } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
-import { loadPlaybook } from '../playbook/load.js';
+import { loadPlaybookText } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
+import { decodeSource } from '../playbook/source.js';
 import { parseDuration } from '../playbook/duration.js';
 import { startRun, type NewRun } from '../runner/factory.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
@@ -20,7 +21,7 @@ import { openStore } from '../store/open.js';
 import type { RunSummary } from '../store/store.js';
 import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
-import { readNamedFile } from './named-file.js';
+import { readNamedBytes, readNamedFile } from './named-file.js';
 
 export interface RunFlags {
   input?: string[];
@@ -90,11 +91,10 @@ function unlessRefused(run: LocalRun): NewRun | string {
 }
 
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
-  const source = await readNamedFile(file, `playbook ${file}`);
-  const loaded = loadPlaybook(source, file);
+  const loaded = loadPlaybookText(decodeSource(await readNamedBytes(file, `playbook ${file}`), file));
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (!loaded.playbook || errors.length) {
-    for (const d of loaded.diagnostics) process.stderr.write(`${formatText(d, source)}\n`);
+    for (const d of loaded.diagnostics) process.stderr.write(`${formatText(d, loaded.source)}\n`);
     return 2;
   }
   const pb = loaded.playbook;

@@ -4,8 +4,9 @@ import { quickLoad, type LoadedPlaybook } from '../playbook/checker.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { generatedRules } from '../playbook/generated-rules.js';
 import { PlaybookNames } from '../playbook/names.js';
+import { readSourceAmong } from '../playbook/source.js';
 import type * as Loader from '../playbook/load.js';
-import { playbookFiles, TEST_SUFFIX } from '../util/files.js';
+import { distinctFiles, playbookFiles, TEST_SUFFIX } from '../util/files.js';
 
 /**
  * The playbook schema as emitted to schemas/playbook.schema.json (`npm run schemas`; a test keeps it equal to
@@ -21,7 +22,7 @@ export async function runValidate(paths: string[], format: string): Promise<numb
     process.stderr.write(`fleetbook: --format must be text or json, got ${JSON.stringify(format)}\n`);
     return 2;
   }
-  const files: string[] = [];
+  const named: string[] = [];
   for (const p of paths) {
     let found: string[];
     try {
@@ -42,8 +43,10 @@ export async function runValidate(paths: string[], format: string): Promise<numb
         process.stderr.write(
           `fleetbook: ${f} is a playbook test, not a playbook: fleetbook test checks it\n`,
         );
-    files.push(...found.filter((f) => !f.endsWith(TEST_SUFFIX)));
+    named.push(...found.filter((f) => !f.endsWith(TEST_SUFFIX)));
   }
+  // A file named twice (`d` and `d/a.yaml`) is one playbook: checked twice, it would be its own duplicate name.
+  const files = await distinctFiles(named);
   if (!files.length) {
     process.stderr.write(`fleetbook: no playbooks among ${paths.join(', ')}\n`);
     return 2;
@@ -56,11 +59,11 @@ export async function runValidate(paths: string[], format: string): Promise<numb
   const texts: string[] = [];
   const names = new PlaybookNames();
   for (const f of files) {
-    // Synchronous reads: one small file after another, and nothing else to overlap with.
-    const source = readFileSync(f, 'utf8');
-    const r: LoadedPlaybook =
-      (rules && quickLoad(source, f, rules)) ??
-      (full ??= await import('../playbook/load.js')).loadPlaybook(source, f);
+    const text = await readSourceAmong(f);
+    const r: LoadedPlaybook = text.diagnostics.length
+      ? text
+      : ((rules && quickLoad(text.source, f, rules)) ??
+        (full ??= await import('../playbook/load.js')).loadPlaybook(text.source, f));
     const duplicate = await names.check(r);
     const found = duplicate ? [...r.diagnostics, duplicate] : r.diagnostics;
     all.push(...found);

@@ -4,7 +4,6 @@
  * they start in the runner pool. See src/daemon/ARCHITECTURE.md for the data flow and the durability rules.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { engineSettings } from '../actions/settings.js';
 import { createClient, type ApiClient } from '../api/client.js';
@@ -17,7 +16,8 @@ import { ConsoleAccess } from '../console/access.js';
 import { registerConsole } from '../console/routes.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { PlaybookNames } from '../playbook/names.js';
-import { loadPlaybook } from '../playbook/load.js';
+import { loadPlaybookText } from '../playbook/load.js';
+import { readSourceAmong } from '../playbook/source.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { planOf } from '../runner/plan.js';
@@ -112,7 +112,7 @@ export async function loadPlaybookSources(path: string): Promise<{
   const problems: string[] = [];
   const names = new PlaybookNames();
   for (const file of files) {
-    const r = loadPlaybook(readFileSync(file, 'utf8'), file);
+    const r = loadPlaybookText(await readSourceAmong(file));
     const duplicate = await names.check(r);
     for (const d of duplicate ? [...r.diagnostics, duplicate] : r.diagnostics)
       if (d.severity === 'error') problems.push(formatText(d, r.source));

@@ -19,7 +19,7 @@ import { unquotedWarning } from './unquoted.js';
 import { scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
-import { MAX_DURATION, MAX_DURATION_MS, parseDuration } from './duration.js';
+import { durationProblem } from './duration.js';
 import { checkExpressions, type Expected, type ExprSite, type StepSite } from './expression-checks.js';
 import { TypeScope, type EventContext } from './types-env.js';
 import { BOOL, DYN, inputFieldType, list, listingActions } from './types.js';
@@ -53,6 +53,8 @@ export interface PlaybookRules {
   deviceSelectorProblem(action: string | undefined, type: string): string | undefined;
   /** Why a step of `action` cannot say `confirm:`; undefined when it can. */
   confirmProblem(action: string): string | undefined;
+  /** Why a step of `action` cannot say `wait: { for: completion }`; undefined when it can. */
+  completionProblem(action: string): string | undefined;
   /** Why a wait's `poll` cannot call `action`; undefined when it can. */
   pollProblem(action: string): string | undefined;
 }
@@ -405,23 +407,10 @@ export class Checker {
         (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
         step,
       );
-      const ms = typeof text === 'string' ? parseDuration(text) : undefined;
-      if (ms === undefined) continue;
+      if (typeof text !== 'string') continue;
       const name = at.filter((k) => typeof k === 'string').join('.');
-      if (ms === 0 && zero)
-        this.report(
-          [...path, ...at],
-          'value',
-          'duration',
-          `${name} is zero: ${zero}; give a duration above zero`,
-        );
-      else if (ms > MAX_DURATION_MS)
-        this.report(
-          [...path, ...at],
-          'value',
-          'duration',
-          `${name} ${String(text)} is longer than ${MAX_DURATION}, the most a playbook's duration may be (a timer, such as a step's timeout, cannot wait longer than 24.8 days)`,
-        );
+      const problem = durationProblem(name, text, zero);
+      if (problem) this.report([...path, ...at], 'value', 'duration', problem);
     }
   }
 
@@ -456,6 +445,10 @@ export class Checker {
     if (step.confirm !== undefined) {
       const problem = this.rules.confirmProblem(action);
       if (problem) this.report([...path, 'confirm'], 'key', 'confirm', problem);
+    }
+    if (step.wait !== undefined) {
+      const problem = this.rules.completionProblem(action);
+      if (problem) this.report([...path, 'wait'], 'key', 'completion', problem);
     }
     if (step.items !== undefined && !listingActions().includes(action)) {
       const listings = listingActions().join(', ');

@@ -117,10 +117,16 @@ function range(text: string, spec: FieldSpec): [number, number] {
   // Sunday ends a week as 7: MON-SUN is 1-7.
   if (spec === WEEKDAY && to === 0 && from > 0) to = 7;
   if (to < from) {
-    const last = spec === WEEKDAY ? 6 : spec.max;
-    fail(
-      `${spec.name} range ${text} runs backwards: write ${from}-${last},${spec.min}-${to} to wrap around, or ${to}-${from}`,
-    );
+    // What wraps around is the end of the field, then its start: for weekdays, from Sunday, which a range can
+    // only start as 0 (as 7 it ends the week), so 7-1 wraps as 0-1.
+    const span = (a: number, b: number) => (a === b ? `${a}` : `${a}-${b}`);
+    const wrap =
+      spec !== WEEKDAY
+        ? `${span(from, spec.max)},${span(spec.min, to)}`
+        : from === 7
+          ? `${span(0, to)} (Sunday is 0 as well as 7)`
+          : `${span(from, 6)},${span(0, to)}`;
+    fail(`${spec.name} range ${text} runs backwards: write ${wrap} to wrap around, or ${to}-${from}`);
   }
   return [from, to];
 }

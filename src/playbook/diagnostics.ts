@@ -16,7 +16,7 @@ export interface Diagnostic {
 
 /** Every rule, with what it checks (README, "Validation rules"). */
 export const RULES = {
-  yaml: 'The file is not valid YAML, or is not one mapping.',
+  yaml: 'The file cannot be read, is not UTF-8, is not valid YAML, or is not one mapping.',
   'duplicate-key': 'A mapping has the same key twice.',
   schema: 'A value is missing, unknown or of the wrong shape.',
   'unknown-action': 'A step uses an action that does not exist.',
@@ -38,6 +38,8 @@ export const RULES = {
   'listing-records':
     "An expression reads a device listing's whole records (`steps.<id>.output.devices`), held in memory for every listed device: use `steps.<id>.items`.",
   confirm: '`confirm` on a step whose action is not carried out later (only device-state actions are).',
+  completion:
+    '`wait: { for: completion }` on a step whose result does not come later (only location reports come later).',
   poll: 'A wait polls an action that changes things, or no API call: a poll can only read.',
   cron: 'A schedule has an invalid cron expression.',
   'schedule-frequency': 'A schedule fires more often than once a minute.',

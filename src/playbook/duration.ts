@@ -29,3 +29,15 @@ export function parseDuration(text: string): number | undefined {
 }
 
 export const MAX_DURATION_MS = parseDuration(MAX_DURATION) as number;
+
+/**
+ * Why the duration `text`, given as `name`, cannot work: zero where `zero` says why zero cannot, or longer than
+ * MAX_DURATION. Undefined when it can, or when it is no duration (the schema says so).
+ */
+export function durationProblem(name: string, text: string, zero?: string): string | undefined {
+  const ms = parseDuration(text);
+  if (ms === 0 && zero) return `${name} is zero: ${zero}; give a duration above zero`;
+  if (ms !== undefined && ms > MAX_DURATION_MS)
+    return `${name} ${text} is longer than ${MAX_DURATION}, the most a duration may be (a timer, such as a step's timeout, cannot wait longer than 24.8 days)`;
+  return undefined;
+}

@@ -30,6 +30,7 @@ function readRules(): PlaybookRules | undefined {
   const sets = file.selectors.sets.map((s) => new Set(s));
   const { step, device } = file.selectors;
   const confirms = new Set(file.confirms);
+  const completions = new Set(file.completions);
   const polls = new Set(file.polls);
   const fine = (table: Record<string, number>, action: string | undefined, selector: string) => {
     const i = Object.hasOwn(table, action ?? '') ? table[action ?? ''] : undefined;
@@ -48,6 +49,7 @@ function readRules(): PlaybookRules | undefined {
     stepSelectorProblem: (action, selector) => fine(step, action, selector),
     deviceSelectorProblem: (action, type) => fine(device, action, type),
     confirmProblem: (action) => (confirms.has(action) ? undefined : unsure()),
+    completionProblem: (action) => (completions.has(action) ? undefined : unsure()),
     pollProblem: (action) => (polls.has(action) ? undefined : unsure()),
   };
 }

@@ -12,7 +12,6 @@
  * A valid playbook written in the everyday subset of YAML takes a fast path first (quickLoad): the same
  * checks on the same data, without positions, since there is nothing to position.
  */
-import { readFile } from 'node:fs/promises';
 import type * as YamlModule from 'yaml';
 import type { Document, Node } from 'yaml';
 import { ACTIONS } from '../api/catalog.js';
@@ -21,6 +20,7 @@ import { check } from '../api/validate.js';
 import { ENGINE_ACTION_NAMES } from '../actions/engine.js';
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import {
+  completionProblem,
   confirmProblem,
   deviceSelectorProblem,
   pollProblem,
@@ -37,6 +37,7 @@ import {
 import { boundMessage, sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
 import { generatedRules } from './generated-rules.js';
 import { protectExpressions } from './protect.js';
+import { readSource, yamlMessage, type SourceText } from './source.js';
 import type * as Schema from './schema.js';
 import { findUnquoted, restoreDocument, unquotedWarning } from './unquoted.js';
 import { onFirstUse } from '../util/on-first-use.js';
@@ -78,11 +79,17 @@ export const PLAYBOOK_RULES: PlaybookRules = {
   stepSelectorProblem,
   deviceSelectorProblem,
   confirmProblem,
+  completionProblem,
   pollProblem,
 };
 
 export async function loadPlaybookFile(file: string): Promise<LoadedPlaybook> {
-  return loadPlaybook(await readFile(file, 'utf8'), file);
+  return loadPlaybookText(await readSource(file));
+}
+
+/** A playbook read by source.ts: refused when its bytes are not UTF-8, loaded when they are. */
+export function loadPlaybookText(text: SourceText): LoadedPlaybook {
+  return text.diagnostics.length ? text : loadPlaybook(text.source, text.file);
 }
 
 export function loadPlaybook(source: string, file = '<input>'): LoadedPlaybook {
@@ -168,7 +175,7 @@ class YamlSource implements Locator {
       lines.add(line);
       const rule: Rule = e.code === 'DUPLICATE_KEY' ? 'duplicate-key' : 'yaml';
       const message =
-        e.code === 'DUPLICATE_KEY' ? `duplicate key ${this.keyAt(e.pos[0])}` : firstLine(e.message);
+        e.code === 'DUPLICATE_KEY' ? `duplicate key ${this.keyAt(e.pos[0])}` : yamlMessage(e, 'a playbook');
       this.reportOffset(e.pos[0], rule, message);
     }
     if (doc.errors.length) return undefined;

@@ -3,11 +3,12 @@
  * problem at `file:line:col` with "did you mean" for an unknown member. A loaded file keeps where each value
  * is, so that a failed expectation is reported at its own line.
  */
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
+import { durationProblem } from '../playbook/duration.js';
+import { readSource, yamlMessage } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
@@ -33,9 +34,14 @@ export function siblingPlaybook(file: string): string {
 
 let schema: Json | undefined;
 
+/** What a test file is, for one that is not even a mapping. */
+const HOLDS =
+  'a playbook test is a mapping of `cases` (at least one, each with a `name` and an `expect`), and may give `playbook`, `world` and `faults`';
+
 /** The file, or its problems as `file:line:col: message` text with the source line and a caret. */
 export async function loadTestFile(file: string): Promise<TestFile | string[]> {
-  const source = await readFile(file, 'utf8');
+  const { source, diagnostics } = await readSource(file);
+  if (diagnostics.length) return diagnostics.map((d) => formatText(d, source));
   const lines = new LineCounter();
   const doc = parseDocument(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   const problems: Diagnostic[] = [];
@@ -43,10 +49,17 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
     const { line, col } = lines.linePos(offset);
     problems.push({ file, line, column: col, message, rule, severity: 'error' });
   };
-  for (const e of doc.errors) report(e.pos[0], e.message.split('\n')[0] ?? e.message, 'yaml');
+  for (const e of doc.errors) report(e.pos[0], yamlMessage(e, 'a playbook test'), 'yaml');
   const positions = (path: Seg[], key: boolean) => nodeAt(doc.contents as Node | null, path, key);
+  const data = problems.length ? undefined : (doc.toJS({ maxAliasCount: 100 }) as unknown);
+  // The schema would say `input must be object`: of an empty file, neither what is wrong nor what to write.
+  if (!problems.length && (!data || typeof data !== 'object' || Array.isArray(data)))
+    report(
+      doc.contents?.range?.[0] ?? 0,
+      `${data == null ? 'the file is empty' : 'the file is not a YAML mapping'}: ${HOLDS}`,
+      'yaml',
+    );
   if (!problems.length) {
-    const data = doc.toJS({ maxAliasCount: 100 }) as unknown;
     schema ??= testFileSchema();
     for (const p of check(schema, data)) {
       const path = p.path.split('/').slice(1).filter(Boolean).map(unescape);
@@ -57,6 +70,12 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
       cases.forEach((c: Json, i) => {
         if (c && 'event' in c && 'inputs' in c)
           report(positions(['cases', i, 'inputs'], true), 'a case gives an event or inputs, not both');
+        // As a playbook's durations are: zero, or longer than a timer can wait, cannot work.
+        const timeout =
+          typeof c?.timeout === 'string'
+            ? durationProblem('timeout', c.timeout, 'the run would be cancelled at once')
+            : undefined;
+        if (timeout) report(positions(['cases', i, 'timeout'], false), timeout, 'duration');
       });
     if (!problems.length) {
       const d = data as Json;

@@ -1,10 +1,24 @@
 /** Files on disk: playbooks, and the directories the state file and reports go in. */
 import { mkdirSync, statSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 
 /** The suffix of a playbook test (`fleetbook test`): `NAME.test.yaml` beside the playbook `NAME.yaml`. */
 export const TEST_SUFFIX = '.test.yaml';
+
+/** What the file system's errors mean, in words. */
+const UNREADABLE: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EISDIR: 'a directory, not a file',
+  EACCES: 'permission denied',
+  ENOTDIR: 'a part of the path is not a directory',
+};
+
+/** Why a file cannot be read, in words: `no such file or directory`, not `ENOENT: ..., open '...'`. */
+export function whyUnreadable(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  return (code !== undefined && UNREADABLE[code]) || (e as Error).message;
+}
 
 /**
  * A file as given, or every *.yaml / *.yml below a directory, in a stable order; not the playbook tests
@@ -19,6 +33,23 @@ export async function playbookFiles(path: string): Promise<string[]> {
     const full = join(path, entry.name);
     if (entry.isDirectory()) out.push(...(await playbookFiles(full)));
     else if (/\.ya?ml$/.test(entry.name) && !entry.name.endsWith(TEST_SUFFIX)) out.push(full);
+  }
+  return out;
+}
+
+/**
+ * Each file once, however it is named (`d` and `d/a.yaml`, `./a.yaml`, a link), under the name it first had,
+ * in the order of first appearance.
+ */
+export async function distinctFiles(files: string[]): Promise<string[]> {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const f of files) {
+    // A file that cannot be resolved (a broken link) is still one file: its reader says why it cannot be read.
+    const key = await realpath(f).catch(() => resolve(f));
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(f);
   }
   return out;
 }

@@ -4,7 +4,7 @@
  * directory, `EISDIR: illegal operation on a directory, read`, which names nothing). The built binary, as a
  * user runs it.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
@@ -66,6 +66,42 @@ steps:
       `fleetbook: ${test} is a playbook test, not a playbook: fleetbook test checks it\n` +
         `fleetbook: no playbooks among ${test}\n`,
     );
+  });
+
+  it('validate: a file named twice (its directory and itself, ./, a link) is checked once, not its own duplicate', async () => {
+    const link = join(dir, 'linked.yaml');
+    await symlink(playbook, link);
+    const inDir = `${dir}/./on-usage.yaml`;
+    const r = await fleetbook(['validate', dir, playbook, inDir, link], {});
+    expect([r.code, r.stdout]).to.deep.equal([0, '']);
+    expect(r.stderr).to.equal('1 playbook checked: 0 errors, 0 warnings\n');
+    await rm(link);
+  });
+
+  it('a broken link among the playbooks is an error of its own; the others are still checked', async () => {
+    const d = join(dir, 'with-broken-link');
+    await mkdir(d);
+    await writeFile(join(d, 'a.yaml'), await readFile(playbook));
+    await symlink(join(d, 'missing.yaml'), join(d, 'dangling.yaml'));
+    const says = `${d}/dangling.yaml:1:1: the file cannot be read: no such file or directory`;
+
+    const validate = await fleetbook(['validate', d], {});
+    expect(validate.code).to.equal(1);
+    expect(validate.stdout.split('\n')[0]).to.equal(`${says} [yaml]`);
+    expect(validate.stderr).to.equal('2 playbooks checked: 1 error, 0 warnings\n');
+
+    const fmt = await fleetbook(['fmt', '--check', d], {});
+    expect([fmt.code, fmt.stderr]).to.deep.equal([
+      1,
+      `${says}\n2 files checked: 0 would be reformatted, 1 could not be read\n`,
+    ]);
+
+    const serve = await fleetbook(
+      ['serve', '--playbooks', d, '--listen', '127.0.0.1:0', '--state', join(d, 'state.db')],
+      {},
+    );
+    expect(serve.code, serve.stderr).to.equal(2);
+    expect(serve.stderr).to.include(`not starting:\n${says} [yaml]`);
   });
 
   it('exits 2 and says which file and why', async () => {

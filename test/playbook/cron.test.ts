@@ -35,6 +35,12 @@ describe('cron dialect', () => {
       ['0 0 2 30 2 * *', 'it has 7 fields; it needs 5 (minute hour day month weekday) or 6 (seconds first)'],
       ['0 17-9 * * *', 'hour range 17-9 runs backwards: write 17-23,0-9 to wrap around, or 9-17'],
       ['0 0 * * FRI-MON', 'day of week range FRI-MON runs backwards: write 5-6,0-1 to wrap around, or 1-5'],
+      [
+        '0 0 * * 7-1',
+        'day of week range 7-1 runs backwards: write 0-1 (Sunday is 0 as well as 7) to wrap around, or 1-7',
+      ],
+      ['0 0 * * 6-1', 'day of week range 6-1 runs backwards: write 6,0-1 to wrap around, or 1-6'],
+      ['0 23-0 * * *', 'hour range 23-0 runs backwards: write 23,0 to wrap around, or 0-23'],
       ['*/0 * * * *', 'minute "*/0": the step must be a whole number from 1'],
       ['5/15 * * * *', 'minute "5/15": a step applies to * or a range, as in */15 or 5-59/15'],
       ['0 ? * * *', '? (no specific value) is only for day of month and day of week, not hour'],
@@ -59,6 +65,29 @@ describe('cron dialect', () => {
         );
       });
     }
+  });
+
+  it('a backwards range is told two ways to write it, both valid (7-1 was told 7-6,0-1: backwards again)', () => {
+    const fields: [string, number, number, (v: string) => string][] = [
+      ['minute', 0, 59, (v) => `${v} * * * *`],
+      ['hour', 0, 23, (v) => `0 ${v} * * *`],
+      ['day of month', 1, 31, (v) => `0 0 ${v} * *`],
+      ['month', 1, 12, (v) => `0 0 1 ${v} *`],
+      ['day of week', 0, 7, (v) => `0 0 * * ${v}`],
+    ];
+    let backwards = 0;
+    for (const [, min, max, expression] of fields)
+      for (let from = min; from <= max; from++)
+        for (let to = min; to < from; to++) {
+          const problem = cronProblem(expression(`${from}-${to}`), 'UTC', FROM);
+          if (problem === undefined) continue;
+          backwards++;
+          const [, wrap, reverse] = /write (\S+) .*to wrap around, or (\S+)$/.exec(problem) ?? [];
+          expect([wrap, reverse], problem).to.not.include(undefined);
+          for (const hint of [wrap, reverse] as string[])
+            expect(compileCron(expression(hint), 'UTC').ok, `${problem}: ${hint}`).to.equal(true);
+        }
+    expect(backwards).to.be.greaterThan(1000);
   });
 
   describe('says why an expression never fires', () => {

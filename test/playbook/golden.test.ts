@@ -19,7 +19,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatText, RULES, type Diagnostic } from '../../src/playbook/diagnostics.js';
-import { hasErrors, loadPlaybook, loadPlaybookFile, type LoadedPlaybook } from '../../src/playbook/load.js';
+import {
+  hasErrors,
+  loadPlaybook,
+  loadPlaybookFile,
+  loadPlaybookText,
+  type LoadedPlaybook,
+} from '../../src/playbook/load.js';
+import { decodeSource } from '../../src/playbook/source.js';
 import { PlaybookNames } from '../../src/playbook/names.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -53,7 +60,7 @@ function yamlFiles(dir: string): string[] {
  */
 async function load(rel: string): Promise<LoadedPlaybook> {
   if (process.cwd() === ROOT.replace(/\/$/, '')) return loadPlaybookFile(rel);
-  return loadPlaybook(readFileSync(join(ROOT, rel), 'utf8'), rel);
+  return loadPlaybookText(decodeSource(readFileSync(join(ROOT, rel)), rel));
 }
 
 /** What `fleetbook validate --format text` prints on stdout for one file. */

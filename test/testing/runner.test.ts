@@ -3,7 +3,7 @@
  * expectation at its own `file:line`, test files checked with "did you mean", and the friendly fault names
  * turned into the emulator's.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parse } from 'yaml';
@@ -18,6 +18,7 @@ import { findTestFiles, runTests } from '../../src/testing/index.js';
 import { testFileSchema } from '../../src/testing/schema.js';
 import { emulatorFaults } from '../../src/testing/world.js';
 import { playbookFiles } from '../../src/util/files.js';
+import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'testing');
 const at = (name: string) => join(FIXTURES, name);
@@ -85,6 +86,45 @@ describe('fleetbook test: the runner', () => {
       `    ${file}:11:28: item 350260700638360 of deviceStates must be one of "pending", "active", "suspend", "deactive" [schema]`,
     ]);
     expect([r.passed, r.failed]).to.deep.equal([0, 1]);
+  });
+
+  it("refuses a test file of several YAML documents in its own words, not the YAML library's", async () => {
+    const file = join(tempDir('fleetbook-test-file-'), 'two.test.yaml');
+    await writeFile(file, 'cases: []\n---\ncases: []\n');
+    const r = await run([file]);
+    expect(r.lines.slice(0, 2)).to.deep.equal([
+      `FAIL ${file}: does not load`,
+      `    ${file}:2:1: the file holds several YAML documents, the second from here: a playbook test is one document [yaml]`,
+    ]);
+  });
+
+  it('says an empty test file is empty, and what a test file holds (not `input must be object`)', async () => {
+    const dir = tempDir('fleetbook-test-file-');
+    const empty = join(dir, 'empty.test.yaml');
+    const list = join(dir, 'list.test.yaml');
+    await writeFile(empty, '');
+    await writeFile(list, '- name: a\n');
+    const r = await run([empty, list]);
+    const holds =
+      'a playbook test is a mapping of `cases` (at least one, each with a `name` and an `expect`), and may give `playbook`, `world` and `faults` [yaml]';
+    expect(r.lines.filter((l) => l.startsWith('    /'))).to.deep.equal([
+      `    ${empty}:1:1: the file is empty: ${holds}`,
+      `    ${list}:1:1: the file is not a YAML mapping: ${holds}`,
+    ]);
+    expect([r.passed, r.failed]).to.deep.equal([0, 2]);
+  });
+
+  it('refuses a case timeout of zero (the run would be cancelled at once) or past a timer, as playbooks do', async () => {
+    const file = join(tempDir('fleetbook-test-file-'), 'timeouts.test.yaml');
+    const cases = ['0s', '30d', '1m'].map(
+      (t) => `  - name: ${t}\n    timeout: ${t}\n    expect: { status: succeeded }\n`,
+    );
+    await writeFile(file, `cases:\n${cases.join('')}`);
+    const r = await run([file]);
+    expect(r.lines.filter((l) => l.startsWith(`    ${file}:`))).to.deep.equal([
+      `    ${file}:3:14: timeout is zero: the run would be cancelled at once; give a duration above zero [duration]`,
+      `    ${file}:6:14: timeout 30d is longer than 24d, the most a duration may be (a timer, such as a step's timeout, cannot wait longer than 24.8 days) [duration]`,
+    ]);
   });
 
   it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
