@@ -25,6 +25,7 @@ export function DevicePage({ id }) {
           <th scope="col">Error type</th>
           <th scope="col">Error class</th>
           <th scope="col" class="num">Attempts</th>
+          <th scope="col">Returned</th>
           <th scope="col">At</th>
         </tr>
       </thead>
@@ -42,10 +43,25 @@ export function DevicePage({ id }) {
               <td>${r.errorType ?? html`<${None} />`}</td>
               <td>${r.errorClass ?? html`<${None} />`}</td>
               <td class="num">${r.attempts}</td>
+              <td>${r.data === undefined ? html`<${None} />` : returned(r.data)}</td>
               <td><${Time} iso=${r.at} /></td>
             </tr>`,
         )}
-        ${data && !results.length && html`<${EmptyRow} cols=${9}>No results recorded for this device</${EmptyRow}>`}
+        ${data && !results.length && html`<${EmptyRow} cols=${10}>No results recorded for this device</${EmptyRow}>`}
       </tbody>
     </table>`;
+}
+
+/**
+ * What a step returned for the device, in a cell: a location as latitude, longitude, radius and whether it came
+ * from the cache; anything else as its JSON, cut short.
+ * @param {any} data
+ */
+function returned(data) {
+  if (data && typeof data.latitude === 'number' && typeof data.longitude === 'number') {
+    const radius = typeof data.radius === 'number' ? ` ±${data.radius} m` : '';
+    return `${data.latitude}, ${data.longitude}${radius}${data.cached ? ' (cached)' : ''}`;
+  }
+  const text = JSON.stringify(data);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }

@@ -61,6 +61,8 @@ export interface DeviceRow {
   errorClass?: string;
   attempts: number;
   requestId?: string;
+  /** What the step returned for the device (a location report: its location). */
+  data?: unknown;
   at: string;
 }
 
@@ -74,6 +76,7 @@ export function deviceRow(r: LedgerRow): DeviceRow {
     ...(r.errorClass !== undefined ? { errorClass: r.errorClass } : {}),
     attempts: r.attempts,
     ...(r.requestId !== undefined ? { requestId: r.requestId } : {}),
+    ...(r.data !== undefined ? { data: r.data } : {}),
     at: r.at,
   };
 }
