@@ -273,16 +273,19 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     reply.raw.end();
   });
 
-  api<{ id: string }>('/devices/:id', [], async (req) => ({
-    deviceId: req.params.id,
-    results: (await c.store.deviceHistory(req.params.id, 500)).map((r) => ({
-      runId: r.runId,
-      playbook: r.playbook,
-      runStartedAt: r.runStartedAt,
-      runStatus: r.runStatus,
-      ...deviceRow(r),
-    })),
-  }));
+  api<{ id: string }>('/devices/:id', [], async (req) => {
+    if (!req.params.id) throw new BadParameter('the device id is empty: /console/api/devices/{id}');
+    return {
+      deviceId: req.params.id,
+      results: (await c.store.deviceHistory(req.params.id, 500)).map((r) => ({
+        runId: r.runId,
+        playbook: r.playbook,
+        runStartedAt: r.runStartedAt,
+        runStatus: r.runStatus,
+        ...deviceRow(r),
+      })),
+    };
+  });
 
   api('/playbooks', [], async () => {
     const fires = c.nextFires();

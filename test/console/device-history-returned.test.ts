@@ -74,4 +74,14 @@ describe("console: a device's page gives what each step returned for it", () => 
       ['report', LOCATION],
     ]);
   });
+
+  it('refuses an empty device id, rather than answer that nothing touched it', async () => {
+    const r = await app.inject({
+      method: 'GET',
+      url: '/console/api/devices/',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(r.statusCode, r.body).to.equal(400);
+    expect(r.json<{ error: string }>().error).to.equal('the device id is empty: /console/api/devices/{id}');
+  });
 });
