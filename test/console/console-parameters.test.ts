@@ -8,18 +8,16 @@
  * with `app.inject()`.
  */
 import { expect } from 'chai';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { ConsoleAccess } from '../../src/console/access.js';
-import { registerConsole, type ConsoleSources } from '../../src/console/routes.js';
-import { silentLogger } from '../../src/log.js';
+import type { FastifyInstance } from 'fastify';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import { consoleApp } from '../helpers/console.js';
 
 const cursor = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 describe('console: the parameters of the runs listing', () => {
   let store: SqliteStore;
   let app: FastifyInstance;
-  let close: () => void;
+  let close: () => Promise<void>;
 
   before(async () => {
     store = new SqliteStore(':memory:');
@@ -36,21 +34,10 @@ describe('console: the parameters of the runs listing', () => {
         startedAt,
         endedAt: startedAt,
       });
-    app = Fastify({ logger: false });
-    ({ close } = registerConsole(app, {
-      store,
-      access: ConsoleAccess.of('console-parameters-token', '127.0.0.1').access,
-      log: silentLogger,
-      version: 'test',
-      playbooks: new Map(),
-      nextFires: () => [],
-      runs: () => ({ running: 0, queued: 0 }),
-    } as unknown as ConsoleSources));
-    await app.ready();
+    ({ app, close } = await consoleApp(store, 'console-parameters-token'));
   });
   after(async () => {
-    close();
-    await app.close();
+    await close();
     await store.close();
   });
 

@@ -6,11 +6,9 @@
  * `app.inject()`.
  */
 import { expect } from 'chai';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { ConsoleAccess } from '../../src/console/access.js';
-import { registerConsole, type ConsoleSources } from '../../src/console/routes.js';
-import { silentLogger } from '../../src/log.js';
+import type { FastifyInstance } from 'fastify';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import { consoleApp } from '../helpers/console.js';
 import { group, imei, run } from '../store/fixtures.js';
 
 const TOKEN = 'device-history-returned-token';
@@ -25,7 +23,7 @@ const LOCATION = {
 describe("console: a device's page gives what each step returned for it", () => {
   let store: SqliteStore;
   let app: FastifyInstance;
-  let close: () => void;
+  let close: () => Promise<void>;
 
   before(async () => {
     store = new SqliteStore(':memory:');
@@ -43,21 +41,10 @@ describe("console: a device's page gives what each step returned for it", () => 
       '2026-11-23T10:00:02.000Z',
     );
     await store.durable();
-    app = Fastify({ logger: false });
-    ({ close } = registerConsole(app, {
-      store,
-      access: ConsoleAccess.of(TOKEN, '127.0.0.1').access,
-      log: silentLogger,
-      version: 'test',
-      playbooks: new Map(),
-      nextFires: () => [],
-      runs: () => ({ running: 0, queued: 0 }),
-    } as unknown as ConsoleSources));
-    await app.ready();
+    ({ app, close } = await consoleApp(store, TOKEN));
   });
   after(async () => {
-    close();
-    await app.close();
+    await close();
     await store.close();
   });
 
