@@ -11,7 +11,7 @@ import { DAY_MS, MINUTE_MS, startOfDay } from './sim-clock.js';
 import { sendSms } from './sms-history.js';
 import type { Core, EmulatorState } from './state.js';
 import { checkUsageTriggers } from './subscriptions.js';
-import { evaluateTriggers, flushSummaries, forgetOldActivations } from './triggers.js';
+import { evaluateTriggers, flushSummaries, forgetOldActivations } from './trigger-evaluation.js';
 
 const nextMidnight = new WeakMap<EmulatorState, number>();
 
