@@ -1,6 +1,7 @@
 /** `fleetbook validate PATH...` and `fleetbook schema`. */
 import { readFileSync } from 'node:fs';
-import { quickLoad, type LoadedPlaybook } from '../playbook/checker.js';
+import type { LoadedPlaybook } from '../playbook/checker.js';
+import { quickLoad } from '../playbook/quick-load.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { generatedRules } from '../playbook/generated-rules.js';
 import { PlaybookNames } from '../playbook/names.js';

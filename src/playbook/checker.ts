@@ -13,16 +13,23 @@ import { staticProblems } from '../actions/policy.js';
 import type { InputProblem } from '../errors.js';
 import { closest } from '../util/closest.js';
 import type { Diagnostic, Rule, Severity } from './diagnostics.js';
-import { readSimpleYaml } from './fast-yaml.js';
-import { protectExpressions, restoreScalar } from './protect.js';
-import { unquotedWarning } from './unquoted.js';
 import { scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
 import { durationProblem } from './duration.js';
-import { checkExpressions, type Expected, type ExprSite, type StepSite } from './expression-checks.js';
+import {
+  argsOf,
+  checkExpressions,
+  CONDITION,
+  ITEMS,
+  MATCH,
+  UNTIL,
+  type ExprSite,
+  type Expected,
+  type StepSite,
+} from './expression-checks.js';
 import { TypeScope, type EventContext } from './types-env.js';
-import { BOOL, DYN, inputFieldType, list, listingActions } from './types.js';
+import { listingActions } from './types.js';
 
 export type Seg = string | number;
 type Json = Record<string, unknown>;
@@ -68,44 +75,6 @@ export interface Locator {
   stringOffset(path: Seg[], text: string): (i: number) => number;
 }
 
-/** Thrown by the checks of quickLoad at the first problem, which only the full path can position. */
-const FOUND: unique symbol = Symbol('problem found');
-
-/**
- * Makes quickLoad give up on the playbook, so that the full path checks it: what its Locator does at the
- * first problem, and what rules that can only vouch for valid data (generated-rules.ts) call instead of
- * returning a problem. Such rules are for quickLoad only.
- */
-export function unsure(): never {
-  throw FOUND;
-}
-
-const NO_POSITIONS: Locator = { position: unsure, linePos: unsure, stringOffset: unsure };
-
-/**
- * The common case, fast: a playbook in the everyday subset of YAML (fast-yaml.ts) with nothing to report.
- * Its data is read without positions and checked; at the first diagnostic, or when the YAML is outside the
- * subset, this gives up (undefined) and the caller takes the full path (load.ts), which finds and positions
- * every diagnostic. The data and the checks are the same either way, so the outcome is too.
- */
-export function quickLoad(source: string, file: string, rules: PlaybookRules): LoadedPlaybook | undefined {
-  const safe = protectExpressions(source);
-  const unquoted: Diagnostic[] = [];
-  const data = readSimpleYaml(
-    safe.text,
-    (value, style) => restoreScalar(safe, value, style),
-    (line, column, inFlow) => unquoted.push(unquotedWarning(file, line, column, inFlow)),
-  );
-  if (!data) return undefined;
-  try {
-    new Checker(file, rules, NO_POSITIONS).checkPlaybook(data);
-  } catch (e) {
-    if (e === FOUND) return undefined;
-    throw e;
-  }
-  return { file, source, diagnostics: unquoted, playbook: data as unknown as Playbook };
-}
-
 /**
  * Actions whose `step` argument names a step of this playbook that runs before (ledger.query's names a step of
  * the queried runs, which an earlier version of the playbook may have had).
@@ -121,24 +90,6 @@ const NOT_ZERO: [Seg[], string][] = [
   [['confirm', 'timeout'], 'every device would be unconfirmed at once'],
   [['confirm', 'pollInterval'], 'it would ask the service again without a pause'],
 ];
-
-/** What a condition takes, only at its root. */
-const rootOnly =
-  (expected: Expected) =>
-  (below: Seg[]): Expected | undefined =>
-    below.length ? undefined : expected;
-const CONDITION = rootOnly({ type: BOOL, what: '`if`' });
-const MATCH = rootOnly({ type: BOOL, what: '`match`' });
-const UNTIL = rootOnly({ type: BOOL, what: '`until`' });
-const ITEMS = rootOnly({ type: list(DYN), what: '`forEach.items`' });
-
-/** What each member of `action`'s arguments takes, from its input schema. */
-const argsOf =
-  (action: unknown) =>
-  (below: Seg[]): Expected | undefined =>
-    typeof action === 'string' && below.length
-      ? { type: inputFieldType(action, below), what: `\`${below.join('.')}\` of ${action}` }
-      : undefined;
 
 export class Checker {
   readonly diagnostics: Diagnostic[] = [];

@@ -12,7 +12,7 @@ import type { Locator, Seg } from './checker.js';
 import type { Rule, Severity } from './diagnostics.js';
 import { typeOf } from './types-check.js';
 import type { EventContext, TypeScope } from './types-env.js';
-import { fits, listingActions, typeName, type T } from './types.js';
+import { BOOL, DYN, fits, inputFieldType, list, listingActions, typeName, type T } from './types.js';
 
 export interface StepSite {
   id: string;
@@ -43,6 +43,24 @@ export interface Expected {
   type: T;
   what: string;
 }
+
+/** What a condition takes, only at its root. */
+const rootOnly =
+  (expected: Expected) =>
+  (below: Seg[]): Expected | undefined =>
+    below.length ? undefined : expected;
+export const CONDITION = rootOnly({ type: BOOL, what: '`if`' });
+export const MATCH = rootOnly({ type: BOOL, what: '`match`' });
+export const UNTIL = rootOnly({ type: BOOL, what: '`until`' });
+export const ITEMS = rootOnly({ type: list(DYN), what: '`forEach.items`' });
+
+/** What each member of `action`'s arguments takes, from its input schema. */
+export const argsOf =
+  (action: unknown) =>
+  (below: Seg[]): Expected | undefined =>
+    typeof action === 'string' && below.length
+      ? { type: inputFieldType(action, below), what: `\`${below.join('.')}\` of ${action}` }
+      : undefined;
 
 /** Everything the checks look at, as the checker collected it. */
 export interface Sites {

@@ -8,7 +8,8 @@
  */
 import type { InputProblem } from '../errors.js';
 import { generated, type Validate } from '../api/generated.js';
-import { unsure, type PlaybookRules } from './checker.js';
+import type { PlaybookRules } from './checker.js';
+import { unsure } from './quick-load.js';
 
 let cached: PlaybookRules | null | undefined;
 

@@ -26,16 +26,10 @@ import {
   pollProblem,
   stepSelectorProblem,
 } from '../actions/selectors.js';
-import {
-  Checker,
-  quickLoad,
-  type LoadedPlaybook,
-  type Locator,
-  type PlaybookRules,
-  type Seg,
-} from './checker.js';
+import { Checker, type LoadedPlaybook, type Locator, type PlaybookRules, type Seg } from './checker.js';
 import { boundMessage, sortDiagnostics, type Diagnostic, type Rule, type Severity } from './diagnostics.js';
 import { generatedRules } from './generated-rules.js';
+import { quickLoad } from './quick-load.js';
 import { protectExpressions } from './protect.js';
 import { readSource, yamlMessage, type SourceText } from './source.js';
 import type * as Schema from './schema.js';

@@ -3,11 +3,9 @@
  * retries, checkpoints and limits. How an action is executed is its strategy's business (strategies/), chosen by
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
-import { setMaxListeners } from 'node:events';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import { unsetSecrets } from '../config.js';
 import { hasEffect } from '../actions/engine.js';
-import { FleetbookError } from '../errors.js';
 import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
@@ -23,6 +21,7 @@ import {
   selects,
   type StepCount,
 } from './context.js';
+import { cancelReason, isCancel, withListeners } from './cancel.js';
 import { devicesOf, idsOf, resultsOf, withResult, type DeviceSet } from './devices.js';
 import { plannedOutput } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
@@ -594,20 +593,4 @@ function renderVars(vars: Json, context: Record<string, unknown>): Json {
       }
     }),
   );
-}
-
-function withListeners(signal: AbortSignal): AbortSignal {
-  setMaxListeners(0, signal);
-  return signal;
-}
-
-/** Whether `e` is the cancel itself: the signal's reason, or a call refused for it. */
-function isCancel(e: unknown, signal: AbortSignal): boolean {
-  return e === signal.reason || (e instanceof FleetbookError && e.code === 'FB_ABORTED');
-}
-
-/** Why a run was cancelled, as its signal's reason says: `cancelled from the console`. */
-function cancelReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason.message : reason === undefined ? 'cancelled' : String(reason);
 }

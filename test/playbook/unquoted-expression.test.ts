@@ -3,7 +3,7 @@
  * files), but `validate` says where it is not YAML to other tools, on the fast path's input as on the full one.
  */
 import { expect } from 'chai';
-import { quickLoad } from '../../src/playbook/checker.js';
+import { quickLoad } from '../../src/playbook/quick-load.js';
 import { loadPlaybook, PLAYBOOK_RULES } from '../../src/playbook/load.js';
 
 const playbook = (step: string) =>
