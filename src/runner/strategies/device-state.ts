@@ -191,8 +191,8 @@ async function send(
  * of `devices` the service did change, read from their state, and the others. The service may still be carrying
  * out the request (the carrier acts later, as for an accepted one), and sending it again then would change a
  * device twice: the state is read again every confirmation poll interval until every device is changed or
- * `until` (on the run's clock) has passed; only then are the others returned, to be sent again. Each read has the step's retries (it changes nothing: it is asked again on the
- * errors `retry.on` selects). When one still fails, what the service did is unknown: the devices left are
+ * `until` (on the run's clock) has passed; only then are the others returned, to be sent again. Each read has
+ * the step's retries (it changes nothing: it is asked again on the errors `retry.on` selects). When one still fails, what the service did is unknown: the devices left are
  * recorded `unconfirmed` with the read's error, never left out of the ledger nor sent again, and the step fails.
  */
 async function reconcile(
@@ -261,7 +261,7 @@ async function skipDone(
 }
 
 /** Why a device is skipped that a holder before this step left in the action's target state. */
-export const ALREADY_DONE = 'ALREADY IN TARGET STATE';
+const ALREADY_DONE = 'ALREADY IN TARGET STATE';
 
 /** A device's result under a request (a group of results, or the request) and its attempt. */
 const resultKey = (under: { requestId?: string; attempts: number }, id: string) =>
