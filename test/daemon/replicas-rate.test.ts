@@ -10,10 +10,12 @@
  * says which replica sent it. Then:
  * - no one-second window, sliding over every arrival from the first login to the end (the third replica's
  *   join among them), holds more than 300 m2m requests;
- * - over the steady state (all three running, their shares settled), the m2m requests are at least 90 % of
- *   300/s times its length, and each replica sent at least a quarter of them: they share, none starves. (A
- *   member left out of the shares would show as 67 %. How close to the whole budget they come is the bench's
- *   to measure, P6-PG3, at 95 %: under the whole test suite, coverage on, this test once saw 94.6 %.)
+ * - over the steady state (all three running, their shares settled), every /status read of every replica shows
+ *   three members and a ceiling of its share, and the three shares add up to the whole budget: none is left
+ *   out, none keeps a part of another's; each replica sent at least a quarter of the requests: none starves.
+ *   How close to the whole budget they come is the bench's to measure (P6-PG3, at 95 % and more): here it
+ *   depends on the CPU the other tests leave, and the test only prints it (a run of the whole suite in
+ *   parallel, the other worker's replicas tests at the same time, saw 79 %; alone it is 93 % and more).
  *
  * The replicas are the built CLI (`npm run build` first); the database is a fresh one on the tests' own
  * PostgreSQL server. Each replica's `/status` `rates` (its members, share and ceiling) is sampled throughout,
@@ -174,7 +176,7 @@ describe('daemon: three replicas on one PostgreSQL share one rate budget', funct
     expect(res.status, await res.clone().text()).to.equal(202);
   };
 
-  it('never sends more than 300 m2m requests in any one second, and uses 90 % of them at least', async () => {
+  it('never sends more than 300 m2m requests in any one second, and shares all of them among the three', async () => {
     const began = performance.now();
     const seconds = (t: number) => ((t - began) / 1000).toFixed(2);
     // Each replica's m2m share over time, from its /status.
@@ -255,7 +257,22 @@ describe('daemon: three replicas on one PostgreSQL share one rate budget', funct
       last.every((t) => t >= to),
       `every replica busy to the end of the steady state${evidence()}`,
     ).to.equal(true);
-    expect(used, `share of the budget used in the steady state${evidence()}`).to.be.at.least(0.9);
+    // The allocation, as each replica read it throughout the steady state: the whole budget, in three shares.
+    const steadySamples = samples.map((s) => s.filter((x) => x.at >= from && x.at < to));
+    for (const [i, s] of steadySamples.entries()) {
+      expect(s.length, `replica ${i}'s /status reads in the steady state`).to.be.at.least(
+        STEADY_MS / SAMPLE_MS / 2,
+      );
+      for (const x of s)
+        expect(
+          { members: x.members, limit: x.limit },
+          `replica ${i} at ${seconds(x.at)} s${evidence()}`,
+        ).to.deep.equal({ members: 3, limit: x.share });
+    }
+    expect(
+      steadySamples.reduce((sum, s) => sum + s[0]!.share, 0),
+      `the three shares of the budget${evidence()}`,
+    ).to.equal(BUDGET);
     for (const [i, n] of each.entries())
       expect(n / steady.length, `replica ${i}'s part of the requests${evidence()}`).to.be.at.least(0.25);
     expect(
