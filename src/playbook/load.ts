@@ -174,23 +174,31 @@ class YamlSource implements Locator {
     }
     if (doc.errors.length) return undefined;
     // An alias inside the node its anchor names makes the data endless: refused here, where it can be placed.
-    let cycle: { offset: number; name: string } | undefined;
+    // A map or a list as a key (`? [a, b]`) would become its text, with a warning on stderr: refused, at the key.
+    let refused: { offset: number; message: string } | undefined;
     yaml().visit(doc, {
       Alias(_key, node, path) {
         const target = node.resolve(doc);
         if (target && path.includes(target)) {
-          cycle = { offset: node.range?.[0] ?? 0, name: node.source };
+          refused = {
+            offset: node.range?.[0] ?? 0,
+            message: `alias *${node.source} is inside the node its anchor names: the data would never end`,
+          };
           return yaml().visit.BREAK;
         }
         return undefined;
       },
+      Pair(_key, pair) {
+        if (!yaml().isCollection(pair.key)) return undefined;
+        refused = {
+          offset: pair.key.range?.[0] ?? 0,
+          message: 'a key is a name, not a map or a list: write it as plain text',
+        };
+        return yaml().visit.BREAK;
+      },
     });
-    if (cycle) {
-      this.reportOffset(
-        cycle.offset,
-        'yaml',
-        `alias *${cycle.name} is inside the node its anchor names: the data would never end`,
-      );
+    if (refused) {
+      this.reportOffset(refused.offset, 'yaml', refused.message);
       return undefined;
     }
     for (const u of findUnquoted(doc, safe, yaml().visit)) {
