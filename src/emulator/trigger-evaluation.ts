@@ -310,14 +310,20 @@ function alertPayload(st: EmulatorState, act: Activation): Json {
   };
 }
 
-/** The spec section 6 payload, to the account's DeviceUsage listener. */
+/** An activation's alert, the spec section 6 payload with its `payAsYouGo` member. */
 function send(core: Core, accountName: string, alert: Json): void {
   const { triggerId, triggerName, triggerCategory, accountName: acc, ...payAsYouGo } = alert;
+  sendAlert(core, accountName, { triggerId, triggerName, triggerCategory, accountName: acc, payAsYouGo });
+}
+
+/**
+ * A price plan trigger's message, `deviceResponse.alertServiceResponse`, to the account's DeviceUsage listener;
+ * each has a request id of its own, since messages without devices are told apart by it alone.
+ */
+export function sendAlert(core: Core, accountName: string, alertServiceResponse: Json): void {
   notify(core, accountName, 'DeviceUsage', 'alertServiceResponse', {
     requestId: uuid(),
-    deviceResponse: {
-      alertServiceResponse: { triggerId, triggerName, triggerCategory, accountName: acc, payAsYouGo },
-    },
+    deviceResponse: { alertServiceResponse },
   });
 }
 
