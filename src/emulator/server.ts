@@ -4,7 +4,7 @@
  * operation added there is served (or fails loudly at start-up when it has no handler).
  *
  * Each API request goes through one pipeline: latency, rate limit, count, bearer and session, injected 5xx,
- * JSON, the handler, injected connection reset. Bodies are read as text and parsed here, so that bad JSON is
+ * Content-Type, JSON, the handler, injected connection reset. Bodies are read as text and parsed here, so that bad JSON is
  * answered with the spec's "Invalid JSON" in the operation's own error shape.
  */
 import Fastify, {
@@ -167,6 +167,11 @@ function sessionToken(req: FastifyRequest): string | undefined {
   );
 }
 
+/** `application/json`, in any case and with any parameters (`; charset=utf-8`). */
+function isJson(contentType: string | undefined): boolean {
+  return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -206,6 +211,17 @@ async function serveApi(
       throw action === 'location.locate' || action === 'location.createReport'
         ? E.failedToGetLocation(500)
         : E.internal();
+    // Spec 5 requires `Content-Type: application/json` on every operation (the OAuth requests, form-encoded,
+    // are not operations and are served below). Spec 7 has no row for it: 400 INVALID_PARAMETER, the status
+    // and code of every invalid request in 7.1, in the operation's own body shape.
+    const type = header(req, 'content-type');
+    if (!isJson(type))
+      throw E.invalid(
+        type === undefined
+          ? 'Content-Type: application/json is required'
+          : `Content-Type must be application/json, not ${type}`,
+        'Content-Type',
+      );
     if (badJson) throw E.invalidJson();
     const ctx: Ctx = {
       core,

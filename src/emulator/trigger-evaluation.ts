@@ -139,21 +139,24 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
       if (devices.length === 0) continue;
       const cs = startOfBillCycle(probe, a.billCycleDay);
       const used = devices.reduce((s, n) => s + st.devices.usage(n, cs, at), 0);
-      const pct = (used / (plan.allowanceBytes * devices.length)) * 100;
+      const pool = plan.allowanceBytes * devices.length;
       for (const level of levels) {
         const key = `ua:${a.index}:${level}:${cs}`;
-        if (pct < level || t.fired.has(key)) continue;
+        if (used * 100 < pool * level || t.fired.has(key)) continue;
         t.fired.set(key, cs);
+        // The alert's threshold is "in units" of KB, MB, GB or TB (spec 6), not a percentage: the level's
+        // share of the pool, in the condition's unit. Both it and the usage are whole units rounded down, so
+        // the usage the message gives is never below the threshold it reached.
+        const threshold = Math.floor((pool * level) / 100 / unitBytes);
         out.push({
           ...base,
           cycleType: 'Monthly',
-          threshold: level,
-          unit: '%',
-          triggerValue: level,
+          threshold,
+          triggerValue: threshold,
           account: a,
           devices,
           at,
-          message: `Account usage reached ${level}% of the ${plan.name} pool allowance`,
+          message: `Account usage of ${Math.floor(used / unitBytes)} ${unitName} reached ${level}% of the ${plan.name} pool allowance, ${threshold} ${unitName}`,
         });
       }
     }
@@ -307,14 +310,20 @@ function alertPayload(st: EmulatorState, act: Activation): Json {
   };
 }
 
-/** The spec section 6 payload, to the account's DeviceUsage listener. */
+/** An activation's alert, the spec section 6 payload with its `payAsYouGo` member. */
 function send(core: Core, accountName: string, alert: Json): void {
   const { triggerId, triggerName, triggerCategory, accountName: acc, ...payAsYouGo } = alert;
+  sendAlert(core, accountName, { triggerId, triggerName, triggerCategory, accountName: acc, payAsYouGo });
+}
+
+/**
+ * A price plan trigger's message, `deviceResponse.alertServiceResponse`, to the account's DeviceUsage listener;
+ * each has a request id of its own, since messages without devices are told apart by it alone.
+ */
+export function sendAlert(core: Core, accountName: string, alertServiceResponse: Json): void {
   notify(core, accountName, 'DeviceUsage', 'alertServiceResponse', {
     requestId: uuid(),
-    deviceResponse: {
-      alertServiceResponse: { triggerId, triggerName, triggerCategory, accountName: acc, payAsYouGo },
-    },
+    deviceResponse: { alertServiceResponse },
   });
 }
 

@@ -10,13 +10,14 @@
  * `notification.callback` is true, sends the spec section 6 payload to the account's DeviceUsage listener.
  *
  * Account-group-share triggers are stored, listed and overwritten but not evaluated: the spec does not show
- * their callback payload (ARCHITECTURE.md).
+ * their callback payload (ARCHITECTURE.md). An update is confirmed by a callback, as spec 4.1 says.
  */
 import { account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { E } from './errors.js';
 import { type Plan } from './seed.js';
 import { DAY_MS, iso } from './sim-clock.js';
 import type { EmulatorState, PricePlanTrigger } from './state.js';
+import { sendAlert } from './trigger-evaluation.js';
 
 // ── handlers ────────────────────────────────────────────────────────────────────────────────────
 
@@ -103,6 +104,19 @@ function update(ctx: Ctx): Answer {
   t.notification = input.notification as Json;
   t.active = input.active === true;
   t.modifiedAt = ctx.now;
+  // Spec 4.1: the update answers `{ triggerId }` "and an asynchronous callback", sent when
+  // `notification.callback` is true (spec 6). Its payload is not shown: the alert's envelope, with the
+  // `accountShare` member spec 6 names for these triggers holding the definition now in force, to each
+  // account of the profile the trigger covers.
+  if (t.notification.callback === true)
+    for (const name of accountsOf(st, t))
+      sendAlert(ctx.core, name, {
+        triggerId: t.triggerId,
+        triggerName: t.triggerName,
+        triggerCategory: 'PricePlanDataUsage',
+        accountName: name,
+        accountShare: ags,
+      });
   return { body: { triggerId: t.triggerId } };
 }
 

@@ -89,9 +89,17 @@ const AlertServiceResponse = closed(
     triggerCategory: Type.String({ description: 'Always PricePlanDataUsage.' }),
     accountName: AccountName,
     payAsYouGo: Type.Optional(PayAsYouGo),
-    accountShare: Type.Optional(Type.Object({}, { description: 'Account-share triggers: not shown.' })),
+    accountShare: Type.Optional(
+      Type.Object(
+        {},
+        {
+          description:
+            'Account-share triggers; members not shown. An update sends its accountGroupShare definition.',
+        },
+      ),
+    ),
   },
-  { description: 'A price plan trigger activated (spec 6).' },
+  { description: 'A price plan trigger activated, or an account-share trigger updated (spec 4.1, 6).' },
 );
 
 const UsageRecord = closed({
