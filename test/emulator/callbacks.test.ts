@@ -14,6 +14,7 @@ import {
   type Json,
   type World,
 } from './helpers.js';
+import { notification } from '../helpers/action-cases.js';
 
 type Device = AccountView['devices'][number];
 const imei = (d: Device) => ({ id: idOf(d, 'imei'), kind: 'imei' });
@@ -261,14 +262,7 @@ describe('emulator: callbacks', () => {
             action,
           },
         },
-        notification: {
-          notificationType: 'PerEvent',
-          callback,
-          notificationFrequencyFactor: 0,
-          notificationFrequencyInterval: 'Daily',
-          reminder: false,
-          severity: 'Major',
-        },
+        notification: { ...notification, callback, notificationFrequencyFactor: 0 },
         active: true,
       });
 

@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { imeiOf, Listener, onWorld, type Json } from './helpers.js';
+import { notification } from '../helpers/action-cases.js';
 
 describe('emulator: a price plan alert carries its threshold as triggerValue', () => {
   const t = onWorld({ seed: 'trigger-value', devicesPerAccount: 300 });
@@ -39,14 +40,7 @@ describe('emulator: a price plan alert carries its threshold as triggerValue', (
           action: {},
         },
       },
-      notification: {
-        notificationType: 'PerEvent',
-        callback: true,
-        notificationFrequencyFactor: 0,
-        notificationFrequencyInterval: 'Daily',
-        reminder: false,
-        severity: 'Major',
-      },
+      notification: { ...notification, notificationFrequencyFactor: 0 },
       active: true,
     });
     t.emu.advance(86_400);

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { toMessage } from '../../src/daemon/callbacks.js';
 import { checkEvent } from '../../src/events/index.js';
 import { Listener, onWorld, type Json } from './helpers.js';
+import { notification } from '../helpers/action-cases.js';
 
 describe('emulator: an account-group-share trigger update is called back', () => {
   const t = onWorld({ devicesPerAccount: 20 });
@@ -38,14 +39,7 @@ describe('emulator: an account-group-share trigger update is called back', () =>
       ecpdId: t.seed.profile.ecpdId,
       triggerCategory: 'PricePlanDataUsage',
       pricePlanTrigger: { accountGroupShare },
-      notification: {
-        notificationType: 'PerEvent',
-        callback,
-        notificationFrequencyFactor: 0,
-        notificationFrequencyInterval: 'Daily',
-        reminder: false,
-        severity: 'Notice',
-      },
+      notification: { ...notification, callback, notificationFrequencyFactor: 0, severity: 'Notice' },
       active: true,
     });
     expect(answer).to.deep.equal({ triggerId: seeded.triggerId });

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { toMessage } from '../../src/daemon/callbacks.js';
 import { checkEvent } from '../../src/events/index.js';
 import { Listener, onWorld, type Json } from './helpers.js';
+import { notification } from '../helpers/action-cases.js';
 
 describe('emulator: a UsageAllowance alert is a valid DeviceUsage event', () => {
   const t = onWorld({ seed: 'usage-allowance', devicesPerAccount: 100 });
@@ -40,14 +41,7 @@ describe('emulator: a UsageAllowance alert is a valid DeviceUsage event', () => 
           action: {},
         },
       },
-      notification: {
-        notificationType: 'PerEvent',
-        callback: true,
-        notificationFrequencyFactor: 0,
-        notificationFrequencyInterval: 'Daily',
-        reminder: false,
-        severity: 'Major',
-      },
+      notification: { ...notification, notificationFrequencyFactor: 0 },
       active: true,
     });
     t.emu.advance(31 * 86_400);

@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { Listener, onWorld, type Json } from './helpers.js';
+import { notification } from '../helpers/action-cases.js';
 
 describe('emulator: the real service wire shapes of device actions, listeners and usage triggers', function () {
   this.timeout(30_000);
@@ -191,14 +192,7 @@ describe('emulator: the real service wire shapes of device actions, listeners an
               action: {},
             },
           },
-          notification: {
-            notificationType: 'PerEvent',
-            callback: true,
-            notificationFrequencyFactor: 0,
-            notificationFrequencyInterval: 'Daily',
-            reminder: false,
-            severity: 'Minor',
-          },
+          notification: { ...notification, notificationFrequencyFactor: 0, severity: 'Minor' },
           active: true,
         });
         const listed = (await t.client.triggers.list({ triggerId })).triggers[0]!;

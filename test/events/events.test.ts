@@ -18,6 +18,7 @@ import {
   type Json,
   type World,
 } from '../emulator/helpers.js';
+import { notification } from '../helpers/action-cases.js';
 
 /** What a playbook reads as `event`: the message without the listener's credentials and the counters. */
 function asEvent(body: Json): Json {
@@ -166,14 +167,7 @@ describe('events: what the emulator sends validates against the schema of its se
           action: {},
         },
       },
-      notification: {
-        notificationType: 'PerEvent',
-        callback: true,
-        notificationFrequencyFactor: 0,
-        notificationFrequencyInterval: 'Daily',
-        reminder: false,
-        severity: 'Major',
-      },
+      notification: { ...notification, notificationFrequencyFactor: 0 },
       active: true,
     } as never);
     // Location: a report completed, and a usage trigger alert.
