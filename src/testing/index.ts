@@ -26,7 +26,10 @@ export interface TestTotals {
   failed: number;
 }
 
-/** The test files under `paths` (files, or directories searched for `*.test.yaml`), sorted. */
+/**
+ * The test files under `paths` (files, or directories searched for `*.test.yaml`), sorted. A link is a test file
+ * by its name, as a playbook is (playbookFiles): one that leads nowhere is not skipped, its loading says why.
+ */
 export async function findTestFiles(paths: string[]): Promise<string[]> {
   const out: string[] = [];
   const walk = async (p: string): Promise<void> => {
@@ -37,7 +40,7 @@ export async function findTestFiles(paths: string[]): Promise<string[]> {
     for (const e of await readdir(p, { withFileTypes: true })) {
       if (e.isDirectory() && e.name !== 'node_modules' && !e.name.startsWith('.'))
         await walk(join(p, e.name));
-      else if (e.isFile() && e.name.endsWith(TEST_SUFFIX)) out.push(join(p, e.name));
+      else if (!e.isDirectory() && e.name.endsWith(TEST_SUFFIX)) out.push(join(p, e.name));
     }
   };
   for (const p of paths) await walk(p);

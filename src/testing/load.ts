@@ -8,7 +8,7 @@ import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'y
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { durationProblem } from '../playbook/duration.js';
-import { readSource, yamlMessage } from '../playbook/source.js';
+import { readSourceAmong, yamlMessage } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
@@ -40,7 +40,7 @@ const HOLDS =
 
 /** The file, or its problems as `file:line:col: message` text with the source line and a caret. */
 export async function loadTestFile(file: string): Promise<TestFile | string[]> {
-  const { source, diagnostics } = await readSource(file);
+  const { source, diagnostics } = await readSourceAmong(file);
   if (diagnostics.length) return diagnostics.map((d) => formatText(d, source));
   const lines = new LineCounter();
   const doc = parseDocument(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });

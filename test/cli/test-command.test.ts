@@ -2,10 +2,11 @@
  * `fleetbook test playbooks` as a user (and CI) runs it: every shipped example playbook has its tests, and they
  * pass on the embedded emulator, one line per case and the summary line; a failing test says where and exits 1.
  */
-import { readdir } from 'node:fs/promises';
+import { copyFile, readdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -34,5 +35,22 @@ describe('fleetbook test', () => {
     expect(r.stdout).to.include('FAIL test/fixtures/testing/manual.test.yaml: expects what did not happen\n');
     expect(r.stdout).to.include('    test/fixtures/testing/manual.test.yaml:11: expected 2 devices.list');
     expect(r.stdout.trimEnd().split('\n').at(-1)).to.equal('1 passed, 1 failed');
+  });
+
+  it('fails a test file that is a broken link as one that cannot be read, and runs the others', async () => {
+    const dir = tempDir('fleetbook-test-link-');
+    const fixtures = join(ROOT, 'test', 'fixtures', 'testing');
+    for (const f of ['manual.yaml', 'manual.test.yaml']) await copyFile(join(fixtures, f), join(dir, f));
+    await symlink(join(dir, 'missing.test.yaml'), join(dir, 'dangling.test.yaml'));
+    const r = await fleetbook(['test', dir], {});
+    expect(r.code, r.stderr).to.equal(1);
+    expect(r.stderr).to.equal('');
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.slice(0, 2)).to.deep.equal([
+      `FAIL ${dir}/dangling.test.yaml: does not load`,
+      `    ${dir}/dangling.test.yaml:1:1: the file cannot be read: no such file or directory [yaml]`,
+    ]);
+    expect(lines).to.include(`ok   ${dir}/manual.test.yaml: lists the devices`);
+    expect(lines.at(-1)).to.equal('1 passed, 2 failed');
   });
 });
