@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybookFile } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
-import { TEST_SUFFIX } from '../util/files.js';
-import { loadTestFile, type TestFile } from './load.js';
+import { TEST_SUFFIX, whyUnreadable } from '../util/files.js';
+import { loadTestFile, siblingPlaybook, type TestFile } from './load.js';
 import { runCase } from './run-case.js';
 
 export { testFileSchema } from './schema.js';
@@ -97,7 +97,13 @@ async function loadedPlaybook(tf: TestFile): Promise<Playbook | string> {
   try {
     loaded = await loadPlaybookFile(tf.playbook);
   } catch (e) {
-    return `${tf.where(['playbook'])}: the playbook ${tf.playbook} cannot be read: ${(e as Error).message}`;
+    const why = `the playbook ${tf.playbook} cannot be read: ${whyUnreadable(e)}`;
+    return tf.problem(
+      ['playbook'],
+      tf.playbook === siblingPlaybook(tf.file)
+        ? `${why} (NAME.test.yaml runs NAME.yaml unless it gives \`playbook\`)`
+        : why,
+    );
   }
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (loaded.playbook && !errors.length) return loaded.playbook;
