@@ -9,7 +9,7 @@
  * table, and documented in docs/errors.md (generated from it).
  */
 
-import { redact } from './util/secrets.js';
+import { envInstead, redact } from './util/secrets.js';
 
 /** How a failed call may be retried (product.md section 4). */
 export type RetryClass = 'retryable' | 'session' | 'permanent';
@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   FB_AUTH: 'The OAuth token request was refused.',
   FB_CONFIG: 'The configuration is missing something or is invalid.',
   FB_ABORTED: 'The call was cancelled before it completed.',
+  FB_ENV_WITHHELD:
+    'An expression read a variable of `env` that fleetbook withholds (its own, or one named like a secret); read it as a secret.',
   FB_EXPRESSION_BUDGET:
     'An expression went over its budget of work (FLEETBOOK_EXPRESSION_BUDGET) and was stopped; it is not retried.',
   FB_LEASE_LOST:
@@ -210,6 +212,21 @@ export class LeaseLostError extends FleetbookError {
 export class ConfigError extends FleetbookError {
   constructor(message: string) {
     super('FB_CONFIG', message, 'permanent');
+  }
+}
+
+/**
+ * An expression that read a variable of `env` fleetbook withholds (util/secrets.ts), chosen at run time
+ * (`env[inputs.name]`, which validate cannot see): not `No such key: NAME`, as if it were not set, but that it is
+ * withheld, why, and what to read instead.
+ */
+export class EnvWithheldError extends FleetbookError {
+  /** The variable's name. */
+  readonly variable: string;
+
+  constructor(variable: string, why: string) {
+    super('FB_ENV_WITHHELD', `\`env.${variable}\` is withheld: ${why}; ${envInstead(variable)}`, 'permanent');
+    this.variable = variable;
   }
 }
 

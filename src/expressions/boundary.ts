@@ -14,6 +14,8 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import { EnvWithheldError } from '../errors.js';
+import { envWithheld } from '../util/secrets.js';
 import { charge, grantElements, grantString } from './budget.js';
 
 /** What a proxy of the context answers with its target. */
@@ -59,6 +61,19 @@ const arrayHandler: ProxyHandler<Record<string | symbol, unknown> & unknown[]> =
   },
 };
 
+/**
+ * The handler of `env`: a variable fleetbook withholds (util/secrets.ts) is never there, and asking for one
+ * (`env.NAME`, `env[inputs.name]`, `in`: cel-js asks by hasOwn) fails with its own error, not `No such key`.
+ */
+const envHandler: ProxyHandler<Record<string | symbol, unknown>> = {
+  ...objectHandler,
+  getOwnPropertyDescriptor(target, prop) {
+    const why = typeof prop === 'string' && !Object.hasOwn(target, prop) ? envWithheld(prop) : undefined;
+    if (why) throw new EnvWithheldError(prop as string, why);
+    return Reflect.getOwnPropertyDescriptor(target, prop);
+  },
+};
+
 /** The Maps that stand for objects of the context, and those objects. */
 const originals = new WeakMap<object, object>();
 
@@ -92,10 +107,17 @@ export function toCel(v: unknown): unknown {
   }
 }
 
-/** The context of an evaluation: its variables, each wrapped. */
+/** The context of an evaluation: its variables, each wrapped; `env` refusing the variables fleetbook withholds. */
 export function wrapContext(context: Record<string, unknown>): Record<string, unknown> {
   const out = Object.create(null) as Record<string, unknown>;
-  for (const k of Object.keys(context)) out[k] = toCel(context[k]);
+  for (const k of Object.keys(context)) {
+    const v = context[k];
+    // An env with a variable named `constructor` goes in as a Map, as any such object does (toCel).
+    out[k] =
+      k === 'env' && v !== null && typeof v === 'object' && !Object.hasOwn(v, 'constructor')
+        ? new Proxy(v as never, envHandler)
+        : toCel(v);
+  }
   return out;
 }
 

@@ -19,7 +19,6 @@ import { fromCel, wrapContext } from './boundary.js';
 import { metered } from './budget.js';
 import { instrument, prepareMapLiteral } from './evaluator.js';
 import { registerRe2Matches } from './regex.js';
-import { envInstead, envWithheld } from '../util/secrets.js';
 
 export { DEFAULT_EXPRESSION_BUDGET, expressionBudget, setExpressionBudget } from './budget.js';
 export { fromCel } from './boundary.js';
@@ -148,7 +147,7 @@ class Scope {
         try {
           return fromCel(metered(source, () => p(wrapContext(context))));
         } catch (e) {
-          throw withWithheldEnv(withStepsNotRun(e, source, context), source);
+          throw withStepsNotRun(e, source, context);
         }
       },
     };
@@ -247,21 +246,6 @@ function withStepsNotRun(e: unknown, source: string, context: Record<string, unk
     .join('; ');
   const [first, ...rest] = e.message.split('\n');
   e.message = [`${first} (${why})`, ...rest].join('\n');
-  return e;
-}
-
-/**
- * The error of an evaluation that read a variable of `env` fleetbook withholds (util/secrets.ts), by name or
- * chosen at run time (`env[inputs.name]`, which validate cannot see): not `No such key: NAME`, as if it were
- * not set, but that it is withheld, why, and what to read instead.
- */
-function withWithheldEnv(e: unknown, source: string): unknown {
-  if (!(e instanceof Error)) return e;
-  const [first, ...rest] = e.message.split('\n');
-  const name = /^No such key: ([A-Za-z_]\w*)$/.exec(first ?? '')?.[1];
-  const why = name === undefined ? undefined : envWithheld(name);
-  if (!why || !new RegExp(`\\benv\\s*(\\.\\s*${name}\\b|\\[)`).test(source)) return e;
-  e.message = [`\`env.${name}\` is withheld: ${why}; ${envInstead(name as string)}`, ...rest].join('\n');
   return e;
 }
 

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybookFile } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
-import { TEST_SUFFIX } from '../util/files.js';
-import { loadTestFile, type TestFile } from './load.js';
+import { TEST_SUFFIX, whyUnreadable } from '../util/files.js';
+import { loadTestFile, siblingPlaybook, type TestFile } from './load.js';
 import { runCase } from './run-case.js';
 
 export { testFileSchema } from './schema.js';
@@ -26,7 +26,10 @@ export interface TestTotals {
   failed: number;
 }
 
-/** The test files under `paths` (files, or directories searched for `*.test.yaml`), sorted. */
+/**
+ * The test files under `paths` (files, or directories searched for `*.test.yaml`), sorted. A link is a test file
+ * by its name, as a playbook is (playbookFiles): one that leads nowhere is not skipped, its loading says why.
+ */
 export async function findTestFiles(paths: string[]): Promise<string[]> {
   const out: string[] = [];
   const walk = async (p: string): Promise<void> => {
@@ -37,7 +40,7 @@ export async function findTestFiles(paths: string[]): Promise<string[]> {
     for (const e of await readdir(p, { withFileTypes: true })) {
       if (e.isDirectory() && e.name !== 'node_modules' && !e.name.startsWith('.'))
         await walk(join(p, e.name));
-      else if (e.isFile() && e.name.endsWith(TEST_SUFFIX)) out.push(join(p, e.name));
+      else if (!e.isDirectory() && e.name.endsWith(TEST_SUFFIX)) out.push(join(p, e.name));
     }
   };
   for (const p of paths) await walk(p);
@@ -94,7 +97,13 @@ async function loadedPlaybook(tf: TestFile): Promise<Playbook | string> {
   try {
     loaded = await loadPlaybookFile(tf.playbook);
   } catch (e) {
-    return `${tf.where(['playbook'])}: the playbook ${tf.playbook} cannot be read: ${(e as Error).message}`;
+    const why = `the playbook ${tf.playbook} cannot be read: ${whyUnreadable(e)}`;
+    return tf.problem(
+      ['playbook'],
+      tf.playbook === siblingPlaybook(tf.file)
+        ? `${why} (NAME.test.yaml runs NAME.yaml unless it gives \`playbook\`)`
+        : why,
+    );
   }
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (loaded.playbook && !errors.length) return loaded.playbook;

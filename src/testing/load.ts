@@ -8,7 +8,7 @@ import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'y
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { durationProblem } from '../playbook/duration.js';
-import { readSource, yamlMessage } from '../playbook/source.js';
+import { readSourceAmong, yamlMessage } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
@@ -25,6 +25,8 @@ export interface TestFile {
   cases: Json[];
   /** `file:line` of the value at `path` (or of its nearest ancestor that exists). */
   where(path: Seg[]): string;
+  /** A problem of the value at `path` (or of its nearest ancestor), as one found loading the file is told. */
+  problem(path: Seg[], message: string): string;
 }
 
 /** The playbook a test file runs by default: `NAME.yaml` beside `NAME.test.yaml`. */
@@ -40,15 +42,17 @@ const HOLDS =
 
 /** The file, or its problems as `file:line:col: message` text with the source line and a caret. */
 export async function loadTestFile(file: string): Promise<TestFile | string[]> {
-  const { source, diagnostics } = await readSource(file);
+  const { source, diagnostics } = await readSourceAmong(file);
   if (diagnostics.length) return diagnostics.map((d) => formatText(d, source));
   const lines = new LineCounter();
   const doc = parseDocument(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   const problems: Diagnostic[] = [];
-  const report = (offset: number, message: string, rule: Diagnostic['rule'] = 'schema') => {
+  const diagnostic = (offset: number, message: string, rule: Diagnostic['rule'] = 'schema'): Diagnostic => {
     const { line, col } = lines.linePos(offset);
-    problems.push({ file, line, column: col, message, rule, severity: 'error' });
+    return { file, line, column: col, message, rule, severity: 'error' };
   };
+  const report = (offset: number, message: string, rule?: Diagnostic['rule']) =>
+    problems.push(diagnostic(offset, message, rule));
   for (const e of doc.errors) report(e.pos[0], yamlMessage(e, 'a playbook test'), 'yaml');
   const positions = (path: Seg[], key: boolean) => nodeAt(doc.contents as Node | null, path, key);
   const data = problems.length ? undefined : (doc.toJS({ maxAliasCount: 100 }) as unknown);
@@ -88,6 +92,7 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
         faults: (d.faults as Json | undefined) ?? {},
         cases: d.cases as Json[],
         where: (path) => `${file}:${lines.linePos(positions(path, false)).line}`,
+        problem: (path, message) => formatText(diagnostic(positions(path, false), message), source),
       };
     }
   }

@@ -2,10 +2,11 @@
  * `fleetbook test playbooks` as a user (and CI) runs it: every shipped example playbook has its tests, and they
  * pass on the embedded emulator, one line per case and the summary line; a failing test says where and exits 1.
  */
-import { readdir } from 'node:fs/promises';
+import { copyFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -34,5 +35,81 @@ describe('fleetbook test', () => {
     expect(r.stdout).to.include('FAIL test/fixtures/testing/manual.test.yaml: expects what did not happen\n');
     expect(r.stdout).to.include('    test/fixtures/testing/manual.test.yaml:11: expected 2 devices.list');
     expect(r.stdout.trimEnd().split('\n').at(-1)).to.equal('1 passed, 1 failed');
+  });
+
+  it('fails a test file that is a broken link as one that cannot be read, and runs the others', async () => {
+    const dir = tempDir('fleetbook-test-link-');
+    const fixtures = join(ROOT, 'test', 'fixtures', 'testing');
+    for (const f of ['manual.yaml', 'manual.test.yaml']) await copyFile(join(fixtures, f), join(dir, f));
+    await symlink(join(dir, 'missing.test.yaml'), join(dir, 'dangling.test.yaml'));
+    const r = await fleetbook(['test', dir], {});
+    expect(r.code, r.stderr).to.equal(1);
+    expect(r.stderr).to.equal('');
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.slice(0, 2)).to.deep.equal([
+      `FAIL ${dir}/dangling.test.yaml: does not load`,
+      `    ${dir}/dangling.test.yaml:1:1: the file cannot be read: no such file or directory [yaml]`,
+    ]);
+    expect(lines).to.include(`ok   ${dir}/manual.test.yaml: lists the devices`);
+    expect(lines.at(-1)).to.equal('1 passed, 2 failed');
+  });
+
+  it('tells a playbook that is not there, an unknown key of a case and a list at file:line:col', async () => {
+    const dir = tempDir('fleetbook-test-mistakes-');
+    const write = (name: string, text: string) => writeFile(join(dir, name), text);
+    const expectation = '    expect: { status: succeeded }\n';
+    await write('named.test.yaml', `playbook: nothere.yaml\ncases:\n  - name: a\n${expectation}`);
+    await write('beside.test.yaml', `# no beside.yaml\ncases:\n  - name: a\n${expectation}`);
+    await write(
+      'manual.yaml',
+      'version: 1\nname: manual\non: { manual: true }\nsteps:\n  - id: s\n    set: { a: 1 }\n',
+    );
+    await write(
+      'key.test.yaml',
+      `playbook: manual.yaml\ncases:\n  - name: a\n${expectation}    inptus: {}\n`,
+    );
+    await write('list.test.yaml', `- name: a\n${expectation.slice(2)}`);
+    const r = await fleetbook(['test', dir], {});
+    expect([r.code, r.stderr]).to.deep.equal([1, '']);
+    const at = (name: string, where: string, message: string, line: string, caret: number) =>
+      [
+        `FAIL ${dir}/${name}: does not load`,
+        `    ${dir}/${name}:${where}: ${message}`,
+        `       ${where.split(':')[0]} | ${line}`,
+        `         | ${' '.repeat(caret)}^`,
+      ].join('\n');
+    expect(r.stdout).to.equal(
+      [
+        at(
+          'beside.test.yaml',
+          '2:1',
+          `the playbook ${dir}/beside.yaml cannot be read: no such file or directory (NAME.test.yaml runs NAME.yaml unless it gives \`playbook\`) [schema]`,
+          'cases:',
+          0,
+        ),
+        at(
+          'key.test.yaml',
+          '5:5',
+          'unknown field `inptus` (did you mean `inputs`?) [schema]',
+          '    inptus: {}',
+          4,
+        ),
+        at(
+          'list.test.yaml',
+          '1:1',
+          'the file is not a YAML mapping: a playbook test is a mapping of `cases` (at least one, each with a `name` and an `expect`), and may give `playbook`, `world` and `faults` [yaml]',
+          '- name: a',
+          0,
+        ),
+        at(
+          'named.test.yaml',
+          '1:11',
+          `the playbook ${dir}/nothere.yaml cannot be read: no such file or directory [schema]`,
+          'playbook: nothere.yaml',
+          10,
+        ),
+        '0 passed, 4 failed\n',
+      ].join('\n'),
+    );
   });
 });

@@ -10,6 +10,7 @@ import {
   ApiError,
   AuthError,
   ConfigError,
+  EnvWithheldError,
   ERROR_CODES,
   ExpressionBudgetError,
   FleetbookError,
@@ -50,6 +51,7 @@ const INSTANCES: Record<string, () => FleetbookError> = {
   AuthError: () => new AuthError('refused'),
   ConfigError: () => new ConfigError('missing'),
   LeaseLostError: () => new LeaseLostError('owner-1'),
+  EnvWithheldError: () => new EnvWithheldError('DB_PASSWORD', 'it is named like a password'),
   ExpressionBudgetError: () => new ExpressionBudgetError('l.map(a, l.map(b, a + b))', 120_000, 100_000, 100),
 };
 

@@ -832,8 +832,27 @@ steps:
         { env: { HOME: '/home/fleet' } },
       );
       expect(s.error).to.match(
-        /^step `tell` failed: `env.DB_PASSWORD` is withheld: it is named like a password, secret, token, key or credential; use `secrets.DB_PASSWORD`, set as FLEETBOOK_SECRET_DB_PASSWORD\n/,
+        /^step `tell` failed: `env.DB_PASSWORD` is withheld: it is named like a password, secret, token, key or credential; use `secrets.DB_PASSWORD`, set as FLEETBOOK_SECRET_DB_PASSWORD$/,
       );
+    });
+
+    it('a missing key named like a secret, in an expression that reads env[...], is not said to be withheld', async () => {
+      const s = await run(
+        `
+version: 1
+name: env-not-withheld
+on: { manual: true }
+inputs:
+  name: { type: string, default: HOME }
+  opts: { type: object, default: {} }
+steps:
+  - id: tell
+    uses: log
+    with: { message: "\${{ env[inputs.name] + inputs.opts.API_KEY }}" }
+`,
+        { env: { HOME: '/home/fleet' } },
+      );
+      expect(s.error).to.match(/^step `tell` failed: No such key: API_KEY\n/);
     });
 
     it('reading the output of a step that was skipped or failed says so', async () => {
