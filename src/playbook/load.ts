@@ -31,7 +31,7 @@ import { boundMessage, sortDiagnostics, type Diagnostic, type Rule, type Severit
 import { generatedRules } from './generated-rules.js';
 import { quickLoad } from './quick-load.js';
 import { protectExpressions } from './protect.js';
-import { readSource, yamlMessage, type SourceText } from './source.js';
+import { readSource, yamlMessage, yamlShapeProblem, type SourceText } from './source.js';
 import type * as Schema from './schema.js';
 import { findUnquoted, restoreDocument, unquotedWarning } from './unquoted.js';
 import { onFirstUse } from '../util/on-first-use.js';
@@ -173,30 +173,8 @@ class YamlSource implements Locator {
       this.reportOffset(e.pos[0], rule, message);
     }
     if (doc.errors.length) return undefined;
-    // An alias inside the node its anchor names makes the data endless: refused here, where it can be placed.
-    // A map or a list as a key (`? [a, b]`) would become its text, with a warning on stderr: refused, at the key.
-    let refused: { offset: number; message: string } | undefined;
-    yaml().visit(doc, {
-      Alias(_key, node, path) {
-        const target = node.resolve(doc);
-        if (target && path.includes(target)) {
-          refused = {
-            offset: node.range?.[0] ?? 0,
-            message: `alias *${node.source} is inside the node its anchor names: the data would never end`,
-          };
-          return yaml().visit.BREAK;
-        }
-        return undefined;
-      },
-      Pair(_key, pair) {
-        if (!yaml().isCollection(pair.key)) return undefined;
-        refused = {
-          offset: pair.key.range?.[0] ?? 0,
-          message: 'a key is a name, not a map or a list: write it as plain text',
-        };
-        return yaml().visit.BREAK;
-      },
-    });
+    // Refused here, where it can be placed: an endless alias, a key that is not a name.
+    const refused = yamlShapeProblem(doc, yaml());
     if (refused) {
       this.reportOffset(refused.offset, 'yaml', refused.message);
       return undefined;

@@ -7,6 +7,8 @@
 import { isUtf8 } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 import { whyUnreadable } from '../util/files.js';
+import type * as YamlModule from 'yaml';
+import type { Document } from 'yaml';
 import type { Diagnostic } from './diagnostics.js';
 
 /** A file's text, and the error that refuses it when its bytes are not UTF-8 (none when they are). */
@@ -72,6 +74,39 @@ export function yamlMessage(e: { code: string; message: string }, one: string): 
   if (e.code === 'MULTIPLE_DOCS')
     return `the file holds several YAML documents, the second from here: ${one} is one document`;
   return e.message.split('\n')[0]?.trim() ?? e.message;
+}
+
+/**
+ * The first thing of `doc` that YAML allows and a playbook or a test file cannot hold, at its offset: an alias
+ * inside the node its anchor names (the data would never end), or a map or a list as a key (it would become
+ * its text, with a warning of the library on stderr). `y` is the `yaml` module, which callers load as they
+ * choose.
+ */
+export function yamlShapeProblem(
+  doc: Document,
+  y: Pick<typeof YamlModule, 'visit' | 'isCollection'>,
+): { offset: number; message: string } | undefined {
+  let found: { offset: number; message: string } | undefined;
+  y.visit(doc, {
+    Alias(_key, node, path) {
+      const target = node.resolve(doc);
+      if (!target || !path.includes(target)) return undefined;
+      found = {
+        offset: node.range?.[0] ?? 0,
+        message: `alias *${node.source} is inside the node its anchor names: the data would never end`,
+      };
+      return y.visit.BREAK;
+    },
+    Pair(_key, pair) {
+      if (!y.isCollection(pair.key)) return undefined;
+      found = {
+        offset: pair.key.range?.[0] ?? 0,
+        message: 'a key is a name, not a map or a list: write it as plain text',
+      };
+      return y.visit.BREAK;
+    },
+  });
+  return found;
 }
 
 /**

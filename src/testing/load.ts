@@ -4,11 +4,11 @@
  * is, so that a failed expectation is reported at its own line.
  */
 import { basename, dirname, join } from 'node:path';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { LineCounter, isCollection, isMap, isScalar, isSeq, parseDocument, visit, type Node } from 'yaml';
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { durationProblem } from '../playbook/duration.js';
-import { readSourceAmong, yamlMessage } from '../playbook/source.js';
+import { readSourceAmong, yamlMessage, yamlShapeProblem } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
@@ -54,6 +54,8 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
   const report = (offset: number, message: string, rule?: Diagnostic['rule']) =>
     problems.push(diagnostic(offset, message, rule));
   for (const e of doc.errors) report(e.pos[0], yamlMessage(e, 'a playbook test'), 'yaml');
+  const refused = problems.length ? undefined : yamlShapeProblem(doc, { visit, isCollection });
+  if (refused) report(refused.offset, refused.message, 'yaml');
   const positions = (path: Seg[], key: boolean) => nodeAt(doc.contents as Node | null, path, key);
   const data = problems.length ? undefined : (doc.toJS({ maxAliasCount: 100 }) as unknown);
   // The schema would say `input must be object`: of an empty file, neither what is wrong nor what to write.

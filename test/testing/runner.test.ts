@@ -98,6 +98,20 @@ describe('fleetbook test: the runner', () => {
     ]);
   });
 
+  it('refuses, at its place, an alias inside its own anchor and a key that is a map or a list', async () => {
+    const dir = tempDir('fleetbook-test-file-');
+    const cycle = join(dir, 'cycle.test.yaml');
+    const key = join(dir, 'key.test.yaml');
+    await writeFile(cycle, 'world: &w\n  seed: *w\ncases: []\n');
+    await writeFile(key, 'cases:\n  - name: a\n    ? [a, b]\n    : 1\n    expect: { status: succeeded }\n');
+    const r = await run([cycle, key]);
+    expect(r.lines.filter((l) => l.startsWith('    /'))).to.deep.equal([
+      `    ${cycle}:2:9: alias *w is inside the node its anchor names: the data would never end [yaml]`,
+      `    ${key}:3:7: a key is a name, not a map or a list: write it as plain text [yaml]`,
+    ]);
+    expect([r.passed, r.failed]).to.deep.equal([0, 2]);
+  });
+
   it('says an empty test file is empty, and what a test file holds (not `input must be object`)', async () => {
     const dir = tempDir('fleetbook-test-file-');
     const empty = join(dir, 'empty.test.yaml');
