@@ -402,7 +402,16 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       store: st,
       entries,
       logger: log,
-      isRunning: (e) => pool.isRunning(e.playbook, 'schedule'),
+      // The store knows the runs of the other replicas; this pool also those it holds and has not yet started.
+      isRunning: async (e) =>
+        pool.isRunning(e.playbook, 'schedule') ||
+        (
+          await Promise.all(
+            (['queued', 'running'] as const).map((status) =>
+              st.listRuns({ playbook: e.playbook, trigger: 'schedule', status, limit: 1 }),
+            ),
+          )
+        ).some((runs) => runs.length > 0),
       makeRun: (e, at, reason) => ({
         id: newRunId(),
         owner: owned.id,

@@ -52,8 +52,11 @@ export interface SchedulerOptions {
   entries: ScheduleEntry[];
   /** Builds the queued run for a fire; the scheduler stores it with the fire time in one transaction. */
   makeRun(entry: ScheduleEntry, scheduledAt: Date, reason: FireReason): RunRecord;
-  /** Whether the playbook has an unfinished run started by this schedule (no overlap unless allowed). */
-  isRunning(entry: ScheduleEntry): boolean;
+  /**
+   * Whether the playbook has an unfinished scheduled run (no overlap unless allowed): in this process, or in
+   * another replica on the store.
+   */
+  isRunning(entry: ScheduleEntry): boolean | Promise<boolean>;
   /** Called after a fire's run is stored: the daemon hands it to its runner pool. */
   started(run: RunRecord): void;
   logger?: Logger;
@@ -269,7 +272,7 @@ export class Scheduler {
    */
   private async fire(entry: ScheduleEntry, fires: Fire[], latest: Date): Promise<number> {
     const meta = { playbook: entry.playbook, schedule: entry.key, scheduledAt: latest.toISOString() };
-    if (fires.length && !entry.overlap && this.o.isRunning(entry)) {
+    if (fires.length && !entry.overlap && (await this.o.isRunning(entry))) {
       this.log.warn('skipped: previous run still running', meta);
       fires = [];
     }
