@@ -36,7 +36,7 @@ import { DaemonMetrics } from './metrics.js';
 import { RunPool } from './pool.js';
 import { consoleSources } from './console-sources.js';
 import { routes } from './routes.js';
-import { Scheduler, type ScheduleEntry } from './scheduler.js';
+import { Scheduler, schedulesOf } from './scheduler.js';
 import { newRunId } from '../runner/run-id.js';
 import { LargeRuns } from './large-runs.js';
 import { Pruner } from './retention.js';
@@ -135,17 +135,6 @@ function servicesOf(playbooks: Iterable<Playbook>): Set<string> {
     for (const s of planOf(pb).services) out.add(s);
   }
   return out;
-}
-
-function schedulesOf(pb: Playbook): ScheduleEntry[] {
-  const s = pb.on.schedule;
-  const list = s === undefined ? [] : Array.isArray(s) ? s : [s];
-  return list.map((x, i) => ({
-    key: `${pb.name}#${i}`,
-    playbook: pb.name,
-    ...x,
-    missed: x.missed as ScheduleEntry['missed'],
-  }));
 }
 
 export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
@@ -413,7 +402,16 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       store: st,
       entries,
       logger: log,
-      isRunning: (e) => pool.isRunning(e.playbook, 'schedule'),
+      // The store knows the runs of the other replicas; this pool also those it holds and has not yet started.
+      isRunning: async (e) =>
+        pool.isRunning(e.playbook, 'schedule') ||
+        (
+          await Promise.all(
+            (['queued', 'running'] as const).map((status) =>
+              st.listRuns({ playbook: e.playbook, trigger: 'schedule', status, limit: 1 }),
+            ),
+          )
+        ).some((runs) => runs.length > 0),
       makeRun: (e, at, reason) => ({
         id: newRunId(),
         owner: owned.id,

@@ -11,6 +11,7 @@ import { Interrupted } from '../runner/runner.js';
 import { DEVICE_OUTCOMES, emptyCounts, type RunRecord, type RunSummary } from '../store/store.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { LargeRuns } from './large-runs.js';
+import { schedulesOf } from './scheduler.js';
 
 export interface PoolOptions {
   playbooks: ReadonlyMap<string, Playbook>;
@@ -37,6 +38,19 @@ interface Group {
   limit: number;
   active: Set<Entry>;
   waiting: Entry[];
+}
+
+/**
+ * The group of a scheduled run whose schedule does not allow overlap: the playbook's scheduled runs execute one
+ * at a time, in the order they were fired. The scheduler fires nothing while one is unfinished, but `missed:
+ * all` fires several at once (the missed runs of a downtime, or of a frozen process).
+ */
+function scheduleGroup(run: RunRecord, pb: Playbook): string | undefined {
+  const t = run.trigger as { type?: string; schedule?: string } | undefined;
+  if (t?.type !== 'schedule') return undefined;
+  return schedulesOf(pb).find((e) => e.key === t.schedule)?.overlap
+    ? undefined
+    : `\u0000schedule\u0000${pb.name}`;
 }
 
 export class RunPool {
@@ -105,7 +119,7 @@ export class RunPool {
         return;
       }
     }
-    const group = c ? `${pb.name}\u0000${key}` : `\u0000${run.id}`;
+    const group = c ? `${pb.name}\u0000${key}` : (scheduleGroup(run, pb) ?? `\u0000${run.id}`);
     let g = this.groups.get(group);
     if (!g) {
       g = { limit: c ? (c.limit ?? 1) : 1, active: new Set(), waiting: [] };
@@ -136,7 +150,10 @@ export class RunPool {
         );
       }
     }
-    log.info('run queued behind its concurrency group', { key });
+    log.info(
+      c ? 'run queued behind its concurrency group' : 'run queued behind the previous run of its schedule',
+      { key },
+    );
     g.waiting.push(entry);
   }
 

@@ -9,12 +9,13 @@
  */
 import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
+import type { Playbook } from '../playbook/schema.js';
 import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
 import { isTimeZone } from '../playbook/schedule.js';
 import type { RunRecord, Store } from '../store/store.js';
 
 export interface ScheduleEntry {
-  /** Unique key of this schedule, e.g. `${playbook}#${index}`: what the store keys fire times by. */
+  /** Unique key of this schedule, e.g. `${playbook}#${timezone}#${cron}`: what the store keys fire times by. */
   key: string;
   playbook: string;
   /** 5 or 6 fields (seconds first), or a nickname such as `@daily`: the dialect of src/playbook/cron.ts. */
@@ -27,6 +28,23 @@ export interface ScheduleEntry {
   overlap?: boolean;
 }
 
+/**
+ * The schedules of a playbook's `on.schedule`, as the scheduler takes them. Each is keyed by what it is, its
+ * time zone and expression, not by its place in the list: a schedule removed from or added to the list leaves
+ * the others' fire times theirs, and an expression edited between two starts is a new schedule, with no runs
+ * missed before it existed.
+ */
+export function schedulesOf(pb: Playbook): ScheduleEntry[] {
+  const s = pb.on.schedule;
+  const list = s === undefined ? [] : Array.isArray(s) ? s : [s];
+  return list.map((x) => ({
+    key: `${pb.name}#${x.timezone ?? 'UTC'}#${x.cron}`,
+    playbook: pb.name,
+    ...x,
+    missed: x.missed as ScheduleEntry['missed'],
+  }));
+}
+
 export type FireReason = 'schedule' | 'missed';
 
 export interface SchedulerOptions {
@@ -34,8 +52,11 @@ export interface SchedulerOptions {
   entries: ScheduleEntry[];
   /** Builds the queued run for a fire; the scheduler stores it with the fire time in one transaction. */
   makeRun(entry: ScheduleEntry, scheduledAt: Date, reason: FireReason): RunRecord;
-  /** Whether the playbook has an unfinished run started by this schedule (no overlap unless allowed). */
-  isRunning(entry: ScheduleEntry): boolean;
+  /**
+   * Whether the playbook has an unfinished scheduled run (no overlap unless allowed): in this process, or in
+   * another replica on the store.
+   */
+  isRunning(entry: ScheduleEntry): boolean | Promise<boolean>;
   /** Called after a fire's run is stored: the daemon hands it to its runner pool. */
   started(run: RunRecord): void;
   logger?: Logger;
@@ -136,7 +157,11 @@ export class Scheduler {
     const last = await this.o.store.lastFire(entry.key);
     if (last === undefined) {
       await this.o.store.recordFire(entry.key, new Date(now).toISOString());
-      this.log.debug('schedule registered', { playbook: entry.playbook, schedule: entry.key });
+      // Said, since a schedule whose expression or time zone changed starts here too, with no missed runs.
+      this.log.info('schedule registered: it fires from now on', {
+        playbook: entry.playbook,
+        schedule: entry.key,
+      });
       return;
     }
     const since = Date.parse(last);
@@ -247,7 +272,7 @@ export class Scheduler {
    */
   private async fire(entry: ScheduleEntry, fires: Fire[], latest: Date): Promise<number> {
     const meta = { playbook: entry.playbook, schedule: entry.key, scheduledAt: latest.toISOString() };
-    if (fires.length && !entry.overlap && this.o.isRunning(entry)) {
+    if (fires.length && !entry.overlap && (await this.o.isRunning(entry))) {
       this.log.warn('skipped: previous run still running', meta);
       fires = [];
     }
