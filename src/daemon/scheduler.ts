@@ -17,6 +17,11 @@ import type { RunRecord, Store } from '../store/store.js';
 export interface ScheduleEntry {
   /** Unique key of this schedule, e.g. `${playbook}#${timezone}#${cron}`: what the store keys fire times by. */
   key: string;
+  /**
+   * The key versions before this one kept its last fire under, `${playbook}#${index}`: read once, when `key` has
+   * none, so that the runs missed while upgrading are made up.
+   */
+  formerKey?: string;
   playbook: string;
   /** 5 or 6 fields (seconds first), or a nickname such as `@daily`: the dialect of src/playbook/cron.ts. */
   cron: string;
@@ -37,8 +42,9 @@ export interface ScheduleEntry {
 export function schedulesOf(pb: Playbook): ScheduleEntry[] {
   const s = pb.on.schedule;
   const list = s === undefined ? [] : Array.isArray(s) ? s : [s];
-  return list.map((x) => ({
+  return list.map((x, i) => ({
     key: `${pb.name}#${x.timezone ?? 'UTC'}#${x.cron}`,
+    formerKey: `${pb.name}#${i}`,
     playbook: pb.name,
     ...x,
     missed: x.missed as ScheduleEntry['missed'],
@@ -154,7 +160,12 @@ export class Scheduler {
 
   /** On start: fires (per policy) the occurrences since the persisted last fire, or records the first baseline. */
   private async catchUp(entry: ScheduleEntry, armed: Armed, now: number): Promise<void> {
-    const last = await this.o.store.lastFire(entry.key);
+    let last = await this.o.store.lastFire(entry.key);
+    if (last === undefined && entry.formerKey) {
+      // Taken over once: a schedule edited in the very restart that upgrades is caught up from the old one's.
+      last = await this.o.store.lastFire(entry.formerKey);
+      if (last !== undefined) await this.o.store.recordFire(entry.key, last);
+    }
     if (last === undefined) {
       await this.o.store.recordFire(entry.key, new Date(now).toISOString());
       // Said, since a schedule whose expression or time zone changed starts here too, with no missed runs.

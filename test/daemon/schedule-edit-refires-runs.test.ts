@@ -102,6 +102,20 @@ describe('a schedule edited between two starts keeps its own history, not its po
     expect(fired, 'runs that were never due').to.deep.equal([]);
   });
 
+  it('after an upgrade, the last fire kept under its place in the list is taken over', async () => {
+    // As a version that kept fires by place left it: the hourly schedule, first in the list, fired at 00:00.
+    await store.recordFire('reports#0', '2026-03-10T00:00:00.000Z');
+    await restart(3 * HOUR, HOURLY); // the upgraded daemon starts at 03:30
+    expect(fired).to.deep.equal([
+      '0 * * * * 2026-03-10T01:00:00.000Z',
+      '0 * * * * 2026-03-10T02:00:00.000Z',
+      '0 * * * * 2026-03-10T03:00:00.000Z',
+    ]);
+    fired = [];
+    await restart(HOUR, HOURLY); // and again at 04:30: from its own key, 04:00 only
+    expect(fired).to.deep.equal(['0 * * * * 2026-03-10T04:00:00.000Z']);
+  });
+
   it('a schedule left as it was still has its missed runs made up', async () => {
     await start(`${NIGHTLY}\n${HOURLY}`);
     await clock.tickAsync(4 * HOUR); // to 04:30: the hourly one last fired at 04:00
