@@ -31,7 +31,7 @@ import {
   type Operation,
 } from './catalog.js';
 import { Credentials } from './credentials.js';
-import { apiError, fenced, parseBody, send, servicePool, type RawResponse, type Timeouts } from './http.js';
+import { apiError, fenced, send, servicePool, successBody, type RawResponse, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
 import { collect, largestDeviceId, nextToken, pageItems, withoutRepeated } from './pages.js';
@@ -266,7 +266,7 @@ export class ApiClient {
     const answer: { next?: string } = {};
     const read = (res: RawResponse) => {
       answer.next = nextToken(res.headers.location);
-      return parseBody(res.text);
+      return successBody(op.action, res, this.clock.now());
     };
     /** `earliest` paging: the previous page's last time, and how many of its items ended at that time. */
     let seen: { at: unknown; count: number } | undefined;
@@ -369,7 +369,7 @@ export class ApiClient {
     body: string | undefined,
     signal?: AbortSignal,
     /** What a 2xx answer gives: its JSON body, unless the caller reads more of it (a paging header). */
-    read: (res: RawResponse) => unknown = (res) => parseBody(res.text),
+    read: (res: RawResponse) => unknown = (res) => successBody(c.action, res, this.clock.now()),
   ): Promise<unknown> {
     let attempt = 0;
     // Told once, as the first attempt leaves its rate slot: a retry or a replay is the same request.
