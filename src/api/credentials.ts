@@ -85,8 +85,14 @@ export class Credentials {
       res = await this.send.token(basic);
     } catch (e) {
       if (e instanceof ApiError && e.retryClass === 'permanent') {
+        // No token endpoint there: the URL is not the service's {base_url} (its `/api` left out, most often),
+        // which new credentials would not mend.
+        const where =
+          e.status === 404 || e.status === 405
+            ? ". No OAuth token endpoint is at {base_url}/ts/v1/oauth2/token: is the API URL (FLEETBOOK_API_URL) the service's {base_url}, e.g. https://<host>/api?"
+            : '';
         this.authFailure = new AuthError(
-          `the OAuth token request for client ${clientId} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}`,
+          `the OAuth token request for client ${clientId} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}${where}`,
           { cause: e },
         );
         throw this.authFailure;

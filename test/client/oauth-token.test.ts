@@ -136,6 +136,18 @@ describe('OAuth bearer token', () => {
     });
   }
 
+  it('a token endpoint not found says the API URL is not the base URL (its /api left out)', async () => {
+    rec = await Recorder.start();
+    // The service's host answers 404 below its `/api`.
+    rec.handle('POST /ts/v1/oauth2/token', { status: 404, body: 'Not Found' });
+    const e = await failure(list(make({ baseUrl: rec.origin })));
+    expect(e).to.be.instanceOf(AuthError);
+    expect((e as AuthError).message).to.include('HTTP 404');
+    expect((e as AuthError).message).to.include(
+      "No OAuth token endpoint is at {base_url}/ts/v1/oauth2/token: is the API URL (FLEETBOOK_API_URL) the service's {base_url}, e.g. https://<host>/api?",
+    );
+  });
+
   it('a token response without access_token is an AuthError', async () => {
     rec = await Recorder.start();
     rec.handle(`POST ${TOKEN_PATH}`, { status: 200, body: { token_type: 'Bearer', expires_in: 3600 } });
