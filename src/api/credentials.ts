@@ -103,7 +103,10 @@ export class Credentials {
     if (typeof r.access_token !== 'string' || r.access_token === '')
       throw new AuthError('the OAuth token response has no access_token');
     registerSecret(r.access_token);
-    const ttlMs = (typeof r.expires_in === 'number' ? r.expires_in : Number(r.expires_in ?? 3600)) * 1000;
+    // A lifetime that is not a positive number (`"3600s"`, null) is taken as the hour the service's tokens last:
+    // read as NaN, it made every request fetch another token.
+    const ttl = Number(r.expires_in ?? 3600);
+    const ttlMs = (Number.isFinite(ttl) && ttl > 0 ? ttl : 3600) * 1000;
     const skew = Math.min(this.o.tokenSkewMs ?? 60_000, ttlMs / 2);
     this.bearer = { token: r.access_token, refreshAt: this.clock.now() + ttlMs - skew };
     return r.access_token;

@@ -98,6 +98,21 @@ describe('OAuth bearer token', () => {
     expect(rec.tokenRequests).to.have.length(2);
   });
 
+  it('an expires_in that is not a number is taken as an hour, not as a token for one request', async () => {
+    rec = await Recorder.start();
+    rec.handle(`POST ${TOKEN_PATH}`, {
+      status: 200,
+      body: { access_token: 'bearer-odd-lifetime', token_type: 'Bearer', expires_in: '3600s' },
+    });
+    const c = make();
+    await list(c);
+    await list(c);
+    expect(rec.tokenRequests).to.have.length(1);
+    await clock.sleep(3_600_000);
+    await list(c);
+    expect(rec.tokenRequests).to.have.length(2);
+  });
+
   it('a static accessToken skips OAuth entirely', async () => {
     rec = await Recorder.start();
     const c = make({ accessToken: 'static-token-abcdef', clientId: undefined, clientSecret: undefined });
