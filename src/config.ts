@@ -305,6 +305,41 @@ const SHORTEST: { readonly [K in 'requestTimeout' | 'lease']: { least: string; w
   lease: { least: '1s', why: 'it is renewed every third of it' },
 };
 
+/**
+ * What the schema cannot say of the service's settings, naming each by where it came from and never showing a
+ * value (a URL may carry a password). A URL's query, fragment or user would be dropped without a word (only its
+ * origin and path are read). A credential is sent as it is: a space at either end (a secret file's newline) is
+ * a slip the service would refuse, and a refused login counts towards the five that lock the user. A colon in
+ * the client id would split the OAuth Basic credential (`id:secret`) in the wrong place.
+ */
+function serviceProblems(raw: Record<string, unknown>, from: (key: keyof typeof ENV) => string): string[] {
+  const problems: string[] = [];
+  if (typeof raw.apiUrl === 'string' && URL.canParse(raw.apiUrl)) {
+    const u = new URL(raw.apiUrl);
+    const extra = [
+      u.username || u.password ? 'a user' : '',
+      u.search ? 'a query' : '',
+      u.hash ? 'a fragment' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    if (extra)
+      problems.push(
+        `${from('apiUrl')}: has ${extra}, which fleetbook does not send: give the service's {base_url} alone, e.g. https://<host>/api`,
+      );
+  }
+  for (const key of ['accessToken', 'clientId', 'clientSecret', 'username', 'password'] as const) {
+    const v = raw[key];
+    if (typeof v === 'string' && v.trim() !== v)
+      problems.push(`${from(key)}: begins or ends with white space, which would be sent as part of it`);
+  }
+  if (typeof raw.clientId === 'string' && raw.clientId.includes(':'))
+    problems.push(
+      `${from('clientId')}: has a colon, which the OAuth Basic credential (id:secret) cannot carry`,
+    );
+  return problems;
+}
+
 /** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Config {
   const pick = (k: keyof typeof ENV) => {
@@ -386,6 +421,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
         `${from(key as keyof typeof SHORTEST)}: ${JSON.stringify(text)} is too short: at least ${least} (${why})`,
       );
   }
+  problems.push(...serviceProblems(raw, from));
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   for (const s of [
     raw.accessToken,

@@ -5,6 +5,7 @@
  */
 import type { ClientOptions } from './api/client.js';
 import type { Config } from './config.js';
+import { ConfigError } from './errors.js';
 import type { Emulator, EmulatorOptions } from './emulator/index.js';
 import type { Logger } from './log.js';
 
@@ -45,6 +46,8 @@ export async function connect(
 ): Promise<Target> {
   const rates = { requestsPerSecond: config.requestsPerSecond, concurrency: config.concurrency };
   const areaRates = { m2m: rates, loc: rates, subsc: rates, dm: rates, oauth: rates };
+  const missing = missingCredentials(config);
+  if (missing) throw new ConfigError(missing);
   if (config.apiUrl) {
     const options: ClientOptions = { baseUrl: config.apiUrl, rates: areaRates };
     if (config.accessToken) options.accessToken = config.accessToken;
@@ -77,4 +80,42 @@ export async function connect(
     pollIntervalMs: EMBEDDED_POLL_INTERVAL_MS,
     close: () => emu.close(),
   };
+}
+
+/**
+ * Why the credentials cannot reach the service named, before any request: with FLEETBOOK_API_URL, one bearer
+ * token (given, or the client credentials to fetch it) and the session login, each whole, since a run would
+ * otherwise start and fail at its first call; without it, none at all, since the embedded emulator would
+ * answer in the service's place and the caller could take its made-up devices for real ones.
+ */
+function missingCredentials(c: Config): string | undefined {
+  const given = (
+    [
+      ['FLEETBOOK_ACCESS_TOKEN', c.accessToken],
+      ['FLEETBOOK_CLIENT_ID', c.clientId],
+      ['FLEETBOOK_CLIENT_SECRET', c.clientSecret],
+      ['FLEETBOOK_USERNAME', c.username],
+      ['FLEETBOOK_PASSWORD', c.password],
+    ] as const
+  ).flatMap(([name, v]) => (v === undefined ? [] : [name]));
+  if (!c.apiUrl)
+    return given.length
+      ? `${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set, but FLEETBOOK_API_URL is not: set it to the service's {base_url} (e.g. https://<host>/api), or unset the credentials to use the embedded emulator`
+      : undefined;
+  const problems: string[] = [];
+  if (!c.accessToken && (!c.clientId || !c.clientSecret))
+    problems.push(
+      c.clientId || c.clientSecret
+        ? `${c.clientId ? 'FLEETBOOK_CLIENT_SECRET' : 'FLEETBOOK_CLIENT_ID'} is not set: the OAuth client credentials need both`
+        : 'no bearer token: set FLEETBOOK_ACCESS_TOKEN, or FLEETBOOK_CLIENT_ID and FLEETBOOK_CLIENT_SECRET',
+    );
+  if (!c.username || !c.password)
+    problems.push(
+      c.username || c.password
+        ? `${c.username ? 'FLEETBOOK_PASSWORD' : 'FLEETBOOK_USERNAME'} is not set: the session login needs both`
+        : 'no session login: set FLEETBOOK_USERNAME and FLEETBOOK_PASSWORD',
+    );
+  return problems.length
+    ? `the credentials of FLEETBOOK_API_URL are incomplete:\n  ${problems.join('\n  ')}`
+    : undefined;
 }

@@ -23,7 +23,10 @@ const STATUSES: [number, string][] = [
   [404, 'no such resource'],
   [408, 'the service timed out reading the request'],
   [409, 'a conflict with the current state'],
-  [429, 'over the rate limit: the area pauses for `Retry-After` and halves its rate, which then recovers'],
+  [
+    429,
+    'over the rate limit: the area pauses for `Retry-After` and halves its rate, which then recovers; a `Retry-After` over 5 minutes is not waited for (the call fails at once, the area pauses 5 minutes)',
+  ],
   [500, 'a server error'],
   [502, 'a bad gateway'],
   [503, 'unavailable'],

@@ -31,7 +31,7 @@ import {
   type Operation,
 } from './catalog.js';
 import { Credentials } from './credentials.js';
-import { apiError, fenced, parseBody, send, servicePool, type RawResponse, type Timeouts } from './http.js';
+import { apiError, fenced, send, servicePool, successBody, type RawResponse, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
 import { collect, largestDeviceId, nextToken, pageItems, withoutRepeated } from './pages.js';
@@ -62,8 +62,12 @@ export interface ClientOptions {
   areas?: Record<Area, AreaBudget>;
   /** Budget of each area when `areas` is not given. @default 20 requests/s and 10 in flight per area */
   rates?: Partial<Record<Area, AreaOptions>>;
-  /** Retries of retryable errors. @default 5 attempts in all, 200 ms base, 30 s cap */
-  retry?: Partial<BackoffOptions & { maxAttempts: number }>;
+  /**
+   * Retries of retryable errors. A 429 or 503 whose Retry-After asks for longer than `longestRetryAfterMs` is not
+   * waited for: the call fails at once, and the area pauses no longer than that.
+   * @default 5 attempts in all, 200 ms base, 30 s cap, longestRetryAfterMs 300000 (5 minutes)
+   */
+  retry?: Partial<RetryOptions>;
   timeouts?: Partial<Timeouts>;
   /** Refresh the bearer token this long before it expires, for clock skew, in ms. @default 60000 */
   tokenSkewMs?: number;
@@ -107,6 +111,8 @@ interface Call {
   onRequest?: (() => void) | undefined;
 }
 
+type RetryOptions = BackoffOptions & { maxAttempts: number; longestRetryAfterMs: number };
+
 export const DEFAULT_AREA: AreaOptions = { requestsPerSecond: 20, concurrency: 10 };
 
 /** Budgets for every area from per-area options over a default. */
@@ -131,7 +137,7 @@ export class ApiClient {
   private readonly ownsDispatcher: boolean;
   private readonly clock: Clock;
   private readonly log: Logger;
-  private readonly retry: BackoffOptions & { maxAttempts: number };
+  private readonly retry: RetryOptions;
   private readonly timeouts: Timeouts;
   /** The session header's name in lower case, as undici sends header names given that way. */
   private readonly sessionHeader: string;
@@ -159,7 +165,13 @@ export class ApiClient {
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.clock = o.clock ?? systemClock;
     this.log = o.logger ?? silentLogger;
-    this.retry = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 30_000, ...o.retry };
+    this.retry = {
+      maxAttempts: 5,
+      baseDelayMs: 200,
+      maxDelayMs: 30_000,
+      longestRetryAfterMs: 5 * 60_000,
+      ...o.retry,
+    };
     this.timeouts = { headersMs: 30_000, bodyMs: 30_000, ...o.timeouts };
     this.areas = o.areas ?? createAreas(o.rates, this.clock);
     this.ownsDispatcher = !o.dispatcher;
@@ -266,7 +278,7 @@ export class ApiClient {
     const answer: { next?: string } = {};
     const read = (res: RawResponse) => {
       answer.next = nextToken(res.headers.location);
-      return parseBody(res.text);
+      return successBody(op.action, res, this.clock.now());
     };
     /** `earliest` paging: the previous page's last time, and how many of its items ended at that time. */
     let seen: { at: unknown; count: number } | undefined;
@@ -369,7 +381,7 @@ export class ApiClient {
     body: string | undefined,
     signal?: AbortSignal,
     /** What a 2xx answer gives: its JSON body, unless the caller reads more of it (a paging header). */
-    read: (res: RawResponse) => unknown = (res) => parseBody(res.text),
+    read: (res: RawResponse) => unknown = (res) => successBody(c.action, res, this.clock.now()),
   ): Promise<unknown> {
     let attempt = 0;
     // Told once, as the first attempt leaves its rate slot: a retry or a replay is the same request.
@@ -442,10 +454,22 @@ export class ApiClient {
           this.credentials.forgetBearer();
           continue;
         }
-        if (e instanceof ApiError && e.status === 429) this.areas[c.area].throttled(e.retryAfterMs);
+        // A Retry-After of hours (a maintenance window, a quota spent for the day) would hold the call, and
+        // every request of its area behind the pause, as long: the call fails at once instead, with its error.
+        const retryAfter = e instanceof ApiError ? (e.retryAfterMs ?? 0) : 0;
+        const tooLong = retryAfter > this.retry.longestRetryAfterMs;
+        if (e instanceof ApiError && e.status === 429)
+          this.areas[c.area].throttled(tooLong ? this.retry.longestRetryAfterMs : e.retryAfterMs);
         attempt++;
         if (!mayRetry(c, e) || attempt >= this.retry.maxAttempts) throw e;
-        const retryAfter = e instanceof ApiError ? (e.retryAfterMs ?? 0) : 0;
+        if (tooLong) {
+          this.log.warn('not retrying API call: the service asks to wait longer than fleetbook waits', {
+            action: c.action,
+            retryAfterMs: retryAfter,
+            longestRetryAfterMs: this.retry.longestRetryAfterMs,
+          });
+          throw e;
+        }
         const delay = Math.max(retryAfter, backoffDelay(attempt, this.retry, this.o.random));
         this.stats.retries++;
         this.log.warn('retrying API call', {

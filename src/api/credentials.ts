@@ -85,8 +85,14 @@ export class Credentials {
       res = await this.send.token(basic);
     } catch (e) {
       if (e instanceof ApiError && e.retryClass === 'permanent') {
+        // No token endpoint there: the URL is not the service's {base_url} (its `/api` left out, most often),
+        // which new credentials would not mend.
+        const where =
+          e.status === 404 || e.status === 405
+            ? ". No OAuth token endpoint is at {base_url}/ts/v1/oauth2/token: is the API URL (FLEETBOOK_API_URL) the service's {base_url}, e.g. https://<host>/api?"
+            : '';
         this.authFailure = new AuthError(
-          `the OAuth token request for client ${clientId} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}`,
+          `the OAuth token request for client ${clientId} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}${where}`,
           { cause: e },
         );
         throw this.authFailure;
@@ -97,7 +103,10 @@ export class Credentials {
     if (typeof r.access_token !== 'string' || r.access_token === '')
       throw new AuthError('the OAuth token response has no access_token');
     registerSecret(r.access_token);
-    const ttlMs = (typeof r.expires_in === 'number' ? r.expires_in : Number(r.expires_in ?? 3600)) * 1000;
+    // A lifetime that is not a positive number (`"3600s"`, null) is taken as the hour the service's tokens last:
+    // read as NaN, it made every request fetch another token.
+    const ttl = Number(r.expires_in ?? 3600);
+    const ttlMs = (Number.isFinite(ttl) && ttl > 0 ? ttl : 3600) * 1000;
     const skew = Math.min(this.o.tokenSkewMs ?? 60_000, ttlMs / 2);
     this.bearer = { token: r.access_token, refreshAt: this.clock.now() + ttlMs - skew };
     return r.access_token;

@@ -178,7 +178,26 @@ export function networkError(action: string, e: unknown, signal?: AbortSignal): 
   return new NetworkError(action, cause, sent, `${err.message ?? String(e)} (${cause})`, { cause: e });
 }
 
-/** A 2xx body: JSON when it parses, null when empty, the text otherwise. */
+/**
+ * A 2xx answer's body: its JSON, or null when empty. Any other body (a proxy's sign-in page, a captive portal)
+ * is not the service's answer, whose bodies are all JSON (spec, conventions): it fails the call as an opaque
+ * error answer, `permanent`, rather than hand a page of HTML to the caller as the result.
+ */
+export function successBody(action: string, res: RawResponse, now: number): unknown {
+  const body = parseBody(res.text);
+  if (typeof body !== 'string') return body;
+  const type = res.headers['content-type'];
+  throw apiError(
+    action,
+    {
+      ...res,
+      text: `the answer is not JSON${type ? ` (${String(type)})` : ''}, so not the service's: ${body}`,
+    },
+    now,
+  );
+}
+
+/** A body: JSON when it parses, null when empty, the text otherwise. */
 export function parseBody(text: string): unknown {
   if (text.trim() === '') return null;
   try {

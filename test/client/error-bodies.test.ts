@@ -229,6 +229,21 @@ describe('error bodies become one ApiError', () => {
     });
   }
 
+  it('a 2xx answer that is not JSON (a proxy sign-in page) fails the call, permanent, not its result', async () => {
+    const e = await errorFor({
+      status: 200,
+      headers: { 'content-type': 'text/html' },
+      body: '<html><body>Sign in to the proxy</body></html>',
+    });
+    expect(e).to.include({ status: 200, apiCode: 'HTTP_200', shape: 'opaque', retryClass: 'permanent' });
+    expect(e.apiMessage).to.equal(
+      "the answer is not JSON (text/html), so not the service's: <html><body>Sign in to the proxy</body></html>",
+    );
+    // An empty 2xx body stays a result (spec: some answers have none).
+    rec.enqueue(`GET ${PATH}`, { status: 200 });
+    expect(await client.location.getReportStatus({ accountName: ACC, txid: 'tx' })).to.equal(null);
+  });
+
   it('a long opaque body is cut to 500 characters in the message', async () => {
     const e = await errorFor({ status: 400, body: 'x'.repeat(5_000) });
     expect(e.apiMessage).to.have.length(500);

@@ -98,6 +98,21 @@ describe('OAuth bearer token', () => {
     expect(rec.tokenRequests).to.have.length(2);
   });
 
+  it('an expires_in that is not a number is taken as an hour, not as a token for one request', async () => {
+    rec = await Recorder.start();
+    rec.handle(`POST ${TOKEN_PATH}`, {
+      status: 200,
+      body: { access_token: 'bearer-odd-lifetime', token_type: 'Bearer', expires_in: '3600s' },
+    });
+    const c = make();
+    await list(c);
+    await list(c);
+    expect(rec.tokenRequests).to.have.length(1);
+    await clock.sleep(3_600_000);
+    await list(c);
+    expect(rec.tokenRequests).to.have.length(2);
+  });
+
   it('a static accessToken skips OAuth entirely', async () => {
     rec = await Recorder.start();
     const c = make({ accessToken: 'static-token-abcdef', clientId: undefined, clientSecret: undefined });
@@ -135,6 +150,18 @@ describe('OAuth bearer token', () => {
       expect(rec.apiRequests()).to.have.length(0);
     });
   }
+
+  it('a token endpoint not found says the API URL is not the base URL (its /api left out)', async () => {
+    rec = await Recorder.start();
+    // The service's host answers 404 below its `/api`.
+    rec.handle('POST /ts/v1/oauth2/token', { status: 404, body: 'Not Found' });
+    const e = await failure(list(make({ baseUrl: rec.origin })));
+    expect(e).to.be.instanceOf(AuthError);
+    expect((e as AuthError).message).to.include('HTTP 404');
+    expect((e as AuthError).message).to.include(
+      "No OAuth token endpoint is at {base_url}/ts/v1/oauth2/token: is the API URL (FLEETBOOK_API_URL) the service's {base_url}, e.g. https://<host>/api?",
+    );
+  });
 
   it('a token response without access_token is an AuthError', async () => {
     rec = await Recorder.start();

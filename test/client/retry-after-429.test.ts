@@ -143,6 +143,28 @@ describe('429 with Retry-After', () => {
     expect(client.areas.m2m.currentRate).to.be.below(20);
   });
 
+  it('a Retry-After of a day is not waited for: the call fails at once, the area pauses 5 minutes at most', async () => {
+    scriptLocate({ status: 429, headers: { 'retry-after': '86400' } });
+    const failedAt = clock.now();
+    let err: unknown;
+    try {
+      await client.location.locate(locate);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(ApiError);
+    expect((err as ApiError).status).to.equal(429);
+    expect((err as ApiError).retryAfterMs).to.equal(86_400_000);
+    expect(seen, 'not retried').to.have.length(1);
+    expect(client.stats.retries).to.equal(0);
+
+    // The next call of the area waits out the capped pause, not the day.
+    await client.location.locate(locate);
+    expect(seen).to.have.length(2);
+    expect(seen[1]! - failedAt).to.be.at.least(5 * 60_000);
+    expect(seen[1]! - failedAt).to.be.below(6 * 60_000);
+  });
+
   it('a 429 on every attempt ends with the 429 as a retryable ApiError after maxAttempts', async () => {
     rec.handle(LOCATE, () => {
       seen.push(clock.now());
