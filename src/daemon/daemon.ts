@@ -423,6 +423,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         startedAt: new Date().toISOString(),
       }),
       started: (run) => pool.submit(run),
+      skipped: (e) => metrics.schedulesSkipped.inc({ playbook: e.playbook }),
     });
     await scheduler.start();
     const keepMs = config.retention === undefined ? undefined : parseDuration(config.retention);

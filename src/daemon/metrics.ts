@@ -34,6 +34,7 @@ export class DaemonMetrics {
   readonly expressionErrors: Counter<'playbook' | 'expression'>;
   readonly deviceOutcomes: Counter<'playbook' | 'outcome'>;
   readonly lateOutcomes: Counter<'outcome'>;
+  readonly schedulesSkipped: Counter<'playbook'>;
 
   constructor(sources: {
     backlog: () => number;
@@ -52,6 +53,12 @@ export class DaemonMetrics {
       name: 'fleetbook_late_device_outcomes_total',
       help: 'Devices left unconfirmed whose CarrierService callback came after their run ended, by the outcome it gave: succeeded, failed.',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.schedulesSkipped = new Counter({
+      name: 'fleetbook_schedule_fires_skipped_total',
+      help: 'Schedule fires that started no run because the previous scheduled run was unfinished (no overlap), counted once across replicas.',
+      labelNames: ['playbook'],
       registers,
     });
     this.callbacksReceived = new Counter({

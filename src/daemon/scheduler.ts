@@ -65,6 +65,8 @@ export interface SchedulerOptions {
   isRunning(entry: ScheduleEntry): boolean | Promise<boolean>;
   /** Called after a fire's run is stored: the daemon hands it to its runner pool. */
   started(run: RunRecord): void;
+  /** Called for a fire skipped while the previous run is unfinished, by the process that claimed the fire. */
+  skipped?(entry: ScheduleEntry, at: Date): void;
   logger?: Logger;
   /** Max missed runs fired for policy `all` (the rest are logged and dropped). @default 100 */
   maxCatchUp?: number;
@@ -283,7 +285,8 @@ export class Scheduler {
    */
   private async fire(entry: ScheduleEntry, fires: Fire[], latest: Date): Promise<number> {
     const meta = { playbook: entry.playbook, schedule: entry.key, scheduledAt: latest.toISOString() };
-    if (fires.length && !entry.overlap && (await this.o.isRunning(entry))) {
+    const skipped = fires.length > 0 && !entry.overlap && (await this.o.isRunning(entry));
+    if (skipped) {
       this.log.warn('skipped: previous run still running', meta);
       fires = [];
     }
@@ -299,7 +302,8 @@ export class Scheduler {
       // The run is stored (queued): if the pool refuses it, a restarted daemon resumes it.
       this.attempt(entry, 'scheduled run not started', () => this.o.started(run));
     }
-    if (!fires.length) await this.o.store.recordFire(entry.key, latest.toISOString());
+    if (!fires.length && (await this.o.store.recordFire(entry.key, latest.toISOString())) && skipped)
+      this.o.skipped?.(entry, latest);
     return fired;
   }
 

@@ -41,7 +41,25 @@ describe('daemon: a schedule without overlap, on two replicas', function () {
       );
     }
     await sleep(12_000);
+    // Each skipped fire is counted by the replica that claimed it: once, across the two.
+    let counted = 0;
+    for (const d of daemons) {
+      const text = await (await fetch(`${d.url}/metrics`)).text();
+      const line = /^fleetbook_schedule_fires_skipped_total\{playbook="every-2s"\} (\d+)$/m.exec(text);
+      counted += Number(line?.[1] ?? 0);
+    }
     for (const d of daemons) await d.stop();
+    const skippedFires = new Set(
+      daemons.flatMap((d) =>
+        d
+          .logs()
+          .filter((l) => l.message === 'skipped: previous run still running')
+          .map((l) => l.scheduledAt as string),
+      ),
+    );
+    expect(counted, `skipped fires counted; skipped in the logs: ${[...skippedFires].join(', ')}`)
+      .to.be.at.least(1)
+      .and.at.most(skippedFires.size);
 
     const spans = new Map<string, { from?: number; to?: number; by: string }>();
     for (const d of daemons) {

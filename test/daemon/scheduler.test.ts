@@ -54,11 +54,14 @@ describe('daemon scheduler', () => {
   let store: SqliteStore;
   let scheduler: Scheduler | undefined;
   let started: RunRecord[];
+  /** `key at` of each fire the scheduler reported skipped. */
+  let skipped: string[];
   let logs: LogLine[];
 
   beforeEach(() => {
     store = new SqliteStore(':memory:');
     started = [];
+    skipped = [];
     logs = [];
   });
 
@@ -105,6 +108,7 @@ describe('daemon scheduler', () => {
         })),
       isRunning: o.isRunning ?? (() => false),
       started: (run) => started.push(run),
+      skipped: (e, at) => skipped.push(`${e.key} ${at.toISOString()}`),
       logger: recordingLogger(logs),
       maxCatchUp: o.maxCatchUp,
     });
@@ -256,6 +260,18 @@ describe('daemon scheduler', () => {
       const line = logs.find((l) => l.level === 'warn');
       expect(line?.message).to.equal('skipped: previous run still running');
       expect(line?.meta).to.include({ playbook: 'nightly', scheduledAt: '2026-03-10T12:01:00.000Z' });
+      // Counted (fleetbook_schedule_fires_skipped_total) by the process that claimed the fire.
+      expect(skipped).to.deep.equal(['nightly#0 2026-03-10T12:01:00.000Z']);
+    });
+
+    it("a skipped fire another process claimed first is that process's to count", async () => {
+      at('2026-03-10T12:00:00.000Z');
+      await startScheduler([entry({ cron: '* * * * *' })], { isRunning: () => true });
+      // A replica skipped the 12:01 fire and recorded it first.
+      await store.recordFire('nightly#0', '2026-03-10T12:01:00.000Z');
+      await clock.tickAsync(MINUTE);
+      expect(logs.filter((l) => l.level === 'warn')).to.have.length(1);
+      expect(skipped).to.deep.equal([]);
     });
 
     it('with overlap: true, the tick stores and starts a run anyway', async () => {
