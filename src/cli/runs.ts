@@ -191,18 +191,31 @@ function listFilter(flags: ListFlags): { limit: number; playbook?: string; statu
 /** The runs as a table under a header, each column as wide as its widest cell. */
 function runTable(runs: RunRecord[]): string {
   const rows = [
-    ['RUN ID', 'STARTED', 'STATUS', 'PLAYBOOK'],
+    ['RUN ID', 'STARTED', 'STATUS', 'TRIGGER', 'PLAYBOOK'],
     ...runs.map((r) => [
       r.id,
       r.startedAt,
       r.cancelRequested ? `${r.status}, cancel requested` : r.status,
+      triggerText(r.trigger),
       r.playbook,
     ]),
   ];
-  const widths = [0, 1, 2].map((c) => Math.max(...rows.map((row) => (row[c] as string).length)));
+  const last = rows[0]!.length - 1;
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => (row[c] as string).length)));
   return rows
-    .map((row) => `${row.map((cell, c) => (c < 3 ? cell.padEnd(widths[c] as number) : cell)).join('  ')}\n`)
+    .map(
+      (row) => `${row.map((cell, c) => (c < last ? cell.padEnd(widths[c] as number) : cell)).join('  ')}\n`,
+    )
     .join('');
+}
+
+/** What started a run, in a word or two: `manual`, `schedule`, `schedule, missed` (made up at a start), `callback DeviceUsage`. */
+function triggerText(trigger: unknown): string {
+  const t = (trigger ?? {}) as { type?: unknown; reason?: unknown; service?: unknown };
+  if (typeof t.type !== 'string') return '-';
+  if (t.type === 'schedule' && t.reason === 'missed') return 'schedule, missed';
+  if (t.type === 'callback' && typeof t.service === 'string') return `callback ${t.service}`;
+  return t.type;
 }
 
 /** The run whose id is `id` or, failing that, the one run whose id starts with it; else an exit code, said why. */

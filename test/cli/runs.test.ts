@@ -9,12 +9,24 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
 
-/** [id, playbook, status, minute of its start]: newest last. */
-const RUNS: [string, string, RunStatus, number][] = [
-  ['aaaa1111-0000-4000-8000-000000000001', 'nightly', 'succeeded', 1],
-  ['aaaa2222-0000-4000-8000-000000000002', 'nightly', 'failed', 2],
-  ['bbbb1111-0000-4000-8000-000000000003', 'suspend-on-overuse', 'succeeded', 3],
-  ['cccc1111-0000-4000-8000-000000000004', 'nightly', 'succeeded', 4],
+/** [id, playbook, status, minute of its start, trigger]: newest last. */
+const RUNS: [string, string, RunStatus, number, Record<string, unknown>][] = [
+  ['aaaa1111-0000-4000-8000-000000000001', 'nightly', 'succeeded', 1, { type: 'manual', by: 'cli' }],
+  ['aaaa2222-0000-4000-8000-000000000002', 'nightly', 'failed', 2, { type: 'schedule', reason: 'missed' }],
+  [
+    'bbbb1111-0000-4000-8000-000000000003',
+    'suspend-on-overuse',
+    'succeeded',
+    3,
+    { type: 'callback', service: 'DeviceUsage' },
+  ],
+  [
+    'cccc1111-0000-4000-8000-000000000004',
+    'nightly',
+    'succeeded',
+    4,
+    { type: 'schedule', reason: 'schedule' },
+  ],
 ];
 
 const started = (minute: number) => `2026-11-22T00:0${minute}:00.000Z`;
@@ -28,12 +40,12 @@ describe('fleetbook runs list and show (child process)', function () {
     tmp = await tempDir();
     env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
     const store = new SqliteStore(env.FLEETBOOK_STATE as string);
-    for (const [id, playbook, status, minute] of RUNS)
+    for (const [id, playbook, status, minute, trigger] of RUNS)
       store.createRun({
         id,
         playbook,
         status,
-        trigger: { type: 'manual' },
+        trigger,
         inputs: {},
         startedAt: started(minute),
         endedAt: started(minute),
@@ -50,14 +62,14 @@ describe('fleetbook runs list and show (child process)', function () {
   };
   const idsOf = (json: string) => (JSON.parse(json) as RunRecord[]).map((r) => r.id);
 
-  it('prints a header above its columns, newest first', async () => {
+  it('prints a header above its columns, newest first, with what started each run', async () => {
     const lines = (await list()).split('\n');
-    expect(lines[0]).to.match(/^RUN ID {32}STARTED {19}STATUS {5}PLAYBOOK$/);
+    expect(lines[0]).to.match(/^RUN ID {32}STARTED {19}STATUS {5}TRIGGER {15}PLAYBOOK$/);
     expect(lines.slice(1)).to.deep.equal([
-      `${RUNS[3]![0]}  ${started(4)}  succeeded  nightly`,
-      `${RUNS[2]![0]}  ${started(3)}  succeeded  suspend-on-overuse`,
-      `${RUNS[1]![0]}  ${started(2)}  failed     nightly`,
-      `${RUNS[0]![0]}  ${started(1)}  succeeded  nightly`,
+      `${RUNS[3]![0]}  ${started(4)}  succeeded  schedule              nightly`,
+      `${RUNS[2]![0]}  ${started(3)}  succeeded  callback DeviceUsage  suspend-on-overuse`,
+      `${RUNS[1]![0]}  ${started(2)}  failed     schedule, missed      nightly`,
+      `${RUNS[0]![0]}  ${started(1)}  succeeded  manual                nightly`,
       '',
     ]);
   });
