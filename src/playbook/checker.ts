@@ -163,10 +163,23 @@ export class Checker {
       if (isObject(cb))
         this.collectExprs(cb.if, [...multi('callback', i), 'if'], -1, false, undefined, CONDITION);
     });
+    /** The place of each schedule by what the daemon keys it by: its time zone and expression. */
+    const seen = new Map<string, number>();
     list(on.schedule).forEach((s, i) => {
       if (!isObject(s)) return;
       for (const p of scheduleProblems(s))
         this.report([...multi('schedule', i), p.key], 'value', p.rule, p.message, p.severity);
+      if (typeof s.cron !== 'string') return;
+      const key = `${typeof s.timezone === 'string' ? s.timezone : 'UTC'}#${s.cron}`;
+      const first = seen.get(key);
+      if (first === undefined) seen.set(key, i);
+      else
+        this.report(
+          [...multi('schedule', i), 'cron'],
+          'value',
+          'schedule-duplicate',
+          `schedule ${JSON.stringify(s.cron)} is given twice (also at on.schedule[${first}]): the daemon fires it once; remove one`,
+        );
     });
   }
 

@@ -43,6 +43,7 @@ export const RULES = {
   poll: 'A wait polls an action that changes things, or no API call: a poll can only read.',
   cron: 'A schedule has an invalid cron expression.',
   'schedule-frequency': 'A schedule fires more often than once a minute.',
+  'schedule-duplicate': 'A playbook gives the same schedule (expression and time zone) twice: it fires once.',
   timezone: 'A schedule names an unknown time zone.',
   duration: 'A duration is not valid.',
   input: 'An input declaration is inconsistent (a default of the wrong type).',

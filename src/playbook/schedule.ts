@@ -1,5 +1,5 @@
 /** Checks of `on.schedule`: cron syntax, that the schedule fires, time zone, and frequency. */
-import { cronProblem as findCronProblem } from './cron.js';
+import { compileCron, cronProblem as findCronProblem } from './cron.js';
 import type { Rule, Severity } from './diagnostics.js';
 
 /** A problem of one schedule, at its `cron` or its `timezone`. */
@@ -19,7 +19,7 @@ export function scheduleProblems(s: Record<string, unknown>): ScheduleProblem[] 
     const zone = typeof s.timezone === 'string' && !badZone ? s.timezone : 'UTC';
     const problem = cronProblem(s.cron, zone);
     if (problem) out.push({ key: 'cron', rule: 'cron', message: problem, severity: 'error' });
-    else if (firesMoreThanOncePerMinute(s.cron))
+    else if (firesMoreThanOncePerMinute(s.cron, zone))
       out.push({
         key: 'cron',
         rule: 'schedule-frequency',
@@ -53,10 +53,18 @@ export function cronProblem(expression: string, timezone = 'UTC'): string | unde
   return problem;
 }
 
-/** True when a valid cron expression fires more than once a minute (a seconds field that is not one value). */
-export function firesMoreThanOncePerMinute(expression: string): boolean {
-  const fields = expression.trim().split(/\s+/);
-  return fields.length === 6 && !/^[0-9]+$/.test(fields[0] as string);
+/**
+ * True when a valid cron expression fires more than once in some minute: its seconds field gives more than one
+ * second (`*\/60` and `0-0` give one). Every second of a minute that matches fires, so the first two occurrences
+ * from the start of a minute are in one minute exactly when that is so.
+ */
+export function firesMoreThanOncePerMinute(expression: string, timezone = 'UTC'): boolean {
+  if (expression.trim().split(/\s+/).length !== 6) return false;
+  const compiled = compileCron(expression, timezone);
+  if (!compiled.ok) return false;
+  const first = compiled.schedule.next(Date.UTC(2026, 0, 1) - 1);
+  const second = first === undefined ? undefined : compiled.schedule.next(first);
+  return second !== undefined && second - (first as number) < 60_000;
 }
 
 const zones = new Set(Intl.supportedValuesOf('timeZone'));
