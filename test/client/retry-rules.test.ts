@@ -182,6 +182,32 @@ describe('retry rules', () => {
     expect(rec.requestsTo(LOCATE)).to.have.length(2);
   });
 
+  it('https to a port that speaks http: a NetworkError, not sent, that says to check the URL', async () => {
+    // The recorder speaks plain HTTP: a TLS client's hello gets an HTTP answer, and OpenSSL says only
+    // "ssl3_get_record:wrong version number".
+    const https = createClient({
+      baseUrl: rec.baseUrl.replace(/^http:/, 'https:'),
+      accessToken: 'static-bearer-token-0001',
+      username: 'u',
+      password: 'tls-password-0001',
+      clock,
+      rates: FAST_RATES,
+      retry: { maxAttempts: 1 },
+    });
+    try {
+      const e = await failure(https.devices.suspend(suspend));
+      expect(e).to.be.instanceOf(NetworkError);
+      expect((e as NetworkError).causeCode).to.equal('ERR_SSL_WRONG_VERSION_NUMBER');
+      expect((e as NetworkError).sent).to.equal(false);
+      expect((e as Error).message).to.equal(
+        'session.login: the server did not answer in TLS: does the API URL say https for a port that speaks http? (ERR_SSL_WRONG_VERSION_NUMBER)',
+      );
+      expect(rec.requests).to.deep.equal([]);
+    } finally {
+      await https.close();
+    }
+  });
+
   it('connection refused (nothing listening) is retried up to maxAttempts, then NetworkError sent false', async () => {
     const port = await closedPort();
     const refused = createClient({
