@@ -528,7 +528,17 @@ class Run {
     /** Whether another holder had some of the devices: it may have changed them meanwhile. */
     let contended = false;
     if (op.mutating) {
-      await this.limits.check(count, step.limits, devices, input);
+      try {
+        await this.limits.check(count, step.limits, devices, input);
+      } catch (e) {
+        // The devices a limit kept back are in the ledger and the counts, `skipped` and why: not left unsaid.
+        if (e instanceof LimitError) {
+          const groups = withResult(devices, { outcome: 'skipped', errorType: LIMIT_EXCEEDED, attempts: 0 });
+          ctx.recordLedger(step.id, groups);
+          addCounts(ctx.stepSummary(step.id).devices, countDevices(groups));
+        }
+        throw e;
+      }
       if (o.dryRun) {
         const calls = op.batchSize ? Math.max(1, Math.ceil(devices.size / op.batchSize)) : 1;
         return this.planOnly(step.id, action, calls, devices, op);
@@ -570,6 +580,9 @@ class Run {
 }
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
+
+/** The error type of the devices a step did not send because a limit of `limits` would have been passed. */
+export const LIMIT_EXCEEDED = 'LIMIT EXCEEDED';
 
 /** The largest step output a checkpoint keeps (characters of JSON). */
 const OUTPUT_LIMIT = 256 * 1024;
