@@ -465,7 +465,12 @@ class Run {
       const msg = typeof step.fail === 'string' ? step.fail : step.fail.message;
       throw new StepError(String(render(msg, scope.ctx, scope.inLoop)));
     }
-    if ('wait' in step) return waitStep(this.ctx, step, plan, scope, signal, count, key, resumed);
+    if ('wait' in step) {
+      // A dry run sent none of the calls a wait waits on the effect of: it would wait out its time, and an event
+      // wait would fail at its timeout where the real run goes on. It is planned, and the walk goes on.
+      if (this.o.dryRun) return { status: 'planned', output: null, items: [], devices: emptyCounts() };
+      return waitStep(this.ctx, step, plan, scope, signal, count, key, resumed);
+    }
     throw new StepError('unknown step kind');
   }
 

@@ -288,5 +288,46 @@ steps:
       expect(c.actions['location.getReportStatus'] ?? 0).to.equal(0);
       await expectNoMutation();
     });
+
+    it('plans its waits: it neither waits them out nor fails an event wait at its timeout', async () => {
+      const pb = playbook(`
+version: 1
+name: dry-waits
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+  devices: { type: array, required: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: \${{ inputs.account }}, devices: \${{ inputs.devices }} }
+  - id: settle
+    wait: 2h
+  - id: confirmed
+    wait:
+      event: { service: CarrierService }
+      timeout: 1h
+  - id: note
+    uses: log
+    with: { message: done }
+`);
+      const began = Date.now();
+      const summary = await runPlaybook(pb, {
+        client,
+        store,
+        inputs: { account, devices: flat(active.slice(0, 2)) },
+        dryRun: true,
+      });
+      // Before, the dry run slept its 2 hours, then waited an hour for an event that nothing would send.
+      expect(Date.now() - began).to.be.lessThan(5_000);
+      expect([summary.status, summary.error]).to.deep.equal(['succeeded', undefined]);
+      expect(summary.steps.map((s) => [s.id, s.status])).to.deep.equal([
+        ['suspend', 'planned'],
+        ['settle', 'planned'],
+        ['confirmed', 'planned'],
+        ['note', 'succeeded'],
+      ]);
+      await expectNoMutation();
+    });
   });
 });
