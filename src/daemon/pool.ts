@@ -143,11 +143,17 @@ export class RunPool {
       return;
     }
     if (onConflict === 'cancel') {
-      for (const other of g.active) {
+      // The newest `limit` runs of a key go on: the oldest of the others, executing or still waiting, are
+      // cancelled, so that of runs that come together only the last ones execute, not each in turn.
+      const earlier = [...[...g.active].filter((e) => !e.controller.signal.aborted), ...g.waiting];
+      for (const other of earlier.slice(0, earlier.length + 1 - g.limit)) {
         log.info('cancelling an earlier run of the same concurrency key', { cancelled: other.run.id, key });
-        other.controller.abort(
-          new Error(`cancelled by run ${run.id} (concurrency key ${JSON.stringify(key)})`),
-        );
+        const reason = `cancelled by run ${run.id} (concurrency key ${JSON.stringify(key)})`;
+        if (g.active.has(other)) other.controller.abort(new Error(reason));
+        else {
+          g.waiting.splice(g.waiting.indexOf(other), 1);
+          this.end(other.run, 'cancelled', reason);
+        }
       }
     }
     log.info(

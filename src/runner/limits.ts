@@ -7,17 +7,22 @@ import { LimitError, type Json } from './types.js';
 type Limits = NonNullable<Playbook['limits']>;
 
 export class RunLimits {
-  /** Every device a mutating call of this run has named. */
+  /** Every device a mutating call of this run has named, which the playbook's `limits` count. */
   private readonly mutated = new Set<string>();
+  /**
+   * The devices each step with `limits` of its own has named: a step's limit is its own blast radius (over its
+   * iterations in a fan-out), whatever the other steps change.
+   */
+  private readonly byStep = new Map<string, Set<string>>();
   /** The size of each account's fleet, listed once a run (a listing asked for by steps side by side is one). */
   private readonly fleet = new Map<string, Promise<number>>();
 
   constructor(private readonly ctx: RunContext) {}
 
   /**
-   * Throws LimitError when the step's devices would take the run past a limit; else counts them. Once the
-   * fleet's size is known, the check and the count are made with nothing awaited in between: steps checked side
-   * by side (a fan-out's batches) are checked one after the other, and cannot pass a limit together.
+   * Throws LimitError when the step's devices would take the run (or the step) past a limit; else counts them.
+   * Once the fleet's size is known, the check and the count are made with nothing awaited in between: steps
+   * checked side by side (a fan-out's batches) are checked one after the other, and cannot pass a limit together.
    */
   async check(
     count: StepCount,
@@ -26,32 +31,45 @@ export class RunLimits {
     input: Json,
   ): Promise<void> {
     const { stepId } = count;
-    const limits = [this.ctx.plan.playbook.limits, stepLimits].filter((l): l is Limits => Boolean(l));
-    if (!limits.length || !devices.size) return;
+    const runLimits = this.ctx.plan.playbook.limits;
+    if ((!runLimits && !stepLimits) || !devices.size) return;
     const account = typeof input.accountName === 'string' ? input.accountName : undefined;
     const fleet =
-      account !== undefined && limits.some((l) => l.maxPercentOfFleet !== undefined)
+      account !== undefined &&
+      (runLimits?.maxPercentOfFleet !== undefined || stepLimits?.maxPercentOfFleet !== undefined)
         ? await this.fleetSize(account, count)
         : undefined;
-    const fresh = new Set<string>();
-    for (const id of idsOf(devices)) if (!this.mutated.has(id)) fresh.add(id);
-    const after = this.mutated.size + fresh.size;
-    for (const l of limits) {
+    const ids = idsOf(devices);
+    const step = `step \`${stepId}\``;
+    /** Each limit with what it counts, and how its refusal begins: whose limit, and what would pass it. */
+    const counted: { limits: Limits; set: Set<string>; of: string; would: string }[] = [];
+    if (runLimits)
+      counted.push({ limits: runLimits, set: this.mutated, of: '', would: `${step} would bring this run` });
+    if (stepLimits)
+      counted.push({
+        limits: stepLimits,
+        set: this.stepSet(stepId),
+        of: ` of ${step}`,
+        would: 'it would bring the step',
+      });
+    for (const { limits: l, set, of, would } of counted) {
+      let after = set.size;
+      for (const id of ids) if (!set.has(id)) after++;
       if (l.maxDevices !== undefined && after > l.maxDevices) {
         throw new LimitError(
-          `limits.maxDevices is ${l.maxDevices}: step \`${stepId}\` would bring this run to ${after} devices; nothing was sent`,
+          `limits.maxDevices${of} is ${l.maxDevices}: ${would} to ${after} devices; nothing was sent`,
         );
       }
       if (l.maxPercentOfFleet !== undefined && fleet !== undefined) {
         const pct = fleet ? (after / fleet) * 100 : 100;
         if (pct > l.maxPercentOfFleet) {
           throw new LimitError(
-            `limits.maxPercentOfFleet is ${l.maxPercentOfFleet} %: step \`${stepId}\` would bring this run to ${after} of the ${fleet} devices of ${account} (${pct.toFixed(1)} %); nothing was sent`,
+            `limits.maxPercentOfFleet${of} is ${l.maxPercentOfFleet} %: ${would} to ${after} of the ${fleet} devices of ${account} (${pct.toFixed(1)} %); nothing was sent`,
           );
         }
       }
     }
-    for (const id of fresh) this.mutated.add(id);
+    for (const { set } of counted) for (const id of ids) set.add(id);
   }
 
   /**
@@ -60,10 +78,21 @@ export class RunLimits {
    */
   async resume(): Promise<void> {
     const { plan, o, id } = this.ctx;
-    const steps = plan.limitedSteps;
+    const { limitedSteps: steps, ownLimits } = plan;
     if (!steps) return;
+    const run = plan.playbook.limits !== undefined;
     for await (const page of o.store.eachDeviceResult(id))
-      for (const r of page) if (r.outcome !== 'skipped' && steps.has(r.step)) this.mutated.add(r.deviceId);
+      for (const r of page) {
+        if (r.outcome === 'skipped' || !steps.has(r.step)) continue;
+        if (run) this.mutated.add(r.deviceId);
+        if (ownLimits.has(r.step)) this.stepSet(r.step).add(r.deviceId);
+      }
+  }
+
+  private stepSet(stepId: string): Set<string> {
+    let set = this.byStep.get(stepId);
+    if (!set) this.byStep.set(stepId, (set = new Set()));
+    return set;
   }
 
   /** The devices of an account: the listing's requests count for the step that asked first. */

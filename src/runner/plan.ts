@@ -70,6 +70,8 @@ export interface Plan {
    * when the playbook sets limits, else those that set their own; undefined when none does.
    */
   limitedSteps: Set<string> | undefined;
+  /** The ids of the steps with `limits` of their own, which count that step's devices apart. */
+  ownLimits: Set<string>;
   of(step: Step): StepPlan;
 }
 
@@ -118,6 +120,7 @@ function compile(pb: Playbook): Plan {
     services,
     secrets,
     limitedSteps: pb.limits !== undefined ? mutating : ownLimits.size ? ownLimits : undefined,
+    ownLimits,
     of(step) {
       const p = steps.get(step);
       if (!p) throw new Error(`step \`${step.id}\` is not part of playbook ${pb.name}`);

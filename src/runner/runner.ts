@@ -465,7 +465,12 @@ class Run {
       const msg = typeof step.fail === 'string' ? step.fail : step.fail.message;
       throw new StepError(String(render(msg, scope.ctx, scope.inLoop)));
     }
-    if ('wait' in step) return waitStep(this.ctx, step, plan, scope, signal, count, key, resumed);
+    if ('wait' in step) {
+      // A dry run sent none of the calls a wait waits on the effect of: it would wait out its time, and an event
+      // wait would fail at its timeout where the real run goes on. It is planned, and the walk goes on.
+      if (this.o.dryRun) return { status: 'planned', output: null, items: [], devices: emptyCounts() };
+      return waitStep(this.ctx, step, plan, scope, signal, count, key, resumed);
+    }
     throw new StepError('unknown step kind');
   }
 
@@ -528,7 +533,17 @@ class Run {
     /** Whether another holder had some of the devices: it may have changed them meanwhile. */
     let contended = false;
     if (op.mutating) {
-      await this.limits.check(count, step.limits, devices, input);
+      try {
+        await this.limits.check(count, step.limits, devices, input);
+      } catch (e) {
+        // The devices a limit kept back are in the ledger and the counts, `skipped` and why: not left unsaid.
+        if (e instanceof LimitError) {
+          const groups = withResult(devices, { outcome: 'skipped', errorType: LIMIT_EXCEEDED, attempts: 0 });
+          ctx.recordLedger(step.id, groups);
+          addCounts(ctx.stepSummary(step.id).devices, countDevices(groups));
+        }
+        throw e;
+      }
       if (o.dryRun) {
         const calls = op.batchSize ? Math.max(1, Math.ceil(devices.size / op.batchSize)) : 1;
         return this.planOnly(step.id, action, calls, devices, op);
@@ -570,6 +585,9 @@ class Run {
 }
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
+
+/** The error type of the devices a step did not send because a limit of `limits` would have been passed. */
+export const LIMIT_EXCEEDED = 'LIMIT EXCEEDED';
 
 /** The largest step output a checkpoint keeps (characters of JSON). */
 const OUTPUT_LIMIT = 256 * 1024;

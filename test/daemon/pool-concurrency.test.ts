@@ -205,6 +205,44 @@ describe('daemon: concurrency keys and cancels in the run pool', function () {
     await pool.stop(0);
   });
 
+  it('cancel: of runs of a key that come together, only the last executes; those between end at once', async () => {
+    const pb = held('cancel', '2s');
+    const pool = poolOf(pb);
+    const [first, second, third] = [1, 2, 3].map(() => submit(pool, pb.name, 'north')) as [
+      string,
+      string,
+      string,
+    ];
+    await pool.idle();
+    // Before, the second waited for the first to end, then executed to its end, superseded as it was.
+    expect(await ended([first, second, third])).to.deep.equal([
+      ['cancelled', `cancelled by run ${second} (concurrency key "north")`, [['hold', 'cancelled']]],
+      ['cancelled', `cancelled by run ${third} (concurrency key "north")`, []],
+      [
+        'succeeded',
+        null,
+        [
+          ['hold', 'succeeded'],
+          ['said', 'succeeded'],
+        ],
+      ],
+    ]);
+    expect(doneOrder()).to.deep.equal([third]);
+  });
+
+  it('cancel with a limit of 2: a third run of a key cancels the oldest only', async () => {
+    const pb = held('cancel', '1s', 2);
+    const pool = poolOf(pb);
+    const ids = [1, 2, 3].map(() => submit(pool, pb.name, 'north'));
+    await pool.idle();
+    // Before, the third cancelled both runs executing, and the key ran one run where it allows two.
+    expect((await ended(ids)).map(([status, error]) => [status, error])).to.deep.equal([
+      ['cancelled', `cancelled by run ${ids[2]} (concurrency key "north")`],
+      ['succeeded', null],
+      ['succeeded', null],
+    ]);
+  });
+
   /** Run `id` ended cancelled by the console, its `finally` step `linger` stopped for `why`. */
   async function endedInFinally(id: string, why: string): Promise<void> {
     expect(await ended([id])).to.deep.equal([

@@ -104,9 +104,18 @@ steps:
       expect(summary.error).to.equal(
         `limits.maxDevices is 10: step \`suspend\` would bring this run to ${active.length} devices; nothing was sent`,
       );
-      expect(summary.steps.find((s) => s.id === 'suspend')?.status).to.equal('failed');
+      const suspend = summary.steps.find((s) => s.id === 'suspend');
+      expect(suspend?.status).to.equal('failed');
       expect(summary.steps.find((s) => s.id === 'after')).to.equal(undefined);
-      expect(await store.deviceResults(summary.runId)).to.deep.equal([]);
+      // Each device the limit kept back is in the ledger and the counts: skipped, and why. Before, the ledger
+      // and the summary said nothing of them.
+      const ledger = await store.deviceResults(summary.runId);
+      expect(ledger.map((r) => r.deviceId).sort()).to.deep.equal(active.map(imei).sort());
+      expect(new Set(ledger.map((r) => `${r.step} ${r.outcome} ${r.errorType}`))).to.deep.equal(
+        new Set(['suspend skipped LIMIT EXCEEDED']),
+      );
+      expect(suspend?.devices).to.deep.include({ total: active.length, skipped: active.length });
+      expect(summary.devices.byError).to.deep.equal({ 'LIMIT EXCEEDED': active.length });
       expect((await store.getRun(summary.runId))?.status).to.equal('failed');
       // The list was read; nothing was changed.
       expect((await calls(emu)).actions['devices.list']).to.be.greaterThan(0);
@@ -136,7 +145,7 @@ steps:
       });
       expect(refused.status).to.equal('failed');
       expect(refused.error).to.equal(
-        `limits.maxPercentOfFleet is 5 %: step \`suspend\` would bring this run to 5 of the 50 devices of ${account} (10.0 %); nothing was sent`,
+        `limits.maxPercentOfFleet of step \`suspend\` is 5 %: it would bring the step to 5 of the 50 devices of ${account} (10.0 %); nothing was sent`,
       );
       await expectNoMutation();
 
@@ -155,7 +164,7 @@ steps:
       const summary = await runPlaybook(pb, { client, store, inputs: { account } });
       expect(summary.status).to.equal('failed');
       expect(summary.error).to.equal(
-        'limits.maxDevices is 25: step `suspend` would bring this run to 30 devices; nothing was sent',
+        'limits.maxDevices of step `suspend` is 25: it would bring the step to 30 devices; nothing was sent',
       );
       // Two batches of 10 went out; the third would have passed 25, and neither it nor any later one was sent.
       const c = await calls(emu);
@@ -163,6 +172,42 @@ steps:
       const expected = active.slice(0, 20).map(imei).sort();
       expect(Object.keys(c.devices).sort()).to.deep.equal(expected);
       expect(summary.steps.find((s) => s.id === 'suspend')?.devices.succeeded).to.equal(20);
+      // The batch the limit stopped is recorded skipped; the batches never started are not.
+      const skipped = (await store.deviceResults(summary.runId)).filter((r) => r.outcome === 'skipped');
+      expect(skipped.map((r) => r.deviceId).sort()).to.deep.equal(active.slice(20, 30).map(imei).sort());
+    });
+
+    it("a step's own limit counts that step's devices, not those of the steps before it", async () => {
+      const pb = playbook(`
+version: 1
+name: suspend-then-restore
+on: { manual: true }
+limits: { maxDevices: 10 }
+inputs:
+  account: { type: string, required: true }
+  suspend: { type: array, required: true }
+  restore: { type: array, required: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: \${{ inputs.account }}, devices: \${{ inputs.suspend }} }
+  - id: restore
+    uses: devices.restore
+    with: { accountName: \${{ inputs.account }}, devices: \${{ inputs.restore }} }
+    limits: { maxDevices: 2 }
+`);
+      const inputs = { account, suspend: flat(active.slice(0, 3)), restore: flat(active.slice(0, 2)) };
+      const summary = await runPlaybook(pb, { client, store, inputs });
+      // Before, the restore's limit of 2 was held to the run's 3 devices, and refused a step of 2.
+      expect(summary.status, summary.error).to.equal('succeeded');
+      const over = await runPlaybook(pb, {
+        client,
+        store,
+        inputs: { ...inputs, restore: flat(active.slice(0, 3)) },
+      });
+      expect(over.error).to.equal(
+        'limits.maxDevices of step `restore` is 2: it would bring the step to 3 devices; nothing was sent',
+      );
     });
 
     it('in a fan-out of batches side by side, maxPercentOfFleet still holds: they are checked one at a time', async () => {
@@ -171,7 +216,7 @@ steps:
       const summary = await runPlaybook(pb, { client, store, inputs: { account } });
       expect([summary.status, summary.error]).to.deep.equal([
         'failed',
-        `limits.maxPercentOfFleet is 10 %: step \`suspend\` would bring this run to 6 of the 50 devices of ${account} (12.0 %); nothing was sent`,
+        `limits.maxPercentOfFleet of step \`suspend\` is 10 %: it would bring the step to 6 of the 50 devices of ${account} (12.0 %); nothing was sent`,
       ]);
       // The two batches let through go out, and are recorded, before the run ends: none starts after it, and
       // none past the limit is sent. Before, the run ended first, its summary saying 0 devices, and the two
@@ -180,7 +225,8 @@ steps:
       expect(Object.keys(c.devices), 'the devices suspended').to.have.length(4);
       expect(c.actions['devices.suspend']).to.equal(2);
       expect(summary.steps.find((x) => x.id === 'suspend')?.devices.succeeded).to.equal(4);
-      expect(await store.deviceResults(summary.runId)).to.have.length(4);
+      const sent = (await store.deviceResults(summary.runId)).filter((r) => r.outcome !== 'skipped');
+      expect(sent).to.have.length(4);
     });
   });
 
@@ -240,6 +286,47 @@ steps:
       const c = await calls(emu);
       expect(c.actions['devices.list']).to.be.greaterThanOrEqual(2);
       expect(c.actions['location.getReportStatus'] ?? 0).to.equal(0);
+      await expectNoMutation();
+    });
+
+    it('plans its waits: it neither waits them out nor fails an event wait at its timeout', async () => {
+      const pb = playbook(`
+version: 1
+name: dry-waits
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+  devices: { type: array, required: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: \${{ inputs.account }}, devices: \${{ inputs.devices }} }
+  - id: settle
+    wait: 2h
+  - id: confirmed
+    wait:
+      event: { service: CarrierService }
+      timeout: 1h
+  - id: note
+    uses: log
+    with: { message: done }
+`);
+      const began = Date.now();
+      const summary = await runPlaybook(pb, {
+        client,
+        store,
+        inputs: { account, devices: flat(active.slice(0, 2)) },
+        dryRun: true,
+      });
+      // Before, the dry run slept its 2 hours, then waited an hour for an event that nothing would send.
+      expect(Date.now() - began).to.be.lessThan(5_000);
+      expect([summary.status, summary.error]).to.deep.equal(['succeeded', undefined]);
+      expect(summary.steps.map((s) => [s.id, s.status])).to.deep.equal([
+        ['suspend', 'planned'],
+        ['settle', 'planned'],
+        ['confirmed', 'planned'],
+        ['note', 'succeeded'],
+      ]);
       await expectNoMutation();
     });
   });
