@@ -6,11 +6,39 @@
  * first.
  */
 import type { Operation } from '../api/catalog.js';
+import { countDevices, item, type RunContext } from './context.js';
+import { resultsOf, withResult, type DeviceSet } from './devices.js';
+import type { StepState } from './types.js';
 
 /** Deeper than any output schema: a recursive one stops here with an empty object. */
 const MAX_DEPTH = 12;
 
 const outputs = new WeakMap<Operation, unknown>();
+
+/**
+ * A dry run's step that would act: counted in the summary's `planned`, its devices `skipped` (DRY RUN), its
+ * output made up from the action's output schema (an engine action's is null).
+ */
+export function planOnly(
+  ctx: RunContext,
+  stepId: string,
+  action: string,
+  calls: number,
+  devices: DeviceSet,
+  op?: Operation,
+): StepState {
+  const p = ctx.planned.get(stepId) ?? { step: stepId, action, calls: 0, devices: 0 };
+  p.calls += calls;
+  p.devices += devices.size;
+  ctx.planned.set(stepId, p);
+  const groups = withResult(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
+  return {
+    status: 'planned',
+    output: op ? plannedOutput(op) : null,
+    items: resultsOf(groups).map(item),
+    devices: { ...countDevices(groups), byError: {} },
+  };
+}
 
 /** The made-up output of an operation: made once, and a copy of it for each planned call. */
 export function plannedOutput(op: Operation): unknown {

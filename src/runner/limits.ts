@@ -1,10 +1,13 @@
 /** A run's `limits` (playbook and step): a mutating call that would take the run past one is never sent. */
 import type { Playbook } from '../playbook/schema.js';
-import type { RunContext, StepCount } from './context.js';
-import { idsOf, type DeviceSet } from './devices.js';
+import { addCounts, countDevices, type RunContext, type StepCount } from './context.js';
+import { idsOf, withResult, type DeviceSet } from './devices.js';
 import { LimitError, type Json } from './types.js';
 
 type Limits = NonNullable<Playbook['limits']>;
+
+/** The error type of the devices a step did not send because a limit of `limits` would have been passed. */
+const LIMIT_EXCEEDED = 'LIMIT EXCEEDED';
 
 export class RunLimits {
   /** Every device a mutating call of this run has named, which the playbook's `limits` count. */
@@ -20,11 +23,31 @@ export class RunLimits {
   constructor(private readonly ctx: RunContext) {}
 
   /**
-   * Throws LimitError when the step's devices would take the run (or the step) past a limit; else counts them.
-   * Once the fleet's size is known, the check and the count are made with nothing awaited in between: steps
-   * checked side by side (a fan-out's batches) are checked one after the other, and cannot pass a limit together.
+   * Throws LimitError when the step's devices would take the run (or the step) past a limit, having recorded
+   * them `skipped` (LIMIT_EXCEEDED) in the ledger and the step's counts: what a limit kept back is not left
+   * unsaid. Else counts them. Once the fleet's size is known, the check and the count are made with nothing
+   * awaited in between: steps checked side by side (a fan-out's batches) are checked one after the other, and
+   * cannot pass a limit together.
    */
   async check(
+    count: StepCount,
+    stepLimits: Limits | undefined,
+    devices: DeviceSet,
+    input: Json,
+  ): Promise<void> {
+    try {
+      await this.admit(count, stepLimits, devices, input);
+    } catch (e) {
+      if (e instanceof LimitError) {
+        const groups = withResult(devices, { outcome: 'skipped', errorType: LIMIT_EXCEEDED, attempts: 0 });
+        this.ctx.recordLedger(count.stepId, groups);
+        addCounts(this.ctx.stepSummary(count.stepId).devices, countDevices(groups));
+      }
+      throw e;
+    }
+  }
+
+  private async admit(
     count: StepCount,
     stepLimits: Limits | undefined,
     devices: DeviceSet,

@@ -3,7 +3,7 @@
  * retries, checkpoints and limits. How an action is executed is its strategy's business (strategies/), chosen by
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
-import { CATALOG, isAction, type Operation } from '../api/catalog.js';
+import { CATALOG, isAction } from '../api/catalog.js';
 import { unsetSecrets } from '../config.js';
 import { hasEffect } from '../actions/engine.js';
 import { condition, render } from '../expressions/template.js';
@@ -14,7 +14,6 @@ import { emptyCounts, type RunSummary, type StepStatus } from '../store/store.js
 import {
   RunContext,
   addCounts,
-  countDevices,
   devicesOverTolerance,
   done,
   item,
@@ -22,8 +21,8 @@ import {
   type StepCount,
 } from './context.js';
 import { cancelReason, isCancel, withListeners } from './cancel.js';
-import { devicesOf, idsOf, resultsOf, withResult, type DeviceSet } from './devices.js';
-import { plannedOutput } from './dry-run.js';
+import { devicesOf, idsOf } from './devices.js';
+import { planOnly } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
@@ -477,30 +476,6 @@ class Run {
   // ── actions ───────────────────────────────────────────────────────────────────────────────────
 
   /**
-   * A dry run's step that would act: counted in the summary's `planned`, its devices `skipped` (DRY RUN), its
-   * output made up from the action's output schema (an engine action's is null).
-   */
-  private planOnly(
-    stepId: string,
-    action: string,
-    calls: number,
-    devices: DeviceSet,
-    op?: Operation,
-  ): StepState {
-    const p = this.ctx.planned.get(stepId) ?? { step: stepId, action, calls: 0, devices: 0 };
-    p.calls += calls;
-    p.devices += devices.size;
-    this.ctx.planned.set(stepId, p);
-    const groups = withResult(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
-    return {
-      status: 'planned',
-      output: op ? plannedOutput(op) : null,
-      items: resultsOf(groups).map(item),
-      devices: { ...countDevices(groups), byError: {} },
-    };
-  }
-
-  /**
    * A `uses:` step: its input rendered, its limits checked, its devices locked; then its strategy executes it.
    * A mutating call is preceded by a `sending` checkpoint, so that a crash before its answer is recorded leaves
    * a known unknown.
@@ -519,7 +494,7 @@ class Run {
     const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
     const op = plan.op;
     if (!op || !isAction(action)) {
-      if (o.dryRun && hasEffect(action)) return this.planOnly(step.id, action, 1, { groups: [], size: 0 });
+      if (o.dryRun && hasEffect(action)) return planOnly(ctx, step.id, action, 1, { groups: [], size: 0 });
       return engineAction(ctx, step, plan, input, signal, count);
     }
     // A listing's items taken whole come from the store, a batch at a time; a dry run shows them all.
@@ -533,20 +508,10 @@ class Run {
     /** Whether another holder had some of the devices: it may have changed them meanwhile. */
     let contended = false;
     if (op.mutating) {
-      try {
-        await this.limits.check(count, step.limits, devices, input);
-      } catch (e) {
-        // The devices a limit kept back are in the ledger and the counts, `skipped` and why: not left unsaid.
-        if (e instanceof LimitError) {
-          const groups = withResult(devices, { outcome: 'skipped', errorType: LIMIT_EXCEEDED, attempts: 0 });
-          ctx.recordLedger(step.id, groups);
-          addCounts(ctx.stepSummary(step.id).devices, countDevices(groups));
-        }
-        throw e;
-      }
+      await this.limits.check(count, step.limits, devices, input);
       if (o.dryRun) {
         const calls = op.batchSize ? Math.max(1, Math.ceil(devices.size / op.batchSize)) : 1;
-        return this.planOnly(step.id, action, calls, devices, op);
+        return planOnly(ctx, step.id, action, calls, devices, op);
       }
       if (resumed?.status === 'sending' && !reconciles(op) && !op.retrySafe) {
         throw new StepError(
@@ -585,9 +550,6 @@ class Run {
 }
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
-
-/** The error type of the devices a step did not send because a limit of `limits` would have been passed. */
-export const LIMIT_EXCEEDED = 'LIMIT EXCEEDED';
 
 /** The largest step output a checkpoint keeps (characters of JSON). */
 const OUTPUT_LIMIT = 256 * 1024;
