@@ -6,6 +6,13 @@ const EXIT_USAGE = 2;
 
 export async function actionsCommand(action: string | undefined, flags: { json?: boolean }): Promise<number> {
   if (action === undefined) return (await import('./call.js')).listActions(flags);
+  // Refused rather than ignored: a script that asked for JSON would otherwise be handed Markdown.
+  if (flags.json) {
+    process.stderr.write(
+      `fleetbook: --json lists every action (\`fleetbook actions --json\`); the reference of ${action} is Markdown only\n`,
+    );
+    return EXIT_USAGE;
+  }
   const { ALL_ACTIONS, actionReference } = await import('./actions-reference.js');
   if (!ALL_ACTIONS.includes(action)) {
     const near = closest(action, ALL_ACTIONS);

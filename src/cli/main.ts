@@ -197,7 +197,7 @@ export async function main(argv: string[]): Promise<number> {
     .command('actions')
     .description("List every action with its method and path, or print one action's reference.")
     .argument('[action]', 'an action: its arguments, output, errors, retry-safety and an example')
-    .option('--json', 'as JSON (the list)')
+    .option('--json', 'the list as JSON (not with an action)')
     .action(async (action: string | undefined, flags: { json?: boolean }) =>
       setCode(await (await import('./actions.js')).actionsCommand(action, flags)),
     );

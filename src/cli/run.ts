@@ -1,7 +1,7 @@
 /** `fleetbook run PLAYBOOK` and `fleetbook emulator`. */
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
-import { loadConfig, unsetSecrets } from '../config.js';
+import { loadConfig, stateOrigin, unsetSecrets } from '../config.js';
 import { localRun, type LocalRun } from '../daemon/local-event.js';
 import { connect } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
@@ -119,11 +119,13 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const engine = engineSettings(config);
   const tty = Boolean(process.stderr.isTTY) && !flags.json;
   const logger = createLogger({ level: tty ? 'warn' : config.logLevel });
+  // Opened before the embedded emulator starts: a state file that cannot be opened (exit 2) would otherwise leave
+  // the emulator's server holding the process open.
+  const store = await openStore(config.state, { origin: stateOrigin(process.env) });
   const target = await connect(config, logger);
   // A mutation leaves only while the lease holds: frozen past it, this process sends nothing more.
   const held: { lease?: Lease } = {};
   const client = createClient({ ...target.options, logger, beforeMutation: () => held.lease?.check() });
-  const store = await openStore(config.state);
   const controller = new AbortController();
   // Ends the `finally` of the cancelled run (RunOptions.stop).
   const stop = new AbortController();

@@ -1,5 +1,5 @@
 /** `fleetbook serve`: the daemon in the foreground, until SIGTERM or SIGINT. */
-import { loadConfig } from '../config.js';
+import { loadConfig, stateOrigin } from '../config.js';
 import { createLogger } from '../log.js';
 import { envForExpressions, secretsFromEnv } from './run.js';
 
@@ -24,6 +24,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   const daemon = await startDaemon({
     config,
     playbooks: flags.playbooks,
+    stateOrigin: stateOrigin(process.env, flags),
     logger,
     secrets: secretsFromEnv(process.env),
     env: envForExpressions(process.env),

@@ -54,6 +54,8 @@ export interface DaemonOptions {
   env?: Record<string, string>;
   /** How long SIGTERM lets running steps finish before interrupting them. @default 10000 */
   graceMs?: number;
+  /** Where `config.state` came from, for the messages that name the state file (config.ts stateOrigin). */
+  stateOrigin?: string;
   /** Polling interval of report status and poll fallbacks. */
   pollIntervalMs?: number;
   /**
@@ -169,7 +171,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   try {
     // The store is owned before anything reaches the service: a second daemon on the same file stops here,
     // before it registers its listener in place of the first one's.
-    const st = await openStore(config.state);
+    const st = await openStore(config.state, o.stateOrigin ? { origin: o.stateOrigin } : {});
     store = st;
     const largeRuns = new LargeRuns(st, log);
     // What the lease's callbacks reach, once it exists.

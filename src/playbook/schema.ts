@@ -29,6 +29,8 @@ const Duration = Type.String({
   'x-rule': 'duration',
   description: DURATION_TEXT,
 });
+/** A Duration that the runner gives a default when it is left out (runner/plan.ts): `default` says which. */
+const DurationOr = (dflt: string) => Type.String({ ...Duration, default: dflt });
 const Expr = Type.String({
   pattern: '^\\s*\\$\\{\\{[\\s\\S]*\\}\\}\\s*$',
   description: 'A ${{ expression }}.',
@@ -39,26 +41,29 @@ const StepId = Type.String({
   maxLength: 64,
   description: 'Letters, digits and underscores, so that `steps.<id>` works in expressions.',
 });
-const Selectors = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
+const Selectors = (options: { description?: string } = {}) =>
+  Type.Array(Type.String({ minLength: 1 }), { minItems: 1, ...options });
 
 const Retry = closed({
-  on: Type.Optional(Selectors),
+  on: Type.Optional(Selectors({ description: 'Default [retryable].' })),
   maxAttempts: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 100, description: 'Attempts in all. Default 3.' }),
   ),
   backoff: Type.Optional(
     Type.String({ enum: ['exponential', 'fixed'], description: 'Default exponential.' }),
   ),
-  delay: Type.Optional(Duration),
-  maxDelay: Type.Optional(Duration),
-  jitter: Type.Optional(Type.String({ enum: ['full', 'none'], description: 'Default full.' })),
+  delay: Type.Optional(DurationOr('1s')),
+  maxDelay: Type.Optional(DurationOr('1m')),
+  jitter: Type.Optional(
+    Type.String({ enum: ['full', 'none'], description: 'Default full (none with backoff: fixed).' }),
+  ),
 });
 
 const DevicePolicy = closed({
   retry: Type.Optional(
     Type.Array(
       closed({
-        on: Selectors,
+        on: Selectors(),
         with: Type.Optional(
           Type.Record(Type.String(), Type.Unknown(), { description: 'Arguments changed for the retry.' }),
         ),
@@ -107,18 +112,18 @@ const ListingItems = closed(
 
 const WaitCompletion = closed({
   for: Type.Literal('completion'),
-  timeout: Type.Optional(Duration),
-  pollInterval: Type.Optional(Duration),
+  timeout: Type.Optional(DurationOr('2h')),
+  pollInterval: Type.Optional(DurationOr('5s')),
 });
 
 const Confirm = closed(
   {
-    timeout: Type.Optional(Duration),
-    pollInterval: Type.Optional(Duration),
+    timeout: Type.Optional(DurationOr('10m')),
+    pollInterval: Type.Optional(DurationOr('5s')),
   },
   {
     description:
-      "A device-state action: how long to wait for each device to be confirmed (default 10m) and how often to ask the service meanwhile (default 5s). A device not confirmed in time is unconfirmed. After an answer lost once the service may have acted, also how long the devices' state is watched before the request is sent again for those unchanged.",
+      "A device-state action: how long to wait for each device to be confirmed (timeout) and how often to ask the service meanwhile (pollInterval). A device not confirmed in time is unconfirmed. After an answer lost once the service may have acted, also how long the devices' state is watched before the request is sent again for those unchanged.",
   },
 );
 

@@ -58,4 +58,12 @@ describe('action reference', function () {
     expect(typo.code).to.equal(2);
     expect(typo.stderr).to.include('devices.suspend');
   });
+
+  it('fleetbook actions ACTION --json is refused, exit 2: the JSON is the list, a reference is Markdown', async () => {
+    const r = await fleetbook(['actions', 'devices.suspend', '--json'], {});
+    expect([r.code, r.stdout]).to.deep.equal([2, '']);
+    expect(r.stderr).to.equal(
+      'fleetbook: --json lists every action (`fleetbook actions --json`); the reference of devices.suspend is Markdown only\n',
+    );
+  });
 });

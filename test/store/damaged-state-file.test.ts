@@ -3,12 +3,14 @@
  * "database disk image is malformed", naming nothing).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
 
 describe('SQLite: a damaged state file', () => {
   let dir: { dir: string; close(): Promise<void> };
@@ -64,5 +66,23 @@ describe('SQLite: a damaged state file', () => {
     const res = await fleetbook(['runs', 'list'], { FLEETBOOK_STATE: file });
     expect(res.code).to.equal(2);
     expect(res.stderr).to.include(`the state file ${file} (FLEETBOOK_STATE) is damaged`);
+  });
+
+  it('serve and run name where the path came from: --state, or the default, not FLEETBOOK_STATE', async () => {
+    const file = join(dir.dir, 'garbage-serve.db');
+    writeFileSync(file, randomBytes(5000));
+    const serve = await fleetbook(
+      ['serve', '--playbooks', join(ROOT, 'test/fixtures/testing/manual.yaml'), '--state', file],
+      {},
+    );
+    expect(serve.code, serve.stderr).to.equal(2);
+    expect(serve.stderr).to.include(`the state file ${file} (--state) is damaged`);
+    mkdirSync(join(dir.dir, '.fleetbook'));
+    writeFileSync(join(dir.dir, '.fleetbook', 'state.db'), randomBytes(5000));
+    const run = await fleetbook(['run', join(ROOT, 'test/fixtures/testing/manual.yaml')], {}, [], dir.dir);
+    expect(run.code, run.stderr).to.equal(2);
+    expect(run.stderr).to.include(
+      'the state file ./.fleetbook/state.db (the default, FLEETBOOK_STATE being unset) is damaged',
+    );
   });
 });
