@@ -63,6 +63,8 @@ export class RunPool {
   private idleWaiters: (() => void)[] = [];
   /** The runs cancelled on another process's request (cancelRequested), while it stands. */
   private readonly asked = new Set<string>();
+  /** The executing runs this pool cancelled, whose cancel it keeps in the store: not asked again by it. */
+  private readonly cancelledHere = new Set<string>();
 
   constructor(private readonly o: PoolOptions) {}
 
@@ -126,6 +128,12 @@ export class RunPool {
       this.groups.set(group, g);
     }
     const entry: Entry = { run, pb, group, controller: new AbortController(), stop: new AbortController() };
+    // A cancel asked before a restart (of this process, or by another): the run resumes cancelled, sends
+    // nothing more, and runs its `finally`.
+    if (run.cancelRequested) {
+      this.cancelledHere.add(run.id);
+      entry.controller.abort(new Error(run.cancelRequested));
+    }
     if (g.active.size < g.limit) {
       g.active.add(entry);
       this.ready.push(entry);
@@ -149,7 +157,7 @@ export class RunPool {
       for (const other of earlier.slice(0, earlier.length + 1 - g.limit)) {
         log.info('cancelling an earlier run of the same concurrency key', { cancelled: other.run.id, key });
         const reason = `cancelled by run ${run.id} (concurrency key ${JSON.stringify(key)})`;
-        if (g.active.has(other)) other.controller.abort(new Error(reason));
+        if (g.active.has(other)) this.abort(other, reason);
         else {
           g.waiting.splice(g.waiting.indexOf(other), 1);
           this.end(other.run, 'cancelled', reason);
@@ -176,8 +184,28 @@ export class RunPool {
     if (waiting) {
       waiting.splice(waiting.indexOf(entry), 1);
       this.end(entry.run, 'cancelled', reason);
-    } else (entry.controller.signal.aborted ? entry.stop : entry.controller).abort(new Error(reason));
+    } else if (entry.controller.signal.aborted) entry.stop.abort(new Error(reason));
+    else this.abort(entry, reason);
     return true;
+  }
+
+  /**
+   * Cancels an executing run, and keeps the cancel in the store while its `finally` runs: a crash then leaves
+   * it cancelled (submit), not resumed as if never asked. Its own cancel, read back at a lease renewal, is not
+   * a second one (cancelRequested).
+   */
+  private abort(entry: Entry, reason: string): void {
+    entry.controller.abort(new Error(reason));
+    this.cancelledHere.add(entry.run.id);
+    this.o.services.store.requestCancel(entry.run.id, reason).catch((e: unknown) =>
+      this.o.services.logger.warn(
+        'the cancel could not be kept in the store: a crash now would resume the run',
+        {
+          runId: entry.run.id,
+          error: (e as Error).message,
+        },
+      ),
+    );
   }
 
   /** Whether this pool holds the run: executing it, or holding it ready or waiting for its concurrency group. */
@@ -203,7 +231,8 @@ export class RunPool {
     const current = new Set(requests.map((r) => r.runId));
     for (const id of this.asked) if (!current.has(id)) this.asked.delete(id);
     for (const { runId, reason } of requests)
-      if (!this.asked.has(runId) && this.cancel(runId, reason)) this.asked.add(runId);
+      if (!this.asked.has(runId) && !this.cancelledHere.has(runId) && this.cancel(runId, reason))
+        this.asked.add(runId);
   }
 
   private pump(): void {
@@ -213,6 +242,7 @@ export class RunPool {
       const p: Promise<void> = this.execute(entry).finally(() => {
         this.settled.delete(p);
         this.executing.delete(entry);
+        this.cancelledHere.delete(entry.run.id);
         const g = this.groups.get(entry.group) as Group;
         g.active.delete(entry);
         const next = g.waiting.shift();

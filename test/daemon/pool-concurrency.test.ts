@@ -284,4 +284,57 @@ describe('daemon: concurrency keys and cancels in the run pool', function () {
     await pool.stop(0);
     await endedInFinally(id, 'stopped: fleetbook is stopping');
   });
+
+  it('a cancel is kept in the store while the `finally` runs, and read back there it does not stop it', async () => {
+    const pool = poolOf(lingering);
+    const id = submit(pool, lingering.name, 'north');
+    await logged(id, 'step started', 'hold');
+    pool.cancel(id, 'cancelled from the console');
+    await logged(id, 'step started', 'linger');
+    // A crash now must not bring the run back to life: the cancel is in the store, as another process's is.
+    expect((await store.getRun(id))?.cancelRequested).to.equal('cancelled from the console');
+    // The lease renewal reads it back: it is this pool's own, and the `finally` goes on.
+    pool.cancelRequested(await store.cancelRequests('test-owner'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await store.getRun(id))?.status).to.equal('running');
+    pool.cancel(id, 'cancelled again');
+    await pool.idle();
+    await endedInFinally(id, 'cancelled again');
+  });
+
+  it('a run resumed with a cancel asked before the restart is cancelled before its first step', async () => {
+    const pb = playbook(`
+version: 1
+name: resumed-cancelled
+on: { manual: true }
+steps:
+  - id: act
+    uses: log
+    with: { message: acted }
+finally:
+  - id: tidy
+    uses: log
+    with: { message: tidied }
+`);
+    const pool = poolOf(pb);
+    // As the store has it after a crash: running, held by this owner, a cancel asked.
+    const run: RunRecord = {
+      id: `run-${++n}-resumed`,
+      playbook: pb.name,
+      status: 'running',
+      owner: 'test-owner',
+      trigger: { type: 'manual' },
+      inputs: {},
+      startedAt: new Date().toISOString(),
+    };
+    store.createRun(run);
+    expect(await store.requestCancel(run.id, 'cancelled from the console')).to.equal(true);
+    pool.submit((await store.getRun(run.id)) as RunRecord);
+    await pool.idle();
+    const ended = await store.getRun(run.id);
+    expect([ended?.status, ended?.error]).to.deep.equal(['cancelled', 'cancelled from the console']);
+    expect(lines.map((l) => l.message))
+      .to.include('tidied')
+      .and.not.include('acted');
+  });
 });
