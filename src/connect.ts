@@ -46,8 +46,7 @@ export async function connect(
 ): Promise<Target> {
   const rates = { requestsPerSecond: config.requestsPerSecond, concurrency: config.concurrency };
   const areaRates = { m2m: rates, loc: rates, subsc: rates, dm: rates, oauth: rates };
-  const missing = missingCredentials(config);
-  if (missing) throw new ConfigError(missing);
+  checkCredentials(config);
   if (config.apiUrl) {
     const options: ClientOptions = { baseUrl: config.apiUrl, rates: areaRates };
     if (config.accessToken) options.accessToken = config.accessToken;
@@ -83,11 +82,16 @@ export async function connect(
 }
 
 /**
- * Why the credentials cannot reach the service named, before any request: with FLEETBOOK_API_URL, one bearer
+ * Refuses (ConfigError, saying why) credentials that cannot reach the service named, before any request: with FLEETBOOK_API_URL, one bearer
  * token (given, or the client credentials to fetch it) and the session login, each whole, since a run would
  * otherwise start and fail at its first call; without it, none at all, since the embedded emulator would
  * answer in the service's place and the caller could take its made-up devices for real ones.
  */
+export function checkCredentials(c: Config): void {
+  const missing = missingCredentials(c);
+  if (missing) throw new ConfigError(missing);
+}
+
 function missingCredentials(c: Config): string | undefined {
   const given = (
     [

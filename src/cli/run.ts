@@ -3,7 +3,7 @@ import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
 import { loadConfig, stateOrigin, unsetSecrets } from '../config.js';
 import { localRun, type LocalRun } from '../daemon/local-event.js';
-import { connect } from '../connect.js';
+import { checkCredentials, connect } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
@@ -119,6 +119,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const engine = engineSettings(config);
   const tty = Boolean(process.stderr.isTTY) && !flags.json;
   const logger = createLogger({ level: tty ? 'warn' : config.logLevel });
+  // Credentials that cannot reach the service record no run: refused before the store is opened (or created).
+  checkCredentials(config);
   // Opened before the embedded emulator starts: a state file that cannot be opened (exit 2) would otherwise leave
   // the emulator's server holding the process open.
   const store = await openStore(config.state, { origin: stateOrigin(process.env) });

@@ -137,7 +137,7 @@ describe('daemon: one owner per state file', function () {
     expect(refused, 'the refused daemon').to.not.equal(undefined);
     expect((await refused!.exited).code).to.equal(2);
     expect(refused!.stderr).to.include(
-      `the state file ${state} (FLEETBOOK_STATE) is in use by another fleetbook serve`,
+      `the state file ${state} (--state) is in use by another fleetbook serve`,
     );
     expect(refused!.stderr).to.include(`pid ${first.proc.pid} on `);
     expect(refused!.stderr).to.match(/, since 20\d\d-\d\d-\d\dT/);
