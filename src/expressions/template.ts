@@ -107,19 +107,23 @@ export function render(value: unknown, context: Record<string, unknown>, inLoop 
  */
 export function condition(v: unknown, what: string): boolean {
   if (typeof v === 'boolean') return v;
-  const given =
-    typeof v === 'string'
-      ? `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`
-      : v === null || v === undefined
-        ? 'null'
-        : Array.isArray(v)
-          ? 'a list'
-          : typeof v === 'object'
-            ? 'a map'
-            : `${typeof v === 'number' || typeof v === 'bigint' ? 'the number' : 'the value'} ${String(v)}`;
   throw new Error(
-    `${what} gave ${given}, not true or false: compare it (== "yes", > 0, size(...) > 0) to make a condition`,
+    `${what} gave ${given(v)}, not true or false: compare it (== "yes", > 0, size(...) > 0) to make a condition`,
   );
+}
+
+/** A value an expression gave, in a few words, for an error that says it is not of the kind wanted. */
+export function given(v: unknown): string {
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') {
+    const keys = Object.keys(v);
+    return keys.length
+      ? `a map (of ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''})`
+      : 'an empty map';
+  }
+  return `${typeof v === 'number' || typeof v === 'bigint' ? 'the number' : 'the value'} ${String(v)}`;
 }
 
 /**

@@ -4,7 +4,7 @@
  * failed iterations held to `toleratedFailurePercent`.
  */
 import type { Step } from '../playbook/schema.js';
-import { render } from '../expressions/template.js';
+import { given, render } from '../expressions/template.js';
 import { emptyCounts } from '../store/store.js';
 import { addCounts, overTolerance, type RunContext } from './context.js';
 import { LimitError, StepError, type Scope, type StepState } from './types.js';
@@ -18,7 +18,10 @@ export async function fanOut(
 ): Promise<StepState> {
   const fe = step.forEach;
   const items = render(fe.items, scope.ctx, scope.inLoop);
-  if (!Array.isArray(items)) throw new StepError(`forEach.items must be a list, got ${typeof items}`);
+  if (!Array.isArray(items))
+    throw new StepError(
+      `forEach.items${typeof fe.items === 'string' ? ` ${fe.items}` : ''} gave ${given(items)}, not a list: a forEach iterates a list`,
+    );
   const units: unknown[] = [];
   if (fe.batchSize)
     for (let i = 0; i < items.length; i += fe.batchSize) units.push(items.slice(i, i + fe.batchSize));

@@ -71,6 +71,33 @@ steps:
     expect(statuses(no)).to.deep.equal({ guarded: 'skipped' });
   });
 
+  it('fails a forEach whose items give a map or null, saying what they gave', async () => {
+    const yaml = `version: 1
+name: each
+on: { manual: true }
+inputs:
+  v: { type: object }
+steps:
+  - id: each
+    forEach:
+      items: \${{ inputs.v.sites }}
+      steps:
+        - id: said
+          uses: log
+          with: { message: ran }
+`;
+    for (const [sites, given] of [
+      [{ north: 1, south: 2 }, 'a map (of north, south)'],
+      [null, 'null'],
+    ] as const) {
+      const s = await run(yaml, { v: { sites } });
+      expect(s.status).to.equal('failed');
+      expect(s.error).to.equal(
+        `step \`each\` failed: forEach.items \${{ inputs.v.sites }} gave ${given}, not a list: a forEach iterates a list`,
+      );
+    }
+  });
+
   it('fails, names and ends a step whose `if` cannot be evaluated; its onError applies', async () => {
     const s = await run(`version: 1
 name: cond-error
