@@ -81,45 +81,52 @@ export async function connect(
   };
 }
 
+/** Where a credential came from when not its variable: `call`'s flags. */
+export type CredentialFlags = Partial<Record<'apiUrl' | 'clientId' | 'username', string>>;
+
 /**
- * Refuses (ConfigError, saying why) credentials that cannot reach the service named, before any request: with FLEETBOOK_API_URL, one bearer
- * token (given, or the client credentials to fetch it) and the session login, each whole, since a run would
- * otherwise start and fail at its first call; without it, none at all, since the embedded emulator would
- * answer in the service's place and the caller could take its made-up devices for real ones.
+ * Refuses (ConfigError, saying why) credentials that cannot reach the service named, before any request: with
+ * an API URL, one bearer token (given, or the client credentials to fetch it) and the session login, each whole,
+ * since a run would otherwise start and fail at its first call; without one, none at all, since the embedded
+ * emulator would answer in the service's place and the caller could take its made-up devices for real ones.
+ * Each is named by the flag that gave it (`flags`), else by its variable.
  */
-export function checkCredentials(c: Config): void {
-  const missing = missingCredentials(c);
+export function checkCredentials(c: Config, flags: CredentialFlags = {}): void {
+  const missing = missingCredentials(c, flags);
   if (missing) throw new ConfigError(missing);
 }
 
-function missingCredentials(c: Config): string | undefined {
+function missingCredentials(c: Config, flags: CredentialFlags): string | undefined {
+  const url = flags.apiUrl ?? 'FLEETBOOK_API_URL';
+  const clientId = flags.clientId ?? 'FLEETBOOK_CLIENT_ID';
+  const username = flags.username ?? 'FLEETBOOK_USERNAME';
   const given = (
     [
       ['FLEETBOOK_ACCESS_TOKEN', c.accessToken],
-      ['FLEETBOOK_CLIENT_ID', c.clientId],
+      [clientId, c.clientId],
       ['FLEETBOOK_CLIENT_SECRET', c.clientSecret],
-      ['FLEETBOOK_USERNAME', c.username],
+      [username, c.username],
       ['FLEETBOOK_PASSWORD', c.password],
     ] as const
   ).flatMap(([name, v]) => (v === undefined ? [] : [name]));
   if (!c.apiUrl)
     return given.length
-      ? `${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set, but FLEETBOOK_API_URL is not: set it to the service's {base_url} (e.g. https://<host>/api), or unset the credentials to use the embedded emulator`
+      ? `${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set, but FLEETBOOK_API_URL is not: set it (or --api-url) to the service's {base_url} (e.g. https://<host>/api), or unset the credentials to use the embedded emulator`
       : undefined;
   const problems: string[] = [];
   if (!c.accessToken && (!c.clientId || !c.clientSecret))
     problems.push(
       c.clientId || c.clientSecret
-        ? `${c.clientId ? 'FLEETBOOK_CLIENT_SECRET' : 'FLEETBOOK_CLIENT_ID'} is not set: the OAuth client credentials need both`
+        ? `${c.clientId ? 'FLEETBOOK_CLIENT_SECRET' : clientId} is not set: the OAuth client credentials need both`
         : 'no bearer token: set FLEETBOOK_ACCESS_TOKEN, or FLEETBOOK_CLIENT_ID and FLEETBOOK_CLIENT_SECRET',
     );
   if (!c.username || !c.password)
     problems.push(
       c.username || c.password
-        ? `${c.username ? 'FLEETBOOK_PASSWORD' : 'FLEETBOOK_USERNAME'} is not set: the session login needs both`
+        ? `${c.username ? 'FLEETBOOK_PASSWORD' : username} is not set: the session login needs both`
         : 'no session login: set FLEETBOOK_USERNAME and FLEETBOOK_PASSWORD',
     );
   return problems.length
-    ? `the credentials of FLEETBOOK_API_URL are incomplete:\n  ${problems.join('\n  ')}`
+    ? `the credentials of ${url} are incomplete:\n  ${problems.join('\n  ')}`
     : undefined;
 }

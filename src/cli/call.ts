@@ -2,7 +2,7 @@
 import { ACTIONS, CATALOG } from '../api/catalog.js';
 import { createClient } from '../api/client.js';
 import { loadConfig } from '../config.js';
-import { connect } from '../connect.js';
+import { checkCredentials, connect } from '../connect.js';
 import { FleetbookError, InputError, UnknownActionError } from '../errors.js';
 import { createLogger, redactValue, silentLogger } from '../log.js';
 import { readNamedFile } from './named-file.js';
@@ -47,6 +47,11 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
   });
   // stderr carries only the error JSON unless logging was asked for explicitly.
   const logger = process.env.FLEETBOOK_LOG_LEVEL ? createLogger({ level: config.logLevel }) : silentLogger;
+  checkCredentials(config, {
+    ...(flags.apiUrl !== undefined ? { apiUrl: '--api-url' } : {}),
+    ...(flags.clientId !== undefined ? { clientId: '--client-id' } : {}),
+    ...(flags.username !== undefined ? { username: '--username' } : {}),
+  });
   const target = await connect(config, logger);
   const client = createClient({ ...target.options, logger });
   try {

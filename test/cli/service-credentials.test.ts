@@ -85,6 +85,24 @@ describe('the credentials of the real service', function () {
     }
   });
 
+  it("names `call`'s flags when they gave a credential", async () => {
+    const noUrl = await fleetbook(
+      ['call', 'plans.list', ...BODY, '--username', 'ops', '--client-id', 'c1'],
+      {},
+    );
+    expect(noUrl.code, noUrl.stderr).to.equal(2);
+    expect(noUrl.stderr).to.include('--client-id, --username are set, but FLEETBOOK_API_URL is not');
+    const incomplete = await fleetbook(
+      ['call', 'plans.list', ...BODY, '--api-url', full.FLEETBOOK_API_URL!, '--client-id', 'c1'],
+      { FLEETBOOK_ACCESS_TOKEN: 'token-0001', FLEETBOOK_PASSWORD: 'password-0001' },
+    );
+    expect(incomplete.code, incomplete.stderr).to.equal(2);
+    expect(incomplete.stderr).to.include(
+      'the credentials of --api-url are incomplete:\n  FLEETBOOK_USERNAME is not set: the session login needs both',
+    );
+    expect(rec.requests).to.have.length(0);
+  });
+
   it('refuses an API URL with a user, a query or a fragment, without showing it', async () => {
     const url = `http://ops:url-password-1@127.0.0.1:${rec.listeningPort}/api?region=east`;
     const r = await fleetbook(['call', 'plans.list', ...BODY], { ...full, FLEETBOOK_API_URL: url });
