@@ -32,6 +32,9 @@ export const EMBEDDED_TIME_SCALE = 60;
  */
 export const EMBEDDED_POLL_INTERVAL_MS = 250;
 
+/** Whether this process said that the rate variables do not apply to the embedded emulator: once is enough. */
+let saidUnused = false;
+
 export async function connect(
   config: Config,
   logger: Logger,
@@ -60,8 +63,16 @@ export async function connect(
   const { startEmulator } = await import('./emulator/index.js');
   const emu = await startEmulator({ timeScale: EMBEDDED_TIME_SCALE, ...embedded });
   logger.info('no FLEETBOOK_API_URL: using an embedded emulator', { url: emu.baseUrl });
+  // The emulator is local: its budget is the machine's, not a carrier's. A budget set for the service is said
+  // to be unused, not silently dropped.
+  const unused = ['FLEETBOOK_RATE', 'FLEETBOOK_CONCURRENCY'].filter((name) => process.env[name]);
+  if (unused.length && !saidUnused) {
+    saidUnused = true;
+    logger.warn(
+      `${unused.join(' and ')} not used: the embedded emulator is called at 10,000 requests/s, 64 at once`,
+    );
+  }
   const d = emu.defaults;
-  // The emulator is local: its budget is the machine's, not a carrier's.
   const local = { requestsPerSecond: 10_000, concurrency: 64 };
   return {
     options: {

@@ -122,6 +122,21 @@ describe('fleetbook with no configuration', () => {
     expect(out.devices.every((d) => d.accountName === '0000123456-00001')).to.equal(true);
   });
 
+  it('call: says that FLEETBOOK_RATE and FLEETBOOK_CONCURRENCY do not apply to the embedded emulator', async () => {
+    const body = ['--body', '{"accountName":"0000123456-00001"}'];
+    const r = await fleetbook(['call', 'devices.list', ...body], {
+      FLEETBOOK_RATE: '5',
+      FLEETBOOK_CONCURRENCY: '2',
+      FLEETBOOK_LOG_LEVEL: 'warn',
+    });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr).to.include(
+      'FLEETBOOK_RATE and FLEETBOOK_CONCURRENCY not used: the embedded emulator is called at 10,000 requests/s, 64 at once',
+    );
+    const quiet = await fleetbook(['call', 'devices.list', ...body], { FLEETBOOK_LOG_LEVEL: 'warn' });
+    expect(quiet.stderr).to.equal('');
+  });
+
   it('schema: prints the playbook JSON Schema, which ajv compiles and which accepts the examples', async () => {
     const r = await fleetbook(['schema'], {});
     expect(r.code, r.stderr).to.equal(0);
