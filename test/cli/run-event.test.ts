@@ -82,6 +82,29 @@ describe('fleetbook run --event', () => {
     );
   });
 
+  it('says at once that the event and a secret are both missing', async () => {
+    const file = join(dir, 'needs-secret.yaml');
+    await writeFile(
+      file,
+      `version: 1
+name: needs-secret
+on: { callback: { service: DeviceUsage } }
+steps:
+  - id: tell
+    uses: notify.webhook
+    with: { url: '\${{ secrets.ONCALL_WEBHOOK }}', body: { text: hi } }
+`,
+    );
+    const r = await fleetbook(['run', file], env);
+    expect(r.code).to.equal(2);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).to.have.length(2);
+    expect(lines[0]).to.match(
+      /^fleetbook: playbook needs-secret runs on a callback \(DeviceUsage\): give it an event/,
+    );
+    expect(lines[1]).to.match(/^fleetbook: playbook needs-secret .*ONCALL_WEBHOOK/);
+  });
+
   it('says to pass an array input as JSON', async () => {
     const r = await fleetbook(
       ['run', join(PLAYBOOKS, 'onboard-managed-accounts.yaml'), '--input', 'accounts=0000123456-00002'],
