@@ -75,6 +75,34 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
       );
     });
 
+    it('opens a migrated database as a user that may only read and write its tables', async () => {
+      await (await open()).close();
+      const role = `fleetbook_rw_${Date.now().toString(36)}`;
+      const password = 'rw-user-password';
+      await query(url, `CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+      try {
+        // What docs/replicas.md asks of the user once the schema is there; no CREATE on the schema.
+        for (const grant of [
+          `REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
+          `GRANT USAGE ON SCHEMA public TO ${role}`,
+          `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`,
+          `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ${role}`,
+        ])
+          await query(url, grant);
+        const u = new URL(url);
+        [u.username, u.password] = [role, password];
+        const store = await openPostgresStore(u.href);
+        opened.push(store);
+        store.createRun(run('r1'));
+        await store.durable();
+        expect((await store.getRun('r1'))?.id).to.equal('r1');
+      } finally {
+        await Promise.allSettled(opened.splice(0).map((s) => s.close()));
+        await query(url, `DROP OWNED BY ${role}`);
+        await query(url, `DROP ROLE ${role}`);
+      }
+    });
+
     it('names a database it cannot reach, without its password', async () => {
       const u = new URL(url);
       u.password = 's3cret';

@@ -305,12 +305,18 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
   return withClient(pool, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS fleetbook_schema (
-           version integer PRIMARY KEY,
-           applied_at timestamptz NOT NULL DEFAULT now()
-         )`,
+      // Created only when missing: even `CREATE TABLE IF NOT EXISTS` needs the right to create in the schema,
+      // which a user that only reads and writes a migrated database's tables does not have.
+      const { rows: found } = await client.query<{ found: boolean }>(
+        "SELECT to_regclass('fleetbook_schema') IS NOT NULL AS found",
       );
+      if (!found[0]?.found)
+        await client.query(
+          `CREATE TABLE fleetbook_schema (
+             version integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now()
+           )`,
+        );
       const { rows } = await client.query<{ version: number }>(
         'SELECT coalesce(max(version), 0) AS version FROM fleetbook_schema',
       );
