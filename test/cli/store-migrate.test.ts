@@ -77,6 +77,22 @@ describe('fleetbook store migrate', function () {
     );
   });
 
+  it('exits 2 on a URL that does not parse, saying so without its password', async () => {
+    // A port out of range; a `#` in a password not percent-encoded ends the URL's authority early.
+    for (const url of ['postgres://u:pw-s3cret@127.0.0.1:99999/db', 'postgres://u:pw#s3cret@127.0.0.1/db'])
+      for (const args of [
+        ['store', 'migrate'],
+        ['runs', 'list'],
+        ['store', 'prune', '--older-than', '1d'],
+      ]) {
+        const r = await fleetbook(args, { FLEETBOOK_STATE: url });
+        expect(r.code, `${args.join(' ')} on ${url}`).to.equal(2);
+        expect(r.stderr).to.equal(
+          'fleetbook: FLEETBOOK_STATE is not a URL fleetbook can read: postgres://user:password@host:port/database?parameters, with any of @ : / ? # % in the user or the password percent-encoded (%40 %3A %2F %3F %23 %25)\n',
+        );
+      }
+  });
+
   it('exits 2 on a subcommand it does not know', async () => {
     const r = await fleetbook(['store', 'vacuum'], {});
     expect(r.code).to.equal(2);

@@ -345,7 +345,12 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
 
 /** `fleetbook store migrate`: applies the migrations the database at `url` lacks, and returns its version. */
 export async function migratePostgres(url: string): Promise<number> {
-  const pool = openPool(url, { maxConnections: 2 });
+  let pool: pg.Pool;
+  try {
+    pool = openPool(url, { maxConnections: 2 });
+  } catch (e) {
+    throw cannotOpen(url, e);
+  }
   try {
     return await migrate(pool, describeUrl(url)).catch((e: unknown) => {
       throw cannotOpen(url, e);
@@ -358,6 +363,11 @@ export async function migratePostgres(url: string): Promise<number> {
 /** An error opening the database, naming it (without its password) and where it comes from. */
 export function cannotOpen(url: string, e: unknown): Error {
   if (e instanceof ConfigError) return e;
+  // Node's own message is `Invalid URL`, whatever is wrong: say what the URL should look like instead.
+  if ((e as { code?: string }).code === 'ERR_INVALID_URL')
+    return new ConfigError(
+      'FLEETBOOK_STATE is not a URL fleetbook can read: postgres://user:password@host:port/database?parameters, with any of @ : / ? # % in the user or the password percent-encoded (%40 %3A %2F %3F %23 %25)',
+    );
   // A server's own error (a bad password, a database that does not exist) or a network one (refused, unknown host).
   return new ConfigError(`cannot open ${describeUrl(url)}: ${(e as Error).message}`);
 }
