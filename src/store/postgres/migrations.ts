@@ -368,6 +368,16 @@ export function cannotOpen(url: string, e: unknown): Error {
     return new ConfigError(
       'FLEETBOOK_STATE is not a URL fleetbook can read: postgres://user:password@host:port/database?parameters, with any of @ : / ? # % in the user or the password percent-encoded (%40 %3A %2F %3F %23 %25)',
     );
+  // The driver's SCRAM exchange, when the server asks for a password and neither the URL nor PGPASSWORD gave one
+  // (or an empty one): its message names its protocol's step, not what is missing.
+  if (
+    /^SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a (non-empty )?string$/.test(
+      (e as Error).message,
+    )
+  )
+    return new ConfigError(
+      `cannot open ${describeUrl(url)}: the server asks for a password: give it in the URL (postgres://user:password@host:port/database) or in PGPASSWORD`,
+    );
   // A server's own error (a bad password, a database that does not exist) or a network one (refused, unknown host).
   return new ConfigError(`cannot open ${describeUrl(url)}: ${(e as Error).message}`);
 }
