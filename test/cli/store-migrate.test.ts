@@ -43,6 +43,23 @@ describe('fleetbook store migrate', function () {
     expect(await versions(url)).to.deep.equal(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
   });
 
+  it('names --state, not FLEETBOOK_STATE, as where a PostgreSQL URL given there came from', async () => {
+    const url = await postgresUrl();
+    const safe = url.replace(/\/\/[^@]*@/, '//postgres@');
+    const r = await fleetbook(['store', 'migrate', '--state', url], {});
+    expect(r.stdout).to.equal(
+      `the database ${safe} (--state) is at schema version ${POSTGRES_MIGRATIONS.length}\n`,
+    );
+    const pruned = await fleetbook(['store', 'prune', '--older-than', '1d', '--state', url], {});
+    expect(pruned.stdout).to.match(new RegExp(`^the database ${safe} \\(--state\\): removed 0 run`));
+    const missing = `${url}_missing`;
+    const refused = await fleetbook(['store', 'migrate', '--state', missing], {});
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.match(
+      new RegExp(`^fleetbook: cannot open the database ${safe}_missing \\(--state\\): `),
+    );
+  });
+
   it('migrates the SQLite file of --state', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetbook-migrate-'));
     try {
