@@ -31,7 +31,8 @@ export async function migrate(flags: StoreFlags): Promise<number> {
   if (isPostgresUrl(state)) {
     const { migratePostgres } = await import('../store/postgres/migrations.js');
     const { describeUrl } = await import('../store/postgres/pool.js');
-    said = `${describeUrl(state)} is at schema version ${await migratePostgres(state)}`;
+    const { origin } = existing(flags);
+    said = `${describeUrl(state, origin)} is at schema version ${await migratePostgres(state, origin)}`;
   } else {
     // Opening the file applies its migrations.
     const { MIGRATIONS, SqliteStore } = await import('../store/sqlite.js');

@@ -10,11 +10,11 @@ export function isPostgresUrl(state: string): boolean {
   return /^postgres(ql)?:\/\//i.test(state);
 }
 
-/** Opens the store; `options` apply to a SQLite file (sqlite.ts). */
+/** Opens the store; `options` apply to a SQLite file (sqlite.ts), and their `origin` to a database too. */
 export async function openStore(state: string, options?: SqliteOptions): Promise<Store> {
   if (isPostgresUrl(state)) {
     const { openPostgresStore } = await import('./postgres/store.js');
-    return openPostgresStore(state);
+    return openPostgresStore(state, options?.origin ? { origin: options.origin } : {});
   }
   return new SqliteStore(state, options);
 }

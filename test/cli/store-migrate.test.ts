@@ -43,6 +43,23 @@ describe('fleetbook store migrate', function () {
     expect(await versions(url)).to.deep.equal(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
   });
 
+  it('names --state, not FLEETBOOK_STATE, as where a PostgreSQL URL given there came from', async () => {
+    const url = await postgresUrl();
+    const safe = url.replace(/\/\/[^@]*@/, '//postgres@');
+    const r = await fleetbook(['store', 'migrate', '--state', url], {});
+    expect(r.stdout).to.equal(
+      `the database ${safe} (--state) is at schema version ${POSTGRES_MIGRATIONS.length}\n`,
+    );
+    const pruned = await fleetbook(['store', 'prune', '--older-than', '1d', '--state', url], {});
+    expect(pruned.stdout).to.match(new RegExp(`^the database ${safe} \\(--state\\): removed 0 run`));
+    const missing = `${url}_missing`;
+    const refused = await fleetbook(['store', 'migrate', '--state', missing], {});
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.match(
+      new RegExp(`^fleetbook: cannot open the database ${safe}_missing \\(--state\\): `),
+    );
+  });
+
   it('migrates the SQLite file of --state', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fleetbook-migrate-'));
     try {
@@ -75,6 +92,22 @@ describe('fleetbook store migrate', function () {
     expect(r.stderr).to.match(
       /is at schema version \d+, newer than this fleetbook \(\d+\); upgrade fleetbook\n$/,
     );
+  });
+
+  it('exits 2 on a URL that does not parse, saying so without its password', async () => {
+    // A port out of range; a `#` in a password not percent-encoded ends the URL's authority early.
+    for (const url of ['postgres://u:pw-s3cret@127.0.0.1:99999/db', 'postgres://u:pw#s3cret@127.0.0.1/db'])
+      for (const args of [
+        ['store', 'migrate'],
+        ['runs', 'list'],
+        ['store', 'prune', '--older-than', '1d'],
+      ]) {
+        const r = await fleetbook(args, { FLEETBOOK_STATE: url });
+        expect(r.code, `${args.join(' ')} on ${url}`).to.equal(2);
+        expect(r.stderr).to.equal(
+          'fleetbook: FLEETBOOK_STATE is not a URL fleetbook can read: postgres://user:password@host:port/database?parameters, with any of @ : / ? # % in the user or the password percent-encoded (%40 %3A %2F %3F %23 %25)\n',
+        );
+      }
   });
 
   it('exits 2 on a subcommand it does not know', async () => {

@@ -5,6 +5,7 @@
  * commits that stay synchronous, connections the server ends, a turn's batched writes, and a commit that fails
  * reaching `durable()`. Against a real server (test/helpers/postgres.ts).
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import pg from 'pg';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
@@ -73,6 +74,72 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
           `^the database postgres://postgres@127\\.0\\.0\\.1:\\d+/\\w+ \\(FLEETBOOK_STATE\\) is at schema version ${MIGRATIONS.length + 1}, newer than this fleetbook \\(${MIGRATIONS.length}\\); upgrade fleetbook$`,
         ),
       );
+    });
+
+    it('opens a migrated database as a user that may only read and write its tables', async () => {
+      await (await open()).close();
+      const role = `fleetbook_rw_${Date.now().toString(36)}`;
+      const password = 'rw-user-password';
+      await query(url, `CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+      try {
+        // What docs/replicas.md asks of the user once the schema is there; no CREATE on the schema.
+        for (const grant of [
+          `REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
+          `GRANT USAGE ON SCHEMA public TO ${role}`,
+          `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`,
+          `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ${role}`,
+        ])
+          await query(url, grant);
+        const u = new URL(url);
+        [u.username, u.password] = [role, password];
+        const store = await openPostgresStore(u.href);
+        opened.push(store);
+        store.createRun(run('r1'));
+        await store.durable();
+        expect((await store.getRun('r1'))?.id).to.equal('r1');
+      } finally {
+        await Promise.allSettled(opened.splice(0).map((s) => s.close()));
+        await query(url, `DROP OWNED BY ${role}`);
+        await query(url, `DROP ROLE ${role}`);
+      }
+    });
+
+    it('says where to give the password a server asks for, when the URL and PGPASSWORD give none', async () => {
+      // The tests' server trusts its local users, so a server of the test's own asks for one: SCRAM, as
+      // PostgreSQL does by default, up to the step where the client needs the password.
+      const server = createServer((socket) => {
+        let received = 0;
+        socket.on('data', () => {
+          const sasl = (code: number, data: string) => {
+            const body = Buffer.concat([Buffer.alloc(4), Buffer.from(data)]);
+            body.writeInt32BE(code);
+            const head = Buffer.alloc(5);
+            head.write('R');
+            head.writeInt32BE(body.length + 4, 1);
+            socket.write(Buffer.concat([head, body]));
+          };
+          // The startup message, then the SASL initial response.
+          if (++received === 1) sasl(10, 'SCRAM-SHA-256\0\0');
+          else sasl(11, 'r=nonce,s=c2FsdA==,i=4096');
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const saved = process.env.PGPASSWORD;
+      delete process.env.PGPASSWORD;
+      try {
+        const { port } = server.address() as AddressInfo;
+        const err = await openPostgresStore(`postgres://fleetbook@127.0.0.1:${port}/fleetbook`).then(
+          () => undefined,
+          (e: unknown) => e as Error & { code?: string },
+        );
+        expect(err?.code).to.equal('FB_CONFIG');
+        expect(err?.message).to.equal(
+          `cannot open the database postgres://fleetbook@127.0.0.1:${port}/fleetbook (FLEETBOOK_STATE): the server asks for a password: give it in the URL (postgres://user:password@host:port/database) or in PGPASSWORD`,
+        );
+      } finally {
+        if (saved !== undefined) process.env.PGPASSWORD = saved;
+        server.close();
+      }
     });
 
     it('names a database it cannot reach, without its password', async () => {

@@ -305,12 +305,18 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
   return withClient(pool, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS fleetbook_schema (
-           version integer PRIMARY KEY,
-           applied_at timestamptz NOT NULL DEFAULT now()
-         )`,
+      // Created only when missing: even `CREATE TABLE IF NOT EXISTS` needs the right to create in the schema,
+      // which a user that only reads and writes a migrated database's tables does not have.
+      const { rows: found } = await client.query<{ found: boolean }>(
+        "SELECT to_regclass('fleetbook_schema') IS NOT NULL AS found",
       );
+      if (!found[0]?.found)
+        await client.query(
+          `CREATE TABLE fleetbook_schema (
+             version integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now()
+           )`,
+        );
       const { rows } = await client.query<{ version: number }>(
         'SELECT coalesce(max(version), 0) AS version FROM fleetbook_schema',
       );
@@ -338,11 +344,16 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
 }
 
 /** `fleetbook store migrate`: applies the migrations the database at `url` lacks, and returns its version. */
-export async function migratePostgres(url: string): Promise<number> {
-  const pool = openPool(url, { maxConnections: 2 });
+export async function migratePostgres(url: string, origin?: string): Promise<number> {
+  let pool: pg.Pool;
   try {
-    return await migrate(pool, describeUrl(url)).catch((e: unknown) => {
-      throw cannotOpen(url, e);
+    pool = openPool(url, { maxConnections: 2 });
+  } catch (e) {
+    throw cannotOpen(url, e, origin);
+  }
+  try {
+    return await migrate(pool, describeUrl(url, origin)).catch((e: unknown) => {
+      throw cannotOpen(url, e, origin);
     });
   } finally {
     await pool.end();
@@ -350,8 +361,23 @@ export async function migratePostgres(url: string): Promise<number> {
 }
 
 /** An error opening the database, naming it (without its password) and where it comes from. */
-export function cannotOpen(url: string, e: unknown): Error {
+export function cannotOpen(url: string, e: unknown, origin = 'FLEETBOOK_STATE'): Error {
   if (e instanceof ConfigError) return e;
+  // Node's own message is `Invalid URL`, whatever is wrong: say what the URL should look like instead.
+  if ((e as { code?: string }).code === 'ERR_INVALID_URL')
+    return new ConfigError(
+      `${origin} is not a URL fleetbook can read: postgres://user:password@host:port/database?parameters, with any of @ : / ? # % in the user or the password percent-encoded (%40 %3A %2F %3F %23 %25)`,
+    );
+  // The driver's SCRAM exchange, when the server asks for a password and neither the URL nor PGPASSWORD gave one
+  // (or an empty one): its message names its protocol's step, not what is missing.
+  if (
+    /^SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a (non-empty )?string$/.test(
+      (e as Error).message,
+    )
+  )
+    return new ConfigError(
+      `cannot open ${describeUrl(url, origin)}: the server asks for a password: give it in the URL (postgres://user:password@host:port/database) or in PGPASSWORD`,
+    );
   // A server's own error (a bad password, a database that does not exist) or a network one (refused, unknown host).
-  return new ConfigError(`cannot open ${describeUrl(url)}: ${(e as Error).message}`);
+  return new ConfigError(`cannot open ${describeUrl(url, origin)}: ${(e as Error).message}`);
 }

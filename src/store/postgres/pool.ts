@@ -17,6 +17,8 @@ export interface PostgresOptions {
   maxConnections?: number;
   /** How the connections name themselves to the server (`pg_stat_activity.application_name`). @default 'fleetbook' */
   applicationName?: string;
+  /** Where the URL came from, for the messages that name the database. @default 'FLEETBOOK_STATE' */
+  origin?: string;
 }
 
 /** One statement: its text, and its values ($1, $2, ...). */
@@ -82,8 +84,8 @@ export function safeUrl(url: string): string {
   }
 }
 
-export function describeUrl(url: string): string {
-  return `the database ${safeUrl(url)} (FLEETBOOK_STATE)`;
+export function describeUrl(url: string, origin = 'FLEETBOOK_STATE'): string {
+  return `the database ${safeUrl(url)} (${origin})`;
 }
 
 /**

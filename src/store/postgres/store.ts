@@ -51,15 +51,15 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   try {
     pool = openPool(url, options);
   } catch (e) {
-    throw cannotOpen(url, e);
+    throw cannotOpen(url, e, options.origin);
   }
   try {
-    await migrate(pool, describeUrl(url));
+    await migrate(pool, describeUrl(url, options.origin));
   } catch (e) {
     await pool.end();
-    throw cannotOpen(url, e);
+    throw cannotOpen(url, e, options.origin);
   }
-  return new PostgresStore(pool, url);
+  return new PostgresStore(pool, url, options.origin);
 }
 
 /**
@@ -88,7 +88,7 @@ export class PostgresStore implements Store {
   private readonly ownership: PostgresOwnership;
   private readonly feeds = new Set<InboxFeed>();
 
-  /** `the database postgres://user@host:port/db (FLEETBOOK_STATE)`. */
+  /** `the database postgres://user@host:port/db (FLEETBOOK_STATE)`, or `(--state)`. */
   readonly describe: string;
   readonly rates: PostgresRates;
   /** The rate exchanges' own connection: they never queue behind the store's busy pool. */
@@ -97,8 +97,9 @@ export class PostgresStore implements Store {
   constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
+    origin?: string,
   ) {
-    this.describe = describeUrl(url);
+    this.describe = describeUrl(url, origin);
     this.ratesPool = openPool(url, { maxConnections: 2, applicationName: 'fleetbook-rates' });
     this.rates = new PostgresRates(this.ratesPool);
     this.turns = new Turns(pool, turnStatements);
