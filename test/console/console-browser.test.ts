@@ -170,6 +170,18 @@ describe('console: an operator in a browser', function () {
   const runDetail = (id: string) =>
     apiGet<{ run: RunRow & { version?: string }; cancellable: boolean }>(`/runs/${encodeURIComponent(id)}`);
 
+  /** A page of a context of its own, signed in by the address with the token; `close` closes the context. */
+  async function signedIn(): Promise<{ p: Page; close(): Promise<void> }> {
+    browser ??= await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = (page = await context.newPage());
+    p.setDefaultTimeout(15_000);
+    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    await p.goto(`${daemon.url}/#token=${TOKEN}`);
+    await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
+    return { p, close: () => context.close() };
+  }
+
   it('refuses a query parameter a read does not take, or one given twice, naming those it takes', async () => {
     const answers: Record<string, string> = {};
     for (const path of [
@@ -679,6 +691,35 @@ describe('console: an operator in a browser', function () {
       expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await context.close();
+    }
+  });
+
+  it('refuses a number field whose text is no number, naming it, and starts nothing', async () => {
+    const { p, close } = await signedIn();
+    try {
+      const before = (await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${REPORT_PLAYBOOK}`)).runs;
+      await p.goto(`${daemon.url}/#/playbooks`);
+      const form = p.getByRole('form', { name: `Start ${REPORT_PLAYBOOK}` });
+      const batch = form.getByLabel('batch', { exact: true });
+      // Keys a number field takes, typed as an operator types them: `1e` is no number.
+      await batch.fill('');
+      await batch.pressSequentially('1e');
+      await form.getByRole('button', { name: 'Start run' }).click();
+      const said = await until('why the form did not start', async (seen) => {
+        seen(p.url());
+        const alert = form.getByRole('alert');
+        return (await alert.count()) ? alert.innerText() : undefined;
+      });
+      expect(said).to.equal('Input batch: what is typed is not a number.');
+      expect(p.url(), 'the page').to.match(/#\/playbooks$/);
+      const after = (await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${REPORT_PLAYBOOK}`)).runs;
+      expect(
+        after.map((r) => r.id),
+        'the runs of the playbook',
+      ).to.deep.equal(before.map((r) => r.id));
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
     }
   });
 });
