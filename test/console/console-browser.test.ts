@@ -170,6 +170,29 @@ describe('console: an operator in a browser', function () {
   const runDetail = (id: string) =>
     apiGet<{ run: RunRow & { version?: string }; cancellable: boolean }>(`/runs/${encodeURIComponent(id)}`);
 
+  /** A report run started by the JSON API, as a script starts it, once it has succeeded: its id. */
+  async function reportRun(): Promise<string> {
+    const res = await fetch(`${daemon.url}/console/api/playbooks/${REPORT_PLAYBOOK}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ inputs: { account } }),
+    });
+    const text = await res.text();
+    expect(res.status, `starting ${REPORT_PLAYBOOK}: ${text}`).to.equal(202);
+    const { runId } = JSON.parse(text) as { runId: string };
+    await until(
+      `run ${runId} succeeded`,
+      async (seen) => {
+        const { status } = (await runDetail(runId)).run;
+        seen(status);
+        return status === 'succeeded' ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+    return runId;
+  }
+
   /** A page of a context of its own, signed in by the address with the token; `close` closes the context. */
   async function signedIn(): Promise<{ p: Page; close(): Promise<void> }> {
     browser ??= await launchBrowser();
@@ -718,6 +741,44 @@ describe('console: an operator in a browser', function () {
         'the runs of the playbook',
       ).to.deep.equal(before.map((r) => r.id));
       expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('tells runs started in the same minute apart by the ids it shows', async () => {
+    const ids = [await reportRun(), await reportRun()];
+    const { p, close } = await signedIn();
+    try {
+      await p.goto(`${daemon.url}/#/runs?playbook=${REPORT_PLAYBOOK}`);
+      const table = tableCaptioned(p, 'Runs');
+      const shown = await until('the two runs listed', async (seen) => {
+        const texts = await Promise.all(
+          ids.map(async (id) => {
+            const link = table.locator(`tr[data-run-id="${id}"]`).getByRole('link');
+            return (await link.count()) ? (await link.innerText()).trim() : undefined;
+          }),
+        );
+        seen(JSON.stringify(texts));
+        return texts.every((t) => t !== undefined) ? (texts as string[]) : undefined;
+      });
+      expect(new Set(shown).size, `the ids shown for runs ${ids.join(', ')}: ${shown.join(', ')}`).to.equal(
+        2,
+      );
+      const headings: string[] = [];
+      for (const id of ids) {
+        await p.goto(`${daemon.url}/#/runs/${id}`);
+        await p.getByRole('heading', { name: 'Steps', exact: true }).waitFor();
+        headings.push(await p.getByRole('heading', { level: 1 }).innerText());
+      }
+      expect(new Set(headings).size, `the headings of the two runs: ${headings.join(', ')}`).to.equal(2);
+      const csv = await fetch(`${daemon.url}/console/api/runs/${ids[0]}/devices.csv`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      expect(csv.headers.get('content-disposition'), 'the CSV file name').to.equal(
+        `attachment; filename="run-${ids[0]}-devices.csv"`,
+      );
+      await csv.body?.cancel();
     } finally {
       await close();
     }
