@@ -832,6 +832,33 @@ describe('console: an operator in a browser', function () {
       await close();
     }
   });
+
+  it('shows no rows of the filters before under a filter the daemon refuses', async () => {
+    const runId = await reportRun();
+    const { p, close } = await signedIn();
+    try {
+      const refused = async (table: Locator, address: string, error: RegExp) => {
+        await p.goto(`${daemon.url}/${address}`);
+        await until(`the error of ${address}`, async (seen) => {
+          const alerts = await p.getByRole('alert').allInnerTexts();
+          seen(JSON.stringify(alerts));
+          return alerts.some((a) => error.test(a)) ? true : undefined;
+        });
+        expect(await bodyRows(table), `the rows under ${address}`).to.deep.equal([]);
+      };
+      const runs = tableCaptioned(p, 'Runs');
+      await p.goto(`${daemon.url}/#/runs?playbook=${REPORT_PLAYBOOK}`);
+      await runs.locator(`tr[data-run-id="${runId}"]`).waitFor();
+      await refused(runs, '#/runs?status=over', /^status must be one of/);
+
+      const devices = tableCaptioned(p, 'Devices');
+      await p.goto(`${daemon.url}/#/runs/${runId}?outcome=failed`);
+      await devices.locator(':scope > tbody > tr a').first().waitFor();
+      await refused(devices, `#/runs/${runId}?outcome=over`, /^outcome must be one of/);
+    } finally {
+      await close();
+    }
+  });
 });
 
 /** What the run page's fact named `name` says, or `(no <name> shown)`. */
