@@ -39,7 +39,12 @@ function resolve(hash) {
   const sub = /^\/(runs|devices)\/(.+)$/.exec(path);
   if (sub && sub[1] === 'runs') {
     const id = decode(sub[2]);
-    return { path, section: '/runs', title: `Run ${shortId(id)}`, view: html`<${RunPage} id=${id} />` };
+    return {
+      path,
+      section: '/runs',
+      title: `Run ${shortId(id)}`,
+      view: html`<${RunPage} id=${id} params=${params} />`,
+    };
   }
   if (sub) {
     const id = decode(sub[2]);

@@ -64,8 +64,12 @@ export function durationBetween(start, end) {
   return formatDuration(to - from);
 }
 
-/** @param {string} id */
-export const shortId = (id) => String(id).slice(0, 8);
+/**
+ * A run id short enough for a table cell: its last 8 characters. A run id is a UUID of version 7, whose first
+ * 8 characters are the time, the same for every run of the same minute; its last ones are random.
+ * @param {string} id
+ */
+export const shortId = (id) => String(id).slice(-8);
 
 /**
  * An ISO time as the value of a datetime-local input (local wall time, to the minute).

@@ -1,31 +1,46 @@
+/* global location */
 /**
  * A run's per-device table: each device's latest result in each step, filtered and paged by the daemon,
- * and the same rows as CSV for a spreadsheet or a retry list.
+ * and the same rows as CSV for a spreadsheet or a retry list. Its filters and page live in the hash's query,
+ * as the runs list's do: Back from a device's page, or a reload, shows the same rows, and a filtered table can
+ * be bookmarked and shared.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { enc, query } from '../api.js';
 import { useApi } from '../hooks.js';
 import { html, Alert, Badge, EmptyRow, None, Time } from '../ui.js';
 
 const OUTCOMES = ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'];
+const FILTERS = /** @type {const} */ (['step', 'outcome', 'errorType', 'device']);
 
 /**
- * @param {{ run: any, active: boolean }} props
+ * @typedef {{ step: string, outcome: string, errorType: string, device: string }} Filters
+ */
+
+/**
+ * @param {{ run: any, active: boolean, params: URLSearchParams }} props
  * `active`: the run is still going, so results keep arriving: re-read the page shown every 2 s.
  */
-export function RunDevices({ run, active }) {
-  const [filters, setFilters] = useState({ step: '', outcome: '', errorType: '', device: '' });
-  const [draftDevice, setDraftDevice] = useState('');
-  // The cursors of the pages before this one are not kept: the pager goes forward or back to the first.
-  const [after, setAfter] = useState('');
+export function RunDevices({ run, active, params }) {
+  /** @type {Filters} */
+  const filters = /** @type {any} */ (Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? ''])));
+  // The cursor of the page shown; those of the pages before it are in the history, for Back.
+  const after = params.get('after') ?? '';
+  const [draftDevice, setDraftDevice] = useState(filters.device);
+  // Back and forward change the filter under a field being typed in: it shows the filter applied.
+  useEffect(() => setDraftDevice(filters.device), [filters.device]);
   const base = `/runs/${enc(run.id)}/devices`;
   const { data, error } = useApi(`${base}${query({ ...filters, after })}`, { interval: active ? 2000 : 0 });
 
-  /** @param {Partial<typeof filters>} change */
-  const apply = (change) => {
-    setFilters((f) => ({ ...f, ...change }));
-    setAfter('');
+  /** @param {Partial<Filters & { after: string }>} change */
+  const go = (change) => {
+    location.hash = `#/runs/${enc(run.id)}${query({ ...filters, after, ...change })}`;
   };
+  /**
+   * A filter changed: from the first page.
+   * @param {Partial<Filters>} change
+   */
+  const apply = (change) => go({ ...change, after: '' });
   /**
    * A select applies at once, and takes the device id typed so far along: the form is applied as a whole.
    * @param {'step' | 'outcome' | 'errorType'} key
@@ -36,6 +51,8 @@ export function RunDevices({ run, active }) {
   /** @type {any[]} */
   const steps = run.steps ?? [];
   const errorTypes = Object.keys(run.devices?.byError ?? {});
+  // An error type the address names but the run's counts do not (yet) stays selectable rather than "All".
+  if (filters.errorType && !errorTypes.includes(filters.errorType)) errorTypes.push(filters.errorType);
   /** @type {any[]} */
   const rows = data?.devices ?? [];
 
@@ -119,8 +136,8 @@ export function RunDevices({ run, active }) {
       </tbody>
     </table>
     <p class="pager">
-      <button type="button" onClick=${() => setAfter('')} disabled=${!after}>First page</button>
-      ${data?.next && html`<button type="button" onClick=${() => setAfter(data.next)}>Next page</button>`}
+      <button type="button" onClick=${() => go({ after: '' })} disabled=${!after}>First page</button>
+      ${data?.next && html`<button type="button" onClick=${() => go({ after: data.next })}>Next page</button>`}
     </p>
   </section>`;
 }

@@ -15,8 +15,11 @@ import { RunDevices } from './run-devices.js';
 /** @param {string | undefined} status */
 const isActive = (status) => status === 'queued' || status === 'running';
 
-/** @param {{ id: string }} props */
-export function RunPage({ id }) {
+/**
+ * @param {{ id: string, params: URLSearchParams }} props
+ * `params`: the hash's query, which holds the device table's filters and page.
+ */
+export function RunPage({ id, params }) {
   const [active, setActive] = useState(false);
   const { data, error, reload } = useApi(`/runs/${enc(id)}`, { interval: active ? 2000 : 0 });
   const run = data?.run;
@@ -48,7 +51,7 @@ export function RunPage({ id }) {
           <${Timeline} run=${run} />
         </section>
         <${ErrorChart} byError=${run.devices?.byError ?? {}} />
-        <${RunDevices} run=${run} active=${active} />`
+        <${RunDevices} run=${run} active=${active} params=${params} />`
     }`;
 }
 

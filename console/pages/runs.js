@@ -78,6 +78,8 @@ export function RunsPage({ params }) {
       },
       (err) => {
         if (ctrl.signal.aborted) return;
+        // The rows of the filters before are not those asked for.
+        setList({ runs: [], next: undefined, loaded: false });
         setError(err.message);
         setBusy(false);
       },

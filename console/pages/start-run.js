@@ -27,12 +27,17 @@ function kindOf(spec) {
  */
 function readField(el, name, kind) {
   if (kind === 'boolean') return /** @type {HTMLInputElement} */ (el).checked;
+  const what = kind === 'integer' ? 'an integer' : 'a number';
+  // A number field holding text that is no number (`1e`, `12abc`) has the value '': it would read as an empty
+  // field, and the run would start with the input's default instead of what was typed.
+  if (/** @type {HTMLInputElement} */ (el).validity.badInput)
+    throw new Error(`Input ${name}: what is typed is not ${what}.`);
   const text = el.value;
   if (text.trim() === '') return undefined;
   if (kind === 'integer' || kind === 'number') {
     const n = Number(text);
     if (!Number.isFinite(n) || (kind === 'integer' && !Number.isInteger(n)))
-      throw new Error(`Input ${name}: ${text} is not ${kind === 'integer' ? 'an integer' : 'a number'}.`);
+      throw new Error(`Input ${name}: ${text} is not ${what}.`);
     return n;
   }
   if (kind === 'array' || kind === 'object') {

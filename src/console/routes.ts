@@ -250,7 +250,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     reply.hijack();
     reply.raw.writeHead(200, {
       'content-type': 'text/csv; charset=utf-8',
-      'content-disposition': `attachment; filename="run-${run.id.slice(0, 8)}-devices.csv"`,
+      'content-disposition': `attachment; filename="run-${run.id}-devices.csv"`,
     });
     // Every row, as report.write writes the ledger (its columns and quoting), a page of the table at a time: a
     // million rows are never in memory.

@@ -170,6 +170,41 @@ describe('console: an operator in a browser', function () {
   const runDetail = (id: string) =>
     apiGet<{ run: RunRow & { version?: string }; cancellable: boolean }>(`/runs/${encodeURIComponent(id)}`);
 
+  /** A report run started by the JSON API, as a script starts it, once it has succeeded: its id. */
+  async function reportRun(): Promise<string> {
+    const res = await fetch(`${daemon.url}/console/api/playbooks/${REPORT_PLAYBOOK}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ inputs: { account } }),
+    });
+    const text = await res.text();
+    expect(res.status, `starting ${REPORT_PLAYBOOK}: ${text}`).to.equal(202);
+    const { runId } = JSON.parse(text) as { runId: string };
+    await until(
+      `run ${runId} succeeded`,
+      async (seen) => {
+        const { status } = (await runDetail(runId)).run;
+        seen(status);
+        return status === 'succeeded' ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+    return runId;
+  }
+
+  /** A page of a context of its own, signed in by the address with the token; `close` closes the context. */
+  async function signedIn(): Promise<{ p: Page; close(): Promise<void> }> {
+    browser ??= await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = (page = await context.newPage());
+    p.setDefaultTimeout(15_000);
+    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    await p.goto(`${daemon.url}/#token=${TOKEN}`);
+    await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
+    return { p, close: () => context.close() };
+  }
+
   it('refuses a query parameter a read does not take, or one given twice, naming those it takes', async () => {
     const answers: Record<string, string> = {};
     for (const path of [
@@ -679,6 +714,149 @@ describe('console: an operator in a browser', function () {
       expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await context.close();
+    }
+  });
+
+  it('refuses a number field whose text is no number, naming it, and starts nothing', async () => {
+    const { p, close } = await signedIn();
+    try {
+      const before = (await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${REPORT_PLAYBOOK}`)).runs;
+      await p.goto(`${daemon.url}/#/playbooks`);
+      const form = p.getByRole('form', { name: `Start ${REPORT_PLAYBOOK}` });
+      const batch = form.getByLabel('batch', { exact: true });
+      // Keys a number field takes, typed as an operator types them: `1e` is no number.
+      await batch.fill('');
+      await batch.pressSequentially('1e');
+      await form.getByRole('button', { name: 'Start run' }).click();
+      const said = await until('why the form did not start', async (seen) => {
+        seen(p.url());
+        const alert = form.getByRole('alert');
+        return (await alert.count()) ? alert.innerText() : undefined;
+      });
+      expect(said).to.equal('Input batch: what is typed is not a number.');
+      expect(p.url(), 'the page').to.match(/#\/playbooks$/);
+      const after = (await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${REPORT_PLAYBOOK}`)).runs;
+      expect(
+        after.map((r) => r.id),
+        'the runs of the playbook',
+      ).to.deep.equal(before.map((r) => r.id));
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('tells runs started in the same minute apart by the ids it shows', async () => {
+    const ids = [await reportRun(), await reportRun()];
+    const { p, close } = await signedIn();
+    try {
+      await p.goto(`${daemon.url}/#/runs?playbook=${REPORT_PLAYBOOK}`);
+      const table = tableCaptioned(p, 'Runs');
+      const shown = await until('the two runs listed', async (seen) => {
+        const texts = await Promise.all(
+          ids.map(async (id) => {
+            const link = table.locator(`tr[data-run-id="${id}"]`).getByRole('link');
+            return (await link.count()) ? (await link.innerText()).trim() : undefined;
+          }),
+        );
+        seen(JSON.stringify(texts));
+        return texts.every((t) => t !== undefined) ? (texts as string[]) : undefined;
+      });
+      expect(new Set(shown).size, `the ids shown for runs ${ids.join(', ')}: ${shown.join(', ')}`).to.equal(
+        2,
+      );
+      const headings: string[] = [];
+      for (const id of ids) {
+        await p.goto(`${daemon.url}/#/runs/${id}`);
+        await p.getByRole('heading', { name: 'Steps', exact: true }).waitFor();
+        headings.push(await p.getByRole('heading', { level: 1 }).innerText());
+      }
+      expect(new Set(headings).size, `the headings of the two runs: ${headings.join(', ')}`).to.equal(2);
+      const csv = await fetch(`${daemon.url}/console/api/runs/${ids[0]}/devices.csv`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      expect(csv.headers.get('content-disposition'), 'the CSV file name').to.equal(
+        `attachment; filename="run-${ids[0]}-devices.csv"`,
+      );
+      await csv.body?.cancel();
+    } finally {
+      await close();
+    }
+  });
+
+  it("keeps a run's device filters and page in the address: Back from a device and a reload show them", async () => {
+    const runId = await reportRun();
+    const { byError } = (await runDetail(runId)).run.devices!;
+    const [errorType] = Object.entries(byError).sort((a, b) => b[1] - a[1])[0]!;
+    const devicesOf = async (q: string) =>
+      (await apiGet<{ devices: DeviceRow[]; next?: string }>(`/runs/${runId}/devices${q}`)).devices.map(
+        (d) => `${d.step} ${d.deviceId}`,
+      );
+    const page1 = await apiGet<{ devices: DeviceRow[]; next?: string }>(`/runs/${runId}/devices`);
+    expect(page1.next, 'the run has more devices than a page').to.be.a('string');
+    const page2 = await devicesOf(`?after=${encodeURIComponent(page1.next!)}`);
+    const ofError = await devicesOf(`?errorType=${encodeURIComponent(errorType)}`);
+    const { p, close } = await signedIn();
+    try {
+      const table = tableCaptioned(p, 'Devices');
+      const shows = (what: string, want: string[]) =>
+        until(what, async (seen) => {
+          const rows = (await bodyRows(table)).map((r) => `${r[0]} ${r[1]}`);
+          seen(`${p.url()}: ${rows.length} rows: ${rows.slice(0, 3).join(', ')}...`);
+          return JSON.stringify(rows) === JSON.stringify(want) ? true : undefined;
+        });
+      const errorSelect = p.getByRole('combobox', { name: 'Error type', exact: true });
+      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await p.getByRole('button', { name: 'Next page' }).click();
+      await shows('the second page', page2);
+      await errorSelect.selectOption(errorType);
+      await shows(`the devices of error type ${errorType}`, ofError);
+      await table.locator(':scope > tbody > tr').first().getByRole('link').click();
+      await p.getByRole('heading', { name: /^Device / }).waitFor();
+
+      await p.goBack();
+      await shows(`back from the device: the devices of error type ${errorType}`, ofError);
+      expect(await errorSelect.inputValue(), 'the Error type filter').to.equal(errorType);
+      await p.goBack();
+      await shows('back again: the second page', page2);
+      expect(await errorSelect.inputValue(), 'the Error type filter').to.equal('');
+      await p.reload();
+      await shows('the second page, reloaded', page2);
+      await p.getByRole('button', { name: 'First page' }).click();
+      await shows(
+        'the first page',
+        page1.devices.map((d) => `${d.step} ${d.deviceId}`),
+      );
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('shows no rows of the filters before under a filter the daemon refuses', async () => {
+    const runId = await reportRun();
+    const { p, close } = await signedIn();
+    try {
+      const refused = async (table: Locator, address: string, error: RegExp) => {
+        await p.goto(`${daemon.url}/${address}`);
+        await until(`the error of ${address}`, async (seen) => {
+          const alerts = await p.getByRole('alert').allInnerTexts();
+          seen(JSON.stringify(alerts));
+          return alerts.some((a) => error.test(a)) ? true : undefined;
+        });
+        expect(await bodyRows(table), `the rows under ${address}`).to.deep.equal([]);
+      };
+      const runs = tableCaptioned(p, 'Runs');
+      await p.goto(`${daemon.url}/#/runs?playbook=${REPORT_PLAYBOOK}`);
+      await runs.locator(`tr[data-run-id="${runId}"]`).waitFor();
+      await refused(runs, '#/runs?status=over', /^status must be one of/);
+
+      const devices = tableCaptioned(p, 'Devices');
+      await p.goto(`${daemon.url}/#/runs/${runId}?outcome=failed`);
+      await devices.locator(':scope > tbody > tr a').first().waitFor();
+      await refused(devices, `#/runs/${runId}?outcome=over`, /^outcome must be one of/);
+    } finally {
+      await close();
     }
   });
 });
