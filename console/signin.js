@@ -30,7 +30,7 @@ export function SignIn({ error: initial, onSignedIn }) {
   return html`<${Heading}>Sign in</${Heading}>
     <p class="lead">
       The console needs its token: the daemon's <code>FLEETBOOK_CONSOLE_TOKEN</code>, or the one in the address
-      it logged at start (<code>console: http://…/#token=…</code>).
+      it printed at start (<code>fleetbook serve: console at http://…/#token=…</code>).
     </p>
     <form class="signin" onSubmit=${submit}>
       <${Alert} message=${error} />
