@@ -51,7 +51,7 @@ export async function fmtCommand(paths: string[], flags: { check?: boolean }): P
       return 2;
     }
   }
-  const files = await distinctFiles(named);
+  const files = distinctFiles(named);
   let changed = 0;
   let failed = 0;
   for (const file of files) {

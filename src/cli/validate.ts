@@ -5,7 +5,7 @@ import { quickLoad } from '../playbook/quick-load.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { generatedRules } from '../playbook/generated-rules.js';
 import { PlaybookNames } from '../playbook/names.js';
-import { readSourceAmong } from '../playbook/source.js';
+import { readSourceAmongSync } from '../playbook/source.js';
 import type * as Loader from '../playbook/load.js';
 import { distinctFiles, playbookFiles, TEST_SUFFIX } from '../util/files.js';
 
@@ -47,7 +47,7 @@ export async function runValidate(paths: string[], format: string): Promise<numb
     named.push(...found.filter((f) => !f.endsWith(TEST_SUFFIX)));
   }
   // A file named twice (`d` and `d/a.yaml`) is one playbook: checked twice, it would be its own duplicate name.
-  const files = await distinctFiles(named);
+  const files = distinctFiles(named);
   if (!files.length) {
     process.stderr.write(`fleetbook: no playbooks among ${paths.join(', ')}\n`);
     return 2;
@@ -60,7 +60,7 @@ export async function runValidate(paths: string[], format: string): Promise<numb
   const texts: string[] = [];
   const names = new PlaybookNames();
   for (const f of files) {
-    const text = await readSourceAmong(f);
+    const text = readSourceAmongSync(f);
     const r: LoadedPlaybook = text.diagnostics.length
       ? text
       : ((rules && quickLoad(text.source, f, rules)) ??
