@@ -46,7 +46,8 @@ export interface RawResponse {
   text: string;
 }
 
-/** Causes that prove the request never reached the service. */
+/** For an untrusted certificate: how to trust a private CA. */
+const TRUST = 'a private CA is trusted by giving its certificate in NODE_EXTRA_CA_CERTS';
 /**
  * TLS handshakes that failed, before the request was written, in words that say what to check: OpenSSL's own
  * text ("ssl3_get_record:wrong version number") does not.
@@ -56,17 +57,14 @@ const TLS_FAILURES: Record<string, string> = {
     'the server did not answer in TLS: does the API URL say https for a port that speaks http?',
   ERR_TLS_CERT_ALTNAME_INVALID:
     "the server's TLS certificate is not for this host name: check the API URL's host",
-  CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
-  DEPTH_ZERO_SELF_SIGNED_CERT: "the server's TLS certificate is self-signed and not trusted",
-  SELF_SIGNED_CERT_IN_CHAIN: "the server's TLS certificate chain ends in a CA this machine does not trust",
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-    "the server's TLS certificate is issued by a CA this machine does not trust",
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-    "the server's TLS certificate cannot be verified (its issuer is not trusted)",
+  CERT_HAS_EXPIRED: `the server's TLS certificate has expired; ${TRUST}`,
+  DEPTH_ZERO_SELF_SIGNED_CERT: `the server's TLS certificate is self-signed and not trusted; ${TRUST}`,
+  SELF_SIGNED_CERT_IN_CHAIN: `the server's TLS certificate chain ends in a CA this machine does not trust; ${TRUST}`,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: `the server's TLS certificate is issued by a CA this machine does not trust; ${TRUST}`,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: `the server's TLS certificate cannot be verified (its issuer is not trusted); ${TRUST}`,
 };
-/** For an untrusted certificate: how to trust a private CA. */
-const TRUST_HINT = '; a private CA is trusted by giving its certificate in NODE_EXTRA_CA_CERTS';
 
+/** Causes that prove the request never reached the service. */
 const NOT_SENT = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
@@ -196,10 +194,7 @@ export function networkError(action: string, e: unknown, signal?: AbortSignal): 
   const code = err.code && err.code !== 'UND_ERR' ? err.code : (err.cause?.code ?? 'UNKNOWN');
   const cause = err.cause?.code && NOT_SENT.has(err.cause.code) ? err.cause.code : code;
   const sent = !NOT_SENT.has(cause);
-  const tls = TLS_FAILURES[cause];
-  const said = tls
-    ? `${tls}${cause === 'ERR_SSL_WRONG_VERSION_NUMBER' || cause === 'ERR_TLS_CERT_ALTNAME_INVALID' ? '' : TRUST_HINT}`
-    : (err.message ?? String(e));
+  const said = TLS_FAILURES[cause] ?? err.message ?? String(e);
   return new NetworkError(action, cause, sent, `${said} (${cause})`, { cause: e });
 }
 
