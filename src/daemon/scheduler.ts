@@ -11,7 +11,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
-import { isTimeZone } from '../playbook/schedule.js';
+import { isTimeZone, scheduleKey } from '../playbook/schedule.js';
 import type { RunRecord, Store } from '../store/store.js';
 
 export interface ScheduleEntry {
@@ -43,7 +43,7 @@ export function schedulesOf(pb: Playbook): ScheduleEntry[] {
   const s = pb.on.schedule;
   const list = s === undefined ? [] : Array.isArray(s) ? s : [s];
   return list.map((x, i) => ({
-    key: `${pb.name}#${x.timezone ?? 'UTC'}#${x.cron}`,
+    key: scheduleKey(pb.name, x),
     formerKey: `${pb.name}#${i}`,
     playbook: pb.name,
     ...x,

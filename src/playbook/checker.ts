@@ -13,7 +13,7 @@ import { staticProblems } from '../actions/policy.js';
 import type { InputProblem } from '../errors.js';
 import { closest } from '../util/closest.js';
 import type { Diagnostic, Rule, Severity } from './diagnostics.js';
-import { scheduleProblems } from './schedule.js';
+import { scheduleKey, scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
 import { durationProblem } from './duration.js';
@@ -170,7 +170,10 @@ export class Checker {
       for (const p of scheduleProblems(s))
         this.report([...multi('schedule', i), p.key], 'value', p.rule, p.message, p.severity);
       if (typeof s.cron !== 'string') return;
-      const key = `${typeof s.timezone === 'string' ? s.timezone : 'UTC'}#${s.cron}`;
+      const key = scheduleKey('', {
+        cron: s.cron,
+        timezone: typeof s.timezone === 'string' ? s.timezone : undefined,
+      });
       const first = seen.get(key);
       if (first === undefined) seen.set(key, i);
       else

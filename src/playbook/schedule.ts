@@ -10,6 +10,14 @@ export interface ScheduleProblem {
   severity: Severity;
 }
 
+/**
+ * What a schedule is, for the daemon (its fires are stored under it) and for validate (a playbook may not give
+ * one twice): its playbook, time zone and expression.
+ */
+export function scheduleKey(playbook: string, s: { cron: string; timezone?: string | undefined }): string {
+  return `${playbook}#${s.timezone ?? 'UTC'}#${s.cron}`;
+}
+
 /** The problems of one `on.schedule` entry. */
 export function scheduleProblems(s: Record<string, unknown>): ScheduleProblem[] {
   const out: ScheduleProblem[] = [];
