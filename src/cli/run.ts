@@ -107,12 +107,9 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   // A secret the playbook names and nobody set would fail the run at its step, after the steps before acted.
   // Said with what is wrong with the event or the inputs, if anything: both at once.
   const unset = unsetSecrets(planOf(pb).secrets, secretsFromEnv(process.env));
-  const refused = [
-    ...(typeof start === 'string' ? [start] : []),
-    ...(unset ? [`playbook ${pb.name} ${unset}`] : []),
-  ];
-  if (refused.length || typeof start === 'string') {
-    for (const why of refused) process.stderr.write(`fleetbook: ${why}\n`);
+  if (typeof start === 'string' || unset) {
+    if (typeof start === 'string') process.stderr.write(`fleetbook: ${start}\n`);
+    if (unset) process.stderr.write(`fleetbook: playbook ${pb.name} ${unset}\n`);
     return 2;
   }
   const config = loadConfig();
