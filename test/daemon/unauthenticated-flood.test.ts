@@ -175,11 +175,13 @@ describe('a flood of unauthenticated callbacks (issue 15, point 5)', function ()
       expect(flood.get('401') ?? 0, `flood answers ${floodText}`).to.be.within(50, 54);
       for (const r of retryAfters) expect(Number(r), 'Retry-After of a 429').to.be.within(1, 60);
 
-      // Generous: here the growth is 40-120 MB (parsing the 50 bodies of the budget, and the garbage of what is
-      // read of refused bodies before their connection closes); the issue measured 266 MB.
+      // The budget's 50-54 refused bodies are read and parsed by design, about 3.7 MB each (the chunks, their
+      // concatenation, the string, the parsed padding): some 200 MB allocated, of which the peak holds what V8 has
+      // not yet collected. Measured here 85-155 MB (alone and beside other tests' daemons, with coverage on), flat
+      // through a flood eight seconds longer; the issue measured 266 MB. The bound is what the budget allocates.
       if (before && after) {
         const growth = after.peak - before.rss;
-        expect(growth, `peak RSS growth (bytes), ${before.rss} before`).to.be.below(150 * 1024 * 1024);
+        expect(growth, `peak RSS growth (bytes), ${before.rss} before`).to.be.below(210 * 1024 * 1024);
       }
 
       const metrics = await (await fetch(`${daemon.url}/metrics`)).text();
