@@ -18,6 +18,7 @@ import { Environment } from '@marcbachmann/cel-js';
 import { fromCel, wrapContext } from './boundary.js';
 import { metered } from './budget.js';
 import { instrument, prepareMapLiteral } from './evaluator.js';
+import { unknownFunction } from './functions.js';
 import { registerRe2Matches } from './regex.js';
 
 export { DEFAULT_EXPRESSION_BUDGET, expressionBudget, setExpressionBudget } from './budget.js';
@@ -84,10 +85,8 @@ function typeCheck(env: Environment, source: string): ExpressionError | undefine
   }
   if (result.valid) return undefined;
   const node = result.error?.node;
-  return {
-    offset: node?.pos ?? node?.start ?? 0,
-    message: firstLine(result.error?.message ?? 'invalid expression'),
-  };
+  const message = firstLine(result.error?.message ?? 'invalid expression');
+  return { offset: node?.pos ?? node?.start ?? 0, message: unknownFunction(message) ?? message };
 }
 
 /** cel-js's checker found two overloads for one operation: the mixed arithmetic made it ambiguous. */

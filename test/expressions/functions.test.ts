@@ -1,0 +1,66 @@
+/**
+ * A function CEL does not have (`slice`, `upper`, `first`) was refused as "found no matching overload for
+ * 'list.slice(int, int)'", as if the arguments were wrong. It is now said to be no function of the expressions,
+ * with the functions there are; the list is the one docs/playbook.md gives, and each of its names is one the
+ * expressions have.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { checkExpression } from '../../src/expressions/cel.js';
+import { FUNCTIONS } from '../../src/expressions/functions.js';
+import { loadPlaybook } from '../../src/playbook/load.js';
+
+describe('expressions: a function CEL does not have', () => {
+  it('is named as no function, with the functions there are', () => {
+    for (const [source, name] of [
+      ['[1, 2].slice(0, 1)', 'slice'],
+      ['"a".upper()', 'upper'],
+      ['first([1])', 'first'],
+      ['inputs.account.toLowerCase()', 'toLowerCase'],
+    ] as const) {
+      const e = checkExpression(source, false);
+      expect(e?.message, source).to.match(
+        new RegExp(`^\`${name}\` is not a function of playbook expressions`),
+      );
+      expect(e?.message, source).to.include('size, contains').and.include('docs/playbook.md#functions');
+    }
+  });
+
+  it('keeps the checker’s words for a function there is, given the wrong arguments', () => {
+    expect(checkExpression('"a".contains(1)', false)?.message).to.equal(
+      "found no matching overload for 'string.contains(int)'",
+    );
+  });
+
+  it('is said at its line and column by validate', () => {
+    const text = [
+      'version: 1',
+      'name: first-five',
+      'on: { manual: true }',
+      'steps:',
+      '  - id: devices',
+      '    uses: devices.list',
+      "    with: { accountName: '0583964556-00001' }",
+      '  - id: suspend',
+      '    uses: devices.suspend',
+      '    with:',
+      "      accountName: '0583964556-00001'",
+      '      devices: ${{ steps.devices.items.slice(0, 5) }}',
+    ].join('\n');
+    const d = loadPlaybook(text, 'first-five.yaml').diagnostics.filter((x) => x.severity === 'error');
+    expect(d.map((x) => `${x.line}:${x.column} ${x.message.split(':')[0]}`)).to.deep.equal([
+      '12:20 invalid expression',
+    ]);
+    expect(d[0]?.message).to.include('`slice` is not a function of playbook expressions');
+  });
+
+  it('lists only functions the expressions have, each in docs/playbook.md', () => {
+    const docs = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'playbook.md'), 'utf8');
+    const section = docs.slice(docs.indexOf('### Functions'));
+    for (const f of FUNCTIONS) {
+      expect(section, f.name).to.include(`\`${f.name}\``);
+      expect(checkExpression(f.example, false), `${f.name}: ${f.example}`).to.equal(undefined);
+    }
+  });
+});
