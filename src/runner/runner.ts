@@ -495,7 +495,7 @@ class Run {
     const op = plan.op;
     if (!op || !isAction(action)) {
       if (o.dryRun && hasEffect(action)) return planOnly(ctx, step.id, action, 1, { groups: [], size: 0 });
-      return engineAction(ctx, step, plan, input, signal, count);
+      return engineAction(ctx, step, plan, input, signal, count, key);
     }
     // A listing's items taken whole come from the store, a batch at a time; a dry run shows them all.
     let source = plan.streamsFrom ? scope.ctx.steps[plan.streamsFrom]?.stored : undefined;

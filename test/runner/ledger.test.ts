@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { engineSettings } from '../../src/actions/settings.js';
 import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
+import { systemClock } from '../../src/clock.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import type { LedgerRow, RunSummary } from '../../src/store/store.js';
@@ -16,6 +17,7 @@ import {
   calls,
   clientFor,
   emulator,
+  interruptedRun,
   memoryStore,
   playbook,
   setFaults,
@@ -60,7 +62,7 @@ steps:
     uses: location.createReport
     with:
       accountName: \${{ inputs.account }}
-      deviceList: \${{ steps.missed.output.devices.map(d, {"id": d.id, "kind": d.kind}) }}
+      deviceList: \${{ steps.missed.items }}
       cacheMode: "1"
 `;
 
@@ -128,6 +130,54 @@ describe('runner: the ledger, ledger.query and report.write', function () {
     expect(again[0]!.input.cacheMode).to.equal('1');
     const ids = (again[0]!.input.deviceList as { id: string }[]).map((d) => d.id);
     expect(ids.sort()).to.deep.equal(last.map((r) => r.deviceId).sort());
+  });
+
+  it('ledger.query items are the same devices when its run is resumed after a restart', async () => {
+    const pb = playbook(`
+version: 1
+name: nightly-retry-later
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: missed
+    uses: ledger.query
+    with: { playbook: nightly, step: report, error: ${MISS} }
+  - id: pause
+    wait: 30s
+  - id: again
+    uses: location.createReport
+    with: { accountName: \${{ inputs.account }}, deviceList: \${{ steps.missed.items }}, cacheMode: "1" }
+`);
+    const [night] = await store.listRuns({ playbook: 'nightly', limit: 1 });
+    const misses = (await store.deviceResults(night!.id, 'report')).filter((r) => r.errorType === MISS);
+    expect(misses.length, 'misses of the last nightly run').to.be.greaterThan(0);
+    await store.createRun({
+      id: 'later',
+      playbook: pb.name,
+      status: 'running',
+      trigger: { type: 'manual' },
+      inputs: { account },
+      startedAt: new Date().toISOString(),
+    });
+    await interruptedRun(pb, { client, store, runId: 'later', inputs: { account } }, async () =>
+      (await store.loadSteps('later')).has('missed'),
+    );
+    sent.length = 0;
+    const s = await runPlaybook(pb, {
+      client,
+      store,
+      runId: 'later',
+      inputs: { account },
+      pollIntervalMs: 50,
+      // The wait is over by the time the run is resumed.
+      clock: { ...systemClock, now: () => Date.now() + 60_000 },
+    });
+    expect(s.status, s.error).to.equal('succeeded');
+    const again = sent.filter((c) => c.action === 'location.createReport');
+    expect(again).to.have.length(1);
+    const ids = (again[0]!.input.deviceList as { id: string }[]).map((d) => d.id);
+    expect(ids.sort()).to.deep.equal(misses.map((r) => r.deviceId).sort());
   });
 
   it('ledger.query over the last two runs of a playbook returns both, and this run never', async () => {

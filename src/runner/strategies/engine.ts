@@ -3,7 +3,8 @@ import { runEngineAction } from '../../actions/executors.js';
 import type { Step } from '../../playbook/schema.js';
 import { done, type RunContext, type StepCount } from '../context.js';
 import type { StepPlan } from '../plan.js';
-import type { Json, StepState } from '../types.js';
+import { StoredItems } from '../stored-items.js';
+import type { ItemRuns, Json, StepState } from '../types.js';
 
 export async function engineAction(
   ctx: RunContext,
@@ -12,6 +13,7 @@ export async function engineAction(
   input: Json,
   signal: AbortSignal,
   count: StepCount,
+  key: string,
 ): Promise<StepState> {
   // A webhook or a report leaves the process: what the run wrote before it is committed first.
   await ctx.o.store.durable();
@@ -27,5 +29,37 @@ export async function engineAction(
       settings: ctx.o.engine,
     }),
   );
-  return done(value);
+  const state = done(value);
+  if (step.uses === 'ledger.query') queryItems(ctx, step.id, key, value as { devices: ItemRef[] }, state);
+  return state;
+}
+
+interface ItemRef {
+  id: string;
+  kind: string;
+}
+
+/**
+ * A ledger query's items: its devices as device actions and location reports take them, passed whole
+ * (`devices: "${{ steps.missed.items }}"`); its output keeps each one's outcome, error, run and step. Kept in the
+ * store, as a listing's are: a resumed run goes over the same devices, not an empty list nor a new query's.
+ */
+function queryItems(
+  ctx: RunContext,
+  stepId: string,
+  key: string,
+  found: { devices: ItemRef[] },
+  state: StepState,
+) {
+  const runs: ItemRuns = [];
+  for (const { id, kind } of found.devices) {
+    const last = runs[runs.length - 1];
+    if (last?.[0] === kind) last[1].push(id);
+    else runs.push([kind, [id]]);
+  }
+  const { store } = ctx.o;
+  store.clearItems(ctx.id, key);
+  if (runs.length) store.appendItems(ctx.id, key, 0, runs);
+  state.stored = new StoredItems(store, ctx.id, key, found.devices.length);
+  if (ctx.keeps(stepId, 'items')) state.items = found.devices.map(({ id, kind }) => ({ id, kind }));
 }
