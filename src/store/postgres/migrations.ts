@@ -347,7 +347,7 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
 export async function migratePostgres(url: string, origin?: string): Promise<number> {
   let pool: pg.Pool;
   try {
-    pool = openPool(url, { maxConnections: 2 });
+    pool = openPool(url, { maxConnections: 2, ...(origin ? { origin } : {}) });
   } catch (e) {
     throw cannotOpen(url, e, origin);
   }

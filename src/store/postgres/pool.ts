@@ -88,6 +88,69 @@ export function describeUrl(url: string, origin = 'FLEETBOOK_STATE'): string {
   return `the database ${safeUrl(url)} (${origin})`;
 }
 
+const VERIFY_FULL =
+  'TLS, the server certificate checked against the trusted CAs, or those of sslrootcert, and its name against the host';
+
+/**
+ * The `sslmode` values of a URL, and what the driver (pg-connection-string 2) does with each: it takes a value
+ * it does not know as TLS with the certificate checked, silently, and libpq's `require` and `verify-ca` as
+ * `verify-full` (with a warning of its own), unless the URL's `uselibpqcompat=true` gives them libpq's meaning
+ * (and then it knows no `no-verify`).
+ */
+const SSLMODE_MEANINGS: Record<'driver' | 'libpq', readonly (readonly [modes: string[], does: string])[]> = {
+  driver: [
+    [['disable'], 'no TLS'],
+    [['verify-full'], VERIFY_FULL],
+    [
+      ['require', 'verify-ca'],
+      'TLS, checked as verify-full does: the driver takes them as verify-full, and warns so once',
+    ],
+    [['no-verify'], 'TLS, the certificate not checked'],
+  ],
+  libpq: [
+    [['disable'], 'no TLS'],
+    [['verify-full'], VERIFY_FULL],
+    [['require'], 'TLS, the certificate not checked, unless sslrootcert is given: then as verify-ca'],
+    [
+      ['verify-ca'],
+      'TLS, the certificate checked against the CAs of sslrootcert, which it needs, but not its name',
+    ],
+  ],
+};
+
+/** The `sslmode` values a URL may give (without `uselibpqcompat=true`). */
+export const SSLMODES: readonly string[] = SSLMODE_MEANINGS.driver.flatMap(([modes]) => modes);
+
+/**
+ * libpq's modes that fall back between TLS and none, which the driver cannot do: it takes `prefer` as TLS
+ * required (and `allow` as a value it does not know).
+ */
+const FALLBACKS: Record<string, string> = {
+  allow: 'no TLS, unless the server requires it',
+  prefer: 'TLS, unless the server does not offer it',
+};
+
+/**
+ * Refuses a URL whose `sslmode` the driver would not do as written, naming the value and the ones it does:
+ * before any connection, with the other errors of the URL (migrations.ts, cannotOpen).
+ */
+function checkSslmode(u: URL, origin: string): void {
+  const compat = u.searchParams.getAll('uselibpqcompat').at(-1) === 'true';
+  const meanings = SSLMODE_MEANINGS[compat ? 'libpq' : 'driver'];
+  const known = meanings.flatMap(([modes]) => modes);
+  const give = `give one of: ${meanings.map(([modes, does]) => `${modes.join(', ')} (${does})`).join('; ')}`;
+  for (const mode of u.searchParams.getAll('sslmode')) {
+    if (known.includes(mode)) continue;
+    const value = mode === '' ? '"" (empty)' : JSON.stringify(mode);
+    const fallback = FALLBACKS[mode];
+    throw new ConfigError(
+      fallback
+        ? `${origin}: sslmode ${value} (libpq's: ${fallback}) is not one the PostgreSQL driver can do: it never falls back from one to the other; ${give}`
+        : `${origin}: sslmode ${value} is not one the PostgreSQL driver knows${compat ? ' with uselibpqcompat=true' : ''}: ${give}`,
+    );
+  }
+}
+
 /**
  * How long the server lets a transaction of the store wait for its client between two statements before it ends
  * the session. A healthy replica waits for nothing in a transaction but its own event loop; one frozen in the
@@ -99,10 +162,16 @@ const IDLE_IN_TRANSACTION_MS = 5_000;
 /**
  * How a connection of the store opens: this store's types, and commits on disk when they return (the driver
  * lets the URL's parameters override the config's, so the URL's `options` are taken out of it and kept before
- * this one). A server that does not answer fails the connection after 10 s, rather than hold its caller.
+ * this one). A server that does not answer fails the connection after 10 s, rather than hold its caller. A URL
+ * that does not parse, or whose sslmode the driver would not do as written, is refused before any connection.
  */
-export function clientConfig(url: string, applicationName: string): pg.ClientConfig {
+export function clientConfig(
+  url: string,
+  applicationName: string,
+  origin = 'FLEETBOOK_STATE',
+): pg.ClientConfig {
   const u = new URL(url);
+  checkSslmode(u, origin);
   const given = u.searchParams.get('options');
   if (given !== null) u.searchParams.delete('options');
   return {
@@ -132,7 +201,7 @@ export function openPool(url: string, options: PostgresOptions = {}): pg.Pool {
   if (!Number.isInteger(max) || max < 2)
     throw new ConfigError(`Expected \`maxConnections\` to be an integer from 2 and up, got ${String(max)}`);
   const pool = new pg.Pool({
-    ...clientConfig(url, options.applicationName ?? 'fleetbook'),
+    ...clientConfig(url, options.applicationName ?? 'fleetbook', options.origin),
     max,
     pipeline: true,
   } as pg.PoolConfig);
