@@ -18,7 +18,7 @@ import type { Config } from '../config.js';
 import { addCounts, countDevices } from '../runner/context.js';
 import { groupResults } from '../runner/devices.js';
 import { parseDuration } from '../playbook/duration.js';
-import { Lease } from '../store/lease.js';
+import { Lease, liveHolder, ownerText } from '../store/lease.js';
 import {
   emptyCounts,
   type DeviceCounts,
@@ -48,10 +48,8 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
       // A live process holds it: it is asked to cancel the run, which it does at its next lease renewal.
       const now = await store.getRun(run.id);
       if (!now || !(await store.requestCancel(run.id, CANCELLED_HELD))) return alreadyEnded(now ?? run);
-      const holder = (await store.liveOwners(Date.now())).find((o) => o.id === now.owner);
-      const who = holder
-        ? `${holder.role === 'daemon' ? '`fleetbook serve`' : '`fleetbook run`'} (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt})`
-        : 'the process that holds it';
+      const holder = await liveHolder(store, now);
+      const who = holder ? ownerText(holder) : 'the process that holds it';
       process.stdout.write(
         `run ${run.id} of ${run.playbook} is held by ${who}: asked it to cancel the run, which it does at its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there. Follow it: fleetbook runs show ${run.id}\n`,
       );

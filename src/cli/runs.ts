@@ -4,6 +4,7 @@
  */
 import { once } from 'node:events';
 import { loadConfig, stateOrigin, type Config } from '../config.js';
+import { liveHolder, liveOwners, ownerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
 
@@ -135,10 +136,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);
     } else {
       await out.write(run.summary ? formatSummary(run.summary) : `run ${run.id}: ${run.status}\n`);
-      if (run.cancelRequested)
-        await out.write(
-          `cancel requested (${run.cancelRequested}): the process that holds the run cancels it at its next lease renewal\n`,
-        );
+      if (run.cancelRequested) await out.write(await pendingCancel(store, run, run.cancelRequested));
       if (flags.devices) {
         for await (const page of store.eachDeviceResult(run.id))
           for (const d of page)
@@ -150,6 +148,22 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     await out.flush();
     return 0;
   });
+}
+
+/**
+ * What becomes of an unfinished run asked to cancel, by whether a live process holds it (liveHolder, as
+ * `runs cancel` decides): that process cancels it at a lease renewal; else the `fleetbook serve` that takes it up
+ * cancels it before it runs another step (Pool.submit). An ended run has no cancel pending (toRun).
+ */
+async function pendingCancel(store: Store, run: RunRecord, reason: string): Promise<string> {
+  const asked = `cancel requested (${reason})`;
+  const holder = await liveHolder(store, run);
+  if (holder)
+    return `${asked}: ${ownerText(holder)}, which holds the run, cancels it by its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there\n`;
+  const daemon = (await liveOwners(store)).some((o) => o.role === 'daemon');
+  return daemon
+    ? `${asked}: no live process holds the run; a live \`fleetbook serve\` on this state takes it up at its next lease renewal and cancels it before it runs another step; its finally steps run there\n`
+    : `${asked}: no live process holds the run; the next \`fleetbook serve\` on this state cancels it before it runs another step, and its finally steps run there. To end it now without its finally steps: fleetbook runs cancel ${run.id}\n`;
 }
 
 /** `fleetbook runs cancel ID` (runs-cancel.ts). */

@@ -33,6 +33,9 @@ const BOOT = (() => {
   }
 })();
 
+/** This process, as knownDead compares another owner to it. */
+const HERE = { pid: process.pid, host: hostname(), boot: BOOT };
+
 export class Lease {
   readonly id = randomUUID();
   private timer: NodeJS.Timeout | undefined;
@@ -132,8 +135,33 @@ export class Lease {
   }
 }
 
+/**
+ * The live owner that holds `run`: its lease holds at `now`, and it is not a process of this host known to be
+ * gone. Undefined when none does (never claimed, or its holder died): the next owner to claim the run takes it
+ * up, as `fleetbook runs cancel` does (Ownership.claimRuns, once Lease.acquire has let go of the owners known
+ * to be gone).
+ */
+export async function liveHolder(
+  store: Pick<Ownership, 'liveOwners'>,
+  run: { owner?: string },
+  now = Date.now(),
+): Promise<Owner | undefined> {
+  if (run.owner === undefined) return undefined;
+  return (await liveOwners(store, now)).find((o) => o.id === run.owner);
+}
+
+/** The live owners of the store, but those of this host known to be gone. */
+export async function liveOwners(store: Pick<Ownership, 'liveOwners'>, now = Date.now()): Promise<Owner[]> {
+  return (await store.liveOwners(now)).filter((o) => !knownDead(o, HERE));
+}
+
+/** An owner as a person reads it: "`fleetbook serve` (pid 123 on host, since 2026-...)". */
+export function ownerText(o: Owner): string {
+  return `${o.role === 'daemon' ? '`fleetbook serve`' : '`fleetbook run`'} (pid ${o.pid} on ${o.host}, since ${o.startedAt})`;
+}
+
 /** An owner on this host, in this boot, whose process is gone. */
-function knownDead(other: Owner, me: OwnerInfo): boolean {
+function knownDead(other: Owner, me: Pick<OwnerInfo, 'pid' | 'host' | 'boot'>): boolean {
   if (other.host !== me.host || other.boot !== me.boot || !me.boot || other.pid === me.pid) return false;
   try {
     process.kill(other.pid, 0);

@@ -3,8 +3,8 @@
  * cases at a time. One line per case, each failed expectation at its `file:line`, and a summary line.
  */
 import { availableParallelism } from 'node:os';
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybookFile } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
@@ -27,24 +27,37 @@ export interface TestTotals {
 }
 
 /**
- * The test files under `paths` (files, or directories searched for `*.test.yaml`), sorted. A link is a test file
- * by its name, as a playbook is (playbookFiles): one that leads nowhere is not skipped, its loading says why.
+ * The test files under `paths` (files, or directories searched for `*.test.yaml`), in the order of `paths`, those
+ * of a directory sorted. A file named twice (a directory and a file in it, `./a` and `a`, a link and its target)
+ * is one file, by its real path: it is kept once, under the name first given. A link is a test file by its name,
+ * as a playbook is (playbookFiles): one that leads nowhere is not skipped, its loading says why.
  */
 export async function findTestFiles(paths: string[]): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (p: string): Promise<void> => {
+  const walk = async (p: string, out: string[]): Promise<void> => {
     if (!(await stat(p)).isDirectory()) {
       out.push(p);
       return;
     }
     for (const e of await readdir(p, { withFileTypes: true })) {
       if (e.isDirectory() && e.name !== 'node_modules' && !e.name.startsWith('.'))
-        await walk(join(p, e.name));
+        await walk(join(p, e.name), out);
       else if (!e.isDirectory() && e.name.endsWith(TEST_SUFFIX)) out.push(join(p, e.name));
     }
   };
-  for (const p of paths) await walk(p);
-  return [...new Set(out)].sort();
+  const files: string[] = [];
+  const seen = new Set<string>();
+  for (const p of paths) {
+    const found: string[] = [];
+    await walk(p, found);
+    for (const file of found.sort()) {
+      // A link that leads nowhere has no real path: it is the file its name is.
+      const real = await realpath(file).catch(() => resolve(file));
+      if (seen.has(real)) continue;
+      seen.add(real);
+      files.push(file);
+    }
+  }
+  return files;
 }
 
 /** Runs every case of `files`; a file that does not load, or whose playbook does not, fails as one case. */

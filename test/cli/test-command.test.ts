@@ -2,7 +2,7 @@
  * `fleetbook test playbooks` as a user (and CI) runs it: every shipped example playbook has its tests, and they
  * pass on the embedded emulator, one line per case and the summary line; a failing test says where and exits 1.
  */
-import { copyFile, readdir, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
@@ -52,6 +52,45 @@ describe('fleetbook test', () => {
     ]);
     expect(lines).to.include(`ok   ${dir}/manual.test.yaml: lists the devices`);
     expect(lines.at(-1)).to.equal('1 passed, 2 failed');
+  });
+
+  it('runs a test file named twice (a directory and the file, a link and its target) once', async () => {
+    const dir = tempDir('fleetbook-test-twice-');
+    const cases = join(dir, 'cases');
+    await mkdir(cases);
+    await copyFile(join(ROOT, 'test', 'fixtures', 'testing', 'manual.yaml'), join(cases, 'manual.yaml'));
+    await writeFile(
+      join(cases, 'manual.test.yaml'),
+      'playbook: manual.yaml\ncases:\n  - name: lists the devices\n    expect: { status: succeeded }\n',
+    );
+    // The same file by another name, that the directory holds too.
+    await symlink('manual.test.yaml', join(cases, 'same.test.yaml'));
+    const once = (first: string) => `ok   ${first}: lists the devices\n1 passed, 0 failed\n`;
+    const named = [
+      [['cases/manual.test.yaml', 'cases'], 'cases/manual.test.yaml'],
+      [['./cases/manual.test.yaml', 'cases/manual.test.yaml'], './cases/manual.test.yaml'],
+      [[join(cases, 'manual.test.yaml'), 'cases/manual.test.yaml'], join(cases, 'manual.test.yaml')],
+      [['cases/same.test.yaml', 'cases/manual.test.yaml'], 'cases/same.test.yaml'],
+      [['cases'], 'cases/manual.test.yaml'],
+    ] as const;
+    const runs = [];
+    for (const [paths] of named) {
+      const r = await fleetbook(['test', ...paths], {}, [], dir);
+      runs.push([paths.join(' '), r.code, r.stderr, r.stdout]);
+    }
+    expect(runs).to.deep.equal(named.map(([paths, first]) => [paths.join(' '), 0, '', once(first)]));
+    // Files run in the order named, not sorted across paths.
+    await mkdir(join(dir, 'more'));
+    await writeFile(
+      join(dir, 'more', 'other.test.yaml'),
+      'playbook: ../cases/manual.yaml\ncases:\n  - name: lists them again\n    expect: { status: succeeded }\n',
+    );
+    const both = await fleetbook(['test', 'more', 'cases/same.test.yaml', 'cases'], {}, [], dir);
+    expect([both.code, both.stderr, both.stdout]).to.deep.equal([
+      0,
+      '',
+      'ok   more/other.test.yaml: lists them again\nok   cases/same.test.yaml: lists the devices\n2 passed, 0 failed\n',
+    ]);
   });
 
   it('tells a playbook that is not there, an unknown key of a case and a list at file:line:col', async () => {

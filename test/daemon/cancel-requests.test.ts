@@ -187,8 +187,11 @@ describe('daemon: a run cancelled from another process than its holder', functio
         false,
       ]);
       const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
-      expect(shown.stdout).to.equal(
-        `run ${runId}: running\ncancel requested (cancelled from the console): the process that holds the run cancels it at its next lease renewal\n`,
+      // Stopped, not gone: its lease holds, and it is the one that cancels the run.
+      expect(shown.stdout).to.match(
+        new RegExp(
+          `^run ${runId}: running\ncancel requested \\(cancelled from the console\\): \`fleetbook run\` \\(pid ${child.pid} on .*\\), which holds the run, cancels it by its next lease renewal \\(within a third of FLEETBOOK_LEASE\\); its finally steps run there\n$`,
+        ),
       );
       const listed = await fleetbook(['runs', 'list'], { FLEETBOOK_STATE: state });
       expect(listed.stdout).to.match(
