@@ -38,6 +38,7 @@ export function apiSchemaFiles(): Map<string, object> {
       mutating: op.mutating,
       retrySafe: op.retrySafe,
       ...(op.strategy ? { strategy: op.strategy } : {}),
+      ...(op.devicesIn ? { devicesIn: op.devicesIn } : {}),
       ...names,
     };
   }

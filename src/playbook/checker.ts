@@ -236,7 +236,8 @@ export class Checker {
     const order = this.order++;
     if (typeof step.id === 'string') {
       const action = typeof step.uses === 'string' ? step.uses : undefined;
-      this.steps.push({ id: step.id, path, order, inLoop, branch: [...this.branch], action });
+      const kind = STEP_KINDS.find((k) => k in step) ?? 'step';
+      this.steps.push({ id: step.id, path, order, inLoop, branch: [...this.branch], action, kind });
     }
     const kinds = STEP_KINDS.filter((k) => k in step);
     // `wait` beside `uses` means "wait for completion", not a wait step.

@@ -12,7 +12,17 @@ import type { Locator, Seg } from './checker.js';
 import type { Rule, Severity } from './diagnostics.js';
 import { typeOf } from './types-check.js';
 import type { EventContext, TypeScope } from './types-env.js';
-import { BOOL, DYN, fits, inputFieldType, list, listingActions, typeName, type T } from './types.js';
+import {
+  BOOL,
+  DYN,
+  fits,
+  givesItems,
+  inputFieldType,
+  list,
+  listingActions,
+  typeName,
+  type T,
+} from './types.js';
 
 export interface StepSite {
   id: string;
@@ -23,6 +33,8 @@ export interface StepSite {
   branch: string[];
   /** A `uses` step's action. */
   action?: string | undefined;
+  /** What kind of step it is (`uses`, `forEach`, `wait`...). */
+  kind: string;
 }
 
 export interface ExprSite {
@@ -87,11 +99,14 @@ export function checkExpressions(
   const branchOf = new Map<string, string[]>();
   /** The device listing steps, whose whole records an expression should not read. */
   const listings = new Set<string>();
+  /** The steps that never have per-device items, and what each is (its action, or its kind of step). */
+  const itemless = new Map<string, string>();
   for (const s of sites.steps) {
     if (!order.has(s.id)) {
       order.set(s.id, s.order);
       branchOf.set(s.id, s.branch);
       if (s.action !== undefined && listingActions().includes(s.action)) listings.add(s.id);
+      if (!givesItems(s.action)) itemless.set(s.id, s.action ?? s.kind);
     }
   }
   /** True when the step runs in another branch of a parallel step that also holds this site. */
@@ -153,6 +168,8 @@ export function checkExpressions(
         if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
         else if (listings.has(id) && members[0] === 'output' && members[1] === 'devices')
           out.reportOffset(base(span.offset + index), 'listing-records', recordsWarning(id), 'warning');
+        else if (members[0] === 'items' && itemless.has(id))
+          out.reportOffset(base(span.offset + index), 'step-items', itemsProblem(id, itemless.get(id)!));
       }
       for (const { name, at: index } of reads.inputs) {
         if (!inputs.has(name)) {
@@ -188,4 +205,9 @@ export function checkExpressions(
 /** Why reading a listing's records is a problem at scale, and the form to use instead. */
 function recordsWarning(id: string): string {
   return `\`steps.${id}.output.devices\` holds the whole record of every listed device in memory (about a kilobyte each), which fails at hundreds of thousands of devices: use \`steps.${id}.items\`, passed whole (\`deviceList: "\${{ steps.${id}.items }}"\`), with \`items: { kind: imei }\` on the listing to choose the identifier`;
+}
+
+/** Why `steps.<id>.items` of a step that never has items is refused. */
+function itemsProblem(id: string, what: string): string {
+  return `\`steps.${id}.items\` is always empty: \`${id}\` (${what}) has no per-device items, which only device listings, ledger queries and calls that name devices have; what it gave is \`steps.${id}.output\``;
 }

@@ -8,6 +8,8 @@
  * The schemas are read from the JSON files, each at most once per process, so that the checks load no TypeBox.
  */
 import { readFileSync } from 'node:fs';
+// eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
+import { isEngineAction } from '../actions/engine.js';
 
 /** A type: a JSON value's kind, with the members of an object and the elements of a list. */
 export type T =
@@ -146,7 +148,7 @@ function fileType(name: string, pick: (s: Schema) => unknown = (s) => s): T | un
   return files.get(key);
 }
 
-type IndexEntry = { input?: string; output?: string; strategy?: string };
+type IndexEntry = { input?: string; output?: string; strategy?: string; devicesIn?: string };
 let index: Record<string, IndexEntry> | undefined;
 
 function actionIndex(): Record<string, IndexEntry> {
@@ -167,6 +169,22 @@ export function listingActions(): readonly string[] {
   return (listings ??= Object.entries(actionIndex())
     .filter(([, e]) => e.strategy === 'listing')
     .map(([a]) => a));
+}
+
+/**
+ * Whether a step of `action` can have per-device items (`steps.<id>.items`): a listing's devices, a ledger
+ * query's, the results of a call that names devices (runner/devices.ts `devicesOf`: `deviceList`, `devices`,
+ * or the member its operation names them in). Any other step's items are always empty.
+ */
+export function givesItems(action: string | undefined): boolean {
+  if (action === undefined) return false;
+  if (isEngineAction(action)) return action === 'ledger.query';
+  const entry = actionIndex()[action];
+  // An action no one knows has its own error; nothing is said of its items.
+  if (!entry) return true;
+  if ((entry.strategy ?? 'call') !== 'call' || entry.devicesIn !== undefined) return true;
+  const input = inputFieldType(action, []);
+  return input.k === 'object' && ('devices' in input.fields || 'deviceList' in input.fields);
 }
 
 /**
