@@ -1,7 +1,9 @@
 /* global location */
 /**
  * The form that starts a playbook by hand (`on.manual`): one field per declared input, typed like the input,
- * prefilled with its default. The daemon validates the inputs; this form only turns text into JSON values.
+ * prefilled with its default. The daemon validates the inputs: this form reads a number field's text as a number,
+ * and sends a list's or an object's as typed, for the daemon to read as JSON and say in the form's words what is
+ * wrong with it (src/console/form-wording.ts).
  */
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api.js';
@@ -19,8 +21,8 @@ function kindOf(spec) {
 }
 
 /**
- * The value of one field as JSON, or undefined to leave the input out (an empty field: the daemon then
- * applies the input's default or names it as missing).
+ * The value of one field, or undefined to leave the input out (an empty field: the daemon then applies the
+ * input's default or names it as missing).
  * @param {HTMLInputElement | HTMLTextAreaElement} el
  * @param {string} name
  * @param {string} kind
@@ -40,15 +42,7 @@ function readField(el, name, kind) {
       throw new Error(`Input ${name}: ${text} is not ${what}.`);
     return n;
   }
-  if (kind === 'array' || kind === 'object') {
-    try {
-      return JSON.parse(text);
-    } catch (err) {
-      throw new Error(`Input ${name}: not valid JSON (${/** @type {Error} */ (err).message}).`, {
-        cause: err,
-      });
-    }
-  }
+  // A list or an object goes as typed: the daemon reads text as JSON for such an input, as it reads `--input`.
   return text;
 }
 
