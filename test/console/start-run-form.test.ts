@@ -1,9 +1,13 @@
 /**
  * The console's run form (console/pages/start-run.js) against a real `fleetbook serve` on loopback, in a headless
- * Chromium (test/helpers/browser.ts). A bug of it: a list input given text that is no JSON list (`a,b`, `x`) was
- * refused in the words of the command line (`pass it as JSON, e.g. --input 'tags=["a","b"]'`), or of JSON.parse,
- * which mean nothing in a form: it is now said of the field, what is typed in it and how a list is written; the
- * daemon's HTTP API says it of a JSON body.
+ * Chromium (test/helpers/browser.ts). Two bugs of it:
+ * - a list input given text that is no JSON list (`a,b`, `x`) was refused in the words of the command line
+ *   (`pass it as JSON, e.g. --input 'tags=["a","b"]'`), or of JSON.parse, which mean nothing in a form: it is now
+ *   said of the field, what is typed in it and how a list is written; the daemon's HTTP API says it of a JSON body;
+ * - on loopback, where reading needs no sign-in but starting a run does, "Start run" without a session showed the
+ *   sign-in form without a word of why, and once signed in the form was back on its defaults, what was typed
+ *   lost: the sign-in form now says why, and after it the form is back as it was filled, for one click to start
+ *   (not started by itself: the operator may no longer want it).
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -169,5 +173,70 @@ describe('console: the run form', function () {
       400,
       { error: 'input `tags` is an array: give it as a JSON array, e.g. ["a","b"] (got "a,b")' },
     ]);
+  });
+
+  it('says why starting a run asks to sign in, and gives the form back as filled once signed in', async () => {
+    const before = (await runs()).map((r) => r.id);
+    const { p, close } = await freshPage();
+    try {
+      // On loopback, the playbooks read without a session.
+      await p.goto(`${daemon.url}/#/playbooks`);
+      const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
+      await form.getByLabel('account', { exact: true }).fill('0000123456-00002');
+      await form.getByLabel('tags', { exact: true }).fill('["x", "y"]');
+      await form.getByRole('button', { name: 'Start run' }).click();
+
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      const why = p.getByRole('status');
+      expect(await why.count(), 'a status on the sign-in form that says why').to.equal(1);
+      expect(await why.innerText()).to.match(/^Starting a run needs signing in\./);
+      console.log(`    screenshot: ${await screenshot(p, 'start-run-sign-in')}`);
+      await checkAccessibility(p, 'the sign-in form asked for by Start run');
+      expect(
+        (await runs()).map((r) => r.id),
+        'the runs, before signing in',
+      ).to.deep.equal(before);
+
+      await p.getByLabel('Console token', { exact: true }).fill(TOKEN);
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await p.getByRole('heading', { name: 'Playbooks', exact: true }).waitFor();
+      await form.waitFor();
+      expect(
+        {
+          account: await form.getByLabel('account', { exact: true }).inputValue(),
+          tags: await form.getByLabel('tags', { exact: true }).inputValue(),
+        },
+        'the form once signed in',
+      ).to.deep.equal({ account: '0000123456-00002', tags: '["x", "y"]' });
+      expect((await form.getByRole('status').innerText()).trim()).to.equal(
+        'Signed in. The run is not started yet: check its inputs, then start it.',
+      );
+      // Focus goes to the form, where the operator left off, not to the top of the page.
+      await until('the focus in the form', async (seen) => {
+        const focused = await p.evaluate(() => {
+          type Element = { tagName: string; closest(s: string): { className: string } | null };
+          const el = (globalThis as unknown as { document: { activeElement: Element | null } }).document
+            .activeElement;
+          return el ? `${el.tagName} ${el.closest('form')?.className ?? ''}` : '';
+        });
+        seen(focused);
+        return focused.endsWith('start-run') ? true : undefined;
+      });
+      console.log(`    screenshot: ${await screenshot(p, 'start-run-signed-in')}`);
+      await checkAccessibility(p, 'the playbooks page with the form given back');
+      expect(
+        (await runs()).map((r) => r.id),
+        'the runs, signed in, before Start run',
+      ).to.deep.equal(before);
+
+      await form.getByRole('button', { name: 'Start run' }).click();
+      const id = await shownRun(p);
+      const after = await runs();
+      expect(after.map((r) => r.id)).to.deep.equal([id, ...before]);
+      expect(after[0]!.inputs).to.deep.equal({ account: '0000123456-00002', tags: ['x', 'y'] });
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
   });
 });
