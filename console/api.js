@@ -17,13 +17,13 @@ export class ApiError extends Error {
   }
 }
 
-/** @type {() => void} */
+/** @type {(reason: string | null) => void} */
 let unauthorized = () => {};
 
 /**
  * Who shows the sign-in form: any 401, from any page, lands there, so a lapsed session never leaves a page
- * silently empty.
- * @param {() => void} handler
+ * silently empty. `reason` is what the call that met the 401 said it was for, or null.
+ * @param {(reason: string | null) => void} handler
  */
 export function onUnauthorized(handler) {
   unauthorized = handler;
@@ -31,11 +31,12 @@ export function onUnauthorized(handler) {
 
 /**
  * Calls `/console/api<path>` and answers its JSON (null for 204). A POST carries the header a page of another
- * site cannot send, which the daemon requires of every action.
+ * site cannot send, which the daemon requires of every action. `signInReason`: what the sign-in form says if the
+ * daemon answers 401, for an action that a console read without signing in (on loopback) cannot do.
  * @param {string} path
- * @param {{ method?: string, body?: unknown, signal?: AbortSignal }} [options]
+ * @param {{ method?: string, body?: unknown, signal?: AbortSignal, signInReason?: string }} [options]
  */
-export async function api(path, { method = 'GET', body, signal } = {}) {
+export async function api(path, { method = 'GET', body, signal, signInReason } = {}) {
   /** @type {Record<string, string>} */
   const headers = { accept: 'application/json' };
   if (method !== 'GET') {
@@ -56,7 +57,7 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
     throw new ApiError(0, `The daemon did not answer (${/** @type {Error} */ (err).message}).`);
   }
   if (res.status === 401 && path !== '/session') {
-    unauthorized();
+    unauthorized(signInReason ?? null);
     throw new ApiError(401, 'Sign in to continue.');
   }
   if (!res.ok) throw new ApiError(res.status, await errorText(res));

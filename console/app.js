@@ -89,6 +89,8 @@ function App({ signInError }) {
   const [hash, setHash] = useState(location.hash);
   const [signingIn, setSigningIn] = useState(signInError !== null);
   const [startError, setStartError] = useState(signInError);
+  // Why an action asked to sign in; null when a read did, or the token in the address.
+  const [reason, setReason] = useState(/** @type {string | null} */ (null));
   const [generation, setGeneration] = useState(0);
   const route = resolve(hash);
 
@@ -98,13 +100,18 @@ function App({ signInError }) {
       if (location.hash.startsWith('#token=')) {
         const error = await takeToken();
         setStartError(error);
+        setReason(null);
         setSigningIn(error !== null);
         setGeneration((g) => g + 1);
       }
       setHash(location.hash);
     };
     window.addEventListener('hashchange', onHash);
-    onUnauthorized(() => setSigningIn(true));
+    onUnauthorized((why) => {
+      // A read's 401 that comes after an action's does not take its reason away.
+      if (why) setReason(why);
+      setSigningIn(true);
+    });
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
 
@@ -129,8 +136,10 @@ function App({ signInError }) {
     return html`<${SignIn}
       key=${generation}
       error=${startError}
+      reason=${reason}
       onSignedIn=${() => {
         setStartError(null);
+        setReason(null);
         setSigningIn(false);
         setGeneration((g) => g + 1);
       }}

@@ -4,10 +4,11 @@ import { signIn } from './api.js';
 import { html, Heading, Alert } from './ui.js';
 
 /**
- * @param {{ error: string | null, onSignedIn: () => void }} props
- * `error`: why the token in the address (`#token=`) was refused, if it was.
+ * @param {{ error: string | null, reason: string | null, onSignedIn: () => void }} props
+ * `error`: why the token in the address (`#token=`) was refused, if it was. `reason`: why the form is asked
+ * for, when an action asked for it (starting a run on a console read without signing in).
  */
-export function SignIn({ error: initial, onSignedIn }) {
+export function SignIn({ error: initial, reason, onSignedIn }) {
   const [error, setError] = useState(initial);
   const [busy, setBusy] = useState(false);
 
@@ -28,6 +29,7 @@ export function SignIn({ error: initial, onSignedIn }) {
   };
 
   return html`<${Heading}>Sign in</${Heading}>
+    ${reason && html`<p class="notice" role="status">${reason}</p>`}
     <p class="lead">
       The console needs its token: the daemon's <code>FLEETBOOK_CONSOLE_TOKEN</code>, or the one in the address
       it printed at start (<code>fleetbook serve: console at http://…/#token=…</code>).

@@ -1,11 +1,35 @@
-/* global location */
+/* global location, requestAnimationFrame */
 /**
  * The form that starts a playbook by hand (`on.manual`): one field per declared input, typed like the input,
- * prefilled with its default. The daemon validates the inputs; this form only turns text into JSON values.
+ * prefilled with its default. The daemon validates the inputs: this form reads a number field's text as a number,
+ * and sends a list's or an object's as typed, for the daemon to read as JSON and say in the form's words what is
+ * wrong with it (src/console/form-wording.ts).
  */
-import { useState } from 'preact/hooks';
-import { api, enc } from '../api.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, enc } from '../api.js';
 import { html, Alert } from '../ui.js';
+
+/**
+ * What was typed in the form of a start the daemon refused for want of a session, by playbook: the sign-in form
+ * takes the page's place, and once signed in the form is given back filled so, for the operator to start the
+ * run (not started by itself: minutes may have passed, and the run acts on the fleet).
+ * @type {Map<string, Record<string, string | boolean>>}
+ */
+const refused = new Map();
+
+/**
+ * The typed text (a checkbox: whether it is checked) of each field, by input.
+ * @param {HTMLFormElement} form
+ * @param {{ input: string, id: string }[]} fields
+ */
+function typed(form, fields) {
+  return Object.fromEntries(
+    fields.map((f) => {
+      const el = /** @type {HTMLInputElement} */ (form.querySelector(`#${f.id}`));
+      return [f.input, el.type === 'checkbox' ? el.checked : el.value];
+    }),
+  );
+}
 
 /**
  * An input's type as one word: the first of a list (`["string", "null"]`), `string` when undeclared.
@@ -19,8 +43,8 @@ function kindOf(spec) {
 }
 
 /**
- * The value of one field as JSON, or undefined to leave the input out (an empty field: the daemon then
- * applies the input's default or names it as missing).
+ * The value of one field, or undefined to leave the input out (an empty field: the daemon then applies the
+ * input's default or names it as missing).
  * @param {HTMLInputElement | HTMLTextAreaElement} el
  * @param {string} name
  * @param {string} kind
@@ -40,15 +64,7 @@ function readField(el, name, kind) {
       throw new Error(`Input ${name}: ${text} is not ${what}.`);
     return n;
   }
-  if (kind === 'array' || kind === 'object') {
-    try {
-      return JSON.parse(text);
-    } catch (err) {
-      throw new Error(`Input ${name}: not valid JSON (${/** @type {Error} */ (err).message}).`, {
-        cause: err,
-      });
-    }
-  }
+  // A list or an object goes as typed: the daemon reads text as JSON for such an input, as it reads `--input`.
   return text;
 }
 
@@ -59,18 +75,33 @@ function readField(el, name, kind) {
 export function StartRun({ name, inputs, uid }) {
   const [error, setError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
+  // The fields of a start refused before signing in, taken once: a later visit shows the defaults again.
+  const [given] = useState(() => {
+    const values = refused.get(name);
+    refused.delete(name);
+    return values;
+  });
+  const [givenBack, setGivenBack] = useState(given !== undefined);
+  const heading = useRef(/** @type {HTMLHeadingElement | null} */ (null));
   const fields = Object.entries(inputs).map(([input, spec], i) => ({
     input,
     spec,
     kind: kindOf(spec),
     id: `${uid}-in${i}`,
+    given: given?.[input],
   }));
+
+  // The form given back is where the operator left off: focus goes there, after the shell's focus on the h1.
+  useEffect(() => {
+    if (givenBack) requestAnimationFrame(() => heading.current?.focus());
+  }, []);
 
   /** @param {SubmitEvent} e */
   const submit = async (e) => {
     e.preventDefault();
     const form = /** @type {HTMLFormElement} */ (e.currentTarget);
     setError(null);
+    setGivenBack(false);
     /** @type {Record<string, unknown>} */
     const values = {};
     try {
@@ -83,21 +114,35 @@ export function StartRun({ name, inputs, uid }) {
       setError(/** @type {Error} */ (err).message);
       return;
     }
+    // Read now: the sign-in form that a 401 brings takes the form away.
+    const filled = typed(form, fields);
     setBusy(true);
     try {
       const { runId } = await api(`/playbooks/${enc(name)}/runs`, {
         method: 'POST',
         body: { inputs: values },
+        signInReason: `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
       });
       location.hash = `#/runs/${enc(runId)}`;
     } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        // The sign-in form has taken the page's place: this form is given back once signed in.
+        refused.set(name, filled);
+        return;
+      }
       setError(/** @type {Error} */ (err).message);
       setBusy(false);
     }
   };
 
   return html`<form class="start-run" aria-labelledby=${`${uid}-start`} onSubmit=${submit} novalidate>
-    <h3 id=${`${uid}-start`}>Start ${name}</h3>
+    <h3 id=${`${uid}-start`} tabindex="-1" ref=${heading}>Start ${name}</h3>
+    ${
+      givenBack &&
+      html`<p class="notice" role="status">
+        Signed in. The run is not started yet: check its inputs, then start it.
+      </p>`
+    }
     <${Alert} message=${error} />
     ${!fields.length && html`<p class="muted">This playbook takes no inputs.</p>`}
     ${fields.map((f) => html`<${Field} ...${f} />`)}
@@ -105,8 +150,11 @@ export function StartRun({ name, inputs, uid }) {
   </form>`;
 }
 
-/** @param {{ input: string, spec: any, kind: string, id: string }} props */
-function Field({ input, spec, kind, id }) {
+/**
+ * @param {{ input: string, spec: any, kind: string, id: string, given: string | boolean | undefined }} props
+ * `given`: what was typed in the field before signing in, in place of the default.
+ */
+function Field({ input, spec, kind, id, given }) {
   const help = `${id}-help`;
   // The type goes in the help text: the label is the input's name, as the playbook spells it.
   const type = kind === 'array' || kind === 'object' ? `${kind}, as JSON` : kind;
@@ -116,7 +164,7 @@ function Field({ input, spec, kind, id }) {
     control = html`<input
       id=${id}
       type="checkbox"
-      defaultChecked=${dflt === true}
+      defaultChecked=${given === undefined ? dflt === true : given === true}
       aria-describedby=${help}
     />`;
   else if (kind === 'array' || kind === 'object')
@@ -124,7 +172,7 @@ function Field({ input, spec, kind, id }) {
       id=${id}
       rows="3"
       spellcheck="false"
-      defaultValue=${dflt === undefined ? '' : JSON.stringify(dflt, null, 2)}
+      defaultValue=${given ?? (dflt === undefined ? '' : JSON.stringify(dflt, null, 2))}
       aria-describedby=${help}
     ></textarea>`;
   else
@@ -132,7 +180,7 @@ function Field({ input, spec, kind, id }) {
       id=${id}
       type=${kind === 'integer' || kind === 'number' ? 'number' : 'text'}
       step=${kind === 'integer' ? '1' : kind === 'number' ? 'any' : undefined}
-      defaultValue=${dflt === undefined ? '' : String(dflt)}
+      defaultValue=${given ?? (dflt === undefined ? '' : String(dflt))}
       aria-describedby=${help}
     />`;
   return html`<div class=${kind === 'boolean' ? 'field field-check' : 'field'}>

@@ -12,6 +12,7 @@ import type { Playbook } from '../playbook/schema.js';
 import { decodeSource } from '../playbook/source.js';
 import { parseDuration } from '../playbook/duration.js';
 import { startRun, type NewRun } from '../runner/factory.js';
+import { describeMismatch, JSON_EXAMPLE, type MismatchWording } from '../runner/inputs.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { planOf } from '../runner/plan.js';
 import { Interrupted, type Progress } from '../runner/runner.js';
@@ -69,10 +70,18 @@ export function envForExpressions(env: NodeJS.ProcessEnv): Record<string, string
   return out;
 }
 
+/** An input's value its type does not take, said as `--input` gives it: an array or an object as quoted JSON. */
+const flagWording: MismatchWording = (m) => {
+  const example = JSON_EXAMPLE[m.type];
+  return m.unread && example
+    ? `input \`${m.input}\` is an ${m.type}: pass it as JSON, e.g. --input '${m.input}=${example}' (got ${JSON.stringify(m.got)})`
+    : describeMismatch(m);
+};
+
 /** What starts the run: the event of `--event` (`-`: stdin), or the inputs of `--input`. */
 async function runStart(pb: Playbook, flags: RunFlags): Promise<NewRun | string> {
   const inputs = parseInputs(flags.input);
-  if (flags.event === undefined) return unlessRefused(localRun(pb, { inputs }));
+  if (flags.event === undefined) return unlessRefused(localRun(pb, { inputs }, flagWording));
   if (Object.keys(inputs).length)
     return '--input and --event do not go together: a callback starts its run without inputs';
   const text = await readNamedFile(flags.event, `--event ${flags.event}`);

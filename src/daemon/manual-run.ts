@@ -6,6 +6,7 @@
 import { versionOf } from '../playbook/version.js';
 import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
+import type { MismatchWording } from '../runner/inputs.js';
 import type { RunRecord, Store } from '../store/store.js';
 import type { RunPool } from './pool.js';
 import { newRunId } from '../runner/run-id.js';
@@ -37,12 +38,16 @@ export function bodyInputs(body: unknown): Record<string, unknown> | string {
   return inputs as Record<string, unknown>;
 }
 
-/** Starts a manual run of playbook `name` with the inputs of a request's JSON `body` (bodyInputs). */
+/**
+ * Starts a manual run of playbook `name` with the inputs of a request's JSON `body` (bodyInputs). `word` says an
+ * input given a value its type does not take, as the requester gives inputs (the console: in its form's fields).
+ */
 export function startManualRun(
   c: ManualRunContext,
   name: string,
   body: unknown,
   by: string,
+  word?: MismatchWording,
 ): ManualRunAnswer {
   const pb = c.playbooks.get(name);
   if (!pb) return { status: 404, error: `no playbook ${name}` };
@@ -52,7 +57,7 @@ export function startManualRun(
   if (typeof given === 'string') return { status: 400, error: given };
   let inputs: unknown;
   try {
-    inputs = coerceInputs(pb, given);
+    inputs = coerceInputs(pb, given, word);
   } catch (e) {
     return { status: 400, error: (e as Error).message };
   }

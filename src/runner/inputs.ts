@@ -1,8 +1,53 @@
-/** A run's inputs: `--input k=v` strings turned into the declared types, defaults applied, unknown ones refused. */
+/**
+ * A run's inputs: turned into the declared types (text, as `--input k=v` gives it, is read as the type), defaults
+ * applied, unknown ones refused. A value its input's type does not take is one problem (InputMismatch) that each
+ * caller words for where the value came from: a command-line flag, a JSON body, a field of the console's form.
+ */
 import type { Playbook } from '../playbook/schema.js';
 import { StepError, type Json } from './types.js';
 
-export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json {
+export type InputType = NonNullable<Playbook['inputs']>[string]['type'];
+
+/** An input given a value its declared type does not take. */
+export interface InputMismatch {
+  /** The input's name. */
+  input: string;
+  /** Its declared type. */
+  type: InputType;
+  /** What it was given: the text itself when `unread`, else the value (read from text, or given typed). */
+  got: unknown;
+  /** `got` is text that does not read as `type` at all: not JSON for an array or an object, not a number. */
+  unread: boolean;
+}
+
+/** The words for a mismatch, as the caller's user gives inputs. */
+export type MismatchWording = (m: InputMismatch) => string;
+
+/** An example of a value of each type that is written as JSON. */
+export const JSON_EXAMPLE: Partial<Record<InputType, string>> = { array: '["a","b"]', object: '{"k":"v"}' };
+
+/**
+ * The mismatch said of a value given as data (a JSON body, a test case): the input, its type, what it got, and for
+ * text that is no array or object, how one is written.
+ */
+export const describeMismatch: MismatchWording = ({ input, type, got, unread }) => {
+  const example = JSON_EXAMPLE[type];
+  if (unread && example)
+    return `input \`${input}\` is an ${type}: give it as a JSON ${type}, e.g. ${example} (got ${JSON.stringify(got)})`;
+  return unread
+    ? `input \`${input}\` is not a valid ${type}: ${JSON.stringify(got)}`
+    : `input \`${input}\` must be of type ${type}, got ${JSON.stringify(got)}`;
+};
+
+/**
+ * The inputs of a run of `pb` from those `given`, or a StepError saying what is wrong with them; a mismatch is
+ * said in the words of `word`.
+ */
+export function coerceInputs(
+  pb: Playbook,
+  given: Record<string, unknown>,
+  word: MismatchWording = describeMismatch,
+): Json {
   const decls = pb.inputs ?? {};
   const out: Json = {};
   for (const k of Object.keys(given)) {
@@ -22,6 +67,7 @@ export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json
         : `inputs ${named.join(', ')} are required`,
     );
   }
+  const mismatch = (m: InputMismatch) => new StepError(word(m));
   for (const [name, decl] of Object.entries(decls)) {
     let v = given[name];
     if (v === undefined) {
@@ -29,21 +75,9 @@ export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json
       v = decl.default;
     }
     if (typeof v === 'string' && decl.type !== 'string') {
-      try {
-        if (decl.type === 'integer' || decl.type === 'number') {
-          const n = v.trim() === '' ? NaN : Number(v);
-          if (!Number.isFinite(n)) throw new Error('not a number');
-          v = n;
-        } else v = JSON.parse(v);
-      } catch {
-        const json = decl.type === 'array' || decl.type === 'object';
-        const example = decl.type === 'array' ? `'${name}=["a","b"]'` : `'${name}={"k":"v"}'`;
-        throw new StepError(
-          json
-            ? `input \`${name}\` is an ${decl.type}: pass it as JSON, e.g. --input ${example} (got ${JSON.stringify(v)})`
-            : `input \`${name}\` is not a valid ${decl.type}: ${JSON.stringify(v)}`,
-        );
-      }
+      const read = readAs(decl.type, v);
+      if (!read.ok) throw mismatch({ input: name, type: decl.type, got: v, unread: true });
+      v = read.value;
     }
     const ok =
       (decl.type === 'string' && typeof v === 'string') ||
@@ -52,7 +86,7 @@ export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json
       (decl.type === 'boolean' && typeof v === 'boolean') ||
       (decl.type === 'array' && Array.isArray(v)) ||
       (decl.type === 'object' && v !== null && typeof v === 'object' && !Array.isArray(v));
-    if (!ok) throw new StepError(`input \`${name}\` must be of type ${decl.type}, got ${JSON.stringify(v)}`);
+    if (!ok) throw mismatch({ input: name, type: decl.type, got: v, unread: false });
     if (decl.enum && !decl.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) {
       throw new StepError(
         `input \`${name}\` must be one of ${decl.enum.map((e) => JSON.stringify(e)).join(', ')}`,
@@ -61,4 +95,17 @@ export function coerceInputs(pb: Playbook, given: Record<string, unknown>): Json
     out[name] = v;
   }
   return out;
+}
+
+/** Text read as a value of `type`: a number, or JSON. */
+function readAs(type: InputType, text: string): { ok: true; value: unknown } | { ok: false } {
+  if (type === 'integer' || type === 'number') {
+    const n = text.trim() === '' ? NaN : Number(text);
+    return Number.isFinite(n) ? { ok: true, value: n } : { ok: false };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
 }

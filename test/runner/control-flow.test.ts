@@ -1001,6 +1001,10 @@ steps:
       expect(fails({ count: '1.5' })).to.throw(/input `count`/);
       expect(fails({ count: '1', dry: 'yes' })).to.throw('input `dry` is not a valid boolean: "yes"');
       expect(fails({ count: '1', ids: '{"a":1}' })).to.throw('input `ids` must be of type array');
+      // Text that is no JSON, said of a value given as data (the CLI and the console word it themselves).
+      expect(fails({ count: '1', ids: 'a,b' })).to.throw(
+        'input `ids` is an array: give it as a JSON array, e.g. ["a","b"] (got "a,b")',
+      );
       expect(fails({ count: '1', mode: 'medium' })).to.throw('input `mode` must be one of "fast", "slow"');
     });
 
