@@ -1,7 +1,9 @@
 /**
  * A PostgreSQL URL whose `sslmode` the driver does not know (`requir`) or cannot do (`allow`, `prefer`) is refused
  * by every command that opens the store, exit 2, before any connection: the driver took `requir` as TLS on,
- * silently (child process: dist/ must be built). A loopback listener stands for the server: nothing may reach it.
+ * silently (child process: dist/ must be built). So is an `ssl` it does not know (`ture`, which it took as TLS
+ * on), and a PGSSLMODE it does not know or cannot do, when it reads it (it took `requir` as no TLS). A loopback
+ * listener stands for the server: nothing may reach it.
  */
 import { writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Server } from 'node:net';
@@ -11,6 +13,10 @@ import { fleetbook } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
 
 const PLAYBOOKS = join(import.meta.dirname, '..', 'fixtures', 'listener-hardening');
+const SSL_ACCEPTED =
+  "give one of: true, 1 (TLS, the server certificate checked against Node's trusted CAs, and its name against the host); 0 (no TLS); no-verify (TLS, the certificate not checked)";
+const PGSSLMODE_ACCEPTED =
+  "give one of: disable (no TLS); verify-full, verify-ca, require (TLS, the server certificate checked against Node's trusted CAs, and its name against the host: from PGSSLMODE, the driver takes each as verify-full, without a warning); no-verify (TLS, the certificate not checked); or unset PGSSLMODE (no TLS), or give sslmode in the URL";
 const ACCEPTED =
   'give one of: disable (no TLS); verify-full (TLS, the server certificate checked against the trusted CAs, or those of sslrootcert, and its name against the host); require, verify-ca (TLS, checked as verify-full does: the driver takes them as verify-full, and warns so once); no-verify (TLS, the certificate not checked)';
 
@@ -73,6 +79,38 @@ describe('fleetbook refuses a PostgreSQL URL with an sslmode it does not know (c
     expect(r.code, r.stderr).to.equal(2);
     expect(r.stderr).to.equal(
       `fleetbook: FLEETBOOK_STATE: sslmode "allow" (libpq's: no TLS, unless the server requires it) is not one the PostgreSQL driver can do: it never falls back from one to the other; ${ACCEPTED}\n`,
+    );
+    expect(reached, 'connections attempted').to.equal(0);
+  });
+
+  it('exits 2 on an ssl the driver does not know, naming it and the accepted ones', async () => {
+    const url = `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook?ssl=ture`;
+    for (const args of commands()) {
+      const r = await fleetbook(args, { FLEETBOOK_STATE: url }, [], undefined, 10_000);
+      expect(r.code, `${args[0]}: ${r.stderr}`).to.equal(2);
+      expect(r.stderr, args[0]).to.include(
+        `fleetbook: FLEETBOOK_STATE: ssl "ture" is not one the PostgreSQL driver knows: ${SSL_ACCEPTED}\n`,
+      );
+      expect(r.stderr).not.to.include('s3cret');
+    }
+    expect(reached, 'connections attempted').to.equal(0);
+  });
+
+  it('exits 2 on a PGSSLMODE the driver does not know or cannot do, when the URL lets it read it', async () => {
+    const url = `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook`;
+    const reads = (origin: string) =>
+      `(it reads PGSSLMODE since the URL of ${origin} gives no sslmode, ssl, sslcert, sslkey or sslrootcert)`;
+    for (const args of commands()) {
+      const r = await fleetbook(args, { FLEETBOOK_STATE: url, PGSSLMODE: 'requir' }, [], undefined, 10_000);
+      expect(r.code, `${args[0]}: ${r.stderr}`).to.equal(2);
+      expect(r.stderr, args[0]).to.include(
+        `fleetbook: PGSSLMODE "requir" is not one the PostgreSQL driver knows ${reads('FLEETBOOK_STATE')}: ${PGSSLMODE_ACCEPTED}\n`,
+      );
+    }
+    const r = await fleetbook(['store', 'migrate', '--state', url], { PGSSLMODE: 'prefer' });
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.equal(
+      `fleetbook: PGSSLMODE "prefer" (libpq's: TLS, unless the server does not offer it) is not one the PostgreSQL driver can do: it never falls back from one to the other ${reads('--state')}; ${PGSSLMODE_ACCEPTED}\n`,
     );
     expect(reached, 'connections attempted').to.equal(0);
   });

@@ -2,12 +2,16 @@
  * The `sslmode` of a PostgreSQL URL is checked with the rest of the URL, before any connection: the driver
  * (pg-connection-string) took one it does not know (`requir`, `REQUIRE`, `allow`) as TLS with the server's
  * certificate checked, silently, and `prefer` as the same, where libpq falls back to a connection without TLS.
+ * So are its `ssl`, of which the driver took one it does not know (`ture`, `false`) as TLS on, and PGSSLMODE
+ * when the driver reads it, which took one it does not know (`requir`, `allow`) as no TLS.
  * A loopback listener stands for the server: nothing may reach it.
  */
+import { createRequire } from 'node:module';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { expect } from 'chai';
+import type pg from 'pg';
 import { migratePostgres } from '../../src/store/postgres/migrations.js';
-import { clientConfig, SSLMODES } from '../../src/store/postgres/pool.js';
+import { clientConfig, PGSSLMODES, SSL_VALUES, SSLMODES } from '../../src/store/postgres/pool.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 
 const ACCEPTED =
@@ -15,6 +19,15 @@ const ACCEPTED =
 /** With `uselibpqcompat=true`, the driver gives require and verify-ca libpq's meaning, and knows no no-verify. */
 const ACCEPTED_LIBPQ =
   'give one of: disable (no TLS); verify-full (TLS, the server certificate checked against the trusted CAs, or those of sslrootcert, and its name against the host); require (TLS, the certificate not checked, unless sslrootcert is given: then as verify-ca); verify-ca (TLS, the certificate checked against the CAs of sslrootcert, which it needs, but not its name)';
+
+async function refusal(open: Promise<unknown>): Promise<string> {
+  const err = await open.then(
+    () => undefined,
+    (e: unknown) => e as Error & { code?: string },
+  );
+  expect(err?.code, err?.message).to.equal('FB_CONFIG');
+  return err?.message ?? '';
+}
 
 describe('PostgreSQL URL: sslmode', () => {
   let server: Server;
@@ -31,14 +44,6 @@ describe('PostgreSQL URL: sslmode', () => {
   after(() => server.close());
 
   const url = (query: string) => `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook${query}`;
-  const refusal = async (open: Promise<unknown>) => {
-    const err = await open.then(
-      () => undefined,
-      (e: unknown) => e as Error & { code?: string },
-    );
-    expect(err?.code, err?.message).to.equal('FB_CONFIG');
-    return err?.message ?? '';
-  };
 
   it('refuses one the driver does not know, naming it and saying what each accepted one does', async () => {
     const cases: [query: string, value: string][] = [
@@ -88,5 +93,174 @@ describe('PostgreSQL URL: sslmode', () => {
         () => clientConfig(url(`?uselibpqcompat=true&sslmode=${mode}`), 'fleetbook'),
         mode,
       ).not.to.throw();
+  });
+});
+
+/** What the driver makes of a config's TLS (pg 8's ConnectionParameters): what the messages say it does. */
+const ConnectionParameters = createRequire(import.meta.url)('pg/lib/connection-parameters') as new (
+  config: pg.ClientConfig,
+) => { ssl: unknown };
+const CHECKED = true;
+const UNCHECKED = { rejectUnauthorized: false };
+
+/** Runs `use` with PGSSLMODE set to `value` (unset for undefined), and then as it was. */
+async function withPgsslmode<T>(value: string | undefined, use: () => T | Promise<T>): Promise<T> {
+  const saved = process.env.PGSSLMODE;
+  if (value === undefined) delete process.env.PGSSLMODE;
+  else process.env.PGSSLMODE = value;
+  try {
+    return await use();
+  } finally {
+    if (saved === undefined) delete process.env.PGSSLMODE;
+    else process.env.PGSSLMODE = saved;
+  }
+}
+
+const SSL_ACCEPTED =
+  "give one of: true, 1 (TLS, the server certificate checked against Node's trusted CAs, and its name against the host); 0 (no TLS); no-verify (TLS, the certificate not checked)";
+
+describe('PostgreSQL URL: ssl', () => {
+  let server: Server;
+  let port: number;
+  let reached = 0;
+  before(async () => {
+    server = createServer((socket) => {
+      reached++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => server.close());
+
+  const url = (query: string) => `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook${query}`;
+
+  it('refuses one the driver does not know, naming it and saying what each accepted one does', async () => {
+    // The driver took each as a truthy string: it asked the server for TLS, and threw a TypeError out of the
+    // socket's data handler, which ended the process, when the server offered it (an empty one: no TLS).
+    const cases: [query: string, value: string][] = [
+      ['?ssl=ture', '"ture"'],
+      ['?ssl=false', '"false"'],
+      ['?ssl=TRUE', '"TRUE"'],
+      ['?ssl=require', '"require"'],
+      ['?ssl=', '"" (empty)'],
+      ['?ssl=0&application_name=x&ssl=ture', '"ture"'],
+      ['?ssl=ture&sslmode=disable', '"ture"'],
+      ['?uselibpqcompat=true&ssl=ture', '"ture"'],
+    ];
+    for (const [query, value] of cases) {
+      const said = `--state: ssl ${value} is not one the PostgreSQL driver knows: ${SSL_ACCEPTED}`;
+      expect(await refusal(openPostgresStore(url(query), { origin: '--state' })), query).to.equal(said);
+      expect(await refusal(migratePostgres(url(query), '--state')), query).to.equal(said);
+    }
+    expect(await refusal(openPostgresStore(url('?ssl=ture')))).to.match(/^FLEETBOOK_STATE: ssl "ture" /);
+    expect(reached, 'connections attempted').to.equal(0);
+  });
+
+  it('accepts the ones the driver knows, which do what the message says', () => {
+    expect(SSL_VALUES).to.deep.equal(['true', '1', '0', 'no-verify']);
+    const does: Record<string, unknown> = { true: CHECKED, 1: CHECKED, 0: false, 'no-verify': UNCHECKED };
+    for (const compat of ['', 'uselibpqcompat=true&'])
+      for (const value of SSL_VALUES) {
+        const config = clientConfig(url(`?${compat}ssl=${value}`), 'fleetbook');
+        expect(new ConnectionParameters(config).ssl, value).to.deep.equal(does[value]);
+      }
+  });
+});
+
+const PGSSLMODE_ACCEPTED =
+  "give one of: disable (no TLS); verify-full, verify-ca, require (TLS, the server certificate checked against Node's trusted CAs, and its name against the host: from PGSSLMODE, the driver takes each as verify-full, without a warning); no-verify (TLS, the certificate not checked); or unset PGSSLMODE (no TLS), or give sslmode in the URL";
+
+describe('PGSSLMODE', () => {
+  let server: Server;
+  let port: number;
+  let reached = 0;
+  before(async () => {
+    server = createServer((socket) => {
+      reached++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => server.close());
+
+  const url = (query: string) => `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook${query}`;
+  const reads = (origin: string) =>
+    `(it reads PGSSLMODE since the URL of ${origin} gives no sslmode, ssl, sslcert, sslkey or sslrootcert)`;
+
+  it('refuses one the driver does not know, when it reads it: it took it as no TLS, silently', async () => {
+    for (const mode of ['requir', 'REQUIRE', ' require'])
+      await withPgsslmode(mode, async () => {
+        const value = JSON.stringify(mode);
+        expect(await refusal(openPostgresStore(url(''), { origin: '--state' })), mode).to.equal(
+          `PGSSLMODE ${value} is not one the PostgreSQL driver knows ${reads('--state')}: ${PGSSLMODE_ACCEPTED}`,
+        );
+        expect(await refusal(migratePostgres(url('?application_name=x'))), mode).to.equal(
+          `PGSSLMODE ${value} is not one the PostgreSQL driver knows ${reads('FLEETBOOK_STATE')}: ${PGSSLMODE_ACCEPTED}`,
+        );
+      });
+    expect(reached, 'connections attempted').to.equal(0);
+  });
+
+  it('refuses allow and prefer, which fall back between TLS and none as the driver cannot', async () => {
+    await withPgsslmode('allow', async () =>
+      expect(await refusal(openPostgresStore(url(''), { origin: '--state' }))).to.equal(
+        `PGSSLMODE "allow" (libpq's: no TLS, unless the server requires it) is not one the PostgreSQL driver can do: it never falls back from one to the other ${reads('--state')}; ${PGSSLMODE_ACCEPTED}`,
+      ),
+    );
+    await withPgsslmode('prefer', async () =>
+      expect(await refusal(migratePostgres(url('?uselibpqcompat=true')))).to.equal(
+        `PGSSLMODE "prefer" (libpq's: TLS, unless the server does not offer it) is not one the PostgreSQL driver can do: it never falls back from one to the other ${reads('FLEETBOOK_STATE')}; ${PGSSLMODE_ACCEPTED}`,
+      ),
+    );
+    expect(reached, 'connections attempted').to.equal(0);
+  });
+
+  it('is not checked when the URL says how to use TLS, as the driver then does not read it', async () => {
+    // The driver reads the files these name (any will do here).
+    const file = encodeURIComponent(import.meta.filename);
+    for (const query of [
+      '?sslmode=disable',
+      '?sslmode=no-verify',
+      '?ssl=0',
+      '?ssl=true',
+      `?sslcert=${file}`,
+      `?sslkey=${file}`,
+      `?sslrootcert=${file}`,
+      '?sslnegotiation=direct',
+    ]) {
+      const ssl = (mode: string | undefined) =>
+        withPgsslmode(mode, () => new ConnectionParameters(clientConfig(url(query), 'fleetbook')).ssl);
+      const unset = await ssl(undefined);
+      expect(await ssl('requir'), query).to.deep.equal(unset);
+      expect(await ssl('allow'), query).to.deep.equal(unset);
+      expect(await ssl('no-verify'), query).to.deep.equal(unset);
+    }
+    // An empty sslcert is none, to the driver: it reads PGSSLMODE.
+    await withPgsslmode('requir', () =>
+      expect(() => clientConfig(url('?sslcert='), 'fleetbook')).to.throw(/^PGSSLMODE "requir" /),
+    );
+  });
+
+  it('accepts the ones the driver knows, which do what the message says, and an empty one as none', async () => {
+    expect(PGSSLMODES).to.deep.equal(['disable', 'verify-full', 'verify-ca', 'require', 'no-verify']);
+    const does: Record<string, unknown> = {
+      disable: false,
+      'verify-full': CHECKED,
+      'verify-ca': CHECKED,
+      require: CHECKED,
+      'no-verify': UNCHECKED,
+      '': false,
+    };
+    for (const mode of [...PGSSLMODES, ''])
+      for (const query of ['', '?uselibpqcompat=true'])
+        await withPgsslmode(mode, () => {
+          const config = clientConfig(url(query), 'fleetbook');
+          expect(new ConnectionParameters(config).ssl, `${mode}${query}`).to.deep.equal(does[mode]);
+        });
+    await withPgsslmode(undefined, () =>
+      expect(new ConnectionParameters(clientConfig(url(''), 'x')).ssl).to.equal(false),
+    );
   });
 });

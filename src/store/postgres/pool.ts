@@ -130,6 +130,15 @@ const FALLBACKS: Record<string, string> = {
   prefer: 'TLS, unless the server does not offer it',
 };
 
+/** What `give one of:` lists: each value the driver does as written, and what it does. */
+function accepted(meanings: readonly (readonly [values: string[], does: string])[]): string {
+  return `give one of: ${meanings.map(([values, does]) => `${values.join(', ')} (${does})`).join('; ')}`;
+}
+
+function quoted(value: string): string {
+  return value === '' ? '"" (empty)' : JSON.stringify(value);
+}
+
 /**
  * Refuses a URL whose `sslmode` the driver would not do as written, naming the value and the ones it does:
  * before any connection, with the other errors of the URL (migrations.ts, cannotOpen).
@@ -138,17 +147,88 @@ function checkSslmode(u: URL, origin: string): void {
   const compat = u.searchParams.getAll('uselibpqcompat').at(-1) === 'true';
   const meanings = SSLMODE_MEANINGS[compat ? 'libpq' : 'driver'];
   const known = meanings.flatMap(([modes]) => modes);
-  const give = `give one of: ${meanings.map(([modes, does]) => `${modes.join(', ')} (${does})`).join('; ')}`;
   for (const mode of u.searchParams.getAll('sslmode')) {
     if (known.includes(mode)) continue;
-    const value = mode === '' ? '"" (empty)' : JSON.stringify(mode);
     const fallback = FALLBACKS[mode];
     throw new ConfigError(
       fallback
-        ? `${origin}: sslmode ${value} (libpq's: ${fallback}) is not one the PostgreSQL driver can do: it never falls back from one to the other; ${give}`
-        : `${origin}: sslmode ${value} is not one the PostgreSQL driver knows${compat ? ' with uselibpqcompat=true' : ''}: ${give}`,
+        ? `${origin}: sslmode ${quoted(mode)} (libpq's: ${fallback}) is not one the PostgreSQL driver can do: it never falls back from one to the other; ${accepted(meanings)}`
+        : `${origin}: sslmode ${quoted(mode)} is not one the PostgreSQL driver knows${compat ? ' with uselibpqcompat=true' : ''}: ${accepted(meanings)}`,
     );
   }
+}
+
+const NODE_CHECKED =
+  "TLS, the server certificate checked against Node's trusted CAs, and its name against the host";
+
+/**
+ * The `ssl` values of a URL the driver (pg 8) knows, and what it does with each, whatever `uselibpqcompat` says.
+ * It takes any other string as TLS on, and then throws a TypeError out of the socket's handler, which ends the
+ * process, when the server offers TLS; an empty one as no TLS. It ignores `ssl` when the URL gives `sslmode`,
+ * `sslcert`, `sslkey` or `sslrootcert`.
+ */
+const SSL_MEANINGS: readonly (readonly [values: string[], does: string])[] = [
+  [['true', '1'], NODE_CHECKED],
+  [['0'], 'no TLS'],
+  [['no-verify'], 'TLS, the certificate not checked'],
+];
+
+/** The `ssl` values a URL may give. */
+export const SSL_VALUES: readonly string[] = SSL_MEANINGS.flatMap(([values]) => values);
+
+/** Refuses a URL whose `ssl` the driver does not know, as checkSslmode does an `sslmode`. */
+function checkSsl(u: URL, origin: string): void {
+  for (const value of u.searchParams.getAll('ssl'))
+    if (!SSL_VALUES.includes(value))
+      throw new ConfigError(
+        `${origin}: ssl ${quoted(value)} is not one the PostgreSQL driver knows: ${accepted(SSL_MEANINGS)}`,
+      );
+}
+
+/**
+ * The PGSSLMODE values the driver (pg 8's ConnectionParameters) does as written, and what it does with each,
+ * whatever the URL's `uselibpqcompat` says: libpq's `require` and `verify-ca` as `verify-full` (`true`: Node's
+ * checks), and without the warning it gives for the URL's. It takes a value it does not know (`requir`, libpq's
+ * `allow`) as no TLS, silently, and `prefer` as `verify-full`; an empty one as none, no TLS.
+ */
+const PGSSLMODE_MEANINGS: readonly (readonly [modes: string[], does: string])[] = [
+  [['disable'], 'no TLS'],
+  [
+    ['verify-full', 'verify-ca', 'require'],
+    `${NODE_CHECKED}: from PGSSLMODE, the driver takes each as verify-full, without a warning`,
+  ],
+  [['no-verify'], 'TLS, the certificate not checked'],
+];
+
+/** The PGSSLMODE values the environment may give, when the driver reads it. */
+export const PGSSLMODES: readonly string[] = PGSSLMODE_MEANINGS.flatMap(([modes]) => modes);
+
+/**
+ * Whether the driver reads PGSSLMODE for the connections of `u`: only when pg-connection-string's parse of the
+ * URL leaves its `ssl` unset, as `ssl`, `sslmode`, `sslcert`, `sslkey`, `sslrootcert` and `sslnegotiation=direct`
+ * each set it (it reads the last of each parameter, and an empty one sets nothing, but an empty `ssl` does).
+ */
+function readsPgsslmode(u: URL): boolean {
+  const last = (name: string) => u.searchParams.getAll(name).at(-1);
+  return (
+    !u.searchParams.has('ssl') &&
+    !['sslmode', 'sslcert', 'sslkey', 'sslrootcert'].some((name) => last(name)) &&
+    last('sslnegotiation') !== 'direct'
+  );
+}
+
+/** Refuses a PGSSLMODE the driver would not do as written, when it reads it (an empty one is as none). */
+function checkPgsslmode(u: URL, origin: string): void {
+  const mode = process.env.PGSSLMODE;
+  if (!mode || PGSSLMODES.includes(mode) || !readsPgsslmode(u)) return;
+  const reads = `(it reads PGSSLMODE since the URL of ${origin} gives no sslmode, ssl, sslcert, sslkey or sslrootcert)`;
+  const give = `${accepted(PGSSLMODE_MEANINGS)}; or unset PGSSLMODE (no TLS), or give sslmode in the URL`;
+  const fallback = FALLBACKS[mode];
+  throw new ConfigError(
+    fallback
+      ? `PGSSLMODE ${quoted(mode)} (libpq's: ${fallback}) is not one the PostgreSQL driver can do: it never falls back from one to the other ${reads}; ${give}`
+      : `PGSSLMODE ${quoted(mode)} is not one the PostgreSQL driver knows ${reads}: ${give}`,
+  );
 }
 
 /**
@@ -163,7 +243,8 @@ const IDLE_IN_TRANSACTION_MS = 5_000;
  * How a connection of the store opens: this store's types, and commits on disk when they return (the driver
  * lets the URL's parameters override the config's, so the URL's `options` are taken out of it and kept before
  * this one). A server that does not answer fails the connection after 10 s, rather than hold its caller. A URL
- * that does not parse, or whose sslmode the driver would not do as written, is refused before any connection.
+ * that does not parse, or whose sslmode or ssl the driver would not do as written, is refused before any
+ * connection; so is such a PGSSLMODE, when the driver would read it.
  */
 export function clientConfig(
   url: string,
@@ -172,6 +253,8 @@ export function clientConfig(
 ): pg.ClientConfig {
   const u = new URL(url);
   checkSslmode(u, origin);
+  checkSsl(u, origin);
+  checkPgsslmode(u, origin);
   const given = u.searchParams.get('options');
   if (given !== null) u.searchParams.delete('options');
   return {
