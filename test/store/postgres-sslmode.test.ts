@@ -29,9 +29,13 @@ async function refusal(open: Promise<unknown>): Promise<string> {
   return err?.message ?? '';
 }
 
-describe('PostgreSQL URL: sslmode', () => {
+/**
+ * A loopback listener standing for the server, for the describe block that calls it: the URL of a database on
+ * it, and how many connections reached it (none may).
+ */
+function loopbackServer(): { url: (query: string) => string; reached: () => number } {
   let server: Server;
-  let port: number;
+  let port = 0;
   let reached = 0;
   before(async () => {
     server = createServer((socket) => {
@@ -42,8 +46,14 @@ describe('PostgreSQL URL: sslmode', () => {
     port = (server.address() as AddressInfo).port;
   });
   after(() => server.close());
+  return {
+    url: (query) => `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook${query}`,
+    reached: () => reached,
+  };
+}
 
-  const url = (query: string) => `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook${query}`;
+describe('PostgreSQL URL: sslmode', () => {
+  const { url, reached } = loopbackServer();
 
   it('refuses one the driver does not know, naming it and saying what each accepted one does', async () => {
     const cases: [query: string, value: string][] = [
@@ -61,7 +71,7 @@ describe('PostgreSQL URL: sslmode', () => {
     expect(await refusal(openPostgresStore(url('?sslmode=requir')))).to.match(
       /^FLEETBOOK_STATE: sslmode "requir" /,
     );
-    expect(reached, 'connections attempted').to.equal(0);
+    expect(reached(), 'connections attempted').to.equal(0);
   });
 
   it('refuses allow and prefer, which fall back between TLS and none as the driver cannot', async () => {
@@ -74,14 +84,14 @@ describe('PostgreSQL URL: sslmode', () => {
     expect(await refusal(openPostgresStore(url('?uselibpqcompat=true&sslmode=prefer')))).to.equal(
       `FLEETBOOK_STATE: sslmode "prefer" (libpq's: TLS, unless the server does not offer it) is not one the PostgreSQL driver can do: it never falls back from one to the other; ${ACCEPTED_LIBPQ}`,
     );
-    expect(reached, 'connections attempted').to.equal(0);
+    expect(reached(), 'connections attempted').to.equal(0);
   });
 
   it('refuses no-verify with uselibpqcompat=true, with which the driver would check the certificate', async () => {
     expect(await refusal(openPostgresStore(url('?sslmode=no-verify&uselibpqcompat=true')))).to.equal(
       `FLEETBOOK_STATE: sslmode "no-verify" is not one the PostgreSQL driver knows with uselibpqcompat=true: ${ACCEPTED_LIBPQ}`,
     );
-    expect(reached, 'connections attempted').to.equal(0);
+    expect(reached(), 'connections attempted').to.equal(0);
   });
 
   it('accepts the ones the driver does, and a URL without one', () => {
@@ -120,20 +130,7 @@ const SSL_ACCEPTED =
   "give one of: true, 1 (TLS, the server certificate checked against Node's trusted CAs, and its name against the host); 0 (no TLS); no-verify (TLS, the certificate not checked)";
 
 describe('PostgreSQL URL: ssl', () => {
-  let server: Server;
-  let port: number;
-  let reached = 0;
-  before(async () => {
-    server = createServer((socket) => {
-      reached++;
-      socket.destroy();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
-  });
-  after(() => server.close());
-
-  const url = (query: string) => `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook${query}`;
+  const { url, reached } = loopbackServer();
 
   it('refuses one the driver does not know, naming it and saying what each accepted one does', async () => {
     // The driver took each as a truthy string: it asked the server for TLS, and threw a TypeError out of the
@@ -154,7 +151,7 @@ describe('PostgreSQL URL: ssl', () => {
       expect(await refusal(migratePostgres(url(query), '--state')), query).to.equal(said);
     }
     expect(await refusal(openPostgresStore(url('?ssl=ture')))).to.match(/^FLEETBOOK_STATE: ssl "ture" /);
-    expect(reached, 'connections attempted').to.equal(0);
+    expect(reached(), 'connections attempted').to.equal(0);
   });
 
   it('accepts the ones the driver knows, which do what the message says', () => {
@@ -172,20 +169,7 @@ const PGSSLMODE_ACCEPTED =
   "give one of: disable (no TLS); verify-full, verify-ca, require (TLS, the server certificate checked against Node's trusted CAs, and its name against the host: from PGSSLMODE, the driver takes each as verify-full, without a warning); no-verify (TLS, the certificate not checked); or unset PGSSLMODE (no TLS), or give sslmode in the URL";
 
 describe('PGSSLMODE', () => {
-  let server: Server;
-  let port: number;
-  let reached = 0;
-  before(async () => {
-    server = createServer((socket) => {
-      reached++;
-      socket.destroy();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
-  });
-  after(() => server.close());
-
-  const url = (query: string) => `postgres://fleetbook:s3cret@127.0.0.1:${port}/fleetbook${query}`;
+  const { url, reached } = loopbackServer();
   const reads = (origin: string) =>
     `(it reads PGSSLMODE since the URL of ${origin} gives no sslmode, ssl, sslcert, sslkey or sslrootcert)`;
 
@@ -200,7 +184,7 @@ describe('PGSSLMODE', () => {
           `PGSSLMODE ${value} is not one the PostgreSQL driver knows ${reads('FLEETBOOK_STATE')}: ${PGSSLMODE_ACCEPTED}`,
         );
       });
-    expect(reached, 'connections attempted').to.equal(0);
+    expect(reached(), 'connections attempted').to.equal(0);
   });
 
   it('refuses allow and prefer, which fall back between TLS and none as the driver cannot', async () => {
@@ -214,7 +198,7 @@ describe('PGSSLMODE', () => {
         `PGSSLMODE "prefer" (libpq's: TLS, unless the server does not offer it) is not one the PostgreSQL driver can do: it never falls back from one to the other ${reads('FLEETBOOK_STATE')}; ${PGSSLMODE_ACCEPTED}`,
       ),
     );
-    expect(reached, 'connections attempted').to.equal(0);
+    expect(reached(), 'connections attempted').to.equal(0);
   });
 
   it('is not checked when the URL says how to use TLS, as the driver then does not read it', async () => {
