@@ -33,7 +33,7 @@ export function RunPage({ id, params }) {
     <${Alert} message=${error} />
     ${
       run &&
-      html`<${Facts} run=${run} />
+      html`<${Facts} run=${run} cancelBy=${data.cancelBy} />
         ${data.cancellable && html`<${CancelRun} id=${id} onCancelled=${reload} />`}
         <div class="json-blocks">
           <details>
@@ -55,8 +55,34 @@ export function RunPage({ id, params }) {
     }`;
 }
 
-/** @param {{ run: any }} props */
-function Facts({ run }) {
+/**
+ * `run.cancelRequested`, and what becomes of it, as `fleetbook runs show` says it (the daemon's `cancelBy`,
+ * src/store/lease.ts cancelTaker): the live process that holds the run cancels it, or the `fleetbook serve` that
+ * takes it up does. `holder` names the process in the words of the CLI, its command between backticks.
+ * @param {{ reason: string, by: { holder?: string, serve?: 'live' | 'next' } | undefined }} props
+ */
+function PendingCancel({ reason, by }) {
+  let what;
+  if (by?.holder)
+    what = html`${code(by.holder)}, which holds the run, cancels it by its next lease renewal (within a third
+      of its <code>FLEETBOOK_LEASE</code>); its finally steps run there`;
+  else if (by?.serve === 'next')
+    what = html`no live process holds the run; the next <code>fleetbook serve</code> on this state cancels it
+      before it runs another step, and its finally steps run there`;
+  else
+    what = html`no live process holds the run; a live <code>fleetbook serve</code> on this state takes it up
+      at its next lease renewal and cancels it before it runs another step; its finally steps run there`;
+  return html`${reason}: ${what}`;
+}
+
+/**
+ * Text with its backticked spans as code: "`fleetbook run` (pid 1 ...)".
+ * @param {string} text
+ */
+const code = (text) => text.split('`').map((part, i) => (i % 2 ? html`<code>${part}</code>` : part));
+
+/** @param {{ run: any, cancelBy: any }} props */
+function Facts({ run, cancelBy }) {
   const { type, ...details } = run.trigger ?? {};
   const detailText = Object.entries(details)
     .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : v}`)
@@ -70,7 +96,7 @@ function Facts({ run }) {
       run.cancelRequested &&
       html`<div class="wide">
         <dt>Cancel requested</dt>
-        <dd>${run.cancelRequested}: the process that holds the run cancels it at its next lease renewal</dd>
+        <dd><${PendingCancel} reason=${run.cancelRequested} by=${cancelBy} /></dd>
       </div>`
     }
     <div>
