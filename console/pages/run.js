@@ -1,9 +1,10 @@
+/* global requestAnimationFrame */
 /**
  * `#/runs/<id>`: one run, its steps, how long each took, how its devices fared. Kept current while the run
  * is queued or running (every 2 s, and at once when the stream says it changed).
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api, enc } from '../api.js';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, ApiError, enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { useRunStream } from '../stream.js';
 import { durationBetween, prettyJson, shortId } from '../format.js';
@@ -131,6 +132,15 @@ function Facts({ run, cancelBy }) {
 }
 
 /**
+ * The runs whose cancel the daemon refused for want of a session (a console read without signing in, on loopback):
+ * the sign-in form takes the page's place, and once signed in the run's page comes back saying the run is not
+ * cancelled, for the operator to cancel it (not by itself: the operator may no longer want it, or the run may
+ * have ended meanwhile).
+ * @type {Set<string>}
+ */
+const refused = new Set();
+
+/**
  * Two clicks to cancel, both on the same button, so a stray click does nothing and no modal dialog is
  * needed (and a test can drive it).
  * @param {{ id: string, onCancelled: () => void }} props
@@ -138,16 +148,33 @@ function Facts({ run, cancelBy }) {
 function CancelRun({ id, onCancelled }) {
   const [step, setStep] = useState(/** @type {'idle' | 'confirm' | 'sending' | 'sent'} */ ('idle'));
   const [error, setError] = useState(/** @type {string | null} */ (null));
+  // A cancel refused before signing in, taken once: a later visit says nothing of it.
+  const [givenBack, setGivenBack] = useState(() => refused.delete(id));
+  const button = useRef(/** @type {HTMLButtonElement | null} */ (null));
+
+  // Focus goes where the operator left off, after the shell's focus on the h1.
+  useEffect(() => {
+    if (givenBack) requestAnimationFrame(() => button.current?.focus());
+  }, []);
 
   const click = async () => {
+    setGivenBack(false);
     if (step === 'idle') return setStep('confirm');
     setStep('sending');
     setError(null);
     try {
-      await api(`/runs/${enc(id)}/cancel`, { method: 'POST' });
+      await api(`/runs/${enc(id)}/cancel`, {
+        method: 'POST',
+        signInReason: `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`,
+      });
       setStep('sent');
       onCancelled();
     } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        // The sign-in form has taken the page's place: the page comes back once signed in.
+        refused.add(id);
+        return;
+      }
       setError(/** @type {Error} */ (err).message);
       setStep('idle');
     }
@@ -155,7 +182,19 @@ function CancelRun({ id, onCancelled }) {
 
   return html`<div class="actions">
     <${Alert} message=${error} />
-    <button type="button" class="danger" onClick=${click} disabled=${step === 'sending' || step === 'sent'}>
+    ${
+      givenBack &&
+      html`<p class="notice" role="status">
+        Signed in. The run is not cancelled: cancel it again if you still want to.
+      </p>`
+    }
+    <button
+      type="button"
+      class="danger"
+      ref=${button}
+      onClick=${click}
+      disabled=${step === 'sending' || step === 'sent'}
+    >
       ${step === 'idle' ? 'Cancel run' : step === 'confirm' ? 'Confirm cancel' : 'Cancelling…'}
     </button>
     ${step === 'confirm' && html`<button type="button" onClick=${() => setStep('idle')}>Keep running</button>`}

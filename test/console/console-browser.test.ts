@@ -768,6 +768,82 @@ describe('console: an operator in a browser', function () {
     }
   });
 
+  it('says why Cancel run asks to sign in, and brings the run page back, the run not cancelled', async () => {
+    const res = await fetch(`${daemon.url}/console/api/playbooks/${LONG_PLAYBOOK}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ inputs: {} }),
+    });
+    expect(res.status, `starting ${LONG_PLAYBOOK}`).to.equal(202);
+    const { runId } = (await res.json()) as { runId: string };
+    browser ??= await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const p = (page = await context.newPage());
+      p.setDefaultTimeout(15_000);
+      p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+      // On loopback, the run page reads without a session; cancelling needs one.
+      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      await p.getByRole('button', { name: 'Cancel run' }).click();
+      await p.getByRole('button', { name: 'Confirm cancel' }).click();
+
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      const why = p.getByRole('status');
+      expect(await why.count(), 'a status on the sign-in form that says why').to.equal(1);
+      expect(await why.innerText()).to.match(/^Cancelling a run needs signing in\./);
+      console.log(`    screenshot: ${await screenshot(p, '15-cancel-sign-in')}`);
+      await checkAccessibility(p, 'the sign-in form asked for by Cancel run');
+      const refused = await runDetail(runId);
+      expect([refused.run.status, refused.run.cancelRequested], 'the run, before signing in').to.deep.equal([
+        'running',
+        undefined,
+      ]);
+
+      await p.getByLabel('Console token', { exact: true }).fill(TOKEN);
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await p.getByRole('heading', { name: /^Run / }).waitFor();
+      expect(p.url(), 'the page once signed in').to.match(new RegExp(`#/runs/${runId}$`));
+      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      const cancel = p.getByRole('button', { name: 'Cancel run' });
+      await cancel.waitFor();
+      expect((await p.getByRole('status').innerText()).trim(), 'the note once signed in').to.equal(
+        'Signed in. The run is not cancelled: cancel it again if you still want to.',
+      );
+      // Focus goes to the button, where the operator left off, not to the top of the page.
+      await until('the focus on Cancel run', async (seen) => {
+        const focused = await p.evaluate(() => {
+          const el = (
+            globalThis as unknown as { document: { activeElement: { textContent: string } | null } }
+          ).document.activeElement;
+          return el?.textContent?.trim() ?? '';
+        });
+        seen(focused);
+        return focused === 'Cancel run' ? true : undefined;
+      });
+      console.log(`    screenshot: ${await screenshot(p, '16-cancel-signed-in')}`);
+      await checkAccessibility(p, 'the run page given back after signing in');
+      const signed = await runDetail(runId);
+      expect([signed.run.status, signed.run.cancelRequested], 'the run, signed in').to.deep.equal([
+        'running',
+        undefined,
+      ]);
+
+      await cancel.click();
+      await p.getByRole('button', { name: 'Confirm cancel' }).click();
+      await until('the run shown cancelled', async (seen) => runStatusIs(p, 'cancelled', seen), 30_000, 500);
+      expect((await runDetail(runId)).run.error).to.equal('cancelled from the console');
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await context.close();
+      // Whatever happened above, the run does not wait its ten minutes.
+      await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    }
+  });
+
   it('asks for the token when the one in the address is wrong, and signs in with it', async () => {
     browser ??= await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
