@@ -6,7 +6,7 @@ import { html, Heading, Alert } from './ui.js';
 /**
  * @param {{ error: string | null, reason: string | null, onSignedIn: () => void }} props
  * `error`: why the token in the address (`#token=`) was refused, if it was. `reason`: why the form is asked
- * for, when an action asked for it (starting a run on a console read without signing in).
+ * for, when an action asked for it (starting or cancelling a run on a console read without signing in).
  */
 export function SignIn({ error: initial, reason, onSignedIn }) {
   const [error, setError] = useState(initial);

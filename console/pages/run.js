@@ -1,9 +1,10 @@
+/* global requestAnimationFrame */
 /**
  * `#/runs/<id>`: one run, its steps, how long each took, how its devices fared. Kept current while the run
  * is queued or running (every 2 s, and at once when the stream says it changed).
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api, enc } from '../api.js';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, ApiError, enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { useRunStream } from '../stream.js';
 import { durationBetween, prettyJson, shortId } from '../format.js';
@@ -33,7 +34,7 @@ export function RunPage({ id, params }) {
     <${Alert} message=${error} />
     ${
       run &&
-      html`<${Facts} run=${run} />
+      html`<${Facts} run=${run} cancelBy=${data.cancelBy} />
         ${data.cancellable && html`<${CancelRun} id=${id} onCancelled=${reload} />`}
         <div class="json-blocks">
           <details>
@@ -55,8 +56,34 @@ export function RunPage({ id, params }) {
     }`;
 }
 
-/** @param {{ run: any }} props */
-function Facts({ run }) {
+/**
+ * `run.cancelRequested`, and what becomes of it, as `fleetbook runs show` says it (the daemon's `cancelBy`,
+ * src/store/lease.ts cancelTaker): the live process that holds the run cancels it, or the `fleetbook serve` that
+ * takes it up does. `holder` names the process in the words of the CLI, its command between backticks.
+ * @param {{ reason: string, by: { holder?: string, serve?: 'live' | 'next' } | undefined }} props
+ */
+function PendingCancel({ reason, by }) {
+  let what;
+  if (by?.holder)
+    what = html`${code(by.holder)}, which holds the run, cancels it by its next lease renewal (within a third
+      of its <code>FLEETBOOK_LEASE</code>); its finally steps run there`;
+  else if (by?.serve === 'next')
+    what = html`no live process holds the run; the next <code>fleetbook serve</code> on this state cancels it
+      before it runs another step, and its finally steps run there`;
+  else
+    what = html`no live process holds the run; a live <code>fleetbook serve</code> on this state takes it up
+      at its next lease renewal and cancels it before it runs another step; its finally steps run there`;
+  return html`${reason}: ${what}`;
+}
+
+/**
+ * Text with its backticked spans as code: "`fleetbook run` (pid 1 ...)".
+ * @param {string} text
+ */
+const code = (text) => text.split('`').map((part, i) => (i % 2 ? html`<code>${part}</code>` : part));
+
+/** @param {{ run: any, cancelBy: any }} props */
+function Facts({ run, cancelBy }) {
   const { type, ...details } = run.trigger ?? {};
   const detailText = Object.entries(details)
     .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : v}`)
@@ -70,7 +97,7 @@ function Facts({ run }) {
       run.cancelRequested &&
       html`<div class="wide">
         <dt>Cancel requested</dt>
-        <dd>${run.cancelRequested}: the process that holds the run cancels it at its next lease renewal</dd>
+        <dd><${PendingCancel} reason=${run.cancelRequested} by=${cancelBy} /></dd>
       </div>`
     }
     <div>
@@ -105,6 +132,15 @@ function Facts({ run }) {
 }
 
 /**
+ * The runs whose cancel the daemon refused for want of a session (a console read without signing in, on loopback):
+ * the sign-in form takes the page's place, and once signed in the run's page comes back saying the run is not
+ * cancelled, for the operator to cancel it (not by itself: the operator may no longer want it, or the run may
+ * have ended meanwhile).
+ * @type {Set<string>}
+ */
+const refused = new Set();
+
+/**
  * Two clicks to cancel, both on the same button, so a stray click does nothing and no modal dialog is
  * needed (and a test can drive it).
  * @param {{ id: string, onCancelled: () => void }} props
@@ -112,16 +148,33 @@ function Facts({ run }) {
 function CancelRun({ id, onCancelled }) {
   const [step, setStep] = useState(/** @type {'idle' | 'confirm' | 'sending' | 'sent'} */ ('idle'));
   const [error, setError] = useState(/** @type {string | null} */ (null));
+  // A cancel refused before signing in, taken once: a later visit says nothing of it.
+  const [givenBack, setGivenBack] = useState(() => refused.delete(id));
+  const button = useRef(/** @type {HTMLButtonElement | null} */ (null));
+
+  // Focus goes where the operator left off, after the shell's focus on the h1.
+  useEffect(() => {
+    if (givenBack) requestAnimationFrame(() => button.current?.focus());
+  }, []);
 
   const click = async () => {
+    setGivenBack(false);
     if (step === 'idle') return setStep('confirm');
     setStep('sending');
     setError(null);
     try {
-      await api(`/runs/${enc(id)}/cancel`, { method: 'POST' });
+      await api(`/runs/${enc(id)}/cancel`, {
+        method: 'POST',
+        signInReason: `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`,
+      });
       setStep('sent');
       onCancelled();
     } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        // The sign-in form has taken the page's place: the page comes back once signed in.
+        refused.add(id);
+        return;
+      }
       setError(/** @type {Error} */ (err).message);
       setStep('idle');
     }
@@ -129,7 +182,19 @@ function CancelRun({ id, onCancelled }) {
 
   return html`<div class="actions">
     <${Alert} message=${error} />
-    <button type="button" class="danger" onClick=${click} disabled=${step === 'sending' || step === 'sent'}>
+    ${
+      givenBack &&
+      html`<p class="notice" role="status">
+        Signed in. The run is not cancelled: cancel it again if you still want to.
+      </p>`
+    }
+    <button
+      type="button"
+      class="danger"
+      ref=${button}
+      onClick=${click}
+      disabled=${step === 'sending' || step === 'sent'}
+    >
       ${step === 'idle' ? 'Cancel run' : step === 'confirm' ? 'Confirm cancel' : 'Cancelling…'}
     </button>
     ${step === 'confirm' && html`<button type="button" onClick=${() => setStep('idle')}>Keep running</button>`}

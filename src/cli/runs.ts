@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import { loadConfig, stateOrigin, type Config } from '../config.js';
-import { liveHolder, liveOwners, ownerText } from '../store/lease.js';
+import { cancelTaker, ownerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
 
@@ -151,17 +151,16 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
 }
 
 /**
- * What becomes of an unfinished run asked to cancel, by whether a live process holds it (liveHolder, as
- * `runs cancel` decides): that process cancels it at a lease renewal; else the `fleetbook serve` that takes it up
- * cancels it before it runs another step (Pool.submit). An ended run has no cancel pending (toRun).
+ * What becomes of an unfinished run asked to cancel (cancelTaker, as the console's run page says it): the process
+ * that holds it cancels it at a lease renewal, else the `fleetbook serve` that takes it up does, before it runs
+ * another step. An ended run has no cancel pending (toRun).
  */
 async function pendingCancel(store: Store, run: RunRecord, reason: string): Promise<string> {
   const asked = `cancel requested (${reason})`;
-  const holder = await liveHolder(store, run);
-  if (holder)
-    return `${asked}: ${ownerText(holder)}, which holds the run, cancels it by its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there\n`;
-  const daemon = (await liveOwners(store)).some((o) => o.role === 'daemon');
-  return daemon
+  const by = await cancelTaker(store, run);
+  if ('holder' in by)
+    return `${asked}: ${ownerText(by.holder)}, which holds the run, cancels it by its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there\n`;
+  return by.serve === 'live'
     ? `${asked}: no live process holds the run; a live \`fleetbook serve\` on this state takes it up at its next lease renewal and cancels it before it runs another step; its finally steps run there\n`
     : `${asked}: no live process holds the run; the next \`fleetbook serve\` on this state cancels it before it runs another step, and its finally steps run there. To end it now without its finally steps: fleetbook runs cancel ${run.id}\n`;
 }

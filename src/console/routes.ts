@@ -14,6 +14,7 @@ import {
   type RunStatus,
   type Store,
 } from '../store/store.js';
+import { cancelTaker, ownerText } from '../store/lease.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
@@ -225,7 +226,10 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     // A cancel asked of another process is not asked again; this daemon's own run can be cancelled again (a
     // second cancel stops its `finally`).
     const cancellable = !ended(run.status) && (!run.cancelRequested || c.holds(run.id));
-    return { run: runDetail(run), cancellable };
+    // Who cancels a run asked to cancel, as `fleetbook runs show` says it: its live holder, else a `serve`.
+    const by = run.cancelRequested && !ended(run.status) ? await cancelTaker(c.store, run) : undefined;
+    const cancelBy = by && ('holder' in by ? { holder: ownerText(by.holder) } : { serve: by.serve });
+    return { run: runDetail(run), cancellable, ...(cancelBy ? { cancelBy } : {}) };
   });
 
   api<{ id: string }>('/runs/:id/devices', [...DEVICE_FILTERS, 'after', 'limit'], async (req, reply, q) => {
@@ -373,8 +377,8 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
         c.log.info('run cancelled from the console', { runId: run.id });
         return reply.code(202).send({ status: 'cancelling' });
       }
-      // Another process holds it (a replica, a `fleetbook run`), or none yet: whichever does cancels it at its
-      // next lease renewal.
+      // Another process holds it (a replica, a `fleetbook run`), or none does: it cancels it at its next lease
+      // renewal, or the `serve` that takes the run up does, before another step (cancelTaker: the run page says which).
       if (!(await c.store.requestCancel(run.id, 'cancelled from the console')))
         return reply.code(409).send({ error: `run ${run.id} has ended` });
       c.log.info('cancel of a run held by another process asked from the console', { runId: run.id });

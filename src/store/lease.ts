@@ -150,6 +150,26 @@ export async function liveHolder(
   return (await liveOwners(store, now)).find((o) => o.id === run.owner);
 }
 
+/**
+ * Who cancels an unfinished run asked to cancel: the live process that holds it (liveHolder, as `fleetbook runs
+ * cancel` decides), at a lease renewal; else the `fleetbook serve` that takes it up, which cancels it before it
+ * runs another step (Pool.submit): one live on the store (`live`), at its next lease renewal, or the next to start
+ * (`next`). What `fleetbook runs show` and the console's run page say of a cancel requested.
+ */
+export type CancelTaker = { holder: Owner } | { serve: 'live' | 'next' };
+
+export async function cancelTaker(
+  store: Pick<Ownership, 'liveOwners'>,
+  run: { owner?: string },
+  now = Date.now(),
+): Promise<CancelTaker> {
+  const holder = await liveHolder(store, run, now);
+  if (holder) return { holder };
+  return (await liveOwners(store, now)).some((o) => o.role === 'daemon')
+    ? { serve: 'live' }
+    : { serve: 'next' };
+}
+
 /** The live owners of the store, but those of this host known to be gone. */
 export async function liveOwners(store: Pick<Ownership, 'liveOwners'>, now = Date.now()): Promise<Owner[]> {
   return (await store.liveOwners(now)).filter((o) => !knownDead(o, HERE));

@@ -8,6 +8,7 @@
  * (test-output/console/) and checked by axe-core. Beside it, the access rules of the JSON API on loopback.
  */
 import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Locator, Page } from 'playwright-core';
@@ -168,7 +169,11 @@ describe('console: an operator in a browser', function () {
   }
 
   const runDetail = (id: string) =>
-    apiGet<{ run: RunRow & { version?: string }; cancellable: boolean }>(`/runs/${encodeURIComponent(id)}`);
+    apiGet<{
+      run: RunRow & { version?: string; cancelRequested?: string };
+      cancellable: boolean;
+      cancelBy?: { holder?: string; serve?: string };
+    }>(`/runs/${encodeURIComponent(id)}`);
 
   /** A report run started by the JSON API, as a script starts it, once it has succeeded: its id. */
   async function reportRun(): Promise<string> {
@@ -664,8 +669,15 @@ describe('console: an operator in a browser', function () {
         seen(text);
         return text.startsWith('(no') ? undefined : text;
       });
+      // The process that holds it is named, as `fleetbook runs show` names it (liveHolder, ownerText).
+      const { cancelBy } = await runDetail(runId);
+      const holder = `\`fleetbook run\` (pid ${child.pid} on ${hostname()}, since `;
+      expect(cancelBy?.holder, 'cancelBy of the JSON API')
+        .to.be.a('string')
+        .that.satisfies((h: string) => h.startsWith(holder));
       expect(asked).to.equal(
-        'cancelled from the console: the process that holds the run cancels it at its next lease renewal',
+        `cancelled from the console: ${cancelBy!.holder!.replaceAll('`', '')}, which holds the run, cancels it ` +
+          'by its next lease renewal (within a third of its FLEETBOOK_LEASE); its finally steps run there',
       );
       expect(await p.getByRole('button', { name: 'Cancel run' }).count(), 'a second Cancel').to.equal(0);
       console.log(`    screenshot: ${await screenshot(p, '13-cancel-requested')}`);
@@ -687,6 +699,148 @@ describe('console: an operator in a browser', function () {
     } finally {
       child.kill('SIGKILL');
       await context.close();
+    }
+  });
+
+  it('says that a live serve takes up a run asked to cancel once its holder is gone, and it does', async () => {
+    const running = async () =>
+      (await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${LONG_PLAYBOOK}&status=running`)).runs.map(
+        (r) => r.id,
+      );
+    const before = await running();
+    // The run in a `fleetbook run` of its own on the daemon's state file, killed once it runs: its lease has not
+    // expired, but its process is gone (a pid of this host), and nothing holds the run.
+    const child = spawn(process.execPath, [BIN, 'run', join(FIXTURES, `${LONG_PLAYBOOK}.yaml`)], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...emulatorEnv(emu),
+        FLEETBOOK_STATE: join(dir.dir, 'state.db'),
+        FLEETBOOK_LEASE: '20s',
+      },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once('exit', (_, signal) => resolve(signal)),
+    );
+    const { p, close } = await signedIn();
+    try {
+      const runId = await until('the run of the other process', async (seen) => {
+        const ids = (await running()).filter((id) => !before.includes(id));
+        seen(JSON.stringify(ids));
+        return ids[0];
+      });
+      child.kill('SIGKILL');
+      expect(await exited, 'how `fleetbook run` ended').to.equal('SIGKILL');
+      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      await p.getByRole('button', { name: 'Cancel run' }).click();
+      await p.getByRole('button', { name: 'Confirm cancel' }).click();
+      const asked = await until('the cancel shown requested', async (seen) => {
+        const text = await factOf(p, 'Cancel requested');
+        seen(text);
+        return text.startsWith('(no') ? undefined : text;
+      });
+      // What `fleetbook runs show` says of it: the serve of this console is live on the state.
+      expect(asked).to.equal(
+        'cancelled from the console: no live process holds the run; a live fleetbook serve on this state takes ' +
+          'it up at its next lease renewal and cancels it before it runs another step; its finally steps run there',
+      );
+      const detail = await runDetail(runId);
+      expect(
+        [detail.run.status, detail.run.cancelRequested, detail.cancelBy],
+        'the run, its cancel asked and who cancels it, before the daemon takes it up',
+      ).to.deep.equal(['running', 'cancelled from the console', { serve: 'live' }]);
+      console.log(`    screenshot: ${await screenshot(p, '14-cancel-requested-holder-gone')}`);
+      await checkAccessibility(p, 'the page of a run asked to cancel whose holder is gone');
+      // And so it does, once the lease of the killed process has run out.
+      await until('the run shown cancelled', async (seen) => runStatusIs(p, 'cancelled', seen), 60_000, 500);
+      const ended = await runDetail(runId);
+      expect([ended.run.status, ended.run.error, ended.cancelBy]).to.deep.equal([
+        'cancelled',
+        'cancelled from the console',
+        undefined,
+      ]);
+      expect(await factOf(p, 'Cancel requested')).to.equal('(no Cancel requested shown)');
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      child.kill('SIGKILL');
+      await close();
+    }
+  });
+
+  it('says why Cancel run asks to sign in, and brings the run page back, the run not cancelled', async () => {
+    const res = await fetch(`${daemon.url}/console/api/playbooks/${LONG_PLAYBOOK}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ inputs: {} }),
+    });
+    expect(res.status, `starting ${LONG_PLAYBOOK}`).to.equal(202);
+    const { runId } = (await res.json()) as { runId: string };
+    browser ??= await launchBrowser();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const p = (page = await context.newPage());
+      p.setDefaultTimeout(15_000);
+      p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+      // On loopback, the run page reads without a session; cancelling needs one.
+      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      await p.getByRole('button', { name: 'Cancel run' }).click();
+      await p.getByRole('button', { name: 'Confirm cancel' }).click();
+
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      const why = p.getByRole('status');
+      expect(await why.count(), 'a status on the sign-in form that says why').to.equal(1);
+      expect(await why.innerText()).to.match(/^Cancelling a run needs signing in\./);
+      console.log(`    screenshot: ${await screenshot(p, '15-cancel-sign-in')}`);
+      await checkAccessibility(p, 'the sign-in form asked for by Cancel run');
+      const refused = await runDetail(runId);
+      expect([refused.run.status, refused.run.cancelRequested], 'the run, before signing in').to.deep.equal([
+        'running',
+        undefined,
+      ]);
+
+      await p.getByLabel('Console token', { exact: true }).fill(TOKEN);
+      await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await p.getByRole('heading', { name: /^Run / }).waitFor();
+      expect(p.url(), 'the page once signed in').to.match(new RegExp(`#/runs/${runId}$`));
+      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      const cancel = p.getByRole('button', { name: 'Cancel run' });
+      await cancel.waitFor();
+      expect((await p.getByRole('status').innerText()).trim(), 'the note once signed in').to.equal(
+        'Signed in. The run is not cancelled: cancel it again if you still want to.',
+      );
+      // Focus goes to the button, where the operator left off, not to the top of the page.
+      await until('the focus on Cancel run', async (seen) => {
+        const focused = await p.evaluate(() => {
+          const el = (
+            globalThis as unknown as { document: { activeElement: { textContent: string } | null } }
+          ).document.activeElement;
+          return el?.textContent?.trim() ?? '';
+        });
+        seen(focused);
+        return focused === 'Cancel run' ? true : undefined;
+      });
+      console.log(`    screenshot: ${await screenshot(p, '16-cancel-signed-in')}`);
+      await checkAccessibility(p, 'the run page given back after signing in');
+      const signed = await runDetail(runId);
+      expect([signed.run.status, signed.run.cancelRequested], 'the run, signed in').to.deep.equal([
+        'running',
+        undefined,
+      ]);
+
+      await cancel.click();
+      await p.getByRole('button', { name: 'Confirm cancel' }).click();
+      await until('the run shown cancelled', async (seen) => runStatusIs(p, 'cancelled', seen), 30_000, 500);
+      expect((await runDetail(runId)).run.error).to.equal('cancelled from the console');
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await context.close();
+      // Whatever happened above, the run does not wait its ten minutes.
+      await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
     }
   });
 
