@@ -56,8 +56,7 @@ export class Lease {
       boot: BOOT,
       startedAt: new Date(now()).toISOString(),
     };
-    for (const other of await o.store.liveOwners(now()))
-      if (knownDead(other, info)) await o.store.releaseOwner(other.id);
+    await releaseDead(o.store, now());
     const at = now();
     const holder = await o.store.registerOwner(info, at, o.leaseMs, o.exclusive);
     if (holder) throw new ConfigError(refusal(o, holder));
@@ -97,6 +96,9 @@ export class Lease {
       return;
     }
     this.until = at + this.o.leaseMs;
+    // An owner of this host known to be gone (killed, crashed) holds its runs and devices no longer: they are free
+    // at this renewal, not once its lease expires (up to its own FLEETBOOK_LEASE later).
+    await releaseDead(this.o.store, at).catch(() => undefined);
     this.o.onRenew?.();
   }
 
@@ -168,6 +170,15 @@ export async function cancelTaker(
   return (await liveOwners(store, now)).some((o) => o.role === 'daemon')
     ? { serve: 'live' }
     : { serve: 'next' };
+}
+
+/** Removes the owners of this host known to be gone: their unfinished runs and their devices are free. */
+async function releaseDead(
+  store: Pick<Ownership, 'liveOwners' | 'releaseOwner'>,
+  now: number,
+): Promise<void> {
+  for (const other of await store.liveOwners(now))
+    if (knownDead(other, HERE)) await store.releaseOwner(other.id);
 }
 
 /** The live owners of the store, but those of this host known to be gone. */
