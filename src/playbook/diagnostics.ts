@@ -36,7 +36,7 @@ export const RULES = {
   'items-kind':
     '`items: { kind }` on a step whose action is not a device listing (devices.list, groups.get), or an unknown identifier kind.',
   'step-items':
-    'An expression reads `steps.<id>.items` of a step that never has per-device items (an engine action other than `ledger.query`, a call that names no devices, a control step): always an empty list.',
+    'An expression reads `steps.<id>.items` of a step that never has per-device items (an engine action other than `ledger.query`, a call that names no devices, a control step): always an empty list. Or `report.write { step }` names a step that records no per-device results (a listing, a ledger query, a call that names no devices): a report with no rows.',
   'listing-records':
     "An expression reads a device listing's whole records (`steps.<id>.output.devices`), held in memory for every listed device: use `steps.<id>.items`.",
   confirm: '`confirm` on a step whose action is not carried out later (only device-state actions are).',

@@ -17,6 +17,7 @@ import {
   DYN,
   fits,
   givesItems,
+  givesResults,
   inputFieldType,
   list,
   listingActions,
@@ -99,14 +100,16 @@ export function checkExpressions(
   const branchOf = new Map<string, string[]>();
   /** The device listing steps, whose whole records an expression should not read. */
   const listings = new Set<string>();
-  /** The steps that never have per-device items, and what each is (its action, or its kind of step). */
-  const itemless = new Map<string, string>();
+  /** Each step's action (undefined for a step that is no `uses` step), and what it is (its action, or its kind). */
+  const actionOf = new Map<string, string | undefined>();
+  const whatOf = new Map<string, string>();
   for (const s of sites.steps) {
     if (!order.has(s.id)) {
       order.set(s.id, s.order);
       branchOf.set(s.id, s.branch);
       if (s.action !== undefined && listingActions().includes(s.action)) listings.add(s.id);
-      if (!givesItems(s.action)) itemless.set(s.id, s.action ?? s.kind);
+      actionOf.set(s.id, s.action);
+      whatOf.set(s.id, s.action ?? s.kind);
     }
   }
   /** True when the step runs in another branch of a parallel step that also holds this site. */
@@ -132,6 +135,8 @@ export function checkExpressions(
   for (const a of sites.stepArgs) {
     const problem = stepProblem(a.text, a);
     if (problem) out.report(a.path, 'value', 'step-reference', problem);
+    else if (!givesResults(actionOf.get(a.text)))
+      out.report(a.path, 'value', 'step-items', resultsProblem(a.text));
   }
   for (const site of sites.exprs) {
     const { spans, unterminated } = findExpressions(site.text);
@@ -168,8 +173,8 @@ export function checkExpressions(
         if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
         else if (listings.has(id) && members[0] === 'output' && members[1] === 'devices')
           out.reportOffset(base(span.offset + index), 'listing-records', recordsWarning(id), 'warning');
-        else if (members[0] === 'items' && itemless.has(id))
-          out.reportOffset(base(span.offset + index), 'step-items', itemsProblem(id, itemless.get(id)!));
+        else if (members[0] === 'items' && !givesItems(actionOf.get(id)))
+          out.reportOffset(base(span.offset + index), 'step-items', itemsProblem(id, whatOf.get(id)!));
       }
       for (const { name, at: index } of reads.inputs) {
         if (!inputs.has(name)) {
@@ -210,4 +215,9 @@ function recordsWarning(id: string): string {
 /** Why `steps.<id>.items` of a step that never has items is refused. */
 function itemsProblem(id: string, what: string): string {
   return `\`steps.${id}.items\` is always empty: \`${id}\` (${what}) has no per-device items, which only device listings, ledger queries and calls that name devices have; what it gave is \`steps.${id}.output\``;
+}
+
+/** Why `report.write { step: <id> }` of a step that records no per-device results is refused. */
+function resultsProblem(id: string): string {
+  return `\`${id}\` has no per-device results: only steps that act on or read named devices record them, so this report would have no rows; write what the step gave with \`rows: "\${{ steps.${id}.output... }}"\`, or a listing's devices with \`rows: "\${{ steps.${id}.items }}"\``;
 }

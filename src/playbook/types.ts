@@ -173,17 +173,27 @@ export function listingActions(): readonly string[] {
 
 /**
  * Whether a step of `action` can have per-device items (`steps.<id>.items`): a listing's devices, a ledger
- * query's, the results of a call that names devices (runner/devices.ts `devicesOf`: `deviceList`, `devices`,
- * or the member its operation names them in). Any other step's items are always empty.
+ * query's, the results of a call that names devices (givesResults). Any other step's items are always empty.
  */
 export function givesItems(action: string | undefined): boolean {
   if (action === undefined) return false;
   if (isEngineAction(action)) return action === 'ledger.query';
   const entry = actionIndex()[action];
   // An action no one knows has its own error; nothing is said of its items.
-  if (!entry) return true;
+  return !entry || entry.strategy === 'listing' || givesResults(action);
+}
+
+/**
+ * Whether a step of `action` can record per-device results in the ledger (what `report.write { step }` writes):
+ * a call that names devices (runner/devices.ts `devicesOf`: `deviceList`, `devices`, or the member its operation
+ * names them in). Not a listing (its devices are items, not results), not an engine action.
+ */
+export function givesResults(action: string | undefined): boolean {
+  const entry = action === undefined ? undefined : actionIndex()[action];
+  if (!entry || entry.strategy === 'listing')
+    return action !== undefined && !entry && !isEngineAction(action);
   if ((entry.strategy ?? 'call') !== 'call' || entry.devicesIn !== undefined) return true;
-  const input = inputFieldType(action, []);
+  const input = inputFieldType(action as string, []);
   return input.k === 'object' && ('devices' in input.fields || 'deviceList' in input.fields);
 }
 

@@ -81,4 +81,40 @@ describe('validate: the items of a step that has none', () => {
       expect(found(reading(...step))).to.deep.equal([]);
     });
   }
+
+  describe('report.write of a step’s per-device results', () => {
+    const writing = (...first: string[]) => [
+      ...first,
+      '  - id: out',
+      '    uses: report.write',
+      '    with: { path: r.csv, step: x }',
+    ];
+    for (const [what, step] of [
+      [
+        'a plain read of no device',
+        ['  - id: x', '    uses: plans.list', `    with: { accountName: ${ACCOUNT} }`],
+      ],
+      ['a device listing', ['  - id: x', '    uses: devices.list', `    with: { accountName: ${ACCOUNT} }`]],
+      ['a ledger query', ['  - id: x', '    uses: ledger.query', '    with: { playbook: other }']],
+      ['a log', ['  - id: x', '    uses: log', '    with: { message: hi }']],
+    ] as const) {
+      it(`refuses ${what}, whose report would be empty, saying what to write instead`, () => {
+        const problems = found(writing(...step));
+        expect(problems).to.have.length(1);
+        expect(problems[0]).to.match(/^\d+:\d+ step-items `x` has no per-device results: /);
+        expect(problems[0]).to.include('rows:');
+      });
+    }
+    it('accepts a device action', () => {
+      expect(
+        found(
+          writing(
+            '  - id: x',
+            '    uses: devices.suspend',
+            `    with: { accountName: ${ACCOUNT}, devices: [{ id: '350000000000001', kind: imei }] }`,
+          ),
+        ),
+      ).to.deep.equal([]);
+    });
+  });
 });
