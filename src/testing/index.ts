@@ -4,13 +4,13 @@
  */
 import { availableParallelism } from 'node:os';
 import { readdir, realpath, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybookFile } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
 import { TEST_SUFFIX, whyUnreadable } from '../util/files.js';
 import { loadTestFile, siblingPlaybook, type TestFile } from './load.js';
-import { runCase } from './run-case.js';
+import { runCase, type EarlierRun } from './run-case.js';
 
 export { testFileSchema } from './schema.js';
 
@@ -72,8 +72,16 @@ export async function runTests(files: string[], o: TestOptions): Promise<TestTot
       jobs.push({ name: `${file}: does not load`, run: async () => problems });
       continue;
     }
+    const earlier = await earlierRuns(tf, pb);
+    if (typeof earlier === 'string') {
+      jobs.push({ name: `${file}: does not load`, run: async () => [earlier] });
+      continue;
+    }
     tf.cases.forEach((c, i) =>
-      jobs.push({ name: `${file}: ${String(c.name)}`, run: () => runCase(tf, i, pb) }),
+      jobs.push({
+        name: `${file}: ${String(c.name)}`,
+        run: () => runCase(tf, i, pb, earlier[i] as EarlierRun[]),
+      }),
     );
   }
   const limit = o.concurrency ?? Math.min(4, availableParallelism());
@@ -106,21 +114,61 @@ export async function runTests(files: string[], o: TestOptions): Promise<TestTot
 
 /** The playbook of a test file, or its problems as text. */
 async function loadedPlaybook(tf: TestFile): Promise<Playbook | string> {
+  const loaded = await playbookAt(tf.playbook);
+  if (!('unreadable' in loaded)) return loaded.playbook ?? loaded.problems;
+  const why = `the playbook ${tf.playbook} cannot be read: ${loaded.unreadable}`;
+  return tf.problem(
+    ['playbook'],
+    tf.playbook === siblingPlaybook(tf.file)
+      ? `${why} (NAME.test.yaml runs NAME.yaml unless it gives \`playbook\`)`
+      : why,
+  );
+}
+
+/**
+ * The earlier runs (`before`) of each case, their playbooks loaded (each file once), or the problems of those
+ * that do not load as text: the test file does not load, as when its own playbook does not.
+ */
+async function earlierRuns(tf: TestFile, pb: Playbook): Promise<EarlierRun[][] | string> {
+  const loaded = new Map<string, Promise<Awaited<ReturnType<typeof playbookAt>>>>([
+    [tf.playbook, Promise.resolve({ playbook: pb })],
+  ]);
+  const problems: string[] = [];
+  const runs: EarlierRun[][] = [];
+  for (const [i, c] of tf.cases.entries()) {
+    const own: EarlierRun[] = [];
+    runs.push(own);
+    for (const [j, e] of ((c.before as Record<string, unknown>[] | undefined) ?? []).entries()) {
+      const file = typeof e.playbook === 'string' ? join(dirname(tf.file), e.playbook) : tf.playbook;
+      if (!loaded.has(file)) loaded.set(file, playbookAt(file));
+      const got = await (loaded.get(file) as ReturnType<typeof playbookAt>);
+      if ('unreadable' in got)
+        problems.push(
+          tf.problem(
+            ['cases', i, 'before', j, 'playbook'],
+            `the playbook ${file} cannot be read: ${got.unreadable}`,
+          ),
+        );
+      else if (!got.playbook) problems.push(got.problems);
+      else own.push({ file, playbook: got.playbook });
+    }
+  }
+  return problems.length ? [...new Set(problems)].join('\n') : runs;
+}
+
+/** The playbook of a file, why the file cannot be read, or its errors as text. */
+async function playbookAt(
+  file: string,
+): Promise<{ playbook: Playbook } | { playbook?: undefined; problems: string } | { unreadable: string }> {
   let loaded;
   try {
-    loaded = await loadPlaybookFile(tf.playbook);
+    loaded = await loadPlaybookFile(file);
   } catch (e) {
-    const why = `the playbook ${tf.playbook} cannot be read: ${whyUnreadable(e)}`;
-    return tf.problem(
-      ['playbook'],
-      tf.playbook === siblingPlaybook(tf.file)
-        ? `${why} (NAME.test.yaml runs NAME.yaml unless it gives \`playbook\`)`
-        : why,
-    );
+    return { unreadable: whyUnreadable(e) };
   }
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
-  if (loaded.playbook && !errors.length) return loaded.playbook;
-  return errors.map((d) => formatText(d, loaded.source)).join('\n');
+  if (loaded.playbook && !errors.length) return { playbook: loaded.playbook };
+  return { problems: errors.map((d) => formatText(d, loaded.source)).join('\n') };
 }
 
 const indent = (text: string) =>

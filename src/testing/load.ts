@@ -76,6 +76,14 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
       cases.forEach((c: Json, i) => {
         if (c && 'event' in c && 'inputs' in c)
           report(positions(['cases', i, 'inputs'], true), 'a case gives an event or inputs, not both');
+        if (Array.isArray(c?.before))
+          (c.before as Json[]).forEach((e, j) => {
+            if (e && typeof e === 'object' && 'event' in e && 'inputs' in e)
+              report(
+                positions(['cases', i, 'before', j, 'inputs'], true),
+                'an earlier run gives an event or inputs, not both',
+              );
+          });
         // As a playbook's durations are: zero, or longer than a timer can wait, cannot work.
         const timeout =
           typeof c?.timeout === 'string'

@@ -1,7 +1,8 @@
 /**
  * One test case: its own embedded emulator (in-process, on loopback, with the case's world and faults), its own
- * store in memory, reports directory and webhook receivers; the run the daemon (an event) or `fleetbook run`
- * (inputs) would start; then the case's expectations against what the run did.
+ * store in memory, reports directory and webhook receivers; its earlier runs (`before`), if any; the run the
+ * daemon (an event) or `fleetbook run` (inputs) would start; then the case's expectations against what the run
+ * did.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -30,50 +31,90 @@ type Json = Record<string, unknown>;
 /** How long a case's run may take unless it says otherwise. */
 export const DEFAULT_CASE_TIMEOUT = '60s';
 
-/** Each failed expectation of case `index` of `tf`, as `file:line: message`; empty when it passed. */
-export async function runCase(tf: TestFile, index: number, pb: Playbook): Promise<string[]> {
+/** A run of a case's `before`: the playbook, loaded, and its file as the test file names it. */
+export interface EarlierRun {
+  file: string;
+  playbook: Playbook;
+}
+
+/** What one run of a case did: its summary, or why it did not start. */
+type Ran = { summary?: RunSummary; refused?: string };
+
+/**
+ * Each failed expectation of case `index` of `tf`, as `file:line: message`; empty when it passed. Its earlier
+ * runs (`earlier`, the playbooks of its `before`) are made first, in order, on the same emulator and store; the
+ * first that does not succeed fails the case.
+ */
+export async function runCase(
+  tf: TestFile,
+  index: number,
+  pb: Playbook,
+  earlier: EarlierRun[] = [],
+): Promise<string[]> {
   const c = tf.cases[index] as Json;
   const receivers = await startReceivers((c.webhooks as Record<string, Json> | undefined) ?? {});
   const reportsDir = await mkdtemp(join(tmpdir(), 'fleetbook-test-'));
   const store = new SqliteStore(':memory:');
+  const faults = { ...tf.faults, ...(c.faults as Json | undefined) };
   let target: Target | undefined;
   try {
     // No environment: a case runs the same on every machine and in CI.
     target = await connect(loadConfig({}), silentLogger, {
       ...tf.world,
       ...(c.world as Json | undefined),
-      faults: emulatorFaults({ ...tf.faults, ...(c.faults as Json | undefined) }),
+      faults: emulatorFaults(faults),
     });
+    const emulator = target.emulator as NonNullable<Target['emulator']>;
     const client = createClient({ ...target.options, logger: silentLogger });
-    const start = localRun(pb, 'event' in c ? { event: c.event } : { inputs: (c.inputs as Json) ?? {} });
-    let summary: RunSummary | undefined;
+    const locks = new InProcessDeviceLocks();
+    const { pollIntervalMs } = target;
+    const run = async (playbook: Playbook, start: Json, dryRun: boolean): Promise<Ran> => {
+      const local = localRun(
+        playbook,
+        'event' in start ? { event: start.event } : { inputs: (start.inputs as Json) ?? {} },
+      );
+      if ('refused' in local) return { refused: local.refused };
+      const summary = await startRun(
+        {
+          client,
+          store,
+          logger: silentLogger,
+          engine: engineSettings({ reportsDir, webhookAllow: ['127.0.0.1'] }),
+          owner: 'fleetbook-test',
+          locks,
+          secrets: { ...(c.secrets as Record<string, string> | undefined), ...receivers.urls },
+          env: {},
+          ...(pollIntervalMs ? { pollIntervalMs } : {}),
+        },
+        playbook,
+        {
+          ...local,
+          dryRun,
+          signal: AbortSignal.timeout(parseDuration(String(c.timeout ?? DEFAULT_CASE_TIMEOUT)) ?? 60_000),
+        },
+      );
+      return { summary };
+    };
+    let ran: Ran;
+    let before: Baseline | undefined;
     try {
-      if (!('refused' in start))
-        summary = await startRun(
-          {
-            client,
-            store,
-            logger: silentLogger,
-            engine: engineSettings({ reportsDir, webhookAllow: ['127.0.0.1'] }),
-            owner: 'fleetbook-test',
-            locks: new InProcessDeviceLocks(),
-            secrets: { ...(c.secrets as Record<string, string> | undefined), ...receivers.urls },
-            env: {},
-            ...(target.pollIntervalMs ? { pollIntervalMs: target.pollIntervalMs } : {}),
-          },
-          pb,
-          {
-            ...start,
-            dryRun: c.dryRun === true,
-            signal: AbortSignal.timeout(parseDuration(String(c.timeout ?? DEFAULT_CASE_TIMEOUT)) ?? 60_000),
-          },
-        );
+      const entries = (c.before as Json[] | undefined) ?? [];
+      for (const [j, e] of entries.entries()) {
+        const { file, playbook } = earlier[j] as EarlierRun;
+        emulator.setFaults(emulatorFaults({ ...faults, ...(e.faults as Json | undefined) }));
+        const why = notSucceeded(await run(playbook, e, false));
+        if (why) return [`${tf.where(['cases', index, 'before', j])}: earlier run ${j + 1} (${file}) ${why}`];
+      }
+      if (entries.length) {
+        emulator.setFaults(emulatorFaults(faults));
+        before = await baseline(emulator.url, receivers.bodies);
+      }
+      ran = await run(pb, c, c.dryRun === true);
     } finally {
       await client.close();
     }
-    const emulator = (target.emulator as NonNullable<Target['emulator']>).url;
-    const observation = observe(emulator, store, summary, reportsDir, receivers.bodies);
-    if ('refused' in start) observation.refused = start.refused;
+    const observation = observe(emulator.url, store, ran.summary, reportsDir, receivers.bodies, before);
+    if (ran.refused !== undefined) observation.refused = ran.refused;
     return await compare(c.expect as Json, observation, tf.where, ['cases', index, 'expect']);
   } finally {
     await target?.close();
@@ -83,26 +124,63 @@ export async function runCase(tf: TestFile, index: number, pb: Playbook): Promis
   }
 }
 
+/** Why an earlier run fails its case (it did not start, failed, was cancelled), or undefined when it succeeded. */
+function notSucceeded({ summary, refused }: Ran): string | undefined {
+  if (refused !== undefined) return `did not start: ${refused}`;
+  if (summary?.status === 'succeeded') return undefined;
+  const status = summary?.status === 'cancelled' ? 'was cancelled' : (summary?.status ?? 'did not end');
+  return summary?.error ? `${status}: ${summary.error}` : status;
+}
+
+/**
+ * What the emulator and the receivers had got before the case's own run, when earlier runs came first: the
+ * case's `calls`, `deviceCalls` and `webhooks` are those of its own run.
+ */
+interface Baseline {
+  actions: Record<string, number>;
+  devices: Record<string, number>;
+  bodies: Record<string, number>;
+}
+
+async function baseline(emulator: string, bodies: Map<string, unknown[]>): Promise<Baseline> {
+  const calls = (await (await fetch(`${emulator}/_emulator/calls`)).json()) as {
+    actions: Record<string, number>;
+    devices: Record<string, unknown[]>;
+  };
+  return {
+    actions: calls.actions,
+    devices: Object.fromEntries(Object.entries(calls.devices).map(([k, v]) => [k, v.length])),
+    bodies: Object.fromEntries([...bodies].map(([k, v]) => [k, v.length])),
+  };
+}
+
 function observe(
   emulator: string,
   store: SqliteStore,
   summary: RunSummary | undefined,
   reportsDir: string,
   bodies: Map<string, unknown[]>,
+  before: Baseline = { actions: {}, devices: {}, bodies: {} },
 ): Observation {
   const control = async (path: string) =>
     (await (await fetch(`${emulator}/_emulator${path}`)).json()) as Json;
   const runId = summary?.runId ?? '';
   return {
     ...(summary ? { summary } : {}),
-    calls: async () => (await control('/calls')).actions as Record<string, number>,
+    async calls() {
+      const actions = (await control('/calls')).actions as Record<string, number>;
+      return Object.fromEntries(
+        Object.entries(actions).map(([action, n]) => [action, n - (before.actions[action] ?? 0)]),
+      );
+    },
     async deviceCalls(id) {
       const devices = (await control(`/calls?device=${encodeURIComponent(id)}`)).devices as Record<
         string,
         { action: string }[]
       >;
       const out: Record<string, number> = {};
-      for (const m of Object.values(devices).flat()) out[m.action] = (out[m.action] ?? 0) + 1;
+      for (const [key, list] of Object.entries(devices))
+        for (const m of list.slice(before.devices[key] ?? 0)) out[m.action] = (out[m.action] ?? 0) + 1;
       return out;
     },
     async deviceState(id) {
@@ -127,7 +205,7 @@ function observe(
       }
       return csvObjects(text);
     },
-    webhook: (name) => bodies.get(name) ?? [],
+    webhook: (name) => (bodies.get(name) ?? []).slice(before.bodies[name] ?? 0),
   };
 }
 

@@ -198,9 +198,37 @@ const RUN = closed(
 );
 const EXPECT = checksSomething(RUN, 'expect', oneOf(RUN));
 
+/** A run made before the case's own, on its emulator and store: what a `ledger.query` of the case finds. */
+const EARLIER_RUN = closed(
+  {
+    playbook: text('The playbook, relative to this file. Default: the playbook the cases run.'),
+    event: {
+      type: 'object',
+      description: 'A callback event, as the service posts it: the run is the one the daemon would start.',
+    },
+    inputs: { type: 'object', description: 'The inputs of a manual run (the playbook needs on.manual).' },
+    faults: {
+      ...FAULTS,
+      description:
+        "Faults of this run only: its members replace the case's (the case's own run has the case's).",
+    },
+  },
+  {
+    description:
+      "An earlier run: an event or inputs (not both; neither, a manual run with the inputs' defaults). It must succeed.",
+  },
+);
+
 const CASE = closed(
   {
     name: text('What the case shows; one line of output.'),
+    before: {
+      type: 'array',
+      minItems: 1,
+      items: EARLIER_RUN,
+      description:
+        "Runs made first, in order, on the case's emulator (its world, its faults) and store: the ledger that the case's run queries (ledger.query). Each must succeed, or the case fails.",
+    },
     event: {
       type: 'object',
       description: 'A callback event, as the service posts it: the run is the one the daemon would start.',
