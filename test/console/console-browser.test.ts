@@ -175,6 +175,18 @@ describe('console: an operator in a browser', function () {
       cancelBy?: { holder?: string; serve?: string };
     }>(`/runs/${encodeURIComponent(id)}`);
 
+  /** A `fleetbook run` of the long playbook on the daemon's state file, with its own lease: a run it holds. */
+  const runElsewhere = (lease: string) =>
+    spawn(process.execPath, [BIN, 'run', join(FIXTURES, `${LONG_PLAYBOOK}.yaml`)], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...emulatorEnv(emu),
+        FLEETBOOK_STATE: join(dir.dir, 'state.db'),
+        FLEETBOOK_LEASE: lease,
+      },
+      stdio: 'ignore',
+    });
+
   /** A report run started by the JSON API, as a script starts it, once it has succeeded: its id. */
   async function reportRun(): Promise<string> {
     const res = await fetch(`${daemon.url}/console/api/playbooks/${REPORT_PLAYBOOK}/runs`, {
@@ -635,15 +647,7 @@ describe('console: an operator in a browser', function () {
 
   it('shows a cancel asked of the process that holds the run, until that process cancels it', async () => {
     // The run in a `fleetbook run` of its own on the daemon's state file, as a run another replica holds.
-    const child = spawn(process.execPath, [BIN, 'run', join(FIXTURES, `${LONG_PLAYBOOK}.yaml`)], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        ...emulatorEnv(emu),
-        FLEETBOOK_STATE: join(dir.dir, 'state.db'),
-        FLEETBOOK_LEASE: '30s',
-      },
-      stdio: 'ignore',
-    });
+    const child = runElsewhere('30s');
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     browser ??= await launchBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -710,15 +714,7 @@ describe('console: an operator in a browser', function () {
     const before = await running();
     // The run in a `fleetbook run` of its own on the daemon's state file, killed once it runs: its lease has not
     // expired, but its process is gone (a pid of this host), and nothing holds the run.
-    const child = spawn(process.execPath, [BIN, 'run', join(FIXTURES, `${LONG_PLAYBOOK}.yaml`)], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        ...emulatorEnv(emu),
-        FLEETBOOK_STATE: join(dir.dir, 'state.db'),
-        FLEETBOOK_LEASE: '20s',
-      },
-      stdio: 'ignore',
-    });
+    const child = runElsewhere('20s');
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
       child.once('exit', (_, signal) => resolve(signal)),
     );
