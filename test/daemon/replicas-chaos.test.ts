@@ -237,11 +237,19 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
       const first = round === 0;
       if (first) await untilSending(runId, 20_000);
       else await sleep(300 + Math.floor(random() * 1700));
-      const suspend = await suspendNow(runId);
+      // The first two kills while the suspend runs are of its holder: a replica takes up a dead one's run at its
+      // next lease renewal, so the suspend moves on quickly between kills, and chance alone may miss it. The
+      // holder is waited for a moment if the run is between holders.
+      const mustHit = holderKills < 2;
+      let suspend = await suspendNow(runId);
+      for (let i = 0; mustHit && i < 50 && !suspend.holder && suspend.status === 'running'; i++) {
+        await sleep(100);
+        suspend = await suspendNow(runId);
+      }
       const runs = suspend.status === 'running' || suspend.status === 'queued';
-      // Half the time while the suspend runs, its holder; else any replica.
+      // While the suspend runs, its holder (the first two times, then half the time); else any replica.
       const victim =
-        runs && suspend.holder && (first || random() < 0.5)
+        runs && suspend.holder && (first || mustHit || random() < 0.5)
           ? suspend.holder
           : replicas[Math.floor(random() * REPLICAS)]!;
       if (runs && victim === suspend.holder) holderKills++;
