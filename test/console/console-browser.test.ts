@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Locator, Page } from 'playwright-core';
 import type { Emulator } from '../../src/emulator/index.js';
-import { checkAccessibility, launchBrowser, screenshot } from '../helpers/browser.js';
+import { checkAccessibility, launchBrowser, screenshot, until } from '../helpers/browser.js';
 import { BIN, emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { accountDevices, emulator, imei, tempDir } from '../runner/helpers.js';
@@ -31,8 +31,6 @@ const REQUEST_ID = 'console-usage-1';
 const DEVICES = 200;
 /** Location errors the emulator adds to the seed's own (a cache miss, a device that is not IoT). */
 const DEVICE_ERRORS = { 'ABSENT SUBSCRIBER': 0.05, 'SVC CONSENT CHECK FAILED': 0.04 };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Json = Record<string, unknown>;
 
@@ -60,27 +58,6 @@ interface DeviceRow {
   deviceId: string;
   outcome: string;
   errorType?: string;
-}
-
-/**
- * Calls `check` until it answers something other than undefined; past `ms`, fails naming `what` and the last
- * thing `check` saw (what it passed to `seen`).
- */
-async function until<T>(
-  what: string,
-  check: (seen: (s: string) => void) => Promise<T | undefined>,
-  ms = 30_000,
-  every = 200,
-): Promise<T> {
-  let last = '';
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = await check((s) => (last = s));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `; last seen: ${last}` : ''}`);
-    await sleep(every);
-  }
 }
 
 /** The header texts of a table, in order. */

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import type { Emulator } from '../../src/emulator/index.js';
-import { checkAccessibility, launchBrowser, screenshot } from '../helpers/browser.js';
+import { checkAccessibility, launchBrowser, screenshot, until } from '../helpers/browser.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { emulator, tempDir } from '../runner/helpers.js';
@@ -23,25 +23,6 @@ const PLAYBOOK = 'tag-devices';
 /** The console token, and the daemon's own bearer token (its HTTP API): 32 characters each. */
 const TOKEN = 'start-run-form-console-token-012';
 const DAEMON_TOKEN = 'start-run-form-daemon-token-0123';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Calls `check` until it answers something other than undefined; past `ms`, fails naming `what`. */
-async function until<T>(
-  what: string,
-  check: (seen: (s: string) => void) => Promise<T | undefined>,
-  ms = 15_000,
-): Promise<T> {
-  let last = '';
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = await check((s) => (last = s));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `; last seen: ${last}` : ''}`);
-    await sleep(200);
-  }
-}
 
 interface RunRow {
   id: string;

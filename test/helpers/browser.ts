@@ -108,3 +108,24 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * Calls `check` until it answers something other than undefined, every `every` ms; past `ms`, fails naming
+ * `what` and the last thing `check` saw (what it passed to `seen`).
+ */
+export async function until<T>(
+  what: string,
+  check: (seen: (s: string) => void) => Promise<T | undefined>,
+  ms = 30_000,
+  every = 200,
+): Promise<T> {
+  let last = '';
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = await check((s) => (last = s));
+    if (found !== undefined) return found;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `; last seen: ${last}` : ''}`);
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
