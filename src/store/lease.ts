@@ -4,7 +4,7 @@
  * machine) loses its lease when it expires; one on this host whose pid is gone is known dead at once.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { ConfigError, LeaseLostError } from '../errors.js';
 import type { Owner, OwnerInfo, Ownership } from './store.js';
@@ -24,10 +24,13 @@ export interface LeaseOptions {
   now?: () => number;
 }
 
-/** This host during this boot: a pid names the same process only there. */
-const BOOT = (() => {
+/** This host during this boot, and this pid namespace: a pid names the same process only there. */
+export const BOOT = (() => {
   try {
-    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    // Containers that share the host's name (host networking) share its boot id too, but not its pids: the
+    // pid namespace is part of what makes a pid mean one process.
+    return `${boot} ${readlinkSync('/proc/self/ns/pid')}`;
   } catch {
     return '';
   }

@@ -6,10 +6,10 @@
  */
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { BOOT } from '../../src/store/lease.js';
 import { emptyCounts, type OwnerInfo, type RunRecord } from '../../src/store/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
@@ -89,9 +89,8 @@ describe('fleetbook runs show of a run asked to cancel (child process)', functio
     // A pid that was this host's and is no more: a child that has exited.
     const child = execFile(process.execPath, ['-e', '']);
     await once(child, 'exit');
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     const id = await askedRun(
-      { id: 'killed', role: 'run', pid: child.pid as number, host: hostname(), boot },
+      { id: 'killed', role: 'run', pid: child.pid as number, host: hostname(), boot: BOOT },
       Date.now() + 600_000,
     );
     expect(await show(id)).to.equal(orphaned(id));

@@ -5,7 +5,7 @@
  * console say a live serve takes it up at its next lease renewal. Now every renewal lets go of the owners known
  * to be gone, and the run is taken up while the dead process's lease would still have held.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -80,4 +80,77 @@ describe('daemon: a run whose holder died on this host', function () {
     );
     expect(Date.now(), 'taken up before the dead process’s lease expired').to.be.below(held.leaseUntil);
   });
+
+  // Containers with the host's network share its host name and boot id, but not its pids: a pid of another pid
+  // namespace may be no process here. Such a live owner was taken for dead (and, now at every renewal, let go).
+  it('leaves alone a live `fleetbook run` of another pid namespace on this host', async function () {
+    if (spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status !== 0) this.skip();
+    const dir = join(world.dir, 'playbooks-ns');
+    await mkdir(dir);
+    await writeFile(join(dir, 'long-wait.yaml'), PLAYBOOK);
+    const state = world.state('other-namespace.db');
+    const d = await world.start('daemon', dir, { state, env: { FLEETBOOK_LEASE: '1500ms' } });
+    // A pid that is no process here, given to the run in its namespace.
+    let pid = 32_000;
+    while (alive(pid)) pid--;
+    const run = spawn(
+      'unshare',
+      [
+        '--pid',
+        '--fork',
+        '--mount-proc',
+        '--kill-child',
+        'sh',
+        '-c',
+        `echo ${pid - 1} > /proc/sys/kernel/ns_last_pid; "${process.execPath}" "${BIN}" run "${join(dir, 'long-wait.yaml')}" & wait`,
+      ],
+      { env: { ...world.env(), FLEETBOOK_STATE: state, FLEETBOOK_LEASE: '60s' }, stdio: 'ignore' },
+    );
+    try {
+      const held = await untilDaemons(
+        [d],
+        'the run held by `fleetbook run` in its namespace',
+        async () =>
+          readState(state, (db) =>
+            db
+              .prepare(
+                `SELECT r.id, o.id AS owner, o.pid FROM runs r JOIN owners o ON o.id = r.owner
+               WHERE o.role = 'run' AND r.status = 'running'`,
+              )
+              .get(),
+          ) as { id: string; owner: string; pid: number } | undefined,
+      );
+      expect(held.pid, 'its pid in its namespace').to.equal(pid);
+      // Three renewals of the daemon (every 500 ms): each would have let it go.
+      const renewals = new Set<number>();
+      await untilDaemons([d], 'three renewals of the daemon', async () => {
+        renewals.add(
+          readState(state, (db) =>
+            db.prepare(`SELECT lease_until FROM owners WHERE role = 'daemon'`).pluck().get(),
+          ) as number,
+        );
+        return renewals.size > 3 ? true : undefined;
+      });
+      const now = readState(state, (db) =>
+        db.prepare('SELECT owner, status FROM runs WHERE id = ?').get(held.id),
+      ) as Row;
+      expect(now, 'the run, still held by `fleetbook run`').to.deep.equal({
+        owner: held.owner,
+        status: 'running',
+      });
+      expect(run.exitCode, '`fleetbook run` still running').to.equal(null);
+    } finally {
+      run.kill('SIGKILL');
+    }
+  });
 });
+
+/** Whether a process of this pid is there, as this process sees pids. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
