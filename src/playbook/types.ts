@@ -189,11 +189,13 @@ export function givesItems(action: string | undefined): boolean {
  * names them in). Not a listing (its devices are items, not results), not an engine action.
  */
 export function givesResults(action: string | undefined): boolean {
-  const entry = action === undefined ? undefined : actionIndex()[action];
-  if (!entry || entry.strategy === 'listing')
-    return action !== undefined && !entry && !isEngineAction(action);
+  if (action === undefined || isEngineAction(action)) return false;
+  const entry = actionIndex()[action];
+  // An action no one knows has its own error; nothing is said of its results.
+  if (!entry) return true;
+  if (entry.strategy === 'listing') return false;
   if ((entry.strategy ?? 'call') !== 'call' || entry.devicesIn !== undefined) return true;
-  const input = inputFieldType(action as string, []);
+  const input = inputFieldType(action, []);
   return input.k === 'object' && ('devices' in input.fields || 'deviceList' in input.fields);
 }
 

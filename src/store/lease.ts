@@ -143,8 +143,8 @@ export class Lease {
 /**
  * The live owner that holds `run`: its lease holds at `now`, and it is not a process of this host known to be
  * gone. Undefined when none does (never claimed, or its holder died): the next owner to claim the run takes it
- * up, as `fleetbook runs cancel` does (Ownership.claimRuns, once Lease.acquire has let go of the owners known
- * to be gone).
+ * up, as `fleetbook runs cancel` does (Ownership.claimRuns, once a lease's start or renewal has let go of the
+ * owners known to be gone).
  */
 export async function liveHolder(
   store: Pick<Ownership, 'liveOwners'>,
@@ -168,11 +168,10 @@ export async function cancelTaker(
   run: { owner?: string },
   now = Date.now(),
 ): Promise<CancelTaker> {
-  const holder = await liveHolder(store, run, now);
+  const owners = await liveOwners(store, now);
+  const holder = owners.find((o) => o.id === run.owner);
   if (holder) return { holder };
-  return (await liveOwners(store, now)).some((o) => o.role === 'daemon')
-    ? { serve: 'live' }
-    : { serve: 'next' };
+  return owners.some((o) => o.role === 'daemon') ? { serve: 'live' } : { serve: 'next' };
 }
 
 /** Removes the owners of this host known to be gone: their unfinished runs and their devices are free. */

@@ -3,6 +3,7 @@ import { runEngineAction } from '../../actions/executors.js';
 import type { Step } from '../../playbook/schema.js';
 import { done, type RunContext, type StepCount } from '../context.js';
 import type { StepPlan } from '../plan.js';
+import type { DeviceRef } from '../devices.js';
 import { StoredItems } from '../stored-items.js';
 import type { ItemRuns, Json, StepState } from '../types.js';
 
@@ -30,29 +31,20 @@ export async function engineAction(
     }),
   );
   const state = done(value);
-  if (step.uses === 'ledger.query') queryItems(ctx, step.id, key, value as { devices: ItemRef[] }, state);
+  if (step.uses === 'ledger.query' && ctx.keeps(step.id, 'items'))
+    queryItems(ctx, key, (value as { devices: DeviceRef[] }).devices, state);
   return state;
-}
-
-interface ItemRef {
-  id: string;
-  kind: string;
 }
 
 /**
  * A ledger query's items: its devices as device actions and location reports take them, passed whole
  * (`devices: "${{ steps.missed.items }}"`); its output keeps each one's outcome, error, run and step. Kept in the
  * store, as a listing's are: a resumed run goes over the same devices, not an empty list nor a new query's.
+ * Only when an expression reads them.
  */
-function queryItems(
-  ctx: RunContext,
-  stepId: string,
-  key: string,
-  found: { devices: ItemRef[] },
-  state: StepState,
-) {
+function queryItems(ctx: RunContext, key: string, devices: DeviceRef[], state: StepState): void {
   const runs: ItemRuns = [];
-  for (const { id, kind } of found.devices) {
+  for (const { id, kind } of devices) {
     const last = runs[runs.length - 1];
     if (last?.[0] === kind) last[1].push(id);
     else runs.push([kind, [id]]);
@@ -60,6 +52,6 @@ function queryItems(
   const { store } = ctx.o;
   store.clearItems(ctx.id, key);
   if (runs.length) store.appendItems(ctx.id, key, 0, runs);
-  state.stored = new StoredItems(store, ctx.id, key, found.devices.length);
-  if (ctx.keeps(stepId, 'items')) state.items = found.devices.map(({ id, kind }) => ({ id, kind }));
+  state.stored = new StoredItems(store, ctx.id, key, devices.length);
+  state.items = devices.map(({ id, kind }) => ({ id, kind }));
 }
