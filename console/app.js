@@ -1,15 +1,16 @@
 /* global document, location, history, window, requestAnimationFrame, URLSearchParams */
 /**
  * The console's shell: hash routing, the page title, the current nav link, focus on navigation, and the
- * sign-in form that stands in for any page once the daemon answers 401. The pages themselves live in
- * pages/, one per route.
+ * sign-in form that stands in for any page once the daemon answers 401, and again after a reload while an action
+ * waits for it (console/pending.js). The pages themselves live in pages/, one per route.
  */
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { onUnauthorized, signIn } from './api.js';
+import { api, onUnauthorized, signIn } from './api.js';
 import { html, Heading } from './ui.js';
 import { shortId } from './format.js';
 import { SignIn } from './signin.js';
+import { drop, pending, retypeText } from './pending.js';
 import { RunsPage } from './pages/runs.js';
 import { RunPage } from './pages/run.js';
 import { DevicePage } from './pages/device.js';
@@ -84,13 +85,16 @@ function markNav(section, path) {
   }
 }
 
-/** @param {{ signInError: string | null }} props */
-function App({ signInError }) {
+/**
+ * @param {{ signInError: string | null, waiting: string | null }} props
+ * `waiting`: why the sign-in form is shown at start, when an action asked for it before a reload.
+ */
+function App({ signInError, waiting }) {
   const [hash, setHash] = useState(location.hash);
-  const [signingIn, setSigningIn] = useState(signInError !== null);
+  const [signingIn, setSigningIn] = useState(signInError !== null || waiting !== null);
   const [startError, setStartError] = useState(signInError);
   // Why an action asked to sign in; null when a read did, or the token in the address.
-  const [reason, setReason] = useState(/** @type {string | null} */ (null));
+  const [reason, setReason] = useState(waiting);
   const [generation, setGeneration] = useState(0);
   const route = resolve(hash);
 
@@ -100,7 +104,7 @@ function App({ signInError }) {
       if (location.hash.startsWith('#token=')) {
         const error = await takeToken();
         setStartError(error);
-        setReason(null);
+        setReason(error === null ? null : (pending()?.reason ?? null));
         setSigningIn(error !== null);
         setGeneration((g) => g + 1);
       }
@@ -138,24 +142,41 @@ function App({ signInError }) {
       error=${startError}
       reason=${reason}
       onSignedIn=${() => {
+        // The page of the action that asked for it, whatever the nav links did meanwhile.
+        const back = pending()?.hash;
+        if (back && back !== location.hash) {
+          history.replaceState(null, '', `${location.pathname}${location.search}${back}`);
+          setHash(back);
+        }
         setStartError(null);
         setReason(null);
         setSigningIn(false);
         setGeneration((g) => g + 1);
       }}
+      onBack=${
+        reason &&
+        (() => {
+          // On loopback, the page reads without a session: back to it, the action forgotten.
+          drop();
+          setStartError(null);
+          setReason(null);
+          setSigningIn(false);
+          setGeneration((g) => g + 1);
+        })
+      }
     />`;
   return html`<div class="page" key=${`${route.path}|${generation}`}>${route.view}</div>`;
 }
 
 /**
  * The daemon's log gives the console's address as `/#token=...`: trade the token for the session cookie,
- * and take it out of the address bar (and so out of the history and of any screenshot) first. Answers why
- * the token was refused, or null.
+ * and take it out of the address bar (and so out of the history and of any screenshot) first, for the runs, or
+ * the page of the action that waits for sign-in. Answers why the token was refused, or null.
  * @returns {Promise<string | null>}
  */
 async function takeToken() {
   const token = decode(location.hash.slice('#token='.length));
-  history.replaceState(null, '', `${location.pathname}${location.search}#/runs`);
+  history.replaceState(null, '', `${location.pathname}${location.search}${pending()?.hash ?? '#/runs'}`);
   try {
     await signIn(token);
     return null;
@@ -164,8 +185,26 @@ async function takeToken() {
   }
 }
 
+/**
+ * Why the sign-in form stands in for the page at start: an action waits for it (the page was reloaded during
+ * sign-in), and the page has no session (none was started meanwhile, in another tab). Null when it need not.
+ * The page of the action is the one shown, once signed in or now.
+ * @returns {Promise<string | null>}
+ */
+async function waitingAction() {
+  const p = pending();
+  if (!p) return null;
+  if (p.hash !== location.hash)
+    history.replaceState(null, '', `${location.pathname}${location.search}${p.hash}`);
+  const overview = await api('/overview').catch(() => null);
+  if (overview?.authenticated) return null;
+  const retype = p.kind === 'start' ? retypeText(p.withheld ?? []) : '';
+  return retype ? `${p.reason} ${retype}` : p.reason;
+}
+
 async function start() {
   const signInError = location.hash.startsWith('#token=') ? await takeToken() : null;
+  const waiting = signInError === null ? await waitingAction() : (pending()?.reason ?? null);
   const main = /** @type {HTMLElement} */ (document.getElementById('main'));
   // The skip link's own `#main` would be taken for a route: focus the main region instead.
   document.querySelector('.skip-link')?.addEventListener('click', (e) => {
@@ -173,7 +212,7 @@ async function start() {
     main.focus();
   });
   main.textContent = '';
-  render(html`<${App} signInError=${signInError} />`, main);
+  render(html`<${App} signInError=${signInError} waiting=${waiting} />`, main);
 }
 
 start();

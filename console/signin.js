@@ -4,11 +4,12 @@ import { signIn } from './api.js';
 import { html, Heading, Alert } from './ui.js';
 
 /**
- * @param {{ error: string | null, reason: string | null, onSignedIn: () => void }} props
+ * @param {{ error: string | null, reason: string | null, onSignedIn: () => void, onBack?: (() => void) | null }} props
  * `error`: why the token in the address (`#token=`) was refused, if it was. `reason`: why the form is asked
  * for, when an action asked for it (starting or cancelling a run on a console read without signing in).
+ * `onBack`: back to the page without signing in, the action forgotten (when an action asked).
  */
-export function SignIn({ error: initial, reason, onSignedIn }) {
+export function SignIn({ error: initial, reason, onSignedIn, onBack }) {
   const [error, setError] = useState(initial);
   const [busy, setBusy] = useState(false);
 
@@ -40,6 +41,9 @@ export function SignIn({ error: initial, reason, onSignedIn }) {
         <label for="console-token">Console token</label>
         <input id="console-token" name="token" type="password" autocomplete="current-password" required />
       </div>
-      <button type="submit" class="primary" disabled=${busy}>Sign in</button>
+      <div class="form-actions">
+        <button type="submit" class="primary" disabled=${busy}>Sign in</button>
+        ${onBack && html`<button type="button" onClick=${onBack}>Back without signing in</button>`}
+      </div>
     </form>`;
 }

@@ -1,4 +1,4 @@
-/* global requestAnimationFrame */
+/* global location, requestAnimationFrame */
 /**
  * `#/runs/<id>`: one run, its steps, how long each took, how its devices fared. Kept current while the run
  * is queued or running (every 2 s, and at once when the stream says it changed).
@@ -10,6 +10,7 @@ import { useRunStream } from '../stream.js';
 import { durationBetween, prettyJson, shortId } from '../format.js';
 import { html, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
 import { BarChart } from '../charts.js';
+import { keepCancel, takeCancel } from '../pending.js';
 import { Timeline } from './run-timeline.js';
 import { RunDevices } from './run-devices.js';
 
@@ -24,6 +25,9 @@ export function RunPage({ id, params }) {
   const [active, setActive] = useState(false);
   const { data, error, reload } = useApi(`/runs/${enc(id)}`, { interval: active ? 2000 : 0 });
   const run = data?.run;
+  // A cancel of this run refused before signing in (console/pending.js), taken once: a later visit, or a reload,
+  // says nothing of it. Taken here, not by the button: a run that ended meanwhile has none.
+  const [cancelGivenBack] = useState(() => takeCancel(id));
   useEffect(() => setActive(isActive(run?.status)), [run?.status]);
   useRunStream((streamed) => {
     if (streamed.id === id) reload();
@@ -35,7 +39,7 @@ export function RunPage({ id, params }) {
     ${
       run &&
       html`<${Facts} run=${run} cancelBy=${data.cancelBy} />
-        ${data.cancellable && html`<${CancelRun} id=${id} onCancelled=${reload} />`}
+        ${data.cancellable && html`<${CancelRun} id=${id} givenBack=${cancelGivenBack} onCancelled=${reload} />`}
         <div class="json-blocks">
           <details>
             <summary>Inputs</summary>
@@ -132,24 +136,16 @@ function Facts({ run, cancelBy }) {
 }
 
 /**
- * The runs whose cancel the daemon refused for want of a session (a console read without signing in, on loopback):
- * the sign-in form takes the page's place, and once signed in the run's page comes back saying the run is not
- * cancelled, for the operator to cancel it (not by itself: the operator may no longer want it, or the run may
- * have ended meanwhile).
- * @type {Set<string>}
- */
-const refused = new Set();
-
-/**
  * Two clicks to cancel, both on the same button, so a stray click does nothing and no modal dialog is
- * needed (and a test can drive it).
- * @param {{ id: string, onCancelled: () => void }} props
+ * needed (and a test can drive it). Refused for want of a session (a console read without signing in, on
+ * loopback), the sign-in form takes the page's place, and once signed in the page comes back (`givenBack`) saying
+ * the run is not cancelled, for the operator to cancel it: not by itself, as the operator may no longer want it.
+ * @param {{ id: string, givenBack: boolean, onCancelled: () => void }} props
  */
-function CancelRun({ id, onCancelled }) {
+function CancelRun({ id, givenBack: given, onCancelled }) {
   const [step, setStep] = useState(/** @type {'idle' | 'confirm' | 'sending' | 'sent'} */ ('idle'));
   const [error, setError] = useState(/** @type {string | null} */ (null));
-  // A cancel refused before signing in, taken once: a later visit says nothing of it.
-  const [givenBack, setGivenBack] = useState(() => refused.delete(id));
+  const [givenBack, setGivenBack] = useState(given);
   const button = useRef(/** @type {HTMLButtonElement | null} */ (null));
 
   // Focus goes where the operator left off, after the shell's focus on the h1.
@@ -162,17 +158,15 @@ function CancelRun({ id, onCancelled }) {
     if (step === 'idle') return setStep('confirm');
     setStep('sending');
     setError(null);
+    const signInReason = `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`;
     try {
-      await api(`/runs/${enc(id)}/cancel`, {
-        method: 'POST',
-        signInReason: `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`,
-      });
+      await api(`/runs/${enc(id)}/cancel`, { method: 'POST', signInReason });
       setStep('sent');
       onCancelled();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         // The sign-in form has taken the page's place: the page comes back once signed in.
-        refused.add(id);
+        keepCancel({ run: id, hash: location.hash, reason: signInReason });
         return;
       }
       setError(/** @type {Error} */ (err).message);

@@ -8,14 +8,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, enc } from '../api.js';
 import { html, Alert } from '../ui.js';
-
-/**
- * What was typed in the form of a start the daemon refused for want of a session, by playbook: the sign-in form
- * takes the page's place, and once signed in the form is given back filled so, for the operator to start the
- * run (not started by itself: minutes may have passed, and the run acts on the fleet).
- * @type {Map<string, Record<string, string | boolean>>}
- */
-const refused = new Map();
+import { drop, keepStart, retypeText, takeStart } from '../pending.js';
 
 /**
  * The typed text (a checkbox: whether it is checked) of each field, by input.
@@ -75,13 +68,11 @@ function readField(el, name, kind) {
 export function StartRun({ name, inputs, uid }) {
   const [error, setError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
-  // The fields of a start refused before signing in, taken once: a later visit shows the defaults again.
-  const [given] = useState(() => {
-    const values = refused.get(name);
-    refused.delete(name);
-    return values;
-  });
-  const [givenBack, setGivenBack] = useState(given !== undefined);
+  // The form of a start refused before signing in (console/pending.js), taken once: a later visit, or a reload,
+  // shows the defaults again. The run is not started by itself: minutes may have passed, and it acts on the fleet.
+  const [taken] = useState(() => takeStart(name));
+  const given = taken?.values;
+  const [givenBack, setGivenBack] = useState(taken !== undefined);
   const heading = useRef(/** @type {HTMLHeadingElement | null} */ (null));
   const fields = Object.entries(inputs).map(([input, spec], i) => ({
     input,
@@ -116,18 +107,20 @@ export function StartRun({ name, inputs, uid }) {
     }
     // Read now: the sign-in form that a 401 brings takes the form away.
     const filled = typed(form, fields);
+    const signInReason = `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`;
     setBusy(true);
     try {
       const { runId } = await api(`/playbooks/${enc(name)}/runs`, {
         method: 'POST',
         body: { inputs: values },
-        signInReason: `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
+        signInReason,
       });
+      drop();
       location.hash = `#/runs/${enc(runId)}`;
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         // The sign-in form has taken the page's place: this form is given back once signed in.
-        refused.set(name, filled);
+        keepStart({ playbook: name, typed: filled, hash: location.hash, reason: signInReason });
         return;
       }
       setError(/** @type {Error} */ (err).message);
@@ -140,7 +133,8 @@ export function StartRun({ name, inputs, uid }) {
     ${
       givenBack &&
       html`<p class="notice" role="status">
-        Signed in. The run is not started yet: check its inputs, then start it.
+        Signed in. The run is not started yet: check its inputs, then start
+        it.${taken?.retype.length ? ` ${retypeText(taken.retype)}` : ''}
       </p>`
     }
     <${Alert} message=${error} />

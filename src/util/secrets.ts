@@ -7,7 +7,8 @@ const MASK = '***';
 
 /** The prefix of the playbooks' secrets: `secrets.TEAM_WEBHOOK` is FLEETBOOK_SECRET_TEAM_WEBHOOK. */
 export const SECRET_PREFIX = 'FLEETBOOK_SECRET_';
-const SECRET_KEY = /pass(word)?|secret|token|authorization|credential|apikey|api_key/i;
+/** The names of the fields masked outright (the console's run form keeps none of them in the browser). */
+export const SECRET_KEY = /pass(word)?|secret|token|authorization|credential|apikey|api_key/i;
 
 /** Every secret value seen in this process. */
 const secretValues = new Set<string>();

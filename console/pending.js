@@ -1,0 +1,146 @@
+/* global sessionStorage */
+/**
+ * The action a sign-in stands in front of: a run to start (its form as filled) or a run to cancel, refused for
+ * want of a session on a console read without one (on loopback). It is kept in the tab's sessionStorage, so that
+ * a reload during sign-in, or signing in by the token address, still gives the form or the run's page back; it
+ * goes with the tab, and once given back or once the run is started. It never holds a secret: the fields named
+ * like one (as the daemon masks them in a run's inputs) stay in the page's memory, and are typed again after a
+ * reload.
+ */
+
+const KEY = 'fleetbook-console-pending';
+
+/** The names the daemon masks as secrets (src/util/secrets.ts SECRET_KEY; a test holds them equal). */
+export const SECRET_NAME = /pass(word)?|secret|token|authorization|credential|apikey|api_key/i;
+
+/**
+ * @typedef {{ kind: 'start', playbook: string, values: Record<string, string | boolean>, withheld: string[] }} StartAction
+ * `values`: the typed text of each field (a checkbox: whether it is checked) but the secrets; `withheld`: the
+ * fields left out as secrets.
+ * @typedef {{ kind: 'cancel', run: string }} CancelAction
+ * @typedef {(StartAction | CancelAction) & { hash: string, reason: string }} Pending
+ * `hash`: the page it was asked on; `reason`: what the sign-in form says of it.
+ */
+
+/** @type {Pending | undefined} The same, when the browser refuses sessionStorage (a private mode may). */
+let inMemory;
+/** The secrets typed in the form of the pending start: this page's memory only, gone with a reload. */
+let secrets = /** @type {Record<string, string | boolean>} */ ({});
+
+/**
+ * Whether a field's text may hold a secret: its input is named like one, or it is JSON (a list's, an object's)
+ * with such a key at any depth, or text that does not read as JSON and names one.
+ * @param {string} input
+ * @param {string | boolean} value
+ */
+export function isSecret(input, value) {
+  if (SECRET_NAME.test(input)) return true;
+  if (typeof value !== 'string' || !/[[{]/.test(value)) return false;
+  /** @param {unknown} v @returns {boolean} */
+  const holds = (v) =>
+    v !== null &&
+    typeof v === 'object' &&
+    Object.entries(v).some(([k, x]) => (!Array.isArray(v) && SECRET_NAME.test(k)) || holds(x));
+  try {
+    return holds(JSON.parse(value));
+  } catch {
+    return SECRET_NAME.test(value);
+  }
+}
+
+/**
+ * Keeps the start of a run refused for want of a session: the secrets in memory, the rest in the tab's storage.
+ * @param {{ playbook: string, typed: Record<string, string | boolean>, hash: string, reason: string }} start
+ */
+export function keepStart({ playbook, typed, hash, reason }) {
+  /** @type {Record<string, string | boolean>} */
+  const values = {};
+  secrets = {};
+  for (const [input, value] of Object.entries(typed))
+    if (isSecret(input, value)) secrets[input] = value;
+    else values[input] = value;
+  keep({ kind: 'start', playbook, values, withheld: Object.keys(secrets), hash, reason });
+}
+
+/**
+ * Keeps the cancel of a run refused for want of a session.
+ * @param {{ run: string, hash: string, reason: string }} cancel
+ */
+export function keepCancel({ run, hash, reason }) {
+  secrets = {};
+  keep({ kind: 'cancel', run, hash, reason });
+}
+
+/** @param {Pending} p */
+function keep(p) {
+  inMemory = p;
+  try {
+    sessionStorage.setItem(KEY, JSON.stringify(p));
+    inMemory = undefined;
+  } catch {
+    // no storage in this browser: the page's memory holds it, as long as the page lives
+  }
+}
+
+/** The action waiting for sign-in, or undefined. @returns {Pending | undefined} */
+export function pending() {
+  try {
+    const text = sessionStorage.getItem(KEY);
+    if (text) {
+      const p = JSON.parse(text);
+      if (p && (p.kind === 'start' || p.kind === 'cancel') && typeof p.hash === 'string') return p;
+    }
+  } catch {
+    // unreadable, or no storage: what memory holds
+  }
+  return inMemory;
+}
+
+/** Forgets the action waiting for sign-in: given back, done, or given up. */
+export function drop() {
+  inMemory = undefined;
+  secrets = {};
+  try {
+    sessionStorage.removeItem(KEY);
+  } catch {
+    // no storage
+  }
+}
+
+/**
+ * The form of `playbook` as filled when its start was refused, taken once (it is forgotten): its values, the
+ * secrets among them that this page still holds, and the secret fields to type again (the page was reloaded).
+ * @param {string} playbook
+ * @returns {{ values: Record<string, string | boolean>, retype: string[] } | undefined}
+ */
+export function takeStart(playbook) {
+  const p = pending();
+  if (p?.kind !== 'start' || p.playbook !== playbook) return undefined;
+  const held = secrets;
+  drop();
+  return {
+    values: { ...p.values, ...held },
+    retype: (p.withheld ?? []).filter((input) => !(input in held)),
+  };
+}
+
+/**
+ * What the operator is told of the secret fields to type again.
+ * @param {string[]} inputs
+ */
+export function retypeText(inputs) {
+  if (!inputs.length) return '';
+  const names = inputs.length > 1 ? `${inputs.slice(0, -1).join(', ')} and ${inputs.at(-1)}` : inputs[0];
+  return `Type ${names} again: ${inputs.length > 1 ? 'secrets are' : 'a secret is'} not kept over a reload.`;
+}
+
+/**
+ * Whether the cancel of `run` waits for sign-in; taken once (it is forgotten).
+ * @param {string} run
+ */
+export function takeCancel(run) {
+  const p = pending();
+  if (p?.kind !== 'cancel' || p.run !== run) return false;
+  drop();
+  return true;
+}

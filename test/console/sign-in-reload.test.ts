@@ -1,0 +1,338 @@
+/**
+ * The console's sign-in round trip (console/pending.js) against a real `fleetbook serve` on loopback, in a
+ * headless Chromium (test/helpers/browser.ts). On loopback a console reads without a session but acts only with
+ * one: "Start run" with a filled form, or "Cancel run", shows the sign-in form, and once signed in the form comes
+ * back as filled, or the run's page, for the operator to act (not by itself). That was kept in the page's memory
+ * only: a reload during sign-in showed the page again on its defaults, without the sign-in form, and signing in by
+ * the token address (`#token=`) went to the runs list. The action waiting for sign-in is now kept in the tab's
+ * sessionStorage, never with a secret: a field named like one (as the daemon masks it in a run's inputs) is typed
+ * again, and the form says so.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import type { Emulator } from '../../src/emulator/index.js';
+import { SECRET_KEY } from '../../src/util/secrets.js';
+import { checkAccessibility, launchBrowser, screenshot } from '../helpers/browser.js';
+import { emulatorEnv } from '../helpers/cli.js';
+import { DaemonProcess } from '../helpers/daemon.js';
+import { emulator, tempDir } from '../runner/helpers.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-start');
+const PLAYBOOK = 'rotate-webhook';
+const LONG = 'hold';
+const TOKEN = 'sign-in-reload-console-token-012';
+/** What the operator types in the secret field: it never reaches the browser's storage. */
+const TYPED_SECRET = 'typed-webhook-secret-4711';
+
+interface RunDetail {
+  run: { id: string; status: string; inputs?: Record<string, unknown>; cancelRequested?: string };
+}
+
+describe('console: the sign-in round trip survives a reload', function () {
+  this.timeout(120_000);
+  let emu: Emulator;
+  let dir: { dir: string; close(): Promise<void> };
+  let daemon: DaemonProcess;
+  let browser: Browser;
+  let page: Page | undefined;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 5 });
+    dir = await tempDir();
+    daemon = await DaemonProcess.start('sign-in daemon', {
+      playbooks: FIXTURES,
+      state: join(dir.dir, 'state.db'),
+      env: {
+        ...emulatorEnv(emu),
+        FLEETBOOK_CALLBACK_USERNAME: 'sign-in-listener',
+        FLEETBOOK_CALLBACK_PASSWORD: 'sign-in-listener-password',
+        FLEETBOOK_CONSOLE_TOKEN: TOKEN,
+      },
+    });
+    browser = await launchBrowser();
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return;
+    if (page && !page.isClosed()) {
+      const path = await screenshot(page, 'failure').catch(() => undefined);
+      if (path) console.log(`    the page when it failed: ${path} (${page.url()})`);
+    }
+    if (pageErrors.length) console.log(`    the page's errors:\n      ${pageErrors.join('\n      ')}`);
+    console.log(`    the daemon's stderr, last lines:\n${daemon?.stderr.slice(-3000)}`);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await daemon?.kill();
+    await emu?.close();
+    await dir?.close();
+  });
+
+  const bearer = { authorization: `Bearer ${TOKEN}` };
+
+  async function runIds(playbook: string): Promise<string[]> {
+    const res = await fetch(`${daemon.url}/console/api/runs?playbook=${playbook}`, { headers: bearer });
+    return ((await res.json()) as { runs: { id: string }[] }).runs.map((r) => r.id);
+  }
+
+  async function runDetail(id: string): Promise<RunDetail> {
+    return (await (
+      await fetch(`${daemon.url}/console/api/runs/${id}`, { headers: bearer })
+    ).json()) as RunDetail;
+  }
+
+  /** A page of a browser context of its own, with no session; `close` closes the context. */
+  async function freshPage(): Promise<{ p: Page; close(): Promise<void> }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = (page = await context.newPage());
+    p.setDefaultTimeout(15_000);
+    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    return { p, close: () => context.close() };
+  }
+
+  /** Everything the tab's sessionStorage holds, as one text. */
+  async function stored(p: Page): Promise<string> {
+    return p.evaluate(() => {
+      const s = (
+        globalThis as unknown as {
+          sessionStorage: {
+            length: number;
+            key(i: number): string | null;
+            getItem(k: string): string | null;
+          };
+        }
+      ).sessionStorage;
+      const out: Record<string, string | null> = {};
+      for (let i = 0; i < s.length; i++) {
+        const k = s.key(i) as string;
+        out[k] = s.getItem(k);
+      }
+      return JSON.stringify(out);
+    });
+  }
+
+  /** The playbook's form, filled with a value in every field, the secret among them. */
+  async function fillForm(p: Page) {
+    await p.goto(`${daemon.url}/#/playbooks`);
+    const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
+    await form.getByLabel('account', { exact: true }).fill('0000123456-00003');
+    await form.getByLabel('retries', { exact: true }).fill('7');
+    await form.getByLabel('notify', { exact: true }).check();
+    await form.getByLabel('settings', { exact: true }).fill('{"url": "https://hooks.example/a"}');
+    await form.getByLabel('webhookToken', { exact: true }).fill(TYPED_SECRET);
+    return form;
+  }
+
+  async function formValues(form: ReturnType<Page['getByRole']>) {
+    return {
+      account: await form.getByLabel('account', { exact: true }).inputValue(),
+      retries: await form.getByLabel('retries', { exact: true }).inputValue(),
+      notify: await form.getByLabel('notify', { exact: true }).isChecked(),
+      settings: await form.getByLabel('settings', { exact: true }).inputValue(),
+      webhookToken: await form.getByLabel('webhookToken', { exact: true }).inputValue(),
+    };
+  }
+
+  async function signIn(p: Page) {
+    await p.getByLabel('Console token', { exact: true }).fill(TOKEN);
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+  }
+
+  it('keeps the filled form over a reload during sign-in, but for its secret, typed again', async () => {
+    const before = await runIds(PLAYBOOK);
+    const { p, close } = await freshPage();
+    try {
+      const form = await fillForm(p);
+      await form.getByRole('button', { name: 'Start run' }).click();
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      expect(await stored(p), 'the tab storage during sign-in').to.not.include(TYPED_SECRET);
+
+      await p.reload();
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      expect((await p.getByRole('status').innerText()).trim(), 'why, after the reload').to.match(
+        /^Starting a run needs signing in\./,
+      );
+      console.log(`    screenshot: ${await screenshot(p, 'start-run-sign-in-reloaded')}`);
+      await checkAccessibility(p, 'the sign-in form after a reload');
+      await signIn(p);
+
+      await p.getByRole('heading', { name: 'Playbooks', exact: true }).waitFor();
+      await form.waitFor();
+      expect(await formValues(form), 'the form once signed in').to.deep.equal({
+        account: '0000123456-00003',
+        retries: '7',
+        notify: true,
+        settings: '{"url": "https://hooks.example/a"}',
+        webhookToken: '',
+      });
+      expect((await form.getByRole('status').innerText()).trim()).to.equal(
+        'Signed in. The run is not started yet: check its inputs, then start it. ' +
+          'Type webhookToken again: a secret is not kept over a reload.',
+      );
+      console.log(`    screenshot: ${await screenshot(p, 'start-run-signed-in-reloaded')}`);
+      await checkAccessibility(p, 'the form given back after a reload');
+      expect(await stored(p), 'the tab storage once the form is given back').to.equal('{}');
+      expect(await runIds(PLAYBOOK), 'the runs, signed in, before Start run').to.deep.equal(before);
+
+      await form.getByLabel('webhookToken', { exact: true }).fill(TYPED_SECRET);
+      await form.getByRole('button', { name: 'Start run' }).click();
+      await p.getByRole('heading', { name: /^Run / }).waitFor();
+      const after = await runIds(PLAYBOOK);
+      expect(after.slice(1)).to.deep.equal(before);
+      expect((await runDetail(after[0]!)).run.inputs).to.deep.equal({
+        account: '0000123456-00003',
+        retries: 7,
+        notify: true,
+        settings: { url: 'https://hooks.example/a' },
+        webhookToken: '***',
+      });
+      expect(await stored(p), 'the tab storage once the run started').to.equal('{}');
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('gives the secret back too when the page was not reloaded, never storing it', async () => {
+    const { p, close } = await freshPage();
+    try {
+      const form = await fillForm(p);
+      await form.getByRole('button', { name: 'Start run' }).click();
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      expect(await stored(p), 'the tab storage during sign-in').to.not.include(TYPED_SECRET);
+      await signIn(p);
+      await form.waitFor();
+      expect(await formValues(form), 'the form once signed in').to.deep.equal({
+        account: '0000123456-00003',
+        retries: '7',
+        notify: true,
+        settings: '{"url": "https://hooks.example/a"}',
+        webhookToken: TYPED_SECRET,
+      });
+      expect((await form.getByRole('status').innerText()).trim()).to.equal(
+        'Signed in. The run is not started yet: check its inputs, then start it.',
+      );
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('gives the form back after signing in by the token address, reloaded or not', async () => {
+    for (const reload of [false, true]) {
+      const { p, close } = await freshPage();
+      try {
+        const form = await fillForm(p);
+        await form.getByLabel('account', { exact: true }).fill(`0000123456-0000${reload ? 5 : 4}`);
+        await form.getByRole('button', { name: 'Start run' }).click();
+        await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+        if (reload) await p.reload();
+        await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+        // The address the daemon printed, opened in the same tab: the token leaves the address at once.
+        await p.goto(`${daemon.url}/#token=${TOKEN}`);
+        await p.getByRole('heading', { name: 'Playbooks', exact: true }).waitFor();
+        await form.waitFor();
+        expect(p.url(), `the address, ${reload ? '' : 'not '}reloaded`).to.match(/#\/playbooks$/);
+        expect(
+          await form.getByLabel('account', { exact: true }).inputValue(),
+          `the form, ${reload ? '' : 'not '}reloaded`,
+        ).to.equal(`0000123456-0000${reload ? 5 : 4}`);
+        expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      } finally {
+        await close();
+      }
+    }
+  });
+
+  it('goes back without signing in, forgetting the run to start', async () => {
+    const { p, close } = await freshPage();
+    try {
+      const form = await fillForm(p);
+      await form.getByRole('button', { name: 'Start run' }).click();
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      await p.reload();
+      await p.getByRole('button', { name: 'Back without signing in' }).click();
+      await p.getByRole('heading', { name: 'Playbooks', exact: true }).waitFor();
+      await form.waitFor();
+      expect(await form.getByLabel('account', { exact: true }).inputValue()).to.equal('0000123456-00001');
+      expect(await form.getByRole('status').count(), 'a note on the form').to.equal(0);
+      expect(await stored(p), 'the tab storage').to.equal('{}');
+      await p.reload();
+      await p.getByRole('heading', { name: 'Playbooks', exact: true }).waitFor();
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('brings the run page back over a reload during the sign-in Cancel run asked for', async () => {
+    const res = await fetch(`${daemon.url}/console/api/playbooks/${LONG}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer },
+      body: JSON.stringify({ inputs: {} }),
+    });
+    expect(res.status, `starting ${LONG}`).to.equal(202);
+    const { runId } = (await res.json()) as { runId: string };
+    const { p, close } = await freshPage();
+    try {
+      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await p.getByRole('button', { name: 'Cancel run' }).click();
+      await p.getByRole('button', { name: 'Confirm cancel' }).click();
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+
+      await p.reload();
+      await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
+      expect((await p.getByRole('status').innerText()).trim(), 'why, after the reload').to.match(
+        /^Cancelling a run needs signing in\./,
+      );
+      await signIn(p);
+      await p.getByRole('heading', { name: /^Run / }).waitFor();
+      expect(p.url()).to.match(new RegExp(`#/runs/${runId}$`));
+      await p.getByRole('button', { name: 'Cancel run' }).waitFor();
+      expect((await p.getByRole('status').innerText()).trim(), 'the note once signed in').to.equal(
+        'Signed in. The run is not cancelled: cancel it again if you still want to.',
+      );
+      expect(await stored(p), 'the tab storage once the page is given back').to.equal('{}');
+      const signed = await runDetail(runId);
+      expect([signed.run.status, signed.run.cancelRequested], 'the run, signed in').to.deep.equal([
+        'running',
+        undefined,
+      ]);
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+      await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, { method: 'POST', headers: bearer });
+    }
+  });
+
+  it('takes as a secret what the daemon masks as one', async () => {
+    // The page's module, as the browser runs it: plain JavaScript, with no types for this project to check.
+    const moduleUrl = new URL('../../console/pending.js', import.meta.url).href;
+    const { SECRET_NAME, isSecret } = (await import(moduleUrl)) as {
+      SECRET_NAME: RegExp;
+      isSecret(input: string, value: string | boolean): boolean;
+    };
+    expect([SECRET_NAME.source, SECRET_NAME.flags]).to.deep.equal([SECRET_KEY.source, SECRET_KEY.flags]);
+    const fields: [string, string | boolean][] = [
+      ['apiKey', 'x'],
+      ['adminPassword', ''],
+      ['enabled', true],
+      ['tags', '["a", "token"]'],
+      ['settings', '{"url": "https://hooks.example/a"}'],
+      ['settings', '{"hooks": [{"url": "u", "Authorization": "Basic x"}]}'],
+      ['settings', '{"client_secret": '],
+    ];
+    expect(fields.map(([input, value]) => isSecret(input, value))).to.deep.equal([
+      true,
+      true,
+      false,
+      false,
+      false,
+      true,
+      true,
+    ]);
+  });
+});
