@@ -6,7 +6,8 @@
  * only: a reload during sign-in showed the page again on its defaults, without the sign-in form, and signing in by
  * the token address (`#token=`) went to the runs list. The action waiting for sign-in is now kept in the tab's
  * sessionStorage, never with a secret: a field named like one (as the daemon masks it in a run's inputs) is typed
- * again, and the form says so.
+ * again, and the form says so. The runs list's filters, set from its form, live in the address and so survive a
+ * reload too (as a run's device table's do: console-browser.test.ts).
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -29,7 +30,7 @@ interface RunDetail {
   run: { id: string; status: string; inputs?: Record<string, unknown>; cancelRequested?: string };
 }
 
-describe('console: the sign-in round trip survives a reload', function () {
+describe('console: what a reload keeps', function () {
   this.timeout(120_000);
   let emu: Emulator;
   let dir: { dir: string; close(): Promise<void> };
@@ -305,6 +306,56 @@ describe('console: the sign-in round trip survives a reload', function () {
     } finally {
       await close();
       await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, { method: 'POST', headers: bearer });
+    }
+  });
+
+  it("keeps the runs list's filters over a reload, set from its form", async () => {
+    const ours = await runIds(PLAYBOOK);
+    expect(ours.length, `runs of ${PLAYBOOK} started above`).to.be.greaterThan(0);
+    const { p, close } = await freshPage();
+    try {
+      await p.goto(`${daemon.url}/#/runs`);
+      const filters = p.getByRole('form', { name: 'Filter runs' });
+      const field = (name: string) =>
+        filters.getByRole(name === 'From' ? 'textbox' : 'combobox', { name, exact: true });
+      const rows = p.locator('#runs-table tbody tr[data-run-id]');
+      // Set as an operator sets them, one after another; each navigates.
+      await field('Playbook').selectOption(PLAYBOOK);
+      await field('Status').selectOption('succeeded');
+      await field('Trigger').selectOption('manual');
+      await field('From').fill('2020-01-01T00:00');
+      const shown = async (what: string) => {
+        await p.waitForFunction(
+          (n) =>
+            (
+              globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }
+            ).document.querySelectorAll('#runs-table tbody tr[data-run-id]').length === n,
+          ours.length,
+        );
+        return {
+          what,
+          playbook: await field('Playbook').inputValue(),
+          status: await field('Status').inputValue(),
+          trigger: await field('Trigger').inputValue(),
+          from: await field('From').inputValue(),
+          rows: await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id'))),
+        };
+      };
+      const want = (what: string) => ({
+        what,
+        playbook: PLAYBOOK,
+        status: 'succeeded',
+        trigger: 'manual',
+        from: '2020-01-01T00:00',
+        rows: ours,
+      });
+      expect(await shown('as set')).to.deep.equal(want('as set'));
+      await p.reload();
+      await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
+      expect(await shown('reloaded')).to.deep.equal(want('reloaded'));
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
     }
   });
 
