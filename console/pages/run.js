@@ -223,7 +223,7 @@ function Steps({ steps }) {
           <th scope="col" class="num">Calls</th>
           <th scope="col">Devices</th>
           <th scope="col">Confirmation</th>
-          <th scope="col">Error</th>
+          <th scope="col">Error or reason</th>
         </tr>
       </thead>
       <tbody>
@@ -236,13 +236,22 @@ function Steps({ steps }) {
               <td class="num">${s.calls}</td>
               <td class="wrap">${deviceCounts(s.devices)}</td>
               <td class="wrap">${confirmation(s.confirmation)}</td>
-              <td class="wrap error-text">${s.error ?? ''}</td>
+              <td class="wrap">${stepNote(s)}</td>
             </tr>`,
         )}
         ${!steps.length && html`<${EmptyRow} cols=${7}>No steps recorded yet.</${EmptyRow}>`}
       </tbody>
     </table>
   </section>`;
+}
+
+/**
+ * Why a step failed, or why a skipped step did nothing (its `if` was false, it was given no devices).
+ * @param {{ error?: string, reason?: string }} s
+ */
+function stepNote(s) {
+  if (s.error) return html`<span class="error-text">${s.error}</span>`;
+  return s.reason ? html`<span class="muted">${s.reason}</span>` : '';
 }
 
 /**

@@ -272,5 +272,6 @@ export function stepType(action: string | undefined): T {
     items: list(ITEM),
     devices: COUNTS,
     error: STRING,
+    reason: STRING,
   });
 }

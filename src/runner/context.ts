@@ -212,6 +212,36 @@ export function done(output: unknown): StepState {
   return { status: 'succeeded', output, items: [], devices: emptyCounts() };
 }
 
+/**
+ * A step that did nothing, and why (its `if` was false, it was given no devices, no items): the summary, the
+ * checkpoint, the log line and `steps.<id>.reason` say so. Its output is null, but a forEach's (no iteration).
+ */
+export function skipped(reason: string, output: unknown = null): StepState {
+  return { status: 'skipped', output, items: [], devices: emptyCounts(), reason };
+}
+
+/** The reason of a step whose `if` was false. */
+export const IF_FALSE = '`if` was false';
+
+/** The reason of a step given no devices in `member`, the list its action needs at least one device in. */
+export const noDevices = (member: string): string =>
+  `no devices: \`${member}\` is an empty list, nothing was sent`;
+
+/**
+ * A step's summary after one execution of it ended. A step of a fan-out is `skipped`, with why, only while no
+ * iteration of it did anything else; a failed iteration's status stays.
+ */
+export function settle(sum: StepSummary, state: StepState): void {
+  if (state.status === 'skipped') {
+    if (sum.status !== 'running') return;
+    sum.status = 'skipped';
+    if (state.reason) sum.reason = state.reason;
+  } else if (sum.status !== 'failed') {
+    sum.status = state.status;
+    delete sum.reason;
+  }
+}
+
 /** A device result as `steps.<id>.items` shows it. */
 export function item(r: DeviceResult): Json {
   return {

@@ -6,8 +6,11 @@
 import type { Step } from '../playbook/schema.js';
 import { given, render } from '../expressions/template.js';
 import { emptyCounts } from '../store/store.js';
-import { addCounts, overTolerance, type RunContext } from './context.js';
+import { addCounts, overTolerance, skipped, type RunContext } from './context.js';
 import { LimitError, StepError, type Scope, type StepState } from './types.js';
+
+/** The reason of a forEach over no item. */
+export const NO_ITEMS = 'no items: `forEach.items` is an empty list, no iteration ran';
 
 export async function fanOut(
   ctx: RunContext,
@@ -26,6 +29,8 @@ export async function fanOut(
   if (fe.batchSize)
     for (let i = 0; i < items.length; i += fe.batchSize) units.push(items.slice(i, i + fe.batchSize));
   else units.push(...items);
+  // Over no item, nothing runs: said so, its output (no iteration) there still for the expressions that read it.
+  if (!units.length) return skipped(NO_ITEMS, { iterations: 0, failed: 0 });
   const devices = emptyCounts();
   /** Device totals of each inner step over every iteration: after the loop, `steps.<inner>` shows them. */
   const inner = new Map<string, ReturnType<typeof emptyCounts>>();

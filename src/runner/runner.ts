@@ -16,12 +16,16 @@ import {
   addCounts,
   devicesOverTolerance,
   done,
+  IF_FALSE,
   item,
+  noDevices,
   selects,
+  settle,
+  skipped,
   type StepCount,
 } from './context.js';
 import { cancelReason, isCancel, withListeners } from './cancel.js';
-import { devicesOf, idsOf } from './devices.js';
+import { deviceListMember, devicesOf, idsOf } from './devices.js';
 import { planOnly } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
@@ -161,8 +165,7 @@ class Run {
         // the devices the run suspended) until the run is stopped: the process stops, or the run is cancelled again.
         if (cancelled) this.signal = withListeners(o.stop ?? new AbortController().signal);
         // A step the run never reached reads as skipped, as one whose `if` was false: a finally step can ask.
-        for (const s of stepsIn(this.pb.steps))
-          scope.ctx.steps[s.id] ??= { status: 'skipped', output: null, items: [], devices: emptyCounts() };
+        for (const s of stepsIn(this.pb.steps)) scope.ctx.steps[s.id] ??= skipped('the run never reached it');
         // Each runs whatever the ones before it did; the first error is the run's.
         for (const step of this.pb.finally) {
           try {
@@ -240,8 +243,8 @@ class Run {
       unknowable = e as Error;
     }
     if (!holds) {
-      scope.ctx.steps[step.id] = { status: 'skipped', output: null, items: [], devices: emptyCounts() };
-      if (sum.status === 'running') sum.status = 'skipped';
+      settle(sum, (scope.ctx.steps[step.id] = skipped(IF_FALSE)));
+      this.logStep(scope, 'step skipped', { step: step.id, reason: IF_FALSE });
       return;
     }
     ctx.progress.step = step.id;
@@ -297,7 +300,7 @@ class Run {
     }
     scope.ctx.steps[step.id] = state;
     sum.endedAt = ctx.now();
-    if (sum.status !== 'failed') sum.status = state.status;
+    settle(sum, state);
     if (state.error) sum.error = state.error;
     // A forEach shows its body's devices to expressions; the body's own steps already count them.
     if (!('forEach' in step)) addCounts(sum.devices, state.devices);
@@ -313,11 +316,17 @@ class Run {
         calls: count.calls,
         attempts: count.attempts,
         ...(over ? { error: over } : {}),
+        ...(state.reason ? { reason: state.reason } : {}),
       } satisfies Checkpoint,
       state.ledger ? { step: step.id, groups: state.ledger, at: ctx.now() } : undefined,
     );
     delete state.ledger;
-    this.logStep(scope, 'step ended', { step: step.id, status: state.status, devices: state.devices });
+    this.logStep(scope, 'step ended', {
+      step: step.id,
+      status: state.status,
+      ...(state.reason ? { reason: state.reason } : {}),
+      devices: state.devices,
+    });
     if (over) {
       ctx.log.warn('step failed', { step: step.id, error: over });
       await this.afterFailure(step, scope, over);
@@ -373,6 +382,7 @@ class Run {
       items,
       ...(stored ? { stored } : {}),
       devices: cp.devices ?? emptyCounts(),
+      ...(cp.reason ? { reason: cp.reason } : {}),
     };
   }
 
@@ -503,6 +513,11 @@ class Run {
       input.deviceList = await source.all();
       source = undefined;
     }
+    // Given no devices (a listing or ledger.query that found none), an action that needs some sends nothing.
+    const member = deviceListMember(op);
+    const list = member === undefined ? undefined : input[member];
+    if (member !== undefined && (source ? !source.size : Array.isArray(list) && !list.length))
+      return skipped(noDevices(member));
     const devices = devicesOf(op, input);
     let release: (() => void) | undefined;
     /** Whether another holder had some of the devices: it may have changed them meanwhile. */

@@ -143,6 +143,8 @@ export interface StepState {
   items: unknown[];
   devices: DeviceCounts;
   error?: string;
+  /** Why a `skipped` step did nothing: its `if` was false, it was given no devices or no items. */
+  reason?: string;
   /** Device results to write with the step's checkpoint. */
   ledger?: DeviceGroup[];
   /** A listing's items in the store, when an expression or a streaming step reads them. */
@@ -190,6 +192,8 @@ export interface Checkpoint {
   devices?: DeviceCounts;
   accepted?: AcceptedRequest[];
   error?: string;
+  /** Why a `skipped` step did nothing (StepState.reason). */
+  reason?: string;
   calls?: number;
   attempts?: number;
   /** A `waiting` wait's deadline, on the run's clock (ms). */

@@ -75,6 +75,8 @@ export interface StepSummary {
   /** A step whose devices' outcomes are confirmed after the service accepted them: by which means. */
   confirmation?: Confirmation;
   error?: string;
+  /** Why a `skipped` step did nothing: `if` was false, or it was given no devices or no items. */
+  reason?: string;
 }
 
 /** The run summary of product.md section 7 (`fleetbook run --json`, `GET /runs/{id}`). */

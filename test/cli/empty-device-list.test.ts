@@ -1,0 +1,80 @@
+/**
+ * `fleetbook run` and `fleetbook runs show` of a run whose device step and forEach were given no devices: each
+ * step's line says `skipped` and why, and its log line does too. Before, both read `succeeded calls 0`, and
+ * nothing said that no request was sent. The built binary in a child process, against the embedded emulator,
+ * on a state file of its own (dist/ must be built; `npm test` builds it).
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { RunSummary } from '../../src/store/store.js';
+import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../runner/helpers.js';
+
+const PLAYBOOK = `version: 1
+name: suspend-over-usage
+on: { manual: true }
+inputs:
+  account: { type: string, default: "0000123456-00001" }
+steps:
+  - id: over
+    uses: devices.list
+    with:
+      accountName: "\${{ inputs.account }}"
+      filter: { deviceIdentifierFilters: [{ kind: ICCID, startswith: "000000" }] }
+  - id: suspend
+    uses: devices.suspend
+    with: { accountName: "\${{ inputs.account }}", devices: "\${{ steps.over.items }}" }
+  - id: each
+    forEach:
+      items: "\${{ steps.over.items }}"
+      steps:
+        - id: restore
+          uses: devices.restore
+          with: { accountName: "\${{ inputs.account }}", devices: "\${{ [item] }}" }
+`;
+
+const SUSPEND = 'no devices: `devices` is an empty list, nothing was sent';
+const EACH = 'no items: `forEach.items` is an empty list, no iteration ran';
+
+describe('fleetbook run and runs show: a step given no devices (child process)', function () {
+  this.timeout(60_000);
+  let tmp: { dir: string; close(): Promise<void> };
+  let env: Record<string, string>;
+
+  before(async () => {
+    tmp = await tempDir();
+    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db'), FLEETBOOK_LOG_LEVEL: 'info' };
+    await writeFile(join(tmp.dir, 'over.yaml'), PLAYBOOK);
+  });
+  after(() => tmp.close());
+
+  it('prints the steps skipped and why, logs it, and runs show says the same', async () => {
+    const r = await fleetbook(['run', join(tmp.dir, 'over.yaml')], env);
+    expect(r.code, r.stderr).to.equal(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).to.match(/^run \S+ of suspend-over-usage: succeeded$/);
+    expect(lines).to.include.members([
+      `  ${'suspend'.padEnd(24)} skipped   calls 0 (${SUSPEND})`,
+      `  ${'each'.padEnd(24)} skipped   calls 0 (${EACH})`,
+    ]);
+    const logged = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.message === 'step ended');
+    expect(logged.find((l) => l.step === 'suspend')).to.include({ status: 'skipped', reason: SUSPEND });
+    expect(logged.find((l) => l.step === 'each')).to.include({ status: 'skipped', reason: EACH });
+
+    const runId = /^run (\S+) of/.exec(lines[0]!)![1]!;
+    const shown = await fleetbook(['runs', 'show', runId], env);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(shown.stdout.split('\n')).to.include.members([
+      `  ${'suspend'.padEnd(24)} skipped   calls 0 (${SUSPEND})`,
+      `  ${'each'.padEnd(24)} skipped   calls 0 (${EACH})`,
+    ]);
+    const json = await fleetbook(['runs', 'show', runId, '--json'], env);
+    const s = JSON.parse(json.stdout) as RunSummary;
+    expect(s.steps.find((x) => x.id === 'suspend')).to.include({ status: 'skipped', reason: SUSPEND });
+  });
+});
