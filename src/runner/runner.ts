@@ -21,7 +21,7 @@ import {
   type StepCount,
 } from './context.js';
 import { cancelReason, isCancel, withListeners } from './cancel.js';
-import { devicesOf, idsOf } from './devices.js';
+import { devicesOf, idsOf, refuseNul } from './devices.js';
 import { planOnly } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
@@ -503,6 +503,7 @@ class Run {
       input.deviceList = await source.all();
       source = undefined;
     }
+    refuseNul(action, op, input);
     const devices = devicesOf(op, input);
     let release: (() => void) | undefined;
     /** Whether another holder had some of the devices: it may have changed them meanwhile. */
