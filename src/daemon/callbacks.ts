@@ -133,6 +133,27 @@ export function toMessage(service: string, kind: string, body: Json, receivedAt:
   };
 }
 
+const NUL = 'has a NUL character (U+0000)';
+const UNKEPT = 'and the PostgreSQL store cannot keep one';
+
+/**
+ * Why a callback whose request id, or a device identifier of its `deviceIds`, has a NUL character is refused:
+ * none of the service's has one, and PostgreSQL's text cannot hold one (SQLite's can). The PostgreSQL store kept
+ * U+FFFD in its place, the SQLite store the NUL: a message stored otherwise on each.
+ */
+function nulMember(body: Json): string | undefined {
+  if ((body.requestId as string).includes('\0')) return `requestId ${NUL}: no request id has one, ${UNKEPT}`;
+  if (!Array.isArray(body.deviceIds)) return undefined;
+  for (const [i, d] of (body.deviceIds as unknown[]).entries())
+    for (const member of ['id', 'kind'])
+      if (typeof d === 'object' && d !== null) {
+        const value = (d as Json)[member];
+        if (typeof value === 'string' && value.includes('\0'))
+          return `deviceIds/${i}/${member} ${NUL}: no device identifier has one, ${UNKEPT}`;
+      }
+  return undefined;
+}
+
 /**
  * A callback as the listener stores it, or why the listener refuses it (400): `named` is the service of the
  * route it was posted to, else read from what it reports. `fleetbook run --event` and `fleetbook test` make
@@ -148,6 +169,8 @@ export function callbackMessage(
     return 'a callback has a requestId and a …Response member';
   if (body.requestId.length > MAX_REQUEST_ID)
     return `a requestId of ${body.requestId.length} characters: the service's are UUIDs (at most ${MAX_REQUEST_ID} are taken)`;
+  const nul = nulMember(body);
+  if (nul) return nul;
   if (named !== undefined && !events().isEventService(named)) return events().unknownService(named);
   const service = named ?? serviceOf(kind);
   if (service === undefined)

@@ -4,6 +4,7 @@
  */
 import type { Operation } from '../api/catalog.js';
 import { deviceErrorClass, specErrorType } from '../api/device-errors.js';
+import { InputError } from '../errors.js';
 import type { DeviceGroup, DeviceResult } from '../store/store.js';
 
 type Json = Record<string, unknown>;
@@ -30,14 +31,7 @@ export interface DeviceSet {
 export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
   const set: DeviceSet = { groups: [], size: 0 };
   const seen = new Set<string>();
-  const named = op?.devicesIn === undefined ? undefined : input[op.devicesIn];
-  const list = Array.isArray(input.deviceList)
-    ? (input.deviceList as Json[])
-    : Array.isArray(input.devices)
-      ? (input.devices as Json[])
-      : Array.isArray(named) && typeof named[0] === 'object'
-        ? (named as Json[])
-        : undefined;
+  const { named, list } = listOf(op, input);
   if (list !== undefined) {
     let ids: string[] = [];
     let kindAsGiven: unknown;
@@ -82,6 +76,54 @@ export function deviceListMember(op: Operation): string | undefined {
   return members.get(op);
 }
 const members = new Map<Operation, string | undefined>();
+/** Where an action input names its devices (devicesOf): its list of devices, or of IMEIs (`named`). */
+function listOf(op: Operation | undefined, input: Json): { key?: string; named?: unknown; list?: Json[] } {
+  const key = op?.devicesIn;
+  const named = key === undefined ? undefined : input[key];
+  if (Array.isArray(input.deviceList)) return { key: 'deviceList', named, list: input.deviceList as Json[] };
+  if (Array.isArray(input.devices)) return { key: 'devices', named, list: input.devices as Json[] };
+  if (Array.isArray(named) && typeof named[0] === 'object') return { key, named, list: named as Json[] };
+  return { key, named };
+}
+
+/**
+ * Where the devices of an action input name an identifier (or kind) with a NUL character, the first one, and
+ * what it is: no device's has one, and PostgreSQL's text cannot hold one (SQLite's can), so that a run given one
+ * (by its inputs, a callback's event, a listing) would fail on one store and not the other. One pass, as
+ * devicesOf's.
+ */
+function nulIdentifier(op: Operation | undefined, input: Json): { path: string; value: string } | undefined {
+  const { key, named, list } = listOf(op, input);
+  if (list !== undefined) {
+    for (let i = 0; i < list.length; i++) {
+      const d = list[i] ?? {};
+      const entry = Array.isArray(d.deviceIds);
+      const ids = entry ? (d.deviceIds as Json[]) : [d];
+      for (let j = 0; j < ids.length; j++)
+        for (const member of ['id', 'kind']) {
+          const value = ids[j]?.[member];
+          if (typeof value === 'string' && value.includes('\0'))
+            return { path: `/${key}/${i}${entry ? `/deviceIds/${j}` : ''}/${member}`, value };
+        }
+    }
+  } else if (Array.isArray(named)) {
+    const i = (named as unknown[]).findIndex((x) => typeof x === 'string' && x.includes('\0'));
+    if (i >= 0) return { path: `/${key}/${i}`, value: named[i] as string };
+  }
+  return undefined;
+}
+
+/** Refuses (FB_INPUT, before anything is sent or stored) an input whose devices have a NUL (nulIdentifier). */
+export function refuseNul(action: string, op: Operation | undefined, input: Json): void {
+  const nul = nulIdentifier(op, input);
+  if (nul)
+    throw new InputError(action, [
+      {
+        path: nul.path,
+        message: `the identifier ${JSON.stringify(nul.value)} has a NUL character (U+0000): no device's has one, and the PostgreSQL store cannot keep one; nothing was sent`,
+      },
+    ]);
+}
 
 /** The identifiers of `kind` in `set`, a new group when it has none yet. */
 function groupFor(set: DeviceSet, kind: string): string[] {

@@ -7,14 +7,17 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
   closeSync,
+  copyFileSync,
   existsSync,
   mkdtempSync,
   openSync,
   readFileSync,
   readdirSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,7 +53,8 @@ interface Server {
   adminUrl: string;
 }
 
-const servers = new Map<boolean, Promise<Server>>();
+/** The servers of this process, by their settings (fsync; TLS). */
+const servers = new Map<string, Promise<Server>>();
 /** The servers started, even half-way, for the cleanup at exit. */
 const started = new Set<{ dir: string; proc?: ChildProcess }>();
 /** The databases made on a given server, dropped at exit. */
@@ -80,13 +84,52 @@ export async function postgresAdminUrl(options: PostgresOptions = {}): Promise<s
   const given = process.env[POSTGRES_URL_ENV];
   if (given) return given;
   const fsync = options.fsync ?? false;
-  let server = servers.get(fsync);
+  let server = servers.get(String(fsync));
   if (!server) {
     server = start(fsync);
-    servers.set(fsync, server);
+    servers.set(String(fsync), server);
   }
   return (await server).adminUrl;
 }
+
+/** The files of a server's TLS: its certificate and key, and the CA it checks the clients' certificates with. */
+export interface ServerTls {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+/**
+ * A superuser's URL of a server of this process's own that offers TLS with `tls`'s files (whatever
+ * FLEETBOOK_TEST_POSTGRES_URL says: the server's TLS is the test's), started on the first call. Its role
+ * `fleetbook_cert` logs in only over TLS, with a client certificate of that name (`cert`); any other role
+ * without a password, with TLS or without.
+ */
+export async function postgresTlsAdminUrl(tls: ServerTls): Promise<string> {
+  const key = `tls ${tls.cert}`;
+  let server = servers.get(key);
+  if (!server) {
+    server = start(false, tls).then(async (started) => {
+      const client = new pg.Client(started.adminUrl);
+      await client.connect();
+      try {
+        await client.query('CREATE ROLE fleetbook_cert LOGIN SUPERUSER');
+      } finally {
+        await client.end();
+      }
+      return started;
+    });
+    servers.set(key, server);
+  }
+  return (await server).adminUrl;
+}
+
+/** What the TLS server's pg_hba.conf allows: see postgresTlsAdminUrl. */
+const TLS_HBA = `local all all trust
+hostssl all fleetbook_cert 127.0.0.1/32 cert
+host all fleetbook_cert 127.0.0.1/32 reject
+host all all 127.0.0.1/32 trust
+`;
 
 /**
  * Stops the servers this process started and deletes their folders, and drops the databases made on a given
@@ -154,7 +197,7 @@ function runner(): Runner {
   };
 }
 
-async function start(fsync: boolean): Promise<Server> {
+async function start(fsync: boolean, tls?: ServerTls): Promise<Server> {
   const bin = postgresBinaries();
   const run = runner();
   sweep();
@@ -178,6 +221,19 @@ async function start(fsync: boolean): Promise<Server> {
   ];
   // No fsync of the new files: the folder lives as long as this process.
   await exec(run, [...initdb, '--no-sync', '--no-instructions'], dir);
+  const tlsSettings: string[] = [];
+  if (tls) {
+    // The server reads its key only when it is the server user's own, and no one else's to read.
+    for (const [name, from] of Object.entries(tls)) {
+      const file = join(dir, `server-${name}.pem`);
+      copyFileSync(from, file);
+      chmodSync(file, 0o600);
+      if (run.owner) chownSync(file, run.owner.uid, run.owner.gid);
+      tlsSettings.push('-c', `ssl_${name === 'ca' ? 'ca' : name}_file=${file}`);
+    }
+    tlsSettings.push('-c', 'ssl=on');
+    writeFileSync(join(data, 'pg_hba.conf'), TLS_HBA);
+  }
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const log = join(dir, `server-${port}.log`);
@@ -187,6 +243,7 @@ async function start(fsync: boolean): Promise<Server> {
       join(bin, 'postgres'),
       ...['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port)],
       ...['-c', `fsync=${fsync ? 'on' : 'off'}`, '-c', `max_connections=${MAX_CONNECTIONS}`],
+      ...tlsSettings,
     ];
     const proc = spawn(cmd as string, args, { cwd: dir, stdio: ['ignore', 'ignore', fd] });
     closeSync(fd);

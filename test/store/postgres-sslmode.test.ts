@@ -9,10 +9,10 @@
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { expect } from 'chai';
-import type pg from 'pg';
+import pg from 'pg';
 import { migratePostgres } from '../../src/store/postgres/migrations.js';
 import { clientConfig, PGSSLMODES, SSL_VALUES, SSLMODES } from '../../src/store/postgres/pool.js';
-import { openPostgresStore } from '../../src/store/postgres/store.js';
+import { openPostgresStore, PostgresStore } from '../../src/store/postgres/store.js';
 
 const ACCEPTED =
   'give one of: disable (no TLS); verify-full (TLS, the server certificate checked against the trusted CAs, or those of sslrootcert, and its name against the host); require, verify-ca (TLS, checked as verify-full does: the driver takes them as verify-full, and warns so once); no-verify (TLS, the certificate not checked)';
@@ -246,5 +246,71 @@ describe('PGSSLMODE', () => {
     await withPgsslmode(undefined, () =>
       expect(new ConnectionParameters(clientConfig(url(''), 'x')).ssl).to.equal(false),
     );
+  });
+});
+
+describe('PostgreSQL URL: ssl with sslmode, sslcert, sslkey or sslrootcert', () => {
+  const { url, reached } = loopbackServer();
+  const ignores = 'the driver ignores ssl when the URL gives sslmode, sslcert, sslkey or sslrootcert, so';
+
+  it('refuses an ssl that says otherwise than they do: the driver followed them, ignoring it', async () => {
+    const file = encodeURIComponent(import.meta.filename);
+    const cases: [query: string, said: string][] = [
+      [
+        '?ssl=0&sslmode=verify-full',
+        `ssl "0" (no TLS) contradicts sslmode "verify-full": ${ignores} sslmode wins (TLS); for no TLS write sslmode=disable instead of ssl=0, or leave ssl out`,
+      ],
+      [
+        `?sslcert=${file}&sslkey=${file}&ssl=0`,
+        `ssl "0" (no TLS) contradicts sslcert, sslkey: ${ignores} they win (TLS); for no TLS write sslmode=disable instead of ssl=0, or leave ssl out`,
+      ],
+      [
+        '?ssl=true&sslmode=disable',
+        `ssl "true" (TLS) contradicts sslmode "disable": ${ignores} sslmode wins (no TLS); for TLS write sslmode=verify-full, or leave ssl out`,
+      ],
+      [
+        '?ssl=no-verify&sslmode=require',
+        `ssl "no-verify" (TLS, the certificate not checked) contradicts sslmode "require": ${ignores} sslmode wins (TLS); for TLS with the certificate not checked write sslmode=no-verify instead of ssl=no-verify, or leave ssl out`,
+      ],
+      [
+        `?uselibpqcompat=true&ssl=no-verify&sslrootcert=${file}`,
+        `ssl "no-verify" (TLS, the certificate not checked) contradicts sslrootcert: ${ignores} sslrootcert wins (TLS); for TLS with the certificate not checked write sslmode=require (without sslrootcert) instead of ssl=no-verify, or leave ssl out`,
+      ],
+    ];
+    for (const [query, said] of cases) {
+      expect(await refusal(openPostgresStore(url(query), { origin: '--state' })), query).to.equal(
+        `--state: ${said}`,
+      );
+      expect(await refusal(migratePostgres(url(query))), query).to.equal(`FLEETBOOK_STATE: ${said}`);
+    }
+    expect(reached(), 'connections attempted').to.equal(0);
+  });
+
+  it('accepts one that agrees with them', () => {
+    for (const query of [
+      '?ssl=true&sslmode=require',
+      '?ssl=1&sslmode=verify-full',
+      '?ssl=true&sslmode=no-verify',
+      '?ssl=0&sslmode=disable',
+      '?ssl=no-verify&sslmode=no-verify',
+      '?uselibpqcompat=true&ssl=no-verify&sslmode=require',
+    ])
+      expect(() => clientConfig(url(query), 'fleetbook'), query).not.to.throw();
+  });
+});
+
+describe('PostgreSQL store: every pool names the setting the URL came from', () => {
+  const { url } = loopbackServer();
+
+  it('the rate budget’s pool too', async () => {
+    // The store's pool, on a URL that opens; the rates' pool is opened with the store on the URL given.
+    const pool = new pg.Pool({ connectionString: url('') });
+    try {
+      expect(() => new PostgresStore(pool, url('?sslmode=requir'), '--state')).to.throw(
+        /^--state: sslmode "requir" /,
+      );
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -15,7 +15,6 @@ import pg from 'pg';
 import { EVENT_COLUMNS, inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent } from '../store.js';
 import { INBOX_CHANNEL } from './inbox.js';
-import { clientConfig } from './pool.js';
 
 /** How often the listening connection reads the inbox's highest id. */
 const MARK_MS = 5_000;
@@ -45,8 +44,12 @@ export class InboxFeed {
   /** Reads of notices and catch-ups, one at a time, in the order they came. */
   private queue: Promise<void> = Promise.resolve();
 
+  /**
+   * `config`: how its connection opens (pool.ts's clientConfig, checked as the store opened). The driver reads
+   * the files the URL names at each connection: one that cannot be read fails that one, opened again later.
+   */
   constructor(
-    private readonly url: string,
+    private readonly config: pg.ClientConfig,
     private readonly pool: pg.Pool,
     private readonly owner: string,
     private readonly onStored: (events: InboxEvent[]) => void,
@@ -58,7 +61,13 @@ export class InboxFeed {
   /** A connection of its own, listening; broken, it is opened again after `reconnectMs`. */
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client(clientConfig(this.url, 'fleetbook-feed'));
+    let client: pg.Client;
+    try {
+      client = new pg.Client(this.config);
+    } catch {
+      this.retry = setTimeout(() => void this.connect(), this.reconnectMs).unref();
+      return;
+    }
     const again = () => {
       if (this.client !== client) return;
       this.client = undefined;

@@ -6,6 +6,9 @@ import { createHash } from 'node:crypto';
 import { Socket } from 'node:net';
 import pg from 'pg';
 import { ConfigError } from '../../errors.js';
+import { tlsUrl } from './tls.js';
+
+export { PGSSLMODES, SSL_VALUES, SSLMODES } from './tls.js';
 
 export interface PostgresOptions {
   /**
@@ -88,149 +91,6 @@ export function describeUrl(url: string, origin = 'FLEETBOOK_STATE'): string {
   return `the database ${safeUrl(url)} (${origin})`;
 }
 
-const VERIFY_FULL =
-  'TLS, the server certificate checked against the trusted CAs, or those of sslrootcert, and its name against the host';
-
-/**
- * The `sslmode` values of a URL, and what the driver (pg-connection-string 2) does with each: it takes a value
- * it does not know as TLS with the certificate checked, silently, and libpq's `require` and `verify-ca` as
- * `verify-full` (with a warning of its own), unless the URL's `uselibpqcompat=true` gives them libpq's meaning
- * (and then it knows no `no-verify`).
- */
-const SSLMODE_MEANINGS: Record<'driver' | 'libpq', readonly (readonly [modes: string[], does: string])[]> = {
-  driver: [
-    [['disable'], 'no TLS'],
-    [['verify-full'], VERIFY_FULL],
-    [
-      ['require', 'verify-ca'],
-      'TLS, checked as verify-full does: the driver takes them as verify-full, and warns so once',
-    ],
-    [['no-verify'], 'TLS, the certificate not checked'],
-  ],
-  libpq: [
-    [['disable'], 'no TLS'],
-    [['verify-full'], VERIFY_FULL],
-    [['require'], 'TLS, the certificate not checked, unless sslrootcert is given: then as verify-ca'],
-    [
-      ['verify-ca'],
-      'TLS, the certificate checked against the CAs of sslrootcert, which it needs, but not its name',
-    ],
-  ],
-};
-
-/** The `sslmode` values a URL may give (without `uselibpqcompat=true`). */
-export const SSLMODES: readonly string[] = SSLMODE_MEANINGS.driver.flatMap(([modes]) => modes);
-
-/**
- * libpq's modes that fall back between TLS and none, which the driver cannot do: it takes `prefer` as TLS
- * required (and `allow` as a value it does not know).
- */
-const FALLBACKS: Record<string, string> = {
-  allow: 'no TLS, unless the server requires it',
-  prefer: 'TLS, unless the server does not offer it',
-};
-
-/** What `give one of:` lists: each value the driver does as written, and what it does. */
-function accepted(meanings: readonly (readonly [values: string[], does: string])[]): string {
-  return `give one of: ${meanings.map(([values, does]) => `${values.join(', ')} (${does})`).join('; ')}`;
-}
-
-function quoted(value: string): string {
-  return value === '' ? '"" (empty)' : JSON.stringify(value);
-}
-
-/**
- * Refuses a URL whose `sslmode` the driver would not do as written, naming the value and the ones it does:
- * before any connection, with the other errors of the URL (migrations.ts, cannotOpen).
- */
-function checkSslmode(u: URL, origin: string): void {
-  const compat = u.searchParams.getAll('uselibpqcompat').at(-1) === 'true';
-  const meanings = SSLMODE_MEANINGS[compat ? 'libpq' : 'driver'];
-  const known = meanings.flatMap(([modes]) => modes);
-  for (const mode of u.searchParams.getAll('sslmode')) {
-    if (known.includes(mode)) continue;
-    const fallback = FALLBACKS[mode];
-    throw new ConfigError(
-      fallback
-        ? `${origin}: sslmode ${quoted(mode)} (libpq's: ${fallback}) is not one the PostgreSQL driver can do: it never falls back from one to the other; ${accepted(meanings)}`
-        : `${origin}: sslmode ${quoted(mode)} is not one the PostgreSQL driver knows${compat ? ' with uselibpqcompat=true' : ''}: ${accepted(meanings)}`,
-    );
-  }
-}
-
-const NODE_CHECKED =
-  "TLS, the server certificate checked against Node's trusted CAs, and its name against the host";
-
-/**
- * The `ssl` values of a URL the driver (pg 8) knows, and what it does with each, whatever `uselibpqcompat` says.
- * It takes any other string as TLS on, and then throws a TypeError out of the socket's handler, which ends the
- * process, when the server offers TLS; an empty one as no TLS. It ignores `ssl` when the URL gives `sslmode`,
- * `sslcert`, `sslkey` or `sslrootcert`.
- */
-const SSL_MEANINGS: readonly (readonly [values: string[], does: string])[] = [
-  [['true', '1'], NODE_CHECKED],
-  [['0'], 'no TLS'],
-  [['no-verify'], 'TLS, the certificate not checked'],
-];
-
-/** The `ssl` values a URL may give. */
-export const SSL_VALUES: readonly string[] = SSL_MEANINGS.flatMap(([values]) => values);
-
-/** Refuses a URL whose `ssl` the driver does not know, as checkSslmode does an `sslmode`. */
-function checkSsl(u: URL, origin: string): void {
-  for (const value of u.searchParams.getAll('ssl'))
-    if (!SSL_VALUES.includes(value))
-      throw new ConfigError(
-        `${origin}: ssl ${quoted(value)} is not one the PostgreSQL driver knows: ${accepted(SSL_MEANINGS)}`,
-      );
-}
-
-/**
- * The PGSSLMODE values the driver (pg 8's ConnectionParameters) does as written, and what it does with each,
- * whatever the URL's `uselibpqcompat` says: libpq's `require` and `verify-ca` as `verify-full` (`true`: Node's
- * checks), and without the warning it gives for the URL's. It takes a value it does not know (`requir`, libpq's
- * `allow`) as no TLS, silently, and `prefer` as `verify-full`; an empty one as none, no TLS.
- */
-const PGSSLMODE_MEANINGS: readonly (readonly [modes: string[], does: string])[] = [
-  [['disable'], 'no TLS'],
-  [
-    ['verify-full', 'verify-ca', 'require'],
-    `${NODE_CHECKED}: from PGSSLMODE, the driver takes each as verify-full, without a warning`,
-  ],
-  [['no-verify'], 'TLS, the certificate not checked'],
-];
-
-/** The PGSSLMODE values the environment may give, when the driver reads it. */
-export const PGSSLMODES: readonly string[] = PGSSLMODE_MEANINGS.flatMap(([modes]) => modes);
-
-/**
- * Whether the driver reads PGSSLMODE for the connections of `u`: only when pg-connection-string's parse of the
- * URL leaves its `ssl` unset, as `ssl`, `sslmode`, `sslcert`, `sslkey`, `sslrootcert` and `sslnegotiation=direct`
- * each set it (it reads the last of each parameter, and an empty one sets nothing, but an empty `ssl` does).
- */
-function readsPgsslmode(u: URL): boolean {
-  const last = (name: string) => u.searchParams.getAll(name).at(-1);
-  return (
-    !u.searchParams.has('ssl') &&
-    !['sslmode', 'sslcert', 'sslkey', 'sslrootcert'].some((name) => last(name)) &&
-    last('sslnegotiation') !== 'direct'
-  );
-}
-
-/** Refuses a PGSSLMODE the driver would not do as written, when it reads it (an empty one is as none). */
-function checkPgsslmode(u: URL, origin: string): void {
-  const mode = process.env.PGSSLMODE;
-  if (!mode || PGSSLMODES.includes(mode) || !readsPgsslmode(u)) return;
-  const reads = `(it reads PGSSLMODE since the URL of ${origin} gives no sslmode, ssl, sslcert, sslkey or sslrootcert)`;
-  const give = `${accepted(PGSSLMODE_MEANINGS)}; or unset PGSSLMODE (no TLS), or give sslmode in the URL`;
-  const fallback = FALLBACKS[mode];
-  throw new ConfigError(
-    fallback
-      ? `PGSSLMODE ${quoted(mode)} (libpq's: ${fallback}) is not one the PostgreSQL driver can do: it never falls back from one to the other ${reads}; ${give}`
-      : `PGSSLMODE ${quoted(mode)} is not one the PostgreSQL driver knows ${reads}: ${give}`,
-  );
-}
-
 /**
  * How long the server lets a transaction of the store wait for its client between two statements before it ends
  * the session. A healthy replica waits for nothing in a transaction but its own event loop; one frozen in the
@@ -243,18 +103,15 @@ const IDLE_IN_TRANSACTION_MS = 5_000;
  * How a connection of the store opens: this store's types, and commits on disk when they return (the driver
  * lets the URL's parameters override the config's, so the URL's `options` are taken out of it and kept before
  * this one). A server that does not answer fails the connection after 10 s, rather than hold its caller. A URL
- * that does not parse, or whose sslmode or ssl the driver would not do as written, is refused before any
- * connection; so is such a PGSSLMODE, when the driver would read it.
+ * that does not parse, or whose TLS the driver would not do as written, is refused before any connection (tls.ts);
+ * the files of PGSSLROOTCERT, PGSSLCERT and PGSSLKEY are given to the driver as the URL's parameters.
  */
 export function clientConfig(
   url: string,
   applicationName: string,
   origin = 'FLEETBOOK_STATE',
 ): pg.ClientConfig {
-  const u = new URL(url);
-  checkSslmode(u, origin);
-  checkSsl(u, origin);
-  checkPgsslmode(u, origin);
+  const u = tlsUrl(new URL(url), origin);
   const given = u.searchParams.get('options');
   if (given !== null) u.searchParams.delete('options');
   return {

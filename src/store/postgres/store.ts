@@ -31,7 +31,7 @@ import { PostgresInbox } from './inbox.js';
 import { insertEntries, PostgresLedger } from './ledger.js';
 import { cannotOpen, migrate } from './migrations.js';
 import { PostgresOwnership } from './ownership.js';
-import { describeUrl, openPool, type PostgresOptions, type Statement } from './pool.js';
+import { clientConfig, describeUrl, openPool, type PostgresOptions, type Statement } from './pool.js';
 import { PostgresRates } from './rates.js';
 import { pruneEnded } from './retention.js';
 import { insertRuns, PostgresRuns, updateRuns, upsertSteps } from './runs.js';
@@ -97,10 +97,14 @@ export class PostgresStore implements Store {
   constructor(
     private readonly pool: pg.Pool,
     private readonly url: string,
-    origin?: string,
+    private readonly origin?: string,
   ) {
     this.describe = describeUrl(url, origin);
-    this.ratesPool = openPool(url, { maxConnections: 2, applicationName: 'fleetbook-rates' });
+    this.ratesPool = openPool(url, {
+      maxConnections: 2,
+      applicationName: 'fleetbook-rates',
+      ...(origin ? { origin } : {}),
+    });
     this.rates = new PostgresRates(this.ratesPool);
     this.turns = new Turns(pool, turnStatements);
     this.runs = new PostgresRuns(this.turns);
@@ -247,7 +251,12 @@ export class PostgresStore implements Store {
     return this.inbox.inboxAfter(service, afterId, limit);
   }
   watchInbox(owner: string, onStored: (events: InboxEvent[]) => void): () => void {
-    const feed = new InboxFeed(this.url, this.pool, owner, onStored);
+    const feed = new InboxFeed(
+      clientConfig(this.url, 'fleetbook-feed', this.origin),
+      this.pool,
+      owner,
+      onStored,
+    );
     this.feeds.add(feed);
     return () => {
       feed.stop();
