@@ -59,23 +59,6 @@ export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
   return set;
 }
 
-/**
- * The member of an action's input that names the devices it acts on, when the action needs at least one (its
- * schema's `minItems`): `devices`, `deviceList`, or the one it names them in (`devicesIn`). Given as an empty
- * list, it leaves nothing to send. None for a list that may be empty: an exclusion list replaced by none.
- */
-export function deviceListMember(op: Operation): string | undefined {
-  if (!members.has(op)) {
-    const props = ((op.input as { properties?: Record<string, { minItems?: number }> }).properties ??
-      {}) as Record<string, { minItems?: number } | undefined>;
-    const named = ['devices', 'deviceList', op.devicesIn].find(
-      (m) => m !== undefined && (props[m]?.minItems ?? 0) >= 1,
-    );
-    members.set(op, named);
-  }
-  return members.get(op);
-}
-const members = new Map<Operation, string | undefined>();
 /** Where an action input names its devices (devicesOf): its list of devices, or of IMEIs (`named`). */
 function listOf(op: Operation | undefined, input: Json): { key?: string; named?: unknown; list?: Json[] } {
   const key = op?.devicesIn;

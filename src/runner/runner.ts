@@ -25,7 +25,7 @@ import {
   type StepCount,
 } from './context.js';
 import { cancelReason, isCancel, withListeners } from './cancel.js';
-import { deviceListMember, devicesOf, idsOf, refuseNul } from './devices.js';
+import { devicesOf, idsOf, refuseNul } from './devices.js';
 import { planOnly } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
@@ -514,7 +514,7 @@ class Run {
       source = undefined;
     }
     // Given no devices (a listing or ledger.query that found none), an action that needs some sends nothing.
-    const member = deviceListMember(op);
+    const member = op.needsDevices;
     const list = member === undefined ? undefined : input[member];
     if (member !== undefined && (source ? !source.size : Array.isArray(list) && !list.length))
       return skipped(noDevices(member));

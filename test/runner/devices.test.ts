@@ -3,7 +3,7 @@
  * as the ledger's groups (one per kind and result, the last result of a device counting).
  */
 import { expect } from 'chai';
-import { CATALOG } from '../../src/api/catalog.js';
+import { ACTIONS, CATALOG, type Operation } from '../../src/api/catalog.js';
 import { actionsOf, countDevices } from '../../src/runner/runner.js';
 import {
   devicesOf,
@@ -20,6 +20,18 @@ import { playbook } from './helpers.js';
 const MISS = 'SVC CACHE UNAVAILABLE';
 
 describe('runner: devices of a step', () => {
+  it('declares, for each action, the member that must name a device exactly where its schema requires one', () => {
+    // The runner skips a step given none (Operation.needsDevices) without loading the schemas to ask them.
+    const fromSchema = (action: (typeof ACTIONS)[number]) => {
+      const op: Operation = CATALOG[action];
+      const props = (op.input as { properties?: Record<string, { minItems?: number }> }).properties ?? {};
+      return ['devices', 'deviceList', op.devicesIn].find((m) => m && (props[m]?.minItems ?? 0) >= 1);
+    };
+    const declared = Object.fromEntries(ACTIONS.map((a) => [a, (CATALOG[a] as Operation).needsDevices]));
+    expect(declared).to.deep.equal(Object.fromEntries(ACTIONS.map((a) => [a, fromSchema(a)])));
+    expect(Object.values(declared).filter(Boolean)).to.have.length(8);
+  });
+
   it('names each device of an input once, its first identifier, by kind in lower case, in order', () => {
     const input = {
       devices: [

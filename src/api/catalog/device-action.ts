@@ -36,6 +36,7 @@ export const m2mDevice = <I extends Type.TSchema>(
     errorShape: 'errorCode',
     normalize: normalizeDevices,
     strategy: 'deviceState',
+    needsDevices: 'devices',
     applied,
   }) as const satisfies Operation;
 

@@ -60,6 +60,7 @@ export const LOCATION = {
     deviceErrors: true,
     normalize: normalizeLocation,
     strategy: 'locate',
+    needsDevices: 'deviceList',
   },
   'location.createReport': {
     action: 'location.createReport',
@@ -85,6 +86,7 @@ export const LOCATION = {
     deviceErrors: true,
     normalize: normalizeLocation,
     strategy: 'locationReport',
+    needsDevices: 'deviceList',
     batchSize: MAX_REPORT_DEVICES,
   },
   'location.getReportStatus': {

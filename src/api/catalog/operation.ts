@@ -72,6 +72,12 @@ export interface Operation {
   readonly applied?: (input: Json) => Json;
   /** The member that names devices when it is not `devices` or `deviceList`: a list of `{ id, kind }` or of IMEIs. */
   readonly devicesIn?: string;
+  /**
+   * The member that must name at least one device (its schema's `minItems`; a test holds the two equal): given
+   * as an empty list, the runner sends nothing and the step is skipped, saying why. Declared, not read from the
+   * schema, so that a run of a valid playbook never loads the schemas.
+   */
+  readonly needsDevices?: 'devices' | 'deviceList' | 'deviceIds';
   /** Devices per request when the client splits an input into batches: a dry run plans that many calls. */
   readonly batchSize?: number;
 }

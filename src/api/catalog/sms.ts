@@ -25,6 +25,7 @@ export const SMS = {
     errorShape: 'errorCode',
     normalize: normalizeIdentifiers,
     devicesIn: 'deviceIds',
+    needsDevices: 'deviceIds',
   },
   'sms.history': entry(
     {
