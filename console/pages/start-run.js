@@ -4,11 +4,19 @@
  * prefilled with its default. The daemon validates the inputs: this form reads a number field's text as a number,
  * and sends a list's or an object's as typed, for the daemon to read as JSON and say in the form's words what is
  * wrong with it (src/console/form-wording.ts).
+ *
+ * The daemon serves the values of an input named like a secret masked (`***`), as it masks a run's inputs, and so
+ * the secrets in a default (src/console/views.ts): such a field is a password field, empty, its default applied by
+ * the daemon when it is left empty; a field prefilled with a masked default and left as it is is left out of the
+ * run too, for the daemon to apply the real default.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, enc } from '../api.js';
 import { html, Alert } from '../ui.js';
-import { drop, keepStart, retypeText, takeStart } from '../pending.js';
+import { drop, keepStart, retypeText, SECRET_NAME, takeStart } from '../pending.js';
+
+/** What the daemon serves in place of a secret (src/util/secrets.ts MASK). */
+const MASK = '***';
 
 /**
  * The typed text (a checkbox: whether it is checked) of each field, by input.
@@ -62,6 +70,18 @@ function readField(el, name, kind) {
 }
 
 /**
+ * The text a field starts with but for what was typed before signing in: its default, none for a secret.
+ * @param {any} spec
+ * @param {string} kind
+ * @param {boolean} secret
+ */
+function initialText(spec, kind, secret) {
+  const dflt = spec?.default;
+  if (secret || dflt === undefined || kind === 'boolean') return '';
+  return kind === 'array' || kind === 'object' ? JSON.stringify(dflt, null, 2) : String(dflt);
+}
+
+/**
  * @param {{ name: string, inputs: Record<string, any>, uid: string }} props
  * `uid` prefixes the ids of the fields, unique on the page.
  */
@@ -74,13 +94,23 @@ export function StartRun({ name, inputs, uid }) {
   const given = taken?.values;
   const [givenBack, setGivenBack] = useState(taken !== undefined);
   const heading = useRef(/** @type {HTMLHeadingElement | null} */ (null));
-  const fields = Object.entries(inputs).map(([input, spec], i) => ({
-    input,
-    spec,
-    kind: kindOf(spec),
-    id: `${uid}-in${i}`,
-    given: given?.[input],
-  }));
+  const fields = Object.entries(inputs).map(([input, spec], i) => {
+    const kind = kindOf(spec);
+    // A checkbox shows nothing secret: the daemon serves its default as is.
+    const secret = kind !== 'boolean' && SECRET_NAME.test(input);
+    const initial = initialText(spec, kind, secret);
+    return {
+      input,
+      spec,
+      kind,
+      secret,
+      initial,
+      // The default shown holds a secret the daemon masked: sent as shown, the run would get `***`.
+      masked: initial.includes(MASK),
+      id: `${uid}-in${i}`,
+      given: given?.[input],
+    };
+  });
 
   // The form given back is where the operator left off: focus goes there, after the shell's focus on the h1.
   useEffect(() => {
@@ -98,6 +128,11 @@ export function StartRun({ name, inputs, uid }) {
     try {
       for (const f of fields) {
         const el = /** @type {HTMLInputElement} */ (form.querySelector(`#${f.id}`));
+        if (f.masked && el.value === f.initial) continue;
+        if (f.masked && el.value.includes(MASK))
+          throw new Error(
+            `Input ${f.input}: ${MASK} stands for a secret of its default, not shown. Type the whole value, or put the default back to use it.`,
+          );
         const value = readField(el, f.input, f.kind);
         if (value !== undefined) values[f.input] = value;
       }
@@ -145,28 +180,63 @@ export function StartRun({ name, inputs, uid }) {
 }
 
 /**
- * @param {{ input: string, spec: any, kind: string, id: string, given: string | boolean | undefined }} props
- * `given`: what was typed in the field before signing in, in place of the default.
+ * @param {{ input: string, spec: any, kind: string, secret: boolean, initial: string, masked: boolean, id: string,
+ *   given: string | boolean | undefined }} props
+ * `secret`: named like one, a password field; `initial`: its text but for `given`, what was typed in the field
+ * before signing in.
  */
-function Field({ input, spec, kind, id, given }) {
+function Field({ input, spec, kind, secret, initial, masked, id, given }) {
   const help = `${id}-help`;
+  const [shown, setShown] = useState(false);
   // The type goes in the help text: the label is the input's name, as the playbook spells it.
   const type = kind === 'array' || kind === 'object' ? `${kind}, as JSON` : kind;
-  const dflt = spec?.default;
+  const text = typeof given === 'string' ? given : initial;
+  const notes = [
+    type,
+    spec?.description,
+    secret && spec?.default !== undefined
+      ? 'It has a default, not shown: leave the field empty to use it.'
+      : undefined,
+    masked
+      ? `${MASK} stands for a secret of the default, not shown: leave the field as it is to use it.`
+      : undefined,
+  ].filter(Boolean);
   let control;
   if (kind === 'boolean')
     control = html`<input
       id=${id}
       type="checkbox"
-      defaultChecked=${given === undefined ? dflt === true : given === true}
+      defaultChecked=${given === undefined ? spec?.default === true : given === true}
       aria-describedby=${help}
     />`;
+  else if (secret)
+    // What is typed stays off the screen (and out of the browser's saved passwords) unless asked for.
+    control = html`<div class="secret-input">
+      <input
+        id=${id}
+        type=${shown ? 'text' : 'password'}
+        autocomplete="new-password"
+        autocapitalize="off"
+        spellcheck="false"
+        defaultValue=${text}
+        aria-describedby=${help}
+      />
+      <button
+        type="button"
+        aria-label=${`Show ${input}`}
+        aria-controls=${id}
+        aria-pressed=${shown ? 'true' : 'false'}
+        onClick=${() => setShown(!shown)}
+      >
+        Show
+      </button>
+    </div>`;
   else if (kind === 'array' || kind === 'object')
     control = html`<textarea
       id=${id}
       rows="3"
       spellcheck="false"
-      defaultValue=${given ?? (dflt === undefined ? '' : JSON.stringify(dflt, null, 2))}
+      defaultValue=${text}
       aria-describedby=${help}
     ></textarea>`;
   else
@@ -174,12 +244,12 @@ function Field({ input, spec, kind, id, given }) {
       id=${id}
       type=${kind === 'integer' || kind === 'number' ? 'number' : 'text'}
       step=${kind === 'integer' ? '1' : kind === 'number' ? 'any' : undefined}
-      defaultValue=${given ?? (dflt === undefined ? '' : String(dflt))}
+      defaultValue=${text}
       aria-describedby=${help}
     />`;
   return html`<div class=${kind === 'boolean' ? 'field field-check' : 'field'}>
     <label for=${id}>${input}</label>
     ${control}
-    <p id=${help} class="help">${type}${spec?.description ? ` · ${spec.description}` : ''}</p>
+    <p id=${help} class="help">${notes.join(' · ')}</p>
   </div>`;
 }

@@ -1,7 +1,7 @@
 /** The shapes the console's JSON API answers with (docs/console.md), made from the store's records. */
 import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
-import { redact, redactValue } from '../util/secrets.js';
+import { MASK, redact, redactValue, SECRET_KEY } from '../util/secrets.js';
 import type { DeviceCounts, LedgerRow, RunRecord, StepSummary } from '../store/store.js';
 
 export interface RunRow {
@@ -104,7 +104,7 @@ export function playbookView(
       ...(s ? { schedule: Array.isArray(s) ? s : [s] } : {}),
       manual: Boolean(pb.on.manual),
     },
-    inputs: pb.inputs ?? {},
+    inputs: inputsView(pb.inputs ?? {}),
     problems: diagnostics.map((d) => ({
       file: d.file,
       line: d.line,
@@ -114,4 +114,24 @@ export function playbookView(
       rule: d.rule,
     })),
   };
+}
+
+/**
+ * A playbook's inputs as the console serves them: the values of an input named like a secret (its default, its
+ * enum) masked, as a run's inputs are, and a default's secret-named fields and known secrets masked in it. A
+ * checkbox's default stays: true or false hides nothing, and the form could not show it otherwise. The run form
+ * leaves a field whose default is masked out of the run it starts, unless typed in: the daemon applies the default.
+ */
+function inputsView(inputs: NonNullable<Playbook['inputs']>): Record<string, unknown> {
+  const mask = (v: unknown) => (v === undefined || v === null || v === '' ? v : MASK);
+  return Object.fromEntries(
+    Object.entries(inputs).map(([name, spec]) => {
+      const view = redactValue(spec) as Record<string, unknown>;
+      if (SECRET_KEY.test(name) && spec.type !== 'boolean') {
+        if (spec.default !== undefined) view.default = mask(spec.default);
+        if (spec.enum) view.enum = spec.enum.map(mask);
+      }
+      return [name, view];
+    }),
+  );
 }

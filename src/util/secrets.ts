@@ -3,7 +3,8 @@
  * secret, password, tokens, callback credentials) is registered here as it appears, and output is scrubbed of
  * all of them, whatever field they hide in. Fields named like secrets are masked outright.
  */
-const MASK = '***';
+/** What stands for a secret in a log line, a report or an answer. */
+export const MASK = '***';
 
 /** The prefix of the playbooks' secrets: `secrets.TEAM_WEBHOOK` is FLEETBOOK_SECRET_TEAM_WEBHOOK. */
 export const SECRET_PREFIX = 'FLEETBOOK_SECRET_';

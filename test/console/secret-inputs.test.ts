@@ -1,0 +1,269 @@
+/**
+ * The inputs named like a secret (src/util/secrets.ts SECRET_KEY, as a run's inputs mask them) on the console
+ * and the daemon's run history, against a real `fleetbook serve` on loopback, in a headless Chromium
+ * (test/helpers/browser.ts). They were served and shown in plain text:
+ * - `GET /console/api/playbooks` served such an input's `default` as written (and an object input's default with
+ *   its secret-named keys): it is now masked as a run's inputs are, and a run started with the field left as it
+ *   is still gets the real default (the form leaves the input out, for the daemon to apply it);
+ * - the run form showed such a field as plain text, prefilled with the default, for the browser to offer to
+ *   autofill and save: it is now a password field, empty, with a button to show what is typed;
+ * - the daemon's `GET /runs` served every run's inputs as given.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import type { Emulator } from '../../src/emulator/index.js';
+import { checkAccessibility, launchBrowser, screenshot, until } from '../helpers/browser.js';
+import { emulatorEnv } from '../helpers/cli.js';
+import { DaemonProcess, readState } from '../helpers/daemon.js';
+import { emulator, tempDir } from '../runner/helpers.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-secrets');
+const PLAYBOOK = 'rotate-token';
+const TOKEN = 'secret-inputs-console-token-0123';
+/** The defaults of the playbook's secrets, as its file writes them. */
+const DEFAULT_TOKEN = 'default-webhook-token-5150';
+const DEFAULT_KEY = 'default-settings-key-6060';
+const DEFAULTS = {
+  account: '0000123456-00001',
+  webhookToken: DEFAULT_TOKEN,
+  settings: { url: 'https://hooks.example/a', apiKey: DEFAULT_KEY },
+};
+/** What the operator types in the secret field. */
+const TYPED_SECRET = 'typed-webhook-token-8080';
+
+describe('console: inputs named like a secret', function () {
+  this.timeout(120_000);
+  let emu: Emulator;
+  let dir: { dir: string; close(): Promise<void> };
+  let state: string;
+  let daemon: DaemonProcess;
+  let browser: Browser;
+  let page: Page | undefined;
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 5 });
+    dir = await tempDir();
+    state = join(dir.dir, 'state.db');
+    daemon = await DaemonProcess.start('secret-inputs daemon', {
+      playbooks: FIXTURES,
+      state,
+      env: {
+        ...emulatorEnv(emu),
+        FLEETBOOK_CALLBACK_USERNAME: 'secret-inputs-listener',
+        FLEETBOOK_CALLBACK_PASSWORD: 'secret-inputs-listener-password',
+        FLEETBOOK_CONSOLE_TOKEN: TOKEN,
+      },
+    });
+    browser = await launchBrowser();
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return;
+    if (page && !page.isClosed()) {
+      const path = await screenshot(page, 'failure').catch(() => undefined);
+      if (path) console.log(`    the page when it failed: ${path} (${page.url()})`);
+    }
+    if (pageErrors.length) console.log(`    the page's errors:\n      ${pageErrors.join('\n      ')}`);
+    console.log(`    the daemon's stderr, last lines:\n${daemon?.stderr.slice(-3000)}`);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await daemon?.kill();
+    await emu?.close();
+    await dir?.close();
+  });
+
+  const bearer = { authorization: `Bearer ${TOKEN}` };
+
+  /** The text of a GET answer, once it answered 200. */
+  async function text(path: string): Promise<string> {
+    const res = await fetch(`${daemon.url}${path}`, { headers: bearer });
+    const body = await res.text();
+    expect(res.status, `GET ${path}: ${body}`).to.equal(200);
+    return body;
+  }
+
+  async function runIds(): Promise<string[]> {
+    const { runs } = JSON.parse(await text(`/console/api/runs?playbook=${PLAYBOOK}`)) as {
+      runs: { id: string }[];
+    };
+    return runs.map((r) => r.id);
+  }
+
+  /** The inputs a run was stored with: what its steps read. */
+  function storedInputs(id: string): unknown {
+    return readState(state, (db) => {
+      const row = db.prepare('SELECT inputs_json FROM runs WHERE id = ?').get(id) as
+        { inputs_json: string } | undefined;
+      return row && (JSON.parse(row.inputs_json) as unknown);
+    });
+  }
+
+  /** A page of a browser context of its own, signed in; `close` closes the context. */
+  async function signedInPage(): Promise<{ p: Page; close(): Promise<void> }> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = (page = await context.newPage());
+    p.setDefaultTimeout(15_000);
+    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    await p.goto(`${daemon.url}/#token=${TOKEN}`);
+    await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
+    return { p, close: () => context.close() };
+  }
+
+  /** The id of the run the page went to, once it shows the run. */
+  async function shownRun(p: Page): Promise<string> {
+    await p.getByRole('heading', { name: /^Run / }).waitFor();
+    return until('the run id in the address', async (seen) => {
+      seen(p.url());
+      return /#\/runs\/([0-9a-f-]{36})/.exec(p.url())?.[1];
+    });
+  }
+
+  it("serves a secret input's default masked, and a run started without it still gets it", async () => {
+    const { playbooks } = JSON.parse(await text('/console/api/playbooks')) as {
+      playbooks: { name: string; inputs: Record<string, { default?: unknown }> }[];
+    };
+    const inputs = playbooks.find((pb) => pb.name === PLAYBOOK)?.inputs ?? {};
+    expect(
+      Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, v.default])),
+      'the defaults the console serves',
+    ).to.deep.equal({
+      account: '0000123456-00001',
+      webhookToken: '***',
+      settings: { url: 'https://hooks.example/a', apiKey: '***' },
+    });
+    for (const path of ['/console/api/playbooks', '/status'])
+      for (const secret of [DEFAULT_TOKEN, DEFAULT_KEY])
+        expect(await text(path), `GET ${path}`).to.not.include(secret);
+
+    // Started with no inputs, as the form starts it with the secret fields left as they are.
+    const res = await fetch(`${daemon.url}/console/api/playbooks/${PLAYBOOK}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer },
+      body: JSON.stringify({ inputs: {} }),
+    });
+    expect(res.status).to.equal(202);
+    const { runId } = (await res.json()) as { runId: string };
+    expect(storedInputs(runId), 'the inputs the run executes with').to.deep.equal(DEFAULTS);
+  });
+
+  it("masks a run's secret inputs in the daemon's run history, as the console does", async () => {
+    const given = {
+      webhookToken: TYPED_SECRET,
+      settings: { url: 'https://hooks.example/c', apiKey: DEFAULT_KEY },
+    };
+    const res = await fetch(`${daemon.url}/console/api/playbooks/${PLAYBOOK}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer },
+      body: JSON.stringify({ inputs: given }),
+    });
+    expect(res.status).to.equal(202);
+    const { runId } = (await res.json()) as { runId: string };
+    expect(storedInputs(runId), 'the inputs the run executes with').to.deep.equal({
+      account: '0000123456-00001',
+      ...given,
+    });
+    const masked = {
+      account: '0000123456-00001',
+      webhookToken: '***',
+      settings: { url: 'https://hooks.example/c', apiKey: '***' },
+    };
+    const detail = JSON.parse(await text(`/console/api/runs/${runId}`)) as { run: { inputs: unknown } };
+    expect(detail.run.inputs, 'the console run').to.deep.equal(masked);
+    const listed = JSON.parse(await text(`/runs?playbook=${PLAYBOOK}`)) as { id: string; inputs: unknown }[];
+    expect(listed.find((r) => r.id === runId)?.inputs, 'the run in GET /runs').to.deep.equal(masked);
+    for (const path of ['/runs', `/runs/${runId}`, '/console/api/runs', `/console/api/runs/${runId}`])
+      for (const secret of [TYPED_SECRET, DEFAULT_KEY])
+        expect(await text(path), `GET ${path}`).to.not.include(secret);
+  });
+
+  it('shows a secret field as a password field, empty, and starts the run with its default', async () => {
+    const before = await runIds();
+    const { p, close } = await signedInPage();
+    try {
+      await p.goto(`${daemon.url}/#/playbooks`);
+      const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
+      const field = form.getByLabel('webhookToken', { exact: true });
+      await field.waitFor();
+      expect(
+        {
+          type: await field.getAttribute('type'),
+          autocomplete: await field.getAttribute('autocomplete'),
+          value: await field.inputValue(),
+          help: (await form.locator(`#${await field.getAttribute('aria-describedby')}`).innerText()).trim(),
+        },
+        'the secret field',
+      ).to.deep.equal({
+        type: 'password',
+        autocomplete: 'new-password',
+        value: '',
+        help: 'string · The token the webhook is called with. · It has a default, not shown: leave the field empty to use it.',
+      });
+      expect(await form.getByLabel('settings', { exact: true }).inputValue()).to.equal(
+        JSON.stringify({ url: 'https://hooks.example/a', apiKey: '***' }, null, 2),
+      );
+      const shown = await p.content();
+      for (const secret of [DEFAULT_TOKEN, DEFAULT_KEY]) expect(shown, 'the page').to.not.include(secret);
+      console.log(`    screenshot: ${await screenshot(p, 'start-run-secret-field')}`);
+      await checkAccessibility(p, 'the run form with a secret field');
+
+      await form.getByRole('button', { name: 'Start run' }).click();
+      const id = await shownRun(p);
+      expect(await runIds()).to.deep.equal([id, ...before]);
+      expect(storedInputs(id), 'the inputs the run executes with').to.deep.equal(DEFAULTS);
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('shows what is typed in a secret field on demand, and starts the run with it', async () => {
+    const before = await runIds();
+    const { p, close } = await signedInPage();
+    try {
+      await p.goto(`${daemon.url}/#/playbooks`);
+      const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
+      const field = form.getByLabel('webhookToken', { exact: true });
+      await field.fill(TYPED_SECRET);
+      const show = form.getByRole('button', { name: 'Show webhookToken', exact: true });
+      expect([await field.getAttribute('type'), await show.getAttribute('aria-pressed')]).to.deep.equal([
+        'password',
+        'false',
+      ]);
+      await show.click();
+      expect([await field.getAttribute('type'), await show.getAttribute('aria-pressed')]).to.deep.equal([
+        'text',
+        'true',
+      ]);
+      expect(await field.inputValue()).to.equal(TYPED_SECRET);
+      await checkAccessibility(p, 'the run form showing a secret field');
+      await show.click();
+      expect(await field.getAttribute('type')).to.equal('password');
+
+      // An edited default that still holds the mask would start the run with `***` for a secret.
+      const settings = form.getByLabel('settings', { exact: true });
+      await settings.fill('{"url": "https://hooks.example/b", "apiKey": "***"}');
+      await form.getByRole('button', { name: 'Start run' }).click();
+      expect((await form.getByRole('alert').innerText()).trim()).to.equal(
+        'Input settings: *** stands for a secret of its default, not shown. Type the whole value, or put the default back to use it.',
+      );
+      expect(await runIds(), 'the runs after the refusal').to.deep.equal(before);
+
+      await settings.fill('{"url": "https://hooks.example/b", "apiKey": "typed-settings-key-9090"}');
+      await form.getByRole('button', { name: 'Start run' }).click();
+      const id = await shownRun(p);
+      expect(await runIds()).to.deep.equal([id, ...before]);
+      expect(storedInputs(id), 'the inputs the run executes with').to.deep.equal({
+        account: '0000123456-00001',
+        webhookToken: TYPED_SECRET,
+        settings: { url: 'https://hooks.example/b', apiKey: 'typed-settings-key-9090' },
+      });
+      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+});
