@@ -11,18 +11,15 @@ import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Browser, Locator, Page } from 'playwright-core';
-import type { Emulator } from '../../src/emulator/index.js';
-import { checkAccessibility, launchBrowser, screenshot, until } from '../helpers/browser.js';
+import type { Locator, Page } from 'playwright-core';
+import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
 import { BIN, emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
-import { accountDevices, emulator, imei, tempDir } from '../runner/helpers.js';
+import { consoleSuite } from '../helpers/console-suite.js';
+import { accountDevices, imei } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console');
 /** The console token: 32 characters. */
 const TOKEN = 'console-browser-token-0123456789';
-const USER = 'console-listener';
-const PASSWORD = 'console-listener-password';
 const CALLBACK_PLAYBOOK = 'usage-locate';
 const REPORT_PLAYBOOK = 'location-report';
 const LONG_PLAYBOOK = 'long-wait';
@@ -89,55 +86,17 @@ const tableCaptioned = (page: Page, caption: string) =>
 
 describe('console: an operator in a browser', function () {
   this.timeout(180_000);
-  let emu: Emulator;
-  let dir: { dir: string; close(): Promise<void> };
-  let daemon: DaemonProcess;
-  let browser: Browser | undefined;
-  let page: Page | undefined;
-  let account: string;
-  /** What the page itself reported going wrong: uncaught errors, console errors. */
-  const pageErrors: string[] = [];
-  const consoleErrors: string[] = [];
-
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: DEVICES });
-    emu.setFaults({ deviceErrors: DEVICE_ERRORS });
-    account = emu.defaults.accounts[0]!;
-    dir = await tempDir();
-    daemon = await DaemonProcess.start('console daemon', {
-      playbooks: FIXTURES,
-      state: join(dir.dir, 'state.db'),
-      env: {
-        ...emulatorEnv(emu),
-        FLEETBOOK_CALLBACK_USERNAME: USER,
-        FLEETBOOK_CALLBACK_PASSWORD: PASSWORD,
-        FLEETBOOK_CONSOLE_TOKEN: TOKEN,
-        FLEETBOOK_LOG_LEVEL: 'info',
-      },
-    });
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed') return;
-    if (page && !page.isClosed()) {
-      const path = await screenshot(page, 'failure').catch(() => undefined);
-      if (path) console.log(`    the page when it failed: ${path} (${page.url()})`);
-    }
-    if (pageErrors.length || consoleErrors.length)
-      console.log(`    the page's errors:\n      ${[...pageErrors, ...consoleErrors].join('\n      ')}`);
-    console.log(`    the daemon's stderr, last lines:\n${daemon?.stderr.slice(-3000)}`);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await daemon?.kill();
-    await emu?.close();
-    await dir?.close();
+  const t = consoleSuite({
+    name: 'console',
+    playbooks: FIXTURES,
+    token: TOKEN,
+    env: { FLEETBOOK_LOG_LEVEL: 'info' },
+    emulator: { devicesPerAccount: DEVICES, faults: { deviceErrors: DEVICE_ERRORS } },
   });
 
   /** The console's JSON API, as a script calls it: with the token as a bearer. */
   async function apiGet<T>(path: string): Promise<T> {
-    const res = await fetch(`${daemon.url}/console/api${path}`, {
+    const res = await fetch(`${t.daemon.url}/console/api${path}`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     const text = await res.text();
@@ -157,8 +116,8 @@ describe('console: an operator in a browser', function () {
     spawn(process.execPath, [BIN, 'run', join(FIXTURES, `${LONG_PLAYBOOK}.yaml`)], {
       env: {
         PATH: process.env.PATH ?? '',
-        ...emulatorEnv(emu),
-        FLEETBOOK_STATE: join(dir.dir, 'state.db'),
+        ...emulatorEnv(t.emu),
+        FLEETBOOK_STATE: t.state,
         FLEETBOOK_LEASE: lease,
       },
       stdio: 'ignore',
@@ -166,10 +125,10 @@ describe('console: an operator in a browser', function () {
 
   /** A report run started by the JSON API, as a script starts it, once it has succeeded: its id. */
   async function reportRun(): Promise<string> {
-    const res = await fetch(`${daemon.url}/console/api/playbooks/${REPORT_PLAYBOOK}/runs`, {
+    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${REPORT_PLAYBOOK}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: { account } }),
+      body: JSON.stringify({ inputs: { account: t.account } }),
     });
     const text = await res.text();
     expect(res.status, `starting ${REPORT_PLAYBOOK}: ${text}`).to.equal(202);
@@ -187,18 +146,6 @@ describe('console: an operator in a browser', function () {
     return runId;
   }
 
-  /** A page of a context of its own, signed in by the address with the token; `close` closes the context. */
-  async function signedIn(): Promise<{ p: Page; close(): Promise<void> }> {
-    browser ??= await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const p = (page = await context.newPage());
-    p.setDefaultTimeout(15_000);
-    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-    await p.goto(`${daemon.url}/#token=${TOKEN}`);
-    await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
-    return { p, close: () => context.close() };
-  }
-
   it('refuses a query parameter a read does not take, or one given twice, naming those it takes', async () => {
     const answers: Record<string, string> = {};
     for (const path of [
@@ -210,7 +157,7 @@ describe('console: an operator in a browser', function () {
       '/rates?area=m2m',
       '/runs/stream?playbook=nightly',
     ]) {
-      const res = await fetch(`${daemon.url}/console/api${path}`);
+      const res = await fetch(`${t.daemon.url}/console/api${path}`);
       answers[path] = `${res.status} ${((await res.json()) as { error: string }).error}`;
     }
     expect(answers).to.deep.equal({
@@ -228,7 +175,7 @@ describe('console: an operator in a browser', function () {
   });
 
   it('reads without credentials on loopback, and acts only with the token (and the header, with the cookie)', async () => {
-    const url = `${daemon.url}/console/api`;
+    const url = `${t.daemon.url}/console/api`;
     const open = await fetch(`${url}/runs`);
     expect(open.status, 'GET /console/api/runs without credentials, on loopback').to.equal(200);
     expect(await open.json())
@@ -310,16 +257,7 @@ describe('console: an operator in a browser', function () {
   });
 
   it('shows runs live, a run with its devices, a device, and starts and cancels runs', async () => {
-    browser = await launchBrowser();
-    const p = (page = await browser.newPage({ viewport: { width: 1280, height: 900 } }));
-    p.setDefaultTimeout(15_000);
-    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-    p.on('response', (r) => {
-      if (r.status() >= 400) consoleErrors.push(`${r.status()} ${r.request().method()} ${r.url()}`);
-    });
-    p.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(`console.error: ${m.text()}`);
-    });
+    const { p } = await t.freshPage({ watchConsole: true });
     const shots: string[] = [];
     const step = async (name: string, context: string) => {
       shots.push(await screenshot(p, name));
@@ -333,7 +271,7 @@ describe('console: an operator in a browser', function () {
     const stream = p.waitForResponse((r) => new URL(r.url()).pathname === '/console/api/runs/stream', {
       timeout: 15_000,
     });
-    await p.goto(`${daemon.url}/#token=${TOKEN}`);
+    await p.goto(`${t.daemon.url}/#token=${TOKEN}`);
     await heading('Runs').waitFor();
     expect(p.url(), 'the address once signed in').to.not.include(TOKEN);
     const streamed = await stream.catch(() => undefined);
@@ -345,21 +283,21 @@ describe('console: an operator in a browser', function () {
 
     // 2. A DeviceUsage callback: its run appears in the table and ends there, without the page reloading.
     await p.evaluate(() => ((globalThis as unknown as { notReloaded: boolean }).notReloaded = true));
-    const located = (await accountDevices(emu, account))
+    const located = (await accountDevices(t.emu, t.account))
       .filter((d) => d.state === 'active' && d.iot)
       .slice(0, 3)
       .map(imei);
-    const res = await fetch(`${daemon.url}/callbacks/DeviceUsage`, {
+    const res = await fetch(`${t.daemon.url}/callbacks/DeviceUsage`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        username: USER,
-        password: PASSWORD,
+        username: t.callback.username,
+        password: t.callback.password,
         requestId: REQUEST_ID,
         deviceResponse: {
           alertServiceResponse: {
             triggerName: 'overuse-console',
-            accountName: account,
+            accountName: t.account,
             payAsYouGo: { deviceIds: located.map((id) => ({ id, kind: 'IMEI' })) },
           },
         },
@@ -429,7 +367,7 @@ describe('console: an operator in a browser', function () {
     expect(await accountField.inputValue(), 'the account field, as the default fills it').to.equal(
       '0000123456-00001',
     );
-    await accountField.fill(account);
+    await accountField.fill(t.account);
     await reportForm.getByLabel('batch', { exact: true }).fill('25');
     await step('04-playbooks', 'the playbooks page');
     await reportForm.getByRole('button', { name: 'Start run' }).click();
@@ -449,7 +387,7 @@ describe('console: an operator in a browser', function () {
     expect(report.version, 'the version of the playbook it executes').to.match(/^[0-9a-f]{16}$/);
     expect(await factOf(p, 'Version'), 'the version shown').to.equal(report.version);
     expect(report.status).to.equal('succeeded');
-    expect(report.inputs, 'the inputs the form sent, typed').to.deep.equal({ account, batch: 25 });
+    expect(report.inputs, 'the inputs the form sent, typed').to.deep.equal({ account: t.account, batch: 25 });
     const byError = Object.entries(report.devices?.byError ?? {}).sort((a, b) => b[1] - a[1]);
     expect(
       byError.length,
@@ -509,7 +447,7 @@ describe('console: an operator in a browser', function () {
     expect(csvUrl.searchParams.get('errorType'), `the CSV link ${csvHref} carries the filter`).to.equal(
       errorType,
     );
-    const csv = await fetch(new URL(csvUrl.pathname + csvUrl.search, daemon.url), {
+    const csv = await fetch(new URL(csvUrl.pathname + csvUrl.search, t.daemon.url), {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     expect(csv.status).to.equal(200);
@@ -618,7 +556,7 @@ describe('console: an operator in a browser', function () {
       'the rate budgets table',
     ).to.deep.equal([]);
 
-    expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     console.log(`    screenshots:\n      ${shots.join('\n      ')}`);
   });
 
@@ -626,8 +564,7 @@ describe('console: an operator in a browser', function () {
     // The run in a `fleetbook run` of its own on the daemon's state file, as a run another replica holds.
     const child = runElsewhere('30s');
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    browser ??= await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const { p, context } = await t.freshPage();
     try {
       const runId = await until('the run of the other process', async (seen) => {
         const { runs } = await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${LONG_PLAYBOOK}&status=running`);
@@ -636,12 +573,9 @@ describe('console: an operator in a browser', function () {
       });
       // Paused, the holder reads no request: the page shows the cancel asked, and no second Cancel.
       child.kill('SIGSTOP');
-      const p = (page = await context.newPage());
-      p.setDefaultTimeout(15_000);
-      p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-      await p.goto(`${daemon.url}/#token=${TOKEN}`);
+      await p.goto(`${t.daemon.url}/#token=${TOKEN}`);
       await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
-      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
       await p.getByRole('button', { name: 'Cancel run' }).click();
       await p.getByRole('button', { name: 'Confirm cancel' }).click();
@@ -663,7 +597,7 @@ describe('console: an operator in a browser', function () {
       expect(await p.getByRole('button', { name: 'Cancel run' }).count(), 'a second Cancel').to.equal(0);
       console.log(`    screenshot: ${await screenshot(p, '13-cancel-requested')}`);
       await checkAccessibility(p, 'the page of a run whose cancel was asked of another process');
-      await p.goto(`${daemon.url}/#/runs`);
+      await p.goto(`${t.daemon.url}/#/runs`);
       const row = tableCaptioned(p, 'Runs').locator(`tr[data-run-id="${runId}"]`);
       await until('the run listed with its cancel requested', async (seen) => {
         const texts = (await cells(row).allInnerTexts()).map((c) => c.trim());
@@ -672,11 +606,11 @@ describe('console: an operator in a browser', function () {
       });
       // Going on, the holder reads the request at its next renewal and cancels the run.
       child.kill('SIGCONT');
-      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       await until('the run shown cancelled', async (seen) => runStatusIs(p, 'cancelled', seen), 40_000, 500);
       expect(await factOf(p, 'Cancel requested')).to.equal('(no Cancel requested shown)');
       expect(await exited, 'the exit code of `fleetbook run`').to.equal(1);
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       child.kill('SIGKILL');
       await context.close();
@@ -694,7 +628,7 @@ describe('console: an operator in a browser', function () {
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
       child.once('exit', (_, signal) => resolve(signal)),
     );
-    const { p, close } = await signedIn();
+    const { p, close } = await t.signedIn();
     try {
       const runId = await until('the run of the other process', async (seen) => {
         const ids = (await running()).filter((id) => !before.includes(id));
@@ -703,7 +637,7 @@ describe('console: an operator in a browser', function () {
       });
       // Paused, it holds the run and reads no request: the cancel is asked of it.
       child.kill('SIGSTOP');
-      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
       await p.getByRole('button', { name: 'Cancel run' }).click();
       await p.getByRole('button', { name: 'Confirm cancel' }).click();
@@ -729,7 +663,7 @@ describe('console: an operator in a browser', function () {
         undefined,
       ]);
       expect(await factOf(p, 'Cancel requested')).to.equal('(no Cancel requested shown)');
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       child.kill('SIGKILL');
       await close();
@@ -737,21 +671,17 @@ describe('console: an operator in a browser', function () {
   });
 
   it('says why Cancel run asks to sign in, and brings the run page back, the run not cancelled', async () => {
-    const res = await fetch(`${daemon.url}/console/api/playbooks/${LONG_PLAYBOOK}/runs`, {
+    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${LONG_PLAYBOOK}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
       body: JSON.stringify({ inputs: {} }),
     });
     expect(res.status, `starting ${LONG_PLAYBOOK}`).to.equal(202);
     const { runId } = (await res.json()) as { runId: string };
-    browser ??= await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const { p, context } = await t.freshPage();
     try {
-      const p = (page = await context.newPage());
-      p.setDefaultTimeout(15_000);
-      p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
       // On loopback, the run page reads without a session; cancelling needs one.
-      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
       await p.getByRole('button', { name: 'Cancel run' }).click();
       await p.getByRole('button', { name: 'Confirm cancel' }).click();
@@ -801,11 +731,11 @@ describe('console: an operator in a browser', function () {
       await p.getByRole('button', { name: 'Confirm cancel' }).click();
       await until('the run shown cancelled', async (seen) => runStatusIs(p, 'cancelled', seen), 30_000, 500);
       expect((await runDetail(runId)).run.error).to.equal('cancelled from the console');
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await context.close();
       // Whatever happened above, the run does not wait its ten minutes.
-      await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, {
+      await fetch(`${t.daemon.url}/console/api/runs/${runId}/cancel`, {
         method: 'POST',
         headers: { authorization: `Bearer ${TOKEN}` },
       });
@@ -813,14 +743,10 @@ describe('console: an operator in a browser', function () {
   });
 
   it('asks for the token when the one in the address is wrong, and signs in with it', async () => {
-    browser ??= await launchBrowser();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const { p, context } = await t.freshPage();
     try {
-      const p = (page = await context.newPage());
-      p.setDefaultTimeout(15_000);
-      p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
       const wrong = 'w'.repeat(32);
-      await p.goto(`${daemon.url}/#token=${wrong}`);
+      await p.goto(`${t.daemon.url}/#token=${wrong}`);
       await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
       expect(p.url(), 'the address, the wrong token taken out').to.not.include(wrong);
       expect(await p.getByRole('alert').innerText(), 'why the address did not sign in').to.match(/token/i);
@@ -829,21 +755,21 @@ describe('console: an operator in a browser', function () {
       await p.getByLabel('Console token', { exact: true }).fill(TOKEN);
       await p.getByRole('button', { name: 'Sign in', exact: true }).click();
       await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
-      const cookies = await context.cookies(daemon.url);
+      const cookies = await context.cookies(t.daemon.url);
       expect(cookies, 'the session cookie').to.have.length(1);
       expect(cookies[0]).to.include({ httpOnly: true, sameSite: 'Strict' });
       expect(cookies[0]!.value, 'the session cookie does not hold the token').to.not.include(TOKEN);
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await context.close();
     }
   });
 
   it('refuses a number field whose text is no number, naming it, and starts nothing', async () => {
-    const { p, close } = await signedIn();
+    const { p, close } = await t.signedIn();
     try {
       const before = (await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${REPORT_PLAYBOOK}`)).runs;
-      await p.goto(`${daemon.url}/#/playbooks`);
+      await p.goto(`${t.daemon.url}/#/playbooks`);
       const form = p.getByRole('form', { name: `Start ${REPORT_PLAYBOOK}` });
       const batch = form.getByLabel('batch', { exact: true });
       // Keys a number field takes, typed as an operator types them: `1e` is no number.
@@ -862,7 +788,7 @@ describe('console: an operator in a browser', function () {
         after.map((r) => r.id),
         'the runs of the playbook',
       ).to.deep.equal(before.map((r) => r.id));
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }
@@ -870,9 +796,9 @@ describe('console: an operator in a browser', function () {
 
   it('tells runs started in the same minute apart by the ids it shows', async () => {
     const ids = [await reportRun(), await reportRun()];
-    const { p, close } = await signedIn();
+    const { p, close } = await t.signedIn();
     try {
-      await p.goto(`${daemon.url}/#/runs?playbook=${REPORT_PLAYBOOK}`);
+      await p.goto(`${t.daemon.url}/#/runs?playbook=${REPORT_PLAYBOOK}`);
       const table = tableCaptioned(p, 'Runs');
       const shown = await until('the two runs listed', async (seen) => {
         const texts = await Promise.all(
@@ -889,12 +815,12 @@ describe('console: an operator in a browser', function () {
       );
       const headings: string[] = [];
       for (const id of ids) {
-        await p.goto(`${daemon.url}/#/runs/${id}`);
+        await p.goto(`${t.daemon.url}/#/runs/${id}`);
         await p.getByRole('heading', { name: 'Steps', exact: true }).waitFor();
         headings.push(await p.getByRole('heading', { level: 1 }).innerText());
       }
       expect(new Set(headings).size, `the headings of the two runs: ${headings.join(', ')}`).to.equal(2);
-      const csv = await fetch(`${daemon.url}/console/api/runs/${ids[0]}/devices.csv`, {
+      const csv = await fetch(`${t.daemon.url}/console/api/runs/${ids[0]}/devices.csv`, {
         headers: { authorization: `Bearer ${TOKEN}` },
       });
       expect(csv.headers.get('content-disposition'), 'the CSV file name').to.equal(
@@ -918,7 +844,7 @@ describe('console: an operator in a browser', function () {
     expect(page1.next, 'the run has more devices than a page').to.be.a('string');
     const page2 = await devicesOf(`?after=${encodeURIComponent(page1.next!)}`);
     const ofError = await devicesOf(`?errorType=${encodeURIComponent(errorType)}`);
-    const { p, close } = await signedIn();
+    const { p, close } = await t.signedIn();
     try {
       const table = tableCaptioned(p, 'Devices');
       const shows = (what: string, want: string[]) =>
@@ -928,7 +854,7 @@ describe('console: an operator in a browser', function () {
           return JSON.stringify(rows) === JSON.stringify(want) ? true : undefined;
         });
       const errorSelect = p.getByRole('combobox', { name: 'Error type', exact: true });
-      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       await p.getByRole('button', { name: 'Next page' }).click();
       await shows('the second page', page2);
       await errorSelect.selectOption(errorType);
@@ -949,7 +875,7 @@ describe('console: an operator in a browser', function () {
         'the first page',
         page1.devices.map((d) => `${d.step} ${d.deviceId}`),
       );
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }
@@ -957,10 +883,10 @@ describe('console: an operator in a browser', function () {
 
   it('shows no rows of the filters before under a filter the daemon refuses', async () => {
     const runId = await reportRun();
-    const { p, close } = await signedIn();
+    const { p, close } = await t.signedIn();
     try {
       const refused = async (table: Locator, address: string, error: RegExp) => {
-        await p.goto(`${daemon.url}/${address}`);
+        await p.goto(`${t.daemon.url}/${address}`);
         await until(`the error of ${address}`, async (seen) => {
           const alerts = await p.getByRole('alert').allInnerTexts();
           seen(JSON.stringify(alerts));
@@ -969,12 +895,12 @@ describe('console: an operator in a browser', function () {
         expect(await bodyRows(table), `the rows under ${address}`).to.deep.equal([]);
       };
       const runs = tableCaptioned(p, 'Runs');
-      await p.goto(`${daemon.url}/#/runs?playbook=${REPORT_PLAYBOOK}`);
+      await p.goto(`${t.daemon.url}/#/runs?playbook=${REPORT_PLAYBOOK}`);
       await runs.locator(`tr[data-run-id="${runId}"]`).waitFor();
       await refused(runs, '#/runs?status=over', /^status must be one of/);
 
       const devices = tableCaptioned(p, 'Devices');
-      await p.goto(`${daemon.url}/#/runs/${runId}?outcome=failed`);
+      await p.goto(`${t.daemon.url}/#/runs/${runId}?outcome=failed`);
       await devices.locator(':scope > tbody > tr a').first().waitFor();
       await refused(devices, `#/runs/${runId}?outcome=over`, /^outcome must be one of/);
     } finally {

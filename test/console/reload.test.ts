@@ -11,13 +11,10 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import type { Emulator } from '../../src/emulator/index.js';
+import type { Page } from 'playwright-core';
 import { SECRET_KEY } from '../../src/util/secrets.js';
-import { checkAccessibility, launchBrowser, screenshot } from '../helpers/browser.js';
-import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { checkAccessibility, screenshot } from '../helpers/browser.js';
+import { consoleSuite } from '../helpers/console-suite.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-start');
 const PLAYBOOK = 'rotate-webhook';
@@ -32,66 +29,19 @@ interface RunDetail {
 
 describe('console: what a reload keeps', function () {
   this.timeout(120_000);
-  let emu: Emulator;
-  let dir: { dir: string; close(): Promise<void> };
-  let daemon: DaemonProcess;
-  let browser: Browser;
-  let page: Page | undefined;
-  const pageErrors: string[] = [];
-
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: 5 });
-    dir = await tempDir();
-    daemon = await DaemonProcess.start('sign-in daemon', {
-      playbooks: FIXTURES,
-      state: join(dir.dir, 'state.db'),
-      env: {
-        ...emulatorEnv(emu),
-        FLEETBOOK_CALLBACK_USERNAME: 'sign-in-listener',
-        FLEETBOOK_CALLBACK_PASSWORD: 'sign-in-listener-password',
-        FLEETBOOK_CONSOLE_TOKEN: TOKEN,
-      },
-    });
-    browser = await launchBrowser();
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed') return;
-    if (page && !page.isClosed()) {
-      const path = await screenshot(page, 'failure').catch(() => undefined);
-      if (path) console.log(`    the page when it failed: ${path} (${page.url()})`);
-    }
-    if (pageErrors.length) console.log(`    the page's errors:\n      ${pageErrors.join('\n      ')}`);
-    console.log(`    the daemon's stderr, last lines:\n${daemon?.stderr.slice(-3000)}`);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await daemon?.kill();
-    await emu?.close();
-    await dir?.close();
-  });
+  const t = consoleSuite({ name: 'sign-in', playbooks: FIXTURES, token: TOKEN });
 
   const bearer = { authorization: `Bearer ${TOKEN}` };
 
   async function runIds(playbook: string): Promise<string[]> {
-    const res = await fetch(`${daemon.url}/console/api/runs?playbook=${playbook}`, { headers: bearer });
+    const res = await fetch(`${t.daemon.url}/console/api/runs?playbook=${playbook}`, { headers: bearer });
     return ((await res.json()) as { runs: { id: string }[] }).runs.map((r) => r.id);
   }
 
   async function runDetail(id: string): Promise<RunDetail> {
     return (await (
-      await fetch(`${daemon.url}/console/api/runs/${id}`, { headers: bearer })
+      await fetch(`${t.daemon.url}/console/api/runs/${id}`, { headers: bearer })
     ).json()) as RunDetail;
-  }
-
-  /** A page of a browser context of its own, with no session; `close` closes the context. */
-  async function freshPage(): Promise<{ p: Page; close(): Promise<void> }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const p = (page = await context.newPage());
-    p.setDefaultTimeout(15_000);
-    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-    return { p, close: () => context.close() };
   }
 
   /** Everything the tab's sessionStorage holds, as one text. */
@@ -117,7 +67,7 @@ describe('console: what a reload keeps', function () {
 
   /** The playbook's form, filled with a value in every field, the secret among them. */
   async function fillForm(p: Page) {
-    await p.goto(`${daemon.url}/#/playbooks`);
+    await p.goto(`${t.daemon.url}/#/playbooks`);
     const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
     await form.getByLabel('account', { exact: true }).fill('0000123456-00003');
     await form.getByLabel('retries', { exact: true }).fill('7');
@@ -144,7 +94,7 @@ describe('console: what a reload keeps', function () {
 
   it('keeps the filled form over a reload during sign-in, but for its secret, typed again', async () => {
     const before = await runIds(PLAYBOOK);
-    const { p, close } = await freshPage();
+    const { p, close } = await t.freshPage();
     try {
       const form = await fillForm(p);
       await form.getByRole('button', { name: 'Start run' }).click();
@@ -191,14 +141,14 @@ describe('console: what a reload keeps', function () {
         webhookToken: '***',
       });
       expect(await stored(p), 'the tab storage once the run started').to.equal('{}');
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }
   });
 
   it('gives the secret back too when the page was not reloaded, never storing it', async () => {
-    const { p, close } = await freshPage();
+    const { p, close } = await t.freshPage();
     try {
       const form = await fillForm(p);
       await form.getByRole('button', { name: 'Start run' }).click();
@@ -216,7 +166,7 @@ describe('console: what a reload keeps', function () {
       expect((await form.getByRole('status').innerText()).trim()).to.equal(
         'Signed in. The run is not started yet: check its inputs, then start it.',
       );
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }
@@ -224,7 +174,7 @@ describe('console: what a reload keeps', function () {
 
   it('gives the form back after signing in by the token address, reloaded or not', async () => {
     for (const reload of [false, true]) {
-      const { p, close } = await freshPage();
+      const { p, close } = await t.freshPage();
       try {
         const form = await fillForm(p);
         await form.getByLabel('account', { exact: true }).fill(`0000123456-0000${reload ? 5 : 4}`);
@@ -233,7 +183,7 @@ describe('console: what a reload keeps', function () {
         if (reload) await p.reload();
         await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
         // The address the daemon printed, opened in the same tab: the token leaves the address at once.
-        await p.goto(`${daemon.url}/#token=${TOKEN}`);
+        await p.goto(`${t.daemon.url}/#token=${TOKEN}`);
         await p.getByRole('heading', { name: 'Playbooks', exact: true }).waitFor();
         await form.waitFor();
         expect(p.url(), `the address, ${reload ? '' : 'not '}reloaded`).to.match(/#\/playbooks$/);
@@ -241,7 +191,7 @@ describe('console: what a reload keeps', function () {
           await form.getByLabel('account', { exact: true }).inputValue(),
           `the form, ${reload ? '' : 'not '}reloaded`,
         ).to.equal(`0000123456-0000${reload ? 5 : 4}`);
-        expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+        expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
       } finally {
         await close();
       }
@@ -249,7 +199,7 @@ describe('console: what a reload keeps', function () {
   });
 
   it('goes back without signing in, forgetting the run to start', async () => {
-    const { p, close } = await freshPage();
+    const { p, close } = await t.freshPage();
     try {
       const form = await fillForm(p);
       await form.getByRole('button', { name: 'Start run' }).click();
@@ -263,23 +213,23 @@ describe('console: what a reload keeps', function () {
       expect(await stored(p), 'the tab storage').to.equal('{}');
       await p.reload();
       await p.getByRole('heading', { name: 'Playbooks', exact: true }).waitFor();
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }
   });
 
   it('brings the run page back over a reload during the sign-in Cancel run asked for', async () => {
-    const res = await fetch(`${daemon.url}/console/api/playbooks/${LONG}/runs`, {
+    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${LONG}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...bearer },
       body: JSON.stringify({ inputs: {} }),
     });
     expect(res.status, `starting ${LONG}`).to.equal(202);
     const { runId } = (await res.json()) as { runId: string };
-    const { p, close } = await freshPage();
+    const { p, close } = await t.freshPage();
     try {
-      await p.goto(`${daemon.url}/#/runs/${runId}`);
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       await p.getByRole('button', { name: 'Cancel run' }).click();
       await p.getByRole('button', { name: 'Confirm cancel' }).click();
       await p.getByRole('heading', { name: 'Sign in', exact: true }).waitFor();
@@ -302,19 +252,19 @@ describe('console: what a reload keeps', function () {
         'running',
         undefined,
       ]);
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
-      await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, { method: 'POST', headers: bearer });
+      await fetch(`${t.daemon.url}/console/api/runs/${runId}/cancel`, { method: 'POST', headers: bearer });
     }
   });
 
   it("keeps the runs list's filters over a reload, set from its form", async () => {
     const ours = await runIds(PLAYBOOK);
     expect(ours.length, `runs of ${PLAYBOOK} started above`).to.be.greaterThan(0);
-    const { p, close } = await freshPage();
+    const { p, close } = await t.freshPage();
     try {
-      await p.goto(`${daemon.url}/#/runs`);
+      await p.goto(`${t.daemon.url}/#/runs`);
       const filters = p.getByRole('form', { name: 'Filter runs' });
       const field = (name: string) =>
         filters.getByRole(name === 'From' ? 'textbox' : 'combobox', { name, exact: true });
@@ -353,7 +303,7 @@ describe('console: what a reload keeps', function () {
       await p.reload();
       await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
       expect(await shown('reloaded')).to.deep.equal(want('reloaded'));
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }

@@ -11,12 +11,9 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import type { Emulator } from '../../src/emulator/index.js';
-import { checkAccessibility, launchBrowser, screenshot, until } from '../helpers/browser.js';
-import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess, readState } from '../helpers/daemon.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { checkAccessibility, screenshot } from '../helpers/browser.js';
+import { consoleSuite, shownRun } from '../helpers/console-suite.js';
+import { readState } from '../helpers/daemon.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-secrets');
 const PLAYBOOK = 'rotate-token';
@@ -34,53 +31,13 @@ const TYPED_SECRET = 'typed-webhook-token-8080';
 
 describe('console: inputs named like a secret', function () {
   this.timeout(120_000);
-  let emu: Emulator;
-  let dir: { dir: string; close(): Promise<void> };
-  let state: string;
-  let daemon: DaemonProcess;
-  let browser: Browser;
-  let page: Page | undefined;
-  const pageErrors: string[] = [];
-
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: 5 });
-    dir = await tempDir();
-    state = join(dir.dir, 'state.db');
-    daemon = await DaemonProcess.start('secret-inputs daemon', {
-      playbooks: FIXTURES,
-      state,
-      env: {
-        ...emulatorEnv(emu),
-        FLEETBOOK_CALLBACK_USERNAME: 'secret-inputs-listener',
-        FLEETBOOK_CALLBACK_PASSWORD: 'secret-inputs-listener-password',
-        FLEETBOOK_CONSOLE_TOKEN: TOKEN,
-      },
-    });
-    browser = await launchBrowser();
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed') return;
-    if (page && !page.isClosed()) {
-      const path = await screenshot(page, 'failure').catch(() => undefined);
-      if (path) console.log(`    the page when it failed: ${path} (${page.url()})`);
-    }
-    if (pageErrors.length) console.log(`    the page's errors:\n      ${pageErrors.join('\n      ')}`);
-    console.log(`    the daemon's stderr, last lines:\n${daemon?.stderr.slice(-3000)}`);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await daemon?.kill();
-    await emu?.close();
-    await dir?.close();
-  });
+  const t = consoleSuite({ name: 'secret-inputs', playbooks: FIXTURES, token: TOKEN });
 
   const bearer = { authorization: `Bearer ${TOKEN}` };
 
   /** The text of a GET answer, once it answered 200. */
   async function text(path: string): Promise<string> {
-    const res = await fetch(`${daemon.url}${path}`, { headers: bearer });
+    const res = await fetch(`${t.daemon.url}${path}`, { headers: bearer });
     const body = await res.text();
     expect(res.status, `GET ${path}: ${body}`).to.equal(200);
     return body;
@@ -95,30 +52,10 @@ describe('console: inputs named like a secret', function () {
 
   /** The inputs a run was stored with: what its steps read. */
   function storedInputs(id: string): unknown {
-    return readState(state, (db) => {
+    return readState(t.state, (db) => {
       const row = db.prepare('SELECT inputs_json FROM runs WHERE id = ?').get(id) as
         { inputs_json: string } | undefined;
       return row && (JSON.parse(row.inputs_json) as unknown);
-    });
-  }
-
-  /** A page of a browser context of its own, signed in; `close` closes the context. */
-  async function signedInPage(): Promise<{ p: Page; close(): Promise<void> }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const p = (page = await context.newPage());
-    p.setDefaultTimeout(15_000);
-    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-    await p.goto(`${daemon.url}/#token=${TOKEN}`);
-    await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
-    return { p, close: () => context.close() };
-  }
-
-  /** The id of the run the page went to, once it shows the run. */
-  async function shownRun(p: Page): Promise<string> {
-    await p.getByRole('heading', { name: /^Run / }).waitFor();
-    return until('the run id in the address', async (seen) => {
-      seen(p.url());
-      return /#\/runs\/([0-9a-f-]{36})/.exec(p.url())?.[1];
     });
   }
 
@@ -140,7 +77,7 @@ describe('console: inputs named like a secret', function () {
         expect(await text(path), `GET ${path}`).to.not.include(secret);
 
     // Started with no inputs, as the form starts it with the secret fields left as they are.
-    const res = await fetch(`${daemon.url}/console/api/playbooks/${PLAYBOOK}/runs`, {
+    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${PLAYBOOK}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...bearer },
       body: JSON.stringify({ inputs: {} }),
@@ -155,7 +92,7 @@ describe('console: inputs named like a secret', function () {
       webhookToken: TYPED_SECRET,
       settings: { url: 'https://hooks.example/c', apiKey: DEFAULT_KEY },
     };
-    const res = await fetch(`${daemon.url}/console/api/playbooks/${PLAYBOOK}/runs`, {
+    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${PLAYBOOK}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...bearer },
       body: JSON.stringify({ inputs: given }),
@@ -182,9 +119,9 @@ describe('console: inputs named like a secret', function () {
 
   it('shows a secret field as a password field, empty, and starts the run with its default', async () => {
     const before = await runIds();
-    const { p, close } = await signedInPage();
+    const { p, close } = await t.signedIn();
     try {
-      await p.goto(`${daemon.url}/#/playbooks`);
+      await p.goto(`${t.daemon.url}/#/playbooks`);
       const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
       const field = form.getByLabel('webhookToken', { exact: true });
       await field.waitFor();
@@ -214,7 +151,7 @@ describe('console: inputs named like a secret', function () {
       const id = await shownRun(p);
       expect(await runIds()).to.deep.equal([id, ...before]);
       expect(storedInputs(id), 'the inputs the run executes with').to.deep.equal(DEFAULTS);
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }
@@ -222,9 +159,9 @@ describe('console: inputs named like a secret', function () {
 
   it('shows what is typed in a secret field on demand, and starts the run with it', async () => {
     const before = await runIds();
-    const { p, close } = await signedInPage();
+    const { p, close } = await t.signedIn();
     try {
-      await p.goto(`${daemon.url}/#/playbooks`);
+      await p.goto(`${t.daemon.url}/#/playbooks`);
       const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
       const field = form.getByLabel('webhookToken', { exact: true });
       await field.fill(TYPED_SECRET);
@@ -261,7 +198,7 @@ describe('console: inputs named like a secret', function () {
         webhookToken: TYPED_SECRET,
         settings: { url: 'https://hooks.example/b', apiKey: 'typed-settings-key-9090' },
       });
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }

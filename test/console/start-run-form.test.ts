@@ -11,12 +11,8 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import type { Emulator } from '../../src/emulator/index.js';
-import { checkAccessibility, launchBrowser, screenshot, until } from '../helpers/browser.js';
-import { emulatorEnv } from '../helpers/cli.js';
-import { DaemonProcess } from '../helpers/daemon.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
+import { consoleSuite, shownRun } from '../helpers/console-suite.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-start');
 const PLAYBOOK = 'tag-devices';
@@ -31,85 +27,28 @@ interface RunRow {
 
 describe('console: the run form', function () {
   this.timeout(120_000);
-  let emu: Emulator;
-  let dir: { dir: string; close(): Promise<void> };
-  let daemon: DaemonProcess;
-  let browser: Browser;
-  let page: Page | undefined;
-  const pageErrors: string[] = [];
-
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: 5 });
-    dir = await tempDir();
-    daemon = await DaemonProcess.start('run-form daemon', {
-      playbooks: FIXTURES,
-      state: join(dir.dir, 'state.db'),
-      env: {
-        ...emulatorEnv(emu),
-        FLEETBOOK_CALLBACK_USERNAME: 'run-form-listener',
-        FLEETBOOK_CALLBACK_PASSWORD: 'run-form-listener-password',
-        FLEETBOOK_CONSOLE_TOKEN: TOKEN,
-        FLEETBOOK_DAEMON_TOKEN: DAEMON_TOKEN,
-      },
-    });
-    browser = await launchBrowser();
-  });
-
-  afterEach(async function () {
-    if (this.currentTest?.state !== 'failed') return;
-    if (page && !page.isClosed()) {
-      const path = await screenshot(page, 'failure').catch(() => undefined);
-      if (path) console.log(`    the page when it failed: ${path} (${page.url()})`);
-    }
-    if (pageErrors.length) console.log(`    the page's errors:\n      ${pageErrors.join('\n      ')}`);
-    console.log(`    the daemon's stderr, last lines:\n${daemon?.stderr.slice(-3000)}`);
-  });
-
-  after(async () => {
-    await browser?.close();
-    await daemon?.kill();
-    await emu?.close();
-    await dir?.close();
-  });
+  const t = consoleSuite({ name: 'run-form', playbooks: FIXTURES, token: TOKEN, daemonToken: DAEMON_TOKEN });
 
   /** The runs of the playbook, newest first, with their inputs. */
   async function runs(): Promise<RunRow[]> {
     const headers = { authorization: `Bearer ${TOKEN}` };
     const { runs: rows } = (await (
-      await fetch(`${daemon.url}/console/api/runs?playbook=${PLAYBOOK}`, { headers })
+      await fetch(`${t.daemon.url}/console/api/runs?playbook=${PLAYBOOK}`, { headers })
     ).json()) as { runs: RunRow[] };
     return Promise.all(
       rows.map(async (r) => {
-        const res = await fetch(`${daemon.url}/console/api/runs/${r.id}`, { headers });
+        const res = await fetch(`${t.daemon.url}/console/api/runs/${r.id}`, { headers });
         return ((await res.json()) as { run: RunRow }).run;
       }),
     );
   }
 
-  /** A page of a browser context of its own, with no session; `close` closes the context. */
-  async function freshPage(): Promise<{ p: Page; close(): Promise<void> }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const p = (page = await context.newPage());
-    p.setDefaultTimeout(15_000);
-    p.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-    return { p, close: () => context.close() };
-  }
-
-  /** The run id the page went to, once it shows the run. */
-  async function shownRun(p: Page): Promise<string> {
-    await p.getByRole('heading', { name: /^Run / }).waitFor();
-    return until('the run id in the address', async (seen) => {
-      seen(p.url());
-      return /#\/runs\/([0-9a-f-]{36})/.exec(p.url())?.[1];
-    });
-  }
-
   it('refuses a list field that is no JSON list in the words of the form, not of --input', async () => {
-    const { p, close } = await freshPage();
+    const { p, close } = await t.freshPage();
     try {
-      await p.goto(`${daemon.url}/#token=${TOKEN}`);
+      await p.goto(`${t.daemon.url}/#token=${TOKEN}`);
       await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
-      await p.goto(`${daemon.url}/#/playbooks`);
+      await p.goto(`${t.daemon.url}/#/playbooks`);
       const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
       const tags = form.getByLabel('tags', { exact: true });
       const said: Record<string, string> = {};
@@ -139,13 +78,13 @@ describe('console: the run form', function () {
       expect((await runs()).map((r) => [r.id, r.inputs])).to.deep.equal([
         [id, { account: '0000123456-00001', tags: ['a', 'b'] }],
       ]);
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }
 
     // The daemon's own HTTP API takes a JSON body: it says so, and not --input either.
-    const res = await fetch(`${daemon.url}/playbooks/${PLAYBOOK}/runs`, {
+    const res = await fetch(`${t.daemon.url}/playbooks/${PLAYBOOK}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${DAEMON_TOKEN}` },
       body: JSON.stringify({ inputs: { tags: 'a,b' } }),
@@ -158,10 +97,10 @@ describe('console: the run form', function () {
 
   it('says why starting a run asks to sign in, and gives the form back as filled once signed in', async () => {
     const before = (await runs()).map((r) => r.id);
-    const { p, close } = await freshPage();
+    const { p, close } = await t.freshPage();
     try {
       // On loopback, the playbooks read without a session.
-      await p.goto(`${daemon.url}/#/playbooks`);
+      await p.goto(`${t.daemon.url}/#/playbooks`);
       const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
       await form.getByLabel('account', { exact: true }).fill('0000123456-00002');
       await form.getByLabel('tags', { exact: true }).fill('["x", "y"]');
@@ -215,7 +154,7 @@ describe('console: the run form', function () {
       const after = await runs();
       expect(after.map((r) => r.id)).to.deep.equal([id, ...before]);
       expect(after[0]!.inputs).to.deep.equal({ account: '0000123456-00002', tags: ['x', 'y'] });
-      expect(pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }

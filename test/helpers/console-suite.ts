@@ -1,0 +1,147 @@
+/**
+ * What the console's browser suites share: an emulator of this process, a real `fleetbook serve` (the built
+ * binary, `npm run build` first) on it with its SQLite state in a temporary directory and a console token, and a
+ * headless Chromium (test/helpers/browser.ts). A describe block calls `consoleSuite` once; the members are there
+ * once the block's `before` hooks run, and all is closed after it. A test that fails is followed by a screenshot
+ * of the page it last opened, what that page reported going wrong, and the daemon's last stderr lines.
+ */
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/index.js';
+import { emulator, tempDir } from '../runner/helpers.js';
+import { launchBrowser, screenshot, until } from './browser.js';
+import { emulatorEnv } from './cli.js';
+import { DaemonProcess } from './daemon.js';
+
+export interface ConsoleSuiteOptions {
+  /**
+   * Names the daemon (`<name> daemon`, as its start and failures say) and its callback credentials (user
+   * `<name>-listener`, password `<name>-listener-password`).
+   */
+  name: string;
+  /** The daemon's playbooks folder. */
+  playbooks: string;
+  /** The console token (FLEETBOOK_CONSOLE_TOKEN). */
+  token: string;
+  /** The daemon's own bearer token for its HTTP API (FLEETBOOK_DAEMON_TOKEN). @default none */
+  daemonToken?: string;
+  /** More of the daemon's environment, e.g. FLEETBOOK_LOG_LEVEL. */
+  env?: Record<string, string>;
+  /** The emulator's options, over `emulator()`'s (test/runner/helpers.ts). @default 5 devices an account */
+  emulator?: EmulatorOptions;
+}
+
+/** A page of a browser context of its own, with no session; `close` closes the context. */
+export interface OpenPage {
+  p: Page;
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export interface ConsoleSuite {
+  emu: Emulator;
+  /** The emulator's first account. */
+  account: string;
+  /** The temporary directory, and the daemon's SQLite state file in it. */
+  dir: string;
+  state: string;
+  daemon: DaemonProcess;
+  /** The callback credentials the daemon takes. */
+  callback: { username: string; password: string };
+  browser: Browser;
+  /** The page `freshPage` or `signedIn` last opened: the one screenshotted when a test fails. */
+  page: Page | undefined;
+  /** The uncaught errors of every page opened, as `pageerror: <message>`. */
+  pageErrors: string[];
+  /** With `watchConsole`: the answers of status 400 or more and the console.error messages of a page. */
+  consoleErrors: string[];
+  /**
+   * A page of a context of its own (1280×900, 15 s default timeout), its uncaught errors kept in `pageErrors`;
+   * with `watchConsole`, its failed answers and console errors in `consoleErrors` too.
+   */
+  freshPage(o?: { watchConsole?: boolean }): Promise<OpenPage>;
+  /** A fresh page signed in by the address with the token, on the runs list. */
+  signedIn(): Promise<OpenPage>;
+}
+
+export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
+  let temp: { dir: string; close(): Promise<void> } | undefined;
+  const t = {
+    page: undefined,
+    pageErrors: [],
+    consoleErrors: [],
+    callback: { username: `${o.name}-listener`, password: `${o.name}-listener-password` },
+    async freshPage({ watchConsole = false } = {}) {
+      const context = await t.browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const p = (t.page = await context.newPage());
+      p.setDefaultTimeout(15_000);
+      p.on('pageerror', (e) => t.pageErrors.push(`pageerror: ${e.message}`));
+      if (watchConsole) {
+        p.on('response', (r) => {
+          if (r.status() >= 400) t.consoleErrors.push(`${r.status()} ${r.request().method()} ${r.url()}`);
+        });
+        p.on('console', (m) => {
+          if (m.type() === 'error') t.consoleErrors.push(`console.error: ${m.text()}`);
+        });
+      }
+      return { p, context, close: () => context.close() };
+    },
+    async signedIn() {
+      const open = await t.freshPage();
+      await open.p.goto(`${t.daemon.url}/#token=${o.token}`);
+      await open.p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
+      return open;
+    },
+  } as Partial<ConsoleSuite> as ConsoleSuite;
+
+  before(async () => {
+    t.emu = await emulator({ devicesPerAccount: 5, ...o.emulator });
+    t.account = t.emu.defaults.accounts[0]!;
+    temp = await tempDir();
+    t.dir = temp.dir;
+    t.state = join(temp.dir, 'state.db');
+    t.daemon = await DaemonProcess.start(`${o.name} daemon`, {
+      playbooks: o.playbooks,
+      state: t.state,
+      env: {
+        ...emulatorEnv(t.emu),
+        FLEETBOOK_CALLBACK_USERNAME: t.callback.username,
+        FLEETBOOK_CALLBACK_PASSWORD: t.callback.password,
+        FLEETBOOK_CONSOLE_TOKEN: o.token,
+        ...(o.daemonToken !== undefined ? { FLEETBOOK_DAEMON_TOKEN: o.daemonToken } : {}),
+        ...o.env,
+      },
+    });
+    t.browser = await launchBrowser();
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed') return;
+    const { page } = t;
+    if (page && !page.isClosed()) {
+      const path = await screenshot(page, 'failure').catch(() => undefined);
+      if (path) console.log(`    the page when it failed: ${path} (${page.url()})`);
+    }
+    const errors = [...t.pageErrors, ...t.consoleErrors];
+    if (errors.length) console.log(`    the page's errors:\n      ${errors.join('\n      ')}`);
+    console.log(`    the daemon's stderr, last lines:\n${t.daemon?.stderr.slice(-3000)}`);
+  });
+
+  after(async () => {
+    await t.browser?.close();
+    await t.daemon?.kill();
+    await t.emu?.close();
+    await temp?.close();
+  });
+
+  return t;
+}
+
+/** The id of the run a console page went to (`#/runs/<id>`), once it shows the run. */
+export async function shownRun(p: Page): Promise<string> {
+  await p.getByRole('heading', { name: /^Run / }).waitFor();
+  return until('the run id in the address', async (seen) => {
+    seen(p.url());
+    return /#\/runs\/([0-9a-f-]{36})/.exec(p.url())?.[1];
+  });
+}
