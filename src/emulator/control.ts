@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { locationUsed } from './location.js';
 import { parseFaults } from './faults.js';
 import { advance, catchUp } from './simulation.js';
-import { iso } from './sim-clock.js';
+import { LATEST, iso, timeScaleProblem } from './sim-clock.js';
 import type { Core, EmulatorState, ResolvedOptions } from './state.js';
 
 /** Replaces the state with a fresh one; what the options leave out keeps its current value. */
@@ -130,9 +130,9 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
       o[k] = v;
     }
     if (timeScale !== undefined) {
-      if (typeof timeScale !== 'number' || !(timeScale >= 0))
-        return fail(reply, 400, 'timeScale must be a number from 0 up');
-      o.timeScale = timeScale;
+      const problem = timeScaleProblem(timeScale);
+      if (problem) return fail(reply, 400, problem);
+      o.timeScale = timeScale as number;
     }
     let st: EmulatorState;
     try {
@@ -175,8 +175,15 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     if ('error' in body) return fail(reply, 400, body.error);
     const { value } = body;
     const seconds = value.seconds;
-    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
-      return fail(reply, 400, 'seconds must be a number from 0 up');
+    const now = core.state.now();
+    // Whole seconds: the most an advance may take, said as it is given.
+    const most = Math.floor((LATEST - now) / 1000);
+    if (typeof seconds !== 'number' || !(seconds >= 0) || seconds > most)
+      return fail(
+        reply,
+        400,
+        `seconds must be a number from 0 to ${most}: the clock goes no further than ${iso(LATEST)} (now ${iso(now)}); got ${JSON.stringify(seconds) ?? 'nothing'}`,
+      );
     advance(core, Math.round(seconds * 1000));
     return { now: iso(core.state.now()) };
   });
@@ -191,9 +198,9 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     if ('error' in body) return fail(reply, 400, body.error);
     const { value } = body;
     const scale = value.timeScale;
-    if (typeof scale !== 'number' || !(scale >= 0))
-      return fail(reply, 400, 'timeScale must be a number from 0 up');
-    core.state.clock.setTimeScale(scale);
+    const problem = timeScaleProblem(scale);
+    if (problem) return fail(reply, 400, problem);
+    core.state.clock.setTimeScale(scale as number);
     return { now: iso(core.state.now()), timeScale: scale };
   });
 

@@ -1,0 +1,50 @@
+/**
+ * The control API refuses what it cannot do, saying what it takes, and stays usable: real HTTP to an emulator on
+ * a loopback port.
+ */
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import { emulator, Raw } from './helpers.js';
+
+describe('emulator control API: bad input', () => {
+  let emu: Emulator;
+  let raw: Raw;
+
+  beforeEach(async () => {
+    emu = await emulator();
+    raw = new Raw(emu);
+  });
+  afterEach(() => emu.close());
+
+  it('refuses an advance that would take the clock past 9999-12-31, and keeps its time', async () => {
+    const before = (await raw.send('GET', '/_emulator/clock')).body as { now: string };
+    // 1e308 seconds walked the days up to an infinite time until the process ran out of memory; 8e12 left the
+    // clock past the last time a Date holds, so that every later call failed with 500.
+    for (const seconds of [1e308, 8e12, 1e12]) {
+      const r = await raw.send('POST', '/_emulator/clock/advance', { seconds });
+      expect(r.status, String(seconds)).to.equal(400);
+      expect((r.body as { error: string }).error).to.match(
+        /^seconds must be a number from 0 to \d+: the clock goes no further than 9999-12-31T23:59:59\.999Z/,
+      );
+    }
+    expect((await raw.send('GET', '/_emulator/clock')).body).to.deep.include(before);
+    const r = await raw.send('POST', '/_emulator/clock/advance', { seconds: 86_400 });
+    expect(r.status).to.equal(200);
+  });
+
+  it('refuses a timeScale above 1000000, in PUT /clock and in /reset', async () => {
+    for (const [method, path] of [
+      ['PUT', '/_emulator/clock'],
+      ['POST', '/_emulator/reset'],
+    ] as const) {
+      const r = await raw.send(method, path, { timeScale: 1e308 });
+      expect(r.status, path).to.equal(400);
+      expect((r.body as { error: string }).error, path).to.equal(
+        'timeScale must be a number from 0 to 1000000, got 1e+308',
+      );
+    }
+    const clock = await raw.send('GET', '/_emulator/clock');
+    expect(clock.status).to.equal(200);
+    expect((clock.body as { timeScale: number }).timeScale).to.equal(0);
+  });
+});
