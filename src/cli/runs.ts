@@ -233,6 +233,13 @@ function triggerText(trigger: unknown): string {
 
 /** The run whose id is `id` or, failing that, the one run whose id starts with it; else an exit code, said why. */
 async function findRun(store: Store, id: string): Promise<RunRecord | number> {
+  // Empty, it is the start of every id: the one run of a store would be shown, or cancelled.
+  if (id.trim() === '') {
+    process.stderr.write(
+      `fleetbook: the run id is empty (got ${JSON.stringify(id)}): give a run id, or the start of one\n`,
+    );
+    return EXIT_USAGE;
+  }
   const exact = await store.getRun(id);
   if (exact) return exact;
   const shown = 10;
