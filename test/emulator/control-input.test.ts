@@ -47,4 +47,39 @@ describe('emulator control API: bad input', () => {
     expect(clock.status).to.equal(200);
     expect((clock.body as { timeScale: number }).timeScale).to.equal(0);
   });
+
+  it('refuses a query parameter given twice or empty, and an account it does not have', async () => {
+    const answers: Record<string, [number, unknown]> = {};
+    for (const path of [
+      // 500 "id.toUpperCase is not a function".
+      '/calls?device=x&device=y',
+      // These two answered every account's fields with no account: a test reading them found none.
+      '/accounts?account=a&account=b&devices=0',
+      '/accounts?account=0000000000-00009&devices=0',
+      '/accounts?account=',
+      '/requests?account=a&account=b',
+      '/requests?limit=1&limit=2',
+    ]) {
+      const r = await raw.send('GET', `/_emulator${path}`);
+      answers[path] = [r.status, r.body];
+    }
+    expect(answers).to.deep.equal({
+      '/calls?device=x&device=y': [400, { error: 'device is given 2 times: give it once' }],
+      '/accounts?account=a&account=b&devices=0': [400, { error: 'account is given 2 times: give it once' }],
+      '/accounts?account=0000000000-00009&devices=0': [
+        404,
+        {
+          error:
+            'no account "0000000000-00009": this world has 0000123456-00001, 0000123456-00002, 0000123456-00003',
+        },
+      ],
+      '/accounts?account=': [400, { error: 'account is empty: give it a value, or leave it out' }],
+      '/requests?account=a&account=b': [400, { error: 'account is given 2 times: give it once' }],
+      '/requests?limit=1&limit=2': [400, { error: 'limit is given 2 times: give it once' }],
+    });
+    const one = await raw.send('GET', '/_emulator/accounts?account=0000123456-00002&devices=0');
+    expect(
+      (one.body as { accounts: { accountName: string }[] }).accounts.map((a) => a.accountName),
+    ).to.deep.equal(['0000123456-00002']);
+  });
 });
