@@ -82,4 +82,43 @@ describe('emulator control API: bad input', () => {
       (one.body as { accounts: { accountName: string }[] }).accounts.map((a) => a.accountName),
     ).to.deep.equal(['0000123456-00002']);
   });
+
+  it('refuses a fault it cannot apply as given, and keeps the faults it had', async () => {
+    await raw.send('PUT', '/_emulator/faults', { latencyMs: 5 });
+    const answers: Record<string, [number, unknown]> = {};
+    for (const body of [
+      // 500 "Invalid typed array length", with the fault set half applied.
+      { maxRequestsPerSecond: 1e12 },
+      // Taken, and read as 2 requests a second; 0.5 as no limit at all.
+      { maxRequestsPerSecond: 2.5 },
+      { maxRequestsPerSecond: 0.5 },
+      // Taken, and waited 1 ms: a timer of more than 2147483647 ms fires at once.
+      { latencyMs: 3e9 },
+      { callbackRetryMs: 1e12 },
+      { bogus: 1 },
+    ]) {
+      const r = await raw.send('PUT', '/_emulator/faults', body);
+      answers[JSON.stringify(body)] = [r.status, r.body];
+    }
+    const TIMER = 'must be a number from 0 to 2147483647 (milliseconds: the longest a timer waits)';
+    const RATE = 'maxRequestsPerSecond must be an integer from 0 to 1000000 (0: no limit)';
+    expect(answers).to.deep.equal({
+      '{"maxRequestsPerSecond":1000000000000}': [400, { error: RATE }],
+      '{"maxRequestsPerSecond":2.5}': [400, { error: RATE }],
+      '{"maxRequestsPerSecond":0.5}': [400, { error: RATE }],
+      '{"latencyMs":3000000000}': [400, { error: `latencyMs ${TIMER}` }],
+      '{"callbackRetryMs":1000000000000}': [400, { error: `callbackRetryMs ${TIMER}` }],
+      '{"bogus":1}': [
+        400,
+        {
+          error:
+            'unknown fault `bogus`: the faults are errorRate, resetRate, latencyMs, maxRequestsPerSecond, sessionTtlSeconds, deviceErrors, maxCallbackThreshold, callbackRetryMs, processingSeconds, neverFinishRate, neverFinishDevices, dropCallbackRate',
+        },
+      ],
+    });
+    expect((await raw.send('GET', '/_emulator/faults')).body).to.deep.include({
+      latencyMs: 5,
+      maxRequestsPerSecond: 0,
+    });
+  });
 });
