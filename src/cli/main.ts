@@ -18,6 +18,27 @@ const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'store'];
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
 
+/**
+ * A flag that takes one value is refused when given twice, with both values, rather than commander keeping the
+ * last without a word: `store prune --older-than 90d ... --older-than 1d` would prune all but a day. A flag that
+ * collects its values (`--input`) and a switch (`--json`) are left as they are.
+ */
+function refuseRepeatedOptions(command: Command): void {
+  for (const option of command.options) {
+    if (option.isBoolean() || option.parseArg) continue;
+    let first: string | undefined;
+    command.on(`option:${option.name()}`, (value: string) => {
+      if (first === undefined) first = value;
+      else
+        command.error(
+          `error: option '${option.flags}' is given twice (${JSON.stringify(first)} and ${JSON.stringify(value)}): give it once`,
+          { code: 'commander.optionGivenTwice' },
+        );
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedOptions(sub);
+}
+
 export async function main(argv: string[]): Promise<number> {
   let code = 0;
   const setCode = (c: number) => {
@@ -201,6 +222,7 @@ export async function main(argv: string[]): Promise<number> {
     .action(async (action: string | undefined, flags: { json?: boolean }) =>
       setCode(await (await import('./actions.js')).actionsCommand(action, flags)),
     );
+  refuseRepeatedOptions(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {

@@ -23,6 +23,10 @@ import type { RunSummary } from '../store/store.js';
 import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
+import type { EmulatorOptions } from '../emulator/index.js';
+import { MAX_DEVICES } from '../emulator/seed.js';
+import { MAX_TIME_SCALE } from '../emulator/sim-clock.js';
+import { BadParameter, integer } from '../util/query.js';
 
 export interface RunFlags {
   input?: string[];
@@ -241,20 +245,47 @@ export interface EmulatorFlags {
   timeScale?: string;
 }
 
+/**
+ * The emulator's options from its flags, or what is wrong with one: each is read whole, in decimal, and named
+ * as it was given (not `Number`, which reads `` as 0 and `0x10` as 16).
+ */
+function emulatorOptions(flags: EmulatorFlags): EmulatorOptions | string {
+  try {
+    const port = integer('--port', flags.port, 0, 65535, 8080);
+    const accounts = integer('--accounts', flags.accounts, 1, 1000, 3);
+    const devicesPerAccount = integer('--devices-per-account', flags.devicesPerAccount, 0, MAX_DEVICES, 50);
+    if (accounts * devicesPerAccount > MAX_DEVICES)
+      return `--accounts × --devices-per-account must be at most ${MAX_DEVICES} devices, got ${accounts * devicesPerAccount}`;
+    const scale = flags.timeScale;
+    const timeScale = scale === undefined || !/^[0-9]+(\.[0-9]+)?$/.test(scale) ? NaN : Number(scale);
+    if (scale !== undefined && !(timeScale <= MAX_TIME_SCALE))
+      return `--time-scale must be a number from 0 to ${MAX_TIME_SCALE} (e.g. 60 or 0.5), got ${JSON.stringify(scale)}`;
+    if (flags.seed?.trim() === '') return '--seed is empty: give a number or a word, or leave it out';
+    return {
+      port,
+      host: flags.host,
+      ...(flags.seed !== undefined
+        ? { seed: /^[0-9]+$/.test(flags.seed) ? Number(flags.seed) : flags.seed }
+        : {}),
+      ...(flags.accounts !== undefined ? { accounts } : {}),
+      ...(flags.devicesPerAccount !== undefined ? { devicesPerAccount } : {}),
+      ...(scale !== undefined ? { timeScale } : {}),
+    };
+  } catch (e) {
+    if (e instanceof BadParameter) return e.message;
+    throw e;
+  }
+}
+
 export async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
+  const options = emulatorOptions(flags);
+  if (typeof options === 'string') {
+    process.stderr.write(`fleetbook: ${options}\n`);
+    return 2;
+  }
   const { startEmulator } = await import('../emulator/index.js');
-  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
   const emu = await startEmulator({
-    port: Number(flags.port),
-    host: flags.host,
-    ...(flags.seed !== undefined
-      ? { seed: /^[0-9]+$/.test(flags.seed) ? Number(flags.seed) : flags.seed }
-      : {}),
-    ...(flags.accounts !== undefined ? { accounts: num(flags.accounts) as number } : {}),
-    ...(flags.devicesPerAccount !== undefined
-      ? { devicesPerAccount: num(flags.devicesPerAccount) as number }
-      : {}),
-    ...(flags.timeScale !== undefined ? { timeScale: num(flags.timeScale) as number } : {}),
+    ...options,
     logger: createLogger({ level: process.env.FLEETBOOK_LOG_LEVEL ?? 'info' }),
   });
   process.stdout.write(`${emu.banner()}\n`);

@@ -204,6 +204,9 @@ function listFilter(flags: ListFlags): { limit: number; playbook?: string; statu
   const limit = flags.limit === undefined ? 50 : Number(flags.limit);
   if (!/^[0-9]+$/.test(flags.limit ?? '50') || limit < 1 || limit > 1000)
     return `--limit must be a whole number from 1 to 1000 (got ${JSON.stringify(flags.limit)})`;
+  // Empty (an unset shell variable), it is no filter: "no runs" would answer another question than the one asked.
+  if (flags.playbook?.trim() === '')
+    return `--playbook is empty (got ${JSON.stringify(flags.playbook)}): give a playbook name, or leave it out`;
   const status = flags.status;
   if (status !== undefined && !(RUN_STATUSES as readonly string[]).includes(status))
     return `--status must be one of ${RUN_STATUSES.join(', ')} (got ${JSON.stringify(status)})`;
@@ -246,6 +249,13 @@ function triggerText(trigger: unknown): string {
 
 /** The run whose id is `id` or, failing that, the one run whose id starts with it; else an exit code, said why. */
 async function findRun(store: Store, id: string): Promise<RunRecord | number> {
+  // Empty, it is the start of every id: the one run of a store would be shown, or cancelled.
+  if (id.trim() === '') {
+    process.stderr.write(
+      `fleetbook: the run id is empty (got ${JSON.stringify(id)}): give a run id, or the start of one\n`,
+    );
+    return EXIT_USAGE;
+  }
   const exact = await store.getRun(id);
   if (exact) return exact;
   const shown = 10;

@@ -14,6 +14,7 @@ import { setExpressionBudget } from '../expressions/cel.js';
 import { silentLogger, type Logger } from '../log.js';
 import { ConsoleAccess } from '../console/access.js';
 import { registerConsole } from '../console/routes.js';
+import { MAX_PARAM_LENGTH, answerUnrouted, frameworkErrors } from './unrouted.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { PlaybookNames } from '../playbook/names.js';
 import { loadPlaybookText } from '../playbook/load.js';
@@ -320,11 +321,14 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     const requestTimeout = parseDuration(config.requestTimeout) as number;
     app = Fastify({
       bodyLimit: 1024 * 1024,
+      maxParamLength: MAX_PARAM_LENGTH,
+      frameworkErrors,
       logger: false,
       return503OnClosing: true,
       requestTimeout,
       http: { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.ceil(requestTimeout / 4) },
     });
+    answerUnrouted(app);
     routes(app, {
       store: st,
       playbooks,

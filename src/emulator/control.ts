@@ -3,12 +3,12 @@
  * read-only views of callback deliveries, notifications and the carrier's record of asynchronous requests. It needs no authentication and is never
  * subject to faults.
  */
-import { takesOnly, unknownName } from '../util/query.js';
+import { BadParameter, onlyParameters, takesOnly, unknownName, type Query } from '../util/query.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { locationUsed } from './location.js';
 import { parseFaults } from './faults.js';
 import { advance, catchUp } from './simulation.js';
-import { iso } from './sim-clock.js';
+import { LATEST, iso, timeScaleProblem } from './sim-clock.js';
 import type { Core, EmulatorState, ResolvedOptions } from './state.js';
 
 /** Replaces the state with a fresh one; what the options leave out keeps its current value. */
@@ -39,6 +39,19 @@ function parse(
     return { error: 'the body must be a JSON object' };
   const unknown = fields && unknownName('field', Object.keys(v), fields);
   return unknown ? { error: unknown } : { value: v as Record<string, unknown> };
+}
+
+/**
+ * The query parameters of a read that takes only `accepted`, each given once and not empty (onlyParameters), or
+ * what is wrong with them.
+ */
+function query(q: unknown, accepted: readonly string[]): Record<string, string | undefined> | string {
+  try {
+    return onlyParameters(q as Query, accepted);
+  } catch (e) {
+    if (e instanceof BadParameter) return e.message;
+    throw e;
+  }
 }
 
 /** Everything a test needs to know about the seeded world, with up to `limit` devices per account. */
@@ -130,9 +143,9 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
       o[k] = v;
     }
     if (timeScale !== undefined) {
-      if (typeof timeScale !== 'number' || !(timeScale >= 0))
-        return fail(reply, 400, 'timeScale must be a number from 0 up');
-      o.timeScale = timeScale;
+      const problem = timeScaleProblem(timeScale);
+      if (problem) return fail(reply, 400, problem);
+      o.timeScale = timeScale as number;
     }
     let st: EmulatorState;
     try {
@@ -151,11 +164,15 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     };
   });
 
-  app.get('/_emulator/accounts', { preValidation: takesOnly('devices', 'account') }, async (req, reply) => {
-    const q = req.query as Record<string, string | undefined>;
+  app.get('/_emulator/accounts', async (req, reply) => {
+    const q = query(req.query, ['devices', 'account']);
+    if (typeof q === 'string') return fail(reply, 400, q);
     if (q.devices !== undefined && !/^\d+$/.test(q.devices))
       return fail(reply, 400, 'devices must be an integer from 0 up');
     const limit = q.devices !== undefined ? Number(q.devices) : Infinity;
+    const names = core.state.world.accounts.map((a) => a.name);
+    if (q.account !== undefined && !names.includes(q.account))
+      return fail(reply, 404, `no account ${JSON.stringify(q.account)}: this world has ${names.join(', ')}`);
     return describeAccounts(core, limit, q.account);
   });
 
@@ -175,8 +192,15 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     if ('error' in body) return fail(reply, 400, body.error);
     const { value } = body;
     const seconds = value.seconds;
-    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)
-      return fail(reply, 400, 'seconds must be a number from 0 up');
+    const now = core.state.now();
+    // Whole seconds: the most an advance may take, said as it is given.
+    const most = Math.floor((LATEST - now) / 1000);
+    if (typeof seconds !== 'number' || !(seconds >= 0) || seconds > most)
+      return fail(
+        reply,
+        400,
+        `seconds must be a number from 0 to ${most}: the clock goes no further than ${iso(LATEST)} (now ${iso(now)}); got ${JSON.stringify(seconds) ?? 'nothing'}`,
+      );
     advance(core, Math.round(seconds * 1000));
     return { now: iso(core.state.now()) };
   });
@@ -191,15 +215,17 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     if ('error' in body) return fail(reply, 400, body.error);
     const { value } = body;
     const scale = value.timeScale;
-    if (typeof scale !== 'number' || !(scale >= 0))
-      return fail(reply, 400, 'timeScale must be a number from 0 up');
-    core.state.clock.setTimeScale(scale);
+    const problem = timeScaleProblem(scale);
+    if (problem) return fail(reply, 400, problem);
+    core.state.clock.setTimeScale(scale as number);
     return { now: iso(core.state.now()), timeScale: scale };
   });
 
-  app.get('/_emulator/calls', { preValidation: takesOnly('device') }, async (req) => {
+  app.get('/_emulator/calls', async (req, reply) => {
+    const q = query(req.query, ['device']);
+    if (typeof q === 'string') return fail(reply, 400, q);
     const st = core.state;
-    const device = (req.query as Record<string, string | undefined>).device;
+    const { device } = q;
     const actions = Object.fromEntries(st.actions);
     if (device !== undefined) {
       // Any identifier of a device finds its list, which is kept under the first.
@@ -219,23 +245,20 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
 
   app.get('/_emulator/notifications', { preValidation: takesOnly() }, async () => core.state.notifications);
 
-  app.get(
-    '/_emulator/requests',
-    { preValidation: takesOnly('requestId', 'account', 'action', 'limit') },
-    async (req, reply) => {
-      const q = req.query as Record<string, string | undefined>;
-      if (q.limit !== undefined && !/^\d+$/.test(q.limit))
-        return fail(reply, 400, 'limit must be an integer from 0 up');
-      catchUp(core, false);
-      const st = core.state;
-      return {
-        requests: st.requests.records(st.devices, {
-          ...(q.requestId !== undefined ? { requestId: q.requestId } : {}),
-          ...(q.account !== undefined ? { accountName: q.account } : {}),
-          ...(q.action !== undefined ? { action: q.action } : {}),
-          ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
-        }),
-      };
-    },
-  );
+  app.get('/_emulator/requests', async (req, reply) => {
+    const q = query(req.query, ['requestId', 'account', 'action', 'limit']);
+    if (typeof q === 'string') return fail(reply, 400, q);
+    if (q.limit !== undefined && !/^\d+$/.test(q.limit))
+      return fail(reply, 400, 'limit must be an integer from 0 up');
+    catchUp(core, false);
+    const st = core.state;
+    return {
+      requests: st.requests.records(st.devices, {
+        ...(q.requestId !== undefined ? { requestId: q.requestId } : {}),
+        ...(q.account !== undefined ? { accountName: q.account } : {}),
+        ...(q.action !== undefined ? { action: q.action } : {}),
+        ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+      }),
+    };
+  });
 }

@@ -64,7 +64,11 @@ export function defaultFaults(): Faults {
 const MAX_NEVER_FINISH_DEVICES = 100_000;
 
 const RATE_FIELDS = ['errorRate', 'resetRate', 'neverFinishRate', 'dropCallbackRate'] as const;
-const COUNT_FIELDS = ['latencyMs', 'maxRequestsPerSecond', 'callbackRetryMs', 'processingSeconds'] as const;
+/** Waits on a timer: one of more than 2147483647 ms fires at once (Node), so that the fault would be a 1 ms one. */
+const TIMER_FIELDS = ['latencyMs', 'callbackRetryMs'] as const;
+const MAX_TIMER_MS = 2_147_483_647;
+/** The requests a second a RateGate counts, each a slot of its ring. */
+const MAX_REQUESTS_PER_SECOND = 1_000_000;
 
 /** A fault set from a request body, or the reason it is refused. */
 export function parseFaults(body: unknown): Faults | string {
@@ -72,7 +76,8 @@ export function parseFaults(body: unknown): Faults | string {
     return 'the body must be a JSON object';
   const b = body as Record<string, unknown>;
   const known = new Set(Object.keys(DEFAULT_FAULTS));
-  for (const k of Object.keys(b)) if (!known.has(k)) return `unknown fault \`${k}\``;
+  for (const k of Object.keys(b))
+    if (!known.has(k)) return `unknown fault \`${k}\`: the faults are ${[...known].join(', ')}`;
   const out = defaultFaults();
   for (const k of RATE_FIELDS) {
     const v = b[k];
@@ -80,11 +85,24 @@ export function parseFaults(body: unknown): Faults | string {
     if (typeof v !== 'number' || !(v >= 0 && v <= 1)) return `${k} must be a number from 0 to 1`;
     out[k] = v;
   }
-  for (const k of COUNT_FIELDS) {
+  for (const k of TIMER_FIELDS) {
     const v = b[k];
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) return `${k} must be a number from 0 up`;
+    if (typeof v !== 'number' || !(v >= 0 && v <= MAX_TIMER_MS))
+      return `${k} must be a number from 0 to ${MAX_TIMER_MS} (milliseconds: the longest a timer waits)`;
     out[k] = v;
+  }
+  if (b.maxRequestsPerSecond !== undefined) {
+    const v = b.maxRequestsPerSecond;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_REQUESTS_PER_SECOND)
+      return `maxRequestsPerSecond must be an integer from 0 to ${MAX_REQUESTS_PER_SECOND} (0: no limit)`;
+    out.maxRequestsPerSecond = v;
+  }
+  if (b.processingSeconds !== undefined) {
+    const v = b.processingSeconds;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      return 'processingSeconds must be a number from 0 up';
+    out.processingSeconds = v;
   }
   if (b.sessionTtlSeconds !== undefined) {
     const v = b.sessionTtlSeconds;

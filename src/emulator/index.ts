@@ -12,7 +12,7 @@ import { defaultFaults, parseFaults, type Faults } from './faults.js';
 import { seedSensors } from './sensors.js';
 import { DEFAULT_CLIENT, DEFAULT_USERS } from './seed.js';
 import { buildServer } from './server.js';
-import { DEFAULT_START, iso } from './sim-clock.js';
+import { DEFAULT_START, MAX_TIME_SCALE, iso } from './sim-clock.js';
 import type { RequestFilter, RequestRecord } from './requests.js';
 import { advance, catchUp, startTicker } from './simulation.js';
 import { EmulatorState, type Core, type ResolvedOptions } from './state.js';
@@ -121,8 +121,10 @@ function resolve(o: EmulatorOptions): ResolvedOptions {
   if (!Number.isFinite(start))
     throw new TypeError(`Expected \`startTime\` to be a date, got \`${String(o.startTime)}\``);
   const timeScale = o.timeScale ?? 1;
-  if (!(timeScale >= 0))
-    throw new TypeError(`Expected \`timeScale\` to be a number from 0 up, got \`${timeScale}\``);
+  if (!(timeScale >= 0 && timeScale <= MAX_TIME_SCALE))
+    throw new TypeError(
+      `Expected \`timeScale\` to be a number from 0 to ${MAX_TIME_SCALE}, got \`${timeScale}\``,
+    );
   const port = o.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new TypeError(`Expected \`port\` to be an integer from 0 to 65535, got \`${port}\``);

@@ -10,6 +10,25 @@ export const MINUTE_MS = 60_000;
 /** Default start of simulated time: a Monday, so that weekly cycles line up with the first day. */
 export const DEFAULT_START = Date.UTC(2026, 0, 5);
 
+/**
+ * The last time the clock reaches: the API writes times with four-digit years, and a time past the last one a
+ * Date holds would fail every later call. An advance that would pass it is refused.
+ */
+export const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * The fastest the clock runs by itself (simulated seconds per real second): about 12 days a second. Faster, the
+ * clock would pass LATEST within hours, and at an infinite speed the work due each tick would never end.
+ */
+export const MAX_TIME_SCALE = 1_000_000;
+
+/** What is wrong with `v` as a timeScale, or undefined when it is one. */
+export function timeScaleProblem(v: unknown): string | undefined {
+  return typeof v === 'number' && v >= 0 && v <= MAX_TIME_SCALE
+    ? undefined
+    : `timeScale must be a number from 0 to ${MAX_TIME_SCALE}, got ${JSON.stringify(v) ?? String(v)}`;
+}
+
 export class SimClock {
   private readonly start: number;
   private readonly realStart: number;

@@ -34,10 +34,25 @@ export const describeMismatch: MismatchWording = ({ input, type, got, unread }) 
   const example = JSON_EXAMPLE[type];
   if (unread && example)
     return `input \`${input}\` is an ${type}: give it as a JSON ${type}, e.g. ${example} (got ${JSON.stringify(got)})`;
+  const takes = TEXT_TAKES[type];
+  if (unread && takes) return `input \`${input}\` is ${takes} (got ${JSON.stringify(got)})`;
   return unread
     ? `input \`${input}\` is not a valid ${type}: ${JSON.stringify(got)}`
     : `input \`${input}\` must be of type ${type}, got ${JSON.stringify(got)}`;
 };
+
+/** What text a number or a boolean input takes, said when it is given other text. */
+const TEXT_TAKES: Partial<Record<InputType, string>> = {
+  number: 'a number: give it in decimal, e.g. 12, -3 or 0.5',
+  integer: 'an integer: give it in decimal, e.g. 12 or -3',
+  boolean: 'a boolean: give true or false',
+};
+
+/**
+ * A number as JSON writes one, leading zeros allowed (`007`): `Number` alone also reads `0x10` as 16, ` 5` as 5
+ * and `Infinity`, none of which a user means as a decimal number.
+ */
+const DECIMAL = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
 /**
  * The inputs of a run of `pb` from those `given`, or a StepError saying what is wrong with them; a mismatch is
@@ -100,7 +115,7 @@ export function coerceInputs(
 /** Text read as a value of `type`: a number, or JSON. */
 function readAs(type: InputType, text: string): { ok: true; value: unknown } | { ok: false } {
   if (type === 'integer' || type === 'number') {
-    const n = text.trim() === '' ? NaN : Number(text);
+    const n = DECIMAL.test(text) ? Number(text) : NaN;
     return Number.isFinite(n) ? { ok: true, value: n } : { ok: false };
   }
   try {

@@ -56,7 +56,10 @@ export function oneOf<T extends string>(
   return v as T;
 }
 
-/** An integer from `min` to `max`; `fallback` when absent. */
+/**
+ * An integer from `min` to `max`, in decimal digits; `fallback` when absent. `Number` alone reads `0x10` as 16,
+ * `1e1` as 10, and ` 5` as 5: each is refused here, as `fleetbook runs list --limit` refuses them.
+ */
 export function integer(
   name: string,
   v: string | undefined,
@@ -65,7 +68,7 @@ export function integer(
   fallback: number,
 ): number {
   if (v === undefined) return fallback;
-  const n = Number(v);
+  const n = /^-?[0-9]+$/.test(v) ? Number(v) : NaN;
   if (!Number.isInteger(n) || n < min || n > max)
     throw new BadParameter(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
   return n;

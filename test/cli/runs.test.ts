@@ -108,6 +108,17 @@ describe('fleetbook runs list and show (child process)', function () {
     );
   });
 
+  it('refuses an empty --playbook, as the HTTP API refuses ?playbook=, rather than list no runs', async () => {
+    for (const name of ['', ' ']) {
+      const r = await fleetbook(['runs', 'list', '--playbook', name], env);
+      expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+        2,
+        '',
+        `fleetbook: --playbook is empty (got ${JSON.stringify(name)}): give a playbook name, or leave it out\n`,
+      ]);
+    }
+  });
+
   it('warns of a FLEETBOOK_ variable it does not read, naming the one meant, and lists as asked', async () => {
     const r = await fleetbook(['runs', 'list', '--limit', '1'], {
       ...env,

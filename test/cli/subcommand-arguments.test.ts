@@ -67,6 +67,21 @@ describe('runs and store subcommands refuse what they do not take (child process
       expect(r.stderr).to.include('\nUsage: fleetbook ');
     });
 
+  // An empty id is the start of every id: with one run in the store, `runs cancel ''` ended it.
+  for (const args of [
+    ['runs', 'cancel', ''],
+    ['runs', 'cancel', ' '],
+    ['runs', 'show', ''],
+  ])
+    it(`${args.map((a) => JSON.stringify(a)).join(' ')}: exit 2, asking for a run id`, async () => {
+      const r = await fleetbook(args, env);
+      expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+        2,
+        '',
+        `fleetbook: the run id is empty (got ${JSON.stringify(args[2])}): give a run id, or the start of one\n`,
+      ]);
+    });
+
   it('the run is still running, and `runs` alone lists it as `runs list` does', async () => {
     const alone = await fleetbook(['runs', '--json'], env);
     expect([alone.code, alone.stderr]).to.deep.equal([0, '']);

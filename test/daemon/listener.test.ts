@@ -568,11 +568,13 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       expect(all.map((r) => r.id)).to.include(runId);
       expect((await http('GET', `${daemon.url}/runs?limit=1`)).body).to.have.length(1);
       expect((await http('GET', `${daemon.url}/runs/no-such-run`)).status).to.equal(404);
-      // A limit that is not one is refused, not read as another.
-      for (const bad of ['abc', '0', '1001', '2.5']) {
+      // A limit that is not one is refused, not read as another: nor one written other than in decimal digits.
+      for (const bad of ['abc', '0', '1001', '2.5', '0x10', '1e1', '%2B5', '%205']) {
         const r = await http('GET', `${daemon.url}/runs?limit=${bad}`);
         expect(r.status).to.equal(400);
-        expect(r.body).to.deep.equal({ error: `limit must be an integer from 1 to 1000, got "${bad}"` });
+        expect(r.body).to.deep.equal({
+          error: `limit must be an integer from 1 to 1000, got ${JSON.stringify(decodeURIComponent(bad))}`,
+        });
       }
       // Filtered by status, as `fleetbook runs list --status`; a status that is none is refused.
       const ids = async (q: string) =>

@@ -999,7 +999,9 @@ steps:
       expect(fails({ count: '1', colour: 'red' })).to.throw(/unknown input `colour`/);
       expect(fails({})).to.throw('input `count` (integer) is required');
       expect(fails({ count: '1.5' })).to.throw(/input `count`/);
-      expect(fails({ count: '1', dry: 'yes' })).to.throw('input `dry` is not a valid boolean: "yes"');
+      expect(fails({ count: '1', dry: 'yes' })).to.throw(
+        'input `dry` is a boolean: give true or false (got "yes")',
+      );
       expect(fails({ count: '1', ids: '{"a":1}' })).to.throw('input `ids` must be of type array');
       // Text that is no JSON, said of a value given as data (the CLI and the console word it themselves).
       expect(fails({ count: '1', ids: 'a,b' })).to.throw(

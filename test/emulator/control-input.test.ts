@@ -1,0 +1,124 @@
+/**
+ * The control API refuses what it cannot do, saying what it takes, and stays usable: real HTTP to an emulator on
+ * a loopback port.
+ */
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import { emulator, Raw } from './helpers.js';
+
+describe('emulator control API: bad input', () => {
+  let emu: Emulator;
+  let raw: Raw;
+
+  beforeEach(async () => {
+    emu = await emulator();
+    raw = new Raw(emu);
+  });
+  afterEach(() => emu.close());
+
+  it('refuses an advance that would take the clock past 9999-12-31, and keeps its time', async () => {
+    const before = (await raw.send('GET', '/_emulator/clock')).body as { now: string };
+    // 1e308 seconds walked the days up to an infinite time until the process ran out of memory; 8e12 left the
+    // clock past the last time a Date holds, so that every later call failed with 500.
+    for (const seconds of [1e308, 8e12, 1e12]) {
+      const r = await raw.send('POST', '/_emulator/clock/advance', { seconds });
+      expect(r.status, String(seconds)).to.equal(400);
+      expect((r.body as { error: string }).error).to.match(
+        /^seconds must be a number from 0 to \d+: the clock goes no further than 9999-12-31T23:59:59\.999Z/,
+      );
+    }
+    expect((await raw.send('GET', '/_emulator/clock')).body).to.deep.include(before);
+    const r = await raw.send('POST', '/_emulator/clock/advance', { seconds: 86_400 });
+    expect(r.status).to.equal(200);
+  });
+
+  it('refuses a timeScale above 1000000, in PUT /clock and in /reset', async () => {
+    for (const [method, path] of [
+      ['PUT', '/_emulator/clock'],
+      ['POST', '/_emulator/reset'],
+    ] as const) {
+      const r = await raw.send(method, path, { timeScale: 1e308 });
+      expect(r.status, path).to.equal(400);
+      expect((r.body as { error: string }).error, path).to.equal(
+        'timeScale must be a number from 0 to 1000000, got 1e+308',
+      );
+    }
+    const clock = await raw.send('GET', '/_emulator/clock');
+    expect(clock.status).to.equal(200);
+    expect((clock.body as { timeScale: number }).timeScale).to.equal(0);
+  });
+
+  it('refuses a query parameter given twice or empty, and an account it does not have', async () => {
+    const answers: Record<string, [number, unknown]> = {};
+    for (const path of [
+      // 500 "id.toUpperCase is not a function".
+      '/calls?device=x&device=y',
+      // These two answered every account's fields with no account: a test reading them found none.
+      '/accounts?account=a&account=b&devices=0',
+      '/accounts?account=0000000000-00009&devices=0',
+      '/accounts?account=',
+      '/requests?account=a&account=b',
+      '/requests?limit=1&limit=2',
+    ]) {
+      const r = await raw.send('GET', `/_emulator${path}`);
+      answers[path] = [r.status, r.body];
+    }
+    expect(answers).to.deep.equal({
+      '/calls?device=x&device=y': [400, { error: 'device is given 2 times: give it once' }],
+      '/accounts?account=a&account=b&devices=0': [400, { error: 'account is given 2 times: give it once' }],
+      '/accounts?account=0000000000-00009&devices=0': [
+        404,
+        {
+          error:
+            'no account "0000000000-00009": this world has 0000123456-00001, 0000123456-00002, 0000123456-00003',
+        },
+      ],
+      '/accounts?account=': [400, { error: 'account is empty: give it a value, or leave it out' }],
+      '/requests?account=a&account=b': [400, { error: 'account is given 2 times: give it once' }],
+      '/requests?limit=1&limit=2': [400, { error: 'limit is given 2 times: give it once' }],
+    });
+    const one = await raw.send('GET', '/_emulator/accounts?account=0000123456-00002&devices=0');
+    expect(
+      (one.body as { accounts: { accountName: string }[] }).accounts.map((a) => a.accountName),
+    ).to.deep.equal(['0000123456-00002']);
+  });
+
+  it('refuses a fault it cannot apply as given, and keeps the faults it had', async () => {
+    await raw.send('PUT', '/_emulator/faults', { latencyMs: 5 });
+    const answers: Record<string, [number, unknown]> = {};
+    for (const body of [
+      // 500 "Invalid typed array length", with the fault set half applied.
+      { maxRequestsPerSecond: 1e12 },
+      // Taken, and read as 2 requests a second; 0.5 as no limit at all.
+      { maxRequestsPerSecond: 2.5 },
+      { maxRequestsPerSecond: 0.5 },
+      // Taken, and waited 1 ms: a timer of more than 2147483647 ms fires at once.
+      { latencyMs: 3e9 },
+      { callbackRetryMs: 1e12 },
+      { bogus: 1 },
+    ]) {
+      const r = await raw.send('PUT', '/_emulator/faults', body);
+      answers[JSON.stringify(body)] = [r.status, r.body];
+    }
+    const TIMER = 'must be a number from 0 to 2147483647 (milliseconds: the longest a timer waits)';
+    const RATE = 'maxRequestsPerSecond must be an integer from 0 to 1000000 (0: no limit)';
+    expect(answers).to.deep.equal({
+      '{"maxRequestsPerSecond":1000000000000}': [400, { error: RATE }],
+      '{"maxRequestsPerSecond":2.5}': [400, { error: RATE }],
+      '{"maxRequestsPerSecond":0.5}': [400, { error: RATE }],
+      '{"latencyMs":3000000000}': [400, { error: `latencyMs ${TIMER}` }],
+      '{"callbackRetryMs":1000000000000}': [400, { error: `callbackRetryMs ${TIMER}` }],
+      '{"bogus":1}': [
+        400,
+        {
+          error:
+            'unknown fault `bogus`: the faults are errorRate, resetRate, latencyMs, maxRequestsPerSecond, sessionTtlSeconds, deviceErrors, maxCallbackThreshold, callbackRetryMs, processingSeconds, neverFinishRate, neverFinishDevices, dropCallbackRate',
+        },
+      ],
+    });
+    expect((await raw.send('GET', '/_emulator/faults')).body).to.deep.include({
+      latencyMs: 5,
+      maxRequestsPerSecond: 0,
+    });
+  });
+});
