@@ -130,7 +130,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
           2,
         )}\n`,
       );
-    else process.stdout.write(runs.length ? runTable(runs) : 'no runs\n');
+    else process.stdout.write(runs.length ? runTable(runs) : `${await noRuns(store, filter)}\n`);
     return 0;
   });
 }
@@ -215,6 +215,18 @@ function listFilter(flags: ListFlags): { limit: number; playbook?: string; statu
     ...(flags.playbook !== undefined ? { playbook: flags.playbook } : {}),
     ...(status !== undefined ? { status: status as RunStatus } : {}),
   };
+}
+
+/**
+ * What `runs list` says when no run matches: which filters, and, for a playbook the store has no run of at all,
+ * that the name is a playbook's `name:` (a file name, or a typo, matches nothing).
+ */
+async function noRuns(store: Store, filter: { playbook?: string; status?: RunStatus }): Promise<string> {
+  const { playbook, status } = filter;
+  if (playbook === undefined) return status === undefined ? 'no runs' : `no ${status} runs`;
+  const any = status !== undefined && (await store.listRuns({ playbook, limit: 1 })).length > 0;
+  if (any) return `no ${status} runs of playbook ${JSON.stringify(playbook)}`;
+  return `no runs of playbook ${JSON.stringify(playbook)}: the store has no run of a playbook of that name (the name is the playbook's \`name:\`, not its file's)`;
 }
 
 /** The runs as a table under a header, each column as wide as its widest cell. */

@@ -91,8 +91,14 @@ describe('fleetbook runs list and show (child process)', function () {
     ).to.deep.equal([RUNS[3]![0]]);
   });
 
-  it('says so when no run matches', async () => {
-    expect(await list('--playbook', 'no-such-playbook')).to.equal('no runs\n');
+  it('says so when no run matches, and of a playbook name no run has, what the name is', async () => {
+    expect(await list('--playbook', 'no-such-playbook')).to.equal(
+      'no runs of playbook "no-such-playbook": the store has no run of a playbook of that name (the name is the playbook\'s `name:`, not its file\'s)\n',
+    );
+    expect(await list('--playbook', 'nightly', '--status', 'cancelled')).to.equal(
+      'no cancelled runs of playbook "nightly"\n',
+    );
+    expect(await list('--status', 'cancelled')).to.equal('no cancelled runs\n');
   });
 
   it('refuses a --limit that is not a whole number from 1 to 1000, and an unknown --status', async () => {
