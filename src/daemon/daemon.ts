@@ -22,6 +22,7 @@ import { readSourceAmong } from '../playbook/source.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { planOf } from '../runner/plan.js';
+import { secretsStillRead } from '../runner/resume-secrets.js';
 import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
 import { versionOf } from '../playbook/version.js';
@@ -384,11 +385,16 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     const resumes: { r: RunRecord; pb: Playbook | undefined }[] = [];
     for (const r of unfinished) resumes.push({ r, pb: await playbookOfRun(r, playbooks, st, log) });
     // A run goes on with its own version, which may read a secret the loaded playbooks do not: as for those,
-    // the daemon does not start rather than fail the run halfway (the next start resumes it).
-    const unsetForRuns = resumes.flatMap(({ r, pb }) => {
-      const why = pb && unsetOf(pb);
-      return why ? [`run ${r.id}: playbook ${r.playbook} (version ${r.version ?? 'unknown'}) ${why}`] : [];
-    });
+    // the daemon does not start rather than fail the run halfway (the next start resumes it). Only what the run
+    // can still evaluate counts: a secret only the steps it finished read is not needed (resume-secrets.ts).
+    const unsetForRuns: string[] = [];
+    for (const { r, pb } of resumes) {
+      if (!pb || !unsetOf(pb)) continue;
+      const checkpoints = r.status === 'queued' ? new Map<string, unknown>() : await st.loadSteps(r.id);
+      const why = unsetSecrets(secretsStillRead(planOf(pb), checkpoints), o.secrets ?? {});
+      if (why)
+        unsetForRuns.push(`run ${r.id}: playbook ${r.playbook} (version ${r.version ?? 'unknown'}) ${why}`);
+    }
     if (unsetForRuns.length)
       throw new ConfigError(
         `runs to resume cannot go on; not starting:\n${unsetForRuns.join('\n')}\nSet each variable, or end such a run without resuming it: fleetbook runs cancel ID`,

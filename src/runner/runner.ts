@@ -30,6 +30,7 @@ import { planOnly } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
+import { secretsStillRead } from './resume-secrets.js';
 import { engineAction } from './strategies/engine.js';
 import { reconciles, strategyOf, type UsesStep } from './strategies/index.js';
 import { StoredItems } from './stored-items.js';
@@ -90,10 +91,6 @@ class Run {
     } catch (e) {
       error = (e as Error).message;
     }
-    // A secret not set would fail the run at the step that reads it, after the steps before it acted (a run
-    // resumed or taken up by a process without it): it fails before its first step instead.
-    const unset = unsetSecrets(ctx.plan.secrets, o.secrets ?? {});
-    if (unset) error ??= `playbook ${this.pb.name} ${unset}`;
     const stored = o.stored ?? (o.runId ? await store.getRun(o.runId) : undefined);
     if (stored) {
       // Queued by the daemon, or interrupted (a crash): what earlier executions checkpointed is not done again.
@@ -120,6 +117,11 @@ class Run {
         ...(o.owner !== undefined ? { owner: o.owner } : {}),
       });
     }
+    // A secret not set would fail the run at the step that reads it, after the steps before it acted (a run
+    // resumed or taken up by a process without it): it fails before its first step instead. Resumed, it needs
+    // only those it can still read, not those of the steps it finished (resume-secrets.ts).
+    const unset = unsetSecrets(secretsStillRead(ctx.plan, ctx.checkpoints), o.secrets ?? {});
+    if (unset) error ??= `playbook ${this.pb.name} ${unset}`;
     ctx.log.info(ctx.checkpoints.size ? 'run resumed' : 'run started', {
       dryRun: Boolean(o.dryRun),
       ...(ctx.checkpoints.size ? { checkpoints: ctx.checkpoints.size } : {}),

@@ -13,14 +13,17 @@ import { DaemonWorld, type DaemonProcess } from '../helpers/daemon.js';
 
 const TOKEN = 'version-test-daemon-token-0123456789';
 
-/** The playbook, version `v`: a step, a wait the daemon is killed in, and a step after it that logs `last`. */
-const playbook = (v: string, extra = '', last = `${v} last`) => `version: 1
+/**
+ * The playbook, version `v`: a step that logs `first`, a wait the daemon is killed in, and a step after it that
+ * logs `last`; `extra` after them (more steps, a `finally`).
+ */
+const playbook = (v: string, extra = '', last = `${v} last`, first = `${v} first`) => `version: 1
 name: pinned
 on: { manual: true }
 steps:
   - id: first
     uses: log
-    with: { message: '${v} first' }
+    with: { message: '${first}' }
   - id: hold
     wait: 2s
   - id: last
@@ -65,6 +68,36 @@ describe('daemon: a run resumed after its playbook changed', function () {
     while (!d.stderr.includes(`${v} first`) && Date.now() < deadline) await sleep(50);
     expect(d.stderr).to.include(`${v} first`);
     await d.stop('SIGKILL');
+  }
+
+  /** Kills `d` once its log has a line with each of `texts` (a step started, a message logged). */
+  async function killAt(d: DaemonProcess, ...texts: string[]): Promise<void> {
+    const seen = () => d.stderr.split('\n').some((line) => texts.every((t) => line.includes(t)));
+    const deadline = Date.now() + 10_000;
+    while (!seen() && Date.now() < deadline) await sleep(50);
+    expect(seen(), texts.join(' ')).to.equal(true);
+    await d.stop('SIGKILL');
+  }
+
+  /** The message of a start that failed, or undefined when the daemon started. */
+  const startFails = (name: string, dir: string, state: string, env: Record<string, string>) =>
+    world.start(name, dir, { state, env }).then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+
+  /** What a refused start says of the run to resume that reads PINNED_KEY, not set. */
+  function refusedFor(refused: string | undefined, runId: string): void {
+    expect(refused, 'the daemon started').to.be.a('string');
+    expect(refused).to.include('runs to resume cannot go on; not starting:\n');
+    expect(refused).to.match(
+      new RegExp(
+        `run ${runId}: playbook pinned \\(version [0-9a-f]{16}\\) reads secrets\\.PINNED_KEY, not set: set FLEETBOOK_SECRET_PINNED_KEY\n`,
+      ),
+    );
+    expect(refused).to.include(
+      'Set each variable, or end such a run without resuming it: fleetbook runs cancel ID',
+    );
   }
 
   /** The run's summary once it has ended, within 20 s. */
@@ -168,5 +201,83 @@ describe('daemon: a run resumed after its playbook changed', function () {
     ]);
     // serve claims the runs to resume before it listens: it found none (as the first test's serve finds one).
     expect(second.stderr).not.to.include('resuming unfinished runs');
+  });
+
+  it('starts without a secret that only a step the run finished read, and the run ends', async () => {
+    const { dir, file, state } = await place('playbooks-finished-secret');
+    const env = { FLEETBOOK_DAEMON_TOKEN: TOKEN };
+    await writeFile(file, playbook('v1', '', 'v1 last', 'v1 first with ${{ secrets.PINNED_KEY }}'));
+    const first = await world.start('daemon v1 with the secret', dir, {
+      state,
+      env: { ...env, FLEETBOOK_SECRET_PINNED_KEY: 'pinned-key-value' },
+    });
+    const runId = await startRun(first);
+    // `first` has ended (its checkpoint is written before the next step starts): the secret was read.
+    await killAt(first, '"step started"', '"step":"hold"');
+    expect(first.stderr).to.include('v1 first with');
+
+    // The secret rotated away, the step that read it edited out: the run still to resume no longer reads it.
+    await writeFile(file, playbook('v2'));
+    const second = await world.start('daemon v2 without the secret', dir, { state, env });
+    expect(second.stderr).to.include('resuming unfinished runs');
+    const run = await ended(second, runId);
+    expect([run.status, run.error]).to.deep.equal(['succeeded', undefined]);
+    expect(run.steps.map((s) => [s.id, s.status])).to.deep.equal([
+      ['first', 'succeeded'],
+      ['hold', 'succeeded'],
+      ['last', 'succeeded'],
+    ]);
+    // `first` was not run again, `last` was.
+    expect(second.stderr).not.to.include('v1 first');
+    expect(second.stderr).to.include('v1 last');
+  });
+
+  it('does not start without a secret that the iterations of a forEach still to run read', async () => {
+    const { dir, file, state } = await place('playbooks-foreach-secret');
+    const env = { FLEETBOOK_DAEMON_TOKEN: TOKEN };
+    const loop = `  - id: each
+    forEach:
+      items: [1, 2, 3]
+      steps:
+        - id: note
+          uses: log
+          with: { message: 'v1 item \${{ item }} with \${{ secrets.PINNED_KEY }}' }
+        - id: pause
+          wait: 1s
+`;
+    await writeFile(file, playbook('v1', loop));
+    const first = await world.start('daemon v1 with the secret', dir, {
+      state,
+      env: { ...env, FLEETBOOK_SECRET_PINNED_KEY: 'pinned-key-value' },
+    });
+    const runId = await startRun(first);
+    // The first iteration has read the secret; the third has not.
+    await killAt(first, 'v1 item 1 with');
+
+    await writeFile(file, playbook('v2'));
+    refusedFor(await startFails('daemon v2 without the secret', dir, state, env), runId);
+  });
+
+  it('does not start without a secret that a finally step reads, and with it the run ends', async () => {
+    const { dir, file, state } = await place('playbooks-finally-secret');
+    const env = { FLEETBOOK_DAEMON_TOKEN: TOKEN };
+    const withSecret = { ...env, FLEETBOOK_SECRET_PINNED_KEY: 'pinned-key-value' };
+    const cleanup = `finally:
+  - id: cleanup
+    uses: log
+    with: { message: 'v1 cleanup with \${{ secrets.PINNED_KEY }}' }
+`;
+    await writeFile(file, playbook('v1', cleanup));
+    const first = await world.start('daemon v1 with the secret', dir, { state, env: withSecret });
+    const runId = await startRun(first);
+    await killAt(first, '"step started"', '"step":"hold"');
+
+    await writeFile(file, playbook('v2'));
+    refusedFor(await startFails('daemon v2 without the secret', dir, state, env), runId);
+
+    const third = await world.start('daemon v2 with the secret', dir, { state, env: withSecret });
+    const run = await ended(third, runId);
+    expect([run.status, run.error]).to.deep.equal(['succeeded', undefined]);
+    expect(third.stderr).to.include('v1 cleanup with');
   });
 });
