@@ -61,6 +61,28 @@ const arrayHandler: ProxyHandler<Record<string | symbol, unknown> & unknown[]> =
   },
 };
 
+/** Lists sliced from lists of the context: of the context's data, but theirs was granted already (sliceList). */
+const partHandler: ProxyHandler<Record<string | symbol, unknown> & unknown[]> = {
+  get(target, prop) {
+    if (prop === TARGET) return target;
+    const v = target[prop];
+    return typeof prop === 'symbol' || prop === 'length' ? v : toCel(v);
+  },
+};
+
+/**
+ * The elements of `list` from `from` up to `to` (valid indexes). A list of the context is sliced as it is, not
+ * element by element through its proxy: the part holds the data's very elements (what fromCel returns), and
+ * reading its size grants nothing more, as its elements are the list's, whose read granted them. Either way the
+ * part is a copy of its references only, never of the list.
+ */
+export function sliceList(list: unknown[], from: number, to: number): unknown[] {
+  const target = (list as { [TARGET]?: unknown[] })[TARGET];
+  if (target === undefined) return list.slice(from, to);
+  grantElements(target, target.length);
+  return new Proxy(target.slice(from, to) as never, partHandler);
+}
+
 /**
  * The handler of `env`: a variable fleetbook withholds (util/secrets.ts) is never there, and asking for one
  * (`env.NAME`, `env[inputs.name]`, `in`: cel-js asks by hasOwn) fails with its own error, not `No such key`.

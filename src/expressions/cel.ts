@@ -11,6 +11,7 @@
  *   operation ambiguous to cel-js's checker (arithmetic on an element of an empty literal, `[].map(n, n / 2)`),
  *   the expression is CEL's own: it is checked and run without them.
  * - `matches()` runs on RE2, linear in the text (regex.ts).
+ * - Lists have `slice(from, to)`, `take(n)` and `drop(n)` (slices.ts).
  * - Every evaluation has a budget of work (budget.ts, FLEETBOOK_EXPRESSION_BUDGET): past it, it fails.
  * - CEL is sandboxed: no I/O, no loops, bounded size. Nothing reachable from an expression can escape.
  */
@@ -20,6 +21,7 @@ import { metered } from './budget.js';
 import { instrument, prepareMapLiteral } from './evaluator.js';
 import { unknownFunction } from './functions.js';
 import { registerRe2Matches } from './regex.js';
+import { registerListSlices } from './slices.js';
 
 export { DEFAULT_EXPRESSION_BUDGET, expressionBudget, setExpressionBudget } from './budget.js';
 export { fromCel } from './boundary.js';
@@ -58,6 +60,7 @@ function environment(variables: readonly (readonly [string, string])[], mixed: b
       env.registerOperator(`int ${op} double: double`, (a: bigint, b: number) => f(Number(a), b));
     }
   registerRe2Matches(env);
+  registerListSlices(env);
   instrument(env);
   return env;
 }

@@ -1,5 +1,6 @@
 /**
- * The functions of playbook expressions: CEL's standard ones as cel-js has them, and `matches` on RE2. The list
+ * The functions of playbook expressions: CEL's standard ones as cel-js has them, `matches` on RE2, and part of
+ * a list (`slice` as cel-go's lists library has it, `take`, `drop`: slices.ts). The list
  * docs/playbook.md gives (a test holds the two together, and checks each example), and what a call of a name
  * that is none of them is told.
  */
@@ -24,6 +25,9 @@ export const FUNCTIONS: readonly CelFunction[] = [
   { name: 'trim', example: '" x ".trim()' },
   { name: 'split', example: '"a,b".split(",")' },
   { name: 'join', example: '["a", "b"].join(",")' },
+  { name: 'slice', example: '[1, 2, 3, 4].slice(1, 3)' },
+  { name: 'take', example: 'steps.devices.items.take(50)' },
+  { name: 'drop', example: 'steps.devices.items.drop(50)' },
   { name: 'int', example: 'int("42")' },
   { name: 'uint', example: 'uint(42)' },
   { name: 'double', example: 'double("2.5")' },
@@ -52,7 +56,7 @@ export function unknownFunction(message: string): string | undefined {
   if (name === undefined || KNOWN.has(name) || getter.test(name)) return undefined;
   return (
     `\`${name}\` is not a function of playbook expressions (CEL); docs/playbook.md#functions lists those there ` +
-    'are: size, contains, startsWith, endsWith, matches, substring, split, join, lowerAscii, int, string, ' +
-    'timestamp..., and the macros map, filter, all, exists, has'
+    'are: size, contains, startsWith, endsWith, matches, substring, split, join, slice, take, drop, ' +
+    'lowerAscii, int, string, timestamp..., and the macros map, filter, all, exists, has'
   );
 }

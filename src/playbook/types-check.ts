@@ -24,7 +24,9 @@ export interface TypeEnv {
 interface Node {
   op: string;
   args: unknown;
+  /** Where the node's operator or member is; `start`, where the whole of it starts. */
   pos: number;
+  start?: number;
 }
 
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object' && 'op' in x;
@@ -75,6 +77,8 @@ const RESULTS: Record<string, T> = {
   double: { k: 'number' },
 };
 const MACROS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
+/** The functions that take part of a list (expressions/slices.ts): a list of the same elements. */
+const SLICES = new Set(['slice', 'take', 'drop']);
 
 class Walker {
   constructor(
@@ -118,6 +122,7 @@ class Walker {
               ? r
               : { k: 'bool' };
         }
+        if (SLICES.has(name)) return this.slice(name, recv, r, args, bound);
         for (const a of args) this.type(a, bound);
         return RESULTS[name] ?? DYN;
       }
@@ -176,6 +181,32 @@ class Walker {
       offset: pos,
       rule: 'member',
       message: `\`${pathOf(of)}\` has no member \`${name}\`${hint}`,
+    });
+    return DYN;
+  }
+
+  /**
+   * `slice`, `take` or `drop` of `recv` (of type `r`): a list of its elements. What cel-js's checker sees as dyn
+   * (the run's data) may be known here: a receiver that is no list, an argument that is no number, are refused.
+   * A double of the data may be whole (a schema's `number`), and a whole JSON number is an int: it passes; a
+   * double literal never is.
+   */
+  private slice(name: string, recv: Node, r: T, args: Node[], bound: Map<string, T>): T {
+    for (const a of args) {
+      const t = this.type(a, bound);
+      // A double written in the expression stays one.
+      if ((t.k !== 'dyn' && !NUMERIC.has(t.k)) || (a.op === 'value' && typeof a.args === 'number'))
+        this.problems.push({
+          offset: a.start ?? a.pos,
+          rule: 'type',
+          message: `\`${name}\` takes an int; \`${pathOf(a)}\` is ${typeName(t)}`,
+        });
+    }
+    if (r.k === 'list' || r.k === 'dyn') return r;
+    this.problems.push({
+      offset: recv.start ?? recv.pos,
+      rule: 'type',
+      message: `\`${name}\` takes part of a list; \`${pathOf(recv)}\` is ${typeName(r)}`,
     });
     return DYN;
   }
