@@ -114,9 +114,9 @@ function secretColumn(name: string): boolean {
   return (redactValue(Object.fromEntries([[name, '-']])) as Json)[name] !== '-';
 }
 
-/** Each row's values, in column order, with secrets masked (util/secrets.ts): a page of rows at a time. */
-async function* valuesOf<R>(table: Table<R>, columns: readonly string[]): AsyncGenerator<unknown[][]> {
-  const cells = columns.map((c) => {
+/** How each column reads a row's value, in column order, with secrets masked (util/secrets.ts). */
+function cellsOf<R>(table: Table<R>, columns: readonly string[]): ((row: R) => unknown)[] {
+  return columns.map((c) => {
     const read = table.reader(c);
     if (!secretColumn(c)) return (row: R) => redactCell(read(row));
     return (row: R) => {
@@ -124,7 +124,6 @@ async function* valuesOf<R>(table: Table<R>, columns: readonly string[]): AsyncG
       return v !== undefined && v !== null && v !== '' ? '***' : redactValue(v);
     };
   });
-  for await (const page of table.rows()) yield page.map((row) => cells.map((cell) => cell(row)));
 }
 
 /** A cell with registered secrets removed: a number, a boolean or nothing holds none. */
@@ -137,6 +136,8 @@ function redactCell(v: unknown): unknown {
 /** Text a spreadsheet would run as a formula; a number written as text is not one. */
 const FORMULA = /^[=+\-@\t\r]/;
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+/** A character that makes a field quoted. Made once: a literal in csvField would be a new object each cell. */
+const QUOTED = /[",\r\n]/;
 
 /**
  * A CSV field (RFC 4180): empty for no value; a nested value as its JSON text; quoted when it holds a comma, a
@@ -148,22 +149,30 @@ export function csvField(v: unknown): string {
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   const text = v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   const safe = typeof v === 'string' && FORMULA.test(text) && !NUMBER.test(text) ? `'${text}` : text;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  return QUOTED.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /** A header line, then a line per row, the lines of a page at a time. No columns: no text (every line would be empty). */
 async function* csvLines<R>(table: Table<R>, columns: readonly string[]): AsyncGenerator<string[]> {
   if (!columns.length) return;
   yield [`${columns.map(csvField).join(',')}\n`];
-  for await (const page of valuesOf(table, columns))
-    yield page.map((values) => `${values.map(csvField).join(',')}\n`);
+  const cells = cellsOf(table, columns);
+  // One list of a line's fields, filled again for each row: a million rows make no list each.
+  const fields = columns.map(() => '');
+  for await (const page of table.rows())
+    yield page.map((row) => {
+      for (let i = 0; i < cells.length; i++) fields[i] = csvField((cells[i] as (row: R) => unknown)(row));
+      return `${fields.join(',')}\n`;
+    });
 }
 
 /** A JSON list of one object per row, one per line, its fields in column order; a missing value is left out. */
 async function* jsonLines<R>(table: Table<R>, columns: readonly string[]): AsyncGenerator<string[]> {
+  const cells = cellsOf(table, columns);
   let first = true;
-  for await (const page of valuesOf(table, columns))
-    yield page.map((values) => {
+  for await (const page of table.rows())
+    yield page.map((row) => {
+      const values = cells.map((cell) => cell(row));
       // fromEntries defines each key, `__proto__` included, as the data it is.
       const fields = Object.fromEntries(
         columns.flatMap((c, i) => (values[i] === undefined ? [] : [[c, values[i]]])),

@@ -127,6 +127,51 @@ export function refsOf(set: DeviceSet): DeviceRef[] {
   return set.groups.flatMap(({ kind, ids }) => ids.map((id) => ({ id, kind })));
 }
 
+/**
+ * The kind of each device of a set, found by its identifier: for the entries of a location report, which come
+ * in the order the devices were sent. The device after the one found last is tried first; a map of the set is
+ * built only when an entry comes out of that order (a pass that sends some of the devices again), once.
+ */
+export class KindsOf {
+  /** The device tried first: its group, and its place in the group. */
+  private group = 0;
+  private at = 0;
+  /** Each device's group and place, as `place * groups + group`: made when first needed. */
+  private places?: Map<string, number>;
+
+  constructor(private readonly set: DeviceSet) {}
+
+  /** The kind of device `id`, or undefined when the set has no such device. */
+  kindOf(id: string): string | undefined {
+    const { groups } = this.set;
+    let g = groups[this.group];
+    while (g && this.at >= g.ids.length && this.group < groups.length - 1) {
+      g = groups[++this.group];
+      this.at = 0;
+    }
+    if (g?.ids[this.at] === id) {
+      this.at++;
+      return g.kind;
+    }
+    const place = this.placeOf(id);
+    if (place === undefined) return undefined;
+    this.group = place % groups.length;
+    this.at = Math.floor(place / groups.length) + 1;
+    return (groups[this.group] as { kind: string }).kind;
+  }
+
+  private placeOf(id: string): number | undefined {
+    if (!this.places) {
+      // Set one device after another, as a map of the devices built from refsOf would: the last place wins.
+      const places = new Map<string, number>();
+      const { groups } = this.set;
+      groups.forEach(({ ids }, g) => ids.forEach((x, i) => places.set(x, i * groups.length + g)));
+      this.places = places;
+    }
+    return this.places.get(id);
+  }
+}
+
 /** The devices of `set` that are (`keep` true) or are not in `ids`. */
 export function subset(set: DeviceSet, ids: Set<string>, keep: boolean): DeviceSet {
   const groups = set.groups
@@ -231,26 +276,27 @@ const CACHED_AGE_MS = 5 * 60_000;
 
 /**
  * A location entry (`{ msid, pd, error }`) as a device result, under the report's txid (`requestId`) when it
- * came from one; `byMsid` maps msid to the requested device. A failed device's error type is the spec's name
- * for it (a vendor prefix read as `SVC`). A located device's result carries its location as data: latitude,
- * longitude, radius (metres), time (ISO) and whether the fix came from the cache (cacheMode "0" always, "2"
- * never, "1" when the fix is older than the request by more than five minutes).
+ * came from one; `requested` tells the kind of the device requested (`msid` for a device not requested). A
+ * failed device's error type is the spec's name for it (a vendor prefix read as `SVC`). A located device's
+ * result carries its location as data: latitude, longitude, radius (metres), time (ISO) and whether the fix
+ * came from the cache (cacheMode "0" always, "2" never, "1" when the fix is older than the request by more
+ * than five minutes).
  */
 export function locationResult(
   entry: Json,
-  byMsid: Map<string, DeviceRef>,
+  requested: KindsOf,
   attempts: number,
   request: { cacheMode?: unknown; at: number; requestId?: string },
 ): DeviceResult {
-  const msid = String(entry.msid ?? '');
-  const ref = byMsid.get(msid) ?? { id: msid, kind: 'msid' };
+  const deviceId = String(entry.msid ?? '');
+  const kind = requested.kindOf(deviceId) ?? 'msid';
   const err = (entry.error ?? {}) as Json;
   const under = request.requestId === undefined ? {} : { requestId: request.requestId };
   if (typeof err.type === 'string' && err.type !== '') {
     const type = specErrorType(err.type);
     return {
-      deviceId: ref.id,
-      kind: ref.kind,
+      deviceId,
+      kind,
       outcome: 'failed',
       errorType: type,
       errorClass: deviceErrorClass(type),
@@ -260,8 +306,8 @@ export function locationResult(
   }
   const data = locationData((entry.pd ?? {}) as Json, request);
   return data
-    ? { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts, ...under, data }
-    : { deviceId: ref.id, kind: ref.kind, outcome: 'succeeded', attempts, ...under };
+    ? { deviceId, kind, outcome: 'succeeded', attempts, ...under, data }
+    : { deviceId, kind, outcome: 'succeeded', attempts, ...under };
 }
 
 function locationData(pd: Json, request: { cacheMode?: unknown; at: number }): Json | undefined {
@@ -283,9 +329,12 @@ function locationData(pd: Json, request: { cacheMode?: unknown; at: number }): J
   };
 }
 
+/** `YYYYMMDDhhmmss`: made once, not at each of a report's million fixes (a literal is a new object each time). */
+const COMPACT_TIME = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/;
+
 /** `YYYYMMDDhhmmss` (UTC) as ISO 8601; anything else as it is. */
 function compactToIso(t: string): string {
-  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(t);
+  const m = COMPACT_TIME.exec(t);
   return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z` : t;
 }
 

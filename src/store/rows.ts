@@ -132,6 +132,10 @@ export interface ResultColumns {
   data_json: string | null;
 }
 
+/** The columns of `ledger` an EntryRow reads. */
+export const ENTRY_COLUMNS =
+  'seq, run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids, request_id, data_json';
+
 /** A row of the `ledger` table: the devices that got one result in one write. */
 export interface EntryRow extends ResultColumns {
   seq: number;
@@ -211,7 +215,7 @@ export interface ReadEntry extends EntryRow {
  * Entries (in step, then seq order, none that a later entry replaces whole) as pages of at most ROWS_PER_PAGE
  * ledger rows, leaving out each entry's `replaced` devices.
  */
-export function* latestRows(entries: readonly ReadEntry[]): Generator<LedgerRow[]> {
+export function* latestRows(entries: Iterable<ReadEntry>): Generator<LedgerRow[]> {
   let page: LedgerRow[] = [];
   for (const e of entries) {
     const data = e.data_json === null ? undefined : (JSON.parse(e.data_json) as (Json | null)[]);

@@ -10,6 +10,7 @@ import { makeDirs } from '../util/files.js';
 import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
 import { deviceResults, resultsUnder, ledgerEntries, matchingSteps } from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
+import type { ReadPlan } from './sqlite-latest-read.js';
 import { SqliteInbox, inboxAfter, inboxByRequest, inboxPosition, recentInbox } from './sqlite-inbox.js';
 import { itemChunks, listRuns, runIdsStartingWith, runsByHour } from './sqlite-reads.js';
 import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sqlite-runs.js';
@@ -19,7 +20,7 @@ import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
 import { idRange } from './id-range.js';
-import { latestMatching, latestRows, type ReadEntry } from './rows.js';
+import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import {
   type DeviceGroup,
@@ -267,15 +268,17 @@ export class SqliteStore implements Store {
    * is worked out off the event loop and not in memory (LatestRead); the entries are read here.
    */
   async *eachDeviceResult(runId: string, step?: string): AsyncGenerator<LedgerRow[]> {
-    const read = this.sql(
-      'SELECT * FROM ledger WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY step, seq',
-    );
-    for await (const plans of this.grouped().latest(runId, step)) {
-      const entries = read.all(JSON.stringify(plans.map((p) => p.seq))) as ReadEntry[];
-      const replaced = new Map(plans.filter((p) => p.replaced).map((p) => [p.seq, p.replaced]));
-      if (replaced.size) for (const e of entries) e.replaced = replaced.get(e.seq);
-      yield* latestRows(entries);
-    }
+    const read = this.sql(`SELECT ${ENTRY_COLUMNS} FROM ledger WHERE seq = ?`);
+    // An entry read when its rows are made (the plans are in step, then seq order): an entry holds up to a batch
+    // of devices with their data, and only the one whose rows are being made is in memory.
+    const entries = function* (plans: ReadPlan[]): Generator<ReadEntry> {
+      for (const { seq, replaced } of plans) {
+        const e = read.get(seq) as ReadEntry | undefined;
+        if (e && replaced) e.replaced = replaced;
+        if (e) yield e;
+      }
+    };
+    for await (const plans of this.grouped().latest(runId, step)) yield* latestRows(entries(plans));
   }
 
   async repeatedAmong(runId: string, keys: readonly string[]): Promise<Map<string, number>> {

@@ -9,6 +9,8 @@ import {
   devicesOf,
   groupResults,
   idsOf,
+  KindsOf,
+  locationResult,
   refsOf,
   resultsOf,
   subset,
@@ -213,5 +215,37 @@ finally:
       'location.getReportStatus',
       'devices.deactivate',
     ]);
+  });
+
+  it("gives each location entry its requested device's kind, whatever order the entries come in", () => {
+    const set = devicesOf(CATALOG['location.createReport'], {
+      deviceList: [
+        { id: 'a1', kind: 'IMEI' },
+        { id: 'b1', kind: 'msisdn' },
+        { id: 'a2', kind: 'imei' },
+        { id: 'a3', kind: 'imei' },
+        { id: 'b2', kind: 'MSISDN' },
+      ],
+    });
+    const kinds = (order: string[]) => {
+      const requested = new KindsOf(set);
+      return order.map(
+        (msid) => locationResult({ msid, error: { type: 'X' } }, requested, 1, { at: 0 }).kind,
+      );
+    };
+    // In the order sent, kind after kind; then out of that order, with a device sent again, and one not sent.
+    expect(kinds(['a1', 'a2', 'a3', 'b1', 'b2'])).to.deep.equal(['imei', 'imei', 'imei', 'msisdn', 'msisdn']);
+    expect(kinds(['b2', 'a2', 'a3', 'b1', 'a1', 'zz', 'a2', 'b2'])).to.deep.equal([
+      'msisdn',
+      'imei',
+      'imei',
+      'msisdn',
+      'imei',
+      'msid',
+      'imei',
+      'msisdn',
+    ]);
+    expect(kinds(['a3', 'b1', 'b2'])).to.deep.equal(['imei', 'msisdn', 'msisdn']);
+    expect(new KindsOf({ groups: [], size: 0 }).kindOf('a1')).to.equal(undefined);
   });
 });

@@ -8,7 +8,7 @@ import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
 import { addCounts, countDevices, item } from '../context.js';
 import { DeviceResults } from '../device-results.js';
-import { groupResults, locationResult, refsOf, withResult, type DeviceRef } from '../devices.js';
+import { groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
 import { beforeRetry, withDeviceRetries } from './device-retry.js';
@@ -17,7 +17,7 @@ import { StoredRetries, type RetryPass } from './stored-retries.js';
 
 export async function locate(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
-  const byMsid = new Map(refsOf(x.devices).map((d) => [d.id, d]));
+  const requested = new KindsOf(x.devices);
   const results = new DeviceResults();
   const { output } = await withDeviceRetries(x, results, async (input, attempt) => {
     const at = ctx.clock.now();
@@ -25,7 +25,7 @@ export async function locate(x: ActionCall): Promise<StepState> {
       ctx.call(x.count, x.action, input, x.signal),
     );
     const rows = (value as Json[]).map((e) =>
-      locationResult(e, byMsid, attempt, { cacheMode: input.cacheMode, at }),
+      locationResult(e, requested, attempt, { cacheMode: input.cacheMode, at }),
     );
     results.add(groupResults(rows));
     return value;
@@ -92,7 +92,7 @@ class Created {
  * created, awaited and read, each page's results into `results` and the ledger as they come.
  */
 function reportPass(x: ActionCall, results: DeviceResults, created: Created) {
-  const byMsid = new Map(refsOf(x.devices).map((d) => [d.id, d]));
+  const requested = new KindsOf(x.devices);
   return async (input: Json, attempt: number): Promise<unknown> => {
     const list = (input.deviceList as { id?: unknown }[] | undefined) ?? [];
     const batch = `pass ${attempt}: ${list.length} devices, ${String(list[0]?.id)} to ${String(list[list.length - 1]?.id)}`;
@@ -101,11 +101,17 @@ function reportPass(x: ActionCall, results: DeviceResults, created: Created) {
       results.add(withResult(x.devices, { outcome: 'succeeded', attempts: attempt }));
       return { reports };
     }
-    await readResults(x, reports, byMsid, { attempt, cacheMode: input.cacheMode, at }, (groups, recorded) => {
-      results.add(groups);
-      // Each page's results go to the ledger while the next page is already on its way.
-      if (!recorded) x.ctx.recordLedger(x.step.id, groups);
-    });
+    await readResults(
+      x,
+      reports,
+      requested,
+      { attempt, cacheMode: input.cacheMode, at },
+      (groups, recorded) => {
+        results.add(groups);
+        // Each page's results go to the ledger while the next page is already on its way.
+        if (!recorded) x.ctx.recordLedger(x.step.id, groups);
+      },
+    );
     return { reports };
   };
 }
@@ -202,9 +208,11 @@ async function streamedPass(
   });
   created.sort((a, b) => a.chunk - b.chunk);
   await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
-    const byMsid = new Map(refsOf((await list.read(c.at, c.size)).set).map((d) => [d.id, d]));
+    const requested = new KindsOf((await list.read(c.at, c.size)).set);
     const request = { attempt: pass.attempt, cacheMode: input.cacheMode, at: c.sentAt };
-    await readResults(x, c.reports, byMsid, request, (groups, recorded) => onPage(groups, c.chunk, recorded));
+    await readResults(x, c.reports, requested, request, (groups, recorded) =>
+      onPage(groups, c.chunk, recorded),
+    );
     onRead(c.chunk);
   });
   return created.flatMap((c) => c.reports);
@@ -217,8 +225,8 @@ async function* numbered<T>(items: AsyncIterable<T>): AsyncGenerator<T & { n: nu
 }
 
 /**
- * Waits for `reports` to complete, then reads their pages, each page's entries as the devices' results
- * (`byMsid` maps an entry to the device requested), under the report's txid, handed to `onPage` as ledger
+ * Waits for `reports` to complete, then reads their pages, each page's entries as the devices' results (the
+ * kind of the device an entry names from `requested`), under the report's txid, handed to `onPage` as ledger
  * groups, with whether the ledger has them already. A run resumed after a restart reads again the reports an
  * earlier execution created, to count their devices and send the failed ones again, but must not record twice
  * the pages that execution recorded: a page's results go to the ledger together, in one commit, and a report's
@@ -227,7 +235,7 @@ async function* numbered<T>(items: AsyncIterable<T>): AsyncGenerator<T & { n: nu
 async function readResults(
   x: ActionCall,
   reports: Json[],
-  byMsid: Map<string, DeviceRef>,
+  requested: KindsOf,
   request: { attempt: number; cacheMode: unknown; at: number },
   onPage: (groups: DeviceGroup[], recorded: boolean) => void,
 ): Promise<void> {
@@ -239,7 +247,7 @@ async function readResults(
     let left = recorded.get(txid) ?? 0;
     const under = { ...request, requestId: txid };
     await readReport(x, { accountName, txid }, (entries) => {
-      const groups = groupResults(entries.map((e) => locationResult(e, byMsid, request.attempt, under)));
+      const groups = groupResults(entries.map((e) => locationResult(e, requested, request.attempt, under)));
       const n = groups.reduce((sum, g) => sum + g.ids.length, 0);
       onPage(groups, left >= n && n > 0);
       left = Math.max(0, left - n);
