@@ -4,35 +4,15 @@
  * nothing said that no request was sent. The built binary in a child process, against the embedded emulator,
  * on a state file of its own (dist/ must be built; `npm test` builds it).
  */
-import { writeFile } from 'node:fs/promises';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
 
-const PLAYBOOK = `version: 1
-name: suspend-over-usage
-on: { manual: true }
-inputs:
-  account: { type: string, default: "0000123456-00001" }
-steps:
-  - id: over
-    uses: devices.list
-    with:
-      accountName: "\${{ inputs.account }}"
-      filter: { deviceIdentifierFilters: [{ kind: ICCID, startswith: "000000" }] }
-  - id: suspend
-    uses: devices.suspend
-    with: { accountName: "\${{ inputs.account }}", devices: "\${{ steps.over.items }}" }
-  - id: each
-    forEach:
-      items: "\${{ steps.over.items }}"
-      steps:
-        - id: restore
-          uses: devices.restore
-          with: { accountName: "\${{ inputs.account }}", devices: "\${{ [item] }}" }
-`;
+/** A listing that finds no device, then a device step and a forEach over its empty items. */
+const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'empty-device-list', 'suspend-over-usage.yaml');
 
 const SUSPEND = 'no devices: `devices` is an empty list, nothing was sent';
 const EACH = 'no items: `forEach.items` is an empty list, no iteration ran';
@@ -45,7 +25,7 @@ describe('fleetbook run and runs show: a step given no devices (child process)',
   before(async () => {
     tmp = await tempDir();
     env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db'), FLEETBOOK_LOG_LEVEL: 'info' };
-    await writeFile(join(tmp.dir, 'over.yaml'), PLAYBOOK);
+    await copyFile(PLAYBOOK, join(tmp.dir, 'over.yaml'));
   });
   after(() => tmp.close());
 

@@ -5,6 +5,8 @@
  * emulator over loopback into a real SQLite store; the console's routes on a Fastify app of their own, read with
  * `app.inject()` and in a headless Chromium (test/helpers/browser.ts).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
@@ -18,28 +20,11 @@ const TOKEN = 'skipped-step-reason-console-token';
 const SUSPEND = 'no devices: `devices` is an empty list, nothing was sent';
 const EACH = 'no items: `forEach.items` is an empty list, no iteration ran';
 
-const PLAYBOOK = `version: 1
-name: suspend-over-usage
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: over
-    uses: devices.list
-    with:
-      accountName: "\${{ inputs.account }}"
-      filter: { deviceIdentifierFilters: [{ kind: ICCID, startswith: "000000" }] }
-  - id: suspend
-    uses: devices.suspend
-    with: { accountName: "\${{ inputs.account }}", devices: "\${{ steps.over.items }}" }
-  - id: each
-    forEach:
-      items: "\${{ steps.over.items }}"
-      steps:
-        - id: restore
-          uses: devices.restore
-          with: { accountName: "\${{ inputs.account }}", devices: "\${{ [item] }}" }
-`;
+/** The CLI test's playbook (test/fixtures/empty-device-list): a listing that finds no device, then steps given none. */
+const PLAYBOOK = readFileSync(
+  join(import.meta.dirname, '..', 'fixtures', 'empty-device-list', 'suspend-over-usage.yaml'),
+  'utf8',
+);
 
 describe('console: a step given no devices is shown skipped, with why', function () {
   this.timeout(60_000);
