@@ -26,31 +26,41 @@ export interface DeviceSet {
 
 /**
  * The devices an action input names (DeviceSet), in one pass over them: its `deviceList` or `devices`, else the
- * member its operation names them in (`devicesIn`): a list of `{ id, kind }`, or of IMEIs.
+ * member its operation names them in (`devicesIn`): a list of `{ id, kind }`, or of IMEIs. An identifier or a
+ * kind with a NUL character is refused (FB_INPUT, before anything is locked, sent or stored): no device's has
+ * one, and PostgreSQL's text cannot hold one (SQLite's can), so that a run given one (by its inputs, a callback's
+ * event, a listing) would fail on one store and not the other.
  */
 export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
   const set: DeviceSet = { groups: [], size: 0 };
   const seen = new Set<string>();
-  const { named, list } = listOf(op, input);
+  const { key, named, list } = listOf(op, input);
   if (list !== undefined) {
     let ids: string[] = [];
     let kindAsGiven: unknown;
-    for (const d of list) {
-      const first = Array.isArray(d.deviceIds) ? ((d.deviceIds as Json[])[0] ?? {}) : d;
+    for (let i = 0; i < list.length; i++) {
+      const d = list[i] as Json;
+      const entry = Array.isArray(d.deviceIds);
+      const first = entry ? ((d.deviceIds as Json[])[0] ?? {}) : d;
       const id = String(first.id);
+      const at = () => `/${key}/${i}${entry ? '/deviceIds/0' : ''}`;
+      if (id.includes('\0')) refuseNul(op, `${at()}/id`, id);
       if (seen.has(id)) continue;
       seen.add(id);
       // Kinds come in runs: the group of the device before usually fits.
       if (first.kind !== kindAsGiven || !set.groups.length) {
         kindAsGiven = first.kind;
-        ids = groupFor(set, String(kindAsGiven).toLowerCase());
+        const kind = String(kindAsGiven);
+        if (kind.includes('\0')) refuseNul(op, `${at()}/kind`, kind);
+        ids = groupFor(set, kind.toLowerCase());
       }
       ids.push(id);
     }
   } else if (Array.isArray(named)) {
     const ids = groupFor(set, 'imei');
-    for (const x of named as unknown[]) {
-      const id = String(x);
+    for (let i = 0; i < named.length; i++) {
+      const id = String(named[i]);
+      if (id.includes('\0')) refuseNul(op, `/${key}/${i}`, id);
       if (!seen.has(id)) ids.push(id);
       seen.add(id);
     }
@@ -69,43 +79,14 @@ function listOf(op: Operation | undefined, input: Json): { key?: string; named?:
   return { key, named };
 }
 
-/**
- * Where the devices of an action input name an identifier (or kind) with a NUL character, the first one, and
- * what it is: no device's has one, and PostgreSQL's text cannot hold one (SQLite's can), so that a run given one
- * (by its inputs, a callback's event, a listing) would fail on one store and not the other. One pass, as
- * devicesOf's.
- */
-function nulIdentifier(op: Operation | undefined, input: Json): { path: string; value: string } | undefined {
-  const { key, named, list } = listOf(op, input);
-  if (list !== undefined) {
-    for (let i = 0; i < list.length; i++) {
-      const d = list[i] ?? {};
-      const entry = Array.isArray(d.deviceIds);
-      const ids = entry ? (d.deviceIds as Json[]) : [d];
-      for (let j = 0; j < ids.length; j++)
-        for (const member of ['id', 'kind']) {
-          const value = ids[j]?.[member];
-          if (typeof value === 'string' && value.includes('\0'))
-            return { path: `/${key}/${i}${entry ? `/deviceIds/${j}` : ''}/${member}`, value };
-        }
-    }
-  } else if (Array.isArray(named)) {
-    const i = (named as unknown[]).findIndex((x) => typeof x === 'string' && x.includes('\0'));
-    if (i >= 0) return { path: `/${key}/${i}`, value: named[i] as string };
-  }
-  return undefined;
-}
-
-/** Refuses (FB_INPUT, before anything is sent or stored) an input whose devices have a NUL (nulIdentifier). */
-export function refuseNul(action: string, op: Operation | undefined, input: Json): void {
-  const nul = nulIdentifier(op, input);
-  if (nul)
-    throw new InputError(action, [
-      {
-        path: nul.path,
-        message: `the identifier ${JSON.stringify(nul.value)} has a NUL character (U+0000): no device's has one, and the PostgreSQL store cannot keep one; nothing was sent`,
-      },
-    ]);
+/** The refusal of an identifier (or kind) with a NUL character at `path` of the input (devicesOf). */
+function refuseNul(op: Operation | undefined, path: string, value: string): never {
+  throw new InputError(op?.action ?? 'the step', [
+    {
+      path,
+      message: `the identifier ${JSON.stringify(value)} has a NUL character (U+0000): no device's has one, and the PostgreSQL store cannot keep one; nothing was sent`,
+    },
+  ]);
 }
 
 /** The identifiers of `kind` in `set`, a new group when it has none yet. */

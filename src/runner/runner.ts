@@ -25,7 +25,7 @@ import {
   type StepCount,
 } from './context.js';
 import { cancelReason, isCancel, withListeners } from './cancel.js';
-import { devicesOf, idsOf, refuseNul } from './devices.js';
+import { devicesOf, idsOf } from './devices.js';
 import { planOnly } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
@@ -520,7 +520,6 @@ class Run {
     const list = member === undefined ? undefined : input[member];
     if (member !== undefined && (source ? !source.size : Array.isArray(list) && !list.length))
       return skipped(noDevices(member));
-    refuseNul(action, op, input);
     const devices = devicesOf(op, input);
     let release: (() => void) | undefined;
     /** Whether another holder had some of the devices: it may have changed them meanwhile. */
