@@ -13,7 +13,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, enc } from '../api.js';
 import { html, Alert } from '../ui.js';
-import { drop, keepStart, retypeText, SECRET_NAME, takeStart } from '../pending.js';
+import { drop, keepStart, retypeText, takeStart } from '../pending.js';
 
 /** What the daemon serves in place of a secret (src/util/secrets.ts MASK). */
 const MASK = '***';
@@ -96,8 +96,8 @@ export function StartRun({ name, inputs, uid }) {
   const heading = useRef(/** @type {HTMLHeadingElement | null} */ (null));
   const fields = Object.entries(inputs).map(([input, spec], i) => {
     const kind = kindOf(spec);
-    // A checkbox shows nothing secret: the daemon serves its default as is.
-    const secret = kind !== 'boolean' && SECRET_NAME.test(input);
+    // The daemon says which inputs are named like a secret (not a checkbox: true or false hides nothing).
+    const secret = spec.secret === true;
     const initial = initialText(spec, kind, secret);
     return {
       input,
@@ -105,8 +105,9 @@ export function StartRun({ name, inputs, uid }) {
       kind,
       secret,
       initial,
-      // The default shown holds a secret the daemon masked: sent as shown, the run would get `***`.
-      masked: initial.includes(MASK),
+      // The default shown holds a secret the daemon masked: sent as shown, the run would get `***`. A secret's
+      // field shows no default at all: left empty, it is left out.
+      masked: spec.masked === true && !secret,
       id: `${uid}-in${i}`,
       given: given?.[input],
     };

@@ -119,8 +119,9 @@ export function playbookView(
 /**
  * A playbook's inputs as the console serves them: the values of an input named like a secret (its default, its
  * enum) masked, as a run's inputs are, and a default's secret-named fields and known secrets masked in it. A
- * checkbox's default stays: true or false hides nothing, and the form could not show it otherwise. The run form
- * leaves a field whose default is masked out of the run it starts, unless typed in: the daemon applies the default.
+ * checkbox's default stays: true or false hides nothing, and the form could not show it otherwise. Each says what
+ * the form needs to know of that: `secret` (a password field), `masked` (its default as served is not its
+ * default: the run form leaves the field out of the run it starts, unless typed in, and the daemon applies it).
  */
 function inputsView(inputs: NonNullable<Playbook['inputs']>): Record<string, unknown> {
   const mask = (v: unknown) => (v === undefined || v === null || v === '' ? v : MASK);
@@ -128,9 +129,11 @@ function inputsView(inputs: NonNullable<Playbook['inputs']>): Record<string, unk
     Object.entries(inputs).map(([name, spec]) => {
       const view = redactValue(spec) as Record<string, unknown>;
       if (SECRET_KEY.test(name) && spec.type !== 'boolean') {
+        view.secret = true;
         if (spec.default !== undefined) view.default = mask(spec.default);
         if (spec.enum) view.enum = spec.enum.map(mask);
       }
+      if (JSON.stringify(view.default) !== JSON.stringify(spec.default)) view.masked = true;
       return [name, view];
     }),
   );
