@@ -78,16 +78,24 @@ export class Lease {
 
   private async renew(): Promise<void> {
     if (this.released || this.renewing) return;
-    let kept: boolean;
+    // One renewal at a time, to its end (the release of dead owners and onRenew too): a slow store must not have
+    // the next tick's renewal overlap it.
     this.renewing = true;
+    try {
+      await this.renewOnce();
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  private async renewOnce(): Promise<void> {
+    let kept: boolean;
     const at = this.now();
     try {
       kept = await this.o.store.renewOwner(this.id, at, this.o.leaseMs);
     } catch {
       // A busy or failing store: the next tick tries again, and the lease may still hold.
       return;
-    } finally {
-      this.renewing = false;
     }
     if (this.released) return;
     if (!kept) {
