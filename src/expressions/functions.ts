@@ -56,7 +56,7 @@ export function unknownFunction(message: string): string | undefined {
   if (name === undefined || KNOWN.has(name) || getter.test(name)) return undefined;
   return (
     `\`${name}\` is not a function of playbook expressions (CEL); docs/playbook.md#functions lists those there ` +
-    'are: size, contains, startsWith, endsWith, matches, substring, split, join, slice, take, drop, ' +
-    'lowerAscii, int, string, timestamp..., and the macros map, filter, all, exists, has'
+    `are: ${FUNCTIONS.map((f) => f.name).join(', ')}, the getters of timestamps and durations (getHours...), ` +
+    `and the macros ${MACROS.join(', ')}`
   );
 }

@@ -234,14 +234,21 @@ export class Checker {
 
   private checkStep(step: Json, path: Seg[], inLoop: boolean): void {
     const order = this.order++;
-    if (typeof step.id === 'string') {
-      const action = typeof step.uses === 'string' ? step.uses : undefined;
-      const kind = STEP_KINDS.find((k) => k in step) ?? 'step';
-      this.steps.push({ id: step.id, path, order, inLoop, branch: [...this.branch], action, kind });
-    }
     const kinds = STEP_KINDS.filter((k) => k in step);
     // `wait` beside `uses` means "wait for completion", not a wait step.
     const kind = kinds[0];
+    if (typeof step.id === 'string') {
+      const action = typeof step.uses === 'string' ? step.uses : undefined;
+      this.steps.push({
+        id: step.id,
+        path,
+        order,
+        inLoop,
+        branch: [...this.branch],
+        action,
+        kind: kind ?? 'step',
+      });
+    }
     if (!kind) {
       this.report(
         path,
