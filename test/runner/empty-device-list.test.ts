@@ -167,6 +167,7 @@ describe('runner: a step given no devices is skipped, and says why', function ()
     await interruptedRun(pb, { ...o, runId: 'resumed' }, async () =>
       (await t.store.loadSteps('resumed')).has('suspend'),
     );
+    const before = await calls(t.emu);
     const s = await runPlaybook(pb, {
       ...o,
       runId: 'resumed',
@@ -175,6 +176,10 @@ describe('runner: a step given no devices is skipped, and says why', function ()
     });
     expect(s.status, s.error).to.equal('succeeded');
     expect(step(s, 'suspend')).to.deep.include({ status: 'skipped', reason: NO_DEVICES('devices') });
+    // Nor listed again: the resumed run took both steps from their checkpoints.
+    const after = await calls(t.emu);
+    for (const action of ['devices.list', 'devices.suspend'])
+      expect(after.actions[action] ?? 0, action).to.equal(before.actions[action] ?? 0);
   });
 
   it('a dry run says the same, rather than plan a call for no device', async () => {
