@@ -229,7 +229,7 @@ async function start(fsync: boolean, tls?: ServerTls): Promise<Server> {
       copyFileSync(from, file);
       chmodSync(file, 0o600);
       if (run.owner) chownSync(file, run.owner.uid, run.owner.gid);
-      tlsSettings.push('-c', `ssl_${name === 'ca' ? 'ca' : name}_file=${file}`);
+      tlsSettings.push('-c', `ssl_${name}_file=${file}`);
     }
     tlsSettings.push('-c', 'ssl=on');
     writeFileSync(join(data, 'pg_hba.conf'), TLS_HBA);
