@@ -3,7 +3,16 @@
  * `on.callback`, `inputs` from their declarations, `vars` from their values and the `set` steps, `steps` from
  * each step's action. A waited-for callback and a poll's answer give `event` another type where they apply.
  */
-import { eventType, fromValue, inputType, join, outputType, stepType, type T } from './types.js';
+import {
+  eventType,
+  fromValue,
+  inputType,
+  join,
+  outputType,
+  stepType,
+  type StepShape,
+  type T,
+} from './types.js';
 import type { TypeEnv } from './types-check.js';
 
 type Json = Record<string, unknown>;
@@ -74,15 +83,14 @@ export class TypeScope {
     const inputs: Record<string, T> = {};
     const declared = isObject(pb.inputs) ? pb.inputs : {};
     for (const [name, decl] of Object.entries(declared)) inputs[name] = inputType(decl);
-    const actions = new Map<string, string | undefined>();
+    const shapes = new Map<string, StepShape | undefined>();
     const vars: Record<string, T> = {};
     const set = (name: string, t: T) => (vars[name] = name in vars ? join(vars[name] as T, t) : t);
     if (isObject(pb.vars)) for (const [k, v] of Object.entries(pb.vars)) set(k, fromValue(v));
     const walk = (steps: unknown): void => {
       for (const s of asList(steps)) {
         if (!isObject(s)) continue;
-        if (typeof s.id === 'string' && !actions.has(s.id))
-          actions.set(s.id, typeof s.uses === 'string' ? s.uses : undefined);
+        if (typeof s.id === 'string' && !shapes.has(s.id)) shapes.set(s.id, shapeOf(s));
         if (isObject(s.set)) for (const [k, v] of Object.entries(s.set)) set(k, fromValue(v));
         if (Array.isArray(s.onError)) walk(s.onError);
         if (isObject(s.forEach)) walk(s.forEach.steps);
@@ -92,8 +100,8 @@ export class TypeScope {
     walk(pb.steps);
     walk(pb.finally);
     const steps: Record<string, T> = {};
-    for (const [id, action] of actions) steps[id] = stepType(action);
-    const key = JSON.stringify([this.services, [...actions], inputs, vars]);
+    for (const [id, shape] of shapes) steps[id] = stepType(shape);
+    const key = JSON.stringify([this.services, [...shapes], inputs, vars]);
     return {
       key,
       vars: {
@@ -109,4 +117,22 @@ export class TypeScope {
       },
     };
   }
+}
+
+/** What kind of output a step gives (types.ts stepType); undefined where its kind is not clear. */
+function shapeOf(s: Json): StepShape | undefined {
+  if (typeof s.uses === 'string') return { uses: s.uses };
+  if ('uses' in s) return undefined;
+  if (isObject(s.set)) return { kind: 'set' };
+  if (Array.isArray(s.parallel)) return { kind: 'parallel' };
+  if (isObject(s.forEach)) return { kind: 'forEach' };
+  if (typeof s.wait === 'string') return { kind: 'pause' };
+  if (!isObject(s.wait)) return undefined;
+  const event = isObject(s.wait.event) ? s.wait.event : {};
+  const poll = isObject(s.wait.poll) ? s.wait.poll : {};
+  return {
+    kind: 'wait',
+    ...(typeof event.service === 'string' ? { service: event.service } : {}),
+    ...(typeof poll.uses === 'string' ? { poll: poll.uses } : {}),
+  };
 }

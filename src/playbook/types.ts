@@ -264,11 +264,42 @@ const ITEM = obj({
   data: DYN,
 });
 
-/** `steps.<id>` of a step that uses `action` (undefined: a step of another kind). */
-export function stepType(action: string | undefined): T {
+/** The output of a step that gives none: its members are refused, saying why. */
+const none = (why: string): T => ({ k: 'object', fields: {}, open: false, none: why });
+
+/**
+ * What a step gives as `steps.<id>.output`, by its kind (runner.ts, fan-out.ts, wait.ts): a `uses` step, its
+ * action's; a `forEach`, its iterations counted; a `wait` for a callback, that callback (or a poll's answer);
+ * `set`, `parallel` and a time `wait`, none.
+ */
+export type StepShape =
+  | { uses: string }
+  | { kind: 'set' | 'parallel' | 'forEach' | 'pause' }
+  | { kind: 'wait'; service?: string; poll?: string };
+
+const NO_OUTPUT: Record<'set' | 'parallel' | 'pause', T> = {
+  set: none('a `set` step has no output: what it sets is in `vars`'),
+  parallel: none('a `parallel` step has no output: read its branches, `steps.<branch id>`'),
+  pause: none('a `wait` for a time has no output'),
+};
+
+function stepOutputType(shape: StepShape | undefined): T {
+  if (shape === undefined) return DYN;
+  if ('uses' in shape) return outputType(shape.uses);
+  if (shape.kind === 'forEach') return obj({ iterations: INT, failed: INT });
+  if (shape.kind !== 'wait') return NO_OUTPUT[shape.kind];
+  const took = [
+    ...(shape.service !== undefined ? [eventType([shape.service])] : []),
+    ...(shape.poll !== undefined ? [outputType(shape.poll)] : []),
+  ];
+  return took.length ? took.reduce(join) : DYN;
+}
+
+/** `steps.<id>` of a step of `shape` (undefined: one whose kind is unknown). */
+export function stepType(shape: StepShape | undefined): T {
   return obj({
     status: STRING,
-    output: outputType(action),
+    output: stepOutputType(shape),
     items: list(ITEM),
     devices: COUNTS,
     error: STRING,
