@@ -23,6 +23,7 @@ import type { RunSummary } from '../store/store.js';
 import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
+import { unpolledWaits } from '../runner/wait.js';
 import type { EmulatorOptions } from '../emulator/index.js';
 import { MAX_DEVICES } from '../emulator/seed.js';
 import { MAX_TIME_SCALE } from '../emulator/sim-clock.js';
@@ -130,6 +131,13 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   const engine = engineSettings(config);
   const tty = Boolean(process.stderr.isTTY) && !flags.json;
   const logger = createLogger({ level: tty ? 'warn' : config.logLevel });
+  // A dry run plans its waits: it never reaches one.
+  if (!flags.dryRun)
+    for (const w of unpolledWaits(pb))
+      logger.warn(
+        'a wait for a callback no listener receives here: the step will fail when reached (run the playbook under `fleetbook serve`, or give the wait a `poll`)',
+        w,
+      );
   // Credentials that cannot reach the service record no run: refused before the store is opened (or created).
   checkCredentials(config);
   // Opened before the embedded emulator starts: a state file that cannot be opened (exit 2) would otherwise leave

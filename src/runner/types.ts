@@ -11,7 +11,7 @@ import type { StoredItems } from './stored-items.js';
 
 export type Json = Record<string, unknown>;
 
-/** Waits for callback events (the daemon provides one; `fleetbook run` has none, so waits fall back to polling). */
+/** Waits for callback events (the daemon provides one; `fleetbook run` has none: there only a wait's poll can end it). */
 export interface EventSource {
   /**
    * The first event of `service` that `match` accepts: one stored after position `after` (an event wait resumed

@@ -6,11 +6,11 @@
  */
 import { pollProblem } from '../actions/selectors.js';
 import { condition, render, selectsEvent } from '../expressions/template.js';
-import type { Step } from '../playbook/schema.js';
+import type { Playbook, Step } from '../playbook/schema.js';
 import { emptyCounts } from '../store/store.js';
 import { linkedController } from '../util/linked-abort.js';
 import { done, type RunContext, type StepCount } from './context.js';
-import type { StepPlan } from './plan.js';
+import { stepsIn, type StepPlan } from './plan.js';
 import { StepError, type Checkpoint, type Json, type Scope, type StepState } from './types.js';
 
 export async function waitStep(
@@ -24,6 +24,8 @@ export async function waitStep(
   resumed?: Checkpoint,
 ): Promise<StepState> {
   const w = step.wait;
+  // Nothing could end such a wait but its timeout, hours later maybe: said now, before it begins.
+  if (typeof w !== 'string' && !w.poll && !ctx.o.events) throw new StepError(unreachable(w.event.service));
   let deadline = resumed?.status === 'waiting' ? resumed.until : undefined;
   let after = resumed?.status === 'waiting' ? resumed.after : undefined;
   if (deadline === undefined) {
@@ -128,4 +130,17 @@ async function sleepLogged(
 /** A time as whole minutes, e.g. `3m`. */
 function minutes(ms: number): string {
   return `${Math.floor(ms / PROGRESS_MS)}m`;
+}
+
+/** Why a callback wait without `poll` cannot end in a process that receives no callbacks. */
+export function unreachable(service: string): string {
+  return `no ${service} callback can reach this run: it runs where no callback listener is (\`fleetbook run\`, \`fleetbook test\`). Run the playbook under \`fleetbook serve\`, or give the wait a \`poll\` that reads what the callback would tell`;
+}
+
+/** The steps of `pb` that wait for a callback with no `poll`: where no callback comes, they cannot end. */
+export function unpolledWaits(pb: Playbook): { step: string; service: string }[] {
+  return stepsIn([...pb.steps, ...(pb.finally ?? [])]).flatMap((s) => {
+    const w = 'wait' in s ? s.wait : undefined;
+    return typeof w === 'object' && 'event' in w && !w.poll ? [{ step: s.id, service: w.event.service }] : [];
+  });
 }

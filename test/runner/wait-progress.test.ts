@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
 import { VirtualClock } from '../../src/clock.js';
 import { runPlaybook } from '../../src/runner/runner.js';
+import type { EventSource } from '../../src/runner/types.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { captureLogger, memoryStore, playbook, type LogLine } from './helpers.js';
@@ -29,6 +30,12 @@ ${steps}
 /** The runner asks its client to prepare the actions a playbook uses; these use none. */
 const NO_CALLS = { warm() {} } as unknown as Client;
 
+/** A callback listener no callback reaches: an event wait ends at its timeout. */
+const SILENT: EventSource = {
+  wait: (_service, _match, signal) =>
+    new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+};
+
 describe('runner: a long wait logs its progress', () => {
   let store: SqliteStore;
   let lines: LogLine[];
@@ -46,6 +53,7 @@ describe('runner: a long wait logs its progress', () => {
       store,
       clock: new VirtualClock(START),
       logger: captureLogger(lines),
+      events: SILENT,
     });
   }
   /** The wait's log lines, without the run's id and playbook that every line carries. */

@@ -217,7 +217,7 @@ ${wait}
     });
   });
 
-  it('without an event source or a poll, fails at its timeout naming the service', async () => {
+  it('without an event source or a poll, fails at once: no callback can reach the process', async () => {
     const s = await run(`
 version: 1
 name: nothing-comes
@@ -226,9 +226,13 @@ steps:
   - id: done
     wait:
       event: { service: CarrierService }
-      timeout: 200ms
+      timeout: 2h
 `);
     expect(s.status).to.equal('failed');
-    expect(s.error).to.equal('step `done` failed: no CarrierService event within 200ms');
+    expect(s.error).to.equal(
+      'step `done` failed: no CarrierService callback can reach this run: it runs where no callback listener is (`fleetbook run`, `fleetbook test`). Run the playbook under `fleetbook serve`, or give the wait a `poll` that reads what the callback would tell',
+    );
+    // At once: it never began its two hours.
+    expect(logged()).to.not.include('waiting');
   });
 });
