@@ -31,7 +31,7 @@ import { boundMessage, sortDiagnostics, type Diagnostic, type Rule, type Severit
 import { generatedRules } from './generated-rules.js';
 import { quickLoad } from './quick-load.js';
 import { protectExpressions } from './protect.js';
-import { readSource, yamlMessage, yamlShapeProblem, type SourceText } from './source.js';
+import { readSource, YAML_OPTIONS, yamlMessage, yamlShapeProblem, type SourceText } from './source.js';
 import type * as Schema from './schema.js';
 import { findUnquoted, restoreDocument, unquotedWarning } from './unquoted.js';
 import { onFirstUse } from '../util/on-first-use.js';
@@ -155,11 +155,7 @@ class YamlSource implements Locator {
   private parseYaml(): Json | undefined {
     const safe = protectExpressions(this.source);
     this.restore = safe.restore;
-    const doc = yaml().parseDocument(safe.text, {
-      lineCounter: this.lc,
-      uniqueKeys: true,
-      prettyErrors: false,
-    });
+    const doc = yaml().parseDocument(safe.text, { lineCounter: this.lc, ...YAML_OPTIONS });
     this.doc = doc;
     // One syntax error per line: the ones after it on the same line only echo it.
     const lines = new Set<number>();
@@ -219,20 +215,35 @@ class YamlSource implements Locator {
   }
 
   position(path: Seg[], where: 'key' | 'value'): { line: number; column: number } {
-    const { node, keyNode, ancestorKey, ancestor } = this.nodeAt(path);
-    const target = node ? (where === 'key' && keyNode ? keyNode : node) : (ancestorKey ?? ancestor);
+    const { node, keyNode, ancestorKey, ancestor, alias } = this.nodeAt(path);
+    // Inside an alias, each use of it is told where it is used, not all at its anchor.
+    const target =
+      alias ?? (node ? (where === 'key' && keyNode ? keyNode : node) : (ancestorKey ?? ancestor));
     const offset = target?.range?.[0] ?? 0;
     const { line, col } = this.lc.linePos(offset);
     return { line, column: col };
   }
 
-  /** The YAML node at `path`, its key node, and the deepest existing ancestor when it does not exist. */
-  private nodeAt(path: Seg[]): { node?: Node; keyNode?: Node; ancestor?: Node; ancestorKey?: Node } {
+  /**
+   * The YAML node at `path`, its key node, and the deepest existing ancestor when it does not exist; `alias`, the
+   * first alias the path goes through (`*name`), when it goes through one below its end.
+   */
+  private nodeAt(path: Seg[]): {
+    node?: Node;
+    keyNode?: Node;
+    ancestor?: Node;
+    ancestorKey?: Node;
+    alias?: Node;
+  } {
     let node = this.doc?.contents as Node | null | undefined;
     let keyNode: Node | undefined;
+    let alias: Node | undefined;
     const { isAlias, isMap, isScalar, isSeq } = yaml();
     for (const seg of path) {
-      if (node && isAlias(node) && this.doc) node = node.resolve(this.doc) as Node | undefined;
+      if (node && isAlias(node) && this.doc) {
+        alias ??= node;
+        node = node.resolve(this.doc) as Node | undefined;
+      }
       let next: Node | undefined;
       let nextKey: Node | undefined;
       if (node && isMap(node)) {
@@ -245,11 +256,16 @@ class YamlSource implements Locator {
         next = node.items[Number(seg)] as Node | undefined;
         nextKey = next;
       }
-      if (!next) return { ancestor: node ?? undefined, ...(keyNode ? { ancestorKey: keyNode } : {}) };
+      if (!next)
+        return {
+          ancestor: node ?? undefined,
+          ...(keyNode ? { ancestorKey: keyNode } : {}),
+          ...(alias ? { alias } : {}),
+        };
       node = next;
       keyNode = nextKey;
     }
-    return { node: node ?? undefined, ...(keyNode ? { keyNode } : {}) };
+    return { node: node ?? undefined, ...(keyNode ? { keyNode } : {}), ...(alias ? { alias } : {}) };
   }
 
   /** Maps an offset in a string's value to an offset in the file (exact for plain and quoted one-line scalars). */

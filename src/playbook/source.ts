@@ -85,6 +85,12 @@ export function decodeSource(buffer: Buffer, file: string): SourceText {
 }
 
 /**
+ * How playbooks and playbook tests are parsed: a key given twice is an error, and merge keys (`<<: *defaults`,
+ * as Ansible and Compose files share a block) are merged, a mapping's own keys over the merged ones.
+ */
+export const YAML_OPTIONS = { uniqueKeys: true, prettyErrors: false, merge: true } as const;
+
+/**
  * The YAML parser's message for one of its errors in a file that holds `one` (a playbook, a playbook test): its
  * first line, in fleetbook's words where it would send the reader to a call of the parser's library.
  */

@@ -8,7 +8,7 @@ import { LineCounter, isCollection, isMap, isScalar, isSeq, parseDocument, visit
 import { check } from '../api/validate.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { durationProblem } from '../playbook/duration.js';
-import { readSourceAmong, yamlMessage, yamlShapeProblem } from '../playbook/source.js';
+import { readSourceAmong, YAML_OPTIONS, yamlMessage, yamlShapeProblem } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
 
@@ -45,7 +45,7 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
   const { source, diagnostics } = await readSourceAmong(file);
   if (diagnostics.length) return diagnostics.map((d) => formatText(d, source));
   const lines = new LineCounter();
-  const doc = parseDocument(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(source, { lineCounter: lines, ...YAML_OPTIONS });
   const problems: Diagnostic[] = [];
   const diagnostic = (offset: number, message: string, rule: Diagnostic['rule'] = 'schema'): Diagnostic => {
     const { line, col } = lines.linePos(offset);

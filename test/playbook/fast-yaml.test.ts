@@ -10,13 +10,14 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument, stringify } from 'yaml';
 import { readSimpleYaml } from '../../src/playbook/fast-yaml.js';
+import { YAML_OPTIONS } from '../../src/playbook/source.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const identity = (v: string) => v;
 
 /** What the loader's full path reads: `undefined` when `yaml` reports any error. */
 function reference(text: string): unknown {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, YAML_OPTIONS);
   if (doc.errors.length) return undefined;
   return doc.toJS({ maxAliasCount: 1000 }) as unknown;
 }
