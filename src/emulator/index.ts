@@ -12,7 +12,7 @@ import { defaultFaults, parseFaults, type Faults } from './faults.js';
 import { seedSensors } from './sensors.js';
 import { DEFAULT_CLIENT, DEFAULT_USERS } from './seed.js';
 import { buildServer } from './server.js';
-import { DEFAULT_START, MAX_TIME_SCALE, iso } from './sim-clock.js';
+import { DEFAULT_START, LATEST, MAX_TIME_SCALE, iso } from './sim-clock.js';
 import type { RequestFilter, RequestRecord } from './requests.js';
 import { advance, catchUp, startTicker } from './simulation.js';
 import { EmulatorState, type Core, type ResolvedOptions } from './state.js';
@@ -120,6 +120,10 @@ function resolve(o: EmulatorOptions): ResolvedOptions {
         : Date.parse(o.startTime);
   if (!Number.isFinite(start))
     throw new TypeError(`Expected \`startTime\` to be a date, got \`${String(o.startTime)}\``);
+  if (start > LATEST)
+    throw new RangeError(
+      `startTime must be no later than ${iso(LATEST)}, got ${Math.abs(start) <= 8.64e15 ? iso(start) : String(o.startTime)}`,
+    );
   const timeScale = o.timeScale ?? 1;
   if (!(timeScale >= 0 && timeScale <= MAX_TIME_SCALE))
     throw new TypeError(
@@ -257,7 +261,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       reset(r);
     },
     advance(seconds) {
-      advance(core, Math.round(seconds * 1000));
+      advance(core, seconds);
     },
     now: () => core.state.now(),
     setFaults(f) {
