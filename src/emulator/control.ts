@@ -8,7 +8,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { locationUsed } from './location.js';
 import { parseFaults } from './faults.js';
 import { advance, catchUp } from './simulation.js';
-import { ClockLimit, iso, timeScaleProblem } from './sim-clock.js';
+import { devicesProblem, timeScaleProblem, worldProblem } from './limits.js';
+import { ClockLimit, iso } from './sim-clock.js';
 import type { Core, EmulatorState, ResolvedOptions } from './state.js';
 
 /** Replaces the state with a fresh one; what the options leave out keeps its current value. */
@@ -133,20 +134,16 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
         return fail(reply, 400, 'seed must be a number or a string');
       o.seed = seed;
     }
-    for (const [k, v] of [
-      ['accounts', accounts],
-      ['devicesPerAccount', devicesPerAccount],
-    ] as const) {
-      if (v === undefined) continue;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < (k === 'accounts' ? 1 : 0))
-        return fail(reply, 400, `${k} must be an integer from ${k === 'accounts' ? 1 : 0} up`);
-      o[k] = v;
-    }
-    if (timeScale !== undefined) {
-      const problem = timeScaleProblem(timeScale);
-      if (problem) return fail(reply, 400, problem);
-      o.timeScale = timeScale as number;
-    }
+    const problem =
+      worldProblem({ accounts, devicesPerAccount, timeScale }) ??
+      devicesProblem(
+        (accounts as number | undefined) ?? core.options.accounts,
+        (devicesPerAccount as number | undefined) ?? core.options.devicesPerAccount,
+      );
+    if (problem) return fail(reply, 400, problem);
+    if (accounts !== undefined) o.accounts = accounts as number;
+    if (devicesPerAccount !== undefined) o.devicesPerAccount = devicesPerAccount as number;
+    if (timeScale !== undefined) o.timeScale = timeScale as number;
     let st: EmulatorState;
     try {
       st = reset(o);

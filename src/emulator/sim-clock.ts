@@ -23,24 +23,20 @@ export const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  */
 export const MAX_TIME_SCALE = 1_000_000;
 
+/** `v` as a message says what it got: a number as written, anything else as JSON, nothing as `nothing`. */
+export function said(v: unknown): string {
+  return typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? 'nothing');
+}
+
 /** What is wrong with `v` as a timeScale, named `name` and said as `got`; undefined when it is one. */
-export function timeScaleProblem(
-  v: unknown,
-  name = 'timeScale',
-  got = JSON.stringify(v) ?? String(v),
-): string | undefined {
+export function timeScaleProblem(v: unknown, name = 'timeScale', got = said(v)): string | undefined {
   return typeof v === 'number' && v >= 0 && v <= MAX_TIME_SCALE
     ? undefined
-    : `${name} must be a number from 0 to ${MAX_TIME_SCALE}, got ${got}`;
+    : `${name} must be a number from 0 to ${MAX_TIME_SCALE} (e.g. 60 or 0.5), got ${got}`;
 }
 
 /** An advance the clock refuses: it would take the clock back, or past LATEST. */
 export class ClockLimit extends RangeError {}
-
-/** `v` as a message says what it got: a number as written, anything else as JSON, nothing as `nothing`. */
-function said(v: unknown): string {
-  return typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? 'nothing');
-}
 
 export class SimClock {
   private readonly start: number;

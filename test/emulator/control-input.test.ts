@@ -40,7 +40,7 @@ describe('emulator control API: bad input', () => {
       const r = await raw.send(method, path, { timeScale: 1e308 });
       expect(r.status, path).to.equal(400);
       expect((r.body as { error: string }).error, path).to.equal(
-        'timeScale must be a number from 0 to 1000000, got 1e+308',
+        'timeScale must be a number from 0 to 1000000 (e.g. 60 or 0.5), got 1e+308',
       );
     }
     const clock = await raw.send('GET', '/_emulator/clock');
