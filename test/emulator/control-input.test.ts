@@ -83,6 +83,49 @@ describe('emulator control API: bad input', () => {
     ).to.deep.equal(['0000123456-00002']);
   });
 
+  it('every control route refuses a query parameter it does not take, one given twice, and one empty', async () => {
+    // Each route with the query parameters it takes.
+    const ROUTES: [string, string, string[]][] = [
+      ['POST', '/reset', []],
+      ['GET', '/accounts', ['devices', 'account']],
+      ['PUT', '/faults', []],
+      ['GET', '/faults', []],
+      ['POST', '/clock/advance', []],
+      ['GET', '/clock', []],
+      ['PUT', '/clock', []],
+      ['GET', '/calls', ['device']],
+      ['GET', '/callbacks', []],
+      ['GET', '/notifications', []],
+      ['GET', '/requests', ['requestId', 'account', 'action', 'limit']],
+    ];
+    const answers: Record<string, [number, unknown]> = {};
+    const expected: Record<string, [number, unknown]> = {};
+    for (const [method, path, params] of ROUTES) {
+      // The POSTs and PUTs read no query at all: `reset?seed=7` reset the world of seed 1, and
+      // `clock/advance?seconds=60` moved the clock by the body's seconds, or refused for want of them.
+      const takes = params.length ? params.join(', ') : 'none';
+      const queries: [string, string][] = [
+        ['seed=7', `unknown query parameter "seed": this path takes ${takes}`],
+        ['seconds=60&seconds=60', `unknown query parameter "seconds": this path takes ${takes}`],
+        ...params.flatMap((p): [string, string][] => [
+          [`${p}=1&${p}=2`, `${p} is given 2 times: give it once`],
+          [`${p}=`, `${p} is empty: give it a value, or leave it out`],
+        ]),
+      ];
+      for (const [query, error] of queries) {
+        const key = `${method} ${path}?${query}`;
+        const r = await raw.send(method, `/_emulator${path}?${query}`, method === 'GET' ? undefined : {});
+        answers[key] = [r.status, r.body];
+        expected[key] = [400, { error }];
+      }
+    }
+    expect(answers).to.deep.equal(expected);
+    // Nothing was done: the clock did not move.
+    expect((await raw.send('GET', '/_emulator/clock')).body).to.deep.include({
+      now: '2026-01-05T00:00:00.000Z',
+    });
+  });
+
   it('refuses a fault it cannot apply as given, and keeps the faults it had', async () => {
     await raw.send('PUT', '/_emulator/faults', { latencyMs: 5 });
     const answers: Record<string, [number, unknown]> = {};
