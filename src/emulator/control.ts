@@ -119,18 +119,14 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     const { value } = body;
     const o: Parameters<ResetFn>[0] = {};
     const { seed, accounts, devicesPerAccount, timeScale } = value;
-    if (seed !== undefined) {
-      if (typeof seed !== 'number' && typeof seed !== 'string')
-        return fail(reply, 400, 'seed must be a number or a string');
-      o.seed = seed;
-    }
     const problem =
-      worldProblem({ accounts, devicesPerAccount, timeScale }) ??
+      worldProblem({ seed, accounts, devicesPerAccount, timeScale }) ??
       devicesProblem(
         (accounts as number | undefined) ?? core.options.accounts,
         (devicesPerAccount as number | undefined) ?? core.options.devicesPerAccount,
       );
     if (problem) return fail(reply, 400, problem);
+    if (seed !== undefined) o.seed = seed as number | string;
     if (accounts !== undefined) o.accounts = accounts as number;
     if (devicesPerAccount !== undefined) o.devicesPerAccount = devicesPerAccount as number;
     if (timeScale !== undefined) o.timeScale = timeScale as number;

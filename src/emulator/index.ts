@@ -131,7 +131,7 @@ function resolve(o: EmulatorOptions): ResolvedOptions {
   const devicesPerAccount = o.devicesPerAccount ?? 50;
   const problem =
     integerProblem('port', port) ??
-    worldProblem({ accounts, devicesPerAccount, timeScale }) ??
+    worldProblem({ seed: o.seed, accounts, devicesPerAccount, timeScale }) ??
     devicesProblem(accounts, devicesPerAccount);
   if (problem) throw new TypeError(problem);
   return Object.freeze({

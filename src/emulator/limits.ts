@@ -56,11 +56,13 @@ export function seedProblem(v: unknown, name = 'seed'): string | undefined {
 
 /** What is wrong with the world options given (those left out are not checked), the first; undefined for none. */
 export function worldProblem(o: {
+  seed?: unknown;
   accounts?: unknown;
   devicesPerAccount?: unknown;
   timeScale?: unknown;
 }): string | undefined {
   return (
+    (o.seed !== undefined ? seedProblem(o.seed) : undefined) ??
     (o.accounts !== undefined ? integerProblem('accounts', o.accounts) : undefined) ??
     (o.devicesPerAccount !== undefined
       ? integerProblem('devicesPerAccount', o.devicesPerAccount)

@@ -126,6 +126,62 @@ describe('emulator control API: bad input', () => {
     });
   });
 
+  it('refuses an empty seed, and keeps its world', async () => {
+    await raw.send('POST', '/_emulator/reset', { seed: 'kept' });
+    const answers: Record<string, [number, unknown]> = {};
+    // "" was taken as a seed of its own: a reset meant to give one reset to another world without a word.
+    for (const seed of ['', '   ', true, null]) {
+      const r = await raw.send('POST', '/_emulator/reset', { seed });
+      answers[JSON.stringify(seed)] = [r.status, r.body];
+    }
+    const EMPTY = 'seed is empty: give a number or a word, or leave it out';
+    expect(answers).to.deep.equal({
+      '""': [400, { error: EMPTY }],
+      '"   "': [400, { error: EMPTY }],
+      true: [400, { error: 'seed must be a number or a word, got true' }],
+      null: [400, { error: 'seed must be a number or a word, got null' }],
+    });
+    const accounts = await raw.send('GET', '/_emulator/accounts?devices=0');
+    expect((accounts.body as { seed: unknown }).seed).to.equal('kept');
+  });
+
+  it('refuses processingSeconds and sessionTtlSeconds past a year, naming the bound', async () => {
+    await raw.send('PUT', '/_emulator/faults', { latencyMs: 5 });
+    const answers: Record<string, [number, unknown]> = {};
+    for (const body of [
+      // Taken: a request due after the clock's end, or a session that never expired, without a word.
+      { processingSeconds: 1e308 },
+      { processingSeconds: 31_536_001 },
+      { processingSeconds: -1 },
+      { sessionTtlSeconds: 1e308 },
+      { sessionTtlSeconds: 31_536_001 },
+      { sessionTtlSeconds: 0 },
+    ]) {
+      const r = await raw.send('PUT', '/_emulator/faults', body);
+      answers[JSON.stringify(body)] = [r.status, r.body];
+    }
+    const PROCESSING = 'processingSeconds must be a number from 0 to 31536000 (simulated seconds: a year)';
+    const TTL = 'sessionTtlSeconds must be a number above 0, at most 31536000 (simulated seconds: a year)';
+    expect(answers).to.deep.equal({
+      '{"processingSeconds":1e+308}': [400, { error: PROCESSING }],
+      '{"processingSeconds":31536001}': [400, { error: PROCESSING }],
+      '{"processingSeconds":-1}': [400, { error: PROCESSING }],
+      '{"sessionTtlSeconds":1e+308}': [400, { error: TTL }],
+      '{"sessionTtlSeconds":31536001}': [400, { error: TTL }],
+      '{"sessionTtlSeconds":0}': [400, { error: TTL }],
+    });
+    expect((await raw.send('GET', '/_emulator/faults')).body).to.deep.include({
+      latencyMs: 5,
+      processingSeconds: 0,
+      sessionTtlSeconds: 1200,
+    });
+    const year = await raw.send('PUT', '/_emulator/faults', {
+      processingSeconds: 31_536_000,
+      sessionTtlSeconds: 31_536_000,
+    });
+    expect(year.status).to.equal(200);
+  });
+
   it('refuses a fault it cannot apply as given, and keeps the faults it had', async () => {
     await raw.send('PUT', '/_emulator/faults', { latencyMs: 5 });
     const answers: Record<string, [number, unknown]> = {};

@@ -9,6 +9,7 @@ import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/em
 import { emulator, Raw } from './helpers.js';
 
 const CASES: [Partial<EmulatorOptions>, string][] = [
+  [{ seed: '' }, 'seed is empty: give a number or a word, or leave it out'],
   [{ timeScale: 2e6 }, 'timeScale must be a number from 0 to 1000000 (e.g. 60 or 0.5), got 2000000'],
   [{ timeScale: -1 }, 'timeScale must be a number from 0 to 1000000 (e.g. 60 or 0.5), got -1'],
   [{ accounts: 0 }, 'accounts must be an integer from 1 to 1000, got 0'],
