@@ -3,9 +3,9 @@
  * `fleetbook emulator` each ask here what is wrong with a value, and say it under their own name for it (a
  * field, an option, a flag) and as they were given it (a flag's text).
  */
-import { MAX_TIME_SCALE, said, timeScaleProblem } from './sim-clock.js';
+import { said, timeScaleProblem } from './sim-clock.js';
 
-export { MAX_TIME_SCALE, said, timeScaleProblem };
+export { timeScaleProblem };
 
 /** More than this many seed devices would exhaust the 24-bit pseudo-ESN space. */
 export const MAX_DEVICES = 5_000_000;
