@@ -25,8 +25,7 @@ import { formatSummary } from './runs.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
 import { unpolledWaits } from '../runner/wait.js';
 import type { EmulatorOptions } from '../emulator/index.js';
-import { MAX_DEVICES } from '../emulator/seed.js';
-import { MAX_TIME_SCALE } from '../emulator/sim-clock.js';
+import { RANGES, devicesProblem, seedProblem, timeScaleProblem } from '../emulator/limits.js';
 import { BadParameter, integer } from '../util/query.js';
 
 export interface RunFlags {
@@ -259,16 +258,23 @@ export interface EmulatorFlags {
  */
 function emulatorOptions(flags: EmulatorFlags): EmulatorOptions | string {
   try {
-    const port = integer('--port', flags.port, 0, 65535, 8080);
-    const accounts = integer('--accounts', flags.accounts, 1, 1000, 3);
-    const devicesPerAccount = integer('--devices-per-account', flags.devicesPerAccount, 0, MAX_DEVICES, 50);
-    if (accounts * devicesPerAccount > MAX_DEVICES)
-      return `--accounts × --devices-per-account must be at most ${MAX_DEVICES} devices, got ${accounts * devicesPerAccount}`;
+    const port = integer('--port', flags.port, ...RANGES.port, 8080);
+    const accounts = integer('--accounts', flags.accounts, ...RANGES.accounts, 3);
+    const devicesPerAccount = integer(
+      '--devices-per-account',
+      flags.devicesPerAccount,
+      ...RANGES.devicesPerAccount,
+      50,
+    );
     const scale = flags.timeScale;
     const timeScale = scale === undefined || !/^[0-9]+(\.[0-9]+)?$/.test(scale) ? NaN : Number(scale);
-    if (scale !== undefined && !(timeScale <= MAX_TIME_SCALE))
-      return `--time-scale must be a number from 0 to ${MAX_TIME_SCALE} (e.g. 60 or 0.5), got ${JSON.stringify(scale)}`;
-    if (flags.seed?.trim() === '') return '--seed is empty: give a number or a word, or leave it out';
+    const problem =
+      devicesProblem(accounts, devicesPerAccount, ['--accounts', '--devices-per-account']) ??
+      (scale !== undefined
+        ? timeScaleProblem(timeScale, '--time-scale', JSON.stringify(scale))
+        : undefined) ??
+      (flags.seed !== undefined ? seedProblem(flags.seed, '--seed') : undefined);
+    if (problem) return problem;
     return {
       port,
       host: flags.host,

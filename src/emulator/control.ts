@@ -3,18 +3,22 @@
  * read-only views of callback deliveries, notifications and the carrier's record of asynchronous requests. It needs no authentication and is never
  * subject to faults.
  */
-import { BadParameter, onlyParameters, takesOnly, unknownName, type Query } from '../util/query.js';
+import { takesOnly, unknownName } from '../util/query.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { locationUsed } from './location.js';
 import { parseFaults } from './faults.js';
 import { advance, catchUp } from './simulation.js';
-import { LATEST, iso, timeScaleProblem } from './sim-clock.js';
+import { devicesProblem, timeScaleProblem, worldProblem } from './limits.js';
+import { ClockLimit, iso } from './sim-clock.js';
 import type { Core, EmulatorState, ResolvedOptions } from './state.js';
 
 /** Replaces the state with a fresh one; what the options leave out keeps its current value. */
 export type ResetFn = (
   o: Partial<Pick<ResolvedOptions, 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale'>>,
 ) => EmulatorState;
+
+/** A route's query parameters, as takesOnly lets them through: each given once, and not empty. */
+type Params = Record<string, string | undefined>;
 
 function fail(reply: FastifyReply, status: number, error: string) {
   return reply.code(status).send({ error });
@@ -39,19 +43,6 @@ function parse(
     return { error: 'the body must be a JSON object' };
   const unknown = fields && unknownName('field', Object.keys(v), fields);
   return unknown ? { error: unknown } : { value: v as Record<string, unknown> };
-}
-
-/**
- * The query parameters of a read that takes only `accepted`, each given once and not empty (onlyParameters), or
- * what is wrong with them.
- */
-function query(q: unknown, accepted: readonly string[]): Record<string, string | undefined> | string {
-  try {
-    return onlyParameters(q as Query, accepted);
-  } catch (e) {
-    if (e instanceof BadParameter) return e.message;
-    throw e;
-  }
 }
 
 /** Everything a test needs to know about the seeded world, with up to `limit` devices per account. */
@@ -122,31 +113,23 @@ export function describeAccounts(core: Core, limit: number, only?: string): Reco
 }
 
 export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn): void {
-  app.post('/_emulator/reset', async (req, reply) => {
+  app.post('/_emulator/reset', { preValidation: takesOnly() }, async (req, reply) => {
     const body = parse(req.body, ['seed', 'accounts', 'devicesPerAccount', 'timeScale']);
     if ('error' in body) return fail(reply, 400, body.error);
     const { value } = body;
     const o: Parameters<ResetFn>[0] = {};
     const { seed, accounts, devicesPerAccount, timeScale } = value;
-    if (seed !== undefined) {
-      if (typeof seed !== 'number' && typeof seed !== 'string')
-        return fail(reply, 400, 'seed must be a number or a string');
-      o.seed = seed;
-    }
-    for (const [k, v] of [
-      ['accounts', accounts],
-      ['devicesPerAccount', devicesPerAccount],
-    ] as const) {
-      if (v === undefined) continue;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < (k === 'accounts' ? 1 : 0))
-        return fail(reply, 400, `${k} must be an integer from ${k === 'accounts' ? 1 : 0} up`);
-      o[k] = v;
-    }
-    if (timeScale !== undefined) {
-      const problem = timeScaleProblem(timeScale);
-      if (problem) return fail(reply, 400, problem);
-      o.timeScale = timeScale as number;
-    }
+    const problem =
+      worldProblem({ seed, accounts, devicesPerAccount, timeScale }) ??
+      devicesProblem(
+        (accounts as number | undefined) ?? core.options.accounts,
+        (devicesPerAccount as number | undefined) ?? core.options.devicesPerAccount,
+      );
+    if (problem) return fail(reply, 400, problem);
+    if (seed !== undefined) o.seed = seed as number | string;
+    if (accounts !== undefined) o.accounts = accounts as number;
+    if (devicesPerAccount !== undefined) o.devicesPerAccount = devicesPerAccount as number;
+    if (timeScale !== undefined) o.timeScale = timeScale as number;
     let st: EmulatorState;
     try {
       st = reset(o);
@@ -164,19 +147,26 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     };
   });
 
-  app.get('/_emulator/accounts', async (req, reply) => {
-    const q = query(req.query, ['devices', 'account']);
-    if (typeof q === 'string') return fail(reply, 400, q);
-    if (q.devices !== undefined && !/^\d+$/.test(q.devices))
-      return fail(reply, 400, 'devices must be an integer from 0 up');
-    const limit = q.devices !== undefined ? Number(q.devices) : Infinity;
-    const names = core.state.world.accounts.map((a) => a.name);
-    if (q.account !== undefined && !names.includes(q.account))
-      return fail(reply, 404, `no account ${JSON.stringify(q.account)}: this world has ${names.join(', ')}`);
-    return describeAccounts(core, limit, q.account);
-  });
+  app.get<{ Querystring: Params }>(
+    '/_emulator/accounts',
+    { preValidation: takesOnly('devices', 'account') },
+    async (req, reply) => {
+      const q = req.query;
+      if (q.devices !== undefined && !/^\d+$/.test(q.devices))
+        return fail(reply, 400, 'devices must be an integer from 0 up');
+      const limit = q.devices !== undefined ? Number(q.devices) : Infinity;
+      const names = core.state.world.accounts.map((a) => a.name);
+      if (q.account !== undefined && !names.includes(q.account))
+        return fail(
+          reply,
+          404,
+          `no account ${JSON.stringify(q.account)}: this world has ${names.join(', ')}`,
+        );
+      return describeAccounts(core, limit, q.account);
+    },
+  );
 
-  app.put('/_emulator/faults', async (req, reply) => {
+  app.put('/_emulator/faults', { preValidation: takesOnly() }, async (req, reply) => {
     const body = parse(req.body);
     if ('error' in body) return fail(reply, 400, body.error);
     const faults = parseFaults(body.value);
@@ -187,21 +177,15 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
 
   app.get('/_emulator/faults', { preValidation: takesOnly() }, async () => core.state.faults);
 
-  app.post('/_emulator/clock/advance', async (req, reply) => {
+  app.post('/_emulator/clock/advance', { preValidation: takesOnly() }, async (req, reply) => {
     const body = parse(req.body, ['seconds']);
     if ('error' in body) return fail(reply, 400, body.error);
-    const { value } = body;
-    const seconds = value.seconds;
-    const now = core.state.now();
-    // Whole seconds: the most an advance may take, said as it is given.
-    const most = Math.floor((LATEST - now) / 1000);
-    if (typeof seconds !== 'number' || !(seconds >= 0) || seconds > most)
-      return fail(
-        reply,
-        400,
-        `seconds must be a number from 0 to ${most}: the clock goes no further than ${iso(LATEST)} (now ${iso(now)}); got ${JSON.stringify(seconds) ?? 'nothing'}`,
-      );
-    advance(core, Math.round(seconds * 1000));
+    try {
+      advance(core, body.value.seconds as number);
+    } catch (e) {
+      if (e instanceof ClockLimit) return fail(reply, 400, e.message);
+      throw e;
+    }
     return { now: iso(core.state.now()) };
   });
 
@@ -210,7 +194,7 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return { now: iso(core.state.now()), timeScale: core.state.clock.timeScale };
   });
 
-  app.put('/_emulator/clock', async (req, reply) => {
+  app.put('/_emulator/clock', { preValidation: takesOnly() }, async (req, reply) => {
     const body = parse(req.body, ['timeScale']);
     if ('error' in body) return fail(reply, 400, body.error);
     const { value } = body;
@@ -221,22 +205,24 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     return { now: iso(core.state.now()), timeScale: scale };
   });
 
-  app.get('/_emulator/calls', async (req, reply) => {
-    const q = query(req.query, ['device']);
-    if (typeof q === 'string') return fail(reply, 400, q);
-    const st = core.state;
-    const { device } = q;
-    const actions = Object.fromEntries(st.actions);
-    if (device !== undefined) {
-      // Any identifier of a device finds its list, which is kept under the first.
-      const n = ['imei', 'iccid', 'mdn', 'msisdn', 'meid', 'esn', 'imsi']
-        .map((k) => st.devices.find(k, device))
-        .find((x) => x >= 0);
-      const key = n !== undefined ? st.devices.primaryId(n) : device;
-      return { actions, devices: { [key]: st.mutations.get(key) ?? [] } };
-    }
-    return { actions, devices: Object.fromEntries(st.mutations) };
-  });
+  app.get<{ Querystring: Params }>(
+    '/_emulator/calls',
+    { preValidation: takesOnly('device') },
+    async (req) => {
+      const st = core.state;
+      const { device } = req.query;
+      const actions = Object.fromEntries(st.actions);
+      if (device !== undefined) {
+        // Any identifier of a device finds its list, which is kept under the first.
+        const n = ['imei', 'iccid', 'mdn', 'msisdn', 'meid', 'esn', 'imsi']
+          .map((k) => st.devices.find(k, device))
+          .find((x) => x >= 0);
+        const key = n !== undefined ? st.devices.primaryId(n) : device;
+        return { actions, devices: { [key]: st.mutations.get(key) ?? [] } };
+      }
+      return { actions, devices: Object.fromEntries(st.mutations) };
+    },
+  );
 
   app.get('/_emulator/callbacks', { preValidation: takesOnly() }, async () => ({
     stats: core.callbacks.stats,
@@ -245,20 +231,23 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
 
   app.get('/_emulator/notifications', { preValidation: takesOnly() }, async () => core.state.notifications);
 
-  app.get('/_emulator/requests', async (req, reply) => {
-    const q = query(req.query, ['requestId', 'account', 'action', 'limit']);
-    if (typeof q === 'string') return fail(reply, 400, q);
-    if (q.limit !== undefined && !/^\d+$/.test(q.limit))
-      return fail(reply, 400, 'limit must be an integer from 0 up');
-    catchUp(core, false);
-    const st = core.state;
-    return {
-      requests: st.requests.records(st.devices, {
-        ...(q.requestId !== undefined ? { requestId: q.requestId } : {}),
-        ...(q.account !== undefined ? { accountName: q.account } : {}),
-        ...(q.action !== undefined ? { action: q.action } : {}),
-        ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
-      }),
-    };
-  });
+  app.get<{ Querystring: Params }>(
+    '/_emulator/requests',
+    { preValidation: takesOnly('requestId', 'account', 'action', 'limit') },
+    async (req, reply) => {
+      const q = req.query;
+      if (q.limit !== undefined && !/^\d+$/.test(q.limit))
+        return fail(reply, 400, 'limit must be an integer from 0 up');
+      catchUp(core, false);
+      const st = core.state;
+      return {
+        requests: st.requests.records(st.devices, {
+          ...(q.requestId !== undefined ? { requestId: q.requestId } : {}),
+          ...(q.account !== undefined ? { accountName: q.account } : {}),
+          ...(q.action !== undefined ? { action: q.action } : {}),
+          ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+        }),
+      };
+    },
+  );
 }

@@ -13,7 +13,7 @@ export interface Faults {
   latencyMs: number;
   /** Requests allowed in any one-second window; above it, 429 with Retry-After. 0 = no limit. @default 0 */
   maxRequestsPerSecond: number;
-  /** Session idle lifetime, in simulated seconds. @default 1200 (20 minutes) */
+  /** Session idle lifetime, in simulated seconds, above 0 and at most a year (31536000). @default 1200 (20 minutes) */
   sessionTtlSeconds: number;
   /** Per-device error rates in location results, by 7.3 type, e.g. `{ "ABSENT SUBSCRIBER": 0.05 }`. @default {} */
   deviceErrors: Record<string, number>;
@@ -23,7 +23,8 @@ export interface Faults {
   callbackRetryMs: number;
   /**
    * Simulated seconds the carrier takes to carry out an asynchronous request (device-state actions, SMS): until
-   * then the request is `Pending`, its devices are unchanged and no callback is sent. 0 carries it out at once.
+   * then the request is `Pending`, its devices are unchanged and no callback is sent. 0 carries it out at once;
+   * at most a year (31536000).
    * @default 0
    * @example 30
    */
@@ -69,6 +70,12 @@ const TIMER_FIELDS = ['latencyMs', 'callbackRetryMs'] as const;
 const MAX_TIMER_MS = 2_147_483_647;
 /** The requests a second a RateGate counts, each a slot of its ring. */
 const MAX_REQUESTS_PER_SECOND = 1_000_000;
+/**
+ * The longest wait of simulated time a fault sets (processingSeconds, sessionTtlSeconds): a year, beyond any
+ * carrier delay or session lifetime worth testing (neverFinishRate is the carrier that never finishes). Without
+ * a bound, 1e308 was taken: a request due after the clock's end, a session that never expired.
+ */
+const MAX_SIMULATED_SECONDS = 365 * 86_400;
 
 /** A fault set from a request body, or the reason it is refused. */
 export function parseFaults(body: unknown): Faults | string {
@@ -100,13 +107,14 @@ export function parseFaults(body: unknown): Faults | string {
   }
   if (b.processingSeconds !== undefined) {
     const v = b.processingSeconds;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
-      return 'processingSeconds must be a number from 0 up';
+    if (typeof v !== 'number' || !(v >= 0 && v <= MAX_SIMULATED_SECONDS))
+      return `processingSeconds must be a number from 0 to ${MAX_SIMULATED_SECONDS} (simulated seconds: a year)`;
     out.processingSeconds = v;
   }
   if (b.sessionTtlSeconds !== undefined) {
     const v = b.sessionTtlSeconds;
-    if (typeof v !== 'number' || !(v > 0)) return 'sessionTtlSeconds must be a number above 0';
+    if (typeof v !== 'number' || !(v > 0 && v <= MAX_SIMULATED_SECONDS))
+      return `sessionTtlSeconds must be a number above 0, at most ${MAX_SIMULATED_SECONDS} (simulated seconds: a year)`;
     out.sessionTtlSeconds = v;
   }
   if (b.maxCallbackThreshold !== undefined) {

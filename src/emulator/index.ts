@@ -12,7 +12,8 @@ import { defaultFaults, parseFaults, type Faults } from './faults.js';
 import { seedSensors } from './sensors.js';
 import { DEFAULT_CLIENT, DEFAULT_USERS } from './seed.js';
 import { buildServer } from './server.js';
-import { DEFAULT_START, MAX_TIME_SCALE, iso } from './sim-clock.js';
+import { devicesProblem, integerProblem, worldProblem } from './limits.js';
+import { DEFAULT_START, LATEST, iso } from './sim-clock.js';
 import type { RequestFilter, RequestRecord } from './requests.js';
 import { advance, catchUp, startTicker } from './simulation.js';
 import { EmulatorState, type Core, type ResolvedOptions } from './state.js';
@@ -120,20 +121,25 @@ function resolve(o: EmulatorOptions): ResolvedOptions {
         : Date.parse(o.startTime);
   if (!Number.isFinite(start))
     throw new TypeError(`Expected \`startTime\` to be a date, got \`${String(o.startTime)}\``);
-  const timeScale = o.timeScale ?? 1;
-  if (!(timeScale >= 0 && timeScale <= MAX_TIME_SCALE))
-    throw new TypeError(
-      `Expected \`timeScale\` to be a number from 0 to ${MAX_TIME_SCALE}, got \`${timeScale}\``,
+  if (start > LATEST)
+    throw new RangeError(
+      `startTime must be no later than ${iso(LATEST)}, got ${Math.abs(start) <= 8.64e15 ? iso(start) : String(o.startTime)}`,
     );
+  const timeScale = o.timeScale ?? 1;
   const port = o.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new TypeError(`Expected \`port\` to be an integer from 0 to 65535, got \`${port}\``);
+  const accounts = o.accounts ?? 3;
+  const devicesPerAccount = o.devicesPerAccount ?? 50;
+  const problem =
+    integerProblem('port', port) ??
+    worldProblem({ seed: o.seed, accounts, devicesPerAccount, timeScale }) ??
+    devicesProblem(accounts, devicesPerAccount);
+  if (problem) throw new TypeError(problem);
   return Object.freeze({
     port,
     host: o.host ?? '127.0.0.1',
     seed: o.seed ?? 1,
-    accounts: o.accounts ?? 3,
-    devicesPerAccount: o.devicesPerAccount ?? 50,
+    accounts,
+    devicesPerAccount,
     timeScale,
     start,
     callbackSecret: o.callbackSecret ?? DEFAULT_CALLBACK_SECRET,
@@ -170,9 +176,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     log: o.logger,
   };
   const reset: ResetFn = (r) => {
-    o = Object.freeze({ ...o, ...r });
+    // Options taken only once their world is made: a reset refused keeps the options it was given with.
+    const next = Object.freeze({ ...o, ...r });
+    const st = freshState(next);
+    o = next;
     (core as { options: ResolvedOptions }).options = o;
-    const st = freshState(o);
     core.callbacks.reset();
     core.state = st;
     return st;
@@ -257,7 +265,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       reset(r);
     },
     advance(seconds) {
-      advance(core, Math.round(seconds * 1000));
+      advance(core, seconds);
     },
     now: () => core.state.now(),
     setFaults(f) {

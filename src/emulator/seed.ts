@@ -9,6 +9,7 @@
  */
 import { Random, codedUuid, decodeUuid, hash32, luhnDigit, luhnValid, seedHash, unit } from './random.js';
 import { DAY_MS } from './sim-clock.js';
+import { devicesProblem, worldProblem } from './limits.js';
 
 export const DEVICE_TYPES = ['tracker', 'sensor', 'gateway', 'meter', 'router', 'phone', 'tablet'] as const;
 export type DeviceType = (typeof DEVICE_TYPES)[number];
@@ -138,8 +139,6 @@ export const DEFAULT_USERS = [
 
 /** The location SKU the primary account bought (public-api-facts.md example). */
 export const LOCATION_SKU = 'TS-LOC-COARSE-CellID-Aggr';
-/** More than this many seed devices would exhaust the 24-bit pseudo-ESN space. */
-export const MAX_DEVICES = 5_000_000;
 
 /** Salts, one per derived property, so that properties of one device are independent. */
 const Salt = {
@@ -202,14 +201,8 @@ export class World {
   private readonly esnInv: number;
 
   constructor(o: WorldOptions) {
-    if (!Number.isInteger(o.accounts) || o.accounts < 1 || o.accounts > 1000)
-      throw new RangeError(`Expected \`accounts\` to be an integer from 1 to 1000, got \`${o.accounts}\``);
-    if (!Number.isInteger(o.devicesPerAccount) || o.devicesPerAccount < 0)
-      throw new RangeError(
-        `Expected \`devicesPerAccount\` to be an integer from 0 and up, got \`${o.devicesPerAccount}\``,
-      );
-    if (o.accounts * o.devicesPerAccount > MAX_DEVICES)
-      throw new RangeError(`at most ${MAX_DEVICES} devices in all, got ${o.accounts * o.devicesPerAccount}`);
+    const problem = worldProblem(o) ?? devicesProblem(o.accounts, o.devicesPerAccount);
+    if (problem) throw new RangeError(problem);
     this.seed = o.seed;
     this.h = seedHash(o.seed);
     this.start = o.start;

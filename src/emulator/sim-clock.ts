@@ -12,22 +12,31 @@ export const DEFAULT_START = Date.UTC(2026, 0, 5);
 
 /**
  * The last time the clock reaches: the API writes times with four-digit years, and a time past the last one a
- * Date holds would fail every later call. An advance that would pass it is refused.
+ * Date holds would fail every later call. The clock starts no later, an advance that would pass it is refused,
+ * and running by itself the clock stops there.
  */
 export const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * The fastest the clock runs by itself (simulated seconds per real second): about 12 days a second. Faster, the
- * clock would pass LATEST within hours, and at an infinite speed the work due each tick would never end.
+ * clock would reach LATEST within hours, and at an infinite speed the work due each tick would never end.
  */
 export const MAX_TIME_SCALE = 1_000_000;
 
-/** What is wrong with `v` as a timeScale, or undefined when it is one. */
-export function timeScaleProblem(v: unknown): string | undefined {
+/** `v` as a message says what it got: a number as written, anything else as JSON, nothing as `nothing`. */
+export function said(v: unknown): string {
+  return typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? 'nothing');
+}
+
+/** What is wrong with `v` as a timeScale, named `name` and said as `got`; undefined when it is one. */
+export function timeScaleProblem(v: unknown, name = 'timeScale', got = said(v)): string | undefined {
   return typeof v === 'number' && v >= 0 && v <= MAX_TIME_SCALE
     ? undefined
-    : `timeScale must be a number from 0 to ${MAX_TIME_SCALE}, got ${JSON.stringify(v) ?? String(v)}`;
+    : `${name} must be a number from 0 to ${MAX_TIME_SCALE} (e.g. 60 or 0.5), got ${got}`;
 }
+
+/** An advance the clock refuses: it would take the clock back, or past LATEST. */
+export class ClockLimit extends RangeError {}
 
 export class SimClock {
   private readonly start: number;
@@ -37,15 +46,26 @@ export class SimClock {
   private readonly wall: () => number;
 
   constructor(start: number, timeScale: number, wall: () => number = Date.now) {
+    if (!(start <= LATEST))
+      throw new RangeError(
+        `the simulated clock starts no later than ${iso(LATEST)}, got ${Number.isFinite(start) ? iso(start) : String(start)}`,
+      );
+    const problem = timeScaleProblem(timeScale);
+    if (problem) throw new RangeError(problem);
     this.start = start;
     this.scale = timeScale;
     this.wall = wall;
     this.realStart = wall();
   }
 
-  /** Simulated milliseconds since the epoch. */
-  now(): number {
+  /** Where the clock's speed has taken it, LATEST or not. */
+  private raw(): number {
     return Math.floor(this.start + this.offset + (this.wall() - this.realStart) * this.scale);
+  }
+
+  /** Simulated milliseconds since the epoch: LATEST at the most, where the running clock stops. */
+  now(): number {
+    return Math.min(LATEST, this.raw());
   }
 
   get timeScale(): number {
@@ -59,8 +79,20 @@ export class SimClock {
     this.offset = now - this.start - (this.wall() - this.realStart) * this.scale;
   }
 
-  advance(ms: number): void {
-    this.offset += ms;
+  /**
+   * Moves the clock `seconds` forward, to the millisecond. Throws ClockLimit, keeping its time, when `seconds`
+   * is not a number from 0 up or would take the clock past LATEST.
+   */
+  advance(seconds: number): void {
+    const raw = this.raw();
+    const now = Math.min(LATEST, raw);
+    const ms = typeof seconds === 'number' ? Math.round(seconds * 1000) : NaN;
+    if (!(ms >= 0 && ms <= LATEST - now))
+      throw new ClockLimit(
+        `seconds must be a number from 0 to ${Math.floor((LATEST - now) / 1000)}: the clock goes no further than ${iso(LATEST)} (now ${iso(now)}); got ${said(seconds)}`,
+      );
+    // From where the clock stands: one that ran into LATEST moves on from there, not from past it.
+    this.offset += now - raw + ms;
   }
 }
 

@@ -7,7 +7,7 @@
  * so nothing is skipped.
  */
 import { pruneReports } from './location.js';
-import { DAY_MS, MINUTE_MS, startOfDay } from './sim-clock.js';
+import { DAY_MS, LATEST, MINUTE_MS, iso, startOfDay } from './sim-clock.js';
 import { sendSms } from './sms-history.js';
 import type { Core, EmulatorState } from './state.js';
 import { checkUsageTriggers } from './subscriptions.js';
@@ -50,20 +50,31 @@ export function catchUp(core: Core, evaluate: boolean): void {
   }
 }
 
-/** Moves the simulated clock forward and does the work due. */
-export function advance(core: Core, ms: number): void {
-  core.state.clock.advance(ms);
+/** Moves the simulated clock `seconds` forward and does the work due; throws ClockLimit as SimClock.advance. */
+export function advance(core: Core, seconds: number): void {
+  core.state.clock.advance(seconds);
   catchUp(core, true);
 }
 
-/** While the clock runs by itself (timeScale > 0), catches up four times a second. */
+/**
+ * While the clock runs by itself (timeScale > 0), catches up four times a second. A clock that reaches LATEST
+ * stops there, said once.
+ */
 export function startTicker(core: Core): () => void {
+  let ended: EmulatorState | undefined;
   const timer = setInterval(() => {
-    if (core.state.clock.timeScale > 0) {
+    const st = core.state;
+    if (st.clock.timeScale > 0) {
       try {
         catchUp(core, false);
       } catch (e) {
         core.log.error('emulator: simulated time processing failed', { error: (e as Error).message });
+      }
+      if (ended !== st && st.now() === LATEST) {
+        ended = st;
+        core.log.warn(
+          `emulator: the simulated clock reached ${iso(LATEST)}, the last time it goes to, and stays there`,
+        );
       }
     }
   }, 250);

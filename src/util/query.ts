@@ -98,16 +98,21 @@ export function time(name: string, v: string | undefined): string | undefined {
 }
 
 /**
- * The hook (fastify's preValidation) of a read that takes only `params` as query parameters: another is answered
- * 400, named with those it takes.
+ * The hook (fastify's preValidation) of a route that takes only `params` as query parameters, each once and not
+ * empty (onlyParameters): anything else is answered 400, naming the parameter. Past it, the route's query is a
+ * `Record<string, string | undefined>` of those.
  */
 export function takesOnly(...params: string[]) {
   return async (
     req: { query: unknown },
     reply: { code(status: number): { send(body: unknown): unknown } },
   ): Promise<unknown> => {
-    const bad = unknownName('query parameter', Object.keys(req.query as object), params);
-    if (bad) return reply.code(400).send({ error: bad });
+    try {
+      onlyParameters(req.query as Query, params);
+    } catch (e) {
+      if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
+      throw e;
+    }
     return undefined;
   };
 }

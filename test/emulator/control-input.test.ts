@@ -40,7 +40,7 @@ describe('emulator control API: bad input', () => {
       const r = await raw.send(method, path, { timeScale: 1e308 });
       expect(r.status, path).to.equal(400);
       expect((r.body as { error: string }).error, path).to.equal(
-        'timeScale must be a number from 0 to 1000000, got 1e+308',
+        'timeScale must be a number from 0 to 1000000 (e.g. 60 or 0.5), got 1e+308',
       );
     }
     const clock = await raw.send('GET', '/_emulator/clock');
@@ -81,6 +81,105 @@ describe('emulator control API: bad input', () => {
     expect(
       (one.body as { accounts: { accountName: string }[] }).accounts.map((a) => a.accountName),
     ).to.deep.equal(['0000123456-00002']);
+  });
+
+  it('every control route refuses a query parameter it does not take, one given twice, and one empty', async () => {
+    // Each route with the query parameters it takes.
+    const ROUTES: [string, string, string[]][] = [
+      ['POST', '/reset', []],
+      ['GET', '/accounts', ['devices', 'account']],
+      ['PUT', '/faults', []],
+      ['GET', '/faults', []],
+      ['POST', '/clock/advance', []],
+      ['GET', '/clock', []],
+      ['PUT', '/clock', []],
+      ['GET', '/calls', ['device']],
+      ['GET', '/callbacks', []],
+      ['GET', '/notifications', []],
+      ['GET', '/requests', ['requestId', 'account', 'action', 'limit']],
+    ];
+    const answers: Record<string, [number, unknown]> = {};
+    const expected: Record<string, [number, unknown]> = {};
+    for (const [method, path, params] of ROUTES) {
+      // The POSTs and PUTs read no query at all: `reset?seed=7` reset the world of seed 1, and
+      // `clock/advance?seconds=60` moved the clock by the body's seconds, or refused for want of them.
+      const takes = params.length ? params.join(', ') : 'none';
+      const queries: [string, string][] = [
+        ['seed=7', `unknown query parameter "seed": this path takes ${takes}`],
+        ['seconds=60&seconds=60', `unknown query parameter "seconds": this path takes ${takes}`],
+        ...params.flatMap((p): [string, string][] => [
+          [`${p}=1&${p}=2`, `${p} is given 2 times: give it once`],
+          [`${p}=`, `${p} is empty: give it a value, or leave it out`],
+        ]),
+      ];
+      for (const [query, error] of queries) {
+        const key = `${method} ${path}?${query}`;
+        const r = await raw.send(method, `/_emulator${path}?${query}`, method === 'GET' ? undefined : {});
+        answers[key] = [r.status, r.body];
+        expected[key] = [400, { error }];
+      }
+    }
+    expect(answers).to.deep.equal(expected);
+    // Nothing was done: the clock did not move.
+    expect((await raw.send('GET', '/_emulator/clock')).body).to.deep.include({
+      now: '2026-01-05T00:00:00.000Z',
+    });
+  });
+
+  it('refuses an empty seed, and keeps its world', async () => {
+    await raw.send('POST', '/_emulator/reset', { seed: 'kept' });
+    const answers: Record<string, [number, unknown]> = {};
+    // "" was taken as a seed of its own: a reset meant to give one reset to another world without a word.
+    for (const seed of ['', '   ', true, null]) {
+      const r = await raw.send('POST', '/_emulator/reset', { seed });
+      answers[JSON.stringify(seed)] = [r.status, r.body];
+    }
+    const EMPTY = 'seed is empty: give a number or a word, or leave it out';
+    expect(answers).to.deep.equal({
+      '""': [400, { error: EMPTY }],
+      '"   "': [400, { error: EMPTY }],
+      true: [400, { error: 'seed must be a number or a word, got true' }],
+      null: [400, { error: 'seed must be a number or a word, got null' }],
+    });
+    const accounts = await raw.send('GET', '/_emulator/accounts?devices=0');
+    expect((accounts.body as { seed: unknown }).seed).to.equal('kept');
+  });
+
+  it('refuses processingSeconds and sessionTtlSeconds past a year, naming the bound', async () => {
+    await raw.send('PUT', '/_emulator/faults', { latencyMs: 5 });
+    const answers: Record<string, [number, unknown]> = {};
+    for (const body of [
+      // Taken: a request due after the clock's end, or a session that never expired, without a word.
+      { processingSeconds: 1e308 },
+      { processingSeconds: 31_536_001 },
+      { processingSeconds: -1 },
+      { sessionTtlSeconds: 1e308 },
+      { sessionTtlSeconds: 31_536_001 },
+      { sessionTtlSeconds: 0 },
+    ]) {
+      const r = await raw.send('PUT', '/_emulator/faults', body);
+      answers[JSON.stringify(body)] = [r.status, r.body];
+    }
+    const PROCESSING = 'processingSeconds must be a number from 0 to 31536000 (simulated seconds: a year)';
+    const TTL = 'sessionTtlSeconds must be a number above 0, at most 31536000 (simulated seconds: a year)';
+    expect(answers).to.deep.equal({
+      '{"processingSeconds":1e+308}': [400, { error: PROCESSING }],
+      '{"processingSeconds":31536001}': [400, { error: PROCESSING }],
+      '{"processingSeconds":-1}': [400, { error: PROCESSING }],
+      '{"sessionTtlSeconds":1e+308}': [400, { error: TTL }],
+      '{"sessionTtlSeconds":31536001}': [400, { error: TTL }],
+      '{"sessionTtlSeconds":0}': [400, { error: TTL }],
+    });
+    expect((await raw.send('GET', '/_emulator/faults')).body).to.deep.include({
+      latencyMs: 5,
+      processingSeconds: 0,
+      sessionTtlSeconds: 1200,
+    });
+    const year = await raw.send('PUT', '/_emulator/faults', {
+      processingSeconds: 31_536_000,
+      sessionTtlSeconds: 31_536_000,
+    });
+    expect(year.status).to.equal(200);
   });
 
   it('refuses a fault it cannot apply as given, and keeps the faults it had', async () => {

@@ -1,0 +1,77 @@
+/**
+ * The emulator's options have one set of limits, said the same way by `startEmulator` and by the control API's
+ * reset (and by `fleetbook emulator`, under its flags' names: test/cli/emulator-flags.test.ts). Each had its own
+ * copy, worded its own way: startEmulator said "Expected `timeScale` to be …", reset "accounts must be an integer
+ * from 1 up" for 0 and "Expected `accounts` to be … from 1 to 1000" for 5000. Real HTTP to a loopback emulator.
+ */
+import { expect } from 'chai';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import { emulator, Raw } from './helpers.js';
+
+const CASES: [Partial<EmulatorOptions>, string][] = [
+  [{ seed: '' }, 'seed is empty: give a number or a word, or leave it out'],
+  [{ timeScale: 2e6 }, 'timeScale must be a number from 0 to 1000000 (e.g. 60 or 0.5), got 2000000'],
+  [{ timeScale: -1 }, 'timeScale must be a number from 0 to 1000000 (e.g. 60 or 0.5), got -1'],
+  [{ accounts: 0 }, 'accounts must be an integer from 1 to 1000, got 0'],
+  [{ accounts: 5000 }, 'accounts must be an integer from 1 to 1000, got 5000'],
+  [{ accounts: 2.5 }, 'accounts must be an integer from 1 to 1000, got 2.5'],
+  [{ devicesPerAccount: -1 }, 'devicesPerAccount must be an integer from 0 to 5000000, got -1'],
+  [
+    { accounts: 1000, devicesPerAccount: 50_000 },
+    'accounts × devicesPerAccount must be at most 5000000 devices, got 50000000',
+  ],
+];
+
+describe('emulator: the limits of its options, one wording everywhere', () => {
+  for (const [options, error] of CASES)
+    it(`${JSON.stringify(options)}: startEmulator and POST /_emulator/reset refuse it alike`, async () => {
+      let started: Emulator | undefined;
+      let thrown: string | undefined;
+      try {
+        started = await startEmulator({ timeScale: 0, ...options });
+      } catch (e) {
+        thrown = (e as Error).message;
+      }
+      await started?.close();
+      const emu = await emulator();
+      try {
+        const r = await new Raw(emu).send('POST', '/_emulator/reset', options);
+        expect({ startEmulator: thrown, reset: [r.status, r.body] }).to.deep.equal({
+          startEmulator: error,
+          reset: [400, { error }],
+        });
+      } finally {
+        await emu.close();
+      }
+    });
+
+  it('startEmulator refuses a port out of range in the same words as --port', async () => {
+    let thrown: string | undefined;
+    try {
+      await startEmulator({ port: 65536 });
+    } catch (e) {
+      thrown = (e as Error).message;
+    }
+    expect(thrown).to.equal('port must be an integer from 0 to 65535, got 65536');
+  });
+
+  it('a reset refused keeps the options the emulator had: the next reset is of the same world', async () => {
+    const emu = await emulator({ accounts: 2, devicesPerAccount: 5 });
+    try {
+      const raw = new Raw(emu);
+      expect(() => emu.reset({ accounts: 0 })).to.throw('accounts must be an integer from 1 to 1000, got 0');
+      const r = await raw.send('POST', '/_emulator/reset', { devicesPerAccount: 5_000_000 });
+      expect([r.status, r.body]).to.deep.equal([
+        400,
+        { error: 'accounts × devicesPerAccount must be at most 5000000 devices, got 10000000' },
+      ]);
+      // A reset of accounts 0 left them 0: every later reset that did not give them failed.
+      emu.reset();
+      const again = await raw.send('POST', '/_emulator/reset', {});
+      expect([again.status, (again.body as { accounts: string[] }).accounts.length]).to.deep.equal([200, 2]);
+      expect(emu.accountNames()).to.have.length(2);
+    } finally {
+      await emu.close();
+    }
+  });
+});
