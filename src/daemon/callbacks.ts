@@ -4,6 +4,7 @@
  */
 import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import type * as Events from '../events/index.js';
+import { nulRefusal } from '../util/nul.js';
 import { onFirstUse } from '../util/on-first-use.js';
 import { InboxSyncError, type InboxEvent, type InboxMessage, type Store } from '../store/store.js';
 
@@ -133,23 +134,19 @@ export function toMessage(service: string, kind: string, body: Json, receivedAt:
   };
 }
 
-const NUL = 'has a NUL character (U+0000)';
-const UNKEPT = 'and the PostgreSQL store cannot keep one';
-
 /**
- * Why a callback whose request id, or a device identifier of its `deviceIds`, has a NUL character is refused:
- * none of the service's has one, and PostgreSQL's text cannot hold one (SQLite's can). The PostgreSQL store kept
- * U+FFFD in its place, the SQLite store the NUL: a message stored otherwise on each.
+ * Why a callback whose request id, or a device identifier of its `deviceIds`, has a NUL character is refused
+ * (nulRefusal). The PostgreSQL store kept U+FFFD in its place, the SQLite store the NUL: a message stored
+ * otherwise on each.
  */
 function nulMember(body: Json): string | undefined {
-  if ((body.requestId as string).includes('\0')) return `requestId ${NUL}: no request id has one, ${UNKEPT}`;
-  if (!Array.isArray(body.deviceIds)) return undefined;
+  const request = nulRefusal(body.requestId, 'requestId', 'no request id');
+  if (request || !Array.isArray(body.deviceIds)) return request;
   for (const [i, d] of (body.deviceIds as unknown[]).entries())
     for (const member of ['id', 'kind'])
       if (typeof d === 'object' && d !== null) {
-        const value = (d as Json)[member];
-        if (typeof value === 'string' && value.includes('\0'))
-          return `deviceIds/${i}/${member} ${NUL}: no device identifier has one, ${UNKEPT}`;
+        const why = nulRefusal((d as Json)[member], `deviceIds/${i}/${member}`, 'no device identifier');
+        if (why) return why;
       }
   return undefined;
 }

@@ -389,15 +389,24 @@ export function compileCron(expression: string, timezone = 'UTC'): Compiled {
 }
 
 /**
- * What is wrong with a cron expression, or undefined when it is valid: it parses, and it fires at least once
- * after `from`. croner searches up to the year 3000; a calendar repeats every 400 years, so an expression that
- * does not fire by then never does.
+ * A cron expression compiled and checked at once: its schedule when it is valid (it parses, and it fires at
+ * least once after `from`), else what is wrong with it. croner searches up to the year 3000; a calendar repeats
+ * every 400 years, so an expression that does not fire by then never does.
  */
-export function cronProblem(expression: string, timezone = 'UTC', from = Date.now()): string | undefined {
+export function checkCron(expression: string, timezone = 'UTC', from = Date.now()): Compiled {
   const built = build(expression, timezone);
-  if (typeof built === 'string') return built;
-  if (built.schedule.next(from) !== undefined) return undefined;
-  return `cron expression ${JSON.stringify(expression)} never fires: ${neverReason(built.parsed.days)}`;
+  if (typeof built === 'string') return { ok: false, problem: built };
+  if (built.schedule.next(from) !== undefined) return { ok: true, schedule: built.schedule };
+  return {
+    ok: false,
+    problem: `cron expression ${JSON.stringify(expression)} never fires: ${neverReason(built.parsed.days)}`,
+  };
+}
+
+/** What is wrong with a cron expression (checkCron), or undefined when it is valid. */
+export function cronProblem(expression: string, timezone = 'UTC', from = Date.now()): string | undefined {
+  const checked = checkCron(expression, timezone, from);
+  return checked.ok ? undefined : checked.problem;
 }
 
 export interface Occurrences {

@@ -5,6 +5,7 @@
 import type { Operation } from '../api/catalog.js';
 import { deviceErrorClass, specErrorType } from '../api/device-errors.js';
 import { InputError } from '../errors.js';
+import { nulRefusal } from '../util/nul.js';
 import type { DeviceGroup, DeviceResult } from '../store/store.js';
 
 type Json = Record<string, unknown>;
@@ -44,14 +45,14 @@ export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
       const first = entry ? ((d.deviceIds as Json[])[0] ?? {}) : d;
       const id = String(first.id);
       const at = () => `/${key}/${i}${entry ? '/deviceIds/0' : ''}`;
-      if (id.includes('\0')) refuseNul(op, `${at()}/id`, id);
+      refuseNul(op, id, at, '/id');
       if (seen.has(id)) continue;
       seen.add(id);
       // Kinds come in runs: the group of the device before usually fits.
       if (first.kind !== kindAsGiven || !set.groups.length) {
         kindAsGiven = first.kind;
         const kind = String(kindAsGiven);
-        if (kind.includes('\0')) refuseNul(op, `${at()}/kind`, kind);
+        refuseNul(op, kind, at, '/kind');
         ids = groupFor(set, kind.toLowerCase());
       }
       ids.push(id);
@@ -60,7 +61,7 @@ export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
     const ids = groupFor(set, 'imei');
     for (let i = 0; i < named.length; i++) {
       const id = String(named[i]);
-      if (id.includes('\0')) refuseNul(op, `/${key}/${i}`, id);
+      refuseNul(op, id, () => `/${key}/${i}`);
       if (!seen.has(id)) ids.push(id);
       seen.add(id);
     }
@@ -79,15 +80,19 @@ function listOf(op: Operation | undefined, input: Json): { key?: string; named?:
   return { key, named };
 }
 
-/** The refusal of an identifier (or kind) with a NUL character at `path` of the input (devicesOf). */
-function refuseNul(op: Operation | undefined, path: string, value: string): never {
-  throw new InputError(op?.action ?? 'the step', [
-    {
-      path,
-      message: `the identifier ${JSON.stringify(value)} has a NUL character (U+0000): no device's has one, and the PostgreSQL store cannot keep one; nothing was sent`,
-    },
-  ]);
+/**
+ * Refuses an identifier (or kind) with a NUL character (nulRefusal), at `member` of the entry `at` gives the
+ * path of (devicesOf).
+ */
+function refuseNul(op: Operation | undefined, value: string, at: () => string, member = ''): void {
+  const why = nulRefusal(value, identifier, "no device's");
+  if (why)
+    throw new InputError(op?.action ?? 'the step', [
+      { path: at() + member, message: `${why}; nothing was sent` },
+    ]);
 }
+
+const identifier = (value: string) => `the identifier ${JSON.stringify(value)}`;
 
 /** The identifiers of `kind` in `set`, a new group when it has none yet. */
 function groupFor(set: DeviceSet, kind: string): string[] {

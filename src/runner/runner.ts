@@ -3,9 +3,8 @@
  * retries, checkpoints and limits. How an action is executed is its strategy's business (strategies/), chosen by
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
-import { CATALOG, isAction } from '../api/catalog.js';
+import { CATALOG } from '../api/catalog.js';
 import { unsetSecrets } from '../config.js';
-import { hasEffect } from '../actions/engine.js';
 import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
@@ -18,21 +17,16 @@ import {
   done,
   IF_FALSE,
   item,
-  noDevices,
   selects,
   settle,
   skipped,
   type StepCount,
 } from './context.js';
 import { cancelReason, isCancel, withListeners } from './cancel.js';
-import { devicesOf, idsOf } from './devices.js';
-import { planOnly } from './dry-run.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
 import { secretsStillRead } from './resume-secrets.js';
-import { engineAction } from './strategies/engine.js';
-import { reconciles, strategyOf, type UsesStep } from './strategies/index.js';
 import { StoredItems } from './stored-items.js';
 import { jsonFits } from '../util/json-size.js';
 import {
@@ -49,6 +43,7 @@ import {
 import { waitStep } from './wait.js';
 import { fanOut } from './fan-out.js';
 import { newRunId } from './run-id.js';
+import { usesStep } from './uses.js';
 import { linkedController } from '../util/linked-abort.js';
 
 export { coerceInputs } from './inputs.js';
@@ -456,7 +451,8 @@ class Run {
     signal: AbortSignal,
     resumed?: Checkpoint,
   ): Promise<StepState> {
-    if ('uses' in step) return this.uses(step, plan, scope, key, count, signal, resumed);
+    if ('uses' in step)
+      return usesStep(this.ctx, this.limits, step, plan, scope, key, count, signal, resumed);
     // The steps inside stop with this one (its timeout, the run's cancel).
     if ('forEach' in step)
       return fanOut(this.ctx, step, scope, (steps, child) => this.steps(steps, child), signal);
@@ -483,86 +479,6 @@ class Run {
       return waitStep(this.ctx, step, plan, scope, signal, count, key, resumed);
     }
     throw new StepError('unknown step kind');
-  }
-
-  // ── actions ───────────────────────────────────────────────────────────────────────────────────
-
-  /**
-   * A `uses:` step: its input rendered, its limits checked, its devices locked; then its strategy executes it.
-   * A mutating call is preceded by a `sending` checkpoint, so that a crash before its answer is recorded leaves
-   * a known unknown.
-   */
-  private async uses(
-    step: UsesStep,
-    plan: StepPlan,
-    scope: Scope,
-    key: string,
-    count: StepCount,
-    signal: AbortSignal,
-    resumed?: Checkpoint,
-  ): Promise<StepState> {
-    const { ctx, o } = this;
-    const action = step.uses;
-    const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
-    const op = plan.op;
-    if (!op || !isAction(action)) {
-      if (o.dryRun && hasEffect(action)) return planOnly(ctx, step.id, action, 1, { groups: [], size: 0 });
-      return engineAction(ctx, step, plan, input, signal, count, key);
-    }
-    // A listing's items taken whole come from the store, a batch at a time; a dry run shows them all.
-    let source = plan.streamsFrom ? scope.ctx.steps[plan.streamsFrom]?.stored : undefined;
-    if (source && o.dryRun) {
-      input.deviceList = await source.all();
-      source = undefined;
-    }
-    // Given no devices (a listing or ledger.query that found none), an action that needs some sends nothing.
-    const member = op.needsDevices;
-    const list = member === undefined ? undefined : input[member];
-    if (member !== undefined && (source ? !source.size : Array.isArray(list) && !list.length))
-      return skipped(noDevices(member));
-    const devices = devicesOf(op, input);
-    let release: (() => void) | undefined;
-    /** Whether another holder had some of the devices: it may have changed them meanwhile. */
-    let contended = false;
-    if (op.mutating) {
-      await this.limits.check(count, step.limits, devices, input);
-      if (o.dryRun) {
-        const calls = op.batchSize ? Math.max(1, Math.ceil(devices.size / op.batchSize)) : 1;
-        return planOnly(ctx, step.id, action, calls, devices, op);
-      }
-      if (resumed?.status === 'sending' && !reconciles(op) && !op.retrySafe) {
-        throw new StepError(
-          `${action} was sent before fleetbook stopped and its answer was never recorded; its outcome is unknown, so it is not sent again`,
-        );
-      }
-      if (resumed?.status === 'sending')
-        ctx.log.warn('resuming a call whose outcome is unknown', { step: step.id, action });
-      if (o.locks && devices.size && !op.onlyReadsDevices)
-        release = await o.locks.acquire(idsOf(devices), signal, () => (contended = true));
-      // Accepted requests are confirmed, and created reports read, not sent again: their checkpoint stays.
-      if (resumed?.status !== 'confirming' && resumed?.status !== 'reporting')
-        o.store.saveStep(ctx.id, key, { status: 'sending', since: ctx.clock.now() } satisfies Checkpoint);
-    }
-    try {
-      return await strategyOf(op)({
-        ctx,
-        step,
-        plan,
-        op,
-        action,
-        input,
-        devices,
-        ...(source ? { source } : {}),
-        scope,
-        key,
-        count,
-        signal,
-        resumed,
-        contended,
-      });
-    } finally {
-      release?.();
-    }
   }
 }
 

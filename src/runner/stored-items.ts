@@ -12,6 +12,17 @@ export interface Cursor {
   skip: number;
 }
 
+/**
+ * Adds a device to the end of `runs`: to the last run when it is of the same kind, else as a run of its own.
+ * Every list of items kept in the store (a listing's pages, a ledger query's devices, the devices a retry
+ * rule sends again) is built with it.
+ */
+export function pushItem(runs: ItemRuns, kind: string, id: string): void {
+  const last = runs[runs.length - 1];
+  if (last?.[0] === kind) last[1].push(id);
+  else runs.push([kind, [id]]);
+}
+
 /** How many chunks one read of the store takes. */
 const CHUNKS_PER_READ = 16;
 

@@ -201,8 +201,11 @@ export function ownerText(o: Owner): string {
   return `${o.role === 'daemon' ? '`fleetbook serve`' : '`fleetbook run`'} (pid ${o.pid} on ${o.host}, since ${o.startedAt})`;
 }
 
-/** An owner on this host, in this boot, whose process is gone. */
-function knownDead(other: Owner, me: Pick<OwnerInfo, 'pid' | 'host' | 'boot'>): boolean {
+/**
+ * An owner on this host, in this boot and pid namespace (`boot` names both, as BOOT does), whose process is
+ * gone. `me` is this process (HERE), given as data to the tests.
+ */
+export function knownDead(other: Owner, me: Pick<OwnerInfo, 'pid' | 'host' | 'boot'>): boolean {
   if (other.host !== me.host || other.boot !== me.boot || !me.boot || other.pid === me.pid) return false;
   try {
     process.kill(other.pid, 0);

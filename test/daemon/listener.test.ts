@@ -184,6 +184,8 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
   let tmp: string;
   let env: Record<string, string>;
   const started: DaemonProcess[] = [];
+  /** The state file of each daemon started, for the secrets check. */
+  const stores: string[] = [];
 
   before(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'fleetbook-listener-'));
@@ -220,6 +222,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
 
     before(async () => {
       state = join(tmp, 'main', 'state.db');
+      stores.push(state);
       const port = await freePort();
       callbackUrl = `http://127.0.0.1:${port}`;
       accounts = emu.defaults.accounts.slice(0, 2);
@@ -692,6 +695,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
 
     before(async () => {
       state = join(tmp, 'flood', 'state.db');
+      stores.push(state);
       daemon = await DaemonProcess.start('flood daemon', {
         playbooks: join(FIXTURES, 'flood'),
         state,
@@ -855,6 +859,78 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
   });
 
   describe('secrets', () => {
+    // A daemon of its own, with debug lines, that registers its listener and takes what carries a secret: a
+    // callback with the listener's credentials (and one with wrong ones), a signed Location message, a manual
+    // run with the bearer token (and one with a wrong one), then SIGTERM; and a `serve` refused. The check
+    // reads these whether or not the tests before it ran, and every other daemon of this file that did.
+    before(async () => {
+      const state = join(tmp, 'secrets-check', 'state.db');
+      stores.push(state);
+      const port = await freePort();
+      const daemon = await DaemonProcess.start('secrets daemon', {
+        playbooks: join(FIXTURES, 'main'),
+        state,
+        port,
+        env: {
+          ...env,
+          FLEETBOOK_LOG_LEVEL: 'debug',
+          FLEETBOOK_CALLBACK_ACCOUNTS: emu.defaults.accounts.slice(2, 3).join(','),
+          FLEETBOOK_CALLBACK_URL: `http://127.0.0.1:${port}`,
+        },
+      });
+      started.push(daemon);
+      await until('the registrations', async () => {
+        const s = (await http('GET', `${daemon.url}/status`)).body as { registrations?: unknown[] };
+        return s.registrations?.length;
+      });
+      const callbacks = `${daemon.url}/callbacks`;
+      const id = rid('secrets');
+      expect((await http('POST', `${callbacks}/CarrierService`, { json: carrier(id) })).status).to.equal(200);
+      const wrong = carrier(rid('secrets-wrong'), undefined, { password: 'not-the-password' });
+      expect((await http('POST', `${callbacks}/CarrierService`, { json: wrong })).status).to.equal(401);
+      const loc = rid('secrets-loc');
+      const raw = location(loc);
+      const signed = await http('POST', `${callbacks}/Location`, {
+        raw,
+        headers: { [SIGNATURE]: sign(raw) },
+      });
+      expect(signed.status).to.equal(200);
+      const runs = `${daemon.url}/playbooks/manual-echo/runs`;
+      const json = { inputs: { count: 1 } };
+      const refused = await http('POST', runs, {
+        json,
+        headers: { authorization: `Bearer ${DAEMON_TOKEN}x` },
+      });
+      expect(refused.status).to.equal(401);
+      const ok = await http('POST', runs, { json, headers: { authorization: `Bearer ${DAEMON_TOKEN}` } });
+      expect(ok.status).to.equal(202);
+      await processed(state, id);
+      await processed(state, loc);
+      await until('the manual run to end', async () => {
+        const r = await http('GET', `${daemon.url}/runs/${String(ok.body.runId)}`);
+        return r.body.status === 'succeeded' || r.body.status === 'failed';
+      });
+      await daemon.stop('SIGTERM');
+      const r = await fleetbook(
+        [
+          'serve',
+          '--playbooks',
+          join(FIXTURES, 'invalid'),
+          '--listen',
+          '127.0.0.1:0',
+          '--state',
+          join(tmp, 'secrets-check', 'refused.db'),
+        ],
+        env,
+      );
+      outputs.push({
+        name: 'serve refused, for the secrets check',
+        stdout: () => r.stdout,
+        stderr: () => r.stderr,
+      });
+      expect(r.code, r.stderr).to.equal(2);
+    });
+
     it('appear in no output of any daemon, nor in the store', function () {
       const secrets = {
         'callback password': CB_PASS,
@@ -864,9 +940,8 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         'user password': emu.defaults.password,
       };
       expect(allOutputs().map((o) => o.name)).to.include.members([
-        'main daemon',
-        'flood daemon',
-        'serve with invalid playbooks',
+        'secrets daemon',
+        'serve refused, for the secrets check',
       ]);
       const leaks: string[] = [];
       for (const o of allOutputs()) {
@@ -875,14 +950,14 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
           for (const line of lines)
             if (line.includes(value)) leaks.push(`${o.name}, ${what}: ${line.slice(0, 300)}`);
       }
-      const main = join(tmp, 'main', 'state.db');
-      const stored = [
-        ...query<{ t: string }>(main, 'SELECT payload_json AS t FROM inbox'),
+      const stored = stores.flatMap((file) => [
+        ...query<{ t: string }>(file, 'SELECT payload_json AS t FROM inbox'),
         ...query<{ t: string | null }>(
-          main,
+          file,
           "SELECT coalesce(trigger_json, '') || coalesce(inputs_json, '') || coalesce(event_json, '') || coalesce(summary_json, '') || coalesce(error, '') AS t FROM runs",
         ),
-      ];
+      ]);
+      expect(stored.length, 'rows read from the stores').to.be.greaterThan(0);
       for (const [what, value] of Object.entries(secrets))
         for (const row of stored)
           if (row.t?.includes(value)) leaks.push(`store, ${what}: ${row.t.slice(0, 300)}`);

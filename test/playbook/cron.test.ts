@@ -4,7 +4,14 @@
  * 450 expressions, that the verdicts and the fires agree; these pin the messages and the dialect's choices.
  */
 import { expect } from 'chai';
-import { compileCron, cronProblem, occurrences, type CronSchedule } from '../../src/playbook/cron.js';
+import {
+  checkCron,
+  compileCron,
+  cronProblem,
+  occurrences,
+  type CronSchedule,
+} from '../../src/playbook/cron.js';
+import { firesMoreThanOncePerMinute, scheduleProblems } from '../../src/playbook/schedule.js';
 
 const FROM = Date.parse('2026-01-01T00:00:00.000Z');
 
@@ -205,6 +212,30 @@ describe('cron dialect', () => {
         '2026-12-01T00:00:59.000Z',
         '2026-12-01T00:01:00.000Z',
       ]);
+    });
+  });
+
+  describe('checked once', () => {
+    it('gives the schedule of a valid expression with its verdict, and the problem of one that is not', () => {
+      const valid = checkCron('0,30 0 2 * * *', 'UTC', FROM);
+      if (!valid.ok) throw new Error(valid.problem);
+      expect(valid.schedule.next(FROM)).to.equal(Date.parse('2026-01-01T02:00:00.000Z'));
+      for (const expression of ['30 25 * * *', '0 0 30 2 *'])
+        expect(checkCron(expression, 'UTC', FROM)).to.deep.equal({
+          ok: false,
+          problem: cronProblem(expression, 'UTC', FROM),
+        });
+    });
+
+    it('judges the frequency of a 6-field schedule on the schedule the check compiled', () => {
+      const frequent = (expression: string) => firesMoreThanOncePerMinute(schedule(expression));
+      expect(
+        ['*/10 * * * * *', '0,30 0 2 * * *', '0 * * * * *', '*/60 * * * * *', '* * * * *'].map(frequent),
+      ).to.deep.equal([true, true, false, false, false]);
+      expect(scheduleProblems({ cron: '0,30 0 2 * * *' }).map((p) => p.rule)).to.deep.equal([
+        'schedule-frequency',
+      ]);
+      expect(scheduleProblems({ cron: '0 0 2 * * *', timezone: 'Europe/Paris' })).to.deep.equal([]);
     });
   });
 });

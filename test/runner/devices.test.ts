@@ -16,6 +16,7 @@ import {
   subset,
   withResult,
 } from '../../src/runner/devices.js';
+import type { InputError } from '../../src/errors.js';
 import type { DeviceResult } from '../../src/store/store.js';
 import { playbook } from './helpers.js';
 
@@ -89,6 +90,33 @@ describe('runner: devices of a step', () => {
       size: 2,
     });
     expect(devicesOf(CATALOG['devices.list'], { accountName: 'a' })).to.deep.equal({ groups: [], size: 0 });
+  });
+
+  it('refuses an identifier or a kind with a NUL character, naming where it is', () => {
+    const problems = (op: Operation, input: Record<string, unknown>) => {
+      try {
+        devicesOf(op, input);
+      } catch (e) {
+        return (e as InputError).problems;
+      }
+      return [];
+    };
+    const why = (value: string) =>
+      `the identifier ${JSON.stringify(value)} has a NUL character (U+0000): no device's has one, and the PostgreSQL store cannot keep one; nothing was sent`;
+    expect(
+      problems(CATALOG['devices.suspend'], {
+        devices: [
+          { id: '1', kind: 'imei' },
+          { id: '2', kind: 'ic\0cid' },
+        ],
+      }),
+    ).to.deep.equal([{ path: '/devices/1/kind', message: why('ic\0cid') }]);
+    expect(
+      problems(CATALOG['devices.suspend'], { devices: [{ deviceIds: [{ id: '4\u00005', kind: 'mdn' }] }] }),
+    ).to.deep.equal([{ path: '/devices/0/deviceIds/0/id', message: why('4\u00005') }]);
+    expect(problems(CATALOG['location.setExclusions'], { exclusion: ['7', '8\0'] })).to.deep.equal([
+      { path: '/exclusion/1', message: why('8\0') },
+    ]);
   });
 
   it('splits a set by identifiers, and gives its devices one result as ledger groups, counted', () => {

@@ -4,7 +4,7 @@ import type { Step } from '../../playbook/schema.js';
 import { done, type RunContext, type StepCount } from '../context.js';
 import type { StepPlan } from '../plan.js';
 import type { DeviceRef } from '../devices.js';
-import { StoredItems } from '../stored-items.js';
+import { pushItem, StoredItems } from '../stored-items.js';
 import type { ItemRuns, Json, StepState } from '../types.js';
 
 export async function engineAction(
@@ -44,11 +44,7 @@ export async function engineAction(
  */
 function queryItems(ctx: RunContext, key: string, devices: DeviceRef[], state: StepState): void {
   const runs: ItemRuns = [];
-  for (const { id, kind } of devices) {
-    const last = runs[runs.length - 1];
-    if (last?.[0] === kind) last[1].push(id);
-    else runs.push([kind, [id]]);
-  }
+  for (const { id, kind } of devices) pushItem(runs, kind, id);
   const { store } = ctx.o;
   store.clearItems(ctx.id, key);
   if (runs.length) store.appendItems(ctx.id, key, 0, runs);

@@ -7,7 +7,7 @@
  */
 import { emptyCounts } from '../../store/store.js';
 import { readAhead } from '../../util/read-ahead.js';
-import { StoredItems } from '../stored-items.js';
+import { pushItem, StoredItems } from '../stored-items.js';
 import type { ItemRuns, Json, StepState } from '../types.js';
 import type { ActionCall } from './index.js';
 
@@ -90,10 +90,7 @@ function takePage(devices: Json[], kind: string | undefined, exact: boolean, run
       continue;
     }
     const id = String(pick.id);
-    const k = pickKind ?? String(pick.kind).toLowerCase();
-    const run = runs[runs.length - 1];
-    if (run?.[0] === k) run[1].push(id);
-    else runs.push([k, [id]]);
+    pushItem(runs, pickKind ?? String(pick.kind).toLowerCase(), id);
   }
   return leftOut;
 }

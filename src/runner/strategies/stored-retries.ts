@@ -9,7 +9,7 @@
  */
 import type { DeviceGroup, ItemRuns } from '../../store/store.js';
 import type { DeviceRetryRule } from '../plan.js';
-import { StoredItems } from '../stored-items.js';
+import { pushItem, StoredItems } from '../stored-items.js';
 import type { ActionCall } from './index.js';
 
 /** A pass of the policy: the first (`rule` -1, attempt 1), or a rule's attempt. */
@@ -55,9 +55,7 @@ export class StoredRetries {
     const key = this.key(to);
     let runs = lists.get(key);
     if (!runs) lists.set(key, (runs = []));
-    const last = runs[runs.length - 1];
-    if (last?.[0] === g.kind) for (const id of g.ids) last[1].push(id);
-    else runs.push([g.kind, g.ids.slice()]);
+    for (const id of g.ids) pushItem(runs, g.kind, id);
     return true;
   }
 
