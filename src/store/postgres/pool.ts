@@ -8,8 +8,6 @@ import pg from 'pg';
 import { ConfigError } from '../../errors.js';
 import { tlsUrl } from './tls.js';
 
-export { PGSSLMODES, SSL_VALUES, SSLMODES } from './tls.js';
-
 export interface PostgresOptions {
   /**
    * How many connections the store's pool opens at most: one commits the turns, the others serve the reads,

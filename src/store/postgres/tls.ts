@@ -37,9 +37,6 @@ const SSLMODE_MEANINGS: Record<'driver' | 'libpq', readonly (readonly [modes: st
   ],
 };
 
-/** The `sslmode` values a URL may give (without `uselibpqcompat=true`). */
-export const SSLMODES: readonly string[] = SSLMODE_MEANINGS.driver.flatMap(([modes]) => modes);
-
 /**
  * libpq's modes that fall back between TLS and none, which the driver cannot do: it takes `prefer` as TLS
  * required (and `allow` as a value it does not know).
@@ -93,7 +90,7 @@ const SSL_MEANINGS: readonly (readonly [values: string[], does: string])[] = [
 ];
 
 /** The `ssl` values a URL may give. */
-export const SSL_VALUES: readonly string[] = SSL_MEANINGS.flatMap(([values]) => values);
+const SSL_VALUES: readonly string[] = SSL_MEANINGS.flatMap(([values]) => values);
 
 /** Refuses a URL whose `ssl` the driver does not know, as checkSslmode does an `sslmode`. */
 function checkSsl(u: URL, origin: string): void {
@@ -120,7 +117,7 @@ const PGSSLMODE_MEANINGS: readonly (readonly [modes: string[], does: string])[] 
 ];
 
 /** The PGSSLMODE values the environment may give, when the driver reads it. */
-export const PGSSLMODES: readonly string[] = PGSSLMODE_MEANINGS.flatMap(([modes]) => modes);
+const PGSSLMODES: readonly string[] = PGSSLMODE_MEANINGS.flatMap(([modes]) => modes);
 
 /** The last value of a parameter of `u`, as the driver reads it. */
 function last(u: URL, name: string): string | undefined {
@@ -267,6 +264,34 @@ function withEnvironmentFiles(u: URL, source: TlsSource, origin: string): URL {
 }
 
 /**
+ * The ways of asking for TLS the driver (pg 8) knows, from the URL's `sslnegotiation`, else PGSSLNEGOTIATION (an
+ * empty one is as none), and what each does.
+ */
+const NEGOTIATIONS: readonly (readonly [values: string[], does: string])[] = [
+  [['postgres'], "TLS asked of the server in PostgreSQL's protocol first, the default"],
+  [['direct'], 'the TLS handshake first, PostgreSQL 17 and later, which needs TLS on'],
+];
+
+/**
+ * Refuses an `sslnegotiation` (or PGSSLNEGOTIATION) the driver does not know, and `direct` when the connections
+ * use no TLS, naming the setting: the driver threw at each connection instead, naming neither.
+ */
+function checkSslnegotiation(u: URL, source: TlsSource, origin: string): void {
+  const inUrl = last(u, 'sslnegotiation');
+  const value = inUrl || process.env.PGSSLNEGOTIATION;
+  if (!value) return;
+  const name = inUrl ? `${origin}: sslnegotiation` : 'PGSSLNEGOTIATION';
+  if (!NEGOTIATIONS.some(([values]) => values.includes(value)))
+    throw new ConfigError(
+      `${name} ${quoted(value)} is not one the PostgreSQL driver knows: ${accepted(NEGOTIATIONS)}; or leave it out`,
+    );
+  if (value === 'direct' && !usesTls(u, source))
+    throw new ConfigError(
+      `${name} "direct" (the TLS handshake first) needs TLS, and the connections of ${origin} use none: ask for TLS (sslmode=verify-full in the URL, or PGSSLMODE), or ${inUrl ? 'leave sslnegotiation out of the URL' : 'unset PGSSLNEGOTIATION'}`,
+    );
+}
+
+/**
  * The URL the driver is given for `url`: refused, before any connection, when its TLS (or PGSSLMODE's, when the
  * driver reads it) is not one the driver would do as written; with the files of libpq's variables of TLS.
  */
@@ -276,5 +301,6 @@ export function tlsUrl(u: URL, origin: string): URL {
   const source = tlsSource(u);
   checkSslAgainstOthers(u, source, origin);
   checkPgsslmode(source, origin);
+  checkSslnegotiation(u, source, origin);
   return withEnvironmentFiles(u, source, origin);
 }
