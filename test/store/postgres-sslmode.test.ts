@@ -9,10 +9,10 @@
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { expect } from 'chai';
-import pg from 'pg';
+import type pg from 'pg';
 import { migratePostgres } from '../../src/store/postgres/migrations.js';
 import { clientConfig } from '../../src/store/postgres/pool.js';
-import { openPostgresStore, PostgresStore } from '../../src/store/postgres/store.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
 
 const ACCEPTED =
   'give one of: disable (no TLS); verify-full (TLS, the server certificate checked against the trusted CAs, or those of sslrootcert, and its name against the host); require, verify-ca (TLS, checked as verify-full does: the driver takes them as verify-full, and warns so once); no-verify (TLS, the certificate not checked)';
@@ -252,21 +252,5 @@ describe('PostgreSQL URL: ssl with sslmode, sslcert, sslkey or sslrootcert', () 
       '?uselibpqcompat=true&ssl=no-verify&sslmode=require',
     ])
       expect(() => clientConfig(url(query), 'fleetbook'), query).not.to.throw();
-  });
-});
-
-describe('PostgreSQL store: every pool names the setting the URL came from', () => {
-  const { url } = loopbackServer();
-
-  it('the rate budget’s pool too', async () => {
-    // The store's pool, on a URL that opens; the rates' pool is opened with the store on the URL given.
-    const pool = new pg.Pool({ connectionString: url('') });
-    try {
-      expect(() => new PostgresStore(pool, url('?sslmode=requir'), '--state')).to.throw(
-        /^--state: sslmode "requir" /,
-      );
-    } finally {
-      await pool.end();
-    }
   });
 });

@@ -102,6 +102,17 @@ describe('PostgreSQL: PGSSLROOTCERT, PGSSLCERT, PGSSLKEY (a real server with TLS
     return rows;
   }
 
+  /** The kinds of the store's connections (user `postgres`), and whether each uses TLS. */
+  async function connections(): Promise<{ application_name: string; ssl: boolean }[]> {
+    const { rows } = await admin.query<{ application_name: string; ssl: boolean }>(
+      `SELECT DISTINCT a.application_name, s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+        WHERE a.datname = $1 AND a.usename = 'postgres' AND a.application_name LIKE 'fleetbook%'
+        ORDER BY 1, 2`,
+      [database],
+    );
+    return rows;
+  }
+
   it('PGSSLROOTCERT alone: TLS, the server checked against its CA, as the URL’s sslrootcert does', async () => {
     await withEnv({ PGSSLROOTCERT: certs.ca }, () => open(url('postgres')));
     expect(await tlsOf('postgres')).to.deep.equal([{ ssl: true, client_dn: null }]);
@@ -246,6 +257,21 @@ describe('PostgreSQL: PGSSLROOTCERT, PGSSLCERT, PGSSLKEY (a real server with TLS
     const got = [];
     for (const [query, env] of cases) got.push(await does(query, env));
     expect(got.map((what, i) => [cases[i]?.[0], cases[i]?.[1], what])).to.deep.equal(cases);
+  });
+
+  it('opens every connection of the store as it opened: the URL and the variables checked and read once', async () => {
+    const store = await withEnv({ PGSSLROOTCERT: certs.ca }, () => open(url('postgres')));
+    // Later, a PGSSLMODE that would be refused, and no PGSSLROOTCERT: read by none of the store's pools.
+    await withEnv({ PGSSLMODE: 'requir' }, async () => {
+      store.watchInbox('a', () => undefined);
+      await store.rates.exchange('m', { owner: 'a', seq: 1, view: '', areas: {} }, 10_000);
+      await until(async () => (await connections()).length === 3);
+    });
+    expect(await connections()).to.deep.equal([
+      { application_name: 'fleetbook', ssl: true },
+      { application_name: 'fleetbook-feed', ssl: true },
+      { application_name: 'fleetbook-rates', ssl: true },
+    ]);
   });
 
   it('keeps the feed of a replica alive while a file of its URL cannot be read, and resumes after', async () => {

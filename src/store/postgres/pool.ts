@@ -130,16 +130,22 @@ export function clientConfig(
 }
 
 /**
- * A pool on `url`. Its connections pipeline their statements (a turn's BEGIN, writes and COMMIT go out together,
- * one round trip), and keep `synchronous_commit` on whatever the server's default: a commit is on disk when it
- * returns, which the inbox's acknowledgements and `durable()` promise.
+ * A pool of connections opened as `config` says (clientConfig: the URL checked once, by whoever opens the
+ * store, and the same config for each of its pools), named `applicationName` when given. Its connections
+ * pipeline their statements (a turn's BEGIN, writes and COMMIT go out together, one round trip), and keep
+ * `synchronous_commit` on whatever the server's default: a commit is on disk when it returns, which the inbox's
+ * acknowledgements and `durable()` promise.
  */
-export function openPool(url: string, options: PostgresOptions = {}): pg.Pool {
+export function openPool(
+  config: pg.ClientConfig,
+  options: { maxConnections?: number; applicationName?: string } = {},
+): pg.Pool {
   const max = options.maxConnections ?? 10;
   if (!Number.isInteger(max) || max < 2)
     throw new ConfigError(`Expected \`maxConnections\` to be an integer from 2 and up, got ${String(max)}`);
   const pool = new pg.Pool({
-    ...clientConfig(url, options.applicationName ?? 'fleetbook', options.origin),
+    ...config,
+    ...(options.applicationName ? { application_name: options.applicationName } : {}),
     max,
     pipeline: true,
   } as pg.PoolConfig);
