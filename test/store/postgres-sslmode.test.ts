@@ -9,10 +9,10 @@
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { expect } from 'chai';
-import pg from 'pg';
+import type pg from 'pg';
 import { migratePostgres } from '../../src/store/postgres/migrations.js';
-import { clientConfig, PGSSLMODES, SSL_VALUES, SSLMODES } from '../../src/store/postgres/pool.js';
-import { openPostgresStore, PostgresStore } from '../../src/store/postgres/store.js';
+import { clientConfig } from '../../src/store/postgres/pool.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
 
 const ACCEPTED =
   'give one of: disable (no TLS); verify-full (TLS, the server certificate checked against the trusted CAs, or those of sslrootcert, and its name against the host); require, verify-ca (TLS, checked as verify-full does: the driver takes them as verify-full, and warns so once); no-verify (TLS, the certificate not checked)';
@@ -93,25 +93,12 @@ describe('PostgreSQL URL: sslmode', () => {
     );
     expect(reached(), 'connections attempted').to.equal(0);
   });
-
-  it('accepts the ones the driver does, and a URL without one', () => {
-    expect(SSLMODES).to.deep.equal(['disable', 'verify-full', 'require', 'verify-ca', 'no-verify']);
-    for (const query of ['', '?application_name=x', ...SSLMODES.map((m) => `?sslmode=${m}`)])
-      expect(() => clientConfig(url(query), 'fleetbook'), query).not.to.throw();
-    for (const mode of ['disable', 'verify-full', 'require', 'verify-ca'])
-      expect(
-        () => clientConfig(url(`?uselibpqcompat=true&sslmode=${mode}`), 'fleetbook'),
-        mode,
-      ).not.to.throw();
-  });
 });
 
 /** What the driver makes of a config's TLS (pg 8's ConnectionParameters): what the messages say it does. */
 const ConnectionParameters = createRequire(import.meta.url)('pg/lib/connection-parameters') as new (
   config: pg.ClientConfig,
 ) => { ssl: unknown };
-const CHECKED = true;
-const UNCHECKED = { rejectUnauthorized: false };
 
 /** Runs `use` with PGSSLMODE set to `value` (unset for undefined), and then as it was. */
 async function withPgsslmode<T>(value: string | undefined, use: () => T | Promise<T>): Promise<T> {
@@ -152,16 +139,6 @@ describe('PostgreSQL URL: ssl', () => {
     }
     expect(await refusal(openPostgresStore(url('?ssl=ture')))).to.match(/^FLEETBOOK_STATE: ssl "ture" /);
     expect(reached(), 'connections attempted').to.equal(0);
-  });
-
-  it('accepts the ones the driver knows, which do what the message says', () => {
-    expect(SSL_VALUES).to.deep.equal(['true', '1', '0', 'no-verify']);
-    const does: Record<string, unknown> = { true: CHECKED, 1: CHECKED, 0: false, 'no-verify': UNCHECKED };
-    for (const compat of ['', 'uselibpqcompat=true&'])
-      for (const value of SSL_VALUES) {
-        const config = clientConfig(url(`?${compat}ssl=${value}`), 'fleetbook');
-        expect(new ConnectionParameters(config).ssl, value).to.deep.equal(does[value]);
-      }
   });
 });
 
@@ -226,27 +203,6 @@ describe('PGSSLMODE', () => {
       expect(() => clientConfig(url('?sslcert='), 'fleetbook')).to.throw(/^PGSSLMODE "requir" /),
     );
   });
-
-  it('accepts the ones the driver knows, which do what the message says, and an empty one as none', async () => {
-    expect(PGSSLMODES).to.deep.equal(['disable', 'verify-full', 'verify-ca', 'require', 'no-verify']);
-    const does: Record<string, unknown> = {
-      disable: false,
-      'verify-full': CHECKED,
-      'verify-ca': CHECKED,
-      require: CHECKED,
-      'no-verify': UNCHECKED,
-      '': false,
-    };
-    for (const mode of [...PGSSLMODES, ''])
-      for (const query of ['', '?uselibpqcompat=true'])
-        await withPgsslmode(mode, () => {
-          const config = clientConfig(url(query), 'fleetbook');
-          expect(new ConnectionParameters(config).ssl, `${mode}${query}`).to.deep.equal(does[mode]);
-        });
-    await withPgsslmode(undefined, () =>
-      expect(new ConnectionParameters(clientConfig(url(''), 'x')).ssl).to.equal(false),
-    );
-  });
 });
 
 describe('PostgreSQL URL: ssl with sslmode, sslcert, sslkey or sslrootcert', () => {
@@ -296,21 +252,5 @@ describe('PostgreSQL URL: ssl with sslmode, sslcert, sslkey or sslrootcert', () 
       '?uselibpqcompat=true&ssl=no-verify&sslmode=require',
     ])
       expect(() => clientConfig(url(query), 'fleetbook'), query).not.to.throw();
-  });
-});
-
-describe('PostgreSQL store: every pool names the setting the URL came from', () => {
-  const { url } = loopbackServer();
-
-  it('the rate budget’s pool too', async () => {
-    // The store's pool, on a URL that opens; the rates' pool is opened with the store on the URL given.
-    const pool = new pg.Pool({ connectionString: url('') });
-    try {
-      expect(() => new PostgresStore(pool, url('?sslmode=requir'), '--state')).to.throw(
-        /^--state: sslmode "requir" /,
-      );
-    } finally {
-      await pool.end();
-    }
   });
 });

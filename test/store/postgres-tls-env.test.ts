@@ -3,9 +3,10 @@
  * PGSSLROOTCERT, PGSSLCERT or PGSSLKEY, so a user who set them as for psql connected without TLS, or without the
  * CA or the client certificate they name, silently. They now stand for the URL's sslrootcert, sslcert and sslkey
  * where it gives none. A revocation list (PGSSLCRL), which the driver cannot check, is refused, and so is a URL
- * whose `ssl=0` the driver would ignore for TLS.
+ * whose `ssl=0` the driver would ignore for TLS. Each accepted `sslmode`, `ssl` and PGSSLMODE does on it what
+ * its message says; `sslnegotiation` and PGSSLNEGOTIATION are checked as they are.
  */
-import { copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
@@ -101,6 +102,17 @@ describe('PostgreSQL: PGSSLROOTCERT, PGSSLCERT, PGSSLKEY (a real server with TLS
     return rows;
   }
 
+  /** The kinds of the store's connections (user `postgres`), and whether each uses TLS. */
+  async function connections(): Promise<{ application_name: string; ssl: boolean }[]> {
+    const { rows } = await admin.query<{ application_name: string; ssl: boolean }>(
+      `SELECT DISTINCT a.application_name, s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+        WHERE a.datname = $1 AND a.usename = 'postgres' AND a.application_name LIKE 'fleetbook%'
+        ORDER BY 1, 2`,
+      [database],
+    );
+    return rows;
+  }
+
   it('PGSSLROOTCERT alone: TLS, the server checked against its CA, as the URL’s sslrootcert does', async () => {
     await withEnv({ PGSSLROOTCERT: certs.ca }, () => open(url('postgres')));
     expect(await tlsOf('postgres')).to.deep.equal([{ ssl: true, client_dn: null }]);
@@ -185,6 +197,83 @@ describe('PostgreSQL: PGSSLROOTCERT, PGSSLCERT, PGSSLKEY (a real server with TLS
     );
   });
 
+  /**
+   * What the connections of a store opened with `query` and `env` do on the server, whose certificate a CA
+   * Node does not trust signed: no TLS, TLS, or no connection, the certificate refused (it was checked).
+   */
+  async function does(query: string, env: Env): Promise<'no TLS' | 'TLS' | 'certificate refused'> {
+    const store = await withEnv(env, () => openPostgresStore(url('postgres', query))).catch((e: Error) => e);
+    if (store instanceof Error) {
+      expect(store.message).to.match(/^cannot open the database .*certificate/);
+      return 'certificate refused';
+    }
+    try {
+      const seen = await tlsOf('postgres');
+      expect(seen, `${query} ${JSON.stringify(env)}`).to.have.length(1);
+      return seen[0]?.ssl ? 'TLS' : 'no TLS';
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('each sslmode, ssl and PGSSLMODE accepted does what its message says', async () => {
+    const ca = `sslrootcert=${encodeURIComponent(certs.ca)}`;
+    const otherCa = `sslrootcert=${encodeURIComponent(certs.otherCa)}`;
+    const cases: [query: string, env: Env, what: Awaited<ReturnType<typeof does>>][] = [
+      ['', {}, 'no TLS'],
+      ['?sslmode=disable', {}, 'no TLS'],
+      ['?sslmode=verify-full', {}, 'certificate refused'],
+      [`?sslmode=verify-full&${ca}`, {}, 'TLS'],
+      // The driver's require and verify-ca check as verify-full does.
+      ['?sslmode=require', {}, 'certificate refused'],
+      ['?sslmode=verify-ca', {}, 'certificate refused'],
+      [`?sslmode=verify-ca&${ca}`, {}, 'TLS'],
+      ['?sslmode=no-verify', {}, 'TLS'],
+      // libpq's meanings with uselibpqcompat=true: require checks nothing, unless given a CA.
+      ['?uselibpqcompat=true&sslmode=require', {}, 'TLS'],
+      [`?uselibpqcompat=true&sslmode=require&${otherCa}`, {}, 'certificate refused'],
+      [`?uselibpqcompat=true&sslmode=verify-ca&${ca}`, {}, 'TLS'],
+      ['?uselibpqcompat=true&sslmode=verify-full', {}, 'certificate refused'],
+      ['?uselibpqcompat=true&sslmode=disable', {}, 'no TLS'],
+      // ssl: checked against Node's CAs, whatever the URL names.
+      ['?ssl=true', {}, 'certificate refused'],
+      ['?ssl=1', {}, 'certificate refused'],
+      ['?ssl=0', {}, 'no TLS'],
+      ['?ssl=no-verify', {}, 'TLS'],
+      ['?uselibpqcompat=true&ssl=no-verify', {}, 'TLS'],
+      // PGSSLMODE, read when the URL says nothing of TLS: each of libpq's that checks, checked as verify-full.
+      ['', { PGSSLMODE: 'disable' }, 'no TLS'],
+      ['', { PGSSLMODE: '' }, 'no TLS'],
+      ['', { PGSSLMODE: 'require' }, 'certificate refused'],
+      ['', { PGSSLMODE: 'verify-ca' }, 'certificate refused'],
+      ['', { PGSSLMODE: 'verify-full' }, 'certificate refused'],
+      ['', { PGSSLMODE: 'no-verify' }, 'TLS'],
+      ['?uselibpqcompat=true', { PGSSLMODE: 'no-verify' }, 'TLS'],
+      // Not read when the URL says how to use TLS.
+      ['?sslmode=disable', { PGSSLMODE: 'no-verify' }, 'no TLS'],
+      ['?ssl=no-verify', { PGSSLMODE: 'disable' }, 'TLS'],
+      ['?sslmode=no-verify', { PGSSLMODE: 'requir' }, 'TLS'],
+    ];
+    const got = [];
+    for (const [query, env] of cases) got.push(await does(query, env));
+    expect(got.map((what, i) => [cases[i]?.[0], cases[i]?.[1], what])).to.deep.equal(cases);
+  });
+
+  it('opens every connection of the store as it opened: the URL and the variables checked and read once', async () => {
+    const store = await withEnv({ PGSSLROOTCERT: certs.ca }, () => open(url('postgres')));
+    // Later, a PGSSLMODE that would be refused, and no PGSSLROOTCERT: read by none of the store's pools.
+    await withEnv({ PGSSLMODE: 'requir' }, async () => {
+      store.watchInbox('a', () => undefined);
+      await store.rates.exchange('m', { owner: 'a', seq: 1, view: '', areas: {} }, 10_000);
+      await until(async () => (await connections()).length === 3);
+    });
+    expect(await connections()).to.deep.equal([
+      { application_name: 'fleetbook', ssl: true },
+      { application_name: 'fleetbook-feed', ssl: true },
+      { application_name: 'fleetbook-rates', ssl: true },
+    ]);
+  });
+
   it('keeps the feed of a replica alive while a file of its URL cannot be read, and resumes after', async () => {
     const copy = join(certs.dir, 'ca-copy.crt');
     copyFileSync(certs.ca, copy);
@@ -231,13 +320,13 @@ async function until(done: () => Promise<boolean>, ms = 15_000): Promise<void> {
   }
 }
 
-describe('PGSSLNEGOTIATION=direct (a TLS listener standing for a PostgreSQL 17 server)', () => {
+describe('sslnegotiation, PGSSLNEGOTIATION (a TLS listener standing for a PostgreSQL 17 server)', () => {
   let certs: TestCerts;
   let server: TlsServer;
+  let port = 0;
   const alpn: (string | false | null)[] = [];
   before(async () => {
     certs = makeCerts();
-    const { readFileSync } = await import('node:fs');
     server = createTlsServer(
       {
         cert: readFileSync(certs.serverCert),
@@ -251,18 +340,69 @@ describe('PGSSLNEGOTIATION=direct (a TLS listener standing for a PostgreSQL 17 s
     );
     server.on('tlsClientError', () => undefined);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
   });
   after(() => {
     server.close();
     certs.remove();
   });
+  const url = (query = '') => `postgres://postgres@127.0.0.1:${port}/x${query}`;
 
-  it('is done by the driver: the TLS handshake first, with the ALPN of PostgreSQL', async () => {
-    const port = (server.address() as AddressInfo).port;
-    const said = await withEnv({ PGSSLNEGOTIATION: 'direct', PGSSLMODE: 'no-verify' }, () =>
-      refusal(openPostgresStore(`postgres://postgres@127.0.0.1:${port}/x`)),
-    );
-    expect(said).to.match(/^cannot open the database /);
-    expect(alpn[0]).to.equal('postgresql');
+  it('refuses direct when the connections use no TLS, naming the setting, before any connection', async () => {
+    const cases: [query: string, env: Env, said: string][] = [
+      [
+        '',
+        { PGSSLNEGOTIATION: 'direct' },
+        'PGSSLNEGOTIATION "direct" (the TLS handshake first) needs TLS, and the connections of --state use none: ask for TLS (sslmode=verify-full in the URL, or PGSSLMODE), or unset PGSSLNEGOTIATION',
+      ],
+      [
+        '',
+        { PGSSLNEGOTIATION: 'direct', PGSSLMODE: 'disable' },
+        'PGSSLNEGOTIATION "direct" (the TLS handshake first) needs TLS, and the connections of --state use none: ask for TLS (sslmode=verify-full in the URL, or PGSSLMODE), or unset PGSSLNEGOTIATION',
+      ],
+      [
+        '?sslnegotiation=direct&sslmode=disable',
+        { PGSSLMODE: 'no-verify' },
+        '--state: sslnegotiation "direct" (the TLS handshake first) needs TLS, and the connections of --state use none: ask for TLS (sslmode=verify-full in the URL, or PGSSLMODE), or leave sslnegotiation out of the URL',
+      ],
+    ];
+    for (const [query, env, said] of cases)
+      expect(
+        await withEnv(env, () => refusal(openPostgresStore(url(query), { origin: '--state' }))),
+        query,
+      ).to.equal(said);
+    expect(alpn, 'connections').to.deep.equal([]);
+  });
+
+  it('refuses a value the driver does not know, naming the setting, before any connection', async () => {
+    const accepted =
+      "give one of: postgres (TLS asked of the server in PostgreSQL's protocol first, the default); direct (the TLS handshake first, PostgreSQL 17 and later, which needs TLS on); or leave it out";
+    expect(
+      await withEnv({ PGSSLNEGOTIATION: 'Direct', PGSSLMODE: 'no-verify' }, () =>
+        refusal(openPostgresStore(url())),
+      ),
+    ).to.equal(`PGSSLNEGOTIATION "Direct" is not one the PostgreSQL driver knows: ${accepted}`);
+    expect(
+      await withEnv({ PGSSLNEGOTIATION: 'direct' }, () =>
+        refusal(openPostgresStore(url('?sslmode=no-verify&sslnegotiation=drect'))),
+      ),
+    ).to.equal(`FLEETBOOK_STATE: sslnegotiation "drect" is not one the PostgreSQL driver knows: ${accepted}`);
+    expect(alpn, 'connections').to.deep.equal([]);
+  });
+
+  it('lets direct with TLS through: the TLS handshake first, with the ALPN of PostgreSQL', async () => {
+    for (const [query, env] of [
+      ['', { PGSSLNEGOTIATION: 'direct', PGSSLMODE: 'no-verify' }],
+      ['?sslnegotiation=direct&sslmode=no-verify', {}],
+      // From PGSSLROOTCERT alone: TLS, as verify-full.
+      ['', { PGSSLNEGOTIATION: 'direct', PGSSLROOTCERT: '' }],
+    ] as [string, Env][]) {
+      alpn.length = 0;
+      if (env.PGSSLROOTCERT === '') env.PGSSLROOTCERT = certs.ca;
+      expect(await withEnv(env, () => refusal(openPostgresStore(url(query))))).to.match(
+        /^cannot open the database /,
+      );
+      expect(alpn, query).to.deep.equal(['postgresql']);
+    }
   });
 });

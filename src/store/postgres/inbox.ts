@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { EVENT_COLUMNS, inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.js';
-import { pgText, prepared } from './pool.js';
+import { pgText, pgTexts, prepared } from './pool.js';
 import { insertRuns, runRow } from './runs.js';
 import type { Turns } from './turn.js';
 
@@ -102,7 +102,7 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
   async inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
     const rows = await this.turns.readAside<InboxRow>({
       text: `SELECT ${EVENT_COLUMNS} FROM inbox WHERE request_id = ANY($1::text[]) ORDER BY id`,
-      values: [[...new Set(requestIds)]],
+      values: [[...new Set(pgTexts(requestIds))]],
     });
     return rows.map(inboxEvent);
   }

@@ -27,7 +27,7 @@ import type {
   LedgerRow,
   LedgerStore,
 } from '../store.js';
-import { pgText, type Statement } from './pool.js';
+import { pgJson, pgText, pgTexts, type Statement } from './pool.js';
 import type { EntryRecord, Turns } from './turn.js';
 
 /**
@@ -67,7 +67,9 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
   const out: EntryRecord[] = [];
   for (const g of groups) {
     if (!g.ids.length) continue;
-    const range = idRange(g.ids);
+    // A device id as the service answered it (a location report's msid): one with a NUL failed the turn's commit.
+    const ids = pgTexts(g.ids);
+    const range = idRange(ids);
     out.push({
       run_id: pgText(runId),
       step: pgText(step),
@@ -77,7 +79,7 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
       error_class: pgText(g.errorClass ?? null),
       attempts: g.attempts,
       at: pgText(at),
-      device_ids: g.ids,
+      device_ids: ids,
       request_id: pgText(g.requestId ?? null),
       data_json: g.data ? g.data.map((d) => d ?? null) : null,
       min_id: range.min,
@@ -102,7 +104,8 @@ export function insertEntries(entries: readonly EntryRecord[]): Statement {
              data_json json, min_id text, max_id text)) WITH ORDINALITY AS e(run_id, step, kind, outcome, error_type,
              error_class, attempts, at, device_ids, request_id, data_json, min_id, max_id, n)
            ORDER BY n`,
-    values: [JSON.stringify(entries)],
+    // Each device's data as the service gave it (a location's time): a NUL in it failed the turn's commit.
+    values: [pgJson(JSON.stringify(entries))],
   };
 }
 
@@ -157,7 +160,7 @@ export class PostgresLedger implements LedgerStore {
     const entries = await this.turns.read<EntryRow>({
       text: `SELECT * FROM ledger WHERE run_id = $1 AND step = $2 AND request_id = ANY($3::text[])
                AND outcome <> 'accepted' ORDER BY seq`,
-      values: [runId, step, requestIds],
+      values: [runId, step, pgTexts(requestIds)],
     });
     return entries.map(entryGroup);
   }

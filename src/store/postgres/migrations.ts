@@ -5,7 +5,15 @@
  */
 import type pg from 'pg';
 import { ConfigError } from '../../errors.js';
-import { describeUrl, FENCE_ERROR, HELD_ERROR, openPool, OWNER_LOCKS, withClient } from './pool.js';
+import {
+  clientConfig,
+  describeUrl,
+  FENCE_ERROR,
+  HELD_ERROR,
+  openPool,
+  OWNER_LOCKS,
+  withClient,
+} from './pool.js';
 import { POSTGRES_RATES_MIGRATION } from './rates.js';
 
 /**
@@ -347,7 +355,7 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
 export async function migratePostgres(url: string, origin?: string): Promise<number> {
   let pool: pg.Pool;
   try {
-    pool = openPool(url, { maxConnections: 2, ...(origin ? { origin } : {}) });
+    pool = openPool(clientConfig(url, 'fleetbook', origin), { maxConnections: 2 });
   } catch (e) {
     throw cannotOpen(url, e, origin);
   }

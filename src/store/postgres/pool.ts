@@ -8,8 +8,6 @@ import pg from 'pg';
 import { ConfigError } from '../../errors.js';
 import { tlsUrl } from './tls.js';
 
-export { PGSSLMODES, SSL_VALUES, SSLMODES } from './tls.js';
-
 export interface PostgresOptions {
   /**
    * How many connections the store's pool opens at most: one commits the turns, the others serve the reads,
@@ -132,16 +130,22 @@ export function clientConfig(
 }
 
 /**
- * A pool on `url`. Its connections pipeline their statements (a turn's BEGIN, writes and COMMIT go out together,
- * one round trip), and keep `synchronous_commit` on whatever the server's default: a commit is on disk when it
- * returns, which the inbox's acknowledgements and `durable()` promise.
+ * A pool of connections opened as `config` says (clientConfig: the URL checked once, by whoever opens the
+ * store, and the same config for each of its pools), named `applicationName` when given. Its connections
+ * pipeline their statements (a turn's BEGIN, writes and COMMIT go out together, one round trip), and keep
+ * `synchronous_commit` on whatever the server's default: a commit is on disk when it returns, which the inbox's
+ * acknowledgements and `durable()` promise.
  */
-export function openPool(url: string, options: PostgresOptions = {}): pg.Pool {
+export function openPool(
+  config: pg.ClientConfig,
+  options: { maxConnections?: number; applicationName?: string } = {},
+): pg.Pool {
   const max = options.maxConnections ?? 10;
   if (!Number.isInteger(max) || max < 2)
     throw new ConfigError(`Expected \`maxConnections\` to be an integer from 2 and up, got ${String(max)}`);
   const pool = new pg.Pool({
-    ...clientConfig(url, options.applicationName ?? 'fleetbook', options.origin),
+    ...config,
+    ...(options.applicationName ? { application_name: options.applicationName } : {}),
     max,
     pipeline: true,
   } as pg.PoolConfig);
@@ -161,6 +165,25 @@ const UNFIT = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\u
  */
 export function pgText<T extends string | null>(s: T): T {
   return (s === null ? s : s.replace(UNFIT, '\ufffd')) as T;
+}
+
+/** In JSON.stringify's text: an escaped NUL or lone surrogate (it escapes nothing else of UNFIT), after `\\`s. */
+const UNFIT_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
+
+/**
+ * JSON.stringify's text of values as PostgreSQL's text holds their strings (pgText), for those, deep in a value
+ * (a location's data as the service gave it), that are not made so one by one: each escaped NUL or lone
+ * surrogate as U+FFFD. Read whole only when one may be there.
+ */
+export function pgJson(json: string): string {
+  return json.includes('\\u0000') || json.includes('\\ud') ? json.replace(UNFIT_ESCAPE, '$1\\ufffd') : json;
+}
+
+const HAS_UNFIT = new RegExp(UNFIT.source);
+
+/** Strings as pgText makes each: `list` itself when none needs it (a batch's ids, thousands, seldom do). */
+export function pgTexts(list: readonly string[]): string[] {
+  return list.some((s) => HAS_UNFIT.test(s)) ? list.map((s) => pgText(s)) : (list as string[]);
 }
 
 /** The SQLSTATE `fleetbook_fence` raises: the fenced owner's lease no longer holds (migrations.ts). */

@@ -47,9 +47,12 @@ export { migratePostgres } from './migrations.js';
  * fleetbook.
  */
 export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+  let config: pg.ClientConfig;
   let pool: pg.Pool;
   try {
-    pool = openPool(url, options);
+    // The URL checked, and the files of libpq's variables found, once: every pool of the store opens so.
+    config = clientConfig(url, options.applicationName ?? 'fleetbook', options.origin);
+    pool = openPool(config, options);
   } catch (e) {
     throw cannotOpen(url, e, options.origin);
   }
@@ -59,7 +62,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     await pool.end();
     throw cannotOpen(url, e, options.origin);
   }
-  return new PostgresStore(pool, url, options.origin);
+  return new PostgresStore(pool, config, describeUrl(url, options.origin));
 }
 
 /**
@@ -88,23 +91,21 @@ export class PostgresStore implements Store {
   private readonly ownership: PostgresOwnership;
   private readonly feeds = new Set<InboxFeed>();
 
-  /** `the database postgres://user@host:port/db (FLEETBOOK_STATE)`, or `(--state)`. */
-  readonly describe: string;
   readonly rates: PostgresRates;
   /** The rate exchanges' own connection: they never queue behind the store's busy pool. */
   private readonly ratesPool: pg.Pool;
 
+  /**
+   * `config`: how each of its connections opens (clientConfig, checked as the store opened): `pool`'s, the rate
+   * exchanges' and the inbox feeds'. `describe`: `the database postgres://user@host:port/db (FLEETBOOK_STATE)`,
+   * or `(--state)`.
+   */
   constructor(
     private readonly pool: pg.Pool,
-    private readonly url: string,
-    private readonly origin?: string,
+    private readonly config: pg.ClientConfig,
+    readonly describe: string,
   ) {
-    this.describe = describeUrl(url, origin);
-    this.ratesPool = openPool(url, {
-      maxConnections: 2,
-      applicationName: 'fleetbook-rates',
-      ...(origin ? { origin } : {}),
-    });
+    this.ratesPool = openPool(config, { maxConnections: 2, applicationName: 'fleetbook-rates' });
     this.rates = new PostgresRates(this.ratesPool);
     this.turns = new Turns(pool, turnStatements);
     this.runs = new PostgresRuns(this.turns);
@@ -252,7 +253,7 @@ export class PostgresStore implements Store {
   }
   watchInbox(owner: string, onStored: (events: InboxEvent[]) => void): () => void {
     const feed = new InboxFeed(
-      clientConfig(this.url, 'fleetbook-feed', this.origin),
+      { ...this.config, application_name: 'fleetbook-feed' },
       this.pool,
       owner,
       onStored,

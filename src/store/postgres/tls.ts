@@ -37,9 +37,6 @@ const SSLMODE_MEANINGS: Record<'driver' | 'libpq', readonly (readonly [modes: st
   ],
 };
 
-/** The `sslmode` values a URL may give (without `uselibpqcompat=true`). */
-export const SSLMODES: readonly string[] = SSLMODE_MEANINGS.driver.flatMap(([modes]) => modes);
-
 /**
  * libpq's modes that fall back between TLS and none, which the driver cannot do: it takes `prefer` as TLS
  * required (and `allow` as a value it does not know).
@@ -93,7 +90,7 @@ const SSL_MEANINGS: readonly (readonly [values: string[], does: string])[] = [
 ];
 
 /** The `ssl` values a URL may give. */
-export const SSL_VALUES: readonly string[] = SSL_MEANINGS.flatMap(([values]) => values);
+const SSL_VALUES: readonly string[] = SSL_MEANINGS.flatMap(([values]) => values);
 
 /** Refuses a URL whose `ssl` the driver does not know, as checkSslmode does an `sslmode`. */
 function checkSsl(u: URL, origin: string): void {
@@ -120,26 +117,39 @@ const PGSSLMODE_MEANINGS: readonly (readonly [modes: string[], does: string])[] 
 ];
 
 /** The PGSSLMODE values the environment may give, when the driver reads it. */
-export const PGSSLMODES: readonly string[] = PGSSLMODE_MEANINGS.flatMap(([modes]) => modes);
+const PGSSLMODES: readonly string[] = PGSSLMODE_MEANINGS.flatMap(([modes]) => modes);
+
+/** The last value of a parameter of `u`, as the driver reads it. */
+function last(u: URL, name: string): string | undefined {
+  return u.searchParams.getAll(name).at(-1);
+}
 
 /**
- * Whether the driver reads PGSSLMODE for the connections of `u`: only when pg-connection-string's parse of the
- * URL leaves its `ssl` unset, as `ssl`, `sslmode`, `sslcert`, `sslkey`, `sslrootcert` and `sslnegotiation=direct`
- * each set it (it reads the last of each parameter, and an empty one sets nothing, but an empty `ssl` does).
+ * What settles the TLS of the connections of `u`, as the driver (pg 8, pg-connection-string 2) reads it, first
+ * that applies: the URL's `sslmode`, `sslcert`, `sslkey` or `sslrootcert` (`given`, the ones it gives: an empty
+ * one is as none), with which it ignores `ssl` and PGSSLMODE; else its `ssl` (an empty one too); else its
+ * `sslnegotiation=direct`, which is TLS on (as `ssl=true`); else PGSSLMODE (`value`, undefined when unset).
  */
-function readsPgsslmode(u: URL): boolean {
-  const last = (name: string) => u.searchParams.getAll(name).at(-1);
-  return (
-    !u.searchParams.has('ssl') &&
-    !['sslmode', 'sslcert', 'sslkey', 'sslrootcert'].some((name) => last(name)) &&
-    last('sslnegotiation') !== 'direct'
-  );
+type TlsSource =
+  | { by: 'url'; given: string[] }
+  | { by: 'ssl'; value: string }
+  | { by: 'sslnegotiation' }
+  | { by: 'PGSSLMODE'; value: string | undefined };
+
+function tlsSource(u: URL): TlsSource {
+  const given = ['sslmode', 'sslcert', 'sslkey', 'sslrootcert'].filter((name) => last(u, name));
+  if (given.length) return { by: 'url', given };
+  const ssl = last(u, 'ssl');
+  if (ssl !== undefined) return { by: 'ssl', value: ssl };
+  if (last(u, 'sslnegotiation') === 'direct') return { by: 'sslnegotiation' };
+  return { by: 'PGSSLMODE', value: process.env.PGSSLMODE };
 }
 
 /** Refuses a PGSSLMODE the driver would not do as written, when it reads it (an empty one is as none). */
-function checkPgsslmode(u: URL, origin: string): void {
-  const mode = process.env.PGSSLMODE;
-  if (!mode || PGSSLMODES.includes(mode) || !readsPgsslmode(u)) return;
+function checkPgsslmode(source: TlsSource, origin: string): void {
+  if (source.by !== 'PGSSLMODE') return;
+  const mode = source.value;
+  if (!mode || PGSSLMODES.includes(mode)) return;
   const reads = `(it reads PGSSLMODE since the URL of ${origin} gives no sslmode, ssl, sslcert, sslkey or sslrootcert)`;
   const give = `${accepted(PGSSLMODE_MEANINGS)}; or unset PGSSLMODE (no TLS), or give sslmode in the URL`;
   const fallback = FALLBACKS[mode];
@@ -150,23 +160,15 @@ function checkPgsslmode(u: URL, origin: string): void {
   );
 }
 
-/** The last value of a parameter of `u`, as the driver reads it. */
-function last(u: URL, name: string): string | undefined {
-  return u.searchParams.getAll(name).at(-1);
-}
-
-/** The parameters with which the driver ignores the URL's `ssl` (an empty one is as none). */
-const OVERRIDING = ['sslmode', 'sslcert', 'sslkey', 'sslrootcert'];
-
 /**
  * Refuses a URL whose `ssl` says otherwise than its `sslmode`, `sslcert`, `sslkey` or `sslrootcert`, which the
  * driver follows instead, ignoring `ssl`: `ssl=0` with them gave TLS. One that agrees (`ssl=true&sslmode=require`)
  * is accepted.
  */
-function checkSslAgainstOthers(u: URL, origin: string): void {
+function checkSslAgainstOthers(u: URL, source: TlsSource, origin: string): void {
   const ssl = last(u, 'ssl');
-  const given = OVERRIDING.filter((name) => last(u, name));
-  if (ssl === undefined || !given.length) return;
+  if (ssl === undefined || source.by !== 'url') return;
+  const { given } = source;
   const mode = last(u, 'sslmode');
   const compat = last(u, 'uselibpqcompat') === 'true';
   const unchecked = mode === 'no-verify' || (compat && mode === 'require' && !last(u, 'sslrootcert'));
@@ -201,17 +203,20 @@ const CRLS: readonly (readonly [variable: string, param: string])[] = [
 ];
 
 /**
- * Whether the connections of `u` use TLS, as the driver decides after the checks above: from the URL, else from
- * PGSSLMODE, and, when that is unset or empty, when a variable of FILES names a file, as the URL's would.
+ * Whether the connections of `u` use TLS, as the driver decides after the checks above (`source`), and, when
+ * PGSSLMODE settles it but is unset or empty, when a variable of FILES names a file, as the URL's would.
  */
-function usesTls(u: URL): boolean {
-  if (last(u, 'sslmode') === 'disable') return false;
-  if (OVERRIDING.some((name) => last(u, name))) return true;
-  const ssl = last(u, 'ssl');
-  if (ssl !== undefined) return ssl !== '0';
-  if (last(u, 'sslnegotiation') === 'direct') return true;
-  const mode = process.env.PGSSLMODE;
-  return mode ? mode !== 'disable' : FILES.some(([variable]) => process.env[variable]);
+function usesTls(u: URL, source: TlsSource): boolean {
+  switch (source.by) {
+    case 'url':
+      return last(u, 'sslmode') !== 'disable';
+    case 'ssl':
+      return source.value !== '0';
+    case 'sslnegotiation':
+      return true;
+    case 'PGSSLMODE':
+      return source.value ? source.value !== 'disable' : FILES.some(([variable]) => process.env[variable]);
+  }
 }
 
 /**
@@ -222,10 +227,10 @@ function usesTls(u: URL): boolean {
  * connections use no TLS (libpq's `disable`). A revocation list (PGSSLCRL, PGSSLCRLDIR, the URL's `sslcrl`,
  * `sslcrldir`), which the driver ignored, is refused, as is a file that cannot be read.
  */
-function withEnvironmentFiles(u: URL, origin: string): URL {
+function withEnvironmentFiles(u: URL, source: TlsSource, origin: string): URL {
   const files = FILES.filter(([variable]) => process.env[variable]);
   const crl = CRLS.find(([variable, param]) => process.env[variable] || last(u, param));
-  if ((!files.length && !crl) || !usesTls(u)) return u;
+  if ((!files.length && !crl) || !usesTls(u, source)) return u;
   if (crl) {
     const [variable, param] = crl;
     const name = process.env[variable] ? variable : `${origin}: ${param}`;
@@ -234,15 +239,14 @@ function withEnvironmentFiles(u: URL, origin: string): URL {
     );
   }
   const v = new URL(u.href);
-  if (!OVERRIDING.some((name) => last(u, name))) {
-    const ssl = last(u, 'ssl');
-    const source = ssl ?? (last(u, 'sslnegotiation') === 'direct' ? 'true' : process.env.PGSSLMODE);
-    if (source === 'no-verify' && last(u, 'uselibpqcompat') === 'true')
+  if (source.by !== 'url') {
+    const asked = source.by === 'sslnegotiation' ? 'true' : source.value;
+    if (asked === 'no-verify' && last(u, 'uselibpqcompat') === 'true')
       throw new ConfigError(
-        `${files.map(([variable]) => variable).join(', ')}: the PostgreSQL driver cannot use ${files.length > 1 ? 'their files' : 'its file'} with ${ssl ? 'ssl' : 'PGSSLMODE'} "no-verify" and uselibpqcompat=true in the URL of ${origin} (it knows no sslmode no-verify then): for TLS with the certificate not checked, give sslmode=require in the URL`,
+        `${files.map(([variable]) => variable).join(', ')}: the PostgreSQL driver cannot use ${files.length > 1 ? 'their files' : 'its file'} with ${source.by} "no-verify" and uselibpqcompat=true in the URL of ${origin} (it knows no sslmode no-verify then): for TLS with the certificate not checked, give sslmode=require in the URL`,
       );
     v.searchParams.delete('ssl');
-    v.searchParams.set('sslmode', source === 'no-verify' ? 'no-verify' : 'verify-full');
+    v.searchParams.set('sslmode', asked === 'no-verify' ? 'no-verify' : 'verify-full');
   }
   for (const [variable, param] of files) {
     if (last(u, param)) continue;
@@ -260,13 +264,43 @@ function withEnvironmentFiles(u: URL, origin: string): URL {
 }
 
 /**
+ * The ways of asking for TLS the driver (pg 8) knows, from the URL's `sslnegotiation`, else PGSSLNEGOTIATION (an
+ * empty one is as none), and what each does.
+ */
+const NEGOTIATIONS: readonly (readonly [values: string[], does: string])[] = [
+  [['postgres'], "TLS asked of the server in PostgreSQL's protocol first, the default"],
+  [['direct'], 'the TLS handshake first, PostgreSQL 17 and later, which needs TLS on'],
+];
+
+/**
+ * Refuses an `sslnegotiation` (or PGSSLNEGOTIATION) the driver does not know, and `direct` when the connections
+ * use no TLS, naming the setting: the driver threw at each connection instead, naming neither.
+ */
+function checkSslnegotiation(u: URL, source: TlsSource, origin: string): void {
+  const inUrl = last(u, 'sslnegotiation');
+  const value = inUrl || process.env.PGSSLNEGOTIATION;
+  if (!value) return;
+  const name = inUrl ? `${origin}: sslnegotiation` : 'PGSSLNEGOTIATION';
+  if (!NEGOTIATIONS.some(([values]) => values.includes(value)))
+    throw new ConfigError(
+      `${name} ${quoted(value)} is not one the PostgreSQL driver knows: ${accepted(NEGOTIATIONS)}; or leave it out`,
+    );
+  if (value === 'direct' && !usesTls(u, source))
+    throw new ConfigError(
+      `${name} "direct" (the TLS handshake first) needs TLS, and the connections of ${origin} use none: ask for TLS (sslmode=verify-full in the URL, or PGSSLMODE), or ${inUrl ? 'leave sslnegotiation out of the URL' : 'unset PGSSLNEGOTIATION'}`,
+    );
+}
+
+/**
  * The URL the driver is given for `url`: refused, before any connection, when its TLS (or PGSSLMODE's, when the
  * driver reads it) is not one the driver would do as written; with the files of libpq's variables of TLS.
  */
 export function tlsUrl(u: URL, origin: string): URL {
   checkSslmode(u, origin);
   checkSsl(u, origin);
-  checkSslAgainstOthers(u, origin);
-  checkPgsslmode(u, origin);
-  return withEnvironmentFiles(u, origin);
+  const source = tlsSource(u);
+  checkSslAgainstOthers(u, source, origin);
+  checkPgsslmode(source, origin);
+  checkSslnegotiation(u, source, origin);
+  return withEnvironmentFiles(u, source, origin);
 }
