@@ -75,7 +75,7 @@ export function formatSummary(s: RunSummary): string {
       ? ` (confirmed by callback ${by.callback}, request status ${by.requestStatus}, state read ${by.stateRead}${by.afterRun ? `, callback after the run ended ${by.afterRun}` : ''})`
       : '';
     lines.push(
-      `  ${st.id.padEnd(24)} ${st.status.padEnd(9)} calls ${st.calls}${devices}${confirmed}${st.error ? ` (${st.error})` : ''}${st.reason ? ` (${st.reason})` : ''}`,
+      `  ${st.id.padEnd(24)} ${st.status.padEnd(9)} calls ${st.calls}${devices}${confirmed}${st.error ? ` (${st.error})` : ''}${st.reason ? ` (${st.reason})` : ''}${st.note ? ` (${st.note})` : ''}`,
     );
     for (const [type, n] of Object.entries(d.byError)) lines.push(`  ${''.padEnd(24)}   ${n} × ${type}`);
   }

@@ -240,6 +240,8 @@ export function settle(sum: StepSummary, state: StepState): void {
     sum.status = state.status;
     delete sum.reason;
   }
+  // In a fan-out, the last iteration's.
+  if (state.note) sum.note = state.note;
 }
 
 /** A device result as `steps.<id>.items` shows it. */

@@ -314,6 +314,7 @@ class Run {
         attempts: count.attempts,
         ...(over ? { error: over } : {}),
         ...(state.reason ? { reason: state.reason } : {}),
+        ...(state.note ? { note: state.note } : {}),
       } satisfies Checkpoint,
       state.ledger ? { step: step.id, groups: state.ledger, at: ctx.now() } : undefined,
     );
@@ -322,6 +323,7 @@ class Run {
       step: step.id,
       status: state.status,
       ...(state.reason ? { reason: state.reason } : {}),
+      ...(state.note ? { note: state.note } : {}),
       devices: state.devices,
     });
     if (over) {
@@ -380,6 +382,7 @@ class Run {
       ...(stored ? { stored } : {}),
       devices: cp.devices ?? emptyCounts(),
       ...(cp.reason ? { reason: cp.reason } : {}),
+      ...(cp.note ? { note: cp.note } : {}),
     };
   }
 

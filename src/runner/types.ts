@@ -145,6 +145,8 @@ export interface StepState {
   error?: string;
   /** Why a `skipped` step did nothing: its `if` was false, it was given no devices or no items. */
   reason?: string;
+  /** What a step that did its work made, in a few words: `report.write`'s file and rows (StepSummary.note). */
+  note?: string;
   /** Device results to write with the step's checkpoint. */
   ledger?: DeviceGroup[];
   /** A listing's items in the store, when an expression or a streaming step reads them. */
@@ -194,6 +196,8 @@ export interface Checkpoint {
   error?: string;
   /** Why a `skipped` step did nothing (StepState.reason). */
   reason?: string;
+  /** StepState.note. */
+  note?: string;
   calls?: number;
   attempts?: number;
   /** A `waiting` wait's deadline, on the run's clock (ms). */

@@ -77,6 +77,8 @@ export interface StepSummary {
   error?: string;
   /** Why a `skipped` step did nothing: `if` was false, or it was given no devices or no items. */
   reason?: string;
+  /** What the step made, in a few words: `report.write`'s file and its rows (`wrote reports/x.csv, 44 rows`). */
+  note?: string;
 }
 
 /** The run summary of product.md section 7 (`fleetbook run --json`, `GET /runs/{id}`). */

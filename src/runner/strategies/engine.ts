@@ -1,4 +1,5 @@
 /** An engine action (log, notify.webhook, report.write, ledger.query): run in-process, with the step's retries. */
+import { isAbsolute, relative } from 'node:path';
 import { runEngineAction } from '../../actions/executors.js';
 import type { Step } from '../../playbook/schema.js';
 import { done, type RunContext, type StepCount } from '../context.js';
@@ -31,6 +32,7 @@ export async function engineAction(
     }),
   );
   const state = done(value);
+  if (step.uses === 'report.write') state.note = wrote(value as { file: string; rows: number });
   if (step.uses === 'ledger.query' && ctx.keeps(step.id, 'items'))
     queryItems(ctx, key, (value as { devices: DeviceRef[] }).devices, state);
   return state;
@@ -50,4 +52,11 @@ function queryItems(ctx: RunContext, key: string, devices: DeviceRef[], state: S
   if (runs.length) store.appendItems(ctx.id, key, 0, runs);
   state.stored = new StoredItems(store, ctx.id, key, devices.length);
   state.items = devices.map(({ id, kind }) => ({ id, kind }));
+}
+
+/** Where a report went, as the user would name it: below the working directory, relative to it. */
+function wrote({ file, rows }: { file: string; rows: number }): string {
+  const near = relative(process.cwd(), file);
+  const shown = near && !near.startsWith('..') && !isAbsolute(near) ? near : file;
+  return `wrote ${shown}, ${rows} row${rows === 1 ? '' : 's'}`;
 }

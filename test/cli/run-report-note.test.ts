@@ -1,0 +1,49 @@
+/**
+ * `fleetbook run` and `fleetbook runs show` say where a `report.write` step wrote its file, and how many rows:
+ * on a terminal the `report written` log line is below the level shown, so the file was nowhere in what the
+ * user saw. The built binary in a child process, on a state file of its own (dist/ must be built; `npm test`
+ * builds it).
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { RunSummary } from '../../src/store/store.js';
+import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../runner/helpers.js';
+
+const PLAYBOOK = `version: 1
+name: write-a-report
+on: { manual: true }
+steps:
+  - id: save
+    uses: report.write
+    with:
+      path: sites.csv
+      rows: [{ site: north, devices: 3 }, { site: south, devices: 5 }]
+`;
+
+describe('fleetbook run: where a report was written (child process)', function () {
+  this.timeout(60_000);
+  let tmp: { dir: string; close(): Promise<void> };
+
+  before(async () => {
+    tmp = await tempDir();
+    await writeFile(join(tmp.dir, 'report.yaml'), PLAYBOOK);
+  });
+  after(() => tmp.close());
+
+  it("the step's line, runs show and the summary name the file and its rows", async () => {
+    const env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
+    // Run from the directory the reports go under: the file is named as the user would type it.
+    const r = await fleetbook(['run', 'report.yaml'], env, [], tmp.dir);
+    expect(r.code, r.stderr).to.equal(0);
+    const line = `  ${'save'.padEnd(24)} succeeded calls 0 (wrote reports/sites.csv, 2 rows)`;
+    expect(r.stdout.split('\n')).to.include(line);
+    const runId = /^run (\S+) of/.exec(r.stdout)![1]!;
+    const shown = await fleetbook(['runs', 'show', runId], env, [], tmp.dir);
+    expect(shown.stdout.split('\n')).to.include(line);
+    const json = await fleetbook(['runs', 'show', runId, '--json'], env, [], tmp.dir);
+    const s = JSON.parse(json.stdout) as RunSummary;
+    expect(s.steps.find((x) => x.id === 'save')).to.include({ note: 'wrote reports/sites.csv, 2 rows' });
+  });
+});
