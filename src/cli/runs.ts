@@ -3,6 +3,7 @@
  * the client nor any schema, so that it answers at once.
  */
 import { once } from 'node:events';
+import { isEngineAction } from '../actions/engine.js';
 import { loadConfig, stateOrigin, type Config } from '../config.js';
 import { cancelTaker, ownerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
@@ -79,8 +80,13 @@ export function formatSummary(s: RunSummary): string {
     );
     for (const [type, n] of Object.entries(d.byError)) lines.push(`  ${''.padEnd(24)}   ${n} × ${type}`);
   }
+  // An engine action (a report, a webhook) is run, not called, and names no device.
   for (const p of s.planned ?? [])
-    lines.push(`  would call ${p.action} ${p.calls} time(s) for ${p.devices} device(s) (step ${p.step})`);
+    lines.push(
+      isEngineAction(p.action)
+        ? `  would run ${p.action} ${p.calls} time(s) (step ${p.step})`
+        : `  would call ${p.action} ${p.calls} time(s) for ${p.devices} device(s) (step ${p.step})`,
+    );
   return `${lines.join('\n')}\n`;
 }
 

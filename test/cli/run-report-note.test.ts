@@ -46,4 +46,11 @@ describe('fleetbook run: where a report was written (child process)', function (
     const s = JSON.parse(json.stdout) as RunSummary;
     expect(s.steps.find((x) => x.id === 'save')).to.include({ note: 'wrote reports/sites.csv, 2 rows' });
   });
+
+  it('a dry run says it would write the report, not that it would call it for 0 devices', async () => {
+    const env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
+    const r = await fleetbook(['run', 'report.yaml', '--dry-run'], env, [], tmp.dir);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout.split('\n')).to.include('  would run report.write 1 time(s) (step save)');
+  });
 });
