@@ -322,7 +322,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     const requestTimeout = parseDuration(config.requestTimeout) as number;
     app = Fastify({
       bodyLimit: 1024 * 1024,
-      maxParamLength: MAX_PARAM_LENGTH,
+      routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
       frameworkErrors,
       logger: false,
       return503OnClosing: true,
