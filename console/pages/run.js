@@ -10,7 +10,7 @@ import { useRunStream } from '../stream.js';
 import { durationBetween, prettyJson, shortId } from '../format.js';
 import { html, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
 import { BarChart } from '../charts.js';
-import { keepCancel, takeCancel } from '../pending.js';
+import { drop, keepCancel, takeCancel } from '../pending.js';
 import { Timeline } from './run-timeline.js';
 import { RunDevices } from './run-devices.js';
 
@@ -158,17 +158,21 @@ function CancelRun({ id, givenBack: given, onCancelled }) {
     if (step === 'idle') return setStep('confirm');
     setStep('sending');
     setError(null);
-    const signInReason = `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`;
+    // Kept as asked (console/pending.js): a 401 brings the sign-in form, which says why.
+    keepCancel({
+      run: id,
+      hash: location.hash,
+      reason: `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`,
+    });
     try {
-      await api(`/runs/${enc(id)}/cancel`, { method: 'POST', signInReason });
+      await api(`/runs/${enc(id)}/cancel`, { method: 'POST' });
+      drop();
       setStep('sent');
       onCancelled();
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) {
-        // The sign-in form has taken the page's place: the page comes back once signed in.
-        keepCancel({ run: id, hash: location.hash, reason: signInReason });
-        return;
-      }
+      // The sign-in form has taken the page's place: the page comes back once signed in.
+      if (err instanceof ApiError && err.status === 401) return;
+      drop();
       setError(/** @type {Error} */ (err).message);
       setStep('idle');
     }

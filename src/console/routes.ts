@@ -21,6 +21,7 @@ import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } f
 import { RunsFeed } from './feed.js';
 import { deviceRow, playbookView, runDetail, runRow } from './views.js';
 import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
+import { SECRET_KEY } from '../util/secrets.js';
 import {
   BadParameter,
   integer,
@@ -305,7 +306,8 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
         recentRuns: recent.map(runRow),
       });
     }
-    return { playbooks: out };
+    // The names of secrets (util/secrets.ts): the run form withholds the JSON typed under one from the tab's storage.
+    return { playbooks: out, secretName: SECRET_KEY.source };
   });
 
   api('/callbacks', [], async () => {
