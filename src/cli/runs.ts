@@ -7,7 +7,7 @@ import { loadConfig, stateOrigin, type Config } from '../config.js';
 import { cancelTaker, ownerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
-import { redactValue } from '../util/secrets.js';
+import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
 type Write = (s: string) => Promise<void> | undefined;
@@ -101,18 +101,6 @@ export interface ShowFlags {
 /** Exit code of a usage error: a bad flag, an ambiguous run id. */
 const EXIT_USAGE = 2;
 
-/**
- * A run as printed: its inputs, and the event that started it, with the fields named like a secret and the secrets
- * this process knows masked, as the console and the daemon's `GET /runs` show them.
- */
-function masked<R extends Pick<RunRecord, 'inputs' | 'event'>>(r: R): R {
-  return {
-    ...r,
-    inputs: redactValue(r.inputs),
-    ...(r.event !== undefined ? { event: redactValue(r.event) } : {}),
-  };
-}
-
 /** `fleetbook runs list`: the runs, newest first, as a table or JSON. */
 export async function listCommand(flags: ListFlags): Promise<number> {
   const filter = listFilter(flags);
@@ -125,7 +113,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
     if (flags.json)
       process.stdout.write(
         `${JSON.stringify(
-          runs.map(({ summary: _s, ...r }) => masked(r)),
+          runs.map(({ summary: _s, ...r }) => redactRun(r)),
           null,
           2,
         )}\n`,
@@ -140,7 +128,8 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
   return withStore(async (store) => {
     const run = await findRun(store, id);
     if (typeof run === 'number') return run;
-    const head = run.summary ?? masked(run);
+    // A run as printed: masked as the console and the daemon's `GET /runs` show it.
+    const head = run.summary ?? redactRun(run);
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
     if (flags.json) {

@@ -86,6 +86,18 @@ export function redactValue(value: unknown, depth = 0): unknown {
 }
 
 /**
+ * A run's record as every history shows it (the console's API, the daemon's `GET /runs`, `fleetbook runs`): its
+ * inputs, and the event that started it, redacted (redactValue).
+ */
+export function redactRun<R extends { inputs: unknown; event?: unknown }>(r: R): R {
+  return {
+    ...r,
+    inputs: redactValue(r.inputs),
+    ...(r.event !== undefined ? { event: redactValue(r.event) } : {}),
+  };
+}
+
+/**
  * Why `${{ env.NAME }}` never holds the variable NAME of the process, or undefined when it may: fleetbook's
  * own variables (its credentials and secrets among them) and those named like a secret are withheld, so that
  * an expression cannot carry one into a log line, a webhook or a report.

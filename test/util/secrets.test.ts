@@ -4,7 +4,7 @@
  * `bypassCache` were masked, as inputs and report columns, and shown as password fields on the console.
  */
 import { expect } from 'chai';
-import { MASK, redactValue, SECRET_KEY } from '../../src/util/secrets.js';
+import { MASK, redactRun, redactValue, SECRET_KEY } from '../../src/util/secrets.js';
 
 const SECRET = [
   'password',
@@ -95,6 +95,25 @@ describe('the names of secrets', () => {
       useToken: false,
       password: '',
       secret: null,
+    });
+  });
+
+  it("mask a run's inputs and event, the one way every run history shows a run", () => {
+    const run = {
+      id: 'r1',
+      status: 'running',
+      inputs: { account: 'a1', webhookToken: 'typed-token-0123' },
+      event: { service: 'DeviceUsage', auth: { clientSecret: 'event-secret-0123' } },
+    };
+    expect(redactRun(run)).to.deep.equal({
+      id: 'r1',
+      status: 'running',
+      inputs: { account: 'a1', webhookToken: MASK },
+      event: { service: 'DeviceUsage', auth: { clientSecret: MASK } },
+    });
+    expect(redactRun({ id: 'r2', inputs: {} }), 'a run no event started').to.deep.equal({
+      id: 'r2',
+      inputs: {},
     });
   });
 });
