@@ -61,23 +61,12 @@ export function RunPage({ id, params }) {
 }
 
 /**
- * `run.cancelRequested`, and what becomes of it, as `fleetbook runs show` says it (the daemon's `cancelBy`,
- * src/store/lease.ts cancelTaker): the live process that holds the run cancels it, or the `fleetbook serve` that
- * takes it up does. `holder` names the process in the words of the CLI, its command between backticks.
- * @param {{ reason: string, by: { holder?: string, serve?: 'live' | 'next' } | undefined }} props
+ * `run.cancelRequested`, and what becomes of it in the words `fleetbook runs show` prints (the daemon's
+ * `cancelBy.text`, src/store/lease.ts cancelTakerText), its commands between backticks shown as code.
+ * @param {{ reason: string, by: { text?: string } | undefined }} props
  */
 function PendingCancel({ reason, by }) {
-  let what;
-  if (by?.holder)
-    what = html`${code(by.holder)}, which holds the run, cancels it by its next lease renewal (within a third
-      of its <code>FLEETBOOK_LEASE</code>); its finally steps run there`;
-  else if (by?.serve === 'next')
-    what = html`no live process holds the run; the next <code>fleetbook serve</code> on this state cancels it
-      before it runs another step, and its finally steps run there`;
-  else
-    what = html`no live process holds the run; a live <code>fleetbook serve</code> on this state takes it up
-      at its next lease renewal and cancels it before it runs another step; its finally steps run there`;
-  return html`${reason}: ${what}`;
+  return by?.text ? html`${reason}: ${code(by.text)}` : reason;
 }
 
 /**

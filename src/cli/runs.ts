@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import { loadConfig, stateOrigin, type Config } from '../config.js';
-import { cancelTaker, ownerText } from '../store/lease.js';
+import { cancelTaker, cancelTakerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
 import { redactRun } from '../util/secrets.js';
@@ -152,19 +152,9 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
   });
 }
 
-/**
- * What becomes of an unfinished run asked to cancel (cancelTaker, as the console's run page says it): the process
- * that holds it cancels it at a lease renewal, else the `fleetbook serve` that takes it up does, before it runs
- * another step. An ended run has no cancel pending (toRun).
- */
+/** What becomes of an unfinished run asked to cancel (cancelTakerText, as the console's run page says it). */
 async function pendingCancel(store: Store, run: RunRecord, reason: string): Promise<string> {
-  const asked = `cancel requested (${reason})`;
-  const by = await cancelTaker(store, run);
-  if ('holder' in by)
-    return `${asked}: ${ownerText(by.holder)}, which holds the run, cancels it by its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there\n`;
-  return by.serve === 'live'
-    ? `${asked}: no live process holds the run; a live \`fleetbook serve\` on this state takes it up at its next lease renewal and cancels it before it runs another step; its finally steps run there\n`
-    : `${asked}: no live process holds the run; the next \`fleetbook serve\` on this state cancels it before it runs another step, and its finally steps run there. To end it now without its finally steps: fleetbook runs cancel ${run.id}\n`;
+  return `cancel requested (${reason}): ${cancelTakerText(await cancelTaker(store, run), run.id)}\n`;
 }
 
 /** `fleetbook runs cancel ID` (runs-cancel.ts). */

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Locator, Page } from 'playwright-core';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
-import { BIN, emulatorEnv } from '../helpers/cli.js';
+import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { consoleSuite } from '../helpers/console-suite.js';
 import { accountDevices, imei } from '../runner/helpers.js';
 
@@ -590,10 +590,21 @@ describe('console: an operator in a browser', function () {
       expect(cancelBy?.holder, 'cancelBy of the JSON API')
         .to.be.a('string')
         .that.satisfies((h: string) => h.startsWith(holder));
+      // The sentence `fleetbook runs show` prints of it, word for word, its commands shown as code.
+      const cli = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: t.state });
+      const said = cli.stdout.split('\n').find((l) => l.startsWith('cancel requested ('));
+      expect(said, `runs show: ${cli.stdout}${cli.stderr}`).to.be.a('string');
+      expect(asked, 'the run page beside `runs show`').to.equal(
+        said!.replace(/^cancel requested \((.*?)\): /, '$1: ').replaceAll('`', ''),
+      );
       expect(asked).to.equal(
         `cancelled from the console: ${cancelBy!.holder!.replaceAll('`', '')}, which holds the run, cancels it ` +
-          'by its next lease renewal (within a third of its FLEETBOOK_LEASE); its finally steps run there',
+          'by its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there',
       );
+      expect(
+        await p.locator('main dl > div', { hasText: 'Cancel requested' }).locator('dd code').allInnerTexts(),
+        'the commands shown as code',
+      ).to.deep.equal(['fleetbook run']);
       expect(await p.getByRole('button', { name: 'Cancel run' }).count(), 'a second Cancel').to.equal(0);
       console.log(`    screenshot: ${await screenshot(p, '13-cancel-requested')}`);
       await checkAccessibility(p, 'the page of a run whose cancel was asked of another process');
