@@ -7,7 +7,7 @@
  * the token address (`#token=`) went to the runs list. The action waiting for sign-in is now kept in the tab's
  * sessionStorage, never with a secret: a field named like one (as the daemon masks it in a run's inputs) is typed
  * again, and the form says so. The runs list's filters, set from its form, live in the address and so survive a
- * reload too (as a run's device table's do: console-browser.test.ts).
+ * reload too (as a run's device table's do: console-device-page.test.ts).
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
