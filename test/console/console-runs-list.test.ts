@@ -8,6 +8,7 @@
  * (test-output/console/) and checked by axe-core. Beside it, what the runs list shows and keeps in its address.
  */
 import { expect } from 'chai';
+import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Locator } from 'playwright-core';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
 import {
@@ -400,6 +401,62 @@ describe('console: the runs list', function () {
       await p.goto(`${t.daemon.url}/#/runs/${runId}?outcome=failed`);
       await devices.locator(':scope > tbody > tr a').first().waitFor();
       await refused(devices, `#/runs/${runId}?outcome=over`, /^outcome must be one of/);
+    } finally {
+      await close();
+    }
+  });
+
+  it('keeps the runs "Load more" brought in the address: a reload and Back show them again', async () => {
+    // Runs of a playbook of their own, a minute apart, ended: more than two pages of the list.
+    const store = new SqliteStore(t.state);
+    const start = Date.parse('2026-01-01T00:00:00.000Z');
+    for (let i = 0; i < 120; i++)
+      store.createRun({
+        id: `0000b01c-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        playbook: 'bulk',
+        status: 'succeeded',
+        trigger: { type: 'manual' },
+        inputs: {},
+        startedAt: new Date(start + i * 60_000).toISOString(),
+        endedAt: new Date(start + i * 60_000 + 1000).toISOString(),
+      });
+    await store.close();
+    const all = (await apiGet<{ runs: RunRow[] }>('/runs?playbook=bulk&limit=200')).runs.map((r) => r.id);
+    expect(all.length).to.equal(120);
+    const { p, close } = await t.signedIn();
+    try {
+      const rows = p.locator('#runs-table tbody tr[data-run-id]');
+      const shows = (what: string, n: number) =>
+        until(what, async (seen) => {
+          const ids = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')));
+          seen(`${p.url()}: ${ids.length} rows`);
+          return JSON.stringify(ids) === JSON.stringify(all.slice(0, n)) ? true : undefined;
+        });
+      const loadMore = p.getByRole('button', { name: 'Load more' });
+      await p.goto(`${t.daemon.url}/#/runs?playbook=bulk`);
+      await shows('the first page', 50);
+      await loadMore.click();
+      await shows('two pages', 100);
+      expect(p.url(), 'the address').to.match(/#\/runs\?playbook=bulk&more=/);
+      await p.reload();
+      await shows('two pages, reloaded', 100);
+      await rows.nth(80).getByRole('link').click();
+      await p.getByRole('heading', { name: /^Run / }).waitFor();
+      await p.goBack();
+      await shows('two pages, back from a run of the second', 100);
+      await loadMore.click();
+      await shows('every run', 120);
+      expect(await loadMore.count(), 'Load more, every run shown').to.equal(0);
+      await p.reload();
+      await shows('every run, reloaded', 120);
+      // Another filter lists from the first page.
+      await p
+        .getByRole('form', { name: 'Filter runs' })
+        .getByRole('combobox', { name: 'Status' })
+        .selectOption('succeeded');
+      await shows('the first page of another filter', 50);
+      expect(p.url(), 'the address of another filter').to.not.include('more=');
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();
     }
