@@ -17,13 +17,14 @@ export class ApiError extends Error {
   }
 }
 
-/** @type {(reason: string | null) => void} */
+/** @type {() => void} */
 let unauthorized = () => {};
 
 /**
  * Who shows the sign-in form: any 401, from any page, lands there, so a lapsed session never leaves a page
- * silently empty. `reason` is what the call that met the 401 said it was for, or null.
- * @param {(reason: string | null) => void} handler
+ * silently empty. An action that a console read without signing in (on loopback) cannot do says why in the
+ * action it keeps as it asks (console/pending.js).
+ * @param {() => void} handler
  */
 export function onUnauthorized(handler) {
   unauthorized = handler;
@@ -31,12 +32,11 @@ export function onUnauthorized(handler) {
 
 /**
  * Calls `/console/api<path>` and answers its JSON (null for 204). A POST carries the header a page of another
- * site cannot send, which the daemon requires of every action. `signInReason`: what the sign-in form says if the
- * daemon answers 401, for an action that a console read without signing in (on loopback) cannot do.
+ * site cannot send, which the daemon requires of every action.
  * @param {string} path
- * @param {{ method?: string, body?: unknown, signal?: AbortSignal, signInReason?: string }} [options]
+ * @param {{ method?: string, body?: unknown, signal?: AbortSignal }} [options]
  */
-export async function api(path, { method = 'GET', body, signal, signInReason } = {}) {
+export async function api(path, { method = 'GET', body, signal } = {}) {
   /** @type {Record<string, string>} */
   const headers = { accept: 'application/json' };
   if (method !== 'GET') {
@@ -57,7 +57,7 @@ export async function api(path, { method = 'GET', body, signal, signInReason } =
     throw new ApiError(0, `The daemon did not answer (${/** @type {Error} */ (err).message}).`);
   }
   if (res.status === 401 && path !== '/session') {
-    unauthorized(signInReason ?? null);
+    unauthorized();
     throw new ApiError(401, 'Sign in to continue.');
   }
   if (!res.ok) throw new ApiError(res.status, await errorText(res));

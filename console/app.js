@@ -10,7 +10,7 @@ import { api, onUnauthorized, signIn } from './api.js';
 import { html, Heading } from './ui.js';
 import { shortId } from './format.js';
 import { SignIn } from './signin.js';
-import { drop, pending, retypeText } from './pending.js';
+import { drop, pending, signInReason } from './pending.js';
 import { RunsPage } from './pages/runs.js';
 import { RunPage } from './pages/run.js';
 import { DevicePage } from './pages/device.js';
@@ -86,17 +86,31 @@ function markNav(section, path) {
 }
 
 /**
- * @param {{ signInError: string | null, waiting: string | null }} props
- * `waiting`: why the sign-in form is shown at start, when an action asked for it before a reload.
+ * Puts the page of the action waiting for sign-in (console/pending.js) in the address in place of the one there,
+ * else `fallback` if given, with no new history entry: the one place that gives the kept page back, once signed
+ * in, at start, or as the token leaves the address. Answers the hash in the address.
+ * @param {string} [fallback]
+ */
+function showKeptPage(fallback) {
+  const back = pending()?.hash ?? fallback;
+  if (back !== undefined && back !== location.hash)
+    history.replaceState(null, '', `${location.pathname}${location.search}${back}`);
+  return location.hash;
+}
+
+/**
+ * @param {{ signInError: string | null, waiting: boolean }} props
+ * `waiting`: the sign-in form is shown at start, as an action asked for it before a reload.
  */
 function App({ signInError, waiting }) {
   const [hash, setHash] = useState(location.hash);
-  const [signingIn, setSigningIn] = useState(signInError !== null || waiting !== null);
+  const [signingIn, setSigningIn] = useState(signInError !== null || waiting);
   const [startError, setStartError] = useState(signInError);
-  // Why an action asked to sign in; null when a read did, or the token in the address.
-  const [reason, setReason] = useState(waiting);
   const [generation, setGeneration] = useState(0);
   const route = resolve(hash);
+  // Why an action asked to sign in (it keeps its reason as it asks); null when a read did, or the token in the
+  // address.
+  const reason = signingIn ? signInReason() : null;
 
   useEffect(() => {
     // The token address pasted into a console already open only changes the hash.
@@ -104,18 +118,13 @@ function App({ signInError, waiting }) {
       if (location.hash.startsWith('#token=')) {
         const error = await takeToken();
         setStartError(error);
-        setReason(error === null ? null : (pending()?.reason ?? null));
         setSigningIn(error !== null);
         setGeneration((g) => g + 1);
       }
       setHash(location.hash);
     };
     window.addEventListener('hashchange', onHash);
-    onUnauthorized((why) => {
-      // A read's 401 that comes after an action's does not take its reason away.
-      if (why) setReason(why);
-      setSigningIn(true);
-    });
+    onUnauthorized(() => setSigningIn(true));
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
 
@@ -143,13 +152,8 @@ function App({ signInError, waiting }) {
       reason=${reason}
       onSignedIn=${() => {
         // The page of the action that asked for it, whatever the nav links did meanwhile.
-        const back = pending()?.hash;
-        if (back && back !== location.hash) {
-          history.replaceState(null, '', `${location.pathname}${location.search}${back}`);
-          setHash(back);
-        }
+        setHash(showKeptPage());
         setStartError(null);
-        setReason(null);
         setSigningIn(false);
         setGeneration((g) => g + 1);
       }}
@@ -159,7 +163,6 @@ function App({ signInError, waiting }) {
           // On loopback, the page reads without a session: back to it, the action forgotten.
           drop();
           setStartError(null);
-          setReason(null);
           setSigningIn(false);
           setGeneration((g) => g + 1);
         })
@@ -176,7 +179,7 @@ function App({ signInError, waiting }) {
  */
 async function takeToken() {
   const token = decode(location.hash.slice('#token='.length));
-  history.replaceState(null, '', `${location.pathname}${location.search}${pending()?.hash ?? '#/runs'}`);
+  showKeptPage('#/runs');
   try {
     await signIn(token);
     return null;
@@ -186,25 +189,21 @@ async function takeToken() {
 }
 
 /**
- * Why the sign-in form stands in for the page at start: an action waits for it (the page was reloaded during
- * sign-in), and the page has no session (none was started meanwhile, in another tab). Null when it need not.
- * The page of the action is the one shown, once signed in or now.
- * @returns {Promise<string | null>}
+ * Whether the sign-in form stands in for the page at start: an action waits for it (the page was reloaded during
+ * sign-in), and the page has no session (none was started meanwhile, in another tab). The page of the action is
+ * the one shown, once signed in or now.
+ * @returns {Promise<boolean>}
  */
 async function waitingAction() {
-  const p = pending();
-  if (!p) return null;
-  if (p.hash !== location.hash)
-    history.replaceState(null, '', `${location.pathname}${location.search}${p.hash}`);
+  if (!pending()) return false;
+  showKeptPage();
   const overview = await api('/overview').catch(() => null);
-  if (overview?.authenticated) return null;
-  const retype = p.kind === 'start' ? retypeText(p.withheld ?? []) : '';
-  return retype ? `${p.reason} ${retype}` : p.reason;
+  return !overview?.authenticated;
 }
 
 async function start() {
   const signInError = location.hash.startsWith('#token=') ? await takeToken() : null;
-  const waiting = signInError === null ? await waitingAction() : (pending()?.reason ?? null);
+  const waiting = signInError === null && (await waitingAction());
   const main = /** @type {HTMLElement} */ (document.getElementById('main'));
   // The skip link's own `#main` would be taken for a route: focus the main region instead.
   document.querySelector('.skip-link')?.addEventListener('click', (e) => {

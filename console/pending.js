@@ -1,7 +1,8 @@
 /* global sessionStorage */
 /**
  * The action a sign-in stands in front of: a run to start (its form as filled) or a run to cancel, refused for
- * want of a session on a console read without one (on loopback). It is kept in the tab's sessionStorage, so that
+ * want of a session on a console read without one (on loopback). It is kept as it is asked, and kept on once
+ * refused: the sign-in form says why from here (signInReason). It is kept in the tab's sessionStorage, so that
  * a reload during sign-in, or signing in by the token address, still gives the form or the run's page back; it
  * goes with the tab, and once given back or once the run is started. It never holds a secret: the fields named
  * like one (as the daemon masks them in a run's inputs) stay in the page's memory, and are typed again after a
@@ -9,9 +10,6 @@
  */
 
 const KEY = 'fleetbook-console-pending';
-
-/** The names the daemon masks as secrets (src/util/secrets.ts SECRET_KEY; a test holds them equal). */
-export const SECRET_NAME = /pass(word)?|secret|token|authorization|credential|apikey|api_key/i;
 
 /**
  * @typedef {{ kind: 'start', playbook: string, values: Record<string, string | boolean>, withheld: string[] }} StartAction
@@ -28,42 +26,47 @@ let inMemory;
 let secrets = /** @type {Record<string, string | boolean>} */ ({});
 
 /**
- * Whether a field's text may hold a secret: its input is named like one, or it is JSON (a list's, an object's)
- * with such a key at any depth, or text that does not read as JSON and names one.
- * @param {string} input
+ * Whether a field's typed text holds a secret: it is JSON (a list's, an object's) with a key named like one at any
+ * depth, or text that does not read as JSON and names one. `secretName`: the names the daemon masks as secrets,
+ * served with the playbooks (src/util/secrets.ts SECRET_KEY); without it, any such text may.
  * @param {string | boolean} value
+ * @param {RegExp | undefined} secretName
  */
-export function isSecret(input, value) {
-  if (SECRET_NAME.test(input)) return true;
+export function holdsSecret(value, secretName) {
   if (typeof value !== 'string' || !/[[{]/.test(value)) return false;
+  if (!secretName) return true;
   /** @param {unknown} v @returns {boolean} */
   const holds = (v) =>
     v !== null &&
     typeof v === 'object' &&
-    Object.entries(v).some(([k, x]) => (!Array.isArray(v) && SECRET_NAME.test(k)) || holds(x));
+    Object.entries(v).some(([k, x]) => (!Array.isArray(v) && secretName.test(k)) || holds(x));
   try {
     return holds(JSON.parse(value));
   } catch {
-    return SECRET_NAME.test(value);
+    return secretName.test(value);
   }
 }
 
 /**
- * Keeps the start of a run refused for want of a session: the secrets in memory, the rest in the tab's storage.
- * @param {{ playbook: string, typed: Record<string, string | boolean>, hash: string, reason: string }} start
+ * Keeps the start of a run that may be refused for want of a session: the secrets in memory, the rest in the
+ * tab's storage. Kept before it is asked, and dropped once it is answered but by a 401, so that the sign-in
+ * form reads its reason here.
+ * @param {{ playbook: string, typed: Record<string, string | boolean>, withheld: string[], hash: string,
+ *   reason: string }} start
+ * `withheld`: the fields that hold a secret (named like one, or holding one), kept in memory only.
  */
-export function keepStart({ playbook, typed, hash, reason }) {
+export function keepStart({ playbook, typed, withheld, hash, reason }) {
   /** @type {Record<string, string | boolean>} */
   const values = {};
   secrets = {};
   for (const [input, value] of Object.entries(typed))
-    if (isSecret(input, value)) secrets[input] = value;
+    if (withheld.includes(input)) secrets[input] = value;
     else values[input] = value;
   keep({ kind: 'start', playbook, values, withheld: Object.keys(secrets), hash, reason });
 }
 
 /**
- * Keeps the cancel of a run refused for want of a session.
+ * Keeps the cancel of a run that may be refused for want of a session, as keepStart keeps a start.
  * @param {{ run: string, hash: string, reason: string }} cancel
  */
 export function keepCancel({ run, hash, reason }) {
@@ -109,9 +112,10 @@ export function drop() {
 
 /**
  * The form of `playbook` as filled when its start was refused, taken once (it is forgotten): its values, the
- * secrets among them that this page still holds, and the secret fields to type again (the page was reloaded).
+ * secrets among them that this page still holds, and what to say of the secret fields to type again (the page
+ * was reloaded), or ''.
  * @param {string} playbook
- * @returns {{ values: Record<string, string | boolean>, retype: string[] } | undefined}
+ * @returns {{ values: Record<string, string | boolean>, retype: string } | undefined}
  */
 export function takeStart(playbook) {
   const p = pending();
@@ -120,7 +124,7 @@ export function takeStart(playbook) {
   drop();
   return {
     values: { ...p.values, ...held },
-    retype: (p.withheld ?? []).filter((input) => !(input in held)),
+    retype: retypeText((p.withheld ?? []).filter((input) => !(input in held))),
   };
 }
 
@@ -128,10 +132,23 @@ export function takeStart(playbook) {
  * What the operator is told of the secret fields to type again.
  * @param {string[]} inputs
  */
-export function retypeText(inputs) {
+function retypeText(inputs) {
   if (!inputs.length) return '';
   const names = inputs.length > 1 ? `${inputs.slice(0, -1).join(', ')} and ${inputs.at(-1)}` : inputs[0];
   return `Type ${names} again: ${inputs.length > 1 ? 'secrets are' : 'a secret is'} not kept over a reload.`;
+}
+
+/**
+ * What the sign-in form says of the action waiting for it, and of the secrets of its form to type again (this page
+ * no longer holds them: it was reloaded); null when none waits.
+ * @returns {string | null}
+ */
+export function signInReason() {
+  const p = pending();
+  if (!p) return null;
+  const retype =
+    p.kind === 'start' ? retypeText((p.withheld ?? []).filter((input) => !(input in secrets))) : '';
+  return retype ? `${p.reason} ${retype}` : p.reason;
 }
 
 /**

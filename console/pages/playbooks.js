@@ -2,6 +2,7 @@
  * `#/playbooks`: what each playbook listens to, when it fires next, whether it is valid, and a form to
  * start the ones that allow it by hand.
  */
+import { useMemo } from 'preact/hooks';
 import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { shortId } from '../format.js';
@@ -13,17 +14,24 @@ export function PlaybooksPage() {
   const { data, error } = useApi('/playbooks', { interval: 30_000 });
   /** @type {any[]} */
   const playbooks = data?.playbooks ?? [];
+  // The names the daemon masks as secrets (src/util/secrets.ts), for the run forms.
+  const secretName = useMemo(
+    () => (typeof data?.secretName === 'string' ? new RegExp(data.secretName) : undefined),
+    [data?.secretName],
+  );
   return html`<${Heading}>Playbooks</${Heading}>
     <${Alert} message=${error} />
     ${data && !playbooks.length && html`<p class="empty">No playbooks loaded.</p>`}
-    ${playbooks.map((p, i) => html`<${Playbook} key=${p.name} playbook=${p} uid=${`pb${i}`} />`)}`;
+    ${playbooks.map(
+      (p, i) => html`<${Playbook} key=${p.name} playbook=${p} secretName=${secretName} uid=${`pb${i}`} />`,
+    )}`;
 }
 
 /**
- * @param {{ playbook: any, uid: string }} props
+ * @param {{ playbook: any, secretName: RegExp | undefined, uid: string }} props
  * `uid` makes the ids this article's labels point at unique on the page, whatever the playbook's name.
  */
-function Playbook({ playbook: p, uid }) {
+function Playbook({ playbook: p, secretName, uid }) {
   const { callback, schedule = [], manual } = p.triggers ?? {};
   /** @type {any[]} */
   const problems = p.problems ?? [];
@@ -104,7 +112,7 @@ function Playbook({ playbook: p, uid }) {
           </ul>`
         : html`<p class="empty">No runs yet.</p>`
     }
-    ${manual && html`<${StartRun} name=${p.name} inputs=${p.inputs ?? {}} uid=${uid} />`}
+    ${manual && html`<${StartRun} name=${p.name} inputs=${p.inputs ?? {}} secretName=${secretName} uid=${uid} />`}
   </article>`;
 }
 

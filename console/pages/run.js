@@ -10,7 +10,7 @@ import { useRunStream } from '../stream.js';
 import { durationBetween, prettyJson, shortId } from '../format.js';
 import { html, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
 import { BarChart } from '../charts.js';
-import { keepCancel, takeCancel } from '../pending.js';
+import { drop, keepCancel, takeCancel } from '../pending.js';
 import { Timeline } from './run-timeline.js';
 import { RunDevices } from './run-devices.js';
 
@@ -61,23 +61,12 @@ export function RunPage({ id, params }) {
 }
 
 /**
- * `run.cancelRequested`, and what becomes of it, as `fleetbook runs show` says it (the daemon's `cancelBy`,
- * src/store/lease.ts cancelTaker): the live process that holds the run cancels it, or the `fleetbook serve` that
- * takes it up does. `holder` names the process in the words of the CLI, its command between backticks.
- * @param {{ reason: string, by: { holder?: string, serve?: 'live' | 'next' } | undefined }} props
+ * `run.cancelRequested`, and what becomes of it in the words `fleetbook runs show` prints (the daemon's
+ * `cancelBy.text`, src/store/lease.ts cancelTakerText), its commands between backticks shown as code.
+ * @param {{ reason: string, by: { text?: string } | undefined }} props
  */
 function PendingCancel({ reason, by }) {
-  let what;
-  if (by?.holder)
-    what = html`${code(by.holder)}, which holds the run, cancels it by its next lease renewal (within a third
-      of its <code>FLEETBOOK_LEASE</code>); its finally steps run there`;
-  else if (by?.serve === 'next')
-    what = html`no live process holds the run; the next <code>fleetbook serve</code> on this state cancels it
-      before it runs another step, and its finally steps run there`;
-  else
-    what = html`no live process holds the run; a live <code>fleetbook serve</code> on this state takes it up
-      at its next lease renewal and cancels it before it runs another step; its finally steps run there`;
-  return html`${reason}: ${what}`;
+  return by?.text ? html`${reason}: ${code(by.text)}` : reason;
 }
 
 /**
@@ -158,17 +147,21 @@ function CancelRun({ id, givenBack: given, onCancelled }) {
     if (step === 'idle') return setStep('confirm');
     setStep('sending');
     setError(null);
-    const signInReason = `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`;
+    // Kept as asked (console/pending.js): a 401 brings the sign-in form, which says why.
+    keepCancel({
+      run: id,
+      hash: location.hash,
+      reason: `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`,
+    });
     try {
-      await api(`/runs/${enc(id)}/cancel`, { method: 'POST', signInReason });
+      await api(`/runs/${enc(id)}/cancel`, { method: 'POST' });
+      drop();
       setStep('sent');
       onCancelled();
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) {
-        // The sign-in form has taken the page's place: the page comes back once signed in.
-        keepCancel({ run: id, hash: location.hash, reason: signInReason });
-        return;
-      }
+      // The sign-in form has taken the page's place: the page comes back once signed in.
+      if (err instanceof ApiError && err.status === 401) return;
+      drop();
       setError(/** @type {Error} */ (err).message);
       setStep('idle');
     }

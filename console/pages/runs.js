@@ -1,7 +1,8 @@
-/* global location, document, AbortController */
+/* global location, history, document, AbortController */
 /**
  * `#/runs`: every run, newest first, filtered by the hash's query (so a filtered list can be bookmarked and
- * shared), kept current by the run stream.
+ * shared), kept current by the run stream. The runs "Load more" brought are in the hash too (`more`: the cursor
+ * it last loaded from), so that a reload, or Back from a run, shows them again.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, enc, query } from '../api.js';
@@ -57,11 +58,43 @@ function upsert(list, run, filters) {
   return { ...list, runs: list.runs.toSpliced(at, 0, run) };
 }
 
+/** How many pages of 200 runs a reload reads at most to show the runs "Load more" brought. */
+const MAX_PAGES = 10;
+
+/**
+ * The list as "Load more" left it: the first runs down to cursor `more`, and the page from it. The page from it
+ * is read first: its first run is where the runs above end, read from the top until it comes (runs started
+ * meanwhile are there too).
+ * @param {Filters} filters
+ * @param {string} more
+ * @param {AbortSignal} signal
+ * @returns {Promise<{ runs: any[], next?: string }>}
+ */
+async function loadThrough(filters, more, signal) {
+  const tail = await api(`/runs${query({ ...filters, before: more })}`, { signal });
+  const stop = tail.runs[0]?.id;
+  /** @type {any[]} */
+  const runs = [];
+  /** @type {string | undefined} */
+  let before;
+  for (let i = 0; i < MAX_PAGES; i++) {
+    const page = await api(`/runs${query({ ...filters, before, limit: 200 })}`, { signal });
+    const at = stop === undefined ? -1 : page.runs.findIndex((/** @type {any} */ r) => r.id === stop);
+    if (at >= 0) return { runs: [...runs, ...page.runs.slice(0, at), ...tail.runs], next: tail.next };
+    runs.push(...page.runs);
+    if (!page.next) return { runs, next: undefined };
+    before = page.next;
+  }
+  // Too far down to read again at once: as far as read, "Load more" goes on from there.
+  return { runs, next: before };
+}
+
 /** @param {{ params: URLSearchParams }} props */
 export function RunsPage({ params }) {
   /** @type {Filters} */
   const filters = /** @type {any} */ (Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? ''])));
   const qs = query(filters);
+  const more = params.get('more') ?? '';
   const [list, setList] = useState({ runs: /** @type {any[]} */ ([]), next: undefined, loaded: false });
   const [error, setError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(true);
@@ -70,7 +103,7 @@ export function RunsPage({ params }) {
   useEffect(() => {
     const ctrl = new AbortController();
     setBusy(true);
-    api(`/runs${qs}`, { signal: ctrl.signal }).then(
+    (more ? loadThrough(filters, more, ctrl.signal) : api(`/runs${qs}`, { signal: ctrl.signal })).then(
       (body) => {
         setList({ runs: body.runs, next: body.next, loaded: true });
         setError(null);
@@ -85,14 +118,17 @@ export function RunsPage({ params }) {
       },
     );
     return () => ctrl.abort();
-  }, [qs]);
+  }, [qs, more]);
 
   const live = useRunStream((run) => setList((l) => upsert(l, run, filters)));
 
   const loadMore = async () => {
     setBusy(true);
+    const from = list.next;
     try {
-      const body = await api(`/runs${query({ ...filters, before: list.next })}`);
+      const body = await api(`/runs${query({ ...filters, before: from })}`);
+      // In the address, in place of the list before (Back goes to the page before the list, not a page up).
+      history.replaceState(null, '', `#/runs${query({ ...filters, more: from })}`);
       setList((l) => {
         const seen = new Set(l.runs.map((r) => r.id));
         focusRow.current = l.runs.length;

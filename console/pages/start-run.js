@@ -13,7 +13,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, enc } from '../api.js';
 import { html, Alert } from '../ui.js';
-import { drop, keepStart, retypeText, takeStart } from '../pending.js';
+import { drop, holdsSecret, keepStart, takeStart } from '../pending.js';
 
 /** What the daemon serves in place of a secret (src/util/secrets.ts MASK). */
 const MASK = '***';
@@ -82,10 +82,11 @@ function initialText(spec, kind, secret) {
 }
 
 /**
- * @param {{ name: string, inputs: Record<string, any>, uid: string }} props
+ * @param {{ name: string, inputs: Record<string, any>, secretName: RegExp | undefined, uid: string }} props
+ * `secretName`: the names the daemon masks as secrets, for the keys of the JSON typed in a field (pending.js);
  * `uid` prefixes the ids of the fields, unique on the page.
  */
-export function StartRun({ name, inputs, uid }) {
+export function StartRun({ name, inputs, secretName, uid }) {
   const [error, setError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
   // The form of a start refused before signing in (console/pending.js), taken once: a later visit, or a reload,
@@ -141,24 +142,30 @@ export function StartRun({ name, inputs, uid }) {
       setError(/** @type {Error} */ (err).message);
       return;
     }
-    // Read now: the sign-in form that a 401 brings takes the form away.
+    // Kept as asked (console/pending.js): a 401 brings the sign-in form, which says why, and takes the form away
+    // until signed in. A field named like a secret, or whose JSON holds one, stays in this page's memory only.
     const filled = typed(form, fields);
-    const signInReason = `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`;
+    keepStart({
+      playbook: name,
+      typed: filled,
+      withheld: fields
+        .filter((f) => f.secret || holdsSecret(filled[f.input], secretName))
+        .map((f) => f.input),
+      hash: location.hash,
+      reason: `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
+    });
     setBusy(true);
     try {
       const { runId } = await api(`/playbooks/${enc(name)}/runs`, {
         method: 'POST',
         body: { inputs: values },
-        signInReason,
       });
       drop();
       location.hash = `#/runs/${enc(runId)}`;
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) {
-        // The sign-in form has taken the page's place: this form is given back once signed in.
-        keepStart({ playbook: name, typed: filled, hash: location.hash, reason: signInReason });
-        return;
-      }
+      // The sign-in form has taken the page's place: this form is given back once signed in.
+      if (err instanceof ApiError && err.status === 401) return;
+      drop();
       setError(/** @type {Error} */ (err).message);
       setBusy(false);
     }
@@ -170,7 +177,7 @@ export function StartRun({ name, inputs, uid }) {
       givenBack &&
       html`<p class="notice" role="status">
         Signed in. The run is not started yet: check its inputs, then start
-        it.${taken?.retype.length ? ` ${retypeText(taken.retype)}` : ''}
+        it.${taken?.retype ? ` ${taken.retype}` : ''}
       </p>`
     }
     <${Alert} message=${error} />

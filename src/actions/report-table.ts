@@ -5,7 +5,7 @@
  * while its lines are made.
  */
 import type { LedgerRow } from '../store/store.js';
-import { redactValue } from '../util/secrets.js';
+import { MASK, maskable, redactValue } from '../util/secrets.js';
 
 type Json = Record<string, unknown>;
 
@@ -121,7 +121,7 @@ function cellsOf<R>(table: Table<R>, columns: readonly string[]): ((row: R) => u
     if (!secretColumn(c)) return (row: R) => redactCell(read(row));
     return (row: R) => {
       const v = read(row);
-      return v !== undefined && v !== null && v !== '' ? '***' : redactValue(v);
+      return maskable(v) ? MASK : redactValue(v);
     };
   });
 }

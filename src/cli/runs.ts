@@ -5,10 +5,10 @@
 import { once } from 'node:events';
 import { isEngineAction } from '../actions/engine.js';
 import { loadConfig, stateOrigin, type Config } from '../config.js';
-import { cancelTaker, ownerText } from '../store/lease.js';
+import { cancelTaker, cancelTakerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
-import { redactValue } from '../util/secrets.js';
+import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
 type Write = (s: string) => Promise<void> | undefined;
@@ -107,18 +107,6 @@ export interface ShowFlags {
 /** Exit code of a usage error: a bad flag, an ambiguous run id. */
 const EXIT_USAGE = 2;
 
-/**
- * A run as printed: its inputs, and the event that started it, with the fields named like a secret and the secrets
- * this process knows masked, as the console and the daemon's `GET /runs` show them.
- */
-function masked<R extends Pick<RunRecord, 'inputs' | 'event'>>(r: R): R {
-  return {
-    ...r,
-    inputs: redactValue(r.inputs),
-    ...(r.event !== undefined ? { event: redactValue(r.event) } : {}),
-  };
-}
-
 /** `fleetbook runs list`: the runs, newest first, as a table or JSON. */
 export async function listCommand(flags: ListFlags): Promise<number> {
   const filter = listFilter(flags);
@@ -131,7 +119,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
     if (flags.json)
       process.stdout.write(
         `${JSON.stringify(
-          runs.map(({ summary: _s, ...r }) => masked(r)),
+          runs.map(({ summary: _s, ...r }) => redactRun(r)),
           null,
           2,
         )}\n`,
@@ -146,7 +134,8 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
   return withStore(async (store) => {
     const run = await findRun(store, id);
     if (typeof run === 'number') return run;
-    const head = run.summary ?? masked(run);
+    // A run as printed: masked as the console and the daemon's `GET /runs` show it.
+    const head = run.summary ?? redactRun(run);
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
     if (flags.json) {
@@ -169,19 +158,9 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
   });
 }
 
-/**
- * What becomes of an unfinished run asked to cancel (cancelTaker, as the console's run page says it): the process
- * that holds it cancels it at a lease renewal, else the `fleetbook serve` that takes it up does, before it runs
- * another step. An ended run has no cancel pending (toRun).
- */
+/** What becomes of an unfinished run asked to cancel (cancelTakerText, as the console's run page says it). */
 async function pendingCancel(store: Store, run: RunRecord, reason: string): Promise<string> {
-  const asked = `cancel requested (${reason})`;
-  const by = await cancelTaker(store, run);
-  if ('holder' in by)
-    return `${asked}: ${ownerText(by.holder)}, which holds the run, cancels it by its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there\n`;
-  return by.serve === 'live'
-    ? `${asked}: no live process holds the run; a live \`fleetbook serve\` on this state takes it up at its next lease renewal and cancels it before it runs another step; its finally steps run there\n`
-    : `${asked}: no live process holds the run; the next \`fleetbook serve\` on this state cancels it before it runs another step, and its finally steps run there. To end it now without its finally steps: fleetbook runs cancel ${run.id}\n`;
+  return `cancel requested (${reason}): ${cancelTakerText(await cancelTaker(store, run), run.id)}\n`;
 }
 
 /** `fleetbook runs cancel ID` (runs-cancel.ts). */

@@ -14,13 +14,14 @@ import {
   type RunStatus,
   type Store,
 } from '../store/store.js';
-import { cancelTaker, ownerText } from '../store/lease.js';
+import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
 import { RunsFeed } from './feed.js';
 import { deviceRow, playbookView, runDetail, runRow } from './views.js';
 import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
+import { SECRET_KEY } from '../util/secrets.js';
 import {
   BadParameter,
   integer,
@@ -228,7 +229,10 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const cancellable = !ended(run.status) && (!run.cancelRequested || c.holds(run.id));
     // Who cancels a run asked to cancel, as `fleetbook runs show` says it: its live holder, else a `serve`.
     const by = run.cancelRequested && !ended(run.status) ? await cancelTaker(c.store, run) : undefined;
-    const cancelBy = by && ('holder' in by ? { holder: ownerText(by.holder) } : { serve: by.serve });
+    const cancelBy = by && {
+      ...('holder' in by ? { holder: ownerText(by.holder) } : { serve: by.serve }),
+      text: cancelTakerText(by, run.id),
+    };
     return { run: runDetail(run), cancellable, ...(cancelBy ? { cancelBy } : {}) };
   });
 
@@ -305,7 +309,8 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
         recentRuns: recent.map(runRow),
       });
     }
-    return { playbooks: out };
+    // The names of secrets (util/secrets.ts): the run form withholds the JSON typed under one from the tab's storage.
+    return { playbooks: out, secretName: SECRET_KEY.source };
   });
 
   api('/callbacks', [], async () => {

@@ -1,7 +1,7 @@
 /** The shapes the console's JSON API answers with (docs/console.md), made from the store's records. */
 import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
-import { MASK, redact, redactValue, SECRET_KEY } from '../util/secrets.js';
+import { MASK, maskable, redact, redactRun, redactValue, SECRET_KEY } from '../util/secrets.js';
 import type { DeviceCounts, LedgerRow, RunRecord, StepSummary } from '../store/store.js';
 
 export interface RunRow {
@@ -40,17 +40,16 @@ export function runDetail(r: RunRecord): RunRow & {
   version?: string;
   steps: StepSummary[];
 } {
+  const { inputs, event } = redactRun(r);
   return {
     ...runRow(r),
-    inputs: redacted(r.inputs),
-    ...(r.event !== undefined ? { event: redacted(r.event) } : {}),
+    inputs,
+    ...(event !== undefined ? { event } : {}),
     ...(r.owner ? { owner: r.owner } : {}),
     ...(r.version ? { version: r.version } : {}),
     steps: r.summary?.steps ?? [],
   };
 }
-
-const redacted = (v: unknown): unknown => (v === undefined ? undefined : redactValue(v));
 
 export interface DeviceRow {
   step: string;
@@ -124,7 +123,7 @@ export function playbookView(
  * default: the run form leaves the field out of the run it starts, unless typed in, and the daemon applies it).
  */
 function inputsView(inputs: NonNullable<Playbook['inputs']>): Record<string, unknown> {
-  const mask = (v: unknown) => (v === undefined || v === null || v === '' ? v : MASK);
+  const mask = (v: unknown) => (maskable(v) ? MASK : v);
   return Object.fromEntries(
     Object.entries(inputs).map(([name, spec]) => {
       const view = redactValue(spec) as Record<string, unknown>;

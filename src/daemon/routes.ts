@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
-import { redactValue } from '../util/secrets.js';
+import { redactRun } from '../util/secrets.js';
 import { BadParameter, integer, onlyParameters, oneOf, takesOnly, type Query } from '../util/query.js';
 import { FailureBudget, PendingBytes, addressKey, charsetOf, isUtf8 } from './admission.js';
 import {
@@ -227,10 +227,9 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       const { playbook } = q;
       return (
         await c.store.listRuns({ ...(playbook ? { playbook } : {}), ...(status ? { status } : {}), limit })
-      ).map(({ summary, event: _event, inputs, ...r }) => ({
-        ...r,
+      ).map(({ summary, event: _event, ...r }) => ({
         // Masked as the console masks them: a run's inputs may be secrets (a token typed into a form).
-        inputs: redactValue(inputs),
+        ...redactRun(r),
         ...(summary ? { devices: summary.devices } : {}),
       }));
     } catch (e) {

@@ -182,6 +182,19 @@ export async function cancelTaker(
   return owners.some((o) => o.role === 'daemon') ? { serve: 'live' } : { serve: 'next' };
 }
 
+/**
+ * What becomes of an unfinished run asked to cancel, as `fleetbook runs show` prints it and the console's run page
+ * shows it (the daemon sends it as `cancelBy.text`): one sentence, its commands between backticks. The `next`
+ * serve is the CLI's only: a console is served by a live one.
+ */
+export function cancelTakerText(by: CancelTaker, runId: string): string {
+  if ('holder' in by)
+    return `${ownerText(by.holder)}, which holds the run, cancels it by its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there`;
+  return by.serve === 'live'
+    ? 'no live process holds the run; a live `fleetbook serve` on this state takes it up at its next lease renewal and cancels it before it runs another step; its finally steps run there'
+    : `no live process holds the run; the next \`fleetbook serve\` on this state cancels it before it runs another step, and its finally steps run there. To end it now without its finally steps: fleetbook runs cancel ${runId}`;
+}
+
 /** Removes the owners of this host known to be gone: their unfinished runs and their devices are free. */
 async function releaseDead(
   store: Pick<Ownership, 'liveOwners' | 'releaseOwner'>,

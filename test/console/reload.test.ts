@@ -7,7 +7,7 @@
  * the token address (`#token=`) went to the runs list. The action waiting for sign-in is now kept in the tab's
  * sessionStorage, never with a secret: a field named like one (as the daemon masks it in a run's inputs) is typed
  * again, and the form says so. The runs list's filters, set from its form, live in the address and so survive a
- * reload too (as a run's device table's do: console-browser.test.ts).
+ * reload too (as a run's device table's do: console-device-page.test.ts).
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -309,31 +309,30 @@ describe('console: what a reload keeps', function () {
     }
   });
 
-  it('takes as a secret what the daemon masks as one', async () => {
+  it('takes as a secret in typed JSON what the daemon says it masks, holding no copy of that rule', async () => {
+    const res = await fetch(`${t.daemon.url}/console/api/playbooks`, { headers: bearer });
+    const { secretName } = (await res.json()) as { secretName?: string };
+    expect(secretName, 'the names of secrets, as the playbooks API serves them').to.equal(SECRET_KEY.source);
     // The page's module, as the browser runs it: plain JavaScript, with no types for this project to check.
     const moduleUrl = new URL('../../console/pending.js', import.meta.url).href;
-    const { SECRET_NAME, isSecret } = (await import(moduleUrl)) as {
-      SECRET_NAME: RegExp;
-      isSecret(input: string, value: string | boolean): boolean;
+    const pending = (await import(moduleUrl)) as {
+      holdsSecret(value: string | boolean, secretName: RegExp): boolean;
     };
-    expect([SECRET_NAME.source, SECRET_NAME.flags]).to.deep.equal([SECRET_KEY.source, SECRET_KEY.flags]);
-    const fields: [string, string | boolean][] = [
-      ['apiKey', 'x'],
-      ['adminPassword', ''],
-      ['enabled', true],
-      ['tags', '["a", "token"]'],
-      ['settings', '{"url": "https://hooks.example/a"}'],
-      ['settings', '{"hooks": [{"url": "u", "Authorization": "Basic x"}]}'],
-      ['settings', '{"client_secret": '],
+    expect(Object.keys(pending), "the page's own rule for the names of secrets").to.not.include(
+      'SECRET_NAME',
+    );
+    const served = new RegExp(secretName!);
+    const values: [string | boolean, boolean][] = [
+      ['x', false],
+      ['token', false],
+      [true, false],
+      ['["a", "token"]', false],
+      ['{"url": "https://hooks.example/a"}', false],
+      ['{"bypassCache": "yes", "passengerCount": 2}', false],
+      ['{"hooks": [{"url": "u", "Authorization": "Basic x"}]}', true],
+      ['{"url": "u", "apiKey": "k"}', true],
+      ['{"client_secret": ', true],
     ];
-    expect(fields.map(([input, value]) => isSecret(input, value))).to.deep.equal([
-      true,
-      true,
-      false,
-      false,
-      false,
-      true,
-      true,
-    ]);
+    expect(values.map(([value]) => [value, pending.holdsSecret(value, served)])).to.deep.equal(values);
   });
 });

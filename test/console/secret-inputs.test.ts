@@ -8,11 +8,15 @@
  * - the run form showed such a field as plain text, prefilled with the default, for the browser to offer to
  *   autofill and save: it is now a password field, empty, with a button to show what is typed;
  * - the daemon's `GET /runs` served every run's inputs as given.
+ * A name is a secret's when it holds a secret's word whole (`apiKey`), not its letters inside another word:
+ * `passengerCount` and `bypassCache` were masked, and shown as password fields. A checkbox named like a secret is
+ * no secret anywhere (true or false hides nothing): run history masked the one the form sent as it was.
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { checkAccessibility, screenshot } from '../helpers/browser.js';
 import { consoleSuite, shownRun } from '../helpers/console-suite.js';
+import { fleetbook } from '../helpers/cli.js';
 import { readState } from '../helpers/daemon.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-secrets');
@@ -115,6 +119,72 @@ describe('console: inputs named like a secret', function () {
     for (const path of ['/runs', `/runs/${runId}`, '/console/api/runs', `/console/api/runs/${runId}`])
       for (const secret of [TYPED_SECRET, DEFAULT_KEY])
         expect(await text(path), `GET ${path}`).to.not.include(secret);
+  });
+
+  it('takes whole words for secrets, and a checkbox for none, in the form and in run history alike', async () => {
+    const { playbooks } = JSON.parse(await text('/console/api/playbooks')) as {
+      playbooks: { name: string; inputs: Record<string, Record<string, unknown>> }[];
+    };
+    const inputs = playbooks.find((pb) => pb.name === 'secret-names')?.inputs ?? {};
+    expect(inputs, 'the inputs the console serves').to.deep.equal({
+      passengerCount: { type: 'integer', default: 3 },
+      bypassCache: { type: 'string', default: 'no' },
+      apiKey: { type: 'string', default: '***', secret: true, masked: true },
+      requirePassword: { type: 'boolean', default: true },
+    });
+
+    const { p, close } = await t.signedIn();
+    let id: string;
+    try {
+      await p.goto(`${t.daemon.url}/#/playbooks`);
+      const form = p.getByRole('form', { name: 'Start secret-names' });
+      const field = (name: string) => form.getByLabel(name, { exact: true });
+      await field('apiKey').waitFor();
+      const shown: Record<string, unknown> = {};
+      for (const name of ['passengerCount', 'bypassCache', 'apiKey', 'requirePassword']) {
+        const type = await field(name).getAttribute('type');
+        shown[name] = [
+          type,
+          type === 'checkbox' ? await field(name).isChecked() : await field(name).inputValue(),
+        ];
+      }
+      expect(shown, 'the form').to.deep.equal({
+        passengerCount: ['number', '3'],
+        bypassCache: ['text', 'no'],
+        apiKey: ['password', ''],
+        requirePassword: ['checkbox', true],
+      });
+      await field('bypassCache').fill('yes');
+      await field('apiKey').fill('typed-api-key-2468');
+      await field('requirePassword').uncheck();
+      await form.getByRole('button', { name: 'Start run' }).click();
+      id = await shownRun(p);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+    expect(storedInputs(id), 'the inputs the run executes with').to.deep.equal({
+      passengerCount: 3,
+      bypassCache: 'yes',
+      apiKey: 'typed-api-key-2468',
+      requirePassword: false,
+    });
+    // The run's inputs as every history shows them: the console, the daemon's GET /runs, the CLI's JSON.
+    const masked = { passengerCount: 3, bypassCache: 'yes', apiKey: '***', requirePassword: false };
+    const cli = await fleetbook(['runs', 'list', '--json', '--playbook', 'secret-names'], {
+      FLEETBOOK_STATE: t.state,
+    });
+    expect(cli.code, cli.stderr).to.equal(0);
+    const histories = {
+      console: (JSON.parse(await text(`/console/api/runs/${id}`)) as { run: { inputs: unknown } }).run.inputs,
+      'GET /runs': (
+        JSON.parse(await text('/runs?playbook=secret-names')) as { id: string; inputs: unknown }[]
+      ).find((r) => r.id === id)?.inputs,
+      'runs list --json': (JSON.parse(cli.stdout) as { id: string; inputs: unknown }[]).find(
+        (r) => r.id === id,
+      )?.inputs,
+    };
+    expect(histories).to.deep.equal({ console: masked, 'GET /runs': masked, 'runs list --json': masked });
   });
 
   it('shows a secret field as a password field, empty, and starts the run with its default', async () => {

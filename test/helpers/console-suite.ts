@@ -6,7 +6,8 @@
  * of the page it last opened, what that page reported going wrong, and the daemon's last stderr lines.
  */
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/index.js';
 import { emulator, tempDir } from '../runner/helpers.js';
 import { launchBrowser, screenshot, until } from './browser.js';
@@ -144,4 +145,51 @@ export async function shownRun(p: Page): Promise<string> {
     seen(p.url());
     return /#\/runs\/([0-9a-f-]{36})/.exec(p.url())?.[1];
   });
+}
+
+/** The header texts of a table, in order. */
+export async function columns(table: Locator): Promise<string[]> {
+  return (await table.locator('thead th').allInnerTexts()).map((s) => s.trim());
+}
+
+/** The index of the column headed `name` (case ignored); fails listing the headers there are. */
+export function column(cols: string[], name: string): number {
+  const i = cols.findIndex((c) => c.toLowerCase() === name.toLowerCase());
+  expect(i, `a column "${name}" among ${JSON.stringify(cols)}`).to.be.at.least(0);
+  return i;
+}
+
+/** A row's cells (td or th), not those of a table nested in it. */
+export const cells = (row: Locator) => row.locator(':scope > td, :scope > th');
+
+/** The texts of every body row of a table, cell by cell. */
+export async function bodyRows(table: Locator): Promise<string[][]> {
+  const rows = await table.locator(':scope > tbody > tr').all();
+  return Promise.all(rows.map(async (r) => (await cells(r).allInnerTexts()).map((s) => s.trim())));
+}
+
+/** The table whose caption says `caption`, exactly (a chart's table, "Runs over time", is not the runs table). */
+export const tableCaptioned = (page: Page, caption: string) =>
+  page.locator('table', {
+    has: page.locator('caption', { hasText: new RegExp(`^\\s*${caption}\\s*$`) }),
+  });
+
+/** What the run page's fact named `name` says, or `(no <name> shown)`. */
+export async function factOf(page: Page, name: string): Promise<string> {
+  const fact = page
+    .locator('main dl > div')
+    .filter({ has: page.locator('dt', { hasText: new RegExp(`^\\s*${name}\\s*$`) }) })
+    .locator('dd');
+  return (await fact.count()) ? (await fact.first().innerText()).trim() : `(no ${name} shown)`;
+}
+
+/** Whether the run page's status (the Status of its facts) says `status`; what it says goes to `seen`. */
+export async function runStatusIs(
+  page: Page,
+  status: string,
+  seen: (s: string) => void,
+): Promise<true | undefined> {
+  const text = await factOf(page, 'Status');
+  seen(`status "${text}"`);
+  return text.toLowerCase() === status ? true : undefined;
 }
