@@ -40,8 +40,10 @@ export const FUNCTIONS: readonly CelFunction[] = [
   { name: 'duration', example: 'duration("90m").getMinutes()' },
 ];
 
-/** The macros, which take a variable and an expression over it. */
-export const MACROS = ['map', 'filter', 'all', 'exists', 'exists_one', 'has'] as const;
+/** The macros over a list, which take a variable and expressions over each element bound to it. */
+export const COMPREHENSIONS = ['map', 'filter', 'all', 'exists', 'exists_one'] as const;
+/** The macros: the comprehensions, and `has`. */
+export const MACROS = [...COMPREHENSIONS, 'has'] as const;
 
 const KNOWN = new Set<string>([...FUNCTIONS.map((f) => f.name), ...MACROS]);
 /** The getters of timestamps and durations (`getHours`, `getDayOfWeek`...): functions too. */

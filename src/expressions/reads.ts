@@ -6,6 +6,7 @@
  * checks the steps, inputs and variables named (playbook/expression-checks.ts).
  */
 import { syntaxTree } from './cel.js';
+import { COMPREHENSIONS } from './functions.js';
 import { findExpressions } from './template.js';
 
 interface Node {
@@ -35,7 +36,7 @@ export interface Reads {
   testedSecrets: string[];
 }
 
-const MACROS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
+const MACROS = new Set<string>(COMPREHENSIONS);
 
 const isMember = (n: Node | undefined): n is Node =>
   n !== undefined && (n.op === '.' || n.op === '.?' || n.op === '[]' || n.op === '[?]');

@@ -15,6 +15,9 @@
 import { EvaluationError, type Environment } from '@marcbachmann/cel-js';
 import { sliceList } from './boundary.js';
 
+/** The functions that take part of a list, each giving a list of the same elements. */
+export const SLICES = ['slice', 'take', 'drop'] as const;
+
 /** An evaluation error of the call under way: cel-js gives it the call's position. */
 const fail = (message: string) => new EvaluationError({ code: 'index_out_of_range', message });
 

@@ -6,6 +6,8 @@
  * environment.
  */
 import { syntaxTree } from '../expressions/cel.js';
+import { COMPREHENSIONS } from '../expressions/functions.js';
+import { SLICES as SLICE_NAMES } from '../expressions/slices.js';
 import { closest } from '../util/closest.js';
 import { DYN, typeName, type T } from './types.js';
 
@@ -76,9 +78,9 @@ const RESULTS: Record<string, T> = {
   int: { k: 'int' },
   double: { k: 'number' },
 };
-const MACROS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
+const MACROS = new Set<string>(COMPREHENSIONS);
 /** The functions that take part of a list (expressions/slices.ts): a list of the same elements. */
-const SLICES = new Set(['slice', 'take', 'drop']);
+const SLICES = new Set<string>(SLICE_NAMES);
 
 class Walker {
   constructor(
