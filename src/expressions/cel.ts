@@ -15,11 +15,11 @@
  * - Every evaluation has a budget of work (budget.ts, FLEETBOOK_EXPRESSION_BUDGET): past it, it fails.
  * - CEL is sandboxed: no I/O, no loops, bounded size. Nothing reachable from an expression can escape.
  */
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment, EvaluationError } from '@marcbachmann/cel-js';
 import { fromCel, wrapContext } from './boundary.js';
 import { metered } from './budget.js';
 import { instrument, prepareMapLiteral } from './evaluator.js';
-import { unknownFunction } from './functions.js';
+import { unknownFunction, wrongArguments, type Form } from './functions.js';
 import { registerRe2Matches } from './regex.js';
 import { registerListSlices } from './slices.js';
 
@@ -89,7 +89,29 @@ function typeCheck(env: Environment, source: string): ExpressionError | undefine
   if (result.valid) return undefined;
   const node = result.error?.node;
   const message = firstLine(result.error?.message ?? 'invalid expression');
-  return { offset: node?.pos ?? node?.start ?? 0, message: unknownFunction(message) ?? message };
+  return { offset: node?.pos ?? node?.start ?? 0, message: explained(message, node) };
+}
+
+let forms: Form[] | undefined;
+
+/**
+ * The checker's or the evaluation's first line, as said of a name that is no function or of a function given
+ * more or fewer arguments than it takes (functions.ts); else as it is. `node` is where it was found.
+ */
+function explained(message: string, node: unknown): string {
+  const unknown = unknownFunction(message);
+  if (unknown !== undefined) return unknown;
+  forms ??= base.functions();
+  return wrongArguments(message, node, forms) ?? message;
+}
+
+/** An evaluation error whose first line `explained` words otherwise, so worded; its code frame kept. */
+function reworded(e: unknown): unknown {
+  if (!(e instanceof EvaluationError)) return e;
+  const [first = '', ...rest] = e.message.split('\n');
+  const better = explained(first, (e as { node?: unknown }).node);
+  if (better !== first) e.message = [better, ...rest].join('\n');
+  return e;
 }
 
 /** cel-js's checker found two overloads for one operation: the mixed arithmetic made it ambiguous. */
@@ -107,6 +129,15 @@ class Scope {
 
   constructor(private readonly variables: readonly (readonly [string, string])[]) {
     this.mixed = environment(variables, true);
+  }
+
+  /** The forms of the functions its expressions may call, as registered (functions.ts wrongArguments). */
+  functions(): Form[] {
+    return this.mixed.getDefinitions().functions.map((f) => ({
+      name: f.name,
+      receiver: f.receiverType !== null,
+      params: f.params.map((p) => ({ name: p.name, type: p.type })),
+    }));
   }
 
   /** The environment of `source`, and its error if any. Cached. */
@@ -149,7 +180,7 @@ class Scope {
         try {
           return fromCel(metered(source, () => p(wrapContext(context))));
         } catch (e) {
-          throw withStepsNotRun(e, source, context);
+          throw withStepsNotRun(reworded(e), source, context);
         }
       },
     };

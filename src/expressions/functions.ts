@@ -2,7 +2,7 @@
  * The functions of playbook expressions: CEL's standard ones as cel-js has them, `matches` on RE2, and part of
  * a list (`slice` as cel-go's lists library has it, `take`, `drop`: slices.ts). The list
  * docs/playbook.md gives (a test holds the two together, and checks each example), and what a call of a name
- * that is none of them is told.
+ * that is none of them is told, or of one given more or fewer arguments than it takes.
  */
 
 export interface CelFunction {
@@ -40,8 +40,10 @@ export const FUNCTIONS: readonly CelFunction[] = [
   { name: 'duration', example: 'duration("90m").getMinutes()' },
 ];
 
-/** The macros, which take a variable and an expression over it. */
-export const MACROS = ['map', 'filter', 'all', 'exists', 'exists_one', 'has'] as const;
+/** The macros over a list, which take a variable and expressions over each element bound to it. */
+export const COMPREHENSIONS = ['map', 'filter', 'all', 'exists', 'exists_one'] as const;
+/** The macros: the comprehensions, and `has`. */
+export const MACROS = [...COMPREHENSIONS, 'has'] as const;
 
 const KNOWN = new Set<string>([...FUNCTIONS.map((f) => f.name), ...MACROS]);
 /** The getters of timestamps and durations (`getHours`, `getDayOfWeek`...): functions too. */
@@ -59,4 +61,84 @@ export function unknownFunction(message: string): string | undefined {
     `are: ${FUNCTIONS.map((f) => f.name).join(', ')}, the getters of timestamps and durations (getHours...), ` +
     `and the macros ${MACROS.join(', ')}`
   );
+}
+
+/** A parameter of a function as cel-js has it registered: its name (`argN` when it was given none) and type. */
+export interface Parameter {
+  name: string;
+  type: string;
+}
+
+/** A form of a function as cel-js has it registered: called on a receiver (`list.take(n)`) or alone (`size(x)`). */
+export interface Form {
+  name: string;
+  receiver: boolean;
+  params: readonly Parameter[];
+}
+
+/**
+ * The parameters of CEL's standard functions and macros, which cel-js registers unnamed: by name, `.name` for
+ * those called on a receiver, each form's. Functions of one argument called alone take a `value`, the getters
+ * of timestamps a `timezone`; a function registered with names of its own (slices.ts, regex.ts) says them.
+ */
+const STANDARD: Record<string, readonly string[]> = {
+  '.contains': ['substring'],
+  '.startsWith': ['prefix'],
+  '.endsWith': ['suffix'],
+  '.indexOf': ['substring', 'substring, from'],
+  '.lastIndexOf': ['substring', 'substring, from'],
+  '.substring': ['start', 'start, end'],
+  '.split': ['separator', 'separator, limit'],
+  '.join': ['separator'],
+  '.map': ['variable, expression', 'variable, filter, expression'],
+  '.filter': ['variable, condition'],
+  '.all': ['variable, condition'],
+  '.exists': ['variable, condition'],
+  '.exists_one': ['variable, condition'],
+  has: ['field'],
+};
+
+/** How the `n` parameters of a form of `key` (`.name` or `name`) are named in a message. */
+function parameters(key: string, n: number, forms: readonly Form[]): string {
+  const standard = STANDARD[key]?.find((p) => p.split(',').length === n);
+  if (standard !== undefined) return standard;
+  const named = forms.find((f) => f.params.length === n && f.params.every((p) => !/^arg\d+$/.test(p.name)));
+  if (named) return named.params.map((p) => p.name).join(', ');
+  if (n === 1 && key.startsWith('.get')) return 'timezone';
+  if (n === 1 && !key.startsWith('.')) return 'value';
+  return (forms.find((f) => f.params.length === n)?.params ?? []).map((p) => p.type).join(', ');
+}
+
+/** The name, the way of calling and the number of arguments of a call in cel-js's syntax tree. */
+function callOf(node: unknown): { name: string; receiver: boolean; count: number } | undefined {
+  const n = node as { op?: unknown; args?: unknown } | null | undefined;
+  if (!n || !Array.isArray(n.args)) return undefined;
+  const [name, a, b] = n.args as unknown[];
+  if (typeof name !== 'string') return undefined;
+  if (n.op === 'rcall' && Array.isArray(b)) return { name, receiver: true, count: b.length };
+  if (n.op === 'call' && Array.isArray(a)) return { name, receiver: false, count: a.length };
+  return undefined;
+}
+
+/**
+ * The checker's or the evaluation's "found no matching overload" for `call` (its node), when the function it
+ * calls takes another number of arguments: as that, with its parameters (`\`take\` expects 1 argument (n), got
+ * 2`). Of a call with as many arguments as a form takes (of other types), undefined.
+ */
+export function wrongArguments(message: string, call: unknown, forms: readonly Form[]): string | undefined {
+  if (!message.startsWith('found no matching overload for ')) return undefined;
+  const c = callOf(call);
+  if (!c) return undefined;
+  const mine = forms.filter((f) => f.name === c.name && f.receiver === c.receiver);
+  const counts = [...new Set(mine.map((f) => f.params.length))].sort((a, b) => a - b);
+  if (!counts.length || counts.includes(c.count)) return undefined;
+  const key = `${c.receiver ? '.' : ''}${c.name}`;
+  const expected = counts
+    .map((n, i) =>
+      n === 0
+        ? 'no arguments'
+        : `${n}${i === 0 ? ` argument${n === 1 ? '' : 's'}` : ''} (${parameters(key, n, mine)})`,
+    )
+    .join(' or ');
+  return `\`${c.name}\` expects ${expected}, got ${c.count}`;
 }

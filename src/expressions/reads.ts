@@ -6,6 +6,8 @@
  * checks the steps, inputs and variables named (playbook/expression-checks.ts).
  */
 import { syntaxTree } from './cel.js';
+import { COMPREHENSIONS } from './functions.js';
+import { findExpressions } from './template.js';
 
 interface Node {
   op: string;
@@ -34,7 +36,7 @@ export interface Reads {
   testedSecrets: string[];
 }
 
-const MACROS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
+const MACROS = new Set<string>(COMPREHENSIONS);
 
 const isMember = (n: Node | undefined): n is Node =>
   n !== undefined && (n.op === '.' || n.op === '.?' || n.op === '[]' || n.op === '[?]');
@@ -127,4 +129,32 @@ export function readsOf(source: string): Reads {
     cache.set(source, r);
   }
   return r;
+}
+
+/**
+ * Gives `found` what each expression in `v` reads: the `${{ }}` of its strings, nested in lists and objects at
+ * any depth. A string that is no expression is passed over (validation says so, where it is). `members`, when
+ * it gives something for an object, is what of that object to look at instead of all of its values.
+ */
+export function readsIn(
+  v: unknown,
+  found: (r: Reads) => void,
+  members?: (o: object) => Iterable<unknown> | undefined,
+): void {
+  const visit = (x: unknown): void => {
+    if (typeof x === 'string') {
+      if (!x.includes('${{')) return;
+      for (const { source } of findExpressions(x).spans) {
+        let r: Reads;
+        try {
+          r = readsOf(source);
+        } catch {
+          continue;
+        }
+        found(r);
+      }
+    } else if (Array.isArray(x)) x.forEach(visit);
+    else if (x && typeof x === 'object') for (const y of members?.(x) ?? Object.values(x)) visit(y);
+  };
+  visit(v);
 }

@@ -156,15 +156,21 @@ function macro(ast: Node, text: Node, pattern: Node): MatchesMacro {
 
 /** Makes `matches()` of `env` run on RE2, in both its forms. */
 export function registerRe2Matches(env: Environment): void {
-  env.registerFunction('bool.matches(ast): bool', (({ ast, args, receiver }) =>
-    macro(ast as Node, receiver as Node, (args as Node[])[0] as Node)) as (o: {
-    ast: unknown;
-    args: unknown;
-    receiver: unknown;
-  }) => MatchesMacro);
-  env.registerFunction('matches(ast, ast): bool', (({ ast, args }) =>
-    macro(ast as Node, (args as Node[])[0] as Node, (args as Node[])[1] as Node)) as (o: {
-    ast: unknown;
-    args: unknown;
-  }) => MatchesMacro);
+  env.registerFunction(
+    'bool.matches(ast): bool',
+    (({ ast, args, receiver }) => macro(ast as Node, receiver as Node, (args as Node[])[0] as Node)) as (o: {
+      ast: unknown;
+      args: unknown;
+      receiver: unknown;
+    }) => MatchesMacro,
+    { params: [{ name: 'regex' }] },
+  );
+  env.registerFunction(
+    'matches(ast, ast): bool',
+    (({ ast, args }) => macro(ast as Node, (args as Node[])[0] as Node, (args as Node[])[1] as Node)) as (o: {
+      ast: unknown;
+      args: unknown;
+    }) => MatchesMacro,
+    { params: [{ name: 'text' }, { name: 'regex' }] },
+  );
 }

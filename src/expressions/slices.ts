@@ -15,6 +15,9 @@
 import { EvaluationError, type Environment } from '@marcbachmann/cel-js';
 import { sliceList } from './boundary.js';
 
+/** The functions that take part of a list, each giving a list of the same elements. */
+export const SLICES = ['slice', 'take', 'drop'] as const;
+
 /** An evaluation error of the call under way: cel-js gives it the call's position. */
 const fail = (message: string) => new EvaluationError({ code: 'index_out_of_range', message });
 
@@ -43,11 +46,16 @@ function count(name: string, list: unknown[], n: bigint): number {
  * the result (`Cannot index type 'undefined'`). The element types of the run's data are validate's (types-check.ts).
  */
 export function registerListSlices(env: Environment): void {
-  env.registerFunction('list.slice(int, int): list', slice);
-  env.registerFunction('list.take(int): list', (list: unknown[], n: bigint) =>
-    sliceList(list, 0, count('take', list, n)),
+  const n = { params: [{ name: 'n' }] };
+  env.registerFunction('list.slice(int, int): list', slice, { params: [{ name: 'from' }, { name: 'to' }] });
+  env.registerFunction(
+    'list.take(int): list',
+    (list: unknown[], n: bigint) => sliceList(list, 0, count('take', list, n)),
+    n,
   );
-  env.registerFunction('list.drop(int): list', (list: unknown[], n: bigint) =>
-    sliceList(list, count('drop', list, n), list.length),
+  env.registerFunction(
+    'list.drop(int): list',
+    (list: unknown[], n: bigint) => sliceList(list, count('drop', list, n), list.length),
+    n,
   );
 }

@@ -96,33 +96,20 @@ export function checkExpressions(
   at: Locator,
   out: Reporter,
 ): void {
-  const order = new Map<string, number>();
-  const branchOf = new Map<string, string[]>();
-  /** The device listing steps, whose whole records an expression should not read. */
-  const listings = new Set<string>();
-  /** Each step's action (undefined for a step that is no `uses` step), and what it is (its action, or its kind). */
-  const actionOf = new Map<string, string | undefined>();
-  const whatOf = new Map<string, string>();
-  for (const s of sites.steps) {
-    if (!order.has(s.id)) {
-      order.set(s.id, s.order);
-      branchOf.set(s.id, s.branch);
-      if (s.action !== undefined && listingActions().includes(s.action)) listings.add(s.id);
-      actionOf.set(s.id, s.action);
-      whatOf.set(s.id, s.action ?? s.kind);
-    }
-  }
+  /** Each step id's site: the first, where two steps share an id (refused elsewhere). */
+  const stepOf = new Map<string, StepSite>();
+  for (const s of sites.steps) if (!stepOf.has(s.id)) stepOf.set(s.id, s);
   /** True when the step runs in another branch of a parallel step that also holds this site. */
   const beside = (id: string, site: ExprSite) =>
-    (branchOf.get(id) ?? []).some((b) => {
+    (stepOf.get(id)?.branch ?? []).some((b) => {
       const p = b.slice(0, b.lastIndexOf(':'));
       return site.branch.some((c) => c !== b && c.slice(0, c.lastIndexOf(':')) === p);
     });
   /** Why `steps.<id>` (or `step: <id>`) has no value at `site`; undefined when it has one. */
   const stepProblem = (id: string, site: ExprSite): string | undefined => {
-    const at = order.get(id);
+    const at = stepOf.get(id)?.order;
     if (at === undefined) {
-      const near = closest(id, [...order.keys()]);
+      const near = closest(id, [...stepOf.keys()]);
       return `no step has id \`${id}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`;
     }
     if (beside(id, site))
@@ -135,7 +122,7 @@ export function checkExpressions(
   for (const a of sites.stepArgs) {
     const problem = stepProblem(a.text, a);
     if (problem) out.report(a.path, 'value', 'step-reference', problem);
-    else if (!givesResults(actionOf.get(a.text)))
+    else if (!givesResults(stepOf.get(a.text)?.action))
       out.report(a.path, 'value', 'step-items', resultsProblem(a.text));
   }
   for (const site of sites.exprs) {
@@ -171,10 +158,10 @@ export function checkExpressions(
       for (const { id, members, at: index } of reads.steps) {
         const problem = stepProblem(id, site);
         if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
-        else if (listings.has(id) && members[0] === 'output' && members[1] === 'devices')
+        else if (isListing(stepOf.get(id)) && members[0] === 'output' && members[1] === 'devices')
           out.reportOffset(base(span.offset + index), 'listing-records', recordsWarning(id), 'warning');
-        else if (members[0] === 'items' && !givesItems(actionOf.get(id)))
-          out.reportOffset(base(span.offset + index), 'step-items', itemsProblem(id, whatOf.get(id)!));
+        else if (members[0] === 'items' && !givesItems(stepOf.get(id)?.action))
+          out.reportOffset(base(span.offset + index), 'step-items', itemsProblem(id, stepOf.get(id)!));
       }
       for (const { name, at: index } of reads.inputs) {
         if (!inputs.has(name)) {
@@ -212,8 +199,12 @@ function recordsWarning(id: string): string {
   return `\`steps.${id}.output.devices\` holds the whole record of every listed device in memory (about a kilobyte each), which fails at hundreds of thousands of devices: use \`steps.${id}.items\`, passed whole (\`deviceList: "\${{ steps.${id}.items }}"\`), with \`items: { kind: imei }\` on the listing to choose the identifier`;
 }
 
+/** A device listing step, whose whole records an expression should not read. */
+const isListing = (s: StepSite | undefined) => s?.action !== undefined && listingActions().includes(s.action);
+
 /** Why `steps.<id>.items` of a step that never has items is refused. */
-function itemsProblem(id: string, what: string): string {
+function itemsProblem(id: string, step: StepSite): string {
+  const what = step.action ?? step.kind;
   return `\`steps.${id}.items\` is always empty: \`${id}\` (${what}) has no per-device items, which only device listings, ledger queries and calls that name devices have; what it gave is \`steps.${id}.output\``;
 }
 

@@ -1,13 +1,16 @@
 /**
  * The type check of one expression against the types of its variables (types.ts): members a value cannot
- * have (`event.usage` of a DeviceUsage event, `steps.suspend.devices.suceeded`), and operators on values of
- * types that do not mix (`inputs.account + 1` on a string input). It walks cel-js's syntax tree, so that each
- * problem has its offset and a "did you mean"; evaluation is untouched. Results are cached by expression and
- * environment.
+ * have (`event.usage` of a DeviceUsage event, `steps.suspend.devices.suceeded`, any of a string), and operators
+ * on values of types that do not mix (`inputs.account + 1` on a string input). A list written in the expression
+ * has its elements' type, as cel-js gives it, which a part of it keeps: cel-js sees a part as a list of dyn. It
+ * walks cel-js's syntax tree, so that each problem has its offset and a "did you mean"; evaluation is untouched.
+ * Results are cached by expression and environment.
  */
 import { syntaxTree } from '../expressions/cel.js';
+import { COMPREHENSIONS } from '../expressions/functions.js';
+import { SLICES as SLICE_NAMES } from '../expressions/slices.js';
 import { closest } from '../util/closest.js';
-import { DYN, typeName, type T } from './types.js';
+import { DYN, join, list, typeName, type T } from './types.js';
 
 export interface TypeProblem {
   offset: number;
@@ -61,6 +64,8 @@ export function typeOf(source: string, inLoop: boolean, env: TypeEnv): Typed {
 }
 
 const NUMERIC = new Set(['int', 'number']);
+/** The types of values that have no members: reading one (`inputs.account.id`, `items.id`) is an error. */
+const NO_MEMBERS = new Set(['string', 'int', 'number', 'bool', 'list']);
 /** Functions whose result type is known, by name. */
 const RESULTS: Record<string, T> = {
   size: { k: 'int' },
@@ -76,9 +81,9 @@ const RESULTS: Record<string, T> = {
   int: { k: 'int' },
   double: { k: 'number' },
 };
-const MACROS = new Set(['map', 'filter', 'all', 'exists', 'exists_one']);
+const MACROS = new Set<string>(COMPREHENSIONS);
 /** The functions that take part of a list (expressions/slices.ts): a list of the same elements. */
-const SLICES = new Set(['slice', 'take', 'drop']);
+const SLICES = new Set<string>(SLICE_NAMES);
 
 class Walker {
   constructor(
@@ -91,6 +96,11 @@ class Walker {
     switch (n.op) {
       case 'value':
         return literal(n.args);
+      case 'list': {
+        // As cel-js types one: its elements' type when they have one, which a part of it keeps (slices.ts).
+        const elements = (n.args as Node[]).map((e) => this.type(e, bound));
+        return list(elements.length ? elements.reduce(join) : DYN);
+      }
       case 'id': {
         const name = n.args as string;
         return bound.get(name) ?? this.vars[name] ?? DYN;
@@ -166,7 +176,15 @@ class Walker {
 
   /** The member `name` of a value of type `t` (the value written `of`), at offset `pos`. */
   private member(t: T, name: string, of: Node, pos: number, strict: boolean): T {
-    if (t.k !== 'object') return DYN;
+    if (t.k !== 'object') {
+      if (strict && NO_MEMBERS.has(t.k))
+        this.problems.push({
+          offset: pos,
+          rule: 'member',
+          message: `\`${pathOf(of)}\` is ${typeName(t)}: it has no member \`${name}\``,
+        });
+      return DYN;
+    }
     const field = t.fields[name];
     if (field) return field;
     if (t.open || !strict) return DYN;

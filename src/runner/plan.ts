@@ -5,8 +5,7 @@
  * expression engine on their first use).
  */
 import { CATALOG, isAction, type ActionName, type Operation } from '../api/catalog.js';
-import { readsOf, type Reads } from '../expressions/reads.js';
-import { findExpressions } from '../expressions/template.js';
+import { readsIn } from '../expressions/reads.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import type { BackoffOptions } from '../retry.js';
@@ -257,29 +256,22 @@ function reads(
   const tested = new Set<string>();
   let anyStep = false;
   const streamed = new Map([...streams].map(([s, from]) => [(s as { with?: unknown }).with, from]));
-  const visit = (v: unknown): void => {
-    const from = streamed.get(v);
-    if (from !== undefined) {
+  readsIn(
+    pb,
+    (r) => {
+      for (const s of r.steps) add(s.id, kept(s.members));
+      anyStep ||= r.anyStep;
+      for (const name of r.secrets) secrets.add(name);
+      for (const name of r.testedSecrets) tested.add(name);
+    },
+    // A streamed `with`: its `deviceList` is read from the store, not held; the rest as any other.
+    (o) => {
+      const from = streamed.get(o);
+      if (from === undefined) return undefined;
       add(from, 'stream');
-      for (const [k, x] of Object.entries(v as object)) if (k !== 'deviceList') visit(x);
-    } else if (typeof v === 'string') {
-      if (!v.includes('${{')) return;
-      for (const { source } of findExpressions(v).spans) {
-        let r: Reads;
-        try {
-          r = readsOf(source);
-        } catch {
-          continue; // not an expression: validation says so, where it is
-        }
-        for (const s of r.steps) add(s.id, kept(s.members));
-        anyStep ||= r.anyStep;
-        for (const name of r.secrets) secrets.add(name);
-        for (const name of r.testedSecrets) tested.add(name);
-      }
-    } else if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
-  };
-  visit(pb);
+      return Object.entries(o).flatMap(([k, x]) => (k === 'deviceList' ? [] : [x]));
+    },
+  );
   // A step chosen at run time (`steps[inputs.which]`) may be any of them: each is kept whole.
   if (anyStep) for (const s of allSteps(pb)) add(s.id, '*');
   for (const name of tested) secrets.delete(name);

@@ -6,8 +6,7 @@
  * finished (one in flight too), `finally`, `vars` and the rest of the playbook but its triggers. Where the
  * checkpoints cannot tell (a forEach not finished: how many iterations are left), all of it is counted.
  */
-import { readsOf } from '../expressions/reads.js';
-import { findExpressions } from '../expressions/template.js';
+import { readsIn } from '../expressions/reads.js';
 import type { Step } from '../playbook/schema.js';
 import type { Plan } from './plan.js';
 import { unfinished, type Checkpoint } from './types.js';
@@ -76,15 +75,7 @@ function iterations(cp: Checkpoint): number | undefined {
 
 /** Adds the secrets the expressions in `v` read by name (as runner/plan.ts finds them). */
 function secretsIn(v: unknown, read: Set<string>): void {
-  if (typeof v === 'string') {
-    if (!v.includes('${{')) return;
-    for (const { source } of findExpressions(v).spans) {
-      try {
-        for (const name of readsOf(source).secrets) read.add(name);
-      } catch {
-        continue; // not an expression: validation says so
-      }
-    }
-  } else if (Array.isArray(v)) for (const x of v) secretsIn(x, read);
-  else if (v && typeof v === 'object') for (const x of Object.values(v)) secretsIn(x, read);
+  readsIn(v, (r) => {
+    for (const name of r.secrets) read.add(name);
+  });
 }

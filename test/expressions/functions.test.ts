@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { checkExpression } from '../../src/expressions/cel.js';
+import { checkExpression, compile } from '../../src/expressions/cel.js';
 import { FUNCTIONS } from '../../src/expressions/functions.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 
@@ -31,6 +31,52 @@ describe('expressions: a function CEL does not have', () => {
     expect(checkExpression('"a".contains(1)', false)?.message).to.equal(
       "found no matching overload for 'string.contains(int)'",
     );
+  });
+
+  it('says a function given more or fewer arguments than it takes so, with its parameters', () => {
+    for (const [source, message] of [
+      ['[1, 2].take()', '`take` expects 1 argument (n), got 0'],
+      ['[1, 2].take(1, 2)', '`take` expects 1 argument (n), got 2'],
+      ['inputs.l.drop(1, 2)', '`drop` expects 1 argument (n), got 2'],
+      ['[1, 2].slice(1)', '`slice` expects 2 arguments (from, to), got 1'],
+      ['"abc".substring(1, 2, 3)', '`substring` expects 1 argument (start) or 2 (start, end), got 3'],
+      ['size()', '`size` expects 1 argument (value), got 0'],
+      ['inputs.s.size(1)', '`size` expects no arguments, got 1'],
+      ['["a"].join(",", 1)', '`join` expects no arguments or 1 (separator), got 2'],
+      [
+        '[1].map(inputs)',
+        '`map` expects 2 arguments (variable, expression) or 3 (variable, filter, expression), got 1',
+      ],
+      [
+        'timestamp("2026-01-01T00:00:00Z").getHours("UTC", 1)',
+        '`getHours` expects no arguments or 1 (timezone), got 2',
+      ],
+      ['inputs.s.matches()', '`matches` expects 1 argument (regex), got 0'],
+      ['matches("a")', '`matches` expects 2 arguments (text, regex), got 1'],
+    ] as const) {
+      expect(checkExpression(source, false)?.message, source).to.equal(message);
+    }
+    // As many as it takes, of the wrong types: the checker's words.
+    expect(checkExpression('[1, 2].take("1")', false)?.message).to.equal(
+      "found no matching overload for 'list.take(string)'",
+    );
+  });
+
+  it('says so when the evaluation finds it, at the call', () => {
+    for (const [source, message] of [
+      ['inputs.l.take(1, 2)', '`take` expects 1 argument (n), got 2'],
+      ['inputs.s.substring()', '`substring` expects 1 argument (start) or 2 (start, end), got 0'],
+    ] as const) {
+      let error: Error | undefined;
+      try {
+        compile(source).evaluate({ inputs: { l: [1, 2], s: 'ab' } });
+      } catch (e) {
+        error = e as Error;
+      }
+      const [first, ...frame] = error?.message.split('\n') ?? [];
+      expect(first, source).to.equal(message);
+      expect(frame.join('\n'), source).to.include(source);
+    }
   });
 
   it('is said at its line and column by validate', () => {

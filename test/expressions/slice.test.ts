@@ -97,8 +97,9 @@ describe('expressions: part of a list', () => {
     expect(checkExpression('{"a": 1}.take(1)', false)?.message).to.equal(
       "found no matching overload for 'map.take(int)'",
     );
+    // Too few arguments: said as such (test/expressions/functions.test.ts).
     expect(checkExpression('[1, 2].slice(1)', false)?.message).to.equal(
-      "found no matching overload for 'list.slice(int)'",
+      '`slice` expects 2 arguments (from, to), got 1',
     );
     // Its elements are read as any list's.
     expect(checkExpression('[{"id": 1}].take(1)[0].id + 1', false)).to.equal(undefined);
@@ -198,5 +199,38 @@ describe('validate: part of a list', () => {
       '19:27 `take` takes part of a list; `inputs.account` is a string [type]',
       '19:86 `slice` takes an int; `1.5` is a double [type]',
     ]);
+  });
+
+  it('keeps the elements of a list written in the expression: a part of it is refused what they are refused', () => {
+    // The slices are registered as of plain lists (slices.ts): cel-js's checker sees the part as a list of dyn.
+    // What it refuses of the whole list, validate refuses of the part.
+    const tell = (message: string) => [
+      '  - id: tell',
+      '    uses: log',
+      `    with: { message: '${message}' }`,
+    ];
+    for (const source of [
+      '[1, 2][0] + "a"',
+      '[1, 2].take(1)[0] + "a"',
+      '[1, 2].slice(0, 1)[0] == "x"',
+      '[1, 2].drop(1).map(n, n + "a")',
+      '[[1], [2]].take(1)[0][0] + "a"',
+      '[inputs.account].take(1)[0] + 1',
+      '["a"].drop(0)[0].size',
+      'inputs.account.id',
+    ]) {
+      const d = diagnostics(...tell(`\${{ ${source} }}`));
+      expect(d, source).to.have.length(1);
+      expect(d[0], source).to.match(/ \[(type|expression|member)\]$/);
+    }
+    // Elements of mixed types (a list of dyn), or a part of the run's data, are read freely.
+    for (const source of [
+      '[1, "a"].take(1)[0] + 1',
+      '[1, 2.5].take(1)[0] + 1',
+      '[inputs.canary, 1].take(1)[0] * 2',
+      '[{"id": 1}].take(1)[0].id + 1',
+      'steps.devices.items.take(1)[0].id + "x"',
+    ])
+      expect(diagnostics(...tell(`\${{ ${source} }}`)), source).to.deep.equal([]);
   });
 });
