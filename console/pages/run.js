@@ -216,7 +216,7 @@ function Steps({ steps }) {
           <th scope="col" class="num">Calls</th>
           <th scope="col">Devices</th>
           <th scope="col">Confirmation</th>
-          <th scope="col">Error or reason</th>
+          <th scope="col">Note</th>
         </tr>
       </thead>
       <tbody>
@@ -239,12 +239,14 @@ function Steps({ steps }) {
 }
 
 /**
- * Why a step failed, or why a skipped step did nothing (its `if` was false, it was given no devices).
- * @param {{ error?: string, reason?: string }} s
+ * Why a step failed, why a skipped step did nothing (its `if` was false, it was given no devices), or what it
+ * made (a report's file and rows).
+ * @param {{ error?: string, reason?: string, note?: string }} s
  */
 function stepNote(s) {
   if (s.error) return html`<span class="error-text">${s.error}</span>`;
-  return s.reason ? html`<span class="muted">${s.reason}</span>` : '';
+  const said = s.reason ?? s.note;
+  return said ? html`<span class="muted">${said}</span>` : '';
 }
 
 /**

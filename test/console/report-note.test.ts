@@ -1,0 +1,85 @@
+/**
+ * A `report.write` step on the console: the run API gives the step's `note` (the file it wrote and its rows),
+ * and the run page shows it in the step's row, as `fleetbook run` and `runs show` do. A real run into a real
+ * SQLite store; the console's routes on a Fastify app of their own, read with `app.inject()` and in a headless
+ * Chromium (test/helpers/browser.ts).
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { engineSettings } from '../../src/actions/settings.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { StepSummary } from '../../src/store/store.js';
+import { launchBrowser, until } from '../helpers/browser.js';
+import { consoleApp } from '../helpers/console.js';
+import { onEmulator, playbook, tempDir } from '../runner/helpers.js';
+
+const TOKEN = 'report-note-console-token';
+const PLAYBOOK = `version: 1
+name: write-a-report
+on: { manual: true }
+steps:
+  - id: save
+    uses: report.write
+    with:
+      path: sites.csv
+      rows: [{ site: north }, { site: south }, { site: east }]
+`;
+
+describe('console: where a report step wrote its file', function () {
+  this.timeout(60_000);
+  const t = onEmulator();
+  let tmp: { dir: string; close(): Promise<void> };
+  let runId: string;
+  let note: string;
+  let console_: Awaited<ReturnType<typeof consoleApp>>;
+
+  before(async () => {
+    tmp = await tempDir();
+    const s = await runPlaybook(playbook(PLAYBOOK), {
+      client: t.client,
+      store: t.store,
+      engine: engineSettings({ reportsDir: tmp.dir }),
+    });
+    expect(s.status, s.error).to.equal('succeeded');
+    runId = s.runId;
+    // The temporary directory is not below the working directory: the file is named whole.
+    note = `wrote ${join(tmp.dir, 'sites.csv')}, 3 rows`;
+    console_ = await consoleApp(t.store, TOKEN);
+  });
+  after(async () => {
+    await console_.close();
+    await tmp.close();
+  });
+
+  it('the run API gives the step its note', async () => {
+    const res = await console_.app.inject({ method: 'GET', url: `/console/api/runs/${runId}` });
+    expect(res.statusCode, res.body).to.equal(200);
+    const steps = (res.json() as { run: { steps: StepSummary[] } }).run.steps;
+    expect(steps.find((s) => s.id === 'save')).to.include({ status: 'succeeded', note });
+  });
+
+  it("the run page shows the note in the step's row", async () => {
+    await console_.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = console_.app.server.address() as AddressInfo;
+    let browser: Browser | undefined;
+    try {
+      browser = await launchBrowser();
+      const p = await browser.newPage();
+      await p.goto(`http://127.0.0.1:${port}/#/runs/${runId}`);
+      const table = p.locator('table', { has: p.locator('caption', { hasText: /^\s*Steps\s*$/ }) });
+      const row = table.locator(':scope > tbody > tr', {
+        has: p.getByRole('rowheader', { name: 'save', exact: true }),
+      });
+      await until('the step row', async (seen) => {
+        const text = await row.innerText().catch(() => '');
+        seen(text);
+        return text.includes('succeeded') ? true : undefined;
+      });
+      expect(await row.innerText()).to.contain(note);
+    } finally {
+      await browser?.close();
+    }
+  });
+});
