@@ -1,10 +1,10 @@
 /**
- * Per-device locks (see DeviceLocks in runner.ts). A caller takes every lock it needs at once, or waits until all
+ * Per-device locks (see DeviceLocks in types.ts). A caller takes every lock it needs at once, or waits until all
  * of them are free, so no two callers ever wait on each other.
  */
 import { systemClock, type Clock } from '../clock.js';
 import type { Ownership } from '../store/store.js';
-import type { DeviceLocks } from './runner.js';
+import type { DeviceLocks } from './types.js';
 
 /** One acquisition of InProcessDeviceLocks: its devices are held until it is done. */
 interface Hold {
