@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 import { engineSettings } from '../../src/actions/settings.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { StepSummary } from '../../src/store/store.js';
-import { launchBrowser, until } from '../helpers/browser.js';
+import { launchBrowser, screenshot, until } from '../helpers/browser.js';
 import { consoleApp } from '../helpers/console.js';
 import { onEmulator, playbook, tempDir } from '../runner/helpers.js';
 
@@ -78,6 +78,7 @@ describe('console: where a report step wrote its file', function () {
         return text.includes('succeeded') ? true : undefined;
       });
       expect(await row.innerText()).to.contain(note);
+      console.log(`    screenshot: ${await screenshot(p, '20-report-note')}`);
     } finally {
       await browser?.close();
     }
