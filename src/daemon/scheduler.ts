@@ -123,6 +123,7 @@ export class Scheduler {
       this.attempt(entry, 'schedule not started', () => {
         const timezone = entry.timezone ?? 'UTC';
         if (!isTimeZone(timezone)) throw new Error(`unknown time zone ${JSON.stringify(entry.timezone)}`);
+        // The schedule the playbook's check compiled: compileCron keeps each, once in the process.
         const compiled = compileCron(entry.cron, timezone);
         if (!compiled.ok) throw new Error(compiled.problem);
         const now = this.clock.now();

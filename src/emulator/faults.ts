@@ -3,6 +3,7 @@
  * field left out goes back to its default, so a test states every fault it relies on.
  */
 import { isDeviceErrorType } from '../api/device-errors.js';
+import { MAX_NEVER_FINISH_DEVICES, MAX_REQUESTS_PER_SECOND, MAX_SIMULATED_SECONDS } from './limits.js';
 
 export interface Faults {
   /** Share of API requests answered 500 INTERNAL_ERROR before they act. @default 0 */
@@ -61,21 +62,10 @@ export function defaultFaults(): Faults {
   return { ...DEFAULT_FAULTS, deviceErrors: {}, neverFinishDevices: [] };
 }
 
-/** Identifiers `neverFinishDevices` may list. */
-const MAX_NEVER_FINISH_DEVICES = 100_000;
-
 const RATE_FIELDS = ['errorRate', 'resetRate', 'neverFinishRate', 'dropCallbackRate'] as const;
 /** Waits on a timer: one of more than 2147483647 ms fires at once (Node), so that the fault would be a 1 ms one. */
 const TIMER_FIELDS = ['latencyMs', 'callbackRetryMs'] as const;
 const MAX_TIMER_MS = 2_147_483_647;
-/** The requests a second a RateGate counts, each a slot of its ring. */
-const MAX_REQUESTS_PER_SECOND = 1_000_000;
-/**
- * The longest wait of simulated time a fault sets (processingSeconds, sessionTtlSeconds): a year, beyond any
- * carrier delay or session lifetime worth testing (neverFinishRate is the carrier that never finishes). Without
- * a bound, 1e308 was taken: a request due after the clock's end, a session that never expired.
- */
-const MAX_SIMULATED_SECONDS = 365 * 86_400;
 
 /** A fault set from a request body, or the reason it is refused. */
 export function parseFaults(body: unknown): Faults | string {

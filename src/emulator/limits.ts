@@ -1,7 +1,8 @@
 /**
  * The limits of the emulator's options, defined once: `startEmulator`, the control API's reset and
  * `fleetbook emulator` each ask here what is wrong with a value, and say it under their own name for it (a
- * field, an option, a flag) and as they were given it (a flag's text).
+ * field, an option, a flag) and as they were given it (a flag's text). The bounds of its faults too, which the
+ * fault check (faults.ts) and a playbook test file's (src/testing/world.ts) take.
  */
 import { said, timeScaleProblem } from './sim-clock.js';
 
@@ -9,6 +10,19 @@ export { timeScaleProblem };
 
 /** More than this many seed devices would exhaust the 24-bit pseudo-ESN space. */
 export const MAX_DEVICES = 5_000_000;
+
+/**
+ * The longest wait of simulated time a fault sets (processingSeconds, sessionTtlSeconds): a year, beyond any
+ * carrier delay or session lifetime worth testing (neverFinishRate is the carrier that never finishes). Without
+ * a bound, 1e308 was taken: a request due after the clock's end, a session that never expired.
+ */
+export const MAX_SIMULATED_SECONDS = 365 * 86_400;
+
+/** The most requests a second `maxRequestsPerSecond` allows: a RateGate counts each in a slot of its ring. */
+export const MAX_REQUESTS_PER_SECOND = 1_000_000;
+
+/** The most identifiers `neverFinishDevices` may list. */
+export const MAX_NEVER_FINISH_DEVICES = 100_000;
 
 /** The integer options and the range each takes. */
 export const RANGES = {

@@ -382,10 +382,40 @@ function build(expression: string, timezone: string): { parsed: Parsed; schedule
   return { parsed, schedule: new Schedule(expression, timezone, cron) };
 }
 
-/** Compiles a cron expression of the dialect above, in an IANA time zone (default UTC). */
-export function compileCron(expression: string, timezone = 'UTC'): Compiled {
+/** A compiled expression, and what it parsed to (undefined when it does not compile). */
+interface Built {
+  compiled: Compiled;
+  parsed?: Parsed;
+}
+
+/**
+ * The expressions compiled, by time zone and expression: the playbook check (validate, the daemon's load of
+ * its playbooks) and the daemon's scheduler each compile a schedule, and get the same one, compiled once in
+ * the process. Emptied when it grows past a bound (expressions a long-lived daemon saw edited many times).
+ */
+const compiledCrons = new Map<string, Built>();
+const MAX_COMPILED = 10_000;
+
+function compiled(expression: string, timezone: string): Built {
+  const key = `${timezone}\n${expression}`;
+  let b = compiledCrons.get(key);
+  if (b) return b;
   const built = build(expression, timezone);
-  return typeof built === 'string' ? { ok: false, problem: built } : { ok: true, schedule: built.schedule };
+  b =
+    typeof built === 'string'
+      ? { compiled: Object.freeze({ ok: false, problem: built }) }
+      : { compiled: Object.freeze({ ok: true, schedule: built.schedule }), parsed: built.parsed };
+  if (compiledCrons.size >= MAX_COMPILED) compiledCrons.clear();
+  compiledCrons.set(key, b);
+  return b;
+}
+
+/**
+ * Compiles a cron expression of the dialect above, in an IANA time zone (default UTC): once in the process for
+ * each expression and zone (the same answer each time after).
+ */
+export function compileCron(expression: string, timezone = 'UTC'): Compiled {
+  return compiled(expression, timezone).compiled;
 }
 
 /**
@@ -394,12 +424,11 @@ export function compileCron(expression: string, timezone = 'UTC'): Compiled {
  * every 400 years, so an expression that does not fire by then never does.
  */
 export function checkCron(expression: string, timezone = 'UTC', from = Date.now()): Compiled {
-  const built = build(expression, timezone);
-  if (typeof built === 'string') return { ok: false, problem: built };
-  if (built.schedule.next(from) !== undefined) return { ok: true, schedule: built.schedule };
+  const { compiled: c, parsed } = compiled(expression, timezone);
+  if (!c.ok || c.schedule.next(from) !== undefined) return c;
   return {
     ok: false,
-    problem: `cron expression ${JSON.stringify(expression)} never fires: ${neverReason(built.parsed.days)}`,
+    problem: `cron expression ${JSON.stringify(expression)} never fires: ${neverReason((parsed as Parsed).days)}`,
   };
 }
 

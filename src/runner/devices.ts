@@ -7,6 +7,7 @@ import { deviceErrorClass, specErrorType } from '../api/device-errors.js';
 import { InputError } from '../errors.js';
 import { nulRefusal } from '../util/nul.js';
 import type { DeviceGroup, DeviceResult } from '../store/store.js';
+import { StepError } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -93,6 +94,39 @@ function refuseNul(op: Operation | undefined, value: string, at: () => string, m
 }
 
 const identifier = (value: string) => `the identifier ${JSON.stringify(value)}`;
+
+/**
+ * An answer of the service refused where it comes in, for a NUL character (nulRefusal) in what the runner keeps
+ * of it (a request id, a report's txid, a location's msid, time or error type): SQLite would keep the NUL and
+ * PostgreSQL U+FFFD, so the stores would record different things. The step fails; the devices whose request
+ * the service accepted are recorded with MALFORMED_ANSWER when what it did is unknown.
+ */
+export class MalformedAnswer extends StepError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MalformedAnswer';
+  }
+}
+
+/** The error type and class of the devices of an accepted request whose answer was refused (MalformedAnswer). */
+export const MALFORMED_ANSWER = { errorType: 'MALFORMED ANSWER', errorClass: 'permanent' } as const;
+
+/**
+ * The refusal of `action`'s answer for a NUL character in `value`, its member `field` (a JSON path in the
+ * answer, e.g. `requestId`, `devLocationList/3/msid`), of which `whose` has none ("no request id"); undefined
+ * when it has none.
+ */
+export function answerRefusal(
+  action: string,
+  value: unknown,
+  field: string,
+  whose: string,
+): MalformedAnswer | undefined {
+  const why = nulRefusal(value, (v) => `its ${field} ${JSON.stringify(v)}`, whose);
+  return why === undefined
+    ? undefined
+    : new MalformedAnswer(`${action}: the service's answer is refused: ${why}`);
+}
 
 /** The identifiers of `kind` in `set`, a new group when it has none yet. */
 function groupFor(set: DeviceSet, kind: string): string[] {
@@ -266,17 +300,27 @@ const CACHED_AGE_MS = 5 * 60_000;
  * failed device's error type is the spec's name for it (a vendor prefix read as `SVC`). A located device's
  * result carries its location as data: latitude, longitude, radius (metres), time (ISO) and whether the fix
  * came from the cache (cacheMode "0" always, "2" never, "1" when the fix is older than the request by more
- * than five minutes).
+ * than five minutes). An entry with a NUL character in its msid, time or error type is refused (MalformedAnswer,
+ * as the answer of `request.action`, its entry `at` of `request.list`): a caller maps a whole answer or page
+ * before it records any of it.
  */
 export function locationResult(
   entry: Json,
   requested: KindsOf,
   attempts: number,
-  request: { cacheMode?: unknown; at: number; requestId?: string },
+  request: { cacheMode?: unknown; at: number; requestId?: string; action: string; list?: string },
+  at = 0,
 ): DeviceResult {
   const deviceId = String(entry.msid ?? '');
-  const kind = requested.kindOf(deviceId) ?? 'msid';
   const err = (entry.error ?? {}) as Json;
+  const pd = (entry.pd ?? {}) as Json;
+  const field = (member: string) => `${request.list ? `${request.list}/` : ''}${at}/${member}`;
+  const refused =
+    answerRefusal(request.action, deviceId, field('msid'), "no device's identifier") ??
+    answerRefusal(request.action, err.type, field('error/type'), 'no error type') ??
+    answerRefusal(request.action, pd.time, field('pd/time'), 'no location time');
+  if (refused) throw refused;
+  const kind = requested.kindOf(deviceId) ?? 'msid';
   const under = request.requestId === undefined ? {} : { requestId: request.requestId };
   if (typeof err.type === 'string' && err.type !== '') {
     const type = specErrorType(err.type);
@@ -290,7 +334,7 @@ export function locationResult(
       ...under,
     };
   }
-  const data = locationData((entry.pd ?? {}) as Json, request);
+  const data = locationData(pd, request);
   return data
     ? { deviceId, kind, outcome: 'succeeded', attempts, ...under, data }
     : { deviceId, kind, outcome: 'succeeded', attempts, ...under };

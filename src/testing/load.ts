@@ -11,6 +11,7 @@ import { durationProblem } from '../playbook/duration.js';
 import { readSourceAmong, YAML_OPTIONS, yamlMessage, yamlShapeProblem } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { testFileSchema } from './schema.js';
+import { settingProblems } from './world.js';
 
 type Json = Record<string, unknown>;
 export type Seg = string | number;
@@ -67,10 +68,15 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
     );
   if (!problems.length) {
     schema ??= testFileSchema();
+    /** Where the schema found a problem: the emulator's limits are not told there again. */
+    const told = new Set<string>();
     for (const p of check(schema, data)) {
       const path = p.path.split('/').slice(1).filter(Boolean).map(unescape);
+      told.add(path.join('/'));
       report(positions(path, Boolean(p.name)), p.message.replace(/^\//, ''));
     }
+    for (const p of settingProblems(data as Json))
+      if (!told.has(p.path.join('/'))) report(positions(p.path, false), p.message, p.rule);
     const cases = (data as Json | undefined)?.cases;
     if (Array.isArray(cases))
       cases.forEach((c: Json, i) => {

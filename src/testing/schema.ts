@@ -4,7 +4,17 @@
  */
 import { CATALOG } from '../api/catalog.js';
 import { DIALECT } from '../api/schema-files.js';
+import { DEVICE_ERRORS } from '../api/device-errors.js';
 import { STATES } from '../emulator/devices.js';
+import {
+  MAX_DEVICES,
+  MAX_NEVER_FINISH_DEVICES,
+  MAX_REQUESTS_PER_SECOND,
+  MAX_SIMULATED_SECONDS,
+  RANGES,
+} from '../emulator/limits.js';
+import { MAX_TIME_SCALE } from '../emulator/sim-clock.js';
+import { MAX_DURATION } from '../playbook/duration.js';
 import { DURATION_PATTERN, DURATION_TEXT } from '../playbook/duration.js';
 
 type Schema = Record<string, unknown>;
@@ -62,16 +72,26 @@ const COUNTS = closed(
 );
 const DEVICE_COUNTS = checksSomething(COUNTS, 'devices', oneOf(COUNTS));
 
+/** The longest wait of simulated time a fault sets, as a duration. */
+const YEAR = `${MAX_SIMULATED_SECONDS / 86_400}d`;
+
+/**
+ * The world and the faults, as the embedded emulator takes them: the types here; the emulator's limits (limits.ts)
+ * are checked when a test file loads (world.ts settingProblems), each at its place and by the test file's name.
+ */
 export const WORLD = closed(
   {
     seed: { type: ['integer', 'string'], description: 'Seed of the world: the same seed, the same devices.' },
-    accounts: { type: 'integer', minimum: 1, description: 'Accounts of the world.' },
-    devicesPerAccount: count('Devices of each account.'),
+    accounts: {
+      type: 'integer',
+      minimum: 1,
+      description: `Accounts of the world, ${RANGES.accounts[0]} to ${RANGES.accounts[1]}.`,
+    },
+    devicesPerAccount: count(`Devices of each account; at most ${MAX_DEVICES} devices in all.`),
     timeScale: {
       type: 'number',
       minimum: 0,
-      description:
-        'Simulated seconds per real second (default 60, as the embedded emulator of `fleetbook run`).',
+      description: `Simulated seconds per real second, 0 to ${MAX_TIME_SCALE} (default 60, as the embedded emulator of \`fleetbook run\`).`,
     },
   },
   { description: 'The emulator world: the default world is seed 1, 3 accounts of 50 devices.' },
@@ -81,21 +101,29 @@ export const FAULTS = closed(
   {
     serverErrors: share('Share of API requests answered 500 before they act.'),
     connectionResets: share('Share of API requests whose connection is reset after they acted.'),
-    latency: duration('Delay before every API answer.'),
-    rateLimit: count('Requests per second the service takes; above it, 429 with Retry-After. 0: no limit.'),
-    sessionExpiry: duration('Idle time, in simulated time, after which a session expires (default 20m).'),
+    latency: duration(`Delay before every API answer, at most ${MAX_DURATION}.`),
+    rateLimit: count(
+      `Requests per second the service takes, at most ${MAX_REQUESTS_PER_SECOND}; above it, 429 with Retry-After. 0: no limit.`,
+    ),
+    sessionExpiry: duration(
+      `Idle time, in simulated time, after which a session expires (default 20m), above zero and at most ${YEAR}.`,
+    ),
     deviceErrors: {
       type: 'object',
       additionalProperties: share('Share of the devices.'),
-      description: 'Per-device errors of location results, by 7.3 type: `{ ABSENT SUBSCRIBER: 0.1 }`.',
+      propertyNames: { enum: Object.keys(DEVICE_ERRORS) },
+      'x-message': 'is not a per-device error type of spec section 7.3',
+      description:
+        'Per-device errors of location results, by 7.3 type: `{ ABSENT SUBSCRIBER: 0.1 }`; the rates add up to 1 at most.',
     },
     carrierDelay: duration(
-      'Simulated time the carrier takes to carry out a device-state request or an SMS (default 0).',
+      `Simulated time the carrier takes to carry out a device-state request or an SMS (default 0), at most ${YEAR}.`,
     ),
     neverFinish: share('Share of the devices of device-state requests the carrier never finishes.'),
     neverFinishDevices: {
       type: 'array',
       items: { type: 'string', minLength: 1 },
+      maxItems: MAX_NEVER_FINISH_DEVICES,
       description: 'Devices, by any identifier, that the carrier never finishes.',
     },
     droppedCallbacks: share('Share of per-device CarrierService callbacks never sent.'),

@@ -14,6 +14,8 @@ import { expect } from 'chai';
 import { VirtualClock, type Clock as EngineClock } from '../../src/clock.js';
 import { Scheduler, type FireReason, type ScheduleEntry } from '../../src/daemon/scheduler.js';
 import type { Logger } from '../../src/log.js';
+import { checkCron, compileCron } from '../../src/playbook/cron.js';
+import { scheduleProblems } from '../../src/playbook/schedule.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { RunRecord } from '../../src/store/store.js';
 
@@ -417,5 +419,18 @@ describe('daemon scheduler', () => {
     expect(s.next()[1]?.next).to.equal('2026-03-10T12:01:00.000Z');
     await clock.tickAsync(MINUTE);
     expect(started.map((r) => r.playbook)).to.deep.equal(['other']);
+  });
+
+  it("fires from the schedule the playbook's check compiled: each cron compiled once per process", () => {
+    // A pair no other test uses: the check of the playbook (validate, the daemon's load) compiles it first.
+    const cron = '17 3 * * 1-5';
+    const timezone = 'Europe/Paris';
+    expect(scheduleProblems({ cron, timezone })).to.deep.equal([]);
+    const checked = checkCron(cron, timezone);
+    // What the scheduler compiles when it arms the schedule: the same schedule, not a second compile.
+    const armed = compileCron(cron, timezone);
+    expect(checked.ok && armed.ok).to.equal(true);
+    expect(armed.ok && armed.schedule).to.equal(checked.ok && checked.schedule);
+    expect(compileCron(cron, timezone)).to.equal(armed);
   });
 });

@@ -258,7 +258,9 @@ finally:
     const kinds = (order: string[]) => {
       const requested = new KindsOf(set);
       return order.map(
-        (msid) => locationResult({ msid, error: { type: 'X' } }, requested, 1, { at: 0 }).kind,
+        (msid) =>
+          locationResult({ msid, error: { type: 'X' } }, requested, 1, { at: 0, action: 'location.locate' })
+            .kind,
       );
     };
     // In the order sent, kind after kind; then out of that order, with a device sent again, and one not sent.

@@ -141,6 +141,43 @@ describe('fleetbook test: the runner', () => {
     ]);
   });
 
+  it("refuses a world or a fault the emulator would refuse, at its place, by the test file's name", async () => {
+    const dir = tempDir('fleetbook-test-file-');
+    await writeFile(join(dir, 'manual.yaml'), await readFile(at('manual.yaml'), 'utf8'));
+    const file = join(dir, 'manual.test.yaml');
+    await writeFile(
+      file,
+      [
+        'world: { accounts: 1001, timeScale: 2000000, seed: " " }',
+        'faults: { carrierDelay: 366d, sessionExpiry: 0s, rateLimit: 1000001 }',
+        'cases:',
+        '  - name: a',
+        '    world: { accounts: 1000, devicesPerAccount: 5001 }',
+        '    faults: { sessionExpiry: 400d, latency: 25d, deviceErrors: { ABSENT SUBSCRIBER: 0.6, SYSTEM FAILURE: 0.5 } }',
+        '    before:',
+        '      - faults: { carrierDelay: 1000d, deviceErrors: { ABSENT SUBSCRIBR: 0.1 } }',
+        '    expect: { status: succeeded }',
+        '',
+      ].join('\n'),
+    );
+    const r = await run([file]);
+    expect(r.lines[0]).to.equal(`FAIL ${file}: does not load`);
+    expect(r.lines.filter((l) => l.startsWith(`    ${file}:`))).to.deep.equal([
+      `    ${file}:1:20: world.accounts must be an integer from 1 to 1000, got 1001 [schema]`,
+      `    ${file}:1:37: world.timeScale must be a number from 0 to 1000000 (e.g. 60 or 0.5), got 2000000 [schema]`,
+      `    ${file}:1:52: world.seed is empty: give a number or a word, or leave it out [schema]`,
+      `    ${file}:2:25: faults.carrierDelay 366d is longer than a year (365d) of simulated time [duration]`,
+      `    ${file}:2:46: faults.sessionExpiry is zero: a session would expire at once; give a duration above zero [duration]`,
+      `    ${file}:2:61: faults.rateLimit must be an integer from 0 to 1000000 (0: no limit), got 1000001 [schema]`,
+      `    ${file}:5:12: world.accounts × world.devicesPerAccount must be at most 5000000 devices, got 5001000 [schema]`,
+      `    ${file}:6:30: faults.sessionExpiry 400d is longer than a year (365d) of simulated time [duration]`,
+      `    ${file}:6:45: faults.latency 25d is longer than 24d, the most a duration may be (a timer, such as a step's timeout, cannot wait longer than 24.8 days) [duration]`,
+      `    ${file}:6:64: faults.deviceErrors: the rates add up to 1.1, more than 1 [schema]`,
+      `    ${file}:8:33: faults.carrierDelay 1000d is longer than a year (365d) of simulated time [duration]`,
+      `    ${file}:8:56: \`ABSENT SUBSCRIBR\` is not a per-device error type of spec section 7.3: did you mean \`ABSENT SUBSCRIBER\`? [schema]`,
+    ]);
+  });
+
   it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
     const r = await run([at('refused.test.yaml')]);
     expect(r.lines.at(-1), r.lines.join('\n')).to.equal('2 passed, 0 failed');

@@ -1,10 +1,12 @@
 /**
  * A plain call: sent (with the step's retries), its answer the step's output. The devices it names succeeded,
  * or, for a request the service only queued (an answer with a request id and no means to confirm it, such as
- * an SMS), were accepted under that request id.
+ * an SMS), were accepted under that request id. An answer whose request id has a NUL character is refused
+ * (requestIdRefusal): the service took the request, but it cannot be followed, so its devices are recorded
+ * `unconfirmed` (MALFORMED ANSWER), without it, and the step fails.
  */
-import { done } from '../context.js';
-import { withResult } from '../devices.js';
+import { addCounts, countDevices, done } from '../context.js';
+import { answerRefusal, MALFORMED_ANSWER, withResult, type MalformedAnswer } from '../devices.js';
 import type { StepState } from '../types.js';
 import type { ActionCall } from './index.js';
 
@@ -14,6 +16,13 @@ export async function call(x: ActionCall): Promise<StepState> {
     ctx.call(x.count, x.action, x.input, x.signal),
   );
   if (!x.devices.size) return done(value);
+  const refused = x.op.mutating ? requestIdRefusal(x.action, value) : undefined;
+  if (refused) {
+    const groups = withResult(x.devices, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts });
+    ctx.recordLedger(step.id, groups);
+    addCounts(ctx.stepSummary(step.id).devices, countDevices(groups));
+    throw refused;
+  }
   const requestId = x.op.mutating ? requestIdOf(value) : undefined;
   return ctx.finishDevices(
     step.id,
@@ -25,8 +34,17 @@ export async function call(x: ActionCall): Promise<StepState> {
   );
 }
 
-/** The request id of an asynchronous request's answer (`{ requestId }`). */
+/**
+ * The request id of an asynchronous request's answer (`{ requestId }`); undefined without one, and for one with
+ * a NUL character, which no request id has (requestIdRefusal says why).
+ */
 export function requestIdOf(answer: unknown): string | undefined {
   const id = (answer as { requestId?: unknown } | null)?.requestId;
-  return typeof id === 'string' && id !== '' ? id : undefined;
+  return typeof id === 'string' && id !== '' && !id.includes('\0') ? id : undefined;
+}
+
+/** The refusal of `action`'s answer when its request id has a NUL character (answerRefusal); else undefined. */
+export function requestIdRefusal(action: string, answer: unknown): MalformedAnswer | undefined {
+  const id = (answer as { requestId?: unknown } | null)?.requestId;
+  return answerRefusal(action, id, 'requestId', 'no request id');
 }

@@ -13,6 +13,8 @@ import { DeviceResults } from '../device-results.js';
 import {
   devicesOf,
   idsOf,
+  MALFORMED_ANSWER,
+  type MalformedAnswer,
   runsOf,
   setOf,
   subset,
@@ -22,7 +24,7 @@ import {
 } from '../devices.js';
 import { NetworkError } from '../../errors.js';
 import { Interrupted, StepError, type AcceptedRequest, type Json, type StepState } from '../types.js';
-import { requestIdOf } from './call.js';
+import { requestIdOf, requestIdRefusal } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
 import { withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
@@ -138,6 +140,8 @@ async function send(
   const named = input === x.input ? x.devices.size : devicesOf(x.op, input).size;
   /** When the last attempt left, on the run's clock: an unknown outcome is watched from then. */
   let sentAt = ctx.clock.now();
+  /** An answer refused for a NUL character in its request id: the step fails with it, once it is reconciled. */
+  let refused: MalformedAnswer | undefined;
   for (let n = 1; ; n++) {
     try {
       // The input as it is while every device it names is still to do (the first attempt, usually).
@@ -147,9 +151,13 @@ async function send(
       x.count.attempt();
       const requestId = requestIdOf(output);
       if (!requestId) {
-        // An answer without a request id confirms nothing: the devices' state says what happened.
+        // An answer without a request id (or with one no store can keep) confirms nothing: the devices' state
+        // says what happened.
+        refused = requestIdRefusal(x.action, output);
         remaining = await reconcile(x, sending, remaining, attempt, results, tally, sentAt + plan.confirmMs);
-        results.add(withResult(remaining, { outcome: 'unconfirmed', attempts: attempt }));
+        const why = refused ? MALFORMED_ANSWER : {};
+        results.add(withResult(remaining, { outcome: 'unconfirmed', ...why, attempts: attempt }));
+        if (refused) break;
         return undefined;
       }
       const request: AcceptedRequest = {
@@ -184,6 +192,8 @@ async function send(
       await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
     }
   }
+  // Outside the loop's catch: a refused answer is neither an unknown outcome nor retried.
+  throw refused as MalformedAnswer;
 }
 
 /**

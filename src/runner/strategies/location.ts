@@ -8,7 +8,7 @@ import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
 import { addCounts, countDevices, item } from '../context.js';
 import { DeviceResults } from '../device-results.js';
-import { groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
+import { answerRefusal, groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
 import { beforeRetry, withDeviceRetries } from './device-retry.js';
@@ -24,8 +24,9 @@ export async function locate(x: ActionCall): Promise<StepState> {
     const { value } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, () =>
       ctx.call(x.count, x.action, input, x.signal),
     );
-    const rows = (value as Json[]).map((e) =>
-      locationResult(e, requested, attempt, { cacheMode: input.cacheMode, at }),
+    // The whole answer is read before any of it is recorded: one with a NUL is refused whole.
+    const rows = (value as Json[]).map((e, i) =>
+      locationResult(e, requested, attempt, { cacheMode: input.cacheMode, at, action: x.action }, i),
     );
     results.add(groupResults(rows));
     return value;
@@ -68,13 +69,15 @@ class Created {
    */
   async of(batch: string, input: Json): Promise<CreatedReports> {
     const earlier = this.list.find((c) => c.batch === batch);
-    if (earlier) return earlier;
+    // One an earlier version checkpointed with a NUL (SQLite kept it) is refused as a new one is.
+    if (earlier) return this.refuseNul(earlier);
     const { ctx, count } = this.x;
     const sentAt = ctx.clock.now();
     const { value } = await ctx.retrying(count, this.x.plan.retry, this.x.op, this.x.signal, () =>
       ctx.call(count, this.x.action, input, this.x.signal),
     );
-    const made: CreatedReports = { batch, sentAt, reports: (value as { reports: Json[] }).reports };
+    // Refused before it is checkpointed: each device is recorded under its report's txid.
+    const made = this.refuseNul({ batch, sentAt, reports: (value as { reports: Json[] }).reports });
     this.list.push(made);
     const checkpoint: Checkpoint = {
       status: 'reporting',
@@ -83,6 +86,15 @@ class Created {
       attempts: count.attempts,
     };
     ctx.o.store.saveStep(ctx.id, this.x.key, checkpoint);
+    return made;
+  }
+
+  /** `made`, unless a report's txid has a NUL character: the answer is refused (MalformedAnswer). */
+  private refuseNul(made: CreatedReports): CreatedReports {
+    for (const r of made.reports) {
+      const refused = answerRefusal(this.x.action, r.txid, 'txid', 'no report id');
+      if (refused) throw refused;
+    }
     return made;
   }
 }
@@ -245,9 +257,12 @@ async function readResults(
   const recorded = await recordedUnder(x, txids);
   for (const txid of txids) {
     let left = recorded.get(txid) ?? 0;
-    const under = { ...request, requestId: txid };
+    const under = { ...request, requestId: txid, action: 'location.getReport', list: 'devLocationList' };
     await readReport(x, { accountName, txid }, (entries) => {
-      const groups = groupResults(entries.map((e) => locationResult(e, requested, request.attempt, under)));
+      // A page is read whole before any of it is recorded: one with a NUL is refused whole.
+      const groups = groupResults(
+        entries.map((e, i) => locationResult(e, requested, request.attempt, under, i)),
+      );
       const n = groups.reduce((sum, g) => sum + g.ids.length, 0);
       onPage(groups, left >= n && n > 0);
       left = Math.max(0, left - n);

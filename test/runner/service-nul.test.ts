@@ -1,0 +1,207 @@
+/**
+ * A NUL (U+0000) in what the service answered, where the runner keeps what it says: a request's `requestId`, a
+ * location report's `txid`, a location's `msid`, `time` or error type. The SQLite store kept the NUL, the
+ * PostgreSQL store U+FFFD in its place: the two stores recorded different things, and a request id kept so
+ * matched no callback. The answer is now refused where it comes in, with the action, the field and the NUL
+ * named, the same on both stores, and nothing of it kept. Devices whose request the service accepted before a
+ * NUL in its request id are read back as an answer without a request id is (those changed succeed), and the
+ * others are `unconfirmed` with `MALFORMED ANSWER`.
+ *
+ * The real emulator does the work; a proxy in front of it puts the NUL in its answer (test/helpers).
+ */
+import { expect } from 'chai';
+import { createClient, type Client } from '../../src/api/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { RunSummary, Store } from '../../src/store/store.js';
+import { startRewritingProxy, type Rewrite, type RewritingProxy } from '../helpers/rewriting-proxy.js';
+import { forEachBackend } from '../store/backends.js';
+import {
+  accountDevices,
+  calls,
+  emulator,
+  emulatorClock,
+  imei,
+  playbook,
+  RATES,
+  setFaults,
+  type Json,
+} from './helpers.js';
+
+const NUL = /NUL character \(U\+0000\)/;
+
+forEachBackend('a NUL in what the service answered', (b) => {
+  let emu: Emulator;
+  let proxy: RewritingProxy;
+  let client: Client;
+  let store: Store;
+  let account: string;
+  let active: string[];
+  let rewrite: Rewrite = () => undefined;
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 20 });
+    proxy = await startRewritingProxy(emu.url, (...a) => rewrite(...a));
+  });
+  after(async () => {
+    await proxy.close();
+    await emu.close();
+  });
+  beforeEach(async () => {
+    emu.reset({ devicesPerAccount: 20 });
+    account = emu.defaults.accounts[0]!;
+    active = (await accountDevices(emu, account))
+      .filter((d) => d.state === 'active')
+      .slice(0, 3)
+      .map(imei);
+    client = createClient({
+      baseUrl: `${proxy.url}/api`,
+      clientId: emu.defaults.clientId,
+      clientSecret: emu.defaults.clientSecret,
+      username: emu.defaults.username,
+      password: emu.defaults.password,
+      rates: RATES,
+    });
+    store = await b.open();
+    rewrite = () => undefined;
+  });
+  afterEach(() => client.close());
+
+  const run = (yaml: string) =>
+    runPlaybook(playbook(yaml), { client, store, inputs: { account }, clock: emulatorClock(emu) });
+  const devices = (ids: string[]) => `[${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]`;
+  const step = (yaml: string) => `
+version: 1
+name: nul-answer
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+${yaml}`;
+  /** Each device's outcome, error type and request id in the ledger, by device. */
+  const ledger = async (s: RunSummary) =>
+    (await store.deviceResults(s.runId, 'it')).map((r) => [r.deviceId, r.outcome, r.errorType, r.requestId]);
+  /** What the store kept of the run, with neither a NUL nor U+FFFD in it: nothing of the answer was kept. */
+  async function keptNothingOfIt(s: RunSummary): Promise<void> {
+    const unfit: string[] = [];
+    JSON.stringify(
+      [await store.deviceResults(s.runId), [...(await store.loadSteps(s.runId)).entries()]],
+      (_, v: unknown) => {
+        if (typeof v === 'string' && /[\0\ufffd]/.test(v)) unfit.push(v);
+        return v;
+      },
+    );
+    expect(unfit).to.deep.equal([]);
+  }
+  const failedWith = (s: RunSummary, action: string, field: string) => {
+    expect(s.status).to.equal('failed');
+    const error = s.steps[0]?.error ?? '';
+    expect(error).to.match(NUL);
+    expect(error).to.include(`${action}: the service's answer`);
+    expect(error).to.include(field);
+  };
+
+  it('a request id of a device-state action: read back, the others unconfirmed, sent once', async () => {
+    // The carrier never carries it out for the third device: still active when the state is read.
+    await setFaults(emu, { neverFinishDevices: [active[2]!] });
+    rewrite = (method, path, body) =>
+      path.endsWith('/devices/actions/suspend') ? { ...(body as Json), requestId: 'r\0x' } : undefined;
+    const s = await run(
+      step(`  - id: it
+    uses: devices.suspend
+    with: { accountName: "\${{ inputs.account }}", devices: ${devices(active)} }
+    confirm: { timeout: 2s, pollInterval: 100ms }`),
+    );
+    failedWith(s, 'devices.suspend', 'requestId');
+    expect(await ledger(s)).to.deep.equal([
+      [active[0], 'succeeded', undefined, undefined],
+      [active[1], 'succeeded', undefined, undefined],
+      [active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],
+    ]);
+    expect((await calls(emu)).actions['devices.suspend']).to.equal(1);
+    await keptNothingOfIt(s);
+  });
+
+  it('a request id of an SMS: its devices unconfirmed, without it', async () => {
+    rewrite = (method, path, body) =>
+      method === 'POST' && path.endsWith('/m2m/v1/sms')
+        ? { ...(body as Json), requestId: 'r\0x' }
+        : undefined;
+    const s = await run(
+      step(`  - id: it
+    uses: sms.send
+    with: { accountName: "\${{ inputs.account }}", deviceIds: ${devices(active.slice(0, 2))}, smsMessage: hello }`),
+    );
+    failedWith(s, 'sms.send', 'requestId');
+    expect(await ledger(s)).to.deep.equal([
+      [active[0], 'unconfirmed', 'MALFORMED ANSWER', undefined],
+      [active[1], 'unconfirmed', 'MALFORMED ANSWER', undefined],
+    ]);
+    await keptNothingOfIt(s);
+  });
+
+  it("a location report's txid: refused before it is checkpointed", async () => {
+    rewrite = (method, path, body) => {
+      if (method !== 'POST' || !path.endsWith('/loc/v1/locationreports')) return undefined;
+      // One report a batch: the client gathers them as `reports`.
+      return { ...(body as Json), txid: `${String((body as Json).txid)}\0` };
+    };
+    const s = await run(
+      step(`  - id: it
+    uses: location.createReport
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(active)}, cacheMode: "0" }`),
+    );
+    failedWith(s, 'location.createReport', 'txid');
+    expect(await ledger(s)).to.deep.equal([]);
+    await keptNothingOfIt(s);
+  });
+
+  it("a location report's msid: refused, its page not recorded", async () => {
+    rewrite = (method, path, body) => {
+      if (!/\/report\/[^/]+\/index\//.test(path)) return undefined;
+      const b = body as { devLocationList: Json[] };
+      const [first, ...rest] = b.devLocationList;
+      return { ...b, devLocationList: [{ ...first, msid: `${String(first?.msid)}\0` }, ...rest] };
+    };
+    const s = await run(
+      step(`  - id: it
+    uses: location.createReport
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(active)}, cacheMode: "0" }
+    wait: { for: completion, timeout: 10m, pollInterval: 1s }`),
+    );
+    failedWith(s, 'location.getReport', 'msid');
+    expect(await ledger(s)).to.deep.equal([]);
+    await keptNothingOfIt(s);
+  });
+
+  /** Locate answers whose first entry `entry` makes. */
+  const locateAnswer = (entry: (msid: unknown) => Json) => (method: string, path: string, body: unknown) => {
+    if (!path.endsWith('/loc/v1/locations')) return undefined;
+    const [first, ...rest] = body as Json[];
+    return [entry(first?.msid), ...rest];
+  };
+  const LOCATE = () =>
+    step(`  - id: it
+    uses: location.locate
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(active)}, cacheMode: "0" }`);
+
+  it("a location's time: refused, none of the answer recorded", async () => {
+    rewrite = locateAnswer((msid) => ({
+      msid,
+      pd: { x: '40.7', y: '-74.0', time: '2026\x0001' },
+      error: {},
+    }));
+    const s = await run(LOCATE());
+    failedWith(s, 'location.locate', 'time');
+    expect(await ledger(s)).to.deep.equal([]);
+    await keptNothingOfIt(s);
+  });
+
+  it("a location's error type: refused, none of the answer recorded", async () => {
+    rewrite = locateAnswer((msid) => ({ msid, pd: {}, error: { type: 'ABSENT\0SUBSCRIBER' } }));
+    const s = await run(LOCATE());
+    failedWith(s, 'location.locate', 'error/type');
+    expect(await ledger(s)).to.deep.equal([]);
+    await keptNothingOfIt(s);
+  });
+});
