@@ -4,23 +4,14 @@
  * user saw. The built binary in a child process, on a state file of its own (dist/ must be built; `npm test`
  * builds it).
  */
-import { writeFile } from 'node:fs/promises';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
 
-const PLAYBOOK = `version: 1
-name: write-a-report
-on: { manual: true }
-steps:
-  - id: save
-    uses: report.write
-    with:
-      path: sites.csv
-      rows: [{ site: north, devices: 3 }, { site: south, devices: 5 }]
-`;
+const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'report-note', 'write-a-report.yaml');
 
 describe('fleetbook run: where a report was written (child process)', function () {
   this.timeout(60_000);
@@ -28,7 +19,7 @@ describe('fleetbook run: where a report was written (child process)', function (
 
   before(async () => {
     tmp = await tempDir();
-    await writeFile(join(tmp.dir, 'report.yaml'), PLAYBOOK);
+    await copyFile(PLAYBOOK, join(tmp.dir, 'report.yaml'));
   });
   after(() => tmp.close());
 

@@ -4,6 +4,7 @@
  * SQLite store; the console's routes on a Fastify app of their own, read with `app.inject()` and in a headless
  * Chromium (test/helpers/browser.ts).
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
@@ -11,21 +12,15 @@ import type { Browser } from 'playwright-core';
 import { engineSettings } from '../../src/actions/settings.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { StepSummary } from '../../src/store/store.js';
-import { launchBrowser, screenshot, until } from '../helpers/browser.js';
-import { consoleApp } from '../helpers/console.js';
+import { launchBrowser, screenshot } from '../helpers/browser.js';
+import { consoleApp, runStepRows } from '../helpers/console.js';
 import { onEmulator, playbook, tempDir } from '../runner/helpers.js';
 
 const TOKEN = 'report-note-console-token';
-const PLAYBOOK = `version: 1
-name: write-a-report
-on: { manual: true }
-steps:
-  - id: save
-    uses: report.write
-    with:
-      path: sites.csv
-      rows: [{ site: north }, { site: south }, { site: east }]
-`;
+const PLAYBOOK = readFileSync(
+  join(import.meta.dirname, '..', 'fixtures', 'report-note', 'write-a-report.yaml'),
+  'utf8',
+);
 
 describe('console: where a report step wrote its file', function () {
   this.timeout(60_000);
@@ -45,7 +40,7 @@ describe('console: where a report step wrote its file', function () {
     expect(s.status, s.error).to.equal('succeeded');
     runId = s.runId;
     // The temporary directory is not below the working directory: the file is named whole.
-    note = `wrote ${join(tmp.dir, 'sites.csv')}, 3 rows`;
+    note = `wrote ${join(tmp.dir, 'sites.csv')}, 2 rows`;
     console_ = await consoleApp(t.store, TOKEN);
   });
   after(async () => {
@@ -67,17 +62,8 @@ describe('console: where a report step wrote its file', function () {
     try {
       browser = await launchBrowser();
       const p = await browser.newPage();
-      await p.goto(`http://127.0.0.1:${port}/#/runs/${runId}`);
-      const table = p.locator('table', { has: p.locator('caption', { hasText: /^\s*Steps\s*$/ }) });
-      const row = table.locator(':scope > tbody > tr', {
-        has: p.getByRole('rowheader', { name: 'save', exact: true }),
-      });
-      await until('the step row', async (seen) => {
-        const text = await row.innerText().catch(() => '');
-        seen(text);
-        return text.includes('succeeded') ? true : undefined;
-      });
-      expect(await row.innerText()).to.contain(note);
+      const row = await runStepRows(p, port, runId, 'save');
+      expect(await row('save').innerText()).to.contain(note);
       console.log(`    screenshot: ${await screenshot(p, '20-report-note')}`);
     } finally {
       await browser?.close();

@@ -12,8 +12,8 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { StepSummary } from '../../src/store/store.js';
-import { launchBrowser, until } from '../helpers/browser.js';
-import { consoleApp } from '../helpers/console.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { consoleApp, runStepRows } from '../helpers/console.js';
 import { onEmulator, playbook } from '../runner/helpers.js';
 
 const TOKEN = 'skipped-step-reason-console-token';
@@ -59,15 +59,7 @@ describe('console: a step given no devices is shown skipped, with why', function
     try {
       browser = await launchBrowser();
       const p = await browser.newPage();
-      await p.goto(`http://127.0.0.1:${port}/#/runs/${runId}`);
-      const table = p.locator('table', { has: p.locator('caption', { hasText: /^\s*Steps\s*$/ }) });
-      const row = (id: string) =>
-        table.locator(':scope > tbody > tr', { has: p.getByRole('rowheader', { name: id, exact: true }) });
-      await until('the steps table', async (seen) => {
-        const text = await table.innerText().catch(() => '');
-        seen(text);
-        return text.includes('suspend') ? true : undefined;
-      });
+      const row = await runStepRows(p, port, runId, 'suspend');
       expect(await row('suspend').innerText())
         .to.contain('skipped')
         .and.contain(SUSPEND);
