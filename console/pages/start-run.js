@@ -82,6 +82,40 @@ function initialText(spec, kind, secret) {
 }
 
 /**
+ * What an input's constraints take, in words for the field's help text (the daemon holds the run to them and
+ * says which one a value breaks): `1 to 10`, `matching ^[a-z]+$`, `one of "a", "b"`, `1 to 50 items`,
+ * `each string matching …`, `no item twice`.
+ * @param {any} spec
+ */
+export function constraintNotes(spec) {
+  /** @param {any} min @param {any} max @param {string} unit of one (`item`), none for a number */
+  const range = (min, max, unit = '') => {
+    const of = (/** @type {number} */ n) => (unit && n !== 1 ? ` ${unit}s` : unit && ` ${unit}`);
+    if (typeof min === 'number' && typeof max === 'number') return `${min} to ${max}${of(max)}`;
+    if (typeof min === 'number') return `at least ${min}${of(min)}`;
+    if (typeof max === 'number') return `at most ${max}${of(max)}`;
+    return undefined;
+  };
+  /** @param {any} s */
+  const value = (s) =>
+    [
+      typeof s?.pattern === 'string' ? `matching ${s.pattern}` : undefined,
+      range(s?.minimum, s?.maximum),
+      Array.isArray(s?.enum)
+        ? `one of ${s.enum.map((/** @type {unknown} */ v) => JSON.stringify(v)).join(', ')}`
+        : undefined,
+    ].filter(Boolean);
+  const items = spec?.items && typeof spec.items === 'object' ? spec.items : undefined;
+  return [
+    ...value(spec),
+    range(spec?.minLength, spec?.maxLength, 'character'),
+    range(spec?.minItems, spec?.maxItems, 'item'),
+    items ? [`each ${items.type ?? 'item'}`, ...value(items)].join(' ') : undefined,
+    spec?.uniqueItems === true ? 'no item twice' : undefined,
+  ].filter(Boolean);
+}
+
+/**
  * @param {{ name: string, inputs: Record<string, any>, secretName: RegExp | undefined, uid: string }} props
  * `secretName`: the names the daemon masks as secrets, for the keys of the JSON typed in a field (pending.js);
  * `uid` prefixes the ids of the fields, unique on the page.
@@ -202,6 +236,8 @@ function Field({ input, spec, kind, secret, initial, masked, id, given }) {
   const notes = [
     type,
     spec?.description,
+    // A secret's enum is served masked: no use saying it.
+    ...constraintNotes(secret ? { ...spec, enum: undefined } : spec),
     secret && spec?.default !== undefined
       ? 'It has a default, not shown: leave the field empty to use it.'
       : undefined,

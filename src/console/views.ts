@@ -116,11 +116,12 @@ export function playbookView(
 }
 
 /**
- * A playbook's inputs as the console serves them: the values of an input named like a secret (its default, its
- * enum) masked, as a run's inputs are, and a default's secret-named fields and known secrets masked in it. A
- * checkbox's default stays: true or false hides nothing, and the form could not show it otherwise. Each says what
- * the form needs to know of that: `secret` (a password field), `masked` (its default as served is not its
- * default: the run form leaves the field out of the run it starts, unless typed in, and the daemon applies it).
+ * A playbook's inputs as the console serves them, their constraints included (pattern, minimum, items…): the
+ * values of an input named like a secret (its default, its enum, its items' enum) masked, as a run's inputs are,
+ * and a default's secret-named fields and known secrets masked in it. A checkbox's default stays: true or false
+ * hides nothing, and the form could not show it otherwise. Each says what the form needs to know of that:
+ * `secret` (a password field), `masked` (its default as served is not its default: the run form leaves the field
+ * out of the run it starts, unless typed in, and the daemon applies it).
  */
 function inputsView(inputs: NonNullable<Playbook['inputs']>): Record<string, unknown> {
   const mask = (v: unknown) => (maskable(v) ? MASK : v);
@@ -131,6 +132,7 @@ function inputsView(inputs: NonNullable<Playbook['inputs']>): Record<string, unk
         view.secret = true;
         if (spec.default !== undefined) view.default = mask(spec.default);
         if (spec.enum) view.enum = spec.enum.map(mask);
+        if (spec.items?.enum) view.items = { ...spec.items, enum: spec.items.enum.map(mask) };
       }
       if (JSON.stringify(view.default) !== JSON.stringify(spec.default)) view.masked = true;
       return [name, view];

@@ -17,6 +17,7 @@ import { scheduleKey, scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
 import { durationProblem } from './duration.js';
+import { declarationProblems } from './input-constraints.js';
 import {
   argsOf,
   checkExpressions,
@@ -129,30 +130,9 @@ export class Checker {
     );
   }
 
+  /** A declaration that contradicts itself, or a default or an enum value that breaks it (input-constraints.ts). */
   private checkInput(name: string, decl: unknown): void {
-    if (!isObject(decl) || decl.default === undefined || typeof decl.type !== 'string') return;
-    const d = decl.default;
-    const fits: Record<string, boolean> = {
-      string: typeof d === 'string',
-      integer: Number.isInteger(d),
-      number: typeof d === 'number',
-      boolean: typeof d === 'boolean',
-      array: Array.isArray(d),
-      object: isObject(d),
-    };
-    const enumMiss =
-      Array.isArray(decl.enum) && !decl.enum.some((v) => JSON.stringify(v) === JSON.stringify(d));
-    for (const problem of [
-      fits[decl.type] === false ? `is not of type ${decl.type}` : '',
-      enumMiss ? 'is not one of its enum values' : '',
-    ])
-      if (problem)
-        this.report(
-          ['inputs', name, 'default'],
-          'value',
-          'input',
-          `the default of input \`${name}\` ${problem}`,
-        );
+    for (const p of declarationProblems(name, decl)) this.report(p.path, p.where, 'input', p.message);
   }
 
   private checkTriggers(on: unknown): void {

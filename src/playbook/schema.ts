@@ -242,12 +242,39 @@ const Schedule = closed({
     Type.Boolean({ description: 'Allow a run to start while the previous one runs. Default false.' }),
   ),
 });
+const INPUT_TYPES = ['string', 'integer', 'number', 'boolean', 'array', 'object'];
+const Pattern = Type.String({
+  description:
+    'An RE2 regular expression (as `matches()` takes) the text must match somewhere: anchor it with ^ and $ for the whole text.',
+});
+const Minimum = Type.Number({ description: 'The least value taken.' });
+const Maximum = Type.Number({ description: 'The greatest value taken.' });
 const InputDecl = closed({
-  type: Type.String({ enum: ['string', 'integer', 'number', 'boolean', 'array', 'object'] }),
+  type: Type.String({ enum: INPUT_TYPES }),
   description: Type.Optional(Type.String()),
   default: Type.Optional(Type.Unknown()),
   required: Type.Optional(Type.Boolean()),
   enum: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1 })),
+  pattern: Type.Optional(Pattern),
+  minLength: Type.Optional(Type.Integer({ minimum: 0, description: 'The fewest characters taken.' })),
+  maxLength: Type.Optional(Type.Integer({ minimum: 0, description: 'The most characters taken.' })),
+  minimum: Type.Optional(Minimum),
+  maximum: Type.Optional(Maximum),
+  items: Type.Optional(
+    closed(
+      {
+        type: Type.String({ enum: INPUT_TYPES }),
+        pattern: Type.Optional(Pattern),
+        enum: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1 })),
+        minimum: Type.Optional(Minimum),
+        maximum: Type.Optional(Maximum),
+      },
+      { description: "An array input: its elements' type, and what each must keep." },
+    ),
+  ),
+  minItems: Type.Optional(Type.Integer({ minimum: 0, description: 'The fewest elements taken.' })),
+  maxItems: Type.Optional(Type.Integer({ minimum: 0, description: 'The most elements taken.' })),
+  uniqueItems: Type.Optional(Type.Boolean({ description: 'No element given twice.' })),
 });
 
 /** The top level; `step` is the schema of one step (see stepKinds). */

@@ -121,11 +121,15 @@ export function join(a: T, b: T): T {
   return DYN;
 }
 
-/** An input's type, from its declared `type` (an object input's members are not declared: dyn). */
+/**
+ * An input's type, from its declared `type`; an array's elements are of its `items.type` (an object input's
+ * members are not declared: dyn).
+ */
 export function inputType(decl: unknown): T {
   const type = decl !== null && typeof decl === 'object' ? (decl as Schema).type : undefined;
   if (typeof type !== 'string') return DYN;
-  return PRIMITIVES[type] ?? (type === 'array' ? list(DYN) : DYN);
+  if (type === 'array') return list(inputType((decl as { items?: unknown }).items));
+  return PRIMITIVES[type] ?? DYN;
 }
 
 // ── the schemas, read once per process ──────────────────────────────────────────────────────────

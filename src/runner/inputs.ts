@@ -1,8 +1,10 @@
 /**
  * A run's inputs: turned into the declared types (text, as `--input k=v` gives it, is read as the type), defaults
- * applied, unknown ones refused. A value its input's type does not take is one problem (InputMismatch) that each
+ * applied, unknown ones refused, each value held to its declaration's constraints (pattern, minimum, items,
+ * uniqueItems…: playbook/input-constraints.ts). A value its input's type does not take is one problem (InputMismatch) that each
  * caller words for where the value came from: a command-line flag, a JSON body, a field of the console's form.
  */
+import { inputBreach, ofType } from '../playbook/input-constraints.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StepError, type Json } from './types.js';
 
@@ -94,19 +96,15 @@ export function coerceInputs(
       if (!read.ok) throw mismatch({ input: name, type: decl.type, got: v, unread: true });
       v = read.value;
     }
-    const ok =
-      (decl.type === 'string' && typeof v === 'string') ||
-      (decl.type === 'integer' && Number.isInteger(v)) ||
-      (decl.type === 'number' && typeof v === 'number' && Number.isFinite(v)) ||
-      (decl.type === 'boolean' && typeof v === 'boolean') ||
-      (decl.type === 'array' && Array.isArray(v)) ||
-      (decl.type === 'object' && v !== null && typeof v === 'object' && !Array.isArray(v));
+    const ok = ofType(decl.type, v);
     if (!ok) throw mismatch({ input: name, type: decl.type, got: v, unread: false });
     if (decl.enum && !decl.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) {
       throw new StepError(
         `input \`${name}\` must be one of ${decl.enum.map((e) => JSON.stringify(e)).join(', ')}`,
       );
     }
+    const breach = inputBreach(name, decl, v);
+    if (breach) throw new StepError(breach);
     out[name] = v;
   }
   return out;

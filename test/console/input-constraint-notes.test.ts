@@ -1,0 +1,35 @@
+/**
+ * The run form's help text says what each input's constraints take (console/pages/start-run.js), from what the
+ * playbooks API serves: the daemon refuses a value that breaks one, and the form says which before it is typed.
+ * The page's module as the browser runs it: plain JavaScript.
+ */
+import { expect } from 'chai';
+
+const moduleUrl = new URL('../../console/pages/start-run.js', import.meta.url).href;
+const { constraintNotes } = (await import(moduleUrl)) as { constraintNotes(spec: unknown): string[] };
+
+describe('console: the run form says what an input takes', () => {
+  it('gives each constraint in words', () => {
+    const uuid = '^[0-9a-f-]{36}$';
+    expect(
+      constraintNotes({
+        type: 'array',
+        items: { type: 'string', pattern: uuid },
+        minItems: 1,
+        uniqueItems: true,
+      }),
+    ).to.deep.equal(['at least 1 item', `each string matching ${uuid}`, 'no item twice']);
+    expect(constraintNotes({ type: 'integer', minimum: 1024, maximum: 65535 })).to.deep.equal([
+      '1024 to 65535',
+    ]);
+    expect(constraintNotes({ type: 'string', pattern: '^[a-z]+$', maxLength: 8 })).to.deep.equal([
+      'matching ^[a-z]+$',
+      'at most 8 characters',
+    ]);
+    expect(
+      constraintNotes({ type: 'array', items: { type: 'integer', enum: [1, 3] }, maxItems: 2 }),
+    ).to.deep.equal(['at most 2 items', 'each integer one of 1, 3']);
+    expect(constraintNotes({ type: 'string', enum: ['a', 'b'] })).to.deep.equal(['one of "a", "b"']);
+    expect(constraintNotes({ type: 'string', description: 'x' }), 'none: nothing said').to.deep.equal([]);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * Constraints on declared inputs (pattern, minLength/maxLength, minimum/maximum, items, minItems/maxItems,
+ * uniqueItems), held at the start of every run by coerceInputs, before anything is sent: a list of sensor ids
+ * with one given twice was accepted, and the rollout configured that sensor twice. An array input's `items.type`
+ * is also the type `validate` gives its elements in expressions.
+ */
+import { expect } from 'chai';
+import { coerceInputs } from '../../src/runner/runner.js';
+import { loadPlaybook } from '../../src/playbook/load.js';
+import type { Playbook } from '../../src/playbook/schema.js';
+
+const UUID = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+const A = '30ca92f4-cca3-467f-b9ef-100000000001';
+const B = '1963d0fb-5aba-441c-88e1-100000000003';
+
+const HEAD = `version: 1
+name: constrained
+on: { manual: true }
+inputs:
+  sensors:
+    type: array
+    items: { type: string, pattern: '${UUID}' }
+    minItems: 1
+    maxItems: 3
+    uniqueItems: true
+  region: { type: string, pattern: '^[a-z]+-[0-9]$', minLength: 4, maxLength: 8, default: eu-1 }
+  port: { type: integer, minimum: 1024, maximum: 65535, default: 8080 }
+  ratio: { type: number, minimum: 0, maximum: 1, default: 0.5 }
+  levels: { type: array, items: { type: integer, minimum: 1, maximum: 5, enum: [1, 3, 5] }, default: [1] }
+  word: { type: string, minLength: 2, default: 'é!' }
+`;
+
+function load(steps: string): ReturnType<typeof loadPlaybook> {
+  return loadPlaybook(`${HEAD}steps:\n${steps}`, 'constrained.yaml');
+}
+
+const pb = (() => {
+  const r = load(`  - id: hi\n    uses: log\n    with: { message: '\${{ inputs.sensors[0] }}' }\n`);
+  expect(r.diagnostics).to.deep.equal([]);
+  return r.playbook as Playbook;
+})();
+
+function refusal(given: Record<string, unknown>): string {
+  try {
+    coerceInputs(pb, given);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  throw new Error(`${JSON.stringify(given)} was taken`);
+}
+
+describe('input constraints at the start of a run (coerceInputs)', () => {
+  it('takes values that keep every constraint, given as text or typed', () => {
+    expect(coerceInputs(pb, { sensors: `["${A}", "${B}"]`, port: '1024', ratio: '1' })).to.deep.equal({
+      sensors: [A, B],
+      region: 'eu-1',
+      port: 1024,
+      ratio: 1,
+      levels: [1],
+      word: 'é!',
+    });
+    expect(coerceInputs(pb, { sensors: [A], region: 'us-2', levels: [5, 3, 5] })).to.include({
+      region: 'us-2',
+    });
+  });
+
+  it('refuses a repeated item, naming the input, the item and uniqueItems', () => {
+    expect(refusal({ sensors: `["${A}", "${B}", "${A}"]` })).to.equal(
+      `input \`sensors\`: item 3 "${A}" is given twice (uniqueItems)`,
+    );
+  });
+
+  it("refuses an item of another type or that breaks the items' constraints", () => {
+    expect(refusal({ sensors: ['a', 1, 'a'] })).to.equal(
+      `input \`sensors\`: item 1 "a" does not match \`${UUID}\` (items.pattern)`,
+    );
+    expect(refusal({ sensors: [A, 1] })).to.equal(
+      'input `sensors`: item 2 (1) is not of type string (items.type)',
+    );
+    expect(refusal({ sensors: [A], levels: [1, 7] })).to.equal(
+      'input `levels`: item 2 (7) is not one of 1, 3, 5 (items.enum)',
+    );
+    expect(refusal({ sensors: [A], levels: '[1.5]' })).to.equal(
+      'input `levels`: item 1 (1.5) is not of type integer (items.type)',
+    );
+  });
+
+  it('refuses too few or too many items', () => {
+    expect(refusal({ sensors: [] })).to.equal('input `sensors`: has 0 items, fewer than 1 (minItems)');
+    expect(refusal({ sensors: [A, B, A, B] })).to.equal(
+      'input `sensors`: has 4 items, more than 3 (maxItems)',
+    );
+  });
+
+  it('refuses a string that breaks its pattern or its length (in characters), and a number out of bounds', () => {
+    const ok = { sensors: [A] };
+    expect(refusal({ ...ok, region: 'EU-1' })).to.equal(
+      'input `region`: "EU-1" does not match `^[a-z]+-[0-9]$` (pattern)',
+    );
+    expect(coerceInputs(pb, { ...ok, region: 'europe-1' })).to.include({ region: 'europe-1' });
+    expect(refusal({ ...ok, region: 'europe-west-1' })).to.equal(
+      'input `region`: "europe-west-1" does not match `^[a-z]+-[0-9]$` (pattern)',
+    );
+    expect(refusal({ ...ok, word: 'é' })).to.equal(
+      'input `word`: "é" is shorter than 2 characters (minLength)',
+    );
+    expect(refusal({ ...ok, port: '80' })).to.equal('input `port`: 80 is less than 1024 (minimum)');
+    expect(refusal({ ...ok, port: 70000 })).to.equal('input `port`: 70000 is more than 65535 (maximum)');
+    expect(refusal({ ...ok, ratio: '1.5' })).to.equal('input `ratio`: 1.5 is more than 1 (maximum)');
+  });
+});
+
+describe('input constraints in the expression type checker', () => {
+  it("gives an array input's elements its items.type: a string element plus one is refused", () => {
+    const r = load(`  - id: hi\n    uses: log\n    with: { message: '\${{ inputs.sensors[0] + 1 }}' }\n`);
+    expect(r.diagnostics.map((d) => `${d.line}:${d.column} ${d.rule}: ${d.message}`)).to.deep.equal([
+      '19:27 type: `+` cannot take a string `inputs.sensors[0]` and an int `1`',
+    ]);
+    const ints = load(`  - id: hi\n    uses: log\n    with: { message: '\${{ inputs.levels[0] + 1 }}' }\n`);
+    expect(ints.diagnostics).to.deep.equal([]);
+  });
+});
