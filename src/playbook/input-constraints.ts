@@ -106,8 +106,8 @@ function arrayBreach(d: Json, v: unknown[], key: string, at: (k: string) => stri
     return { why: `has ${n} item${n === 1 ? '' : 's'}, fewer than ${d.minItems} ${at('minItems')}` };
   if (typeof d.maxItems === 'number' && n > d.maxItems)
     return { why: `has ${n} items, more than ${d.maxItems} ${at('maxItems')}` };
-  /** An element as said: its place (from 1) and its value, a string quoted, anything else in parentheses. */
-  const item = (i: number) => `item ${i + 1} ${typeof v[i] === 'string' ? show(v[i]) : `(${show(v[i])})`}`;
+  /** An element as said: its index (from 0, as `inputs.x[0]` reads it) and its value, a string quoted, anything else in parentheses. */
+  const item = (i: number) => `item ${i} ${typeof v[i] === 'string' ? show(v[i]) : `(${show(v[i])})`}`;
   const items = isObject(d.items) ? d.items : undefined;
   if (items)
     for (let i = 0; i < n; i++) {

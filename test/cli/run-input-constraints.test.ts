@@ -19,12 +19,12 @@ describe('fleetbook run --input that breaks a constraint (child process)', funct
   const env = { FLEETBOOK_STATE: join(dir, 'state.db') };
 
   const CASES: [string, string][] = [
-    [`sensors=["${A}", "${B}", "${A}"]`, `input \`sensors\`: item 3 "${A}" is given twice (uniqueItems)`],
+    [`sensors=["${A}", "${B}", "${A}"]`, `input \`sensors\`: item 2 "${A}" is given twice (uniqueItems)`],
     [
       `sensors=["${A}", "sensor-2"]`,
-      'input `sensors`: item 2 "sensor-2" does not match `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$` (items.pattern)',
+      'input `sensors`: item 1 "sensor-2" does not match `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$` (items.pattern)',
     ],
-    [`sensors=["${A}", 1]`, 'input `sensors`: item 2 (1) is not of type string (items.type)'],
+    [`sensors=["${A}", 1]`, 'input `sensors`: item 1 (1) is not of type string (items.type)'],
     ['sensors=[]', 'input `sensors`: has 0 items, fewer than 1 (minItems)'],
   ];
   for (const [input, error] of CASES)

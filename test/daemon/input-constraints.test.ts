@@ -58,11 +58,11 @@ describe('serve: input constraints over HTTP', function () {
   it('POST /playbooks/{name}/runs: 400 for a value that breaks a constraint, and no run stored', async () => {
     expect(await start({ sensors: [A, B, A] })).to.deep.equal([
       400,
-      { error: `input \`sensors\`: item 3 "${A}" is given twice (uniqueItems)` },
+      { error: `input \`sensors\`: item 2 "${A}" is given twice (uniqueItems)` },
     ]);
     expect(await start({ sensors: `["${A}", "x"]` })).to.deep.equal([
       400,
-      { error: `input \`sensors\`: item 2 "x" does not match \`${UUID}\` (items.pattern)` },
+      { error: `input \`sensors\`: item 1 "x" does not match \`${UUID}\` (items.pattern)` },
     ]);
     expect(await start({ sensors: [] })).to.deep.equal([
       400,

@@ -66,22 +66,22 @@ describe('input constraints at the start of a run (coerceInputs)', () => {
 
   it('refuses a repeated item, naming the input, the item and uniqueItems', () => {
     expect(refusal({ sensors: `["${A}", "${B}", "${A}"]` })).to.equal(
-      `input \`sensors\`: item 3 "${A}" is given twice (uniqueItems)`,
+      `input \`sensors\`: item 2 "${A}" is given twice (uniqueItems)`,
     );
   });
 
   it("refuses an item of another type or that breaks the items' constraints", () => {
     expect(refusal({ sensors: ['a', 1, 'a'] })).to.equal(
-      `input \`sensors\`: item 1 "a" does not match \`${UUID}\` (items.pattern)`,
+      `input \`sensors\`: item 0 "a" does not match \`${UUID}\` (items.pattern)`,
     );
     expect(refusal({ sensors: [A, 1] })).to.equal(
-      'input `sensors`: item 2 (1) is not of type string (items.type)',
+      'input `sensors`: item 1 (1) is not of type string (items.type)',
     );
     expect(refusal({ sensors: [A], levels: [1, 7] })).to.equal(
-      'input `levels`: item 2 (7) is not one of 1, 3, 5 (items.enum)',
+      'input `levels`: item 1 (7) is not one of 1, 3, 5 (items.enum)',
     );
     expect(refusal({ sensors: [A], levels: '[1.5]' })).to.equal(
-      'input `levels`: item 1 (1.5) is not of type integer (items.type)',
+      'input `levels`: item 0 (1.5) is not of type integer (items.type)',
     );
   });
 
