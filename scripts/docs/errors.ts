@@ -4,6 +4,7 @@ import { ACTIONS, AREAS, CATALOG } from '../../src/api/catalog.js';
 import {
   CARRIER_ERRORS,
   DEVICE_ERRORS,
+  OWN_DEVICE_TYPES,
   STATE_NOT_CHANGED,
   type DeviceErrorType,
 } from '../../src/api/device-errors.js';
@@ -113,6 +114,16 @@ export function errorsReference(): string {
         `| \`${t}\` | \`${c}\` | ${t === 'DEVICE DEACTIVATED' ? 'The device is deactivated; only activation applies to it.' : "The action does not apply to the device's state (suspending a pending device, activating a suspended one)."} |`,
     ),
     `| \`${STATE_NOT_CHANGED}\` | \`permanent\` | The service reports the request finished and the device is not in the target state; without its callback no reason is known. |`,
+    '',
+    "## fleetbook's own per-device types",
+    '',
+    'What fleetbook records for a device when the service gave no type of its own: a device not sent (`skipped`,',
+    'no class), or a request whose outcome is unknown or failed as a whole. A whole request refused with one of',
+    "fleetbook's error codes (`FB_INPUT`, ...) gives its devices that code, and an API error its code.",
+    '',
+    '| type | class | meaning |',
+    '| --- | --- | --- |',
+    ...Object.entries(OWN_DEVICE_TYPES).map(([t, [c, m]]) => `| \`${t}\` | ${c ? `\`${c}\`` : '—'} | ${m} |`),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -100,6 +100,48 @@ export function isCarrierErrorType(type: string): type is CarrierErrorType {
  */
 export const STATE_NOT_CHANGED = 'STATE NOT CHANGED';
 
+/**
+ * The types fleetbook itself records for a device, beside the service's (7.3) and the carrier's: what each says,
+ * with its class (none for a device `skipped`), for docs/errors.md. The code names them by these keys.
+ */
+export const OWN_DEVICE_TYPES = {
+  'OUTCOME UNKNOWN': [
+    'retryable',
+    'The request was sent and no answer says whether the service acted on it (a connection lost after sending, an answer lost for good): the device is `unconfirmed`, and its request is not sent again blindly.',
+  ],
+  NETWORK: [
+    'retryable',
+    'The request never reached the service (a refused connection, a name that did not resolve).',
+  ],
+  'ALREADY IN TARGET STATE': [
+    null,
+    'Skipped: the step waited for another run holding the device, and read it already in the target state; nothing was sent.',
+  ],
+  'LIMIT EXCEEDED': [
+    null,
+    "Skipped: acting on it would have passed the playbook's `limits`; nothing was sent.",
+  ],
+  'DRY RUN': [null, 'Skipped: a dry run, which sends nothing that changes anything.'],
+  'MALFORMED ANSWER': [
+    'permanent',
+    "The service's answer could not be kept as it came (a NUL character in its request id, txid, msid, time or error type): the device is `unconfirmed` unless a read of its state shows the change.",
+  ],
+  ERROR: ['permanent', 'The whole request failed for a reason of no other type.'],
+} as const satisfies Record<string, readonly ['retryable' | 'permanent' | null, string]>;
+
+export type OwnDeviceType = keyof typeof OWN_DEVICE_TYPES;
+
+/** The types of a device that failed or stayed unconfirmed (a class); the others are of a skipped one (none). */
+type FailureType = {
+  [K in OwnDeviceType]: (typeof OWN_DEVICE_TYPES)[K][0] extends null ? never : K;
+}[OwnDeviceType];
+
+/** One of OWN_DEVICE_TYPES with its class, as a device result carries them. */
+export const ownType = <T extends FailureType>(type: T) => ({
+  errorType: type,
+  errorClass: OWN_DEVICE_TYPES[type][0] as NonNullable<(typeof OWN_DEVICE_TYPES)[T][0]>,
+});
+
 /** The per-device error types a device-state action's devices can fail with. */
 export const DEVICE_STATE_ERROR_TYPES: readonly string[] = [...CARRIER_ERROR_TYPES, STATE_NOT_CHANGED];
 

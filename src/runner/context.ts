@@ -2,6 +2,7 @@
  * What a run's interpreter and its action strategies share: the run's services, its step summaries and
  * progress, the counted API call, the step-level retry, and the ledger. One per run.
  */
+import { ownType } from '../api/device-errors.js';
 import { isoTime, systemClock, type Clock } from '../clock.js';
 import { ApiError, FleetbookError, NetworkError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -266,10 +267,9 @@ export function unknownOutcome(e: unknown): boolean {
 /** The error type and class a device gets from an error that failed its whole request. */
 export function errorOf(e: unknown): Pick<DeviceResult, 'errorType' | 'errorClass'> {
   if (e instanceof ApiError) return { errorType: e.apiCode, errorClass: e.retryClass };
-  if (e instanceof NetworkError)
-    return { errorType: e.sent ? 'OUTCOME UNKNOWN' : 'NETWORK', errorClass: 'retryable' };
+  if (e instanceof NetworkError) return ownType(e.sent ? 'OUTCOME UNKNOWN' : 'NETWORK');
   if (e instanceof FleetbookError) return { errorType: e.code, errorClass: e.retryClass };
-  return { errorType: 'ERROR', errorClass: 'permanent' };
+  return ownType('ERROR');
 }
 
 /** Whether any of `selectors` (retry.on) matches an error. */

@@ -3,7 +3,7 @@
  * ledger; and per-device results from location entries.
  */
 import type { Operation } from '../api/catalog.js';
-import { deviceErrorClass, specErrorType } from '../api/device-errors.js';
+import { deviceErrorClass, ownType, specErrorType } from '../api/device-errors.js';
 import { InputError } from '../errors.js';
 import { nulRefusal } from '../util/nul.js';
 import type { DeviceGroup, DeviceResult } from '../store/store.js';
@@ -109,7 +109,7 @@ export class MalformedAnswer extends StepError {
 }
 
 /** The error type and class of the devices of an accepted request whose answer was refused (MalformedAnswer). */
-export const MALFORMED_ANSWER = { errorType: 'MALFORMED ANSWER', errorClass: 'permanent' } as const;
+export const MALFORMED_ANSWER = ownType('MALFORMED ANSWER');
 
 /**
  * The refusal of `action`'s answer for a NUL character in `value`, its member `field` (a JSON path in the

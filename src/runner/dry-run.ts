@@ -5,6 +5,7 @@
  * the epoch for those formats), a number its minimum or 0, a boolean true, a list empty; of alternatives, the
  * first.
  */
+import type { OwnDeviceType } from '../api/device-errors.js';
 import type { Operation } from '../api/catalog.js';
 import { countDevices, item, type RunContext } from './context.js';
 import { resultsOf, withResult, type DeviceSet } from './devices.js';
@@ -31,7 +32,11 @@ export function planOnly(
   p.calls += calls;
   p.devices += devices.size;
   ctx.planned.set(stepId, p);
-  const groups = withResult(devices, { outcome: 'skipped', errorType: 'DRY RUN', attempts: 0 });
+  const groups = withResult(devices, {
+    outcome: 'skipped',
+    errorType: 'DRY RUN' satisfies OwnDeviceType,
+    attempts: 0,
+  });
   return {
     status: 'planned',
     output: op ? plannedOutput(op) : null,

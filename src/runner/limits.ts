@@ -1,4 +1,5 @@
 /** A run's `limits` (playbook and step): a mutating call that would take the run past one is never sent. */
+import type { OwnDeviceType } from '../api/device-errors.js';
 import type { Playbook } from '../playbook/schema.js';
 import { addCounts, countDevices, type RunContext, type StepCount } from './context.js';
 import { idsOf, withResult, type DeviceSet } from './devices.js';
@@ -7,7 +8,7 @@ import { LimitError, type Json } from './types.js';
 type Limits = NonNullable<Playbook['limits']>;
 
 /** The error type of the devices a step did not send because a limit of `limits` would have been passed. */
-const LIMIT_EXCEEDED = 'LIMIT EXCEEDED';
+const LIMIT_EXCEEDED: OwnDeviceType = 'LIMIT EXCEEDED';
 
 export class RunLimits {
   /** Every device a mutating call of this run has named, which the playbook's `limits` count. */

@@ -6,6 +6,7 @@
  * reads the devices' state when an earlier execution sent the request and stopped before its answer, so that no
  * device is changed twice.
  */
+import type { OwnDeviceType } from '../../api/device-errors.js';
 import { retrying } from '../../retry.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
 import { countDevices, addCounts, errorOf, unknownOutcome, selects } from '../context.js';
@@ -271,7 +272,7 @@ async function skipDone(
 }
 
 /** Why a device is skipped that a holder before this step left in the action's target state. */
-const ALREADY_DONE = 'ALREADY IN TARGET STATE';
+const ALREADY_DONE: OwnDeviceType = 'ALREADY IN TARGET STATE';
 
 /** A device's result under a request (a group of results, or the request) and its attempt. */
 const resultKey = (under: { requestId?: string; attempts: number }, id: string) =>
