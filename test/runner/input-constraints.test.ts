@@ -110,6 +110,59 @@ describe('input constraints at the start of a run (coerceInputs)', () => {
   });
 });
 
+describe('uniqueItems compares items as JSON Schema does', () => {
+  const objects = (() => {
+    const r = loadPlaybook(
+      `version: 1
+name: unique-objects
+on: { manual: true }
+inputs:
+  targets: { type: array, items: { type: object }, uniqueItems: true }
+  weights: { type: array, uniqueItems: true }
+  origin: { type: object, enum: [{ x: 0, y: 0 }] }
+steps:
+  - id: hi
+    uses: log
+    with: { message: hi }
+`,
+      'unique-objects.yaml',
+    );
+    expect(r.diagnostics).to.deep.equal([]);
+    return r.playbook as Playbook;
+  })();
+  const refused = (given: Record<string, unknown>) => {
+    try {
+      coerceInputs(objects, given);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return undefined;
+  };
+
+  it('refuses objects that differ only in the order of their keys, at any depth', () => {
+    expect(refused({ targets: '[{"a": 1, "b": 2}, {"b": 2, "a": 1}]' })).to.equal(
+      'input `targets`: item 1 ({"b":2,"a":1}) is given twice (uniqueItems)',
+    );
+    expect(refused({ weights: [{ x: [1, { p: 1, q: 2 }] }, { x: [1, { q: 2, p: 1 }] }] })).to.equal(
+      'input `weights`: item 1 ({"x":[1,{"q":2,"p":1}]}) is given twice (uniqueItems)',
+    );
+  });
+
+  it('takes an enum value whose keys come in another order', () => {
+    expect(coerceInputs(objects, { origin: '{"y": 0, "x": 0}' })).to.deep.equal({ origin: { y: 0, x: 0 } });
+    expect(refused({ origin: { x: 0, y: 1 } })).to.equal('input `origin` must be one of {"x":0,"y":0}');
+  });
+
+  it('refuses 1 and 1.0 as one number, and takes what differs in a value or an order of elements', () => {
+    expect(refused({ weights: '[1, 1.0]' })).to.equal(
+      'input `weights`: item 1 (1) is given twice (uniqueItems)',
+    );
+    expect(
+      refused({ targets: [{ a: 1 }, { a: 1, b: null }], weights: [[1, 2], [2, 1], '1', 1, true] }),
+    ).to.equal(undefined);
+  });
+});
+
 describe('input constraints in the expression type checker', () => {
   it("gives an array input's elements its items.type: a string element plus one is refused", () => {
     const r = load(`  - id: hi\n    uses: log\n    with: { message: '\${{ inputs.sensors[0] + 1 }}' }\n`);
