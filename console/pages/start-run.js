@@ -104,13 +104,13 @@ export function constraintNotes(spec) {
       Array.isArray(s?.enum)
         ? `one of ${s.enum.map((/** @type {unknown} */ v) => JSON.stringify(v)).join(', ')}`
         : undefined,
+      range(s?.minLength, s?.maxLength, 'character'),
     ].filter(Boolean);
   const items = spec?.items && typeof spec.items === 'object' ? spec.items : undefined;
   return [
     ...value(spec),
-    range(spec?.minLength, spec?.maxLength, 'character'),
     range(spec?.minItems, spec?.maxItems, 'item'),
-    items ? [`each ${items.type ?? 'item'}`, ...value(items)].join(' ') : undefined,
+    items ? `each ${items.type ?? 'item'} ${value(items).join(', ')}`.trimEnd() : undefined,
     spec?.uniqueItems === true ? 'no item twice' : undefined,
   ].filter(Boolean);
 }

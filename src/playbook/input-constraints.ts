@@ -208,7 +208,7 @@ export function declarationProblems(name: string, decl: unknown): DeclProblem[] 
     list.forEach((e, i) => {
       const why = !ofType(d.type as string, e)
         ? `is not of type ${d.type as string}`
-        : breach({ ...d, enum: undefined }, e)?.why;
+        : breach({ ...d, enum: undefined }, e, base.length ? `${base.join('.')}.` : '')?.why;
       if (why) problem([...base, 'enum', i], 'value', `${whose} ${show(e)} ${why}`);
     });
   };

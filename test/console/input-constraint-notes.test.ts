@@ -29,6 +29,15 @@ describe('console: the run form says what an input takes', () => {
     expect(
       constraintNotes({ type: 'array', items: { type: 'integer', enum: [1, 3] }, maxItems: 2 }),
     ).to.deep.equal(['at most 2 items', 'each integer one of 1, 3']);
+    expect(
+      constraintNotes({
+        type: 'array',
+        items: { type: 'string', pattern: '^[A-Z]+$', minLength: 2, maxLength: 8 },
+      }),
+    ).to.deep.equal(['each string matching ^[A-Z]+$, 2 to 8 characters']);
+    expect(constraintNotes({ type: 'array', items: { type: 'string', maxLength: 1 } })).to.deep.equal([
+      'each string at most 1 character',
+    ]);
     expect(constraintNotes({ type: 'string', enum: ['a', 'b'] })).to.deep.equal(['one of "a", "b"']);
     expect(constraintNotes({ type: 'string', description: 'x' }), 'none: nothing said').to.deep.equal([]);
   });

@@ -163,6 +163,45 @@ steps:
   });
 });
 
+describe("an array input's items.minLength and items.maxLength", () => {
+  let codes: Playbook;
+  before(() => {
+    const r = loadPlaybook(
+      `version: 1
+name: item-lengths
+on: { manual: true }
+inputs:
+  codes: { type: array, items: { type: string, minLength: 2, maxLength: 3 } }
+steps:
+  - id: hi
+    uses: log
+    with: { message: hi }
+`,
+      'item-lengths.yaml',
+    );
+    expect(r.diagnostics).to.deep.equal([]);
+    codes = r.playbook as Playbook;
+  });
+  const refused = (given: unknown) => {
+    try {
+      coerceInputs(codes, { codes: given });
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return undefined;
+  };
+
+  it('takes items of those lengths in characters, and refuses one shorter or longer, naming it', () => {
+    expect(refused(['ab', 'abc', 'éé!'])).to.equal(undefined);
+    expect(refused(['ab', 'a'])).to.equal(
+      'input `codes`: item 1 "a" is shorter than 2 characters (items.minLength)',
+    );
+    expect(refused('["abc", "abcd"]')).to.equal(
+      'input `codes`: item 1 "abcd" is longer than 3 characters (items.maxLength)',
+    );
+  });
+});
+
 describe('input constraints in the expression type checker', () => {
   it("gives an array input's elements its items.type: a string element plus one is refused", () => {
     const r = load(`  - id: hi\n    uses: log\n    with: { message: '\${{ inputs.sensors[0] + 1 }}' }\n`);
