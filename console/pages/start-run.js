@@ -104,15 +104,60 @@ export function constraintNotes(spec) {
       Array.isArray(s?.enum)
         ? `one of ${s.enum.map((/** @type {unknown} */ v) => JSON.stringify(v)).join(', ')}`
         : undefined,
+      range(s?.minLength, s?.maxLength, 'character'),
     ].filter(Boolean);
   const items = spec?.items && typeof spec.items === 'object' ? spec.items : undefined;
   return [
     ...value(spec),
-    range(spec?.minLength, spec?.maxLength, 'character'),
     range(spec?.minItems, spec?.maxItems, 'item'),
-    items ? [`each ${items.type ?? 'item'}`, ...value(items)].join(' ') : undefined,
+    items ? `each ${items.type ?? 'item'} ${value(items).join(', ')}`.trimEnd() : undefined,
     spec?.uniqueItems === true ? 'no item twice' : undefined,
   ].filter(Boolean);
+}
+
+/**
+ * The `pattern` attribute for an input's RE2 `pattern`, or undefined when the browser would read it otherwise.
+ * The browser matches the whole text, as `^(?:pattern)$` with the `v` flag: that means what RE2 means (a match
+ * anywhere) only for a pattern anchored at both ends, with no `|` outside a group. Left out too: what is not
+ * JavaScript, and what both read but differently: `\s` and `\S` (JavaScript's take every Unicode space), `.`
+ * (JavaScript's leaves out U+2028 and U+2029 as well), `\p`, a `(?` group other than `(?:`, and in a class a
+ * `[` (a POSIX class for RE2, a nested class for `v`), `--` or `&&` (set operations for `v`). The daemon holds
+ * the value to the pattern whatever the browser makes of it.
+ * @param {unknown} pattern
+ */
+export function htmlPattern(pattern) {
+  if (typeof pattern !== 'string' || !pattern.startsWith('^') || !pattern.endsWith('$')) return undefined;
+  let depth = 0;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    const next = pattern[i + 1] ?? '';
+    if (c === '\\') {
+      if ('sSpP'.includes(next)) return undefined;
+      // The closing `$` escaped is a literal dollar, not an anchor.
+      if (i + 1 === pattern.length - 1) return undefined;
+      i++;
+    } else if (inClass) {
+      if (c === '[' || (c === '-' && next === '-') || (c === '&' && next === '&')) return undefined;
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      inClass = true;
+      if (next === '^') i++;
+      // `[]a]` holds `]` for RE2; JavaScript reads `[]` as an empty class.
+      if (pattern[i + 1] === ']') return undefined;
+    } else if (c === '.') return undefined;
+    else if (c === '(') {
+      if (next === '?' && pattern[i + 2] !== ':') return undefined;
+      depth++;
+    } else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) return undefined;
+  }
+  try {
+    new RegExp(`^(?:${pattern})$`, 'v');
+  } catch {
+    return undefined;
+  }
+  return pattern;
 }
 
 /**
@@ -222,6 +267,29 @@ export function StartRun({ name, inputs, secretName, uid }) {
 }
 
 /**
+ * The attributes the browser knows of an input's constraints: `min` and `max` on a number's field; `minlength`
+ * and `pattern` (htmlPattern) on a text's. No `maxlength`: the browser counts UTF-16 units and stops the typing
+ * there, where the daemon counts characters (code points), so a value the daemon takes (`😀😀` for a
+ * `maxLength` of 2) could not be typed. The form is `novalidate`: the daemon says what a value breaks.
+ * @param {any} spec
+ * @param {string} kind
+ */
+function bounds(spec, kind) {
+  /** @type {Record<string, string | number>} */
+  const out = {};
+  const num = (/** @type {unknown} */ n) => typeof n === 'number' && Number.isFinite(n);
+  if (kind === 'integer' || kind === 'number') {
+    if (num(spec?.minimum)) out.min = spec.minimum;
+    if (num(spec?.maximum)) out.max = spec.maximum;
+  } else if (kind === 'string') {
+    if (num(spec?.minLength)) out.minlength = spec.minLength;
+    const pattern = htmlPattern(spec?.pattern);
+    if (pattern !== undefined) out.pattern = pattern;
+  }
+  return out;
+}
+
+/**
  * @param {{ input: string, spec: any, kind: string, secret: boolean, initial: string, masked: boolean, id: string,
  *   given: string | boolean | undefined }} props
  * `secret`: named like one, a password field; `initial`: its text but for `given`, what was typed in the field
@@ -264,6 +332,7 @@ function Field({ input, spec, kind, secret, initial, masked, id, given }) {
         spellcheck="false"
         defaultValue=${text}
         aria-describedby=${help}
+        ...${bounds(spec, kind)}
       />
       <button
         type="button"
@@ -290,6 +359,7 @@ function Field({ input, spec, kind, secret, initial, masked, id, given }) {
       step=${kind === 'integer' ? '1' : kind === 'number' ? 'any' : undefined}
       defaultValue=${text}
       aria-describedby=${help}
+      ...${bounds(spec, kind)}
     />`;
   return html`<div class=${kind === 'boolean' ? 'field field-check' : 'field'}>
     <label for=${id}>${input}</label>

@@ -59,7 +59,23 @@ export function ofType(type: string, v: unknown): boolean {
   }
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/**
+ * A JSON value as text, one for all the values JSON Schema holds equal (`enum`, `uniqueItems`): an object's
+ * keys in one order, at any depth; numbers as JSON writes them (1 and 1.0 alike, as a number is one number).
+ */
+export function jsonKey(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(jsonKey).join(',')}]`;
+  if (isObject(v))
+    return `{${Object.keys(v)
+      .sort()
+      .filter((k) => v[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${jsonKey(v[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** Whether two JSON values are equal as JSON Schema holds them: deep, whatever the order of an object's keys. */
+export const sameJson = (a: unknown, b: unknown) => jsonKey(a) === jsonKey(b);
 const show = (v: unknown) => JSON.stringify(v);
 /** Characters as JSON Schema counts them: code points. */
 const length = (s: string) => [...s].length;
@@ -78,7 +94,7 @@ interface Breach {
 function breach(d: Json, v: unknown, key = ''): Breach | undefined {
   const at = (k: string) => `(${key}${k})`;
   const why = (text: string, item?: number): Breach => ({ why: text, item });
-  if (Array.isArray(d.enum) && !d.enum.some((e) => same(e, v)))
+  if (Array.isArray(d.enum) && !d.enum.some((e) => sameJson(e, v)))
     return why(`is not one of ${d.enum.map(show).join(', ')} ${at('enum')}`);
   if (typeof v === 'string') {
     if (typeof d.pattern === 'string') {
@@ -119,7 +135,7 @@ function arrayBreach(d: Json, v: unknown[], key: string, at: (k: string) => stri
   if (d.uniqueItems === true) {
     const seen = new Set<string>();
     for (let i = 0; i < n; i++) {
-      const k = show(v[i]);
+      const k = jsonKey(v[i]);
       if (seen.has(k)) return { why: `${item(i)} is given twice ${at('uniqueItems')}`, item: i };
       seen.add(k);
     }
@@ -192,7 +208,7 @@ export function declarationProblems(name: string, decl: unknown): DeclProblem[] 
     list.forEach((e, i) => {
       const why = !ofType(d.type as string, e)
         ? `is not of type ${d.type as string}`
-        : breach({ ...d, enum: undefined }, e)?.why;
+        : breach({ ...d, enum: undefined }, e, base.length ? `${base.join('.')}.` : '')?.why;
       if (why) problem([...base, 'enum', i], 'value', `${whose} ${show(e)} ${why}`);
     });
   };

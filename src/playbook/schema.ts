@@ -249,6 +249,8 @@ const Pattern = Type.String({
 });
 const Minimum = Type.Number({ description: 'The least value taken.' });
 const Maximum = Type.Number({ description: 'The greatest value taken.' });
+const MinLength = Type.Integer({ minimum: 0, description: 'The fewest characters taken.' });
+const MaxLength = Type.Integer({ minimum: 0, description: 'The most characters taken.' });
 const InputDecl = closed({
   type: Type.String({ enum: INPUT_TYPES }),
   description: Type.Optional(Type.String()),
@@ -256,8 +258,8 @@ const InputDecl = closed({
   required: Type.Optional(Type.Boolean()),
   enum: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1 })),
   pattern: Type.Optional(Pattern),
-  minLength: Type.Optional(Type.Integer({ minimum: 0, description: 'The fewest characters taken.' })),
-  maxLength: Type.Optional(Type.Integer({ minimum: 0, description: 'The most characters taken.' })),
+  minLength: Type.Optional(MinLength),
+  maxLength: Type.Optional(MaxLength),
   minimum: Type.Optional(Minimum),
   maximum: Type.Optional(Maximum),
   items: Type.Optional(
@@ -265,6 +267,8 @@ const InputDecl = closed({
       {
         type: Type.String({ enum: INPUT_TYPES }),
         pattern: Type.Optional(Pattern),
+        minLength: Type.Optional(MinLength),
+        maxLength: Type.Optional(MaxLength),
         enum: Type.Optional(Type.Array(Type.Unknown(), { minItems: 1 })),
         minimum: Type.Optional(Minimum),
         maximum: Type.Optional(Maximum),

@@ -110,6 +110,98 @@ describe('input constraints at the start of a run (coerceInputs)', () => {
   });
 });
 
+describe('uniqueItems compares items as JSON Schema does', () => {
+  const objects = (() => {
+    const r = loadPlaybook(
+      `version: 1
+name: unique-objects
+on: { manual: true }
+inputs:
+  targets: { type: array, items: { type: object }, uniqueItems: true }
+  weights: { type: array, uniqueItems: true }
+  origin: { type: object, enum: [{ x: 0, y: 0 }] }
+steps:
+  - id: hi
+    uses: log
+    with: { message: hi }
+`,
+      'unique-objects.yaml',
+    );
+    expect(r.diagnostics).to.deep.equal([]);
+    return r.playbook as Playbook;
+  })();
+  const refused = (given: Record<string, unknown>) => {
+    try {
+      coerceInputs(objects, given);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return undefined;
+  };
+
+  it('refuses objects that differ only in the order of their keys, at any depth', () => {
+    expect(refused({ targets: '[{"a": 1, "b": 2}, {"b": 2, "a": 1}]' })).to.equal(
+      'input `targets`: item 1 ({"b":2,"a":1}) is given twice (uniqueItems)',
+    );
+    expect(refused({ weights: [{ x: [1, { p: 1, q: 2 }] }, { x: [1, { q: 2, p: 1 }] }] })).to.equal(
+      'input `weights`: item 1 ({"x":[1,{"q":2,"p":1}]}) is given twice (uniqueItems)',
+    );
+  });
+
+  it('takes an enum value whose keys come in another order', () => {
+    expect(coerceInputs(objects, { origin: '{"y": 0, "x": 0}' })).to.deep.equal({ origin: { y: 0, x: 0 } });
+    expect(refused({ origin: { x: 0, y: 1 } })).to.equal('input `origin` must be one of {"x":0,"y":0}');
+  });
+
+  it('refuses 1 and 1.0 as one number, and takes what differs in a value or an order of elements', () => {
+    expect(refused({ weights: '[1, 1.0]' })).to.equal(
+      'input `weights`: item 1 (1) is given twice (uniqueItems)',
+    );
+    expect(
+      refused({ targets: [{ a: 1 }, { a: 1, b: null }], weights: [[1, 2], [2, 1], '1', 1, true] }),
+    ).to.equal(undefined);
+  });
+});
+
+describe("an array input's items.minLength and items.maxLength", () => {
+  let codes: Playbook;
+  before(() => {
+    const r = loadPlaybook(
+      `version: 1
+name: item-lengths
+on: { manual: true }
+inputs:
+  codes: { type: array, items: { type: string, minLength: 2, maxLength: 3 } }
+steps:
+  - id: hi
+    uses: log
+    with: { message: hi }
+`,
+      'item-lengths.yaml',
+    );
+    expect(r.diagnostics).to.deep.equal([]);
+    codes = r.playbook as Playbook;
+  });
+  const refused = (given: unknown) => {
+    try {
+      coerceInputs(codes, { codes: given });
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return undefined;
+  };
+
+  it('takes items of those lengths in characters, and refuses one shorter or longer, naming it', () => {
+    expect(refused(['ab', 'abc', 'éé!'])).to.equal(undefined);
+    expect(refused(['ab', 'a'])).to.equal(
+      'input `codes`: item 1 "a" is shorter than 2 characters (items.minLength)',
+    );
+    expect(refused('["abc", "abcd"]')).to.equal(
+      'input `codes`: item 1 "abcd" is longer than 3 characters (items.maxLength)',
+    );
+  });
+});
+
 describe('input constraints in the expression type checker', () => {
   it("gives an array input's elements its items.type: a string element plus one is refused", () => {
     const r = load(`  - id: hi\n    uses: log\n    with: { message: '\${{ inputs.sensors[0] + 1 }}' }\n`);
