@@ -149,13 +149,30 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
         for await (const page of store.eachDeviceResult(run.id))
           for (const d of page)
             await out.write(
-              `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}\n`,
+              `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? returned(d.data)}\n`,
             );
       }
     }
     await out.flush();
     return 0;
   });
+}
+
+/**
+ * What a step returned for a device, on its line: a location as `lat,lon ±radius m at time (cached)`, anything
+ * else as JSON; nothing when it returned nothing.
+ */
+function returned(data: unknown): string {
+  if (data === undefined || data === null) return '';
+  const l = data as {
+    latitude?: unknown;
+    longitude?: unknown;
+    radius?: unknown;
+    time?: unknown;
+    cached?: unknown;
+  };
+  if (typeof l.latitude !== 'number' || typeof l.longitude !== 'number') return JSON.stringify(data);
+  return `${l.latitude},${l.longitude}${l.radius !== undefined ? ` ±${String(l.radius)} m` : ''}${l.time ? ` at ${String(l.time)}` : ''}${l.cached ? ' (cached)' : ''}`;
 }
 
 /** What becomes of an unfinished run asked to cancel (cancelTakerText, as the console's run page says it). */

@@ -1,0 +1,49 @@
+/**
+ * `fleetbook runs show ID --devices` of a location report prints each located device's location on its line, as
+ * the JSON form and the console give it: the text form printed `succeeded` and nothing of where. The built
+ * binary in a child process, on the embedded emulator (dist/ must be built; `npm test` builds it).
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../runner/helpers.js';
+
+const NIGHTLY = join(import.meta.dirname, '..', '..', 'playbooks', 'nightly-location-report.yaml');
+
+interface Row {
+  step: string;
+  deviceId: string;
+  outcome: string;
+  data?: { latitude: number; longitude: number; radius?: number; time?: string; cached: boolean };
+}
+
+describe('runs show --devices: the locations of a report (child process)', function () {
+  this.timeout(60_000);
+  let tmp: { dir: string; close(): Promise<void> };
+
+  before(async () => (tmp = await tempDir()));
+  after(() => tmp.close());
+
+  it('each located device is printed with its latitude, longitude, radius, time and whether cached', async () => {
+    const env = {
+      FLEETBOOK_STATE: join(tmp.dir, 'state.db'),
+      FLEETBOOK_REPORTS_DIR: join(tmp.dir, 'reports'),
+    };
+    const r = await fleetbook(['run', NIGHTLY], env);
+    expect(r.code, r.stderr).to.equal(0);
+    const id = /^run (\S+) of/.exec(r.stdout)![1]!;
+    const json = await fleetbook(['runs', 'show', id, '--devices', '--json'], env);
+    const rows = (JSON.parse(json.stdout) as { deviceResults: Row[] }).deviceResults.filter(
+      (d) => d.step === 'report' && d.data,
+    );
+    expect(rows.length).to.be.greaterThan(10);
+    const text = (await fleetbook(['runs', 'show', id, '--devices'], env)).stdout.split('\n');
+    for (const d of rows) {
+      const { latitude, longitude, radius, time, cached } = d.data!;
+      const where = `${latitude},${longitude}${radius !== undefined ? ` ±${radius} m` : ''}${time ? ` at ${time}` : ''}${cached ? ' (cached)' : ''}`;
+      expect(text).to.include(
+        `  ${'report'.padEnd(16)} ${d.deviceId.padEnd(22)} ${'succeeded'.padEnd(9)} ${where}`,
+      );
+    }
+  });
+});
