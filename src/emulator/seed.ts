@@ -125,7 +125,7 @@ export interface OAuthClient {
   scope: string;
 }
 
-/** Default credentials: fixed, so that the README can list them; the seed shapes accounts and devices only. */
+/** Default credentials: fixed, so that docs/emulator.md can list them; the seed shapes accounts and devices only. */
 export const DEFAULT_CLIENT: OAuthClient = {
   clientId: 'fleetbook-emulator',
   clientSecret: 'fleetbook-emulator-secret',

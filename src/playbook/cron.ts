@@ -4,9 +4,9 @@
  *
  * croner computes the occurrences (time zones, L, W, #, nicknames, seconds). This module parses the expression
  * first, so that each mistake gets a message naming its field and value and so that croner only ever sees the
- * dialect the README documents; then it drops the occurrences croner gives on the second pass of a wall-clock
- * time that DST repeats (croner fires those for schedules with `*` or a step in their time fields), so that
- * every wall-clock time fires once.
+ * dialect docs/playbook.md documents (Schedules); then it drops the occurrences croner gives on the second
+ * pass of a wall-clock time that DST repeats (croner fires those for schedules with `*` or a step in their
+ * time fields), so that every wall-clock time fires once.
  *
  * The dialect:
  * - 5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first; or a nickname (@yearly,

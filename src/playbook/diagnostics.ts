@@ -14,7 +14,7 @@ export interface Diagnostic {
   severity: Severity;
 }
 
-/** Every rule, with what it checks (README, "Validation rules"). */
+/** Every rule, with what it checks (docs/playbook.md, "Validation rules"). */
 export const RULES = {
   yaml: 'The file cannot be read, is not UTF-8, is not valid YAML, or is not one mapping.',
   'duplicate-key': 'A mapping has the same key twice.',

@@ -436,8 +436,7 @@ export function playbookSchema(): Record<string, unknown> {
     $schema: DIALECT,
     $id: 'https://fleetbook.dev/schemas/playbook.schema.json',
     title: 'fleetbook playbook',
-    description:
-      'A fleetbook playbook: a trigger, typed inputs and the steps to run (README, "Playbook reference").',
+    description: 'A fleetbook playbook: a trigger, typed inputs and the steps to run (docs/playbook.md).',
     $ref: '#/$defs/Playbook',
     $defs: fixed,
   };

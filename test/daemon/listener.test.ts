@@ -632,7 +632,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       );
       expect((await http('GET', `${daemon.url}/runs/${runId}`)).body.status).to.equal('running');
 
-      // SIGTERM lets running steps finish for FLEETBOOK_SHUTDOWN_GRACE (3 s here; README, "The daemon"), then
+      // SIGTERM lets running steps finish for FLEETBOOK_SHUTDOWN_GRACE (3 s here; docs/daemon.md, "Durability"), then
       // interrupts them. Meanwhile the listener stays up and says it is not ready, and refuses callbacks with
       // Retry-After.
       const stopping = daemon.stop('SIGTERM');
