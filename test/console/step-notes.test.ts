@@ -1,0 +1,93 @@
+/**
+ * What a step says of itself, on the console: the run API (`GET /console/api/runs/{id}`) gives a skipped step's
+ * `reason` (a device step and a forEach given no devices: before, both read `succeeded`, and nothing said that no
+ * request was sent) and a report step's `note` (the file it wrote and its rows), and the run page shows each in
+ * the step's row, as `fleetbook run` and `runs show` do. Real runs on an emulator over loopback into a real
+ * SQLite store; the console's routes on a Fastify app of their own, read with `app.inject()` and in a headless
+ * Chromium (test/helpers/browser.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { engineSettings } from '../../src/actions/settings.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { StepSummary } from '../../src/store/store.js';
+import { launchBrowser, screenshot } from '../helpers/browser.js';
+import { consoleApp, runStepRows } from '../helpers/console.js';
+import { onEmulator, playbook, tempDir } from '../runner/helpers.js';
+
+const TOKEN = 'step-notes-console-token';
+const SUSPEND = 'no devices: `devices` is an empty list, nothing was sent';
+const EACH = 'no items: `forEach.items` is an empty list, no iteration ran';
+const fixture = (...path: string[]) =>
+  readFileSync(join(import.meta.dirname, '..', 'fixtures', ...path), 'utf8');
+
+describe('console: a step skipped says why, a report step where it wrote', function () {
+  this.timeout(60_000);
+  const t = onEmulator();
+  let tmp: { dir: string; close(): Promise<void> };
+  /** The run of the CLI test's playbook: a listing that finds no device, then steps given none. */
+  let skippedRun: string;
+  let reportRun: string;
+  let note: string;
+  let console_: Awaited<ReturnType<typeof consoleApp>>;
+
+  before(async () => {
+    tmp = await tempDir();
+    const run = async (yaml: string, inputs = {}) => {
+      const s = await runPlaybook(playbook(yaml), {
+        client: t.client,
+        store: t.store,
+        inputs,
+        engine: engineSettings({ reportsDir: tmp.dir }),
+      });
+      expect(s.status, s.error).to.equal('succeeded');
+      return s.runId;
+    };
+    skippedRun = await run(fixture('empty-device-list', 'suspend-over-usage.yaml'), { account: t.account });
+    reportRun = await run(fixture('report-note', 'write-a-report.yaml'));
+    // The temporary directory is not below the working directory: the file is named whole.
+    note = `wrote ${join(tmp.dir, 'sites.csv')}, 2 rows`;
+    console_ = await consoleApp(t.store, TOKEN);
+  });
+  after(async () => {
+    await console_.close();
+    await tmp.close();
+  });
+
+  it('the run API gives each skipped step its reason, and the report step its note', async () => {
+    const steps = async (id: string) => {
+      const res = await console_.app.inject({ method: 'GET', url: `/console/api/runs/${id}` });
+      expect(res.statusCode, res.body).to.equal(200);
+      return (res.json() as { run: { steps: StepSummary[] } }).run.steps;
+    };
+    const skipped = await steps(skippedRun);
+    expect(skipped.find((s) => s.id === 'suspend')).to.include({ status: 'skipped', reason: SUSPEND });
+    expect(skipped.find((s) => s.id === 'each')).to.include({ status: 'skipped', reason: EACH });
+    expect((await steps(reportRun)).find((s) => s.id === 'save')).to.include({ status: 'succeeded', note });
+  });
+
+  it("the run page shows the reason and the note in the step's row", async () => {
+    await console_.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = console_.app.server.address() as AddressInfo;
+    let browser: Browser | undefined;
+    try {
+      browser = await launchBrowser();
+      const p = await browser.newPage();
+      const row = await runStepRows(p, port, skippedRun, 'suspend');
+      expect(await row('suspend').innerText())
+        .to.contain('skipped')
+        .and.contain(SUSPEND);
+      expect(await row('each').innerText())
+        .to.contain('skipped')
+        .and.contain(EACH);
+      const report = await runStepRows(p, port, reportRun, 'save');
+      expect(await report('save').innerText()).to.contain(note);
+      console.log(`    screenshot: ${await screenshot(p, '20-report-note')}`);
+    } finally {
+      await browser?.close();
+    }
+  });
+});
