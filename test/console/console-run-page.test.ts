@@ -5,10 +5,23 @@
  */
 import { hostname } from 'node:os';
 import { expect } from 'chai';
+import type { Page } from 'playwright-core';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
 import { fleetbook } from '../helpers/cli.js';
 import { LONG_PLAYBOOK, TOKEN, operatorSuite, type RunRow } from '../helpers/console-operator.js';
 import { cells, factOf, runStatusIs, tableCaptioned } from '../helpers/console-suite.js';
+
+/** On a run page showing the run running: Cancel, confirmed, then what the page says of the cancel asked. */
+async function cancelShown(p: Page): Promise<string> {
+  await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+  await p.getByRole('button', { name: 'Cancel run' }).click();
+  await p.getByRole('button', { name: 'Confirm cancel' }).click();
+  return until('the cancel shown requested', async (seen) => {
+    const text = await factOf(p, 'Cancel requested');
+    seen(text);
+    return text.startsWith('(no') ? undefined : text;
+  });
+}
 
 describe('console: the run page', function () {
   this.timeout(180_000);
@@ -30,14 +43,7 @@ describe('console: the run page', function () {
       await p.goto(`${t.daemon.url}/#token=${TOKEN}`);
       await p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
       await p.goto(`${t.daemon.url}/#/runs/${runId}`);
-      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
-      await p.getByRole('button', { name: 'Cancel run' }).click();
-      await p.getByRole('button', { name: 'Confirm cancel' }).click();
-      const asked = await until('the cancel shown requested', async (seen) => {
-        const text = await factOf(p, 'Cancel requested');
-        seen(text);
-        return text.startsWith('(no') ? undefined : text;
-      });
+      const asked = await cancelShown(p);
       // The process that holds it is named, as `fleetbook runs show` names it (liveHolder, ownerText).
       const { cancelBy } = await runDetail(runId);
       const holder = `\`fleetbook run\` (pid ${child.pid} on ${hostname()}, since `;
@@ -103,14 +109,7 @@ describe('console: the run page', function () {
       // Paused, it holds the run and reads no request: the cancel is asked of it.
       child.kill('SIGSTOP');
       await p.goto(`${t.daemon.url}/#/runs/${runId}`);
-      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
-      await p.getByRole('button', { name: 'Cancel run' }).click();
-      await p.getByRole('button', { name: 'Confirm cancel' }).click();
-      const asked = await until('the cancel shown requested', async (seen) => {
-        const text = await factOf(p, 'Cancel requested');
-        seen(text);
-        return text.startsWith('(no') ? undefined : text;
-      });
+      const asked = await cancelShown(p);
       expect(asked).to.match(
         /^cancelled from the console: fleetbook run \(pid \d+ on .+\), which holds the run/,
       );
