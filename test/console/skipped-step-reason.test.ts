@@ -1,7 +1,7 @@
 /**
  * A run whose device step and forEach were given no devices, on the console: the run API (`GET
  * /console/api/runs/{id}`) gives each step `skipped` with its `reason`, and the run page shows the reason beside
- * the step. Before, both steps read `succeeded`, and nothing said that no request was sent. A real run on an
+ * the step, its backticked names as code. Before, both steps read `succeeded`, and nothing said that no request was sent. A real run on an
  * emulator over loopback into a real SQLite store; the console's routes on a Fastify app of their own, read with
  * `app.inject()` and in a headless Chromium (test/helpers/browser.ts).
  */
@@ -60,12 +60,18 @@ describe('console: a step given no devices is shown skipped, with why', function
       browser = await launchBrowser();
       const p = await browser.newPage();
       const row = await runStepRows(p, port, runId, 'suspend');
+      // The reason's backticked names read as code, not between backticks.
+      const plain = (s: string) => s.replaceAll('`', '');
       expect(await row('suspend').innerText())
         .to.contain('skipped')
-        .and.contain(SUSPEND);
+        .and.contain(plain(SUSPEND));
       expect(await row('each').innerText())
         .to.contain('skipped')
-        .and.contain(EACH);
+        .and.contain(plain(EACH));
+      expect({
+        suspend: await row('suspend').locator('code').allInnerTexts(),
+        each: await row('each').locator('code').allInnerTexts(),
+      }).to.deep.equal({ suspend: ['devices'], each: ['forEach.items'] });
     } finally {
       await browser?.close();
     }
