@@ -35,7 +35,25 @@ export function None() {
  */
 export function Alert({ message }) {
   if (!message) return null;
-  return html`<p class="alert" role="alert">${message}</p>`;
+  return html`<p class="alert" role="alert">${withCode(message)}</p>`;
+}
+
+/**
+ * A message of the daemon's with its backticked spans shown as code (``input `sensors`: …``, ``run `fleetbook
+ * runs cancel …` ``), as the command line prints them between backticks. Every place the console shows the
+ * daemon's words goes through it. A backtick without a pair on its line stays as it is.
+ * @param {string} text
+ */
+export function withCode(text) {
+  /** @type {any[]} */
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(/`([^`\n]+)`/g)) {
+    out.push(text.slice(last, m.index), html`<code>${m[1]}</code>`);
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out;
 }
 
 /**

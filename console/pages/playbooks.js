@@ -6,7 +6,7 @@ import { useMemo } from 'preact/hooks';
 import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { shortId } from '../format.js';
-import { html, Alert, Badge, Heading, None, Time } from '../ui.js';
+import { html, withCode, Alert, Badge, Heading, None, Time } from '../ui.js';
 import { StartRun } from './start-run.js';
 
 export function PlaybooksPage() {
@@ -91,7 +91,7 @@ function Playbook({ playbook: p, secretName, uid }) {
               (/** @type {any} */ x) =>
                 html`<li>
                   <${Badge} value=${x.severity} />
-                  <code>${x.file}:${x.line}:${x.col}: ${x.message} [${x.rule}]</code>
+                  <span><code>${x.file}:${x.line}:${x.col}</code>: ${withCode(x.message)} [${x.rule}]</span>
                 </li>`,
             )}
           </ul>`

@@ -8,7 +8,7 @@ import { api, ApiError, enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { useRunStream } from '../stream.js';
 import { durationBetween, prettyJson, shortId } from '../format.js';
-import { html, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
+import { html, withCode, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
 import { BarChart } from '../charts.js';
 import { drop, keepCancel, takeCancel } from '../pending.js';
 import { Timeline } from './run-timeline.js';
@@ -66,14 +66,8 @@ export function RunPage({ id, params }) {
  * @param {{ reason: string, by: { text?: string } | undefined }} props
  */
 function PendingCancel({ reason, by }) {
-  return by?.text ? html`${reason}: ${code(by.text)}` : reason;
+  return by?.text ? html`${withCode(reason)}: ${withCode(by.text)}` : withCode(reason);
 }
-
-/**
- * Text with its backticked spans as code: "`fleetbook run` (pid 1 ...)".
- * @param {string} text
- */
-const code = (text) => text.split('`').map((part, i) => (i % 2 ? html`<code>${part}</code>` : part));
 
 /** @param {{ run: any, cancelBy: any }} props */
 function Facts({ run, cancelBy }) {
@@ -119,7 +113,7 @@ function Facts({ run, cancelBy }) {
     </div>
     <div class="wide">
       <dt>Error</dt>
-      <dd class=${run.error ? 'error-text' : ''}>${run.error ?? html`<${None} />`}</dd>
+      <dd class=${run.error ? 'error-text' : ''}>${run.error ? withCode(run.error) : html`<${None} />`}</dd>
     </div>
   </dl>`;
 }
@@ -244,9 +238,9 @@ function Steps({ steps }) {
  * @param {{ error?: string, reason?: string, note?: string }} s
  */
 function stepNote(s) {
-  if (s.error) return html`<span class="error-text">${s.error}</span>`;
+  if (s.error) return html`<span class="error-text">${withCode(s.error)}</span>`;
   const said = s.reason ?? s.note;
-  return said ? html`<span class="muted">${said}</span>` : '';
+  return said ? html`<span class="muted">${withCode(said)}</span>` : '';
 }
 
 /**

@@ -136,6 +136,7 @@ class Scope {
     return this.mixed.getDefinitions().functions.map((f) => ({
       name: f.name,
       receiver: f.receiverType !== null,
+      ...(f.receiverType !== null ? { receiverType: String(f.receiverType) } : {}),
       params: f.params.map((p) => ({ name: p.name, type: p.type })),
     }));
   }

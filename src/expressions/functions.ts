@@ -73,6 +73,8 @@ export interface Parameter {
 export interface Form {
   name: string;
   receiver: boolean;
+  /** The type it is called on (`google.protobuf.Duration`), for a form called on a receiver. */
+  receiverType?: string;
   params: readonly Parameter[];
 }
 
@@ -120,6 +122,13 @@ function callOf(node: unknown): { name: string; receiver: boolean; count: number
   return undefined;
 }
 
+/** The receiver's type in "found no matching overload for 'google.protobuf.Duration.getHours(int)'". */
+function receiverOf(message: string, name: string): string | undefined {
+  const quoted = /^found no matching overload for '(.*)'$/.exec(message)?.[1];
+  const at = quoted?.indexOf(`.${name}(`) ?? -1;
+  return quoted !== undefined && at > 0 ? quoted.slice(0, at) : undefined;
+}
+
 /**
  * The checker's or the evaluation's "found no matching overload" for `call` (its node), when the function it
  * calls takes another number of arguments: as that, with its parameters (`\`take\` expects 1 argument (n), got
@@ -129,7 +138,12 @@ export function wrongArguments(message: string, call: unknown, forms: readonly F
   if (!message.startsWith('found no matching overload for ')) return undefined;
   const c = callOf(call);
   if (!c) return undefined;
-  const mine = forms.filter((f) => f.name === c.name && f.receiver === c.receiver);
+  let mine = forms.filter((f) => f.name === c.name && f.receiver === c.receiver);
+  // Called on a value of a known type (`'google.protobuf.Duration.getHours(int)'`): the forms of that type only,
+  // when it has some. The getters of a timestamp and of a duration share their names, not their arguments.
+  const on = c.receiver ? receiverOf(message, c.name) : undefined;
+  if (on !== undefined && mine.some((f) => f.receiverType === on))
+    mine = mine.filter((f) => f.receiverType === on);
   const counts = [...new Set(mine.map((f) => f.params.length))].sort((a, b) => a - b);
   if (!counts.length || counts.includes(c.count)) return undefined;
   const key = `${c.receiver ? '.' : ''}${c.name}`;

@@ -176,7 +176,7 @@ const BOUNDS: [string, string][] = [
 /**
  * What contradicts itself in the declaration of input `name` (the schema has checked the keywords' own types):
  * a keyword its type does not take, crossed bounds, a pattern RE2 cannot run, a default or an enum value that is
- * not of the type or breaks a constraint.
+ * not of the type or breaks a constraint, an enum value listed twice.
  */
 export function declarationProblems(name: string, decl: unknown): DeclProblem[] {
   if (!isObject(decl) || typeof decl.type !== 'string') return [];
@@ -203,12 +203,20 @@ export function declarationProblems(name: string, decl: unknown): DeclProblem[] 
   if (items && decl.type === 'array') keywords(items, ['items'], 'an item');
   if (out.length) return out.map((p) => ({ ...p, path: ['inputs', name, ...p.path] }));
   // The constraints hold together: does what the declaration gives keep them?
+  // A value listed twice, as a run's value is compared with them (jsonKey): the first is named.
   const values = (list: unknown, d: Json, base: Seg[], whose: string) => {
     if (!Array.isArray(list)) return;
+    const first = new Map<string, number>();
     list.forEach((e, i) => {
+      const k = jsonKey(e);
+      const twice = first.get(k);
+      if (twice === undefined) first.set(k, i);
       const why = !ofType(d.type as string, e)
         ? `is not of type ${d.type as string}`
-        : breach({ ...d, enum: undefined }, e, base.length ? `${base.join('.')}.` : '')?.why;
+        : (breach({ ...d, enum: undefined }, e, base.length ? `${base.join('.')}.` : '')?.why ??
+          (twice === undefined
+            ? undefined
+            : `is given twice (also at ${['inputs', name, ...base, 'enum'].join('.')}[${twice}]): remove one`));
       if (why) problem([...base, 'enum', i], 'value', `${whose} ${show(e)} ${why}`);
     });
   };

@@ -2,7 +2,8 @@
  * The type check of one expression against the types of its variables (types.ts): members a value cannot
  * have (`event.usage` of a DeviceUsage event, `steps.suspend.devices.suceeded`, any of a string), and operators
  * on values of types that do not mix (`inputs.account + 1` on a string input). A list written in the expression
- * has its elements' type, as cel-js gives it, which a part of it keeps: cel-js sees a part as a list of dyn. It
+ * has its elements' type, as cel-js gives it, which a part of it keeps: cel-js sees a part as a list of dyn; a
+ * map written in it (`{"a": 1}`) is an object of its values' types, closed when its keys are strings. It
  * walks cel-js's syntax tree, so that each problem has its offset and a "did you mean"; evaluation is untouched.
  * Results are cached by expression and environment.
  */
@@ -101,6 +102,8 @@ class Walker {
         const elements = (n.args as Node[]).map((e) => this.type(e, bound));
         return list(elements.length ? elements.reduce(join) : DYN);
       }
+      case 'map':
+        return this.map(n.args as [Node, Node][], bound);
       case 'id': {
         const name = n.args as string;
         return bound.get(name) ?? this.vars[name] ?? DYN;
@@ -116,8 +119,9 @@ class Walker {
         const t = this.type(of, bound);
         this.type(at, bound);
         if (t.k === 'list') return t.of;
+        // A key looked up in a map written in the expression: as it is, whether there or not.
         if (t.k === 'object' && at.op === 'value' && typeof at.args === 'string')
-          return this.member(t, at.args, of, at.pos, n.op === '[]');
+          return this.member(t, at.args, of, at.pos, n.op === '[]' && !t.written);
         return DYN;
       }
       case 'rcall': {
@@ -138,6 +142,14 @@ class Walker {
       }
       case 'call': {
         const [name, args] = n.args as [string, Node[]];
+        const [field] = args;
+        if (name === 'has' && field?.op === '.') {
+          // Whether a map written in the expression holds the key: false when not, no mistake.
+          const [of, member] = field.args as [Node, string];
+          const t = this.type(of, bound);
+          this.member(t, member, of, field.pos, !(t.k === 'object' && t.written));
+          return RESULTS.has as T;
+        }
         for (const a of args) this.type(a, bound);
         return RESULTS[name] ?? DYN;
       }
@@ -172,6 +184,24 @@ class Walker {
       else if (Array.isArray(x)) x.forEach(visit);
     };
     visit(n.args);
+  }
+
+  /**
+   * A map written in the expression: with string literals for keys, a closed object of its values' types (a
+   * member it does not have is no key of it); with another key, an open one.
+   */
+  private map(entries: [Node, Node][], bound: Map<string, T>): T {
+    const fields: Record<string, T> = {};
+    let open = false;
+    for (const [key, value] of entries) {
+      const v = this.type(value, bound);
+      if (key.op === 'value' && typeof key.args === 'string') fields[key.args] = v;
+      else {
+        this.type(key, bound);
+        open = true;
+      }
+    }
+    return { k: 'object', fields, open, written: true };
   }
 
   /** The member `name` of a value of type `t` (the value written `of`), at offset `pos`. */

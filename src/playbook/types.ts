@@ -22,9 +22,10 @@ export type T =
   | { k: 'list'; of: T }
   /**
    * `open`: members other than `fields` may exist (they are dyn). `none`: why a closed object with no fields
-   * has none, for the message that reads one.
+   * has none, for the message that reads one. `written`: a map written in the expression (`{"a": 1}`), whose
+   * keys `has()` and a lookup by key may ask for freely.
    */
-  | { k: 'object'; fields: Record<string, T>; open: boolean; none?: string };
+  | { k: 'object'; fields: Record<string, T>; open: boolean; none?: string; written?: boolean };
 
 export const DYN: T = { k: 'dyn' };
 const STRING: T = { k: 'string' };
@@ -113,7 +114,8 @@ export function join(a: T, b: T): T {
   if (a.k === 'object' && b.k === 'object') {
     const fields: Record<string, T> = { ...a.fields };
     for (const [k, t] of Object.entries(b.fields)) fields[k] = k in fields ? join(fields[k] as T, t) : t;
-    return obj(fields, a.open || b.open);
+    const open = a.open || b.open;
+    return a.written || b.written ? { k: 'object', fields, open, written: true } : obj(fields, open);
   }
   if (a.k === 'list' && b.k === 'list') return list(join(a.of, b.of));
   if (a.k === b.k) return a;

@@ -4,8 +4,8 @@
  * - the help text of a field says what its input's constraints take;
  * - a field carries the attributes the browser knows of them (`min`, `max`, `minlength`, `pattern` when the
  *   browser reads the RE2 pattern as RE2 does);
- * - a start the daemon refuses (400: a sensor given twice) shows the daemon's words next to the form, and starts
- *   no run.
+ * - a start the daemon refuses (400: a sensor given twice) shows the daemon's words next to the form, its
+ *   backticked input name as code rather than between backticks, and starts no run.
  */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,7 +56,9 @@ describe('console: the run form and the constraints of inputs', function () {
         seen(text);
         return text || undefined;
       });
-      expect(said).to.equal(`input \`sensors\`: item 2 "${A}" is given twice (uniqueItems)`);
+      // The daemon's backticked name reads as code, as the rest of the form's words read as text.
+      expect(said).to.equal(`input sensors: item 2 "${A}" is given twice (uniqueItems)`);
+      expect(await form.getByRole('alert').locator('code').allInnerTexts()).to.deep.equal(['sensors']);
       const headers = { authorization: `Bearer ${TOKEN}` };
       const res = await fetch(`${t.daemon.url}/console/api/runs?playbook=${PLAYBOOK}`, { headers });
       expect(

@@ -2,7 +2,7 @@
  * What a step says of itself, on the console: the run API (`GET /console/api/runs/{id}`) gives a skipped step's
  * `reason` (a device step and a forEach given no devices: before, both read `succeeded`, and nothing said that no
  * request was sent) and a report step's `note` (the file it wrote and its rows), and the run page shows each in
- * the step's row, as `fleetbook run` and `runs show` do. Real runs on an emulator over loopback into a real
+ * the step's row (backticked names as code), as `fleetbook run` and `runs show` do. Real runs on an emulator over loopback into a real
  * SQLite store; the console's routes on a Fastify app of their own, read with `app.inject()` and in a headless
  * Chromium (test/helpers/browser.ts).
  */
@@ -77,12 +77,18 @@ describe('console: a step skipped says why, a report step where it wrote', funct
       browser = await launchBrowser();
       const p = await browser.newPage();
       const row = await runStepRows(p, port, skippedRun, 'suspend');
+      // The reason's backticked names read as code, not between backticks.
+      const plain = (s: string) => s.replaceAll('`', '');
       expect(await row('suspend').innerText())
         .to.contain('skipped')
-        .and.contain(SUSPEND);
+        .and.contain(plain(SUSPEND));
       expect(await row('each').innerText())
         .to.contain('skipped')
-        .and.contain(EACH);
+        .and.contain(plain(EACH));
+      expect({
+        suspend: await row('suspend').locator('code').allInnerTexts(),
+        each: await row('each').locator('code').allInnerTexts(),
+      }).to.deep.equal({ suspend: ['devices'], each: ['forEach.items'] });
       const report = await runStepRows(p, port, reportRun, 'save');
       expect(await report('save').innerText()).to.contain(note);
       console.log(`    screenshot: ${await screenshot(p, '20-report-note')}`);

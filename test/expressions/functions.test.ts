@@ -51,6 +51,15 @@ describe('expressions: a function CEL does not have', () => {
         'timestamp("2026-01-01T00:00:00Z").getHours("UTC", 1)',
         '`getHours` expects no arguments or 1 (timezone), got 2',
       ],
+      // A getter of a duration takes no argument, of a timestamp none or a time zone: each says its own.
+      ['duration("1h").getHours(1)', '`getHours` expects no arguments, got 1'],
+      ['duration("1h").getMilliseconds("UTC")', '`getMilliseconds` expects no arguments, got 1'],
+      [
+        'timestamp("2026-01-01T00:00:00Z").getMinutes("UTC", 1)',
+        '`getMinutes` expects no arguments or 1 (timezone), got 2',
+      ],
+      // Of a value whose type is not known before the run, what either takes.
+      ['inputs.x.getHours(1, 2)', '`getHours` expects no arguments or 1 (timezone), got 2'],
       ['inputs.s.matches()', '`matches` expects 1 argument (regex), got 0'],
       ['matches("a")', '`matches` expects 2 arguments (text, regex), got 1'],
     ] as const) {
@@ -66,10 +75,11 @@ describe('expressions: a function CEL does not have', () => {
     for (const [source, message] of [
       ['inputs.l.take(1, 2)', '`take` expects 1 argument (n), got 2'],
       ['inputs.s.substring()', '`substring` expects 1 argument (start) or 2 (start, end), got 0'],
+      ['dyn(duration(inputs.s)).getSeconds(1)', '`getSeconds` expects no arguments, got 1'],
     ] as const) {
       let error: Error | undefined;
       try {
-        compile(source).evaluate({ inputs: { l: [1, 2], s: 'ab' } });
+        compile(source).evaluate({ inputs: { l: [1, 2], s: source.includes('duration') ? '1h' : 'ab' } });
       } catch (e) {
         error = e as Error;
       }
