@@ -45,3 +45,25 @@ export function emulatorEnv(emu: Pick<Emulator, 'baseUrl' | 'defaults'>): Record
     FLEETBOOK_PASSWORD: emu.defaults.password,
   };
 }
+
+/** A device result as `fleetbook runs show ID --devices` prints it, a location written out, for the tests to expect. */
+export function deviceLine(d: {
+  step: string;
+  deviceId: string;
+  outcome: string;
+  errorType?: string | undefined;
+  data?: unknown;
+}): string {
+  const l = (d.data ?? {}) as {
+    latitude?: number;
+    longitude?: number;
+    radius?: number;
+    time?: string;
+    cached?: boolean;
+  };
+  const where =
+    l.latitude === undefined
+      ? ''
+      : `${l.latitude},${l.longitude}${l.radius !== undefined ? ` ±${l.radius} m` : ''}${l.time ? ` at ${l.time}` : ''}${l.cached ? ' (cached)' : ''}`;
+  return `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? where}`;
+}

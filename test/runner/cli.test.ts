@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { startEmulator } from '../../src/emulator/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { LedgerRow, RunRecord, RunSummary } from '../../src/store/store.js';
-import { BIN, fleetbook as run } from '../helpers/cli.js';
+import { BIN, deviceLine, fleetbook as run } from '../helpers/cli.js';
 import { allRows } from '../store/fixtures.js';
 import { tempDir } from './helpers.js';
 import { SUSPEND_ACTIVE } from './playbooks.js';
@@ -274,9 +274,7 @@ steps:
     expect(lines.code, lines.stderr).to.equal(0);
     // The summary, then a line per device in the store's order.
     expect(lines.stdout.split('\n').slice(-deviceResults.length - 1, -1)).to.deep.equal(
-      deviceResults.map(
-        (d) => `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? ''}`,
-      ),
+      deviceResults.map(deviceLine),
     );
 
     const text = await fleetbook(['runs', 'show', okRun.runId], env);
