@@ -63,6 +63,18 @@ describe('console: inputs named like a secret', function () {
     });
   }
 
+  /** A signed-in page on the Playbooks page, and the start form of `playbook`. */
+  async function startForm(playbook: string) {
+    const page = await t.signedIn();
+    await page.p.goto(`${t.daemon.url}/#/playbooks`);
+    return { ...page, form: page.p.getByRole('form', { name: `Start ${playbook}` }) };
+  }
+
+  /** The start form of PLAYBOOK, and its secret field. */
+  async function tokenField() {
+    const page = await startForm(PLAYBOOK);
+    return { ...page, field: page.form.getByLabel('webhookToken', { exact: true }) };
+  }
   it("serves a secret input's default masked, and a run started without it still gets it", async () => {
     const { playbooks } = JSON.parse(await text('/console/api/playbooks')) as {
       playbooks: { name: string; inputs: Record<string, { default?: unknown }> }[];
@@ -133,11 +145,9 @@ describe('console: inputs named like a secret', function () {
       requirePassword: { type: 'boolean', default: true },
     });
 
-    const { p, close } = await t.signedIn();
+    const { p, close, form } = await startForm('secret-names');
     let id: string;
     try {
-      await p.goto(`${t.daemon.url}/#/playbooks`);
-      const form = p.getByRole('form', { name: 'Start secret-names' });
       const field = (name: string) => form.getByLabel(name, { exact: true });
       await field('apiKey').waitFor();
       const shown: Record<string, unknown> = {};
@@ -189,11 +199,8 @@ describe('console: inputs named like a secret', function () {
 
   it('shows a secret field as a password field, empty, and starts the run with its default', async () => {
     const before = await runIds();
-    const { p, close } = await t.signedIn();
+    const { p, close, form, field } = await tokenField();
     try {
-      await p.goto(`${t.daemon.url}/#/playbooks`);
-      const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
-      const field = form.getByLabel('webhookToken', { exact: true });
       await field.waitFor();
       expect(
         {
@@ -229,11 +236,8 @@ describe('console: inputs named like a secret', function () {
 
   it('shows what is typed in a secret field on demand, and starts the run with it', async () => {
     const before = await runIds();
-    const { p, close } = await t.signedIn();
+    const { p, close, form, field } = await tokenField();
     try {
-      await p.goto(`${t.daemon.url}/#/playbooks`);
-      const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
-      const field = form.getByLabel('webhookToken', { exact: true });
       await field.fill(TYPED_SECRET);
       const show = form.getByRole('button', { name: 'Show webhookToken', exact: true });
       expect([await field.getAttribute('type'), await show.getAttribute('aria-pressed')]).to.deep.equal([
