@@ -40,13 +40,30 @@ const pb = (() => {
   return r.playbook as Playbook;
 })();
 
-function refusal(given: Record<string, unknown>): string {
+/** Why `playbook` refuses the inputs `given` at the start of a run; undefined when it takes them. */
+function refusedBy(playbook: Playbook, given: Record<string, unknown>): string | undefined {
   try {
-    coerceInputs(pb, given);
+    coerceInputs(playbook, given);
   } catch (e) {
     return (e as Error).message;
   }
-  throw new Error(`${JSON.stringify(given)} was taken`);
+  return undefined;
+}
+
+function refusal(given: Record<string, unknown>): string {
+  const why = refusedBy(pb, given);
+  if (why === undefined) throw new Error(`${JSON.stringify(given)} was taken`);
+  return why;
+}
+
+/** A playbook of one log step that declares `inputs` (YAML lines, indented two spaces), which must load clean. */
+function declaring(name: string, inputs: string): Playbook {
+  const r = loadPlaybook(
+    `version: 1\nname: ${name}\non: { manual: true }\ninputs:\n${inputs}steps:\n  - id: hi\n    uses: log\n    with: { message: hi }\n`,
+    `${name}.yaml`,
+  );
+  expect(r.diagnostics).to.deep.equal([]);
+  return r.playbook as Playbook;
 }
 
 describe('input constraints at the start of a run (coerceInputs)', () => {
@@ -111,33 +128,14 @@ describe('input constraints at the start of a run (coerceInputs)', () => {
 });
 
 describe('uniqueItems compares items as JSON Schema does', () => {
-  const objects = (() => {
-    const r = loadPlaybook(
-      `version: 1
-name: unique-objects
-on: { manual: true }
-inputs:
-  targets: { type: array, items: { type: object }, uniqueItems: true }
+  const objects = declaring(
+    'unique-objects',
+    `  targets: { type: array, items: { type: object }, uniqueItems: true }
   weights: { type: array, uniqueItems: true }
   origin: { type: object, enum: [{ x: 0, y: 0 }] }
-steps:
-  - id: hi
-    uses: log
-    with: { message: hi }
 `,
-      'unique-objects.yaml',
-    );
-    expect(r.diagnostics).to.deep.equal([]);
-    return r.playbook as Playbook;
-  })();
-  const refused = (given: Record<string, unknown>) => {
-    try {
-      coerceInputs(objects, given);
-    } catch (e) {
-      return (e as Error).message;
-    }
-    return undefined;
-  };
+  );
+  const refused = (given: Record<string, unknown>) => refusedBy(objects, given);
 
   it('refuses objects that differ only in the order of their keys, at any depth', () => {
     expect(refused({ targets: '[{"a": 1, "b": 2}, {"b": 2, "a": 1}]' })).to.equal(
@@ -164,32 +162,11 @@ steps:
 });
 
 describe("an array input's items.minLength and items.maxLength", () => {
-  let codes: Playbook;
-  before(() => {
-    const r = loadPlaybook(
-      `version: 1
-name: item-lengths
-on: { manual: true }
-inputs:
-  codes: { type: array, items: { type: string, minLength: 2, maxLength: 3 } }
-steps:
-  - id: hi
-    uses: log
-    with: { message: hi }
-`,
-      'item-lengths.yaml',
-    );
-    expect(r.diagnostics).to.deep.equal([]);
-    codes = r.playbook as Playbook;
-  });
-  const refused = (given: unknown) => {
-    try {
-      coerceInputs(codes, { codes: given });
-    } catch (e) {
-      return (e as Error).message;
-    }
-    return undefined;
-  };
+  const codes = declaring(
+    'item-lengths',
+    '  codes: { type: array, items: { type: string, minLength: 2, maxLength: 3 } }\n',
+  );
+  const refused = (given: unknown) => refusedBy(codes, { codes: given });
 
   it('takes items of those lengths in characters, and refuses one shorter or longer, naming it', () => {
     expect(refused(['ab', 'abc', 'éé!'])).to.equal(undefined);
