@@ -76,8 +76,9 @@ describe('input constraints at the start of a run (coerceInputs)', () => {
       levels: [1],
       word: 'é!',
     });
-    expect(coerceInputs(pb, { sensors: [A], region: 'us-2', levels: [5, 3, 5] })).to.include({
+    expect(coerceInputs(pb, { sensors: [A], region: 'us-2', levels: [5, 3, 5] })).to.deep.include({
       region: 'us-2',
+      levels: [5, 3, 5],
     });
   });
 
@@ -117,6 +118,10 @@ describe('input constraints at the start of a run (coerceInputs)', () => {
     expect(coerceInputs(pb, { ...ok, region: 'europe-1' })).to.include({ region: 'europe-1' });
     expect(refusal({ ...ok, region: 'europe-west-1' })).to.equal(
       'input `region`: "europe-west-1" does not match `^[a-z]+-[0-9]$` (pattern)',
+    );
+    // Matches the pattern: only its length refuses it.
+    expect(refusal({ ...ok, region: 'abcdefgh-1' })).to.equal(
+      'input `region`: "abcdefgh-1" is longer than 8 characters (maxLength)',
     );
     expect(refusal({ ...ok, word: 'é' })).to.equal(
       'input `word`: "é" is shorter than 2 characters (minLength)',
