@@ -45,15 +45,14 @@ export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
       const entry = Array.isArray(d.deviceIds);
       const first = entry ? ((d.deviceIds as Json[])[0] ?? {}) : d;
       const id = String(first.id);
-      const at = () => `/${key}/${i}${entry ? '/deviceIds/0' : ''}`;
-      if (id.includes('\0')) refuseNul(op, id, at, '/id');
+      if (hasNul(id)) refuseNul(op, id, entryPath(key, i, entry, '/id'));
       if (seen.has(id)) continue;
       seen.add(id);
       // Kinds come in runs: the group of the device before usually fits.
       if (first.kind !== kindAsGiven || !set.groups.length) {
         kindAsGiven = first.kind;
         const kind = String(kindAsGiven);
-        if (kind.includes('\0')) refuseNul(op, kind, at, '/kind');
+        if (hasNul(kind)) refuseNul(op, kind, entryPath(key, i, entry, '/kind'));
         ids = groupFor(set, kind.toLowerCase());
       }
       ids.push(id);
@@ -62,7 +61,7 @@ export function devicesOf(op: Operation | undefined, input: Json): DeviceSet {
     const ids = groupFor(set, 'imei');
     for (let i = 0; i < named.length; i++) {
       const id = String(named[i]);
-      if (id.includes('\0')) refuseNul(op, id, () => `/${key}/${i}`);
+      if (hasNul(id)) refuseNul(op, id, `/${key}/${i}`);
       if (!seen.has(id)) ids.push(id);
       seen.add(id);
     }
@@ -81,18 +80,22 @@ function listOf(op: Operation | undefined, input: Json): { key?: string; named?:
   return { key, named };
 }
 
+/** Whether `v` is text with a NUL character: what the per-device loops test before they build a refusal. */
+const hasNul = (v: unknown): boolean => typeof v === 'string' && v.includes('\0');
+
 /**
- * Refuses an identifier (or kind) with a NUL character (nulRefusal), at `member` of the entry `at` gives the
- * path of (devicesOf).
+ * Refuses an identifier (or kind) with a NUL character (nulRefusal), at `path` of the input (devicesOf, which
+ * tests for one first: the path is made only for a refusal).
  */
-/** Throws for a value with a NUL; its callers test for one first, so that the loop makes no `at` for the others. */
-function refuseNul(op: Operation | undefined, value: string, at: () => string, member = ''): void {
-  const why = nulRefusal(value, identifier, "no device's");
-  if (why)
-    throw new InputError(op?.action ?? 'the step', [
-      { path: at() + member, message: `${why}; nothing was sent` },
-    ]);
+function refuseNul(op: Operation | undefined, value: string, path: string): never {
+  throw new InputError(op?.action ?? 'the step', [
+    { path, message: `${nulRefusal(value, identifier, "no device's")}; nothing was sent` },
+  ]);
 }
+
+/** The path of `member` of the device at `i` of the input's list `key` (its first identifier in an entry). */
+const entryPath = (key: string | undefined, i: number, entry: boolean, member: string) =>
+  `/${key}/${i}${entry ? '/deviceIds/0' : ''}${member}`;
 
 const identifier = (value: string) => `the identifier ${JSON.stringify(value)}`;
 
@@ -315,12 +318,13 @@ export function locationResult(
   const deviceId = String(entry.msid ?? '');
   const err = (entry.error ?? {}) as Json;
   const pd = (entry.pd ?? {}) as Json;
-  const field = (member: string) => `${request.list ? `${request.list}/` : ''}${at}/${member}`;
-  const refused =
-    answerRefusal(request.action, deviceId, field('msid'), "no device's identifier") ??
-    answerRefusal(request.action, err.type, field('error/type'), 'no error type') ??
-    answerRefusal(request.action, pd.time, field('pd/time'), 'no location time');
-  if (refused) throw refused;
+  // Tested first: a report's million entries make no path and no refusal for the ones without a NUL.
+  if (hasNul(deviceId) || hasNul(err.type) || hasNul(pd.time)) {
+    const field = (member: string) => `${request.list ? `${request.list}/` : ''}${at}/${member}`;
+    throw (answerRefusal(request.action, deviceId, field('msid'), "no device's identifier") ??
+      answerRefusal(request.action, err.type, field('error/type'), 'no error type') ??
+      answerRefusal(request.action, pd.time, field('pd/time'), 'no location time'))!;
+  }
   const kind = requested.kindOf(deviceId) ?? 'msid';
   const under = request.requestId === undefined ? {} : { requestId: request.requestId };
   if (typeof err.type === 'string' && err.type !== '') {
