@@ -23,7 +23,7 @@ import type { RunSummary } from '../store/store.js';
 import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
-import { unpolledWaits } from '../runner/wait.js';
+import { unpolledWaits, unreachable } from '../runner/wait.js';
 import type { EmulatorOptions } from '../emulator/index.js';
 import { RANGES, devicesProblem, seedProblem, timeScaleProblem } from '../emulator/limits.js';
 import { BadParameter, integer } from '../util/query.js';
@@ -133,10 +133,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   // A dry run plans its waits: it never reaches one.
   if (!flags.dryRun)
     for (const w of unpolledWaits(pb))
-      logger.warn(
-        'a wait for a callback no listener receives here: the step will fail when reached (run the playbook under `fleetbook serve`, or give the wait a `poll`)',
-        w,
-      );
+      logger.warn(`step \`${w.step}\` will fail when reached: ${unreachable(w.service)}`, w);
   // Credentials that cannot reach the service record no run: refused before the store is opened (or created).
   checkCredentials(config);
   // Opened before the embedded emulator starts: a state file that cannot be opened (exit 2) would otherwise leave

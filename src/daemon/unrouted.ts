@@ -4,6 +4,7 @@
  * that is too long in full.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { MAX_PLAYBOOK_NAME } from '../playbook/names.js';
 
 /**
  * Records the routes registered after it (so: called before any is), and answers a request none takes: 405 with
@@ -40,7 +41,7 @@ export function answerUnrouted(app: FastifyInstance): void {
 }
 
 /** The longest path parameter (fastify's `maxParamLength`): a playbook name's longest; a run id is shorter. */
-export const MAX_PARAM_LENGTH = 100;
+export const MAX_PARAM_LENGTH = MAX_PLAYBOOK_NAME;
 
 /** fastify's `frameworkErrors`: what it refuses before any route, said without echoing the path. */
 export function frameworkErrors(

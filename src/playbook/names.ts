@@ -6,6 +6,9 @@
 import type { LoadedPlaybook } from './checker.js';
 import type { Diagnostic } from './diagnostics.js';
 
+/** The longest playbook name (the schema's `maxLength`, and the daemon's longest path parameter). */
+export const MAX_PLAYBOOK_NAME = 100;
+
 export class PlaybookNames {
   private readonly files = new Map<string, string>();
 

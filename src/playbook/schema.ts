@@ -12,6 +12,7 @@ import { CALLBACK_SERVICES } from '../api/schemas/connectivity.js';
 import { ENGINE_ACTIONS, ENGINE_ACTION_NAMES } from '../actions/engine.js';
 import { DIALECT } from '../api/schema-files.js';
 import { DURATION_PATTERN, DURATION_TEXT } from './duration.js';
+import { MAX_PLAYBOOK_NAME } from './names.js';
 
 const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
   Type.Object(props, { additionalProperties: false, ...extra });
@@ -288,7 +289,7 @@ function playbookObject(step: Type.TSchema) {
     version: Type.Literal(1),
     name: Type.String({
       pattern: '^[a-z0-9][a-z0-9._-]*$',
-      maxLength: 100,
+      maxLength: MAX_PLAYBOOK_NAME,
       description: 'lower-case letters, digits, ., _ and -',
     }),
     description: Type.Optional(Type.String()),

@@ -60,6 +60,8 @@ describe('fleetbook run: a wait for a callback no listener can receive (child pr
     const warned = logged.filter((l) => l.level === 'warn' && l.service === 'Location');
     // The wait with a poll can end here: only the other is named.
     expect(warned.map((l) => l.step)).to.deep.equal(['located']);
+    // In the words of the step's own failure.
+    expect(warned[0]!.message).to.equal(`step \`located\` will fail when reached: ${WHY}`);
     expect(logged.indexOf(warned[0]!)).to.be.below(logged.findIndex((l) => l.message === 'run started'));
     expect(r.stdout).to.include(`error: step \`located\` failed: ${WHY}`);
     expect(logged.some((l) => l.message === 'waiting')).to.equal(false);
