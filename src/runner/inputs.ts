@@ -4,7 +4,7 @@
  * uniqueItems…: playbook/input-constraints.ts). A value its input's type does not take is one problem (InputMismatch) that each
  * caller words for where the value came from: a command-line flag, a JSON body, a field of the console's form.
  */
-import { inputBreach, ofType, sameJson } from '../playbook/input-constraints.js';
+import { inputBreach, ofType } from '../playbook/input-constraints.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StepError, type Json } from './types.js';
 
@@ -98,11 +98,7 @@ export function coerceInputs(
     }
     const ok = ofType(decl.type, v);
     if (!ok) throw mismatch({ input: name, type: decl.type, got: v, unread: false });
-    if (decl.enum && !decl.enum.some((e) => sameJson(e, v))) {
-      throw new StepError(
-        `input \`${name}\` must be one of ${decl.enum.map((e) => JSON.stringify(e)).join(', ')}`,
-      );
-    }
+    // Its enum too: the first constraint inputBreach holds.
     const breach = inputBreach(name, decl, v);
     if (breach) throw new StepError(breach);
     out[name] = v;
