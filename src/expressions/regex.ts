@@ -56,16 +56,19 @@ const re2 = onFirstUse<typeof Re2>(import.meta.url, 're2js');
 
 const HINT = 'RE2 matches in linear time: it has no backreferences and no lookaround';
 
-/** Why RE2 refuses `pattern`, or the compiled pattern. */
+/** The compiled pattern, or why RE2 cannot run it (with a hint where the reason is a feature RE2 lacks). */
 function compileRe2(pattern: string): RE2JS | string {
   try {
     return re2().RE2JS.compile(pattern);
   } catch (e) {
     const reason = (e as Error).message.replace(/^error parsing regexp: /, '');
-    const hint = /Perl syntax|escape sequence|named capture/.test(reason) ? ` (${HINT})` : '';
-    return `matches() takes RE2 syntax, which cannot run the pattern \`${pattern}\`: ${reason}${hint}`;
+    return /Perl syntax|escape sequence|named capture/.test(reason) ? `${reason} (${HINT})` : reason;
   }
 }
+
+/** matches()'s refusal of a pattern RE2 cannot run, `reason` as compileRe2 gives it. */
+const refusal = (pattern: string, reason: string) =>
+  `matches() takes RE2 syntax, which cannot run the pattern \`${pattern}\`: ${reason}`;
 
 /** Literal patterns, compiled once whatever the number of expressions and environments that hold them. */
 const literals = new Map<string, RE2JS | string>();
@@ -74,7 +77,11 @@ const computed = new Map<string, RE2JS | string>();
 const KEEP = 10_000;
 const KEEP_COMPUTED = 500;
 
-function literal(pattern: string): RE2JS | string {
+/**
+ * A pattern written in a playbook, compiled once (a `matches()` literal, an input's `pattern`): the compiled
+ * pattern, or why RE2 cannot run it.
+ */
+export function re2Pattern(pattern: string): RE2JS | string {
   let re = literals.get(pattern);
   if (re === undefined) {
     re = compileRe2(pattern);
@@ -84,6 +91,11 @@ function literal(pattern: string): RE2JS | string {
   return re;
 }
 
+function literal(pattern: string): RE2JS | string {
+  const re = re2Pattern(pattern);
+  return typeof re === 'string' ? refusal(pattern, re) : re;
+}
+
 function atRunTime(pattern: string, ast: Node): RE2JS {
   let re = computed.get(pattern);
   if (re === undefined) {
@@ -91,7 +103,7 @@ function atRunTime(pattern: string, ast: Node): RE2JS {
     if (computed.size >= KEEP_COMPUTED) computed.delete(computed.keys().next().value as string);
     computed.set(pattern, re);
   }
-  if (typeof re === 'string') throw new EvaluationError(re, ast as never);
+  if (typeof re === 'string') throw new EvaluationError(refusal(pattern, re), ast as never);
   return re;
 }
 

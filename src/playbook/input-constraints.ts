@@ -10,34 +10,10 @@
  * A `pattern` is an RE2 expression matched as `matches()` matches in an expression (expressions/regex.ts): on
  * RE2, against any part of the text (anchor it with ^ and $ for the whole), so validate and the run agree.
  */
-import type * as Re2 from 're2js';
-import type { RE2JS } from 're2js';
-import { onFirstUse } from '../util/on-first-use.js';
+import { re2Pattern } from '../expressions/regex.js';
 
 type Seg = string | number;
 type Json = Record<string, unknown>;
-
-/** re2js, loaded by the first pattern: most playbooks declare none. */
-const re2 = onFirstUse<typeof Re2>(import.meta.url, 're2js');
-
-const compiled = new Map<string, RE2JS | string>();
-
-/** The compiled pattern, or why RE2 cannot run it. */
-function compile(pattern: string): RE2JS | string {
-  let re = compiled.get(pattern);
-  if (re === undefined) {
-    try {
-      re = re2().RE2JS.compile(pattern);
-    } catch (e) {
-      re = (e as Error).message.replace(/^error parsing regexp: /, '');
-      if (/Perl syntax|escape sequence|named capture/.test(re))
-        re += ' (RE2 matches in linear time: it has no backreferences and no lookaround)';
-    }
-    if (compiled.size >= 1000) compiled.clear();
-    compiled.set(pattern, re);
-  }
-  return re;
-}
 
 /** Whether `v` is a value of the declared `type`. */
 export function ofType(type: string, v: unknown): boolean {
@@ -98,7 +74,7 @@ function breach(d: Json, v: unknown, key = ''): Breach | undefined {
     return why(`is not one of ${d.enum.map(show).join(', ')} ${at('enum')}`);
   if (typeof v === 'string') {
     if (typeof d.pattern === 'string') {
-      const re = compile(d.pattern);
+      const re = re2Pattern(d.pattern);
       if (typeof re !== 'string' && !re.test(v))
         return why(`does not match \`${d.pattern}\` ${at('pattern')}`);
     }
@@ -193,7 +169,7 @@ export function declarationProblems(name: string, decl: unknown): DeclProblem[] 
       if (typeof d[lo] === 'number' && typeof d[hi] === 'number' && d[lo] > d[hi])
         problem([...base, hi], 'value', `\`${hi}\` ${d[hi]} is below \`${lo}\` ${d[lo]}: no value fits`);
     if (typeof d.pattern === 'string') {
-      const re = compile(d.pattern);
+      const re = re2Pattern(d.pattern);
       if (typeof re === 'string')
         problem([...base, 'pattern'], 'value', `RE2 cannot run the pattern \`${d.pattern}\`: ${re}`);
     }
