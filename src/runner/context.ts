@@ -158,6 +158,12 @@ export class RunContext {
     if (groups.length) this.o.store.recordDevices(this.id, stepId, groups, this.now());
   }
 
+  /** Devices of a step about to fail: recorded, and counted in its summary now, since no StepState will. */
+  recordFailing(stepId: string, groups: DeviceGroup[]): void {
+    this.recordLedger(stepId, groups);
+    addCounts(this.stepSummary(stepId).devices, countDevices(groups));
+  }
+
   report(): void {
     this.o.onProgress?.({ ...this.progress });
   }

@@ -1,7 +1,7 @@
 /** A run's `limits` (playbook and step): a mutating call that would take the run past one is never sent. */
 import type { OwnDeviceType } from '../api/device-errors.js';
 import type { Playbook } from '../playbook/schema.js';
-import { addCounts, countDevices, type RunContext, type StepCount } from './context.js';
+import type { RunContext, StepCount } from './context.js';
 import { idsOf, withResult, type DeviceSet } from './devices.js';
 import { LimitError, type Json } from './types.js';
 
@@ -41,8 +41,7 @@ export class RunLimits {
     } catch (e) {
       if (e instanceof LimitError) {
         const groups = withResult(devices, { outcome: 'skipped', errorType: LIMIT_EXCEEDED, attempts: 0 });
-        this.ctx.recordLedger(count.stepId, groups);
-        addCounts(this.ctx.stepSummary(count.stepId).devices, countDevices(groups));
+        this.ctx.recordFailing(count.stepId, groups);
       }
       throw e;
     }

@@ -5,7 +5,7 @@
  * (requestIdRefusal): the service took the request, but it cannot be followed, so its devices are recorded
  * `unconfirmed` (MALFORMED ANSWER), without it, and the step fails.
  */
-import { addCounts, countDevices, done } from '../context.js';
+import { done } from '../context.js';
 import { answerRefusal, MALFORMED_ANSWER, withResult, type MalformedAnswer } from '../devices.js';
 import type { StepState } from '../types.js';
 import type { ActionCall } from './index.js';
@@ -19,8 +19,7 @@ export async function call(x: ActionCall): Promise<StepState> {
   const refused = x.op.mutating ? requestIdRefusal(x.action, value) : undefined;
   if (refused) {
     const groups = withResult(x.devices, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts });
-    ctx.recordLedger(step.id, groups);
-    addCounts(ctx.stepSummary(step.id).devices, countDevices(groups));
+    ctx.recordFailing(step.id, groups);
     throw refused;
   }
   const requestId = x.op.mutating ? requestIdOf(value) : undefined;
