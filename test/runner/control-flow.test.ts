@@ -1007,7 +1007,9 @@ steps:
       expect(fails({ count: '1', ids: 'a,b' })).to.throw(
         'input `ids` is an array: give it as a JSON array, e.g. ["a","b"] (got "a,b")',
       );
-      expect(fails({ count: '1', mode: 'medium' })).to.throw('input `mode`: "medium" is not one of "fast", "slow" (enum)');
+      expect(fails({ count: '1', mode: 'medium' })).to.throw(
+        'input `mode`: "medium" is not one of "fast", "slow" (enum)',
+      );
     });
 
     it('names every missing input at once, with its type, and what a lone one is', () => {

@@ -153,7 +153,9 @@ describe('uniqueItems compares items as JSON Schema does', () => {
 
   it('takes an enum value whose keys come in another order', () => {
     expect(coerceInputs(objects, { origin: '{"y": 0, "x": 0}' })).to.deep.equal({ origin: { y: 0, x: 0 } });
-    expect(refused({ origin: { x: 0, y: 1 } })).to.equal('input `origin`: {"x":0,"y":1} is not one of {"x":0,"y":0} (enum)');
+    expect(refused({ origin: { x: 0, y: 1 } })).to.equal(
+      'input `origin`: {"x":0,"y":1} is not one of {"x":0,"y":0} (enum)',
+    );
   });
 
   it('refuses 1 and 1.0 as one number, and takes what differs in a value or an order of elements', () => {
