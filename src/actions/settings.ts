@@ -30,6 +30,9 @@ export interface EngineSettingsOptions extends WebhookPolicyOptions {
 export function engineSettings(o: EngineSettingsOptions = {}): EngineSettings {
   return Object.freeze({
     reportsDir: resolve(o.reportsDir ?? './reports'),
-    webhooks: compileWebhookPolicy(o.webhookAllow ?? [], o.lookup ? { lookup: o.lookup } : {}),
+    webhooks: compileWebhookPolicy(o.webhookAllow ?? [], {
+      ...(o.lookup ? { lookup: o.lookup } : {}),
+      ...(o.confine ? { confine: o.confine } : {}),
+    }),
   });
 }

@@ -29,11 +29,15 @@ export interface WebhookPolicy {
   refusal(address: string): string | undefined;
   /** The dispatcher whose connections are judged as they are made. */
   dispatcher(): Dispatcher;
+  /** Why a URL may not be sent to whatever its address (a playbook test's own receivers only), if it may not. */
+  confine?: (url: URL) => string | undefined;
 }
 
 export interface WebhookPolicyOptions {
   /** The DNS lookup the connector judges. @default dns.lookup */
   lookup?: LookupFunction;
+  /** Refuses a URL, before any lookup, with the reason it returns: see WebhookPolicy.confine. */
+  confine?: (url: URL) => string | undefined;
 }
 
 const HOST_NAME =
@@ -115,6 +119,7 @@ export function compileWebhookPolicy(
     refusal,
     dispatcher: () =>
       (agent ??= new Agent({ connect: { lookup: guardedLookup(base, allowsHost, refusal) } })),
+    ...(o.confine ? { confine: o.confine } : {}),
   });
 }
 
@@ -182,6 +187,8 @@ export async function sendWebhook(
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new RefusedError(ACTION, `only http and https URLs can be called, not ${url.protocol}`);
+  const confined = policy.confine?.(url);
+  if (confined) throw new RefusedError(ACTION, confined);
   const headers = input.headers ?? {};
   for (const name of Object.keys(headers)) {
     const problem = headerProblem(name);

@@ -34,6 +34,8 @@ export interface Reads {
   secrets: string[];
   /** Secrets whose presence is tested (`has(secrets.X)`, `"X" in secrets`). A secret chosen at run time is in neither. */
   testedSecrets: string[];
+  /** An expression chooses a secret at run time (`secrets[e]`, or `secrets` whole): it may read any. */
+  anySecret: boolean;
 }
 
 const MACROS = new Set<string>(COMPREHENSIONS);
@@ -79,7 +81,13 @@ function visit(n: Node, path: Node[], bound: Set<string>, into: Reads): void {
       if (variable !== undefined) into.env.push({ name: variable, at: n.pos });
     } else if (name === 'secrets') {
       const [secret] = chain(n, path, 1);
-      if (secret === undefined) return;
+      // `"X" in secrets` names its secret at the `in` (below); any other use without a name may read any.
+      if (secret === undefined) {
+        const up = path.at(-1);
+        const named = up?.op === 'in' && isNamedKey((up.args as [Node, Node])[0]);
+        if (!named) into.anySecret = true;
+        return;
+      }
       const call = path.at(-2);
       const tested = call?.op === 'call' && (call.args as [string, Node[]])[0] === 'has';
       (tested ? into.testedSecrets : into.secrets).push(secret);
@@ -88,8 +96,8 @@ function visit(n: Node, path: Node[], bound: Set<string>, into: Reads): void {
   }
   if (n.op === 'in') {
     const [key, of] = n.args as [Node, Node];
-    if (of.op === 'id' && of.args === 'secrets' && !bound.has('secrets'))
-      if (key.op === 'value' && typeof key.args === 'string') into.testedSecrets.push(key.args);
+    if (of.op === 'id' && of.args === 'secrets' && !bound.has('secrets') && isNamedKey(key))
+      into.testedSecrets.push(key.args as string);
   }
   // A comprehension's variable hides a context variable of its name in the macro's body, not in its receiver.
   let inner = bound;
@@ -103,6 +111,9 @@ function visit(n: Node, path: Node[], bound: Set<string>, into: Reads): void {
   for (const child of children(n)) visit(child, path, child === receiver ? bound : inner, into);
   path.pop();
 }
+
+/** A key written as a constant string (`"X" in secrets`). */
+const isNamedKey = (key: Node): boolean => key.op === 'value' && typeof key.args === 'string';
 
 /** The nodes below `n`: every node among its arguments, nested in arrays or not. */
 function children(n: Node): Node[] {
@@ -122,7 +133,7 @@ const cache = new Map<string, Reads>();
 export function readsOf(source: string): Reads {
   let r = cache.get(source);
   if (!r) {
-    r = { steps: [], anyStep: false, inputs: [], env: [], secrets: [], testedSecrets: [] };
+    r = { steps: [], anyStep: false, inputs: [], env: [], secrets: [], testedSecrets: [], anySecret: false };
     // The loop's variables in scope: the tree is the same, and `item` parses wherever it is written.
     visit(syntaxTree(source, true) as Node, [], new Set(), r);
     if (cache.size >= 10_000) cache.clear();

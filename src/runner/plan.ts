@@ -65,6 +65,11 @@ export interface Plan {
    */
   secrets: Set<string>;
   /**
+   * Every secret its expressions name, needed or tested; `any` when one chooses a secret at run time
+   * (`secrets[inputs.which]`), so that any may be read.
+   */
+  secretsNamed: Set<string> | 'any';
+  /**
    * The ids of the steps whose devices `limits` count (RunLimits): every step whose action may change devices
    * when the playbook sets limits, else those that set their own; undefined when none does.
    */
@@ -111,13 +116,14 @@ function compile(pb: Playbook): Plan {
       if (event.poll && isAction(event.poll.uses)) actions.add(event.poll.uses);
     }
   }
-  const { referenced, secrets } = reads(pb, streams);
+  const { referenced, secrets, secretsNamed } = reads(pb, streams);
   return {
     playbook: pb,
     referenced,
     actions: [...actions],
     services,
     secrets,
+    secretsNamed,
     limitedSteps: pb.limits !== undefined ? mutating : ownLimits.size ? ownLimits : undefined,
     ownLimits,
     of(step) {
@@ -249,12 +255,13 @@ function kept(members: string[]): string {
 function reads(
   pb: Playbook,
   streams: Map<Step, string>,
-): { referenced: Map<string, Set<string>>; secrets: Set<string> } {
+): Pick<Plan, 'referenced' | 'secrets' | 'secretsNamed'> {
   const refs = new Map<string, Set<string>>();
   const add = (id: string, member: string) => refs.set(id, (refs.get(id) ?? new Set()).add(member));
   const secrets = new Set<string>();
   const tested = new Set<string>();
   let anyStep = false;
+  let anySecret = false;
   const streamed = new Map([...streams].map(([s, from]) => [(s as { with?: unknown }).with, from]));
   readsIn(
     pb,
@@ -263,6 +270,7 @@ function reads(
       anyStep ||= r.anyStep;
       for (const name of r.secrets) secrets.add(name);
       for (const name of r.testedSecrets) tested.add(name);
+      anySecret ||= r.anySecret;
     },
     // A streamed `with`: its `deviceList` is read from the store, not held; the rest as any other.
     (o) => {
@@ -274,8 +282,9 @@ function reads(
   );
   // A step chosen at run time (`steps[inputs.which]`) may be any of them: each is kept whole.
   if (anyStep) for (const s of allSteps(pb)) add(s.id, '*');
+  const secretsNamed = anySecret ? 'any' : new Set([...secrets, ...tested]);
   for (const name of tested) secrets.delete(name);
-  return { referenced: refs, secrets };
+  return { referenced: refs, secrets, secretsNamed };
 }
 
 /** The API actions a playbook's steps and polls use, each once, in order. */

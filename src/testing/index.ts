@@ -8,6 +8,8 @@ import { dirname, join, resolve } from 'node:path';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybookFile } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
+import { planOf } from '../runner/plan.js';
+import { closest } from '../util/closest.js';
 import { TEST_SUFFIX, whyUnreadable } from '../util/files.js';
 import { loadTestFile, siblingPlaybook, type TestFile } from './load.js';
 import { runCase, type EarlierRun } from './run-case.js';
@@ -77,12 +79,14 @@ export async function runTests(files: string[], o: TestOptions): Promise<TestTot
       jobs.push({ name: `${file}: does not load`, run: async () => [earlier] });
       continue;
     }
-    tf.cases.forEach((c, i) =>
+    tf.cases.forEach((c, i) => {
+      const runs = earlier[i] as EarlierRun[];
+      const unread = unreadNames(tf, i, [pb, ...runs.map((e) => e.playbook)]);
       jobs.push({
         name: `${file}: ${String(c.name)}`,
-        run: () => runCase(tf, i, pb, earlier[i] as EarlierRun[]),
-      }),
-    );
+        run: async () => (unread.length ? unread : runCase(tf, i, pb, runs)),
+      });
+    });
   }
   const limit = o.concurrency ?? Math.min(4, availableParallelism());
   // Lines come out in the order of the cases, each as soon as it and those before it are done.
@@ -110,6 +114,47 @@ export async function runTests(files: string[], o: TestOptions): Promise<TestTot
   await Promise.all(Array.from({ length: Math.max(1, limit) }, worker));
   o.write(`${totals.passed} passed, ${totals.failed} failed`);
   return totals;
+}
+
+/**
+ * The problems of case `index`'s `secrets` and `webhooks` that no playbook of the case (its own, its earlier
+ * runs') names: such a secret would change nothing, and such a receiver would get nothing, while the case passed
+ * or failed for another reason. A playbook that chooses a secret at run time may read any.
+ */
+function unreadNames(tf: TestFile, index: number, playbooks: Playbook[]): string[] {
+  const named = new Set<string>();
+  for (const pb of playbooks) {
+    const s = planOf(pb).secretsNamed;
+    if (s === 'any') return [];
+    for (const name of s) named.add(name);
+  }
+  const c = tf.cases[index] as Record<string, unknown>;
+  const unread = (key: string) =>
+    Object.keys((c[key] as Record<string, unknown> | undefined) ?? {}).filter((n) => !named.has(n));
+  const list = [...named].map((n) => `\`${n}\``).join(', ');
+  const they = playbooks.length > 1 ? 'the playbooks of the case read' : 'the playbook reads';
+  const hint = (name: string) => {
+    const [guess] = closest(name, [...named], 1);
+    return guess ? `did you mean \`${guess}\`?` : list ? `${they} ${list}` : `${they} no secret`;
+  };
+  const problem = (key: string, name: string, message: string) =>
+    tf.problem(['cases', index, key, name], message, true);
+  return [
+    ...unread('secrets').map((n) =>
+      problem(
+        'secrets',
+        n,
+        `secret \`${n}\` is read by no playbook of the case, so it changes nothing: ${hint(n)}`,
+      ),
+    ),
+    ...unread('webhooks').map((n) =>
+      problem(
+        'webhooks',
+        n,
+        `receiver \`${n}\` would get nothing: no playbook of the case reads \`secrets.${n}\` (${hint(n)}); a receiver is given to the playbook as the secret of its name`,
+      ),
+    ),
+  ];
 }
 
 /** The playbook of a test file, or its problems as text. */

@@ -26,8 +26,11 @@ export interface TestFile {
   cases: Json[];
   /** `file:line` of the value at `path` (or of its nearest ancestor that exists). */
   where(path: Seg[]): string;
-  /** A problem of the value at `path` (or of its nearest ancestor), as one found loading the file is told. */
-  problem(path: Seg[], message: string): string;
+  /**
+   * A problem of the value at `path` (of its key when `key`; or of its nearest ancestor), as one found loading
+   * the file is told.
+   */
+  problem(path: Seg[], message: string, key?: boolean): string;
 }
 
 /** The playbook a test file runs by default: `NAME.yaml` beside `NAME.test.yaml`. */
@@ -108,7 +111,8 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
         faults: (d.faults as Json | undefined) ?? {},
         cases: d.cases as Json[],
         where: (path) => `${file}:${lines.linePos(positions(path, false)).line}`,
-        problem: (path, message) => formatText(diagnostic(positions(path, false), message), source),
+        problem: (path, message, key = false) =>
+          formatText(diagnostic(positions(path, key), message), source),
       };
     }
   }

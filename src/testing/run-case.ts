@@ -79,7 +79,7 @@ export async function runCase(
           client,
           store,
           logger: silentLogger,
-          engine: engineSettings({ reportsDir, webhookAllow: ['127.0.0.1'] }),
+          engine: engineSettings({ reportsDir, webhookAllow: ['127.0.0.1'], confine: receivers.confine }),
           owner: 'fleetbook-test',
           locks,
           secrets: { ...(c.secrets as Record<string, string> | undefined), ...receivers.urls },
@@ -213,6 +213,8 @@ function observe(
 async function startReceivers(specs: Record<string, Json>): Promise<{
   urls: Record<string, string>;
   bodies: Map<string, unknown[]>;
+  /** Why a webhook may not go to a URL: a case sends nothing off the machine, only to its receivers. */
+  confine(url: URL): string | undefined;
   close(): Promise<void>;
 }> {
   const urls: Record<string, string> = {};
@@ -238,9 +240,14 @@ async function startReceivers(specs: Record<string, Json>): Promise<{
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     urls[name] = `http://127.0.0.1:${(server.address() as AddressInfo).port}/${encodeURIComponent(name)}`;
   }
+  const origins = new Set(Object.values(urls).map((u) => new URL(u).origin));
   return {
     urls,
     bodies,
+    confine: (url) =>
+      origins.has(url.origin)
+        ? undefined
+        : `a playbook test sends webhooks only to its case's receivers (\`webhooks\`), not to ${url.origin}: give the URL as a secret (\`url: \${{ secrets.ONCALL }}\`) and the case a receiver of that name (\`webhooks: { ONCALL: {} }\`)`,
     close: async () => {
       await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
     },

@@ -237,6 +237,81 @@ describe('fleetbook test: the runner', () => {
   });
 });
 
+describe('fleetbook test: nothing leaves the machine', () => {
+  /** A manual playbook that pages `url` (an expression or a literal), in a new directory with `test`. */
+  async function files(url: string, test: string): Promise<string> {
+    const dir = tempDir('fleetbook-test-hermetic-');
+    await writeFile(
+      join(dir, 'page.yaml'),
+      [
+        'version: 1',
+        'name: page',
+        'on: { manual: true }',
+        'steps:',
+        '  - id: page',
+        '    uses: notify.webhook',
+        `    with: { url: '${url}', body: { text: hello } }`,
+        '',
+      ].join('\n'),
+    );
+    const file = join(dir, 'page.test.yaml');
+    await writeFile(file, test);
+    return file;
+  }
+
+  it('refuses a webhook to anything but the case receivers, before any lookup or connection', async () => {
+    // A name that resolves nowhere: a webhook that went out would fail for DNS, not be refused.
+    const file = await files(
+      'https://oncall.fleetbook-test.invalid/hook',
+      'cases:\n  - name: pages\n    expect: { status: succeeded }\n',
+    );
+    const r = await run([file]);
+    expect(r.lines[0]).to.equal(`FAIL ${file}: pages`);
+    expect(r.lines[1]).to.equal(
+      `    ${file}:3: expected status succeeded, got failed (step \`page\` failed: notify.webhook: a playbook test sends webhooks only to its case's receivers (\`webhooks\`), not to https://oncall.fleetbook-test.invalid: give the URL as a secret (\`url: \${{ secrets.ONCALL }}\`) and the case a receiver of that name (\`webhooks: { ONCALL: {} }\`))`,
+    );
+  });
+
+  it("sends to a case's receiver, named by the secret the playbook reads", async () => {
+    const file = await files(
+      '${{ secrets.ONCALL }}',
+      'cases:\n  - name: pages\n    webhooks: { ONCALL: {} }\n    expect: { status: succeeded, webhooks: { ONCALL: { requests: 1 } } }\n',
+    );
+    const r = await run([file]);
+    expect(r.lines).to.deep.equal([`ok   ${file}: pages`, '1 passed, 0 failed']);
+  });
+
+  it('refuses a receiver or a secret no playbook of the case names: it would be silently unused', async () => {
+    const file = await files(
+      '${{ secrets.ONCALL }}',
+      [
+        'cases:',
+        '  - name: misnamed',
+        '    secrets: { ONCALL: https://example.com, TOKEN: x }',
+        '    webhooks: { ONCAL: {} }',
+        '    expect: { status: succeeded }',
+        '',
+      ].join('\n'),
+    );
+    const r = await run([file]);
+    expect(r.lines[0]).to.equal(`FAIL ${file}: misnamed`);
+    expect(r.lines.filter((l) => l.startsWith(`    ${file}:`))).to.deep.equal([
+      `    ${file}:3:45: secret \`TOKEN\` is read by no playbook of the case, so it changes nothing: the playbook reads \`ONCALL\` [schema]`,
+      `    ${file}:4:17: receiver \`ONCAL\` would get nothing: no playbook of the case reads \`secrets.ONCAL\` (did you mean \`ONCALL\`?); a receiver is given to the playbook as the secret of its name [schema]`,
+    ]);
+    expect([r.passed, r.failed]).to.deep.equal([0, 1]);
+  });
+
+  it('does not judge the names of a case whose playbook chooses its secret at run time', async () => {
+    const file = await files(
+      '${{ secrets["ON" + "CALL"] }}',
+      'cases:\n  - name: pages\n    secrets: { SPARE: x }\n    webhooks: { ONCALL: {} }\n    expect: { webhooks: { ONCALL: { requests: 1 } } }\n',
+    );
+    const r = await run([file]);
+    expect(r.lines).to.deep.equal([`ok   ${file}: pages`, '1 passed, 0 failed']);
+  });
+});
+
 describe('a callback event given by hand', () => {
   let pb: Playbook;
   before(async () => {
