@@ -343,7 +343,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       accepting: () => accepting,
       registrations: () => registrations,
       scheduler: () => scheduler,
-      rates: () => rates.status(),
+      // Only shares are worth telling: alone on a SQLite file, the process keeps every budget whole.
+      rates: () => (st.replicas ? rates.status() : undefined),
     });
     const { access, madeUp } = ConsoleAccess.of(config.consoleToken, host);
     if (madeUp) registerSecret(access.token);

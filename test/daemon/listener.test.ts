@@ -428,8 +428,11 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
     it('shows in /status the processes on its store, itself among them, with their leases', async () => {
       const s = (await http('GET', `${daemon.url}/status`)).body as {
         owners: { role: string; pid: number; self?: boolean; leaseUntil: string; runs: number }[];
+        rates?: unknown;
       };
       expect(s.owners.map((o) => [o.role, o.self ?? false])).to.deep.equal([['daemon', true]]);
+      // Alone on a SQLite file it shares no rate budget: no shares of 0 requests a second to misread.
+      expect(s).not.to.have.property('rates');
       const [me] = s.owners;
       expect(me?.pid).to.be.a('number');
       expect(Date.parse(me?.leaseUntil ?? '')).to.be.greaterThan(Date.now());
