@@ -31,6 +31,23 @@ const NO_EVENT: T = {
   none: 'no callback starts this playbook (it has no `on.callback`), so `event` is empty',
 };
 
+const STRING: T = { k: 'string' };
+
+/** `run`: what the runner gives (runner.ts); `status` and `error` are the outcome so far. */
+const RUN: T = {
+  k: 'object',
+  fields: {
+    id: STRING,
+    playbook: STRING,
+    startedAt: STRING,
+    date: STRING,
+    dryRun: { k: 'bool' },
+    status: STRING,
+    error: STRING,
+  },
+  open: false,
+};
+
 /** `vars` in the values of `vars` (runner.ts renders them together, before any step): still empty. */
 const VARS_NOT_YET: T = {
   k: 'object',
@@ -114,6 +131,7 @@ export class TypeScope {
           none: 'the playbook gives no vars (under `vars`, or in a `set` step)',
         },
         steps: { k: 'object', fields: steps, open: true },
+        run: RUN,
       },
     };
   }

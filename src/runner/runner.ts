@@ -135,6 +135,9 @@ class Run {
           startedAt: this.startedAt,
           date: this.startedAt.slice(0, 10),
           dryRun: Boolean(o.dryRun),
+          // The outcome so far: `running` during the steps; what the run has come to in `finally`.
+          status: 'running',
+          error: '',
         },
         secrets: o.secrets ?? {},
         env: o.env ?? {},
@@ -163,6 +166,11 @@ class Run {
         if (cancelled) this.signal = withListeners(o.stop ?? new AbortController().signal);
         // A step the run never reached reads as skipped, as one whose `if` was false: a finally step can ask.
         for (const s of stepsIn(this.pb.steps)) scope.ctx.steps[s.id] ??= skipped('the run never reached it');
+        scope.ctx.run = {
+          ...(scope.ctx.run as Record<string, unknown>),
+          status: error === undefined ? 'succeeded' : cancelled ? 'cancelled' : 'failed',
+          error: error ?? '',
+        };
         // Each runs whatever the ones before it did; the first error is the run's.
         for (const step of this.pb.finally) {
           try {

@@ -238,6 +238,43 @@ finally:
       expect(logged()).not.to.include('never');
     });
 
+    it("reads the run's outcome so far in `run.status` and `run.error`: running during the steps", async () => {
+      const failed = await run(`
+version: 1
+name: outcome
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: "during: \${{ run.status }} [\${{ run.error }}]" }
+  - id: broken
+    fail: broken on purpose
+finally:
+  - id: page
+    if: \${{ run.status != "succeeded" }}
+    uses: log
+    with: { message: "after: \${{ run.status }}: \${{ run.error }}" }
+`);
+      expect(failed.status).to.equal('failed');
+      expect(logged()).to.include('during: running []');
+      expect(logged()).to.include('after: failed: step `broken` failed: broken on purpose');
+      const fine = await run(`
+version: 1
+name: outcome-fine
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: fine }
+finally:
+  - id: say
+    uses: log
+    with: { message: "after: \${{ run.status }} [\${{ run.error }}]" }
+`);
+      expect(fine.status).to.equal('succeeded');
+      expect(logged()).to.include('after: succeeded []');
+    });
+
     it('runs after a success, and a failure in it fails the run', async () => {
       const s = await run(`
 version: 1
@@ -574,7 +611,7 @@ steps:
 finally:
   - id: cleanup
     uses: log
-    with: { message: "after \${{ steps.loop.status }}: \${{ steps.loop.error }}" }
+    with: { message: "after \${{ steps.loop.status }}: \${{ steps.loop.error }} (run \${{ run.status }}: \${{ run.error }})" }
   - id: broken
     fail: broken after the cancel
 `,
@@ -592,7 +629,9 @@ finally:
         ['broken', 'failed'],
       ]);
       expect(step(s, 'broken')?.error).to.equal('broken after the cancel');
-      expect(logged()).to.include('after cancelled: cancelled from the console');
+      expect(logged()).to.include(
+        'after cancelled: cancelled from the console (run cancelled: cancelled from the console)',
+      );
       // A cancellation is not an error: the only step said to have failed is the one that did.
       expect(lines.filter((l) => l.message === 'step failed').map((l) => l.meta.step)).to.deep.equal([
         'broken',
