@@ -19,7 +19,7 @@ import { Environment, EvaluationError } from '@marcbachmann/cel-js';
 import { fromCel, wrapContext } from './boundary.js';
 import { metered } from './budget.js';
 import { instrument, prepareMapLiteral } from './evaluator.js';
-import { unknownFunction, wrongArguments, type Form } from './functions.js';
+import { unknownFunction, wrongArguments, wrongReceiver, type Form } from './functions.js';
 import { registerRe2Matches } from './regex.js';
 import { registerListSlices } from './slices.js';
 
@@ -95,14 +95,15 @@ function typeCheck(env: Environment, source: string): ExpressionError | undefine
 let forms: Form[] | undefined;
 
 /**
- * The checker's or the evaluation's first line, as said of a name that is no function or of a function given
- * more or fewer arguments than it takes (functions.ts); else as it is. `node` is where it was found.
+ * The checker's or the evaluation's first line, as said of a name that is no function, of a getter called on a
+ * value of a type that has no such getter, or of a function given more or fewer arguments than it takes
+ * (functions.ts); else as it is. `node` is where it was found.
  */
 function explained(message: string, node: unknown): string {
   const unknown = unknownFunction(message);
   if (unknown !== undefined) return unknown;
   forms ??= base.functions();
-  return wrongArguments(message, node, forms) ?? message;
+  return wrongReceiver(message, node, forms) ?? wrongArguments(message, node, forms) ?? message;
 }
 
 /** An evaluation error whose first line `explained` words otherwise, so worded; its code frame kept. */

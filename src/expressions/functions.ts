@@ -129,6 +129,36 @@ function receiverOf(message: string, name: string): string | undefined {
   return quoted !== undefined && at > 0 ? quoted.slice(0, at) : undefined;
 }
 
+/** A value of a CEL type as a message names it: `a duration`, `an int`, `a list`, `null`. */
+function aValueOf(type: string): string {
+  const word = type
+    .replace(/<.*$/, '')
+    .replace(/^google\.protobuf\./, '')
+    .toLowerCase();
+  return word === 'null' ? word : `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
+}
+
+/**
+ * The checker's or the evaluation's "found no matching overload for 'google.protobuf.Duration.getDayOfWeek()'"
+ * for `call` (its node), when the getter it calls is one only values of other types have: as that, with the
+ * types it applies to and the getters the value's own type has (a duration's are a timestamp's time getters).
+ */
+export function wrongReceiver(message: string, call: unknown, forms: readonly Form[]): string | undefined {
+  const c = callOf(call);
+  if (!c?.receiver || !getter.test(c.name)) return undefined;
+  // Of a value whose type is not known (dyn), the arguments are what is wrong.
+  const on = receiverOf(message, c.name);
+  const of = forms.filter((f) => f.name === c.name && f.receiver && f.receiverType !== undefined);
+  if (on === undefined || on === 'dyn' || !of.length || of.some((f) => f.receiverType === on))
+    return undefined;
+  const types = [...new Set(of.map((f) => aValueOf(f.receiverType as string)))];
+  const own = [
+    ...new Set(forms.filter((f) => f.receiverType === on && getter.test(f.name)).map((f) => f.name)),
+  ];
+  const value = aValueOf(on);
+  return `\`${c.name}\` applies to ${types.join(' or ')}, not ${value}; ${value} has ${own.length ? own.join(', ') : 'no getters'}`;
+}
+
 /**
  * The checker's or the evaluation's "found no matching overload" for `call` (its node), when the function it
  * calls takes another number of arguments: as that, with its parameters (`\`take\` expects 1 argument (n), got

@@ -35,6 +35,13 @@ export interface CronSchedule {
 
 export type Compiled = { ok: true; schedule: CronSchedule } | { ok: false; problem: string };
 
+/**
+ * What the check of a cron expression found: its schedule, and whether it fires more than once in some minute;
+ * or what is wrong with it (it does not parse, or it never fires).
+ */
+export type Checked =
+  { ok: true; schedule: CronSchedule; frequent: boolean } | { ok: false; problem: string };
+
 interface FieldSpec {
   name: string;
   min: number;
@@ -382,16 +389,21 @@ function build(expression: string, timezone: string): { parsed: Parsed; schedule
   return { parsed, schedule: new Schedule(expression, timezone, cron) };
 }
 
-/** A compiled expression, and what it parsed to (undefined when it does not compile). */
+/**
+ * A compiled expression, what it parsed to (undefined when it does not compile), and its check once made: an
+ * expression that never fires takes croner up to ~0.3 s to rule out.
+ */
 interface Built {
   compiled: Compiled;
   parsed?: Parsed;
+  checked?: Checked;
 }
 
 /**
- * The expressions compiled, by time zone and expression: the playbook check (validate, the daemon's load of
- * its playbooks) and the daemon's scheduler each compile a schedule, and get the same one, compiled once in
- * the process. Emptied when it grows past a bound (expressions a long-lived daemon saw edited many times).
+ * The expressions compiled, by time zone and expression, with their checks: the only cache of them. The
+ * playbook check (validate, the daemon's load of its playbooks) and the daemon's scheduler each compile a
+ * schedule, and get the same one, compiled once in the process. Emptied when it grows past a bound
+ * (expressions a long-lived daemon saw edited many times).
  */
 const compiledCrons = new Map<string, Built>();
 const MAX_COMPILED = 10_000;
@@ -419,23 +431,37 @@ export function compileCron(expression: string, timezone = 'UTC'): Compiled {
 }
 
 /**
- * A cron expression compiled and checked at once: its schedule when it is valid (it parses, and it fires at
- * least once after `from`), else what is wrong with it. croner searches up to the year 3000; a calendar repeats
- * every 400 years, so an expression that does not fire by then never does.
+ * The check of a cron expression, as `validate` and the daemon's load of its playbooks make it (schedule.ts
+ * scheduleProblems): its schedule when it is valid (it parses, and it fires at least once), with whether it
+ * fires more than once in some minute; else what is wrong with it. Made once in the process for each
+ * expression and zone. croner searches up to the year 3000; a calendar repeats every 400 years, so an
+ * expression that does not fire by then never does, from whichever day it is asked.
  */
-export function checkCron(expression: string, timezone = 'UTC', from = Date.now()): Compiled {
-  const { compiled: c, parsed } = compiled(expression, timezone);
-  if (!c.ok || c.schedule.next(from) !== undefined) return c;
-  return {
-    ok: false,
-    problem: `cron expression ${JSON.stringify(expression)} never fires: ${neverReason((parsed as Parsed).days)}`,
-  };
+export function checkCron(expression: string, timezone = 'UTC'): Checked {
+  const built = compiled(expression, timezone);
+  return (built.checked ??= check(built, expression));
 }
 
-/** What is wrong with a cron expression (checkCron), or undefined when it is valid. */
-export function cronProblem(expression: string, timezone = 'UTC', from = Date.now()): string | undefined {
-  const checked = checkCron(expression, timezone, from);
-  return checked.ok ? undefined : checked.problem;
+function check({ compiled: c, parsed }: Built, expression: string): Checked {
+  if (!c.ok) return c;
+  if (c.schedule.next(Date.now()) === undefined)
+    return Object.freeze({
+      ok: false,
+      problem: `cron expression ${JSON.stringify(expression)} never fires: ${neverReason((parsed as Parsed).days)}`,
+    });
+  return Object.freeze({ ok: true, schedule: c.schedule, frequent: firesMoreThanOncePerMinute(c.schedule) });
+}
+
+/**
+ * True when a schedule fires more than once in some minute: its expression has a seconds field that gives more
+ * than one second (`*\/60` and `0-0` give one). Every second of a minute that matches fires, so the first two
+ * occurrences from the start of a minute are in one minute exactly when that is so.
+ */
+function firesMoreThanOncePerMinute(schedule: CronSchedule): boolean {
+  if (schedule.expression.trim().split(/\s+/).length !== 6) return false;
+  const first = schedule.next(Date.UTC(2026, 0, 1) - 1);
+  const second = first === undefined ? undefined : schedule.next(first);
+  return second !== undefined && second - (first as number) < 60_000;
 }
 
 export interface Occurrences {

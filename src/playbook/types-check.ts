@@ -119,9 +119,9 @@ class Walker {
         const t = this.type(of, bound);
         this.type(at, bound);
         if (t.k === 'list') return t.of;
-        // A key looked up in a map written in the expression: as it is, whether there or not.
+        // A key written in the expression (`m["b"]`) is the member `m.b`: the same check, at the key.
         if (t.k === 'object' && at.op === 'value' && typeof at.args === 'string')
-          return this.member(t, at.args, of, at.pos, n.op === '[]' && !t.written);
+          return this.member(t, at.args, of, at.pos, n.op === '[]');
         return DYN;
       }
       case 'rcall': {

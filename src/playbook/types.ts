@@ -23,7 +23,7 @@ export type T =
   /**
    * `open`: members other than `fields` may exist (they are dyn). `none`: why a closed object with no fields
    * has none, for the message that reads one. `written`: a map written in the expression (`{"a": 1}`), whose
-   * keys `has()` and a lookup by key may ask for freely.
+   * keys `has()` may ask for freely (`m.b` and `m["b"]` are refused for a key it does not have).
    */
   | { k: 'object'; fields: Record<string, T>; open: boolean; none?: string; written?: boolean };
 

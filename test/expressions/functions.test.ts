@@ -71,6 +71,36 @@ describe('expressions: a function CEL does not have', () => {
     );
   });
 
+  it('says a getter called on a value it does not apply to what it applies to, and what that value has', () => {
+    const durationGetters = 'a duration has getHours, getMinutes, getSeconds, getMilliseconds';
+    for (const [source, message] of [
+      [
+        'duration("1h").getDayOfWeek()',
+        `\`getDayOfWeek\` applies to a timestamp, not a duration; ${durationGetters}`,
+      ],
+      [
+        'duration("1h").getFullYear("UTC")',
+        `\`getFullYear\` applies to a timestamp, not a duration; ${durationGetters}`,
+      ],
+      ['"2026-01-01".getMonth()', '`getMonth` applies to a timestamp, not a string; a string has no getters'],
+      [
+        '[1].getHours()',
+        '`getHours` applies to a timestamp or a duration, not a list; a list has no getters',
+      ],
+    ] as const)
+      expect(checkExpression(source, false)?.message, source).to.equal(message);
+    // At run time, of a value whose type the check did not know: the same words.
+    let error: Error | undefined;
+    try {
+      compile('dyn(duration(inputs.s)).getDayOfWeek()').evaluate({ inputs: { s: '1h' } });
+    } catch (e) {
+      error = e as Error;
+    }
+    expect(error?.message.split('\n')[0]).to.equal(
+      `\`getDayOfWeek\` applies to a timestamp, not a duration; ${durationGetters}`,
+    );
+  });
+
   it('says so when the evaluation finds it, at the call', () => {
     for (const [source, message] of [
       ['inputs.l.take(1, 2)', '`take` expects 1 argument (n), got 2'],

@@ -3,7 +3,9 @@
  * failed every run ("No such key: b"), where the list literal beside it was typed. A map literal whose keys are
  * all string literals is now a closed object of its values' types, so that a member it does not have is refused
  * as any other's; with another key (`{inputs.k: 1}`, `{1: "a"}`) it is an open map, its other members read freely.
- * `has(m.b)` still asks whether it holds the key, and `m[key]` still looks a key up.
+ * `has(m.b)` and `"b" in m` still ask whether it holds the key, and `m[key]` (a key known at run time) still looks
+ * a key up. A key written in the expression (`m["b"]`) is a member as `m.b` is: refused alike, where it stood
+ * unchecked and failed every run.
  */
 import { expect } from 'chai';
 import { compile } from '../../src/expressions/cel.js';
@@ -53,6 +55,27 @@ describe('expressions: a map written in the expression', () => {
     }
   });
 
+  it('refuses a key written in the expression that it does not have, as the member', () => {
+    for (const [source, member] of [
+      ['{"a": 1}["b"]', '{"a": 1}.b'],
+      ['[{"a": 1}].take(1)[0]["b"]', '[{"a": 1}].take(1)[0].b'],
+      ['{"id": 1, "kind": "imei"}["name"]', '{"id": 1, "kind": "imei"}.name'],
+      ['[{"id": 1}].map(d, d["idd"])', '[{"id": 1}].map(d, d.idd)'],
+      ['{}["a"]', '{}.a'],
+      ['{"a": {"b": 1} }["a"]["c"]', '{"a": {"b": 1} }["a"].c'],
+    ] as const) {
+      const d = diagnostics(source);
+      expect(d, source).to.have.length(1);
+      // The member's rule and words, at the key as the member's are at its name (the expression is at column 27).
+      const [asMember] = diagnostics(member);
+      const words = (x: string | undefined) => x?.slice(x.indexOf(' ') + 1);
+      expect(words(d[0]), source).to.equal(words(asMember));
+      expect(d[0]?.split(' ')[0], source).to.equal(`9:${27 + source.lastIndexOf('["') + 1}`);
+      expect(asMember?.split(' ')[0], member).to.equal(`9:${27 + member.lastIndexOf('.') + 1}`);
+      if (!source.includes('.map(')) expect(outcome(source), source).to.match(/^No such key/);
+    }
+  });
+
   it('types its members by their values', () => {
     // cel-js's checker types the map itself, not a part of a list of them (a list of dyn to it: slices.ts).
     for (const source of [
@@ -74,6 +97,9 @@ describe('expressions: a map written in the expression', () => {
       '[{"a": 1}, {"b": 2}].map(m, has(m.b) ? m.b : m.a)',
       // has() asks whether it holds the key: false, not a mistake.
       '[{"a": 1}].map(m, has(m.b))',
+      '[{"a": 1}].map(m, "b" in m)',
+      '"b" in {"a": 1}',
+      '[{"a": 1}, {"b": 2}].map(m, "b" in m ? m["b"] : m["a"])',
       '[{"a": 1}].exists(m, has(m.a))',
       // A lookup table, by a key known at run time, or one it has.
       '{"a": 1, "b": 2}[inputs.k] + 1',
@@ -86,6 +112,8 @@ describe('expressions: a map written in the expression', () => {
       expect(diagnostics(source), source).to.deep.equal([]);
     expect(outcome('[{"a": 1}, {"b": 2}].map(m, has(m.b) ? m.b : m.a)')).to.deep.equal([1, 2]);
     expect(outcome('[{"a": 1}].map(m, has(m.b))')).to.deep.equal([false]);
+    expect(outcome('"b" in {"a": 1}')).to.equal(false);
+    expect(outcome('[{"a": 1}, {"b": 2}].map(m, "b" in m ? m["b"] : m["a"])')).to.deep.equal([1, 2]);
     expect(outcome('{"a": 1, "b": 2}[inputs.k] + 1')).to.equal(2);
   });
 });
