@@ -54,16 +54,31 @@ export const ReportArgs = closed({
 });
 
 export const LedgerQueryArgs = closed({
-  playbook: Type.Optional(Type.String({ description: 'Default: this playbook.' })),
-  step: Type.Optional(Type.String()),
-  outcome: Type.Optional(Type.String({ enum: [...DEVICE_OUTCOMES] })),
+  playbook: Type.Optional(
+    Type.String({ description: 'The playbook (its `name`) whose runs are read. Default: this playbook.' }),
+  ),
+  step: Type.Optional(
+    Type.String({ description: "Only this step's results (its id). Default: every step's." }),
+  ),
+  outcome: Type.Optional(
+    Type.String({
+      enum: [...DEVICE_OUTCOMES],
+      description: 'Only the devices with this outcome, e.g. `failed`. Default: any outcome.',
+    }),
+  ),
   error: Type.Optional(
     Type.Union([Type.String(), Type.Array(Type.String())], {
-      description: '7.3 type(s) or API error code(s).',
+      description:
+        "Only the devices that failed with this error type (spec 7.3, e.g. `SVC CACHE UNAVAILABLE`, or one of fleetbook's own) or API error code; a list: any of them.",
     }),
   ),
   runs: Type.Optional(
-    Type.Union([Type.Literal('last'), Type.Integer({ minimum: 1 })], { description: 'Default: last.' }),
+    Type.Union([Type.Literal('last'), Type.Integer({ minimum: 1 })], {
+      description:
+        "How many of the playbook's finished runs are read, the newest first: `last` (the last one) or a number. Never the run that asks. Default: last.",
+    }),
   ),
-  since: Type.Optional(Type.String({ description: 'A duration back from now, e.g. 24h.' })),
+  since: Type.Optional(
+    Type.String({ description: 'Only the runs started within this duration back from now, e.g. 24h.' }),
+  ),
 });
