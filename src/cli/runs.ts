@@ -7,7 +7,14 @@ import { isEngineAction } from '../actions/engine.js';
 import { loadConfig, stateOrigin, type Config } from '../config.js';
 import { cancelTaker, cancelTakerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
-import { RUN_STATUSES, type RunRecord, type RunStatus, type RunSummary, type Store } from '../store/store.js';
+import {
+  RUN_STATUSES,
+  type RunRecord,
+  type RunStatus,
+  type RunSummary,
+  type StepSummary,
+  type Store,
+} from '../store/store.js';
 import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
@@ -56,11 +63,24 @@ export async function writeJsonWithRows(
   await write(first ? ']\n}\n' : '\n  ]\n}\n');
 }
 
+/** How deep each step is nested (StepSummary.within): 0 for a step of `steps` or `finally`. */
+function depths(steps: readonly StepSummary[]): Map<string, number> {
+  const within = new Map(steps.map((st) => [st.id, st.within]));
+  const depth = new Map<string, number>();
+  const of = (id: string, seen: number): number => {
+    const parent = within.get(id);
+    return parent === undefined || seen > steps.length ? 0 : 1 + of(parent, seen + 1);
+  };
+  for (const st of steps) depth.set(st.id, of(st.id, 0));
+  return depth;
+}
+
 export function formatSummary(s: RunSummary): string {
   const lines = [`run ${s.runId} of ${s.playbook}: ${s.status}${s.dryRun ? ' (dry run)' : ''}`];
   // The version of the playbook it executed (playbook/version.ts): a resumed run may differ from the file.
   if (s.version) lines.push(`  version: ${s.version}`);
   if (s.error) lines.push(`  error: ${s.error}`);
+  const depth = depths(s.steps);
   for (const st of s.steps) {
     const d = st.devices;
     // Accepted and unconfirmed devices are named whenever there are any: they are not final successes.
@@ -76,7 +96,7 @@ export function formatSummary(s: RunSummary): string {
       ? ` (confirmed by callback ${by.callback}, request status ${by.requestStatus}, state read ${by.stateRead}${by.afterRun ? `, callback after the run ended ${by.afterRun}` : ''})`
       : '';
     lines.push(
-      `  ${st.id.padEnd(24)} ${st.status.padEnd(9)} calls ${st.calls}${devices}${confirmed}${st.error ? ` (${st.error})` : ''}${st.reason ? ` (${st.reason})` : ''}${st.note ? ` (${st.note})` : ''}`,
+      `  ${('  '.repeat(depth.get(st.id) ?? 0) + st.id).padEnd(24)} ${st.status.padEnd(9)} calls ${st.calls}${devices}${confirmed}${st.error ? ` (${st.error})` : ''}${st.reason ? ` (${st.reason})` : ''}${st.note ? ` (${st.note})` : ''}`,
     );
     for (const [type, n] of Object.entries(d.byError)) lines.push(`  ${''.padEnd(24)}   ${n} × ${type}`);
   }

@@ -78,7 +78,15 @@ export class RunContext {
   stepSummary(id: string): StepSummary {
     let s = this.summaries.get(id);
     if (!s) {
-      s = { id, status: 'running', attempts: 0, calls: 0, devices: emptyCounts() };
+      const within = this.plan.within.get(id);
+      s = {
+        id,
+        ...(within ? { within } : {}),
+        status: 'running',
+        attempts: 0,
+        calls: 0,
+        devices: emptyCounts(),
+      };
       this.summaries.set(id, s);
     }
     return s;

@@ -76,6 +76,8 @@ export interface Plan {
   limitedSteps: Set<string> | undefined;
   /** The ids of the steps with `limits` of their own, which count that step's devices apart. */
   ownLimits: Set<string>;
+  /** The id of the step (forEach, parallel, onError) each nested step is in, by its id. */
+  within: Map<string, string>;
   of(step: Step): StepPlan;
 }
 
@@ -117,6 +119,11 @@ function compile(pb: Playbook): Plan {
     }
   }
   const { referenced, secrets, secretsNamed } = reads(pb, streams);
+  const within = new Map<string, string>();
+  for (const list of [pb.steps, pb.finally])
+    eachStep(list, (s, parent) => {
+      if (parent) within.set(s.id, parent.id);
+    });
   return {
     playbook: pb,
     referenced,
@@ -126,6 +133,7 @@ function compile(pb: Playbook): Plan {
     secretsNamed,
     limitedSteps: pb.limits !== undefined ? mutating : ownLimits.size ? ownLimits : undefined,
     ownLimits,
+    within,
     of(step) {
       const p = steps.get(step);
       if (!p) throw new Error(`step \`${step.id}\` is not part of playbook ${pb.name}`);
@@ -226,17 +234,22 @@ function allSteps(pb: Playbook): Step[] {
 /** The steps of `list` and those nested in them (forEach, parallel, onError), each after its parent. */
 export function stepsIn(list: readonly Step[] | undefined): Step[] {
   const out: Step[] = [];
-  const add = (steps: unknown): void => {
+  eachStep(list, (s) => out.push(s));
+  return out;
+}
+
+/** Calls `f` on each step of `list` and those nested in them, each after its parent, with the step it is in. */
+function eachStep(list: readonly Step[] | undefined, f: (s: Step, within?: Step) => void): void {
+  const add = (steps: unknown, within?: Step): void => {
     if (!Array.isArray(steps)) return;
     for (const s of steps as Step[]) {
-      out.push(s);
-      if ('forEach' in s) add(s.forEach.steps);
-      if ('parallel' in s) add(s.parallel);
-      if (Array.isArray(s.onError)) add(s.onError);
+      f(s, within);
+      if ('forEach' in s) add(s.forEach.steps, s);
+      if ('parallel' in s) add(s.parallel, s);
+      if (Array.isArray(s.onError)) add(s.onError, s);
     }
   };
   add(list);
-  return out;
 }
 
 /** What a step's reads of `steps.<id>` keep of it (Plan.referenced). */

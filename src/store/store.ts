@@ -65,6 +65,8 @@ export interface Confirmation {
 
 export interface StepSummary {
   id: string;
+  /** The step (forEach, parallel, onError) it is in, by id; none for a step of `steps` or `finally`. */
+  within?: string;
   status: StepStatus;
   /** When this run first entered the step, and when it last left it (the console's timeline). */
   startedAt?: string;
