@@ -6,6 +6,7 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { isoTime } from '../clock.js';
 import { EVENT_COLUMNS, inboxEvent, type InboxRow } from './rows.js';
+import { storedText } from './text.js';
 import { InboxSyncError, type InboxEvent, type InboxMessage, type RunRecord } from './store.js';
 
 type Sql = (text: string) => Database.Statement;
@@ -58,11 +59,12 @@ export class SqliteInbox {
     try {
       out = this.db.transaction(() =>
         messages.map((m) => {
+          // Its texts as both stores keep them (text.ts): its key is matched by them.
           const r = insert.run(
-            m.service,
-            m.kind,
-            m.requestId,
-            m.device ?? '',
+            storedText(m.service),
+            storedText(m.kind),
+            storedText(m.requestId),
+            storedText(m.device ?? ''),
             JSON.stringify(m.payload),
             m.receivedAt,
             owner,

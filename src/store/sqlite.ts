@@ -20,6 +20,7 @@ import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
 import { idRange } from './id-range.js';
+import { storedJson, storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import {
@@ -237,22 +238,28 @@ export class SqliteStore implements Store {
   }
 
   /** One ledger entry per group, in order: of a device given twice, the later entry counts (by `seq`). */
+  /**
+   * A write's entries, their texts as both stores keep them (text.ts): the ids and the data are scanned in their
+   * JSON, once, and taken apart again only when one of them has a NUL or a lone surrogate.
+   */
   private insertGroups(runId: string, step: string, groups: DeviceGroup[], at: string): void {
     for (const g of groups) {
       if (!g.ids.length) continue;
-      const range = idRange(g.ids);
+      const json = JSON.stringify(g.ids);
+      const idsJson = storedJson(json);
+      const range = idRange(idsJson === json ? g.ids : (JSON.parse(idsJson) as string[]));
       this.stmt.insertEntry.run(
         runId,
         step,
-        g.kind,
+        storedText(g.kind),
         g.outcome,
-        g.errorType ?? null,
-        g.errorClass ?? null,
+        storedText(g.errorType ?? null),
+        storedText(g.errorClass ?? null),
         g.attempts,
         at,
-        JSON.stringify(g.ids),
-        g.requestId ?? null,
-        g.data ? JSON.stringify(g.data) : null,
+        idsJson,
+        storedText(g.requestId ?? null),
+        g.data ? storedJson(JSON.stringify(g.data)) : null,
         range.min,
         range.max,
       );
@@ -301,7 +308,7 @@ export class SqliteStore implements Store {
   }
 
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
-    return this.grouped().deviceHistory(deviceId, limit);
+    return this.grouped().deviceHistory(storedText(deviceId), limit);
   }
 
   async unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
@@ -339,7 +346,7 @@ export class SqliteStore implements Store {
   }
 
   async resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
-    return resultsUnder(this.sql, runId, step, requestIds);
+    return resultsUnder(this.sql, runId, step, storedTexts(requestIds));
   }
 
   appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
@@ -354,7 +361,7 @@ export class SqliteStore implements Store {
     return this.inbox.claim(owner, now);
   }
   async inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
-    return inboxByRequest(this.sql, requestIds);
+    return inboxByRequest(this.sql, storedTexts(requestIds));
   }
   async inboxPosition(): Promise<number> {
     return inboxPosition(this.sql);

@@ -205,3 +205,111 @@ ${yaml}`;
     await keptNothingOfIt(s);
   });
 });
+
+/**
+ * A NUL in a listed device's identifier (or its kind), in the listing's third page: the listing's items
+ * (`{ id, kind }`) go to the store page by page, and a location report takes them from there (streamed), or a
+ * step takes them from memory. The items bypassed the check the other answers get: the listing succeeded with
+ * the identifier in its stored items, and the step that took them failed with an input error of its own (an
+ * IMEI's format, or the NUL refused as that step's input, FB_INPUT), naming neither the listing nor the
+ * service's answer. The listing's answer is now refused as the others are, its field named, and none of its
+ * items is kept.
+ */
+forEachBackend('a NUL in a listed device', (b) => {
+  let emu: Emulator;
+  let proxy: RewritingProxy;
+  let client: Client;
+  let store: Store;
+  let account: string;
+  /** The IMEI given a NUL: the second device of the third page. */
+  let nulImei: string;
+  /** Where the NUL goes: the IMEI's `id`, or its `kind`. */
+  let member: 'id' | 'kind';
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 20 });
+    account = emu.defaults.accounts[0]!;
+    proxy = await startRewritingProxy(emu.url, (method, path, body) => {
+      if (!path.endsWith('/devices/actions/list')) return undefined;
+      const page = body as { devices: { deviceIds: Json[] }[] };
+      return {
+        ...page,
+        devices: page.devices.map((d) => ({
+          ...d,
+          deviceIds: d.deviceIds.map((x) =>
+            x.id === nulImei ? { ...x, [member]: `${String(x[member])}\0` } : x,
+          ),
+        })),
+      };
+    });
+  });
+  after(async () => {
+    await proxy.close();
+    await emu.close();
+  });
+  beforeEach(async () => {
+    emu.reset({ devicesPerAccount: 20 });
+    const listed = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
+    expect(listed.length).to.be.above(12);
+    nulImei = listed[11]!;
+    member = 'id';
+    client = createClient({
+      baseUrl: `${proxy.url}/api`,
+      clientId: emu.defaults.clientId,
+      clientSecret: emu.defaults.clientSecret,
+      username: emu.defaults.username,
+      password: emu.defaults.password,
+      rates: RATES,
+    });
+    store = await b.open();
+  });
+  afterEach(() => client.close());
+
+  const run = (uses: string, items = 'items: { kind: imei }') =>
+    runPlaybook(
+      playbook(`
+version: 1
+name: nul-listing
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: devices
+    uses: devices.list
+    with: { accountName: "\${{ inputs.account }}", currentState: active, maxNumberOfDevices: 5 }
+    ${items}
+  - id: it
+    uses: ${uses}
+    with: { accountName: "\${{ inputs.account }}", deviceList: "\${{ steps.devices.items }}", cacheMode: "0" }
+`),
+      { client, store, inputs: { account }, clock: emulatorClock(emu) },
+    );
+
+  /** The run failed at the listing, for the NUL of `value` in `field`, and kept nothing of the listing. */
+  async function refusedListing(s: RunSummary, field: string, value: string): Promise<void> {
+    expect(s.status).to.equal('failed');
+    expect(s.steps.map((x) => [x.id, x.status])).to.deep.equal([['devices', 'failed']]);
+    const error = s.steps[0]?.error ?? '';
+    expect(error).to.match(NUL);
+    expect(error).to.include("devices.list: the service's answer is refused");
+    expect(error).to.include(`devices/11/deviceIds/0/${field} ${JSON.stringify(value)}`);
+    expect(await store.deviceResults(s.runId)).to.deep.equal([]);
+    expect(await b.query(store, 'SELECT seq FROM step_items')).to.deep.equal([]);
+    const c = await calls(emu);
+    expect(c.actions['location.createReport'] ?? 0).to.equal(0);
+    expect(c.actions['location.locate'] ?? 0).to.equal(0);
+  }
+
+  it('streamed to a location report: refused, no item kept, nothing sent', async () => {
+    await refusedListing(await run('location.createReport'), 'id', `${nulImei}\0`);
+  });
+
+  it('held in memory for the next step: refused as an answer, not as that step input', async () => {
+    await refusedListing(await run('location.locate'), 'id', `${nulImei}\0`);
+  });
+
+  it('in the kind of the identifier an item takes: refused', async () => {
+    member = 'kind';
+    await refusedListing(await run('location.locate', ''), 'kind', 'imei\0');
+  });
+});

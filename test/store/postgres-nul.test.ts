@@ -1,7 +1,7 @@
 /**
  * What a service answers goes to the ledger as it came: a location report's `msid` is a device id, a request's
  * `requestId` or a report's `txid` the request id of its devices. PostgreSQL's text cannot hold a NUL (U+0000),
- * nor a lone surrogate: the store keeps U+FFFD in its place (pgText), as it does for every other text it writes.
+ * nor a lone surrogate: the store keeps U+FFFD in its place (storedText), as it does for every other text it writes.
  * A device id or a location's data with one failed the commit of the whole turn (every run's writes gathered in it); a request id with
  * one, stored with U+FFFD, failed the reads by it (a resumed run's, a confirmation's) with the driver's error.
  */

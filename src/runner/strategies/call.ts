@@ -2,7 +2,7 @@
  * A plain call: sent (with the step's retries), its answer the step's output. The devices it names succeeded,
  * or, for a request the service only queued (an answer with a request id and no means to confirm it, such as
  * an SMS), were accepted under that request id. An answer whose request id has a NUL character is refused
- * (requestIdRefusal): the service took the request, but it cannot be followed, so its devices are recorded
+ * (requestIdOf): the service took the request, but it cannot be followed, so its devices are recorded
  * `unconfirmed` (MALFORMED ANSWER), without it, and the step fails.
  */
 import { done } from '../context.js';
@@ -16,13 +16,12 @@ export async function call(x: ActionCall): Promise<StepState> {
     ctx.call(x.count, x.action, x.input, x.signal),
   );
   if (!x.devices.size) return done(value);
-  const refused = x.op.mutating ? requestIdRefusal(x.action, value) : undefined;
+  const { requestId, refused } = x.op.mutating ? requestIdOf(x.action, value) : {};
   if (refused) {
     const groups = withResult(x.devices, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts });
     ctx.recordFailing(step.id, groups);
     throw refused;
   }
-  const requestId = x.op.mutating ? requestIdOf(value) : undefined;
   return ctx.finishDevices(
     step.id,
     value,
@@ -34,16 +33,16 @@ export async function call(x: ActionCall): Promise<StepState> {
 }
 
 /**
- * The request id of an asynchronous request's answer (`{ requestId }`); undefined without one, and for one with
- * a NUL character, which no request id has (requestIdRefusal says why).
+ * The request id of an asynchronous request's answer (`{ requestId }`), read once: `{ requestId }`, `{}` without
+ * one, and `{ refused }` (answerRefusal) for one with a NUL character, which no request id has and no store can
+ * keep: `action`'s answer is refused, and what the service did is read otherwise.
  */
-export function requestIdOf(answer: unknown): string | undefined {
+export function requestIdOf(
+  action: string,
+  answer: unknown,
+): { requestId?: string; refused?: MalformedAnswer } {
   const id = (answer as { requestId?: unknown } | null)?.requestId;
-  return typeof id === 'string' && id !== '' && !id.includes('\0') ? id : undefined;
-}
-
-/** The refusal of `action`'s answer when its request id has a NUL character (answerRefusal); else undefined. */
-export function requestIdRefusal(action: string, answer: unknown): MalformedAnswer | undefined {
-  const id = (answer as { requestId?: unknown } | null)?.requestId;
-  return answerRefusal(action, id, 'requestId', 'no request id');
+  if (typeof id !== 'string' || id === '') return {};
+  const refused = answerRefusal(action, id, 'requestId', 'no request id');
+  return refused ? { refused } : { requestId: id };
 }

@@ -25,7 +25,7 @@ import {
 } from '../devices.js';
 import { NetworkError } from '../../errors.js';
 import { Interrupted, StepError, type AcceptedRequest, type Json, type StepState } from '../types.js';
-import { requestIdOf, requestIdRefusal } from './call.js';
+import { requestIdOf } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
 import { withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
@@ -150,11 +150,11 @@ async function send(
       sentAt = ctx.clock.now();
       const output = await ctx.call(x.count, x.action, sending, x.signal);
       x.count.attempt();
-      const requestId = requestIdOf(output);
+      const { requestId, refused: malformed } = requestIdOf(x.action, output);
       if (!requestId) {
         // An answer without a request id (or with one no store can keep) confirms nothing: the devices' state
         // says what happened.
-        refused = requestIdRefusal(x.action, output);
+        refused = malformed;
         remaining = await reconcile(x, sending, remaining, attempt, results, tally, sentAt + plan.confirmMs);
         const why = refused ? MALFORMED_ANSWER : {};
         results.add(withResult(remaining, { outcome: 'unconfirmed', ...why, attempts: attempt }));

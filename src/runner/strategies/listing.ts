@@ -4,8 +4,11 @@
  * which location and connectivity steps take as they are. When anything reads the items, each page's go to
  * the store as it comes (StoredItems), and to memory only when an expression reads the list. The full records
  * are kept as the output only when an expression reads `steps.<id>.output`: 100,000 of them are large.
+ * A page whose items to keep hold a NUL character (an identifier or a kind) is refused as any other answer that
+ * the store would keep with one (MalformedAnswer): the step fails, and none of its items stay in the store.
  */
 import { emptyCounts } from '../../store/store.js';
+import { answerRefusal, type MalformedAnswer } from '../devices.js';
 import { readAhead } from '../../util/read-ahead.js';
 import { pushItem, StoredItems } from '../stored-items.js';
 import type { ItemRuns, Json, StepState } from '../types.js';
@@ -26,6 +29,8 @@ export async function listing(x: ActionCall): Promise<StepState> {
   let count = 0;
   let chunks = 0;
   let leftOut = 0;
+  /** How many devices the pages before this one listed: where this one's are in the whole answer. */
+  let listed = 0;
   // The next page is requested before this one is taken apart.
   for await (const page of readAhead(
     ctx.o.client.pages(x.action as 'devices.list', x.input, ctx.requestsOf(x.count, x.signal)),
@@ -33,6 +38,12 @@ export async function listing(x: ActionCall): Promise<StepState> {
     const devices = ((page as Json).devices as Json[] | undefined) ?? [];
     const runs: ItemRuns = [];
     leftOut += takePage(devices, kind, named !== undefined, runs);
+    const refused = stored ? nulRefusal(x.action, devices, listed, runs) : undefined;
+    if (refused) {
+      store.clearItems(ctx.id, x.key);
+      throw refused;
+    }
+    listed += devices.length;
     const n = runs.reduce((k, [, ids]) => k + ids.length, 0);
     if (stored && n) store.appendItems(ctx.id, x.key, chunks++, runs);
     if (inMemory) for (const [k, ids] of runs) for (const id of ids) items.push({ id, kind: k });
@@ -93,4 +104,32 @@ function takePage(devices: Json[], kind: string | undefined, exact: boolean, run
     pushItem(runs, pickKind ?? String(pick.kind).toLowerCase(), id);
   }
   return leftOut;
+}
+
+/**
+ * The refusal of a page whose items (`runs`, taken from `devices`, the listing's devices from `listed` on) hold
+ * a NUL character, in an identifier or a kind, which no device's has and the PostgreSQL store cannot keep; else
+ * undefined. One pass over the items; the identifier they came from is looked for only when one has a NUL.
+ */
+function nulRefusal(
+  action: string,
+  devices: Json[],
+  listed: number,
+  runs: ItemRuns,
+): MalformedAnswer | undefined {
+  for (const [kind, ids] of runs) {
+    const member = kind.includes('\0') ? 'kind' : 'id';
+    const nul = member === 'kind' ? kind : ids.find((id) => id.includes('\0'));
+    if (nul === undefined) continue;
+    for (let i = 0; i < devices.length; i++) {
+      const deviceIds = ((devices[i] as Json).deviceIds as Json[] | undefined) ?? [];
+      for (let j = 0; j < deviceIds.length; j++) {
+        const value = String((deviceIds[j] as Json)[member]);
+        if ((member === 'kind' ? value.toLowerCase() : value) !== nul) continue;
+        const whose = member === 'id' ? "no device's identifier" : 'no kind of identifier';
+        return answerRefusal(action, value, `devices/${listed + i}/deviceIds/${j}/${member}`, whose);
+      }
+    }
+  }
+  return undefined;
 }

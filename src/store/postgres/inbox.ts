@@ -7,7 +7,8 @@
 import type pg from 'pg';
 import { EVENT_COLUMNS, inboxEvent, type InboxRow } from '../rows.js';
 import type { InboxEvent, InboxMessage, InboxStore, RunRecord } from '../store.js';
-import { pgText, pgTexts, prepared } from './pool.js';
+import { prepared } from './pool.js';
+import { storedText, storedTexts } from '../text.js';
 import { insertRuns, runRow } from './runs.js';
 import type { Turns } from './turn.js';
 
@@ -32,12 +33,12 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
    */
   async appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {
     const rows = messages.map((m) => ({
-      service: pgText(m.service),
-      kind: pgText(m.kind),
-      request_id: pgText(m.requestId),
-      device: pgText(m.device ?? ''),
+      service: storedText(m.service),
+      kind: storedText(m.kind),
+      request_id: storedText(m.requestId),
+      device: storedText(m.device ?? ''),
       payload_json: JSON.stringify(m.payload),
-      received_at: pgText(m.receivedAt),
+      received_at: storedText(m.receivedAt),
     }));
     const { rows: stored } = await this.pool.query<{
       id: number;
@@ -102,7 +103,7 @@ export class PostgresInbox implements Omit<InboxStore, 'watchInbox'> {
   async inboxByRequest(requestIds: string[]): Promise<InboxEvent[]> {
     const rows = await this.turns.readAside<InboxRow>({
       text: `SELECT ${EVENT_COLUMNS} FROM inbox WHERE request_id = ANY($1::text[]) ORDER BY id`,
-      values: [[...new Set(pgTexts(requestIds))]],
+      values: [[...new Set(storedTexts(requestIds))]],
     });
     return rows.map(inboxEvent);
   }

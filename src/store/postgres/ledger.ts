@@ -27,7 +27,8 @@ import type {
   LedgerRow,
   LedgerStore,
 } from '../store.js';
-import { pgJson, pgText, pgTexts, type Statement } from './pool.js';
+import { type Statement } from './pool.js';
+import { storedJson, storedText, storedTexts } from '../text.js';
 import type { EntryRecord, Turns } from './turn.js';
 
 /**
@@ -68,19 +69,19 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
   for (const g of groups) {
     if (!g.ids.length) continue;
     // A device id as the service answered it (a location report's msid): one with a NUL failed the turn's commit.
-    const ids = pgTexts(g.ids);
+    const ids = storedTexts(g.ids);
     const range = idRange(ids);
     out.push({
-      run_id: pgText(runId),
-      step: pgText(step),
-      kind: pgText(g.kind),
+      run_id: storedText(runId),
+      step: storedText(step),
+      kind: storedText(g.kind),
       outcome: g.outcome,
-      error_type: pgText(g.errorType ?? null),
-      error_class: pgText(g.errorClass ?? null),
+      error_type: storedText(g.errorType ?? null),
+      error_class: storedText(g.errorClass ?? null),
       attempts: g.attempts,
-      at: pgText(at),
+      at: storedText(at),
       device_ids: ids,
-      request_id: pgText(g.requestId ?? null),
+      request_id: storedText(g.requestId ?? null),
       data_json: g.data ? g.data.map((d) => d ?? null) : null,
       min_id: range.min,
       max_id: range.max,
@@ -105,7 +106,7 @@ export function insertEntries(entries: readonly EntryRecord[]): Statement {
              error_class, attempts, at, device_ids, request_id, data_json, min_id, max_id, n)
            ORDER BY n`,
     // Each device's data as the service gave it (a location's time): a NUL in it failed the turn's commit.
-    values: [pgJson(JSON.stringify(entries))],
+    values: [storedJson(JSON.stringify(entries))],
   };
 }
 
@@ -160,7 +161,7 @@ export class PostgresLedger implements LedgerStore {
     const entries = await this.turns.read<EntryRow>({
       text: `SELECT * FROM ledger WHERE run_id = $1 AND step = $2 AND request_id = ANY($3::text[])
                AND outcome <> 'accepted' ORDER BY seq`,
-      values: [runId, step, pgTexts(requestIds)],
+      values: [runId, step, storedTexts(requestIds)],
     });
     return entries.map(entryGroup);
   }
@@ -360,21 +361,25 @@ export class PostgresLedger implements LedgerStore {
    * range (id-range.ts), and only those are read: a few per step of each run, whatever the size of the ledger.
    */
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
+    // The device as the ledger keeps it (text.ts), and as its entries' JSON writes it ($2); as it was given
+    // ($4), for the entries of a version before that kept a NUL in their JSON.
+    const id = storedText(deviceId);
     const rows = await this.turns.read<HistoryEntryRow>({
       // The entries found by range that name the device, first: planned together, the server read every entry.
       text: `WITH l AS MATERIALIZED (
                SELECT * FROM ledger
-               WHERE min_id <= $1 AND (max_id >= $1 OR max_id IS NULL) AND strpos(device_ids::text, $2) > 0
+               WHERE min_id <= $1 AND (max_id >= $1 OR max_id IS NULL)
+                 AND (strpos(device_ids::text, $2) > 0 OR strpos(device_ids::text, $4) > 0)
              )
              SELECT l.run_id, l.step, l.kind, l.outcome, l.error_type, l.error_class, l.attempts, l.at,
                l.request_id, (l.data_json -> (d.n - 1)::int)::text AS data_json,
                r.playbook, r.started_at AS run_started_at, r.status AS run_status
              FROM l CROSS JOIN LATERAL json_array_elements(l.device_ids) WITH ORDINALITY AS d(id, n)
                JOIN runs r ON r.id = l.run_id
-             WHERE d.id::text = $2
+             WHERE d.id::text IN ($2, $4)
              ORDER BY l.seq DESC LIMIT $3`,
-      values: [pgText(deviceId), JSON.stringify(deviceId), limit],
+      values: [id, JSON.stringify(id), limit, JSON.stringify(deviceId)],
     });
-    return historyRows(rows, deviceId);
+    return historyRows(rows, id);
   }
 }

@@ -154,38 +154,6 @@ export function openPool(
   return pool;
 }
 
-/** What a JSON value cannot carry into PostgreSQL's text: a lone surrogate, a NUL. */
-const UNFIT = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\0/g;
-
-/**
- * A string as PostgreSQL's text holds it. The writes of a turn and of the inbox go out as JSON, which the server
- * refuses to turn into text when it holds a NUL (text cannot store one) or a lone surrogate; either would fail
- * the whole turn, or a callback again at each retry. Each becomes U+FFFD, as the driver makes a lone surrogate
- * of a parameter.
- */
-export function pgText<T extends string | null>(s: T): T {
-  return (s === null ? s : s.replace(UNFIT, '\ufffd')) as T;
-}
-
-/** In JSON.stringify's text: an escaped NUL or lone surrogate (it escapes nothing else of UNFIT), after `\\`s. */
-const UNFIT_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
-
-/**
- * JSON.stringify's text of values as PostgreSQL's text holds their strings (pgText), for those, deep in a value
- * (a location's data as the service gave it), that are not made so one by one: each escaped NUL or lone
- * surrogate as U+FFFD. Read whole only when one may be there.
- */
-export function pgJson(json: string): string {
-  return json.includes('\\u0000') || json.includes('\\ud') ? json.replace(UNFIT_ESCAPE, '$1\\ufffd') : json;
-}
-
-const HAS_UNFIT = new RegExp(UNFIT.source);
-
-/** Strings as pgText makes each: `list` itself when none needs it (a batch's ids, thousands, seldom do). */
-export function pgTexts(list: readonly string[]): string[] {
-  return list.some((s) => HAS_UNFIT.test(s)) ? list.map((s) => pgText(s)) : (list as string[]);
-}
-
 /** The SQLSTATE `fleetbook_fence` raises: the fenced owner's lease no longer holds (migrations.ts). */
 export const FENCE_ERROR = 'FBL01';
 /** The SQLSTATE with which `fleetbook_lock` (of the previous version) undoes an acquisition short of a device. */

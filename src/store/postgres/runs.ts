@@ -1,7 +1,8 @@
 /** Runs, their steps' checkpoints and items, on PostgreSQL (RunStore of store.ts). */
 import { json, toRun, type RunRow } from '../rows.js';
 import type { DeviceGroup, ItemRuns, RunRecord, RunListQuery, RunStatus, RunStore } from '../store.js';
-import { pgText, type Statement } from './pool.js';
+import { type Statement } from './pool.js';
+import { storedText } from '../text.js';
 import { entryRecords } from './ledger.js';
 import type { TurnWrites, Turns } from './turn.js';
 import { isoTime } from '../../clock.js';
@@ -21,17 +22,17 @@ export interface RunInsert extends RunRow {
  */
 export function runRow(r: RunRecord, eventId?: number): RunInsert {
   return {
-    id: pgText(r.id),
-    playbook: pgText(r.playbook),
+    id: storedText(r.id),
+    playbook: storedText(r.playbook),
     status: r.status,
     trigger_json: json(r.trigger),
     inputs_json: json(r.inputs),
-    started_at: pgText(r.startedAt),
-    ended_at: pgText(r.endedAt ?? null),
+    started_at: storedText(r.startedAt),
+    ended_at: storedText(r.endedAt ?? null),
     summary_json: json(r.summary),
-    error: pgText(r.error ?? null),
+    error: storedText(r.error ?? null),
     event_json: json(r.event),
-    owner: pgText(r.owner ?? null),
+    owner: storedText(r.owner ?? null),
     version: r.version ?? null,
     ...(eventId !== undefined ? { event_id: eventId } : {}),
   };
@@ -83,7 +84,7 @@ export class PostgresRuns implements RunStore {
              ON CONFLICT (version) DO UPDATE SET saved_at = excluded.saved_at WHERE playbook_versions.saved_at < $4`,
       values: [
         version,
-        pgText(definition),
+        storedText(definition),
         new Date().toISOString(),
         isoTime(Date.now() - VERSION_REFRESH_MS),
       ],
@@ -105,11 +106,11 @@ export class PostgresRuns implements RunStore {
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
     const turn = this.turns.write();
     // Of the updates of a run in a turn, each column's last counts: one merged patch, in one statement.
-    const patch = turn.runUpdates.get(id) ?? { id: pgText(id) };
+    const patch = turn.runUpdates.get(id) ?? { id: storedText(id) };
     if (p.status !== undefined) patch.status = p.status;
-    if (p.endedAt !== undefined) patch.ended_at = pgText(p.endedAt);
+    if (p.endedAt !== undefined) patch.ended_at = storedText(p.endedAt);
     if (p.summary !== undefined) patch.summary_json = json(p.summary);
-    if (p.error !== undefined) patch.error = pgText(p.error);
+    if (p.error !== undefined) patch.error = storedText(p.error);
     turn.runUpdates.set(id, patch);
   }
 
@@ -167,7 +168,11 @@ export class PostgresRuns implements RunStore {
     // A later checkpoint of the step in the same turn replaces the earlier one, as its upsert would.
     const id = `${runId}\0${key}`;
     turn.steps.delete(id);
-    turn.steps.set(id, { run_id: pgText(runId), step_key: pgText(key), state_json: JSON.stringify(state) });
+    turn.steps.set(id, {
+      run_id: storedText(runId),
+      step_key: storedText(key),
+      state_json: JSON.stringify(state),
+    });
     if (devices) turn.entries.push(...entryRecords(runId, devices.step, devices.groups, devices.at));
   }
 
