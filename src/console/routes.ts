@@ -28,6 +28,7 @@ import {
   isoMs,
   onlyParameters,
   oneOf,
+  refusingBadParameters,
   takesOnly,
   time,
   type Query,
@@ -121,14 +122,8 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     app.get<{ Querystring: Query; Params: P }>(
       `/console/api${path}`,
       { onRequest: reading },
-      async (req, reply) => {
-        try {
-          return await handler(req, reply, onlyParameters(req.query, params));
-        } catch (e) {
-          if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
-          throw e;
-        }
-      },
+      async (req, reply) =>
+        refusingBadParameters(reply, () => handler(req, reply, onlyParameters(req.query, params))),
     );
 
   // ── the page and its files ──
