@@ -11,12 +11,16 @@
  * run too, for the daemon to apply the real default.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, enc } from '../api.js';
+import { enc } from '../api.js';
 import { html, Alert } from '../ui.js';
-import { drop, holdsSecret, keepStart, takeStart } from '../pending.js';
+import { holdsSecret, keepStart, send, takeStart } from '../pending.js';
 
-/** What the daemon serves in place of a secret (src/util/secrets.ts MASK). */
-const MASK = '***';
+/**
+ * What the daemon says of its secrets, served with the playbooks: `name`, the names it masks (src/util/secrets.ts
+ * SECRET_KEY), for the keys of the JSON typed in a field (pending.js); `mask`, what it serves in a secret's place
+ * (MASK).
+ * @typedef {{ name: RegExp | undefined, mask: string | undefined }} Secrets
+ */
 
 /**
  * The typed text (a checkbox: whether it is checked) of each field, by input.
@@ -161,13 +165,13 @@ export function htmlPattern(pattern) {
 }
 
 /**
- * @param {{ name: string, inputs: Record<string, any>, secretName: RegExp | undefined, uid: string }} props
- * `secretName`: the names the daemon masks as secrets, for the keys of the JSON typed in a field (pending.js);
+ * @param {{ name: string, inputs: Record<string, any>, secrets: Secrets, uid: string }} props
  * `uid` prefixes the ids of the fields, unique on the page.
  */
-export function StartRun({ name, inputs, secretName, uid }) {
+export function StartRun({ name, inputs, secrets, uid }) {
   const [error, setError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
+  const { mask } = secrets;
   // The form of a start refused before signing in (console/pending.js), taken once: a later visit, or a reload,
   // shows the defaults again. The run is not started by itself: minutes may have passed, and it acts on the fleet.
   const [taken] = useState(() => takeStart(name));
@@ -188,6 +192,7 @@ export function StartRun({ name, inputs, secretName, uid }) {
       // The default shown holds a secret the daemon masked: sent as shown, the run would get `***`. A secret's
       // field shows no default at all: left empty, it is left out.
       masked: spec.masked === true && !secret,
+      mask,
       id: `${uid}-in${i}`,
       given: given?.[input],
     };
@@ -210,9 +215,9 @@ export function StartRun({ name, inputs, secretName, uid }) {
       for (const f of fields) {
         const el = /** @type {HTMLInputElement} */ (form.querySelector(`#${f.id}`));
         if (f.masked && el.value === f.initial) continue;
-        if (f.masked && el.value.includes(MASK))
+        if (f.masked && mask && el.value.includes(mask))
           throw new Error(
-            `Input ${f.input}: ${MASK} stands for a secret of its default, not shown. Type the whole value, or put the default back to use it.`,
+            `Input ${f.input}: ${mask} stands for a secret of its default, not shown. Type the whole value, or put the default back to use it.`,
           );
         const value = readField(el, f.input, f.kind);
         if (value !== undefined) values[f.input] = value;
@@ -224,30 +229,25 @@ export function StartRun({ name, inputs, secretName, uid }) {
     // Kept as asked (console/pending.js): a 401 brings the sign-in form, which says why, and takes the form away
     // until signed in. A field named like a secret, or whose JSON holds one, stays in this page's memory only.
     const filled = typed(form, fields);
-    keepStart({
-      playbook: name,
-      typed: filled,
-      withheld: fields
-        .filter((f) => f.secret || holdsSecret(filled[f.input], secretName))
-        .map((f) => f.input),
-      hash: location.hash,
-      reason: `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
+    await send({
+      keep: () =>
+        keepStart({
+          playbook: name,
+          typed: filled,
+          withheld: fields
+            .filter((f) => f.secret || holdsSecret(filled[f.input], secrets.name))
+            .map((f) => f.input),
+          hash: location.hash,
+          reason: `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
+        }),
+      path: `/playbooks/${enc(name)}/runs`,
+      body: { inputs: values },
+      busy: setBusy,
+      answered: ({ runId }) => {
+        location.hash = `#/runs/${enc(runId)}`;
+      },
+      failed: setError,
     });
-    setBusy(true);
-    try {
-      const { runId } = await api(`/playbooks/${enc(name)}/runs`, {
-        method: 'POST',
-        body: { inputs: values },
-      });
-      drop();
-      location.hash = `#/runs/${enc(runId)}`;
-    } catch (err) {
-      // The sign-in form has taken the page's place: this form is given back once signed in.
-      if (err instanceof ApiError && err.status === 401) return;
-      drop();
-      setError(/** @type {Error} */ (err).message);
-      setBusy(false);
-    }
   };
 
   return html`<form class="start-run" aria-labelledby=${`${uid}-start`} onSubmit=${submit} novalidate>
@@ -290,12 +290,12 @@ function bounds(spec, kind) {
 }
 
 /**
- * @param {{ input: string, spec: any, kind: string, secret: boolean, initial: string, masked: boolean, id: string,
- *   given: string | boolean | undefined }} props
+ * @param {{ input: string, spec: any, kind: string, secret: boolean, initial: string, masked: boolean,
+ *   mask: string | undefined, id: string, given: string | boolean | undefined }} props
  * `secret`: named like one, a password field; `initial`: its text but for `given`, what was typed in the field
  * before signing in.
  */
-function Field({ input, spec, kind, secret, initial, masked, id, given }) {
+function Field({ input, spec, kind, secret, initial, masked, mask, id, given }) {
   const help = `${id}-help`;
   const [shown, setShown] = useState(false);
   // The type goes in the help text: the label is the input's name, as the playbook spells it.
@@ -310,7 +310,7 @@ function Field({ input, spec, kind, secret, initial, masked, id, given }) {
       ? 'It has a default, not shown: leave the field empty to use it.'
       : undefined,
     masked
-      ? `${MASK} stands for a secret of the default, not shown: leave the field as it is to use it.`
+      ? `${mask} stands for a secret of the default, not shown: leave the field as it is to use it.`
       : undefined,
   ].filter(Boolean);
   let control;

@@ -21,7 +21,7 @@ import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } f
 import { RunsFeed } from './feed.js';
 import { deviceRow, playbookView, runDetail, runRow } from './views.js';
 import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
-import { SECRET_KEY } from '../util/secrets.js';
+import { MASK, SECRET_KEY } from '../util/secrets.js';
 import {
   BadParameter,
   integer,
@@ -304,8 +304,9 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
         recentRuns: recent.map(runRow),
       });
     }
-    // The names of secrets (util/secrets.ts): the run form withholds the JSON typed under one from the tab's storage.
-    return { playbooks: out, secretName: SECRET_KEY.source };
+    // The names of secrets (util/secrets.ts): the run form withholds the JSON typed under one from the tab's storage;
+    // and what stands in a secret's place: the form knows a masked default edited by it.
+    return { playbooks: out, secretName: SECRET_KEY.source, mask: MASK };
   });
 
   api('/callbacks', [], async () => {

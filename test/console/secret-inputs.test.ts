@@ -18,6 +18,7 @@ import { checkAccessibility, screenshot } from '../helpers/browser.js';
 import { consoleSuite, shownRun } from '../helpers/console-suite.js';
 import { fleetbook } from '../helpers/cli.js';
 import { readState } from '../helpers/daemon.js';
+import { MASK } from '../../src/util/secrets.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-secrets');
 const PLAYBOOK = 'rotate-token';
@@ -87,9 +88,12 @@ describe('console: inputs named like a secret', function () {
     return { ...page, field: page.form.getByLabel('webhookToken', { exact: true }) };
   }
   it("serves a secret input's default masked, and a run started without it still gets it", async () => {
-    const { playbooks } = JSON.parse(await text('/console/api/playbooks')) as {
+    const { playbooks, mask } = JSON.parse(await text('/console/api/playbooks')) as {
       playbooks: { name: string; inputs: Record<string, { default?: unknown }> }[];
+      mask?: string;
     };
+    // What stands for a secret, for the form to know a masked default edited (it holds no copy of its own).
+    expect(mask, 'the mask the playbooks API serves').to.equal(MASK);
     const inputs = playbooks.find((pb) => pb.name === PLAYBOOK)?.inputs ?? {};
     expect(
       Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, v.default])),
