@@ -6,8 +6,10 @@
  * a reload during sign-in, or signing in by the token address, still gives the form or the run's page back; it
  * goes with the tab, and once given back or once the run is started. It never holds a secret: the fields named
  * like one (as the daemon masks them in a run's inputs) stay in the page's memory, and are typed again after a
- * reload.
+ * reload. The run page and the run form send their action through here (send), kept and dropped the same way.
  */
+
+import { api, ApiError } from './api.js';
 
 const KEY = 'fleetbook-console-pending';
 
@@ -72,6 +74,32 @@ export function keepStart({ playbook, typed, withheld, hash, reason }) {
 export function keepCancel({ run, hash, reason }) {
   secrets = {};
   keep({ kind: 'cancel', run, hash, reason });
+}
+
+/**
+ * Sends an action a sign-in may stand in front of (a POST of `body` to `path`), kept by `keep` (keepStart,
+ * keepCancel) before it is asked, so that a 401 brings the sign-in form saying why. `busy(true)` as it goes. Its
+ * answer is given to `answered`, once forgotten. Refused for want of a session (401), it stays kept and nothing
+ * else is done: the sign-in form has taken the page's place, and gives it back once signed in. Any other refusal
+ * is forgotten, and said by `failed` after `busy(false)`.
+ * @param {{ keep: () => void, path: string, body?: unknown, busy: (on: boolean) => void,
+ *   answered: (answer: any) => void, failed: (message: string) => void }} action
+ */
+export async function send({ keep, path, body, busy, answered, failed }) {
+  keep();
+  busy(true);
+  let answer;
+  try {
+    answer = await api(path, { method: 'POST', body });
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return;
+    drop();
+    busy(false);
+    failed(/** @type {Error} */ (err).message);
+    return;
+  }
+  drop();
+  answered(answer);
 }
 
 /** @param {Pending} p */

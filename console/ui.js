@@ -41,19 +41,62 @@ export function Alert({ message }) {
 /**
  * A message of the daemon's with its backticked spans shown as code (``input `sensors`: …``, ``run `fleetbook
  * runs cancel …` ``), as the command line prints them between backticks. Every place the console shows the
- * daemon's words goes through it. A backtick without a pair on its line stays as it is.
+ * daemon's words goes through it. A span is paired as the messages write it: it opens after a space or
+ * punctuation, and closes before one (a backtick before a letter is inside it), on one line. A value the daemon
+ * quotes, as JSON writes a string (`"a`b"`), is text whatever it holds. A backtick without a pair stays as it is.
+ * The parts are text and `<code>` elements of text: nothing in the message is read as markup.
  * @param {string} text
  */
 export function withCode(text) {
   /** @type {any[]} */
   const out = [];
   let last = 0;
-  for (const m of text.matchAll(/`([^`\n]+)`/g)) {
-    out.push(text.slice(last, m.index), html`<code>${m[1]}</code>`);
-    last = m.index + m[0].length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const end = quoteEnd(text, i);
+      if (end !== undefined) i = end;
+    } else if (c === '`' && (i === 0 || !WORD.test(text[i - 1] ?? ''))) {
+      const end = codeEnd(text, i);
+      if (end === undefined) continue;
+      out.push(text.slice(last, i), html`<code>${text.slice(i + 1, end)}</code>`);
+      last = end + 1;
+      i = end;
+    }
   }
   out.push(text.slice(last));
   return out;
+}
+
+/** What a backtick that opens a span may not follow: a letter, a digit, or another backtick. */
+const WORD = /[\p{L}\p{N}_`]/u;
+/** What may come after a backtick that closes a span: the end, a space, or punctuation that ends a phrase. */
+const AFTER_CODE = /^(?:$|[\s:,.;!?)\]}'"])/;
+
+/**
+ * The index of the backtick that closes the span opened at `start`, or undefined: the first on its line with
+ * something before it, and after it what AFTER_CODE takes.
+ * @param {string} text
+ * @param {number} start
+ */
+function codeEnd(text, start) {
+  for (let j = start + 2; j < text.length && text[j] !== '\n'; j++)
+    if (text[j] === '`' && AFTER_CODE.test(text.slice(j + 1, j + 2))) return j;
+  return undefined;
+}
+
+/**
+ * The index of the quote that closes the string opened at `start` (a backslash escapes the character after it),
+ * or undefined when none does on its line: a lone quote is text.
+ * @param {string} text
+ * @param {number} start
+ */
+function quoteEnd(text, start) {
+  for (let j = start + 1; j < text.length && text[j] !== '\n'; j++) {
+    if (text[j] === '\\') j++;
+    else if (text[j] === '"') return j;
+  }
+  return undefined;
 }
 
 /**

@@ -14,24 +14,28 @@ export function PlaybooksPage() {
   const { data, error } = useApi('/playbooks', { interval: 30_000 });
   /** @type {any[]} */
   const playbooks = data?.playbooks ?? [];
-  // The names the daemon masks as secrets (src/util/secrets.ts), for the run forms.
-  const secretName = useMemo(
-    () => (typeof data?.secretName === 'string' ? new RegExp(data.secretName) : undefined),
-    [data?.secretName],
+  // The names the daemon masks as secrets, and what it shows in their place (src/util/secrets.ts SECRET_KEY and
+  // MASK), for the run forms: the console holds no copy of either.
+  const secrets = useMemo(
+    () => ({
+      name: typeof data?.secretName === 'string' ? new RegExp(data.secretName) : undefined,
+      mask: typeof data?.mask === 'string' ? data.mask : undefined,
+    }),
+    [data?.secretName, data?.mask],
   );
   return html`<${Heading}>Playbooks</${Heading}>
     <${Alert} message=${error} />
     ${data && !playbooks.length && html`<p class="empty">No playbooks loaded.</p>`}
     ${playbooks.map(
-      (p, i) => html`<${Playbook} key=${p.name} playbook=${p} secretName=${secretName} uid=${`pb${i}`} />`,
+      (p, i) => html`<${Playbook} key=${p.name} playbook=${p} secrets=${secrets} uid=${`pb${i}`} />`,
     )}`;
 }
 
 /**
- * @param {{ playbook: any, secretName: RegExp | undefined, uid: string }} props
+ * @param {{ playbook: any, secrets: import('./start-run.js').Secrets, uid: string }} props
  * `uid` makes the ids this article's labels point at unique on the page, whatever the playbook's name.
  */
-function Playbook({ playbook: p, secretName, uid }) {
+function Playbook({ playbook: p, secrets, uid }) {
   const { callback, schedule = [], manual } = p.triggers ?? {};
   /** @type {any[]} */
   const problems = p.problems ?? [];
@@ -112,7 +116,7 @@ function Playbook({ playbook: p, secretName, uid }) {
           </ul>`
         : html`<p class="empty">No runs yet.</p>`
     }
-    ${manual && html`<${StartRun} name=${p.name} inputs=${p.inputs ?? {}} secretName=${secretName} uid=${uid} />`}
+    ${manual && html`<${StartRun} name=${p.name} inputs=${p.inputs ?? {}} secrets=${secrets} uid=${uid} />`}
   </article>`;
 }
 

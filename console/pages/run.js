@@ -4,13 +4,13 @@
  * is queued or running (every 2 s, and at once when the stream says it changed).
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, enc } from '../api.js';
+import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { useRunStream } from '../stream.js';
 import { durationBetween, prettyJson, shortId } from '../format.js';
 import { html, withCode, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
 import { BarChart } from '../charts.js';
-import { drop, keepCancel, takeCancel } from '../pending.js';
+import { keepCancel, send, takeCancel } from '../pending.js';
 import { Timeline } from './run-timeline.js';
 import { RunDevices } from './run-devices.js';
 
@@ -139,26 +139,23 @@ function CancelRun({ id, givenBack: given, onCancelled }) {
   const click = async () => {
     setGivenBack(false);
     if (step === 'idle') return setStep('confirm');
-    setStep('sending');
     setError(null);
-    // Kept as asked (console/pending.js): a 401 brings the sign-in form, which says why.
-    keepCancel({
-      run: id,
-      hash: location.hash,
-      reason: `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`,
+    await send({
+      // Kept as asked (console/pending.js): a 401 brings the sign-in form, which says why.
+      keep: () =>
+        keepCancel({
+          run: id,
+          hash: location.hash,
+          reason: `Cancelling a run needs signing in. Once signed in, you are back on the page of run ${shortId(id)}, to cancel it.`,
+        }),
+      path: `/runs/${enc(id)}/cancel`,
+      busy: (on) => setStep(on ? 'sending' : 'idle'),
+      answered: () => {
+        setStep('sent');
+        onCancelled();
+      },
+      failed: setError,
     });
-    try {
-      await api(`/runs/${enc(id)}/cancel`, { method: 'POST' });
-      drop();
-      setStep('sent');
-      onCancelled();
-    } catch (err) {
-      // The sign-in form has taken the page's place: the page comes back once signed in.
-      if (err instanceof ApiError && err.status === 401) return;
-      drop();
-      setError(/** @type {Error} */ (err).message);
-      setStep('idle');
-    }
   };
 
   return html`<div class="actions">

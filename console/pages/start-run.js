@@ -5,18 +5,27 @@
  * and sends a list's or an object's as typed, for the daemon to read as JSON and say in the form's words what is
  * wrong with it (src/console/form-wording.ts).
  *
- * The daemon serves the values of an input named like a secret masked (`***`), as it masks a run's inputs, and so
- * the secrets in a default (src/console/views.ts): such a field is a password field, empty, its default applied by
- * the daemon when it is left empty; a field prefilled with a masked default and left as it is is left out of the
- * run too, for the daemon to apply the real default.
+ * The daemon serves the values of an input named like a secret masked (`***`, its mask), as it masks a run's
+ * inputs, and so the secrets in a default (src/console/views.ts): such a field is a password field (a list's or
+ * an object's, a textarea whose text is hidden the same way), empty, its default applied by the daemon when it is
+ * left empty; a field prefilled with a masked default and left as it is is left out of the run too, for the
+ * daemon to apply the real default.
+ *
+ * A field says what its value breaks of the constraints the browser knows (`min`, `max`, `minlength`, `pattern`)
+ * once it is left, and then as it is typed until it fits. It does not stop the start: the form is `novalidate`,
+ * and the daemon, which holds the run to every constraint, has the last word.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, enc } from '../api.js';
+import { enc } from '../api.js';
 import { html, Alert } from '../ui.js';
-import { drop, holdsSecret, keepStart, takeStart } from '../pending.js';
+import { holdsSecret, keepStart, send, takeStart } from '../pending.js';
 
-/** What the daemon serves in place of a secret (src/util/secrets.ts MASK). */
-const MASK = '***';
+/**
+ * What the daemon says of its secrets, served with the playbooks: `name`, the names it masks (src/util/secrets.ts
+ * SECRET_KEY), for the keys of the JSON typed in a field (pending.js); `mask`, what it serves in a secret's place
+ * (MASK).
+ * @typedef {{ name: RegExp | undefined, mask: string | undefined }} Secrets
+ */
 
 /**
  * The typed text (a checkbox: whether it is checked) of each field, by input.
@@ -161,13 +170,13 @@ export function htmlPattern(pattern) {
 }
 
 /**
- * @param {{ name: string, inputs: Record<string, any>, secretName: RegExp | undefined, uid: string }} props
- * `secretName`: the names the daemon masks as secrets, for the keys of the JSON typed in a field (pending.js);
+ * @param {{ name: string, inputs: Record<string, any>, secrets: Secrets, uid: string }} props
  * `uid` prefixes the ids of the fields, unique on the page.
  */
-export function StartRun({ name, inputs, secretName, uid }) {
+export function StartRun({ name, inputs, secrets, uid }) {
   const [error, setError] = useState(/** @type {string | null} */ (null));
   const [busy, setBusy] = useState(false);
+  const { mask } = secrets;
   // The form of a start refused before signing in (console/pending.js), taken once: a later visit, or a reload,
   // shows the defaults again. The run is not started by itself: minutes may have passed, and it acts on the fleet.
   const [taken] = useState(() => takeStart(name));
@@ -188,6 +197,7 @@ export function StartRun({ name, inputs, secretName, uid }) {
       // The default shown holds a secret the daemon masked: sent as shown, the run would get `***`. A secret's
       // field shows no default at all: left empty, it is left out.
       masked: spec.masked === true && !secret,
+      mask,
       id: `${uid}-in${i}`,
       given: given?.[input],
     };
@@ -204,15 +214,18 @@ export function StartRun({ name, inputs, secretName, uid }) {
     const form = /** @type {HTMLFormElement} */ (e.currentTarget);
     setError(null);
     setGivenBack(false);
+    // Each field says what its value breaks, if anything (Field: `invalid`), as it does once left; the daemon says
+    // whether it starts the run.
+    form.checkValidity();
     /** @type {Record<string, unknown>} */
     const values = {};
     try {
       for (const f of fields) {
         const el = /** @type {HTMLInputElement} */ (form.querySelector(`#${f.id}`));
         if (f.masked && el.value === f.initial) continue;
-        if (f.masked && el.value.includes(MASK))
+        if (f.masked && mask && el.value.includes(mask))
           throw new Error(
-            `Input ${f.input}: ${MASK} stands for a secret of its default, not shown. Type the whole value, or put the default back to use it.`,
+            `Input ${f.input}: ${mask} stands for a secret of its default, not shown. Type the whole value, or put the default back to use it.`,
           );
         const value = readField(el, f.input, f.kind);
         if (value !== undefined) values[f.input] = value;
@@ -224,30 +237,25 @@ export function StartRun({ name, inputs, secretName, uid }) {
     // Kept as asked (console/pending.js): a 401 brings the sign-in form, which says why, and takes the form away
     // until signed in. A field named like a secret, or whose JSON holds one, stays in this page's memory only.
     const filled = typed(form, fields);
-    keepStart({
-      playbook: name,
-      typed: filled,
-      withheld: fields
-        .filter((f) => f.secret || holdsSecret(filled[f.input], secretName))
-        .map((f) => f.input),
-      hash: location.hash,
-      reason: `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
+    await send({
+      keep: () =>
+        keepStart({
+          playbook: name,
+          typed: filled,
+          withheld: fields
+            .filter((f) => f.secret || holdsSecret(filled[f.input], secrets.name))
+            .map((f) => f.input),
+          hash: location.hash,
+          reason: `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
+        }),
+      path: `/playbooks/${enc(name)}/runs`,
+      body: { inputs: values },
+      busy: setBusy,
+      answered: ({ runId }) => {
+        location.hash = `#/runs/${enc(runId)}`;
+      },
+      failed: setError,
     });
-    setBusy(true);
-    try {
-      const { runId } = await api(`/playbooks/${enc(name)}/runs`, {
-        method: 'POST',
-        body: { inputs: values },
-      });
-      drop();
-      location.hash = `#/runs/${enc(runId)}`;
-    } catch (err) {
-      // The sign-in form has taken the page's place: this form is given back once signed in.
-      if (err instanceof ApiError && err.status === 401) return;
-      drop();
-      setError(/** @type {Error} */ (err).message);
-      setBusy(false);
-    }
   };
 
   return html`<form class="start-run" aria-labelledby=${`${uid}-start`} onSubmit=${submit} novalidate>
@@ -270,7 +278,8 @@ export function StartRun({ name, inputs, secretName, uid }) {
  * The attributes the browser knows of an input's constraints: `min` and `max` on a number's field; `minlength`
  * and `pattern` (htmlPattern) on a text's. No `maxlength`: the browser counts UTF-16 units and stops the typing
  * there, where the daemon counts characters (code points), so a value the daemon takes (`😀😀` for a
- * `maxLength` of 2) could not be typed. The form is `novalidate`: the daemon says what a value breaks.
+ * `maxLength` of 2) could not be typed. The form is `novalidate`: a field says what its value breaks of them
+ * (problemOf), and the daemon whether the run starts.
  * @param {any} spec
  * @param {string} kind
  */
@@ -290,16 +299,61 @@ function bounds(spec, kind) {
 }
 
 /**
- * @param {{ input: string, spec: any, kind: string, secret: boolean, initial: string, masked: boolean, id: string,
- *   given: string | boolean | undefined }} props
+ * What the value of a field breaks of the constraints its attributes give the browser (bounds), as the field says
+ * it: a text, and the pattern as code; null when nothing, or when the browser knows nothing of it (an empty field,
+ * a list's text: a textarea has no such attributes).
+ * @param {HTMLInputElement | HTMLTextAreaElement} el
+ * @param {string} kind
+ * @returns {{ text: string, code?: string } | null}
+ */
+function problemOf(el, kind) {
+  const v = el.validity;
+  if (!v) return null;
+  if (kind === 'integer' || kind === 'number') {
+    const what = kind === 'integer' ? 'an integer' : 'a number';
+    if (v.badInput) return { text: `Must be ${what}.` };
+    if (el.value === '') return null;
+    // Not `stepMismatch`: its steps count from `min`, which need not be an integer.
+    if (kind === 'integer' && !Number.isInteger(Number(el.value))) return { text: `Must be ${what}.` };
+    if (v.rangeUnderflow) return { text: `Must be at least ${el.min}.` };
+    if (v.rangeOverflow) return { text: `Must be at most ${el.max}.` };
+    return null;
+  }
+  if (v.tooShort) return { text: `Must be at least ${el.minLength} characters.` };
+  if (v.patternMismatch) return { text: 'Must match', code: el.pattern };
+  return null;
+}
+
+/**
+ * The button that shows what is typed in a secret's field, and hides it again.
+ * @param {{ input: string, id: string, shown: boolean, toggle: () => void }} props
+ */
+function ShowButton({ input, id, shown, toggle }) {
+  return html`<button
+    type="button"
+    aria-label=${`Show ${input}`}
+    aria-controls=${id}
+    aria-pressed=${shown ? 'true' : 'false'}
+    onClick=${toggle}
+  >
+    Show
+  </button>`;
+}
+
+/**
+ * @param {{ input: string, spec: any, kind: string, secret: boolean, initial: string, masked: boolean,
+ *   mask: string | undefined, id: string, given: string | boolean | undefined }} props
  * `secret`: named like one, a password field; `initial`: its text but for `given`, what was typed in the field
  * before signing in.
  */
-function Field({ input, spec, kind, secret, initial, masked, id, given }) {
+function Field({ input, spec, kind, secret, initial, masked, mask, id, given }) {
   const help = `${id}-help`;
+  const said = `${id}-problem`;
   const [shown, setShown] = useState(false);
+  const [problem, setProblem] = useState(/** @type {{ text: string, code?: string } | null} */ (null));
   // The type goes in the help text: the label is the input's name, as the playbook spells it.
-  const type = kind === 'array' || kind === 'object' ? `${kind}, as JSON` : kind;
+  const json = kind === 'array' || kind === 'object';
+  const type = json ? `${kind}, as JSON` : kind;
   const text = typeof given === 'string' ? given : initial;
   const notes = [
     type,
@@ -310,9 +364,27 @@ function Field({ input, spec, kind, secret, initial, masked, id, given }) {
       ? 'It has a default, not shown: leave the field empty to use it.'
       : undefined,
     masked
-      ? `${MASK} stands for a secret of the default, not shown: leave the field as it is to use it.`
+      ? `${mask} stands for a secret of the default, not shown: leave the field as it is to use it.`
       : undefined,
   ].filter(Boolean);
+  /**
+   * What the value breaks, said once the field is left (or the form sent: `invalid`), then as it is typed.
+   * @param {Event} e
+   * @param {boolean} now
+   */
+  const check = (e, now) => {
+    if (now || problem) setProblem(problemOf(/** @type {HTMLInputElement} */ (e.currentTarget), kind));
+  };
+  // What every field but a checkbox shares: its help, and what its value breaks.
+  const common = {
+    id,
+    'aria-describedby': problem ? `${help} ${said}` : help,
+    'aria-invalid': problem ? 'true' : undefined,
+    onBlur: (/** @type {Event} */ e) => check(e, true),
+    onInvalid: (/** @type {Event} */ e) => check(e, true),
+    onInput: (/** @type {Event} */ e) => check(e, false),
+  };
+  const toggle = () => setShown(!shown);
   let control;
   if (kind === 'boolean')
     control = html`<input
@@ -321,49 +393,53 @@ function Field({ input, spec, kind, secret, initial, masked, id, given }) {
       defaultChecked=${given === undefined ? spec?.default === true : given === true}
       aria-describedby=${help}
     />`;
+  else if (secret && json)
+    // JSON takes lines: a textarea, its text hidden as a password field's (dots) unless asked for.
+    control = html`<div class="secret-input secret-json">
+      <textarea
+        ...${common}
+        class=${shown ? undefined : 'concealed'}
+        rows="3"
+        autocomplete="off"
+        autocapitalize="off"
+        spellcheck="false"
+        defaultValue=${text}
+      ></textarea>
+      <${ShowButton} input=${input} id=${id} shown=${shown} toggle=${toggle} />
+    </div>`;
   else if (secret)
     // What is typed stays off the screen (and out of the browser's saved passwords) unless asked for.
     control = html`<div class="secret-input">
       <input
-        id=${id}
+        ...${common}
         type=${shown ? 'text' : 'password'}
         autocomplete="new-password"
         autocapitalize="off"
         spellcheck="false"
         defaultValue=${text}
-        aria-describedby=${help}
         ...${bounds(spec, kind)}
       />
-      <button
-        type="button"
-        aria-label=${`Show ${input}`}
-        aria-controls=${id}
-        aria-pressed=${shown ? 'true' : 'false'}
-        onClick=${() => setShown(!shown)}
-      >
-        Show
-      </button>
+      <${ShowButton} input=${input} id=${id} shown=${shown} toggle=${toggle} />
     </div>`;
-  else if (kind === 'array' || kind === 'object')
-    control = html`<textarea
-      id=${id}
-      rows="3"
-      spellcheck="false"
-      defaultValue=${text}
-      aria-describedby=${help}
-    ></textarea>`;
+  else if (json)
+    control = html`<textarea ...${common} rows="3" spellcheck="false" defaultValue=${text}></textarea>`;
   else
     control = html`<input
-      id=${id}
+      ...${common}
       type=${kind === 'integer' || kind === 'number' ? 'number' : 'text'}
       step=${kind === 'integer' ? '1' : kind === 'number' ? 'any' : undefined}
       defaultValue=${text}
-      aria-describedby=${help}
       ...${bounds(spec, kind)}
     />`;
   return html`<div class=${kind === 'boolean' ? 'field field-check' : 'field'}>
     <label for=${id}>${input}</label>
     ${control}
     <p id=${help} class="help">${notes.join(' · ')}</p>
+    ${
+      kind !== 'boolean' &&
+      html`<p id=${said} class="field-problem" aria-live="polite">
+        ${problem && html`${problem.text}${problem.code !== undefined && html` <code>${problem.code}</code>.`}`}
+      </p>`
+    }
   </div>`;
 }

@@ -21,13 +21,14 @@ import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } f
 import { RunsFeed } from './feed.js';
 import { deviceRow, playbookView, runDetail, runRow } from './views.js';
 import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
-import { SECRET_KEY } from '../util/secrets.js';
+import { MASK, SECRET_KEY } from '../util/secrets.js';
 import {
   BadParameter,
   integer,
   isoMs,
   onlyParameters,
   oneOf,
+  refusingBadParameters,
   takesOnly,
   time,
   type Query,
@@ -121,14 +122,8 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     app.get<{ Querystring: Query; Params: P }>(
       `/console/api${path}`,
       { onRequest: reading },
-      async (req, reply) => {
-        try {
-          return await handler(req, reply, onlyParameters(req.query, params));
-        } catch (e) {
-          if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
-          throw e;
-        }
-      },
+      async (req, reply) =>
+        refusingBadParameters(reply, () => handler(req, reply, onlyParameters(req.query, params))),
     );
 
   // ── the page and its files ──
@@ -309,8 +304,9 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
         recentRuns: recent.map(runRow),
       });
     }
-    // The names of secrets (util/secrets.ts): the run form withholds the JSON typed under one from the tab's storage.
-    return { playbooks: out, secretName: SECRET_KEY.source };
+    // The names of secrets (util/secrets.ts): the run form withholds the JSON typed under one from the tab's storage;
+    // and what stands in a secret's place: the form knows a masked default edited by it.
+    return { playbooks: out, secretName: SECRET_KEY.source, mask: MASK };
   });
 
   api('/callbacks', [], async () => {

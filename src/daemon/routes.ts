@@ -7,7 +7,14 @@ import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
 import { redactRun } from '../util/secrets.js';
-import { BadParameter, integer, onlyParameters, oneOf, takesOnly, type Query } from '../util/query.js';
+import {
+  integer,
+  onlyParameters,
+  oneOf,
+  refusingBadParameters,
+  takesOnly,
+  type Query,
+} from '../util/query.js';
 import { FailureBudget, PendingBytes, addressKey, charsetOf, isUtf8 } from './admission.js';
 import {
   InboxRefusal,
@@ -219,8 +226,8 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       ...(o.id === c.owner ? { self: true } : {}),
     })),
   }));
-  app.get<{ Querystring: Query }>('/runs', async (req, reply) => {
-    try {
+  app.get<{ Querystring: Query }>('/runs', async (req, reply) =>
+    refusingBadParameters(reply, async () => {
       const q = onlyParameters(req.query, ['playbook', 'status', 'limit']);
       const limit = integer('limit', q.limit, 1, 1000, 50);
       const status = oneOf('status', q.status, RUN_STATUSES);
@@ -232,11 +239,8 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
         ...redactRun(r),
         ...(summary ? { devices: summary.devices } : {}),
       }));
-    } catch (e) {
-      if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
-      throw e;
-    }
-  });
+    }),
+  );
   app.get<{ Params: { id: string } }>('/runs/:id', { preValidation: takesOnly() }, async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });

@@ -97,22 +97,32 @@ export function time(name: string, v: string | undefined): string | undefined {
   return new Date(t).toISOString();
 }
 
+/** The part of fastify's reply a refusal takes. */
+type Reply = { code(status: number): { send(body: unknown): unknown } };
+
+/**
+ * What `work` answers, or, when it throws a BadParameter, the 400 `{ error }` that names the parameter: how every
+ * route refuses one, the daemon's and the console's. Caught here, in the route, not by an app's error handler: the
+ * console's routes answer the same on an app of their own.
+ */
+export async function refusingBadParameters<T>(reply: Reply, work: () => T | Promise<T>): Promise<unknown> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
+    throw e;
+  }
+}
+
 /**
  * The hook (fastify's preValidation) of a route that takes only `params` as query parameters, each once and not
  * empty (onlyParameters): anything else is answered 400, naming the parameter. Past it, the route's query is a
  * `Record<string, string | undefined>` of those.
  */
 export function takesOnly(...params: string[]) {
-  return async (
-    req: { query: unknown },
-    reply: { code(status: number): { send(body: unknown): unknown } },
-  ): Promise<unknown> => {
-    try {
+  return async (req: { query: unknown }, reply: Reply): Promise<unknown> =>
+    refusingBadParameters(reply, () => {
       onlyParameters(req.query as Query, params);
-    } catch (e) {
-      if (e instanceof BadParameter) return reply.code(400).send({ error: e.message });
-      throw e;
-    }
-    return undefined;
-  };
+      return undefined;
+    });
 }

@@ -11,6 +11,8 @@
  * A name is a secret's when it holds a secret's word whole (`apiKey`), not its letters inside another word:
  * `passengerCount` and `bypassCache` were masked, and shown as password fields. A checkbox named like a secret is
  * no secret anywhere (true or false hides nothing): run history masked the one the form sent as it was.
+ * An object (or a list) named like a secret was a one-line password field, where JSON does not fit: it is a
+ * textarea, its text hidden as a password field's until shown by the same Show button.
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -18,6 +20,7 @@ import { checkAccessibility, screenshot } from '../helpers/browser.js';
 import { consoleSuite, shownRun } from '../helpers/console-suite.js';
 import { fleetbook } from '../helpers/cli.js';
 import { readState } from '../helpers/daemon.js';
+import { MASK } from '../../src/util/secrets.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-secrets');
 const PLAYBOOK = 'rotate-token';
@@ -87,9 +90,12 @@ describe('console: inputs named like a secret', function () {
     return { ...page, field: page.form.getByLabel('webhookToken', { exact: true }) };
   }
   it("serves a secret input's default masked, and a run started without it still gets it", async () => {
-    const { playbooks } = JSON.parse(await text('/console/api/playbooks')) as {
+    const { playbooks, mask } = JSON.parse(await text('/console/api/playbooks')) as {
       playbooks: { name: string; inputs: Record<string, { default?: unknown }> }[];
+      mask?: string;
     };
+    // What stands for a secret, for the form to know a masked default edited (it holds no copy of its own).
+    expect(mask, 'the mask the playbooks API serves').to.equal(MASK);
     const inputs = playbooks.find((pb) => pb.name === PLAYBOOK)?.inputs ?? {};
     expect(
       Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, v.default])),
@@ -269,6 +275,66 @@ describe('console: inputs named like a secret', function () {
         account: '0000123456-00001',
         webhookToken: TYPED_SECRET,
         settings: { url: 'https://hooks.example/b', apiKey: 'typed-settings-key-9090' },
+      });
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('shows an object named like a secret as JSON in a textarea, its text hidden until shown', async () => {
+    const { p, close, form } = await startForm('sign-webhooks');
+    const typed = '{\n  "current": "typed-signing-key-1357",\n  "previous": "typed-signing-key-2468"\n}';
+    try {
+      const field = form.getByLabel('signingSecrets', { exact: true });
+      const show = form.getByRole('button', { name: 'Show signingSecrets', exact: true });
+      /** The field as the operator sees it: its element, its lines, whether its text is hidden, its Show button. */
+      const seen = async () => ({
+        ...(await field.evaluate((el) => {
+          const e = el as unknown as { tagName: string; rows?: number; value: string };
+          const style = (
+            globalThis as unknown as { getComputedStyle(el: unknown): Record<string, string> }
+          ).getComputedStyle(el);
+          return { tag: e.tagName.toLowerCase(), rows: e.rows, hidden: style.webkitTextSecurity === 'disc' };
+        })),
+        pressed: await show.getAttribute('aria-pressed'),
+      });
+      await field.waitFor();
+      expect(await seen(), 'the field').to.deep.equal({
+        tag: 'textarea',
+        rows: 3,
+        hidden: true,
+        pressed: 'false',
+      });
+      expect(await field.inputValue()).to.equal('');
+      expect(
+        (await form.locator(`#${await field.getAttribute('aria-describedby')}`).innerText()).trim(),
+      ).to.equal('object, as JSON · The keys the webhooks are signed with, by name.');
+      await field.fill(typed);
+      expect(await field.inputValue(), 'what is typed, its lines kept').to.equal(typed);
+      console.log(`    screenshot: ${await screenshot(p, 'start-run-secret-object')}`);
+      await show.click();
+      expect(await seen(), 'shown').to.deep.equal({
+        tag: 'textarea',
+        rows: 3,
+        hidden: false,
+        pressed: 'true',
+      });
+      expect(await field.inputValue()).to.equal(typed);
+      await checkAccessibility(p, 'the run form showing a secret object');
+      await show.click();
+      expect(await seen(), 'hidden again').to.deep.equal({
+        tag: 'textarea',
+        rows: 3,
+        hidden: true,
+        pressed: 'false',
+      });
+      await checkAccessibility(p, 'the run form with a secret object');
+
+      await form.getByRole('button', { name: 'Start run' }).click();
+      const id = await shownRun(p);
+      expect(storedInputs(id), 'the inputs the run executes with').to.deep.equal({
+        signingSecrets: { current: 'typed-signing-key-1357', previous: 'typed-signing-key-2468' },
       });
       expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
