@@ -24,9 +24,7 @@ import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
 import { unpolledWaits, unreachable } from '../runner/wait.js';
-import type { EmulatorOptions } from '../emulator/index.js';
-import { RANGES, devicesProblem, seedProblem, timeScaleProblem } from '../emulator/limits.js';
-import { BadParameter, integer } from '../util/query.js';
+import type { EmulatorOptions, Wording } from '../emulator/index.js';
 
 export interface RunFlags {
   input?: string[];
@@ -249,56 +247,55 @@ export interface EmulatorFlags {
   timeScale?: string;
 }
 
+/** The flag of each option that has limits. */
+const FLAGS = {
+  port: '--port',
+  seed: '--seed',
+  accounts: '--accounts',
+  devicesPerAccount: '--devices-per-account',
+  timeScale: '--time-scale',
+} as const;
+
 /**
- * The emulator's options from its flags, or what is wrong with one: each is read whole, in decimal, and named
- * as it was given (not `Number`, which reads `` as 0 and `0x10` as 16).
+ * The emulator's options from its flags, each read whole and in decimal (not by `Number`, which reads `` as 0
+ * and `0x10` as 16), and how its refusals say them: by the flag's name and the text it got. A text that is no
+ * number is NaN, which the emulator's limits (limits.ts) refuse.
  */
-function emulatorOptions(flags: EmulatorFlags): EmulatorOptions | string {
-  try {
-    const port = integer('--port', flags.port, ...RANGES.port, 8080);
-    const accounts = integer('--accounts', flags.accounts, ...RANGES.accounts, 3);
-    const devicesPerAccount = integer(
-      '--devices-per-account',
-      flags.devicesPerAccount,
-      ...RANGES.devicesPerAccount,
-      50,
-    );
-    const scale = flags.timeScale;
-    const timeScale = scale === undefined || !/^[0-9]+(\.[0-9]+)?$/.test(scale) ? NaN : Number(scale);
-    const problem =
-      devicesProblem(accounts, devicesPerAccount, ['--accounts', '--devices-per-account']) ??
-      (scale !== undefined
-        ? timeScaleProblem(timeScale, '--time-scale', JSON.stringify(scale))
-        : undefined) ??
-      (flags.seed !== undefined ? seedProblem(flags.seed, '--seed') : undefined);
-    if (problem) return problem;
-    return {
-      port,
-      host: flags.host,
-      ...(flags.seed !== undefined
-        ? { seed: /^[0-9]+$/.test(flags.seed) ? Number(flags.seed) : flags.seed }
-        : {}),
-      ...(flags.accounts !== undefined ? { accounts } : {}),
-      ...(flags.devicesPerAccount !== undefined ? { devicesPerAccount } : {}),
-      ...(scale !== undefined ? { timeScale } : {}),
-    };
-  } catch (e) {
-    if (e instanceof BadParameter) return e.message;
-    throw e;
+function emulatorOptions(flags: EmulatorFlags): { options: EmulatorOptions; wording: Wording } {
+  const int = (text: string) => (/^-?[0-9]+$/.test(text) ? Number(text) : NaN);
+  const options: EmulatorOptions = { port: int(flags.port), host: flags.host };
+  const got: Wording['got'] = { port: JSON.stringify(flags.port) };
+  if (flags.accounts !== undefined) {
+    options.accounts = int(flags.accounts);
+    got.accounts = JSON.stringify(flags.accounts);
   }
+  if (flags.devicesPerAccount !== undefined) {
+    options.devicesPerAccount = int(flags.devicesPerAccount);
+    got.devicesPerAccount = JSON.stringify(flags.devicesPerAccount);
+  }
+  if (flags.timeScale !== undefined) {
+    const scale = flags.timeScale;
+    options.timeScale = /^[0-9]+(\.[0-9]+)?$/.test(scale) ? Number(scale) : NaN;
+    got.timeScale = JSON.stringify(scale);
+  }
+  if (flags.seed !== undefined) options.seed = /^[0-9]+$/.test(flags.seed) ? Number(flags.seed) : flags.seed;
+  return { options, wording: { names: FLAGS, got } };
 }
 
 export async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
-  const options = emulatorOptions(flags);
-  if (typeof options === 'string') {
-    process.stderr.write(`fleetbook: ${options}\n`);
+  const { startEmulator, OptionError } = await import('../emulator/index.js');
+  const { options, wording } = emulatorOptions(flags);
+  let emu;
+  try {
+    emu = await startEmulator(
+      { ...options, logger: createLogger({ level: process.env.FLEETBOOK_LOG_LEVEL ?? 'info' }) },
+      wording,
+    );
+  } catch (e) {
+    if (!(e instanceof OptionError)) throw e;
+    process.stderr.write(`fleetbook: ${e.message}\n`);
     return 2;
   }
-  const { startEmulator } = await import('../emulator/index.js');
-  const emu = await startEmulator({
-    ...options,
-    logger: createLogger({ level: process.env.FLEETBOOK_LOG_LEVEL ?? 'info' }),
-  });
   process.stdout.write(`${emu.banner()}\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

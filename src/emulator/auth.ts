@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { DEFAULT_SESSION_HEADER, VENDOR_SESSION_HEADER } from '../api/session-header.js';
 import { E, Failure } from './errors.js';
 import type { Core, EmulatorState } from './state.js';
-import type { OAuthClient, UserInfo } from './seed.js';
+import type { OAuthClient, UserInfo } from './seed-tables.js';
 
 export const TOKEN_LIFETIME_MS = 3_600_000;
 export const MAX_FAILED_LOGINS = 5;

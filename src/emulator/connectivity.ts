@@ -7,7 +7,8 @@ import { account, validInput, type Answer, type Ctx, type Json } from './context
 import { E } from './errors.js';
 import { hash32, unit } from './random.js';
 import { DAY_MS, iso, nextBillCycle, startOfDay } from './sim-clock.js';
-import type { AccountInfo, DeviceIdPair } from './seed.js';
+import type { DeviceIdPair } from './seed.js';
+import type { AccountInfo } from './seed-tables.js';
 import { catchUp } from './simulation.js';
 import type { EmulatorState } from './state.js';
 

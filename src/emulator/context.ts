@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Operation } from '../api/catalog.js';
 import { checkInput } from '../api/validate.js';
 import { E } from './errors.js';
-import type { AccountInfo, UserInfo } from './seed.js';
+import type { AccountInfo, UserInfo } from './seed-tables.js';
 import type { Core, EmulatorState } from './state.js';
 
 export type Json = Record<string, unknown>;

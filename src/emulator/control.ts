@@ -8,14 +8,18 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { locationUsed } from './location.js';
 import { parseFaults } from './faults.js';
 import { advance, catchUp } from './simulation.js';
-import { devicesProblem, timeScaleProblem, worldProblem } from './limits.js';
+import { OptionError, timeScaleProblem } from './limits.js';
 import { ClockLimit, iso } from './sim-clock.js';
-import type { Core, EmulatorState, ResolvedOptions } from './state.js';
+import type { Core, EmulatorState } from './state.js';
 
-/** Replaces the state with a fresh one; what the options leave out keeps its current value. */
-export type ResetFn = (
-  o: Partial<Pick<ResolvedOptions, 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale'>>,
-) => EmulatorState;
+/** What a reset may change, as given (a request's body): the reset checks it. */
+export type ResetOptions = Partial<Record<'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale', unknown>>;
+
+/**
+ * Replaces the state with a fresh one; what the options leave out keeps its current value. Throws OptionError
+ * (limits.ts), and keeps the state, when an option is out of its limits.
+ */
+export type ResetFn = (o: ResetOptions) => EmulatorState;
 
 /** A route's query parameters, as takesOnly lets them through: each given once, and not empty. */
 type Params = Record<string, string | undefined>;
@@ -116,25 +120,13 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
   app.post('/_emulator/reset', { preValidation: takesOnly() }, async (req, reply) => {
     const body = parse(req.body, ['seed', 'accounts', 'devicesPerAccount', 'timeScale']);
     if ('error' in body) return fail(reply, 400, body.error);
-    const { value } = body;
-    const o: Parameters<ResetFn>[0] = {};
-    const { seed, accounts, devicesPerAccount, timeScale } = value;
-    const problem =
-      worldProblem({ seed, accounts, devicesPerAccount, timeScale }) ??
-      devicesProblem(
-        (accounts as number | undefined) ?? core.options.accounts,
-        (devicesPerAccount as number | undefined) ?? core.options.devicesPerAccount,
-      );
-    if (problem) return fail(reply, 400, problem);
-    if (seed !== undefined) o.seed = seed as number | string;
-    if (accounts !== undefined) o.accounts = accounts as number;
-    if (devicesPerAccount !== undefined) o.devicesPerAccount = devicesPerAccount as number;
-    if (timeScale !== undefined) o.timeScale = timeScale as number;
+    const { seed, accounts, devicesPerAccount, timeScale } = body.value;
     let st: EmulatorState;
     try {
-      st = reset(o);
+      st = reset({ seed, accounts, devicesPerAccount, timeScale });
     } catch (e) {
-      return fail(reply, 400, (e as Error).message);
+      if (e instanceof OptionError) return fail(reply, 400, e.message);
+      throw e;
     }
     // The old world is garbage now: collected here (when node runs with --expose-gc, as the benchmarks start
     // it), it does not pause the next test's requests at some random point.

@@ -17,7 +17,8 @@ import { groupsOf } from './groups.js';
 import { deliver, listenerTarget } from './listeners.js';
 import { unit } from './random.js';
 import { CarrierRequest, reasonId, reasonOf } from './requests.js';
-import type { AccountInfo, DeviceIdPair } from './seed.js';
+import type { DeviceIdPair } from './seed.js';
+import type { AccountInfo } from './seed-tables.js';
 import type { Core, EmulatorState } from './state.js';
 
 // ── the devices of a request ────────────────────────────────────────────────────────────────────

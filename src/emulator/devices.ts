@@ -7,7 +7,8 @@
  * list of breakpoints (time, bytes so far, active after), materialised only for devices whose state changed
  * after the seed; for all others it follows from the seed. So usage over any interval is O(1) to read.
  */
-import { DEFAULT_GROUP, NON_IOT, type DeviceIdPair, type DeviceType, type World } from './seed.js';
+import { type DeviceIdPair, type World } from './seed.js';
+import { DEFAULT_GROUP, NON_IOT, type DeviceType } from './seed-tables.js';
 
 export const STATES = ['pending', 'active', 'suspend', 'deactive'] as const;
 export type DeviceState = (typeof STATES)[number];

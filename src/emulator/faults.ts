@@ -62,10 +62,92 @@ export function defaultFaults(): Faults {
   return { ...DEFAULT_FAULTS, deviceErrors: {}, neverFinishDevices: [] };
 }
 
-const RATE_FIELDS = ['errorRate', 'resetRate', 'neverFinishRate', 'dropCallbackRate'] as const;
-/** Waits on a timer: one of more than 2147483647 ms fires at once (Node), so that the fault would be a 1 ms one. */
-const TIMER_FIELDS = ['latencyMs', 'callbackRetryMs'] as const;
+/**
+ * A numeric fault's range: from `min` (above it, when `above`) to `max`, an integer when `integer`. `note` says
+ * what the number is; `unit` is the time it counts, for a test file that writes it as a duration.
+ */
+export interface FaultBound {
+  min: number;
+  above?: true;
+  max: number;
+  integer?: true;
+  note?: string;
+  unit?: {
+    /** Milliseconds in one. */
+    ms: number;
+    /** The most it takes, as a duration is said. */
+    longest: string;
+    /** Why it cannot be zero, when it cannot. */
+    zero?: string;
+    /** A wait of real time, on a timer (the rest are simulated time). */
+    timer?: true;
+  };
+}
+
+/** A timer fires at once when set for more than 2147483647 ms (Node), so that the fault would be a 1 ms one. */
 const MAX_TIMER_MS = 2_147_483_647;
+const RATE: FaultBound = { min: 0, max: 1 };
+const TIMER: FaultBound = {
+  min: 0,
+  max: MAX_TIMER_MS,
+  note: 'milliseconds: the longest a timer waits',
+  unit: { ms: 1, longest: '24.8 days, the longest a timer waits', timer: true },
+};
+const SIMULATED_UNIT = { ms: 1000, longest: `a year (${MAX_SIMULATED_SECONDS / 86_400}d) of simulated time` };
+const SIMULATED: FaultBound = {
+  min: 0,
+  max: MAX_SIMULATED_SECONDS,
+  note: 'simulated seconds: a year',
+  unit: SIMULATED_UNIT,
+};
+
+const BOUNDS = {
+  errorRate: RATE,
+  resetRate: RATE,
+  neverFinishRate: RATE,
+  dropCallbackRate: RATE,
+  latencyMs: TIMER,
+  callbackRetryMs: TIMER,
+  maxRequestsPerSecond: { min: 0, max: MAX_REQUESTS_PER_SECOND, integer: true, note: '0: no limit' },
+  processingSeconds: SIMULATED,
+  sessionTtlSeconds: {
+    ...SIMULATED,
+    above: true,
+    unit: { ...SIMULATED_UNIT, zero: 'a session would expire at once' },
+  },
+  maxCallbackThreshold: { min: 1, max: 100, integer: true },
+} satisfies Partial<Record<keyof Faults, FaultBound>>;
+
+/** The faults that are numbers. */
+export type BoundedFault = keyof typeof BOUNDS;
+
+/** The range of each numeric fault, in the order a fault set is checked. */
+export const FAULT_BOUNDS: Readonly<Record<BoundedFault, FaultBound>> = BOUNDS;
+
+/** Whether `v` is a number of the bound `b`. */
+function within(b: FaultBound, v: unknown): v is number {
+  return (
+    typeof v === 'number' &&
+    (b.above ? v > b.min : v >= b.min) &&
+    v <= b.max &&
+    (!b.integer || Number.isInteger(v))
+  );
+}
+
+/** What is wrong with `v` as the fault `key`, named `name`; undefined when nothing. */
+export function faultProblem(key: BoundedFault, v: unknown, name: string = key): string | undefined {
+  const b = FAULT_BOUNDS[key];
+  if (within(b, v)) return undefined;
+  const range = b.above ? `above ${b.min}, at most ${b.max}` : `from ${b.min} to ${b.max}`;
+  return `${name} must be ${b.integer ? 'an integer' : 'a number'} ${range}${b.note ? ` (${b.note})` : ''}`;
+}
+
+/** What is wrong with per-device error rates that add up to more than 1 (the rates named `name`). */
+export function deviceErrorsProblem(rates: number[], name = 'deviceErrors'): string | undefined {
+  const sum = rates.reduce((a, b) => a + b, 0);
+  // A sum a rounding error above 1 is 1.
+  return sum > 1 + 1e-9 ? `${name}: the rates add up to ${sum}, more than 1` : undefined;
+}
 
 /** A fault set from a request body, or the reason it is refused. */
 export function parseFaults(body: unknown): Faults | string {
@@ -76,57 +158,26 @@ export function parseFaults(body: unknown): Faults | string {
   for (const k of Object.keys(b))
     if (!known.has(k)) return `unknown fault \`${k}\`: the faults are ${[...known].join(', ')}`;
   const out = defaultFaults();
-  for (const k of RATE_FIELDS) {
+  for (const k of Object.keys(FAULT_BOUNDS) as BoundedFault[]) {
     const v = b[k];
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) return `${k} must be a number from 0 to 1`;
-    out[k] = v;
-  }
-  for (const k of TIMER_FIELDS) {
-    const v = b[k];
-    if (v === undefined) continue;
-    if (typeof v !== 'number' || !(v >= 0 && v <= MAX_TIMER_MS))
-      return `${k} must be a number from 0 to ${MAX_TIMER_MS} (milliseconds: the longest a timer waits)`;
-    out[k] = v;
-  }
-  if (b.maxRequestsPerSecond !== undefined) {
-    const v = b.maxRequestsPerSecond;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_REQUESTS_PER_SECOND)
-      return `maxRequestsPerSecond must be an integer from 0 to ${MAX_REQUESTS_PER_SECOND} (0: no limit)`;
-    out.maxRequestsPerSecond = v;
-  }
-  if (b.processingSeconds !== undefined) {
-    const v = b.processingSeconds;
-    if (typeof v !== 'number' || !(v >= 0 && v <= MAX_SIMULATED_SECONDS))
-      return `processingSeconds must be a number from 0 to ${MAX_SIMULATED_SECONDS} (simulated seconds: a year)`;
-    out.processingSeconds = v;
-  }
-  if (b.sessionTtlSeconds !== undefined) {
-    const v = b.sessionTtlSeconds;
-    if (typeof v !== 'number' || !(v > 0 && v <= MAX_SIMULATED_SECONDS))
-      return `sessionTtlSeconds must be a number above 0, at most ${MAX_SIMULATED_SECONDS} (simulated seconds: a year)`;
-    out.sessionTtlSeconds = v;
-  }
-  if (b.maxCallbackThreshold !== undefined) {
-    const v = b.maxCallbackThreshold;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 100)
-      return 'maxCallbackThreshold must be an integer from 1 to 100';
-    out.maxCallbackThreshold = v;
+    const problem = faultProblem(k, v);
+    if (problem) return problem;
+    out[k] = v as number;
   }
   if (b.deviceErrors !== undefined) {
     const d = b.deviceErrors;
     if (d === null || typeof d !== 'object' || Array.isArray(d))
       return 'deviceErrors must be an object of { "<7.3 error type>": rate }';
-    let sum = 0;
     for (const [type, rate] of Object.entries(d as Record<string, unknown>)) {
       if (!isDeviceErrorType(type))
         return `deviceErrors: \`${type}\` is not an error type of spec section 7.3`;
-      if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1))
-        return `deviceErrors: the rate of ${type} must be a number from 0 to 1`;
-      sum += rate;
+      if (!within(RATE, rate))
+        return `deviceErrors: the rate of ${type} must be a number from ${RATE.min} to ${RATE.max}`;
       out.deviceErrors[type] = rate;
     }
-    if (sum > 1 + 1e-9) return `deviceErrors: the rates add up to ${sum}, more than 1`;
+    const sum = deviceErrorsProblem(Object.values(out.deviceErrors));
+    if (sum) return sum;
   }
   if (b.neverFinishDevices !== undefined) {
     const d = b.neverFinishDevices;

@@ -8,7 +8,8 @@
 import { account, nextPage, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { deviceRecord, resolveDevices } from './connectivity.js';
 import { E } from './errors.js';
-import { DEFAULT_GROUP, SEEDED_GROUPS, type AccountInfo, type DeviceIdPair } from './seed.js';
+import { type DeviceIdPair } from './seed.js';
+import { DEFAULT_GROUP, SEEDED_GROUPS, type AccountInfo } from './seed-tables.js';
 import type { DeviceGroupInfo, EmulatorState } from './state.js';
 
 /** Devices per answer of a group read; a longer group answers 202 with the next page's `Location`. */

@@ -10,16 +10,17 @@ import { CallbackDispatcher } from './callbacks.js';
 import type { ResetFn } from './control.js';
 import { defaultFaults, parseFaults, type Faults } from './faults.js';
 import { seedSensors } from './sensors.js';
-import { DEFAULT_CLIENT, DEFAULT_USERS } from './seed.js';
+import { DEFAULT_CLIENT, DEFAULT_USERS } from './seed-tables.js';
 import { buildServer } from './server.js';
-import { devicesProblem, integerProblem, worldProblem } from './limits.js';
-import { DEFAULT_START, LATEST, iso } from './sim-clock.js';
+import { checkOptions, startMs, type Wording } from './limits.js';
+import { DEFAULT_START, iso } from './sim-clock.js';
 import type { RequestFilter, RequestRecord } from './requests.js';
 import { advance, catchUp, startTicker } from './simulation.js';
 import { EmulatorState, type Core, type ResolvedOptions } from './state.js';
 import { seedDemoTriggers, seedTriggers } from './triggers.js';
 
 export { SIGNATURE_HEADER } from './callbacks.js';
+export { OptionError, type Wording } from './limits.js';
 export type { Faults } from './faults.js';
 export type { Delivery } from './callbacks.js';
 export type {
@@ -49,7 +50,10 @@ export interface EmulatorOptions {
   timeScale?: number;
   /** @default silent */
   logger?: Logger;
-  /** Simulated time at the start and after each reset. @default 2026-01-05T00:00:00Z */
+  /**
+   * Simulated time at the start and after each reset: ISO 8601 or ms since the epoch, from
+   * 0002-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (limits.ts). @default 2026-01-05T00:00:00Z
+   */
   startTime?: string | number;
   /** Shared secret of the HMAC signature on Location callbacks. @default 'fleetbook-emulator-callback-secret' */
   callbackSecret?: string;
@@ -112,28 +116,15 @@ export interface Emulator {
 
 export const DEFAULT_CALLBACK_SECRET = 'fleetbook-emulator-callback-secret';
 
-function resolve(o: EmulatorOptions): ResolvedOptions {
-  const start =
-    o.startTime === undefined
-      ? DEFAULT_START
-      : typeof o.startTime === 'number'
-        ? o.startTime
-        : Date.parse(o.startTime);
-  if (!Number.isFinite(start))
-    throw new TypeError(`Expected \`startTime\` to be a date, got \`${String(o.startTime)}\``);
-  if (start > LATEST)
-    throw new RangeError(
-      `startTime must be no later than ${iso(LATEST)}, got ${Math.abs(start) <= 8.64e15 ? iso(start) : String(o.startTime)}`,
-    );
+/** The options with their defaults, checked (limits.ts): OptionError, in the words of `wording`, if not. */
+function resolve(o: EmulatorOptions, wording?: Wording): ResolvedOptions {
   const timeScale = o.timeScale ?? 1;
   const port = o.port ?? 0;
   const accounts = o.accounts ?? 3;
   const devicesPerAccount = o.devicesPerAccount ?? 50;
-  const problem =
-    integerProblem('port', port) ??
-    worldProblem({ seed: o.seed, accounts, devicesPerAccount, timeScale }) ??
-    devicesProblem(accounts, devicesPerAccount);
-  if (problem) throw new TypeError(problem);
+  const { seed, startTime } = o;
+  checkOptions({ port, seed, accounts, devicesPerAccount, timeScale, startTime }, wording);
+  const start = startTime === undefined ? DEFAULT_START : startMs(startTime);
   return Object.freeze({
     port,
     host: o.host ?? '127.0.0.1',
@@ -163,8 +154,12 @@ function faultsFrom(f: Partial<Faults>): Faults {
   return parsed;
 }
 
-export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  let o = resolve(options);
+/**
+ * Starts an emulator. An option out of its limits throws OptionError before anything starts, its message in the
+ * words of `wording` when given (`fleetbook emulator` names its flags and says the text it got).
+ */
+export async function startEmulator(options: EmulatorOptions = {}, wording?: Wording): Promise<Emulator> {
+  let o = resolve(options, wording);
   const initialFaults = options.faults ? faultsFrom(options.faults) : defaultFaults();
   const state = freshState(o);
   state.setFaults(initialFaults);
@@ -176,8 +171,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     log: o.logger,
   };
   const reset: ResetFn = (r) => {
+    // What a reset leaves out keeps its value; checked whole, as startEmulator checks it.
+    const given = Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined));
+    const { seed, accounts, devicesPerAccount, timeScale } = { ...o, ...given };
+    checkOptions({ seed, accounts, devicesPerAccount, timeScale });
     // Options taken only once their world is made: a reset refused keeps the options it was given with.
-    const next = Object.freeze({ ...o, ...r });
+    const next: ResolvedOptions = Object.freeze({ ...o, ...(given as Partial<ResolvedOptions>) });
     const st = freshState(next);
     o = next;
     (core as { options: ResolvedOptions }).options = o;

@@ -1,12 +1,16 @@
 /**
- * The limits of the emulator's options, defined once: `startEmulator`, the control API's reset and
- * `fleetbook emulator` each ask here what is wrong with a value, and say it under their own name for it (a
- * field, an option, a flag) and as they were given it (a flag's text). The bounds of its faults too, which the
- * fault check (faults.ts) and a playbook test file's (src/testing/world.ts) take.
+ * The limits of the emulator's options, defined once and checked once on each way in: `startEmulator` (and
+ * `fleetbook emulator`, which starts it under its flags' names), a reset (`emulator.reset()`, `POST
+ * /_emulator/reset`), a test file's worlds when it loads (src/testing/world.ts). The world and the clock they
+ * make take them as checked. Each way says a problem under its own name for the option (a field, a flag, a test
+ * file's key) and as it was given it (a flag's text). The bounds of the faults are here too; the faults' own
+ * definitions are faults.ts's.
  */
-import { said, timeScaleProblem } from './sim-clock.js';
+import { DEVICE_AGE_DAYS } from './seed.js';
+import { LATEST, MAX_TIME_SCALE, said } from './sim-clock.js';
 
-export { timeScaleProblem };
+/** An option out of its limits: thrown by `startEmulator` and a reset, and answered 400 by the control API. */
+export class OptionError extends RangeError {}
 
 /** More than this many seed devices would exhaust the 24-bit pseudo-ESN space. */
 export const MAX_DEVICES = 5_000_000;
@@ -23,6 +27,12 @@ export const MAX_REQUESTS_PER_SECOND = 1_000_000;
 
 /** The most identifiers `neverFinishDevices` may list. */
 export const MAX_NEVER_FINISH_DEVICES = 100_000;
+
+/**
+ * The earliest start of the clock: the API writes four-digit years, from 0000, and the seeded devices were made
+ * up to DEVICE_AGE_DAYS before the start. The first new year that leaves them room.
+ */
+export const EARLIEST = Date.parse('0002-01-01T00:00:00Z');
 
 /** The integer options and the range each takes. */
 export const RANGES = {
@@ -44,16 +54,11 @@ export function integerProblem(
     : `${name} must be an integer from ${min} to ${max}, got ${got}`;
 }
 
-/** What is wrong with a world of `accounts` × `devicesPerAccount` devices, the two named as `names`. */
-export function devicesProblem(
-  accounts: number,
-  devicesPerAccount: number,
-  names: readonly [string, string] = ['accounts', 'devicesPerAccount'],
-): string | undefined {
-  const total = accounts * devicesPerAccount;
-  return total > MAX_DEVICES
-    ? `${names[0]} × ${names[1]} must be at most ${MAX_DEVICES} devices, got ${total}`
-    : undefined;
+/** What is wrong with `v` as a timeScale, named `name` and said as `got`; undefined when it is one. */
+export function timeScaleProblem(v: unknown, name = 'timeScale', got = said(v)): string | undefined {
+  return typeof v === 'number' && v >= 0 && v <= MAX_TIME_SCALE
+    ? undefined
+    : `${name} must be a number from 0 to ${MAX_TIME_SCALE} (e.g. 60 or 0.5), got ${got}`;
 }
 
 /**
@@ -68,19 +73,81 @@ export function seedProblem(v: unknown, name = 'seed'): string | undefined {
     : `${name} must be a number or a word, got ${said(v)}`;
 }
 
-/** What is wrong with the world options given (those left out are not checked), the first; undefined for none. */
-export function worldProblem(o: {
-  seed?: unknown;
-  accounts?: unknown;
-  devicesPerAccount?: unknown;
-  timeScale?: unknown;
-}): string | undefined {
-  return (
-    (o.seed !== undefined ? seedProblem(o.seed) : undefined) ??
-    (o.accounts !== undefined ? integerProblem('accounts', o.accounts) : undefined) ??
-    (o.devicesPerAccount !== undefined
-      ? integerProblem('devicesPerAccount', o.devicesPerAccount)
-      : undefined) ??
-    (o.timeScale !== undefined ? timeScaleProblem(o.timeScale) : undefined)
-  );
+/** A startTime in milliseconds since the epoch: NaN when it is no time. */
+export function startMs(v: unknown): number {
+  return typeof v === 'number' ? v : typeof v === 'string' ? Date.parse(v) : NaN;
+}
+
+/** What is wrong with `v` as the start of the clock, named `name`: a time from EARLIEST to LATEST. */
+export function startTimeProblem(v: unknown, name = 'startTime', got = said(v)): string | undefined {
+  const ms = startMs(v);
+  if (Number.isNaN(ms))
+    return `${name} must be a time, ISO 8601 (2026-01-05T00:00:00Z) or milliseconds since the epoch, got ${got}`;
+  // As a time when a Date holds it, so that `+010000-01-01T00:00:00Z` and its milliseconds are said alike.
+  const time = Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : got;
+  if (ms < EARLIEST)
+    return `${name} must be no earlier than ${new Date(EARLIEST).toISOString()} (the API writes four-digit years, and the seeded devices were made up to ${DEVICE_AGE_DAYS[1]} days before the start), got ${time}`;
+  if (ms > LATEST) return `${name} must be no later than ${new Date(LATEST).toISOString()}, got ${time}`;
+  return undefined;
+}
+
+/** What is wrong with a world of `accounts` × `devicesPerAccount` devices, the two named as `names`. */
+export function devicesProblem(
+  accounts: number,
+  devicesPerAccount: number,
+  names: readonly [string, string] = ['accounts', 'devicesPerAccount'],
+): string | undefined {
+  const total = accounts * devicesPerAccount;
+  return total > MAX_DEVICES
+    ? `${names[0]} × ${names[1]} must be at most ${MAX_DEVICES} devices, got ${total}`
+    : undefined;
+}
+
+/** The options with limits. */
+export type LimitedOption = 'port' | 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale' | 'startTime';
+
+/**
+ * How a way in names the options and says a value it got (a flag and its text, for `fleetbook emulator`). Left
+ * out: the option's own name, and the value as `said` says it.
+ */
+export interface Wording {
+  names?: Partial<Record<LimitedOption, string>>;
+  got?: Partial<Record<LimitedOption, string>>;
+}
+
+/** What is wrong with `v` as the option `key`, in the words of `wording`; undefined when nothing. */
+export function optionProblem(key: LimitedOption, v: unknown, wording: Wording = {}): string | undefined {
+  const name = wording.names?.[key] ?? key;
+  const got = wording.got?.[key] ?? said(v);
+  switch (key) {
+    case 'seed':
+      return seedProblem(v, name);
+    case 'timeScale':
+      return timeScaleProblem(v, name, got);
+    case 'startTime':
+      return startTimeProblem(v, name, got);
+    default:
+      return integerProblem(key, v, name, got);
+  }
+}
+
+/**
+ * The check of a way in: throws OptionError, in the words of `wording`, at the first of the options given that
+ * is out of its limits (in the order of LimitedOption), then at a world of too many devices (accounts and
+ * devicesPerAccount are the world's, given or not).
+ */
+export function checkOptions(
+  o: Partial<Record<LimitedOption, unknown>> & { accounts: unknown; devicesPerAccount: unknown },
+  wording: Wording = {},
+): void {
+  for (const key of ['port', 'seed', 'accounts', 'devicesPerAccount', 'timeScale', 'startTime'] as const) {
+    const problem = o[key] === undefined ? undefined : optionProblem(key, o[key], wording);
+    if (problem) throw new OptionError(problem);
+  }
+  const names = wording.names ?? {};
+  const problem = devicesProblem(o.accounts as number, o.devicesPerAccount as number, [
+    names.accounts ?? 'accounts',
+    names.devicesPerAccount ?? 'devicesPerAccount',
+  ]);
+  if (problem) throw new OptionError(problem);
 }

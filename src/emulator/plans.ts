@@ -5,7 +5,7 @@
  */
 import { account, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { CARRIER } from './connectivity.js';
-import type { Plan } from './seed.js';
+import type { Plan } from './seed-tables.js';
 
 const KB = 1024;
 

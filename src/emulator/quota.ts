@@ -3,10 +3,10 @@
  * subscription, and the location transactions it used over a period, counted per simulated day as locate and
  * reports use them (location.ts). Usage triggers check the same count (subscriptions.ts).
  */
-import { LOCATION_SKU, type AccountInfo } from './seed.js';
+import { LOCATION_SKU, type AccountInfo } from './seed-tables.js';
 import { account, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { E } from './errors.js';
-import { DAY_MS, iso, startOfBillCycle } from './sim-clock.js';
+import { DAY_MS, iso, startOfBillCycle, utcDay } from './sim-clock.js';
 import type { EmulatorState } from './state.js';
 
 function registered(ctx: Ctx, name: unknown): AccountInfo {
@@ -33,7 +33,7 @@ function subscription(a: AccountInfo, st: EmulatorState): Json {
 /** Days since the epoch of an `mm-dd-yyyy` date. */
 function day(text: string, field: string): number {
   const [m, d, y] = text.split('-').map(Number) as [number, number, number];
-  const t = Date.UTC(y, m - 1, d);
+  const t = utcDay(y, m - 1, d);
   if (new Date(t).getUTCDate() !== d) throw E.invalid(`${field} is not a date: ${text}`);
   return t / DAY_MS;
 }

@@ -10,7 +10,7 @@
 import { account, nextPage, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { notify } from './listeners.js';
 import { hash32, unit } from './random.js';
-import type { AccountInfo } from './seed.js';
+import type { AccountInfo } from './seed-tables.js';
 import { DAY_MS, iso } from './sim-clock.js';
 import type { Core, EmulatorState } from './state.js';
 

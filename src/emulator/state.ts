@@ -9,7 +9,8 @@ import { DeviceStore } from './devices.js';
 import { RateGate, defaultFaults, type Faults } from './faults.js';
 import { Random } from './random.js';
 import { RequestLog } from './requests.js';
-import { LOCATION_SKU, World, type AccountInfo } from './seed.js';
+import { World } from './seed.js';
+import { LOCATION_SKU, type AccountInfo } from './seed-tables.js';
 import { SimClock, iso } from './sim-clock.js';
 import type { TokenStore } from './auth.js';
 

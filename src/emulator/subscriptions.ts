@@ -14,8 +14,8 @@ import { ACCOUNT_PATTERN, account, uuid, validInput, type Answer, type Ctx, type
 import { E } from './errors.js';
 import { notify } from './listeners.js';
 import { locationUsed } from './location.js';
-import { LOCATION_SKU, type AccountInfo } from './seed.js';
-import { isoDate, startOfBillCycle } from './sim-clock.js';
+import { LOCATION_SKU, type AccountInfo } from './seed-tables.js';
+import { iso, isoDate, startOfBillCycle } from './sim-clock.js';
 import type { Core, UsageTrigger } from './state.js';
 
 // ── usage triggers ──────────────────────────────────────────────────────────────────────────────
@@ -140,7 +140,7 @@ export function checkUsageTriggers(core: Core, at: number): void {
       usagePercentage: Math.floor(pct),
       usedTransactions: used,
       subscribedTransactions: a.locationSubscription,
-      checkedAt: new Date(at).toISOString(),
+      checkedAt: iso(at),
     };
     if (t.sendSmsNotification || t.sendEmailNotification)
       st.notification({

@@ -8,7 +8,7 @@ import { groupOf } from './connectivity.js';
 import { uuid, type Json } from './context.js';
 import { ACTIVE, DEACTIVE, PENDING, SUSPENDED } from './devices.js';
 import { notify } from './listeners.js';
-import { MB, type AccountInfo, type Plan } from './seed.js';
+import { MB, type AccountInfo, type Plan } from './seed-tables.js';
 import {
   DAY_MS,
   HOUR_MS,

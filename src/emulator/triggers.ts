@@ -14,7 +14,7 @@
  */
 import { account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { E } from './errors.js';
-import { type Plan } from './seed.js';
+import { type Plan } from './seed-tables.js';
 import { DAY_MS, iso } from './sim-clock.js';
 import type { EmulatorState, PricePlanTrigger } from './state.js';
 import { sendAlert } from './trigger-evaluation.js';

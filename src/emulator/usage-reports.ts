@@ -16,7 +16,8 @@ import { E } from './errors.js';
 import { groupsOf } from './groups.js';
 import { namedDevice, sessionsOn, timeline } from './history.js';
 import { notify } from './listeners.js';
-import type { AccountInfo, DeviceIdPair } from './seed.js';
+import type { DeviceIdPair } from './seed.js';
+import type { AccountInfo } from './seed-tables.js';
 import { DAY_MS, iso, startOfDay } from './sim-clock.js';
 import type { EmulatorState } from './state.js';
 

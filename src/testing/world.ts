@@ -3,15 +3,10 @@
  * embedded emulator's options: the same world `fleetbook emulator` and the control API build. And what of them
  * the emulator would refuse, told when the file loads, at its place.
  */
+import { FAULT_BOUNDS, deviceErrorsProblem, faultProblem, type BoundedFault } from '../emulator/faults.js';
 import type { Faults } from '../emulator/index.js';
-import {
-  devicesProblem,
-  integerProblem,
-  MAX_REQUESTS_PER_SECOND,
-  MAX_SIMULATED_SECONDS,
-  seedProblem,
-  timeScaleProblem,
-} from '../emulator/limits.js';
+import { devicesProblem, integerProblem, optionProblem } from '../emulator/limits.js';
+import { said } from '../emulator/sim-clock.js';
 import { durationProblem, parseDuration } from '../playbook/duration.js';
 
 type Json = Record<string, unknown>;
@@ -24,28 +19,36 @@ export interface World {
   timeScale?: number;
 }
 
-const seconds = (v: unknown) => (parseDuration(String(v)) ?? 0) / 1000;
-
-/** Test-file name → the emulator's fault, with the conversion of its value. */
-const FAULT_NAMES: Record<string, [keyof Faults, (v: unknown) => unknown]> = {
-  serverErrors: ['errorRate', (v) => v],
-  connectionResets: ['resetRate', (v) => v],
-  latency: ['latencyMs', (v) => parseDuration(String(v)) ?? 0],
-  rateLimit: ['maxRequestsPerSecond', (v) => v],
-  sessionExpiry: ['sessionTtlSeconds', seconds],
-  deviceErrors: ['deviceErrors', (v) => v],
-  carrierDelay: ['processingSeconds', seconds],
-  neverFinish: ['neverFinishRate', (v) => v],
-  neverFinishDevices: ['neverFinishDevices', (v) => v],
-  droppedCallbacks: ['dropCallbackRate', (v) => v],
+/** Test-file name → the emulator's fault. */
+const FAULT_NAMES: Record<string, keyof Faults> = {
+  serverErrors: 'errorRate',
+  connectionResets: 'resetRate',
+  latency: 'latencyMs',
+  rateLimit: 'maxRequestsPerSecond',
+  sessionExpiry: 'sessionTtlSeconds',
+  deviceErrors: 'deviceErrors',
+  carrierDelay: 'processingSeconds',
+  neverFinish: 'neverFinishRate',
+  neverFinishDevices: 'neverFinishDevices',
+  droppedCallbacks: 'dropCallbackRate',
 };
+
+/** The fault's bound (faults.ts), when it has one. */
+const boundOf = (fault: keyof Faults) =>
+  fault in FAULT_BOUNDS ? FAULT_BOUNDS[fault as BoundedFault] : undefined;
+
+/** A test file's value as the emulator's fault takes it: a duration in the unit of its bound. */
+function convert(fault: keyof Faults, v: unknown): unknown {
+  const unit = boundOf(fault)?.unit;
+  return unit ? (parseDuration(String(v)) ?? 0) / unit.ms : v;
+}
 
 /** The emulator's faults for a test file's `faults` (already checked against its schema). */
 export function emulatorFaults(faults: Json): Partial<Faults> {
   const out: Json = {};
   for (const [name, value] of Object.entries(faults)) {
-    const [fault, convert] = FAULT_NAMES[name] as [keyof Faults, (v: unknown) => unknown];
-    out[fault] = convert(value);
+    const fault = FAULT_NAMES[name] as keyof Faults;
+    out[fault] = convert(fault, value);
   }
   return out as Partial<Faults>;
 }
@@ -94,21 +97,18 @@ export function settingProblems(file: Json): SettingProblem[] {
   return out;
 }
 
-/** The values of one `world` the emulator would refuse (limits.ts). */
+/** The values of one `world` the emulator would refuse (limits.ts), by the test file's names. */
 function worldProblems(world: unknown, at: Seg[]): SettingProblem[] {
   if (!isMap(world)) return [];
   const out: SettingProblem[] = [];
-  const tell = (key: string, message: string | undefined) =>
-    message && out.push({ path: [...at, key], message, rule: 'schema' });
-  const { seed, accounts, devicesPerAccount, timeScale } = world;
-  if (typeof seed === 'string') tell('seed', seedProblem(seed, 'world.seed'));
-  if (typeof accounts === 'number') tell('accounts', integerProblem('accounts', accounts, 'world.accounts'));
-  if (typeof devicesPerAccount === 'number')
-    tell(
-      'devicesPerAccount',
-      integerProblem('devicesPerAccount', devicesPerAccount, 'world.devicesPerAccount'),
-    );
-  if (typeof timeScale === 'number') tell('timeScale', timeScaleProblem(timeScale, 'world.timeScale'));
+  for (const key of ['seed', 'accounts', 'devicesPerAccount', 'timeScale'] as const) {
+    // A value of the wrong type is told by the schema, at the same place, and not again.
+    const message =
+      world[key] === undefined
+        ? undefined
+        : optionProblem(key, world[key], { names: { [key]: `world.${key}` } });
+    if (message) out.push({ path: [...at, key], message, rule: 'schema' });
+  }
   return out;
 }
 
@@ -124,46 +124,39 @@ function sizeProblem(world: Json, at: Seg[]): SettingProblem | undefined {
   return message ? { path: at, message, rule: 'schema' } : undefined;
 }
 
-const YEAR = `a year (${MAX_SIMULATED_SECONDS / 86_400}d) of simulated time`;
-
-/** The values of one `faults` the emulator would refuse (faults.ts, by the limits of limits.ts). */
+/**
+ * The values of one `faults` the emulator would refuse (faults.ts's bounds), by the test file's names: a duration
+ * as written, said against the longest the fault takes.
+ */
 function faultProblems(faults: unknown, at: Seg[]): SettingProblem[] {
   if (!isMap(faults)) return [];
   const out: SettingProblem[] = [];
-  const tell = (key: string, message: string | undefined, rule: SettingProblem['rule'] = 'duration') =>
-    message && out.push({ path: [...at, key], message, rule });
-  const { latency, sessionExpiry, carrierDelay, rateLimit, deviceErrors } = faults;
-  // A wait on a timer: as long as a playbook's durations may be (the emulator's bound is a timer's too).
-  if (typeof latency === 'string') tell('latency', durationProblem('faults.latency', latency));
-  if (typeof sessionExpiry === 'string')
-    tell(
-      'sessionExpiry',
-      parseDuration(sessionExpiry) === 0
-        ? 'faults.sessionExpiry is zero: a session would expire at once; give a duration above zero'
-        : simulatedProblem('faults.sessionExpiry', sessionExpiry),
-    );
-  if (typeof carrierDelay === 'string')
-    tell('carrierDelay', simulatedProblem('faults.carrierDelay', carrierDelay));
-  if (typeof rateLimit === 'number' && rateLimit > MAX_REQUESTS_PER_SECOND)
-    tell(
-      'rateLimit',
-      `faults.rateLimit must be an integer from 0 to ${MAX_REQUESTS_PER_SECOND} (0: no limit), got ${rateLimit}`,
-      'schema',
-    );
-  if (isMap(deviceErrors)) {
-    const rates = Object.values(deviceErrors).filter((r): r is number => typeof r === 'number');
-    const sum = rates.reduce((a, b) => a + b, 0);
-    // As the emulator adds them up: a sum a rounding error above 1 is 1.
-    if (sum > 1 + 1e-9)
-      tell('deviceErrors', `faults.deviceErrors: the rates add up to ${sum}, more than 1`, 'schema');
+  for (const [name, value] of Object.entries(faults)) {
+    const fault = FAULT_NAMES[name];
+    const bound = fault && boundOf(fault);
+    const key = `faults.${name}`;
+    let message: string | undefined;
+    let rule: SettingProblem['rule'] = 'schema';
+    if (fault === 'deviceErrors' && isMap(value))
+      message = deviceErrorsProblem(
+        Object.values(value).filter((r): r is number => typeof r === 'number'),
+        key,
+      );
+    else if (bound?.unit && typeof value === 'string' && parseDuration(value) !== undefined) {
+      const v = convert(fault as keyof Faults, value) as number;
+      rule = 'duration';
+      // A wait on a timer is a duration of the file, as long as a playbook's may be: shorter than the timer's.
+      if (bound.unit.timer) message = durationProblem(key, value);
+      if (!message && faultProblem(fault as BoundedFault, v))
+        message =
+          v <= bound.min
+            ? `${key} is zero: ${bound.unit.zero ?? 'it takes no time'}; give a duration above zero`
+            : `${key} ${value} is longer than ${bound.unit.longest}`;
+    } else if (bound && !bound.unit && typeof value === 'number') {
+      const problem = faultProblem(fault as BoundedFault, value, key);
+      if (problem) message = `${problem}, got ${said(value)}`;
+    }
+    if (message) out.push({ path: [...at, name], message, rule });
   }
   return out;
-}
-
-/** Why a wait of simulated time (`text`, named `name`) is longer than the emulator takes; undefined when not. */
-function simulatedProblem(name: string, text: string): string | undefined {
-  const ms = parseDuration(text);
-  return ms !== undefined && ms / 1000 > MAX_SIMULATED_SECONDS
-    ? `${name} ${text} is longer than ${YEAR}`
-    : undefined;
 }

@@ -3,7 +3,7 @@ import type { Client } from '../../src/api/client.js';
 import { ACTIONS, CATALOG, type ActionName } from '../../src/api/catalog.js';
 import { check } from '../../src/api/validate.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { LOCATION_SKU } from '../../src/emulator/seed.js';
+import { LOCATION_SKU } from '../../src/emulator/seed-tables.js';
 import {
   clientFor,
   emulator,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
-import { LOCATION_SKU } from '../../src/emulator/seed.js';
+import { LOCATION_SKU } from '../../src/emulator/seed-tables.js';
 import { SESSION_EXPIRED_MESSAGE } from '../../src/errors.js';
 import {
   emulator,

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { LOCATION_SKU } from '../../src/emulator/seed.js';
+import { LOCATION_SKU } from '../../src/emulator/seed-tables.js';
 import { clientFor, emulator, idOf, Raw, refusal, world, type AccountView } from './helpers.js';
 
 describe('emulator: location quota', () => {

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
 import type { ApiError } from '../../src/errors.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { LOCATION_SKU } from '../../src/emulator/seed.js';
+import { LOCATION_SKU } from '../../src/emulator/seed-tables.js';
 import { clientFor, emulator, Raw, refusal, world, type World } from './helpers.js';
 
 describe('emulator: managed accounts', () => {

@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import { OptionError } from '../../src/emulator/limits.js';
 import { emulator, Raw } from './helpers.js';
 
 const CASES: [Partial<EmulatorOptions>, string][] = [
@@ -73,5 +74,72 @@ describe('emulator: the limits of its options, one wording everywhere', () => {
     } finally {
       await emu.close();
     }
+  });
+
+  it('a reset by the library refuses as startEmulator does: the same error, the same words', async () => {
+    const caught = async (f: () => unknown) => {
+      try {
+        await f();
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error('expected it to fail');
+    };
+    const start = await caught(() => startEmulator({ accounts: 0 }));
+    const emu = await emulator({ accounts: 2, devicesPerAccount: 5 });
+    try {
+      const reset = await caught(() => emu.reset({ accounts: 0 }));
+      // startEmulator threw a TypeError, emu.reset() a RangeError (the world's own check).
+      for (const e of [start, reset]) {
+        expect(e).to.be.instanceOf(OptionError);
+        expect(e).to.be.instanceOf(RangeError);
+        expect(e.message).to.equal('accounts must be an integer from 1 to 1000, got 0');
+      }
+    } finally {
+      await emu.close();
+    }
+  });
+
+  describe('startTime', () => {
+    const START_CASES: [unknown, string][] = [
+      [
+        'soon',
+        'startTime must be a time, ISO 8601 (2026-01-05T00:00:00Z) or milliseconds since the epoch, got "soon"',
+      ],
+      [
+        true,
+        'startTime must be a time, ISO 8601 (2026-01-05T00:00:00Z) or milliseconds since the epoch, got true',
+      ],
+      // Taken: the seeded devices were made in year -1, and billing cycles began in 1900.
+      [
+        '0000-06-01T00:00:00Z',
+        'startTime must be no earlier than 0002-01-01T00:00:00.000Z (the API writes four-digit years, and the seeded devices were made up to 400 days before the start), got 0000-06-01T00:00:00.000Z',
+      ],
+      [
+        -1e14,
+        'startTime must be no earlier than 0002-01-01T00:00:00.000Z (the API writes four-digit years, and the seeded devices were made up to 400 days before the start), got -001199-02-15T14:13:20.000Z',
+      ],
+      [
+        -1e300,
+        'startTime must be no earlier than 0002-01-01T00:00:00.000Z (the API writes four-digit years, and the seeded devices were made up to 400 days before the start), got -1e+300',
+      ],
+      [
+        '+010000-01-01T00:00:00Z',
+        'startTime must be no later than 9999-12-31T23:59:59.999Z, got +010000-01-01T00:00:00.000Z',
+      ],
+    ];
+    for (const [startTime, error] of START_CASES)
+      it(`${JSON.stringify(startTime)}: startEmulator refuses it, saying which times it takes`, async () => {
+        let started: Emulator | undefined;
+        let thrown: Error | undefined;
+        try {
+          started = await startEmulator({ timeScale: 0, startTime: startTime as string });
+        } catch (e) {
+          thrown = e as Error;
+        }
+        await started?.close();
+        expect(thrown?.message).to.equal(error);
+        expect(thrown).to.be.instanceOf(OptionError);
+      });
   });
 });
