@@ -191,8 +191,23 @@ function deviceCounts(d) {
   return [`${d.total ?? 0} total`, ...OUTCOMES.filter((o) => d[o]).map((o) => `${d[o]} ${o}`)].join(' · ');
 }
 
+/**
+ * How deep each step is nested (its `within`, the forEach, parallel or onError step it ran in): 0 at the top.
+ * @param {any[]} steps
+ */
+function depths(steps) {
+  const within = new Map(steps.map((s) => [s.id, s.within]));
+  /** @type {(id: string, seen: number) => number} */
+  const of = (id, seen) => {
+    const parent = within.get(id);
+    return parent === undefined || seen > steps.length ? 0 : 1 + of(parent, seen + 1);
+  };
+  return new Map(steps.map((s) => [s.id, of(s.id, 0)]));
+}
+
 /** @param {{ steps: any[] }} props */
 function Steps({ steps }) {
+  const depth = depths(steps);
   return html`<section aria-labelledby="steps-title">
     <h2 id="steps-title">Steps</h2>
     <table class="data">
@@ -214,7 +229,14 @@ function Steps({ steps }) {
         ${steps.map(
           (s) =>
             html`<tr key=${s.id}>
-              <th scope="row" class="mono">${s.id}</th>
+              <th
+                scope="row"
+                class="mono step"
+                style=${`--depth: ${depth.get(s.id) ?? 0}`}
+                title=${s.within ? `within ${s.within}` : undefined}
+              >
+                ${s.id}
+              </th>
               <td><${Badge} value=${s.status} /></td>
               <td class="num">${s.attempts}</td>
               <td class="num">${s.calls}</td>

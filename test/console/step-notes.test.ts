@@ -31,6 +31,7 @@ describe('console: a step skipped says why, a report step where it wrote', funct
   /** The run of the CLI test's playbook: a listing that finds no device, then steps given none. */
   let skippedRun: string;
   let reportRun: string;
+  let nestedRun: string;
   let note: string;
   let console_: Awaited<ReturnType<typeof consoleApp>>;
 
@@ -48,6 +49,7 @@ describe('console: a step skipped says why, a report step where it wrote', funct
     };
     skippedRun = await run(fixture('empty-device-list', 'suspend-over-usage.yaml'), { account: t.account });
     reportRun = await run(fixture('report-note', 'write-a-report.yaml'));
+    nestedRun = await run(fixture('nested-steps', 'nested.yaml'));
     // The temporary directory is not below the working directory: the file is named whole.
     note = `wrote ${join(tmp.dir, 'sites.csv')}, 2 rows`;
     console_ = await consoleApp(t.store, TOKEN);
@@ -92,6 +94,37 @@ describe('console: a step skipped says why, a report step where it wrote', funct
       const report = await runStepRows(p, port, reportRun, 'save');
       expect(await report('save').innerText()).to.contain(note);
       console.log(`    screenshot: ${await screenshot(p, '20-report-note')}`);
+    } finally {
+      await browser?.close();
+    }
+  });
+
+  it('the run page indents the steps of a forEach or a parallel under the step they ran in', async () => {
+    const { port } = console_.app.server.address() as AddressInfo;
+    let browser: Browser | undefined;
+    try {
+      browser = await launchBrowser();
+      const p = await browser.newPage();
+      const row = await runStepRows(p, port, nestedRun, 'each');
+      const shape: Record<string, [number, string | null]> = {};
+      for (const id of ['each', 'inner', 'both', 'left', 'right', 'after', 'bye']) {
+        const th = row(id).getByRole('rowheader');
+        const left = await th.evaluate((e) => parseFloat(getComputedStyle(e).paddingLeft));
+        shape[id] = [left, await th.getAttribute('title')];
+      }
+      const top = shape.each![0];
+      const step = shape.inner![0] - top;
+      expect(step, 'an inner step is indented').to.be.greaterThan(4);
+      expect(shape).to.deep.equal({
+        each: [top, null],
+        inner: [top + step, 'within each'],
+        both: [top + step, 'within each'],
+        left: [top + 2 * step, 'within both'],
+        right: [top + 2 * step, 'within both'],
+        after: [top, null],
+        bye: [top, null],
+      });
+      console.log(`    screenshot: ${await screenshot(p, '20-nested-steps')}`);
     } finally {
       await browser?.close();
     }
