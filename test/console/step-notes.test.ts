@@ -109,7 +109,13 @@ describe('console: a step skipped says why, a report step where it wrote', funct
       const shape: Record<string, [number, string | null]> = {};
       for (const id of ['each', 'inner', 'both', 'left', 'right', 'after', 'bye']) {
         const th = row(id).getByRole('rowheader');
-        const left = await th.evaluate((e) => parseFloat(getComputedStyle(e).paddingLeft));
+        const left = await th.evaluate((e) =>
+          parseFloat(
+            (
+              globalThis as unknown as { getComputedStyle(el: unknown): Record<string, string> }
+            ).getComputedStyle(e).paddingLeft as string,
+          ),
+        );
         shape[id] = [left, await th.getAttribute('title')];
       }
       const top = shape.each![0];
