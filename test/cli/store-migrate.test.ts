@@ -94,6 +94,32 @@ describe('fleetbook store migrate', function () {
     );
   });
 
+  it('names a migration that fails, and the version the database stays at; run again, it goes on', async () => {
+    const url = await postgresUrl();
+    const safe = url.replace(/\/\/[^@]*@/, '//postgres@');
+    const last = POSTGRES_MIGRATIONS.length;
+    // A table of the last migration's made by hand: that migration fails, the ones before it are applied.
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      await client.query('CREATE TABLE ledger_superseded_runs (x integer)');
+      expect(POSTGRES_MIGRATIONS[last - 1]).to.include('CREATE TABLE ledger_superseded_runs');
+      const r = await fleetbook(['store', 'migrate'], { FLEETBOOK_STATE: url });
+      expect(r.code).to.equal(2);
+      expect(r.stdout).to.equal('');
+      expect(r.stderr).to.equal(
+        `fleetbook: the database ${safe} (FLEETBOOK_STATE): schema migration ${last} failed and was rolled back, so it stays at version ${last - 1}; \`fleetbook store migrate\` (or a start) applies the rest once the cause is fixed: relation "ledger_superseded_runs" already exists\n`,
+      );
+      expect(await versions(url)).to.deep.equal(POSTGRES_MIGRATIONS.slice(0, -1).map((_, i) => i + 1));
+      await client.query('DROP TABLE ledger_superseded_runs');
+    } finally {
+      await client.end();
+    }
+    const again = await fleetbook(['store', 'migrate'], { FLEETBOOK_STATE: url });
+    expect(again.stderr).to.equal('');
+    expect(again.stdout).to.equal(`the database ${safe} (FLEETBOOK_STATE) is at schema version ${last}\n`);
+  });
+
   it('exits 2 on a URL that does not parse, saying so without its password', async () => {
     // A port out of range; a `#` in a password not percent-encoded ends the URL's authority early.
     for (const url of ['postgres://u:pw-s3cret@127.0.0.1:99999/db', 'postgres://u:pw#s3cret@127.0.0.1/db'])

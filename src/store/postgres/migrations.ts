@@ -307,7 +307,8 @@ const MIGRATION_LOCK = 0x666c6565;
 
 /**
  * Applies the migrations `database` lacks, one transaction each, under a session lock that other replicas wait
- * for; refuses a database at a newer version than this fleetbook knows. Returns the version it is at.
+ * for; refuses a database at a newer version than this fleetbook knows. A migration that fails is rolled back, and
+ * the error names it and the version the database stays at. Returns the version it is at.
  */
 export function migrate(pool: pg.Pool, database: string): Promise<number> {
   return withClient(pool, async (client) => {
@@ -341,7 +342,11 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
           await client.query('COMMIT');
         } catch (e) {
           await client.query('ROLLBACK');
-          throw e;
+          // Said as a migration's failure, with where the database stays: the driver's message alone (`relation
+          // ... already exists`) read as a database that cannot be opened at all.
+          throw new ConfigError(
+            `${database}: schema migration ${v} failed and was rolled back, so it stays at version ${v - 1}; \`fleetbook store migrate\` (or a start) applies the rest once the cause is fixed: ${(e as Error).message}`,
+          );
         }
       }
       return MIGRATIONS.length;
