@@ -273,7 +273,9 @@ function withStepsNotRun(e: unknown, source: string, context: Record<string, unk
   const notRun = new Map<string, string>();
   for (const [, id] of source.matchAll(STEP_READ)) {
     const s = id !== undefined && steps && Object.hasOwn(steps, id) ? steps[id] : undefined;
-    if (s && s.output === null && s.status !== 'succeeded') notRun.set(id as string, String(s.status));
+    // An error that names the step already says why (the items of a listing that failed: runner/context.ts).
+    if (s && s.output === null && s.status !== 'succeeded' && !e.message.includes(`step \`${id}\``))
+      notRun.set(id as string, String(s.status));
   }
   if (!notRun.size) return e;
   const why = [...notRun]

@@ -17,6 +17,7 @@ import {
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import type { CallOptions } from '../api/client.js';
 import { resultsOf } from './devices.js';
+import type { Step } from '../playbook/schema.js';
 import type { Plan, RetryPolicy, StepPlan } from './plan.js';
 import {
   StepError,
@@ -233,6 +234,39 @@ export function done(output: unknown): StepState {
  */
 export function skipped(reason: string, output: unknown = null): StepState {
   return { status: 'skipped', output, items: [], devices: emptyCounts(), reason };
+}
+
+/** The reason of a step the run never reached, as a `finally` step reads it. */
+export const NEVER_REACHED = 'the run never reached it';
+
+/**
+ * Whether a step's items are what it found (a device listing, a ledger query), not the results of the devices
+ * it acted on: items it did not finish finding are not known, and an empty list would say it found none.
+ */
+export function findsItems(step: Step): boolean {
+  if (!('uses' in step)) return false;
+  if (step.uses === 'ledger.query') return true;
+  return isAction(step.uses) && (CATALOG[step.uses] as Operation).strategy === 'listing';
+}
+
+/**
+ * `state`, of a step that finds items (findsItems) and did not finish finding them (it failed, was cancelled, or
+ * the run never reached it), with items that are not known: reading `steps.<id>.items` fails, naming the step
+ * and `why` (`failed (its error)`), rather than giving an empty list, which would say it found nothing. Its
+ * other members read as they are; the items are left out of the step written whole (not enumerable).
+ */
+export function itemsNotKnown(state: StepState, id: string, why: string): StepState {
+  Object.defineProperty(state, 'items', {
+    configurable: true,
+    enumerable: false,
+    get(): never {
+      throw new StepError(
+        `\`steps.${id}.items\` cannot be read: step \`${id}\` ${why}, so what it would have found is not known; ` +
+          `read them under a condition (\`steps.${id}.status == "succeeded"\`)`,
+      );
+    },
+  });
+  return state;
 }
 
 /** The reason of a step whose `if` was false. */

@@ -15,8 +15,11 @@ import {
   addCounts,
   devicesOverTolerance,
   done,
+  findsItems,
   IF_FALSE,
   item,
+  itemsNotKnown,
+  NEVER_REACHED,
   selects,
   settle,
   skipped,
@@ -165,7 +168,11 @@ class Run {
         // the devices the run suspended) until the run is stopped: the process stops, or the run is cancelled again.
         if (cancelled) this.signal = withListeners(o.stop ?? new AbortController().signal);
         // A step the run never reached reads as skipped, as one whose `if` was false: a finally step can ask.
-        for (const s of stepsIn(this.pb.steps)) scope.ctx.steps[s.id] ??= skipped('the run never reached it');
+        // A step that finds items (a listing) never looked: what it would have found is not known.
+        for (const s of stepsIn(this.pb.steps))
+          scope.ctx.steps[s.id] ??= findsItems(s)
+            ? itemsNotKnown(skipped(NEVER_REACHED), s.id, `was skipped (${NEVER_REACHED})`)
+            : skipped(NEVER_REACHED);
         scope.ctx.run = {
           ...(scope.ctx.run as Record<string, unknown>),
           status: error === undefined ? 'succeeded' : cancelled ? 'cancelled' : 'failed',
@@ -278,7 +285,10 @@ class Run {
       const cancelled = signal.aborted && (!abortedBefore || isCancel(e, signal));
       const status = cancelled ? 'cancelled' : 'failed';
       const message = cancelled ? cancelReason(signal) : e instanceof Error ? e.message : String(e);
-      scope.ctx.steps[step.id] = { status, output: null, items: [], devices: emptyCounts(), error: message };
+      const restored = cp && !underWay ? cp : undefined;
+      scope.ctx.steps[step.id] = await this.ended(step, scope, status, message, restored);
+      // A failure restored from its checkpoint counts its devices again, as a finished step restored does.
+      if (restored?.devices) addCounts(sum.devices, restored.devices);
       sum.status = status;
       sum.error = message;
       sum.endedAt = ctx.now();
@@ -338,6 +348,38 @@ class Run {
       ctx.log.warn('step failed', { step: step.id, error: over });
       await this.afterFailure(step, scope, over);
     }
+  }
+
+  /**
+   * The state of a step that failed or was cancelled, as later steps read it (its checkpoint `restored` when an
+   * earlier execution of the run ended it so). Its output is null. Its items: those of a step that finds them (a
+   * listing, a ledger query) are not known (itemsNotKnown), not an empty list that would say it found none; those
+   * of a device action are the per-device results it recorded before it ended (the devices a later step sends
+   * again), from the ledger, but in a fan-out, whose iterations record under one step id.
+   */
+  private async ended(
+    step: Step,
+    scope: Scope,
+    status: 'failed' | 'cancelled',
+    message: string,
+    restored?: Checkpoint,
+  ): Promise<StepState> {
+    const state: StepState = {
+      status,
+      output: null,
+      items: [],
+      devices: restored?.devices ?? emptyCounts(),
+      error: message,
+    };
+    if (findsItems(step))
+      return itemsNotKnown(
+        state,
+        step.id,
+        `${status === 'failed' ? 'failed' : 'was cancelled'} (${message})`,
+      );
+    if ('uses' in step && !scope.inLoop && this.ctx.keeps(step.id, 'items'))
+      state.items = (await this.o.store.deviceResults(this.ctx.id, step.id)).map(item);
+    return state;
   }
 
   /** After a step failed: `onError: continue` goes on, rescue steps run, and otherwise the run fails. */
