@@ -72,10 +72,13 @@ export function envForExpressions(env: NodeJS.ProcessEnv): Record<string, string
   return out;
 }
 
-/** An input's value its type does not take, said as `--input` gives it: an array or an object as quoted JSON. */
+/**
+ * An input's value its type does not take, said as `--input` gives it: an array or an object as quoted JSON.
+ * Every `--input` is text, so text that is JSON of another kind (one id, `"a"`, `{}` for an array) is told the same.
+ */
 const flagWording: MismatchWording = (m) => {
   const example = JSON_EXAMPLE[m.type];
-  return m.unread && example
+  return example
     ? `input \`${m.input}\` is an ${m.type}: pass it as JSON, e.g. --input '${m.input}=${example}' (got ${JSON.stringify(m.got)})`
     : describeMismatch(m);
 };

@@ -8,7 +8,13 @@ export async function testCommand(paths: string[]): Promise<number> {
   try {
     files = await findTestFiles(paths.length ? paths : ['playbooks']);
   } catch (e) {
-    process.stderr.write(`fleetbook: ${unreadable((e as NodeJS.ErrnoException).path ?? 'a path', e)}\n`);
+    const err = e as NodeJS.ErrnoException;
+    // With no path, the default one: say where it was looked for, and how to name another.
+    process.stderr.write(
+      !paths.length && err.code === 'ENOENT'
+        ? 'fleetbook: no playbooks/ directory here: run it where playbooks/ is, or name the test files or directories (`fleetbook test PATH...`)\n'
+        : `fleetbook: ${unreadable(err.path ?? 'a path', e)}\n`,
+    );
     return 2;
   }
   if (!files.length) {

@@ -115,6 +115,7 @@ export class Checker {
     this.schemaProblems(this.rules.top(pb), []);
     const inputs = isObject(pb.inputs) ? pb.inputs : {};
     for (const [name, decl] of Object.entries(inputs)) this.checkInput(name, decl);
+    this.checkUngiven(inputs, pb.on);
     this.checkTriggers(pb.on);
     if (isObject(pb.vars)) this.collectExprs(pb.vars, ['vars'], -1, false);
     if (isObject(pb.concurrency)) this.collectExprs(pb.concurrency.key, ['concurrency', 'key'], -1, false);
@@ -133,6 +134,22 @@ export class Checker {
   /** A declaration that contradicts itself, or a default or an enum value that breaks it (input-constraints.ts). */
   private checkInput(name: string, decl: unknown): void {
     for (const p of declarationProblems(name, decl)) this.report(p.path, p.where, 'input', p.message);
+  }
+
+  /** A required input with no default, in a playbook that a schedule or a callback starts with no inputs. */
+  private checkUngiven(inputs: Json, on: unknown): void {
+    if (!isObject(on)) return;
+    const starts = ['schedule', 'callback'].filter((k) => on[k] !== undefined);
+    if (!starts.length) return;
+    const by = starts.map((k) => `on.${k}`).join(' and ');
+    for (const [name, decl] of Object.entries(inputs))
+      if (isObject(decl) && decl.required === true && decl.default === undefined)
+        this.report(
+          ['inputs', name, 'required'],
+          'value',
+          'input',
+          `input \`${name}\` is required and has no default, but ${by} start${starts.length > 1 ? '' : 's'} runs with no inputs: each of those runs would fail; give it a default`,
+        );
   }
 
   private checkTriggers(on: unknown): void {

@@ -48,7 +48,8 @@ export const RULES = {
   'schedule-duplicate': 'A playbook gives the same schedule (expression and time zone) twice: it fires once.',
   timezone: 'A schedule names an unknown time zone.',
   duration: 'A duration is not valid.',
-  input: 'An input declaration is inconsistent (a default of the wrong type).',
+  input:
+    'An input declaration is inconsistent (a default of the wrong type), or is required with no default where a schedule or a callback starts runs, which get no inputs.',
   unreachable: 'A step can never run.',
   'shared-vars':
     'A `set` in steps that run side by side (a forEach with concurrency above 1, a parallel step): they share `vars`.',

@@ -115,4 +115,21 @@ steps:
       `input \`accounts\` is an array: pass it as JSON, e.g. --input 'accounts=["a","b"]' (got "0000123456-00002")`,
     );
   });
+
+  it('says so too of text that is JSON but no array or object: one id, a number, a quoted string', async () => {
+    for (const [given, got] of [
+      ['350260700638360', '350260700638360'],
+      ['"0000123456-00002"', '"0000123456-00002"'],
+      ['{"a":1}', '{"a":1}'],
+    ]) {
+      const r = await fleetbook(
+        ['run', join(PLAYBOOKS, 'onboard-managed-accounts.yaml'), '--input', `accounts=${given}`],
+        env,
+      );
+      expect([r.code, r.stderr]).to.deep.equal([
+        2,
+        `fleetbook: input \`accounts\` is an array: pass it as JSON, e.g. --input 'accounts=["a","b"]' (got ${got})\n`,
+      ]);
+    }
+  });
 });

@@ -37,6 +37,21 @@ describe('fleetbook test', () => {
     expect(r.stdout.trimEnd().split('\n').at(-1)).to.equal('1 passed, 1 failed');
   });
 
+  it('run with no path where there is no playbooks/, says where it looked and how to name a path: exit 2', async () => {
+    const dir = tempDir('fleetbook-test-nowhere-');
+    const r = await fleetbook(['test'], {}, [], dir);
+    expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+      2,
+      '',
+      'fleetbook: no playbooks/ directory here: run it where playbooks/ is, or name the test files or directories (`fleetbook test PATH...`)\n',
+    ]);
+    const named = await fleetbook(['test', 'elsewhere'], {}, [], dir);
+    expect([named.code, named.stderr]).to.deep.equal([
+      2,
+      'fleetbook: elsewhere: no such file or directory\n',
+    ]);
+  });
+
   it('fails a test file that is a broken link as one that cannot be read, and runs the others', async () => {
     const dir = tempDir('fleetbook-test-link-');
     const fixtures = join(ROOT, 'test', 'fixtures', 'testing');

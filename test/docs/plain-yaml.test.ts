@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { format } from 'prettier';
 import { parseDocument } from 'yaml';
 import { loadPlaybook } from '../../src/playbook/load.js';
+import { yamlBlocks } from '../helpers/markdown.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -21,23 +22,6 @@ const playbooks = readdirSync(join(ROOT, 'playbooks'))
 const docs = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
   f.endsWith('.md'),
 );
-
-/** The ```yaml blocks of a Markdown file, with the line each starts on. */
-export function yamlBlocks(markdown: string): { line: number; text: string }[] {
-  const blocks: { line: number; text: string }[] = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (!/^\s*```ya?ml\s*$/.test(lines[i] as string)) continue;
-    const indent = (lines[i] as string).search(/\S/);
-    const body: string[] = [];
-    let j = i + 1;
-    for (; j < lines.length && !/^\s*```\s*$/.test(lines[j] as string); j++)
-      body.push((lines[j] as string).slice(indent));
-    blocks.push({ line: i + 2, text: `${body.join('\n')}\n` });
-    i = j;
-  }
-  return blocks;
-}
 
 const isPlaybook = (text: string) => /^version:/m.test(text) && /^steps:/m.test(text);
 

@@ -1,15 +1,18 @@
 /**
  * docs/testing.md stays true: its playbook and test file, written out as a new user would save them, validate
- * and pass `fleetbook test` with the output the guide shows, and the failures it shows are the ones printed.
+ * and pass `fleetbook test` with the output the guide shows, and the failures it shows are the ones printed. Its
+ * other example, the `before` of a shipped test, is that test's and passes too.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
+import { yamlBlocks } from '../helpers/markdown.js';
 
 const GUIDE = join(import.meta.dirname, '..', '..', 'docs', 'testing.md');
 const TEST = 'playbooks/overuse-suspend-notify.test.yaml';
+const SHIPPED = join(import.meta.dirname, '..', '..', 'playbooks');
 
 /** The guide's fenced blocks: `yaml file=NAME` ones by name, the others in order. */
 async function blocks(): Promise<{ files: Map<string, string>; plain: string[] }> {
@@ -84,5 +87,74 @@ describe('docs/testing.md', () => {
     this.timeout(60_000);
     const out = await testWithLine(28, '      status: succeeded', '      stauts: succeeded');
     expect(out).to.include((plain.find((b) => b.includes('`stauts`')) as string).trimEnd());
+  });
+
+  it('runs every test under playbooks/ with no path, and the CI line passes', async function () {
+    this.timeout(60_000);
+    // A directory of its own: the other tests rewrite the test file, and add others.
+    const own = await mkdtemp(join(tmpdir(), 'fleetbook-guide-all-'));
+    await mkdir(join(own, 'playbooks'));
+    for (const [name, body] of files) await writeFile(join(own, 'playbooks', name), body);
+    const r = await fleetbook(['test'], {}, [], own);
+    const v = await fleetbook(['validate', 'playbooks/'], {}, [], own);
+    await rm(own, { recursive: true, force: true });
+    expect([r.code, r.stdout]).to.deep.equal([0, plain.find((b) => b.startsWith('ok ')) as string]);
+    expect([v.code, v.stdout + v.stderr]).to.deep.equal([0, '1 playbook checked: 0 errors, 0 warnings\n']);
+  });
+
+  it('says a callback playbook run without --event needs one, and exits 2 when there is nothing to test', async () => {
+    const r = await run(['run', 'playbooks/overuse-suspend-notify.yaml']);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.include('runs on a callback (DeviceUsage): give it an event (`--event FILE`');
+    const empty = await mkdtemp(join(tmpdir(), 'fleetbook-guide-empty-'));
+    const none = await fleetbook(['test'], {}, [], empty);
+    await rm(empty, { recursive: true, force: true });
+    expect(none.code).to.equal(2);
+  });
+
+  describe('Earlier runs', () => {
+    const example = async () => {
+      const blocks = yamlBlocks(await readFile(GUIDE, 'utf8'));
+      expect(blocks, 'the plain yaml blocks of the guide: each needs its check here').to.have.length(1);
+      return (blocks[0] as { text: string }).text;
+    };
+    const shipped = () => readFile(join(SHIPPED, 'retry-location-misses.test.yaml'), 'utf8');
+    const copyPlaybooks = () =>
+      Promise.all(
+        ['retry-location-misses.yaml', 'nightly-location-report.yaml'].map((f) =>
+          copyFile(join(SHIPPED, f), join(dir, 'playbooks', f)),
+        ),
+      );
+    const RLM = 'playbooks/retry-location-misses.test.yaml';
+
+    it('is the first case of retry-location-misses.test.yaml, and passes as a test file', async function () {
+      this.timeout(60_000);
+      const text = await example();
+      const lines = (await shipped()).split('\n');
+      let at = 0;
+      for (const line of text.trimEnd().split('\n').slice(1)) {
+        at = lines.indexOf(line, at) + 1;
+        expect(at, `a line of the shipped test: ${line}`).to.be.greaterThan(0);
+      }
+      await copyPlaybooks();
+      await writeFile(join(dir, RLM), text);
+      const r = await run(['test', RLM]);
+      expect([r.code, r.stdout.trimEnd().split('\n').at(-1)]).to.deep.equal([0, '1 passed, 0 failed']);
+    });
+
+    it('shows the failure of an earlier run that fails', async function () {
+      this.timeout(60_000);
+      await copyPlaybooks();
+      const before = '      - playbook: nightly-location-report.yaml\n';
+      const text = (await shipped()).replace(
+        before,
+        `${before}        inputs: { account: '0000999999-00001' }\n`,
+      );
+      await writeFile(join(dir, RLM), text);
+      const r = await run(['test', RLM]);
+      expect(r.code).to.equal(1);
+      const shown = plain.find((b) => b.includes('earlier run 1')) as string;
+      expect(r.stdout.split('\n').slice(0, 2).join('\n')).to.equal(shown.trimEnd());
+    });
   });
 });
