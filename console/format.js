@@ -94,3 +94,17 @@ export function fromLocalInput(value) {
 
 /** @param {unknown} value */
 export const prettyJson = (value) => JSON.stringify(value, null, 2);
+
+/**
+ * How deep each step is nested (its `within`, the forEach, parallel or onError step it ran in): 0 at the top.
+ * @param {any[]} steps
+ */
+export function stepDepths(steps) {
+  const within = new Map(steps.map((s) => [s.id, s.within]));
+  /** @type {(id: string, seen: number) => number} */
+  const of = (id, seen) => {
+    const parent = within.get(id);
+    return parent === undefined || seen > steps.length ? 0 : 1 + of(parent, seen + 1);
+  };
+  return new Map(steps.map((s) => [s.id, of(s.id, 0)]));
+}

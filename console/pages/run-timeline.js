@@ -2,7 +2,7 @@
  * A run's steps as bars on one time axis, from the run's start to its end (or now): which step took the
  * time, which ran side by side. Plain HTML: each bar's place is two CSS custom properties.
  */
-import { durationBetween } from '../format.js';
+import { durationBetween, stepDepths } from '../format.js';
 import { html, Time } from '../ui.js';
 
 /** @param {number} x */
@@ -12,6 +12,7 @@ const clamp = (x) => Math.min(100, Math.max(0, x));
 export function Timeline({ run }) {
   /** @type {any[]} */
   const steps = run.steps ?? [];
+  const depth = stepDepths(steps);
   if (!steps.length) return html`<p class="empty">No steps recorded yet.</p>`;
   const now = Date.now();
   const timed = steps.filter((s) => s.startedAt);
@@ -31,7 +32,7 @@ export function Timeline({ run }) {
       ${steps.map((s) => {
         if (!s.startedAt)
           return html`<li key=${s.id}>
-            <span class="timeline-label mono">${s.id}</span>
+            <span class="timeline-label mono" style=${`--depth: ${depth.get(s.id) ?? 0}`}>${s.id}</span>
             <span class="timeline-none">no timing recorded</span>
           </li>`;
         const from = Date.parse(s.startedAt);
@@ -40,7 +41,7 @@ export function Timeline({ run }) {
         const width = Math.max(clamp(((to - from) / span) * 100), 0.5);
         const duration = `${durationBetween(s.startedAt, s.endedAt)}${s.endedAt ? '' : ' so far'}`;
         return html`<li key=${s.id}>
-          <span class="timeline-label mono">${s.id}</span>
+          <span class="timeline-label mono" style=${`--depth: ${depth.get(s.id) ?? 0}`}>${s.id}</span>
           <span class="timeline-track">
             <span
               class=${`timeline-bar bar-${s.status}`}

@@ -7,7 +7,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { useRunStream } from '../stream.js';
-import { durationBetween, prettyJson, shortId } from '../format.js';
+import { durationBetween, prettyJson, shortId, stepDepths } from '../format.js';
 import { html, withCode, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
 import { BarChart } from '../charts.js';
 import { keepCancel, send, takeCancel } from '../pending.js';
@@ -191,23 +191,9 @@ function deviceCounts(d) {
   return [`${d.total ?? 0} total`, ...OUTCOMES.filter((o) => d[o]).map((o) => `${d[o]} ${o}`)].join(' · ');
 }
 
-/**
- * How deep each step is nested (its `within`, the forEach, parallel or onError step it ran in): 0 at the top.
- * @param {any[]} steps
- */
-function depths(steps) {
-  const within = new Map(steps.map((s) => [s.id, s.within]));
-  /** @type {(id: string, seen: number) => number} */
-  const of = (id, seen) => {
-    const parent = within.get(id);
-    return parent === undefined || seen > steps.length ? 0 : 1 + of(parent, seen + 1);
-  };
-  return new Map(steps.map((s) => [s.id, of(s.id, 0)]));
-}
-
 /** @param {{ steps: any[] }} props */
 function Steps({ steps }) {
-  const depth = depths(steps);
+  const depth = stepDepths(steps);
   return html`<section aria-labelledby="steps-title">
     <h2 id="steps-title">Steps</h2>
     <table class="data">

@@ -130,6 +130,32 @@ describe('console: a step skipped says why, a report step where it wrote', funct
         after: [top, null],
         bye: [top, null],
       });
+      // The timeline's labels sit the same way.
+      const labels = await p
+        .locator('.timeline-label')
+        .evaluateAll((es) =>
+          es.map((e) => [
+            (e as unknown as { textContent: string }).textContent.trim(),
+            parseFloat(
+              (
+                globalThis as unknown as { getComputedStyle(el: unknown): Record<string, string> }
+              ).getComputedStyle(e).paddingLeft as string,
+            ),
+          ]),
+        );
+      const unit = (labels[1]?.[1] as number) - (labels[0]?.[1] as number);
+      expect(unit, 'an inner label is indented').to.be.greaterThan(4);
+      expect(
+        labels.map(([id, left]) => [id, Math.round(((left as number) - (labels[0]?.[1] as number)) / unit)]),
+      ).to.deep.equal([
+        ['each', 0],
+        ['inner', 1],
+        ['both', 1],
+        ['left', 2],
+        ['right', 2],
+        ['after', 0],
+        ['bye', 0],
+      ]);
       console.log(`    screenshot: ${await screenshot(p, '20-nested-steps')}`);
     } finally {
       await browser?.close();
