@@ -39,12 +39,12 @@ export async function connect(
   config: Config,
   logger: Logger,
   /**
-   * Embedded only: the emulator's world and faults (`fleetbook test`), and its demo triggers (the daemon's
-   * zero-configuration start).
+   * Embedded only: the emulator's world, faults and start time (`fleetbook test`), and its demo triggers (the
+   * daemon's zero-configuration start).
    */
   embedded: Pick<
     EmulatorOptions,
-    'demoTriggers' | 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale' | 'faults'
+    'demoTriggers' | 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale' | 'faults' | 'startTime'
   > = {},
 ): Promise<Target> {
   const rates = { requestsPerSecond: config.requestsPerSecond, concurrency: config.concurrency };

@@ -25,7 +25,6 @@ import { planOf } from '../runner/plan.js';
 import { secretsStillRead } from '../runner/resume-secrets.js';
 import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
-import { versionOf } from '../playbook/version.js';
 import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
@@ -38,8 +37,7 @@ import { DaemonMetrics } from './metrics.js';
 import { RunPool } from './pool.js';
 import { consoleSources } from './console-sources.js';
 import { routes } from './routes.js';
-import { Scheduler, schedulesOf } from './scheduler.js';
-import { newRunId } from '../runner/run-id.js';
+import { Scheduler, scheduledRun, schedulesOf } from './scheduler.js';
 import { LargeRuns } from './large-runs.js';
 import { Pruner } from './retention.js';
 import { LateConfirmations } from './late-confirmations.js';
@@ -425,16 +423,11 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
             ),
           )
         ).some((runs) => runs.length > 0),
-      makeRun: (e, at, reason) => ({
-        id: newRunId(),
-        owner: owned.id,
-        playbook: e.playbook,
-        version: versionOf(playbooks.get(e.playbook) as Playbook).version,
-        status: 'queued',
-        trigger: { type: 'schedule', schedule: e.key, cron: e.cron, scheduledAt: at.toISOString(), reason },
-        inputs: {},
-        startedAt: new Date().toISOString(),
-      }),
+      makeRun: (e, at, reason) =>
+        scheduledRun(e, playbooks.get(e.playbook) as Playbook, at, reason, {
+          owner: owned.id,
+          now: Date.now(),
+        }),
       started: (run) => pool.submit(run),
       skipped: (e) => metrics.schedulesSkipped.inc({ playbook: e.playbook }),
     });

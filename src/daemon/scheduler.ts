@@ -7,11 +7,13 @@
  * (`occurrences`): the latest is fired, the earlier ones are missed runs, to which the schedule's `missed` policy
  * applies. So the runs a restarted daemon fires for its downtime are exactly those a running one would have.
  */
-import { systemClock, type Clock } from '../clock.js';
+import { isoTime, systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
 import { isTimeZone, scheduleKey } from '../playbook/schedule.js';
+import { versionOf } from '../playbook/version.js';
+import { newRunId } from '../runner/run-id.js';
 import type { RunRecord, Store } from '../store/store.js';
 
 export interface ScheduleEntry {
@@ -52,6 +54,36 @@ export function schedulesOf(pb: Playbook): ScheduleEntry[] {
 }
 
 export type FireReason = 'schedule' | 'missed';
+
+/**
+ * The queued run a fire of `entry` at `at` starts, made at `now` (ms) by owner `owner`: the trigger that says
+ * which schedule fired for which occurrence, and no inputs of its own (the runner gives it their defaults).
+ * The daemon's fires and `fleetbook test`'s scheduled cases both make their runs here.
+ */
+export function scheduledRun(
+  entry: ScheduleEntry,
+  pb: Playbook,
+  at: Date,
+  reason: FireReason,
+  o: { owner: string; now: number },
+): RunRecord {
+  return {
+    id: newRunId(),
+    owner: o.owner,
+    playbook: entry.playbook,
+    version: versionOf(pb).version,
+    status: 'queued',
+    trigger: {
+      type: 'schedule',
+      schedule: entry.key,
+      cron: entry.cron,
+      scheduledAt: at.toISOString(),
+      reason,
+    },
+    inputs: {},
+    startedAt: isoTime(o.now),
+  };
+}
 
 export interface SchedulerOptions {
   store: Pick<Store, 'lastFire' | 'recordFire'>;

@@ -12,7 +12,8 @@ import { planOf } from '../runner/plan.js';
 import { closest } from '../util/closest.js';
 import { TEST_SUFFIX, whyUnreadable } from '../util/files.js';
 import { loadTestFile, siblingPlaybook, type TestFile } from './load.js';
-import { runCase, type EarlierRun } from './run-case.js';
+import { caseRuns, runCase, type EarlierRun } from './run-case.js';
+import { scheduleProblems } from './schedule.js';
 
 export { testFileSchema } from './schema.js';
 
@@ -81,10 +82,15 @@ export async function runTests(files: string[], o: TestOptions): Promise<TestTot
     }
     tf.cases.forEach((c, i) => {
       const runs = earlier[i] as EarlierRun[];
-      const unread = unreadNames(tf, i, [pb, ...runs.map((e) => e.playbook)]);
+      const refused = [
+        ...scheduleProblems(caseRuns(tf, i, pb, runs)).map(([path, message, key]) =>
+          tf.problem(path, message, key),
+        ),
+        ...unreadNames(tf, i, [pb, ...runs.map((e) => e.playbook)]),
+      ];
       jobs.push({
         name: `${file}: ${String(c.name)}`,
-        run: async () => (unread.length ? unread : runCase(tf, i, pb, runs)),
+        run: async () => (refused.length ? refused : runCase(tf, i, pb, runs)),
       });
     });
   }

@@ -10,7 +10,9 @@ import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { durationProblem } from '../playbook/duration.js';
 import { readSourceAmong, YAML_OPTIONS, yamlMessage, yamlShapeProblem } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
-import { testFileSchema } from './schema.js';
+import { startTimeProblem } from '../emulator/limits.js';
+import { parseAt } from './schedule.js';
+import { AT_PATTERN, testFileSchema } from './schema.js';
 import { settingProblems } from './world.js';
 
 type Json = Record<string, unknown>;
@@ -83,16 +85,12 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
     const cases = (data as Json | undefined)?.cases;
     if (Array.isArray(cases))
       cases.forEach((c: Json, i) => {
-        if (c && 'event' in c && 'inputs' in c)
-          report(positions(['cases', i, 'inputs'], true), 'a case gives an event or inputs, not both');
-        if (Array.isArray(c?.before))
-          (c.before as Json[]).forEach((e, j) => {
-            if (e && typeof e === 'object' && 'event' in e && 'inputs' in e)
-              report(
-                positions(['cases', i, 'before', j, 'inputs'], true),
-                'an earlier run gives an event or inputs, not both',
-              );
-          });
+        if (!c || typeof c !== 'object') return;
+        const before = Array.isArray(c.before) ? (c.before as unknown[]) : [];
+        for (const [path, message] of startProblems(c, before))
+          report(positions(['cases', i, ...path], true), message);
+        for (const [path, message] of timeOrder(c, before))
+          report(positions(['cases', i, ...path], false), message);
         // As a playbook's durations are: zero, or longer than a timer can wait, cannot work.
         const timeout =
           typeof c?.timeout === 'string'
@@ -117,6 +115,70 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
     }
   }
   return problems.sort((a, b) => a.line - b.line || a.column - b.column).map((d) => formatText(d, source));
+}
+
+/** What a case, and each of its earlier runs, gives that does not go together, at the key that is too many. */
+function startProblems(c: Json, before: unknown[]): [Seg[], string][] {
+  const out: [Seg[], string][] = [];
+  const of = (run: Json, at: Seg[], a: string) => {
+    if ('event' in run && 'inputs' in run)
+      out.push([[...at, 'inputs'], `${a} gives an event or inputs, not both`]);
+    if (!('schedule' in run)) return;
+    if ('event' in run)
+      out.push([
+        [...at, 'event'],
+        `${a} gives an event or a schedule, not both: a scheduled run has no event`,
+      ]);
+    if ('inputs' in run)
+      out.push([
+        [...at, 'inputs'],
+        'a scheduled run has no inputs of its own (it gets their defaults): give `schedule` or `inputs`, not both',
+      ]);
+  };
+  before.forEach((e, j) => {
+    if (e && typeof e === 'object') of(e as Json, ['before', j], 'an earlier run');
+  });
+  of(c, [], 'a case');
+  if ('schedule' in c && c.dryRun === true)
+    out.push([
+      ['dryRun'],
+      'the daemon never makes a dry run of a scheduled run: give `schedule` or `dryRun`, not both',
+    ]);
+  return out;
+}
+
+/**
+ * The `schedule.at` of the runs of a case that is no time, that the emulator cannot start at, or that is before
+ * that of a run before it: they run in order.
+ */
+function timeOrder(c: Json, before: unknown[]): [Seg[], string][] {
+  const out: [Seg[], string][] = [];
+  const runs: [Seg[], unknown][] = [...before.map((e, j): [Seg[], unknown] => [['before', j], e]), [[], c]];
+  let last: { at: number; text: string; who: string } | undefined;
+  for (const [path, run] of runs) {
+    const given = run && typeof run === 'object' ? (run as Json).schedule : undefined;
+    const text = given && typeof given === 'object' ? (given as Json).at : undefined;
+    // One that is not even written as a time is told by the schema.
+    if (typeof text !== 'string' || !new RegExp(AT_PATTERN).test(text)) continue;
+    const place: Seg[] = [...path, 'schedule', 'at'];
+    const at = parseAt(text);
+    const problem =
+      at === undefined
+        ? `schedule.at ${text} is no time: that day or hour does not exist`
+        : startTimeProblem(at, 'schedule.at');
+    if (problem || at === undefined) {
+      out.push([place, problem ?? '']);
+      continue;
+    }
+    const who = path.length ? `earlier run ${Number(path[1]) + 1}` : 'the case';
+    if (last && at < last.at)
+      out.push([
+        place,
+        `${who} runs at ${text}, before ${last.who} (${last.text}): the runs of a case are in the order of their times`,
+      ]);
+    else last = { at, text, who };
+  }
+  return out;
 }
 
 function unescape(s: string): Seg {

@@ -1,8 +1,8 @@
 /**
  * One test case: its own embedded emulator (in-process, on loopback, with the case's world and faults), its own
  * store in memory, reports directory and webhook receivers; its earlier runs (`before`), if any; the run the
- * daemon (an event) or `fleetbook run` (inputs) would start; then the case's expectations against what the run
- * did.
+ * daemon (an event, a schedule's fire) or `fleetbook run` (inputs) would start; then the case's expectations
+ * against what the run did.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -17,13 +17,15 @@ import { localRun } from '../daemon/local-event.js';
 import { silentLogger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
-import { startRun } from '../runner/factory.js';
+import { versionOf } from '../playbook/version.js';
+import { startRun, type RunServices } from '../runner/factory.js';
 import { InProcessDeviceLocks } from '../runner/locks.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { RunSummary } from '../store/store.js';
 import { csvObjects } from '../util/csv.js';
 import { compare, type Observation } from './expect.js';
 import type { TestFile } from './load.js';
+import { CaseClock, firedRun, firesOf, type CaseRun, type Fire } from './schedule.js';
 import { emulatorFaults } from './world.js';
 
 type Json = Record<string, unknown>;
@@ -52,6 +54,10 @@ export async function runCase(
   earlier: EarlierRun[] = [],
 ): Promise<string[]> {
   const c = tf.cases[index] as Json;
+  // The scheduled runs' times: the case's clock, and the emulator's, start at the first.
+  const fires = firesOf(caseRuns(tf, index, pb, earlier), Date.now());
+  const start = fires.find((f) => f !== undefined)?.at;
+  const clock = new CaseClock(start);
   const receivers = await startReceivers((c.webhooks as Record<string, Json> | undefined) ?? {});
   const reportsDir = await mkdtemp(join(tmpdir(), 'fleetbook-test-'));
   const store = new SqliteStore(':memory:');
@@ -63,37 +69,39 @@ export async function runCase(
       ...tf.world,
       ...(c.world as Json | undefined),
       faults: emulatorFaults(faults),
+      ...(start !== undefined ? { startTime: start } : {}),
     });
     const emulator = target.emulator as NonNullable<Target['emulator']>;
     const client = createClient({ ...target.options, logger: silentLogger });
-    const locks = new InProcessDeviceLocks();
     const { pollIntervalMs } = target;
-    const run = async (playbook: Playbook, start: Json, dryRun: boolean): Promise<Ran> => {
+    const services: RunServices = {
+      client,
+      store,
+      logger: silentLogger,
+      engine: engineSettings({ reportsDir, webhookAllow: ['127.0.0.1'], confine: receivers.confine }),
+      owner: OWNER,
+      locks: new InProcessDeviceLocks(),
+      secrets: { ...(c.secrets as Record<string, string> | undefined), ...receivers.urls },
+      env: {},
+      clock,
+      ...(pollIntervalMs ? { pollIntervalMs } : {}),
+    };
+    const run = async (playbook: Playbook, start: Json, dryRun: boolean, fire?: Fire): Promise<Ran> => {
+      const signal = AbortSignal.timeout(parseDuration(String(c.timeout ?? DEFAULT_CASE_TIMEOUT)) ?? 60_000);
+      if (fire) {
+        // Stored queued, then executed, as the daemon's scheduler and pool do.
+        const stored = firedRun(fire, playbook, clock, OWNER);
+        const { version, definition } = versionOf(playbook);
+        await store.savePlaybookVersion(version, definition);
+        store.createRun(stored);
+        return { summary: await startRun(services, playbook, { stored, signal }) };
+      }
       const local = localRun(
         playbook,
         'event' in start ? { event: start.event } : { inputs: (start.inputs as Json) ?? {} },
       );
-      if ('refused' in local) return { refused: local.refused };
-      const summary = await startRun(
-        {
-          client,
-          store,
-          logger: silentLogger,
-          engine: engineSettings({ reportsDir, webhookAllow: ['127.0.0.1'], confine: receivers.confine }),
-          owner: 'fleetbook-test',
-          locks,
-          secrets: { ...(c.secrets as Record<string, string> | undefined), ...receivers.urls },
-          env: {},
-          ...(pollIntervalMs ? { pollIntervalMs } : {}),
-        },
-        playbook,
-        {
-          ...local,
-          dryRun,
-          signal: AbortSignal.timeout(parseDuration(String(c.timeout ?? DEFAULT_CASE_TIMEOUT)) ?? 60_000),
-        },
-      );
-      return { summary };
+      if ('refused' in local) return { refused: refusal(playbook, start) ?? local.refused };
+      return { summary: await startRun(services, playbook, { ...local, dryRun, signal }) };
     };
     let ran: Ran;
     let before: Baseline | undefined;
@@ -102,14 +110,14 @@ export async function runCase(
       for (const [j, e] of entries.entries()) {
         const { file, playbook } = earlier[j] as EarlierRun;
         emulator.setFaults(emulatorFaults({ ...faults, ...(e.faults as Json | undefined) }));
-        const why = notSucceeded(await run(playbook, e, false));
+        const why = notSucceeded(await run(playbook, e, false, fires[j]));
         if (why) return [`${tf.where(['cases', index, 'before', j])}: earlier run ${j + 1} (${file}) ${why}`];
       }
       if (entries.length) {
         emulator.setFaults(emulatorFaults(faults));
         before = await baseline(emulator.url, receivers.bodies);
       }
-      ran = await run(pb, c, c.dryRun === true);
+      ran = await run(pb, c, c.dryRun === true, fires[entries.length]);
     } finally {
       await client.close();
     }
@@ -122,6 +130,32 @@ export async function runCase(
     await receivers.close();
     await rm(reportsDir, { recursive: true, force: true });
   }
+}
+
+/** The owner of a case's runs. */
+const OWNER = 'fleetbook-test';
+
+/** The runs of case `index`, in order: its earlier runs (`earlier`, their playbooks loaded), then its own. */
+export function caseRuns(tf: TestFile, index: number, pb: Playbook, earlier: EarlierRun[]): CaseRun[] {
+  const c = tf.cases[index] as Json;
+  const before = (c.before as Json[] | undefined) ?? [];
+  return [
+    ...before.map((e, j) => ({
+      path: ['cases', index, 'before', j],
+      start: e,
+      playbook: (earlier[j] as EarlierRun).playbook,
+    })),
+    { path: ['cases', index], start: c, playbook: pb },
+  ];
+}
+
+/**
+ * Why a scheduled playbook without `on.manual` starts no run given nothing, in a test's words: the schedule's
+ * run is made with `schedule`, and `manual: true` would let anyone start it by hand in production.
+ */
+function refusal(pb: Playbook, start: Json): string | undefined {
+  if ('event' in start || 'inputs' in start || pb.on.manual || pb.on.schedule === undefined) return undefined;
+  return `playbook ${pb.name} does not declare on.manual: give \`schedule: true\` to start the run its schedule starts, or \`schedule: { at: TIME }\` for the fire at that time`;
 }
 
 /** Why an earlier run fails its case (it did not start, failed, was cancelled), or undefined when it succeeded. */

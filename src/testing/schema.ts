@@ -226,6 +226,29 @@ const RUN = closed(
 );
 const EXPECT = checksSomething(RUN, 'expect', oneOf(RUN));
 
+/** A date and time with its offset (`Z` or `±hh:mm`): a time with none would be read in the machine's zone. */
+export const AT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?(Z|[+-]\\d{2}:\\d{2})$';
+
+/** The run a fire of the playbook's `on.schedule` starts, as the daemon's scheduler makes it. */
+const SCHEDULE: Schema = {
+  anyOf: [
+    { const: true },
+    closed(
+      {
+        at: {
+          type: 'string',
+          pattern: AT_PATTERN,
+          description:
+            'A date and time with its offset (2026-11-30T02:00:00-05:00, 2026-11-30T07:00:00Z): the fire that starts the run. The run (run.startedAt, run.date) and the emulator start at that time.',
+        },
+      },
+      { required: ['at'] },
+    ),
+  ],
+  description:
+    "The run a fire of the playbook's on.schedule starts, with the inputs' defaults: `true` (its next fire), or `{ at: TIME }` (the fire at that time).",
+};
+
 /** A run made before the case's own, on its emulator and store: what a `ledger.query` of the case finds. */
 const EARLIER_RUN = closed(
   {
@@ -235,6 +258,7 @@ const EARLIER_RUN = closed(
       description: 'A callback event, as the service posts it: the run is the one the daemon would start.',
     },
     inputs: { type: 'object', description: 'The inputs of a manual run (the playbook needs on.manual).' },
+    schedule: SCHEDULE,
     faults: {
       ...FAULTS,
       description:
@@ -243,7 +267,7 @@ const EARLIER_RUN = closed(
   },
   {
     description:
-      "An earlier run: an event or inputs (not both; neither, a manual run with the inputs' defaults). It must succeed.",
+      "An earlier run: an event, inputs or a schedule (one of them; none, a manual run with the inputs' defaults). It must succeed.",
   },
 );
 
@@ -262,6 +286,7 @@ const CASE = closed(
       description: 'A callback event, as the service posts it: the run is the one the daemon would start.',
     },
     inputs: { type: 'object', description: 'The inputs of a manual run (the playbook needs on.manual).' },
+    schedule: SCHEDULE,
     world: WORLD,
     faults: FAULTS,
     secrets: {
@@ -283,7 +308,7 @@ const CASE = closed(
   },
   {
     required: ['name', 'expect'],
-    description: 'One run: an event or inputs (not both), and what it must do.',
+    description: 'One run: an event, inputs or a schedule (one of them), and what it must do.',
   },
 );
 

@@ -1,7 +1,7 @@
 /**
  * docs/testing.md stays true: its playbook and test file, written out as a new user would save them, validate
  * and pass `fleetbook test` with the output the guide shows, and the failures it shows are the ones printed. Its
- * other example, the `before` of a shipped test, is that test's and passes too.
+ * other examples, a scheduled case of the nightly report and the `before` of a shipped test, pass too.
  */
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -112,12 +112,34 @@ describe('docs/testing.md', () => {
     expect(none.code).to.equal(2);
   });
 
+  /** The plain yaml blocks of the guide, in order: Scheduled runs', Earlier runs'. */
+  const plainYaml = async () => {
+    const found = yamlBlocks(await readFile(GUIDE, 'utf8'));
+    expect(found, 'the plain yaml blocks of the guide: each needs its check here').to.have.length(2);
+    return found.map((b) => b.text);
+  };
+
+  it('shows a scheduled case of the nightly report, which passes as a test file', async function () {
+    this.timeout(60_000);
+    const text = (await plainYaml())[0] as string;
+    expect(text).to.include("schedule: { at: '2026-11-30T02:00:00-05:00' }");
+    const own = await mkdtemp(join(tmpdir(), 'fleetbook-guide-schedule-'));
+    await mkdir(join(own, 'playbooks'));
+    await copyFile(
+      join(SHIPPED, 'nightly-location-report.yaml'),
+      join(own, 'playbooks', 'nightly-location-report.yaml'),
+    );
+    await writeFile(join(own, 'playbooks', 'nightly-location-report.test.yaml'), text);
+    const r = await fleetbook(['test'], {}, [], own);
+    await rm(own, { recursive: true, force: true });
+    expect([r.code, r.stdout.trimEnd().split('\n').at(-1)], r.stdout).to.deep.equal([
+      0,
+      '1 passed, 0 failed',
+    ]);
+  });
+
   describe('Earlier runs', () => {
-    const example = async () => {
-      const blocks = yamlBlocks(await readFile(GUIDE, 'utf8'));
-      expect(blocks, 'the plain yaml blocks of the guide: each needs its check here').to.have.length(1);
-      return (blocks[0] as { text: string }).text;
-    };
+    const example = async () => (await plainYaml())[1] as string;
     const shipped = () => readFile(join(SHIPPED, 'retry-location-misses.test.yaml'), 'utf8');
     const copyPlaybooks = () =>
       Promise.all(

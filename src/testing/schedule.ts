@@ -1,0 +1,186 @@
+/**
+ * A case's runs started as the playbook's schedule starts them (`schedule: true`, `schedule: { at }`): the
+ * queued run the daemon's scheduler makes for a fire (scheduledRun), at the fire's time. A case that gives one
+ * runs on its own clock (CaseClock), which starts at its first scheduled time, as does the emulator's: the run's
+ * `run.startedAt` and `run.date` are the fire's, and the service's time at the start is the run's, as in
+ * production.
+ */
+import { systemClock, type Clock } from '../clock.js';
+import { scheduledRun, schedulesOf, type ScheduleEntry } from '../daemon/scheduler.js';
+import { compileCron, type CronSchedule } from '../playbook/cron.js';
+import type { Playbook } from '../playbook/schema.js';
+import type { RunRecord } from '../store/store.js';
+import type { Seg } from './load.js';
+
+type Json = Record<string, unknown>;
+
+/** One of the runs of a case: one of its `before`, or (last) its own. */
+export interface CaseRun {
+  /** Where it is in the test file: `['cases', i, 'before', j]` or `['cases', i]`. */
+  path: Seg[];
+  /** What the test file says of it: `event`, `inputs`, `schedule`. */
+  start: Json;
+  playbook: Playbook;
+}
+
+/**
+ * The time (ms) `text` says, a date and time with its offset (schema.ts AT_PATTERN); undefined when it is none,
+ * a day or an hour that does not exist (2026-02-30, 24:00) included, which Date.parse would roll over.
+ */
+export function parseAt(text: string): number | undefined {
+  const m =
+    /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(?:Z|([+-])(\d{2}):(\d{2}))$/.exec(
+      text,
+    );
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, se, ms, oh, om] = [1, 2, 3, 4, 5, 6, 7, 9, 10].map((i) =>
+    Number((m[i] ?? '0').padEnd(i === 7 ? 3 : 1, '0')),
+  ) as number[] as [number, number, number, number, number, number, number, number, number];
+  if (oh > 23 || om > 59) return undefined;
+  const t = new Date(0);
+  t.setUTCFullYear(y, mo - 1, d);
+  t.setUTCHours(h, mi, se, ms);
+  const fields = [
+    t.getUTCFullYear(),
+    t.getUTCMonth() + 1,
+    t.getUTCDate(),
+    t.getUTCHours(),
+    t.getUTCMinutes(),
+  ];
+  if (fields.some((v, i) => v !== [y, mo, d, h, mi][i]) || t.getUTCSeconds() !== se) return undefined;
+  return t.getTime() - (m[8] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
+}
+
+/** The time (ms) of `schedule.at`, when the run gives one that is a time; undefined otherwise. */
+export function atOf(start: Json): number | undefined {
+  const s = start.schedule;
+  if (!s || typeof s !== 'object' || typeof (s as Json).at !== 'string') return undefined;
+  return parseAt((s as Json).at as string);
+}
+
+/**
+ * What is wrong with the `schedule` of the runs of a case that only their playbooks tell: a playbook without
+ * `on.schedule`, a time none of its schedules fires at. Each as [path, message, at the key].
+ */
+export function scheduleProblems(runs: CaseRun[]): [Seg[], string, boolean][] {
+  const out: [Seg[], string, boolean][] = [];
+  for (const { path, start, playbook } of runs) {
+    if (start.schedule === undefined) continue;
+    const entries = schedulesOf(playbook);
+    if (!entries.length) {
+      out.push([
+        [...path, 'schedule'],
+        `playbook ${playbook.name} has no on.schedule: no schedule starts it (give it inputs, or nothing for the inputs' defaults)`,
+        true,
+      ]);
+      continue;
+    }
+    const at = atOf(start);
+    if (at === undefined || fired(entries, at)) continue;
+    const [entry] = entries as [ScheduleEntry];
+    const s = compiled(entry);
+    const before = s && latestBefore(s, at);
+    const next = s?.next(at);
+    const iso = (t: number | undefined) => (t === undefined ? 'never' : new Date(t).toISOString());
+    const of = entries.length > 1 ? `its first schedule, ${entry.cron}` : entry.cron;
+    out.push([
+      [...path, 'schedule', 'at'],
+      `the schedule of ${playbook.name} (${of} in ${entry.timezone ?? 'UTC'}) does not fire at ${String((start.schedule as Json).at)}: it fires at ${iso(before)} and next at ${iso(next)}`,
+      false,
+    ]);
+  }
+  return out;
+}
+
+/** The compiled schedule of an entry (validate checked it: undefined only for one that cannot fire). */
+function compiled(entry: ScheduleEntry): CronSchedule | undefined {
+  const c = compileCron(entry.cron, entry.timezone ?? 'UTC');
+  return c.ok ? c.schedule : undefined;
+}
+
+/** The first of `entries` that fires at `at`. */
+function fired(entries: ScheduleEntry[], at: number): ScheduleEntry | undefined {
+  return entries.find((e) => compiled(e)?.next(at - 1) === at);
+}
+
+/** The latest occurrence of `s` before `at`, looked for up to a year back. */
+function latestBefore(s: CronSchedule, at: number): number | undefined {
+  for (let span = 3_600_000; span <= 400 * 86_400_000; span *= 4) {
+    let last: number | undefined;
+    for (let t = s.next(at - span); t !== undefined && t < at; t = s.next(t)) last = t;
+    if (last !== undefined) return last;
+  }
+  return undefined;
+}
+
+/** A run's fire: the schedule that fires, and when. */
+export interface Fire {
+  entry: ScheduleEntry;
+  at: number;
+}
+
+/**
+ * The fire of each run of a case (undefined for a run the schedule does not start), in order: `at`'s, or for
+ * `schedule: true` the schedule's next fire after the one before (after `now` for the first). The test file
+ * and the playbooks are checked (scheduleProblems): each such run has one.
+ */
+export function firesOf(runs: CaseRun[], now: number): (Fire | undefined)[] {
+  let after = now;
+  return runs.map(({ start, playbook }) => {
+    if (start.schedule === undefined) return undefined;
+    const entries = schedulesOf(playbook);
+    const at = atOf(start);
+    let fire: Fire | undefined;
+    if (at !== undefined) fire = { entry: fired(entries, at) ?? (entries[0] as ScheduleEntry), at };
+    else
+      for (const entry of entries) {
+        const next = compiled(entry)?.next(after);
+        if (next !== undefined && (!fire || next < fire.at)) fire = { entry, at: next };
+      }
+    if (!fire)
+      throw new Error(
+        `no schedule of playbook ${playbook.name} fires after ${new Date(after).toISOString()}`,
+      );
+    after = fire.at;
+    return fire;
+  });
+}
+
+/**
+ * The clock of a case's runs: the machine's, or when `start` is given, one that reads `start` when its first run
+ * starts and moves with the machine's. A scheduled run moves it on to its time; it never goes back.
+ */
+export class CaseClock implements Clock {
+  /** Set at the first read: the emulator and the receivers start before any run. */
+  private offset: number | undefined;
+
+  constructor(private readonly start?: number) {}
+
+  now(): number {
+    this.offset ??= this.start === undefined ? 0 : this.start - Date.now();
+    return Date.now() + this.offset;
+  }
+
+  /**
+   * Moves the clock to `t`, unless it is past it already (earlier runs of the case ran past it): the time the
+   * run starts, `t` or later.
+   */
+  startAt(t: number): number {
+    const now = this.now();
+    if (t > now) this.offset = (this.offset as number) + (t - now);
+    return Math.max(t, now);
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return systemClock.sleep(ms, signal);
+  }
+
+  timer(ms: number, fire: () => void): () => void {
+    return systemClock.timer(ms, fire);
+  }
+}
+
+/** The queued run `fire` starts, made as the daemon's scheduler makes it, at the case clock's time for it. */
+export function firedRun(fire: Fire, pb: Playbook, clock: CaseClock, owner: string): RunRecord {
+  return scheduledRun(fire.entry, pb, new Date(fire.at), 'schedule', { owner, now: clock.startAt(fire.at) });
+}
