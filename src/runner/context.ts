@@ -271,14 +271,23 @@ export function findsItems(step: Step): boolean {
  * other members read as they are; the items are left out of the step written whole (not enumerable).
  */
 export function itemsNotKnown(state: StepState, id: string, why: string): StepState {
+  return unreadableItems(
+    state,
+    `\`steps.${id}.items\` cannot be read: step \`${id}\` ${why}, so what it would have found is not known; ` +
+      `read them under a condition (\`steps.${id}.status == "succeeded"\`)`,
+  );
+}
+
+/**
+ * `state` with items that reading fails with `message`. Its other members read as they are; the items are left
+ * out of the step written whole (not enumerable).
+ */
+export function unreadableItems(state: StepState, message: string): StepState {
   Object.defineProperty(state, 'items', {
     configurable: true,
     enumerable: false,
     get(): never {
-      throw new StepError(
-        `\`steps.${id}.items\` cannot be read: step \`${id}\` ${why}, so what it would have found is not known; ` +
-          `read them under a condition (\`steps.${id}.status == "succeeded"\`)`,
-      );
+      throw new StepError(message);
     },
   });
   return state;
