@@ -29,14 +29,14 @@ export const RULES = {
   expression: 'An expression does not parse or type-check.',
   'undeclared-input': 'An expression uses an input that `inputs` does not declare.',
   member:
-    'An expression reads a member its value cannot have: of the event of the `on.callback` service (or of none), a step output, an input, a var, a variable `env` withholds.',
+    'An expression reads a member its value cannot have: of the event of the `on.callback` service (or of none), a step output (or, after a forEach, the output of a step inside it: each iteration had its own), an input, a var, a variable `env` withholds.',
   type: 'An expression applies an operator to values of types that do not mix (a string plus an int).',
   'loop-variable': '`item` or `index` used outside a forEach body.',
   'retry-on': 'A retry names an error the action cannot return.',
   'items-kind':
     '`items: { kind }` on a step whose action is not a device listing (devices.list, groups.get), or an unknown identifier kind.',
   'step-items':
-    'An expression reads `steps.<id>.items` of a step that never has per-device items (an engine action other than `ledger.query`, a call that names no devices, a control step): always an empty list. Or `report.write { step }` names a step that records no per-device results (a listing, a ledger query, a call that names no devices): a report with no rows.',
+    'An expression reads `steps.<id>.items` of a step that never has per-device items (an engine action other than `ledger.query`, a call that names no devices, a control step): always an empty list. Or `report.write { step }` names a step that records no per-device results (a listing, a ledger query, a call that names no devices): a report with no rows. Or reads, after a forEach, items of a step inside it that are not known there: those of a listing or ledger query (each iteration found its own), any after a forEach inside another.',
   'listing-records':
     "An expression reads a device listing's whole records (`steps.<id>.output.devices`), held in memory for every listed device: use `steps.<id>.items`.",
   confirm: '`confirm` on a step whose action is not carried out later (only device-state actions are).',

@@ -119,6 +119,44 @@ export function checkExpressions(
     if (site.order === -1) return `\`steps.${id}\` has no value here: no step has run yet`;
     return undefined;
   };
+  /** The forEach steps by the path of their body (`...forEach.steps`). */
+  const loopOf = new Map<string, StepSite>();
+  for (const s of sites.steps)
+    if (s.kind === 'forEach') loopOf.set(JSON.stringify([...s.path, 'forEach', 'steps']), s);
+  /**
+   * What is wrong with reading `steps.<step.id>.<members>` at `site`, after the forEach steps that hold the step
+   * ended (runner/after-loop.ts): its output (each iteration had its own), or items not known there (a listing's
+   * or ledger query's, each iteration found its own; any after a loop inside another).
+   */
+  const afterLoop = (step: StepSite, site: ExprSite, members: string[]) => {
+    const loops: StepSite[] = [];
+    step.path.forEach((seg, i) => {
+      if (seg !== 'forEach' || step.path[i + 1] !== 'steps') return;
+      const loop = loopOf.get(JSON.stringify(step.path.slice(0, i + 2)));
+      if (loop) loops.push(loop);
+    });
+    const ended = loops.findIndex((l) => !isUnder(site.path, [...l.path, 'forEach', 'steps']));
+    const loop = loops[ended];
+    if (!loop) return undefined;
+    const read = `\`steps.${step.id}.${members[0]}\``;
+    if (members[0] === 'output')
+      return {
+        rule: 'member' as const,
+        message: `${read} has no value after forEach \`${loop.id}\`: each of its iterations had its own; read it inside the loop (the loop's own, \`steps.${loop.id}.output\`, is \`{ iterations, failed }\`)`,
+      };
+    if (members[0] !== 'items' || !givesItems(step.action)) return undefined;
+    if (isListing(step) || step.action === 'ledger.query')
+      return {
+        rule: 'step-items' as const,
+        message: `${read} cannot be read after forEach \`${loop.id}\`: each of its iterations found its own, and they are not kept together; read them inside the loop`,
+      };
+    const outermost = loops[0] as StepSite;
+    if (ended === 0) return undefined;
+    return {
+      rule: 'step-items' as const,
+      message: `${read} cannot be read after forEach \`${loop.id}\`, which runs inside forEach \`${outermost.id}\`: its per-device results over every iteration are read from the ledger only after \`${outermost.id}\`; read them inside the loop, or after \`${outermost.id}\``,
+    };
+  };
   for (const a of sites.stepArgs) {
     const problem = stepProblem(a.text, a);
     if (problem) out.report(a.path, 'value', 'step-reference', problem);
@@ -157,7 +195,9 @@ export function checkExpressions(
       const reads = readsOf(span.source);
       for (const { id, members, at: index } of reads.steps) {
         const problem = stepProblem(id, site);
+        const after = problem ? undefined : afterLoop(stepOf.get(id)!, site, members);
         if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
+        else if (after) out.reportOffset(base(span.offset + index), after.rule, after.message);
         else if (isListing(stepOf.get(id)) && members[0] === 'output' && members[1] === 'devices')
           out.reportOffset(base(span.offset + index), 'listing-records', recordsWarning(id), 'warning');
         else if (members[0] === 'items' && !givesItems(stepOf.get(id)?.action))
@@ -193,6 +233,9 @@ export function checkExpressions(
     }
   }
 }
+
+/** Whether `path` is `prefix` or below it. */
+const isUnder = (path: Seg[], prefix: Seg[]) => prefix.every((seg, i) => path[i] === seg);
 
 /** Why reading a listing's records is a problem at scale, and the form to use instead. */
 function recordsWarning(id: string): string {

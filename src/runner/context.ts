@@ -35,6 +35,11 @@ import {
 export class StepCount {
   calls = 0;
   attempts = 0;
+  /**
+   * The devices this execution recorded as it failed (recordFailing, countFailing): those of the step's state and
+   * failed checkpoint, as the summary counts them.
+   */
+  readonly failing: DeviceCounts = emptyCounts();
 
   constructor(
     readonly stepId: string,
@@ -167,10 +172,20 @@ export class RunContext {
     if (groups.length) this.o.store.recordDevices(this.id, stepId, groups, this.now());
   }
 
-  /** Devices of a step about to fail: recorded, and counted in its summary now, since no StepState will. */
-  recordFailing(stepId: string, groups: DeviceGroup[]): void {
-    this.recordLedger(stepId, groups);
-    addCounts(this.stepSummary(stepId).devices, countDevices(groups));
+  /** Devices of a step about to fail: recorded, and counted (countFailing). */
+  recordFailing(count: StepCount, groups: DeviceGroup[]): void {
+    this.recordLedger(count.stepId, groups);
+    this.countFailing(count, groups);
+  }
+
+  /**
+   * Devices, already recorded, of a step about to fail: counted in its summary now, and in its execution's count,
+   * which its failed state and checkpoint take (no StepState of the strategy will count them).
+   */
+  countFailing(count: StepCount, groups: DeviceGroup[]): void {
+    const c = countDevices(groups);
+    addCounts(this.stepSummary(count.stepId).devices, c);
+    addCounts(count.failing, c);
   }
 
   report(): void {
@@ -256,14 +271,23 @@ export function findsItems(step: Step): boolean {
  * other members read as they are; the items are left out of the step written whole (not enumerable).
  */
 export function itemsNotKnown(state: StepState, id: string, why: string): StepState {
+  return unreadableItems(
+    state,
+    `\`steps.${id}.items\` cannot be read: step \`${id}\` ${why}, so what it would have found is not known; ` +
+      `read them under a condition (\`steps.${id}.status == "succeeded"\`)`,
+  );
+}
+
+/**
+ * `state` with items that reading fails with `message`. Its other members read as they are; the items are left
+ * out of the step written whole (not enumerable).
+ */
+export function unreadableItems(state: StepState, message: string): StepState {
   Object.defineProperty(state, 'items', {
     configurable: true,
     enumerable: false,
     get(): never {
-      throw new StepError(
-        `\`steps.${id}.items\` cannot be read: step \`${id}\` ${why}, so what it would have found is not known; ` +
-          `read them under a condition (\`steps.${id}.status == "succeeded"\`)`,
-      );
+      throw new StepError(message);
     },
   });
   return state;

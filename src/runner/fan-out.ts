@@ -1,13 +1,13 @@
 /**
  * A `forEach:` step: its items (or batches of them) through its inner steps, `concurrency` at a time; each
- * iteration's checkpoints under its own key, its inner steps' device totals shown after the loop, and the share of
- * failed iterations held to `toleratedFailurePercent`.
+ * iteration's checkpoints under its own key, what its inner steps did over the iterations shown after the loop
+ * (after-loop.ts), and the share of failed iterations held to `toleratedFailurePercent`.
  */
 import type { Step } from '../playbook/schema.js';
 import { given, render } from '../expressions/template.js';
-import { emptyCounts } from '../store/store.js';
-import { addCounts, overTolerance, skipped, type RunContext } from './context.js';
-import { LimitError, StepError, type Scope, type StepState } from './types.js';
+import { AfterLoop } from './after-loop.js';
+import { overTolerance, skipped, type RunContext } from './context.js';
+import { Interrupted, LimitError, StepError, type Scope, type StepState } from './types.js';
 
 /** The reason of a forEach over no item. */
 export const NO_ITEMS = 'no items: `forEach.items` is an empty list, no iteration ran';
@@ -30,10 +30,13 @@ export async function fanOut(
     for (let i = 0; i < items.length; i += fe.batchSize) units.push(items.slice(i, i + fe.batchSize));
   else units.push(...items);
   // Over no item, nothing runs: said so, its output (no iteration) there still for the expressions that read it.
-  if (!units.length) return skipped(NO_ITEMS, { iterations: 0, failed: 0 });
-  const devices = emptyCounts();
-  /** Device totals of each inner step over every iteration: after the loop, `steps.<inner>` shows them. */
-  const inner = new Map<string, ReturnType<typeof emptyCounts>>();
+  /** What each inner step did over the iterations: after the loop, `steps.<inner>` shows it (after-loop.ts). */
+  const after = new AfterLoop(ctx, step);
+  if (!units.length) {
+    await after.settle(scope, 0);
+    return skipped(NO_ITEMS, { iterations: 0, failed: 0 });
+  }
+  const devices = after.devices;
   let failed = 0;
   /**
    * What ends the whole fan-out (a limit passed, the run cancelled): no iteration starts after it, and those
@@ -57,19 +60,13 @@ export async function fanOut(
       } catch (e) {
         if (e instanceof LimitError || signal.aborted) {
           fatal ??= { error: e };
+          // What its steps did (the devices a limit kept back) is part of what they did over the loop.
+          after.add(index, child, scope);
           return;
         }
         failed++;
       }
-      for (const s of fe.steps as Step[]) {
-        const st = child.ctx.steps[s.id];
-        if (st && st !== scope.ctx.steps[s.id]) {
-          addCounts(devices, st.devices);
-          const total = inner.get(s.id) ?? emptyCounts();
-          addCounts(total, st.devices);
-          inner.set(s.id, total);
-        }
-      }
+      after.add(index, child, scope);
       // A line at each tenth of the iterations: the progress of a long fan-out, off a terminal too.
       const tenth = Math.floor((++finished * 10) / units.length);
       if (tenth > reported) {
@@ -94,9 +91,10 @@ export async function fanOut(
     workers.push(worker());
   }
   await Promise.all(workers);
+  // Ended by a limit or a cancel, the inner steps are what they did so far (a `finally` step may read them);
+  // interrupted, the run stops here and resumes later.
+  if (!fatal || !(signal.reason instanceof Interrupted)) await after.settle(scope, units.length);
   if (fatal) throw fatal.error;
-  for (const [id, totals] of inner)
-    scope.ctx.steps[id] = { status: 'succeeded', output: null, items: [], devices: totals };
   const output = { iterations: units.length, failed };
   const over = overTolerance(failed, units.length, 'iterations failed', fe.toleratedFailurePercent ?? 0);
   if (over) throw new StepError(over);

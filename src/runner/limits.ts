@@ -41,7 +41,7 @@ export class RunLimits {
     } catch (e) {
       if (e instanceof LimitError) {
         const groups = withResult(devices, { outcome: 'skipped', errorType: LIMIT_EXCEEDED, attempts: 0 });
-        this.ctx.recordFailing(count.stepId, groups);
+        this.ctx.recordFailing(count, groups);
       }
       throw e;
     }

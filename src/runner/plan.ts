@@ -78,6 +78,13 @@ export interface Plan {
   ownLimits: Set<string>;
   /** The id of the step (forEach, parallel, onError) each nested step is in, by its id. */
   within: Map<string, string>;
+  /** The ids of the forEach steps each step inside one runs in, outermost first, by its id. */
+  loops: Map<string, string[]>;
+  /**
+   * The steps inside a forEach whose items an expression outside the loops that hold it reads (or any step's,
+   * `steps[...]`): after those loops, their per-device results over every iteration are read from the ledger.
+   */
+  itemsAfterLoops: Set<string>;
   of(step: Step): StepPlan;
 }
 
@@ -120,9 +127,13 @@ function compile(pb: Playbook): Plan {
   }
   const { referenced, secrets, secretsNamed } = reads(pb, streams);
   const within = new Map<string, string>();
+  const loops = new Map<string, string[]>();
   for (const list of [pb.steps, pb.finally])
     eachStep(list, (s, parent) => {
-      if (parent) within.set(s.id, parent.id);
+      if (!parent) return;
+      within.set(s.id, parent.id);
+      const around = [...(loops.get(parent.id) ?? []), ...('forEach' in parent ? [parent.id] : [])];
+      if (around.length) loops.set(s.id, around);
     });
   return {
     playbook: pb,
@@ -134,6 +145,8 @@ function compile(pb: Playbook): Plan {
     limitedSteps: pb.limits !== undefined ? mutating : ownLimits.size ? ownLimits : undefined,
     ownLimits,
     within,
+    loops,
+    itemsAfterLoops: itemsAfterLoops(pb),
     of(step) {
       const p = steps.get(step);
       if (!p) throw new Error(`step \`${step.id}\` is not part of playbook ${pb.name}`);
@@ -298,6 +311,41 @@ function reads(
   const secretsNamed = anySecret ? 'any' : new Set([...secrets, ...tested]);
   for (const name of tested) secrets.delete(name);
   return { referenced: refs, secrets, secretsNamed };
+}
+
+/**
+ * The steps inside an outermost forEach whose items (or whole state) an expression outside it reads: more reads
+ * of them in the whole playbook than in the loop's own steps. A step chosen at run time (`steps[...]`) may be
+ * any.
+ */
+function itemsAfterLoops(pb: Playbook): Set<string> {
+  let anyStep = false;
+  const count = (v: unknown): Map<string, number> => {
+    const n = new Map<string, number>();
+    readsIn(v, (r) => {
+      anyStep ||= r.anyStep;
+      for (const s of r.steps)
+        if (s.members[0] === undefined || s.members[0] === 'items') n.set(s.id, (n.get(s.id) ?? 0) + 1);
+    });
+    return n;
+  };
+  const all = count(pb);
+  const out = new Set<string>();
+  const walk = (list: readonly Step[] | undefined): void => {
+    for (const s of list ?? []) {
+      if ('forEach' in s) {
+        const inside = count(s.forEach.steps);
+        for (const inner of stepsIn(s.forEach.steps as Step[]))
+          if (anyStep || (all.get(inner.id) ?? 0) > (inside.get(inner.id) ?? 0)) out.add(inner.id);
+        continue;
+      }
+      if ('parallel' in s) walk(s.parallel as Step[]);
+      if (Array.isArray(s.onError)) walk(s.onError as Step[]);
+    }
+  };
+  walk(pb.steps);
+  walk(pb.finally);
+  return out;
 }
 
 /** The API actions a playbook's steps and polls use, each once, in order. */

@@ -9,7 +9,7 @@ import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
 import { retrying } from '../retry.js';
-import { emptyCounts, type RunSummary, type StepStatus } from '../store/store.js';
+import { emptyCounts, type DeviceCounts, type RunSummary, type StepStatus } from '../store/store.js';
 import {
   RunContext,
   addCounts,
@@ -286,9 +286,11 @@ class Run {
       const status = cancelled ? 'cancelled' : 'failed';
       const message = cancelled ? cancelReason(signal) : e instanceof Error ? e.message : String(e);
       const restored = cp && !underWay ? cp : undefined;
-      scope.ctx.steps[step.id] = await this.ended(step, scope, status, message, restored);
+      // The devices it recorded as it failed (the summary counted them then), or those its checkpoint kept.
+      const devices = restored ? (restored.devices ?? emptyCounts()) : count.failing;
+      scope.ctx.steps[step.id] = await this.ended(step, scope, status, message, devices);
       // A failure restored from its checkpoint counts its devices again, as a finished step restored does.
-      if (restored?.devices) addCounts(sum.devices, restored.devices);
+      if (restored) addCounts(sum.devices, devices);
       sum.status = status;
       sum.error = message;
       sum.endedAt = ctx.now();
@@ -297,6 +299,7 @@ class Run {
         this.o.store.saveStep(ctx.id, key, {
           status,
           error: message,
+          ...(devices.total ? { devices } : {}),
           calls: count.calls,
           attempts: count.attempts,
         } satisfies Checkpoint);
@@ -355,20 +358,21 @@ class Run {
    * earlier execution of the run ended it so). Its output is null. Its items: those of a step that finds them (a
    * listing, a ledger query) are not known (itemsNotKnown), not an empty list that would say it found none; those
    * of a device action are the per-device results it recorded before it ended (the devices a later step sends
-   * again), from the ledger, but in a fan-out, whose iterations record under one step id.
+   * again), from the ledger, but in a fan-out, whose iterations record under one step id. Its devices: those it
+   * recorded.
    */
   private async ended(
     step: Step,
     scope: Scope,
     status: 'failed' | 'cancelled',
     message: string,
-    restored?: Checkpoint,
+    devices: DeviceCounts,
   ): Promise<StepState> {
     const state: StepState = {
       status,
       output: null,
       items: [],
-      devices: restored?.devices ?? emptyCounts(),
+      devices: { ...devices, byError: { ...devices.byError } },
       error: message,
     };
     if (findsItems(step))

@@ -19,7 +19,7 @@ export async function call(x: ActionCall): Promise<StepState> {
   const { requestId, refused } = x.op.mutating ? requestIdOf(x.action, value) : {};
   if (refused) {
     const groups = withResult(x.devices, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts });
-    ctx.recordFailing(step.id, groups);
+    ctx.recordFailing(x.count, groups);
     throw refused;
   }
   return ctx.finishDevices(

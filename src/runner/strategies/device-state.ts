@@ -9,7 +9,7 @@
 import type { OwnDeviceType } from '../../api/device-errors.js';
 import { retrying } from '../../retry.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
-import { countDevices, addCounts, errorOf, unknownOutcome, selects } from '../context.js';
+import { errorOf, unknownOutcome, selects } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import {
   devicesOf,
@@ -115,7 +115,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     );
     if (groups.length || waiting.length) {
       ctx.recordLedger(step.id, notRecorded(interrupted ? groups : [...groups, ...waiting], recorded));
-      addCounts(ctx.stepSummary(step.id).devices, countDevices([...groups, ...waiting]));
+      ctx.countFailing(x.count, [...groups, ...waiting]);
       addConfirmation(x, tally);
     }
     throw e;
