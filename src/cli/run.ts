@@ -12,7 +12,7 @@ import type { Playbook } from '../playbook/schema.js';
 import { decodeSource } from '../playbook/source.js';
 import { parseDuration } from '../playbook/duration.js';
 import { startRun, type NewRun } from '../runner/factory.js';
-import { describeMismatch, JSON_EXAMPLE, type MismatchWording } from '../runner/inputs.js';
+import { describeMismatch, JSON_EXAMPLE, PLACEHOLDER, pronoun, type InputWording } from '../runner/inputs.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { planOf } from '../runner/plan.js';
 import { Interrupted, type Progress } from '../runner/runner.js';
@@ -73,14 +73,24 @@ export function envForExpressions(env: NodeJS.ProcessEnv): Record<string, string
 }
 
 /**
- * An input's value its type does not take, said as `--input` gives it: an array or an object as quoted JSON.
- * Every `--input` is text, so text that is JSON of another kind (one id, `"a"`, `{}` for an array) is told the same.
+ * Inputs as `--input` gives them. A value its type does not take: an array or an object as quoted JSON. Every
+ * `--input` is text, so text that is JSON of another kind (one id, `"a"`, `{}` for an array) is told the same. A
+ * missing one: the flag of each, a list's or an object's quoted (the shell would read `[...]` as a pattern).
  */
-const flagWording: MismatchWording = (m) => {
-  const example = JSON_EXAMPLE[m.type];
-  return example
-    ? `input \`${m.input}\` is an ${m.type}: pass it as JSON, e.g. --input '${m.input}=${example}' (got ${JSON.stringify(m.got)})`
-    : describeMismatch(m);
+const flagWording: InputWording = {
+  mismatch: (m) => {
+    const example = JSON_EXAMPLE[m.type];
+    return example
+      ? `input \`${m.input}\` is an ${m.type}: pass it as JSON, e.g. --input '${m.input}=${example}' (got ${JSON.stringify(m.got)})`
+      : describeMismatch(m);
+  },
+  missing: (missing) =>
+    `give ${pronoun(missing)} with ${missing
+      .map(({ name, type }) => {
+        const flag = `${name}=${PLACEHOLDER[type]}`;
+        return `--input ${JSON_EXAMPLE[type] ? `'${flag}'` : flag}`;
+      })
+      .join(' ')}`,
 };
 
 /** What starts the run: the event of `--event` (`-`: stdin), or the inputs of `--input`. */

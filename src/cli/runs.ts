@@ -5,11 +5,12 @@
 import { once } from 'node:events';
 import { isEngineAction } from '../actions/engine.js';
 import { loadConfig, stateOrigin, type Config } from '../config.js';
-import { cancelTaker, cancelTakerText } from '../store/lease.js';
+import { cancelTaker, cancelTakerText, liveOwners } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import {
   RUN_STATUSES,
   type RunRecord,
+  type Owner,
   type RunStatus,
   type RunSummary,
   type StepSummary,
@@ -144,7 +145,10 @@ export async function listCommand(flags: ListFlags): Promise<number> {
           2,
         )}\n`,
       );
-    else process.stdout.write(runs.length ? runTable(runs) : `${await noRuns(store, filter)}\n`);
+    else
+      process.stdout.write(
+        runs.length ? runTable(runs, await liveOwners(store)) : `${await noRuns(store, filter)}\n`,
+      );
     return 0;
   });
 }
@@ -251,16 +255,18 @@ async function noRuns(store: Store, filter: { playbook?: string; status?: RunSta
   return `no runs of playbook ${JSON.stringify(playbook)}: the store has no run of a playbook of that name (the name is the playbook's \`name:\`, not its file's)`;
 }
 
-/** The runs as a table under a header, each column as wide as its widest cell. */
-function runTable(runs: RunRecord[]): string {
+/** The runs as a table under a header, each column as wide as its widest cell; `owners`: the live ones. */
+function runTable(runs: RunRecord[], owners: Owner[]): string {
+  const byId = new Map(owners.map((o) => [o.id, o]));
   const rows = [
-    ['RUN ID', 'STARTED', 'STATUS', 'TRIGGER', 'PLAYBOOK'],
+    ['RUN ID', 'STARTED', 'STATUS', 'TRIGGER', 'PLAYBOOK', 'OWNER'],
     ...runs.map((r) => [
       r.id,
       r.startedAt,
       r.cancelRequested ? `${r.status}, cancel requested` : r.status,
       triggerText(r.trigger),
       r.playbook,
+      ownerCell(r, byId),
     ]),
   ];
   const last = rows[0]!.length - 1;
@@ -270,6 +276,16 @@ function runTable(runs: RunRecord[]): string {
       (row) => `${row.map((cell, c) => (c < last ? cell.padEnd(widths[c] as number) : cell)).join('  ')}\n`,
     )
     .join('');
+}
+
+/**
+ * Which process holds an unfinished run: `serve pid 4242 on host-a`, `run pid 99 on host-b` (a `fleetbook run`);
+ * `none` when no live process does (a `serve` takes it up); `-` for a run that ended, which nobody holds.
+ */
+function ownerCell(r: RunRecord, live: ReadonlyMap<string, Owner>): string {
+  if (r.status !== 'running' && r.status !== 'queued') return '-';
+  const o = r.owner === undefined ? undefined : live.get(r.owner);
+  return o ? `${o.role === 'daemon' ? 'serve' : 'run'} pid ${o.pid} on ${o.host}` : 'none';
 }
 
 /** What started a run, in a word or two: `manual`, `schedule`, `schedule, missed` (made up at a start), `callback DeviceUsage`. */

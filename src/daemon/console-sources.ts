@@ -2,7 +2,7 @@
 import type { Counter } from 'prom-client';
 import type { ApiClient } from '../api/client.js';
 import type { ConsoleAccess } from '../console/access.js';
-import { formWording } from '../console/form-wording.js';
+import { FORM_WORDING } from '../console/form-wording.js';
 import type { ConsoleSources } from '../console/routes.js';
 import type { Logger } from '../log.js';
 import type { Diagnostic } from '../playbook/diagnostics.js';
@@ -56,7 +56,7 @@ export function consoleSources(d: DaemonParts): ConsoleSources {
     cancel: (runId) => d.pool.cancel(runId, 'cancelled from the console'),
     holds: (runId) => d.pool.holds(runId),
     startRun: async (name, body) => {
-      const answer = startManualRun(d, name, body, 'console', formWording);
+      const answer = startManualRun(d, name, body, 'console', FORM_WORDING);
       if ('runId' in answer) await d.store.durable();
       return answer;
     },

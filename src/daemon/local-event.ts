@@ -7,7 +7,7 @@ import { isoTime } from '../clock.js';
 import type * as Events from '../events/index.js';
 import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
-import type { MismatchWording } from '../runner/inputs.js';
+import type { InputWording } from '../runner/inputs.js';
 import { onFirstUse } from '../util/on-first-use.js';
 import { callbackMessage, kindOf, serviceOf, type Json } from './callbacks.js';
 import { callbackRun, callbacksOf, selects } from './matcher.js';
@@ -20,12 +20,13 @@ export type LocalRun = { trigger: Json; event?: Json; inputs: Json } | { refused
 /**
  * The run `pb` gets for a callback event (as the service posts it), or for inputs (strings are coerced, as
  * `--input` gives them), or why it gets none. A callback's run has no inputs of its own, as in the daemon.
- * `word` says an input given a value its type does not take as the caller's user gives inputs.
+ * `word` says an input given a value its type does not take, and how to give a missing one, as the caller's user
+ * gives inputs.
  */
 export function localRun(
   pb: Playbook,
   start: { event: unknown } | { inputs: Json },
-  word?: MismatchWording,
+  word?: InputWording,
 ): LocalRun {
   if ('event' in start) return eventRun(pb, start.event);
   if (!pb.on.manual) {

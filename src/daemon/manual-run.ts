@@ -6,7 +6,7 @@
 import { versionOf } from '../playbook/version.js';
 import type { Playbook } from '../playbook/schema.js';
 import { coerceInputs } from '../runner/runner.js';
-import type { MismatchWording } from '../runner/inputs.js';
+import { BODY_WORDING, type InputWording } from '../runner/inputs.js';
 import type { RunRecord, Store } from '../store/store.js';
 import type { RunPool } from './pool.js';
 import { newRunId } from '../runner/run-id.js';
@@ -40,14 +40,15 @@ export function bodyInputs(body: unknown): Record<string, unknown> | string {
 
 /**
  * Starts a manual run of playbook `name` with the inputs of a request's JSON `body` (bodyInputs). `word` says an
- * input given a value its type does not take, as the requester gives inputs (the console: in its form's fields).
+ * input given a value its type does not take, and how to give a missing one, as the requester gives inputs: in
+ * the JSON body, or (the console) in its form's fields.
  */
 export function startManualRun(
   c: ManualRunContext,
   name: string,
   body: unknown,
   by: string,
-  word?: MismatchWording,
+  word: InputWording = BODY_WORDING,
 ): ManualRunAnswer {
   const pb = c.playbooks.get(name);
   if (!pb) return { status: 404, error: `no playbook ${name}` };

@@ -142,6 +142,17 @@ export function faultProblem(key: BoundedFault, v: unknown, name: string = key):
   return `${name} must be ${b.integer ? 'an integer' : 'a number'} ${range}${b.note ? ` (${b.note})` : ''}`;
 }
 
+/** What is wrong with `rate` as the rate of the per-device error `type` (of the rates named `name`). */
+export function deviceErrorRateProblem(
+  type: string,
+  rate: unknown,
+  name = 'deviceErrors',
+): string | undefined {
+  return within(RATE, rate)
+    ? undefined
+    : `${name}: the rate of ${type} must be a number from ${RATE.min} to ${RATE.max}`;
+}
+
 /** What is wrong with per-device error rates that add up to more than 1 (the rates named `name`). */
 export function deviceErrorsProblem(rates: number[], name = 'deviceErrors'): string | undefined {
   const sum = rates.reduce((a, b) => a + b, 0);
@@ -172,9 +183,9 @@ export function parseFaults(body: unknown): Faults | string {
     for (const [type, rate] of Object.entries(d as Record<string, unknown>)) {
       if (!isDeviceErrorType(type))
         return `deviceErrors: \`${type}\` is not an error type of spec section 7.3`;
-      if (!within(RATE, rate))
-        return `deviceErrors: the rate of ${type} must be a number from ${RATE.min} to ${RATE.max}`;
-      out.deviceErrors[type] = rate;
+      const problem = deviceErrorRateProblem(type, rate);
+      if (problem) return problem;
+      out.deviceErrors[type] = rate as number;
     }
     const sum = deviceErrorsProblem(Object.values(out.deviceErrors));
     if (sum) return sum;

@@ -25,6 +25,23 @@ export interface InputMismatch {
 /** The words for a mismatch, as the caller's user gives inputs. */
 export type MismatchWording = (m: InputMismatch) => string;
 
+/** A required input with no default that a run was not given. */
+export interface MissingInput {
+  name: string;
+  type: InputType;
+}
+
+/**
+ * How the caller's user gives inputs, said in its refusals: the words for a value its type does not take, and how
+ * to give the required inputs a run lacks (`give them with --input ...`), said after they are named. Each place
+ * a run starts has its own: `fleetbook run` (flags), the daemon's HTTP API (a JSON body), the console (its form).
+ */
+export interface InputWording {
+  mismatch: MismatchWording;
+  /** How to give `missing` (one or more), a clause starting lowercase; none: they are only named. */
+  missing?: (missing: MissingInput[]) => string;
+}
+
 /** An example of a value of each type that is written as JSON. */
 export const JSON_EXAMPLE: Partial<Record<InputType, string>> = { array: '["a","b"]', object: '{"k":"v"}' };
 
@@ -43,6 +60,31 @@ export const describeMismatch: MismatchWording = ({ input, type, got, unread }) 
     : `input \`${input}\` must be of type ${type}, got ${JSON.stringify(got)}`;
 };
 
+/** Inputs given as data, where the caller cannot say how (a test case, a scheduled or a resumed run). */
+export const DATA_WORDING: InputWording = { mismatch: describeMismatch };
+
+/** What stands for a value of each type in a how-to: not a value to copy. */
+export const PLACEHOLDER: Record<InputType, string> = {
+  string: '...',
+  integer: '...',
+  number: '...',
+  boolean: '...',
+  array: '[...]',
+  object: '{...}',
+};
+
+/** `them` of several inputs, `it` of one. */
+export const pronoun = (missing: readonly unknown[]): string => (missing.length === 1 ? 'it' : 'them');
+
+/** The inputs of a JSON body (the daemon's `POST /playbooks/{name}/runs`): a value as JSON, a string quoted. */
+export const BODY_WORDING: InputWording = {
+  mismatch: describeMismatch,
+  missing: (missing) =>
+    `give ${pronoun(missing)} in the JSON body: {"inputs": {${missing
+      .map(({ name, type }) => `${JSON.stringify(name)}: ${type === 'string' ? '"..."' : PLACEHOLDER[type]}`)
+      .join(', ')}}}`,
+};
+
 /** What text a number or a boolean input takes, said when it is given other text. */
 const TEXT_TAKES: Partial<Record<InputType, string>> = {
   number: 'a number: give it in decimal, e.g. 12, -3 or 0.5',
@@ -57,13 +99,13 @@ const TEXT_TAKES: Partial<Record<InputType, string>> = {
 const DECIMAL = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 
 /**
- * The inputs of a run of `pb` from those `given`, or a StepError saying what is wrong with them; a mismatch is
- * said in the words of `word`.
+ * The inputs of a run of `pb` from those `given`, or a StepError saying what is wrong with them; a mismatch, and
+ * how to give a missing input, are said in the words of `word`.
  */
 export function coerceInputs(
   pb: Playbook,
   given: Record<string, unknown>,
-  word: MismatchWording = describeMismatch,
+  word: InputWording = DATA_WORDING,
 ): Json {
   const decls = pb.inputs ?? {};
   const out: Json = {};
@@ -78,13 +120,12 @@ export function coerceInputs(
   if (missing.length) {
     const named = missing.map(([name, d]) => `\`${name}\` (${d.type})`);
     const only = missing.length === 1 ? missing[0]?.[1].description : undefined;
-    throw new StepError(
-      missing.length === 1
-        ? `input ${named[0]} is required${only ? `: ${only}` : ''}`
-        : `inputs ${named.join(', ')} are required`,
-    );
+    const how = word.missing?.(missing.map(([name, d]) => ({ name, type: d.type })));
+    const said =
+      missing.length === 1 ? `input ${named[0]} is required` : `inputs ${named.join(', ')} are required`;
+    throw new StepError(`${said}${only || how ? ': ' : ''}${clauses(only, how)}`);
   }
-  const mismatch = (m: InputMismatch) => new StepError(word(m));
+  const mismatch = (m: InputMismatch) => new StepError(word.mismatch(m));
   for (const [name, decl] of Object.entries(decls)) {
     let v = given[name];
     if (v === undefined) {
@@ -104,6 +145,15 @@ export function coerceInputs(
     out[name] = v;
   }
   return out;
+}
+
+/**
+ * What a lone missing input is (its description), then how to give it: a description that ends a sentence is
+ * followed by another, one that does not by a clause.
+ */
+function clauses(what: string | undefined, how: string | undefined): string {
+  if (!what || !how) return what || how || '';
+  return /[.!?]$/.test(what) ? `${what} ${how[0]?.toUpperCase()}${how.slice(1)}` : `${what}; ${how}`;
 }
 
 /** Text read as a value of `type`: a number, or JSON. */

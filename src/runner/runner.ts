@@ -54,6 +54,18 @@ export { actionsOf } from './plan.js';
 export { countDevices, selects } from './context.js';
 export * from './types.js';
 
+/**
+ * Who resumes an interrupted run (a stop, a lease lost), on each store: on PostgreSQL a replica at its next lease
+ * renewal, the one that stopped having released its lease (or lost it); on a SQLite file, the one `serve`: at
+ * its next start, or, beside a `fleetbook run` whose lease was lost, at its next renewal.
+ */
+const TAKEN_UP = {
+  replicas:
+    'a replica (`fleetbook serve`) on this database takes it up at its next lease renewal, within a third of FLEETBOOK_LEASE, or the next one to start',
+  single:
+    '`fleetbook serve` on this state file resumes it: at its next start, or at its next lease renewal (within a third of FLEETBOOK_LEASE) if one is running',
+};
+
 export async function runPlaybook(pb: Playbook, o: RunOptions): Promise<RunSummary> {
   return new Run(pb, o).execute();
 }
@@ -160,7 +172,7 @@ class Run {
       }
       const reason: unknown = this.signal.reason;
       if (cancelled && reason instanceof Interrupted) {
-        ctx.log.info('run interrupted; it resumes at the next start');
+        ctx.log.info(`run interrupted; ${this.o.store.replicas ? TAKEN_UP.replicas : TAKEN_UP.single}`);
         throw reason;
       }
       if (this.pb.finally) {

@@ -73,15 +73,16 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
     );
   if (!problems.length) {
     schema ??= testFileSchema();
-    /** Where the schema found a problem: the emulator's limits are not told there again. */
-    const told = new Set<string>();
+    // A world's or a fault's value the emulator would refuse is told in its words, by its place in the file
+    // (`faults.serverErrors must be a number from 0 to 1, got 1.5`), not in the schema's (`serverErrors must be
+    // <= 1`): the schema's problem at the same place is not told again.
+    const settings = settingProblems(data as Json);
+    const told = new Set(settings.map((p) => p.path.join('/')));
     for (const p of check(schema, data)) {
       const path = p.path.split('/').slice(1).filter(Boolean).map(unescape);
-      told.add(path.join('/'));
-      report(positions(path, Boolean(p.name)), p.message.replace(/^\//, ''));
+      if (!told.has(path.join('/'))) report(positions(path, Boolean(p.name)), p.message.replace(/^\//, ''));
     }
-    for (const p of settingProblems(data as Json))
-      if (!told.has(p.path.join('/'))) report(positions(p.path, false), p.message, p.rule);
+    for (const p of settings) report(positions(p.path, false), p.message, p.rule);
     const cases = (data as Json | undefined)?.cases;
     if (Array.isArray(cases))
       cases.forEach((c: Json, i) => {

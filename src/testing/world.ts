@@ -3,7 +3,13 @@
  * embedded emulator's options: the same world `fleetbook emulator` and the control API build. And what of them
  * the emulator would refuse, told when the file loads, at its place.
  */
-import { FAULT_BOUNDS, deviceErrorsProblem, faultProblem, type BoundedFault } from '../emulator/faults.js';
+import {
+  FAULT_BOUNDS,
+  deviceErrorRateProblem,
+  deviceErrorsProblem,
+  faultProblem,
+  type BoundedFault,
+} from '../emulator/faults.js';
 import type { Faults } from '../emulator/index.js';
 import { devicesProblem, integerProblem, optionProblem } from '../emulator/limits.js';
 import { said } from '../emulator/sim-clock.js';
@@ -137,12 +143,17 @@ function faultProblems(faults: unknown, at: Seg[]): SettingProblem[] {
     const key = `faults.${name}`;
     let message: string | undefined;
     let rule: SettingProblem['rule'] = 'schema';
-    if (fault === 'deviceErrors' && isMap(value))
+    if (fault === 'deviceErrors' && isMap(value)) {
       message = deviceErrorsProblem(
         Object.values(value).filter((r): r is number => typeof r === 'number'),
         key,
       );
-    else if (bound?.unit && typeof value === 'string' && parseDuration(value) !== undefined) {
+      // Each rate out of its range at its own place; one of another type is the schema's to tell.
+      for (const [type, rate] of Object.entries(value)) {
+        const problem = typeof rate === 'number' ? deviceErrorRateProblem(type, rate, key) : undefined;
+        if (problem) out.push({ path: [...at, name, type], message: `${problem}, got ${said(rate)}`, rule });
+      }
+    } else if (bound?.unit && typeof value === 'string' && parseDuration(value) !== undefined) {
       const v = convert(fault as keyof Faults, value) as number;
       rule = 'duration';
       // A wait on a timer is a duration of the file, as long as a playbook's may be: shorter than the timer's.

@@ -64,12 +64,12 @@ describe('fleetbook runs list and show (child process)', function () {
 
   it('prints a header above its columns, newest first, with what started each run', async () => {
     const lines = (await list()).split('\n');
-    expect(lines[0]).to.match(/^RUN ID {32}STARTED {19}STATUS {5}TRIGGER {15}PLAYBOOK$/);
+    expect(lines[0]).to.match(/^RUN ID {32}STARTED {19}STATUS {5}TRIGGER {15}PLAYBOOK {12}OWNER$/);
     expect(lines.slice(1)).to.deep.equal([
-      `${RUNS[3]![0]}  ${started(4)}  succeeded  schedule              nightly`,
-      `${RUNS[2]![0]}  ${started(3)}  succeeded  callback DeviceUsage  suspend-on-overuse`,
-      `${RUNS[1]![0]}  ${started(2)}  failed     schedule, missed      nightly`,
-      `${RUNS[0]![0]}  ${started(1)}  succeeded  manual                nightly`,
+      `${RUNS[3]![0]}  ${started(4)}  succeeded  schedule              nightly             -`,
+      `${RUNS[2]![0]}  ${started(3)}  succeeded  callback DeviceUsage  suspend-on-overuse  -`,
+      `${RUNS[1]![0]}  ${started(2)}  failed     schedule, missed      nightly             -`,
+      `${RUNS[0]![0]}  ${started(1)}  succeeded  manual                nightly             -`,
       '',
     ]);
   });

@@ -50,7 +50,7 @@ describe('fleetbook runs (child process)', function () {
     expect(r.stderr).to.equal('');
     expect(r.code).to.equal(0);
     expect(r.stdout).to.match(
-      /^RUN ID {8}STARTED {19}STATUS {5}TRIGGER {2}PLAYBOOK\nrun-listed-1 {2}2026-11-22T00:00:00\.000Z {2}succeeded {2}manual {3}listed\n$/,
+      /^RUN ID {8}STARTED {19}STATUS {5}TRIGGER {2}PLAYBOOK {2}OWNER\nrun-listed-1 {2}2026-11-22T00:00:00\.000Z {2}succeeded {2}manual {3}listed {4}-\n$/,
     );
     const modules = await loaded();
     // The log works: it saw the command, the store and the configuration's generated validator.

@@ -120,6 +120,60 @@ describe('fleetbook store migrate', function () {
     expect(again.stdout).to.equal(`the database ${safe} (FLEETBOOK_STATE) is at schema version ${last}\n`);
   });
 
+  it('says, when the user cannot create tables in a fresh database, that migrating needs one that can', async () => {
+    const url = await postgresUrl();
+    // A user with only the rights replicas need once the database is migrated (docs/replicas.md): it may use the
+    // schema, not create in it (PostgreSQL 15 and later give PUBLIC no CREATE there; older ones did).
+    const role = `fleetbook_rw_${process.pid}`;
+    const admin = new pg.Client(url);
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'rw-pw'`);
+      await admin.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
+      await admin.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
+    } finally {
+      await admin.end();
+    }
+    const user = new URL(url);
+    user.username = role;
+    user.password = 'rw-pw';
+    const safe = `postgres://${role}@${user.host}${user.pathname}`;
+    const HINT =
+      "this user cannot create or change the store's tables, which the first start on a database (and an upgrade that adds a migration) needs: run `fleetbook store migrate` as a user that can, then start with this one (docs/replicas.md: the user's rights)";
+    for (const args of [
+      ['store', 'migrate'],
+      ['runs', 'list'],
+    ]) {
+      const r = await fleetbook(args, { FLEETBOOK_STATE: user.href });
+      expect([r.code, r.stdout, r.stderr], args.join(' ')).to.deep.equal([
+        2,
+        '',
+        `fleetbook: cannot open the database ${safe} (FLEETBOOK_STATE): permission denied for schema public: ${HINT}\n`,
+      ]);
+    }
+
+    // An upgrade: the database migrated by its owner but for the last migration, which this user cannot apply.
+    const last = POSTGRES_MIGRATIONS.length;
+    expect((await fleetbook(['store', 'migrate'], { FLEETBOOK_STATE: url })).code).to.equal(0);
+    const owner = new pg.Client(url);
+    await owner.connect();
+    try {
+      expect(POSTGRES_MIGRATIONS[last - 1]).to.include('CREATE TABLE ledger_superseded_runs');
+      await owner.query('DROP TABLE ledger_superseded_runs');
+      await owner.query('DELETE FROM fleetbook_schema WHERE version = $1', [last]);
+      await owner.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
+      await owner.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${role}`);
+    } finally {
+      await owner.end();
+    }
+    const r = await fleetbook(['store', 'migrate'], { FLEETBOOK_STATE: user.href });
+    expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+      2,
+      '',
+      `fleetbook: the database ${safe} (FLEETBOOK_STATE): schema migration ${last} failed and was rolled back, so it stays at version ${last - 1}; \`fleetbook store migrate\` (or a start) applies the rest once the cause is fixed: permission denied for schema public: ${HINT}\n`,
+    ]);
+  });
+
   it('exits 2 on a URL that does not parse, saying so without its password', async () => {
     // A port out of range; a `#` in a password not percent-encoded ends the URL's authority early.
     for (const url of ['postgres://u:pw-s3cret@127.0.0.1:99999/db', 'postgres://u:pw#s3cret@127.0.0.1/db'])

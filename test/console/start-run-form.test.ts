@@ -4,6 +4,7 @@
  * - a list input given text that is no JSON list (`a,b`, `x`) was refused in the words of the command line
  *   (`pass it as JSON, e.g. --input 'tags=["a","b"]'`), or of JSON.parse, which mean nothing in a form: it is now
  *   said of the field, what is typed in it and how a list is written; the daemon's HTTP API says it of a JSON body;
+ *   so is a required field left empty, which said only that the input was required;
  * - on loopback, where reading needs no sign-in but starting a run does, "Start run" without a session showed the
  *   sign-in form without a word of why, and once signed in the form was back on its defaults, what was typed
  *   lost: the sign-in form now says why, and after it the form is back as it was filled, for one click to start
@@ -52,7 +53,7 @@ describe('console: the run form', function () {
       const form = p.getByRole('form', { name: `Start ${PLAYBOOK}` });
       const tags = form.getByLabel('tags', { exact: true });
       const said: Record<string, string> = {};
-      for (const typed of ['a,b', 'x', '"x"', '{"a": 1}']) {
+      for (const typed of ['', 'a,b', 'x', '"x"', '{"a": 1}']) {
         await tags.fill(typed);
         await form.getByRole('button', { name: 'Start run' }).click();
         said[typed] = await until(`why ${typed} did not start a run`, async (seen) => {
@@ -64,6 +65,8 @@ describe('console: the run form', function () {
         });
       }
       expect(said).to.deep.equal({
+        // Left empty, a required input is missing: said of its field, not of --input or a JSON body.
+        '': 'input tags (array) is required: The tags to give. Fill in its field.',
         'a,b': 'Input tags: a,b is not a JSON list. Write it like ["a","b"].',
         x: 'Input tags: x is not a JSON list. Write it like ["a","b"].',
         '"x"': 'Input tags: "x" is not a JSON list. Write it like ["a","b"].',

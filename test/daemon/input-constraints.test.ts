@@ -3,6 +3,7 @@
  * with the example playbooks, against an emulator of this process:
  * - `POST /playbooks/{name}/runs` refuses inputs that break a constraint (a sensor given twice, an id that is no
  *   UUID) with 400 and the words of the CLI, and stores no run: the rollout configured a repeated sensor twice;
+ *   one without a required input says how its JSON body gives it;
  * - the console's playbooks API serves each input's constraints, for the run form to show them.
  */
 import { join } from 'node:path';
@@ -67,6 +68,14 @@ describe('serve: input constraints over HTTP', function () {
     expect(await start({ sensors: [] })).to.deep.equal([
       400,
       { error: 'input `sensors`: has 0 items, fewer than 1 (minItems)' },
+    ]);
+    // A required input left out: how the body gives it, not --input.
+    expect(await start({})).to.deep.equal([
+      400,
+      {
+        error:
+          'input `sensors` (array) is required: Resource ids (UUIDs) of the sensors to configure, the canary first. Give it in the JSON body: {"inputs": {"sensors": [...]}}',
+      },
     ]);
     const db = new Database(state(), { readonly: true, fileMustExist: true });
     try {

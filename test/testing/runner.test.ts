@@ -178,6 +178,34 @@ describe('fleetbook test: the runner', () => {
     ]);
   });
 
+  it('names a share or a count out of its range by its place in the file, as the emulator words it', async () => {
+    const dir = tempDir('fleetbook-test-file-');
+    await writeFile(join(dir, 'manual.yaml'), await readFile(at('manual.yaml'), 'utf8'));
+    const file = join(dir, 'manual.test.yaml');
+    await writeFile(
+      file,
+      [
+        'world: { accounts: 0 }',
+        'faults: { serverErrors: 1.5, connectionResets: -1, rateLimit: -1 }',
+        'cases:',
+        '  - name: a',
+        '    faults: { neverFinish: 2, deviceErrors: { ABSENT SUBSCRIBER: 1.5 } }',
+        '    expect: { status: succeeded }',
+        '',
+      ].join('\n'),
+    );
+    const r = await run([file]);
+    expect(r.lines.filter((l) => l.startsWith(`    ${file}:`))).to.deep.equal([
+      `    ${file}:1:20: world.accounts must be an integer from 1 to 1000, got 0 [schema]`,
+      `    ${file}:2:25: faults.serverErrors must be a number from 0 to 1, got 1.5 [schema]`,
+      `    ${file}:2:48: faults.connectionResets must be a number from 0 to 1, got -1 [schema]`,
+      `    ${file}:2:63: faults.rateLimit must be an integer from 0 to 1000000 (0: no limit), got -1 [schema]`,
+      `    ${file}:5:28: faults.neverFinish must be a number from 0 to 1, got 2 [schema]`,
+      `    ${file}:5:45: faults.deviceErrors: the rates add up to 1.5, more than 1 [schema]`,
+      `    ${file}:5:66: faults.deviceErrors: the rate of ABSENT SUBSCRIBER must be a number from 0 to 1, got 1.5 [schema]`,
+    ]);
+  });
+
   it('starts no run the daemon would not start: inputs for a callback playbook, an event off its schema', async () => {
     const r = await run([at('refused.test.yaml')]);
     expect(r.lines.at(-1), r.lines.join('\n')).to.equal('2 passed, 0 failed');

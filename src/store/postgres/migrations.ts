@@ -320,12 +320,16 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
         "SELECT to_regclass('fleetbook_schema') IS NOT NULL AS found",
       );
       if (!found[0]?.found)
-        await client.query(
-          `CREATE TABLE fleetbook_schema (
-             version integer PRIMARY KEY,
-             applied_at timestamptz NOT NULL DEFAULT now()
-           )`,
-        );
+        await client
+          .query(
+            `CREATE TABLE fleetbook_schema (
+               version integer PRIMARY KEY,
+               applied_at timestamptz NOT NULL DEFAULT now()
+             )`,
+          )
+          .catch((e: unknown) => {
+            throw new ConfigError(`cannot open ${database}: ${withRightsHint(e)}`);
+          });
       const { rows } = await client.query<{ version: number }>(
         'SELECT coalesce(max(version), 0) AS version FROM fleetbook_schema',
       );
@@ -345,7 +349,7 @@ export function migrate(pool: pg.Pool, database: string): Promise<number> {
           // Said as a migration's failure, with where the database stays: the driver's message alone (`relation
           // ... already exists`) read as a database that cannot be opened at all.
           throw new ConfigError(
-            `${database}: schema migration ${v} failed and was rolled back, so it stays at version ${v - 1}; \`fleetbook store migrate\` (or a start) applies the rest once the cause is fixed: ${(e as Error).message}`,
+            `${database}: schema migration ${v} failed and was rolled back, so it stays at version ${v - 1}; \`fleetbook store migrate\` (or a start) applies the rest once the cause is fixed: ${withRightsHint(e)}`,
           );
         }
       }
@@ -371,6 +375,21 @@ export async function migratePostgres(url: string, origin?: string): Promise<num
   } finally {
     await pool.end();
   }
+}
+
+/** PostgreSQL's `insufficient_privilege`: `permission denied for schema public`, for a table. */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * The server's message of a statement that creates or changes the schema, and when it refused the user a right,
+ * what that needs: the user of a replica may only read and write the tables (docs/replicas.md), and a fresh
+ * database (or an upgrade) needs them created or changed.
+ */
+function withRightsHint(e: unknown): string {
+  const message = (e as Error).message;
+  return (e as { code?: string }).code === INSUFFICIENT_PRIVILEGE
+    ? `${message}: this user cannot create or change the store's tables, which the first start on a database (and an upgrade that adds a migration) needs: run \`fleetbook store migrate\` as a user that can, then start with this one (docs/replicas.md: the user's rights)`
+    : message;
 }
 
 /** An error opening the database, naming it (without its password) and where it comes from. */
