@@ -6,6 +6,7 @@
  */
 import { InputError } from '../errors.js';
 import type { StaticProblem } from './policy.js';
+import { isObject } from '../util/json.js';
 
 type Json = Record<string, unknown>;
 
@@ -21,8 +22,6 @@ function what(v: unknown): string {
   if (Array.isArray(v)) return 'a list';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
-
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A rendered argument that cannot be right: FB_INPUT, never retried, and nothing is written. */
 function invalid(path: string, message: string): never {

@@ -6,6 +6,7 @@
  */
 import type { LedgerRow } from '../store/store.js';
 import { MASK, maskable, redactValue } from '../util/secrets.js';
+import { isObject } from '../util/json.js';
 
 type Json = Record<string, unknown>;
 
@@ -33,8 +34,6 @@ export const LEDGER_COLUMNS = [
   'requestId',
 ] as const;
 const LEDGER: ReadonlySet<string> = new Set(LEDGER_COLUMNS);
-
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * A column of a row: the key of that name when the row has one, else a dotted path through objects and lists

@@ -16,8 +16,8 @@ import type { Diagnostic, Rule, Severity } from './diagnostics.js';
 import { scheduleKey, scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
-import { durationProblem } from './duration.js';
-import { declarationProblems } from './input-constraints.js';
+import { stepDurationProblems } from './duration.js';
+import { declarationProblems, ungivenInputProblems } from './input-constraints.js';
 import {
   argsOf,
   checkExpressions,
@@ -31,6 +31,7 @@ import {
 } from './expression-checks.js';
 import { TypeScope, type EventContext } from './types-env.js';
 import { listingActions } from './types.js';
+import { isObject } from '../util/json.js';
 
 export type Seg = string | number;
 type Json = Record<string, unknown>;
@@ -82,16 +83,6 @@ export interface Locator {
  */
 const STEP_ARGS = new Set(['report.write']);
 
-/** The durations of a step that cannot be zero, and why. */
-const NOT_ZERO: [Seg[], string][] = [
-  [['timeout'], 'the step would time out at once'],
-  [['wait', 'timeout'], 'the wait would time out at once'],
-  [['wait', 'pollInterval'], 'it would ask the service again without a pause'],
-  [['wait', 'poll', 'interval'], 'it would call the service again without a pause'],
-  [['confirm', 'timeout'], 'every device would be unconfirmed at once'],
-  [['confirm', 'pollInterval'], 'it would ask the service again without a pause'],
-];
-
 export class Checker {
   readonly diagnostics: Diagnostic[] = [];
   private steps: StepSite[] = [];
@@ -115,7 +106,7 @@ export class Checker {
     this.schemaProblems(this.rules.top(pb), []);
     const inputs = isObject(pb.inputs) ? pb.inputs : {};
     for (const [name, decl] of Object.entries(inputs)) this.checkInput(name, decl);
-    this.checkUngiven(inputs, pb.on);
+    for (const p of ungivenInputProblems(inputs, pb.on)) this.report(p.path, p.where, 'input', p.message);
     this.checkTriggers(pb.on);
     if (isObject(pb.vars)) this.collectExprs(pb.vars, ['vars'], -1, false);
     if (isObject(pb.concurrency)) this.collectExprs(pb.concurrency.key, ['concurrency', 'key'], -1, false);
@@ -134,22 +125,6 @@ export class Checker {
   /** A declaration that contradicts itself, or a default or an enum value that breaks it (input-constraints.ts). */
   private checkInput(name: string, decl: unknown): void {
     for (const p of declarationProblems(name, decl)) this.report(p.path, p.where, 'input', p.message);
-  }
-
-  /** A required input with no default, in a playbook that a schedule or a callback starts with no inputs. */
-  private checkUngiven(inputs: Json, on: unknown): void {
-    if (!isObject(on)) return;
-    const starts = ['schedule', 'callback'].filter((k) => on[k] !== undefined);
-    if (!starts.length) return;
-    const by = starts.map((k) => `on.${k}`).join(' and ');
-    for (const [name, decl] of Object.entries(inputs))
-      if (isObject(decl) && decl.required === true && decl.default === undefined)
-        this.report(
-          ['inputs', name, 'required'],
-          'value',
-          'input',
-          `input \`${name}\` is required and has no default, but ${by} start${starts.length > 1 ? '' : 's'} runs with no inputs: each of those runs would fail; give it a default`,
-        );
   }
 
   private checkTriggers(on: unknown): void {
@@ -366,24 +341,8 @@ export class Checker {
 
   /** The step's durations: none longer than MAX_DURATION, none zero where zero cannot work. */
   private checkDurations(step: Json, path: Seg[]): void {
-    const retries = isObject(step.devices) && Array.isArray(step.devices.retry) ? step.devices.retry : [];
-    const durations: [Seg[], string | undefined][] = [
-      ...NOT_ZERO,
-      [['wait'], undefined],
-      [['retry', 'delay'], undefined],
-      [['retry', 'maxDelay'], undefined],
-      ...retries.map((_, i): [Seg[], undefined] => [['devices', 'retry', i, 'delay'], undefined]),
-    ];
-    for (const [at, zero] of durations) {
-      const text = at.reduce<unknown>(
-        (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
-        step,
-      );
-      if (typeof text !== 'string') continue;
-      const name = at.filter((k) => typeof k === 'string').join('.');
-      const problem = durationProblem(name, text, zero);
-      if (problem) this.report([...path, ...at], 'value', 'duration', problem);
-    }
+    for (const p of stepDurationProblems(step))
+      this.report([...path, ...p.at], 'value', 'duration', p.message);
   }
 
   private checkActionName(action: string, path: Seg[]): boolean {
@@ -584,8 +543,4 @@ export class Checker {
     const { line, col } = this.at.linePos(offset);
     this.diagnostics.push({ file: this.file, line, column: col, message, rule, severity });
   }
-}
-
-function isObject(v: unknown): v is Json {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

@@ -1,4 +1,5 @@
 /** Durations as playbooks write them: `500ms`, `2s`, `5m`, `2h`, `1d`, or sums such as `1h30m`. */
+import { isObject } from '../util/json.js';
 
 /**
  * What a duration looks like: each unit at most once, the largest first, so that `5m5m1s1h` (which means
@@ -40,4 +41,41 @@ export function durationProblem(name: string, text: string, zero?: string): stri
   if (ms !== undefined && ms > MAX_DURATION_MS)
     return `${name} ${text} is longer than ${MAX_DURATION}, the most a duration may be (a timer, such as a step's timeout, cannot wait longer than 24.8 days)`;
   return undefined;
+}
+
+type Seg = string | number;
+type Json = Record<string, unknown>;
+
+/** The durations of a step that cannot be zero, and why. */
+const NOT_ZERO: [Seg[], string][] = [
+  [['timeout'], 'the step would time out at once'],
+  [['wait', 'timeout'], 'the wait would time out at once'],
+  [['wait', 'pollInterval'], 'it would ask the service again without a pause'],
+  [['wait', 'poll', 'interval'], 'it would call the service again without a pause'],
+  [['confirm', 'timeout'], 'every device would be unconfirmed at once'],
+  [['confirm', 'pollInterval'], 'it would ask the service again without a pause'],
+];
+
+/** A step's durations longer than MAX_DURATION, or zero where zero cannot work: where each is in the step, and why. */
+export function stepDurationProblems(step: Json): { at: Seg[]; message: string }[] {
+  const retries = isObject(step.devices) && Array.isArray(step.devices.retry) ? step.devices.retry : [];
+  const durations: [Seg[], string | undefined][] = [
+    ...NOT_ZERO,
+    [['wait'], undefined],
+    [['retry', 'delay'], undefined],
+    [['retry', 'maxDelay'], undefined],
+    ...retries.map((_, i): [Seg[], undefined] => [['devices', 'retry', i, 'delay'], undefined]),
+  ];
+  const out: { at: Seg[]; message: string }[] = [];
+  for (const [at, zero] of durations) {
+    const text = at.reduce<unknown>(
+      (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
+      step,
+    );
+    if (typeof text !== 'string') continue;
+    const name = at.filter((k) => typeof k === 'string').join('.');
+    const problem = durationProblem(name, text, zero);
+    if (problem) out.push({ at, message: problem });
+  }
+  return out;
 }

@@ -11,6 +11,7 @@
  * RE2, against any part of the text (anchor it with ^ and $ for the whole), so validate and the run agree.
  */
 import { re2Pattern } from '../expressions/regex.js';
+import { isObject } from '../util/json.js';
 
 type Seg = string | number;
 type Json = Record<string, unknown>;
@@ -209,6 +210,17 @@ export function declarationProblems(name: string, decl: unknown): DeclProblem[] 
   return out.map((p) => ({ ...p, path: ['inputs', name, ...p.path] }));
 }
 
-function isObject(v: unknown): v is Json {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+/** A required input with no default, in a playbook that a schedule or a callback starts with no inputs. */
+export function ungivenInputProblems(inputs: Json, on: unknown): DeclProblem[] {
+  if (!isObject(on)) return [];
+  const starts = ['schedule', 'callback'].filter((k) => on[k] !== undefined);
+  if (!starts.length) return [];
+  const by = starts.map((k) => `on.${k}`).join(' and ');
+  return Object.entries(inputs)
+    .filter(([, decl]) => isObject(decl) && decl.required === true && decl.default === undefined)
+    .map(([name]) => ({
+      path: ['inputs', name, 'required'],
+      where: 'value' as const,
+      message: `input \`${name}\` is required and has no default, but ${by} start${starts.length > 1 ? '' : 's'} runs with no inputs: each of those runs would fail; give it a default`,
+    }));
 }

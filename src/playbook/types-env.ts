@@ -14,6 +14,7 @@ import {
   type T,
 } from './types.js';
 import type { TypeEnv } from './types-check.js';
+import { isObject } from '../util/json.js';
 
 type Json = Record<string, unknown>;
 
@@ -56,7 +57,6 @@ const VARS_NOT_YET: T = {
   none: 'the values of `vars` are rendered together, before the first step, so none of them can read `vars` (compute this one in a `set` step)',
 };
 
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
 
 export class TypeScope {
