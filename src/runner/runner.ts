@@ -170,11 +170,7 @@ class Run {
         // A cancelled run says why it was cancelled, not how its step in flight ended.
         error = cancelled ? cancelReason(this.signal) : (e as Error).message;
       }
-      const reason: unknown = this.signal.reason;
-      if (cancelled && reason instanceof Interrupted) {
-        ctx.log.info(`run interrupted; ${this.o.store.replicas ? TAKEN_UP.replicas : TAKEN_UP.single}`);
-        throw reason;
-      }
+      if (cancelled) this.throwIfInterrupted();
       if (this.pb.finally) {
         // `finally` runs whatever happened. After a cancel, on a signal of its own, so that it can still act (resume
         // the devices the run suspended) until the run is stopped: the process stops, or the run is cancelled again.
@@ -195,6 +191,8 @@ class Run {
           try {
             await this.step(step, scope);
           } catch (e) {
+            // Stopped (not cancelled) in `finally`: the run resumes, and its `finally` goes on from this step.
+            if (this.signal.aborted) this.throwIfInterrupted();
             error ??= (e as Error).message;
             if (this.signal.aborted) break;
           }
@@ -213,6 +211,14 @@ class Run {
     });
     ctx.log.info('run ended', { status: summary.status, ...(error ? { error } : {}) });
     return summary;
+  }
+
+  /** Throws the signal's reason when it is an Interrupted (the process stops, its lease is lost): the run resumes. */
+  private throwIfInterrupted(): void {
+    const reason: unknown = this.signal.reason;
+    if (!(reason instanceof Interrupted)) return;
+    this.ctx.log.info(`run interrupted; ${this.o.store.replicas ? TAKEN_UP.replicas : TAKEN_UP.single}`);
+    throw reason;
   }
 
   private summary(status: RunSummary['status'], error?: string): RunSummary {

@@ -15,6 +15,7 @@ import type { SqliteStore } from '../../src/store/sqlite.js';
 import {
   accountDevices,
   calls,
+  captureLogger,
   clientFor,
   emulator,
   imei,
@@ -505,5 +506,31 @@ steps:
       .filter((c) => c.action === 'devices.suspend')
       .flatMap((c) => (c.input.devices as { id: string; kind: string }[]).map((d) => `${d.kind}:${d.id}`));
     expect(sent.sort()).to.deep.equal(ids.map((id) => `imei:${id}`).sort());
+  });
+
+  it('a run stopped during its `finally` is interrupted, not failed: resumed, it runs the rest of `finally`', async () => {
+    const pb = playbook(`
+version: 1
+name: stopped-in-finally
+on: { manual: true }
+steps:
+  - { id: work, uses: log, with: { message: work } }
+finally:
+  - { id: first, uses: log, with: { message: cleanup one } }
+  - { id: linger, wait: 2s }
+  - { id: last, uses: log, with: { message: cleanup done } }
+`);
+    queued('r-finally', pb.name);
+    const logger = captureLogger();
+    await interruptedRun(pb, { client, store, runId: 'r-finally', logger }, async () =>
+      logger.lines.some((l) => l.message === 'step started' && l.meta.step === 'linger'),
+    );
+    expect((await store.getRun('r-finally'))?.status, 'stored after the stop').to.equal('running');
+    const again = captureLogger();
+    const summary = await runPlaybook(pb, { client, store, runId: 'r-finally', logger: again });
+    expect(summary.status, summary.error).to.equal('succeeded');
+    const said = again.lines.map((l) => l.message);
+    expect(said).to.include('cleanup done');
+    expect(said, 'a finally step done before the stop is not run again').not.to.include('cleanup one');
   });
 });
