@@ -195,7 +195,10 @@ describe('daemon: a run cancelled from another process than its holder', functio
       );
       const listed = await fleetbook(['runs', 'list'], { FLEETBOOK_STATE: state });
       expect(listed.stdout).to.match(
-        new RegExp(`^${runId}  \\S+  running, cancel requested  manual +long-wait$`, 'm'),
+        new RegExp(
+          `^${runId}  \\S+  running, cancel requested  manual +long-wait +run pid ${child.pid} on \\S+$`,
+          'm',
+        ),
       );
       child.kill('SIGCONT');
       expect(await exited).to.equal(1);
