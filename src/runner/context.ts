@@ -183,7 +183,11 @@ export class RunContext {
    * which its failed state and checkpoint take (no StepState of the strategy will count them).
    */
   countFailing(count: StepCount, groups: DeviceGroup[]): void {
-    const c = countDevices(groups);
+    this.addFailing(count, countDevices(groups));
+  }
+
+  /** As countFailing, of devices already counted (a streamed step counts its results as they come). */
+  addFailing(count: StepCount, c: DeviceCounts): void {
     addCounts(this.stepSummary(count.stepId).devices, c);
     addCounts(count.failing, c);
   }

@@ -3,7 +3,7 @@
  * completion polled, its pages read into the ledger as they come). Each located device's result carries its
  * location; each other device, its 7.3 error. The per-device policy retries the failures it names.
  */
-import { emptyCounts, type DeviceGroup } from '../../store/store.js';
+import { emptyCounts, type DeviceCounts, type DeviceGroup } from '../../store/store.js';
 import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
 import { addCounts, countDevices, item } from '../context.js';
@@ -13,7 +13,7 @@ import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
 import { beforeRetry, withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
-import { StoredRetries, type RetryPass } from './stored-retries.js';
+import { ownKinds, StoredRetries, untagged, type RetryPass } from './stored-retries.js';
 
 export async function locate(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
@@ -38,7 +38,16 @@ export async function locationReport(x: ActionCall): Promise<StepState> {
   const created = new Created(x);
   if (x.source) return streamedReport(x, x.source, created);
   const results = new DeviceResults();
-  const { output, ignored } = await withDeviceRetries(x, results, reportPass(x, results, created));
+  let passes: Awaited<ReturnType<typeof withDeviceRetries>>;
+  try {
+    passes = await withDeviceRetries(x, results, reportPass(x, results, created));
+  } catch (e) {
+    // The pages read are in the ledger already: the failed step counts each device's latest result there (a
+    // device whose retry never went out, its earlier failure).
+    if (reads(x)) x.ctx.countFailing(x.count, results.groups());
+    throw e;
+  }
+  const { output, ignored } = passes;
   const state = x.ctx.finishDevices(x.step.id, output, results.groups());
   // Report results are already in the ledger, page by page; only what the policy changed is written again.
   if (reads(x)) state.ledger = ignored;
@@ -141,6 +150,12 @@ const WINDOW = 4;
 async function streamedReport(x: ActionCall, source: StoredItems, made: Created): Promise<StepState> {
   const { ctx, step } = x;
   const counts = emptyCounts();
+  /**
+   * The devices sent again, by the error of the result the ledger holds for them until their retry's comes: not
+   * in `counts`, but failed with that error should the step fail before their retry's result comes.
+   */
+  const waiting = new Map<string, number>();
+  const wait = (type: string, n: number) => waiting.set(type, (waiting.get(type) ?? 0) + n);
   const retries = new StoredRetries(x);
   const first: RetryPass = { rule: -1, attempt: 1 };
   const passOver = (list: StoredItems, input: Json, pass: RetryPass, name: string) =>
@@ -155,9 +170,15 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
       (groups, chunk, recorded) => {
         const done: DeviceGroup[] = [];
         const sentAgain: DeviceGroup[] = [];
-        for (const g of groups) {
-          if (retries.take(g, pass, chunk)) sentAgain.push(g);
-          else if (g.outcome === 'failed' && x.plan.ignore.has(g.errorType as string))
+        for (const result of groups) {
+          // A device sent again: its kind says the error it was sent again for (StoredRetries).
+          const { kind, was } = pass.rule < 0 ? { kind: result.kind } : untagged(result.kind);
+          const g = was === undefined ? result : { ...result, kind };
+          if (was !== undefined) wait(was, -g.ids.length);
+          if (retries.take(g, pass, chunk)) {
+            sentAgain.push(g);
+            wait(g.errorType as string, g.ids.length);
+          } else if (g.outcome === 'failed' && x.plan.ignore.has(g.errorType as string))
             done.push({ ...g, outcome: 'skipped' });
           else done.push(g);
         }
@@ -168,12 +189,19 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
       },
       (chunk) => retries.written(chunk),
     );
-  const reports = await passOver(source, x.input, first, 'stored');
-  for (const pass of retries.passesOfRules()) {
-    const list = retries.list(pass);
-    if (!list) continue;
-    const overrides = await beforeRetry(x, pass.of, list.size, pass.attempt);
-    await passOver(list, { ...x.input, ...overrides }, pass, `retry ${pass.rule + 1}.${pass.attempt}`);
+  let reports: Json[];
+  try {
+    reports = await passOver(source, x.input, first, 'stored');
+    for (const pass of retries.passesOfRules()) {
+      const list = retries.list(pass);
+      if (!list) continue;
+      const overrides = await beforeRetry(x, pass.of, list.size, pass.attempt);
+      await passOver(list, { ...x.input, ...overrides }, pass, `retry ${pass.rule + 1}.${pass.attempt}`);
+    }
+  } catch (e) {
+    // The pages read are in the ledger already: the failed step counts each device's latest result there.
+    ctx.addFailing(x.count, withWaiting(counts, waiting));
+    throw e;
   }
   retries.clear();
   return {
@@ -182,6 +210,18 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
     items: ctx.keeps(step.id, 'items') ? (await ctx.o.store.deviceResults(ctx.id, step.id)).map(item) : [],
     devices: counts,
   };
+}
+
+/** `counts`, and the devices `waiting` for their retry, failed with the error they were sent again for. */
+function withWaiting(counts: DeviceCounts, waiting: Map<string, number>): DeviceCounts {
+  const c = { ...counts, byError: { ...counts.byError } };
+  for (const [type, n] of waiting) {
+    if (!n) continue;
+    c.total += n;
+    c.failed += n;
+    c.byError[type] = (c.byError[type] ?? 0) + n;
+  }
+  return c;
 }
 
 /**
@@ -205,7 +245,7 @@ async function streamedPass(
   await eachAtMost(numbered(list.batches(x.op.batchSize ?? 10_000)), WINDOW, async ({ n, at, set }) => {
     const { sentAt, reports } = await made.of(`${name} ${at.seq}.${at.skip}: ${set.size} devices`, {
       ...input,
-      deviceList: refsOf(set),
+      deviceList: refsOf(pass.rule < 0 ? set : ownKinds(set)),
     });
     created.push({ chunk: chunkOf(n), at, size: set.size, sentAt, reports });
     if (reads(x)) return;
