@@ -10,7 +10,6 @@
  * sends its failed devices again), resumed too; a step skipped by its `if` or given no devices has none.
  */
 import { expect } from 'chai';
-import type { Clock } from '../../src/clock.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import type { RunSummary, StepSummary } from '../../src/store/store.js';
@@ -24,6 +23,8 @@ import {
   RATES,
   setFaults,
   type LogLine,
+  skippingClock,
+  stoppedClock,
 } from './helpers.js';
 
 /** An account the emulator does not have: its device listing is refused (HTTP 400). */
@@ -267,21 +268,8 @@ finally:
 
   describe('resumed after a crash', () => {
     const T0 = Date.UTC(2026, 10, 29, 2, 0, 0);
-    /** A clock whose sleeps last until the run is interrupted. */
-    const stopped = (waiting: number[]): Clock => ({
-      now: () => T0,
-      sleep: (ms, signal) =>
-        new Promise((_, reject) => {
-          waiting.push(ms);
-          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
-        }),
-      timer: () => () => undefined,
-    });
-    /** A clock whose sleeps end at once. */
-    const later = (): Clock => {
-      let now = T0 + 60_000;
-      return { now: () => now, sleep: async (ms) => void (now += ms), timer: () => () => undefined };
-    };
+    const stopped = (waiting: number[]) => stoppedClock(T0, waiting);
+    const later = () => skippingClock(T0 + 60_000);
     const HOLD = `
   - id: hold
     wait: 1h`;

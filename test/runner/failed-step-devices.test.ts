@@ -6,7 +6,6 @@
  * too. Now the step's devices, the summary and the checkpoint say the same, after a resume too.
  */
 import { expect } from 'chai';
-import type { Clock } from '../../src/clock.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import type { RunSummary, StepSummary } from '../../src/store/store.js';
@@ -20,6 +19,8 @@ import {
   playbook,
   setFaults,
   type LogLine,
+  skippingClock,
+  stoppedClock,
 } from './helpers.js';
 
 describe('runner: the devices of a step that failed by an error', function () {
@@ -94,20 +95,8 @@ steps:
     await setFaults(t.emu, { processingSeconds: 3600 });
     const T0 = Date.UTC(2026, 10, 29, 2, 0, 0);
     // The first execution's clock stands still: the confirmation's polls wait until the step's timeout.
-    const stopped: Clock = {
-      now: () => T0,
-      sleep: (_ms, signal) =>
-        new Promise((_, reject) =>
-          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
-        ),
-      timer: () => () => undefined,
-    };
-    let now = T0 + 60_000;
-    const later: Clock = {
-      now: () => now,
-      sleep: async (ms) => void (now += ms),
-      timer: () => () => undefined,
-    };
+    const stopped = stoppedClock(T0);
+    const later = skippingClock(T0 + 60_000);
     const pb = playbook(TIMED_OUT('timed-out-resumed', active.slice(6, 9), '\n  - id: hold\n    wait: 1h'));
     const store = memoryStore();
     const o = { client: t.client, store, runId: 'r-failed-devices' };

@@ -201,6 +201,35 @@ export function spy(client: Client): SpiedCall[] {
 }
 
 /**
+ * A clock standing at `t0` whose sleeps last until their signal aborts: a run on it waits where it first sleeps,
+ * until it is interrupted. `waiting` gets each sleep asked, in ms.
+ */
+export function stoppedClock(t0: number, waiting: number[] = []): Clock {
+  return {
+    now: () => t0,
+    sleep: (ms, signal) =>
+      new Promise((_, reject) => {
+        waiting.push(ms);
+        signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+      }),
+    timer: () => () => undefined,
+  };
+}
+
+/** A clock from `t0` whose sleeps end at once, moving it on by what they asked; `slept` gets each, in ms. */
+export function skippingClock(t0: number, slept: number[] = []): Clock {
+  let now = t0;
+  return {
+    now: () => now,
+    sleep: async (ms) => {
+      slept.push(ms);
+      now += ms;
+    },
+    timer: () => () => undefined,
+  };
+}
+
+/**
  * The runner's clock on the emulator's simulated time: a sleep moves the emulator's clock (which runs only by
  * the control API, timeScale 0) instead of waiting for real.
  */

@@ -13,7 +13,6 @@
  * time (`steps[vars.which]`), which it cannot check, to show what the run then says.
  */
 import { expect } from 'chai';
-import type { Clock } from '../../src/clock.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import type { RunSummary, StepSummary } from '../../src/store/store.js';
@@ -27,6 +26,8 @@ import {
   playbook,
   setFaults,
   type LogLine,
+  skippingClock,
+  stoppedClock,
 } from './helpers.js';
 
 /** An account the emulator does not have: its device listing is refused (HTTP 400). */
@@ -209,20 +210,8 @@ finally:
   it('resumed after a crash: the restored iterations count, and the items come from the ledger', async () => {
     await setFaults(t.emu, { deviceErrors: { 'ABSENT SUBSCRIBER': 0.5 } });
     const T0 = Date.UTC(2026, 10, 29, 2, 0, 0);
-    const stopped: Clock = {
-      now: () => T0,
-      sleep: (_ms, signal) =>
-        new Promise((_, reject) =>
-          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
-        ),
-      timer: () => () => undefined,
-    };
-    let now = T0 + 60_000;
-    const later: Clock = {
-      now: () => now,
-      sleep: async (ms) => void (now += ms),
-      timer: () => () => undefined,
-    };
+    const stopped = stoppedClock(T0);
+    const later = skippingClock(T0 + 60_000);
     const pb = playbook(LOCATE_IN_BATCHES('locate-resumed', '\n  - id: hold\n    wait: 1h'));
     const store = memoryStore();
     const o = { client: t.client, store, runId: 'r-after-loop', inputs: { account: t.account } };

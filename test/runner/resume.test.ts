@@ -24,6 +24,8 @@ import {
   playbook,
   spy,
   type SeedDevice,
+  skippingClock,
+  stoppedClock,
 } from './helpers.js';
 
 describe('runner: resuming a stored run', () => {
@@ -297,28 +299,11 @@ steps:
     const T0 = Date.UTC(2026, 10, 29, 2, 0, 0);
     // The first execution's clock stands at T0: its wait begins, and lasts until it is interrupted.
     const waiting: number[] = [];
-    const before: Clock = {
-      now: () => T0,
-      sleep: (ms, signal) =>
-        new Promise((_, reject) => {
-          waiting.push(ms);
-          signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
-        }),
-      timer: () => () => undefined,
-    };
-    await interrupted(pb, 'r-wait', async () => waiting.length > 0, before);
+    await interrupted(pb, 'r-wait', async () => waiting.length > 0, stoppedClock(T0, waiting));
 
     // Resumed 90 minutes later: 30 are left of the 2 hours.
-    let now = T0 + 90 * 60_000;
     const slept: number[] = [];
-    const after: Clock = {
-      now: () => now,
-      sleep: async (ms) => {
-        slept.push(ms);
-        now += ms;
-      },
-      timer: () => () => undefined,
-    };
+    const after = skippingClock(T0 + 90 * 60_000, slept);
     const summary = await runPlaybook(pb, { client, store, runId: 'r-wait', clock: after });
     expect(summary.status, summary.error).to.equal('succeeded');
     expect(slept.reduce((a, b) => a + b, 0)).to.equal(30 * 60_000);
@@ -351,14 +336,7 @@ steps:
     // It comes while no process waits: stored, handed to nobody.
     await store.appendInbox('A', [usage('usage-1')]);
     // The resumed run's clock runs a sleep out at once: a wait that missed the event times out.
-    let now = Date.now();
-    const clock: Clock = {
-      now: () => now,
-      sleep: async (ms) => {
-        now += ms;
-      },
-      timer: () => () => undefined,
-    };
+    const clock = skippingClock(Date.now());
     const summary = await runPlaybook(pb, {
       client,
       store,
