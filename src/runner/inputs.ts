@@ -85,6 +85,15 @@ export const BODY_WORDING: InputWording = {
       .join(', ')}}}`,
 };
 
+/** The inputs of a playbook test's case (`fleetbook test`): under its `inputs:`, as YAML. */
+export const CASE_WORDING: InputWording = {
+  mismatch: describeMismatch,
+  missing: (missing) =>
+    `give ${pronoun(missing)} under the case's \`inputs:\`, e.g. \`inputs: { ${missing
+      .map(({ name, type }) => `${name}: ${PLACEHOLDER[type]}`)
+      .join(', ')} }\``,
+};
+
 /** What text a number or a boolean input takes, said when it is given other text. */
 const TEXT_TAKES: Partial<Record<InputType, string>> = {
   number: 'a number: give it in decimal, e.g. 12, -3 or 0.5',

@@ -19,6 +19,7 @@ import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
 import { startRun, type RunServices } from '../runner/factory.js';
+import { CASE_WORDING } from '../runner/inputs.js';
 import { InProcessDeviceLocks } from '../runner/locks.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { RunSummary } from '../store/store.js';
@@ -99,6 +100,7 @@ export async function runCase(
       const local = localRun(
         playbook,
         'event' in start ? { event: start.event } : { inputs: (start.inputs as Json) ?? {} },
+        CASE_WORDING,
       );
       if ('refused' in local) return { refused: refusal(playbook, start) ?? local.refused };
       return { summary: await startRun(services, playbook, { ...local, dryRun, signal }) };

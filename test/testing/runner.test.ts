@@ -340,6 +340,32 @@ describe('fleetbook test: nothing leaves the machine', () => {
   });
 });
 
+describe('fleetbook test: a required input the case does not give', () => {
+  it("says to give it under the case's inputs", async () => {
+    const dir = tempDir('fleetbook-test-inputs-');
+    await writeFile(
+      join(dir, 'needs.yaml'),
+      [
+        'version: 1',
+        'name: needs',
+        'on: { manual: true }',
+        'inputs:',
+        '  imeis: { type: array, required: true }',
+        '  reason: { type: string, required: true }',
+        'steps:',
+        '  - { id: say, uses: log, with: { message: "${{ inputs.reason }}" } }',
+        '',
+      ].join('\n'),
+    );
+    const file = join(dir, 'needs.test.yaml');
+    await writeFile(file, 'cases:\n  - name: forgets them\n    expect: { status: succeeded }\n');
+    const r = await run([file]);
+    expect(r.lines[1]).to.equal(
+      `    ${file}:3: expected status succeeded, got no run: inputs \`imeis\` (array), \`reason\` (string) are required: give them under the case's \`inputs:\`, e.g. \`inputs: { imeis: [...], reason: ... }\``,
+    );
+  });
+});
+
 describe('a callback event given by hand', () => {
   let pb: Playbook;
   before(async () => {
