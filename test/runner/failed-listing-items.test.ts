@@ -12,7 +12,6 @@
 import { expect } from 'chai';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
-import type { RunSummary, StepSummary } from '../../src/store/store.js';
 import { createClient } from '../../src/api/client.js';
 import {
   captureLogger,
@@ -22,9 +21,11 @@ import {
   playbook,
   RATES,
   setFaults,
-  type LogLine,
   skippingClock,
   stoppedClock,
+  runLogged,
+  stepOf,
+  unstepped,
 } from './helpers.js';
 
 /** An account the emulator does not have: its device listing is refused (HTTP 400). */
@@ -52,22 +53,8 @@ describe('runner: the items of a listing that failed are not known', function ()
   this.timeout(30_000);
   const t = onEmulator({ accounts: 2, devicesPerAccount: 20 });
 
-  async function run(
-    yaml: string,
-    o: Partial<RunOptions> = {},
-  ): Promise<{ s: RunSummary; lines: LogLine[] }> {
-    const logger = captureLogger();
-    const s = await runPlaybook(playbook(yaml), {
-      client: t.client,
-      store: t.store,
-      logger,
-      inputs: { account: NO_SUCH_ACCOUNT },
-      ...o,
-    });
-    return { s, lines: logger.lines };
-  }
-  const step = (s: RunSummary, id: string) => s.steps.find((x) => x.id === id) as StepSummary;
-  const said = (lines: LogLine[]) => lines.filter((l) => l.meta.step === undefined).map((l) => l.message);
+  const run = (yaml: string, o: Partial<RunOptions> = {}) =>
+    runLogged(t, yaml, { inputs: { account: NO_SUCH_ACCOUNT }, ...o });
 
   it('a forEach over accounts: the log of an account whose listing failed fails, not "0 suspended"', async () => {
     const [a, b] = t.emu.defaults.accounts as [string, string];
@@ -97,7 +84,7 @@ steps:
       messages.filter((m) => m.startsWith(NO_SUCH_ACCOUNT)),
       'no count of unknown devices',
     ).to.deep.equal([]);
-    const say = step(s, 'say');
+    const say = stepOf(s, 'say');
     expect(say.status).to.equal('failed');
     expect(say.error).to.match(/`steps\.usage\.items` cannot be read: step `usage` failed \(.+\)/);
     expect(s.status).to.equal('failed');
@@ -111,10 +98,10 @@ steps:
     uses: log
     with: { message: "${message}" }
 `);
-      expect(step(s, 'devices').status).to.equal('failed');
-      expect(step(s, 'say').status, message).to.equal('failed');
-      expect(step(s, 'say').error, message).to.match(UNKNOWN);
-      expect(step(s, 'say').error, 'said once').not.to.include('its output is null');
+      expect(stepOf(s, 'devices').status).to.equal('failed');
+      expect(stepOf(s, 'say').status, message).to.equal('failed');
+      expect(stepOf(s, 'say').error, message).to.match(UNKNOWN);
+      expect(stepOf(s, 'say').error, 'said once').not.to.include('its output is null');
       expect(s.error).to.match(/^step `say` failed: `steps\.devices\.items` cannot be read/);
     }
   });
@@ -127,7 +114,7 @@ steps:
       message: "\${{ steps.devices.status == 'succeeded' ? string(size(steps.devices.items)) : 'not known' }}"
 `);
     expect(s.status, s.error).to.equal('succeeded');
-    expect(said(lines)).to.include('not known');
+    expect(unstepped(lines)).to.include('not known');
   });
 
   it('a location report taking them whole (from the store) fails, not skipped for "no devices"', async () => {
@@ -136,7 +123,7 @@ steps:
     uses: location.createReport
     with: { accountName: "\${{ inputs.account }}", deviceList: "\${{ steps.devices.items }}" }
 `);
-    const report = step(s, 'report');
+    const report = stepOf(s, 'report');
     expect(report.status).to.equal('failed');
     expect(report.error).to.match(UNKNOWN);
     expect(report.calls).to.equal(0);
@@ -152,8 +139,8 @@ steps:
           uses: log
           with: { message: "\${{ item.id }}" }
 `);
-    expect(step(s, 'each').status).to.equal('failed');
-    expect(step(s, 'each').error).to.match(UNKNOWN);
+    expect(stepOf(s, 'each').status).to.equal('failed');
+    expect(stepOf(s, 'each').error).to.match(UNKNOWN);
   });
 
   it('a listing that failed after some pages: its first pages are not the list', async () => {
@@ -190,9 +177,9 @@ steps:
 `,
         { client, inputs: { account: t.account } },
       );
-      expect(step(s, 'devices').status).to.equal('failed');
-      expect(step(s, 'devices').calls, 'a page came, then one failed').to.equal(2);
-      expect(step(s, 'say').error).to.match(UNKNOWN);
+      expect(stepOf(s, 'devices').status).to.equal('failed');
+      expect(stepOf(s, 'devices').calls, 'a page came, then one failed').to.equal(2);
+      expect(stepOf(s, 'say').error).to.match(UNKNOWN);
     } finally {
       await setFaults(t.emu, {});
       await client.close();
@@ -211,8 +198,8 @@ finally:
     uses: log
     with: { message: "found \${{ size(steps.devices.items) }}" }
 `);
-    expect(step(s, 'say').status).to.equal('failed');
-    expect(step(s, 'say').error).to.match(
+    expect(stepOf(s, 'say').status).to.equal('failed');
+    expect(stepOf(s, 'say').error).to.match(
       /`steps\.devices\.items` cannot be read: step `devices` was skipped \(the run never reached it\)/,
     );
     expect(s.error).to.equal('step `stop` failed: stopped early');
@@ -235,8 +222,8 @@ finally:
       { inputs: { account: t.account } },
     );
     expect(s.status, s.error).to.equal('succeeded');
-    expect(step(s, 'locate').status).to.equal('skipped');
-    expect(said(lines)).to.include('0 listed, 0 located');
+    expect(stepOf(s, 'locate').status).to.equal('skipped');
+    expect(unstepped(lines)).to.include('0 listed, 0 located');
   });
 
   /** Locates the account's devices, failing on the first failed one and going on. */
@@ -260,10 +247,10 @@ finally:
       inputs: { account: t.account },
     });
     expect(s.status, s.error).to.equal('succeeded');
-    const locate = step(s, 'locate');
+    const locate = stepOf(s, 'locate');
     expect(locate.status).to.equal('failed');
     expect(locate.devices.failed).to.be.within(1, 19);
-    expect(said(lines)).to.include(`${locate.devices.failed} of 20 to retry`);
+    expect(unstepped(lines)).to.include(`${locate.devices.failed} of 20 to retry`);
   });
 
   describe('resumed after a crash', () => {
@@ -299,9 +286,9 @@ finally:
         'r-listing',
         NO_SUCH_ACCOUNT,
       );
-      expect(step(s, 'devices').status).to.equal('failed');
-      expect(step(s, 'say').status).to.equal('failed');
-      expect(step(s, 'say').error).to.match(UNKNOWN);
+      expect(stepOf(s, 'devices').status).to.equal('failed');
+      expect(stepOf(s, 'say').status).to.equal('failed');
+      expect(stepOf(s, 'say').error).to.match(UNKNOWN);
     });
 
     it('a device action that failed part-way: its per-device results, from the ledger', async () => {
@@ -311,10 +298,10 @@ finally:
         t.account,
       );
       expect(s.status, s.error).to.equal('succeeded');
-      const locate = step(s, 'locate');
+      const locate = stepOf(s, 'locate');
       expect(locate.status).to.equal('failed');
       expect(locate.devices.failed).to.be.within(1, 19);
-      expect(said(lines)).to.include(`${locate.devices.failed} of 20 to retry`);
+      expect(unstepped(lines)).to.include(`${locate.devices.failed} of 20 to retry`);
     });
   });
 });

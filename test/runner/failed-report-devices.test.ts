@@ -11,7 +11,7 @@ import type { Clock } from '../../src/clock.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
-import type { RunSummary, StepSummary } from '../../src/store/store.js';
+import type { RunSummary } from '../../src/store/store.js';
 import { allRows } from '../store/fixtures.js';
 import {
   captureLogger,
@@ -23,6 +23,8 @@ import {
   playbook,
   setFaults,
   type LogLine,
+  stepOf,
+  unstepped,
 } from './helpers.js';
 
 /** The delay of the retry rule: the sleep at which the test turns the emulator's answers to server errors. */
@@ -69,9 +71,6 @@ describe('runner: the devices of a location report that failed part-way', functi
   this.timeout(60_000);
   const t = onEmulator({ accounts: 1, devicesPerAccount: 60 });
   afterEach(async () => setFaults(t.emu, {}));
-
-  const step = (s: RunSummary, id: string) => s.steps.find((x) => x.id === id) as StepSummary;
-  const said = (lines: LogLine[]) => lines.filter((l) => l.meta.step === undefined).map((l) => l.message);
 
   /** Each device's latest result in the step's ledger, counted as the summary counts them. */
   async function ledgerCounts(store: SqliteStore, runId: string) {
@@ -124,7 +123,7 @@ describe('runner: the devices of a location report that failed part-way', functi
 
   /** The step failed by the retry pass's server error; its devices, the summary and `finally` say the ledger. */
   async function expectCounted(s: RunSummary, lines: LogLine[], store: SqliteStore) {
-    const report = step(s, 'report');
+    const report = stepOf(s, 'report');
     expect(report.status).to.equal('failed');
     expect(report.error).to.match(/500|INTERNAL/);
     const ledger = await ledgerCounts(store, s.runId);
@@ -133,7 +132,7 @@ describe('runner: the devices of a location report that failed part-way', functi
     expect(ledger.succeeded).to.be.greaterThan(0);
     expect(report.devices).to.deep.equal(ledger);
     expect(s.devices).to.deep.equal(ledger);
-    expect(said(lines)).to.include(
+    expect(unstepped(lines)).to.include(
       `failed: ${ledger.succeeded} succeeded, ${ledger.failed} failed of ${ledger.total}`,
     );
     const cp = (await store.loadSteps(s.runId)).get('report') as { status: string; devices?: unknown };
@@ -210,9 +209,9 @@ describe('runner: the devices of a location report that failed part-way', functi
       const logger = captureLogger();
       const s = await runPlaybook(pb, { ...o, clock: emulatorClock(t.emu), logger });
       expect(s.status, s.error).to.equal('succeeded');
-      expect(step(s, 'report').devices).to.deep.equal(ledger);
+      expect(stepOf(s, 'report').devices).to.deep.equal(ledger);
       expect(s.devices).to.deep.equal(ledger);
-      expect(said(logger.lines)).to.include(
+      expect(unstepped(logger.lines)).to.include(
         `failed: ${ledger.succeeded} succeeded, ${ledger.failed} failed of ${ledger.total}`,
       );
     } finally {

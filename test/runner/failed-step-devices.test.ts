@@ -8,7 +8,6 @@
 import { expect } from 'chai';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
-import type { RunSummary, StepSummary } from '../../src/store/store.js';
 import {
   accountDevices,
   captureLogger,
@@ -18,9 +17,11 @@ import {
   onEmulator,
   playbook,
   setFaults,
-  type LogLine,
   skippingClock,
   stoppedClock,
+  runLogged,
+  stepOf,
+  unstepped,
 } from './helpers.js';
 
 describe('runner: the devices of a step that failed by an error', function () {
@@ -34,16 +35,7 @@ describe('runner: the devices of a step that failed by an error', function () {
   });
   afterEach(async () => setFaults(t.emu, {}));
 
-  async function run(
-    yaml: string,
-    o: Partial<RunOptions> = {},
-  ): Promise<{ s: RunSummary; lines: LogLine[] }> {
-    const logger = captureLogger();
-    const s = await runPlaybook(playbook(yaml), { client: t.client, store: t.store, logger, ...o });
-    return { s, lines: logger.lines };
-  }
-  const step = (s: RunSummary, id: string) => s.steps.find((x) => x.id === id) as StepSummary;
-  const said = (lines: LogLine[]) => lines.filter((l) => l.meta.step === undefined).map((l) => l.message);
+  const run = (yaml: string, o: Partial<RunOptions> = {}) => runLogged(t, yaml, o);
   const list = (ids: string[]) => `[${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]`;
 
   it('a step a limit stopped: its skipped devices, as `finally` reads them and the summary counts them', async () => {
@@ -61,9 +53,9 @@ finally:
     with: { message: "\${{ steps.suspend.status }}: \${{ steps.suspend.devices.skipped }} of \${{ steps.suspend.devices.total }} skipped" }
 `);
     expect(s.status).to.equal('failed');
-    expect(step(s, 'suspend').devices).to.include({ total: 3, skipped: 3 });
+    expect(stepOf(s, 'suspend').devices).to.include({ total: 3, skipped: 3 });
     expect(s.devices).to.include({ total: 3, skipped: 3 });
-    expect(said(lines)).to.include('failed: 3 of 3 skipped');
+    expect(unstepped(lines)).to.include('failed: 3 of 3 skipped');
   });
 
   /** Suspends `ids` with a carrier that does not finish: the step's timeout ends it while it confirms. */
@@ -86,9 +78,9 @@ steps:
     await setFaults(t.emu, { processingSeconds: 3600 });
     const { s, lines } = await run(TIMED_OUT('timed-out', active.slice(3, 6)));
     expect(s.status, s.error).to.equal('succeeded');
-    expect(step(s, 'suspend').status).to.equal('failed');
-    expect(step(s, 'suspend').devices).to.include({ total: 3, unconfirmed: 3 });
-    expect(said(lines)).to.include('failed: 3 of 3 unconfirmed');
+    expect(stepOf(s, 'suspend').status).to.equal('failed');
+    expect(stepOf(s, 'suspend').devices).to.include({ total: 3, unconfirmed: 3 });
+    expect(unstepped(lines)).to.include('failed: 3 of 3 unconfirmed');
   });
 
   it('resumed after a crash: the failed checkpoint keeps the counts, for the step and the summary', async () => {
@@ -114,9 +106,9 @@ steps:
       const logger = captureLogger();
       const s = await runPlaybook(pb, { ...o, clock: later, logger });
       expect(s.status, s.error).to.equal('succeeded');
-      expect(step(s, 'suspend').devices).to.include({ total: 3, unconfirmed: 3 });
+      expect(stepOf(s, 'suspend').devices).to.include({ total: 3, unconfirmed: 3 });
       expect(s.devices).to.include({ total: 3, unconfirmed: 3 });
-      expect(said(logger.lines)).to.include('failed: 3 of 3 unconfirmed');
+      expect(unstepped(logger.lines)).to.include('failed: 3 of 3 unconfirmed');
     } finally {
       await store.close();
     }

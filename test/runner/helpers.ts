@@ -4,7 +4,7 @@
  * spy that keeps what each action was called with (the client underneath is untouched).
  */
 import { expect } from 'chai';
-import type { DeviceOutcome } from '../../src/store/store.js';
+import type { DeviceOutcome, RunSummary, StepSummary } from '../../src/store/store.js';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -330,3 +330,22 @@ export function watchAnswers(origin: string): {
   subscribe('undici:request:headers', onHeaders);
   return { answers, stop: () => unsubscribe('undici:request:headers', onHeaders) };
 }
+
+/** `yaml` run on `t`'s emulator and store, its log captured: the summary and the lines. */
+export async function runLogged(
+  t: OnEmulator,
+  yaml: string,
+  o: Partial<RunOptions> = {},
+): Promise<{ s: RunSummary; lines: LogLine[] }> {
+  const logger = captureLogger();
+  const s = await runPlaybook(playbook(yaml), { client: t.client, store: t.store, logger, ...o });
+  return { s, lines: logger.lines };
+}
+
+/** Step `id` of a run summary. */
+export const stepOf = (s: RunSummary, id: string): StepSummary =>
+  s.steps.find((x) => x.id === id) as StepSummary;
+
+/** The messages of the lines no step logged: what the run's `log` actions said. */
+export const unstepped = (lines: LogLine[]): string[] =>
+  lines.filter((l) => l.meta.step === undefined).map((l) => l.message);

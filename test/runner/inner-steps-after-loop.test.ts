@@ -15,7 +15,6 @@
 import { expect } from 'chai';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
-import type { RunSummary, StepSummary } from '../../src/store/store.js';
 import {
   accountDevices,
   captureLogger,
@@ -25,9 +24,11 @@ import {
   onEmulator,
   playbook,
   setFaults,
-  type LogLine,
   skippingClock,
   stoppedClock,
+  runLogged,
+  stepOf,
+  unstepped,
 } from './helpers.js';
 
 /** An account the emulator does not have: its device listing is refused (HTTP 400). */
@@ -38,16 +39,7 @@ describe('runner: an inner step read after its forEach', function () {
   const t = onEmulator({ accounts: 2, devicesPerAccount: 20 });
   afterEach(async () => setFaults(t.emu, {}));
 
-  async function run(
-    yaml: string,
-    o: Partial<RunOptions> = {},
-  ): Promise<{ s: RunSummary; lines: LogLine[] }> {
-    const logger = captureLogger();
-    const s = await runPlaybook(playbook(yaml), { client: t.client, store: t.store, logger, ...o });
-    return { s, lines: logger.lines };
-  }
-  const step = (s: RunSummary, id: string) => s.steps.find((x) => x.id === id) as StepSummary;
-  const said = (lines: LogLine[]) => lines.filter((l) => l.meta.step === undefined).map((l) => l.message);
+  const run = (yaml: string, o: Partial<RunOptions> = {}) => runLogged(t, yaml, o);
 
   it('a listing that failed in one iteration: failed, and its items are not known after the loop', async () => {
     const [a, b] = t.emu.defaults.accounts as [string, string];
@@ -73,14 +65,14 @@ steps:
     onError: continue
 `);
     expect(s.status, s.error).to.equal('succeeded');
-    const status = said(lines).find((m) => m.startsWith('usage '));
+    const status = unstepped(lines).find((m) => m.startsWith('usage '));
     expect(status).to.match(/^usage failed: failed in 1 of 3 iterations \(iteration 1: devices\.list: .+\)$/);
     expect(
-      said(lines).filter((m) => m.endsWith('listed')),
+      unstepped(lines).filter((m) => m.endsWith('listed')),
       'no count of devices not known',
     ).to.deep.equal([]);
-    expect(step(s, 'count').status).to.equal('failed');
-    expect(step(s, 'count').error).to.match(
+    expect(stepOf(s, 'count').status).to.equal('failed');
+    expect(stepOf(s, 'count').error).to.match(
       /^`steps\.usage\.items` cannot be read after forEach `each`: each of its iterations found its own/,
     );
   });
@@ -115,12 +107,12 @@ steps:
     await setFaults(t.emu, { deviceErrors: { 'ABSENT SUBSCRIBER': 0.5 } });
     const { s, lines } = await run(LOCATE_IN_BATCHES('locate-batches'), { inputs: { account: t.account } });
     expect(s.status, s.error).to.equal('succeeded');
-    const locate = step(s, 'locate');
+    const locate = stepOf(s, 'locate');
     expect(locate.status).to.equal('failed');
     expect(locate.devices.total).to.equal(20);
     expect(locate.devices.failed).to.be.within(1, 19);
     const f = locate.devices.failed;
-    expect(said(lines)).to.include(`failed: 20 results, ${f} failed of ${f}`);
+    expect(unstepped(lines)).to.include(`failed: 20 results, ${f} failed of ${f}`);
   });
 
   it('a step every iteration skipped: skipped, with the reason', async () => {
@@ -141,7 +133,7 @@ steps:
     with: { message: "note \${{ steps.note.status }} (\${{ steps.note.reason }})" }
 `);
     expect(s.status, s.error).to.equal('succeeded');
-    expect(said(lines)).to.include('note skipped (`if` was false)');
+    expect(unstepped(lines)).to.include('note skipped (`if` was false)');
   });
 
   it('a device action in a forEach inside another: its items are not known after the inner loop', async () => {
@@ -176,8 +168,8 @@ steps:
       { inputs: { account: t.account } },
     );
     expect(s.status, s.error).to.equal('succeeded');
-    expect(step(s, 'count').status).to.equal('failed');
-    expect(step(s, 'count').error).to.match(
+    expect(stepOf(s, 'count').status).to.equal('failed');
+    expect(stepOf(s, 'count').error).to.match(
       /^`steps\.locate\.items` cannot be read after forEach `batches`, which runs inside forEach `rounds`: .*after `rounds`/,
     );
   });
@@ -203,8 +195,8 @@ finally:
     with: { message: "suspend \${{ steps.suspend.status }}: \${{ steps.suspend.devices.succeeded }} succeeded, \${{ steps.suspend.devices.skipped }} skipped" }
 `);
     expect(s.status).to.equal('failed');
-    expect(step(s, 'suspend').devices).to.include({ succeeded: 2, skipped: 2 });
-    expect(said(lines)).to.include('suspend failed: 2 succeeded, 2 skipped');
+    expect(stepOf(s, 'suspend').devices).to.include({ succeeded: 2, skipped: 2 });
+    expect(unstepped(lines)).to.include('suspend failed: 2 succeeded, 2 skipped');
   });
 
   it('resumed after a crash: the restored iterations count, and the items come from the ledger', async () => {
@@ -226,12 +218,12 @@ finally:
       const logger = captureLogger();
       const s = await runPlaybook(pb, { ...o, clock: later, logger });
       expect(s.status, s.error).to.equal('succeeded');
-      const locate = step(s, 'locate');
+      const locate = stepOf(s, 'locate');
       expect(locate.status).to.equal('failed');
       expect(locate.devices.total).to.equal(20);
       const f = locate.devices.failed;
       expect(f).to.be.within(1, 19);
-      expect(said(logger.lines)).to.include(`failed: 20 results, ${f} failed of ${f}`);
+      expect(unstepped(logger.lines)).to.include(`failed: 20 results, ${f} failed of ${f}`);
     } finally {
       await store.close();
     }
