@@ -40,7 +40,7 @@ export function ofType(type: string, v: unknown): boolean {
  * A JSON value as text, one for all the values JSON Schema holds equal (`enum`, `uniqueItems`): an object's
  * keys in one order, at any depth; numbers as JSON writes them (1 and 1.0 alike, as a number is one number).
  */
-export function jsonKey(v: unknown): string {
+function jsonKey(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(jsonKey).join(',')}]`;
   if (isObject(v))
     return `{${Object.keys(v)
@@ -52,7 +52,7 @@ export function jsonKey(v: unknown): string {
 }
 
 /** Whether two JSON values are equal as JSON Schema holds them: deep, whatever the order of an object's keys. */
-export const sameJson = (a: unknown, b: unknown) => jsonKey(a) === jsonKey(b);
+const sameJson = (a: unknown, b: unknown) => jsonKey(a) === jsonKey(b);
 const show = (v: unknown) => JSON.stringify(v);
 /** Characters as JSON Schema counts them: code points. */
 const length = (s: string) => [...s].length;

@@ -11,7 +11,7 @@
 import { isAction } from '../api/catalog.js';
 import type { Step } from '../playbook/schema.js';
 import { emptyCounts, type DeviceCounts, type StepStatus } from '../store/store.js';
-import { addCounts, findsItems, item, unreadableItems, type RunContext } from './context.js';
+import { addCounts, findsItems, unreadableItems, type RunContext } from './context.js';
 import { stepsIn } from './plan.js';
 import type { Scope, StepState } from './types.js';
 
@@ -91,8 +91,7 @@ export class AfterLoop {
           `are read from the ledger only after \`${outermost}\`; read them inside the loop, or after \`${outermost}\``,
       );
     }
-    if (b && this.ctx.plan.itemsAfterLoops.has(s.id))
-      state.items = (await this.ctx.o.store.deviceResults(this.ctx.id, s.id)).map(item);
+    if (b && this.ctx.plan.itemsAfterLoops.has(s.id)) state.items = await this.ctx.ledgerItems(s.id);
     return state;
   }
 }

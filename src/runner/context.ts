@@ -168,6 +168,11 @@ export class RunContext {
     this.report();
   }
 
+  /** A step's items read from the ledger: each device's latest result in it, as `steps.<id>.items` gives it. */
+  async ledgerItems(stepId: string): Promise<Json[]> {
+    return (await this.o.store.deviceResults(this.id, stepId)).map(item);
+  }
+
   recordLedger(stepId: string, groups: DeviceGroup[]): void {
     if (groups.length) this.o.store.recordDevices(this.id, stepId, groups, this.now());
   }

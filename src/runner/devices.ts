@@ -5,7 +5,7 @@
 import type { Operation } from '../api/catalog.js';
 import { deviceErrorClass, ownType, specErrorType } from '../api/device-errors.js';
 import { InputError } from '../errors.js';
-import { nulRefusal } from '../util/nul.js';
+import { hasNul, nulRefusal } from '../util/nul.js';
 import type { DeviceGroup, DeviceResult } from '../store/store.js';
 import { StepError } from './types.js';
 
@@ -79,9 +79,6 @@ function listOf(op: Operation | undefined, input: Json): { key?: string; named?:
   if (Array.isArray(named) && typeof named[0] === 'object') return { key, named, list: named as Json[] };
   return { key, named };
 }
-
-/** Whether `v` is text with a NUL character: what the per-device loops test before they build a refusal. */
-const hasNul = (v: unknown): boolean => typeof v === 'string' && v.includes('\0');
 
 /**
  * Refuses an identifier (or kind) with a NUL character (nulRefusal), at `path` of the input (devicesOf, which

@@ -61,7 +61,7 @@ export const describeMismatch: MismatchWording = ({ input, type, got, unread }) 
 };
 
 /** Inputs given as data, where the caller cannot say how (a test case, a scheduled or a resumed run). */
-export const DATA_WORDING: InputWording = { mismatch: describeMismatch };
+const DATA_WORDING: InputWording = { mismatch: describeMismatch };
 
 /** What stands for a value of each type in a how-to: not a value to copy. */
 export const PLACEHOLDER: Record<InputType, string> = {

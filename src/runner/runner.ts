@@ -17,7 +17,6 @@ import {
   done,
   findsItems,
   IF_FALSE,
-  item,
   itemsNotKnown,
   NEVER_REACHED,
   selects,
@@ -400,7 +399,7 @@ class Run {
         `${status === 'failed' ? 'failed' : 'was cancelled'} (${message})`,
       );
     if ('uses' in step && !scope.inLoop && this.ctx.keeps(step.id, 'items'))
-      state.items = (await this.o.store.deviceResults(this.ctx.id, step.id)).map(item);
+      state.items = await this.ctx.ledgerItems(step.id);
     return state;
   }
 
@@ -446,7 +445,7 @@ class Run {
         ? await stored.all()
         : (cp.items ??
           cp.itemRuns?.flatMap(([kind, ids]) => ids.map((id) => ({ id, kind }))) ??
-          (!scope.inLoop ? (await this.o.store.deviceResults(ctx.id, step.id)).map(item) : []));
+          (!scope.inLoop ? await ctx.ledgerItems(step.id) : []));
     return {
       status: cp.status as StepStatus,
       output: cp.output ?? null,

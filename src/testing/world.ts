@@ -14,6 +14,7 @@ import type { Faults } from '../emulator/index.js';
 import { devicesProblem, integerProblem, optionProblem } from '../emulator/limits.js';
 import { said } from '../emulator/sim-clock.js';
 import { durationProblem, parseDuration } from '../playbook/duration.js';
+import { isObject } from '../util/json.js';
 
 type Json = Record<string, unknown>;
 
@@ -71,8 +72,6 @@ export interface SettingProblem {
 /** The embedded emulator's world when a test file leaves its size out: 3 accounts of 50 devices. */
 const DEFAULT_SIZE = { accounts: 3, devicesPerAccount: 50 };
 
-const isMap = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * What the emulator would refuse of the worlds and faults of a test file (already checked against its schema:
  * a value of the wrong type is told there, and not here): each value at its place, with the test file's name
@@ -81,23 +80,23 @@ const isMap = (v: unknown): v is Json => v !== null && typeof v === 'object' && 
  */
 export function settingProblems(file: Json): SettingProblem[] {
   const out: SettingProblem[] = [];
-  const fileWorld = isMap(file.world) ? file.world : {};
+  const fileWorld = isObject(file.world) ? file.world : {};
   out.push(...worldProblems(file.world, ['world']), ...faultProblems(file.faults, ['faults']));
   const size = sizeProblem(fileWorld, ['world']);
   if (size) out.push(size);
   if (Array.isArray(file.cases))
     file.cases.forEach((c: unknown, i) => {
-      if (!isMap(c)) return;
+      if (!isObject(c)) return;
       out.push(...worldProblems(c.world, ['cases', i, 'world']));
       // The case's world over the file's: told at the case's when it gives a size of its own.
-      if (isMap(c.world) && ('accounts' in c.world || 'devicesPerAccount' in c.world)) {
+      if (isObject(c.world) && ('accounts' in c.world || 'devicesPerAccount' in c.world)) {
         const own = sizeProblem({ ...fileWorld, ...c.world }, ['cases', i, 'world']);
         if (own) out.push(own);
       }
       out.push(...faultProblems(c.faults, ['cases', i, 'faults']));
       if (Array.isArray(c.before))
         c.before.forEach((e: unknown, j) => {
-          if (isMap(e)) out.push(...faultProblems(e.faults, ['cases', i, 'before', j, 'faults']));
+          if (isObject(e)) out.push(...faultProblems(e.faults, ['cases', i, 'before', j, 'faults']));
         });
     });
   return out;
@@ -105,7 +104,7 @@ export function settingProblems(file: Json): SettingProblem[] {
 
 /** The values of one `world` the emulator would refuse (limits.ts), by the test file's names. */
 function worldProblems(world: unknown, at: Seg[]): SettingProblem[] {
-  if (!isMap(world)) return [];
+  if (!isObject(world)) return [];
   const out: SettingProblem[] = [];
   for (const key of ['seed', 'accounts', 'devicesPerAccount', 'timeScale'] as const) {
     // A value of the wrong type is told by the schema, at the same place, and not again.
@@ -135,7 +134,7 @@ function sizeProblem(world: Json, at: Seg[]): SettingProblem | undefined {
  * as written, said against the longest the fault takes.
  */
 function faultProblems(faults: unknown, at: Seg[]): SettingProblem[] {
-  if (!isMap(faults)) return [];
+  if (!isObject(faults)) return [];
   const out: SettingProblem[] = [];
   for (const [name, value] of Object.entries(faults)) {
     const fault = FAULT_NAMES[name];
@@ -143,7 +142,7 @@ function faultProblems(faults: unknown, at: Seg[]): SettingProblem[] {
     const key = `faults.${name}`;
     let message: string | undefined;
     let rule: SettingProblem['rule'] = 'schema';
-    if (fault === 'deviceErrors' && isMap(value)) {
+    if (fault === 'deviceErrors' && isObject(value)) {
       message = deviceErrorsProblem(
         Object.values(value).filter((r): r is number => typeof r === 'number'),
         key,

@@ -1,7 +1,7 @@
 /** JSON as parsed: what its objects are, and how to tell one from an array or a scalar. */
 
 /** A JSON object. */
-export type JsonObject = Record<string, unknown>;
+type JsonObject = Record<string, unknown>;
 
 /** Whether `v` is a JSON object: not null, not an array. */
 export const isObject = (v: unknown): v is JsonObject =>

@@ -4,6 +4,9 @@
  * would be kept otherwise on each store. The callback listener and the runner's device lists refuse it alike.
  */
 
+/** Whether `value` is a string with a NUL character. */
+export const hasNul = (value: unknown): boolean => typeof value === 'string' && value.includes('\0');
+
 /**
  * Why `value` is refused, or undefined when it is not a string with a NUL character. `field` names it at the
  * head of the message (a function of the value, called only when it is refused); `whose` says whose has none
@@ -14,7 +17,7 @@ export function nulRefusal(
   field: string | ((value: string) => string),
   whose: string,
 ): string | undefined {
-  if (typeof value !== 'string' || !value.includes('\0')) return undefined;
-  const name = typeof field === 'string' ? field : field(value);
+  if (!hasNul(value)) return undefined;
+  const name = typeof field === 'string' ? field : field(value as string);
   return `${name} has a NUL character (U+0000): ${whose} has one, and the PostgreSQL store cannot keep one`;
 }

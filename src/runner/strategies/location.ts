@@ -6,7 +6,7 @@
 import { emptyCounts, type DeviceCounts, type DeviceGroup } from '../../store/store.js';
 import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
-import { addCounts, countDevices, item } from '../context.js';
+import { addCounts, countDevices } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import { answerRefusal, groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
@@ -207,7 +207,7 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
   return {
     status: 'succeeded',
     output: { reports },
-    items: ctx.keeps(step.id, 'items') ? (await ctx.o.store.deviceResults(ctx.id, step.id)).map(item) : [],
+    items: ctx.keeps(step.id, 'items') ? await ctx.ledgerItems(step.id) : [],
     devices: counts,
   };
 }
