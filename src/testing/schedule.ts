@@ -7,7 +7,7 @@
  */
 import { systemClock, type Clock } from '../clock.js';
 import { scheduledRun, schedulesOf, type ScheduleEntry } from '../daemon/scheduler.js';
-import { compileCron, type CronSchedule } from '../playbook/cron.js';
+import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
 import type { Playbook } from '../playbook/schema.js';
 import type { RunRecord } from '../store/store.js';
 import type { Seg } from './load.js';
@@ -85,7 +85,7 @@ export function scheduleProblems(runs: CaseRun[]): [Seg[], string, boolean][] {
     const of = entries.length > 1 ? `its first schedule, ${entry.cron}` : entry.cron;
     out.push([
       [...path, 'schedule', 'at'],
-      `the schedule of ${playbook.name} (${of} in ${entry.timezone ?? 'UTC'}) does not fire at ${String((start.schedule as Json).at)}: it fires at ${iso(before)} and next at ${iso(next)}`,
+      `the schedule of ${playbook.name} (${of} in ${entry.timezone ?? 'UTC'}) does not fire at ${String((start.schedule as Json).at)}: it fires ${before === undefined ? '' : `at ${iso(before)} and `}next at ${iso(next)}`,
       false,
     ]);
   }
@@ -105,12 +105,7 @@ function fired(entries: ScheduleEntry[], at: number): ScheduleEntry | undefined 
 
 /** The latest occurrence of `s` before `at`, looked for up to a year back. */
 function latestBefore(s: CronSchedule, at: number): number | undefined {
-  for (let span = 3_600_000; span <= 400 * 86_400_000; span *= 4) {
-    let last: number | undefined;
-    for (let t = s.next(at - span); t !== undefined && t < at; t = s.next(t)) last = t;
-    if (last !== undefined) return last;
-  }
-  return undefined;
+  return occurrences(s, at - 366 * 86_400_000, at - 1, 1).times[0];
 }
 
 /** A run's fire: the schedule that fires, and when. */

@@ -233,6 +233,17 @@ describe('fleetbook test: a case started by the schedule', () => {
     ]);
   });
 
+  it('names the last fire of a yearly schedule, months before the time given', async () => {
+    const file = await files(
+      "cases:\n  - name: in August\n    schedule: { at: '2026-08-01T00:00:00Z' }\n    expect: { status: succeeded }\n",
+      "schedule: { cron: '0 0 1 1 *' }",
+    );
+    const r = await run([file]);
+    expect(r.lines[1]).to.equal(
+      `    ${file}:3:21: the schedule of nightly (0 0 1 1 * in UTC) does not fire at 2026-08-01T00:00:00Z: it fires at 2026-01-01T00:00:00.000Z and next at 2027-01-01T00:00:00.000Z [schema]`,
+    );
+  });
+
   it('says to give `schedule` to a run of a schedule-only playbook given nothing, not to add manual: true', async () => {
     const file = await files('cases:\n  - name: by hand\n    expect: { status: succeeded }\n');
     const r = await run([file]);
