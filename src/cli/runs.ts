@@ -147,7 +147,10 @@ export async function listCommand(flags: ListFlags): Promise<number> {
       );
     else
       process.stdout.write(
-        runs.length ? runTable(runs, await liveOwners(store)) : `${await noRuns(store, filter)}\n`,
+        runs.length
+          ? // Only a run not ended has an owner to name: the processes are read only then.
+            runTable(runs, runs.some(unended) ? await liveOwners(store) : [])
+          : `${await noRuns(store, filter)}\n`,
       );
     return 0;
   });
@@ -278,12 +281,15 @@ function runTable(runs: RunRecord[], owners: Owner[]): string {
     .join('');
 }
 
+/** A run still queued or running: one a process holds, or will take up. */
+const unended = (r: RunRecord): boolean => r.status === 'running' || r.status === 'queued';
+
 /**
  * Which process holds an unfinished run: `serve pid 4242 on host-a`, `run pid 99 on host-b` (a `fleetbook run`);
  * `none` when no live process does (a `serve` takes it up); `-` for a run that ended, which nobody holds.
  */
 function ownerCell(r: RunRecord, live: ReadonlyMap<string, Owner>): string {
-  if (r.status !== 'running' && r.status !== 'queued') return '-';
+  if (!unended(r)) return '-';
   const o = r.owner === undefined ? undefined : live.get(r.owner);
   return o ? `${o.role === 'daemon' ? 'serve' : 'run'} pid ${o.pid} on ${o.host}` : 'none';
 }

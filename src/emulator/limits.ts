@@ -32,7 +32,7 @@ export const MAX_NEVER_FINISH_DEVICES = 100_000;
  * The earliest start of the clock: the API writes four-digit years, from 0000, and the seeded devices were made
  * up to DEVICE_AGE_DAYS before the start. The first new year that leaves them room.
  */
-export const EARLIEST = Date.parse('0002-01-01T00:00:00Z');
+const EARLIEST = Date.parse('0002-01-01T00:00:00Z');
 
 /** The integer options and the range each takes. */
 export const RANGES = {
@@ -65,7 +65,7 @@ export function timeScaleProblem(v: unknown, name = 'timeScale', got = said(v)):
  * What is wrong with `v` as a seed, named `name`: a number or a word. An empty one (or only spaces) is refused
  * rather than read as a seed of its own: it is a value left out, not one chosen.
  */
-export function seedProblem(v: unknown, name = 'seed'): string | undefined {
+function seedProblem(v: unknown, name = 'seed'): string | undefined {
   if (typeof v === 'string')
     return v.trim() === '' ? `${name} is empty: give a number or a word, or leave it out` : undefined;
   return typeof v === 'number' && Number.isFinite(v)
@@ -104,7 +104,7 @@ export function devicesProblem(
 }
 
 /** The options with limits. */
-export type LimitedOption = 'port' | 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale' | 'startTime';
+type LimitedOption = 'port' | 'seed' | 'accounts' | 'devicesPerAccount' | 'timeScale' | 'startTime';
 
 /**
  * How a way in names the options and says a value it got (a flag and its text, for `fleetbook emulator`). Left

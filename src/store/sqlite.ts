@@ -237,10 +237,10 @@ export class SqliteStore implements Store {
     this.insertInTransaction(runId, step, groups, at);
   }
 
-  /** One ledger entry per group, in order: of a device given twice, the later entry counts (by `seq`). */
   /**
-   * A write's entries, their texts as both stores keep them (text.ts): the ids and the data are scanned in their
-   * JSON, once, and taken apart again only when one of them has a NUL or a lone surrogate.
+   * One ledger entry per group, in order: of a device given twice, the later entry counts (by `seq`). Their texts
+   * are kept as both stores keep them (text.ts): the ids and the data are scanned in their JSON, once, and taken
+   * apart again only when one of them has a NUL or a lone surrogate.
    */
   private insertGroups(runId: string, step: string, groups: DeviceGroup[], at: string): void {
     for (const g of groups) {

@@ -17,7 +17,7 @@ import { localRun } from '../daemon/local-event.js';
 import { silentLogger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
-import { versionOf } from '../playbook/version.js';
+import { savePlaybookVersions } from '../daemon/versions.js';
 import { startRun, type RunServices } from '../runner/factory.js';
 import { CASE_WORDING } from '../runner/inputs.js';
 import { InProcessDeviceLocks } from '../runner/locks.js';
@@ -92,8 +92,7 @@ export async function runCase(
       if (fire) {
         // Stored queued, then executed, as the daemon's scheduler and pool do.
         const stored = firedRun(fire, playbook, clock, OWNER);
-        const { version, definition } = versionOf(playbook);
-        await store.savePlaybookVersion(version, definition);
+        await savePlaybookVersions(store, [playbook]);
         store.createRun(stored);
         return { summary: await startRun(services, playbook, { stored, signal }) };
       }

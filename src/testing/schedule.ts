@@ -52,7 +52,7 @@ export function parseAt(text: string): number | undefined {
 }
 
 /** The time (ms) of `schedule.at`, when the run gives one that is a time; undefined otherwise. */
-export function atOf(start: Json): number | undefined {
+function atOf(start: Json): number | undefined {
   const s = start.schedule;
   if (!s || typeof s !== 'object' || typeof (s as Json).at !== 'string') return undefined;
   return parseAt((s as Json).at as string);

@@ -378,7 +378,8 @@ export class PostgresLedger implements LedgerStore {
                JOIN runs r ON r.id = l.run_id
              WHERE d.id::text IN ($2, $4)
              ORDER BY l.seq DESC LIMIT $3`,
-      values: [id, JSON.stringify(id), limit, JSON.stringify(deviceId)],
+      // Only an id text.ts changed can have been kept otherwise: else $4 is null, and scans nothing.
+      values: [id, JSON.stringify(id), limit, id === deviceId ? null : JSON.stringify(deviceId)],
     });
     return historyRows(rows, id);
   }
