@@ -53,6 +53,8 @@ describe('console: a step skipped says why, a report step where it wrote', funct
     // The temporary directory is not below the working directory: the file is named whole.
     note = `wrote ${join(tmp.dir, 'sites.csv')}, 2 rows`;
     console_ = await consoleApp(t.store, TOKEN);
+    // The browser tests read the console on a port of its own.
+    await console_.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {
     await console_.close();
@@ -72,7 +74,6 @@ describe('console: a step skipped says why, a report step where it wrote', funct
   });
 
   it("the run page shows the reason and the note in the step's row", async () => {
-    await console_.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = console_.app.server.address() as AddressInfo;
     let browser: Browser | undefined;
     try {

@@ -14,6 +14,7 @@ import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import { createClient } from '../../src/api/client.js';
 import {
+  calls,
   captureLogger,
   interruptedRun,
   memoryStore,
@@ -268,8 +269,15 @@ finally:
       const o = { client: t.client, store, runId, inputs: { account } };
       try {
         await interruptedRun(pb, { ...o, clock: stopped(waiting) }, () => waiting.length > 0);
+        // Restored, not run again: the resumed run lists and locates nothing.
+        const acted = async () => {
+          const { actions } = await calls(t.emu);
+          return (actions['devices.list'] ?? 0) + (actions['location.locate'] ?? 0);
+        };
+        const before = await acted();
         const logger = captureLogger();
         const s = await runPlaybook(pb, { ...o, clock: later(), logger });
+        expect(await acted(), 'calls of the resumed run').to.equal(before);
         return { s, lines: logger.lines };
       } finally {
         await store.close();

@@ -64,7 +64,9 @@ export async function interruptedRun(
 ): Promise<void> {
   const controller = new AbortController();
   const running = runPlaybook(pb, { ...o, signal: controller.signal });
-  for (let i = 0; i < 500 && !(await ready()); i++) await new Promise((r) => setTimeout(r, 10));
+  let held = false;
+  for (let i = 0; i < 500 && !(held = await ready()); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(held, 'the run reached the point to interrupt it at').to.equal(true);
   controller.abort(new Interrupted());
   const ended = await running.then(
     () => undefined,

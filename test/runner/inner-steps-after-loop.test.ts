@@ -17,6 +17,7 @@ import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import {
   accountDevices,
+  calls,
   captureLogger,
   imei,
   interruptedRun,
@@ -215,8 +216,12 @@ finally:
           ((await store.loadSteps(o.runId)).get('hold') as { status?: string } | undefined)?.status ===
           'waiting',
       );
+      // The loop's iterations were done before the stop: the resumed run restores them, and locates nothing again.
+      const located = (await calls(t.emu)).actions['location.locate'] ?? 0;
+      expect(located, 'locate calls before the stop').to.be.greaterThan(0);
       const logger = captureLogger();
       const s = await runPlaybook(pb, { ...o, clock: later, logger });
+      expect((await calls(t.emu)).actions['location.locate'] ?? 0, 'locate calls after').to.equal(located);
       expect(s.status, s.error).to.equal('succeeded');
       const locate = stepOf(s, 'locate');
       expect(locate.status).to.equal('failed');
