@@ -57,6 +57,38 @@ export function isoTime(ms: number): string {
   return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
+/** The form parseIsoTime reads: whether a text is written as such a time, whatever its day and hour. */
+export const ISO_TIME =
+  /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * The time (ms) `text` says when it is an ISO 8601 date and time with its offset: `2026-01-05T00:00Z`, seconds
+ * and up to three digits of a fraction optional, `Z` or `±HH:MM`, the year of four digits or, signed, of six
+ * (`+010000`, as toISOString writes it). Undefined for anything else: a time without an offset (local to the
+ * machine), a date alone, and a day or an hour that does not exist (2026-02-30, 24:00), which Date.parse takes,
+ * the last rolled over into the next month or day.
+ */
+export function parseIsoTime(text: string): number | undefined {
+  const m = ISO_TIME.exec(text);
+  if (!m || m[1] === '-000000') return undefined;
+  const [y, mo, d, h, mi, se, ms, oh, om] = [1, 2, 3, 4, 5, 6, 7, 9, 10].map((i) =>
+    Number((m[i] ?? '0').padEnd(i === 7 ? 3 : 1, '0')),
+  ) as number[] as [number, number, number, number, number, number, number, number, number];
+  if (oh > 23 || om > 59) return undefined;
+  const t = new Date(0);
+  t.setUTCFullYear(y, mo - 1, d);
+  t.setUTCHours(h, mi, se, ms);
+  const fields = [
+    t.getUTCFullYear(),
+    t.getUTCMonth() + 1,
+    t.getUTCDate(),
+    t.getUTCHours(),
+    t.getUTCMinutes(),
+  ];
+  if (fields.some((v, i) => v !== [y, mo, d, h, mi][i]) || t.getUTCSeconds() !== se) return undefined;
+  return t.getTime() - (m[8] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
+}
+
 /**
  * A virtual clock for tests and simulations: `sleep` resolves as soon as every earlier sleeper has, and moves
  * `now()` forward to its deadline. Each requested sleep is recorded in `sleeps`.

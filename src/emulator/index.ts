@@ -12,7 +12,7 @@ import { defaultFaults, parseFaults, type Faults } from './faults.js';
 import { seedSensors } from './sensors.js';
 import { DEFAULT_CLIENT, DEFAULT_USERS } from './seed-tables.js';
 import { buildServer } from './server.js';
-import { checkOptions, startMs, type Wording } from './limits.js';
+import { checkOptions, OptionError, startMs, type Wording } from './limits.js';
 import { DEFAULT_START, iso } from './sim-clock.js';
 import type { RequestFilter, RequestRecord } from './requests.js';
 import { advance, catchUp, startTicker } from './simulation.js';
@@ -51,8 +51,9 @@ export interface EmulatorOptions {
   /** @default silent */
   logger?: Logger;
   /**
-   * Simulated time at the start and after each reset: ISO 8601 or ms since the epoch, from
-   * 0002-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (limits.ts). @default 2026-01-05T00:00:00Z
+   * Simulated time at the start and after each reset: an ISO 8601 date and time with its offset
+   * (`2026-01-05T00:00:00Z`, `2026-01-04T19:00:00-05:00`) or ms since the epoch, from 0002-01-01T00:00:00Z to
+   * 9999-12-31T23:59:59.999Z (limits.ts). @default 2026-01-05T00:00:00Z
    */
   startTime?: string | number;
   /** Shared secret of the HMAC signature on Location callbacks. @default 'fleetbook-emulator-callback-secret' */
@@ -62,7 +63,7 @@ export interface EmulatorOptions {
    * daemon. @default false
    */
   demoTriggers?: boolean;
-  /** Faults in force from the start (as `PUT /_emulator/faults`). @default none */
+  /** Faults in force from the start (as `PUT /_emulator/faults`, refused in its words). @default none */
   faults?: Partial<Faults>;
   /** The wall clock, for bearer-token lifetimes and the request-rate fault. @default Date.now */
   wallClock?: () => number;
@@ -148,9 +149,10 @@ function freshState(o: ResolvedOptions): EmulatorState {
   return st;
 }
 
+/** The faults `f` sets, or OptionError in the words the control API answers a PUT of them with. */
 function faultsFrom(f: Partial<Faults>): Faults {
   const parsed = parseFaults({ ...f });
-  if (typeof parsed === 'string') throw new TypeError(`Invalid faults: ${parsed}`);
+  if (typeof parsed === 'string') throw new OptionError(parsed);
   return parsed;
 }
 

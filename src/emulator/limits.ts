@@ -6,10 +6,14 @@
  * file's key) and as it was given it (a flag's text). The bounds of the faults are here too; the faults' own
  * definitions are faults.ts's.
  */
+import { ISO_TIME, parseIsoTime } from '../clock.js';
 import { DEVICE_AGE_DAYS } from './seed.js';
 import { LATEST, MAX_TIME_SCALE, said } from './sim-clock.js';
 
-/** An option out of its limits: thrown by `startEmulator` and a reset, and answered 400 by the control API. */
+/**
+ * An option or a fault out of its limits: thrown by `startEmulator`, a reset and `setFaults`, and answered 400, in
+ * the same words, by the control API.
+ */
 export class OptionError extends RangeError {}
 
 /** More than this many seed devices would exhaust the 24-bit pseudo-ESN space. */
@@ -73,16 +77,26 @@ function seedProblem(v: unknown, name = 'seed'): string | undefined {
     : `${name} must be a number or a word, got ${said(v)}`;
 }
 
-/** A startTime in milliseconds since the epoch: NaN when it is no time. */
+/**
+ * A startTime in milliseconds since the epoch: NaN when it is no time. A text is an ISO 8601 date and time with
+ * its offset (clock.ts parseIsoTime), not whatever Date.parse makes of it: `"2026"`, `"March 7"`, a time without
+ * an offset (midnight where the machine is), each a start of its own choosing.
+ */
 export function startMs(v: unknown): number {
-  return typeof v === 'number' ? v : typeof v === 'string' ? Date.parse(v) : NaN;
+  return typeof v === 'number' ? v : typeof v === 'string' ? (parseIsoTime(v) ?? NaN) : NaN;
 }
+
+/** The times a startTime may be written as, for its error. */
+const START_FORM =
+  'an ISO 8601 date and time with its offset (2026-01-05T00:00:00Z, 2026-01-04T19:00:00-05:00) or milliseconds since the epoch';
 
 /** What is wrong with `v` as the start of the clock, named `name`: a time from EARLIEST to LATEST. */
 export function startTimeProblem(v: unknown, name = 'startTime', got = said(v)): string | undefined {
   const ms = startMs(v);
   if (Number.isNaN(ms))
-    return `${name} must be a time, ISO 8601 (2026-01-05T00:00:00Z) or milliseconds since the epoch, got ${got}`;
+    return typeof v === 'string' && ISO_TIME.test(v)
+      ? `${name} ${v} is no time: that day or hour does not exist`
+      : `${name} must be ${START_FORM}, got ${got}`;
   // As a time when a Date holds it, so that `+010000-01-01T00:00:00Z` and its milliseconds are said alike.
   const time = Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : got;
   if (ms < EARLIEST)

@@ -10,8 +10,8 @@ import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { durationProblem } from '../playbook/duration.js';
 import { readSourceAmong, YAML_OPTIONS, yamlMessage, yamlShapeProblem } from '../playbook/source.js';
 import { TEST_SUFFIX } from '../util/files.js';
+import { parseIsoTime } from '../clock.js';
 import { startTimeProblem } from '../emulator/limits.js';
-import { parseAt } from './schedule.js';
 import { AT_PATTERN, testFileSchema } from './schema.js';
 import { settingProblems } from './world.js';
 
@@ -162,11 +162,9 @@ function timeOrder(c: Json, before: unknown[]): [Seg[], string][] {
     // One that is not even written as a time is told by the schema.
     if (typeof text !== 'string' || !new RegExp(AT_PATTERN).test(text)) continue;
     const place: Seg[] = [...path, 'schedule', 'at'];
-    const at = parseAt(text);
-    const problem =
-      at === undefined
-        ? `schedule.at ${text} is no time: that day or hour does not exist`
-        : startTimeProblem(at, 'schedule.at');
+    // A day or an hour that does not exist, or one the emulator cannot start at.
+    const problem = startTimeProblem(text, 'schedule.at');
+    const at = parseIsoTime(text);
     if (problem || at === undefined) {
       out.push([place, problem ?? '']);
       continue;

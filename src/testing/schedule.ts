@@ -5,7 +5,7 @@
  * `run.startedAt` and `run.date` are the fire's, and the service's time at the start is the run's, as in
  * production.
  */
-import { systemClock, type Clock } from '../clock.js';
+import { parseIsoTime, systemClock, type Clock } from '../clock.js';
 import { scheduledRun, schedulesOf, type ScheduleEntry } from '../daemon/scheduler.js';
 import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
 import type { Playbook } from '../playbook/schema.js';
@@ -23,39 +23,11 @@ export interface CaseRun {
   playbook: Playbook;
 }
 
-/**
- * The time (ms) `text` says, a date and time with its offset (schema.ts AT_PATTERN); undefined when it is none,
- * a day or an hour that does not exist (2026-02-30, 24:00) included, which Date.parse would roll over.
- */
-export function parseAt(text: string): number | undefined {
-  const m =
-    /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(?:Z|([+-])(\d{2}):(\d{2}))$/.exec(
-      text,
-    );
-  if (!m) return undefined;
-  const [y, mo, d, h, mi, se, ms, oh, om] = [1, 2, 3, 4, 5, 6, 7, 9, 10].map((i) =>
-    Number((m[i] ?? '0').padEnd(i === 7 ? 3 : 1, '0')),
-  ) as number[] as [number, number, number, number, number, number, number, number, number];
-  if (oh > 23 || om > 59) return undefined;
-  const t = new Date(0);
-  t.setUTCFullYear(y, mo - 1, d);
-  t.setUTCHours(h, mi, se, ms);
-  const fields = [
-    t.getUTCFullYear(),
-    t.getUTCMonth() + 1,
-    t.getUTCDate(),
-    t.getUTCHours(),
-    t.getUTCMinutes(),
-  ];
-  if (fields.some((v, i) => v !== [y, mo, d, h, mi][i]) || t.getUTCSeconds() !== se) return undefined;
-  return t.getTime() - (m[8] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
-}
-
 /** The time (ms) of `schedule.at`, when the run gives one that is a time; undefined otherwise. */
 function atOf(start: Json): number | undefined {
   const s = start.schedule;
   if (!s || typeof s !== 'object' || typeof (s as Json).at !== 'string') return undefined;
-  return parseAt((s as Json).at as string);
+  return parseIsoTime((s as Json).at as string);
 }
 
 /**

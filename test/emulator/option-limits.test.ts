@@ -5,7 +5,8 @@
  * from 1 up" for 0 and "Expected `accounts` to be … from 1 to 1000" for 5000. Real HTTP to a loopback emulator.
  */
 import { expect } from 'chai';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import { DEFAULT_FAULTS } from '../../src/emulator/faults.js';
+import { startEmulator, type Emulator, type EmulatorOptions, type Faults } from '../../src/emulator/index.js';
 import { OptionError } from '../../src/emulator/limits.js';
 import { emulator, Raw } from './helpers.js';
 
@@ -100,16 +101,66 @@ describe('emulator: the limits of its options, one wording everywhere', () => {
     }
   });
 
+  describe('faults', () => {
+    const FAULT_CASES: [Record<string, unknown>, string][] = [
+      [{ errorRate: 1.5 }, 'errorRate must be a number from 0 to 1'],
+      [
+        { processingSeconds: 4e7 },
+        'processingSeconds must be a number from 0 to 31536000 (simulated seconds: a year)',
+      ],
+      [
+        { deviceErrors: { 'NOT A TYPE': 0.1 } },
+        'deviceErrors: `NOT A TYPE` is not an error type of spec section 7.3',
+      ],
+      [{ colour: 'red' }, 'unknown fault `colour`: the faults are ' + Object.keys(DEFAULT_FAULTS).join(', ')],
+    ];
+    for (const [faults, error] of FAULT_CASES)
+      it(`${JSON.stringify(faults)}: startEmulator, setFaults and PUT /_emulator/faults refuse it alike`, async () => {
+        // startEmulator said `Invalid faults: errorRate must be ...`, a TypeError; the control API said the rest.
+        let started: Emulator | undefined;
+        let thrown: Error | undefined;
+        try {
+          started = await startEmulator({ timeScale: 0, faults: faults as Partial<Faults> });
+        } catch (e) {
+          thrown = e as Error;
+        }
+        await started?.close();
+        const emu = await emulator();
+        try {
+          let set: Error | undefined;
+          try {
+            emu.setFaults(faults as Partial<Faults>);
+          } catch (e) {
+            set = e as Error;
+          }
+          const r = await new Raw(emu).send('PUT', '/_emulator/faults', faults);
+          expect({
+            startEmulator: thrown?.message,
+            setFaults: set?.message,
+            put: [r.status, r.body],
+          }).to.deep.equal({ startEmulator: error, setFaults: error, put: [400, { error }] });
+          expect(thrown).to.be.instanceOf(OptionError);
+          expect(set).to.be.instanceOf(OptionError);
+        } finally {
+          await emu.close();
+        }
+      });
+  });
+
   describe('startTime', () => {
+    const FORM =
+      'an ISO 8601 date and time with its offset (2026-01-05T00:00:00Z, 2026-01-04T19:00:00-05:00) or milliseconds since the epoch';
     const START_CASES: [unknown, string][] = [
-      [
-        'soon',
-        'startTime must be a time, ISO 8601 (2026-01-05T00:00:00Z) or milliseconds since the epoch, got "soon"',
-      ],
-      [
-        true,
-        'startTime must be a time, ISO 8601 (2026-01-05T00:00:00Z) or milliseconds since the epoch, got true',
-      ],
+      ['soon', `startTime must be ${FORM}, got "soon"`],
+      [true, `startTime must be ${FORM}, got true`],
+      // Date.parse took these, each as a time of its own choosing: the year's first instant, March 7th of 2001,
+      // midnight where the machine is, an overflowed day.
+      ['2026', `startTime must be ${FORM}, got "2026"`],
+      ['March 7', `startTime must be ${FORM}, got "March 7"`],
+      ['2026-01-05T00:00:00', `startTime must be ${FORM}, got "2026-01-05T00:00:00"`],
+      ['2026-01-05', `startTime must be ${FORM}, got "2026-01-05"`],
+      ['Mon, 05 Jan 2026 00:00:00 GMT', `startTime must be ${FORM}, got "Mon, 05 Jan 2026 00:00:00 GMT"`],
+      ['2026-02-30T00:00:00Z', 'startTime 2026-02-30T00:00:00Z is no time: that day or hour does not exist'],
       // Taken: the seeded devices were made in year -1, and billing cycles began in 1900.
       [
         '0000-06-01T00:00:00Z',
@@ -128,6 +179,22 @@ describe('emulator: the limits of its options, one wording everywhere', () => {
         'startTime must be no later than 9999-12-31T23:59:59.999Z, got +010000-01-01T00:00:00.000Z',
       ],
     ];
+    it('takes a time with Z or an offset, seconds and milliseconds optional, and milliseconds', async () => {
+      for (const [startTime, iso] of [
+        ['2026-01-05T00:00:00Z', '2026-01-05T00:00:00.000Z'],
+        ['2026-01-04T19:00-05:00', '2026-01-05T00:00:00.000Z'],
+        ['2026-01-05T05:30:00.250+05:30', '2026-01-05T00:00:00.250Z'],
+        [Date.parse('2026-01-05T00:00:00Z'), '2026-01-05T00:00:00.000Z'],
+      ] as const) {
+        const emu = await startEmulator({ timeScale: 0, startTime });
+        try {
+          expect(new Date(emu.now()).toISOString(), String(startTime)).to.equal(iso);
+        } finally {
+          await emu.close();
+        }
+      }
+    });
+
     for (const [startTime, error] of START_CASES)
       it(`${JSON.stringify(startTime)}: startEmulator refuses it, saying which times it takes`, async () => {
         let started: Emulator | undefined;
