@@ -22,7 +22,7 @@ import { systemClock, type Clock } from '../../src/clock.js';
 import { Scheduler, type ScheduleEntry } from '../../src/daemon/scheduler.js';
 import { scheduleProblems } from '../../src/playbook/schedule.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { RunRecord } from '../../src/store/store.js';
+import { daemonRun } from '../helpers/scheduled.js';
 
 interface CorpusEntry {
   cron: string;
@@ -66,14 +66,7 @@ function scheduler(
     clock: injected(fake),
     store,
     entries: [entry],
-    makeRun: (e, at): RunRecord => ({
-      id: `${e.key}@${at.toISOString()}`,
-      playbook: e.playbook,
-      status: 'queued',
-      trigger: { type: 'schedule', schedule: e.key, scheduledAt: at.toISOString() },
-      inputs: {},
-      startedAt: new Date().toISOString(),
-    }),
+    makeRun: daemonRun,
     isRunning: () => false,
     started: (run) => fired.push((run.trigger as { scheduledAt: string }).scheduledAt),
     maxCatchUp: 10_000,

@@ -16,7 +16,7 @@ import { install, type Clock } from '@sinonjs/fake-timers';
 import { expect } from 'chai';
 import { Scheduler, type ScheduleEntry } from '../../src/daemon/scheduler.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { RunRecord } from '../../src/store/store.js';
+import { daemonRun } from '../helpers/scheduled.js';
 
 const KEY = 'daily#0';
 
@@ -136,14 +136,7 @@ describe('DST: a wall-clock time fires once, live and in the missed-run list', (
     scheduler = new Scheduler({
       store,
       entries: [entry],
-      makeRun: (e, at, reason): RunRecord => ({
-        id: `${e.key}@${at.toISOString()}`,
-        playbook: e.playbook,
-        status: 'queued',
-        trigger: { type: 'schedule', schedule: e.key, scheduledAt: at.toISOString(), reason },
-        inputs: {},
-        startedAt: new Date().toISOString(),
-      }),
+      makeRun: daemonRun,
       isRunning: () => false,
       started: (run) => fired.push((run.trigger as { scheduledAt: string }).scheduledAt),
     });

@@ -10,9 +10,9 @@
 import { install, type Clock } from '@sinonjs/fake-timers';
 import { expect } from 'chai';
 import { Scheduler, schedulesOf } from '../../src/daemon/scheduler.js';
-import type { RunRecord } from '../../src/store/store.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import { memoryStore, playbook } from '../runner/helpers.js';
+import { daemonRun } from '../helpers/scheduled.js';
 
 const HOUR = 3_600_000;
 
@@ -64,14 +64,7 @@ describe('a schedule edited between two starts keeps its own history, not its po
     scheduler = new Scheduler({
       store,
       entries: schedulesOf(withSchedules(schedules)),
-      makeRun: (e, at, reason): RunRecord => ({
-        id: `${e.key}@${at.toISOString()}`,
-        playbook: e.playbook,
-        status: 'queued',
-        trigger: { type: 'schedule', schedule: e.key, cron: e.cron, scheduledAt: at.toISOString(), reason },
-        inputs: {},
-        startedAt: new Date().toISOString(),
-      }),
+      makeRun: daemonRun,
       isRunning: () => false,
       started: (run) => {
         const t = run.trigger as { cron: string; scheduledAt: string };

@@ -18,6 +18,7 @@ import { checkCron, compileCron } from '../../src/playbook/cron.js';
 import { scheduleProblems } from '../../src/playbook/schedule.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { RunRecord } from '../../src/store/store.js';
+import { daemonRun } from '../helpers/scheduled.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -43,10 +44,11 @@ function recordingLogger(lines: LogLine[]): Logger {
   };
 }
 
-/** The trigger the tests' makeRun stores, to read back when and why a run was fired. */
+/** The trigger scheduledRun stores, to read back when and why a run was fired. */
 interface Trigger {
   type: 'schedule';
   schedule: string;
+  cron: string;
   scheduledAt: string;
   reason: FireReason;
 }
@@ -87,7 +89,7 @@ describe('daemon scheduler', () => {
     entries: ScheduleEntry[],
     o: {
       isRunning?: () => boolean;
-      makeRun?: () => RunRecord;
+      makeRun?: (e: ScheduleEntry, at: Date, reason: FireReason) => RunRecord;
       maxCatchUp?: number;
       clock?: EngineClock;
       maxWait?: number;
@@ -98,16 +100,7 @@ describe('daemon scheduler', () => {
       ...(o.maxWait ? { maxWait: o.maxWait } : {}),
       store,
       entries,
-      makeRun:
-        o.makeRun ??
-        ((e, scheduledAt, reason) => ({
-          id: `${e.key}@${scheduledAt.toISOString()}`,
-          playbook: e.playbook,
-          status: 'queued',
-          trigger: { type: 'schedule', schedule: e.key, scheduledAt: scheduledAt.toISOString(), reason },
-          inputs: {},
-          startedAt: new Date().toISOString(),
-        })),
+      makeRun: o.makeRun ?? daemonRun,
       isRunning: o.isRunning ?? (() => false),
       started: (run) => started.push(run),
       skipped: (e, at) => skipped.push(`${e.key} ${at.toISOString()}`),
@@ -127,6 +120,16 @@ describe('daemon scheduler', () => {
         const t = r.trigger as Trigger;
         return [t.scheduledAt, t.reason];
       });
+  }
+
+  /** [scheduledAt, status] of each run handed to the pool, as the store holds it. */
+  async function stored(): Promise<[string, string | undefined][]> {
+    return Promise.all(
+      started.map(async (r): Promise<[string, string | undefined]> => {
+        const run = await store.getRun(r.id);
+        return [(run?.trigger as Trigger | undefined)?.scheduledAt ?? 'not stored', run?.status];
+      }),
+    );
   }
 
   describe('time zones', () => {
@@ -178,7 +181,7 @@ describe('daemon scheduler', () => {
       await downFor3Days(undefined);
       expect(fired()).to.deep.equal([['2026-03-10T06:00:00.000Z', 'missed']]);
       expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
-      expect((await store.getRun('nightly#0@2026-03-10T06:00:00.000Z'))?.status).to.equal('queued');
+      expect(await stored()).to.deep.equal([['2026-03-10T06:00:00.000Z', 'queued']]);
       const line = logs.find((l) => l.message === 'runs missed while down');
       expect(line?.meta).to.include({ playbook: 'nightly', policy: 'latest', missed: 3, fired: 1 });
     });
@@ -191,8 +194,11 @@ describe('daemon scheduler', () => {
         ['2026-03-10T06:00:00.000Z', 'missed'],
       ]);
       expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
-      for (const [scheduledAt] of fired())
-        expect((await store.getRun(`nightly#0@${scheduledAt}`))?.status).to.equal('queued');
+      expect(await stored()).to.deep.equal([
+        ['2026-03-08T06:00:00.000Z', 'queued'],
+        ['2026-03-09T06:00:00.000Z', 'queued'],
+        ['2026-03-10T06:00:00.000Z', 'queued'],
+      ]);
     });
 
     it('all fires at most maxCatchUp runs: the most recent, and drops the older ones', async () => {
@@ -281,7 +287,7 @@ describe('daemon scheduler', () => {
       await startScheduler([entry({ cron: '* * * * *', overlap: true })], { isRunning: () => true });
       await clock.tickAsync(MINUTE);
       expect(fired()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'schedule']]);
-      expect((await store.getRun('nightly#0@2026-03-10T12:01:00.000Z'))?.status).to.equal('queued');
+      expect(await stored()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'queued']]);
     });
 
     it('also holds back the missed runs on start', async () => {
@@ -299,10 +305,20 @@ describe('daemon scheduler', () => {
       await startScheduler([entry({ cron: '* * * * *' })]);
       await clock.tickAsync(MINUTE);
       expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
-      const run = await store.getRun('nightly#0@2026-03-10T12:01:00.000Z');
+      expect(started).to.have.length(1);
+      const run = await store.getRun((started[0] as RunRecord).id);
       expect(run?.status).to.equal('queued');
       expect(run?.playbook).to.equal('nightly');
-      expect(started.map((r) => r.id)).to.deep.equal([run?.id]);
+      expect(run?.owner).to.equal('scheduler-test');
+      expect(run?.inputs).to.deep.equal({});
+      expect(run?.startedAt).to.equal('2026-03-10T12:01:00.000Z');
+      expect(run?.trigger).to.deep.equal({
+        type: 'schedule',
+        schedule: 'nightly#0',
+        cron: '* * * * *',
+        scheduledAt: '2026-03-10T12:01:00.000Z',
+        reason: 'schedule',
+      });
     });
 
     it('records the occurrence, not the moment a late timer ran', async () => {
@@ -339,16 +355,9 @@ describe('daemon scheduler', () => {
       at('2026-03-10T12:00:00.000Z');
       let fail = true;
       await startScheduler([entry({ cron: '* * * * *' })], {
-        makeRun: () => {
+        makeRun: (e, at, reason) => {
           if (fail) throw new Error('boom');
-          return {
-            id: 'r2',
-            playbook: 'nightly',
-            status: 'queued',
-            trigger: {},
-            inputs: {},
-            startedAt: new Date().toISOString(),
-          };
+          return daemonRun(e, at, reason);
         },
       });
       await clock.tickAsync(MINUTE);
@@ -356,7 +365,7 @@ describe('daemon scheduler', () => {
       expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:00:00.000Z');
       fail = false;
       await clock.tickAsync(MINUTE);
-      expect(started.map((r) => r.id)).to.deep.equal(['r2']);
+      expect(fired()).to.deep.equal([['2026-03-10T12:02:00.000Z', 'schedule']]);
     });
   });
 
