@@ -33,7 +33,9 @@ export function Timeline({ run }) {
         if (!s.startedAt)
           return html`<li key=${s.id}>
             <span class="timeline-label mono" style=${`--depth: ${depth.get(s.id) ?? 0}`}>${s.id}</span>
-            <span class="timeline-none">no timing recorded</span>
+            <span class="timeline-none"
+              >${s.status === 'unreached' ? 'the run never reached it' : 'no timing recorded'}</span
+            >
           </li>`;
         const from = Date.parse(s.startedAt);
         const to = s.endedAt ? Date.parse(s.endedAt) : now;

@@ -239,7 +239,7 @@ function Steps({ steps }) {
 
 /**
  * Why a step failed, why a skipped step did nothing (its `if` was false, it was given no devices), or what it
- * made (a report's file and rows).
+ * made (a report's file and rows). An `unreached` step, one the run never entered, has nothing to say.
  * @param {{ error?: string, reason?: string, note?: string }} s
  */
 function stepNote(s) {

@@ -19,6 +19,7 @@ import { Interrupted, type Progress } from '../runner/runner.js';
 import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
+import { everyStep } from '../store/run-views.js';
 import type { RunSummary } from '../store/store.js';
 import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
@@ -245,6 +246,8 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     await client.close();
     await target.close();
   }
+  // Every step of the playbook, those the run never reached `unreached`, as `runs show` prints it.
+  summary = { ...summary, steps: everyStep(summary.steps, pb) };
   if (flags.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else process.stdout.write(formatSummary(summary));
   return summary.status === 'succeeded' ? 0 : 1;

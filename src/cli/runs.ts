@@ -16,6 +16,7 @@ import {
   type StepSummary,
   type Store,
 } from '../store/store.js';
+import { runListEntry, shownSummary } from '../store/run-views.js';
 import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
@@ -137,14 +138,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
   }
   return withStore(async (store) => {
     const runs = await store.listRuns(filter);
-    if (flags.json)
-      process.stdout.write(
-        `${JSON.stringify(
-          runs.map(({ summary: _s, ...r }) => redactRun(r)),
-          null,
-          2,
-        )}\n`,
-      );
+    if (flags.json) process.stdout.write(`${JSON.stringify(runs.map(runListEntry), null, 2)}\n`);
     else
       process.stdout.write(
         runs.length
@@ -161,8 +155,10 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
   return withStore(async (store) => {
     const run = await findRun(store, id);
     if (typeof run === 'number') return run;
-    // A run as printed: masked as the console and the daemon's `GET /runs` show it.
-    const head = run.summary ?? redactRun(run);
+    // A run as printed: masked as the console and the daemon's `GET /runs` show it; one that ended with every
+    // step of its playbook version, those it never reached `unreached`.
+    const summary = await shownSummary(store, run);
+    const head = summary ?? redactRun(run);
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
     if (flags.json) {
@@ -170,7 +166,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
         await writeJsonWithRows(out.write, head, 'deviceResults', store.eachDeviceResult(run.id));
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);
     } else {
-      await out.write(run.summary ? formatSummary(run.summary) : `run ${run.id}: ${run.status}\n`);
+      await out.write(summary ? formatSummary(summary) : `run ${run.id}: ${run.status}\n`);
       if (run.cancelRequested) await out.write(await pendingCancel(store, run, run.cancelRequested));
       if (flags.devices) {
         for await (const page of store.eachDeviceResult(run.id))

@@ -15,6 +15,7 @@ import {
   type Store,
 } from '../store/store.js';
 import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
+import { shownSummary } from '../store/run-views.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
@@ -228,7 +229,8 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       ...('holder' in by ? { holder: ownerText(by.holder) } : { serve: by.serve }),
       text: cancelTakerText(by, run.id),
     };
-    return { run: runDetail(run), cancellable, ...(cancelBy ? { cancelBy } : {}) };
+    const steps = (await shownSummary(c.store, run))?.steps ?? [];
+    return { run: runDetail(run, steps), cancellable, ...(cancelBy ? { cancelBy } : {}) };
   });
 
   api<{ id: string }>('/runs/:id/devices', [...DEVICE_FILTERS, 'after', 'limit'], async (req, reply, q) => {

@@ -31,8 +31,14 @@ export function runRow(r: RunRecord): RunRow {
   };
 }
 
-/** A run in full: its inputs and event with every secret fleetbook knows redacted, its steps. */
-export function runDetail(r: RunRecord): RunRow & {
+/**
+ * A run in full: its inputs and event with every secret fleetbook knows redacted, its steps (`steps`: those of
+ * its summary as shown, store/run-views.ts shownSummary, with the steps it never reached).
+ */
+export function runDetail(
+  r: RunRecord,
+  steps: StepSummary[] = r.summary?.steps ?? [],
+): RunRow & {
   inputs: unknown;
   event?: unknown;
   owner?: string;
@@ -47,7 +53,7 @@ export function runDetail(r: RunRecord): RunRow & {
     ...(event !== undefined ? { event } : {}),
     ...(r.owner ? { owner: r.owner } : {}),
     ...(r.version ? { version: r.version } : {}),
-    steps: r.summary?.steps ?? [],
+    steps,
   };
 }
 

@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
-import { redactRun } from '../util/secrets.js';
+import { runListEntry, shownSummary } from '../store/run-views.js';
 import {
   integer,
   onlyParameters,
@@ -232,20 +232,18 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       const limit = integer('limit', q.limit, 1, 1000, 50);
       const status = oneOf('status', q.status, RUN_STATUSES);
       const { playbook } = q;
+      // As `fleetbook runs list --json` gives them, masked as the console masks them: a run's inputs may be
+      // secrets (a token typed into a form).
       return (
         await c.store.listRuns({ ...(playbook ? { playbook } : {}), ...(status ? { status } : {}), limit })
-      ).map(({ summary, event: _event, ...r }) => ({
-        // Masked as the console masks them: a run's inputs may be secrets (a token typed into a form).
-        ...redactRun(r),
-        ...(summary ? { devices: summary.devices } : {}),
-      }));
+      ).map(runListEntry);
     }),
   );
   app.get<{ Params: { id: string } }>('/runs/:id', { preValidation: takesOnly() }, async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     return (
-      run.summary ?? {
+      (await shownSummary(c.store, run)) ?? {
         runId: run.id,
         playbook: run.playbook,
         status: run.status,

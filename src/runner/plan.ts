@@ -8,6 +8,7 @@ import { CATALOG, isAction, type ActionName, type Operation } from '../api/catal
 import { readsIn } from '../expressions/reads.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook, Step } from '../playbook/schema.js';
+import { eachStep } from '../playbook/step-tree.js';
 import type { BackoffOptions } from '../retry.js';
 
 export interface RetryPolicy {
@@ -249,20 +250,6 @@ export function stepsIn(list: readonly Step[] | undefined): Step[] {
   const out: Step[] = [];
   eachStep(list, (s) => out.push(s));
   return out;
-}
-
-/** Calls `f` on each step of `list` and those nested in them, each after its parent, with the step it is in. */
-function eachStep(list: readonly Step[] | undefined, f: (s: Step, within?: Step) => void): void {
-  const add = (steps: unknown, within?: Step): void => {
-    if (!Array.isArray(steps)) return;
-    for (const s of steps as Step[]) {
-      f(s, within);
-      if ('forEach' in s) add(s.forEach.steps, s);
-      if ('parallel' in s) add(s.parallel, s);
-      if (Array.isArray(s.onError)) add(s.onError, s);
-    }
-  };
-  add(list);
 }
 
 /** What a step's reads of `steps.<id>` keep of it (Plan.referenced). */

@@ -19,7 +19,13 @@ import type { LateCounts, LateResult } from './late.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped' | 'planned' | 'cancelled';
+/**
+ * `unreached`: a step of the run's playbook version that the run never entered (it ended first, failed or
+ * cancelled; a forEach had no items; no error called an onError). Never recorded: added when a run is shown
+ * (store/run-views.ts), apart from `skipped`, a step entered and left undone (its `if` was false, no devices).
+ */
+export type StepStatus =
+  'running' | 'succeeded' | 'failed' | 'skipped' | 'planned' | 'cancelled' | 'unreached';
 /**
  * What happened to a device (product.md 5a): `accepted` (the service took the request, its outcome is still to
  * come), `succeeded` and `failed` (confirmed), `skipped` (not sent), `unconfirmed` (accepted, and no

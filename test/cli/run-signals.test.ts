@@ -1,6 +1,7 @@
 /**
  * `fleetbook run` and Ctrl-C, as a person at a terminal uses them: the built binary in a child process on the
- * embedded emulator. A first signal cancels the run and its `finally` runs; a second one stops the `finally`.
+ * embedded emulator. A first signal cancels the run and its `finally` runs; a second one stops the `finally`,
+ * whose steps after the one it stopped are `unreached`.
  */
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -55,6 +56,8 @@ describe('fleetbook run: signals', function () {
       expect(summary.steps.map((s) => [s.id, s.status, s.error])).to.deep.equal([
         ['hold', 'cancelled', 'cancelled by signal'],
         ['linger', 'cancelled', 'stopped by a second signal'],
+        // The finally step after it never ran, and says so.
+        ['never', 'unreached', undefined],
       ]);
     } finally {
       await tmp.close();

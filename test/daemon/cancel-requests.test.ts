@@ -91,6 +91,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
     expect(run.steps.map((s) => [s.id, s.status])).to.deep.equal([
       ['began', 'succeeded'],
       ['hold', 'cancelled'],
+      ['never', 'unreached'],
       ['tidy', 'succeeded'],
     ]);
     expect(d.stderr).to.include('long-wait finally ran');
@@ -211,6 +212,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
       expect(summary.steps.map((s) => [s.id, s.status])).to.deep.equal([
         ['began', 'succeeded'],
         ['hold', 'cancelled'],
+        ['never', 'unreached'],
         ['tidy', 'succeeded'],
       ]);
       // Asked again once it has ended: refused.
