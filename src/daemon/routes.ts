@@ -249,6 +249,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
         status: run.status,
         startedAt: run.startedAt,
         trigger: run.trigger,
+        ...(run.owner ? { owner: run.owner } : {}),
       }
     );
   });

@@ -86,6 +86,27 @@ describe('daemon: the run history of GET /runs and GET /runs/{id} (child process
     expect(JSON.parse(cli.stdout), 'runs show --json').to.deep.equal(s);
   });
 
+  it('GET /runs/{id} and `runs show --json` of a run in progress name its owner, as /status does', async () => {
+    const res = await fetch(`${daemon.url}/playbooks/held-up/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ inputs: {} }),
+    });
+    expect(res.status, await res.clone().text()).to.equal(202);
+    const { runId } = (await res.json()) as { runId: string };
+    const run = await until(`run ${runId} running`, async (seen) => {
+      const r = await get<Json>(`/runs/${runId}`);
+      seen(JSON.stringify(r));
+      return r.status === 'running' ? r : undefined;
+    });
+    const status = await get<{ owners: { id: string; self?: boolean }[] }>('/status');
+    const self = status.owners.find((o) => o.self);
+    expect(self, JSON.stringify(status.owners)).to.not.equal(undefined);
+    expect(run.owner, 'GET /runs/{id}').to.equal(self!.id);
+    const cli = await fleetbook(['runs', 'show', runId, '--json'], { FLEETBOOK_STATE: state });
+    expect((JSON.parse(cli.stdout) as Json).owner, 'runs show --json').to.equal(self!.id);
+  });
+
   it('GET /runs gives each run as `runs list --json` does: its event and its device counts', async () => {
     const res = await fetch(`${daemon.url}/callbacks/DeviceUsage`, {
       method: 'POST',
