@@ -146,6 +146,12 @@ export const CONFIG_SCHEMA = {
       description:
         'comma-separated hosts, addresses and CIDR ranges notify.webhook may reach although they are not public',
     },
+    emulatorWebhooks: {
+      type: 'string',
+      enum: ['hold', 'send'],
+      description:
+        'what notify.webhook does on the embedded emulator (no FLEETBOOK_API_URL): hold (the default: sends nothing, the step fails saying so) or send',
+    },
   },
   additionalProperties: false,
 } as const;
@@ -191,6 +197,11 @@ export interface Config {
   /** Units of work an expression evaluation may use (expressions/budget.ts). @default 50_000 */
   readonly expressionBudget: number;
   readonly webhookAllow?: string[];
+  /**
+   * On the embedded emulator, whose events are made up: `hold` sends no webhook (the step fails, saying why),
+   * `send` sends them as against the service. Against the service it has no effect. @default hold
+   */
+  readonly emulatorWebhooks?: 'hold' | 'send';
 }
 
 /** `true` when A and B are the same type. */
@@ -260,6 +271,7 @@ const ENV = {
   reportsDir: 'FLEETBOOK_REPORTS_DIR',
   expressionBudget: 'FLEETBOOK_EXPRESSION_BUDGET',
   webhookAllow: 'FLEETBOOK_WEBHOOK_ALLOW',
+  emulatorWebhooks: 'FLEETBOOK_EMULATOR_WEBHOOKS',
 } as const;
 
 /**
@@ -401,6 +413,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       ?.split(',')
       .map((a) => a.trim())
       .filter(Boolean),
+    emulatorWebhooks: pick('emulatorWebhooks'),
   };
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
   // A value is named by where it came from, not by the member it fills: the flag that gave it, else its

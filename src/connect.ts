@@ -32,6 +32,11 @@ export const EMBEDDED_TIME_SCALE = 60;
  */
 export const EMBEDDED_POLL_INTERVAL_MS = 250;
 
+/** Whether `connect(config)` starts an embedded emulator: no FLEETBOOK_API_URL (nor `--api-url`). */
+export function onEmbeddedEmulator(config: Config): boolean {
+  return !config.apiUrl;
+}
+
 /** Whether this process said that the rate variables do not apply to the embedded emulator: once is enough. */
 let saidUnused = false;
 

@@ -32,7 +32,7 @@ export const ERROR_CODES = {
   FB_LEASE_LOST:
     "This process's lease on the store was lost (not renewed in time: the process was frozen or cut off), and another process may now act on its runs: nothing it wrote since was committed, and it stops.",
   FB_REFUSED:
-    'An engine action was refused by policy (a report path outside the reports directory, a webhook to an address not allowed, a header fleetbook sets itself); nothing was written or sent.',
+    'An engine action was refused by policy (a report path outside the reports directory, a webhook not allowed or held back on the embedded emulator, a header fleetbook sets); nothing was written or sent.',
 } as const;
 export type ErrorCode = keyof typeof ERROR_CODES;
 

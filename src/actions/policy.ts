@@ -11,12 +11,17 @@ import { reportSourceStatic } from './report-source.js';
 export const REPORTS_DIR_SETTING = 'FLEETBOOK_REPORTS_DIR';
 /** The setting that allows webhooks to addresses that are not public. */
 export const WEBHOOK_ALLOW_SETTING = 'FLEETBOOK_WEBHOOK_ALLOW';
+/** The setting that sends webhooks from the embedded emulator, which holds them back by default. */
+export const EMULATOR_WEBHOOKS_SETTING = 'FLEETBOOK_EMULATOR_WEBHOOKS';
 
 /** An engine action refused by policy: nothing was written or sent. Never retried. */
 export class RefusedError extends FleetbookError {
   /** The action refused, e.g. `report.write`. */
   readonly action: string;
-  /** The setting that decides it (FLEETBOOK_REPORTS_DIR, FLEETBOOK_WEBHOOK_ALLOW), when one does. */
+  /**
+   * The setting that decides it (FLEETBOOK_REPORTS_DIR, FLEETBOOK_WEBHOOK_ALLOW, FLEETBOOK_EMULATOR_WEBHOOKS),
+   * when one does.
+   */
   readonly setting?: string;
 
   constructor(action: string, message: string, setting?: string) {

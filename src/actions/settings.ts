@@ -1,6 +1,6 @@
 /**
  * The settings of the engine actions, compiled once at start-up from the configuration (FLEETBOOK_REPORTS_DIR,
- * FLEETBOOK_WEBHOOK_ALLOW) and handed to every run (RunOptions.engine).
+ * FLEETBOOK_WEBHOOK_ALLOW, FLEETBOOK_EMULATOR_WEBHOOKS) and handed to every run (RunOptions.engine).
  */
 import { resolve } from 'node:path';
 import { compileWebhookPolicy, type WebhookPolicy, type WebhookPolicyOptions } from './webhook.js';
@@ -24,6 +24,14 @@ export interface EngineSettingsOptions extends WebhookPolicyOptions {
    * @example ['hooks.internal.example', '10.20.0.0/16']
    */
   webhookAllow?: readonly string[];
+  /**
+   * The process's calls go to its embedded emulator, whose events are made up: webhooks are held back unless
+   * `emulatorWebhooks` is `send`.
+   * @default false
+   */
+  embedded?: boolean;
+  /** On the embedded emulator: `hold` sends no webhook, `send` sends them. @default 'hold' */
+  emulatorWebhooks?: 'hold' | 'send';
 }
 
 /** Checks and compiles the settings; a wrong allowlist entry is a ConfigError. `loadConfig()`'s result fits. */
@@ -33,6 +41,7 @@ export function engineSettings(o: EngineSettingsOptions = {}): EngineSettings {
     webhooks: compileWebhookPolicy(o.webhookAllow ?? [], {
       ...(o.lookup ? { lookup: o.lookup } : {}),
       ...(o.confine ? { confine: o.confine } : {}),
+      heldBack: Boolean(o.embedded) && o.emulatorWebhooks !== 'send',
     }),
   });
 }

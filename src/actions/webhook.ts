@@ -7,6 +7,11 @@
  * anything is sent, and a name is judged by the connector's DNS lookup, every address it resolves to, on every
  * new connection. A name that resolves to 127.0.0.1, or that answers a public address first and a private one
  * later (DNS rebinding), is refused at the connection that would have reached it.
+ *
+ * On the embedded emulator (no FLEETBOOK_API_URL) nothing is sent at all, to any address, unless
+ * FLEETBOOK_EMULATOR_WEBHOOKS=send: its events are made up, and the webhook URLs of an operator's environment
+ * are real channels (a loopback URL may be a relay to one). The step fails, naming the host, why and the
+ * setting, rather than succeed without sending: a page that did not go out is never read as one that did.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
@@ -14,7 +19,7 @@ import ipaddr from 'ipaddr.js';
 import { Agent, request, type Dispatcher } from 'undici';
 import { networkError } from '../api/http.js';
 import { ApiError, ConfigError } from '../errors.js';
-import { headerProblem, RefusedError, WEBHOOK_ALLOW_SETTING } from './policy.js';
+import { EMULATOR_WEBHOOKS_SETTING, headerProblem, RefusedError, WEBHOOK_ALLOW_SETTING } from './policy.js';
 
 const ACTION = 'notify.webhook';
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
@@ -31,6 +36,8 @@ export interface WebhookPolicy {
   dispatcher(): Dispatcher;
   /** Why a URL may not be sent to whatever its address (a playbook test's own receivers only), if it may not. */
   confine?: (url: URL) => string | undefined;
+  /** True on the embedded emulator unless FLEETBOOK_EMULATOR_WEBHOOKS=send: nothing is sent, anywhere. */
+  readonly heldBack: boolean;
 }
 
 export interface WebhookPolicyOptions {
@@ -38,6 +45,8 @@ export interface WebhookPolicyOptions {
   lookup?: LookupFunction;
   /** Refuses a URL, before any lookup, with the reason it returns: see WebhookPolicy.confine. */
   confine?: (url: URL) => string | undefined;
+  /** Sends nothing: see WebhookPolicy.heldBack. @default false */
+  heldBack?: boolean;
 }
 
 const HOST_NAME =
@@ -120,6 +129,7 @@ export function compileWebhookPolicy(
     dispatcher: () =>
       (agent ??= new Agent({ connect: { lookup: guardedLookup(base, allowsHost, refusal) } })),
     ...(o.confine ? { confine: o.confine } : {}),
+    heldBack: o.heldBack ?? false,
   });
 }
 
@@ -148,6 +158,28 @@ function guardedLookup(
       return done(null, first.address, first.family);
     });
   };
+}
+
+/** `localhost` and the names below it (RFC 6761), which resolve to loopback. */
+const LOCALHOST = /^(.+\.)?localhost$/;
+
+/**
+ * A webhook held back on the embedded emulator. When the normal policy would refuse it too (a loopback or
+ * private address not on the allowlist, which a user trying webhooks with `nc -l` meets), the one message
+ * names both settings: sending from the emulator alone would only meet the next refusal.
+ */
+function held(host: string, policy: WebhookPolicy): RefusedError {
+  const why = isIP(host)
+    ? policy.refusal(host)
+    : LOCALHOST.test(host) && !policy.allowsHost(host)
+      ? policy.refusal('127.0.0.1')
+      : undefined;
+  const shown = isIP(host) === 6 ? `[${host}]` : host;
+  return new RefusedError(
+    ACTION,
+    `not sent to ${shown}: fleetbook is on its embedded emulator (no FLEETBOOK_API_URL), whose events are made up, and holds webhooks back so as not to page a real channel; ${EMULATOR_WEBHOOKS_SETTING}=send sends them${why ? ` (${shown} is ${why}: it also needs ${WEBHOOK_ALLOW_SETTING})` : ''}`,
+    EMULATOR_WEBHOOKS_SETTING,
+  );
 }
 
 function refused(host: string, why: string): RefusedError {
@@ -195,6 +227,8 @@ export async function sendWebhook(
     if (problem) throw new RefusedError(ACTION, problem);
   }
   const host = bareHost(url.hostname);
+  // Before any lookup: on the emulator not even a DNS query about the channel leaves the machine.
+  if (policy.heldBack) throw held(host, policy);
   // An address in the URL is connected to without a lookup: judged here, before anything is sent.
   if (isIP(host)) {
     const why = policy.refusal(host);

@@ -27,7 +27,7 @@ const ENGINE_ERRORS: Record<string, string[]> = {
   log: ['none of its own'],
   'notify.webhook': [
     "the webhook's answer: `http.4xx`, `http.5xx`, `http.429` (any status), `network`, `timeout` in `retry.on`",
-    '`FB_REFUSED`: an address that is not public (unless `FLEETBOOK_WEBHOOK_ALLOW` names it), or a header fleetbook sets itself; never retried',
+    '`FB_REFUSED`: an address that is not public (unless `FLEETBOOK_WEBHOOK_ALLOW` names it), a header fleetbook sets itself, or any URL on the embedded emulator (unless `FLEETBOOK_EMULATOR_WEBHOOKS=send`); never retried',
   ],
   'report.write': [
     '`FB_REFUSED`: a path outside the reports directory; never retried',

@@ -3,7 +3,7 @@ import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
 import { loadConfig, stateOrigin, unsetSecrets } from '../config.js';
 import { localRun, type LocalRun } from '../daemon/local-event.js';
-import { checkCredentials, connect } from '../connect.js';
+import { checkCredentials, connect, onEmbeddedEmulator } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
 import { formatText } from '../playbook/diagnostics.js';
@@ -14,6 +14,7 @@ import { parseDuration } from '../playbook/duration.js';
 import { startRun, type NewRun } from '../runner/factory.js';
 import { describeMismatch, JSON_EXAMPLE, PLACEHOLDER, pronoun, type InputWording } from '../runner/inputs.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
+import { heldWebhooksNotice } from '../runner/held-webhooks.js';
 import { planOf } from '../runner/plan.js';
 import { Interrupted, type Progress } from '../runner/runner.js';
 import { RateShares } from '../rate/shares.js';
@@ -139,7 +140,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   }
   const config = loadConfig();
   setExpressionBudget(config.expressionBudget);
-  const engine = engineSettings(config);
+  const engine = engineSettings({ ...config, embedded: onEmbeddedEmulator(config) });
   const tty = Boolean(process.stderr.isTTY) && !flags.json;
   const logger = createLogger({ level: tty ? 'warn' : config.logLevel });
   // A dry run plans its waits: it never reaches one.
@@ -152,6 +153,14 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   // the emulator's server holding the process open.
   const store = await openStore(config.state, { origin: stateOrigin(process.env) });
   const target = await connect(config, logger);
+  const notice = flags.dryRun
+    ? undefined
+    : heldWebhooksNotice(engine.webhooks, [pb], secretsFromEnv(process.env), envForExpressions(process.env));
+  // On a terminal the log shows warnings only: the line is written as the CLI's own, not dropped.
+  if (notice) {
+    if (tty) process.stderr.write(`fleetbook: ${notice}\n`);
+    else logger.info(notice);
+  }
   // A mutation leaves only while the lease holds: frozen past it, this process sends nothing more.
   const held: { lease?: Lease } = {};
   const client = createClient({ ...target.options, logger, beforeMutation: () => held.lease?.check() });

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { engineSettings } from '../actions/settings.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import { unsetSecrets, type Config } from '../config.js';
-import { connect, type Target } from '../connect.js';
+import { connect, onEmbeddedEmulator, type Target } from '../connect.js';
 import { ConfigError } from '../errors.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -21,6 +21,7 @@ import { loadPlaybookText } from '../playbook/load.js';
 import { readSourceAmong } from '../playbook/source.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
+import { heldWebhooksNotice } from '../runner/held-webhooks.js';
 import { planOf } from '../runner/plan.js';
 import { secretsStillRead } from '../runner/resume-secrets.js';
 import { CarrierConfirmations } from './confirmations.js';
@@ -154,7 +155,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   if (unset.length)
     throw new ConfigError(`the playbooks of ${o.playbooks} cannot run; not starting:\n${unset.join('\n')}`);
   // A wrong FLEETBOOK_WEBHOOK_ALLOW entry stops the start here, as a ConfigError.
-  const engine = engineSettings(config);
+  const engine = engineSettings({ ...config, embedded: onEmbeddedEmulator(config) });
   const [host, portText] = splitListen(config.listen);
   if (config.apiUrl && (!config.callbackUsername || !config.callbackPassword)) {
     throw new ConfigError(
@@ -226,6 +227,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       log.info(
         'embedded emulator: each account has daily 200 KB data triggers (overuse-demo, upgrade-demo) whose callbacks drive the example playbooks',
       );
+    // Information, not a warning: the safe default at work, and how to change it.
+    const held = heldWebhooksNotice(engine.webhooks, playbooks.values(), o.secrets ?? {}, o.env ?? {});
+    if (held) log.info(held);
     const creds: ListenerCredentials = {
       // Embedded: credentials made up now, registered with the emulator below.
       username: config.callbackUsername ?? 'fleetbook',
