@@ -26,7 +26,7 @@ export const ReportArgs = closed({
   path: Type.String({
     minLength: 1,
     description:
-      'Relative to the reports directory (FLEETBOOK_REPORTS_DIR, default ./reports): never absolute, never climbing out with `..`. A report of that name is replaced once the new one is whole; until then, and when writing fails, it stays as it was. A crash part-way leaves a hidden `.NAME.PID@HOST.xxxxxxxx.partial` beside it, which the next write of that name on the same machine removes.',
+      'Relative to the reports directory (FLEETBOOK_REPORTS_DIR, default ./reports): never absolute, never climbing out with `..`. A report of that name is replaced once the new one is whole (the step note says so, and its output has `replaced: true`); until then, and when writing fails, it stays as it was. A crash part-way leaves a hidden `.NAME.PID@HOST.xxxxxxxx.partial` beside it, which the next write of that name on the same machine removes.',
   }),
   format: Type.Optional(
     Type.String({ enum: ['csv', 'json'], description: 'Default: from the file extension.' }),

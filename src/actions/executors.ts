@@ -65,13 +65,13 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
         );
       };
       // The ledger is read once the file is open: a refused path costs no ledger read.
-      const file = await writeReport(settings().reportsDir, path, () =>
+      const { file, replaced } = await writeReport(settings().reportsDir, path, () =>
         'rows' in source
           ? text(listTable(source.rows))
           : text(ledgerTable(() => c.ledger(source.ledger.step))),
       );
-      c.logger.info('report written', { path: file, rows, format });
-      return { path, file, rows, format };
+      c.logger.info('report written', { path: file, rows, format, ...(replaced ? { replaced } : {}) });
+      return { path, file, rows, format, replaced };
     }
     case 'ledger.query': {
       const errors =

@@ -121,14 +121,16 @@ async function removeLeftovers(dir: string, name: string): Promise<void> {
 
 /**
  * Writes the chunks `text` gives to `path` under `reportsDir` (see openReport), one after the other, so that a
- * report of many rows is never one string; the file written, absolute. `text` is called once the file is open.
+ * report of many rows is never one string. `text` is called once the file is open. Gives the file written,
+ * absolute, and whether it replaced a report of that name (a second run of the day, a rerun by hand).
  */
 export async function writeReport(
   reportsDir: string,
   path: string,
   text: () => AsyncIterable<string>,
-): Promise<string> {
+): Promise<{ file: string; replaced: boolean }> {
   const { file, temp, handle } = await openReport(reportsDir, path);
+  let replaced: boolean;
   try {
     try {
       for await (const chunk of text()) {
@@ -139,10 +141,14 @@ export async function writeReport(
     } finally {
       await handle.close();
     }
+    replaced = await lstat(file).then(
+      () => true,
+      () => false,
+    );
     await rename(temp, file);
   } catch (e) {
     await rm(temp, { force: true });
     throw e;
   }
-  return file;
+  return { file, replaced };
 }

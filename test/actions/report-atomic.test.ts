@@ -21,12 +21,13 @@ describe('report.write: a report replaced whole', () => {
 
   it('shows the previous report under its name until the new one is whole', async () => {
     const seen: string[] = [];
-    const file = await writeReport(dir, 'nightly.csv', async function* () {
+    const { file, replaced } = await writeReport(dir, 'nightly.csv', async function* () {
       yield 'deviceId,outcome\n';
       seen.push(await readFile(join(dir, 'nightly.csv'), 'utf8'));
       yield 'today,succeeded\n';
     });
     expect(file).to.equal(join(dir, 'nightly.csv'));
+    expect(replaced, 'it replaced yesterday').to.equal(true);
     expect(seen).to.deep.equal(['deviceId,outcome\nyesterday,succeeded\n']);
     expect(await readFile(file, 'utf8')).to.equal('deviceId,outcome\ntoday,succeeded\n');
     expect(await readdir(dir)).to.deep.equal(['nightly.csv']);

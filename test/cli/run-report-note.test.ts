@@ -38,6 +38,17 @@ describe('fleetbook run: where a report was written (child process)', function (
     expect(s.steps.find((x) => x.id === 'save')).to.include({ note: 'wrote reports/sites.csv, 2 rows' });
   });
 
+  it('a report that replaces one of the same name says so, in the note and in its output', async () => {
+    const env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
+    // The first test wrote reports/sites.csv: this run writes it again.
+    const r = await fleetbook(['run', 'report.yaml', '--json'], env, [], tmp.dir);
+    expect(r.code, r.stderr).to.equal(0);
+    const s = JSON.parse(r.stdout) as RunSummary;
+    expect(s.steps.find((x) => x.id === 'save')).to.include({
+      note: 'wrote reports/sites.csv, 2 rows, replacing the report of that name',
+    });
+  });
+
   it('a dry run says it would write the report, not that it would call it for 0 devices', async () => {
     const env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
     const r = await fleetbook(['run', 'report.yaml', '--dry-run'], env, [], tmp.dir);

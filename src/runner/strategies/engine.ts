@@ -32,7 +32,8 @@ export async function engineAction(
     }),
   );
   const state = done(value);
-  if (step.uses === 'report.write') state.note = wrote(value as { file: string; rows: number });
+  if (step.uses === 'report.write')
+    state.note = wrote(value as { file: string; rows: number; replaced?: boolean });
   if (step.uses === 'ledger.query' && ctx.keeps(step.id, 'items'))
     queryItems(ctx, key, (value as { devices: DeviceRef[] }).devices, state);
   return state;
@@ -55,8 +56,8 @@ function queryItems(ctx: RunContext, key: string, devices: DeviceRef[], state: S
 }
 
 /** Where a report went, as the user would name it: below the working directory, relative to it. */
-function wrote({ file, rows }: { file: string; rows: number }): string {
+function wrote({ file, rows, replaced }: { file: string; rows: number; replaced?: boolean }): string {
   const near = relative(process.cwd(), file);
   const shown = near && !near.startsWith('..') && !isAbsolute(near) ? near : file;
-  return `wrote ${shown}, ${rows} row${rows === 1 ? '' : 's'}`;
+  return `wrote ${shown}, ${rows} row${rows === 1 ? '' : 's'}${replaced ? ', replacing the report of that name' : ''}`;
 }
