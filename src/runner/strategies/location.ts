@@ -11,9 +11,9 @@ import { DeviceResults } from '../device-results.js';
 import { answerRefusal, groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
-import { beforeRetry, withDeviceRetries } from './device-retry.js';
+import { beforeRetry, finalIgnored, ignores, withDeviceRetries, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
-import { ownKinds, StoredRetries, untagged, type RetryPass } from './stored-retries.js';
+import { ownKinds, StoredRetries, untagged } from './stored-retries.js';
 
 export async function locate(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
@@ -38,19 +38,22 @@ export async function locationReport(x: ActionCall): Promise<StepState> {
   const created = new Created(x);
   if (x.source) return streamedReport(x, x.source, created);
   const results = new DeviceResults();
+  const rewrite: DeviceGroup[] = [];
   let passes: Awaited<ReturnType<typeof withDeviceRetries>>;
   try {
-    passes = await withDeviceRetries(x, results, reportPass(x, results, created));
+    passes = await withDeviceRetries(x, results, reportPass(x, results, created, rewrite));
   } catch (e) {
+    x.ctx.recordLedger(x.step.id, rewrite);
     // The pages read are in the ledger already: the failed step counts each device's latest result there (a
-    // device whose retry never went out, its earlier failure).
+    // device whose retry never went out, its earlier failure; one whose failure `ignore` names and no rule sends
+    // again, skipped, as the streamed report records it).
     if (reads(x)) x.ctx.countFailing(x.count, results.groups());
     throw e;
   }
   const { output, ignored } = passes;
   const state = x.ctx.finishDevices(x.step.id, output, results.groups());
   // Report results are already in the ledger, page by page; only what the policy changed is written again.
-  if (reads(x)) state.ledger = ignored;
+  if (reads(x)) state.ledger = [...rewrite, ...ignored];
   return state;
 }
 
@@ -110,11 +113,15 @@ class Created {
 
 /**
  * One pass of the per-device policy over `x.devices` (or the part of them `input` names): the reports
- * created, awaited and read, each page's results into `results` and the ledger as they come.
+ * created, awaited and read, each page's results into `results` and the ledger as they come. A device whose
+ * failure `ignore` names and no later pass sends again is recorded `skipped` at once, as the streamed report
+ * records it: the ledger says the same of it whether or not a later pass fails the step. Those of a page an
+ * earlier execution recorded go to `rewrite`, to be written again when the step ends: an earlier version
+ * recorded them failed, and skipped only then.
  */
-function reportPass(x: ActionCall, results: DeviceResults, created: Created) {
+function reportPass(x: ActionCall, results: DeviceResults, created: Created, rewrite: DeviceGroup[]) {
   const requested = new KindsOf(x.devices);
-  return async (input: Json, attempt: number): Promise<unknown> => {
+  return async (input: Json, attempt: number, rule: number): Promise<unknown> => {
     const list = (input.deviceList as { id?: unknown }[] | undefined) ?? [];
     const batch = `pass ${attempt}: ${list.length} devices, ${String(list[0]?.id)} to ${String(list[list.length - 1]?.id)}`;
     const { reports, sentAt: at } = await created.of(batch, input);
@@ -127,10 +134,12 @@ function reportPass(x: ActionCall, results: DeviceResults, created: Created) {
       reports,
       requested,
       { attempt, cacheMode: input.cacheMode, at },
-      (groups, recorded) => {
+      (page, recorded) => {
+        const groups = finalIgnored(x, page, { rule, attempt });
         results.add(groups);
         // Each page's results go to the ledger while the next page is already on its way.
         if (!recorded) x.ctx.recordLedger(x.step.id, groups);
+        else rewrite.push(...groups.filter((g, i) => g !== page[i]));
       },
     );
     return { reports };
@@ -178,8 +187,7 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
           if (retries.take(g, pass, chunk)) {
             sentAgain.push(g);
             wait(g.errorType as string, g.ids.length);
-          } else if (g.outcome === 'failed' && x.plan.ignore.has(g.errorType as string))
-            done.push({ ...g, outcome: 'skipped' });
+          } else if (ignores(x, g)) done.push({ ...g, outcome: 'skipped' });
           else done.push(g);
         }
         if (!recorded) ctx.recordLedger(step.id, [...sentAgain, ...done]);

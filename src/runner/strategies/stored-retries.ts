@@ -11,13 +11,8 @@ import type { DeviceGroup, ItemRuns } from '../../store/store.js';
 import type { DeviceSet } from '../devices.js';
 import type { DeviceRetryRule } from '../plan.js';
 import { pushItem, StoredItems } from '../stored-items.js';
+import { nextPass, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
-
-/** A pass of the policy: the first (`rule` -1, attempt 1), or a rule's attempt. */
-export interface RetryPass {
-  rule: number;
-  attempt: number;
-}
 
 /**
  * The kind a device sent again is written under in its list: its own, with the error of the result the ledger
@@ -71,7 +66,7 @@ export class StoredRetries {
    */
   take(g: DeviceGroup, after: RetryPass, chunk: number): boolean {
     if (g.outcome !== 'failed' || g.errorType === undefined) return false;
-    const to = this.next(g.errorType, after);
+    const to = nextPass(this.rules, g.errorType, after);
     if (!to) return false;
     let lists = this.pending.get(chunk);
     if (!lists) this.pending.set(chunk, (lists = new Map()));
@@ -113,21 +108,6 @@ export class StoredRetries {
     const { ctx } = this.x;
     for (const p of this.passesOfRules()) ctx.o.store.clearItems(ctx.id, this.key(p));
     this.sizes.clear();
-  }
-
-  /**
-   * Where a failure of `type` in `after` goes: the same rule's next attempt, while it has attempts left and
-   * names the type; else the first later rule that names it.
-   */
-  private next(type: string, after: RetryPass): RetryPass | undefined {
-    const current = this.rules[after.rule];
-    if (current?.on.has(type) && after.attempt < current.maxAttempts)
-      return { rule: after.rule, attempt: after.attempt + 1 };
-    for (let rule = after.rule + 1; rule < this.rules.length; rule++) {
-      const r = this.rules[rule] as DeviceRetryRule;
-      if (r.on.has(type) && r.maxAttempts >= 2) return { rule, attempt: 2 };
-    }
-    return undefined;
   }
 
   private key(p: RetryPass): string {
