@@ -13,7 +13,7 @@ import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
 import { beforeRetry, finalIgnored, ignores, withDeviceRetries, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
-import { ownKinds, StoredRetries, untagged } from './stored-retries.js';
+import { StoredRetries } from './stored-retries.js';
 
 export async function locate(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
@@ -176,14 +176,16 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
       pass,
       name,
       retries.beginPass(),
-      (groups, chunk, recorded) => {
+      (groups, chunk, recorded, wasOf) => {
         const done: DeviceGroup[] = [];
         const sentAgain: DeviceGroup[] = [];
-        for (const result of groups) {
-          // A device sent again: its kind says the error it was sent again for (StoredRetries).
-          const { kind, was } = pass.rule < 0 ? { kind: result.kind } : untagged(result.kind);
-          const g = was === undefined ? result : { ...result, kind };
-          if (was !== undefined) wait(was, -g.ids.length);
+        for (const g of groups) {
+          // A device sent again: its list says the error it was sent again for (StoredRetries).
+          if (pass.rule >= 0)
+            for (const id of g.ids) {
+              const was = wasOf(id);
+              if (was !== undefined) wait(was, -1);
+            }
           if (retries.take(g, pass, chunk)) {
             sentAgain.push(g);
             wait(g.errorType as string, g.ids.length);
@@ -235,8 +237,9 @@ function withWaiting(counts: DeviceCounts, waiting: Map<string, number>): Device
 /**
  * One pass over a stored list: the reports of every batch created first (WINDOW at a time), as for a list in
  * memory; then each batch's devices read again from the store when its results come (WINDOW batches at a time),
- * each page's results handed to `onPage` with the batch's chunk number (`chunkOf` its index), and `onRead` told
- * when a batch is read. Returns the reports, in the order of the batches.
+ * each page's results handed to `onPage` with the batch's chunk number (`chunkOf` its index) and the error each
+ * of its devices was sent again for (of a list of devices sent again), and `onRead` told when a batch is read.
+ * Returns the reports, in the order of the batches.
  */
 async function streamedPass(
   x: ActionCall,
@@ -246,14 +249,19 @@ async function streamedPass(
   pass: RetryPass,
   name: string,
   chunkOf: (batch: number) => number,
-  onPage: (groups: DeviceGroup[], chunk: number, recorded: boolean) => void,
+  onPage: (
+    groups: DeviceGroup[],
+    chunk: number,
+    recorded: boolean,
+    wasOf: (id: string) => string | undefined,
+  ) => void,
   onRead: (chunk: number) => void,
 ): Promise<Json[]> {
   const created: { chunk: number; at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
   await eachAtMost(numbered(list.batches(x.op.batchSize ?? 10_000)), WINDOW, async ({ n, at, set }) => {
     const { sentAt, reports } = await made.of(`${name} ${at.seq}.${at.skip}: ${set.size} devices`, {
       ...input,
-      deviceList: refsOf(pass.rule < 0 ? set : ownKinds(set)),
+      deviceList: refsOf(set),
     });
     created.push({ chunk: chunkOf(n), at, size: set.size, sentAt, reports });
     if (reads(x)) return;
@@ -264,14 +272,19 @@ async function streamedPass(
       withResult(set, { outcome: 'succeeded', attempts: pass.attempt, requestId: txid }),
       chunkOf(n),
       recorded,
+      () => undefined,
     );
   });
   created.sort((a, b) => a.chunk - b.chunk);
   await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
-    const requested = new KindsOf((await list.read(c.at, c.size)).set);
+    const { set } = await list.read(c.at, c.size);
+    const requested = new KindsOf(set);
+    // Looked up as the results come, apart from their kinds: in the order of the results' groups.
+    const sent = new KindsOf(set);
+    const wasOf = (id: string) => sent.groupOf(id)?.was;
     const request = { attempt: pass.attempt, cacheMode: input.cacheMode, at: c.sentAt };
     await readResults(x, c.reports, requested, request, (groups, recorded) =>
-      onPage(groups, c.chunk, recorded),
+      onPage(groups, c.chunk, recorded, wasOf),
     );
     onRead(c.chunk);
   });

@@ -8,33 +8,10 @@
  * up to its attempts, a device failing with a type a rule names taken by the first such rule still to come.
  */
 import type { DeviceGroup, ItemRuns } from '../../store/store.js';
-import type { DeviceSet } from '../devices.js';
 import type { DeviceRetryRule } from '../plan.js';
 import { pushItem, StoredItems } from '../stored-items.js';
 import { nextPass, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
-
-/**
- * The kind a device sent again is written under in its list: its own, with the error of the result the ledger
- * holds for it until its retry's comes. The pass that sends it again reads that error back from its result's
- * kind (untagged), and the streamed report counts it (as failed with that error, should the step fail first)
- * without a map of the devices sent again.
- */
-function tagged(kind: string, errorType: string): string {
-  return JSON.stringify([kind, errorType]);
-}
-
-/** A kind of a list of devices sent again: the device's own kind, and the error it was sent again for. */
-export function untagged(kind: string): { kind: string; was?: string } {
-  if (!kind.startsWith('["')) return { kind };
-  const [own, was] = JSON.parse(kind) as [string, string];
-  return { kind: own, was };
-}
-
-/** A set read from a list of devices sent again, with the devices' own kinds: what is sent. */
-export function ownKinds(set: DeviceSet): DeviceSet {
-  return { size: set.size, groups: set.groups.map((g) => ({ kind: untagged(g.kind).kind, ids: g.ids })) };
-}
 
 /** How far apart the chunk numbers of two passes' batches are: a pass has fewer batches (of 10,000 devices). */
 const PASS_SEQ = 1_000_000;
@@ -73,8 +50,8 @@ export class StoredRetries {
     const key = this.key(to);
     let runs = lists.get(key);
     if (!runs) lists.set(key, (runs = []));
-    const kind = tagged(g.kind, g.errorType);
-    for (const id of g.ids) pushItem(runs, kind, id);
+    // With the error the ledger holds for them until their retry's result comes.
+    for (const id of g.ids) pushItem(runs, g.kind, id, g.errorType);
     return true;
   }
 
