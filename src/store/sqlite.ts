@@ -344,6 +344,11 @@ export class SqliteStore implements Store {
     this.sql('DELETE FROM step_items WHERE run_id = ? AND step_key = ?').run(runId, key);
   }
 
+  clearItemLists(runId: string, part: string): void {
+    this.write();
+    this.sql('DELETE FROM step_items WHERE run_id = ? AND instr(step_key, ?) > 0').run(runId, part);
+  }
+
   async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {
     return deviceResults(this.sql, runId, step);
   }

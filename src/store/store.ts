@@ -349,6 +349,8 @@ export interface RunStore {
     limit: number,
   ): Promise<{ seq: number; runs: ItemRuns }[]>;
   clearItems(runId: string, key: string): void;
+  /** Removes the run's lists of items whose key holds `part` (the lists of devices sent again, when it ends). */
+  clearItemLists(runId: string, part: string): void;
 }
 
 /** The per-device ledger (product.md 5a). */

@@ -2,7 +2,8 @@
  * The lists of the devices a streamed location report sends again (stored-retries.ts), as the store keeps them:
  * each device under its own kind, the error it was sent again for in a column of its own (step_items.errors_json),
  * where it was written inside the kind (`["imei","SVC CACHE UNAVAILABLE"]`) before. A run interrupted with lists
- * of that older form in the store is resumed to the same ledger as a run never interrupted.
+ * of that older form in the store is resumed to the same ledger as a run never interrupted. The lists go when
+ * the run ends, however its step ended: before, those of a step that failed stayed until the run was pruned.
  */
 import { expect } from 'chai';
 import type { Clock } from '../../src/clock.js';
@@ -179,6 +180,30 @@ describe('runner: the lists of the devices a streamed report sends again', funct
       expect(itemKeys(store, o.runId)).to.deep.equal(['devices']);
     } finally {
       await whole.close();
+      await store.close();
+    }
+  });
+
+  it('drops the lists of a step that failed once the run ends', async () => {
+    await world();
+    const store = memoryStore();
+    let seen: string[] = [];
+    try {
+      const s = await runPlaybook(pb, {
+        client: t.client,
+        store,
+        // At the delay, every later request answers a server error: the retry's report is never created.
+        clock: atDelay(async () => {
+          seen = itemKeys(store, 'r-failed');
+          await setFaults(t.emu, { errorRate: 1 });
+        }),
+        runId: 'r-failed',
+        inputs: { account: t.account },
+      });
+      expect(stepOf(s, 'report').status).to.equal('failed');
+      expect(seen, 'the list, at the delay').to.deep.equal(['devices', LIST]);
+      expect(itemKeys(store, 'r-failed')).to.deep.equal(['devices']);
+    } finally {
       await store.close();
     }
   });

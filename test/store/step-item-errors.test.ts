@@ -74,6 +74,24 @@ forEachBackend('the lists of devices sent again', (b) => {
       { seq: 1, runs: SENT_AGAIN },
     ]);
   });
+
+  it("removes a run's lists whose key holds a part, and no other", async () => {
+    store.createRun(run('r2'));
+    for (const [runId, key] of [
+      ['r1', LIST],
+      ['r1', 'loop[2]/report#retry 2.3'],
+      ['r1', 'devices'],
+      ['r2', LIST],
+    ] as const)
+      store.appendItems(runId, key, 0, SENT_AGAIN);
+    store.clearItemLists('r1', '#retry ');
+    await store.durable();
+    const rows = await b.query<{ run_id: string; step_key: string }>(
+      store,
+      'SELECT run_id, step_key FROM step_items ORDER BY run_id, step_key',
+    );
+    expect(rows.map((r) => `${r.run_id} ${r.step_key}`)).to.deep.equal(['r1 devices', `r2 ${LIST}`]);
+  });
 });
 
 describe('the lists of devices sent again in a state file of the version before', () => {

@@ -13,6 +13,13 @@ import { pushItem, StoredItems } from '../stored-items.js';
 import { nextPass, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
 
+/**
+ * What the key of each list holds, after the step's: `report#retry 1.2`. No step's key has a `#`. The runner
+ * removes a run's lists when it ends (the step removes them when it ends well, and builds them again when it is
+ * resumed): those of a step that failed are of no use then.
+ */
+export const RETRY_LISTS = '#retry ';
+
 /** How far apart the chunk numbers of two passes' batches are: a pass has fewer batches (of 10,000 devices). */
 const PASS_SEQ = 1_000_000;
 
@@ -88,6 +95,6 @@ export class StoredRetries {
   }
 
   private key(p: RetryPass): string {
-    return `${this.x.key}#retry ${p.rule + 1}.${p.attempt}`;
+    return `${this.x.key}${RETRY_LISTS}${p.rule + 1}.${p.attempt}`;
   }
 }

@@ -213,4 +213,11 @@ export class PostgresRuns implements RunStore {
       values: [runId, key],
     });
   }
+
+  clearItemLists(runId: string, part: string): void {
+    this.turns.write().statements.push({
+      text: 'DELETE FROM step_items WHERE run_id = $1 AND strpos(step_key, $2) > 0',
+      values: [runId, part],
+    });
+  }
 }
