@@ -6,7 +6,7 @@ import type { Operation } from '../api/catalog.js';
 import { deviceErrorClass, ownType, specErrorType } from '../api/device-errors.js';
 import { InputError } from '../errors.js';
 import { hasNul, nulRefusal } from '../util/nul.js';
-import type { DeviceGroup, DeviceResult } from '../store/store.js';
+import type { DeviceGroup, DeviceResult, ItemRuns } from '../store/store.js';
 import { StepError } from './types.js';
 
 type Json = Record<string, unknown>;
@@ -21,8 +21,11 @@ export interface DeviceRef {
  * identifier each (the first, for multi-identifier entries). A step hands them to the ledger as they are.
  */
 export interface DeviceSet {
-  /** One per kind (in lower case), in the order the kinds first came. */
-  groups: { kind: string; ids: string[] }[];
+  /**
+   * One per kind (in lower case), in the order the kinds first came. A set read from a list of devices sent
+   * again (stored-retries.ts) has one per kind and error the devices were sent again for (`was`).
+   */
+  groups: { kind: string; ids: string[]; was?: string }[];
   size: number;
 }
 
@@ -164,6 +167,11 @@ export class KindsOf {
 
   /** The kind of device `id`, or undefined when the set has no such device. */
   kindOf(id: string): string | undefined {
+    return this.groupOf(id)?.kind;
+  }
+
+  /** The group of device `id`, or undefined when the set has no such device. */
+  groupOf(id: string): DeviceSet['groups'][number] | undefined {
     const { groups } = this.set;
     let g = groups[this.group];
     while (g && this.at >= g.ids.length && this.group < groups.length - 1) {
@@ -172,13 +180,13 @@ export class KindsOf {
     }
     if (g?.ids[this.at] === id) {
       this.at++;
-      return g.kind;
+      return g;
     }
     const place = this.placeOf(id);
     if (place === undefined) return undefined;
     this.group = place % groups.length;
     this.at = Math.floor(place / groups.length) + 1;
-    return (groups[this.group] as { kind: string }).kind;
+    return groups[this.group];
   }
 
   private placeOf(id: string): number | undefined {
@@ -371,7 +379,7 @@ function compactToIso(t: string): string {
 }
 
 /** Item runs (a checkpoint's `[kind, ids]` pairs) as a DeviceSet. */
-export function setOf(runs: [kind: string, ids: string[]][]): DeviceSet {
+export function setOf(runs: ItemRuns): DeviceSet {
   const set: DeviceSet = { groups: [], size: 0 };
   for (const [kind, ids] of runs) {
     groupFor(set, kind).push(...ids);

@@ -13,14 +13,14 @@ export interface Cursor {
 }
 
 /**
- * Adds a device to the end of `runs`: to the last run when it is of the same kind, else as a run of its own.
- * Every list of items kept in the store (a listing's pages, a ledger query's devices, the devices a retry
- * rule sends again) is built with it.
+ * Adds a device to the end of `runs`: to the last run when it is of the same kind (and was sent again for the
+ * same `error`), else as a run of its own. Every list of items kept in the store (a listing's pages, a ledger
+ * query's devices, the devices a retry rule sends again, with the error of each) is built with it.
  */
-export function pushItem(runs: ItemRuns, kind: string, id: string): void {
+export function pushItem(runs: ItemRuns, kind: string, id: string, error?: string): void {
   const last = runs[runs.length - 1];
-  if (last?.[0] === kind) last[1].push(id);
-  else runs.push([kind, [id]]);
+  if (last?.[0] === kind && last[2] === error) last[1].push(id);
+  else runs.push(error === undefined ? [kind, [id]] : [kind, [id], error]);
 }
 
 /** How many chunks one read of the store takes. */
@@ -60,12 +60,12 @@ export class StoredItems {
     let skip = at.skip;
     for await (const { seq, runs } of this.chunks(at)) {
       let taken = 0;
-      for (const [kind, ids] of runs) {
+      for (const [kind, ids, was] of runs) {
         const from = Math.min(ids.length, Math.max(0, skip - taken));
         taken += from;
         const n = Math.min(ids.length - from, max - set.size);
         if (n > 0) {
-          addTo(set, kind, from === 0 && n === ids.length ? ids : ids.slice(from, from + n));
+          addTo(set, kind, was, from === 0 && n === ids.length ? ids : ids.slice(from, from + n));
           taken += n;
         }
         if (set.size === max) {
@@ -91,10 +91,11 @@ export class StoredItems {
   }
 }
 
-function addTo(set: DeviceSet, kind: string, ids: string[]): void {
+function addTo(set: DeviceSet, kind: string, was: string | undefined, ids: string[]): void {
+  const same = (x: DeviceSet['groups'][number] | undefined) => x?.kind === kind && x.was === was;
   const last = set.groups[set.groups.length - 1];
-  const g = last?.kind === kind ? last : set.groups.find((x) => x.kind === kind);
+  const g = same(last) ? last : set.groups.find(same);
   if (g) for (const id of ids) g.ids.push(id);
-  else set.groups.push({ kind, ids: ids.slice() });
+  else set.groups.push(was === undefined ? { kind, ids: ids.slice() } : { kind, ids: ids.slice(), was });
   set.size += ids.length;
 }

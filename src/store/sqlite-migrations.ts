@@ -181,6 +181,9 @@ export const MIGRATIONS: string[] = [
    DROP INDEX ledger_ranges_by_run;
    DROP INDEX ledger_by_run;
    CREATE INDEX ledger_by_run ON ledger (run_id, step, seq, min_id, max_id);`,
+  // A list of devices sent again (a streamed report's devices.retry) keeps the error each run of its devices was
+  // sent again for in a column of its own (item-runs.ts), not in the run's kind.
+  `ALTER TABLE step_items ADD COLUMN errors_json TEXT;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

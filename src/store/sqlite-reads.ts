@@ -3,6 +3,7 @@
  * and a step's stored items.
  */
 import type Database from 'better-sqlite3';
+import { itemRuns } from './item-runs.js';
 import { toRun, type RunRow } from './rows.js';
 import type { ItemRuns, RunListQuery, RunRecord, RunStatus } from './store.js';
 
@@ -62,7 +63,8 @@ export function itemChunks(
   limit: number,
 ): { seq: number; runs: ItemRuns }[] {
   const rows = sql(
-    'SELECT seq, runs_json FROM step_items WHERE run_id = ? AND step_key = ? AND seq > ? ORDER BY seq LIMIT ?',
-  ).all(runId, key, afterSeq, limit) as { seq: number; runs_json: string }[];
-  return rows.map((r) => ({ seq: r.seq, runs: JSON.parse(r.runs_json) as ItemRuns }));
+    `SELECT seq, runs_json, errors_json FROM step_items WHERE run_id = ? AND step_key = ? AND seq > ?
+     ORDER BY seq LIMIT ?`,
+  ).all(runId, key, afterSeq, limit) as { seq: number; runs_json: string; errors_json: string | null }[];
+  return rows.map((r) => ({ seq: r.seq, runs: itemRuns(r.runs_json, r.errors_json) }));
 }

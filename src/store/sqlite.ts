@@ -20,6 +20,7 @@ import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
 import { idRange } from './id-range.js';
+import { itemColumns } from './item-runs.js';
 import { storedJson, storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
@@ -328,8 +329,10 @@ export class SqliteStore implements Store {
 
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
     this.write();
-    const insert = 'INSERT INTO step_items (run_id, step_key, seq, runs_json) VALUES (?, ?, ?, ?)';
-    this.sql(insert).run(runId, key, seq, JSON.stringify(runs));
+    const { runsJson, errorsJson } = itemColumns(runs);
+    const insert =
+      'INSERT INTO step_items (run_id, step_key, seq, runs_json, errors_json) VALUES (?, ?, ?, ?, ?)';
+    this.sql(insert).run(runId, key, seq, runsJson, errorsJson);
   }
 
   async itemChunks(...args: Parameters<Store['itemChunks']>): Promise<{ seq: number; runs: ItemRuns }[]> {
@@ -339,6 +342,11 @@ export class SqliteStore implements Store {
   clearItems(runId: string, key: string): void {
     this.write();
     this.sql('DELETE FROM step_items WHERE run_id = ? AND step_key = ?').run(runId, key);
+  }
+
+  clearItemLists(runId: string, part: string): void {
+    this.write();
+    this.sql('DELETE FROM step_items WHERE run_id = ? AND instr(step_key, ?) > 0').run(runId, part);
   }
 
   async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {

@@ -154,8 +154,11 @@ export interface DeviceGroup extends Omit<DeviceResult, 'deviceId' | 'data'> {
   data?: (Record<string, unknown> | undefined)[];
 }
 
-/** Devices as runs of one kind: `[kind, ids]` pairs, in order. */
-export type ItemRuns = [kind: string, ids: string[]][];
+/**
+ * Devices as runs of one kind: `[kind, ids]` pairs, in order. In a list of devices sent again (a streamed
+ * report's `devices.retry`), each run also says the error its devices were sent again for.
+ */
+export type ItemRuns = [kind: string, ids: string[], error?: string][];
 
 export interface LedgerQuery {
   playbook?: string;
@@ -339,8 +342,9 @@ export interface RunStore {
   ): void;
   loadSteps(runId: string): Promise<Map<string, unknown>>;
   /**
-   * Appends one chunk (a listing's page) of a step's items as runs of one kind. `seq` orders a step's chunks: 0
-   * first, then 1, 2... A step that lists again clears its items first.
+   * Appends one chunk (a listing's page) of a step's items as runs of one kind (and, of a list of devices sent
+   * again, the error of each run). `seq` orders a step's chunks: 0 first, then 1, 2... A step that lists again
+   * clears its items first.
    */
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void;
   /** The chunks of a step's items after `afterSeq`, in order, at most `limit`. */
@@ -351,6 +355,8 @@ export interface RunStore {
     limit: number,
   ): Promise<{ seq: number; runs: ItemRuns }[]>;
   clearItems(runId: string, key: string): void;
+  /** Removes the run's lists of items whose key holds `part` (the lists of devices sent again, when it ends). */
+  clearItemLists(runId: string, part: string): void;
 }
 
 /** The per-device ledger (product.md 5a). */

@@ -39,7 +39,13 @@ const FILTERED = '"${{ steps.devices.items.filter(d, d.id != \\"\\") }}"';
  * A listing, and a report of its devices whose cache misses (and absent subscribers) are sent again (`attempts`
  * in all): from a list in memory (`inMemory`), or streamed from the store.
  */
-const REPORT = (o: { name: string; inMemory?: boolean; attempts?: number; after?: string }) => `version: 1
+const REPORT = (o: {
+  name: string;
+  inMemory?: boolean;
+  attempts?: number;
+  after?: string;
+  ignore?: string;
+}) => `version: 1
 name: ${o.name}
 on: { manual: true }
 inputs:
@@ -57,7 +63,7 @@ steps:
         - on: [SVC CACHE UNAVAILABLE, ABSENT SUBSCRIBER]
           with: { cacheMode: "1" }
           maxAttempts: ${o.attempts ?? 2}
-          delay: 2s
+          delay: 2s${o.ignore ? `\n      ignore: [${o.ignore}]` : ''}
     wait: { for: completion, timeout: 10m, pollInterval: 50ms }
     onError: continue${o.after ?? ''}
 finally:
@@ -103,8 +109,9 @@ describe('runner: the devices of a location report that failed part-way', functi
   async function failing(
     yaml: string,
     switchAt = 1,
+    deviceErrors: Record<string, number> = { 'SVC CACHE UNAVAILABLE': 0.3, 'ABSENT SUBSCRIBER': 0.2 },
   ): Promise<{ s: RunSummary; lines: LogLine[]; store: SqliteStore }> {
-    await setFaults(t.emu, { deviceErrors: { 'SVC CACHE UNAVAILABLE': 0.3, 'ABSENT SUBSCRIBER': 0.2 } });
+    await setFaults(t.emu, { deviceErrors });
     const store = memoryStore();
     const logger = captureLogger();
     const seen = { ledgered: [] as number[] };
@@ -175,6 +182,39 @@ describe('runner: the devices of a location report that failed part-way', functi
         await store.close();
       }
     });
+
+  it('an ignored error: each device the same outcome, counted the same, on both paths', async () => {
+    // Refused consent is ignored, and not retried: those devices' results are final after the first pass.
+    const errors = {
+      'SVC CACHE UNAVAILABLE': 0.3,
+      'ABSENT SUBSCRIBER': 0.2,
+      'SVC CONSENT CHECK FAILED': 0.2,
+    };
+    const run = async (inMemory: boolean) => {
+      // The same world, and the same draws of faults per device, for each path.
+      t.emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 60 });
+      const yaml = REPORT({ name: 'ignored', inMemory, ignore: 'SVC CONSENT CHECK FAILED' });
+      const { s, lines, store } = await failing(yaml, 1, errors);
+      try {
+        const ledger = await expectCounted(s, lines, store);
+        const rows = await allRows(store.eachDeviceResult(s.runId, 'report'));
+        const outcomes = Object.fromEntries(
+          rows.map((r) => [r.deviceId, `${r.outcome} ${r.errorType ?? ''} ${r.attempts}`]),
+        );
+        return { ledger, outcomes };
+      } finally {
+        await store.close();
+      }
+    };
+    const streamed = await run(false);
+    const held = await run(true);
+    expect(streamed.ledger.skipped, 'the ignored devices').to.be.greaterThan(0);
+    expect(
+      Object.values(streamed.outcomes).filter((v) => v.startsWith('skipped SVC CONSENT')),
+    ).to.have.length(streamed.ledger.skipped);
+    expect(held.outcomes).to.deep.equal(streamed.outcomes);
+    expect(held.ledger).to.deep.equal(streamed.ledger);
+  });
 
   it('resumed after a crash: the failed checkpoint keeps the counts, for the step and the summary', async () => {
     await setFaults(t.emu, { deviceErrors: { 'SVC CACHE UNAVAILABLE': 0.3, 'ABSENT SUBSCRIBER': 0.2 } });

@@ -11,9 +11,9 @@ import { DeviceResults } from '../device-results.js';
 import { answerRefusal, groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
-import { beforeRetry, withDeviceRetries } from './device-retry.js';
+import { beforeRetry, finalIgnored, ignores, withDeviceRetries, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
-import { ownKinds, StoredRetries, untagged, type RetryPass } from './stored-retries.js';
+import { StoredRetries } from './stored-retries.js';
 
 export async function locate(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
@@ -38,19 +38,22 @@ export async function locationReport(x: ActionCall): Promise<StepState> {
   const created = new Created(x);
   if (x.source) return streamedReport(x, x.source, created);
   const results = new DeviceResults();
+  const rewrite: DeviceGroup[] = [];
   let passes: Awaited<ReturnType<typeof withDeviceRetries>>;
   try {
-    passes = await withDeviceRetries(x, results, reportPass(x, results, created));
+    passes = await withDeviceRetries(x, results, reportPass(x, results, created, rewrite));
   } catch (e) {
+    x.ctx.recordLedger(x.step.id, rewrite);
     // The pages read are in the ledger already: the failed step counts each device's latest result there (a
-    // device whose retry never went out, its earlier failure).
+    // device whose retry never went out, its earlier failure; one whose failure `ignore` names and no rule sends
+    // again, skipped, as the streamed report records it).
     if (reads(x)) x.ctx.countFailing(x.count, results.groups());
     throw e;
   }
   const { output, ignored } = passes;
   const state = x.ctx.finishDevices(x.step.id, output, results.groups());
   // Report results are already in the ledger, page by page; only what the policy changed is written again.
-  if (reads(x)) state.ledger = ignored;
+  if (reads(x)) state.ledger = [...rewrite, ...ignored];
   return state;
 }
 
@@ -110,11 +113,15 @@ class Created {
 
 /**
  * One pass of the per-device policy over `x.devices` (or the part of them `input` names): the reports
- * created, awaited and read, each page's results into `results` and the ledger as they come.
+ * created, awaited and read, each page's results into `results` and the ledger as they come. A device whose
+ * failure `ignore` names and no later pass sends again is recorded `skipped` at once, as the streamed report
+ * records it: the ledger says the same of it whether or not a later pass fails the step. Those of a page an
+ * earlier execution recorded go to `rewrite`, to be written again when the step ends: an earlier version
+ * recorded them failed, and skipped only then.
  */
-function reportPass(x: ActionCall, results: DeviceResults, created: Created) {
+function reportPass(x: ActionCall, results: DeviceResults, created: Created, rewrite: DeviceGroup[]) {
   const requested = new KindsOf(x.devices);
-  return async (input: Json, attempt: number): Promise<unknown> => {
+  return async (input: Json, attempt: number, rule: number): Promise<unknown> => {
     const list = (input.deviceList as { id?: unknown }[] | undefined) ?? [];
     const batch = `pass ${attempt}: ${list.length} devices, ${String(list[0]?.id)} to ${String(list[list.length - 1]?.id)}`;
     const { reports, sentAt: at } = await created.of(batch, input);
@@ -127,10 +134,12 @@ function reportPass(x: ActionCall, results: DeviceResults, created: Created) {
       reports,
       requested,
       { attempt, cacheMode: input.cacheMode, at },
-      (groups, recorded) => {
+      (page, recorded) => {
+        const groups = finalIgnored(x, page, { rule, attempt });
         results.add(groups);
         // Each page's results go to the ledger while the next page is already on its way.
         if (!recorded) x.ctx.recordLedger(x.step.id, groups);
+        else rewrite.push(...groups.filter((g, i) => g !== page[i]));
       },
     );
     return { reports };
@@ -167,19 +176,20 @@ async function streamedReport(x: ActionCall, source: StoredItems, made: Created)
       pass,
       name,
       retries.beginPass(),
-      (groups, chunk, recorded) => {
+      (groups, chunk, recorded, wasOf) => {
         const done: DeviceGroup[] = [];
         const sentAgain: DeviceGroup[] = [];
-        for (const result of groups) {
-          // A device sent again: its kind says the error it was sent again for (StoredRetries).
-          const { kind, was } = pass.rule < 0 ? { kind: result.kind } : untagged(result.kind);
-          const g = was === undefined ? result : { ...result, kind };
-          if (was !== undefined) wait(was, -g.ids.length);
+        for (const g of groups) {
+          // A device sent again: its list says the error it was sent again for (StoredRetries).
+          if (pass.rule >= 0)
+            for (const id of g.ids) {
+              const was = wasOf(id);
+              if (was !== undefined) wait(was, -1);
+            }
           if (retries.take(g, pass, chunk)) {
             sentAgain.push(g);
             wait(g.errorType as string, g.ids.length);
-          } else if (g.outcome === 'failed' && x.plan.ignore.has(g.errorType as string))
-            done.push({ ...g, outcome: 'skipped' });
+          } else if (ignores(x, g)) done.push({ ...g, outcome: 'skipped' });
           else done.push(g);
         }
         if (!recorded) ctx.recordLedger(step.id, [...sentAgain, ...done]);
@@ -227,8 +237,9 @@ function withWaiting(counts: DeviceCounts, waiting: Map<string, number>): Device
 /**
  * One pass over a stored list: the reports of every batch created first (WINDOW at a time), as for a list in
  * memory; then each batch's devices read again from the store when its results come (WINDOW batches at a time),
- * each page's results handed to `onPage` with the batch's chunk number (`chunkOf` its index), and `onRead` told
- * when a batch is read. Returns the reports, in the order of the batches.
+ * each page's results handed to `onPage` with the batch's chunk number (`chunkOf` its index) and the error each
+ * of its devices was sent again for (of a list of devices sent again), and `onRead` told when a batch is read.
+ * Returns the reports, in the order of the batches.
  */
 async function streamedPass(
   x: ActionCall,
@@ -238,14 +249,19 @@ async function streamedPass(
   pass: RetryPass,
   name: string,
   chunkOf: (batch: number) => number,
-  onPage: (groups: DeviceGroup[], chunk: number, recorded: boolean) => void,
+  onPage: (
+    groups: DeviceGroup[],
+    chunk: number,
+    recorded: boolean,
+    wasOf: (id: string) => string | undefined,
+  ) => void,
   onRead: (chunk: number) => void,
 ): Promise<Json[]> {
   const created: { chunk: number; at: Cursor; size: number; sentAt: number; reports: Json[] }[] = [];
   await eachAtMost(numbered(list.batches(x.op.batchSize ?? 10_000)), WINDOW, async ({ n, at, set }) => {
     const { sentAt, reports } = await made.of(`${name} ${at.seq}.${at.skip}: ${set.size} devices`, {
       ...input,
-      deviceList: refsOf(pass.rule < 0 ? set : ownKinds(set)),
+      deviceList: refsOf(set),
     });
     created.push({ chunk: chunkOf(n), at, size: set.size, sentAt, reports });
     if (reads(x)) return;
@@ -256,14 +272,19 @@ async function streamedPass(
       withResult(set, { outcome: 'succeeded', attempts: pass.attempt, requestId: txid }),
       chunkOf(n),
       recorded,
+      () => undefined,
     );
   });
   created.sort((a, b) => a.chunk - b.chunk);
   await eachAtMost(reads(x) ? created : [], WINDOW, async (c) => {
-    const requested = new KindsOf((await list.read(c.at, c.size)).set);
+    const { set } = await list.read(c.at, c.size);
+    const requested = new KindsOf(set);
+    // Looked up as the results come, apart from their kinds: in the order of the results' groups.
+    const sent = new KindsOf(set);
+    const wasOf = (id: string) => sent.groupOf(id)?.was;
     const request = { attempt: pass.attempt, cacheMode: input.cacheMode, at: c.sentAt };
     await readResults(x, c.reports, requested, request, (groups, recorded) =>
-      onPage(groups, c.chunk, recorded),
+      onPage(groups, c.chunk, recorded, wasOf),
     );
     onRead(c.chunk);
   });

@@ -8,38 +8,17 @@
  * up to its attempts, a device failing with a type a rule names taken by the first such rule still to come.
  */
 import type { DeviceGroup, ItemRuns } from '../../store/store.js';
-import type { DeviceSet } from '../devices.js';
 import type { DeviceRetryRule } from '../plan.js';
 import { pushItem, StoredItems } from '../stored-items.js';
+import { nextPass, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
 
-/** A pass of the policy: the first (`rule` -1, attempt 1), or a rule's attempt. */
-export interface RetryPass {
-  rule: number;
-  attempt: number;
-}
-
 /**
- * The kind a device sent again is written under in its list: its own, with the error of the result the ledger
- * holds for it until its retry's comes. The pass that sends it again reads that error back from its result's
- * kind (untagged), and the streamed report counts it (as failed with that error, should the step fail first)
- * without a map of the devices sent again.
+ * What the key of each list holds, after the step's: `report#retry 1.2`. No step's key has a `#`. The runner
+ * removes a run's lists when it ends (the step removes them when it ends well, and builds them again when it is
+ * resumed): those of a step that failed are of no use then.
  */
-function tagged(kind: string, errorType: string): string {
-  return JSON.stringify([kind, errorType]);
-}
-
-/** A kind of a list of devices sent again: the device's own kind, and the error it was sent again for. */
-export function untagged(kind: string): { kind: string; was?: string } {
-  if (!kind.startsWith('["')) return { kind };
-  const [own, was] = JSON.parse(kind) as [string, string];
-  return { kind: own, was };
-}
-
-/** A set read from a list of devices sent again, with the devices' own kinds: what is sent. */
-export function ownKinds(set: DeviceSet): DeviceSet {
-  return { size: set.size, groups: set.groups.map((g) => ({ kind: untagged(g.kind).kind, ids: g.ids })) };
-}
+export const RETRY_LISTS = '#retry ';
 
 /** How far apart the chunk numbers of two passes' batches are: a pass has fewer batches (of 10,000 devices). */
 const PASS_SEQ = 1_000_000;
@@ -71,15 +50,15 @@ export class StoredRetries {
    */
   take(g: DeviceGroup, after: RetryPass, chunk: number): boolean {
     if (g.outcome !== 'failed' || g.errorType === undefined) return false;
-    const to = this.next(g.errorType, after);
+    const to = nextPass(this.rules, g.errorType, after);
     if (!to) return false;
     let lists = this.pending.get(chunk);
     if (!lists) this.pending.set(chunk, (lists = new Map()));
     const key = this.key(to);
     let runs = lists.get(key);
     if (!runs) lists.set(key, (runs = []));
-    const kind = tagged(g.kind, g.errorType);
-    for (const id of g.ids) pushItem(runs, kind, id);
+    // With the error the ledger holds for them until their retry's result comes.
+    for (const id of g.ids) pushItem(runs, g.kind, id, g.errorType);
     return true;
   }
 
@@ -115,22 +94,7 @@ export class StoredRetries {
     this.sizes.clear();
   }
 
-  /**
-   * Where a failure of `type` in `after` goes: the same rule's next attempt, while it has attempts left and
-   * names the type; else the first later rule that names it.
-   */
-  private next(type: string, after: RetryPass): RetryPass | undefined {
-    const current = this.rules[after.rule];
-    if (current?.on.has(type) && after.attempt < current.maxAttempts)
-      return { rule: after.rule, attempt: after.attempt + 1 };
-    for (let rule = after.rule + 1; rule < this.rules.length; rule++) {
-      const r = this.rules[rule] as DeviceRetryRule;
-      if (r.on.has(type) && r.maxAttempts >= 2) return { rule, attempt: 2 };
-    }
-    return undefined;
-  }
-
   private key(p: RetryPass): string {
-    return `${this.x.key}#retry ${p.rule + 1}.${p.attempt}`;
+    return `${this.x.key}${RETRY_LISTS}${p.rule + 1}.${p.attempt}`;
   }
 }

@@ -300,6 +300,10 @@ export const MIGRATIONS: string[] = [
   // retention removes them with their runs.
   `CREATE TABLE ledger_superseded_runs (run_id text COLLATE "C" PRIMARY KEY);
    INSERT INTO ledger_superseded_runs SELECT run_id FROM ledger_latest_runs;`,
+  // A list of devices sent again (a streamed report's devices.retry) keeps the error each run of its devices was
+  // sent again for in a column of its own (item-runs.ts), not in the run's kind. A replica of the version before
+  // writes none, and reads none: it reads only the lists it wrote, in the same execution of a step.
+  `ALTER TABLE step_items ADD COLUMN errors_json text;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

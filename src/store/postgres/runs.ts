@@ -2,6 +2,7 @@
 import { json, toRun, type RunRow } from '../rows.js';
 import type { DeviceGroup, ItemRuns, RunRecord, RunListQuery, RunStatus, RunStore } from '../store.js';
 import { type Statement } from './pool.js';
+import { itemColumns, itemRuns } from '../item-runs.js';
 import { storedText } from '../text.js';
 import { entryRecords } from './ledger.js';
 import type { TurnWrites, Turns } from './turn.js';
@@ -185,9 +186,10 @@ export class PostgresRuns implements RunStore {
   }
 
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
+    const { runsJson, errorsJson } = itemColumns(runs);
     this.turns.write().statements.push({
-      text: 'INSERT INTO step_items (run_id, step_key, seq, runs_json) VALUES ($1, $2, $3, $4)',
-      values: [runId, key, seq, JSON.stringify(runs)],
+      text: 'INSERT INTO step_items (run_id, step_key, seq, runs_json, errors_json) VALUES ($1, $2, $3, $4, $5)',
+      values: [runId, key, seq, runsJson, errorsJson],
     });
   }
 
@@ -197,18 +199,25 @@ export class PostgresRuns implements RunStore {
     afterSeq: number,
     limit: number,
   ): Promise<{ seq: number; runs: ItemRuns }[]> {
-    const rows = await this.turns.read<{ seq: number; runs_json: string }>({
-      text: `SELECT seq, runs_json FROM step_items WHERE run_id = $1 AND step_key = $2 AND seq > $3
+    const rows = await this.turns.read<{ seq: number; runs_json: string; errors_json: string | null }>({
+      text: `SELECT seq, runs_json, errors_json FROM step_items WHERE run_id = $1 AND step_key = $2 AND seq > $3
              ORDER BY seq LIMIT $4`,
       values: [runId, key, afterSeq, limit],
     });
-    return rows.map((r) => ({ seq: r.seq, runs: JSON.parse(r.runs_json) as ItemRuns }));
+    return rows.map((r) => ({ seq: r.seq, runs: itemRuns(r.runs_json, r.errors_json) }));
   }
 
   clearItems(runId: string, key: string): void {
     this.turns.write().statements.push({
       text: 'DELETE FROM step_items WHERE run_id = $1 AND step_key = $2',
       values: [runId, key],
+    });
+  }
+
+  clearItemLists(runId: string, part: string): void {
+    this.turns.write().statements.push({
+      text: 'DELETE FROM step_items WHERE run_id = $1 AND strpos(step_key, $2) > 0',
+      values: [runId, part],
     });
   }
 }

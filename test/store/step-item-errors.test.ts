@@ -1,0 +1,168 @@
+/**
+ * A list of devices sent again (a streamed report's `devices.retry`, stored-retries.ts) keeps the error each run
+ * of its devices was sent again for in a column of its own, step_items.errors_json, beside the runs' own kinds:
+ * before, the error was written inside each run's kind (`["imei","SVC CACHE UNAVAILABLE"]`), a kind no device
+ * has. A row of that form, written by the version before (or left by it in a store it upgraded), reads as one
+ * written now. On every backend, and on the databases of the version before of each.
+ */
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import pg from 'pg';
+import { MIGRATIONS as PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
+import type { ItemRuns, Store } from '../../src/store/store.js';
+import { postgresUrl } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/temp.js';
+import { forEachBackend } from './backends.js';
+import { imei, MISS, run } from './fixtures.js';
+
+const FAILURE = 'SYSTEM FAILURE';
+const LIST = 'report#retry 1.2';
+/** A chunk of a list of devices sent again: of two kinds, for two errors. */
+const SENT_AGAIN: ItemRuns = [
+  ['imei', [imei(1), imei(2)], MISS],
+  ['iccid', ['89148000000000000001'], MISS],
+  ['imei', [imei(3)], FAILURE],
+];
+/** How the version before wrote that chunk: the error in each run's kind, no errors_json. */
+const OLD_FORM = JSON.stringify(SENT_AGAIN.map(([kind, ids, error]) => [JSON.stringify([kind, error]), ids]));
+const oldRow = (seq: number) =>
+  `INSERT INTO step_items (run_id, step_key, seq, runs_json) VALUES ('r1', '${LIST}', ${seq}, '${OLD_FORM}')`;
+
+forEachBackend('the lists of devices sent again', (b) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = await b.open();
+    store.createRun(run('r1'));
+  });
+
+  it("keeps each run's error in errors_json, its kind the device's own; a listing's chunk has none", async () => {
+    store.appendItems('r1', LIST, 0, SENT_AGAIN);
+    store.appendItems('r1', 'devices', 0, [['imei', [imei(1)]]]);
+    await store.durable();
+    expect(await store.itemChunks('r1', LIST, -1, 10)).to.deep.equal([{ seq: 0, runs: SENT_AGAIN }]);
+    expect(await store.itemChunks('r1', 'devices', -1, 10)).to.deep.equal([
+      { seq: 0, runs: [['imei', [imei(1)]]] },
+    ]);
+    const rows = await b.query<{ step_key: string; runs_json: string; errors_json: string | null }>(
+      store,
+      `SELECT step_key, runs_json, errors_json FROM step_items WHERE run_id = 'r1' ORDER BY step_key`,
+    );
+    expect(
+      rows.map((r) => [r.step_key, JSON.parse(r.runs_json), r.errors_json && JSON.parse(r.errors_json)]),
+    ).to.deep.equal([
+      ['devices', [['imei', [imei(1)]]], null],
+      [
+        LIST,
+        [
+          ['imei', [imei(1), imei(2)]],
+          ['iccid', ['89148000000000000001']],
+          ['imei', [imei(3)]],
+        ],
+        [MISS, MISS, FAILURE],
+      ],
+    ]);
+  });
+
+  it('reads a chunk the version before wrote, the error in its kind, as one written now', async () => {
+    store.appendItems('r1', LIST, 0, SENT_AGAIN);
+    await store.durable();
+    await b.query(store, `${oldRow(1)} RETURNING seq`);
+    expect(await store.itemChunks('r1', LIST, -1, 10)).to.deep.equal([
+      { seq: 0, runs: SENT_AGAIN },
+      { seq: 1, runs: SENT_AGAIN },
+    ]);
+  });
+
+  it("removes a run's lists whose key holds a part, and no other", async () => {
+    store.createRun(run('r2'));
+    for (const [runId, key] of [
+      ['r1', LIST],
+      ['r1', 'loop[2]/report#retry 2.3'],
+      ['r1', 'devices'],
+      ['r2', LIST],
+    ] as const)
+      store.appendItems(runId, key, 0, SENT_AGAIN);
+    store.clearItemLists('r1', '#retry ');
+    await store.durable();
+    const rows = await b.query<{ run_id: string; step_key: string }>(
+      store,
+      'SELECT run_id, step_key FROM step_items ORDER BY run_id, step_key',
+    );
+    expect(rows.map((r) => `${r.run_id} ${r.step_key}`)).to.deep.equal(['r1 devices', `r2 ${LIST}`]);
+  });
+});
+
+describe('the lists of devices sent again in a state file of the version before', () => {
+  it('reads what it kept once the file is upgraded, and writes the error apart', async () => {
+    const file = `${tempDir('fleetbook-item-errors-')}/state.db`;
+    const old = new Database(file);
+    for (const [i, sql] of MIGRATIONS.slice(0, -1).entries()) {
+      old.exec(sql);
+      old.pragma(`user_version = ${i + 1}`);
+    }
+    old
+      .prepare(`INSERT INTO runs (id, playbook, status, started_at) VALUES ('r1', 'pb', 'running', ?)`)
+      .run('2026-11-29T10:00:00.000Z');
+    old.exec(oldRow(0));
+    old.close();
+    const store = new SqliteStore(file);
+    try {
+      expect(store.db.pragma('user_version', { simple: true })).to.equal(MIGRATIONS.length);
+      store.appendItems('r1', LIST, 1, SENT_AGAIN);
+      expect(await store.itemChunks('r1', LIST, -1, 10)).to.deep.equal([
+        { seq: 0, runs: SENT_AGAIN },
+        { seq: 1, runs: SENT_AGAIN },
+      ]);
+      expect(store.db.prepare('SELECT errors_json FROM step_items ORDER BY seq').pluck().all()).to.deep.equal(
+        [null, JSON.stringify([MISS, MISS, FAILURE])],
+      );
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('the lists of devices sent again in a PostgreSQL database of the version before', function () {
+  this.timeout(60_000);
+
+  it('reads what it kept, and what a replica of that version writes during the upgrade', async () => {
+    const url = await postgresUrl();
+    const db = new pg.Client(url);
+    await db.connect();
+    try {
+      await db.query(
+        'CREATE TABLE fleetbook_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      for (let v = 1; v < PG_MIGRATIONS.length; v++) {
+        await db.query(PG_MIGRATIONS[v - 1] as string);
+        await db.query('INSERT INTO fleetbook_schema (version) VALUES ($1)', [v]);
+      }
+      await db.query(
+        `INSERT INTO runs (id, playbook, status, started_at) VALUES ('r1', 'pb', 'running', $1)`,
+        ['2026-11-29T10:00:00.000Z'],
+      );
+      await db.query(oldRow(0));
+      const store = await openPostgresStore(url);
+      try {
+        // A replica of the version before, still running, writes as it did.
+        await db.query(oldRow(1));
+        store.appendItems('r1', LIST, 2, SENT_AGAIN);
+        expect(await store.itemChunks('r1', LIST, -1, 10)).to.deep.equal(
+          [0, 1, 2].map((seq) => ({ seq, runs: SENT_AGAIN })),
+        );
+        const { rows } = await db.query('SELECT errors_json FROM step_items ORDER BY seq');
+        expect(rows.map((r: { errors_json: string | null }) => r.errors_json)).to.deep.equal([
+          null,
+          null,
+          JSON.stringify([MISS, MISS, FAILURE]),
+        ]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await db.end();
+    }
+  });
+});
