@@ -30,7 +30,6 @@ import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
 import { secretsStillRead } from './resume-secrets.js';
 import { StoredItems } from './stored-items.js';
-import { RETRY_LISTS } from './strategies/stored-retries.js';
 import { jsonFits } from '../util/json-size.js';
 import {
   Interrupted,
@@ -203,8 +202,6 @@ class Run {
       error === undefined ? 'succeeded' : cancelled ? 'cancelled' : 'failed',
       error,
     );
-    // No step of an ended run runs again: the lists of the devices its reports sent again are of no use.
-    store.clearItemLists(ctx.id, RETRY_LISTS);
     store.updateRun(ctx.id, {
       status: summary.status,
       endedAt: summary.endedAt as string,

@@ -25,6 +25,7 @@ import { storedJson, storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import {
+  ENDED,
   type DeviceGroup,
   type DeviceHistoryRow,
   type InboxEvent,
@@ -195,6 +196,7 @@ export class SqliteStore implements Store {
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
     this.write();
     updateRun(this.sql, id, p);
+    if (p.status && ENDED.has(p.status)) this.sql('DELETE FROM step_items WHERE run_id = ?').run(id);
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -342,11 +344,6 @@ export class SqliteStore implements Store {
   clearItems(runId: string, key: string): void {
     this.write();
     this.sql('DELETE FROM step_items WHERE run_id = ? AND step_key = ?').run(runId, key);
-  }
-
-  clearItemLists(runId: string, part: string): void {
-    this.write();
-    this.sql('DELETE FROM step_items WHERE run_id = ? AND instr(step_key, ?) > 0').run(runId, part);
   }
 
   async deviceResults(runId: string, step?: string): Promise<LedgerRow[]> {

@@ -19,6 +19,13 @@ import type { LateCounts, LateResult } from './late.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/**
+ * The statuses a run ends with. A run's stored items (listing pages, lists of devices sent again) are read only
+ * by its own steps, and no step of an ended run runs again: the store drops them as the run ends, whoever ends
+ * it (its runner, `runs cancel`, a daemon failing a run whose playbook is gone).
+ */
+export const ENDED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'cancelled']);
 /**
  * `unreached`: a step of the run's playbook version that the run never entered (it ended first, failed or
  * cancelled; a forEach had no items; no error called an onError). Never recorded: added when a run is shown
@@ -355,8 +362,6 @@ export interface RunStore {
     limit: number,
   ): Promise<{ seq: number; runs: ItemRuns }[]>;
   clearItems(runId: string, key: string): void;
-  /** Removes the run's lists of items whose key holds `part` (the lists of devices sent again, when it ends). */
-  clearItemLists(runId: string, part: string): void;
 }
 
 /** The per-device ledger (product.md 5a). */

@@ -124,7 +124,7 @@ describe('runner: the lists of the devices a streamed report sends again', funct
       expect(runs.reduce((n, [, ids]) => n + ids.length, 0)).to.equal(
         Object.values(ledger).filter((v) => v.endsWith(' 2')).length,
       );
-      expect(itemKeys(store, 'r-lists')).to.deep.equal(['devices']);
+      expect(itemKeys(store, 'r-lists'), 'nothing of the ended run').to.deep.equal([]);
     } finally {
       await store.close();
     }
@@ -177,14 +177,14 @@ describe('runner: the lists of the devices a streamed report sends again', funct
       expect(resumed.status, resumed.error).to.equal('succeeded');
       expect(await ledgerOf(store, o.runId)).to.deep.equal(expected);
       expect(stepOf(resumed, 'report').devices).to.deep.equal(stepOf(s, 'report').devices);
-      expect(itemKeys(store, o.runId)).to.deep.equal(['devices']);
+      expect(itemKeys(store, o.runId), 'nothing of the ended run').to.deep.equal([]);
     } finally {
       await whole.close();
       await store.close();
     }
   });
 
-  it('drops the lists of a step that failed once the run ends', async () => {
+  it('drops the lists of a step that failed, and the listing, once the run ends', async () => {
     await world();
     const store = memoryStore();
     let seen: string[] = [];
@@ -202,7 +202,7 @@ describe('runner: the lists of the devices a streamed report sends again', funct
       });
       expect(stepOf(s, 'report').status).to.equal('failed');
       expect(seen, 'the list, at the delay').to.deep.equal(['devices', LIST]);
-      expect(itemKeys(store, 'r-failed')).to.deep.equal(['devices']);
+      expect(itemKeys(store, 'r-failed'), 'nothing of the ended run').to.deep.equal([]);
     } finally {
       await store.close();
     }

@@ -75,7 +75,7 @@ forEachBackend('the lists of devices sent again', (b) => {
     ]);
   });
 
-  it("removes a run's lists whose key holds a part, and no other", async () => {
+  it("drops the items of a run as it ends, whoever ends it, and no other run's", async () => {
     store.createRun(run('r2'));
     for (const [runId, key] of [
       ['r1', LIST],
@@ -84,13 +84,21 @@ forEachBackend('the lists of devices sent again', (b) => {
       ['r2', LIST],
     ] as const)
       store.appendItems(runId, key, 0, SENT_AGAIN);
-    store.clearItemLists('r1', '#retry ');
     await store.durable();
-    const rows = await b.query<{ run_id: string; step_key: string }>(
-      store,
-      'SELECT run_id, step_key FROM step_items ORDER BY run_id, step_key',
-    );
-    expect(rows.map((r) => `${r.run_id} ${r.step_key}`)).to.deep.equal(['r1 devices', `r2 ${LIST}`]);
+    const kept = async () =>
+      (
+        await b.query<{ run_id: string; step_key: string }>(
+          store,
+          'SELECT run_id, step_key FROM step_items ORDER BY run_id, step_key',
+        )
+      ).map((r) => `${r.run_id} ${r.step_key}`);
+    // Still running: an update that does not end it keeps them.
+    store.updateRun('r1', { status: 'running' });
+    await store.durable();
+    expect(await kept()).to.have.length(4);
+    store.updateRun('r1', { status: 'cancelled', endedAt: '2026-01-05T00:00:00.000Z' });
+    await store.durable();
+    expect(await kept()).to.deep.equal([`r2 ${LIST}`]);
   });
 });
 

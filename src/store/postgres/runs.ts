@@ -1,6 +1,14 @@
 /** Runs, their steps' checkpoints and items, on PostgreSQL (RunStore of store.ts). */
 import { json, toRun, type RunRow } from '../rows.js';
-import type { DeviceGroup, ItemRuns, RunRecord, RunListQuery, RunStatus, RunStore } from '../store.js';
+import {
+  ENDED,
+  type DeviceGroup,
+  type ItemRuns,
+  type RunRecord,
+  type RunListQuery,
+  type RunStatus,
+  type RunStore,
+} from '../store.js';
 import { type Statement } from './pool.js';
 import { itemColumns, itemRuns } from '../item-runs.js';
 import { storedText } from '../text.js';
@@ -113,6 +121,8 @@ export class PostgresRuns implements RunStore {
     if (p.summary !== undefined) patch.summary_json = json(p.summary);
     if (p.error !== undefined) patch.error = storedText(p.error);
     turn.runUpdates.set(id, patch);
+    if (p.status && ENDED.has(p.status))
+      turn.statements.push({ text: 'DELETE FROM step_items WHERE run_id = $1', values: [storedText(id)] });
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -211,13 +221,6 @@ export class PostgresRuns implements RunStore {
     this.turns.write().statements.push({
       text: 'DELETE FROM step_items WHERE run_id = $1 AND step_key = $2',
       values: [runId, key],
-    });
-  }
-
-  clearItemLists(runId: string, part: string): void {
-    this.turns.write().statements.push({
-      text: 'DELETE FROM step_items WHERE run_id = $1 AND strpos(step_key, $2) > 0',
-      values: [runId, part],
     });
   }
 }

@@ -188,10 +188,6 @@ export class PostgresStore implements Store {
   clearItems(runId: string, key: string): void {
     this.runs.clearItems(runId, key);
   }
-  clearItemLists(runId: string, part: string): void {
-    this.runs.clearItemLists(runId, part);
-  }
-
   // ── the ledger ──
   recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
     this.ledger.recordDevices(runId, step, groups, at);
