@@ -37,6 +37,7 @@ export const CONFIG_SCHEMA = {
     'concurrency',
     'reportsDir',
     'expressionBudget',
+    'watch',
   ],
   properties: {
     apiUrl: url("an http or https URL, the service's {base_url}"),
@@ -146,6 +147,11 @@ export const CONFIG_SCHEMA = {
       description:
         'comma-separated hosts, addresses and CIDR ranges notify.webhook may reach although they are not public',
     },
+    watch: {
+      type: 'boolean',
+      description:
+        'whether serve reloads the playbooks when a file under --playbooks changes: 1 or true (default), 0 or false',
+    },
   },
   additionalProperties: false,
 } as const;
@@ -191,6 +197,8 @@ export interface Config {
   /** Units of work an expression evaluation may use (expressions/budget.ts). @default 50_000 */
   readonly expressionBudget: number;
   readonly webhookAllow?: string[];
+  /** `serve` reloads the playbooks when their files change (SIGHUP reloads them either way). @default true */
+  readonly watch: boolean;
 }
 
 /** `true` when A and B are the same type. */
@@ -260,6 +268,7 @@ const ENV = {
   reportsDir: 'FLEETBOOK_REPORTS_DIR',
   expressionBudget: 'FLEETBOOK_EXPRESSION_BUDGET',
   webhookAllow: 'FLEETBOOK_WEBHOOK_ALLOW',
+  watch: 'FLEETBOOK_WATCH',
 } as const;
 
 /**
@@ -362,6 +371,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     // Not a number: left as the text, which the schema then refuses once ("must be integer").
     return v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
   };
+  const flag = (k: 'watch', dflt: boolean) => {
+    const v = pick(k)?.trim().toLowerCase();
+    if (v === undefined) return dflt;
+    // Anything else: left as the text, which the schema then refuses ("must be boolean").
+    return v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : pick(k);
+  };
   const raw: Record<string, unknown> = {
     apiUrl: flags.apiUrl ?? pick('apiUrl'),
     accessToken: pick('accessToken'),
@@ -401,6 +416,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       ?.split(',')
       .map((a) => a.trim())
       .filter(Boolean),
+    watch: flag('watch', true),
   };
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
   // A value is named by where it came from, not by the member it fills: the flag that gave it, else its
