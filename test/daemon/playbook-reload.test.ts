@@ -275,6 +275,24 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     expect((await manualRun(d, 'extra')).status).to.equal('succeeded');
   });
 
+  it('watches one file given as --playbooks, through its directory, and nothing else there', async () => {
+    const { dir, state } = await place('one-file');
+    const file = join(dir, 'alone.yaml');
+    await writeFile(file, playbook('alone', 'manual: true', 'alone v1'));
+    const d = await start('daemon one-file', file, state);
+    // Another playbook beside it is not part of the set: its file is not read, nor its writes reloaded.
+    await writeFile(join(dir, 'beside.yaml'), playbook('beside', 'manual: true', 'beside runs'));
+    for (const [i, v] of ['v2', 'v3'].entries()) {
+      await writeFile(join(dir, '.alone.tmp'), playbook('alone', 'manual: true', `alone ${v}`));
+      await rename(join(dir, '.alone.tmp'), file);
+      expect((await nth(d, 'playbooks reloaded', i + 1)).changed).to.deep.equal(['alone']);
+    }
+    expect(lines(d, 'playbooks reloaded')).to.have.length(2);
+    await manualRun(d, 'alone');
+    expect(lines(d, 'alone v3')).to.have.length(1);
+    expect((await startRun(d, 'beside')).status).to.equal(404);
+  });
+
   it('reloads on SIGHUP, with watching turned off', async () => {
     const { dir, state } = await place('sighup');
     const file = join(dir, 'hup.yaml');
