@@ -37,6 +37,7 @@ export const CONFIG_SCHEMA = {
     'concurrency',
     'reportsDir',
     'expressionBudget',
+    'watch',
   ],
   properties: {
     apiUrl: url("an http or https URL, the service's {base_url}"),
@@ -152,6 +153,11 @@ export const CONFIG_SCHEMA = {
       description:
         'what notify.webhook does on the embedded emulator (no FLEETBOOK_API_URL): hold (the default: sends nothing, the step fails saying so) or send',
     },
+    watch: {
+      type: 'boolean',
+      description:
+        'whether serve reloads the playbooks when a file under --playbooks changes: 1 or true (default), 0 or false',
+    },
   },
   additionalProperties: false,
 } as const;
@@ -202,6 +208,8 @@ export interface Config {
    * `send` sends them as against the service. Against the service it has no effect. @default hold
    */
   readonly emulatorWebhooks?: 'hold' | 'send';
+  /** `serve` reloads the playbooks when their files change (SIGHUP reloads them either way). @default true */
+  readonly watch: boolean;
 }
 
 /** `true` when A and B are the same type. */
@@ -272,6 +280,7 @@ const ENV = {
   expressionBudget: 'FLEETBOOK_EXPRESSION_BUDGET',
   webhookAllow: 'FLEETBOOK_WEBHOOK_ALLOW',
   emulatorWebhooks: 'FLEETBOOK_EMULATOR_WEBHOOKS',
+  watch: 'FLEETBOOK_WATCH',
 } as const;
 
 /**
@@ -374,6 +383,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     // Not a number: left as the text, which the schema then refuses once ("must be integer").
     return v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
   };
+  const flag = (k: 'watch', dflt: boolean) => {
+    const v = pick(k)?.trim().toLowerCase();
+    if (v === undefined) return dflt;
+    // Anything else: left as the text, which the schema then refuses ("must be boolean").
+    return v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : pick(k);
+  };
   const raw: Record<string, unknown> = {
     apiUrl: flags.apiUrl ?? pick('apiUrl'),
     accessToken: pick('accessToken'),
@@ -414,6 +429,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       .map((a) => a.trim())
       .filter(Boolean),
     emulatorWebhooks: pick('emulatorWebhooks'),
+    watch: flag('watch', true),
   };
   for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
   // A value is named by where it came from, not by the member it fills: the flag that gave it, else its

@@ -61,6 +61,17 @@ describe('configuration', () => {
     );
   });
 
+  it('reads FLEETBOOK_WATCH as 1/true or 0/false, on by default, and refuses anything else', () => {
+    expect(loadConfig({}).watch).to.equal(true);
+    for (const on of ['1', 'true', 'TRUE']) expect(loadConfig({ FLEETBOOK_WATCH: on }).watch).to.equal(true);
+    for (const off of ['0', 'false', ' False '])
+      expect(loadConfig({ FLEETBOOK_WATCH: off }).watch).to.equal(false);
+    expect(() => loadConfig({ FLEETBOOK_WATCH: 'maybe' })).to.throw(
+      ConfigError,
+      'FLEETBOOK_WATCH: must be boolean',
+    );
+  });
+
   it('refuses a request timeout too short to receive a callback, naming the variable and the least', () => {
     expect(loadConfig({}).requestTimeout).to.equal('30s');
     expect(loadConfig({ FLEETBOOK_REQUEST_TIMEOUT: '1s' }).requestTimeout).to.equal('1s');

@@ -143,6 +143,10 @@ export async function main(argv: string[]): Promise<number> {
     .option('--playbooks <dir>', 'the playbooks to load (a directory or a file)', 'playbooks')
     .option('--listen <host:port>', 'where to listen (env FLEETBOOK_LISTEN, default 127.0.0.1:8787)')
     .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
+    .option(
+      '--no-watch',
+      'do not reload the playbooks when their files change (env FLEETBOOK_WATCH=0); SIGHUP reloads them',
+    )
     .action(async (flags: ServeFlags) => setCode(await (await import('./serve.js')).serveCommand(flags)));
   // `runs` and `store` are groups: each subcommand declares only its own arguments and flags, so that commander
   // refuses the others rather than leave them unread.

@@ -1,4 +1,7 @@
-/** `fleetbook serve`: the daemon in the foreground, until SIGTERM or SIGINT. */
+/**
+ * `fleetbook serve`: the daemon in the foreground, until SIGTERM or SIGINT. SIGHUP reloads the playbooks, as an
+ * edit of their files does while they are watched.
+ */
 import { loadConfig, stateOrigin } from '../config.js';
 import { createLogger } from '../log.js';
 import { envForExpressions, secretsFromEnv } from './run.js';
@@ -7,6 +10,8 @@ export interface ServeFlags {
   playbooks: string;
   listen?: string;
   state?: string;
+  /** `--no-watch`: false. Commander makes it true otherwise, so only false is read (FLEETBOOK_WATCH decides). */
+  watch?: boolean;
 }
 
 export async function serveCommand(flags: ServeFlags): Promise<number> {
@@ -17,6 +22,11 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   });
   const logger = createLogger({ level: config.logLevel });
   let fatal: Error | undefined;
+  // SIGHUP reloads the playbooks: one during the start is kept for when it is done (the files it read may be
+  // older than the signal), not taken as the end of the process.
+  let hupEarly = false;
+  let reload = () => void (hupEarly = true);
+  process.on('SIGHUP', () => reload());
   let stop: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   // Invalid playbooks or configuration, or a state file another daemon owns: a ConfigError, which the CLI prints
@@ -28,6 +38,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     logger,
     secrets: secretsFromEnv(process.env),
     env: envForExpressions(process.env),
+    watch: flags.watch !== false && config.watch,
     onFatal: (e) => {
       fatal = e;
       stop();
@@ -40,6 +51,10 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   );
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // The reload logs what it did, or why it kept the playbooks it has. Left on while stopping: a SIGHUP then
+  // does nothing, rather than end the process before its runs are checkpointed.
+  reload = () => void daemon.reload();
+  if (hupEarly) reload();
   await stopped;
   await daemon.close();
   if (fatal) process.stderr.write(`fleetbook serve: ${fatal.message}\n`);

@@ -11,6 +11,7 @@ import type { Store } from '../store/store.js';
 import { packageVersion } from '../util/version.js';
 import { startManualRun } from './manual-run.js';
 import type { DaemonMetrics } from './metrics.js';
+import type { LoadedPlaybooks } from './playbook-set.js';
 import type { RunPool } from './pool.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -18,8 +19,8 @@ export interface DaemonParts {
   store: Store;
   pool: RunPool;
   owner: string;
-  playbooks: ReadonlyMap<string, Playbook>;
-  sources: ReadonlyMap<string, { file: string; diagnostics: readonly Diagnostic[] }>;
+  /** The set loaded now, with each playbook's file: a reload swaps it. */
+  playbooks: LoadedPlaybooks;
   access: ConsoleAccess;
   log: Logger;
   metrics: DaemonMetrics;
@@ -38,19 +39,28 @@ async function byLabel<L extends string>(counter: Counter<L>, label: L): Promise
   return out;
 }
 
+type PlaybookView = { playbook: Playbook; file: string; diagnostics: readonly Diagnostic[] };
+
 export function consoleSources(d: DaemonParts): ConsoleSources {
-  const playbooks = new Map(
-    [...d.playbooks].map(([name, playbook]) => {
-      const s = d.sources.get(name);
-      return [name, { playbook, file: s?.file ?? '', diagnostics: s?.diagnostics ?? [] }];
-    }),
-  );
+  // Made again after each reload, once.
+  let view: { generation: number; playbooks: ReadonlyMap<string, PlaybookView> } | undefined;
   return {
     store: d.store,
     access: d.access,
     log: d.log,
     version: packageVersion(),
-    playbooks,
+    get playbooks() {
+      if (view?.generation !== d.playbooks.generation) {
+        const playbooks = new Map(
+          [...d.playbooks].map(([name, playbook]) => {
+            const s = d.playbooks.sources.get(name);
+            return [name, { playbook, file: s?.file ?? '', diagnostics: s?.diagnostics ?? [] }];
+          }),
+        );
+        view = { generation: d.playbooks.generation, playbooks };
+      }
+      return view.playbooks;
+    },
     nextFires: () => d.scheduler()?.next() ?? [],
     runs: () => ({ running: d.pool.running, queued: d.pool.queued }),
     cancel: (runId) => d.pool.cancel(runId, 'cancelled from the console'),

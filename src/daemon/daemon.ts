@@ -15,10 +15,6 @@ import { silentLogger, type Logger } from '../log.js';
 import { ConsoleAccess } from '../console/access.js';
 import { registerConsole } from '../console/routes.js';
 import { MAX_PARAM_LENGTH, answerUnrouted, frameworkErrors } from './unrouted.js';
-import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
-import { PlaybookNames } from '../playbook/names.js';
-import { loadPlaybookText } from '../playbook/load.js';
-import { readSourceAmong } from '../playbook/source.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { heldWebhooksNotice } from '../runner/held-webhooks.js';
@@ -30,7 +26,6 @@ import { RateShares } from '../rate/shares.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import type { InboxEvent, RunRecord, Store } from '../store/store.js';
-import { playbookFiles } from '../util/files.js';
 import { registerSecret } from '../util/secrets.js';
 import { GroupCommit, type ListenerCredentials } from './callbacks.js';
 import { Matcher, callbacksOf } from './matcher.js';
@@ -44,6 +39,8 @@ import { Pruner } from './retention.js';
 import { LateConfirmations } from './late-confirmations.js';
 import { StoredEvents } from './stored-events.js';
 import { playbookOfRun, savePlaybookVersions } from './versions.js';
+import { LoadedPlaybooks, loadRunnableSet } from './playbook-set.js';
+import { Reloader, type ReloadOutcome } from './reload.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -57,6 +54,11 @@ export interface DaemonOptions {
   graceMs?: number;
   /** Where `config.state` came from, for the messages that name the state file (config.ts stateOrigin). */
   stateOrigin?: string;
+  /**
+   * Watch the playbooks' files, and reload them when one changes (`reload` works either way).
+   * @default true
+   */
+  watch?: boolean;
   /** Polling interval of report status and poll fallbacks. */
   pollIntervalMs?: number;
   /**
@@ -82,52 +84,15 @@ export interface Daemon {
   /** The embedded emulator's base URL, when one was started. */
   emulatorUrl?: string;
   /**
+   * Reads and checks the playbooks again, as at start, and swaps them in; a set with an error is refused whole,
+   * logged in one line, and the daemon keeps the set it has. What `serve` does on SIGHUP.
+   */
+  reload(): Promise<ReloadOutcome>;
+  /**
    * Stops accepting, lets running steps finish for `graceMs` (the configured grace by default), interrupts the
    * others (they resume at the next start), and closes everything.
    */
   close(graceMs?: number): Promise<void>;
-}
-
-/**
- * Loads every playbook of `path`; refuses the lot when any has an error, listing every error as
- * `file:line:col: message [rule]` (a ConfigError: the CLI exits 2).
- */
-export async function loadPlaybooks(path: string): Promise<Map<string, Playbook>> {
-  return (await loadPlaybookSources(path)).playbooks;
-}
-
-/** `loadPlaybooks`, with each playbook's file and what validation says of it (warnings: errors refuse). */
-export async function loadPlaybookSources(path: string): Promise<{
-  playbooks: Map<string, Playbook>;
-  sources: Map<string, { file: string; diagnostics: Diagnostic[] }>;
-}> {
-  let files: string[];
-  try {
-    files = await playbookFiles(path);
-  } catch {
-    throw new ConfigError(`no such playbook file or directory: ${path}`);
-  }
-  // A wrong directory, most likely: a daemon would acknowledge callbacks and run nothing, as `validate` would
-  // pass it and check nothing.
-  if (!files.length) throw new ConfigError(`no playbooks (*.yaml, *.yml) in ${path}; not starting`);
-  const out = new Map<string, Playbook>();
-  const sources = new Map<string, { file: string; diagnostics: Diagnostic[] }>();
-  const problems: string[] = [];
-  const names = new PlaybookNames();
-  for (const file of files) {
-    const r = loadPlaybookText(await readSourceAmong(file));
-    const duplicate = await names.check(r);
-    for (const d of duplicate ? [...r.diagnostics, duplicate] : r.diagnostics)
-      if (d.severity === 'error') problems.push(formatText(d, r.source));
-    if (!r.playbook) continue;
-    out.set(r.playbook.name, r.playbook);
-    sources.set(r.playbook.name, { file, diagnostics: r.diagnostics });
-  }
-  if (problems.length)
-    throw new ConfigError(
-      `${problems.length} error(s) in the playbooks of ${path}; not starting:\n${problems.join('\n')}`,
-    );
-  return { playbooks: out, sources };
 }
 
 /** The callback services the playbooks react to, wait for, or confirm device-state actions by. */
@@ -145,15 +110,10 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   const log = o.logger ?? silentLogger;
   // Before any expression is evaluated: the filters, keys and steps of this daemon all run on this budget.
   setExpressionBudget(config.expressionBudget);
-  const { playbooks, sources } = await loadPlaybookSources(o.playbooks);
-  // A playbook that names a secret not set would fail its runs at that step, after the steps before it acted.
+  // A reload swaps the set this object reads: everything below holds it, not a set of its own.
+  const playbooks = new LoadedPlaybooks(await loadRunnableSet(o.playbooks, o.secrets ?? {}));
+  // A run that names a secret not set would fail at that step, after the steps before it acted.
   const unsetOf = (pb: Playbook) => unsetSecrets(planOf(pb).secrets, o.secrets ?? {});
-  const unset = [...playbooks.values()].flatMap((pb) => {
-    const why = unsetOf(pb);
-    return why ? [`${sources.get(pb.name)?.file ?? pb.name}: playbook ${pb.name} ${why}`] : [];
-  });
-  if (unset.length)
-    throw new ConfigError(`the playbooks of ${o.playbooks} cannot run; not starting:\n${unset.join('\n')}`);
   // A wrong FLEETBOOK_WEBHOOK_ALLOW entry stops the start here, as a ConfigError.
   const engine = engineSettings({ ...config, embedded: onEmbeddedEmulator(config) });
   const [host, portText] = splitListen(config.listen);
@@ -268,6 +228,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     const pollIntervalMs = o.pollIntervalMs || target.pollIntervalMs;
     const pool = new RunPool({
       playbooks,
+      version: (v) => playbooks.version(v),
       services: {
         client,
         store: st,
@@ -357,7 +318,6 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         pool,
         owner: owned.id,
         playbooks,
-        sources,
         access,
         log,
         metrics,
@@ -407,15 +367,23 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     if (waiting) log.info('processing stored callbacks', { callbacks: waiting });
     else matcher.kick();
 
-    let registrations: Registration[] = [];
-    registrations = await register(client, target, config, url, creds, servicesOf(playbooks.values()), log);
-    for (const r of registrations)
-      if (r.ok && r.service === 'CarrierService') confirmations.listenFor(r.accountName);
+    const registrations: Registration[] = [];
+    // The services registered (or tried) so far: a reload registers those its set newly needs, as the start does.
+    const registeredServices = new Set<string>();
+    const registerNew = async (needed: Set<string>) => {
+      const fresh = new Set([...needed].filter((s) => !registeredServices.has(s)));
+      for (const s of fresh) registeredServices.add(s);
+      if (!fresh.size) return;
+      const made = await register(client as ApiClient, target as Target, config, url, creds, fresh, log);
+      registrations.push(...made);
+      for (const r of made)
+        if (r.ok && r.service === 'CarrierService') confirmations.listenFor(r.accountName);
+    };
+    await registerNew(servicesOf(playbooks.values()));
 
-    const entries = [...playbooks.values()].flatMap(schedulesOf);
     scheduler = new Scheduler({
       store: st,
-      entries,
+      entries: [...playbooks.values()].flatMap(schedulesOf),
       logger: log,
       // The store knows the runs of the other replicas; this pool also those it holds and has not yet started.
       isRunning: async (e) =>
@@ -436,6 +404,20 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       skipped: (e) => metrics.schedulesSkipped.inc({ playbook: e.playbook }),
     });
     await scheduler.start();
+    const sched = scheduler;
+    const reloader = new Reloader({
+      path: o.playbooks,
+      playbooks,
+      secrets: o.secrets ?? {},
+      store: st,
+      log,
+      swapped: async (set) => {
+        const loaded = [...set];
+        await sched.update(loaded.flatMap(schedulesOf));
+        await registerNew(servicesOf(loaded));
+      },
+    });
+    const unwatchPlaybooks = o.watch === false ? () => undefined : reloader.watch();
     const keepMs = config.retention === undefined ? undefined : parseDuration(config.retention);
     const pruner = keepMs ? new Pruner(st, keepMs, log) : undefined;
     pruner?.start();
@@ -447,10 +429,13 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       store: st,
       pool,
       ...(target.emulatorUrl ? { emulatorUrl: target.emulatorUrl } : {}),
+      reload: () => reloader.reload('SIGHUP'),
       close: (graceMs?: number) =>
         (closing ??= (async () => {
           accepting = false;
           log.info('stopping: no new callbacks or runs; letting running steps finish');
+          unwatchPlaybooks();
+          await reloader.close();
           scheduler?.stop();
           matcher.stop();
           // The listener stays up through the grace period: /readyz says 503, callbacks get 503 + Retry-After.

@@ -6,6 +6,7 @@
 import { isoTime } from '../clock.js';
 import { render } from '../expressions/template.js';
 import type { Playbook } from '../playbook/schema.js';
+import { versionOf } from '../playbook/version.js';
 import { startRun, type RunServices } from '../runner/factory.js';
 import { Interrupted } from '../runner/runner.js';
 import { DEVICE_OUTCOMES, emptyCounts, type RunRecord, type RunSummary } from '../store/store.js';
@@ -15,6 +16,11 @@ import { schedulesOf } from './scheduler.js';
 
 export interface PoolOptions {
   playbooks: ReadonlyMap<string, Playbook>;
+  /**
+   * A playbook of a version loaded before a reload: a run created with it (stored just before the swap, handed
+   * over just after) executes its own version, not the one loaded now.
+   */
+  version?(version: string): Playbook | undefined;
   /** The daemon's client, store, locks, event hub, logger and engine settings: every run executes with them. */
   services: RunServices;
   metrics?: DaemonMetrics;
@@ -68,6 +74,12 @@ export class RunPool {
 
   constructor(private readonly o: PoolOptions) {}
 
+  private loaded(run: RunRecord): Playbook | undefined {
+    const now = this.o.playbooks.get(run.playbook);
+    if (run.version === undefined || (now && versionOf(now).version === run.version)) return now;
+    return this.o.version?.(run.version) ?? now;
+  }
+
   /** Runs executing now. */
   get running(): number {
     return this.executing.size;
@@ -94,9 +106,9 @@ export class RunPool {
 
   /**
    * Takes a stored run (queued, or running before a restart), to execute `pb`: by default the playbook of its
-   * name this daemon loads.
+   * name this daemon loads, or the one of its version it loaded before a reload.
    */
-  submit(run: RunRecord, pb: Playbook | undefined = this.o.playbooks.get(run.playbook)): void {
+  submit(run: RunRecord, pb: Playbook | undefined = this.loaded(run)): void {
     // Stopping: the run stays queued in the store, and the next start resumes it.
     if (this.stopping) return;
     const log = this.o.services.logger.child({ runId: run.id, playbook: run.playbook });

@@ -120,6 +120,8 @@ interface Fire {
 
 /** A started schedule. */
 interface Armed {
+  /** The entry it fires: one of the same key, the latest given (`update`). */
+  entry: ScheduleEntry;
   schedule: CronSchedule;
   /** The occurrences up to this time (ms) are handled: fired, or dropped by the policy. */
   cursor: number;
@@ -136,8 +138,11 @@ export class Scheduler {
   private readonly clock: Clock;
   private readonly maxWait: number;
   private readonly armed = new Map<string, Armed>();
+  private entries: ScheduleEntry[];
+  private stopped = false;
 
   constructor(private readonly o: SchedulerOptions) {
+    this.entries = o.entries;
     this.log = o.logger ?? silentLogger;
     this.maxCatchUp = o.maxCatchUp ?? 100;
     this.clock = o.clock ?? systemClock;
@@ -150,8 +155,8 @@ export class Scheduler {
    */
   async start(): Promise<void> {
     const arming: Promise<void>[] = [];
-    for (const entry of this.o.entries) {
-      if (this.armed.has(entry.key)) continue;
+    for (const entry of this.entries) {
+      if (this.stopped || this.armed.has(entry.key)) continue;
       this.attempt(entry, 'schedule not started', () => {
         const timezone = entry.timezone ?? 'UTC';
         if (!isTimeZone(timezone)) throw new Error(`unknown time zone ${JSON.stringify(entry.timezone)}`);
@@ -160,6 +165,7 @@ export class Scheduler {
         if (!compiled.ok) throw new Error(compiled.problem);
         const now = this.clock.now();
         const armed: Armed = {
+          entry,
           schedule: compiled.schedule,
           cursor: now,
           next: undefined,
@@ -168,7 +174,7 @@ export class Scheduler {
         this.armed.set(entry.key, armed);
         arming.push(
           this.attemptAsync(entry, 'missed runs not applied', () => this.catchUp(entry, armed, now)).then(
-            () => void this.run(entry, armed),
+            () => void this.run(armed),
           ),
         );
       });
@@ -177,13 +183,35 @@ export class Scheduler {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const armed of this.armed.values()) armed.stop.abort();
     this.armed.clear();
   }
 
+  /**
+   * Takes the schedules of a reloaded set of playbooks. A schedule of the same key (playbook, time zone and
+   * expression) goes on as it is, its timer and its last fire untouched: it fires no occurrence twice and misses
+   * none; it fires by the entry given now (its `missed` and `overlap`). One no longer given stops; one new is
+   * started as at start (its missed runs, by its stored last fire). Resolves once the new ones are started.
+   */
+  async update(entries: ScheduleEntry[]): Promise<void> {
+    const keys = new Set(entries.map((e) => e.key));
+    for (const [key, armed] of this.armed) {
+      if (keys.has(key)) continue;
+      armed.stop.abort();
+      this.armed.delete(key);
+    }
+    for (const entry of entries) {
+      const armed = this.armed.get(entry.key);
+      if (armed) armed.entry = entry;
+    }
+    this.entries = entries;
+    await this.start();
+  }
+
   /** Next fire time of each entry (for the daemon's /status); undefined when it is not scheduled. */
   next(): { key: string; playbook: string; next: string | undefined }[] {
-    return this.o.entries.map((e) => {
+    return this.entries.map((e) => {
       const at = this.armed.get(e.key)?.next;
       return {
         key: e.key,
@@ -234,10 +262,12 @@ export class Scheduler {
   }
 
   /** Waits for each next occurrence in turn and fires it, until stopped. */
-  private async run(entry: ScheduleEntry, armed: Armed): Promise<void> {
+  private async run(armed: Armed): Promise<void> {
     const { signal } = armed.stop;
+    let { entry } = armed;
     try {
       while (!signal.aborted) {
+        entry = armed.entry;
         const next = armed.schedule.next(armed.cursor);
         armed.next = next;
         if (next === undefined) {
@@ -254,7 +284,7 @@ export class Scheduler {
         ) {
           await this.clock.sleep(Math.min(wait, this.maxWait), signal);
         }
-        if (!signal.aborted) await this.tick(entry, armed);
+        if (!signal.aborted) await this.tick(armed.entry, armed);
       }
     } catch (e) {
       if (!signal.aborted) {
@@ -325,6 +355,8 @@ export class Scheduler {
     }
     let fired = 0;
     for (const { at, reason } of fires) {
+      // Stopped, or removed by a reload, while this fire was being decided: its playbook may be gone.
+      if (!this.armed.has(entry.key)) return fired;
       const run = this.o.makeRun(entry, at, reason);
       if (!(await this.o.store.recordFire(entry.key, at.toISOString(), run))) {
         this.log.debug('fired by another process on the store', { ...meta, scheduledAt: at.toISOString() });

@@ -1,0 +1,179 @@
+/**
+ * The playbooks a daemon runs: read and checked as one set (at start, and at each reload), and held by
+ * `LoadedPlaybooks`, which every part of the daemon reads through and a reload swaps whole.
+ */
+import { unsetSecrets } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
+import { loadPlaybookText } from '../playbook/load.js';
+import { PlaybookNames } from '../playbook/names.js';
+import type { Playbook } from '../playbook/schema.js';
+import { readSourceAmong } from '../playbook/source.js';
+import { versionOf } from '../playbook/version.js';
+import { planOf } from '../runner/plan.js';
+import { playbookFiles } from '../util/files.js';
+
+/** A playbook's file, and what validation says of it (warnings: errors refuse the set). */
+export interface PlaybookSource {
+  file: string;
+  diagnostics: Diagnostic[];
+}
+
+export interface PlaybookSet {
+  playbooks: Map<string, Playbook>;
+  sources: Map<string, PlaybookSource>;
+}
+
+/**
+ * Why a set of playbooks cannot be run: `problem` says what is wrong with the set, and `problems` each error in
+ * one line (`file:line:col: message [rule]`). The message is what `serve` says at start (the CLI exits 2): each
+ * error with its source line and a caret.
+ */
+export class PlaybookSetError extends ConfigError {
+  constructor(
+    readonly problem: string,
+    readonly problems: string[] = [],
+    detailed: string[] = problems,
+  ) {
+    super(`${problem}; not starting${detailed.length ? `:\n${detailed.join('\n')}` : ''}`);
+    this.name = 'PlaybookSetError';
+  }
+}
+
+/**
+ * Loads every playbook of `path` (a directory searched for *.yaml, *.yml, or a file); refuses the lot when any
+ * has an error, listing every error (a PlaybookSetError).
+ */
+export async function loadPlaybookSources(path: string): Promise<PlaybookSet> {
+  let files: string[];
+  try {
+    files = await playbookFiles(path);
+  } catch {
+    throw new PlaybookSetError(`no such playbook file or directory: ${path}`);
+  }
+  // A wrong directory, most likely: a daemon would acknowledge callbacks and run nothing, as `validate` would
+  // pass it and check nothing.
+  if (!files.length) throw new PlaybookSetError(`no playbooks (*.yaml, *.yml) in ${path}`);
+  const playbooks = new Map<string, Playbook>();
+  const sources = new Map<string, PlaybookSource>();
+  const heads: string[] = [];
+  const detailed: string[] = [];
+  const names = new PlaybookNames();
+  for (const file of files) {
+    const r = loadPlaybookText(await readSourceAmong(file));
+    const duplicate = await names.check(r);
+    for (const d of duplicate ? [...r.diagnostics, duplicate] : r.diagnostics)
+      if (d.severity === 'error') {
+        heads.push(formatText(d, undefined));
+        detailed.push(formatText(d, r.source));
+      }
+    if (!r.playbook) continue;
+    playbooks.set(r.playbook.name, r.playbook);
+    sources.set(r.playbook.name, { file, diagnostics: r.diagnostics });
+  }
+  if (heads.length)
+    throw new PlaybookSetError(`${heads.length} error(s) in the playbooks of ${path}`, heads, detailed);
+  return { playbooks, sources };
+}
+
+/**
+ * `loadPlaybookSources`, and what would stop the set's runs halfway: a playbook that names a secret not set in
+ * `secrets` would fail its runs at that step, after the steps before it acted. What `serve` checks at start,
+ * and each reload.
+ */
+export async function loadRunnableSet(path: string, secrets: Record<string, string>): Promise<PlaybookSet> {
+  const set = await loadPlaybookSources(path);
+  const unset = [...set.playbooks.values()].flatMap((pb) => {
+    const why = unsetSecrets(planOf(pb).secrets, secrets);
+    return why ? [`${set.sources.get(pb.name)?.file ?? pb.name}: playbook ${pb.name} ${why}`] : [];
+  });
+  if (unset.length) throw new PlaybookSetError(`the playbooks of ${path} cannot run`, unset);
+  return set;
+}
+
+/** What a swap changed, by playbook name, each list sorted. */
+export interface SetChanges {
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
+/**
+ * The set the daemon runs, as a map by name that always reads the current set: the matcher, the pool, the
+ * routes, the console and the scheduler's runs hold this object, and `swap` replaces what it reads in one
+ * assignment, so that no reader sees half of one set and half of another. It also keeps each version it held,
+ * so that a run created just before a swap (stored, not yet handed to the pool) still executes its own.
+ */
+export class LoadedPlaybooks implements ReadonlyMap<string, Playbook> {
+  private set: PlaybookSet;
+  private readonly versions = new Map<string, Playbook>();
+  /** Counts the swaps: what is made of the set (the console's view) is made again when it moves. */
+  generation = 0;
+
+  constructor(set: PlaybookSet) {
+    this.set = set;
+    this.keep(set);
+  }
+
+  /** Each playbook's file and diagnostics. */
+  get sources(): ReadonlyMap<string, PlaybookSource> {
+    return this.set.sources;
+  }
+
+  /** A playbook of a version this daemon has loaded (now or before a swap). */
+  version(version: string): Playbook | undefined {
+    return this.versions.get(version);
+  }
+
+  /** Replaces the set; what it changed (a playbook whose version differs is changed). */
+  swap(next: PlaybookSet): SetChanges {
+    const before = this.set.playbooks;
+    const changes: SetChanges = { added: [], changed: [], removed: [] };
+    for (const [name, pb] of next.playbooks) {
+      const was = before.get(name);
+      if (!was) changes.added.push(name);
+      else if (versionOf(was).version !== versionOf(pb).version) changes.changed.push(name);
+    }
+    for (const name of before.keys()) if (!next.playbooks.has(name)) changes.removed.push(name);
+    for (const list of Object.values(changes)) list.sort();
+    this.keep(next);
+    this.set = next;
+    this.generation++;
+    return changes;
+  }
+
+  private keep(set: PlaybookSet): void {
+    for (const pb of set.playbooks.values()) {
+      const { version } = versionOf(pb);
+      if (!this.versions.has(version)) this.versions.set(version, pb);
+    }
+  }
+
+  get size(): number {
+    return this.set.playbooks.size;
+  }
+  get(name: string): Playbook | undefined {
+    return this.set.playbooks.get(name);
+  }
+  has(name: string): boolean {
+    return this.set.playbooks.has(name);
+  }
+  keys(): MapIterator<string> {
+    return this.set.playbooks.keys();
+  }
+  values(): MapIterator<Playbook> {
+    return this.set.playbooks.values();
+  }
+  entries(): MapIterator<[string, Playbook]> {
+    return this.set.playbooks.entries();
+  }
+  [Symbol.iterator](): MapIterator<[string, Playbook]> {
+    return this.set.playbooks[Symbol.iterator]();
+  }
+  forEach(
+    fn: (value: Playbook, key: string, map: ReadonlyMap<string, Playbook>) => void,
+    self?: unknown,
+  ): void {
+    for (const [k, v] of this.set.playbooks) fn.call(self, v, k, this);
+  }
+}
