@@ -372,3 +372,25 @@ function alive(pid: number): boolean {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/**
+ * A new database as replicas of an earlier version left it: `migrations` (the store's MIGRATIONS) applied up to
+ * `version` and recorded, as the store records them. Returns it with a client connected to it, which the caller
+ * ends: it plays a replica of that version, writing as it wrote.
+ */
+export async function postgresAtVersion(
+  migrations: readonly string[],
+  version: number,
+): Promise<{ url: string; db: pg.Client }> {
+  const url = await postgresUrl();
+  const db = new pg.Client(url);
+  await db.connect();
+  await db.query(
+    'CREATE TABLE fleetbook_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+  for (let v = 1; v <= version; v++) {
+    await db.query(migrations[v - 1] as string);
+    await db.query('INSERT INTO fleetbook_schema (version) VALUES ($1)', [v]);
+  }
+  return { url, db };
+}

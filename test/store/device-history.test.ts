@@ -7,13 +7,12 @@
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import pg from 'pg';
 import { idRange } from '../../src/store/id-range.js';
 import { MIGRATIONS as PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
-import { postgresUrl } from '../helpers/postgres.js';
+import { postgresAtVersion } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 import { forEachBackend } from './backends.js';
 import { group, imei, imeis, MISS, run } from './fixtures.js';
@@ -141,17 +140,8 @@ describe("a device's history in a PostgreSQL database of the version before", fu
   this.timeout(60_000);
 
   it('finds the entries written before, and those a replica of that version writes during the upgrade', async () => {
-    const url = await postgresUrl();
-    const db = new pg.Client(url);
-    await db.connect();
+    const { url, db } = await postgresAtVersion(PG_MIGRATIONS, before(PG_MIGRATIONS));
     try {
-      await db.query(
-        'CREATE TABLE fleetbook_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-      );
-      for (let v = 1; v <= before(PG_MIGRATIONS); v++) {
-        await db.query(PG_MIGRATIONS[v - 1] as string);
-        await db.query('INSERT INTO fleetbook_schema (version) VALUES ($1)', [v]);
-      }
       await db.query(
         `INSERT INTO runs (id, playbook, status, started_at) VALUES ('r1', 'pb', 'succeeded', $1)`,
         [AT],

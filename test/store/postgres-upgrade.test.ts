@@ -6,10 +6,10 @@
  * that no message is processed twice. Against a real server (test/helpers/postgres.ts).
  */
 import { expect } from 'chai';
-import pg from 'pg';
+import type pg from 'pg';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
-import { postgresUrl } from '../helpers/postgres.js';
+import { postgresAtVersion } from '../helpers/postgres.js';
 import { owner } from './fixtures.js';
 
 const T = 1_800_000_000_000;
@@ -29,17 +29,8 @@ describe('PostgreSQL store: the inbox of a database upgraded to schema 8', funct
   let url: string;
 
   beforeEach(async () => {
-    url = await postgresUrl();
-    db = new pg.Client(url);
-    await db.connect();
     // The database as replicas of the version before left it.
-    await db.query(
-      'CREATE TABLE fleetbook_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    for (let v = 1; v <= BEFORE; v++) {
-      await db.query(MIGRATIONS[v - 1] as string);
-      await db.query('INSERT INTO fleetbook_schema (version) VALUES ($1)', [v]);
-    }
+    ({ url, db } = await postgresAtVersion(MIGRATIONS, BEFORE));
   });
   afterEach(async () => {
     await db.end();

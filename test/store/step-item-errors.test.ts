@@ -7,12 +7,11 @@
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import pg from 'pg';
 import { MIGRATIONS as PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
 import type { ItemRuns, Store } from '../../src/store/store.js';
-import { postgresUrl } from '../helpers/postgres.js';
+import { postgresAtVersion } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 import { forEachBackend } from './backends.js';
 import { imei, MISS, run } from './fixtures.js';
@@ -136,17 +135,8 @@ describe('the lists of devices sent again in a PostgreSQL database of the versio
   this.timeout(60_000);
 
   it('reads what it kept, and what a replica of that version writes during the upgrade', async () => {
-    const url = await postgresUrl();
-    const db = new pg.Client(url);
-    await db.connect();
+    const { url, db } = await postgresAtVersion(PG_MIGRATIONS, PG_MIGRATIONS.length - 1);
     try {
-      await db.query(
-        'CREATE TABLE fleetbook_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-      );
-      for (let v = 1; v < PG_MIGRATIONS.length; v++) {
-        await db.query(PG_MIGRATIONS[v - 1] as string);
-        await db.query('INSERT INTO fleetbook_schema (version) VALUES ($1)', [v]);
-      }
       await db.query(
         `INSERT INTO runs (id, playbook, status, started_at) VALUES ('r1', 'pb', 'running', $1)`,
         ['2026-11-29T10:00:00.000Z'],
