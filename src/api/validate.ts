@@ -120,6 +120,7 @@ export function check(
   schema: object | (() => object),
   data: unknown,
   generatedName?: string,
+  name: ValueName = lastSegment,
 ): InputProblem[] {
   const the = () => (typeof schema === 'function' ? schema() : schema);
   const quick =
@@ -127,7 +128,7 @@ export function check(
     compileOnce(compiledFast, fastAjv(), the());
   if (quick(data)) return [];
   const v = validatorFor(the());
-  return v(data) ? [] : explain(v.errors ?? []);
+  return v(data) ? [] : explain(v.errors ?? [], name);
 }
 
 /** The name of the validator the build generates for an action's request schema (scripts/emit-rules.ts). */
@@ -162,8 +163,14 @@ export function warmInputChecks(actions: readonly string[]): void {
   if (todo.length) setImmediate(next, 0);
 }
 
+/**
+ * How a problem names the value it is about, from its JSON pointer: by default its last key (`calls`, `item 2
+ * of devices`); a test file names it by its whole place (`expect.calls.devices.suspend`).
+ */
+export type ValueName = (pointer: string) => string;
+
 /** ajv's errors as one clear sentence each, without the noise of `if`, `anyOf` and `allOf` wrappers. */
-export function explain(all: ErrorObject[]): InputProblem[] {
+export function explain(all: ErrorObject[], name: ValueName = lastSegment): InputProblem[] {
   const errors = bestBranches(all);
   const out: InputProblem[] = [];
   const seen = new Set<string>();
@@ -177,7 +184,7 @@ export function explain(all: ErrorObject[]): InputProblem[] {
     ) {
       continue;
     }
-    const p = problem(e);
+    const p = problem(e, name);
     if (!p) continue;
     const key = `${p.path}\u0000${p.message}`;
     if (!seen.has(key)) {
@@ -235,16 +242,15 @@ function isNoise(e: ErrorObject): boolean {
   return Boolean((e.parentSchema as Record<string, unknown> | undefined)?.['x-expr']);
 }
 
-function problem(e: ErrorObject): InputProblem | undefined {
+function problem(e: ErrorObject, name: ValueName): InputProblem | undefined {
   const parent = (e.parentSchema ?? {}) as Record<string, unknown>;
-  const p = describe(e, parent);
+  const p = describe(e, parent, name(e.instancePath));
   return p && typeof parent['x-rule'] === 'string' ? { ...p, rule: parent['x-rule'] } : p;
 }
 
-function describe(e: ErrorObject, parent: Record<string, unknown>): InputProblem | undefined {
+function describe(e: ErrorObject, parent: Record<string, unknown>, name: string): InputProblem | undefined {
   const at = e.instancePath || '/';
   const custom = typeof parent['x-message'] === 'string' ? (parent['x-message'] as string) : undefined;
-  const name = lastSegment(e.instancePath);
   switch (e.keyword) {
     case 'required': {
       const missing = (e.params as { missingProperty: string }).missingProperty;

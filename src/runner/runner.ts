@@ -559,7 +559,7 @@ class Run {
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
 
 /** The largest step output a checkpoint keeps (characters of JSON). */
-const OUTPUT_LIMIT = 256 * 1024;
+export const OUTPUT_LIMIT = 256 * 1024;
 
 /**
  * A step output kept in a checkpoint only when it is small; large ones live in the ledger. Measured without

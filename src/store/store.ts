@@ -31,8 +31,16 @@ export const ENDED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'ca
  * cancelled; a forEach had no items; no error called an onError). Never recorded: added when a run is shown
  * (store/run-views.ts), apart from `skipped`, a step entered and left undone (its `if` was false, no devices).
  */
-export type StepStatus =
-  'running' | 'succeeded' | 'failed' | 'skipped' | 'planned' | 'cancelled' | 'unreached';
+export const STEP_STATUSES = [
+  'running',
+  'succeeded',
+  'failed',
+  'skipped',
+  'planned',
+  'cancelled',
+  'unreached',
+] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
 /**
  * What happened to a device (product.md 5a): `accepted` (the service took the request, its outcome is still to
  * come), `succeeded` and `failed` (confirmed), `skipped` (not sent), `unconfirmed` (accepted, and no

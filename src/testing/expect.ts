@@ -20,6 +20,11 @@ export interface Observation {
   deviceState(id: string): Promise<string | undefined>;
   /** A step's device outcomes, by device id. */
   outcomes(step: string): Promise<Map<string, string>>;
+  /**
+   * What a step gave (its output, as a later step reads it), or why it gave nothing; a step inside a forEach,
+   * the outputs of the iterations it succeeded in, in the order of the items (`iterations`).
+   */
+  output(step: string): Promise<{ value: unknown; iterations: boolean } | string>;
   /** The rows a report.write step wrote (by column), or why there are none. */
   report(step: string): Promise<{ header: string[]; rows: Json[] } | string>;
   /** The JSON bodies a webhook receiver got. */
@@ -109,12 +114,11 @@ async function stepFailures(
   summary: RunSummary,
   fail: (path: Seg[], message: string) => void,
 ): Promise<void> {
+  // Every step of the playbook is in the summary (those the run never reached `unreached`), and the test file
+  // names no other (index.ts unknownSteps).
   const step = summary.steps.find((s) => s.id === id);
   if (!step) {
-    fail(
-      [],
-      `step ${id} did not run (steps that ran: ${summary.steps.map((s) => s.id).join(', ') || 'none'})`,
-    );
+    fail([], `the playbook has no step ${id} (its steps: ${summary.steps.map((s) => s.id).join(', ')})`);
     return;
   }
   if (e.status !== undefined && e.status !== step.status)
@@ -135,6 +139,17 @@ async function stepFailures(
           ['outcomes', device],
           `expected device ${device} ${String(outcome)} in step ${id}, got ${outcomes.get(device) ?? 'no outcome'}`,
         );
+  }
+  if (e.output !== undefined) {
+    const got = await o.output(id);
+    const m = typeof got === 'string' ? undefined : mismatch(e.output, got.value);
+    if (typeof got === 'string') fail(['output'], got);
+    else if (m) {
+      const what = got.iterations
+        ? `the output of step ${id} (one for each iteration it succeeded in, in the order of the items)`
+        : `the output of step ${id}`;
+      fail(['output'], `${what} does not match${m.at ? ` at ${m.at}` : ''}: ${m.why}`);
+    }
   }
   if (e.rows === undefined && e.columns === undefined && e.contains === undefined) return;
   const report = await o.report(id);
@@ -198,24 +213,69 @@ const isPattern = (s: string) => s.length > 1 && s.startsWith('/') && s.endsWith
  * as a CSV cell holds it).
  */
 export function matches(expected: unknown, actual: unknown): boolean {
+  return mismatch(expected, actual) === undefined;
+}
+
+/** Where a value does not match (matches): the path to the first member that does not (`a.b[2]`), and why. */
+export interface Mismatch {
+  at: string;
+  why: string;
+}
+
+/** The first place where `actual` does not match `expected` (matches), or undefined when it matches. */
+export function mismatch(expected: unknown, actual: unknown, at = ''): Mismatch | undefined {
+  const differs = (why: string): Mismatch => ({ at, why });
+  // Shown only when it differs: a report's rows are each matched against every expected row.
+  const got = () => `got ${show(actual)}`;
   if (typeof expected === 'string' && isPattern(expected))
     return new RegExp(expected.slice(1, -1)).test(
       typeof actual === 'string' ? actual : JSON.stringify(actual),
-    );
-  if (Array.isArray(expected))
-    return (
-      Array.isArray(actual) &&
-      expected.length === actual.length &&
-      expected.every((x, i) => matches(x, actual[i]))
-    );
-  if (expected !== null && typeof expected === 'object') {
-    if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
-    return Object.entries(expected).every(
-      ([k, v]) => Object.hasOwn(actual, k) && matches(v, (actual as Json)[k]),
-    );
+    )
+      ? undefined
+      : differs(`expected ${expected}, ${got()}`);
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual)) return differs(`expected a list, ${got()}`);
+    if (expected.length !== actual.length)
+      return differs(`expected ${expected.length} item(s), got ${actual.length}: ${show(actual)}`);
+    for (const [i, x] of expected.entries()) {
+      const m = mismatch(x, actual[i], `${at}[${i}]`);
+      if (m) return m;
+    }
+    return undefined;
   }
-  if (typeof actual === 'string' && typeof expected !== 'string') return String(expected) === actual;
+  if (expected !== null && typeof expected === 'object') {
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
+      return differs(`expected an object, ${got()}`);
+    for (const [k, v] of Object.entries(expected)) {
+      const place = at ? `${at}.${k}` : k;
+      if (!Object.hasOwn(actual, k)) {
+        const has = Object.keys(actual);
+        return {
+          at: place,
+          why: `expected ${show(v)}, it has no ${k} (${has.length ? `it has ${cut(has.join(', '))}` : 'it has no member'})`,
+        };
+      }
+      const m = mismatch(v, (actual as Json)[k], place);
+      if (m) return m;
+    }
+    return undefined;
+  }
+  if (typeof actual === 'string' && typeof expected !== 'string')
+    return String(expected) === actual ? undefined : differs(`expected ${show(expected)}, ${got()}`);
   if (typeof expected === 'string')
-    return expected === actual || (typeof actual !== 'object' && expected === String(actual));
-  return expected === actual;
+    return expected === actual || (typeof actual !== 'object' && expected === String(actual))
+      ? undefined
+      : differs(`expected ${show(expected)}, ${got()}`);
+  return expected === actual ? undefined : differs(`expected ${show(expected)}, ${got()}`);
 }
+
+/** How long a value shown in a failure may be: a listing's output is thousands of devices. */
+const SHOWN = 120;
+
+/** A value as JSON, a pattern as written, cut short when it is long. */
+function show(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  return typeof value === 'string' && isPattern(value) ? value : cut(JSON.stringify(value));
+}
+
+const cut = (text: string) => (text.length > SHOWN ? `${text.slice(0, SHOWN)}…` : text);

@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybookFile } from '../playbook/load.js';
 import type { Playbook } from '../playbook/schema.js';
+import { eachStep } from '../playbook/step-tree.js';
 import { planOf } from '../runner/plan.js';
 import { closest } from '../util/closest.js';
 import { TEST_SUFFIX, whyUnreadable } from '../util/files.js';
@@ -87,6 +88,7 @@ export async function runTests(files: string[], o: TestOptions): Promise<TestTot
           tf.problem(path, message, key),
         ),
         ...unreadNames(tf, i, [pb, ...runs.map((e) => e.playbook)]),
+        ...unknownSteps(tf, i, pb),
       ];
       jobs.push({
         name: `${file}: ${String(c.name)}`,
@@ -161,6 +163,26 @@ function unreadNames(tf: TestFile, index: number, playbooks: Playbook[]): string
       ),
     ),
   ];
+}
+
+/**
+ * The steps case `index` expects something of that its playbook does not have: such an expectation could only
+ * fail, saying nothing of what the run did.
+ */
+function unknownSteps(tf: TestFile, index: number, pb: Playbook): string[] {
+  const ids: string[] = [];
+  for (const list of [pb.steps, pb.finally]) eachStep(list, (s) => ids.push(s.id));
+  const expected = ((tf.cases[index] as Record<string, unknown>).expect ?? {}) as Record<string, unknown>;
+  return Object.keys((expected.steps as Record<string, unknown> | undefined) ?? {})
+    .filter((id) => !ids.includes(id))
+    .map((id) => {
+      const [guess] = closest(id, ids, 1);
+      return tf.problem(
+        ['cases', index, 'expect', 'steps', id],
+        `the playbook has no step \`${id}\`: ${guess ? `did you mean \`${guess}\`?` : `its steps are ${ids.join(', ')}`}`,
+        true,
+      );
+    });
 }
 
 /** The playbook of a test file, or its problems as text. */

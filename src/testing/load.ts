@@ -78,7 +78,7 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
     // <= 1`): the schema's problem at the same place is not told again.
     const settings = settingProblems(data as Json);
     const told = new Set(settings.map((p) => p.path.join('/')));
-    for (const p of check(schema, data)) {
+    for (const p of check(schema, data, undefined, (pointer) => placeName(data, pointer))) {
       const path = p.path.split('/').slice(1).filter(Boolean).map(unescape);
       if (!told.has(path.join('/'))) report(positions(path, Boolean(p.name)), p.message.replace(/^\//, ''));
     }
@@ -178,6 +178,23 @@ function timeOrder(c: Json, before: unknown[]): [Seg[], string][] {
     else last = { at, text, who };
   }
   return out;
+}
+
+/**
+ * A value of the file by its whole place, as a world's or a fault's problem names it: from its case, when it is
+ * in one (`expect.calls.devices.suspend`, `before[0].inputs`), else from the top of the file (`world.seed`).
+ */
+function placeName(data: unknown, pointer: string): string {
+  const path = pointer.split('/').slice(1).map(unescape);
+  let value = data;
+  let name = '';
+  path.forEach((seg, i) => {
+    name += Array.isArray(value) ? `[${seg}]` : `${name ? '.' : ''}${seg}`;
+    // The case is where the value is: its number is in the line the problem is told at.
+    if (i === 1 && path[0] === 'cases' && path.length > 2) name = '';
+    value = value && typeof value === 'object' ? (value as Record<string, unknown>)[String(seg)] : undefined;
+  });
+  return name || 'the file';
 }
 
 function unescape(s: string): Seg {

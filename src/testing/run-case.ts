@@ -16,11 +16,14 @@ import { connect, type Target } from '../connect.js';
 import { localRun } from '../daemon/local-event.js';
 import { silentLogger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
-import type { Playbook } from '../playbook/schema.js';
+import type { Playbook, Step } from '../playbook/schema.js';
+import { eachStep } from '../playbook/step-tree.js';
 import { savePlaybookVersions } from '../daemon/versions.js';
 import { startRun, type RunServices } from '../runner/factory.js';
+import { OUTPUT_LIMIT } from '../runner/runner.js';
 import { CASE_WORDING } from '../runner/inputs.js';
 import { InProcessDeviceLocks } from '../runner/locks.js';
+import { everyStep } from '../store/run-views.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { RunSummary } from '../store/store.js';
 import { csvObjects } from '../util/csv.js';
@@ -122,7 +125,17 @@ export async function runCase(
     } finally {
       await client.close();
     }
-    const observation = observe(emulator.url, store, ran.summary, reportsDir, receivers.bodies, before);
+    // Every step of the playbook, those the run never reached `unreached`, as `fleetbook run` shows them.
+    const summary = ran.summary && { ...ran.summary, steps: everyStep(ran.summary.steps, pb) };
+    const observation = observe(
+      emulator.url,
+      store,
+      summary,
+      reportsDir,
+      receivers.bodies,
+      before,
+      loopedSteps(pb),
+    );
     if (ran.refused !== undefined) observation.refused = ran.refused;
     return await compare(c.expect as Json, observation, tf.where, ['cases', index, 'expect']);
   } finally {
@@ -196,6 +209,7 @@ function observe(
   reportsDir: string,
   bodies: Map<string, unknown[]>,
   before: Baseline = { actions: {}, devices: {}, bodies: {} },
+  looped = new Set<string>(),
 ): Observation {
   const control = async (path: string) =>
     (await (await fetch(`${emulator}/_emulator${path}`)).json()) as Json;
@@ -227,6 +241,30 @@ function observe(
     },
     outcomes: async (step) =>
       new Map((await store.deviceResults(runId, step)).map((r) => [r.deviceId, r.outcome])),
+    async output(step) {
+      const states = (await store.loadSteps(runId)) as Map<string, { status?: string; output?: unknown }>;
+      if (looped.has(step)) {
+        // Each iteration's under its own key: `each[2]/usage`, `outer[0]/inner[1]/usage`.
+        const key = new RegExp(`^(?:[A-Za-z_][A-Za-z0-9_]*\\[\\d+\\]/)+${step}$`);
+        const at = (k: string) => [...k.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1]));
+        const byIndex = (a: number[], b: number[]) => {
+          for (let i = 0; i < Math.min(a.length, b.length); i++)
+            if (a[i] !== b[i]) return (a[i] ?? 0) - (b[i] ?? 0);
+          return a.length - b.length;
+        };
+        const outputs = [...states]
+          .filter(([k, cp]) => key.test(k) && cp.status === 'succeeded')
+          .sort(([a], [b]) => byIndex(at(a), at(b)))
+          .map(([, cp]) => cp.output ?? null);
+        return outputs.some(notKept) ? tooLarge(step) : { value: outputs, iterations: true };
+      }
+      const cp = states.get(step);
+      if (!cp) {
+        const status = summary?.steps.find((s) => s.id === step)?.status;
+        return `step ${step} gave no output: ${status === 'unreached' ? 'the run never reached it' : `it is ${status ?? 'not in the run'}`}`;
+      }
+      return notKept(cp.output) ? tooLarge(step) : { value: cp.output ?? null, iterations: false };
+    },
     async report(step) {
       const state = (await store.loadSteps(runId)).get(step) as {
         output?: { file?: string; format?: string };
@@ -243,6 +281,30 @@ function observe(
     webhook: (name) => (bodies.get(name) ?? []).slice(before.bodies[name] ?? 0),
   };
 }
+
+/** The steps inside a forEach, at any depth: each iteration gives its own output. */
+function loopedSteps(pb: Playbook): Set<string> {
+  const parent = new Map<string, Step | undefined>();
+  for (const list of [pb.steps, pb.finally]) eachStep(list, (s, within) => parent.set(s.id, within));
+  const looped = new Set<string>();
+  for (const id of parent.keys())
+    for (let p = parent.get(id); p; p = parent.get(p.id))
+      if ('forEach' in p) {
+        looped.add(id);
+        break;
+      }
+  return looped;
+}
+
+/** An output larger than the run keeps (runner.ts boundedOutput): what stands in its place. */
+const notKept = (output: unknown): boolean =>
+  output !== null &&
+  typeof output === 'object' &&
+  (output as Json).truncated === true &&
+  typeof (output as Json).largerThan === 'number';
+
+const tooLarge = (step: string) =>
+  `the output of step ${step} is larger than a run keeps (${OUTPUT_LIMIT} characters of JSON), and cannot be checked: check what a later step makes of it`;
 
 /** A webhook receiver on loopback per name, answering its `status`, keeping the JSON bodies it gets. */
 async function startReceivers(specs: Record<string, Json>): Promise<{

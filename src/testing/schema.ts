@@ -6,6 +6,7 @@ import { CATALOG } from '../api/catalog.js';
 import { DIALECT } from '../api/schema-files.js';
 import { DEVICE_ERRORS } from '../api/device-errors.js';
 import { STATES } from '../emulator/devices.js';
+import { STEP_STATUSES } from '../store/store.js';
 import {
   MAX_DEVICES,
   MAX_NEVER_FINISH_DEVICES,
@@ -138,7 +139,12 @@ const MATCH = {
 
 const STEP = closed(
   {
-    status: { enum: ['succeeded', 'failed', 'skipped'], description: "The step's status." },
+    status: {
+      // A case's run has ended: none of its steps is still running.
+      enum: STEP_STATUSES.filter((s) => s !== 'running'),
+      description:
+        "The step's status, as the run summary gives it: `planned` in a dry run, `unreached` when the run never got to it.",
+    },
     error: text("Text the step's error contains (or /a regular expression/)."),
     devices: DEVICE_COUNTS,
     outcomes: checksSomething(
@@ -151,6 +157,9 @@ const STEP = closed(
       'a device and its outcome',
     ),
     calls: count('API requests the step sent: one a page, one a batch of a report, a retry not counted.'),
+    output: {
+      description: `What the step gave (\`steps.<id>.output\`), matched member by member: an object matches one that has at least its members, a list matches item by item, a string written /like this/ is a regular expression. A step inside a forEach: the list of the outputs of the iterations it succeeded in, in the order of the items.`,
+    },
     rows: count('A report.write step: rows written.'),
     columns: {
       type: 'array',

@@ -115,7 +115,7 @@ describe('docs/testing.md', () => {
   /** The plain yaml blocks of the guide, in order: Scheduled runs', Earlier runs'. */
   const plainYaml = async () => {
     const found = yamlBlocks(await readFile(GUIDE, 'utf8'));
-    expect(found, 'the plain yaml blocks of the guide: each needs its check here').to.have.length(2);
+    expect(found, 'the plain yaml blocks of the guide: each needs its check here').to.have.length(3);
     return found.map((b) => b.text);
   };
 
@@ -136,6 +136,38 @@ describe('docs/testing.md', () => {
       0,
       '1 passed, 0 failed',
     ]);
+  });
+
+  describe('What a step gave', () => {
+    const GUC = 'playbooks/group-usage-check.test.yaml';
+    const shipped = () => readFile(join(SHIPPED, 'group-usage-check.test.yaml'), 'utf8');
+    const copyPlaybook = () =>
+      copyFile(join(SHIPPED, 'group-usage-check.yaml'), join(dir, 'playbooks', 'group-usage-check.yaml'));
+
+    it('is the first case of group-usage-check.test.yaml, and passes as a test file', async function () {
+      this.timeout(60_000);
+      const text = (await plainYaml())[2] as string;
+      expect(await shipped()).to.include(text);
+      await copyPlaybook();
+      await writeFile(join(dir, GUC), text);
+      const r = await run(['test', GUC]);
+      expect([r.code, r.stdout.trimEnd().split('\n').at(-1)], r.stdout).to.deep.equal([
+        0,
+        '1 passed, 0 failed',
+      ]);
+    });
+
+    it('shows the failure of an output that does not match, where it differs', async function () {
+      this.timeout(60_000);
+      await copyPlaybook();
+      const warned = '- message: device 350260700638444 used';
+      const text = (await shipped()).replace(warned, warned.replace('444', '445'));
+      await writeFile(join(dir, GUC), text);
+      const r = await run(['test', GUC]);
+      expect(r.code).to.equal(1);
+      const shown = plain.find((b) => b.includes('the output of step over')) as string;
+      expect(r.stdout.split('\n').slice(0, 2).join('\n')).to.equal(shown.trimEnd());
+    });
   });
 
   describe('Earlier runs', () => {

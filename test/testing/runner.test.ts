@@ -63,7 +63,7 @@ describe('fleetbook test: the runner', () => {
         '8:22: steps checks nothing: give a step id and what the step must do',
         '8:33: calls checks nothing: give an action and its number of requests',
         '8:47: webhooks checks nothing: give a receiver and what it must have got',
-        '10:33: the step checks nothing: give at least one of status, error, devices, outcomes, calls, rows, columns, contains',
+        '10:33: the step checks nothing: give at least one of status, error, devices, outcomes, calls, output, rows, columns, contains',
         '12:24: devices checks nothing: give at least one of total, accepted, succeeded, failed, skipped, unconfirmed, byError',
         '12:42: deviceStates checks nothing: give a device and its state',
         '12:59: deviceCalls checks nothing: give a device and its changes by action',
@@ -83,7 +83,7 @@ describe('fleetbook test: the runner', () => {
     expect(r.lines.filter((l) => l.startsWith(`    ${file}:`))).to.deep.equal([
       `    ${file}:7:9: \`devices.lists\` is not an API action (\`fleetbook actions\` lists them): did you mean \`devices.list\`? [schema]`,
       `    ${file}:9:30: \`devices.suspended\` is not an API action (\`fleetbook actions\` lists them): did you mean \`devices.suspend\`? [schema]`,
-      `    ${file}:11:28: item 350260700638360 of deviceStates must be one of "pending", "active", "suspend", "deactive" [schema]`,
+      `    ${file}:11:28: expect.deviceStates.350260700638360 must be one of "pending", "active", "suspend", "deactive" [schema]`,
     ]);
     expect([r.passed, r.failed]).to.deep.equal([0, 1]);
   });

@@ -197,7 +197,7 @@ describe('fleetbook test: a case started by the schedule', () => {
         '9:5: the daemon never makes a dry run of a scheduled run: give `schedule` or `dryRun`, not both',
         '13:27: schedule.at 2026-02-30T02:00:00-05:00 is no time: that day or hour does not exist',
         '13:58: an earlier run gives an event or a schedule, not both: a scheduled run has no event',
-        '14:21: at "2026-11-30T02:00:00" is not valid: A date and time with its offset (2026-11-30T02:00:00-05:00, 2026-11-30T07:00:00Z): the fire that starts the run. The run (run.startedAt, run.date) and the emulator start at that time.',
+        '14:21: schedule.at "2026-11-30T02:00:00" is not valid: A date and time with its offset (2026-11-30T02:00:00-05:00, 2026-11-30T07:00:00Z): the fire that starts the run. The run (run.startedAt, run.date) and the emulator start at that time.',
         '19:21: the case runs at 2026-11-30T02:00:00-05:00, before earlier run 1 (2026-12-01T02:00:00-05:00): the runs of a case are in the order of their times',
       ].map((l) => `    ${file}:${l} [schema]`),
     );
