@@ -123,6 +123,10 @@ export async function main(argv: string[]): Promise<number> {
       '--event <file>',
       'a callback event, as the service posts it (JSON; - for stdin): runs the playbook as the daemon would for it',
     )
+    .option(
+      '--scheduled-at <time>',
+      "a fire time of the playbook's schedule, with its offset (2026-11-30T02:00:00-05:00): runs the playbook as its schedule would have then (a backfill)",
+    )
     .option('--dry-run', 'make the read-only calls, none of the mutating ones, and report what they would do')
     .option('--json', 'print the run summary as JSON on stdout')
     .action(async (file: string, flags: RunFlags) =>

@@ -2,7 +2,10 @@
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
 import { loadConfig, stateOrigin, unsetSecrets } from '../config.js';
+import { parseIsoTime } from '../clock.js';
+import { fireAt } from '../daemon/fire-time.js';
 import { localRun, type LocalRun } from '../daemon/local-event.js';
+import { scheduleTrigger } from '../daemon/scheduler.js';
 import { checkCredentials, connect, onEmbeddedEmulator } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
@@ -32,6 +35,8 @@ export interface RunFlags {
   input?: string[];
   /** A callback event as the service posts it, from a file, or `-` for stdin. */
   event?: string;
+  /** A fire time of the playbook's schedule: the run the scheduler starts for it (a backfill). */
+  scheduledAt?: string;
   dryRun?: boolean;
   json?: boolean;
 }
@@ -95,9 +100,33 @@ const flagWording: InputWording = {
       .join(' ')}`,
 };
 
-/** What starts the run: the event of `--event` (`-`: stdin), or the inputs of `--input`. */
+/**
+ * The run a schedule of `pb` starts for its fire at `text` (`--scheduled-at`): a backfill of a fire the daemon
+ * did not run, with the trigger the scheduler gives (scheduleTrigger) and, as a fire's run, no inputs of its
+ * own. Refused for a time not written in full with its offset, a playbook no schedule starts, a time its
+ * schedules do not fire at (in the words of `fleetbook test`), and a fire still to come.
+ */
+function backfill(pb: Playbook, text: string): NewRun | string {
+  const at = parseIsoTime(text);
+  if (at === undefined)
+    return `--scheduled-at takes a date and time with its offset (2026-11-30T02:00:00-05:00, 2026-11-30T07:00:00Z), got ${JSON.stringify(text)}`;
+  const fire = fireAt(pb, at, text);
+  if ('problem' in fire)
+    return `--scheduled-at: ${fire.problem}${fire.unscheduled ? ' (run it without --scheduled-at)' : ''}`;
+  if (at > Date.now()) return `--scheduled-at ${text} is still to come: the schedule starts that run then`;
+  return { trigger: scheduleTrigger(fire.entry, new Date(at), 'backfill'), inputs: {} };
+}
+
+/** What starts the run: the event of `--event` (`-`: stdin), the fire of `--scheduled-at`, or `--input`'s inputs. */
 async function runStart(pb: Playbook, flags: RunFlags): Promise<NewRun | string> {
   const inputs = parseInputs(flags.input);
+  if (flags.scheduledAt !== undefined) {
+    if (flags.event !== undefined)
+      return '--event and --scheduled-at do not go together: a scheduled run starts without an event';
+    if (Object.keys(inputs).length)
+      return '--input and --scheduled-at do not go together: a scheduled run starts without inputs of its own (with their defaults)';
+    return backfill(pb, flags.scheduledAt);
+  }
   if (flags.event === undefined) return unlessRefused(localRun(pb, { inputs }, flagWording));
   if (Object.keys(inputs).length)
     return '--input and --event do not go together: a callback starts its run without inputs';

@@ -290,11 +290,15 @@ function ownerCell(r: RunRecord, live: ReadonlyMap<string, Owner>): string {
   return o ? `${o.role === 'daemon' ? 'serve' : 'run'} pid ${o.pid} on ${o.host}` : 'none';
 }
 
-/** What started a run, in a word or two: `manual`, `schedule`, `schedule, missed` (made up at a start), `callback DeviceUsage`. */
+/**
+ * What started a run, in a word or two: `manual`, `schedule`, `schedule, missed` (made up at a start),
+ * `schedule, backfill` (`fleetbook run --scheduled-at`), `callback DeviceUsage`.
+ */
 function triggerText(trigger: unknown): string {
   const t = (trigger ?? {}) as { type?: unknown; reason?: unknown; service?: unknown };
   if (typeof t.type !== 'string') return '-';
-  if (t.type === 'schedule' && t.reason === 'missed') return 'schedule, missed';
+  if (t.type === 'schedule' && (t.reason === 'missed' || t.reason === 'backfill'))
+    return `schedule, ${t.reason}`;
   if (t.type === 'callback' && typeof t.service === 'string') return `callback ${t.service}`;
   return t.type;
 }

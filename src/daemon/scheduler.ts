@@ -53,12 +53,28 @@ export function schedulesOf(pb: Playbook): ScheduleEntry[] {
   }));
 }
 
-export type FireReason = 'schedule' | 'missed';
+/**
+ * Why a schedule's run was made: its fire on time, one missed while the daemon was down (or the process
+ * frozen), or a backfill by hand (`fleetbook run --scheduled-at`) of a fire time the daemon did not run.
+ */
+export type FireReason = 'schedule' | 'missed' | 'backfill';
+
+/** The trigger of the run a fire of `entry` at `at` starts: which schedule fired, for which occurrence, and why. */
+export function scheduleTrigger(entry: ScheduleEntry, at: Date, reason: FireReason): Record<string, unknown> {
+  return {
+    type: 'schedule',
+    schedule: entry.key,
+    cron: entry.cron,
+    scheduledAt: at.toISOString(),
+    reason,
+  };
+}
 
 /**
  * The queued run a fire of `entry` at `at` starts, made at `now` (ms) by owner `owner`: the trigger that says
  * which schedule fired for which occurrence, and no inputs of its own (the runner gives it their defaults).
- * The daemon's fires and `fleetbook test`'s scheduled cases both make their runs here.
+ * The daemon's fires and `fleetbook test`'s scheduled cases both make their runs here; `fleetbook run
+ * --scheduled-at` gives its run the same trigger.
  */
 export function scheduledRun(
   entry: ScheduleEntry,
@@ -73,13 +89,7 @@ export function scheduledRun(
     playbook: entry.playbook,
     version: versionOf(pb).version,
     status: 'queued',
-    trigger: {
-      type: 'schedule',
-      schedule: entry.key,
-      cron: entry.cron,
-      scheduledAt: at.toISOString(),
-      reason,
-    },
+    trigger: scheduleTrigger(entry, at, reason),
     inputs: {},
     startedAt: isoTime(o.now),
   };

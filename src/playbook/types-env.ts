@@ -41,6 +41,8 @@ const RUN: T = {
     id: STRING,
     playbook: STRING,
     startedAt: STRING,
+    // The fire time of a run a schedule started; empty for the others.
+    scheduledAt: STRING,
     date: STRING,
     dryRun: { k: 'bool' },
     status: STRING,

@@ -4,6 +4,7 @@
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
 import { CATALOG } from '../api/catalog.js';
+import { isoTime, parseIsoTime } from '../clock.js';
 import { unsetSecrets } from '../config.js';
 import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
@@ -64,6 +65,13 @@ const TAKEN_UP = {
   single:
     '`fleetbook serve` on this state file resumes it: at its next start, or at its next lease renewal (within a third of FLEETBOOK_LEASE) if one is running',
 };
+
+/** `run.scheduledAt`: the fire time a schedule started the run for, in UTC; empty for the other runs. */
+function scheduledAtOf(trigger: Record<string, unknown> | undefined): string {
+  const at = trigger?.type === 'schedule' ? trigger.scheduledAt : undefined;
+  const ms = typeof at === 'string' ? parseIsoTime(at) : undefined;
+  return ms === undefined ? '' : isoTime(ms);
+}
 
 export async function runPlaybook(pb: Playbook, o: RunOptions): Promise<RunSummary> {
   return new Run(pb, o).execute();
@@ -137,6 +145,7 @@ class Run {
     });
     // A dry run makes no mutating call: their checks are not needed.
     o.client.warm(ctx.plan.actions.filter((a) => !o.dryRun || !CATALOG[a].mutating));
+    const scheduledAt = scheduledAtOf(o.trigger);
     const scope: Scope = {
       ctx: {
         event: o.event ?? {},
@@ -147,7 +156,9 @@ class Run {
           id: ctx.id,
           playbook: this.pb.name,
           startedAt: this.startedAt,
-          date: this.startedAt.slice(0, 10),
+          // A scheduled run's date is its fire's, whenever it starts (made up after a downtime, a backfill).
+          scheduledAt,
+          date: (scheduledAt || this.startedAt).slice(0, 10),
           dryRun: Boolean(o.dryRun),
           // The outcome so far: `running` during the steps; what the run has come to in `finally`.
           status: 'running',

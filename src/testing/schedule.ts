@@ -6,8 +6,8 @@
  * production.
  */
 import { parseIsoTime, systemClock, type Clock } from '../clock.js';
+import { compiled, fireAt, firingAt, noSchedule } from '../daemon/fire-time.js';
 import { scheduledRun, schedulesOf, type ScheduleEntry } from '../daemon/scheduler.js';
-import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
 import type { Playbook } from '../playbook/schema.js';
 import type { RunRecord } from '../store/store.js';
 import type { Seg } from './load.js';
@@ -38,46 +38,20 @@ export function scheduleProblems(runs: CaseRun[]): [Seg[], string, boolean][] {
   const out: [Seg[], string, boolean][] = [];
   for (const { path, start, playbook } of runs) {
     if (start.schedule === undefined) continue;
-    const entries = schedulesOf(playbook);
-    if (!entries.length) {
+    if (!schedulesOf(playbook).length) {
       out.push([
         [...path, 'schedule'],
-        `playbook ${playbook.name} has no on.schedule: no schedule starts it (give it inputs, or nothing for the inputs' defaults)`,
+        `${noSchedule(playbook)} (give it inputs, or nothing for the inputs' defaults)`,
         true,
       ]);
       continue;
     }
     const at = atOf(start);
-    if (at === undefined || fired(entries, at)) continue;
-    const [entry] = entries as [ScheduleEntry];
-    const s = compiled(entry);
-    const before = s && latestBefore(s, at);
-    const next = s?.next(at);
-    const iso = (t: number | undefined) => (t === undefined ? 'never' : new Date(t).toISOString());
-    const of = entries.length > 1 ? `its first schedule, ${entry.cron}` : entry.cron;
-    out.push([
-      [...path, 'schedule', 'at'],
-      `the schedule of ${playbook.name} (${of} in ${entry.timezone ?? 'UTC'}) does not fire at ${String((start.schedule as Json).at)}: it fires ${before === undefined ? '' : `at ${iso(before)} and `}next at ${iso(next)}`,
-      false,
-    ]);
+    if (at === undefined) continue;
+    const fire = fireAt(playbook, at, String((start.schedule as Json).at));
+    if ('problem' in fire) out.push([[...path, 'schedule', 'at'], fire.problem, false]);
   }
   return out;
-}
-
-/** The compiled schedule of an entry (validate checked it: undefined only for one that cannot fire). */
-function compiled(entry: ScheduleEntry): CronSchedule | undefined {
-  const c = compileCron(entry.cron, entry.timezone ?? 'UTC');
-  return c.ok ? c.schedule : undefined;
-}
-
-/** The first of `entries` that fires at `at`. */
-function fired(entries: ScheduleEntry[], at: number): ScheduleEntry | undefined {
-  return entries.find((e) => compiled(e)?.next(at - 1) === at);
-}
-
-/** The latest occurrence of `s` before `at`, looked for up to a year back. */
-function latestBefore(s: CronSchedule, at: number): number | undefined {
-  return occurrences(s, at - 366 * 86_400_000, at - 1, 1).times[0];
 }
 
 /** A run's fire: the schedule that fires, and when. */
@@ -98,7 +72,7 @@ export function firesOf(runs: CaseRun[], now: number): (Fire | undefined)[] {
     const entries = schedulesOf(playbook);
     const at = atOf(start);
     let fire: Fire | undefined;
-    if (at !== undefined) fire = { entry: fired(entries, at) ?? (entries[0] as ScheduleEntry), at };
+    if (at !== undefined) fire = { entry: firingAt(entries, at) ?? (entries[0] as ScheduleEntry), at };
     else
       for (const entry of entries) {
         const next = compiled(entry)?.next(after);

@@ -38,7 +38,7 @@ const NIGHTLY = (on = "schedule: { cron: '0 2 * * *', timezone: America/New_York
     '    uses: notify.webhook',
     '    with:',
     '      url: ${{ secrets.HOOK }}',
-    '      body: { date: "${{ run.date }}", startedAt: "${{ run.startedAt }}", account: "${{ inputs.account }}" }',
+    '      body: { date: "${{ run.date }}", startedAt: "${{ run.startedAt }}", scheduledAt: "${{ run.scheduledAt }}", account: "${{ inputs.account }}" }',
     '',
   ].join('\n');
 
@@ -74,7 +74,7 @@ describe('fleetbook test: a case started by the schedule', () => {
     expect(r.lines, r.lines.join('\n')).to.deep.equal([`ok   ${file}: tonight`, '1 passed, 0 failed']);
   });
 
-  it('starts the run at the time `at` gives: run.startedAt and run.date are that time’s', async () => {
+  it('starts the run at the time `at` gives: run.startedAt, run.scheduledAt and run.date are that time’s', async () => {
     const file = await files(
       [
         'cases:',
@@ -83,13 +83,13 @@ describe('fleetbook test: a case started by the schedule', () => {
         '    webhooks: { HOOK: {} }',
         '    expect:',
         '      webhooks:',
-        "        HOOK: { body: { date: '2026-11-30', startedAt: '2026-11-30T07:00:00.000Z' } }",
+        "        HOOK: { body: { date: '2026-11-30', startedAt: '2026-11-30T07:00:00.000Z', scheduledAt: '2026-11-30T07:00:00.000Z' } }",
         '  - name: a night after the clocks change',
         "    schedule: { at: '2026-07-01T02:00:00-04:00' }",
         '    webhooks: { HOOK: {} }',
         '    expect:',
         '      webhooks:',
-        "        HOOK: { body: { date: '2026-07-01', startedAt: '2026-07-01T06:00:00.000Z' } }",
+        "        HOOK: { body: { date: '2026-07-01', startedAt: '2026-07-01T06:00:00.000Z', scheduledAt: '2026-07-01T06:00:00.000Z' } }",
         '',
       ].join('\n'),
     );

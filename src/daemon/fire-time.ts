@@ -1,0 +1,55 @@
+/**
+ * Which schedule of a playbook fires at a given time, or, in one wording, why none does: a playbook without
+ * `on.schedule`, a time its schedules never fire at (saying when they do). `fleetbook test` asks it of a case's
+ * `schedule: { at }`, `fleetbook run --scheduled-at` of the fire it makes up.
+ */
+import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
+import type { Playbook } from '../playbook/schema.js';
+import { schedulesOf, type ScheduleEntry } from './scheduler.js';
+
+/** The compiled schedule of an entry (validate checked it: undefined only for one that cannot fire). */
+export function compiled(entry: ScheduleEntry): CronSchedule | undefined {
+  const c = compileCron(entry.cron, entry.timezone ?? 'UTC');
+  return c.ok ? c.schedule : undefined;
+}
+
+/** The first of `entries` that fires at `at` (ms). */
+export function firingAt(entries: ScheduleEntry[], at: number): ScheduleEntry | undefined {
+  return entries.find((e) => compiled(e)?.next(at - 1) === at);
+}
+
+/** The latest occurrence of `s` before `at`, looked for up to a year back. */
+function latestBefore(s: CronSchedule, at: number): number | undefined {
+  return occurrences(s, at - 366 * 86_400_000, at - 1, 1).times[0];
+}
+
+/** Said of a playbook no schedule starts, asked for a scheduled run. */
+export function noSchedule(pb: Playbook): string {
+  return `playbook ${pb.name} has no on.schedule: no schedule starts it`;
+}
+
+export type FireAt =
+  | { entry: ScheduleEntry }
+  /** `unscheduled`: the playbook has no `on.schedule` at all. */
+  | { problem: string; unscheduled: boolean };
+
+/**
+ * The schedule of `pb` that fires at `at` (ms), or what is wrong. `text` is the time as it was given, to be
+ * said back as it was written.
+ */
+export function fireAt(pb: Playbook, at: number, text: string): FireAt {
+  const entries = schedulesOf(pb);
+  if (!entries.length) return { problem: noSchedule(pb), unscheduled: true };
+  const entry = firingAt(entries, at);
+  if (entry) return { entry };
+  const [first] = entries as [ScheduleEntry];
+  const s = compiled(first);
+  const before = s && latestBefore(s, at);
+  const next = s?.next(at);
+  const iso = (t: number | undefined) => (t === undefined ? 'never' : new Date(t).toISOString());
+  const of = entries.length > 1 ? `its first schedule, ${first.cron}` : first.cron;
+  return {
+    problem: `the schedule of ${pb.name} (${of} in ${first.timezone ?? 'UTC'}) does not fire at ${text}: it fires ${before === undefined ? '' : `at ${iso(before)} and `}next at ${iso(next)}`,
+    unscheduled: false,
+  };
+}
