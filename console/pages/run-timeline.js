@@ -5,6 +5,17 @@
 import { durationBetween, stepDepths } from '../format.js';
 import { html, Time } from '../ui.js';
 
+/**
+ * What the timeline says of a step without times: one the run never reached; of a run in progress (whose steps
+ * are shown from its checkpoints, which keep no times), the one it is in and those to come.
+ * @type {Record<string, string>}
+ */
+const UNTIMED = {
+  unreached: 'the run never reached it',
+  running: 'under way',
+  pending: 'not reached yet',
+};
+
 /** @param {number} x */
 const clamp = (x) => Math.min(100, Math.max(0, x));
 
@@ -33,9 +44,7 @@ export function Timeline({ run }) {
         if (!s.startedAt)
           return html`<li key=${s.id}>
             <span class="timeline-label mono" style=${`--depth: ${depth.get(s.id) ?? 0}`}>${s.id}</span>
-            <span class="timeline-none"
-              >${s.status === 'unreached' ? 'the run never reached it' : 'no timing recorded'}</span
-            >
+            <span class="timeline-none">${UNTIMED[s.status] ?? 'no timing recorded'}</span>
           </li>`;
         const from = Date.parse(s.startedAt);
         const to = s.endedAt ? Date.parse(s.endedAt) : now;

@@ -239,7 +239,8 @@ function Steps({ steps }) {
 
 /**
  * Why a step failed, why a skipped step did nothing (its `if` was false, it was given no devices), or what it
- * made (a report's file and rows). An `unreached` step, one the run never entered, has nothing to say.
+ * made (a report's file and rows). An `unreached` step, one the run never entered, has nothing to say; nor has a
+ * `pending` one, that a run in progress is still to come to.
  * @param {{ error?: string, reason?: string, note?: string }} s
  */
 function stepNote(s) {

@@ -19,6 +19,7 @@ import { addCounts, countDevices } from '../runner/context.js';
 import { groupResults } from '../runner/devices.js';
 import { parseDuration } from '../playbook/duration.js';
 import { Lease, liveHolder, ownerText } from '../store/lease.js';
+import { stepsOfEnded } from '../store/run-views.js';
 import {
   emptyCounts,
   type DeviceCounts,
@@ -56,7 +57,13 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
       return 0;
     }
     const endedAt = isoTime(Date.now());
-    const devices = await endDevices(store, run.id, endedAt);
+    const { devices, byStep } = await endDevices(store, run.id, endedAt);
+    // The steps its process ended as they ended, from their checkpoints; the devices of each as the ledger has
+    // them now (those left accepted `unconfirmed`).
+    const steps = (await stepsOfEnded(store, run)).map((s) => {
+      const counted = byStep.get(s.id);
+      return counted ? { ...s, devices: counted } : s;
+    });
     const unknown = await callsUnderWay(store, run.id);
     const error = unknown.length
       ? `${CANCELLED_OFFLINE}; the outcome of ${unknown.length === 1 ? 'a call' : `${unknown.length} calls`} under way when its process stopped is unknown (${unknown.join(', ')})`
@@ -73,7 +80,7 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
         startedAt: run.startedAt,
         endedAt,
         error,
-        steps: [],
+        steps,
         devices,
       },
     });
@@ -110,16 +117,33 @@ async function callsUnderWay(store: Store, runId: string): Promise<string[]> {
 }
 
 /**
- * The run's devices by their latest outcome in each step, counted as a run's are, a page of the ledger at a time.
- * Those still `accepted` are recorded `unconfirmed`, under their request id, once the ledger has been read.
+ * The run's devices by their latest outcome in each step, counted as a run's are, a page of the ledger at a time,
+ * in all and by step. Those still `accepted` are recorded `unconfirmed`, under their request id, once the ledger
+ * has been read.
  */
-async function endDevices(store: Store, runId: string, at: string): Promise<DeviceCounts> {
+async function endDevices(
+  store: Store,
+  runId: string,
+  at: string,
+): Promise<{ devices: DeviceCounts; byStep: Map<string, DeviceCounts> }> {
   const c = emptyCounts();
+  const byStep = new Map<string, DeviceCounts>();
   /** The devices left accepted, by step. */
   const accepted = new Map<string, DeviceResult[]>();
   // Each row is one device of one step: no two of a page are to be merged.
   for await (const page of store.eachDeviceResult(runId)) {
     addCounts(c, countDevices(groupResults(page, true)));
+    const steps = new Map<string, typeof page>();
+    for (const r of page) {
+      const rows = steps.get(r.step);
+      if (rows) rows.push(r);
+      else steps.set(r.step, [r]);
+    }
+    for (const [step, rows] of steps) {
+      const counted = byStep.get(step) ?? emptyCounts();
+      addCounts(counted, countDevices(groupResults(rows, true)));
+      byStep.set(step, counted);
+    }
     for (const r of page) {
       if (r.outcome !== 'accepted') continue;
       const { deviceId, kind, attempts, requestId } = r;
@@ -130,8 +154,10 @@ async function endDevices(store: Store, runId: string, at: string): Promise<Devi
   }
   for (const [step, left] of accepted) {
     store.recordDevices(runId, step, groupResults(left, true), at);
-    c.accepted -= left.length;
-    c.unconfirmed += left.length;
+    for (const counted of [c, byStep.get(step)!]) {
+      counted.accepted -= left.length;
+      counted.unconfirmed += left.length;
+    }
   }
-  return c;
+  return { devices: c, byStep };
 }

@@ -8,6 +8,7 @@ import { loadConfig, stateOrigin, type Config } from '../config.js';
 import { cancelTaker, cancelTakerText, liveOwners } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import {
+  emptyCounts,
   RUN_STATUSES,
   type RunRecord,
   type Owner,
@@ -16,7 +17,7 @@ import {
   type StepSummary,
   type Store,
 } from '../store/store.js';
-import { runListEntry, shownSummary } from '../store/run-views.js';
+import { runListEntry, shownSummary, stepsSoFar } from '../store/run-views.js';
 import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
@@ -156,9 +157,10 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     const run = await findRun(store, id);
     if (typeof run === 'number') return run;
     // A run as printed: masked as the console and the daemon's `GET /runs` show it; one that ended with every
-    // step of its playbook version, those it never reached `unreached`.
+    // step of its playbook version, those it never reached `unreached`; one not ended with its steps so far.
     const summary = await shownSummary(store, run);
-    const head = summary ?? redactRun(run);
+    const steps = summary ? undefined : await stepsSoFar(store, run);
+    const head = summary ?? { ...redactRun(run), ...(steps ? { steps } : {}) };
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
     if (flags.json) {
@@ -166,7 +168,21 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
         await writeJsonWithRows(out.write, head, 'deviceResults', store.eachDeviceResult(run.id));
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);
     } else {
-      await out.write(summary ? formatSummary(summary) : `run ${run.id}: ${run.status}\n`);
+      await out.write(
+        summary
+          ? formatSummary(summary)
+          : steps
+            ? formatSummary({
+                runId: run.id,
+                playbook: run.playbook,
+                ...(run.version ? { version: run.version } : {}),
+                status: run.status,
+                startedAt: run.startedAt,
+                steps,
+                devices: emptyCounts(),
+              })
+            : `run ${run.id}: ${run.status}\n`,
+      );
       if (run.cancelRequested) await out.write(await pendingCancel(store, run, run.cancelRequested));
       if (flags.devices) {
         for await (const page of store.eachDeviceResult(run.id))

@@ -15,7 +15,7 @@ import {
   type Store,
 } from '../store/store.js';
 import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
-import { shownSummary } from '../store/run-views.js';
+import { shownSummary, stepsSoFar } from '../store/run-views.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
@@ -229,7 +229,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       ...('holder' in by ? { holder: ownerText(by.holder) } : { serve: by.serve }),
       text: cancelTakerText(by, run.id),
     };
-    const steps = (await shownSummary(c.store, run))?.steps ?? [];
+    const steps = (await shownSummary(c.store, run))?.steps ?? (await stepsSoFar(c.store, run)) ?? [];
     return { run: runDetail(run, steps), cancellable, ...(cancelBy ? { cancelBy } : {}) };
   });
 

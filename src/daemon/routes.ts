@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
-import { runListEntry, shownSummary } from '../store/run-views.js';
+import { runListEntry, shownSummary, stepsSoFar } from '../store/run-views.js';
 import {
   integer,
   onlyParameters,
@@ -242,16 +242,20 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   app.get<{ Params: { id: string } }>('/runs/:id', { preValidation: takesOnly() }, async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-    return (
-      (await shownSummary(c.store, run)) ?? {
-        runId: run.id,
-        playbook: run.playbook,
-        status: run.status,
-        startedAt: run.startedAt,
-        trigger: run.trigger,
-        ...(run.owner ? { owner: run.owner } : {}),
-      }
-    );
+    const summary = await shownSummary(c.store, run);
+    if (summary) return summary;
+    // Not ended: its steps so far, from its checkpoints.
+    const steps = await stepsSoFar(c.store, run);
+    return {
+      runId: run.id,
+      playbook: run.playbook,
+      ...(run.version ? { version: run.version } : {}),
+      status: run.status,
+      startedAt: run.startedAt,
+      trigger: run.trigger,
+      ...(run.owner ? { owner: run.owner } : {}),
+      ...(steps ? { steps } : {}),
+    };
   });
   app.post<{ Params: { name: string }; Body: { raw: Buffer; json: unknown } | undefined }>(
     '/playbooks/:name/runs',

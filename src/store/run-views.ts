@@ -6,6 +6,7 @@
 import type { Playbook } from '../playbook/schema.js';
 import { eachStep } from '../playbook/step-tree.js';
 import { redactRun } from '../util/secrets.js';
+import { checkpointSteps } from './checkpoint-steps.js';
 import {
   emptyCounts,
   type DeviceCounts,
@@ -48,20 +49,53 @@ export function everyStep(
 /**
  * The summary of `run` as shown, with every step of the playbook version it ran (everyStep); undefined while it
  * has not ended. One whose version the store does not keep (a run older than versions) lists the steps it entered.
- * So does a run cancelled with no step listed: one `fleetbook runs cancel` ended while no process held it, which
- * knows nothing of the steps its dead process ran, and which `unreached` would misstate.
+ * So does a run cancelled with no step listed: one an earlier `fleetbook runs cancel` ended while no process held
+ * it, whose summary did not name the steps its dead process ran (stepsOfEnded now does), and which `unreached`
+ * would misstate.
  */
 export async function shownSummary(store: Store, run: RunRecord): Promise<RunSummary | undefined> {
   const s = run.summary;
-  const version = run.version ?? s?.version;
-  if (!s || version === undefined || (s.status === 'cancelled' && !s.steps.length)) return s;
-  const definition = await store.playbookVersion(version);
-  if (definition === undefined) return s;
+  if (!s || (s.status === 'cancelled' && !s.steps.length)) return s;
+  // A definition fleetbook did not write: the steps the run entered are still true.
+  const pb = await keptVersion(store, run.version ?? s.version);
+  return pb ? { ...s, steps: everyStep(s.steps, pb) } : s;
+}
+
+/**
+ * The steps of `run` while it has not ended, from its checkpoints (checkpoint-steps.ts): those it ended as they
+ * ended, the one it is in `running`, the others `pending`. Undefined once it has ended (its summary has them), or
+ * when the store does not keep its playbook version.
+ */
+export async function stepsSoFar(store: Store, run: RunRecord): Promise<StepSummary[] | undefined> {
+  if (run.status !== 'queued' && run.status !== 'running') return undefined;
+  const pb = await keptVersion(store, run.version);
+  if (!pb) return undefined;
+  if (run.status === 'queued') return checkpointSteps(new Map(), pb, 'queued');
+  return checkpointSteps(await store.stepMarks(run.id), pb, 'running');
+}
+
+/**
+ * The steps of `run`, ended now by `fleetbook runs cancel` while no process held it, from its checkpoints: those
+ * its process ended as they ended, the one it was in `cancelled`, the others `unreached`. None when the store does
+ * not keep its playbook version.
+ */
+export async function stepsOfEnded(store: Store, run: RunRecord): Promise<StepSummary[]> {
+  const pb = await keptVersion(store, run.version);
+  return pb ? checkpointSteps(await store.stepMarks(run.id), pb, 'ended') : [];
+}
+
+/** The playbook version the store keeps, read (the definition fleetbook wrote), or undefined. */
+async function keptVersion(
+  store: Store,
+  version: string | undefined,
+): Promise<Pick<Playbook, 'steps' | 'finally'> | undefined> {
+  const definition = version === undefined ? undefined : await store.playbookVersion(version);
+  if (definition === undefined) return undefined;
   try {
-    return { ...s, steps: everyStep(s.steps, JSON.parse(definition) as Playbook) };
+    const pb = JSON.parse(definition) as Playbook;
+    return Array.isArray(pb.steps) ? pb : undefined;
   } catch {
-    // A definition fleetbook did not write: the steps the run entered are still true.
-    return s;
+    return undefined;
   }
 }
 

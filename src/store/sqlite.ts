@@ -24,6 +24,7 @@ import { itemColumns } from './item-runs.js';
 import { storedJson, storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
+import { MARKS, withoutNulls } from './checkpoint-steps.js';
 import {
   ENDED,
   type DeviceGroup,
@@ -233,6 +234,14 @@ export class SqliteStore implements Store {
       state_json: string;
     }[];
     return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+  }
+
+  async stepMarks(runId: string): Promise<Map<string, unknown>> {
+    const rows = this.sql(
+      `SELECT step_key, json_object(${MARKS.map((m) => `'${m}', state_json -> '$.${m}'`).join(', ')})
+         AS state_json FROM run_steps WHERE run_id = ?`,
+    ).all(runId) as { step_key: string; state_json: string }[];
+    return new Map(rows.map((r) => [r.step_key, withoutNulls(JSON.parse(r.state_json) as object)]));
   }
 
   recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {

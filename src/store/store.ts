@@ -30,9 +30,12 @@ export const ENDED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'ca
  * `unreached`: a step of the run's playbook version that the run never entered (it ended first, failed or
  * cancelled; a forEach had no items; no error called an onError). Never recorded: added when a run is shown
  * (store/run-views.ts), apart from `skipped`, a step entered and left undone (its `if` was false, no devices).
+ * Of a run under way, as it is shown (store/checkpoint-steps.ts): `running`, the step it is in (and the steps
+ * inside a loop under way), and `pending`, a step it may still reach.
  */
 export const STEP_STATUSES = [
   'running',
+  'pending',
   'succeeded',
   'failed',
   'skipped',
@@ -356,6 +359,11 @@ export interface RunStore {
     devices?: { step: string; groups: DeviceGroup[]; at: string },
   ): void;
   loadSteps(runId: string): Promise<Map<string, unknown>>;
+  /**
+   * The run's checkpoints without what they hold of a step's output and items (`output`, `items`, `itemRuns`,
+   * `accepted`, `reports`): what a run shows of its steps (store/checkpoint-steps.ts), a few fields a step.
+   */
+  stepMarks(runId: string): Promise<Map<string, unknown>>;
   /**
    * Appends one chunk (a listing's page) of a step's items as runs of one kind (and, of a list of devices sent
    * again, the error of each run). `seq` orders a step's chunks: 0 first, then 1, 2... A step that lists again

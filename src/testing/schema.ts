@@ -141,7 +141,7 @@ const STEP = closed(
   {
     status: {
       // A case's run has ended: none of its steps is still running.
-      enum: STEP_STATUSES.filter((s) => s !== 'running'),
+      enum: STEP_STATUSES.filter((s) => s !== 'running' && s !== 'pending'),
       description:
         "The step's status, as the run summary gives it: `planned` in a dry run, `unreached` when the run never got to it.",
     },

@@ -191,7 +191,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
       // Stopped, not gone: its lease holds, and it is the one that cancels the run.
       expect(shown.stdout).to.match(
         new RegExp(
-          `^run ${runId}: running\ncancel requested \\(cancelled from the console\\): \`fleetbook run\` \\(pid ${child.pid} on .*\\), which holds the run, cancels it by its next lease renewal \\(within a third of FLEETBOOK_LEASE\\); its finally steps run there\n$`,
+          `^run ${runId} of long-wait: running\n(?:  .*\n)*  hold +running .*\n(?:  .*\n)*cancel requested \\(cancelled from the console\\): \`fleetbook run\` \\(pid ${child.pid} on .*\\), which holds the run, cancels it by its next lease renewal \\(within a third of FLEETBOOK_LEASE\\); its finally steps run there\n$`,
         ),
       );
       const listed = await fleetbook(['runs', 'list'], { FLEETBOOK_STATE: state });

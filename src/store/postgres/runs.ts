@@ -16,6 +16,7 @@ import { entryRecords } from './ledger.js';
 import type { TurnWrites, Turns } from './turn.js';
 import { isoTime } from '../../clock.js';
 import { VERSION_REFRESH_MS } from '../retention.js';
+import { MARKS } from '../checkpoint-steps.js';
 
 const RUN_NAMES = `id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error,
   event_json, owner, version`;
@@ -190,6 +191,22 @@ export class PostgresRuns implements RunStore {
   async loadSteps(runId: string): Promise<Map<string, unknown>> {
     const rows = await this.turns.read<{ step_key: string; state_json: string }>({
       text: 'SELECT step_key, state_json FROM run_steps WHERE run_id = $1',
+      values: [runId],
+    });
+    return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+  }
+
+  async stepMarks(runId: string): Promise<Map<string, unknown>> {
+    const rows = await this.turns.read<{ step_key: string; state_json: string }>({
+      // jsonb refuses an escaped NUL or lone surrogate (a service's answer kept in an output may hold one): each
+      // is read as U+FFFD first, as the store keeps its texts (store/text.ts storedJson).
+      text: String.raw`SELECT step_key,
+          jsonb_strip_nulls(jsonb_build_object(${MARKS.map((m) => `'${m}', s->'${m}'`).join(', ')}))::text
+            AS state_json
+        FROM (SELECT step_key, (CASE WHEN strpos(state_json, '\u') = 0 THEN state_json
+                ELSE regexp_replace(state_json, '(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})', '\1' || chr(65533), 'g')
+                END)::jsonb AS s
+              FROM run_steps WHERE run_id = $1) AS c`,
       values: [runId],
     });
     return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));

@@ -174,6 +174,9 @@ export class PostgresStore implements Store {
   loadSteps(runId: string): Promise<Map<string, unknown>> {
     return this.runs.loadSteps(runId);
   }
+  stepMarks(runId: string): Promise<Map<string, unknown>> {
+    return this.runs.stepMarks(runId);
+  }
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
     this.runs.appendItems(runId, key, seq, runs);
   }

@@ -1,0 +1,237 @@
+/**
+ * A run's steps as its checkpoints tell them (`run_steps`, written as the run goes: runner/types.ts Checkpoint),
+ * with every step of its playbook version: while it runs (`runs show`, `GET /runs/{id}`, the console's run page),
+ * and for the summary of a run `fleetbook runs cancel` ended while no process held it. It reads the checkpoints
+ * without their outputs and items (Store.stepMarks), and no device result.
+ *
+ * A checkpoint is written when a step ends (and, as it goes, by a step that sends, confirms, reports or waits);
+ * none by a step whose `if` was false. So, along a list of steps (`steps`, `finally`, a loop's body, a rescue):
+ * a step that has one is as it says (`running` while its status is one of a step under way: `sending`,
+ * `confirming`, `reporting`, `waiting`); one without, before a step that has one, was skipped (its `if` was
+ * false); the one after the last that ended, in a list still under way, is `running` (all of a `parallel`'s
+ * steps at once); the rest are `pending`, or `unreached` once the list stopped (a failure nothing handles, a
+ * cancel) or the run ended. A loop's iterations have their own checkpoints (`loop[3]/inner`): its inner steps
+ * are shown over every iteration, `running` while the loop goes on, as StepSummary.within places them.
+ */
+import type { Playbook, Step } from '../playbook/schema.js';
+import { eachStep } from '../playbook/step-tree.js';
+import { emptyCounts, type DeviceCounts, type StepStatus, type StepSummary } from './store.js';
+
+/** What a checkpoint says of its step, without its output and items. */
+export interface StepMark {
+  status?: string;
+  devices?: DeviceCounts;
+  calls?: number;
+  attempts?: number;
+  error?: string;
+  reason?: string;
+  note?: string;
+}
+
+/** The members of a checkpoint a StepMark keeps. */
+export const MARKS = ['status', 'devices', 'calls', 'attempts', 'error', 'reason', 'note'] as const;
+
+/** `o` without its members that are null: a checkpoint's marks as SQL gives them, a missing one null. */
+export function withoutNulls(o: object): object {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
+}
+
+/** The statuses a step ends with; any other a checkpoint holds is that of a step under way. */
+const ENDED = new Set<string>(['succeeded', 'failed', 'skipped', 'planned', 'cancelled']);
+/** Which status a step inside a loop that ended shows, the first any iteration ended it with (after-loop.ts). */
+const PRECEDENCE: StepStatus[] = ['failed', 'cancelled', 'succeeded', 'planned', 'skipped'];
+/** The reason of a step with no checkpoint before one that has one. */
+const IF_FALSE = '`if` was false';
+
+/** What the checkpoints of one step say together: one outside a loop, one per iteration that reached it inside. */
+interface Seen {
+  by: Map<string, number>;
+  devices: DeviceCounts;
+  calls: number;
+  attempts: number;
+  error?: string;
+  reason?: string;
+  note?: string;
+}
+
+/**
+ * Whether the list of steps is under way (`live`), will not go on (`over`: the run ended, or moved past it), is
+ * still to come (`pending`) or will never come (`unreached`).
+ */
+type Phase = 'live' | 'over' | 'pending' | 'unreached';
+/** How a list, or a step, left the steps after it: gone past (`passed`), still in it (`open`), `stopped`. */
+type End = 'passed' | 'open' | 'stopped';
+
+/**
+ * The steps of `pb`, a run's playbook version, from the run's checkpoints `marks` (by key), in everyStep's order:
+ * of a run `queued` (every step `pending`), `running`, or `ended` (no step of it is under way any more: one that
+ * was is `cancelled`).
+ */
+export function checkpointSteps(
+  marks: ReadonlyMap<string, unknown>,
+  pb: Pick<Playbook, 'steps' | 'finally'>,
+  run: 'queued' | 'running' | 'ended',
+): StepSummary[] {
+  const ended = run === 'ended';
+  const seen = new Map<string, Seen>();
+  for (const [key, value] of marks) {
+    const m = (value ?? {}) as StepMark;
+    // A key is the step's id, after its loops' iterations (`outer[2]/inner[0]/id`).
+    const id = key.slice(key.lastIndexOf('/') + 1);
+    let s = seen.get(id);
+    if (!s) seen.set(id, (s = { by: new Map(), devices: emptyCounts(), calls: 0, attempts: 0 }));
+    const status = typeof m.status === 'string' ? m.status : 'running';
+    const as = ENDED.has(status) ? status : 'running';
+    s.by.set(as, (s.by.get(as) ?? 0) + 1);
+    if (m.devices) addCounts(s.devices, m.devices);
+    s.calls += m.calls ?? 0;
+    s.attempts += m.attempts ?? 0;
+    if (as === 'failed' || as === 'cancelled') s.error ??= m.error;
+    if (as === 'skipped') s.reason ??= m.reason;
+    if (m.note) s.note = m.note;
+  }
+  const out = new Map<string, StepSummary>();
+  const traced = (s: Step): boolean => {
+    let found = seen.has(s.id);
+    eachStep(children(s), (c) => (found ||= seen.has(c.id)));
+    return found;
+  };
+  const show = (s: Step, status: StepStatus, from?: Seen, reason?: string): void => {
+    out.set(s.id, {
+      id: s.id,
+      status,
+      attempts: from?.attempts ?? 0,
+      calls: from?.calls ?? 0,
+      devices: from?.devices ?? emptyCounts(),
+      ...(from?.error && (status === 'failed' || status === 'cancelled') ? { error: from.error } : {}),
+      ...((reason ?? from?.reason) && status === 'skipped' ? { reason: reason ?? from?.reason } : {}),
+      ...(from?.note ? { note: from.note } : {}),
+    });
+  };
+  const all = (list: readonly Step[] | undefined, status: 'pending' | 'unreached'): void =>
+    eachStep(list, (s) => show(s, status, seen.get(s.id)));
+
+  /** Shows the steps of `list` in `phase`, inside a loop or not; how the list ended. */
+  const walk = (list: readonly Step[] | undefined, phase: Phase, inLoop: boolean): End => {
+    if (phase === 'pending' || phase === 'unreached') {
+      all(list, phase);
+      return phase === 'pending' ? 'open' : 'stopped';
+    }
+    const steps = list ?? [];
+    let last = -1;
+    steps.forEach((s, i) => (last = traced(s) ? i : last));
+    let end: End = 'passed';
+    steps.forEach((s, i) => {
+      if (end !== 'passed') return all([s], end === 'open' ? 'pending' : 'unreached');
+      if (i < last && !traced(s)) {
+        show(s, 'skipped', undefined, IF_FALSE);
+        return all(children(s), 'unreached');
+      }
+      if (i > last + 1 || (i === last + 1 && phase === 'over')) {
+        end = 'stopped';
+        return all([s], 'unreached');
+      }
+      end = inLoop ? inside(s, phase, i === last + 1) : one(s, phase);
+    });
+    return end;
+  };
+
+  /** A step outside any loop (one checkpoint at most), in a list `live` or `over`. */
+  const one = (s: Step, phase: 'live' | 'over'): End => {
+    const own = seen.get(s.id);
+    const status = own && [...own.by.keys()][0];
+    const rescue = Array.isArray(s.onError) ? (s.onError as Step[]) : undefined;
+    if (status === undefined || status === 'running') {
+      // Under way (its checkpoint says so, its loop's iterations or its branches have begun, or it is next).
+      show(s, phase === 'live' ? 'running' : 'cancelled', own);
+      if ('forEach' in s) walk(s.forEach.steps as Step[], phase, true);
+      if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], phase, false);
+      all(rescue, phase === 'live' ? 'pending' : 'unreached');
+      return phase === 'live' ? 'open' : 'stopped';
+    }
+    show(s, status as StepStatus, own);
+    if ('forEach' in s) walk(s.forEach.steps as Step[], 'over', true);
+    if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], 'over', false);
+    if (status !== 'failed') {
+      all(rescue, 'unreached');
+      return status === 'cancelled' ? 'stopped' : 'passed';
+    }
+    if (rescue) return walk(rescue, phase, false);
+    return s.onError === 'continue' ? 'passed' : 'stopped';
+  };
+
+  /**
+   * A step inside a loop: over every iteration, `running` while the loop goes on (`live`: it is `next` or an
+   * iteration reached it), else as the iterations ended it.
+   */
+  const inside = (s: Step, phase: 'live' | 'over', next: boolean): End => {
+    const own = seen.get(s.id);
+    if (phase === 'live') show(s, 'running', own);
+    else {
+      const status = PRECEDENCE.find((p) => own?.by.has(p)) ?? (own || next ? 'cancelled' : 'unreached');
+      show(s, status, own);
+    }
+    if ('forEach' in s) walk(s.forEach.steps as Step[], phase, true);
+    if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], phase, true);
+    // A rescue runs in the iterations the step failed in.
+    const rescue = Array.isArray(s.onError) ? (s.onError as Step[]) : undefined;
+    if (own?.by.has('failed')) walk(rescue, phase, true);
+    else all(rescue, phase === 'live' ? 'pending' : 'unreached');
+    // No iteration went past it (none reached it, or those that did are in it): the steps after it are to come.
+    const past = own && [...own.by.keys()].some((st) => ENDED.has(st));
+    return phase === 'live' && (own ? !past : next) ? 'open' : 'passed';
+  };
+
+  if (run === 'queued') all([...pb.steps, ...(pb.finally ?? [])], 'pending');
+  else {
+    const main = walk(pb.steps, ended || (pb.finally ?? []).some(traced) ? 'over' : 'live', false);
+    walk(pb.finally, ended ? 'over' : main === 'open' ? 'pending' : 'live', false);
+  }
+  // In the playbook's order, each nested step after the one it is in (as everyStep, run-views.ts).
+  const ordered: StepSummary[] = [];
+  const placed = new Set<string>();
+  for (const list of [pb.steps, pb.finally])
+    eachStep(list, (s, within) => {
+      const shown = out.get(s.id);
+      if (!shown || placed.has(s.id)) return;
+      placed.add(s.id);
+      ordered.push(within ? { ...shown, within: within.id } : shown);
+    });
+  return ordered;
+}
+
+/** The devices of a run, from its steps `steps` (checkpointSteps) of its playbook version `pb`. */
+export function devicesOf(
+  steps: readonly StepSummary[],
+  pb: Pick<Playbook, 'steps' | 'finally'>,
+): DeviceCounts {
+  const loops = new Set<string>();
+  for (const list of [pb.steps, pb.finally]) eachStep(list, (s) => 'forEach' in s && loops.add(s.id));
+  const c = emptyCounts();
+  // A forEach's devices are its body's, counted by its own steps (as a run's summary counts them).
+  for (const s of steps) if (!loops.has(s.id)) addCounts(c, s.devices);
+  return c;
+}
+
+/** The lists of steps in `s`: a loop's body, a parallel's branches, its rescue. */
+function nested(s: Step): Step[][] {
+  return [
+    ...('forEach' in s ? [s.forEach.steps as Step[]] : []),
+    ...('parallel' in s ? [s.parallel as Step[]] : []),
+    ...(Array.isArray(s.onError) ? [s.onError as Step[]] : []),
+  ];
+}
+
+function children(s: Step): Step[] {
+  return nested(s).flat();
+}
+
+function addCounts(into: DeviceCounts, c: DeviceCounts): void {
+  into.total += c.total ?? 0;
+  into.accepted += c.accepted ?? 0;
+  into.succeeded += c.succeeded ?? 0;
+  into.failed += c.failed ?? 0;
+  into.skipped += c.skipped ?? 0;
+  into.unconfirmed += c.unconfirmed ?? 0;
+  for (const [k, n] of Object.entries(c.byError ?? {})) into.byError[k] = (into.byError[k] ?? 0) + n;
+}

@@ -1,0 +1,198 @@
+/**
+ * A run in progress shows its steps, from the checkpoints its process writes as it goes: `GET /runs/{id}`,
+ * `fleetbook runs show` and `runs show --json` list the steps it ended as they ended (a step skipped by its `if`
+ * too), the one it is in `running`, the rest `pending`; a loop under way is `running`, and so are the steps its
+ * iterations reached. Before, a run in progress listed no step at all. And a run `fleetbook runs cancel` ends
+ * while no process holds it (its daemon was killed) lists the steps its process ended, the one it was in
+ * `cancelled`, the rest `unreached`: before, it listed none. A real `fleetbook serve` (dist/ must be built), on
+ * an emulator over loopback, read by the built CLI on the same state file.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Emulator } from '../../src/emulator/index.js';
+import type { RunSummary } from '../../src/store/store.js';
+import { until } from '../helpers/browser.js';
+import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { DaemonProcess } from '../helpers/daemon.js';
+import { emulator, tempDir } from '../runner/helpers.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'live-steps');
+const TOKEN = 'live-steps-daemon-token';
+
+type Json = Record<string, unknown>;
+type Shown = Json & { steps?: RunSummary['steps'] };
+
+/** The step lines of `runs show`: indented id, status, the rest. */
+const stepLines = (out: string) =>
+  out
+    .split('\n')
+    .filter((l) => / calls \d+/.test(l))
+    .map((l) => {
+      const m = /^(\s+\S+)\s+(\S+)\s+calls \d+(.*)$/.exec(l)!;
+      return [m[1], m[2], m[3]!.trim()];
+    });
+
+const table = (s: Shown) => (s.steps ?? []).map((x) => [x.id, x.status, x.within ?? null]);
+
+describe('a run in progress shows its steps (child process)', function () {
+  this.timeout(90_000);
+  let emu: Emulator;
+  let tmp: { dir: string; close(): Promise<void> };
+  let state: string;
+  let daemon: DaemonProcess;
+  const runs: Record<string, string> = {};
+
+  before(async () => {
+    emu = await emulator({ devicesPerAccount: 5 });
+    tmp = await tempDir();
+    state = join(tmp.dir, 'state.db');
+    daemon = await DaemonProcess.start('live-steps daemon', {
+      playbooks: FIXTURES,
+      state,
+      env: {
+        ...emulatorEnv(emu),
+        FLEETBOOK_DAEMON_TOKEN: TOKEN,
+        FLEETBOOK_CALLBACK_USERNAME: 'live-steps-listener',
+        FLEETBOOK_CALLBACK_PASSWORD: 'live-steps-listener-password',
+      },
+    });
+  });
+  after(async () => {
+    await daemon?.kill();
+    await emu?.close();
+    await tmp?.close();
+  });
+
+  async function get(path: string): Promise<Shown> {
+    const res = await fetch(`${daemon.url}${path}`);
+    const text = await res.text();
+    expect(res.status, `GET ${path}: ${text.slice(0, 500)}`).to.equal(200);
+    return JSON.parse(text) as Shown;
+  }
+
+  /** Starts a run of `playbook`, and waits for the daemon to log `line` (a step begun, a message). */
+  async function started(playbook: string, line: (l: string) => boolean): Promise<string> {
+    const res = await fetch(`${daemon.url}/playbooks/${playbook}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ inputs: {} }),
+    });
+    expect(res.status, await res.clone().text()).to.equal(202);
+    const { runId } = (await res.json()) as { runId: string };
+    await until(`run ${runId} of ${playbook} under way`, async (seen) => {
+      seen(daemon.stderr.slice(-2000));
+      return daemon.stderr.split('\n').some((l) => l.includes(runId) && line(l)) ? true : undefined;
+    });
+    return runId;
+  }
+
+  it('while it waits: the steps it ended as they ended, the one it is in `running`, the rest `pending`', async () => {
+    const runId = (runs.goesOn = await started(
+      'goes-on',
+      (l) => l.includes('step started') && l.includes('"step":"hold"'),
+    ));
+    const api = await get(`/runs/${runId}`);
+    expect([api.status, api.owner], JSON.stringify(api)).to.deep.equal(['running', (await self()).id]);
+    expect(table(api), 'GET /runs/{id}').to.deep.equal([
+      ['first', 'succeeded', null],
+      ['quiet', 'skipped', null],
+      ['each', 'succeeded', null],
+      ['inner', 'succeeded', 'each'],
+      ['hold', 'running', null],
+      ['after', 'pending', null],
+      ['bye', 'pending', null],
+    ]);
+    // The skipped step says why; a step to come counts nothing yet, in the usual members.
+    expect(api.steps!.find((x) => x.id === 'quiet')?.reason).to.equal('`if` was false');
+    expect(api.steps!.find((x) => x.id === 'after')).to.deep.equal({
+      id: 'after',
+      status: 'pending',
+      attempts: 0,
+      calls: 0,
+      devices: { total: 0, accepted: 0, succeeded: 0, failed: 0, skipped: 0, unconfirmed: 0, byError: {} },
+    });
+
+    const json = JSON.parse(
+      (await fleetbook(['runs', 'show', runId, '--json'], { FLEETBOOK_STATE: state })).stdout,
+    );
+    expect((json as Shown).steps, 'runs show --json').to.deep.equal(api.steps);
+    const text = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
+    expect(text.stdout.split('\n')[0]).to.equal(`run ${runId} of goes-on: running`);
+    expect(stepLines(text.stdout), `runs show: ${text.stdout}${text.stderr}`).to.deep.equal([
+      ['  first', 'succeeded', ''],
+      ['  quiet', 'skipped', '(`if` was false)'],
+      ['  each', 'succeeded', ''],
+      ['    inner', 'succeeded', ''],
+      ['  hold', 'running', ''],
+      ['  after', 'pending', ''],
+      ['  bye', 'pending', ''],
+    ]);
+  });
+
+  it('a loop under way is `running`, with the steps its iterations reached; those after it `pending`', async () => {
+    const runId = (runs.waitsInside = await started('waits-inside', (l) => l.includes('noted item 1')));
+    // The log line leaves as `note` runs: its checkpoint, and the wait's, come a moment later.
+    const api = await until('the first iteration waiting', async (seen) => {
+      const r = await get(`/runs/${runId}`);
+      seen(JSON.stringify(r.steps));
+      return r.steps?.some((x) => x.id === 'pause' && x.status !== 'pending') ? r : undefined;
+    });
+    expect(table(api), 'GET /runs/{id}').to.deep.equal([
+      ['loop', 'running', null],
+      ['note', 'running', 'loop'],
+      ['pause', 'running', 'loop'],
+      ['later', 'pending', 'loop'],
+      ['done', 'pending', null],
+    ]);
+    const json = JSON.parse(
+      (await fleetbook(['runs', 'show', runId, '--json'], { FLEETBOOK_STATE: state })).stdout,
+    );
+    expect((json as Shown).steps, 'runs show --json').to.deep.equal(api.steps);
+  });
+
+  it('`runs cancel` of a run whose daemon was killed lists the steps it ended, the rest `unreached`', async () => {
+    await daemon.kill();
+    for (const id of Object.values(runs)) {
+      const r = await fleetbook(['runs', 'cancel', id], { FLEETBOOK_STATE: state });
+      expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    }
+    const shown = async (id: string) =>
+      JSON.parse(
+        (await fleetbook(['runs', 'show', id, '--json'], { FLEETBOOK_STATE: state })).stdout,
+      ) as Shown;
+    const goesOn = await shown(runs.goesOn!);
+    expect(goesOn.status).to.equal('cancelled');
+    expect(table(goesOn), 'goes-on').to.deep.equal([
+      ['first', 'succeeded', null],
+      ['quiet', 'skipped', null],
+      ['each', 'succeeded', null],
+      ['inner', 'succeeded', 'each'],
+      ['hold', 'cancelled', null],
+      ['after', 'unreached', null],
+      ['bye', 'unreached', null],
+    ]);
+    expect(table(await shown(runs.waitsInside!)), 'waits-inside').to.deep.equal([
+      ['loop', 'cancelled', null],
+      ['note', 'succeeded', 'loop'],
+      ['pause', 'cancelled', 'loop'],
+      ['later', 'unreached', 'loop'],
+      ['done', 'unreached', null],
+    ]);
+    const text = await fleetbook(['runs', 'show', runs.goesOn!], { FLEETBOOK_STATE: state });
+    expect(stepLines(text.stdout).map(([id, status]) => [id, status])).to.deep.equal([
+      ['  first', 'succeeded'],
+      ['  quiet', 'skipped'],
+      ['  each', 'succeeded'],
+      ['    inner', 'succeeded'],
+      ['  hold', 'cancelled'],
+      ['  after', 'unreached'],
+      ['  bye', 'unreached'],
+    ]);
+  });
+
+  /** This daemon's own owner, as /status names it. */
+  async function self(): Promise<{ id: string }> {
+    const status = (await get('/status')) as { owners?: { id: string; self?: boolean }[] };
+    return status.owners!.find((o) => o.self)!;
+  }
+});
