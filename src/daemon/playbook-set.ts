@@ -27,7 +27,7 @@ export interface PlaybookSet {
 /**
  * Why a set of playbooks cannot be run: `problem` says what is wrong with the set, and `problems` each error in
  * one line (`file:line:col: message [rule]`). The message is what `serve` says at start (the CLI exits 2): each
- * error with its source line and a caret.
+ * error with its source line and a caret. Its code is ConfigError's, 'FB_CONFIG'.
  */
 export class PlaybookSetError extends ConfigError {
   constructor(

@@ -71,6 +71,7 @@ export function checkpointSteps(
   marks: ReadonlyMap<string, unknown>,
   pb: Pick<Playbook, 'steps' | 'finally'>,
   run: 'queued' | 'running' | 'ended',
+  outsideLoopsOnly = false,
 ): StepSummary[] {
   const ended = run === 'ended';
   const seen = new Map<string, Seen>();
@@ -111,11 +112,18 @@ export function checkpointSteps(
   const all = (list: readonly Step[] | undefined, status: 'pending' | 'unreached'): void =>
     eachStep(list, (s) => show(s, status, seen.get(s.id)));
 
-  /** Shows the steps of `list` in `phase`, inside a loop or not; how the list ended. */
-  const walk = (list: readonly Step[] | undefined, phase: Phase, inLoop: boolean): End => {
+  /**
+   * Shows the steps of `list` in `phase`, inside a loop (`loop`: the loop's status as shown, or undefined); how the
+   * list ended.
+   */
+  const walk = (list: readonly Step[] | undefined, phase: Phase, loop?: StepStatus): End => {
     if (phase === 'pending' || phase === 'unreached') {
       all(list, phase);
       return phase === 'pending' ? 'open' : 'stopped';
+    }
+    if (loop && outsideLoopsOnly) {
+      for (const s of list ?? []) inside(s, phase, false, loop);
+      return 'passed';
     }
     const steps = list ?? [];
     let last = -1;
@@ -131,7 +139,7 @@ export function checkpointSteps(
         end = 'stopped';
         return all([s], 'unreached');
       }
-      end = inLoop ? inside(s, phase, i === last + 1) : one(s, phase);
+      end = loop ? inside(s, phase, i === last + 1, loop) : one(s, phase);
     });
     return end;
   };
@@ -143,20 +151,21 @@ export function checkpointSteps(
     const rescue = Array.isArray(s.onError) ? (s.onError as Step[]) : undefined;
     if (status === undefined || status === 'running') {
       // Under way (its checkpoint says so, its loop's iterations or its branches have begun, or it is next).
-      show(s, phase === 'live' ? 'running' : 'cancelled', own);
-      if ('forEach' in s) walk(s.forEach.steps as Step[], phase, true);
-      if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], phase, false);
+      const shown = phase === 'live' ? 'running' : 'cancelled';
+      show(s, shown, own);
+      if ('forEach' in s) walk(s.forEach.steps as Step[], phase, shown);
+      if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], phase);
       all(rescue, phase === 'live' ? 'pending' : 'unreached');
       return phase === 'live' ? 'open' : 'stopped';
     }
     show(s, status as StepStatus, own);
-    if ('forEach' in s) walk(s.forEach.steps as Step[], 'over', true);
-    if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], 'over', false);
+    if ('forEach' in s) walk(s.forEach.steps as Step[], 'over', status as StepStatus);
+    if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], 'over');
     if (status !== 'failed') {
       all(rescue, 'unreached');
       return status === 'cancelled' ? 'stopped' : 'passed';
     }
-    if (rescue) return walk(rescue, phase, false);
+    if (rescue) return walk(rescue, phase);
     return s.onError === 'continue' ? 'passed' : 'stopped';
   };
 
@@ -164,18 +173,25 @@ export function checkpointSteps(
    * A step inside a loop: over every iteration, `running` while the loop goes on (`live`: it is `next` or an
    * iteration reached it), else as the iterations ended it.
    */
-  const inside = (s: Step, phase: 'live' | 'over', next: boolean): End => {
+  const inside = (s: Step, phase: 'live' | 'over', next: boolean, loop: StepStatus): End => {
+    if (outsideLoopsOnly) {
+      // Its iterations' checkpoints were not read: shown as its loop is, saying so.
+      eachStep([s], (c) =>
+        out.set(c.id, { ...blank(c.id, phase === 'live' ? 'running' : loop), note: UNCOUNTED }),
+      );
+      return 'passed';
+    }
     const own = seen.get(s.id);
     if (phase === 'live') show(s, 'running', own);
     else {
       const status = PRECEDENCE.find((p) => own?.by.has(p)) ?? (own || next ? 'cancelled' : 'unreached');
       show(s, status, own);
     }
-    if ('forEach' in s) walk(s.forEach.steps as Step[], phase, true);
-    if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], phase, true);
+    if ('forEach' in s) walk(s.forEach.steps as Step[], phase, loop);
+    if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], phase, loop);
     // A rescue runs in the iterations the step failed in.
     const rescue = Array.isArray(s.onError) ? (s.onError as Step[]) : undefined;
-    if (own?.by.has('failed')) walk(rescue, phase, true);
+    if (own?.by.has('failed')) walk(rescue, phase, loop);
     else all(rescue, phase === 'live' ? 'pending' : 'unreached');
     // No iteration went past it (none reached it, or those that did are in it): the steps after it are to come.
     const past = own && [...own.by.keys()].some((st) => ENDED.has(st));
@@ -184,8 +200,8 @@ export function checkpointSteps(
 
   if (run === 'queued') all([...pb.steps, ...(pb.finally ?? [])], 'pending');
   else {
-    const main = walk(pb.steps, ended || (pb.finally ?? []).some(traced) ? 'over' : 'live', false);
-    walk(pb.finally, ended ? 'over' : main === 'open' ? 'pending' : 'live', false);
+    const main = walk(pb.steps, ended || (pb.finally ?? []).some(traced) ? 'over' : 'live');
+    walk(pb.finally, ended ? 'over' : main === 'open' ? 'pending' : 'live');
   }
   // In the playbook's order, each nested step after the one it is in (as everyStep, run-views.ts).
   const ordered: StepSummary[] = [];
@@ -198,6 +214,14 @@ export function checkpointSteps(
       ordered.push(within ? { ...shown, within: within.id } : shown);
     });
   return ordered;
+}
+
+/** What a step inside a loop says when its iterations' checkpoints were not read (run-views.ts MARKS_READ). */
+export const UNCOUNTED =
+  'its loop has run too many iterations to count while the run goes on: shown as its loop is; counted when the run ends';
+
+function blank(id: string, status: StepStatus): StepSummary {
+  return { id, status, attempts: 0, calls: 0, devices: emptyCounts() };
 }
 
 /** The devices of a run, from its steps `steps` (checkpointSteps) of its playbook version `pb`. */

@@ -71,8 +71,25 @@ export async function stepsSoFar(store: Store, run: RunRecord): Promise<StepSumm
   const pb = await keptVersion(store, run.version);
   if (!pb) return undefined;
   if (run.status === 'queued') return checkpointSteps(new Map(), pb, 'queued');
-  return checkpointSteps(await store.stepMarks(run.id), pb, 'running');
+  // Bounded: a loop of a million iterations has a million checkpoints, and the console asks every 2 s.
+  const marks = await store.stepMarks(run.id, { limit: MARKS_READ + 1 });
+  if (marks.size <= MARKS_READ) return checkpointSteps(marks, pb, 'running');
+  // The steps outside every loop, whose checkpoints are keyed by their ids alone.
+  const outside: string[] = [];
+  const inLoops = new Set<string>();
+  for (const list of [pb.steps, pb.finally])
+    eachStep(list, (s, within) => {
+      if (within && ('forEach' in within || inLoops.has(within.id))) inLoops.add(s.id);
+      else outside.push(s.id);
+    });
+  return checkpointSteps(await store.stepMarks(run.id, { keys: outside }), pb, 'running', true);
 }
+
+/**
+ * How many checkpoints a run's steps are read from while it runs, at most: more (a loop's iterations), and those
+ * of the steps inside loops are not read (checkpoint-steps.ts UNCOUNTED).
+ */
+export const MARKS_READ = 2_000;
 
 /**
  * The steps of `run`, ended now by `fleetbook runs cancel` while no process held it, from its checkpoints: those

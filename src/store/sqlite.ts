@@ -27,6 +27,7 @@ import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import { MARKS, withoutNulls } from './checkpoint-steps.js';
 import {
   ENDED,
+  type MarksQuery,
   type DeviceGroup,
   type DeviceHistoryRow,
   type InboxEvent,
@@ -236,11 +237,19 @@ export class SqliteStore implements Store {
     return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
   }
 
-  async stepMarks(runId: string): Promise<Map<string, unknown>> {
-    const rows = this.sql(
-      `SELECT step_key, json_object(${MARKS.map((m) => `'${m}', state_json -> '$.${m}'`).join(', ')})
-         AS state_json FROM run_steps WHERE run_id = ?`,
-    ).all(runId) as { step_key: string; state_json: string }[];
+  async stepMarks(runId: string, only?: MarksQuery): Promise<Map<string, unknown>> {
+    const marks = `SELECT step_key, json_object(${MARKS.map((m) => `'${m}', state_json -> '$.${m}'`).join(', ')})
+         AS state_json FROM run_steps WHERE run_id = ?`;
+    const rows = (
+      only === undefined
+        ? this.sql(marks).all(runId)
+        : 'limit' in only
+          ? this.sql(`${marks} ORDER BY step_key LIMIT ?`).all(runId, only.limit)
+          : this.sql(`${marks} AND step_key IN (SELECT value FROM json_each(?))`).all(
+              runId,
+              JSON.stringify(only.keys),
+            )
+    ) as { step_key: string; state_json: string }[];
     return new Map(rows.map((r) => [r.step_key, withoutNulls(JSON.parse(r.state_json) as object)]));
   }
 

@@ -33,6 +33,9 @@ export const ENDED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'ca
  * Of a run under way, as it is shown (store/checkpoint-steps.ts): `running`, the step it is in (and the steps
  * inside a loop under way), and `pending`, a step it may still reach.
  */
+/** Which checkpoints Store.stepMarks reads: at most `limit`, or those of `keys`. */
+export type MarksQuery = { limit: number } | { keys: readonly string[] };
+
 export const STEP_STATUSES = [
   'running',
   'pending',
@@ -361,9 +364,10 @@ export interface RunStore {
   loadSteps(runId: string): Promise<Map<string, unknown>>;
   /**
    * The run's checkpoints without what they hold of a step's output and items (`output`, `items`, `itemRuns`,
-   * `accepted`, `reports`): what a run shows of its steps (store/checkpoint-steps.ts), a few fields a step.
+   * `accepted`, `reports`): what a run shows of its steps (store/checkpoint-steps.ts), a few fields a step. All of
+   * them; at most `limit` (in the order of their keys); or those of `keys`.
    */
-  stepMarks(runId: string): Promise<Map<string, unknown>>;
+  stepMarks(runId: string, only?: MarksQuery): Promise<Map<string, unknown>>;
   /**
    * Appends one chunk (a listing's page) of a step's items as runs of one kind (and, of a list of devices sent
    * again, the error of each run). `seq` orders a step's chunks: 0 first, then 1, 2... A step that lists again

@@ -288,8 +288,10 @@ describe('console: the runs list', function () {
     expect(cancelled.run.status, 'the long run (JSON API)').to.equal('cancelled');
     expect(cancelled.run.error).to.equal('cancelled from the console');
     // Its step in flight was cancelled with it, not failed.
+    // The step after it was never reached.
     expect(cancelled.run.steps?.map((s) => [s.id, s.status, s.error])).to.deep.equal([
       ['hold', 'cancelled', 'cancelled from the console'],
+      ['done', 'unreached', undefined],
     ]);
     expect(cancelled.cancellable).to.equal(false);
     await step('09-long-run-cancelled', 'the page of the cancelled run');

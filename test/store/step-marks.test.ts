@@ -4,7 +4,11 @@
  * service's answer with a NUL in it, which PostgreSQL's jsonb refuses).
  */
 import { expect } from 'chai';
+import { versionOf } from '../../src/playbook/version.js';
+import { UNCOUNTED } from '../../src/store/checkpoint-steps.js';
+import { MARKS_READ, stepsSoFar } from '../../src/store/run-views.js';
 import type { Store } from '../../src/store/store.js';
+import { playbook } from '../runner/helpers.js';
 import { forEachBackend } from './backends.js';
 import { run } from './fixtures.js';
 
@@ -45,5 +49,74 @@ forEachBackend('step marks', (b) => {
       skip: { status: 'skipped', reason: 'no items' },
       stop: { status: 'failed', error: 'it broke' },
     });
+  });
+});
+
+/**
+ * A run whose loop has run more iterations than MARKS_READ: what it shows while it runs is read from a bounded
+ * number of checkpoints (the console asks every 2 s, and a loop of a million iterations has a million), and the
+ * steps inside the loop say they are not counted; one with fewer is counted in full.
+ */
+forEachBackend('the steps of a run under way, read within a bound', (b) => {
+  const pb = playbook(`version: 1
+name: loops
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: a }
+  - id: each
+    forEach:
+      items: \${{ [1, 2] }}
+      steps:
+        - id: note
+          uses: log
+          with: { message: b }
+  - id: last
+    uses: log
+    with: { message: c }
+`);
+
+  async function underWay(iterations: number) {
+    const store = await b.open();
+    const { version, definition } = versionOf(pb);
+    await store.savePlaybookVersion(version, definition);
+    store.createRun(run('r', { status: 'running', version }));
+    store.saveStep('r', 'first', { status: 'succeeded', calls: 0, attempts: 1 });
+    for (let i = 0; i < iterations; i++)
+      store.saveStep('r', `each[${i}]/note`, { status: 'succeeded', calls: 1 });
+    await store.durable();
+    const read: number[] = [];
+    const counting = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key !== 'stepMarks') return Reflect.get(target, key, receiver) as unknown;
+        return async (...args: Parameters<Store['stepMarks']>) => {
+          const marks = await target.stepMarks(...args);
+          read.push(marks.size);
+          return marks;
+        };
+      },
+    });
+    const steps = await stepsSoFar(counting, (await store.getRun('r'))!);
+    return { steps: steps!, read };
+  }
+
+  it('counts the steps inside a loop of up to MARKS_READ iterations', async () => {
+    const { steps, read } = await underWay(40);
+    expect(steps.find((s) => s.id === 'note')).to.include({ status: 'running', calls: 40 });
+    expect(steps.find((s) => s.id === 'note')!.note).to.equal(undefined);
+    expect(read).to.deep.equal([41]);
+  });
+
+  it('reads at most MARKS_READ + 1 checkpoints of a loop of more, and says its steps are not counted', async () => {
+    const { steps, read } = await underWay(MARKS_READ + 500);
+    expect(Math.max(...read)).to.be.at.most(MARKS_READ + 1);
+    expect(steps.map((s) => [s.id, s.status])).to.deep.equal([
+      ['first', 'succeeded'],
+      ['each', 'running'],
+      ['note', 'running'],
+      ['last', 'pending'],
+    ]);
+    expect(steps.find((s) => s.id === 'note')).to.include({ calls: 0, note: UNCOUNTED });
   });
 });

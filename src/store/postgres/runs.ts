@@ -2,6 +2,7 @@
 import { json, toRun, type RunRow } from '../rows.js';
 import {
   ENDED,
+  type MarksQuery,
   type DeviceGroup,
   type ItemRuns,
   type RunRecord,
@@ -196,7 +197,9 @@ export class PostgresRuns implements RunStore {
     return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
   }
 
-  async stepMarks(runId: string): Promise<Map<string, unknown>> {
+  async stepMarks(runId: string, only?: MarksQuery): Promise<Map<string, unknown>> {
+    const which =
+      only === undefined ? '' : 'limit' in only ? ' ORDER BY step_key LIMIT $2' : ' AND step_key = ANY($2)';
     const rows = await this.turns.read<{ step_key: string; state_json: string }>({
       // jsonb refuses an escaped NUL or lone surrogate (a service's answer kept in an output may hold one): each
       // is read as U+FFFD first, as the store keeps its texts (store/text.ts storedJson).
@@ -206,8 +209,8 @@ export class PostgresRuns implements RunStore {
         FROM (SELECT step_key, (CASE WHEN strpos(state_json, '\u') = 0 THEN state_json
                 ELSE regexp_replace(state_json, '(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})', '\1' || chr(65533), 'g')
                 END)::jsonb AS s
-              FROM run_steps WHERE run_id = $1) AS c`,
-      values: [runId],
+              FROM run_steps WHERE run_id = $1${which}) AS c`,
+      values: [runId, ...(only === undefined ? [] : ['limit' in only ? only.limit : only.keys])],
     });
     return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
   }

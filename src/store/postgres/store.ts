@@ -17,6 +17,7 @@ import type {
   ItemRuns,
   LedgerQuery,
   LedgerRow,
+  MarksQuery,
   Owner,
   OwnerHoldings,
   OwnerInfo,
@@ -174,8 +175,8 @@ export class PostgresStore implements Store {
   loadSteps(runId: string): Promise<Map<string, unknown>> {
     return this.runs.loadSteps(runId);
   }
-  stepMarks(runId: string): Promise<Map<string, unknown>> {
-    return this.runs.stepMarks(runId);
+  stepMarks(runId: string, only?: MarksQuery): Promise<Map<string, unknown>> {
+    return this.runs.stepMarks(runId, only);
   }
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {
     this.runs.appendItems(runId, key, seq, runs);
