@@ -307,14 +307,15 @@ function ownerCell(r: RunRecord, live: ReadonlyMap<string, Owner>): string {
 }
 
 /**
- * What started a run, in a word or two: `manual`, `schedule`, `schedule, missed` (made up at a start),
- * `schedule, backfill` (`fleetbook run --scheduled-at`), `callback DeviceUsage`.
+ * What started a run, in a word or two: `manual`, `schedule`, `callback DeviceUsage`; a run made up at a start,
+ * or by `fleetbook run --scheduled-at`, with the fire it was for, which its start does not tell:
+ * `schedule, missed for 2026-11-28T07:00:00Z`, `schedule, backfill for ...`.
  */
 function triggerText(trigger: unknown): string {
-  const t = (trigger ?? {}) as { type?: unknown; reason?: unknown; service?: unknown };
+  const t = (trigger ?? {}) as { type?: unknown; reason?: unknown; service?: unknown; scheduledAt?: unknown };
   if (typeof t.type !== 'string') return '-';
   if (t.type === 'schedule' && (t.reason === 'missed' || t.reason === 'backfill'))
-    return `schedule, ${t.reason}`;
+    return `schedule, ${t.reason}${typeof t.scheduledAt === 'string' ? ` for ${t.scheduledAt.replace(/\.000Z$/, 'Z')}` : ''}`;
   if (t.type === 'callback' && typeof t.service === 'string') return `callback ${t.service}`;
   return t.type;
 }

@@ -62,7 +62,7 @@ describe('fleetbook run --scheduled-at: a backfill of a missed fire', function (
     const list = await fleetbook(['runs', 'list'], env);
     expect(list.code, list.stderr).to.equal(0);
     const row = list.stdout.split('\n').find((l) => l.startsWith(runId));
-    expect(row, list.stdout).to.match(/ succeeded +schedule, backfill +nightly /);
+    expect(row, list.stdout).to.match(/ succeeded +schedule, backfill for 2025-11-29T07:00:00Z +nightly /);
     const json = await fleetbook(['runs', 'list', '--json'], env);
     const [run] = JSON.parse(json.stdout) as { id: string; trigger: unknown; inputs: unknown }[];
     expect(run).to.deep.include({

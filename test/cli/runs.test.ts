@@ -12,7 +12,13 @@ import { tempDir } from '../runner/helpers.js';
 /** [id, playbook, status, minute of its start, trigger]: newest last. */
 const RUNS: [string, string, RunStatus, number, Record<string, unknown>][] = [
   ['aaaa1111-0000-4000-8000-000000000001', 'nightly', 'succeeded', 1, { type: 'manual', by: 'cli' }],
-  ['aaaa2222-0000-4000-8000-000000000002', 'nightly', 'failed', 2, { type: 'schedule', reason: 'missed' }],
+  [
+    'aaaa2222-0000-4000-8000-000000000002',
+    'nightly',
+    'failed',
+    2,
+    { type: 'schedule', reason: 'missed', scheduledAt: '2026-11-20T07:00:00.000Z' },
+  ],
   [
     'bbbb1111-0000-4000-8000-000000000003',
     'suspend-on-overuse',
@@ -64,12 +70,13 @@ describe('fleetbook runs list and show (child process)', function () {
 
   it('prints a header above its columns, newest first, with what started each run', async () => {
     const lines = (await list()).split('\n');
-    expect(lines[0]).to.match(/^RUN ID {32}STARTED {19}STATUS {5}TRIGGER {15}PLAYBOOK {12}OWNER$/);
+    expect(lines[0]).to.match(/^RUN ID {32}STARTED {19}STATUS {5}TRIGGER {36}PLAYBOOK {12}OWNER$/);
+    // A run made up (or backfilled) says which fire it was for: it started days later.
     expect(lines.slice(1)).to.deep.equal([
-      `${RUNS[3]![0]}  ${started(4)}  succeeded  schedule              nightly             -`,
-      `${RUNS[2]![0]}  ${started(3)}  succeeded  callback DeviceUsage  suspend-on-overuse  -`,
-      `${RUNS[1]![0]}  ${started(2)}  failed     schedule, missed      nightly             -`,
-      `${RUNS[0]![0]}  ${started(1)}  succeeded  manual                nightly             -`,
+      `${RUNS[3]![0]}  ${started(4)}  succeeded  schedule                                   nightly             -`,
+      `${RUNS[2]![0]}  ${started(3)}  succeeded  callback DeviceUsage                       suspend-on-overuse  -`,
+      `${RUNS[1]![0]}  ${started(2)}  failed     schedule, missed for 2026-11-20T07:00:00Z  nightly             -`,
+      `${RUNS[0]![0]}  ${started(1)}  succeeded  manual                                     nightly             -`,
       '',
     ]);
   });
