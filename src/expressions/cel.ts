@@ -12,6 +12,7 @@
  *   the expression is CEL's own: it is checked and run without them.
  * - `matches()` runs on RE2, linear in the text (regex.ts).
  * - Lists have `slice(from, to)`, `take(n)` and `drop(n)` (slices.ts).
+ * - `string()` of a timestamp or a duration, which cel-js lacks, gives CEL's text of it.
  * - Every evaluation has a budget of work (budget.ts, FLEETBOOK_EXPRESSION_BUDGET): past it, it fails.
  * - CEL is sandboxed: no I/O, no loops, bounded size. Nothing reachable from an expression can escape.
  */
@@ -61,8 +62,22 @@ function environment(variables: readonly (readonly [string, string])[], mixed: b
     }
   registerRe2Matches(env);
   registerListSlices(env);
+  registerTimeStrings(env);
   instrument(env);
   return env;
+}
+
+/**
+ * CEL's `string()` of a timestamp (RFC 3339 in UTC, as cel-go writes it: no fraction of a second when it is
+ * zero, no trailing zeros) and of a duration (seconds, `5400s`), which cel-js lacks.
+ */
+function registerTimeStrings(env: Environment): void {
+  env.registerFunction('string(google.protobuf.Timestamp): string', (t: Date) =>
+    t.toISOString().replace(/\.(\d*?)0*Z$/, (_, f: string) => (f ? `.${f}Z` : 'Z')),
+  );
+  env.registerFunction('string(google.protobuf.Duration): string', (d: { toString(): string }) =>
+    d.toString(),
+  );
 }
 
 export interface ExpressionError {

@@ -205,10 +205,11 @@ export function checkExpressions(
       }
       for (const { name, at: index } of reads.inputs) {
         if (!inputs.has(name)) {
+          const near = closest(name, [...inputs]);
           out.reportOffset(
             base(span.offset + index),
             'undeclared-input',
-            `input \`${name}\` is not declared under \`inputs\``,
+            `input \`${name}\` is not declared under \`inputs\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`,
           );
         }
       }

@@ -61,7 +61,15 @@ type Schema = Record<string, unknown>;
 export function fromSchema(s: unknown): T {
   if (s === null || typeof s !== 'object') return DYN;
   const schema = s as Schema;
-  if (schema.anyOf || schema.oneOf || schema.allOf || schema.if || schema.$ref) return DYN;
+  if (schema.$ref) return DYN;
+  if (schema.anyOf || schema.oneOf || schema.allOf || schema.if) {
+    // The alternatives narrow a value its own `type` already shapes (a device's id format by its kind, a call
+    // that takes devices or a group): that kind still holds, while the members an alternative may add are open.
+    if (typeof schema.type !== 'string') return DYN;
+    const { anyOf: _a, oneOf: _o, allOf: _l, if: _i, then: _t, else: _e, ...own } = schema;
+    const t = fromSchema(own);
+    return t.k === 'object' ? { ...t, open: true } : t;
+  }
   if ('const' in schema) return fromValue(schema.const);
   const type = schema.type;
   if (Array.isArray(type)) {
