@@ -112,6 +112,17 @@ export function checkCredentials(c: Config, flags: CredentialFlags = {}): void {
   if (missing) throw new ConfigError(missing);
 }
 
+/**
+ * Refuses (ConfigError) a daemon on the service without the listener's credentials: it registers its listener
+ * with them, and refuses every callback that does not carry them. On the embedded emulator they are made up.
+ */
+export function checkListenerCredentials(c: Config): void {
+  if (c.apiUrl && (!c.callbackUsername || !c.callbackPassword))
+    throw new ConfigError(
+      'FLEETBOOK_CALLBACK_USERNAME and FLEETBOOK_CALLBACK_PASSWORD are required with FLEETBOOK_API_URL: the listener refuses callbacks without the credentials it was registered with',
+    );
+}
+
 function missingCredentials(c: Config, flags: CredentialFlags): string | undefined {
   const url = flags.apiUrl ?? 'FLEETBOOK_API_URL';
   const clientId = flags.clientId ?? 'FLEETBOOK_CLIENT_ID';
