@@ -97,8 +97,13 @@ export async function connect(
   };
 }
 
-/** Where a credential came from when not its variable: `call`'s flags. */
-export type CredentialFlags = Partial<Record<'apiUrl' | 'clientId' | 'username', string>>;
+/**
+ * Where a credential came from when not its variable: `call`'s flags. `takesApiUrl`: the command has an
+ * `--api-url` flag, which the message offers (`run` and `serve` have none).
+ */
+export type CredentialFlags = Partial<Record<'apiUrl' | 'clientId' | 'username', string>> & {
+  takesApiUrl?: boolean;
+};
 
 /**
  * Refuses (ConfigError, saying why) credentials that cannot reach the service named, before any request: with
@@ -138,7 +143,7 @@ function missingCredentials(c: Config, flags: CredentialFlags): string | undefin
   ).flatMap(([name, v]) => (v === undefined ? [] : [name]));
   if (!c.apiUrl)
     return given.length
-      ? `${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set, but FLEETBOOK_API_URL is not: set it (or --api-url) to the service's {base_url} (e.g. https://<host>/api), or unset the credentials to use the embedded emulator`
+      ? `${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set, but FLEETBOOK_API_URL is not: set it${flags.takesApiUrl ? ' (or --api-url)' : ''} to the service's {base_url} (e.g. https://<host>/api), or unset the credentials to use the embedded emulator`
       : undefined;
   const problems: string[] = [];
   if (!c.accessToken && (!c.clientId || !c.clientSecret))
