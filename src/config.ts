@@ -361,6 +361,24 @@ function serviceProblems(raw: Record<string, unknown>, from: (key: keyof typeof 
   return problems;
 }
 
+/**
+ * What the schema cannot say of the listener's settings. Accounts given as commas alone would register the
+ * listener for no account, silently. The callback key must be the senders' byte for byte: a space at either end
+ * (a secret file's newline) would have every Location callback refused.
+ */
+function listenerProblems(raw: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (Array.isArray(raw.callbackAccounts) && raw.callbackAccounts.length === 0)
+    problems.push(
+      `${ENV.callbackAccounts}: names no account: give them comma-separated, e.g. 0000123456-00001,0000123456-00002`,
+    );
+  if (typeof raw.callbackSecret === 'string' && raw.callbackSecret.trim() !== raw.callbackSecret)
+    problems.push(
+      `${ENV.callbackSecret}: begins or ends with white space, which the senders would have to sign with`,
+    );
+  return problems;
+}
+
 /** Reads, validates and freezes the configuration. Every problem is reported at once, naming its variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Config {
   const pick = (k: keyof typeof ENV) => {
@@ -451,6 +469,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       );
   }
   problems.push(...serviceProblems(raw, from));
+  problems.push(...listenerProblems(raw));
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   for (const s of [
     raw.accessToken,

@@ -97,8 +97,13 @@ export async function connect(
   };
 }
 
-/** Where a credential came from when not its variable: `call`'s flags. */
-export type CredentialFlags = Partial<Record<'apiUrl' | 'clientId' | 'username', string>>;
+/**
+ * Where a credential came from when not its variable: `call`'s flags. `takesApiUrl`: the command has an
+ * `--api-url` flag, which the message offers (`run` and `serve` have none).
+ */
+export type CredentialFlags = Partial<Record<'apiUrl' | 'clientId' | 'username', string>> & {
+  takesApiUrl?: boolean;
+};
 
 /**
  * Refuses (ConfigError, saying why) credentials that cannot reach the service named, before any request: with
@@ -110,6 +115,17 @@ export type CredentialFlags = Partial<Record<'apiUrl' | 'clientId' | 'username',
 export function checkCredentials(c: Config, flags: CredentialFlags = {}): void {
   const missing = missingCredentials(c, flags);
   if (missing) throw new ConfigError(missing);
+}
+
+/**
+ * Refuses (ConfigError) a daemon on the service without the listener's credentials: it registers its listener
+ * with them, and refuses every callback that does not carry them. On the embedded emulator they are made up.
+ */
+export function checkListenerCredentials(c: Config): void {
+  if (c.apiUrl && (!c.callbackUsername || !c.callbackPassword))
+    throw new ConfigError(
+      'FLEETBOOK_CALLBACK_USERNAME and FLEETBOOK_CALLBACK_PASSWORD are required with FLEETBOOK_API_URL: the listener refuses callbacks without the credentials it was registered with',
+    );
 }
 
 function missingCredentials(c: Config, flags: CredentialFlags): string | undefined {
@@ -127,7 +143,7 @@ function missingCredentials(c: Config, flags: CredentialFlags): string | undefin
   ).flatMap(([name, v]) => (v === undefined ? [] : [name]));
   if (!c.apiUrl)
     return given.length
-      ? `${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set, but FLEETBOOK_API_URL is not: set it (or --api-url) to the service's {base_url} (e.g. https://<host>/api), or unset the credentials to use the embedded emulator`
+      ? `${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} set, but FLEETBOOK_API_URL is not: set it${flags.takesApiUrl ? ' (or --api-url)' : ''} to the service's {base_url} (e.g. https://<host>/api), or unset the credentials to use the embedded emulator`
       : undefined;
   const problems: string[] = [];
   if (!c.accessToken && (!c.clientId || !c.clientSecret))

@@ -1,7 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
+import { engineSettings } from '../src/actions/settings.js';
 import { loadConfig, unknownVariables } from '../src/config.js';
+import { checkCredentials, checkListenerCredentials } from '../src/connect.js';
 import { ConfigError } from '../src/errors.js';
 import { redact } from '../src/log.js';
+import { SqliteStore } from '../src/store/sqlite.js';
+import { tempDir } from './helpers/temp.js';
+
+/** The variables of docs/configuration.md's table, as its first column names them. */
+function documentedVariables(): string[] {
+  const doc = readFileSync(join(import.meta.dirname, '..', 'docs', 'configuration.md'), 'utf8');
+  const names = new Set<string>();
+  for (const line of doc.split('\n')) {
+    const first = /^\| ([^|]*)\|/.exec(line)?.[1] ?? '';
+    for (const m of first.matchAll(/`(FLEETBOOK_[A-Z_]+)`/g)) names.add(m[1] as string);
+  }
+  return [...names].sort();
+}
+
+/** The service's settings of a complete set, for the variables only checked beside them. */
+const SERVICE = {
+  FLEETBOOK_API_URL: 'http://127.0.0.1:9/api',
+  FLEETBOOK_ACCESS_TOKEN: 'token-0001',
+  FLEETBOOK_USERNAME: 'ops',
+  FLEETBOOK_PASSWORD: 'password-0001',
+};
+
+/**
+ * Everything a start checks of the configuration before it acts, in the order `run` and `serve` check it: the
+ * variables, the engine's settings, the service's credentials, the listener's.
+ */
+function startChecks(env: NodeJS.ProcessEnv): void {
+  const config = loadConfig(env);
+  engineSettings({ ...config, embedded: !config.apiUrl });
+  checkCredentials(config);
+  checkListenerCredentials(config);
+}
 
 describe('configuration', () => {
   it('reads FLEETBOOK_* variables with defaults, lets flags override, and freezes the result', () => {
@@ -132,6 +169,91 @@ describe('configuration', () => {
       ].join('\n'),
     );
     expect(() => loadConfig({}, { apiUrl: 'ftp://flag' })).to.throw(ConfigError, '  --api-url: "ftp://flag"');
+  });
+
+  it('refuses a bad value of every variable configuration.md lists, naming the variable', () => {
+    const dir = tempDir('fleetbook-config-');
+    const aFile = join(dir, 'not-a-directory');
+    writeFileSync(aFile, 'x');
+    const damaged = join(dir, 'damaged.db');
+    writeFileSync(damaged, randomBytes(5000));
+    // Each variable's wrong value, and what it is checked by; the SERVICE ones with a complete service beside.
+    const bad: Record<string, () => unknown> = {
+      FLEETBOOK_API_URL: () => startChecks({ FLEETBOOK_API_URL: 'ftp://x' }),
+      FLEETBOOK_CLIENT_ID: () => startChecks({ ...SERVICE, FLEETBOOK_CLIENT_ID: 'fleet:client' }),
+      FLEETBOOK_CLIENT_SECRET: () =>
+        startChecks({ ...SERVICE, FLEETBOOK_CLIENT_ID: 'c', FLEETBOOK_CLIENT_SECRET: 's\n' }),
+      FLEETBOOK_ACCESS_TOKEN: () => startChecks({ ...SERVICE, FLEETBOOK_ACCESS_TOKEN: ' t' }),
+      FLEETBOOK_USERNAME: () => startChecks({ FLEETBOOK_USERNAME: 'ops' }),
+      FLEETBOOK_PASSWORD: () => startChecks({ ...SERVICE, FLEETBOOK_PASSWORD: 'password-0001\n' }),
+      FLEETBOOK_SESSION_HEADER: () => startChecks({ FLEETBOOK_SESSION_HEADER: 'VZ M2M' }),
+      FLEETBOOK_RATE: () => startChecks({ FLEETBOOK_RATE: 'fast' }),
+      FLEETBOOK_CONCURRENCY: () => startChecks({ FLEETBOOK_CONCURRENCY: '1.5' }),
+      FLEETBOOK_STATE: () => new SqliteStore(damaged).close(),
+      FLEETBOOK_LEASE: () => startChecks({ FLEETBOOK_LEASE: '500ms' }),
+      FLEETBOOK_RETENTION: () => startChecks({ FLEETBOOK_RETENTION: '3 months' }),
+      FLEETBOOK_LISTEN: () => startChecks({ FLEETBOOK_LISTEN: '127.0.0.1:65536' }),
+      FLEETBOOK_CALLBACK_USERNAME: () => startChecks({ ...SERVICE, FLEETBOOK_CALLBACK_PASSWORD: 'cb' }),
+      FLEETBOOK_CALLBACK_PASSWORD: () => startChecks({ ...SERVICE, FLEETBOOK_CALLBACK_USERNAME: 'cb' }),
+      // A secret file's newline: the senders sign with the key as they were given it.
+      FLEETBOOK_CALLBACK_SECRET: () => startChecks({ FLEETBOOK_CALLBACK_SECRET: 'shared-key\n' }),
+      FLEETBOOK_CALLBACK_URL: () => startChecks({ FLEETBOOK_CALLBACK_URL: 'ftp://x' }),
+      // Commas alone: no account to register for, which would register the listener for none.
+      FLEETBOOK_CALLBACK_ACCOUNTS: () => startChecks({ FLEETBOOK_CALLBACK_ACCOUNTS: ' , ' }),
+      FLEETBOOK_DAEMON_TOKEN: () => startChecks({ FLEETBOOK_DAEMON_TOKEN: 'short' }),
+      FLEETBOOK_CONSOLE_TOKEN: () => startChecks({ FLEETBOOK_CONSOLE_TOKEN: 'short' }),
+      FLEETBOOK_MAX_RUNS: () => startChecks({ FLEETBOOK_MAX_RUNS: '0' }),
+      FLEETBOOK_INBOX_LIMIT: () => startChecks({ FLEETBOOK_INBOX_LIMIT: 'lots' }),
+      FLEETBOOK_CALLBACK_FAILURE_LIMIT: () => startChecks({ FLEETBOOK_CALLBACK_FAILURE_LIMIT: '-1' }),
+      FLEETBOOK_CALLBACK_FAILURE_WINDOW: () => startChecks({ FLEETBOOK_CALLBACK_FAILURE_WINDOW: 'a minute' }),
+      FLEETBOOK_CALLBACK_PENDING_BYTES: () => startChecks({ FLEETBOOK_CALLBACK_PENDING_BYTES: '1000' }),
+      FLEETBOOK_REQUEST_TIMEOUT: () => startChecks({ FLEETBOOK_REQUEST_TIMEOUT: '0s' }),
+      FLEETBOOK_SHUTDOWN_GRACE: () => startChecks({ FLEETBOOK_SHUTDOWN_GRACE: '10 seconds' }),
+      FLEETBOOK_WATCH: () => startChecks({ FLEETBOOK_WATCH: 'maybe' }),
+      // A file where the directory should be: every report.write would fail, after the steps before it acted.
+      FLEETBOOK_REPORTS_DIR: () => startChecks({ FLEETBOOK_REPORTS_DIR: aFile }),
+      FLEETBOOK_WEBHOOK_ALLOW: () => startChecks({ FLEETBOOK_WEBHOOK_ALLOW: '10.0.0.0/33' }),
+      FLEETBOOK_EMULATOR_WEBHOOKS: () => startChecks({ FLEETBOOK_EMULATOR_WEBHOOKS: 'yes' }),
+      FLEETBOOK_EXPRESSION_BUDGET: () => startChecks({ FLEETBOOK_EXPRESSION_BUDGET: '10' }),
+      FLEETBOOK_LOG_LEVEL: () => startChecks({ FLEETBOOK_LOG_LEVEL: 'loud' }),
+    };
+    expect(Object.keys(bad).sort(), 'a case for each documented variable').to.deep.equal(
+      documentedVariables(),
+    );
+    const accepted: string[] = [];
+    for (const [name, attempt] of Object.entries(bad)) {
+      try {
+        attempt();
+        accepted.push(name);
+      } catch (e) {
+        expect(e, name).to.have.property('code', 'FB_CONFIG');
+        expect((e as Error).message, name).to.include(name);
+      }
+    }
+    expect(accepted, 'taken without a word').to.deep.equal([]);
+  });
+
+  it('says why callback accounts, the callback key and the reports directory are refused', () => {
+    expect(() => loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: ' , ' })).to.throw(
+      ConfigError,
+      'FLEETBOOK_CALLBACK_ACCOUNTS: names no account: give them comma-separated, e.g. 0000123456-00001,0000123456-00002',
+    );
+    expect(loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: 'a, b,' }).callbackAccounts).to.deep.equal(['a', 'b']);
+    expect(() => loadConfig({ FLEETBOOK_CALLBACK_SECRET: ' shared-key' })).to.throw(
+      ConfigError,
+      'FLEETBOOK_CALLBACK_SECRET: begins or ends with white space, which the senders would have to sign with',
+    );
+    const dir = tempDir('fleetbook-config-');
+    const aFile = join(dir, 'reports');
+    writeFileSync(aFile, 'x');
+    expect(() => engineSettings({ reportsDir: aFile })).to.throw(
+      ConfigError,
+      `FLEETBOOK_REPORTS_DIR: ${aFile} is not a directory`,
+    );
+    // Not there yet: the first report.write makes it.
+    expect(engineSettings({ reportsDir: join(dir, 'new', 'reports') }).reportsDir).to.equal(
+      join(dir, 'new', 'reports'),
+    );
   });
 
   it('names each FLEETBOOK_ variable nothing reads, with the closest that is read; secrets are read', () => {

@@ -2,7 +2,10 @@
  * The settings of the engine actions, compiled once at start-up from the configuration (FLEETBOOK_REPORTS_DIR,
  * FLEETBOOK_WEBHOOK_ALLOW, FLEETBOOK_EMULATOR_WEBHOOKS) and handed to every run (RunOptions.engine).
  */
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { REPORTS_DIR_SETTING } from './policy.js';
 import { compileWebhookPolicy, type WebhookPolicy, type WebhookPolicyOptions } from './webhook.js';
 
 export interface EngineSettings {
@@ -34,10 +37,20 @@ export interface EngineSettingsOptions extends WebhookPolicyOptions {
   emulatorWebhooks?: 'hold' | 'send';
 }
 
-/** Checks and compiles the settings; a wrong allowlist entry is a ConfigError. `loadConfig()`'s result fits. */
+/**
+ * Checks and compiles the settings; a wrong allowlist entry, or a reports directory that is a file, is a
+ * ConfigError. `loadConfig()`'s result fits.
+ */
 export function engineSettings(o: EngineSettingsOptions = {}): EngineSettings {
+  const reportsDir = resolve(o.reportsDir ?? './reports');
+  // Not there yet is fine (the first report.write makes it); a file there would fail every report.write, after
+  // the steps before it acted.
+  if (statSync(reportsDir, { throwIfNoEntry: false })?.isDirectory() === false)
+    throw new ConfigError(
+      `invalid configuration:\n  ${REPORTS_DIR_SETTING}: ${reportsDir} is not a directory: report.write writes its reports in it`,
+    );
   return Object.freeze({
-    reportsDir: resolve(o.reportsDir ?? './reports'),
+    reportsDir,
     webhooks: compileWebhookPolicy(o.webhookAllow ?? [], {
       ...(o.lookup ? { lookup: o.lookup } : {}),
       ...(o.confine ? { confine: o.confine } : {}),

@@ -48,6 +48,7 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
   // stderr carries only the error JSON unless logging was asked for explicitly.
   const logger = process.env.FLEETBOOK_LOG_LEVEL ? createLogger({ level: config.logLevel }) : silentLogger;
   checkCredentials(config, {
+    takesApiUrl: true,
     ...(flags.apiUrl !== undefined ? { apiUrl: '--api-url' } : {}),
     ...(flags.clientId !== undefined ? { clientId: '--client-id' } : {}),
     ...(flags.username !== undefined ? { username: '--username' } : {}),

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { engineSettings } from '../actions/settings.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import { unsetSecrets, type Config } from '../config.js';
-import { connect, onEmbeddedEmulator, type Target } from '../connect.js';
+import { checkListenerCredentials, connect, onEmbeddedEmulator, type Target } from '../connect.js';
 import { ConfigError } from '../errors.js';
 import { setExpressionBudget } from '../expressions/cel.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -117,11 +117,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   // A wrong FLEETBOOK_WEBHOOK_ALLOW entry stops the start here, as a ConfigError.
   const engine = engineSettings({ ...config, embedded: onEmbeddedEmulator(config) });
   const [host, portText] = splitListen(config.listen);
-  if (config.apiUrl && (!config.callbackUsername || !config.callbackPassword)) {
-    throw new ConfigError(
-      'FLEETBOOK_CALLBACK_USERNAME and FLEETBOOK_CALLBACK_PASSWORD are required with FLEETBOOK_API_URL: the listener refuses callbacks without the credentials it was registered with',
-    );
-  }
+  checkListenerCredentials(config);
   let target: Target | undefined;
   let client: ApiClient | undefined;
   let store: Store | undefined;

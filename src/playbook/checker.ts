@@ -245,7 +245,9 @@ export class Checker {
     this.collectExprs(step.if, [...path, 'if'], order, inLoop, undefined, CONDITION);
     if (Array.isArray(step.onError)) this.walkSteps(step.onError, [...path, 'onError'], inLoop);
     const action = typeof step.uses === 'string' ? step.uses : undefined;
-    if (isObject(step.retry) && Array.isArray(step.retry.on)) {
+    // A misspelt action is said once (checkUses): what its retry could meet is not known.
+    const knownAction = action === undefined || this.rules.actions.includes(action);
+    if (knownAction && isObject(step.retry) && Array.isArray(step.retry.on)) {
       step.retry.on.forEach((sel, i) => {
         const problem = typeof sel === 'string' ? this.rules.stepSelectorProblem(action, sel) : undefined;
         if (problem) this.report([...path, 'retry', 'on', i], 'value', 'retry-on', problem);

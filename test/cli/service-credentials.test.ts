@@ -85,6 +85,28 @@ describe('the credentials of the real service', function () {
     }
   });
 
+  it('offers --api-url only to the command that takes it', async () => {
+    const dir = tempDir('fleetbook-credentials-');
+    const env = { FLEETBOOK_USERNAME: 'ops', FLEETBOOK_STATE: join(dir, 'state.db') };
+    const call = await fleetbook(['call', 'plans.list', ...BODY], env);
+    expect(call.code, call.stderr).to.equal(2);
+    expect(call.stderr).to.include(
+      'FLEETBOOK_USERNAME is set, but FLEETBOOK_API_URL is not: set it (or --api-url) to',
+    );
+    // `run` and `serve` have no --api-url: `run --api-url` is an unknown option.
+    for (const args of [
+      ['run', PLAYBOOK],
+      ['serve', '--playbooks', PLAYBOOK, '--listen', '127.0.0.1:0'],
+    ]) {
+      const r = await fleetbook(args, env);
+      expect(r.code, `${args[0]}: ${r.stderr}`).to.equal(2);
+      expect(r.stderr, args[0]).to.include(
+        'FLEETBOOK_USERNAME is set, but FLEETBOOK_API_URL is not: set it to',
+      );
+      expect(r.stderr, args[0]).not.to.include('--api-url');
+    }
+  });
+
   it("names `call`'s flags when they gave a credential", async () => {
     const noUrl = await fleetbook(
       ['call', 'plans.list', ...BODY, '--username', 'ops', '--client-id', 'c1'],
