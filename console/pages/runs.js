@@ -199,7 +199,7 @@ function RunRow({ run }) {
         value=${run.status}
       />${run.cancelRequested && html` <span class="muted">cancel requested</span>`}
     </td>
-    <td>${run.trigger?.type}</td>
+    <td>${run.triggerText}</td>
     <td><${Time} iso=${run.startedAt} /></td>
     <td class="num">${durationBetween(run.startedAt, run.endedAt)}</td>
     <td class="num"><${DeviceTally} devices=${run.devices} /></td>

@@ -17,7 +17,7 @@ import {
   type StepSummary,
   type Store,
 } from '../store/store.js';
-import { runListEntry, shownSummary, stepsSoFar } from '../store/run-views.js';
+import { runListEntry, shownSummary, stepsSoFar, triggerText } from '../store/run-views.js';
 import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
@@ -304,20 +304,6 @@ function ownerCell(r: RunRecord, live: ReadonlyMap<string, Owner>): string {
   if (!unended(r)) return '-';
   const o = r.owner === undefined ? undefined : live.get(r.owner);
   return o ? `${o.role === 'daemon' ? 'serve' : 'run'} pid ${o.pid} on ${o.host}` : 'none';
-}
-
-/**
- * What started a run, in a word or two: `manual`, `schedule`, `callback DeviceUsage`; a run made up at a start,
- * or by `fleetbook run --scheduled-at`, with the fire it was for, which its start does not tell:
- * `schedule, missed for 2026-11-28T07:00:00Z`, `schedule, backfill for ...`.
- */
-function triggerText(trigger: unknown): string {
-  const t = (trigger ?? {}) as { type?: unknown; reason?: unknown; service?: unknown; scheduledAt?: unknown };
-  if (typeof t.type !== 'string') return '-';
-  if (t.type === 'schedule' && (t.reason === 'missed' || t.reason === 'backfill'))
-    return `schedule, ${t.reason}${typeof t.scheduledAt === 'string' ? ` for ${t.scheduledAt.replace(/\.000Z$/, 'Z')}` : ''}`;
-  if (t.type === 'callback' && typeof t.service === 'string') return `callback ${t.service}`;
-  return t.type;
 }
 
 /** The run whose id is `id` or, failing that, the one run whose id starts with it; else an exit code, said why. */

@@ -2,6 +2,7 @@
 import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
 import { MASK, maskable, redact, redactRun, redactValue, SECRET_KEY } from '../util/secrets.js';
+import { triggerText } from '../store/run-views.js';
 import type { DeviceCounts, LedgerRow, RunRecord, StepSummary } from '../store/store.js';
 
 export interface RunRow {
@@ -9,6 +10,8 @@ export interface RunRow {
   playbook: string;
   status: string;
   trigger: unknown;
+  /** What started it, as `fleetbook runs list` says it (`schedule, backfill for ...`): the runs table shows it. */
+  triggerText: string;
   startedAt: string;
   endedAt?: string;
   error?: string;
@@ -23,6 +26,7 @@ export function runRow(r: RunRecord): RunRow {
     playbook: r.playbook,
     status: r.status,
     trigger: r.trigger,
+    triggerText: triggerText(r.trigger),
     startedAt: r.startedAt,
     ...(r.endedAt ? { endedAt: r.endedAt } : {}),
     ...(r.error ? { error: redact(r.error) } : {}),

@@ -1,7 +1,8 @@
 /**
  * A stored run as it is shown: its summary with every step of its playbook version, and its entry in a list of
  * runs. One place for both, so that `runs show --json` and `GET /runs/{id}` (and the console's run page), and
- * `runs list --json` and `GET /runs`, answer alike. It loads neither the runner nor any schema.
+ * `runs list --json` and `GET /runs`, answer alike; and what started a run, as `runs list` and the console's runs
+ * table say it. It loads neither the runner nor any schema.
  */
 import type { Playbook } from '../playbook/schema.js';
 import { eachStep } from '../playbook/step-tree.js';
@@ -124,4 +125,19 @@ export type RunListEntry = Omit<RunRecord, 'summary'> & { devices?: DeviceCounts
 
 export function runListEntry({ summary, ...run }: RunRecord): RunListEntry {
   return { ...redactRun(run), ...(summary ? { devices: summary.devices } : {}) };
+}
+
+/**
+ * What started a run, in a word or two, as `runs list` (its TRIGGER) and the console's runs table (`triggerText`
+ * of a RunRow) say it: `manual`, `schedule`, `callback DeviceUsage`; a run made up at a start, or by `fleetbook
+ * run --scheduled-at`, with the fire it was for, which its start does not tell: `schedule, missed for
+ * 2026-11-28T07:00:00Z`, `schedule, backfill for ...`.
+ */
+export function triggerText(trigger: unknown): string {
+  const t = (trigger ?? {}) as { type?: unknown; reason?: unknown; service?: unknown; scheduledAt?: unknown };
+  if (typeof t.type !== 'string') return '-';
+  if (t.type === 'schedule' && (t.reason === 'missed' || t.reason === 'backfill'))
+    return `schedule, ${t.reason}${typeof t.scheduledAt === 'string' ? ` for ${t.scheduledAt.replace(/\.000Z$/, 'Z')}` : ''}`;
+  if (t.type === 'callback' && typeof t.service === 'string') return `callback ${t.service}`;
+  return t.type;
 }
