@@ -219,6 +219,9 @@ export class Checker {
         branch: [...this.branch],
         action,
         kind: kind ?? 'step',
+        ...(kind === 'forEach' && isObject(step.forEach)
+          ? { loop: { items: step.forEach.items, batchSize: step.forEach.batchSize } }
+          : {}),
       });
     }
     if (!kind) {

@@ -1,7 +1,8 @@
 /**
  * The checks of a playbook's expressions, once every step and expression site is collected (checker.ts): each
- * parses and type-checks (types-check.ts), names only declared inputs, and refers only to steps that run
- * before it; and the arguments that name a step (`step: report`) name one that does.
+ * parses and type-checks (types-check.ts), `item` in a forEach body of the type of the loop's items, names only
+ * declared inputs, and refers only to steps that run before it; and the arguments that name a step
+ * (`step: report`) name one that does.
  */
 import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { readsOf } from '../expressions/reads.js';
@@ -10,12 +11,13 @@ import { closest } from '../util/closest.js';
 import { envInstead, envWithheld } from '../util/secrets.js';
 import type { Locator, Seg } from './checker.js';
 import type { Rule, Severity } from './diagnostics.js';
-import { typeOf } from './types-check.js';
+import { typeOf, type Typed } from './types-check.js';
 import type { EventContext, TypeScope } from './types-env.js';
 import {
   BOOL,
   DYN,
   fits,
+  fromValue,
   givesItems,
   givesResults,
   inputFieldType,
@@ -36,6 +38,8 @@ export interface StepSite {
   action?: string | undefined;
   /** What kind of step it is (`uses`, `forEach`, `wait`...). */
   kind: string;
+  /** A forEach's `items` and `batchSize`, as written. */
+  loop?: { items: unknown; batchSize: unknown };
 }
 
 export interface ExprSite {
@@ -157,6 +161,36 @@ export function checkExpressions(
       message: `${read} cannot be read after forEach \`${loop.id}\`, which runs inside forEach \`${outermost.id}\`: its per-device results over every iteration are read from the ledger only after \`${outermost.id}\`; read them inside the loop, or after \`${outermost.id}\``,
     };
   };
+  /** The forEach whose body holds `path`, the innermost; undefined outside one (or one without an id). */
+  const loopAround = (path: Seg[]): StepSite | undefined => {
+    for (let i = path.length - 2; i >= 0; i--) {
+      if (path[i] !== 'forEach' || path[i + 1] !== 'steps') continue;
+      const loop = loopOf.get(JSON.stringify(path.slice(0, i + 2)));
+      if (loop) return loop;
+    }
+    return undefined;
+  };
+  const items = new Map<StepSite, T>();
+  /** The type of `item` in the body of `loop`, from its `items` (each of them, or a list of them per batch). */
+  const itemOf = (loop: StepSite): T => {
+    let t = items.get(loop);
+    if (t === undefined) {
+      const of = itemsType(loop.loop?.items, loop.inLoop, (source) =>
+        typeOf(source, loop.inLoop, envAt({ path: loop.path, inLoop: loop.inLoop })),
+      );
+      const each = of.k === 'list' ? of.of : DYN;
+      const batch = loop.loop?.batchSize;
+      t = typeof batch === 'number' && batch > 0 ? list(each) : each;
+      items.set(loop, t);
+    }
+    return t;
+  };
+  /** The variables' types at a site: its `event`, `vars` in the values of `vars`, `item` in a loop body. */
+  function envAt(site: Pick<ExprSite, 'path' | 'inLoop' | 'event'>) {
+    const loop = site.inLoop ? loopAround(site.path) : undefined;
+    const item = site.inLoop ? (loop ? itemOf(loop) : DYN) : undefined;
+    return types.env(site.event, site.path[0] === 'vars', item);
+  }
   for (const a of sites.stepArgs) {
     const problem = stepProblem(a.text, a);
     if (problem) out.report(a.path, 'value', 'step-reference', problem);
@@ -222,17 +256,57 @@ export function checkExpressions(
             `\`env.${name}\` is withheld from expressions: ${why}; ${envInstead(name)}`,
           );
       }
-      const typed = typeOf(span.source, site.inLoop, types.env(site.event, site.path[0] === 'vars'));
+      const typed = typeOf(span.source, site.inLoop, envAt(site));
       for (const p of typed.problems) out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
       const whole = spans.length === 1 && span.start === 0 && span.end === site.text.length;
       if (whole && site.expect && !typed.problems.length && !fits(typed.type, site.expect.type))
         out.reportOffset(
           base(span.start),
           'type',
-          `${site.expect.what} takes ${typeName(site.expect.type)}; this expression gives ${typeName(typed.type)}`,
+          `${site.expect.what} takes ${typeName(site.expect.type)}; this expression gives ${typeName(typed.type)}${mismatchHint(span.source.trim(), typed.type, site.expect.type, site.inLoop ? loopAround(site.path) : undefined)}`,
         );
     }
   }
+}
+
+/**
+ * What to write instead, where a whole expression gives what a field does not take: `string(...)` of a
+ * timestamp or a duration; a device whole rather than its `id`; the items of a batch one by one.
+ */
+function mismatchHint(source: string, given: T, wanted: T, loop: StepSite | undefined): string {
+  if (given.k === 'timestamp' && wanted.k === 'string')
+    return `: write \`string(...)\` of it, which gives its RFC 3339 text (\`2026-01-05T00:00:00Z\`)`;
+  if (given.k === 'duration' && wanted.k === 'string')
+    return `: write \`string(...)\` of it, which gives its text in seconds (\`86400s\`)`;
+  const device = wanted.k === 'object' && 'id' in wanted.fields && 'kind' in wanted.fields;
+  const whole = /^(.*\S)\s*\.\s*id$/.exec(source)?.[1];
+  if (device && given.k === 'string' && whole !== undefined)
+    return `: a device is given as \`{ id, kind }\`, as a listing's items are: pass \`\${{ ${whole} }}\` whole, not its \`id\``;
+  const batch = loop?.loop?.batchSize;
+  if (source === 'item' && given.k === 'list' && typeof batch === 'number')
+    return `: with \`batchSize: ${batch}\`, \`item\` is a batch, a list of up to ${batch} items, not one`;
+  return '';
+}
+
+/**
+ * The type of a forEach's `items` as written: a list written in the playbook, its values' (an expression in it
+ * is dyn); one whole expression that checks clean, the type `typed` gives it; anything else, dyn.
+ */
+function itemsType(items: unknown, inLoop: boolean, typed: (source: string) => Typed): T {
+  if (typeof items !== 'string') return fromValue(items);
+  const { spans, unterminated } = findExpressions(items);
+  const [span] = spans;
+  if (
+    unterminated !== undefined ||
+    spans.length !== 1 ||
+    !span ||
+    span.start !== 0 ||
+    span.end !== items.length
+  )
+    return DYN;
+  if (span.source === '' || checkExpression(span.source, inLoop)) return DYN;
+  const t = typed(span.source);
+  return t.problems.length ? DYN : t.type;
 }
 
 /** Whether `path` is `prefix` or below it. */

@@ -3,15 +3,17 @@
  * have (`event.usage` of a DeviceUsage event, `steps.suspend.devices.suceeded`, any of a string), and operators
  * on values of types that do not mix (`inputs.account + 1` on a string input). A list written in the expression
  * has its elements' type, as cel-js gives it, which a part of it keeps: cel-js sees a part as a list of dyn; a
- * map written in it (`{"a": 1}`) is an object of its values' types, closed when its keys are strings. It
- * walks cel-js's syntax tree, so that each problem has its offset and a "did you mean"; evaluation is untouched.
- * Results are cached by expression and environment.
+ * map written in it (`{"a": 1}`) is an object of its values' types, closed when its keys are strings.
+ * `timestamp()` and `duration()` give a timestamp and a duration, as CEL's arithmetic on them does, so that one
+ * given where a string goes is refused (expression-checks.ts). It walks cel-js's syntax tree, so that each
+ * problem has its offset and a "did you mean"; evaluation is untouched. Results are cached by expression and
+ * environment.
  */
 import { syntaxTree } from '../expressions/cel.js';
 import { COMPREHENSIONS } from '../expressions/functions.js';
 import { SLICES as SLICE_NAMES } from '../expressions/slices.js';
 import { closest } from '../util/closest.js';
-import { DYN, join, list, typeName, type T } from './types.js';
+import { DURATION, DYN, join, list, TIMESTAMP, typeName, type T } from './types.js';
 
 export interface TypeProblem {
   offset: number;
@@ -35,7 +37,7 @@ interface Node {
 
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object' && 'op' in x;
 
-interface Typed {
+export interface Typed {
   problems: TypeProblem[];
   /** The type of the expression's value. */
   type: T;
@@ -66,7 +68,7 @@ export function typeOf(source: string, inLoop: boolean, env: TypeEnv): Typed {
 
 const NUMERIC = new Set(['int', 'number']);
 /** The types of values that have no members: reading one (`inputs.account.id`, `items.id`) is an error. */
-const NO_MEMBERS = new Set(['string', 'int', 'number', 'bool', 'list']);
+const NO_MEMBERS = new Set(['string', 'int', 'number', 'bool', 'list', 'timestamp', 'duration']);
 /** Functions whose result type is known, by name. */
 const RESULTS: Record<string, T> = {
   size: { k: 'int' },
@@ -81,6 +83,8 @@ const RESULTS: Record<string, T> = {
   string: { k: 'string' },
   int: { k: 'int' },
   double: { k: 'number' },
+  timestamp: TIMESTAMP,
+  duration: DURATION,
 };
 const MACROS = new Set<string>(COMPREHENSIONS);
 /** The functions that take part of a list (expressions/slices.ts): a list of the same elements. */
@@ -282,10 +286,13 @@ class Walker {
     const result = (): T =>
       cmp ? { k: 'bool' } : a.k === 'dyn' || b.k === 'dyn' ? DYN : a.k === 'int' && b.k === 'int' ? a : b;
     if (a.k === 'dyn' || b.k === 'dyn') return result();
+    const time = timeArithmetic(n.op, a, b);
+    if (time) return time;
     const numeric = NUMERIC.has(a.k) && NUMERIC.has(b.k);
     const fine =
       numeric ||
       (a.k === b.k && a.k === 'string' && (n.op === '+' || cmp)) ||
+      (a.k === b.k && (a.k === 'timestamp' || a.k === 'duration') && cmp) ||
       (a.k === b.k && a.k === 'list' && n.op === '+');
     if (!fine)
       this.problems.push({
@@ -294,6 +301,26 @@ class Walker {
         message: `\`${n.op}\` cannot take ${typeName(a)} \`${pathOf(l)}\` and ${typeName(b)} \`${pathOf(r)}\``,
       });
     return fine ? result() : DYN;
+  }
+}
+
+/**
+ * CEL's arithmetic on times: a timestamp plus or minus a duration is a timestamp, the difference of two
+ * timestamps a duration, the sum or difference of two durations a duration. Undefined for anything else.
+ */
+function timeArithmetic(op: string, a: T, b: T): T | undefined {
+  const kinds = `${a.k} ${op} ${b.k}`;
+  switch (kinds) {
+    case 'timestamp + duration':
+    case 'duration + timestamp':
+    case 'timestamp - duration':
+      return TIMESTAMP;
+    case 'timestamp - timestamp':
+    case 'duration + duration':
+    case 'duration - duration':
+      return DURATION;
+    default:
+      return undefined;
   }
 }
 

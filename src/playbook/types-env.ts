@@ -1,7 +1,8 @@
 /**
  * The types of a playbook's expression variables (types.ts), built once per playbook: `event` from
  * `on.callback`, `inputs` from their declarations, `vars` from their values and the `set` steps, `steps` from
- * each step's action. A waited-for callback and a poll's answer give `event` another type where they apply.
+ * each step's action. A waited-for callback and a poll's answer give `event` another type where they apply, and
+ * a forEach body has `item` (of the type its loop gives, expression-checks.ts) and `index`.
  */
 import {
   eventType,
@@ -33,6 +34,7 @@ const NO_EVENT: T = {
 };
 
 const STRING: T = { k: 'string' };
+const INT: T = { k: 'int' };
 
 /** `run`: what the runner gives (runner.ts); `status` and `error` are the outcome so far. */
 const RUN: T = {
@@ -70,13 +72,15 @@ export class TypeScope {
 
   /**
    * The variables' types where `event` is as `event` says (default: the playbook's callback); `inVars` in the
-   * values of `vars`, which are rendered together before the first step, when `vars` is still empty.
+   * values of `vars`, which are rendered together before the first step, when `vars` is still empty; `item`,
+   * inside a forEach body, the type of its `item` (dyn where the loop's items are not known), `index` an int.
    */
-  env(event?: EventContext, inVars = false): TypeEnv {
+  env(event?: EventContext, inVars = false, item?: T): TypeEnv {
     const base = (this.base ??= this.build());
     const eventKey =
       (event?.service ?? (event?.action !== undefined ? `poll:${event.action}` : '')) +
-      (inVars ? '|vars' : '');
+      (inVars ? '|vars' : '') +
+      (item ? `|item:${JSON.stringify(item)}` : '');
     let env = this.envs.get(eventKey);
     if (!env) {
       const ev = event?.service
@@ -86,7 +90,12 @@ export class TypeScope {
           : this.services.length
             ? eventType(this.services)
             : NO_EVENT;
-      const vars = { ...base.vars, event: ev, ...(inVars ? { vars: VARS_NOT_YET } : {}) };
+      const vars = {
+        ...base.vars,
+        event: ev,
+        ...(inVars ? { vars: VARS_NOT_YET } : {}),
+        ...(item ? { item, index: INT } : {}),
+      };
       env = { key: `${base.key}|${eventKey}`, vars };
       this.envs.set(eventKey, env);
     }

@@ -19,6 +19,9 @@ export type T =
   | { k: 'number' }
   | { k: 'bool' }
   | { k: 'null' }
+  /** A CEL timestamp or duration (`timestamp(...)`, `duration(...)`): no JSON value is one, a string is not. */
+  | { k: 'timestamp' }
+  | { k: 'duration' }
   | { k: 'list'; of: T }
   /**
    * `open`: members other than `fields` may exist (they are dyn). `none`: why a closed object with no fields
@@ -33,6 +36,8 @@ const INT: T = { k: 'int' };
 const NUMBER: T = { k: 'number' };
 export const BOOL: T = { k: 'bool' };
 const NULL: T = { k: 'null' };
+export const TIMESTAMP: T = { k: 'timestamp' };
+export const DURATION: T = { k: 'duration' };
 
 /** The JSON Schema types that are one CEL type each. */
 const PRIMITIVES: Record<string, T> = {
@@ -266,7 +271,10 @@ const COUNTS = obj({
   byError: DYN,
 });
 
-/** A per-device result: a device action's, or a listing's `{ id, kind }`. */
+/** A device as a listing or a ledger query finds it (strategies/listing.ts, engine.ts queryItems). */
+const DEVICE_REF = obj({ id: STRING, kind: STRING });
+
+/** A per-device result of a device action. */
 const ITEM = obj({
   id: STRING,
   kind: STRING,
@@ -309,12 +317,18 @@ function stepOutputType(shape: StepShape | undefined): T {
   return took.length ? took.reduce(join) : DYN;
 }
 
+/** Whether a step of `shape` finds its items (a listing, a ledger query): `{ id, kind }` each, no result. */
+const findsItems = (shape: StepShape | undefined) =>
+  shape !== undefined &&
+  'uses' in shape &&
+  (shape.uses === 'ledger.query' || listingActions().includes(shape.uses));
+
 /** `steps.<id>` of a step of `shape` (undefined: one whose kind is unknown). */
 export function stepType(shape: StepShape | undefined): T {
   return obj({
     status: STRING,
     output: stepOutputType(shape),
-    items: list(ITEM),
+    items: list(findsItems(shape) ? DEVICE_REF : ITEM),
     devices: COUNTS,
     error: STRING,
     reason: STRING,

@@ -39,6 +39,22 @@ describe('string() of a timestamp or a duration (child process)', function () {
     expect([r.code, r.stdout, r.stderr]).to.deep.equal([0, '', '1 playbook checked: 0 errors, 0 warnings\n']);
   });
 
+  it('refuses a timestamp left unconverted where an argument takes a string, at its line and column', async () => {
+    const raw = join(dir, 'usage-raw.yaml');
+    writeFileSync(
+      raw,
+      PLAYBOOK.replace(
+        'string(timestamp(run.startedAt) - duration("24h"))',
+        'timestamp(run.startedAt) - duration("24h")',
+      ),
+    );
+    const r = await fleetbook(['validate', raw], env);
+    expect(r.code).to.equal(1);
+    expect(r.stdout).to.include(
+      `${raw}:9:18: \`earliest\` of devices.usage takes a string; this expression gives a timestamp: write \`string(...)\` of it, which gives its RFC 3339 text (\`2026-01-05T00:00:00Z\`) [type]`,
+    );
+  });
+
   it('runs: RFC 3339 in UTC for a timestamp, seconds for a duration', async () => {
     const r = await fleetbook(['run', file, '--json'], env);
     expect([r.code, (JSON.parse(r.stdout) as { status: string }).status], r.stderr).to.deep.equal([

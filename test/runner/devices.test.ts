@@ -204,6 +204,7 @@ steps:
   - id: each
     forEach:
       items: \${{ steps.look.items }}
+      batchSize: 100
       steps:
         - id: both
           parallel:
