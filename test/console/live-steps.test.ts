@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
-import { bodyRows, consoleSuite, runStatusIs, shownRun, tableCaptioned } from '../helpers/console-suite.js';
+import { bodyRows, consoleSuite, tableCaptioned } from '../helpers/console-suite.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'live-steps');
 const TOKEN = 'live-steps-console-token-0000001';
@@ -19,16 +19,7 @@ describe('console: the steps of a run in progress', function () {
   it('the run page lists the steps it ended, the one it is in `running`, the rest `pending`', async () => {
     const { p, close } = await t.signedIn();
     try {
-      const res = await fetch(`${t.daemon.url}/console/api/playbooks/goes-on/runs`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify({ inputs: {} }),
-      });
-      expect(res.status, await res.clone().text()).to.equal(202);
-      const { runId } = (await res.json()) as { runId: string };
-      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
-      expect(await shownRun(p)).to.equal(runId);
-      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      await t.openRunning(p, 'goes-on');
       const steps = tableCaptioned(p, 'Steps');
       const shown = await until('the steps of the run as it waits', async (seen) => {
         const rows = (await bodyRows(steps)).map((r) => [r[0], r[1], r[r.length - 1]]);

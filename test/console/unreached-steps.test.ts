@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
-import { cells, consoleSuite, runStatusIs, shownRun, tableCaptioned } from '../helpers/console-suite.js';
+import { cells, consoleSuite, runStatusIs, tableCaptioned } from '../helpers/console-suite.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'unreached-steps');
 const TOKEN = 'unreached-steps-console-token-01';
@@ -19,16 +19,7 @@ describe('console: the steps a cancelled run never reached', function () {
   it('the run page lists them `unreached`, nested ones under their loop, after the steps that ran', async () => {
     const { p, close } = await t.signedIn();
     try {
-      const res = await fetch(`${t.daemon.url}/console/api/playbooks/held-up/runs`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify({ inputs: {} }),
-      });
-      expect(res.status, await res.clone().text()).to.equal(202);
-      const { runId } = (await res.json()) as { runId: string };
-      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
-      expect(await shownRun(p)).to.equal(runId);
-      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      await t.openRunning(p, 'held-up');
       await p.getByRole('button', { name: 'Cancel run' }).click();
       await p.getByRole('button', { name: 'Confirm cancel' }).click();
       await until('the run shown cancelled', async (seen) => runStatusIs(p, 'cancelled', seen), 30_000, 250);

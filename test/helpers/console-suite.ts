@@ -63,6 +63,11 @@ export interface ConsoleSuite {
   freshPage(o?: { watchConsole?: boolean }): Promise<OpenPage>;
   /** A fresh page signed in by the address with the token, on the runs list. */
   signedIn(): Promise<OpenPage>;
+  /**
+   * Starts a run of `playbook` (no inputs) by the console's API, as its Start button does, and opens its page on
+   * `p` once it shows the run `running`; its id.
+   */
+  openRunning(p: Page, playbook: string): Promise<string>;
 }
 
 export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
@@ -92,6 +97,19 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
       await open.p.goto(`${t.daemon.url}/#token=${o.token}`);
       await open.p.getByRole('heading', { name: 'Runs', exact: true }).waitFor();
       return open;
+    },
+    async openRunning(p, playbook) {
+      const res = await fetch(`${t.daemon.url}/console/api/playbooks/${playbook}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${o.token}` },
+        body: JSON.stringify({ inputs: {} }),
+      });
+      expect(res.status, await res.clone().text()).to.equal(202);
+      const { runId } = (await res.json()) as { runId: string };
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
+      expect(await shownRun(p)).to.equal(runId);
+      await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
+      return runId;
     },
   } as Partial<ConsoleSuite> as ConsoleSuite;
 
