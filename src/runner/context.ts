@@ -9,6 +9,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { backoffDelay, retrying } from '../retry.js';
 import {
   emptyCounts,
+  type Confirmation,
   type DeviceCounts,
   type DeviceGroup,
   type DeviceResult,
@@ -40,11 +41,23 @@ export class StepCount {
    * failed checkpoint, as the summary counts them.
    */
   readonly failing: DeviceCounts = emptyCounts();
+  /**
+   * How this execution confirmed its devices (a device-state step), which its checkpoint keeps: a run resumed
+   * after a crash counts the means of the executions it restores, not only of those it runs again.
+   */
+  confirmation?: Confirmation;
 
   constructor(
     readonly stepId: string,
     private readonly sum: StepSummary,
   ) {}
+
+  /** Devices confirmed, by each means: counted here and in the step's summary. */
+  confirmed(tally: Confirmation): void {
+    if (!tally.callback && !tally.requestStatus && !tally.stateRead) return;
+    addConfirmation((this.confirmation ??= { callback: 0, requestStatus: 0, stateRead: 0 }), tally);
+    countConfirmation(this.sum, tally);
+  }
 
   call(): void {
     this.calls++;
@@ -367,4 +380,15 @@ export function selects(selectors: string[], e: unknown): boolean {
     }
     return false;
   });
+}
+
+/** Counts in a step's summary the devices `c` counts by each means of confirmation. */
+export function countConfirmation(sum: StepSummary, c: Confirmation): void {
+  addConfirmation((sum.confirmation ??= { callback: 0, requestStatus: 0, stateRead: 0 }), c);
+}
+
+function addConfirmation(into: Confirmation, c: Confirmation): void {
+  into.callback += c.callback;
+  into.requestStatus += c.requestStatus;
+  into.stateRead += c.stateRead;
 }

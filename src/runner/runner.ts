@@ -14,6 +14,7 @@ import { emptyCounts, type DeviceCounts, type RunSummary, type StepStatus } from
 import {
   RunContext,
   addCounts,
+  countConfirmation,
   devicesOverTolerance,
   done,
   findsItems,
@@ -330,6 +331,7 @@ class Run {
           ...(devices.total ? { devices } : {}),
           calls: count.calls,
           attempts: count.attempts,
+          ...(count.confirmation ? { confirmation: count.confirmation } : {}),
         } satisfies Checkpoint);
         if (cancelled) ctx.log.info('step cancelled', { step: step.id, reason: message });
         else ctx.log.warn('step failed', { step: step.id, error: message });
@@ -361,6 +363,7 @@ class Run {
         ...(state.stored ? { storedItems: state.stored.size } : {}),
         calls: count.calls,
         attempts: count.attempts,
+        ...(count.confirmation ? { confirmation: count.confirmation } : {}),
         ...(over ? { error: over } : {}),
         ...(state.reason ? { reason: state.reason } : {}),
         ...(state.note ? { note: state.note } : {}),
@@ -442,6 +445,7 @@ class Run {
     const sum = ctx.stepSummary(step.id);
     sum.calls += cp.calls ?? 0;
     sum.attempts += cp.attempts ?? 0;
+    if (cp.confirmation) countConfirmation(sum, cp.confirmation);
     if (cp.status === 'failed' || cp.status === 'cancelled') throw new StepError(cp.error ?? cp.status);
     if ('set' in step) {
       // Variables are not checkpointed: a `set` is evaluated again, from the same restored context.

@@ -6,7 +6,15 @@ import type { ApiClient } from '../api/client.js';
 import type { EngineSettings } from '../actions/settings.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { DeviceCounts, DeviceGroup, ItemRuns, RunRecord, StepStatus, Store } from '../store/store.js';
+import type {
+  Confirmation,
+  DeviceCounts,
+  DeviceGroup,
+  ItemRuns,
+  RunRecord,
+  StepStatus,
+  Store,
+} from '../store/store.js';
 import type { StoredItems } from './stored-items.js';
 
 export type Json = Record<string, unknown>;
@@ -200,6 +208,8 @@ export interface Checkpoint {
   note?: string;
   calls?: number;
   attempts?: number;
+  /** How the step's devices were confirmed (StepCount.confirmation): a resumed run counts them again. */
+  confirmation?: Confirmation;
   /** A `waiting` wait's deadline, on the run's clock (ms). */
   until?: number;
   /** When a `sending` call left, on the run's clock (ms): an unknown outcome is watched from then. */

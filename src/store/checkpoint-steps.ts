@@ -15,7 +15,13 @@
  */
 import type { Playbook, Step } from '../playbook/schema.js';
 import { eachStep } from '../playbook/step-tree.js';
-import { emptyCounts, type DeviceCounts, type StepStatus, type StepSummary } from './store.js';
+import {
+  emptyCounts,
+  type Confirmation,
+  type DeviceCounts,
+  type StepStatus,
+  type StepSummary,
+} from './store.js';
 
 /** What a checkpoint says of its step, without its output and items. */
 export interface StepMark {
@@ -23,13 +29,23 @@ export interface StepMark {
   devices?: DeviceCounts;
   calls?: number;
   attempts?: number;
+  confirmation?: Confirmation;
   error?: string;
   reason?: string;
   note?: string;
 }
 
 /** The members of a checkpoint a StepMark keeps. */
-export const MARKS = ['status', 'devices', 'calls', 'attempts', 'error', 'reason', 'note'] as const;
+export const MARKS = [
+  'status',
+  'devices',
+  'calls',
+  'attempts',
+  'confirmation',
+  'error',
+  'reason',
+  'note',
+] as const;
 
 /** `o` without its members that are null: a checkpoint's marks as SQL gives them, a missing one null. */
 export function withoutNulls(o: object): object {
@@ -49,6 +65,7 @@ interface Seen {
   devices: DeviceCounts;
   calls: number;
   attempts: number;
+  confirmation?: Confirmation;
   error?: string;
   reason?: string;
   note?: string;
@@ -87,6 +104,7 @@ export function checkpointSteps(
     if (m.devices) addCounts(s.devices, m.devices);
     s.calls += m.calls ?? 0;
     s.attempts += m.attempts ?? 0;
+    if (m.confirmation) addConfirmation((s.confirmation ??= { ...NONE_CONFIRMED }), m.confirmation);
     if (as === 'failed' || as === 'cancelled') s.error ??= m.error;
     if (as === 'skipped') s.reason ??= m.reason;
     if (m.note) s.note = m.note;
@@ -104,6 +122,7 @@ export function checkpointSteps(
       attempts: from?.attempts ?? 0,
       calls: from?.calls ?? 0,
       devices: from?.devices ?? emptyCounts(),
+      ...(from?.confirmation ? { confirmation: from.confirmation } : {}),
       ...(from?.error && (status === 'failed' || status === 'cancelled') ? { error: from.error } : {}),
       ...((reason ?? from?.reason) && status === 'skipped' ? { reason: reason ?? from?.reason } : {}),
       ...(from?.note ? { note: from.note } : {}),
@@ -184,7 +203,12 @@ export function checkpointSteps(
     const own = seen.get(s.id);
     if (phase === 'live') show(s, 'running', own);
     else {
-      const status = PRECEDENCE.find((p) => own?.by.has(p)) ?? (own || next ? 'cancelled' : 'unreached');
+      // An iteration still under way when the run ended (its process died, and `runs cancel` ended it) was cut
+      // short: cancelled, as the cancel of a live process would have ended it.
+      const cut = own?.by.has('running');
+      const status =
+        PRECEDENCE.find((p) => own?.by.has(p) || (p === 'cancelled' && cut)) ??
+        (own || next ? 'cancelled' : 'unreached');
       show(s, status, own);
     }
     if ('forEach' in s) walk(s.forEach.steps as Step[], phase, loop);
@@ -248,6 +272,14 @@ function nested(s: Step): Step[][] {
 
 function children(s: Step): Step[] {
   return nested(s).flat();
+}
+
+const NONE_CONFIRMED: Confirmation = { callback: 0, requestStatus: 0, stateRead: 0 };
+
+function addConfirmation(into: Confirmation, c: Confirmation): void {
+  into.callback += c.callback ?? 0;
+  into.requestStatus += c.requestStatus ?? 0;
+  into.stateRead += c.stateRead ?? 0;
 }
 
 function addCounts(into: DeviceCounts, c: DeviceCounts): void {

@@ -186,6 +186,39 @@ describe('daemon: confirmed per-device outcomes', function () {
     expect(sent, 'suspend requests').to.equal(1);
   });
 
+  it('a run resumed after a SIGKILL counts how the devices confirmed before the kill were confirmed', async () => {
+    const state = world.state('resumed-count.db');
+    // The carrier acts once the test moves the emulator's clock: one request at a time, each confirmed by its
+    // message before the next is sent, and the third left accepted when the daemon is killed.
+    world.emu.setFaults({ processingSeconds: 30 });
+    const imeis = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
+    const first = await world.start('first daemon', FIXTURES, { state, env: env() });
+    const runId = await start(first.url, 'suspend-one-by-one', imeis);
+    const outcomes = () => ledger(state, runId).map((r) => r.outcome);
+    for (let n = 1; n <= 2; n++) {
+      await until(`request ${n} is accepted`, () => outcomes().filter((o) => o === 'accepted').length === 1);
+      world.emu.advance(60);
+      await until(`device ${n} is confirmed`, () => outcomes().filter((o) => o === 'succeeded').length === n);
+    }
+    await until('the third request is accepted', () => outcomes().includes('accepted'));
+    await first.kill();
+    world.emu.advance(60);
+    const second = await world.start('second daemon', FIXTURES, { state, env: env() });
+    await until('the resumed run ends', () => status(state, runId, 'suspend-one-by-one') === 'succeeded');
+    await second.kill();
+    expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+    const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
+    expect(step.devices).to.include({ total: 3, succeeded: 3 });
+    // The two confirmed by their messages before the kill, and the third by whatever means the second found.
+    const by = step.confirmation as { callback: number; requestStatus: number; stateRead: number };
+    expect(by.callback, JSON.stringify(by)).to.be.at.least(2);
+    expect(by.callback + by.requestStatus + by.stateRead, JSON.stringify(by)).to.equal(3);
+    const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
+    expect(shown.stdout).to.match(
+      /suspend +succeeded +calls \d+ devices 3: 3 succeeded, 0 failed, 0 skipped \(confirmed by callback [23], request status [01], state read [01]\)/,
+    );
+  });
+
   it('a run cancelled while it waits for the carrier: the messages that come afterwards are recorded', async () => {
     const state = world.state('cancelled.db');
     world.emu.setFaults({ processingSeconds: 30 });

@@ -98,7 +98,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       return sent.output;
     });
     const state = ctx.finishDevices(step.id, output, results.groups());
-    addConfirmation(x, tally);
+    x.count.confirmed(tally);
     return { ...state, ledger: notRecorded(state.ledger ?? [], recorded) };
   } catch (e) {
     // The step fails, but devices were touched: the ledger and the summary count them.
@@ -116,7 +116,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     if (groups.length || waiting.length) {
       ctx.recordLedger(step.id, notRecorded(interrupted ? groups : [...groups, ...waiting], recorded));
       ctx.countFailing(x.count, [...groups, ...waiting]);
-      addConfirmation(x, tally);
+      x.count.confirmed(tally);
     }
     throw e;
   }
@@ -313,13 +313,4 @@ function acceptedWithoutResult(
       { outcome, ...why, attempts: r.attempts, requestId: r.requestId },
     ),
   );
-}
-
-function addConfirmation(x: ActionCall, tally: Confirmation): void {
-  if (!tally.callback && !tally.requestStatus && !tally.stateRead) return;
-  const sum = x.ctx.stepSummary(x.step.id);
-  const c = (sum.confirmation ??= { callback: 0, requestStatus: 0, stateRead: 0 });
-  c.callback += tally.callback;
-  c.requestStatus += tally.requestStatus;
-  c.stateRead += tally.stateRead;
 }
