@@ -60,8 +60,15 @@ export class Lease {
       startedAt: new Date(now()).toISOString(),
     };
     await releaseDead(o.store, now());
-    const at = now();
-    const holder = await o.store.registerOwner(info, at, o.leaseMs, o.exclusive);
+    let at = now();
+    let holder = await o.store.registerOwner(info, at, o.leaseMs, o.exclusive);
+    // A holder of this host may be a process killed a moment ago, still exiting (a supervisor restarting the
+    // daemon at once): it is given a moment to be gone.
+    if (holder && (await goneWithin(holder, HOLDER_GRACE_MS))) {
+      await releaseDead(o.store, now());
+      at = now();
+      holder = await o.store.registerOwner(info, at, o.leaseMs, o.exclusive);
+    }
     if (holder) throw new ConfigError(refusal(o, holder));
     lease.until = at + o.leaseMs;
     // From now on the store writes only while this lease holds: a process frozen past it writes nothing more.
@@ -195,6 +202,18 @@ export function cancelTakerText(by: CancelTaker, runId: string): string {
     : `no live process holds the run; the next \`fleetbook serve\` on this state cancels it before it runs another step, and its finally steps run there. To end it now without its finally steps: fleetbook runs cancel ${runId}`;
 }
 
+/** How long a start waits for a holder of this host to be gone before it is refused (Lease.acquire). */
+const HOLDER_GRACE_MS = 2_000;
+
+/** Whether `other`, an owner of this host, is known to be gone within `ms` (knownDead, asked every 50 ms). */
+async function goneWithin(other: Owner, ms: number): Promise<boolean> {
+  if (other.host !== HERE.host || other.boot !== HERE.boot) return false;
+  for (const end = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 50))) {
+    if (knownDead(other, HERE)) return true;
+    if (Date.now() >= end) return false;
+  }
+}
+
 /** Removes the owners of this host known to be gone: their unfinished runs and their devices are free. */
 async function releaseDead(
   store: Pick<Ownership, 'liveOwners' | 'releaseOwner'>,
@@ -216,15 +235,22 @@ export function ownerText(o: Owner): string {
 
 /**
  * An owner on this host, in this boot and pid namespace (`boot` names both, as BOOT does), whose process is
- * gone. `me` is this process (HERE), given as data to the tests.
+ * gone: no such process, or a zombie (it has exited; its parent has not reaped it yet). `me` is this process
+ * (HERE), given as data to the tests.
  */
 export function knownDead(other: Owner, me: Pick<OwnerInfo, 'pid' | 'host' | 'boot'>): boolean {
   if (other.host !== me.host || other.boot !== me.boot || !me.boot || other.pid === me.pid) return false;
   try {
     process.kill(other.pid, 0);
-    return false;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  try {
+    // The state is the first field after the command's name in parentheses, which may hold spaces or `)`.
+    const stat = readFileSync(`/proc/${other.pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
   }
 }
 
