@@ -15,12 +15,13 @@
  */
 import { isoTime } from '../clock.js';
 import type { Config } from '../config.js';
-import { addCounts, countDevices } from '../runner/context.js';
+import { countDevices } from '../runner/context.js';
 import { groupResults } from '../runner/devices.js';
 import { parseDuration } from '../playbook/duration.js';
 import { Lease, liveHolder, ownerText } from '../store/lease.js';
 import { stepsOfEnded } from '../store/run-views.js';
 import {
+  addCounts,
   emptyCounts,
   type DeviceCounts,
   type DeviceResult,

@@ -4,15 +4,22 @@
  */
 import type { Step } from './schema.js';
 
+/** The lists of steps in `s`: a loop's body, a parallel's branches, its rescue. */
+export function nestedLists(s: Step): Step[][] {
+  return [
+    ...('forEach' in s && Array.isArray(s.forEach.steps) ? [s.forEach.steps as Step[]] : []),
+    ...('parallel' in s && Array.isArray(s.parallel) ? [s.parallel as Step[]] : []),
+    ...(Array.isArray(s.onError) ? [s.onError as Step[]] : []),
+  ];
+}
+
 /** Calls `f` on each step of `list` and those nested in them, each after its parent, with the step it is in. */
 export function eachStep(list: readonly Step[] | undefined, f: (s: Step, within?: Step) => void): void {
   const add = (steps: unknown, within?: Step): void => {
     if (!Array.isArray(steps)) return;
     for (const s of steps as Step[]) {
       f(s, within);
-      if ('forEach' in s) add(s.forEach.steps, s);
-      if ('parallel' in s) add(s.parallel, s);
-      if (Array.isArray(s.onError)) add(s.onError, s);
+      for (const nested of nestedLists(s)) add(nested, s);
     }
   };
   add(list);

@@ -10,8 +10,8 @@
  */
 import { isAction } from '../api/catalog.js';
 import type { Step } from '../playbook/schema.js';
-import { emptyCounts, type DeviceCounts, type StepStatus } from '../store/store.js';
-import { addCounts, findsItems, unreadableItems, type RunContext } from './context.js';
+import { addCounts, emptyCounts, type DeviceCounts, type StepStatus } from '../store/store.js';
+import { findsItems, unreadableItems, type RunContext } from './context.js';
 import { stepsIn } from './plan.js';
 import type { Scope, StepState } from './types.js';
 

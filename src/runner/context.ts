@@ -8,6 +8,7 @@ import { ApiError, FleetbookError, NetworkError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { backoffDelay, retrying } from '../retry.js';
 import {
+  addCounts,
   emptyCounts,
   type Confirmation,
   type DeviceCounts,
@@ -249,16 +250,6 @@ export function devicesOverTolerance(plan: StepPlan, d: DeviceCounts): string | 
   if (plan.toleratedFailurePercent === undefined) return undefined;
   const what = d.unconfirmed ? 'devices failed or stayed unconfirmed' : 'devices failed';
   return overTolerance(d.failed + d.unconfirmed, d.total, what, plan.toleratedFailurePercent);
-}
-
-export function addCounts(into: DeviceCounts, c: DeviceCounts): void {
-  into.total += c.total;
-  into.accepted += c.accepted;
-  into.succeeded += c.succeeded;
-  into.failed += c.failed;
-  into.skipped += c.skipped;
-  into.unconfirmed += c.unconfirmed;
-  for (const [k, v] of Object.entries(c.byError)) into.byError[k] = (into.byError[k] ?? 0) + v;
 }
 
 export function done(output: unknown): StepState {

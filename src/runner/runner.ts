@@ -10,10 +10,15 @@ import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
 import { retrying } from '../retry.js';
-import { emptyCounts, type DeviceCounts, type RunSummary, type StepStatus } from '../store/store.js';
+import {
+  addCounts,
+  emptyCounts,
+  type DeviceCounts,
+  type RunSummary,
+  type StepStatus,
+} from '../store/store.js';
 import {
   RunContext,
-  addCounts,
   countConfirmation,
   devicesOverTolerance,
   done,

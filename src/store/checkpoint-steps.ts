@@ -14,8 +14,9 @@
  * are shown over every iteration, `running` while the loop goes on, as StepSummary.within places them.
  */
 import type { Playbook, Step } from '../playbook/schema.js';
-import { eachStep } from '../playbook/step-tree.js';
+import { eachStep, nestedLists } from '../playbook/step-tree.js';
 import {
+  addCounts,
   emptyCounts,
   type Confirmation,
   type DeviceCounts,
@@ -227,17 +228,29 @@ export function checkpointSteps(
     const main = walk(pb.steps, ended || (pb.finally ?? []).some(traced) ? 'over' : 'live');
     walk(pb.finally, ended ? 'over' : main === 'open' ? 'pending' : 'live');
   }
-  // In the playbook's order, each nested step after the one it is in (as everyStep, run-views.ts).
-  const ordered: StepSummary[] = [];
+  return everyStep([...out.values()], pb);
+}
+
+/**
+ * `steps`, a run's, with every step of its playbook `pb`, in the playbook's order (`steps`, then `finally`, each
+ * nested step after the one it is in, named in `within`): a step the run never entered is `unreached`, with no
+ * attempt, no call and no device. A step `steps` has that `pb` does not name stays, last.
+ */
+export function everyStep(
+  steps: readonly StepSummary[],
+  pb: Pick<Playbook, 'steps' | 'finally'>,
+): StepSummary[] {
+  const recorded = new Map(steps.map((s) => [s.id, s]));
   const placed = new Set<string>();
+  const out: StepSummary[] = [];
   for (const list of [pb.steps, pb.finally])
     eachStep(list, (s, within) => {
-      const shown = out.get(s.id);
-      if (!shown || placed.has(s.id)) return;
+      if (typeof s.id !== 'string' || placed.has(s.id)) return;
       placed.add(s.id);
-      ordered.push(within ? { ...shown, within: within.id } : shown);
+      const shown = recorded.get(s.id) ?? blank(s.id, 'unreached');
+      out.push(within && shown.within !== within.id ? { ...shown, within: within.id } : shown);
     });
-  return ordered;
+  return [...out, ...steps.filter((s) => !placed.has(s.id))];
 }
 
 /** What a step inside a loop says when its iterations' checkpoints were not read (run-views.ts MARKS_READ). */
@@ -261,17 +274,8 @@ export function devicesOf(
   return c;
 }
 
-/** The lists of steps in `s`: a loop's body, a parallel's branches, its rescue. */
-function nested(s: Step): Step[][] {
-  return [
-    ...('forEach' in s ? [s.forEach.steps as Step[]] : []),
-    ...('parallel' in s ? [s.parallel as Step[]] : []),
-    ...(Array.isArray(s.onError) ? [s.onError as Step[]] : []),
-  ];
-}
-
 function children(s: Step): Step[] {
-  return nested(s).flat();
+  return nestedLists(s).flat();
 }
 
 const NONE_CONFIRMED: Confirmation = { callback: 0, requestStatus: 0, stateRead: 0 };
@@ -280,14 +284,4 @@ function addConfirmation(into: Confirmation, c: Confirmation): void {
   into.callback += c.callback ?? 0;
   into.requestStatus += c.requestStatus ?? 0;
   into.stateRead += c.stateRead ?? 0;
-}
-
-function addCounts(into: DeviceCounts, c: DeviceCounts): void {
-  into.total += c.total ?? 0;
-  into.accepted += c.accepted ?? 0;
-  into.succeeded += c.succeeded ?? 0;
-  into.failed += c.failed ?? 0;
-  into.skipped += c.skipped ?? 0;
-  into.unconfirmed += c.unconfirmed ?? 0;
-  for (const [k, n] of Object.entries(c.byError ?? {})) into.byError[k] = (into.byError[k] ?? 0) + n;
 }

@@ -7,45 +7,10 @@
 import type { Playbook } from '../playbook/schema.js';
 import { eachStep } from '../playbook/step-tree.js';
 import { redactRun } from '../util/secrets.js';
-import { checkpointSteps } from './checkpoint-steps.js';
-import {
-  emptyCounts,
-  type DeviceCounts,
-  type RunRecord,
-  type RunSummary,
-  type StepSummary,
-  type Store,
-} from './store.js';
+import { checkpointSteps, everyStep } from './checkpoint-steps.js';
 
-/**
- * `steps`, a run's, with every step of its playbook `pb`, in the playbook's order (`steps`, then `finally`, each
- * nested step after the one it is in): a step the run never entered is `unreached`, with `within` as a step
- * entered has it, no attempt, no call and no device. A step `steps` has that `pb` does not name stays, last.
- */
-export function everyStep(
-  steps: readonly StepSummary[],
-  pb: Pick<Playbook, 'steps' | 'finally'>,
-): StepSummary[] {
-  const recorded = new Map(steps.map((s) => [s.id, s]));
-  const placed = new Set<string>();
-  const out: StepSummary[] = [];
-  for (const list of [pb.steps, pb.finally])
-    eachStep(list, (s, within) => {
-      if (typeof s.id !== 'string' || placed.has(s.id)) return;
-      placed.add(s.id);
-      out.push(
-        recorded.get(s.id) ?? {
-          id: s.id,
-          ...(within ? { within: within.id } : {}),
-          status: 'unreached',
-          attempts: 0,
-          calls: 0,
-          devices: emptyCounts(),
-        },
-      );
-    });
-  return [...out, ...steps.filter((s) => !placed.has(s.id))];
-}
+export { everyStep };
+import { type DeviceCounts, type RunRecord, type RunSummary, type StepSummary, type Store } from './store.js';
 
 /**
  * The summary of `run` as shown, with every step of the playbook version it ran (everyStep); undefined while it

@@ -71,6 +71,17 @@ export interface DeviceCounts {
   byError: Record<string, number>;
 }
 
+/** Adds the counts `c` to `into`; a member `c` lacks (a checkpoint of an older version) adds nothing. */
+export function addCounts(into: DeviceCounts, c: Partial<DeviceCounts>): void {
+  into.total += c.total ?? 0;
+  into.accepted += c.accepted ?? 0;
+  into.succeeded += c.succeeded ?? 0;
+  into.failed += c.failed ?? 0;
+  into.skipped += c.skipped ?? 0;
+  into.unconfirmed += c.unconfirmed ?? 0;
+  for (const [k, n] of Object.entries(c.byError ?? {})) into.byError[k] = (into.byError[k] ?? 0) + n;
+}
+
 export const emptyCounts = (): DeviceCounts => ({
   total: 0,
   accepted: 0,

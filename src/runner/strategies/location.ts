@@ -3,10 +3,10 @@
  * completion polled, its pages read into the ledger as they come). Each located device's result carries its
  * location; each other device, its 7.3 error. The per-device policy retries the failures it names.
  */
-import { emptyCounts, type DeviceCounts, type DeviceGroup } from '../../store/store.js';
+import { addCounts, emptyCounts, type DeviceCounts, type DeviceGroup } from '../../store/store.js';
 import { eachAtMost } from '../../util/at-most.js';
 import { readAhead } from '../../util/read-ahead.js';
-import { addCounts, countDevices } from '../context.js';
+import { countDevices } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import { answerRefusal, groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
