@@ -19,15 +19,26 @@ interface Hold {
  * from the map in one pass once they outnumber the held ones by far (and some 65,000), so that a
  * long-running process keeps a map of the size of what it holds. An acquisition reads and writes each of its
  * ids once.
+ *
+ * A hold taken while no other is live (a lone run: `fleetbook run`, a daemon at rest) keeps its ids as given and
+ * is written into the map only when another acquisition comes while it is live: a run alone in its process
+ * pays nothing per device for locks it never has to compare.
  */
 export class InProcessDeviceLocks implements DeviceLocks {
   private readonly held = new Map<string, Hold>();
   /** How many ids the holds not yet done took. */
   private live = 0;
+  /** The hold taken while no other was live, while its ids are not yet in `held`. */
+  private lone: { ids: readonly string[]; hold: Hold } | undefined;
 
   /** Ids the map keeps: held ones, and released ones not yet dropped. */
   get size(): number {
     return this.held.size;
+  }
+
+  /** How many ids the holds not yet done took. */
+  get holding(): number {
+    return this.live;
   }
 
   async acquire(ids: readonly string[], signal?: AbortSignal, onWait?: () => void): Promise<() => void> {
@@ -36,7 +47,13 @@ export class InProcessDeviceLocks implements DeviceLocks {
       const hold: Hold = { done: false, freed: undefined as unknown as Promise<void> };
       let release!: () => void;
       hold.freed = new Promise<void>((resolve) => (release = resolve));
-      const busy = this.take(ids, hold);
+      let busy: Hold | undefined;
+      if (!this.lone && this.live === 0) this.lone = { ids, hold };
+      else {
+        if (this.lone) this.take(this.lone.ids, this.lone.hold);
+        this.lone = undefined;
+        busy = this.take(ids, hold);
+      }
       if (busy) {
         // What it took meanwhile is free again: nobody waits on a hold that was never given out.
         hold.done = true;
@@ -51,6 +68,7 @@ export class InProcessDeviceLocks implements DeviceLocks {
         if (hold.done) return;
         hold.done = true;
         this.live -= n;
+        if (this.lone?.hold === hold) this.lone = undefined;
         release();
         if (this.held.size > 4 * this.live + 65_536) this.sweep();
       };

@@ -49,7 +49,7 @@ steps:
     const before = await reads();
     // The first suspends a and b; the second, started while it holds them, asks for a, b and c.
     const first = runPlaybook(suspend([a, b]), { client, store, locks });
-    while (!locks.size) await new Promise((r) => setTimeout(r, 5));
+    while (!locks.holding) await new Promise((r) => setTimeout(r, 5));
     const second = runPlaybook(suspend([a, b, c]), { client, store, locks });
     const [one, two] = await Promise.all([first, second]);
     await store.close();

@@ -67,6 +67,27 @@ describe('runner: per-device locks across runs', () => {
     (await locks.acquire(['d1', 'd2', 'd3']))();
   });
 
+  it('a run alone in its process writes none of its ids into the map, and is still waited for', async () => {
+    const locks = new InProcessDeviceLocks();
+    const ids = Array.from({ length: 1000 }, (_, i) => `lone-${i}`);
+    const releaseLone = await locks.acquire(ids);
+    expect(locks.size, 'nothing to compare a lone hold with').to.equal(0);
+    releaseLone();
+    const releaseAgain = await locks.acquire(ids);
+    expect(locks.size).to.equal(0);
+    // A second holder comes: the first's ids are compared with it now.
+    let got = false;
+    const second = locks.acquire(['other', 'lone-500']).then((release) => {
+      got = true;
+      return release;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(got, 'waits for the lone holder’s device').to.equal(false);
+    expect(locks.size).to.be.at.least(1000);
+    releaseAgain();
+    (await second)();
+  });
+
   it('keeps about as many ids as it holds, however many it has released', async () => {
     const locks = new InProcessDeviceLocks();
     const kept = Array.from({ length: 1000 }, (_, i) => `kept-${i}`);
