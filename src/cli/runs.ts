@@ -279,7 +279,7 @@ function runTable(runs: RunRecord[], owners: Owner[]): string {
       r.id,
       r.startedAt,
       r.cancelRequested ? `${r.status}, cancel requested` : r.status,
-      triggerText(r.trigger),
+      triggerText(r.trigger, r.dryRun),
       r.playbook,
       ownerCell(r, byId),
     ]),

@@ -26,7 +26,7 @@ export function runRow(r: RunRecord): RunRow {
     playbook: r.playbook,
     status: r.status,
     trigger: r.trigger,
-    triggerText: triggerText(r.trigger),
+    triggerText: triggerText(r.trigger, r.dryRun),
     startedAt: r.startedAt,
     ...(r.endedAt ? { endedAt: r.endedAt } : {}),
     ...(r.error ? { error: redact(r.error) } : {}),

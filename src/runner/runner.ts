@@ -80,7 +80,9 @@ function scheduledAtOf(trigger: Record<string, unknown> | undefined): string {
 }
 
 export async function runPlaybook(pb: Playbook, o: RunOptions): Promise<RunSummary> {
-  return new Run(pb, o).execute();
+  // A run taken up goes on as it was created: a dry run stays one, whoever takes it up.
+  const stored = o.stored ?? (o.runId ? await o.store.getRun(o.runId) : undefined);
+  return new Run(pb, stored?.dryRun ? { ...o, stored, dryRun: true } : { ...o, stored }).execute();
 }
 
 class Run {
@@ -114,7 +116,7 @@ class Run {
     } catch (e) {
       error = (e as Error).message;
     }
-    const stored = o.stored ?? (o.runId ? await store.getRun(o.runId) : undefined);
+    const { stored } = o;
     if (stored) {
       // Queued by the daemon, or interrupted (a crash): what earlier executions checkpointed is not done again.
       // A run still queued never executed, so it has no checkpoints.
@@ -138,6 +140,7 @@ class Run {
         startedAt: this.startedAt,
         ...(o.event !== undefined ? { event: o.event } : {}),
         ...(o.owner !== undefined ? { owner: o.owner } : {}),
+        ...(o.dryRun ? { dryRun: true } : {}),
       });
     }
     // A secret not set would fail the run at the step that reads it, after the steps before it acted (a run

@@ -29,6 +29,8 @@ export interface RunRow {
   event_json: string | null;
   owner: string | null;
   version: string | null;
+  /** 1 (true on PostgreSQL) for a dry run. */
+  dry_run?: number | boolean | null;
   /** Absent on rows a query selects without it (a claim's RETURNING); null when no cancel was asked. */
   cancel_requested?: string | null;
 }
@@ -47,6 +49,7 @@ export function toRun(r: RunRow): RunRecord {
     ...(r.event_json !== null ? { event: parse(r.event_json) } : {}),
     ...(r.owner !== null ? { owner: r.owner } : {}),
     ...(r.version !== null && r.version !== undefined ? { version: r.version } : {}),
+    ...(r.dry_run ? { dryRun: true } : {}),
     // Kept in the row once the run has ended; said only while it may still be acted on.
     ...(r.cancel_requested && !r.ended_at ? { cancelRequested: r.cancel_requested } : {}),
   };

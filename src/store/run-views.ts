@@ -96,9 +96,14 @@ export function runListEntry({ summary, ...run }: RunRecord): RunListEntry {
  * What started a run, in a word or two, as `runs list` (its TRIGGER) and the console's runs table (`triggerText`
  * of a RunRow) say it: `manual`, `schedule`, `callback DeviceUsage`; a run made up at a start, or by `fleetbook
  * run --scheduled-at`, with the fire it was for, which its start does not tell: `schedule, missed for
- * 2026-11-28T07:00:00Z`, `schedule, backfill for ...`.
+ * 2026-11-28T07:00:00Z`, `schedule, backfill for ...`; a dry run says so: `manual, dry run`.
  */
-export function triggerText(trigger: unknown): string {
+export function triggerText(trigger: unknown, dryRun?: boolean): string {
+  const text = triggerWords(trigger);
+  return dryRun ? `${text}, dry run` : text;
+}
+
+function triggerWords(trigger: unknown): string {
   const t = (trigger ?? {}) as { type?: unknown; reason?: unknown; service?: unknown; scheduledAt?: unknown };
   if (typeof t.type !== 'string') return '-';
   if (t.type === 'schedule' && (t.reason === 'missed' || t.reason === 'backfill'))

@@ -184,6 +184,8 @@ export const MIGRATIONS: string[] = [
   // A list of devices sent again (a streamed report's devices.retry) keeps the error each run of its devices was
   // sent again for in a column of its own (item-runs.ts), not in the run's kind.
   `ALTER TABLE step_items ADD COLUMN errors_json TEXT;`,
+  // A dry run is taken up after a crash as a dry run (RunRecord.dryRun), never as a run that acts.
+  `ALTER TABLE runs ADD COLUMN dry_run INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

@@ -11,8 +11,8 @@ type Sql = (text: string) => Database.Statement;
 export function insertRun(sql: Sql, r: RunRecord): void {
   sql(
     `INSERT INTO runs (id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error,
-       event_json, owner, version)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       event_json, owner, version, dry_run)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     r.id,
     r.playbook,
@@ -26,6 +26,7 @@ export function insertRun(sql: Sql, r: RunRecord): void {
     json(r.event),
     r.owner ?? null,
     r.version ?? null,
+    r.dryRun ? 1 : 0,
   );
 }
 

@@ -154,6 +154,8 @@ export interface RunRecord {
   endedAt?: string;
   summary?: RunSummary;
   error?: string;
+  /** A dry run (`fleetbook run --dry-run`): whoever takes it up after its process stopped goes on with a dry run. */
+  dryRun?: boolean;
   /**
    * Why a cancel was asked of the process that holds the run (Ownership.requestCancel), while the run has not
    * ended: that process cancels it at its next lease renewal.

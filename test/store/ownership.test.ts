@@ -66,7 +66,8 @@ forEachBackend('owners, leases, claims and device locks', (bk) => {
     await a.registerOwner(owner('daemon'), T, 1_000, true);
     await b.registerOwner(owner('cli', { role: 'run' }), T, 1_000, false);
     a.createRun(timed('d1', { owner: 'daemon' }));
-    b.createRun(timed('c1', { owner: 'cli' }));
+    // A dry run of `fleetbook run --dry-run`: whoever takes it up must know it is one.
+    b.createRun(timed('c1', { owner: 'cli', dryRun: true }));
     a.createRun(timed('old')); // from before owners existed
     a.createRun(timed('done', { status: 'succeeded' }));
     a.createRun(timed('other', { playbook: 'another' }));
@@ -78,9 +79,9 @@ forEachBackend('owners, leases, claims and device locks', (bk) => {
     await a.renewOwner('daemon', T + 900, 1_000);
     const taken = await a.claimRuns('daemon', undefined, T + 1_500);
     // ...and so is the run it had claimed.
-    expect(taken.map((r) => [r.id, r.owner])).to.deep.equal([
-      ['c1', 'daemon'],
-      ['old', 'daemon'],
+    expect(taken.map((r) => [r.id, r.owner, r.dryRun ?? false])).to.deep.equal([
+      ['c1', 'daemon', true],
+      ['old', 'daemon', false],
     ]);
     expect(await b.claimRuns('late', undefined, T + 1_500)).to.deep.equal([]);
     expect((await a.getRun('c1'))?.owner).to.equal('daemon');

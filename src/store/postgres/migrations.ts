@@ -304,6 +304,9 @@ export const MIGRATIONS: string[] = [
   // sent again for in a column of its own (item-runs.ts), not in the run's kind. A replica of the version before
   // writes none, and reads none: it reads only the lists it wrote, in the same execution of a step.
   `ALTER TABLE step_items ADD COLUMN errors_json text;`,
+  // A dry run is taken up after a crash as a dry run (RunRecord.dryRun), never as a run that acts. A replica of the
+  // version before writes false, and takes any run up as it was: replace the old replicas promptly.
+  `ALTER TABLE runs ADD COLUMN dry_run boolean NOT NULL DEFAULT false;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

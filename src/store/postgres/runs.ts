@@ -20,7 +20,7 @@ import { VERSION_REFRESH_MS } from '../retention.js';
 import { MARKS } from '../checkpoint-steps.js';
 
 const RUN_NAMES = `id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error,
-  event_json, owner, version`;
+  event_json, owner, version, dry_run`;
 
 /** A run as a row of `runs`, and the event that starts it (completeInbox), as `insertRuns` reads it. */
 export interface RunInsert extends RunRow {
@@ -45,6 +45,7 @@ export function runRow(r: RunRecord, eventId?: number): RunInsert {
     event_json: json(r.event),
     owner: storedText(r.owner ?? null),
     version: r.version ?? null,
+    dry_run: r.dryRun === true,
     ...(eventId !== undefined ? { event_id: eventId } : {}),
   };
 }
@@ -58,7 +59,7 @@ export function insertRuns(rows: readonly RunInsert[], where = ''): Statement & 
     text: `INSERT INTO runs (${RUN_NAMES})
            SELECT ${RUN_NAMES} FROM json_to_recordset($1::json) AS r(id text, playbook text, status text,
              trigger_json text, inputs_json text, started_at text, ended_at text, summary_json text, error text,
-             event_json text, owner text, version text, event_id bigint)
+             event_json text, owner text, version text, dry_run boolean, event_id bigint)
            ${where}`,
     values: [JSON.stringify(rows)],
   };
