@@ -343,16 +343,22 @@ export function item(r: DeviceResult): Json {
   };
 }
 
+/**
+ * The requests the client makes on its own, for the tokens a call needs: when one fails, the call it was made for
+ * never left, and a login or a token request acts on no device.
+ */
+const TOKEN_REQUESTS = new Set(['session.login', 'oauth.token']);
+
 /** Sent, and no answer that says whether the service acted. */
 export function unknownOutcome(e: unknown): boolean {
-  if (e instanceof NetworkError) return e.sent;
-  return e instanceof ApiError && e.status >= 500 && e.status !== 503;
+  if (e instanceof NetworkError) return e.sent && !TOKEN_REQUESTS.has(e.action);
+  return e instanceof ApiError && e.status >= 500 && e.status !== 503 && !TOKEN_REQUESTS.has(e.action);
 }
 
 /** The error type and class a device gets from an error that failed its whole request. */
 export function errorOf(e: unknown): Pick<DeviceResult, 'errorType' | 'errorClass'> {
   if (e instanceof ApiError) return { errorType: e.apiCode, errorClass: e.retryClass };
-  if (e instanceof NetworkError) return ownType(e.sent ? 'OUTCOME UNKNOWN' : 'NETWORK');
+  if (e instanceof NetworkError) return ownType(unknownOutcome(e) ? 'OUTCOME UNKNOWN' : 'NETWORK');
   if (e instanceof FleetbookError) return { errorType: e.code, errorClass: e.retryClass };
   return ownType('ERROR');
 }
