@@ -108,10 +108,19 @@ interface Call {
   contentType?: string;
   /** The `Basic` credential of the token request (auth `basic`). */
   basic?: string;
+  /** Attempts in all, when fewer than the client's `retry.maxAttempts` (the login's). */
+  maxAttempts?: number;
   onRequest?: (() => void) | undefined;
 }
 
 type RetryOptions = BackoffOptions & { maxAttempts: number; longestRetryAfterMs: number };
+
+/**
+ * Attempts in all of one login whose answer never came (a network error once it was sent, a 5xx, a timeout):
+ * a refusal (401 and every other 4xx) is never sent again. Fewer than the five failed logins that lock the user
+ * (spec/public-api-facts.md), so that even a wrong password whose every refusal was lost cannot lock it.
+ */
+export const LOGIN_ATTEMPTS = 3;
 
 export const DEFAULT_AREA: AreaOptions = { requestsPerSecond: 20, concurrency: 10 };
 
@@ -349,15 +358,19 @@ export class ApiClient {
       for (const q of op.query ?? []) delete rest[q];
       body = JSON.stringify(rest);
     }
+    const login = op.action === 'session.login';
     const out = await this.execute(
       {
         action: op.action,
         area: op.area,
         method: op.method,
-        retrySafe: op.retrySafe,
+        // A login whose answer was lost is sent again: one that succeeded only left a session to idle out, and one
+        // refused was answered (a 4xx, never retried). Bounded below the lockout (LOGIN_ATTEMPTS).
+        retrySafe: op.retrySafe || login,
         mutating: op.mutating,
-        auth: op.action === 'session.login' ? 'bearer' : 'both',
+        auth: login ? 'bearer' : 'both',
         onRequest: opts.onRequest,
+        ...(login ? { maxAttempts: LOGIN_ATTEMPTS } : {}),
       },
       path,
       body,
@@ -372,7 +385,8 @@ export class ApiClient {
    * - the expired-session message: one new login shared by every waiting request, then one replay;
    * - 429 and 503, and network errors that prove the request was not sent: retried for every operation;
    * - other 5xx, 408, "Failed to get location", and network errors after sending: retried only when the
-   *   operation is retry-safe (read-only or idempotent), since the service may have acted;
+   *   operation is retry-safe (read-only or idempotent), since the service may have acted, and for the login,
+   *   at most LOGIN_ATTEMPTS times in all;
    * - everything else: thrown at once.
    */
   private async execute(
@@ -461,7 +475,8 @@ export class ApiClient {
         if (e instanceof ApiError && e.status === 429)
           this.areas[c.area].throttled(tooLong ? this.retry.longestRetryAfterMs : e.retryAfterMs);
         attempt++;
-        if (!mayRetry(c, e) || attempt >= this.retry.maxAttempts) throw e;
+        if (!mayRetry(c, e) || attempt >= Math.min(this.retry.maxAttempts, c.maxAttempts ?? Infinity))
+          throw e;
         if (tooLong) {
           this.log.warn('not retrying API call: the service asks to wait longer than fleetbook waits', {
             action: c.action,

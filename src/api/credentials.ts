@@ -2,8 +2,9 @@
  * The client's two tokens: the OAuth bearer token (fetched with the client credentials, refreshed before it
  * expires, or given as it is) and the session token (one login, renewed once when the service says it expired).
  * Each is fetched once for every request waiting on it; a refusal is kept and thrown again, never retried: five
- * failed logins lock the user. The requests themselves go through the client (`TokenRequests`), with its rate
- * budgets and retries.
+ * failed logins lock the user. A login whose answer was lost (sent, then a network error, a 5xx) is no refusal:
+ * the client sends it again, at most LOGIN_ATTEMPTS times in all. The requests themselves go through the client
+ * (`TokenRequests`), with its rate budgets and retries.
  */
 import type { Clock } from '../clock.js';
 import { ApiError, AuthError, ConfigError, LoginError, type FleetbookError } from '../errors.js';

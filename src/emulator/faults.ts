@@ -2,14 +2,27 @@
  * Fault injection, set by `PUT /_emulator/faults` (product.md section 6). A PUT replaces the whole set: a
  * field left out goes back to its default, so a test states every fault it relies on.
  */
+import { isAction } from '../api/catalog.js';
 import { isDeviceErrorType } from '../api/device-errors.js';
-import { MAX_NEVER_FINISH_DEVICES, MAX_REQUESTS_PER_SECOND, MAX_SIMULATED_SECONDS } from './limits.js';
+import {
+  MAX_NEVER_FINISH_DEVICES,
+  MAX_REQUESTS_PER_SECOND,
+  MAX_RESET_NEXT,
+  MAX_SIMULATED_SECONDS,
+} from './limits.js';
 
 export interface Faults {
   /** Share of API requests answered 500 INTERNAL_ERROR before they act. @default 0 */
   errorRate: number;
   /** Share of API requests whose connection is reset after they acted: the answer is lost. @default 0 */
   resetRate: number;
+  /**
+   * The next requests of an operation, by action name, whose connection is reset after they acted: the answer is
+   * lost, whatever `resetRate` draws. Each reset counts one down; `GET /_emulator/faults` shows what is left.
+   * @default {}
+   * @example { "session.login": 2 }
+   */
+  resetNext: Record<string, number>;
   /** Delay before every API answer, in ms. @default 0 */
   latencyMs: number;
   /** Requests allowed in any one-second window; above it, 429 with Retry-After. 0 = no limit. @default 0 */
@@ -45,6 +58,7 @@ export interface Faults {
 export const DEFAULT_FAULTS: Readonly<Faults> = Object.freeze({
   errorRate: 0,
   resetRate: 0,
+  resetNext: {},
   latencyMs: 0,
   maxRequestsPerSecond: 0,
   sessionTtlSeconds: 1200,
@@ -59,7 +73,7 @@ export const DEFAULT_FAULTS: Readonly<Faults> = Object.freeze({
 
 /** The defaults, with members of their own (a fault set is never shared with DEFAULT_FAULTS). */
 export function defaultFaults(): Faults {
-  return { ...DEFAULT_FAULTS, deviceErrors: {}, neverFinishDevices: [] };
+  return { ...DEFAULT_FAULTS, resetNext: {}, deviceErrors: {}, neverFinishDevices: [] };
 }
 
 /**
@@ -175,6 +189,17 @@ export function parseFaults(body: unknown): Faults | string {
     const problem = faultProblem(k, v);
     if (problem) return problem;
     out[k] = v as number;
+  }
+  if (b.resetNext !== undefined) {
+    const r = b.resetNext;
+    if (r === null || typeof r !== 'object' || Array.isArray(r))
+      return 'resetNext must be an object of { "<action>": number of requests }';
+    for (const [action, n] of Object.entries(r as Record<string, unknown>)) {
+      if (!isAction(action)) return `resetNext: \`${action}\` is not an action (e.g. session.login)`;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_RESET_NEXT)
+        return `resetNext: the requests of ${action} must be an integer from 0 to ${MAX_RESET_NEXT}`;
+      if (n > 0) out.resetNext[action] = n;
+    }
   }
   if (b.deviceErrors !== undefined) {
     const d = b.deviceErrors;

@@ -29,6 +29,9 @@ export const MAX_SIMULATED_SECONDS = 365 * 86_400;
 /** The most requests a second `maxRequestsPerSecond` allows: a RateGate counts each in a slot of its ring. */
 export const MAX_REQUESTS_PER_SECOND = 1_000_000;
 
+/** The most requests of one action `resetNext` may reset. */
+export const MAX_RESET_NEXT = 1_000_000;
+
 /** The most identifiers `neverFinishDevices` may list. */
 export const MAX_NEVER_FINISH_DEVICES = 100_000;
 

@@ -39,6 +39,7 @@ import { sensorHandlers } from './sensors.js';
 import { smsHistoryHandlers } from './sms-history.js';
 import { subscriptionHandlers } from './subscriptions.js';
 import type { Core } from './state.js';
+import type { Faults } from './faults.js';
 import { triggerHandlers } from './triggers.js';
 import { usageReportHandlers } from './usage-reports.js';
 
@@ -158,6 +159,15 @@ function sendFailure(reply: FastifyReply, shape: ErrorShape, f: Failure): Fastif
   return sendJson(reply, f.status, renderError(shape, f));
 }
 
+/** Whether `resetNext` resets this request of `action`: counted down when it does. */
+function resetNow(faults: Faults, action: string): boolean {
+  const left = faults.resetNext[action];
+  if (!left) return false;
+  if (left > 1) faults.resetNext[action] = left - 1;
+  else delete faults.resetNext[action];
+  return true;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The session token, under the spec's header name or the real service's (api/session-header.ts). */
@@ -237,7 +247,7 @@ async function serveApi(
       now: st.now(),
     };
     const answer = await (HANDLERS[action] as Handler)(ctx);
-    if (faults.resetRate > 0 && st.faultRng.next() < faults.resetRate) {
+    if (resetNow(faults, action) || (faults.resetRate > 0 && st.faultRng.next() < faults.resetRate)) {
       // The service acted; the answer is lost. The worst case for a client, and the one to test.
       reply.hijack();
       req.raw.socket.destroy();

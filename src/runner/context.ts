@@ -47,11 +47,33 @@ export class StepCount {
    * after a crash counts the means of the executions it restores, not only of those it runs again.
    */
   confirmation?: Confirmation;
+  /**
+   * The checkpoint of this execution while it is under way (sending, confirming, reporting, waiting), kept again
+   * with the counts as each request leaves (RunContext.saveUnderWay).
+   */
+  live?: { key: string; state: Checkpoint };
+  /** Whether the counts of an earlier execution's under-way checkpoint were taken (resume). */
+  private resumed = false;
 
   constructor(
     readonly stepId: string,
     private readonly sum: StepSummary,
   ) {}
+
+  /**
+   * Continues the execution a crash stopped, from its under-way checkpoint `cp` (under `key`): the calls and
+   * attempts it had made count here and in the step's summary, once however many times the step's timeout tries
+   * it again, and the checkpoint is kept again with them as requests leave.
+   */
+  resume(key: string, cp: Checkpoint | undefined): void {
+    if (!cp || this.resumed) return;
+    this.resumed = true;
+    this.live = { key, state: cp };
+    this.calls += cp.calls ?? 0;
+    this.sum.calls += cp.calls ?? 0;
+    this.attempts += cp.attempts ?? 0;
+    this.sum.attempts += cp.attempts ?? 0;
+  }
 
   /** Devices confirmed, by each means: counted here and in the step's summary. */
   confirmed(tally: Confirmation): void {
@@ -130,10 +152,27 @@ export class RunContext {
   requestsOf(count: StepCount, signal?: AbortSignal): CallOptions {
     const onRequest = () => {
       count.call();
+      // Kept as it leaves: a run resumed after a crash counts the calls made before it (saveUnderWay).
+      if (count.live) this.o.store.saveStep(this.id, count.live.key, withCounts(count.live.state, count));
       this.progress.calls++;
       this.report();
     };
     return signal ? { signal, onRequest } : { onRequest };
+  }
+
+  /**
+   * The checkpoint `state` of a step under way (`sending`, `confirming`, `reporting`, `waiting`), with the calls
+   * and attempts of its execution `count` so far; kept again with them as each later request leaves, until the step
+   * ends. A run resumed after a crash continues the count from it (StepCount.resume).
+   */
+  saveUnderWay(
+    count: StepCount,
+    key: string,
+    state: Checkpoint,
+    devices?: { step: string; groups: DeviceGroup[]; at: string },
+  ): void {
+    count.live = { key, state };
+    this.o.store.saveStep(this.id, key, withCounts(state, count), devices);
   }
 
   /** One API call of a step: its requests counted (requestsOf). */
@@ -343,16 +382,27 @@ export function item(r: DeviceResult): Json {
   };
 }
 
+/** A checkpoint with the calls and attempts of `count`. */
+function withCounts(state: Checkpoint, count: StepCount): Checkpoint {
+  return { ...state, calls: count.calls, attempts: count.attempts };
+}
+
+/**
+ * The requests the client makes on its own, for the tokens a call needs: when one fails, the call it was made for
+ * never left, and a login or a token request acts on no device.
+ */
+const TOKEN_REQUESTS = new Set(['session.login', 'oauth.token']);
+
 /** Sent, and no answer that says whether the service acted. */
 export function unknownOutcome(e: unknown): boolean {
-  if (e instanceof NetworkError) return e.sent;
-  return e instanceof ApiError && e.status >= 500 && e.status !== 503;
+  if (e instanceof NetworkError) return e.sent && !TOKEN_REQUESTS.has(e.action);
+  return e instanceof ApiError && e.status >= 500 && e.status !== 503 && !TOKEN_REQUESTS.has(e.action);
 }
 
 /** The error type and class a device gets from an error that failed its whole request. */
 export function errorOf(e: unknown): Pick<DeviceResult, 'errorType' | 'errorClass'> {
   if (e instanceof ApiError) return { errorType: e.apiCode, errorClass: e.retryClass };
-  if (e instanceof NetworkError) return ownType(e.sent ? 'OUTCOME UNKNOWN' : 'NETWORK');
+  if (e instanceof NetworkError) return ownType(unknownOutcome(e) ? 'OUTCOME UNKNOWN' : 'NETWORK');
   if (e instanceof FleetbookError) return { errorType: e.code, errorClass: e.retryClass };
   return ownType('ERROR');
 }

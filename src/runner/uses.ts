@@ -31,6 +31,8 @@ export async function usesStep(
   resumed?: Checkpoint,
 ): Promise<StepState> {
   const { o } = ctx;
+  // An execution a crash stopped goes on: the calls its checkpoint kept are this one's.
+  count.resume(key, resumed);
   const action = step.uses;
   const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
   const op = plan.op;
@@ -70,7 +72,7 @@ export async function usesStep(
       release = await o.locks.acquire(idsOf(devices), signal, () => (contended = true));
     // Accepted requests are confirmed, and created reports read, not sent again: their checkpoint stays.
     if (resumed?.status !== 'confirming' && resumed?.status !== 'reporting')
-      o.store.saveStep(ctx.id, key, { status: 'sending', since: ctx.clock.now() } satisfies Checkpoint);
+      ctx.saveUnderWay(count, key, { status: 'sending', since: ctx.clock.now() });
   }
   try {
     return await strategyOf(op)({

@@ -24,6 +24,8 @@ export async function waitStep(
   resumed?: Checkpoint,
 ): Promise<StepState> {
   const w = step.wait;
+  // A wait a crash stopped goes on: the polls its checkpoint counted are this one's.
+  count.resume(key, resumed);
   // Nothing could end such a wait but its timeout, hours later maybe: said now, before it begins.
   if (typeof w !== 'string' && !w.poll && !ctx.o.events) throw new StepError(unreachable(w.event.service));
   let deadline = resumed?.status === 'waiting' ? resumed.until : undefined;
@@ -37,7 +39,7 @@ export async function waitStep(
       until: deadline,
       ...(after !== undefined ? { after } : {}),
     };
-    ctx.o.store.saveStep(ctx.id, key, checkpoint);
+    ctx.saveUnderWay(count, key, checkpoint);
   }
   if (typeof w === 'string') {
     await sleepLogged(ctx, step.id, scope, deadline, { for: w }, signal);

@@ -219,6 +219,48 @@ describe('daemon: confirmed per-device outcomes', function () {
     );
   });
 
+  it('a run resumed after a SIGKILL counts the calls made before the kill', async () => {
+    const state = world.state('resumed-calls.db');
+    // The carrier acts once the test moves the emulator's clock: until then the step asks the request's status.
+    world.emu.setFaults({ processingSeconds: 30 });
+    const imeis = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
+    const stepCalls = async () => {
+      const seen = (await calls(world.emu)).actions;
+      return (seen['devices.suspend'] ?? 0) + (seen['requests.status'] ?? 0);
+    };
+    const before = await stepCalls();
+    // No listener: the step confirms by the request's status alone.
+    const first = await world.start('first daemon', FIXTURES, {
+      state,
+      env: { FLEETBOOK_DAEMON_TOKEN: TOKEN },
+    });
+    const runId = await start(first.url, 'suspend-polled', imeis);
+    const kept = () =>
+      readState(state, (db) => {
+        const row = db
+          .prepare("SELECT state_json FROM run_steps WHERE run_id = ? AND step_key = 'suspend'")
+          .get(runId) as { state_json: string } | undefined;
+        return row ? ((JSON.parse(row.state_json) as { calls?: number }).calls ?? 0) : 0;
+      });
+    // The suspend and three status reads, each kept in the step's checkpoint as it is made.
+    await until('the step has asked the status three times', async () => (await stepCalls()) - before >= 4);
+    await until('the checkpoint keeps every call made', async () => kept() === (await stepCalls()) - before);
+    await first.kill();
+    world.emu.advance(60);
+    const second = await world.start('second daemon', FIXTURES, {
+      state,
+      env: { FLEETBOOK_DAEMON_TOKEN: TOKEN },
+    });
+    await until('the resumed run ends', () => status(state, runId, 'suspend-polled') === 'succeeded');
+    await second.kill();
+    const made = (await stepCalls()) - before;
+    expect(made, 'calls the emulator saw').to.be.at.least(5);
+    const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend') as { calls?: number };
+    expect(step.calls, 'the summary').to.equal(made);
+    const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
+    expect(shown.stdout).to.match(new RegExp(`suspend +succeeded +calls ${made} devices`));
+  });
+
   it('a run cancelled while it waits for the carrier: the messages that come afterwards are recorded', async () => {
     const state = world.state('cancelled.db');
     world.emu.setFaults({ processingSeconds: 30 });

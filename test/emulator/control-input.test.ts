@@ -195,6 +195,8 @@ describe('emulator control API: bad input', () => {
       { latencyMs: 3e9 },
       { callbackRetryMs: 1e12 },
       { bogus: 1 },
+      { resetNext: { 'session.logn': 1 } },
+      { resetNext: { 'session.login': 1.5 } },
     ]) {
       const r = await raw.send('PUT', '/_emulator/faults', body);
       answers[JSON.stringify(body)] = [r.status, r.body];
@@ -211,8 +213,16 @@ describe('emulator control API: bad input', () => {
         400,
         {
           error:
-            'unknown fault `bogus`: the faults are errorRate, resetRate, latencyMs, maxRequestsPerSecond, sessionTtlSeconds, deviceErrors, maxCallbackThreshold, callbackRetryMs, processingSeconds, neverFinishRate, neverFinishDevices, dropCallbackRate',
+            'unknown fault `bogus`: the faults are errorRate, resetRate, resetNext, latencyMs, maxRequestsPerSecond, sessionTtlSeconds, deviceErrors, maxCallbackThreshold, callbackRetryMs, processingSeconds, neverFinishRate, neverFinishDevices, dropCallbackRate',
         },
+      ],
+      '{"resetNext":{"session.logn":1}}': [
+        400,
+        { error: 'resetNext: `session.logn` is not an action (e.g. session.login)' },
+      ],
+      '{"resetNext":{"session.login":1.5}}': [
+        400,
+        { error: 'resetNext: the requests of session.login must be an integer from 0 to 1000000' },
       ],
     });
     expect((await raw.send('GET', '/_emulator/faults')).body).to.deep.include({

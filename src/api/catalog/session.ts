@@ -16,7 +16,8 @@ export const SESSION = {
       return C().LoginResponse;
     },
     mutating: false,
-    // Five consecutive failed logins lock the user: a login is never re-sent on an unknown outcome.
+    // Five consecutive failed logins lock the user: a step never sends it again on an unknown outcome. The client
+    // sends its own logins again when their answer was lost, a bounded number of times (client.ts LOGIN_ATTEMPTS).
     retrySafe: false,
     errorShape: 'errorCode',
   },

@@ -88,8 +88,8 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         attempts: attempt,
         requestId: sent.request.requestId,
       });
-      ctx.o.store.saveStep(
-        ctx.id,
+      ctx.saveUnderWay(
+        x.count,
         x.key,
         { status: 'confirming', accepted, output: sent.output },
         { step: step.id, groups: acceptedGroups, at: ctx.now() },

@@ -7,7 +7,9 @@
  * A page whose items to keep hold a NUL character (an identifier or a kind) is refused as any other answer that
  * the store would keep with one (MalformedAnswer): the step fails, and none of its items stay in the store.
  */
+import { retrying } from '../../retry.js';
 import { emptyCounts } from '../../store/store.js';
+import { selects } from '../context.js';
 import { answerRefusal, type MalformedAnswer } from '../devices.js';
 import { readAhead } from '../../util/read-ahead.js';
 import { pushItem, StoredItems } from '../stored-items.js';
@@ -15,6 +17,21 @@ import type { ItemRuns, Json, StepState } from '../types.js';
 import type { ActionCall } from './index.js';
 
 export async function listing(x: ActionCall): Promise<StepState> {
+  const { ctx, plan } = x;
+  // The step's `retry:` around the client's own attempts: a listing whose answers were lost more often than the
+  // client tries one request (or whose login failed) lists again from the start. It changes nothing.
+  const { value } = await retrying(() => listOnce(x), {
+    maxAttempts: plan.retry.maxAttempts,
+    retryable: (e) => selects(plan.retry.on, e),
+    delay: (n) => ctx.delay(plan.retry, n),
+    sleep: (ms) => ctx.clock.sleep(ms, x.signal),
+    // An attempt is counted as it ends: one that failed when another follows, here.
+    onRetry: () => x.count.attempt(),
+  });
+  return value;
+}
+
+async function listOnce(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
   const named = step.items?.kind.toLowerCase();
   const kind = named ?? filteredKind(x.input);

@@ -10,7 +10,7 @@ import { countDevices } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import { answerRefusal, groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
-import { StepError, type Checkpoint, type CreatedReports, type Json, type StepState } from '../types.js';
+import { StepError, type CreatedReports, type Json, type StepState } from '../types.js';
 import { beforeRetry, finalIgnored, ignores, withDeviceRetries, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
 import { StoredRetries } from './stored-retries.js';
@@ -91,13 +91,7 @@ class Created {
     // Refused before it is checkpointed: each device is recorded under its report's txid.
     const made = this.refuseNul({ batch, sentAt, reports: (value as { reports: Json[] }).reports });
     this.list.push(made);
-    const checkpoint: Checkpoint = {
-      status: 'reporting',
-      reports: this.list,
-      calls: count.calls,
-      attempts: count.attempts,
-    };
-    ctx.o.store.saveStep(ctx.id, this.x.key, checkpoint);
+    ctx.saveUnderWay(count, this.x.key, { status: 'reporting', reports: this.list });
     return made;
   }
 
