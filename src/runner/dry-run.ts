@@ -37,10 +37,12 @@ export function planOnly(
     errorType: 'DRY RUN' satisfies OwnDeviceType,
     attempts: 0,
   });
+  const items = resultsOf(groups).map(item);
+  if (items.length) ctx.o.onPlanned?.(stepId, items);
   return {
     status: 'planned',
     output: op ? plannedOutput(op) : null,
-    items: resultsOf(groups).map(item),
+    items,
     devices: { ...countDevices(groups), byError: {} },
   };
 }

@@ -33,7 +33,7 @@ export interface RunServices extends Pick<
 type RunControl = Pick<RunOptions, 'signal' | 'stop' | 'onProgress'>;
 
 /** A run that starts now, stored by the runner as it starts (`fleetbook run`). */
-export interface NewRun extends RunControl, Pick<RunOptions, 'inputs' | 'event' | 'dryRun'> {
+export interface NewRun extends RunControl, Pick<RunOptions, 'inputs' | 'event' | 'dryRun' | 'onPlanned'> {
   trigger: Record<string, unknown>;
 }
 

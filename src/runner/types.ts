@@ -95,6 +95,11 @@ export interface RunOptions {
   trigger?: Json;
   /** Make the read-only calls, none of the mutating ones, and report what they would have done. */
   dryRun?: boolean;
+  /**
+   * A dry run's step that would have acted: the devices it would have acted on, each as its items show it
+   * (`skipped`, DRY RUN); called for each iteration of a forEach. What `fleetbook test` checks of its items.
+   */
+  onPlanned?: (step: string, items: Json[]) => void;
   runId?: string;
   secrets?: Record<string, string>;
   env?: Record<string, string>;

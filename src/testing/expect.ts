@@ -20,6 +20,8 @@ export interface Observation {
   deviceState(id: string): Promise<string | undefined>;
   /** A step's device outcomes, by device id. */
   outcomes(step: string): Promise<Map<string, string>>;
+  /** A step's items, as `steps.<id>.items` gives them (items.ts). */
+  items(step: string): Promise<Json[]>;
   /**
    * What a step gave (its output, as a later step reads it), or why it gave nothing; a step inside a forEach,
    * the outputs of the iterations it succeeded in, in the order of the items (`iterations`).
@@ -89,11 +91,28 @@ export async function compare(
     if (e.body !== undefined && !got.some((b) => matches(e.body, b)))
       fail(
         ['webhooks', name, 'body'],
-        `no request to ${name} has a body matching ${JSON.stringify(e.body)}; got ${got.map((b) => JSON.stringify(b)).join(', ') || 'none'}`,
+        `no request to ${name} has a body matching ${JSON.stringify(e.body)}: ${got.length ? bodiesDiffer(e.body, got) : 'it got none'}`,
       );
   }
   return inOrder(failures);
 }
+
+/** How many requests' bodies a failed `body` says where they differ: a receiver may get hundreds. */
+const BODIES_TOLD = 3;
+
+/** Where each body a receiver got (the first few) differs from the one expected. */
+function bodiesDiffer(expected: unknown, got: unknown[]): string {
+  const told = got.slice(0, BODIES_TOLD).map((b, i) => {
+    const d = differs(mismatch(expected, b));
+    return i === 0 ? `request 1 of ${got.length} ${d}` : `request ${i + 1} ${d.replace(/^differs /, '')}`;
+  });
+  const more = got.length - told.length;
+  return `${told.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
+}
+
+/** Where a value differs (mismatch), as `differs at a.b: why`. */
+const differs = (m: Mismatch | undefined): string =>
+  m ? `differs${m.at ? ` at ${m.at}` : ''}: ${m.why}` : 'matches';
 
 /** The failures in the order of their lines in the file. */
 function inOrder(failures: { at: string; message: string }[]): string[] {
@@ -140,6 +159,7 @@ async function stepFailures(
           `expected device ${device} ${String(outcome)} in step ${id}, got ${outcomes.get(device) ?? 'no outcome'}`,
         );
   }
+  if (e.items !== undefined) await itemFailures(id, e.items, await o.items(id), fail);
   if (e.output !== undefined) {
     const got = await o.output(id);
     const m = typeof got === 'string' ? undefined : mismatch(e.output, got.value);
@@ -165,9 +185,44 @@ async function stepFailures(
     if (!report.rows.some((r) => matches(row, r)))
       fail(
         ['contains', i],
-        `no row of the report of ${id} matches ${JSON.stringify(row)} (${report.rows.length} rows; the first: ${JSON.stringify(report.rows[0] ?? null)})`,
+        `no row of the report of ${id} matches ${JSON.stringify(row)} (${report.rows.length ? `${report.rows.length} rows; the first ${differs(mismatch(row, report.rows[0]))}` : 'it has no row'})`,
       );
   });
+}
+
+/**
+ * What of `expected` (the whole list of a step's items, or some devices' items by id) `items` does not match: the
+ * list at `items`, a device at its own line.
+ */
+function itemFailures(
+  id: string,
+  expected: unknown,
+  items: Json[],
+  fail: (path: Seg[], message: string) => void,
+): void {
+  if (Array.isArray(expected)) {
+    const m = mismatch(expected, items);
+    if (m)
+      fail(
+        ['items'],
+        `the items of step ${id} (each device's latest result, in the order of their ids) do not match${m.at ? ` at ${m.at}` : ''}: ${m.why}`,
+      );
+    return;
+  }
+  const byId = new Map(items.map((i) => [String(i.id), i]));
+  for (const [device, e] of Object.entries(expected as Json)) {
+    const got = byId.get(device);
+    if (!got) {
+      const ids = [...byId.keys()];
+      fail(
+        ['items', device],
+        `step ${id} has no item of device ${device}: ${ids.length ? `its items are those of ${cut(ids.join(', '))}` : 'it has none'}`,
+      );
+      continue;
+    }
+    const m = mismatch(e, got, device);
+    if (m) fail(['items', device], `the items of step ${id} do not match at ${m.at}: ${m.why}`);
+  }
 }
 
 function countsFailures(

@@ -7,11 +7,12 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { formatText } from '../playbook/diagnostics.js';
 import { loadPlaybookFile } from '../playbook/load.js';
-import type { Playbook } from '../playbook/schema.js';
+import type { Playbook, Step } from '../playbook/schema.js';
 import { eachStep } from '../playbook/step-tree.js';
 import { planOf } from '../runner/plan.js';
 import { closest } from '../util/closest.js';
 import { TEST_SUFFIX, whyUnreadable } from '../util/files.js';
+import { noItems } from './items.js';
 import { loadTestFile, siblingPlaybook, type TestFile } from './load.js';
 import { caseRuns, runCase, type EarlierRun } from './run-case.js';
 import { scheduleProblems } from './schedule.js';
@@ -170,10 +171,18 @@ function unreadNames(tf: TestFile, index: number, playbooks: Playbook[]): string
  * fail, saying nothing of what the run did.
  */
 function unknownSteps(tf: TestFile, index: number, pb: Playbook): string[] {
-  const ids: string[] = [];
-  for (const list of [pb.steps, pb.finally]) eachStep(list, (s) => ids.push(s.id));
+  const steps = new Map<string, Step>();
+  for (const list of [pb.steps, pb.finally]) eachStep(list, (s) => steps.set(s.id, s));
+  const ids = [...steps.keys()];
   const expected = ((tf.cases[index] as Record<string, unknown>).expect ?? {}) as Record<string, unknown>;
-  return Object.keys((expected.steps as Record<string, unknown> | undefined) ?? {})
+  const bySteps = (expected.steps as Record<string, Record<string, unknown>> | undefined) ?? {};
+  // `items` of a step that has none, or whose items the run does not keep, could only fail.
+  const items = Object.entries(bySteps).flatMap(([id, e]) => {
+    const step = steps.get(id);
+    const why = step && e && typeof e === 'object' && 'items' in e ? noItems(step) : undefined;
+    return why ? [tf.problem(['cases', index, 'expect', 'steps', id, 'items'], why, true)] : [];
+  });
+  return Object.keys(bySteps)
     .filter((id) => !ids.includes(id))
     .map((id) => {
       const [guess] = closest(id, ids, 1);
@@ -182,7 +191,8 @@ function unknownSteps(tf: TestFile, index: number, pb: Playbook): string[] {
         `the playbook has no step \`${id}\`: ${guess ? `did you mean \`${guess}\`?` : `its steps are ${ids.join(', ')}`}`,
         true,
       );
-    });
+    })
+    .concat(items);
 }
 
 /** The playbook of a test file, or its problems as text. */

@@ -140,11 +140,6 @@ function startProblems(c: Json, before: unknown[]): [Seg[], string][] {
     if (e && typeof e === 'object') of(e as Json, ['before', j], 'an earlier run');
   });
   of(c, [], 'a case');
-  if ('schedule' in c && c.dryRun === true)
-    out.push([
-      ['dryRun'],
-      'the daemon never makes a dry run of a scheduled run: give `schedule` or `dryRun`, not both',
-    ]);
   return out;
 }
 

@@ -29,6 +29,7 @@ import type { RunSummary } from '../store/store.js';
 import { csvObjects } from '../util/csv.js';
 import { compare, type Observation } from './expect.js';
 import type { TestFile } from './load.js';
+import { PlannedItems, stepItems } from './items.js';
 import { CaseClock, firedRun, firesOf, type CaseRun, type Fire } from './schedule.js';
 import { emulatorFaults } from './world.js';
 
@@ -90,11 +91,20 @@ export async function runCase(
       clock,
       ...(pollIntervalMs ? { pollIntervalMs } : {}),
     };
+    // The devices the case's dry run would have acted on, step by step: what its `items` are.
+    const planned = new PlannedItems();
     const run = async (playbook: Playbook, start: Json, dryRun: boolean, fire?: Fire): Promise<Ran> => {
       const signal = AbortSignal.timeout(parseDuration(String(c.timeout ?? DEFAULT_CASE_TIMEOUT)) ?? 60_000);
+      const dry = dryRun ? { dryRun, onPlanned: planned.add } : {};
       if (fire) {
-        // Stored queued, then executed, as the daemon's scheduler and pool do.
         const stored = firedRun(fire, playbook, clock, OWNER);
+        // What the fire's run would do: its trigger and time, none of its mutating calls (as `fleetbook run
+        // --dry-run`, which cannot start a schedule-only playbook, would show it).
+        if (dryRun)
+          return {
+            summary: await startRun(services, playbook, { trigger: stored.trigger as Json, ...dry, signal }),
+          };
+        // Stored queued, then executed, as the daemon's scheduler and pool do.
         await savePlaybookVersions(store, [playbook]);
         store.createRun(stored);
         return { summary: await startRun(services, playbook, { stored, signal }) };
@@ -105,7 +115,7 @@ export async function runCase(
         CASE_WORDING,
       );
       if ('refused' in local) return { refused: refusal(playbook, start) ?? local.refused };
-      return { summary: await startRun(services, playbook, { ...local, dryRun, signal }) };
+      return { summary: await startRun(services, playbook, { ...local, ...dry, signal }) };
     };
     let ran: Ran;
     let before: Baseline | undefined;
@@ -127,15 +137,10 @@ export async function runCase(
     }
     // Every step of the playbook, those the run never reached `unreached`, as `fleetbook run` shows them.
     const summary = ran.summary && { ...ran.summary, steps: everyStep(ran.summary.steps, pb) };
-    const observation = observe(
-      emulator.url,
-      store,
-      summary,
-      reportsDir,
-      receivers.bodies,
-      before,
-      loopedSteps(pb),
-    );
+    const observation = observe(emulator.url, store, summary, reportsDir, receivers.bodies, before ?? NONE, {
+      pb,
+      planned,
+    });
     if (ran.refused !== undefined) observation.refused = ran.refused;
     return await compare(c.expect as Json, observation, tf.where, ['cases', index, 'expect']);
   } finally {
@@ -190,6 +195,9 @@ interface Baseline {
   bodies: Record<string, number>;
 }
 
+/** Nothing before the case's own run: it has no earlier runs. */
+const NONE: Baseline = { actions: {}, devices: {}, bodies: {} };
+
 async function baseline(emulator: string, bodies: Map<string, unknown[]>): Promise<Baseline> {
   const calls = (await (await fetch(`${emulator}/_emulator/calls`)).json()) as {
     actions: Record<string, number>;
@@ -208,9 +216,10 @@ function observe(
   summary: RunSummary | undefined,
   reportsDir: string,
   bodies: Map<string, unknown[]>,
-  before: Baseline = { actions: {}, devices: {}, bodies: {} },
-  looped = new Set<string>(),
+  before: Baseline,
+  run: { pb: Playbook; planned: PlannedItems },
 ): Observation {
+  const looped = loopedSteps(run.pb);
   const control = async (path: string) =>
     (await (await fetch(`${emulator}/_emulator${path}`)).json()) as Json;
   const runId = summary?.runId ?? '';
@@ -239,6 +248,7 @@ function observe(
       const device = accounts.flatMap((a) => a.devices).find((d) => d.deviceIds.some((x) => x.id === id));
       return device?.state;
     },
+    items: (step) => stepItems(store, runId, step, run.planned),
     outcomes: async (step) =>
       new Map((await store.deviceResults(runId, step)).map((r) => [r.deviceId, r.outcome])),
     async output(step) {
@@ -261,6 +271,8 @@ function observe(
       const cp = states.get(step);
       if (!cp) {
         const status = summary?.steps.find((s) => s.id === step)?.status;
+        // Skipped by its `if`, a step keeps no checkpoint: its output is null, as the playbook reads it.
+        if (status === 'skipped') return { value: null, iterations: false };
         return `step ${step} gave no output: ${status === 'unreached' ? 'the run never reached it' : `it is ${status ?? 'not in the run'}`}`;
       }
       return notKept(cp.output) ? tooLarge(step) : { value: cp.output ?? null, iterations: false };

@@ -6,7 +6,7 @@ import { CATALOG } from '../api/catalog.js';
 import { DIALECT } from '../api/schema-files.js';
 import { DEVICE_ERRORS } from '../api/device-errors.js';
 import { STATES } from '../emulator/devices.js';
-import { STEP_STATUSES } from '../store/store.js';
+import { DEVICE_OUTCOMES, STEP_STATUSES } from '../store/store.js';
 import {
   MAX_DEVICES,
   MAX_NEVER_FINISH_DEVICES,
@@ -137,6 +137,46 @@ const MATCH = {
     'Compared member by member: an object matches one that has at least its members; a string written /like this/ is a regular expression.',
 };
 
+const MATCHED = 'equal, or a string written /like this/ matching it';
+
+/** One device's result, as `steps.<id>.items` gives it: only the members given are compared. */
+const ITEM = closed(
+  {
+    id: text(`The device's identifier, as the step named it; ${MATCHED}.`),
+    kind: text(`The kind of the identifier, in lower case (\`imei\`); ${MATCHED}.`),
+    outcome: {
+      enum: [...DEVICE_OUTCOMES],
+      description: "The device's outcome in the step (a dry run's planned devices are `skipped`).",
+    },
+    error: text(
+      `Its error type: a 7.3 type, an API error code, fleetbook's own (\`STATE NOT CHANGED\`, \`DRY RUN\`); ${MATCHED}.`,
+    ),
+    errorClass: text(`The class of its error (\`permanent\`, \`transient\`...); ${MATCHED}.`),
+    attempts: count('How many times it was sent.'),
+    requestId: text(`The request it went in; ${MATCHED}.`),
+    data: {
+      ...MATCH,
+      description: `What the step got of it (a location report's fix). ${MATCH.description}`,
+    },
+  },
+  { description: "One device's item; only the members given are compared." },
+);
+
+const ITEMS: Schema = {
+  type: ['array', 'object'],
+  items: ITEM,
+  additionalProperties: ITEM,
+  allOf: [
+    {
+      minProperties: 1,
+      'x-message':
+        'items checks nothing: give a device and what its item must have, or the list of the items',
+    },
+  ],
+  description:
+    "The step's items (`steps.<id>.items`): each device's result in a step that acts on devices, each device found by a listing or ledger.query. By device id (`'350260700638410': { outcome: failed, error: STATE NOT CHANGED }`), each device's item having at least the members given; or the whole list, item by item, in the order of the device ids (a listing's in its order). In a dry run, the devices a planned step would have acted on, `skipped` with `DRY RUN`.",
+};
+
 const STEP = closed(
   {
     status: {
@@ -157,6 +197,7 @@ const STEP = closed(
       'a device and its outcome',
     ),
     calls: count('API requests the step sent: one a page, one a batch of a report, a retry not counted.'),
+    items: ITEMS,
     output: {
       description: `What the step gave (\`steps.<id>.output\`), matched member by member: an object matches one that has at least its members, a list matches item by item, a string written /like this/ is a regular expression. A step inside a forEach: the list of the outputs of the iterations it succeeded in, in the order of the items.`,
     },

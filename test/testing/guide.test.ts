@@ -112,10 +112,10 @@ describe('docs/testing.md', () => {
     expect(none.code).to.equal(2);
   });
 
-  /** The plain yaml blocks of the guide, in order: Scheduled runs', Earlier runs'. */
+  /** The plain yaml blocks of the guide, in order: Scheduled runs', Earlier runs', What a step gave's, items'. */
   const plainYaml = async () => {
     const found = yamlBlocks(await readFile(GUIDE, 'utf8'));
-    expect(found, 'the plain yaml blocks of the guide: each needs its check here').to.have.length(3);
+    expect(found, 'the plain yaml blocks of the guide: each needs its check here').to.have.length(4);
     return found.map((b) => b.text);
   };
 
@@ -209,6 +209,36 @@ describe('docs/testing.md', () => {
       expect(r.code).to.equal(1);
       const shown = plain.find((b) => b.includes('earlier run 1')) as string;
       expect(r.stdout.split('\n').slice(0, 2).join('\n')).to.equal(shown.trimEnd());
+    });
+  });
+
+  describe("Each device's result", () => {
+    const SOO = 'playbooks/suspend-on-overuse.test.yaml';
+    const shipped = () => readFile(join(SHIPPED, 'suspend-on-overuse.test.yaml'), 'utf8');
+    const copyPlaybook = () =>
+      copyFile(join(SHIPPED, 'suspend-on-overuse.yaml'), join(dir, 'playbooks', 'suspend-on-overuse.yaml'));
+
+    it('is of the second case of suspend-on-overuse.test.yaml, its lines in order', async () => {
+      const text = (await plainYaml())[3] as string;
+      const lines = (await shipped()).split('\n');
+      let at = 0;
+      for (const line of text.trimEnd().split('\n').slice(1)) {
+        at = lines.indexOf(line, at) + 1;
+        expect(at, `a line of the shipped test: ${line}`).to.be.greaterThan(0);
+      }
+    });
+
+    it('shows the failure of an item that does not match, at its line', async function () {
+      this.timeout(60_000);
+      await copyPlaybook();
+      const item = "'350260700638410': { outcome: failed, error: STATE NOT CHANGED }";
+      const text = (await shipped()).replace(item, item.replace('STATE NOT CHANGED', 'INVALID DEVICE STATE'));
+      await writeFile(join(dir, SOO), text);
+      const r = await run(['test', SOO]);
+      expect(r.code).to.equal(1);
+      const shown = plain.find((b) => b.includes('the items of step suspend')) as string;
+      const failed = r.stdout.split('\n').filter((l) => l.startsWith('FAIL') || l.startsWith('    '));
+      expect(failed.join('\n')).to.equal(shown.trimEnd());
     });
   });
 });

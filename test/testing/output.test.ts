@@ -101,6 +101,14 @@ describe('fleetbook test: what a step gave', () => {
     expect(r.lines.at(-1)).to.equal('0 passed, 1 failed');
   });
 
+  it('gives null as the output of a step its `if` skipped, as the playbook reads it', async () => {
+    const file = await testFile(
+      'cases:\n  - name: a\n    expect:\n      steps:\n        stop: { status: skipped, output: null }\n',
+    );
+    const r = await run([file]);
+    expect(r.lines, r.lines.join('\n')).to.deep.equal([`ok   ${file}: a`, '1 passed, 0 failed']);
+  });
+
   it('refuses an expectation of a step the playbook does not have, with the closest name', async () => {
     const file = await testFile(
       'cases:\n  - name: a\n    expect:\n      steps:\n        devics: { output: { count: 1 } }\n',
@@ -109,6 +117,53 @@ describe('fleetbook test: what a step gave', () => {
     expect(r.lines.slice(0, 2)).to.deep.equal([
       `FAIL ${file}: a`,
       `    ${file}:6:9: the playbook has no step \`devics\`: did you mean \`devices\`? [schema]`,
+    ]);
+  });
+});
+
+describe('fleetbook test: where a webhook body or a report row differs', () => {
+  it('names the member of each body, and of the first row, that does not match', async () => {
+    const dir = tempDir('fleetbook-test-output-');
+    await writeFile(
+      join(dir, 'tell.yaml'),
+      [
+        'version: 1',
+        'name: tell',
+        'on: { manual: true }',
+        'steps:',
+        '  - id: save',
+        '    uses: report.write',
+        "    with: { path: rows.csv, rows: [{ device: '1', outcome: succeeded }, { device: '2', outcome: failed }] }",
+        '  - id: first',
+        '    uses: notify.webhook',
+        "    with: { url: '${{ secrets.HOOK }}', body: { text: 'Suspended 1 of 2 device(s)', failedByError: { STATE NOT CHANGED: 1 } } }",
+        '  - id: second',
+        '    uses: notify.webhook',
+        "    with: { url: '${{ secrets.HOOK }}', body: { text: done } }",
+        '',
+      ].join('\n'),
+    );
+    const file = join(dir, 'tell.test.yaml');
+    await writeFile(
+      file,
+      [
+        'cases:',
+        '  - name: wrong',
+        '    webhooks: { HOOK: {} }',
+        '    expect:',
+        '      steps:',
+        "        save: { contains: [{ device: '3', outcome: failed }] }",
+        '      webhooks:',
+        '        HOOK: { body: { failedByError: { INVALID DEVICE STATE: 1 } } }',
+        '',
+      ].join('\n'),
+    );
+    const r = await run([file]);
+    expect(r.lines, r.lines.join('\n')).to.deep.equal([
+      `FAIL ${file}: wrong`,
+      `    ${file}:6: no row of the report of save matches {"device":"3","outcome":"failed"} (2 rows; the first differs at device: expected "3", got "1")`,
+      `    ${file}:8: no request to HOOK has a body matching {"failedByError":{"INVALID DEVICE STATE":1}}: request 1 of 2 differs at failedByError.INVALID DEVICE STATE: expected 1, it has no INVALID DEVICE STATE (it has STATE NOT CHANGED); request 2 at failedByError: expected {"INVALID DEVICE STATE":1}, it has no failedByError (it has text)`,
+      '0 passed, 1 failed',
     ]);
   });
 });

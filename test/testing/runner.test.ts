@@ -63,7 +63,7 @@ describe('fleetbook test: the runner', () => {
         '8:22: steps checks nothing: give a step id and what the step must do',
         '8:33: calls checks nothing: give an action and its number of requests',
         '8:47: webhooks checks nothing: give a receiver and what it must have got',
-        '10:33: the step checks nothing: give at least one of status, error, devices, outcomes, calls, output, rows, columns, contains',
+        '10:33: the step checks nothing: give at least one of status, error, devices, outcomes, calls, items, output, rows, columns, contains',
         '12:24: devices checks nothing: give at least one of total, accepted, succeeded, failed, skipped, unconfirmed, byError',
         '12:42: deviceStates checks nothing: give a device and its state',
         '12:59: deviceCalls checks nothing: give a device and its changes by action',

@@ -163,7 +163,7 @@ describe('fleetbook test: a case started by the schedule', () => {
     expect(r.lines.at(-1), r.lines.join('\n')).to.equal('2 passed, 0 failed');
   });
 
-  it('refuses, at file:line:col, a schedule with an event, inputs or a dry run, and times out of order', async () => {
+  it('refuses, at file:line:col, a schedule with an event or inputs, and times out of order', async () => {
     const file = await files(
       [
         'cases:',
@@ -174,7 +174,6 @@ describe('fleetbook test: a case started by the schedule', () => {
         '  - name: inputs too',
         '    schedule: true',
         "    inputs: { account: '0000123456-00002' }",
-        '    dryRun: true',
         '    expect: { status: succeeded }',
         '  - name: no such day',
         '    before:',
@@ -194,14 +193,61 @@ describe('fleetbook test: a case started by the schedule', () => {
       [
         '4:5: a case gives an event or a schedule, not both: a scheduled run has no event',
         '8:5: a scheduled run has no inputs of its own (it gets their defaults): give `schedule` or `inputs`, not both',
-        '9:5: the daemon never makes a dry run of a scheduled run: give `schedule` or `dryRun`, not both',
-        '13:27: schedule.at 2026-02-30T02:00:00-05:00 is no time: that day or hour does not exist',
-        '13:58: an earlier run gives an event or a schedule, not both: a scheduled run has no event',
-        '14:21: schedule.at "2026-11-30T02:00:00" is not valid: A date and time with its offset (2026-11-30T02:00:00-05:00, 2026-11-30T07:00:00Z): the fire that starts the run. The run (run.startedAt, run.date) and the emulator start at that time.',
-        '19:21: the case runs at 2026-11-30T02:00:00-05:00, before earlier run 1 (2026-12-01T02:00:00-05:00): the runs of a case are in the order of their times',
+        '12:27: schedule.at 2026-02-30T02:00:00-05:00 is no time: that day or hour does not exist',
+        '12:58: an earlier run gives an event or a schedule, not both: a scheduled run has no event',
+        '13:21: schedule.at "2026-11-30T02:00:00" is not valid: A date and time with its offset (2026-11-30T02:00:00-05:00, 2026-11-30T07:00:00Z): the fire that starts the run. The run (run.startedAt, run.date) and the emulator start at that time.',
+        '18:21: the case runs at 2026-11-30T02:00:00-05:00, before earlier run 1 (2026-12-01T02:00:00-05:00): the runs of a case are in the order of their times',
       ].map((l) => `    ${file}:${l} [schema]`),
     );
     expect([r.passed, r.failed]).to.deep.equal([0, 1]);
+  });
+
+  it('makes a dry run of the fire: its time, no mutating call, the devices it would have acted on', async () => {
+    // What tonight's run would do, without doing it: the read-only calls made at the fire's time, the
+    // suspension planned, each device it would have suspended among the step's items.
+    const dir = tempDir('fleetbook-test-schedule-');
+    await writeFile(
+      join(dir, 'nightly-suspend.yaml'),
+      [
+        'version: 1',
+        'name: nightly-suspend',
+        "on: { schedule: { cron: '0 2 * * *', timezone: America/New_York } }",
+        'steps:',
+        '  - id: active',
+        '    uses: devices.list',
+        "    with: { accountName: '0000123456-00001', currentState: active }",
+        '  - id: suspend',
+        '    uses: devices.suspend',
+        "    with: { accountName: '0000123456-00001', devices: '${{ steps.active.items }}' }",
+        '  - id: say',
+        '    uses: log',
+        "    with: { message: '${{ run.date }} ${{ run.scheduledAt }} ${{ run.dryRun }} ${{ steps.suspend.devices.skipped }}' }",
+        '',
+      ].join('\n'),
+    );
+    const file = join(dir, 'nightly-suspend.test.yaml');
+    await writeFile(
+      file,
+      [
+        'cases:',
+        '  - name: the night of November 30th, planned',
+        "    schedule: { at: '2026-11-30T02:00:00-05:00' }",
+        '    dryRun: true',
+        '    expect:',
+        '      status: succeeded',
+        '      calls: { devices.list: 1, devices.suspend: 0 }',
+        '      deviceStates: { 350260700638360: active }',
+        '      steps:',
+        '        suspend: { status: planned }',
+        "        say: { output: { message: '/^2026-11-30 2026-11-30T07:00:00.000Z true [1-9][0-9]*$/' } }",
+        '',
+      ].join('\n'),
+    );
+    const r = await run([file]);
+    expect(r.lines, r.lines.join('\n')).to.deep.equal([
+      `ok   ${file}: the night of November 30th, planned`,
+      '1 passed, 0 failed',
+    ]);
   });
 
   it('refuses, at file:line:col, a time the schedule never fires at, and a playbook without on.schedule', async () => {
