@@ -4,6 +4,7 @@
  */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { engineSchemaFiles } from '../src/actions/engine-schema-files.js';
 import { apiSchemaFiles, render } from '../src/api/schema-files.js';
 import { eventSchemaFiles } from '../src/events/files.js';
 import { playbookSchema } from '../src/playbook/schema.js';
@@ -16,6 +17,12 @@ const files = apiSchemaFiles();
 for (const old of await readdir(dir)) if (!files.has(old)) await rm(join(dir, old));
 for (const [name, schema] of files) await writeFile(join(dir, name), render(schema));
 console.log(`wrote ${files.size} files to schemas/api/`);
+const engine = join(dir, '..', 'engine');
+await mkdir(engine, { recursive: true });
+const engineFiles = engineSchemaFiles();
+for (const old of await readdir(engine)) if (!engineFiles.has(old)) await rm(join(engine, old));
+for (const [name, schema] of engineFiles) await writeFile(join(engine, name), render(schema));
+console.log(`wrote ${engineFiles.size} files to schemas/engine/`);
 await writeFile(join(dir, '..', 'playbook.schema.json'), render(playbookSchema()));
 console.log('wrote schemas/playbook.schema.json');
 await writeFile(join(dir, '..', 'playbook-test.schema.json'), render(testFileSchema()));

@@ -1,12 +1,15 @@
 /** The argument schemas of the engine actions (actions/engine.ts), loaded when one is first read. */
 import Type from 'typebox';
+import { DURATION_PATTERN } from '../playbook/duration.js';
 import { DEVICE_OUTCOMES } from '../store/store.js';
 
 const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
   Type.Object(props, { additionalProperties: false, ...extra });
 
 export const LogArgs = closed({
-  message: Type.String(),
+  message: Type.Unknown({
+    description: 'A string is logged as it is; any other value (a count, a step output) as its JSON text.',
+  }),
   level: Type.Optional(Type.String({ enum: ['debug', 'info', 'warn', 'error'] })),
   fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
@@ -79,6 +82,10 @@ export const LedgerQueryArgs = closed({
     }),
   ),
   since: Type.Optional(
-    Type.String({ description: 'Only the runs started within this duration back from now, e.g. 24h.' }),
+    Type.String({
+      pattern: DURATION_PATTERN,
+      description:
+        'Only the runs started within this duration back from now, e.g. 24h, or a CEL duration passed whole (`${{ duration("24h") }}`).',
+    }),
   ),
 });

@@ -2,7 +2,8 @@
 import { extname } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import { parseDuration } from '../playbook/duration.js';
+import { InputError } from '../errors.js';
+import { DURATION_TEXT, parseDuration } from '../playbook/duration.js';
 import type { LedgerRow, Store } from '../store/store.js';
 import { reportColumns, reportSource } from './report-source.js';
 import { ledgerTable, listTable, reportText, type ReportFormat, type Table } from './report-table.js';
@@ -33,7 +34,9 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
   switch (action) {
     case 'log': {
       const level = (input.level as 'debug' | 'info' | 'warn' | 'error' | undefined) ?? 'info';
-      c.logger[level](String(input.message), (input.fields as Json | undefined) ?? {});
+      const { message } = input;
+      const text = typeof message === 'string' ? message : (JSON.stringify(message) ?? String(message));
+      c.logger[level](text, (input.fields as Json | undefined) ?? {});
       return { message: input.message };
     }
     case 'notify.webhook':
@@ -80,7 +83,7 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
           : Array.isArray(input.error)
             ? input.error.map(String)
             : [String(input.error)];
-      const since = typeof input.since === 'string' ? parseDuration(input.since) : undefined;
+      const since = input.since === undefined ? undefined : sinceOf(input.since);
       const rows = await c.store.queryLedger({
         playbook: (input.playbook as string | undefined) ?? c.playbook,
         ...(input.step !== undefined ? { step: String(input.step) } : {}),
@@ -107,4 +110,16 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
     default:
       throw new Error(`unknown engine action ${action}`);
   }
+}
+
+/**
+ * A ledger query's `since` in milliseconds: a duration as playbooks write it, or as a CEL duration passed whole
+ * is sent (`86400s`). Anything else fails the step (FB_INPUT), rather than reading every run.
+ */
+function sinceOf(since: unknown): number {
+  const ms = typeof since === 'string' ? parseDuration(since) : undefined;
+  if (ms !== undefined) return ms;
+  throw new InputError('ledger.query', [
+    { path: '/since', message: `since ${JSON.stringify(since)} is not a duration. ${DURATION_TEXT}` },
+  ]);
 }

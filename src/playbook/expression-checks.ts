@@ -10,11 +10,13 @@ import { findExpressions } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import { envInstead, envWithheld } from '../util/secrets.js';
 import type { Locator, Seg } from './checker.js';
+import { DURATION_PATTERN } from './duration.js';
 import type { Rule, Severity } from './diagnostics.js';
 import { typeOf, type Typed } from './types-check.js';
 import type { EventContext, TypeScope } from './types-env.js';
 import {
   BOOL,
+  DURATION_SENT,
   DYN,
   fits,
   fromValue,
@@ -227,9 +229,12 @@ export function checkExpressions(
         continue;
       }
       const reads = readsOf(span.source);
+      // A step it reads that has no value here: what type the expression would have is beside the point.
+      let unread = false;
       for (const { id, members, at: index } of reads.steps) {
         const problem = stepProblem(id, site);
         const after = problem ? undefined : afterLoop(stepOf.get(id)!, site, members);
+        unread ||= problem !== undefined || after !== undefined;
         if (problem) out.reportOffset(base(span.offset + index), 'step-reference', problem);
         else if (after) out.reportOffset(base(span.offset + index), after.rule, after.message);
         else if (isListing(stepOf.get(id)) && members[0] === 'output' && members[1] === 'devices')
@@ -259,11 +264,11 @@ export function checkExpressions(
       const typed = typeOf(span.source, site.inLoop, envAt(site));
       for (const p of typed.problems) out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
       const whole = spans.length === 1 && span.start === 0 && span.end === site.text.length;
-      if (whole && site.expect && !typed.problems.length && !fits(typed.type, site.expect.type))
+      if (whole && site.expect && !typed.problems.length && !unread && !fits(typed.type, site.expect.type))
         out.reportOffset(
           base(span.start),
           'type',
-          `${site.expect.what} takes ${typeName(site.expect.type)}; this expression gives ${typeName(typed.type)}${mismatchHint(span.source.trim(), typed.type, site.expect.type, site.inLoop ? loopAround(site.path) : undefined)}`,
+          `${site.expect.what} takes ${typeName(site.expect.type, true)}; this expression gives ${typeName(typed.type, true)}${mismatchHint(span.source.trim(), typed.type, site.expect.type, site.inLoop ? loopAround(site.path) : undefined)}`,
         );
     }
   }
@@ -271,21 +276,49 @@ export function checkExpressions(
 
 /**
  * What to write instead, where a whole expression gives what a field does not take: `string(...)` of a
- * timestamp or a duration; a device whole rather than its `id`; the items of a batch one by one.
+ * timestamp; a duration's text where it is none of what the field takes; a duration with its unit; a device
+ * whole rather than its `id`, devices rather than a list of their members; the items of a batch one by one.
  */
 function mismatchHint(source: string, given: T, wanted: T, loop: StepSite | undefined): string {
   if (given.k === 'timestamp' && wanted.k === 'string')
     return `: write \`string(...)\` of it, which gives its RFC 3339 text (\`2026-01-05T00:00:00Z\`)`;
-  if (given.k === 'duration' && wanted.k === 'string')
-    return `: write \`string(...)\` of it, which gives its text in seconds (\`86400s\`)`;
-  const device = wanted.k === 'object' && 'id' in wanted.fields && 'kind' in wanted.fields;
+  if (given.k === 'duration' && wanted.k === 'string') return durationHint(source, wanted);
+  if (
+    (given.k === 'int' || given.k === 'number') &&
+    wanted.k === 'string' &&
+    wanted.pattern === DURATION_PATTERN
+  )
+    return `: a duration is text with its unit: write \`"\${{ ${source} }}h"\` for hours, or pass a \`duration(...)\` whole`;
+  const isDevice = (t: T) => t.k === 'object' && 'id' in t.fields && 'kind' in t.fields;
   const whole = /^(.*\S)\s*\.\s*id$/.exec(source)?.[1];
-  if (device && given.k === 'string' && whole !== undefined)
+  if (isDevice(wanted) && given.k === 'string' && whole !== undefined)
     return `: a device is given as \`{ id, kind }\`, as a listing's items are: pass \`\${{ ${whole} }}\` whole, not its \`id\``;
+  if (wanted.k === 'list' && isDevice(wanted.of) && given.k === 'list' && given.of.k !== 'object') {
+    const map = /^(.*\S)\s*\.\s*map\(\s*(\w+)\s*,\s*(.*)\)$/s.exec(source);
+    const each = map && /^(\w+)\s*\.\s*(\w+)$/.exec(map[3]?.trim() ?? '');
+    const devices = map?.[1];
+    if (devices !== undefined && each?.[1] === map?.[2])
+      return `: each device is given as \`{ id, kind }\`, as a listing's items are: pass \`\${{ ${devices} }}\` whole, not a list of each one's \`${each?.[2] ?? 'id'}\``;
+    return `: each device is given as \`{ id, kind }\`, as a listing's items are: pass the items whole (\`\${{ steps.<id>.items }}\`), or make each one \`{"id": ..., "kind": ...}\``;
+  }
   const batch = loop?.loop?.batchSize;
   if (source === 'item' && given.k === 'list' && typeof batch === 'number')
     return `: with \`batchSize: ${batch}\`, \`item\` is a batch, a list of up to ${batch} items, not one`;
   return '';
+}
+
+/**
+ * Why a duration passed whole is none of what a string field takes: it is sent as its text in seconds
+ * (`86400s`, expressions/boundary.ts), as `string(...)` writes it, and the field's schema refuses that text.
+ */
+function durationHint(source: string, wanted: Extract<T, { k: 'string' }>): string {
+  const sent = `: a duration is sent as its text in seconds (\`${DURATION_SENT}\`), as \`string(...)\` writes it`;
+  if (wanted.format === 'date-time')
+    return `${sent}, which is no time: to send a time that far from another, add it to a timestamp or take it from one, and write its text (\`string(timestamp(run.startedAt) - ${source})\`)`;
+  if (wanted.enum)
+    return `${sent}, which is not one of ${wanted.enum.map((v) => `\`${v}\``).join(', ')}: write one of them`;
+  if (wanted.format !== undefined) return `${sent}, which is no ${wanted.format}`;
+  return `${sent}, which does not match \`${wanted.pattern ?? ''}\``;
 }
 
 /**

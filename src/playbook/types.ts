@@ -14,7 +14,8 @@ import { isEngineAction } from '../actions/engine.js';
 /** A type: a JSON value's kind, with the members of an object and the elements of a list. */
 export type T =
   | { k: 'dyn' }
-  | { k: 'string' }
+  /** What a schema asks of a string it takes (its `enum`, `pattern`, `format`): what fits() checks a text by. */
+  | { k: 'string'; enum?: string[]; pattern?: string; format?: string }
   | { k: 'int' }
   | { k: 'number' }
   | { k: 'bool' }
@@ -51,10 +52,17 @@ const PRIMITIVES: Record<string, T> = {
 const obj = (fields: Record<string, T>, open = false): T => ({ k: 'object', fields, open });
 export const list = (of: T): T => ({ k: 'list', of });
 
-/** How a value of a type is written in messages: `a string`, `an int`. */
-export function typeName(t: T): string {
-  const name = t.k === 'object' ? 'map' : t.k === 'number' ? 'double' : t.k;
+/** How a value of a type is written in messages: `a string`, `an int`; `deep`, a list's elements too. */
+export function typeName(t: T, deep = false): string {
+  const name = kindName(t, deep, false);
   return `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
+}
+
+/** `map`, `double`, `list of strings`...; `many`, the plural. */
+function kindName(t: T, deep: boolean, many: boolean): string {
+  const name = t.k === 'object' ? 'map' : t.k === 'number' ? 'double' : t.k;
+  const of = deep && t.k === 'list' && t.of.k !== 'dyn' ? ` of ${kindName(t.of, true, true)}` : '';
+  return `${name}${many ? 's' : ''}${of}`;
 }
 
 type Schema = Record<string, unknown>;
@@ -70,7 +78,7 @@ export function fromSchema(s: unknown): T {
   if (schema.anyOf || schema.oneOf || schema.allOf || schema.if) {
     // The alternatives narrow a value its own `type` already shapes (a device's id format by its kind, a call
     // that takes devices or a group): that kind still holds, while the members an alternative may add are open.
-    if (typeof schema.type !== 'string') return DYN;
+    if (typeof schema.type !== 'string') return alternatives(schema);
     const { anyOf: _a, oneOf: _o, allOf: _l, if: _i, then: _t, else: _e, ...own } = schema;
     const t = fromSchema(own);
     return t.k === 'object' ? { ...t, open: true } : t;
@@ -81,6 +89,7 @@ export function fromSchema(s: unknown): T {
     const kinds = type.filter((x) => x !== 'null');
     return kinds.length === 1 ? fromSchema({ ...schema, type: kinds[0] }) : DYN;
   }
+  if (type === 'string') return text(schema);
   const primitive = typeof type === 'string' ? PRIMITIVES[type] : undefined;
   if (primitive) return primitive;
   switch (type) {
@@ -98,6 +107,34 @@ export function fromSchema(s: unknown): T {
     default:
       return DYN;
   }
+}
+
+/** A string schema's type, with what it asks of the text. */
+function text(schema: Schema): T {
+  const { enum: values, pattern, format } = schema;
+  return {
+    k: 'string',
+    ...(Array.isArray(values) && values.every((v) => typeof v === 'string') ? { enum: values } : {}),
+    ...(typeof pattern === 'string' ? { pattern } : {}),
+    ...(typeof format === 'string' ? { format } : {}),
+  };
+}
+
+/**
+ * A schema of alternatives with no `type` of its own: when each is an object (the two shapes a list of devices
+ * takes, a device whose id format its kind chooses), an object with the members of them all, open; else dyn.
+ */
+function alternatives(schema: Schema): T {
+  const of = [
+    ...(Array.isArray(schema.anyOf) ? schema.anyOf : []),
+    ...(Array.isArray(schema.oneOf) ? schema.oneOf : []),
+    ...(schema.if ? [schema.then, schema.else] : []),
+  ];
+  if (schema.allOf || !of.length || of.some((s) => s === undefined)) return DYN;
+  const ts = of.map(fromSchema);
+  if (!ts.every((t) => t.k === 'object')) return DYN;
+  const t = ts.reduce<T>((a, b) => join(a, b), ts[0] as T);
+  return t.k === 'object' ? { ...t, open: true } : DYN;
 }
 
 /** The type of a value written in the playbook (`vars`); a string holding an expression is dyn. */
@@ -234,11 +271,16 @@ export function outputType(action: string | undefined): T {
 
 /**
  * The type a member of an action's input takes, at `path` below `with` (names and list indexes), from the
- * action's input schema; dyn where the schema leaves it open, or for an engine action.
+ * action's input schema (an engine action's under schemas/engine/); dyn where the schema leaves it open.
  */
 export function inputFieldType(action: string, path: readonly (string | number)[]): T {
-  const file = actionIndex()[action]?.input;
-  let t = file === undefined ? DYN : (fileType(`api/${file}`) ?? DYN);
+  const api = actionIndex()[action]?.input;
+  const file = isEngineAction(action)
+    ? `engine/${action}.input.schema.json`
+    : api === undefined
+      ? undefined
+      : `api/${api}`;
+  let t = file === undefined ? DYN : (fileType(file) ?? DYN);
   for (const seg of path) {
     if (typeof seg === 'number') t = t.k === 'list' ? t.of : DYN;
     else t = t.k === 'object' ? (t.fields[seg] ?? DYN) : DYN;
@@ -246,11 +288,30 @@ export function inputFieldType(action: string, path: readonly (string | number)[
   return t;
 }
 
-/** Whether a value of type `t` can be what a field of type `wanted` takes (dyn on either side can). */
+/**
+ * Whether a value of type `t` can be what a field of type `wanted` takes (dyn on either side can): a list's
+ * elements each, an object's members that both know. A duration is sent as its text in seconds (`86400s`,
+ * expressions/boundary.ts): it fits a string whose schema takes that text.
+ */
 export function fits(t: T, wanted: T): boolean {
-  if (t.k === 'dyn' || wanted.k === 'dyn' || t.k === wanted.k) return true;
+  if (t.k === 'dyn' || wanted.k === 'dyn') return true;
+  if (t.k === 'list' && wanted.k === 'list') return fits(t.of, wanted.of);
+  if (t.k === 'object' && wanted.k === 'object')
+    return Object.entries(t.fields).every(
+      ([k, f]) => !(k in wanted.fields) || fits(f, wanted.fields[k] as T),
+    );
+  if (t.k === 'duration' && wanted.k === 'string') return takesDurationText(wanted);
+  if (t.k === wanted.k) return true;
   // A double may be whole, and an int is a number.
   return (t.k === 'int' && wanted.k === 'number') || (t.k === 'number' && wanted.k === 'int');
+}
+
+/** How a whole expression's duration is sent: CEL's text of it, in seconds. */
+export const DURATION_SENT = '86400s';
+
+/** Whether a string field takes a duration's text (`86400s`): no value list or format, a pattern it matches. */
+export function takesDurationText(t: Extract<T, { k: 'string' }>): boolean {
+  return !t.enum && !t.format && (t.pattern === undefined || new RegExp(t.pattern, 'u').test(DURATION_SENT));
 }
 
 /** `event` of a playbook started by callbacks of `services`: the union of their events; dyn with none. */

@@ -1,6 +1,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { engineSchemaFiles } from '../../src/actions/engine-schema-files.js';
 import { apiSchemaFiles, render } from '../../src/api/schema-files.js';
 import { ACTIONS } from '../../src/api/catalog.js';
 import { explainingAjv } from '../../src/api/validate.js';
@@ -27,6 +28,19 @@ describe('schemas/api', () => {
         const { $id: _id, ...rest } = schema as { $id: string };
         expect(() => explainingAjv().compile(rest), `${action} ${part}`).not.to.throw();
       }
+    }
+  });
+});
+
+describe('schemas/engine', () => {
+  it('are up to date with the engine actions (run `npm run schemas` when this fails), each JSON Schema 2020-12', async () => {
+    const files = engineSchemaFiles();
+    const engine = join(dir, '..', 'engine');
+    expect((await readdir(engine)).sort()).to.deep.equal([...files.keys()].sort());
+    for (const [name, schema] of files) {
+      expect(await readFile(join(engine, name), 'utf8'), name).to.equal(render(schema));
+      const { $id: _id, ...rest } = schema as { $id: string };
+      expect(() => explainingAjv().compile(rest), name).not.to.throw();
     }
   });
 });

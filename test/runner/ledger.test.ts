@@ -212,6 +212,40 @@ steps:
     expect(out.output.count).to.equal(expected.length);
   });
 
+  it('ledger.query `since` takes a duration whole (sent as `86400s`), and fails on a text that is none', async () => {
+    const window = (since: string) =>
+      playbook(`
+version: 1
+name: nightly
+on: { manual: true }
+inputs:
+  since: { type: string }
+steps:
+  - id: missed
+    uses: ledger.query
+    with: { step: report, error: ${MISS}, runs: 2, since: ${since} }
+`);
+    const [newer, older] = await store.listRuns({ playbook: 'nightly', limit: 2 });
+    const expected = [
+      ...(await store.deviceResults(older!.id, 'report')),
+      ...(await store.deviceResults(newer!.id, 'report')),
+    ].filter((r) => r.errorType === MISS);
+    const whole = await runPlaybook(window('${{ duration("24h") }}'), { client, store });
+    expect(whole.status, whole.error).to.equal('succeeded');
+    const out = (await store.loadSteps(whole.runId)).get('missed') as { output: { count: number } };
+    expect(out.output.count).to.equal(expected.length);
+    // Not a duration: the step fails, where it read every run as if no `since` were given.
+    const none = await runPlaybook(window('${{ inputs.since }}'), {
+      client,
+      store,
+      inputs: { since: 'a day' },
+    });
+    expect(none.status).to.equal('failed');
+    const step = (await store.loadSteps(none.runId)).get('missed') as { status: string; error: string };
+    expect(step.status).to.equal('failed');
+    expect(step.error).to.include('invalid input').and.include('since "a day" is not a duration');
+  });
+
   it('report.write to a directory that cannot be made fails its step at once, with the reason', async () => {
     const pb = playbook(`
 version: 1
