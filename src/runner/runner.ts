@@ -10,16 +10,9 @@ import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
 import { retrying } from '../retry.js';
-import {
-  addCounts,
-  emptyCounts,
-  type DeviceCounts,
-  type RunSummary,
-  type StepStatus,
-} from '../store/store.js';
+import { addCounts, emptyCounts, type DeviceCounts, type RunSummary } from '../store/store.js';
 import {
   RunContext,
-  countConfirmation,
   devicesOverTolerance,
   done,
   findsItems,
@@ -35,8 +28,8 @@ import { cancelReason, isCancel, withListeners } from './cancel.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
+import { restoreStep } from './restore.js';
 import { secretsStillRead } from './resume-secrets.js';
-import { StoredItems } from './stored-items.js';
 import { jsonFits } from '../util/json-size.js';
 import {
   Interrupted,
@@ -307,7 +300,7 @@ class Run {
       if (unknowable) throw unknowable;
       // A fan-out or parallel step is entered again: each inner step restores itself from its own checkpoint.
       if (cp && !underWay && !('forEach' in step) && !('parallel' in step)) {
-        state = await this.restore(step, scope, cp);
+        state = await restoreStep(ctx, step, scope, cp);
       } else {
         this.logStep(scope, 'step started', { step: step.id });
         state = await this.attemptsWithTimeout(step, scope, key, count, underWay ? cp : undefined);
@@ -439,42 +432,6 @@ class Run {
   private logStep(scope: Scope, message: string, meta: Json): void {
     if (scope.inLoop) this.ctx.log.debug(message, meta);
     else this.ctx.log.info(message, meta);
-  }
-
-  /**
-   * A step an earlier execution of this run finished: its state comes back from the checkpoint (and its
-   * items from it or from the ledger), and it is not run again. A failure comes back as the same failure.
-   */
-  private async restore(step: Step, scope: Scope, cp: Checkpoint): Promise<StepState> {
-    const { ctx } = this;
-    const sum = ctx.stepSummary(step.id);
-    sum.calls += cp.calls ?? 0;
-    sum.attempts += cp.attempts ?? 0;
-    if (cp.confirmation) countConfirmation(sum, cp.confirmation);
-    if (cp.status === 'failed' || cp.status === 'cancelled') throw new StepError(cp.error ?? cp.status);
-    if ('set' in step) {
-      // Variables are not checkpointed: a `set` is evaluated again, from the same restored context.
-      for (const [k, v] of Object.entries(step.set)) scope.ctx.vars[k] = render(v, scope.ctx, scope.inLoop);
-    }
-    const key = `${scope.key}${step.id}`;
-    const stored =
-      cp.storedItems === undefined ? undefined : new StoredItems(this.o.store, ctx.id, key, cp.storedItems);
-    const items = !ctx.keeps(step.id, 'items')
-      ? []
-      : stored
-        ? await stored.all()
-        : (cp.items ??
-          cp.itemRuns?.flatMap(([kind, ids]) => ids.map((id) => ({ id, kind }))) ??
-          (!scope.inLoop ? await ctx.ledgerItems(step.id) : []));
-    return {
-      status: cp.status as StepStatus,
-      output: cp.output ?? null,
-      items,
-      ...(stored ? { stored } : {}),
-      devices: cp.devices ?? emptyCounts(),
-      ...(cp.reason ? { reason: cp.reason } : {}),
-      ...(cp.note ? { note: cp.note } : {}),
-    };
   }
 
   /**
