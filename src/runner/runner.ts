@@ -9,7 +9,6 @@ import { unsetSecrets } from '../config.js';
 import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
-import { retrying } from '../retry.js';
 import { addCounts, emptyCounts, type DeviceCounts, type RunSummary } from '../store/store.js';
 import {
   RunContext,
@@ -19,7 +18,6 @@ import {
   IF_FALSE,
   itemsNotKnown,
   NEVER_REACHED,
-  selects,
   settle,
   skipped,
   type StepCount,
@@ -30,6 +28,7 @@ import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
 import { restoreStep } from './restore.js';
 import { secretsStillRead } from './resume-secrets.js';
+import { attemptsWithTimeout } from './step-timeout.js';
 import { jsonFits } from '../util/json-size.js';
 import {
   Interrupted,
@@ -46,7 +45,6 @@ import { waitStep } from './wait.js';
 import { fanOut } from './fan-out.js';
 import { newRunId } from './run-id.js';
 import { usesStep } from './uses.js';
-import { linkedController } from '../util/linked-abort.js';
 
 export { coerceInputs } from './inputs.js';
 export { actionsOf } from './plan.js';
@@ -303,7 +301,10 @@ class Run {
         state = await restoreStep(ctx, step, scope, cp);
       } else {
         this.logStep(scope, 'step started', { step: step.id });
-        state = await this.attemptsWithTimeout(step, scope, key, count, underWay ? cp : undefined);
+        const plan = ctx.plan.of(step);
+        state = await attemptsWithTimeout(ctx, step, plan, signal, count, (timed) =>
+          this.run(step, plan, scope, key, count, timed, underWay ? cp : undefined),
+        );
       }
     } catch (e) {
       // Interrupted, not failed: no checkpoint, so that the step runs again when the run resumes.
@@ -432,65 +433,6 @@ class Run {
   private logStep(scope: Scope, message: string, meta: Json): void {
     if (scope.inLoop) this.ctx.log.debug(message, meta);
     else this.ctx.log.info(message, meta);
-  }
-
-  /**
-   * Runs the step with its timeout per attempt: `retry.on: [timeout]` tries it again after a timeout. A
-   * mutating action that timed out may have acted, so it is not tried again blindly.
-   */
-  private async attemptsWithTimeout(
-    step: Step,
-    scope: Scope,
-    key: string,
-    count: StepCount,
-    resumed?: Checkpoint,
-  ): Promise<StepState> {
-    const plan = this.ctx.plan.of(step);
-    const mutating = Boolean(plan.op?.mutating);
-    const parent = scope.signal ?? this.signal;
-    const attempt = () =>
-      this.withTimeout(step, plan, parent, (signal) =>
-        this.run(step, plan, scope, key, count, signal, resumed),
-      );
-    const { value } = await retrying(attempt, {
-      maxAttempts: plan.retry.maxAttempts,
-      retryable: (e) =>
-        e instanceof StepError && e.selector.includes('timeout') && !mutating && selects(plan.retry.on, e),
-      delay: (attempt) => this.ctx.delay(plan.retry, attempt),
-      sleep: (ms) => this.ctx.clock.sleep(ms, parent),
-      onRetry: () => count.attempt(),
-    });
-    return value;
-  }
-
-  /**
-   * Runs `fn` under `parent`, or under a signal of its own that the step's timeout aborts: then the step ends with
-   * the timeout once `fn`, stopped, has ended, so that nothing of the step acts or writes after it has failed.
-   */
-  private async withTimeout<T>(
-    step: Step,
-    plan: StepPlan,
-    parent: AbortSignal,
-    fn: (signal: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    const ms = plan.timeoutMs;
-    if (ms === undefined) return fn(parent);
-    const timer = linkedController(parent);
-    let timedOut!: (e: Error) => void;
-    const timeout = new Promise<never>((_, reject) => (timedOut = reject));
-    const t = setTimeout(() => {
-      const e = new StepError(`timed out after ${step.timeout}`, ['timeout']);
-      timer.controller.abort(e);
-      timedOut(e);
-    }, ms);
-    const work = fn(withListeners(timer.controller.signal));
-    try {
-      return await Promise.race([work, timeout]);
-    } finally {
-      clearTimeout(t);
-      if (timer.controller.signal.aborted) await work.catch(() => undefined);
-      timer.unlink();
-    }
   }
 
   private async run(
