@@ -9,7 +9,7 @@ import { unsetSecrets } from '../config.js';
 import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
-import { addCounts, emptyCounts, type DeviceCounts, type RunSummary } from '../store/store.js';
+import { addCounts, emptyCounts, type RunSummary } from '../store/store.js';
 import {
   RunContext,
   devicesOverTolerance,
@@ -26,6 +26,7 @@ import { cancelReason, isCancel, withListeners } from './cancel.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
+import { endedState } from './ended-state.js';
 import { restoreStep } from './restore.js';
 import { secretsStillRead } from './resume-secrets.js';
 import { attemptsWithTimeout } from './step-timeout.js';
@@ -316,7 +317,7 @@ class Run {
       const restored = cp && !underWay ? cp : undefined;
       // The devices it recorded as it failed (the summary counted them then), or those its checkpoint kept.
       const devices = restored ? (restored.devices ?? emptyCounts()) : count.failing;
-      scope.ctx.steps[step.id] = await this.ended(step, scope, status, message, devices);
+      scope.ctx.steps[step.id] = await endedState(ctx, step, scope, status, message, devices);
       // A failure restored from its checkpoint counts its devices again, as a finished step restored does.
       if (restored) addCounts(sum.devices, devices);
       sum.status = status;
@@ -381,39 +382,6 @@ class Run {
       ctx.log.warn('step failed', { step: step.id, error: over });
       await this.afterFailure(step, scope, over);
     }
-  }
-
-  /**
-   * The state of a step that failed or was cancelled, as later steps read it (its checkpoint `restored` when an
-   * earlier execution of the run ended it so). Its output is null. Its items: those of a step that finds them (a
-   * listing, a ledger query) are not known (itemsNotKnown), not an empty list that would say it found none; those
-   * of a device action are the per-device results it recorded before it ended (the devices a later step sends
-   * again), from the ledger, but in a fan-out, whose iterations record under one step id. Its devices: those it
-   * recorded.
-   */
-  private async ended(
-    step: Step,
-    scope: Scope,
-    status: 'failed' | 'cancelled',
-    message: string,
-    devices: DeviceCounts,
-  ): Promise<StepState> {
-    const state: StepState = {
-      status,
-      output: null,
-      items: [],
-      devices: { ...devices, byError: { ...devices.byError } },
-      error: message,
-    };
-    if (findsItems(step))
-      return itemsNotKnown(
-        state,
-        step.id,
-        `${status === 'failed' ? 'failed' : 'was cancelled'} (${message})`,
-      );
-    if ('uses' in step && !scope.inLoop && this.ctx.keeps(step.id, 'items'))
-      state.items = await this.ctx.ledgerItems(step.id);
-    return state;
   }
 
   /** After a step failed: `onError: continue` goes on, rescue steps run, and otherwise the run fails. */
