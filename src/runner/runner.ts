@@ -4,7 +4,6 @@
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
 import { CATALOG } from '../api/catalog.js';
-import { isoTime, parseIsoTime } from '../clock.js';
 import { unsetSecrets } from '../config.js';
 import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
@@ -28,6 +27,7 @@ import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
 import { endedState } from './ended-state.js';
 import { restoreStep } from './restore.js';
+import { renderVars, runScope } from './run-scope.js';
 import { secretsStillRead } from './resume-secrets.js';
 import { attemptsWithTimeout } from './step-timeout.js';
 import { jsonFits } from '../util/json-size.js';
@@ -63,13 +63,6 @@ const TAKEN_UP = {
   single:
     '`fleetbook serve` on this state file resumes it: at its next start, or at its next lease renewal (within a third of FLEETBOOK_LEASE) if one is running',
 };
-
-/** `run.scheduledAt`: the fire time a schedule started the run for, in UTC; empty for the other runs. */
-function scheduledAtOf(trigger: Record<string, unknown> | undefined): string {
-  const at = trigger?.type === 'schedule' ? trigger.scheduledAt : undefined;
-  const ms = typeof at === 'string' ? parseIsoTime(at) : undefined;
-  return ms === undefined ? '' : isoTime(ms);
-}
 
 export async function runPlaybook(pb: Playbook, o: RunOptions): Promise<RunSummary> {
   return new Run(pb, o).execute();
@@ -143,31 +136,7 @@ class Run {
     });
     // A dry run makes no mutating call: their checks are not needed.
     o.client.warm(ctx.plan.actions.filter((a) => !o.dryRun || !CATALOG[a].mutating));
-    const scheduledAt = scheduledAtOf(o.trigger);
-    const scope: Scope = {
-      ctx: {
-        event: o.event ?? {},
-        inputs,
-        vars: {},
-        steps: {},
-        run: {
-          id: ctx.id,
-          playbook: this.pb.name,
-          startedAt: this.startedAt,
-          // A scheduled run's date is its fire's, whenever it starts (made up after a downtime, a backfill).
-          scheduledAt,
-          date: (scheduledAt || this.startedAt).slice(0, 10),
-          dryRun: Boolean(o.dryRun),
-          // The outcome so far: `running` during the steps; what the run has come to in `finally`.
-          status: 'running',
-          error: '',
-        },
-        secrets: o.secrets ?? {},
-        env: o.env ?? {},
-      },
-      inLoop: false,
-      key: '',
-    };
+    const scope = runScope(this.pb, o, ctx.id, inputs, this.startedAt);
     let cancelled = false;
     if (error === undefined) {
       try {
@@ -454,17 +423,4 @@ export const OUTPUT_LIMIT = 256 * 1024;
  */
 function boundedOutput(output: unknown): unknown {
   return jsonFits(output ?? null, OUTPUT_LIMIT) ? output : { truncated: true, largerThan: OUTPUT_LIMIT };
-}
-
-/** The run's `vars`, rendered together before the first step; an error names the var it is in. */
-function renderVars(vars: Json, context: Record<string, unknown>): Json {
-  return Object.fromEntries(
-    Object.entries(vars).map(([name, value]) => {
-      try {
-        return [name, render(value, context)];
-      } catch (e) {
-        throw new Error(`vars.${name}: ${(e as Error).message}`, { cause: e });
-      }
-    }),
-  );
 }
