@@ -2,12 +2,9 @@
  * The embedded store on SQLite (better-sqlite3, WAL). Migrations are numbered and recorded in
  * `PRAGMA user_version`; each runs once, in a transaction.
  */
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { ConfigError } from '../errors.js';
-import { makeDirs } from '../util/files.js';
-import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
+import type Database from 'better-sqlite3';
+import { MIGRATIONS } from './sqlite-migrations.js';
+import { CHECKPOINT_PAGES, openSqliteFile, type SqliteOptions } from './sqlite-file.js';
 import { deviceResults, resultsUnder, ledgerEntries, matchingSteps } from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
 import type { ReadPlan } from './sqlite-latest-read.js';
@@ -46,6 +43,7 @@ import {
 } from './store.js';
 
 export { MIGRATIONS };
+export type { SqliteOptions };
 
 /**
  * The store of each file whose turn is open, in this process. Two stores of one process on one file (tests
@@ -53,37 +51,6 @@ export { MIGRATIONS };
  * first holds until the end of a turn that cannot end while the second waits.
  */
 const openTurns = new Map<string, SqliteStore>();
-
-/**
- * Pages of write-ahead log after which a commit checkpoints it into the database, on the event loop (two
- * syncs and a copy of every page changed since the last one). SQLite's default, 1,000 pages, checkpointed the
- * daemon every 85 runs or so, 8 ms each; at 10,000 (a log of up to 40 MB) the pages that many runs share (the
- * tails of the inbox, the runs and the ledger) are copied once, and the event loop stops a tenth as often.
- */
-const CHECKPOINT_PAGES = 10_000;
-
-/**
- * The connection's page cache, in KiB (negative: SQLite's unit for a size, not a count of pages): SQLite's own
- * default, 2 MB. better-sqlite3 builds SQLite with 16 MB, which a run of a million devices fills with pages of
- * the ledger and the step items it only appends to and reads back once (the system's file cache holds them as
- * well): 14 MB of the process's resident set, for nothing.
- */
-const CACHE_KIB = -2000;
-
-/** How a SQLite state file is opened. */
-export interface SqliteOptions {
-  /**
-   * Whether a file that does not exist is created (with its directories). The commands that only read or
-   * maintain a store refuse one instead: a mistyped path would otherwise give an empty store, and "no runs".
-   * @default true
-   */
-  create?: boolean;
-  /**
-   * Where the path came from, as the store's messages name it: `--state`, or the variable.
-   * @default 'FLEETBOOK_STATE'
-   */
-  origin?: string;
-}
 
 export class SqliteStore implements Store {
   readonly db: Database.Database;
@@ -119,44 +86,11 @@ export class SqliteStore implements Store {
 
   /** Opens (creating when needed, unless told not to) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string, options: SqliteOptions = {}) {
-    const { create = true, origin = 'FLEETBOOK_STATE' } = options;
-    try {
-      if (create && file !== ':memory:') makeDirs(dirname(file));
-      this.db = new Database(file, { fileMustExist: !create });
-    } catch (e) {
-      if (!create && !existsSync(file))
-        throw new ConfigError(
-          `the state file ${file} (${origin}) does not exist: check the path (\`fleetbook run\` and \`fleetbook serve\` create the file)`,
-        );
-      // better-sqlite3 says only "unable to open database file": name the file and where it comes from.
-      throw new ConfigError(
-        `cannot open the state file ${file} (${origin}): ${(e as Error).message}; it must be a file path in a writable directory`,
-      );
-    }
-    try {
-      this.db.pragma('journal_mode = WAL');
-      // NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), which is what a run's
-      // checkpoints and ledger must survive; only a power cut can lose the last ones, and a resumed run then
-      // repeats them after reconciling. The callback inbox, which acknowledges to the service, syncs each commit.
-      this.db.pragma('synchronous = NORMAL');
-      this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
-      this.db.pragma(`cache_size = ${CACHE_KIB}`);
-      this.db.pragma('busy_timeout = 5000');
-      migrateSqlite(this.db, file);
-    } catch (e) {
-      this.db.close();
-      // SQLite says only "file is not a database" or "database disk image is malformed": say which file.
-      const code = (e as { code?: string }).code;
-      if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')
-        throw new ConfigError(
-          `the state file ${file} (${origin}) is damaged or is not a fleetbook state file: ${(e as Error).message}. Restore it from a backup, or point FLEETBOOK_STATE at another file`,
-        );
-      throw e;
-    }
+    this.db = openSqliteFile(file, options);
     this.sql = preparer(this.db);
     this.file = file;
     this.grouping = new Grouping(file, this.db, file === ':memory:');
-    this.describe = `the state file ${file} (${origin})`;
+    this.describe = `the state file ${file} (${options.origin ?? 'FLEETBOOK_STATE'})`;
     this.inbox = new SqliteInbox(this.db, this.sql, file, CHECKPOINT_PAGES);
     this.ownership = new SqliteOwnership(this.db);
     this.rates = new SqliteRates(this.db);
