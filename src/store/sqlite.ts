@@ -16,9 +16,9 @@ import { SqliteRates } from './sqlite-rates.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
-import { idRange } from './id-range.js';
 import { itemColumns } from './item-runs.js';
-import { storedJson, storedText, storedTexts } from './text.js';
+import { LedgerWrites, type StepDevices } from './sqlite-ledger-write.js';
+import { storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import { MARKS, withoutNulls } from './checkpoint-steps.js';
@@ -60,25 +60,12 @@ export class SqliteStore implements Store {
   /** The callback inbox: its fsync'd appends, what it holds, and the marks of what is processed. */
   private readonly inbox: SqliteInbox;
   private readonly file: string;
-  /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
-  private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
-  /** A checkpoint and its ledger entries in one transaction: made once, as a transaction function is costly to make. */
-  private readonly saveWithDevices: (
-    runId: string,
-    key: string,
-    state: string,
-    devices: { step: string; groups: DeviceGroup[]; at: string },
-  ) => void;
-  private readonly insertInTransaction: (
-    runId: string,
-    step: string,
-    groups: DeviceGroup[],
-    at: string,
-  ) => void;
   /** Every other statement, prepared on first use: on the main connection, and on the fsync'd inbox one. */
   private readonly sql: (text: string) => Database.Statement;
   private readonly ownership: SqliteOwnership;
   private readonly grouping: Grouping;
+  /** Checkpoints and ledger entries. */
+  private readonly ledger: LedgerWrites;
   /** The open transaction of this turn's writes, and those waiting for it to be committed. */
   private turn: { waiters: { resolve: () => void; reject: (e: Error) => void }[] } | undefined;
   /** A commit that failed with nobody waiting for it: thrown by the next write or `durable()`. */
@@ -94,24 +81,7 @@ export class SqliteStore implements Store {
     this.inbox = new SqliteInbox(this.db, this.sql, file, CHECKPOINT_PAGES);
     this.ownership = new SqliteOwnership(this.db);
     this.rates = new SqliteRates(this.db);
-    this.stmt = {
-      saveStep: this.db.prepare(
-        `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
-         ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
-      ),
-      insertEntry: this.db.prepare(
-        `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
-           request_id, data_json, min_id, max_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-    };
-    this.saveWithDevices = this.db.transaction((runId, key, state, devices) => {
-      this.stmt.saveStep.run(runId, key, state);
-      this.insertGroups(runId, devices.step, devices.groups, devices.at);
-    });
-    this.insertInTransaction = this.db.transaction((runId, step, groups, at) =>
-      this.insertGroups(runId, step, groups, at),
-    );
+    this.ledger = new LedgerWrites(this.db);
   }
 
   async savePlaybookVersion(version: string, definition: string): Promise<void> {
@@ -152,15 +122,9 @@ export class SqliteStore implements Store {
     return runIdsStartingWith(this.sql, prefix, limit);
   }
 
-  saveStep(
-    runId: string,
-    key: string,
-    state: unknown,
-    devices?: { step: string; groups: DeviceGroup[]; at: string },
-  ): void {
+  saveStep(runId: string, key: string, state: unknown, devices?: StepDevices): void {
     this.write();
-    if (devices?.groups.length) this.saveWithDevices(runId, key, JSON.stringify(state), devices);
-    else this.stmt.saveStep.run(runId, key, JSON.stringify(state));
+    this.ledger.saveStep(runId, key, JSON.stringify(state), devices);
   }
 
   async loadSteps(runId: string): Promise<Map<string, unknown>> {
@@ -189,36 +153,7 @@ export class SqliteStore implements Store {
 
   recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
     this.write();
-    this.insertInTransaction(runId, step, groups, at);
-  }
-
-  /**
-   * One ledger entry per group, in order: of a device given twice, the later entry counts (by `seq`). Their texts
-   * are kept as both stores keep them (text.ts): the ids and the data are scanned in their JSON, once, and taken
-   * apart again only when one of them has a NUL or a lone surrogate.
-   */
-  private insertGroups(runId: string, step: string, groups: DeviceGroup[], at: string): void {
-    for (const g of groups) {
-      if (!g.ids.length) continue;
-      const json = JSON.stringify(g.ids);
-      const idsJson = storedJson(json);
-      const range = idRange(idsJson === json ? g.ids : (JSON.parse(idsJson) as string[]));
-      this.stmt.insertEntry.run(
-        runId,
-        step,
-        storedText(g.kind),
-        g.outcome,
-        storedText(g.errorType ?? null),
-        storedText(g.errorClass ?? null),
-        g.attempts,
-        at,
-        idsJson,
-        storedText(g.requestId ?? null),
-        g.data ? storedJson(JSON.stringify(g.data)) : null,
-        range.min,
-        range.max,
-      );
-    }
+    this.ledger.recordDevices(runId, step, groups, at);
   }
 
   async queryLedger(q: LedgerQuery): Promise<LedgerRow[]> {
@@ -275,7 +210,7 @@ export class SqliteStore implements Store {
     const read = await laterEntries(this.sql, runId, results);
     this.write();
     const n = recordLate(this.sql, runId, results, read, (step, groups) =>
-      this.insertGroups(runId, step, groups, at),
+      this.ledger.insertGroups(runId, step, groups, at),
     );
     await this.durable();
     return n;
