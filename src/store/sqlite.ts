@@ -13,6 +13,7 @@ import { itemChunks, listRuns, runIdsStartingWith, runsByHour } from './sqlite-r
 import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sqlite-runs.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
+import { SqliteTurn } from './sqlite-turn.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
@@ -45,13 +46,6 @@ import {
 export { MIGRATIONS };
 export type { SqliteOptions };
 
-/**
- * The store of each file whose turn is open, in this process. Two stores of one process on one file (tests
- * playing two processes do this) would otherwise deadlock: the second would wait for the write lock that the
- * first holds until the end of a turn that cannot end while the second waits.
- */
-const openTurns = new Map<string, SqliteStore>();
-
 export class SqliteStore implements Store {
   readonly db: Database.Database;
   readonly describe: string;
@@ -66,10 +60,8 @@ export class SqliteStore implements Store {
   private readonly grouping: Grouping;
   /** Checkpoints and ledger entries. */
   private readonly ledger: LedgerWrites;
-  /** The open transaction of this turn's writes, and those waiting for it to be committed. */
-  private turn: { waiters: { resolve: () => void; reject: (e: Error) => void }[] } | undefined;
-  /** A commit that failed with nobody waiting for it: thrown by the next write or `durable()`. */
-  private failed: Error | undefined;
+  /** The transaction of this turn's writes. */
+  private readonly turn: SqliteTurn;
 
   /** Opens (creating when needed, unless told not to) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string, options: SqliteOptions = {}) {
@@ -80,6 +72,7 @@ export class SqliteStore implements Store {
     this.describe = `the state file ${file} (${options.origin ?? 'FLEETBOOK_STATE'})`;
     this.inbox = new SqliteInbox(this.db, this.sql, file, CHECKPOINT_PAGES);
     this.ownership = new SqliteOwnership(this.db);
+    this.turn = new SqliteTurn(this.db, file, (now) => this.ownership.checkFence(now));
     this.rates = new SqliteRates(this.db);
     this.ledger = new LedgerWrites(this.db);
   }
@@ -335,12 +328,12 @@ export class SqliteStore implements Store {
   }
 
   async liveOwners(now: number): Promise<Owner[]> {
-    openTurns.get(this.file)?.commit();
+    this.turn.commitOther();
     return this.ownership.liveOwners(now);
   }
 
   async holdings(now: number): Promise<OwnerHoldings[]> {
-    openTurns.get(this.file)?.commit();
+    this.turn.commitOther();
     return this.ownership.holdings(now);
   }
 
@@ -384,66 +377,22 @@ export class SqliteStore implements Store {
     this.ownership.fence(owner, onLost);
   }
 
-  /**
-   * Opens this turn's transaction if none is open: every write until the end of the turn joins it, and it is
-   * committed then (or sooner, by `commit`). One commit for many writes: a run's checkpoints, ledger entries,
-   * locks and status, and those of the other runs of the turn.
-   */
+  /** Joins this turn's transaction, opening it if none is open (sqlite-turn.ts). */
   private write(): void {
-    if (this.failed) {
-      const e = this.failed;
-      this.failed = undefined;
-      throw e;
-    }
-    if (this.turn) return;
-    const other = openTurns.get(this.file);
-    if (other && other !== this) other.commit();
-    this.db.exec('BEGIN IMMEDIATE');
-    this.turn = { waiters: [] };
-    // Each in-memory store is a database of its own.
-    if (this.file !== ':memory:') openTurns.set(this.file, this);
-    setImmediate(() => this.commit());
+    this.turn.write();
   }
 
   /** Commits the turn open on the file now: this store's, or another's of this process. */
   private commitFile(): void {
-    this.commit();
-    openTurns.get(this.file)?.commit();
-  }
-
-  /** Commits this turn's transaction now, if one is open. */
-  private commit(): void {
-    const turn = this.turn;
-    if (!turn) return;
-    this.turn = undefined;
-    if (openTurns.get(this.file) === this) openTurns.delete(this.file);
-    try {
-      this.ownership.checkFence(Date.now());
-      this.db.exec('COMMIT');
-    } catch (e) {
-      // A disk that is full or failing, or a lease lost: the turn's writes are lost, and whoever relies on them
-      // learns it.
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      if (turn.waiters.length) for (const w of turn.waiters) w.reject(e as Error);
-      else this.failed = e as Error;
-      return;
-    }
-    for (const w of turn.waiters) w.resolve();
+    this.turn.commitFile();
   }
 
   durable(): Promise<void> {
-    if (this.failed) {
-      const e = this.failed;
-      this.failed = undefined;
-      return Promise.reject(e);
-    }
-    const turn = this.turn;
-    if (!turn) return Promise.resolve();
-    return new Promise((resolve, reject) => turn.waiters.push({ resolve, reject }));
+    return this.turn.durable();
   }
 
   async close(): Promise<void> {
-    this.commit();
+    this.turn.commit();
     await this.grouping.close();
     this.inbox.close();
     this.db.close();
