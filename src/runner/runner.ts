@@ -4,29 +4,19 @@
  * the action's catalog entry; the interpreter knows no operation by name. See src/runner/ARCHITECTURE.md.
  */
 import { CATALOG } from '../api/catalog.js';
-import { isoTime, parseIsoTime } from '../clock.js';
 import { unsetSecrets } from '../config.js';
 import { condition, render } from '../expressions/template.js';
 import type { Playbook, Step } from '../playbook/schema.js';
 import { versionOf } from '../playbook/version.js';
-import { retrying } from '../retry.js';
-import {
-  addCounts,
-  emptyCounts,
-  type DeviceCounts,
-  type RunSummary,
-  type StepStatus,
-} from '../store/store.js';
+import { addCounts, emptyCounts, type RunSummary } from '../store/store.js';
 import {
   RunContext,
-  countConfirmation,
   devicesOverTolerance,
   done,
   findsItems,
   IF_FALSE,
   itemsNotKnown,
   NEVER_REACHED,
-  selects,
   settle,
   skipped,
   type StepCount,
@@ -35,8 +25,11 @@ import { cancelReason, isCancel, withListeners } from './cancel.js';
 import { coerceInputs } from './inputs.js';
 import { RunLimits } from './limits.js';
 import { planOf, stepsIn, type StepPlan } from './plan.js';
+import { endedState } from './ended-state.js';
+import { restoreStep } from './restore.js';
+import { renderVars, runScope } from './run-scope.js';
 import { secretsStillRead } from './resume-secrets.js';
-import { StoredItems } from './stored-items.js';
+import { attemptsWithTimeout } from './step-timeout.js';
 import { jsonFits } from '../util/json-size.js';
 import {
   Interrupted,
@@ -53,7 +46,6 @@ import { waitStep } from './wait.js';
 import { fanOut } from './fan-out.js';
 import { newRunId } from './run-id.js';
 import { usesStep } from './uses.js';
-import { linkedController } from '../util/linked-abort.js';
 
 export { coerceInputs } from './inputs.js';
 export { actionsOf } from './plan.js';
@@ -71,13 +63,6 @@ const TAKEN_UP = {
   single:
     '`fleetbook serve` on this state file resumes it: at its next start, or at its next lease renewal (within a third of FLEETBOOK_LEASE) if one is running',
 };
-
-/** `run.scheduledAt`: the fire time a schedule started the run for, in UTC; empty for the other runs. */
-function scheduledAtOf(trigger: Record<string, unknown> | undefined): string {
-  const at = trigger?.type === 'schedule' ? trigger.scheduledAt : undefined;
-  const ms = typeof at === 'string' ? parseIsoTime(at) : undefined;
-  return ms === undefined ? '' : isoTime(ms);
-}
 
 export async function runPlaybook(pb: Playbook, o: RunOptions): Promise<RunSummary> {
   // A run taken up goes on as it was created: a dry run stays one, whoever takes it up.
@@ -154,31 +139,7 @@ class Run {
     });
     // A dry run makes no mutating call: their checks are not needed.
     o.client.warm(ctx.plan.actions.filter((a) => !o.dryRun || !CATALOG[a].mutating));
-    const scheduledAt = scheduledAtOf(o.trigger);
-    const scope: Scope = {
-      ctx: {
-        event: o.event ?? {},
-        inputs,
-        vars: {},
-        steps: {},
-        run: {
-          id: ctx.id,
-          playbook: this.pb.name,
-          startedAt: this.startedAt,
-          // A scheduled run's date is its fire's, whenever it starts (made up after a downtime, a backfill).
-          scheduledAt,
-          date: (scheduledAt || this.startedAt).slice(0, 10),
-          dryRun: Boolean(o.dryRun),
-          // The outcome so far: `running` during the steps; what the run has come to in `finally`.
-          status: 'running',
-          error: '',
-        },
-        secrets: o.secrets ?? {},
-        env: o.env ?? {},
-      },
-      inLoop: false,
-      key: '',
-    };
+    const scope = runScope(this.pb, o, ctx.id, inputs, this.startedAt);
     let cancelled = false;
     if (error === undefined) {
       try {
@@ -310,10 +271,13 @@ class Run {
       if (unknowable) throw unknowable;
       // A fan-out or parallel step is entered again: each inner step restores itself from its own checkpoint.
       if (cp && !underWay && !('forEach' in step) && !('parallel' in step)) {
-        state = await this.restore(step, scope, cp);
+        state = await restoreStep(ctx, step, scope, cp);
       } else {
         this.logStep(scope, 'step started', { step: step.id });
-        state = await this.attemptsWithTimeout(step, scope, key, count, underWay ? cp : undefined);
+        const plan = ctx.plan.of(step);
+        state = await attemptsWithTimeout(ctx, step, plan, signal, count, (timed) =>
+          this.run(step, plan, scope, key, count, timed, underWay ? cp : undefined),
+        );
       }
     } catch (e) {
       // Interrupted, not failed: no checkpoint, so that the step runs again when the run resumes.
@@ -325,7 +289,7 @@ class Run {
       const restored = cp && !underWay ? cp : undefined;
       // The devices it recorded as it failed (the summary counted them then), or those its checkpoint kept.
       const devices = restored ? (restored.devices ?? emptyCounts()) : count.failing;
-      scope.ctx.steps[step.id] = await this.ended(step, scope, status, message, devices);
+      scope.ctx.steps[step.id] = await endedState(ctx, step, scope, status, message, devices);
       // A failure restored from its checkpoint counts its devices again, as a finished step restored does.
       if (restored) addCounts(sum.devices, devices);
       sum.status = status;
@@ -392,39 +356,6 @@ class Run {
     }
   }
 
-  /**
-   * The state of a step that failed or was cancelled, as later steps read it (its checkpoint `restored` when an
-   * earlier execution of the run ended it so). Its output is null. Its items: those of a step that finds them (a
-   * listing, a ledger query) are not known (itemsNotKnown), not an empty list that would say it found none; those
-   * of a device action are the per-device results it recorded before it ended (the devices a later step sends
-   * again), from the ledger, but in a fan-out, whose iterations record under one step id. Its devices: those it
-   * recorded.
-   */
-  private async ended(
-    step: Step,
-    scope: Scope,
-    status: 'failed' | 'cancelled',
-    message: string,
-    devices: DeviceCounts,
-  ): Promise<StepState> {
-    const state: StepState = {
-      status,
-      output: null,
-      items: [],
-      devices: { ...devices, byError: { ...devices.byError } },
-      error: message,
-    };
-    if (findsItems(step))
-      return itemsNotKnown(
-        state,
-        step.id,
-        `${status === 'failed' ? 'failed' : 'was cancelled'} (${message})`,
-      );
-    if ('uses' in step && !scope.inLoop && this.ctx.keeps(step.id, 'items'))
-      state.items = await this.ctx.ledgerItems(step.id);
-    return state;
-  }
-
   /** After a step failed: `onError: continue` goes on, rescue steps run, and otherwise the run fails. */
   private async afterFailure(step: Step, scope: Scope, message: string): Promise<void> {
     if (step.onError === 'continue') return;
@@ -442,101 +373,6 @@ class Run {
   private logStep(scope: Scope, message: string, meta: Json): void {
     if (scope.inLoop) this.ctx.log.debug(message, meta);
     else this.ctx.log.info(message, meta);
-  }
-
-  /**
-   * A step an earlier execution of this run finished: its state comes back from the checkpoint (and its
-   * items from it or from the ledger), and it is not run again. A failure comes back as the same failure.
-   */
-  private async restore(step: Step, scope: Scope, cp: Checkpoint): Promise<StepState> {
-    const { ctx } = this;
-    const sum = ctx.stepSummary(step.id);
-    sum.calls += cp.calls ?? 0;
-    sum.attempts += cp.attempts ?? 0;
-    if (cp.confirmation) countConfirmation(sum, cp.confirmation);
-    if (cp.status === 'failed' || cp.status === 'cancelled') throw new StepError(cp.error ?? cp.status);
-    if ('set' in step) {
-      // Variables are not checkpointed: a `set` is evaluated again, from the same restored context.
-      for (const [k, v] of Object.entries(step.set)) scope.ctx.vars[k] = render(v, scope.ctx, scope.inLoop);
-    }
-    const key = `${scope.key}${step.id}`;
-    const stored =
-      cp.storedItems === undefined ? undefined : new StoredItems(this.o.store, ctx.id, key, cp.storedItems);
-    const items = !ctx.keeps(step.id, 'items')
-      ? []
-      : stored
-        ? await stored.all()
-        : (cp.items ??
-          cp.itemRuns?.flatMap(([kind, ids]) => ids.map((id) => ({ id, kind }))) ??
-          (!scope.inLoop ? await ctx.ledgerItems(step.id) : []));
-    return {
-      status: cp.status as StepStatus,
-      output: cp.output ?? null,
-      items,
-      ...(stored ? { stored } : {}),
-      devices: cp.devices ?? emptyCounts(),
-      ...(cp.reason ? { reason: cp.reason } : {}),
-      ...(cp.note ? { note: cp.note } : {}),
-    };
-  }
-
-  /**
-   * Runs the step with its timeout per attempt: `retry.on: [timeout]` tries it again after a timeout. A
-   * mutating action that timed out may have acted, so it is not tried again blindly.
-   */
-  private async attemptsWithTimeout(
-    step: Step,
-    scope: Scope,
-    key: string,
-    count: StepCount,
-    resumed?: Checkpoint,
-  ): Promise<StepState> {
-    const plan = this.ctx.plan.of(step);
-    const mutating = Boolean(plan.op?.mutating);
-    const parent = scope.signal ?? this.signal;
-    const attempt = () =>
-      this.withTimeout(step, plan, parent, (signal) =>
-        this.run(step, plan, scope, key, count, signal, resumed),
-      );
-    const { value } = await retrying(attempt, {
-      maxAttempts: plan.retry.maxAttempts,
-      retryable: (e) =>
-        e instanceof StepError && e.selector.includes('timeout') && !mutating && selects(plan.retry.on, e),
-      delay: (attempt) => this.ctx.delay(plan.retry, attempt),
-      sleep: (ms) => this.ctx.clock.sleep(ms, parent),
-      onRetry: () => count.attempt(),
-    });
-    return value;
-  }
-
-  /**
-   * Runs `fn` under `parent`, or under a signal of its own that the step's timeout aborts: then the step ends with
-   * the timeout once `fn`, stopped, has ended, so that nothing of the step acts or writes after it has failed.
-   */
-  private async withTimeout<T>(
-    step: Step,
-    plan: StepPlan,
-    parent: AbortSignal,
-    fn: (signal: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    const ms = plan.timeoutMs;
-    if (ms === undefined) return fn(parent);
-    const timer = linkedController(parent);
-    let timedOut!: (e: Error) => void;
-    const timeout = new Promise<never>((_, reject) => (timedOut = reject));
-    const t = setTimeout(() => {
-      const e = new StepError(`timed out after ${step.timeout}`, ['timeout']);
-      timer.controller.abort(e);
-      timedOut(e);
-    }, ms);
-    const work = fn(withListeners(timer.controller.signal));
-    try {
-      return await Promise.race([work, timeout]);
-    } finally {
-      clearTimeout(t);
-      if (timer.controller.signal.aborted) await work.catch(() => undefined);
-      timer.unlink();
-    }
   }
 
   private async run(
@@ -590,17 +426,4 @@ export const OUTPUT_LIMIT = 256 * 1024;
  */
 function boundedOutput(output: unknown): unknown {
   return jsonFits(output ?? null, OUTPUT_LIMIT) ? output : { truncated: true, largerThan: OUTPUT_LIMIT };
-}
-
-/** The run's `vars`, rendered together before the first step; an error names the var it is in. */
-function renderVars(vars: Json, context: Record<string, unknown>): Json {
-  return Object.fromEntries(
-    Object.entries(vars).map(([name, value]) => {
-      try {
-        return [name, render(value, context)];
-      } catch (e) {
-        throw new Error(`vars.${name}: ${(e as Error).message}`, { cause: e });
-      }
-    }),
-  );
 }

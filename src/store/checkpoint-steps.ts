@@ -92,6 +92,7 @@ export function checkpointSteps(
   outsideLoopsOnly = false,
 ): StepSummary[] {
   const ended = run === 'ended';
+  const outside = stepsOutsideLoops(pb);
   const seen = new Map<string, Seen>();
   for (const [key, value] of marks) {
     const m = (value ?? {}) as StepMark;
@@ -133,16 +134,16 @@ export function checkpointSteps(
     eachStep(list, (s) => show(s, status, seen.get(s.id)));
 
   /**
-   * Shows the steps of `list` in `phase`, inside a loop (`loop`: the loop's status as shown, or undefined); how the
-   * list ended.
+   * Shows the steps of `list` in `phase`, inside a loop (stepsOutsideLoops; `loop`: the loop's status as shown) or
+   * not; how the list ended.
    */
   const walk = (list: readonly Step[] | undefined, phase: Phase, loop?: StepStatus): End => {
     if (phase === 'pending' || phase === 'unreached') {
       all(list, phase);
       return phase === 'pending' ? 'open' : 'stopped';
     }
-    if (loop && outsideLoopsOnly) {
-      for (const s of list ?? []) inside(s, phase, false, loop);
+    if (outsideLoopsOnly && list?.some((s) => !outside.has(s.id))) {
+      for (const s of list) inside(s, phase, false, loop ?? 'running');
       return 'passed';
     }
     const steps = list ?? [];
@@ -159,7 +160,7 @@ export function checkpointSteps(
         end = 'stopped';
         return all([s], 'unreached');
       }
-      end = loop ? inside(s, phase, i === last + 1, loop) : one(s, phase);
+      end = outside.has(s.id) ? one(s, phase) : inside(s, phase, i === last + 1, loop ?? 'running');
     });
     return end;
   };
@@ -229,6 +230,26 @@ export function checkpointSteps(
     walk(pb.finally, ended ? 'over' : main === 'open' ? 'pending' : 'live');
   }
   return everyStep([...out.values()], pb);
+}
+
+/**
+ * The steps of `pb` outside every loop, whose checkpoints are keyed by their ids alone (`each`, not `each[3]/note`):
+ * all but those in a forEach's body, at any depth. A loop's rescue (its `onError` steps) runs once, after the loop
+ * failed, outside it.
+ */
+export function stepsOutsideLoops(pb: Pick<Playbook, 'steps' | 'finally'>): Set<string> {
+  const outside = new Set<string>();
+  const add = (list: unknown): void => {
+    if (!Array.isArray(list)) return;
+    for (const s of list as Step[]) {
+      outside.add(s.id);
+      if ('parallel' in s) add(s.parallel);
+      add(s.onError);
+    }
+  };
+  add(pb.steps);
+  add(pb.finally);
+  return outside;
 }
 
 /**

@@ -16,9 +16,10 @@ export function itemColumns(runs: ItemRuns): { runsJson: string; errorsJson: str
 }
 
 /**
- * A chunk read back from its columns. A list of devices sent again written before errors_json (a version before
- * it kept the error in each run's kind, as the JSON array `["imei","SVC CACHE UNAVAILABLE"]`) reads as one
- * written now: no kind of a device starts so.
+ * A chunk read back from its columns. A list of devices sent again that a version before errors_json wrote (the
+ * error in each run's kind, `["imei","SVC CACHE UNAVAILABLE"]`) is never read: only the step that writes its lists
+ * reads them, in the same execution, after removing those an earlier one wrote (stored-retries.ts), and the store
+ * drops them as the run ends.
  */
 export function itemRuns(runsJson: string, errorsJson: string | null): ItemRuns {
   const runs = JSON.parse(runsJson) as ItemRuns;
@@ -28,12 +29,6 @@ export function itemRuns(runsJson: string, errorsJson: string | null): ItemRuns 
       const error = errors[i];
       if (typeof error === 'string') r[2] = error;
     });
-  } else
-    for (const r of runs)
-      if (r[0].startsWith('["')) {
-        const [kind, error] = JSON.parse(r[0]) as [string, string];
-        r[0] = kind;
-        r[2] = error;
-      }
+  }
   return runs;
 }

@@ -5,9 +5,8 @@
  * table say it. It loads neither the runner nor any schema.
  */
 import type { Playbook } from '../playbook/schema.js';
-import { eachStep } from '../playbook/step-tree.js';
 import { redactRun } from '../util/secrets.js';
-import { checkpointSteps, everyStep } from './checkpoint-steps.js';
+import { checkpointSteps, everyStep, stepsOutsideLoops } from './checkpoint-steps.js';
 
 export { everyStep };
 import { type DeviceCounts, type RunRecord, type RunSummary, type StepSummary, type Store } from './store.js';
@@ -40,14 +39,7 @@ export async function stepsSoFar(store: Store, run: RunRecord): Promise<StepSumm
   // Bounded: a loop of a million iterations has a million checkpoints, and the console asks every 2 s.
   const marks = await store.stepMarks(run.id, { limit: MARKS_READ + 1 });
   if (marks.size <= MARKS_READ) return checkpointSteps(marks, pb, 'running');
-  // The steps outside every loop, whose checkpoints are keyed by their ids alone.
-  const outside: string[] = [];
-  const inLoops = new Set<string>();
-  for (const list of [pb.steps, pb.finally])
-    eachStep(list, (s, within) => {
-      if (within && ('forEach' in within || inLoops.has(within.id))) inLoops.add(s.id);
-      else outside.push(s.id);
-    });
+  const outside = [...stepsOutsideLoops(pb)];
   return checkpointSteps(await store.stepMarks(run.id, { keys: outside }), pb, 'running', true);
 }
 

@@ -2,12 +2,9 @@
  * The embedded store on SQLite (better-sqlite3, WAL). Migrations are numbered and recorded in
  * `PRAGMA user_version`; each runs once, in a transaction.
  */
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { ConfigError } from '../errors.js';
-import { makeDirs } from '../util/files.js';
-import { MIGRATIONS, migrateSqlite } from './sqlite-migrations.js';
+import type Database from 'better-sqlite3';
+import { MIGRATIONS } from './sqlite-migrations.js';
+import { CHECKPOINT_PAGES, openSqliteFile, type SqliteOptions } from './sqlite-file.js';
 import { deviceResults, resultsUnder, ledgerEntries, matchingSteps } from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
 import type { ReadPlan } from './sqlite-latest-read.js';
@@ -16,12 +13,13 @@ import { itemChunks, listRuns, runIdsStartingWith, runsByHour } from './sqlite-r
 import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sqlite-runs.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
+import { SqliteTurn } from './sqlite-turn.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
-import { idRange } from './id-range.js';
 import { itemColumns } from './item-runs.js';
-import { storedJson, storedText, storedTexts } from './text.js';
+import { LedgerWrites, type StepDevices } from './sqlite-ledger-write.js';
+import { storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import { MARKS, withoutNulls } from './checkpoint-steps.js';
@@ -46,44 +44,7 @@ import {
 } from './store.js';
 
 export { MIGRATIONS };
-
-/**
- * The store of each file whose turn is open, in this process. Two stores of one process on one file (tests
- * playing two processes do this) would otherwise deadlock: the second would wait for the write lock that the
- * first holds until the end of a turn that cannot end while the second waits.
- */
-const openTurns = new Map<string, SqliteStore>();
-
-/**
- * Pages of write-ahead log after which a commit checkpoints it into the database, on the event loop (two
- * syncs and a copy of every page changed since the last one). SQLite's default, 1,000 pages, checkpointed the
- * daemon every 85 runs or so, 8 ms each; at 10,000 (a log of up to 40 MB) the pages that many runs share (the
- * tails of the inbox, the runs and the ledger) are copied once, and the event loop stops a tenth as often.
- */
-const CHECKPOINT_PAGES = 10_000;
-
-/**
- * The connection's page cache, in KiB (negative: SQLite's unit for a size, not a count of pages): SQLite's own
- * default, 2 MB. better-sqlite3 builds SQLite with 16 MB, which a run of a million devices fills with pages of
- * the ledger and the step items it only appends to and reads back once (the system's file cache holds them as
- * well): 14 MB of the process's resident set, for nothing.
- */
-const CACHE_KIB = -2000;
-
-/** How a SQLite state file is opened. */
-export interface SqliteOptions {
-  /**
-   * Whether a file that does not exist is created (with its directories). The commands that only read or
-   * maintain a store refuse one instead: a mistyped path would otherwise give an empty store, and "no runs".
-   * @default true
-   */
-  create?: boolean;
-  /**
-   * Where the path came from, as the store's messages name it: `--state`, or the variable.
-   * @default 'FLEETBOOK_STATE'
-   */
-  origin?: string;
-}
+export type { SqliteOptions };
 
 export class SqliteStore implements Store {
   readonly db: Database.Database;
@@ -93,91 +54,27 @@ export class SqliteStore implements Store {
   /** The callback inbox: its fsync'd appends, what it holds, and the marks of what is processed. */
   private readonly inbox: SqliteInbox;
   private readonly file: string;
-  /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
-  private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
-  /** A checkpoint and its ledger entries in one transaction: made once, as a transaction function is costly to make. */
-  private readonly saveWithDevices: (
-    runId: string,
-    key: string,
-    state: string,
-    devices: { step: string; groups: DeviceGroup[]; at: string },
-  ) => void;
-  private readonly insertInTransaction: (
-    runId: string,
-    step: string,
-    groups: DeviceGroup[],
-    at: string,
-  ) => void;
   /** Every other statement, prepared on first use: on the main connection, and on the fsync'd inbox one. */
   private readonly sql: (text: string) => Database.Statement;
   private readonly ownership: SqliteOwnership;
   private readonly grouping: Grouping;
-  /** The open transaction of this turn's writes, and those waiting for it to be committed. */
-  private turn: { waiters: { resolve: () => void; reject: (e: Error) => void }[] } | undefined;
-  /** A commit that failed with nobody waiting for it: thrown by the next write or `durable()`. */
-  private failed: Error | undefined;
+  /** Checkpoints and ledger entries. */
+  private readonly ledger: LedgerWrites;
+  /** The transaction of this turn's writes. */
+  private readonly turn: SqliteTurn;
 
   /** Opens (creating when needed, unless told not to) the store at `file`; `:memory:` for a throwaway one. */
   constructor(file: string, options: SqliteOptions = {}) {
-    const { create = true, origin = 'FLEETBOOK_STATE' } = options;
-    try {
-      if (create && file !== ':memory:') makeDirs(dirname(file));
-      this.db = new Database(file, { fileMustExist: !create });
-    } catch (e) {
-      if (!create && !existsSync(file))
-        throw new ConfigError(
-          `the state file ${file} (${origin}) does not exist: check the path (\`fleetbook run\` and \`fleetbook serve\` create the file)`,
-        );
-      // better-sqlite3 says only "unable to open database file": name the file and where it comes from.
-      throw new ConfigError(
-        `cannot open the state file ${file} (${origin}): ${(e as Error).message}; it must be a file path in a writable directory`,
-      );
-    }
-    try {
-      this.db.pragma('journal_mode = WAL');
-      // NORMAL in WAL mode: a commit survives the process being killed (SIGKILL), which is what a run's
-      // checkpoints and ledger must survive; only a power cut can lose the last ones, and a resumed run then
-      // repeats them after reconciling. The callback inbox, which acknowledges to the service, syncs each commit.
-      this.db.pragma('synchronous = NORMAL');
-      this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
-      this.db.pragma(`cache_size = ${CACHE_KIB}`);
-      this.db.pragma('busy_timeout = 5000');
-      migrateSqlite(this.db, file);
-    } catch (e) {
-      this.db.close();
-      // SQLite says only "file is not a database" or "database disk image is malformed": say which file.
-      const code = (e as { code?: string }).code;
-      if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')
-        throw new ConfigError(
-          `the state file ${file} (${origin}) is damaged or is not a fleetbook state file: ${(e as Error).message}. Restore it from a backup, or point FLEETBOOK_STATE at another file`,
-        );
-      throw e;
-    }
+    this.db = openSqliteFile(file, options);
     this.sql = preparer(this.db);
     this.file = file;
     this.grouping = new Grouping(file, this.db, file === ':memory:');
-    this.describe = `the state file ${file} (${origin})`;
+    this.describe = `the state file ${file} (${options.origin ?? 'FLEETBOOK_STATE'})`;
     this.inbox = new SqliteInbox(this.db, this.sql, file, CHECKPOINT_PAGES);
     this.ownership = new SqliteOwnership(this.db);
+    this.turn = new SqliteTurn(this.db, file, (now) => this.ownership.checkFence(now));
     this.rates = new SqliteRates(this.db);
-    this.stmt = {
-      saveStep: this.db.prepare(
-        `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
-         ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
-      ),
-      insertEntry: this.db.prepare(
-        `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
-           request_id, data_json, min_id, max_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-    };
-    this.saveWithDevices = this.db.transaction((runId, key, state, devices) => {
-      this.stmt.saveStep.run(runId, key, state);
-      this.insertGroups(runId, devices.step, devices.groups, devices.at);
-    });
-    this.insertInTransaction = this.db.transaction((runId, step, groups, at) =>
-      this.insertGroups(runId, step, groups, at),
-    );
+    this.ledger = new LedgerWrites(this.db);
   }
 
   async savePlaybookVersion(version: string, definition: string): Promise<void> {
@@ -218,15 +115,9 @@ export class SqliteStore implements Store {
     return runIdsStartingWith(this.sql, prefix, limit);
   }
 
-  saveStep(
-    runId: string,
-    key: string,
-    state: unknown,
-    devices?: { step: string; groups: DeviceGroup[]; at: string },
-  ): void {
+  saveStep(runId: string, key: string, state: unknown, devices?: StepDevices): void {
     this.write();
-    if (devices?.groups.length) this.saveWithDevices(runId, key, JSON.stringify(state), devices);
-    else this.stmt.saveStep.run(runId, key, JSON.stringify(state));
+    this.ledger.saveStep(runId, key, JSON.stringify(state), devices);
   }
 
   async loadSteps(runId: string): Promise<Map<string, unknown>> {
@@ -255,36 +146,7 @@ export class SqliteStore implements Store {
 
   recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
     this.write();
-    this.insertInTransaction(runId, step, groups, at);
-  }
-
-  /**
-   * One ledger entry per group, in order: of a device given twice, the later entry counts (by `seq`). Their texts
-   * are kept as both stores keep them (text.ts): the ids and the data are scanned in their JSON, once, and taken
-   * apart again only when one of them has a NUL or a lone surrogate.
-   */
-  private insertGroups(runId: string, step: string, groups: DeviceGroup[], at: string): void {
-    for (const g of groups) {
-      if (!g.ids.length) continue;
-      const json = JSON.stringify(g.ids);
-      const idsJson = storedJson(json);
-      const range = idRange(idsJson === json ? g.ids : (JSON.parse(idsJson) as string[]));
-      this.stmt.insertEntry.run(
-        runId,
-        step,
-        storedText(g.kind),
-        g.outcome,
-        storedText(g.errorType ?? null),
-        storedText(g.errorClass ?? null),
-        g.attempts,
-        at,
-        idsJson,
-        storedText(g.requestId ?? null),
-        g.data ? storedJson(JSON.stringify(g.data)) : null,
-        range.min,
-        range.max,
-      );
-    }
+    this.ledger.recordDevices(runId, step, groups, at);
   }
 
   async queryLedger(q: LedgerQuery): Promise<LedgerRow[]> {
@@ -341,7 +203,7 @@ export class SqliteStore implements Store {
     const read = await laterEntries(this.sql, runId, results);
     this.write();
     const n = recordLate(this.sql, runId, results, read, (step, groups) =>
-      this.insertGroups(runId, step, groups, at),
+      this.ledger.insertGroups(runId, step, groups, at),
     );
     await this.durable();
     return n;
@@ -466,12 +328,12 @@ export class SqliteStore implements Store {
   }
 
   async liveOwners(now: number): Promise<Owner[]> {
-    openTurns.get(this.file)?.commit();
+    this.turn.commitOther();
     return this.ownership.liveOwners(now);
   }
 
   async holdings(now: number): Promise<OwnerHoldings[]> {
-    openTurns.get(this.file)?.commit();
+    this.turn.commitOther();
     return this.ownership.holdings(now);
   }
 
@@ -515,66 +377,22 @@ export class SqliteStore implements Store {
     this.ownership.fence(owner, onLost);
   }
 
-  /**
-   * Opens this turn's transaction if none is open: every write until the end of the turn joins it, and it is
-   * committed then (or sooner, by `commit`). One commit for many writes: a run's checkpoints, ledger entries,
-   * locks and status, and those of the other runs of the turn.
-   */
+  /** Joins this turn's transaction, opening it if none is open (sqlite-turn.ts). */
   private write(): void {
-    if (this.failed) {
-      const e = this.failed;
-      this.failed = undefined;
-      throw e;
-    }
-    if (this.turn) return;
-    const other = openTurns.get(this.file);
-    if (other && other !== this) other.commit();
-    this.db.exec('BEGIN IMMEDIATE');
-    this.turn = { waiters: [] };
-    // Each in-memory store is a database of its own.
-    if (this.file !== ':memory:') openTurns.set(this.file, this);
-    setImmediate(() => this.commit());
+    this.turn.write();
   }
 
   /** Commits the turn open on the file now: this store's, or another's of this process. */
   private commitFile(): void {
-    this.commit();
-    openTurns.get(this.file)?.commit();
-  }
-
-  /** Commits this turn's transaction now, if one is open. */
-  private commit(): void {
-    const turn = this.turn;
-    if (!turn) return;
-    this.turn = undefined;
-    if (openTurns.get(this.file) === this) openTurns.delete(this.file);
-    try {
-      this.ownership.checkFence(Date.now());
-      this.db.exec('COMMIT');
-    } catch (e) {
-      // A disk that is full or failing, or a lease lost: the turn's writes are lost, and whoever relies on them
-      // learns it.
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      if (turn.waiters.length) for (const w of turn.waiters) w.reject(e as Error);
-      else this.failed = e as Error;
-      return;
-    }
-    for (const w of turn.waiters) w.resolve();
+    this.turn.commitFile();
   }
 
   durable(): Promise<void> {
-    if (this.failed) {
-      const e = this.failed;
-      this.failed = undefined;
-      return Promise.reject(e);
-    }
-    const turn = this.turn;
-    if (!turn) return Promise.resolve();
-    return new Promise((resolve, reject) => turn.waiters.push({ resolve, reject }));
+    return this.turn.durable();
   }
 
   async close(): Promise<void> {
-    this.commit();
+    this.turn.commit();
     await this.grouping.close();
     this.inbox.close();
     this.db.close();

@@ -2,8 +2,9 @@
  * The lists of the devices a streamed location report sends again (stored-retries.ts), as the store keeps them:
  * each device under its own kind, the error it was sent again for in a column of its own (step_items.errors_json),
  * where it was written inside the kind (`["imei","SVC CACHE UNAVAILABLE"]`) before. A run interrupted with lists
- * of that older form in the store is resumed to the same ledger as a run never interrupted. The lists go when
- * the run ends, however its step ended: before, those of a step that failed stayed until the run was pruned.
+ * of that older form in the store is resumed to the same ledger as a run never interrupted: the step makes its
+ * lists again, and never reads those. The lists go when the run ends, however its step ended: before, those of a
+ * step that failed stayed until the run was pruned.
  */
 import { expect } from 'chai';
 import type { Clock } from '../../src/clock.js';
@@ -130,7 +131,7 @@ describe('runner: the lists of the devices a streamed report sends again', funct
     }
   });
 
-  it('resumes a run whose lists the version before wrote, the error in the kind, to the same ledger', async () => {
+  it('resumes a run whose lists the version before wrote to the same ledger, making its lists again', async () => {
     await world();
     const whole = memoryStore();
     const store = memoryStore();

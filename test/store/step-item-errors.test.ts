@@ -2,8 +2,10 @@
  * A list of devices sent again (a streamed report's `devices.retry`, stored-retries.ts) keeps the error each run
  * of its devices was sent again for in a column of its own, step_items.errors_json, beside the runs' own kinds:
  * before, the error was written inside each run's kind (`["imei","SVC CACHE UNAVAILABLE"]`), a kind no device
- * has. A row of that form, written by the version before (or left by it in a store it upgraded), reads as one
- * written now. On every backend, and on the databases of the version before of each.
+ * has. A row of that form, left by the version before in a store it upgraded (or written by a replica of it
+ * meanwhile), is never read (the step that wrote it makes its lists again: test/runner/stored-retry-lists.test.ts),
+ * and goes with the other items of its run as the run ends. On every backend, and on the databases of the version
+ * before of each.
  */
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
@@ -64,16 +66,6 @@ forEachBackend('the lists of devices sent again', (b) => {
     ]);
   });
 
-  it('reads a chunk the version before wrote, the error in its kind, as one written now', async () => {
-    store.appendItems('r1', LIST, 0, SENT_AGAIN);
-    await store.durable();
-    await b.query(store, `${oldRow(1)} RETURNING seq`);
-    expect(await store.itemChunks('r1', LIST, -1, 10)).to.deep.equal([
-      { seq: 0, runs: SENT_AGAIN },
-      { seq: 1, runs: SENT_AGAIN },
-    ]);
-  });
-
   it("drops the items of a run as it ends, whoever ends it, and no other run's", async () => {
     store.createRun(run('r2'));
     for (const [runId, key] of [
@@ -101,8 +93,11 @@ forEachBackend('the lists of devices sent again', (b) => {
   });
 });
 
+/** When run r1 ends, its items with it. */
+const ENDED_AT = '2026-11-29T11:00:00.000Z';
+
 describe('the lists of devices sent again in a state file of the version before', () => {
-  it('reads what it kept once the file is upgraded, and writes the error apart', async () => {
+  it('writes the error apart once the file is upgraded, and drops what it kept as the run ends', async () => {
     const file = `${tempDir('fleetbook-item-errors-')}/state.db`;
     const old = new Database(file);
     for (const [i, sql] of MIGRATIONS.slice(0, -1).entries()) {
@@ -118,13 +113,12 @@ describe('the lists of devices sent again in a state file of the version before'
     try {
       expect(store.db.pragma('user_version', { simple: true })).to.equal(MIGRATIONS.length);
       store.appendItems('r1', LIST, 1, SENT_AGAIN);
-      expect(await store.itemChunks('r1', LIST, -1, 10)).to.deep.equal([
-        { seq: 0, runs: SENT_AGAIN },
-        { seq: 1, runs: SENT_AGAIN },
-      ]);
-      expect(store.db.prepare('SELECT errors_json FROM step_items ORDER BY seq').pluck().all()).to.deep.equal(
-        [null, JSON.stringify([MISS, MISS, FAILURE])],
-      );
+      expect(await store.itemChunks('r1', LIST, 0, 10)).to.deep.equal([{ seq: 1, runs: SENT_AGAIN }]);
+      const errors = () => store.db.prepare('SELECT errors_json FROM step_items ORDER BY seq').pluck().all();
+      expect(errors()).to.deep.equal([null, JSON.stringify([MISS, MISS, FAILURE])]);
+      store.updateRun('r1', { status: 'succeeded', endedAt: ENDED_AT });
+      await store.durable();
+      expect(errors()).to.deep.equal([]);
     } finally {
       await store.close();
     }
@@ -134,7 +128,7 @@ describe('the lists of devices sent again in a state file of the version before'
 describe('the lists of devices sent again in a PostgreSQL database of the version before', function () {
   this.timeout(60_000);
 
-  it('reads what it kept, and what a replica of that version writes during the upgrade', async () => {
+  it('writes the error apart beside what a replica of that version writes, and drops both as the run ends', async () => {
     const { url, db } = await postgresAtVersion(PG_MIGRATIONS, PG_MIGRATIONS.length - 1);
     try {
       await db.query(
@@ -147,15 +141,15 @@ describe('the lists of devices sent again in a PostgreSQL database of the versio
         // A replica of the version before, still running, writes as it did.
         await db.query(oldRow(1));
         store.appendItems('r1', LIST, 2, SENT_AGAIN);
-        expect(await store.itemChunks('r1', LIST, -1, 10)).to.deep.equal(
-          [0, 1, 2].map((seq) => ({ seq, runs: SENT_AGAIN })),
-        );
-        const { rows } = await db.query('SELECT errors_json FROM step_items ORDER BY seq');
-        expect(rows.map((r: { errors_json: string | null }) => r.errors_json)).to.deep.equal([
-          null,
-          null,
-          JSON.stringify([MISS, MISS, FAILURE]),
-        ]);
+        expect(await store.itemChunks('r1', LIST, 1, 10)).to.deep.equal([{ seq: 2, runs: SENT_AGAIN }]);
+        const errors = async () =>
+          (await db.query('SELECT errors_json FROM step_items ORDER BY seq')).rows.map(
+            (r: { errors_json: string | null }) => r.errors_json,
+          );
+        expect(await errors()).to.deep.equal([null, null, JSON.stringify([MISS, MISS, FAILURE])]);
+        store.updateRun('r1', { status: 'succeeded', endedAt: ENDED_AT });
+        await store.durable();
+        expect(await errors()).to.deep.equal([]);
       } finally {
         await store.close();
       }

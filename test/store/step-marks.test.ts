@@ -120,3 +120,48 @@ steps:
     expect(steps.find((s) => s.id === 'note')).to.include({ calls: 0, note: UNCOUNTED });
   });
 });
+
+/**
+ * A loop's rescue (its `onError` steps) runs once, outside the loop, after the loop failed: its checkpoints are
+ * keyed by their ids alone, and a run whose loop ran more than MARKS_READ iterations still reads them.
+ */
+forEachBackend("a loop's rescue, read within the bound", (b) => {
+  const pb = playbook(`version: 1
+name: rescued
+on: { manual: true }
+steps:
+  - id: each
+    forEach:
+      items: \${{ [1, 2] }}
+      steps:
+        - id: note
+          uses: log
+          with: { message: b }
+    onError:
+      - id: undo
+        uses: log
+        with: { message: c }
+      - id: tell
+        uses: log
+        with: { message: d }
+`);
+
+  it('shows the rescue steps as their checkpoints say, however many iterations the loop ran', async () => {
+    const store = await b.open();
+    const { version, definition } = versionOf(pb);
+    await store.savePlaybookVersion(version, definition);
+    store.createRun(run('r', { status: 'running', version }));
+    for (let i = 0; i < MARKS_READ + 500; i++)
+      store.saveStep('r', `each[${i}]/note`, { status: i === 0 ? 'failed' : 'succeeded', calls: 1 });
+    store.saveStep('r', 'each', { status: 'failed', error: 'one iteration failed' });
+    store.saveStep('r', 'undo', { status: 'succeeded', calls: 0, attempts: 1 });
+    await store.durable();
+    const steps = await stepsSoFar(store, (await store.getRun('r'))!);
+    expect(steps!.map((s) => [s.id, s.status])).to.deep.equal([
+      ['each', 'failed'],
+      ['note', 'failed'],
+      ['undo', 'succeeded'],
+      ['tell', 'running'],
+    ]);
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * The SQLite store's hot writes: a step's checkpoint (run_steps), and the ledger entries of its devices, alone or
+ * with the checkpoint in one transaction. Their statements and transaction functions are made once. Each write
+ * joins the store's open turn (sqlite.ts).
+ */
+import type Database from 'better-sqlite3';
+import { idRange } from './id-range.js';
+import { storedJson, storedText } from './text.js';
+import type { DeviceGroup } from './store.js';
+
+/** The devices a checkpoint is written with: their step, their groups, and when. */
+export interface StepDevices {
+  step: string;
+  groups: DeviceGroup[];
+  at: string;
+}
+
+export class LedgerWrites {
+  /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
+  private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
+  /** A checkpoint and its ledger entries in one transaction: made once, as a transaction function is costly to make. */
+  private readonly saveWithDevices: (runId: string, key: string, state: string, devices: StepDevices) => void;
+  private readonly insertInTransaction: (
+    runId: string,
+    step: string,
+    groups: DeviceGroup[],
+    at: string,
+  ) => void;
+
+  constructor(db: Database.Database) {
+    this.stmt = {
+      saveStep: db.prepare(
+        `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
+         ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
+      ),
+      insertEntry: db.prepare(
+        `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
+           request_id, data_json, min_id, max_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+    };
+    this.saveWithDevices = db.transaction((runId, key, state, devices) => {
+      this.stmt.saveStep.run(runId, key, state);
+      this.insertGroups(runId, devices.step, devices.groups, devices.at);
+    });
+    this.insertInTransaction = db.transaction((runId, step, groups, at) =>
+      this.insertGroups(runId, step, groups, at),
+    );
+  }
+
+  /** `saveStep` (store.ts): the checkpoint `state`, in JSON, with the ledger entries of `devices` if any. */
+  saveStep(runId: string, key: string, state: string, devices?: StepDevices): void {
+    if (devices?.groups.length) this.saveWithDevices(runId, key, state, devices);
+    else this.stmt.saveStep.run(runId, key, state);
+  }
+
+  /** `recordDevices` (store.ts): the ledger entries of `groups`, in one transaction. */
+  recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
+    this.insertInTransaction(runId, step, groups, at);
+  }
+
+  /**
+   * One ledger entry per group, in order, in the caller's transaction: of a device given twice, the later entry
+   * counts (by `seq`). Their texts are kept as both stores keep them (text.ts): the ids and the data are scanned in
+   * their JSON, once, and taken apart again only when one of them has a NUL or a lone surrogate.
+   */
+  insertGroups(runId: string, step: string, groups: DeviceGroup[], at: string): void {
+    for (const g of groups) {
+      if (!g.ids.length) continue;
+      const json = JSON.stringify(g.ids);
+      const idsJson = storedJson(json);
+      const range = idRange(idsJson === json ? g.ids : (JSON.parse(idsJson) as string[]));
+      this.stmt.insertEntry.run(
+        runId,
+        step,
+        storedText(g.kind),
+        g.outcome,
+        storedText(g.errorType ?? null),
+        storedText(g.errorClass ?? null),
+        g.attempts,
+        at,
+        idsJson,
+        storedText(g.requestId ?? null),
+        g.data ? storedJson(JSON.stringify(g.data)) : null,
+        range.min,
+        range.max,
+      );
+    }
+  }
+}
