@@ -17,7 +17,7 @@ import { registerConsole } from '../console/routes.js';
 import { MAX_PARAM_LENGTH, answerUnrouted, frameworkErrors } from './unrouted.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
-import { heldWebhooksNotice } from '../runner/held-webhooks.js';
+import { heldWebhooks } from '../runner/held-webhooks.js';
 import { planOf } from '../runner/plan.js';
 import { secretsStillRead } from '../runner/resume-secrets.js';
 import { CarrierConfirmations } from './confirmations.js';
@@ -183,9 +183,14 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       log.info(
         'embedded emulator: each account has daily 200 KB data triggers (overuse-demo, upgrade-demo) whose callbacks drive the example playbooks',
       );
-    // Information, not a warning: the safe default at work, and how to change it.
-    const held = heldWebhooksNotice(engine.webhooks, playbooks.values(), o.secrets ?? {}, o.env ?? {});
-    if (held) log.info(held);
+    // Information, not a warning: the safe default at work, and how to change it. Said again of a playbook a
+    // reload brings that would send webhooks, not of those it was said of.
+    const heldSaid = new Set<string>();
+    const sayHeld = (set: Iterable<Playbook>) => {
+      const held = heldWebhooks(engine.webhooks, set, o.secrets ?? {}, o.env ?? {}, heldSaid);
+      if (held) log.info(held.line, { playbooks: held.playbooks });
+    };
+    sayHeld(playbooks.values());
     const creds: ListenerCredentials = {
       // Embedded: credentials made up now, registered with the emulator below.
       username: config.callbackUsername ?? 'fleetbook',
@@ -409,6 +414,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       log,
       swapped: async (set) => {
         const loaded = [...set];
+        sayHeld(loaded);
         await sched.update(loaded.flatMap(schedulesOf));
         await registerNew(servicesOf(loaded));
       },
