@@ -34,6 +34,7 @@ import { RunPool } from './pool.js';
 import { consoleSources } from './console-sources.js';
 import { routes } from './routes.js';
 import { Scheduler, scheduledRun, schedulesOf } from './scheduler.js';
+import { runsForFires } from './fire-time.js';
 import { LargeRuns } from './large-runs.js';
 import { Pruner } from './retention.js';
 import { LateConfirmations } from './late-confirmations.js';
@@ -387,15 +388,15 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       entries: [...playbooks.values()].flatMap(schedulesOf),
       logger: log,
       // The store knows the runs of the other replicas; this pool also those it holds and has not yet started.
+      // The unfinished run, named in the log line of the fire skipped: this daemon's, a replica's, a backfill's.
       isRunning: async (e) =>
-        pool.isRunning(e.playbook, 'schedule') ||
         (
           await Promise.all(
-            (['queued', 'running'] as const).map((status) =>
+            (['running', 'queued'] as const).map((status) =>
               st.listRuns({ playbook: e.playbook, trigger: 'schedule', status, limit: 1 }),
             ),
           )
-        ).some((runs) => runs.length > 0),
+        ).flat()[0] ?? pool.isRunning(e.playbook, 'schedule'),
       makeRun: (e, at, reason) =>
         scheduledRun(e, playbooks.get(e.playbook) as Playbook, at, reason, {
           owner: owned.id,
@@ -403,6 +404,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         }),
       started: (run) => pool.submit(run),
       skipped: (e) => metrics.schedulesSkipped.inc({ playbook: e.playbook }),
+      ranAlready: (e, times) => runsForFires(st, e, times),
     });
     await scheduler.start();
     const sched = scheduler;
