@@ -363,8 +363,9 @@ function serviceProblems(raw: Record<string, unknown>, from: (key: keyof typeof 
 
 /**
  * What the schema cannot say of the listener's settings. Accounts given as commas alone would register the
- * listener for no account, silently. The callback key must be the senders' byte for byte: a space at either end
- * (a secret file's newline) would have every Location callback refused.
+ * listener for no account, silently. The callback key must be the senders' byte for byte, and so must the
+ * listener's credentials, registered with the service as they are: a space at either end (a secret file's
+ * newline) would have every Location callback, or every callback, refused.
  */
 function listenerProblems(raw: Record<string, unknown>): string[] {
   const problems: string[] = [];
@@ -372,6 +373,13 @@ function listenerProblems(raw: Record<string, unknown>): string[] {
     problems.push(
       `${ENV.callbackAccounts}: names no account: give them comma-separated, e.g. 0000123456-00001,0000123456-00002`,
     );
+  for (const key of ['callbackUsername', 'callbackPassword'] as const) {
+    const v = raw[key];
+    if (typeof v === 'string' && v.trim() !== v)
+      problems.push(
+        `${ENV[key]}: begins or ends with white space, which the listener would be registered with, and every callback would have to carry`,
+      );
+  }
   if (typeof raw.callbackSecret === 'string' && raw.callbackSecret.trim() !== raw.callbackSecret)
     problems.push(
       `${ENV.callbackSecret}: begins or ends with white space, which the senders would have to sign with`,

@@ -122,10 +122,14 @@ export function checkCredentials(c: Config, flags: CredentialFlags = {}): void {
  * with them, and refuses every callback that does not carry them. On the embedded emulator they are made up.
  */
 export function checkListenerCredentials(c: Config): void {
-  if (c.apiUrl && (!c.callbackUsername || !c.callbackPassword))
-    throw new ConfigError(
-      'FLEETBOOK_CALLBACK_USERNAME and FLEETBOOK_CALLBACK_PASSWORD are required with FLEETBOOK_API_URL: the listener refuses callbacks without the credentials it was registered with',
-    );
+  if (!c.apiUrl || (c.callbackUsername && c.callbackPassword)) return;
+  const why = 'the listener is registered with both, and refuses callbacks without them';
+  const [user, password] = ['FLEETBOOK_CALLBACK_USERNAME', 'FLEETBOOK_CALLBACK_PASSWORD'];
+  if (c.callbackUsername || c.callbackPassword) {
+    const [missing, given] = c.callbackUsername ? [password, user] : [user, password];
+    throw new ConfigError(`${missing} is not set, but ${given} is: set it (with FLEETBOOK_API_URL, ${why})`);
+  }
+  throw new ConfigError(`${user} and ${password} are required with FLEETBOOK_API_URL: ${why}`);
 }
 
 function missingCredentials(c: Config, flags: CredentialFlags): string | undefined {

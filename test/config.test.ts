@@ -28,6 +28,11 @@ const SERVICE = {
   FLEETBOOK_USERNAME: 'ops',
   FLEETBOOK_PASSWORD: 'password-0001',
 };
+/** The listener's credentials, which `serve` on a service needs. */
+const LISTENER = {
+  FLEETBOOK_CALLBACK_USERNAME: 'listener',
+  FLEETBOOK_CALLBACK_PASSWORD: 'listener-password',
+};
 
 /**
  * Everything a start checks of the configuration before it acts, in the order `run` and `serve` check it: the
@@ -193,8 +198,11 @@ describe('configuration', () => {
       FLEETBOOK_LEASE: () => startChecks({ FLEETBOOK_LEASE: '500ms' }),
       FLEETBOOK_RETENTION: () => startChecks({ FLEETBOOK_RETENTION: '3 months' }),
       FLEETBOOK_LISTEN: () => startChecks({ FLEETBOOK_LISTEN: '127.0.0.1:65536' }),
-      FLEETBOOK_CALLBACK_USERNAME: () => startChecks({ ...SERVICE, FLEETBOOK_CALLBACK_PASSWORD: 'cb' }),
-      FLEETBOOK_CALLBACK_PASSWORD: () => startChecks({ ...SERVICE, FLEETBOOK_CALLBACK_USERNAME: 'cb' }),
+      // A secret file's newline: the listener would be registered with it, and every callback refused.
+      FLEETBOOK_CALLBACK_USERNAME: () =>
+        startChecks({ ...SERVICE, ...LISTENER, FLEETBOOK_CALLBACK_USERNAME: 'listener\n' }),
+      FLEETBOOK_CALLBACK_PASSWORD: () =>
+        startChecks({ ...SERVICE, ...LISTENER, FLEETBOOK_CALLBACK_PASSWORD: ' listener-password' }),
       // A secret file's newline: the senders sign with the key as they were given it.
       FLEETBOOK_CALLBACK_SECRET: () => startChecks({ FLEETBOOK_CALLBACK_SECRET: 'shared-key\n' }),
       FLEETBOOK_CALLBACK_URL: () => startChecks({ FLEETBOOK_CALLBACK_URL: 'ftp://x' }),
@@ -231,6 +239,39 @@ describe('configuration', () => {
       }
     }
     expect(accepted, 'taken without a word').to.deep.equal([]);
+  });
+
+  it('refuses listener credentials with white space at either end, and names the one missing', () => {
+    expect(() => startChecks({ ...SERVICE, ...LISTENER })).to.not.throw();
+    for (const [name, value] of [
+      ['FLEETBOOK_CALLBACK_USERNAME', 'listener\n'],
+      ['FLEETBOOK_CALLBACK_PASSWORD', ' listener-password'],
+    ] as const) {
+      expect(() => loadConfig({ ...SERVICE, ...LISTENER, [name]: value }), name).to.throw(
+        ConfigError,
+        `${name}: begins or ends with white space, which the listener would be registered with`,
+      );
+      // The same on the embedded emulator: its listener is registered with what it is given too.
+      expect(() => loadConfig({ ...LISTENER, [name]: value }), name).to.throw(ConfigError, name);
+    }
+    const refusal = (env: NodeJS.ProcessEnv) => {
+      try {
+        startChecks(env);
+        return 'taken';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    const why = 'the listener is registered with both, and refuses callbacks without them';
+    expect({
+      password: refusal({ ...SERVICE, FLEETBOOK_CALLBACK_USERNAME: 'listener' }),
+      username: refusal({ ...SERVICE, FLEETBOOK_CALLBACK_PASSWORD: 'listener-password' }),
+      both: refusal(SERVICE),
+    }).to.deep.equal({
+      password: `FLEETBOOK_CALLBACK_PASSWORD is not set, but FLEETBOOK_CALLBACK_USERNAME is: set it (with FLEETBOOK_API_URL, ${why})`,
+      username: `FLEETBOOK_CALLBACK_USERNAME is not set, but FLEETBOOK_CALLBACK_PASSWORD is: set it (with FLEETBOOK_API_URL, ${why})`,
+      both: `FLEETBOOK_CALLBACK_USERNAME and FLEETBOOK_CALLBACK_PASSWORD are required with FLEETBOOK_API_URL: ${why}`,
+    });
   });
 
   it('says why callback accounts, the callback key and the reports directory are refused', () => {

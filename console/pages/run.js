@@ -71,10 +71,6 @@ function PendingCancel({ reason, by }) {
 
 /** @param {{ run: any, cancelBy: any }} props */
 function Facts({ run, cancelBy }) {
-  const { type, ...details } = run.trigger ?? {};
-  const detailText = Object.entries(details)
-    .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : v}`)
-    .join(' · ');
   return html`<dl class="facts">
     <div>
       <dt>Status</dt>
@@ -89,7 +85,7 @@ function Facts({ run, cancelBy }) {
     }
     <div>
       <dt>Trigger</dt>
-      <dd>${type ?? html`<${None} />`}${detailText && html` <span class="muted">(${detailText})</span>`}</dd>
+      <dd>${run.triggerText && run.triggerText !== '-' ? run.triggerText : html`<${None} />`}</dd>
     </div>
     <div>
       <dt>Started</dt>

@@ -76,6 +76,14 @@ export class ConsoleAccess {
     return this.proof(req) !== undefined;
   }
 
+  /**
+   * Why the console's page and its files may not be served, or undefined when they may. They hold no data: they
+   * are served to anyone, to ask for the token, but not when the console is off (answered as its API is).
+   */
+  pageRefusal(): Refusal | undefined {
+    return this.token ? undefined : unconfigured;
+  }
+
   /** Why the request may not read, or undefined when it may. */
   readRefusal(req: FastifyRequest): Refusal | undefined {
     if (!this.token) return unconfigured;

@@ -106,6 +106,11 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const r = c.access.readRefusal(req);
     if (r) return refuse(reply, r);
   };
+  /** The hook of the page, its files, and signing in: refused only when the console is off. */
+  const serving = async (_req: FastifyRequest, reply: FastifyReply) => {
+    const r = c.access.pageRefusal();
+    if (r) return refuse(reply, r);
+  };
   const acting = async (req: FastifyRequest, reply: FastifyReply) => {
     const r = c.access.actRefusal(req);
     if (r) return refuse(reply, r);
@@ -137,22 +142,25 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     if (req.headers['if-none-match'] === a.etag) return reply.code(304).send();
     return reply.type(a.type).send(a.body);
   };
-  app.get('/', async (req, reply) => {
+  app.get('/', { onRequest: serving }, async (req, reply) => {
     const { asset, csp } = assets.page();
     reply.header('content-security-policy', csp).header('referrer-policy', 'no-referrer');
     return sendAsset(req, reply, asset);
   });
-  app.get('/favicon.ico', async (req, reply) => sendAsset(req, reply, assets.file('favicon.svg')));
-  app.get<{ Params: { '*': string } }>('/console/assets/*', async (req, reply) =>
+  app.get('/favicon.ico', { onRequest: serving }, async (req, reply) =>
+    sendAsset(req, reply, assets.file('favicon.svg')),
+  );
+  app.get<{ Params: { '*': string } }>('/console/assets/*', { onRequest: serving }, async (req, reply) =>
     sendAsset(req, reply, assets.file(req.params['*'])),
   );
-  app.get<{ Params: { name: string } }>('/console/vendor/:name', async (req, reply) =>
+  app.get<{ Params: { name: string } }>('/console/vendor/:name', { onRequest: serving }, async (req, reply) =>
     sendAsset(req, reply, assets.vendor(req.params.name)),
   );
 
   // ── access ──
   app.post<{ Body: { json?: { token?: unknown } } | undefined }>(
     '/console/api/session',
+    { onRequest: serving },
     async (req, reply) => {
       const token = req.body?.json?.token;
       if (typeof token !== 'string' || !c.access.matches(token))

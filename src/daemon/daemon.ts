@@ -17,7 +17,7 @@ import { registerConsole } from '../console/routes.js';
 import { MAX_PARAM_LENGTH, answerUnrouted, frameworkErrors } from './unrouted.js';
 import type { Playbook } from '../playbook/schema.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
-import { heldWebhooksNotice } from '../runner/held-webhooks.js';
+import { heldWebhooks } from '../runner/held-webhooks.js';
 import { planOf } from '../runner/plan.js';
 import { secretsStillRead } from '../runner/resume-secrets.js';
 import { CarrierConfirmations } from './confirmations.js';
@@ -34,6 +34,7 @@ import { RunPool } from './pool.js';
 import { consoleSources } from './console-sources.js';
 import { routes } from './routes.js';
 import { Scheduler, scheduledRun, schedulesOf } from './scheduler.js';
+import { runsForFires } from './fire-time.js';
 import { LargeRuns } from './large-runs.js';
 import { Pruner } from './retention.js';
 import { LateConfirmations } from './late-confirmations.js';
@@ -183,9 +184,14 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       log.info(
         'embedded emulator: each account has daily 200 KB data triggers (overuse-demo, upgrade-demo) whose callbacks drive the example playbooks',
       );
-    // Information, not a warning: the safe default at work, and how to change it.
-    const held = heldWebhooksNotice(engine.webhooks, playbooks.values(), o.secrets ?? {}, o.env ?? {});
-    if (held) log.info(held);
+    // Information, not a warning: the safe default at work, and how to change it. Said again of a playbook a
+    // reload brings that would send webhooks, not of those it was said of.
+    const heldSaid = new Set<string>();
+    const sayHeld = (set: Iterable<Playbook>) => {
+      const held = heldWebhooks(engine.webhooks, set, o.secrets ?? {}, o.env ?? {}, heldSaid);
+      if (held) log.info(held.line, { playbooks: held.playbooks });
+    };
+    sayHeld(playbooks.values());
     const creds: ListenerCredentials = {
       // Embedded: credentials made up now, registered with the emulator below.
       username: config.callbackUsername ?? 'fleetbook',
@@ -382,15 +388,15 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       entries: [...playbooks.values()].flatMap(schedulesOf),
       logger: log,
       // The store knows the runs of the other replicas; this pool also those it holds and has not yet started.
+      // The unfinished run, named in the log line of the fire skipped: this daemon's, a replica's, a backfill's.
       isRunning: async (e) =>
-        pool.isRunning(e.playbook, 'schedule') ||
         (
           await Promise.all(
-            (['queued', 'running'] as const).map((status) =>
+            (['running', 'queued'] as const).map((status) =>
               st.listRuns({ playbook: e.playbook, trigger: 'schedule', status, limit: 1 }),
             ),
           )
-        ).some((runs) => runs.length > 0),
+        ).flat()[0] ?? pool.isRunning(e.playbook, 'schedule'),
       makeRun: (e, at, reason) =>
         scheduledRun(e, playbooks.get(e.playbook) as Playbook, at, reason, {
           owner: owned.id,
@@ -398,6 +404,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         }),
       started: (run) => pool.submit(run),
       skipped: (e) => metrics.schedulesSkipped.inc({ playbook: e.playbook }),
+      ranAlready: (e, times) => runsForFires(st, e, times),
     });
     await scheduler.start();
     const sched = scheduler;
@@ -409,6 +416,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       log,
       swapped: async (set) => {
         const loaded = [...set];
+        sayHeld(loaded);
         await sched.update(loaded.flatMap(schedulesOf));
         await registerNew(servicesOf(loaded));
       },

@@ -5,6 +5,7 @@
  */
 import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
 import type { Playbook } from '../playbook/schema.js';
+import type { RunStore } from '../store/store.js';
 import { schedulesOf, type ScheduleEntry } from './scheduler.js';
 
 /** The compiled schedule of an entry (validate checked it: undefined only for one that cannot fire). */
@@ -52,4 +53,37 @@ export function fireAt(pb: Playbook, at: number, text: string): FireAt {
     problem: `the schedule of ${pb.name} (${of} in ${first.timezone ?? 'UTC'}) does not fire at ${text}: it fires ${before === undefined ? '' : `at ${iso(before)} and `}next at ${iso(next)}`,
     unscheduled: false,
   };
+}
+
+/**
+ * Of the fire `times` of `entry`, those a run of the schedule in the store was for, by ISO time, with its id: a
+ * backfill (`fleetbook run --scheduled-at`) of a night the daemon had not run yet, which it is not to make up
+ * again. A run for a fire started after it: the runs started since the first of `times` are read.
+ */
+export async function runsForFires(
+  store: Pick<RunStore, 'listRuns'>,
+  entry: ScheduleEntry,
+  times: Date[],
+): Promise<Map<string, string>> {
+  const wanted = new Set(times.map((t) => t.toISOString()));
+  const from = new Date(Math.min(...times.map((t) => t.getTime()))).toISOString();
+  const found = new Map<string, string>();
+  const PAGE = 500;
+  for (let before: { startedAt: string; id: string } | undefined; ;) {
+    const page = await store.listRuns({
+      playbook: entry.playbook,
+      trigger: 'schedule',
+      from,
+      limit: PAGE,
+      ...(before ? { before } : {}),
+    });
+    for (const r of page) {
+      const t = (r.trigger ?? {}) as { schedule?: unknown; scheduledAt?: unknown };
+      if (t.schedule === entry.key && typeof t.scheduledAt === 'string' && wanted.has(t.scheduledAt))
+        found.set(t.scheduledAt, r.id);
+    }
+    const last = page.at(-1);
+    if (page.length < PAGE || !last) return found;
+    before = { startedAt: last.startedAt, id: last.id };
+  }
 }

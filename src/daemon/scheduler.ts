@@ -14,6 +14,7 @@ import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js
 import { isTimeZone, scheduleKey } from '../playbook/schedule.js';
 import { versionOf } from '../playbook/version.js';
 import { newRunId } from '../runner/run-id.js';
+import { triggerText } from '../store/run-views.js';
 import type { RunRecord, Store } from '../store/store.js';
 
 export interface ScheduleEntry {
@@ -95,6 +96,9 @@ export function scheduledRun(
   };
 }
 
+/** What holds a schedule's fire back: an unfinished run of it (the run, or true when not known), or nothing. */
+export type Holder = boolean | Pick<RunRecord, 'id' | 'trigger'>;
+
 export interface SchedulerOptions {
   store: Pick<Store, 'lastFire' | 'recordFire'>;
   entries: ScheduleEntry[];
@@ -102,9 +106,15 @@ export interface SchedulerOptions {
   makeRun(entry: ScheduleEntry, scheduledAt: Date, reason: FireReason): RunRecord;
   /**
    * Whether the playbook has an unfinished scheduled run (no overlap unless allowed): in this process, or in
-   * another replica on the store.
+   * another replica on the store, or a backfill's (`fleetbook run --scheduled-at`). The run, when known, is
+   * named in the log line of the fire skipped.
    */
-  isRunning(entry: ScheduleEntry): boolean | Promise<boolean>;
+  isRunning(entry: ScheduleEntry): Holder | Promise<Holder>;
+  /**
+   * Of the times of missed fires of `entry`, those a run of the schedule was already for (a backfill, `fleetbook
+   * run --scheduled-at`), by ISO time, with the run's id: they are not made up again. @default none
+   */
+  ranAlready?(entry: ScheduleEntry, times: Date[]): Promise<Map<string, string>>;
   /** Called after a fire's run is stored: the daemon hands it to its runner pool. */
   started(run: RunRecord): void;
   /** Called for a fire skipped while the previous run is unfinished, by the process that claimed the fire. */
@@ -354,19 +364,34 @@ export class Scheduler {
    * Stores and starts a run for each fire, in order, each in one transaction with its fire time. Fires nothing
    * while a previous run is unfinished, unless the entry allows overlap. Either way `latest` (the last of the
    * fires, when there are any) ends up recorded as the last fire. A fire another process on the store claimed
-   * first (a replica) is its own: this one starts nothing for it. Returns how many runs this process fired.
+   * first (a replica) is its own: this one starts nothing for it; nor for a missed fire a run of the schedule was
+   * already for (a backfill). Returns how many runs this process fired.
    */
   private async fire(entry: ScheduleEntry, fires: Fire[], latest: Date): Promise<number> {
     const meta = { playbook: entry.playbook, schedule: entry.key, scheduledAt: latest.toISOString() };
-    const skipped = fires.length > 0 && !entry.overlap && (await this.o.isRunning(entry));
-    if (skipped) {
-      this.log.warn('skipped: previous run still running', meta);
+    const holder = fires.length > 0 && !entry.overlap && (await this.o.isRunning(entry));
+    const skipped = Boolean(holder);
+    if (holder) {
+      const previous =
+        typeof holder === 'object' ? { runId: holder.id, previous: triggerText(holder.trigger) } : {};
+      this.log.warn('skipped: previous run still running', { ...meta, ...previous });
       fires = [];
     }
+    const missed = fires.filter((f) => f.reason === 'missed').map((f) => f.at);
+    const done = (missed.length && (await this.o.ranAlready?.(entry, missed))) || new Map<string, string>();
     let fired = 0;
     for (const { at, reason } of fires) {
       // Stopped, or removed by a reload, while this fire was being decided: its playbook may be gone.
       if (!this.armed.has(entry.key)) return fired;
+      const by = reason === 'missed' ? done.get(at.toISOString()) : undefined;
+      if (by) {
+        this.log.info('not made up: a run of the schedule was for it', {
+          ...meta,
+          scheduledAt: at.toISOString(),
+          runId: by,
+        });
+        continue;
+      }
       const run = this.o.makeRun(entry, at, reason);
       if (!(await this.o.store.recordFire(entry.key, at.toISOString(), run))) {
         this.log.debug('fired by another process on the store', { ...meta, scheduledAt: at.toISOString() });
@@ -377,7 +402,12 @@ export class Scheduler {
       // The run is stored (queued): if the pool refuses it, a restarted daemon resumes it.
       this.attempt(entry, 'scheduled run not started', () => this.o.started(run));
     }
-    if (!fires.length && (await this.o.store.recordFire(entry.key, latest.toISOString())) && skipped)
+    // No run recorded it (none due, the fires skipped, or the latest was run already): recorded as handled.
+    if (
+      (!fires.length || done.size) &&
+      (await this.o.store.recordFire(entry.key, latest.toISOString())) &&
+      skipped
+    )
       this.o.skipped?.(entry, latest);
     return fired;
   }

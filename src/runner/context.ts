@@ -19,6 +19,7 @@ import {
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
 import type { CallOptions } from '../api/client.js';
 import { resultsOf } from './devices.js';
+import { logStepFailure } from './held-webhooks.js';
 import type { Step } from '../playbook/schema.js';
 import type { Plan, RetryPolicy, StepPlan } from './plan.js';
 import {
@@ -115,6 +116,11 @@ export class RunContext {
 
   now(): string {
     return isoTime(this.clock.now());
+  }
+
+  /** Logs a step that failed: a webhook held back, once for each playbook (held-webhooks.ts). */
+  stepFailed(step: string, e: unknown, error: string): void {
+    logStepFailure(this.log, this.o.engine?.webhooks, this.plan.playbook.name, step, e, error);
   }
 
   stepSummary(id: string): StepSummary {

@@ -306,7 +306,7 @@ class Run {
           ...(count.confirmation ? { confirmation: count.confirmation } : {}),
         } satisfies Checkpoint);
         if (cancelled) ctx.log.info('step cancelled', { step: step.id, reason: message });
-        else ctx.log.warn('step failed', { step: step.id, error: message });
+        else ctx.stepFailed(step.id, e, message);
       }
       if (e instanceof LimitError || signal.aborted) throw e;
       return this.afterFailure(step, scope, message);

@@ -6,6 +6,8 @@
  * - `--playbooks DIR` of a directory without playbooks started a daemon that acknowledged callbacks and ran
  *   nothing, where `validate` exits 2.
  * - `--listen 127.0.0.1:notaport` was reported as `FLEETBOOK_LISTEN: ... is not valid`, a variable not set.
+ * - Listener credentials with white space at either end (a secret file's newline) were registered with the
+ *   service as they were, and one of them missing was reported naming both.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -67,5 +69,41 @@ describe('fleetbook serve refuses to start (child process)', function () {
     expect(r.code, r.stderr).to.equal(2);
     expect(r.stderr).to.include('--listen: "127.0.0.1:notaport" is not valid: HOST:PORT');
     expect(r.stderr).to.not.include('FLEETBOOK_LISTEN');
+  });
+
+  it('with listener credentials that begin or end with white space, or one of them missing, naming it', async () => {
+    const service = {
+      FLEETBOOK_API_URL: 'http://127.0.0.1:9/api',
+      FLEETBOOK_ACCESS_TOKEN: 'token-0001',
+      FLEETBOOK_USERNAME: 'ops',
+      FLEETBOOK_PASSWORD: 'password-0001',
+    };
+    const said: Record<string, string> = {};
+    const cases: Record<string, Record<string, string>> = {
+      'a username ending in a newline, on the emulator': {
+        FLEETBOOK_CALLBACK_USERNAME: 'listener\n',
+        FLEETBOOK_CALLBACK_PASSWORD: 'listener-password',
+      },
+      'a password beginning with a space, on a service': {
+        ...service,
+        FLEETBOOK_CALLBACK_USERNAME: 'listener',
+        FLEETBOOK_CALLBACK_PASSWORD: ' listener-password',
+      },
+      'no password, on a service': { ...service, FLEETBOOK_CALLBACK_USERNAME: 'listener' },
+    };
+    for (const [name, env] of Object.entries(cases)) {
+      const r = await serve(env);
+      expect(r.code, `${name}: ${r.stderr}`).to.equal(2);
+      said[name] = r.stderr.split('\n').find((l) => l.includes('FLEETBOOK_CALLBACK_')) ?? r.stderr;
+    }
+    expect(said).to.deep.equal({
+      'a username ending in a newline, on the emulator':
+        '  FLEETBOOK_CALLBACK_USERNAME: begins or ends with white space, which the listener would be registered with, and every callback would have to carry',
+      'a password beginning with a space, on a service':
+        '  FLEETBOOK_CALLBACK_PASSWORD: begins or ends with white space, which the listener would be registered with, and every callback would have to carry',
+      'no password, on a service':
+        'fleetbook: FLEETBOOK_CALLBACK_PASSWORD is not set, but FLEETBOOK_CALLBACK_USERNAME is: set it (with FLEETBOOK_API_URL, the listener is registered with both, and refuses callbacks without them)',
+    });
+    expect(existsSync(join(tmp.dir, 'state.db')), 'no store opened').to.equal(false);
   });
 });

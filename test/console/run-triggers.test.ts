@@ -11,7 +11,7 @@ import type { RunRecord } from '../../src/store/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
 import { fleetbook } from '../helpers/cli.js';
-import { column, columns, consoleSuite, tableCaptioned } from '../helpers/console-suite.js';
+import { column, columns, consoleSuite, factOf, tableCaptioned } from '../helpers/console-suite.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console');
 const TOKEN = 'run-triggers-console-token-0123';
@@ -136,6 +136,29 @@ describe('console: what started a run, in the runs table', function () {
       expect(live[streamed.id], 'the Trigger of the streamed run').to.equal(
         'schedule, backfill for 2026-01-01T07:00:00Z',
       );
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it("says it on each run's page as the runs table does, not the trigger's raw members", async () => {
+    // The runs of the test before, stored in the same state.
+    const { p, close } = await t.signedIn();
+    try {
+      const shown: Record<string, string> = {};
+      for (const [n] of RUNS) {
+        await p.goto(`${t.daemon.url}/#/runs/${runId(n)}`);
+        shown[runId(n)] = await until(`the page of run ${n}`, async (seen) => {
+          const text = await factOf(p, 'Trigger');
+          seen(text);
+          return text.startsWith('(no ') ? undefined : text;
+        });
+      }
+      expect(shown, 'the Trigger fact of each run').to.deep.equal(
+        Object.fromEntries(RUNS.map(([n, , text]) => [runId(n), text])),
+      );
+      console.log(`    screenshot: ${await screenshot(p, '22-run-trigger-page')}`);
       expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();

@@ -8,6 +8,7 @@
  * loopback HTTP. The receiver stands for the real channel: it is on loopback, which FLEETBOOK_WEBHOOK_ALLOW
  * allows, so that it receives what the daemon would send anywhere. dist/ must be built (`npm test` builds it).
  */
+import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
@@ -88,10 +89,12 @@ describe('serve on the embedded emulator: webhooks never reach a real channel un
     );
     expect(tell.attempts, 'a held webhook is not retried').to.equal(1);
     expect(run.status).to.equal('succeeded');
-    // The log says it too, on the run's line for the step.
+    // The log says it too, on the line of the playbook's first held page (the next are not warned of each).
     const lines = d
       .logs()
-      .filter((l) => l.runId === run.runId && JSON.stringify(l).includes('not sent to 127.0.0.1'));
+      .filter(
+        (l) => l.playbook === 'suspend-on-overuse' && JSON.stringify(l).includes('not sent to 127.0.0.1'),
+      );
     expect(lines.length, d.stderr.slice(-3000)).to.be.greaterThan(0);
     await d.stop('SIGTERM');
     // And `fleetbook runs show`, from the state file.
@@ -102,6 +105,112 @@ describe('serve on the embedded emulator: webhooks never reach a real channel un
     expect(shown.stdout).to.include('not sent to 127.0.0.1');
     expect(shown.stdout).to.include('FLEETBOOK_EMULATOR_WEBHOOKS=send');
     expect(held.bodies, 'posts the channel received').to.deep.equal([]);
+  });
+
+  it('warns of a held page once per playbook, and says a reload added one that holds them', async () => {
+    const dir = join(tmp.dir, 'playbooks');
+    await cp(PLAYBOOKS, dir, { recursive: true });
+    const token = 'held-webhooks-daemon-token-0123';
+    const d = await DaemonProcess.start('emulator, pages held, reloaded', {
+      playbooks: dir,
+      state: join(tmp.dir, 'reloaded.db'),
+      env: {
+        FLEETBOOK_SECRET_ONCALL_WEBHOOK: held.url,
+        FLEETBOOK_WEBHOOK_ALLOW: '127.0.0.1',
+        FLEETBOOK_DAEMON_TOKEN: token,
+        FLEETBOOK_LOG_LEVEL: 'info',
+      },
+    });
+    daemons.push(d);
+    /** The runs of `playbook` that ended whose `tell` step failed. */
+    const failedPages = async (playbook: string) => {
+      const runs = (await (await fetch(`${d.url}/runs?playbook=${playbook}`)).json()) as {
+        id: string;
+        status: string;
+      }[];
+      const out: string[] = [];
+      for (const r of runs.filter((x) => x.status !== 'running' && x.status !== 'queued')) {
+        const run = (await (await fetch(`${d.url}/runs/${r.id}`)).json()) as RunSummary;
+        if (run.steps?.find((s) => s.id === 'tell')?.status === 'failed') out.push(r.id);
+      }
+      return out;
+    };
+    const warned = (playbook: string) =>
+      d
+        .logs()
+        .filter(
+          (l) =>
+            l.playbook === playbook &&
+            l.level === 'warn' &&
+            JSON.stringify(l).includes('not sent to 127.0.0.1'),
+        );
+    // Three pages of the example held: one warning, saying that the next are not warned of each.
+    const paged = await untilDaemons([d], 'three held pages of suspend-on-overuse', async () => {
+      const ids = await failedPages('suspend-on-overuse');
+      return ids.length >= 3 ? ids : undefined;
+    });
+    expect(
+      warned('suspend-on-overuse').map((l) => [l.message, l.step, l.note]),
+      `${paged.length} pages held; the log:\n${d.stderr.slice(-3000)}`,
+    ).to.deep.equal([
+      [
+        'step failed',
+        'tell',
+        'a webhook held back on the embedded emulator: the next ones of this playbook are not warned of each (logged at debug level, counted at 10, 100, 1000, ...); each run still records its step failed',
+      ],
+    ]);
+
+    // A playbook a reload adds that would page too: said as at the start, naming it.
+    await writeFile(
+      join(dir, 'page-on-demand.yaml'),
+      [
+        'version: 1',
+        'name: page-on-demand',
+        'on:',
+        '  manual: true',
+        'steps:',
+        '  - id: tell',
+        '    uses: notify.webhook',
+        '    with:',
+        '      url: ${{ secrets.ONCALL_WEBHOOK }}',
+        '      body: { text: paged on demand }',
+        '    onError: continue',
+        '',
+      ].join('\n'),
+    );
+    const notices = await untilDaemons([d], 'the held webhooks said after the reload', async () => {
+      const lines = d.logs().filter((l) => HELD.test(String(l.message)));
+      return lines.length >= 2 ? lines : undefined;
+    });
+    expect(notices.map((l) => [l.level, l.message, l.playbooks])).to.deep.equal([
+      [
+        'info',
+        'webhooks are held back on the embedded emulator: notify.webhook sends nothing (secrets.ONCALL_WEBHOOK is set to a URL); FLEETBOOK_EMULATOR_WEBHOOKS=send sends them',
+        ['suspend-on-overuse'],
+      ],
+      [
+        'info',
+        'webhooks are held back on the embedded emulator: notify.webhook sends nothing (secrets.ONCALL_WEBHOOK is set to a URL); FLEETBOOK_EMULATOR_WEBHOOKS=send sends them',
+        ['page-on-demand'],
+      ],
+    ]);
+    // Its own first held page is warned of, its second is not.
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${d.url}/playbooks/page-on-demand/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ inputs: {} }),
+      });
+      expect(res.status, await res.clone().text()).to.equal(202);
+      const { runId } = (await res.json()) as { runId: string };
+      await untilDaemons([d], `run ${runId} ended`, async () =>
+        (await failedPages('page-on-demand')).includes(runId) ? true : undefined,
+      );
+    }
+    expect(warned('page-on-demand').map((l) => [l.message, l.step])).to.deep.equal([['step failed', 'tell']]);
+    expect(warned('suspend-on-overuse').length, 'still one for the example').to.equal(1);
+    expect(held.bodies, 'posts the channel received').to.deep.equal([]);
+    await d.stop('SIGTERM');
   });
 
   it('sends them with FLEETBOOK_EMULATOR_WEBHOOKS=send, with no notice', async () => {
