@@ -193,7 +193,7 @@ describe('validate: part of a list', () => {
         "    with: { message: '${{ inputs.account.take(2) }} ${{ steps.devices.items.slice(0, 1.5) }}' }",
       ),
     ).to.deep.equal([
-      '13:9 `if` takes a bool; this expression gives a list [type]',
+      '13:9 `if` takes a bool; this expression gives a list of maps [type]',
       '16:52 `…[0]` has no member `idd` (did you mean `id` or `kind`?) [member]',
       '16:88 `drop` takes an int; `inputs.mode` is a string [type]',
       '19:27 `take` takes part of a list; `inputs.account` is a string [type]',

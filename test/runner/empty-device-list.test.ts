@@ -131,7 +131,7 @@ describe('runner: a step given no devices is skipped, and says why', function ()
     uses: sms.send
     with:
       accountName: "\${{ inputs.account }}"
-      deviceIds: "\${{ steps.failed.items.map(d, d.id) }}"
+      deviceIds: "\${{ steps.failed.items }}"
       smsMessage: hello
 `);
     expect(s.status, s.error).to.equal('succeeded');
