@@ -14,9 +14,10 @@ import { api, ApiError } from './api.js';
 const KEY = 'fleetbook-console-pending';
 
 /**
- * @typedef {{ kind: 'start', playbook: string, values: Record<string, string | boolean>, withheld: string[] }} StartAction
+ * @typedef {{ kind: 'start', playbook: string, values: Record<string, string | boolean>, withheld: string[],
+ *   dryRun?: boolean }} StartAction
  * `values`: the typed text of each field (a checkbox: whether it is checked) but the secrets; `withheld`: the
- * fields left out as secrets.
+ * fields left out as secrets; `dryRun`: a dry run was asked for.
  * @typedef {{ kind: 'cancel', run: string }} CancelAction
  * @typedef {(StartAction | CancelAction) & { hash: string, reason: string }} Pending
  * `hash`: the page it was asked on; `reason`: what the sign-in form says of it.
@@ -53,18 +54,18 @@ export function holdsSecret(value, secretName) {
  * Keeps the start of a run that may be refused for want of a session: the secrets in memory, the rest in the
  * tab's storage. Kept before it is asked, and dropped once it is answered but by a 401, so that the sign-in
  * form reads its reason here.
- * @param {{ playbook: string, typed: Record<string, string | boolean>, withheld: string[], hash: string,
- *   reason: string }} start
+ * @param {{ playbook: string, typed: Record<string, string | boolean>, withheld: string[], dryRun: boolean,
+ *   hash: string, reason: string }} start
  * `withheld`: the fields that hold a secret (named like one, or holding one), kept in memory only.
  */
-export function keepStart({ playbook, typed, withheld, hash, reason }) {
+export function keepStart({ playbook, typed, withheld, dryRun, hash, reason }) {
   /** @type {Record<string, string | boolean>} */
   const values = {};
   secrets = {};
   for (const [input, value] of Object.entries(typed))
     if (withheld.includes(input)) secrets[input] = value;
     else values[input] = value;
-  keep({ kind: 'start', playbook, values, withheld: Object.keys(secrets), hash, reason });
+  keep({ kind: 'start', playbook, values, withheld: Object.keys(secrets), dryRun, hash, reason });
 }
 
 /**
@@ -140,10 +141,10 @@ export function drop() {
 
 /**
  * The form of `playbook` as filled when its start was refused, taken once (it is forgotten): its values, the
- * secrets among them that this page still holds, and what to say of the secret fields to type again (the page
- * was reloaded), or ''.
+ * secrets among them that this page still holds, whether a dry run was asked for, and what to say of the secret
+ * fields to type again (the page was reloaded), or ''.
  * @param {string} playbook
- * @returns {{ values: Record<string, string | boolean>, retype: string } | undefined}
+ * @returns {{ values: Record<string, string | boolean>, dryRun: boolean, retype: string } | undefined}
  */
 export function takeStart(playbook) {
   const p = pending();
@@ -152,6 +153,7 @@ export function takeStart(playbook) {
   drop();
   return {
     values: { ...p.values, ...held },
+    dryRun: p.dryRun === true,
     retype: retypeText((p.withheld ?? []).filter((input) => !(input in held))),
   };
 }

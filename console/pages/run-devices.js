@@ -18,6 +18,20 @@ const FILTERS = /** @type {const} */ (['step', 'outcome', 'errorType', 'device']
  */
 
 /**
+ * What the table says when it has no rows: of a dry run unfiltered, that the calls it plans are not made, so have
+ * no results (its page lists them under Planned calls).
+ * @param {any} run
+ * @param {Filters} filters
+ * @param {string} after
+ */
+function emptyText(run, filters, after) {
+  const unfiltered = !after && FILTERS.every((k) => !filters[k]);
+  return run.dryRun && unfiltered
+    ? 'No device results: a dry run does not make the calls it plans (see Planned calls).'
+    : 'No device results match.';
+}
+
+/**
  * @param {{ run: any, active: boolean, params: URLSearchParams }} props
  * `active`: the run is still going, so results keep arriving: re-read the page shown every 2 s.
  */
@@ -132,7 +146,7 @@ export function RunDevices({ run, active, params }) {
               <td><${Time} iso=${d.at} /></td>
             </tr>`,
         )}
-        ${data && !rows.length && html`<${EmptyRow} cols=${9}>No device results match.</${EmptyRow}>`}
+        ${data && !rows.length && html`<${EmptyRow} cols=${9}>${emptyText(run, filters, after)}</${EmptyRow}>`}
       </tbody>
     </table>
     <p class="pager">

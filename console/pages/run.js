@@ -1,7 +1,8 @@
 /* global location, requestAnimationFrame */
 /**
  * `#/runs/<id>`: one run, its steps, how long each took, how its devices fared. Kept current while the run
- * is queued or running (every 2 s, and at once when the stream says it changed).
+ * is queued or running (every 2 s, and at once when the stream says it changed). A dry run says it is one, and
+ * lists the calls it would make (its summary's `planned`) before its steps.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { enc } from '../api.js';
@@ -37,6 +38,13 @@ export function RunPage({ id, params }) {
     <p class="subtitle">Run id <code>${id}</code></p>
     <${Alert} message=${error} />
     ${
+      run?.dryRun &&
+      html`<p class="notice" role="note">
+        This is a dry run: it makes the calls that only read, and sends none that changes anything. The calls
+        it would make are listed under Planned calls.
+      </p>`
+    }
+    ${
       run &&
       html`<${Facts} run=${run} cancelBy=${data.cancelBy} />
         ${data.cancellable && html`<${CancelRun} id=${id} givenBack=${cancelGivenBack} onCancelled=${reload} />`}
@@ -50,6 +58,7 @@ export function RunPage({ id, params }) {
             ${run.event ? html`<pre>${prettyJson(run.event)}</pre>` : html`<p>No event: a callback did not start this run.</p>`}
           </details>
         </div>
+        ${run.dryRun && html`<${Planned} planned=${run.planned} active=${isActive(run.status)} />`}
         <${Steps} steps=${run.steps ?? []} />
         <section aria-labelledby="timeline-title">
           <h2 id="timeline-title">Timeline</h2>
@@ -185,6 +194,48 @@ const OUTCOMES = ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'];
 function deviceCounts(d) {
   if (!d) return html`<${None} />`;
   return [`${d.total ?? 0} total`, ...OUTCOMES.filter((o) => d[o]).map((o) => `${d[o]} ${o}`)].join(' · ');
+}
+
+/**
+ * A dry run's planned calls: each step that would act, its action, how many calls it would make, and to how many
+ * devices. The run's summary holds them, once it has ended.
+ * @param {{ planned: { step: string, action: string, calls: number, devices: number }[] | undefined,
+ *   active: boolean }} props
+ */
+function Planned({ planned = [], active }) {
+  return html`<section aria-labelledby="planned-title">
+    <h2 id="planned-title">Planned calls</h2>
+    <table class="data">
+      <caption class="vh">
+        Planned calls
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Step</th>
+          <th scope="col">Action</th>
+          <th scope="col" class="num">Calls</th>
+          <th scope="col" class="num">Devices</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${planned.map(
+          (p) =>
+            html`<tr key=${p.step}>
+              <th scope="row" class="mono">${p.step}</th>
+              <td class="mono">${p.action}</td>
+              <td class="num">${p.calls}</td>
+              <td class="num">${p.devices}</td>
+            </tr>`,
+        )}
+        ${
+          !planned.length &&
+          html`<${EmptyRow} cols=${4}>
+            ${active ? 'Listed once the dry run ends.' : 'None: no step would have changed anything.'}
+          </${EmptyRow}>`
+        }
+      </tbody>
+    </table>
+  </section>`;
 }
 
 /** @param {{ steps: any[] }} props */

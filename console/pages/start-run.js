@@ -14,6 +14,10 @@
  * A field says what its value breaks of the constraints the browser knows (`min`, `max`, `minlength`, `pattern`)
  * once it is left, and then as it is typed until it fits. It does not stop the start: the form is `novalidate`,
  * and the daemon, which holds the run to every constraint, has the last word.
+ *
+ * "Dry run", off unless chosen, starts the run as `fleetbook run --dry-run` does: the calls that only read are
+ * made, none that changes anything, and the run's page lists the calls it would make. The choice is kept with the
+ * form over a sign-in: lost, the start after it would act on the fleet.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { enc } from '../api.js';
@@ -181,6 +185,7 @@ export function StartRun({ name, inputs, secrets, uid }) {
   // shows the defaults again. The run is not started by itself: minutes may have passed, and it acts on the fleet.
   const [taken] = useState(() => takeStart(name));
   const given = taken?.values;
+  const dryId = `${uid}-dry`;
   const [givenBack, setGivenBack] = useState(taken !== undefined);
   const heading = useRef(/** @type {HTMLHeadingElement | null} */ (null));
   const fields = Object.entries(inputs).map(([input, spec], i) => {
@@ -237,6 +242,7 @@ export function StartRun({ name, inputs, secrets, uid }) {
     // Kept as asked (console/pending.js): a 401 brings the sign-in form, which says why, and takes the form away
     // until signed in. A field named like a secret, or whose JSON holds one, stays in this page's memory only.
     const filled = typed(form, fields);
+    const dryRun = /** @type {HTMLInputElement} */ (form.querySelector(`#${dryId}`)).checked;
     await send({
       keep: () =>
         keepStart({
@@ -245,11 +251,12 @@ export function StartRun({ name, inputs, secrets, uid }) {
           withheld: fields
             .filter((f) => f.secret || holdsSecret(filled[f.input], secrets.name))
             .map((f) => f.input),
+          dryRun,
           hash: location.hash,
-          reason: `Starting a run needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
+          reason: `Starting a ${dryRun ? 'dry run' : 'run'} needs signing in. Once signed in, you find the form of ${name} as you filled it, to start the run.`,
         }),
       path: `/playbooks/${enc(name)}/runs`,
-      body: { inputs: values },
+      body: dryRun ? { inputs: values, dryRun } : { inputs: values },
       busy: setBusy,
       answered: ({ runId }) => {
         location.hash = `#/runs/${enc(runId)}`;
@@ -270,6 +277,19 @@ export function StartRun({ name, inputs, secrets, uid }) {
     <${Alert} message=${error} />
     ${!fields.length && html`<p class="muted">This playbook takes no inputs.</p>`}
     ${fields.map((f) => html`<${Field} ...${f} />`)}
+    <div class="field field-check dry-run">
+      <input
+        id=${dryId}
+        type="checkbox"
+        defaultChecked=${taken?.dryRun === true}
+        aria-describedby=${`${dryId}-help`}
+      />
+      <label for=${dryId}>Dry run</label>
+      <p id=${`${dryId}-help`} class="help">
+        Makes the calls that only read and none that changes anything; the run's page lists the calls it would
+        make.
+      </p>
+    </div>
     <button type="submit" class="primary" disabled=${busy}>Start run</button>
   </form>`;
 }

@@ -3,7 +3,7 @@ import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
 import { MASK, maskable, redact, redactRun, redactValue, SECRET_KEY } from '../util/secrets.js';
 import { triggerText } from '../store/run-views.js';
-import type { DeviceCounts, LedgerRow, RunRecord, StepSummary } from '../store/store.js';
+import type { DeviceCounts, LedgerRow, RunRecord, RunSummary, StepSummary } from '../store/store.js';
 
 export interface RunRow {
   id: string;
@@ -17,6 +17,8 @@ export interface RunRow {
   error?: string;
   /** Why a cancel was asked of the process that holds the run, while it has not ended (RunRecord). */
   cancelRequested?: string;
+  /** A dry run (`fleetbook run --dry-run`, the Dry run of the run form): it sends no call that acts. */
+  dryRun?: boolean;
   devices?: DeviceCounts;
 }
 
@@ -31,13 +33,15 @@ export function runRow(r: RunRecord): RunRow {
     ...(r.endedAt ? { endedAt: r.endedAt } : {}),
     ...(r.error ? { error: redact(r.error) } : {}),
     ...(r.cancelRequested ? { cancelRequested: r.cancelRequested } : {}),
+    ...(r.dryRun ? { dryRun: true } : {}),
     ...(r.summary ? { devices: r.summary.devices } : {}),
   };
 }
 
 /**
  * A run in full: its inputs and event with every secret fleetbook knows redacted, its steps (`steps`: those of
- * its summary as shown, store/run-views.ts shownSummary, with the steps it never reached).
+ * its summary as shown, store/run-views.ts shownSummary, with the steps it never reached); a dry run's planned
+ * calls, once it has ended.
  */
 export function runDetail(
   r: RunRecord,
@@ -49,6 +53,7 @@ export function runDetail(
   /** The version of its playbook it was created with, and executes (playbook/version.ts). */
   version?: string;
   steps: StepSummary[];
+  planned?: NonNullable<RunSummary['planned']>;
 } {
   const { inputs, event } = redactRun(r);
   return {
@@ -58,6 +63,7 @@ export function runDetail(
     ...(r.owner ? { owner: r.owner } : {}),
     ...(r.version ? { version: r.version } : {}),
     steps,
+    ...(r.summary?.planned ? { planned: r.summary.planned } : {}),
   };
 }
 

@@ -253,6 +253,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       status: run.status,
       startedAt: run.startedAt,
       trigger: run.trigger,
+      ...(run.dryRun ? { dryRun: true } : {}),
       ...(run.owner ? { owner: run.owner } : {}),
       ...(steps ? { steps } : {}),
     };

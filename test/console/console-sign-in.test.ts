@@ -123,7 +123,7 @@ describe('console: signing in, access and forms', function () {
     });
     expect([misnamed.status, await misnamed.json()]).to.deep.equal([
       400,
-      { error: 'unknown field "input" in the body: it takes "inputs"' },
+      { error: 'unknown field "input" in the body: it takes "inputs" and "dryRun"' },
     ]);
 
     const runs = await apiGet<{ runs: RunRow[] }>(`/runs?playbook=${REPORT_PLAYBOOK}`);

@@ -538,8 +538,12 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
         query<{ n: number }>(state, "SELECT count(*) AS n FROM runs WHERE playbook = 'long-wait'")[0]?.n;
       const longBefore = longWaits();
       const bodies: [unknown, string][] = [
-        [{ input: { count: 3 } }, 'unknown field "input" in the body: it takes "inputs"'],
-        [{ inputs: { count: 3 }, dryRun: true }, 'unknown field "dryRun" in the body: it takes "inputs"'],
+        [{ input: { count: 3 } }, 'unknown field "input" in the body: it takes "inputs" and "dryRun"'],
+        [
+          { inputs: { count: 3 }, dry: true },
+          'unknown field "dry" in the body: it takes "inputs" and "dryRun"',
+        ],
+        [{ inputs: { count: 3 }, dryRun: 'yes' }, 'dryRun must be true or false (a JSON boolean), not "yes"'],
         [[{ count: 3 }], 'the body must be a JSON object: {"inputs": {...}}'],
         [{ inputs: [3] }, 'inputs must be a JSON object'],
       ];
