@@ -38,7 +38,7 @@ const { PLAYBOOK_TOP, STEP_SCHEMAS, withSchemaFor, allowExpressions } =
   await load<typeof Schema>('playbook/schema.js');
 const { STEP_KINDS } = await load<typeof StepKinds>('playbook/step-kinds.js');
 const { ACTIONS, CATALOG } = await load<typeof Catalog>('api/catalog.js');
-const { ENGINE_ACTION_NAMES } = await load<typeof Engine>('actions/engine.js');
+const { ENGINE_ACTION_NAMES, ENGINE_ACTIONS } = await load<typeof Engine>('actions/engine.js');
 const { stepSelectorProblem, deviceSelectorProblem, confirmProblem, completionProblem, pollProblem } =
   await load<typeof Selectors>('actions/selectors.js');
 const { DEVICE_ERROR_TYPES, DEVICE_STATE_ERROR_TYPES } =
@@ -72,6 +72,8 @@ for (const action of actions) {
 }
 // As the client's check of each request (api/client.ts, prepare).
 for (const action of ACTIONS) emit(inputValidatorName(action), CATALOG[action].input);
+// As the check of an engine action's rendered arguments (actions/executors.ts, runEngineAction).
+for (const action of ENGINE_ACTION_NAMES) emit(inputValidatorName(action), ENGINE_ACTIONS[action].input);
 
 // ── retry selectors ─────────────────────────────────────────────────────────────────────────────
 const HTTP = ['4xx', '5xx'];
@@ -149,6 +151,10 @@ async function moduleGraph(roots: readonly string[]): Promise<string[]> {
     seen.add(file);
     const code = await readFile(join(DIST, file), 'utf8');
     for (const m of code.matchAll(/^(?:import|export)\s[^;]*?from\s*'(\.{1,2}\/[^']+)'/gm)) {
+      todo.push(relative(DIST, join(DIST, dirname(file), m[1] as string)));
+    }
+    // And the modules loaded on first use (the schemas): a validator made from them is stale when they change.
+    for (const m of code.matchAll(/\bonFirstUse\(import\.meta\.url,\s*'(\.{1,2}\/[^']+)'\)/g)) {
       todo.push(relative(DIST, join(DIST, dirname(file), m[1] as string)));
     }
   }

@@ -1,6 +1,6 @@
 /** The argument schemas of the engine actions (actions/engine.ts), loaded when one is first read. */
 import Type from 'typebox';
-import { DURATION_PATTERN } from '../playbook/duration.js';
+import { DURATION_PATTERN, DURATION_TEXT } from '../playbook/duration.js';
 import { DEVICE_OUTCOMES } from '../store/store.js';
 
 const closed = <P extends Type.TProperties>(props: P, extra: object = {}) =>
@@ -84,6 +84,7 @@ export const LedgerQueryArgs = closed({
   since: Type.Optional(
     Type.String({
       pattern: DURATION_PATTERN,
+      'x-message': `is not a duration. ${DURATION_TEXT}`,
       description:
         'Only the runs started within this duration back from now, e.g. 24h, or a CEL duration passed whole (`${{ duration("24h") }}`).',
     }),

@@ -2,12 +2,14 @@
 import { extname } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
+import { checkInput } from '../api/validate.js';
 import { InputError } from '../errors.js';
 import { DURATION_TEXT, parseDuration } from '../playbook/duration.js';
 import type { LedgerRow, Store } from '../store/store.js';
-import { reportColumns, reportSource } from './report-source.js';
+import { reportSource } from './report-source.js';
 import { ledgerTable, listTable, reportText, type ReportFormat, type Table } from './report-table.js';
 import { writeReport } from './reports.js';
+import { ENGINE_ACTIONS, isEngineAction } from './engine.js';
 import { engineSettings, type EngineSettings } from './settings.js';
 import { sendWebhook, type WebhookInput } from './webhook.js';
 
@@ -29,7 +31,26 @@ export interface EngineContext {
 
 let defaults: EngineSettings | undefined;
 
+/**
+ * Runs an engine action on its rendered arguments, once they pass its schema (engine-schemas.ts), checked as an
+ * API action's input is before it is sent (api/validate.ts): a value no expression could be typed for at
+ * validate time (an element of a list of mixed values, a member of a map) fails the step with FB_INPUT, naming
+ * the argument, before the action does anything.
+ */
 export async function runEngineAction(action: string, input: Json, c: EngineContext): Promise<unknown> {
+  if (!isEngineAction(action)) throw new Error(`unknown engine action ${action}`);
+  const problems = checkInput(
+    {
+      action,
+      // Read only when the check the build made says no, or is missing: reading it loads the schemas.
+      get input() {
+        return ENGINE_ACTIONS[action].input;
+      },
+    },
+    input,
+    { rendered: true },
+  );
+  if (problems.length) throw new InputError(action, problems);
   const settings = () => c.settings ?? (defaults ??= engineSettings());
   switch (action) {
     case 'log': {
@@ -48,7 +69,7 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
         (extname(path).toLowerCase() === '.json' ? 'json' : 'csv');
       // A wrong source fails here, before the file is opened: an earlier report of that name stays as it was.
       const source = reportSource(input);
-      const columns = reportColumns(input);
+      const columns = input.columns as string[] | undefined;
       let rows = 0;
       // The rows counted as they are written: a report of the ledger is never a list in memory.
       const text = async function* <R>(table: Table<R>) {

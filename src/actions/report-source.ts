@@ -6,7 +6,6 @@
  */
 import { InputError } from '../errors.js';
 import type { StaticProblem } from './policy.js';
-import { isObject } from '../util/json.js';
 
 type Json = Record<string, unknown>;
 
@@ -16,60 +15,19 @@ export type ReportSource = { rows: Json[] } | { ledger: { step?: string } };
 const BOTH =
   "`rows` and `step` are two sources of rows: give `rows` (a list of objects) or `step` (a step's per-device results), not both";
 
-/** `a number`, `a list`, ...: what a value is, in a message. */
-function what(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'a list';
-  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-}
-
-/** A rendered argument that cannot be right: FB_INPUT, never retried, and nothing is written. */
-function invalid(path: string, message: string): never {
-  throw new InputError('report.write', [{ path, message }]);
-}
-
 /**
- * The source the rendered arguments of a `report.write` step name. An InputError (FB_INPUT, never retried)
- * when they name two, or when `rows` is not a list of objects: checked before the file is opened, so that a
- * wrong input leaves any earlier report in place.
+ * The source the rendered arguments of a `report.write` step name, once they have passed the action's schema
+ * (executors.ts: `rows` a list of objects, `columns` a list of distinct names). An InputError (FB_INPUT, never
+ * retried) when they name two: checked before the file is opened, so that a wrong input leaves any earlier
+ * report in place.
  */
 export function reportSource(input: Json): ReportSource {
   if (input.rows === undefined) {
     const step = input.step;
     return { ledger: step === undefined ? {} : { step: String(step) } };
   }
-  if (input.step !== undefined) invalid('/', BOTH);
-  const rows = input.rows;
-  if (!Array.isArray(rows)) return invalid('/rows', `\`rows\` must be a list of objects, got ${what(rows)}`);
-  // Every item, before anything is written: a report is never half written for one wrong item.
-  rows.forEach((row, i) => {
-    if (!isObject(row))
-      invalid(`/rows/${i}`, `\`rows\` must be a list of objects: item ${i} is ${what(row)}`);
-  });
-  return { rows: rows as Json[] };
-}
-
-/**
- * The columns the rendered arguments name, or undefined for the default ones: a list of distinct names
- * (FB_INPUT otherwise, as for `rows`).
- */
-export function reportColumns(input: Json): string[] | undefined {
-  const columns = input.columns;
-  if (columns === undefined) return undefined;
-  if (!Array.isArray(columns))
-    return invalid('/columns', `\`columns\` must be a list of names, got ${what(columns)}`);
-  if (!columns.length) return invalid('/columns', '`columns` must name at least one column');
-  const seen = new Set<string>();
-  columns.forEach((c, i) => {
-    if (typeof c !== 'string' || c === '')
-      invalid(
-        `/columns/${i}`,
-        `\`columns\` must be a list of names: item ${i} is ${c === '' ? 'empty' : what(c)}`,
-      );
-    if (seen.has(c)) invalid(`/columns/${i}`, `\`columns\` names ${JSON.stringify(c)} twice`);
-    seen.add(c);
-  });
-  return columns as string[];
+  if (input.step !== undefined) throw new InputError('report.write', [{ path: '/', message: BOTH }]);
+  return { rows: input.rows as Json[] };
 }
 
 /**

@@ -38,8 +38,9 @@ export interface GeneratedFile {
   argKeys: Record<string, string[]>;
   /**
    * Validator name → file in generated/: `top`, `step:<kind>` and `with:<action>` (playbook rules, expressions
-   * allowed), `input:<action>` (the request schema of each catalog action, as the client checks it) and
-   * `config` (the configuration, config.ts).
+   * allowed), `input:<action>` (the request schema of each catalog action, as the client checks it; the
+   * argument schema of each engine action, as it checks its rendered arguments) and `config` (the
+   * configuration, config.ts).
    */
   validators: Record<string, string>;
   /** Selectors known to be fine: `step[action]` and `device[action]` index `sets` ('' is no action). */

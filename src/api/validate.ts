@@ -4,7 +4,8 @@
  * Two keywords of our own, which other validators ignore:
  * - `x-uniqueBy: "id"`: array items are unique by that member, checked in linear time (ajv's `uniqueItems`
  *   compares objects pairwise, which is too slow for 10,000 devices);
- * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules);
+ * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules); on a
+ *   `pattern`, what follows the value (`is not a duration. ...`);
  * - `x-moved`: on an object, `{ name: where }` for members that are not fields of it but were once written
  *   there (or are elsewhere in the real service's request): their "unknown field" says where to write them.
  */
@@ -121,6 +122,7 @@ export function check(
   data: unknown,
   generatedName?: string,
   name: ValueName = lastSegment,
+  said: Said = {},
 ): InputProblem[] {
   const the = () => (typeof schema === 'function' ? schema() : schema);
   const quick =
@@ -128,7 +130,15 @@ export function check(
     compileOnce(compiledFast, fastAjv(), the());
   if (quick(data)) return [];
   const v = validatorFor(the());
-  return v(data) ? [] : explain(v.errors ?? [], name);
+  return v(data) ? [] : explain(v.errors ?? [], name, said);
+}
+
+/**
+ * How the problems speak of the values. `rendered`: the data was computed at run time (a step's arguments,
+ * rendered from expressions), which the reader has not seen: a value of the wrong type says what it is.
+ */
+export interface Said {
+  rendered?: boolean;
 }
 
 /** The name of the validator the build generates for an action's request schema (scripts/emit-rules.ts). */
@@ -137,9 +147,13 @@ export function inputValidatorName(action: string): string {
 }
 
 /** Problems of an action's input against its request schema, checked by the validator the build made for it. */
-export function checkInput(op: { action: string; input: object }, data: unknown): InputProblem[] {
+export function checkInput(
+  op: { action: string; input: object },
+  data: unknown,
+  said: Said = {},
+): InputProblem[] {
   // `input` is read only when the generated validator is missing or says no: reading it loads the schemas.
-  return check(() => op.input, data, inputValidatorName(op.action));
+  return check(() => op.input, data, inputValidatorName(op.action), lastSegment, said);
 }
 
 const warmed = new Set<string>();
@@ -170,7 +184,7 @@ export function warmInputChecks(actions: readonly string[]): void {
 export type ValueName = (pointer: string) => string;
 
 /** ajv's errors as one clear sentence each, without the noise of `if`, `anyOf` and `allOf` wrappers. */
-export function explain(all: ErrorObject[], name: ValueName = lastSegment): InputProblem[] {
+export function explain(all: ErrorObject[], name: ValueName = lastSegment, said: Said = {}): InputProblem[] {
   const errors = bestBranches(all);
   const out: InputProblem[] = [];
   const seen = new Set<string>();
@@ -184,7 +198,7 @@ export function explain(all: ErrorObject[], name: ValueName = lastSegment): Inpu
     ) {
       continue;
     }
-    const p = problem(e, name);
+    const p = problem(e, name, said);
     if (!p) continue;
     const key = `${p.path}\u0000${p.message}`;
     if (!seen.has(key)) {
@@ -242,13 +256,18 @@ function isNoise(e: ErrorObject): boolean {
   return Boolean((e.parentSchema as Record<string, unknown> | undefined)?.['x-expr']);
 }
 
-function problem(e: ErrorObject, name: ValueName): InputProblem | undefined {
+function problem(e: ErrorObject, name: ValueName, said: Said): InputProblem | undefined {
   const parent = (e.parentSchema ?? {}) as Record<string, unknown>;
-  const p = describe(e, parent, name(e.instancePath));
+  const p = describe(e, parent, name(e.instancePath), said);
   return p && typeof parent['x-rule'] === 'string' ? { ...p, rule: parent['x-rule'] } : p;
 }
 
-function describe(e: ErrorObject, parent: Record<string, unknown>, name: string): InputProblem | undefined {
+function describe(
+  e: ErrorObject,
+  parent: Record<string, unknown>,
+  name: string,
+  said: Said,
+): InputProblem | undefined {
   const at = e.instancePath || '/';
   const custom = typeof parent['x-message'] === 'string' ? (parent['x-message'] as string) : undefined;
   switch (e.keyword) {
@@ -292,10 +311,23 @@ function describe(e: ErrorObject, parent: Record<string, unknown>, name: string)
         typeof parent.description === 'string'
           ? parent.description
           : `${e.keyword} ${JSON.stringify(e.schema)}`;
-      return { path: at, message: `${name} ${JSON.stringify(e.data)} is not valid: ${what}` };
+      // `x-message` says what such a value is not, and how to write one.
+      return {
+        path: at,
+        message: `${name} ${JSON.stringify(e.data)} ${custom ?? `is not valid: ${what}`}`,
+      };
     }
-    case 'type':
-      return { path: at, message: `${name} must be ${(e.params as { type: string }).type}` };
+    case 'type': {
+      const type = (e.params as { type: string }).type;
+      // A value the reader has not seen: in words, with what it is.
+      const message = said.rendered
+        ? `${name} must be ${type
+            .split(',')
+            .map((t) => typeWords(t, parent))
+            .join(' or ')}, got ${kindOf(e.data)}`
+        : `${name} must be ${type}`;
+      return { path: at, message };
+    }
     case 'maxItems':
     case 'minItems': {
       const limit = (e.params as { limit: number }).limit;
@@ -306,6 +338,17 @@ function describe(e: ErrorObject, parent: Record<string, unknown>, name: string)
           e.keyword === 'maxItems'
             ? `${name} has ${n} items; at most ${limit} are allowed`
             : `${name} must have at least ${limit} item${limit === 1 ? '' : 's'}`,
+      };
+    }
+    case 'uniqueItems': {
+      const { i, j } = e.params as { i: number; j: number };
+      const item = Array.isArray(e.data) ? JSON.stringify(e.data[j]) : undefined;
+      return {
+        path: at,
+        message:
+          item === undefined
+            ? `${name} has items ${j} and ${i} alike`
+            : `${name} has ${item} twice (items ${j} and ${i})`,
       };
     }
     case 'propertyNames': {
@@ -327,6 +370,21 @@ function describe(e: ErrorObject, parent: Record<string, unknown>, name: string)
     default:
       return { path: at, message: custom ?? `${name} ${e.message ?? 'is not valid'}` };
   }
+}
+
+/** A JSON Schema type in words: `an integer`, `a list`, `a list of objects` (of the `schema` it is the type of). */
+function typeWords(type: string, schema: Record<string, unknown>): string {
+  if (type === 'null') return 'null';
+  if (type !== 'array') return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+  const of = (schema.items as { type?: unknown } | undefined)?.type;
+  return typeof of === 'string' && of !== 'array' && of !== 'null' ? `a list of ${of}s` : 'a list';
+}
+
+/** `a number`, `a list`, `an object`, `null`: what a value is, in a message. */
+export function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
 function lastSegment(pointer: string): string {

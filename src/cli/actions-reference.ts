@@ -22,18 +22,23 @@ const BODY_SHAPES: Record<Operation['errorShape'], string> = {
   'error+cause': '`{ error, error_description, cause }`',
 };
 
+/** Every engine action's first error: its arguments, as rendered, checked against its schema. */
+const ENGINE_INPUT =
+  '`FB_INPUT`: an argument, as the run rendered it, that its schema refuses (the argument named, what it takes and what it got); nothing is done, never retried';
+
 /** Engine actions' errors: they make no API call (but notify.webhook's HTTP call). */
 const ENGINE_ERRORS: Record<string, string[]> = {
-  log: ['none of its own'],
+  log: [ENGINE_INPUT],
   'notify.webhook': [
+    ENGINE_INPUT,
     "the webhook's answer: `http.4xx`, `http.5xx`, `http.429` (any status), `network`, `timeout` in `retry.on`",
     '`FB_REFUSED`: an address that is not public (unless `FLEETBOOK_WEBHOOK_ALLOW` names it), a header fleetbook sets itself, or any URL on the embedded emulator (unless `FLEETBOOK_EMULATOR_WEBHOOKS=send`); never retried',
   ],
   'report.write': [
+    `${ENGINE_INPUT}; also \`rows\` beside \`step\``,
     '`FB_REFUSED`: a path outside the reports directory; never retried',
-    '`FB_INPUT`: a `rows` that is not a list of objects; never retried',
   ],
-  'ledger.query': ['none of its own'],
+  'ledger.query': [ENGINE_INPUT],
 };
 
 /** The reference of one action, as Markdown. */

@@ -70,37 +70,40 @@ type Schema = Record<string, unknown>;
 /**
  * The type of values a JSON Schema accepts. An object that lists its members is closed unless it says
  * `additionalProperties` (the catalog's response schemas list what the service sends without closing them).
+ * `taken`: the type of what an input takes, where an object that lists no members (a map of any keys, as
+ * report.write's `rows` are) is still an object, so that a number is no value of it; in what is read (an
+ * output, an event), such an object is dyn.
  */
-export function fromSchema(s: unknown): T {
+export function fromSchema(s: unknown, taken = false): T {
   if (s === null || typeof s !== 'object') return DYN;
   const schema = s as Schema;
   if (schema.$ref) return DYN;
   if (schema.anyOf || schema.oneOf || schema.allOf || schema.if) {
     // The alternatives narrow a value its own `type` already shapes (a device's id format by its kind, a call
     // that takes devices or a group): that kind still holds, while the members an alternative may add are open.
-    if (typeof schema.type !== 'string') return alternatives(schema);
+    if (typeof schema.type !== 'string') return alternatives(schema, taken);
     const { anyOf: _a, oneOf: _o, allOf: _l, if: _i, then: _t, else: _e, ...own } = schema;
-    const t = fromSchema(own);
+    const t = fromSchema(own, taken);
     return t.k === 'object' ? { ...t, open: true } : t;
   }
   if ('const' in schema) return fromValue(schema.const);
   const type = schema.type;
   if (Array.isArray(type)) {
     const kinds = type.filter((x) => x !== 'null');
-    return kinds.length === 1 ? fromSchema({ ...schema, type: kinds[0] }) : DYN;
+    return kinds.length === 1 ? fromSchema({ ...schema, type: kinds[0] }, taken) : DYN;
   }
   if (type === 'string') return text(schema);
   const primitive = typeof type === 'string' ? PRIMITIVES[type] : undefined;
   if (primitive) return primitive;
   switch (type) {
     case 'array':
-      return list(fromSchema(schema.items));
+      return list(fromSchema(schema.items, taken));
     case 'object': {
       const props = (schema.properties ?? {}) as Record<string, unknown>;
       const names = Object.keys(props);
-      if (names.length === 0) return DYN;
+      if (names.length === 0) return taken ? obj({}, true) : DYN;
       const fields: Record<string, T> = {};
-      for (const n of names) fields[n] = fromSchema(props[n]);
+      for (const n of names) fields[n] = fromSchema(props[n], taken);
       const extra = schema.additionalProperties;
       return obj(fields, extra !== undefined && extra !== false);
     }
@@ -124,14 +127,14 @@ function text(schema: Schema): T {
  * A schema of alternatives with no `type` of its own: when each is an object (the two shapes a list of devices
  * takes, a device whose id format its kind chooses), an object with the members of them all, open; else dyn.
  */
-function alternatives(schema: Schema): T {
+function alternatives(schema: Schema, taken: boolean): T {
   const of = [
     ...(Array.isArray(schema.anyOf) ? schema.anyOf : []),
     ...(Array.isArray(schema.oneOf) ? schema.oneOf : []),
     ...(schema.if ? [schema.then, schema.else] : []),
   ];
   if (schema.allOf || !of.length || of.some((s) => s === undefined)) return DYN;
-  const ts = of.map(fromSchema);
+  const ts = of.map((x) => fromSchema(x, taken));
   if (!ts.every((t) => t.k === 'object')) return DYN;
   const t = ts.reduce<T>((a, b) => join(a, b), ts[0] as T);
   return t.k === 'object' ? { ...t, open: true } : DYN;
@@ -190,12 +193,12 @@ const SCHEMAS = new URL('../../schemas/', import.meta.url);
 const files = new Map<string, T | undefined>();
 
 /** The type of a schema file under schemas/, undefined when there is none. Read once. */
-function fileType(name: string, pick: (s: Schema) => unknown = (s) => s): T | undefined {
-  const key = `${name}#${pick.name}`;
+function fileType(name: string, pick: (s: Schema) => unknown = (s) => s, taken = false): T | undefined {
+  const key = `${name}#${pick.name}#${taken}`;
   if (!files.has(key)) {
     let t: T | undefined;
     try {
-      t = fromSchema(pick(JSON.parse(readFileSync(new URL(name, SCHEMAS), 'utf8')) as Schema));
+      t = fromSchema(pick(JSON.parse(readFileSync(new URL(name, SCHEMAS), 'utf8')) as Schema), taken);
     } catch {
       t = undefined;
     }
@@ -280,7 +283,7 @@ export function inputFieldType(action: string, path: readonly (string | number)[
     : api === undefined
       ? undefined
       : `api/${api}`;
-  let t = file === undefined ? DYN : (fileType(file) ?? DYN);
+  let t = file === undefined ? DYN : (fileType(file, undefined, true) ?? DYN);
   for (const seg of path) {
     if (typeof seg === 'number') t = t.k === 'list' ? t.of : DYN;
     else t = t.k === 'object' ? (t.fields[seg] ?? DYN) : DYN;

@@ -200,22 +200,22 @@ steps:
         'number',
         // Of a list of mixed elements: a value validate cannot type, checked as the step runs.
         `{ path: n.csv, rows: "\${{ [5, 'a'][0] }}" }`,
-        /\/rows: `rows` must be a list of objects, got a number/,
+        /\/rows: rows must be a list of objects, got a number/,
       ],
       [
         'scalars',
         `{ path: s.csv, rows: "\${{ [1, 'a'] }}" }`,
-        /\/rows\/0: `rows` must be a list of objects: item 0 is a number/,
+        /\/rows\/0: item 0 of rows must be an object, got a number/,
       ],
       [
         'lists',
         `{ path: l.csv, rows: "\${{ [{'a': 1}, [2]] }}" }`,
-        /\/rows\/1: `rows` must be a list of objects: item 1 is a list/,
+        /\/rows\/1: item 1 of rows must be an object, got a list/,
       ],
       [
         'columns',
         `{ path: c.csv, rows: [{ a: 1 }], columns: "\${{ ['a', 1][0] }}" }`,
-        /\/columns: `columns` must be a list of names, got a string/,
+        /\/columns: columns must be a list of strings, got a string/,
       ],
       [
         'both',
