@@ -7,7 +7,7 @@ import { html, Time } from '../ui.js';
 
 /**
  * What the timeline says of a step without times: one the run never reached; of a run in progress (whose steps
- * are shown from its checkpoints, which keep no times), the one it is in and those to come.
+ * are shown from its checkpoints), one under way that a run written before they kept times is in, and those to come.
  * @type {Record<string, string>}
  */
 const UNTIMED = {

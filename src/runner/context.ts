@@ -53,6 +53,8 @@ export class StepCount {
    * with the counts as each request leaves (RunContext.saveUnderWay).
    */
   live?: { key: string; state: Checkpoint };
+  /** When this execution began the step, when it marked its start (RunContext.markStarted): its checkpoints keep it. */
+  startedAt?: string;
   /** Whether the counts of an earlier execution's under-way checkpoint were taken (resume). */
   private resumed = false;
 
@@ -390,7 +392,12 @@ export function item(r: DeviceResult): Json {
 
 /** A checkpoint with the calls and attempts of `count`. */
 function withCounts(state: Checkpoint, count: StepCount): Checkpoint {
-  return { ...state, calls: count.calls, attempts: count.attempts };
+  return {
+    ...state,
+    calls: count.calls,
+    attempts: count.attempts,
+    ...(count.startedAt ? { startedAt: count.startedAt } : {}),
+  };
 }
 
 /**

@@ -3,12 +3,14 @@
  * (runner.ts `restore`), so a secret only such steps read is not needed to go on. What a resumed run evaluates
  * again is counted: each step's `if`, a finished `set`'s values, the items of a `forEach` and the steps of its
  * iterations not finished, the branches of a `parallel`, the rescue steps of a step that failed, every step not
- * finished (one in flight too), `finally`, `vars` and the rest of the playbook but its triggers. Where the
+ * finished (one in flight too), `finally`, `vars` and the rest of the playbook but its triggers; not a step whose
+ * skip by `if` is checkpointed (step-marks.ts), which stays skipped. Where the
  * checkpoints cannot tell (a forEach not finished: how many iterations are left), all of it is counted.
  */
 import { readsIn } from '../expressions/reads.js';
 import type { Step } from '../playbook/schema.js';
 import type { Plan } from './plan.js';
+import { resumable, skippedByIf } from './step-marks.js';
 import { unfinished, type Checkpoint } from './types.js';
 
 /**
@@ -21,7 +23,8 @@ export function secretsStillRead(plan: Plan, checkpoints: ReadonlyMap<string, un
   // The triggers chose the run before it was stored; the rest (vars, concurrency.key) is evaluated again.
   const { on: _on, steps, finally: last, ...rest } = plan.playbook;
   secretsIn(rest, read);
-  const cps = checkpoints as ReadonlyMap<string, Checkpoint>;
+  // As the run resumes from them: a step only begun runs again, and a skip by `if` outside a loop stands.
+  const cps = resumable(checkpoints);
   walk(steps, '', cps, read);
   walk(last, '', cps, read);
   // Each only as the plan counts it: a secret whose presence an expression tests is not needed.
@@ -37,6 +40,8 @@ function walk(
 ): void {
   for (const step of list ?? []) {
     const cp = cps.get(`${prefix}${step.id}`);
+    // Skipped by its `if`, it stays skipped: nothing of it is evaluated again.
+    if (skippedByIf(cp)) continue;
     const finished = cp !== undefined && !unfinished(cp);
     const entered = 'forEach' in step || 'parallel' in step;
     if (!finished && !entered) {

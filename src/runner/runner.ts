@@ -42,6 +42,7 @@ import {
   type Scope,
   type StepState,
 } from './types.js';
+import { resumable, skippedByIf, StepMarks } from './step-marks.js';
 import { waitStep } from './wait.js';
 import { fanOut } from './fan-out.js';
 import { newRunId } from './run-id.js';
@@ -80,6 +81,8 @@ class Run {
    * `finally` of a cancelled run, the run's stop.
    */
   private signal: AbortSignal;
+  /** The marks of its steps' starts and skips (step-marks.ts). */
+  private readonly marks: StepMarks;
 
   constructor(
     private readonly pb: Playbook,
@@ -87,6 +90,7 @@ class Run {
   ) {
     this.ctx = new RunContext(o.runId ?? newRunId(), planOf(pb), o);
     this.limits = new RunLimits(this.ctx);
+    this.marks = new StepMarks(o.store, this.ctx.id);
     this.signal = withListeners(o.signal ?? new AbortController().signal);
   }
 
@@ -107,7 +111,7 @@ class Run {
       // A run still queued never executed, so it has no checkpoints.
       this.startedAt = stored.startedAt;
       if (stored.status !== 'queued') {
-        ctx.checkpoints = (await store.loadSteps(ctx.id)) as Map<string, Checkpoint>;
+        ctx.checkpoints = resumable(await store.loadSteps(ctx.id));
         await this.limits.resume();
       }
       store.updateRun(ctx.id, { status: 'running' });
@@ -244,25 +248,30 @@ class Run {
     const { ctx } = this;
     const key = `${scope.key}${step.id}`;
     const sum = ctx.stepSummary(step.id);
+    const cp = ctx.checkpoints.get(key);
     // An `if` that cannot be evaluated fails its step, as the step's own error would (rescue, onError).
     let unknowable: Error | undefined;
     let holds = true;
     try {
-      holds = step.if === undefined || this.holds(step.if, scope);
+      // One an earlier execution skipped by its `if` stays skipped: its `if` is not evaluated again.
+      holds = !skippedByIf(cp) && (step.if === undefined || this.holds(step.if, scope));
     } catch (e) {
       unknowable = e as Error;
     }
     if (!holds) {
       settle(sum, (scope.ctx.steps[step.id] = skipped(IF_FALSE)));
+      if (!cp) this.marks.skippedByIf(key, step.id, scope.inLoop);
       this.logStep(scope, 'step skipped', { step: step.id, reason: IF_FALSE });
       return;
     }
     ctx.progress.step = step.id;
+    const underWay = unfinished(cp);
+    // A step taken up where a crash left it began then.
+    if (underWay && !scope.inLoop && cp?.startedAt) sum.startedAt ??= cp.startedAt;
     sum.startedAt ??= ctx.now();
     // This execution's own calls and attempts: the other iterations of a fan-out count theirs meanwhile.
     const count = ctx.countOf(step.id);
-    const cp = ctx.checkpoints.get(key);
-    const underWay = unfinished(cp);
+    if (cp?.startedAt) count.startedAt = cp.startedAt;
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
     const signal = scope.signal ?? this.signal;
     const abortedBefore = signal.aborted;
@@ -274,6 +283,8 @@ class Run {
         state = await restoreStep(ctx, step, scope, cp);
       } else {
         this.logStep(scope, 'step started', { step: step.id });
+        if (!cp)
+          this.marks.started(count, key, step.id, scope.inLoop, scope.inLoop ? ctx.now() : sum.startedAt);
         const plan = ctx.plan.of(step);
         state = await attemptsWithTimeout(ctx, step, plan, signal, count, (timed) =>
           this.run(step, plan, scope, key, count, timed, underWay ? cp : undefined),
@@ -304,6 +315,7 @@ class Run {
           calls: count.calls,
           attempts: count.attempts,
           ...(count.confirmation ? { confirmation: count.confirmation } : {}),
+          ...times(count, sum.endedAt, scope),
         } satisfies Checkpoint);
         if (cancelled) ctx.log.info('step cancelled', { step: step.id, reason: message });
         else ctx.stepFailed(step.id, e, message);
@@ -339,6 +351,7 @@ class Run {
         ...(over ? { error: over } : {}),
         ...(state.reason ? { reason: state.reason } : {}),
         ...(state.note ? { note: state.note } : {}),
+        ...times(count, sum.endedAt, scope),
       } satisfies Checkpoint,
       state.ledger ? { step: step.id, groups: state.ledger, at: ctx.now() } : undefined,
     );
@@ -416,6 +429,19 @@ class Run {
 }
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The times a step's checkpoint keeps (Checkpoint.startedAt): when its execution `count` began it, if it marked its
+ * start, and, outside any loop, when it ended (`endedAt`).
+ */
+function times(
+  count: StepCount,
+  endedAt: string | undefined,
+  scope: Scope,
+): Pick<Checkpoint, 'startedAt' | 'endedAt'> {
+  if (!count.startedAt) return {};
+  return { startedAt: count.startedAt, ...(endedAt && !scope.inLoop ? { endedAt } : {}) };
+}
 
 /** The largest step output a checkpoint keeps (characters of JSON). */
 export const OUTPUT_LIMIT = 256 * 1024;

@@ -188,7 +188,8 @@ export function unfinished(cp: Checkpoint | undefined): boolean {
 }
 
 /**
- * What a step's checkpoint holds. `sending`: a mutating call was sent and its answer is not yet recorded.
+ * What a step's checkpoint holds. `running`: a mark that the step began, and nothing it did yet (a run resumed
+ * runs it again, as one with no checkpoint). `sending`: a mutating call was sent and its answer is not yet recorded.
  * `confirming`: the service accepted the step's requests (`accepted`), and their devices' outcomes are not
  * all confirmed yet. `reporting`: a location report step's reports were created (`reports`), and are not all
  * read yet. `waiting`: a wait until `until`.
@@ -223,6 +224,12 @@ export interface Checkpoint {
   after?: number;
   /** A location report's batches whose reports the service created (`reporting`): read, not created again. */
   reports?: CreatedReports[];
+  /**
+   * When the execution that wrote it began the step, and, once it ended outside any loop, when it ended (ISO): what
+   * a run under way shows of its times. Inside a loop, only that of the first iteration that began the step.
+   */
+  startedAt?: string;
+  endedAt?: string;
 }
 
 /** The reports the service created for one batch of a location report step (its key: which pass, which devices). */

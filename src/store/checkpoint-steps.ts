@@ -4,14 +4,18 @@
  * and for the summary of a run `fleetbook runs cancel` ended while no process held it. It reads the checkpoints
  * without their outputs and items (Store.stepMarks), and no device result.
  *
- * A checkpoint is written when a step ends (and, as it goes, by a step that sends, confirms, reports or waits);
- * none by a step whose `if` was false. So, along a list of steps (`steps`, `finally`, a loop's body, a rescue):
- * a step that has one is as it says (`running` while its status is one of a step under way: `sending`,
- * `confirming`, `reporting`, `waiting`); one without, before a step that has one, was skipped (its `if` was
- * false); the one after the last that ended, in a list still under way, is `running` (all of a `parallel`'s
- * steps at once); the rest are `pending`, or `unreached` once the list stopped (a failure nothing handles, a
- * cancel) or the run ended. A loop's iterations have their own checkpoints (`loop[3]/inner`): its inner steps
- * are shown over every iteration, `running` while the loop goes on, as StepSummary.within places them.
+ * A checkpoint is written when a step ends (and, as it goes, by a step that sends, confirms, reports or waits),
+ * and a mark as it begins (`running`, with when) and as its `if` skips it (`skipped`, with why): runner/step-marks.ts.
+ * Inside a loop only the first start and the first skip of each step are marked. So, along a list of steps
+ * (`steps`, `finally`, a loop's body, a rescue): a step that has one is as it says (`running` while its status is
+ * one of a step under way: `running`, `sending`, `confirming`, `reporting`, `waiting`), with its start while it
+ * runs and its times once it ended outside any loop; one without, before a step that has one, was skipped (its `if`
+ * was false: a run written before the marks); the one after the last that ended, in a list still under way, is
+ * `running` outside any loop (likewise), `pending` inside one (never begun); the rest are `pending`, or `unreached`
+ * once the list stopped (a failure nothing handles, a cancel) or the run ended. A loop's iterations have their own
+ * checkpoints (`loop[3]/inner`): its inner steps are shown over every iteration, `running` while the loop goes on
+ * once one began them (`skipped` while every iteration that reached them skipped them by `if`), as
+ * StepSummary.within places them.
  */
 import type { Playbook, Step } from '../playbook/schema.js';
 import { eachStep, nestedLists } from '../playbook/step-tree.js';
@@ -34,6 +38,8 @@ export interface StepMark {
   error?: string;
   reason?: string;
   note?: string;
+  startedAt?: string;
+  endedAt?: string;
 }
 
 /** The members of a checkpoint a StepMark keeps. */
@@ -46,6 +52,8 @@ export const MARKS = [
   'error',
   'reason',
   'note',
+  'startedAt',
+  'endedAt',
 ] as const;
 
 /** `o` without its members that are null: a checkpoint's marks as SQL gives them, a missing one null. */
@@ -70,6 +78,11 @@ interface Seen {
   error?: string;
   reason?: string;
   note?: string;
+  /** The earliest start and the latest end its checkpoints keep. */
+  startedAt?: string;
+  endedAt?: string;
+  /** Whether each of its checkpoints marks a skip by `if` (runner/step-marks.ts). */
+  ifFalse: boolean;
 }
 
 /**
@@ -99,7 +112,8 @@ export function checkpointSteps(
     // A key is the step's id, after its loops' iterations (`outer[2]/inner[0]/id`).
     const id = key.slice(key.lastIndexOf('/') + 1);
     let s = seen.get(id);
-    if (!s) seen.set(id, (s = { by: new Map(), devices: emptyCounts(), calls: 0, attempts: 0 }));
+    if (!s)
+      seen.set(id, (s = { by: new Map(), devices: emptyCounts(), calls: 0, attempts: 0, ifFalse: true }));
     const status = typeof m.status === 'string' ? m.status : 'running';
     const as = ENDED.has(status) ? status : 'running';
     s.by.set(as, (s.by.get(as) ?? 0) + 1);
@@ -110,6 +124,10 @@ export function checkpointSteps(
     if (as === 'failed' || as === 'cancelled') s.error ??= m.error;
     if (as === 'skipped') s.reason ??= m.reason;
     if (m.note) s.note = m.note;
+    if (typeof m.startedAt === 'string' && !(s.startedAt && s.startedAt <= m.startedAt))
+      s.startedAt = m.startedAt;
+    if (typeof m.endedAt === 'string' && !(s.endedAt && s.endedAt >= m.endedAt)) s.endedAt = m.endedAt;
+    s.ifFalse &&= status === 'skipped' && m.reason === IF_FALSE;
   }
   const out = new Map<string, StepSummary>();
   const traced = (s: Step): boolean => {
@@ -128,6 +146,10 @@ export function checkpointSteps(
       ...(from?.error && (status === 'failed' || status === 'cancelled') ? { error: from.error } : {}),
       ...((reason ?? from?.reason) && status === 'skipped' ? { reason: reason ?? from?.reason } : {}),
       ...(from?.note ? { note: from.note } : {}),
+      // When it began: the step under way, and one that ended with both its times (outside any loop).
+      ...(from?.startedAt && (status === 'running' || (from.endedAt && ENDED.has(status)))
+        ? { startedAt: from.startedAt, ...(status === 'running' ? {} : { endedAt: from.endedAt }) }
+        : {}),
     });
   };
   const all = (list: readonly Step[] | undefined, status: 'pending' | 'unreached'): void =>
@@ -203,8 +225,16 @@ export function checkpointSteps(
       return 'passed';
     }
     const own = seen.get(s.id);
-    if (phase === 'live') show(s, 'running', own);
-    else {
+    if (phase === 'live') {
+      // Inside a loop only a step's first start and first skip by `if` are marked: one with no mark was never
+      // begun nor skipped, one with only skips was skipped by every iteration that reached it so far.
+      if ((!own && !traced(s)) || own?.ifFalse) {
+        show(s, own ? 'skipped' : 'pending', own);
+        all(children(s), 'pending');
+        return own ? 'passed' : 'open';
+      }
+      show(s, 'running', own);
+    } else {
       // An iteration still under way when the run ended (its process died, and `runs cancel` ended it) was cut
       // short: cancelled, as the cancel of a live process would have ended it.
       const cut = own?.by.has('running');

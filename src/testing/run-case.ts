@@ -271,7 +271,8 @@ function observe(
       const cp = states.get(step);
       if (!cp) {
         const status = summary?.steps.find((s) => s.id === step)?.status;
-        // Skipped by its `if`, a step keeps no checkpoint: its output is null, as the playbook reads it.
+        // Skipped by its `if` (of a run written before such skips were marked), a step keeps no checkpoint: its
+        // output is null, as the playbook reads it.
         if (status === 'skipped') return { value: null, iterations: false };
         return `step ${step} gave no output: ${status === 'unreached' ? 'the run never reached it' : `it is ${status ?? 'not in the run'}`}`;
       }

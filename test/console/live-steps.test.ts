@@ -1,8 +1,8 @@
 /**
  * The console's run page of a run in progress lists its steps as they stand, kept current as the page polls:
  * those it ended as they ended, the one it is in `running`, the rest `pending`, each with a badge of its own, and
- * the timeline says which is under way and which are to come. Before, it said "No steps recorded yet" until the
- * run ended. A real `fleetbook serve` and a headless Chromium (test/helpers/console-suite.ts).
+ * the timeline times the one under way from when it began (and those that ended) and says which are to come.
+ * Before, it said "No steps recorded yet" until the run ended, and then the step under way had no time. A real `fleetbook serve` and a headless Chromium (test/helpers/console-suite.ts).
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -49,12 +49,16 @@ describe('console: the steps of a run in progress', function () {
         });
       // A step to come, told apart at a glance from one skipped and from one the run will never reach.
       expect(await look('after'), 'a pending badge beside a skipped one').to.not.equal(await look('quiet'));
-      // The timeline says which step is under way and which are to come, none of them timed.
+      // The timeline times the step under way from when it began, and those that ended; those to come untimed.
       const timeline = p.locator('.timeline li');
       const line = async (id: string) =>
         (await timeline.filter({ has: p.getByText(id, { exact: true }) }).innerText()).replace(/\s+/g, ' ');
-      expect(await line('hold')).to.equal('hold under way');
+      expect(await line('hold')).to.match(/^hold \S.* so far · running$/);
+      expect(await line('first')).to.match(/^first \S.* · succeeded$/);
+      expect(await line('first')).to.not.include('so far');
       expect(await line('after')).to.equal('after not reached yet');
+      const bar = timeline.filter({ has: p.getByText('hold', { exact: true }) }).locator('.timeline-bar');
+      expect(await bar.getAttribute('class')).to.equal('timeline-bar bar-running');
       console.log(`    screenshot: ${await screenshot(p, '22-live-steps')}`);
       await checkAccessibility(p, 'the page of a run in progress with its steps');
       expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);

@@ -71,11 +71,11 @@ describe('a run in progress shows its steps (child process)', function () {
   }
 
   /** Starts a run of `playbook`, and waits for the daemon to log `line` (a step begun, a message). */
-  async function started(playbook: string, line: (l: string) => boolean): Promise<string> {
+  async function started(playbook: string, line: (l: string) => boolean, inputs: Json = {}): Promise<string> {
     const res = await fetch(`${daemon.url}/playbooks/${playbook}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: {} }),
+      body: JSON.stringify({ inputs }),
     });
     expect(res.status, await res.clone().text()).to.equal(202);
     const { runId } = (await res.json()) as { runId: string };
@@ -102,6 +102,10 @@ describe('a run in progress shows its steps (child process)', function () {
       ['after', 'pending', null],
       ['bye', 'pending', null],
     ]);
+    // The step it is in says when it began.
+    expect(since(step(api, 'hold').startedAt, api.startedAt as string), JSON.stringify(api.steps)).to.equal(
+      true,
+    );
     // The skipped step says why; a step to come counts nothing yet, in the usual members.
     expect(api.steps!.find((x) => x.id === 'quiet')?.reason).to.equal('`if` was false');
     expect(api.steps!.find((x) => x.id === 'after')).to.deep.equal({
@@ -148,6 +152,92 @@ describe('a run in progress shows its steps (child process)', function () {
       (await fleetbook(['runs', 'show', runId, '--json'], { FLEETBOOK_STATE: state })).stdout,
     );
     expect((json as Shown).steps, 'runs show --json').to.deep.equal(api.steps);
+  });
+
+  /** The step `id` of `shown`, which must be there. */
+  const step = (shown: Shown, id: string) => shown.steps!.find((x) => x.id === id)!;
+
+  /** Whether `at` is a time between the run's start `from` and now. */
+  const since = (at: string | undefined, from: string) =>
+    typeof at === 'string' && Date.parse(at) >= Date.parse(from) && Date.parse(at) <= Date.now();
+
+  it('a step skipped by its `if` is `skipped` at once, and the listing after it `running` since it began', async () => {
+    // The service answers after a minute: the listing is under way all the while, and writes nothing as it goes.
+    emu.setFaults({ latencyMs: 60_000 });
+    try {
+      const runId = await started(
+        'skips-then-lists',
+        (l) => l.includes('step started') && l.includes('"step":"listing"'),
+        { account: emu.defaults.accounts[0] },
+      );
+      const api = await get(`/runs/${runId}`);
+      expect(table(api), 'GET /runs/{id}').to.deep.equal([
+        ['first', 'succeeded', null],
+        ['quiet', 'skipped', null],
+        ['listing', 'running', null],
+        ['after', 'pending', null],
+      ]);
+      expect(step(api, 'quiet').reason).to.equal('`if` was false');
+      // The step under way says when it began; one to come, none.
+      expect(
+        since(step(api, 'listing').startedAt, api.startedAt as string),
+        JSON.stringify(api.steps),
+      ).to.equal(true);
+      expect(step(api, 'listing').endedAt).to.equal(undefined);
+      expect(step(api, 'after').startedAt).to.equal(undefined);
+      const json = JSON.parse(
+        (await fleetbook(['runs', 'show', runId, '--json'], { FLEETBOOK_STATE: state })).stdout,
+      ) as Shown;
+      expect(json.steps, 'runs show --json').to.deep.equal(api.steps);
+    } finally {
+      emu.setFaults({ latencyMs: 0 });
+    }
+  });
+
+  it('inside a loop, a step whose `if` was false in every iteration so far is `skipped`', async () => {
+    const runId = await started('loop-skips', (l) => l.includes('noted item 2'));
+    const api = await until('the second iteration waiting', async (seen) => {
+      const r = await get(`/runs/${runId}`);
+      seen(JSON.stringify(r.steps));
+      return r.steps?.some((x) => x.id === 'pause' && x.status !== 'pending') ? r : undefined;
+    });
+    expect(table(api), 'GET /runs/{id}').to.deep.equal([
+      ['loop', 'running', null],
+      ['note', 'running', 'loop'],
+      ['pause', 'running', 'loop'],
+      ['never', 'skipped', 'loop'],
+      ['done', 'pending', null],
+    ]);
+    expect(step(api, 'never').reason).to.equal('`if` was false');
+    // The loop and the steps its iterations run say when they began.
+    for (const id of ['loop', 'note', 'pause'])
+      expect(since(step(api, id).startedAt, api.startedAt as string), id).to.equal(true);
+  });
+
+  it('a rescue under way is `running`, the rescue step after it `pending`', async () => {
+    emu.setFaults({ latencyMs: 60_000 });
+    try {
+      const runId = await started(
+        'rescued',
+        (l) => l.includes('step failed') && l.includes('"step":"risky"'),
+        { account: emu.defaults.accounts[0] },
+      );
+      const api = await until('the rescue under way', async (seen) => {
+        const r = await get(`/runs/${runId}`);
+        seen(JSON.stringify(r.steps));
+        return r.steps?.some((x) => x.id === 'risky' && x.status !== 'pending') ? r : undefined;
+      });
+      expect(table(api), 'GET /runs/{id}').to.deep.equal([
+        ['each', 'running', null],
+        ['risky', 'running', 'each'],
+        ['undo', 'running', 'risky'],
+        ['tell', 'pending', 'risky'],
+        ['after', 'pending', null],
+      ]);
+      expect(since(step(api, 'undo').startedAt, api.startedAt as string)).to.equal(true);
+    } finally {
+      emu.setFaults({ latencyMs: 0 });
+    }
   });
 
   it('`runs cancel` of a run whose daemon was killed lists the steps it ended, the rest `unreached`', async () => {

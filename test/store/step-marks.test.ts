@@ -165,3 +165,91 @@ steps:
     ]);
   });
 });
+
+/**
+ * A run under way marks each step as it begins (`running`, with when) and one its `if` skipped (`skipped`, with
+ * why); inside a loop, only the first start and the first skip of each step, in the writes of its iterations that
+ * happen anyway. What is shown is read from those marks on every backend: the step it is in `running` since it
+ * began, the steps it skipped `skipped` (in a loop too, while every iteration so far skipped it), none guessed.
+ */
+forEachBackend('the steps of a run under way, from the marks of their starts and skips', (b) => {
+  const pb = playbook(`version: 1
+name: marked
+on: { manual: true }
+steps:
+  - id: first
+    uses: log
+    with: { message: a }
+  - id: quiet
+    if: \${{ run.dryRun }}
+    uses: log
+    with: { message: b }
+  - id: each
+    forEach:
+      items: \${{ [1, 2] }}
+      steps:
+        - id: note
+          uses: log
+          with: { message: c }
+        - id: never
+          if: \${{ run.dryRun }}
+          uses: log
+          with: { message: d }
+  - id: listing
+    uses: log
+    with: { message: e }
+`);
+  const at = (s: number) => `2026-03-01T10:00:0${s}.000Z`;
+
+  async function shown(write: (store: Store) => void) {
+    const store = await b.open();
+    const { version, definition } = versionOf(pb);
+    await store.savePlaybookVersion(version, definition);
+    store.createRun(run('r', { status: 'running', version }));
+    write(store);
+    await store.durable();
+    const reopened = await b.reopen(store);
+    return (await stepsSoFar(reopened, (await reopened.getRun('r'))!))!;
+  }
+
+  it('a step skipped before a step under way that writes nothing as it goes: skipped, and the other running since it began', async () => {
+    const steps = await shown((store) => {
+      store.saveStep('r', 'first', { status: 'succeeded', startedAt: at(1), endedAt: at(2) });
+      store.saveStep('r', 'quiet', { status: 'skipped', reason: '`if` was false' });
+      store.saveStep('r', 'each', { status: 'succeeded', startedAt: at(2), endedAt: at(3) });
+      store.saveStep('r', 'each[0]/note', { status: 'succeeded' });
+      store.saveStep('r', 'each[0]/never', { status: 'skipped', reason: '`if` was false' });
+      store.saveStep('r', 'each[1]/note', { status: 'succeeded' });
+      store.saveStep('r', 'listing', { status: 'running', startedAt: at(3) });
+    });
+    expect(
+      steps.map((s) => [s.id, s.status, s.reason ?? null, s.startedAt ?? null, s.endedAt ?? null]),
+    ).to.deep.equal([
+      ['first', 'succeeded', null, at(1), at(2)],
+      ['quiet', 'skipped', '`if` was false', null, null],
+      ['each', 'succeeded', null, at(2), at(3)],
+      ['note', 'succeeded', null, null, null],
+      ['never', 'skipped', '`if` was false', null, null],
+      ['listing', 'running', null, at(3), null],
+    ]);
+  });
+
+  it('inside a loop under way: a step skipped in every iteration so far skipped, one begun running since its first start', async () => {
+    const steps = await shown((store) => {
+      store.saveStep('r', 'first', { status: 'succeeded', startedAt: at(1), endedAt: at(2) });
+      store.saveStep('r', 'quiet', { status: 'skipped', reason: '`if` was false' });
+      store.saveStep('r', 'each', { status: 'running', startedAt: at(2) });
+      store.saveStep('r', 'each[0]/note', { status: 'succeeded', startedAt: at(3) });
+      store.saveStep('r', 'each[0]/never', { status: 'skipped', reason: '`if` was false' });
+      store.saveStep('r', 'each[1]/note', { status: 'succeeded' });
+    });
+    expect(steps.map((s) => [s.id, s.status, s.reason ?? null, s.startedAt ?? null])).to.deep.equal([
+      ['first', 'succeeded', null, at(1)],
+      ['quiet', 'skipped', '`if` was false', null],
+      ['each', 'running', null, at(2)],
+      ['note', 'running', null, at(3)],
+      ['never', 'skipped', '`if` was false', null],
+      ['listing', 'pending', null, null],
+    ]);
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * The marks a run writes so that what it shows of its steps while it goes on (`runs show`, `GET /runs/{id}`, the
+ * console's run page: store/checkpoint-steps.ts) is true, not guessed: a step outside any loop marks its start
+ * (`running`, with when) and its skip by `if` (`skipped`, with why), as a checkpoint under its key. Inside a loop
+ * only the first start and the first skip of each step are marked, however many iterations run it: a step with no
+ * mark there was never begun. Each is one small write in the store's turn of a write that happens anyway (the
+ * checkpoint of the step before it, of the run's creation), and the step's own checkpoints replace its start mark.
+ *
+ * A run resumed (restore.ts) runs again a step whose start mark is its only checkpoint; it does not evaluate again
+ * the `if` of a step outside any loop whose skip is marked: the skip stands, as a finished step does. Inside a
+ * loop, where most iterations' skips are not marked, every iteration resumed evaluates its `if` again, as before.
+ */
+import type { Store } from '../store/store.js';
+import { IF_FALSE, type StepCount } from './context.js';
+import type { Checkpoint } from './types.js';
+
+export class StepMarks {
+  /** The steps inside loops whose first start, and first skip, this execution marked. */
+  private readonly begun = new Set<string>();
+  private readonly skipped = new Set<string>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly runId: string,
+  ) {}
+
+  /**
+   * Marks step `id` begun under `key` at `at`, which its execution's checkpoints keep (`count`): every start
+   * outside a loop, the first inside one.
+   */
+  started(count: StepCount, key: string, id: string, inLoop: boolean, at: string): void {
+    if (inLoop && !once(this.begun, id)) return;
+    count.startedAt = at;
+    this.store.saveStep(this.runId, key, { status: 'running', startedAt: at } satisfies Checkpoint);
+  }
+
+  /** Marks step `id` skipped by its `if` under `key`: every skip outside a loop, the first inside one. */
+  skippedByIf(key: string, id: string, inLoop: boolean): void {
+    if (inLoop && !once(this.skipped, id)) return;
+    this.store.saveStep(this.runId, key, { status: 'skipped', reason: IF_FALSE } satisfies Checkpoint);
+  }
+}
+
+/** Whether `cp` marks a skip by `if`. */
+export function skippedByIf(cp: Checkpoint | undefined): boolean {
+  return cp?.status === 'skipped' && cp.reason === IF_FALSE;
+}
+
+/**
+ * The checkpoints `cps` (a run's, as the store keeps them) a resumed run goes on from: without the marks of a start
+ * (nothing done yet: the step runs again) nor those of a skip inside a loop (the `if` is evaluated again).
+ */
+export function resumable(cps: ReadonlyMap<string, unknown>): Map<string, Checkpoint> {
+  const out = new Map<string, Checkpoint>();
+  for (const [key, value] of cps) {
+    const cp = value as Checkpoint;
+    // A key inside a loop names the loop's iteration (`each[3]/note`); a step id has no bracket.
+    if (cp?.status === 'running' || (key.includes('[') && skippedByIf(cp))) continue;
+    out.set(key, cp);
+  }
+  return out;
+}
+
+function once(set: Set<string>, id: string): boolean {
+  if (set.has(id)) return false;
+  set.add(id);
+  return true;
+}
