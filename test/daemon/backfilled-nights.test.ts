@@ -10,15 +10,13 @@
  * Real daemons (`fleetbook serve`, the built binary) and the real CLI on a state file; the schedule's last fire
  * written into the state file, as a daemon that stopped days ago left it.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
 import { DaemonWorld, runsIn, untilDaemons } from '../helpers/daemon.js';
-
-const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'missed-nights', 'nightly.yaml');
-const DAY = 86_400_000;
+import { threeMissedNights } from '../helpers/missed-nights.js';
 
 describe('a backfill and the schedule it is a run of', function () {
   this.timeout(90_000);
@@ -33,25 +31,7 @@ describe('a backfill and the schedule it is a run of', function () {
   after(async () => world?.close());
 
   it('missed: all does not make up again a night a backfill ran', async () => {
-    // The schedule fires half a day from now, on the hour: no fire falls due while the test runs.
-    const now = Date.now();
-    const hour = (new Date(now).getUTCHours() + 12) % 24;
-    const playbooks = join(world.dir, 'nights');
-    await mkdir(playbooks);
-    const file = join(playbooks, 'nightly.yaml');
-    await writeFile(file, (await readFile(FIXTURE, 'utf8')).replace("'0 HOUR ", `'0 ${hour} `));
-    let latest = Date.UTC(
-      new Date(now).getUTCFullYear(),
-      new Date(now).getUTCMonth(),
-      new Date(now).getUTCDate(),
-      hour,
-    );
-    if (latest > now) latest -= DAY;
-    const fires = [2, 1, 0].map((n) => new Date(latest - n * DAY).toISOString());
-    const state = world.state('nights.db');
-    const store = new SqliteStore(state);
-    await store.recordFire(`nightly#UTC#0 ${hour} * * *`, new Date(latest - 3 * DAY).toISOString());
-    await store.close();
+    const { playbooks, file, state, fires } = await threeMissedNights(world, 'nights', 'nights.db');
 
     // The middle night, by hand, while the daemon is down.
     const reports = join(world.dir, 'reports');

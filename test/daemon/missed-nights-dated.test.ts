@@ -7,14 +7,11 @@
  * A real daemon (`fleetbook serve`, the built binary) on a state file whose daily schedule last fired three
  * nights before the last one due; each run writes a report named by `run.date`.
  */
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { SqliteStore } from '../../src/store/sqlite.js';
 import { DaemonWorld, runsIn } from '../helpers/daemon.js';
-
-const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'missed-nights', 'nightly.yaml');
-const DAY = 86_400_000;
+import { threeMissedNights } from '../helpers/missed-nights.js';
 
 describe('missed: all dates each made-up run by its fire time', function () {
   this.timeout(60_000);
@@ -29,28 +26,7 @@ describe('missed: all dates each made-up run by its fire time', function () {
   after(async () => world?.close());
 
   it('three missed nights write three reports, each named by its night', async () => {
-    // The schedule fires half a day from now, on the hour: no fire falls due while the test runs.
-    const now = Date.now();
-    const hour = (new Date(now).getUTCHours() + 12) % 24;
-    const playbooks = join(world.dir, 'playbooks');
-    await mkdir(playbooks);
-    await writeFile(
-      join(playbooks, 'nightly.yaml'),
-      (await readFile(FIXTURE, 'utf8')).replace("'0 HOUR ", `'0 ${hour} `),
-    );
-    // Its latest fire, up to a day ago; the last one recorded, three fires before it.
-    let latest = Date.UTC(
-      new Date(now).getUTCFullYear(),
-      new Date(now).getUTCMonth(),
-      new Date(now).getUTCDate(),
-      hour,
-    );
-    if (latest > now) latest -= DAY;
-    const state = world.state();
-    const store = new SqliteStore(state);
-    await store.recordFire(`nightly#UTC#0 ${hour} * * *`, new Date(latest - 3 * DAY).toISOString());
-    await store.close();
-
+    const { playbooks, state, fires } = await threeMissedNights(world, 'playbooks', 'state.db');
     const reports = join(world.dir, 'reports');
     const daemon = await world.start('missed-nights daemon', playbooks, {
       state,
@@ -65,7 +41,6 @@ describe('missed: all dates each made-up run by its fire time', function () {
     }
     await daemon.stop();
 
-    const fires = [2, 1, 0].map((n) => new Date(latest - n * DAY).toISOString());
     const nights = fires.map((at) => at.slice(0, 10));
     expect(runsIn(state, 'nightly')).to.have.length(3);
     expect((await readdir(reports)).sort()).to.deep.equal(nights.map((d) => `${d}-nightly.csv`));
