@@ -21,7 +21,8 @@ export const ERROR_CODES = {
     'The request failed below HTTP: refused, reset, timed out. `sent` tells whether it may have reached the service.',
   FB_INPUT: 'An action input failed its JSON Schema; nothing was sent.',
   FB_UNKNOWN_ACTION: 'No action has that name.',
-  FB_LOGIN: 'Session login was refused. It is never retried: five failures lock the user.',
+  FB_LOGIN:
+    'Session login was refused, or not sent after 4 whose answers were lost. It is never retried: five failures lock the user.',
   FB_AUTH: 'The OAuth token request was refused.',
   FB_CONFIG: 'The configuration is missing something or is invalid.',
   FB_ABORTED: 'The call was cancelled before it completed.',

@@ -30,7 +30,7 @@ import {
   type Method,
   type Operation,
 } from './catalog.js';
-import { Credentials } from './credentials.js';
+import { Credentials, type LoginOutcome } from './credentials.js';
 import { apiError, fenced, send, servicePool, successBody, type RawResponse, type Timeouts } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
@@ -110,6 +110,8 @@ interface Call {
   basic?: string;
   /** Attempts in all, when fewer than the client's `retry.maxAttempts` (the login's). */
   maxAttempts?: number;
+  /** A login's user: each attempt is counted towards the lockout, and not sent when it could reach it. */
+  loginAs?: string;
   onRequest?: (() => void) | undefined;
 }
 
@@ -118,7 +120,8 @@ type RetryOptions = BackoffOptions & { maxAttempts: number; longestRetryAfterMs:
 /**
  * Attempts in all of one login whose answer never came (a network error once it was sent, a 5xx, a timeout):
  * a refusal (401 and every other 4xx) is never sent again. Fewer than the five failed logins that lock the user
- * (spec/public-api-facts.md), so that even a wrong password whose every refusal was lost cannot lock it.
+ * (spec/public-api-facts.md), so that even a wrong password whose every refusal was lost cannot lock it; across
+ * logins, LOGINS_IN_DOUBT bounds them (credentials.ts).
  */
 export const LOGIN_ATTEMPTS = 3;
 
@@ -370,7 +373,7 @@ export class ApiClient {
         mutating: op.mutating,
         auth: login ? 'bearer' : 'both',
         onRequest: opts.onRequest,
-        ...(login ? { maxAttempts: LOGIN_ATTEMPTS } : {}),
+        ...(login ? { maxAttempts: LOGIN_ATTEMPTS, loginAs: String(input.username) } : {}),
       },
       path,
       body,
@@ -405,6 +408,8 @@ export class ApiClient {
     for (;;) {
       signal?.throwIfAborted();
       const { headers, session } = await this.headers(c);
+      // Set once this attempt of a login is counted towards the lockout, and so sent.
+      let loginAs: string | undefined;
       try {
         this.stats.requests[c.action] = (this.stats.requests[c.action] ?? 0) + 1;
         const began = this.clock.now();
@@ -413,6 +418,7 @@ export class ApiClient {
           const check =
             c.mutating && this.o.beforeMutation ? () => this.o.beforeMutation?.(c.action) : undefined;
           check?.();
+          if (c.loginAs !== undefined) this.credentials.loginSending((loginAs = c.loginAs));
           onRequest?.();
           onRequest = undefined;
           return send(
@@ -438,10 +444,13 @@ export class ApiClient {
           ms: this.clock.now() - began,
         });
         this.o.onResponse?.(c.action, res.status);
-        if (res.status >= 200 && res.status < 300) return read(res);
+        const ok = res.status >= 200 && res.status < 300;
+        if (ok && loginAs !== undefined) this.credentials.loginSettled(loginAs, 'succeeded');
+        if (ok) return read(res);
         throw apiError(c.action, res, this.clock.now());
       } catch (e) {
         if (e instanceof NetworkError) this.o.onResponse?.(c.action, 'network');
+        if (loginAs !== undefined) this.credentials.loginSettled(loginAs, loginOutcome(e));
         if (
           e instanceof ApiError &&
           e.retryClass === 'session' &&
@@ -513,6 +522,13 @@ export class ApiClient {
     headers[this.sessionHeader] = session;
     return { headers, session };
   }
+}
+
+/** What a login that failed with `e` came to: 429 and 503 say the service did not act, as an unsent request. */
+function loginOutcome(e: unknown): LoginOutcome {
+  if (e instanceof NetworkError && !e.sent) return 'not-acted';
+  if (e instanceof ApiError && (e.status === 429 || e.status === 503)) return 'not-acted';
+  return 'in-doubt';
 }
 
 function mayRetry(c: Call, e: unknown): boolean {

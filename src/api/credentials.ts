@@ -3,12 +3,24 @@
  * expires, or given as it is) and the session token (one login, renewed once when the service says it expired).
  * Each is fetched once for every request waiting on it; a refusal is kept and thrown again, never retried: five
  * failed logins lock the user. A login whose answer was lost (sent, then a network error, a 5xx) is no refusal:
- * the client sends it again, at most LOGIN_ATTEMPTS times in all. The requests themselves go through the client
- * (`TokenRequests`), with its rate budgets and retries.
+ * the client sends it again, at most LOGIN_ATTEMPTS times in all. Each call that needs a session may start a new
+ * login, so the logins in doubt are also counted across logins, until one succeeds: no more than LOGINS_IN_DOUBT
+ * are sent. The requests themselves go through the client (`TokenRequests`), with its rate budgets and retries.
  */
 import type { Clock } from '../clock.js';
 import { ApiError, AuthError, ConfigError, LoginError, type FleetbookError } from '../errors.js';
 import { registerSecret, type Logger } from '../log.js';
+
+/**
+ * Logins of one user the client sends in a row, across logins, while none of them succeeded: each whose answer was
+ * lost (a network error once sent, a 5xx, a timeout) or that was refused may be a failed login, and five
+ * consecutive failed logins lock the user (spec/public-api-facts.md, which names no time after which the count
+ * starts again: it does when a login succeeds). One fewer, so that the client never sends the fifth.
+ */
+export const LOGINS_IN_DOUBT = 4;
+
+/** What a login request came to, as far as the lockout goes. */
+export type LoginOutcome = 'succeeded' | 'not-acted' | 'in-doubt';
 
 /** How the client sends the two token requests: each gives the answer's JSON body. */
 export interface TokenRequests {
@@ -42,6 +54,8 @@ export class Credentials {
   private sessionToken?: string;
   private loginInFlight?: Promise<string>;
   private loginFailure?: FleetbookError;
+  /** Per user, the logins sent since the last that succeeded, but those the service did not act on. */
+  private readonly inDoubt = new Map<string, number>();
 
   constructor(
     private readonly o: CredentialOptions,
@@ -130,6 +144,29 @@ export class Credentials {
       this.log.info('session expired; logging in again', { username: this.o.username });
     }
     return this.session();
+  }
+
+  /**
+   * A login request as `username` is about to be sent (every attempt, and a `session.login` called by name): it is
+   * counted, unless LOGINS_IN_DOUBT are already, when it is not sent but fails with a LoginError.
+   */
+  loginSending(username: string): void {
+    const n = this.inDoubt.get(username) ?? 0;
+    if (n >= LOGINS_IN_DOUBT) {
+      throw new LoginError(
+        `not sending another session login as ${username}: ${n} logins since the last one that succeeded lost ` +
+          'their answers (a network error, a 5xx, a timeout) or were refused, and each may have failed: ' +
+          'five consecutive failed logins lock the user. Check the network and the credentials, then start again.',
+      );
+    }
+    this.inDoubt.set(username, n + 1);
+  }
+
+  /** What the login request counted by `loginSending` came to. */
+  loginSettled(username: string, outcome: LoginOutcome): void {
+    if (outcome === 'succeeded') this.inDoubt.delete(username);
+    else if (outcome === 'not-acted')
+      this.inDoubt.set(username, Math.max(0, (this.inDoubt.get(username) ?? 1) - 1));
   }
 
   private async login(): Promise<string> {

@@ -18,7 +18,8 @@ export interface Faults {
   resetRate: number;
   /**
    * The next requests of an operation, by action name, whose connection is reset after they acted: the answer is
-   * lost, whatever `resetRate` draws. Each reset counts one down; `GET /_emulator/faults` shows what is left.
+   * lost (a refusal of the handler too: a wrong password's 401), whatever `resetRate` draws. Each reset counts one
+   * down; `GET /_emulator/faults` shows what is left.
    * @default {}
    * @example { "session.login": 2 }
    */

@@ -246,13 +246,27 @@ async function serveApi(
       query: (req.query ?? {}) as Record<string, string | string[] | undefined>,
       now: st.now(),
     };
-    const answer = await (HANDLERS[action] as Handler)(ctx);
-    if (resetNow(faults, action) || (faults.resetRate > 0 && st.faultRng.next() < faults.resetRate)) {
+    // The handler's refusal is an answer too: a refused login counted a failure towards the lockout.
+    let answer: Answer | Failure;
+    try {
+      answer = await (HANDLERS[action] as Handler)(ctx);
+    } catch (e) {
+      if (!(e instanceof Failure)) throw e;
+      answer = e;
+    }
+    const refused = answer instanceof Failure;
+    // `resetNext` loses whatever the service answered; `resetRate` only what it did, as it always has (its draws,
+    // and so the seeded faults, stay the same).
+    if (
+      resetNow(faults, action) ||
+      (!refused && faults.resetRate > 0 && st.faultRng.next() < faults.resetRate)
+    ) {
       // The service acted; the answer is lost. The worst case for a client, and the one to test.
       reply.hijack();
       req.raw.socket.destroy();
       return reply;
     }
+    if (answer instanceof Failure) throw answer;
     if (answer.headers) reply.headers(answer.headers);
     return sendJson(reply, answer.status ?? 200, answer.body);
   } catch (e) {

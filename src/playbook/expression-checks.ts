@@ -6,12 +6,13 @@
  */
 import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { readsOf } from '../expressions/reads.js';
-import { findExpressions } from '../expressions/template.js';
+import { findExpressions, type Span } from '../expressions/template.js';
 import { closest } from '../util/closest.js';
 import { envInstead, envWithheld } from '../util/secrets.js';
 import type { Locator, Seg } from './checker.js';
 import { DURATION_PATTERN } from './duration.js';
 import type { Rule, Severity } from './diagnostics.js';
+import { notAllowed } from './known-values.js';
 import { typeOf, type Typed } from './types-check.js';
 import type { EventContext, TypeScope } from './types-env.js';
 import {
@@ -206,13 +207,16 @@ export function checkExpressions(
     const base = (i: number) => (offsetOf ??= at.stringOffset(site.path, site.text))(i);
     if (unterminated !== undefined)
       out.reportOffset(base(unterminated), 'expression', 'unterminated `${{`: it needs a closing `}}`');
+    let parsed = unterminated === undefined;
     for (const span of spans) {
       if (span.source === '') {
         out.reportOffset(base(span.start), 'expression', 'empty expression `${{ }}`');
+        parsed = false;
         continue;
       }
       const err = checkExpression(span.source, site.inLoop);
       if (err) {
+        parsed = false;
         const loopVar = LOOP_VARIABLES.find((v) => err.message === `Unknown variable: ${v}`);
         if (loopVar)
           out.reportOffset(
@@ -271,7 +275,34 @@ export function checkExpressions(
           `${site.expect.what} takes ${typeName(site.expect.type, true)}; this expression gives ${typeName(typed.type, true)}${mismatchHint(span.source.trim(), typed.type, site.expect.type, site.inLoop ? loopAround(site.path) : undefined)}`,
         );
     }
+    if (parsed && site.expect) checkEnum(site, site.expect, spans, base, out);
   }
+}
+
+/**
+ * An argument that takes one of a list of values, given an expression whose text is known before the run (a
+ * literal, a conditional's branch): each such text not in the list, as the schema refuses a plain literal.
+ */
+function checkEnum(
+  site: ExprSite,
+  expect: Expected,
+  spans: Span[],
+  base: (i: number) => number,
+  out: Reporter,
+): void {
+  const wanted = expect.type;
+  if (wanted.k !== 'string' || !wanted.enum) return;
+  const whole = spans.length === 1 && spans[0]?.start === 0 && spans[0].end === site.text.length;
+  const byOffset = new Map<number, string[]>();
+  for (const k of notAllowed(site.text, spans, wanted.enum, site.inLoop))
+    byOffset.set(k.at, [...(byOffset.get(k.at) ?? []), JSON.stringify(k.text)]);
+  const allowed = wanted.enum.map((v) => JSON.stringify(v)).join(', ');
+  for (const [at, texts] of byOffset)
+    out.reportOffset(
+      base(at),
+      'with',
+      `${expect.what} must be one of ${allowed}; this ${whole ? 'expression' : 'text'} gives ${texts.join(' or ')}`,
+    );
 }
 
 /**

@@ -3,7 +3,8 @@
  * devices under 20 % connection resets failed one run in five). The built binary against an emulator over
  * loopback, its `resetNext` fault losing the answers of chosen requests after the service acted:
  * - a login whose answer was lost is sent again (with backoff, a bounded number of times) and the run
- *   succeeds; a refused login is sent once, and the run fails with the refusal;
+ *   succeeds; a refused login is sent once, and the run fails with the refusal; logins whose answers were lost
+ *   are counted across the logins a step's `retry:` starts, and stop before the lockout;
  * - a listing step whose requests outlast the client's own attempts is tried again as its `retry:` says.
  */
 import { writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { readState, runsIn } from '../helpers/daemon.js';
-import { accountDevices, calls, imei, setFaults, tempDir } from '../runner/helpers.js';
+import { accountDevices, calls, control, imei, setFaults, tempDir } from '../runner/helpers.js';
 
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'lost-login', 'list-devices.yaml');
 
@@ -105,6 +106,23 @@ describe('fleetbook run: lost answers of the login and of a listing (child proce
     const seen = await calls(emu);
     expect(seen.actions['session.login']).to.equal(1);
     expect(seen.actions['devices.list'] ?? 0).to.equal(0);
+  });
+
+  it('a wrong password whose refusals are all lost: the step retries, and the user is never locked', async () => {
+    // Each login the step's attempts start is sent again while its answers are lost: counted across them, the
+    // client stops before the fifth failed login that locks the user, and the run says why.
+    await setFaults(emu, { resetNext: { 'session.login': 50 } });
+    const res = await run({ FLEETBOOK_PASSWORD: 'not-the-password-4321' });
+    expect(res.code).to.not.equal(0);
+    expect(res.stderr).to.match(/not sending another session login as admin: 4 logins/);
+    expect(res.stderr).to.match(/five consecutive failed logins lock the user/);
+    const seen = await calls(emu);
+    expect(seen.actions['session.login']).to.equal(4);
+    expect(seen.actions['devices.list'] ?? 0).to.equal(0);
+    const world = (await control(emu, 'GET', '/accounts?devices=0')) as {
+      users: { username: string; locked: boolean }[];
+    };
+    expect(world.users.find((u) => u.username === 'admin')!.locked, 'admin locked').to.equal(false);
   });
 
   it('a listing whose answers outlast the client retries is tried again as its retry says', async () => {
