@@ -1,4 +1,7 @@
-/** `#/devices/<id>`: one device across every run, to tell a flaky device from a bad rollout. */
+/**
+ * `#/devices/<id>`: one device across every run, to tell a flaky device from a bad rollout. A dry run's entry (a
+ * call it planned, `skipped` with DRY RUN) says "dry run" beside its run's status: nothing was sent to the device.
+ */
 import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { shortId } from '../format.js';
@@ -37,7 +40,11 @@ export function DevicePage({ id }) {
                 <a class="mono" href=${`#/runs/${enc(r.runId)}`} title=${r.runId}>${shortId(r.runId)}</a>
               </td>
               <td>${r.playbook}</td>
-              <td><${Badge} value=${r.runStatus} /></td>
+              <td>
+                <${Badge}
+                  value=${r.runStatus}
+                />${r.dryRun && html` <span class="dry-run-tag">dry run</span>`}
+              </td>
               <td class="mono">${r.step}</td>
               <td><${Badge} value=${r.outcome} /></td>
               <td>${r.errorType ?? html`<${None} />`}</td>

@@ -18,8 +18,8 @@ const FILTERS = /** @type {const} */ (['step', 'outcome', 'errorType', 'device']
  */
 
 /**
- * What the table says when it has no rows: of a dry run unfiltered, that the calls it plans are not made, so have
- * no results (its page lists them under Planned calls).
+ * What the table says when it has no rows: of a dry run unfiltered, that it planned no call on a device (its
+ * planned devices are rows, `skipped` with DRY RUN).
  * @param {any} run
  * @param {Filters} filters
  * @param {string} after
@@ -27,9 +27,12 @@ const FILTERS = /** @type {const} */ (['step', 'outcome', 'errorType', 'device']
 function emptyText(run, filters, after) {
   const unfiltered = !after && FILTERS.every((k) => !filters[k]);
   return run.dryRun && unfiltered
-    ? 'No device results: a dry run does not make the calls it plans (see Planned calls).'
+    ? 'No device results: no step of this dry run has planned a call on a device (see Planned calls).'
     : 'No device results match.';
 }
+
+/** The error type of the devices a dry run planned: not an error its counts' `byError` counts. */
+const DRY_RUN = 'DRY RUN';
 
 /**
  * @param {{ run: any, active: boolean, params: URLSearchParams }} props
@@ -65,6 +68,7 @@ export function RunDevices({ run, active, params }) {
   /** @type {any[]} */
   const steps = run.steps ?? [];
   const errorTypes = Object.keys(run.devices?.byError ?? {});
+  if (run.dryRun && !errorTypes.includes(DRY_RUN)) errorTypes.push(DRY_RUN);
   // An error type the address names but the run's counts do not (yet) stays selectable rather than "All".
   if (filters.errorType && !errorTypes.includes(filters.errorType)) errorTypes.push(filters.errorType);
   /** @type {any[]} */

@@ -2,7 +2,7 @@
 /**
  * `#/runs/<id>`: one run, its steps, how long each took, how its devices fared. Kept current while the run
  * is queued or running (every 2 s, and at once when the stream says it changed). A dry run says it is one, and
- * lists the calls it would make (its summary's `planned`) before its steps.
+ * lists the calls it would make (`planned`, so far while it runs) before its steps.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { enc } from '../api.js';
@@ -198,7 +198,7 @@ function deviceCounts(d) {
 
 /**
  * A dry run's planned calls: each step that would act, its action, how many calls it would make, and to how many
- * devices. The run's summary holds them, once it has ended.
+ * devices: those planned so far while it runs (its steps' checkpoints), its summary's once it has ended.
  * @param {{ planned: { step: string, action: string, calls: number, devices: number }[] | undefined,
  *   active: boolean }} props
  */
@@ -230,7 +230,7 @@ function Planned({ planned = [], active }) {
         ${
           !planned.length &&
           html`<${EmptyRow} cols=${4}>
-            ${active ? 'Listed once the dry run ends.' : 'None: no step would have changed anything.'}
+            ${active ? 'None yet: no step so far would have changed anything.' : 'None: no step would have changed anything.'}
           </${EmptyRow}>`
         }
       </tbody>

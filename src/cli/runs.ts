@@ -17,7 +17,7 @@ import {
   type StepSummary,
   type Store,
 } from '../store/store.js';
-import { runListEntry, shownSummary, stepsSoFar, triggerText } from '../store/run-views.js';
+import { liveView, runListEntry, shownSummary, triggerText } from '../store/run-views.js';
 import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
@@ -159,8 +159,12 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     // A run as printed: masked as the console and the daemon's `GET /runs` show it; one that ended with every
     // step of its playbook version, those it never reached `unreached`; one not ended with its steps so far.
     const summary = await shownSummary(store, run);
-    const steps = summary ? undefined : await stepsSoFar(store, run);
-    const head = summary ?? { ...redactRun(run), ...(steps ? { steps } : {}) };
+    const { steps, planned } = summary ? {} : await liveView(store, run);
+    const head = summary ?? {
+      ...redactRun(run),
+      ...(steps ? { steps } : {}),
+      ...(planned ? { planned } : {}),
+    };
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
     if (flags.json) {
@@ -178,6 +182,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
                 ...(run.version ? { version: run.version } : {}),
                 status: run.status,
                 startedAt: run.startedAt,
+                ...(run.dryRun ? { dryRun: true, ...(planned ? { planned } : {}) } : {}),
                 steps,
                 devices: emptyCounts(),
               })

@@ -15,7 +15,7 @@ import {
   type Store,
 } from '../store/store.js';
 import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
-import { shownSummary, stepsSoFar } from '../store/run-views.js';
+import { liveView, shownSummary } from '../store/run-views.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
@@ -237,8 +237,10 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       ...('holder' in by ? { holder: ownerText(by.holder) } : { serve: by.serve }),
       text: cancelTakerText(by, run.id),
     };
-    const steps = (await shownSummary(c.store, run))?.steps ?? (await stepsSoFar(c.store, run)) ?? [];
-    return { run: runDetail(run, steps), cancellable, ...(cancelBy ? { cancelBy } : {}) };
+    const shown = await shownSummary(c.store, run);
+    const live = shown ? {} : await liveView(c.store, run);
+    const steps = shown?.steps ?? live.steps ?? [];
+    return { run: runDetail(run, steps, live.planned), cancellable, ...(cancelBy ? { cancelBy } : {}) };
   });
 
   api<{ id: string }>('/runs/:id/devices', [...DEVICE_FILTERS, 'after', 'limit'], async (req, reply, q) => {
@@ -295,6 +297,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
         playbook: r.playbook,
         runStartedAt: r.runStartedAt,
         runStatus: r.runStatus,
+        ...(r.dryRun ? { dryRun: true } : {}),
         ...deviceRow(r),
       })),
     };

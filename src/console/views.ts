@@ -41,11 +41,12 @@ export function runRow(r: RunRecord): RunRow {
 /**
  * A run in full: its inputs and event with every secret fleetbook knows redacted, its steps (`steps`: those of
  * its summary as shown, store/run-views.ts shownSummary, with the steps it never reached); a dry run's planned
- * calls, once it has ended.
+ * calls: its summary's once it has ended, else `planned`, those planned so far (run-views.ts liveView).
  */
 export function runDetail(
   r: RunRecord,
   steps: StepSummary[] = r.summary?.steps ?? [],
+  planned?: NonNullable<RunSummary['planned']>,
 ): RunRow & {
   inputs: unknown;
   event?: unknown;
@@ -63,7 +64,7 @@ export function runDetail(
     ...(r.owner ? { owner: r.owner } : {}),
     ...(r.version ? { version: r.version } : {}),
     steps,
-    ...(r.summary?.planned ? { planned: r.summary.planned } : {}),
+    ...(r.summary?.planned ? { planned: r.summary.planned } : planned && r.dryRun ? { planned } : {}),
   };
 }
 

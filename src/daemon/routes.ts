@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
-import { runListEntry, shownSummary, stepsSoFar } from '../store/run-views.js';
+import { liveView, runListEntry, shownSummary } from '../store/run-views.js';
 import {
   integer,
   onlyParameters,
@@ -244,8 +244,8 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const summary = await shownSummary(c.store, run);
     if (summary) return summary;
-    // Not ended: its steps so far, from its checkpoints.
-    const steps = await stepsSoFar(c.store, run);
+    // Not ended: its steps so far, and a dry run's planned calls so far, from its checkpoints.
+    const { steps, planned } = await liveView(c.store, run);
     return {
       runId: run.id,
       playbook: run.playbook,
@@ -256,6 +256,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       ...(run.dryRun ? { dryRun: true } : {}),
       ...(run.owner ? { owner: run.owner } : {}),
       ...(steps ? { steps } : {}),
+      ...(planned ? { planned } : {}),
     };
   });
   app.post<{ Params: { name: string }; Body: { raw: Buffer; json: unknown } | undefined }>(

@@ -9,7 +9,7 @@ import type { OwnDeviceType } from '../api/device-errors.js';
 import type { Operation } from '../api/catalog.js';
 import { countDevices, item, type RunContext } from './context.js';
 import { resultsOf, withResult, type DeviceSet } from './devices.js';
-import type { StepState } from './types.js';
+import type { PlannedCalls, StepState } from './types.js';
 
 /** Deeper than any output schema: a recursive one stops here with an empty object. */
 const MAX_DEPTH = 12;
@@ -17,8 +17,10 @@ const MAX_DEPTH = 12;
 const outputs = new WeakMap<Operation, unknown>();
 
 /**
- * A dry run's step that would act: counted in the summary's `planned`, its devices `skipped` (DRY RUN), its
- * output made up from the action's output schema (an engine action's is null).
+ * A dry run's step that would act: counted in the summary's `planned` and kept in its checkpoint, its devices
+ * `skipped` (DRY RUN) and recorded so in the ledger with it, its output made up from the action's output schema
+ * (an engine action's is null). The devices do not count among `byError`'s errors: a dry run reads as the real
+ * run would to the steps after it.
  */
 export function planOnly(
   ctx: RunContext,
@@ -28,10 +30,8 @@ export function planOnly(
   devices: DeviceSet,
   op?: Operation,
 ): StepState {
-  const p = ctx.planned.get(stepId) ?? { step: stepId, action, calls: 0, devices: 0 };
-  p.calls += calls;
-  p.devices += devices.size;
-  ctx.planned.set(stepId, p);
+  const planned = { action, calls, devices: devices.size };
+  addPlanned(ctx, stepId, planned);
   const groups = withResult(devices, {
     outcome: 'skipped',
     errorType: 'DRY RUN' satisfies OwnDeviceType,
@@ -44,7 +44,17 @@ export function planOnly(
     output: op ? plannedOutput(op) : null,
     items,
     devices: { ...countDevices(groups), byError: {} },
+    ledger: groups,
+    planned,
   };
+}
+
+/** Counts `p`, what an execution of step `stepId` planned, in the run summary's `planned`. */
+export function addPlanned(ctx: RunContext, stepId: string, p: PlannedCalls): void {
+  const sum = ctx.planned.get(stepId) ?? { step: stepId, action: p.action, calls: 0, devices: 0 };
+  sum.calls += p.calls;
+  sum.devices += p.devices;
+  ctx.planned.set(stepId, sum);
 }
 
 /** The made-up output of an operation: made once, and a copy of it for each planned call. */

@@ -6,6 +6,7 @@ import { render } from '../expressions/template.js';
 import type { Step } from '../playbook/schema.js';
 import { emptyCounts, type StepStatus } from '../store/store.js';
 import { countConfirmation, type RunContext } from './context.js';
+import { addPlanned } from './dry-run.js';
 import { StoredItems } from './stored-items.js';
 import { StepError, type Checkpoint, type Scope, type StepState } from './types.js';
 
@@ -23,6 +24,8 @@ export async function restoreStep(
   sum.calls += cp.calls ?? 0;
   sum.attempts += cp.attempts ?? 0;
   if (cp.confirmation) countConfirmation(sum, cp.confirmation);
+  // A dry run's planned step: its calls count in the summary's `planned` as when it ran (planOnly).
+  if (cp.planned) addPlanned(ctx, step.id, cp.planned);
   if (cp.status === 'failed' || cp.status === 'cancelled') throw new StepError(cp.error ?? cp.status);
   if ('set' in step) {
     // Variables are not checkpointed: a `set` is evaluated again, from the same restored context.

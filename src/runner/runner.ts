@@ -351,11 +351,13 @@ class Run {
         ...(over ? { error: over } : {}),
         ...(state.reason ? { reason: state.reason } : {}),
         ...(state.note ? { note: state.note } : {}),
+        ...(state.planned ? { planned: state.planned } : {}),
         ...times(count, sum.endedAt, scope),
       } satisfies Checkpoint,
       state.ledger ? { step: step.id, groups: state.ledger, at: ctx.now() } : undefined,
     );
     delete state.ledger;
+    delete state.planned;
     this.logStep(scope, 'step ended', {
       step: step.id,
       status: state.status,

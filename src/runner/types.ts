@@ -162,11 +162,20 @@ export interface StepState {
   note?: string;
   /** Device results to write with the step's checkpoint. */
   ledger?: DeviceGroup[];
+  /** What a dry run's step that would act plans (planOnly), which its checkpoint keeps (Checkpoint.planned). */
+  planned?: PlannedCalls;
   /** A listing's items in the store, when an expression or a streaming step reads them. */
   stored?: StoredItems;
 }
 
 export type { ItemRuns };
+
+/** The calls a dry run's step would have made (RunSummary.planned, without the step). */
+export interface PlannedCalls {
+  action: string;
+  calls: number;
+  devices: number;
+}
 
 /** A request the service accepted and whose devices' outcomes are still to be confirmed. */
 export interface AcceptedRequest {
@@ -216,6 +225,12 @@ export interface Checkpoint {
   attempts?: number;
   /** How the step's devices were confirmed (StepCount.confirmation): a resumed run counts them again. */
   confirmation?: Confirmation;
+  /**
+   * A dry run's `planned` step: the action it would call, the calls it would make and to how many devices. What a
+   * dry run in progress shows of its planned calls (store/run-views.ts liveView), and what a resumed one counts
+   * again in its summary's `planned`.
+   */
+  planned?: PlannedCalls;
   /** A `waiting` wait's deadline, on the run's clock (ms). */
   until?: number;
   /** When a `sending` call left, on the run's clock (ms): an unknown outcome is watched from then. */

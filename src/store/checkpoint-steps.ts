@@ -24,6 +24,7 @@ import {
   emptyCounts,
   type Confirmation,
   type DeviceCounts,
+  type RunSummary,
   type StepStatus,
   type StepSummary,
 } from './store.js';
@@ -40,6 +41,8 @@ export interface StepMark {
   note?: string;
   startedAt?: string;
   endedAt?: string;
+  /** A dry run's planned step: what it would call (runner/types.ts Checkpoint.planned). */
+  planned?: { action: string; calls: number; devices: number };
 }
 
 /** The members of a checkpoint a StepMark keeps. */
@@ -54,6 +57,7 @@ export const MARKS = [
   'note',
   'startedAt',
   'endedAt',
+  'planned',
 ] as const;
 
 /** `o` without its members that are null: a checkpoint's marks as SQL gives them, a missing one null. */
@@ -260,6 +264,27 @@ export function checkpointSteps(
     walk(pb.finally, ended ? 'over' : main === 'open' ? 'pending' : 'live');
   }
   return everyStep([...out.values()], pb);
+}
+
+/**
+ * The calls a dry run planned, from its checkpoints `marks` (StepMark.planned): each step's over its executions
+ * (a loop's iterations), in the order of `steps` (checkpointSteps), as its summary's `planned` lists them.
+ */
+export function plannedOf(
+  marks: ReadonlyMap<string, unknown>,
+  steps: readonly StepSummary[],
+): NonNullable<RunSummary['planned']> {
+  const by = new Map<string, { step: string; action: string; calls: number; devices: number }>();
+  for (const [key, value] of marks) {
+    const p = (value as StepMark | null)?.planned;
+    if (!p || typeof p.action !== 'string') continue;
+    const step = key.slice(key.lastIndexOf('/') + 1);
+    const sum = by.get(step) ?? { step, action: p.action, calls: 0, devices: 0 };
+    sum.calls += p.calls ?? 0;
+    sum.devices += p.devices ?? 0;
+    by.set(step, sum);
+  }
+  return steps.flatMap((s) => by.get(s.id) ?? []);
 }
 
 /**

@@ -178,6 +178,8 @@ export interface HistoryEntryRow extends ResultColumns {
   playbook: string;
   run_started_at: string;
   run_status: string;
+  /** The run's dry_run: 1 or true for a dry run. */
+  run_dry_run: number | boolean;
 }
 
 /** `deviceHistory`: the device's result in each entry that names it, newest first. */
@@ -187,6 +189,7 @@ export function historyRows(entries: readonly HistoryEntryRow[], deviceId: strin
     playbook: e.playbook,
     runStartedAt: e.run_started_at,
     runStatus: e.run_status as RunStatus,
+    ...(e.run_dry_run ? { dryRun: true as const } : {}),
   }));
 }
 

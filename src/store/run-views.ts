@@ -6,7 +6,7 @@
  */
 import type { Playbook } from '../playbook/schema.js';
 import { redactRun } from '../util/secrets.js';
-import { checkpointSteps, everyStep, stepsOutsideLoops } from './checkpoint-steps.js';
+import { checkpointSteps, everyStep, plannedOf, stepsOutsideLoops } from './checkpoint-steps.js';
 
 export { everyStep };
 import { type DeviceCounts, type RunRecord, type RunSummary, type StepSummary, type Store } from './store.js';
@@ -32,15 +32,32 @@ export async function shownSummary(store: Store, run: RunRecord): Promise<RunSum
  * when the store does not keep its playbook version.
  */
 export async function stepsSoFar(store: Store, run: RunRecord): Promise<StepSummary[] | undefined> {
-  if (run.status !== 'queued' && run.status !== 'running') return undefined;
+  return (await liveView(store, run)).steps;
+}
+
+/**
+ * What a run not ended shows of itself, from its checkpoints: its steps so far (stepsSoFar), and, of a dry run,
+ * the calls it has planned so far (its summary's `planned` once it ends). Past MARKS_READ checkpoints, only those
+ * of the steps outside loops are read: the calls planned inside a loop are listed once the run ends.
+ */
+export interface LiveView {
+  steps?: StepSummary[];
+  planned?: NonNullable<RunSummary['planned']>;
+}
+
+/** What `run` shows of itself while it has not ended (LiveView); nothing once it has ended. */
+export async function liveView(store: Store, run: RunRecord): Promise<LiveView> {
+  if (run.status !== 'queued' && run.status !== 'running') return {};
   const pb = await keptVersion(store, run.version);
-  if (!pb) return undefined;
-  if (run.status === 'queued') return checkpointSteps(new Map(), pb, 'queued');
+  if (!pb) return {};
+  if (run.status === 'queued')
+    return { steps: checkpointSteps(new Map(), pb, 'queued'), ...(run.dryRun ? { planned: [] } : {}) };
   // Bounded: a loop of a million iterations has a million checkpoints, and the console asks every 2 s.
-  const marks = await store.stepMarks(run.id, { limit: MARKS_READ + 1 });
-  if (marks.size <= MARKS_READ) return checkpointSteps(marks, pb, 'running');
-  const outside = [...stepsOutsideLoops(pb)];
-  return checkpointSteps(await store.stepMarks(run.id, { keys: outside }), pb, 'running', true);
+  let marks = await store.stepMarks(run.id, { limit: MARKS_READ + 1 });
+  const whole = marks.size <= MARKS_READ;
+  if (!whole) marks = await store.stepMarks(run.id, { keys: [...stepsOutsideLoops(pb)] });
+  const steps = checkpointSteps(marks, pb, 'running', !whole);
+  return { steps, ...(run.dryRun ? { planned: plannedOf(marks, steps) } : {}) };
 }
 
 /**

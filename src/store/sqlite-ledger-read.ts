@@ -70,7 +70,7 @@ export function deviceHistory(db: Database.Database, deviceId: string, limit: nu
     .prepare(
       `SELECT l.run_id, l.step, l.kind, l.outcome, l.error_type, l.error_class, l.attempts, l.at, l.request_id,
          CASE WHEN l.data_json IS NOT NULL THEN l.data_json -> ('$[' || d.key || ']') END AS data_json,
-         r.playbook AS playbook, r.started_at AS run_started_at, r.status AS run_status
+         r.playbook AS playbook, r.started_at AS run_started_at, r.status AS run_status, r.dry_run AS run_dry_run
        FROM ledger l INDEXED BY ledger_by_run
          JOIN json_each(l.device_ids) d ON d.value = @id
          JOIN runs r ON r.id = l.run_id
@@ -111,7 +111,8 @@ export function matchingSteps(
   sql: (text: string) => Database.Statement,
   q: LedgerQuery,
 ): { runId: string; step: string }[] {
-  const where: string[] = [];
+  // A dry run's entries are devices it planned, not outcomes: never read, and a dry run is never a last run.
+  const where: string[] = ['r.dry_run = 0'];
   const args: unknown[] = [];
   const cond = (clause: string, ...values: unknown[]) => {
     where.push(clause);
@@ -120,7 +121,7 @@ export function matchingSteps(
   if (q.playbook !== undefined) {
     if (q.lastRuns !== undefined) {
       where.push(
-        `l.run_id IN (SELECT id FROM runs WHERE playbook = ? AND status IN ('succeeded', 'failed') ORDER BY started_at DESC, id DESC LIMIT ?)`,
+        `l.run_id IN (SELECT id FROM runs WHERE playbook = ? AND status IN ('succeeded', 'failed') AND dry_run = 0 ORDER BY started_at DESC, id DESC LIMIT ?)`,
       );
       args.push(q.playbook, q.lastRuns);
     } else {
@@ -138,7 +139,7 @@ export function matchingSteps(
   if (q.since !== undefined) cond('r.started_at >= ?', q.since);
   return sql(
     `SELECT DISTINCT l.run_id AS runId, l.step FROM ledger l JOIN runs r ON r.id = l.run_id
-     ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY 1, 2`,
+     WHERE ${where.join(' AND ')} ORDER BY 1, 2`,
   ).all(...args) as { runId: string; step: string }[];
 }
 

@@ -469,6 +469,8 @@ export interface DeviceHistoryRow extends LedgerRow {
   playbook: string;
   runStartedAt: string;
   runStatus: RunStatus;
+  /** The run was a dry run (RunRecord.dryRun): its entry is a call it planned, `skipped` with DRY RUN, not made. */
+  dryRun?: true;
 }
 
 /**

@@ -11,6 +11,7 @@ import { CATALOG } from '../../src/api/catalog.js';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
 import {
   bodyRows,
+  column,
   columns,
   consoleSuite,
   factOf,
@@ -18,7 +19,7 @@ import {
   shownRun,
   tableCaptioned,
 } from '../helpers/console-suite.js';
-import { accountDevices, calls } from '../runner/helpers.js';
+import { accountDevices, calls, imei, setFaults } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'dry-run-started');
 const PLAYBOOK = 'suspend-active';
@@ -64,18 +65,65 @@ describe('console: a dry run started from the run form', function () {
       const planned = tableCaptioned(p, 'Planned calls');
       expect(await columns(planned)).to.deep.equal(['Step', 'Action', 'Calls', 'Devices']);
       expect(await bodyRows(planned)).to.deep.equal([['suspend', 'devices.suspend', '1', String(active)]]);
-      // Where a real run shows its devices' results: none, and why.
+      // Where a real run shows its devices' results: each device it would have suspended, `skipped` with
+      // DRY RUN (product.md 5a), filtered by error type and downloaded as CSV as a real run's are.
+      const ids = (await accountDevices(t.emu, t.account))
+        .filter((d) => d.state === 'active')
+        .map(imei)
+        .sort();
       const devices = tableCaptioned(p, 'Devices');
-      const deviceRows = await until('the device table read', async (seen) => {
+      const cols = await columns(devices);
+      const [stepCol, deviceCol, outcomeCol, errorCol] = ['Step', 'Device', 'Outcome', 'Error type'].map(
+        (c) => column(cols, c),
+      ) as [number, number, number, number];
+      const shown = async (what: string, n: number) =>
+        until(what, async (seen) => {
+          const rows = await bodyRows(devices);
+          seen(JSON.stringify(rows));
+          return rows.length === n && rows[0]!.length > 1 ? rows : undefined;
+        });
+      const deviceRows = await shown('the planned devices in the table', active);
+      expect(
+        deviceRows.map((r) => [r[stepCol], r[deviceCol], r[outcomeCol], r[errorCol]]).sort(),
+      ).to.deep.equal(ids.map((d) => ['suspend', d, 'skipped', 'DRY RUN']));
+      await p.getByRole('combobox', { name: 'Error type', exact: true }).selectOption('DRY RUN');
+      expect((await shown('the table filtered by DRY RUN', active)).map((r) => r[errorCol])).to.deep.equal(
+        ids.map(() => 'DRY RUN'),
+      );
+      const csvHref = await p.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
+      const csv = await fetch(new URL(csvHref!, p.url()), { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(csv.status).to.equal(200);
+      const csvRows = (await csv.text())
+        .split('\n')
+        .filter((l) => l !== '')
+        .slice(1)
+        .map((l) => l.split(',').slice(1, 6).join(' '));
+      expect(csvRows.sort()).to.deep.equal(ids.map((d) => `suspend ${d} imei skipped DRY RUN`));
+      await p.getByRole('combobox', { name: 'Outcome', exact: true }).selectOption('failed');
+      const none = await until('the table filtered by failed', async (seen) => {
         const rows = await bodyRows(devices);
         seen(JSON.stringify(rows));
-        return rows.length ? rows : undefined;
+        return rows.length === 1 && rows[0]!.length === 1 ? rows : undefined;
       });
-      expect(deviceRows).to.deep.equal([
-        ['No device results: a dry run does not make the calls it plans (see Planned calls).'],
-      ]);
+      expect(none).to.deep.equal([['No device results match.']]);
       console.log(`    screenshot: ${await screenshot(p, 'dry-run-page')}`);
       await checkAccessibility(p, 'the page of a dry run');
+
+      // A device's history says the entry is a dry run's: nothing was sent to it.
+      await p.goto(`${t.daemon.url}/#/devices/${ids[0]}`);
+      const history = tableCaptioned(p, 'History');
+      const hcols = await columns(history);
+      const entry = await until("the device's history", async (seen) => {
+        const rows = await bodyRows(history);
+        seen(JSON.stringify(rows));
+        return rows.find((r) => r[column(hcols, 'Step')] === 'suspend');
+      });
+      expect([entry[column(hcols, 'Run status')], entry[column(hcols, 'Outcome')]]).to.deep.equal([
+        'succeeded dry run',
+        'skipped',
+      ]);
+      expect(entry[column(hcols, 'Error type')]).to.equal('DRY RUN');
+      await checkAccessibility(p, "a device's history with a dry run's entry");
 
       const c = await calls(t.emu);
       expect(
@@ -91,6 +139,58 @@ describe('console: a dry run started from the run form', function () {
       expect([run.dryRun, run.triggerText]).to.deep.equal([true, 'manual, dry run']);
       expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
+      await close();
+    }
+  });
+  it('lists the calls planned so far, and their devices, while the dry run goes on', async () => {
+    const [device] = (await accountDevices(t.emu, t.account)).filter((d) => d.state === 'active').map(imei);
+    const { p, close } = await t.signedIn();
+    // The listing after the suspend answers slowly: the page is read while the run is in it.
+    await setFaults(t.emu, { latencyMs: 6000 });
+    try {
+      const res = await fetch(`${t.daemon.url}/console/api/playbooks/suspend-then-look/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ inputs: { account: t.account, imei: device }, dryRun: true }),
+      });
+      expect(res.status, await res.clone().text()).to.equal(202);
+      const { runId } = (await res.json()) as { runId: string };
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
+      const planned = tableCaptioned(p, 'Planned calls');
+      const rows = await until('the planned suspend while the run goes on', async (seen) => {
+        const r = await bodyRows(planned);
+        seen(JSON.stringify(r));
+        return r[0]?.[0] === 'suspend' ? r : undefined;
+      });
+      expect(rows).to.deep.equal([['suspend', 'devices.suspend', '1', '1']]);
+      const devices = tableCaptioned(p, 'Devices');
+      const deviceRows = await until('the planned device while the run goes on', async (seen) => {
+        const r = await bodyRows(devices);
+        seen(JSON.stringify(r));
+        return r.length === 1 && r[0]!.length > 1 ? r : undefined;
+      });
+      const cols = await columns(devices);
+      expect(
+        [column(cols, 'Device'), column(cols, 'Outcome'), column(cols, 'Error type')].map(
+          (i) => deviceRows[0]![i],
+        ),
+      ).to.deep.equal([device, 'skipped', 'DRY RUN']);
+      // Still going: the page showed them before the run ended.
+      const api = await fetch(`${t.daemon.url}/console/api/runs/${runId}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      const { run } = (await api.json()) as { run: { status: string; planned?: unknown } };
+      expect(run.status).to.equal('running');
+      expect(run.planned).to.deep.equal([
+        { step: 'suspend', action: 'devices.suspend', calls: 1, devices: 1 },
+      ]);
+      console.log(`    screenshot: ${await screenshot(p, 'dry-run-in-progress')}`);
+      await setFaults(t.emu, {});
+      await until('the run shown succeeded', async (seen) => runStatusIs(p, 'succeeded', seen));
+      expect(await bodyRows(planned)).to.deep.equal([['suspend', 'devices.suspend', '1', '1']]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
+      await setFaults(t.emu, {});
       await close();
     }
   });

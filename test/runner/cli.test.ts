@@ -148,6 +148,17 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
       ['devices.suspend', 1, 5],
       ['location.createReport', 1, okRun.steps.find((x) => x.id === 'report')!.devices.total],
     ]);
+    // The devices it would have acted on are in the ledger, `skipped` with DRY RUN: `runs show --devices` lists
+    // them (before, it listed none).
+    const shown = await fleetbook(['runs', 'show', s.runId, '--devices'], env);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.include('(dry run)');
+    const planned = shown.stdout
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter((w) => w[0] === 'suspend' && w[2] !== 'calls');
+    expect(planned.map((w) => w.slice(2).join(' '))).to.deep.equal(planned.map(() => 'skipped DRY RUN'));
+    expect(planned.length).to.equal(5);
   });
 
   it('run on a terminal: a progress bar of devices done, calls and errors, then the summary', async () => {

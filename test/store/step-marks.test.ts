@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { versionOf } from '../../src/playbook/version.js';
 import { UNCOUNTED } from '../../src/store/checkpoint-steps.js';
-import { MARKS_READ, stepsSoFar } from '../../src/store/run-views.js';
+import { liveView, MARKS_READ, stepsSoFar } from '../../src/store/run-views.js';
 import type { Store } from '../../src/store/store.js';
 import { playbook } from '../runner/helpers.js';
 import { forEachBackend } from './backends.js';
@@ -251,5 +251,61 @@ steps:
       ['never', 'skipped', '`if` was false', null],
       ['listing', 'pending', null, null],
     ]);
+  });
+});
+
+/**
+ * A dry run in progress lists the calls it has planned so far (run-views.ts liveView), from the checkpoints of its
+ * planned steps (Checkpoint.planned): each step's over its loop's iterations, in the playbook's order. Before,
+ * they were in its summary only, once it ended.
+ */
+forEachBackend('the calls a dry run under way has planned', (b) => {
+  const pb = playbook(`version: 1
+name: plans
+on: { manual: true }
+steps:
+  - id: suspend
+    uses: log
+    with: { message: a }
+  - id: each
+    forEach:
+      items: \${{ [1, 2, 3] }}
+      steps:
+        - id: restore
+          uses: log
+          with: { message: b }
+  - id: last
+    uses: log
+    with: { message: c }
+`);
+
+  it('sums each planned step over its checkpoints, and lists none of a run that acts', async () => {
+    const store = await b.open();
+    const { version, definition } = versionOf(pb);
+    await store.savePlaybookVersion(version, definition);
+    const plan = (action: string, calls: number, devices: number) => ({
+      status: 'planned' as const,
+      planned: { action, calls, devices },
+    });
+    for (const id of ['dry', 'real']) {
+      store.createRun(run(id, { status: 'running', version, ...(id === 'dry' ? { dryRun: true } : {}) }));
+      // In the order a store may give them back: the loop's iterations first.
+      store.saveStep(id, 'each[1]/restore', plan('devices.restore', 1, 4));
+      store.saveStep(id, 'each[0]/restore', plan('devices.restore', 2, 3));
+      store.saveStep(id, 'suspend', plan('devices.suspend', 1, 7));
+    }
+    await store.durable();
+    const live = await liveView(store, (await store.getRun('dry'))!);
+    expect(live.planned).to.deep.equal([
+      { step: 'suspend', action: 'devices.suspend', calls: 1, devices: 7 },
+      { step: 'restore', action: 'devices.restore', calls: 3, devices: 7 },
+    ]);
+    expect(live.steps?.map((s) => [s.id, s.status])).to.deep.equal([
+      ['suspend', 'planned'],
+      ['each', 'running'],
+      ['restore', 'running'],
+      ['last', 'pending'],
+    ]);
+    expect(await liveView(store, (await store.getRun('real'))!)).to.not.have.property('planned');
   });
 });

@@ -118,7 +118,8 @@ export class PostgresLedger implements LedgerStore {
   }
 
   async queryLedger(q: LedgerQuery): Promise<LedgerRow[]> {
-    const where: string[] = [];
+    // A dry run's entries are devices it planned, not outcomes: never read, and a dry run is never a last run.
+    const where: string[] = ['NOT r.dry_run'];
     const values: unknown[] = [];
     const cond = (sql: (...at: string[]) => string, ...args: unknown[]) => {
       const at = args.map((a) => `$${values.push(a)}`);
@@ -129,7 +130,7 @@ export class PostgresLedger implements LedgerStore {
         cond(
           (playbook, limit) =>
             `l.run_id IN (SELECT id FROM runs WHERE playbook = ${playbook} AND status IN ('succeeded', 'failed')
-               ORDER BY started_at DESC, id DESC LIMIT ${limit})`,
+               AND NOT dry_run ORDER BY started_at DESC, id DESC LIMIT ${limit})`,
           q.playbook,
           q.lastRuns,
         );
@@ -143,7 +144,7 @@ export class PostgresLedger implements LedgerStore {
     // The steps with an entry that matches; then each device's latest entry must match too.
     const steps = await this.turns.read<{ runId: string; step: string }>({
       text: `SELECT DISTINCT l.run_id AS "runId", l.step FROM ledger l JOIN runs r ON r.id = l.run_id
-             ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY 1, 2`,
+             WHERE ${where.join(' AND ')} ORDER BY 1, 2`,
       values,
     });
     return latestMatching(steps, (run, step) => this.eachDeviceResult(run, step), q);
@@ -373,7 +374,7 @@ export class PostgresLedger implements LedgerStore {
              )
              SELECT l.run_id, l.step, l.kind, l.outcome, l.error_type, l.error_class, l.attempts, l.at,
                l.request_id, (l.data_json -> (d.n - 1)::int)::text AS data_json,
-               r.playbook, r.started_at AS run_started_at, r.status AS run_status
+               r.playbook, r.started_at AS run_started_at, r.status AS run_status, r.dry_run AS run_dry_run
              FROM l CROSS JOIN LATERAL json_array_elements(l.device_ids) WITH ORDINALITY AS d(id, n)
                JOIN runs r ON r.id = l.run_id
              WHERE d.id::text IN ($2, $4)
