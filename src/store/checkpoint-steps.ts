@@ -113,8 +113,7 @@ export function checkpointSteps(
   const seen = new Map<string, Seen>();
   for (const [key, value] of marks) {
     const m = (value ?? {}) as StepMark;
-    // A key is the step's id, after its loops' iterations (`outer[2]/inner[0]/id`).
-    const id = key.slice(key.lastIndexOf('/') + 1);
+    const id = stepOfKey(key);
     let s = seen.get(id);
     if (!s)
       seen.set(id, (s = { by: new Map(), devices: emptyCounts(), calls: 0, attempts: 0, ifFalse: true }));
@@ -278,7 +277,7 @@ export function plannedOf(
   for (const [key, value] of marks) {
     const p = (value as StepMark | null)?.planned;
     if (!p || typeof p.action !== 'string') continue;
-    const step = key.slice(key.lastIndexOf('/') + 1);
+    const step = stepOfKey(key);
     const sum = by.get(step) ?? { step, action: p.action, calls: 0, devices: 0 };
     sum.calls += p.calls ?? 0;
     sum.devices += p.devices ?? 0;
@@ -360,4 +359,9 @@ function addConfirmation(into: Confirmation, c: Confirmation): void {
   into.callback += c.callback ?? 0;
   into.requestStatus += c.requestStatus ?? 0;
   into.stateRead += c.stateRead ?? 0;
+}
+
+/** The id of the step a checkpoint's key names: the key is the id after its loops' iterations (`outer[2]/inner[0]/id`). */
+function stepOfKey(key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1);
 }

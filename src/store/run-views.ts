@@ -8,8 +8,9 @@ import type { Playbook } from '../playbook/schema.js';
 import { redactRun } from '../util/secrets.js';
 import { checkpointSteps, everyStep, plannedOf, stepsOutsideLoops } from './checkpoint-steps.js';
 
-export { everyStep };
 import { type DeviceCounts, type RunRecord, type RunSummary, type StepSummary, type Store } from './store.js';
+
+export { everyStep };
 
 /**
  * The summary of `run` as shown, with every step of the playbook version it ran (everyStep); undefined while it
