@@ -64,12 +64,7 @@ describe('daemon: a dry run started by POST /playbooks/{name}/runs (child proces
     return [res.status, (await res.json()) as Json];
   }
 
-  async function get<T>(path: string): Promise<T> {
-    const res = await fetch(`${daemon.url}${path}`);
-    const text = await res.text();
-    expect(res.status, `GET ${path}: ${text.slice(0, 500)}`).to.equal(200);
-    return JSON.parse(text) as T;
-  }
+  const get = <T>(path: string) => daemon.getJson<T>(path);
 
   /** The summary of run `runId` once it has ended. */
   const ended = (runId: string) =>

@@ -48,12 +48,7 @@ describe('daemon: the run history of GET /runs and GET /runs/{id} (child process
     await tmp?.close();
   });
 
-  async function get<T>(path: string): Promise<T> {
-    const res = await fetch(`${daemon.url}${path}`);
-    const text = await res.text();
-    expect(res.status, `GET ${path}: ${text.slice(0, 500)}`).to.equal(200);
-    return JSON.parse(text) as T;
-  }
+  const get = <T>(path: string) => daemon.getJson<T>(path);
 
   /** The run of `runId` once it has ended. */
   const ended = (runId: string) =>

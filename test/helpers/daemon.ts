@@ -96,6 +96,14 @@ export class DaemonProcess {
     }
   }
 
+  /** GET `path` of the daemon, which must answer 200 (else the body says why): its JSON. */
+  async getJson<T>(path: string): Promise<T> {
+    const res = await fetch(`${this.url}${path}`);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 500)}`);
+    return JSON.parse(text) as T;
+  }
+
   get stdout(): string {
     return this.out;
   }
