@@ -160,12 +160,13 @@ describe('daemon: a run cancelled from another process than its holder', functio
     child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
+      // Its wait is marked begun: `began`'s checkpoint alone may commit in a store turn before `hold`'s mark.
       const runId = await untilDaemons([d], 'the run is stored and waits', async () =>
         readState(state, (db) => {
           const row = db
             .prepare(
               `SELECT r.id FROM runs r JOIN run_steps s ON s.run_id = r.id
-               WHERE r.playbook = 'long-wait' AND r.status = 'running' AND s.step_key = 'began'`,
+               WHERE r.playbook = 'long-wait' AND r.status = 'running' AND s.step_key = 'hold'`,
             )
             .get() as { id: string } | undefined;
           return row?.id;
