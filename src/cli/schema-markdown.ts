@@ -62,10 +62,39 @@ export function members(s: Schema, depth = 3, prefix = ''): Member[] {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-/** A Markdown table of an object schema's members; a line saying so when it has none. */
+/**
+ * A Markdown table of an object schema's members; of a schema of several shapes (an answer the service gives in
+ * more than one form), a table for each; a line saying so when it has none.
+ */
 export function membersTable(s: Schema, withDefaults = true, depth = 3): string[] {
   const rows = members(s, depth);
+  const shapes = branches(s);
+  if (!rows.length && shapes.some((b) => members(b, depth).length))
+    return shapesTables(shapes, withDefaults, depth);
   if (!rows.length) return ['No members.'];
+  return table(rows, withDefaults);
+}
+
+/** Each shape of an answer of several: its members' table, or, for a list of an earlier shape, a line saying so. */
+function shapesTables(shapes: Schema[], withDefaults: boolean, depth: number): string[] {
+  const out = [`One of ${shapes.length} shapes.`];
+  shapes.forEach((shape, i) => {
+    const items = shape.type === 'array' ? JSON.stringify(shape.items) : undefined;
+    const same = items === undefined ? -1 : shapes.findIndex((b) => JSON.stringify(b) === items);
+    const what = shape.type === 'array' ? 'a list of objects' : 'an object';
+    if (same >= 0) out.push('', `${nth(i)}: ${what} of the ${nth(same).toLowerCase()} shape.`);
+    else {
+      const rows = members(shape, depth);
+      out.push('', `${nth(i)}: ${rows.length ? `${what}:` : `${what} with no members listed.`}`);
+      if (rows.length) out.push('', ...table(rows, withDefaults));
+    }
+  });
+  return out;
+}
+
+const nth = (i: number) => ['First', 'Second', 'Third', 'Fourth'][i] ?? `Shape ${i + 1}`;
+
+function table(rows: Member[], withDefaults: boolean): string[] {
   const head = withDefaults
     ? ['| member | type | required | default | description |', '| --- | --- | --- | --- | --- |']
     : ['| member | type | description |', '| --- | --- | --- |'];

@@ -125,7 +125,9 @@ function text(schema: Schema): T {
 
 /**
  * A schema of alternatives with no `type` of its own: when each is an object (the two shapes a list of devices
- * takes, a device whose id format its kind chooses), an object with the members of them all, open; else dyn.
+ * takes, a device whose id format its kind chooses, the two answers of a call), an object with the members of
+ * them all; else dyn. What is taken stays open (an alternative may add members); what is read is closed when
+ * every shape is, so that a member no shape has is refused, as it is of one shape.
  */
 function alternatives(schema: Schema, taken: boolean): T {
   const of = [
@@ -137,7 +139,7 @@ function alternatives(schema: Schema, taken: boolean): T {
   const ts = of.map((x) => fromSchema(x, taken));
   if (!ts.every((t) => t.k === 'object')) return DYN;
   const t = ts.reduce<T>((a, b) => join(a, b), ts[0] as T);
-  return t.k === 'object' ? { ...t, open: true } : DYN;
+  return t.k === 'object' ? { ...t, open: taken || t.open } : DYN;
 }
 
 /** The type of a value written in the playbook (`vars`); a string holding an expression is dyn. */

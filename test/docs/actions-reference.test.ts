@@ -50,6 +50,19 @@ describe('action reference', function () {
     expect(actionReference('devices.list')).to.include('retry-safe: sent again');
   });
 
+  it('shows each shape of an output the service gives in several', () => {
+    const stop = actionReference('locationCallbacks.deregister');
+    const output = stop.slice(stop.indexOf('**Output**'), stop.indexOf('**Errors**'));
+    expect(output).to.not.include('No members');
+    expect(output).to.match(/One of 2 shapes\./);
+    expect(output).to.match(/`success` \| boolean/);
+    expect(output).to.match(/`serviceName` \| string/);
+    const query = actionReference('sensors.query');
+    const answer = query.slice(query.indexOf('**Output**'), query.indexOf('**Errors**'));
+    expect(answer).to.match(/`chipset` \| string/);
+    expect(answer).to.include('a list of objects of the first shape');
+  });
+
   it('fleetbook actions ACTION prints it; an unknown action exits 2 with the closest names', async () => {
     const one = await fleetbook(['actions', 'devices.suspend'], {});
     expect(one.code, one.stderr).to.equal(0);
