@@ -31,7 +31,15 @@ import {
   type Operation,
 } from './catalog.js';
 import { Credentials, type LoginOutcome } from './credentials.js';
-import { apiError, fenced, send, servicePool, successBody, type RawResponse, type Timeouts } from './http.js';
+import {
+  apiError,
+  send,
+  servicePool,
+  successBody,
+  written,
+  type RawResponse,
+  type Timeouts,
+} from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
 import { collect, largestDeviceId, nextToken, pageItems, withoutRepeated } from './pages.js';
@@ -189,7 +197,7 @@ export class ApiClient {
     this.ownsDispatcher = !o.dispatcher;
     const inFlight = Object.values(this.areas).reduce((n, a) => n + a.concurrency, 0);
     const pool = o.dispatcher ?? servicePool(this.origin, inFlight, this.timeouts);
-    this.dispatcher = o.beforeMutation ? fenced(pool) : pool;
+    this.dispatcher = written(pool);
     for (const s of [o.accessToken, o.clientSecret, o.password]) registerSecret(s);
     this.credentials = new Credentials(
       o,

@@ -111,7 +111,7 @@ export const OWN_DEVICE_TYPES = {
   ],
   NETWORK: [
     'retryable',
-    'The request never reached the service (a refused connection, a name that did not resolve).',
+    'The request never reached the service (a refused connection, a name that did not resolve, a connection lost before a byte of the request was written, such as one reset during its TLS handshake): the device is `failed` at once, and `retry.on: [network]` sends it again.',
   ],
   'ALREADY IN TARGET STATE': [
     null,

@@ -76,34 +76,46 @@ const NOT_SENT = new Set([
 ]);
 
 /**
- * A dispatcher that calls a request's `beforeWrite` (see send) when its connection is about to write it, and
- * aborts the request with what it throws: a check that must hold when the request leaves, not only when it was
- * queued (a process stopped in between would send it when it runs again).
+ * A dispatcher that tells each request of `send` when its connection is about to write it (`onRequestStart`, which
+ * undici calls for a request given a connection, just before it writes its first byte), and first calls its
+ * `beforeWrite` (see send), aborting the request with what it throws: a check that must hold when the request
+ * leaves, not only when it was queued (a process stopped in between would send it when it runs again). An error
+ * before that moment (the connection refused, reset during its TLS handshake, its name not found, the pool closed)
+ * proves that nothing of the request was written, whatever its code.
  */
-export function fenced(dispatcher: Dispatcher): Dispatcher {
-  return dispatcher.compose((dispatch) => (opts, handler) => {
-    const check = (opts as { beforeWrite?: () => void }).beforeWrite;
-    return dispatch(opts, check ? new Fenced(handler, check) : handler);
+export function written(dispatcher: Dispatcher): Dispatcher {
+  const d = dispatcher.compose((dispatch) => (opts, handler) => {
+    const o = opts as { beforeWrite?: () => void; writing?: Writing };
+    return dispatch(opts, o.writing ? new Watched(handler, o.writing, o.beforeWrite) : handler);
   });
+  watching.add(d);
+  return d;
+}
+
+/** Whether undici has given a request to a connection to write: set as it begins to. */
+interface Writing {
+  started: boolean;
 }
 
 type Handler = Dispatcher.DispatchHandler;
 type Controller = Dispatcher.DispatchController;
 
-/** A request's handler, with `check` run as its connection is about to write it: what it throws aborts it unsent. */
-class Fenced implements Handler {
+/** A request's handler, which notes when its connection is about to write it, after `check`: what it throws aborts it unsent. */
+class Watched implements Handler {
   constructor(
     private readonly h: Handler,
-    private readonly check: () => void,
+    private readonly writing: Writing,
+    private readonly check: (() => void) | undefined,
   ) {}
 
   onRequestStart(controller: Controller, context: unknown): void {
     try {
-      this.check();
+      this.check?.();
     } catch (e) {
       controller.abort(e as Error);
       return;
     }
+    this.writing.started = true;
     this.h.onRequestStart?.(controller, context);
   }
   onRequestUpgrade(...a: Parameters<NonNullable<Handler['onRequestUpgrade']>>): void {
@@ -124,8 +136,9 @@ class Fenced implements Handler {
 }
 
 /**
- * One request. `beforeWrite`, on a dispatcher made by `fenced`, is called as the request is about to be
- * written; what it throws fails the request as it is, unsent.
+ * One request. On a dispatcher made by `written`, `beforeWrite` is called as the request is about to be written
+ * (what it throws fails the request as it is, unsent), and a network error that came before then is one of a
+ * request not sent, whatever its code.
  */
 export async function send(
   dispatcher: Dispatcher,
@@ -135,9 +148,10 @@ export async function send(
   signal?: AbortSignal,
   beforeWrite?: () => void,
 ): Promise<RawResponse> {
+  const writing: Writing = { started: false };
   try {
     const res = await dispatcher.request({
-      ...(beforeWrite ? ({ beforeWrite } as object) : {}),
+      ...({ writing, ...(beforeWrite ? { beforeWrite } : {}) } as object),
       origin,
       path: x.path,
       method: x.method,
@@ -151,8 +165,15 @@ export async function send(
     return { status: res.statusCode, headers: res.headers, text };
   } catch (e) {
     if (e instanceof FleetbookError) throw e;
-    throw networkError(x.action, e, signal);
+    throw networkError(x.action, e, signal, writing.started || !watches(dispatcher));
   }
+}
+
+/** Dispatchers made by `written`: only they say when a request starts to be written. */
+const watching = new WeakSet<Dispatcher>();
+
+function watches(dispatcher: Dispatcher): boolean {
+  return watching.has(dispatcher);
 }
 
 /**
@@ -186,14 +207,23 @@ function emitterOf(signal: AbortSignal): AbortEmitter {
   return e;
 }
 
-/** A failure below HTTP as the one error type: cancelled, or a NetworkError that says whether it was sent. */
-export function networkError(action: string, e: unknown, signal?: AbortSignal): FleetbookError {
+/**
+ * A failure below HTTP as the one error type: cancelled, or a NetworkError that says whether it was sent. A
+ * request may have been sent unless its cause proves otherwise (NOT_SENT) or `mayBeWritten` is false: the error
+ * came before its connection began to write it (`written`).
+ */
+export function networkError(
+  action: string,
+  e: unknown,
+  signal?: AbortSignal,
+  mayBeWritten = true,
+): FleetbookError {
   if (signal?.aborted)
     return new FleetbookError('FB_ABORTED', `${action}: cancelled`, 'permanent', { cause: e });
   const err = e as { code?: string; message?: string; cause?: { code?: string } };
   const code = err.code && err.code !== 'UND_ERR' ? err.code : (err.cause?.code ?? 'UNKNOWN');
   const cause = err.cause?.code && NOT_SENT.has(err.cause.code) ? err.cause.code : code;
-  const sent = !NOT_SENT.has(cause);
+  const sent = mayBeWritten && !NOT_SENT.has(cause);
   const said = TLS_FAILURES[cause] ?? err.message ?? String(e);
   return new NetworkError(action, cause, sent, `${said} (${cause})`, { cause: e });
 }

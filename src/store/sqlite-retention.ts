@@ -12,11 +12,22 @@ const UNUSED_VERSIONS = `DELETE FROM playbook_versions WHERE version IN (
     SELECT v.version FROM playbook_versions v
     WHERE v.saved_at < ? AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.version = v.version) LIMIT ?)`;
 
+/**
+ * A backfill (`fleetbook run --scheduled-at`) of a fire its schedule has not passed yet (a later fire than the last
+ * the store recorded for it): the record that a daemon catching up must not make that night up again
+ * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it.
+ */
+const AHEAD_OF_ITS_SCHEDULE = `EXISTS (SELECT 1 FROM schedules s
+    WHERE json_extract(runs.trigger_json, '$.reason') = 'backfill'
+      AND s.name = json_extract(runs.trigger_json, '$.schedule')
+      AND s.last_fire_at < json_extract(runs.trigger_json, '$.scheduledAt'))`;
+
 export function pruneEnded(sql: (text: string) => Database.Statement, before: string, limit: number): Pruned {
   const ids = (
     sql(
       `SELECT id FROM runs INDEXED BY runs_by_end
        WHERE ended_at IS NOT NULL AND ended_at < ? AND status IN ('succeeded', 'failed', 'cancelled')
+         AND NOT ${AHEAD_OF_ITS_SCHEDULE}
        ORDER BY ended_at LIMIT ?`,
     ).all(before, limit) as { id: string }[]
   ).map((r) => r.id);

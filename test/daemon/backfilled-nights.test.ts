@@ -75,6 +75,53 @@ describe('a backfill and the schedule it is a run of', function () {
     expect(summary).to.include({ missed: 3, fired: 2 });
   });
 
+  it('a backfill pruned by the retention before the daemon caught up is still not made up again', async () => {
+    const { playbooks, file, state, fires } = await threeMissedNights(world, 'pruned', 'pruned.db');
+    const reports = join(world.dir, 'pruned-reports');
+    const env = { FLEETBOOK_STATE: state, FLEETBOOK_REPORTS_DIR: reports };
+    const backfill = await fleetbook(['run', file, '--scheduled-at', fires[1]!, '--json'], env);
+    expect(backfill.code, backfill.stderr).to.equal(0);
+    const { runId } = JSON.parse(backfill.stdout) as { runId: string };
+    // Ended a few milliseconds ago: a retention of one millisecond is past it.
+    await new Promise((r) => setTimeout(r, 20));
+    const early = await fleetbook(['store', 'prune', '--older-than', '1ms'], env);
+    expect(early.code, early.stderr).to.equal(0);
+
+    const daemon = await world.start('pruned-nights daemon', playbooks, {
+      state,
+      env: { FLEETBOOK_REPORTS_DIR: reports },
+    });
+    await untilDaemons([daemon], 'the nights made up', async () =>
+      runsIn(state, 'nightly').filter((r) => r.status === 'succeeded').length >= 3 &&
+      daemon.logs().some((l) => l.message === 'runs missed while down')
+        ? true
+        : undefined,
+    );
+    await daemon.stop();
+    const db = new SqliteStore(state);
+    const byNight: string[] = [];
+    for (const r of runsIn(state, 'nightly')) {
+      const t = (await db.getRun(r.id))?.trigger as { scheduledAt: string; reason: string } | undefined;
+      byNight.push(`${t?.scheduledAt} ${t?.reason}${r.id === runId ? ' (by hand)' : ''}`);
+    }
+    await db.close();
+    expect(byNight.sort(), daemon.stderr.slice(-3000)).to.deep.equal([
+      `${fires[0]} missed`,
+      `${fires[1]} backfill (by hand)`,
+      `${fires[2]} missed`,
+    ]);
+    expect(daemon.logs().find((l) => l.message === 'runs missed while down')).to.include({
+      missed: 3,
+      fired: 2,
+    });
+
+    // The schedule has passed that night: the retention now removes the backfill as any other run.
+    await new Promise((r) => setTimeout(r, 20));
+    const later = await fleetbook(['store', 'prune', '--older-than', '1ms'], env);
+    expect(later.code, later.stderr).to.equal(0);
+    expect(runsIn(state, 'nightly').map((r) => r.id)).to.not.include(runId);
+  });
+
   it('a fire due while a backfill runs is skipped by the overlap rule, the log naming the backfill', async () => {
     // Every 3 seconds; a run for a fire before `cutoff` (the backfill) waits 8 seconds, the daemon's do not.
     const cutoff = new Date(Math.floor(Date.now() / 3000) * 3000 - 3000);

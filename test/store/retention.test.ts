@@ -90,6 +90,30 @@ forEachBackend('retention: pruning what ended long ago', (b) => {
     expect((await store.listRuns()).map((r) => r.id).sort()).to.deep.equal(['recent', 'running']);
   });
 
+  it('keeps a backfill of a fire its schedule has not passed, until it has', async () => {
+    const night = (id: string, schedule: string, at: string, reason = 'backfill') =>
+      withRecords(id, {
+        status: 'succeeded',
+        endedAt: '2026-08-02T00:00:00.000Z',
+        trigger: { type: 'schedule', schedule, scheduledAt: at, reason },
+      });
+    // The daemon of `nightly` stopped after its fire of Jul 30; two nights after it were run by hand.
+    await store.recordFire('nightly#UTC#0 2 * * *', '2026-07-30T02:00:00.000Z');
+    await night('ahead', 'nightly#UTC#0 2 * * *', '2026-07-31T02:00:00.000Z');
+    await night('passed', 'nightly#UTC#0 2 * * *', '2026-07-29T02:00:00.000Z');
+    // A schedule no daemon ever started: at its first start it makes up nothing.
+    await night('unknown', 'other#UTC#0 2 * * *', '2026-07-31T02:00:00.000Z');
+    await night('missed', 'nightly#UTC#0 2 * * *', '2026-07-31T02:00:00.000Z', 'missed');
+    await withRecords('manual', { status: 'succeeded', endedAt: '2026-08-02T00:00:00.000Z' });
+
+    expect(await store.pruneEnded(CUTOFF, 100)).to.deep.include({ runs: 4 });
+    expect((await store.listRuns()).map((r) => r.id)).to.deep.equal(['ahead']);
+    // The daemon caught up past that night: the backfill goes as any run.
+    await store.recordFire('nightly#UTC#0 2 * * *', '2026-08-01T02:00:00.000Z');
+    expect(await store.pruneEnded(CUTOFF, 100)).to.deep.include({ runs: 1 });
+    expect(await store.listRuns()).to.deep.equal([]);
+  });
+
   it('removes the callbacks processed before the time, never one still to process', async () => {
     const stored = (await store.appendInbox('me', [
       { ...message('old-done'), receivedAt: OLD },

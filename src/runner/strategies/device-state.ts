@@ -190,6 +190,8 @@ async function send(
         results.add(withResult(remaining, { outcome, ...errorOf(e), attempts: plan.retry.maxAttempts }));
         throw e;
       }
+      // An attempt the step's retry follows counts as every other does.
+      x.count.attempt();
       await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
     }
   }

@@ -7,11 +7,22 @@ import { BY_RUN, versionsBefore } from '../retention.js';
 import type { Pruned } from '../store.js';
 import type { Turns } from './turn.js';
 
+/**
+ * A backfill (`fleetbook run --scheduled-at`) of a fire its schedule has not passed yet (a later fire than the last
+ * the store recorded for it): the record that a daemon catching up must not make that night up again
+ * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it.
+ */
+const AHEAD_OF_ITS_SCHEDULE = `EXISTS (SELECT 1 FROM schedules s
+    WHERE runs.trigger_json::json ->> 'reason' = 'backfill'
+      AND s.name = runs.trigger_json::json ->> 'schedule'
+      AND s.last_fire_at < (runs.trigger_json::json ->> 'scheduledAt') COLLATE "C")`;
+
 export async function pruneEnded(turns: Turns, before: string, limit: number): Promise<Pruned> {
   return turns.transaction(async (query) => {
     const { rows } = await query({
       text: `SELECT id FROM runs
              WHERE ended_at IS NOT NULL AND ended_at < $1 AND status IN ('succeeded', 'failed', 'cancelled')
+               AND NOT ${AHEAD_OF_ITS_SCHEDULE}
              ORDER BY ended_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       values: [before, limit],
     });
