@@ -22,7 +22,7 @@ export const ERROR_CODES = {
   FB_INPUT: 'An action input failed its JSON Schema; nothing was sent.',
   FB_UNKNOWN_ACTION: 'No action has that name.',
   FB_LOGIN:
-    'Session login was refused, or not sent after 4 whose answers were lost. It is never retried: five failures lock the user.',
+    'Session login was refused, or not sent after 4 in a row that were refused or lost their answers (counted by every process on the store). It is never retried: five failures lock the user; `fleetbook logins clear USER` forgets the count once the password is right.',
   FB_AUTH: 'The OAuth token request was refused.',
   FB_CONFIG: 'The configuration is missing something or is invalid.',
   FB_ABORTED: 'The call was cancelled before it completed.',

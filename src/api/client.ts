@@ -10,6 +10,7 @@ import {
   ConfigError,
   FleetbookError,
   InputError,
+  type LoginError,
   NetworkError,
   UnknownActionError,
 } from '../errors.js';
@@ -30,7 +31,8 @@ import {
   type Method,
   type Operation,
 } from './catalog.js';
-import { Credentials, type LoginOutcome } from './credentials.js';
+import { Credentials, loginOutcome } from './credentials.js';
+import { MemoryLoginCounts, type LoginCounts } from './login-count.js';
 import {
   apiError,
   send,
@@ -87,6 +89,13 @@ export interface ClientOptions {
   onResponse?: (action: string, status: number | 'network') => void;
   /** Called as a mutating request leaves, its rate slot held; throwing stops it (a lease lost, see Lease.check). */
   beforeMutation?: (action: string) => void;
+  /**
+   * Where the session logins that may have failed are counted: the store's, shared by every process on it (a
+   * daemon, `fleetbook run`, `fleetbook call`), so that together they never lock the user. @default this process's memory
+   */
+  logins?: LoginCounts;
+  /** Told once as the client stops sending session logins, until one is sent again: the daemon's log. */
+  onLoginStop?: (e: LoginError) => void;
 }
 
 export interface CallOptions {
@@ -221,7 +230,17 @@ export class ApiClient {
       this.clock,
       this.log,
       this.stats,
+      {
+        service: this.origin + this.basePath,
+        counts: o.logins ?? new MemoryLoginCounts(),
+        onStop: o.onLoginStop,
+      },
     );
+  }
+
+  /** Why the client sends no session login now, if it does not: a refusal, or the logins that may have failed. */
+  get loginStopped(): LoginError | undefined {
+    return this.credentials.loginStopped;
   }
 
   /** Calls an action by name, validating `input` first. Paged actions return every page; reports are batched. */
@@ -417,16 +436,17 @@ export class ApiClient {
       signal?.throwIfAborted();
       const { headers, session } = await this.headers(c);
       // Set once this attempt of a login is counted towards the lockout, and so sent.
-      let loginAs: string | undefined;
+      let login: { as: string; id: string } | undefined;
       try {
         this.stats.requests[c.action] = (this.stats.requests[c.action] ?? 0) + 1;
         const began = this.clock.now();
-        const res = await this.areas[c.area].run(() => {
+        const res = await this.areas[c.area].run(async () => {
           // Checked now, and again as the request is written: a process stopped in between must not send it.
           const check =
             c.mutating && this.o.beforeMutation ? () => this.o.beforeMutation?.(c.action) : undefined;
           check?.();
-          if (c.loginAs !== undefined) this.credentials.loginSending((loginAs = c.loginAs));
+          if (c.loginAs !== undefined)
+            login = { as: c.loginAs, id: await this.credentials.loginSending(c.loginAs) };
           onRequest?.();
           onRequest = undefined;
           return send(
@@ -453,12 +473,13 @@ export class ApiClient {
         });
         this.o.onResponse?.(c.action, res.status);
         const ok = res.status >= 200 && res.status < 300;
-        if (ok && loginAs !== undefined) this.credentials.loginSettled(loginAs, 'succeeded');
+        if (ok && login) await this.credentials.loginSettled(login.as, login.id, 'succeeded');
         if (ok) return read(res);
         throw apiError(c.action, res, this.clock.now());
       } catch (e) {
         if (e instanceof NetworkError) this.o.onResponse?.(c.action, 'network');
-        if (loginAs !== undefined) this.credentials.loginSettled(loginAs, loginOutcome(e));
+        if (login)
+          await this.credentials.loginSettled(login.as, login.id, loginOutcome(e), (e as Error).message);
         if (
           e instanceof ApiError &&
           e.retryClass === 'session' &&
@@ -530,13 +551,6 @@ export class ApiClient {
     headers[this.sessionHeader] = session;
     return { headers, session };
   }
-}
-
-/** What a login that failed with `e` came to: 429 and 503 say the service did not act, as an unsent request. */
-function loginOutcome(e: unknown): LoginOutcome {
-  if (e instanceof NetworkError && !e.sent) return 'not-acted';
-  if (e instanceof ApiError && (e.status === 429 || e.status === 503)) return 'not-acted';
-  return 'in-doubt';
 }
 
 function mayRetry(c: Call, e: unknown): boolean {

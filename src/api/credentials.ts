@@ -7,20 +7,29 @@
  * login, so the logins in doubt are also counted across logins, until one succeeds: no more than LOGINS_IN_DOUBT
  * are sent. The requests themselves go through the client (`TokenRequests`), with its rate budgets and retries.
  */
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { ApiError, AuthError, ConfigError, LoginError, type FleetbookError } from '../errors.js';
+import {
+  ApiError,
+  AuthError,
+  ConfigError,
+  LoginError,
+  NetworkError,
+  type FleetbookError,
+} from '../errors.js';
 import { registerSecret, type Logger } from '../log.js';
+import type { CountedLogin, LoginCounts, LoginUser } from './login-count.js';
 
 /**
- * Logins of one user the client sends in a row, across logins, while none of them succeeded: each whose answer was
- * lost (a network error once sent, a 5xx, a timeout) or that was refused may be a failed login, and five
- * consecutive failed logins lock the user (spec/public-api-facts.md, which names no time after which the count
- * starts again: it does when a login succeeds). One fewer, so that the client never sends the fifth.
+ * Logins of one user sent in a row, across logins and across the processes on the store, while none of them
+ * succeeded: each whose answer was lost (a network error once sent, a 5xx, a timeout) or that was refused may be a
+ * failed login, and five consecutive failed logins lock the user (spec/public-api-facts.md, which names no time
+ * after which the count starts again: it does when a login succeeds). One fewer, so that none sends the fifth.
  */
 export const LOGINS_IN_DOUBT = 4;
 
 /** What a login request came to, as far as the lockout goes. */
-export type LoginOutcome = 'succeeded' | 'not-acted' | 'in-doubt';
+export type LoginOutcome = 'succeeded' | 'not-acted' | 'in-doubt' | 'refused';
 
 /** How the client sends the two token requests: each gives the answer's JSON body. */
 export interface TokenRequests {
@@ -54,8 +63,8 @@ export class Credentials {
   private sessionToken?: string;
   private loginInFlight?: Promise<string>;
   private loginFailure?: FleetbookError;
-  /** Per user, the logins sent since the last that succeeded, but those the service did not act on. */
-  private readonly inDoubt = new Map<string, number>();
+  /** The last login refused here for the count (`LOGINS_IN_DOUBT`), until one is sent again. */
+  private stopped?: LoginError;
 
   constructor(
     private readonly o: CredentialOptions,
@@ -63,7 +72,18 @@ export class Credentials {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly stats: TokenStats,
+    /** The service's base URL, and where its logins are counted. */
+    private readonly logins: {
+      service: string;
+      counts: LoginCounts;
+      onStop?: ((e: LoginError) => void) | undefined;
+    },
   ) {}
+
+  /** Why this client sends no session login now: a refusal (until it restarts), or the count of failed ones. */
+  get loginStopped(): LoginError | undefined {
+    return this.loginFailure ?? this.stopped;
+  }
 
   /** Whether the bearer token is fetched here, and can be fetched again (not one given as it is). */
   get fetchesBearer(): boolean {
@@ -148,25 +168,35 @@ export class Credentials {
 
   /**
    * A login request as `username` is about to be sent (every attempt, and a `session.login` called by name): it is
-   * counted, unless LOGINS_IN_DOUBT are already, when it is not sent but fails with a LoginError.
+   * counted, unless LOGINS_IN_DOUBT are already (by any process on the store), when it is not sent but fails with
+   * a LoginError saying why and how to go on. Resolves with the id its outcome is settled by.
    */
-  loginSending(username: string): void {
-    const n = this.inDoubt.get(username) ?? 0;
-    if (n >= LOGINS_IN_DOUBT) {
-      throw new LoginError(
-        `not sending another session login as ${username}: ${n} logins since the last one that succeeded lost ` +
-          'their answers (a network error, a 5xx, a timeout) or were refused, and each may have failed: ' +
-          'five consecutive failed logins lock the user. Check the network and the credentials, then start again.',
-      );
+  async loginSending(username: string): Promise<string> {
+    const user: LoginUser = { service: this.logins.service, username };
+    const id = randomUUID();
+    const counted = await this.logins.counts.claim(user, id, this.clock.now(), LOGINS_IN_DOUBT);
+    if (!counted) {
+      this.stopped = undefined;
+      return id;
     }
-    this.inDoubt.set(username, n + 1);
+    const e = new LoginError(refusedHere(user, counted, this.logins.counts.shared));
+    // Said once as it stops, not at every call refused after.
+    if (!this.stopped) this.logins.onStop?.(e);
+    this.stopped = e;
+    throw e;
   }
 
-  /** What the login request counted by `loginSending` came to. */
-  loginSettled(username: string, outcome: LoginOutcome): void {
-    if (outcome === 'succeeded') this.inDoubt.delete(username);
-    else if (outcome === 'not-acted')
-      this.inDoubt.set(username, Math.max(0, (this.inDoubt.get(username) ?? 1) - 1));
+  /** What the login request counted by `loginSending` (`id`) came to, and with what it failed. */
+  async loginSettled(username: string, id: string, outcome: LoginOutcome, error?: string): Promise<void> {
+    const user: LoginUser = { service: this.logins.service, username };
+    const settlement = outcome === 'in-doubt' ? 'lost' : outcome;
+    // Unsettled, the login stays counted as one that may have failed: never fewer than the service counts.
+    await this.logins.counts.settle(user, id, settlement, this.clock.now(), error).catch((e: unknown) =>
+      this.log.warn('counting a session login failed; it stays counted as one that may have failed', {
+        username,
+        error: (e as Error).message,
+      }),
+    );
   }
 
   private async login(): Promise<string> {
@@ -182,7 +212,10 @@ export class Credentials {
       if (e instanceof ApiError && e.retryClass === 'permanent') {
         this.loginFailure = new LoginError(
           `session login as ${username} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}. ` +
-            'It is not retried, because five failed logins lock the user; fix the credentials and start again.',
+            'It is not retried, because five failed logins lock the user; fix the credentials and start again.' +
+            (this.logins.counts.shared
+              ? ' It counts towards those five for every process on the store: `fleetbook logins` shows the count.'
+              : ''),
           { cause: e },
         );
         throw this.loginFailure;
@@ -196,4 +229,32 @@ export class Credentials {
     this.sessionToken = token;
     return token;
   }
+}
+
+/** Why a login as `user` is not sent: the `counted` logins that may have failed, and how to go on. */
+function refusedHere(user: LoginUser, counted: CountedLogin[], shared: boolean): string {
+  const last = counted[counted.length - 1];
+  const lastText = last
+    ? ` (the last sent ${new Date(last.sentAt).toISOString()}, ${last.state === 'sending' ? 'its answer not yet come' : last.state === 'refused' ? `refused: ${last.error ?? ''}` : `its answer lost: ${last.error ?? ''}`})`
+    : '';
+  const who = shared ? 'by the processes on this store' : 'by this process';
+  const goOn = shared
+    ? `Fix the password (FLEETBOOK_PASSWORD) or the network, check that it is right (a login elsewhere that succeeds also starts the service's count again), then clear the count: fleetbook logins clear ${user.username}`
+    : 'Check the network and the credentials, then start again.';
+  return (
+    `not sending another session login as ${user.username}: ${counted.length} logins since the last one that succeeded ` +
+    `were refused or lost their answers (a network error, a 5xx, a timeout)${lastText}, counted ${who} for ${user.service}, ` +
+    `and each may have failed: five consecutive failed logins lock the user. ${goOn}`
+  );
+}
+
+/**
+ * What a login that failed with `e` came to: 429 and 503 say the service did not act, as an unsent request; any
+ * other 4xx is a refusal.
+ */
+export function loginOutcome(e: unknown): LoginOutcome {
+  if (e instanceof NetworkError && !e.sent) return 'not-acted';
+  if (e instanceof ApiError && (e.status === 429 || e.status === 503)) return 'not-acted';
+  if (e instanceof ApiError && e.retryClass === 'permanent') return 'refused';
+  return 'in-doubt';
 }

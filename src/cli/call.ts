@@ -1,10 +1,11 @@
 /** `fleetbook call ACTION [--body JSON | --body-file F]`: one API operation, the response on stdout. */
 import { ACTIONS, CATALOG } from '../api/catalog.js';
-import { createClient } from '../api/client.js';
-import { loadConfig } from '../config.js';
-import { checkCredentials, connect } from '../connect.js';
+import { createClient, type ApiClient } from '../api/client.js';
+import { loadConfig, stateOrigin } from '../config.js';
+import { checkCredentials, connect, type Target } from '../connect.js';
 import { FleetbookError, InputError, UnknownActionError } from '../errors.js';
 import { createLogger, redactValue, silentLogger } from '../log.js';
+import { openStore } from '../store/open.js';
 import { readNamedFile } from './named-file.js';
 
 export interface CallFlags {
@@ -53,9 +54,16 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
     ...(flags.clientId !== undefined ? { clientId: '--client-id' } : {}),
     ...(flags.username !== undefined ? { username: '--username' } : {}),
   });
-  const target = await connect(config, logger);
-  const client = createClient({ ...target.options, logger });
+  // The service's logins are counted in the store, with those of every process on it (a daemon, runs): five
+  // failed ones lock the user, whichever process sent them. The embedded emulator is this process's own.
+  const store = config.apiUrl
+    ? await openStore(config.state, { origin: stateOrigin(process.env) })
+    : undefined;
+  let target: Target | undefined;
+  let client: ApiClient | undefined;
   try {
+    target = await connect(config, logger);
+    client = createClient({ ...target.options, logger, ...(store ? { logins: store.logins } : {}) });
     const result = await client.callByName(action, input);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
@@ -76,8 +84,9 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
     }
     throw e;
   } finally {
-    await client.close();
-    await target.close();
+    await client?.close();
+    await target?.close();
+    await store?.close();
   }
 }
 

@@ -190,6 +190,25 @@ export async function main(argv: string[]): Promise<number> {
     )
     .argument('<id>', 'the run id, or the start of one that no other run shares')
     .action(async (id: string) => setCode(await (await import('./runs.js')).cancelCommand(id)));
+  const logins = program
+    .command('logins')
+    .description(
+      'The session logins that may have failed, counted by every process on the store: `logins list` (the default), `logins clear USER`.',
+    );
+  logins
+    .command('list', { isDefault: true })
+    .description('List the logins that may have failed since the last that succeeded, by service and user.')
+    .option('--json', 'as JSON')
+    .action(async (flags: { json?: boolean }) =>
+      setCode(await (await import('./logins.js')).listLogins(flags)),
+    );
+  logins
+    .command('clear')
+    .description(
+      "Forget a user's count, once its password is right: the processes on the store log in again.",
+    )
+    .argument('<user>', 'the user name (FLEETBOOK_USERNAME)')
+    .action(async (user: string) => setCode(await (await import('./logins.js')).clearLogins(user)));
   const store = program
     .command('store')
     .description('The store of FLEETBOOK_STATE: `store migrate`, `store prune`, `store compact`.');

@@ -192,7 +192,14 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   }
   // A mutation leaves only while the lease holds: frozen past it, this process sends nothing more.
   const held: { lease?: Lease } = {};
-  const client = createClient({ ...target.options, logger, beforeMutation: () => held.lease?.check() });
+  const client = createClient({
+    ...target.options,
+    logger,
+    beforeMutation: () => held.lease?.check(),
+    // The service's logins are counted with those of every process on the store; the embedded emulator is this
+    // process's own.
+    ...(target.emulator ? {} : { logins: store.logins }),
+  });
   const controller = new AbortController();
   // Ends the `finally` of the cancelled run (RunOptions.stop).
   const stop = new AbortController();

@@ -23,6 +23,8 @@ import { secretsStillRead } from '../runner/resume-secrets.js';
 import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
 import { RateShares } from '../rate/shares.js';
+import { LOGINS_IN_DOUBT } from '../api/credentials.js';
+import { byUser } from '../api/login-count.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import type { InboxEvent, RunRecord, Store } from '../store/store.js';
@@ -214,6 +216,10 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       onResponse: (action, status) => metrics.apiCalls.inc({ action, status: String(status) }),
       // A mutation leaves only while the lease holds: frozen past it, this daemon sends nothing more.
       beforeMutation: () => owned.check(),
+      // Counted with the logins of every process on the store (the embedded emulator is this process's own).
+      ...(target.emulator ? {} : { logins: st.logins }),
+      // Once as it stops; `/status` says so until it logs in again.
+      onLoginStop: (e) => log.error('session logins stopped', { error: e.message }),
     });
     // Each API area's budget is shared by every process on the store: this one runs at its share.
     shares = new RateShares({
@@ -310,6 +316,10 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       scheduler: () => scheduler,
       // Only shares are worth telling: alone on a SQLite file, the process keeps every budget whole.
       rates: () => (st.replicas ? rates.status() : undefined),
+      logins: async () => {
+        const stopped = client?.loginStopped?.message;
+        return { ...(stopped ? { stopped } : {}), counted: byUser(await st.logins.list(), LOGINS_IN_DOUBT) };
+      },
     });
     const { access, madeUp } = ConsoleAccess.of(config.consoleToken, host);
     if (madeUp) registerSecret(access.token);

@@ -33,6 +33,7 @@ import type { DaemonMetrics, RejectReason } from './metrics.js';
 import type { RunPool } from './pool.js';
 import type { Registration } from './daemon.js';
 import type { ShareStatus } from '../rate/shares.js';
+import type { UserLogins } from '../api/login-count.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface RouteContext {
@@ -51,6 +52,16 @@ export interface RouteContext {
   scheduler(): Scheduler | undefined;
   /** This process's shares of the API areas' rate budgets, which the processes on the store share. */
   rates(): ShareStatus | undefined;
+  /** Whether this daemon sends session logins, and the logins that may have failed, counted on the store. */
+  logins(): Promise<LoginStatus>;
+}
+
+/** What `/status` says of the session logins (`logins`). */
+export interface LoginStatus {
+  /** Why this daemon sends no session login now: a refusal (until it restarts), or the count at its limit. */
+  stopped?: string;
+  /** The logins that may have failed since the last that succeeded, by service and user (`fleetbook logins`). */
+  counted: UserLogins[];
 }
 
 /** Refusals before authentication: each counts against the sender's failure budget. */
@@ -219,6 +230,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
     registrations: c.registrations(),
     schedules: c.scheduler()?.next() ?? [],
     rates: c.rates(),
+    logins: await c.logins(),
     // Every process on the store (the replicas, a `fleetbook run`), what each holds, and until when.
     owners: (await c.store.holdings(Date.now())).map(({ leaseUntil, ...o }) => ({
       ...o,

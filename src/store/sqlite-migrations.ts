@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { OWNERSHIP_MIGRATION } from './sqlite-ownership.js';
 import { SQLITE_RATES_MIGRATION } from './sqlite-rates.js';
+import { SQLITE_LOGINS_MIGRATION } from './sqlite-logins.js';
 import { LATEST_MIGRATION, SUPERSEDED_MIGRATION } from './sqlite-ledger-read.js';
 
 /** Schema migrations, in order. Never edit one that has shipped: add the next. */
@@ -186,6 +187,9 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE step_items ADD COLUMN errors_json TEXT;`,
   // A dry run is taken up after a crash as a dry run (RunRecord.dryRun), never as a run that acts.
   `ALTER TABLE runs ADD COLUMN dry_run INTEGER NOT NULL DEFAULT 0;`,
+  // The session logins that may have failed, counted by every process on the file (api/login-count.ts): five
+  // consecutive failed logins lock the user, whichever process sent them.
+  SQLITE_LOGINS_MIGRATION,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

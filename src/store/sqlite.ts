@@ -13,6 +13,8 @@ import { itemChunks, listRuns, runIdsStartingWith, runsByHour } from './sqlite-r
 import { insertRun, playbookVersion, savePlaybookVersion, updateRun } from './sqlite-runs.js';
 import { SqliteOwnership } from './sqlite-ownership.js';
 import { SqliteRates } from './sqlite-rates.js';
+import { sqliteLogins } from './sqlite-logins.js';
+import type { LoginCounts } from '../api/login-count.js';
 import { SqliteTurn } from './sqlite-turn.js';
 import { pruneEnded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
@@ -51,6 +53,7 @@ export class SqliteStore implements Store {
   readonly describe: string;
   readonly replicas = false;
   readonly rates: SqliteRates;
+  readonly logins: LoginCounts;
   /** The callback inbox: its fsync'd appends, what it holds, and the marks of what is processed. */
   private readonly inbox: SqliteInbox;
   private readonly file: string;
@@ -74,6 +77,11 @@ export class SqliteStore implements Store {
     this.ownership = new SqliteOwnership(this.db);
     this.turn = new SqliteTurn(this.db, file, (now) => this.ownership.checkFence(now));
     this.rates = new SqliteRates(this.db);
+    this.logins = sqliteLogins(
+      this.sql,
+      () => this.write(),
+      () => this.durable(),
+    );
     this.ledger = new LedgerWrites(this.db);
   }
 

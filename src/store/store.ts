@@ -14,6 +14,7 @@
  */
 
 import type { ShareBoard } from '../rate/shares.js';
+import type { LoginCounts } from '../api/login-count.js';
 import type { EntryRow } from './rows.js';
 import type { LateCounts, LateResult } from './late.js';
 
@@ -553,6 +554,8 @@ export interface Retention {
 export interface Store extends RunStore, LedgerStore, InboxStore, ScheduleStore, Ownership, Retention {
   /** Where the processes on the store share each API area's rate budget (rate/shares.ts). */
   readonly rates: ShareBoard;
+  /** The session logins that may have failed, by service and user, counted by every process on the store. */
+  readonly logins: LoginCounts;
   /** Where the store is, for messages: `the state file ./x.db (FLEETBOOK_STATE)`, a URL without its password. */
   readonly describe: string;
   /** One daemon per store (SQLite), or several replicas (PostgreSQL). */

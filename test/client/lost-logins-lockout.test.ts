@@ -74,7 +74,9 @@ describe('logins whose answers were lost, across logins (emulator)', function ()
       expect(le.code).to.equal('FB_LOGIN');
       expect(le.retryClass).to.equal('permanent');
       expect(le.message).to.match(/not sending another session login as admin/);
-      expect(le.message).to.match(/4 logins since the last one that succeeded lost their answers/);
+      expect(le.message).to.match(
+        /4 logins since the last one that succeeded were refused or lost their answers/,
+      );
       expect(le.message).to.match(/five consecutive failed logins lock the user/);
     }
   });

@@ -46,6 +46,7 @@ export async function listener(store: SqliteStore, env: Record<string, string> =
     registrations: () => [],
     scheduler: () => undefined,
     rates: () => undefined,
+    logins: async () => ({ counted: [] }),
   } as RouteContext;
   routes(app, context);
   await app.ready();

@@ -15,6 +15,7 @@ import {
   withClient,
 } from './pool.js';
 import { POSTGRES_RATES_MIGRATION } from './rates.js';
+import { POSTGRES_LOGINS_MIGRATION } from './logins.js';
 
 /**
  * Schema migrations, in order. Never edit one that has shipped: add the next. The tables mean what the SQLite
@@ -307,6 +308,9 @@ export const MIGRATIONS: string[] = [
   // A dry run is taken up after a crash as a dry run (RunRecord.dryRun), never as a run that acts. A replica of the
   // version before writes false, and takes any run up as it was: replace the old replicas promptly.
   `ALTER TABLE runs ADD COLUMN dry_run boolean NOT NULL DEFAULT false;`,
+  // The session logins that may have failed, counted by every replica and process on the database
+  // (api/login-count.ts): five consecutive failed logins lock the user, whichever process sent them.
+  POSTGRES_LOGINS_MIGRATION,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

@@ -34,6 +34,7 @@ import { cannotOpen, migrate } from './migrations.js';
 import { PostgresOwnership } from './ownership.js';
 import { clientConfig, describeUrl, openPool, type PostgresOptions, type Statement } from './pool.js';
 import { PostgresRates } from './rates.js';
+import { PostgresLogins } from './logins.js';
 import { pruneEnded } from './retention.js';
 import { insertRuns, PostgresRuns, updateRuns, upsertSteps } from './runs.js';
 import { PostgresSchedules } from './schedules.js';
@@ -93,6 +94,7 @@ export class PostgresStore implements Store {
   private readonly feeds = new Set<InboxFeed>();
 
   readonly rates: PostgresRates;
+  readonly logins: PostgresLogins;
   /** The rate exchanges' own connection: they never queue behind the store's busy pool. */
   private readonly ratesPool: pg.Pool;
 
@@ -108,6 +110,7 @@ export class PostgresStore implements Store {
   ) {
     this.ratesPool = openPool(config, { maxConnections: 2, applicationName: 'fleetbook-rates' });
     this.rates = new PostgresRates(this.ratesPool);
+    this.logins = new PostgresLogins(pool);
     this.turns = new Turns(pool, turnStatements);
     this.runs = new PostgresRuns(this.turns);
     this.ledger = new PostgresLedger(this.turns);

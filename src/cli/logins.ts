@@ -1,0 +1,84 @@
+/**
+ * `fleetbook logins` and `fleetbook logins clear USER`: the session logins that may have failed, counted in the
+ * store by every process on it (api/login-count.ts), and the operator's word that a user may log in again once
+ * its password is right. Five consecutive failed logins lock the user; each process stops at four.
+ */
+import { LOGINS_IN_DOUBT } from '../api/credentials.js';
+import { byUser, type UserLogins } from '../api/login-count.js';
+import { loadConfig, stateOrigin } from '../config.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
+/** As main.ts's: a usage error. */
+const EXIT_USAGE = 2;
+
+const STOPS = `Each process on the store stops before a fifth (after ${LOGINS_IN_DOUBT}): the service locks a user after five consecutive failed logins.`;
+
+/** `fleetbook logins [--json]`: each user's count, by service. */
+export async function listLogins(flags: { json?: boolean }): Promise<number> {
+  return withStore(async (store) => {
+    const users = byUser(await store.logins.list(), LOGINS_IN_DOUBT);
+    if (flags.json) process.stdout.write(`${JSON.stringify(users, null, 2)}\n`);
+    else if (!users.length)
+      process.stdout.write('no session logins counted: none failed since the last that succeeded\n');
+    else
+      process.stdout.write(
+        `${table(users)}\n${STOPS}\nOnce the password is right: fleetbook logins clear USER\n`,
+      );
+    return 0;
+  });
+}
+
+/** `fleetbook logins clear USER`: forgets the user's count on every service. */
+export async function clearLogins(username: string): Promise<number> {
+  if (username.trim() === '') {
+    process.stderr.write(
+      'fleetbook: the user name is empty: give the FLEETBOOK_USERNAME whose count to clear\n',
+    );
+    return EXIT_USAGE;
+  }
+  return withStore(async (store) => {
+    const gone = byUser(await store.logins.clear(username), LOGINS_IN_DOUBT);
+    if (!gone.length) process.stdout.write(`no session logins counted for ${username}: nothing to clear\n`);
+    for (const u of gone)
+      process.stdout.write(
+        `cleared ${u.failed} logins of ${u.username} on ${u.service}: the processes on the store log in as ${u.username} again. ` +
+          `Up to ${u.failed} of them may have failed, and the service counts those until a login succeeds: the next must.\n`,
+      );
+    return 0;
+  });
+}
+
+function table(users: UserLogins[]): string {
+  const rows = [
+    ['SERVICE', 'USER', 'FAILED', 'STATE', 'LAST'],
+    ...users.map((u) => {
+      const last = u.logins[u.logins.length - 1];
+      const what = last?.state === 'sending' ? 'no answer yet' : `${last?.state}: ${last?.error ?? ''}`;
+      return [
+        u.service,
+        u.username,
+        String(u.failed),
+        u.stopped ? 'stopped' : 'counting',
+        last ? `${last.sentAt} ${what}` : '',
+      ];
+    }),
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => (row[c] as string).length)));
+  return rows
+    .map(
+      (row) =>
+        `${row.map((cell, c) => (c < row.length - 1 ? cell.padEnd(widths[c] as number) : cell)).join('  ')}\n`,
+    )
+    .join('');
+}
+
+/** Runs `use` on the store of FLEETBOOK_STATE, never created here, and closes it. */
+async function withStore(use: (store: Store) => Promise<number>): Promise<number> {
+  const config = loadConfig();
+  const store = await openStore(config.state, { create: false, origin: stateOrigin(process.env) });
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}

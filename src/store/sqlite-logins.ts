@@ -1,0 +1,104 @@
+/**
+ * The session logins that may have failed (api/login-count.ts) on SQLite: every process on the state file (a
+ * daemon, `fleetbook run`, `fleetbook call`) counts its logins here. A claim reads and writes under the turn's
+ * write lock, and is committed before the login is sent: two processes never both take the last login left.
+ */
+import type Database from 'better-sqlite3';
+import {
+  SENDING_LAPSE_MS,
+  type CountedLogin,
+  type LoginCounts,
+  type LoginSettlement,
+  type LoginUser,
+} from '../api/login-count.js';
+
+/** The logins' table: a migration of the SQLite store. */
+export const SQLITE_LOGINS_MIGRATION = `CREATE TABLE session_logins (
+     seq INTEGER PRIMARY KEY,
+     service TEXT NOT NULL,
+     username TEXT NOT NULL,
+     id TEXT NOT NULL UNIQUE,
+     sent_at INTEGER NOT NULL,
+     state TEXT NOT NULL,
+     error TEXT
+   );
+   CREATE INDEX session_logins_by_user ON session_logins (service, username, seq);`;
+
+interface Row {
+  service: string;
+  username: string;
+  id: string;
+  sent_at: number;
+  state: CountedLogin['state'];
+  error: string | null;
+}
+
+const COLUMNS = 'service, username, id, sent_at, state, error';
+
+export function countedLogin(r: Row): CountedLogin {
+  return {
+    service: r.service,
+    username: r.username,
+    id: r.id,
+    sentAt: Number(r.sent_at),
+    state: r.state,
+    ...(r.error !== null ? { error: r.error } : {}),
+  };
+}
+
+/**
+ * The store's count: `write` opens (or joins) the turn's transaction, whose write lock makes a claim's read and
+ * write one step; `durable` waits for its commit.
+ */
+export function sqliteLogins(
+  sql: (text: string) => Database.Statement,
+  write: () => void,
+  durable: () => Promise<void>,
+): LoginCounts {
+  return {
+    shared: true,
+    async claim(user: LoginUser, id: string, now: number, limit: number) {
+      write();
+      const counted = sql(
+        `SELECT ${COLUMNS} FROM session_logins WHERE service = ? AND username = ? ORDER BY seq`,
+      ).all(user.service, user.username) as Row[];
+      if (counted.length >= limit) return counted.map(countedLogin);
+      sql(
+        `INSERT INTO session_logins (service, username, id, sent_at, state) VALUES (?, ?, ?, ?, 'sending')`,
+      ).run(user.service, user.username, id, now);
+      await durable();
+      return undefined;
+    },
+    async settle(user: LoginUser, id: string, outcome: LoginSettlement, now: number, error?: string) {
+      write();
+      if (outcome === 'succeeded') {
+        const own = sql('SELECT sent_at FROM session_logins WHERE id = ?').get(id) as
+          { sent_at: number } | undefined;
+        sql(
+          `DELETE FROM session_logins WHERE service = ? AND username = ?
+             AND (id = ? OR (sent_at <= ? AND (state <> 'sending' OR sent_at < ?)))`,
+        ).run(user.service, user.username, id, own?.sent_at ?? now, now - SENDING_LAPSE_MS);
+      } else if (outcome === 'not-acted') sql('DELETE FROM session_logins WHERE id = ?').run(id);
+      else
+        // Forgotten meanwhile (`fleetbook logins clear`): it failed after, and counts again.
+        sql(
+          `INSERT INTO session_logins (service, username, id, sent_at, state, error) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET state = excluded.state, error = excluded.error`,
+        ).run(user.service, user.username, id, now, outcome, error ?? null);
+      await durable();
+    },
+    async list() {
+      return (
+        sql(`SELECT ${COLUMNS} FROM session_logins ORDER BY service, username, seq`).all() as Row[]
+      ).map(countedLogin);
+    },
+    async clear(username: string) {
+      write();
+      const gone = sql(`DELETE FROM session_logins WHERE username = ? RETURNING ${COLUMNS}, seq`).all(
+        username,
+      ) as (Row & { seq: number })[];
+      await durable();
+      return gone.sort((a, b) => a.seq - b.seq).map(countedLogin);
+    },
+  };
+}
