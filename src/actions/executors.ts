@@ -32,12 +32,10 @@ export interface EngineContext {
 let defaults: EngineSettings | undefined;
 
 /**
- * Runs an engine action on its rendered arguments, once they pass its schema (engine-schemas.ts), checked as an
- * API action's input is before it is sent (api/validate.ts): a value no expression could be typed for at
- * validate time (an element of a list of mixed values, a member of a map) fails the step with FB_INPUT, naming
- * the argument, before the action does anything.
+ * The check of an engine action's rendered arguments against its schema, before it does anything (an
+ * InputError, FB_INPUT), and of a report's source: what a dry run checks of an action it only plans.
  */
-export async function runEngineAction(action: string, input: Json, c: EngineContext): Promise<unknown> {
+export function checkEngineInput(action: string, input: Json): void {
   if (!isEngineAction(action)) throw new Error(`unknown engine action ${action}`);
   const problems = checkInput(
     {
@@ -51,6 +49,17 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
     { rendered: true },
   );
   if (problems.length) throw new InputError(action, problems);
+  if (action === 'report.write') reportSource(input);
+}
+
+/**
+ * Runs an engine action on its rendered arguments, once they pass its schema (engine-schemas.ts), checked as an
+ * API action's input is before it is sent (api/validate.ts): a value no expression could be typed for at
+ * validate time (an element of a list of mixed values, a member of a map) fails the step with FB_INPUT, naming
+ * the argument, before the action does anything.
+ */
+export async function runEngineAction(action: string, input: Json, c: EngineContext): Promise<unknown> {
+  checkEngineInput(action, input);
   const settings = () => c.settings ?? (defaults ??= engineSettings());
   switch (action) {
     case 'log': {

@@ -55,7 +55,9 @@ export const CarrierService = closed(
         restoreResponse: Type.Optional(StateChange),
         deactivateResponse: Type.Optional(StateChange),
         changePlanResponse: Type.Optional(StateChange),
-        changeIdentifierResponse: Type.Optional(Type.Object({}, { description: 'Not shown: any members.' })),
+        changeIdentifierResponse: Type.Optional(
+          Type.Object({}, { additionalProperties: true, description: 'Not shown: any members.' }),
+        ),
       },
       { description: 'One member, named for the request: suspendResponse, restoreResponse, ...' },
     ),
@@ -93,6 +95,7 @@ const AlertServiceResponse = closed(
       Type.Object(
         {},
         {
+          additionalProperties: true,
           description:
             'Account-share triggers; members not shown. An update sends its accountGroupShare definition.',
         },
@@ -205,7 +208,9 @@ const envelope = (description: string) =>
     {
       requestId: RequestId,
       deviceIds: Type.Optional(DeviceIds),
-      deviceResponse: Type.Optional(Type.Object({}, { description: 'Not shown: any members.' })),
+      deviceResponse: Type.Optional(
+        Type.Object({}, { additionalProperties: true, description: 'Not shown: any members.' }),
+      ),
       status: Type.Optional(Type.String()),
       faultResponse: Type.Optional(FaultResponse),
     },

@@ -10,7 +10,7 @@
  * reads by `get`, never by property): `constructor`, `__proto__`, `toString`... read as the data they hold.
  *
  * Out: results as plain JSON values: BigInt and uint as numbers, proxies unwrapped to the very objects of the
- * context, Maps as objects, bytes as base64, a type as its name, a duration as CEL writes it (`"90s"`).
+ * context, Maps as objects, bytes as base64, a type as its name, a duration as a playbook writes one (durationText).
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
@@ -161,7 +161,21 @@ export function fromCel(v: unknown): unknown {
     return originals.get(v) ?? Object.fromEntries([...v].map(([k, x]) => [String(k), fromCel(x)]));
   if (v instanceof UnsignedInt) return Number(v.valueOf());
   if (v instanceof TypeClass) return v.name;
-  if (v instanceof Duration) return v.toString();
+  if (v instanceof Duration) return durationText(v);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fromCel(x)]));
+}
+
+/**
+ * A duration as a playbook's durations are written (playbook/duration.ts), so that every argument that takes a
+ * duration takes it: its seconds, as CEL writes whole ones (`5400s`), with the milliseconds of a fraction
+ * (`1s500ms`, `500ms`). One below zero or with a part below a millisecond is no playbook duration: CEL's text
+ * (`-90s`, `0.0005s`), which such an argument refuses (FB_INPUT).
+ */
+export function durationText(d: Duration): string {
+  const { seconds, nanos } = d;
+  if (seconds < 0n || nanos < 0 || nanos % 1_000_000 !== 0) return d.toString();
+  const ms = nanos / 1_000_000;
+  if (!ms) return `${seconds}s`;
+  return `${seconds ? `${seconds}s` : ''}${ms}ms`;
 }

@@ -495,7 +495,10 @@ export class Checker {
   private checkArgs(action: string, args: unknown, path: Seg[], only?: Set<string>): void {
     if (typeof args === 'string' && args.includes('${{')) return;
     const quoted = new Map<string, string>();
-    for (const p of this.rules.args(action, args)) {
+    const problems = this.rules.args(action, args);
+    /** The values' lists (`must be one of`) by where they are refused. */
+    const lists = new Map(problems.filter((p) => /must be one of /.test(p.message)).map((p) => [p.path, p]));
+    for (const p of problems) {
       const segs = p.path
         .split('/')
         .slice(1)
@@ -509,6 +512,9 @@ export class Checker {
         args,
       );
       if ((typeof value === 'number' || typeof value === 'boolean') && /must be string$/.test(message)) {
+        // One mistake, one error: quoting `level: 3` would not make it one of the list, which says it all.
+        if (!lists.get(p.path)?.message.includes(JSON.stringify(String(value))) && lists.has(p.path))
+          continue;
         // `cacheMode: 0` is the number 0 to YAML: the schema wants the string "0".
         quoted.set(p.path, String(value));
         message = `${segs.join('.')} must be a string, and YAML reads ${String(value)} as a ${typeof value}: quote it ('${String(value)}')`;

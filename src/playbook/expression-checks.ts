@@ -208,6 +208,7 @@ export function checkExpressions(
     if (unterminated !== undefined)
       out.reportOffset(base(unterminated), 'expression', 'unterminated `${{`: it needs a closing `}}`');
     let parsed = unterminated === undefined;
+    let mismatched = false;
     for (const span of spans) {
       if (span.source === '') {
         out.reportOffset(base(span.start), 'expression', 'empty expression `${{ }}`');
@@ -268,20 +269,24 @@ export function checkExpressions(
       const typed = typeOf(span.source, site.inLoop, envAt(site));
       for (const p of typed.problems) out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
       const whole = spans.length === 1 && span.start === 0 && span.end === site.text.length;
-      if (whole && site.expect && !typed.problems.length && !unread && !fits(typed.type, site.expect.type))
+      if (whole && site.expect && !typed.problems.length && !unread && !fits(typed.type, site.expect.type)) {
+        // One mistake, one error: the values of an expression of the wrong type are not checked again.
+        mismatched = true;
         out.reportOffset(
           base(span.start),
           'type',
           `${site.expect.what} takes ${typeName(site.expect.type, true)}; this expression gives ${typeName(typed.type, true)}${mismatchHint(span.source.trim(), typed.type, site.expect.type, site.inLoop ? loopAround(site.path) : undefined)}`,
         );
+      }
     }
-    if (parsed && site.expect) checkEnum(site, site.expect, spans, base, out);
+    if (parsed && !mismatched && site.expect) checkEnum(site, site.expect, spans, base, out);
   }
 }
 
 /**
- * An argument that takes one of a list of values, given an expression whose text is known before the run (a
- * literal, a conditional's branch): each such text not in the list, as the schema refuses a plain literal.
+ * An argument that takes one of a list of values (texts or numbers), given an expression whose value is known
+ * before the run (a literal, a conditional's branch): each such value not in the list, as the schema refuses a
+ * plain literal.
  */
 function checkEnum(
   site: ExprSite,
@@ -291,12 +296,13 @@ function checkEnum(
   out: Reporter,
 ): void {
   const wanted = expect.type;
-  if (wanted.k !== 'string' || !wanted.enum) return;
+  const values = 'enum' in wanted ? wanted.enum : undefined;
+  if (!values) return;
   const whole = spans.length === 1 && spans[0]?.start === 0 && spans[0].end === site.text.length;
   const byOffset = new Map<number, string[]>();
-  for (const k of notAllowed(site.text, spans, wanted.enum, site.inLoop))
-    byOffset.set(k.at, [...(byOffset.get(k.at) ?? []), JSON.stringify(k.text)]);
-  const allowed = wanted.enum.map((v) => JSON.stringify(v)).join(', ');
+  for (const k of notAllowed(site.text, spans, values, site.inLoop))
+    byOffset.set(k.at, [...(byOffset.get(k.at) ?? []), JSON.stringify(k.value)]);
+  const allowed = values.map((v) => JSON.stringify(v)).join(', ');
   for (const [at, texts] of byOffset)
     out.reportOffset(
       base(at),
@@ -339,11 +345,13 @@ function mismatchHint(source: string, given: T, wanted: T, loop: StepSite | unde
 }
 
 /**
- * Why a duration passed whole is none of what a string field takes: it is sent as its text in seconds
- * (`86400s`, expressions/boundary.ts), as `string(...)` writes it, and the field's schema refuses that text.
+ * Why a duration passed whole is none of what a string field takes: it is sent as a playbook duration, its
+ * seconds with the milliseconds of a fraction (`86400s`, `1s500ms`, expressions/boundary.ts), and the field's
+ * schema refuses that text.
  */
 function durationHint(source: string, wanted: Extract<T, { k: 'string' }>): string {
-  const sent = `: a duration is sent as its text in seconds (\`${DURATION_SENT}\`), as \`string(...)\` writes it`;
+  const [whole, fraction] = DURATION_SENT;
+  const sent = `: a duration is sent as its seconds (\`${whole}\`, \`${fraction}\` with a fraction)`;
   if (wanted.format === 'date-time')
     return `${sent}, which is no time: to send a time that far from another, add it to a timestamp or take it from one, and write its text (\`string(timestamp(run.startedAt) - ${source})\`)`;
   if (wanted.enum)

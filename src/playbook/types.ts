@@ -16,8 +16,9 @@ export type T =
   | { k: 'dyn' }
   /** What a schema asks of a string it takes (its `enum`, `pattern`, `format`): what fits() checks a text by. */
   | { k: 'string'; enum?: string[]; pattern?: string; format?: string }
-  | { k: 'int' }
-  | { k: 'number' }
+  /** `enum`: the numbers a schema takes, when it lists them. */
+  | { k: 'int'; enum?: number[] }
+  | { k: 'number'; enum?: number[] }
   | { k: 'bool' }
   | { k: 'null' }
   /** A CEL timestamp or duration (`timestamp(...)`, `duration(...)`): no JSON value is one, a string is not. */
@@ -68,49 +69,60 @@ function kindName(t: T, deep: boolean, many: boolean): string {
 type Schema = Record<string, unknown>;
 
 /**
- * The type of values a JSON Schema accepts. An object that lists its members is closed unless it says
- * `additionalProperties` (the catalog's response schemas list what the service sends without closing them).
- * `taken`: the type of what an input takes, where an object that lists no members (a map of any keys, as
- * report.write's `rows` are) is still an object, so that a number is no value of it; in what is read (an
- * output, an event), such an object is dyn.
+ * The type of values a JSON Schema accepts. An object is closed unless it takes other members
+ * (`additionalProperties`, `patternProperties`; the catalog's response schemas list what the service sends
+ * without closing them), even one that lists no members: in what is read (an output, an event), reading a
+ * member of it is refused, saying where its schema (`at`, a file and a JSON pointer) defines it. `taken`: the
+ * type of what an input takes, where an object that lists no members (a map of any keys, as report.write's
+ * `rows` are) is an open one, so that a number is no value of it.
  */
-export function fromSchema(s: unknown, taken = false): T {
+export function fromSchema(s: unknown, taken = false, at = ''): T {
   if (s === null || typeof s !== 'object') return DYN;
   const schema = s as Schema;
   if (schema.$ref) return DYN;
   if (schema.anyOf || schema.oneOf || schema.allOf || schema.if) {
     // The alternatives narrow a value its own `type` already shapes (a device's id format by its kind, a call
     // that takes devices or a group): that kind still holds, while the members an alternative may add are open.
-    if (typeof schema.type !== 'string') return alternatives(schema, taken);
+    if (typeof schema.type !== 'string') return alternatives(schema, taken, at);
     const { anyOf: _a, oneOf: _o, allOf: _l, if: _i, then: _t, else: _e, ...own } = schema;
-    const t = fromSchema(own, taken);
+    const t = fromSchema(own, taken, at);
     return t.k === 'object' ? { ...t, open: true } : t;
   }
   if ('const' in schema) return fromValue(schema.const);
   const type = schema.type;
   if (Array.isArray(type)) {
     const kinds = type.filter((x) => x !== 'null');
-    return kinds.length === 1 ? fromSchema({ ...schema, type: kinds[0] }, taken) : DYN;
+    return kinds.length === 1 ? fromSchema({ ...schema, type: kinds[0] }, taken, at) : DYN;
   }
   if (type === 'string') return text(schema);
+  if ((type === 'integer' || type === 'number') && Array.isArray(schema.enum)) {
+    const values = schema.enum.filter((v): v is number => typeof v === 'number');
+    return { k: type === 'integer' ? 'int' : 'number', enum: values };
+  }
   const primitive = typeof type === 'string' ? PRIMITIVES[type] : undefined;
   if (primitive) return primitive;
   switch (type) {
     case 'array':
-      return list(fromSchema(schema.items, taken));
+      return list(fromSchema(schema.items, taken, `${at}/items`));
     case 'object': {
       const props = (schema.properties ?? {}) as Record<string, unknown>;
       const names = Object.keys(props);
-      if (names.length === 0) return taken ? obj({}, true) : DYN;
-      const fields: Record<string, T> = {};
-      for (const n of names) fields[n] = fromSchema(props[n], taken);
       const extra = schema.additionalProperties;
-      return obj(fields, extra !== undefined && extra !== false);
+      const open = (extra !== undefined && extra !== false) || schema.patternProperties !== undefined;
+      if (names.length === 0 && (taken || open)) return obj({}, true);
+      const fields: Record<string, T> = {};
+      for (const n of names) fields[n] = fromSchema(props[n], taken, `${at}/properties/${pointer(n)}`);
+      if (names.length || open) return obj(fields, open);
+      const where = at.includes('#') ? ` (${at.endsWith('#') ? at.slice(0, -1) : at})` : '';
+      return { k: 'object', fields, open: false, none: `its schema lists none and takes no other${where}` };
     }
     default:
       return DYN;
   }
 }
+
+/** A member's name as a JSON pointer writes it. */
+const pointer = (name: string) => name.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** A string schema's type, with what it asks of the text. */
 function text(schema: Schema): T {
@@ -129,14 +141,19 @@ function text(schema: Schema): T {
  * them all; else dyn. What is taken stays open (an alternative may add members); what is read is closed when
  * every shape is, so that a member no shape has is refused, as it is of one shape.
  */
-function alternatives(schema: Schema, taken: boolean): T {
-  const of = [
-    ...(Array.isArray(schema.anyOf) ? schema.anyOf : []),
-    ...(Array.isArray(schema.oneOf) ? schema.oneOf : []),
-    ...(schema.if ? [schema.then, schema.else] : []),
+function alternatives(schema: Schema, taken: boolean, at: string): T {
+  const of: [unknown, string][] = [
+    ...(Array.isArray(schema.anyOf) ? schema.anyOf : []).map((s, i): [unknown, string] => [s, `anyOf/${i}`]),
+    ...(Array.isArray(schema.oneOf) ? schema.oneOf : []).map((s, i): [unknown, string] => [s, `oneOf/${i}`]),
+    ...(schema.if
+      ? ([
+          [schema.then, 'then'],
+          [schema.else, 'else'],
+        ] as [unknown, string][])
+      : []),
   ];
-  if (schema.allOf || !of.length || of.some((s) => s === undefined)) return DYN;
-  const ts = of.map((x) => fromSchema(x, taken));
+  if (schema.allOf || !of.length || of.some(([s]) => s === undefined)) return DYN;
+  const ts = of.map(([x, where]) => fromSchema(x, taken, `${at}/${where}`));
   if (!ts.every((t) => t.k === 'object')) return DYN;
   const t = ts.reduce<T>((a, b) => join(a, b), ts[0] as T);
   return t.k === 'object' ? { ...t, open: taken || t.open } : DYN;
@@ -200,7 +217,8 @@ function fileType(name: string, pick: (s: Schema) => unknown = (s) => s, taken =
   if (!files.has(key)) {
     let t: T | undefined;
     try {
-      t = fromSchema(pick(JSON.parse(readFileSync(new URL(name, SCHEMAS), 'utf8')) as Schema), taken);
+      const schema = JSON.parse(readFileSync(new URL(name, SCHEMAS), 'utf8')) as Schema;
+      t = fromSchema(pick(schema), taken, `schemas/${name}#`);
     } catch {
       t = undefined;
     }
@@ -295,8 +313,8 @@ export function inputFieldType(action: string, path: readonly (string | number)[
 
 /**
  * Whether a value of type `t` can be what a field of type `wanted` takes (dyn on either side can): a list's
- * elements each, an object's members that both know. A duration is sent as its text in seconds (`86400s`,
- * expressions/boundary.ts): it fits a string whose schema takes that text.
+ * elements each, an object's members that both know. A duration is sent as a playbook duration (`86400s`,
+ * `1s500ms`, expressions/boundary.ts): it fits a string whose schema takes that text.
  */
 export function fits(t: T, wanted: T): boolean {
   if (t.k === 'dyn' || wanted.k === 'dyn') return true;
@@ -311,12 +329,13 @@ export function fits(t: T, wanted: T): boolean {
   return (t.k === 'int' && wanted.k === 'number') || (t.k === 'number' && wanted.k === 'int');
 }
 
-/** How a whole expression's duration is sent: CEL's text of it, in seconds. */
-export const DURATION_SENT = '86400s';
+/** How a whole expression's duration is sent: its seconds, with the milliseconds of a fraction. */
+export const DURATION_SENT = ['86400s', '1s500ms'] as const;
 
-/** Whether a string field takes a duration's text (`86400s`): no value list or format, a pattern it matches. */
+/** Whether a string field takes a duration's text (`86400s`, `1s500ms`): no value list or format, a pattern it matches. */
 export function takesDurationText(t: Extract<T, { k: 'string' }>): boolean {
-  return !t.enum && !t.format && (t.pattern === undefined || new RegExp(t.pattern, 'u').test(DURATION_SENT));
+  const pattern = t.pattern === undefined ? undefined : new RegExp(t.pattern, 'u');
+  return !t.enum && !t.format && DURATION_SENT.every((d) => pattern?.test(d) ?? true);
 }
 
 /** `event` of a playbook started by callbacks of `services`: the union of their events; dyn with none. */

@@ -4,6 +4,7 @@
  */
 import { isAction } from '../api/catalog.js';
 import { hasEffect } from '../actions/engine.js';
+import { checkEngineInput } from '../actions/executors.js';
 import { render } from '../expressions/template.js';
 import { noDevices, skipped, type RunContext, type StepCount } from './context.js';
 import { devicesOf, idsOf } from './devices.js';
@@ -37,7 +38,11 @@ export async function usesStep(
   const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
   const op = plan.op;
   if (!op || !isAction(action)) {
-    if (o.dryRun && hasEffect(action)) return planOnly(ctx, step.id, action, 1, { groups: [], size: 0 });
+    if (o.dryRun && hasEffect(action)) {
+      // Refused as the real run refuses it, before it acts: a dry run fails where that run would.
+      checkEngineInput(action, input);
+      return planOnly(ctx, step.id, action, 1, { groups: [], size: 0 });
+    }
     return engineAction(ctx, step, plan, input, signal, count, key);
   }
   // A listing's items taken whole come from the store, a batch at a time; a dry run shows them all.
@@ -58,6 +63,8 @@ export async function usesStep(
   if (op.mutating) {
     await limits.check(count, step.limits, devices, input);
     if (o.dryRun) {
+      // The client's check of what it would send (FB_INPUT): the real run fails here, before any call.
+      o.client.prepare(op, input);
       const calls = op.batchSize ? Math.max(1, Math.ceil(devices.size / op.batchSize)) : 1;
       return planOnly(ctx, step.id, action, calls, devices, op);
     }
