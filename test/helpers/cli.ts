@@ -1,6 +1,8 @@
 /** The built `fleetbook` binary in a child process, as a user runs it. `npm test` builds dist/ first. */
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { Emulator } from '../../src/emulator/index.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
@@ -12,8 +14,16 @@ export interface CliResult {
 }
 
 /**
+ * A state file of this test process, for the commands run in its working directory (the repository's) that name
+ * none: `call` and `run` on the service open the default `./.fleetbook/state.db`, which a test must not write
+ * in the repository.
+ */
+const STATE = join(mkdtempSync(join(tmpdir(), 'fleetbook-cli-')), 'state.db');
+process.once('exit', () => rmSync(dirname(STATE), { recursive: true, force: true }));
+
+/**
  * Runs `fleetbook ...args` with only PATH and `env`: nothing from the caller's environment leaks in.
- * `nodeArgs` go to node before the binary.
+ * `nodeArgs` go to node before the binary. Without `cwd` nor FLEETBOOK_STATE, the state file is this process's.
  */
 export function fleetbook(
   args: string[],
@@ -27,7 +37,11 @@ export function fleetbook(
     execFile(
       process.execPath,
       [...nodeArgs, BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: timeoutMs, ...(cwd ? { cwd } : {}) },
+      {
+        env: { PATH: process.env.PATH ?? '', ...(cwd ? {} : { FLEETBOOK_STATE: STATE }), ...env },
+        timeout: timeoutMs,
+        ...(cwd ? { cwd } : {}),
+      },
       (err, stdout, stderr) => {
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
