@@ -186,6 +186,14 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE step_items ADD COLUMN errors_json TEXT;`,
   // A dry run is taken up after a crash as a dry run (RunRecord.dryRun), never as a run that acts.
   `ALTER TABLE runs ADD COLUMN dry_run INTEGER NOT NULL DEFAULT 0;`,
+  // The calls of a step under way, written as each request leaves (step-calls.ts): a few bytes, not its checkpoint.
+  `CREATE TABLE step_calls (
+     run_id TEXT NOT NULL,
+     step_key TEXT NOT NULL,
+     calls INTEGER NOT NULL,
+     attempts INTEGER NOT NULL,
+     PRIMARY KEY (run_id, step_key)
+   ) WITHOUT ROWID;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

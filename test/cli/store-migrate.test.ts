@@ -162,8 +162,8 @@ describe('fleetbook store migrate', function () {
     const owner = new pg.Client(url);
     await owner.connect();
     try {
-      expect(POSTGRES_MIGRATIONS[last - 1]).to.include('ALTER TABLE runs ADD COLUMN dry_run');
-      await owner.query('ALTER TABLE runs DROP COLUMN dry_run');
+      expect(POSTGRES_MIGRATIONS[last - 1]).to.include('CREATE TABLE step_calls');
+      await owner.query('DROP TABLE step_calls');
       await owner.query('DELETE FROM fleetbook_schema WHERE version = $1', [last]);
       await owner.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
       await owner.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${role}`);
@@ -174,7 +174,7 @@ describe('fleetbook store migrate', function () {
     expect([r.code, r.stdout, r.stderr]).to.deep.equal([
       2,
       '',
-      `fleetbook: the database ${safe} (FLEETBOOK_STATE): schema migration ${last} failed and was rolled back, so it stays at version ${last - 1}; \`fleetbook store migrate\` (or a start) applies the rest once the cause is fixed: must be owner of table runs: ${HINT}\n`,
+      `fleetbook: the database ${safe} (FLEETBOOK_STATE): schema migration ${last} failed and was rolled back, so it stays at version ${last - 1}; \`fleetbook store migrate\` (or a start) applies the rest once the cause is fixed: permission denied for schema public: ${HINT}\n`,
     ]);
   });
 

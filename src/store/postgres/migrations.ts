@@ -307,6 +307,15 @@ export const MIGRATIONS: string[] = [
   // A dry run is taken up after a crash as a dry run (RunRecord.dryRun), never as a run that acts. A replica of the
   // version before writes false, and takes any run up as it was: replace the old replicas promptly.
   `ALTER TABLE runs ADD COLUMN dry_run boolean NOT NULL DEFAULT false;`,
+  // The calls of a step under way, written as each request leaves (step-calls.ts): a few bytes, not its checkpoint.
+  // A replica of the version before writes none: it keeps them in the checkpoint, which is read as before.
+  `CREATE TABLE step_calls (
+     run_id text COLLATE "C" NOT NULL,
+     step_key text COLLATE "C" NOT NULL,
+     calls integer NOT NULL,
+     attempts integer NOT NULL,
+     PRIMARY KEY (run_id, step_key)
+   );`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */
