@@ -48,30 +48,26 @@ export class StepCount {
    * after a crash counts the means of the executions it restores, not only of those it runs again.
    */
   confirmation?: Confirmation;
-  /**
-   * The checkpoint of this execution while it is under way (sending, confirming, reporting, waiting), kept again
-   * with the counts as each request leaves (RunContext.saveUnderWay).
-   */
-  live?: { key: string; state: Checkpoint };
   /** When this execution began the step, when it marked its start (RunContext.markStarted): its checkpoints keep it. */
   startedAt?: string;
-  /** Whether the counts of an earlier execution's under-way checkpoint were taken (resume). */
+  /** Whether the counts of an earlier execution were taken (resume). */
   private resumed = false;
 
   constructor(
     readonly stepId: string,
+    /** The step's key in this run (`each[3]/note` inside a loop), under which its counts are kept. */
+    readonly key: string,
     private readonly sum: StepSummary,
   ) {}
 
   /**
-   * Continues the execution a crash stopped, from its under-way checkpoint `cp` (under `key`): the calls and
-   * attempts it had made count here and in the step's summary, once however many times the step's timeout tries
-   * it again, and the checkpoint is kept again with them as requests leave.
+   * Continues the execution a crash stopped, from the counts the store kept of it (`cp`: its under-way checkpoint,
+   * or the mark of its start, with the counts of its requests: store/step-calls.ts): the calls and attempts it had
+   * made count here and in the step's summary, once however many times the step's timeout tries it again.
    */
-  resume(key: string, cp: Checkpoint | undefined): void {
+  resume(cp: Pick<Checkpoint, 'calls' | 'attempts'> | undefined): void {
     if (!cp || this.resumed) return;
     this.resumed = true;
-    this.live = { key, state: cp };
     this.calls += cp.calls ?? 0;
     this.sum.calls += cp.calls ?? 0;
     this.attempts += cp.attempts ?? 0;
@@ -105,6 +101,8 @@ export class RunContext {
   readonly progress: Progress = { devicesDone: 0, devicesTotal: 0, calls: 0, errors: 0, step: '' };
   /** Checkpoints of an earlier execution of this run (a resumed run), by step key. */
   checkpoints = new Map<string, Checkpoint>();
+  /** The counts of the steps an earlier execution began and did not finish, nor checkpoint under way (begunCounts). */
+  begun = new Map<string, Pick<Checkpoint, 'calls' | 'attempts'>>();
 
   constructor(
     readonly id: string,
@@ -142,9 +140,9 @@ export class RunContext {
     return s;
   }
 
-  /** A new execution of step `stepId`, counted apart from its other executions (StepCount). */
-  countOf(stepId: string): StepCount {
-    return new StepCount(stepId, this.stepSummary(stepId));
+  /** A new execution of step `stepId` under `key`, counted apart from its other executions (StepCount). */
+  countOf(stepId: string, key: string): StepCount {
+    return new StepCount(stepId, key, this.stepSummary(stepId));
   }
 
   /** Whether any expression reads `steps.<id>.<member>`: a large output no one reads is not kept. */
@@ -160,8 +158,9 @@ export class RunContext {
   requestsOf(count: StepCount, signal?: AbortSignal): CallOptions {
     const onRequest = () => {
       count.call();
-      // Kept as it leaves: a run resumed after a crash counts the calls made before it (saveUnderWay).
-      if (count.live) this.o.store.saveStep(this.id, count.live.key, withCounts(count.live.state, count));
+      // Kept as it leaves, a few bytes apart from the step's checkpoint (however large): a run resumed after a
+      // crash counts the calls made before it, of a listing, a read, a step under way alike (StepCount.resume).
+      this.o.store.saveCalls(this.id, count.key, count.calls, count.attempts);
       this.progress.calls++;
       this.report();
     };
@@ -170,8 +169,8 @@ export class RunContext {
 
   /**
    * The checkpoint `state` of a step under way (`sending`, `confirming`, `reporting`, `waiting`), with the calls
-   * and attempts of its execution `count` so far; kept again with them as each later request leaves, until the step
-   * ends. A run resumed after a crash continues the count from it (StepCount.resume).
+   * and attempts of its execution `count` so far; each later request writes its counts alone (requestsOf). A run
+   * resumed after a crash continues the count from them (StepCount.resume).
    */
   saveUnderWay(
     count: StepCount,
@@ -179,7 +178,6 @@ export class RunContext {
     state: Checkpoint,
     devices?: { step: string; groups: DeviceGroup[]; at: string },
   ): void {
-    count.live = { key, state };
     this.o.store.saveStep(this.id, key, withCounts(state, count), devices);
   }
 

@@ -42,7 +42,7 @@ import {
   type Scope,
   type StepState,
 } from './types.js';
-import { resumable, skippedByIf, StepMarks } from './step-marks.js';
+import { begunCounts, resumable, skippedByIf, StepMarks } from './step-marks.js';
 import { waitStep } from './wait.js';
 import { fanOut } from './fan-out.js';
 import { newRunId } from './run-id.js';
@@ -111,7 +111,9 @@ class Run {
       // A run still queued never executed, so it has no checkpoints.
       this.startedAt = stored.startedAt;
       if (stored.status !== 'queued') {
-        ctx.checkpoints = resumable(await store.loadSteps(ctx.id));
+        const loaded = await store.loadSteps(ctx.id);
+        ctx.checkpoints = resumable(loaded);
+        ctx.begun = begunCounts(loaded);
         await this.limits.resume();
       }
       store.updateRun(ctx.id, { status: 'running' });
@@ -270,8 +272,10 @@ class Run {
     if (underWay && !scope.inLoop && cp?.startedAt) sum.startedAt ??= cp.startedAt;
     sum.startedAt ??= ctx.now();
     // This execution's own calls and attempts: the other iterations of a fan-out count theirs meanwhile.
-    const count = ctx.countOf(step.id);
+    const count = ctx.countOf(step.id, key);
     if (cp?.startedAt) count.startedAt = cp.startedAt;
+    // An execution a crash stopped goes on (under way), or runs again (begun): the calls it made are this one's.
+    count.resume(underWay ? cp : cp ? undefined : ctx.begun.get(key));
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
     const signal = scope.signal ?? this.signal;
     const abortedBefore = signal.aborted;

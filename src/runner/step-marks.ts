@@ -61,6 +61,23 @@ export function resumable(cps: ReadonlyMap<string, unknown>): Map<string, Checkp
   return out;
 }
 
+/**
+ * The counts the store kept of the steps whose start mark is their only checkpoint (a listing, a read, begun and
+ * stopped by a crash; an iteration inside a loop, marked or not: store/step-calls.ts), by key: the step runs again,
+ * and its calls count those its earlier execution sent.
+ */
+export function begunCounts(
+  cps: ReadonlyMap<string, unknown>,
+): Map<string, Pick<Checkpoint, 'calls' | 'attempts'>> {
+  const out = new Map<string, Pick<Checkpoint, 'calls' | 'attempts'>>();
+  for (const [key, value] of cps) {
+    const cp = value as Checkpoint;
+    if (cp?.status === 'running' && (cp.calls || cp.attempts))
+      out.set(key, { calls: cp.calls ?? 0, attempts: cp.attempts ?? 0 });
+  }
+  return out;
+}
+
 function once(set: Set<string>, id: string): boolean {
   if (set.has(id)) return false;
   set.add(id);

@@ -188,6 +188,12 @@ export interface AcceptedRequest {
   at: number;
 }
 
+/**
+ * An accepted request as a `confirming` checkpoint keeps it: without its devices, which the ledger holds (its
+ * `accepted` entries under the request id, written with the checkpoint). A checkpoint of an earlier version has them.
+ */
+export type KeptRequest = Omit<AcceptedRequest, 'devices'> & { devices?: ItemRuns };
+
 /** The statuses of a step under way, which a resumed run takes up where its checkpoint says (Checkpoint). */
 export const UNFINISHED = ['sending', 'confirming', 'waiting', 'reporting'] as const;
 export type UnfinishedStatus = (typeof UNFINISHED)[number];
@@ -215,7 +221,7 @@ export interface Checkpoint {
   items?: unknown[];
   itemRuns?: ItemRuns;
   devices?: DeviceCounts;
-  accepted?: AcceptedRequest[];
+  accepted?: KeptRequest[];
   error?: string;
   /** Why a `skipped` step did nothing (StepState.reason). */
   reason?: string;

@@ -32,8 +32,6 @@ export async function usesStep(
   resumed?: Checkpoint,
 ): Promise<StepState> {
   const { o } = ctx;
-  // An execution a crash stopped goes on: the calls its checkpoint kept are this one's.
-  count.resume(key, resumed);
   const action = step.uses;
   const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
   const op = plan.op;

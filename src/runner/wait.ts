@@ -24,8 +24,6 @@ export async function waitStep(
   resumed?: Checkpoint,
 ): Promise<StepState> {
   const w = step.wait;
-  // A wait a crash stopped goes on: the polls its checkpoint counted are this one's.
-  count.resume(key, resumed);
   // Nothing could end such a wait but its timeout, hours later maybe: said now, before it begins.
   if (typeof w !== 'string' && !w.poll && !ctx.o.events) throw new StepError(unreachable(w.event.service));
   let deadline = resumed?.status === 'waiting' ? resumed.until : undefined;

@@ -9,6 +9,7 @@ import type { Pruned, Retention } from './store.js';
 /** The tables that keep rows by run, besides `runs`: the same on every backend. */
 export const BY_RUN = [
   'run_steps',
+  'step_calls',
   'step_items',
   'ledger',
   'ledger_latest',

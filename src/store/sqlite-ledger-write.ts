@@ -1,5 +1,5 @@
 /**
- * The SQLite store's hot writes: a step's checkpoint (run_steps), and the ledger entries of its devices, alone or
+ * The SQLite store's hot writes: a step's checkpoint (run_steps) and its counts (step_calls), and the ledger entries of its devices, alone or
  * with the checkpoint in one transaction. Their statements and transaction functions are made once. Each write
  * joins the store's open turn (sqlite.ts).
  */
@@ -17,7 +17,11 @@ export interface StepDevices {
 
 export class LedgerWrites {
   /** Statements of the hot path (checkpoints, ledger rows), prepared once. */
-  private readonly stmt: { saveStep: Database.Statement; insertEntry: Database.Statement };
+  private readonly stmt: {
+    saveStep: Database.Statement;
+    saveCalls: Database.Statement;
+    insertEntry: Database.Statement;
+  };
   /** A checkpoint and its ledger entries in one transaction: made once, as a transaction function is costly to make. */
   private readonly saveWithDevices: (runId: string, key: string, state: string, devices: StepDevices) => void;
   private readonly insertInTransaction: (
@@ -32,6 +36,10 @@ export class LedgerWrites {
       saveStep: db.prepare(
         `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
          ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
+      ),
+      saveCalls: db.prepare(
+        `INSERT INTO step_calls (run_id, step_key, calls, attempts) VALUES (?, ?, ?, ?)
+         ON CONFLICT (run_id, step_key) DO UPDATE SET calls = excluded.calls, attempts = excluded.attempts`,
       ),
       insertEntry: db.prepare(
         `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
@@ -52,6 +60,11 @@ export class LedgerWrites {
   saveStep(runId: string, key: string, state: string, devices?: StepDevices): void {
     if (devices?.groups.length) this.saveWithDevices(runId, key, state, devices);
     else this.stmt.saveStep.run(runId, key, state);
+  }
+
+  /** `saveCalls` (store.ts): a step's counts, as a request of it leaves. */
+  saveCalls(runId: string, key: string, calls: number, attempts: number): void {
+    this.stmt.saveCalls.run(runId, key, calls, attempts);
   }
 
   /** `recordDevices` (store.ts): the ledger entries of `groups`, in one transaction. */

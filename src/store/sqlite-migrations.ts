@@ -190,6 +190,14 @@ export const MIGRATIONS: string[] = [
   // The session logins that may have failed, counted by every process on the file (api/login-count.ts): five
   // consecutive failed logins lock the user, whichever process sent them.
   SQLITE_LOGINS_MIGRATION,
+  // The calls of a step under way, written as each request leaves (step-calls.ts): a few bytes, not its checkpoint.
+  `CREATE TABLE step_calls (
+     run_id TEXT NOT NULL,
+     step_key TEXT NOT NULL,
+     calls INTEGER NOT NULL,
+     attempts INTEGER NOT NULL,
+     PRIMARY KEY (run_id, step_key)
+   ) WITHOUT ROWID;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

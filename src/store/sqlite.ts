@@ -25,6 +25,7 @@ import { storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import { MARKS, withoutNulls } from './checkpoint-steps.js';
+import { withStepCalls, type StepCallsRow } from './step-calls.js';
 import {
   ENDED,
   type MarksQuery,
@@ -128,12 +129,19 @@ export class SqliteStore implements Store {
     this.ledger.saveStep(runId, key, JSON.stringify(state), devices);
   }
 
+  saveCalls(runId: string, key: string, calls: number, attempts: number): void {
+    this.write();
+    this.ledger.saveCalls(runId, key, calls, attempts);
+  }
+
   async loadSteps(runId: string): Promise<Map<string, unknown>> {
     const rows = this.sql('SELECT step_key, state_json FROM run_steps WHERE run_id = ?').all(runId) as {
       step_key: string;
       state_json: string;
     }[];
-    return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+    const cps = new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+    const calls = this.sql('SELECT step_key, calls, attempts FROM step_calls WHERE run_id = ?').all(runId);
+    return withStepCalls(cps, calls as StepCallsRow[], true);
   }
 
   async stepMarks(runId: string, only?: MarksQuery): Promise<Map<string, unknown>> {
@@ -149,7 +157,11 @@ export class SqliteStore implements Store {
               JSON.stringify(only.keys),
             )
     ) as { step_key: string; state_json: string }[];
-    return new Map(rows.map((r) => [r.step_key, withoutNulls(JSON.parse(r.state_json) as object)]));
+    const found = new Map(rows.map((r) => [r.step_key, withoutNulls(JSON.parse(r.state_json) as object)]));
+    const calls = this.sql(
+      'SELECT step_key, calls, attempts FROM step_calls WHERE run_id = ? AND step_key IN (SELECT value FROM json_each(?))',
+    ).all(runId, JSON.stringify([...found.keys()]));
+    return withStepCalls(found, calls as StepCallsRow[], false);
   }
 
   recordDevices(runId: string, step: string, groups: DeviceGroup[], at: string): void {
@@ -238,8 +250,13 @@ export class SqliteStore implements Store {
     return deviceResults(this.sql, runId, step);
   }
 
-  async resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
-    return resultsUnder(this.sql, runId, step, storedTexts(requestIds));
+  async resultsUnder(
+    runId: string,
+    step: string,
+    requestIds: readonly string[],
+    accepted = false,
+  ): Promise<DeviceGroup[]> {
+    return resultsUnder(this.sql, runId, step, storedTexts(requestIds), accepted);
   }
 
   appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {

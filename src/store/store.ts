@@ -375,6 +375,13 @@ export interface RunStore {
     state: unknown,
     devices?: { step: string; groups: DeviceGroup[]; at: string },
   ): void;
+  /**
+   * The calls and attempts the execution of a step under `key` has made so far, written as each of its requests
+   * leaves: a small row of its own (step-calls.ts), not its checkpoint again. loadSteps and stepMarks give them in
+   * the checkpoint of a step under way or begun; loadSteps gives those of a key without a checkpoint as a
+   * `running` mark.
+   */
+  saveCalls(runId: string, key: string, calls: number, attempts: number): void;
   loadSteps(runId: string): Promise<Map<string, unknown>>;
   /**
    * The run's checkpoints without what they hold of a step's output and items (`output`, `items`, `itemRuns`,
@@ -408,9 +415,15 @@ export interface LedgerStore {
   /**
    * The results of a step under `requestIds` (a device-state request's id, a location report's txid) but
    * `accepted`, entry by entry as groups, without their data: what a run resumed after a restart recorded already
-   * of the requests it confirms, or the reports it reads, again.
+   * of the requests it confirms, or the reports it reads, again. With `accepted`, the `accepted` entries alone: the
+   * devices of the requests it confirms, which its checkpoint does not repeat.
    */
-  resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]>;
+  resultsUnder(
+    runId: string,
+    step: string,
+    requestIds: readonly string[],
+    accepted?: boolean,
+  ): Promise<DeviceGroup[]>;
   /**
    * A run's (or one step's) results a page of rows at a time, step after step, each step's devices in the order
    * their results came, for runs too large to hold in memory (a million rows cost one await per page, not per

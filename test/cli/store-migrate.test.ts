@@ -162,8 +162,8 @@ describe('fleetbook store migrate', function () {
     const owner = new pg.Client(url);
     await owner.connect();
     try {
-      expect(POSTGRES_MIGRATIONS[last - 1]).to.include('CREATE TABLE session_logins');
-      await owner.query('DROP TABLE session_logins');
+      expect(POSTGRES_MIGRATIONS[last - 1]).to.include('CREATE TABLE step_calls');
+      await owner.query('DROP TABLE step_calls');
       await owner.query('DELETE FROM fleetbook_schema WHERE version = $1', [last]);
       await owner.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
       await owner.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${role}`);

@@ -235,16 +235,29 @@ describe('daemon: confirmed per-device outcomes', function () {
       env: { FLEETBOOK_DAEMON_TOKEN: TOKEN },
     });
     const runId = await start(first.url, 'suspend-polled', imeis);
+    // As each request leaves, the step's counts are written alone (step_calls), not its checkpoint again.
     const kept = () =>
       readState(state, (db) => {
         const row = db
+          .prepare("SELECT calls FROM step_calls WHERE run_id = ? AND step_key = 'suspend'")
+          .get(runId) as { calls: number } | undefined;
+        return row?.calls ?? 0;
+      });
+    const checkpoint = () =>
+      readState(state, (db) => {
+        const row = db
           .prepare("SELECT state_json FROM run_steps WHERE run_id = ? AND step_key = 'suspend'")
-          .get(runId) as { state_json: string } | undefined;
-        return row ? ((JSON.parse(row.state_json) as { calls?: number }).calls ?? 0) : 0;
+          .get(runId) as { state_json: string };
+        return JSON.parse(row.state_json) as { status: string; accepted?: { devices?: unknown }[] };
       });
     // The suspend and three status reads, each kept in the step's checkpoint as it is made.
     await until('the step has asked the status three times', async () => (await stepCalls()) - before >= 4);
-    await until('the checkpoint keeps every call made', async () => kept() === (await stepCalls()) - before);
+    await until('the store keeps every call made', async () => kept() === (await stepCalls()) - before);
+    // The checkpoint names the accepted request, not its devices: the ledger holds them, and the resume reads them.
+    const cp = checkpoint();
+    expect(cp.status).to.equal('confirming');
+    expect(cp.accepted).to.have.length(1);
+    expect(cp.accepted?.[0]).to.not.have.property('devices');
     await first.kill();
     world.emu.advance(60);
     const second = await world.start('second daemon', FIXTURES, {

@@ -24,7 +24,15 @@ import {
   type DeviceSet,
 } from '../devices.js';
 import { NetworkError } from '../../errors.js';
-import { Interrupted, StepError, type AcceptedRequest, type Json, type StepState } from '../types.js';
+import {
+  Interrupted,
+  StepError,
+  type AcceptedRequest,
+  type ItemRuns,
+  type Json,
+  type KeptRequest,
+  type StepState,
+} from '../types.js';
 import { requestIdOf } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
 import { withDeviceRetries } from './device-retry.js';
@@ -51,7 +59,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       resumed = undefined;
       if (earlier?.status === 'confirming') {
         // Accepted before the restart: confirm, never send again; what was confirmed then stays as it was.
-        const requests = earlier.accepted ?? [];
+        const requests = await devicesOfRequests(x, earlier.accepted ?? []);
         accepted.push(...requests);
         const before = await ctx.o.store.resultsUnder(
           ctx.id,
@@ -88,10 +96,11 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         attempts: attempt,
         requestId: sent.request.requestId,
       });
+      // The checkpoint names the requests, not their devices again: the ledger entries written with it hold them.
       ctx.saveUnderWay(
         x.count,
         x.key,
-        { status: 'confirming', accepted, output: sent.output },
+        { status: 'confirming', accepted: accepted.map(withoutDevices), output: sent.output },
         { step: step.id, groups: acceptedGroups, at: ctx.now() },
       );
       await confirmRequests(x, [sent.request], results, tally);
@@ -279,6 +288,30 @@ const ALREADY_DONE: OwnDeviceType = 'ALREADY IN TARGET STATE';
 /** A device's result under a request (a group of results, or the request) and its attempt. */
 const resultKey = (under: { requestId?: string; attempts: number }, id: string) =>
   `${under.requestId ?? ''}\0${under.attempts}\0${id}`;
+
+/** An accepted request as its checkpoint keeps it: its devices are in the ledger. */
+function withoutDevices({ devices: _, ...kept }: AcceptedRequest): KeptRequest {
+  return kept;
+}
+
+/**
+ * The requests a `confirming` checkpoint names, with their devices: those of the `accepted` entries written with it
+ * (under each request id and attempt, in their order), or, of a checkpoint an earlier version wrote, its own.
+ */
+async function devicesOfRequests(x: ActionCall, kept: KeptRequest[]): Promise<AcceptedRequest[]> {
+  const missing = kept.filter((r) => !r.devices).map((r) => r.requestId);
+  const byRequest = new Map<string, ItemRuns>();
+  if (missing.length)
+    for (const g of await x.ctx.o.store.resultsUnder(x.ctx.id, x.step.id, missing, true)) {
+      const under = resultKey(g, '');
+      const runs = byRequest.get(under) ?? [];
+      const last = runs[runs.length - 1];
+      if (last?.[0] === g.kind) last[1].push(...g.ids);
+      else runs.push([g.kind, [...g.ids]]);
+      byRequest.set(under, runs);
+    }
+  return kept.map((r) => ({ ...r, devices: r.devices ?? byRequest.get(resultKey(r, '')) ?? [] }));
+}
 
 /** An accepted request without the devices whose result under it is `recorded`. */
 function unconfirmedOf(r: AcceptedRequest, recorded: Set<string>): AcceptedRequest {

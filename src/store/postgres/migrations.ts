@@ -311,6 +311,15 @@ export const MIGRATIONS: string[] = [
   // The session logins that may have failed, counted by every replica and process on the database
   // (api/login-count.ts): five consecutive failed logins lock the user, whichever process sent them.
   POSTGRES_LOGINS_MIGRATION,
+  // The calls of a step under way, written as each request leaves (step-calls.ts): a few bytes, not its checkpoint.
+  // A replica of the version before writes none: it keeps them in the checkpoint, which is read as before.
+  `CREATE TABLE step_calls (
+     run_id text COLLATE "C" NOT NULL,
+     step_key text COLLATE "C" NOT NULL,
+     calls integer NOT NULL,
+     attempts integer NOT NULL,
+     PRIMARY KEY (run_id, step_key)
+   );`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

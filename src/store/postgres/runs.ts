@@ -18,6 +18,7 @@ import type { TurnWrites, Turns } from './turn.js';
 import { isoTime } from '../../clock.js';
 import { VERSION_REFRESH_MS } from '../retention.js';
 import { MARKS } from '../checkpoint-steps.js';
+import { withStepCalls, type StepCallsRow } from '../step-calls.js';
 
 const RUN_NAMES = `id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error,
   event_json, owner, version, dry_run`;
@@ -84,6 +85,17 @@ export function upsertSteps(steps: TurnWrites['steps']): Statement {
            FROM json_to_recordset($1::json) AS s(run_id text, step_key text, state_json text)
            ON CONFLICT (run_id, step_key) DO UPDATE SET state_json = excluded.state_json`,
     values: [JSON.stringify([...steps.values()])],
+  };
+}
+
+/** Each step's latest counts of a turn (step-calls.ts), in one statement. */
+export function upsertCalls(calls: TurnWrites['calls']): Statement {
+  return {
+    text: `INSERT INTO step_calls (run_id, step_key, calls, attempts)
+           SELECT run_id, step_key, calls, attempts
+           FROM json_to_recordset($1::json) AS c(run_id text, step_key text, calls integer, attempts integer)
+           ON CONFLICT (run_id, step_key) DO UPDATE SET calls = excluded.calls, attempts = excluded.attempts`,
+    values: [JSON.stringify([...calls.values()])],
   };
 }
 
@@ -190,12 +202,24 @@ export class PostgresRuns implements RunStore {
     if (devices) turn.entries.push(...entryRecords(runId, devices.step, devices.groups, devices.at));
   }
 
+  saveCalls(runId: string, key: string, calls: number, attempts: number): void {
+    const turn = this.turns.write();
+    const run_id = storedText(runId);
+    const step_key = storedText(key);
+    turn.calls.set(`${runId}\0${key}`, { run_id, step_key, calls, attempts });
+  }
+
   async loadSteps(runId: string): Promise<Map<string, unknown>> {
     const rows = await this.turns.read<{ step_key: string; state_json: string }>({
       text: 'SELECT step_key, state_json FROM run_steps WHERE run_id = $1',
       values: [runId],
     });
-    return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+    const cps = new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+    const calls = await this.turns.read<StepCallsRow>({
+      text: 'SELECT step_key, calls, attempts FROM step_calls WHERE run_id = $1',
+      values: [runId],
+    });
+    return withStepCalls(cps, calls, true);
   }
 
   async stepMarks(runId: string, only?: MarksQuery): Promise<Map<string, unknown>> {
@@ -213,7 +237,12 @@ export class PostgresRuns implements RunStore {
               FROM run_steps WHERE run_id = $1${which}) AS c`,
       values: [runId, ...(only === undefined ? [] : ['limit' in only ? only.limit : only.keys])],
     });
-    return new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+    const marks = new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
+    const calls = await this.turns.read<StepCallsRow>({
+      text: 'SELECT step_key, calls, attempts FROM step_calls WHERE run_id = $1 AND step_key = ANY($2)',
+      values: [runId, [...marks.keys()]],
+    });
+    return withStepCalls(marks, calls, false);
   }
 
   appendItems(runId: string, key: string, seq: number, runs: ItemRuns): void {

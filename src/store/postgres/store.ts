@@ -36,7 +36,7 @@ import { clientConfig, describeUrl, openPool, type PostgresOptions, type Stateme
 import { PostgresRates } from './rates.js';
 import { PostgresLogins } from './logins.js';
 import { pruneEnded } from './retention.js';
-import { insertRuns, PostgresRuns, updateRuns, upsertSteps } from './runs.js';
+import { insertRuns, PostgresRuns, updateRuns, upsertCalls, upsertSteps } from './runs.js';
 import { PostgresSchedules } from './schedules.js';
 import { Turns, type TurnWrites } from './turn.js';
 
@@ -79,6 +79,7 @@ function turnStatements(t: TurnWrites): Statement[] {
   if (t.unlocks.length)
     out.push({ text: 'DELETE FROM device_locks WHERE holder = ANY($1::text[])', values: [t.unlocks] });
   if (t.steps.size) out.push(upsertSteps(t.steps));
+  if (t.calls.size) out.push(upsertCalls(t.calls));
   if (t.entries.length) out.push(insertEntries(t.entries));
   return out;
 }
@@ -175,6 +176,9 @@ export class PostgresStore implements Store {
   ): void {
     this.runs.saveStep(runId, key, state, devices);
   }
+  saveCalls(runId: string, key: string, calls: number, attempts: number): void {
+    this.runs.saveCalls(runId, key, calls, attempts);
+  }
   loadSteps(runId: string): Promise<Map<string, unknown>> {
     return this.runs.loadSteps(runId);
   }
@@ -206,8 +210,13 @@ export class PostgresStore implements Store {
     return this.ledger.deviceResults(runId, step);
   }
 
-  resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
-    return this.ledger.resultsUnder(runId, step, requestIds);
+  resultsUnder(
+    runId: string,
+    step: string,
+    requestIds: readonly string[],
+    accepted?: boolean,
+  ): Promise<DeviceGroup[]> {
+    return this.ledger.resultsUnder(runId, step, requestIds, accepted);
   }
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]> {
     return this.ledger.eachDeviceResult(runId, step);

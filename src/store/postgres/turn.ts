@@ -40,6 +40,8 @@ export interface TurnWrites {
   readonly statements: Statement[];
   /** Each step's latest checkpoint, by `run\0key`, with its state as JSON text. */
   readonly steps: Map<string, { run_id: string; step_key: string; state_json: string }>;
+  /** Each step's latest counts of a turn (step-calls.ts), by `run\0key`. */
+  readonly calls: Map<string, { run_id: string; step_key: string; calls: number; attempts: number }>;
   /** Ledger entries, in the order they were written: a later one for a device replaces an earlier one. */
   readonly entries: EntryRecord[];
   /** The device locks released, by holder. */
@@ -56,6 +58,7 @@ class Turn implements TurnWrites {
   readonly runUpdates = new Map<string, RunPatch>();
   readonly statements: Statement[] = [];
   readonly steps = new Map<string, { run_id: string; step_key: string; state_json: string }>();
+  readonly calls = new Map<string, { run_id: string; step_key: string; calls: number; attempts: number }>();
   readonly entries: EntryRecord[] = [];
   readonly unlocks: string[] = [];
   readonly waiters: Waiter[] = [];

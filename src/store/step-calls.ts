@@ -1,0 +1,40 @@
+/**
+ * The calls and attempts of a step's execution as its requests leave (step_calls, a small row by step key), kept
+ * apart from its checkpoint so that a request writes a few bytes, not the checkpoint again: the checkpoint of a
+ * step under way can be large, and a status poll, a listing's page, leaves every few hundred milliseconds. Read
+ * with the checkpoints (loadSteps, stepMarks): a run resumed after a crash counts them, and a run under way shows
+ * them. The checkpoint a step ends with keeps its own counts, which a later row never replaces.
+ */
+
+/** A row of step_calls: the counts of the execution under `step_key` when its latest request left. */
+export interface StepCallsRow {
+  step_key: string;
+  calls: number;
+  attempts: number;
+}
+
+/** The statuses a step ends with: a checkpoint with one of them keeps its final counts. */
+const ENDED = new Set(['succeeded', 'failed', 'skipped', 'planned', 'cancelled']);
+
+/**
+ * `cps` (checkpoints by key, as the store keeps them) with the counts of `rows`: in the checkpoint of a step under
+ * way or begun, the larger of the two (a checkpoint written after the row keeps counts as large); with `begun`, a
+ * row of a key with no checkpoint (an iteration inside a loop, which marks no start) as a `running` mark.
+ */
+export function withStepCalls(
+  cps: Map<string, unknown>,
+  rows: readonly StepCallsRow[],
+  begun: boolean,
+): Map<string, unknown> {
+  for (const r of rows) {
+    const cp = cps.get(r.step_key) as { status?: unknown; calls?: number; attempts?: number } | undefined;
+    if (!cp) {
+      if (begun) cps.set(r.step_key, { status: 'running', calls: r.calls, attempts: r.attempts });
+      continue;
+    }
+    if (typeof cp.status === 'string' && ENDED.has(cp.status)) continue;
+    cp.calls = Math.max(cp.calls ?? 0, Number(r.calls));
+    cp.attempts = Math.max(cp.attempts ?? 0, Number(r.attempts));
+  }
+  return cps;
+}

@@ -1,0 +1,118 @@
+/**
+ * The calls of steps that only read, across a SIGKILL of a real `fleetbook serve` and the next one's resume: a
+ * listing killed after some of its pages, and a plain read killed while it waited for its answer. The resumed step
+ * lists (or reads) again from the start, and its calls count the requests sent before the kill too, as the service
+ * received them. Before, neither had an under-way checkpoint: the resumed run counted only its own requests.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { DaemonWorld, readState, runsIn } from '../helpers/daemon.js';
+import { calls } from '../runner/helpers.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'read-calls');
+const TOKEN = 'read-calls-test-daemon-token-0123456789';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+describe('daemon: the calls of a read killed and resumed', function () {
+  this.timeout(120_000);
+  let world: DaemonWorld;
+  let account: string;
+
+  before(async () => {
+    world = await DaemonWorld.create('read-calls', { user: 'read-calls', password: 'read-calls-password' });
+    account = world.emu.defaults.accounts[0]!;
+  });
+  beforeEach(() => world.emu.reset({ devicesPerAccount: 1000 }));
+  after(async () => world?.close());
+
+  const env = { FLEETBOOK_DAEMON_TOKEN: TOKEN };
+  const received = async (action: string) => (await calls(world.emu)).actions[action] ?? 0;
+
+  async function start(url: string, playbook: string): Promise<string> {
+    const res = await fetch(`${url}/playbooks/${playbook}/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: { account } }),
+    });
+    expect(res.status).to.equal(202);
+    return ((await res.json()) as { runId: string }).runId;
+  }
+
+  /** The calls of step `id` in the summary of run `runId`, once it ended. */
+  const stepCalls = (state: string, runId: string, id: string) =>
+    readState(state, (db) => {
+      const row = db.prepare('SELECT summary_json FROM runs WHERE id = ?').get(runId) as {
+        summary_json: string;
+      };
+      const summary = JSON.parse(row.summary_json) as { steps: { id: string; calls: number }[] };
+      return summary.steps.find((s) => s.id === id)?.calls;
+    });
+
+  /** Kills the first daemon once `killWhen` holds, resumes the run in a second one, and returns both counts. */
+  async function killAndResume(
+    name: string,
+    playbook: string,
+    action: string,
+    killWhen: (before: number) => Promise<boolean>,
+  ): Promise<{ made: number; counted: number | undefined; beforeKill: number }> {
+    const state = world.state(`${name}.db`);
+    const before = await received(action);
+    const first = await world.start(`${name}: first daemon`, FIXTURES, { state, env });
+    const runId = await start(first.url, playbook);
+    await until('the moment to kill the daemon', () => killWhen(before));
+    await first.kill();
+    // The request in flight at the kill reaches the service all the same (the emulator counts it as it answers).
+    await sleep(1500);
+    const beforeKill = (await received(action)) - before;
+    world.emu.setFaults({ latencyMs: 0 });
+    const second = await world.start(`${name}: second daemon`, FIXTURES, { state, env });
+    await until(
+      'the resumed run ends',
+      () => runsIn(state, playbook).find((r) => r.id === runId)?.status === 'succeeded',
+    );
+    await second.kill();
+    return {
+      made: (await received(action)) - before,
+      counted: stepCalls(state, runId, playbook === 'list-slowly' ? 'devices' : 'plans'),
+      beforeKill,
+    };
+  }
+
+  it('a listing killed after some of its pages counts those pages too', async () => {
+    // Twenty pages of fifty devices, each answered after 100 ms.
+    world.emu.setFaults({ latencyMs: 100 });
+    const r = await killAndResume(
+      'listing',
+      'list-slowly',
+      'devices.list',
+      async (before) => (await received('devices.list')) - before >= 5,
+    );
+    expect(r.beforeKill, 'pages received before the kill').to.be.at.least(5).and.below(20);
+    // Listed again whole after the restart.
+    expect(r.made, 'pages the service received').to.be.at.least(r.beforeKill + 20);
+    expect(r.counted, 'the step counts every page sent').to.equal(r.made);
+  });
+
+  it('a plain read killed while it waits for its answer counts the request it sent', async () => {
+    // Every answer takes a second: the kill comes while the read waits for its own, after the login's.
+    world.emu.setFaults({ latencyMs: 1000 });
+    const logins = await received('session.login');
+    const r = await killAndResume('read', 'read-once', 'plans.list', async () => {
+      if ((await received('session.login')) === logins) return false;
+      // The login answered: the read leaves at once, and waits a second for its answer.
+      await sleep(300);
+      return true;
+    });
+    expect(r.beforeKill, 'the read sent before the kill').to.equal(1);
+    expect(r.made, 'reads the service received').to.equal(2);
+    expect(r.counted, 'the step counts both').to.equal(2);
+  });
+});
