@@ -89,6 +89,16 @@ describe('action reference', function () {
     expect(cells(actionReference('location.setExclusions'), 'type')[4]).to.equal('replace');
   });
 
+  it('managed account provision and cancel say which account is the managed one and which the primary', async () => {
+    for (const action of ['managedAccounts.provision', 'managedAccounts.cancel']) {
+      const r = await fleetbook(['actions', action], {});
+      expect(r.code, r.stderr).to.equal(0);
+      const row = (member: string) => r.stdout.split('\n').find((l) => l.startsWith(`| \`${member}\``))!;
+      expect(row('accountName'), action).to.match(/The managed account/);
+      expect(row('paccountName'), action).to.match(/The primary account/);
+    }
+  });
+
   it('fleetbook actions ACTION --json is refused, exit 2: the JSON is the list, a reference is Markdown', async () => {
     const r = await fleetbook(['actions', 'devices.suspend', '--json'], {});
     expect([r.code, r.stdout]).to.deep.equal([2, '']);
