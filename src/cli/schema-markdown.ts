@@ -30,10 +30,15 @@ export function typeOf(s: Schema): string {
   return 'any';
 }
 
-/** The default a member's schema states: its `default`, or the "Default ..." of its description. */
+/**
+ * The default a member's schema states: its `default`, or the "Default ..." of its description, a sentence or a
+ * clause after `;` of its own ("Devices to move to the default group" states none).
+ */
 export function defaultOf(s: Schema): string {
   if (s.default !== undefined) return `\`${JSON.stringify(s.default)}\``;
-  const m = /\bDefault:? ([^.;]+)[.;]?/i.exec(typeof s.description === 'string' ? s.description : '');
+  const m = /(?:^|[.;]\s+)Default:? ([^.;]+)[.;]?/i.exec(
+    typeof s.description === 'string' ? s.description : '',
+  );
   return m ? (m[1] as string).trim() : '';
 }
 

@@ -230,7 +230,7 @@ function usage(ctx: Ctx): Answer {
     const mo = Math.floor(sms / 2);
     records.push({
       timestamp: iso(day),
-      bytesUsed: Math.round(store.usage(n, Math.max(day, from), Math.min(day + DAY_MS, latest))),
+      bytesUsed: store.bytes(n, Math.max(day, from), Math.min(day + DAY_MS, latest)),
       smsUsed: sms,
       servicePlan: store.planOf(n),
       source: 'Raw Usage',

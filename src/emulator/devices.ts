@@ -278,6 +278,14 @@ export class DeviceStore {
     return Math.max(0, this.cumulative(n, to) - this.cumulative(n, from));
   }
 
+  /**
+   * Whole bytes used in [from, to), as the API reports them: the rounded running total at `to` less the one at
+   * `from`, so that the bytes of adjacent periods (the days of a usage history) add up to those of the whole.
+   */
+  bytes(n: number, from: number, to: number): number {
+    return Math.max(0, Math.round(this.cumulative(n, to)) - Math.round(this.cumulative(n, from)));
+  }
+
   // ── listing ───────────────────────────────────────────────────────────────────────────────────
 
   /** Device numbers of an account in devices.list order: by first identifier, ascending. */

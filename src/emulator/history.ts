@@ -83,7 +83,7 @@ function connectionHistory(ctx: Ctx): Answer {
   const first = Math.floor(Math.max(earliest, st.devices.created(n)) / DAY_MS);
   outer: for (let day = first; day * DAY_MS <= to; day++) {
     for (const s of sessionsOn(st, n, day)) {
-      const bytes = Math.round(st.devices.usage(n, s.start, s.stop));
+      const bytes = st.devices.bytes(n, s.start, s.stop);
       for (const [t, event, used] of [
         [s.start, 'Start', 0],
         [s.stop, 'Stop', bytes],

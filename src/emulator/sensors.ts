@@ -187,7 +187,7 @@ function query(ctx: Ctx): Answer {
     records = records.filter((rec) => selection.every(([k, v]) => String(rec[k]) === String(v)));
   if (filter.$nopagination !== true) {
     const limit = (filter.$limitnumber as number | undefined) ?? DEFAULT_LIMIT;
-    const page = Math.max(1, (filter.$pagenumber as number | undefined) ?? 1);
+    const page = (filter.$pagenumber as number | undefined) ?? 1;
     records = records.slice((page - 1) * limit, page * limit);
   }
   return { body: records.map((r) => project(r, projection)) };

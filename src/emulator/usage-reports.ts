@@ -69,7 +69,7 @@ function aggregateReport(ctx: Ctx): Answer {
     .map((n) => ({
       imei: store.idOf(n, 'imei') ?? '',
       numberOfSessions: sessionsBetween(st, n, from, to),
-      bytesTransferred: Math.round(store.usage(n, from, to)),
+      bytesTransferred: store.bytes(n, from, to),
     }))
     .filter((u) => input.noSessionFlag !== true || u.numberOfSessions === 0);
   return { body: { txid: uuid(), usage, ...(errors.length ? { errors } : {}) } };
@@ -143,7 +143,7 @@ function aggregateUsage(ctx: Ctx): Answer {
   return report(ctx, devices, 'DeviceUsage', 'usageResponse', (t) => [
     {
       deviceIds: [t.named],
-      bytesUsed: Math.round(st.devices.usage(t.n, startTime, Math.max(startTime, to))),
+      bytesUsed: st.devices.bytes(t.n, startTime, Math.max(startTime, to)),
       smsUsed: smsBetween(st, t.n, startTime, to),
       startTime: iso(startTime),
       endTime: iso(endTime),

@@ -72,6 +72,33 @@ describe('action reference', function () {
     expect(typo.stderr).to.include('devices.suspend');
   });
 
+  it('the default column takes a "Default ..." sentence, not a description that mentions "the default group"', async () => {
+    const cells = (text: string, member: string) =>
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`| \`${member}\``))!
+        .split(/(?<!\\)\|/)
+        .map((c) => c.trim());
+    const groups = await fleetbook(['actions', 'groups.update'], {});
+    expect(groups.code, groups.stderr).to.equal(0);
+    const removed = cells(groups.stdout, 'devicesToRemove');
+    expect(removed[4], 'no default').to.equal('');
+    expect(removed[5]).to.equal('Devices to move to the default group.');
+    expect(cells(actionReference('usage.aggregate'), 'startDate')[4]).to.equal('180 days ago');
+    expect(cells(actionReference('usageTriggers.create'), 'allowExcess')[4]).to.equal('false');
+    expect(cells(actionReference('location.setExclusions'), 'type')[4]).to.equal('replace');
+  });
+
+  it('managed account provision and cancel say which account is the managed one and which the primary', async () => {
+    for (const action of ['managedAccounts.provision', 'managedAccounts.cancel']) {
+      const r = await fleetbook(['actions', action], {});
+      expect(r.code, r.stderr).to.equal(0);
+      const row = (member: string) => r.stdout.split('\n').find((l) => l.startsWith(`| \`${member}\``))!;
+      expect(row('accountName'), action).to.match(/The managed account/);
+      expect(row('paccountName'), action).to.match(/The primary account/);
+    }
+  });
+
   it('fleetbook actions ACTION --json is refused, exit 2: the JSON is the list, a reference is Markdown', async () => {
     const r = await fleetbook(['actions', 'devices.suspend', '--json'], {});
     expect([r.code, r.stdout]).to.deep.equal([2, '']);

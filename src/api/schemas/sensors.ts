@@ -6,10 +6,12 @@ const digits = (pattern: string) => Type.Union([Type.String({ pattern }), Type.I
 
 export const Filter = closed({
   $expand: Type.Optional(Type.String()),
-  $limitnumber: Type.Optional(Type.Integer({ minimum: 1 })),
-  $nopagination: Type.Optional(Type.Boolean({ description: 'false requests pagination.' })),
+  $limitnumber: Type.Optional(Type.Integer({ minimum: 1, description: 'Records per page. Default 100.' })),
+  $nopagination: Type.Optional(
+    Type.Boolean({ description: 'false requests pagination; true answers every record at once. Default false.' }),
+  ),
   $page: Type.Optional(Type.String()),
-  $pagenumber: Type.Optional(Type.Integer({ minimum: 0 })),
+  $pagenumber: Type.Optional(Type.Integer({ minimum: 1, description: 'The page to answer; the first is 1. Default 1.' })),
   $projection: Type.Optional(Type.Array(Type.String())),
   $selection: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });

@@ -101,8 +101,14 @@ export const AddManagedAccountsResponse = Type.Object({
 
 /** Provision (activate) or cancel the managed service of an account, quoting the TxId of the last action. */
 export const ManagedAccountActionRequest = closed({
-  accountName: AccountName,
-  paccountName: AccountName,
+  accountName: Type.String({
+    pattern: '^[0-9]{10}-[0-9]{5}$',
+    description: 'The managed account whose service is provisioned or cancelled (10 digits, a hyphen, 5 digits).',
+  }),
+  paccountName: Type.String({
+    pattern: '^[0-9]{10}-[0-9]{5}$',
+    description: 'The primary account that added it (managedAccounts.add), 10 digits, a hyphen, 5 digits.',
+  }),
   serviceName: Type.String({ minLength: 1, description: '`Location` for device location.' }),
   type: Type.String({ minLength: 1, description: 'SKU of the location service, as given to add.' }),
   txid: Type.String({
