@@ -1,8 +1,10 @@
 /**
  * A run's steps as bars on one time axis, from the run's start to its end (or now): which step took the
- * time, which ran side by side. Plain HTML: each bar's place is two CSS custom properties.
+ * time, which ran side by side. Plain HTML: each bar's place is two CSS custom properties. The axis says when
+ * it starts, and where it ends as the time since (`+41ms`, `+1m 05s`): a run under a second reads right, where
+ * two times to the second would read the same.
  */
-import { durationBetween, stepDepths } from '../format.js';
+import { durationBetween, formatDuration, stepDepths } from '../format.js';
 import { html, Time } from '../ui.js';
 
 /**
@@ -37,7 +39,7 @@ export function Timeline({ run }) {
   return html`<div class="timeline">
     <p class="timeline-axis">
       <span><${Time} iso=${new Date(start).toISOString()} /></span>
-      <span>${run.endedAt ? html`<${Time} iso=${new Date(end).toISOString()} />` : 'now'}</span>
+      <span>${run.endedAt ? html`<${Since} start=${start} end=${end} />` : 'now'}</span>
     </p>
     <ol>
       ${steps.map((s) => {
@@ -65,4 +67,13 @@ export function Timeline({ run }) {
       })}
     </ol>
   </div>`;
+}
+
+/**
+ * The end of the axis as the time since its start (`+41ms`), the end's own UTC ISO in its title.
+ * @param {{ start: number, end: number }} props
+ */
+function Since({ start, end }) {
+  const iso = new Date(end).toISOString();
+  return html`<time datetime=${iso} title=${iso}>+${formatDuration(end - start)}</time>`;
 }

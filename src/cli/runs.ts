@@ -78,7 +78,42 @@ function depths(steps: readonly StepSummary[]): Map<string, number> {
   return depth;
 }
 
-export function formatSummary(s: RunSummary): string {
+/**
+ * How long a step took, as the console's run page says it (console/format.js formatDuration): `850ms`, `42s`,
+ * `1m 05s`, `2h 03m 05s`, `3d 04h 12m`.
+ */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const t = Math.floor(ms / 1000);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const [d, h, m, sec] = [
+    Math.floor(t / 86_400),
+    Math.floor((t % 86_400) / 3600),
+    Math.floor((t % 3600) / 60),
+    t % 60,
+  ];
+  if (d) return `${d}d ${pad(h)}h ${pad(m)}m`;
+  if (h) return `${h}h ${pad(m)}m ${pad(sec)}s`;
+  if (m) return `${m}m ${pad(sec)}s`;
+  return `${sec}s`;
+}
+
+/**
+ * A step's time on its line: how long it took (from `startedAt` to `endedAt`), so far at `now` for the step in
+ * progress, `-` for one without times (to come, skipped, never reached; inside a loop while its run goes on).
+ */
+function stepTime(st: StepSummary, now: number): string {
+  if (!st.startedAt) return '-';
+  if (st.endedAt) return formatDuration(Date.parse(st.endedAt) - Date.parse(st.startedAt));
+  return st.status === 'running' ? formatDuration(Math.max(0, now - Date.parse(st.startedAt))) : '-';
+}
+
+/**
+ * A run's summary as `fleetbook run` and `runs show` print it: a line per step with its status, how long it took
+ * (stepTime; the step in progress says since when), its calls, devices and words.
+ */
+export function formatSummary(s: RunSummary, now = Date.now()): string {
   const lines = [`run ${s.runId} of ${s.playbook}: ${s.status}${s.dryRun ? ' (dry run)' : ''}`];
   // The version of the playbook it executed (playbook/version.ts): a resumed run may differ from the file.
   if (s.version) lines.push(`  version: ${s.version}`);
@@ -98,8 +133,9 @@ export function formatSummary(s: RunSummary): string {
     const confirmed = by
       ? ` (confirmed by callback ${by.callback}, request status ${by.requestStatus}, state read ${by.stateRead}${by.afterRun ? `, callback after the run ended ${by.afterRun}` : ''})`
       : '';
+    const since = st.status === 'running' && st.startedAt && !st.endedAt ? ` (since ${st.startedAt})` : '';
     lines.push(
-      `  ${('  '.repeat(depth.get(st.id) ?? 0) + st.id).padEnd(24)} ${st.status.padEnd(9)} calls ${st.calls}${devices}${confirmed}${st.error ? ` (${st.error})` : ''}${st.reason ? ` (${st.reason})` : ''}${st.note ? ` (${st.note})` : ''}`,
+      `  ${('  '.repeat(depth.get(st.id) ?? 0) + st.id).padEnd(24)} ${st.status.padEnd(9)} ${stepTime(st, now).padEnd(10)} calls ${st.calls}${devices}${confirmed}${st.error ? ` (${st.error})` : ''}${st.reason ? ` (${st.reason})` : ''}${st.note ? ` (${st.note})` : ''}${since}`,
     );
     for (const [type, n] of Object.entries(d.byError)) lines.push(`  ${''.padEnd(24)}   ${n} × ${type}`);
   }

@@ -1,10 +1,11 @@
 /**
  * The secrets a resumed run can still read, from its checkpoints: a step it finished is restored, not run again
  * (runner.ts `restore`), so a secret only such steps read is not needed to go on. What a resumed run evaluates
- * again is counted: each step's `if`, a finished `set`'s values, the items of a `forEach` and the steps of its
- * iterations not finished, the branches of a `parallel`, the rescue steps of a step that failed, every step not
- * finished (one in flight too), `finally`, `vars` and the rest of the playbook but its triggers; not a step whose
- * skip by `if` is checkpointed (step-marks.ts), which stays skipped. Where the
+ * again is counted: the `if` of each step with no checkpoint, a finished `set`'s values, the items of a `forEach`
+ * and the steps of its iterations not finished, the branches of a `parallel`, the rescue steps of a step that
+ * failed, every step not finished (one in flight too, but for its `if`, which held when it began), `finally`,
+ * `vars` and the rest of the playbook but its triggers; not a step whose skip by `if` is checkpointed
+ * (step-marks.ts), which stays skipped. Where the
  * checkpoints cannot tell (a forEach not finished: how many iterations are left), all of it is counted.
  */
 import { readsIn } from '../expressions/reads.js';
@@ -44,14 +45,15 @@ function walk(
     if (skippedByIf(cp)) continue;
     const finished = cp !== undefined && !unfinished(cp);
     const entered = 'forEach' in step || 'parallel' in step;
+    // One with a checkpoint began (its `if` held then): it goes on, or is restored, without its `if`.
+    const { if: cond, ...unless } = step;
+    if (!cp) secretsIn(cond, read);
     if (!finished && !entered) {
-      secretsIn(step, read);
+      secretsIn(unless, read);
       continue;
     }
-    // Entered again, or restored: its `if` is evaluated first either way.
-    const { onError, ...own } = step as Step & { forEach?: unknown; parallel?: unknown };
+    const { onError, ...own } = unless as Step & { forEach?: unknown; parallel?: unknown };
     if (!entered) {
-      secretsIn(step.if, read);
       // Variables are not checkpointed: a `set` is evaluated again.
       if ('set' in step) secretsIn(step.set, read);
     } else {

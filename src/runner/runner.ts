@@ -255,8 +255,9 @@ class Run {
     let unknowable: Error | undefined;
     let holds = true;
     try {
-      // One an earlier execution skipped by its `if` stays skipped: its `if` is not evaluated again.
-      holds = !skippedByIf(cp) && (step.if === undefined || this.holds(step.if, scope));
+      // The checkpoint first: a step an earlier execution began (its `if` held then) goes on or stays as it
+      // finished, and one it skipped by its `if` stays skipped; only a step with none evaluates its `if`.
+      holds = cp ? !skippedByIf(cp) : step.if === undefined || this.holds(step.if, scope);
     } catch (e) {
       unknowable = e as Error;
     }
@@ -268,9 +269,10 @@ class Run {
     }
     ctx.progress.step = step.id;
     const underWay = unfinished(cp);
-    // A step taken up where a crash left it began then.
-    if (underWay && !scope.inLoop && cp?.startedAt) sum.startedAt ??= cp.startedAt;
+    // A step taken up where a crash left it began then; one an earlier execution finished began and ended then.
+    if (!scope.inLoop && cp?.startedAt) sum.startedAt ??= cp.startedAt;
     sum.startedAt ??= ctx.now();
+    const endedBefore = !underWay && !scope.inLoop ? cp?.endedAt : undefined;
     // This execution's own calls and attempts: the other iterations of a fan-out count theirs meanwhile.
     const count = ctx.countOf(step.id, key);
     if (cp?.startedAt) count.startedAt = cp.startedAt;
@@ -309,7 +311,7 @@ class Run {
       if (restored) addCounts(sum.devices, devices);
       sum.status = status;
       sum.error = message;
-      sum.endedAt = ctx.now();
+      sum.endedAt = (restored && endedBefore) || ctx.now();
       if (!cancelled) ctx.progress.errors++;
       if (!cp || underWay) {
         this.o.store.saveStep(ctx.id, key, {
@@ -335,7 +337,7 @@ class Run {
       ctx.progress.errors++;
     }
     scope.ctx.steps[step.id] = state;
-    sum.endedAt = ctx.now();
+    sum.endedAt = endedBefore ?? ctx.now();
     settle(sum, state);
     if (state.error) sum.error = state.error;
     // A forEach shows its body's devices to expressions; the body's own steps already count them.

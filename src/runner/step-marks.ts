@@ -6,9 +6,10 @@
  * mark there was never begun. Each is one small write in the store's turn of a write that happens anyway (the
  * checkpoint of the step before it, of the run's creation), and the step's own checkpoints replace its start mark.
  *
- * A run resumed (restore.ts) runs again a step whose start mark is its only checkpoint; it does not evaluate again
- * the `if` of a step outside any loop whose skip is marked: the skip stands, as a finished step does. Inside a
- * loop, where most iterations' skips are not marked, every iteration resumed evaluates its `if` again, as before.
+ * A run resumed (restore.ts) runs again a step whose start mark is its only checkpoint, its `if` evaluated again;
+ * it does not evaluate again the `if` of a step outside any loop whose skip is marked: the skip stands, as a
+ * finished step does (runner.ts reads a step's checkpoint before its `if`). Inside a loop, where most iterations'
+ * skips are not marked, every iteration resumed evaluates again the `if` of its steps not finished.
  */
 import type { Store } from '../store/store.js';
 import { IF_FALSE, type StepCount } from './context.js';

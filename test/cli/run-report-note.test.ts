@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
+import { stepLines, took } from '../helpers/step-lines.js';
 import { tempDir } from '../runner/helpers.js';
 
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'report-note', 'write-a-report.yaml');
@@ -28,13 +29,18 @@ describe('fleetbook run: where a report was written (child process)', function (
     // Run from the directory the reports go under: the file is named as the user would type it.
     const r = await fleetbook(['run', 'report.yaml'], env, [], tmp.dir);
     expect(r.code, r.stderr).to.equal(0);
-    const line = `  ${'save'.padEnd(24)} succeeded calls 0 (wrote reports/sites.csv, 2 rows)`;
-    expect(r.stdout.split('\n')).to.include(line);
     const runId = /^run (\S+) of/.exec(r.stdout)![1]!;
-    const shown = await fleetbook(['runs', 'show', runId], env, [], tmp.dir);
-    expect(shown.stdout.split('\n')).to.include(line);
     const json = await fleetbook(['runs', 'show', runId, '--json'], env, [], tmp.dir);
     const s = JSON.parse(json.stdout) as RunSummary;
+    const line = [
+      '  save',
+      'succeeded',
+      took(s.steps.find((x) => x.id === 'save')),
+      '(wrote reports/sites.csv, 2 rows)',
+    ];
+    expect(stepLines(r.stdout)).to.deep.include(line);
+    const shown = await fleetbook(['runs', 'show', runId], env, [], tmp.dir);
+    expect(stepLines(shown.stdout)).to.deep.include(line);
     expect(s.steps.find((x) => x.id === 'save')).to.include({ note: 'wrote reports/sites.csv, 2 rows' });
   });
 

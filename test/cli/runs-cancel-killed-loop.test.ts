@@ -82,7 +82,7 @@ describe('fleetbook runs cancel of a run killed inside a forEach (child process)
     expect(suspend.confirmation).to.deep.equal({ callback: 0, requestStatus: 2, stateRead: 0 });
     const text = await fleetbook(['runs', 'show', runId], env);
     expect(text.stdout).to.match(
-      /suspend +cancelled +calls \d+ devices 3: 2 succeeded, 0 failed, 0 skipped, 1 unconfirmed \(confirmed by callback 0, request status 2, state read 0\)/,
+      /suspend +cancelled +[\dhms -]+ calls \d+ devices 3: 2 succeeded, 0 failed, 0 skipped, 1 unconfirmed \(confirmed by callback 0, request status 2, state read 0\)/,
     );
   });
 });

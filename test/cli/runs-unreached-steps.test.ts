@@ -2,7 +2,8 @@
  * A run that failed early, or was cancelled, shows every step of its playbook's version: those it never reached
  * `unreached`, nested ones under their loop, apart from a step skipped by its `if`. Before, `runs show` listed
  * only the steps that started, and nothing said what did not happen. And `runs list --json` gives each run's
- * device counts, as the daemon's `GET /runs` does. The built binary in child processes, on a state file of its
+ * device counts, as the daemon's `GET /runs` does. Each step's line says how long it took, as `--json`'s times
+ * tell: before, only `--json`, the API and the console had them. The built binary in child processes, on a state file of its
  * own (dist/ must be built; `npm test` builds it).
  */
 import { spawn } from 'node:child_process';
@@ -10,20 +11,11 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { BIN, fleetbook } from '../helpers/cli.js';
+import { stepLines, took } from '../helpers/step-lines.js';
 import { tempDir } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'unreached-steps');
 const IF_FALSE = '(`if` was false)';
-
-/** The step lines of a summary as `fleetbook run` and `runs show` print it: indented id, status, the rest. */
-const stepLines = (out: string) =>
-  out
-    .split('\n')
-    .filter((l) => / calls \d+/.test(l))
-    .map((l) => {
-      const m = /^(\s+\S+)\s+(\S+)\s+calls \d+(.*)$/.exec(l)!;
-      return [m[1], m[2], m[3]!.trim()];
-    });
 
 describe('fleetbook runs show: the steps a run never reached (child process)', function () {
   this.timeout(60_000);
@@ -39,20 +31,26 @@ describe('fleetbook runs show: the steps a run never reached (child process)', f
   it('a run that failed early lists the steps after its failure `unreached`, nested ones indented', async () => {
     const r = await fleetbook(['run', join(FIXTURES, 'stops-early.yaml')], env);
     expect(r.code, r.stderr).to.equal(1);
+    const runId = /^run (\S+) of/.exec(r.stdout)![1]!;
+    const s = JSON.parse((await fleetbook(['runs', 'show', runId, '--json'], env)).stdout) as RunSummary;
+    // How long each step it ran took, from its times; a step it skipped or never reached has none.
+    const of = (id: string) => took(s.steps.find((x) => x.id === id));
+    expect(
+      ['first', 'stop', 'bye'].map(of).every((t) => t !== '-'),
+      JSON.stringify(s.steps),
+    ).to.equal(true);
     const expected = [
-      ['  first', 'succeeded', ''],
-      ['  quiet', 'skipped', IF_FALSE],
-      ['  stop', 'failed', '(stopped on purpose)'],
-      ['  each', 'unreached', ''],
-      ['    inner', 'unreached', ''],
-      ['  after', 'unreached', ''],
-      ['  bye', 'succeeded', ''],
+      ['  first', 'succeeded', of('first'), ''],
+      ['  quiet', 'skipped', '-', IF_FALSE],
+      ['  stop', 'failed', of('stop'), '(stopped on purpose)'],
+      ['  each', 'unreached', '-', ''],
+      ['    inner', 'unreached', '-', ''],
+      ['  after', 'unreached', '-', ''],
+      ['  bye', 'succeeded', of('bye'), ''],
     ];
     expect(stepLines(r.stdout), 'fleetbook run').to.deep.equal(expected);
-    const runId = /^run (\S+) of/.exec(r.stdout)![1]!;
     const shown = await fleetbook(['runs', 'show', runId], env);
     expect(stepLines(shown.stdout), `runs show: ${shown.stdout}${shown.stderr}`).to.deep.equal(expected);
-    const s = JSON.parse((await fleetbook(['runs', 'show', runId, '--json'], env)).stdout) as RunSummary;
     expect(s.steps.map((x) => [x.id, x.status, x.within ?? null])).to.deep.equal([
       ['first', 'succeeded', null],
       ['quiet', 'skipped', null],
@@ -93,13 +91,15 @@ describe('fleetbook runs show: the steps a run never reached (child process)', f
     const runId = /^run (\S+) of/.exec(stdout)![1]!;
     const shown = await fleetbook(['runs', 'show', runId], env);
     expect(shown.stdout.split('\n')[0]).to.equal(`run ${runId} of held-up: cancelled`);
+    const s = JSON.parse((await fleetbook(['runs', 'show', runId, '--json'], env)).stdout) as RunSummary;
+    const of = (id: string) => took(s.steps.find((x) => x.id === id));
     const expected = [
-      ['  quiet', 'skipped', IF_FALSE],
-      ['  hold', 'cancelled', '(cancelled by signal)'],
-      ['  each', 'unreached', ''],
-      ['    inner', 'unreached', ''],
-      ['  after', 'unreached', ''],
-      ['  bye', 'succeeded', ''],
+      ['  quiet', 'skipped', '-', IF_FALSE],
+      ['  hold', 'cancelled', of('hold'), '(cancelled by signal)'],
+      ['  each', 'unreached', '-', ''],
+      ['    inner', 'unreached', '-', ''],
+      ['  after', 'unreached', '-', ''],
+      ['  bye', 'succeeded', of('bye'), ''],
     ];
     expect(stepLines(shown.stdout), `runs show: ${shown.stdout}${shown.stderr}`).to.deep.equal(expected);
     expect(stepLines(stdout), 'fleetbook run').to.deep.equal(expected);

@@ -4,7 +4,8 @@
  * request was sent) and a report step's `note` (the file it wrote and its rows), and the run page shows each in
  * the step's row (backticked names as code), as `fleetbook run` and `runs show` do. Real runs on an emulator over loopback into a real
  * SQLite store; the console's routes on a Fastify app of their own, read with `app.inject()` and in a headless
- * Chromium (test/helpers/browser.ts).
+ * Chromium (test/helpers/browser.ts). The timeline of a run under a second labels its end `+41ms` after its start:
+ * before, both labels read the same time, to the second.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,6 +96,35 @@ describe('console: a step skipped says why, a report step where it wrote', funct
       const report = await runStepRows(p, port, reportRun, 'save');
       expect(await report('save').innerText()).to.contain(note);
       console.log(`    screenshot: ${await screenshot(p, '20-report-note')}`);
+    } finally {
+      await browser?.close();
+    }
+  });
+
+  it('the timeline of a run under a second labels its end by the time since its start, to the ms', async () => {
+    // The nested run's steps only log: it takes a few milliseconds, its start and end the same second.
+    const res = await console_.app.inject({ method: 'GET', url: `/console/api/runs/${nestedRun}` });
+    const { run } = res.json() as { run: { startedAt: string; endedAt: string; steps: StepSummary[] } };
+    const starts = [run.startedAt, ...run.steps.flatMap((s) => s.startedAt ?? [])].map(Date.parse);
+    const ends = [run.endedAt, ...run.steps.flatMap((s) => s.endedAt ?? [])].map(Date.parse);
+    const [start, end] = [Math.min(...starts), Math.max(...ends)];
+    expect(end - start, JSON.stringify(run)).to.be.below(1000);
+    const { port } = console_.app.server.address() as AddressInfo;
+    let browser: Browser | undefined;
+    try {
+      browser = await launchBrowser();
+      const p = await browser.newPage();
+      await runStepRows(p, port, nestedRun, 'each');
+      const axis = p.locator('.timeline-axis time');
+      expect(await axis.count()).to.equal(2);
+      // The start as a time of day; the end as how long after it, its own time in its title.
+      expect(await axis.nth(0).getAttribute('datetime')).to.equal(new Date(start).toISOString());
+      expect([await axis.nth(1).innerText(), await axis.nth(1).getAttribute('datetime')]).to.deep.equal([
+        `+${end - start}ms`,
+        new Date(end).toISOString(),
+      ]);
+      expect(await axis.nth(0).innerText()).to.not.equal(await axis.nth(1).innerText());
+      console.log(`    screenshot: ${await screenshot(p, '20-short-run-timeline')}`);
     } finally {
       await browser?.close();
     }

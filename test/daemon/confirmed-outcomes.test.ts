@@ -215,7 +215,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     expect(by.callback + by.requestStatus + by.stateRead, JSON.stringify(by)).to.equal(3);
     const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
     expect(shown.stdout).to.match(
-      /suspend +succeeded +calls \d+ devices 3: 3 succeeded, 0 failed, 0 skipped \(confirmed by callback [23], request status [01], state read [01]\)/,
+      /suspend +succeeded +[\dhms ]+ calls \d+ devices 3: 3 succeeded, 0 failed, 0 skipped \(confirmed by callback [23], request status [01], state read [01]\)/,
     );
   });
 
@@ -271,7 +271,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend') as { calls?: number };
     expect(step.calls, 'the summary').to.equal(made);
     const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
-    expect(shown.stdout).to.match(new RegExp(`suspend +succeeded +calls ${made} devices`));
+    expect(shown.stdout).to.match(new RegExp(`suspend +succeeded +[\\dhms ]+ calls ${made} devices`));
   });
 
   it('a run cancelled while it waits for the carrier: the messages that come afterwards are recorded', async () => {
@@ -335,7 +335,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     expect(step.devices).to.include({ succeeded: 3, failed: 6, unconfirmed: 0 });
     const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
     expect(shown.stdout).to.match(
-      /suspend +succeeded +calls \d+ devices 9: 3 succeeded, 6 failed, 0 skipped \(confirmed by callback 0, request status 0, state read 0, callback after the run ended 9\)/,
+      /suspend +succeeded +[\dhms ]+ calls \d+ devices 9: 3 succeeded, 6 failed, 0 skipped \(confirmed by callback 0, request status 0, state read 0, callback after the run ended 9\)/,
     );
   });
 });

@@ -13,6 +13,7 @@ import type { Emulator } from '../../src/emulator/index.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { until } from '../helpers/browser.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { DURATION, stepLines, took } from '../helpers/step-lines.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { emulator, tempDir } from '../runner/helpers.js';
 
@@ -21,16 +22,6 @@ const TOKEN = 'live-steps-daemon-token';
 
 type Json = Record<string, unknown>;
 type Shown = Json & { steps?: RunSummary['steps'] };
-
-/** The step lines of `runs show`: indented id, status, the rest. */
-const stepLines = (out: string) =>
-  out
-    .split('\n')
-    .filter((l) => / calls \d+/.test(l))
-    .map((l) => {
-      const m = /^(\s+\S+)\s+(\S+)\s+calls \d+(.*)$/.exec(l)!;
-      return [m[1], m[2], m[3]!.trim()];
-    });
 
 const table = (s: Shown) => (s.steps ?? []).map((x) => [x.id, x.status, x.within ?? null]);
 
@@ -122,15 +113,20 @@ describe('a run in progress shows its steps (child process)', function () {
     expect((json as Shown).steps, 'runs show --json').to.deep.equal(api.steps);
     const text = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
     expect(text.stdout.split('\n')[0]).to.equal(`run ${runId} of goes-on: running`);
-    expect(stepLines(text.stdout), `runs show: ${text.stdout}${text.stderr}`).to.deep.equal([
-      ['  first', 'succeeded', ''],
-      ['  quiet', 'skipped', '(`if` was false)'],
-      ['  each', 'succeeded', ''],
-      ['    inner', 'succeeded', ''],
-      ['  hold', 'running', ''],
-      ['  after', 'pending', ''],
-      ['  bye', 'pending', ''],
+    // Each step it ended says how long it took; the one it is in, how long so far and since when.
+    const lines = stepLines(text.stdout);
+    const hold = step(api, 'hold');
+    expect(lines, `runs show: ${text.stdout}${text.stderr}`).to.deep.equal([
+      ['  first', 'succeeded', took(step(api, 'first')), ''],
+      ['  quiet', 'skipped', '-', '(`if` was false)'],
+      ['  each', 'succeeded', took(step(api, 'each')), ''],
+      ['    inner', 'succeeded', '-', ''],
+      ['  hold', 'running', lines[4]![2]!, `(since ${hold.startedAt})`],
+      ['  after', 'pending', '-', ''],
+      ['  bye', 'pending', '-', ''],
     ]);
+    expect(lines[4]![2], text.stdout).to.match(DURATION);
+    expect(took(step(api, 'first'))).to.match(DURATION);
   });
 
   it('a loop under way is `running`, with the steps its iterations reached; those after it `pending`', async () => {

@@ -1,6 +1,6 @@
 /**
  * The secrets a resumed run still needs (runner/resume-secrets.ts), from its playbook and its checkpoints: what
- * it evaluates again of the steps it finished (their `if`, a `set`, the rescue steps of one that failed), the
+ * it evaluates again of the steps it finished (a `set`, the rescue steps of one that failed; not their `if`), the
  * steps it has not finished, its `finally`, its `vars`. A secret only finished steps read is not needed: before,
  * the daemon refused to start over it, and the runner failed the resumed run.
  */
@@ -37,12 +37,16 @@ describe('runner: the secrets a resumed run still reads', () => {
     expect(still(twoSteps, { first: failed })).to.deep.equal(['B']);
   });
 
-  it("a finished step's `if` and a finished `set` are evaluated again", () => {
+  it('a finished `set` is evaluated again; the `if` of a step with a checkpoint is not', () => {
     const steps =
       log('first', 'x', "    if: ${{ secrets.A == 'on' }}\n") +
       '  - id: remember\n    set: { token: "${{ secrets.B }}" }\n' +
       log('last', 'done');
-    expect(still(steps, { first: done, remember: done, last: done })).to.deep.equal(['A', 'B']);
+    // Finished, or in flight: it began, its `if` held, and it stays as its checkpoint says.
+    expect(still(steps, { first: done, remember: done, last: done })).to.deep.equal(['B']);
+    expect(still(steps, { first: { status: 'sending', since: 0 } })).to.deep.equal(['B']);
+    // Not begun: its `if` is evaluated.
+    expect(still(steps, {})).to.deep.equal(['A', 'B']);
   });
 
   it("the rescue steps of a failed step run again; a succeeded step's do not", () => {

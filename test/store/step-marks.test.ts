@@ -234,6 +234,28 @@ steps:
     ]);
   });
 
+  it('a loop that ended while the run goes on: its steps as the iterations ended them, with their final counts', async () => {
+    const NO_DEVICES = 'no devices: `devices` is an empty list, nothing was sent';
+    const steps = await shown((store) => {
+      store.saveStep('r', 'first', { status: 'succeeded', startedAt: at(1), endedAt: at(2) });
+      store.saveStep('r', 'quiet', { status: 'skipped', reason: '`if` was false' });
+      store.saveStep('r', 'each', { status: 'succeeded', startedAt: at(2), endedAt: at(4) });
+      // The first iteration began `note` and acted; the second was given no devices.
+      store.saveStep('r', 'each[0]/note', { status: 'succeeded', calls: 2, startedAt: at(2) });
+      store.saveStep('r', 'each[0]/never', { status: 'skipped', reason: '`if` was false' });
+      store.saveStep('r', 'each[1]/note', { status: 'skipped', reason: NO_DEVICES, calls: 0 });
+      store.saveStep('r', 'listing', { status: 'running', startedAt: at(4) });
+    });
+    expect(steps.map((s) => [s.id, s.status, s.calls, s.reason ?? null])).to.deep.equal([
+      ['first', 'succeeded', 0, null],
+      ['quiet', 'skipped', 0, '`if` was false'],
+      ['each', 'succeeded', 0, null],
+      ['note', 'succeeded', 2, null],
+      ['never', 'skipped', 0, '`if` was false'],
+      ['listing', 'running', 0, null],
+    ]);
+  });
+
   it('inside a loop under way: a step skipped in every iteration so far skipped, one begun running since its first start', async () => {
     const steps = await shown((store) => {
       store.saveStep('r', 'first', { status: 'succeeded', startedAt: at(1), endedAt: at(2) });
