@@ -7,8 +7,9 @@
  * store of the service (the embedded emulator, `fleetbook test`) keeps it in memory (MemoryLoginCounts).
  *
  * Each login is counted as it is sent, a row of its own, and what it came to settles its row: a login that
- * succeeded removes the rows of the logins sent before it that ended (and of those whose process went without
- * settling them, past SENDING_LAPSE_MS), one the service did not act on (429, 503, never sent) removes its own,
+ * succeeded removes the rows of the logins sent before it that ended, and of those whose process went without
+ * settling them (at once for a process of this host known gone, store/lease.ts's knownDead; else past
+ * SENDING_LAPSE_MS), one the service did not act on (429, 503, never sent) removes its own,
  * and one refused or whose answer was lost stays counted. A row still `sending` counts too: whatever it comes to,
  * it may be a failure, and a process killed while it was in flight never settles it.
  */

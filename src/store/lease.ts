@@ -36,8 +36,11 @@ export const BOOT = (() => {
   }
 })();
 
-/** This process, as knownDead compares another owner to it. */
-const HERE = { pid: process.pid, host: hostname(), boot: BOOT };
+/** A process, as knownDead tells whether it is gone: its pid, on a host, in a boot and pid namespace. */
+export type Process = Pick<OwnerInfo, 'pid' | 'host' | 'boot'>;
+
+/** This process, as knownDead compares another to it. */
+export const HERE: Process = { pid: process.pid, host: hostname(), boot: BOOT };
 
 export class Lease {
   readonly id = randomUUID();
@@ -238,7 +241,7 @@ export function ownerText(o: Owner): string {
  * gone: no such process, or a zombie (it has exited; its parent has not reaped it yet). `me` is this process
  * (HERE), given as data to the tests.
  */
-export function knownDead(other: Owner, me: Pick<OwnerInfo, 'pid' | 'host' | 'boot'>): boolean {
+export function knownDead(other: Process, me: Process): boolean {
   if (other.host !== me.host || other.boot !== me.boot || !me.boot || other.pid === me.pid) return false;
   try {
     process.kill(other.pid, 0);

@@ -11,6 +11,7 @@ import {
   type LoginSettlement,
   type LoginUser,
 } from '../api/login-count.js';
+import { HERE, knownDead, type Process } from './lease.js';
 
 /** The logins' table: a migration of the SQLite store. */
 export const SQLITE_LOGINS_MIGRATION = `CREATE TABLE session_logins (
@@ -20,7 +21,10 @@ export const SQLITE_LOGINS_MIGRATION = `CREATE TABLE session_logins (
      id TEXT NOT NULL UNIQUE,
      sent_at INTEGER NOT NULL,
      state TEXT NOT NULL,
-     error TEXT
+     error TEXT,
+     pid INTEGER NOT NULL,
+     host TEXT NOT NULL,
+     boot TEXT NOT NULL
    );
    CREATE INDEX session_logins_by_user ON session_logins (service, username, seq);`;
 
@@ -64,8 +68,9 @@ export function sqliteLogins(
       ).all(user.service, user.username) as Row[];
       if (counted.length >= limit) return counted.map(countedLogin);
       sql(
-        `INSERT INTO session_logins (service, username, id, sent_at, state) VALUES (?, ?, ?, ?, 'sending')`,
-      ).run(user.service, user.username, id, now);
+        `INSERT INTO session_logins (service, username, id, sent_at, state, pid, host, boot)
+         VALUES (?, ?, ?, ?, 'sending', ?, ?, ?)`,
+      ).run(user.service, user.username, id, now, HERE.pid, HERE.host, HERE.boot);
       await durable();
       return undefined;
     },
@@ -74,17 +79,25 @@ export function sqliteLogins(
       if (outcome === 'succeeded') {
         const own = sql('SELECT sent_at FROM session_logins WHERE id = ?').get(id) as
           { sent_at: number } | undefined;
+        const before = own?.sent_at ?? now;
         sql(
           `DELETE FROM session_logins WHERE service = ? AND username = ?
              AND (id = ? OR (sent_at <= ? AND (state <> 'sending' OR sent_at < ?)))`,
-        ).run(user.service, user.username, id, own?.sent_at ?? now, now - SENDING_LAPSE_MS);
+        ).run(user.service, user.username, id, before, now - SENDING_LAPSE_MS);
+        const sending = sql(
+          `SELECT id, pid, host, boot FROM session_logins
+           WHERE service = ? AND username = ? AND state = 'sending' AND sent_at <= ?`,
+        ).all(user.service, user.username, before) as ({ id: string } & Process)[];
+        for (const r of sending)
+          if (knownDead(r, HERE)) sql('DELETE FROM session_logins WHERE id = ?').run(r.id);
       } else if (outcome === 'not-acted') sql('DELETE FROM session_logins WHERE id = ?').run(id);
       else
         // Forgotten meanwhile (`fleetbook logins clear`): it failed after, and counts again.
         sql(
-          `INSERT INTO session_logins (service, username, id, sent_at, state, error) VALUES (?, ?, ?, ?, ?, ?)
+          `INSERT INTO session_logins (service, username, id, sent_at, state, error, pid, host, boot)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET state = excluded.state, error = excluded.error`,
-        ).run(user.service, user.username, id, now, outcome, error ?? null);
+        ).run(user.service, user.username, id, now, outcome, error ?? null, HERE.pid, HERE.host, HERE.boot);
       await durable();
     },
     async list() {

@@ -7,11 +7,14 @@
  * logins clear USER` forgets it. The built binary, several processes on one state file, against an emulator over
  * loopback that models the lockout, its `resetNext` fault losing the answers of the logins.
  */
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { readState } from '../helpers/daemon.js';
 import { calls, control, setFaults, tempDir } from '../runner/helpers.js';
 
 /** One listing, with no `retry:`: each run sends one login (and its attempts while its answers are lost). */
@@ -141,4 +144,50 @@ describe('logins that may have failed, counted across processes on one state fil
     expect((await run()).code).to.equal(0);
     expect(await locked()).to.equal(false);
   });
+
+  it('a process killed with its login in flight: the next login that succeeds ends its doubt', async () => {
+    // Each round a `fleetbook run` is killed while its login waits for its answer (a daemon killed and
+    // restarted by its supervisor), then a run logs in and succeeds. Its login, sent after the dead process's,
+    // reached the service after it, if that one reached it at all: the service's count started again.
+    for (let round = 0; round < 4; round++) {
+      await setFaults(emu, { latencyMs: 1500 });
+      const had = sending();
+      const child = spawn(
+        process.execPath,
+        [BIN, 'run', file, '--input', `account=${emu.defaults.accounts[0]!}`],
+        {
+          env: { PATH: process.env.PATH ?? '', ...env() },
+          stdio: 'ignore',
+        },
+      );
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      try {
+        for (let i = 0; sending() <= had; i++) {
+          expect(i, 'the killed run sends its login').to.be.lessThan(200);
+          await sleep(50);
+        }
+      } finally {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      await setFaults(emu, {});
+      const next = await run();
+      expect([round, next.code, next.stderr.match(/not sending another session login.*/)?.[0]]).to.deep.equal(
+        [round, 0, undefined],
+      );
+    }
+    const shown = await fleetbook(['logins'], { FLEETBOOK_STATE: state });
+    expect(shown.stdout, shown.stdout).to.match(/^no session logins counted/);
+  });
+
+  /** The logins counted and not answered yet in the state file. */
+  function sending(): number {
+    if (!existsSync(state)) return 0;
+    return readState(state, (db) => {
+      if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'session_logins'").get()) return 0;
+      return (
+        db.prepare("SELECT count(*) AS n FROM session_logins WHERE state = 'sending'").get() as { n: number }
+      ).n;
+    });
+  }
 });

@@ -3,6 +3,7 @@
  * (a daemon, a cron'd `fleetbook run`, replicas) reads one count per service and user: five consecutive failed
  * logins lock the user, whichever process sent them. Two stores on the same data stand for two processes.
  */
+import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import type { LoginUser } from '../../src/api/login-count.js';
 import { forEachBackend } from './backends.js';
@@ -51,6 +52,23 @@ forEachBackend('session logins counted across processes', (b) => {
     expect((await other.logins.list()).map((r) => r.id)).to.deep.equal(['after']);
     await other.logins.settle(ADMIN, 'after', 'lost', T + 40, 'other side closed');
     expect((await a.logins.list()).map((r) => [r.id, r.state])).to.deep.equal([['after', 'lost']]);
+  });
+
+  it('a login that succeeds clears one sent before it whose process went without its answer', async () => {
+    const a = await b.open();
+    for (const [id, at] of [
+      ['killed', T],
+      ['waiting', T + 5],
+      ['mine', T + 10],
+    ] as const)
+      expect(await a.logins.claim(ADMIN, id, at, 4)).to.equal(undefined);
+    // `killed` was sent by a process of this host that is gone (a daemon killed with its login in flight):
+    // whatever it came to, it reached the service before `mine`, sent after it, or never.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    await b.query(a, `UPDATE session_logins SET pid = ${gone} WHERE id = 'killed' RETURNING id`);
+    await a.logins.settle(ADMIN, 'mine', 'succeeded', T + 30);
+    // `waiting`'s process is alive (this one): its answer may still be a refusal the service counts after.
+    expect((await a.logins.list()).map((r) => [r.id, r.state])).to.deep.equal([['waiting', 'sending']]);
   });
 
   it('a login the service did not act on leaves the count as it was; clear forgets a user', async () => {

@@ -12,6 +12,7 @@ import {
   type LoginSettlement,
   type LoginUser,
 } from '../../api/login-count.js';
+import { HERE, knownDead, type Process } from '../lease.js';
 import { transaction } from './pool.js';
 
 /** The logins' table: a migration of the PostgreSQL store. */
@@ -22,7 +23,10 @@ export const POSTGRES_LOGINS_MIGRATION = `CREATE TABLE session_logins (
      id text COLLATE "C" NOT NULL UNIQUE,
      sent_at bigint NOT NULL,
      state text NOT NULL,
-     error text
+     error text,
+     pid integer NOT NULL,
+     host text NOT NULL,
+     boot text NOT NULL
    );
    CREATE INDEX session_logins_by_user ON session_logins (service, username, seq);`;
 
@@ -69,8 +73,9 @@ export class PostgresLogins implements LoginCounts {
       });
       if (rows.length >= limit) return (rows as Row[]).map(countedLogin);
       await query({
-        text: `INSERT INTO session_logins (service, username, id, sent_at, state) VALUES ($1, $2, $3, $4, 'sending')`,
-        values: [...who, id, now],
+        text: `INSERT INTO session_logins (service, username, id, sent_at, state, pid, host, boot)
+               VALUES ($1, $2, $3, $4, 'sending', $5, $6, $7)`,
+        values: [...who, id, now, HERE.pid, HERE.host, HERE.boot],
       });
       return undefined;
     });
@@ -84,20 +89,33 @@ export class PostgresLogins implements LoginCounts {
     error?: string,
   ): Promise<void> {
     const who = [user.service, user.username];
-    if (outcome === 'succeeded')
-      await this.pool.query(
-        `DELETE FROM session_logins WHERE service = $1 AND username = $2 AND (id = $3 OR (
-           sent_at <= coalesce((SELECT sent_at FROM session_logins WHERE id = $3), $4)
-           AND (state <> 'sending' OR sent_at < $5)))`,
-        [...who, id, now, now - SENDING_LAPSE_MS],
+    if (outcome === 'succeeded') {
+      // Those sent before it that ended, whose sender went without settling them (knownDead), or long ago.
+      const own = await this.pool.query<{ sent_at: string }>(
+        'SELECT sent_at FROM session_logins WHERE id = $1',
+        [id],
       );
-    else if (outcome === 'not-acted') await this.pool.query('DELETE FROM session_logins WHERE id = $1', [id]);
+      const before = Number(own.rows[0]?.sent_at ?? now);
+      const sending = await this.pool.query<{ id: string } & Process>(
+        `SELECT id, pid, host, boot FROM session_logins
+         WHERE service = $1 AND username = $2 AND state = 'sending' AND sent_at <= $3`,
+        [...who, before],
+      );
+      const gone = sending.rows.filter((r) => knownDead(r, HERE)).map((r) => r.id);
+      await this.pool.query(
+        `DELETE FROM session_logins WHERE service = $1 AND username = $2 AND (id = $3 OR id = ANY($6) OR (
+           sent_at <= $4 AND (state <> 'sending' OR sent_at < $5)))`,
+        [...who, id, before, now - SENDING_LAPSE_MS, gone],
+      );
+    } else if (outcome === 'not-acted')
+      await this.pool.query('DELETE FROM session_logins WHERE id = $1', [id]);
     else
       // Forgotten meanwhile (`fleetbook logins clear`): it failed after, and counts again.
       await this.pool.query(
-        `INSERT INTO session_logins (service, username, id, sent_at, state, error) VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO session_logins (service, username, id, sent_at, state, error, pid, host, boot)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (id) DO UPDATE SET state = excluded.state, error = excluded.error`,
-        [...who, id, now, outcome, error ?? null],
+        [...who, id, now, outcome, error ?? null, HERE.pid, HERE.host, HERE.boot],
       );
   }
 
