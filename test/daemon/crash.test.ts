@@ -259,9 +259,10 @@ describe('daemon: killed with SIGKILL and started again', function () {
     expect(status.inboxBacklog, 'callbacks left in the inbox').to.be.greaterThan(0);
     await kill(d);
 
-    // Started again, not holding: the queued runs resume, and then the inbox must drain by itself.
+    // Started again: the held run waits out its hold (a wait begun goes on), the queued runs resume after it,
+    // and then the inbox must drain by itself.
     d = await start(file);
-    await settle(d, 30_000, `backlog, seed ${seed}`);
+    await settle(d, 60_000, `backlog, seed ${seed}`);
     expect(await kill(d, 'SIGTERM'), 'a clean stop').to.equal('0');
     expect(s.acked.size).to.equal(1400);
     expectEachCallbackOnce(file, s, `backlog, seed ${seed}`);
