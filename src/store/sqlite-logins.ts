@@ -6,11 +6,11 @@
 import type Database from 'better-sqlite3';
 import {
   SENDING_LAPSE_MS,
-  type CountedLogin,
   type LoginCounts,
   type LoginSettlement,
   type LoginUser,
 } from '../api/login-count.js';
+import { countedLogin, LOGIN_COLUMNS as COLUMNS, type LoginRow as Row } from './login-rows.js';
 import { HERE, knownDead, type Process } from './lease.js';
 
 /** The logins' table: a migration of the SQLite store. */
@@ -27,28 +27,6 @@ export const SQLITE_LOGINS_MIGRATION = `CREATE TABLE session_logins (
      boot TEXT NOT NULL
    );
    CREATE INDEX session_logins_by_user ON session_logins (service, username, seq);`;
-
-interface Row {
-  service: string;
-  username: string;
-  id: string;
-  sent_at: number;
-  state: CountedLogin['state'];
-  error: string | null;
-}
-
-const COLUMNS = 'service, username, id, sent_at, state, error';
-
-export function countedLogin(r: Row): CountedLogin {
-  return {
-    service: r.service,
-    username: r.username,
-    id: r.id,
-    sentAt: Number(r.sent_at),
-    state: r.state,
-    ...(r.error !== null ? { error: r.error } : {}),
-  };
-}
 
 /**
  * The store's count: `write` opens (or joins) the turn's transaction, whose write lock makes a claim's read and

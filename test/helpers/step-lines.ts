@@ -3,6 +3,7 @@
  * formatSummary), taken apart for the tests: the indented id, the status, the time (how long the step took, so far
  * for the one in progress; `-` for a step with no times) and what follows its calls.
  */
+import { formatDuration } from '../../src/cli/runs.js';
 import type { StepSummary } from '../../src/store/store.js';
 
 export const stepLines = (out: string): string[][] =>
@@ -21,20 +22,7 @@ export const stepLines = (out: string): string[][] =>
  */
 export function took(s: Pick<StepSummary, 'startedAt' | 'endedAt'> | undefined): string {
   if (!s?.startedAt || !s.endedAt) return '-';
-  const ms = Date.parse(s.endedAt) - Date.parse(s.startedAt);
-  if (ms < 1000) return `${ms}ms`;
-  const t = Math.floor(ms / 1000);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  const [d, h, m, sec] = [
-    Math.floor(t / 86400),
-    Math.floor((t % 86400) / 3600),
-    Math.floor((t % 3600) / 60),
-    t % 60,
-  ];
-  if (d) return `${d}d ${pad(h)}h ${pad(m)}m`;
-  if (h) return `${h}h ${pad(m)}m ${pad(sec)}s`;
-  if (m) return `${m}m ${pad(sec)}s`;
-  return `${sec}s`;
+  return formatDuration(Date.parse(s.endedAt) - Date.parse(s.startedAt));
 }
 
 /** A duration as a step's line says it (took), for one whose length the test does not know: one in progress. */

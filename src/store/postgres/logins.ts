@@ -12,6 +12,7 @@ import {
   type LoginSettlement,
   type LoginUser,
 } from '../../api/login-count.js';
+import { countedLogin, LOGIN_COLUMNS as COLUMNS, type LoginRow as Row } from '../login-rows.js';
 import { HERE, knownDead, type Process } from '../lease.js';
 import { transaction } from './pool.js';
 
@@ -32,28 +33,6 @@ export const POSTGRES_LOGINS_MIGRATION = `CREATE TABLE session_logins (
 
 /** The first key of the advisory locks of the users whose logins are claimed (the second: a hash of the user). */
 const LOGIN_LOCKS = 0x666c69;
-
-interface Row {
-  service: string;
-  username: string;
-  id: string;
-  sent_at: string;
-  state: CountedLogin['state'];
-  error: string | null;
-}
-
-const COLUMNS = 'service, username, id, sent_at, state, error';
-
-function countedLogin(r: Row): CountedLogin {
-  return {
-    service: r.service,
-    username: r.username,
-    id: r.id,
-    sentAt: Number(r.sent_at),
-    state: r.state,
-    ...(r.error !== null ? { error: r.error } : {}),
-  };
-}
 
 export class PostgresLogins implements LoginCounts {
   readonly shared = true;
