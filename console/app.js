@@ -1,4 +1,4 @@
-/* global document, location, history, window, requestAnimationFrame, URLSearchParams */
+/* global document, location, history, window, requestAnimationFrame, URLSearchParams, setInterval, clearInterval */
 /**
  * The console's shell: hash routing, the page title, the current nav link, focus on navigation, and the
  * sign-in form that stands in for any page once the daemon answers 401, and again after a reload while an action
@@ -7,7 +7,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, onUnauthorized, signIn } from './api.js';
-import { html, Heading } from './ui.js';
+import { html, Heading, withCode } from './ui.js';
 import { shortId } from './format.js';
 import { SignIn } from './signin.js';
 import { drop, pending, signInReason } from './pending.js';
@@ -63,6 +63,37 @@ function resolve(hash) {
     default:
       return { path, section: '', title: 'Page not found', view: html`<${NotFound} />` };
   }
+}
+
+/** How often the banner asks the daemon whether it still sends session logins. */
+const STATE_EVERY_MS = 10_000;
+
+/**
+ * A banner above every page while the daemon sends no session login (`loginsStopped` of the overview): every run
+ * that needs the service fails until the operator acts, and the daemon says so otherwise only in its log and
+ * `/status`. Asked again at each page and every few seconds; gone once the daemon logs in again.
+ */
+function DaemonBanner() {
+  const [stopped, setStopped] = useState(/** @type {string | null} */ (null));
+  useEffect(() => {
+    let live = true;
+    const read = () =>
+      api('/overview')
+        .then((o) => live && setStopped(o?.loginsStopped ?? null))
+        .catch(() => undefined);
+    read();
+    const timer = setInterval(read, STATE_EVERY_MS);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, []);
+  if (!stopped) return null;
+  const why = withCode(stopped);
+  return html`<div class="alert" role="alert">
+    <strong>Session logins stopped.</strong>${' '}Runs that call the service fail until the daemon logs in
+    again:${' '}${why}
+  </div>`;
 }
 
 function NotFound() {
@@ -168,7 +199,8 @@ function App({ signInError, waiting }) {
         })
       }
     />`;
-  return html`<div class="page" key=${`${route.path}|${generation}`}>${route.view}</div>`;
+  return html`<${DaemonBanner} key=${`banner|${route.path}|${generation}`} />
+    <div class="page" key=${`${route.path}|${generation}`}>${route.view}</div>`;
 }
 
 /**

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { isAbsolute, join, posix, relative, sep } from 'node:path';
+import { basename, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { makeDirs } from '../util/files.js';
 import { RefusedError, REPORTS_DIR_SETTING, reportPathProblem } from './policy.js';
 
@@ -33,16 +33,18 @@ function code(e: unknown): string | undefined {
 }
 
 /**
- * Opens a temporary file to write `path` in, relative to `reportsDir` (absolute), and makes the directories it
- * needs; `file` is where it goes once written.
+ * Where `path`, relative to `reportsDir` (absolute), is written: the file, and the directory it is in.
  * Refused (a RefusedError naming the path and the directory): an absolute path, one that climbs with `..`, a
  * directory on the way that is a symbolic link to somewhere outside the reports directory, and a symbolic
  * link at the file's own name. The reports directory itself may be a link: the directory it leads to counts.
+ * With `create`, the directories it needs are made; without (a dry run's check), nothing is, and a directory
+ * not there yet ends the walk: what would be made below it cannot be a link.
  */
-export async function openReport(
+async function reportPlace(
   reportsDir: string,
   path: string,
-): Promise<{ file: string; temp: string; handle: FileHandle }> {
+  create: boolean,
+): Promise<{ file: string; dir: string } | undefined> {
   const shown = JSON.stringify(path);
   const refuse = (why: string) =>
     new RefusedError(
@@ -52,7 +54,8 @@ export async function openReport(
     );
   const problem = reportPathProblem(path);
   if (problem) throw refuse(problem);
-  makeDirs(reportsDir);
+  if (create) makeDirs(reportsDir);
+  else if (!(await lstat(reportsDir).catch(() => undefined))) return undefined;
   const root = await realpath(reportsDir);
   const parts = posix
     .normalize(path)
@@ -66,6 +69,7 @@ export async function openReport(
       if (code(e) === 'ENOENT') return undefined;
       throw e;
     });
+    if (!st && !create) return undefined;
     if (!st) {
       await mkdir(next).catch((e: unknown) => {
         if (code(e) !== 'EEXIST') throw e;
@@ -90,6 +94,27 @@ export async function openReport(
   });
   if (existing?.isSymbolicLink())
     throw refuse(`path ${shown} is a symbolic link (${file}): a report is never written through one`);
+  return { file, dir };
+}
+
+/**
+ * A dry run's check of a report it plans: refused as openReport refuses it, with the same error, and nothing
+ * is made, neither the file nor a directory.
+ */
+export async function checkReportPath(reportsDir: string, path: string): Promise<void> {
+  await reportPlace(reportsDir, path, false);
+}
+
+/**
+ * Opens a temporary file to write `path` in, relative to `reportsDir` (absolute), and makes the directories it
+ * needs; `file` is where it goes once written. Refused as reportPlace says.
+ */
+export async function openReport(
+  reportsDir: string,
+  path: string,
+): Promise<{ file: string; temp: string; handle: FileHandle }> {
+  const { file, dir } = (await reportPlace(reportsDir, path, true)) as { file: string; dir: string };
+  const name = basename(file);
   await removeLeftovers(dir, name);
   const temp = join(dir, `.${name}.${process.pid}@${hostname()}.${randomUUID().slice(0, 8)}.partial`);
   return { file, temp, handle: await open(temp, FLAGS, 0o666) };

@@ -34,6 +34,11 @@ export interface WebhookPolicy {
   refusal(address: string): string | undefined;
   /** The dispatcher whose connections are judged as they are made. */
   dispatcher(): Dispatcher;
+  /**
+   * The DNS lookup those connections make, judged: a name not allowed by name, any of whose addresses is
+   * refused, fails with a RefusedError. A dry run asks it, and connects to nothing.
+   */
+  readonly lookup: LookupFunction;
   /** Why a URL may not be sent to whatever its address (a playbook test's own receivers only), if it may not. */
   confine?: (url: URL) => string | undefined;
   /** True on the embedded emulator unless FLEETBOOK_EMULATOR_WEBHOOKS=send: nothing is sent, anywhere. */
@@ -121,13 +126,14 @@ export function compileWebhookPolicy(
     return RANGE_WORDS[range] ?? `a non-public address (${range})`;
   };
   const base = o.lookup ?? (dnsLookup as unknown as LookupFunction);
+  const lookup = guardedLookup(base, allowsHost, refusal);
   let agent: Agent | undefined;
   return Object.freeze({
     allow: Object.freeze([...allow]),
     allowsHost,
     refusal,
-    dispatcher: () =>
-      (agent ??= new Agent({ connect: { lookup: guardedLookup(base, allowsHost, refusal) } })),
+    dispatcher: () => (agent ??= new Agent({ connect: { lookup } })),
+    lookup,
     ...(o.confine ? { confine: o.confine } : {}),
     heldBack: o.heldBack ?? false,
   });
@@ -204,12 +210,11 @@ export interface WebhookInput {
   body?: unknown;
 }
 
-/** Sends the webhook; an answer of 300 or more is an ApiError, so that `retry.on: [http.5xx]` applies. */
-export async function sendWebhook(
-  input: WebhookInput,
-  policy: WebhookPolicy,
-  signal?: AbortSignal,
-): Promise<{ status: number }> {
+/**
+ * What is judged of a webhook before anything leaves: its URL, its headers, the playbook test's confinement,
+ * and an address in the URL. Gives the URL and its host, bare.
+ */
+function judged(input: WebhookInput, policy: WebhookPolicy): { url: URL; host: string } {
   let url: URL;
   try {
     url = new URL(String(input.url));
@@ -221,19 +226,56 @@ export async function sendWebhook(
     throw new RefusedError(ACTION, `only http and https URLs can be called, not ${url.protocol}`);
   const confined = policy.confine?.(url);
   if (confined) throw new RefusedError(ACTION, confined);
-  const headers = input.headers ?? {};
-  for (const name of Object.keys(headers)) {
+  for (const name of Object.keys(input.headers ?? {})) {
     const problem = headerProblem(name);
     if (problem) throw new RefusedError(ACTION, problem);
   }
-  const host = bareHost(url.hostname);
+  return { url, host: bareHost(url.hostname) };
+}
+
+/** The refusal of an address in the URL, judged before anything is sent (it is connected to without a lookup). */
+function addressRefused(host: string, policy: WebhookPolicy): RefusedError | undefined {
+  const why = isIP(host) ? policy.refusal(host) : undefined;
+  return why ? refused(host, `it is ${why}`) : undefined;
+}
+
+/**
+ * A dry run's check of a webhook it plans: what the real run refuses before it sends, and the address policy
+ * (FLEETBOOK_WEBHOOK_ALLOW), with the real run's RefusedError. A name is resolved, as the real run's connection
+ * would resolve it, and every address judged; nothing is connected to. A name that does not resolve passes: the
+ * real run's connection judges it again. On the embedded emulator, where webhooks are held back, nothing is
+ * looked up (not even a DNS query about the channel leaves the machine): only an address in the URL and
+ * `localhost` are judged, as the real run with FLEETBOOK_EMULATOR_WEBHOOKS=send would judge them.
+ */
+export async function checkWebhook(input: WebhookInput, policy: WebhookPolicy): Promise<void> {
+  const { host } = judged(input, policy);
+  const now = addressRefused(host, policy);
+  if (now) throw now;
+  if (isIP(host) || policy.allowsHost(host)) return;
+  if (policy.heldBack) {
+    const why = LOCALHOST.test(host) ? policy.refusal('127.0.0.1') : undefined;
+    if (why) throw refused(host, `it resolves to 127.0.0.1, ${why}`);
+    return;
+  }
+  const error = await new Promise<unknown>((resolve) =>
+    policy.lookup(host, { all: true }, (e) => resolve(e)),
+  );
+  const refusal = refusalOf(error);
+  if (refusal) throw refusal;
+}
+
+/** Sends the webhook; an answer of 300 or more is an ApiError, so that `retry.on: [http.5xx]` applies. */
+export async function sendWebhook(
+  input: WebhookInput,
+  policy: WebhookPolicy,
+  signal?: AbortSignal,
+): Promise<{ status: number }> {
+  const { url, host } = judged(input, policy);
+  const headers = input.headers ?? {};
   // Before any lookup: on the emulator not even a DNS query about the channel leaves the machine.
   if (policy.heldBack) throw held(host, policy);
-  // An address in the URL is connected to without a lookup: judged here, before anything is sent.
-  if (isIP(host)) {
-    const why = policy.refusal(host);
-    if (why) throw refused(host, `it is ${why}`);
-  }
+  const refusal = addressRefused(host, policy);
+  if (refusal) throw refusal;
   let res: Dispatcher.ResponseData;
   try {
     res = await request(url, {

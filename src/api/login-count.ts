@@ -48,8 +48,11 @@ export interface LoginCounts {
   settle(user: LoginUser, id: string, outcome: LoginSettlement, now: number, error?: string): Promise<void>;
   /** Every login counted, by service and user name, each user's oldest first. */
   list(): Promise<CountedLogin[]>;
-  /** Forgets the logins counted as `username` (on every service): an operator's word that it may log in. */
-  clear(username: string): Promise<CountedLogin[]>;
+  /**
+   * Forgets the logins counted as `username`, on `service` only when given, else on every service: an operator's
+   * word that it may log in. Gives those forgotten, oldest first.
+   */
+  clear(username: string, service?: string): Promise<CountedLogin[]>;
 }
 
 /**
@@ -94,9 +97,11 @@ export class MemoryLoginCounts implements LoginCounts {
     return this.rows.map((r) => ({ ...r }));
   }
 
-  async clear(username: string): Promise<CountedLogin[]> {
-    const gone = this.rows.filter((r) => r.username === username);
-    this.rows = this.rows.filter((r) => r.username !== username);
+  async clear(username: string, service?: string): Promise<CountedLogin[]> {
+    const goes = (r: CountedLogin) =>
+      r.username === username && (service === undefined || r.service === service);
+    const gone = this.rows.filter(goes);
+    this.rows = this.rows.filter((r) => !goes(r));
     return gone;
   }
 }

@@ -28,16 +28,41 @@ export async function listLogins(flags: { json?: boolean }): Promise<number> {
   });
 }
 
-/** `fleetbook logins clear USER`: forgets the user's count on every service. */
-export async function clearLogins(username: string): Promise<number> {
+/**
+ * `fleetbook logins clear USER [--service URL]`: forgets the user's count on every service, or on the one named.
+ * A service the store has no count of the user for is refused (exit 2), naming those it has: a typo must not
+ * read as a count cleared.
+ */
+export async function clearLogins(username: string, flags: { service?: string } = {}): Promise<number> {
   if (username.trim() === '') {
     process.stderr.write(
       'fleetbook: the user name is empty: give the FLEETBOOK_USERNAME whose count to clear\n',
     );
     return EXIT_USAGE;
   }
+  const service = flags.service === undefined ? undefined : serviceOf(flags.service);
+  if (service === null) {
+    process.stderr.write(
+      `fleetbook: --service ${JSON.stringify(flags.service)} is not a URL: give the service's URL (FLEETBOOK_API_URL), as \`fleetbook logins\` lists it\n`,
+    );
+    return EXIT_USAGE;
+  }
   return withStore(async (store) => {
-    const gone = byUser(await store.logins.clear(username), LOGINS_IN_DOUBT);
+    if (service !== undefined) {
+      const services = [
+        ...new Set((await store.logins.list()).filter((r) => r.username === username).map((r) => r.service)),
+      ];
+      if (!services.includes(service)) {
+        process.stderr.write(
+          `fleetbook: no session logins counted for ${username} on ${service}: ` +
+            (services.length
+              ? `the store counts them on ${services.join(', ')}\n`
+              : `the store counts none for ${username}\n`),
+        );
+        return EXIT_USAGE;
+      }
+    }
+    const gone = byUser(await store.logins.clear(username, service), LOGINS_IN_DOUBT);
     if (!gone.length) process.stdout.write(`no session logins counted for ${username}: nothing to clear\n`);
     for (const u of gone)
       process.stdout.write(
@@ -46,6 +71,18 @@ export async function clearLogins(username: string): Promise<number> {
       );
     return 0;
   });
+}
+
+/** A service as the count names it: the URL's origin and path, no trailing slash (api/client.ts); null: no URL. */
+function serviceOf(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  return url.origin + url.pathname.replace(/\/+$/, '');
 }
 
 function table(users: UserLogins[]): string {

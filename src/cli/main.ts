@@ -208,7 +208,10 @@ export async function main(argv: string[]): Promise<number> {
       "Forget a user's count, once its password is right: the processes on the store log in again.",
     )
     .argument('<user>', 'the user name (FLEETBOOK_USERNAME)')
-    .action(async (user: string) => setCode(await (await import('./logins.js')).clearLogins(user)));
+    .option('--service <url>', 'only the count on this service (its FLEETBOOK_API_URL, as `logins` lists it)')
+    .action(async (user: string, flags: { service?: string }) =>
+      setCode(await (await import('./logins.js')).clearLogins(user, flags)),
+    );
   const store = program
     .command('store')
     .description('The store of FLEETBOOK_STATE: `store migrate`, `store prune`, `store compact`.');

@@ -45,6 +45,8 @@ export interface ConsoleSources {
   /** The next fire of each schedule of this daemon. */
   nextFires(): { playbook: string; next: string | undefined }[];
   runs(): { running: number; queued: number };
+  /** Why this daemon sends no session login now (`/status`'s `logins.stopped`), if it does not. */
+  loginsStopped?(): string | undefined;
   /** Cancels a run this daemon executes or holds queued; false when it holds no such run. */
   cancel(runId: string): boolean;
   /** Whether this daemon executes the run or holds it queued. */
@@ -171,15 +173,19 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
   );
 
   // ── reads ──
-  api('/overview', [], async (req) => ({
-    version: c.version,
-    store: c.store.replicas ? 'postgres' : 'sqlite',
-    readNeedsToken: !c.access.readOpen,
-    authenticated: c.access.authenticated(req),
-    playbooks: c.playbooks.size,
-    inboxBacklog: c.store.inboxBacklog(),
-    runs: c.runs(),
-  }));
+  api('/overview', [], async (req) => {
+    const loginsStopped = c.loginsStopped?.();
+    return {
+      version: c.version,
+      store: c.store.replicas ? 'postgres' : 'sqlite',
+      readNeedsToken: !c.access.readOpen,
+      authenticated: c.access.authenticated(req),
+      playbooks: c.playbooks.size,
+      inboxBacklog: c.store.inboxBacklog(),
+      runs: c.runs(),
+      ...(loginsStopped ? { loginsStopped } : {}),
+    };
+  });
 
   api('/runs', RUN_PARAMETERS, async (_req, _reply, q) => {
     const limit = integer('limit', q.limit, 1, 200, 50);

@@ -4,7 +4,7 @@
  */
 import { isAction } from '../api/catalog.js';
 import { hasEffect } from '../actions/engine.js';
-import { checkEngineInput } from '../actions/executors.js';
+import { checkEnginePlan } from '../actions/executors.js';
 import { render } from '../expressions/template.js';
 import { noDevices, skipped, type RunContext, type StepCount } from './context.js';
 import { devicesOf, idsOf } from './devices.js';
@@ -38,7 +38,7 @@ export async function usesStep(
   if (!op || !isAction(action)) {
     if (o.dryRun && hasEffect(action)) {
       // Refused as the real run refuses it, before it acts: a dry run fails where that run would.
-      checkEngineInput(action, input);
+      await checkEnginePlan(action, input, o.engine);
       return planOnly(ctx, step.id, action, 1, { groups: [], size: 0 });
     }
     return engineAction(ctx, step, plan, input, signal, count, key);

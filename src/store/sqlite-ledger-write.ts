@@ -20,6 +20,7 @@ export class LedgerWrites {
   private readonly stmt: {
     saveStep: Database.Statement;
     saveCalls: Database.Statement;
+    dropCalls: Database.Statement;
     insertEntry: Database.Statement;
   };
   /** A checkpoint and its ledger entries in one transaction: made once, as a transaction function is costly to make. */
@@ -41,6 +42,7 @@ export class LedgerWrites {
         `INSERT INTO step_calls (run_id, step_key, calls, attempts) VALUES (?, ?, ?, ?)
          ON CONFLICT (run_id, step_key) DO UPDATE SET calls = excluded.calls, attempts = excluded.attempts`,
       ),
+      dropCalls: db.prepare('DELETE FROM step_calls WHERE run_id = ? AND step_key = ?'),
       insertEntry: db.prepare(
         `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
            request_id, data_json, min_id, max_id)
@@ -56,10 +58,14 @@ export class LedgerWrites {
     );
   }
 
-  /** `saveStep` (store.ts): the checkpoint `state`, in JSON, with the ledger entries of `devices` if any. */
-  saveStep(runId: string, key: string, state: string, devices?: StepDevices): void {
+  /**
+   * `saveStep` (store.ts): the checkpoint `state`, in JSON, with the ledger entries of `devices` if any. `ends`: it
+   * ends a step that made requests (step-calls.ts endsCalls), whose counts row goes.
+   */
+  saveStep(runId: string, key: string, state: string, devices?: StepDevices, ends = false): void {
     if (devices?.groups.length) this.saveWithDevices(runId, key, state, devices);
     else this.stmt.saveStep.run(runId, key, state);
+    if (ends) this.stmt.dropCalls.run(runId, key);
   }
 
   /** `saveCalls` (store.ts): a step's counts, as a request of it leaves. */

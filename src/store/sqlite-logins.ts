@@ -83,10 +83,14 @@ export function sqliteLogins(
         sql(`SELECT ${COLUMNS} FROM session_logins ORDER BY service, username, seq`).all() as Row[]
       ).map(countedLogin);
     },
-    async clear(username: string) {
+    async clear(username: string, service?: string) {
       write();
-      const gone = sql(`DELETE FROM session_logins WHERE username = ? RETURNING ${COLUMNS}, seq`).all(
-        username,
+      const gone = (
+        service === undefined
+          ? sql(`DELETE FROM session_logins WHERE username = ? RETURNING ${COLUMNS}, seq`).all(username)
+          : sql(
+              `DELETE FROM session_logins WHERE username = ? AND service = ? RETURNING ${COLUMNS}, seq`,
+            ).all(username, service)
       ) as (Row & { seq: number })[];
       await durable();
       return gone.sort((a, b) => a.seq - b.seq).map(countedLogin);

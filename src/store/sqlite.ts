@@ -25,7 +25,7 @@ import { storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
 import { MARKS, withoutNulls } from './checkpoint-steps.js';
-import { withStepCalls, type StepCallsRow } from './step-calls.js';
+import { endsCalls, withStepCalls, type StepCallsRow } from './step-calls.js';
 import {
   ENDED,
   type MarksQuery,
@@ -104,7 +104,11 @@ export class SqliteStore implements Store {
   updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
     this.write();
     updateRun(this.sql, id, p);
-    if (p.status && ENDED.has(p.status)) this.sql('DELETE FROM step_items WHERE run_id = ?').run(id);
+    if (p.status && ENDED.has(p.status)) {
+      this.sql('DELETE FROM step_items WHERE run_id = ?').run(id);
+      // The counts of the steps that never ended (step-calls.ts): the run's summary has them now.
+      this.sql('DELETE FROM step_calls WHERE run_id = ?').run(id);
+    }
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -126,7 +130,7 @@ export class SqliteStore implements Store {
 
   saveStep(runId: string, key: string, state: unknown, devices?: StepDevices): void {
     this.write();
-    this.ledger.saveStep(runId, key, JSON.stringify(state), devices);
+    this.ledger.saveStep(runId, key, JSON.stringify(state), devices, endsCalls(state));
   }
 
   saveCalls(runId: string, key: string, calls: number, attempts: number): void {

@@ -3,7 +3,9 @@
  * apart from its checkpoint so that a request writes a few bytes, not the checkpoint again: the checkpoint of a
  * step under way can be large, and a status poll, a listing's page, leaves every few hundred milliseconds. Read
  * with the checkpoints (loadSteps, stepMarks): a run resumed after a crash counts them, and a run under way shows
- * them. The checkpoint a step ends with keeps its own counts, which a later row never replaces.
+ * them. The checkpoint a step ends with keeps its own counts, which a later row never replaces: the row goes in the
+ * same commit (endsCalls), and the rows of the steps that never ended go with the run's end. A loop of 100,000
+ * reads keeps the rows of its iterations under way, not one an iteration until the run is pruned.
  */
 
 /** A row of step_calls: the counts of the execution under `step_key` when its latest request left. */
@@ -15,6 +17,15 @@ export interface StepCallsRow {
 
 /** The statuses a step ends with: a checkpoint with one of them keeps its final counts. */
 const ENDED = new Set(['succeeded', 'failed', 'skipped', 'planned', 'cancelled']);
+
+/**
+ * Whether the checkpoint `state`, about to be written, ends a step that made requests: its counts are final, and
+ * its step_calls row (written only once a request counted, and resumed from) goes in the same commit.
+ */
+export function endsCalls(state: unknown): boolean {
+  const s = state as { status?: unknown; calls?: unknown } | null | undefined;
+  return typeof s?.status === 'string' && ENDED.has(s.status) && typeof s.calls === 'number' && s.calls > 0;
+}
 
 /**
  * `cps` (checkpoints by key, as the store keeps them) with the counts of `rows`: in the checkpoint of a step under

@@ -92,4 +92,23 @@ forEachBackend('session logins counted across processes', (b) => {
       'y1',
     ]);
   });
+
+  it('clear with a service forgets the user on that service only', async () => {
+    const a = await b.open();
+    const staging: LoginUser = { ...ADMIN, service: 'http://127.0.0.1:8080/api' };
+    for (const [user, id] of [
+      [ADMIN, 'p1'],
+      [staging, 's1'],
+      [staging, 's2'],
+      [{ ...staging, username: 'ops' }, 'o1'],
+    ] as const) {
+      await a.logins.claim(user, id, T, 4);
+      await a.logins.settle(user, id, 'refused', T + 1, 'HTTP 401');
+    }
+    const other = await b.reopen(a);
+    expect((await other.logins.clear('admin', staging.service)).map((r) => r.id)).to.deep.equal(['s1', 's2']);
+    expect((await a.logins.list()).map((r) => r.id).sort()).to.deep.equal(['o1', 'p1']);
+    expect(await other.logins.clear('admin', 'https://nowhere.example/api')).to.deep.equal([]);
+    expect((await a.logins.list()).length).to.equal(2);
+  });
 });

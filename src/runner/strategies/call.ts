@@ -6,7 +6,7 @@
  * `unconfirmed` (MALFORMED ANSWER), without it, and the step fails.
  */
 import { done } from '../context.js';
-import { answerRefusal, MALFORMED_ANSWER, withResult, type MalformedAnswer } from '../devices.js';
+import { answerRefusal, MALFORMED_ANSWER, MalformedAnswer, withResult } from '../devices.js';
 import type { StepState } from '../types.js';
 import type { ActionCall } from './index.js';
 
@@ -45,4 +45,14 @@ export function requestIdOf(
   if (typeof id !== 'string' || id === '') return {};
   const refused = answerRefusal(action, id, 'requestId', 'no request id');
   return refused ? { refused } : { requestId: id };
+}
+
+/**
+ * The refusal of a device action's 2xx answer that has no request id (none, empty, or not a text): the service
+ * took the request, and gave nothing to follow it by.
+ */
+export function withoutRequestId(action: string): MalformedAnswer {
+  return new MalformedAnswer(
+    `${action}: the service's answer is refused: it has no requestId, which a device action answers with, so the request cannot be followed; its devices' state was read instead`,
+  );
 }

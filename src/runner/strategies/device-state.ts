@@ -33,7 +33,7 @@ import {
   type KeptRequest,
   type StepState,
 } from '../types.js';
-import { requestIdOf } from './call.js';
+import { requestIdOf, withoutRequestId } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
 import { withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
@@ -150,7 +150,7 @@ async function send(
   const named = input === x.input ? x.devices.size : devicesOf(x.op, input).size;
   /** When the last attempt left, on the run's clock: an unknown outcome is watched from then. */
   let sentAt = ctx.clock.now();
-  /** An answer refused for a NUL character in its request id: the step fails with it, once it is reconciled. */
+  /** An answer refused (no request id, or one with a NUL): the step fails with it, once it is reconciled. */
   let refused: MalformedAnswer | undefined;
   for (let n = 1; ; n++) {
     try {
@@ -161,14 +161,15 @@ async function send(
       x.count.attempt();
       const { requestId, refused: malformed } = requestIdOf(x.action, output);
       if (!requestId) {
-        // An answer without a request id (or with one no store can keep) confirms nothing: the devices' state
-        // says what happened.
-        refused = malformed;
+        // An answer without a request id, or with one no store can keep, is not the `{ requestId }` a device
+        // action answers: nothing can follow the request. The devices' state says what happened; the others are
+        // unconfirmed, and the step fails with the refusal (docs/spec-decisions.md, "Asynchronous requests").
+        refused = malformed ?? withoutRequestId(x.action);
         remaining = await reconcile(x, sending, remaining, attempt, results, tally, sentAt + plan.confirmMs);
-        const why = refused ? MALFORMED_ANSWER : {};
-        results.add(withResult(remaining, { outcome: 'unconfirmed', ...why, attempts: attempt }));
-        if (refused) break;
-        return undefined;
+        results.add(
+          withResult(remaining, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts: attempt }),
+        );
+        break;
       }
       const request: AcceptedRequest = {
         requestId,

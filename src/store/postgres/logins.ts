@@ -105,10 +105,12 @@ export class PostgresLogins implements LoginCounts {
     return rows.map(countedLogin);
   }
 
-  async clear(username: string): Promise<CountedLogin[]> {
+  async clear(username: string, service?: string): Promise<CountedLogin[]> {
     const { rows } = await this.pool.query<Row & { seq: string }>(
-      `DELETE FROM session_logins WHERE username = $1 RETURNING ${COLUMNS}, seq`,
-      [username],
+      service === undefined
+        ? `DELETE FROM session_logins WHERE username = $1 RETURNING ${COLUMNS}, seq`
+        : `DELETE FROM session_logins WHERE username = $1 AND service = $2 RETURNING ${COLUMNS}, seq`,
+      service === undefined ? [username] : [username, service],
     );
     return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map(countedLogin);
   }

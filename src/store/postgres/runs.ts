@@ -18,7 +18,7 @@ import type { TurnWrites, Turns } from './turn.js';
 import { isoTime } from '../../clock.js';
 import { VERSION_REFRESH_MS } from '../retention.js';
 import { MARKS } from '../checkpoint-steps.js';
-import { withStepCalls, type StepCallsRow } from '../step-calls.js';
+import { endsCalls, withStepCalls, type StepCallsRow } from '../step-calls.js';
 
 const RUN_NAMES = `id, playbook, status, trigger_json, inputs_json, started_at, ended_at, summary_json, error,
   event_json, owner, version, dry_run`;
@@ -99,6 +99,23 @@ export function upsertCalls(calls: TurnWrites['calls']): Statement {
   };
 }
 
+/**
+ * The counts rows of a turn's steps that ended and of its runs that ended (step-calls.ts): after its counts are
+ * written, so that none of them comes back.
+ */
+export function removedCalls(t: Pick<TurnWrites, 'callsEnded' | 'runsEnded'>): Statement[] {
+  const out: Statement[] = [];
+  if (t.callsEnded.size)
+    out.push({
+      text: `DELETE FROM step_calls s USING json_to_recordset($1::json) AS d(run_id text, step_key text)
+             WHERE s.run_id = d.run_id AND s.step_key = d.step_key`,
+      values: [JSON.stringify([...t.callsEnded.values()])],
+    });
+  if (t.runsEnded.size)
+    out.push({ text: 'DELETE FROM step_calls WHERE run_id = ANY($1::text[])', values: [[...t.runsEnded]] });
+  return out;
+}
+
 export class PostgresRuns implements RunStore {
   constructor(private readonly turns: Turns) {}
 
@@ -136,8 +153,11 @@ export class PostgresRuns implements RunStore {
     if (p.summary !== undefined) patch.summary_json = json(p.summary);
     if (p.error !== undefined) patch.error = storedText(p.error);
     turn.runUpdates.set(id, patch);
-    if (p.status && ENDED.has(p.status))
+    if (p.status && ENDED.has(p.status)) {
       turn.statements.push({ text: 'DELETE FROM step_items WHERE run_id = $1', values: [storedText(id)] });
+      // The counts of the steps that never ended (step-calls.ts): the run's summary has them now.
+      turn.runsEnded.add(storedText(id));
+    }
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -200,6 +220,11 @@ export class PostgresRuns implements RunStore {
       state_json: JSON.stringify(state),
     });
     if (devices) turn.entries.push(...entryRecords(runId, devices.step, devices.groups, devices.at));
+    // A step that made requests ends: its counts row goes, once the turn's counts are written (removedCalls).
+    if (endsCalls(state)) {
+      turn.calls.delete(id);
+      turn.callsEnded.set(id, { run_id: storedText(runId), step_key: storedText(key) });
+    }
   }
 
   saveCalls(runId: string, key: string, calls: number, attempts: number): void {

@@ -36,7 +36,7 @@ import { clientConfig, describeUrl, openPool, type PostgresOptions, type Stateme
 import { PostgresRates } from './rates.js';
 import { PostgresLogins } from './logins.js';
 import { pruneEnded } from './retention.js';
-import { insertRuns, PostgresRuns, updateRuns, upsertCalls, upsertSteps } from './runs.js';
+import { insertRuns, PostgresRuns, removedCalls, updateRuns, upsertCalls, upsertSteps } from './runs.js';
 import { PostgresSchedules } from './schedules.js';
 import { Turns, type TurnWrites } from './turn.js';
 
@@ -80,6 +80,7 @@ function turnStatements(t: TurnWrites): Statement[] {
     out.push({ text: 'DELETE FROM device_locks WHERE holder = ANY($1::text[])', values: [t.unlocks] });
   if (t.steps.size) out.push(upsertSteps(t.steps));
   if (t.calls.size) out.push(upsertCalls(t.calls));
+  out.push(...removedCalls(t));
   if (t.entries.length) out.push(insertEntries(t.entries));
   return out;
 }

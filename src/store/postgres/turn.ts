@@ -42,6 +42,10 @@ export interface TurnWrites {
   readonly steps: Map<string, { run_id: string; step_key: string; state_json: string }>;
   /** Each step's latest counts of a turn (step-calls.ts), by `run\0key`. */
   readonly calls: Map<string, { run_id: string; step_key: string; calls: number; attempts: number }>;
+  /** The counts rows that go, after the turn's counts are written: of the steps that ended, by `run\0key`. */
+  readonly callsEnded: Map<string, { run_id: string; step_key: string }>;
+  /** The runs that ended: their counts rows go, after the turn's counts are written. */
+  readonly runsEnded: Set<string>;
   /** Ledger entries, in the order they were written: a later one for a device replaces an earlier one. */
   readonly entries: EntryRecord[];
   /** The device locks released, by holder. */
@@ -59,6 +63,8 @@ class Turn implements TurnWrites {
   readonly statements: Statement[] = [];
   readonly steps = new Map<string, { run_id: string; step_key: string; state_json: string }>();
   readonly calls = new Map<string, { run_id: string; step_key: string; calls: number; attempts: number }>();
+  readonly callsEnded = new Map<string, { run_id: string; step_key: string }>();
+  readonly runsEnded = new Set<string>();
   readonly entries: EntryRecord[] = [];
   readonly unlocks: string[] = [];
   readonly waiters: Waiter[] = [];
