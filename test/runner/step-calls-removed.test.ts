@@ -69,9 +69,15 @@ forEachBackend('step_calls rows of the steps that ended', (b) => {
       const summary = await runPlaybook(PB, { client, store, inputs: { account }, runId });
       expect(summary.status, summary.error).to.equal('succeeded');
       expect(await rows(b, store, runId), 'rows once the run ended').to.equal(0);
-      // The calls sent before the stop count too, read from the iterations' checkpoints and the rows kept.
+      // The calls sent before the stop count too, read from the iterations' checkpoints and the rows kept. The
+      // stop may cut the read under way as its connection writes it: counted as sent, it may never reach the
+      // service's handler, so the count is what the service received, or one more.
       const usage = summary.steps.find((s) => s.id === 'usage')!;
-      expect(usage.calls, 'the reads the service received').to.equal(await received('devices.usage'));
+      const got = await received('devices.usage');
+      expect(
+        usage.calls - got,
+        `the reads counted (${usage.calls}) less those received (${got})`,
+      ).to.be.oneOf([0, 1]);
       expect(usage.calls).to.be.at.least(DEVICES);
       const listing = summary.steps.find((s) => s.id === 'devices')!;
       expect(listing.calls).to.equal(await received('devices.list'));
