@@ -9,67 +9,21 @@
  * The real emulator does the work; a proxy in front of it rewrites its answer (test/helpers).
  */
 import { expect } from 'chai';
-import { createClient, type Client } from '../../src/api/client.js';
-import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import type { RunSummary, Store } from '../../src/store/store.js';
-import { startRewritingProxy, type Rewrite, type RewritingProxy } from '../helpers/rewriting-proxy.js';
-import {
-  accountDevices,
-  calls,
-  emulator,
-  emulatorClock,
-  imei,
-  memoryStore,
-  playbook,
-  RATES,
-  setFaults,
-  type Json,
-} from './helpers.js';
+import type { RunSummary } from '../../src/store/store.js';
+import { calls, emulatorClock, memoryStore, playbook, setFaults, type Json } from './helpers.js';
+import { behindRewritingProxy } from './proxied.js';
 
 describe('runner: a device-state answer without a usable request id', function () {
   this.timeout(30_000);
-  let emu: Emulator;
-  let proxy: RewritingProxy;
-  let client: Client;
-  let store: Store;
-  let account: string;
-  let active: string[];
-  let rewrite: Rewrite = () => undefined;
-
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: 20 });
-    proxy = await startRewritingProxy(emu.url, (...a) => rewrite(...a));
-  });
-  after(async () => {
-    await proxy.close();
-    await emu.close();
-  });
-  beforeEach(async () => {
-    emu.reset({ devicesPerAccount: 20 });
-    account = emu.defaults.accounts[0]!;
-    active = (await accountDevices(emu, account))
-      .filter((d) => d.state === 'active')
-      .slice(0, 3)
-      .map(imei);
-    client = createClient({
-      baseUrl: `${proxy.url}/api`,
-      clientId: emu.defaults.clientId,
-      clientSecret: emu.defaults.clientSecret,
-      username: emu.defaults.username,
-      password: emu.defaults.password,
-      rates: RATES,
-    });
-    store = memoryStore();
-  });
-  afterEach(() => client.close());
+  const w = behindRewritingProxy(memoryStore);
 
   /** A suspend of the three devices, the carrier never carrying it out for the third, its answer rewritten. */
   async function suspend(answer: (body: Json) => Json): Promise<RunSummary> {
-    await setFaults(emu, { neverFinishDevices: [active[2]!] });
-    rewrite = (_method, path, body) =>
+    await setFaults(w.emu, { neverFinishDevices: [w.active[2]!] });
+    w.rewrite = (_method, path, body) =>
       path.endsWith('/devices/actions/suspend') ? answer(body as Json) : undefined;
-    const devices = `[${active.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]`;
+    const devices = `[${w.active.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]`;
     return runPlaybook(
       playbook(`
 version: 1
@@ -83,12 +37,17 @@ steps:
     with: { accountName: "\${{ inputs.account }}", devices: ${devices} }
     confirm: { timeout: 2s, pollInterval: 100ms }
 `),
-      { client, store, inputs: { account }, clock: emulatorClock(emu) },
+      { client: w.client, store: w.store, inputs: { account: w.account }, clock: emulatorClock(w.emu) },
     );
   }
 
   const ledger = async (s: RunSummary) =>
-    (await store.deviceResults(s.runId, 'it')).map((r) => [r.deviceId, r.outcome, r.errorType, r.requestId]);
+    (await w.store.deviceResults(s.runId, 'it')).map((r) => [
+      r.deviceId,
+      r.outcome,
+      r.errorType,
+      r.requestId,
+    ]);
 
   for (const [what, answer, says] of [
     ['no request id', ({ requestId: _, ...rest }: Json) => rest, /no requestId/],
@@ -97,18 +56,18 @@ steps:
   ] as const)
     it(`${what}: read back, the others unconfirmed (MALFORMED ANSWER), sent once, the step failed`, async () => {
       const s = await suspend(answer);
-      expect(proxy.rewritten, 'answers rewritten').to.be.greaterThan(0);
+      expect(w.proxy.rewritten, 'answers rewritten').to.be.greaterThan(0);
       expect(s.status).to.equal('failed');
       const step = s.steps[0]!;
       expect(step.status).to.equal('failed');
       expect(step.error).to.include("devices.suspend: the service's answer is refused");
       expect(step.error).to.match(says);
       expect(await ledger(s)).to.deep.equal([
-        [active[0], 'succeeded', undefined, undefined],
-        [active[1], 'succeeded', undefined, undefined],
-        [active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],
+        [w.active[0], 'succeeded', undefined, undefined],
+        [w.active[1], 'succeeded', undefined, undefined],
+        [w.active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],
       ]);
       expect(step.devices.byError).to.deep.equal({ 'MALFORMED ANSWER': 1 });
-      expect((await calls(emu)).actions['devices.suspend'], 'suspends sent').to.equal(1);
+      expect((await calls(w.emu)).actions['devices.suspend'], 'suspends sent').to.equal(1);
     });
 });

@@ -14,7 +14,7 @@ import { createClient, type Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunSummary, Store } from '../../src/store/store.js';
-import { startRewritingProxy, type Rewrite, type RewritingProxy } from '../helpers/rewriting-proxy.js';
+import { startRewritingProxy, type RewritingProxy } from '../helpers/rewriting-proxy.js';
 import { forEachBackend } from '../store/backends.js';
 import {
   accountDevices,
@@ -27,48 +27,20 @@ import {
   setFaults,
   type Json,
 } from './helpers.js';
+import { behindRewritingProxy } from './proxied.js';
 
 const NUL = /NUL character \(U\+0000\)/;
 
 forEachBackend('a NUL in what the service answered', (b) => {
-  let emu: Emulator;
-  let proxy: RewritingProxy;
-  let client: Client;
-  let store: Store;
-  let account: string;
-  let active: string[];
-  let rewrite: Rewrite = () => undefined;
-
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: 20 });
-    proxy = await startRewritingProxy(emu.url, (...a) => rewrite(...a));
-  });
-  after(async () => {
-    await proxy.close();
-    await emu.close();
-  });
-  beforeEach(async () => {
-    emu.reset({ devicesPerAccount: 20 });
-    account = emu.defaults.accounts[0]!;
-    active = (await accountDevices(emu, account))
-      .filter((d) => d.state === 'active')
-      .slice(0, 3)
-      .map(imei);
-    client = createClient({
-      baseUrl: `${proxy.url}/api`,
-      clientId: emu.defaults.clientId,
-      clientSecret: emu.defaults.clientSecret,
-      username: emu.defaults.username,
-      password: emu.defaults.password,
-      rates: RATES,
-    });
-    store = await b.open();
-    rewrite = () => undefined;
-  });
-  afterEach(() => client.close());
+  const w = behindRewritingProxy(() => b.open());
 
   const run = (yaml: string) =>
-    runPlaybook(playbook(yaml), { client, store, inputs: { account }, clock: emulatorClock(emu) });
+    runPlaybook(playbook(yaml), {
+      client: w.client,
+      store: w.store,
+      inputs: { account: w.account },
+      clock: emulatorClock(w.emu),
+    });
   const devices = (ids: string[]) => `[${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]`;
   const step = (yaml: string) => `
 version: 1
@@ -80,12 +52,17 @@ steps:
 ${yaml}`;
   /** Each device's outcome, error type and request id in the ledger, by device. */
   const ledger = async (s: RunSummary) =>
-    (await store.deviceResults(s.runId, 'it')).map((r) => [r.deviceId, r.outcome, r.errorType, r.requestId]);
+    (await w.store.deviceResults(s.runId, 'it')).map((r) => [
+      r.deviceId,
+      r.outcome,
+      r.errorType,
+      r.requestId,
+    ]);
   /** What the store kept of the run, with neither a NUL nor U+FFFD in it: nothing of the answer was kept. */
   async function keptNothingOfIt(s: RunSummary): Promise<void> {
     const unfit: string[] = [];
     JSON.stringify(
-      [await store.deviceResults(s.runId), [...(await store.loadSteps(s.runId)).entries()]],
+      [await w.store.deviceResults(s.runId), [...(await w.store.loadSteps(s.runId)).entries()]],
       (_, v: unknown) => {
         if (typeof v === 'string' && /[\0\ufffd]/.test(v)) unfit.push(v);
         return v;
@@ -103,45 +80,45 @@ ${yaml}`;
 
   it('a request id of a device-state action: read back, the others unconfirmed, sent once', async () => {
     // The carrier never carries it out for the third device: still active when the state is read.
-    await setFaults(emu, { neverFinishDevices: [active[2]!] });
-    rewrite = (method, path, body) =>
+    await setFaults(w.emu, { neverFinishDevices: [w.active[2]!] });
+    w.rewrite = (method, path, body) =>
       path.endsWith('/devices/actions/suspend') ? { ...(body as Json), requestId: 'r\0x' } : undefined;
     const s = await run(
       step(`  - id: it
     uses: devices.suspend
-    with: { accountName: "\${{ inputs.account }}", devices: ${devices(active)} }
+    with: { accountName: "\${{ inputs.account }}", devices: ${devices(w.active)} }
     confirm: { timeout: 2s, pollInterval: 100ms }`),
     );
     failedWith(s, 'devices.suspend', 'requestId');
     expect(await ledger(s)).to.deep.equal([
-      [active[0], 'succeeded', undefined, undefined],
-      [active[1], 'succeeded', undefined, undefined],
-      [active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],
+      [w.active[0], 'succeeded', undefined, undefined],
+      [w.active[1], 'succeeded', undefined, undefined],
+      [w.active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],
     ]);
-    expect((await calls(emu)).actions['devices.suspend']).to.equal(1);
+    expect((await calls(w.emu)).actions['devices.suspend']).to.equal(1);
     await keptNothingOfIt(s);
   });
 
   it('a request id of an SMS: its devices unconfirmed, without it', async () => {
-    rewrite = (method, path, body) =>
+    w.rewrite = (method, path, body) =>
       method === 'POST' && path.endsWith('/m2m/v1/sms')
         ? { ...(body as Json), requestId: 'r\0x' }
         : undefined;
     const s = await run(
       step(`  - id: it
     uses: sms.send
-    with: { accountName: "\${{ inputs.account }}", deviceIds: ${devices(active.slice(0, 2))}, smsMessage: hello }`),
+    with: { accountName: "\${{ inputs.account }}", deviceIds: ${devices(w.active.slice(0, 2))}, smsMessage: hello }`),
     );
     failedWith(s, 'sms.send', 'requestId');
     expect(await ledger(s)).to.deep.equal([
-      [active[0], 'unconfirmed', 'MALFORMED ANSWER', undefined],
-      [active[1], 'unconfirmed', 'MALFORMED ANSWER', undefined],
+      [w.active[0], 'unconfirmed', 'MALFORMED ANSWER', undefined],
+      [w.active[1], 'unconfirmed', 'MALFORMED ANSWER', undefined],
     ]);
     await keptNothingOfIt(s);
   });
 
   it("a location report's txid: refused before it is checkpointed", async () => {
-    rewrite = (method, path, body) => {
+    w.rewrite = (method, path, body) => {
       if (method !== 'POST' || !path.endsWith('/loc/v1/locationreports')) return undefined;
       // One report a batch: the client gathers them as `reports`.
       return { ...(body as Json), txid: `${String((body as Json).txid)}\0` };
@@ -149,7 +126,7 @@ ${yaml}`;
     const s = await run(
       step(`  - id: it
     uses: location.createReport
-    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(active)}, cacheMode: "0" }`),
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(w.active)}, cacheMode: "0" }`),
     );
     failedWith(s, 'location.createReport', 'txid');
     expect(await ledger(s)).to.deep.equal([]);
@@ -157,7 +134,7 @@ ${yaml}`;
   });
 
   it("a location report's msid: refused, its page not recorded", async () => {
-    rewrite = (method, path, body) => {
+    w.rewrite = (method, path, body) => {
       if (!/\/report\/[^/]+\/index\//.test(path)) return undefined;
       const b = body as { devLocationList: Json[] };
       const [first, ...rest] = b.devLocationList;
@@ -166,7 +143,7 @@ ${yaml}`;
     const s = await run(
       step(`  - id: it
     uses: location.createReport
-    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(active)}, cacheMode: "0" }
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(w.active)}, cacheMode: "0" }
     wait: { for: completion, timeout: 10m, pollInterval: 1s }`),
     );
     failedWith(s, 'location.getReport', 'msid');
@@ -183,10 +160,10 @@ ${yaml}`;
   const LOCATE = () =>
     step(`  - id: it
     uses: location.locate
-    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(active)}, cacheMode: "0" }`);
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(w.active)}, cacheMode: "0" }`);
 
   it("a location's time: refused, none of the answer recorded", async () => {
-    rewrite = locateAnswer((msid) => ({
+    w.rewrite = locateAnswer((msid) => ({
       msid,
       pd: { x: '40.7', y: '-74.0', time: '2026\x0001' },
       error: {},
@@ -198,7 +175,7 @@ ${yaml}`;
   });
 
   it("a location's error type: refused, none of the answer recorded", async () => {
-    rewrite = locateAnswer((msid) => ({ msid, pd: {}, error: { type: 'ABSENT\0SUBSCRIBER' } }));
+    w.rewrite = locateAnswer((msid) => ({ msid, pd: {}, error: { type: 'ABSENT\0SUBSCRIBER' } }));
     const s = await run(LOCATE());
     failedWith(s, 'location.locate', 'error/type');
     expect(await ledger(s)).to.deep.equal([]);

@@ -1,0 +1,55 @@
+/**
+ * The real emulator behind a proxy that rewrites its answers (test/helpers/rewriting-proxy.ts), and a client of
+ * the proxy, for the tests of what the runner does with an answer the emulator would not give (a request id
+ * missing, a NUL in a field): set up before a describe block's tests; each test has three active devices of the
+ * first account, its own client and store, and no rewriting until it sets `rewrite`.
+ */
+import { createClient, type Client } from '../../src/api/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import type { Store } from '../../src/store/store.js';
+import { startRewritingProxy, type Rewrite, type RewritingProxy } from '../helpers/rewriting-proxy.js';
+import { accountDevices, emulator, imei, RATES } from './helpers.js';
+
+export interface Proxied {
+  emu: Emulator;
+  proxy: RewritingProxy;
+  client: Client;
+  store: Store;
+  account: string;
+  /** Three active devices of the account, by IMEI. */
+  active: string[];
+  /** How the proxy rewrites the emulator's answers: `undefined` leaves one as it is. */
+  rewrite: Rewrite;
+}
+
+export function behindRewritingProxy(openStore: () => Store | Promise<Store>): Proxied {
+  const t = { rewrite: () => undefined } as unknown as Proxied;
+  before(async () => {
+    t.emu = await emulator({ devicesPerAccount: 20 });
+    t.proxy = await startRewritingProxy(t.emu.url, (...a) => t.rewrite(...a));
+  });
+  after(async () => {
+    await t.proxy.close();
+    await t.emu.close();
+  });
+  beforeEach(async () => {
+    t.emu.reset({ devicesPerAccount: 20 });
+    t.account = t.emu.defaults.accounts[0]!;
+    t.active = (await accountDevices(t.emu, t.account))
+      .filter((d) => d.state === 'active')
+      .slice(0, 3)
+      .map(imei);
+    t.client = createClient({
+      baseUrl: `${t.proxy.url}/api`,
+      clientId: t.emu.defaults.clientId,
+      clientSecret: t.emu.defaults.clientSecret,
+      username: t.emu.defaults.username,
+      password: t.emu.defaults.password,
+      rates: RATES,
+    });
+    t.store = await openStore();
+    t.rewrite = () => undefined;
+  });
+  afterEach(() => t.client.close());
+  return t;
+}
