@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 export interface Receiver {
   /** `http://127.0.0.1:PORT/oncall`. */
   url: string;
+  /** Its port on 127.0.0.1, for a URL of another host name or path. */
+  port: number;
   /** The JSON bodies received, in order. */
   bodies: unknown[];
   close(): Promise<void>;
@@ -27,8 +29,10 @@ export async function startReceiver(): Promise<Receiver> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/oncall`,
+    url: `http://127.0.0.1:${port}/oncall`,
+    port,
     bodies,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -5,33 +5,25 @@
  * number, and say `succeeded`, where the real run failed. It fails where the real run would, and sends nothing.
  */
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
 import { existsSync, readdirSync } from 'node:fs';
 import { engineSettings } from '../../src/actions/settings.js';
 import { calls, onEmulator, runLogged, stepOf, tempDir } from './helpers.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const MUTATING = ['devices.suspend', 'devices.restore', 'location.createReport'];
 
 describe('runner: a dry run checks the arguments of the calls it plans', function () {
   this.timeout(30_000);
   const t = onEmulator();
-  let server: Server;
-  let port: number;
-  let received = 0;
+  let hook: Receiver;
   let tmp: { dir: string; close(): Promise<void> };
 
   before(async () => {
-    server = createServer((req, res) => {
-      received++;
-      req.resume();
-      req.on('end', () => res.writeHead(204).end());
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as { port: number }).port;
+    hook = await startReceiver();
     tmp = await tempDir();
   });
   after(async () => {
-    await new Promise((r) => server.close(r));
+    await hook.close();
     await tmp.close();
   });
 
@@ -44,7 +36,7 @@ describe('runner: a dry run checks the arguments of the calls it plans', functio
     const after = await calls(t.emu);
     for (const a of MUTATING)
       expect(after.actions[a] ?? 0, `${a} calls of the dry run`).to.equal(before.actions[a] ?? 0);
-    expect(received, 'requests the hook received').to.equal(0);
+    expect(hook.bodies.length, 'requests the hook received').to.equal(0);
     expect(readdirSync(tmp.dir), 'reports the dry run wrote').to.deep.equal([]);
 
     const real = await runLogged(t, yaml, { inputs, engine: engine() });
@@ -92,7 +84,7 @@ inputs:
 steps:
   - id: bad
     uses: notify.webhook
-    with: { url: "http://127.0.0.1:${port}/hook", method: "\${{ inputs.method }}", body: { text: hi } }
+    with: { url: "http://127.0.0.1:${hook.port}/hook", method: "\${{ inputs.method }}", body: { text: hi } }
   - id: after
     uses: log
     with: { message: not reached }
@@ -137,7 +129,7 @@ steps:
     with: { accountName: "${'${{ inputs.account }}'}", devices: [{ id: "353000000000006", kind: imei }] }
   - id: tell
     uses: notify.webhook
-    with: { url: "http://127.0.0.1:${port}/hook", body: { text: hi } }
+    with: { url: "http://127.0.0.1:${hook.port}/hook", body: { text: hi } }
 inputs:
   account: { type: string, required: true }
 `,
@@ -145,6 +137,6 @@ inputs:
     );
     expect(s.status, s.error).to.equal('succeeded');
     expect(s.planned?.map((p) => p.step)).to.deep.equal(['suspend', 'tell']);
-    expect(received).to.equal(0);
+    expect(hook.bodies.length).to.equal(0);
   });
 });

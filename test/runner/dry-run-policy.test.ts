@@ -6,30 +6,22 @@
  * sends nothing and writes nothing, not even a directory of a path it accepts.
  */
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineSettings } from '../../src/actions/settings.js';
 import { onEmulator, runLogged, stepOf, tempDir } from './helpers.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 describe('runner: a dry run refuses what the webhook and report policies refuse', function () {
   this.timeout(30_000);
   const t = onEmulator();
-  let server: Server;
-  let port: number;
-  let received = 0;
+  let hook: Receiver;
   let tmp: { dir: string; close(): Promise<void> };
   let reports: string;
   let outside: string;
 
   before(async () => {
-    server = createServer((req, res) => {
-      received++;
-      req.resume();
-      req.on('end', () => res.writeHead(204).end());
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as { port: number }).port;
+    hook = await startReceiver();
     tmp = await tempDir();
     reports = join(tmp.dir, 'reports');
     outside = join(tmp.dir, 'elsewhere');
@@ -38,7 +30,7 @@ describe('runner: a dry run refuses what the webhook and report policies refuse'
     symlinkSync(outside, join(reports, 'out'));
   });
   after(async () => {
-    await new Promise((r) => server.close(r));
+    await hook.close();
     await tmp.close();
   });
 
@@ -48,7 +40,7 @@ describe('runner: a dry run refuses what the webhook and report policies refuse'
   /** `yaml` run dry then for real: both fail at step `bad` with the same FB_REFUSED error; nothing left the dry run. */
   async function refusedAlike(yaml: string, inputs: Record<string, unknown>, problem: RegExp) {
     const dry = await runLogged(t, yaml, { dryRun: true, inputs, engine: engine() });
-    expect(received, 'requests the hook received from the dry run').to.equal(0);
+    expect(hook.bodies.length, 'requests the hook received from the dry run').to.equal(0);
     expect(readdirSync(outside), 'files the dry run wrote').to.deep.equal([]);
     expect(readdirSync(reports), 'files the dry run wrote').to.deep.equal(['out']);
 
@@ -62,7 +54,7 @@ describe('runner: a dry run refuses what the webhook and report policies refuse'
     expect(step.error).to.match(/FLEETBOOK_(WEBHOOK_ALLOW|REPORTS_DIR)/);
     expect(dry.s.planned ?? [], 'calls planned').to.deep.equal([]);
     expect(stepOf(dry.s, 'after')?.status).to.equal(stepOf(real.s, 'after')?.status);
-    expect(received, 'requests the hook received').to.equal(0);
+    expect(hook.bodies.length, 'requests the hook received').to.equal(0);
   }
 
   const webhook = (url: string) => `
@@ -82,7 +74,7 @@ steps:
 
   it('fails a webhook to a loopback address not allowed, and posts nothing', async () => {
     await refusedAlike(
-      webhook(`http://\${{ inputs.host }}:${port}/hook`),
+      webhook(`http://\${{ inputs.host }}:${hook.port}/hook`),
       { host: '127.0.0.1' },
       /^step `bad` failed: notify\.webhook: refused 127\.0\.0\.1: it is a loopback address; FLEETBOOK_WEBHOOK_ALLOW/,
     );
@@ -90,7 +82,7 @@ steps:
 
   it('fails a webhook to a name that resolves to a loopback address, and posts nothing', async () => {
     await refusedAlike(
-      webhook(`http://\${{ inputs.host }}:${port}/hook`),
+      webhook(`http://\${{ inputs.host }}:${hook.port}/hook`),
       { host: 'localhost' },
       /^step `bad` failed: notify\.webhook: refused localhost: it resolves to (127\.0\.0\.1|::1), a loopback address/,
     );
@@ -141,13 +133,13 @@ steps:
     with: { path: new/deeper/x.csv, rows: [{ a: 1 }] }
   - id: tell
     uses: notify.webhook
-    with: { url: "http://127.0.0.1:${port}/hook", body: { text: hi } }
+    with: { url: "http://127.0.0.1:${hook.port}/hook", body: { text: hi } }
 `,
       { dryRun: true, engine: engine(['127.0.0.1']) },
     );
     expect(s.status, s.error).to.equal('succeeded');
     expect(s.planned?.map((p) => p.step)).to.deep.equal(['save', 'tell']);
-    expect(received).to.equal(0);
+    expect(hook.bodies.length).to.equal(0);
     expect(existsSync(join(reports, 'new')), 'a directory the dry run made').to.equal(false);
   });
 
@@ -173,7 +165,10 @@ steps:
     const away = await runLogged(t, plan('https://hooks.example.com/page'), { dryRun: true, engine: held });
     expect(away.s.status, away.s.error).to.equal('succeeded');
     for (const host of ['127.0.0.1', 'localhost']) {
-      const near = await runLogged(t, plan(`http://${host}:${port}/hook`), { dryRun: true, engine: held });
+      const near = await runLogged(t, plan(`http://${host}:${hook.port}/hook`), {
+        dryRun: true,
+        engine: held,
+      });
       expect(near.s.status).to.equal('failed');
       expect(near.s.error).to.match(
         new RegExp(
@@ -182,6 +177,6 @@ steps:
       );
     }
     expect(looked, 'DNS lookups on the emulator').to.deep.equal([]);
-    expect(received).to.equal(0);
+    expect(hook.bodies.length).to.equal(0);
   });
 });

@@ -5,33 +5,25 @@
  * step with FB_INPUT naming the argument, in one attempt, before the action does anything; never a TypeError.
  */
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineSettings } from '../../src/actions/settings.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import { onEmulator, runLogged, stepOf, tempDir } from './helpers.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 describe('runner: engine action arguments are checked as they run', function () {
   this.timeout(30_000);
   const t = onEmulator();
-  let server: Server;
-  let port: number;
-  let received = 0;
+  let hook: Receiver;
   let tmp: { dir: string; close(): Promise<void> };
 
   before(async () => {
-    server = createServer((req, res) => {
-      received++;
-      req.resume();
-      req.on('end', () => res.writeHead(204).end());
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as { port: number }).port;
+    hook = await startReceiver();
     tmp = await tempDir();
   });
   after(async () => {
-    await new Promise((r) => server.close(r));
+    await hook.close();
     await tmp.close();
   });
 
@@ -86,7 +78,7 @@ steps:
   });
 
   it('a webhook with a method, url or header rendered wrong is refused before anything is sent', async () => {
-    const url = `http://127.0.0.1:${port}/hook`;
+    const url = `http://127.0.0.1:${hook.port}/hook`;
     await refused(
       'notify.webhook',
       `{ url: "${url}", method: "\${{ ['GET', 'POST'][0] }}" }`,
@@ -102,7 +94,7 @@ steps:
       `{ url: "\${{ [1, 'a'][0] }}" }`,
       /\/url: url must be a string, got a number/,
     );
-    expect(received, 'requests the hook received').to.equal(0);
+    expect(hook.bodies.length, 'requests the hook received').to.equal(0);
   });
 
   it('a ledger query with an outcome or a count of runs rendered wrong fails instead of reading nothing', async () => {
