@@ -39,6 +39,7 @@ import {
   servicePool,
   successBody,
   written,
+  type Written,
   type RawResponse,
   type Timeouts,
 } from './http.js';
@@ -162,7 +163,7 @@ export class ApiClient {
   private readonly o: ClientOptions;
   private readonly origin: string;
   private readonly basePath: string;
-  private readonly dispatcher: Dispatcher;
+  private readonly dispatcher: Written;
   private readonly ownsDispatcher: boolean;
   private readonly clock: Clock;
   private readonly log: Logger;

@@ -83,14 +83,16 @@ const NOT_SENT = new Set([
  * before that moment (the connection refused, reset during its TLS handshake, its name not found, the pool closed)
  * proves that nothing of the request was written, whatever its code.
  */
-export function written(dispatcher: Dispatcher): Dispatcher {
-  const d = dispatcher.compose((dispatch) => (opts, handler) => {
+export function written(dispatcher: Dispatcher): Written {
+  return dispatcher.compose((dispatch) => (opts, handler) => {
     const o = opts as { beforeWrite?: () => void; writing?: Writing };
     return dispatch(opts, o.writing ? new Watched(handler, o.writing, o.beforeWrite) : handler);
-  });
-  watching.add(d);
-  return d;
+  }) as Written;
 }
+
+/** A dispatcher made by `written`, the only kind `send` takes: it says when a request starts to be written. */
+export type Written = Dispatcher & { readonly [WRITTEN]: true };
+declare const WRITTEN: unique symbol;
 
 /** Whether undici has given a request to a connection to write: set as it begins to. */
 interface Writing {
@@ -136,12 +138,12 @@ class Watched implements Handler {
 }
 
 /**
- * One request. On a dispatcher made by `written`, `beforeWrite` is called as the request is about to be written
+ * One request, on a dispatcher made by `written`: `beforeWrite` is called as the request is about to be written
  * (what it throws fails the request as it is, unsent), and a network error that came before then is one of a
  * request not sent, whatever its code.
  */
 export async function send(
-  dispatcher: Dispatcher,
+  dispatcher: Written,
   origin: string,
   x: Exchange,
   timeouts: Timeouts,
@@ -165,15 +167,8 @@ export async function send(
     return { status: res.statusCode, headers: res.headers, text };
   } catch (e) {
     if (e instanceof FleetbookError) throw e;
-    throw networkError(x.action, e, signal, writing.started || !watches(dispatcher));
+    throw networkError(x.action, e, signal, writing.started);
   }
-}
-
-/** Dispatchers made by `written`: only they say when a request starts to be written. */
-const watching = new WeakSet<Dispatcher>();
-
-function watches(dispatcher: Dispatcher): boolean {
-  return watching.has(dispatcher);
 }
 
 /**
