@@ -32,7 +32,7 @@ import {
   type Operation,
 } from './catalog.js';
 import { Credentials, loginOutcome } from './credentials.js';
-import { MemoryLoginCounts, type LoginCounts } from './login-count.js';
+import { MemoryLoginCounts, serviceKey, type LoginCounts } from './login-count.js';
 import {
   apiError,
   send,
@@ -232,7 +232,7 @@ export class ApiClient {
       this.log,
       this.stats,
       {
-        service: this.origin + this.basePath,
+        service: serviceKey(url),
         counts: o.logins ?? new MemoryLoginCounts(),
         onStop: o.onLoginStop,
       },

@@ -14,6 +14,11 @@
  * it may be a failure, and a process killed while it was in flight never settles it.
  */
 
+/** A service as the count names it: its base URL's origin and path, without a trailing slash. */
+export function serviceKey(url: URL): string {
+  return url.origin + url.pathname.replace(/\/+$/, '');
+}
+
 /** Who logs in, and where: the service's base URL (origin and path, no trailing slash) and the user name. */
 export interface LoginUser {
   service: string;

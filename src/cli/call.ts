@@ -2,7 +2,7 @@
 import { ACTIONS, CATALOG } from '../api/catalog.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import { loadConfig, stateOrigin } from '../config.js';
-import { checkCredentials, connect, type Target } from '../connect.js';
+import { checkCredentials, connect, onEmbeddedEmulator, type Target } from '../connect.js';
 import { FleetbookError, InputError, UnknownActionError } from '../errors.js';
 import { createLogger, redactValue, silentLogger } from '../log.js';
 import { openStore } from '../store/open.js';
@@ -56,7 +56,7 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
   });
   // The service's logins are counted in the store, with those of every process on it (a daemon, runs): five
   // failed ones lock the user, whichever process sent them. The embedded emulator is this process's own.
-  const store = config.apiUrl
+  const store = !onEmbeddedEmulator(config)
     ? await openStore(config.state, { origin: stateOrigin(process.env) })
     : undefined;
   let target: Target | undefined;

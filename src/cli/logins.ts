@@ -4,10 +4,8 @@
  * its password is right. Five consecutive failed logins lock the user; each process stops at four.
  */
 import { LOGINS_IN_DOUBT } from '../api/credentials.js';
-import { byUser, type UserLogins } from '../api/login-count.js';
-import { loadConfig, stateOrigin } from '../config.js';
-import { openStore } from '../store/open.js';
-import type { Store } from '../store/store.js';
+import { byUser, serviceKey, type UserLogins } from '../api/login-count.js';
+import { aligned, withStore } from './store-access.js';
 /** As main.ts's: a usage error. */
 const EXIT_USAGE = 2;
 
@@ -73,7 +71,7 @@ export async function clearLogins(username: string, flags: { service?: string } 
   });
 }
 
-/** A service as the count names it: the URL's origin and path, no trailing slash (api/client.ts); null: no URL. */
+/** A service as the count names it (serviceKey); null: no http(s) URL. */
 function serviceOf(text: string): string | null {
   let url: URL;
   try {
@@ -82,7 +80,7 @@ function serviceOf(text: string): string | null {
     return null;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  return url.origin + url.pathname.replace(/\/+$/, '');
+  return serviceKey(url);
 }
 
 function table(users: UserLogins[]): string {
@@ -100,22 +98,5 @@ function table(users: UserLogins[]): string {
       ];
     }),
   ];
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => (row[c] as string).length)));
-  return rows
-    .map(
-      (row) =>
-        `${row.map((cell, c) => (c < row.length - 1 ? cell.padEnd(widths[c] as number) : cell)).join('  ')}\n`,
-    )
-    .join('');
-}
-
-/** Runs `use` on the store of FLEETBOOK_STATE, never created here, and closes it. */
-async function withStore(use: (store: Store) => Promise<number>): Promise<number> {
-  const config = loadConfig();
-  const store = await openStore(config.state, { create: false, origin: stateOrigin(process.env) });
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
+  return aligned(rows);
 }

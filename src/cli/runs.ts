@@ -4,9 +4,7 @@
  */
 import { once } from 'node:events';
 import { isEngineAction } from '../actions/engine.js';
-import { loadConfig, stateOrigin, type Config } from '../config.js';
 import { cancelTaker, cancelTakerText, liveOwners } from '../store/lease.js';
-import { openStore } from '../store/open.js';
 import {
   emptyCounts,
   RUN_STATUSES,
@@ -18,6 +16,7 @@ import {
   type Store,
 } from '../store/store.js';
 import { liveView, runListEntry, shownSummary, triggerText } from '../store/run-views.js';
+import { aligned, withStore } from './store-access.js';
 import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
@@ -269,18 +268,6 @@ export async function cancelCommand(id: string): Promise<number> {
   });
 }
 
-/** Runs `use` on the store of FLEETBOOK_STATE, and closes it. */
-async function withStore(use: (store: Store, config: Config) => Promise<number>): Promise<number> {
-  const config = loadConfig();
-  // Never created here: a mistyped path would otherwise answer "no runs".
-  const store = await openStore(config.state, { create: false, origin: stateOrigin(process.env) });
-  try {
-    return await use(store, config);
-  } finally {
-    await store.close();
-  }
-}
-
 /** The filter of `runs list`, or what is wrong with its flags. */
 function listFilter(flags: ListFlags): { limit: number; playbook?: string; status?: RunStatus } | string {
   const limit = flags.limit === undefined ? 50 : Number(flags.limit);
@@ -325,13 +312,7 @@ function runTable(runs: RunRecord[], owners: Owner[]): string {
       ownerCell(r, byId),
     ]),
   ];
-  const last = rows[0]!.length - 1;
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((row) => (row[c] as string).length)));
-  return rows
-    .map(
-      (row) => `${row.map((cell, c) => (c < last ? cell.padEnd(widths[c] as number) : cell)).join('  ')}\n`,
-    )
-    .join('');
+  return aligned(rows);
 }
 
 /** A run still queued or running: one a process holds, or will take up. */
