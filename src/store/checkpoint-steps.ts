@@ -66,7 +66,7 @@ export function withoutNulls(o: object): object {
 }
 
 /** The statuses a step ends with; any other a checkpoint holds is that of a step under way. */
-const ENDED = new Set<string>(['succeeded', 'failed', 'skipped', 'planned', 'cancelled']);
+export const ENDED = new Set<string>(['succeeded', 'failed', 'skipped', 'planned', 'cancelled']);
 /** Which status a step inside a loop that ended shows, the first any iteration ended it with (after-loop.ts). */
 const PRECEDENCE: StepStatus[] = ['failed', 'cancelled', 'succeeded', 'planned', 'skipped'];
 /** The reason of a step with no checkpoint before one that has one. */

@@ -28,16 +28,8 @@ export async function shownSummary(store: Store, run: RunRecord): Promise<RunSum
 }
 
 /**
- * The steps of `run` while it has not ended, from its checkpoints (checkpoint-steps.ts): those it ended as they
- * ended, the one it is in `running`, the others `pending`. Undefined once it has ended (its summary has them), or
- * when the store does not keep its playbook version.
- */
-export async function stepsSoFar(store: Store, run: RunRecord): Promise<StepSummary[] | undefined> {
-  return (await liveView(store, run)).steps;
-}
-
-/**
- * What a run not ended shows of itself, from its checkpoints: its steps so far (stepsSoFar), and, of a dry run,
+ * What a run not ended shows of itself, from its checkpoints: its steps so far (those it ended as they ended, the one it is in `running`,
+ * the others `pending`: checkpoint-steps.ts), and, of a dry run,
  * the calls it has planned so far (its summary's `planned` once it ends). Past MARKS_READ checkpoints, only those
  * of the steps outside loops are read: the calls planned inside a loop are listed once the run ends.
  */

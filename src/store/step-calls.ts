@@ -7,6 +7,7 @@
  * same commit (endsCalls), and the rows of the steps that never ended go with the run's end. A loop of 100,000
  * reads keeps the rows of its iterations under way, not one an iteration until the run is pruned.
  */
+import { ENDED } from './checkpoint-steps.js';
 
 /** A row of step_calls: the counts of the execution under `step_key` when its latest request left. */
 export interface StepCallsRow {
@@ -14,9 +15,6 @@ export interface StepCallsRow {
   calls: number;
   attempts: number;
 }
-
-/** The statuses a step ends with: a checkpoint with one of them keeps its final counts. */
-const ENDED = new Set(['succeeded', 'failed', 'skipped', 'planned', 'cancelled']);
 
 /**
  * Whether the checkpoint `state`, about to be written, ends a step that made requests: its counts are final, and

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { versionOf } from '../../src/playbook/version.js';
 import { UNCOUNTED } from '../../src/store/checkpoint-steps.js';
-import { liveView, MARKS_READ, stepsSoFar } from '../../src/store/run-views.js';
+import { liveView, MARKS_READ } from '../../src/store/run-views.js';
 import type { Store } from '../../src/store/store.js';
 import { playbook } from '../runner/helpers.js';
 import { forEachBackend } from './backends.js';
@@ -97,7 +97,7 @@ steps:
         };
       },
     });
-    const steps = await stepsSoFar(counting, (await store.getRun('r'))!);
+    const steps = (await liveView(counting, (await store.getRun('r'))!)).steps;
     return { steps: steps!, read };
   }
 
@@ -156,7 +156,7 @@ steps:
     store.saveStep('r', 'each', { status: 'failed', error: 'one iteration failed' });
     store.saveStep('r', 'undo', { status: 'succeeded', calls: 0, attempts: 1 });
     await store.durable();
-    const steps = await stepsSoFar(store, (await store.getRun('r'))!);
+    const steps = (await liveView(store, (await store.getRun('r'))!)).steps;
     expect(steps!.map((s) => [s.id, s.status])).to.deep.equal([
       ['each', 'failed'],
       ['note', 'failed'],
@@ -209,7 +209,7 @@ steps:
     write(store);
     await store.durable();
     const reopened = await b.reopen(store);
-    return (await stepsSoFar(reopened, (await reopened.getRun('r'))!))!;
+    return (await liveView(reopened, (await reopened.getRun('r'))!)).steps!;
   }
 
   it('a step skipped before a step under way that writes nothing as it goes: skipped, and the other running since it began', async () => {

@@ -264,8 +264,9 @@ export class PostgresRuns implements RunStore {
     });
     const marks = new Map(rows.map((r) => [r.step_key, JSON.parse(r.state_json) as unknown]));
     const calls = await this.turns.read<StepCallsRow>({
-      text: 'SELECT step_key, calls, attempts FROM step_calls WHERE run_id = $1 AND step_key = ANY($2)',
-      values: [runId, [...marks.keys()]],
+      // Only the steps under way have a row; withStepCalls reads those of the marks read.
+      text: 'SELECT step_key, calls, attempts FROM step_calls WHERE run_id = $1',
+      values: [runId],
     });
     return withStepCalls(marks, calls, false);
   }
