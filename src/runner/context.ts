@@ -48,10 +48,8 @@ export class StepCount {
    * after a crash counts the means of the executions it restores, not only of those it runs again.
    */
   confirmation?: Confirmation;
-  /** When this execution began the step, when it marked its start (RunContext.markStarted): its checkpoints keep it. */
+  /** When this execution began the step, when it marked its start (StepMarks.started): its checkpoints keep it. */
   startedAt?: string;
-  /** Whether the counts of an earlier execution were taken (resume). */
-  private resumed = false;
 
   constructor(
     readonly stepId: string,
@@ -63,11 +61,10 @@ export class StepCount {
   /**
    * Continues the execution a crash stopped, from the counts the store kept of it (`cp`: its under-way checkpoint,
    * or the mark of its start, with the counts of its requests: store/step-calls.ts): the calls and attempts it had
-   * made count here and in the step's summary, once however many times the step's timeout tries it again.
+   * made count here and in the step's summary.
    */
   resume(cp: Pick<Checkpoint, 'calls' | 'attempts'> | undefined): void {
-    if (!cp || this.resumed) return;
-    this.resumed = true;
+    if (!cp) return;
     this.calls += cp.calls ?? 0;
     this.sum.calls += cp.calls ?? 0;
     this.attempts += cp.attempts ?? 0;

@@ -277,7 +277,7 @@ class Run {
     const count = ctx.countOf(step.id, key);
     if (cp?.startedAt) count.startedAt = cp.startedAt;
     // An execution a crash stopped goes on (under way), or runs again (begun): the calls it made are this one's.
-    count.resume(underWay ? cp : cp ? undefined : ctx.begun.get(key));
+    count.resume(underWay ? cp : ctx.begun.get(key));
     // A step begun after its run was cancelled (a `finally` step) is cancelled only by the cancel's own error.
     const signal = scope.signal ?? this.signal;
     const abortedBefore = signal.aborted;
@@ -311,7 +311,7 @@ class Run {
       if (restored) addCounts(sum.devices, devices);
       sum.status = status;
       sum.error = message;
-      sum.endedAt = (restored && endedBefore) || ctx.now();
+      sum.endedAt = endedBefore ?? ctx.now();
       if (!cancelled) ctx.progress.errors++;
       if (!cp || underWay) {
         this.o.store.saveStep(ctx.id, key, {

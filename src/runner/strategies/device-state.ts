@@ -180,6 +180,8 @@ async function send(
       };
       return { request, output };
     } catch (e) {
+      // A call that failed is an attempt, whatever follows: reconciled, given up, or retried.
+      x.count.attempt();
       const unknown = unknownOutcome(e);
       if (unknown) {
         // A lost answer may hide a request the carrier is still carrying out: watched. The service's own error
@@ -189,19 +191,15 @@ async function send(
         remaining = await reconcile(x, input, remaining, attempt, results, tally, until);
         ctx.log.info('reconciled an unknown outcome', { step: step.id, remaining: remaining.size });
         if (!remaining.size) {
-          x.count.attempt();
           return undefined;
         }
       }
       if (n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
-        x.count.attempt();
         // An answer lost for good leaves what the service did unknown: not `failed`, which says it did not.
         const outcome = unknown ? 'unconfirmed' : 'failed';
         results.add(withResult(remaining, { outcome, ...errorOf(e), attempts: plan.retry.maxAttempts }));
         throw e;
       }
-      // An attempt the step's retry follows counts as every other does.
-      x.count.attempt();
       await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
     }
   }
