@@ -124,7 +124,7 @@ export const OWN_DEVICE_TYPES = {
   'DRY RUN': [null, 'Skipped: a dry run, which sends nothing that changes anything.'],
   'MALFORMED ANSWER': [
     'permanent',
-    "The service's answer could not be kept as it came (a NUL character in its request id, txid, msid, time or error type), or a device action's answer has no request id to follow it by: the device is `unconfirmed` unless a read of its state shows the change, and the step fails.",
+    "The service's answer could not be kept as it came (a NUL character in its request id, txid, msid, time or error type), or the answer of an action the spec answers with a request id (a device action, an SMS) has none to follow it by: the device is `unconfirmed` unless a read of its state shows the change, and the step fails.",
   ],
   ERROR: ['permanent', 'The whole request failed for a reason of no other type.'],
 } as const satisfies Record<string, readonly ['retryable' | 'permanent' | null, string]>;

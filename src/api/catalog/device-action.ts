@@ -31,6 +31,7 @@ export const m2mDevice = <I extends Type.TSchema>(
     get output() {
       return C().RequestAccepted;
     },
+    answersRequestId: true,
     mutating: true,
     retrySafe: false,
     errorShape: 'errorCode',

@@ -78,6 +78,12 @@ export interface Operation {
    * schema, so that a run of a valid playbook never loads the schemas.
    */
   readonly needsDevices?: 'devices' | 'deviceList' | 'deviceIds';
+  /**
+   * Answers `{ requestId }` (its output schema is RequestAccepted; a test holds the two equal): an asynchronous
+   * request, followed by that id. A 2xx answer without one is refused (MALFORMED ANSWER). Declared, not read from
+   * the schema, so that a run of a valid playbook never loads the schemas.
+   */
+  readonly answersRequestId?: true;
   /** Devices per request when the client splits an input into batches: a dry run plans that many calls. */
   readonly batchSize?: number;
 }

@@ -20,6 +20,7 @@ export const SMS = {
     get output() {
       return C().RequestAccepted;
     },
+    answersRequestId: true,
     mutating: true,
     retrySafe: false,
     errorShape: 'errorCode',

@@ -1,9 +1,10 @@
 /**
  * A plain call: sent (with the step's retries), its answer the step's output. The devices it names succeeded,
  * or, for a request the service only queued (an answer with a request id and no means to confirm it, such as
- * an SMS), were accepted under that request id. An answer whose request id has a NUL character is refused
- * (requestIdOf): the service took the request, but it cannot be followed, so its devices are recorded
- * `unconfirmed` (MALFORMED ANSWER), without it, and the step fails.
+ * an SMS), were accepted under that request id. An action the spec answers with `{ requestId }`
+ * (Operation.answersRequestId) answered without one (none, empty, not a text), or with one that has a NUL
+ * character (requestIdOf), is refused: the service took the request, but it cannot be followed, so its devices
+ * are recorded `unconfirmed` (MALFORMED ANSWER), without it, the request is not sent again, and the step fails.
  */
 import { done } from '../context.js';
 import { answerRefusal, MALFORMED_ANSWER, MalformedAnswer, withResult } from '../devices.js';
@@ -15,13 +16,15 @@ export async function call(x: ActionCall): Promise<StepState> {
   const { value, attempts } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, () =>
     ctx.call(x.count, x.action, x.input, x.signal),
   );
-  if (!x.devices.size) return done(value);
-  const { requestId, refused } = x.op.mutating ? requestIdOf(x.action, value) : {};
+  const { requestId, refused } = x.op.answersRequestId ? followed(x.action, value) : {};
   if (refused) {
-    const groups = withResult(x.devices, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts });
-    ctx.recordFailing(x.count, groups);
+    if (x.devices.size) {
+      const groups = withResult(x.devices, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts });
+      ctx.recordFailing(x.count, groups);
+    }
     throw refused;
   }
+  if (!x.devices.size) return done(value);
   return ctx.finishDevices(
     step.id,
     value,
@@ -45,6 +48,18 @@ export function requestIdOf(
   if (typeof id !== 'string' || id === '') return {};
   const refused = answerRefusal(action, id, 'requestId', 'no request id');
   return refused ? { refused } : { requestId: id };
+}
+
+/** The request id of the answer of an action the spec answers with one, or the refusal of an answer without it. */
+function followed(action: string, answer: unknown): { requestId?: string; refused?: MalformedAnswer } {
+  const read = requestIdOf(action, answer);
+  return read.requestId || read.refused
+    ? read
+    : {
+        refused: new MalformedAnswer(
+          `${action}: the service's answer is refused: it has no requestId, which ${action} answers with, so the request cannot be followed`,
+        ),
+      };
 }
 
 /**
