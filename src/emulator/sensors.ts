@@ -346,12 +346,15 @@ function overwriteRule(ctx: Ctx): Answer {
   if (!rule || rule.account !== a.name) throw notFound(`Rule ${id}`, 'resourceidentifier.id');
   const sent = input.rule as Json;
   const version = sent.version ?? String(Number(rule.record.version ?? '0') + 1);
+  // The rule's definition is replaced; what the service assigned is kept: its id, account, creation, and the
+  // device it is for (`deviceid`, "assigned at onboarding", spec 2.11) unless the body names another.
   rule.record = {
     accountclientid: null,
     billingaccountid: a.name,
     createdon: rule.record.createdon,
     foreignid: st.world.profile.foreignId,
     id,
+    ...(rule.record.deviceid !== undefined ? { deviceid: rule.record.deviceid } : {}),
     ...sent,
     version,
     versionid: uuid(),

@@ -182,7 +182,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
         account: lead,
         devices,
         at,
-        message: `Account usage of ${Math.floor(value)} ${unitName} is ${comparator} ${threshold} ${unitName} (${cycleType})`,
+        message: `Account usage of ${figure(value, threshold)} ${unitName} is ${comparator} ${threshold} ${unitName} (${cycleType})`,
       });
     }
     return out;
@@ -203,7 +203,7 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
       const when =
         comparator === 'gt' ? crossing(st, n, cs, Math.max(cs, since, t.createdAt), at, thresholdBytes) : at;
       // The usage at the activation, which the message dates, not the larger usage of the evaluation.
-      const usage = Math.floor(st.devices.usage(n, cs, when) / unitBytes);
+      const usage = figure(st.devices.usage(n, cs, when) / unitBytes, threshold);
       out.push({
         ...base,
         account: a,
@@ -214,6 +214,20 @@ function evaluate(st: EmulatorState, t: PricePlanTrigger, p: Json, since: number
     }
   }
   return out;
+}
+
+/**
+ * `value` (a usage, in the condition's unit) as an alert's message gives it: cut, not rounded, at the fewest
+ * decimals (two at most) that tell it from `threshold` as the comparison did: `5.4` past a threshold of 5, `30`
+ * for 30.2 past 29. A usage past the threshold by less than that, as at the very activation, is `just over 30`:
+ * a figure is never the threshold it is said to pass.
+ */
+export function figure(value: number, threshold: number): string {
+  for (let d = 0; d <= 2; d++) {
+    const cut = Math.floor(value * 10 ** d) / 10 ** d;
+    if (cut !== threshold || value === threshold) return cut.toFixed(d);
+  }
+  return `just over ${threshold}`;
 }
 
 /** The first millisecond in (lo, hi] at which usage since `cs` exceeds `bytes`: usage only grows. */
