@@ -434,7 +434,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     });
     const unwatchPlaybooks = o.watch === false ? () => undefined : reloader.watch();
     const keepMs = config.retention === undefined ? undefined : parseDuration(config.retention);
-    const pruner = keepMs ? new Pruner(st, keepMs, log) : undefined;
+    const pruner = keepMs ? new Pruner(st, keepMs, log, () => sched.next().map((e) => e.key)) : undefined;
     pruner?.start();
     late.start();
 

@@ -17,6 +17,8 @@ export class Pruner {
     private readonly store: Retention,
     private readonly keepMs: number,
     private readonly log: Logger,
+    /** The keys of the schedules loaded now: a backfill of a schedule no longer loaded is kept no longer. */
+    private readonly schedules: () => readonly string[],
   ) {}
 
   start(): void {
@@ -30,7 +32,7 @@ export class Pruner {
 
   private async prune(): Promise<void> {
     try {
-      const p = await pruneStore(this.store, this.keepMs);
+      const p = await pruneStore(this.store, this.keepMs, { schedules: this.schedules() });
       if (p.runs || p.callbacks || p.versions)
         this.log.info('pruned what ended before the retention (FLEETBOOK_RETENTION)', { ...p });
     } catch (e) {

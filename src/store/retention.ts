@@ -37,16 +37,20 @@ export function versionsBefore(before: string, now = Date.now()): string {
 /** Runs (and callbacks) a transaction removes at most. */
 const BATCH = 500;
 
-/** Removes everything that ended or was processed before `now - keepMs`; the totals, and that time. */
+/**
+ * Removes everything that ended or was processed before `now - keepMs`; the totals, and that time. `schedules`, the
+ * keys of the schedules loaded (a daemon's), lets go of the backfills of schedules no longer loaded
+ * (Retention.pruneEnded); without it (`fleetbook store prune`, which loads no playbook) they are kept.
+ */
 export async function pruneStore(
   store: Retention,
   keepMs: number,
-  now = Date.now(),
+  o: { now?: number; schedules?: readonly string[] } = {},
 ): Promise<Pruned & { before: string }> {
-  const before = isoTime(now - keepMs);
+  const before = isoTime((o.now ?? Date.now()) - keepMs);
   const total: Pruned = { runs: 0, ledgerEntries: 0, callbacks: 0, versions: 0 };
   for (;;) {
-    const p = await store.pruneEnded(before, BATCH);
+    const p = await store.pruneEnded(before, BATCH, o.schedules);
     total.runs += p.runs;
     total.ledgerEntries += p.ledgerEntries;
     total.callbacks += p.callbacks;

@@ -15,21 +15,29 @@ const UNUSED_VERSIONS = `DELETE FROM playbook_versions WHERE version IN (
 /**
  * A backfill (`fleetbook run --scheduled-at`) of a fire its schedule has not passed yet (a later fire than the last
  * the store recorded for it): the record that a daemon catching up must not make that night up again
- * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it.
+ * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it, and, when the
+ * schedules loaded are known (`@schedules`: their keys, a JSON list, or null), only while one of them has its
+ * key: a schedule whose key changed never passes it.
  */
 const AHEAD_OF_ITS_SCHEDULE = `EXISTS (SELECT 1 FROM schedules s
     WHERE json_extract(runs.trigger_json, '$.reason') = 'backfill'
       AND s.name = json_extract(runs.trigger_json, '$.schedule')
-      AND s.last_fire_at < json_extract(runs.trigger_json, '$.scheduledAt'))`;
+      AND s.last_fire_at < json_extract(runs.trigger_json, '$.scheduledAt')
+      AND (@schedules IS NULL OR s.name IN (SELECT value FROM json_each(@schedules))))`;
 
-export function pruneEnded(sql: (text: string) => Database.Statement, before: string, limit: number): Pruned {
+export function pruneEnded(
+  sql: (text: string) => Database.Statement,
+  before: string,
+  limit: number,
+  schedules?: readonly string[],
+): Pruned {
   const ids = (
     sql(
       `SELECT id FROM runs INDEXED BY runs_by_end
-       WHERE ended_at IS NOT NULL AND ended_at < ? AND status IN ('succeeded', 'failed', 'cancelled')
+       WHERE ended_at IS NOT NULL AND ended_at < @before AND status IN ('succeeded', 'failed', 'cancelled')
          AND NOT ${AHEAD_OF_ITS_SCHEDULE}
-       ORDER BY ended_at LIMIT ?`,
-    ).all(before, limit) as { id: string }[]
+       ORDER BY ended_at LIMIT @limit`,
+    ).all({ schedules: schedules ? JSON.stringify(schedules) : null, before, limit }) as { id: string }[]
   ).map((r) => r.id);
   const list = JSON.stringify(ids);
   let entries = 0;

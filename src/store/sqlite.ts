@@ -297,9 +297,9 @@ export class SqliteStore implements Store {
     return this.inbox.complete(processed, (r) => this.createRun(r));
   }
 
-  async pruneEnded(before: string, limit: number): Promise<Pruned> {
+  async pruneEnded(before: string, limit: number, schedules?: readonly string[]): Promise<Pruned> {
     this.write();
-    const pruned = this.db.transaction(() => pruneEnded(this.sql, before, limit))();
+    const pruned = this.db.transaction(() => pruneEnded(this.sql, before, limit, schedules))();
     await this.durable();
     return pruned;
   }

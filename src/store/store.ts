@@ -560,8 +560,12 @@ export interface Retention {
    * Removes, in one transaction, at most `limit` runs that ended before `before` (ISO), oldest first, with their
    * checkpoints, items and ledger entries, and at most `limit` callbacks processed and received before it. A run
    * not ended, and a callback not processed, are never removed. Called again until it removes nothing.
+   *
+   * A backfill of a fire its schedule has not passed yet is kept, however long ago it ended; given `schedules`,
+   * the keys of the schedules loaded, only while its schedule is one of them: one whose key no loaded schedule
+   * has any more (its cron or time zone edited, its playbook removed) will never pass that fire.
    */
-  pruneEnded(before: string, limit: number): Promise<Pruned>;
+  pruneEnded(before: string, limit: number, schedules?: readonly string[]): Promise<Pruned>;
 }
 
 export interface Store extends RunStore, LedgerStore, InboxStore, ScheduleStore, Ownership, Retention {

@@ -10,21 +10,29 @@ import type { Turns } from './turn.js';
 /**
  * A backfill (`fleetbook run --scheduled-at`) of a fire its schedule has not passed yet (a later fire than the last
  * the store recorded for it): the record that a daemon catching up must not make that night up again
- * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it.
+ * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it, and, when the
+ * schedules loaded are known ($3: their keys, or null), only while one of them has its key: a schedule whose key
+ * changed never passes it.
  */
 const AHEAD_OF_ITS_SCHEDULE = `EXISTS (SELECT 1 FROM schedules s
     WHERE runs.trigger_json::json ->> 'reason' = 'backfill'
       AND s.name = runs.trigger_json::json ->> 'schedule'
-      AND s.last_fire_at < (runs.trigger_json::json ->> 'scheduledAt') COLLATE "C")`;
+      AND s.last_fire_at < (runs.trigger_json::json ->> 'scheduledAt') COLLATE "C"
+      AND ($3::text[] IS NULL OR s.name = ANY($3::text[])))`;
 
-export async function pruneEnded(turns: Turns, before: string, limit: number): Promise<Pruned> {
+export async function pruneEnded(
+  turns: Turns,
+  before: string,
+  limit: number,
+  schedules?: readonly string[],
+): Promise<Pruned> {
   return turns.transaction(async (query) => {
     const { rows } = await query({
       text: `SELECT id FROM runs
              WHERE ended_at IS NOT NULL AND ended_at < $1 AND status IN ('succeeded', 'failed', 'cancelled')
                AND NOT ${AHEAD_OF_ITS_SCHEDULE}
              ORDER BY ended_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      values: [before, limit],
+      values: [before, limit, schedules ? [...schedules] : null],
     });
     const ids = (rows as { id: string }[]).map((r) => r.id);
     const [removed, , callbacks, versions] = await Promise.all([

@@ -138,8 +138,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  pruneEnded(before: string, limit: number): Promise<Pruned> {
-    return pruneEnded(this.turns, before, limit);
+  pruneEnded(before: string, limit: number, schedules?: readonly string[]): Promise<Pruned> {
+    return pruneEnded(this.turns, before, limit, schedules);
   }
 
   // ── runs, checkpoints and items ──

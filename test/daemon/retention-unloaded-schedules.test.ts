@@ -1,0 +1,80 @@
+/**
+ * `serve` with FLEETBOOK_RETENTION keeps a backfill (`fleetbook run --scheduled-at`) of a fire its schedule has
+ * not passed, however long ago it ended. A backfill of a schedule whose key the daemon no longer loads (its cron
+ * edited, its playbook removed) was kept for ever, since no schedule would ever pass that fire; the daemon now
+ * prunes it as any run, and still keeps the backfill of a schedule it loads.
+ *
+ * A real daemon (the built binary) on a state file written here, as a daemon that ran the old schedule left it.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { DaemonWorld } from '../helpers/daemon.js';
+
+const DAY = 86_400_000;
+const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
+
+describe('serve with FLEETBOOK_RETENTION: a backfill of a schedule no longer loaded', function () {
+  this.timeout(60_000);
+  let world: DaemonWorld;
+  before(async () => {
+    world = await DaemonWorld.create('retention-unloaded-schedules', {
+      user: 'retention-listener',
+      password: 'retention-password',
+    });
+  });
+  after(async () => world?.close());
+
+  it('is pruned, while the backfill of a schedule it loads is kept', async () => {
+    const year = new Date().getUTCFullYear();
+    // The schedule loaded fired last on January 1st; the night backfilled is the next one.
+    const loaded = 'yearly#UTC#0 3 1 1 *';
+    const lastFire = `${year}-01-01T03:00:00.000Z`;
+    const ahead = `${year + 1}-01-01T03:00:00.000Z`;
+    const playbooks = join(world.dir, 'playbooks');
+    await mkdir(playbooks);
+    await writeFile(
+      join(playbooks, 'yearly.yaml'),
+      `version: 1
+name: yearly
+on: { schedule: { cron: "0 3 1 1 *", timezone: UTC, missed: none } }
+steps:
+  - id: say
+    uses: log
+    with: { message: hi }
+`,
+    );
+    const state = world.state('state.db');
+    const store = new SqliteStore(state);
+    const backfill = (id: string, schedule: string, scheduledAt: string) =>
+      store.createRun({
+        id,
+        playbook: schedule.split('#')[0]!,
+        status: 'succeeded',
+        trigger: { type: 'schedule', schedule, scheduledAt, reason: 'backfill' },
+        inputs: {},
+        startedAt: ago(100),
+        endedAt: ago(100),
+      });
+    // The schedule as it was before its hour was edited, and the schedule of a playbook since removed.
+    for (const key of [loaded, 'yearly#UTC#0 4 1 1 *', 'gone#UTC#0 2 * * *'])
+      await store.recordFire(key, key === loaded ? lastFire : ago(200));
+    backfill('b0000000-0000-4000-8000-000000000001', loaded, ahead);
+    backfill('b0000000-0000-4000-8000-000000000002', 'yearly#UTC#0 4 1 1 *', ago(150));
+    backfill('b0000000-0000-4000-8000-000000000003', 'gone#UTC#0 2 * * *', ago(150));
+    await store.close();
+
+    const d = await world.start('daemon with retention', playbooks, {
+      state,
+      env: { FLEETBOOK_RETENTION: '30d' },
+    });
+    const gone = async (n: number) =>
+      (await fetch(`${d.url}/runs/b0000000-0000-4000-8000-00000000000${n}`)).status === 404;
+    const deadline = Date.now() + 10_000;
+    while (!((await gone(2)) && (await gone(3))) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    expect([await gone(1), await gone(2), await gone(3)]).to.deep.equal([false, true, true]);
+    expect(d.stderr).to.include('pruned what ended before the retention');
+  });
+});
