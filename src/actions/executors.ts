@@ -11,7 +11,7 @@ import { ledgerTable, listTable, reportText, type ReportFormat, type Table } fro
 import { checkReportPath, writeReport } from './reports.js';
 import { ENGINE_ACTIONS, isEngineAction } from './engine.js';
 import { engineSettings, type EngineSettings } from './settings.js';
-import { checkWebhook, sendWebhook, type WebhookInput } from './webhook.js';
+import { checkWebhook, sendWebhook, type HostLookups, type WebhookInput } from './webhook.js';
 
 type Json = Record<string, unknown>;
 
@@ -55,17 +55,19 @@ export function checkEngineInput(action: string, input: Json): void {
 /**
  * A dry run's check of an engine action it plans, as the real run would refuse it before it acts: its input
  * (checkEngineInput), then the policies that judge where it goes (FB_REFUSED): a webhook's address
- * (FLEETBOOK_WEBHOOK_ALLOW; a name is resolved, nothing is connected to) and a report's path (inside
- * FLEETBOOK_REPORTS_DIR; nothing is written, not even a directory).
+ * (FLEETBOOK_WEBHOOK_ALLOW; a name is resolved, once a run in `lookups`, nothing is connected to) and a report's
+ * path (inside FLEETBOOK_REPORTS_DIR; nothing is written, not even a directory).
  */
 export async function checkEnginePlan(
   action: string,
   input: Json,
   settings: EngineSettings | undefined,
+  lookups?: HostLookups,
 ): Promise<void> {
   checkEngineInput(action, input);
   const s = () => settings ?? (defaults ??= engineSettings());
-  if (action === 'notify.webhook') await checkWebhook(input as unknown as WebhookInput, s().webhooks);
+  if (action === 'notify.webhook')
+    await checkWebhook(input as unknown as WebhookInput, s().webhooks, lookups);
   if (action === 'report.write') await checkReportPath(s().reportsDir, String(input.path));
 }
 

@@ -239,15 +239,27 @@ function addressRefused(host: string, policy: WebhookPolicy): RefusedError | und
   return why ? refused(host, `it is ${why}`) : undefined;
 }
 
+/** A dry run's lookups of webhook hosts, by bare host name: each resolved once in a run (checkWebhook). */
+export type HostLookups = Map<string, Promise<unknown>>;
+
+/** The lookup errors that say a name has no address, which the real run's connection fails on as well. */
+const UNRESOLVED = new Set(['ENOTFOUND', 'ENODATA']);
+
 /**
  * A dry run's check of a webhook it plans: what the real run refuses before it sends, and the address policy
  * (FLEETBOOK_WEBHOOK_ALLOW), with the real run's RefusedError. A name is resolved, as the real run's connection
- * would resolve it, and every address judged; nothing is connected to. A name that does not resolve passes: the
- * real run's connection judges it again. On the embedded emulator, where webhooks are held back, nothing is
- * looked up (not even a DNS query about the channel leaves the machine): only an address in the URL and
- * `localhost` are judged, as the real run with FLEETBOOK_EMULATOR_WEBHOOKS=send would judge them.
+ * would resolve it, and every address judged; nothing is connected to. A name that does not resolve (no such
+ * name, no address) fails with the real run's network error; a lookup that failed for a while (a DNS server that
+ * did not answer) passes, as the real run's retries may get past it. `lookups` keeps what a run found of each host,
+ * so that a loop looks a host up once, not at every iteration. On the embedded emulator, where webhooks are held
+ * back, nothing is looked up (not even a DNS query about the channel leaves the machine): only an address in the
+ * URL and `localhost` are judged, as the real run with FLEETBOOK_EMULATOR_WEBHOOKS=send would judge them.
  */
-export async function checkWebhook(input: WebhookInput, policy: WebhookPolicy): Promise<void> {
+export async function checkWebhook(
+  input: WebhookInput,
+  policy: WebhookPolicy,
+  lookups: HostLookups = new Map(),
+): Promise<void> {
   const { host } = judged(input, policy);
   const now = addressRefused(host, policy);
   if (now) throw now;
@@ -257,11 +269,16 @@ export async function checkWebhook(input: WebhookInput, policy: WebhookPolicy): 
     if (why) throw refused(host, `it resolves to 127.0.0.1, ${why}`);
     return;
   }
-  const error = await new Promise<unknown>((resolve) =>
-    policy.lookup(host, { all: true }, (e) => resolve(e)),
-  );
+  let looked = lookups.get(host);
+  if (!looked) {
+    looked = new Promise<unknown>((resolve) => policy.lookup(host, { all: true }, (e) => resolve(e)));
+    lookups.set(host, looked);
+  }
+  const error = await looked;
   const refusal = refusalOf(error);
   if (refusal) throw refusal;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNRESOLVED.has(code)) throw networkError(ACTION, error);
 }
 
 /** Sends the webhook; an answer of 300 or more is an ApiError, so that `retry.on: [http.5xx]` applies. */

@@ -98,6 +98,8 @@ export class RunContext {
   readonly progress: Progress = { devicesDone: 0, devicesTotal: 0, calls: 0, errors: 0, step: '' };
   /** Checkpoints of an earlier execution of this run (a resumed run), by step key. */
   checkpoints = new Map<string, Checkpoint>();
+  /** A dry run's lookups of the webhook hosts it plans to send to: each host resolved once a run. */
+  readonly hostLookups = new Map<string, Promise<unknown>>();
   /** The counts of the steps an earlier execution began and did not finish, nor checkpoint under way (begunCounts). */
   begun = new Map<string, Pick<Checkpoint, 'calls' | 'attempts'>>();
 

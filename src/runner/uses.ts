@@ -38,7 +38,7 @@ export async function usesStep(
   if (!op || !isAction(action)) {
     if (o.dryRun && hasEffect(action)) {
       // Refused as the real run refuses it, before it acts: a dry run fails where that run would.
-      await checkEnginePlan(action, input, o.engine);
+      await checkEnginePlan(action, input, o.engine, ctx.hostLookups);
       return planOnly(ctx, step.id, action, 1, { groups: [], size: 0 });
     }
     return engineAction(ctx, step, plan, input, signal, count, key);
