@@ -290,7 +290,14 @@ class Run {
       } else {
         this.logStep(scope, 'step started', { step: step.id });
         if (!cp)
-          this.marks.started(count, key, step.id, scope.inLoop, scope.inLoop ? ctx.now() : sum.startedAt);
+          this.marks.started(
+            count,
+            key,
+            step.id,
+            scope.inLoop,
+            scope.inLoop ? ctx.now() : sum.startedAt,
+            'forEach' in step,
+          );
         const plan = ctx.plan.of(step);
         state = await attemptsWithTimeout(ctx, step, plan, signal, count, (timed) =>
           this.run(step, plan, scope, key, count, timed, underWay ? cp : undefined),

@@ -3,7 +3,9 @@
  * console's run page: store/checkpoint-steps.ts) is true, not guessed: a step outside any loop marks its start
  * (`running`, with when) and its skip by `if` (`skipped`, with why), as a checkpoint under its key. Inside a loop
  * only the first start and the first skip of each step are marked, however many iterations run it: a step with no
- * mark there was never begun. Each is one small write in the store's turn of a write that happens anyway (the
+ * mark there was never begun. A loop inside a loop is the exception: each of its starts is marked (one write an
+ * iteration of the loop it is in, beside its own checkpoint as it ends), so that one that ended is not shown
+ * `running` while the loop it is in goes on. Each is one small write in the store's turn of a write that happens anyway (the
  * checkpoint of the step before it, of the run's creation), and the step's own checkpoints replace its start mark.
  *
  * A run resumed (restore.ts) runs again a step whose start mark is its only checkpoint, its `if` evaluated again;
@@ -27,10 +29,10 @@ export class StepMarks {
 
   /**
    * Marks step `id` begun under `key` at `at`, which its execution's checkpoints keep (`count`): every start
-   * outside a loop, the first inside one.
+   * outside a loop, the first inside one, and every start of a loop (`loop`) inside one.
    */
-  started(count: StepCount, key: string, id: string, inLoop: boolean, at: string): void {
-    if (inLoop && !once(this.begun, id)) return;
+  started(count: StepCount, key: string, id: string, inLoop: boolean, at: string, loop = false): void {
+    if (inLoop && !loop && !once(this.begun, id)) return;
     count.startedAt = at;
     this.store.saveStep(this.runId, key, { status: 'running', startedAt: at } satisfies Checkpoint);
   }

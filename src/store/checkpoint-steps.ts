@@ -6,7 +6,8 @@
  *
  * A checkpoint is written when a step ends (and, as it goes, by a step that sends, confirms, reports or waits),
  * and a mark as it begins (`running`, with when) and as its `if` skips it (`skipped`, with why): runner/step-marks.ts.
- * Inside a loop only the first start and the first skip of each step are marked. So, along a list of steps
+ * Inside a loop only the first start and the first skip of each step are marked, but every start of a loop. So,
+ * along a list of steps
  * (`steps`, `finally`, a loop's body, a rescue): a step that has one is as it says (`running` while its status is
  * one of a step under way: `running`, `sending`, `confirming`, `reporting`, `waiting`), with its start while it
  * runs and its times once it ended outside any loop; one without, before a step that has one, was skipped (its `if`
@@ -15,7 +16,8 @@
  * once the list stopped (a failure nothing handles, a cancel) or the run ended. A loop's iterations have their own
  * checkpoints (`loop[3]/inner`): its inner steps are shown over every iteration, `running` while the loop goes on
  * once one began them (`skipped` while every iteration that reached them skipped them by `if`), as
- * StepSummary.within places them.
+ * StepSummary.within places them; a loop inside it, whose every start is marked, as its last state: `running`
+ * while an iteration is in it, else as its iterations ended it.
  */
 import type { Playbook, Step } from '../playbook/schema.js';
 import { eachStep, nestedLists } from '../playbook/step-tree.js';
@@ -228,6 +230,12 @@ export function checkpointSteps(
       return 'passed';
     }
     const own = seen.get(s.id);
+    // A loop inside a loop marks each start (runner/step-marks.ts): with none under way, it ended in every iteration
+    // that began it, and shows how (its body too), while the loop it is in goes on.
+    const ended =
+      phase === 'live' && own && 'forEach' in s && !own.by.has('running') && !own.ifFalse
+        ? (PRECEDENCE.find((p) => own.by.has(p)) ?? 'succeeded')
+        : undefined;
     if (phase === 'live') {
       // Inside a loop only a step's first start and first skip by `if` are marked: one with no mark was never
       // begun nor skipped, one with only skips was skipped by every iteration that reached it so far.
@@ -236,7 +244,7 @@ export function checkpointSteps(
         all(children(s), 'pending');
         return own ? 'passed' : 'open';
       }
-      show(s, 'running', own);
+      show(s, ended ?? 'running', own);
     } else {
       // An iteration still under way when the run ended (its process died, and `runs cancel` ended it) was cut
       // short: cancelled, as the cancel of a live process would have ended it.
@@ -246,7 +254,7 @@ export function checkpointSteps(
         (own || next ? 'cancelled' : 'unreached');
       show(s, status, own);
     }
-    if ('forEach' in s) walk(s.forEach.steps as Step[], phase, loop);
+    if ('forEach' in s) walk(s.forEach.steps as Step[], ended ? 'over' : phase, ended ?? loop);
     if ('parallel' in s) for (const b of s.parallel as Step[]) walk([b], phase, loop);
     // A rescue runs in the iterations the step failed in.
     const rescue = Array.isArray(s.onError) ? (s.onError as Step[]) : undefined;
