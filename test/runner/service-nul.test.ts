@@ -77,11 +77,14 @@ ${yaml}`;
     confirm: { timeout: 2s, pollInterval: 100ms }`),
     );
     failedWith(s, 'devices.suspend', 'requestId');
+    expect(s.steps[0]?.status).to.equal('failed');
+    expect(s.steps[0]?.error).to.include("devices.suspend: the service's answer is refused");
     expect(await ledger(s)).to.deep.equal([
       [w.active[0], 'succeeded', undefined, undefined],
       [w.active[1], 'succeeded', undefined, undefined],
       [w.active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],
     ]);
+    expect(s.steps[0]?.devices.byError).to.deep.equal({ 'MALFORMED ANSWER': 1 });
     expect((await calls(w.emu)).actions['devices.suspend']).to.equal(1);
     await keptNothingOfIt(s);
   });
