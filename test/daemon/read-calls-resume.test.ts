@@ -28,16 +28,6 @@ describe('daemon: the calls of a read killed and resumed', function () {
   const env = { FLEETBOOK_DAEMON_TOKEN: TOKEN };
   const received = async (action: string) => (await calls(world.emu)).actions[action] ?? 0;
 
-  async function start(url: string, playbook: string): Promise<string> {
-    const res = await fetch(`${url}/playbooks/${playbook}/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: { account } }),
-    });
-    expect(res.status).to.equal(202);
-    return ((await res.json()) as { runId: string }).runId;
-  }
-
   /** The calls of step `id` in the summary of run `runId`, once it ended. */
   const stepCalls = (state: string, runId: string, id: string) =>
     readState(state, (db) => {
@@ -58,7 +48,7 @@ describe('daemon: the calls of a read killed and resumed', function () {
     const state = world.state(`${name}.db`);
     const before = await received(action);
     const first = await world.start(`${name}: first daemon`, FIXTURES, { state, env });
-    const runId = await start(first.url, playbook);
+    const runId = await first.startRun(playbook, TOKEN, { account });
     await untilDaemons(
       [first],
       'the moment to kill the daemon',
