@@ -55,12 +55,7 @@ steps:
 `),
       { client: w.client, store: w.store, clock: emulatorClock(w.emu) },
     );
-    const rows = (await w.store.deviceResults(summary.runId, 'it')).map((r) => [
-      r.deviceId,
-      r.outcome,
-      r.errorType,
-      r.requestId,
-    ]);
+    const rows = await w.ledger(summary.runId);
     expect(w.proxy.rewritten).to.be.greaterThan(0);
     return { summary, rows, waitedMs: w.emu.now() - t0 };
   }

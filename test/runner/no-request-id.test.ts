@@ -42,14 +42,6 @@ steps:
     );
   }
 
-  const ledger = async (s: RunSummary) =>
-    (await w.store.deviceResults(s.runId, 'it')).map((r) => [
-      r.deviceId,
-      r.outcome,
-      r.errorType,
-      r.requestId,
-    ]);
-
   for (const [what, answer, says] of [
     ['no request id', ({ requestId: _, ...rest }: Json) => rest, /no requestId/],
     ['an empty request id', (body: Json) => ({ ...body, requestId: '' }), /no requestId/],
@@ -62,7 +54,7 @@ steps:
       expect(step.status).to.equal('failed');
       expect(step.error).to.include("devices.suspend: the service's answer is refused");
       expect(step.error).to.match(says);
-      expect(await ledger(s)).to.deep.equal([
+      expect(await w.ledger(s.runId)).to.deep.equal([
         [w.active[0], 'succeeded', undefined, undefined],
         [w.active[1], 'succeeded', undefined, undefined],
         [w.active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],

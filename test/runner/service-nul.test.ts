@@ -37,14 +37,6 @@ inputs:
   account: { type: string, required: true }
 steps:
 ${yaml}`;
-  /** Each device's outcome, error type and request id in the ledger, by device. */
-  const ledger = async (s: RunSummary) =>
-    (await w.store.deviceResults(s.runId, 'it')).map((r) => [
-      r.deviceId,
-      r.outcome,
-      r.errorType,
-      r.requestId,
-    ]);
   /** What the store kept of the run, with neither a NUL nor U+FFFD in it: nothing of the answer was kept. */
   async function keptNothingOfIt(s: RunSummary): Promise<void> {
     const unfit: string[] = [];
@@ -79,7 +71,7 @@ ${yaml}`;
     failedWith(s, 'devices.suspend', 'requestId');
     expect(s.steps[0]?.status).to.equal('failed');
     expect(s.steps[0]?.error).to.include("devices.suspend: the service's answer is refused");
-    expect(await ledger(s)).to.deep.equal([
+    expect(await w.ledger(s.runId)).to.deep.equal([
       [w.active[0], 'succeeded', undefined, undefined],
       [w.active[1], 'succeeded', undefined, undefined],
       [w.active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],
@@ -100,7 +92,7 @@ ${yaml}`;
     with: { accountName: "\${{ inputs.account }}", deviceIds: ${devices(w.active.slice(0, 2))}, smsMessage: hello }`),
     );
     failedWith(s, 'sms.send', 'requestId');
-    expect(await ledger(s)).to.deep.equal([
+    expect(await w.ledger(s.runId)).to.deep.equal([
       [w.active[0], 'unconfirmed', 'MALFORMED ANSWER', undefined],
       [w.active[1], 'unconfirmed', 'MALFORMED ANSWER', undefined],
     ]);
@@ -119,7 +111,7 @@ ${yaml}`;
     with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(w.active)}, cacheMode: "0" }`),
     );
     failedWith(s, 'location.createReport', 'txid');
-    expect(await ledger(s)).to.deep.equal([]);
+    expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
   });
 
@@ -137,7 +129,7 @@ ${yaml}`;
     wait: { for: completion, timeout: 10m, pollInterval: 1s }`),
     );
     failedWith(s, 'location.getReport', 'msid');
-    expect(await ledger(s)).to.deep.equal([]);
+    expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
   });
 
@@ -160,7 +152,7 @@ ${yaml}`;
     }));
     const s = await run(LOCATE());
     failedWith(s, 'location.locate', 'time');
-    expect(await ledger(s)).to.deep.equal([]);
+    expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
   });
 
@@ -168,7 +160,7 @@ ${yaml}`;
     w.rewrite = locateAnswer((msid) => ({ msid, pd: {}, error: { type: 'ABSENT\0SUBSCRIBER' } }));
     const s = await run(LOCATE());
     failedWith(s, 'location.locate', 'error/type');
-    expect(await ledger(s)).to.deep.equal([]);
+    expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
   });
 });
