@@ -35,11 +35,12 @@ const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
 
 /**
  * `850ms`, `42s`, `1m 05s`, `2h 03m 05s`, `3d 04h 12m`: short enough for a table cell, exact to the second
- * where seconds matter.
+ * where seconds matter; `-` for what is no duration (negative, or not a number), as `fleetbook runs show` writes
+ * it (cli/runs.ts formatDuration, held to this one by test/cli/durations-agree.test.ts).
  * @param {number} ms
  */
 export function formatDuration(ms) {
-  if (!Number.isFinite(ms) || ms < 0) return '';
+  if (!Number.isFinite(ms) || ms < 0) return '-';
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const total = Math.floor(ms / 1000);
   const d = Math.floor(total / 86400);

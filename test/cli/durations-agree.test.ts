@@ -26,4 +26,11 @@ describe('durations: the CLI and the console write them alike', () => {
       '1m 05s',
     ]);
   });
+
+  it('write `-` for what is no duration: negative, not a number, or endless', () => {
+    const bad = [-1, -60_000, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
+    expect(bad.map((ms) => [formatDuration(ms), consoleFormat.formatDuration(ms)])).to.deep.equal(
+      bad.map(() => ['-', '-']),
+    );
+  });
 });

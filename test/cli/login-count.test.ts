@@ -8,7 +8,7 @@
  * loopback that models the lockout, its `resetNext` fault losing the answers of the logins.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -18,16 +18,7 @@ import { readState } from '../helpers/daemon.js';
 import { calls, control, setFaults, tempDir } from '../runner/helpers.js';
 
 /** One listing, with no `retry:`: each run sends one login (and its attempts while its answers are lost). */
-const LIST = `version: 1
-name: list-once
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: devices
-    uses: devices.list
-    with: { accountName: '\${{ inputs.account }}' }
-`;
+const LIST = join(import.meta.dirname, '..', 'fixtures', 'login-count', 'list-once.yaml');
 
 const WRONG = 'not-the-password-2468';
 
@@ -35,15 +26,12 @@ describe('logins that may have failed, counted across processes on one state fil
   this.timeout(90_000);
   let emu: Emulator;
   let tmp: { dir: string; close(): Promise<void> };
-  let file: string;
   let n = 0;
   let state: string;
 
   before(async () => {
     emu = await startEmulator({ port: 0, timeScale: 0 });
     tmp = await tempDir();
-    file = join(tmp.dir, 'list-once.yaml');
-    writeFileSync(file, LIST);
   });
   beforeEach(async () => {
     await emu.reset();
@@ -60,7 +48,7 @@ describe('logins that may have failed, counted across processes on one state fil
     ...extra,
   });
   const run = (extra: Record<string, string> = {}) =>
-    fleetbook(['run', file, '--input', `account=${emu.defaults.accounts[0]!}`], env(extra));
+    fleetbook(['run', LIST, '--input', `account=${emu.defaults.accounts[0]!}`], env(extra));
 
   async function locked(): Promise<boolean> {
     const world = (await control(emu, 'GET', '/accounts?devices=0')) as {
@@ -154,7 +142,7 @@ describe('logins that may have failed, counted across processes on one state fil
       const had = sending();
       const child = spawn(
         process.execPath,
-        [BIN, 'run', file, '--input', `account=${emu.defaults.accounts[0]!}`],
+        [BIN, 'run', LIST, '--input', `account=${emu.defaults.accounts[0]!}`],
         {
           env: { PATH: process.env.PATH ?? '', ...env() },
           stdio: 'ignore',

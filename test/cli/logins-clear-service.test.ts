@@ -5,23 +5,14 @@
  * clears the count of that service only; a URL the store has no count of the user for is refused, naming those it
  * has. The built binary on one state file, against two emulators over loopback refusing a wrong password.
  */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
 
-const LIST = `version: 1
-name: list-once
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: devices
-    uses: devices.list
-    with: { accountName: '\${{ inputs.account }}' }
-`;
+/** One listing, with no `retry:`: each run sends one login (and its attempts while its answers are lost). */
+const LIST = join(import.meta.dirname, '..', 'fixtures', 'login-count', 'list-once.yaml');
 
 const WRONG = 'not-the-password-1357';
 
@@ -36,15 +27,12 @@ describe('fleetbook logins clear USER --service URL (child processes)', function
   let staging: Emulator;
   let production: Emulator;
   let tmp: { dir: string; close(): Promise<void> };
-  let file: string;
   let state: string;
 
   before(async () => {
     staging = await startEmulator({ port: 0, timeScale: 0 });
     production = await startEmulator({ port: 0, timeScale: 0 });
     tmp = await tempDir();
-    file = join(tmp.dir, 'list-once.yaml');
-    writeFileSync(file, LIST);
     state = join(tmp.dir, 'state.db');
   });
   after(async () => {
@@ -60,7 +48,7 @@ describe('fleetbook logins clear USER --service URL (child processes)', function
   });
   const wrongRun = (emu: Emulator) =>
     fleetbook(
-      ['run', file, '--input', `account=${emu.defaults.accounts[0]!}`],
+      ['run', LIST, '--input', `account=${emu.defaults.accounts[0]!}`],
       env(emu, { FLEETBOOK_PASSWORD: WRONG }),
     );
   const counted = async (): Promise<[string, string, number][]> => {

@@ -8,7 +8,6 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { RunSummary } from '../../src/store/store.js';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { consoleSuite } from '../helpers/console-suite.js';
@@ -27,19 +26,7 @@ describe('console and metrics: a daemon whose session logins are stopped', funct
     daemonToken: DAEMON_TOKEN,
   });
 
-  async function manualRun(): Promise<RunSummary> {
-    const res = await fetch(`${t.daemon.url}/playbooks/list-once/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${DAEMON_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: { account: t.account } }),
-    });
-    const { runId } = (await res.json()) as { runId: string };
-    return until(`run ${runId} ended`, async (seen) => {
-      const s = await t.daemon.getJson<RunSummary>(`/runs/${runId}`);
-      seen(s.status);
-      return s.status === 'queued' || s.status === 'running' ? undefined : s;
-    });
-  }
+  const manualRun = () => t.daemon.manualRun('list-once', DAEMON_TOKEN, { account: t.account });
 
   /** The value of the gauge in `/metrics`, or `(absent)`. */
   async function stoppedGauge(): Promise<string> {

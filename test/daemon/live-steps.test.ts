@@ -12,10 +12,9 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { until } from '../helpers/browser.js';
-import { emulatorEnv, fleetbook } from '../helpers/cli.js';
+import { fleetbook } from '../helpers/cli.js';
 import { DURATION, stepLines, took } from '../helpers/step-lines.js';
-import { DaemonProcess } from '../helpers/daemon.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { DaemonWorld, type DaemonProcess } from '../helpers/daemon.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'live-steps');
 const TOKEN = 'live-steps-daemon-token';
@@ -27,49 +26,28 @@ const table = (s: Shown) => (s.steps ?? []).map((x) => [x.id, x.status, x.within
 
 describe('a run in progress shows its steps (child process)', function () {
   this.timeout(90_000);
+  let world: DaemonWorld;
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
   let state: string;
   let daemon: DaemonProcess;
   const runs: Record<string, string> = {};
 
   before(async () => {
-    emu = await emulator({ devicesPerAccount: 5 });
-    tmp = await tempDir();
-    state = join(tmp.dir, 'state.db');
-    daemon = await DaemonProcess.start('live-steps daemon', {
-      playbooks: FIXTURES,
-      state,
-      env: {
-        ...emulatorEnv(emu),
-        FLEETBOOK_DAEMON_TOKEN: TOKEN,
-        FLEETBOOK_CALLBACK_USERNAME: 'live-steps-listener',
-        FLEETBOOK_CALLBACK_PASSWORD: 'live-steps-listener-password',
-      },
+    world = await DaemonWorld.create('live-steps', {
+      user: 'live-steps-listener',
+      password: 'live-steps-listener-password',
     });
+    emu = world.emu;
+    state = world.state();
+    daemon = await world.start('live-steps daemon', FIXTURES, { env: { FLEETBOOK_DAEMON_TOKEN: TOKEN } });
   });
-  after(async () => {
-    await daemon?.kill();
-    await emu?.close();
-    await tmp?.close();
-  });
+  after(async () => world?.close());
 
-  async function get(path: string): Promise<Shown> {
-    const res = await fetch(`${daemon.url}${path}`);
-    const text = await res.text();
-    expect(res.status, `GET ${path}: ${text.slice(0, 500)}`).to.equal(200);
-    return JSON.parse(text) as Shown;
-  }
+  const get = (path: string): Promise<Shown> => daemon.getJson<Shown>(path);
 
   /** Starts a run of `playbook`, and waits for the daemon to log `line` (a step begun, a message). */
   async function started(playbook: string, line: (l: string) => boolean, inputs: Json = {}): Promise<string> {
-    const res = await fetch(`${daemon.url}/playbooks/${playbook}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs }),
-    });
-    expect(res.status, await res.clone().text()).to.equal(202);
-    const { runId } = (await res.json()) as { runId: string };
+    const runId = await daemon.startRun(playbook, TOKEN, inputs);
     await until(`run ${runId} of ${playbook} under way`, async (seen) => {
       seen(daemon.stderr.slice(-2000));
       return daemon.stderr.split('\n').some((l) => l.includes(runId) && line(l)) ? true : undefined;

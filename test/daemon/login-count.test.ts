@@ -8,8 +8,6 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { RunSummary } from '../../src/store/store.js';
-import { until } from '../helpers/browser.js';
 import { fleetbook } from '../helpers/cli.js';
 import { DaemonWorld, type DaemonProcess } from '../helpers/daemon.js';
 import { calls, control, setFaults } from '../runner/helpers.js';
@@ -36,19 +34,8 @@ describe('daemon: logins stopped by the count on the store, and the way on (chil
   });
   after(() => world?.close());
 
-  async function manualRun(daemon: DaemonProcess): Promise<RunSummary> {
-    const res = await fetch(`${daemon.url}/playbooks/list-once/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: { account: world.emu.defaults.accounts[0]! } }),
-    });
-    const { runId } = (await res.json()) as { runId: string };
-    return until(`run ${runId} ended`, async (seen) => {
-      const s = await daemon.getJson<RunSummary>(`/runs/${runId}`);
-      seen(s.status);
-      return s.status === 'queued' || s.status === 'running' ? undefined : s;
-    });
-  }
+  const manualRun = (daemon: DaemonProcess) =>
+    daemon.manualRun('list-once', TOKEN, { account: world.emu.defaults.accounts[0]! });
   const stoppedLines = (d: DaemonProcess) => d.logs().filter((l) => l.message === 'session logins stopped');
 
   it('stops at the count a CLI left, says so once, and goes on once `fleetbook logins clear` is run', async () => {

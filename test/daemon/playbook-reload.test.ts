@@ -10,7 +10,6 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { RunSummary } from '../../src/store/store.js';
 import { DaemonWorld, readState, untilDaemons, type DaemonProcess } from '../helpers/daemon.js';
 
 const TOKEN = 'reload-test-daemon-token-0123456789';
@@ -71,20 +70,6 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     return { status: res.status, body: (await res.json()) as Json };
   }
 
-  /** The run's summary once it has ended. */
-  const ended = (d: DaemonProcess, id: string): Promise<RunSummary> =>
-    untilDaemons([d], `run ${id} to end`, async () => {
-      const run = (await (await fetch(`${d.url}/runs/${id}`)).json()) as RunSummary;
-      return run.status === 'succeeded' || run.status === 'failed' ? run : undefined;
-    });
-
-  /** Starts a manual run of `name` and waits for its end. */
-  async function manualRun(d: DaemonProcess, name: string): Promise<RunSummary> {
-    const started = await startRun(d, name);
-    expect(started.status, JSON.stringify(started.body)).to.equal(202);
-    return ended(d, started.body.runId as string);
-  }
-
   /** Posts a DeviceUsage callback to `d`. */
   async function callback(d: DaemonProcess, requestId: string): Promise<void> {
     const res = await fetch(`${d.url}/callbacks/DeviceUsage`, {
@@ -130,7 +115,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     await writeFile(file, playbook('edited', 'manual: true', 'edited v1'));
     const account = world.emu.defaults.accounts[0] as string;
     const d = await start('daemon edited', dir, state, { FLEETBOOK_CALLBACK_ACCOUNTS: account });
-    const before = await manualRun(d, 'edited');
+    const before = await d.manualRun('edited', TOKEN);
     await callback(d, 'before-edit');
     expect(await runsOfCallback(d, 'before-edit')).to.deep.equal([]);
 
@@ -144,7 +129,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     await callback(d, 'after-edit');
     const runs = await runsOfCallback(d, 'after-edit');
     expect(runs.map((r) => r.playbook)).to.deep.equal(['edited']);
-    const after = await manualRun(d, 'edited');
+    const after = await d.manualRun('edited', TOKEN);
     expect(after.status).to.equal('succeeded');
     expect(after.version).to.not.equal(before.version);
     // Both runs, the callback's and the manual one, said what the edited version says.
@@ -169,7 +154,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     await writeFile(join(dir, 'added.yaml'), playbook('added', 'manual: true', 'added runs'));
     const added = await nth(d, 'playbooks reloaded', 1);
     expect([added.added, added.changed, added.removed]).to.deep.equal([['added'], [], []]);
-    expect((await manualRun(d, 'added')).status).to.equal('succeeded');
+    expect((await d.manualRun('added', TOKEN)).status).to.equal('succeeded');
 
     await logged(d, 'a fire of gone', (l) => l.message === 'schedule fired' && l.playbook === 'gone');
     await rm(join(dir, 'gone.yaml'));
@@ -228,7 +213,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     expect(message, 'one line').to.not.include('\n');
     expect(lines(d, 'playbooks reloaded')).to.deep.equal([]);
 
-    const run = await manualRun(d, 'steady');
+    const run = await d.manualRun('steady', TOKEN);
     expect(run.status).to.equal('succeeded');
     expect(lines(d, 'steady v1')).to.have.length(1);
     expect(lines(d, 'steady v2')).to.deep.equal([]);
@@ -244,7 +229,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     expect(unset.message).to.equal(
       `playbooks not reloaded (file change): the playbooks of ${dir} cannot run: ${file}: playbook steady reads secrets.STEADY_KEY, not set: set FLEETBOOK_SECRET_STEADY_KEY; the previous playbooks stay in force`,
     );
-    expect((await manualRun(d, 'steady')).status).to.equal('succeeded');
+    expect((await d.manualRun('steady', TOKEN)).status).to.equal('succeeded');
     expect(lines(d, 'steady v1')).to.have.length(2);
     expect(lines(d, 'playbooks reloaded')).to.deep.equal([]);
   });
@@ -263,7 +248,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
       await rename(join(sub, '.saved.yaml.swp'), file);
       expect((await nth(d, 'playbooks reloaded', i + 1)).changed).to.deep.equal(['saved']);
     }
-    await manualRun(d, 'saved');
+    await d.manualRun('saved', TOKEN);
     expect(lines(d, 'saved v3')).to.have.length(1);
 
     const more = join(dir, 'more');
@@ -272,7 +257,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     await untilDaemons([d], 'extra loaded', async () =>
       lines(d, 'playbooks reloaded').some((l) => (l.added as string[]).includes('extra')) ? true : undefined,
     );
-    expect((await manualRun(d, 'extra')).status).to.equal('succeeded');
+    expect((await d.manualRun('extra', TOKEN)).status).to.equal('succeeded');
   });
 
   it('watches one file given as --playbooks, through its directory, and nothing else there', async () => {
@@ -288,7 +273,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
       expect((await nth(d, 'playbooks reloaded', i + 1)).changed).to.deep.equal(['alone']);
     }
     expect(lines(d, 'playbooks reloaded')).to.have.length(2);
-    await manualRun(d, 'alone');
+    await d.manualRun('alone', TOKEN);
     expect(lines(d, 'alone v3')).to.have.length(1);
     expect((await startRun(d, 'beside')).status).to.equal(404);
   });
@@ -302,7 +287,7 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     d.proc.kill('SIGHUP');
     const reload = await nth(d, 'playbooks reloaded', 1);
     expect([reload.changed, reload.on]).to.deep.equal([['hup'], 'SIGHUP']);
-    expect((await manualRun(d, 'hup')).status).to.equal('succeeded');
+    expect((await d.manualRun('hup', TOKEN)).status).to.equal('succeeded');
     expect(lines(d, 'hup v2')).to.have.length(1);
     expect(lines(d, 'hup v1')).to.deep.equal([]);
     expect(d.stderr).to.not.include('FLEETBOOK_WATCH is set, but fleetbook reads no such variable');

@@ -6,20 +6,12 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { DaemonWorld, readState, runsIn } from '../helpers/daemon.js';
+import { DaemonWorld, readState, runsIn, untilDaemons } from '../helpers/daemon.js';
 import { calls } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'read-calls');
 const TOKEN = 'read-calls-test-daemon-token-0123456789';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 describe('daemon: the calls of a read killed and resumed', function () {
   this.timeout(120_000);
@@ -35,16 +27,6 @@ describe('daemon: the calls of a read killed and resumed', function () {
 
   const env = { FLEETBOOK_DAEMON_TOKEN: TOKEN };
   const received = async (action: string) => (await calls(world.emu)).actions[action] ?? 0;
-
-  async function start(url: string, playbook: string): Promise<string> {
-    const res = await fetch(`${url}/playbooks/${playbook}/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: { account } }),
-    });
-    expect(res.status).to.equal(202);
-    return ((await res.json()) as { runId: string }).runId;
-  }
 
   /** The calls of step `id` in the summary of run `runId`, once it ended. */
   const stepCalls = (state: string, runId: string, id: string) =>
@@ -66,17 +48,20 @@ describe('daemon: the calls of a read killed and resumed', function () {
     const state = world.state(`${name}.db`);
     const before = await received(action);
     const first = await world.start(`${name}: first daemon`, FIXTURES, { state, env });
-    const runId = await start(first.url, playbook);
-    await until('the moment to kill the daemon', () => killWhen(before));
+    const runId = await first.startRun(playbook, TOKEN, { account });
+    await untilDaemons(
+      [first],
+      'the moment to kill the daemon',
+      async () => (await killWhen(before)) || undefined,
+    );
     await first.kill();
     // The request in flight at the kill reaches the service all the same (the emulator counts it as it answers).
     await sleep(1500);
     const beforeKill = (await received(action)) - before;
     world.emu.setFaults({ latencyMs: 0 });
     const second = await world.start(`${name}: second daemon`, FIXTURES, { state, env });
-    await until(
-      'the resumed run ends',
-      () => runsIn(state, playbook).find((r) => r.id === runId)?.status === 'succeeded',
+    await untilDaemons([second], 'the resumed run ends', async () =>
+      runsIn(state, playbook).find((r) => r.id === runId)?.status === 'succeeded' ? true : undefined,
     );
     await second.kill();
     return {

@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
+import { until } from '../helpers/browser.js';
 import { BIN, fleetbook } from '../helpers/cli.js';
-import { DaemonWorld, readState, runsIn } from '../helpers/daemon.js';
+import { DaemonWorld, readState, runsIn, untilDaemons } from '../helpers/daemon.js';
 
 const DIR = join(import.meta.dirname, '..', 'fixtures', 'resume-steps');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a run killed and taken up by the daemon shows its steps as they were', function () {
   this.timeout(90_000);
@@ -65,26 +65,26 @@ describe('a run killed and taken up by the daemon shows its steps as they were',
       stdio: 'ignore',
     });
     const exited = new Promise<unknown>((resolve) => child.on('exit', resolve));
-    const deadline = Date.now() + 30_000;
-    let left = checkpoints(state);
-    while (!ready(left)) {
-      if (Date.now() > deadline) throw new Error(`the run never got there: ${JSON.stringify(left)}`);
-      await sleep(50);
-      left = checkpoints(state);
-    }
+    const left = await until(
+      'the run to get there',
+      async (seen) => {
+        const cps = checkpoints(state);
+        seen(JSON.stringify(cps));
+        return ready(cps) ? cps : undefined;
+      },
+      30_000,
+      50,
+    );
     child.kill('SIGKILL');
     await exited;
     world.emu.setFaults({ latencyMs: 0 });
 
     const daemon = await world.start(`serve ${playbook}`, DIR, { state, env: serveEnv });
     const runId = runsIn(state, playbook)[0]!.id;
-    for (;;) {
+    await untilDaemons([daemon], 'the run to end', async () => {
       const [run] = runsIn(state, playbook);
-      if (run && run.status !== 'running' && run.status !== 'queued') break;
-      if (Date.now() > deadline + 30_000)
-        throw new Error(`the run did not end:\n${daemon.stderr.slice(-3000)}`);
-      await sleep(50);
-    }
+      return run && run.status !== 'running' && run.status !== 'queued' ? true : undefined;
+    });
     await daemon.stop();
     const shown = JSON.parse(
       (await fleetbook(['runs', 'show', runId, '--json'], { FLEETBOOK_STATE: state })).stdout,

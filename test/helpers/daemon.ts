@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import type { RunSummary } from '../../src/store/store.js';
 import { BIN, emulatorEnv } from './cli.js';
 
 type Json = Record<string, unknown>;
@@ -102,6 +103,28 @@ export class DaemonProcess {
     const text = await res.text();
     if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 500)}`);
     return JSON.parse(text) as T;
+  }
+
+  /** Starts a manual run of `playbook` (POST /playbooks/{name}/runs with `inputs`, as the bearer of `token`): its id. */
+  async startRun(playbook: string, token: string, inputs: Json = {}): Promise<string> {
+    const res = await fetch(`${this.url}/playbooks/${playbook}/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs }),
+    });
+    const text = await res.text();
+    if (res.status !== 202)
+      throw new Error(`POST /playbooks/${playbook}/runs: ${res.status} ${text.slice(0, 500)}`);
+    return (JSON.parse(text) as { runId: string }).runId;
+  }
+
+  /** Starts a manual run of `playbook` as startRun does, and answers its summary once it has ended. */
+  async manualRun(playbook: string, token: string, inputs: Json = {}): Promise<RunSummary> {
+    const runId = await this.startRun(playbook, token, inputs);
+    return untilDaemons([this], `run ${runId} of ${playbook} to end`, async () => {
+      const s = await this.getJson<RunSummary>(`/runs/${runId}`);
+      return s.status === 'queued' || s.status === 'running' ? undefined : s;
+    });
   }
 
   get stdout(): string {

@@ -12,61 +12,36 @@
  * request id from the answer (test/helpers).
  */
 import { expect } from 'chai';
-import { createClient, type Client } from '../../src/api/client.js';
-import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import { startRewritingProxy, type RewritingProxy } from '../helpers/rewriting-proxy.js';
 import {
   accountDevices,
   calls,
-  emulator,
   emulatorClock,
   imei,
   memoryStore,
   playbook,
-  RATES,
   setFaults,
   type Json,
 } from './helpers.js';
+import { behindRewritingProxy } from './proxied.js';
 
 const TIMEOUT_MS = 10 * 60_000;
 
 describe('runner: a device-state answer without its request id', function () {
   this.timeout(60_000);
-  let emu: Emulator;
-  let proxy: RewritingProxy;
-  let client: Client;
+  const w = behindRewritingProxy(memoryStore);
 
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: 40 });
-    proxy = await startRewritingProxy(emu.url, (method, path, body) => {
+  beforeEach(async () => {
+    await setFaults(w.emu, { processingSeconds: 30 });
+    w.rewrite = (_method, path, body) => {
       if (!path.endsWith('/devices/actions/suspend')) return undefined;
       const { requestId: _, ...rest } = body as Json;
       return rest;
-    });
+    };
   });
-  after(async () => {
-    await proxy?.close();
-    await emu?.close();
-  });
-  beforeEach(async () => {
-    emu.reset({ devicesPerAccount: 40 });
-    await setFaults(emu, { processingSeconds: 30 });
-    client = createClient({
-      baseUrl: `${proxy.url}/api`,
-      clientId: emu.defaults.clientId,
-      clientSecret: emu.defaults.clientSecret,
-      username: emu.defaults.username,
-      password: emu.defaults.password,
-      rates: RATES,
-    });
-  });
-  afterEach(() => client.close());
 
   async function suspend(ids: string[]) {
-    const account = emu.defaults.accounts[0]!;
-    const store = memoryStore();
-    const t0 = emu.now();
+    const t0 = w.emu.now();
     const summary = await runPlaybook(
       playbook(`
 version: 1
@@ -75,30 +50,22 @@ on: { manual: true }
 steps:
   - id: it
     uses: devices.suspend
-    with: { accountName: "${account}", devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}] }
+    with: { accountName: "${w.account}", devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}] }
     confirm: { timeout: 10m, pollInterval: 5s }
 `),
-      { client, store, clock: emulatorClock(emu) },
+      { client: w.client, store: w.store, clock: emulatorClock(w.emu) },
     );
-    const rows = (await store.deviceResults(summary.runId, 'it')).map((r) => [
-      r.deviceId,
-      r.outcome,
-      r.errorType,
-      r.requestId,
-    ]);
-    await store.close();
-    expect(proxy.rewritten).to.be.greaterThan(0);
-    return { summary, rows, waitedMs: emu.now() - t0 };
+    const rows = await w.ledger(summary.runId);
+    expect(w.proxy.rewritten).to.be.greaterThan(0);
+    return { summary, rows, waitedMs: w.emu.now() - t0 };
   }
 
-  const devices = async (state: string, n: number) =>
-    (await accountDevices(emu, emu.defaults.accounts[0]!))
-      .filter((d) => d.state === state)
-      .slice(0, n)
-      .map(imei);
+  /** The first device of the account in `state`. */
+  const oneIn = async (state: string) =>
+    imei((await accountDevices(w.emu, w.account)).find((d) => d.state === state)!);
 
   it('reads the devices until each is changed, and no longer', async () => {
-    const active = await devices('active', 2);
+    const active = w.active.slice(0, 2);
     const { summary, rows, waitedMs } = await suspend(active);
     expect(summary.status).to.equal('failed');
     expect(summary.steps[0]?.error).to.match(
@@ -108,13 +75,13 @@ steps:
     expect(summary.steps[0]?.confirmation).to.deep.include({ stateRead: 2 });
     // Ended once the carrier had carried it out (30 simulated seconds), not at the confirmation time.
     expect(waitedMs).to.be.lessThan(TIMEOUT_MS);
-    expect((await calls(emu)).actions['devices.suspend']).to.equal(1);
+    expect((await calls(w.emu)).actions['devices.suspend']).to.equal(1);
   });
 
   it('leaves a device its state never shows changed unconfirmed at the confirmation time, not sent again', async () => {
-    const active = await devices('active', 2);
-    const [deactive] = await devices('deactive', 1);
-    const { summary, rows, waitedMs } = await suspend([...active, deactive!]);
+    const active = w.active.slice(0, 2);
+    const deactive = await oneIn('deactive');
+    const { summary, rows, waitedMs } = await suspend([...active, deactive]);
     expect(rows).to.deep.equal([
       ...active.map((id) => [id, 'succeeded', undefined, undefined]),
       [deactive, 'unconfirmed', 'MALFORMED ANSWER', undefined],
@@ -122,6 +89,6 @@ steps:
     expect(summary.status).to.equal('failed');
     expect(summary.steps[0]?.devices).to.include({ succeeded: 2, unconfirmed: 1 });
     expect(waitedMs).to.be.at.least(TIMEOUT_MS);
-    expect((await calls(emu)).actions['devices.suspend']).to.equal(1);
+    expect((await calls(w.emu)).actions['devices.suspend']).to.equal(1);
   });
 });

@@ -7,27 +7,17 @@
 import { expect } from 'chai';
 import { existsSync, readdirSync } from 'node:fs';
 import { engineSettings } from '../../src/actions/settings.js';
-import { calls, onEmulator, runLogged, stepOf, tempDir } from './helpers.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { calls, onEmulator, runLogged, stepOf } from './helpers.js';
+import { hookAndDir } from './outside.js';
 
 const MUTATING = ['devices.suspend', 'devices.restore', 'location.createReport'];
 
 describe('runner: a dry run checks the arguments of the calls it plans', function () {
   this.timeout(30_000);
   const t = onEmulator();
-  let hook: Receiver;
-  let tmp: { dir: string; close(): Promise<void> };
+  const out = hookAndDir();
 
-  before(async () => {
-    hook = await startReceiver();
-    tmp = await tempDir();
-  });
-  after(async () => {
-    await hook.close();
-    await tmp.close();
-  });
-
-  const engine = () => engineSettings({ reportsDir: tmp.dir, webhookAllow: ['127.0.0.1'] });
+  const engine = () => engineSettings({ reportsDir: out.dir, webhookAllow: ['127.0.0.1'] });
 
   /** `yaml` run for real and dry: both fail at step `bad` with the same FB_INPUT error; the dry one sent nothing. */
   async function failsAlike(yaml: string, inputs: Record<string, unknown>, problem: RegExp) {
@@ -36,8 +26,8 @@ describe('runner: a dry run checks the arguments of the calls it plans', functio
     const after = await calls(t.emu);
     for (const a of MUTATING)
       expect(after.actions[a] ?? 0, `${a} calls of the dry run`).to.equal(before.actions[a] ?? 0);
-    expect(hook.bodies.length, 'requests the hook received').to.equal(0);
-    expect(readdirSync(tmp.dir), 'reports the dry run wrote').to.deep.equal([]);
+    expect(out.hook.bodies.length, 'requests the hook received').to.equal(0);
+    expect(readdirSync(out.dir), 'reports the dry run wrote').to.deep.equal([]);
 
     const real = await runLogged(t, yaml, { inputs, engine: engine() });
     expect(real.s.status).to.equal('failed');
@@ -84,7 +74,7 @@ inputs:
 steps:
   - id: bad
     uses: notify.webhook
-    with: { url: "http://127.0.0.1:${hook.port}/hook", method: "\${{ inputs.method }}", body: { text: hi } }
+    with: { url: "http://127.0.0.1:${out.hook.port}/hook", method: "\${{ inputs.method }}", body: { text: hi } }
   - id: after
     uses: log
     with: { message: not reached }
@@ -113,7 +103,7 @@ steps:
       { format: 'xml' },
       /^step `bad` failed: report\.write: invalid input.*format must be one of "csv", "json"/s,
     );
-    expect(existsSync(`${tmp.dir}/out.csv`)).to.equal(false);
+    expect(existsSync(`${out.dir}/out.csv`)).to.equal(false);
   });
 
   it('still plans what passes the check, as before', async () => {
@@ -129,7 +119,7 @@ steps:
     with: { accountName: "${'${{ inputs.account }}'}", devices: [{ id: "353000000000006", kind: imei }] }
   - id: tell
     uses: notify.webhook
-    with: { url: "http://127.0.0.1:${hook.port}/hook", body: { text: hi } }
+    with: { url: "http://127.0.0.1:${out.hook.port}/hook", body: { text: hi } }
 inputs:
   account: { type: string, required: true }
 `,
@@ -137,6 +127,6 @@ inputs:
     );
     expect(s.status, s.error).to.equal('succeeded');
     expect(s.planned?.map((p) => p.step)).to.deep.equal(['suspend', 'tell']);
-    expect(hook.bodies.length).to.equal(0);
+    expect(out.hook.bodies.length).to.equal(0);
   });
 });

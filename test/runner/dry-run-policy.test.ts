@@ -9,29 +9,22 @@ import { expect } from 'chai';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineSettings } from '../../src/actions/settings.js';
-import { onEmulator, runLogged, stepOf, tempDir } from './helpers.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { onEmulator, runLogged, stepOf } from './helpers.js';
+import { hookAndDir } from './outside.js';
 
 describe('runner: a dry run refuses what the webhook and report policies refuse', function () {
   this.timeout(30_000);
   const t = onEmulator();
-  let hook: Receiver;
-  let tmp: { dir: string; close(): Promise<void> };
+  const out = hookAndDir();
   let reports: string;
   let outside: string;
 
-  before(async () => {
-    hook = await startReceiver();
-    tmp = await tempDir();
-    reports = join(tmp.dir, 'reports');
-    outside = join(tmp.dir, 'elsewhere');
+  before(() => {
+    reports = join(out.dir, 'reports');
+    outside = join(out.dir, 'elsewhere');
     mkdirSync(reports);
     mkdirSync(outside);
     symlinkSync(outside, join(reports, 'out'));
-  });
-  after(async () => {
-    await hook.close();
-    await tmp.close();
   });
 
   /** No allowlist: the loopback receiver is not public. */
@@ -40,7 +33,7 @@ describe('runner: a dry run refuses what the webhook and report policies refuse'
   /** `yaml` run dry then for real: both fail at step `bad` with the same FB_REFUSED error; nothing left the dry run. */
   async function refusedAlike(yaml: string, inputs: Record<string, unknown>, problem: RegExp) {
     const dry = await runLogged(t, yaml, { dryRun: true, inputs, engine: engine() });
-    expect(hook.bodies.length, 'requests the hook received from the dry run').to.equal(0);
+    expect(out.hook.bodies.length, 'requests the hook received from the dry run').to.equal(0);
     expect(readdirSync(outside), 'files the dry run wrote').to.deep.equal([]);
     expect(readdirSync(reports), 'files the dry run wrote').to.deep.equal(['out']);
 
@@ -54,7 +47,7 @@ describe('runner: a dry run refuses what the webhook and report policies refuse'
     expect(step.error).to.match(/FLEETBOOK_(WEBHOOK_ALLOW|REPORTS_DIR)/);
     expect(dry.s.planned ?? [], 'calls planned').to.deep.equal([]);
     expect(stepOf(dry.s, 'after')?.status).to.equal(stepOf(real.s, 'after')?.status);
-    expect(hook.bodies.length, 'requests the hook received').to.equal(0);
+    expect(out.hook.bodies.length, 'requests the hook received').to.equal(0);
   }
 
   const webhook = (url: string) => `
@@ -74,7 +67,7 @@ steps:
 
   it('fails a webhook to a loopback address not allowed, and posts nothing', async () => {
     await refusedAlike(
-      webhook(`http://\${{ inputs.host }}:${hook.port}/hook`),
+      webhook(`http://\${{ inputs.host }}:${out.hook.port}/hook`),
       { host: '127.0.0.1' },
       /^step `bad` failed: notify\.webhook: refused 127\.0\.0\.1: it is a loopback address; FLEETBOOK_WEBHOOK_ALLOW/,
     );
@@ -82,7 +75,7 @@ steps:
 
   it('fails a webhook to a name that resolves to a loopback address, and posts nothing', async () => {
     await refusedAlike(
-      webhook(`http://\${{ inputs.host }}:${hook.port}/hook`),
+      webhook(`http://\${{ inputs.host }}:${out.hook.port}/hook`),
       { host: 'localhost' },
       /^step `bad` failed: notify\.webhook: refused localhost: it resolves to (127\.0\.0\.1|::1), a loopback address/,
     );
@@ -133,13 +126,13 @@ steps:
     with: { path: new/deeper/x.csv, rows: [{ a: 1 }] }
   - id: tell
     uses: notify.webhook
-    with: { url: "http://127.0.0.1:${hook.port}/hook", body: { text: hi } }
+    with: { url: "http://127.0.0.1:${out.hook.port}/hook", body: { text: hi } }
 `,
       { dryRun: true, engine: engine(['127.0.0.1']) },
     );
     expect(s.status, s.error).to.equal('succeeded');
     expect(s.planned?.map((p) => p.step)).to.deep.equal(['save', 'tell']);
-    expect(hook.bodies.length).to.equal(0);
+    expect(out.hook.bodies.length).to.equal(0);
     expect(existsSync(join(reports, 'new')), 'a directory the dry run made').to.equal(false);
   });
 
@@ -165,7 +158,7 @@ steps:
     const away = await runLogged(t, plan('https://hooks.example.com/page'), { dryRun: true, engine: held });
     expect(away.s.status, away.s.error).to.equal('succeeded');
     for (const host of ['127.0.0.1', 'localhost']) {
-      const near = await runLogged(t, plan(`http://${host}:${hook.port}/hook`), {
+      const near = await runLogged(t, plan(`http://${host}:${out.hook.port}/hook`), {
         dryRun: true,
         engine: held,
       });
@@ -177,6 +170,6 @@ steps:
       );
     }
     expect(looked, 'DNS lookups on the emulator').to.deep.equal([]);
-    expect(hook.bodies.length).to.equal(0);
+    expect(out.hook.bodies.length).to.equal(0);
   });
 });

@@ -9,23 +9,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { engineSettings } from '../../src/actions/settings.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
-import { onEmulator, runLogged, stepOf, tempDir } from './helpers.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { onEmulator, runLogged, stepOf } from './helpers.js';
+import { hookAndDir } from './outside.js';
 
 describe('runner: engine action arguments are checked as they run', function () {
   this.timeout(30_000);
   const t = onEmulator();
-  let hook: Receiver;
-  let tmp: { dir: string; close(): Promise<void> };
-
-  before(async () => {
-    hook = await startReceiver();
-    tmp = await tempDir();
-  });
-  after(async () => {
-    await hook.close();
-    await tmp.close();
-  });
+  const out = hookAndDir();
 
   /** Runs one step `bad` of `uses` with `args`; it must fail with FB_INPUT, in one attempt, matching `problem`. */
   async function refused(uses: string, args: string, problem: RegExp) {
@@ -39,7 +29,7 @@ steps:
     with: ${args}
 `;
     const { s, lines } = await runLogged(t, yaml, {
-      engine: engineSettings({ reportsDir: tmp.dir, webhookAllow: ['127.0.0.1'] }),
+      engine: engineSettings({ reportsDir: out.dir, webhookAllow: ['127.0.0.1'] }),
     });
     const what = `${uses} ${args}`;
     expect(s.status, what).to.equal('failed');
@@ -78,7 +68,7 @@ steps:
   });
 
   it('a webhook with a method, url or header rendered wrong is refused before anything is sent', async () => {
-    const url = `http://127.0.0.1:${hook.port}/hook`;
+    const url = `http://127.0.0.1:${out.hook.port}/hook`;
     await refused(
       'notify.webhook',
       `{ url: "${url}", method: "\${{ ['GET', 'POST'][0] }}" }`,
@@ -94,7 +84,7 @@ steps:
       `{ url: "\${{ [1, 'a'][0] }}" }`,
       /\/url: url must be a string, got a number/,
     );
-    expect(hook.bodies.length, 'requests the hook received').to.equal(0);
+    expect(out.hook.bodies.length, 'requests the hook received').to.equal(0);
   });
 
   it('a ledger query with an outcome or a count of runs rendered wrong fails instead of reading nothing', async () => {
@@ -117,7 +107,7 @@ steps:
       `{ path: "\${{ [7, 'a'][0] }}", rows: [] }`,
       /\/path: path must be a string, got a number/,
     );
-    expect(existsSync(join(tmp.dir, '7'))).to.equal(false);
+    expect(existsSync(join(out.dir, '7'))).to.equal(false);
   });
 
   it('validate refuses a `rows` that is a list of numbers, naming what it takes', () => {

@@ -20,10 +20,21 @@ export interface Proxied {
   active: string[];
   /** How the proxy rewrites the emulator's answers: `undefined` leaves one as it is. */
   rewrite: Rewrite;
+  /** Each device's id, outcome, error type and request id in the ledger of the run's step `it`. */
+  ledger(runId: string): Promise<unknown[][]>;
 }
 
 export function behindRewritingProxy(openStore: () => Store | Promise<Store>): Proxied {
-  const t = { rewrite: () => undefined } as unknown as Proxied;
+  const t = {
+    rewrite: () => undefined,
+    ledger: async (runId: string) =>
+      (await t.store.deviceResults(runId, 'it')).map((r) => [
+        r.deviceId,
+        r.outcome,
+        r.errorType,
+        r.requestId,
+      ]),
+  } as unknown as Proxied;
   before(async () => {
     t.emu = await emulator({ devicesPerAccount: 20 });
     t.proxy = await startRewritingProxy(t.emu.url, (...a) => t.rewrite(...a));

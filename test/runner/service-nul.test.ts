@@ -10,23 +10,10 @@
  * The real emulator does the work; a proxy in front of it puts the NUL in its answer (test/helpers).
  */
 import { expect } from 'chai';
-import { createClient, type Client } from '../../src/api/client.js';
-import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import type { RunSummary, Store } from '../../src/store/store.js';
-import { startRewritingProxy, type RewritingProxy } from '../helpers/rewriting-proxy.js';
+import type { RunSummary } from '../../src/store/store.js';
 import { forEachBackend } from '../store/backends.js';
-import {
-  accountDevices,
-  calls,
-  emulator,
-  emulatorClock,
-  imei,
-  playbook,
-  RATES,
-  setFaults,
-  type Json,
-} from './helpers.js';
+import { accountDevices, calls, emulatorClock, imei, playbook, setFaults, type Json } from './helpers.js';
 import { behindRewritingProxy } from './proxied.js';
 
 const NUL = /NUL character \(U\+0000\)/;
@@ -50,14 +37,6 @@ inputs:
   account: { type: string, required: true }
 steps:
 ${yaml}`;
-  /** Each device's outcome, error type and request id in the ledger, by device. */
-  const ledger = async (s: RunSummary) =>
-    (await w.store.deviceResults(s.runId, 'it')).map((r) => [
-      r.deviceId,
-      r.outcome,
-      r.errorType,
-      r.requestId,
-    ]);
   /** What the store kept of the run, with neither a NUL nor U+FFFD in it: nothing of the answer was kept. */
   async function keptNothingOfIt(s: RunSummary): Promise<void> {
     const unfit: string[] = [];
@@ -90,11 +69,14 @@ ${yaml}`;
     confirm: { timeout: 2s, pollInterval: 100ms }`),
     );
     failedWith(s, 'devices.suspend', 'requestId');
-    expect(await ledger(s)).to.deep.equal([
+    expect(s.steps[0]?.status).to.equal('failed');
+    expect(s.steps[0]?.error).to.include("devices.suspend: the service's answer is refused");
+    expect(await w.ledger(s.runId)).to.deep.equal([
       [w.active[0], 'succeeded', undefined, undefined],
       [w.active[1], 'succeeded', undefined, undefined],
       [w.active[2], 'unconfirmed', 'MALFORMED ANSWER', undefined],
     ]);
+    expect(s.steps[0]?.devices.byError).to.deep.equal({ 'MALFORMED ANSWER': 1 });
     expect((await calls(w.emu)).actions['devices.suspend']).to.equal(1);
     await keptNothingOfIt(s);
   });
@@ -110,7 +92,7 @@ ${yaml}`;
     with: { accountName: "\${{ inputs.account }}", deviceIds: ${devices(w.active.slice(0, 2))}, smsMessage: hello }`),
     );
     failedWith(s, 'sms.send', 'requestId');
-    expect(await ledger(s)).to.deep.equal([
+    expect(await w.ledger(s.runId)).to.deep.equal([
       [w.active[0], 'unconfirmed', 'MALFORMED ANSWER', undefined],
       [w.active[1], 'unconfirmed', 'MALFORMED ANSWER', undefined],
     ]);
@@ -129,7 +111,7 @@ ${yaml}`;
     with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(w.active)}, cacheMode: "0" }`),
     );
     failedWith(s, 'location.createReport', 'txid');
-    expect(await ledger(s)).to.deep.equal([]);
+    expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
   });
 
@@ -147,7 +129,7 @@ ${yaml}`;
     wait: { for: completion, timeout: 10m, pollInterval: 1s }`),
     );
     failedWith(s, 'location.getReport', 'msid');
-    expect(await ledger(s)).to.deep.equal([]);
+    expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
   });
 
@@ -170,7 +152,7 @@ ${yaml}`;
     }));
     const s = await run(LOCATE());
     failedWith(s, 'location.locate', 'time');
-    expect(await ledger(s)).to.deep.equal([]);
+    expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
   });
 
@@ -178,7 +160,7 @@ ${yaml}`;
     w.rewrite = locateAnswer((msid) => ({ msid, pd: {}, error: { type: 'ABSENT\0SUBSCRIBER' } }));
     const s = await run(LOCATE());
     failedWith(s, 'location.locate', 'error/type');
-    expect(await ledger(s)).to.deep.equal([]);
+    expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
   });
 });
@@ -193,20 +175,18 @@ ${yaml}`;
  * items is kept.
  */
 forEachBackend('a NUL in a listed device', (b) => {
-  let emu: Emulator;
-  let proxy: RewritingProxy;
-  let client: Client;
-  let store: Store;
-  let account: string;
+  const w = behindRewritingProxy(() => b.open());
   /** The IMEI given a NUL: the second device of the third page. */
   let nulImei: string;
   /** Where the NUL goes: the IMEI's `id`, or its `kind`. */
   let member: 'id' | 'kind';
 
-  before(async () => {
-    emu = await emulator({ devicesPerAccount: 20 });
-    account = emu.defaults.accounts[0]!;
-    proxy = await startRewritingProxy(emu.url, (method, path, body) => {
+  beforeEach(async () => {
+    const listed = (await accountDevices(w.emu, w.account)).filter((d) => d.state === 'active').map(imei);
+    expect(listed.length).to.be.above(12);
+    nulImei = listed[11]!;
+    member = 'id';
+    w.rewrite = (_method, path, body) => {
       if (!path.endsWith('/devices/actions/list')) return undefined;
       const page = body as { devices: { deviceIds: Json[] }[] };
       return {
@@ -218,29 +198,8 @@ forEachBackend('a NUL in a listed device', (b) => {
           ),
         })),
       };
-    });
+    };
   });
-  after(async () => {
-    await proxy.close();
-    await emu.close();
-  });
-  beforeEach(async () => {
-    emu.reset({ devicesPerAccount: 20 });
-    const listed = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
-    expect(listed.length).to.be.above(12);
-    nulImei = listed[11]!;
-    member = 'id';
-    client = createClient({
-      baseUrl: `${proxy.url}/api`,
-      clientId: emu.defaults.clientId,
-      clientSecret: emu.defaults.clientSecret,
-      username: emu.defaults.username,
-      password: emu.defaults.password,
-      rates: RATES,
-    });
-    store = await b.open();
-  });
-  afterEach(() => client.close());
 
   const run = (uses: string, items = 'items: { kind: imei }') =>
     runPlaybook(
@@ -259,7 +218,7 @@ steps:
     uses: ${uses}
     with: { accountName: "\${{ inputs.account }}", deviceList: "\${{ steps.devices.items }}", cacheMode: "0" }
 `),
-      { client, store, inputs: { account }, clock: emulatorClock(emu) },
+      { client: w.client, store: w.store, inputs: { account: w.account }, clock: emulatorClock(w.emu) },
     );
 
   /** The run failed at the listing, for the NUL of `value` in `field`, and kept nothing of the listing. */
@@ -270,9 +229,9 @@ steps:
     expect(error).to.match(NUL);
     expect(error).to.include("devices.list: the service's answer is refused");
     expect(error).to.include(`devices/11/deviceIds/0/${field} ${JSON.stringify(value)}`);
-    expect(await store.deviceResults(s.runId)).to.deep.equal([]);
-    expect(await b.query(store, 'SELECT seq FROM step_items')).to.deep.equal([]);
-    const c = await calls(emu);
+    expect(await w.store.deviceResults(s.runId)).to.deep.equal([]);
+    expect(await b.query(w.store, 'SELECT seq FROM step_items')).to.deep.equal([]);
+    const c = await calls(w.emu);
     expect(c.actions['location.createReport'] ?? 0).to.equal(0);
     expect(c.actions['location.locate'] ?? 0).to.equal(0);
   }

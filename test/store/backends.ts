@@ -152,3 +152,13 @@ export function forEachBackend(title: string, tests: (b: Backend) => void): void
       tests(b);
     });
 }
+
+/** How many step_calls rows run `runId` has, once what the store wrote is durable. */
+export async function stepCallRows(b: Backend, store: Store, runId: string): Promise<number> {
+  await store.durable();
+  const [r] = await b.query<{ n: number | string }>(
+    store,
+    `SELECT count(*) AS n FROM step_calls WHERE run_id = '${runId}'`,
+  );
+  return Number(r?.n ?? 0);
+}

@@ -7,12 +7,25 @@ import { expect } from 'chai';
 import { versionOf } from '../../src/playbook/version.js';
 import { UNCOUNTED } from '../../src/store/checkpoint-steps.js';
 import { liveView, MARKS_READ } from '../../src/store/run-views.js';
-import type { Store } from '../../src/store/store.js';
+import type { Playbook } from '../../src/playbook/schema.js';
+import type { RunRecord, Store } from '../../src/store/store.js';
 import { playbook } from '../runner/helpers.js';
-import { forEachBackend } from './backends.js';
+import { forEachBackend, type Backend } from './backends.js';
 import { run } from './fixtures.js';
 
 const COUNTS = { total: 2, accepted: 1, succeeded: 1, failed: 0, skipped: 0, unconfirmed: 0, byError: {} };
+
+/** A store of `b` that holds the version of `pb` and runs of it under way, by id, with more of each run. */
+async function storeOf(b: Backend, pb: Playbook, runs: Record<string, Partial<RunRecord>> = { r: {} }) {
+  const store = await b.open();
+  const { version, definition } = versionOf(pb);
+  await store.savePlaybookVersion(version, definition);
+  for (const [id, o] of Object.entries(runs)) store.createRun(run(id, { status: 'running', version, ...o }));
+  return store;
+}
+
+/** What a run of `store` shows while it runs. */
+const live = async (store: Store, id = 'r') => liveView(store, (await store.getRun(id))!);
 
 forEachBackend('step marks', (b) => {
   let a: Store;
@@ -78,10 +91,7 @@ steps:
 `);
 
   async function underWay(iterations: number) {
-    const store = await b.open();
-    const { version, definition } = versionOf(pb);
-    await store.savePlaybookVersion(version, definition);
-    store.createRun(run('r', { status: 'running', version }));
+    const store = await storeOf(b, pb);
     store.saveStep('r', 'first', { status: 'succeeded', calls: 0, attempts: 1 });
     for (let i = 0; i < iterations; i++)
       store.saveStep('r', `each[${i}]/note`, { status: 'succeeded', calls: 1 });
@@ -147,16 +157,13 @@ steps:
 `);
 
   it('shows the rescue steps as their checkpoints say, however many iterations the loop ran', async () => {
-    const store = await b.open();
-    const { version, definition } = versionOf(pb);
-    await store.savePlaybookVersion(version, definition);
-    store.createRun(run('r', { status: 'running', version }));
+    const store = await storeOf(b, pb);
     for (let i = 0; i < MARKS_READ + 500; i++)
       store.saveStep('r', `each[${i}]/note`, { status: i === 0 ? 'failed' : 'succeeded', calls: 1 });
     store.saveStep('r', 'each', { status: 'failed', error: 'one iteration failed' });
     store.saveStep('r', 'undo', { status: 'succeeded', calls: 0, attempts: 1 });
     await store.durable();
-    const steps = (await liveView(store, (await store.getRun('r'))!)).steps;
+    const steps = (await live(store)).steps;
     expect(steps!.map((s) => [s.id, s.status])).to.deep.equal([
       ['each', 'failed'],
       ['note', 'failed'],
@@ -202,14 +209,11 @@ steps:
   const at = (s: number) => `2026-03-01T10:00:0${s}.000Z`;
 
   async function shown(write: (store: Store) => void) {
-    const store = await b.open();
-    const { version, definition } = versionOf(pb);
-    await store.savePlaybookVersion(version, definition);
-    store.createRun(run('r', { status: 'running', version }));
+    const store = await storeOf(b, pb);
     write(store);
     await store.durable();
     const reopened = await b.reopen(store);
-    return (await liveView(reopened, (await reopened.getRun('r'))!)).steps!;
+    return (await live(reopened)).steps!;
   }
 
   it('a step skipped before a step under way that writes nothing as it goes: skipped, and the other running since it began', async () => {
@@ -302,32 +306,29 @@ steps:
 `);
 
   it('sums each planned step over its checkpoints, and lists none of a run that acts', async () => {
-    const store = await b.open();
-    const { version, definition } = versionOf(pb);
-    await store.savePlaybookVersion(version, definition);
+    const store = await storeOf(b, pb, { dry: { dryRun: true }, real: {} });
     const plan = (action: string, calls: number, devices: number) => ({
       status: 'planned' as const,
       planned: { action, calls, devices },
     });
     for (const id of ['dry', 'real']) {
-      store.createRun(run(id, { status: 'running', version, ...(id === 'dry' ? { dryRun: true } : {}) }));
       // In the order a store may give them back: the loop's iterations first.
       store.saveStep(id, 'each[1]/restore', plan('devices.restore', 1, 4));
       store.saveStep(id, 'each[0]/restore', plan('devices.restore', 2, 3));
       store.saveStep(id, 'suspend', plan('devices.suspend', 1, 7));
     }
     await store.durable();
-    const live = await liveView(store, (await store.getRun('dry'))!);
-    expect(live.planned).to.deep.equal([
+    const dry = await live(store, 'dry');
+    expect(dry.planned).to.deep.equal([
       { step: 'suspend', action: 'devices.suspend', calls: 1, devices: 7 },
       { step: 'restore', action: 'devices.restore', calls: 3, devices: 7 },
     ]);
-    expect(live.steps?.map((s) => [s.id, s.status])).to.deep.equal([
+    expect(dry.steps?.map((s) => [s.id, s.status])).to.deep.equal([
       ['suspend', 'planned'],
       ['each', 'running'],
       ['restore', 'running'],
       ['last', 'pending'],
     ]);
-    expect(await liveView(store, (await store.getRun('real'))!)).to.not.have.property('planned');
+    expect(await live(store, 'real')).to.not.have.property('planned');
   });
 });
