@@ -61,7 +61,8 @@ export function formatDuration(ms) {
 export function durationBetween(start, end) {
   if (!start) return '';
   const from = Date.parse(start);
-  const to = end ? Date.parse(end) : Date.now();
+  // Under way, read on a clock behind the server's: none so far, as the CLI says (not `-`).
+  const to = end ? Date.parse(end) : Math.max(Date.now(), from);
   return formatDuration(to - from);
 }
 

@@ -3,10 +3,15 @@
  * page (console/format.js, plain JavaScript the browser runs): two copies of one rule, held together here.
  */
 import { expect } from 'chai';
-import { formatDuration } from '../../src/cli/runs.js';
+import { formatDuration, formatSummary } from '../../src/cli/runs.js';
+import { emptyCounts } from '../../src/store/store.js';
+import { stepLines } from '../helpers/step-lines.js';
 
 const moduleUrl = new URL('../../console/format.js', import.meta.url).href;
-const consoleFormat = (await import(moduleUrl)) as { formatDuration(ms: number): string };
+const consoleFormat = (await import(moduleUrl)) as {
+  formatDuration(ms: number): string;
+  durationBetween(start: string, end?: string): string;
+};
 
 describe('durations: the CLI and the console write them alike', () => {
   it('agrees on every unit and its boundaries', () => {
@@ -32,5 +37,32 @@ describe('durations: the CLI and the console write them alike', () => {
     expect(bad.map((ms) => [formatDuration(ms), consoleFormat.formatDuration(ms)])).to.deep.equal(
       bad.map(() => ['-', '-']),
     );
+  });
+
+  it('a step under way, its start ahead of the clock that reads it, shows 0ms so far in both', () => {
+    const now = Date.now();
+    const started = new Date(now + 60_000).toISOString();
+    const text = formatSummary(
+      {
+        runId: 'r',
+        playbook: 'p',
+        status: 'running',
+        startedAt: started,
+        devices: emptyCounts(),
+        steps: [
+          {
+            id: 'hold',
+            status: 'running',
+            attempts: 1,
+            calls: 0,
+            devices: emptyCounts(),
+            startedAt: started,
+          },
+        ],
+      },
+      now,
+    );
+    expect(stepLines(text)).to.deep.equal([['  hold', 'running', '0ms', `(since ${started})`]]);
+    expect(consoleFormat.durationBetween(started)).to.equal('0ms');
   });
 });
