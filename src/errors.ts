@@ -154,6 +154,11 @@ export interface InputProblem {
   rule?: string;
   /** The problem is the name at `path` (an unknown field, a name refused), not its value. */
   name?: true;
+  /**
+   * A number or a boolean where a string is wanted, whose text the schema would take (`cacheMode: 0`, the string
+   * "0" wanted): that text. YAML read the scalar as another type, and quoting it is the fix.
+   */
+  asText?: string;
 }
 
 /** An action input that failed its schema. Nothing was sent. */
@@ -169,7 +174,9 @@ export class InputError extends FleetbookError {
   }
 
   override toJSON(): Record<string, unknown> {
-    return { ...super.toJSON(), action: this.action, problems: this.problems };
+    // asText is for validate's wording (playbook/checker.ts), not part of the error as shown.
+    const problems = this.problems.map(({ asText: _, ...p }) => p);
+    return { ...super.toJSON(), action: this.action, problems };
   }
 }
 

@@ -6,10 +6,10 @@ import { checkInput } from '../api/validate.js';
 import { InputError } from '../errors.js';
 import { DURATION_TEXT, parseDuration } from '../playbook/duration.js';
 import type { LedgerRow, Store } from '../store/store.js';
-import { reportSource } from './report-source.js';
+import { reportSource, type ReportSource } from './report-source.js';
 import { ledgerTable, listTable, reportText, type ReportFormat, type Table } from './report-table.js';
 import { checkReportPath, writeReport } from './reports.js';
-import { ENGINE_ACTIONS, isEngineAction } from './engine.js';
+import { ENGINE_ACTIONS, isEngineAction, type EngineActionName } from './engine.js';
 import { engineSettings, type EngineSettings } from './settings.js';
 import { checkWebhook, sendWebhook, type HostLookups, type WebhookInput } from './webhook.js';
 
@@ -31,11 +31,20 @@ export interface EngineContext {
 
 let defaults: EngineSettings | undefined;
 
+/** An engine action's rendered arguments once they passed checkEngineInput: what runEngineAction takes. */
+export type EngineInput =
+  /** `source`: where the report's rows come from. */
+  | { action: 'report.write'; input: Json; source: ReportSource }
+  /** `since`: the ledger query's, in milliseconds. */
+  | { action: 'ledger.query'; input: Json; since?: number }
+  | { action: Exclude<EngineActionName, 'report.write' | 'ledger.query'>; input: Json };
+
 /**
  * The check of an engine action's rendered arguments against its schema, before it does anything (an
- * InputError, FB_INPUT), and of a report's source: what a dry run checks of an action it only plans.
+ * InputError, FB_INPUT), and of what the schema cannot say (a report's source, a ledger query's `since`): made
+ * once, before the step's first attempt, for the real run as for a dry run that only plans the action.
  */
-export function checkEngineInput(action: string, input: Json): void {
+export function checkEngineInput(action: string, input: Json): EngineInput {
   if (!isEngineAction(action)) throw new Error(`unknown engine action ${action}`);
   const problems = checkInput(
     {
@@ -49,22 +58,23 @@ export function checkEngineInput(action: string, input: Json): void {
     { rendered: true },
   );
   if (problems.length) throw new InputError(action, problems);
-  if (action === 'report.write') reportSource(input);
+  if (action === 'report.write') return { action, input, source: reportSource(input) };
+  if (action === 'ledger.query')
+    return { action, input, ...(input.since !== undefined ? { since: sinceOf(input.since) } : {}) };
+  return { action, input };
 }
 
 /**
- * A dry run's check of an engine action it plans, as the real run would refuse it before it acts: its input
- * (checkEngineInput), then the policies that judge where it goes (FB_REFUSED): a webhook's address
- * (FLEETBOOK_WEBHOOK_ALLOW; a name is resolved, once a run in `lookups`, nothing is connected to) and a report's
- * path (inside FLEETBOOK_REPORTS_DIR; nothing is written, not even a directory).
+ * A dry run's check of an engine action it plans, its input checked (checkEngineInput), as the real run would
+ * refuse it before it acts: the policies that judge where it goes (FB_REFUSED): a webhook's address
+ * (FLEETBOOK_WEBHOOK_ALLOW; a name is resolved, once a run in `lookups`, nothing is connected to) and a report's path (inside
+ * FLEETBOOK_REPORTS_DIR; nothing is written, not even a directory).
  */
 export async function checkEnginePlan(
-  action: string,
-  input: Json,
+  { action, input }: EngineInput,
   settings: EngineSettings | undefined,
   lookups?: HostLookups,
 ): Promise<void> {
-  checkEngineInput(action, input);
   const s = () => settings ?? (defaults ??= engineSettings());
   if (action === 'notify.webhook')
     await checkWebhook(input as unknown as WebhookInput, s().webhooks, lookups);
@@ -72,15 +82,15 @@ export async function checkEnginePlan(
 }
 
 /**
- * Runs an engine action on its rendered arguments, once they pass its schema (engine-schemas.ts), checked as an
- * API action's input is before it is sent (api/validate.ts): a value no expression could be typed for at
- * validate time (an element of a list of mixed values, a member of a map) fails the step with FB_INPUT, naming
- * the argument, before the action does anything.
+ * Runs an engine action on its rendered arguments once they passed its schema (checkEngineInput, checked as an
+ * API action's input is before it is sent): a value no expression could be typed for at validate time (an
+ * element of a list of mixed values, a member of a map) has failed the step with FB_INPUT, naming the argument,
+ * before any attempt.
  */
-export async function runEngineAction(action: string, input: Json, c: EngineContext): Promise<unknown> {
-  checkEngineInput(action, input);
+export async function runEngineAction(e: EngineInput, c: EngineContext): Promise<unknown> {
+  const { input } = e;
   const settings = () => c.settings ?? (defaults ??= engineSettings());
-  switch (action) {
+  switch (e.action) {
     case 'log': {
       const level = (input.level as 'debug' | 'info' | 'warn' | 'error' | undefined) ?? 'info';
       const { message } = input;
@@ -91,12 +101,11 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
     case 'notify.webhook':
       return sendWebhook(input as unknown as WebhookInput, settings().webhooks, c.signal);
     case 'report.write': {
+      const { source } = e;
       const path = String(input.path);
       const format: ReportFormat =
         (input.format as ReportFormat | undefined) ??
         (extname(path).toLowerCase() === '.json' ? 'json' : 'csv');
-      // A wrong source fails here, before the file is opened: an earlier report of that name stays as it was.
-      const source = reportSource(input);
       const columns = input.columns as string[] | undefined;
       let rows = 0;
       // The rows counted as they are written: a report of the ledger is never a list in memory.
@@ -126,13 +135,13 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
       return { path, file, rows, format, replaced };
     }
     case 'ledger.query': {
+      const { since } = e;
       const errors =
         input.error === undefined
           ? undefined
           : Array.isArray(input.error)
             ? input.error.map(String)
             : [String(input.error)];
-      const since = input.since === undefined ? undefined : sinceOf(input.since);
       const rows = await c.store.queryLedger({
         playbook: (input.playbook as string | undefined) ?? c.playbook,
         ...(input.step !== undefined ? { step: String(input.step) } : {}),
@@ -157,7 +166,7 @@ export async function runEngineAction(action: string, input: Json, c: EngineCont
       return { count: devices.length, devices };
     }
     default:
-      throw new Error(`unknown engine action ${action}`);
+      throw new Error(`unknown engine action ${(e as { action: string }).action}`);
   }
 }
 

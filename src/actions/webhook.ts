@@ -170,16 +170,20 @@ function guardedLookup(
 const LOCALHOST = /^(.+\.)?localhost$/;
 
 /**
+ * Why the policy refuses `host` when it is `localhost` or a name below it, not on the allowlist: judged as its
+ * loopback address, with no lookup (a webhook held back on the emulator looks nothing up).
+ */
+function localhostRefusal(host: string, policy: WebhookPolicy): string | undefined {
+  return LOCALHOST.test(host) && !policy.allowsHost(host) ? policy.refusal('127.0.0.1') : undefined;
+}
+
+/**
  * A webhook held back on the embedded emulator. When the normal policy would refuse it too (a loopback or
  * private address not on the allowlist, which a user trying webhooks with `nc -l` meets), the one message
  * names both settings: sending from the emulator alone would only meet the next refusal.
  */
 function held(host: string, policy: WebhookPolicy): RefusedError {
-  const why = isIP(host)
-    ? policy.refusal(host)
-    : LOCALHOST.test(host) && !policy.allowsHost(host)
-      ? policy.refusal('127.0.0.1')
-      : undefined;
+  const why = isIP(host) ? policy.refusal(host) : localhostRefusal(host, policy);
   const shown = isIP(host) === 6 ? `[${host}]` : host;
   return new RefusedError(
     ACTION,
@@ -265,7 +269,7 @@ export async function checkWebhook(
   if (now) throw now;
   if (isIP(host) || policy.allowsHost(host)) return;
   if (policy.heldBack) {
-    const why = LOCALHOST.test(host) ? policy.refusal('127.0.0.1') : undefined;
+    const why = localhostRefusal(host, policy);
     if (why) throw refused(host, `it resolves to 127.0.0.1, ${why}`);
     return;
   }

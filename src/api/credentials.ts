@@ -18,7 +18,7 @@ import {
   type FleetbookError,
 } from '../errors.js';
 import { registerSecret, type Logger } from '../log.js';
-import type { CountedLogin, LoginCounts, LoginUser } from './login-count.js';
+import type { CountedLogin, LoginCounts, LoginSettlement, LoginUser } from './login-count.js';
 
 /**
  * Logins of one user sent in a row, across logins and across the processes on the store, while none of them
@@ -27,9 +27,6 @@ import type { CountedLogin, LoginCounts, LoginUser } from './login-count.js';
  * after which the count starts again: it does when a login succeeds). One fewer, so that none sends the fifth.
  */
 export const LOGINS_IN_DOUBT = 4;
-
-/** What a login request came to, as far as the lockout goes. */
-export type LoginOutcome = 'succeeded' | 'not-acted' | 'in-doubt' | 'refused';
 
 /** How the client sends the two token requests: each gives the answer's JSON body. */
 export interface TokenRequests {
@@ -187,11 +184,10 @@ export class Credentials {
   }
 
   /** What the login request counted by `loginSending` (`id`) came to, and with what it failed. */
-  async loginSettled(username: string, id: string, outcome: LoginOutcome, error?: string): Promise<void> {
+  async loginSettled(username: string, id: string, outcome: LoginSettlement, error?: string): Promise<void> {
     const user: LoginUser = { service: this.logins.service, username };
-    const settlement = outcome === 'in-doubt' ? 'lost' : outcome;
     // Unsettled, the login stays counted as one that may have failed: never fewer than the service counts.
-    await this.logins.counts.settle(user, id, settlement, this.clock.now(), error).catch((e: unknown) =>
+    await this.logins.counts.settle(user, id, outcome, this.clock.now(), error).catch((e: unknown) =>
       this.log.warn('counting a session login failed; it stays counted as one that may have failed', {
         username,
         error: (e as Error).message,
@@ -250,11 +246,11 @@ function refusedHere(user: LoginUser, counted: CountedLogin[], shared: boolean):
 
 /**
  * What a login that failed with `e` came to: 429 and 503 say the service did not act, as an unsent request; any
- * other 4xx is a refusal.
+ * other 4xx is a refusal; anything else (a network error once sent, a 5xx, a timeout) lost its answer.
  */
-export function loginOutcome(e: unknown): LoginOutcome {
+export function loginOutcome(e: unknown): LoginSettlement {
   if (e instanceof NetworkError && !e.sent) return 'not-acted';
   if (e instanceof ApiError && (e.status === 429 || e.status === 503)) return 'not-acted';
   if (e instanceof ApiError && e.retryClass === 'permanent') return 'refused';
-  return 'in-doubt';
+  return 'lost';
 }

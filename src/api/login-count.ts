@@ -7,11 +7,9 @@
  * store of the service (the embedded emulator, `fleetbook test`) keeps it in memory (MemoryLoginCounts).
  *
  * Each login is counted as it is sent, a row of its own, and what it came to settles its row: a login that
- * succeeded removes the rows of the logins sent before it that ended, and of those whose process went without
- * settling them (at once for a process of this host known gone, store/lease.ts's knownDead; else past
- * SENDING_LAPSE_MS), one the service did not act on (429, 503, never sent) removes its own,
- * and one refused or whose answer was lost stays counted. A row still `sending` counts too: whatever it comes to,
- * it may be a failure, and a process killed while it was in flight never settles it.
+ * succeeded removes the rows clearedBySuccess names, one the service did not act on (429, 503, never sent)
+ * removes its own, and one refused or whose answer was lost stays counted. A row still `sending` counts too:
+ * whatever it comes to, it may be a failure, and a process killed while it was in flight never settles it.
  */
 
 /** A service as the count names it: its base URL's origin and path, without a trailing slash. */
@@ -66,6 +64,27 @@ export interface LoginCounts {
  */
 export const SENDING_LAPSE_MS = 10 * 60_000;
 
+/**
+ * What a login that succeeded (`id`; sent at `now` when it is not among them) clears of its user's `counted`
+ * logins, one rule for every LoginCounts: its own, and of those sent at or before it, each that ended (refused,
+ * or its answer lost: the service's count started again after it), that has been `sending` longer than
+ * SENDING_LAPSE_MS, or whose process went without settling it (`gone`: for a store's rows, a process of this host
+ * known gone, store/lease.ts's knownDead). Those sent after it stay: the service may count them after the success.
+ */
+export function clearedBySuccess<R extends CountedLogin>(
+  counted: readonly R[],
+  id: string,
+  now: number,
+  gone: (r: R) => boolean = () => false,
+): R[] {
+  const sentAt = counted.find((r) => r.id === id)?.sentAt ?? now;
+  return counted.filter(
+    (r) =>
+      r.id === id ||
+      (r.sentAt <= sentAt && (r.state !== 'sending' || r.sentAt < now - SENDING_LAPSE_MS || gone(r))),
+  );
+}
+
 /** The logins counted, in the memory of one process. */
 export class MemoryLoginCounts implements LoginCounts {
   readonly shared = false;
@@ -87,10 +106,9 @@ export class MemoryLoginCounts implements LoginCounts {
   ): Promise<void> {
     const own = this.rows.find((r) => same(r, user) && r.id === id);
     if (outcome === 'succeeded') {
-      const sentAt = own?.sentAt ?? now;
-      this.rows = this.rows.filter(
-        (r) => !(same(r, user) && (r === own || (r.sentAt <= sentAt && endedOrLapsed(r, now)))),
-      );
+      const users = this.rows.filter((r) => same(r, user));
+      const cleared = new Set(clearedBySuccess(users, id, now));
+      this.rows = this.rows.filter((r) => !cleared.has(r));
     } else if (outcome === 'not-acted') this.rows = this.rows.filter((r) => r !== own);
     else if (own) Object.assign(own, { state: outcome, ...(error !== undefined ? { error } : {}) });
     // Forgotten meanwhile (`fleetbook logins clear`): it failed after, and counts again.
@@ -113,10 +131,6 @@ export class MemoryLoginCounts implements LoginCounts {
 
 function same(r: LoginUser, user: LoginUser): boolean {
   return r.service === user.service && r.username === user.username;
-}
-
-function endedOrLapsed(r: CountedLogin, now: number): boolean {
-  return r.state !== 'sending' || r.sentAt < now - SENDING_LAPSE_MS;
 }
 
 /** One user's logins counted on one service, as `fleetbook logins` and the daemon's `/status` show them. */

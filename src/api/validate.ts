@@ -185,7 +185,7 @@ export type ValueName = (pointer: string) => string;
 
 /** ajv's errors as one clear sentence each, without the noise of `if`, `anyOf` and `allOf` wrappers. */
 export function explain(all: ErrorObject[], name: ValueName = lastSegment, said: Said = {}): InputProblem[] {
-  const errors = bestBranches(all);
+  const errors = oneTypeOrList(bestBranches(all));
   const out: InputProblem[] = [];
   const seen = new Set<string>();
   // An anyOf says only "matches none"; when a branch said why, at the same place or deeper, that is clearer.
@@ -246,6 +246,33 @@ function bestBranches(errors: ErrorObject[]): ErrorObject[] {
 }
 
 /**
+ * A value of another type where a schema takes one of a list of strings fails its `type` and its `enum`: one
+ * mistake, one problem. The list, when the value's text is none of it (`level: 3`: quoting it would not help);
+ * the type, when it is (`cacheMode: 0`, where the string "0" is wanted: its problem has that text, asText).
+ */
+function oneTypeOrList(errors: ErrorObject[]): ErrorObject[] {
+  const drop = new Set<ErrorObject>();
+  for (const e of errors) {
+    if (e.keyword !== 'enum' || typeof e.data === 'string') continue;
+    const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+    if (!allowed.every((v) => typeof v === 'string')) continue;
+    const type = errors.find(
+      (t) => t.keyword === 'type' && t.instancePath === e.instancePath && t.parentSchema === e.parentSchema,
+    );
+    if (!type) continue;
+    drop.add(asText(e.data, e.parentSchema) === undefined ? type : e);
+  }
+  return drop.size ? errors.filter((e) => !drop.has(e)) : errors;
+}
+
+/** The text of a number or a boolean where a string is wanted, when the schema's list (if any) takes it. */
+function asText(data: unknown, schema: unknown): string | undefined {
+  if (typeof data !== 'number' && typeof data !== 'boolean') return undefined;
+  const list = (schema as { enum?: unknown } | undefined)?.enum;
+  return !Array.isArray(list) || list.includes(String(data)) ? String(data) : undefined;
+}
+
+/**
  * Wrappers that say nothing of their own, and the `${{ expression }}` alternative of playbook values. A
  * `discriminator` error always comes with the clearer `enum` or `type` error of the tag property itself.
  */
@@ -295,9 +322,14 @@ function describe(
     }
     case 'enum': {
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+      // A value the reader has not seen, of another type than the list's (whose type problem is not given).
+      const got =
+        said.rendered && allowed.every((v) => typeof v === 'string') && typeof e.data !== 'string'
+          ? `, got ${kindOf(e.data)}`
+          : '';
       return {
         path: at,
-        message: `${name} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`,
+        message: `${name} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}${got}`,
       };
     }
     case 'const':
@@ -326,7 +358,8 @@ function describe(
             .map((t) => typeWords(t, parent))
             .join(' or ')}, got ${kindOf(e.data)}`
         : `${name} must be ${type}`;
-      return { path: at, message };
+      const text = type === 'string' ? asText(e.data, parent) : undefined;
+      return { path: at, message, ...(text === undefined ? {} : { asText: text }) };
     }
     case 'maxItems':
     case 'minItems': {

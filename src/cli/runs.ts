@@ -15,9 +15,8 @@ import {
   type StepSummary,
   type Store,
 } from '../store/store.js';
-import { liveView, runListEntry, shownSummary, triggerText } from '../store/run-views.js';
+import { runListEntry, shownRun, triggerText } from '../store/run-views.js';
 import { aligned, withStore } from './store-access.js';
-import { redactRun } from '../util/secrets.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
 type Write = (s: string) => Promise<void> | undefined;
@@ -191,15 +190,9 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
   return withStore(async (store) => {
     const run = await findRun(store, id);
     if (typeof run === 'number') return run;
-    // A run as printed: masked as the console and the daemon's `GET /runs` show it; one that ended with every
-    // step of its playbook version, those it never reached `unreached`; one not ended with its steps so far.
-    const summary = await shownSummary(store, run);
-    const { steps, planned } = summary ? {} : await liveView(store, run);
-    const head = summary ?? {
-      ...redactRun(run),
-      ...(steps ? { steps } : {}),
-      ...(planned ? { planned } : {}),
-    };
+    // A run as printed, as the daemon's `GET /runs/{id}` gives it: one that ended with every step of its
+    // playbook version, those it never reached `unreached`; one not ended with its steps so far.
+    const head = await shownRun(store, run);
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
     if (flags.json) {
@@ -208,19 +201,10 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);
     } else {
       await out.write(
-        summary
-          ? formatSummary(summary)
-          : steps
-            ? formatSummary({
-                runId: run.id,
-                playbook: run.playbook,
-                ...(run.version ? { version: run.version } : {}),
-                status: run.status,
-                startedAt: run.startedAt,
-                ...(run.dryRun ? { dryRun: true, ...(planned ? { planned } : {}) } : {}),
-                steps,
-                devices: emptyCounts(),
-              })
+        'devices' in head
+          ? formatSummary(head)
+          : head.steps
+            ? formatSummary({ ...head, steps: head.steps, devices: emptyCounts() })
             : `run ${run.id}: ${run.status}\n`,
       );
       if (run.cancelRequested) await out.write(await pendingCancel(store, run, run.cancelRequested));

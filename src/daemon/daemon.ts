@@ -209,7 +209,6 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       // Read on scrape only, once the pool exists.
       running: (): number => started.pool?.running ?? 0,
       client: () => client,
-      loginsStopped: () => client?.loginStopped !== undefined,
     });
     client = createClient({
       ...target.options,

@@ -40,8 +40,6 @@ export class DaemonMetrics {
     backlog: () => number;
     running: () => number;
     client: () => ApiClient | undefined;
-    /** Whether this daemon sends no session login now (a login refused, or the count of failed ones). */
-    loginsStopped?: () => boolean;
   }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'fleetbook_' });
@@ -102,7 +100,7 @@ export class DaemonMetrics {
       help: 'Whether this daemon sends no session login now (1): a login refused, until a restart, or four that may have failed, until `fleetbook logins clear USER`; /status says why.',
       registers,
       collect() {
-        this.set(sources.loginsStopped?.() ? 1 : 0);
+        this.set(sources.client()?.loginStopped ? 1 : 0);
       },
     });
     this.runs = new Counter({

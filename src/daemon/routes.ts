@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { parseDuration } from '../playbook/duration.js';
 import type { Playbook } from '../playbook/schema.js';
 import { RUN_STATUSES, type Store } from '../store/store.js';
-import { liveView, runListEntry, shownSummary } from '../store/run-views.js';
+import { runListEntry, shownRun } from '../store/run-views.js';
 import {
   integer,
   onlyParameters,
@@ -254,22 +254,8 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   app.get<{ Params: { id: string } }>('/runs/:id', { preValidation: takesOnly() }, async (req, reply) => {
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-    const summary = await shownSummary(c.store, run);
-    if (summary) return summary;
     // Not ended: its steps so far, and a dry run's planned calls so far, from its checkpoints.
-    const { steps, planned } = await liveView(c.store, run);
-    return {
-      runId: run.id,
-      playbook: run.playbook,
-      ...(run.version ? { version: run.version } : {}),
-      status: run.status,
-      startedAt: run.startedAt,
-      trigger: run.trigger,
-      ...(run.dryRun ? { dryRun: true } : {}),
-      ...(run.owner ? { owner: run.owner } : {}),
-      ...(steps ? { steps } : {}),
-      ...(planned ? { planned } : {}),
-    };
+    return shownRun(c.store, run);
   });
   app.post<{ Params: { name: string }; Body: { raw: Buffer; json: unknown } | undefined }>(
     '/playbooks/:name/runs',

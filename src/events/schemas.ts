@@ -28,6 +28,10 @@ const DeviceIds = Type.Array(DeviceIdentifier, {
   description: 'The identifiers the request named the device by.',
 });
 
+/** An object whose members no source shows: any member, of any type (`description` says which object it is). */
+const unshown = (description = 'Not shown: any members.') =>
+  Type.Object({}, { additionalProperties: true, description });
+
 const Status = Type.String({ enum: ['Success', 'Failed'], description: 'Whether the carrier did it.' });
 const FaultResponse = closed(
   {
@@ -55,9 +59,7 @@ export const CarrierService = closed(
         restoreResponse: Type.Optional(StateChange),
         deactivateResponse: Type.Optional(StateChange),
         changePlanResponse: Type.Optional(StateChange),
-        changeIdentifierResponse: Type.Optional(
-          Type.Object({}, { additionalProperties: true, description: 'Not shown: any members.' }),
-        ),
+        changeIdentifierResponse: Type.Optional(unshown()),
       },
       { description: 'One member, named for the request: suspendResponse, restoreResponse, ...' },
     ),
@@ -92,14 +94,7 @@ const AlertServiceResponse = closed(
     accountName: AccountName,
     payAsYouGo: Type.Optional(PayAsYouGo),
     accountShare: Type.Optional(
-      Type.Object(
-        {},
-        {
-          additionalProperties: true,
-          description:
-            'Account-share triggers; members not shown. An update sends its accountGroupShare definition.',
-        },
-      ),
+      unshown('Account-share triggers; members not shown. An update sends its accountGroupShare definition.'),
     ),
   },
   { description: 'A price plan trigger activated, or an account-share trigger updated (spec 4.1, 6).' },
@@ -208,9 +203,7 @@ const envelope = (description: string) =>
     {
       requestId: RequestId,
       deviceIds: Type.Optional(DeviceIds),
-      deviceResponse: Type.Optional(
-        Type.Object({}, { additionalProperties: true, description: 'Not shown: any members.' }),
-      ),
+      deviceResponse: Type.Optional(unshown()),
       status: Type.Optional(Type.String()),
       faultResponse: Type.Optional(FaultResponse),
     },

@@ -494,30 +494,20 @@ export class Checker {
   /** Problems of an action's arguments, at `path`; with `only`, just those under those keys. */
   private checkArgs(action: string, args: unknown, path: Seg[], only?: Set<string>): void {
     if (typeof args === 'string' && args.includes('${{')) return;
-    const quoted = new Map<string, string>();
-    const problems = this.rules.args(action, args);
-    /** The values' lists (`must be one of`) by where they are refused. */
-    const lists = new Map(problems.filter((p) => /must be one of /.test(p.message)).map((p) => [p.path, p]));
-    for (const p of problems) {
+    for (const p of this.rules.args(action, args)) {
       const segs = p.path
         .split('/')
         .slice(1)
         .map((x) => x.replace(/~1/g, '/').replace(/~0/g, '~'));
       if (only && (segs[0] === undefined || !only.has(segs[0]))) continue;
-      // Once told to quote it, "must be one of" is noise when the quoted value is one of them.
-      if (quoted.has(p.path) && p.message.includes(JSON.stringify(quoted.get(p.path)))) continue;
       let message = p.message;
-      const value = segs.reduce<unknown>(
-        (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
-        args,
-      );
-      if ((typeof value === 'number' || typeof value === 'boolean') && /must be string$/.test(message)) {
-        // One mistake, one error: quoting `level: 3` would not make it one of the list, which says it all.
-        if (!lists.get(p.path)?.message.includes(JSON.stringify(String(value))) && lists.has(p.path))
-          continue;
-        // `cacheMode: 0` is the number 0 to YAML: the schema wants the string "0".
-        quoted.set(p.path, String(value));
-        message = `${segs.join('.')} must be a string, and YAML reads ${String(value)} as a ${typeof value}: quote it ('${String(value)}')`;
+      if (p.asText !== undefined) {
+        // `cacheMode: 0` is the number 0 to YAML: the schema wants the string "0" (api/validate.ts, asText).
+        const value = segs.reduce<unknown>(
+          (v, k) => (isObject(v) || Array.isArray(v) ? (v as Json)[k] : undefined),
+          args,
+        );
+        message = `${segs.join('.')} must be a string, and YAML reads ${p.asText} as a ${typeof value}: quote it ('${p.asText}')`;
       }
       this.reportPointer(path, p, 'with', `${action}: ${message}`);
     }

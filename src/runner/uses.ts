@@ -4,7 +4,7 @@
  */
 import { isAction } from '../api/catalog.js';
 import { hasEffect } from '../actions/engine.js';
-import { checkEnginePlan } from '../actions/executors.js';
+import { checkEngineInput, checkEnginePlan } from '../actions/executors.js';
 import { render } from '../expressions/template.js';
 import { noDevices, skipped, type RunContext, type StepCount } from './context.js';
 import { devicesOf, idsOf } from './devices.js';
@@ -36,12 +36,14 @@ export async function usesStep(
   const input = render(step.with ?? {}, scope.ctx, scope.inLoop) as Json;
   const op = plan.op;
   if (!op || !isAction(action)) {
+    // Checked once, before the first attempt, dry or real: an input that is wrong stays wrong (FB_INPUT).
+    const checked = checkEngineInput(action, input);
     if (o.dryRun && hasEffect(action)) {
       // Refused as the real run refuses it, before it acts: a dry run fails where that run would.
-      await checkEnginePlan(action, input, o.engine, ctx.hostLookups);
+      await checkEnginePlan(checked, o.engine, ctx.hostLookups);
       return planOnly(ctx, step.id, action, 1, { groups: [], size: 0 });
     }
-    return engineAction(ctx, step, plan, input, signal, count, key);
+    return engineAction(ctx, step, plan, checked, signal, count, key);
   }
   // A listing's items taken whole come from the store, a batch at a time; a dry run shows them all.
   let source = plan.streamsFrom ? scope.ctx.steps[plan.streamsFrom]?.stored : undefined;

@@ -3,6 +3,7 @@
  * columns, and the row read back as a CountedLogin.
  */
 import type { CountedLogin } from '../api/login-count.js';
+import type { Process } from './lease.js';
 
 /** A row as a store reads it: `sent_at` a number on SQLite, a string (bigint) on PostgreSQL. */
 export interface LoginRow {
@@ -26,4 +27,9 @@ export function countedLogin(r: LoginRow): CountedLogin {
     state: r.state,
     ...(r.error !== null ? { error: r.error } : {}),
   };
+}
+
+/** A row with the process that counted it, for clearedBySuccess to judge whether it is gone. */
+export function withProcess(r: LoginRow & Process): CountedLogin & Process {
+  return { ...countedLogin(r), pid: r.pid, host: r.host, boot: r.boot };
 }

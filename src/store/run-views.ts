@@ -54,6 +54,35 @@ export async function liveView(store: Store, run: RunRecord): Promise<LiveView> 
 }
 
 /**
+ * A run not ended as it is shown (`GET /runs/{id}`, `runs show`, with or without `--json`): what it is, its steps
+ * so far and a dry run's calls planned so far (liveView), without its inputs and event.
+ */
+export type UnendedRun = Pick<
+  RunSummary,
+  'runId' | 'playbook' | 'version' | 'status' | 'startedAt' | 'dryRun'
+> &
+  LiveView & { trigger: unknown; owner?: string };
+
+/** `run` as shown: its summary once it has ended (shownSummary), else what it shows of itself so far (UnendedRun). */
+export async function shownRun(store: Store, run: RunRecord): Promise<RunSummary | UnendedRun> {
+  const summary = await shownSummary(store, run);
+  if (summary) return summary;
+  const { steps, planned } = await liveView(store, run);
+  return {
+    runId: run.id,
+    playbook: run.playbook,
+    ...(run.version ? { version: run.version } : {}),
+    status: run.status,
+    startedAt: run.startedAt,
+    trigger: run.trigger,
+    ...(run.dryRun ? { dryRun: true } : {}),
+    ...(run.owner ? { owner: run.owner } : {}),
+    ...(steps ? { steps } : {}),
+    ...(planned ? { planned } : {}),
+  };
+}
+
+/**
  * How many checkpoints a run's steps are read from while it runs, at most: more (a loop's iterations), and those
  * of the steps inside loops are not read (checkpoint-steps.ts UNCOUNTED).
  */

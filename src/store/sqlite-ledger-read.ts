@@ -153,17 +153,16 @@ export function deviceResults(
   return byStepThenDevice(sql(query).all({ runId, step: step ?? null }) as EntryRow[]);
 }
 
-/** `resultsUnder` (store.ts): a step's results under request ids but `accepted` (or those alone), as groups. */
+/** `resultsUnder` (store.ts): a step's entries under request ids, as groups. */
 export function resultsUnder(
   sql: (text: string) => Database.Statement,
   runId: string,
   step: string,
   requestIds: readonly string[],
-  accepted: boolean,
 ): DeviceGroup[] {
   const entries = sql(
     `SELECT * FROM ledger WHERE run_id = ? AND step = ? AND request_id IN (SELECT value FROM json_each(?))
-       AND outcome ${accepted ? '=' : '<>'} 'accepted' ORDER BY seq`,
+       ORDER BY seq`,
   ).all(runId, step, JSON.stringify(requestIds)) as EntryRow[];
   return entries.map(entryGroup);
 }

@@ -5,12 +5,12 @@
  */
 import type Database from 'better-sqlite3';
 import {
-  SENDING_LAPSE_MS,
+  clearedBySuccess,
   type LoginCounts,
   type LoginSettlement,
   type LoginUser,
 } from '../api/login-count.js';
-import { countedLogin, LOGIN_COLUMNS as COLUMNS, type LoginRow as Row } from './login-rows.js';
+import { countedLogin, LOGIN_COLUMNS as COLUMNS, withProcess, type LoginRow as Row } from './login-rows.js';
 import { HERE, knownDead, type Process } from './lease.js';
 
 /** The logins' table: a migration of the SQLite store. */
@@ -55,19 +55,13 @@ export function sqliteLogins(
     async settle(user: LoginUser, id: string, outcome: LoginSettlement, now: number, error?: string) {
       write();
       if (outcome === 'succeeded') {
-        const own = sql('SELECT sent_at FROM session_logins WHERE id = ?').get(id) as
-          { sent_at: number } | undefined;
-        const before = own?.sent_at ?? now;
-        sql(
-          `DELETE FROM session_logins WHERE service = ? AND username = ?
-             AND (id = ? OR (sent_at <= ? AND (state <> 'sending' OR sent_at < ?)))`,
-        ).run(user.service, user.username, id, before, now - SENDING_LAPSE_MS);
-        const sending = sql(
-          `SELECT id, pid, host, boot FROM session_logins
-           WHERE service = ? AND username = ? AND state = 'sending' AND sent_at <= ?`,
-        ).all(user.service, user.username, before) as ({ id: string } & Process)[];
-        for (const r of sending)
-          if (knownDead(r, HERE)) sql('DELETE FROM session_logins WHERE id = ?').run(r.id);
+        const counted = sql(
+          `SELECT ${COLUMNS}, pid, host, boot FROM session_logins WHERE service = ? AND username = ?`,
+        ).all(user.service, user.username) as (Row & Process)[];
+        const cleared = clearedBySuccess(counted.map(withProcess), id, now, (r) => knownDead(r, HERE));
+        sql('DELETE FROM session_logins WHERE id IN (SELECT value FROM json_each(?))').run(
+          JSON.stringify(cleared.map((r) => r.id)),
+        );
       } else if (outcome === 'not-acted') sql('DELETE FROM session_logins WHERE id = ?').run(id);
       else
         // Forgotten meanwhile (`fleetbook logins clear`): it failed after, and counts again.

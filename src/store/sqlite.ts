@@ -253,13 +253,8 @@ export class SqliteStore implements Store {
     return deviceResults(this.sql, runId, step);
   }
 
-  async resultsUnder(
-    runId: string,
-    step: string,
-    requestIds: readonly string[],
-    accepted = false,
-  ): Promise<DeviceGroup[]> {
-    return resultsUnder(this.sql, runId, step, storedTexts(requestIds), accepted);
+  async resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
+    return resultsUnder(this.sql, runId, step, storedTexts(requestIds));
   }
 
   appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {

@@ -413,17 +413,12 @@ export interface LedgerStore {
   /** A run's (or one step's) results, by step then device: for runs small enough to hold in memory. */
   deviceResults(runId: string, step?: string): Promise<LedgerRow[]>;
   /**
-   * The results of a step under `requestIds` (a device-state request's id, a location report's txid) but
-   * `accepted`, entry by entry as groups, without their data: what a run resumed after a restart recorded already
-   * of the requests it confirms, or the reports it reads, again. With `accepted`, the `accepted` entries alone: the
-   * devices of the requests it confirms, which its checkpoint does not repeat.
+   * The entries of a step under `requestIds` (a device-state request's id, a location report's txid), in order,
+   * as groups with their outcome, without their data, in one read: for a run resumed after a restart, the devices
+   * of the requests it confirms (`accepted`, which its checkpoint does not repeat) and what it recorded already of
+   * them, or of the reports it reads again (the others).
    */
-  resultsUnder(
-    runId: string,
-    step: string,
-    requestIds: readonly string[],
-    accepted?: boolean,
-  ): Promise<DeviceGroup[]>;
+  resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]>;
   /**
    * A run's (or one step's) results a page of rows at a time, step after step, each step's devices in the order
    * their results came, for runs too large to hold in memory (a million rows cost one await per page, not per

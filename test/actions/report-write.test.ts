@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runEngineAction, type EngineContext } from '../../src/actions/executors.js';
+import { checkEngineInput, runEngineAction, type EngineContext } from '../../src/actions/executors.js';
 import { listTable, pick, reportText } from '../../src/actions/report-table.js';
 import { engineSettings } from '../../src/actions/settings.js';
 import { systemClock } from '../../src/clock.js';
@@ -42,7 +42,8 @@ describe('report.write: per-device results and their data', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const write = (input: Record<string, unknown>) => runEngineAction('report.write', input, context);
+  const write = (input: Record<string, unknown>) =>
+    runEngineAction(checkEngineInput('report.write', input), context);
   const read = (name: string) => readFile(join(dir, name), 'utf8');
 
   it('writes requestId and one column per data key after the ledger columns; errors have no data', async () => {

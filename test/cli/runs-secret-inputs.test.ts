@@ -98,11 +98,10 @@ describe('fleetbook run, runs list and runs show: inputs named like a secret (ch
       expect(r.code, `fleetbook ${args.join(' ')}: ${r.stderr}`).to.equal(0);
       withoutSecrets(`the output of fleetbook ${args.join(' ')}`, r.stdout + r.stderr);
     }
+    // A running run as `GET /runs/{id}` gives it: what it is and its steps so far, not its inputs.
     const shown = await fleetbook(['runs', 'show', RUNNING, '--json'], env);
-    expect((JSON.parse(shown.stdout) as RunRecord).inputs, 'runs show --json of a running run').to.deep.equal(
-      {
-        webhookToken: '***',
-      },
+    expect(JSON.parse(shown.stdout) as object, 'runs show --json of a running run').not.to.have.property(
+      'inputs',
     );
   });
 });

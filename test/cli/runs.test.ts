@@ -150,7 +150,7 @@ describe('fleetbook runs list and show (child process)', function () {
       const r = await fleetbook(['runs', 'show', id, '--json'], env);
       expect(r.stderr, id).to.equal('');
       expect(r.code, id).to.equal(0);
-      expect((JSON.parse(r.stdout) as RunRecord).id, id).to.equal(
+      expect((JSON.parse(r.stdout) as { runId: string }).runId, id).to.equal(
         id.startsWith('b') ? RUNS[2]![0] : RUNS[3]![0],
       );
     }

@@ -2,7 +2,7 @@
  * The arguments of an engine action (`log`, `notify.webhook`, `report.write`, `ledger.query`) are checked
  * against its schema once rendered, as an API action's input is before it is sent: an expression validate
  * cannot type (an element of a list of mixed values, a member of a map written in the expression) fails the
- * step with FB_INPUT naming the argument, in one attempt, before the action does anything; never a TypeError.
+ * step with FB_INPUT naming the argument, before any attempt, before the action does anything; never a TypeError.
  */
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
@@ -17,7 +17,7 @@ describe('runner: engine action arguments are checked as they run', function () 
   const t = onEmulator();
   const out = hookAndDir();
 
-  /** Runs one step `bad` of `uses` with `args`; it must fail with FB_INPUT, in one attempt, matching `problem`. */
+  /** Runs one step `bad` of `uses` with `args`; it must fail with FB_INPUT, at once, matching `problem`. */
   async function refused(uses: string, args: string, problem: RegExp) {
     const yaml = `
 version: 1
@@ -40,8 +40,8 @@ steps:
     expect(s.error, what).not.to.match(/TypeError|is not a function|undefined/);
     const step = stepOf(s, 'bad');
     expect(step.status, what).to.equal('failed');
-    // An input that is wrong stays wrong: one attempt.
-    expect(step.attempts, what).to.equal(1);
+    // An input that is wrong stays wrong: checked before the first attempt, it makes none.
+    expect(step.attempts, what).to.equal(0);
     return { s, lines };
   }
 

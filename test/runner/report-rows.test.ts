@@ -236,8 +236,8 @@ steps:
       expect(s.status, name).to.equal('failed');
       expect(s.error, name).to.match(/^step `out` failed: report\.write: invalid input/);
       expect(s.error, name).to.match(problem);
-      // One attempt: an input that is wrong stays wrong.
-      expect(s.steps.find((x) => x.id === 'out')?.attempts, name).to.equal(1);
+      // No attempt: an input that is wrong stays wrong, and is checked before the first.
+      expect(s.steps.find((x) => x.id === 'out')?.attempts, name).to.equal(0);
     }
     for (const file of ['n.csv', 's.csv', 'l.csv', 'c.csv', 'b.csv'])
       expect(existsSync(join(tmp.dir, file)), file).to.equal(false);

@@ -50,7 +50,7 @@ forEachBackend('the ledger', (b) => {
     expect(count(entries)).to.equal(2);
   });
 
-  it('reads the results a step recorded under request ids, but the accepted ones', async () => {
+  it('reads the entries a step recorded under request ids, in order, each with its outcome', async () => {
     const at = '2026-11-20T00:01:00.000Z';
     const under = (requestId: string, from: number, to: number) =>
       groupResults(Array.from({ length: to - from }, (_, i) => ({ ...ok(from + i), requestId })));
@@ -60,11 +60,12 @@ forEachBackend('the ledger', (b) => {
     await store.durable();
     store.recordDevices('r1', 'report', [{ ...under('tx-2', 0, 5)[0]!, outcome: 'accepted' }], at);
     const found = await store.resultsUnder('r1', 'report', ['tx-1', 'tx-2', 'tx-3', 'tx-4']);
-    // Entry by entry, in order, without the accepted one.
+    // Entry by entry, in order, the accepted one too: a resumed step tells them apart by their outcome.
     expect(found.map((g) => [g.requestId, g.outcome, g.ids.length, g.ids[0]])).to.deep.equal([
       ['tx-1', 'succeeded', 1000, imei(0)],
       ['tx-2', 'succeeded', 500, imei(1000)],
       ['tx-1', 'succeeded', 200, imei(1500)],
+      ['tx-2', 'accepted', 5, imei(0)],
     ]);
   });
 

@@ -6,8 +6,11 @@
 import Type from 'typebox';
 
 /** Account names keep their leading zeros: 10 digits, a hyphen, 5 digits (spec conventions). */
+export const ACCOUNT_NAME_PATTERN = '^[0-9]{10}-[0-9]{5}$';
+
+/** An account name (ACCOUNT_NAME_PATTERN); a field that says more of the account it names has its own words. */
 export const AccountName = Type.String({
-  pattern: '^[0-9]{10}-[0-9]{5}$',
+  pattern: ACCOUNT_NAME_PATTERN,
   description: 'Billing account name: 10 digits, a hyphen, then 5 digits, e.g. 0000123456-00001.',
 });
 

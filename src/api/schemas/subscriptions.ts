@@ -1,6 +1,6 @@
 /** Location usage triggers and managed accounts, under /subsc/v1 (spec 2.2, 2.5, 4.2; facts). */
 import Type from 'typebox';
-import { AccountName, closed, DateOnly, EmailList, PhoneList, Uuid } from './common.js';
+import { ACCOUNT_NAME_PATTERN, AccountName, closed, DateOnly, EmailList, PhoneList, Uuid } from './common.js';
 
 const usageTriggerFields = {
   accountName: AccountName,
@@ -102,11 +102,11 @@ export const AddManagedAccountsResponse = Type.Object({
 /** Provision (activate) or cancel the managed service of an account, quoting the TxId of the last action. */
 export const ManagedAccountActionRequest = closed({
   accountName: Type.String({
-    pattern: '^[0-9]{10}-[0-9]{5}$',
+    pattern: ACCOUNT_NAME_PATTERN,
     description: 'The managed account whose service is provisioned or cancelled (10 digits, a hyphen, 5 digits).',
   }),
   paccountName: Type.String({
-    pattern: '^[0-9]{10}-[0-9]{5}$',
+    pattern: ACCOUNT_NAME_PATTERN,
     description: 'The primary account that added it (managedAccounts.add), 10 digits, a hyphen, 5 digits.',
   }),
   serviceName: Type.String({ minLength: 1, description: '`Location` for device location.' }),

@@ -11,6 +11,7 @@ import { retrying } from '../../retry.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
 import { errorOf, unknownOutcome, selects } from '../context.js';
 import { DeviceResults } from '../device-results.js';
+import { pushItem } from '../stored-items.js';
 import {
   devicesOf,
   idsOf,
@@ -59,13 +60,15 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       resumed = undefined;
       if (earlier?.status === 'confirming') {
         // Accepted before the restart: confirm, never send again; what was confirmed then stays as it was.
-        const requests = await devicesOfRequests(x, earlier.accepted ?? []);
-        accepted.push(...requests);
-        const before = await ctx.o.store.resultsUnder(
+        const kept = earlier.accepted ?? [];
+        const under = await ctx.o.store.resultsUnder(
           ctx.id,
           step.id,
-          requests.map((r) => r.requestId),
+          kept.map((r) => r.requestId),
         );
+        const requests = devicesOfRequests(kept, under);
+        accepted.push(...requests);
+        const before = under.filter((g) => g.outcome !== 'accepted');
         results.add(before);
         for (const g of before) for (const id of g.ids) recorded.add(resultKey(g, id));
         await confirmRequests(
@@ -295,20 +298,17 @@ function withoutDevices({ devices: _, ...kept }: AcceptedRequest): KeptRequest {
 
 /**
  * The requests a `confirming` checkpoint names, with their devices: those of the `accepted` entries written with it
- * (under each request id and attempt, in their order), or, of a checkpoint an earlier version wrote, its own.
+ * (`under` each request id and attempt, in their order), or, of a checkpoint an earlier version wrote, its own.
  */
-async function devicesOfRequests(x: ActionCall, kept: KeptRequest[]): Promise<AcceptedRequest[]> {
-  const missing = kept.filter((r) => !r.devices).map((r) => r.requestId);
+function devicesOfRequests(kept: KeptRequest[], under: DeviceGroup[]): AcceptedRequest[] {
   const byRequest = new Map<string, ItemRuns>();
-  if (missing.length)
-    for (const g of await x.ctx.o.store.resultsUnder(x.ctx.id, x.step.id, missing, true)) {
-      const under = resultKey(g, '');
-      const runs = byRequest.get(under) ?? [];
-      const last = runs[runs.length - 1];
-      if (last?.[0] === g.kind) last[1].push(...g.ids);
-      else runs.push([g.kind, [...g.ids]]);
-      byRequest.set(under, runs);
-    }
+  for (const g of under) {
+    if (g.outcome !== 'accepted') continue;
+    const key = resultKey(g, '');
+    const runs = byRequest.get(key) ?? [];
+    for (const id of g.ids) pushItem(runs, g.kind, id);
+    byRequest.set(key, runs);
+  }
   return kept.map((r) => ({ ...r, devices: r.devices ?? byRequest.get(resultKey(r, '')) ?? [] }));
 }
 

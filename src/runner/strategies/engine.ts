@@ -1,18 +1,18 @@
-/** An engine action (log, notify.webhook, report.write, ledger.query): run in-process, with the step's retries. */
+/** An engine action (log, notify.webhook, report.write, ledger.query), its input checked: run in-process, with the step's retries. */
 import { isAbsolute, relative } from 'node:path';
-import { runEngineAction } from '../../actions/executors.js';
+import { runEngineAction, type EngineInput } from '../../actions/executors.js';
 import type { Step } from '../../playbook/schema.js';
 import { done, type RunContext, type StepCount } from '../context.js';
 import type { StepPlan } from '../plan.js';
 import type { DeviceRef } from '../devices.js';
 import { pushItem, StoredItems } from '../stored-items.js';
-import type { ItemRuns, Json, StepState } from '../types.js';
+import type { ItemRuns, StepState } from '../types.js';
 
 export async function engineAction(
   ctx: RunContext,
   step: Extract<Step, { uses: unknown }>,
   plan: StepPlan,
-  input: Json,
+  input: EngineInput,
   signal: AbortSignal,
   count: StepCount,
   key: string,
@@ -20,7 +20,7 @@ export async function engineAction(
   // A webhook or a report leaves the process: what the run wrote before it is committed first.
   await ctx.o.store.durable();
   const { value } = await ctx.retrying(count, plan.retry, { retrySafe: true }, signal, () =>
-    runEngineAction(step.uses, input, {
+    runEngineAction(input, {
       store: ctx.o.store,
       runId: ctx.id,
       playbook: ctx.plan.playbook.name,

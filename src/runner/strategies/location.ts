@@ -330,7 +330,8 @@ async function recordedUnder(x: ActionCall, txids: string[]): Promise<Map<string
   const recorded = new Map<string, number>();
   if (x.resumed)
     for (const g of await x.ctx.o.store.resultsUnder(x.ctx.id, x.step.id, txids))
-      recorded.set(g.requestId as string, (recorded.get(g.requestId as string) ?? 0) + g.ids.length);
+      if (g.outcome !== 'accepted')
+        recorded.set(g.requestId as string, (recorded.get(g.requestId as string) ?? 0) + g.ids.length);
   return recorded;
 }
 

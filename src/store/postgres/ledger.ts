@@ -158,15 +158,9 @@ export class PostgresLedger implements LedgerStore {
     return byStepThenDevice(entries);
   }
 
-  async resultsUnder(
-    runId: string,
-    step: string,
-    requestIds: readonly string[],
-    accepted = false,
-  ): Promise<DeviceGroup[]> {
+  async resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
     const entries = await this.turns.read<EntryRow>({
-      text: `SELECT * FROM ledger WHERE run_id = $1 AND step = $2 AND request_id = ANY($3::text[])
-               AND outcome ${accepted ? '=' : '<>'} 'accepted' ORDER BY seq`,
+      text: `SELECT * FROM ledger WHERE run_id = $1 AND step = $2 AND request_id = ANY($3::text[]) ORDER BY seq`,
       values: [runId, step, storedTexts(requestIds)],
     });
     return entries.map(entryGroup);

@@ -6,13 +6,13 @@
  */
 import type pg from 'pg';
 import {
-  SENDING_LAPSE_MS,
+  clearedBySuccess,
   type CountedLogin,
   type LoginCounts,
   type LoginSettlement,
   type LoginUser,
 } from '../../api/login-count.js';
-import { countedLogin, LOGIN_COLUMNS as COLUMNS, type LoginRow as Row } from '../login-rows.js';
+import { countedLogin, LOGIN_COLUMNS as COLUMNS, withProcess, type LoginRow as Row } from '../login-rows.js';
 import { HERE, knownDead, type Process } from '../lease.js';
 import { transaction } from './pool.js';
 
@@ -68,26 +68,20 @@ export class PostgresLogins implements LoginCounts {
     error?: string,
   ): Promise<void> {
     const who = [user.service, user.username];
-    if (outcome === 'succeeded') {
-      // Those sent before it that ended, whose sender went without settling them (knownDead), or long ago.
-      const own = await this.pool.query<{ sent_at: string }>(
-        'SELECT sent_at FROM session_logins WHERE id = $1',
-        [id],
-      );
-      const before = Number(own.rows[0]?.sent_at ?? now);
-      const sending = await this.pool.query<{ id: string } & Process>(
-        `SELECT id, pid, host, boot FROM session_logins
-         WHERE service = $1 AND username = $2 AND state = 'sending' AND sent_at <= $3`,
-        [...who, before],
-      );
-      const gone = sending.rows.filter((r) => knownDead(r, HERE)).map((r) => r.id);
-      await this.pool.query(
-        `DELETE FROM session_logins WHERE service = $1 AND username = $2 AND (id = $3 OR id = ANY($6) OR (
-           sent_at <= $4 AND (state <> 'sending' OR sent_at < $5)))`,
-        [...who, id, before, now - SENDING_LAPSE_MS, gone],
-      );
-    } else if (outcome === 'not-acted')
-      await this.pool.query('DELETE FROM session_logins WHERE id = $1', [id]);
+    if (outcome === 'succeeded')
+      // Read and cleared in one transaction: what it reads is what it clears.
+      await transaction(this.pool, async (query) => {
+        const { rows } = await query({
+          text: `SELECT ${COLUMNS}, pid, host, boot FROM session_logins
+                 WHERE service = $1 AND username = $2 ORDER BY seq FOR UPDATE`,
+          values: who,
+        });
+        const counted = (rows as (Row & Process)[]).map(withProcess);
+        const cleared = clearedBySuccess(counted, id, now, (r) => knownDead(r, HERE)).map((r) => r.id);
+        if (cleared.length)
+          await query({ text: 'DELETE FROM session_logins WHERE id = ANY($1)', values: [cleared] });
+      });
+    else if (outcome === 'not-acted') await this.pool.query('DELETE FROM session_logins WHERE id = $1', [id]);
     else
       // Forgotten meanwhile (`fleetbook logins clear`): it failed after, and counts again.
       await this.pool.query(

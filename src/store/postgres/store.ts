@@ -211,13 +211,8 @@ export class PostgresStore implements Store {
     return this.ledger.deviceResults(runId, step);
   }
 
-  resultsUnder(
-    runId: string,
-    step: string,
-    requestIds: readonly string[],
-    accepted?: boolean,
-  ): Promise<DeviceGroup[]> {
-    return this.ledger.resultsUnder(runId, step, requestIds, accepted);
+  resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
+    return this.ledger.resultsUnder(runId, step, requestIds);
   }
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]> {
     return this.ledger.eachDeviceResult(runId, step);
