@@ -4,7 +4,7 @@
  */
 import { ownType } from '../api/device-errors.js';
 import { isoTime, systemClock, type Clock } from '../clock.js';
-import { ApiError, FleetbookError, NetworkError } from '../errors.js';
+import { ApiError, FleetbookError, InputError, NetworkError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import { backoffDelay, retrying } from '../retry.js';
 import {
@@ -188,7 +188,10 @@ export class RunContext {
     return this.o.client.callByName(action, input, this.requestsOf(count, signal));
   }
 
-  /** Step-level retry of a whole call, for errors its `retry.on` selects. Every attempt counts in the summary. */
+  /**
+   * Step-level retry of a whole call, for errors its `retry.on` selects. Every attempt counts in the summary, as
+   * it ends; one whose input the client refused (FB_INPUT) tried nothing and reached nothing: it does not count.
+   */
   retrying<T>(
     count: StepCount,
     policy: RetryPolicy,
@@ -196,13 +199,22 @@ export class RunContext {
     signal: AbortSignal,
     fn: () => Promise<T>,
   ): Promise<{ value: T; attempts: number }> {
-    return retrying(fn, {
+    const counted = async () => {
+      try {
+        const value = await fn();
+        count.attempt();
+        return value;
+      } catch (e) {
+        if (!(e instanceof InputError)) count.attempt();
+        throw e;
+      }
+    };
+    return retrying(counted, {
       maxAttempts: policy.maxAttempts,
       // A call that may have acted is never repeated blindly (the device-state strategy reconciles instead).
       retryable: (e) => !(unknownOutcome(e) && !op.retrySafe) && selects(policy.on, e),
       delay: (attempt) => this.delay(policy, attempt),
       sleep: (ms) => this.clock.sleep(ms, signal),
-      onAttempt: () => count.attempt(),
     });
   }
 

@@ -24,7 +24,7 @@ import {
   withResult,
   type DeviceSet,
 } from '../devices.js';
-import { NetworkError } from '../../errors.js';
+import { InputError, NetworkError } from '../../errors.js';
 import {
   Interrupted,
   StepError,
@@ -183,8 +183,9 @@ async function send(
       };
       return { request, output };
     } catch (e) {
-      // A call that failed is an attempt, whatever follows: reconciled, given up, or retried.
-      x.count.attempt();
+      // A call that failed is an attempt, whatever follows: reconciled, given up, or retried; one whose input the
+      // client refused (FB_INPUT) left nothing and reached nothing.
+      if (!(e instanceof InputError)) x.count.attempt();
       const unknown = unknownOutcome(e);
       if (unknown) {
         // A lost answer may hide a request the carrier is still carrying out: watched. The service's own error
