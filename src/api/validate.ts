@@ -351,6 +351,12 @@ function describe(
     }
     case 'type': {
       const type = (e.params as { type: string }).type;
+      // `wait: 10`: YAML reads a duration without its unit as a number, and no unit can be assumed.
+      if (parent['x-rule'] === 'duration' && typeof e.data === 'number')
+        return {
+          path: at,
+          message: `${name} must be a duration such as ${e.data}s or ${e.data}m, not the number ${e.data}: a number alone has no unit`,
+        };
       // A value the reader has not seen: in words, with what it is.
       const message = said.rendered
         ? `${name} must be ${type
