@@ -19,7 +19,8 @@ export const ERROR_CODES = {
   FB_API: 'The service answered with an error status (see status, code, message, retryClass).',
   FB_NETWORK:
     'The request failed below HTTP: refused, reset, timed out. `sent` tells whether it may have reached the service.',
-  FB_INPUT: 'An action input failed its JSON Schema; nothing was sent, and the step counts no attempt for it.',
+  FB_INPUT:
+    'An action input failed its JSON Schema; nothing was sent, and the step counts no attempt for it.',
   FB_UNKNOWN_ACTION: 'No action has that name.',
   FB_LOGIN:
     'Session login was refused, or not sent after 4 in a row that were refused or lost their answers (counted by every process on the store). It is never retried: five failures lock the user; `fleetbook logins clear USER` forgets the count once the password is right.',
