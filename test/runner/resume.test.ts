@@ -418,9 +418,19 @@ steps:
       ((await store.loadSteps('r5')).get('suspend') as { status?: string } | undefined)?.status ===
       'confirming';
     await interruptedRun(pb, { client, store, runId: 'r5', confirmations: listener(4) }, confirming);
+    // The resumed run reads the step's entries under its requests once: the devices accepted and the results
+    // recorded before the stop, told apart by their outcome (it read them twice).
+    const reads: unknown[][] = [];
+    const resultsUnder = store.resultsUnder.bind(store);
+    store.resultsUnder = (...args: Parameters<typeof resultsUnder>) => {
+      reads.push(args);
+      return resultsUnder(...args);
+    };
     // Four devices confirmed before the stop are in the ledger; the resumed run confirms the other six.
     const summary = await runPlaybook(pb, { client, store, runId: 'r5', confirmations: listener(10) });
+    store.resultsUnder = resultsUnder;
     expect(summary.status, summary.error).to.equal('succeeded');
+    expect(reads, 'reads of the ledger under the requests').to.have.length(1);
     const entries = store.db
       .prepare(
         `SELECT l.outcome, j.value AS id FROM ledger l, json_each(l.device_ids) j
