@@ -53,11 +53,16 @@ describe('emulator: a price plan alert carries its threshold as triggerValue', (
     return alerts;
   }
 
-  it('a device alert: the message gives the usage at the activation, long before the evaluation', async () => {
+  it('a device alert: the message gives the usage at the activation, past the threshold, not rounded down to it', async () => {
     const devices = t.seed.accounts[0]!.devices;
-    for (const a of (await alertsOf('Individual')).slice(0, 5)) {
+    const seen = new Set<string>();
+    for (const a of (await alertsOf('Individual')).slice(0, 8)) {
       expect(String(a.triggerDateTime)).to.match(/^2026-01-05T/);
-      const usage = Number(/usage of (?:just over )?(\d+(?:\.\d+)?) KB/.exec(String(a.message))?.[1]);
+      const message = String(a.message);
+      const [, over, figure] =
+        /usage of (just over )?(\d+(?:\.\d+)?) KB is gt the threshold of 30 KB/.exec(message) ?? [];
+      expect(figure, message).to.be.a('string');
+      seen.add(over ? 'just over' : 'figure');
       const id = ((a.deviceIds as Json[])[0] as { id: string }).id;
       const [untilActivation] = (
         await t.client.devices.usage({
@@ -66,9 +71,20 @@ describe('emulator: a price plan alert carries its threshold as triggerValue', (
           latest: String(a.triggerDateTime),
         })
       ).usageHistory;
-      expect(untilActivation!.bytesUsed / 1024 - usage, String(a.message)).to.be.within(-0.001, 1);
-      expect(usage).to.be.at.least(30);
+      const kb = untilActivation!.bytesUsed / 1024;
+      if (over) {
+        // Past the threshold by less than a hundredth of its unit: said so, not given as the threshold itself.
+        expect(Number(figure), message).to.equal(30);
+        expect(kb - 30, message).to.be.lessThan(0.01);
+        continue;
+      }
+      // Past the threshold, as the alert says: never a figure equal to it, and the usage at the activation cut
+      // (not rounded up) at the decimals given.
+      expect(Number(figure), message).to.be.greaterThan(30);
+      const unit = 10 ** -(figure!.split('.')[1]?.length ?? 0);
+      expect(kb - Number(figure), message).to.be.within(-0.001, unit);
     }
+    expect([...seen], 'the messages met').to.include('just over');
   });
 
   it('an account alert: the usage, far over the threshold, is in the message only', async () => {
