@@ -227,6 +227,10 @@ export async function main(argv: string[]): Promise<number> {
       '--older-than <duration>',
       'what ended more than this long ago, e.g. 90d (env FLEETBOOK_RETENTION)',
     )
+    .option(
+      '--playbooks <dir>',
+      'the playbooks the daemons run: a backfill of a schedule none of them has any more is pruned too',
+    )
     .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
     .action(async (flags: StoreFlags) => setCode(await (await import('./store.js')).prune(flags)));
   store

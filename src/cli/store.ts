@@ -14,6 +14,8 @@ import type { SqliteOptions } from '../store/sqlite.js';
 export interface StoreFlags {
   state?: string;
   olderThan?: string;
+  /** `store prune`: the playbooks the daemons run, whose schedules' backfills are kept (see prune). */
+  playbooks?: string;
 }
 
 /**
@@ -45,8 +47,10 @@ export async function migrate(flags: StoreFlags): Promise<number> {
 }
 
 /**
- * `fleetbook store prune [--older-than D]`: removes the runs that ended more than D ago (FLEETBOOK_RETENTION when
- * not given), with their checkpoints and ledger, and the callbacks processed before then; says how many.
+ * `fleetbook store prune [--older-than D] [--playbooks DIR]`: removes the runs that ended more than D ago
+ * (FLEETBOOK_RETENTION when not given), with their checkpoints and ledger, and the callbacks processed before then;
+ * says how many. A backfill of a fire its schedule has not passed is kept; given the playbooks the daemons run,
+ * only while its schedule is one of theirs, as `serve` prunes (Retention.pruneEnded).
  */
 export async function prune(flags: StoreFlags): Promise<number> {
   const config = loadConfig(process.env, flags.state ? { state: flags.state } : {});
@@ -60,9 +64,23 @@ export async function prune(flags: StoreFlags): Promise<number> {
     );
     return 2;
   }
+  let schedules: string[] | undefined;
+  if (flags.playbooks !== undefined) {
+    const { loadPlaybookSources, PlaybookSetError } = await import('../daemon/playbook-set.js');
+    const { schedulesOf } = await import('../daemon/scheduler.js');
+    try {
+      const set = await loadPlaybookSources(flags.playbooks);
+      schedules = [...set.playbooks.values()].flatMap(schedulesOf).map((e) => e.key);
+    } catch (e) {
+      if (!(e instanceof PlaybookSetError)) throw e;
+      const list = e.problems.length ? `:\n${e.problems.join('\n')}` : '';
+      process.stderr.write(`fleetbook store prune: ${e.problem}; nothing pruned${list}\n`);
+      return 2;
+    }
+  }
   const store = await openStore(config.state, existing(flags));
   try {
-    const p = await pruneStore(store, keepMs);
+    const p = await pruneStore(store, keepMs, schedules ? { schedules } : {});
     process.stdout.write(
       `${store.describe}: removed ${p.runs} run(s) that ended before ${p.before} (${p.ledgerEntries} ledger entries), ${p.callbacks} callback(s) processed before then and ${p.versions} playbook version(s) no run kept names\n`,
     );
