@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Operation } from '../api/catalog.js';
+import { ACCOUNT_NAME_PATTERN } from '../api/schemas/common.js';
 import { checkInput } from '../api/validate.js';
 import { E } from './errors.js';
 import type { AccountInfo, UserInfo } from './seed-tables.js';
@@ -38,7 +39,8 @@ export interface Answer {
 
 export type Handler = (ctx: Ctx) => Answer | Promise<Answer>;
 
-export const ACCOUNT_PATTERN = /^[0-9]{10}-[0-9]{5}$/;
+/** A well-formed account name: the API schemas' pattern (ACCOUNT_NAME_PATTERN), as the service checks it. */
+export const ACCOUNT_PATTERN = new RegExp(ACCOUNT_NAME_PATTERN);
 
 /**
  * The account a request names, after the checks every area makes in this order: well-formed ("Invalid
