@@ -87,6 +87,12 @@ export class StepCount {
     this.attempts++;
     this.sum.attempts++;
   }
+
+  /** The attempt just counted had its input refused before anything left (FB_INPUT): it was none. */
+  refused(): void {
+    this.attempts--;
+    this.sum.attempts--;
+  }
 }
 
 export class RunContext {
@@ -189,8 +195,8 @@ export class RunContext {
   }
 
   /**
-   * Step-level retry of a whole call, for errors its `retry.on` selects. Every attempt counts in the summary, as
-   * it ends; one whose input the client refused (FB_INPUT) tried nothing and reached nothing: it does not count.
+   * Step-level retry of a whole call, for errors its `retry.on` selects. Every attempt counts in the summary; one
+   * whose input the client refused (FB_INPUT) tried nothing and reached nothing: it does not count.
    */
   retrying<T>(
     count: StepCount,
@@ -199,13 +205,13 @@ export class RunContext {
     signal: AbortSignal,
     fn: () => Promise<T>,
   ): Promise<{ value: T; attempts: number }> {
+    // Counted as it begins, so that its requests' counts row (requestsOf) holds it while it is in flight.
     const counted = async () => {
+      count.attempt();
       try {
-        const value = await fn();
-        count.attempt();
-        return value;
+        return await fn();
       } catch (e) {
-        if (!(e instanceof InputError)) count.attempt();
+        if (e instanceof InputError) count.refused();
         throw e;
       }
     };

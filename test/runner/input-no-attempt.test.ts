@@ -2,8 +2,8 @@
  * A step whose rendered input is refused before anything is sent (FB_INPUT) fails at once with no attempt
  * counted: nothing was tried, nothing reached anything. An engine action's arguments are checked once, before
  * the step's first attempt; an API action's input by its client, before the request leaves, whatever the
- * action's kind (a listing, a device action, a plain call, a report). A `retry:` that would take FB_INPUT changes
- * nothing. Before, a device action, a plain call and a report counted 1 attempt where a listing counted 0, and an
+ * action's kind (a listing, a device action, a plain call, a report). No `retry.on` selects FB_INPUT: the step's
+ * `retry:` here is not what keeps the count at 0. Before, a device action, a plain call and a report counted 1 attempt where a listing counted 0, and an
  * engine action's input was checked again inside its retry loop.
  */
 import { expect } from 'chai';
@@ -34,7 +34,7 @@ describe('runner: an input refused before anything is sent makes no attempt', fu
     ['location.createReport', `{ accountName: ${account}, deviceList: [${device}] }`, /accountName/],
   ];
   for (const [uses, args, problem] of cases)
-    it(`${uses}: fails at once, no attempt, no call, even with a retry`, async () => {
+    it(`${uses}: fails at once, no attempt, no call`, async () => {
       const { s } = await runLogged(
         t,
         `
