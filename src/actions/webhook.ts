@@ -252,7 +252,7 @@ const UNRESOLVED = new Set(['ENOTFOUND', 'ENODATA']);
 /**
  * A dry run's check of a webhook it plans: what the real run refuses before it sends, and the address policy
  * (FLEETBOOK_WEBHOOK_ALLOW), with the real run's RefusedError. A name is resolved, as the real run's connection
- * would resolve it, and every address judged; nothing is connected to. A name that does not resolve (no such
+ * would resolve it, and every address judged (not those of a name allowed by name); nothing is connected to. A name that does not resolve (no such
  * name, no address) fails with the real run's network error; a lookup that failed for a while (a DNS server that
  * did not answer) passes, as the real run's retries may get past it. `lookups` keeps what a run found of each host,
  * so that a loop looks a host up once, not at every iteration. On the embedded emulator, where webhooks are held
@@ -267,7 +267,7 @@ export async function checkWebhook(
   const { host } = judged(input, policy);
   const now = addressRefused(host, policy);
   if (now) throw now;
-  if (isIP(host) || policy.allowsHost(host)) return;
+  if (isIP(host)) return;
   if (policy.heldBack) {
     const why = localhostRefusal(host, policy);
     if (why) throw refused(host, `it resolves to 127.0.0.1, ${why}`);

@@ -58,6 +58,19 @@ steps:
     expect(dry.s.planned ?? [], 'calls planned').to.deep.equal([]);
   });
 
+  it('fails a webhook to an allowed name that does not resolve, as the real run does', async () => {
+    const url = 'https://hooks.fleetbook-test.invalid/page';
+    const engine = engineSettings({
+      webhookAllow: ['hooks.fleetbook-test.invalid'],
+      lookup: dnsLookup as unknown as LookupFunction,
+    });
+    const dry = await runLogged(t, webhook(url), { dryRun: true, engine });
+    const real = await runLogged(t, webhook(url), { engine });
+    expect(stepOf(real.s, 'tell').error).to.match(/ENOTFOUND/);
+    expect(dry.s.status, 'the dry run').to.equal('failed');
+    expect(stepOf(dry.s, 'tell').error, 'the dry run').to.equal(stepOf(real.s, 'tell').error);
+  });
+
   it('looks each host up once in a run, however many iterations send to it', async () => {
     const { engine, looked } = counted();
     const { s } = await runLogged(

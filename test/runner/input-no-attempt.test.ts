@@ -3,7 +3,8 @@
  * counted: nothing was tried, nothing reached anything. An engine action's arguments are checked once, before
  * the step's first attempt; an API action's input by its client, before the request leaves, whatever the
  * action's kind (a listing, a device action, a plain call, a report). No `retry.on` selects FB_INPUT: the step's
- * `retry:` here is not what keeps the count at 0. Before, a device action, a plain call and a report counted 1 attempt where a listing counted 0, and an
+ * `retry:` here is not what keeps the count at 0. Before, a device action, a plain call and a report counted 1
+ * attempt where a listing counted 0, and an
  * engine action's input was checked again inside its retry loop.
  */
 import { expect } from 'chai';
