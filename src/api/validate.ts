@@ -352,11 +352,15 @@ function describe(
     case 'type': {
       const type = (e.params as { type: string }).type;
       // `wait: 10`: YAML reads a duration without its unit as a number, and no unit can be assumed.
-      if (parent['x-rule'] === 'duration' && typeof e.data === 'number')
+      if (parent['x-rule'] === 'duration' && typeof e.data === 'number') {
+        // The number with a unit is a duration only when it is a whole number (no fraction, no sign).
+        const n = e.data;
+        const like = Number.isSafeInteger(n) && n >= 0 ? `${n}s or ${n}m` : '10s or 1h30m';
         return {
           path: at,
-          message: `${name} must be a duration such as ${e.data}s or ${e.data}m, not the number ${e.data}: a number alone has no unit`,
+          message: `${name} must be a duration such as ${like}, not the number ${n}: a number alone has no unit`,
         };
+      }
       // A value the reader has not seen: in words, with what it is.
       const message = said.rendered
         ? `${name} must be ${type
