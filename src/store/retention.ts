@@ -40,7 +40,7 @@ const BATCH = 500;
 /**
  * Removes everything that ended or was processed before `now - keepMs`; the totals, and that time. `schedules`, the
  * keys of the schedules loaded (a daemon's), lets go of the backfills of schedules no longer loaded
- * (Retention.pruneEnded); without it (`fleetbook store prune`, which loads no playbook) they are kept.
+ * (Retention.pruneEnded); without it (`fleetbook store prune` without `--playbooks`) they are kept.
  */
 export async function pruneStore(
   store: Retention,

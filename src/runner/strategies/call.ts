@@ -55,19 +55,16 @@ function followed(action: string, answer: unknown): { requestId?: string; refuse
   const read = requestIdOf(action, answer);
   return read.requestId || read.refused
     ? read
-    : {
-        refused: new MalformedAnswer(
-          `${action}: the service's answer is refused: it has no requestId, which ${action} answers with, so the request cannot be followed`,
-        ),
-      };
+    : { refused: withoutRequestId(action, `${action} answers with`) };
 }
 
 /**
- * The refusal of a device action's 2xx answer that has no request id (none, empty, or not a text): the service
- * took the request, and gave nothing to follow it by.
+ * The refusal of a 2xx answer that has no request id (none, empty, or not a text) from an action the spec
+ * answers with one: the service took the request, and gave nothing to follow it by. `whose`: who answers with
+ * one; `after`: what was done instead, if anything.
  */
-export function withoutRequestId(action: string): MalformedAnswer {
+export function withoutRequestId(action: string, whose: string, after = ''): MalformedAnswer {
   return new MalformedAnswer(
-    `${action}: the service's answer is refused: it has no requestId, which a device action answers with, so the request cannot be followed; its devices' state was read instead`,
+    `${action}: the service's answer is refused: it has no requestId, which ${whose}, so the request cannot be followed${after}`,
   );
 }

@@ -167,7 +167,9 @@ async function send(
         // An answer without a request id, or with one no store can keep, is not the `{ requestId }` a device
         // action answers: nothing can follow the request. The devices' state says what happened; the others are
         // unconfirmed, and the step fails with the refusal (docs/spec-decisions.md, "Asynchronous requests").
-        refused = malformed ?? withoutRequestId(x.action);
+        refused =
+          malformed ??
+          withoutRequestId(x.action, 'a device action answers with', "; its devices' state was read instead");
         remaining = await reconcile(x, sending, remaining, attempt, results, tally, sentAt + plan.confirmMs);
         results.add(
           withResult(remaining, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts: attempt }),
