@@ -66,12 +66,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
       state,
       env: { FLEETBOOK_DAEMON_TOKEN: TOKEN, FLEETBOOK_LEASE: LEASE },
     });
-    const posted = await fetch(`${d.url}/playbooks/long-wait/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    const { runId } = (await posted.json()) as { runId: string };
+    const runId = await d.startRun('long-wait', TOKEN);
     await untilDaemons([d], 'the run began', async () =>
       d.stderr.includes('long-wait began') ? true : undefined,
     );
@@ -104,12 +99,7 @@ describe('daemon: a run cancelled from another process than its holder', functio
       state,
       env: { FLEETBOOK_DAEMON_TOKEN: TOKEN, FLEETBOOK_CONSOLE_TOKEN: TOKEN, FLEETBOOK_LEASE: LEASE },
     });
-    const posted = await fetch(`${d.url}/playbooks/slow-finally/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    const { runId } = (await posted.json()) as { runId: string };
+    const runId = await d.startRun('slow-finally', TOKEN);
     const detail = async () =>
       (await (
         await fetch(`${d.url}/console/api/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } })

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { LedgerRow } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
-import { DaemonWorld, readState, runsIn } from '../helpers/daemon.js';
+import { DaemonWorld, readState, runsIn, type DaemonProcess } from '../helpers/daemon.js';
 import { expectLedgerIsTheTruth, mixOfStates } from '../helpers/confirm.js';
 import { calls } from '../runner/helpers.js';
 
@@ -74,15 +74,8 @@ describe('daemon: confirmed per-device outcomes', function () {
     FLEETBOOK_CALLBACK_ACCOUNTS: account,
   });
 
-  async function start(url: string, playbook = 'suspend-mix', imeis = [...mix.keys()]): Promise<string> {
-    const res = await fetch(`${url}/playbooks/${playbook}/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: { account, imeis } }),
-    });
-    expect(res.status).to.equal(202);
-    return ((await res.json()) as { runId: string }).runId;
-  }
+  const start = (d: DaemonProcess, playbook = 'suspend-mix', imeis = [...mix.keys()]): Promise<string> =>
+    d.startRun(playbook, TOKEN, { account, imeis });
 
   const status = (state: string, runId: string, playbook = 'suspend-mix') =>
     runsIn(state, playbook).find((r) => r.id === runId)?.status;
@@ -97,7 +90,7 @@ describe('daemon: confirmed per-device outcomes', function () {
   it('confirms each device by its CarrierService message, with the reason of the refused ones', async () => {
     const state = world.state('listener.db');
     const daemon = await world.start('listening daemon', FIXTURES, { state, env: env() });
-    const runId = await start(daemon.url);
+    const runId = await start(daemon);
     await until('the run ends', () => status(state, runId) === 'succeeded');
     const rows = ledger(state, runId);
     expect(rows).to.have.length(12);
@@ -121,7 +114,7 @@ describe('daemon: confirmed per-device outcomes', function () {
       state,
       env: { ...env(), FLEETBOOK_MAX_RUNS: '1' },
     });
-    const runId = await start(daemon.url);
+    const runId = await start(daemon);
     await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
     // 1,200 callbacks, each starting a run that waits behind the confirming one: more than the matcher lets
     // queue (1,000), so it stops taking stored messages until the queue drains.
@@ -164,7 +157,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     // The carrier takes 30 simulated seconds, and the emulator's clock stands still until the test moves it.
     world.emu.setFaults({ processingSeconds: 30 });
     const first = await world.start('first daemon', FIXTURES, { state, env: env() });
-    const runId = await start(first.url);
+    const runId = await start(first);
     await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
     await first.kill();
     const accepted = ledger(state, runId);
@@ -193,7 +186,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     world.emu.setFaults({ processingSeconds: 30 });
     const imeis = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
     const first = await world.start('first daemon', FIXTURES, { state, env: env() });
-    const runId = await start(first.url, 'suspend-one-by-one', imeis);
+    const runId = await start(first, 'suspend-one-by-one', imeis);
     const outcomes = () => ledger(state, runId).map((r) => r.outcome);
     for (let n = 1; n <= 2; n++) {
       await until(`request ${n} is accepted`, () => outcomes().filter((o) => o === 'accepted').length === 1);
@@ -234,7 +227,7 @@ describe('daemon: confirmed per-device outcomes', function () {
       state,
       env: { FLEETBOOK_DAEMON_TOKEN: TOKEN },
     });
-    const runId = await start(first.url, 'suspend-polled', imeis);
+    const runId = await start(first, 'suspend-polled', imeis);
     // As each request leaves, the step's counts are written alone (step_calls), not its checkpoint again.
     const kept = () =>
       readState(state, (db) => {
@@ -282,7 +275,7 @@ describe('daemon: confirmed per-device outcomes', function () {
       env: { ...env(), FLEETBOOK_CONSOLE_TOKEN: TOKEN },
     });
     const imeis = [...mix].filter(([, s]) => s !== 'suspend').map(([id]) => id);
-    const runId = await start(daemon.url, 'suspend-mix', imeis);
+    const runId = await start(daemon, 'suspend-mix', imeis);
     await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
     const cancel = await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, {
       method: 'POST',
@@ -316,7 +309,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     const daemon = await world.start('daemon of late messages', FIXTURES, { state, env: env() });
     // Not the devices already suspended: the last look at their state, already the target one, confirms them.
     const imeis = [...mix].filter(([, s]) => s !== 'suspend').map(([id]) => id);
-    const runId = await start(daemon.url, 'suspend-late', imeis);
+    const runId = await start(daemon, 'suspend-late', imeis);
     await until('the run ends', () => status(state, runId, 'suspend-late') === 'succeeded');
     const left = ledger(state, runId);
     expect(left.map((r) => r.outcome)).to.deep.equal(new Array(9).fill('unconfirmed'));

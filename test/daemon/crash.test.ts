@@ -145,13 +145,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
     for (let round = 0; round < ROUNDS; round++) {
       const d = await start(file);
       if (round === 0) {
-        const res = await fetch(`${d.url}/playbooks/suspend-fleet/runs`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-          body: JSON.stringify({ inputs: { account } }),
-        });
-        expect(res.status, await res.clone().text()).to.equal(202);
-        runId = ((await res.json()) as { runId: string }).runId;
+        runId = await d.startRun('suspend-fleet', TOKEN, { account });
       }
       // Callbacks stream in: new ones mostly, some acknowledged ones again (the service re-sends).
       let stop = false;

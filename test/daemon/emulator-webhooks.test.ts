@@ -196,13 +196,7 @@ describe('serve on the embedded emulator: webhooks never reach a real channel un
     ]);
     // Its own first held page is warned of, its second is not.
     for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${d.url}/playbooks/page-on-demand/runs`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ inputs: {} }),
-      });
-      expect(res.status, await res.clone().text()).to.equal(202);
-      const { runId } = (await res.json()) as { runId: string };
+      const runId = await d.startRun('page-on-demand', token);
       await untilDaemons([d], `run ${runId} ended`, async () =>
         (await failedPages('page-on-demand')).includes(runId) ? true : undefined,
       );

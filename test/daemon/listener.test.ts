@@ -624,12 +624,7 @@ describe('fleetbook serve: the callback listener and the daemon, as a child proc
       expect((await http('GET', `${daemon.url}/healthz`)).status).to.equal(200);
       expect((await http('GET', `${daemon.url}/readyz`)).status).to.equal(200);
 
-      const ok = await http('POST', `${daemon.url}/playbooks/long-wait/runs`, {
-        json: {},
-        headers: { authorization: `Bearer ${DAEMON_TOKEN}` },
-      });
-      expect(ok.status).to.equal(202);
-      const runId = ok.body.runId as string;
+      const runId = await daemon.startRun('long-wait', DAEMON_TOKEN);
       // Its first step is checkpointed; it is now in the 60 s wait.
       await until(
         'the first step of long-wait to be checkpointed',

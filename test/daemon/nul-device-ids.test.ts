@@ -51,13 +51,10 @@ describe('daemon: a device id with a NUL character (SQLite and PostgreSQL)', fun
           { id: '350000000001234', kind: 'imei' },
           { id: NUL_ID, kind: 'imei' },
         ];
-        const started = await fetch(`${daemon.url}/playbooks/suspend-given/runs`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ inputs: { account: emu.defaults.accounts[0], devices } }),
+        const runId = await daemon.startRun('suspend-given', TOKEN, {
+          account: emu.defaults.accounts[0],
+          devices,
         });
-        expect(started.status, await started.clone().text()).to.equal(202);
-        const { runId } = (await started.json()) as { runId: string };
         let run: { status: string; error?: string; devices: { total: number } } | undefined;
         for (;;) {
           const res = await fetch(`${daemon.url}/runs/${runId}`, { headers });

@@ -53,14 +53,7 @@ describe('daemon: a run resumed after its playbook changed', function () {
   }
 
   /** Starts a run of `pinned` on `d`: its id. */
-  async function startRun(d: DaemonProcess): Promise<string> {
-    const posted = await fetch(`${d.url}/playbooks/pinned/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    return ((await posted.json()) as { runId: string }).runId;
-  }
+  const startRun = (d: DaemonProcess): Promise<string> => d.startRun('pinned', TOKEN);
 
   /** Kills `d` while its run waits, once the run's first step (of version `v`) has logged. */
   async function killAfterFirst(d: DaemonProcess, v: string): Promise<void> {

@@ -75,13 +75,7 @@ describe('daemon: a replica frozen past its lease, then thawed', function () {
     };
     const [first] = [await start('first replica'), await start('second replica')];
     emu.setFaults({ latencyMs: SLOW_MS });
-    const res = await fetch(`${first!.url}/playbooks/suspend-fleet/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: { account } }),
-    });
-    expect(res.status, await res.clone().text()).to.equal(202);
-    const { runId } = (await res.json()) as { runId: string };
+    const runId = await first!.startRun('suspend-fleet', TOKEN, { account });
 
     // A suspend is being sent (its checkpoint says so before the request leaves): the first replica freezes.
     await until('a suspend call in flight', async () => {

@@ -203,13 +203,7 @@ describe('daemon: three replicas on one PostgreSQL, one killed with SIGKILL ten 
   it('mutates each device once, processes each callback once, fires each second once', async () => {
     const began = Date.now();
     const s = new Sender(account, CREDS);
-    const res = await fetch(`${replicas[0]!.url}/playbooks/suspend-fleet/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: { account } }),
-    });
-    expect(res.status, await res.clone().text()).to.equal(202);
-    const runId = ((await res.json()) as { runId: string }).runId;
+    const runId = await replicas[0]!.proc!.startRun('suspend-fleet', TOKEN, { account });
 
     let stop = false;
     let n = 0;

@@ -64,13 +64,7 @@ describe('daemon: a run waiting on one replica for a callback another one stored
     await until('both replicas listening', async () => ((await feeds()) === 2 ? true : undefined));
 
     // The run waits on replica b.
-    const res = await fetch(`${b.url}/playbooks/wait-usage/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: { request: 'usage-1' } }),
-    });
-    expect(res.status, await res.clone().text()).to.equal(202);
-    const { runId } = (await res.json()) as { runId: string };
+    const runId = await b.startRun('wait-usage', TOKEN, { request: 'usage-1' });
     const status = async () =>
       (await db.query<{ status: string }>('SELECT status FROM runs WHERE id = $1', [runId])).rows[0]?.status;
     await until('the run waiting', async () => ((await status()) === 'running' ? true : undefined));

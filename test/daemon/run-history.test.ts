@@ -59,13 +59,7 @@ describe('daemon: the run history of GET /runs and GET /runs/{id} (child process
     });
 
   it('GET /runs/{id} of a run that failed early gives the steps it never reached `unreached`', async () => {
-    const res = await fetch(`${daemon.url}/playbooks/stops-early/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: {} }),
-    });
-    expect(res.status, await res.clone().text()).to.equal(202);
-    const { runId } = (await res.json()) as { runId: string };
+    const runId = await daemon.startRun('stops-early', TOKEN);
     const s = await ended(runId);
     expect(s.status).to.equal('failed');
     expect(s.steps.map((x) => [x.id, x.status, x.within ?? null])).to.deep.equal([
@@ -82,13 +76,7 @@ describe('daemon: the run history of GET /runs and GET /runs/{id} (child process
   });
 
   it('GET /runs/{id} and `runs show --json` of a run in progress name its owner, as /status does', async () => {
-    const res = await fetch(`${daemon.url}/playbooks/held-up/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: {} }),
-    });
-    expect(res.status, await res.clone().text()).to.equal(202);
-    const { runId } = (await res.json()) as { runId: string };
+    const runId = await daemon.startRun('held-up', TOKEN);
     const run = await until(`run ${runId} running`, async (seen) => {
       const r = await get<Json>(`/runs/${runId}`);
       seen(JSON.stringify(r));

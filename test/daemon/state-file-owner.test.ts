@@ -112,13 +112,7 @@ describe('daemon: one owner per state file', function () {
   it('refuses a second daemon (exit 2, naming the file and the owner); after a SIGKILL the next one resumes', async () => {
     const state = join(dir.dir, 'two-daemons.db');
     const first = await daemon('first daemon', state);
-    const res = await fetch(`${first.url}/playbooks/suspend-slowly/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ inputs: { account } }),
-    });
-    expect(res.status).to.equal(202);
-    const { runId } = (await res.json()) as { runId: string };
+    const runId = await first.startRun('suspend-slowly', TOKEN, { account });
     await until('the first suspends', async () => (await suspends()) > 0);
 
     const second = await DaemonProcess.start('second daemon', {
