@@ -19,6 +19,8 @@ export class ApiError extends Error {
 
 /** @type {() => void} */
 let unauthorized = () => {};
+/** Sign-ins of this tab so far: a 401 to a request sent before the last one says nothing of the session now. */
+let signIns = 0;
 
 /**
  * Who shows the sign-in form: any 401, from any page, lands there, so a lapsed session never leaves a page
@@ -43,6 +45,7 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
     headers['content-type'] = 'application/json';
     headers['x-fleetbook-console'] = '1';
   }
+  const session = signIns;
   let res;
   try {
     res = await fetch(`/console/api${path}`, {
@@ -57,7 +60,7 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
     throw new ApiError(0, `The daemon did not answer (${/** @type {Error} */ (err).message}).`);
   }
   if (res.status === 401 && path !== '/session') {
-    unauthorized();
+    if (session === signIns) unauthorized();
     throw new ApiError(401, 'Sign in to continue.');
   }
   if (!res.ok) throw new ApiError(res.status, await errorText(res));
@@ -87,6 +90,7 @@ async function errorText(res) {
 export async function signIn(token) {
   try {
     await api('/session', { method: 'POST', body: { token } });
+    signIns++;
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) throw new ApiError(401, 'That token is not right.');
     throw err;

@@ -28,6 +28,8 @@ export interface ConsoleSuiteOptions {
   daemonToken?: string;
   /** More of the daemon's environment, e.g. FLEETBOOK_LOG_LEVEL. */
   env?: Record<string, string>;
+  /** The address the daemon listens on: beyond loopback, reading needs the token too. @default 127.0.0.1 */
+  host?: string;
   /** The emulator's options, over `emulator()`'s (test/runner/helpers.ts). @default 5 devices an account */
   emulator?: EmulatorOptions;
 }
@@ -122,6 +124,7 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
     t.daemon = await DaemonProcess.start(`${o.name} daemon`, {
       playbooks: o.playbooks,
       state: t.state,
+      ...(o.host !== undefined ? { host: o.host } : {}),
       env: {
         ...emulatorEnv(t.emu),
         FLEETBOOK_CALLBACK_USERNAME: t.callback.username,
