@@ -6,7 +6,7 @@
  * shown instead, so the numbers are never lost. Its caption stays hidden: the section's heading says it.
  */
 import { useEffect, useRef } from 'preact/hooks';
-import { html } from './ui.js';
+import { html, TableFrame } from './ui.js';
 
 /**
  * @typedef {{ label: string, data: number[], color: string }} Series
@@ -66,6 +66,27 @@ export function BarChart({ title, summary, labels, series, rowHeader, rowLabels,
     chart.current.update('none');
   }, [labels, series]);
 
+  // The chart's numbers as a table: read out beside the chart (visually hidden), or shown when there is no chart.
+  const table = html`<table class=${available ? undefined : 'data chart-table'}>
+    <caption class="vh">
+      ${title}
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">${rowHeader}</th>
+        ${series.map((s) => html`<th scope="col">${s.label}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${labels.map(
+        (label, i) =>
+          html`<tr>
+            <th scope="row">${rowLabels ? rowLabels[i] : label}</th>
+            ${series.map((s) => html`<td>${s.data[i]}</td>`)}
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
   return html`<div class="chart-block">
     ${
       available &&
@@ -76,25 +97,6 @@ export function BarChart({ title, summary, labels, series, rowHeader, rowLabels,
         <canvas ref=${canvas} role="img" aria-label=${summary}></canvas>
       </div>`
     }
-    <table class=${available ? 'vh' : 'data chart-table'}>
-      <caption class="vh">
-        ${title}
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">${rowHeader}</th>
-          ${series.map((s) => html`<th scope="col">${s.label}</th>`)}
-        </tr>
-      </thead>
-      <tbody>
-        ${labels.map(
-          (label, i) =>
-            html`<tr>
-              <th scope="row">${rowLabels ? rowLabels[i] : label}</th>
-              ${series.map((s) => html`<td>${s.data[i]}</td>`)}
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${available ? html`<div class="vh">${table}</div>` : html`<${TableFrame}>${table}</${TableFrame}>`}
   </div>`;
 }

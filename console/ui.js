@@ -1,5 +1,7 @@
+/* global ResizeObserver */
 /** The small pieces every page is made of, so that a status or a time looks the same everywhere. */
 import { h } from 'preact';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { formatTime } from './format.js';
 
@@ -105,6 +107,29 @@ function quoteEnd(text, start) {
  */
 export function Heading({ children }) {
   return html`<h1 tabindex="-1">${children}</h1>`;
+}
+
+/**
+ * A data table's frame. A table wider than the page (many columns, a narrow screen) scrolls sideways in its frame,
+ * the page around it still; a table that fits does not, so that its header stays in view as the page scrolls down
+ * (a frame that scrolls is where a sticky header sticks). Ids, times and badges stay whole either way.
+ * @param {{ children: any }} props
+ */
+export function TableFrame({ children }) {
+  const frame = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const [scrolls, setScrolls] = useState(false);
+  useLayoutEffect(() => {
+    const el = frame.current;
+    if (!el) return undefined;
+    // scrollWidth counts what overflows a frame that does not scroll too.
+    const fit = () => setScrolls(el.scrollWidth > el.clientWidth);
+    const seen = new ResizeObserver(fit);
+    seen.observe(el);
+    for (const child of el.children) seen.observe(child);
+    fit();
+    return () => seen.disconnect();
+  }, []);
+  return html`<div ref=${frame} class=${scrolls ? 'table-frame scrolls' : 'table-frame'}>${children}</div>`;
 }
 
 /**

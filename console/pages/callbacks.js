@@ -3,7 +3,7 @@
  * is. Re-read every 5 s.
  */
 import { useApi } from '../hooks.js';
-import { html, Alert, EmptyRow, Heading, Time } from '../ui.js';
+import { html, Alert, EmptyRow, Heading, TableFrame, Time } from '../ui.js';
 
 export function CallbacksPage() {
   const { data, error } = useApi('/callbacks', { interval: 5000 });
@@ -23,7 +23,7 @@ export function CallbacksPage() {
       </div>
     </dl>
     <div class="columns">
-      <table class="data">
+      <${TableFrame}><table class="data">
         <caption>By service</caption>
         <thead>
           <tr>
@@ -43,8 +43,8 @@ export function CallbacksPage() {
           )}
           ${data && !services.length && html`<${EmptyRow} cols=${3}>No callbacks received.</${EmptyRow}>`}
         </tbody>
-      </table>
-      <table class="data">
+      </table></${TableFrame}>
+      <${TableFrame}><table class="data">
         <caption>Rejections by reason</caption>
         <thead>
           <tr>
@@ -62,9 +62,9 @@ export function CallbacksPage() {
           )}
           ${data && !rejected.length && html`<${EmptyRow} cols=${2}>No callbacks rejected.</${EmptyRow}>`}
         </tbody>
-      </table>
+      </table></${TableFrame}>
     </div>
-    <table class="data">
+    <${TableFrame}><table class="data">
       <caption>Recent callbacks</caption>
       <thead>
         <tr>
@@ -90,5 +90,5 @@ export function CallbacksPage() {
         )}
         ${data && !recent.length && html`<${EmptyRow} cols=${6}>No callbacks yet.</${EmptyRow}>`}
       </tbody>
-    </table>`;
+    </table></${TableFrame}>`;
 }

@@ -5,7 +5,7 @@
 import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { shortId } from '../format.js';
-import { html, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
+import { html, Alert, Badge, EmptyRow, Heading, None, TableFrame, Time } from '../ui.js';
 
 /** @param {{ id: string }} props */
 export function DevicePage({ id }) {
@@ -16,7 +16,7 @@ export function DevicePage({ id }) {
   return html`<${Heading}>Device ${id}</${Heading}>
     <p class="lead">Every run and step that touched this device, newest first (at most 500 results).</p>
     <${Alert} message=${error} />
-    <table class="data">
+    <${TableFrame}><table class="data">
       <caption>History</caption>
       <thead>
         <tr>
@@ -56,7 +56,7 @@ export function DevicePage({ id }) {
         )}
         ${data && !results.length && html`<${EmptyRow} cols=${10}>No results recorded for this device</${EmptyRow}>`}
       </tbody>
-    </table>`;
+    </table></${TableFrame}>`;
 }
 
 /**

@@ -3,7 +3,7 @@
  * fleet back. Re-read every 2 s.
  */
 import { useApi } from '../hooks.js';
-import { html, Alert, EmptyRow, Heading, None, Time } from '../ui.js';
+import { html, Alert, EmptyRow, Heading, None, TableFrame, Time } from '../ui.js';
 
 export function RatesPage() {
   const { data, error } = useApi('/rates', { interval: 2000 });
@@ -12,7 +12,7 @@ export function RatesPage() {
 
   return html`<${Heading}>Rate budgets</${Heading}>
     <${Alert} message=${error} />
-    <table class="data">
+    <${TableFrame}><table class="data">
       <caption class="vh">Rate budgets</caption>
       <thead>
         <tr>
@@ -44,5 +44,5 @@ export function RatesPage() {
         )}
         ${data && !areas.length && html`<${EmptyRow} cols=${9}>No rate areas configured.</${EmptyRow}>`}
       </tbody>
-    </table>`;
+    </table></${TableFrame}>`;
 }

@@ -8,7 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { enc, query } from '../api.js';
 import { useApi } from '../hooks.js';
-import { html, Alert, Badge, EmptyRow, None, Time } from '../ui.js';
+import { html, Alert, Badge, EmptyRow, None, TableFrame, Time } from '../ui.js';
 
 const OUTCOMES = ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'];
 const FILTERS = /** @type {const} */ (['step', 'outcome', 'errorType', 'device']);
@@ -118,7 +118,7 @@ export function RunDevices({ run, active, params }) {
       <a class="download" href=${`/console/api${base}.csv${query(filters)}`} download>Download CSV</a>
     </form>
     <${Alert} message=${error} />
-    <table class="data">
+    <${TableFrame}><table class="data">
       <caption class="vh">
         Devices
       </caption>
@@ -152,7 +152,7 @@ export function RunDevices({ run, active, params }) {
         )}
         ${data && !rows.length && html`<${EmptyRow} cols=${9}>${emptyText(run, filters, after)}</${EmptyRow}>`}
       </tbody>
-    </table>
+    </table></${TableFrame}>
     <p class="pager">
       <button type="button" onClick=${() => go({ after: '' })} disabled=${!after}>First page</button>
       ${data?.next && html`<button type="button" onClick=${() => go({ after: data.next })}>Next page</button>`}

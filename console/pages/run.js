@@ -9,7 +9,7 @@ import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { useRunStream } from '../stream.js';
 import { durationBetween, prettyJson, shortId, stepDepths } from '../format.js';
-import { html, withCode, Alert, Badge, EmptyRow, Heading, None, Time } from '../ui.js';
+import { html, withCode, Alert, Badge, EmptyRow, Heading, None, TableFrame, Time } from '../ui.js';
 import { BarChart } from '../charts.js';
 import { keepCancel, send, takeCancel } from '../pending.js';
 import { Timeline } from './run-timeline.js';
@@ -205,7 +205,7 @@ function deviceCounts(d) {
 function Planned({ planned = [], active }) {
   return html`<section aria-labelledby="planned-title">
     <h2 id="planned-title">Planned calls</h2>
-    <table class="data">
+    <${TableFrame}><table class="data">
       <caption class="vh">
         Planned calls
       </caption>
@@ -234,7 +234,7 @@ function Planned({ planned = [], active }) {
           </${EmptyRow}>`
         }
       </tbody>
-    </table>
+    </table></${TableFrame}>
   </section>`;
 }
 
@@ -243,7 +243,7 @@ function Steps({ steps }) {
   const depth = stepDepths(steps);
   return html`<section aria-labelledby="steps-title">
     <h2 id="steps-title">Steps</h2>
-    <table class="data">
+    <${TableFrame}><table class="data">
       <caption class="vh">
         Steps
       </caption>
@@ -280,7 +280,7 @@ function Steps({ steps }) {
         )}
         ${!steps.length && html`<${EmptyRow} cols=${7}>No steps recorded yet.</${EmptyRow}>`}
       </tbody>
-    </table>
+    </table></${TableFrame}>
   </section>`;
 }
 

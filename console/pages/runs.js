@@ -9,7 +9,7 @@ import { api, enc, query } from '../api.js';
 import { useApi } from '../hooks.js';
 import { useRunStream } from '../stream.js';
 import { durationBetween, formatHour, fromLocalInput, shortId, toLocalInput } from '../format.js';
-import { html, Alert, Badge, DeviceTally, EmptyRow, Heading, Time } from '../ui.js';
+import { html, Alert, Badge, DeviceTally, EmptyRow, Heading, TableFrame, Time } from '../ui.js';
 import { BarChart } from '../charts.js';
 
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
@@ -159,7 +159,7 @@ export function RunsPage({ params }) {
     <${Alert} message=${error} />
     <${RunFilters} filters=${filters} />
     <${RunsChart} />
-    <table id="runs-table" class="data" aria-busy=${busy ? 'true' : 'false'}>
+    <${TableFrame}><table id="runs-table" class="data" aria-busy=${busy ? 'true' : 'false'}>
       <caption class="vh">Runs</caption>
       <thead>
         <tr>
@@ -180,7 +180,7 @@ export function RunsPage({ params }) {
           html`<${EmptyRow} cols=${7}>${qs ? 'No runs match these filters.' : 'No runs yet.'}</${EmptyRow}>`
         }
       </tbody>
-    </table>
+    </table></${TableFrame}>
     ${
       list.next &&
       html`<p class="pager">
