@@ -118,6 +118,9 @@ export class ApiError extends FleetbookError {
 /** The expired-session message of spec section 7.1. */
 export const SESSION_EXPIRED_MESSAGE = 'UWS verification failure (The Session has expired.)';
 
+/** Spec 7.1's 401 INVALID_ACCESS message: the session user has no access to the account in the request. */
+export const INVALID_ACCESS_MESSAGE = 'The access policy denied the resource operation for this user';
+
 /**
  * retryable: 429, 408, 5xx, INTERNAL_ERROR "Failed to get location"; session: the expired-session message;
  * permanent: every other 4xx.
@@ -125,7 +128,9 @@ export const SESSION_EXPIRED_MESSAGE = 'UWS verification failure (The Session ha
 export function classifyApiError(status: number, code: string, message: string): RetryClass {
   if (message.includes('The Session has expired')) return 'session';
   if (status === 429 || status === 408 || status >= 500) return 'retryable';
-  if (code === 'INTERNAL_ERROR' && message === 'Failed to get location') return 'retryable';
+  // Spec 7: the location pages give errorCode as the 3-digit HTTP status; the message names the 7.1 row then.
+  if ((code === 'INTERNAL_ERROR' || code === String(status)) && message === 'Failed to get location')
+    return 'retryable';
   return 'permanent';
 }
 

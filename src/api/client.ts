@@ -10,6 +10,7 @@ import {
   ConfigError,
   FleetbookError,
   InputError,
+  INVALID_ACCESS_MESSAGE,
   type LoginError,
   NetworkError,
   UnknownActionError,
@@ -499,6 +500,7 @@ export class ApiClient {
           e instanceof ApiError &&
           e.status === 401 &&
           e.apiCode !== 'INVALID_ACCESS' &&
+          e.apiMessage !== INVALID_ACCESS_MESSAGE &&
           this.credentials.fetchesBearer &&
           c.auth === 'both' &&
           !replayedBearer

@@ -129,11 +129,16 @@ export function selection(st: EmulatorState, input: Json): (n: number) => boolea
   };
 }
 
-/** 5G device attributes by ICCID (spec 4.4). */
+/** The identifier kinds of a 5G device attribute lookup's `deviceIds` (spec 2.13). */
+const ATTRIBUTE_KINDS = new Set(['imei', 'imsi', 'iccid']);
+
+/** 5G device attributes by ICCID (spec 4.4): the listing record, its `deviceIds` those of spec 2.13. */
 function attributes(ctx: Ctx): Answer {
   const input = validInput(ctx);
   const n = ownDevice(ctx, { id: (input.deviceId as DeviceIdPair).id, kind: 'iccid' });
-  return { body: { hasMoreData: false, devices: [deviceRecord(ctx.st, n, ctx.now)] } };
+  const record = deviceRecord(ctx.st, n, ctx.now);
+  record.deviceIds = (record.deviceIds as DeviceIdPair[]).filter((d) => ATTRIBUTE_KINDS.has(d.kind));
+  return { body: { hasMoreData: false, devices: [record] } };
 }
 
 /** The device one identifier names (400 when none), in an account of the user's (else 401). */

@@ -306,6 +306,15 @@ function setConfiguration(ctx: Ctx): Answer {
   return { body: { actionresult: [result] } };
 }
 
+/**
+ * A profile's configuration as the service answers it: `reportingInterval`, the field table's name (spec 2.9),
+ * where the request sent the example's `resportingInterval` (the catalog's normalize writes that spelling).
+ */
+function answered(configuration: Json): Json {
+  const { resportingInterval, ...rest } = configuration;
+  return resportingInterval === undefined ? rest : { ...rest, reportingInterval: resportingInterval };
+}
+
 function updateProfiles(ctx: Ctx): Answer {
   const input = validInput(ctx);
   const a = account(ctx, input.accountname);
@@ -327,7 +336,10 @@ function updateProfiles(ctx: Ctx): Answer {
       ...before,
       ...p,
       id,
-      configuration: { ...((before.configuration as Json) ?? {}), ...((p.configuration as Json) ?? {}) },
+      configuration: answered({
+        ...((before.configuration as Json) ?? {}),
+        ...((p.configuration as Json) ?? {}),
+      }),
       versionid: uuid(),
       lastupdated: iso(ctx.now),
     };
@@ -444,7 +456,7 @@ export function seedSensors(st: EmulatorState): void {
           versionid: w.uuid(14, a.index * 8 + k),
           modelid: w.uuid(15, k),
           name,
-          configuration: { randomInt: 1, resportingInterval: 24 },
+          configuration: { randomInt: 1, reportingInterval: 24 },
           createdon: created,
           lastupdated: created,
           foreignid: w.profile.foreignId,

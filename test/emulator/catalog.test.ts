@@ -429,7 +429,7 @@ describe('emulator: the client calls every action of the catalog over loopback',
     'deviceProfiles.update': (out) => {
       const p = (out as unknown as Json[])[0]!;
       expect(p.name).to.equal('Tilt every 12 h');
-      expect(p.configuration).to.deep.include({ resportingInterval: 12, randomInt: 1 });
+      expect(p.configuration).to.deep.include({ reportingInterval: 12, randomInt: 1 });
     },
     'rules.overwrite': (out) =>
       expect(out).to.include({ name: 'Tilt alarm (40°)', disabled: true, version: '2' }),
@@ -453,7 +453,13 @@ describe('emulator: the client calls every action of the catalog over loopback',
       const d = found.devices[0]!;
       expect(d.accountName).to.equal(primary.accountName);
       expect(d.carrierInformations[0]).to.include({ state: 'active', servicePlan: w.plans[1]!.code });
-      expect(d.deviceIds.map((x) => x.kind)).to.include.members(['iccid', 'imei', 'mdn', 'msisdn']);
+      // The lookup names the imei, imsi and iccid (spec 2.13); a listing shows the MDN activation assigned.
+      expect(d.deviceIds.map((x) => x.kind)).to.include.members(['iccid', 'imei']);
+      const listed = await client.devices.list({
+        accountName: primary.accountName,
+        deviceId: { id: NEW_ICCID, kind: 'iccid' },
+      });
+      expect(listed.devices[0]!.deviceIds.map((x) => x.kind)).to.include.members(['mdn', 'msisdn']);
     },
     'devices.usage': (out) => {
       const h = out.usageHistory as Json[];

@@ -305,7 +305,8 @@ export const CASES: Table = {
     body: {
       accountname: ACC,
       filter: { $limitnumber: 10, $nopagination: false },
-      resourceidentifier: { imei: IMEI },
+      // Spec 2.7 types the IMEI as an integer.
+      resourceidentifier: { imei: Number(IMEI) },
     },
   },
   'sensors.networkExperience': {

@@ -83,10 +83,25 @@ export function normalizeManagedAccounts(input: Json): Json {
 }
 
 export function normalizeConfiguration(input: Json): Json {
-  const out = clone(input);
+  const out = normalizeResourceIdentifier(clone(input));
   rename(out, 'accountName', 'accountname');
   rename((out.configuration as Json | undefined)?.HighPrecisionTiltConfig, 'holdTime', 'hold-time');
   return out;
+}
+
+/** The identifiers spec 2.7 types as integers; taken as text too (what people paste), and sent as numbers. */
+const INTEGER_IDS = ['imei', 'esn', 'imsi'] as const;
+
+/** A `resourceidentifier`'s `imei`, `esn` and `imsi` as the integers of spec 2.7 (text past 2^53 is kept). */
+export function normalizeResourceIdentifier(input: Json): Json {
+  const ri = input.resourceidentifier as Json | undefined;
+  if (!ri || typeof ri !== 'object' || !INTEGER_IDS.some((k) => typeof ri[k] === 'string')) return input;
+  const out = { ...ri };
+  for (const k of INTEGER_IDS) {
+    const v = out[k];
+    if (typeof v === 'string' && /^[0-9]+$/.test(v) && Number.isSafeInteger(Number(v))) out[k] = Number(v);
+  }
+  return { ...input, resourceidentifier: out };
 }
 
 export function normalizeProfiles(input: Json): Json {

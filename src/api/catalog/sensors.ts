@@ -1,6 +1,6 @@
 /** Sensor and device management (/dm/v1): sensors, profiles, rules, notification groups. */
 import { S } from './load-schemas.js';
-import { normalizeConfiguration, normalizeProfiles } from './normalize.js';
+import { normalizeConfiguration, normalizeProfiles, normalizeResourceIdentifier } from './normalize.js';
 import type { Operation } from './operation.js';
 
 export const SENSORS = {
@@ -19,6 +19,7 @@ export const SENSORS = {
     mutating: false,
     retrySafe: true,
     errorShape: 'error+cause',
+    normalize: normalizeResourceIdentifier,
   },
   'sensors.networkExperience': {
     action: 'sensors.networkExperience',
