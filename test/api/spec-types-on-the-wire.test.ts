@@ -62,6 +62,20 @@ describe('the client: spec types and error codes on the wire', () => {
     expect(sent(SET)[0]!.resourceidentifier).to.deep.equal({ imei: 355787330379846 });
   });
 
+  it('keeps as text an identifier a number would change: a leading zero, or past 2^53', async () => {
+    rec.enqueue(`POST ${QUERY}`, { body: { id: 'x', billingaccountid: ACC } });
+    await client.callByName('sensors.query', {
+      accountname: ACC,
+      // A test network's IMSI (MCC 001) and an IMEI of reporting body 01: as numbers they would lose a digit.
+      resourceidentifier: { imei: '012345678901238', imsi: '001010123456789', esn: '90071992547409930' },
+    });
+    expect(sent(QUERY)[0]!.resourceidentifier).to.deep.equal({
+      imei: '012345678901238',
+      imsi: '001010123456789',
+      esn: '90071992547409930',
+    });
+  });
+
   it('retries a 400 "Failed to get location" whose errorCode is the HTTP status', async () => {
     rec.enqueue(
       `POST ${LOCATE}`,

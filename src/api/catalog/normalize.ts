@@ -89,17 +89,21 @@ export function normalizeConfiguration(input: Json): Json {
   return out;
 }
 
-/** The identifiers spec 2.7 types as integers; taken as text too (what people paste), and sent as numbers. */
+/**
+ * The identifiers spec 2.7 types as integers; taken as text too (what people paste), and sent as numbers, but for
+ * text a number would change (a leading zero, as a test network's IMSI has, or past 2^53): that is sent as given.
+ */
 const INTEGER_IDS = ['imei', 'esn', 'imsi'] as const;
 
-/** A `resourceidentifier`'s `imei`, `esn` and `imsi` as the integers of spec 2.7 (text past 2^53 is kept). */
+/** A `resourceidentifier`'s `imei`, `esn` and `imsi` as the integers of spec 2.7, where a number keeps them. */
 export function normalizeResourceIdentifier(input: Json): Json {
   const ri = input.resourceidentifier as Json | undefined;
   if (!ri || typeof ri !== 'object' || !INTEGER_IDS.some((k) => typeof ri[k] === 'string')) return input;
   const out = { ...ri };
   for (const k of INTEGER_IDS) {
     const v = out[k];
-    if (typeof v === 'string' && /^[0-9]+$/.test(v) && Number.isSafeInteger(Number(v))) out[k] = Number(v);
+    if (typeof v === 'string' && /^[1-9][0-9]*$/.test(v) && Number.isSafeInteger(Number(v)))
+      out[k] = Number(v);
   }
   return { ...input, resourceidentifier: out };
 }
