@@ -17,7 +17,10 @@ export class Pruner {
     private readonly store: Retention,
     private readonly keepMs: number,
     private readonly log: Logger,
-    /** The keys of the schedules loaded now: a backfill of a schedule no longer loaded is kept no longer. */
+    /**
+     * The keys of the schedules loaded now, recorded in the store at each pass: a backfill of a schedule that no
+     * pass (of any replica) has recorded for a day is kept no longer (SCHEDULE_GONE_MS).
+     */
     private readonly schedules: () => readonly string[],
   ) {}
 

@@ -34,23 +34,37 @@ export function versionsBefore(before: string, now = Date.now()): string {
   return guard < before ? guard : before;
 }
 
+/**
+ * How long a backfill ahead of its schedule is kept once no prune pass has found its schedule loaded (the cron or
+ * time zone edited, the playbook removed): longer than the hour between a daemon's passes, so that a replica still
+ * on older playbooks, or a playbook moved out of the directory and back, keeps it.
+ */
+export const SCHEDULE_GONE_MS = 24 * 3_600_000;
+
 /** Runs (and callbacks) a transaction removes at most. */
 const BATCH = 500;
 
 /**
  * Removes everything that ended or was processed before `now - keepMs`; the totals, and that time. `schedules`, the
- * keys of the schedules loaded (a daemon's), lets go of the backfills of schedules no longer loaded
- * (Retention.pruneEnded); without it (`fleetbook store prune` without `--playbooks`) they are kept.
+ * keys of the schedules loaded (a daemon's), are recorded loaded now (Retention.recordLoaded), and the backfills of
+ * schedules that no pass has recorded loaded for SCHEDULE_GONE_MS go (Retention.pruneEnded); without it
+ * (`fleetbook store prune` without `--playbooks`) they are kept.
  */
 export async function pruneStore(
   store: Retention,
   keepMs: number,
   o: { now?: number; schedules?: readonly string[] } = {},
 ): Promise<Pruned & { before: string }> {
-  const before = isoTime((o.now ?? Date.now()) - keepMs);
+  const now = o.now ?? Date.now();
+  const before = isoTime(now - keepMs);
+  let loadedSince: string | undefined;
+  if (o.schedules) {
+    await store.recordLoaded(o.schedules, isoTime(now));
+    loadedSince = isoTime(now - SCHEDULE_GONE_MS);
+  }
   const total: Pruned = { runs: 0, ledgerEntries: 0, callbacks: 0, versions: 0 };
   for (;;) {
-    const p = await store.pruneEnded(before, BATCH, o.schedules);
+    const p = await store.pruneEnded(before, BATCH, loadedSince);
     total.runs += p.runs;
     total.ledgerEntries += p.ledgerEntries;
     total.callbacks += p.callbacks;

@@ -198,6 +198,9 @@ export const MIGRATIONS: string[] = [
      attempts INTEGER NOT NULL,
      PRIMARY KEY (run_id, step_key)
    ) WITHOUT ROWID;`,
+  // The last time a prune pass found each schedule loaded (Retention.recordLoaded): the backfills of a schedule
+  // no process has loaded for a day are pruned, not those of one a pass missed for a moment.
+  `ALTER TABLE schedules ADD COLUMN loaded_at TEXT;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

@@ -15,21 +15,33 @@ const UNUSED_VERSIONS = `DELETE FROM playbook_versions WHERE version IN (
 /**
  * A backfill (`fleetbook run --scheduled-at`) of a fire its schedule has not passed yet (a later fire than the last
  * the store recorded for it): the record that a daemon catching up must not make that night up again
- * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it, and, when the
- * schedules loaded are known (`@schedules`: their keys, a JSON list, or null), only while one of them has its
- * key: a schedule whose key changed never passes it.
+ * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it, and, given
+ * `@since`, only while its schedule was recorded loaded (recordLoaded) at or after that time: a schedule whose key
+ * changed never passes it.
  */
 const AHEAD_OF_ITS_SCHEDULE = `EXISTS (SELECT 1 FROM schedules s
     WHERE json_extract(runs.trigger_json, '$.reason') = 'backfill'
       AND s.name = json_extract(runs.trigger_json, '$.schedule')
       AND s.last_fire_at < json_extract(runs.trigger_json, '$.scheduledAt')
-      AND (@schedules IS NULL OR s.name IN (SELECT value FROM json_each(@schedules))))`;
+      AND (@since IS NULL OR s.loaded_at IS NULL OR s.loaded_at >= @since))`;
+
+/** Records the schedules of `keys` loaded at `at`, and any schedule not recorded yet (Retention.recordLoaded). */
+export function recordLoaded(
+  sql: (text: string) => Database.Statement,
+  keys: readonly string[],
+  at: string,
+): void {
+  sql(
+    `UPDATE schedules SET loaded_at = @at
+     WHERE (loaded_at IS NULL OR (loaded_at < @at AND name IN (SELECT value FROM json_each(@keys))))`,
+  ).run({ keys: JSON.stringify(keys), at });
+}
 
 export function pruneEnded(
   sql: (text: string) => Database.Statement,
   before: string,
   limit: number,
-  schedules?: readonly string[],
+  loadedSince?: string,
 ): Pruned {
   const ids = (
     sql(
@@ -37,7 +49,7 @@ export function pruneEnded(
        WHERE ended_at IS NOT NULL AND ended_at < @before AND status IN ('succeeded', 'failed', 'cancelled')
          AND NOT ${AHEAD_OF_ITS_SCHEDULE}
        ORDER BY ended_at LIMIT @limit`,
-    ).all({ schedules: schedules ? JSON.stringify(schedules) : null, before, limit }) as { id: string }[]
+    ).all({ since: loadedSince ?? null, before, limit }) as { id: string }[]
   ).map((r) => r.id);
   const list = JSON.stringify(ids);
   let entries = 0;

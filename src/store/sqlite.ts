@@ -16,7 +16,7 @@ import { SqliteRates } from './sqlite-rates.js';
 import { sqliteLogins } from './sqlite-logins.js';
 import type { LoginCounts } from '../api/login-count.js';
 import { SqliteTurn } from './sqlite-turn.js';
-import { pruneEnded } from './sqlite-retention.js';
+import { pruneEnded, recordLoaded } from './sqlite-retention.js';
 import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
 import { itemColumns } from './item-runs.js';
@@ -292,11 +292,16 @@ export class SqliteStore implements Store {
     return this.inbox.complete(processed, (r) => this.createRun(r));
   }
 
-  async pruneEnded(before: string, limit: number, schedules?: readonly string[]): Promise<Pruned> {
+  async pruneEnded(before: string, limit: number, loadedSince?: string): Promise<Pruned> {
     this.write();
-    const pruned = this.db.transaction(() => pruneEnded(this.sql, before, limit, schedules))();
+    const pruned = this.db.transaction(() => pruneEnded(this.sql, before, limit, loadedSince))();
     await this.durable();
     return pruned;
+  }
+  async recordLoaded(keys: readonly string[], at: string): Promise<void> {
+    this.write();
+    recordLoaded(this.sql, keys, at);
+    await this.durable();
   }
 
   async lastFire(schedule: string): Promise<string | undefined> {

@@ -556,11 +556,18 @@ export interface Retention {
    * checkpoints, items and ledger entries, and at most `limit` callbacks processed and received before it. A run
    * not ended, and a callback not processed, are never removed. Called again until it removes nothing.
    *
-   * A backfill of a fire its schedule has not passed yet is kept, however long ago it ended; given `schedules`,
-   * the keys of the schedules loaded, only while its schedule is one of them: one whose key no loaded schedule
-   * has any more (its cron or time zone edited, its playbook removed) will never pass that fire.
+   * A backfill of a fire its schedule has not passed yet is kept, however long ago it ended; given
+   * `loadedSince` (ISO), only while its schedule was recorded loaded (recordLoaded) at or after that time: one
+   * that no process has loaded since (its cron or time zone edited, its playbook removed) will never pass that
+   * fire. A schedule never recorded loaded is kept.
    */
-  pruneEnded(before: string, limit: number, schedules?: readonly string[]): Promise<Pruned>;
+  pruneEnded(before: string, limit: number, loadedSince?: string): Promise<Pruned>;
+  /**
+   * Records that a process on the store has the schedules of `keys` loaded at `at` (ISO): a prune pass that knows
+   * them. A schedule no pass recorded yet (fired before this was recorded, or by an older fleetbook only) is
+   * recorded at `at` too, so that the time its backfills are kept for starts then.
+   */
+  recordLoaded(keys: readonly string[], at: string): Promise<void>;
 }
 
 export interface Store extends RunStore, LedgerStore, InboxStore, ScheduleStore, Ownership, Retention {

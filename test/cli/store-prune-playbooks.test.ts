@@ -3,8 +3,8 @@
  * not passed is kept however long ago it ended, as a daemon catching up must not make that night up again; once
  * its schedule's key is gone (its cron or time zone edited, its playbook removed), no schedule will pass that
  * fire. `serve` prunes such backfills, knowing the schedules it loaded; `store prune` loads none, and kept them
- * for ever. Given the playbooks the daemons run, it prunes them as `serve` does. Child processes on a state file
- * written here (dist/ must be built).
+ * for ever. Given the playbooks the daemons run, it prunes them as `serve` does, once no prune pass has found
+ * their schedule loaded for a day. Child processes on a state file written here (dist/ must be built).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -39,8 +39,11 @@ describe('fleetbook store prune --playbooks: backfills of schedules no longer lo
   });
   after(() => tmp.close());
 
-  /** A state file with a backfill of each schedule, ended 100 days ago, ahead of the last fire each recorded. */
-  async function seeded(name: string): Promise<string> {
+  /**
+   * A state file with a backfill of each schedule, ended 100 days ago, ahead of the last fire each recorded; both
+   * schedules last recorded loaded `loaded` days ago (by a daemon's prune pass), or never.
+   */
+  async function seeded(name: string, loaded: number | null = 2): Promise<string> {
     const file = join(tmp.dir, name);
     const store = new SqliteStore(file);
     for (const [id, schedule] of [
@@ -58,6 +61,7 @@ describe('fleetbook store prune --playbooks: backfills of schedules no longer lo
         endedAt: ago(100),
       });
     }
+    if (loaded !== null) await store.recordLoaded([NIGHTLY, GONE], ago(loaded));
     await store.close();
     return file;
   }
@@ -83,6 +87,21 @@ describe('fleetbook store prune --playbooks: backfills of schedules no longer lo
     expect([r.code, r.stderr]).to.deep.equal([0, '']);
     expect(r.stdout).to.include('removed 1 run(s)');
     expect(await left(file)).to.deep.equal(['1']);
+  });
+
+  it('keeps the backfill of a schedule gone for less than a day, or never recorded loaded, for a day', async () => {
+    for (const [name, loaded] of [
+      ['recent.db', 0.5],
+      ['never.db', null],
+    ] as const) {
+      const file = await seeded(name, loaded);
+      const r = await fleetbook(['store', 'prune', '--older-than', '30d', '--playbooks', playbooks], {
+        FLEETBOOK_STATE: file,
+      });
+      expect([r.code, r.stderr]).to.deep.equal([0, '']);
+      expect(r.stdout, name).to.include('removed 0 run(s)');
+      expect(await left(file)).to.deep.equal(['1', '2']);
+    }
   });
 
   it('refuses playbooks with an error, pruning nothing', async () => {

@@ -2,7 +2,8 @@
  * `serve` with FLEETBOOK_RETENTION keeps a backfill (`fleetbook run --scheduled-at`) of a fire its schedule has
  * not passed, however long ago it ended. A backfill of a schedule whose key the daemon no longer loads (its cron
  * edited, its playbook removed) was kept for ever, since no schedule would ever pass that fire; the daemon now
- * prunes it as any run, and still keeps the backfill of a schedule it loads.
+ * prunes it as any run once no prune pass has found its schedule loaded for a day, and still keeps the backfill
+ * of a schedule it loads, and that of a schedule another process had loaded an hour ago.
  *
  * A real daemon (the built binary) on a state file written here, as a daemon that ran the old schedule left it.
  */
@@ -63,6 +64,12 @@ steps:
     backfill('b0000000-0000-4000-8000-000000000001', loaded, ahead);
     backfill('b0000000-0000-4000-8000-000000000002', 'yearly#UTC#0 4 1 1 *', ago(150));
     backfill('b0000000-0000-4000-8000-000000000003', 'gone#UTC#0 2 * * *', ago(150));
+    // A schedule another process (a replica on other playbooks) had loaded an hour ago.
+    await store.recordFire('other#UTC#0 2 * * *', ago(200));
+    backfill('b0000000-0000-4000-8000-000000000004', 'other#UTC#0 2 * * *', ago(150));
+    // Each schedule's last prune pass: two days ago, but that of the other process's schedule.
+    await store.recordLoaded([], ago(2));
+    await store.recordLoaded(['other#UTC#0 2 * * *'], ago(1 / 24));
     await store.close();
 
     const d = await world.start('daemon with retention', playbooks, {
@@ -74,7 +81,12 @@ steps:
     const deadline = Date.now() + 10_000;
     while (!((await gone(2)) && (await gone(3))) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
-    expect([await gone(1), await gone(2), await gone(3)]).to.deep.equal([false, true, true]);
+    expect([await gone(1), await gone(2), await gone(3), await gone(4)]).to.deep.equal([
+      false,
+      true,
+      true,
+      false,
+    ]);
     expect(d.stderr).to.include('pruned what ended before the retention');
   });
 });

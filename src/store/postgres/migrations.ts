@@ -320,6 +320,11 @@ export const MIGRATIONS: string[] = [
      attempts integer NOT NULL,
      PRIMARY KEY (run_id, step_key)
    );`,
+  // The last time a prune pass found each schedule loaded (Retention.recordLoaded): the backfills of a schedule
+  // no replica has loaded for a day are pruned, not those of one that a replica on older playbooks still has. A
+  // replica of the version before records none: a schedule it alone has is recorded at the next pass of a newer
+  // one, and kept a day from then.
+  `ALTER TABLE schedules ADD COLUMN loaded_at text COLLATE "C";`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

@@ -10,21 +10,37 @@ import type { Turns } from './turn.js';
 /**
  * A backfill (`fleetbook run --scheduled-at`) of a fire its schedule has not passed yet (a later fire than the last
  * the store recorded for it): the record that a daemon catching up must not make that night up again
- * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it, and, when the
- * schedules loaded are known ($3: their keys, or null), only while one of them has its key: a schedule whose key
- * changed never passes it.
+ * (daemon/fire-time.ts runsForFires). Kept past the retention until the schedule has passed it, and, given $3,
+ * only while its schedule was recorded loaded (recordLoaded) at or after that time: a schedule whose key changed
+ * never passes it.
  */
 const AHEAD_OF_ITS_SCHEDULE = `EXISTS (SELECT 1 FROM schedules s
     WHERE runs.trigger_json::json ->> 'reason' = 'backfill'
       AND s.name = runs.trigger_json::json ->> 'schedule'
       AND s.last_fire_at < (runs.trigger_json::json ->> 'scheduledAt') COLLATE "C"
-      AND ($3::text[] IS NULL OR s.name = ANY($3::text[])))`;
+      AND ($3::text IS NULL OR s.loaded_at IS NULL OR s.loaded_at >= $3::text))`;
+
+/**
+ * Records the schedules of `keys` loaded at `at`, and any schedule not recorded yet (Retention.recordLoaded). The
+ * rows are locked in the order of their names, as every replica's pass locks them: two passes never deadlock.
+ */
+export async function recordLoaded(turns: Turns, keys: readonly string[], at: string): Promise<void> {
+  await turns.transaction((query) =>
+    query({
+      text: `UPDATE schedules SET loaded_at = $2 WHERE name IN (
+               SELECT name FROM schedules
+               WHERE loaded_at IS NULL OR (loaded_at < $2 AND name = ANY($1::text[]))
+               ORDER BY name FOR UPDATE)`,
+      values: [[...keys], at],
+    }),
+  );
+}
 
 export async function pruneEnded(
   turns: Turns,
   before: string,
   limit: number,
-  schedules?: readonly string[],
+  loadedSince?: string,
 ): Promise<Pruned> {
   return turns.transaction(async (query) => {
     const { rows } = await query({
@@ -32,7 +48,7 @@ export async function pruneEnded(
              WHERE ended_at IS NOT NULL AND ended_at < $1 AND status IN ('succeeded', 'failed', 'cancelled')
                AND NOT ${AHEAD_OF_ITS_SCHEDULE}
              ORDER BY ended_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      values: [before, limit, schedules ? [...schedules] : null],
+      values: [before, limit, loadedSince ?? null],
     });
     const ids = (rows as { id: string }[]).map((r) => r.id);
     const [removed, , callbacks, versions] = await Promise.all([

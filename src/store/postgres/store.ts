@@ -35,7 +35,7 @@ import { PostgresOwnership } from './ownership.js';
 import { clientConfig, describeUrl, openPool, type PostgresOptions, type Statement } from './pool.js';
 import { PostgresRates } from './rates.js';
 import { PostgresLogins } from './logins.js';
-import { pruneEnded } from './retention.js';
+import { pruneEnded, recordLoaded } from './retention.js';
 import { insertRuns, PostgresRuns, removedCalls, updateRuns, upsertCalls, upsertSteps } from './runs.js';
 import { PostgresSchedules } from './schedules.js';
 import { Turns, type TurnWrites } from './turn.js';
@@ -138,8 +138,11 @@ export class PostgresStore implements Store {
     }
   }
 
-  pruneEnded(before: string, limit: number, schedules?: readonly string[]): Promise<Pruned> {
-    return pruneEnded(this.turns, before, limit, schedules);
+  pruneEnded(before: string, limit: number, loadedSince?: string): Promise<Pruned> {
+    return pruneEnded(this.turns, before, limit, loadedSince);
+  }
+  recordLoaded(keys: readonly string[], at: string): Promise<void> {
+    return recordLoaded(this.turns, keys, at);
   }
 
   // ── runs, checkpoints and items ──
