@@ -9,8 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import { fleetbook } from '../helpers/cli.js';
+import { fleetbook, stateFile } from '../helpers/cli.js';
 import { tempDir } from '../runner/helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -39,68 +38,54 @@ describe('fleetbook store prune --playbooks: backfills of schedules no longer lo
   });
   after(() => tmp.close());
 
-  /** A state file with a backfill of each schedule, ended 100 days ago, ahead of the last fire each recorded. */
-  async function seeded(name: string): Promise<string> {
-    const file = join(tmp.dir, name);
-    const store = new SqliteStore(file);
-    for (const [id, schedule] of [
-      ['b0000000-0000-4000-8000-000000000001', NIGHTLY],
-      ['b0000000-0000-4000-8000-000000000002', GONE],
-    ] as const) {
-      await store.recordFire(schedule, ago(102));
-      store.createRun({
-        id,
-        playbook: schedule.split('#')[0] as string,
-        status: 'succeeded',
-        trigger: { type: 'schedule', schedule, scheduledAt: ago(101), reason: 'backfill' },
-        inputs: {},
-        startedAt: ago(100),
-        endedAt: ago(100),
-      });
-    }
-    await store.close();
-    return file;
-  }
-  const left = async (file: string) => {
-    const store = new SqliteStore(file);
-    try {
-      return (await store.listRuns()).map((r) => r.id.slice(-1)).sort();
-    } finally {
-      await store.close();
-    }
-  };
+  /** Each test's state file: a backfill of each schedule, ended 100 days ago, ahead of the last fire each recorded. */
+  const { env, withStore } = stateFile(
+    async (store) => {
+      for (const [id, schedule] of [
+        ['b0000000-0000-4000-8000-000000000001', NIGHTLY],
+        ['b0000000-0000-4000-8000-000000000002', GONE],
+      ] as const) {
+        await store.recordFire(schedule, ago(102));
+        store.createRun({
+          id,
+          playbook: schedule.split('#')[0] as string,
+          status: 'succeeded',
+          trigger: { type: 'schedule', schedule, scheduledAt: ago(101), reason: 'backfill' },
+          inputs: {},
+          startedAt: ago(100),
+          endedAt: ago(100),
+        });
+      }
+    },
+    { each: true },
+  );
+  const left = () => withStore(async (store) => (await store.listRuns()).map((r) => r.id.slice(-1)).sort());
 
   it('without --playbooks keeps both backfills; with them, prunes the one whose schedule is gone', async () => {
-    const file = await seeded('prune.db');
-    const kept = await fleetbook(['store', 'prune', '--older-than', '30d'], { FLEETBOOK_STATE: file });
+    const kept = await fleetbook(['store', 'prune', '--older-than', '30d'], env);
     expect([kept.code, kept.stderr]).to.deep.equal([0, '']);
     expect(kept.stdout).to.include('removed 0 run(s)');
-    expect(await left(file)).to.deep.equal(['1', '2']);
+    expect(await left()).to.deep.equal(['1', '2']);
 
-    const r = await fleetbook(['store', 'prune', '--older-than', '30d', '--playbooks', playbooks], {
-      FLEETBOOK_STATE: file,
-    });
+    const r = await fleetbook(['store', 'prune', '--older-than', '30d', '--playbooks', playbooks], env);
     expect([r.code, r.stderr]).to.deep.equal([0, '']);
     expect(r.stdout).to.include('removed 1 run(s)');
-    expect(await left(file)).to.deep.equal(['1']);
+    expect(await left()).to.deep.equal(['1']);
   });
 
   it('refuses playbooks with an error, pruning nothing', async () => {
-    const file = await seeded('broken.db');
     const broken = join(tmp.dir, 'broken');
     await mkdir(broken);
     await writeFile(
       join(broken, 'nightly.yaml'),
       NIGHTLY_YAML.replace("cron: '0 2 * * *'", "cron: '0 25 * * *'"),
     );
-    const r = await fleetbook(['store', 'prune', '--older-than', '30d', '--playbooks', broken], {
-      FLEETBOOK_STATE: file,
-    });
+    const r = await fleetbook(['store', 'prune', '--older-than', '30d', '--playbooks', broken], env);
     expect(r.code).to.equal(2);
     expect(r.stderr).to.match(
       /^fleetbook store prune: 1 error\(s\) in the playbooks of .*broken; nothing pruned:\n/,
     );
     expect(r.stderr).to.include('nightly.yaml:3:');
-    expect(await left(file)).to.deep.equal(['1', '2']);
+    expect(await left()).to.deep.equal(['1', '2']);
   });
 });
