@@ -3,12 +3,9 @@
  * `fleetbook run` beside `serve`) its table named none, only `--json` its owner's id. Child processes of the
  * built CLI (dist/ must be built) on a state file written here, its owners registered as other processes.
  */
-import { join } from 'node:path';
 import { expect } from 'chai';
-import { SqliteStore } from '../../src/store/sqlite.js';
 import type { OwnerInfo, RunRecord, RunStatus } from '../../src/store/store.js';
-import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { fleetbook, stateFile } from '../helpers/cli.js';
 
 const HOUR = 3_600_000;
 /** Processes of other hosts (another boot): live while their lease holds. */
@@ -34,13 +31,7 @@ const RUNS: [string, RunStatus, string][] = [
 
 describe('fleetbook runs list: the owner of each run (child process)', function () {
   this.timeout(30_000);
-  let tmp: { dir: string; close(): Promise<void> };
-  let env: Record<string, string>;
-
-  before(async () => {
-    tmp = await tempDir();
-    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
-    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
+  const { env } = stateFile(async (store) => {
     const now = Date.now();
     await store.registerOwner(GONE, now - 2 * HOUR, 1000, false);
     await store.registerOwner(SERVE, now, HOUR, false);
@@ -57,9 +48,7 @@ describe('fleetbook runs list: the owner of each run (child process)', function 
         ...(status === 'succeeded' ? { endedAt: `2026-11-22T00:0${i}:30.000Z` } : {}),
       } satisfies RunRecord),
     );
-    await store.close();
   });
-  after(() => tmp.close());
 
   it('names the role, pid and host of the live process that holds an unfinished run', async () => {
     const r = await fleetbook(['runs', 'list'], env);

@@ -7,10 +7,9 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
 import type { RunRecord } from '../../src/store/store.js';
-import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { emulatorEnv, fleetbook, stateFile } from '../helpers/cli.js';
+import { emulator } from '../runner/helpers.js';
 
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'console-secrets', 'rotate-token.yaml');
 const DEFAULT_TOKEN = 'default-webhook-token-5150';
@@ -23,18 +22,14 @@ const RUNNING = 'abcd1111-0000-4000-8000-000000000001';
 describe('fleetbook run, runs list and runs show: inputs named like a secret (child process)', function () {
   this.timeout(60_000);
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  const state = stateFile();
   let env: Record<string, string>;
 
   before(async () => {
     emu = await emulator({ devicesPerAccount: 5 });
-    tmp = await tempDir();
-    env = { ...emulatorEnv(emu), FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
+    env = { ...emulatorEnv(emu), ...state.env };
   });
-  after(async () => {
-    await emu?.close();
-    await tmp?.close();
-  });
+  after(async () => emu?.close());
 
   const SECRETS = [DEFAULT_TOKEN, DEFAULT_KEY, TYPED_SECRET, EVENT_SECRET];
   const withoutSecrets = (what: string, text: string) => {
@@ -51,17 +46,17 @@ describe('fleetbook run, runs list and runs show: inputs named like a secret (ch
       expect(r.code, `fleetbook ${args.join(' ')}: ${r.stderr}`).to.equal(0);
       withoutSecrets(`the output of fleetbook ${args.join(' ')}`, r.stdout + r.stderr);
     }
-    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
-    store.createRun({
-      id: RUNNING,
-      playbook: 'rotate-token',
-      status: 'running',
-      trigger: { type: 'callback', service: 'DeviceUsage' },
-      inputs: { webhookToken: TYPED_SECRET },
-      event: { service: 'DeviceUsage', auth: { clientSecret: EVENT_SECRET } },
-      startedAt: new Date().toISOString(),
-    } satisfies RunRecord);
-    await store.close();
+    await state.withStore((store) =>
+      store.createRun({
+        id: RUNNING,
+        playbook: 'rotate-token',
+        status: 'running',
+        trigger: { type: 'callback', service: 'DeviceUsage' },
+        inputs: { webhookToken: TYPED_SECRET },
+        event: { service: 'DeviceUsage', auth: { clientSecret: EVENT_SECRET } },
+        startedAt: new Date().toISOString(),
+      } satisfies RunRecord),
+    );
 
     const list = await fleetbook(['runs', 'list', '--json'], env);
     expect(list.code, list.stderr).to.equal(0);

@@ -7,27 +7,17 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import { BOOT } from '../../src/store/lease.js';
 import { emptyCounts, type OwnerInfo, type RunRecord } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { fleetbook, stateFile } from '../helpers/cli.js';
 
 const STARTED = '2026-11-22T00:05:00.000Z';
 const REASON = 'cancelled from the console';
 
 describe('fleetbook runs show of a run asked to cancel (child process)', function () {
   this.timeout(30_000);
-  let tmp: { dir: string; close(): Promise<void> };
-  let state: string;
-
-  beforeEach(async () => {
-    tmp = await tempDir();
-    state = join(tmp.dir, 'state.db');
-  });
-  afterEach(() => tmp.close());
+  const { env, withStore } = stateFile(undefined, { each: true });
 
   /** A run of `owner` (registered, its lease until `leaseUntil`), asked to cancel. */
   async function askedRun(
@@ -36,25 +26,25 @@ describe('fleetbook runs show of a run asked to cancel (child process)', functio
     ...others: OwnerInfo[]
   ): Promise<string> {
     const id = 'eeee1111-0000-4000-8000-000000000001';
-    const store = new SqliteStore(state);
-    for (const o of [...(owner ? [{ ...owner, startedAt: STARTED }] : []), ...others])
-      await store.registerOwner(o, leaseUntil - 60_000, 60_000, false);
-    store.createRun({
-      id,
-      ...(owner ? { owner: owner.id } : {}),
-      playbook: 'suspend-on-overuse',
-      status: 'running',
-      trigger: { type: 'manual' },
-      inputs: {},
-      startedAt: STARTED,
-    } satisfies RunRecord);
-    expect(await store.requestCancel(id, REASON)).to.equal(true);
-    await store.close();
+    await withStore(async (store) => {
+      for (const o of [...(owner ? [{ ...owner, startedAt: STARTED }] : []), ...others])
+        await store.registerOwner(o, leaseUntil - 60_000, 60_000, false);
+      store.createRun({
+        id,
+        ...(owner ? { owner: owner.id } : {}),
+        playbook: 'suspend-on-overuse',
+        status: 'running',
+        trigger: { type: 'manual' },
+        inputs: {},
+        startedAt: STARTED,
+      } satisfies RunRecord);
+      expect(await store.requestCancel(id, REASON)).to.equal(true);
+    });
     return id;
   }
 
   async function show(id: string): Promise<string> {
-    const r = await fleetbook(['runs', 'show', id], { FLEETBOOK_STATE: state });
+    const r = await fleetbook(['runs', 'show', id], env);
     expect([r.code, r.stderr]).to.deep.equal([0, '']);
     return r.stdout;
   }
@@ -98,14 +88,14 @@ describe('fleetbook runs show of a run asked to cancel (child process)', functio
 
   it('held by no live process while a `fleetbook serve` is live on the state: that one takes it up', async () => {
     const id = await askedRun(elsewhere('gone', 'run'), Date.now() - 60_000);
-    const store = new SqliteStore(state);
-    await store.registerOwner(
-      { ...elsewhere('daemon', 'daemon'), startedAt: STARTED },
-      Date.now(),
-      600_000,
-      false,
+    await withStore((store) =>
+      store.registerOwner(
+        { ...elsewhere('daemon', 'daemon'), startedAt: STARTED },
+        Date.now(),
+        600_000,
+        false,
+      ),
     );
-    await store.close();
     expect(await show(id)).to.equal(
       `run ${id}: running\n` +
         `cancel requested (${REASON}): no live process holds the run; a live \`fleetbook serve\` on this state takes it up at its next lease renewal ` +
@@ -115,24 +105,24 @@ describe('fleetbook runs show of a run asked to cancel (child process)', functio
 
   it('ended: no cancel is said to be pending', async () => {
     const id = await askedRun(elsewhere('holder', 'daemon'), Date.now() + 600_000);
-    const store = new SqliteStore(state);
     const endedAt = '2026-11-22T00:06:00.000Z';
-    store.updateRun(id, {
-      status: 'cancelled',
-      endedAt,
-      error: REASON,
-      summary: {
-        runId: id,
-        playbook: 'suspend-on-overuse',
+    await withStore((store) =>
+      store.updateRun(id, {
         status: 'cancelled',
-        startedAt: STARTED,
         endedAt,
         error: REASON,
-        steps: [],
-        devices: emptyCounts(),
-      },
-    });
-    await store.close();
+        summary: {
+          runId: id,
+          playbook: 'suspend-on-overuse',
+          status: 'cancelled',
+          startedAt: STARTED,
+          endedAt,
+          error: REASON,
+          steps: [],
+          devices: emptyCounts(),
+        },
+      }),
+    );
     expect(await show(id)).to.equal(`run ${id} of suspend-on-overuse: cancelled\n  error: ${REASON}\n`);
   });
 });

@@ -4,11 +4,8 @@
  * It printed the stored record instead (`id`, its inputs, its event), built apart from the daemon's answer and
  * from the text `runs show` prints. Child processes on a state file (dist/ must be built; `npm test` builds it).
  */
-import { join } from 'node:path';
 import { expect } from 'chai';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { fleetbook, stateFile } from '../helpers/cli.js';
 
 const QUEUED = 'dddd1111-0000-4000-8000-000000000001';
 const BARE = 'dddd2222-0000-4000-8000-000000000002';
@@ -25,13 +22,7 @@ const DEFINITION = {
 
 describe('fleetbook runs show --json: a run not ended as GET /runs/{id} gives it (child process)', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
-  let env: Record<string, string>;
-
-  before(async () => {
-    tmp = await tempDir();
-    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
-    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
+  const { env } = stateFile(async (store) => {
     await store.savePlaybookVersion('v1', JSON.stringify(DEFINITION));
     store.createRun({
       id: QUEUED,
@@ -51,9 +42,7 @@ describe('fleetbook runs show --json: a run not ended as GET /runs/{id} gives it
       inputs: {},
       startedAt: STARTED,
     });
-    await store.close();
   });
-  after(() => tmp.close());
 
   const show = async (...args: string[]) => {
     const r = await fleetbook(['runs', 'show', ...args], env);

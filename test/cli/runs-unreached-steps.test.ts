@@ -10,23 +10,15 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
-import { BIN, fleetbook } from '../helpers/cli.js';
+import { BIN, fleetbook, stateFile } from '../helpers/cli.js';
 import { stepLines, took } from '../helpers/step-lines.js';
-import { tempDir } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'unreached-steps');
 const IF_FALSE = '(`if` was false)';
 
 describe('fleetbook runs show: the steps a run never reached (child process)', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
-  let env: Record<string, string>;
-
-  before(async () => {
-    tmp = await tempDir();
-    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
-  });
-  after(() => tmp.close());
+  const { env } = stateFile();
 
   it('a run that failed early lists the steps after its failure `unreached`, nested ones indented', async () => {
     const r = await fleetbook(['run', join(FIXTURES, 'stops-early.yaml')], env);

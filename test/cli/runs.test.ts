@@ -2,12 +2,9 @@
  * `fleetbook runs list` filters (`--limit`, `--playbook`, `--status`) and its table's header, and `runs show`
  * by an id prefix: child processes on a state file written here (dist/ must be built; `npm test` builds it).
  */
-import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunRecord, RunStatus, RunSummary } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { fleetbook, stateFile } from '../helpers/cli.js';
 
 /** [id, playbook, status, minute of its start, trigger]: newest last. */
 const RUNS: [string, string, RunStatus, number, Record<string, unknown>][] = [
@@ -39,13 +36,7 @@ const started = (minute: number) => `2026-11-22T00:0${minute}:00.000Z`;
 
 describe('fleetbook runs list and show (child process)', function () {
   this.timeout(30_000);
-  let tmp: { dir: string; close(): Promise<void> };
-  let env: Record<string, string>;
-
-  before(async () => {
-    tmp = await tempDir();
-    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
-    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
+  const { env, withStore } = stateFile((store) => {
     for (const [id, playbook, status, minute, trigger] of RUNS)
       store.createRun({
         id,
@@ -56,9 +47,7 @@ describe('fleetbook runs list and show (child process)', function () {
         startedAt: started(minute),
         endedAt: started(minute),
       } satisfies RunRecord);
-    await store.close();
   });
-  after(() => tmp.close());
 
   const list = async (...args: string[]) => {
     const r = await fleetbook(['runs', 'list', ...args], env);
@@ -173,40 +162,40 @@ describe('fleetbook runs list and show (child process)', function () {
 
   it('cancel ends a run left unfinished by a process that is gone, and counts the devices its ledger keeps', async () => {
     const id = 'dddd1111-0000-4000-8000-000000000005';
-    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
-    // Its owner, a `fleetbook run` killed a minute ago: its lease has expired.
-    await store.registerOwner(
-      { id: 'gone', role: 'run', pid: 999_999, host: 'elsewhere', boot: '', startedAt: started(5) },
-      Date.now() - 60_000,
-      15_000,
-      false,
-    );
-    store.createRun({
-      id,
-      owner: 'gone',
-      playbook: 'suspend-on-overuse',
-      status: 'running',
-      trigger: { type: 'manual' },
-      inputs: {},
-      startedAt: started(5),
-    } satisfies RunRecord);
-    const at = started(5);
-    store.recordDevices(
-      id,
-      'suspend',
-      [{ ids: ['d1', 'd2'], kind: 'imei', outcome: 'succeeded', attempts: 1 }],
-      at,
-    );
-    store.recordDevices(
-      id,
-      'suspend',
-      [{ ids: ['d3'], kind: 'imei', outcome: 'accepted', attempts: 1, requestId: 'r1' }],
-      at,
-    );
-    // A batch whose call was sent when the process died, its answer never recorded.
-    store.saveStep(id, 'batches[1]/suspend', { status: 'sending' });
-    store.saveStep(id, 'batches[0]/suspend', { status: 'succeeded' });
-    await store.close();
+    await withStore(async (store) => {
+      // Its owner, a `fleetbook run` killed a minute ago: its lease has expired.
+      await store.registerOwner(
+        { id: 'gone', role: 'run', pid: 999_999, host: 'elsewhere', boot: '', startedAt: started(5) },
+        Date.now() - 60_000,
+        15_000,
+        false,
+      );
+      store.createRun({
+        id,
+        owner: 'gone',
+        playbook: 'suspend-on-overuse',
+        status: 'running',
+        trigger: { type: 'manual' },
+        inputs: {},
+        startedAt: started(5),
+      } satisfies RunRecord);
+      const at = started(5);
+      store.recordDevices(
+        id,
+        'suspend',
+        [{ ids: ['d1', 'd2'], kind: 'imei', outcome: 'succeeded', attempts: 1 }],
+        at,
+      );
+      store.recordDevices(
+        id,
+        'suspend',
+        [{ ids: ['d3'], kind: 'imei', outcome: 'accepted', attempts: 1, requestId: 'r1' }],
+        at,
+      );
+      // A batch whose call was sent when the process died, its answer never recorded.
+      store.saveStep(id, 'batches[1]/suspend', { status: 'sending' });
+      store.saveStep(id, 'batches[0]/suspend', { status: 'succeeded' });
+    });
 
     const r = await fleetbook(['runs', 'cancel', 'dddd'], env);
     expect([r.code, r.stderr]).to.deep.equal([0, '']);

@@ -10,9 +10,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { emulatorEnv, fleetbook, stateFile } from '../helpers/cli.js';
+import { emulator } from '../runner/helpers.js';
 import { SUSPEND_ACTIVE } from '../runner/playbooks.js';
 
 const MODULE_LOG = join(import.meta.dirname, '..', 'helpers', 'module-log.mjs');
@@ -21,13 +20,7 @@ const SCHEMA_BUILDING = /\/node_modules\/typebox\/|\/node_modules\/ajv\/dist\/(c
 
 describe('fleetbook runs (child process)', function () {
   this.timeout(30_000);
-  let tmp: { dir: string; close(): Promise<void> };
-  let env: Record<string, string>;
-
-  before(async () => {
-    tmp = await tempDir();
-    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db'), MODULE_LOG: join(tmp.dir, 'modules.txt') };
-    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
+  const state = stateFile((store) =>
     store.createRun({
       id: 'run-listed-1',
       playbook: 'listed',
@@ -36,10 +29,12 @@ describe('fleetbook runs (child process)', function () {
       inputs: {},
       startedAt: '2026-11-22T00:00:00.000Z',
       endedAt: '2026-11-22T00:00:01.000Z',
-    });
-    await store.close();
+    }),
+  );
+  let env: Record<string, string>;
+  before(() => {
+    env = { ...state.env, MODULE_LOG: join(state.dir, 'modules.txt') };
   });
-  after(() => tmp.close());
 
   async function loaded(): Promise<string[]> {
     return (await readFile(env.MODULE_LOG as string, 'utf8')).split('\n').filter(Boolean);
@@ -88,7 +83,7 @@ describe('fleetbook runs (child process)', function () {
   it('run of a valid playbook suspends its devices without building a schema', async () => {
     const emu = await emulator({ devicesPerAccount: 30 });
     try {
-      const file = join(tmp.dir, 'suspend.yaml');
+      const file = join(state.dir, 'suspend.yaml');
       await writeFile(file, SUSPEND_ACTIVE({ name: 'startup-suspend', batchSize: 10, concurrency: 2 }));
       const r = await fleetbook(
         ['run', file, '--json', '--input', `account=${emu.defaults.accounts[0]!}`],
@@ -117,7 +112,7 @@ describe('fleetbook runs (child process)', function () {
   });
 
   it('run of an invalid playbook loads the schemas to explain the problem at its line', async () => {
-    const file = join(tmp.dir, 'invalid.yaml');
+    const file = join(state.dir, 'invalid.yaml');
     await writeFile(
       file,
       'version: 1\nname: startup-invalid\non: { manual: true }\nsteps:\n  - id: s\n    uses: devices.suspend\n    with: { accountName: 42 }\n',

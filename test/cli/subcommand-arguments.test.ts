@@ -3,21 +3,15 @@
  * built). They shared one declaration, so `runs list extra` listed every run, `runs list --devices` and
  * `runs cancel ID --devices` went on without a word, and `store migrate --older-than 1d` migrated.
  */
-import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunRecord } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { fleetbook, stateFile } from '../helpers/cli.js';
 
 const ID = 'aaaa1111-0000-4000-8000-000000000001';
 
 describe('runs and store subcommands refuse what they do not take (child process)', function () {
   this.timeout(60_000);
-  const env = { FLEETBOOK_STATE: join(tempDir('fb-subcommands-'), 'state.db') };
-
-  before(async () => {
-    const store = new SqliteStore(env.FLEETBOOK_STATE);
+  const { env } = stateFile(async (store) => {
     // Left running by a process that is gone: a cancel that went ahead would end it.
     await store.registerOwner(
       {
@@ -41,7 +35,6 @@ describe('runs and store subcommands refuse what they do not take (child process
       inputs: {},
       startedAt: '2026-11-22T00:00:00.000Z',
     } satisfies RunRecord);
-    await store.close();
   });
 
   const CASES: [string[], string][] = [

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
+import { startConsoleRun } from '../helpers/console-suite.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { emulator } from '../runner/helpers.js';
@@ -66,10 +67,7 @@ describe('console: two replicas on one PostgreSQL database, beyond loopback', fu
     expect(refused.status, 'reading without the token, beyond loopback').to.equal(401);
     expect(await api(second, '/overview')).to.include({ store: 'postgres', readNeedsToken: true });
 
-    const { runId } = await api<{ runId: string }>(first, '/playbooks/location-report/runs', {
-      method: 'POST',
-      body: JSON.stringify({ inputs: { batch: 50 } }),
-    });
+    const runId = await startConsoleRun(first, 'location-report', TOKEN, { batch: 50 });
     let run: { status: string; devices?: { total: number; byError: Record<string, number> } } | undefined;
     for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
       run = (await api<{ run: typeof run }>(second, `/runs/${runId}`)).run;

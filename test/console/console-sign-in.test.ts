@@ -14,7 +14,7 @@ import {
   type Json,
   type RunRow,
 } from '../helpers/console-operator.js';
-import { runStatusIs } from '../helpers/console-suite.js';
+import { runStatusIs, startConsoleRun } from '../helpers/console-suite.js';
 
 describe('console: signing in, access and forms', function () {
   this.timeout(180_000);
@@ -131,13 +131,7 @@ describe('console: signing in, access and forms', function () {
   });
 
   it('says why Cancel run asks to sign in, and brings the run page back, the run not cancelled', async () => {
-    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${LONG_PLAYBOOK}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: {} }),
-    });
-    expect(res.status, `starting ${LONG_PLAYBOOK}`).to.equal(202);
-    const { runId } = (await res.json()) as { runId: string };
+    const runId = await startConsoleRun(t.daemon, LONG_PLAYBOOK, TOKEN);
     const { p, context } = await t.freshPage();
     try {
       // On loopback, the run page reads without a session; cancelling needs one.

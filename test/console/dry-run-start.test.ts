@@ -17,6 +17,7 @@ import {
   factOf,
   runStatusIs,
   shownRun,
+  startConsoleRun,
   tableCaptioned,
 } from '../helpers/console-suite.js';
 import { accountDevices, calls, imei, setFaults } from '../runner/helpers.js';
@@ -148,13 +149,13 @@ describe('console: a dry run started from the run form', function () {
     // The listing after the suspend answers slowly: the page is read while the run is in it.
     await setFaults(t.emu, { latencyMs: 6000 });
     try {
-      const res = await fetch(`${t.daemon.url}/console/api/playbooks/suspend-then-look/runs`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify({ inputs: { account: t.account, imei: device }, dryRun: true }),
-      });
-      expect(res.status, await res.clone().text()).to.equal(202);
-      const { runId } = (await res.json()) as { runId: string };
+      const runId = await startConsoleRun(
+        t.daemon,
+        'suspend-then-look',
+        TOKEN,
+        { account: t.account, imei: device },
+        { dryRun: true },
+      );
       await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       const planned = tableCaptioned(p, 'Planned calls');
       const rows = await until('the planned suspend while the run goes on', async (seen) => {

@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { SECRET_KEY } from '../../src/util/secrets.js';
 import { checkAccessibility, screenshot } from '../helpers/browser.js';
-import { consoleSuite } from '../helpers/console-suite.js';
+import { consoleSuite, startConsoleRun } from '../helpers/console-suite.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console-start');
 const PLAYBOOK = 'rotate-webhook';
@@ -220,13 +220,7 @@ describe('console: what a reload keeps', function () {
   });
 
   it('brings the run page back over a reload during the sign-in Cancel run asked for', async () => {
-    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${LONG}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...bearer },
-      body: JSON.stringify({ inputs: {} }),
-    });
-    expect(res.status, `starting ${LONG}`).to.equal(202);
-    const { runId } = (await res.json()) as { runId: string };
+    const runId = await startConsoleRun(t.daemon, LONG, TOKEN);
     const { p, close } = await t.freshPage();
     try {
       await p.goto(`${t.daemon.url}/#/runs/${runId}`);

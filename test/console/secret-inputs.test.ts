@@ -17,7 +17,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { checkAccessibility, screenshot } from '../helpers/browser.js';
-import { consoleSuite, shownRun } from '../helpers/console-suite.js';
+import { consoleSuite, shownRun, startConsoleRun } from '../helpers/console-suite.js';
 import { fleetbook } from '../helpers/cli.js';
 import { readState } from '../helpers/daemon.js';
 import { MASK } from '../../src/util/secrets.js';
@@ -66,17 +66,6 @@ describe('console: inputs named like a secret', function () {
     });
   }
 
-  /** Starts PLAYBOOK with `inputs` through the console's API: the run's id. */
-  async function started(inputs: object): Promise<string> {
-    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${PLAYBOOK}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...bearer },
-      body: JSON.stringify({ inputs }),
-    });
-    expect(res.status).to.equal(202);
-    return ((await res.json()) as { runId: string }).runId;
-  }
-
   /** A signed-in page on the Playbooks page, and the start form of `playbook`. */
   async function startForm(playbook: string) {
     const page = await t.signedIn();
@@ -109,7 +98,7 @@ describe('console: inputs named like a secret', function () {
       expect(await text('/console/api/playbooks'), 'GET /console/api/playbooks').to.not.include(secret);
 
     // Started with no inputs, as the form starts it with the secret fields left as they are.
-    const runId = await started({});
+    const runId = await startConsoleRun(t.daemon, PLAYBOOK, TOKEN);
     expect(storedInputs(runId), 'the inputs the run executes with').to.deep.equal(DEFAULTS);
   });
 
@@ -118,7 +107,7 @@ describe('console: inputs named like a secret', function () {
       webhookToken: TYPED_SECRET,
       settings: { url: 'https://hooks.example/c', apiKey: DEFAULT_KEY },
     };
-    const runId = await started(given);
+    const runId = await startConsoleRun(t.daemon, PLAYBOOK, TOKEN, given);
     expect(storedInputs(runId), 'the inputs the run executes with').to.deep.equal({
       account: '0000123456-00001',
       ...given,

@@ -10,11 +10,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { stateFile } from '../helpers/cli.js';
 import { DaemonWorld } from '../helpers/daemon.js';
 
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
+const year = new Date().getUTCFullYear();
+/** The schedule loaded fired last on January 1st; the night backfilled is the next one. */
+const LOADED = 'yearly#UTC#0 3 1 1 *';
 
 describe('serve with FLEETBOOK_RETENTION: a backfill of a schedule no longer loaded', function () {
   this.timeout(60_000);
@@ -27,12 +30,33 @@ describe('serve with FLEETBOOK_RETENTION: a backfill of a schedule no longer loa
   });
   after(async () => world?.close());
 
+  // The state as a daemon that ran them left it: a backfill, ahead of the last fire recorded, of the schedule
+  // loaded, of that schedule as it was before its hour was edited, and of the schedule of a playbook since removed.
+  const state = stateFile(async (store) => {
+    const backfill = (id: string, schedule: string, scheduledAt: string) =>
+      store.createRun({
+        id,
+        playbook: schedule.split('#')[0]!,
+        status: 'succeeded',
+        trigger: { type: 'schedule', schedule, scheduledAt, reason: 'backfill' },
+        inputs: {},
+        startedAt: ago(100),
+        endedAt: ago(100),
+      });
+    for (const key of [LOADED, 'yearly#UTC#0 4 1 1 *', 'gone#UTC#0 2 * * *'])
+      await store.recordFire(key, key === LOADED ? `${year}-01-01T03:00:00.000Z` : ago(200));
+    backfill('b0000000-0000-4000-8000-000000000001', LOADED, `${year + 1}-01-01T03:00:00.000Z`);
+    backfill('b0000000-0000-4000-8000-000000000002', 'yearly#UTC#0 4 1 1 *', ago(150));
+    backfill('b0000000-0000-4000-8000-000000000003', 'gone#UTC#0 2 * * *', ago(150));
+    // A schedule another process (a replica on other playbooks) had loaded an hour ago.
+    await store.recordFire('other#UTC#0 2 * * *', ago(200));
+    backfill('b0000000-0000-4000-8000-000000000004', 'other#UTC#0 2 * * *', ago(150));
+    // Each schedule's last prune pass: two days ago, but that of the other process's schedule.
+    await store.recordLoaded([], ago(2));
+    await store.recordLoaded(['other#UTC#0 2 * * *'], ago(1 / 24));
+  });
+
   it('is pruned, while the backfill of a schedule it loads is kept', async () => {
-    const year = new Date().getUTCFullYear();
-    // The schedule loaded fired last on January 1st; the night backfilled is the next one.
-    const loaded = 'yearly#UTC#0 3 1 1 *';
-    const lastFire = `${year}-01-01T03:00:00.000Z`;
-    const ahead = `${year + 1}-01-01T03:00:00.000Z`;
     const playbooks = join(world.dir, 'playbooks');
     await mkdir(playbooks);
     await writeFile(
@@ -46,34 +70,8 @@ steps:
     with: { message: hi }
 `,
     );
-    const state = world.state('state.db');
-    const store = new SqliteStore(state);
-    const backfill = (id: string, schedule: string, scheduledAt: string) =>
-      store.createRun({
-        id,
-        playbook: schedule.split('#')[0]!,
-        status: 'succeeded',
-        trigger: { type: 'schedule', schedule, scheduledAt, reason: 'backfill' },
-        inputs: {},
-        startedAt: ago(100),
-        endedAt: ago(100),
-      });
-    // The schedule as it was before its hour was edited, and the schedule of a playbook since removed.
-    for (const key of [loaded, 'yearly#UTC#0 4 1 1 *', 'gone#UTC#0 2 * * *'])
-      await store.recordFire(key, key === loaded ? lastFire : ago(200));
-    backfill('b0000000-0000-4000-8000-000000000001', loaded, ahead);
-    backfill('b0000000-0000-4000-8000-000000000002', 'yearly#UTC#0 4 1 1 *', ago(150));
-    backfill('b0000000-0000-4000-8000-000000000003', 'gone#UTC#0 2 * * *', ago(150));
-    // A schedule another process (a replica on other playbooks) had loaded an hour ago.
-    await store.recordFire('other#UTC#0 2 * * *', ago(200));
-    backfill('b0000000-0000-4000-8000-000000000004', 'other#UTC#0 2 * * *', ago(150));
-    // Each schedule's last prune pass: two days ago, but that of the other process's schedule.
-    await store.recordLoaded([], ago(2));
-    await store.recordLoaded(['other#UTC#0 2 * * *'], ago(1 / 24));
-    await store.close();
-
     const d = await world.start('daemon with retention', playbooks, {
-      state,
+      state: state.file,
       env: { FLEETBOOK_RETENTION: '30d' },
     });
     const gone = async (n: number) =>

@@ -1,9 +1,11 @@
 /** The built `fleetbook` binary in a child process, as a user runs it. `npm test` builds dist/ first. */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Emulator } from '../../src/emulator/index.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
 
@@ -47,6 +49,46 @@ export function fleetbook(
       },
     );
   });
+}
+
+/** A SQLite state file a test writes, for the CLI or a daemon to read. */
+export interface StateFile {
+  /** The temporary folder the file is in, removed with it. */
+  dir: string;
+  file: string;
+  /** FLEETBOOK_STATE naming the file, for `fleetbook`'s environment: one object, its value set once made. */
+  env: { FLEETBOOK_STATE: string };
+  /** The file opened in a SqliteStore for `use` (to write more, or read), closed once it is done: what it gives. */
+  withStore<T>(use: (store: SqliteStore) => T | Promise<T>): Promise<T>;
+}
+
+/**
+ * A state file in a temporary folder of its own for the tests of the describe block that calls this, written by
+ * `write` through a SqliteStore closed before they read it: made before the block's tests and removed after
+ * them, or with `each`, made afresh before each test and removed after it. `dir` and `file` are there once the
+ * block's `before` (`beforeEach`) hooks run; `env` and `withStore` may be taken at once.
+ */
+export function stateFile(write?: (store: SqliteStore) => unknown, o: { each?: boolean } = {}): StateFile {
+  const state = {
+    env: { FLEETBOOK_STATE: '' },
+    async withStore<T>(use: (store: SqliteStore) => T | Promise<T>): Promise<T> {
+      const store = new SqliteStore(state.file);
+      try {
+        return await use(store);
+      } finally {
+        await store.close();
+      }
+    },
+  } as StateFile;
+  (o.each ? beforeEach : before)(async () => {
+    state.dir = await mkdtemp(join(tmpdir(), 'fleetbook-state-'));
+    state.env.FLEETBOOK_STATE = state.file = join(state.dir, 'state.db');
+    if (write) await state.withStore(write);
+  });
+  (o.each ? afterEach : after)(async () => {
+    if (state.dir) await rm(state.dir, { recursive: true, force: true });
+  });
+  return state;
 }
 
 /** The variables that point the CLI (run, call, serve) at an emulator, with its default credentials. */

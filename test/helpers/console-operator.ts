@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { until } from './browser.js';
 import { BIN, emulatorEnv } from './cli.js';
-import { consoleSuite, type ConsoleSuite } from './console-suite.js';
+import { consoleSuite, startConsoleRun, type ConsoleSuite } from './console-suite.js';
 
 export const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console');
 /** The console token: 32 characters. */
@@ -98,14 +98,7 @@ export function operatorSuite(name: string): OperatorSuite {
     });
 
   async function reportRun(): Promise<string> {
-    const res = await fetch(`${t.daemon.url}/console/api/playbooks/${REPORT_PLAYBOOK}/runs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ inputs: { account: t.account } }),
-    });
-    const text = await res.text();
-    expect(res.status, `starting ${REPORT_PLAYBOOK}: ${text}`).to.equal(202);
-    const { runId } = JSON.parse(text) as { runId: string };
+    const runId = await startConsoleRun(t.daemon, REPORT_PLAYBOOK, TOKEN, { account: t.account });
     await until(
       `run ${runId} succeeded`,
       async (seen) => {

@@ -101,13 +101,7 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
       return open;
     },
     async openRunning(p, playbook) {
-      const res = await fetch(`${t.daemon.url}/console/api/playbooks/${playbook}/runs`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${o.token}` },
-        body: JSON.stringify({ inputs: {} }),
-      });
-      expect(res.status, await res.clone().text()).to.equal(202);
-      const { runId } = (await res.json()) as { runId: string };
+      const runId = await startConsoleRun(t.daemon, playbook, o.token);
       await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       expect(await shownRun(p)).to.equal(runId);
       await until('the run shown running', async (seen) => runStatusIs(p, 'running', seen));
@@ -157,6 +151,29 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
   });
 
   return t;
+}
+
+/**
+ * Starts a run of `playbook` by the console's API (`POST /console/api/playbooks/NAME/runs`, the Start button's
+ * request), as a script does, with `token` as a bearer: its id. Throws with the answer on anything but 202. The
+ * daemon's own API has DaemonProcess.startRun.
+ */
+export async function startConsoleRun(
+  daemon: Pick<DaemonProcess, 'url'>,
+  playbook: string,
+  token: string,
+  inputs: Record<string, unknown> = {},
+  o: { dryRun?: boolean } = {},
+): Promise<string> {
+  const path = `/console/api/playbooks/${playbook}/runs`;
+  const res = await fetch(`${daemon.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ inputs, ...(o.dryRun !== undefined ? { dryRun: o.dryRun } : {}) }),
+  });
+  const text = await res.text();
+  if (res.status !== 202) throw new Error(`POST ${path}: ${res.status} ${text.slice(0, 500)}`);
+  return (JSON.parse(text) as { runId: string }).runId;
 }
 
 /** The id of the run a console page went to (`#/runs/<id>`), once it shows the run. */
