@@ -13,7 +13,7 @@ import type { ServeFlags } from './serve.js';
 import type { StoreFlags } from './store.js';
 
 /** The commands that read the configuration (config.ts). */
-const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'store'];
+const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'logins', 'store'];
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
@@ -37,6 +37,18 @@ function refuseRepeatedOptions(command: Command): void {
     });
   }
   for (const sub of command.commands) refuseRepeatedOptions(sub);
+}
+
+/**
+ * `runs` alone is `runs list`, and `logins` alone `logins list`; a first word that names no subcommand (`runs
+ * lsit`) is said to be one, not handed to `list` as an argument it does not take.
+ */
+function refuseUnknownSubcommand(group: Command): void {
+  group.hook('preSubcommand', (_group, sub) => {
+    const [first] = group.args;
+    if (sub.name() === 'list' && first && !['list', 'help'].includes(first) && !first.startsWith('-'))
+      group.error(`error: unknown command '${first}'`, { code: 'commander.unknownCommand' });
+  });
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -159,13 +171,7 @@ export async function main(argv: string[]): Promise<number> {
     .description(
       'Run history and per-device outcomes: `runs list` (the default), `runs show ID`, `runs cancel ID`.',
     );
-  // `runs` alone is `runs list`; a first word that names no subcommand (`runs lsit`) is said to be one, not
-  // handed to `list` as an argument.
-  runs.hook('preSubcommand', (_runs, sub) => {
-    const [first] = runs.args;
-    if (sub.name() === 'list' && first && !['list', 'help'].includes(first) && !first.startsWith('-'))
-      runs.error(`error: unknown command '${first}'`, { code: 'commander.unknownCommand' });
-  });
+  refuseUnknownSubcommand(runs);
   runs
     .command('list', { isDefault: true })
     .description('List the runs, newest first.')
@@ -195,6 +201,7 @@ export async function main(argv: string[]): Promise<number> {
     .description(
       'The session logins that may have failed, counted by every process on the store: `logins list` (the default), `logins clear USER`.',
     );
+  refuseUnknownSubcommand(logins);
   logins
     .command('list', { isDefault: true })
     .description('List the logins that may have failed since the last that succeeded, by service and user.')
