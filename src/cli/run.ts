@@ -27,6 +27,7 @@ import { everyStep } from '../store/run-views.js';
 import type { RunSummary } from '../store/store.js';
 import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
+import { listenError } from './listen-error.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
 import { unpolledWaits, unreachable } from '../runner/wait.js';
 import type { EmulatorOptions, Wording } from '../emulator/index.js';
@@ -353,8 +354,11 @@ export async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
       wording,
     );
   } catch (e) {
-    if (!(e instanceof OptionError)) throw e;
-    process.stderr.write(`fleetbook: ${e.message}\n`);
+    // A flag out of its limits, or an address the system refuses: both are the flags' (exit 2).
+    const refused =
+      e instanceof OptionError ? e : listenError(e, `${flags.host}:${flags.port}`, '--host, --port', 'port');
+    if (refused === e && !(e instanceof OptionError)) throw e;
+    process.stderr.write(`fleetbook: ${(refused as Error).message}\n`);
     return 2;
   }
   process.stdout.write(`${emu.banner()}\n`);
