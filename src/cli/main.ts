@@ -51,11 +51,24 @@ function refuseUnknownSubcommand(group: Command): void {
   });
 }
 
+/**
+ * What is wrong with a command line commander answers with its usage alone: `help` of a command that does not
+ * exist (`fleetbook help serv`), or a group without its command (`fleetbook`, `fleetbook store`).
+ */
+function usageError(command: Command): string {
+  const [first, second] = command.args;
+  if (first === 'help' && second !== undefined) return `error: unknown command '${second}'`;
+  const names = command.commands.map((c) => c.name()).filter((n) => n !== 'help');
+  return `error: missing command: give one of ${names.join(', ')}`;
+}
+
 export async function main(argv: string[]): Promise<number> {
   let code = 0;
   const setCode = (c: number) => {
     code = c;
   };
+  // Whether commander said an error (it then prints the usage after it, showHelpAfterError).
+  let errorSaid = false;
   const program = new Command('fleetbook')
     .description(
       'Playbooks for fleets of connected devices on the Device Connectivity, Location and Sensor Management API.',
@@ -66,7 +79,15 @@ export async function main(argv: string[]): Promise<number> {
     .configureOutput({
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => process.stderr.write(s),
-    });
+      outputError: (s, write) => {
+        errorSaid = true;
+        write(s);
+      },
+    })
+    // A usage printed as an error with no error said (no command given, `help` of none): say what is wrong.
+    .addHelpText('beforeAll', ({ error, command }) =>
+      error && !errorSaid ? `${usageError(command)}\n` : '',
+    );
   // A command that reads the configuration says which FLEETBOOK_ variables it does not read: a misspelt one
   // would otherwise leave its setting at the default without a word.
   program.hook('preAction', async (_program, command) => {
