@@ -25,6 +25,7 @@ import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { everyStep } from '../store/run-views.js';
 import type { RunSummary } from '../store/store.js';
+import { TEST_SUFFIX } from '../util/files.js';
 import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
 import { listenError } from './listen-error.js';
@@ -147,6 +148,11 @@ function unlessRefused(run: LocalRun): NewRun | string {
 }
 
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
+  // A playbook test is no playbook: said, as validate says it, not checked against the playbook schema.
+  if (file.endsWith(TEST_SUFFIX)) {
+    process.stderr.write(`fleetbook: ${file} is a playbook test, not a playbook: fleetbook test runs it\n`);
+    return 2;
+  }
   const loaded = loadPlaybookText(decodeSource(await readNamedBytes(file, `playbook ${file}`), file));
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (!loaded.playbook || errors.length) {
