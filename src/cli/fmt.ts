@@ -44,12 +44,19 @@ export function formatPlaybook(source: string): Formatted {
 export async function fmtCommand(paths: string[], flags: { check?: boolean }): Promise<number> {
   const named: string[] = [];
   for (const p of paths.length ? paths : [DEFAULT_FMT_PATH]) {
+    let found: string[];
     try {
-      named.push(...(await playbookFiles(p)));
+      found = await playbookFiles(p);
     } catch {
       process.stderr.write(`fleetbook: no such file or directory: ${p}\n`);
       return 2;
     }
+    // A directory without playbooks is a wrong path, as for validate: `fmt --check` in CI would pass on nothing.
+    if (!found.length) {
+      process.stderr.write(`fleetbook: no playbooks (*.yaml, *.yml) in ${p}\n`);
+      return 2;
+    }
+    named.push(...found);
   }
   const files = distinctFiles(named);
   let changed = 0;

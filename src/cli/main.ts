@@ -13,7 +13,7 @@ import type { ServeFlags } from './serve.js';
 import type { StoreFlags } from './store.js';
 
 /** The commands that read the configuration (config.ts). */
-const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'store'];
+const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'logins', 'store'];
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
@@ -39,11 +39,36 @@ function refuseRepeatedOptions(command: Command): void {
   for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
+/**
+ * `runs` alone is `runs list`, and `logins` alone `logins list`; a first word that names no subcommand (`runs
+ * lsit`) is said to be one, not handed to `list` as an argument it does not take.
+ */
+function refuseUnknownSubcommand(group: Command): void {
+  group.hook('preSubcommand', (_group, sub) => {
+    const [first] = group.args;
+    if (sub.name() === 'list' && first && !['list', 'help'].includes(first) && !first.startsWith('-'))
+      group.error(`error: unknown command '${first}'`, { code: 'commander.unknownCommand' });
+  });
+}
+
+/**
+ * What is wrong with a command line commander answers with its usage alone: `help` of a command that does not
+ * exist (`fleetbook help serv`), or a group without its command (`fleetbook`, `fleetbook store`).
+ */
+function usageError(command: Command): string {
+  const [first, second] = command.args;
+  if (first === 'help' && second !== undefined) return `error: unknown command '${second}'`;
+  const names = command.commands.map((c) => c.name()).filter((n) => n !== 'help');
+  return `error: missing command: give one of ${names.join(', ')}`;
+}
+
 export async function main(argv: string[]): Promise<number> {
   let code = 0;
   const setCode = (c: number) => {
     code = c;
   };
+  // Whether commander said an error (it then prints the usage after it, showHelpAfterError).
+  let errorSaid = false;
   const program = new Command('fleetbook')
     .description(
       'Playbooks for fleets of connected devices on the Device Connectivity, Location and Sensor Management API.',
@@ -54,7 +79,15 @@ export async function main(argv: string[]): Promise<number> {
     .configureOutput({
       writeOut: (s) => process.stdout.write(s),
       writeErr: (s) => process.stderr.write(s),
-    });
+      outputError: (s, write) => {
+        errorSaid = true;
+        write(s);
+      },
+    })
+    // A usage printed as an error with no error said (no command given, `help` of none): say what is wrong.
+    .addHelpText('beforeAll', ({ error, command }) =>
+      error && !errorSaid ? `${usageError(command)}\n` : '',
+    );
   // A command that reads the configuration says which FLEETBOOK_ variables it does not read: a misspelt one
   // would otherwise leave its setting at the default without a word.
   program.hook('preAction', async (_program, command) => {
@@ -159,13 +192,7 @@ export async function main(argv: string[]): Promise<number> {
     .description(
       'Run history and per-device outcomes: `runs list` (the default), `runs show ID`, `runs cancel ID`.',
     );
-  // `runs` alone is `runs list`; a first word that names no subcommand (`runs lsit`) is said to be one, not
-  // handed to `list` as an argument.
-  runs.hook('preSubcommand', (_runs, sub) => {
-    const [first] = runs.args;
-    if (sub.name() === 'list' && first && !['list', 'help'].includes(first) && !first.startsWith('-'))
-      runs.error(`error: unknown command '${first}'`, { code: 'commander.unknownCommand' });
-  });
+  refuseUnknownSubcommand(runs);
   runs
     .command('list', { isDefault: true })
     .description('List the runs, newest first.')
@@ -195,6 +222,7 @@ export async function main(argv: string[]): Promise<number> {
     .description(
       'The session logins that may have failed, counted by every process on the store: `logins list` (the default), `logins clear USER`.',
     );
+  refuseUnknownSubcommand(logins);
   logins
     .command('list', { isDefault: true })
     .description('List the logins that may have failed since the last that succeeded, by service and user.')

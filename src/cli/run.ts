@@ -25,8 +25,10 @@ import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { everyStep } from '../store/run-views.js';
 import type { RunSummary } from '../store/store.js';
+import { TEST_SUFFIX } from '../util/files.js';
 import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
 import { formatSummary } from './runs.js';
+import { listenError } from './listen-error.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
 import { unpolledWaits, unreachable } from '../runner/wait.js';
 import type { EmulatorOptions, Wording } from '../emulator/index.js';
@@ -146,6 +148,11 @@ function unlessRefused(run: LocalRun): NewRun | string {
 }
 
 export async function runCommand(file: string, flags: RunFlags): Promise<number> {
+  // A playbook test is no playbook: said, as validate says it, not checked against the playbook schema.
+  if (file.endsWith(TEST_SUFFIX)) {
+    process.stderr.write(`fleetbook: ${file} is a playbook test, not a playbook: fleetbook test runs it\n`);
+    return 2;
+  }
   const loaded = loadPlaybookText(decodeSource(await readNamedBytes(file, `playbook ${file}`), file));
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (!loaded.playbook || errors.length) {
@@ -353,8 +360,11 @@ export async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
       wording,
     );
   } catch (e) {
-    if (!(e instanceof OptionError)) throw e;
-    process.stderr.write(`fleetbook: ${e.message}\n`);
+    // A flag out of its limits, or an address the system refuses: both are the flags' (exit 2).
+    const refused =
+      e instanceof OptionError ? e : listenError(e, `${flags.host}:${flags.port}`, '--host, --port', 'port');
+    if (refused === e && !(e instanceof OptionError)) throw e;
+    process.stderr.write(`fleetbook: ${(refused as Error).message}\n`);
     return 2;
   }
   process.stdout.write(`${emu.banner()}\n`);

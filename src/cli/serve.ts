@@ -4,6 +4,7 @@
  */
 import { loadConfig, stateOrigin } from '../config.js';
 import { createLogger } from '../log.js';
+import { listenError } from './listen-error.js';
 import { envForExpressions, secretsFromEnv } from './run.js';
 
 export interface ServeFlags {
@@ -43,6 +44,8 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
       fatal = e;
       stop();
     },
+  }).catch((e: unknown) => {
+    throw listenError(e, config.listen, listenOrigin(flags), 'address');
   });
   process.stderr.write(
     `fleetbook serve: listening on ${daemon.url} (runs: ${daemon.url}/runs, metrics: ${daemon.url}/metrics)${
@@ -59,4 +62,10 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   await daemon.close();
   if (fatal) process.stderr.write(`fleetbook serve: ${fatal.message}\n`);
   return fatal ? 1 : 0;
+}
+
+/** Where the address `serve` listens on came from, as a refusal names it. */
+function listenOrigin(flags: ServeFlags): string {
+  if (flags.listen) return '--listen';
+  return process.env.FLEETBOOK_LISTEN ? 'FLEETBOOK_LISTEN' : 'the default, FLEETBOOK_LISTEN being unset';
 }

@@ -1,0 +1,60 @@
+/**
+ * `fleetbook serve` and `fleetbook emulator` on an address another process listens on refuse to start, naming
+ * the address and the flag or variable it came from (child processes; dist/ must be built), rather than Node's
+ * `listen EADDRINUSE: address already in use 127.0.0.1:8080`, and exit 2 as for any setting they cannot use.
+ */
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { fleetbook } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const PLAYBOOK = join(import.meta.dirname, '..', '..', 'playbooks', 'sync-location-exclusions.yaml');
+
+describe('an address in use (child process)', function () {
+  this.timeout(60_000);
+  let taken: Server;
+  let port: number;
+
+  before(async () => {
+    taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    port = (taken.address() as { port: number }).port;
+  });
+  after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+
+  it('serve --listen: exit 2, naming the address and the flag', async () => {
+    const state = join(tempDir('fb-in-use-'), 'state.db');
+    const r = await fleetbook(['serve', '--playbooks', PLAYBOOK, '--listen', `127.0.0.1:${port}`], {
+      FLEETBOOK_STATE: state,
+      FLEETBOOK_LOG_LEVEL: 'error',
+    });
+    expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+      2,
+      '',
+      `fleetbook: cannot listen on 127.0.0.1:${port} (--listen): another process listens there; stop it, or give another address\n`,
+    ]);
+  });
+
+  it('serve with FLEETBOOK_LISTEN: names the variable', async () => {
+    const state = join(tempDir('fb-in-use-'), 'state.db');
+    const r = await fleetbook(['serve', '--playbooks', PLAYBOOK], {
+      FLEETBOOK_STATE: state,
+      FLEETBOOK_LOG_LEVEL: 'error',
+      FLEETBOOK_LISTEN: `127.0.0.1:${port}`,
+    });
+    expect([r.code, r.stderr]).to.deep.equal([
+      2,
+      `fleetbook: cannot listen on 127.0.0.1:${port} (FLEETBOOK_LISTEN): another process listens there; stop it, or give another address\n`,
+    ]);
+  });
+
+  it('emulator --port: exit 2, naming the address and the flag', async () => {
+    const r = await fleetbook(['emulator', '--port', String(port)], { FLEETBOOK_LOG_LEVEL: 'error' });
+    expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+      2,
+      '',
+      `fleetbook: cannot listen on 127.0.0.1:${port} (--host, --port): another process listens there; stop it, or give another port\n`,
+    ]);
+  });
+});
