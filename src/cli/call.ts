@@ -14,6 +14,7 @@ export interface CallFlags {
   apiUrl?: string;
   username?: string;
   clientId?: string;
+  state?: string;
 }
 
 export function listActions(flags: { json?: boolean }): number {
@@ -45,6 +46,7 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
     apiUrl: flags.apiUrl,
     username: flags.username,
     clientId: flags.clientId,
+    state: flags.state,
   });
   // stderr carries only the error JSON unless logging was asked for explicitly.
   const logger = process.env.FLEETBOOK_LOG_LEVEL ? createLogger({ level: config.logLevel }) : silentLogger;
@@ -57,7 +59,7 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
   // The service's logins are counted in the store, with those of every process on it (a daemon, runs): five
   // failed ones lock the user, whichever process sent them. The embedded emulator is this process's own.
   const store = !onEmbeddedEmulator(config)
-    ? await openStore(config.state, { origin: stateOrigin(process.env) })
+    ? await openStore(config.state, { origin: stateOrigin(process.env, flags) })
     : undefined;
   let target: Target | undefined;
   let client: ApiClient | undefined;

@@ -12,8 +12,8 @@ const EXIT_USAGE = 2;
 const STOPS = `Each process on the store stops before a fifth (after ${LOGINS_IN_DOUBT}): the service locks a user after five consecutive failed logins.`;
 
 /** `fleetbook logins [--json]`: each user's count, by service. */
-export async function listLogins(flags: { json?: boolean }): Promise<number> {
-  return withStore(async (store) => {
+export async function listLogins(flags: { json?: boolean; state?: string }): Promise<number> {
+  return withStore(flags, async (store) => {
     const users = byUser(await store.logins.list(), LOGINS_IN_DOUBT);
     if (flags.json) process.stdout.write(`${JSON.stringify(users, null, 2)}\n`);
     else if (!users.length)
@@ -31,7 +31,10 @@ export async function listLogins(flags: { json?: boolean }): Promise<number> {
  * A service the store has no count of the user for is refused (exit 2), naming those it has: a typo must not
  * read as a count cleared.
  */
-export async function clearLogins(username: string, flags: { service?: string } = {}): Promise<number> {
+export async function clearLogins(
+  username: string,
+  flags: { service?: string; state?: string } = {},
+): Promise<number> {
   if (username.trim() === '') {
     process.stderr.write(
       'fleetbook: the user name is empty: give the FLEETBOOK_USERNAME whose count to clear\n',
@@ -45,7 +48,7 @@ export async function clearLogins(username: string, flags: { service?: string } 
     );
     return EXIT_USAGE;
   }
-  return withStore(async (store) => {
+  return withStore(flags, async (store) => {
     if (service !== undefined) {
       const services = [
         ...new Set((await store.logins.list()).filter((r) => r.username === username).map((r) => r.service)),

@@ -12,6 +12,12 @@ import type { EmulatorFlags, RunFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
 import type { StoreFlags } from './store.js';
 
+/** The flag of every command that opens the store: its file or URL, in place of FLEETBOOK_STATE. */
+const STATE_OPTION = [
+  '--state <file-or-url>',
+  'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)',
+] as const;
+
 /** The commands that read the configuration (config.ts). */
 const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'logins', 'store'];
 
@@ -144,6 +150,7 @@ export async function main(argv: string[]): Promise<number> {
       '--client-id <id>',
       'OAuth client id (env FLEETBOOK_CLIENT_ID; the secret only from FLEETBOOK_CLIENT_SECRET)',
     )
+    .option(...STATE_OPTION)
     .action(async (action: string, flags: CallFlags) =>
       setCode(await (await import('./call.js')).runCall(action, flags)),
     );
@@ -162,6 +169,7 @@ export async function main(argv: string[]): Promise<number> {
     )
     .option('--dry-run', 'make the read-only calls, none of the mutating ones, and report what they would do')
     .option('--json', 'print the run summary as JSON on stdout')
+    .option(...STATE_OPTION)
     .action(async (file: string, flags: RunFlags) =>
       setCode(await (await import('./run.js')).runCommand(file, flags)),
     );
@@ -179,7 +187,7 @@ export async function main(argv: string[]): Promise<number> {
     )
     .option('--playbooks <dir>', 'the playbooks to load (a directory or a file)', 'playbooks')
     .option('--listen <host:port>', 'where to listen (env FLEETBOOK_LISTEN, default 127.0.0.1:8787)')
-    .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
+    .option(...STATE_OPTION)
     .option(
       '--no-watch',
       'do not reload the playbooks when their files change (env FLEETBOOK_WATCH=0); SIGHUP reloads them',
@@ -200,6 +208,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--playbook <name>', "only this playbook's runs")
     .option('--status <status>', 'only runs in this status (queued, running, succeeded, failed, cancelled)')
     .option('--json', 'as JSON')
+    .option(...STATE_OPTION)
     .action(async (flags: ListFlags) => setCode(await (await import('./runs.js')).listCommand(flags)));
   runs
     .command('show')
@@ -207,6 +216,7 @@ export async function main(argv: string[]): Promise<number> {
     .argument('<id>', 'the run id, or the start of one that no other run shares')
     .option('--devices', 'every device outcome')
     .option('--json', 'as JSON')
+    .option(...STATE_OPTION)
     .action(async (id: string, flags: ShowFlags) =>
       setCode(await (await import('./runs.js')).showCommand(id, flags)),
     );
@@ -216,7 +226,10 @@ export async function main(argv: string[]): Promise<number> {
       'Cancel an unfinished run: the process that holds it does; one no process holds is ended here.',
     )
     .argument('<id>', 'the run id, or the start of one that no other run shares')
-    .action(async (id: string) => setCode(await (await import('./runs.js')).cancelCommand(id)));
+    .option(...STATE_OPTION)
+    .action(async (id: string, flags: { state?: string }) =>
+      setCode(await (await import('./runs.js')).cancelCommand(id, flags)),
+    );
   const logins = program
     .command('logins')
     .description(
@@ -227,7 +240,8 @@ export async function main(argv: string[]): Promise<number> {
     .command('list', { isDefault: true })
     .description('List the logins that may have failed since the last that succeeded, by service and user.')
     .option('--json', 'as JSON')
-    .action(async (flags: { json?: boolean }) =>
+    .option(...STATE_OPTION)
+    .action(async (flags: { json?: boolean; state?: string }) =>
       setCode(await (await import('./logins.js')).listLogins(flags)),
     );
   logins
@@ -237,7 +251,8 @@ export async function main(argv: string[]): Promise<number> {
     )
     .argument('<user>', 'the user name (FLEETBOOK_USERNAME)')
     .option('--service <url>', 'only the count on this service (its FLEETBOOK_API_URL, as `logins` lists it)')
-    .action(async (user: string, flags: { service?: string }) =>
+    .option(...STATE_OPTION)
+    .action(async (user: string, flags: { service?: string; state?: string }) =>
       setCode(await (await import('./logins.js')).clearLogins(user, flags)),
     );
   const store = program
@@ -246,7 +261,7 @@ export async function main(argv: string[]): Promise<number> {
   store
     .command('migrate')
     .description('Apply the schema migrations the store lacks, and print its version.')
-    .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
+    .option(...STATE_OPTION)
     .action(async (flags: StoreFlags) => setCode(await (await import('./store.js')).migrate(flags)));
   store
     .command('prune')
@@ -259,7 +274,7 @@ export async function main(argv: string[]): Promise<number> {
       '--playbooks <dir>',
       'the playbooks the daemons run: a backfill of a schedule none of them has any more is pruned too',
     )
-    .option('--state <file-or-url>', 'the SQLite file or PostgreSQL URL (env FLEETBOOK_STATE)')
+    .option(...STATE_OPTION)
     .action(async (flags: StoreFlags) => setCode(await (await import('./store.js')).prune(flags)));
   store
     .command('compact')

@@ -41,6 +41,8 @@ export interface RunFlags {
   scheduledAt?: string;
   dryRun?: boolean;
   json?: boolean;
+  /** The SQLite file or PostgreSQL URL, in place of FLEETBOOK_STATE. */
+  state?: string;
 }
 
 /** `--input k=v` pairs. */
@@ -174,7 +176,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
     if (unset) process.stderr.write(`fleetbook: playbook ${pb.name} ${unset}\n`);
     return 2;
   }
-  const config = loadConfig();
+  const config = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   setExpressionBudget(config.expressionBudget);
   const engine = engineSettings({ ...config, embedded: onEmbeddedEmulator(config) });
   const tty = Boolean(process.stderr.isTTY) && !flags.json;
@@ -187,7 +189,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   checkCredentials(config);
   // Opened before the embedded emulator starts: a state file that cannot be opened (exit 2) would otherwise leave
   // the emulator's server holding the process open.
-  const store = await openStore(config.state, { origin: stateOrigin(process.env) });
+  const store = await openStore(config.state, { origin: stateOrigin(process.env, flags) });
   const target = await connect(config, logger);
   const notice = flags.dryRun
     ? undefined

@@ -153,12 +153,14 @@ export interface ListFlags {
   playbook?: string;
   status?: string;
   json?: boolean;
+  state?: string;
 }
 
 /** The flags of `runs show`. */
 export interface ShowFlags {
   devices?: boolean;
   json?: boolean;
+  state?: string;
 }
 
 /** Exit code of a usage error: a bad flag, an ambiguous run id. */
@@ -171,7 +173,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
     process.stderr.write(`fleetbook: ${filter}\n`);
     return EXIT_USAGE;
   }
-  return withStore(async (store) => {
+  return withStore(flags, async (store) => {
     const runs = await store.listRuns(filter);
     if (flags.json) process.stdout.write(`${JSON.stringify(runs.map(runListEntry), null, 2)}\n`);
     else
@@ -187,7 +189,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
 
 /** `fleetbook runs show ID`: the run's summary, and with `--devices` every device outcome. */
 export async function showCommand(id: string, flags: ShowFlags): Promise<number> {
-  return withStore(async (store) => {
+  return withStore(flags, async (store) => {
     const run = await findRun(store, id);
     if (typeof run === 'number') return run;
     // A run as printed, as the daemon's `GET /runs/{id}` gives it: one that ended with every step of its
@@ -244,8 +246,8 @@ async function pendingCancel(store: Store, run: RunRecord, reason: string): Prom
 }
 
 /** `fleetbook runs cancel ID` (runs-cancel.ts). */
-export async function cancelCommand(id: string): Promise<number> {
-  return withStore(async (store, config) => {
+export async function cancelCommand(id: string, flags: { state?: string }): Promise<number> {
+  return withStore(flags, async (store, config) => {
     const run = await findRun(store, id);
     if (typeof run === 'number') return run;
     return (await import('./runs-cancel.js')).cancelRun(store, run, config);

@@ -3,11 +3,14 @@ import { loadConfig, stateOrigin, type Config } from '../config.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
 
-/** Runs `use` on the store of FLEETBOOK_STATE, and closes it. */
-export async function withStore(use: (store: Store, config: Config) => Promise<number>): Promise<number> {
-  const config = loadConfig();
+/** Runs `use` on the store of `--state`, else of FLEETBOOK_STATE, and closes it. */
+export async function withStore(
+  flags: { state?: string },
+  use: (store: Store, config: Config) => Promise<number>,
+): Promise<number> {
+  const config = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   // Never created here: a mistyped path would otherwise answer "no runs".
-  const store = await openStore(config.state, { create: false, origin: stateOrigin(process.env) });
+  const store = await openStore(config.state, { create: false, origin: stateOrigin(process.env, flags) });
   try {
     return await use(store, config);
   } finally {
