@@ -67,7 +67,7 @@ export async function clearLogins(
     if (!gone.length) process.stdout.write(`no session logins counted for ${username}: nothing to clear\n`);
     for (const u of gone)
       process.stdout.write(
-        `cleared ${u.failed} logins of ${u.username} on ${u.service}: the processes on the store log in as ${u.username} again. ` +
+        `cleared ${u.failed} login${u.failed === 1 ? '' : 's'} of ${u.username} on ${u.service}: the processes on the store log in as ${u.username} again. ` +
           `Up to ${u.failed} of them may have failed, and the service counts those until a login succeeds: the next must.\n`,
       );
     return 0;

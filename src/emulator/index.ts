@@ -222,7 +222,7 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
         (u) =>
           `                    ${u.username} / ${u.password}, ${u.accounts.length === w.accounts.length ? 'all accounts' : u.accounts.join(' ')}`,
       ),
-      `  seed              ${String(w.seed)}: ${w.accounts.length} accounts x ${w.devicesPerAccount} devices, profile (ecpdId) ${w.profile.ecpdId}`,
+      `  seed              ${String(w.seed)}: ${w.accounts.length} account${w.accounts.length === 1 ? '' : 's'} x ${w.devicesPerAccount} devices, profile (ecpdId) ${w.profile.ecpdId}`,
       '  accounts',
       ...w.accounts.slice(0, 5).map((a) => {
         const tags = [
