@@ -2,8 +2,8 @@
  * The SQLite state file opened: created when needed (unless told not to), in WAL mode with the store's settings,
  * migrated (sqlite-migrations.ts); a file that cannot be opened, or is not a state file, named in the error.
  */
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../errors.js';
 import { makeDirs } from '../util/files.js';
@@ -40,6 +40,14 @@ export interface SqliteOptions {
   origin?: string;
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** Opens (creating when needed, unless told not to) the state file `file`, migrated; `:memory:` for a throwaway one. */
 export function openSqliteFile(file: string, options: SqliteOptions = {}): Database.Database {
   const { create = true, origin = 'FLEETBOOK_STATE' } = options;
@@ -51,6 +59,10 @@ export function openSqliteFile(file: string, options: SqliteOptions = {}): Datab
     if (!create && !existsSync(file))
       throw new ConfigError(
         `the state file ${file} (${origin}) does not exist: check the path (\`fleetbook run\` and \`fleetbook serve\` create the file)`,
+      );
+    if (isDirectory(file))
+      throw new ConfigError(
+        `the state file ${file} (${origin}) is a directory: give a file's path, such as ${join(file, 'state.db')}`,
       );
     // better-sqlite3 says only "unable to open database file": name the file and where it comes from.
     throw new ConfigError(

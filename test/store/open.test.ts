@@ -42,7 +42,7 @@ describe('SQLite: opening the state file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-open-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a directory is refused with a ConfigError that names it and FLEETBOOK_STATE', () => {
+  it('a directory is refused with a ConfigError that names it, FLEETBOOK_STATE, and a file to give instead', () => {
     let error: unknown;
     try {
       void new SqliteStore(dir).close();
@@ -51,7 +51,7 @@ describe('SQLite: opening the state file', () => {
     }
     expect(error).to.be.instanceOf(ConfigError);
     expect((error as Error).message).to.equal(
-      `cannot open the state file ${dir} (FLEETBOOK_STATE): unable to open database file; it must be a file path in a writable directory`,
+      `the state file ${dir} (FLEETBOOK_STATE) is a directory: give a file's path, such as ${join(dir, 'state.db')}`,
     );
   });
 
@@ -80,7 +80,7 @@ describe('SQLite: opening the state file', () => {
     const r = await fleetbook(['runs', 'list'], { FLEETBOOK_STATE: dir });
     expect(r.code).to.not.equal(0);
     expect(r.stderr).to.equal(
-      `fleetbook: cannot open the state file ${dir} (FLEETBOOK_STATE): unable to open database file; it must be a file path in a writable directory\n`,
+      `fleetbook: the state file ${dir} (FLEETBOOK_STATE) is a directory: give a file's path, such as ${join(dir, 'state.db')}\n`,
     );
   });
 });
