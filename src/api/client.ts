@@ -45,6 +45,7 @@ import {
   type Timeouts,
 } from './http.js';
 import { MAX_REPORT_DEVICES } from './limits.js';
+import { gone, mayHaveActed, mayRetry, removesOf, type Repeatable } from './repeats.js';
 import { DEFAULT_SESSION_HEADER, HEADER_NAME_PATTERN } from './session-header.js';
 import { collect, largestDeviceId, nextToken, pageItems, withoutRepeated } from './pages.js';
 import { checkInput, warmInputChecks } from './validate.js';
@@ -104,6 +105,10 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Called as each request of the call leaves its rate slot to be sent: one a page, one a batch, not a retry. */
   onRequest?: () => void;
+  /** An earlier call of the same request may have reached the service: a step's retry, a run resumed. */
+  repeat?: boolean;
+  /** Told, instead of the client's log, that a repeat found what the call removes gone (Operation.removes). */
+  onGone?: (message: string, meta: Record<string, unknown>) => void;
 }
 
 /** Counters that tests and metrics read. */
@@ -116,11 +121,9 @@ export interface ClientStats {
 }
 
 /** What a request needs beyond its path and body. */
-interface Call {
-  action: string;
+interface Call extends Repeatable {
   area: Area;
   method: Method;
-  retrySafe: boolean;
   mutating?: boolean;
   /** Which tokens to send: none, the bearer only (login), or both. */
   auth: 'bearer' | 'both' | 'basic';
@@ -132,6 +135,8 @@ interface Call {
   /** A login's user: each attempt is counted towards the lockout, and not sent when it could reach it. */
   loginAs?: string;
   onRequest?: (() => void) | undefined;
+  repeat?: boolean | undefined;
+  onGone?: CallOptions['onGone'];
 }
 
 type RetryOptions = BackoffOptions & { maxAttempts: number; longestRetryAfterMs: number };
@@ -402,6 +407,9 @@ export class ApiClient {
         mutating: op.mutating,
         auth: login ? 'bearer' : 'both',
         onRequest: opts.onRequest,
+        removes: removesOf(op, input),
+        repeat: opts.repeat,
+        onGone: opts.onGone,
         ...(login ? { maxAttempts: LOGIN_ATTEMPTS, loginAs: String(input.username) } : {}),
       },
       path,
@@ -415,11 +423,8 @@ export class ApiClient {
   /**
    * Sends with retries. Rules, by error:
    * - the expired-session message: one new login shared by every waiting request, then one replay;
-   * - 429 and 503, and network errors that prove the request was not sent: retried for every operation;
-   * - other 5xx, 408, "Failed to get location", and network errors after sending: retried only when the
-   *   operation is retry-safe (read-only or idempotent), since the service may have acted, and for the login,
-   *   at most LOGIN_ATTEMPTS times in all;
-   * - everything else: thrown at once.
+   * - the rest as repeats.ts says: sent again (mayRetry; a login at most LOGIN_ATTEMPTS times in all) or thrown,
+   *   but a repeat's refusal that finds what the call removes gone (`gone`) is the call's success.
    */
   private async execute(
     c: Call,
@@ -434,6 +439,8 @@ export class ApiClient {
     let onRequest = c.onRequest;
     let replayedSession = false;
     let replayedBearer = false;
+    // Whether an earlier attempt of this request may have reached the service (Operation.removes).
+    let repeat = c.repeat === true;
     for (;;) {
       signal?.throwIfAborted();
       const { headers, session } = await this.headers(c);
@@ -482,6 +489,13 @@ export class ApiClient {
         if (e instanceof NetworkError) this.o.onResponse?.(c.action, 'network');
         if (login)
           await this.credentials.loginSettled(login.as, login.id, loginOutcome(e), (e as Error).message);
+        const removed = gone(c, e, repeat);
+        if (removed !== undefined) {
+          const meta = { action: c.action, error: (e as ApiError).apiMessage };
+          (c.onGone ?? ((m, x) => this.log.info(m, x)))(removed, meta);
+          return c.removes?.answer();
+        }
+        repeat ||= mayHaveActed(e);
         if (
           e instanceof ApiError &&
           e.retryClass === 'session' &&
@@ -554,17 +568,6 @@ export class ApiClient {
     headers[this.sessionHeader] = session;
     return { headers, session };
   }
-}
-
-function mayRetry(c: Call, e: unknown): boolean {
-  if (e instanceof ApiError) {
-    if (e.retryClass !== 'retryable') return false;
-    // 429 and 503 mean the service did not act; "Failed to get location" is an answer that nothing was done.
-    if (e.status === 429 || e.status === 503 || e.apiMessage === 'Failed to get location') return true;
-    return c.retrySafe;
-  }
-  if (e instanceof NetworkError) return !e.sent || c.retrySafe;
-  return false;
 }
 
 // ── typed methods: client.devices.suspend(input) ────────────────────────────────────────────────

@@ -59,6 +59,11 @@ export function actionReference(action: string): string {
           ? 'retry-safe: sent again after an unknown outcome (a 5xx, a connection lost after sending)'
           : 'not retry-safe: after an unknown outcome (a 5xx, a connection lost after sending) it is not sent again; 429, 503 and a refused connection are retried'
       }`,
+      ...(op.removes
+        ? [
+            '- sent again after an unknown outcome and answered "not found", it succeeds: the earlier attempt removed it (said at info); "not found" to a first attempt is an error',
+          ]
+        : []),
       ...(op.strategy === 'deviceState'
         ? [
             '- carried out later, device by device: each device is `accepted`, then confirmed (`confirm:`), and `steps.<id>.devices` counts the outcomes',

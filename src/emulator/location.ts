@@ -275,7 +275,8 @@ function createReport(ctx: Ctx): Answer {
   };
   st.reports.set(report.txid, report);
   countUsage(st, req.account, req.devices.length, ctx.now);
-  if (report.durationMs === 0) return { body: { txid: report.txid, status: 'COMPLETED' } };
+  // Every creation answers QUEUED (public-api-facts.md); a cacheMode 0 report's status reads COMPLETED at once.
+  if (report.durationMs === 0) return { body: { txid: report.txid, status: 'QUEUED' } };
   const core = ctx.core;
   st.schedule(report.createdAt + report.durationMs, () => reportCompleted(core, report));
   return {

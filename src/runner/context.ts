@@ -158,7 +158,8 @@ export class RunContext {
 
   /**
    * The options of a step's requests: each request the client sends for it (a page, a batch of a report; not a
-   * retry) counts in the step's `calls` and on the progress line, and none that was never sent does.
+   * retry) counts in the step's `calls` and on the progress line, and none that was never sent does. A repeat that
+   * found what the call removes gone says so in the step's log.
    */
   requestsOf(count: StepCount, signal?: AbortSignal): CallOptions {
     const onRequest = () => {
@@ -169,7 +170,9 @@ export class RunContext {
       this.progress.calls++;
       this.report();
     };
-    return signal ? { signal, onRequest } : { onRequest };
+    const onGone = (message: string, meta: Record<string, unknown>) =>
+      this.log.info(message, { step: count.stepId, ...meta });
+    return signal ? { signal, onRequest, onGone } : { onRequest, onGone };
   }
 
   /**
@@ -186,12 +189,22 @@ export class RunContext {
     this.o.store.saveStep(this.id, key, withCounts(state, count), devices);
   }
 
-  /** One API call of a step: its requests counted (requestsOf). */
-  async call(count: StepCount, action: string, input: Json, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * One API call of a step: its requests counted (requestsOf). `repeat`: an earlier call of it may have reached the
+   * service (CallOptions.repeat).
+   */
+  async call(
+    count: StepCount,
+    action: string,
+    input: Json,
+    signal?: AbortSignal,
+    repeat?: boolean,
+  ): Promise<unknown> {
     // A request that may change something leaves the process only once the checkpoint that says it is being
     // sent is committed. A read changes nothing: it is simply asked again after a crash.
     if (!isAction(action) || CATALOG[action].mutating) await this.o.store.durable();
-    return this.o.client.callByName(action, input, this.requestsOf(count, signal));
+    const o = this.requestsOf(count, signal);
+    return this.o.client.callByName(action, input, repeat ? { ...o, repeat } : o);
   }
 
   /**

@@ -60,7 +60,10 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
     it('400 INVALID_PARAMETER Unable to Cancel: a completed report', async () => {
       const created = await report({ accountName: primary.accountName, deviceList: [imei(find(good))] });
       const txid = String((created.body as Json).txid);
-      expect((created.body as Json).status).to.equal('COMPLETED');
+      // A cacheMode 0 report is created QUEUED and completed at once.
+      expect((created.body as Json).status).to.equal('QUEUED');
+      const base = `/loc/v1/locationreports/${primary.accountName}/report/${txid}`;
+      expect(((await raw.api('GET', `${base}/status`)).body as Json).status).to.equal('COMPLETED');
       const r = await raw.api('DELETE', `/loc/v1/locationreports/${primary.accountName}/report/${txid}`);
       expectError(r, 400, 'INVALID_PARAMETER', 'Unable to Cancel');
     });

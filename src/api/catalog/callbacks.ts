@@ -2,6 +2,9 @@
 import { C, L } from './load-schemas.js';
 import type { Json, Operation } from './operation.js';
 
+/** The refusal of a deregistration whose listener is not registered (or not found): a repeat finds it gone. */
+const LISTENER_NOT_FOUND = /no .*callback listener|not found/i;
+
 export const CALLBACKS = {
   'locationCallbacks.list': {
     action: 'locationCallbacks.list',
@@ -53,6 +56,7 @@ export const CALLBACKS = {
     },
     mutating: true,
     retrySafe: true,
+    removes: { notFound: LISTENER_NOT_FOUND, answer: () => ({ success: true }) },
     errorShape: 'errorCode',
     normalize: (i: Json) => ({ serviceName: 'Location', ...i }),
   },
@@ -102,6 +106,10 @@ export const CALLBACKS = {
     },
     mutating: true,
     retrySafe: true,
+    removes: {
+      notFound: LISTENER_NOT_FOUND,
+      answer: (i) => ({ accountName: i.accountName, serviceName: i.serviceName }),
+    },
     errorShape: 'errorCode',
   },
 } as const satisfies Record<string, Operation>;

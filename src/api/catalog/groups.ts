@@ -78,6 +78,7 @@ export const GROUPS = {
       path: ONE,
       mutating: true,
       retrySafe: true,
+      removes: { notFound: /not found/i, answer: () => ({ success: true }) },
     },
     () => G().DeleteGroupRequest,
     () => G().SuccessResult,

@@ -140,6 +140,7 @@ export const LOCATION = {
     },
     mutating: true,
     retrySafe: true,
+    removes: { notFound: /not found/i, answer: (i) => ({ txid: i.txid }) },
     errorShape: 'errorCode',
   },
 } as const satisfies Record<string, Operation>;

@@ -51,6 +51,14 @@ export interface Operation {
    * (connection refused, 429, 503).
    */
   readonly retrySafe: boolean;
+  /**
+   * Removes something (retry-safe), so that a repeat may find it gone: `notFound` matches the message of the
+   * refusal that says what the call names is not there, `answer` is what the call answers instead. A repeat of a
+   * call whose earlier attempt may have reached the service (sent and its answer lost, a 5xx, the client's retry
+   * or a step's; a run resumed after it was sent) refused so succeeds with `answer`: that attempt removed it. A
+   * first attempt refused so fails: what it names does not exist (docs/spec-decisions.md).
+   */
+  readonly removes?: { readonly notFound: RegExp; readonly answer: (input: Json) => unknown };
   readonly errorShape: ErrorShape;
   /** Can report per-device errors of spec section 7.3 in its results. */
   readonly deviceErrors?: boolean;

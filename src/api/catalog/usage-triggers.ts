@@ -52,6 +52,7 @@ export const USAGE_TRIGGERS = {
     },
     mutating: true,
     retrySafe: true,
+    removes: { notFound: /not found/i, answer: () => ({ success: true }) },
     errorShape: 'errorCode',
   },
 } as const satisfies Record<string, Operation>;

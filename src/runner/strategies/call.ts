@@ -6,16 +6,24 @@
  * character (requestIdOf), is refused: the service took the request, but it cannot be followed, so its devices
  * are recorded `unconfirmed` (MALFORMED ANSWER), without it, the request is not sent again, and the step fails.
  */
-import { done } from '../context.js';
+import { done, unknownOutcome } from '../context.js';
 import { answerRefusal, MALFORMED_ANSWER, MalformedAnswer, withResult } from '../devices.js';
 import type { StepState } from '../types.js';
 import type { ActionCall } from './index.js';
 
 export async function call(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
-  const { value, attempts } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, () =>
-    ctx.call(x.count, x.action, x.input, x.signal),
-  );
+  // Whether an earlier call may have reached the service: sent before a restart, or an attempt of the step's
+  // retries whose outcome is unknown. A repeat that finds what the call removes gone succeeds (Operation.removes).
+  let repeat = x.resumed?.status === 'sending';
+  const { value, attempts } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, async () => {
+    try {
+      return await ctx.call(x.count, x.action, x.input, x.signal, repeat);
+    } catch (e) {
+      repeat ||= unknownOutcome(e);
+      throw e;
+    }
+  });
   const { requestId, refused } = x.op.answersRequestId ? followed(x.action, value) : {};
   if (refused) {
     if (x.devices.size) {

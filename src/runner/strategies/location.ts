@@ -307,7 +307,7 @@ async function readResults(
   onPage: (groups: DeviceGroup[], recorded: boolean) => void,
 ): Promise<void> {
   const accountName = x.input.accountName;
-  await awaitReports(x, String(accountName), reports, request.at);
+  await awaitReports(x, String(accountName), reports, request);
   const txids = reports.map((r) => String(r.txid));
   const recorded = await recordedUnder(x, txids);
   for (const txid of txids) {
@@ -344,25 +344,32 @@ async function readReport(x: ActionCall, which: Json, onPage: (entries: Json[]) 
 
 /**
  * Polls each report's status until COMPLETED, or the step's completion timeout, counted from when they were
- * asked for (`since`): across a restart too.
+ * asked for (`since`): across a restart too. Every report is created QUEUED (public-api-facts.md); that of a
+ * cacheMode 0 request (the default) is available at once, so its status is read at once, and only a report not
+ * yet completed then is asked again each interval. One of cacheMode 1 or 2 is first asked after an interval.
  */
 async function awaitReports(
   x: ActionCall,
   accountName: string,
   reports: Json[],
-  since: number,
+  request: { cacheMode: unknown; at: number },
 ): Promise<void> {
   const { ctx, step, plan } = x;
   const interval = plan.completionPollMs ?? ctx.o.pollIntervalMs ?? 5000;
-  const deadline = since + plan.completionMs;
+  const deadline = request.at + plan.completionMs;
+  const atOnce = String(request.cacheMode ?? '0') === '0';
   for (const r of reports) {
     let status = String(r.status);
+    let waits = !atOnce;
     while (status !== 'COMPLETED') {
-      if (ctx.clock.now() + interval > deadline)
-        throw new StepError(`report ${String(r.txid)} not completed within ${step.wait?.timeout ?? '2h'}`, [
-          'timeout',
-        ]);
-      await ctx.clock.sleep(interval, x.signal);
+      if (waits) {
+        if (ctx.clock.now() + interval > deadline)
+          throw new StepError(`report ${String(r.txid)} not completed within ${step.wait?.timeout ?? '2h'}`, [
+            'timeout',
+          ]);
+        await ctx.clock.sleep(interval, x.signal);
+      }
+      waits = true;
       const s = (await ctx.call(
         x.count,
         'location.getReportStatus',
