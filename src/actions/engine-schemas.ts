@@ -72,7 +72,7 @@ export const LedgerQueryArgs = closed({
   error: Type.Optional(
     Type.Union([Type.String(), Type.Array(Type.String())], {
       description:
-        "Only the devices that failed with this error type (spec 7.3, e.g. `SVC CACHE UNAVAILABLE`, or one of fleetbook's own) or API error code; a list: any of them.",
+        "Only the devices recorded with this error type (spec 7.3, e.g. `SVC CACHE UNAVAILABLE`, or one of fleetbook's own) or API error code, whatever their outcome (`failed`, `unconfirmed`, or `skipped`: a type `devices.ignore` names, `LIMIT EXCEEDED`); a list: any of them.",
     }),
   ),
   runs: Type.Optional(

@@ -201,9 +201,11 @@ async function send(
         }
       }
       if (n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
-        // An answer lost for good leaves what the service did unknown: not `failed`, which says it did not.
+        // An answer lost for good leaves what the service did unknown: not `failed`, which says it did not. The
+        // devices' attempts are the sends made, this pass's `n` after the passes before it: not the most the
+        // step's retry allows, which an error it does not retry never reaches.
         const outcome = unknown ? 'unconfirmed' : 'failed';
-        results.add(withResult(remaining, { outcome, ...errorOf(e), attempts: plan.retry.maxAttempts }));
+        results.add(withResult(remaining, { outcome, ...errorOf(e), attempts: attempt - 1 + n }));
         throw e;
       }
       await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
