@@ -214,7 +214,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
         for await (const page of store.eachDeviceResult(run.id))
           for (const d of page)
             await out.write(
-              `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? returned(d.data)}\n`,
+              `${`  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(OUTCOME_WIDTH)} ${d.errorType ?? returned(d.data)}`.trimEnd()}\n`,
             );
       }
     }
@@ -222,6 +222,9 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     return 0;
   });
 }
+
+/** The width of a device line's outcome: `unconfirmed`, the longest, keeps the error types in one column. */
+const OUTCOME_WIDTH = 11;
 
 /**
  * What a step returned for a device, on its line: a location as `lat,lon ±radius m at time (cached)`, anything

@@ -41,7 +41,7 @@ describe('runs show --devices: the locations of a report (child process)', funct
     for (const d of rows) expect(text).to.include(deviceLine(d));
     // Written out: latitude,longitude ±radius m at time (cached).
     expect(text.find((l) => l.includes(rows[0]!.deviceId))).to.match(
-      /succeeded -?\d+(\.\d+)?,-?\d+(\.\d+)? ±\d+ m at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ( \(cached\))?$/,
+      /succeeded +-?\d+(\.\d+)?,-?\d+(\.\d+)? ±\d+ m at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ( \(cached\))?$/,
     );
   });
 });

@@ -121,5 +121,5 @@ export function deviceLine(d: {
     l.latitude === undefined
       ? ''
       : `${l.latitude},${l.longitude}${l.radius !== undefined ? ` ±${l.radius} m` : ''}${l.time ? ` at ${l.time}` : ''}${l.cached ? ' (cached)' : ''}`;
-  return `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(9)} ${d.errorType ?? where}`;
+  return `  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(11)} ${d.errorType ?? where}`.trimEnd();
 }
