@@ -216,6 +216,7 @@ export function explain(all: ErrorObject[], name: ValueName = lastSegment, said:
  */
 function bestBranches(errors: ErrorObject[]): ErrorObject[] {
   const drop = new Set<ErrorObject>();
+  const joined = new Map<ErrorObject, string>();
   for (const u of errors) {
     if (u.keyword !== 'anyOf' && u.keyword !== 'oneOf') continue;
     const prefix = `${u.schemaPath}/`;
@@ -226,23 +227,34 @@ function bestBranches(errors: ErrorObject[]): ErrorObject[] {
       branches.set(n, [...(branches.get(n) ?? []), e]);
     }
     if (branches.size < 2) continue;
+    // A branch of another type than the value's (a string, where an object is given) says least of all.
+    const otherType = (es: ErrorObject[]) =>
+      es.every((e) => e.keyword === 'type' && e.instancePath === u.instancePath);
     const score = (es: ErrorObject[]) => {
       const expr = es.some((e) => (e.parentSchema as Record<string, unknown> | undefined)?.['x-expr']);
       const depth = Math.max(...es.map((e) => e.instancePath.split('/').length));
-      return [expr ? 0 : 1, depth, -es.length];
+      return [expr ? 0 : 1, otherType(es) ? 0 : 1, depth, -es.length];
     };
     let best: ErrorObject[] | undefined;
     for (const es of branches.values()) {
       if (!best) best = es;
       else {
         const [a, b] = [score(es), score(best)];
-        const better = a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+        const better = a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]! || a[3]! - b[3]!;
         if (better > 0) best = es;
       }
     }
     for (const es of branches.values()) if (es !== best) for (const e of es) drop.add(e);
+    // A value of none of the types: each type the union takes (`if: 1`, a string or a boolean).
+    const typed = [...branches.values()].filter((es) => !es.some(isNoise));
+    if (best?.length === 1 && typed.length === branches.size && typed.every(otherType)) {
+      const types = [...new Set(typed.map((es) => String((es[0]!.params as { type: unknown }).type)))];
+      if (types.length > 1) joined.set(best[0]!, types.join(','));
+    }
   }
-  return errors.filter((e) => !drop.has(e));
+  return errors
+    .filter((e) => !drop.has(e))
+    .map((e) => (joined.has(e) ? { ...e, params: { ...e.params, type: joined.get(e) } } : e));
 }
 
 /**
@@ -350,7 +362,7 @@ function describe(
       };
     }
     case 'type': {
-      const type = (e.params as { type: string }).type;
+      const type = String((e.params as { type: unknown }).type);
       // `wait: 10`: YAML reads a duration without its unit as a number, and no unit can be assumed.
       if (parent['x-rule'] === 'duration' && typeof e.data === 'number') {
         // The number with a unit is a duration only when it is a whole number (no fraction, no sign).
@@ -367,7 +379,7 @@ function describe(
             .split(',')
             .map((t) => typeWords(t, parent))
             .join(' or ')}, got ${kindOf(e.data)}`
-        : `${name} must be ${type}`;
+        : `${name} must be ${type.split(',').join(' or ')}`;
       const text = type === 'string' ? asText(e.data, parent) : undefined;
       return { path: at, message, ...(text === undefined ? {} : { asText: text }) };
     }

@@ -207,7 +207,7 @@ const envelope = (description: string) =>
       status: Type.Optional(Type.String()),
       faultResponse: Type.Optional(FaultResponse),
     },
-    { description: `${description} The payload is not shown: members other than these are untyped.` },
+    { description: `${description} The payload (\`deviceResponse\`) is not shown: its members are untyped.` },
   );
 
 export const DeviceProfileService = envelope(

@@ -36,6 +36,8 @@ export interface Reads {
   testedSecrets: string[];
   /** An expression chooses a secret at run time (`secrets[e]`, or `secrets` whole): it may read any. */
   anySecret: boolean;
+  /** Every context variable it reads (`vars`, `run`, ...; not a comprehension's), with its offset. */
+  variables: { name: string; at: number }[];
 }
 
 const MACROS = new Set<string>(COMPREHENSIONS);
@@ -69,6 +71,7 @@ function visit(n: Node, path: Node[], bound: Set<string>, into: Reads): void {
   if (n.op === 'id') {
     const name = n.args as string;
     if (bound.has(name)) return;
+    into.variables.push({ name, at: n.pos });
     if (name === 'steps') {
       const [id, ...members] = chain(n, path, 3);
       if (id === undefined) into.anyStep = true;
@@ -133,7 +136,16 @@ const cache = new Map<string, Reads>();
 export function readsOf(source: string): Reads {
   let r = cache.get(source);
   if (!r) {
-    r = { steps: [], anyStep: false, inputs: [], env: [], secrets: [], testedSecrets: [], anySecret: false };
+    r = {
+      steps: [],
+      anyStep: false,
+      inputs: [],
+      env: [],
+      secrets: [],
+      testedSecrets: [],
+      anySecret: false,
+      variables: [],
+    };
     // The loop's variables in scope: the tree is the same, and `item` parses wherever it is written.
     visit(syntaxTree(source, true) as Node, [], new Set(), r);
     if (cache.size >= 10_000) cache.clear();

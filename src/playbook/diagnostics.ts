@@ -26,7 +26,8 @@ export const RULES = {
   'duplicate-name':
     "Two playbooks checked together (a directory, the daemon's playbooks) have the same `name`.",
   'step-reference': 'An expression refers to a step that does not run before it.',
-  expression: 'An expression does not parse or type-check.',
+  expression:
+    'An expression does not parse or type-check, or reads a variable that has no value where it is rendered (a concurrency key, a callback filter).',
   'undeclared-input': 'An expression uses an input that `inputs` does not declare.',
   member:
     'An expression reads a member its value cannot have: of the event of the `on.callback` service (or of none), a step output (or, after a forEach, the output of a step inside it: each iteration had its own), an input, a var, a variable `env` withholds.',

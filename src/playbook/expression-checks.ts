@@ -234,6 +234,19 @@ export function checkExpressions(
         continue;
       }
       const reads = readsOf(span.source);
+      // Rendered before the run has them (a concurrency key, a callback filter): said once, nothing else.
+      const early = renderedEarly(site.path);
+      // A step read has its own message (step-reference): no step has run yet.
+      const unknown = early
+        ? reads.variables.filter((v) => v.name !== 'steps' && !early.reads.includes(v.name))
+        : [];
+      for (const v of unknown)
+        out.reportOffset(
+          base(span.offset + v.at),
+          'expression',
+          `\`${v.name}\` has no value here: ${early?.why}`,
+        );
+      if (unknown.length) continue;
       // A step it reads that has no value here: what type the expression would have is beside the point.
       let unread = false;
       for (const { id, members, at: index } of reads.steps) {
@@ -379,6 +392,24 @@ function itemsType(items: unknown, inLoop: boolean, typed: (source: string) => T
   if (span.source === '' || checkExpression(span.source, inLoop)) return DYN;
   const t = typed(span.source);
   return t.problems.length ? DYN : t.type;
+}
+
+/**
+ * What an expression can read where it is rendered before the run has its other variables: a concurrency key
+ * as the daemon accepts the run (daemon/pool.ts), a callback's filter on the callback alone (daemon/matcher.ts).
+ */
+function renderedEarly(path: Seg[]): { reads: string[]; why: string } | undefined {
+  if (path[0] === 'concurrency')
+    return {
+      reads: ['event', 'inputs'],
+      why: '`concurrency.key` is rendered as the daemon accepts the run, before it starts, from `event` and `inputs` only',
+    };
+  if (path[0] === 'on' && path[1] === 'callback')
+    return {
+      reads: ['event'],
+      why: '`on.callback.if` is evaluated on the callback, before any run exists: it reads only `event`',
+    };
+  return undefined;
 }
 
 /** Whether `path` is `prefix` or below it. */

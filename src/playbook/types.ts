@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
-import { isEngineAction } from '../actions/engine.js';
+import { isEngineAction, type EngineActionName } from '../actions/engine.js';
 
 /** A type: a JSON value's kind, with the members of an object and the elements of a list. */
 export type T =
@@ -281,16 +281,33 @@ export function givesResults(action: string | undefined): boolean {
 /**
  * `steps.<id>.output` of a step that uses `action`: its output schema. A listing's output is the runner's own:
  * the devices listed (as its schema has them), or their count and how many were left out for want of an
- * identifier of the `items` kind. An engine action's has no schema: dyn.
+ * identifier of the `items` kind. An engine action's is what the engine gives (ENGINE_OUTPUTS).
  */
 export function outputType(action: string | undefined): T {
   if (action === undefined) return DYN;
+  if (isEngineAction(action)) return ENGINE_OUTPUTS[action];
   const entry = actionIndex()[action];
   if (!entry?.output) return DYN;
   const t = fileType(`api/${entry.output}`) ?? DYN;
   if (entry.strategy !== 'listing') return t;
   return obj({ ...(t.k === 'object' ? t.fields : {}), count: INT, leftOut: INT }, t.k !== 'object' || t.open);
 }
+
+/**
+ * What each engine action gives as its output (actions/executors.ts runEngineAction): no schema file says it.
+ * A ledger query's device `error` is null for a device that did not fail: dyn.
+ */
+const ENGINE_OUTPUTS: Record<EngineActionName, T> = {
+  log: obj({ message: DYN }),
+  'notify.webhook': obj({ status: INT }),
+  'report.write': obj({ path: STRING, file: STRING, rows: INT, format: STRING, replaced: BOOL }),
+  'ledger.query': obj({
+    count: INT,
+    devices: list(
+      obj({ id: STRING, kind: STRING, outcome: STRING, error: DYN, runId: STRING, step: STRING }),
+    ),
+  }),
+};
 
 /**
  * The type a member of an action's input takes, at `path` below `with` (names and list indexes), from the

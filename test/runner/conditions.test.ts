@@ -108,14 +108,14 @@ steps:
     uses: log
     with: { message: never }
   - id: b
-    if: \${{ steps.sk.output.count > 0 }}
+    if: \${{ steps.sk.output.message > 0 }}
     uses: log
     with: { message: b }
 `);
     expect(s.status).to.equal('failed');
     expect(statuses(s)).to.deep.equal({ sk: 'skipped', b: 'failed' });
     expect(s.error).to.match(
-      /^step `b` failed: `if`: No such key: count \(step `sk` was skipped: its output is null\)/,
+      /^step `b` failed: `if`: No such key: message \(step `sk` was skipped: its output is null\)/,
     );
     const continued = await run(`version: 1
 name: cond-continue
@@ -126,7 +126,7 @@ steps:
     uses: log
     with: { message: never }
   - id: b
-    if: \${{ steps.sk.output.count > 0 }}
+    if: \${{ steps.sk.output.message > 0 }}
     onError: continue
     uses: log
     with: { message: b }

@@ -946,13 +946,14 @@ steps:
 version: 1
 name: ran
 on: { manual: true }
+vars: { key: nothing }
 steps:
   - id: first
     uses: log
     with: { message: hello }
   - id: note
     uses: log
-    with: { message: "\${{ steps.first.output.nothing }}" }
+    with: { message: "\${{ steps.first.output[vars.key] }}" }
 `);
       expect(ok.error?.split('\n')[0]).to.equal('step `note` failed: No such key: nothing');
     });

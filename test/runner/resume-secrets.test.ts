@@ -67,9 +67,10 @@ describe('runner: the secrets a resumed run still reads', () => {
     expect(still(log('first', 'A ${{ secrets.A }}') + fin, { first: done, cleanup: done })).to.deep.equal([]);
   });
 
-  it('vars and concurrency.key are evaluated again; a tested secret is not needed', () => {
-    const head = 'vars: { v: "${{ secrets.V }}" }\nconcurrency: { key: "${{ secrets.K }}" }\n';
-    expect(still(log('first', 'A ${{ secrets.A }}'), { first: done }, head)).to.deep.equal(['K', 'V']);
+  // A concurrency key reads no secret: validate refuses it there (it is rendered from event and inputs only).
+  it('vars are evaluated again; a tested secret is not needed', () => {
+    const head = 'vars: { v: "${{ secrets.V }}" }\n';
+    expect(still(log('first', 'A ${{ secrets.A }}'), { first: done }, head)).to.deep.equal(['V']);
     const tested = log('first', '${{ has(secrets.T) ? "y" : "n" }}') + log('second', '${{ secrets.T }}');
     expect(still(tested, {})).to.deep.equal([]);
   });
