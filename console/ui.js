@@ -111,25 +111,29 @@ export function Heading({ children }) {
 
 /**
  * A data table's frame. A table wider than the page (many columns, a narrow screen) scrolls sideways in its frame,
- * the page around it still; a table that fits does not, so that its header stays in view as the page scrolls down
- * (a frame that scrolls is where a sticky header sticks). Ids, times and badges stay whole either way.
+ * the page around it still; a table found to fit does not, so that its header stays in view as the page scrolls
+ * down (a frame that scrolls is where a sticky header sticks). Until it is measured, the frame scrolls: the page
+ * never does, even for a moment. Ids, times and badges stay whole either way.
  * @param {{ children: any }} props
  */
 export function TableFrame({ children }) {
   const frame = useRef(/** @type {HTMLDivElement | null} */ (null));
-  const [scrolls, setScrolls] = useState(false);
+  const [fits, setFits] = useState(false);
+  // scrollWidth counts what overflows a frame that does not scroll too.
+  const fit = () => {
+    const el = frame.current;
+    if (el) setFits(el.scrollWidth <= el.clientWidth);
+  };
+  // Measured after each render (new rows, a table made anew), and as the frame's width follows the window's.
+  useLayoutEffect(fit);
   useLayoutEffect(() => {
     const el = frame.current;
     if (!el) return undefined;
-    // scrollWidth counts what overflows a frame that does not scroll too.
-    const fit = () => setScrolls(el.scrollWidth > el.clientWidth);
     const seen = new ResizeObserver(fit);
     seen.observe(el);
-    for (const child of el.children) seen.observe(child);
-    fit();
     return () => seen.disconnect();
   }, []);
-  return html`<div ref=${frame} class=${scrolls ? 'table-frame scrolls' : 'table-frame'}>${children}</div>`;
+  return html`<div ref=${frame} class=${fits ? 'table-frame fits' : 'table-frame'}>${children}</div>`;
 }
 
 /**
