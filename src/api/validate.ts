@@ -416,15 +416,18 @@ function describe(
         name: true,
       };
     }
-    case 'not':
-    case 'anyOf':
-    case 'oneOf':
-    case 'maxProperties':
-    case 'minProperties':
-      return { path: at, message: custom ?? `${name} ${e.message ?? 'is not valid'}` };
-    default:
-      return { path: at, message: custom ?? `${name} ${e.message ?? 'is not valid'}` };
+    case 'minLength':
+      if (custom || (e.params as { limit: number }).limit !== 1) break;
+      return { path: at, message: `${name} is empty` };
+    case 'minProperties': {
+      if (custom || (e.params as { limit: number }).limit !== 1) break;
+      // Empty where a member is needed: which ones it may have, rather than ajv's "fewer than 1 properties".
+      const names = Object.keys((parent.properties ?? {}) as object);
+      const give = names.length ? `give at least one of ${names.join(', ')}` : 'give at least one member';
+      return { path: at, message: `${name} is empty: ${give}` };
+    }
   }
+  return { path: at, message: custom ?? `${name} ${e.message ?? 'is not valid'}` };
 }
 
 /** A JSON Schema type in words: `an integer`, `a list`, `a list of objects` (of the `schema` it is the type of). */
