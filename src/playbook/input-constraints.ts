@@ -68,6 +68,9 @@ interface Breach {
  * `items.` for an element), or undefined when it breaks none. An array is checked for its length, then each
  * element in order, then for repeats; the first breach is said.
  */
+/** `1 character`, `8 characters`. */
+const characters = (n: number) => `${n} character${n === 1 ? '' : 's'}`;
+
 function breach(d: Json, v: unknown, key = ''): Breach | undefined {
   const at = (k: string) => `(${key}${k})`;
   const why = (text: string, item?: number): Breach => ({ why: text, item });
@@ -80,9 +83,11 @@ function breach(d: Json, v: unknown, key = ''): Breach | undefined {
         return why(`does not match \`${d.pattern}\` ${at('pattern')}`);
     }
     if (typeof d.minLength === 'number' && length(v) < d.minLength)
-      return why(`is shorter than ${d.minLength} characters ${at('minLength')}`);
+      return why(
+        `${v === '' ? 'is empty' : `is shorter than ${characters(d.minLength)}`} ${at('minLength')}`,
+      );
     if (typeof d.maxLength === 'number' && length(v) > d.maxLength)
-      return why(`is longer than ${d.maxLength} characters ${at('maxLength')}`);
+      return why(`is longer than ${characters(d.maxLength)} ${at('maxLength')}`);
   }
   if (typeof v === 'number') {
     if (typeof d.minimum === 'number' && v < d.minimum)

@@ -126,6 +126,12 @@ describe('input constraints at the start of a run (coerceInputs)', () => {
     expect(refusal({ ...ok, word: 'é' })).to.equal(
       'input `word`: "é" is shorter than 2 characters (minLength)',
     );
+    // One character: no "1 characters".
+    const initial = declaring('initial', '  initial: { type: string, minLength: 1, maxLength: 1 }\n');
+    expect(refusedBy(initial, { initial: '' })).to.equal('input `initial`: "" is empty (minLength)');
+    expect(refusedBy(initial, { initial: 'xy' })).to.equal(
+      'input `initial`: "xy" is longer than 1 character (maxLength)',
+    );
     expect(refusal({ ...ok, port: '80' })).to.equal('input `port`: 80 is less than 1024 (minimum)');
     expect(refusal({ ...ok, port: 70000 })).to.equal('input `port`: 70000 is more than 65535 (maximum)');
     expect(refusal({ ...ok, ratio: '1.5' })).to.equal('input `ratio`: 1.5 is more than 1 (maximum)');
