@@ -8,6 +8,8 @@
  * 3. the devices' state (a listing filtered on the state the action leaves them in), for a request the service
  *    says `Failure` (or `Failed`) or `PartialSuccess`, or whose status it cannot give: a device in that state
  *    succeeded; once the service says the request is finished, a device not in it failed (`STATE NOT CHANGED`).
+ *    A guess, without the service's reason: the ledger marks it so (byStateRead), and the device's message, should
+ *    it come after the run ended, supersedes it (store/late.ts).
  * A device still not confirmed when the step's confirmation time has passed (counted from its acceptance, across
  * a restart too) is `unconfirmed`, unless a last look at the devices' state finds it changed. A read that fails
  * for a while (notForNow) is asked again at the next poll; when the last look fails, those left are `unconfirmed`
@@ -150,7 +152,13 @@ export async function confirmRequests(
   for (const w of waiting.values()) if (w.count) confirm.all(w, { outcome: 'unconfirmed', ...why });
 }
 
-type Outcome = Pick<GroupResult, 'outcome' | 'errorType' | 'errorClass'>;
+type Outcome = Pick<GroupResult, 'outcome' | 'errorType' | 'errorClass' | 'byStateRead'>;
+
+/**
+ * A device a read of the devices' state found in the target state. Marked as the read's (byStateRead), as is one
+ * the read did not find changed: the service's own message, should it come after the run, supersedes them.
+ */
+const READ_SUCCEEDED: Outcome = { outcome: 'succeeded', byStateRead: true };
 
 /** A device's outcome as its CarrierService message gives it: the service's reason for a device it did not change. */
 export function carrierOutcome(r: CarrierResult): Outcome & { outcome: 'succeeded' | 'failed' } {
@@ -209,11 +217,11 @@ async function askService(x: ActionCall, requests: Waiting[], confirm: Confirm):
       if (notForNow(x, e)) continue;
       throw e;
     }
-    for (const id of applied) confirm.one(w, id, { outcome: 'succeeded' }, 'stateRead');
+    for (const id of applied) confirm.one(w, id, READ_SUCCEEDED, 'stateRead');
     if (finished && w.count)
       confirm.all(
         w,
-        { outcome: 'failed', errorType: STATE_NOT_CHANGED, errorClass: 'permanent' },
+        { outcome: 'failed', errorType: STATE_NOT_CHANGED, errorClass: 'permanent', byStateRead: true },
         'stateRead',
       );
   }
@@ -257,8 +265,7 @@ async function settleFromState(x: ActionCall, requests: Waiting[], confirm: Conf
       continue;
     }
     for (const w of list)
-      for (const id of w.ids())
-        if (applied.has(id)) confirm.one(w, id, { outcome: 'succeeded' }, 'stateRead');
+      for (const id of w.ids()) if (applied.has(id)) confirm.one(w, id, READ_SUCCEEDED, 'stateRead');
   }
   return failed;
 }
