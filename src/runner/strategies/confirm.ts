@@ -21,9 +21,10 @@ import type { Confirmation, DeviceGroup } from '../../store/store.js';
 import { Alarm } from '../../rate/alarm.js';
 import { errorOf } from '../context.js';
 import type { DeviceResults } from '../device-results.js';
-import { identifiersOf, setOf, withResult, type GroupResult } from '../devices.js';
+import { identifiersOf, setOf, type GroupResult } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
 import type { ActionCall } from './index.js';
+import { sendsOf, withSends } from './sends.js';
 
 /**
  * A request with devices still to confirm: every device of the request until the first one is confirmed alone
@@ -54,12 +55,17 @@ class Waiting {
     return kind;
   }
 
-  /** Every device still to confirm, as groups with `result`; none is left. */
-  takeAll(result: GroupResult): DeviceGroup[] {
+  /** The attempts of device `id` (sends.ts): the sends it had before this request's pass, and this request's. */
+  attemptsOf(id: string): number {
+    return sendsOf(this.request.before, id, this.request.attempts);
+  }
+
+  /** Every device still to confirm, as groups with `result` and their attempts; none is left. */
+  takeAll(result: Omit<GroupResult, 'attempts'>): DeviceGroup[] {
     const runs = this.left ? [...groupBy(this.left)] : (this.request.devices as [string, string[]][]);
     this.left = new Map();
     this.count = 0;
-    return withResult(setOf(runs), result);
+    return withSends(setOf(runs), result, this.request.before, this.request.attempts);
   }
 }
 
@@ -90,7 +96,7 @@ export async function confirmRequests(
       results.addOne({
         deviceId: id,
         kind,
-        attempts: w.request.attempts,
+        attempts: w.attemptsOf(id),
         requestId: w.request.requestId,
         ...r,
       });
@@ -99,7 +105,7 @@ export async function confirmRequests(
     },
     all(w, r, by) {
       const n = w.count;
-      const groups = w.takeAll({ attempts: w.request.attempts, requestId: w.request.requestId, ...r });
+      const groups = w.takeAll({ requestId: w.request.requestId, ...r });
       results.add(groups);
       if (by) tally[by] += n;
       left -= n;
