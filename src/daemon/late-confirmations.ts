@@ -22,7 +22,7 @@ const SOON_MS = 1000;
 /** Unconfirmed entries read at a time. */
 const PAGE = 500;
 
-type LateStore = Pick<Store, 'unconfirmedEntries' | 'inboxByRequest' | 'recordLate'>;
+type LateStore = Pick<Store, 'lateEntries' | 'inboxByRequest' | 'recordLate'>;
 
 export class LateConfirmations {
   private readonly periodic = new Periodic(EVERY_MS, () => this.pass());
@@ -73,7 +73,7 @@ export async function recordLateResults(
   const since = new Date(now - LATE_LOOKBACK_MS).toISOString();
   const total: LateCounts = { succeeded: 0, failed: 0 };
   for (let after = 0; ;) {
-    const entries = await store.unconfirmedEntries(since, after, PAGE);
+    const entries = await store.lateEntries(since, after, PAGE);
     const last = entries[entries.length - 1];
     if (!last) return total;
     after = last.seq;

@@ -65,6 +65,16 @@ export class DeviceResults {
     return skipped;
   }
 
+  /**
+   * The attempts of the latest result of each of `ids` that has one. Read before the devices sent again have their
+   * newer results (not settled: that would forget which groups those replace); the later group's counts.
+   */
+  attemptsOf(ids: ReadonlySet<string>): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const g of this.list) for (const id of g.ids) if (ids.has(id)) out.set(id, g.attempts);
+    return out;
+  }
+
   /** Every device once, with its latest result. */
   groups(): DeviceGroup[] {
     this.settle();

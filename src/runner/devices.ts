@@ -233,7 +233,7 @@ export function groupResults(results: DeviceResult[], unique = false): DeviceGro
     }
     // Results come in runs of the same result: the group of the one before usually fits.
     if (!g || !sameResult(g, r)) {
-      const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}\0${r.requestId ?? ''}`;
+      const key = `${r.kind}\0${r.outcome}\0${r.errorType ?? ''}\0${r.errorClass ?? ''}\0${r.attempts}\0${r.requestId ?? ''}\0${r.byStateRead ?? ''}`;
       g = groups.get(key);
       if (!g) {
         const { deviceId: _, data: __, ...result } = r;
@@ -263,7 +263,8 @@ export function sameResult(g: DeviceGroup, r: DeviceResult): boolean {
     g.errorType === r.errorType &&
     g.errorClass === r.errorClass &&
     g.attempts === r.attempts &&
-    g.requestId === r.requestId
+    g.requestId === r.requestId &&
+    g.byStateRead === r.byStateRead
   );
 }
 

@@ -183,7 +183,13 @@ export interface AcceptedRequest {
   accountName: string;
   /** The devices, as runs of one kind. */
   devices: ItemRuns;
+  /** How many times it was sent (the step's `retry:`). An earlier version's checkpoint: the devices.retry pass. */
   attempts: number;
+  /**
+   * The sends each device had before this request's devices.retry pass (strategies/sends.ts): a device's attempts
+   * are those and this request's. Not kept in the checkpoint: a resumed run reads them from the ledger.
+   */
+  before?: ReadonlyMap<string, number>;
   /** When it was accepted (ms): the confirmation time counts from here, across a restart too. */
   at: number;
 }
@@ -192,7 +198,7 @@ export interface AcceptedRequest {
  * An accepted request as a `confirming` checkpoint keeps it: without its devices, which the ledger holds (its
  * `accepted` entries under the request id, written with the checkpoint). A checkpoint of an earlier version has them.
  */
-export type KeptRequest = Omit<AcceptedRequest, 'devices'> & { devices?: ItemRuns };
+export type KeptRequest = Omit<AcceptedRequest, 'devices' | 'before'> & { devices?: ItemRuns };
 
 /** The statuses of a step under way, which a resumed run takes up where its checkpoint says (Checkpoint). */
 export const UNFINISHED = ['sending', 'confirming', 'waiting', 'reporting'] as const;

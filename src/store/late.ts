@@ -1,8 +1,10 @@
 /**
  * Results that come after a run has ended (product.md 5a): the CarrierService message of a device that the run
- * left `unconfirmed` once its step's confirmation time had passed. The ledger takes the service's word when it
- * comes: a later entry with the device's outcome, which replaces the `unconfirmed` one, and the run's summary
- * counts move with it. Both stores decide and write this in one transaction (Store.recordLate); what to write
+ * left `unconfirmed` once its step's confirmation time had passed, or settled by a read of its state (the read's
+ * guess: `succeeded` in the target state, `STATE NOT CHANGED` not in it, without the service's reason). The ledger
+ * takes the service's word when it comes: a later entry with the device's outcome and reason, which replaces the
+ * earlier one, and the run's summary counts move with it. A device confirmed by its message or by the request's
+ * status already has the service's word: a message that comes again changes nothing. Both stores decide and write this in one transaction (Store.recordLate); what to write
  * is decided here, once for both.
  */
 import { parse, type EntryRow } from './rows.js';
@@ -10,7 +12,7 @@ import type { DeviceCounts, DeviceGroup, RunSummary } from './store.js';
 
 /** A device's result in a message that came after its run ended. */
 export interface LateResult {
-  /** The `unconfirmed` entry (its seq) that named the device under the message's request id. */
+  /** The entry (its seq), `unconfirmed` or a state read's, that named the device under the message's request id. */
   seq: number;
   deviceId: string;
   outcome: 'succeeded' | 'failed';
@@ -44,7 +46,7 @@ export const lateDevices = (results: readonly LateResult[]): string[] => [
 export interface LateReads {
   /** The run's summary, as the store keeps it. */
   summaryJson: string | null;
-  /** The run's `unconfirmed` entries among those `results` name (lateSeqs). */
+  /** The run's `unconfirmed` entries and those of state reads (EntryRow.by_state_read), among those `results` name (lateSeqs). */
   entries: readonly EntryRow[];
   /**
    * The last seq of an entry naming each device of `results` (lateDevices) in each step, among the run's
@@ -70,6 +72,7 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
     const e = entries.get(r.seq);
     const key = e && `${e.step}\0${r.deviceId}`;
     if (!e || !key || done.has(key) || (latest.get(key) ?? e.seq) > e.seq) continue;
+    if (e.outcome !== 'unconfirmed' && !e.by_state_read) continue;
     if (!(JSON.parse(e.device_ids) as string[]).includes(r.deviceId)) continue;
     done.add(key);
     recorded[r.outcome]++;
@@ -89,12 +92,15 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
     }
     g.ids.push(r.deviceId);
     if (!sum) continue;
-    const moved = { from: e.error_type ?? undefined, to: r };
+    const read = Boolean(e.by_state_read);
+    const moved = { outcome: e.outcome as Settled, from: e.error_type ?? undefined, to: r };
     move(sum.devices, moved);
     const step = sum.steps.find((s) => s.id === e.step);
     if (step) {
       move(step.devices, moved);
       const c = (step.confirmation ??= { callback: 0, requestStatus: 0, stateRead: 0 });
+      // Confirmed by the message now, not by the read.
+      if (read) c.stateRead = Math.max(0, c.stateRead - 1);
       c.afterRun = (c.afterRun ?? 0) + 1;
     }
   }
@@ -106,9 +112,15 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
   return { steps, summary: sum, recorded, any: done.size > 0 };
 }
 
-/** One device out of `unconfirmed` (with the error of its last look, if any) and into its outcome. */
-function move(c: DeviceCounts, m: { from: string | undefined; to: LateResult }): void {
-  c.unconfirmed = Math.max(0, c.unconfirmed - 1);
+/** What an entry a late result replaces says of its devices. */
+type Settled = 'unconfirmed' | 'succeeded' | 'failed';
+
+/**
+ * One device out of the entry's outcome (`unconfirmed` with the error of its last look, if any; a state read's
+ * `succeeded`, or `failed` with `STATE NOT CHANGED`) and into the message's.
+ */
+function move(c: DeviceCounts, m: { outcome: Settled; from: string | undefined; to: LateResult }): void {
+  c[m.outcome] = Math.max(0, c[m.outcome] - 1);
   c[m.to.outcome]++;
   const was = m.from === undefined ? undefined : c.byError[m.from];
   if (m.from !== undefined && was !== undefined) {

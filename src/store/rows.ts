@@ -144,6 +144,13 @@ export interface EntryRow extends ResultColumns {
   seq: number;
   /** JSON array of device ids. */
   device_ids: string;
+  /** 1 (true on PostgreSQL) for devices confirmed by a read of their state (DeviceResult.byStateRead). */
+  by_state_read?: number | boolean | null;
+}
+
+/** The `by_state_read` a group's entry is written with: only a confirmed outcome is a state read's. */
+export function byStateRead(g: DeviceGroup): boolean {
+  return g.byStateRead === true && (g.outcome === 'succeeded' || g.outcome === 'failed');
 }
 
 /** An entry as the group it was written from, without its data. */

@@ -22,12 +22,12 @@ type Sql = (text: string) => Database.Statement;
 /** The grouping of a run (latestAmong): dropped when a result comes after it, and made again at the next read. */
 const GROUPING = BY_RUN.filter((t) => t.startsWith('ledger_'));
 
-/** `unconfirmedEntries` (store.ts), by the partial index of `unconfirmed` entries. */
-export function unconfirmedEntries(sql: Sql, since: string, afterSeq: number, limit: number): EntryRow[] {
+/** `lateEntries` (store.ts), by the partial index of the entries a late message may settle (ledger_late). */
+export function lateEntries(sql: Sql, since: string, afterSeq: number, limit: number): EntryRow[] {
   return sql(
     `SELECT l.* FROM ledger l JOIN runs r ON r.id = l.run_id
-     WHERE l.outcome = 'unconfirmed' AND l.request_id IS NOT NULL AND l.seq > ? AND l.at >= ?
-       AND r.ended_at IS NOT NULL
+     WHERE l.request_id IS NOT NULL AND (l.outcome = 'unconfirmed' OR l.by_state_read = 1)
+       AND l.seq > ? AND l.at >= ? AND r.ended_at IS NOT NULL
      ORDER BY l.seq LIMIT ?`,
   ).all(afterSeq, since, limit) as EntryRow[];
 }
@@ -94,7 +94,8 @@ export function recordLate(
     { summary_json: string | null; ended_at: string | null } | undefined;
   if (!run?.ended_at || !results.length) return none;
   const entries = sql(
-    `SELECT * FROM ledger WHERE run_id = ? AND outcome = 'unconfirmed' AND seq IN (SELECT value FROM json_each(?))`,
+    `SELECT * FROM ledger WHERE run_id = ? AND (outcome = 'unconfirmed' OR by_state_read = 1)
+       AND seq IN (SELECT value FROM json_each(?))`,
   ).all(runId, JSON.stringify(lateSeqs(results))) as EntryRow[];
   if (!entries.length) return none;
   // The entries written since `laterEntries` read, by seq (`+run_id`: not by the index of the run's entries).

@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import { idRange } from './id-range.js';
 import { storedJson, storedText } from './text.js';
+import { byStateRead } from './rows.js';
 import type { DeviceGroup } from './store.js';
 
 /** The devices a checkpoint is written with: their step, their groups, and when. */
@@ -45,8 +46,8 @@ export class LedgerWrites {
       dropCalls: db.prepare('DELETE FROM step_calls WHERE run_id = ? AND step_key = ?'),
       insertEntry: db.prepare(
         `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
-           request_id, data_json, min_id, max_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           request_id, data_json, min_id, max_id, by_state_read)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
     };
     this.saveWithDevices = db.transaction((runId, key, state, devices) => {
@@ -103,6 +104,7 @@ export class LedgerWrites {
         g.data ? storedJson(JSON.stringify(g.data)) : null,
         range.min,
         range.max,
+        byStateRead(g) ? 1 : null,
       );
     }
   }

@@ -201,6 +201,13 @@ export const MIGRATIONS: string[] = [
   // The last time a prune pass found each schedule loaded (Retention.recordLoaded): the backfills of a schedule
   // no process has loaded for a day are pruned, not those of one a pass missed for a moment.
   `ALTER TABLE schedules ADD COLUMN loaded_at TEXT;`,
+  // The devices confirmed by a read of their state, not the service's word (DeviceResult.byStateRead): a
+  // CarrierService message that comes after their run ended supersedes the read (Store.recordLate). Looked up
+  // with those left unconfirmed, by one index of both.
+  `ALTER TABLE ledger ADD COLUMN by_state_read INTEGER;
+   CREATE INDEX ledger_late ON ledger (seq)
+     WHERE request_id IS NOT NULL AND (outcome = 'unconfirmed' OR by_state_read = 1);
+   DROP INDEX ledger_unconfirmed;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

@@ -17,7 +17,7 @@ import { sqliteLogins } from './sqlite-logins.js';
 import type { LoginCounts } from '../api/login-count.js';
 import { SqliteTurn } from './sqlite-turn.js';
 import { pruneEnded, recordLoaded } from './sqlite-retention.js';
-import { laterEntries, recordLate, unconfirmedEntries } from './sqlite-late.js';
+import { lateEntries, laterEntries, recordLate } from './sqlite-late.js';
 import type { LateCounts, LateResult } from './late.js';
 import { itemColumns } from './item-runs.js';
 import { LedgerWrites, type StepDevices } from './sqlite-ledger-write.js';
@@ -217,8 +217,8 @@ export class SqliteStore implements Store {
     return this.grouped().deviceHistory(storedText(deviceId), limit);
   }
 
-  async unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
-    return unconfirmedEntries(this.sql, since, afterSeq, limit);
+  async lateEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
+    return lateEntries(this.sql, since, afterSeq, limit);
   }
 
   async recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts> {

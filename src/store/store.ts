@@ -177,6 +177,12 @@ export interface DeviceResult {
   requestId?: string;
   /** What the step returned for the device (a location: latitude, longitude, radius, time, cached). */
   data?: Record<string, unknown>;
+  /**
+   * A device-state action's device confirmed by a read of the devices' state (confirm.ts), not by the service's
+   * word: a guess, which a CarrierService message for the device that comes after the run ended supersedes
+   * (Store.recordLate). Kept in the ledger, not shown.
+   */
+  byStateRead?: true;
 }
 
 /**
@@ -451,15 +457,16 @@ export interface LedgerStore {
   /** Every entry that names the device, newest first, at most `limit`, with its run's playbook, start and status. */
   deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]>;
   /**
-   * The `unconfirmed` entries, under a request id, of runs that have ended, written at or after `since` (ISO),
-   * after seq `afterSeq`, in seq order, at most `limit`: the devices whose CarrierService message may yet come.
+   * The entries under a request id, of runs that have ended, written at or after `since` (ISO), after seq
+   * `afterSeq`, in seq order, at most `limit`, whose devices' CarrierService message may yet say what the service
+   * did: those `unconfirmed`, and those confirmed by a read of their state (DeviceResult.byStateRead).
    */
-  unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]>;
+  lateEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]>;
   /**
    * Records results that came after run `runId` ended (store/late.ts), in one transaction: of each device whose
-   * latest result in its step is still the `unconfirmed` entry the result names, a later entry with the outcome
-   * (at `at`), and the run's summary counts moved; the run is grouped again at its next read (latestAmong). A
-   * device with a later result, or not in the entry, is left as it is. Returns how many it recorded, by outcome.
+   * latest result in its step is still the entry the result names (`unconfirmed`, or confirmed by a state read), a
+   * later entry with the outcome (at `at`), and the run's summary counts moved; the run is grouped again at its
+   * next read (latestAmong). A device with a later result, or not in the entry, is left as it is. Returns how many it recorded, by outcome.
    */
   recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts>;
 }

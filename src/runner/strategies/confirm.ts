@@ -8,6 +8,8 @@
  * 3. the devices' state (a listing filtered on the state the action leaves them in), for a request the service
  *    says `Failure` (or `Failed`) or `PartialSuccess`, or whose status it cannot give: a device in that state
  *    succeeded; once the service says the request is finished, a device not in it failed (`STATE NOT CHANGED`).
+ *    A guess, without the service's reason: the ledger marks it so (byStateRead), and the device's message, should
+ *    it come after the run ended, supersedes it (store/late.ts).
  * A device still not confirmed when the step's confirmation time has passed (counted from its acceptance, across
  * a restart too) is `unconfirmed`, unless a last look at the devices' state finds it changed. A read that fails
  * for a while (notForNow) is asked again at the next poll; when the last look fails, those left are `unconfirmed`
@@ -19,9 +21,10 @@ import type { Confirmation, DeviceGroup } from '../../store/store.js';
 import { Alarm } from '../../rate/alarm.js';
 import { errorOf } from '../context.js';
 import type { DeviceResults } from '../device-results.js';
-import { identifiersOf, setOf, withResult, type GroupResult } from '../devices.js';
+import { identifiersOf, setOf, type GroupResult } from '../devices.js';
 import type { AcceptedRequest, CarrierResult, Json } from '../types.js';
 import type { ActionCall } from './index.js';
+import { sendsOf, withSends } from './sends.js';
 
 /**
  * A request with devices still to confirm: every device of the request until the first one is confirmed alone
@@ -52,12 +55,17 @@ class Waiting {
     return kind;
   }
 
-  /** Every device still to confirm, as groups with `result`; none is left. */
-  takeAll(result: GroupResult): DeviceGroup[] {
+  /** The attempts of device `id` (sends.ts): the sends it had before this request's pass, and this request's. */
+  attemptsOf(id: string): number {
+    return sendsOf(this.request.before, id, this.request.attempts);
+  }
+
+  /** Every device still to confirm, as groups with `result` and their attempts; none is left. */
+  takeAll(result: Omit<GroupResult, 'attempts'>): DeviceGroup[] {
     const runs = this.left ? [...groupBy(this.left)] : (this.request.devices as [string, string[]][]);
     this.left = new Map();
     this.count = 0;
-    return withResult(setOf(runs), result);
+    return withSends(setOf(runs), result, this.request.before, this.request.attempts);
   }
 }
 
@@ -88,7 +96,7 @@ export async function confirmRequests(
       results.addOne({
         deviceId: id,
         kind,
-        attempts: w.request.attempts,
+        attempts: w.attemptsOf(id),
         requestId: w.request.requestId,
         ...r,
       });
@@ -97,7 +105,7 @@ export async function confirmRequests(
     },
     all(w, r, by) {
       const n = w.count;
-      const groups = w.takeAll({ attempts: w.request.attempts, requestId: w.request.requestId, ...r });
+      const groups = w.takeAll({ requestId: w.request.requestId, ...r });
       results.add(groups);
       if (by) tally[by] += n;
       left -= n;
@@ -150,7 +158,13 @@ export async function confirmRequests(
   for (const w of waiting.values()) if (w.count) confirm.all(w, { outcome: 'unconfirmed', ...why });
 }
 
-type Outcome = Pick<GroupResult, 'outcome' | 'errorType' | 'errorClass'>;
+type Outcome = Pick<GroupResult, 'outcome' | 'errorType' | 'errorClass' | 'byStateRead'>;
+
+/**
+ * A device a read of the devices' state found in the target state. Marked as the read's (byStateRead), as is one
+ * the read did not find changed: the service's own message, should it come after the run, supersedes them.
+ */
+const READ_SUCCEEDED: Outcome = { outcome: 'succeeded', byStateRead: true };
 
 /** A device's outcome as its CarrierService message gives it: the service's reason for a device it did not change. */
 export function carrierOutcome(r: CarrierResult): Outcome & { outcome: 'succeeded' | 'failed' } {
@@ -209,11 +223,11 @@ async function askService(x: ActionCall, requests: Waiting[], confirm: Confirm):
       if (notForNow(x, e)) continue;
       throw e;
     }
-    for (const id of applied) confirm.one(w, id, { outcome: 'succeeded' }, 'stateRead');
+    for (const id of applied) confirm.one(w, id, READ_SUCCEEDED, 'stateRead');
     if (finished && w.count)
       confirm.all(
         w,
-        { outcome: 'failed', errorType: STATE_NOT_CHANGED, errorClass: 'permanent' },
+        { outcome: 'failed', errorType: STATE_NOT_CHANGED, errorClass: 'permanent', byStateRead: true },
         'stateRead',
       );
   }
@@ -257,8 +271,7 @@ async function settleFromState(x: ActionCall, requests: Waiting[], confirm: Conf
       continue;
     }
     for (const w of list)
-      for (const id of w.ids())
-        if (applied.has(id)) confirm.one(w, id, { outcome: 'succeeded' }, 'stateRead');
+      for (const id of w.ids()) if (applied.has(id)) confirm.one(w, id, READ_SUCCEEDED, 'stateRead');
   }
   return failed;
 }

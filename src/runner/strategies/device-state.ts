@@ -38,6 +38,7 @@ import { requestIdOf, withoutRequestId } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
 import { withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
+import { withSends, type Sends } from './sends.js';
 
 export async function deviceState(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
@@ -67,6 +68,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
           kept.map((r) => r.requestId),
         );
         const requests = devicesOfRequests(kept, under);
+        for (const r of requests) r.before = sentBeforeOf(r, under);
         accepted.push(...requests);
         const before = under.filter((g) => g.outcome !== 'accepted');
         results.add(before);
@@ -80,25 +82,31 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         return earlier.output ?? null;
       }
       let remaining = input === x.input ? x.devices : devicesOf(x.op, input);
+      // A devices.retry pass: the sends each device had before it, which its attempts go on from (sends.ts).
+      const before = attempt > 1 ? results.attemptsOf(new Set(idsOf(remaining))) : undefined;
       // The first pass only: a device retried later was sent this step's own request, not another holder's.
       if (x.contended && !earlier && attempt === 1 && remaining.size)
-        remaining = await skipDone(x, input, remaining, attempt, results);
+        remaining = await skipDone(x, input, remaining, results);
+      /** Sends made before this execution: one, by an earlier execution that stopped before its answer. */
+      let sentBefore = 0;
       if (earlier?.status === 'sending') {
         // Watched from when the earlier execution sent it: a process down longer than that reads once.
         const until = (earlier.since ?? ctx.clock.now()) + x.plan.confirmMs;
-        remaining = await reconcile(x, input, remaining, attempt, results, tally, until);
+        sentBefore = 1;
+        remaining = await reconcile(x, input, remaining, { before, n: 1 }, results, tally, until);
         ctx.log.info('reconciled after a restart', { step: step.id, remaining: remaining.size });
       }
       if (!remaining.size) return null;
-      const sent = await send(x, input, remaining, attempt, results, tally);
+      const sent = await send(x, input, remaining, { before, n: sentBefore }, results, tally);
       if (!sent) return null;
       accepted.push(sent.request);
       // The accepted devices and the checkpoint that says what to confirm, in one write.
-      const acceptedGroups = withResult(setOf(sent.request.devices), {
-        outcome: 'accepted',
-        attempts: attempt,
-        requestId: sent.request.requestId,
-      });
+      const acceptedGroups = withSends(
+        setOf(sent.request.devices),
+        { outcome: 'accepted', requestId: sent.request.requestId },
+        before,
+        sent.request.attempts,
+      );
       // The checkpoint names the requests, not their devices again: the ledger entries written with it hold them.
       ctx.saveUnderWay(
         x.count,
@@ -143,10 +151,11 @@ async function send(
   x: ActionCall,
   input: Json,
   devices: DeviceSet,
-  attempt: number,
+  pass: Sends,
   results: DeviceResults,
   tally: Confirmation,
 ): Promise<{ request: AcceptedRequest; output: unknown } | undefined> {
+  const { before } = pass;
   const { ctx, step, plan } = x;
   let remaining = devices;
   /** How many devices the input names: while all of them are still to do, it is sent as it is. */
@@ -155,7 +164,7 @@ async function send(
   let sentAt = ctx.clock.now();
   /** An answer refused (no request id, or one with a NUL): the step fails with it, once it is reconciled. */
   let refused: MalformedAnswer | undefined;
-  for (let n = 1; ; n++) {
+  for (let n = pass.n + 1; ; n++) {
     try {
       // The input as it is while every device it names is still to do (the first attempt, usually).
       const sending = remaining.size === named ? input : withDevices(input, new Set(idsOf(remaining)));
@@ -170,17 +179,24 @@ async function send(
         refused =
           malformed ??
           withoutRequestId(x.action, 'a device action answers with', "; its devices' state was read instead");
-        remaining = await reconcile(x, sending, remaining, attempt, results, tally, sentAt + plan.confirmMs);
-        results.add(
-          withResult(remaining, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts: attempt }),
+        remaining = await reconcile(
+          x,
+          sending,
+          remaining,
+          { before, n },
+          results,
+          tally,
+          sentAt + plan.confirmMs,
         );
+        results.add(withSends(remaining, { outcome: 'unconfirmed', ...MALFORMED_ANSWER }, before, n));
         break;
       }
       const request: AcceptedRequest = {
         requestId,
         accountName: String(input.accountName),
         devices: runsOf(remaining),
-        attempts: attempt,
+        attempts: n,
+        ...(before?.size ? { before } : {}),
         at: ctx.clock.now(),
       };
       return { request, output };
@@ -194,21 +210,21 @@ async function send(
         // answer (a 5xx) took nothing to carry out later: one read finds what it did change.
         const lost = e instanceof NetworkError;
         const until = lost ? sentAt + plan.confirmMs : 0;
-        remaining = await reconcile(x, input, remaining, attempt, results, tally, until);
+        remaining = await reconcile(x, input, remaining, { before, n }, results, tally, until);
         ctx.log.info('reconciled an unknown outcome', { step: step.id, remaining: remaining.size });
         if (!remaining.size) {
           return undefined;
         }
       }
-      if (n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
+      if (n - pass.n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
         // An answer lost for good leaves what the service did unknown: not `failed`, which says it did not. The
-        // devices' attempts are the sends made, this pass's `n` after the passes before it: not the most the
-        // step's retry allows, which an error it does not retry never reaches.
+        // devices' attempts are the sends made for them (sends.ts): not the most the step's retry allows, which
+        // an error it does not retry never reaches.
         const outcome = unknown ? 'unconfirmed' : 'failed';
-        results.add(withResult(remaining, { outcome, ...errorOf(e), attempts: attempt - 1 + n }));
+        results.add(withSends(remaining, { outcome, ...errorOf(e) }, before, n));
         throw e;
       }
-      await ctx.clock.sleep(ctx.delay(plan.retry, n), x.signal);
+      await ctx.clock.sleep(ctx.delay(plan.retry, n - pass.n), x.signal);
     }
   }
   // Outside the loop's catch: a refused answer is neither an unknown outcome nor retried.
@@ -228,7 +244,7 @@ async function reconcile(
   x: ActionCall,
   input: Json,
   devices: DeviceSet,
-  attempt: number,
+  pass: Sends,
   results: DeviceResults,
   tally: Confirmation,
   until: number,
@@ -247,11 +263,11 @@ async function reconcile(
         sleep: (ms) => ctx.clock.sleep(ms, x.signal),
       }));
     } catch (e) {
-      results.add(withResult(left, { outcome: 'unconfirmed', ...errorOf(e), attempts: attempt }));
+      results.add(withSends(left, { outcome: 'unconfirmed', ...errorOf(e) }, pass.before, pass.n));
       throw e;
     }
     const done = subset(left, applied, true);
-    results.add(withResult(done, { outcome: 'succeeded', attempts: attempt }));
+    results.add(withSends(done, { outcome: 'succeeded' }, pass.before, pass.n));
     tally.stateRead += done.size;
     left = subset(left, applied, false);
     const wait = until - ctx.clock.now();
@@ -269,7 +285,6 @@ async function skipDone(
   x: ActionCall,
   input: Json,
   devices: DeviceSet,
-  attempt: number,
   results: DeviceResults,
 ): Promise<DeviceSet> {
   let applied: Set<string>;
@@ -283,7 +298,8 @@ async function skipDone(
     return devices;
   }
   const done = subset(devices, applied, true);
-  results.add(withResult(done, { outcome: 'skipped', errorType: ALREADY_DONE, attempts: attempt }));
+  // Not sent: no attempt, as a device a limit skips.
+  results.add(withResult(done, { outcome: 'skipped', errorType: ALREADY_DONE, attempts: 0 }));
   if (done.size)
     x.ctx.log.info('devices already in the target state, skipped', { step: x.step.id, devices: done.size });
   return subset(devices, applied, false);
@@ -292,13 +308,29 @@ async function skipDone(
 /** Why a device is skipped that a holder before this step left in the action's target state. */
 const ALREADY_DONE: OwnDeviceType = 'ALREADY IN TARGET STATE';
 
-/** A device's result under a request (a group of results, or the request) and its attempt. */
-const resultKey = (under: { requestId?: string; attempts: number }, id: string) =>
-  `${under.requestId ?? ''}\0${under.attempts}\0${id}`;
+/**
+ * A device's result under a request (a group of results, or the request): the service's request ids are unique,
+ * and a device's attempts under one differ with the sends it had before (sends.ts).
+ */
+const resultKey = (under: { requestId?: string }, id: string) => `${under.requestId ?? ''}\0${id}`;
 
-/** An accepted request as its checkpoint keeps it: its devices are in the ledger. */
-function withoutDevices({ devices: _, ...kept }: AcceptedRequest): KeptRequest {
+/** An accepted request as its checkpoint keeps it: its devices are in the ledger, and their sends before it. */
+function withoutDevices({ devices: _, before: __, ...kept }: AcceptedRequest): KeptRequest {
   return kept;
+}
+
+/**
+ * The sends each device of a resumed request had before it (sends.ts): its `accepted` entry's attempts beyond
+ * the request's own. None for a checkpoint of an earlier version, whose entries have the request's attempts.
+ */
+function sentBeforeOf(r: AcceptedRequest, under: DeviceGroup[]): Map<string, number> | undefined {
+  let before: Map<string, number> | undefined;
+  for (const g of under) {
+    if (g.outcome !== 'accepted' || g.requestId !== r.requestId || g.attempts <= r.attempts) continue;
+    before ??= new Map();
+    for (const id of g.ids) before.set(id, g.attempts - r.attempts);
+  }
+  return before;
 }
 
 /**
@@ -347,9 +379,11 @@ function acceptedWithoutResult(
   if (!accepted.length) return [];
   const done = new Set(groups.flatMap((g) => g.ids));
   return accepted.flatMap((r) =>
-    withResult(
+    withSends(
       setOf(r.devices.map(([kind, ids]) => [kind, ids.filter((id) => !done.has(id))] as [string, string[]])),
-      { outcome, ...why, attempts: r.attempts, requestId: r.requestId },
+      { outcome, ...why, requestId: r.requestId },
+      r.before,
+      r.attempts,
     ),
   );
 }

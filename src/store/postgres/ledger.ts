@@ -10,6 +10,7 @@ import {
 import { bracketing, deviceIdsOf, idRange, type EntryRange } from '../id-range.js';
 import { BY_RUN } from '../retention.js';
 import {
+  byStateRead,
   byStepThenDevice,
   entryGroup,
   historyRows,
@@ -85,6 +86,7 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
       data_json: g.data ? g.data.map((d) => d ?? null) : null,
       min_id: range.min,
       max_id: range.max,
+      by_state_read: byStateRead(g) || null,
     });
   }
   return out;
@@ -97,13 +99,14 @@ export function entryRecords(runId: string, step: string, groups: DeviceGroup[],
 export function insertEntries(entries: readonly EntryRecord[]): Statement {
   return {
     text: `INSERT INTO ledger (run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids,
-             request_id, data_json, min_id, max_id)
+             request_id, data_json, min_id, max_id, by_state_read)
            SELECT run_id, step, kind, outcome, error_type, error_class, attempts, at, device_ids, request_id, data_json,
-             min_id, max_id
+             min_id, max_id, by_state_read
            FROM ROWS FROM (json_to_recordset($1::json) AS (run_id text, step text, kind text, outcome text,
              error_type text, error_class text, attempts integer, at text, device_ids json, request_id text,
-             data_json json, min_id text, max_id text)) WITH ORDINALITY AS e(run_id, step, kind, outcome, error_type,
-             error_class, attempts, at, device_ids, request_id, data_json, min_id, max_id, n)
+             data_json json, min_id text, max_id text, by_state_read boolean)) WITH ORDINALITY AS e(run_id, step,
+             kind, outcome, error_type, error_class, attempts, at, device_ids, request_id, data_json, min_id, max_id,
+             by_state_read, n)
            ORDER BY n`,
     // Each device's data as the service gave it (a location's time): a NUL in it failed the turn's commit.
     values: [storedJson(JSON.stringify(entries))],
@@ -302,11 +305,12 @@ export class PostgresLedger implements LedgerStore {
     });
   }
 
-  unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
+  lateEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
     return this.turns.read<EntryRow>({
+      // By the partial index of the entries a late message may settle (ledger_late).
       text: `SELECT l.* FROM ledger l JOIN runs r ON r.id = l.run_id
-             WHERE l.outcome = 'unconfirmed' AND l.request_id IS NOT NULL AND l.seq > $1 AND l.at >= $2
-               AND r.ended_at IS NOT NULL
+             WHERE l.request_id IS NOT NULL AND (l.outcome = 'unconfirmed' OR l.by_state_read)
+               AND l.seq > $1 AND l.at >= $2 AND r.ended_at IS NOT NULL
              ORDER BY l.seq LIMIT $3`,
       values: [afterSeq, since, limit],
     });
@@ -327,7 +331,8 @@ export class PostgresLedger implements LedgerStore {
       if (!run?.ended_at) return none;
       const entries = (
         await query({
-          text: `SELECT * FROM ledger WHERE run_id = $1 AND outcome = 'unconfirmed' AND seq = ANY($2::bigint[])`,
+          text: `SELECT * FROM ledger WHERE run_id = $1 AND (outcome = 'unconfirmed' OR by_state_read)
+                   AND seq = ANY($2::bigint[])`,
           values: [runId, lateSeqs(results)],
         })
       ).rows as EntryRow[];

@@ -325,6 +325,13 @@ export const MIGRATIONS: string[] = [
   // replica of the version before records none: a schedule it alone has is recorded at the next pass of a newer
   // one, and kept a day from then.
   `ALTER TABLE schedules ADD COLUMN loaded_at text COLLATE "C";`,
+  // The devices confirmed by a read of their state, not the service's word (DeviceResult.byStateRead): a
+  // CarrierService message that comes after their run ended supersedes the read (Store.recordLate). Looked up
+  // with those left unconfirmed, by one index of both. A replica of the version before writes none (its state
+  // reads stay as they were) and looks up the unconfirmed ones alone, by the index it keeps.
+  `ALTER TABLE ledger ADD COLUMN by_state_read boolean;
+   CREATE INDEX ledger_late ON ledger (seq)
+     WHERE request_id IS NOT NULL AND (outcome = 'unconfirmed' OR by_state_read);`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */

@@ -238,8 +238,8 @@ export class PostgresStore implements Store {
     return this.ledger.deviceHistory(deviceId, limit);
   }
 
-  unconfirmedEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
-    return this.ledger.unconfirmedEntries(since, afterSeq, limit);
+  lateEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
+    return this.ledger.lateEntries(since, afterSeq, limit);
   }
 
   recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts> {

@@ -19,6 +19,8 @@ export interface EntryRecord extends Omit<ResultColumns, 'data_json'> {
   /** The least and the greatest of `device_ids` (id-range.ts); `max_id` null: the range is open. */
   min_id: string;
   max_id: string | null;
+  /** Confirmed by a read of the devices' state (DeviceResult.byStateRead); null otherwise. */
+  by_state_read: true | null;
 }
 
 /** The columns of a run that updates set. */

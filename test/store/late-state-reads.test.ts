@@ -1,0 +1,170 @@
+/**
+ * A CarrierService message that comes after its run ended, for a device the run settled by a read of its state
+ * (product.md 5a, docs/ledger.md): the read's guess (`succeeded` in the target state, `STATE NOT CHANGED` not in
+ * it) gives way to the service's outcome and reason, counted as the late ones are. A device the request's status
+ * or its own message confirmed keeps its result whatever message comes again. On each backend.
+ */
+import { expect } from 'chai';
+import { recordLateResults } from '../../src/daemon/late-confirmations.js';
+import { silentLogger } from '../../src/log.js';
+import {
+  emptyCounts,
+  type DeviceCounts,
+  type DeviceGroup,
+  type InboxMessage,
+  type RunSummary,
+  type Store,
+} from '../../src/store/store.js';
+import { forEachBackend } from './backends.js';
+import { imei, owner, run } from './fixtures.js';
+
+const NOW = Date.parse('2026-11-24T00:00:00Z');
+const counts = (o: Partial<DeviceCounts>): DeviceCounts => ({ ...emptyCounts(), ...o });
+
+/** The service's message for one device of request `requestId`: done, or refused with `fault`. */
+function carrier(requestId: string, n: number, fault?: string): InboxMessage {
+  return {
+    service: 'CarrierService',
+    kind: 'suspendResponse',
+    requestId,
+    device: `imei:${imei(n)}`,
+    payload: {
+      requestId,
+      deviceIds: [{ kind: 'IMEI', id: imei(n) }],
+      status: fault ? 'Failed' : 'Success',
+      ...(fault ? { faultResponse: { faultcode: fault, faultstring: 'refused' } } : {}),
+    },
+    receivedAt: '2026-11-23T10:30:00.000Z',
+  };
+}
+
+/**
+ * Run `r1`, ended: step `suspend` sent request R1 (devices 1-4), which the service said `PartialSuccess`, and a
+ * read of their state settled: 1 and 2 in the target state, 3 and 4 not (STATE NOT CHANGED); and request R2
+ * (devices 5 and 6): 5 confirmed by the request's status, 6 by its message. Not ended when `over` is false.
+ */
+async function ended(store: Store, over = true): Promise<void> {
+  await store.registerOwner(owner('A'), Date.now(), 60_000, false);
+  store.createRun(run('r1', { owner: 'A' }));
+  const r1 = { kind: 'imei', attempts: 1, requestId: 'R1' };
+  const r2 = { kind: 'imei', attempts: 1, requestId: 'R2' };
+  const at = '2026-11-23T10:00:00.000Z';
+  store.recordDevices(
+    'r1',
+    'suspend',
+    [
+      { ...r1, ids: [1, 2, 3, 4].map(imei), outcome: 'accepted' },
+      { ...r2, ids: [5, 6].map(imei), outcome: 'accepted' },
+    ],
+    at,
+  );
+  const settled: DeviceGroup[] = [
+    { ...r1, ids: [1, 2].map(imei), outcome: 'succeeded', byStateRead: true },
+    {
+      ...r1,
+      ids: [3, 4].map(imei),
+      outcome: 'failed',
+      errorType: 'STATE NOT CHANGED',
+      errorClass: 'permanent',
+      byStateRead: true,
+    },
+    { ...r2, ids: [imei(5)], outcome: 'succeeded' },
+    {
+      ...r2,
+      ids: [imei(6)],
+      outcome: 'failed',
+      errorType: 'INVALID DEVICE STATE',
+      errorClass: 'permanent',
+    },
+  ];
+  store.recordDevices('r1', 'suspend', settled, '2026-11-23T10:01:00.000Z');
+  const step = counts({
+    total: 6,
+    succeeded: 3,
+    failed: 3,
+    byError: { 'STATE NOT CHANGED': 2, 'INVALID DEVICE STATE': 1 },
+  });
+  const summary: RunSummary = {
+    runId: 'r1',
+    playbook: 'pb',
+    status: 'succeeded',
+    startedAt: at,
+    endedAt: '2026-11-23T10:02:00.000Z',
+    steps: [
+      {
+        id: 'suspend',
+        status: 'succeeded',
+        attempts: 2,
+        calls: 4,
+        devices: step,
+        confirmation: { callback: 1, requestStatus: 1, stateRead: 4 },
+      },
+    ],
+    devices: structuredClone(step),
+  };
+  store.updateRun('r1', over ? { status: 'succeeded', endedAt: summary.endedAt, summary } : { summary });
+  await store.durable();
+}
+
+forEachBackend('a message after the run ended supersedes a state read', (b) => {
+  it("records the service's outcome and reason of each device settled by a read, and counts it", async () => {
+    const store = await b.open();
+    await ended(store);
+    await store.appendInbox('A', [
+      // In the target state, and refused by the service all the same (it was there already, say).
+      carrier('R1', 1, 'INVALID DEVICE STATE'),
+      carrier('R1', 2),
+      carrier('R1', 3, 'INVALID DEVICE STATE'),
+      // Device 4's message never comes: the read's guess stays.
+      // Confirmed by the request's status, and by its message: a message saying otherwise changes neither.
+      carrier('R2', 5, 'INVALID DEVICE STATE'),
+    ]);
+    // Device 6's message again, after it was confirmed by it: a duplicate, which the inbox keeps once.
+    await store.appendInbox('A', [carrier('R2', 6, 'INVALID DEVICE STATE')]);
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 1, failed: 2 });
+
+    const rows = await store.deviceResults('r1', 'suspend');
+    const byDevice = Object.fromEntries(rows.map((r) => [r.deviceId, [r.outcome, r.errorType, r.requestId]]));
+    expect(byDevice).to.deep.equal({
+      [imei(1)]: ['failed', 'INVALID DEVICE STATE', 'R1'],
+      [imei(2)]: ['succeeded', undefined, 'R1'],
+      [imei(3)]: ['failed', 'INVALID DEVICE STATE', 'R1'],
+      [imei(4)]: ['failed', 'STATE NOT CHANGED', 'R1'],
+      [imei(5)]: ['succeeded', undefined, 'R2'],
+      [imei(6)]: ['failed', 'INVALID DEVICE STATE', 'R2'],
+    });
+    const summary = (await store.getRun('r1'))?.summary;
+    const expected = counts({
+      total: 6,
+      succeeded: 2,
+      failed: 4,
+      byError: { 'STATE NOT CHANGED': 1, 'INVALID DEVICE STATE': 3 },
+    });
+    expect(summary?.devices).to.deep.equal(expected);
+    expect(summary?.steps[0]?.devices).to.deep.equal(expected);
+    // Three devices confirmed by their message after the run, no longer by the read.
+    expect(summary?.steps[0]?.confirmation).to.deep.equal({
+      callback: 1,
+      requestStatus: 1,
+      stateRead: 1,
+      afterRun: 3,
+    });
+
+    // Another pass, and the messages sent again: the devices have the service's word already.
+    await store.appendInbox('A', [carrier('R1', 1), carrier('R1', 2, 'INVALID DEVICE STATE')]);
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 0 });
+    expect((await store.getRun('r1'))?.summary?.devices).to.deep.equal(expected);
+    const entries = await b.query<{ seq: number }>(store, "SELECT seq FROM ledger WHERE run_id = 'r1'");
+    // The accepted entries, the four of the results, and the late ones by outcome and type.
+    expect(entries).to.have.length(2 + 4 + 2);
+  });
+
+  it('leaves a state read of a run not ended to it', async () => {
+    const store = await b.open();
+    await ended(store, false);
+    await store.appendInbox('A', [carrier('R1', 3, 'INVALID DEVICE STATE')]);
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 0 });
+    const rows = await store.deviceResults('r1', 'suspend');
+    expect(rows.find((r) => r.deviceId === imei(3))?.errorType).to.equal('STATE NOT CHANGED');
+  });
+});
