@@ -96,7 +96,7 @@ export function isCarrierErrorType(type: string): type is CarrierErrorType {
 
 /**
  * fleetbook's own type for a device whose request the service reports finished (`Failure`, `PartialSuccess`) and
- * that is not in the action's target state, as read from its state: without its callback, no reason is known.
+ * that is not in the action's target state, as read from its state: without its callback, no reason is known (one that comes after the run puts the service's reason in its place).
  */
 export const STATE_NOT_CHANGED = 'STATE NOT CHANGED';
 
