@@ -63,14 +63,14 @@ interface Breach {
   item?: number;
 }
 
+/** `1 character`, `8 characters`. */
+const characters = (n: number) => `${n} character${n === 1 ? '' : 's'}`;
+
 /**
  * Why `v`, a value of the declaration's type, breaks one of its constraints (`key` prefixes the keyword named,
  * `items.` for an element), or undefined when it breaks none. An array is checked for its length, then each
  * element in order, then for repeats; the first breach is said.
  */
-/** `1 character`, `8 characters`. */
-const characters = (n: number) => `${n} character${n === 1 ? '' : 's'}`;
-
 function breach(d: Json, v: unknown, key = ''): Breach | undefined {
   const at = (k: string) => `(${key}${k})`;
   const why = (text: string, item?: number): Breach => ({ why: text, item });

@@ -199,6 +199,7 @@ function stepKinds<N extends Type.TSchema, U extends Type.TSchema>(nested: N, us
     ...common,
     set: Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), Type.Unknown(), {
       minProperties: 1,
+      'x-message': 'set is empty: give at least one variable, as `name: value`',
     }),
   });
   const FailStep = closed({
