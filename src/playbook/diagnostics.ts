@@ -46,7 +46,8 @@ export const RULES = {
   poll: 'A wait polls an action that changes things, or no API call: a poll can only read.',
   cron: 'A schedule has an invalid cron expression.',
   'schedule-frequency': 'A schedule fires more often than once a minute.',
-  'schedule-duplicate': 'A playbook gives the same schedule (expression and time zone) twice: it fires once.',
+  'schedule-duplicate':
+    'A playbook gives the same schedule (expression and time zone) twice: it fires once. Or two schedules written differently fire at the same times in the same time zone (`@daily` and `0 0 * * *`): two runs at each.',
   timezone: 'A schedule names an unknown time zone.',
   duration: 'A duration is not valid.',
   input:
