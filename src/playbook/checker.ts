@@ -132,9 +132,12 @@ export class Checker {
     if (!isObject(on)) return;
     const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
     const multi = (key: string, i: number): Seg[] => (Array.isArray(on[key]) ? ['on', key, i] : ['on', key]);
+    // Each entry's `if` is evaluated on its own service's callbacks only (daemon/matcher.ts): their event alone.
     list(on.callback).forEach((cb, i) => {
-      if (isObject(cb))
-        this.collectExprs(cb.if, [...multi('callback', i), 'if'], -1, false, undefined, CONDITION);
+      if (!isObject(cb)) return;
+      const service = typeof cb.service === 'string' ? cb.service : undefined;
+      const event = service === undefined ? undefined : { service };
+      this.collectExprs(cb.if, [...multi('callback', i), 'if'], -1, false, event, CONDITION);
     });
     /** The place of each schedule by what the daemon keys it by (its time zone and text), and by what it fires. */
     const seen = new Map<string, number>();
