@@ -31,7 +31,7 @@ export const RULES = {
   'undeclared-input': 'An expression uses an input that `inputs` does not declare.',
   member:
     "An expression reads a member its value cannot have: of the event of the `on.callback` service (or of none; in an entry's `if`, of that entry's service), a step output (or, after a forEach, the output of a step inside it: each iteration had its own), an input, a var, a variable `env` withholds.",
-  type: 'An expression applies an operator to values of types that do not mix (a string plus an int).',
+  type: 'An expression applies an operator to values of types that do not mix (a string plus an int), or compares a member whose schema lists its values with a literal none of them (never true, or always).',
   'loop-variable': '`item` or `index` used outside a forEach body.',
   'retry-on': 'A retry names an error the action cannot return.',
   'items-kind':
