@@ -13,6 +13,7 @@ import { staticProblems } from '../actions/policy.js';
 import type { InputProblem } from '../errors.js';
 import { closest } from '../util/closest.js';
 import type { Diagnostic, Rule, Severity } from './diagnostics.js';
+import { firesKey } from './cron.js';
 import { scheduleKey, scheduleProblems } from './schedule.js';
 import type { Playbook } from './schema.js';
 import { STEP_KINDS, type StepKind } from './step-kinds.js';
@@ -131,30 +132,49 @@ export class Checker {
     if (!isObject(on)) return;
     const list = (v: unknown) => (Array.isArray(v) ? v : v === undefined ? [] : [v]);
     const multi = (key: string, i: number): Seg[] => (Array.isArray(on[key]) ? ['on', key, i] : ['on', key]);
+    // Each entry's `if` is evaluated on its own service's callbacks only (daemon/matcher.ts): their event alone.
     list(on.callback).forEach((cb, i) => {
-      if (isObject(cb))
-        this.collectExprs(cb.if, [...multi('callback', i), 'if'], -1, false, undefined, CONDITION);
+      if (!isObject(cb)) return;
+      const service = typeof cb.service === 'string' ? cb.service : undefined;
+      const event = service === undefined ? undefined : { service };
+      this.collectExprs(cb.if, [...multi('callback', i), 'if'], -1, false, event, CONDITION);
     });
-    /** The place of each schedule by what the daemon keys it by: its time zone and expression. */
+    /** The place of each schedule by what the daemon keys it by (its time zone and text), and by what it fires. */
     const seen = new Map<string, number>();
+    const fires = new Map<string, number>();
     list(on.schedule).forEach((s, i) => {
       if (!isObject(s)) return;
-      for (const p of scheduleProblems(s))
+      const problems = scheduleProblems(s);
+      for (const p of problems)
         this.report([...multi('schedule', i), p.key], 'value', p.rule, p.message, p.severity);
       if (typeof s.cron !== 'string') return;
-      const key = scheduleKey('', {
-        cron: s.cron,
-        timezone: typeof s.timezone === 'string' ? s.timezone : undefined,
-      });
+      const timezone = typeof s.timezone === 'string' ? s.timezone : undefined;
+      const key = scheduleKey('', { cron: s.cron, timezone });
       const first = seen.get(key);
-      if (first === undefined) seen.set(key, i);
-      else
+      if (first !== undefined) {
         this.report(
           [...multi('schedule', i), 'cron'],
           'value',
           'schedule-duplicate',
           `schedule ${JSON.stringify(s.cron)} is given twice (also at on.schedule[${first}]): the daemon fires it once; remove one`,
         );
+        return;
+      }
+      seen.set(key, i);
+      // Written otherwise, the same fires are another schedule to the daemon: two runs at each of them.
+      const same = problems.some((p) => p.severity === 'error') ? undefined : firesKey(s.cron, timezone);
+      if (same === undefined) return;
+      const other = fires.get(same);
+      if (other === undefined) fires.set(same, i);
+      else {
+        const cron = (list(on.schedule)[other] as Json).cron;
+        this.report(
+          [...multi('schedule', i), 'cron'],
+          'value',
+          'schedule-duplicate',
+          `schedule ${JSON.stringify(s.cron)} fires at the same times as on.schedule[${other}] (${JSON.stringify(cron)}), in the same time zone: the daemon would start two runs at each of them; remove one`,
+        );
+      }
     });
   }
 

@@ -464,6 +464,38 @@ function firesMoreThanOncePerMinute(schedule: CronSchedule): boolean {
   return second !== undefined && second - (first as number) < 60_000;
 }
 
+/**
+ * What a valid expression fires, in `timezone`, as croner reads it: two expressions with the same key fire at the
+ * same instants (`@daily` and `0 0 * * *`, `* * * * 7` and `* * * * 0`, names and numbers, `*` and the field's
+ * whole range); undefined for one that does not compile. The key is croner's parsed pattern: the seconds,
+ * minutes, hours, days of month, months and weekdays it matches (Sunday as 0, never 7), `L`, `LW`, `nW`, and,
+ * outside UTC, whether the time is fixed, which decides where a DST gap fires (the module's comment). Days
+ * both fields rule out alike (`30 2 * *` against nothing) are not told apart: such keys differ.
+ */
+export function firesKey(expression: string, timezone = 'UTC'): string | undefined {
+  const built = compiled(expression, timezone);
+  if (!built.compiled.ok || !built.parsed) return undefined;
+  const p = new (croner().CronPattern)(built.parsed.pattern, timezone, {
+    mode: built.parsed.seconds ? '6-part' : '5-part',
+    fixedTimeRule: 'no-wildcard',
+  });
+  const zone = new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
+  return JSON.stringify([
+    zone,
+    p.second,
+    p.minute,
+    p.hour,
+    p.day,
+    p.month,
+    p.dayOfWeek.slice(0, 7),
+    p.lastDayOfMonth,
+    p.lastWeekday,
+    p.nearestWeekdays,
+    p.useAndLogic,
+    UTC_ZONES.has(zone) || p.isFixedTime,
+  ]);
+}
+
 export interface Occurrences {
   /** Oldest first. */
   times: number[];

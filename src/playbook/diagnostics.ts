@@ -30,8 +30,8 @@ export const RULES = {
     'An expression does not parse or type-check, or reads a variable that has no value where it is rendered (a concurrency key, a callback filter).',
   'undeclared-input': 'An expression uses an input that `inputs` does not declare.',
   member:
-    'An expression reads a member its value cannot have: of the event of the `on.callback` service (or of none), a step output (or, after a forEach, the output of a step inside it: each iteration had its own), an input, a var, a variable `env` withholds.',
-  type: 'An expression applies an operator to values of types that do not mix (a string plus an int).',
+    "An expression reads a member its value cannot have: of the event of the `on.callback` service (or of none; in an entry's `if`, of that entry's service), a step output (or, after a forEach, the output of a step inside it: each iteration had its own), an input, a var, a variable `env` withholds.",
+  type: 'An expression applies an operator to values of types that do not mix (a string plus an int), or compares a member whose schema lists its values with a literal none of them (never true, or always).',
   'loop-variable': '`item` or `index` used outside a forEach body.',
   'retry-on': 'A retry names an error the action cannot return.',
   'items-kind':
@@ -46,7 +46,8 @@ export const RULES = {
   poll: 'A wait polls an action that changes things, or no API call: a poll can only read.',
   cron: 'A schedule has an invalid cron expression.',
   'schedule-frequency': 'A schedule fires more often than once a minute.',
-  'schedule-duplicate': 'A playbook gives the same schedule (expression and time zone) twice: it fires once.',
+  'schedule-duplicate':
+    'A playbook gives the same schedule (expression and time zone) twice: it fires once. Or two schedules written differently fire at the same times in the same time zone (`@daily` and `0 0 * * *`): two runs at each.',
   timezone: 'A schedule names an unknown time zone.',
   duration: 'A duration is not valid.',
   input:

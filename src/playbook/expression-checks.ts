@@ -13,7 +13,7 @@ import type { Locator, Seg } from './checker.js';
 import { DURATION_PATTERN } from './duration.js';
 import type { Rule, Severity } from './diagnostics.js';
 import { notAllowed } from './known-values.js';
-import { typeOf, type Typed } from './types-check.js';
+import { typeOf, type TypeProblem, type Typed } from './types-check.js';
 import type { EventContext, TypeScope } from './types-env.js';
 import {
   BOOL,
@@ -280,7 +280,12 @@ export function checkExpressions(
           );
       }
       const typed = typeOf(span.source, site.inLoop, envAt(site));
-      for (const p of typed.problems) out.reportOffset(base(span.offset + p.offset), p.rule, p.message);
+      for (const p of typed.problems)
+        out.reportOffset(
+          base(span.offset + p.offset),
+          p.rule,
+          p.message + otherServices(site, span.source, p, types),
+        );
       const whole = spans.length === 1 && span.start === 0 && span.end === site.text.length;
       if (whole && site.expect && !typed.problems.length && !unread && !fits(typed.type, site.expect.type)) {
         // One mistake, one error: the values of an expression of the wrong type are not checked again.
@@ -410,6 +415,26 @@ function renderedEarly(path: Seg[]): { reads: string[]; why: string } | undefine
       why: '`on.callback.if` is evaluated on the callback, before any run exists: it reads only `event`',
     };
   return undefined;
+}
+
+/**
+ * Where an `on.callback` entry's `if` reads a member its service's event does not have: the playbook's other
+ * callback services whose event has it, which this `if` never sees (each entry filters its own service's).
+ */
+function otherServices(site: ExprSite, source: string, p: TypeProblem, types: TypeScope): string {
+  const own = site.event?.service;
+  if (p.rule !== 'member' || own === undefined || site.path[0] !== 'on' || site.path[1] !== 'callback')
+    return '';
+  const having = types
+    .callbackServices()
+    .filter(
+      (s) =>
+        s !== own &&
+        !typeOf(source, false, types.env({ service: s })).problems.some((q) => q.offset === p.offset),
+    );
+  if (!having.length) return '';
+  const whose = having.map((s) => `${s}'s`).join(' and ');
+  return `: this \`if\` is evaluated on ${own} callbacks only; ${whose} event${having.length > 1 ? 's have' : ' has'} it`;
 }
 
 /** Whether `path` is `prefix` or below it. */

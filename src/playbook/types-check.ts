@@ -170,10 +170,11 @@ class Walker {
       case '==':
       case '!=':
         return this.equality(n, bound);
+      case 'in':
+        return this.within(n, bound);
       case '&&':
       case '||':
       case '!_':
-      case 'in':
         this.children(n, bound);
         return { k: 'bool' };
       default:
@@ -275,6 +276,46 @@ class Walker {
         rule: 'type',
         message: `\`${n.op}\` compares ${typeName(a)} \`${pathOf(l)}\` with ${typeName(b)} \`${pathOf(r)}\`: they are never equal`,
       });
+    else {
+      // A value its schema lists the values of, and a literal not among them: never equal.
+      const [valued, of, lit] = l.op === 'value' ? [b, r, l] : [a, l, r];
+      const miss = outside(valued, of, lit);
+      const result = n.op === '==' ? 'never true' : 'always true';
+      if (miss)
+        this.problems.push({
+          offset: lit.start ?? lit.pos,
+          rule: 'type',
+          message: `${miss}: this \`${n.op}\` is ${result}`,
+        });
+    }
+    return { k: 'bool' };
+  }
+
+  /**
+   * `x in list`: an item written in the list that is none of the values `x` can have never matches; a literal
+   * `x` that none of the list's elements can be, never in it.
+   */
+  private within(n: Node, bound: Map<string, T>): T {
+    const [l, r] = n.args as [Node, Node];
+    const a = this.type(l, bound);
+    const b = this.type(r, bound);
+    const items = r.op === 'list' ? (r.args as Node[]) : [];
+    for (const item of items) {
+      const miss = outside(a, l, item);
+      if (miss)
+        this.problems.push({
+          offset: item.start ?? item.pos,
+          rule: 'type',
+          message: `${miss}: this item of the list never matches`,
+        });
+    }
+    const miss = b.k === 'list' && r.op !== 'list' ? outside(b.of, r, l, true) : undefined;
+    if (miss)
+      this.problems.push({
+        offset: l.start ?? l.pos,
+        rule: 'type',
+        message: `${miss}: this \`in\` is never true`,
+      });
     return { k: 'bool' };
   }
 
@@ -322,6 +363,29 @@ function timeArithmetic(op: string, a: T, b: T): T | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * Why the literal `lit` is none of the values of type `t` (the value written `of`) when its schema lists them
+ * (an enum of an event's or an output's member), with the one meant for a near miss; undefined when it is one
+ * of them, or either side is no such thing. `each`: `of` is a list, and `t` the type of its elements.
+ */
+function outside(t: T, of: Node, lit: Node, each = false): string | undefined {
+  const values = 'enum' in t ? t.enum : undefined;
+  if (!values?.length || lit.op !== 'value') return undefined;
+  const v = typeof lit.args === 'bigint' ? Number(lit.args) : lit.args;
+  if ((typeof v !== 'string' && typeof v !== 'number') || (values as unknown[]).includes(v)) return undefined;
+  const shown = values.map((x) => JSON.stringify(x));
+  const texts = values.filter((x): x is string => typeof x === 'string');
+  const near = typeof v === 'string' ? closest(v, texts).map((x) => JSON.stringify(x)) : [];
+  const path = pathOf(of);
+  const what = path !== '…' ? `\`${path}\`` : each ? 'the list' : 'the value';
+  const holds = each
+    ? `${what} holds only ${shown.join(', ')}`
+    : shown.length === 1
+      ? `${what} is always ${shown[0]}`
+      : `${what} is one of ${shown.join(', ')}`;
+  return `${holds}, never ${JSON.stringify(v)}${near.length ? ` (did you mean ${near.join(' or ')}?)` : ''}`;
 }
 
 function literal(v: unknown): T {

@@ -102,6 +102,12 @@ export class TypeScope {
     return env;
   }
 
+  /** The services of the playbook's `on.callback`, in their order (a service given twice, once). */
+  callbackServices(): string[] {
+    this.base ??= this.build();
+    return [...new Set(this.services)];
+  }
+
   private build(): { key: string; vars: Record<string, T> } {
     const pb = this.pb;
     const on = isObject(pb.on) ? pb.on : {};

@@ -190,9 +190,28 @@ export function join(a: T, b: T): T {
     return a.written || b.written ? { k: 'object', fields, open, written: true } : obj(fields, open);
   }
   if (a.k === 'list' && b.k === 'list') return list(join(a.of, b.of));
-  if (a.k === b.k) return a;
+  if (a.k === b.k) return joinSame(a, b);
   if ((a.k === 'int' || a.k === 'number') && (b.k === 'int' || b.k === 'number')) return NUMBER;
   return DYN;
+}
+
+/**
+ * Two types of one kind: the values both list (the schemas' `enum`, one's values then the other's), a
+ * `pattern` or `format` only where both ask it. A value of either is a value of the type, so that none of it is
+ * refused (nor a comparison with it said to be never true).
+ */
+function joinSame(a: T, b: T): T {
+  if (a.k === 'string' && b.k === 'string') {
+    return {
+      k: 'string',
+      ...(a.enum && b.enum ? { enum: [...new Set([...a.enum, ...b.enum])] } : {}),
+      ...(a.pattern !== undefined && a.pattern === b.pattern ? { pattern: a.pattern } : {}),
+      ...(a.format !== undefined && a.format === b.format ? { format: a.format } : {}),
+    };
+  }
+  if ((a.k === 'int' || a.k === 'number') && a.k === b.k)
+    return a.enum && b.enum ? { k: a.k, enum: [...new Set([...a.enum, ...b.enum])] } : { k: a.k };
+  return a;
 }
 
 /**
