@@ -17,6 +17,8 @@ import { isoTime } from '../clock.js';
 import type { Config } from '../config.js';
 import { countDevices } from '../runner/context.js';
 import { groupResults } from '../runner/devices.js';
+import { sendsOf, sentBeforeRequests } from '../runner/strategies/sends.js';
+import type { KeptRequest } from '../runner/types.js';
 import { parseDuration } from '../playbook/duration.js';
 import { Lease, liveHolder, ownerText } from '../store/lease.js';
 import { stepsOfEnded } from '../store/run-views.js';
@@ -153,6 +155,7 @@ async function endDevices(
       accepted.set(r.step, left);
     }
   }
+  if (accepted.size) await withSends(store, runId, accepted);
   for (const [step, left] of accepted) {
     store.recordDevices(runId, step, groupResults(left, true), at);
     for (const counted of [c, byStep.get(step)!]) {
@@ -161,4 +164,36 @@ async function endDevices(
     }
   }
   return { devices: c, byStep };
+}
+
+/**
+ * The devices left `accepted` (by step) with the sends made for them as their attempts: their entries carry their
+ * request's own sends, and the sends before it are rebuilt from their results under the earlier requests of the
+ * checkpoint that keeps it, as a resumed run does (runner/strategies/sends.ts).
+ */
+async function withSends(store: Store, runId: string, accepted: Map<string, DeviceResult[]>): Promise<void> {
+  /** The requests of each `confirming` checkpoint, by the id of each of them. */
+  const keptWith = new Map<string, KeptRequest[]>();
+  for (const cp of (await store.loadSteps(runId)).values()) {
+    const kept = (cp as { accepted?: unknown } | null)?.accepted;
+    if (Array.isArray(kept)) for (const r of kept as KeptRequest[]) keptWith.set(r.requestId, kept);
+  }
+  for (const [step, left] of accepted) {
+    const lists = new Set<KeptRequest[]>();
+    for (const r of left) {
+      const kept = r.requestId ? keptWith.get(r.requestId) : undefined;
+      if (kept) lists.add(kept);
+    }
+    for (const kept of lists) {
+      const under = await store.resultsUnder(
+        runId,
+        step,
+        kept.map((r) => r.requestId),
+      );
+      const before = sentBeforeRequests(kept, under);
+      for (const r of left)
+        if (r.requestId && before.has(r.requestId))
+          r.attempts = sendsOf(before.get(r.requestId), r.deviceId, r.attempts);
+    }
+  }
 }

@@ -187,7 +187,8 @@ export interface AcceptedRequest {
   attempts: number;
   /**
    * The sends each device had before this request's devices.retry pass (strategies/sends.ts): a device's attempts
-   * are those and this request's. Not kept in the checkpoint: a resumed run reads them from the ledger.
+   * are those and this request's. Not kept in the checkpoint: a resumed run rebuilds them from the devices'
+   * results before the pass, in the ledger.
    */
   before?: ReadonlyMap<string, number>;
   /** When it was accepted (ms): the confirmation time counts from here, across a restart too. */

@@ -38,7 +38,7 @@ import { requestIdOf, withoutRequestId } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
 import { withDeviceRetries } from './device-retry.js';
 import type { ActionCall } from './index.js';
-import { withSends, type Sends } from './sends.js';
+import { sentBeforeRequests, withSends, type Sends } from './sends.js';
 
 export async function deviceState(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
@@ -68,7 +68,9 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
           kept.map((r) => r.requestId),
         );
         const requests = devicesOfRequests(kept, under);
-        for (const r of requests) r.before = sentBeforeOf(r, under);
+        // The sends before each request, from the devices' results before its pass (sends.ts).
+        const sentBefore = sentBeforeRequests(kept, under);
+        for (const r of requests) r.before = sentBefore.get(r.requestId);
         accepted.push(...requests);
         const before = under.filter((g) => g.outcome !== 'accepted');
         results.add(before);
@@ -100,13 +102,13 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       const sent = await send(x, input, remaining, { before, n: sentBefore }, results, tally);
       if (!sent) return null;
       accepted.push(sent.request);
-      // The accepted devices and the checkpoint that says what to confirm, in one write.
-      const acceptedGroups = withSends(
-        setOf(sent.request.devices),
-        { outcome: 'accepted', requestId: sent.request.requestId },
-        before,
-        sent.request.attempts,
-      );
+      // The accepted devices and the checkpoint that says what to confirm, in one write. The entries carry the
+      // request's own sends, as its checkpoint keeps them, so that every version finds them (sends.ts).
+      const acceptedGroups = withResult(setOf(sent.request.devices), {
+        outcome: 'accepted',
+        attempts: sent.request.attempts,
+        requestId: sent.request.requestId,
+      });
       // The checkpoint names the requests, not their devices again: the ledger entries written with it hold them.
       ctx.saveUnderWay(
         x.count,
@@ -310,27 +312,13 @@ const ALREADY_DONE: OwnDeviceType = 'ALREADY IN TARGET STATE';
 
 /**
  * A device's result under a request (a group of results, or the request): the service's request ids are unique,
- * and a device's attempts under one differ with the sends it had before (sends.ts).
+ * and a device's attempts under one differ between its `accepted` entry and its result (sends.ts).
  */
 const resultKey = (under: { requestId?: string }, id: string) => `${under.requestId ?? ''}\0${id}`;
 
 /** An accepted request as its checkpoint keeps it: its devices are in the ledger, and their sends before it. */
 function withoutDevices({ devices: _, before: __, ...kept }: AcceptedRequest): KeptRequest {
   return kept;
-}
-
-/**
- * The sends each device of a resumed request had before it (sends.ts): its `accepted` entry's attempts beyond
- * the request's own. None for a checkpoint of an earlier version, whose entries have the request's attempts.
- */
-function sentBeforeOf(r: AcceptedRequest, under: DeviceGroup[]): Map<string, number> | undefined {
-  let before: Map<string, number> | undefined;
-  for (const g of under) {
-    if (g.outcome !== 'accepted' || g.requestId !== r.requestId || g.attempts <= r.attempts) continue;
-    before ??= new Map();
-    for (const id of g.ids) before.set(id, g.attempts - r.attempts);
-  }
-  return before;
 }
 
 /**
@@ -369,7 +357,10 @@ function notRecorded(groups: DeviceGroup[], recorded: Set<string>): DeviceGroup[
   });
 }
 
-/** The devices of accepted requests that have no result in `groups`, as groups with `outcome`. */
+/**
+ * The devices of accepted requests that have no result in `groups`, as groups with `outcome`: still `accepted`
+ * with the request's own sends, or `unconfirmed` with the sends made for them (sends.ts).
+ */
 function acceptedWithoutResult(
   accepted: AcceptedRequest[],
   groups: DeviceGroup[],
@@ -382,7 +373,7 @@ function acceptedWithoutResult(
     withSends(
       setOf(r.devices.map(([kind, ids]) => [kind, ids.filter((id) => !done.has(id))] as [string, string[]])),
       { outcome, ...why, requestId: r.requestId },
-      r.before,
+      outcome === 'accepted' ? undefined : r.before,
       r.attempts,
     ),
   );
