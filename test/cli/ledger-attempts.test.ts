@@ -1,9 +1,11 @@
 /**
- * A device-state step whose request the service refused records, for each device, the attempts the step made:
- * the ledger (runs show --devices --json, the CSV) says how often the devices were sent, as the emulator counted
- * the calls. Before, a refusal the step's `retry:` does not select (a 400, sent once) recorded the step's
- * `retry.maxAttempts` (3) for its devices. The built binary in a child process, against a standalone emulator
- * over loopback, on a state file of its own (dist/ must be built; `npm test` builds it).
+ * A device's `attempts` in the ledger (runs show --devices --json, the CSV) are the sends made for it in its step,
+ * up to the one that settled it, as the emulator counted the calls: each time the step's `retry:` sent its request
+ * again, and each pass of `devices.retry`. Before, a refusal the step's `retry:` does not select (a 400, sent once)
+ * recorded the step's `retry.maxAttempts` (3) for its devices, and a device accepted on the step's second send (its
+ * first answer lost) recorded 1, the number of its `devices.retry` pass. The built binary in a child process,
+ * against a standalone emulator over loopback, on a state file of its own (dist/ must be built; `npm test` builds
+ * it).
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,7 +13,9 @@ import { expect } from 'chai';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { DeviceResult, RunSummary } from '../../src/store/store.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { accountDevices, imei, tempDir } from '../runner/helpers.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** No device of the seeded world has this IMEI: the service answers 400 INVALID_PARAMETER. */
 const UNKNOWN_DEVICE = '999999999999999';
@@ -28,8 +32,8 @@ steps:
     retry: { on: [${on}], maxAttempts: 3, delay: 10ms }
 `;
 
-describe('the ledger: attempts of a device-state request the service refused (child process)', function () {
-  this.timeout(60_000);
+describe('the ledger: the attempts of a device-state request (child process)', function () {
+  this.timeout(90_000);
   let emu: Emulator;
   let tmp: { dir: string; close(): Promise<void> };
   let env: Record<string, string>;
@@ -82,6 +86,61 @@ describe('the ledger: attempts of a device-state request the service refused (ch
       sent: 3,
       stepAttempts: 3,
       results: [[UNKNOWN_DEVICE, 'failed', 'INVALID_PARAMETER', 3]],
+    });
+  });
+
+  it("each device's sends: the step's retry of a lost answer, then a devices.retry pass", async () => {
+    const account = emu.defaults.accounts[0]!;
+    const devices = await accountDevices(emu, account);
+    const active = imei(devices.find((d) => d.state === 'active')!);
+    const pending = imei(devices.find((d) => d.state === 'pending')!);
+    const file = join(tmp.dir, 'retried.yaml');
+    await writeFile(
+      file,
+      `version: 1
+name: retried
+on: { manual: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with:
+      accountName: '${account}'
+      devices: [{ id: '${active}', kind: imei }, { id: '${pending}', kind: imei }]
+    retry: { maxAttempts: 3, delay: 10ms }
+    confirm: { timeout: 5s, pollInterval: 100ms }
+    devices:
+      retry: [{ on: [STATE NOT CHANGED], maxAttempts: 2 }]
+`,
+    );
+    // The first suspend's answer is lost after the service took it, and its carrier waits for the test's clock:
+    // the step watches the devices' state for its confirmation time, then sends the request again.
+    emu.setFaults({ processingSeconds: 30, resetNext: { 'devices.suspend': 1 } });
+    const before = await suspendCalls();
+    const running = fleetbook(['run', file, '--json'], env, [], undefined, 60_000);
+    const deadline = Date.now() + 30_000;
+    while ((await suspendCalls()) - before < 2) {
+      if (Date.now() > deadline) throw new Error('the step did not send its request again');
+      await sleep(50);
+    }
+    // The carrier acts now, and at once from here on.
+    emu.setFaults({ processingSeconds: 0 });
+    emu.advance(60);
+    const r = await running;
+    const runId = (JSON.parse(r.stdout) as RunSummary).runId;
+    const shown = await fleetbook(['runs', 'show', runId, '--devices', '--json'], env);
+    expect(shown.code, shown.stderr).to.equal(0);
+    const s = JSON.parse(shown.stdout) as RunSummary & { deviceResults: DeviceResult[] };
+    const results = Object.fromEntries(
+      s.deviceResults.map((d) => [d.deviceId, [d.outcome, d.errorType, d.attempts]]),
+    );
+    // The active device: sent twice, accepted the second time. The pending one: twice, then once more by the
+    // devices.retry pass, which the service refused again.
+    expect({ sent: (await suspendCalls()) - before, results }).to.deep.equal({
+      sent: 3,
+      results: {
+        [active]: ['succeeded', undefined, 2],
+        [pending]: ['failed', 'STATE NOT CHANGED', 3],
+      },
     });
   });
 });

@@ -8,40 +8,14 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { LedgerRow } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
 import { DaemonWorld, readState, runsIn, type DaemonProcess } from '../helpers/daemon.js';
-import { expectLedgerIsTheTruth, mixOfStates } from '../helpers/confirm.js';
+import { expectLedgerIsTheTruth, mixOfStates, suspendLedger } from '../helpers/confirm.js';
 import { calls } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'confirm');
 const TOKEN = 'confirm-test-daemon-token-0123456789';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Row {
-  device_id: string;
-  outcome: string;
-  error_type: string | null;
-  request_id: string | null;
-}
-
-function ledger(state: string, runId: string): LedgerRow[] {
-  return readState(state, (db) =>
-    (
-      db.prepare("SELECT * FROM device_results WHERE run_id = ? AND step = 'suspend'").all(runId) as Row[]
-    ).map((r) => ({
-      runId,
-      step: 'suspend',
-      deviceId: r.device_id,
-      kind: 'imei',
-      outcome: r.outcome as LedgerRow['outcome'],
-      ...(r.error_type !== null ? { errorType: r.error_type } : {}),
-      ...(r.request_id !== null ? { requestId: r.request_id } : {}),
-      attempts: 1,
-      at: '',
-    })),
-  );
-}
 
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -92,7 +66,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     const daemon = await world.start('listening daemon', FIXTURES, { state, env: env() });
     const runId = await start(daemon);
     await until('the run ends', () => status(state, runId) === 'succeeded');
-    const rows = ledger(state, runId);
+    const rows = suspendLedger(state, runId);
     expect(rows).to.have.length(12);
     expectLedgerIsTheTruth(world.emu, rows, true);
     const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
@@ -115,7 +89,9 @@ describe('daemon: confirmed per-device outcomes', function () {
       env: { ...env(), FLEETBOOK_MAX_RUNS: '1' },
     });
     const runId = await start(daemon);
-    await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
+    await until('the devices are accepted', () =>
+      suspendLedger(state, runId).some((r) => r.outcome === 'accepted'),
+    );
     // 1,200 callbacks, each starting a run that waits behind the confirming one: more than the matcher lets
     // queue (1,000), so it stops taking stored messages until the queue drains.
     const posts = Array.from({ length: 1200 }, (_, i) => i);
@@ -149,7 +125,7 @@ describe('daemon: confirmed per-device outcomes', function () {
       requestStatus: 0,
       stateRead: 0,
     });
-    expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+    expectLedgerIsTheTruth(world.emu, suspendLedger(state, runId), true);
   });
 
   it('after a SIGKILL between acceptance and confirmation, the next daemon confirms without sending again', async () => {
@@ -158,16 +134,18 @@ describe('daemon: confirmed per-device outcomes', function () {
     world.emu.setFaults({ processingSeconds: 30 });
     const first = await world.start('first daemon', FIXTURES, { state, env: env() });
     const runId = await start(first);
-    await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
+    await until('the devices are accepted', () =>
+      suspendLedger(state, runId).some((r) => r.outcome === 'accepted'),
+    );
     await first.kill();
-    const accepted = ledger(state, runId);
+    const accepted = suspendLedger(state, runId);
     expect(accepted.map((r) => r.outcome)).to.deep.equal(new Array(12).fill('accepted'));
     // The carrier acts while no daemon runs: its messages reach nobody.
     world.emu.advance(60);
     const second = await world.start('second daemon', FIXTURES, { state, env: env() });
     await until('the resumed run ends', () => status(state, runId) === 'succeeded');
     await second.kill();
-    const rows = ledger(state, runId);
+    const rows = suspendLedger(state, runId);
     expectLedgerIsTheTruth(world.emu, rows, false);
     expect(new Set(rows.map((r) => r.requestId)).size, 'one request').to.equal(1);
     const seen = await calls(world.emu);
@@ -187,7 +165,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     const imeis = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
     const first = await world.start('first daemon', FIXTURES, { state, env: env() });
     const runId = await start(first, 'suspend-one-by-one', imeis);
-    const outcomes = () => ledger(state, runId).map((r) => r.outcome);
+    const outcomes = () => suspendLedger(state, runId).map((r) => r.outcome);
     for (let n = 1; n <= 2; n++) {
       await until(`request ${n} is accepted`, () => outcomes().filter((o) => o === 'accepted').length === 1);
       world.emu.advance(60);
@@ -199,7 +177,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     const second = await world.start('second daemon', FIXTURES, { state, env: env() });
     await until('the resumed run ends', () => status(state, runId, 'suspend-one-by-one') === 'succeeded');
     await second.kill();
-    expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+    expectLedgerIsTheTruth(world.emu, suspendLedger(state, runId), true);
     const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
     expect(step.devices).to.include({ total: 3, succeeded: 3 });
     // The two confirmed by their messages before the kill, and the third by whatever means the second found.
@@ -276,7 +254,9 @@ describe('daemon: confirmed per-device outcomes', function () {
     });
     const imeis = [...mix].filter(([, s]) => s !== 'suspend').map(([id]) => id);
     const runId = await start(daemon, 'suspend-mix', imeis);
-    await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
+    await until('the devices are accepted', () =>
+      suspendLedger(state, runId).some((r) => r.outcome === 'accepted'),
+    );
     const cancel = await fetch(`${daemon.url}/console/api/runs/${runId}/cancel`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -284,7 +264,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     expect(cancel.status).to.equal(202);
     await until('the run is cancelled', () => status(state, runId) === 'cancelled');
     // The run stopped looking: unconfirmed, not `accepted` for good.
-    expect(ledger(state, runId).map((r) => r.outcome)).to.deep.equal(new Array(9).fill('unconfirmed'));
+    expect(suspendLedger(state, runId).map((r) => r.outcome)).to.deep.equal(new Array(9).fill('unconfirmed'));
     expect(summaryOf(state, runId).steps.find((s) => s.id === 'suspend')?.devices).to.include({
       accepted: 0,
       unconfirmed: 9,
@@ -292,10 +272,10 @@ describe('daemon: confirmed per-device outcomes', function () {
     // The carrier acts now: its messages come to a daemon whose run was cancelled.
     world.emu.advance(60);
     await until('every device has its outcome', () =>
-      ledger(state, runId).every((r) => r.outcome !== 'unconfirmed'),
+      suspendLedger(state, runId).every((r) => r.outcome !== 'unconfirmed'),
     );
     await daemon.kill();
-    expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+    expectLedgerIsTheTruth(world.emu, suspendLedger(state, runId), true);
     const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
     expect(step.devices).to.include({ succeeded: 3, failed: 6, unconfirmed: 0, accepted: 0 });
     expect(step.confirmation).to.deep.include({ afterRun: 9 });
@@ -311,18 +291,18 @@ describe('daemon: confirmed per-device outcomes', function () {
     const imeis = [...mix].filter(([, s]) => s !== 'suspend').map(([id]) => id);
     const runId = await start(daemon, 'suspend-late', imeis);
     await until('the run ends', () => status(state, runId, 'suspend-late') === 'succeeded');
-    const left = ledger(state, runId);
+    const left = suspendLedger(state, runId);
     expect(left.map((r) => r.outcome)).to.deep.equal(new Array(9).fill('unconfirmed'));
     // The carrier acts now: its messages come to a daemon whose run has ended.
     world.emu.advance(60);
     await until('every device has its outcome', () =>
-      ledger(state, runId).every((r) => r.outcome !== 'unconfirmed'),
+      suspendLedger(state, runId).every((r) => r.outcome !== 'unconfirmed'),
     );
     const metrics = await (await fetch(`${daemon.url}/metrics`)).text();
     expect(metrics).to.match(/fleetbook_late_device_outcomes_total\{outcome="succeeded"\} 3/);
     expect(metrics).to.match(/fleetbook_late_device_outcomes_total\{outcome="failed"\} 6/);
     await daemon.kill();
-    expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+    expectLedgerIsTheTruth(world.emu, suspendLedger(state, runId), true);
     const step = summaryOf(state, runId).steps.find((s) => s.id === 'suspend')!;
     expect(step.confirmation).to.deep.equal({ callback: 0, requestStatus: 0, stateRead: 0, afterRun: 9 });
     expect(step.devices).to.include({ succeeded: 3, failed: 6, unconfirmed: 0 });

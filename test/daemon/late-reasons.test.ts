@@ -9,39 +9,12 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { LedgerRow } from '../../src/store/store.js';
 import { DaemonProcess, DaemonWorld, readState, runsIn } from '../helpers/daemon.js';
-import { expectLedgerIsTheTruth, mixOfStates } from '../helpers/confirm.js';
+import { expectLedgerIsTheTruth, mixOfStates, suspendLedger } from '../helpers/confirm.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'confirm');
 const TOKEN = 'late-reasons-daemon-token-0123456789';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Row {
-  device_id: string;
-  outcome: string;
-  error_type: string | null;
-  request_id: string | null;
-  attempts: number;
-}
-
-function ledger(state: string, runId: string): LedgerRow[] {
-  return readState(state, (db) =>
-    (
-      db.prepare("SELECT * FROM device_results WHERE run_id = ? AND step = 'suspend'").all(runId) as Row[]
-    ).map((r) => ({
-      runId,
-      step: 'suspend',
-      deviceId: r.device_id,
-      kind: 'imei',
-      outcome: r.outcome as LedgerRow['outcome'],
-      ...(r.error_type !== null ? { errorType: r.error_type } : {}),
-      ...(r.request_id !== null ? { requestId: r.request_id } : {}),
-      attempts: r.attempts,
-      at: '',
-    })),
-  );
-}
 
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -81,7 +54,9 @@ describe('daemon: a CarrierService message after a state read supersedes its gue
     const first = await DaemonProcess.start('first daemon', { playbooks: FIXTURES, state, env });
     started.push(first);
     const runId = await first.startRun('suspend-polled', TOKEN, { account, imeis: [...mix.keys()] });
-    await until('the devices are accepted', () => ledger(state, runId).some((r) => r.outcome === 'accepted'));
+    await until('the devices are accepted', () =>
+      suspendLedger(state, runId).some((r) => r.outcome === 'accepted'),
+    );
     await first.kill();
     // The carrier acts while no daemon listens: each message's first delivery fails.
     world.emu.advance(60);
@@ -91,7 +66,7 @@ describe('daemon: a CarrierService message after a state read supersedes its gue
     const status = () => runsIn(state, 'suspend-polled').find((r) => r.id === runId)?.status;
     await until('the resumed run ends', () => status() === 'succeeded');
     // Settled by the read of their state, before the messages came: the read's guess.
-    const guessed = ledger(state, runId);
+    const guessed = suspendLedger(state, runId);
     expect(
       guessed.filter((r) => r.errorType === 'STATE NOT CHANGED').length,
       JSON.stringify(guessed),
@@ -100,14 +75,14 @@ describe('daemon: a CarrierService message after a state read supersedes its gue
     await world.emu.callbacksIdle();
     const truth = () => {
       try {
-        expectLedgerIsTheTruth(world.emu, ledger(state, runId), true);
+        expectLedgerIsTheTruth(world.emu, suspendLedger(state, runId), true);
         return true;
       } catch {
         return false;
       }
     };
     await until('the service reasons are recorded', truth, 15_000).catch(() => false);
-    const rows = ledger(state, runId);
+    const rows = suspendLedger(state, runId);
     expectLedgerIsTheTruth(world.emu, rows, true);
     const summary = readState(
       state,

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import type { LedgerRow } from '../../src/store/store.js';
 import { accountDevices, imei } from '../runner/helpers.js';
+import { readState } from './daemon.js';
 
 /** Three devices of each state, from the account's seed. */
 export async function mixOfStates(emu: Emulator, account: string): Promise<Map<string, string>> {
@@ -40,4 +41,34 @@ export function expectLedgerIsTheTruth(emu: Emulator, rows: LedgerRow[], reasons
     expect(row.outcome, `${row.deviceId}: the emulator says ${device!.status}`).to.equal(expected);
     if (reasons && device!.status === 'Failed') expect(row.errorType).to.equal(device!.reason?.code);
   }
+}
+
+/** A device_results row of a suspend step, as the state file holds it. */
+interface SuspendRow {
+  device_id: string;
+  outcome: string;
+  error_type: string | null;
+  request_id: string | null;
+  attempts: number;
+}
+
+/** The ledger of run `runId`'s step `suspend`, read from the SQLite state file `state` (a daemon's, running). */
+export function suspendLedger(state: string, runId: string): LedgerRow[] {
+  return readState(state, (db) =>
+    (
+      db
+        .prepare("SELECT * FROM device_results WHERE run_id = ? AND step = 'suspend'")
+        .all(runId) as SuspendRow[]
+    ).map((r) => ({
+      runId,
+      step: 'suspend',
+      deviceId: r.device_id,
+      kind: 'imei',
+      outcome: r.outcome as LedgerRow['outcome'],
+      ...(r.error_type !== null ? { errorType: r.error_type } : {}),
+      ...(r.request_id !== null ? { requestId: r.request_id } : {}),
+      attempts: r.attempts,
+      at: '',
+    })),
+  );
 }

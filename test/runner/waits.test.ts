@@ -193,7 +193,9 @@ ${wait}
       }
       // A poll whose condition never holds ends at the timeout.
       const s = await run(
-        REPORT(`${MATCH}\n      timeout: 300ms\n${POLL.replace('"COMPLETED"', '"NEVER"')}`),
+        REPORT(
+          `${MATCH}\n      timeout: 300ms\n${POLL.replace('"COMPLETED"', '"COMPLETED" && event.txid == "no such report"')}`,
+        ),
         {
           inputs: { account, url },
         },
