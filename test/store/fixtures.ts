@@ -1,5 +1,13 @@
 /** Records the store tests build: runs, owners, device results and callback messages. */
-import type { DeviceGroup, DeviceResult, InboxMessage, OwnerInfo, RunRecord } from '../../src/store/store.js';
+import {
+  emptyCounts,
+  type DeviceCounts,
+  type DeviceGroup,
+  type DeviceResult,
+  type InboxMessage,
+  type OwnerInfo,
+  type RunRecord,
+} from '../../src/store/store.js';
 
 export const MISS = 'SVC CACHE UNAVAILABLE';
 
@@ -66,6 +74,29 @@ export function message(requestId: string, device?: string): InboxMessage {
     ...(device !== undefined ? { device } : {}),
     payload: { requestId, ...(device !== undefined ? { device } : {}) },
     receivedAt: '2026-11-23T00:00:00.000Z',
+  };
+}
+
+/** Device counts: none but those given. */
+export const counts = (o: Partial<DeviceCounts>): DeviceCounts => ({ ...emptyCounts(), ...o });
+
+/** The service's CarrierService message for device `n` of request `requestId`: done, or refused with `fault`. */
+export function carrier(requestId: string, n: number, fault?: string): InboxMessage {
+  return {
+    service: 'CarrierService',
+    kind: 'suspendResponse',
+    requestId,
+    device: `imei:${imei(n)}`,
+    payload: {
+      requestId,
+      deviceIds: [
+        { kind: 'IMEI', id: imei(n) },
+        { kind: 'ICCID', id: `8901${imei(n)}` },
+      ],
+      status: fault ? 'Failed' : 'Success',
+      ...(fault ? { faultResponse: { faultcode: fault, faultstring: 'the device is not active' } } : {}),
+    },
+    receivedAt: '2026-11-23T10:30:00.000Z',
   };
 }
 

@@ -7,36 +7,11 @@
 import { expect } from 'chai';
 import { recordLateResults } from '../../src/daemon/late-confirmations.js';
 import { silentLogger } from '../../src/log.js';
-import {
-  emptyCounts,
-  type DeviceCounts,
-  type DeviceGroup,
-  type InboxMessage,
-  type RunSummary,
-  type Store,
-} from '../../src/store/store.js';
+import { type DeviceGroup, type RunSummary, type Store } from '../../src/store/store.js';
 import { forEachBackend } from './backends.js';
-import { imei, owner, run } from './fixtures.js';
+import { carrier, counts, imei, owner, run } from './fixtures.js';
 
 const NOW = Date.parse('2026-11-24T00:00:00Z');
-const counts = (o: Partial<DeviceCounts>): DeviceCounts => ({ ...emptyCounts(), ...o });
-
-/** The service's message for one device of request `requestId`: done, or refused with `fault`. */
-function carrier(requestId: string, n: number, fault?: string): InboxMessage {
-  return {
-    service: 'CarrierService',
-    kind: 'suspendResponse',
-    requestId,
-    device: `imei:${imei(n)}`,
-    payload: {
-      requestId,
-      deviceIds: [{ kind: 'IMEI', id: imei(n) }],
-      status: fault ? 'Failed' : 'Success',
-      ...(fault ? { faultResponse: { faultcode: fault, faultstring: 'refused' } } : {}),
-    },
-    receivedAt: '2026-11-23T10:30:00.000Z',
-  };
-}
 
 /**
  * Run `r1`, ended: step `suspend` sent request R1 (devices 1-4), which the service said `PartialSuccess`, and a

@@ -7,39 +7,11 @@
 import { expect } from 'chai';
 import { recordLateResults } from '../../src/daemon/late-confirmations.js';
 import { silentLogger } from '../../src/log.js';
-import {
-  emptyCounts,
-  type DeviceCounts,
-  type InboxMessage,
-  type RunSummary,
-  type Store,
-} from '../../src/store/store.js';
+import { type RunSummary, type Store } from '../../src/store/store.js';
 import { forEachBackend } from './backends.js';
-import { imei, owner, run } from './fixtures.js';
+import { carrier, counts, imei, owner, run } from './fixtures.js';
 
 const none = { succeeded: 0, failed: 0 };
-
-const counts = (o: Partial<DeviceCounts>): DeviceCounts => ({ ...emptyCounts(), ...o });
-
-/** The service's message for one device of request `requestId`: done, or refused with `fault`. */
-function carrier(requestId: string, n: number, fault?: string): InboxMessage {
-  return {
-    service: 'CarrierService',
-    kind: 'suspendResponse',
-    requestId,
-    device: `imei:${imei(n)}`,
-    payload: {
-      requestId,
-      deviceIds: [
-        { kind: 'IMEI', id: imei(n) },
-        { kind: 'ICCID', id: `8901${imei(n)}` },
-      ],
-      status: fault ? 'Failed' : 'Success',
-      ...(fault ? { faultResponse: { faultcode: fault, faultstring: 'the device is not active' } } : {}),
-    },
-    receivedAt: '2026-11-23T10:30:00.000Z',
-  };
-}
 
 /**
  * Run `r1`, ended: devices 1-4 of step `suspend` accepted under request R1 and left unconfirmed at its
