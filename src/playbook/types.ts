@@ -216,13 +216,20 @@ function joinSame(a: T, b: T): T {
 
 /**
  * An input's type, from its declared `type`; an array's elements are of its `items.type` (an object input's
- * members are not declared: dyn).
+ * members are not declared: dyn). A string or number input declared with an `enum` holds one of its values (a run
+ * given another is refused before it starts), so a comparison with any other value is never true.
  */
 export function inputType(decl: unknown): T {
   const type = decl !== null && typeof decl === 'object' ? (decl as Schema).type : undefined;
   if (typeof type !== 'string') return DYN;
   if (type === 'array') return list(inputType((decl as { items?: unknown }).items));
-  return PRIMITIVES[type] ?? DYN;
+  const t = PRIMITIVES[type] ?? DYN;
+  const values = (decl as { enum?: unknown }).enum;
+  if (!Array.isArray(values) || !values.length) return t;
+  if (t.k === 'string' && values.every((v) => typeof v === 'string')) return { ...t, enum: values };
+  if ((t.k === 'int' || t.k === 'number') && values.every((v) => typeof v === 'number'))
+    return { ...t, enum: values };
+  return t;
 }
 
 // ── the schemas, read once per process ──────────────────────────────────────────────────────────
