@@ -60,14 +60,16 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
       return 0;
     }
     const endedAt = isoTime(Date.now());
-    const { devices, byStep } = await endDevices(store, run.id, endedAt);
+    // Its checkpoints, read once: what calls were under way, and what requests its accepted devices were sent in.
+    const checkpoints = await store.loadSteps(run.id);
+    const { devices, byStep } = await endDevices(store, run.id, endedAt, checkpoints);
     // The steps its process ended as they ended, from their checkpoints; the devices of each as the ledger has
     // them now (those left accepted `unconfirmed`).
     const steps = (await stepsOfEnded(store, run)).map((s) => {
       const counted = byStep.get(s.id);
       return counted ? { ...s, devices: counted } : s;
     });
-    const unknown = await callsUnderWay(store, run.id);
+    const unknown = callsUnderWay(checkpoints);
     const error = unknown.length
       ? `${CANCELLED_OFFLINE}; the outcome of ${unknown.length === 1 ? 'a call' : `${unknown.length} calls`} under way when its process stopped is unknown (${unknown.join(', ')})`
       : CANCELLED_OFFLINE;
@@ -112,9 +114,9 @@ function alreadyEnded(run: RunRecord): number {
 }
 
 /** The steps (by key) whose checkpoint says a call that changes devices was sent and its answer never recorded. */
-async function callsUnderWay(store: Store, runId: string): Promise<string[]> {
+function callsUnderWay(checkpoints: ReadonlyMap<string, unknown>): string[] {
   const keys: string[] = [];
-  for (const [key, cp] of await store.loadSteps(runId))
+  for (const [key, cp] of checkpoints)
     if ((cp as { status?: unknown } | null)?.status === 'sending') keys.push(key);
   return keys;
 }
@@ -128,6 +130,7 @@ async function endDevices(
   store: Store,
   runId: string,
   at: string,
+  checkpoints: ReadonlyMap<string, unknown>,
 ): Promise<{ devices: DeviceCounts; byStep: Map<string, DeviceCounts> }> {
   const c = emptyCounts();
   const byStep = new Map<string, DeviceCounts>();
@@ -155,7 +158,7 @@ async function endDevices(
       accepted.set(r.step, left);
     }
   }
-  if (accepted.size) await withSends(store, runId, accepted);
+  if (accepted.size) await withSends(store, runId, checkpoints, accepted);
   for (const [step, left] of accepted) {
     store.recordDevices(runId, step, groupResults(left, true), at);
     for (const counted of [c, byStep.get(step)!]) {
@@ -171,10 +174,15 @@ async function endDevices(
  * request's own sends, and the sends before it are rebuilt from their results under the earlier requests of the
  * checkpoint that keeps it, as a resumed run does (runner/strategies/sends.ts).
  */
-async function withSends(store: Store, runId: string, accepted: Map<string, DeviceResult[]>): Promise<void> {
+async function withSends(
+  store: Store,
+  runId: string,
+  checkpoints: ReadonlyMap<string, unknown>,
+  accepted: Map<string, DeviceResult[]>,
+): Promise<void> {
   /** The requests of each `confirming` checkpoint, by the id of each of them. */
   const keptWith = new Map<string, KeptRequest[]>();
-  for (const cp of (await store.loadSteps(runId)).values()) {
+  for (const cp of checkpoints.values()) {
     const kept = (cp as { accepted?: unknown } | null)?.accepted;
     if (Array.isArray(kept)) for (const r of kept as KeptRequest[]) keptWith.set(r.requestId, kept);
   }
