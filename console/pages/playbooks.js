@@ -46,7 +46,7 @@ function Playbook({ playbook: p, secrets, uid }) {
 
   return html`<article class="panel playbook" aria-labelledby=${`${uid}-name`}>
     <h2 id=${`${uid}-name`}>${p.name}</h2>
-    <p class="mono muted">${p.file}</p>
+    <p class="mono muted path">${p.file}</p>
     <dl class="facts">
       <div>
         <dt>Callback</dt>

@@ -6,11 +6,10 @@
  * no data) is served so that it can ask for the token, and every read of the API needs it.
  */
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import { DaemonProcess, DaemonWorld } from '../helpers/daemon.js';
+import { FIXTURES } from '../helpers/console-operator.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console');
 const TOKEN = 'beyond-loopback-token-0123456789';
 const OFF = 'the console is off: the daemon listens beyond loopback and FLEETBOOK_CONSOLE_TOKEN is not set';
 

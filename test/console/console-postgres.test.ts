@@ -4,7 +4,6 @@
  * console, a report whose devices get several outcomes, is listed, read, paged and filtered by the other one
  * (every reading is the store's, not the replica's memory). Bound to 0.0.0.0 with a token, reading needs it.
  */
-import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
@@ -12,8 +11,8 @@ import { startConsoleRun } from '../helpers/console-suite.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { emulator } from '../runner/helpers.js';
+import { FIXTURES } from '../helpers/console-operator.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console');
 const TOKEN = 'console-postgres-token-0123456789';
 
 type Json = Record<string, unknown>;

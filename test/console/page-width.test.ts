@@ -2,13 +2,17 @@
  * The console's pages fit the window's width (docs/console.md): on a laptop's 1280 or 1024 pixels and on a phone's
  * 390, a page never scrolls sideways as a whole. A table wider than the window (a run's devices with their request
  * ids, on a phone) scrolls sideways on its own, its page around it still; on a wide window a long id wraps within
- * its cell. Against a real `fleetbook serve` and a headless Chromium, on a report run with device errors.
+ * its cell. Against a real `fleetbook serve` and a headless Chromium, on a report run with device errors, its
+ * playbooks in a folder whose path (which the playbooks page shows) is wider than a phone, as a checkout's can be.
  */
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { screenshot, until } from '../helpers/browser.js';
-import { operatorSuite } from '../helpers/console-operator.js';
+import { FIXTURES, operatorSuite } from '../helpers/console-operator.js';
 import { tableCaptioned } from '../helpers/console-suite.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** How far the page scrolls sideways: the document's width beyond the window's. */
 const sideways = (p: Page) =>
@@ -16,7 +20,12 @@ const sideways = (p: Page) =>
 
 describe('console: pages fit the width of the window', function () {
   this.timeout(180_000);
-  const { t, reportRun, apiGet } = operatorSuite('console-page-width');
+  const playbooks = join(
+    tempDir('console-page-width-'),
+    'home/operator/src/github.com/acmecorp/fleetops/playbooks',
+  );
+  cpSync(FIXTURES, playbooks, { recursive: true });
+  const { t, reportRun, apiGet } = operatorSuite('console-page-width', playbooks);
 
   it('shows every page without sideways scrolling at 1280, 1024 and 390 pixels', async () => {
     const runId = await reportRun();

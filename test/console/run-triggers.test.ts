@@ -5,15 +5,14 @@
  * --scheduled-at` and the matcher store them; a real `fleetbook serve` and a headless Chromium
  * (test/helpers/console-suite.ts) on its runs list, as loaded and as streamed, beside `fleetbook runs list`.
  */
-import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunRecord } from '../../src/store/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
 import { fleetbook } from '../helpers/cli.js';
 import { column, columns, consoleSuite, factOf, tableCaptioned } from '../helpers/console-suite.js';
+import { FIXTURES } from '../helpers/console-operator.js';
 
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'console');
 const TOKEN = 'run-triggers-console-token-0123';
 const PLAYBOOK = 'triggered';
 

@@ -65,11 +65,14 @@ export interface OperatorSuite {
   reportRun(): Promise<string>;
 }
 
-/** A describe block's operator suite; `name` names its daemon. */
-export function operatorSuite(name: string): OperatorSuite {
+/**
+ * A describe block's operator suite; `name` names its daemon, `playbooks` the folder it loads (a copy of
+ * FIXTURES, or FIXTURES itself).
+ */
+export function operatorSuite(name: string, playbooks = FIXTURES): OperatorSuite {
   const t = consoleSuite({
     name,
-    playbooks: FIXTURES,
+    playbooks,
     token: TOKEN,
     env: { FLEETBOOK_LOG_LEVEL: 'info' },
     emulator: { devicesPerAccount: DEVICES, faults: { deviceErrors: DEVICE_ERRORS } },
@@ -87,7 +90,7 @@ export function operatorSuite(name: string): OperatorSuite {
   const runDetail: OperatorSuite['runDetail'] = (id) => apiGet(`/runs/${encodeURIComponent(id)}`);
 
   const runElsewhere = (lease: string) =>
-    spawn(process.execPath, [BIN, 'run', join(FIXTURES, `${LONG_PLAYBOOK}.yaml`)], {
+    spawn(process.execPath, [BIN, 'run', join(playbooks, `${LONG_PLAYBOOK}.yaml`)], {
       env: {
         PATH: process.env.PATH ?? '',
         ...emulatorEnv(t.emu),
