@@ -44,6 +44,7 @@ import { StoredEvents } from './stored-events.js';
 import { playbookOfRun, savePlaybookVersions } from './versions.js';
 import { LoadedPlaybooks, loadRunnableSet } from './playbook-set.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
+import { Registrations } from './registrations.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -69,14 +70,6 @@ export interface DaemonOptions {
    * it has stopped acting and closes itself; the process should exit.
    */
   onFatal?: (error: Error) => void;
-}
-
-export interface Registration {
-  accountName: string;
-  service: string;
-  url: string;
-  ok: boolean;
-  error?: string;
 }
 
 export interface Daemon {
@@ -128,6 +121,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   let app: FastifyInstance | undefined;
   let scheduler: Scheduler | undefined;
   let shares: RateShares | undefined;
+  let registrations: Registrations | undefined;
   try {
     // The store is owned before anything reaches the service: a second daemon on the same file stops here,
     // before it registers its listener in place of the first one's.
@@ -209,6 +203,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       // Read on scrape only, once the pool exists.
       running: (): number => started.pool?.running ?? 0,
       client: () => client,
+      registrationsFailing: () => registrations?.failing() ?? 0,
     });
     client = createClient({
       ...target.options,
@@ -312,7 +307,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       config,
       log,
       accepting: () => accepting,
-      registrations: () => registrations,
+      registrations: () => registrations?.status() ?? [],
       scheduler: () => scheduler,
       // Only shares are worth telling: alone on a SQLite file, the process keeps every budget whole.
       rates: () => (st.replicas ? rates.status() : undefined),
@@ -379,19 +374,19 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     if (waiting) log.info('processing stored callbacks', { callbacks: waiting });
     else matcher.kick();
 
-    const registrations: Registration[] = [];
-    // The services registered (or tried) so far: a reload registers those its set newly needs, as the start does.
-    const registeredServices = new Set<string>();
-    const registerNew = async (needed: Set<string>) => {
-      const fresh = new Set([...needed].filter((s) => !registeredServices.has(s)));
-      for (const s of fresh) registeredServices.add(s);
-      if (!fresh.size) return;
-      const made = await register(client as ApiClient, target as Target, config, url, creds, fresh, log);
-      registrations.push(...made);
-      for (const r of made)
-        if (r.ok && r.service === 'CarrierService') confirmations.listenFor(r.accountName);
-    };
-    await registerNew(servicesOf(playbooks.values()));
+    registrations = new Registrations({
+      client: client as ApiClient,
+      target: target as Target,
+      config,
+      url,
+      creds,
+      log,
+      onRegistered: (r) => {
+        if (r.service === 'CarrierService') confirmations.listenFor(r.accountName);
+      },
+    });
+    const listeners = registrations;
+    await listeners.add(servicesOf(playbooks.values()));
 
     scheduler = new Scheduler({
       store: st,
@@ -428,7 +423,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         const loaded = [...set];
         sayHeld(loaded);
         await sched.update(loaded.flatMap(schedulesOf));
-        await registerNew(servicesOf(loaded));
+        await listeners.add(servicesOf(loaded));
       },
     });
     const unwatchPlaybooks = o.watch === false ? () => undefined : reloader.watch();
@@ -451,6 +446,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
           unwatchPlaybooks();
           await reloader.close();
           scheduler?.stop();
+          await listeners.stop();
           matcher.stop();
           // The listener stays up through the grace period: /readyz says 503, callbacks get 503 + Retry-After.
           await pool.stop(graceMs ?? o.graceMs ?? parseDuration(config.shutdownGrace) ?? 10_000);
@@ -473,6 +469,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     return daemon;
   } catch (e) {
     scheduler?.stop();
+    await registrations?.stop();
     await app?.close();
     await shares?.stop();
     await lease?.release();
@@ -491,54 +488,4 @@ function registered(secret: string): string {
 function splitListen(listen: string): [string, string] {
   const i = listen.lastIndexOf(':');
   return [listen.slice(0, i).replace(/^\[|\]$/g, '') || '127.0.0.1', listen.slice(i + 1)];
-}
-
-/** Registers the listener with the service for the configured accounts (all of the emulator's, embedded). */
-async function register(
-  client: ApiClient,
-  target: Target,
-  config: Config,
-  url: string,
-  creds: ListenerCredentials,
-  services: Set<string>,
-  log: Logger,
-): Promise<Registration[]> {
-  // The embedded emulator's accounts when none are named; named ones are registered, there as with the service.
-  const accounts = config.callbackAccounts ?? target.emulator?.accountNames() ?? [];
-  // The embedded emulator posts to this process: FLEETBOOK_CALLBACK_URL is the service's way to reach it.
-  if (target.emulator && config.callbackUrl)
-    log.warn('FLEETBOOK_CALLBACK_URL is not used with the embedded emulator, which posts to this daemon', {
-      callbackUrl: config.callbackUrl,
-      url,
-    });
-  const base = target.emulator ? url : (config.callbackUrl ?? url);
-  const out: Registration[] = [];
-  if (!accounts.length || !services.size) return out;
-  for (const accountName of accounts) {
-    for (const service of services) {
-      const at = `${base.replace(/\/$/, '')}/callbacks/${service}`;
-      try {
-        if (service === 'Location')
-          await client.callByName('locationCallbacks.register', { accountName, name: 'Location', url: at });
-        else
-          await client.callByName('callbacks.register', {
-            accountName,
-            name: service,
-            url: at,
-            username: creds.username,
-            password: creds.password,
-          });
-        out.push({ accountName, service, url: at, ok: true });
-      } catch (e) {
-        out.push({ accountName, service, url: at, ok: false, error: (e as Error).message });
-        log.error('callback registration failed', { accountName, service, error: (e as Error).message });
-      }
-    }
-  }
-  log.info('callback listener registered', {
-    accounts: accounts.length,
-    services: [...services],
-    failed: out.filter((r) => !r.ok).length,
-  });
-  return out;
 }

@@ -40,6 +40,8 @@ export class DaemonMetrics {
     backlog: () => number;
     running: () => number;
     client: () => ApiClient | undefined;
+    /** Callback registrations not in place (registrations.ts); none where the daemon registers none. */
+    registrationsFailing?: () => number;
   }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'fleetbook_' });
@@ -101,6 +103,14 @@ export class DaemonMetrics {
       registers,
       collect() {
         this.set(sources.client()?.loginStopped ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'fleetbook_callback_registrations_failing',
+      help: 'Callback listener registrations (by account and service) not in place: each is tried again, 10 s after failing, then twice as long each time up to 10 minutes; /status says why.',
+      registers,
+      collect() {
+        this.set(sources.registrationsFailing?.() ?? 0);
       },
     });
     this.runs = new Counter({

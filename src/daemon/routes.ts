@@ -31,7 +31,7 @@ import {
 import { startManualRun } from './manual-run.js';
 import type { DaemonMetrics, RejectReason } from './metrics.js';
 import type { RunPool } from './pool.js';
-import type { Registration } from './daemon.js';
+import type { Registration } from './registrations.js';
 import type { ShareStatus } from '../rate/shares.js';
 import type { UserLogins } from '../api/login-count.js';
 import type { Scheduler } from './scheduler.js';
