@@ -151,6 +151,10 @@ interface Armed {
 }
 
 const MAX_TIMEOUT = 2 ** 31 - 1;
+/** How long after a fire (or a start's catch-up) that failed it is tried again; twice as long each time after. */
+export const FIRE_RETRY_FIRST_MS = 5_000;
+/** The longest wait between two tries of a fire that fails. */
+export const FIRE_RETRY_MAX_MS = 5 * 60_000;
 
 export class Scheduler {
   private readonly log: Logger;
@@ -193,9 +197,9 @@ export class Scheduler {
         };
         this.armed.set(entry.key, armed);
         arming.push(
-          this.attemptAsync(entry, 'missed runs not applied', () => this.catchUp(entry, armed, now)).then(
-            () => void this.run(armed),
-          ),
+          this.attemptAsync(entry, 'missed runs not applied; trying again', () =>
+            this.catchUp(entry, armed, now),
+          ).then((caughtUp) => void this.run(armed, caughtUp)),
         );
       });
     }
@@ -281,30 +285,48 @@ export class Scheduler {
     });
   }
 
-  /** Waits for each next occurrence in turn and fires it, until stopped. */
-  private async run(armed: Armed): Promise<void> {
+  /**
+   * Waits for each next occurrence in turn and fires it, until stopped. A fire that failed (the store away, say)
+   * is tried again, FIRE_RETRY_FIRST_MS after, then twice as long each time up to FIRE_RETRY_MAX_MS, until it is
+   * stored: its occurrences stay due meanwhile, and one passed in the wait is a missed run, to which the
+   * entry's policy applies. So is the start's catch-up (`caughtUp` false: it failed).
+   */
+  private async run(armed: Armed, caughtUp: boolean): Promise<void> {
     const { signal } = armed.stop;
     let { entry } = armed;
+    let failures = caughtUp ? 0 : 1;
     try {
       while (!signal.aborted) {
         entry = armed.entry;
-        const next = armed.schedule.next(armed.cursor);
-        armed.next = next;
-        if (next === undefined) {
+        const retryAt = failures
+          ? this.clock.now() + Math.min(FIRE_RETRY_FIRST_MS * 2 ** (failures - 1), FIRE_RETRY_MAX_MS)
+          : 0;
+        const next = caughtUp ? armed.schedule.next(armed.cursor) : retryAt;
+        armed.next = next === undefined ? undefined : Math.max(next, retryAt);
+        if (armed.next === undefined) {
           this.log.warn('schedule has no further occurrence', {
             playbook: entry.playbook,
             schedule: entry.key,
           });
           return;
         }
+        const until = armed.next;
         for (
-          let wait = next - this.clock.now();
+          let wait = until - this.clock.now();
           wait > 0 && !signal.aborted;
-          wait = next - this.clock.now()
+          wait = until - this.clock.now()
         ) {
           await this.clock.sleep(Math.min(wait, this.maxWait), signal);
         }
-        if (!signal.aborted) await this.tick(armed.entry, armed);
+        if (signal.aborted) return;
+        const now = this.clock.now();
+        const ok = caughtUp
+          ? await this.tick(armed.entry, armed)
+          : await this.attemptAsync(entry, 'missed runs not applied; trying again', () =>
+              this.catchUp(entry, armed, now),
+            );
+        caughtUp ||= ok;
+        failures = ok ? 0 : failures + 1;
       }
     } catch (e) {
       if (!signal.aborted) {
@@ -319,12 +341,13 @@ export class Scheduler {
 
   /**
    * A timer ran: fires the occurrences since the last tick. The latest is on time; the earlier ones were passed
-   * while the process was blocked or suspended, and the entry's policy applies to them. Never throws.
+   * while the process was blocked or suspended, and the entry's policy applies to them. Never throws: false when
+   * the fire failed, its occurrences left due.
    */
-  private tick(entry: ScheduleEntry, armed: Armed): Promise<void> {
-    return this.attemptAsync(entry, 'schedule fire failed', async () => {
+  private async tick(entry: ScheduleEntry, armed: Armed): Promise<boolean> {
+    const since = armed.cursor;
+    const ok = await this.attemptAsync(entry, 'schedule fire failed; trying again', async () => {
       const now = this.clock.now();
-      const since = armed.cursor;
       armed.cursor = Math.max(armed.cursor, now);
       const { times, more } = occurrences(armed.schedule, since, now, this.maxCatchUp + 1);
       const latest = times.at(-1);
@@ -343,6 +366,9 @@ export class Scheduler {
         });
       }
     });
+    // Fires already stored are not fired again: the store refuses a fire time it holds (recordFire).
+    if (!ok) armed.cursor = since;
+    return ok;
   }
 
   /**
@@ -412,11 +438,14 @@ export class Scheduler {
     return fired;
   }
 
-  private async attemptAsync(entry: ScheduleEntry, what: string, fn: () => Promise<void>): Promise<void> {
+  /** Runs `fn`; an error is logged as `what`. Whether it succeeded. */
+  private async attemptAsync(entry: ScheduleEntry, what: string, fn: () => Promise<void>): Promise<boolean> {
     try {
       await fn();
+      return true;
     } catch (e) {
       this.log.error(what, { playbook: entry.playbook, schedule: entry.key, error: (e as Error).message });
+      return false;
     }
   }
 

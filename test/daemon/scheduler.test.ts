@@ -12,7 +12,12 @@
 import { install, type Clock } from '@sinonjs/fake-timers';
 import { expect } from 'chai';
 import { VirtualClock, type Clock as EngineClock } from '../../src/clock.js';
-import { Scheduler, type FireReason, type ScheduleEntry } from '../../src/daemon/scheduler.js';
+import {
+  Scheduler,
+  type FireReason,
+  type ScheduleEntry,
+  type SchedulerOptions,
+} from '../../src/daemon/scheduler.js';
 import type { Logger } from '../../src/log.js';
 import { checkCron, compileCron } from '../../src/playbook/cron.js';
 import { scheduleProblems } from '../../src/playbook/schedule.js';
@@ -93,12 +98,13 @@ describe('daemon scheduler', () => {
       maxCatchUp?: number;
       clock?: EngineClock;
       maxWait?: number;
+      store?: SchedulerOptions['store'];
     } = {},
   ): Promise<Scheduler> {
     const s = new Scheduler({
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.maxWait ? { maxWait: o.maxWait } : {}),
-      store,
+      store: o.store ?? store,
       entries,
       makeRun: o.makeRun ?? daemonRun,
       isRunning: o.isRunning ?? (() => false),
@@ -351,7 +357,7 @@ describe('daemon scheduler', () => {
       expect(await store.lastFire('other#0')).to.equal('2026-03-10T12:03:00.000Z');
     });
 
-    it('never throws out of the task: a failing makeRun is logged, and the next occurrence fires', async () => {
+    it('never throws out of the task: a failing makeRun is logged, and its fire tried again', async () => {
       at('2026-03-10T12:00:00.000Z');
       let fail = true;
       await startScheduler([entry({ cron: '* * * * *' })], {
@@ -365,7 +371,10 @@ describe('daemon scheduler', () => {
       expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:00:00.000Z');
       fail = false;
       await clock.tickAsync(MINUTE);
-      expect(fired()).to.deep.equal([['2026-03-10T12:02:00.000Z', 'schedule']]);
+      expect(fired()).to.deep.equal([
+        ['2026-03-10T12:01:00.000Z', 'schedule'],
+        ['2026-03-10T12:02:00.000Z', 'schedule'],
+      ]);
     });
   });
 
@@ -415,6 +424,65 @@ describe('daemon scheduler', () => {
       expect(clock.countTimers()).to.equal(0);
       expect(s.next()[0]?.next).to.equal(undefined);
       expect(logs.find((l) => l.level === 'warn')?.message).to.equal('schedule has no further occurrence');
+    });
+  });
+
+  describe('a store that fails for a while', () => {
+    /** While set, each of the scheduler's calls to the store fails, as a database that went away. */
+    let down = false;
+    const away = () => Promise.reject(new Error('connection terminated unexpectedly'));
+    const flaky = (): SchedulerOptions['store'] => ({
+      lastFire: (key) => (down ? away() : store.lastFire(key)),
+      recordFire: (key, at, run) => (down ? away() : store.recordFire(key, at, run)),
+    });
+    const failures = (what: string) => logs.filter((l) => l.level === 'error' && l.message === what).length;
+    beforeEach(() => (down = false));
+
+    it('fires an occurrence whose fire failed once the store answers again: tried at 5 s, then 10 s more', async () => {
+      at('2026-01-15T00:00:00.000Z');
+      await startScheduler([entry({ cron: '0 2 * * *' })], { store: flaky() });
+      down = true;
+      await clock.tickAsync(2 * HOUR + 10_000); // 02:00 fails, and 02:00:05
+      expect(fired()).to.deep.equal([]);
+      expect(failures('schedule fire failed; trying again')).to.equal(2);
+      down = false;
+      await clock.tickAsync(4_999);
+      expect(fired(), 'before 02:00:15').to.deep.equal([]);
+      await clock.tickAsync(1);
+      expect(fired()).to.deep.equal([['2026-01-15T02:00:00.000Z', 'schedule']]);
+      expect(await store.lastFire('nightly#0')).to.equal('2026-01-15T02:00:00.000Z');
+      expect(await stored()).to.deep.equal([['2026-01-15T02:00:00.000Z', 'queued']]);
+      // And on at the next occurrence, once.
+      await clock.tickAsync(24 * HOUR);
+      expect(fired().map(([t]) => t)).to.deep.equal(['2026-01-15T02:00:00.000Z', '2026-01-16T02:00:00.000Z']);
+    });
+
+    it("makes up a start's missed runs once the store answers again", async () => {
+      at('2026-03-10T12:00:00.000Z');
+      await store.recordFire('nightly#0', '2026-03-07T06:00:00.000Z');
+      down = true;
+      await startScheduler([entry({ cron: '0 6 * * *' })], { store: flaky() });
+      expect(fired()).to.deep.equal([]);
+      expect(failures('missed runs not applied; trying again')).to.equal(1);
+      down = false;
+      await clock.tickAsync(5_000);
+      expect(fired()).to.deep.equal([['2026-03-10T06:00:00.000Z', 'missed']]);
+      expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
+    });
+
+    it('applies the policy to an occurrence passed while its fire kept failing', async () => {
+      at('2026-01-15T00:00:00.000Z');
+      await startScheduler([entry({ cron: '*/10 * * * *', missed: 'all' })], { store: flaky() });
+      down = true;
+      // 00:10 fails, and its tries after 5, 10, 20, 40, 80, 160 s, then 00:15:15 (5 minutes after it, at most).
+      await clock.tickAsync(21 * MINUTE);
+      expect(fired()).to.deep.equal([]);
+      down = false;
+      await clock.tickAsync(5 * MINUTE);
+      expect(fired()).to.deep.equal([
+        ['2026-01-15T00:10:00.000Z', 'missed'],
+        ['2026-01-15T00:20:00.000Z', 'schedule'],
+      ]);
     });
   });
 
