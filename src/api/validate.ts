@@ -12,7 +12,7 @@
 import type { CodeOptions, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import type Ajv2020Module from 'ajv/dist/2020.js';
 import type { InputProblem } from '../errors.js';
-import { closest } from '../util/closest.js';
+import { closest, nearValues } from '../util/closest.js';
 import { onFirstUse } from '../util/on-first-use.js';
 import { generated } from './generated.js';
 
@@ -341,7 +341,7 @@ function describe(
           : '';
       return {
         path: at,
-        message: `${name} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}${got}`,
+        message: `${name} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}${got}${nearValues(e.data, allowed)}`,
       };
     }
     case 'const':

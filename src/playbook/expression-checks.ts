@@ -7,7 +7,7 @@
 import { checkExpression, LOOP_VARIABLES } from '../expressions/cel.js';
 import { readsOf } from '../expressions/reads.js';
 import { findExpressions, type Span } from '../expressions/template.js';
-import { closest } from '../util/closest.js';
+import { closest, nearValues } from '../util/closest.js';
 import { envInstead, envWithheld } from '../util/secrets.js';
 import type { Locator, Seg } from './checker.js';
 import { DURATION_PATTERN } from './duration.js';
@@ -317,16 +317,20 @@ function checkEnum(
   const values = 'enum' in wanted ? wanted.enum : undefined;
   if (!values) return;
   const whole = spans.length === 1 && spans[0]?.start === 0 && spans[0].end === site.text.length;
-  const byOffset = new Map<number, string[]>();
+  const byOffset = new Map<number, unknown[]>();
   for (const k of notAllowed(site.text, spans, values, site.inLoop))
-    byOffset.set(k.at, [...(byOffset.get(k.at) ?? []), JSON.stringify(k.value)]);
+    byOffset.set(k.at, [...(byOffset.get(k.at) ?? []), k.value]);
   const allowed = values.map((v) => JSON.stringify(v)).join(', ');
-  for (const [at, texts] of byOffset)
+  for (const [at, given] of byOffset) {
+    const texts = given.map((v) => JSON.stringify(v)).join(' or ');
+    // A near miss only for one value given: for several, which one it would be for is unclear.
+    const near = given.length === 1 ? nearValues(given[0], values) : '';
     out.reportOffset(
       base(at),
       'with',
-      `${expect.what} must be one of ${allowed}; this ${whole ? 'expression' : 'text'} gives ${texts.join(' or ')}`,
+      `${expect.what} must be one of ${allowed}; this ${whole ? 'expression' : 'text'} gives ${texts}${near}`,
     );
+  }
 }
 
 /**

@@ -12,7 +12,7 @@
 import { syntaxTree } from '../expressions/cel.js';
 import { COMPREHENSIONS } from '../expressions/functions.js';
 import { SLICES as SLICE_NAMES } from '../expressions/slices.js';
-import { closest } from '../util/closest.js';
+import { closest, nearValues } from '../util/closest.js';
 import { DURATION, DYN, join, list, TIMESTAMP, typeName, type T } from './types.js';
 
 export interface TypeProblem {
@@ -376,8 +376,6 @@ function outside(t: T, of: Node, lit: Node, each = false): string | undefined {
   const v = typeof lit.args === 'bigint' ? Number(lit.args) : lit.args;
   if ((typeof v !== 'string' && typeof v !== 'number') || (values as unknown[]).includes(v)) return undefined;
   const shown = values.map((x) => JSON.stringify(x));
-  const texts = values.filter((x): x is string => typeof x === 'string');
-  const near = typeof v === 'string' ? closest(v, texts).map((x) => JSON.stringify(x)) : [];
   const path = pathOf(of);
   const what = path !== '…' ? `\`${path}\`` : each ? 'the list' : 'the value';
   const holds = each
@@ -385,7 +383,7 @@ function outside(t: T, of: Node, lit: Node, each = false): string | undefined {
     : shown.length === 1
       ? `${what} is always ${shown[0]}`
       : `${what} is one of ${shown.join(', ')}`;
-  return `${holds}, never ${JSON.stringify(v)}${near.length ? ` (did you mean ${near.join(' or ')}?)` : ''}`;
+  return `${holds}, never ${JSON.stringify(v)}${nearValues(v, values)}`;
 }
 
 function literal(v: unknown): T {

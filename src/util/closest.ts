@@ -23,3 +23,17 @@ export function closest(name: string, candidates: readonly string[], max = 3): s
       .map((x) => x.c)
   );
 }
+
+/**
+ * ` (did you mean "active"?)`, after a value not in a list of allowed `values`, for the texts among them closest
+ * to a text `v`, one of those that differ only in case; empty when none is close, or `v` is no text or too short
+ * for a near miss to mean anything (`"10"` is as near `"0"` as `"1"`).
+ */
+export function nearValues(v: unknown, values: readonly unknown[]): string {
+  if (typeof v !== 'string' || v.length < 3) return '';
+  const byCase = new Map<string, string>();
+  for (const x of values)
+    if (typeof x === 'string' && !byCase.has(x.toLowerCase())) byCase.set(x.toLowerCase(), x);
+  const near = closest(v, [...byCase.values()]).map((x) => JSON.stringify(x));
+  return near.length ? ` (did you mean ${near.join(' or ')}?)` : '';
+}

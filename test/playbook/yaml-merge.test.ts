@@ -56,8 +56,8 @@ describe('playbooks: YAML merge keys', () => {
     const said = loaded.diagnostics.map((d) => `${d.line}:${d.column} ${d.message}`);
     // The block itself, and the step that merges it without overriding the value.
     expect(said).to.deep.equal([
-      '9:21 devices.list: currentState must be one of "pending", "active", "deactive", "suspend"',
-      '17:5 devices.list: currentState must be one of "pending", "active", "deactive", "suspend"',
+      '9:21 devices.list: currentState must be one of "pending", "active", "deactive", "suspend" (did you mean "active"?)',
+      '17:5 devices.list: currentState must be one of "pending", "active", "deactive", "suspend" (did you mean "active"?)',
     ]);
   });
 
