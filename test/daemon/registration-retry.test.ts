@@ -5,7 +5,7 @@
  * next attempt. A real `fleetbook serve` against an emulator over loopback, started on the daemon's service
  * address only after the daemon.
  */
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../helpers/ports.js';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { createClient } from '../../src/api/client.js';
@@ -24,14 +24,6 @@ interface Registration {
   error?: string;
   attempts?: number;
   nextAttempt?: string;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 describe('fleetbook serve: callback registrations tried again until they are in place', function () {

@@ -19,7 +19,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './ports.js';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -286,17 +286,6 @@ async function exec(run: Runner, command: string[], cwd: string): Promise<void> 
     proc.once('close', resolve);
   });
   if (code !== 0) throw new Error(`${command.join(' ')} failed (${String(code)}):\n${out}`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 let registered = false;
