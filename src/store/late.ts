@@ -51,9 +51,10 @@ export const lateDevices = (results: readonly LateResult[]): string[] => [
 ];
 
 /**
- * One device moved from the outcome of the entry it was settled by (`unconfirmed` with the error of its last look,
- * if any; a state read's `succeeded`, or `failed` with `STATE NOT CHANGED`) to the one its message gives, in the
- * counts of its step and its run, and from the means that confirmed it (a state read) to `afterRun`.
+ * `n` devices moved from the outcome of the entry they were settled by (`unconfirmed` with the error of its last
+ * look, if any; a state read's `succeeded`, or `failed` with `STATE NOT CHANGED`) to the one their message gives,
+ * in the counts of their step and their run, and from the means that confirmed them (a state read) to `afterRun`.
+ * Kept as counts, one per kind of move: a run of a million devices keeps a few.
  */
 export interface LateMove {
   step: string;
@@ -62,6 +63,7 @@ export interface LateMove {
   to: Pick<LateResult, 'outcome' | 'errorType'>;
   /** The entry was a state read's. */
   read: boolean;
+  n: number;
 }
 
 /** What a store reads, in the transaction that writes, to decide what late results it records. */
@@ -92,7 +94,22 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
   const groups = new Map<string, DeviceGroup>();
   const done = new Set<string>();
   const recorded: LateCounts = { succeeded: 0, failed: 0 };
-  const moves: LateMove[] = [];
+  // The moves recorded while the run went on first, then these, added to those of the same kind.
+  const moves = new Map<string, LateMove>();
+  const add = (m: LateMove) => {
+    const key = JSON.stringify([
+      m.step,
+      m.outcome,
+      m.from ?? null,
+      m.to.outcome,
+      m.to.errorType ?? null,
+      m.read,
+    ]);
+    const had = moves.get(key);
+    if (had) had.n += m.n;
+    else moves.set(key, { ...m });
+  };
+  if (reads.movesJson !== null) for (const m of JSON.parse(reads.movesJson) as LateMove[]) add(m);
   for (const r of results) {
     const e = entries.get(r.seq);
     const key = e && `${e.step}\0${r.deviceId}`;
@@ -116,12 +133,13 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
       groups.set(groupKey, g);
     }
     g.ids.push(r.deviceId);
-    moves.push({
+    add({
       step: e.step,
       outcome: e.outcome as Settled,
       ...(e.error_type !== null ? { from: e.error_type } : {}),
       to: { outcome: r.outcome, ...(r.errorType !== undefined ? { errorType: r.errorType } : {}) },
       read: Boolean(e.by_state_read),
+      n: 1,
     });
   }
   const steps = new Map<string, DeviceGroup[]>();
@@ -129,13 +147,13 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
     const step = key.slice(0, key.indexOf('\0'));
     steps.set(step, [...(steps.get(step) ?? []), g]);
   }
-  const before = reads.movesJson === null ? [] : (JSON.parse(reads.movesJson) as LateMove[]);
+  const all = [...moves.values()];
   const summary = reads.summaryJson === null ? undefined : (JSON.parse(reads.summaryJson) as RunSummary);
   return {
     steps,
     // Ended: the summary the run wrote, with what came while it went on and what comes now.
-    summary: reads.ended && summary ? withMoves(summary, [...before, ...moves]) : undefined,
-    moves: reads.ended ? undefined : [...before, ...moves],
+    summary: reads.ended && summary ? withMoves(summary, all) : undefined,
+    moves: reads.ended ? undefined : all,
     recorded,
     any: done.size > 0,
   };
@@ -165,22 +183,22 @@ function moveStep(step: StepSummary, m: LateMove): void {
   move(step.devices, m);
   const c = (step.confirmation ??= { callback: 0, requestStatus: 0, stateRead: 0 });
   // Confirmed by the message now, not by the read.
-  if (m.read) c.stateRead = Math.max(0, c.stateRead - 1);
-  c.afterRun = (c.afterRun ?? 0) + 1;
+  if (m.read) c.stateRead = Math.max(0, c.stateRead - m.n);
+  c.afterRun = (c.afterRun ?? 0) + m.n;
 }
 
 /** What an entry a late result replaces says of its devices. */
 type Settled = 'unconfirmed' | 'succeeded' | 'failed';
 
-/** One device out of the entry's outcome and into the message's (LateMove). */
+/** The move's devices out of their entry's outcome and into their message's (LateMove). */
 function move(c: DeviceCounts, m: LateMove): void {
-  c[m.outcome] = Math.max(0, c[m.outcome] - 1);
-  c[m.to.outcome]++;
+  c[m.outcome] = Math.max(0, c[m.outcome] - m.n);
+  c[m.to.outcome] += m.n;
   const was = m.from === undefined ? undefined : c.byError[m.from];
   if (m.from !== undefined && was !== undefined) {
-    if (was > 1) c.byError[m.from] = was - 1;
+    if (was > m.n) c.byError[m.from] = was - m.n;
     else delete c.byError[m.from];
   }
   if (m.to.outcome === 'failed' && m.to.errorType !== undefined)
-    c.byError[m.to.errorType] = (c.byError[m.to.errorType] ?? 0) + 1;
+    c.byError[m.to.errorType] = (c.byError[m.to.errorType] ?? 0) + m.n;
 }
