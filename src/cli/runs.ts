@@ -129,7 +129,7 @@ export function formatSummary(s: RunSummary, now = Date.now()): string {
       : '';
     const by = st.confirmation;
     const confirmed = by
-      ? ` (confirmed by callback ${by.callback}, request status ${by.requestStatus}, state read ${by.stateRead}${by.afterRun ? `, callback after the run ended ${by.afterRun}` : ''})`
+      ? ` (confirmed by callback ${by.callback}, request status ${by.requestStatus}, state read ${by.stateRead}${by.afterRun ? `, callback after the step ended ${by.afterRun}` : ''})`
       : '';
     const since = st.status === 'running' && st.startedAt && !st.endedAt ? ` (since ${st.startedAt})` : '';
     lines.push(

@@ -1,10 +1,12 @@
 /**
- * CarrierService messages that come after their run ended (product.md 5a): the ledger takes the service's word
- * when it comes. A run leaves a device `unconfirmed` once its step's confirmation time has passed, but the
- * message may still come: a carrier slow that day, a listener that was down and is sent it again. At each
- * CarrierService message this daemon stores, and every few minutes besides (a message another replica stored, a
- * restart), it looks for the unconfirmed devices of ended runs whose message is in the inbox, and records each
- * one's outcome (Store.recordLate): the ledger, and the run's summary counts.
+ * CarrierService messages that come after their step (product.md 5a): the ledger takes the service's word when it
+ * comes. A run leaves a device `unconfirmed` once its step's confirmation time has passed, or settles it by a read
+ * of its state (a guess), but the message may still come: a carrier slow that day, a listener that was down and
+ * is sent it again. At each CarrierService message this daemon stores, and every few minutes besides (a message
+ * another replica stored, a restart), it looks for the devices whose message is in the inbox: those left
+ * unconfirmed by ended runs, and those settled by a state read of any run, ended or still going (a later step
+ * runs, or the run waits). It records each one's outcome (Store.recordLate): the ledger, and the run's summary
+ * counts, which a run still going counts as it ends.
  */
 import { carrierOutcome } from '../runner/strategies/confirm.js';
 import type { Logger } from '../log.js';
@@ -14,7 +16,7 @@ import type { InboxMessage, Store } from '../store/store.js';
 import { carrierResult } from './confirmations.js';
 import { Periodic } from './periodic.js';
 
-/** How long after a device was left unconfirmed its message is looked for. */
+/** How long after a device was left unconfirmed, or settled by a state read, its message is looked for. */
 export const LATE_LOOKBACK_MS = 7 * 24 * 60 * 60 * 1000;
 const EVERY_MS = 5 * 60 * 1000;
 /** After a CarrierService message is stored: one pass for the messages of a second, not one per commit. */
@@ -51,19 +53,16 @@ export class LateConfirmations {
     try {
       this.onRecorded(await recordLateResults(this.store, this.log));
     } catch (e) {
-      this.log.warn(
-        'cannot record the CarrierService messages that came after their run ended; trying again',
-        {
-          error: (e as Error).message,
-        },
-      );
+      this.log.warn('cannot record the CarrierService messages that came after their step; trying again', {
+        error: (e as Error).message,
+      });
     }
   }
 }
 
 /**
- * Records the outcome of each unconfirmed device of an ended run (left unconfirmed within LATE_LOOKBACK_MS of
- * `now`) whose CarrierService message is in the inbox: how many devices, by outcome.
+ * Records the outcome of each device whose CarrierService message is in the inbox, of those left unconfirmed by an
+ * ended run or settled by a state read, within LATE_LOOKBACK_MS of `now`: how many devices, by outcome.
  */
 export async function recordLateResults(
   store: LateStore,
@@ -79,7 +78,8 @@ export async function recordLateResults(
     after = last.seq;
     for (const [runId, results] of await lateResults(store, entries)) {
       const n = await store.recordLate(runId, results, new Date().toISOString());
-      if (n.succeeded || n.failed) log.info('devices confirmed after their run ended', { runId, ...n });
+      if (n.succeeded || n.failed)
+        log.info('devices confirmed by a CarrierService message after their step', { runId, ...n });
       total.succeeded += n.succeeded;
       total.failed += n.failed;
     }

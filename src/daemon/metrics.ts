@@ -53,7 +53,7 @@ export class DaemonMetrics {
     });
     this.lateOutcomes = new Counter({
       name: 'fleetbook_late_device_outcomes_total',
-      help: 'Devices left unconfirmed whose CarrierService callback came after their run ended, by the outcome it gave: succeeded, failed.',
+      help: 'Devices left unconfirmed by their ended run, or settled by a read of their state, whose CarrierService callback came after their step, by the outcome it gave: succeeded, failed.',
       labelNames: ['outcome'],
       registers,
     });

@@ -3,6 +3,7 @@
  * row per device (the latest entry of each counts). The SQLite and the PostgreSQL store read rows of the same
  * shape (JSON as text, numbers as numbers), so that one mapping serves both.
  */
+import { withMoves, type LateMove } from './late.js';
 import type {
   DeviceGroup,
   DeviceHistoryRow,
@@ -12,6 +13,7 @@ import type {
   Owner,
   RunRecord,
   RunStatus,
+  RunSummary,
 } from './store.js';
 
 type Json = Record<string, unknown>;
@@ -33,9 +35,13 @@ export interface RunRow {
   dry_run?: number | boolean | null;
   /** Absent on rows a query selects without it (a claim's RETURNING); null when no cancel was asked. */
   cancel_requested?: string | null;
+  /** The results recorded late while the run went on, its summary not counting them yet (store/late.ts). */
+  late_moves_json?: string | null;
 }
 
 export function toRun(r: RunRow): RunRecord {
+  const moves = r.late_moves_json ? (JSON.parse(r.late_moves_json) as LateMove[]) : undefined;
+  const summary = r.summary_json !== null ? (parse(r.summary_json) as RunSummary) : undefined;
   return {
     id: r.id,
     playbook: r.playbook,
@@ -44,7 +50,9 @@ export function toRun(r: RunRow): RunRecord {
     inputs: parse(r.inputs_json),
     startedAt: r.started_at,
     ...(r.ended_at !== null ? { endedAt: r.ended_at } : {}),
-    ...(r.summary_json !== null ? { summary: parse(r.summary_json) as RunRecord['summary'] } : {}),
+    // Its summary as the run wrote it, with the results recorded late while it went on.
+    ...(summary ? { summary: moves ? withMoves(summary, moves) : summary } : {}),
+    ...(moves && r.ended_at === null ? { lateMoves: moves } : {}),
     ...(r.error !== null ? { error: r.error } : {}),
     ...(r.event_json !== null ? { event: parse(r.event_json) } : {}),
     ...(r.owner !== null ? { owner: r.owner } : {}),

@@ -7,6 +7,7 @@
 import type { Playbook } from '../playbook/schema.js';
 import { redactRun } from '../util/secrets.js';
 import { checkpointSteps, everyStep, plannedOf, stepsOutsideLoops } from './checkpoint-steps.js';
+import { moveSteps } from './late.js';
 
 import { type DeviceCounts, type RunRecord, type RunSummary, type StepSummary, type Store } from './store.js';
 
@@ -50,6 +51,11 @@ export async function liveView(store: Store, run: RunRecord): Promise<LiveView> 
   const whole = marks.size <= MARKS_READ;
   if (!whole) marks = await store.stepMarks(run.id, { keys: [...stepsOutsideLoops(pb)] });
   const steps = checkpointSteps(marks, pb, 'running', !whole);
+  // Its steps' counts with the results recorded late meanwhile, as its summary will have them: of the steps
+  // whose counts were read (all, or those outside loops).
+  const counted = whole ? undefined : stepsOutsideLoops(pb);
+  const moves = run.lateMoves?.filter((m) => !counted || counted.has(m.step));
+  if (moves) moveSteps(steps, moves);
   return { steps, ...(run.dryRun ? { planned: plannedOf(marks, steps) } : {}) };
 }
 
@@ -115,11 +121,12 @@ async function keptVersion(
 
 /**
  * A run in a list of runs (`runs list --json`, `GET /runs`): the run as the store keeps it, its inputs and event
- * masked (redactRun), without its summary but for its device counts, once it has ended.
+ * masked (redactRun), without its summary but for its device counts, once it has ended, nor the results recorded
+ * late while it goes on (its steps count them).
  */
-export type RunListEntry = Omit<RunRecord, 'summary'> & { devices?: DeviceCounts };
+export type RunListEntry = Omit<RunRecord, 'summary' | 'lateMoves'> & { devices?: DeviceCounts };
 
-export function runListEntry({ summary, ...run }: RunRecord): RunListEntry {
+export function runListEntry({ summary, lateMoves: _moves, ...run }: RunRecord): RunListEntry {
   return { ...redactRun(run), ...(summary ? { devices: summary.devices } : {}) };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Results that came after a run ended, on SQLite (Store.recordLate; what to write is store/late.ts): read and
+ * Results that came after their step, on SQLite (Store.recordLate; what to write is store/late.ts): read and
  * written in the store's open turn, whose transaction holds the file's write lock from its first statement.
  * The run's later entries, which can name a million devices, are read first, a slice at a time between turns of
  * the event loop (laterEntries); the write reads only those written since.
@@ -27,7 +27,7 @@ export function lateEntries(sql: Sql, since: string, afterSeq: number, limit: nu
   return sql(
     `SELECT l.* FROM ledger l JOIN runs r ON r.id = l.run_id
      WHERE l.request_id IS NOT NULL AND (l.outcome = 'unconfirmed' OR l.by_state_read = 1)
-       AND l.seq > ? AND l.at >= ? AND r.ended_at IS NOT NULL
+       AND l.seq > ? AND l.at >= ? AND (r.ended_at IS NOT NULL OR l.by_state_read = 1)
      ORDER BY l.seq LIMIT ?`,
   ).all(afterSeq, since, limit) as EntryRow[];
 }
@@ -81,7 +81,11 @@ export async function laterEntries(
   return { latest, upTo };
 }
 
-/** `recordLate` (store.ts), with what `laterEntries` read before: `insert` writes each step's entries. */
+/**
+ * `recordLate` (store.ts), with what `laterEntries` read before: `insert` writes each step's entries. In the turn's
+ * transaction, after the writes the runs of this process made before it (a step's results, a run's end): it reads
+ * the run as they left it, and they write after it.
+ */
 export function recordLate(
   sql: Sql,
   runId: string,
@@ -90,9 +94,9 @@ export function recordLate(
   insert: (step: string, groups: DeviceGroup[]) => void,
 ): LateCounts {
   const none = { succeeded: 0, failed: 0 };
-  const run = sql('SELECT summary_json, ended_at FROM runs WHERE id = ?').get(runId) as
-    { summary_json: string | null; ended_at: string | null } | undefined;
-  if (!run?.ended_at || !results.length) return none;
+  const run = sql('SELECT summary_json, ended_at, late_moves_json FROM runs WHERE id = ?').get(runId) as
+    { summary_json: string | null; ended_at: string | null; late_moves_json: string | null } | undefined;
+  if (!run || !results.length) return none;
   const entries = sql(
     `SELECT * FROM ledger WHERE run_id = ? AND (outcome = 'unconfirmed' OR by_state_read = 1)
        AND seq IN (SELECT value FROM json_each(?))`,
@@ -106,10 +110,24 @@ export function recordLate(
   ).all(read.upTo, runId, JSON.stringify(lateDevices(results))) as LateReads['latest'];
   // In seq order within each step: the last of a device's in a step is its latest.
   const latest = [...read.latest, ...since];
-  const w = lateWrites({ summaryJson: run.summary_json, entries, latest }, results);
+  const w = lateWrites(
+    {
+      summaryJson: run.summary_json,
+      ended: run.ended_at !== null,
+      movesJson: run.late_moves_json,
+      entries,
+      latest,
+    },
+    results,
+  );
   if (!w.any) return none;
   for (const [step, groups] of w.steps) insert(step, groups);
-  if (w.summary) sql('UPDATE runs SET summary_json = ? WHERE id = ?').run(JSON.stringify(w.summary), runId);
+  if (w.summary)
+    sql('UPDATE runs SET summary_json = ?, late_moves_json = NULL WHERE id = ?').run(
+      JSON.stringify(w.summary),
+      runId,
+    );
+  if (w.moves) sql('UPDATE runs SET late_moves_json = ? WHERE id = ?').run(JSON.stringify(w.moves), runId);
   for (const table of GROUPING) sql(`DELETE FROM ${table} WHERE run_id = ?`).run(runId);
   return w.recorded;
 }

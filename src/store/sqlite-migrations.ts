@@ -208,6 +208,9 @@ export const MIGRATIONS: string[] = [
    CREATE INDEX ledger_late ON ledger (seq)
      WHERE request_id IS NOT NULL AND (outcome = 'unconfirmed' OR by_state_read = 1);
    DROP INDEX ledger_unconfirmed;`,
+  // The results a CarrierService message gave while the run went on, for devices its steps settled by a read of
+  // their state (Store.recordLate): the run's summary, written as it ends, is read with them (store/late.ts).
+  `ALTER TABLE runs ADD COLUMN late_moves_json TEXT;`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

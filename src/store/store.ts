@@ -16,7 +16,7 @@
 import type { ShareBoard } from '../rate/shares.js';
 import type { LoginCounts } from '../api/login-count.js';
 import type { EntryRow } from './rows.js';
-import type { LateCounts, LateResult } from './late.js';
+import type { LateCounts, LateMove, LateResult } from './late.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -98,7 +98,7 @@ export interface Confirmation {
   callback: number;
   requestStatus: number;
   stateRead: number;
-  /** By a callback that came after the run had ended, past the step's confirmation time (Store.recordLate). */
+  /** By a callback that came after the step: its run left the device unconfirmed, or read its state (recordLate). */
   afterRun?: number;
 }
 
@@ -141,6 +141,8 @@ export interface RunSummary {
 
 export interface RunRecord {
   id: string;
+  /** Of a run not ended: the results recorded late meanwhile, which the steps it shows count (store/late.ts). */
+  lateMoves?: LateMove[];
   /** The owner (a process, see Owner) that executes the run; another resumes it only once that lease expired. */
   owner?: string;
   playbook: string;
@@ -179,8 +181,8 @@ export interface DeviceResult {
   data?: Record<string, unknown>;
   /**
    * A device-state action's device confirmed by a read of the devices' state (confirm.ts), not by the service's
-   * word: a guess, which a CarrierService message for the device that comes after the run ended supersedes
-   * (Store.recordLate). Kept in the ledger, not shown.
+   * word: a guess, which a CarrierService message for the device that comes after its step supersedes, the run
+   * ended or still going (Store.recordLate). Kept in the ledger, not shown.
    */
   byStateRead?: true;
 }
@@ -457,16 +459,16 @@ export interface LedgerStore {
   /** Every entry that names the device, newest first, at most `limit`, with its run's playbook, start and status. */
   deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]>;
   /**
-   * The entries under a request id, of runs that have ended, written at or after `since` (ISO), after seq
-   * `afterSeq`, in seq order, at most `limit`, whose devices' CarrierService message may yet say what the service
-   * did: those `unconfirmed`, and those confirmed by a read of their state (DeviceResult.byStateRead).
+   * The entries under a request id written at or after `since` (ISO), after seq `afterSeq`, in seq order, at most
+   * `limit`, whose devices' CarrierService message may yet say what the service did: those left `unconfirmed` by a
+   * run that has ended, and those of any run confirmed by a read of their state (DeviceResult.byStateRead).
    */
   lateEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]>;
   /**
-   * Records results that came after run `runId` ended (store/late.ts), in one transaction: of each device whose
-   * latest result in its step is still the entry the result names (`unconfirmed`, or confirmed by a state read), a
-   * later entry with the outcome (at `at`), and the run's summary counts moved; the run is grouped again at its
-   * next read (latestAmong). A device with a later result, or not in the entry, is left as it is. Returns how many it recorded, by outcome.
+   * Records results that came after their step in run `runId` (store/late.ts), in one transaction: of each device
+   * whose latest result in its step is still the entry named (lateEntries), a later entry with the outcome (at
+   * `at`), and the counts moved (of a run still going, kept: RunRecord.lateMoves); the run is grouped again at its
+   * next read (latestAmong). A device with a later result, or not in the entry, is left. How many, by outcome.
    */
   recordLate(runId: string, results: readonly LateResult[], at: string): Promise<LateCounts>;
 }

@@ -167,7 +167,9 @@ describe('fleetbook store migrate', function () {
       expect(POSTGRES_MIGRATIONS.slice(last).map((m) => m.split(';')[0])).to.deep.equal([
         'ALTER TABLE schedules ADD COLUMN loaded_at text COLLATE "C"',
         'ALTER TABLE ledger ADD COLUMN by_state_read boolean',
+        'ALTER TABLE runs ADD COLUMN late_moves_json text',
       ]);
+      await owner.query('ALTER TABLE runs DROP COLUMN late_moves_json');
       await owner.query('DROP INDEX ledger_late');
       await owner.query('ALTER TABLE ledger DROP COLUMN by_state_read');
       await owner.query('ALTER TABLE schedules DROP COLUMN loaded_at');

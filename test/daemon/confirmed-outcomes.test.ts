@@ -308,7 +308,7 @@ describe('daemon: confirmed per-device outcomes', function () {
     expect(step.devices).to.include({ succeeded: 3, failed: 6, unconfirmed: 0 });
     const shown = await fleetbook(['runs', 'show', runId], { FLEETBOOK_STATE: state });
     expect(shown.stdout).to.match(
-      /suspend +succeeded +[\dhms ]+ calls \d+ devices 9: 3 succeeded, 6 failed, 0 skipped \(confirmed by callback 0, request status 0, state read 0, callback after the run ended 9\)/,
+      /suspend +succeeded +[\dhms ]+ calls \d+ devices 9: 3 succeeded, 6 failed, 0 skipped \(confirmed by callback 0, request status 0, state read 0, callback after the step ended 9\)/,
     );
   });
 });

@@ -1,13 +1,18 @@
 /**
  * A CarrierService message that comes after its run ended, for a device the run settled by a read of its state
  * (product.md 5a, docs/ledger.md): the read's guess (`succeeded` in the target state, `STATE NOT CHANGED` not in
- * it) gives way to the service's outcome and reason, counted as the late ones are. A device the request's status
+ * it) gives way to the service's outcome and reason, counted as the late ones are; so does a message that comes
+ * while the run is still going, at once, counted in the summary the run ends with. A device the request's status
  * or its own message confirmed keeps its result whatever message comes again. On each backend.
  */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { recordLateResults } from '../../src/daemon/late-confirmations.js';
 import { silentLogger } from '../../src/log.js';
 import { type DeviceGroup, type RunSummary, type Store } from '../../src/store/store.js';
+import { MIGRATIONS, SqliteStore } from '../../src/store/sqlite.js';
+import { tempDir } from '../helpers/temp.js';
 import { forEachBackend } from './backends.js';
 import { carrier, counts, imei, owner, run } from './fixtures.js';
 
@@ -16,9 +21,10 @@ const NOW = Date.parse('2026-11-24T00:00:00Z');
 /**
  * Run `r1`, ended: step `suspend` sent request R1 (devices 1-4), which the service said `PartialSuccess`, and a
  * read of their state settled: 1 and 2 in the target state, 3 and 4 not (STATE NOT CHANGED); and request R2
- * (devices 5 and 6): 5 confirmed by the request's status, 6 by its message. Not ended when `over` is false.
+ * (devices 5 and 6): 5 confirmed by the request's status, 6 by its message. Its summary; not ended (and without
+ * it) when `over` is false.
  */
-async function ended(store: Store, over = true): Promise<void> {
+async function ended(store: Store, over = true): Promise<RunSummary> {
   await store.registerOwner(owner('A'), Date.now(), 60_000, false);
   store.createRun(run('r1', { owner: 'A' }));
   const r1 = { kind: 'imei', attempts: 1, requestId: 'R1' };
@@ -77,8 +83,15 @@ async function ended(store: Store, over = true): Promise<void> {
     ],
     devices: structuredClone(step),
   };
-  store.updateRun('r1', over ? { status: 'succeeded', endedAt: summary.endedAt, summary } : { summary });
+  // A run still going has no summary yet: it writes it as it ends (end).
+  if (over) end(store, summary);
   await store.durable();
+  return summary;
+}
+
+/** Ends run `r1` as the runner does: its summary, from what its steps counted. */
+function end(store: Store, summary: RunSummary): void {
+  store.updateRun('r1', { status: 'succeeded', endedAt: summary.endedAt as string, summary });
 }
 
 forEachBackend('a message after the run ended supersedes a state read', (b) => {
@@ -134,12 +147,115 @@ forEachBackend('a message after the run ended supersedes a state read', (b) => {
     expect(entries).to.have.length(2 + 4 + 2);
   });
 
-  it('leaves a state read of a run not ended to it', async () => {
+  it('records a state read of a run still going at once, and counts it in the summary the run ends with', async () => {
     const store = await b.open();
-    await ended(store, false);
-    await store.appendInbox('A', [carrier('R1', 3, 'INVALID DEVICE STATE')]);
+    const summary = await ended(store, false);
+    await store.appendInbox('A', [
+      carrier('R1', 3, 'INVALID DEVICE STATE'),
+      carrier('R1', 1, 'DEVICE DEACTIVATED'),
+    ]);
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 2 });
+    const reasons = async () =>
+      Object.fromEntries(
+        (await store.deviceResults('r1', 'suspend')).map((r) => [r.deviceId, [r.outcome, r.errorType]]),
+      );
+    const service = {
+      [imei(1)]: ['failed', 'DEVICE DEACTIVATED'],
+      [imei(2)]: ['succeeded', undefined],
+      [imei(3)]: ['failed', 'INVALID DEVICE STATE'],
+      [imei(4)]: ['failed', 'STATE NOT CHANGED'],
+      [imei(5)]: ['succeeded', undefined],
+      [imei(6)]: ['failed', 'INVALID DEVICE STATE'],
+    };
+    expect(await reasons()).to.deep.equal(service);
+    service[imei(4)] = ['failed', 'INVALID DEVICE STATE'];
+    // Kept for the summary the run writes as it ends, which counts what its steps decided: the read's guess.
+    const going = await store.getRun('r1');
+    const kept = (g: typeof going) => g?.lateMoves?.reduce((n, m) => n + m.n, 0);
+    expect([going?.summary, kept(going)]).to.deep.equal([undefined, 2]);
+    // A pass before the run ends, the messages again: each device once. Device 4's, of the same kind as device
+    // 3's, is kept with it, as a count.
+    await store.appendInbox('A', [carrier('R1', 3)]);
     expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 0 });
-    const rows = await store.deviceResults('r1', 'suspend');
-    expect(rows.find((r) => r.deviceId === imei(3))?.errorType).to.equal('STATE NOT CHANGED');
+    await store.appendInbox('A', [carrier('R1', 4, 'INVALID DEVICE STATE')]);
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 1 });
+    const three = await store.getRun('r1');
+    expect([three?.lateMoves?.length, kept(three)]).to.deep.equal([2, 3]);
+    expect(await reasons()).to.deep.equal(service);
+
+    end(store, summary);
+    await store.durable();
+    const run = await store.getRun('r1');
+    const moved = counts({
+      total: 6,
+      succeeded: 2,
+      failed: 4,
+      byError: { 'INVALID DEVICE STATE': 3, 'DEVICE DEACTIVATED': 1 },
+    });
+    expect(run?.lateMoves).to.equal(undefined);
+    expect(run?.summary?.devices).to.deep.equal(moved);
+    expect(run?.summary?.steps[0]?.devices).to.deep.equal(moved);
+    expect(run?.summary?.steps[0]?.confirmation).to.deep.equal({
+      callback: 1,
+      requestStatus: 1,
+      stateRead: 1,
+      afterRun: 3,
+    });
+    // Once it has ended, a pass finds nothing more of these devices; device 2's message, when it comes, is
+    // counted with them, in the summary as the store keeps it.
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 0 });
+    await store.appendInbox('A', [carrier('R1', 2, 'INVALID DEVICE STATE')]);
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 1 });
+    expect(await reasons()).to.deep.equal({ ...service, [imei(2)]: ['failed', 'INVALID DEVICE STATE'] });
+    const row = await b.query<{ summary_json: string; late_moves_json: string | null }>(
+      store,
+      "SELECT summary_json, late_moves_json FROM runs WHERE id = 'r1'",
+    );
+    const last = JSON.parse(row[0]!.summary_json) as RunSummary;
+    expect([row[0]!.late_moves_json, last.devices]).to.deep.equal([
+      null,
+      counts({
+        total: 6,
+        succeeded: 1,
+        failed: 5,
+        byError: { 'INVALID DEVICE STATE': 4, 'DEVICE DEACTIVATED': 1 },
+      }),
+    ]);
+    expect(last.steps[0]?.confirmation).to.deep.equal({
+      callback: 1,
+      requestStatus: 1,
+      stateRead: 0,
+      afterRun: 4,
+    });
+  });
+});
+
+describe('SQLite: a state file of the version before, its run still going', () => {
+  it('records the message of a device the run settled by a read at once, once migrated', async () => {
+    const file = join(tempDir('fleetbook-late-running-'), 'state.db');
+    const before = new SqliteStore(file);
+    const summary = await ended(before, false);
+    await before.close();
+    // The file as the version before left it: without the column of the moves, a schema version behind.
+    const old = new Database(file);
+    old.exec('ALTER TABLE runs DROP COLUMN late_moves_json');
+    old.pragma(`user_version = ${MIGRATIONS.length - 1}`);
+    old.close();
+
+    const store = new SqliteStore(file);
+    try {
+      await store.appendInbox('A', [carrier('R1', 4, 'INVALID DEVICE STATE')]);
+      expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 1 });
+      const rows = await store.deviceResults('r1', 'suspend');
+      expect(rows.find((r) => r.deviceId === imei(4))?.errorType).to.equal('INVALID DEVICE STATE');
+      end(store, summary);
+      await store.durable();
+      expect((await store.getRun('r1'))?.summary?.devices.byError).to.deep.equal({
+        'STATE NOT CHANGED': 1,
+        'INVALID DEVICE STATE': 2,
+      });
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -9,7 +9,7 @@
  *    says `Failure` (or `Failed`) or `PartialSuccess`, or whose status it cannot give: a device in that state
  *    succeeded; once the service says the request is finished, a device not in it failed (`STATE NOT CHANGED`).
  *    A guess, without the service's reason: the ledger marks it so (byStateRead), and the device's message, should
- *    it come after the run ended, supersedes it (store/late.ts).
+ *    it come after the step (the run ended or still going), supersedes it (store/late.ts).
  * A device still not confirmed when the step's confirmation time has passed (counted from its acceptance, across
  * a restart too) is `unconfirmed`, unless a last look at the devices' state finds it changed. A read that fails
  * for a while (notForNow) is asked again at the next poll; when the last look fails, those left are `unconfirmed`
@@ -162,7 +162,7 @@ type Outcome = Pick<GroupResult, 'outcome' | 'errorType' | 'errorClass' | 'bySta
 
 /**
  * A device a read of the devices' state found in the target state. Marked as the read's (byStateRead), as is one
- * the read did not find changed: the service's own message, should it come after the run, supersedes them.
+ * the read did not find changed: the service's own message, should it come after the step, supersedes them.
  */
 const READ_SUCCEEDED: Outcome = { outcome: 'succeeded', byStateRead: true };
 

@@ -310,7 +310,7 @@ export class PostgresLedger implements LedgerStore {
       // By the partial index of the entries a late message may settle (ledger_late).
       text: `SELECT l.* FROM ledger l JOIN runs r ON r.id = l.run_id
              WHERE l.request_id IS NOT NULL AND (l.outcome = 'unconfirmed' OR l.by_state_read)
-               AND l.seq > $1 AND l.at >= $2 AND r.ended_at IS NOT NULL
+               AND l.seq > $1 AND l.at >= $2 AND (r.ended_at IS NOT NULL OR l.by_state_read)
              ORDER BY l.seq LIMIT $3`,
       values: [afterSeq, since, limit],
     });
@@ -321,14 +321,16 @@ export class PostgresLedger implements LedgerStore {
     if (!results.length) return Promise.resolve(none);
     return this.turns.transaction(async (query) => {
       // The run's row first, locked: replicas recording late results of one run take turns, and the second one
-      // sees the first one's entries. Its grouping's mark next, which waits for a grouping under way to end.
+      // sees the first one's entries; the run's end (its summary) waits for this, or this for it. Its grouping's
+      // mark next, which waits for a grouping under way to end.
       const run = (
         await query({
-          text: 'SELECT summary_json, ended_at FROM runs WHERE id = $1 FOR UPDATE',
+          text: 'SELECT summary_json, ended_at, late_moves_json FROM runs WHERE id = $1 FOR UPDATE',
           values: [runId],
         })
-      ).rows[0] as { summary_json: string | null; ended_at: string | null } | undefined;
-      if (!run?.ended_at) return none;
+      ).rows[0] as
+        { summary_json: string | null; ended_at: string | null; late_moves_json: string | null } | undefined;
+      if (!run) return none;
       const entries = (
         await query({
           text: `SELECT * FROM ledger WHERE run_id = $1 AND (outcome = 'unconfirmed' OR by_state_read)
@@ -345,7 +347,16 @@ export class PostgresLedger implements LedgerStore {
           values: [runId, Math.min(...entries.map((e) => e.seq)), lateDevices(results)],
         })
       ).rows as LateReads['latest'];
-      const w = lateWrites({ summaryJson: run.summary_json, entries, latest }, results);
+      const w = lateWrites(
+        {
+          summaryJson: run.summary_json,
+          ended: run.ended_at !== null,
+          movesJson: run.late_moves_json,
+          entries,
+          latest,
+        },
+        results,
+      );
       if (!w.any) return none;
       for (const table of GROUPING)
         await query({ text: `DELETE FROM ${table} WHERE run_id = $1`, values: [runId] });
@@ -354,8 +365,13 @@ export class PostgresLedger implements LedgerStore {
       );
       if (w.summary)
         await query({
-          text: 'UPDATE runs SET summary_json = $2 WHERE id = $1',
+          text: 'UPDATE runs SET summary_json = $2, late_moves_json = NULL WHERE id = $1',
           values: [runId, JSON.stringify(w.summary)],
+        });
+      if (w.moves)
+        await query({
+          text: 'UPDATE runs SET late_moves_json = $2 WHERE id = $1',
+          values: [runId, JSON.stringify(w.moves)],
         });
       return w.recorded;
     });

@@ -332,6 +332,10 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE ledger ADD COLUMN by_state_read boolean;
    CREATE INDEX ledger_late ON ledger (seq)
      WHERE request_id IS NOT NULL AND (outcome = 'unconfirmed' OR by_state_read);`,
+  // The results a CarrierService message gave while the run went on, for devices its steps settled by a read of
+  // their state (Store.recordLate): the run's summary, written as it ends, is read with them (store/late.ts). A
+  // replica of the version before records none while a run goes on, and reads a summary without them.
+  `ALTER TABLE runs ADD COLUMN late_moves_json text;`,
 ];
 
 /** The advisory lock under which migrations are applied: one replica at a time. */
