@@ -7,6 +7,10 @@
  *   saw each retried device's pass-1 failure as its latest until the run resumed; and a run killed there had
  *   written no pass-1 result at all (a device pass 1 confirmed stayed `accepted`). The results of the passes
  *   before are now written with each pass's `accepted` entries, in one write.
+ * - A resumed run goes on from the pass it was in. It counted its passes from the first again: a device refused
+ *   in every pass of `maxAttempts: 3` was sent in 4 passes (5 sends with the lost one of pass 1), not 3. The
+ *   checkpoint now says the pass of each request of a pass after the first; one without it (written by the version
+ *   before) resumes as that version did.
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -170,6 +174,57 @@ steps:
       });
       const step = s.steps.find((t) => t.id === 'suspend')!;
       expect([step.devices.total, step.devices.succeeded, step.devices.unconfirmed]).to.deep.equal([3, 1, 2]);
+    });
+
+    it('a run resumed in pass 2 goes on from there: no device is sent in more passes than maxAttempts', async () => {
+      await interrupted();
+      expect(requests).to.equal(3);
+      emu.setFaults({ processingSeconds: 0 });
+      emu.advance(60);
+      const s = await runPlaybook(pb(), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      // Pass 3 only: pass 1 sent twice (one lost), passes 2 and 3 once each.
+      expect(requests).to.equal(4);
+      expect(sends.get(active)).to.equal(2);
+      expect(pending.map((id) => sends.get(id))).to.deep.equal([4, 4]);
+      expect(await latest()).to.deep.equal({
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['failed', 4],
+        [pending[1]!]: ['failed', 4],
+      });
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect(step.devices.total).to.equal(3);
+      expect([step.devices.succeeded, step.devices.failed]).to.deep.equal([1, 2]);
+    });
+
+    it('a checkpoint of the version before (no pass) resumes as that version did', async () => {
+      await interrupted();
+      // The checkpoint as the version before wrote it: its requests without their pass.
+      const cp = (await store.loadSteps('r1')).get('suspend') as { accepted: KeptRequest[] };
+      const old = {
+        ...cp,
+        accepted: cp.accepted.map(({ requestId, accountName, attempts, at }) => ({
+          requestId,
+          accountName,
+          attempts,
+          at,
+        })),
+      };
+      store.saveStep('r1', 'suspend', old);
+      emu.setFaults({ processingSeconds: 0 });
+      emu.advance(60);
+      const s = await runPlaybook(pb(), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      // Its passes counted from the first again, as the version before did: passes 2 and 3 once more.
+      expect(requests).to.equal(5);
+      expect(pending.map((id) => sends.get(id))).to.deep.equal([5, 5]);
+      expect(await latest()).to.deep.equal({
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['failed', 5],
+        [pending[1]!]: ['failed', 5],
+      });
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 1, 2]);
     });
   });
 }

@@ -29,6 +29,7 @@ import {
   Interrupted,
   StepError,
   type AcceptedRequest,
+  type Checkpoint,
   type ItemRuns,
   type Json,
   type KeptRequest,
@@ -36,7 +37,7 @@ import {
 } from '../types.js';
 import { requestIdOf, withoutRequestId } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
-import { withDeviceRetries } from './device-retry.js';
+import { withDeviceRetries, FIRST_PASS, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
 import { sentBeforeRequests, withSends, type Sends } from './sends.js';
 
@@ -59,7 +60,8 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
    */
   const recorded = new Set<string>();
   try {
-    const { output } = await withDeviceRetries(x, results, async (input, attempt) => {
+    const from = resumedPass(x.resumed);
+    const { output } = await withDeviceRetries(x, results, from, async (input, attempt, rule) => {
       const earlier = resumed;
       resumed = undefined;
       if (earlier?.status === 'confirming') {
@@ -110,6 +112,8 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       if (!remaining.size) return null;
       const sent = await send(x, input, remaining, { before, n: sentBefore }, results, tally);
       if (!sent) return null;
+      // A pass after the first says so in the checkpoint: a resumed run goes on from it (withDeviceRetries).
+      if (rule >= 0) sent.request.pass = { rule, attempt };
       accepted.push(sent.request);
       // The accepted devices and the checkpoint that says what to confirm, in one write. The entries carry the
       // request's own sends, as its checkpoint keeps them, so that every version finds them (sends.ts).
@@ -161,6 +165,14 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     }
     throw e;
   }
+}
+
+/**
+ * The devices.retry pass a step resumed while it confirmed was in: that of the last request its checkpoint keeps;
+ * the first when it names none (the first pass's request, or a checkpoint of an earlier version).
+ */
+function resumedPass(cp: Checkpoint | undefined): RetryPass {
+  return (cp?.status === 'confirming' ? cp.accepted?.at(-1)?.pass : undefined) ?? FIRST_PASS;
 }
 
 /**
