@@ -75,6 +75,15 @@ export class DeviceResults {
     return out;
   }
 
+  /**
+   * Every result so far, in the order they came, with those a newer result of a device sent again replaces: what
+   * the ledger holds of the step, older results before newer ones. Not settled, and no later result joins them.
+   */
+  history(): readonly DeviceGroup[] {
+    this.ownLast = false;
+    return this.list;
+  }
+
   /** Every device once, with its latest result. */
   groups(): DeviceGroup[] {
     this.settle();

@@ -16,6 +16,7 @@ import type {
   Store,
 } from '../store/store.js';
 import type { StoredItems } from './stored-items.js';
+import type { RetryPass } from './strategies/device-retry.js';
 
 export type Json = Record<string, unknown>;
 
@@ -193,6 +194,11 @@ export interface AcceptedRequest {
   before?: ReadonlyMap<string, number>;
   /** When it was accepted (ms): the confirmation time counts from here, across a restart too. */
   at: number;
+  /**
+   * The devices.retry pass that sent it, when not the first: a resumed run goes on from the pass of the last one.
+   * Absent from a checkpoint of an earlier version, whose resumed run counts its passes from the first again.
+   */
+  pass?: RetryPass;
 }
 
 /**

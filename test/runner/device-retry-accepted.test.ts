@@ -172,7 +172,7 @@ steps:
       [pending[1]!]: ['failed', 4],
     });
     // Each request's accepted entries carry its own sends (those its checkpoint keeps); the result that settles a
-    // device, the sends made for it across the passes.
+    // device, the sends made for it across the passes (each pass's, written with the next pass's acceptance).
     const all = entries();
     const requests = [...new Set(all.map((e) => e.requestId))];
     expect(requests).to.have.length(3);
@@ -182,6 +182,8 @@ steps:
       { outcome: 'accepted', requestId: requests[2], attempts: 1, ids: pending },
     ]);
     expect(all.filter((e) => e.outcome === 'failed')).to.deep.equal([
+      { outcome: 'failed', requestId: requests[0], attempts: 2, ids: pending },
+      { outcome: 'failed', requestId: requests[1], attempts: 3, ids: pending },
       { outcome: 'failed', requestId: requests[2], attempts: 4, ids: pending },
     ]);
   });
@@ -194,9 +196,12 @@ steps:
     expect(s.status, s.error).to.equal('succeeded');
     const all = entries();
     const requests = [...new Set(all.map((e) => e.requestId))];
-    // The pass's request: accepted with its own send; the pending devices' results before it, their sends then.
+    // The pass's request: accepted with its own send, and its results with the sends before it (the last pass of
+    // `maxAttempts: 2`: the resumed run sends no third); the pending devices' results before it, their sends then.
+    expect(requests).to.have.length(2);
     expect(all.filter((e) => e.requestId === requests[1])).to.deep.equal([
       { outcome: 'accepted', requestId: requests[1], attempts: 1, ids: pending },
+      { outcome: 'failed', requestId: requests[1], attempts: 3, ids: pending },
     ]);
     expect(all.filter((e) => e.requestId === requests[0] && e.outcome === 'failed')).to.deep.equal([
       { outcome: 'failed', requestId: requests[0], attempts: 2, ids: pending },
@@ -209,10 +214,34 @@ steps:
     });
   });
 
+  it('a run the version before left killed in pass 2 resumes: each device confirmed once, under its last request', async () => {
+    await interruptedRun(pb(2), { client, store, runId: 'r1' }, async () => !!(await confirmingPass2()));
+    // As the version before left it killed: the accepted entries alone, and a checkpoint without the pass.
+    store.db.prepare(`DELETE FROM ledger WHERE run_id = 'r1' AND outcome <> 'accepted'`).run();
+    const cp = (await store.loadSteps('r1')).get('suspend') as { accepted: KeptRequest[] };
+    store.saveStep('r1', 'suspend', { ...cp, accepted: cp.accepted.map(({ pass: _, ...r }) => r) });
+    emu.setFaults({ processingSeconds: 0 });
+    emu.advance(60);
+    const s = await runPlaybook(pb(2), { client, store, runId: 'r1' });
+    expect(s.status, s.error).to.equal('succeeded');
+    const requests = [...new Set(entries().map((e) => e.requestId))];
+    // The active device under the first request, the pending ones under the pass's only; then, its passes counted
+    // from the first again as that version did, one more pass.
+    expect(requests).to.have.length(3);
+    expect(entries().filter((e) => e.outcome !== 'accepted')).to.deep.equal([
+      { outcome: 'succeeded', requestId: requests[0], attempts: 2, ids: [active] },
+      { outcome: 'failed', requestId: requests[1], attempts: 3, ids: pending },
+      { outcome: 'failed', requestId: requests[2], attempts: 4, ids: pending },
+    ]);
+    const step = s.steps.find((t) => t.id === 'suspend')!;
+    expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 1, 2]);
+  });
+
   it('`runs cancel` of a run killed while it confirms a pass-2 request: unconfirmed with the sends made', async () => {
     await interruptedRun(pb(2), { client, store, runId: 'r1' }, async () => !!(await confirmingPass2()));
-    // Killed rather than stopped: the results it held of pass 1 never reached the ledger, only what it wrote
-    // with each checkpoint (the accepted entries).
+    // Killed rather than stopped, as the version before left it: the results it held of pass 1 never reached the
+    // ledger, only what it wrote with each checkpoint (the accepted entries). The results of each pass are written
+    // with the next pass's now, and the sends are rebuilt from them where they are.
     store.db.prepare(`DELETE FROM ledger WHERE run_id = 'r1' AND outcome <> 'accepted'`).run();
     await store.close();
     const r = await fleetbook(['runs', 'cancel', 'r1'], { FLEETBOOK_STATE: join(tmp.dir, 'state.db') });

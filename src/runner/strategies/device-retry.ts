@@ -17,20 +17,25 @@ export interface RetryPass {
   attempt: number;
 }
 
+export const FIRST_PASS: RetryPass = { rule: -1, attempt: 1 };
+
 /**
  * Runs `pass` over the step's input, then over the devices the rules retry (those whose latest result failed
  * with a type a rule names), then makes the failures `ignore` names `skipped`. `pass` adds each device's result
  * to `results` and returns the step's output; it is told which rule's attempt it is (`rule` -1: the first pass).
- * Returns the last output and the groups `ignore` made skipped.
+ * Returns the last output and the groups `ignore` made skipped. `from`: the pass a resumed step was in, whose
+ * call takes up what an earlier execution began (its checkpoint); the passes go on after it, not from the first.
  */
 export async function withDeviceRetries(
   x: ActionCall,
   results: DeviceResults,
+  from: RetryPass,
   pass: (input: Json, attempt: number, rule: number) => Promise<unknown>,
 ): Promise<{ output: unknown; ignored: DeviceGroup[] }> {
-  let output = await pass(x.input, 1, -1);
+  let output = await pass(x.input, from.attempt, from.rule);
   for (const [i, rule] of x.plan.deviceRetry.entries()) {
-    for (let attempt = 2; attempt <= rule.maxAttempts; attempt++) {
+    if (i < from.rule) continue;
+    for (let attempt = i === from.rule ? from.attempt + 1 : 2; attempt <= rule.maxAttempts; attempt++) {
       const again = results.resend(
         (g) => g.outcome === 'failed' && g.errorType !== undefined && rule.on.has(g.errorType),
       );

@@ -29,6 +29,7 @@ import {
   Interrupted,
   StepError,
   type AcceptedRequest,
+  type Checkpoint,
   type ItemRuns,
   type Json,
   type KeptRequest,
@@ -36,7 +37,7 @@ import {
 } from '../types.js';
 import { requestIdOf, withoutRequestId } from './call.js';
 import { confirmRequests, readApplied } from './confirm.js';
-import { withDeviceRetries } from './device-retry.js';
+import { withDeviceRetries, FIRST_PASS, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
 import { sentBeforeRequests, withSends, type Sends } from './sends.js';
 
@@ -53,10 +54,14 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
   /** Every request of this step the service accepted, in order: what its checkpoint keeps. */
   const accepted: AcceptedRequest[] = [];
   let resumed = x.resumed;
-  /** Results an earlier execution recorded (stopped while it confirmed): counted, not written again. */
+  /**
+   * Results in the ledger already: those an earlier execution recorded (stopped while it confirmed), and those this
+   * one wrote with a later pass's `accepted` entries. Counted, not written again.
+   */
   const recorded = new Set<string>();
   try {
-    const { output } = await withDeviceRetries(x, results, async (input, attempt) => {
+    const from = resumedPass(x.resumed);
+    const { output } = await withDeviceRetries(x, results, from, async (input, attempt, rule) => {
       const earlier = resumed;
       resumed = undefined;
       if (earlier?.status === 'confirming') {
@@ -73,11 +78,17 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         for (const r of requests) r.before = sentBefore.get(r.requestId);
         accepted.push(...requests);
         const before = under.filter((g) => g.outcome !== 'accepted');
-        results.add(before);
         for (const g of before) for (const id of g.ids) recorded.add(resultKey(g, id));
+        // Each device's result is to come under the last request that sent it: one under a request before (a pass
+        // that sent it again) is not its latest, and it is not confirmed there again.
+        const latest = latestOnly(requests);
+        const waits = new Set(
+          latest.flatMap((r) => r.devices.flatMap(([, ids]) => ids.map((id) => resultKey(r, id)))),
+        );
+        results.add(keepIds(before, (g, id) => waits.has(resultKey(g, id))));
         await confirmRequests(
           x,
-          requests.map((r) => unconfirmedOf(r, recorded)),
+          latest.map((r) => unconfirmedOf(r, recorded)),
           results,
           tally,
         );
@@ -101,6 +112,8 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       if (!remaining.size) return null;
       const sent = await send(x, input, remaining, { before, n: sentBefore }, results, tally);
       if (!sent) return null;
+      // A pass after the first says so in the checkpoint: a resumed run goes on from it (withDeviceRetries).
+      if (rule >= 0) sent.request.pass = { rule, attempt };
       accepted.push(sent.request);
       // The accepted devices and the checkpoint that says what to confirm, in one write. The entries carry the
       // request's own sends, as its checkpoint keeps them, so that every version finds them (sends.ts).
@@ -109,12 +122,16 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         attempts: sent.request.attempts,
         requestId: sent.request.requestId,
       });
+      // Before them, the results so far not in the ledger (those of the passes before): a device this pass sends
+      // again has its older result before its `accepted` entry, so that the ledger's latest is true at every moment.
+      const unwritten = notRecorded([...results.history()], recorded);
+      for (const g of unwritten) for (const id of g.ids) recorded.add(resultKey(g, id));
       // The checkpoint names the requests, not their devices again: the ledger entries written with it hold them.
       ctx.saveUnderWay(
         x.count,
         x.key,
         { status: 'confirming', accepted: accepted.map(withoutDevices), output: sent.output },
-        { step: step.id, groups: acceptedGroups, at: ctx.now() },
+        { step: step.id, groups: [...unwritten, ...acceptedGroups], at: ctx.now() },
       );
       await confirmRequests(x, [sent.request], results, tally);
       return sent.output;
@@ -124,17 +141,23 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     return { ...state, ledger: notRecorded(state.ledger ?? [], recorded) };
   } catch (e) {
     // The step fails, but devices were touched: the ledger and the summary count them.
-    const groups = results.groups();
+    const done = new Set([
+      ...recorded,
+      ...results.history().flatMap((g) => g.ids.map((id) => resultKey(g, id))),
+    ]);
     // Those accepted and not confirmed: interrupted, still `accepted` (written with the checkpoint), and the
     // resumed run confirms them. Otherwise the step has stopped looking (a cancel, its timeout, an error):
     // `unconfirmed`, with the request id, so that the daemon records the service's message if it comes later.
     const interrupted = x.signal?.aborted && x.signal.reason instanceof Interrupted;
     const waiting = acceptedWithoutResult(
       accepted,
-      groups,
+      done,
       interrupted ? 'accepted' : 'unconfirmed',
       x.signal?.aborted ? {} : errorOf(e),
     );
+    // A device waiting under a pass's request: its result of a pass before is not its latest.
+    const waits = new Set(waiting.flatMap((g) => g.ids));
+    const groups = keepIds(results.groups(), (_, id) => !waits.has(id));
     if (groups.length || waiting.length) {
       ctx.recordLedger(step.id, notRecorded(interrupted ? groups : [...groups, ...waiting], recorded));
       ctx.countFailing(x.count, [...groups, ...waiting]);
@@ -142,6 +165,14 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
     }
     throw e;
   }
+}
+
+/**
+ * The devices.retry pass a step resumed while it confirmed was in: that of the last request its checkpoint keeps;
+ * the first when it names none (the first pass's request, or a checkpoint of an earlier version).
+ */
+function resumedPass(cp: Checkpoint | undefined): RetryPass {
+  return (cp?.status === 'confirming' ? cp.accepted?.at(-1)?.pass : undefined) ?? FIRST_PASS;
 }
 
 /**
@@ -348,30 +379,56 @@ function unconfirmedOf(r: AcceptedRequest, recorded: Set<string>): AcceptedReque
 /** `groups` without the results `recorded` (by resultKey): the ledger has them already. */
 function notRecorded(groups: DeviceGroup[], recorded: Set<string>): DeviceGroup[] {
   if (!recorded.size) return groups;
+  return keepIds(groups, (g, id) => !recorded.has(resultKey(g, id)));
+}
+
+/** `groups` with the devices `keep` selects, each group's data with them. */
+function keepIds(groups: DeviceGroup[], keep: (g: DeviceGroup, id: string) => boolean): DeviceGroup[] {
   return groups.flatMap((g) => {
-    const keep = g.ids.map((id) => !recorded.has(resultKey(g, id)));
-    const ids = g.ids.filter((_, i) => keep[i]);
+    const kept = g.ids.map((id) => keep(g, id));
+    const ids = g.ids.filter((_, i) => kept[i]);
     if (ids.length === g.ids.length) return [g];
     if (!ids.length) return [];
-    return [g.data ? { ...g, ids, data: g.data.filter((_, i) => keep[i]) } : { ...g, ids }];
+    return [g.data ? { ...g, ids, data: g.data.filter((_, i) => kept[i]) } : { ...g, ids }];
   });
 }
 
 /**
- * The devices of accepted requests that have no result in `groups`, as groups with `outcome`: still `accepted`
- * with the request's own sends, or `unconfirmed` with the sends made for them (sends.ts).
+ * `requests` (in the order they were sent) with the devices no later one names: a device a later pass sent again
+ * has its latest result under that pass's request.
+ */
+function latestOnly(requests: readonly AcceptedRequest[]): AcceptedRequest[] {
+  const later = new Set<string>();
+  const out: AcceptedRequest[] = [];
+  for (let i = requests.length - 1; i >= 0; i--) {
+    const r = requests[i] as AcceptedRequest;
+    const devices = r.devices.map(
+      ([kind, ids]) => [kind, ids.filter((id) => !later.has(id))] as [string, string[]],
+    );
+    for (const [, ids] of r.devices) for (const id of ids) later.add(id);
+    out.push({ ...r, devices });
+  }
+  return out.reverse();
+}
+
+/**
+ * The devices of accepted requests that have no result under the last request that sent them (none is `done`, by
+ * resultKey), as groups with `outcome`: still `accepted` with the request's own sends, or `unconfirmed` with the
+ * sends made for them (sends.ts).
  */
 function acceptedWithoutResult(
   accepted: AcceptedRequest[],
-  groups: DeviceGroup[],
+  done: ReadonlySet<string>,
   outcome: 'accepted' | 'unconfirmed',
   why: Pick<DeviceGroup, 'errorType' | 'errorClass'>,
 ): DeviceGroup[] {
-  if (!accepted.length) return [];
-  const done = new Set(groups.flatMap((g) => g.ids));
-  return accepted.flatMap((r) =>
+  return latestOnly(accepted).flatMap((r) =>
     withSends(
-      setOf(r.devices.map(([kind, ids]) => [kind, ids.filter((id) => !done.has(id))] as [string, string[]])),
+      setOf(
+        r.devices.map(
+          ([kind, ids]) => [kind, ids.filter((id) => !done.has(resultKey(r, id)))] as [string, string[]],
+        ),
+      ),
       { outcome, ...why, requestId: r.requestId },
       outcome === 'accepted' ? undefined : r.before,
       r.attempts,

@@ -11,7 +11,14 @@ import { DeviceResults } from '../device-results.js';
 import { answerRefusal, groupResults, KindsOf, locationResult, refsOf, withResult } from '../devices.js';
 import type { Cursor, StoredItems } from '../stored-items.js';
 import { StepError, type CreatedReports, type Json, type StepState } from '../types.js';
-import { beforeRetry, finalIgnored, ignores, withDeviceRetries, type RetryPass } from './device-retry.js';
+import {
+  beforeRetry,
+  finalIgnored,
+  FIRST_PASS,
+  ignores,
+  withDeviceRetries,
+  type RetryPass,
+} from './device-retry.js';
 import type { ActionCall } from './index.js';
 import { StoredRetries } from './stored-retries.js';
 
@@ -19,7 +26,7 @@ export async function locate(x: ActionCall): Promise<StepState> {
   const { ctx, step } = x;
   const requested = new KindsOf(x.devices);
   const results = new DeviceResults();
-  const { output } = await withDeviceRetries(x, results, async (input, attempt) => {
+  const { output } = await withDeviceRetries(x, results, FIRST_PASS, async (input, attempt) => {
     const at = ctx.clock.now();
     const { value } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, () =>
       ctx.call(x.count, x.action, input, x.signal),
@@ -41,7 +48,7 @@ export async function locationReport(x: ActionCall): Promise<StepState> {
   const rewrite: DeviceGroup[] = [];
   let passes: Awaited<ReturnType<typeof withDeviceRetries>>;
   try {
-    passes = await withDeviceRetries(x, results, reportPass(x, results, created, rewrite));
+    passes = await withDeviceRetries(x, results, FIRST_PASS, reportPass(x, results, created, rewrite));
   } catch (e) {
     x.ctx.recordLedger(x.step.id, rewrite);
     // The pages read are in the ledger already: the failed step counts each device's latest result there (a

@@ -1,0 +1,230 @@
+/**
+ * A device-state step's `devices.retry` passes across an interruption (a restart, a lease lost), against the
+ * emulator over loopback, in process, on a SQLite state file and on a PostgreSQL database (the stores write the
+ * ledger differently: SQLite at once, PostgreSQL a turn of writes at a time):
+ * - The ledger's latest entry of each device is true at every moment. A run interrupted in pass 2 wrote the pass-1
+ *   results as it stopped, after the pass-2 `accepted` entries: `runs show`, `runs cancel` and the run's counts
+ *   saw each retried device's pass-1 failure as its latest until the run resumed; and a run killed there had
+ *   written no pass-1 result at all (a device pass 1 confirmed stayed `accepted`). The results of the passes
+ *   before are now written with each pass's `accepted` entries, in one write.
+ * - A resumed run goes on from the pass it was in. It counted its passes from the first again: a device refused
+ *   in every pass of `maxAttempts: 3` was sent in 4 passes (5 sends with the lost one of pass 1), not 3. The
+ *   checkpoint now says the pass of each request of a pass after the first; one without it (written by the version
+ *   before) resumes as that version did.
+ */
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Client } from '../../src/api/client.js';
+import type { Emulator } from '../../src/emulator/index.js';
+import { NetworkError } from '../../src/errors.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { KeptRequest } from '../../src/runner/types.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { Store } from '../../src/store/store.js';
+import { postgresUrl } from '../helpers/postgres.js';
+import { accountDevices, clientFor, emulator, imei, interruptedRun, playbook, tempDir } from './helpers.js';
+
+const STORES: { name: string; open: (dir: string) => Promise<Store> }[] = [
+  { name: 'SQLite', open: async (dir) => new SqliteStore(join(dir, 'state.db')) },
+  { name: 'PostgreSQL', open: async () => openPostgresStore(await postgresUrl()) },
+];
+
+for (const kind of STORES) {
+  describe(`runner: devices.retry passes across an interruption (${kind.name})`, function () {
+    this.timeout(60_000);
+    let emu: Emulator;
+    let client: Client;
+    let store: Store;
+    let tmp: { dir: string; close(): Promise<void> };
+    let active: string;
+    let pending: string[];
+    /** The suspends sent for each device, as this client made them (the first one lost on its way). */
+    let sends: Map<string, number>;
+    /** The suspend requests sent, lost or not. */
+    let requests: number;
+
+    before(async () => {
+      emu = await emulator({ devicesPerAccount: 200 });
+    });
+    after(() => emu.close());
+    beforeEach(async () => {
+      emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 200 });
+      const account = emu.defaults.accounts[0]!;
+      const devices = await accountDevices(emu, account);
+      active = imei(devices.find((d) => d.state === 'active')!);
+      // Pending devices: the service refuses to suspend them, in every pass.
+      pending = devices
+        .filter((d) => d.state === 'pending')
+        .slice(0, 2)
+        .map(imei)
+        .sort();
+      expect(pending).to.have.length(2);
+      tmp = await tempDir();
+      store = await kind.open(tmp.dir);
+      client = clientFor(emu);
+      sends = new Map();
+      requests = 0;
+      const call = client.callByName.bind(client);
+      client.callByName = async (name, input, opts) => {
+        if (name !== 'devices.suspend') return call(name, input, opts);
+        requests++;
+        for (const { id } of (input as { devices: { id: string }[] }).devices)
+          sends.set(id, (sends.get(id) ?? 0) + 1);
+        // The first send is lost before it reaches the service: the step's retry sends it again (pass 1 has 2).
+        if (requests === 1) throw new NetworkError(name, 'ECONNRESET', false, 'socket hang up');
+        // The first devices.retry pass's request waits at the carrier for the test's clock.
+        if (requests === 3) emu.setFaults({ processingSeconds: 30 });
+        return call(name, input, opts);
+      };
+      store.createRun({
+        id: 'r1',
+        playbook: 'retried',
+        status: 'running',
+        trigger: { type: 'manual' },
+        inputs: {},
+        startedAt: new Date().toISOString(),
+      });
+    });
+    afterEach(async () => {
+      await store.close();
+      await client.close();
+      await tmp.close();
+    });
+
+    const pb = () =>
+      playbook(`
+version: 1
+name: retried
+on: { manual: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with:
+      accountName: '${emu.defaults.accounts[0]}'
+      devices: [${[active, ...pending].map((id) => `{ id: '${id}', kind: imei }`).join(', ')}]
+    retry: { on: [network], maxAttempts: 3, delay: 10ms }
+    confirm: { timeout: 20s, pollInterval: 20ms }
+    devices:
+      retry: [{ on: [STATE NOT CHANGED], maxAttempts: 3 }]
+`);
+
+    /** The step's checkpoint once it confirms its second request (the first devices.retry pass's). */
+    const confirmingPass2 = async () => {
+      const cp = (await store.loadSteps('r1')).get('suspend') as
+        { status?: string; accepted?: KeptRequest[] } | undefined;
+      return cp?.status === 'confirming' && cp.accepted?.length === 2 ? cp.accepted : undefined;
+    };
+
+    /** Each device's latest entry in the ledger: outcome and attempts. */
+    const latest = async () =>
+      Object.fromEntries(
+        (await store.deviceResults('r1', 'suspend')).map((r) => [r.deviceId, [r.outcome, r.attempts]]),
+      );
+
+    /** The run interrupted once it confirms the first devices.retry pass's request. */
+    const interrupted = async () => {
+      /** The ledger's latest entries while the run was in pass 2: what a process killed then leaves. */
+      let during: Record<string, unknown> | undefined;
+      await interruptedRun(pb(), { client, store, runId: 'r1' }, async () => {
+        if (!(await confirmingPass2())) return false;
+        during = await latest();
+        return true;
+      });
+      return during;
+    };
+
+    it("the ledger's latest entry of a device sent again in pass 2 is of pass 2, while it runs and once it stops", async () => {
+      const during = await interrupted();
+      // The active device's pass-1 result, and the pending ones' pass-2 acceptance (their request's own send).
+      const truth = {
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['accepted', 1],
+        [pending[1]!]: ['accepted', 1],
+      };
+      expect(await latest(), 'once it stopped').to.deep.equal(truth);
+      expect(during, 'while the run confirmed pass 2').to.deep.equal(truth);
+      // The pass-1 results, written with the pass-2 acceptance, come before it in the ledger.
+      const kept = (await confirmingPass2())!;
+      const under = await store.resultsUnder(
+        'r1',
+        'suspend',
+        kept.map((r) => r.requestId),
+      );
+      expect(under.map((g) => [g.outcome, g.requestId, g.attempts, [...g.ids].sort()])).to.deep.equal([
+        ['accepted', kept[0]!.requestId, 2, [active, ...pending].sort()],
+        ['succeeded', kept[0]!.requestId, 2, [active]],
+        ['failed', kept[0]!.requestId, 2, pending],
+        ['accepted', kept[1]!.requestId, 1, pending],
+      ]);
+    });
+
+    it('a run cancelled in pass 2 leaves the devices it sent again `unconfirmed` under that pass', async () => {
+      const controller = new AbortController();
+      const running = runPlaybook(pb(), { client, store, runId: 'r1', signal: controller.signal });
+      for (let i = 0; i < 500 && !(await confirmingPass2()); i++) await new Promise((r) => setTimeout(r, 10));
+      controller.abort();
+      const s = await running;
+      expect(s.status).to.equal('cancelled');
+      // Their sends: two in pass 1 (one lost), one in pass 2.
+      expect(await latest()).to.deep.equal({
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['unconfirmed', 3],
+        [pending[1]!]: ['unconfirmed', 3],
+      });
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect([step.devices.total, step.devices.succeeded, step.devices.unconfirmed]).to.deep.equal([3, 1, 2]);
+    });
+
+    it('a run resumed in pass 2 goes on from there: no device is sent in more passes than maxAttempts', async () => {
+      await interrupted();
+      expect(requests).to.equal(3);
+      emu.setFaults({ processingSeconds: 0 });
+      emu.advance(60);
+      const s = await runPlaybook(pb(), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      // Pass 3 only: pass 1 sent twice (one lost), passes 2 and 3 once each.
+      expect(requests).to.equal(4);
+      expect(sends.get(active)).to.equal(2);
+      expect(pending.map((id) => sends.get(id))).to.deep.equal([4, 4]);
+      expect(await latest()).to.deep.equal({
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['failed', 4],
+        [pending[1]!]: ['failed', 4],
+      });
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect(step.devices.total).to.equal(3);
+      expect([step.devices.succeeded, step.devices.failed]).to.deep.equal([1, 2]);
+    });
+
+    it('a checkpoint of the version before (no pass) resumes as that version did', async () => {
+      await interrupted();
+      // The checkpoint as the version before wrote it: its requests without their pass.
+      const cp = (await store.loadSteps('r1')).get('suspend') as { accepted: KeptRequest[] };
+      const old = {
+        ...cp,
+        accepted: cp.accepted.map(({ requestId, accountName, attempts, at }) => ({
+          requestId,
+          accountName,
+          attempts,
+          at,
+        })),
+      };
+      store.saveStep('r1', 'suspend', old);
+      emu.setFaults({ processingSeconds: 0 });
+      emu.advance(60);
+      const s = await runPlaybook(pb(), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      // Its passes counted from the first again, as the version before did: passes 2 and 3 once more.
+      expect(requests).to.equal(5);
+      expect(pending.map((id) => sends.get(id))).to.deep.equal([5, 5]);
+      expect(await latest()).to.deep.equal({
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['failed', 5],
+        [pending[1]!]: ['failed', 5],
+      });
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 1, 2]);
+    });
+  });
+}
