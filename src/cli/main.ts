@@ -285,7 +285,7 @@ export async function main(argv: string[]): Promise<number> {
     .description('Start the service emulator (prints its URL, credentials and accounts).')
     .option('--port <n>', 'port', '8080')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--seed <s>', 'seed of the world: the same seed gives the same data')
+    .option('--seed <s>', 'seed of the world, a number or a word: the same seed gives the same data')
     .option('--accounts <n>', 'number of accounts')
     .option('--devices-per-account <n>', 'devices per account')
     .option('--time-scale <x>', 'simulated seconds per real second (0: only the control API moves time)')
