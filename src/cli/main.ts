@@ -6,6 +6,7 @@ import { packageVersion } from '../util/version.js';
 import { Command, CommanderError } from 'commander';
 import { FleetbookError } from '../errors.js';
 import { redact } from '../util/secrets.js';
+import { addHelpCommands } from './help.js';
 import type { CallFlags } from './call.js';
 import type { ListFlags, ShowFlags } from './runs.js';
 import type { EmulatorFlags, RunFlags } from './run.js';
@@ -58,12 +59,10 @@ function refuseUnknownSubcommand(group: Command): void {
 }
 
 /**
- * What is wrong with a command line commander answers with its usage alone: `help` of a command that does not
- * exist (`fleetbook help serv`), or a group without its command (`fleetbook`, `fleetbook store`).
+ * What is wrong with a command line commander answers with its usage alone: a group without its command
+ * (`fleetbook`, `fleetbook store`).
  */
 function usageError(command: Command): string {
-  const [first, second] = command.args;
-  if (first === 'help' && second !== undefined) return `error: unknown command '${second}'`;
   const names = command.commands.map((c) => c.name()).filter((n) => n !== 'help');
   return `error: missing command: give one of ${names.join(', ')}`;
 }
@@ -90,7 +89,7 @@ export async function main(argv: string[]): Promise<number> {
         write(s);
       },
     })
-    // A usage printed as an error with no error said (no command given, `help` of none): say what is wrong.
+    // A usage printed as an error with no error said (no command given): say what is wrong.
     .addHelpText('beforeAll', ({ error, command }) =>
       error && !errorSaid ? `${usageError(command)}\n` : '',
     );
@@ -99,7 +98,7 @@ export async function main(argv: string[]): Promise<number> {
   program.hook('preAction', async (_program, command) => {
     // By the command below the program: `runs` for `runs list`.
     const top = command.parent === program ? command : command.parent;
-    if (!top || !READS_CONFIG.includes(top.name())) return;
+    if (!top || command.name() === 'help' || !READS_CONFIG.includes(top.name())) return;
     for (const w of (await import('../config.js')).unknownVariables(process.env))
       process.stderr.write(`fleetbook: warning: ${w}\n`);
   });
@@ -286,7 +285,7 @@ export async function main(argv: string[]): Promise<number> {
     .description('Start the service emulator (prints its URL, credentials and accounts).')
     .option('--port <n>', 'port', '8080')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--seed <s>', 'seed of the world: the same seed gives the same data')
+    .option('--seed <s>', 'seed of the world, a number or a word: the same seed gives the same data')
     .option('--accounts <n>', 'number of accounts')
     .option('--devices-per-account <n>', 'devices per account')
     .option('--time-scale <x>', 'simulated seconds per real second (0: only the control API moves time)')
@@ -299,6 +298,7 @@ export async function main(argv: string[]): Promise<number> {
     .action(async (action: string | undefined, flags: { json?: boolean }) =>
       setCode(await (await import('./actions.js')).actionsCommand(action, flags)),
     );
+  addHelpCommands(program);
   refuseRepeatedOptions(program);
   try {
     await program.parseAsync(argv, { from: 'user' });

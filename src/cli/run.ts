@@ -348,7 +348,13 @@ function emulatorOptions(flags: EmulatorFlags): { options: EmulatorOptions; word
     options.timeScale = /^[0-9]+(\.[0-9]+)?$/.test(scale) ? Number(scale) : NaN;
     got.timeScale = JSON.stringify(scale);
   }
-  if (flags.seed !== undefined) options.seed = /^[0-9]+$/.test(flags.seed) ? Number(flags.seed) : flags.seed;
+  // A seed is a number or a word, the world drawn from its text: digits are a number only where the number writes
+  // back as the same text, so that `007` and digits past 2^53 stay the seeds given, as a reset's text does.
+  if (flags.seed !== undefined)
+    options.seed =
+      /^[0-9]+$/.test(flags.seed) && String(Number(flags.seed)) === flags.seed
+        ? Number(flags.seed)
+        : flags.seed;
   return { options, wording: { names: FLAGS, got } };
 }
 

@@ -10,6 +10,7 @@
  * the txid provisioning answered (`actions/cancel`); the primary lists both kinds (7.2 `Txd Mismatch`,
  * `Acct Not Provisioned …`).
  */
+import { MANAGED_SERVICE } from '../api/limits.js';
 import { ACCOUNT_PATTERN, account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { E } from './errors.js';
 import { notify } from './listeners.js';
@@ -168,14 +169,13 @@ function primary(ctx: Ctx, name: unknown, serviceName: unknown, type: unknown): 
   if (!a) throw E.accountNotFound(name);
   if (!ctx.user.accounts.includes(name) || !ctx.user.primary) throw E.contactNoAccess(name);
   if (!a.primary) throw E.primaryNotRegistered();
-  if (typeof serviceName !== 'string' || serviceName.toLowerCase() !== 'location')
-    throw E.invalidServiceName();
+  if (serviceName !== MANAGED_SERVICE) throw E.invalidServiceName();
   if (type !== LOCATION_SKU) throw E.notProvisioned();
   return a;
 }
 
 function addManaged(ctx: Ctx): Answer {
-  const input = validInput(ctx);
+  const input = validInput(ctx, ['serviceName']);
   const p = primary(ctx, input.accountName, input.serviceName, input.type);
   const st = ctx.st;
   const txid = uuid();
@@ -202,7 +202,7 @@ function addManaged(ctx: Ctx): Answer {
  * same TxId answers the same txid: a provision sent again does no harm.
  */
 function provisionOrCancel(ctx: Ctx, provision: boolean): Answer {
-  const input = validInput(ctx);
+  const input = validInput(ctx, ['serviceName']);
   const p = primary(ctx, input.paccountName, input.serviceName, input.type);
   const name = String(input.accountName);
   const st = ctx.st;
@@ -238,7 +238,7 @@ function provisionOrCancel(ctx: Ctx, provision: boolean): Answer {
  * provisioned, and those provisioned, each with the txid to quote next.
  */
 function listManaged(ctx: Ctx): Answer {
-  const input = validInput(ctx);
+  const input = validInput(ctx, ['serviceName']);
   const p = primary(ctx, input.accountName, input.serviceName, LOCATION_SKU);
   const added: Json[] = [];
   const provisioned: Json[] = [];

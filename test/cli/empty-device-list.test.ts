@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
 import { stepLines } from '../helpers/step-lines.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** A listing that finds no device, then a device step and a forEach over its empty items. */
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'empty-device-list', 'suspend-over-usage.yaml');
@@ -20,18 +20,17 @@ const EACH = 'no items: `forEach.items` is an empty list, no iteration ran';
 
 describe('fleetbook run and runs show: a step given no devices (child process)', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let env: Record<string, string>;
 
   before(async () => {
-    tmp = await tempDir();
-    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db'), FLEETBOOK_LOG_LEVEL: 'info' };
-    await copyFile(PLAYBOOK, join(tmp.dir, 'over.yaml'));
+    tmp = tempDir('fleetbook-empty-device-list-');
+    env = { FLEETBOOK_STATE: join(tmp, 'state.db'), FLEETBOOK_LOG_LEVEL: 'info' };
+    await copyFile(PLAYBOOK, join(tmp, 'over.yaml'));
   });
-  after(() => tmp.close());
 
   it('prints the steps skipped and why, logs it, and runs show says the same', async () => {
-    const r = await fleetbook(['run', join(tmp.dir, 'over.yaml')], env);
+    const r = await fleetbook(['run', join(tmp, 'over.yaml')], env);
     expect(r.code, r.stderr).to.equal(0);
     const lines = r.stdout.split('\n');
     expect(lines[0]).to.match(/^run \S+ of suspend-over-usage: succeeded$/);

@@ -13,7 +13,8 @@ import { expect } from 'chai';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { DeviceResult, RunSummary } from '../../src/store/store.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { accountDevices, imei, tempDir } from '../runner/helpers.js';
+import { accountDevices, imei } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -35,17 +36,16 @@ steps:
 describe('the ledger: the attempts of a device-state request (child process)', function () {
   this.timeout(90_000);
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let env: Record<string, string>;
 
   before(async () => {
     emu = await startEmulator({ port: 0, timeScale: 0 });
-    tmp = await tempDir();
-    env = { ...emulatorEnv(emu), FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
+    tmp = tempDir('fleetbook-ledger-attempts-');
+    env = { ...emulatorEnv(emu), FLEETBOOK_STATE: join(tmp, 'state.db') };
   });
   after(async () => {
     await emu?.close();
-    await tmp?.close();
   });
 
   const suspendCalls = async () => {
@@ -57,7 +57,7 @@ describe('the ledger: the attempts of a device-state request (child process)', f
 
   /** Runs the playbook; the emulator's suspend calls, the step's attempts and the device's ledger entry. */
   const runOnce = async (name: string, on: string) => {
-    const file = join(tmp.dir, `${name}.yaml`);
+    const file = join(tmp, `${name}.yaml`);
     await writeFile(file, playbook(name, on));
     const before = await suspendCalls();
     const r = await fleetbook(['run', file, '--json'], env);
@@ -94,7 +94,7 @@ describe('the ledger: the attempts of a device-state request (child process)', f
     const devices = await accountDevices(emu, account);
     const active = imei(devices.find((d) => d.state === 'active')!);
     const pending = imei(devices.find((d) => d.state === 'pending')!);
-    const file = join(tmp.dir, 'retried.yaml');
+    const file = join(tmp, 'retried.yaml');
     await writeFile(
       file,
       `version: 1

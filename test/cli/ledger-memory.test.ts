@@ -9,10 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
-import { SqliteStore } from '../../src/store/sqlite.js';
 import type { DeviceGroup } from '../../src/store/store.js';
-import { BIN } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { BIN, stateFile } from '../helpers/cli.js';
 import { imei, run } from '../store/fixtures.js';
 
 const DEVICES = 200_000;
@@ -30,13 +28,7 @@ const YOUNG_MB = 6;
 
 describe('cli: a device-state run of 200,000 devices read in bounded memory', function () {
   this.timeout(120_000);
-  let dir: string;
-  let state: string;
-
-  before(async () => {
-    dir = tempDir('fb-ledger-memory-');
-    state = join(dir, 'state.db');
-    const store = new SqliteStore(state);
+  const state = stateFile((store) => {
     store.createRun(
       run('big', { playbook: 'big-suspend', status: 'succeeded', endedAt: '2026-11-23T10:05:00.000Z' }),
     );
@@ -68,12 +60,11 @@ describe('cli: a device-state run of 200,000 devices read in bounded memory', fu
         AT,
       );
     }
-    await store.close();
   });
 
   /** `fleetbook ...args` in an old space of `heapMb`; its stdout a line at a time, its exit code and peak heap. */
   async function capped(heapMb: number, args: string[], onLine: (line: string) => void) {
-    const peakFile = join(dir, 'peak.json');
+    const peakFile = join(state.dir, 'peak.json');
     const child = spawn(
       process.execPath,
       [
@@ -84,7 +75,7 @@ describe('cli: a device-state run of 200,000 devices read in bounded memory', fu
         ...args,
       ],
       {
-        env: { PATH: process.env.PATH ?? '', FLEETBOOK_STATE: state, MEMORY_PEAK_FILE: peakFile },
+        env: { PATH: process.env.PATH ?? '', FLEETBOOK_STATE: state.file, MEMORY_PEAK_FILE: peakFile },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -120,7 +111,7 @@ describe('cli: a device-state run of 200,000 devices read in bounded memory', fu
   });
 
   it('ledger.query: the devices that failed, and only them', async () => {
-    const file = join(dir, 'requery.yaml');
+    const file = join(state.dir, 'requery.yaml');
     writeFileSync(
       file,
       `version: 1

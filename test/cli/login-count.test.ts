@@ -15,7 +15,8 @@ import { expect } from 'chai';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { readState } from '../helpers/daemon.js';
-import { calls, control, setFaults, tempDir } from '../runner/helpers.js';
+import { calls, control, setFaults } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** One listing, with no `retry:`: each run sends one login (and its attempts while its answers are lost). */
 const LIST = join(import.meta.dirname, '..', 'fixtures', 'login-count', 'list-once.yaml');
@@ -25,21 +26,20 @@ const WRONG = 'not-the-password-2468';
 describe('logins that may have failed, counted across processes on one state file (child processes)', function () {
   this.timeout(90_000);
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let n = 0;
   let state: string;
 
   before(async () => {
     emu = await startEmulator({ port: 0, timeScale: 0 });
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-login-count-');
   });
   beforeEach(async () => {
     await emu.reset();
-    state = join(tmp.dir, `state-${++n}.db`);
+    state = join(tmp, `state-${++n}.db`);
   });
   after(async () => {
     await emu?.close();
-    await tmp?.close();
   });
 
   const env = (extra: Record<string, string> = {}) => ({

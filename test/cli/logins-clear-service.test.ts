@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** One listing, with no `retry:`: each run sends one login (and its attempts while its answers are lost). */
 const LIST = join(import.meta.dirname, '..', 'fixtures', 'login-count', 'list-once.yaml');
@@ -26,19 +26,18 @@ describe('fleetbook logins clear USER --service URL (child processes)', function
   this.timeout(90_000);
   let staging: Emulator;
   let production: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let state: string;
 
   before(async () => {
     staging = await startEmulator({ port: 0, timeScale: 0 });
     production = await startEmulator({ port: 0, timeScale: 0 });
-    tmp = await tempDir();
-    state = join(tmp.dir, 'state.db');
+    tmp = tempDir('fleetbook-logins-clear-service-');
+    state = join(tmp, 'state.db');
   });
   after(async () => {
     await staging?.close();
     await production?.close();
-    await tmp?.close();
   });
 
   const env = (emu: Emulator, extra: Record<string, string> = {}) => ({

@@ -10,7 +10,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOKS = join(import.meta.dirname, '..', 'fixtures', 'listener-hardening');
 const SSL_ACCEPTED =
@@ -25,11 +25,11 @@ describe('fleetbook refuses a PostgreSQL URL with an sslmode it does not know (c
   let server: Server;
   let port: number;
   let reached = 0;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let playbook: string;
   before(async () => {
-    tmp = await tempDir();
-    playbook = join(tmp.dir, 'pause.yaml');
+    tmp = tempDir('fleetbook-postgres-sslmode-');
+    playbook = join(tmp, 'pause.yaml');
     await writeFile(
       playbook,
       'version: 1\nname: pause\non:\n  manual: true\nsteps:\n  - id: pause\n    wait: 10ms\n',
@@ -43,7 +43,6 @@ describe('fleetbook refuses a PostgreSQL URL with an sslmode it does not know (c
   });
   after(async () => {
     server.close();
-    await tmp.close();
   });
 
   const commands = () => [

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOK = `version: 1
 name: wait-for-location
@@ -41,17 +41,16 @@ const WHY =
 
 describe('fleetbook run: a wait for a callback no listener can receive (child process)', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
 
   before(async () => {
-    tmp = await tempDir();
-    await writeFile(join(tmp.dir, 'wait.yaml'), PLAYBOOK);
+    tmp = tempDir('fleetbook-run-callback-wait-');
+    await writeFile(join(tmp, 'wait.yaml'), PLAYBOOK);
   });
-  after(() => tmp.close());
 
   it('warns as the run starts, naming the step, and fails the wait when reached, not at its timeout', async () => {
-    const env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db'), FLEETBOOK_LOG_LEVEL: 'info' };
-    const r = await fleetbook(['run', join(tmp.dir, 'wait.yaml')], env);
+    const env = { FLEETBOOK_STATE: join(tmp, 'state.db'), FLEETBOOK_LOG_LEVEL: 'info' };
+    const r = await fleetbook(['run', join(tmp, 'wait.yaml')], env);
     expect(r.code, r.stderr).to.equal(1);
     const logged = r.stderr
       .split('\n')

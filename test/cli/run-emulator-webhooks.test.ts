@@ -14,7 +14,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PAGE = `
 version: 1
@@ -45,19 +45,19 @@ const logs = (stderr: string) =>
 
 describe('fleetbook run on the embedded emulator: webhooks held back unless asked', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let receiver: Receiver;
   let file: string;
   let env: Record<string, string>;
 
   before(async () => {
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-run-emulator-webhooks-');
     receiver = await startReceiver();
-    file = join(tmp.dir, 'page.yaml');
+    file = join(tmp, 'page.yaml');
     await writeFile(file, PAGE);
-    await writeFile(join(tmp.dir, 'page-env.yaml'), PAGE_ENV);
+    await writeFile(join(tmp, 'page-env.yaml'), PAGE_ENV);
     env = {
-      FLEETBOOK_STATE: join(tmp.dir, 'state.db'),
+      FLEETBOOK_STATE: join(tmp, 'state.db'),
       FLEETBOOK_SECRET_ONCALL_WEBHOOK: receiver.url,
       FLEETBOOK_WEBHOOK_ALLOW: '127.0.0.1',
     };
@@ -65,7 +65,6 @@ describe('fleetbook run on the embedded emulator: webhooks held back unless aske
   beforeEach(() => receiver.bodies.splice(0));
   after(async () => {
     await receiver?.close();
-    await tmp?.close();
   });
 
   it('sends nothing: the step fails naming the host, why and how to send; the start says so', async () => {
@@ -102,7 +101,7 @@ describe('fleetbook run on the embedded emulator: webhooks held back unless aske
 
   it('a variable of the environment set to a URL is named at the start the same way', async () => {
     const { FLEETBOOK_SECRET_ONCALL_WEBHOOK: _secret, ...rest } = env;
-    const r = await fleetbook(['run', join(tmp.dir, 'page-env.yaml'), '--json'], {
+    const r = await fleetbook(['run', join(tmp, 'page-env.yaml'), '--json'], {
       ...rest,
       TEAM_HOOK: receiver.url,
     });

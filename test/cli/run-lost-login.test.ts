@@ -14,7 +14,8 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { readState, runsIn } from '../helpers/daemon.js';
-import { accountDevices, calls, control, imei, setFaults, tempDir } from '../runner/helpers.js';
+import { accountDevices, calls, control, imei, setFaults } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'lost-login', 'list-devices.yaml');
 
@@ -37,21 +38,20 @@ steps:
 describe('fleetbook run: lost answers of the login and of a listing (child process)', function () {
   this.timeout(60_000);
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let n = 0;
 
   before(async () => {
     emu = await startEmulator({ port: 0, timeScale: 0 });
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-run-lost-login-');
   });
   beforeEach(() => emu.reset());
   after(async () => {
     await emu?.close();
-    await tmp?.close();
   });
 
   async function run(env: Record<string, string> = {}, playbook = PLAYBOOK, inputs: string[] = []) {
-    const state = join(tmp.dir, `state-${++n}.db`);
+    const state = join(tmp, `state-${++n}.db`);
     const account = emu.defaults.accounts[0]!;
     const args = ['run', playbook, '--input', `account=${account}`, ...inputs.flatMap((i) => ['--input', i])];
     const res = await fleetbook(args, {
@@ -69,7 +69,7 @@ describe('fleetbook run: lost answers of the login and of a listing (child proce
 
   it('a login whose answer was lost twice is sent again, and the run succeeds', async () => {
     await setFaults(emu, { resetNext: { 'session.login': 2 } });
-    const file = join(tmp.dir, 'suspend-one.yaml');
+    const file = join(tmp, 'suspend-one.yaml');
     writeFileSync(file, SUSPEND);
     const device = await activeImei();
     const res = await run({}, file, [`imei=${device}`]);
@@ -85,7 +85,7 @@ describe('fleetbook run: lost answers of the login and of a listing (child proce
   it('a login whose answers were all lost: the suspend never left, and the ledger says so', async () => {
     // Every attempt of the client's login is lost: the step (no `retry:`) fails, its request unsent.
     await setFaults(emu, { resetNext: { 'session.login': 3 } });
-    const file = join(tmp.dir, 'suspend-one.yaml');
+    const file = join(tmp, 'suspend-one.yaml');
     writeFileSync(file, SUSPEND);
     const device = await activeImei();
     const res = await run({}, file, [`imei=${device}`]);

@@ -12,7 +12,8 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { readState, runsIn } from '../helpers/daemon.js';
-import { accountDevices, imei, tempDir } from '../runner/helpers.js';
+import { accountDevices, imei } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'confirm', 'suspend-one-by-one.yaml');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -20,15 +21,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('fleetbook runs cancel of a run killed inside a forEach (child process)', function () {
   this.timeout(60_000);
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
 
   before(async () => {
     emu = await startEmulator({ port: 0, timeScale: 0 });
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-runs-cancel-killed-loop-');
   });
   after(async () => {
     await emu?.close();
-    await tmp?.close();
   });
 
   it('shows the step it was in cancelled, with how its devices were confirmed', async () => {
@@ -37,7 +37,7 @@ describe('fleetbook runs cancel of a run killed inside a forEach (child process)
     const imeis = active.map(imei);
     // The carrier never carries out the third device's request: its iteration waits for it.
     emu.setFaults({ neverFinishDevices: [imeis[2]!] });
-    const state = join(tmp.dir, 'state.db');
+    const state = join(tmp, 'state.db');
     const env = { FLEETBOOK_STATE: state };
     const child = spawn(
       process.execPath,

@@ -7,21 +7,20 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'nested-steps', 'nested.yaml');
 
 describe('fleetbook runs show: steps within steps (child process)', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
 
   before(async () => {
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-runs-nested-steps-');
   });
-  after(() => tmp.close());
 
   it('indents the steps of a forEach and a parallel under them, in the summary and in runs show', async () => {
-    const env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
+    const env = { FLEETBOOK_STATE: join(tmp, 'state.db') };
     const r = await fleetbook(['run', PLAYBOOK], env);
     expect(r.code, r.stderr).to.equal(0);
     const steps = (out: string) =>

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { deviceLine, fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const NIGHTLY = join(import.meta.dirname, '..', '..', 'playbooks', 'nightly-location-report.yaml');
 
@@ -19,15 +19,14 @@ interface Row {
 
 describe('runs show --devices: the locations of a report (child process)', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
 
-  before(async () => (tmp = await tempDir()));
-  after(() => tmp.close());
+  before(async () => (tmp = tempDir('fleetbook-runs-show-locations-')));
 
   it('each located device is printed with its latitude, longitude, radius, time and whether cached', async () => {
     const env = {
-      FLEETBOOK_STATE: join(tmp.dir, 'state.db'),
-      FLEETBOOK_REPORTS_DIR: join(tmp.dir, 'reports'),
+      FLEETBOOK_STATE: join(tmp, 'state.db'),
+      FLEETBOOK_REPORTS_DIR: join(tmp, 'reports'),
     };
     const r = await fleetbook(['run', NIGHTLY], env);
     expect(r.code, r.stderr).to.equal(0);

@@ -14,18 +14,17 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOKS = join(import.meta.dirname, '..', 'fixtures', 'listener-hardening');
 
 describe('fleetbook serve refuses to start (child process)', function () {
   this.timeout(30_000);
-  let tmp: { dir: string; close(): Promise<void> };
-  before(async () => (tmp = await tempDir()));
-  after(() => tmp.close());
+  let tmp: string;
+  before(async () => (tmp = tempDir('fleetbook-serve-refuses-to-start-')));
 
   const serve = (env: Record<string, string>, o: { playbooks?: string; listen?: string } = {}) => {
-    const state = join(tmp.dir, 'state.db');
+    const state = join(tmp, 'state.db');
     return fleetbook(
       [
         'serve',
@@ -50,18 +49,18 @@ describe('fleetbook serve refuses to start (child process)', function () {
       expect(r.code, `${lease}: ${r.stderr}`).to.equal(2);
       expect(r.stderr).to.include(`FLEETBOOK_LEASE: "${lease}" is too short: at least 1s`);
     }
-    expect(existsSync(join(tmp.dir, 'state.db')), 'no store opened').to.equal(false);
+    expect(existsSync(join(tmp, 'state.db')), 'no store opened').to.equal(false);
   });
 
   it('with a playbook directory that holds no playbook', async () => {
-    const empty = join(tmp.dir, 'empty');
+    const empty = join(tmp, 'empty');
     await mkdir(empty);
     // A playbook test is no playbook.
     await writeFile(join(empty, 'notes.test.yaml'), 'playbook: notes\ncases: []\n');
     const r = await serve({}, { playbooks: empty });
     expect(r.code, r.stderr).to.equal(2);
     expect(r.stderr).to.include(`no playbooks (*.yaml, *.yml) in ${empty}; not starting`);
-    expect(existsSync(join(tmp.dir, 'state.db')), 'no store opened').to.equal(false);
+    expect(existsSync(join(tmp, 'state.db')), 'no store opened').to.equal(false);
   });
 
   it('with a --listen that is no address, naming the flag', async () => {
@@ -104,6 +103,6 @@ describe('fleetbook serve refuses to start (child process)', function () {
       'no password, on a service':
         'fleetbook: FLEETBOOK_CALLBACK_PASSWORD is not set, but FLEETBOOK_CALLBACK_USERNAME is: set it (with FLEETBOOK_API_URL, the listener is registered with both, and refuses callbacks without them)',
     });
-    expect(existsSync(join(tmp.dir, 'state.db')), 'no store opened').to.equal(false);
+    expect(existsSync(join(tmp, 'state.db')), 'no store opened').to.equal(false);
   });
 });

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SCRIPT = join(ROOT, 'scripts', 'build-if-changed.mjs');
@@ -34,7 +34,7 @@ function start(dir: string, env: Record<string, string> = {}): Promise<number> {
 
 describe('npm start: a build only when something changed', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let dir: string;
   const builds = async () =>
     (await readFile(join(dir, 'builds.log'), 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
@@ -45,8 +45,8 @@ describe('npm start: a build only when something changed', function () {
   };
 
   beforeEach(async () => {
-    tmp = await tempDir();
-    dir = tmp.dir;
+    tmp = tempDir('fleetbook-start-');
+    dir = tmp;
     await mkdir(join(dir, 'src', 'cli'), { recursive: true });
     await mkdir(join(dir, 'scripts'));
     await writeFile(join(dir, 'package.json'), JSON.stringify({ scripts: { build: 'node build.mjs' } }));
@@ -54,7 +54,6 @@ describe('npm start: a build only when something changed', function () {
     await writeFile(join(dir, 'src', 'cli', 'main.ts'), 'export {};\n');
     await writeFile(join(dir, 'tsconfig.json'), '{}');
   });
-  afterEach(() => tmp.close());
 
   it('is what `npm start` runs before the daemon', async () => {
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { Lease } from '../../src/store/lease.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import { fleetbook } from '../helpers/cli.js';
+import { fleetbook, stateFile } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -19,56 +19,56 @@ const mb = (file: string) => statSync(file).size / 2 ** 20;
 describe('fleetbook store compact', function () {
   this.timeout(60_000);
 
-  it('gives back the space a prune freed, and keeps what is left', async () => {
-    const file = join(tempDir('fb-compact-'), 'state.db');
-    const store = new SqliteStore(file);
+  describe('on a state file of a run a prune removes', () => {
     // A run of 200,000 devices that ended 100 days ago, and one of yesterday.
-    for (const [id, days, devices] of [
-      ['a0000000-0000-4000-8000-000000000001', 100, 200_000],
-      ['a0000000-0000-4000-8000-000000000002', 1, 10],
-    ] as const) {
-      store.createRun({
-        id,
-        playbook: 'nightly',
-        status: 'succeeded',
-        trigger: { type: 'schedule' },
-        inputs: {},
-        startedAt: ago(days),
-        endedAt: ago(days),
-      });
-      for (let from = 0; from < devices; from += 10_000) {
-        const ids = Array.from({ length: Math.min(10_000, devices - from) }, (_, i) =>
-          String(350_000_000_000_000 + from + i),
-        );
-        store.recordDevices(
+    const state = stateFile((store) => {
+      for (const [id, days, devices] of [
+        ['a0000000-0000-4000-8000-000000000001', 100, 200_000],
+        ['a0000000-0000-4000-8000-000000000002', 1, 10],
+      ] as const) {
+        store.createRun({
           id,
-          'locate',
-          [{ ids, kind: 'imei', outcome: 'succeeded', attempts: 1 }],
-          ago(days),
-        );
+          playbook: 'nightly',
+          status: 'succeeded',
+          trigger: { type: 'schedule' },
+          inputs: {},
+          startedAt: ago(days),
+          endedAt: ago(days),
+        });
+        for (let from = 0; from < devices; from += 10_000) {
+          const ids = Array.from({ length: Math.min(10_000, devices - from) }, (_, i) =>
+            String(350_000_000_000_000 + from + i),
+          );
+          store.recordDevices(
+            id,
+            'locate',
+            [{ ids, kind: 'imei', outcome: 'succeeded', attempts: 1 }],
+            ago(days),
+          );
+        }
       }
-    }
-    await store.close();
-    const pruned = await fleetbook(['store', 'prune', '--older-than', '30d'], { FLEETBOOK_STATE: file });
-    expect(pruned.stdout).to.include('removed 1 run(s)');
-    const full = mb(file);
-    expect(full, 'the file after the prune (MB)').to.be.above(2);
+    });
 
-    const r = await fleetbook(['store', 'compact'], { FLEETBOOK_STATE: file });
-    expect([r.code, r.stderr]).to.deep.equal([0, '']);
-    expect(r.stdout).to.match(
-      /^the state file .*state\.db \(FLEETBOOK_STATE\): compacted from [\d.]+ MB to [\d.]+ MB\n$/,
-    );
-    expect(mb(file), 'the file after compact (MB)').to.be.below(full / 4);
-    const after = new SqliteStore(file);
-    try {
-      expect((await after.listRuns()).map((run) => run.id)).to.deep.equal([
-        'a0000000-0000-4000-8000-000000000002',
-      ]);
-      expect(await after.deviceResults('a0000000-0000-4000-8000-000000000002')).to.have.length(10);
-    } finally {
-      await after.close();
-    }
+    it('gives back the space a prune freed, and keeps what is left', async () => {
+      const file = state.file;
+      const pruned = await fleetbook(['store', 'prune', '--older-than', '30d'], state.env);
+      expect(pruned.stdout).to.include('removed 1 run(s)');
+      const full = mb(file);
+      expect(full, 'the file after the prune (MB)').to.be.above(2);
+
+      const r = await fleetbook(['store', 'compact'], state.env);
+      expect([r.code, r.stderr]).to.deep.equal([0, '']);
+      expect(r.stdout).to.match(
+        /^the state file .*state\.db \(FLEETBOOK_STATE\): compacted from [\d.]+ MB to [\d.]+ MB\n$/,
+      );
+      expect(mb(file), 'the file after compact (MB)').to.be.below(full / 4);
+      await state.withStore(async (after) => {
+        expect((await after.listRuns()).map((run) => run.id)).to.deep.equal([
+          'a0000000-0000-4000-8000-000000000002',
+        ]);
+        expect(await after.deviceResults('a0000000-0000-4000-8000-000000000002')).to.have.length(10);
+      });
+    });
   });
 
   it('says the size the file had before the command, not once opened', async () => {

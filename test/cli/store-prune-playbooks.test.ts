@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const ago = (days: number) => new Date(Date.now() - days * DAY).toISOString();
@@ -29,22 +29,21 @@ steps:
 
 describe('fleetbook store prune --playbooks: backfills of schedules no longer loaded (child process)', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let playbooks: string;
   before(async () => {
-    tmp = await tempDir();
-    playbooks = join(tmp.dir, 'playbooks');
+    tmp = tempDir('fleetbook-store-prune-playbooks-');
+    playbooks = join(tmp, 'playbooks');
     await mkdir(playbooks);
     await writeFile(join(playbooks, 'nightly.yaml'), NIGHTLY_YAML);
   });
-  after(() => tmp.close());
 
   /**
    * A state file with a backfill of each schedule, ended 100 days ago, ahead of the last fire each recorded; both
    * schedules last recorded loaded `loaded` days ago (by a daemon's prune pass), or never.
    */
   async function seeded(name: string, loaded: number | null = 2): Promise<string> {
-    const file = join(tmp.dir, name);
+    const file = join(tmp, name);
     const store = new SqliteStore(file);
     for (const [id, schedule] of [
       ['b0000000-0000-4000-8000-000000000001', NIGHTLY],
@@ -106,7 +105,7 @@ describe('fleetbook store prune --playbooks: backfills of schedules no longer lo
 
   it('refuses playbooks with an error, pruning nothing', async () => {
     const file = await seeded('broken.db');
-    const broken = join(tmp.dir, 'broken');
+    const broken = join(tmp, 'broken');
     await mkdir(broken);
     await writeFile(
       join(broken, 'nightly.yaml'),

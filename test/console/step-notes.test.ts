@@ -17,7 +17,8 @@ import { runPlaybook } from '../../src/runner/runner.js';
 import type { StepSummary } from '../../src/store/store.js';
 import { launchBrowser, screenshot } from '../helpers/browser.js';
 import { consoleApp, runStepRows } from '../helpers/console.js';
-import { onEmulator, playbook, tempDir } from '../runner/helpers.js';
+import { onEmulator, playbook } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TOKEN = 'step-notes-console-token';
 const SUSPEND = 'no devices: `devices` is an empty list, nothing was sent';
@@ -28,7 +29,7 @@ const fixture = (...path: string[]) =>
 describe('console: a step skipped says why, a report step where it wrote', function () {
   this.timeout(60_000);
   const t = onEmulator();
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   /** The run of the CLI test's playbook: a listing that finds no device, then steps given none. */
   let skippedRun: string;
   let reportRun: string;
@@ -37,13 +38,13 @@ describe('console: a step skipped says why, a report step where it wrote', funct
   let console_: Awaited<ReturnType<typeof consoleApp>>;
 
   before(async () => {
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-step-notes-');
     const run = async (yaml: string, inputs = {}) => {
       const s = await runPlaybook(playbook(yaml), {
         client: t.client,
         store: t.store,
         inputs,
-        engine: engineSettings({ reportsDir: tmp.dir }),
+        engine: engineSettings({ reportsDir: tmp }),
       });
       expect(s.status, s.error).to.equal('succeeded');
       return s.runId;
@@ -52,14 +53,13 @@ describe('console: a step skipped says why, a report step where it wrote', funct
     reportRun = await run(fixture('report-note', 'write-a-report.yaml'));
     nestedRun = await run(fixture('nested-steps', 'nested.yaml'));
     // The temporary directory is not below the working directory: the file is named whole.
-    note = `wrote ${join(tmp.dir, 'sites.csv')}, 2 rows`;
+    note = `wrote ${join(tmp, 'sites.csv')}, 2 rows`;
     console_ = await consoleApp(t.store, TOKEN);
     // The browser tests read the console on a port of its own.
     await console_.app.listen({ host: '127.0.0.1', port: 0 });
   });
   after(async () => {
     await console_.close();
-    await tmp.close();
   });
 
   it('the run API gives each skipped step its reason, and the report step its note', async () => {

@@ -8,28 +8,28 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { emulator } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('serve: a clean start', function () {
   this.timeout(60_000);
   let emu: Emulator;
-  let dir: { dir: string; close(): Promise<void> };
+  let dir: string;
   let daemon: DaemonProcess | undefined;
 
   before(async () => {
     emu = await emulator();
-    dir = await tempDir();
+    dir = tempDir('fleetbook-clean-start-');
   });
   after(async () => {
     await daemon?.kill();
     await emu?.close();
-    await dir?.close();
   });
 
   it('prints only its own lines: no warning of Node or of a library', async () => {
     daemon = await DaemonProcess.start('clean daemon', {
       playbooks: join(import.meta.dirname, '..', '..', 'playbooks'),
-      state: join(dir.dir, 'state.db'),
+      state: join(dir, 'state.db'),
       env: {
         ...emulatorEnv(emu),
         FLEETBOOK_CALLBACK_USERNAME: 'listener',

@@ -28,7 +28,8 @@ import {
   sleep,
 } from '../helpers/chaos.js';
 import { DaemonProcess, pendingEvents, readState, runsIn } from '../helpers/daemon.js';
-import { calls, tempDir } from '../runner/helpers.js';
+import { calls } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const DEVICES = 10_000;
 const ROUNDS = 10;
@@ -59,7 +60,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
   let emu: Emulator;
   let account: string;
   let active: string[];
-  let state: { dir: string; close(): Promise<void> };
+  let state: string;
   const daemons: Daemon[] = [];
   /** The daemons' stderr, every start, for the failure messages. */
   const stderr = () => daemons.map((d) => d.stderr).join('');
@@ -68,13 +69,12 @@ describe('daemon: killed with SIGKILL and started again', function () {
   before(async () => {
     ({ emu, account, active } = await emulatorWithActive(DEVICES, 12_500));
     emu.setFaults({ latencyMs: LATENCY_MS });
-    state = await tempDir();
+    state = tempDir('fleetbook-crash-');
   });
 
   after(async () => {
     await current?.kill();
     await emu?.close();
-    await state?.close();
   });
 
   async function start(file: string, env: Record<string, string> = {}): Promise<Daemon> {
@@ -134,7 +134,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
   it('suspends every device exactly once and processes every acknowledged callback exactly once', async () => {
     const began = Date.now();
     const logFrom = stderr().length;
-    const file = join(state.dir, 'crash.db');
+    const file = join(state, 'crash.db');
     const s = new Sender(account, { username: CALLBACK_USER, password: CALLBACK_PASSWORD });
     let runId = '';
     /** The suspend run's status seen just before each kill. */
@@ -231,7 +231,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
   });
 
   it('drains the inbox after a kill with more than 1,000 runs waiting, without a new callback', async () => {
-    const file = join(state.dir, 'backlog.db');
+    const file = join(state, 'backlog.db');
     const s = new Sender(account, { username: CALLBACK_USER, password: CALLBACK_PASSWORD });
     // The first run holds its concurrency key (CRASH_HOLD): the others wait in the pool, and past 1,000
     // of them the matcher leaves the rest in the inbox.

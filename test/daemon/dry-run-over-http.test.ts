@@ -14,7 +14,8 @@ import type { RunSummary } from '../../src/store/store.js';
 import { until } from '../helpers/browser.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess, runsIn } from '../helpers/daemon.js';
-import { accountDevices, calls, emulator, setFaults, tempDir } from '../runner/helpers.js';
+import { accountDevices, calls, emulator, setFaults } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'dry-run-started');
 const PLAYBOOK = 'suspend-active';
@@ -28,7 +29,7 @@ type Json = Record<string, unknown>;
 describe('daemon: a dry run started by POST /playbooks/{name}/runs (child process)', function () {
   this.timeout(90_000);
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let state: string;
   let daemon: DaemonProcess;
   let account: string;
@@ -36,8 +37,8 @@ describe('daemon: a dry run started by POST /playbooks/{name}/runs (child proces
   before(async () => {
     emu = await emulator({ devicesPerAccount: 5 });
     account = emu.defaults.accounts[0]!;
-    tmp = await tempDir();
-    state = join(tmp.dir, 'state.db');
+    tmp = tempDir('fleetbook-dry-run-over-http-');
+    state = join(tmp, 'state.db');
     daemon = await DaemonProcess.start('dry-run-over-http daemon', {
       playbooks: FIXTURES,
       state,
@@ -52,7 +53,6 @@ describe('daemon: a dry run started by POST /playbooks/{name}/runs (child proces
   after(async () => {
     await daemon?.kill();
     await emu?.close();
-    await tmp?.close();
   });
 
   async function start(body: unknown): Promise<[number, Json]> {

@@ -15,7 +15,7 @@ import type { RunSummary } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
 import { DaemonProcess, untilDaemons } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOKS = join(import.meta.dirname, '..', '..', 'playbooks');
 const HELD = /^webhooks are held back on the embedded emulator/;
@@ -43,13 +43,13 @@ async function pagedRun(d: DaemonProcess): Promise<{ run: RunSummary; tell: RunS
 
 describe('serve on the embedded emulator: webhooks never reach a real channel unless asked', function () {
   this.timeout(120_000);
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let held: Receiver;
   let sent: Receiver;
   const daemons: DaemonProcess[] = [];
 
   before(async () => {
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-emulator-webhooks-');
     held = await startReceiver();
     sent = await startReceiver();
   });
@@ -57,13 +57,12 @@ describe('serve on the embedded emulator: webhooks never reach a real channel un
     for (const d of daemons) await d.kill();
     await held?.close();
     await sent?.close();
-    await tmp?.close();
   });
 
   it("holds back the example playbooks' pages: the step fails saying why, the start says so once", async () => {
     const d = await DaemonProcess.start('emulator, on-call secret set', {
       playbooks: PLAYBOOKS,
-      state: join(tmp.dir, 'held.db'),
+      state: join(tmp, 'held.db'),
       env: {
         FLEETBOOK_SECRET_ONCALL_WEBHOOK: held.url,
         FLEETBOOK_WEBHOOK_ALLOW: '127.0.0.1',
@@ -98,7 +97,7 @@ describe('serve on the embedded emulator: webhooks never reach a real channel un
     expect(lines.length, d.stderr.slice(-3000)).to.be.greaterThan(0);
     await d.stop('SIGTERM');
     // And `fleetbook runs show`, from the state file.
-    const shown = await fleetbook(['runs', 'show', run.runId], { FLEETBOOK_STATE: join(tmp.dir, 'held.db') });
+    const shown = await fleetbook(['runs', 'show', run.runId], { FLEETBOOK_STATE: join(tmp, 'held.db') });
     expect(shown.code, shown.stderr).to.equal(0);
     const line = shown.stdout.split('\n').find((l) => l.trimStart().startsWith('tell '));
     expect(line, shown.stdout).to.match(/failed/);
@@ -108,12 +107,12 @@ describe('serve on the embedded emulator: webhooks never reach a real channel un
   });
 
   it('warns of a held page once per playbook, and says a reload added one that holds them', async () => {
-    const dir = join(tmp.dir, 'playbooks');
+    const dir = join(tmp, 'playbooks');
     await cp(PLAYBOOKS, dir, { recursive: true });
     const token = 'held-webhooks-daemon-token-0123';
     const d = await DaemonProcess.start('emulator, pages held, reloaded', {
       playbooks: dir,
-      state: join(tmp.dir, 'reloaded.db'),
+      state: join(tmp, 'reloaded.db'),
       env: {
         FLEETBOOK_SECRET_ONCALL_WEBHOOK: held.url,
         FLEETBOOK_WEBHOOK_ALLOW: '127.0.0.1',
@@ -210,7 +209,7 @@ describe('serve on the embedded emulator: webhooks never reach a real channel un
   it('sends them with FLEETBOOK_EMULATOR_WEBHOOKS=send, with no notice', async () => {
     const d = await DaemonProcess.start('emulator, webhooks sent', {
       playbooks: PLAYBOOKS,
-      state: join(tmp.dir, 'sent.db'),
+      state: join(tmp, 'sent.db'),
       env: {
         FLEETBOOK_SECRET_ONCALL_WEBHOOK: sent.url,
         FLEETBOOK_WEBHOOK_ALLOW: '127.0.0.1',
@@ -234,7 +233,7 @@ describe('serve on the embedded emulator: webhooks never reach a real channel un
   });
 
   it('refuses a value of FLEETBOOK_EMULATOR_WEBHOOKS other than hold or send, naming it', async () => {
-    const r = await fleetbook(['serve', '--playbooks', PLAYBOOKS, '--state', join(tmp.dir, 'bad.db')], {
+    const r = await fleetbook(['serve', '--playbooks', PLAYBOOKS, '--state', join(tmp, 'bad.db')], {
       FLEETBOOK_EMULATOR_WEBHOOKS: 'yes',
     });
     expect(r.code).to.equal(2);

@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { emulator } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'expression-errors');
 const USER = 'expr-listener';
@@ -17,15 +18,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('daemon: a filter or concurrency key that fails on an event is never silent', function () {
   this.timeout(60_000);
   let emu: Emulator;
-  let dir: { dir: string; close(): Promise<void> };
+  let dir: string;
   let daemon: DaemonProcess;
 
   before(async () => {
     emu = await emulator();
-    dir = await tempDir();
+    dir = tempDir('fleetbook-expression-errors-');
     daemon = await DaemonProcess.start('daemon', {
       playbooks: FIXTURES,
-      state: join(dir.dir, 'state.db'),
+      state: join(dir, 'state.db'),
       env: {
         ...emulatorEnv(emu),
         FLEETBOOK_CALLBACK_USERNAME: USER,
@@ -38,7 +39,6 @@ describe('daemon: a filter or concurrency key that fails on an event is never si
   after(async () => {
     await daemon?.kill();
     await emu?.close();
-    await dir?.close();
   });
 
   async function post(requestId: string, deviceResponse: unknown): Promise<void> {

@@ -12,7 +12,8 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { emulator } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const TOKEN = 'input-constraints-daemon-token-01';
 const PLAYBOOK = 'rollout-sensor-configuration';
@@ -23,13 +24,13 @@ const B = '1963d0fb-5aba-441c-88e1-100000000003';
 describe('serve: input constraints over HTTP', function () {
   this.timeout(60_000);
   let emu: Emulator;
-  let dir: { dir: string; close(): Promise<void> };
+  let dir: string;
   let daemon: DaemonProcess;
-  const state = () => join(dir.dir, 'state.db');
+  const state = () => join(dir, 'state.db');
 
   before(async () => {
     emu = await emulator();
-    dir = await tempDir();
+    dir = tempDir('fleetbook-input-constraints-');
     daemon = await DaemonProcess.start('input-constraints daemon', {
       playbooks: join(import.meta.dirname, '..', '..', 'playbooks'),
       state: state(),
@@ -44,7 +45,6 @@ describe('serve: input constraints over HTTP', function () {
   after(async () => {
     await daemon?.kill();
     await emu?.close();
-    await dir?.close();
   });
 
   const start = async (inputs: unknown) => {

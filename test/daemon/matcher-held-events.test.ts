@@ -15,7 +15,7 @@ import { loadPlaybook } from '../../src/playbook/load.js';
 import type { Playbook } from '../../src/playbook/schema.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { InboxMessage, RunRecord } from '../../src/store/store.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOK = loadPlaybook(`version: 1
 name: every-usage-alert
@@ -149,8 +149,8 @@ describe('the matcher takes just-committed events from memory', function () {
   });
 
   it('processes after a restart the events stored and acknowledged before a crash, once', async () => {
-    const tmp = await tempDir();
-    const file = join(tmp.dir, 'state.db');
+    const tmp = tempDir('fleetbook-matcher-held-events-');
+    const file = join(tmp, 'state.db');
     const first = new SqliteStore(file);
     // The crash: stored and synced (acknowledged) by the first daemon, and its matcher never got to them.
     const crashed = new GroupCommit(first, 'first daemon', () => undefined);
@@ -179,7 +179,6 @@ describe('the matcher takes just-committed events from memory', function () {
     const runs = second.db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number };
     expect(runs.n).to.equal(7);
     second.db.close();
-    await tmp.close();
   });
 
   it('processes the callbacks it claims from a gone owner while a commit of its own is in flight', async () => {

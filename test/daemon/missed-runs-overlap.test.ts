@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { stateFile } from '../helpers/cli.js';
 import { DaemonWorld, runsIn } from '../helpers/daemon.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'missed-all');
@@ -26,16 +26,14 @@ describe('missed: all without overlap runs the missed runs one after another', f
     });
   });
   after(async () => world?.close());
+  // Fired three minutes ago, to the minute: three fires were missed, or four when the start crosses a minute.
+  const state = stateFile(async (store) => {
+    const last = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;
+    await store.recordFire('catch-up#UTC#* * * * *', new Date(last).toISOString());
+  });
 
   it('three missed runs, oldest first, none starting before the one before it ended', async () => {
-    const state = world.state();
-    // Fired three minutes ago, to the minute: three fires were missed, or four when the start crosses a minute.
-    const last = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;
-    const store = new SqliteStore(state);
-    await store.recordFire('catch-up#UTC#* * * * *', new Date(last).toISOString());
-    await store.close();
-
-    const daemon = await world.start('missed-overlap daemon', FIXTURES, { state });
+    const daemon = await world.start('missed-overlap daemon', FIXTURES, { state: state.file });
     const missed = () =>
       daemon
         .logs()
@@ -43,7 +41,7 @@ describe('missed: all without overlap runs the missed runs one after another', f
         .map((l) => l.runId as string);
     const ended = () =>
       new Set(
-        runsIn(state, 'catch-up')
+        runsIn(state.file, 'catch-up')
           .filter((r) => r.status === 'succeeded')
           .map((r) => r.id),
       );

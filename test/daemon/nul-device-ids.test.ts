@@ -11,7 +11,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { postgresUrl } from '../helpers/postgres.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOKS = join(import.meta.dirname, '..', 'fixtures', 'nul-device');
 const TOKEN = 'nul-device-daemon-token-0123456789';
@@ -21,19 +21,18 @@ const NUL_ID = '35000000000\u00001234';
 describe('daemon: a device id with a NUL character (SQLite and PostgreSQL)', function () {
   this.timeout(90_000);
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   before(async () => {
     emu = await startEmulator({ port: 0, timeScale: 0, seed: 1, accounts: 1, devicesPerAccount: 3 });
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-nul-device-ids-');
   });
   after(async () => {
     await emu?.close();
-    await tmp?.close();
   });
 
   for (const backend of ['sqlite', 'postgres'] as const)
     it(`${backend}: refuses it in a run's devices and in a callback, before anything is stored`, async () => {
-      const state = backend === 'postgres' ? await postgresUrl() : join(tmp.dir, 'state.db');
+      const state = backend === 'postgres' ? await postgresUrl() : join(tmp, 'state.db');
       const daemon = await DaemonProcess.start(backend, {
         playbooks: PLAYBOOKS,
         state,

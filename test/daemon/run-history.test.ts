@@ -12,7 +12,8 @@ import type { RunSummary } from '../../src/store/store.js';
 import { until } from '../helpers/browser.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { emulator } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'unreached-steps');
 const TOKEN = 'run-history-daemon-token';
@@ -23,14 +24,14 @@ type Json = Record<string, unknown>;
 describe('daemon: the run history of GET /runs and GET /runs/{id} (child process)', function () {
   this.timeout(90_000);
   let emu: Emulator;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let state: string;
   let daemon: DaemonProcess;
 
   before(async () => {
     emu = await emulator({ devicesPerAccount: 5 });
-    tmp = await tempDir();
-    state = join(tmp.dir, 'state.db');
+    tmp = tempDir('fleetbook-run-history-');
+    state = join(tmp, 'state.db');
     daemon = await DaemonProcess.start('run-history daemon', {
       playbooks: FIXTURES,
       state,
@@ -45,7 +46,6 @@ describe('daemon: the run history of GET /runs and GET /runs/{id} (child process
   after(async () => {
     await daemon?.kill();
     await emu?.close();
-    await tmp?.close();
   });
 
   const get = <T>(path: string) => daemon.getJson<T>(path);

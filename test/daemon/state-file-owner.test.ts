@@ -14,7 +14,8 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { DaemonProcess, runsIn } from '../helpers/daemon.js';
-import { accountDevices, calls, emulator, imei, sizeForActive, tempDir } from '../runner/helpers.js';
+import { accountDevices, calls, emulator, imei, sizeForActive } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'ownership');
 const PLAYBOOK = join(FIXTURES, 'suspend-slowly.yaml');
@@ -29,7 +30,7 @@ describe('daemon: one owner per state file', function () {
   let emu: Emulator;
   let account: string;
   let active: string[];
-  let dir: { dir: string; close(): Promise<void> };
+  let dir: string;
   let size: number;
   const daemons: DaemonProcess[] = [];
 
@@ -38,7 +39,7 @@ describe('daemon: one owner per state file', function () {
     account = emu.defaults.accounts[0]!;
     size = await sizeForActive(emu, account, ACTIVE);
     expect(size, `the seed has ${ACTIVE} active devices`).to.be.greaterThan(0);
-    dir = await tempDir();
+    dir = tempDir('fleetbook-state-file-owner-');
   });
 
   beforeEach(async () => {
@@ -55,7 +56,6 @@ describe('daemon: one owner per state file', function () {
 
   after(async () => {
     await emu?.close();
-    await dir?.close();
   });
 
   const env = (extra: Record<string, string> = {}) => ({
@@ -110,7 +110,7 @@ describe('daemon: one owner per state file', function () {
   }
 
   it('refuses a second daemon (exit 2, naming the file and the owner); after a SIGKILL the next one resumes', async () => {
-    const state = join(dir.dir, 'two-daemons.db');
+    const state = join(dir, 'two-daemons.db');
     const first = await daemon('first daemon', state);
     const runId = await first.startRun('suspend-slowly', TOKEN, { account });
     await until('the first suspends', async () => (await suspends()) > 0);
@@ -155,7 +155,7 @@ describe('daemon: one owner per state file', function () {
   });
 
   it('a daemon restarted while `fleetbook run` works on the same file leaves the run to it', async () => {
-    const state = join(dir.dir, 'cli-and-daemon.db');
+    const state = join(dir, 'cli-and-daemon.db');
     const first = await daemon('daemon before', state);
     const cli = fleetbook(['run', PLAYBOOK, '--input', `account=${account}`, '--json'], {
       ...env(),
@@ -179,10 +179,10 @@ describe('daemon: one owner per state file', function () {
   });
 
   it('a killed `fleetbook run` leaves its run to the daemon once its lease expires, of a playbook it does not load', async () => {
-    const state = join(dir.dir, 'cli-killed.db');
+    const state = join(dir, 'cli-killed.db');
     const lease = { FLEETBOOK_LEASE: '1s' };
     // The daemon loads another directory: it finishes the run with the definition the store kept of its version.
-    const others = join(dir.dir, 'other-playbooks');
+    const others = join(dir, 'other-playbooks');
     await mkdir(others);
     await writeFile(
       join(others, 'other.yaml'),

@@ -1,11 +1,10 @@
 /** The built `fleetbook` binary in a child process, as a user runs it. `npm test` builds dist/ first. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Emulator } from '../../src/emulator/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import { tempDir } from './temp.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
 
@@ -20,8 +19,7 @@ export interface CliResult {
  * none: `call` and `run` on the service open the default `./.fleetbook/state.db`, which a test must not write
  * in the repository.
  */
-const STATE = join(mkdtempSync(join(tmpdir(), 'fleetbook-cli-')), 'state.db');
-process.once('exit', () => rmSync(dirname(STATE), { recursive: true, force: true }));
+const STATE = join(tempDir('fleetbook-cli-'), 'state.db');
 
 /**
  * Runs `fleetbook ...args` with only PATH and `env`: nothing from the caller's environment leaks in.
@@ -81,7 +79,7 @@ export function stateFile(write?: (store: SqliteStore) => unknown, o: { each?: b
     },
   } as StateFile;
   (o.each ? beforeEach : before)(async () => {
-    state.dir = await mkdtemp(join(tmpdir(), 'fleetbook-state-'));
+    state.dir = tempDir('fleetbook-state-');
     state.env.FLEETBOOK_STATE = state.file = join(state.dir, 'state.db');
     if (write) await state.withStore(write);
   });

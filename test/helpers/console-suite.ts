@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/index.js';
-import { emulator, tempDir } from '../runner/helpers.js';
+import { emulator } from '../runner/helpers.js';
+import { tempDir } from './temp.js';
 import { launchBrowser, screenshot, until } from './browser.js';
 import { emulatorEnv } from './cli.js';
 import { DaemonProcess } from './daemon.js';
@@ -73,7 +74,6 @@ export interface ConsoleSuite {
 }
 
 export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
-  let temp: { dir: string; close(): Promise<void> } | undefined;
   const t = {
     page: undefined,
     pageErrors: [],
@@ -112,9 +112,8 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
   before(async () => {
     t.emu = await emulator({ devicesPerAccount: 5, ...o.emulator });
     t.account = t.emu.defaults.accounts[0]!;
-    temp = await tempDir();
-    t.dir = temp.dir;
-    t.state = join(temp.dir, 'state.db');
+    t.dir = tempDir('fleetbook-console-suite-');
+    t.state = join(t.dir, 'state.db');
     t.daemon = await DaemonProcess.start(`${o.name} daemon`, {
       playbooks: o.playbooks,
       state: t.state,
@@ -147,7 +146,6 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
     await t.browser?.close();
     await t.daemon?.kill();
     await t.emu?.close();
-    await temp?.close();
   });
 
   return t;

@@ -4,13 +4,13 @@
  * by a signal with the time the exit took. The daemon tests and the daemon benchmarks all start it here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { BIN, emulatorEnv } from './cli.js';
+import { tempDir } from './temp.js';
 
 type Json = Record<string, unknown>;
 
@@ -189,7 +189,7 @@ export class DaemonWorld {
   ) {}
 
   static async create(prefix: string, creds: { user: string; password: string }): Promise<DaemonWorld> {
-    const dir = await mkdtemp(join(tmpdir(), `fleetbook-${prefix}-`));
+    const dir = tempDir(`fleetbook-${prefix}-`);
     return new DaemonWorld(await startEmulator({ port: 0, timeScale: 0 }), dir, creds);
   }
 

@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import { outputType } from '../../src/playbook/types.js';
 import { fleetbook } from '../helpers/cli.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const STEPS = [
   '  - id: say',
@@ -81,41 +81,37 @@ describe('validate: the outputs of engine actions', () => {
 
   it('knows the members a real run gives (built binary, embedded emulator)', async function () {
     this.timeout(60_000);
-    const tmp = await tempDir();
-    try {
-      const file = join(tmp.dir, 'outputs.yaml');
-      const keys = (id: string) => `'\${{ steps.${id}.output }}'`;
-      await writeFile(
-        file,
-        [
-          'version: 1',
-          'name: outputs',
-          'on: { manual: true }',
-          'steps:',
-          ...STEPS.slice(0, 9),
-          '  - id: tell',
-          '    uses: log',
-          `    with: { message: shapes, fields: { say: ${keys('say')}, missed: ${keys('missed')}, save: ${keys('save')} } }`,
-        ].join('\n'),
-      );
-      const r = await fleetbook(['run', file], {
-        FLEETBOOK_STATE: join(tmp.dir, 'state.db'),
-        FLEETBOOK_REPORTS_DIR: join(tmp.dir, 'reports'),
-        FLEETBOOK_LOG_LEVEL: 'info',
-      });
-      expect(r.code, r.stderr).to.equal(0);
-      const line = r.stderr
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, Record<string, unknown>>)
-        .find((l) => (l.message as unknown) === 'shapes');
-      expect(line, r.stderr).to.not.equal(undefined);
-      const given = (id: string) => Object.keys(line?.[id] ?? {}).sort();
-      expect(given('say')).to.deep.equal(members('log'));
-      expect(given('missed')).to.deep.equal(members('ledger.query'));
-      expect(given('save')).to.deep.equal(members('report.write'));
-    } finally {
-      await tmp.close();
-    }
+    const tmp = tempDir('fleetbook-engine-outputs-');
+    const file = join(tmp, 'outputs.yaml');
+    const keys = (id: string) => `'\${{ steps.${id}.output }}'`;
+    await writeFile(
+      file,
+      [
+        'version: 1',
+        'name: outputs',
+        'on: { manual: true }',
+        'steps:',
+        ...STEPS.slice(0, 9),
+        '  - id: tell',
+        '    uses: log',
+        `    with: { message: shapes, fields: { say: ${keys('say')}, missed: ${keys('missed')}, save: ${keys('save')} } }`,
+      ].join('\n'),
+    );
+    const r = await fleetbook(['run', file], {
+      FLEETBOOK_STATE: join(tmp, 'state.db'),
+      FLEETBOOK_REPORTS_DIR: join(tmp, 'reports'),
+      FLEETBOOK_LOG_LEVEL: 'info',
+    });
+    expect(r.code, r.stderr).to.equal(0);
+    const line = r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, Record<string, unknown>>)
+      .find((l) => (l.message as unknown) === 'shapes');
+    expect(line, r.stderr).to.not.equal(undefined);
+    const given = (id: string) => Object.keys(line?.[id] ?? {}).sort();
+    expect(given('say')).to.deep.equal(members('log'));
+    expect(given('missed')).to.deep.equal(members('ledger.query'));
+    expect(given('save')).to.deep.equal(members('report.write'));
   });
 });

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import { loadTestFile } from '../../src/testing/load.js';
-import { tempDir } from '../runner/helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOK = `version: 1
 name: merged
@@ -89,12 +89,11 @@ steps:
   });
 
   it('a playbook test reads merge keys too', async () => {
-    const tmp = await tempDir();
-    try {
-      const file = join(tmp.dir, 'merged.test.yaml');
-      await writeFile(
-        file,
-        `cases:
+    const tmp = tempDir('fleetbook-yaml-merge-');
+    const file = join(tmp, 'merged.test.yaml');
+    await writeFile(
+      file,
+      `cases:
   - name: one
     inputs: &in { account: '0000123456-00001' }
     expect: { status: succeeded }
@@ -102,13 +101,10 @@ steps:
     inputs: { <<: *in, canary: 2 }
     expect: { status: succeeded }
 `,
-      );
-      const read = await loadTestFile(file);
-      expect(read, JSON.stringify(read)).to.not.be.an('array');
-      const cases = (read as { cases: { inputs?: Record<string, unknown> }[] }).cases;
-      expect(cases[1]!.inputs).to.deep.equal({ account: '0000123456-00001', canary: 2 });
-    } finally {
-      await tmp.close();
-    }
+    );
+    const read = await loadTestFile(file);
+    expect(read, JSON.stringify(read)).to.not.be.an('array');
+    const cases = (read as { cases: { inputs?: Record<string, unknown> }[] }).cases;
+    expect(cases[1]!.inputs).to.deep.equal({ account: '0000123456-00001', canary: 2 });
   });
 });

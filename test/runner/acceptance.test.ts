@@ -10,43 +10,43 @@ import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import type { LedgerRow, RunSummary } from '../../src/store/store.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { accountDevices, calls, emulator, imei, setFaults, tempDir } from './helpers.js';
+import { accountDevices, calls, emulator, imei, setFaults } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 import { NIGHTLY_REPORT, SUSPEND_ACTIVE } from './playbooks.js';
 
 describe('acceptance: playbooks from elsewhere, fleetbook run --json, an emulator with faults', function () {
   this.timeout(60_000);
   let emu: Emulator;
   let account: string;
-  let dir: { dir: string; close(): Promise<void> };
+  let dir: string;
   let env: Record<string, string>;
 
   before(async () => {
     // 600 simulated seconds a second: a report completes in well under a second.
     emu = await emulator({ devicesPerAccount: 1500, timeScale: 600 });
     account = emu.defaults.accounts[0]!;
-    dir = await tempDir();
+    dir = tempDir('fleetbook-acceptance-');
     await writeFile(
-      join(dir.dir, 'suspend.yaml'),
+      join(dir, 'suspend.yaml'),
       SUSPEND_ACTIVE({ name: 'outside-suspend', batchSize: 100, concurrency: 3 }),
     );
     await writeFile(
-      join(dir.dir, 'report.yaml'),
+      join(dir, 'report.yaml'),
       NIGHTLY_REPORT({ name: 'outside-report', pollInterval: '100ms' }),
     );
     env = {
       ...emulatorEnv(emu),
-      FLEETBOOK_STATE: join(dir.dir, 'state.db'),
+      FLEETBOOK_STATE: join(dir, 'state.db'),
       FLEETBOOK_RATE: '200',
       FLEETBOOK_LOG_LEVEL: 'warn',
     };
   });
   after(async () => {
     await emu.close();
-    await dir.close();
   });
 
   async function run(file: string): Promise<RunSummary> {
-    const r = await fleetbook(['run', join(dir.dir, file), '--json', '--input', `account=${account}`], env);
+    const r = await fleetbook(['run', join(dir, file), '--json', '--input', `account=${account}`], env);
     expect(r.code, r.stderr).to.equal(0);
     return JSON.parse(r.stdout) as RunSummary;
   }

@@ -9,11 +9,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { startEmulator } from '../../src/emulator/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
 import type { LedgerRow, RunRecord, RunSummary } from '../../src/store/store.js';
-import { BIN, deviceLine, fleetbook as run } from '../helpers/cli.js';
+import { BIN, deviceLine, fleetbook as run, stateFile } from '../helpers/cli.js';
 import { allRows } from '../store/fixtures.js';
-import { tempDir } from './helpers.js';
 import { SUSPEND_ACTIVE } from './playbooks.js';
 
 const fleetbook = (args: string[], env: Record<string, string>) =>
@@ -78,28 +76,25 @@ function onTerminal(args: string[], env: Record<string, string>): Promise<{ code
 
 describe('fleetbook run and runs (child process, embedded emulator)', function () {
   this.timeout(60_000);
-  let tmp: { dir: string; close(): Promise<void> };
-  let env: Record<string, string>;
+  const state = stateFile();
+  const { env } = state;
   let account: string;
 
   before(async () => {
-    tmp = await tempDir();
-    env = { FLEETBOOK_STATE: join(tmp.dir, 'state.db') };
-    await writeFile(join(tmp.dir, 'ok.yaml'), SUSPEND_AND_LOCATE);
-    await writeFile(join(tmp.dir, 'fails.yaml'), FAILING);
-    await writeFile(join(tmp.dir, 'tty.yaml'), ON_A_TERMINAL);
+    await writeFile(join(state.dir, 'ok.yaml'), SUSPEND_AND_LOCATE);
+    await writeFile(join(state.dir, 'fails.yaml'), FAILING);
+    await writeFile(join(state.dir, 'tty.yaml'), ON_A_TERMINAL);
     // The embedded emulator is seeded with the defaults: the same accounts as this one.
     const probe = await startEmulator({ timeScale: 0 });
     account = probe.defaults.accounts[0]!;
     await probe.close();
   });
-  after(() => tmp.close());
 
   let okRun: RunSummary;
 
   it('run --json: exits 0 and prints the run summary on stdout', async () => {
     const r = await fleetbook(
-      ['run', join(tmp.dir, 'ok.yaml'), '--json', '--input', `account=${account}`, '--input', 'batches=2'],
+      ['run', join(state.dir, 'ok.yaml'), '--json', '--input', `account=${account}`, '--input', 'batches=2'],
       env,
     );
     expect(r.code, r.stderr).to.equal(0);
@@ -129,7 +124,7 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
   });
 
   it('run --json: a failing playbook exits 1 with a failed summary', async () => {
-    const r = await fleetbook(['run', join(tmp.dir, 'fails.yaml'), '--json'], env);
+    const r = await fleetbook(['run', join(state.dir, 'fails.yaml'), '--json'], env);
     expect(r.code).to.equal(1);
     const s = JSON.parse(r.stdout) as RunSummary;
     expect(s).to.include({ playbook: 'cli-fails', status: 'failed' });
@@ -138,7 +133,7 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
 
   it('run --dry-run --json: plans the mutating calls and exits 0', async () => {
     const r = await fleetbook(
-      ['run', join(tmp.dir, 'ok.yaml'), '--json', '--dry-run', '--input', `account=${account}`],
+      ['run', join(state.dir, 'ok.yaml'), '--json', '--dry-run', '--input', `account=${account}`],
       env,
     );
     expect(r.code, r.stderr).to.equal(0);
@@ -164,8 +159,8 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
 
   it('run on a terminal: a progress bar of devices done, calls and errors, then the summary', async () => {
     // A store of its own: the test of `runs list` below counts the runs of the shared one.
-    const own = { ...env, FLEETBOOK_STATE: join(tmp.dir, 'tty.db') };
-    const r = await onTerminal(['run', join(tmp.dir, 'tty.yaml'), '--input', `account=${account}`], own);
+    const own = { ...env, FLEETBOOK_STATE: join(state.dir, 'tty.db') };
+    const r = await onTerminal(['run', join(state.dir, 'tty.yaml'), '--input', `account=${account}`], own);
     expect(r.code, r.output).to.equal(0);
     // eslint-disable-next-line no-control-regex
     const text = r.output.replace(/\u001b\[[0-9;?]*[A-Za-z]|\u001b[78]/g, '');
@@ -182,14 +177,22 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     // request status that confirmed it.
     expect(last.slice(1).map(Number)).to.deep.equal([devices, devices, 1 + 2 * Math.ceil(devices / 5), 0]);
     // Not on a terminal (every other test here), no bar is drawn.
-    const plain = await fleetbook(['run', join(tmp.dir, 'tty.yaml'), '--input', `account=${account}`], own);
+    const plain = await fleetbook(['run', join(state.dir, 'tty.yaml'), '--input', `account=${account}`], own);
     expect(plain.code, plain.stderr).to.equal(0);
     expect(plain.stderr + plain.stdout).to.not.match(/devices \| \d+ calls/);
   });
 
   it('a bad --input exits 2 before running', async () => {
     const r = await fleetbook(
-      ['run', join(tmp.dir, 'ok.yaml'), '--json', '--input', `account=${account}`, '--input', 'batches=two'],
+      [
+        'run',
+        join(state.dir, 'ok.yaml'),
+        '--json',
+        '--input',
+        `account=${account}`,
+        '--input',
+        'batches=two',
+      ],
       env,
     );
     expect(r.code).to.equal(2);
@@ -198,7 +201,7 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
     const twice = await fleetbook(
       [
         'run',
-        join(tmp.dir, 'ok.yaml'),
+        join(state.dir, 'ok.yaml'),
         '--input',
         `account=${account}`,
         '--input',
@@ -216,7 +219,7 @@ describe('fleetbook run and runs (child process, embedded emulator)', function (
   });
 
   it('a playbook that names a secret nobody set exits 2 before running; set, it runs', async () => {
-    const file = join(tmp.dir, 'secret.yaml');
+    const file = join(state.dir, 'secret.yaml');
     await writeFile(
       file,
       `version: 1
@@ -231,7 +234,7 @@ steps:
     with: { message: 'token \${{ secrets.TEAM_TOKEN }} of \${{ secrets["TEAM_NAME"] }}' }
 `,
     );
-    const own = { FLEETBOOK_STATE: join(tmp.dir, 'secret.db') };
+    const own = { FLEETBOOK_STATE: join(state.dir, 'secret.db') };
     const unset = await fleetbook(['run', file, '--json'], { ...own, FLEETBOOK_SECRET_TEAM_NAME: 'ops' });
     expect([unset.code, unset.stdout, unset.stderr]).to.deep.equal([
       2,
@@ -270,8 +273,7 @@ steps:
     expect(deviceResults.filter((d) => d.outcome === 'succeeded')).to.have.length(okRun.devices.succeeded);
     expect(deviceResults.every((d) => d.runId === okRun.runId)).to.equal(true);
     // Written row by row as the store streams them, it is exactly what one JSON.stringify would write.
-    const store = new SqliteStore(env.FLEETBOOK_STATE as string);
-    try {
+    await state.withStore(async (store) => {
       const whole = {
         ...(await store.getRun(okRun.runId))?.summary,
         deviceResults: await allRows(store.eachDeviceResult(okRun.runId)),
@@ -281,9 +283,7 @@ steps:
       const byDevice = (rows: LedgerRow[]) =>
         [...rows].sort((a, b) => a.step.localeCompare(b.step) || a.deviceId.localeCompare(b.deviceId));
       expect(byDevice(deviceResults)).to.deep.equal(await store.deviceResults(okRun.runId));
-    } finally {
-      await store.close();
-    }
+    });
     const lines = await fleetbook(['runs', 'show', okRun.runId, '--devices'], env);
     expect(lines.code, lines.stderr).to.equal(0);
     // The summary, then a line per device in the store's order.

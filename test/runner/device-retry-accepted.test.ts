@@ -19,7 +19,8 @@ import type { KeptRequest } from '../../src/runner/types.js';
 import type { DeviceGroup } from '../../src/store/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { fleetbook } from '../helpers/cli.js';
-import { accountDevices, clientFor, emulator, imei, interruptedRun, playbook, tempDir } from './helpers.js';
+import { accountDevices, clientFor, emulator, imei, interruptedRun, playbook } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -42,7 +43,7 @@ describe('runner: the accepted entries of a devices.retry pass, as every version
   let emu: Emulator;
   let client: Client;
   let store: SqliteStore;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   let active: string;
   let pending: string[];
   /** The suspends sent for each device, as this client made them (the first one lost on its way). */
@@ -63,8 +64,8 @@ describe('runner: the accepted entries of a devices.retry pass, as every version
       .map(imei)
       .sort();
     expect(pending).to.have.length(2);
-    tmp = await tempDir();
-    store = new SqliteStore(join(tmp.dir, 'state.db'));
+    tmp = tempDir('fleetbook-device-retry-accepted-');
+    store = new SqliteStore(join(tmp, 'state.db'));
     client = clientFor(emu);
     sends = new Map();
     let n = 0;
@@ -93,7 +94,6 @@ describe('runner: the accepted entries of a devices.retry pass, as every version
   afterEach(async () => {
     await store.close();
     await client.close();
-    await tmp.close();
   });
 
   const pb = (passes: number) =>
@@ -244,9 +244,9 @@ steps:
     // with the next pass's now, and the sends are rebuilt from them where they are.
     store.db.prepare(`DELETE FROM ledger WHERE run_id = 'r1' AND outcome <> 'accepted'`).run();
     await store.close();
-    const r = await fleetbook(['runs', 'cancel', 'r1'], { FLEETBOOK_STATE: join(tmp.dir, 'state.db') });
+    const r = await fleetbook(['runs', 'cancel', 'r1'], { FLEETBOOK_STATE: join(tmp, 'state.db') });
     expect(r.code, r.stderr).to.equal(0);
-    store = new SqliteStore(join(tmp.dir, 'state.db'));
+    store = new SqliteStore(join(tmp, 'state.db'));
     const all = entries();
     const requests = [...new Set(all.map((e) => e.requestId))];
     // Each device left accepted: unconfirmed with the sends made for it, the first request's 2 and the pass's 1.

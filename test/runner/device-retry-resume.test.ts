@@ -23,7 +23,8 @@ import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
-import { accountDevices, clientFor, emulator, imei, interruptedRun, playbook, tempDir } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { accountDevices, clientFor, emulator, imei, interruptedRun, playbook } from './helpers.js';
 
 const STORES: { name: string; open: (dir: string) => Promise<Store> }[] = [
   { name: 'SQLite', open: async (dir) => new SqliteStore(join(dir, 'state.db')) },
@@ -36,7 +37,6 @@ for (const kind of STORES) {
     let emu: Emulator;
     let client: Client;
     let store: Store;
-    let tmp: { dir: string; close(): Promise<void> };
     let active: string;
     let pending: string[];
     /** The suspends sent for each device, as this client made them (the first one lost on its way). */
@@ -60,8 +60,7 @@ for (const kind of STORES) {
         .map(imei)
         .sort();
       expect(pending).to.have.length(2);
-      tmp = await tempDir();
-      store = await kind.open(tmp.dir);
+      store = await kind.open(tempDir('device-retry-resume-'));
       client = clientFor(emu);
       sends = new Map();
       requests = 0;
@@ -89,7 +88,6 @@ for (const kind of STORES) {
     afterEach(async () => {
       await store.close();
       await client.close();
-      await tmp.close();
     });
 
     const pb = () =>

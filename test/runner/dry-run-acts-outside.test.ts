@@ -11,20 +11,20 @@ import { expect } from 'chai';
 import { engineSettings } from '../../src/actions/settings.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import { clientFor, emulator, memoryStore, playbook, tempDir } from './helpers.js';
+import { clientFor, emulator, memoryStore, playbook } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('runner: a dry run posts no webhook and writes no report', () => {
   let emu: Emulator;
-  let dir: { dir: string; close(): Promise<void> };
+  let dir: string;
 
   before(async () => {
     emu = await emulator();
-    dir = await tempDir();
+    dir = tempDir('fleetbook-dry-run-acts-outside-');
   });
 
   after(async () => {
     await emu.close();
-    await dir.close();
   });
 
   it('plans notify.webhook and report.write, and runs log', async () => {
@@ -61,12 +61,12 @@ steps:
           client,
           store,
           dryRun: true,
-          engine: engineSettings({ reportsDir: dir.dir, webhookAllow: ['127.0.0.1'] }),
+          engine: engineSettings({ reportsDir: dir, webhookAllow: ['127.0.0.1'] }),
         },
       );
       expect(summary.status).to.equal('succeeded');
       expect(posted, 'webhooks posted by a dry run').to.deep.equal([]);
-      expect(existsSync(join(dir.dir, 'out.csv')), 'a report written by a dry run').to.equal(false);
+      expect(existsSync(join(dir, 'out.csv')), 'a report written by a dry run').to.equal(false);
       expect(summary.planned).to.deep.equal([
         { step: 'suspend', action: 'devices.suspend', calls: 1, devices: 1 },
         { step: 'save', action: 'report.write', calls: 1, devices: 0 },

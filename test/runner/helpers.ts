@@ -6,9 +6,6 @@
 import { expect } from 'chai';
 import type { DeviceOutcome, RunSummary, StepSummary } from '../../src/store/store.js';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createClient, type Client } from '../../src/api/client.js';
 import type { Area } from '../../src/api/catalog.js';
 import type { Clock } from '../../src/clock.js';
@@ -249,12 +246,6 @@ export function emulatorClock(emu: Emulator): Clock {
       return () => clearImmediate(t);
     },
   };
-}
-
-/** A temp directory, removed by `close`. */
-export async function tempDir(): Promise<{ dir: string; close(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'fleetbook-runner-'));
-  return { dir, close: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /** A throwaway SQLite store (the real one, in memory). */

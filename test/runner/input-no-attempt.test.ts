@@ -9,14 +9,14 @@
  */
 import { expect } from 'chai';
 import { engineSettings } from '../../src/actions/settings.js';
-import { onEmulator, runLogged, stepOf, tempDir } from './helpers.js';
+import { onEmulator, runLogged, stepOf } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('runner: an input refused before anything is sent makes no attempt', function () {
   this.timeout(30_000);
   const t = onEmulator();
-  let tmp: { dir: string; close(): Promise<void> };
-  before(async () => (tmp = await tempDir()));
-  after(async () => tmp.close());
+  let tmp: string;
+  before(async () => (tmp = tempDir('fleetbook-input-no-attempt-')));
 
   // An account name no expression could be typed for at validate time: an element of a list of mixed values.
   const account = `"\${{ ['x', 1][1] }}"`;
@@ -48,7 +48,7 @@ steps:
     with: ${args}
     retry: { on: [retryable], maxAttempts: 5, delay: 1ms }
 `,
-        { engine: engineSettings({ reportsDir: tmp.dir }) },
+        { engine: engineSettings({ reportsDir: tmp }) },
       );
       expect(s.status).to.equal('failed');
       expect(s.error).to.match(

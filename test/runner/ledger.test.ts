@@ -22,10 +22,10 @@ import {
   playbook,
   setFaults,
   spy,
-  tempDir,
   type Json,
   type SpiedCall,
 } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const MISS = 'SVC CACHE UNAVAILABLE';
 
@@ -266,9 +266,8 @@ steps:
   });
 
   it('report.write writes the per-device results as CSV and as JSON', async () => {
-    const tmp = await tempDir();
-    try {
-      const pb = playbook(`
+    const tmp = tempDir('fleetbook-ledger-');
+    const pb = playbook(`
 version: 1
 name: write-reports
 on: { manual: true }
@@ -292,55 +291,50 @@ steps:
     uses: report.write
     with: { path: "\${{ inputs.dir }}/locations.json", step: report }
 `);
-      // Paths are relative to the reports directory: `dir` is a directory inside it.
-      const s = await runPlaybook(pb, {
-        client,
-        store,
-        inputs: { account, dir: 'nightly' },
-        pollIntervalMs: 50,
-        engine: engineSettings({ reportsDir: tmp.dir }),
-      });
-      expect(s.status, s.error).to.equal('succeeded');
-      // The rows in the order the results came, each device once at its latest: the ledger read whole, sorted.
-      const rows = await allRows(store.eachDeviceResult(s.runId, 'report'));
-      expect([...rows].sort((a, b) => a.deviceId.localeCompare(b.deviceId))).to.deep.equal(
-        await store.deviceResults(s.runId, 'report'),
-      );
-      expect(rows).to.have.length(400);
-      expect(rows.some((r) => r.outcome === 'skipped')).to.equal(true);
-      expect(rows.some((r) => r.outcome === 'failed')).to.equal(true);
+    // Paths are relative to the reports directory: `dir` is a directory inside it.
+    const s = await runPlaybook(pb, {
+      client,
+      store,
+      inputs: { account, dir: 'nightly' },
+      pollIntervalMs: 50,
+      engine: engineSettings({ reportsDir: tmp }),
+    });
+    expect(s.status, s.error).to.equal('succeeded');
+    // The rows in the order the results came, each device once at its latest: the ledger read whole, sorted.
+    const rows = await allRows(store.eachDeviceResult(s.runId, 'report'));
+    expect([...rows].sort((a, b) => a.deviceId.localeCompare(b.deviceId))).to.deep.equal(
+      await store.deviceResults(s.runId, 'report'),
+    );
+    expect(rows).to.have.length(400);
+    expect(rows.some((r) => r.outcome === 'skipped')).to.equal(true);
+    expect(rows.some((r) => r.outcome === 'failed')).to.equal(true);
 
-      const text = await readFile(join(tmp.dir, 'nightly', 'locations.json'), 'utf8');
-      const json = JSON.parse(text) as Record<string, unknown>[];
-      // Each device's data (its location) are fields of its row, beside the ledger's.
-      expect(json).to.deep.equal(rows.map(({ data, ...r }) => ({ ...r, ...data })));
-      expect(json.some((r) => typeof r.latitude === 'number')).to.equal(true);
+    const text = await readFile(join(tmp, 'nightly', 'locations.json'), 'utf8');
+    const json = JSON.parse(text) as Record<string, unknown>[];
+    // Each device's data (its location) are fields of its row, beside the ledger's.
+    expect(json).to.deep.equal(rows.map(({ data, ...r }) => ({ ...r, ...data })));
+    expect(json.some((r) => typeof r.latitude === 'number')).to.equal(true);
 
-      const csv = (
-        await readFile(join(tmp.dir, 'nightly', `${s.startedAt.slice(0, 10)}-locations.csv`), 'utf8')
-      )
-        .trimEnd()
-        .split('\n');
-      expect(csv[0]).to.equal(
-        'runId,step,deviceId,kind,outcome,errorType,errorClass,attempts,at,requestId,latitude,longitude,radius,time,cached',
-      );
-      expect(csv).to.have.length(rows.length + 1);
-      const parsed = csv.slice(1).map((line) => line.split(','));
-      expect(parsed.map((c) => [c[2], c[4], c[5] || undefined, Number(c[7])])).to.deep.equal(
-        rows.map((r) => [r.deviceId, r.outcome, r.errorType, r.attempts]),
-      );
-      // The summary of the step agrees with the files.
-      const byOutcome = (o: string) => rows.filter((r) => r.outcome === o).length;
-      expect(s.steps.find((x) => x.id === 'report')?.devices).to.include({
-        total: 400,
-        succeeded: byOutcome('succeeded'),
-        failed: byOutcome('failed'),
-        skipped: byOutcome('skipped'),
-      });
-      // Writing reports calls nothing on the service.
-      expect((await calls(emu)).devices).to.deep.equal({});
-    } finally {
-      await tmp.close();
-    }
+    const csv = (await readFile(join(tmp, 'nightly', `${s.startedAt.slice(0, 10)}-locations.csv`), 'utf8'))
+      .trimEnd()
+      .split('\n');
+    expect(csv[0]).to.equal(
+      'runId,step,deviceId,kind,outcome,errorType,errorClass,attempts,at,requestId,latitude,longitude,radius,time,cached',
+    );
+    expect(csv).to.have.length(rows.length + 1);
+    const parsed = csv.slice(1).map((line) => line.split(','));
+    expect(parsed.map((c) => [c[2], c[4], c[5] || undefined, Number(c[7])])).to.deep.equal(
+      rows.map((r) => [r.deviceId, r.outcome, r.errorType, r.attempts]),
+    );
+    // The summary of the step agrees with the files.
+    const byOutcome = (o: string) => rows.filter((r) => r.outcome === o).length;
+    expect(s.steps.find((x) => x.id === 'report')?.devices).to.include({
+      total: 400,
+      succeeded: byOutcome('succeeded'),
+      failed: byOutcome('failed'),
+      skipped: byOutcome('skipped'),
+    });
+    // Writing reports calls nothing on the service.
+    expect((await calls(emu)).devices).to.deep.equal({});
   });
 });

@@ -1,10 +1,10 @@
 /**
  * What the engine actions that reach outside a run (notify.webhook, report.write) reach, for the runner tests of
  * them: a webhook receiver on loopback (test/helpers/receiver.ts) and a temporary directory, set up before a
- * describe block's tests and gone after them.
+ * describe block's tests (the directory is removed when the process exits: test/helpers/temp.ts).
  */
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 export interface Outside {
   /** The receiver: `hook.port` to post to, `hook.bodies` what it received. */
@@ -15,15 +15,12 @@ export interface Outside {
 
 export function hookAndDir(): Outside {
   const o = {} as Outside;
-  let tmp: { dir: string; close(): Promise<void> } | undefined;
   before(async () => {
     o.hook = await startReceiver();
-    tmp = await tempDir();
-    o.dir = tmp.dir;
+    o.dir = tempDir('fleetbook-outside-');
   });
   after(async () => {
     await o.hook?.close();
-    await tmp?.close();
   });
   return o;
 }

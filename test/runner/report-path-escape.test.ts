@@ -21,15 +21,8 @@ import { runPlaybook } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { BIN } from '../helpers/cli.js';
-import {
-  captureLogger,
-  clientFor,
-  emulator,
-  memoryStore,
-  playbook,
-  tempDir,
-  type LogLine,
-} from './helpers.js';
+import { captureLogger, clientFor, emulator, memoryStore, playbook, type LogLine } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** One report.write step to `path` (YAML text, quoted or not). */
 const writing = (path: string) => `
@@ -49,7 +42,7 @@ describe('report.write writes only inside the reports directory', function () {
   let emu: Emulator;
   let client: Client;
   let store: SqliteStore;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
   /** The reports directory of the runs (not made yet: the first report makes it). */
   let reports: string;
   /** A directory beside it, which no report may reach. */
@@ -67,13 +60,12 @@ describe('report.write writes only inside the reports directory', function () {
     await emu.close();
   });
   beforeEach(async () => {
-    tmp = await tempDir();
-    reports = join(tmp.dir, 'reports');
-    outside = join(tmp.dir, 'outside');
+    tmp = tempDir('fleetbook-report-path-escape-');
+    reports = join(tmp, 'reports');
+    outside = join(tmp, 'outside');
     await mkdir(outside);
     engine = engineSettings({ reportsDir: reports });
   });
-  afterEach(() => tmp.close());
 
   const run = (yaml: string, inputs: Record<string, unknown> = {}): Promise<RunSummary> =>
     runPlaybook(playbook(yaml), { client, store, inputs, engine });
@@ -160,7 +152,7 @@ describe('report.write writes only inside the reports directory', function () {
     });
 
     it('links that stay inside are followed, and the reports directory may itself be a link', async () => {
-      const real = join(tmp.dir, 'real-reports');
+      const real = join(tmp, 'real-reports');
       await mkdir(join(real, '2026'), { recursive: true });
       await symlink(real, reports);
       await symlink(join(real, '2026'), join(real, 'latest'));
@@ -194,13 +186,13 @@ describe('report.write writes only inside the reports directory', function () {
   });
 
   it('fleetbook run: FLEETBOOK_REPORTS_DIR is where reports go, from any working directory', async () => {
-    const file = join(tmp.dir, 'p.yaml');
+    const file = join(tmp, 'p.yaml');
     await writeFile(file, writing('nightly/x.csv'));
-    const elsewhere = join(tmp.dir, 'elsewhere');
+    const elsewhere = join(tmp, 'elsewhere');
     await mkdir(elsewhere);
     const env = {
       PATH: process.env.PATH ?? '',
-      FLEETBOOK_STATE: join(tmp.dir, 'state.db'),
+      FLEETBOOK_STATE: join(tmp, 'state.db'),
       FLEETBOOK_REPORTS_DIR: reports,
       FLEETBOOK_LOG_LEVEL: 'warn',
     };

@@ -15,7 +15,8 @@ import { runPlaybook } from '../../src/runner/runner.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import { registerSecret } from '../../src/util/secrets.js';
 import { csvObjects, parseCsv } from '../helpers/csv.js';
-import { clientFor, emulator, memoryStore, playbook, tempDir, type Json } from './helpers.js';
+import { clientFor, emulator, memoryStore, playbook, type Json } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('report.write: rows and columns', function () {
   this.timeout(30_000);
@@ -23,20 +24,19 @@ describe('report.write: rows and columns', function () {
   let client: Client;
   let store: SqliteStore;
   let account: string;
-  let tmp: { dir: string; close(): Promise<void> };
+  let tmp: string;
 
   before(async () => {
     emu = await emulator({ devicesPerAccount: 30 });
     account = emu.defaults.accounts[0]!;
     client = clientFor(emu);
     store = memoryStore();
-    tmp = await tempDir();
+    tmp = tempDir('fleetbook-report-rows-');
   });
   after(async () => {
     await store.close();
     await client.close();
     await emu.close();
-    await tmp.close();
   });
 
   const run = (yaml: string, inputs: Json = {}) =>
@@ -44,9 +44,9 @@ describe('report.write: rows and columns', function () {
       client,
       store,
       inputs,
-      engine: engineSettings({ reportsDir: tmp.dir }),
+      engine: engineSettings({ reportsDir: tmp }),
     });
-  const read = (name: string) => readFile(join(tmp.dir, name), 'utf8');
+  const read = (name: string) => readFile(join(tmp, name), 'utf8');
 
   it('writes exactly the listed columns of a device listing, dotted paths included, in CSV and JSON', async () => {
     const s = await run(
@@ -240,6 +240,6 @@ steps:
       expect(s.steps.find((x) => x.id === 'out')?.attempts, name).to.equal(0);
     }
     for (const file of ['n.csv', 's.csv', 'l.csv', 'c.csv', 'b.csv'])
-      expect(existsSync(join(tmp.dir, file)), file).to.equal(false);
+      expect(existsSync(join(tmp, file)), file).to.equal(false);
   });
 });

@@ -1,12 +1,13 @@
 /** Accounts: what an account is (information, states and services, plans) and managed billing accounts. */
+import { MANAGED_SERVICE } from '../limits.js';
 import { entry } from './entry.js';
 import { A, U } from './load-schemas.js';
 import { normalizeManagedAccounts } from './normalize.js';
 import type { Json, Operation } from './operation.js';
 
 const read = { mutating: false, retrySafe: true, errorShape: 'errorCode' } as const;
-/** The managed service is Location unless the input names another (the only one the spec shows). */
-const locationService = (i: Json) => ({ serviceName: 'Location', ...i });
+/** The `{serviceName}` of the list's path, when the input leaves it out: the only one there is. */
+const locationService = (i: Json) => ({ serviceName: MANAGED_SERVICE, ...i });
 
 export const ACCOUNTS = {
   'managedAccounts.add': {

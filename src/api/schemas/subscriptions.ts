@@ -1,5 +1,6 @@
 /** Location usage triggers and managed accounts, under /subsc/v1 (spec 2.2, 2.5, 4.2; facts). */
 import Type from 'typebox';
+import { MANAGED_SERVICE } from '../limits.js';
 import { ACCOUNT_NAME_PATTERN, AccountName, closed, DateOnly, EmailList, PhoneList, Uuid } from './common.js';
 
 const usageTriggerFields = {
@@ -75,9 +76,14 @@ export const UsageTrigger = Type.Object({
 });
 export const SuccessResponse = Type.Object({ success: Type.Boolean() });
 
+const managedServiceName = (description: string) => Type.String({ enum: [MANAGED_SERVICE], description });
+const ManagedServiceName = managedServiceName(
+  '`Location`, as written: the service refuses any other (`Invalid Service Name`).',
+);
+
 export const AddManagedAccountsRequest = closed({
   accountName: AccountName,
-  serviceName: Type.String({ minLength: 1, description: '`Location` for device location.' }),
+  serviceName: ManagedServiceName,
   type: Type.String({
     minLength: 1,
     description: 'SKU of the location service, e.g. TS-LOC-COARSE-CellID-Aggr.',
@@ -109,7 +115,7 @@ export const ManagedAccountActionRequest = closed({
     pattern: ACCOUNT_NAME_PATTERN,
     description: 'The primary account that added it (managedAccounts.add), 10 digits, a hyphen, 5 digits.',
   }),
-  serviceName: Type.String({ minLength: 1, description: '`Location` for device location.' }),
+  serviceName: ManagedServiceName,
   type: Type.String({ minLength: 1, description: 'SKU of the location service, as given to add.' }),
   txid: Type.String({
     minLength: 1,
@@ -127,7 +133,7 @@ export const ManagedAccountActionResponse = Type.Object({
 
 export const ListManagedAccountsRequest = closed({
   accountName: AccountName,
-  serviceName: Type.Optional(Type.String({ minLength: 1, description: 'Default `Location`.' })),
+  serviceName: Type.Optional(managedServiceName('`Location` (the default), as written.')),
 });
 const ManagedEntries = Type.Array(Type.Object({ id: Type.String(), txid: Type.Optional(Type.String()) }));
 /** The real service writes `ManagedAccAddedList` with a capital M (the SDK's wire name); both are read. */
