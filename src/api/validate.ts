@@ -341,7 +341,7 @@ function describe(
           : '';
       return {
         path: at,
-        message: `${name} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}${got}${nearValues(e.data, allowed)}`,
+        message: `${name} must be ${allowed.length === 1 ? '' : 'one of '}${allowed.map((v) => JSON.stringify(v)).join(', ')}${got}${nearValues(e.data, allowed)}`,
       };
     }
     case 'const':

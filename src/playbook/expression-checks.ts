@@ -328,7 +328,7 @@ function checkEnum(
     out.reportOffset(
       base(at),
       'with',
-      `${expect.what} must be one of ${allowed}; this ${whole ? 'expression' : 'text'} gives ${texts}${near}`,
+      `${expect.what} must be ${values.length === 1 ? '' : 'one of '}${allowed}; this ${whole ? 'expression' : 'text'} gives ${texts}${near}`,
     );
   }
 }

@@ -26,11 +26,12 @@ export function closest(name: string, candidates: readonly string[], max = 3): s
 
 /**
  * ` (did you mean "active"?)`, after a value not in a list of allowed `values`, for the texts among them closest
- * to a text `v`, one of those that differ only in case; empty when none is close, or `v` is no text or too short
- * for a near miss to mean anything (`"10"` is as near `"0"` as `"1"`).
+ * to a text `v`, one of those that differ only in case; empty when none is close, when one value is allowed (the
+ * message names it), or `v` is no text or too short for a near miss to mean anything (`"10"` is as near `"0"` as
+ * `"1"`).
  */
 export function nearValues(v: unknown, values: readonly unknown[]): string {
-  if (typeof v !== 'string' || v.length < 3) return '';
+  if (typeof v !== 'string' || v.length < 3 || values.length < 2) return '';
   const byCase = new Map<string, string>();
   for (const x of values)
     if (typeof x === 'string' && !byCase.has(x.toLowerCase())) byCase.set(x.toLowerCase(), x);
