@@ -1,4 +1,5 @@
 /** Problems found in a playbook, positioned `file:line:col`, printed like actionlint. */
+import { compareText } from '../util/text-order.js';
 
 export type Severity = 'error' | 'warning';
 
@@ -143,6 +144,6 @@ function cut(s: string, start: number, end: number): string {
 export function sortDiagnostics(ds: Diagnostic[]): Diagnostic[] {
   return ds.sort(
     (a, b) =>
-      a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.rule.localeCompare(b.rule),
+      compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.rule, b.rule),
   );
 }

@@ -4,6 +4,7 @@
  */
 import type { DeviceCounts, RunSummary } from '../store/store.js';
 import type { Seg } from './load.js';
+import { compareText } from '../util/text-order.js';
 
 type Json = Record<string, unknown>;
 
@@ -252,7 +253,7 @@ const sorted = (o: Json): Json =>
   Object.fromEntries(
     Object.entries(o)
       .filter(([, n]) => n !== 0)
-      .sort(([a], [b]) => a.localeCompare(b)),
+      .sort(([a], [b]) => compareText(a, b)),
   );
 
 /** Whether `text` contains `expected`, or matches it when it is written `/…/`. */

@@ -1,4 +1,5 @@
 import { distance } from 'fastest-levenshtein';
+import { compareText } from './text-order.js';
 
 /**
  * The candidates closest to `name`, for "did you mean" hints: within a fifth of the name's length in edits,
@@ -18,7 +19,7 @@ export function closest(name: string, candidates: readonly string[], max = 3): s
       })
       // A candidate as far from the name as the name is long shares nothing with it.
       .filter((x) => x.d <= limit && x.d < name.length)
-      .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
+      .sort((a, b) => a.d - b.d || compareText(a.c, b.c))
       .slice(0, max)
       .map((x) => x.c)
   );

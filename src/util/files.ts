@@ -2,6 +2,7 @@
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { compareText } from './text-order.js';
 
 /** The suffix of a playbook test (`fleetbook test`): `NAME.test.yaml` beside the playbook `NAME.yaml`. */
 export const TEST_SUFFIX = '.test.yaml';
@@ -28,7 +29,7 @@ export async function playbookFiles(path: string): Promise<string[]> {
   if (!(await stat(path)).isDirectory()) return [path];
   const out: string[] = [];
   for (const entry of (await readdir(path, { withFileTypes: true })).sort((a, b) =>
-    a.name.localeCompare(b.name),
+    compareText(a.name, b.name),
   )) {
     const full = join(path, entry.name);
     if (entry.isDirectory()) out.push(...(await playbookFiles(full)));

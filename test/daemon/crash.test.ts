@@ -1,7 +1,9 @@
 /**
  * The daemon killed with SIGKILL and started again on the same state file (product.md section 5).
  *
- * Ten kills at random points while callbacks stream in and a 10,000-device suspend runs. Afterwards:
+ * Ten kills while callbacks stream in and a 10,000-device suspend runs: the first aimed mid-send (once the
+ * emulator has read a suspend request, which it holds for its latency before it acts), the others at random
+ * points. Afterwards:
  * - every device the suspend was for has exactly one `devices.suspend` mutation in the emulator's counters,
  *   and no other device has any: a call known to have succeeded was not sent again, and a call whose answer
  *   the kill lost (the emulator acts after its latency, whoever is still listening) was reconciled first;
@@ -28,7 +30,7 @@ import {
   sleep,
 } from '../helpers/chaos.js';
 import { DaemonProcess, pendingEvents, readState, runsIn } from '../helpers/daemon.js';
-import { calls } from '../runner/helpers.js';
+import { calls, onRequestRead } from '../runner/helpers.js';
 import { tempDir } from '../helpers/temp.js';
 
 const DEVICES = 10_000;
@@ -39,6 +41,8 @@ const CALLBACK_USER = 'crash-listener';
 const CALLBACK_PASSWORD = 'crash-listener-password';
 /** Emulator latency per API request: the suspend spans several rounds, and a kill lands mid-call. */
 const LATENCY_MS = 150;
+/** The kill of the first round is aimed at one of its first suspend requests: the emulator has it, unanswered. */
+const AIMED_AT_MOST = 8;
 
 type Daemon = DaemonProcess;
 
@@ -144,7 +148,13 @@ describe('daemon: killed with SIGKILL and started again', function () {
     const suspendedAfterKill: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const d = await start(file);
+      // The first kill lands while a suspend is sent and unanswered, whatever the machine's speed: the daemon dies
+      // in the turn the emulator reads the request's last byte, LATENCY_MS before the emulator acts and answers.
+      let aimed: Promise<void> | undefined;
+      let nth = 0;
       if (round === 0) {
+        nth = 1 + Math.floor(random() * AIMED_AT_MOST);
+        aimed = onRequestRead(emu, '/m2m/v1/devices/actions/suspend', nth, () => d.proc.kill('SIGKILL'));
         runId = await d.startRun('suspend-fleet', TOKEN, { account });
       }
       // Callbacks stream in: new ones mostly, some acknowledged ones again (the service re-sends).
@@ -162,12 +172,19 @@ describe('daemon: killed with SIGKILL and started again', function () {
         }
       };
       const streaming = Promise.all([0, 1, 2].map(poster));
-      // Anywhere from just after the start (unfinished runs resuming) to well into the suspend.
-      const delay = Math.floor(random() * 2200);
-      killDelays.push(delay);
-      await sleep(delay);
-      const run = await get<{ status: string }>(d, `/runs/${runId}`).catch(() => ({ status: '?' }));
-      seenBeforeKill.push(run.status);
+      if (aimed) {
+        const began = Date.now();
+        await aimed;
+        killDelays.push(Date.now() - began);
+        seenBeforeKill.push(`sending (suspend request ${nth})`);
+      } else {
+        // Anywhere from just after the start (unfinished runs resuming) to well into the suspend.
+        const delay = Math.floor(random() * 2200);
+        killDelays.push(delay);
+        await sleep(delay);
+        const run = await get<{ status: string }>(d, `/runs/${runId}`).catch(() => ({ status: '?' }));
+        seenBeforeKill.push(run.status);
+      }
       await kill(d);
       suspendedAfterKill.push(Object.keys((await calls(emu)).devices).length);
       stop = true;
@@ -192,12 +209,12 @@ describe('daemon: killed with SIGKILL and started again', function () {
 
     // The kills did land on the running suspend, more than once, and callbacks were acknowledged throughout.
     expect(
-      seenBeforeKill.filter((x) => x === 'running' || x === 'queued').length,
+      seenBeforeKill.filter((x) => x === 'running' || x === 'queued' || x.startsWith('sending')).length,
       `kills during the suspend (${context})`,
     ).to.be.at.least(2);
     expect(s.acked.size, 'callbacks acknowledged').to.be.greaterThan(100);
     expect(s.duplicates, 'acknowledged callbacks sent again, answered duplicate').to.be.greaterThan(0);
-    // Some kills left a suspend sent and unanswered: the resumed run had outcomes to reconcile.
+    // The aimed kill left a suspend sent and unanswered: the resumed run had an outcome to reconcile.
     expect(stderr().slice(logFrom), 'a resumed call of unknown outcome').to.include(
       'resuming a call whose outcome is unknown',
     );

@@ -3,7 +3,7 @@
  * FLEETBOOK_TEST_POSTGRES_URL names one, and nothing left behind when the process ends, however it ends.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -165,6 +165,19 @@ describe('test harness: PostgreSQL', function () {
         stderr: c.stderr(),
       };
     }
+
+    it('starts under a temp folder too long for a Unix socket (a TMPDIR of its own)', async () => {
+      // The server's socket path holds at most 107 bytes: with one in the server's folder, no server started.
+      const root = mkdtempSync(join(tmpdir(), 'fleetbook-pgtest-'));
+      chmodSync(root, 0o755);
+      roots.push(root);
+      const deep = join(root, 'a-temp-folder-whose-path-is-longer-than-a-unix-socket-may-be'.repeat(2));
+      mkdirSync(deep);
+      const c = child('end', deep);
+      const { data } = await c.started.catch((e: Error) => ({ data: e.message }));
+      expect(data, c.stderr()).to.satisfy((d: string) => d.startsWith(deep));
+      expect(await c.exited).to.deep.equal({ code: 0, signal: null });
+    });
 
     describe('when the process ends', () => {
       const ends = [

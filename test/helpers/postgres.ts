@@ -241,7 +241,9 @@ async function start(fsync: boolean, tls?: ServerTls): Promise<Server> {
     const [cmd, ...args] = [
       ...run.prefix,
       join(bin, 'postgres'),
-      ...['-D', data, '-k', dir, '-h', '127.0.0.1', '-p', String(port)],
+      // No Unix socket (`-k ''`): every client comes over TCP, and a socket's path, at most 107 bytes, made the
+      // server fail to start under a long temp folder (a TMPDIR of its own, as a CI runner may set).
+      ...['-D', data, '-k', '', '-h', '127.0.0.1', '-p', String(port)],
       ...['-c', `fsync=${fsync ? 'on' : 'off'}`, '-c', `max_connections=${MAX_CONNECTIONS}`],
       ...tlsSettings,
     ];

@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import type { DeviceOutcome, RunSummary, StepSummary } from '../../src/store/store.js';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
 import { createClient, type Client } from '../../src/api/client.js';
 import type { Area } from '../../src/api/catalog.js';
 import type { Clock } from '../../src/clock.js';
@@ -322,6 +323,29 @@ export function watchAnswers(origin: string): {
   };
   subscribe('undici:request:headers', onHeaders);
   return { answers, stop: () => unsubscribe('undici:request:headers', onHeaders) };
+}
+
+/**
+ * Calls `then` once the emulator `emu` of this process has read the whole of the `nth` request (from 1) to
+ * `path` (the spec's, without `/api`) since this call: the emulator holds it for its latency before it acts, and
+ * its sender has no answer yet. Node's `http.server.request.start` diagnostics channel names each request as the
+ * server reads it; `then` runs in the turn that read its last byte. Resolves after `then` has run.
+ */
+export function onRequestRead(emu: Emulator, path: string, nth: number, then: () => void): Promise<void> {
+  const port = Number(new URL(emu.url).port);
+  let seen = 0;
+  return new Promise((resolve) => {
+    const onStart = (message: unknown) => {
+      const { request } = message as { request: IncomingMessage };
+      if (request.socket.localPort !== port || request.url !== `/api${path}` || ++seen !== nth) return;
+      unsubscribe('http.server.request.start', onStart);
+      request.once('end', () => {
+        then();
+        resolve();
+      });
+    };
+    subscribe('http.server.request.start', onStart);
+  });
 }
 
 /** `yaml` run on `t`'s emulator and store, its log captured: the summary and the lines. */
