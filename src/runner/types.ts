@@ -254,6 +254,13 @@ export interface Checkpoint {
   until?: number;
   /** When a `sending` call left, on the run's clock (ms): an unknown outcome is watched from then. */
   since?: number;
+  /**
+   * A `confirming` step's devices.retry pass after the first whose request is being sent, and since when (ms, on the
+   * run's clock): saved before it leaves and gone once it is accepted, as `sending` is for the first pass. A resumed
+   * run that finds it reads that pass's devices' state before it sends the pass again. Absent from a checkpoint of an
+   * earlier version, which resumes as that version did (the pass sent again); an earlier version ignores it.
+   */
+  sendingPass?: RetryPass & { since: number };
   /** A `waiting` event wait's start: the position of the latest event stored then (EventSource.position). */
   after?: number;
   /** A location report's batches whose reports the service created (`reporting`): read, not created again. */

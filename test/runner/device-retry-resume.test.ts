@@ -11,6 +11,13 @@
  *   in every pass of `maxAttempts: 3` was sent in 4 passes (5 sends with the lost one of pass 1), not 3. The
  *   checkpoint now says the pass of each request of a pass after the first; one without it (written by the version
  *   before) resumes as that version did.
+ * - A pass stopped while its request was on its way (sent, the answer not recorded) is reconciled before it is sent
+ *   again. A resumed run confirmed the passes before and sent the pass again: with the service's messages, a device
+ *   the lost request had suspended was suspended twice; without them, the passes before were confirmed by reading
+ *   the devices' state that the lost request had changed, and the device's latest entry was an earlier pass's
+ *   `succeeded` with that pass's attempts. The checkpoint now marks a pass's send before it leaves (with the results
+ *   of the passes before), and a resumed run reads that pass's devices' state first; one without the mark (the
+ *   version before) sends the pass again, as that version did.
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -18,13 +25,22 @@ import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { NetworkError } from '../../src/errors.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import type { KeptRequest } from '../../src/runner/types.js';
+import type { ConfirmationSource, KeptRequest } from '../../src/runner/types.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
-import { accountDevices, clientFor, emulator, imei, interruptedRun, playbook } from './helpers.js';
+import {
+  accountDevices,
+  calls,
+  clientFor,
+  emulator,
+  imei,
+  interruptedRun,
+  playbook,
+  type SeedDevice,
+} from './helpers.js';
 
 const STORES: { name: string; open: (dir: string) => Promise<Store> }[] = [
   { name: 'SQLite', open: async (dir) => new SqliteStore(join(dir, 'state.db')) },
@@ -43,6 +59,16 @@ for (const kind of STORES) {
     let sends: Map<string, number>;
     /** The suspend requests sent, lost or not. */
     let requests: number;
+    /** The service plan of the active device: what activating a pending one takes. */
+    let plan: string;
+    /** The account the step acts in. */
+    let account: string;
+    /**
+     * Set by a test: pass 2's request is answered, and the run is stopped before the answer is recorded (the
+     * request is on its way back when the process stops); `answered` once it was.
+     */
+    let stopAtPass2: boolean;
+    let answered: boolean;
 
     before(async () => {
       emu = await emulator({ devicesPerAccount: 200 });
@@ -50,9 +76,11 @@ for (const kind of STORES) {
     after(() => emu.close());
     beforeEach(async () => {
       emu.reset({ seed: 1, accounts: 1, devicesPerAccount: 200 });
-      const account = emu.defaults.accounts[0]!;
+      account = emu.defaults.accounts[0]!;
       const devices = await accountDevices(emu, account);
-      active = imei(devices.find((d) => d.state === 'active')!);
+      const first = devices.find((d) => d.state === 'active')!;
+      active = imei(first);
+      plan = String((first as SeedDevice & { servicePlan: string }).servicePlan);
       // Pending devices: the service refuses to suspend them, in every pass.
       pending = devices
         .filter((d) => d.state === 'pending')
@@ -64,18 +92,35 @@ for (const kind of STORES) {
       client = clientFor(emu);
       sends = new Map();
       requests = 0;
+      stopAtPass2 = false;
+      answered = false;
       const call = client.callByName.bind(client);
       client.callByName = async (name, input, opts) => {
         if (name !== 'devices.suspend') return call(name, input, opts);
         requests++;
-        for (const { id } of (input as { devices: { id: string }[] }).devices)
-          sends.set(id, (sends.get(id) ?? 0) + 1);
+        const devices = (input as { devices: { id: string }[] }).devices;
+        for (const { id } of devices) sends.set(id, (sends.get(id) ?? 0) + 1);
         // The first send is lost before it reaches the service: the step's retry sends it again (pass 1 has 2).
         if (requests === 1) throw new NetworkError(name, 'ECONNRESET', false, 'socket hang up');
+        // Before pass 2, a test activates the first pending device: pass 2 suspends it.
+        if (requests === 3 && stopAtPass2) await activate(pending[0]!);
         // The first devices.retry pass's request waits at the carrier for the test's clock.
         if (requests === 3) emu.setFaults({ processingSeconds: 30 });
-        return call(name, input, opts);
+        if (requests !== 3 || !stopAtPass2) return call(name, input, opts);
+        // The service took the request; its answer is not recorded before the process stops.
+        const signal = opts?.signal;
+        if (!signal) throw new Error('a device-state call is sent with the run signal');
+        await call(name, input, opts);
+        answered = true;
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        throw signal.reason;
       };
+      const activate = (id: string) =>
+        call('devices.activate', {
+          accountName: account,
+          devices: [{ id, kind: 'imei' }],
+          servicePlan: plan,
+        });
       store.createRun({
         id: 'r1',
         playbook: 'retried',
@@ -90,7 +135,8 @@ for (const kind of STORES) {
       await client.close();
     });
 
-    const pb = () =>
+    /** `confirm`: the step's confirmation timeout, which also bounds how long a resumed run watches a lost send. */
+    const pb = (confirm = '20s') =>
       playbook(`
 version: 1
 name: retried
@@ -102,9 +148,9 @@ steps:
       accountName: '${emu.defaults.accounts[0]}'
       devices: [${[active, ...pending].map((id) => `{ id: '${id}', kind: imei }`).join(', ')}]
     retry: { on: [network], maxAttempts: 3, delay: 10ms }
-    confirm: { timeout: 20s, pollInterval: 20ms }
+    confirm: { timeout: ${confirm}, pollInterval: 20ms }
     devices:
-      retry: [{ on: [STATE NOT CHANGED], maxAttempts: 3 }]
+      retry: [{ on: [STATE NOT CHANGED, INVALID DEVICE STATE], maxAttempts: 3 }]
 `);
 
     /** The step's checkpoint once it confirms its second request (the first devices.retry pass's). */
@@ -223,6 +269,84 @@ steps:
       });
       const step = s.steps.find((t) => t.id === 'suspend')!;
       expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 1, 2]);
+    });
+
+    /**
+     * The daemon's listener: the CarrierService message of each device of these requests that the carrier has
+     * finished, with the service's reason for one it did not change.
+     */
+    const listener: ConfirmationSource = {
+      listening: () => true,
+      follow(requestIds, onResult) {
+        for (const id of requestIds)
+          for (const d of emu.request(id)!.devices.filter((x) => x.status !== 'Pending'))
+            onResult(id, {
+              device: `imei:${d.deviceIds[0]!.id}`,
+              ids: d.deviceIds.map((x) => `${x.kind.toLowerCase()}:${x.id}`),
+              succeeded: d.status === 'Success',
+              ...(d.reason ? { errorType: d.reason.code, message: d.reason.message } : {}),
+            });
+        return () => undefined;
+      },
+    };
+
+    /**
+     * The run stopped while pass 2's request is on its way back: the service took it (the first pending device,
+     * activated after pass 1 refused it, is in it, and the carrier suspends it once the test's clock has moved), and
+     * the answer is never recorded. Returns the checkpoint it left.
+     */
+    const stoppedInPass2Send = async (confirmations?: ConfirmationSource) => {
+      stopAtPass2 = true;
+      const o = { client, store, runId: 'r1', ...(confirmations ? { confirmations } : {}) };
+      await interruptedRun(pb('1s'), o, () => answered);
+      expect(requests).to.equal(3);
+      emu.setFaults({ processingSeconds: 0 });
+      emu.advance(60);
+      return (await store.loadSteps('r1')).get('suspend') as Record<string, unknown>;
+    };
+
+    /** How many times the emulator suspended `id`. */
+    const suspended = async (id: string) =>
+      ((await calls(emu)).devices[id] ?? []).filter((m) => m.action === 'devices.suspend').length;
+
+    for (const confirms of ["the devices' state", "the service's messages"]) {
+      const confirmations = confirms === "the service's messages" ? listener : undefined;
+      it(`a run stopped while pass 2's request was on its way reads the devices' state before it sends that pass again (confirmed by ${confirms})`, async () => {
+        await stoppedInPass2Send(confirmations);
+        const s = await runPlaybook(pb('1s'), {
+          client,
+          store,
+          runId: 'r1',
+          ...(confirmations ? { confirmations } : {}),
+        });
+        expect(s.status, s.error).to.equal('succeeded');
+        // The device the lost request suspended is not sent again: its sends are pass 1's two (one lost) and pass
+        // 2's. The other pending one, which it did not change, is: pass 2 again, then pass 3.
+        expect(sends.get(pending[0]!)).to.equal(3);
+        expect(await suspended(pending[0]!)).to.equal(1);
+        expect(sends.get(pending[1]!)).to.equal(5);
+        expect(requests).to.equal(5);
+        // Each device's latest entry is of the pass that settled it: pass 2's, read from the state, for the first.
+        expect(await latest()).to.deep.equal({
+          [active]: ['succeeded', 2],
+          [pending[0]!]: ['succeeded', 3],
+          [pending[1]!]: ['failed', 5],
+        });
+        const step = s.steps.find((t) => t.id === 'suspend')!;
+        expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 2, 1]);
+      });
+    }
+
+    it("a checkpoint without the mark of pass 2's send (the version before) resumes as that version did", async () => {
+      const cp = await stoppedInPass2Send(listener);
+      const { sendingPass: mark, ...old } = cp;
+      expect(mark, 'the mark of the pass being sent').to.include({ rule: 0, attempt: 2 });
+      store.saveStep('r1', 'suspend', old);
+      const s = await runPlaybook(pb('1s'), { client, store, runId: 'r1', confirmations: listener });
+      expect(s.status, s.error).to.equal('succeeded');
+      // Pass 2 sent again to every device it named: the one the lost request suspended, a second time.
+      expect(sends.get(pending[0]!)).to.equal(4);
+      expect(await suspended(pending[0]!)).to.equal(2);
     });
   });
 }

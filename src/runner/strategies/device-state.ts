@@ -3,8 +3,8 @@
  * id, and each device's outcome comes later. The strategy sends the request (with the step's retries), records
  * its devices `accepted` under the request id with a `confirming` checkpoint, in one write, and then has each
  * device confirmed (confirm.ts). A resumed run confirms what an earlier execution had accepted, and first
- * reads the devices' state when an earlier execution sent the request and stopped before its answer, so that no
- * device is changed twice.
+ * reads the devices' state when an earlier execution sent a request (the first pass's, or a devices.retry pass's)
+ * and stopped before its answer, so that no device is changed twice.
  */
 import type { OwnDeviceType } from '../../api/device-errors.js';
 import { retrying } from '../../retry.js';
@@ -56,9 +56,20 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
   let resumed = x.resumed;
   /**
    * Results in the ledger already: those an earlier execution recorded (stopped while it confirmed), and those this
-   * one wrote with a later pass's `accepted` entries. Counted, not written again.
+   * one wrote with a later pass's checkpoint (the mark of its send, or its `accepted` entries). Counted, not written
+   * again.
    */
   const recorded = new Set<string>();
+  /** The results so far not in the ledger, `recorded` from now: the write at hand has them. */
+  const unwrittenResults = () => {
+    const unwritten = notRecorded([...results.history()], recorded);
+    for (const g of unwritten) for (const id of g.ids) recorded.add(resultKey(g, id));
+    return unwritten;
+  };
+  /** A pass after the first that an earlier execution was sending when it stopped (Checkpoint.sendingPass). */
+  let cutOff = x.resumed?.status === 'confirming' ? x.resumed.sendingPass : undefined;
+  /** The output of the last request accepted: what the checkpoint keeps. */
+  let lastOutput: unknown = null;
   try {
     const from = resumedPass(x.resumed);
     const { output } = await withDeviceRetries(x, results, from, async (input, attempt, rule) => {
@@ -92,7 +103,8 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
           results,
           tally,
         );
-        return earlier.output ?? null;
+        lastOutput = earlier.output ?? null;
+        return lastOutput;
       }
       let remaining = input === x.input ? x.devices : devicesOf(x.op, input);
       // A devices.retry pass: the sends each device had before it, which its attempts go on from (sends.ts).
@@ -100,16 +112,45 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       // The first pass only: a device retried later was sent this step's own request, not another holder's.
       if (x.contended && !earlier && attempt === 1 && remaining.size)
         remaining = await skipDone(x, input, remaining, results);
+      /**
+       * When an earlier execution sent this pass and stopped before its answer: the first pass (`sending`), or one
+       * after it (`sendingPass`, the pass the step goes on with after the requests it confirmed).
+       */
+      const since =
+        earlier?.status === 'sending'
+          ? (earlier.since ?? ctx.clock.now())
+          : cutOff?.rule === rule && cutOff.attempt === attempt
+            ? cutOff.since
+            : undefined;
+      cutOff = undefined;
       /** Sends made before this execution: one, by an earlier execution that stopped before its answer. */
       let sentBefore = 0;
-      if (earlier?.status === 'sending') {
+      if (since !== undefined) {
         // Watched from when the earlier execution sent it: a process down longer than that reads once.
-        const until = (earlier.since ?? ctx.clock.now()) + x.plan.confirmMs;
         sentBefore = 1;
+        const until = since + x.plan.confirmMs;
         remaining = await reconcile(x, input, remaining, { before, n: 1 }, results, tally, until);
         ctx.log.info('reconciled after a restart', { step: step.id, remaining: remaining.size });
       }
       if (!remaining.size) return null;
+      // A pass after the first says that it is being sent, before its request leaves, as the first pass's `sending`
+      // checkpoint does: a resumed run reads its devices' state before it sends them again. The results of the
+      // passes before go with it: a resumed run takes them from the ledger, not from a look at the devices' state,
+      // which this pass's request may have changed.
+      if (rule >= 0) {
+        const unwritten = unwrittenResults();
+        ctx.saveUnderWay(
+          x.count,
+          x.key,
+          {
+            status: 'confirming',
+            accepted: accepted.map(withoutDevices),
+            output: lastOutput,
+            sendingPass: { rule, attempt, since: ctx.clock.now() },
+          },
+          unwritten.length ? { step: step.id, groups: unwritten, at: ctx.now() } : undefined,
+        );
+      }
       const sent = await send(x, input, remaining, { before, n: sentBefore }, results, tally);
       if (!sent) return null;
       // A pass after the first says so in the checkpoint: a resumed run goes on from it (withDeviceRetries).
@@ -122,10 +163,10 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         attempts: sent.request.attempts,
         requestId: sent.request.requestId,
       });
-      // Before them, the results so far not in the ledger (those of the passes before): a device this pass sends
-      // again has its older result before its `accepted` entry, so that the ledger's latest is true at every moment.
-      const unwritten = notRecorded([...results.history()], recorded);
-      for (const g of unwritten) for (const id of g.ids) recorded.add(resultKey(g, id));
+      // Before them, the results so far not in the ledger (those of the passes before, when the mark of this pass's
+      // send did not have them; those its send read): a device this pass sends again has its older result before its
+      // `accepted` entry, so that the ledger's latest is true at every moment.
+      const unwritten = unwrittenResults();
       // The checkpoint names the requests, not their devices again: the ledger entries written with it hold them.
       ctx.saveUnderWay(
         x.count,
@@ -133,6 +174,7 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         { status: 'confirming', accepted: accepted.map(withoutDevices), output: sent.output },
         { step: step.id, groups: [...unwritten, ...acceptedGroups], at: ctx.now() },
       );
+      lastOutput = sent.output;
       await confirmRequests(x, [sent.request], results, tally);
       return sent.output;
     });
