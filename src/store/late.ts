@@ -66,14 +66,21 @@ export interface LateMove {
   n: number;
 }
 
+/** The run's row, as both stores read it (`SELECT ${LATE_RUN_COLUMNS} FROM runs`) to record late results. */
+export interface LateRun {
+  /** The run's summary, as the store keeps it. */
+  summary_json: string | null;
+  /** Set once the run has ended: the entries of a run still going that a message settles are its state reads'. */
+  ended_at: string | null;
+  /** The moves recorded while the run went on, not yet counted in its summary. */
+  late_moves_json: string | null;
+}
+
+export const LATE_RUN_COLUMNS = 'summary_json, ended_at, late_moves_json';
+
 /** What a store reads, in the transaction that writes, to decide what late results it records. */
 export interface LateReads {
-  /** The run's summary, as the store keeps it. */
-  summaryJson: string | null;
-  /** Whether the run has ended: the entries of a run still going that a message settles are its state reads'. */
-  ended: boolean;
-  /** The moves recorded while the run went on (`late_moves_json`), not yet counted in its summary. */
-  movesJson: string | null;
+  run: LateRun;
   /** The run's `unconfirmed` entries and those of state reads (EntryRow.by_state_read), among those `results` name (lateSeqs). */
   entries: readonly EntryRow[];
   /**
@@ -109,12 +116,14 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
     if (had) had.n += m.n;
     else moves.set(key, { ...m });
   };
-  if (reads.movesJson !== null) for (const m of JSON.parse(reads.movesJson) as LateMove[]) add(m);
+  const { summary_json, ended_at, late_moves_json } = reads.run;
+  const ended = ended_at !== null;
+  if (late_moves_json !== null) for (const m of JSON.parse(late_moves_json) as LateMove[]) add(m);
   for (const r of results) {
     const e = entries.get(r.seq);
     const key = e && `${e.step}\0${r.deviceId}`;
     if (!e || !key || done.has(key) || (latest.get(key) ?? e.seq) > e.seq) continue;
-    if (!e.by_state_read && (e.outcome !== 'unconfirmed' || !reads.ended)) continue;
+    if (!e.by_state_read && (e.outcome !== 'unconfirmed' || !ended)) continue;
     if (!(JSON.parse(e.device_ids) as string[]).includes(r.deviceId)) continue;
     done.add(key);
     recorded[r.outcome]++;
@@ -148,12 +157,12 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
     steps.set(step, [...(steps.get(step) ?? []), g]);
   }
   const all = [...moves.values()];
-  const summary = reads.summaryJson === null ? undefined : (JSON.parse(reads.summaryJson) as RunSummary);
+  const summary = summary_json === null ? undefined : (JSON.parse(summary_json) as RunSummary);
   return {
     steps,
     // Ended: the summary the run wrote, with what came while it went on and what comes now.
-    summary: reads.ended && summary ? withMoves(summary, all) : undefined,
-    moves: reads.ended ? undefined : all,
+    summary: ended && summary ? withMoves(summary, all) : undefined,
+    moves: ended ? undefined : all,
     recorded,
     any: done.size > 0,
   };

@@ -6,12 +6,14 @@
  */
 import type Database from 'better-sqlite3';
 import {
+  LATE_RUN_COLUMNS,
   lateDevices,
   lateSeqs,
   lateWrites,
   type LateCounts,
   type LateReads,
   type LateResult,
+  type LateRun,
 } from './late.js';
 import type { EntryRow } from './rows.js';
 import { BY_RUN } from './retention.js';
@@ -94,8 +96,7 @@ export function recordLate(
   insert: (step: string, groups: DeviceGroup[]) => void,
 ): LateCounts {
   const none = { succeeded: 0, failed: 0 };
-  const run = sql('SELECT summary_json, ended_at, late_moves_json FROM runs WHERE id = ?').get(runId) as
-    { summary_json: string | null; ended_at: string | null; late_moves_json: string | null } | undefined;
+  const run = sql(`SELECT ${LATE_RUN_COLUMNS} FROM runs WHERE id = ?`).get(runId) as LateRun | undefined;
   if (!run || !results.length) return none;
   const entries = sql(
     `SELECT * FROM ledger WHERE run_id = ? AND (outcome = 'unconfirmed' OR by_state_read = 1)
@@ -110,16 +111,7 @@ export function recordLate(
   ).all(read.upTo, runId, JSON.stringify(lateDevices(results))) as LateReads['latest'];
   // In seq order within each step: the last of a device's in a step is its latest.
   const latest = [...read.latest, ...since];
-  const w = lateWrites(
-    {
-      summaryJson: run.summary_json,
-      ended: run.ended_at !== null,
-      movesJson: run.late_moves_json,
-      entries,
-      latest,
-    },
-    results,
-  );
+  const w = lateWrites({ run, entries, latest }, results);
   if (!w.any) return none;
   for (const [step, groups] of w.steps) insert(step, groups);
   if (w.summary)

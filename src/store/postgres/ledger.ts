@@ -1,11 +1,13 @@
 /** The per-device ledger on PostgreSQL (LedgerStore of store.ts): entries of a group of devices a row. */
 import {
+  LATE_RUN_COLUMNS,
   lateDevices,
   lateSeqs,
   lateWrites,
   type LateCounts,
   type LateReads,
   type LateResult,
+  type LateRun,
 } from '../late.js';
 import { bracketing, deviceIdsOf, idRange, type EntryRange } from '../id-range.js';
 import { BY_RUN } from '../retention.js';
@@ -325,11 +327,10 @@ export class PostgresLedger implements LedgerStore {
       // mark next, which waits for a grouping under way to end.
       const run = (
         await query({
-          text: 'SELECT summary_json, ended_at, late_moves_json FROM runs WHERE id = $1 FOR UPDATE',
+          text: `SELECT ${LATE_RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`,
           values: [runId],
         })
-      ).rows[0] as
-        { summary_json: string | null; ended_at: string | null; late_moves_json: string | null } | undefined;
+      ).rows[0] as LateRun | undefined;
       if (!run) return none;
       const entries = (
         await query({
@@ -347,16 +348,7 @@ export class PostgresLedger implements LedgerStore {
           values: [runId, Math.min(...entries.map((e) => e.seq)), lateDevices(results)],
         })
       ).rows as LateReads['latest'];
-      const w = lateWrites(
-        {
-          summaryJson: run.summary_json,
-          ended: run.ended_at !== null,
-          movesJson: run.late_moves_json,
-          entries,
-          latest,
-        },
-        results,
-      );
+      const w = lateWrites({ run, entries, latest }, results);
       if (!w.any) return none;
       for (const table of GROUPING)
         await query({ text: `DELETE FROM ${table} WHERE run_id = $1`, values: [runId] });
