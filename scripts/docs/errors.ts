@@ -130,7 +130,7 @@ export function errorsReference(): string {
       ([t, c]) =>
         `| \`${t}\` | \`${c}\` | ${t === 'DEVICE DEACTIVATED' ? 'The device is deactivated; only activation applies to it.' : "The action does not apply to the device's state (suspending a pending device, activating a suspended one)."} |`,
     ),
-    `| \`${STATE_NOT_CHANGED}\` | \`permanent\` | The service reports the request finished and the device is not in the target state, as read from its state; its callback, if it comes after the run, puts the service's reason in its place (ledger.md). |`,
+    `| \`${STATE_NOT_CHANGED}\` | \`permanent\` | The service reports the request finished and the device is not in the target state, as read from its state; its callback, if it comes after its step, puts the service's reason in its place (ledger.md). |`,
     '',
     "## fleetbook's own per-device types",
     '',

@@ -77,6 +77,8 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
       status: 'cancelled',
       endedAt,
       error,
+      // Counted from the ledger: the results recorded late while the run went on are in it already.
+      movesCounted: true,
       summary: {
         runId: run.id,
         playbook: run.playbook,

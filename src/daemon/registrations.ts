@@ -10,12 +10,14 @@ import type { ApiClient } from '../api/client.js';
 import type { Config } from '../config.js';
 import type { Target } from '../connect.js';
 import type { Logger } from '../log.js';
+import { backoffDelay } from '../retry.js';
 import type { ListenerCredentials } from './callbacks.js';
 
 /** How long after a failed registration it is tried again the first time; then twice as long each time. */
 export const RETRY_FIRST_MS = 10_000;
 /** The longest wait between two attempts at one registration. */
 export const RETRY_MAX_MS = 10 * 60_000;
+const RETRY_BACKOFF = { baseDelayMs: RETRY_FIRST_MS, maxDelayMs: RETRY_MAX_MS, jitter: 'none' } as const;
 
 export interface Registration {
   accountName: string;
@@ -49,6 +51,8 @@ export class Registrations {
   private timer: NodeJS.Timeout | undefined;
   private retrying: Promise<void> | undefined;
   private stopped = false;
+  /** Aborts an attempt under way when the daemon stops: a service that never answers does not hold the stop. */
+  private readonly abort = new AbortController();
 
   constructor(private readonly o: Options) {
     const { target, config, url, log } = o;
@@ -99,23 +103,23 @@ export class Registrations {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.abort.abort();
     await this.retrying;
   }
 
   private async attempt(r: Registration): Promise<void> {
     const { client, creds, log } = this.o;
     const { accountName, service, url } = r;
+    const opts = { signal: this.abort.signal };
     try {
       if (service === 'Location')
-        await client.callByName('locationCallbacks.register', { accountName, name: 'Location', url });
+        await client.callByName('locationCallbacks.register', { accountName, name: 'Location', url }, opts);
       else
-        await client.callByName('callbacks.register', {
-          accountName,
-          name: service,
-          url,
-          username: creds.username,
-          password: creds.password,
-        });
+        await client.callByName(
+          'callbacks.register',
+          { accountName, name: service, url, username: creds.username, password: creds.password },
+          opts,
+        );
       const again = r.attempts !== undefined;
       r.ok = true;
       delete r.error;
@@ -124,8 +128,9 @@ export class Registrations {
       if (again) log.info('callback listener registered after failing', { accountName, service });
       this.o.onRegistered(r);
     } catch (e) {
+      if (this.stopped) return;
       const attempts = (r.attempts ?? 0) + 1;
-      const waitMs = Math.min(RETRY_FIRST_MS * 2 ** (attempts - 1), RETRY_MAX_MS);
+      const waitMs = backoffDelay(attempts, RETRY_BACKOFF);
       r.error = (e as Error).message;
       r.attempts = attempts;
       r.nextAttempt = new Date(Date.now() + waitMs).toISOString();

@@ -9,6 +9,7 @@
  */
 import { isoTime, systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
+import { backoffDelay } from '../retry.js';
 import type { Playbook } from '../playbook/schema.js';
 import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
 import { isTimeZone, scheduleKey } from '../playbook/schedule.js';
@@ -155,6 +156,11 @@ const MAX_TIMEOUT = 2 ** 31 - 1;
 export const FIRE_RETRY_FIRST_MS = 5_000;
 /** The longest wait between two tries of a fire that fails. */
 export const FIRE_RETRY_MAX_MS = 5 * 60_000;
+const FIRE_BACKOFF = {
+  baseDelayMs: FIRE_RETRY_FIRST_MS,
+  maxDelayMs: FIRE_RETRY_MAX_MS,
+  jitter: 'none',
+} as const;
 
 export class Scheduler {
   private readonly log: Logger;
@@ -298,9 +304,7 @@ export class Scheduler {
     try {
       while (!signal.aborted) {
         entry = armed.entry;
-        const retryAt = failures
-          ? this.clock.now() + Math.min(FIRE_RETRY_FIRST_MS * 2 ** (failures - 1), FIRE_RETRY_MAX_MS)
-          : 0;
+        const retryAt = failures ? this.clock.now() + backoffDelay(failures, FIRE_BACKOFF) : 0;
         const next = caughtUp ? armed.schedule.next(armed.cursor) : retryAt;
         armed.next = next === undefined ? undefined : Math.max(next, retryAt);
         if (armed.next === undefined) {

@@ -11,7 +11,7 @@
  * decided here, once for both.
  */
 import type { EntryRow } from './rows.js';
-import type { DeviceCounts, DeviceGroup, RunSummary, StepSummary } from './store.js';
+import type { DeviceCounts, DeviceGroup, RunRecord, RunSummary, StepSummary } from './store.js';
 
 /** A device's result in a message that came after its step. */
 export interface LateResult {
@@ -78,9 +78,25 @@ export interface LateRun {
 
 export const LATE_RUN_COLUMNS = 'summary_json, ended_at, late_moves_json';
 
+/**
+ * What Store.updateRun changes of a run: a member not given keeps its value. `movesCounted`: the summary given was
+ * counted from the ledger (`runs cancel`), the results recorded late while the run went on among them, which are
+ * then not applied to it again (RunRecord.lateMoves).
+ */
+export type RunUpdate = Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>> & {
+  movesCounted?: true;
+};
+
 /** What a store reads, in the transaction that writes, to decide what late results it records. */
 export interface LateReads {
   run: LateRun;
+  /**
+   * Of a run not ended, the keys of its steps under way (`step_calls`: a step's row lives from its first request to
+   * its end): their entries are left to a pass after the step ends. The step still counts its devices and may
+   * send them again (a `devices.retry` pass), or resume from them; a late entry beside its own would count a
+   * device twice.
+   */
+  underWay: readonly string[];
   /** The run's `unconfirmed` entries and those of state reads (EntryRow.by_state_read), among those `results` name (lateSeqs). */
   entries: readonly EntryRow[];
   /**
@@ -118,12 +134,15 @@ export function lateWrites(reads: LateReads, results: readonly LateResult[]): La
   };
   const { summary_json, ended_at, late_moves_json } = reads.run;
   const ended = ended_at !== null;
+  // A step's key ends with its id (`loop[3]/suspend`); a ledger entry names the step by its id.
+  const going = new Set(ended ? [] : reads.underWay.map((k) => k.slice(k.lastIndexOf('/') + 1)));
   if (late_moves_json !== null) for (const m of JSON.parse(late_moves_json) as LateMove[]) add(m);
   for (const r of results) {
     const e = entries.get(r.seq);
     const key = e && `${e.step}\0${r.deviceId}`;
     if (!e || !key || done.has(key) || (latest.get(key) ?? e.seq) > e.seq) continue;
     if (!e.by_state_read && (e.outcome !== 'unconfirmed' || !ended)) continue;
+    if (going.has(e.step)) continue;
     if (!(JSON.parse(e.device_ids) as string[]).includes(r.deviceId)) continue;
     done.add(key);
     recorded[r.outcome]++;

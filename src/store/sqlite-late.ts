@@ -111,7 +111,12 @@ export function recordLate(
   ).all(read.upTo, runId, JSON.stringify(lateDevices(results))) as LateReads['latest'];
   // In seq order within each step: the last of a device's in a step is its latest.
   const latest = [...read.latest, ...since];
-  const w = lateWrites({ run, entries, latest }, results);
+  const underWay = run.ended_at
+    ? []
+    : (sql('SELECT step_key FROM step_calls WHERE run_id = ?').all(runId) as { step_key: string }[]).map(
+        (r) => r.step_key,
+      );
+  const w = lateWrites({ run, underWay, entries, latest }, results);
   if (!w.any) return none;
   for (const [step, groups] of w.steps) insert(step, groups);
   if (w.summary)

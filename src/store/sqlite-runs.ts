@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { json } from './sqlite-rows.js';
 import { isoTime } from '../clock.js';
 import { VERSION_REFRESH_MS } from './retention.js';
+import type { RunUpdate } from './late.js';
 import type { RunRecord } from './store.js';
 
 type Sql = (text: string) => Database.Statement;
@@ -31,11 +32,7 @@ export function insertRun(sql: Sql, r: RunRecord): void {
 }
 
 /** The columns `p` names of run `id`; the others keep their values. */
-export function updateRun(
-  sql: Sql,
-  id: string,
-  p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>,
-): void {
+export function updateRun(sql: Sql, id: string, p: RunUpdate): void {
   const sets: string[] = [];
   const args: unknown[] = [];
   const set = (column: string, value: unknown) => {
@@ -46,6 +43,7 @@ export function updateRun(
   if (p.endedAt !== undefined) set('ended_at', p.endedAt);
   if (p.summary !== undefined) set('summary_json', json(p.summary));
   if (p.error !== undefined) set('error', p.error);
+  if (p.movesCounted) set('late_moves_json', null);
   if (sets.length) sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
 }
 

@@ -18,7 +18,7 @@ import type { LoginCounts } from '../api/login-count.js';
 import { SqliteTurn } from './sqlite-turn.js';
 import { pruneEnded, recordLoaded } from './sqlite-retention.js';
 import { lateEntries, laterEntries, recordLate } from './sqlite-late.js';
-import type { LateCounts, LateResult } from './late.js';
+import type { LateCounts, LateResult, RunUpdate } from './late.js';
 import { itemColumns } from './item-runs.js';
 import { LedgerWrites, type StepDevices } from './sqlite-ledger-write.js';
 import { storedText, storedTexts } from './text.js';
@@ -101,7 +101,7 @@ export class SqliteStore implements Store {
     insertRun(this.sql, r);
   }
 
-  updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
+  updateRun(id: string, p: RunUpdate): void {
     this.write();
     updateRun(this.sql, id, p);
     if (p.status && ENDED.has(p.status)) {

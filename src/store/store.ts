@@ -16,7 +16,7 @@
 import type { ShareBoard } from '../rate/shares.js';
 import type { LoginCounts } from '../api/login-count.js';
 import type { EntryRow } from './rows.js';
-import type { LateCounts, LateMove, LateResult } from './late.js';
+import type { LateCounts, LateMove, LateResult, RunUpdate } from './late.js';
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -365,7 +365,7 @@ export interface RunStore {
   /** The definition of a version kept, or undefined. */
   playbookVersion(version: string): Promise<string | undefined>;
   createRun(run: RunRecord): void;
-  updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void;
+  updateRun(id: string, patch: RunUpdate): void;
   getRun(id: string): Promise<RunRecord | undefined>;
   /** Newest first (by start, then id): at most `limit` of the runs that match the query. */
   listRuns(opts?: RunListQuery): Promise<RunRecord[]>;

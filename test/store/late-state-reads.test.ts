@@ -147,6 +147,49 @@ forEachBackend('a message after the run ended supersedes a state read', (b) => {
     expect(entries).to.have.length(2 + 4 + 2);
   });
 
+  it('counts the moves once in a summary counted from the ledger, as runs cancel writes it', async () => {
+    const store = await b.open();
+    const summary = await ended(store, false);
+    await store.appendInbox('A', [carrier('R1', 3, 'INVALID DEVICE STATE')]);
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 1 });
+    // The ledger's latest of each device: device 3 failed by its message now, not by the read's guess.
+    const fromLedger = counts({
+      total: 6,
+      succeeded: 3,
+      failed: 3,
+      byError: { 'STATE NOT CHANGED': 1, 'INVALID DEVICE STATE': 2 },
+    });
+    store.updateRun('r1', {
+      status: 'cancelled',
+      endedAt: summary.endedAt as string,
+      summary: { ...summary, status: 'cancelled', devices: fromLedger },
+      movesCounted: true,
+    });
+    await store.durable();
+    const run = await store.getRun('r1');
+    expect([run?.summary?.devices, run?.lateMoves]).to.deep.equal([fromLedger, undefined]);
+  });
+
+  it('leaves the state reads of a step still under way to a pass after the step ends', async () => {
+    // The step has made its requests and not ended (its step_calls row): its results are in the ledger (a
+    // devices.retry pass writes them before its next request; a step interrupted writes them as it stops), and
+    // it still counts its devices, sends them again or resumes from them.
+    const store = await b.open();
+    await ended(store, false);
+    store.saveCalls('r1', 'suspend', 4, 2);
+    await store.appendInbox('A', [carrier('R1', 3, 'INVALID DEVICE STATE')]);
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 0 });
+    const three = async () =>
+      (await store.deviceResults('r1', 'suspend')).find((r) => r.deviceId === imei(3))?.errorType;
+    expect(await three(), "device 3's latest, the read's guess").to.equal('STATE NOT CHANGED');
+    expect((await store.getRun('r1'))?.lateMoves).to.equal(undefined);
+    // The step ends (its checkpoint, which drops its row), the run goes on: the next pass records it.
+    store.saveStep('r1', 'suspend', { status: 'succeeded', calls: 4, attempts: 2 });
+    await store.durable();
+    expect(await recordLateResults(store, silentLogger, NOW)).to.deep.equal({ succeeded: 0, failed: 1 });
+    expect(await three()).to.equal('INVALID DEVICE STATE');
+  });
+
   it('records a state read of a run still going at once, and counts it in the summary the run ends with', async () => {
     const store = await b.open();
     const summary = await ended(store, false);

@@ -348,7 +348,12 @@ export class PostgresLedger implements LedgerStore {
           values: [runId, Math.min(...entries.map((e) => e.seq)), lateDevices(results)],
         })
       ).rows as LateReads['latest'];
-      const w = lateWrites({ run, entries, latest }, results);
+      const underWay = run.ended_at
+        ? []
+        : (
+            await query({ text: 'SELECT step_key FROM step_calls WHERE run_id = $1', values: [runId] })
+          ).rows.map((r) => (r as { step_key: string }).step_key);
+      const w = lateWrites({ run, underWay, entries, latest }, results);
       if (!w.any) return none;
       for (const table of GROUPING)
         await query({ text: `DELETE FROM ${table} WHERE run_id = $1`, values: [runId] });

@@ -15,6 +15,7 @@ import { itemColumns, itemRuns } from '../item-runs.js';
 import { storedText } from '../text.js';
 import { entryRecords } from './ledger.js';
 import type { TurnWrites, Turns } from './turn.js';
+import type { RunUpdate } from '../late.js';
 import { isoTime } from '../../clock.js';
 import { VERSION_REFRESH_MS } from '../retention.js';
 import { MARKS } from '../checkpoint-steps.js';
@@ -70,8 +71,10 @@ export function insertRuns(rows: readonly RunInsert[], where = ''): Statement & 
 export function updateRuns(patches: TurnWrites['runUpdates']): Statement {
   return {
     text: `UPDATE runs r SET status = coalesce(u.status, r.status), ended_at = coalesce(u.ended_at, r.ended_at),
-             summary_json = coalesce(u.summary_json, r.summary_json), error = coalesce(u.error, r.error)
-           FROM json_to_recordset($1::json) AS u(id text, status text, ended_at text, summary_json text, error text)
+             summary_json = coalesce(u.summary_json, r.summary_json), error = coalesce(u.error, r.error),
+             late_moves_json = CASE WHEN u.moves_counted THEN NULL ELSE r.late_moves_json END
+           FROM json_to_recordset($1::json)
+             AS u(id text, status text, ended_at text, summary_json text, error text, moves_counted boolean)
            WHERE r.id = u.id`,
     values: [JSON.stringify([...patches.values()])],
   };
@@ -144,7 +147,7 @@ export class PostgresRuns implements RunStore {
     this.turns.write().runs.push(runRow(run));
   }
 
-  updateRun(id: string, p: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
+  updateRun(id: string, p: RunUpdate): void {
     const turn = this.turns.write();
     // Of the updates of a run in a turn, each column's last counts: one merged patch, in one statement.
     const patch = turn.runUpdates.get(id) ?? { id: storedText(id) };
@@ -152,6 +155,7 @@ export class PostgresRuns implements RunStore {
     if (p.endedAt !== undefined) patch.ended_at = storedText(p.endedAt);
     if (p.summary !== undefined) patch.summary_json = json(p.summary);
     if (p.error !== undefined) patch.error = storedText(p.error);
+    if (p.movesCounted) patch.moves_counted = true;
     turn.runUpdates.set(id, patch);
     if (p.status && ENDED.has(p.status)) {
       turn.statements.push({ text: 'DELETE FROM step_items WHERE run_id = $1', values: [storedText(id)] });

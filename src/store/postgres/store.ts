@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { LeaseLostError } from '../../errors.js';
 import type { EntryRow } from '../rows.js';
-import type { LateCounts, LateResult } from '../late.js';
+import type { LateCounts, LateResult, RunUpdate } from '../late.js';
 import type {
   DeviceGroup,
   DeviceHistoryRow,
@@ -157,7 +157,7 @@ export class PostgresStore implements Store {
   createRun(run: RunRecord): void {
     this.runs.createRun(run);
   }
-  updateRun(id: string, patch: Partial<Pick<RunRecord, 'status' | 'endedAt' | 'summary' | 'error'>>): void {
+  updateRun(id: string, patch: RunUpdate): void {
     this.runs.updateRun(id, patch);
   }
   getRun(id: string): Promise<RunRecord | undefined> {

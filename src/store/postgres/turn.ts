@@ -30,6 +30,8 @@ export interface RunPatch {
   ended_at?: string;
   summary_json?: string | null;
   error?: string;
+  /** The summary counts the late moves (RunUpdate.movesCounted): they are dropped. */
+  moves_counted?: boolean;
 }
 
 /** The writes of one turn, by kind: those of a kind go out in one statement. */
