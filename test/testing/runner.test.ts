@@ -83,7 +83,7 @@ describe('fleetbook test: the runner', () => {
     expect(r.lines.filter((l) => l.startsWith(`    ${file}:`))).to.deep.equal([
       `    ${file}:7:9: \`devices.lists\` is not an API action (\`fleetbook actions\` lists them): did you mean \`devices.list\`? [schema]`,
       `    ${file}:9:30: \`devices.suspended\` is not an API action (\`fleetbook actions\` lists them): did you mean \`devices.suspend\`? [schema]`,
-      `    ${file}:11:28: expect.deviceStates.350260700638360 must be one of "pending", "active", "suspend", "deactive" [schema]`,
+      `    ${file}:11:28: expect.deviceStates.350260700638360 must be one of "pending", "active", "suspend", "deactive" (did you mean "suspend"?) [schema]`,
     ]);
     expect([r.passed, r.failed]).to.deep.equal([0, 1]);
   });
