@@ -4,10 +4,8 @@
  * an empty `--port` or `--time-scale` as 0 and `--accounts 0x10` as 16 without a word. Child processes of the
  * built CLI (dist/ must be built).
  */
-import { spawn } from 'node:child_process';
 import { expect } from 'chai';
-import { until } from '../helpers/browser.js';
-import { BIN, fleetbook } from '../helpers/cli.js';
+import { emulatorBanner, fleetbook } from '../helpers/cli.js';
 
 describe('fleetbook emulator: flags it cannot read (child process)', function () {
   this.timeout(60_000);
@@ -47,25 +45,6 @@ describe('fleetbook emulator: its banner (child process)', function () {
   this.timeout(30_000);
 
   it('counts one account in the singular', async () => {
-    const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', '--accounts', '1'], {
-      env: { PATH: process.env.PATH ?? '' },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    try {
-      await until(
-        'the banner',
-        async (seen) => {
-          seen(out);
-          return out.includes('\n  accounts') ? true : undefined;
-        },
-        20_000,
-        50,
-      );
-      expect(out).to.match(/seed {14}1: 1 account x 50 devices,/);
-    } finally {
-      child.kill();
-    }
+    expect(await emulatorBanner(['--accounts', '1'])).to.match(/seed {14}1: 1 account x 50 devices,/);
   });
 });

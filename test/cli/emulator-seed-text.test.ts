@@ -4,33 +4,13 @@
  * run of digits as a number, so that `--seed 007` gave the world of 7, not of "007" as `POST /_emulator/reset`
  * does, and `--seed 9007199254740993`, past the integers a number holds, gave the world of 9007199254740992.
  */
-import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { startEmulator } from '../../src/emulator/index.js';
-import { until } from '../helpers/browser.js';
-import { BIN } from '../helpers/cli.js';
+import { emulatorBanner } from '../helpers/cli.js';
 
 /** The seed line and the first account of the banner of `fleetbook emulator --seed seed`. */
 async function bannerOf(seed: string): Promise<string[]> {
-  const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', '--accounts', '1', '--seed', seed], {
-    env: { PATH: process.env.PATH ?? '' },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  try {
-    await until(
-      'the banner',
-      async (seen) => {
-        seen(out);
-        return out.includes('\n  simulated clock') ? true : undefined;
-      },
-      20_000,
-      50,
-    );
-  } finally {
-    child.kill();
-  }
+  const out = await emulatorBanner(['--accounts', '1', '--seed', seed]);
   return [out.match(/^ {2}seed {14}(.*?):/m)?.[1] ?? '', out.match(/^ {20}(\S+) \(primary/m)?.[1] ?? ''];
 }
 

@@ -66,10 +66,12 @@ describe('fleetbook serve: callback registrations tried again until they are in 
 
     const before = (await status()).registrations;
     expect(
-      before.map((r) => [r.accountName, r.service, r.ok, r.attempts]),
-      'each registration failed once, with the service away',
-    ).to.deep.equal([[account, 'DeviceUsage', false, 1]]);
+      before.map((r) => [r.accountName, r.service, r.ok]),
+      'each registration failed, with the service away',
+    ).to.deep.equal([[account, 'DeviceUsage', false]]);
     for (const r of before) {
+      // Once, or more on a machine slow enough to read /status past the first retry (10 s after).
+      expect(r.attempts, 'attempts so far').to.be.at.least(1);
       expect(r.error, 'why it failed').to.be.a('string').and.not.equal('');
       expect(Date.parse(r.nextAttempt ?? ''), 'when it is tried again').to.be.greaterThan(Date.now() - 1000);
     }

@@ -1,5 +1,5 @@
 /** The built `fleetbook` binary in a child process, as a user runs it. `npm test` builds dist/ first. */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Emulator } from '../../src/emulator/index.js';
@@ -90,6 +90,35 @@ export function stateFile(write?: (store: SqliteStore) => unknown, o: { each?: b
 }
 
 /** The variables that point the CLI (run, call, serve) at an emulator, with its default credentials. */
+/** The banner `fleetbook emulator ARGS` prints as it starts (on any free port), once whole; the emulator stopped. */
+export async function emulatorBanner(args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', ...args], {
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let out = '';
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no whole banner within 20 s; printed: ${out}`)),
+        20_000,
+      );
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (!out.includes('\n  simulated clock')) return;
+        clearTimeout(timer);
+        resolve(out);
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`fleetbook emulator exited ${code} before its banner: ${out}`));
+      });
+    });
+  } finally {
+    child.kill();
+  }
+}
+
 export function emulatorEnv(emu: Pick<Emulator, 'baseUrl' | 'defaults'>): Record<string, string> {
   return {
     FLEETBOOK_API_URL: emu.baseUrl,
