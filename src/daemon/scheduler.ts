@@ -149,6 +149,11 @@ interface Armed {
   /** The occurrence its timer waits for. */
   next: number | undefined;
   stop: AbortController;
+  /**
+   * The runs stored by a fire that failed before its end (the store gone after some of its fires): its retry
+   * fires the rest, not held back by these as a previous run still running.
+   */
+  partial: Set<string>;
 }
 
 const MAX_TIMEOUT = 2 ** 31 - 1;
@@ -200,6 +205,7 @@ export class Scheduler {
           cursor: now,
           next: undefined,
           stop: new AbortController(),
+          partial: new Set(),
         };
         this.armed.set(entry.key, armed);
         arming.push(
@@ -277,6 +283,7 @@ export class Scheduler {
     const missed = times.map((t) => new Date(t));
     const fired = await this.fire(
       entry,
+      armed,
       this.select(entry, missed, false).map((at) => ({ at, reason: 'missed' })),
       new Date(latest),
     );
@@ -359,7 +366,7 @@ export class Scheduler {
       const skipped = times.slice(0, -1).map((t) => new Date(t));
       const due = this.select(entry, skipped, true).map((at): Fire => ({ at, reason: 'missed' }));
       const at = new Date(latest);
-      const fired = await this.fire(entry, [...due, { at, reason: 'schedule' }], at);
+      const fired = await this.fire(entry, armed, [...due, { at, reason: 'schedule' }], at);
       if (skipped.length) {
         this.log.warn('runs missed while the process was blocked', {
           playbook: entry.playbook,
@@ -395,11 +402,13 @@ export class Scheduler {
    * while a previous run is unfinished, unless the entry allows overlap. Either way `latest` (the last of the
    * fires, when there are any) ends up recorded as the last fire. A fire another process on the store claimed
    * first (a replica) is its own: this one starts nothing for it; nor for a missed fire a run of the schedule was
-   * already for (a backfill). Returns how many runs this process fired.
+   * already for (a backfill). Returns how many runs this process fired. A fire that fails part way is tried
+   * again whole: those of its fires stored are refused by the store, and its own runs hold none of the rest back.
    */
-  private async fire(entry: ScheduleEntry, fires: Fire[], latest: Date): Promise<number> {
+  private async fire(entry: ScheduleEntry, armed: Armed, fires: Fire[], latest: Date): Promise<number> {
     const meta = { playbook: entry.playbook, schedule: entry.key, scheduledAt: latest.toISOString() };
-    const holder = fires.length > 0 && !entry.overlap && (await this.o.isRunning(entry));
+    const running = fires.length > 0 && !entry.overlap && (await this.o.isRunning(entry));
+    const holder = typeof running === 'object' && armed.partial.has(running.id) ? false : running;
     const skipped = Boolean(holder);
     if (holder) {
       const previous =
@@ -428,6 +437,7 @@ export class Scheduler {
         continue;
       }
       fired++;
+      armed.partial.add(run.id);
       this.log.info('schedule fired', { ...meta, scheduledAt: at.toISOString(), reason, runId: run.id });
       // The run is stored (queued): if the pool refuses it, a restarted daemon resumes it.
       this.attempt(entry, 'scheduled run not started', () => this.o.started(run));
@@ -439,6 +449,7 @@ export class Scheduler {
       skipped
     )
       this.o.skipped?.(entry, latest);
+    armed.partial.clear();
     return fired;
   }
 

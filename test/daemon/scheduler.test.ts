@@ -15,6 +15,7 @@ import { VirtualClock, type Clock as EngineClock } from '../../src/clock.js';
 import {
   Scheduler,
   type FireReason,
+  type Holder,
   type ScheduleEntry,
   type SchedulerOptions,
 } from '../../src/daemon/scheduler.js';
@@ -27,6 +28,7 @@ import { daemonRun } from '../helpers/scheduled.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -93,7 +95,7 @@ describe('daemon scheduler', () => {
   async function startScheduler(
     entries: ScheduleEntry[],
     o: {
-      isRunning?: () => boolean;
+      isRunning?: () => Holder;
       makeRun?: (e: ScheduleEntry, at: Date, reason: FireReason) => RunRecord;
       maxCatchUp?: number;
       clock?: EngineClock;
@@ -483,6 +485,34 @@ describe('daemon scheduler', () => {
         ['2026-01-15T00:10:00.000Z', 'missed'],
         ['2026-01-15T00:20:00.000Z', 'schedule'],
       ]);
+    });
+    it('a fire stopped part way fires the rest when tried again, not held back by its own runs', async () => {
+      at('2026-03-10T12:00:00.000Z');
+      await store.recordFire('nightly#0', '2026-03-07T06:00:00.000Z');
+      // The store goes away after the first of the three missed runs is stored (its second run's write fails).
+      let runs = 0;
+      const partway: SchedulerOptions['store'] = {
+        lastFire: (key) => store.lastFire(key),
+        recordFire: (key, at, run) => (run && ++runs === 2 ? away() : store.recordFire(key, at, run)),
+      };
+      // As the daemon's: a scheduled run queued or running holds a fire back.
+      const first = () => started[0] && { id: started[0].id, trigger: started[0].trigger };
+      await startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })], {
+        store: partway,
+        isRunning: () => first() ?? false,
+      });
+      expect(fired()).to.deep.equal([['2026-03-08T06:00:00.000Z', 'missed']]);
+      await clock.tickAsync(5_000);
+      expect(fired()).to.deep.equal([
+        ['2026-03-08T06:00:00.000Z', 'missed'],
+        ['2026-03-09T06:00:00.000Z', 'missed'],
+        ['2026-03-10T06:00:00.000Z', 'missed'],
+      ]);
+      expect(skipped).to.deep.equal([]);
+      // Its own runs hold back no later fire: the next one on time is skipped while the first still runs.
+      await clock.tickAsync(DAY);
+      expect(fired()).to.have.length(3);
+      expect(skipped).to.deep.equal(['nightly#0 2026-03-11T06:00:00.000Z']);
     });
   });
 
