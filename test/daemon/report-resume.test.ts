@@ -15,7 +15,7 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import { BIN, emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess, readState, untilDaemons } from '../helpers/daemon.js';
 import { tempDir } from '../helpers/temp.js';
-import { calls, emulator } from '../runner/helpers.js';
+import { actionCounts, emulator } from '../runner/helpers.js';
 
 const DEVICES = 100_000;
 const PLAYBOOK = 'nightly-location-report';
@@ -61,7 +61,7 @@ describe('daemon: the nightly report of 100,000 devices resumed after a kill, in
       FLEETBOOK_LEASE: '3s',
     };
     const account = emu.defaults.accounts[0]!;
-    const created = async () => (await calls(emu)).actions['location.createReport'] ?? 0;
+    const created = async () => (await actionCounts(emu))['location.createReport'] ?? 0;
 
     // The run, killed once it has created reports and recorded the results of some of them.
     const run = spawn(

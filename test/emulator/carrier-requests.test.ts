@@ -294,6 +294,22 @@ describe('emulator: asynchronous requests, per device', () => {
       expect(after.devices[idOf(a!, 'imei')]).to.deep.equal([
         { action: 'devices.suspend', at: '2026-01-05T00:01:00.000Z', requestId },
       ]);
+      // The counts without the devices' lists (a 100,000-device suspend's are megabytes), or with the first few.
+      const all = (await raw.control('GET', '/calls')).body as { actions: Json; devices: Json };
+      expect(Object.keys(all.devices)).to.have.length(2);
+      expect((await raw.control('GET', '/calls?devices=0')).body).to.deep.equal({
+        actions: all.actions,
+        devices: {},
+      });
+      const first = (await raw.control('GET', '/calls?devices=1')).body as { devices: Json };
+      expect(first.devices).to.deep.equal({ [idOf(a!, 'imei')]: all.devices[idOf(a!, 'imei')] });
+      for (const [path, error] of [
+        ['/calls?devices=some', 'devices must be an integer from 0 up'],
+        [`/calls?device=${idOf(a!, 'imei')}&devices=0`, 'give device or devices, not both'],
+      ]) {
+        const r = await raw.send('GET', `/_emulator${path}`);
+        expect([r.status, r.body], path).to.deep.equal([400, { error }]);
+      }
     });
 
     it('is judged against the device state when carried out, in the order the requests are due', async () => {

@@ -93,7 +93,7 @@ describe('emulator control API: bad input', () => {
       ['POST', '/clock/advance', []],
       ['GET', '/clock', []],
       ['PUT', '/clock', []],
-      ['GET', '/calls', ['device']],
+      ['GET', '/calls', ['device', 'devices']],
       ['GET', '/callbacks', []],
       ['GET', '/notifications', []],
       ['GET', '/requests', ['requestId', 'account', 'action', 'limit']],

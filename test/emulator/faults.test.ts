@@ -179,7 +179,7 @@ describe('emulator: faults and the record of calls', () => {
         400,
         'unknown query parameter "limt": this path takes requestId, account, action, limit',
       ],
-      'GET /calls?devise=1': [400, 'unknown query parameter "devise": this path takes device'],
+      'GET /calls?devise=1': [400, 'unknown query parameter "devise": this path takes device, devices'],
       'GET /accounts?devices=ten': [400, 'devices must be an integer from 0 up'],
       'GET /faults?all=1': [400, 'unknown query parameter "all": this path takes none'],
     });

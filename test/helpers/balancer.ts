@@ -3,6 +3,7 @@
  * to the next replica in turn. A replica that refuses the connection (dead, or not yet started) was sent nothing,
  * so the request goes to the next one, as nginx's `proxy_next_upstream error` does; a replica that dies with the
  * request sent gets it answered 502, whatever it did with it: the sender knows only that it was not acknowledged.
+ * Each request reaches its replica on a connection of its own, closed after it; the client's connection is kept.
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 
@@ -45,7 +46,10 @@ export async function startBalancer(backends: () => string[]): Promise<Balancer>
     });
   });
   const pass = (answer: IncomingMessage, res: ServerResponse, target: string) => {
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    // The connection headers are of the hop to the replica, asked to close (above); the client's connection stays
+    // open, or each of its requests would connect again (and its client raise an error for each close).
+    const { connection: _connection, 'keep-alive': _keepAlive, ...headers } = answer.headers;
+    res.writeHead(answer.statusCode ?? 502, headers);
     answer.pipe(res);
     answer.on('error', () => res.destroy());
     answer.on('end', () => b.answered.set(target, (b.answered.get(target) ?? 0) + 1));

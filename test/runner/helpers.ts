@@ -138,6 +138,11 @@ export async function calls(emu: Emulator): Promise<Calls> {
   return (await control(emu, 'GET', '/calls')) as Calls;
 }
 
+/** `GET /_emulator/calls?devices=0`: the requests per action, without any device's mutations. */
+export async function actionCounts(emu: Emulator): Promise<Calls['actions']> {
+  return ((await control(emu, 'GET', '/calls?devices=0')) as Calls).actions;
+}
+
 /** `PUT /_emulator/faults`: replaces the whole fault set. */
 export async function setFaults(emu: Emulator, faults: Partial<Faults>): Promise<void> {
   await control(emu, 'PUT', '/faults', faults);

@@ -11,7 +11,7 @@ import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { Store } from '../../src/store/store.js';
 import { forEachBackend } from '../store/backends.js';
-import { calls, clientFor, emulator, interruptedRun, playbook, setFaults } from './helpers.js';
+import { actionCounts, clientFor, emulator, interruptedRun, playbook, setFaults } from './helpers.js';
 
 const DEVICES = 100_000;
 
@@ -78,7 +78,7 @@ forEachBackend('what a step under way writes as each request leaves', (b) => {
     const store = await b.open();
     const writes: { method: string; key: unknown; bytes: number }[] = [];
     const client = clientFor(emu);
-    const polls = async () => (await calls(emu)).actions['requests.status'] ?? 0;
+    const polls = async () => (await actionCounts(emu))['requests.status'] ?? 0;
     try {
       const before = await polls();
       const run = runPlaybook(PB, { client, store: measured(store, writes), inputs: { account } });
@@ -90,7 +90,7 @@ forEachBackend('what a step under way writes as each request leaves', (b) => {
       expect(summary.status, summary.error).to.equal('succeeded');
       const step = summary.steps.find((s) => s.id === 'suspend')!;
       expect(step.devices.total, 'devices suspended in one request').to.be.greaterThan(DEVICES / 2);
-      const received = (await calls(emu)).actions;
+      const received = await actionCounts(emu);
       expect(received['devices.suspend'], 'one request').to.equal(1);
       const made = (await polls()) - before;
       expect(made, 'status polls').to.be.at.least(5);
@@ -116,7 +116,7 @@ forEachBackend('what a step under way writes as each request leaves', (b) => {
     const account = emu.defaults.accounts[0]!;
     const store = await b.open();
     const client = clientFor(emu);
-    const polls = async () => (await calls(emu)).actions['requests.status'] ?? 0;
+    const polls = async () => (await actionCounts(emu))['requests.status'] ?? 0;
     const runId = 'r-confirming';
     try {
       await interruptedRun(
@@ -131,7 +131,7 @@ forEachBackend('what a step under way writes as each request leaves', (b) => {
       emu.advance(60);
       const summary = await runPlaybook(PB, { client, store, inputs: { account }, runId });
       expect(summary.status, summary.error).to.equal('succeeded');
-      const received = (await calls(emu)).actions;
+      const received = await actionCounts(emu);
       expect(received['devices.suspend'], 'the request is not sent again').to.equal(1);
       const step = summary.steps.find((s) => s.id === 'suspend')!;
       // Every device the request named is confirmed: the resumed run read them from the ledger.
