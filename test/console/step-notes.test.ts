@@ -11,11 +11,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { engineSettings } from '../../src/actions/settings.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { StepSummary } from '../../src/store/store.js';
-import { launchBrowser, screenshot } from '../helpers/browser.js';
+import { screenshot, sharedBrowser } from '../helpers/browser.js';
 import { consoleApp, runStepRows } from '../helpers/console.js';
 import { onEmulator, playbook } from '../runner/helpers.js';
 import { tempDir } from '../helpers/temp.js';
@@ -76,10 +76,10 @@ describe('console: a step skipped says why, a report step where it wrote', funct
 
   it("the run page shows the reason and the note in the step's row", async () => {
     const { port } = console_.app.server.address() as AddressInfo;
-    let browser: Browser | undefined;
+    let context: BrowserContext | undefined;
     try {
-      browser = await launchBrowser();
-      const p = await browser.newPage();
+      context = await (await sharedBrowser()).newContext();
+      const p = await context.newPage();
       const row = await runStepRows(p, port, skippedRun, 'suspend');
       // The reason's backticked names read as code, not between backticks.
       const plain = (s: string) => s.replaceAll('`', '');
@@ -97,7 +97,7 @@ describe('console: a step skipped says why, a report step where it wrote', funct
       expect(await report('save').innerText()).to.contain(note);
       console.log(`    screenshot: ${await screenshot(p, '20-report-note')}`);
     } finally {
-      await browser?.close();
+      await context?.close();
     }
   });
 
@@ -110,10 +110,10 @@ describe('console: a step skipped says why, a report step where it wrote', funct
     const [start, end] = [Math.min(...starts), Math.max(...ends)];
     expect(end - start, JSON.stringify(run)).to.be.below(1000);
     const { port } = console_.app.server.address() as AddressInfo;
-    let browser: Browser | undefined;
+    let context: BrowserContext | undefined;
     try {
-      browser = await launchBrowser();
-      const p = await browser.newPage();
+      context = await (await sharedBrowser()).newContext();
+      const p = await context.newPage();
       await runStepRows(p, port, nestedRun, 'each');
       const axis = p.locator('.timeline-axis time');
       expect(await axis.count()).to.equal(2);
@@ -126,16 +126,16 @@ describe('console: a step skipped says why, a report step where it wrote', funct
       expect(await axis.nth(0).innerText()).to.not.equal(await axis.nth(1).innerText());
       console.log(`    screenshot: ${await screenshot(p, '20-short-run-timeline')}`);
     } finally {
-      await browser?.close();
+      await context?.close();
     }
   });
 
   it('the run page indents the steps of a forEach or a parallel under the step they ran in', async () => {
     const { port } = console_.app.server.address() as AddressInfo;
-    let browser: Browser | undefined;
+    let context: BrowserContext | undefined;
     try {
-      browser = await launchBrowser();
-      const p = await browser.newPage();
+      context = await (await sharedBrowser()).newContext();
+      const p = await context.newPage();
       const row = await runStepRows(p, port, nestedRun, 'each');
       const shape: Record<string, [number, string | null]> = {};
       for (const id of ['each', 'inner', 'both', 'left', 'right', 'after', 'bye']) {
@@ -189,7 +189,7 @@ describe('console: a step skipped says why, a report step where it wrote', funct
       ]);
       console.log(`    screenshot: ${await screenshot(p, '20-nested-steps')}`);
     } finally {
-      await browser?.close();
+      await context?.close();
     }
   });
 });

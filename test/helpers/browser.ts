@@ -1,8 +1,9 @@
 /**
  * A headless Chromium for the console's browser tests, driven by playwright-core: the machine's own Chromium
  * (`/usr/bin/chromium`, Debian's package, which `.ci/install-chromium` installs; or the binary
- * FLEETBOOK_TEST_CHROMIUM names), never a browser download. With it, an accessibility check of a page by axe-core
- * and full-page screenshots under test-output/console/.
+ * FLEETBOOK_TEST_CHROMIUM names), never a browser download. One per test process (`sharedBrowser`): a launch costs
+ * seconds of CPU, and each suite keeps to contexts of its own. With it, an accessibility check of a page by
+ * axe-core and full-page screenshots under test-output/console/.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
@@ -29,6 +30,39 @@ export async function launchBrowser(): Promise<Browser> {
     );
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
 }
+
+let shared: Promise<Browser> | undefined;
+
+/**
+ * The process's one Chromium, launched on first use. A suite opens contexts of its own in it (`newContext`, or
+ * `newPage`, which makes one) and closes those, never the browser. The browser closes when the process ends: in a
+ * mocha run of one process, by a root `after` hook once every file has run, so that mocha without `--exit` ends
+ * too; in each worker of a parallel run, and on `--exit` or any other exit, by playwright-core's exit handler,
+ * which kills the browser's processes. A browser that went away (crashed, or closed) is launched anew next time.
+ */
+export function sharedBrowser(): Promise<Browser> {
+  shared ??= launchBrowser().then(
+    (b) => {
+      b.once('disconnected', () => (shared = undefined));
+      return b;
+    },
+    (e: unknown) => {
+      shared = undefined;
+      throw e;
+    },
+  );
+  return shared;
+}
+
+/** Closes the shared browser, if one was launched. */
+export async function closeSharedBrowser(): Promise<void> {
+  const b = shared;
+  shared = undefined;
+  await (await b?.catch(() => undefined))?.close();
+}
+
+// A parallel run's workers (MOCHA_WORKER_ID set) each run many files: there a root hook would run after the first.
+if (process.env.MOCHA_WORKER_ID === undefined && typeof after === 'function') after(closeSharedBrowser);
 
 interface AxeViolation {
   id: string;

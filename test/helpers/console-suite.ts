@@ -1,8 +1,9 @@
 /**
  * What the console's browser suites share: an emulator of this process, a real `fleetbook serve` (the built
- * binary, `npm run build` first) on it with its SQLite state in a temporary directory and a console token, and a
- * headless Chromium (test/helpers/browser.ts). A describe block calls `consoleSuite` once; the members are there
- * once the block's `before` hooks run, and all is closed after it. A test that fails is followed by a screenshot
+ * binary, `npm run build` first) on it with its SQLite state in a temporary directory and a console token, and the
+ * process's headless Chromium (test/helpers/browser.ts, `sharedBrowser`). A describe block calls `consoleSuite`
+ * once; the members are there once the block's `before` hooks run, and all is closed after it: the daemon, the
+ * emulator and every browser context the suite opened (the browser itself serves the process's next suite). A test that fails is followed by a screenshot
  * of the page it last opened, what that page reported going wrong, and the daemon's last stderr lines.
  */
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/index.js';
 import { emulator } from '../runner/helpers.js';
 import { tempDir } from './temp.js';
-import { launchBrowser, screenshot, until } from './browser.js';
+import { screenshot, sharedBrowser, until } from './browser.js';
 import { emulatorEnv } from './cli.js';
 import { DaemonProcess } from './daemon.js';
 
@@ -52,6 +53,7 @@ export interface ConsoleSuite {
   daemon: DaemonProcess;
   /** The callback credentials the daemon takes. */
   callback: { username: string; password: string };
+  /** The process's shared browser: open contexts of it by `freshPage`, never close it. */
   browser: Browser;
   /** The page `freshPage` or `signedIn` last opened: the one screenshotted when a test fails. */
   page: Page | undefined;
@@ -74,6 +76,7 @@ export interface ConsoleSuite {
 }
 
 export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
+  const contexts = new Set<BrowserContext>();
   const t = {
     page: undefined,
     pageErrors: [],
@@ -81,6 +84,8 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
     callback: { username: `${o.name}-listener`, password: `${o.name}-listener-password` },
     async freshPage({ watchConsole = false } = {}) {
       const context = await t.browser.newContext({ viewport: { width: 1280, height: 900 } });
+      contexts.add(context);
+      context.once('close', () => contexts.delete(context));
       const p = (t.page = await context.newPage());
       p.setDefaultTimeout(15_000);
       p.on('pageerror', (e) => t.pageErrors.push(`pageerror: ${e.message}`));
@@ -127,7 +132,7 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
         ...o.env,
       },
     });
-    t.browser = await launchBrowser();
+    t.browser = await sharedBrowser();
   });
 
   afterEach(async function () {
@@ -143,7 +148,7 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
   });
 
   after(async () => {
-    await t.browser?.close();
+    await Promise.all([...contexts].map((c) => c.close()));
     await t.daemon?.kill();
     await t.emu?.close();
   });
