@@ -162,7 +162,7 @@ describe('daemon: killed with SIGKILL and started again', function () {
       let n = 0;
       const poster = async (p: number) => {
         while (!stop) {
-          const recent = [...s.acked].slice(-200);
+          const recent = s.recent(200);
           const id =
             random() < 0.1 && recent.length
               ? recent[Math.floor(random() * recent.length)]!

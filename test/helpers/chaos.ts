@@ -43,6 +43,10 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class Sender {
   readonly sent = new Set<string>();
   readonly acked = new Set<string>();
+  /** Those sent and not acknowledged yet, oldest first. */
+  readonly unacked = new Set<string>();
+  /** The acknowledged, in the order of their first acknowledgement: what `recent` reads. */
+  private readonly ackOrder: string[] = [];
   /** Acknowledged callbacks sent again and answered `stored`: the acknowledged one was lost. */
   readonly storedAgain: string[] = [];
   duplicates = 0;
@@ -57,6 +61,7 @@ export class Sender {
   async post(url: string, requestId: string): Promise<boolean> {
     const wasAcked = this.acked.has(requestId);
     this.sent.add(requestId);
+    if (!wasAcked) this.unacked.add(requestId);
     this.posted++;
     let res: Response;
     try {
@@ -84,8 +89,20 @@ export class Sender {
       if (answer.status === 'stored') this.storedAgain.push(requestId);
       else this.duplicates++;
     }
-    this.acked.add(requestId);
+    if (!wasAcked) {
+      this.acked.add(requestId);
+      this.unacked.delete(requestId);
+      this.ackOrder.push(requestId);
+    }
     return true;
+  }
+
+  /**
+   * The last `n` acknowledged (for a stream to send some again), without copying all: a stream reads this
+   * before each post, thousands of times.
+   */
+  recent(n: number): string[] {
+    return this.ackOrder.slice(-n);
   }
 
   /** The service's re-delivery: everything never acknowledged, until it is, each try to the listener `next()` names. */
