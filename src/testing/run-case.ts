@@ -226,7 +226,7 @@ function observe(
   return {
     ...(summary ? { summary } : {}),
     async calls() {
-      const actions = (await control('/calls')).actions as Record<string, number>;
+      const actions = (await control('/calls?devices=0')).actions as Record<string, number>;
       return Object.fromEntries(
         Object.entries(actions).map(([action, n]) => [action, n - (before.actions[action] ?? 0)]),
       );
