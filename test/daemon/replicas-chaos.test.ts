@@ -7,8 +7,8 @@
  * - a 10,000-device suspend runs, started on one replica; its holder is killed more often than the others (the
  *   first time while one of its calls is in flight: its `sending` checkpoint stored, its answer not). Each
  *   device's CarrierService callback comes through the same load balancer, to any replica: the one running the
- *   suspend hears of those the others store (`watchInbox`), else each batch would wait for the request-status
- *   poll (5 s) and the suspend would not end in time;
+ *   suspend hears of those the others store (`watchInbox`); a batch whose callbacks have not come within the
+ *   fixture's 200 ms poll interval is confirmed by its request's status (under load, most are);
  * - a schedule fires every second, each fire to be claimed by one replica.
  *
  * A killed replica is started again on its port, at once (it takes up its own runs and callbacks as it starts:
