@@ -394,14 +394,16 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       logger: log,
       // The store knows the runs of the other replicas; this pool also those it holds and has not yet started.
       // The unfinished run, named in the log line of the fire skipped: this daemon's, a replica's, a backfill's.
-      isRunning: async (e) =>
+      isRunning: async (e, except) =>
         (
           await Promise.all(
             (['running', 'queued'] as const).map((status) =>
-              st.listRuns({ playbook: e.playbook, trigger: 'schedule', status, limit: 1 }),
+              st.listRuns({ playbook: e.playbook, trigger: 'schedule', status, limit: except.size + 1 }),
             ),
           )
-        ).flat()[0] ?? pool.isRunning(e.playbook, 'schedule'),
+        )
+          .flat()
+          .find((r) => !except.has(r.id)) ?? pool.isRunning(e.playbook, 'schedule', except),
       makeRun: (e, at, reason) =>
         scheduledRun(e, playbooks.get(e.playbook) as Playbook, at, reason, {
           owner: owned.id,

@@ -92,10 +92,14 @@ export class RunPool {
     return n;
   }
 
-  /** Whether a run of the playbook started by `trigger` (e.g. 'schedule') is accepted and not ended. */
-  isRunning(playbook: string, trigger?: string): boolean {
+  /**
+   * Whether a run of the playbook started by `trigger` (e.g. 'schedule') is accepted and not ended, one of
+   * `except` left out.
+   */
+  isRunning(playbook: string, trigger?: string, except?: ReadonlySet<string>): boolean {
     const started = (e: Entry) =>
       e.run.playbook === playbook &&
+      !except?.has(e.run.id) &&
       (trigger === undefined || (e.run.trigger as { type?: string } | undefined)?.type === trigger);
     for (const g of this.groups.values()) {
       for (const e of g.active) if (started(e)) return true;

@@ -108,9 +108,10 @@ export interface SchedulerOptions {
   /**
    * Whether the playbook has an unfinished scheduled run (no overlap unless allowed): in this process, or in
    * another replica on the store, or a backfill's (`fleetbook run --scheduled-at`). The run, when known, is
-   * named in the log line of the fire skipped.
+   * named in the log line of the fire skipped. The runs of `except` are left out: those a fire cut off part way
+   * stored, which hold none of its other runs back when it is tried again.
    */
-  isRunning(entry: ScheduleEntry): Holder | Promise<Holder>;
+  isRunning(entry: ScheduleEntry, except: ReadonlySet<string>): Holder | Promise<Holder>;
   /**
    * Of the times of missed fires of `entry`, those a run of the schedule was already for (a backfill, `fleetbook
    * run --scheduled-at`), by ISO time, with the run's id: they are not made up again. @default none
@@ -407,8 +408,7 @@ export class Scheduler {
    */
   private async fire(entry: ScheduleEntry, armed: Armed, fires: Fire[], latest: Date): Promise<number> {
     const meta = { playbook: entry.playbook, schedule: entry.key, scheduledAt: latest.toISOString() };
-    const running = fires.length > 0 && !entry.overlap && (await this.o.isRunning(entry));
-    const holder = typeof running === 'object' && armed.partial.has(running.id) ? false : running;
+    const holder = fires.length > 0 && !entry.overlap && (await this.o.isRunning(entry, armed.partial));
     const skipped = Boolean(holder);
     if (holder) {
       const previous =

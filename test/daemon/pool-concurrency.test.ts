@@ -131,6 +131,20 @@ describe('daemon: concurrency keys and cancels in the run pool', function () {
     ]);
   });
 
+  it('says whether a run of a playbook is accepted and not ended, by trigger, those named left out', async () => {
+    const pb = held('queue');
+    const pool = poolOf(pb);
+    const first = submit(pool, pb.name, 'north');
+    const waiting = submit(pool, pb.name, 'north');
+    expect(pool.isRunning(pb.name)).to.equal(true);
+    expect(pool.isRunning(pb.name, 'schedule'), 'no run of a schedule').to.equal(false);
+    expect(pool.isRunning('another')).to.equal(false);
+    expect(pool.isRunning(pb.name, 'manual', new Set([first])), 'the one waiting').to.equal(true);
+    expect(pool.isRunning(pb.name, 'manual', new Set([first, waiting]))).to.equal(false);
+    await pool.idle();
+    expect(pool.isRunning(pb.name)).to.equal(false);
+  });
+
   it('holds and cancels a run waiting for its key: it ends cancelled at once, the first goes on', async () => {
     const pb = held('queue');
     const pool = poolOf(pb);
