@@ -1,16 +1,19 @@
 /**
- * `npm start` runs this before the daemon: it runs `npm run build` only when something the build reads is newer
- * than what the build writes last (dist/generated/rules.json, by scripts/emit-rules.ts), or when that is missing.
- * A build that fails leaves it missing or old, so the next start builds again.
+ * `npm start` and `npm test` run this before the daemon and the tests: it runs `npm run build` only when
+ * something the build reads is newer than what the build writes last (dist/generated/rules.json, by
+ * scripts/emit-rules.ts), when that is missing, or when another Node built it (dist/generated/node.json, written
+ * by the same script: the validators' V8 code caches are for the V8 that made them). A build that fails leaves
+ * rules.json missing or old, so the next start builds again.
  *
  * What the build reads: every file and folder under src/ (a folder's time changes when a file is added to it or
  * removed), scripts/emit-rules.ts, the TypeScript configuration, package.json and package-lock.json.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const LAST_OUTPUT = join('dist', 'generated', 'rules.json');
+const BUILT_BY = join('dist', 'generated', 'node.json');
 const INPUTS = [
   'src',
   join('scripts', 'emit-rules.ts'),
@@ -43,8 +46,19 @@ function newest(path) {
   return latest;
 }
 
+/** Whether the build was made by another V8 or for another architecture than this Node's, or by an unknown one. */
+function builtByAnotherNode() {
+  let by;
+  try {
+    by = JSON.parse(readFileSync(BUILT_BY, 'utf8'));
+  } catch {
+    return true;
+  }
+  return by?.v8 !== process.versions.v8 || by?.arch !== process.arch;
+}
+
 const built = mtime(LAST_OUTPUT);
-if (built === undefined || Math.max(...INPUTS.map(newest)) > built) {
+if (built === undefined || Math.max(...INPUTS.map(newest)) > built || builtByAnotherNode()) {
   // Under npm, npm_execpath is the npm that runs this: the same one builds.
   const npm = process.env.npm_execpath;
   const args = ['run', 'build', '--silent'];

@@ -138,6 +138,11 @@ for (const action of ACTIONS) {
   validate({});
   await writeFile(file + CODE_CACHE_SUFFIX, script.createCachedData());
 }
+// Which Node built this: scripts/build-if-changed.mjs builds again under another (the code caches are its V8's).
+await writeFile(
+  join(OUT, 'node.json'),
+  `${JSON.stringify({ node: process.version, v8: process.versions.v8, arch: process.arch })}\n`,
+);
 await writeFile(join(OUT, 'rules.json'), `${JSON.stringify(rules)}\n`);
 console.log(`wrote ${files.size} validators and rules.json to ${relative(process.cwd(), OUT)}/`);
 

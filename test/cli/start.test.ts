@@ -12,12 +12,16 @@ import { tempDir } from '../helpers/temp.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const SCRIPT = join(ROOT, 'scripts', 'build-if-changed.mjs');
 
-/** A build that logs each run and writes dist/generated/rules.json, as scripts/emit-rules.ts does last. */
+/**
+ * A build that logs each run and writes dist/generated/node.json (which Node built it) and rules.json, as
+ * scripts/emit-rules.ts does last.
+ */
 const BUILD = `
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 appendFileSync('builds.log', 'built\\n');
 if (process.env.FAIL_BUILD) process.exit(3);
 mkdirSync('dist/generated', { recursive: true });
+writeFileSync('dist/generated/node.json', JSON.stringify({ v8: process.versions.v8, arch: process.arch }));
 writeFileSync('dist/generated/rules.json', '{}');
 `;
 
@@ -55,13 +59,14 @@ describe('npm start: a build only when something changed', function () {
     await writeFile(join(dir, 'tsconfig.json'), '{}');
   });
 
-  it('is what `npm start` runs before the daemon', async () => {
+  it('is what `npm start` runs before the daemon, and `npm test` before the tests', async () => {
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
     expect(pkg.scripts.start).to.equal(
       'node scripts/build-if-changed.mjs && node bin/fleetbook.js serve --playbooks playbooks',
     );
+    expect(pkg.scripts.test).to.match(/ && node scripts\/build-if-changed\.mjs && mocha$/);
   });
 
   it('builds when there is no build, and not again when nothing changed', async () => {
@@ -78,6 +83,11 @@ describe('npm start: a build only when something changed', function () {
     ['a source was removed', () => rm(join(dir, 'src', 'cli', 'main.ts'))],
     ['the TypeScript configuration changed', () => touch('tsconfig.json', 5)],
     ['package.json changed', () => touch('package.json', 5)],
+    [
+      'another Node built it',
+      () =>
+        writeFile(join(dir, 'dist', 'generated', 'node.json'), JSON.stringify({ v8: '1.0', arch: 'x64' })),
+    ],
   ] as const) {
     it(`builds again when ${what}`, async () => {
       expect(await start(dir)).to.equal(0);
