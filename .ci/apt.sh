@@ -11,7 +11,8 @@ quietly() { "$@" >>"$apt_log" 2>&1 || { cat "$apt_log" >&2; exit 1; }; }
 apt_stamp=/var/lib/apt/fleetbook-ci-updated
 
 apt_update_once() {
-  if [[ -z "$(find "$apt_stamp" -mmin -60 2>/dev/null)" ]]; then
+  # Again when the lists are gone (an image build removes them after an install).
+  if [[ -z "$(find "$apt_stamp" -mmin -60 2>/dev/null)" ]] || ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
     quietly apt-get update
     touch "$apt_stamp"
   fi

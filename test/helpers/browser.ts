@@ -41,17 +41,23 @@ let shared: Promise<Browser> | undefined;
  * which kills the browser's processes. A browser that went away (crashed, or closed) is launched anew next time.
  */
 export function sharedBrowser(): Promise<Browser> {
-  shared ??= launchBrowser().then(
+  if (shared) return shared;
+  // Forgotten only if it is still the one shared: a late event of an older browser leaves a newer one be.
+  const forget = () => {
+    if (shared === launched) shared = undefined;
+  };
+  const launched: Promise<Browser> = launchBrowser().then(
     (b) => {
-      b.once('disconnected', () => (shared = undefined));
+      b.once('disconnected', forget);
       return b;
     },
     (e: unknown) => {
-      shared = undefined;
+      forget();
       throw e;
     },
   );
-  return shared;
+  shared = launched;
+  return launched;
 }
 
 /** Closes the shared browser, if one was launched. */
