@@ -59,11 +59,11 @@ async function mochaLaunches(args: string[]): Promise<{ out: string; launches: [
         '--node-option',
         'import=tsx',
         '--timeout',
-        '30000',
+        '60000',
         ...args,
         ...SPECS,
       ],
-      { cwd: root, env: childEnv(wrapper), timeout: 50_000 },
+      { cwd: root, env: childEnv(wrapper), timeout: 110_000 },
       (err, stdout, stderr) =>
         err
           ? reject(new Error(`mocha ${args.join(' ')}: ${err.message}\n${stdout}\n${stderr}`))
@@ -100,7 +100,8 @@ async function noneLeft(launches: [number, number][]): Promise<void> {
 }
 
 describe('test harness: the shared browser', function () {
-  this.timeout(60_000);
+  // Generous: each test runs a mocha of its own that starts Chromium, on a machine busy with the other tests.
+  this.timeout(120_000);
 
   it('one process launches one Chromium for its four suites, and mocha without --exit ends with it closed', async () => {
     const { out, launches } = await mochaLaunches([]);
