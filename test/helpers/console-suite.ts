@@ -1,10 +1,11 @@
 /**
  * What the console's browser suites share: an emulator of this process, a real `fleetbook serve` (the built
- * binary, `npm run build` first) on it with its SQLite state in a temporary directory and a console token, and the
- * process's headless Chromium (test/helpers/browser.ts, `sharedBrowser`). A describe block calls `consoleSuite`
- * once; the members are there once the block's `before` hooks run, and all is closed after it: the daemon, the
- * emulator and every browser context the suite opened (the browser itself serves the process's next suite). A test that fails is followed by a screenshot
- * of the page it last opened, what that page reported going wrong, and the daemon's last stderr lines.
+ * binary, `npm run build` first) on it with its SQLite state in a temporary directory and a console token, and
+ * the process's headless Chromium (test/helpers/browser.ts, `sharedBrowser`). A describe block calls
+ * `consoleSuite` once; the members are there once the block's `before` hooks run, and all is closed after it:
+ * the daemon, the emulator and every browser context the suite opened (the browser itself serves the process's
+ * next suite). A test that fails is followed by a screenshot of the page it last opened, what that page reported
+ * going wrong, and the daemon's last stderr lines.
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
