@@ -24,6 +24,14 @@ export type ResetFn = (o: ResetOptions) => EmulatorState;
 /** A route's query parameters, as takesOnly lets them through: each given once, and not empty. */
 type Params = Record<string, string | undefined>;
 
+const DEVICE_LIMIT_PROBLEM = 'devices must be an integer from 0 up';
+
+/** A query's `devices=N` (how many devices to describe): Infinity when not given, undefined when not a number. */
+function deviceLimit(devices: string | undefined): number | undefined {
+  if (devices === undefined) return Infinity;
+  return /^\d+$/.test(devices) ? Number(devices) : undefined;
+}
+
 function fail(reply: FastifyReply, status: number, error: string) {
   return reply.code(status).send({ error });
 }
@@ -144,9 +152,8 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     { preValidation: takesOnly('devices', 'account') },
     async (req, reply) => {
       const q = req.query;
-      if (q.devices !== undefined && !/^\d+$/.test(q.devices))
-        return fail(reply, 400, 'devices must be an integer from 0 up');
-      const limit = q.devices !== undefined ? Number(q.devices) : Infinity;
+      const limit = deviceLimit(q.devices);
+      if (limit === undefined) return fail(reply, 400, DEVICE_LIMIT_PROBLEM);
       const names = core.state.world.accounts.map((a) => a.name);
       if (q.account !== undefined && !names.includes(q.account))
         return fail(
@@ -203,8 +210,8 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
     async (req, reply) => {
       const st = core.state;
       const { device, devices } = req.query;
-      if (devices !== undefined && !/^\d+$/.test(devices))
-        return fail(reply, 400, 'devices must be an integer from 0 up');
+      const limit = deviceLimit(devices);
+      if (limit === undefined) return fail(reply, 400, DEVICE_LIMIT_PROBLEM);
       if (device !== undefined && devices !== undefined)
         return fail(reply, 400, 'give device or devices, not both');
       const actions = Object.fromEntries(st.actions);
@@ -216,10 +223,10 @@ export function registerControl(app: FastifyInstance, core: Core, reset: ResetFn
         const key = n !== undefined ? st.devices.primaryId(n) : device;
         return { actions, devices: { [key]: st.mutations.get(key) ?? [] } };
       }
-      if (devices === undefined) return { actions, devices: Object.fromEntries(st.mutations) };
+      if (limit === Infinity) return { actions, devices: Object.fromEntries(st.mutations) };
       // The first `devices` lists: a test that wants the counts alone asks none of a large request's megabytes.
       const some: Record<string, unknown> = {};
-      let left = Number(devices);
+      let left = limit;
       for (const [key, list] of st.mutations) {
         if (left-- <= 0) break;
         some[key] = list;
