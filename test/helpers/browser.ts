@@ -22,7 +22,7 @@ const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 let axeSource: string | undefined;
 
 /** Starts the headless Chromium; a missing binary fails with how to install it. */
-export async function launchBrowser(): Promise<Browser> {
+async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM))
     throw new Error(
       `no Chromium at ${CHROMIUM}: run .ci/install-chromium (as root, it installs Debian's chromium), ` +
