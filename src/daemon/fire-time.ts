@@ -5,7 +5,7 @@
  */
 import { compileCron, occurrences, type CronSchedule } from '../playbook/cron.js';
 import type { Playbook } from '../playbook/schema.js';
-import type { RunStore } from '../store/store.js';
+import type { RunListQuery, RunRecord, RunStore } from '../store/store.js';
 import { schedulesOf, type ScheduleEntry } from './scheduler.js';
 
 /** The compiled schedule of an entry (validate checked it: undefined only for one that cannot fire). */
@@ -68,22 +68,25 @@ export async function runsForFires(
   const wanted = new Set(times.map((t) => t.toISOString()));
   const from = new Date(Math.min(...times.map((t) => t.getTime()))).toISOString();
   const found = new Map<string, string>();
+  for await (const r of everyRun(store, { playbook: entry.playbook, trigger: 'schedule', from })) {
+    const t = (r.trigger ?? {}) as { schedule?: unknown; scheduledAt?: unknown };
+    if (t.schedule === entry.key && typeof t.scheduledAt === 'string' && wanted.has(t.scheduledAt))
+      found.set(t.scheduledAt, r.id);
+  }
+  return found;
+}
+
+/** Every run of `query` in the store, newest first, read a page at a time as they are taken. */
+export async function* everyRun(
+  store: Pick<RunStore, 'listRuns'>,
+  query: Omit<RunListQuery, 'before' | 'limit'>,
+): AsyncGenerator<RunRecord> {
   const PAGE = 500;
   for (let before: { startedAt: string; id: string } | undefined; ;) {
-    const page = await store.listRuns({
-      playbook: entry.playbook,
-      trigger: 'schedule',
-      from,
-      limit: PAGE,
-      ...(before ? { before } : {}),
-    });
-    for (const r of page) {
-      const t = (r.trigger ?? {}) as { schedule?: unknown; scheduledAt?: unknown };
-      if (t.schedule === entry.key && typeof t.scheduledAt === 'string' && wanted.has(t.scheduledAt))
-        found.set(t.scheduledAt, r.id);
-    }
+    const page = await store.listRuns({ ...query, limit: PAGE, ...(before ? { before } : {}) });
+    yield* page;
     const last = page.at(-1);
-    if (page.length < PAGE || !last) return found;
+    if (page.length < PAGE || !last) return;
     before = { startedAt: last.startedAt, id: last.id };
   }
 }
