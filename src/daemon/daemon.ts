@@ -36,7 +36,7 @@ import { RunPool } from './pool.js';
 import { consoleSources } from './console-sources.js';
 import { routes } from './routes.js';
 import { Scheduler, scheduledRun, schedulesOf } from './scheduler.js';
-import { runsForFires } from './fire-time.js';
+import { runsForFires, unfinishedScheduled } from './fire-time.js';
 import { LargeRuns } from './large-runs.js';
 import { Pruner } from './retention.js';
 import { LateConfirmations } from './late-confirmations.js';
@@ -392,22 +392,17 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       store: st,
       entries: [...playbooks.values()].flatMap(schedulesOf),
       logger: log,
-      // The store knows the runs of the other replicas; this pool also those it holds and has not yet started.
-      // The unfinished run, named in the log line of the fire skipped: this daemon's, a replica's, a backfill's.
-      isRunning: async (e, except) =>
-        (
-          await Promise.all(
-            (['running', 'queued'] as const).map((status) =>
-              st.listRuns({ playbook: e.playbook, trigger: 'schedule', status, limit: except.size + 1 }),
-            ),
-          )
-        )
-          .flat()
-          .find((r) => !except.has(r.id)) ?? pool.isRunning(e.playbook, 'schedule', except),
-      makeRun: (e, at, reason) =>
+      // The store knows the runs of the other replicas (and the backfills); this pool also those it holds and has
+      // not yet started. Read as the scheduler takes them: it stops at the first that holds the fire back.
+      unfinished: async function* (e) {
+        yield* unfinishedScheduled(st, e.playbook);
+        yield* pool.unfinished(e.playbook, 'schedule');
+      },
+      makeRun: (e, at, reason, through) =>
         scheduledRun(e, playbooks.get(e.playbook) as Playbook, at, reason, {
           owner: owned.id,
           now: Date.now(),
+          ...(through ? { through } : {}),
         }),
       started: (run) => pool.submit(run),
       skipped: (e) => metrics.schedulesSkipped.inc({ playbook: e.playbook }),

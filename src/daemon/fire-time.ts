@@ -90,3 +90,15 @@ export async function* everyRun(
     before = { startedAt: last.startedAt, id: last.id };
   }
 }
+
+/**
+ * The scheduled runs of `playbook` in the store not ended, running then queued, newest first: those of every
+ * replica on the store, and the backfills, as a fire asks which one holds it back (Scheduler `unfinished`).
+ */
+export async function* unfinishedScheduled(
+  store: Pick<RunStore, 'listRuns'>,
+  playbook: string,
+): AsyncGenerator<RunRecord> {
+  for (const status of ['running', 'queued'] as const)
+    yield* everyRun(store, { playbook, trigger: 'schedule', status });
+}

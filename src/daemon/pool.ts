@@ -92,20 +92,15 @@ export class RunPool {
     return n;
   }
 
-  /**
-   * Whether a run of the playbook started by `trigger` (e.g. 'schedule') is accepted and not ended, one of
-   * `except` left out.
-   */
-  isRunning(playbook: string, trigger?: string, except?: ReadonlySet<string>): boolean {
+  /** The runs of the playbook started by `trigger` (e.g. 'schedule') accepted and not ended. */
+  unfinished(playbook: string, trigger?: string): RunRecord[] {
     const started = (e: Entry) =>
       e.run.playbook === playbook &&
-      !except?.has(e.run.id) &&
       (trigger === undefined || (e.run.trigger as { type?: string } | undefined)?.type === trigger);
-    for (const g of this.groups.values()) {
-      for (const e of g.active) if (started(e)) return true;
-      if (g.waiting.some(started)) return true;
-    }
-    return false;
+    const runs: RunRecord[] = [];
+    for (const g of this.groups.values())
+      for (const e of [...g.active, ...g.waiting]) if (started(e)) runs.push(e.run);
+    return runs;
   }
 
   /**

@@ -61,20 +61,30 @@ export function schedulesOf(pb: Playbook): ScheduleEntry[] {
  */
 export type FireReason = 'schedule' | 'missed' | 'backfill';
 
-/** The trigger of the run a fire of `entry` at `at` starts: which schedule fired, for which occurrence, and why. */
-export function scheduleTrigger(entry: ScheduleEntry, at: Date, reason: FireReason): Record<string, unknown> {
+/**
+ * The trigger of the run a fire of `entry` at `at` starts: which schedule fired, for which occurrence, and why;
+ * `through`, for a missed run fired with later ones, the latest time of its fire (fireThrough).
+ */
+export function scheduleTrigger(
+  entry: ScheduleEntry,
+  at: Date,
+  reason: FireReason,
+  through?: Date,
+): Record<string, unknown> {
   return {
     type: 'schedule',
     schedule: entry.key,
     cron: entry.cron,
     scheduledAt: at.toISOString(),
     reason,
+    ...(through && through > at ? { through: through.toISOString() } : {}),
   };
 }
 
 /**
  * The queued run a fire of `entry` at `at` starts, made at `now` (ms) by owner `owner`: the trigger that says
- * which schedule fired for which occurrence, and no inputs of its own (the runner gives it their defaults).
+ * which schedule fired for which occurrence (and, given `through`, the latest time of its fire), and no inputs of
+ * its own (the runner gives it their defaults).
  * The daemon's fires and `fleetbook test`'s scheduled cases both make their runs here; `fleetbook run
  * --scheduled-at` gives its run the same trigger.
  */
@@ -83,7 +93,7 @@ export function scheduledRun(
   pb: Playbook,
   at: Date,
   reason: FireReason,
-  o: { owner: string; now: number },
+  o: { owner: string; now: number; through?: Date },
 ): RunRecord {
   return {
     id: newRunId(),
@@ -91,27 +101,43 @@ export function scheduledRun(
     playbook: entry.playbook,
     version: versionOf(pb).version,
     status: 'queued',
-    trigger: scheduleTrigger(entry, at, reason),
+    trigger: scheduleTrigger(entry, at, reason, o.through),
     inputs: {},
     startedAt: isoTime(o.now),
   };
 }
 
-/** What holds a schedule's fire back: an unfinished run of it (the run, or true when not known), or nothing. */
-export type Holder = boolean | Pick<RunRecord, 'id' | 'trigger'>;
+/** An unfinished scheduled run, as the scheduler asks whether it holds a fire back. */
+export type UnfinishedRun = Pick<RunRecord, 'id' | 'trigger'>;
+
+/**
+ * The latest time (ms) of the fire of `entry` that stored `run`, when it was a missed run fired with later ones
+ * (its trigger's `through`). A fire of several runs stores them one by one, each with its fire time: while the
+ * schedule's last fire in the store is before this time, the fire was cut off part way (its store gone, or
+ * another replica's fire of the same times going on beside it), and the next fire of the schedule, on any
+ * replica, goes on with it: the run is part of that fire, not a previous run holding it back. Once its fire is
+ * stored through its end, the run holds the next fire back as any other.
+ */
+export function fireThrough(entry: ScheduleEntry, run: UnfinishedRun): number | undefined {
+  const t = (run.trigger ?? {}) as { schedule?: unknown; through?: unknown };
+  return t.schedule === entry.key && typeof t.through === 'string' ? Date.parse(t.through) : undefined;
+}
 
 export interface SchedulerOptions {
   store: Pick<Store, 'lastFire' | 'recordFire'>;
   entries: ScheduleEntry[];
-  /** Builds the queued run for a fire; the scheduler stores it with the fire time in one transaction. */
-  makeRun(entry: ScheduleEntry, scheduledAt: Date, reason: FireReason): RunRecord;
   /**
-   * Whether the playbook has an unfinished scheduled run (no overlap unless allowed): in this process, or in
-   * another replica on the store, or a backfill's (`fleetbook run --scheduled-at`). The run, when known, is
-   * named in the log line of the fire skipped. The runs of `except` are left out: those a fire cut off part way
-   * stored, which hold none of its other runs back when it is tried again.
+   * Builds the queued run for a fire; the scheduler stores it with the fire time in one transaction. `through`,
+   * for a missed run fired with later ones, is the latest time of its fire: its trigger keeps it (scheduledRun).
    */
-  isRunning(entry: ScheduleEntry, except: ReadonlySet<string>): Holder | Promise<Holder>;
+  makeRun(entry: ScheduleEntry, scheduledAt: Date, reason: FireReason, through?: Date): RunRecord;
+  /**
+   * The unfinished (queued or running) scheduled runs of the entry's playbook, which hold its fires back (no
+   * overlap unless allowed): in this process, in another replica on the store, a backfill's (`fleetbook run
+   * --scheduled-at`). Taken until the first that holds a fire back, which the log line of the fire skipped
+   * names; those of a fire of the entry cut off part way hold none (fireThrough).
+   */
+  unfinished(entry: ScheduleEntry): Iterable<UnfinishedRun> | AsyncIterable<UnfinishedRun>;
   /**
    * Of the times of missed fires of `entry`, those a run of the schedule was already for (a backfill, `fleetbook
    * run --scheduled-at`), by ISO time, with the run's id: they are not made up again. @default none
@@ -150,11 +176,6 @@ interface Armed {
   /** The occurrence its timer waits for. */
   next: number | undefined;
   stop: AbortController;
-  /**
-   * The runs stored by a fire that failed before its end (the store gone after some of its fires): its retry
-   * fires the rest, not held back by these as a previous run still running.
-   */
-  partial: Set<string>;
 }
 
 const MAX_TIMEOUT = 2 ** 31 - 1;
@@ -206,7 +227,6 @@ export class Scheduler {
           cursor: now,
           next: undefined,
           stop: new AbortController(),
-          partial: new Set(),
         };
         this.armed.set(entry.key, armed);
         arming.push(
@@ -284,7 +304,6 @@ export class Scheduler {
     const missed = times.map((t) => new Date(t));
     const fired = await this.fire(
       entry,
-      armed,
       this.select(entry, missed, false).map((at) => ({ at, reason: 'missed' })),
       new Date(latest),
     );
@@ -367,7 +386,7 @@ export class Scheduler {
       const skipped = times.slice(0, -1).map((t) => new Date(t));
       const due = this.select(entry, skipped, true).map((at): Fire => ({ at, reason: 'missed' }));
       const at = new Date(latest);
-      const fired = await this.fire(entry, armed, [...due, { at, reason: 'schedule' }], at);
+      const fired = await this.fire(entry, [...due, { at, reason: 'schedule' }], at);
       if (skipped.length) {
         this.log.warn('runs missed while the process was blocked', {
           playbook: entry.playbook,
@@ -404,16 +423,19 @@ export class Scheduler {
    * fires, when there are any) ends up recorded as the last fire. A fire another process on the store claimed
    * first (a replica) is its own: this one starts nothing for it; nor for a missed fire a run of the schedule was
    * already for (a backfill). Returns how many runs this process fired. A fire that fails part way is tried
-   * again whole: those of its fires stored are refused by the store, and its own runs hold none of the rest back.
+   * again whole, by this process or another on the store: those of its fires stored are refused by the store, and
+   * its runs stored hold none of the rest back (fireThrough).
    */
-  private async fire(entry: ScheduleEntry, armed: Armed, fires: Fire[], latest: Date): Promise<number> {
+  private async fire(entry: ScheduleEntry, fires: Fire[], latest: Date): Promise<number> {
     const meta = { playbook: entry.playbook, schedule: entry.key, scheduledAt: latest.toISOString() };
-    const holder = fires.length > 0 && !entry.overlap && (await this.o.isRunning(entry, armed.partial));
-    const skipped = Boolean(holder);
+    const holder = fires.length > 0 && !entry.overlap ? await this.holder(entry) : undefined;
+    const skipped = holder !== undefined;
     if (holder) {
-      const previous =
-        typeof holder === 'object' ? { runId: holder.id, previous: triggerText(holder.trigger) } : {};
-      this.log.warn('skipped: previous run still running', { ...meta, ...previous });
+      this.log.warn('skipped: previous run still running', {
+        ...meta,
+        runId: holder.id,
+        previous: triggerText(holder.trigger),
+      });
       fires = [];
     }
     const missed = fires.filter((f) => f.reason === 'missed').map((f) => f.at);
@@ -431,13 +453,12 @@ export class Scheduler {
         });
         continue;
       }
-      const run = this.o.makeRun(entry, at, reason);
+      const run = this.o.makeRun(entry, at, reason, latest);
       if (!(await this.o.store.recordFire(entry.key, at.toISOString(), run))) {
         this.log.debug('fired by another process on the store', { ...meta, scheduledAt: at.toISOString() });
         continue;
       }
       fired++;
-      armed.partial.add(run.id);
       this.log.info('schedule fired', { ...meta, scheduledAt: at.toISOString(), reason, runId: run.id });
       // The run is stored (queued): if the pool refuses it, a restarted daemon resumes it.
       this.attempt(entry, 'scheduled run not started', () => this.o.started(run));
@@ -449,8 +470,20 @@ export class Scheduler {
       skipped
     )
       this.o.skipped?.(entry, latest);
-    armed.partial.clear();
     return fired;
+  }
+
+  /** The first unfinished scheduled run of the playbook that holds a fire of `entry` back, if any. */
+  private async holder(entry: ScheduleEntry): Promise<UnfinishedRun | undefined> {
+    // Read once, and only for a run that says how far its fire goes.
+    let last: Promise<string | undefined> | undefined;
+    for await (const run of this.o.unfinished(entry)) {
+      const through = fireThrough(entry, run);
+      if (through === undefined) return run;
+      const lastFire = await (last ??= this.o.store.lastFire(entry.key));
+      if (lastFire !== undefined && Date.parse(lastFire) >= through) return run;
+    }
+    return undefined;
   }
 
   /** Runs `fn`; an error is logged as `what`. Whether it succeeded. */

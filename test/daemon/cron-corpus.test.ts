@@ -67,7 +67,7 @@ function scheduler(
     store,
     entries: [entry],
     makeRun: daemonRun,
-    isRunning: () => false,
+    unfinished: () => [],
     started: (run) => fired.push((run.trigger as { scheduledAt: string }).scheduledAt),
     maxCatchUp: 10_000,
     maxWait: MAX_WAIT,

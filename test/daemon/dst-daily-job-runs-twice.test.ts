@@ -137,7 +137,7 @@ describe('DST: a wall-clock time fires once, live and in the missed-run list', (
       store,
       entries: [entry],
       makeRun: daemonRun,
-      isRunning: () => false,
+      unfinished: () => [],
       started: (run) => fired.push((run.trigger as { scheduledAt: string }).scheduledAt),
     });
     await scheduler.start();

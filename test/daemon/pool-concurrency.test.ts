@@ -131,18 +131,18 @@ describe('daemon: concurrency keys and cancels in the run pool', function () {
     ]);
   });
 
-  it('says whether a run of a playbook is accepted and not ended, by trigger, those named left out', async () => {
+  it('lists the runs of a playbook accepted and not ended, by trigger: the one executing and the one waiting', async () => {
     const pb = held('queue');
     const pool = poolOf(pb);
     const first = submit(pool, pb.name, 'north');
     const waiting = submit(pool, pb.name, 'north');
-    expect(pool.isRunning(pb.name)).to.equal(true);
-    expect(pool.isRunning(pb.name, 'schedule'), 'no run of a schedule').to.equal(false);
-    expect(pool.isRunning('another')).to.equal(false);
-    expect(pool.isRunning(pb.name, 'manual', new Set([first])), 'the one waiting').to.equal(true);
-    expect(pool.isRunning(pb.name, 'manual', new Set([first, waiting]))).to.equal(false);
+    const ids = (playbook: string, trigger?: string) => pool.unfinished(playbook, trigger).map((r) => r.id);
+    expect(ids(pb.name)).to.deep.equal([first, waiting]);
+    expect(ids(pb.name, 'manual')).to.deep.equal([first, waiting]);
+    expect(ids(pb.name, 'schedule'), 'no run of a schedule').to.deep.equal([]);
+    expect(ids('another')).to.deep.equal([]);
     await pool.idle();
-    expect(pool.isRunning(pb.name)).to.equal(false);
+    expect(ids(pb.name)).to.deep.equal([]);
   });
 
   it('holds and cancels a run waiting for its key: it ends cancelled at once, the first goes on', async () => {

@@ -65,7 +65,7 @@ describe('a schedule edited between two starts keeps its own history, not its po
       store,
       entries: schedulesOf(withSchedules(schedules)),
       makeRun: daemonRun,
-      isRunning: () => false,
+      unfinished: () => [],
       started: (run) => {
         const t = run.trigger as { cron: string; scheduledAt: string };
         fired.push(`${t.cron} ${t.scheduledAt}`);

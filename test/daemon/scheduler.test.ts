@@ -15,10 +15,10 @@ import { VirtualClock, type Clock as EngineClock } from '../../src/clock.js';
 import {
   Scheduler,
   type FireReason,
-  type Holder,
   type ScheduleEntry,
   type SchedulerOptions,
 } from '../../src/daemon/scheduler.js';
+import { unfinishedScheduled } from '../../src/daemon/fire-time.js';
 import type { Logger } from '../../src/log.js';
 import { checkCron, compileCron } from '../../src/playbook/cron.js';
 import { scheduleProblems } from '../../src/playbook/schedule.js';
@@ -95,7 +95,7 @@ describe('daemon scheduler', () => {
   async function startScheduler(
     entries: ScheduleEntry[],
     o: {
-      isRunning?: (e: ScheduleEntry, except: ReadonlySet<string>) => Holder;
+      unfinished?: SchedulerOptions['unfinished'];
       makeRun?: (e: ScheduleEntry, at: Date, reason: FireReason) => RunRecord;
       maxCatchUp?: number;
       clock?: EngineClock;
@@ -109,7 +109,7 @@ describe('daemon scheduler', () => {
       store: o.store ?? store,
       entries,
       makeRun: o.makeRun ?? daemonRun,
-      isRunning: o.isRunning ?? (() => false),
+      unfinished: o.unfinished ?? (() => []),
       started: (run) => started.push(run),
       skipped: (e, at) => skipped.push(`${e.key} ${at.toISOString()}`),
       logger: recordingLogger(logs),
@@ -266,23 +266,35 @@ describe('daemon scheduler', () => {
   });
 
   describe('overlap', () => {
+    /** An unfinished run of the schedule, of the night before. */
+    const previous = daemonRun(
+      entry({ cron: '* * * * *' }),
+      new Date('2026-03-09T12:00:00.000Z'),
+      'schedule',
+    );
+
     it('a tick while the previous run is unfinished stores no run, and records the fire', async () => {
       at('2026-03-10T12:00:00.000Z');
-      await startScheduler([entry({ cron: '* * * * *' })], { isRunning: () => true });
+      await startScheduler([entry({ cron: '* * * * *' })], { unfinished: () => [previous] });
       await clock.tickAsync(MINUTE);
       expect(fired()).to.deep.equal([]);
       expect(await store.listRuns()).to.deep.equal([]);
       expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T12:01:00.000Z');
       const line = logs.find((l) => l.level === 'warn');
       expect(line?.message).to.equal('skipped: previous run still running');
-      expect(line?.meta).to.include({ playbook: 'nightly', scheduledAt: '2026-03-10T12:01:00.000Z' });
+      expect(line?.meta).to.include({
+        playbook: 'nightly',
+        scheduledAt: '2026-03-10T12:01:00.000Z',
+        runId: previous.id,
+        previous: 'schedule',
+      });
       // Counted (fleetbook_schedule_fires_skipped_total) by the process that claimed the fire.
       expect(skipped).to.deep.equal(['nightly#0 2026-03-10T12:01:00.000Z']);
     });
 
     it("a skipped fire another process claimed first is that process's to count", async () => {
       at('2026-03-10T12:00:00.000Z');
-      await startScheduler([entry({ cron: '* * * * *' })], { isRunning: () => true });
+      await startScheduler([entry({ cron: '* * * * *' })], { unfinished: () => [previous] });
       // A replica skipped the 12:01 fire and recorded it first.
       await store.recordFire('nightly#0', '2026-03-10T12:01:00.000Z');
       await clock.tickAsync(MINUTE);
@@ -292,7 +304,7 @@ describe('daemon scheduler', () => {
 
     it('with overlap: true, the tick stores and starts a run anyway', async () => {
       at('2026-03-10T12:00:00.000Z');
-      await startScheduler([entry({ cron: '* * * * *', overlap: true })], { isRunning: () => true });
+      await startScheduler([entry({ cron: '* * * * *', overlap: true })], { unfinished: () => [previous] });
       await clock.tickAsync(MINUTE);
       expect(fired()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'schedule']]);
       expect(await stored()).to.deep.equal([['2026-03-10T12:01:00.000Z', 'queued']]);
@@ -301,7 +313,7 @@ describe('daemon scheduler', () => {
     it('also holds back the missed runs on start', async () => {
       at('2026-03-10T12:00:00.000Z');
       await store.recordFire('nightly#0', '2026-03-08T06:00:00.000Z');
-      await startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })], { isRunning: () => true });
+      await startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })], { unfinished: () => [previous] });
       expect(fired()).to.deep.equal([]);
       expect(await store.lastFire('nightly#0')).to.equal('2026-03-10T06:00:00.000Z');
     });
@@ -486,32 +498,65 @@ describe('daemon scheduler', () => {
         ['2026-01-15T00:20:00.000Z', 'schedule'],
       ]);
     });
-    it('a fire stopped part way fires the rest when tried again, not held back by its own runs', async () => {
+    const nightly = entry({ cron: '0 6 * * *', missed: 'all' });
+    const nights: [string, FireReason][] = [
+      ['2026-03-08T06:00:00.000Z', 'missed'],
+      ['2026-03-09T06:00:00.000Z', 'missed'],
+      ['2026-03-10T06:00:00.000Z', 'missed'],
+    ];
+    /** As the daemon's: the scheduled runs queued or running in the store (none of these is executed). */
+    const inStore: SchedulerOptions['unfinished'] = (e) => unfinishedScheduled(store, e.playbook);
+
+    /**
+     * The nightly schedule started after three nights down (`missed: all`), its store gone after the first of the
+     * three runs is stored (its second run's write fails).
+     */
+    async function cutAfterFirst(): Promise<Scheduler> {
       at('2026-03-10T12:00:00.000Z');
       await store.recordFire('nightly#0', '2026-03-07T06:00:00.000Z');
-      // The store goes away after the first of the three missed runs is stored (its second run's write fails).
       let runs = 0;
       const partway: SchedulerOptions['store'] = {
         lastFire: (key) => store.lastFire(key),
         recordFire: (key, at, run) => (run && ++runs === 2 ? away() : store.recordFire(key, at, run)),
       };
-      // As the daemon's: a scheduled run queued or running, not one of those left out, holds a fire back.
-      await startScheduler([entry({ cron: '0 6 * * *', missed: 'all' })], {
-        store: partway,
-        isRunning: (_, except) => started.find((r) => !except.has(r.id)) ?? false,
-      });
-      expect(fired()).to.deep.equal([['2026-03-08T06:00:00.000Z', 'missed']]);
+      const s = await startScheduler([nightly], { store: partway, unfinished: inStore });
+      expect(fired()).to.deep.equal(nights.slice(0, 1));
+      return s;
+    }
+
+    it('a fire stopped part way fires the rest when tried again, not held back by its own runs', async () => {
+      await cutAfterFirst();
       await clock.tickAsync(5_000);
-      expect(fired()).to.deep.equal([
-        ['2026-03-08T06:00:00.000Z', 'missed'],
-        ['2026-03-09T06:00:00.000Z', 'missed'],
-        ['2026-03-10T06:00:00.000Z', 'missed'],
-      ]);
+      expect(fired()).to.deep.equal(nights);
       expect(skipped).to.deep.equal([]);
       // Its own runs hold back no later fire: the next one on time is skipped while the first still runs.
       await clock.tickAsync(DAY);
       expect(fired()).to.have.length(3);
       expect(skipped).to.deep.equal(['nightly#0 2026-03-11T06:00:00.000Z']);
+    });
+
+    it('a fire stopped part way is held back when tried again by a backfill queued meanwhile', async () => {
+      await cutAfterFirst();
+      // `fleetbook run --scheduled-at` of the next night, queued before the fire is tried again.
+      const backfill = daemonRun(nightly, new Date('2026-03-09T06:00:00.000Z'), 'backfill');
+      store.createRun(backfill);
+      await clock.tickAsync(5_000);
+      expect(fired()).to.have.length(1);
+      const line = logs.find((l) => l.message === 'skipped: previous run still running');
+      expect(line?.meta).to.include({
+        runId: backfill.id,
+        previous: 'schedule, backfill for 2026-03-09T06:00:00Z',
+      });
+      expect(skipped).to.deep.equal(['nightly#0 2026-03-10T06:00:00.000Z']);
+    });
+
+    it('a fire cut off part way by a stop is gone on with by the next start, not held back by its runs', async () => {
+      (await cutAfterFirst()).stop();
+      // The next start finds that run unfinished (resumed), and the schedule's last fire at its night.
+      await startScheduler([nightly], { unfinished: inStore });
+      expect(fired()).to.deep.equal(nights);
+      expect(skipped).to.deep.equal([]);
+      expect(logs.filter((l) => l.message === 'skipped: previous run still running')).to.deep.equal([]);
     });
   });
 

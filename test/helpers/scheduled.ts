@@ -30,7 +30,14 @@ steps:
   return pb;
 }
 
-/** The run the daemon's scheduler stores for a fire of `entry` at `at`, made now (Date.now(), faked or not). */
-export function daemonRun(entry: ScheduleEntry, at: Date, reason: FireReason): RunRecord {
-  return scheduledRun(entry, playbookOf(entry), at, reason, { owner: 'scheduler-test', now: Date.now() });
+/**
+ * The run the daemon's scheduler stores for a fire of `entry` at `at` (of a fire through `through`), made now
+ * (Date.now(), faked or not).
+ */
+export function daemonRun(entry: ScheduleEntry, at: Date, reason: FireReason, through?: Date): RunRecord {
+  return scheduledRun(entry, playbookOf(entry), at, reason, {
+    owner: 'scheduler-test',
+    now: Date.now(),
+    ...(through ? { through } : {}),
+  });
 }
