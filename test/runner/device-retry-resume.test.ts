@@ -18,6 +18,11 @@
  *   `succeeded` with that pass's attempts. The checkpoint now marks a pass's send before it leaves (with the results
  *   of the passes before), and a resumed run reads that pass's devices' state first; one without the mark (the
  *   version before) sends the pass again, as that version did.
+ * - A stop records no result of its own. A run stopped while a pass's request was on its way recorded that pass's
+ *   devices `failed` (`ERROR`, or `FB_ABORTED`), and one stopped while it read their state after a restart
+ *   `unconfirmed` (`ERROR`), without a request id: until the run resumed, their latest entry said what the stop did,
+ *   not the service. The stop now leaves their latest entry what it was (the pass before's result), as the checkpoint
+ *   says the pass is being sent and the resumed run reads their state.
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -69,6 +74,12 @@ for (const kind of STORES) {
      */
     let stopAtPass2: boolean;
     let answered: boolean;
+    /**
+     * Set by a test: the next suspend request is held until the run is stopped, and never leaves (the client refuses
+     * a request of a stopped run); `held` once it was.
+     */
+    let holdNext: boolean;
+    let held: boolean;
 
     before(async () => {
       emu = await emulator({ devicesPerAccount: 200 });
@@ -94,9 +105,17 @@ for (const kind of STORES) {
       requests = 0;
       stopAtPass2 = false;
       answered = false;
+      holdNext = false;
+      held = false;
       const call = client.callByName.bind(client);
       client.callByName = async (name, input, opts) => {
         if (name !== 'devices.suspend') return call(name, input, opts);
+        if (holdNext) {
+          holdNext = false;
+          held = true;
+          await stopOf(opts?.signal);
+          return call(name, input, opts);
+        }
         requests++;
         const devices = (input as { devices: { id: string }[] }).devices;
         for (const { id } of devices) sends.set(id, (sends.get(id) ?? 0) + 1);
@@ -109,11 +128,10 @@ for (const kind of STORES) {
         if (requests !== 3 || !stopAtPass2) return call(name, input, opts);
         // The service took the request; its answer is not recorded before the process stops.
         const signal = opts?.signal;
-        if (!signal) throw new Error('a device-state call is sent with the run signal');
         await call(name, input, opts);
         answered = true;
-        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        throw signal.reason;
+        await stopOf(signal);
+        throw signal?.reason;
       };
       const activate = (id: string) =>
         call('devices.activate', {
@@ -130,6 +148,11 @@ for (const kind of STORES) {
         startedAt: new Date().toISOString(),
       });
     });
+    /** Resolves once the run whose signal this is is stopped. */
+    const stopOf = (signal: AbortSignal | undefined) => {
+      if (!signal) throw new Error('a device-state step calls with the run signal');
+      return new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    };
     afterEach(async () => {
       await store.close();
       await client.close();
@@ -347,6 +370,58 @@ steps:
       // Pass 2 sent again to every device it named: the one the lost request suspended, a second time.
       expect(sends.get(pending[0]!)).to.equal(4);
       expect(await suspended(pending[0]!)).to.equal(2);
+    });
+
+    /**
+     * Every entry of device `id` in the step, oldest first: its outcome, error type, whether it is under a request id,
+     * and attempts.
+     */
+    const entries = async (id: string) =>
+      (await store.deviceHistory(id, 50))
+        .reverse()
+        .map((r) => [
+          r.outcome,
+          r.errorType ?? null,
+          r.requestId === undefined ? 'none' : 'request',
+          r.attempts,
+        ]);
+
+    it("a run stopped in pass 2's send, or as it reads that pass's devices' state, records no result the stop made", async () => {
+      /** The pending devices' entries under no request id: none is a result of the service, nor of a read. */
+      const unrequested = async () =>
+        (await Promise.all(pending.map(entries))).flat().filter((e) => e[2] === 'none');
+      /** Each device's latest entry while pass 2 is sent: pass 1's result. */
+      const passOne = {
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['failed', 2],
+        [pending[1]!]: ['failed', 2],
+      };
+      await stoppedInPass2Send();
+      expect(await unrequested(), "stopped while pass 2's request was on its way").to.deep.equal([]);
+      expect(await latest()).to.deep.equal(passOne);
+      // Resumed, and stopped while its read of pass 2's devices' state is on its way: the read fails as a stopped
+      // client fails it.
+      const items = client.items.bind(client);
+      let reading = false;
+      client.items = (action, input, opts) => {
+        if (action !== 'devices.list' || reading) return items(action, input, opts);
+        reading = true;
+        return (async function* () {
+          await stopOf(opts?.signal);
+          yield* items(action, input, opts);
+        })();
+      };
+      await interruptedRun(pb('1s'), { client, store, runId: 'r1' }, () => reading);
+      expect(await unrequested(), "stopped while it read pass 2's devices' state").to.deep.equal([]);
+      expect(await latest()).to.deep.equal(passOne);
+      const s = await runPlaybook(pb('1s'), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(await latest()).to.deep.equal({
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['succeeded', 3],
+        [pending[1]!]: ['failed', 5],
+      });
+      expect(await suspended(pending[0]!)).to.equal(1);
     });
   });
 }

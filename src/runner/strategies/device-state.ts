@@ -9,6 +9,7 @@
 import type { OwnDeviceType } from '../../api/device-errors.js';
 import { retrying } from '../../retry.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
+import { isCancel } from '../cancel.js';
 import { errorOf, unknownOutcome, selects } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import { pushItem } from '../stored-items.js';
@@ -210,6 +211,16 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
 }
 
 /**
+ * Whether `e` is the stop of this execution (Interrupted, a restart or a lease lost) as a call or a read failed with
+ * it: no result of the devices it was for. The checkpoint says their pass is being sent (`sending`, `sendingPass`),
+ * and the resumed run reads their state before it sends them again; until then their latest entry stays what it was.
+ */
+function stopped(x: ActionCall, e: unknown): boolean {
+  const { signal } = x;
+  return Boolean(signal?.aborted && signal.reason instanceof Interrupted && isCancel(e, signal));
+}
+
+/**
  * The devices.retry pass a step resumed while it confirmed was in: that of the last request its checkpoint keeps;
  * the first when it names none (the first pass's request, or a checkpoint of an earlier version).
  */
@@ -279,6 +290,7 @@ async function send(
       // A call that failed is an attempt, whatever follows: reconciled, given up, or retried; one whose input the
       // client refused (FB_INPUT) left nothing and reached nothing.
       if (!(e instanceof InputError)) x.count.attempt();
+      if (stopped(x, e)) throw e;
       const unknown = unknownOutcome(e);
       if (unknown) {
         // A lost answer may hide a request the carrier is still carrying out: watched. The service's own error
@@ -338,7 +350,8 @@ async function reconcile(
         sleep: (ms) => ctx.clock.sleep(ms, x.signal),
       }));
     } catch (e) {
-      results.add(withSends(left, { outcome: 'unconfirmed', ...errorOf(e) }, pass.before, pass.n));
+      if (!stopped(x, e))
+        results.add(withSends(left, { outcome: 'unconfirmed', ...errorOf(e) }, pass.before, pass.n));
       throw e;
     }
     const done = subset(left, applied, true);
