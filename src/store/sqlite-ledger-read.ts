@@ -153,16 +153,18 @@ export function deviceResults(
   return byStepThenDevice(sql(query).all({ runId, step: step ?? null }) as EntryRow[]);
 }
 
-/** `resultsUnder` (store.ts): a step's entries under request ids, as groups. */
+/** `resultsUnder` (store.ts): a step's entries under request ids (and, `orNone`, under none), as groups. */
 export function resultsUnder(
   sql: (text: string) => Database.Statement,
   runId: string,
   step: string,
   requestIds: readonly string[],
+  orNone: boolean,
 ): DeviceGroup[] {
   const entries = sql(
-    `SELECT * FROM ledger WHERE run_id = ? AND step = ? AND request_id IN (SELECT value FROM json_each(?))
+    `SELECT * FROM ledger WHERE run_id = ? AND step = ?
+       AND (request_id IN (SELECT value FROM json_each(?)) OR (? AND request_id IS NULL))
        ORDER BY seq`,
-  ).all(runId, step, JSON.stringify(requestIds)) as EntryRow[];
+  ).all(runId, step, JSON.stringify(requestIds), orNone ? 1 : 0) as EntryRow[];
   return entries.map(entryGroup);
 }

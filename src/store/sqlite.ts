@@ -253,8 +253,13 @@ export class SqliteStore implements Store {
     return deviceResults(this.sql, runId, step);
   }
 
-  async resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
-    return resultsUnder(this.sql, runId, step, storedTexts(requestIds));
+  async resultsUnder(
+    runId: string,
+    step: string,
+    requestIds: readonly string[],
+    orNone = false,
+  ): Promise<DeviceGroup[]> {
+    return resultsUnder(this.sql, runId, step, storedTexts(requestIds), orNone);
   }
 
   appendInbox(owner: string, messages: InboxMessage[]): Promise<(number | 'duplicate')[]> {

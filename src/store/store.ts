@@ -424,9 +424,15 @@ export interface LedgerStore {
    * The entries of a step under `requestIds` (a device-state request's id, a location report's txid), in order,
    * as groups with their outcome, without their data, in one read: for a run resumed after a restart, the devices
    * of the requests it confirms (`accepted`, which its checkpoint does not repeat) and what it recorded already of
-   * them, or of the reports it reads again (the others).
+   * them, or of the reports it reads again (the others). `orNone`: and the step's entries under no request id, in
+   * the same order: of a device-state step, those a read of the devices' state recorded, which a resumed run keeps.
    */
-  resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]>;
+  resultsUnder(
+    runId: string,
+    step: string,
+    requestIds: readonly string[],
+    orNone?: boolean,
+  ): Promise<DeviceGroup[]>;
   /**
    * A run's (or one step's) results a page of rows at a time, step after step, each step's devices in the order
    * their results came, for runs too large to hold in memory (a million rows cost one await per page, not per

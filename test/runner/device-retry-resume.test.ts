@@ -18,6 +18,17 @@
  *   `succeeded` with that pass's attempts. The checkpoint now marks a pass's send before it leaves (with the results
  *   of the passes before), and a resumed run reads that pass's devices' state first; one without the mark (the
  *   version before) sends the pass again, as that version did.
+ * - A stop records no result of its own. A run stopped while a pass's request was on its way recorded that pass's
+ *   devices `failed` (`ERROR`, or `FB_ABORTED`), and one stopped while it read their state after a restart
+ *   `unconfirmed` (`ERROR`), without a request id: until the run resumed, their latest entry said what the stop did,
+ *   not the service. The stop now leaves their latest entry what it was (the pass before's result), as the checkpoint
+ *   says the pass is being sent and the resumed run reads their state.
+ * - What a resumed pass's read of the devices' state found is recorded once. The read has no request id, and a run
+ *   resumed after it read only the entries under its requests: stopped again in that pass before its request was
+ *   accepted, the next resume read again and recorded the same `succeeded` a second time (in pass 1 too); stopped
+ *   again once the pass's request for the others was accepted, it sent the device the read had found changed again
+ *   in the next pass (suspended twice). A resumed run now takes the reads' results from the ledger too; the stop's
+ *   own entries of the version before (`ERROR`, under no request id) are not among them.
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -28,7 +39,7 @@ import { runPlaybook } from '../../src/runner/runner.js';
 import type { ConfirmationSource, KeptRequest } from '../../src/runner/types.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { Store } from '../../src/store/store.js';
+import type { DeviceGroup, Store } from '../../src/store/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 import {
@@ -68,7 +79,15 @@ for (const kind of STORES) {
      * request is on its way back when the process stops); `answered` once it was.
      */
     let stopAtPass2: boolean;
+    /** Set by a test: as `stopAtPass2`, of pass 1's request as the step's retry sends it again. */
+    let stopAtPass1: boolean;
     let answered: boolean;
+    /**
+     * Set by a test: the next suspend request is held until the run is stopped, and never leaves (the client refuses
+     * a request of a stopped run); `held` once it was.
+     */
+    let holdNext: boolean;
+    let held: boolean;
 
     before(async () => {
       emu = await emulator({ devicesPerAccount: 200 });
@@ -93,10 +112,19 @@ for (const kind of STORES) {
       sends = new Map();
       requests = 0;
       stopAtPass2 = false;
+      stopAtPass1 = false;
       answered = false;
+      holdNext = false;
+      held = false;
       const call = client.callByName.bind(client);
       client.callByName = async (name, input, opts) => {
         if (name !== 'devices.suspend') return call(name, input, opts);
+        if (holdNext) {
+          holdNext = false;
+          held = true;
+          await stopOf(opts?.signal);
+          return call(name, input, opts);
+        }
         requests++;
         const devices = (input as { devices: { id: string }[] }).devices;
         for (const { id } of devices) sends.set(id, (sends.get(id) ?? 0) + 1);
@@ -105,15 +133,15 @@ for (const kind of STORES) {
         // Before pass 2, a test activates the first pending device: pass 2 suspends it.
         if (requests === 3 && stopAtPass2) await activate(pending[0]!);
         // The first devices.retry pass's request waits at the carrier for the test's clock.
-        if (requests === 3) emu.setFaults({ processingSeconds: 30 });
-        if (requests !== 3 || !stopAtPass2) return call(name, input, opts);
+        if (requests === 3 && !stopAtPass1) emu.setFaults({ processingSeconds: 30 });
+        if (!(requests === 3 && stopAtPass2) && !(requests === 2 && stopAtPass1))
+          return call(name, input, opts);
         // The service took the request; its answer is not recorded before the process stops.
         const signal = opts?.signal;
-        if (!signal) throw new Error('a device-state call is sent with the run signal');
         await call(name, input, opts);
         answered = true;
-        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        throw signal.reason;
+        await stopOf(signal);
+        throw signal?.reason;
       };
       const activate = (id: string) =>
         call('devices.activate', {
@@ -130,6 +158,11 @@ for (const kind of STORES) {
         startedAt: new Date().toISOString(),
       });
     });
+    /** Resolves once the run whose signal this is is stopped. */
+    const stopOf = (signal: AbortSignal | undefined) => {
+      if (!signal) throw new Error('a device-state step calls with the run signal');
+      return new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    };
     afterEach(async () => {
       await store.close();
       await client.close();
@@ -347,6 +380,147 @@ steps:
       // Pass 2 sent again to every device it named: the one the lost request suspended, a second time.
       expect(sends.get(pending[0]!)).to.equal(4);
       expect(await suspended(pending[0]!)).to.equal(2);
+    });
+
+    /**
+     * Every entry of device `id` in the step, oldest first: its outcome, error type, whether it is under a request id,
+     * and attempts.
+     */
+    const entries = async (id: string) =>
+      (await store.deviceHistory(id, 50))
+        .reverse()
+        .map((r) => [
+          r.outcome,
+          r.errorType ?? null,
+          r.requestId === undefined ? 'none' : 'request',
+          r.attempts,
+        ]);
+
+    it("a run stopped in pass 2's send, or as it reads that pass's devices' state, records no result the stop made", async () => {
+      /** The pending devices' entries under no request id: none is a result of the service, nor of a read. */
+      const unrequested = async () =>
+        (await Promise.all(pending.map(entries))).flat().filter((e) => e[2] === 'none');
+      /** Each device's latest entry while pass 2 is sent: pass 1's result. */
+      const passOne = {
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['failed', 2],
+        [pending[1]!]: ['failed', 2],
+      };
+      await stoppedInPass2Send();
+      expect(await unrequested(), "stopped while pass 2's request was on its way").to.deep.equal([]);
+      expect(await latest()).to.deep.equal(passOne);
+      // Resumed, and stopped while its read of pass 2's devices' state is on its way: the read fails as a stopped
+      // client fails it.
+      const items = client.items.bind(client);
+      let reading = false;
+      client.items = (action, input, opts) => {
+        if (action !== 'devices.list' || reading) return items(action, input, opts);
+        reading = true;
+        return (async function* () {
+          await stopOf(opts?.signal);
+          yield* items(action, input, opts);
+        })();
+      };
+      await interruptedRun(pb('1s'), { client, store, runId: 'r1' }, () => reading);
+      expect(await unrequested(), "stopped while it read pass 2's devices' state").to.deep.equal([]);
+      expect(await latest()).to.deep.equal(passOne);
+      const s = await runPlaybook(pb('1s'), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(await latest()).to.deep.equal({
+        [active]: ['succeeded', 2],
+        [pending[0]!]: ['succeeded', 3],
+        [pending[1]!]: ['failed', 5],
+      });
+      expect(await suspended(pending[0]!)).to.equal(1);
+    });
+
+    /** The truth once the run ends, after pass 2's lost request suspended the first pending device. */
+    const settled = () => ({
+      [active]: ['succeeded', 2],
+      [pending[0]!]: ['succeeded', 3],
+      [pending[1]!]: ['failed', 5],
+    });
+
+    it("a run stopped twice in pass 2's send records once what the read of its devices' state found", async () => {
+      await stoppedInPass2Send();
+      // Resumed: its read finds the device the lost request suspended, and it is stopped as it sends the other.
+      holdNext = true;
+      await interruptedRun(pb('1s'), { client, store, runId: 'r1' }, () => held);
+      const s = await runPlaybook(pb('1s'), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      // Pass 1's acceptance and result, then the read's: once.
+      expect(await entries(pending[0]!)).to.deep.equal([
+        ['accepted', null, 'request', 2],
+        ['failed', 'STATE NOT CHANGED', 'request', 2],
+        ['succeeded', null, 'none', 3],
+      ]);
+      expect(await suspended(pending[0]!)).to.equal(1);
+      expect(sends.get(pending[1]!)).to.equal(5);
+      expect(await latest()).to.deep.equal(settled());
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 2, 1]);
+    });
+
+    it("a run stopped in pass 2's send, then as it confirms that pass, does not send again a device the read found changed", async () => {
+      await stoppedInPass2Send();
+      // Resumed: its read finds the device the lost request suspended; the request it sends for the other waits at
+      // the carrier, and the run is stopped as it confirms it.
+      emu.setFaults({ processingSeconds: 30 });
+      await interruptedRun(pb('1s'), { client, store, runId: 'r1' }, async () =>
+        Boolean(await confirmingPass2()),
+      );
+      emu.setFaults({ processingSeconds: 0 });
+      emu.advance(60);
+      const s = await runPlaybook(pb('1s'), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      // Pass 3 sends the other alone: the first keeps the read's result.
+      expect(sends.get(pending[0]!)).to.equal(3);
+      expect(await suspended(pending[0]!)).to.equal(1);
+      expect(await entries(pending[0]!)).to.deep.equal([
+        ['accepted', null, 'request', 2],
+        ['failed', 'STATE NOT CHANGED', 'request', 2],
+        ['succeeded', null, 'none', 3],
+      ]);
+      expect(await latest()).to.deep.equal(settled());
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 2, 1]);
+    });
+
+    it("a run the version before stopped in pass 2's send (its stop's own entries) resumes as that version did", async () => {
+      await stoppedInPass2Send();
+      // What the version before's stop wrote for the pass's devices: the stop's error, under no request id.
+      const at = new Date().toISOString();
+      const stop = {
+        kind: 'imei',
+        outcome: 'failed',
+        errorType: 'ERROR',
+        errorClass: 'permanent',
+        attempts: 3,
+      };
+      store.recordDevices('r1', 'suspend', [{ ...stop, ids: [...pending] } as DeviceGroup], at);
+      const s = await runPlaybook(pb('1s'), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(await suspended(pending[0]!)).to.equal(1);
+      expect(sends.get(pending[1]!)).to.equal(5);
+      expect(await latest()).to.deep.equal(settled());
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 2, 1]);
+    });
+
+    it("a run stopped twice in pass 1's send records once what the read of its devices' state found", async () => {
+      stopAtPass1 = true;
+      await interruptedRun(pb('1s'), { client, store, runId: 'r1' }, () => answered);
+      emu.advance(60);
+      // Resumed: its read finds the device the lost request suspended, and it is stopped as it sends the others.
+      holdNext = true;
+      await interruptedRun(pb('1s'), { client, store, runId: 'r1' }, () => held);
+      expect(await entries(active), 'stopped after the read').to.deep.equal([['succeeded', null, 'none', 1]]);
+      const s = await runPlaybook(pb('1s'), { client, store, runId: 'r1' });
+      expect(s.status, s.error).to.equal('succeeded');
+      expect(await entries(active)).to.deep.equal([['succeeded', null, 'none', 1]]);
+      expect(await suspended(active)).to.equal(1);
+      const step = s.steps.find((t) => t.id === 'suspend')!;
+      expect([step.devices.total, step.devices.succeeded, step.devices.failed]).to.deep.equal([3, 1, 2]);
     });
   });
 }

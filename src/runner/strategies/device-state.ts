@@ -9,6 +9,7 @@
 import type { OwnDeviceType } from '../../api/device-errors.js';
 import { retrying } from '../../retry.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
+import { isCancel } from '../cancel.js';
 import { errorOf, unknownOutcome, selects } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import { pushItem } from '../stored-items.js';
@@ -82,13 +83,19 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
           ctx.id,
           step.id,
           kept.map((r) => r.requestId),
+          true,
         );
         const requests = devicesOfRequests(kept, under);
         // The sends before each request, from the devices' results before its pass (sends.ts).
         const sentBefore = sentBeforeRequests(kept, under);
         for (const r of requests) r.before = sentBefore.get(r.requestId);
         accepted.push(...requests);
-        const before = under.filter((g) => g.outcome !== 'accepted');
+        // With the results under the requests, those reads of the devices' state recorded (no request id): a device
+        // whose latest they are is settled, neither read nor sent again.
+        const read = lastReads(under, new Set(idsOf(x.devices)));
+        const before = under.filter((g) =>
+          g.requestId === undefined ? byRead(g) : g.outcome !== 'accepted',
+        );
         for (const g of before) for (const id of g.ids) recorded.add(resultKey(g, id));
         // Each device's result is to come under the last request that sent it: one under a request before (a pass
         // that sent it again) is not its latest, and it is not confirmed there again.
@@ -96,7 +103,9 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
         const waits = new Set(
           latest.flatMap((r) => r.devices.flatMap(([, ids]) => ids.map((id) => resultKey(r, id)))),
         );
-        results.add(keepIds(before, (g, id) => waits.has(resultKey(g, id))));
+        results.add(
+          keepIds(before, (g, id) => (read.has(id) ? read.get(id) === g : waits.has(resultKey(g, id)))),
+        );
         await confirmRequests(
           x,
           latest.map((r) => unconfirmedOf(r, recorded)),
@@ -128,6 +137,8 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
       if (since !== undefined) {
         // Watched from when the earlier execution sent it: a process down longer than that reads once.
         sentBefore = 1;
+        // The first pass taken up again: what an earlier execution's read of the devices' state found is kept.
+        if (earlier?.status === 'sending') remaining = await keptReads(x, remaining, results, recorded);
         const until = since + x.plan.confirmMs;
         remaining = await reconcile(x, input, remaining, { before, n: 1 }, results, tally, until);
         ctx.log.info('reconciled after a restart', { step: step.id, remaining: remaining.size });
@@ -210,6 +221,16 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
 }
 
 /**
+ * Whether `e` is the stop of this execution (Interrupted, a restart or a lease lost) as a call or a read failed with
+ * it: no result of the devices it was for. The checkpoint says their pass is being sent (`sending`, `sendingPass`),
+ * and the resumed run reads their state before it sends them again; until then their latest entry stays what it was.
+ */
+function stopped(x: ActionCall, e: unknown): boolean {
+  const { signal } = x;
+  return Boolean(signal?.aborted && signal.reason instanceof Interrupted && isCancel(e, signal));
+}
+
+/**
  * The devices.retry pass a step resumed while it confirmed was in: that of the last request its checkpoint keeps;
  * the first when it names none (the first pass's request, or a checkpoint of an earlier version).
  */
@@ -279,6 +300,7 @@ async function send(
       // A call that failed is an attempt, whatever follows: reconciled, given up, or retried; one whose input the
       // client refused (FB_INPUT) left nothing and reached nothing.
       if (!(e instanceof InputError)) x.count.attempt();
+      if (stopped(x, e)) throw e;
       const unknown = unknownOutcome(e);
       if (unknown) {
         // A lost answer may hide a request the carrier is still carrying out: watched. The service's own error
@@ -338,7 +360,8 @@ async function reconcile(
         sleep: (ms) => ctx.clock.sleep(ms, x.signal),
       }));
     } catch (e) {
-      results.add(withSends(left, { outcome: 'unconfirmed', ...errorOf(e) }, pass.before, pass.n));
+      if (!stopped(x, e))
+        results.add(withSends(left, { outcome: 'unconfirmed', ...errorOf(e) }, pass.before, pass.n));
       throw e;
     }
     const done = subset(left, applied, true);
@@ -382,6 +405,51 @@ async function skipDone(
 
 /** Why a device is skipped that a holder before this step left in the action's target state. */
 const ALREADY_DONE: OwnDeviceType = 'ALREADY IN TARGET STATE';
+
+/**
+ * Whether ledger entry `g` is what a read of the devices' state recorded: under no request id, a device found in the
+ * action's target state (`succeeded`, or `skipped` after a wait for another holder). A step's other entries under
+ * none end it (a failure), or are a stop's own that a version before wrote (`ERROR`), which a resumed run reads again.
+ */
+const byRead = (g: DeviceGroup) =>
+  g.requestId === undefined && (g.outcome === 'succeeded' || g.outcome === 'skipped');
+
+/**
+ * Of a step's ledger entries (in their order), each device's last one that a read of the devices' state recorded
+ * (byRead), by device, unless a request named the device after it, of the devices of this execution (`of`): the
+ * step's entries under no request id are those of every iteration of a loop it is in. A read's result settles a
+ * device: a resumed run keeps it, and neither reads the device's state nor sends it again (the read has no request id
+ * to find it by).
+ */
+function lastReads(entries: readonly DeviceGroup[], of: ReadonlySet<string>): Map<string, DeviceGroup> {
+  const read = new Map<string, DeviceGroup>();
+  for (const g of entries) {
+    if (byRead(g))
+      for (const id of g.ids)
+        if (of.has(id)) read.set(id, g);
+        else if (g.requestId !== undefined) for (const id of g.ids) read.delete(id);
+  }
+  return read;
+}
+
+/**
+ * The first pass resumed from `sending`: the results an earlier execution's reads of the devices' state recorded (it
+ * was stopped after them, before its request was accepted), added to `results` and `recorded`; returns the others.
+ */
+async function keptReads(
+  x: ActionCall,
+  devices: DeviceSet,
+  results: DeviceResults,
+  recorded: Set<string>,
+): Promise<DeviceSet> {
+  const entries = await x.ctx.o.store.resultsUnder(x.ctx.id, x.step.id, [], true);
+  const read = lastReads(entries, new Set(idsOf(devices)));
+  if (!read.size) return devices;
+  const kept = keepIds([...new Set(read.values())], (g, id) => read.get(id) === g);
+  for (const g of kept) for (const id of g.ids) recorded.add(resultKey(g, id));
+  results.add(kept);
+  return subset(devices, new Set(read.keys()), false);
+}
 
 /**
  * A device's result under a request (a group of results, or the request): the service's request ids are unique,

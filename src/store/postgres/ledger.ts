@@ -163,10 +163,16 @@ export class PostgresLedger implements LedgerStore {
     return byStepThenDevice(entries);
   }
 
-  async resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
+  async resultsUnder(
+    runId: string,
+    step: string,
+    requestIds: readonly string[],
+    orNone: boolean,
+  ): Promise<DeviceGroup[]> {
     const entries = await this.turns.read<EntryRow>({
-      text: `SELECT * FROM ledger WHERE run_id = $1 AND step = $2 AND request_id = ANY($3::text[]) ORDER BY seq`,
-      values: [runId, step, storedTexts(requestIds)],
+      text: `SELECT * FROM ledger WHERE run_id = $1 AND step = $2
+               AND (request_id = ANY($3::text[]) OR ($4::boolean AND request_id IS NULL)) ORDER BY seq`,
+      values: [runId, step, storedTexts(requestIds), orNone],
     });
     return entries.map(entryGroup);
   }

@@ -214,8 +214,13 @@ export class PostgresStore implements Store {
     return this.ledger.deviceResults(runId, step);
   }
 
-  resultsUnder(runId: string, step: string, requestIds: readonly string[]): Promise<DeviceGroup[]> {
-    return this.ledger.resultsUnder(runId, step, requestIds);
+  resultsUnder(
+    runId: string,
+    step: string,
+    requestIds: readonly string[],
+    orNone = false,
+  ): Promise<DeviceGroup[]> {
+    return this.ledger.resultsUnder(runId, step, requestIds, orNone);
   }
   eachDeviceResult(runId: string, step?: string): AsyncIterable<LedgerRow[]> {
     return this.ledger.eachDeviceResult(runId, step);
