@@ -424,10 +424,9 @@ const byRead = (g: DeviceGroup) =>
 function lastReads(entries: readonly DeviceGroup[], of: ReadonlySet<string>): Map<string, DeviceGroup> {
   const read = new Map<string, DeviceGroup>();
   for (const g of entries) {
-    if (byRead(g))
-      for (const id of g.ids)
-        if (of.has(id)) read.set(id, g);
-        else if (g.requestId !== undefined) for (const id of g.ids) read.delete(id);
+    if (byRead(g)) {
+      for (const id of g.ids) if (of.has(id)) read.set(id, g);
+    } else if (g.requestId !== undefined) for (const id of g.ids) read.delete(id);
   }
   return read;
 }
