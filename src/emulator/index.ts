@@ -107,6 +107,11 @@ export interface Emulator {
   /** Resolves when no callback is queued, in flight or waiting to be re-sent. */
   callbacksIdle(): Promise<void>;
   /**
+   * Sends at once every callback waiting to be sent again after an attempt that was not acknowledged, rather
+   * than after `callbackRetryMs`, each as its next attempt: how many there were.
+   */
+  resendCallbacksNow(): number;
+  /**
    * The carrier's record of an asynchronous request (a device action or SMS): what it did to each device, as
    * `GET /_emulator/requests?requestId=` shows it. Undefined for an unknown (or forgotten) request.
    */
@@ -273,6 +278,7 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
       core.state.setFaults(faultsFrom(f));
     },
     callbacksIdle: () => core.callbacks.idle(),
+    resendCallbacksNow: () => core.callbacks.resendNow(),
     request: (requestId) => requests({ requestId })[0],
     requests,
   };
