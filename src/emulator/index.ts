@@ -112,6 +112,11 @@ export interface Emulator {
    */
   resendCallbacksNow(): number;
   /**
+   * API requests received and not yet answered, counted or not: a request a killed client sent before it died
+   * is answered (and counted in `GET /_emulator/calls`) all the same, once its latency has passed.
+   */
+  requestsInFlight(): number;
+  /**
    * The carrier's record of an asynchronous request (a device action or SMS): what it did to each device, as
    * `GET /_emulator/requests?requestId=` shows it. Undefined for an unknown (or forgotten) request.
    */
@@ -176,6 +181,7 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
     tokens: new TokenStore(o.wallClock),
     callbacks: new CallbackDispatcher({ secret: o.callbackSecret, logger: o.logger }),
     log: o.logger,
+    inFlight: 0,
   };
   const reset: ResetFn = (r) => {
     // What a reset leaves out keeps its value; checked whole, as startEmulator checks it.
@@ -279,6 +285,7 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
     },
     callbacksIdle: () => core.callbacks.idle(),
     resendCallbacksNow: () => core.callbacks.resendNow(),
+    requestsInFlight: () => core.inFlight,
     request: (requestId) => requests({ requestId })[0],
     requests,
   };

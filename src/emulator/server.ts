@@ -299,7 +299,14 @@ export function buildServer({ core, reset }: ServerOptions): FastifyInstance {
     app.route({
       method: route.method,
       url: route.url,
-      handler: (req, reply) => serveApi(core, route, req, reply),
+      handler: async (req, reply) => {
+        core.inFlight++;
+        try {
+          return await serveApi(core, route, req, reply);
+        } finally {
+          core.inFlight--;
+        }
+      },
     });
   }
 
