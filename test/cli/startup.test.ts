@@ -113,6 +113,18 @@ describe('fleetbook runs (child process)', function () {
     }
   });
 
+  it('test of a valid test file passes its cases without building a schema', async () => {
+    const file = join(import.meta.dirname, '..', '..', 'playbooks', 'suspend-on-overuse.test.yaml');
+    const r = await fleetbook(['test', file], env, ['--import', MODULE_LOG]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/\b[1-9][0-9]* passed, 0 failed\n$/);
+    const modules = await loaded();
+    // The log saw the test runner and the generated validator of the test file.
+    expect(modules.some((m) => m.endsWith('/dist/testing/run-case.js'))).to.equal(true);
+    expect(modules.some((m) => m.endsWith('/dist/generated/test-file.cjs'))).to.equal(true);
+    expect(modules.filter((m) => SCHEMA_BUILDING.test(m))).to.deep.equal([]);
+  });
+
   it('run of an invalid playbook loads the schemas to explain the problem at its line', async () => {
     const file = join(state.dir, 'invalid.yaml');
     await writeFile(
@@ -180,7 +192,7 @@ describe('fleetbook serve and emulator (child processes)', function () {
     expect(modules.filter((m) => FASTIFY_COMPILERS.test(m))).to.deep.equal([]);
   });
 
-  it('emulator serves without loading a schema compiler for its routes', async () => {
+  it('emulator serves without loading a schema compiler or the schema library', async () => {
     const log = join(world.dir, 'emulator-modules.txt');
     const child = spawn(process.execPath, ['--import', MODULE_LOG, BIN, 'emulator', '--port', '0'], {
       env: { PATH: process.env.PATH ?? '', MODULE_LOG: log, FLEETBOOK_LOG_LEVEL: 'warn' },
@@ -208,5 +220,7 @@ describe('fleetbook serve and emulator (child processes)', function () {
     expect(modules.some((m) => m.endsWith('/dist/emulator/server.js'))).to.equal(true);
     expect(modules.some((m) => m.includes('/node_modules/fastify/'))).to.equal(true);
     expect(modules.filter((m) => FASTIFY_COMPILERS.test(m))).to.deep.equal([]);
+    // Nor the schema library: the emulator checks requests with the generated validators.
+    expect(modules.filter((m) => SCHEMA_BUILDING.test(m))).to.deep.equal([]);
   });
 });
