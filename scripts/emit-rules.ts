@@ -5,7 +5,7 @@
  *
  * - one standalone ajv validator per schema the loader checks (the top level, each step kind, each action's
  *   arguments with expressions allowed), per catalog action's request schema (what the client checks
- *   before every call), and of the configuration, as CommonJS, compiled exactly as api/validate.ts's fast
+ *   before every call), of the configuration, of a playbook test file and of each callback service's event, as CommonJS, compiled exactly as api/validate.ts's fast
  *   instance; beside each request validator, its V8 code cache (api/generated.ts);
  * - the action names, each action's argument names, and which retry selectors each action accepts (computed
  *   by actions/selectors.ts itself, over the selectors people write; others take the full path);
@@ -27,6 +27,8 @@ import type * as DeviceErrors from '../src/api/device-errors.js';
 import type * as Validate from '../src/api/validate.js';
 import type * as Generated from '../src/api/generated.js';
 import type * as Config from '../src/config.js';
+import type * as TestSchema from '../src/testing/schema.js';
+import type * as Events from '../src/events/index.js';
 
 const standaloneCode = standaloneModule.default;
 const DIST_URL = new URL('../dist/', import.meta.url);
@@ -47,6 +49,8 @@ const { createAjv, inputValidatorName } = await load<typeof Validate>('api/valid
 const { GENERATED_SOURCES, fingerprint, compileValidator, CODE_CACHE_SUFFIX } =
   await load<typeof Generated>('api/generated.js');
 const { CONFIG_SCHEMA } = await load<typeof Config>('config.js');
+const { testFileSchema } = await load<typeof TestSchema>('testing/schema.js');
+const { SCHEMAS: EVENT_SCHEMAS, eventValidatorName } = await load<typeof Events>('events/index.js');
 
 // ── validators ──────────────────────────────────────────────────────────────────────────────────
 const ajv = createAjv(false, { source: true });
@@ -60,6 +64,8 @@ function emit(name: string, schema: object): void {
 }
 emit('top', PLAYBOOK_TOP);
 emit('config', CONFIG_SCHEMA);
+emit('test-file', testFileSchema());
+for (const [service, schema] of Object.entries(EVENT_SCHEMAS)) emit(eventValidatorName(service), schema);
 for (const kind of STEP_KINDS) emit(`step:${kind}`, STEP_SCHEMAS[kind]);
 const actions = [...ACTIONS, ...ENGINE_ACTION_NAMES];
 const argKeys: Record<string, string[]> = {};

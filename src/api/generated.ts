@@ -25,6 +25,8 @@ export const GENERATED_SOURCES = [
   'api/device-errors.js',
   'playbook/generated-rules.js',
   'config.js',
+  'testing/schema.js',
+  'events/index.js',
 ] as const;
 
 /** dist/generated/rules.json. */
@@ -40,7 +42,8 @@ export interface GeneratedFile {
    * Validator name → file in generated/: `top`, `step:<kind>` and `with:<action>` (playbook rules, expressions
    * allowed), `input:<action>` (the request schema of each catalog action, as the client checks it; the
    * argument schema of each engine action, as it checks its rendered arguments) and `config` (the
-   * configuration, config.ts).
+   * configuration, config.ts), `test-file` (a playbook test file, testing/load.ts) and `event:<service>` (the
+   * event of each callback service, events/index.ts).
    */
   validators: Record<string, string>;
   /** Selectors known to be fine: `step[action]` and `device[action]` index `sets` ('' is no action). */

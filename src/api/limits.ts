@@ -5,6 +5,8 @@
 
 /** At most 10,000 devices per location report request. */
 export const MAX_REPORT_DEVICES = 10_000;
+/** The synchronous aggregated usage report answers for at most this many devices. */
+export const MAX_SYNC_REPORT_DEVICES = 10;
 /** At most 2,000 devices in the exclusion list. */
 export const MAX_EXCLUSIONS = 2_000;
 

@@ -45,6 +45,7 @@ import { playbookOfRun, savePlaybookVersions } from './versions.js';
 import { LoadedPlaybooks, loadRunnableSet } from './playbook-set.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
 import { Registrations } from './registrations.js';
+import { NO_ROUTE_SCHEMAS } from '../util/no-route-schemas.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -287,6 +288,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // by default), and looks for such requests at an interval: here a quarter of the limit.
     const requestTimeout = parseDuration(config.requestTimeout) as number;
     app = Fastify({
+      schemaController: NO_ROUTE_SCHEMAS,
       bodyLimit: 1024 * 1024,
       routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
       frameworkErrors,

@@ -85,7 +85,8 @@ export class CallbackDispatcher {
   /** Jobs to send, from `head` on (a head index, not shift(): a 20,000-job queue would be copied per job). */
   private ready: (Job | undefined)[] = [];
   private head = 0;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** The messages waiting to be sent again, by the timer that sends them. */
+  private readonly timers = new Map<NodeJS.Timeout, Job>();
   private readonly log_: Delivery[] = [];
   private active = 0;
   private pumpScheduled = false;
@@ -150,10 +151,25 @@ export class CallbackDispatcher {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * Sends at once every message waiting to be sent again, its wait cut short (a test whose listener missed them
+   * says when it is back, rather than wait out `callbackRetryMs`): how many there were.
+   */
+  resendNow(): number {
+    const waiting = [...this.timers];
+    this.timers.clear();
+    for (const [timer, job] of waiting) {
+      clearTimeout(timer);
+      this.ready.push(job);
+    }
+    this.pump();
+    return waiting.length;
+  }
+
   /** Drops every pending message and the record of past ones (emulator reset). */
   reset(): void {
     this.generation++;
-    for (const t of this.timers) clearTimeout(t);
+    for (const t of this.timers.keys()) clearTimeout(t);
     this.timers.clear();
     for (let i = this.head; i < this.ready.length; i++) (this.ready[i] as Job).delivery.state = 'cancelled';
     this.ready = [];
@@ -274,6 +290,6 @@ export class CallbackDispatcher {
       job.retryMs * 2 ** (count - 1),
     );
     timer.unref();
-    this.timers.add(timer);
+    this.timers.set(timer, job);
   }
 }

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Operation } from '../api/catalog.js';
-import { ACCOUNT_NAME_PATTERN } from '../api/schemas/common.js';
+import { ACCOUNT_NAME_PATTERN } from '../api/identifiers.js';
 import { checkInput } from '../api/validate.js';
 import { E } from './errors.js';
 import type { AccountInfo, UserInfo } from './seed-tables.js';

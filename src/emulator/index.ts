@@ -107,6 +107,16 @@ export interface Emulator {
   /** Resolves when no callback is queued, in flight or waiting to be re-sent. */
   callbacksIdle(): Promise<void>;
   /**
+   * Sends at once every callback waiting to be sent again after an attempt that was not acknowledged, rather
+   * than after `callbackRetryMs`, each as its next attempt: how many there were.
+   */
+  resendCallbacksNow(): number;
+  /**
+   * API requests received and not yet answered, counted or not: a request a killed client sent before it died
+   * is answered (and counted in `GET /_emulator/calls`) all the same, once its latency has passed.
+   */
+  requestsInFlight(): number;
+  /**
    * The carrier's record of an asynchronous request (a device action or SMS): what it did to each device, as
    * `GET /_emulator/requests?requestId=` shows it. Undefined for an unknown (or forgotten) request.
    */
@@ -171,6 +181,7 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
     tokens: new TokenStore(o.wallClock),
     callbacks: new CallbackDispatcher({ secret: o.callbackSecret, logger: o.logger }),
     log: o.logger,
+    inFlight: 0,
   };
   const reset: ResetFn = (r) => {
     // What a reset leaves out keeps its value; checked whole, as startEmulator checks it.
@@ -273,6 +284,8 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
       core.state.setFaults(faultsFrom(f));
     },
     callbacksIdle: () => core.callbacks.idle(),
+    resendCallbacksNow: () => core.callbacks.resendNow(),
+    requestsInFlight: () => core.inFlight,
     request: (requestId) => requests({ requestId })[0],
     requests,
   };

@@ -8,7 +8,7 @@
  * per device. The identifiers a device was named by are rebuilt from its number and the kind it was named by;
  * only a device named otherwise (several identifiers, another spelling) keeps its request entry.
  */
-import { DEVICE_KINDS } from '../api/schemas/common.js';
+import { DEVICE_KINDS } from '../api/identifiers.js';
 import type { DeviceStore } from './devices.js';
 import type { DeviceIdPair } from './seed.js';
 import { iso } from './sim-clock.js';

@@ -42,6 +42,7 @@ import type { Core } from './state.js';
 import type { Faults } from './faults.js';
 import { triggerHandlers } from './triggers.js';
 import { usageReportHandlers } from './usage-reports.js';
+import { NO_ROUTE_SCHEMAS } from '../util/no-route-schemas.js';
 
 const sessionHandlers = {
   'session.login': (ctx: Ctx): Answer => {
@@ -283,6 +284,7 @@ export interface ServerOptions {
 
 export function buildServer({ core, reset }: ServerOptions): FastifyInstance {
   const app = Fastify({
+    schemaController: NO_ROUTE_SCHEMAS,
     logger: false,
     // A 10,000-device report request is about 600 KB.
     bodyLimit: 16 * 1024 * 1024,
@@ -297,7 +299,14 @@ export function buildServer({ core, reset }: ServerOptions): FastifyInstance {
     app.route({
       method: route.method,
       url: route.url,
-      handler: (req, reply) => serveApi(core, route, req, reply),
+      handler: async (req, reply) => {
+        core.inFlight++;
+        try {
+          return await serveApi(core, route, req, reply);
+        } finally {
+          core.inFlight--;
+        }
+      },
     });
   }
 

@@ -377,4 +377,6 @@ export interface Core {
   readonly tokens: TokenStore;
   readonly callbacks: CallbackDispatcher;
   readonly log: Logger;
+  /** API requests received and not yet answered (their latency, their handler). */
+  inFlight: number;
 }

@@ -7,7 +7,7 @@
  * their service, if one is registered (none is sent otherwise, as for every callback). Usage is the usage
  * devices.usage reads; sessions are those of connection history (history.ts).
  */
-import { MAX_SYNC_REPORT_DEVICES } from '../api/schemas/usage.js';
+import { MAX_SYNC_REPORT_DEVICES } from '../api/limits.js';
 import { account, uuid, validInput, type Answer, type Ctx, type Json } from './context.js';
 import { selection } from './connectivity.js';
 import { targets } from './device-actions.js';

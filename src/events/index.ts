@@ -43,8 +43,11 @@ export function eventExample(service: string): Record<string, unknown> {
   return structuredClone(EXAMPLES[known(service)]);
 }
 
+/** The name of the validator of `service`'s event that the build generates (api/generated.ts). */
+export const eventValidatorName = (service: string) => `event:${service}`;
+
 /** Problems of `event` against `service`'s schema; empty when it is valid. An unknown service is a problem. */
 export function checkEvent(service: string, event: unknown): InputProblem[] {
   if (!isEventService(service)) return [{ path: '/', message: unknownService(service) }];
-  return check(SCHEMAS[service], event);
+  return check(SCHEMAS[service], event, eventValidatorName(service));
 }

@@ -72,13 +72,14 @@ export async function loadTestFile(file: string): Promise<TestFile | string[]> {
       'yaml',
     );
   if (!problems.length) {
-    schema ??= testFileSchema();
     // A world's or a fault's value the emulator would refuse is told in its words, by its place in the file
     // (`faults.serverErrors must be a number from 0 to 1, got 1.5`), not in the schema's (`serverErrors must be
     // <= 1`): the schema's problem at the same place is not told again.
     const settings = settingProblems(data as Json);
     const told = new Set(settings.map((p) => p.path.join('/')));
-    for (const p of check(schema, data, undefined, (pointer) => placeName(data, pointer))) {
+    // The generated validator answers for a valid file; the schema is made only to explain a problem.
+    const test = () => (schema ??= testFileSchema());
+    for (const p of check(test, data, 'test-file', (pointer) => placeName(data, pointer))) {
       const path = p.path.split('/').slice(1).filter(Boolean).map(unescape);
       if (!told.has(path.join('/'))) report(positions(path, Boolean(p.name)), p.message.replace(/^\//, ''));
     }

@@ -6,11 +6,13 @@
  *   for every request, so TypeBox and ajv's compiler stay unloaded; nor, off a terminal and for a playbook in
  *   the everyday subset of YAML without a schedule, the YAML parser, the cron library and the progress bar.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
-import { emulatorEnv, fleetbook, stateFile } from '../helpers/cli.js';
+import { BIN, emulatorEnv, fleetbook, stateFile } from '../helpers/cli.js';
+import { DaemonProcess, DaemonWorld } from '../helpers/daemon.js';
 import { emulator } from '../runner/helpers.js';
 import { SUSPEND_ACTIVE } from '../runner/playbooks.js';
 
@@ -111,6 +113,18 @@ describe('fleetbook runs (child process)', function () {
     }
   });
 
+  it('test of a valid test file passes its cases without building a schema', async () => {
+    const file = join(import.meta.dirname, '..', '..', 'playbooks', 'suspend-on-overuse.test.yaml');
+    const r = await fleetbook(['test', file], env, ['--import', MODULE_LOG]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/\b[1-9][0-9]* passed, 0 failed\n$/);
+    const modules = await loaded();
+    // The log saw the test runner and the generated validator of the test file.
+    expect(modules.some((m) => m.endsWith('/dist/testing/run-case.js'))).to.equal(true);
+    expect(modules.some((m) => m.endsWith('/dist/generated/test-file.cjs'))).to.equal(true);
+    expect(modules.filter((m) => SCHEMA_BUILDING.test(m))).to.deep.equal([]);
+  });
+
   it('run of an invalid playbook loads the schemas to explain the problem at its line', async () => {
     const file = join(state.dir, 'invalid.yaml');
     await writeFile(
@@ -125,5 +139,88 @@ describe('fleetbook runs (child process)', function () {
     expect(modules.some((m) => m.endsWith('/dist/playbook/schema.js'))).to.equal(true);
     // The full path reads the file with the YAML parser, for the positions of its problems.
     expect(modules.some((m) => m.includes('/node_modules/yaml/'))).to.equal(true);
+  });
+});
+
+/** The daemon's bearer token of these tests. */
+const TOKEN = 'startup-daemon-token-0123456789';
+/**
+ * Fastify's schema compilers: ajv, through fastify's own, and the JSON serializer's compiler (its runtime, which
+ * the precompiled error serializer uses, is not one).
+ */
+const FASTIFY_COMPILERS =
+  /\/node_modules\/(@fastify\/ajv-compiler\/|@fastify\/fast-json-stringify-compiler\/|fast-json-stringify\/index\.js)/;
+
+describe('fleetbook serve and emulator (child processes)', function () {
+  this.timeout(60_000);
+  let world: DaemonWorld;
+  before(async () => {
+    world = await DaemonWorld.create('startup', { user: 'listener', password: 'listener-password' });
+    await mkdir(join(world.dir, 'playbooks'));
+    await writeFile(
+      join(world.dir, 'playbooks', 'suspend.yaml'),
+      SUSPEND_ACTIVE({ name: 'startup-serve', batchSize: 10, concurrency: 2 }),
+    );
+  });
+  after(() => world?.close());
+
+  async function loaded(log: string): Promise<string[]> {
+    return (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+  }
+
+  it('serve answers a run without loading a schema compiler for its routes', async () => {
+    const log = join(world.dir, 'serve-modules.txt');
+    const d = await DaemonProcess.start('startup daemon', {
+      playbooks: join(world.dir, 'playbooks'),
+      state: world.state(),
+      env: world.env({ MODULE_LOG: log, FLEETBOOK_LOG_LEVEL: 'warn', FLEETBOOK_DAEMON_TOKEN: TOKEN }),
+      nodeArgs: ['--import', MODULE_LOG],
+    });
+    try {
+      const summary = await d.manualRun('startup-serve', TOKEN, {
+        account: world.emu.defaults.accounts[0]!,
+      });
+      expect(summary.status).to.equal('succeeded');
+      expect((await d.stop()).code).to.equal(0);
+    } finally {
+      await d.kill();
+    }
+    const modules = await loaded(log);
+    // The log saw the daemon and its HTTP server.
+    expect(modules.some((m) => m.endsWith('/dist/daemon/daemon.js'))).to.equal(true);
+    expect(modules.some((m) => m.includes('/node_modules/fastify/'))).to.equal(true);
+    expect(modules.filter((m) => FASTIFY_COMPILERS.test(m))).to.deep.equal([]);
+  });
+
+  it('emulator serves without loading a schema compiler or the schema library', async () => {
+    const log = join(world.dir, 'emulator-modules.txt');
+    const child = spawn(process.execPath, ['--import', MODULE_LOG, BIN, 'emulator', '--port', '0'], {
+      env: { PATH: process.env.PATH ?? '', MODULE_LOG: log, FLEETBOOK_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (s: string) => {
+          out += s;
+          const m = /API base URL +(http:\/\/\S+)/.exec(out);
+          if (m) resolve(m[1] as string);
+        });
+        void exited.then((code) => reject(new Error(`the emulator exited ${code}: ${out}`)));
+      });
+      // A request through its routes: the token endpoint refuses a client it does not know.
+      const res = await fetch(`${url}/ts/v1/oauth2/token`, { method: 'POST', body: '' });
+      expect(res.status).to.be.within(400, 499);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).to.equal(0);
+    const modules = await loaded(log);
+    expect(modules.some((m) => m.endsWith('/dist/emulator/server.js'))).to.equal(true);
+    expect(modules.some((m) => m.includes('/node_modules/fastify/'))).to.equal(true);
+    expect(modules.filter((m) => FASTIFY_COMPILERS.test(m))).to.deep.equal([]);
+    // Nor the schema library: the emulator checks requests with the generated validators.
+    expect(modules.filter((m) => SCHEMA_BUILDING.test(m))).to.deep.equal([]);
   });
 });

@@ -47,16 +47,16 @@ describe('daemon: a CarrierService message after a state read supersedes its gue
 
   /**
    * A run of `playbook` on the devices of a mix of states, resumed by a second daemon that settles them by reading
-   * their state: the carrier acts while no daemon listens, and sends its messages again 8 s later, long after the
-   * resumed run's first poll (300 ms). Resolves once the read's guess is in the ledger.
+   * their state: the carrier acts while no daemon listens, and holds the messages it failed to deliver until the
+   * test sends them again (`resendMissed`). Resolves once the read's guess is in the ledger.
    */
   async function settledByRead(playbook: string, file: string, inputs: Record<string, unknown> = {}) {
     world.emu.reset({ devicesPerAccount: 1000 });
     const mix = await mixOfStates(world.emu, account);
     const state = world.state(file);
-    // The carrier acts once the test moves the emulator's clock; a message not acknowledged is sent again 8 s
-    // later.
-    world.emu.setFaults({ processingSeconds: 30, callbackRetryMs: 8000 });
+    // The carrier acts once the test moves the emulator's clock; a message not acknowledged waits to be sent
+    // again for longer than any test runs, until the test sends it.
+    world.emu.setFaults({ processingSeconds: 30, callbackRetryMs: 3_600_000 });
     const env = world.env({ FLEETBOOK_DAEMON_TOKEN: TOKEN, FLEETBOOK_CALLBACK_ACCOUNTS: account });
     const first = await DaemonProcess.start('first daemon', { playbooks: FIXTURES, state, env });
     started.push(first);
@@ -76,6 +76,10 @@ describe('daemon: a CarrierService message after a state read supersedes its gue
     await until('the read settles the devices', () => guessed().length === 6);
     return { state, runId, status, daemon: second };
   }
+
+  /** Sends again the messages of the mix (one per device) that no daemon took: each waits to be sent again. */
+  const resendMissed = () =>
+    expect(world.emu.resendCallbacksNow(), 'the messages no daemon took').to.equal(12);
 
   /** Whether the ledger of the run's suspend step says what the service did, and why, of each device. */
   const truthOf = (state: string, runId: string) => () => {
@@ -110,7 +114,8 @@ describe('daemon: a CarrierService message after a state read supersedes its gue
   it('records the service reason of each device a resumed run settled by reading their state', async () => {
     const { state, runId, status } = await settledByRead('suspend-polled', 'late-reasons.db');
     await until('the resumed run ends', () => status() === 'succeeded');
-    // The messages sent again reach the second daemon.
+    // The messages sent again, after the run has ended, reach the second daemon.
+    resendMissed();
     await world.emu.callbacksIdle();
     await until('the service reasons are recorded', truthOf(state, runId), 15_000).catch(() => false);
     expectLedgerIsTheTruth(world.emu, suspendLedger(state, runId), true);
@@ -125,6 +130,11 @@ describe('daemon: a CarrierService message after a state read supersedes its gue
       request: 'go-on',
     });
     // The messages sent again reach the second daemon while the run waits for its DeviceUsage callback.
+    await until('the run waits for its callback', async () => {
+      const live = await daemon.getJson<RunSummary>(`/runs/${runId}`);
+      return live.steps.find((s) => s.id === 'hold')?.status === 'running';
+    });
+    resendMissed();
     await world.emu.callbacksIdle();
     await until('the service reasons are recorded', truthOf(state, runId), 15_000).catch(() => false);
     expectLedgerIsTheTruth(world.emu, suspendLedger(state, runId), true);

@@ -55,8 +55,11 @@ describe('daemon: the calls of a read killed and resumed', function () {
       async () => (await killWhen(before)) || undefined,
     );
     await first.kill();
-    // The request in flight at the kill reaches the service all the same (the emulator counts it as it answers).
-    await sleep(1500);
+    // The request in flight at the kill reaches the service all the same: the emulator counts it as it answers,
+    // once its latency has passed.
+    await untilDaemons([first], 'the emulator to answer what the killed daemon sent', async () =>
+      world.emu.requestsInFlight() === 0 ? true : undefined,
+    );
     const beforeKill = (await received(action)) - before;
     world.emu.setFaults({ latencyMs: 0 });
     const second = await world.start(`${name}: second daemon`, FIXTURES, { state, env });

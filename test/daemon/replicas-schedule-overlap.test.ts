@@ -7,12 +7,39 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { emulatorEnv } from '../helpers/cli.js';
-import { sleep } from '../helpers/chaos.js';
-import { DaemonProcess } from '../helpers/daemon.js';
+import { DaemonProcess, untilDaemons } from '../helpers/daemon.js';
 import { postgresUrl } from '../helpers/postgres.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 
 const PLAYBOOK = join(import.meta.dirname, '..', 'fixtures', 'replicas-overlap', 'every-2s.yaml');
+
+/** The runs of every-2s the replicas' log lines show, by the replica that ran each: from and to in ms. */
+function spans(daemons: readonly DaemonProcess[]): { from?: number; to?: number; by: string }[] {
+  const byRun = new Map<string, { from?: number; to?: number; by: string }>();
+  for (const d of daemons) {
+    for (const l of d.logs()) {
+      if (l.playbook !== 'every-2s' || (l.message !== 'run started' && l.message !== 'run ended')) continue;
+      const s = byRun.get(l.runId as string) ?? { by: d.name };
+      s[l.message === 'run started' ? 'from' : 'to'] = Date.parse(l.timestamp as string);
+      byRun.set(l.runId as string, s);
+    }
+  }
+  return [...byRun.values()].filter((s) => s.from !== undefined);
+}
+
+/** The fires the replicas skipped, by the replica that did, at the time it said so (ms). */
+function skips(daemons: readonly DaemonProcess[]): { scheduledAt: string; at: number; by: string }[] {
+  return daemons.flatMap((d) =>
+    d
+      .logs()
+      .filter((l) => l.message === 'skipped: previous run still running')
+      .map((l) => ({
+        scheduledAt: l.scheduledAt as string,
+        at: Date.parse(l.timestamp as string),
+        by: d.name,
+      })),
+  );
+}
 
 describe('daemon: a schedule without overlap, on two replicas', function () {
   this.timeout(90_000);
@@ -40,7 +67,22 @@ describe('daemon: a schedule without overlap, on two replicas', function () {
         }),
       );
     }
-    await sleep(12_000);
+    // Until two runs have ended and a fire was skipped by the replica that did not start the run still running
+    // (what its own pool could not know), or a run started beside another (which the checks below show).
+    await untilDaemons(
+      daemons,
+      "two runs ended and a fire skipped for the other replica's run",
+      async () => {
+        const runs = spans(daemons);
+        if (runs.filter((r) => r.to !== undefined).length < 2) return undefined;
+        const during = (at: number, r: (typeof runs)[number]) =>
+          r.from! <= at && (r.to === undefined || r.to >= at);
+        const crossSkip = skips(daemons).some((k) => runs.some((r) => r.by !== k.by && during(k.at, r)));
+        const overlap = runs.some((r) => runs.some((o) => o !== r && during(o.from!, r)));
+        return crossSkip || overlap || undefined;
+      },
+      60_000,
+    );
     // Each skipped fire is counted by the replica that claimed it: once, across the two.
     let counted = 0;
     for (const d of daemons) {
@@ -49,28 +91,12 @@ describe('daemon: a schedule without overlap, on two replicas', function () {
       counted += Number(line?.[1] ?? 0);
     }
     for (const d of daemons) await d.stop();
-    const skippedFires = new Set(
-      daemons.flatMap((d) =>
-        d
-          .logs()
-          .filter((l) => l.message === 'skipped: previous run still running')
-          .map((l) => l.scheduledAt as string),
-      ),
-    );
+    const skippedFires = new Set(skips(daemons).map((k) => k.scheduledAt));
     expect(counted, `skipped fires counted; skipped in the logs: ${[...skippedFires].join(', ')}`)
       .to.be.at.least(1)
       .and.at.most(skippedFires.size);
 
-    const spans = new Map<string, { from?: number; to?: number; by: string }>();
-    for (const d of daemons) {
-      for (const l of d.logs()) {
-        if (l.playbook !== 'every-2s' || (l.message !== 'run started' && l.message !== 'run ended')) continue;
-        const s = spans.get(l.runId as string) ?? { by: d.name };
-        s[l.message === 'run started' ? 'from' : 'to'] = Date.parse(l.timestamp as string);
-        spans.set(l.runId as string, s);
-      }
-    }
-    const ran = [...spans.values()]
+    const ran = spans(daemons)
       .filter((s) => s.from !== undefined && s.to !== undefined)
       .sort((a, b) => a.from! - b.from!);
     expect(ran.length, 'runs that ran').to.be.at.least(2);

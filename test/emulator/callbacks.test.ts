@@ -140,6 +140,24 @@ describe('emulator: callbacks', () => {
       ]);
     });
 
+    it('sends a message waiting to be sent again at once when asked, as its next attempt', async () => {
+      // A wait no test sits out: the message is sent again when the test asks, or not at all.
+      await raw.control('PUT', '/faults', { callbackRetryMs: 600_000 });
+      let calls = 0;
+      listener.status = () => (++calls === 1 ? 503 : 200);
+      const d = active(6);
+      await client.devices.suspend({ accountName: primary.accountName, devices: [imei(d)] });
+      await listener.waitFor(1);
+      // Nothing waits until the refusal is read; then the one message does, and is sent.
+      while (emu.resendCallbacksNow() === 0) await sleep(5);
+      await listener.waitFor(2);
+      await emu.callbacksIdle();
+      expect(listener.received.map((r) => r.body.callbackCount)).to.deep.equal([1, 2]);
+      expect(emu.resendCallbacksNow()).to.equal(0);
+      await raw.control('PUT', '/faults', { callbackRetryMs: 20 });
+      await client.devices.restore({ accountName: primary.accountName, devices: [imei(d)] });
+    });
+
     it('reports a device the action cannot apply to as failed in its own message, with a fault', async () => {
       const suspended = primary.devices.find((d) => d.state === 'suspend')!;
       const fine = active(3);

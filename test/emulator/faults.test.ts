@@ -46,6 +46,26 @@ describe('emulator: faults and the record of calls', () => {
     expect(performance.now() - began).to.be.at.least(145);
   });
 
+  it('tells the requests it has received and not yet answered, counted or not', async () => {
+    const counted = async () => {
+      const { actions } = (await raw.control('GET', '/calls?devices=0')).body as {
+        actions: Record<string, number>;
+      };
+      return Object.values(actions).reduce((a, b) => a + b, 0);
+    };
+    await raw.control('PUT', '/faults', { latencyMs: 300 });
+    const before = await counted();
+    expect(emu.requestsInFlight()).to.equal(0);
+    const answer = consents();
+    while (emu.requestsInFlight() === 0) await new Promise((r) => setTimeout(r, 5));
+    // Received, held by its latency: in flight, not yet counted.
+    expect(await counted()).to.equal(before);
+    expect(emu.requestsInFlight()).to.equal(1);
+    expect((await answer).status).to.equal(200);
+    expect(emu.requestsInFlight()).to.equal(0);
+    expect(await counted()).to.equal(before + 1);
+  });
+
   it('answers 500 before acting under errorRate: nothing is applied', async () => {
     const d = active(0);
     await raw.control('PUT', '/faults', { errorRate: 1 });

@@ -4,9 +4,10 @@
  * written in docs/spec-decisions.md.
  */
 import Type from 'typebox';
+import { ACCOUNT_NAME_PATTERN, DEVICE_KINDS, ID_FORMATS, ID_PATTERNS, type DeviceKind } from '../identifiers.js';
 
-/** Account names keep their leading zeros: 10 digits, a hyphen, 5 digits (spec conventions). */
-export const ACCOUNT_NAME_PATTERN = '^[0-9]{10}-[0-9]{5}$';
+export { ACCOUNT_NAME_PATTERN, DEVICE_KINDS, ID_FORMATS, ID_PATTERNS, type DeviceKind };
+
 
 /** An account name (ACCOUNT_NAME_PATTERN); a field that says more of the account it names has its own words. */
 export const AccountName = Type.String({
@@ -36,31 +37,6 @@ export const PhoneList = Type.String({
   pattern: '^[0-9]{10,15}(,[0-9]{10,15})*$',
   description: 'Comma-separated phone numbers, digits only, no dashes, spaces or parentheses.',
 });
-
-/** Identifier formats by device kind. Kinds are matched case-insensitively (callbacks write them upper case). */
-export const ID_PATTERNS = {
-  imei: '^[0-9]{15}$',
-  iccid: '^[0-9]{20}$',
-  mdn: '^[0-9]{10}$',
-  msisdn: '^1?[0-9]{10}$',
-  meid: '^([0-9A-Fa-f]{14}|[0-9]{18})$',
-  esn: '^([0-9A-Fa-f]{8}|[0-9]{11})$',
-  imsi: '^[0-9]{6,15}$',
-  eid: '^[0-9]{32}$',
-} as const;
-export type DeviceKind = keyof typeof ID_PATTERNS;
-/** What each kind's identifier looks like, in words, for error messages. */
-export const ID_FORMATS: Record<DeviceKind, string> = {
-  imei: 'an IMEI is 15 digits',
-  iccid: 'an ICCID is 20 digits',
-  mdn: 'an MDN is 10 digits',
-  msisdn: 'an MSISDN is 10 digits, optionally after a leading 1',
-  meid: 'a MEID is 14 hexadecimal or 18 decimal digits',
-  esn: 'an ESN is 8 hexadecimal or 11 decimal digits',
-  imsi: 'an IMSI is 6 to 15 digits',
-  eid: 'an EID is 32 digits',
-};
-export const DEVICE_KINDS = Object.keys(ID_PATTERNS) as DeviceKind[];
 
 /** Both spellings of each kind are valid on input: `imei` and `IMEI`. */
 export function kindEnum(kinds: readonly string[]): string[] {

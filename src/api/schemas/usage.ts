@@ -4,10 +4,8 @@
  * (spec 4.5 quick references; shapes from the vendor's published SDK, docs/spec-decisions.md).
  */
 import Type from 'typebox';
+import { MAX_SYNC_REPORT_DEVICES } from '../limits.js';
 import { AccountName, closed, DateTime, DeviceId, ID_PATTERNS } from './common.js';
-
-/** The synchronous report answers for at most this many devices. */
-export const MAX_SYNC_REPORT_DEVICES = 10;
 
 export const AggregateReportRequest = closed({
   accountNumber: AccountName,
