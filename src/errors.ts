@@ -26,7 +26,8 @@ export const ERROR_CODES = {
     'Session login was refused, or not sent after 4 in a row that were refused or lost their answers (counted by every process on the store). It is never retried: five failures lock the user; `fleetbook logins clear USER` forgets the count once the password is right.',
   FB_AUTH: 'The OAuth token request was refused.',
   FB_CONFIG: 'The configuration is missing something or is invalid.',
-  FB_ABORTED: 'The call was cancelled before it completed.',
+  FB_ABORTED:
+    'The call was cancelled before it completed. `sent` tells whether its request may have reached the service (it had begun to be written).',
   FB_ENV_WITHHELD:
     'An expression read a variable of `env` that fleetbook withholds (its own, or one named like a secret); read it as a secret.',
   FB_EXPRESSION_BUDGET:
@@ -149,6 +150,26 @@ export class NetworkError extends FleetbookError {
 
   override toJSON(): Record<string, unknown> {
     return { ...super.toJSON(), action: this.action, cause: this.causeCode, sent: this.sent };
+  }
+}
+
+/**
+ * A call cancelled (its signal aborted) while its request was on its way. `sent: false` proves the service never saw
+ * it: it was cut off before its first byte was written. A call refused for a cancel before it reached its connection
+ * fails with the signal's reason instead.
+ */
+export class AbortedError extends FleetbookError {
+  readonly action: string;
+  readonly sent: boolean;
+
+  constructor(action: string, sent: boolean, options?: ErrorOptions) {
+    super('FB_ABORTED', `${action}: cancelled`, 'permanent', options);
+    this.action = action;
+    this.sent = sent;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), action: this.action, sent: this.sent };
   }
 }
 

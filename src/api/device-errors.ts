@@ -107,7 +107,7 @@ export const STATE_NOT_CHANGED = 'STATE NOT CHANGED';
 export const OWN_DEVICE_TYPES = {
   'OUTCOME UNKNOWN': [
     'retryable',
-    'The request was sent and no answer says whether the service acted on it (a connection lost after sending, an answer lost for good): the device is `unconfirmed`, and its request is not sent again blindly.',
+    "The request was sent and no answer says whether the service acted on it (a connection lost after sending, an answer lost for good, a cancel or a step's timeout while the request or a read of the device's state after it was on its way): the device is `unconfirmed`, and its request is not sent again blindly.",
   ],
   NETWORK: [
     'retryable',

@@ -4,7 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { Pool, type Dispatcher } from 'undici';
-import { ApiError, FleetbookError, NetworkError, type ErrorBodyShape } from '../errors.js';
+import { AbortedError, ApiError, FleetbookError, NetworkError, type ErrorBodyShape } from '../errors.js';
 import { parseRetryAfter } from '../retry.js';
 import type { Method } from './catalog.js';
 
@@ -117,8 +117,9 @@ class Watched implements Handler {
       controller.abort(e as Error);
       return;
     }
-    this.writing.started = true;
     this.h.onRequestStart?.(controller, context);
+    // Unless its own handler aborted it there (its signal aborted while it waited for a connection): not written.
+    if (!controller.aborted) this.writing.started = true;
   }
   onRequestUpgrade(...a: Parameters<NonNullable<Handler['onRequestUpgrade']>>): void {
     this.h.onRequestUpgrade?.(...a);
@@ -203,9 +204,9 @@ function emitterOf(signal: AbortSignal): AbortEmitter {
 }
 
 /**
- * A failure below HTTP as the one error type: cancelled, or a NetworkError that says whether it was sent. A
- * request may have been sent unless its cause proves otherwise (NOT_SENT) or `mayBeWritten` is false: the error
- * came before its connection began to write it (`written`).
+ * A failure below HTTP as the one error type: cancelled (AbortedError), or a NetworkError; each says whether it was
+ * sent. A request may have been sent unless `mayBeWritten` is false (the error came before its connection began to
+ * write it: `written`) or, for a NetworkError, its cause proves otherwise (NOT_SENT).
  */
 export function networkError(
   action: string,
@@ -213,8 +214,7 @@ export function networkError(
   signal?: AbortSignal,
   mayBeWritten = true,
 ): FleetbookError {
-  if (signal?.aborted)
-    return new FleetbookError('FB_ABORTED', `${action}: cancelled`, 'permanent', { cause: e });
+  if (signal?.aborted) return new AbortedError(action, mayBeWritten, { cause: e });
   const err = e as { code?: string; message?: string; cause?: { code?: string } };
   const code = err.code && err.code !== 'UND_ERR' ? err.code : (err.cause?.code ?? 'UNKNOWN');
   const cause = err.cause?.code && NOT_SENT.has(err.cause.code) ? err.cause.code : code;

@@ -10,7 +10,8 @@
  *   ledger has, but for those whose request the service accepted and no one confirmed: nobody looks for their
  *   outcome now, so they are `unconfirmed` (and a daemon records the service's message for them if it comes).
  *   A call that changes devices sent before the process died, its answer never recorded (a `sending`
- *   checkpoint), has an outcome nobody knows, and devices the ledger does not name: the run's error and the
+ *   checkpoint, or a `confirming` one that marks a devices.retry pass's send), has an outcome nobody knows, and no
+ *   result in the ledger (a device a pass sent again keeps its result of the pass before): the run's error and the
  *   command's output say so.
  */
 import { isoTime } from '../clock.js';
@@ -101,7 +102,7 @@ export async function cancelRun(store: Store, run: RunRecord, config: Config): P
           ? `Its devices keep the outcomes recorded: ${kept.join(', ')}${devices.unconfirmed ? ' (unconfirmed: the service took their request, and its outcome was not confirmed; a daemon records it if the service sends it later)' : ''}. List them: fleetbook runs show ${run.id} --devices\n`
           : 'It had recorded no device outcome.\n') +
         (unknown.length
-          ? `Its process stopped after it had sent ${unknown.length === 1 ? 'a call that changes devices, before its answer was' : `${unknown.length} calls that change devices, before their answers were`} recorded (${unknown.join(', ')}): what the service did is unknown, and the ledger does not name those devices. Read their state (devices.list) before acting on them again.\n`
+          ? `Its process stopped after it had sent ${unknown.length === 1 ? 'a call that changes devices, before its answer was' : `${unknown.length} calls that change devices, before their answers were`} recorded (${unknown.join(', ')}): what the service did is unknown, and the ledger records no result of it for those devices. Read their state (devices.list) before acting on them again.\n`
           : ''),
     );
     return 0;
@@ -115,11 +116,16 @@ function alreadyEnded(run: RunRecord): number {
   return 1;
 }
 
-/** The steps (by key) whose checkpoint says a call that changes devices was sent and its answer never recorded. */
+/**
+ * The steps (by key) whose checkpoint says a call that changes devices was sent and its answer never recorded: a
+ * first call (`sending`), or the request of a devices.retry pass after the first (`confirming` with `sendingPass`).
+ */
 function callsUnderWay(checkpoints: ReadonlyMap<string, unknown>): string[] {
   const keys: string[] = [];
-  for (const [key, cp] of checkpoints)
-    if ((cp as { status?: unknown } | null)?.status === 'sending') keys.push(key);
+  for (const [key, cp] of checkpoints) {
+    const c = cp as { status?: unknown; sendingPass?: unknown } | null;
+    if (c?.status === 'sending' || (c?.status === 'confirming' && c.sendingPass)) keys.push(key);
+  }
   return keys;
 }
 

@@ -204,7 +204,7 @@ describe('fleetbook runs list and show (child process)', function () {
         'Its devices keep the outcomes recorded: 2 succeeded, 1 unconfirmed (unconfirmed: the service took their request, and its outcome was not confirmed; a daemon records it if the service sends it later). ' +
         `List them: fleetbook runs show ${id} --devices\n` +
         'Its process stopped after it had sent a call that changes devices, before its answer was recorded (batches[1]/suspend): ' +
-        'what the service did is unknown, and the ledger does not name those devices. Read their state (devices.list) before acting on them again.\n',
+        'what the service did is unknown, and the ledger records no result of it for those devices. Read their state (devices.list) before acting on them again.\n',
     );
     const shown = JSON.parse((await fleetbook(['runs', 'show', id, '--json'], env)).stdout) as RunSummary;
     expect(shown).to.deep.include({ runId: id, status: 'cancelled', steps: [] });
@@ -224,6 +224,64 @@ describe('fleetbook runs list and show (child process)', function () {
       ['d2', 'succeeded', undefined],
       ['d3', 'unconfirmed', 'r1'],
     ]);
+  });
+
+  it('cancel names the call of a devices.retry pass sent when the process died, as of a first pass', async () => {
+    const id = 'dddd1111-0000-4000-8000-000000000006';
+    await withStore(async (store) => {
+      await store.registerOwner(
+        { id: 'gone-2', role: 'run', pid: 999_999, host: 'elsewhere', boot: '', startedAt: started(5) },
+        Date.now() - 60_000,
+        15_000,
+        false,
+      );
+      store.createRun({
+        id,
+        owner: 'gone-2',
+        playbook: 'suspend-on-overuse',
+        status: 'running',
+        trigger: { type: 'manual' },
+        inputs: {},
+        startedAt: started(5),
+      } satisfies RunRecord);
+      // Pass 1 refused d1, which a devices.retry rule sends again: the pass's request left, its answer never came.
+      store.saveStep(
+        id,
+        'suspend',
+        {
+          status: 'confirming',
+          accepted: [{ requestId: 'r1', accountName: 'a', attempts: 1, at: Date.now() - 60_000 }],
+          output: { requestId: 'r1' },
+          sendingPass: { rule: 0, attempt: 2, since: Date.now() - 60_000 },
+        },
+        {
+          step: 'suspend',
+          groups: [
+            {
+              ids: ['d1'],
+              kind: 'imei',
+              outcome: 'failed',
+              errorType: 'SYSTEM FAILURE',
+              errorClass: 'transient',
+              attempts: 1,
+              requestId: 'r1',
+            },
+          ],
+          at: started(5),
+        },
+      );
+    });
+
+    const r = await fleetbook(['runs', 'cancel', id], env);
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    expect(r.stdout).to.include(
+      'Its process stopped after it had sent a call that changes devices, before its answer was recorded (suspend): ',
+    );
+    const shown = JSON.parse((await fleetbook(['runs', 'show', id, '--json'], env)).stdout) as RunSummary;
+    expect(shown.error).to.equal(
+      'cancelled by `fleetbook runs cancel` while no process held it: its finally steps did not run; ' +
+        'the outcome of a call under way when its process stopped is unknown (suspend)',
+    );
   });
 
   it('cancel of a run that has ended, or of no run, says so', async () => {

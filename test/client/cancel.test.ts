@@ -2,14 +2,17 @@
  * Cancelling calls, against the emulator over loopback: a call's signal ends its request in flight at once, with
  * FB_ABORTED, whatever the service still takes; the other calls under other signals go on; however many
  * requests are in flight under one signal, it holds one listener of the client's; a call under a signal
- * already aborted is not sent.
+ * already aborted is not sent. A call cancelled says whether its request may have reached the service (`sent`): one
+ * cut off while it waited for a connection was not written, though undici hands it to the connection to fail it
+ * (before, it said so as one the service had read: a cancelled device action's devices were recorded as if it had).
  */
 import { getEventListeners } from 'node:events';
 import { expect } from 'chai';
 import { createClient, type Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { FleetbookError } from '../../src/errors.js';
-import { clientFor, emulator, setFaults } from '../runner/helpers.js';
+import { Pool } from 'undici';
+import { AbortedError, FleetbookError } from '../../src/errors.js';
+import { clientFor, emulator, onRequestRead, RATES, setFaults } from '../runner/helpers.js';
 
 describe('client: cancelling calls', function () {
   this.timeout(20_000);
@@ -58,6 +61,47 @@ describe('client: cancelling calls', function () {
     const listed = (await going) as { devices: unknown[] };
     expect(listed.devices.length).to.be.greaterThan(0);
     expect(Date.now() - began).to.be.at.least(1400);
+  });
+
+  it('a call cancelled says whether its request may have reached the service', async () => {
+    // One connection: a request the emulator has read holds it for its latency, and the next waits in the pool.
+    const pool = new Pool(new URL(emu.baseUrl).origin, { connections: 1, pipelining: 1 });
+    const one = createClient({
+      baseUrl: emu.baseUrl,
+      clientId: emu.defaults.clientId,
+      clientSecret: emu.defaults.clientSecret,
+      username: emu.defaults.username,
+      password: emu.defaults.password,
+      rates: RATES,
+      dispatcher: pool,
+    });
+    try {
+      const list = { accountName: account, maxNumberOfDevices: 2000 };
+      await one.callByName('devices.list', list);
+      await setFaults(emu, { latencyMs: 1500 });
+      const read = new AbortController();
+      const queued = new AbortController();
+      const failure = (signal: AbortSignal) =>
+        one.callByName('devices.list', list, { signal }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      const held = onRequestRead(emu, '/m2m/v1/devices/actions/list', 1, () => undefined);
+      const inFlight = failure(read.signal);
+      const waiting = failure(queued.signal);
+      await held;
+      expect(pool.stats).to.include({ running: 1, queued: 1 });
+      queued.abort();
+      read.abort();
+      const [sent, unsent] = [await inFlight, await waiting];
+      expect(sent).to.be.instanceOf(AbortedError);
+      expect(unsent).to.be.instanceOf(AbortedError);
+      expect([(sent as AbortedError).sent, (unsent as AbortedError).sent]).to.deep.equal([true, false]);
+      expect((unsent as AbortedError).toJSON()).to.deep.include({ code: 'FB_ABORTED', sent: false });
+    } finally {
+      await one.close();
+      await pool.close();
+    }
   });
 
   it('tells a request as sent when it leaves its rate slot, not one cancelled while it waited for it', async () => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import * as errors from '../../src/errors.js';
 import {
+  AbortedError,
   ApiError,
   AuthError,
   ConfigError,
@@ -45,6 +46,7 @@ const INSTANCES: Record<string, () => FleetbookError> = {
       shape: 'errorCode',
     }),
   NetworkError: () => new NetworkError('a.b', 'ECONNRESET', true, 'reset'),
+  AbortedError: () => new AbortedError('a.b', false),
   InputError: () => new InputError('a.b', [{ path: '/x', message: 'bad' }]),
   UnknownActionError: () => new UnknownActionError('a.c', ['a.b']),
   LoginError: () => new LoginError('refused'),

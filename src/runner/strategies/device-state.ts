@@ -6,10 +6,10 @@
  * reads the devices' state when an earlier execution sent a request (the first pass's, or a devices.retry pass's)
  * and stopped before its answer, so that no device is changed twice.
  */
-import type { OwnDeviceType } from '../../api/device-errors.js';
+import { ownType, type OwnDeviceType } from '../../api/device-errors.js';
 import { retrying } from '../../retry.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
-import { isCancel } from '../cancel.js';
+import { cancelledInFlight, isCancel } from '../cancel.js';
 import { errorOf, unknownOutcome, selects } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import { pushItem } from '../stored-items.js';
@@ -231,6 +231,18 @@ function stopped(x: ActionCall, e: unknown): boolean {
 }
 
 /**
+ * Whether `e` is the cancel of this step (the run cancelled, the step's timeout), not a stop, as a call or a read
+ * failed with it: the step ends, and nothing will learn what a request on its way did.
+ */
+function cancelled(x: ActionCall, e: unknown): boolean {
+  const { signal } = x;
+  return Boolean(signal?.aborted && !(signal.reason instanceof Interrupted) && isCancel(e, signal));
+}
+
+/** The result of a device whose request may have reached the service, and no answer says what it did. */
+const OUTCOME_UNKNOWN = { outcome: 'unconfirmed', ...ownType('OUTCOME UNKNOWN') } as const;
+
+/**
  * The devices.retry pass a step resumed while it confirmed was in: that of the last request its checkpoint keeps;
  * the first when it names none (the first pass's request, or a checkpoint of an earlier version).
  */
@@ -301,6 +313,14 @@ async function send(
       // client refused (FB_INPUT) left nothing and reached nothing.
       if (!(e instanceof InputError)) x.count.attempt();
       if (stopped(x, e)) throw e;
+      if (cancelled(x, e)) {
+        // The step ends here. A request that may have reached the service (cut off once it began to be written, its
+        // answer not read) leaves what it did unknown: `unconfirmed`, never `failed`, which says it did nothing. One
+        // that never left (refused for the cancel, cut off before its first byte) did nothing: the devices keep the
+        // result they had (none, in the first pass), as a cancel leaves those of a step it stopped.
+        if (cancelledInFlight(e)) results.add(withSends(remaining, OUTCOME_UNKNOWN, before, n));
+        throw e;
+      }
       const unknown = unknownOutcome(e);
       if (unknown) {
         // A lost answer may hide a request the carrier is still carrying out: watched. The service's own error
@@ -335,7 +355,8 @@ async function send(
  * device twice: the state is read again every confirmation poll interval until every device is changed or
  * `until` (on the run's clock) has passed; only then are the others returned, to be sent again. Each read has
  * the step's retries (it changes nothing: it is asked again on the errors `retry.on` selects). When one still fails, what the service did is unknown: the devices left are
- * recorded `unconfirmed` with the read's error, never left out of the ledger nor sent again, and the step fails.
+ * recorded `unconfirmed` with the read's error (`OUTCOME UNKNOWN` when a cancel ends a read or the wait for the next),
+ * never left out of the ledger nor sent again, and the step fails.
  */
 async function reconcile(
   x: ActionCall,
@@ -360,8 +381,7 @@ async function reconcile(
         sleep: (ms) => ctx.clock.sleep(ms, x.signal),
       }));
     } catch (e) {
-      if (!stopped(x, e))
-        results.add(withSends(left, { outcome: 'unconfirmed', ...errorOf(e) }, pass.before, pass.n));
+      unknownLeft(e);
       throw e;
     }
     const done = subset(left, applied, true);
@@ -370,7 +390,23 @@ async function reconcile(
     left = subset(left, applied, false);
     const wait = until - ctx.clock.now();
     if (!left.size || wait <= 0) return left;
-    await ctx.clock.sleep(Math.min(interval, wait), x.signal);
+    try {
+      await ctx.clock.sleep(Math.min(interval, wait), x.signal);
+    } catch (e) {
+      unknownLeft(e);
+      throw e;
+    }
+  }
+
+  /**
+   * The devices not found changed when a read fails with `e`, or a cancel ends the wait for the next one: what the
+   * request did to them is unknown, `unconfirmed` (with the read's error; `OUTCOME UNKNOWN` for a cancel, which
+   * nothing follows). A stop records nothing: the resumed run reads their state.
+   */
+  function unknownLeft(e: unknown): void {
+    if (stopped(x, e)) return;
+    const result = cancelled(x, e) ? OUTCOME_UNKNOWN : { outcome: 'unconfirmed' as const, ...errorOf(e) };
+    results.add(withSends(left, result, pass.before, pass.n));
   }
 }
 
