@@ -3,7 +3,9 @@
  *
  * Ten kills while callbacks stream in and a 10,000-device suspend runs: the first aimed mid-send (once the
  * emulator has read a suspend request, which it holds for its latency before it acts), the others at random
- * points. Afterwards:
+ * points once no session login is in doubt. A login the kill cuts off counts as one that may have failed, and
+ * after four of them a daemon sends no more (five failed logins lock the user: api/login-count.ts); waiting for
+ * the count to clear before each kill keeps it below that, whatever the machine's speed. Afterwards:
  * - every device the suspend was for has exactly one `devices.suspend` mutation in the emulator's counters,
  *   and no other device has any: a call known to have succeeded was not sent again, and a call whose answer
  *   the kill lost (the emulator acts after its latency, whoever is still listening) was reconciled first;
@@ -135,6 +137,26 @@ describe('daemon: killed with SIGKILL and started again', function () {
     }
   }
 
+  /**
+   * Waits until the state file counts no session login that may have failed (api/login-count.ts): none sent
+   * and unanswered, none whose answer was lost: at once, unless a login is on its way. It resolves in the turn
+   * of its last read.
+   */
+  async function noLoginInDoubt(file: string, context: string): Promise<void> {
+    const counted = () =>
+      readState(file, (db) =>
+        db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'session_logins'").get()
+          ? (db.prepare('SELECT count(*) AS n FROM session_logins').get() as { n: number }).n
+          : 0,
+      );
+    const deadline = Date.now() + 60_000;
+    while (counted() > 0) {
+      if (Date.now() > deadline)
+        throw new Error(`logins still in doubt after 60 s (${context})\n${stderr().slice(-3000)}`);
+      await sleep(20);
+    }
+  }
+
   it('suspends every device exactly once and processes every acknowledged callback exactly once', async () => {
     const began = Date.now();
     const logFrom = stderr().length;
@@ -146,6 +168,8 @@ describe('daemon: killed with SIGKILL and started again', function () {
     const killDelays: number[] = [];
     /** Devices the emulator had suspended once each daemon was dead (a call in flight still acts). */
     const suspendedAfterKill: number[] = [];
+    const kills = () =>
+      `seed ${seed}, kill delays ${killDelays.join(' ')} ms, the run before each kill ${seenBeforeKill.join(' ')}, devices suspended ${suspendedAfterKill.join(' ')}`;
     for (let round = 0; round < ROUNDS; round++) {
       const d = await start(file);
       // The first kill lands while a suspend is sent and unanswered, whatever the machine's speed: the daemon dies
@@ -184,13 +208,16 @@ describe('daemon: killed with SIGKILL and started again', function () {
         await sleep(delay);
         const run = await get<{ status: string }>(d, `/runs/${runId}`).catch(() => ({ status: '?' }));
         seenBeforeKill.push(run.status);
+        // The kill follows the last read of the count in the same turn: it can cut off only a login sent in
+        // between, and the next start's login (each start registers its callbacks) clears that one.
+        await noLoginInDoubt(file, kills());
       }
       await kill(d);
       suspendedAfterKill.push(Object.keys((await calls(emu)).devices).length);
       stop = true;
       await streaming;
     }
-    const context = `seed ${seed}, kill delays ${killDelays.join(' ')} ms, the run before each kill ${seenBeforeKill.join(' ')}, devices suspended ${suspendedAfterKill.join(' ')}`;
+    const context = kills();
 
     // The last start: the service sends again what was never acknowledged, and everything is left to finish.
     const d = await start(file);

@@ -21,11 +21,14 @@
  *   load a replica stalled that long was seen to bunch 301 arrivals into one second; such a window passes only
  *   when the requests measured as held longer account for every arrival over 300;
  * - over the steady state (all three running, their shares settled), every /status read of every replica shows
- *   three members and a ceiling of its share, and the three shares add up to the whole budget: none is left
- *   out, none keeps a part of another's; each replica sent at least a quarter of the requests: none starves.
- *   How close to the whole budget they come is the bench's to measure (P6-PG3, at 95 % and more): here it
- *   depends on the CPU the other tests leave, and the test only prints it (a run of the whole suite in
- *   parallel, the other worker's replicas tests at the same time, saw 79 %; alone it is 93 % and more).
+ *   three members and a ceiling of its equal share, a third of the budget (docs/replicas.md: "each live
+ *   replica runs at an equal share"), and the three shares add up to the whole budget: none is left out, none
+ *   keeps a part of another's; no replica starts more than its share in any one second, and every one is
+ *   still sending at the end: none starves. What part of the requests each one sends, and how close to the
+ *   whole budget they come, is the bench's to measure (P6-PG3, at 95 % and more): here it depends on the CPU
+ *   the other tests leave each replica, and the test only prints it (a run of the whole suite in parallel, the
+ *   other worker's replicas tests at the same time, saw 79 %; alone it is 93 % and more; one replica kept off
+ *   the CPU under extreme load sent 22.7 % of the requests, its share unchanged).
  *
  * The replicas are the built CLI (`npm run build` first); the database is a fresh one on the tests' own
  * PostgreSQL server. Each replica's `/status` `rates` (its members, share and ceiling) is sampled throughout,
@@ -314,8 +317,17 @@ describe('daemon: three replicas on one PostgreSQL share one rate budget', funct
       steadySamples.reduce((sum, s) => sum + s[0]!.share, 0),
       `the three shares of the budget${evidence()}`,
     ).to.equal(BUDGET);
-    for (const [i, n] of each.entries())
-      expect(n / steady.length, `replica ${i}'s part of the requests${evidence()}`).to.be.at.least(0.25);
+    const equal = Math.floor(BUDGET / 3);
+    for (const [i, s] of steadySamples.entries())
+      expect(
+        s.map((x) => x.share),
+        `replica ${i}'s share, read throughout the steady state${evidence()}`,
+      ).to.deep.equal(s.map(() => equal));
+    // Starts stamped within 25 ms of the rate start, as above: a second of them lies within a shared window.
+    for (const [i, n] of eachBusiest.entries())
+      expect(n, `replica ${i}'s m2m requests started in its busiest second${evidence()}`).to.be.at.most(
+        equal,
+      );
     expect(
       each.reduce((a, b) => a + b),
       'only the runs read in the steady state',

@@ -180,7 +180,9 @@ describe('daemon: one owner per state file', function () {
 
   it('a killed `fleetbook run` leaves its run to the daemon once its lease expires, of a playbook it does not load', async () => {
     const state = join(dir, 'cli-killed.db');
-    const lease = { FLEETBOOK_LEASE: '1s' };
+    // Short, for the daemon to take the run over soon; long enough that a loaded machine's daemon, renewing it
+    // every third, does not lose its own (a 1 s lease was lost beside two busy processes).
+    const lease = { FLEETBOOK_LEASE: '5s' };
     // The daemon loads another directory: it finishes the run with the definition the store kept of its version.
     const others = join(dir, 'other-playbooks');
     await mkdir(others);

@@ -24,8 +24,8 @@ const post = (owner: string, seq: number, view = '', claim = 0): SharePost => ({
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until `done()` holds, up to `ms`. */
-async function until(done: () => boolean, ms = 5_000): Promise<void> {
+/** Waits until `done()` holds, up to `ms` (well past any round trip, and within the test's timeout). */
+async function until(done: () => boolean, ms = 30_000): Promise<void> {
   for (const end = Date.now() + ms; !done() && Date.now() < end;) await sleep(20);
 }
 
@@ -46,38 +46,51 @@ function boardSuite(name: string, open: () => Promise<Sides>): void {
 
     it('answers the live rows as they were before its own write', async () => {
       const now = Date.now();
-      expect(await s.a.exchange('a/1', post('a', 1), 5_000, now)).to.deep.equal([]);
-      const seenByB = await s.b.exchange('b/1', post('b', 1), 5_000, now);
+      expect(await s.a.exchange('a/1', post('a', 1), 600_000, now)).to.deep.equal([]);
+      const seenByB = await s.b.exchange('b/1', post('b', 1), 600_000, now);
+      const elapsed = Date.now() - now;
       expect(seenByB.map((r) => [r.member, r.post])).to.deep.equal([['a/1', post('a', 1)]]);
-      expect(seenByB[0]?.ageMs).to.be.within(0, 1_000);
-      const seenByA = await s.a.exchange('a/1', post('a', 2, 'a/1 b/1', 7), 5_000, Date.now());
+      // Both writes fell between `now` and the end of b's: the age is at most the time that passed (and a
+      // millisecond for the server's rounding of its clock to whole milliseconds).
+      expect(seenByB[0]?.ageMs).to.be.within(0, elapsed + 1);
+      const seenByA = await s.a.exchange('a/1', post('a', 2, 'a/1 b/1', 7), 600_000, Date.now());
       expect(seenByA.map((r) => [r.member, r.post]).sort()).to.deep.equal([
         ['a/1', post('a', 1)],
         ['b/1', post('b', 1)],
       ]);
-      const again = await s.b.exchange('b/1', post('b', 2), 5_000, Date.now());
+      const again = await s.b.exchange('b/1', post('b', 2), 600_000, Date.now());
       expect(again.find((r) => r.member === 'a/1')?.post).to.deep.equal(post('a', 2, 'a/1 b/1', 7));
     });
 
     it("keeps the latest of a member's posts when an older one lands late", async () => {
-      await s.a.exchange('a/1', post('a', 2, 'a/1', 5), 5_000, Date.now());
-      await s.a.exchange('a/1', post('a', 1, '', 9), 5_000, Date.now());
-      const seen = await s.b.exchange('b/1', post('b', 1), 5_000, Date.now());
+      await s.a.exchange('a/1', post('a', 2, 'a/1', 5), 600_000, Date.now());
+      await s.a.exchange('a/1', post('a', 1, '', 9), 600_000, Date.now());
+      const seen = await s.b.exchange('b/1', post('b', 1), 600_000, Date.now());
       expect(seen.map((r) => r.post)).to.deep.equal([post('a', 2, 'a/1', 5)]);
     });
 
     it('forgets a row once its lease has lapsed, and never brings it back', async () => {
-      await s.a.exchange('a/1', post('a', 1), 100, Date.now());
-      await s.b.exchange('b/1', post('b', 1), 5_000, Date.now());
-      const live = await s.b.exchange('b/1', post('b', 2), 5_000, Date.now());
+      // No lease here has to outlast a round trip: a/1 is first seen live under a lease far longer than the
+      // test, then renewed with one that lapses at once, and the test waits until the board (by its own
+      // clock: the caller's on SQLite, the server's on PostgreSQL) no longer answers it.
+      await s.a.exchange('a/1', post('a', 1), 600_000, Date.now());
+      await s.b.exchange('b/1', post('b', 1), 600_000, Date.now());
+      const live = await s.b.exchange('b/1', post('b', 2), 600_000, Date.now());
       expect(live.map((r) => r.member)).to.have.members(['a/1', 'b/1']);
-      await sleep(150);
-      const byA = await s.a.exchange('a/1', post('a', 2), 5_000, Date.now());
+      await s.a.exchange('a/1', post('a', 2), 1, Date.now());
+      let seq = 2;
+      let seenByB: string[] = [];
+      for (const end = Date.now() + 10_000; Date.now() < end; await sleep(5)) {
+        seenByB = (await s.b.exchange('b/1', post('b', ++seq), 600_000, Date.now())).map((r) => r.member);
+        if (!seenByB.includes('a/1')) break;
+      }
+      expect(seenByB, 'a lapses').to.deep.equal(['b/1']);
+      const byA = await s.a.exchange('a/1', post('a', 3), 600_000, Date.now());
       expect(
         byA.map((r) => r.member),
         'a lapsed',
       ).to.deep.equal(['b/1']);
-      const byB = await s.b.exchange('b/1', post('b', 3), 5_000, Date.now());
+      const byB = await s.b.exchange('b/1', post('b', seq + 1), 600_000, Date.now());
       expect(
         byB.map((r) => r.member),
         'and stays lapsed',
@@ -87,7 +100,13 @@ function boardSuite(name: string, open: () => Promise<Sides>): void {
     it('coordinators on both sides agree on the members and split the budget; one that stops frees its share', async () => {
       const side = (owner: string, board: ShareBoard) => {
         const area = new AreaBudget('loc', { requestsPerSecond: 300, concurrency: 10 }, systemClock);
-        const shares = new RateShares({ owner, board, areas: { loc: area }, intervalMs: 50, leaseMs: 2_000 });
+        const shares = new RateShares({
+          owner,
+          board,
+          areas: { loc: area },
+          intervalMs: 50,
+          leaseMs: 20_000,
+        });
         return { area, shares };
       };
       const [a, b] = [side('a', s.a), side('b', s.b)];

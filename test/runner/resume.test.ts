@@ -9,7 +9,7 @@ import type { Clock } from '../../src/clock.js';
 import type { Playbook } from '../../src/playbook/schema.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { StoredEvents } from '../../src/daemon/stored-events.js';
-import { Interrupted, runPlaybook, type EventSource } from '../../src/runner/runner.js';
+import { runPlaybook, type EventSource } from '../../src/runner/runner.js';
 import type { CarrierResult, ConfirmationSource } from '../../src/runner/types.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import {
@@ -195,14 +195,9 @@ steps:
     uses: log
     with: { message: two }
 `);
-    const controller = new AbortController();
-    const running = runPlaybook(pb, { client, store, runId: 'r3', signal: controller.signal });
-    setTimeout(() => controller.abort(new Interrupted()), 100);
-    const err = await running.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).to.be.instanceOf(Interrupted);
+    // Interrupted in its pause, however long the first step took: the pause's sleep lasts until then.
+    const waiting: number[] = [];
+    await interrupted(pb, 'r3', async () => waiting.includes(300), stoppedClock(Date.now(), waiting));
     expect((await store.getRun('r3'))!.status).to.equal('running');
     // The wait under way says until when it waits; nothing says failed.
     expect(
@@ -463,15 +458,10 @@ steps:
           uses: devices.suspend
           with: { accountName: "${account}", devices: \${{ item }} }
 `);
-    const controller = new AbortController();
-    const running = runPlaybook(pb, { client, store, runId: 'r4', signal: controller.signal });
-    setTimeout(() => controller.abort(new Interrupted()), 100);
-    expect(
-      await running.then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
-    ).to.be.instanceOf(Interrupted);
+    // Interrupted in its pause, once the listing is kept, however long the listing took: the pause's sleep
+    // lasts until then.
+    const waiting: number[] = [];
+    await interrupted(pb, 'r4', async () => waiting.includes(300), stoppedClock(Date.now(), waiting));
     const kept = (await store.loadSteps('r4')).get('look') as { storedItems?: number };
     // The listing is in the store, as runs of one kind; the checkpoint counts it.
     const listed = (await store.itemChunks('r4', 'look', -1, 1000)).flatMap((c) => c.runs);
