@@ -270,8 +270,11 @@ async function send(
   const named = input === x.input ? x.devices.size : devicesOf(x.op, input).size;
   /** When the last attempt left, on the run's clock: an unknown outcome is watched from then. */
   let sentAt = ctx.clock.now();
-  /** An answer refused (no request id, or one with a NUL): the step fails with it, once it is reconciled. */
-  let refused: MalformedAnswer | undefined;
+  /**
+   * An answer refused (no request id, or one with a NUL), with the input and the sends it answered: the step fails
+   * with it, once it is reconciled.
+   */
+  let refused: { answer: MalformedAnswer; sending: Json; n: number } | undefined;
   for (let n = pass.n + 1; ; n++) {
     try {
       // The input as it is while every device it names is still to do (the first attempt, usually).
@@ -282,21 +285,11 @@ async function send(
       const { requestId, refused: malformed } = requestIdOf(x.action, output);
       if (!requestId) {
         // An answer without a request id, or with one no store can keep, is not the `{ requestId }` a device
-        // action answers: nothing can follow the request. The devices' state says what happened; the others are
-        // unconfirmed, and the step fails with the refusal (docs/spec-decisions.md, "Asynchronous requests").
-        refused =
+        // action answers: nothing can follow the request. Its devices' state is read, after the loop.
+        const answer =
           malformed ??
           withoutRequestId(x.action, 'a device action answers with', "; its devices' state was read instead");
-        remaining = await reconcile(
-          x,
-          sending,
-          remaining,
-          { before, n },
-          results,
-          tally,
-          sentAt + plan.confirmMs,
-        );
-        results.add(withSends(remaining, { outcome: 'unconfirmed', ...MALFORMED_ANSWER }, before, n));
+        refused = { answer, sending, n };
         break;
       }
       const request: AcceptedRequest = {
@@ -344,8 +337,14 @@ async function send(
       await ctx.clock.sleep(ctx.delay(plan.retry, n - pass.n), x.signal);
     }
   }
-  // Outside the loop's catch: a refused answer is neither an unknown outcome nor retried.
-  throw refused as MalformedAnswer;
+  // Outside the loop's catch: a refused answer is neither an unknown outcome nor retried, and a read of the devices'
+  // state that fails is a read's (reconcile records the devices it leaves), never the send's, which would record over
+  // the devices a read found changed, or send them again. The devices' state says what happened; the others are
+  // unconfirmed, and the step fails with the refusal (docs/spec-decisions.md, "Asynchronous requests").
+  const { answer, sending, n } = refused as NonNullable<typeof refused>;
+  remaining = await reconcile(x, sending, remaining, { before, n }, results, tally, sentAt + plan.confirmMs);
+  results.add(withSends(remaining, { outcome: 'unconfirmed', ...MALFORMED_ANSWER }, before, n));
+  throw answer;
 }
 
 /**
