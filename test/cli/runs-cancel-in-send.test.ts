@@ -13,7 +13,7 @@ import type { RunSummary } from '../../src/store/store.js';
 import { BIN, deviceLine, emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { readState } from '../helpers/daemon.js';
 import { tempDir } from '../helpers/temp.js';
-import { accountDevices, calls, emulator, imei, onRequestRead } from '../runner/helpers.js';
+import { accountDevices, calls, emulator, imei, onRequestRead, suspendYaml } from '../runner/helpers.js';
 
 const SUSPEND_PATH = '/m2m/v1/devices/actions/suspend';
 /** The emulator's latency once the run has logged in: the cancel, read within a third of the lease, lands within it. */
@@ -36,20 +36,17 @@ describe('fleetbook runs cancel: a run whose device action is on its way', funct
       const state = join(tmp, 'state.db');
       await writeFile(
         file,
-        `version: 1
-name: suspend-then-cancel
-on: { manual: true }
-steps:
-  - id: suspend
-    uses: devices.suspend
-    with:
-      accountName: "${account}"
-      devices: [${active.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]
-finally:
+        suspendYaml(
+          'suspend-then-cancel',
+          account,
+          active,
+          '',
+          `finally:
   - id: after
     uses: log
     with: { message: "after: \${{ steps.suspend.status }}, \${{ steps.suspend.devices.unconfirmed }} unconfirmed" }
 `,
+        ),
       );
       // The latency from the login on: the token request before it is answered at once.
       const slow = onRequestRead(emu, '/m2m/v1/session/login', 1, () =>

@@ -8,11 +8,11 @@
  */
 import { getEventListeners } from 'node:events';
 import { expect } from 'chai';
-import { createClient, type Client } from '../../src/api/client.js';
+import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { Pool } from 'undici';
 import { AbortedError, FleetbookError } from '../../src/errors.js';
-import { clientFor, emulator, onRequestRead, RATES, setFaults } from '../runner/helpers.js';
+import { clientFor, emulator, onRequestRead, setFaults } from '../runner/helpers.js';
 
 describe('client: cancelling calls', function () {
   this.timeout(20_000);
@@ -66,15 +66,7 @@ describe('client: cancelling calls', function () {
   it('a call cancelled says whether its request may have reached the service', async () => {
     // One connection: a request the emulator has read holds it for its latency, and the next waits in the pool.
     const pool = new Pool(new URL(emu.baseUrl).origin, { connections: 1, pipelining: 1 });
-    const one = createClient({
-      baseUrl: emu.baseUrl,
-      clientId: emu.defaults.clientId,
-      clientSecret: emu.defaults.clientSecret,
-      username: emu.defaults.username,
-      password: emu.defaults.password,
-      rates: RATES,
-      dispatcher: pool,
-    });
+    const one = clientFor(emu, { dispatcher: pool });
     try {
       const list = { accountName: account, maxNumberOfDevices: 2000 };
       await one.callByName('devices.list', list);
@@ -107,14 +99,7 @@ describe('client: cancelling calls', function () {
   it('tells a request as sent when it leaves its rate slot, not one cancelled while it waited for it', async () => {
     await setFaults(emu, { latencyMs: 300 });
     const one = { requestsPerSecond: 100, concurrency: 1 };
-    const narrow = createClient({
-      baseUrl: emu.baseUrl,
-      clientId: emu.defaults.clientId,
-      clientSecret: emu.defaults.clientSecret,
-      username: emu.defaults.username,
-      password: emu.defaults.password,
-      rates: { m2m: one, loc: one, subsc: one, dm: one, oauth: one },
-    });
+    const narrow = clientFor(emu, { rates: { m2m: one, loc: one, subsc: one, dm: one, oauth: one } });
     try {
       // Logged in first: the calls below wait only for each other.
       await narrow.callByName('devices.list', { accountName: account });

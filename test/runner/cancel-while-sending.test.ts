@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Pool } from 'undici';
-import { createClient, type Client } from '../../src/api/client.js';
+import type { Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
@@ -33,9 +33,9 @@ import {
   imei,
   onRequestRead,
   playbook,
-  RATES,
   setFaults,
   stepOf,
+  suspendYaml,
 } from './helpers.js';
 
 const STORES: { name: string; open: (dir: string) => Promise<Store> }[] = [
@@ -48,24 +48,19 @@ const SUSPEND_PATH = '/m2m/v1/devices/actions/suspend';
 const LATENCY_MS = 1500;
 
 /** A suspend of `ids`, and a `finally` that says what it reads of the step. */
-const SUSPEND = (account: string, ids: string[], extra = '') => `
-version: 1
-name: cancel-while-sending
-on: { manual: true }
-steps:
-  - id: suspend
-    uses: devices.suspend
-    with:
-      accountName: "${account}"
-      devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]
-    confirm: { timeout: 1h, pollInterval: 30s }
-    ${extra}
-finally:
+const SUSPEND = (account: string, ids: string[], extra = '') =>
+  suspendYaml(
+    'cancel-while-sending',
+    account,
+    ids,
+    `confirm: { timeout: 1h, pollInterval: 30s }\n    ${extra}`,
+    `finally:
   - id: after
     uses: log
     with:
       message: "\${{ steps.suspend.status }}: \${{ steps.suspend.devices.unconfirmed }} unconfirmed, \${{ steps.suspend.devices.failed }} failed, \${{ size(steps.suspend.items) }} items"
-`;
+`,
+  );
 
 for (const kind of STORES) {
   describe(`runner: a cancel while a device action's request is on its way (${kind.name})`, function () {
@@ -166,15 +161,7 @@ for (const kind of STORES) {
       // One connection, held by a read the emulator keeps for its latency: the suspend waits for it in the pool,
       // past the client's rate slots, and is cut off before its first byte is written.
       const pool = new Pool(new URL(emu.baseUrl).origin, { connections: 1, pipelining: 1 });
-      const narrow = createClient({
-        baseUrl: emu.baseUrl,
-        clientId: emu.defaults.clientId,
-        clientSecret: emu.defaults.clientSecret,
-        username: emu.defaults.username,
-        password: emu.defaults.password,
-        rates: RATES,
-        dispatcher: pool,
-      });
+      const narrow = clientFor(emu, { dispatcher: pool });
       opened.push(narrow, pool);
       // One page each: the held read takes the connection once.
       const list = { accountName: account, maxNumberOfDevices: 2000 };

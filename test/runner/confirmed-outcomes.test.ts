@@ -10,20 +10,10 @@ import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { expectLedgerIsTheTruth, mixOfStates } from '../helpers/confirm.js';
-import { calls, clientFor, emulator, memoryStore, playbook } from './helpers.js';
+import { calls, clientFor, emulator, memoryStore, playbook, suspendYaml } from './helpers.js';
 
-const SUSPEND = (account: string, ids: string[], confirm = '') => `
-version: 1
-name: suspend-mix
-on: { manual: true }
-steps:
-  - id: suspend
-    uses: devices.suspend
-    with:
-      accountName: "${account}"
-      devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]
-    ${confirm}
-`;
+const SUSPEND = (account: string, ids: string[], confirm = '') =>
+  suspendYaml('suspend-mix', account, ids, confirm);
 
 describe('runner: confirmed per-device outcomes (no listener)', function () {
   this.timeout(60_000);

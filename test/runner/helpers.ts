@@ -19,6 +19,7 @@ import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import type { AreaOptions } from '../../src/rate/area.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import type { Dispatcher } from 'undici';
 
 export type Json = Record<string, unknown>;
 
@@ -38,7 +39,7 @@ export async function emulator(o: EmulatorOptions = {}): Promise<Emulator> {
 
 export function clientFor(
   emu: Emulator,
-  o: { clock?: Clock; rates?: Partial<Record<Area, AreaOptions>> } = {},
+  o: { clock?: Clock; rates?: Partial<Record<Area, AreaOptions>>; dispatcher?: Dispatcher } = {},
 ): Client {
   return createClient({
     baseUrl: emu.baseUrl,
@@ -48,8 +49,26 @@ export function clientFor(
     password: emu.defaults.password,
     rates: { ...RATES, ...o.rates },
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.dispatcher ? { dispatcher: o.dispatcher } : {}),
   });
 }
+
+/**
+ * A playbook `name` of one step, `suspend`, a devices.suspend of `ids` (IMEIs) of `account`: `step` is more of the
+ * step's lines (each after the first indented as the step's members), `tail` what follows the steps.
+ */
+export const suspendYaml = (name: string, account: string, ids: readonly string[], step = '', tail = '') => `
+version: 1
+name: ${name}
+on: { manual: true }
+steps:
+  - id: suspend
+    uses: devices.suspend
+    with:
+      accountName: "${account}"
+      devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]
+    ${step}
+${tail}`;
 
 /**
  * Runs `pb` with `o` until `ready` says so (asked every 10 ms, 5 s at most), then stops it as a restart would
