@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { DeviceResult, RunSummary } from '../../src/store/store.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { accountDevices, imei } from '../runner/helpers.js';
+import { accountDevices, imei, suspendYaml } from '../runner/helpers.js';
 import { tempDir } from '../helpers/temp.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -21,17 +21,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** No device of the seeded world has this IMEI: the service answers 400 INVALID_PARAMETER. */
 const UNKNOWN_DEVICE = '999999999999999';
 
-const playbook = (name: string, on: string) => `version: 1
-name: ${name}
-on: { manual: true }
-steps:
-  - id: suspend
-    uses: devices.suspend
-    with:
-      accountName: '0000123456-00001'
-      devices: [{ id: '${UNKNOWN_DEVICE}', kind: imei }]
-    retry: { on: [${on}], maxAttempts: 3, delay: 10ms }
-`;
+const playbook = (name: string, on: string) =>
+  suspendYaml(
+    name,
+    '0000123456-00001',
+    [UNKNOWN_DEVICE],
+    `retry: { on: [${on}], maxAttempts: 3, delay: 10ms }`,
+  );
 
 describe('the ledger: the attempts of a device-state request (child process)', function () {
   this.timeout(90_000);

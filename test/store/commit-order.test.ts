@@ -13,7 +13,7 @@
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
-import { accountDevices, clientFor, emulator, imei, playbook } from '../runner/helpers.js';
+import { accountDevices, clientFor, emulator, imei, playbook, suspendYaml } from '../runner/helpers.js';
 import { forEachBackend } from './backends.js';
 import { imei as imeiOf, message, nextTurns, owner, run, until } from './fixtures.js';
 
@@ -51,20 +51,12 @@ forEachBackend('what is committed when', (b) => {
       });
       return original(name, input, opts);
     };
-    const summary = await runPlaybook(
-      playbook(`
-version: 1
-name: order
-on: { manual: true }
-steps:
-  - id: suspend
-    uses: devices.suspend
-    with:
-      accountName: "${account}"
-      devices: [{ id: "${device}", kind: imei }]
-`),
-      { client, store, pollIntervalMs: 10, runId: 'order' },
-    );
+    const summary = await runPlaybook(playbook(suspendYaml('order', account, [device])), {
+      client,
+      store,
+      pollIntervalMs: 10,
+      runId: 'order',
+    });
     await client.close();
     await store.close();
     expect(summary.status).to.equal('succeeded');
