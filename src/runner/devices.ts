@@ -115,6 +115,9 @@ export class MalformedAnswer extends StepError {
 /** The error type and class of the devices of an accepted request whose answer was refused (MalformedAnswer). */
 export const MALFORMED_ANSWER = ownType('MALFORMED ANSWER');
 
+/** The result of a device whose request may have reached the service, and no answer says what it did. */
+export const OUTCOME_UNKNOWN = { outcome: 'unconfirmed', ...ownType('OUTCOME UNKNOWN') } as const;
+
 /**
  * The refusal of `action`'s answer for a NUL character in `value`, its member `field` (a JSON path in the
  * answer, e.g. `requestId`, `devLocationList/3/msid`), of which `whose` has none ("no request id"); undefined

@@ -6,10 +6,10 @@
  * reads the devices' state when an earlier execution sent a request (the first pass's, or a devices.retry pass's)
  * and stopped before its answer, so that no device is changed twice.
  */
-import { ownType, type OwnDeviceType } from '../../api/device-errors.js';
+import type { OwnDeviceType } from '../../api/device-errors.js';
 import { retrying } from '../../retry.js';
 import type { Confirmation, DeviceGroup } from '../../store/store.js';
-import { cancelledInFlight, isCancel } from '../cancel.js';
+import { cancelled, cancelledInFlight, stopped } from '../cancel.js';
 import { errorOf, unknownOutcome, selects } from '../context.js';
 import { DeviceResults } from '../device-results.js';
 import { pushItem } from '../stored-items.js';
@@ -18,6 +18,7 @@ import {
   idsOf,
   MALFORMED_ANSWER,
   type MalformedAnswer,
+  OUTCOME_UNKNOWN,
   runsOf,
   setOf,
   subset,
@@ -221,28 +222,6 @@ export async function deviceState(x: ActionCall): Promise<StepState> {
 }
 
 /**
- * Whether `e` is the stop of this execution (Interrupted, a restart or a lease lost) as a call or a read failed with
- * it: no result of the devices it was for. The checkpoint says their pass is being sent (`sending`, `sendingPass`),
- * and the resumed run reads their state before it sends them again; until then their latest entry stays what it was.
- */
-function stopped(x: ActionCall, e: unknown): boolean {
-  const { signal } = x;
-  return Boolean(signal?.aborted && signal.reason instanceof Interrupted && isCancel(e, signal));
-}
-
-/**
- * Whether `e` is the cancel of this step (the run cancelled, the step's timeout), not a stop, as a call or a read
- * failed with it: the step ends, and nothing will learn what a request on its way did.
- */
-function cancelled(x: ActionCall, e: unknown): boolean {
-  const { signal } = x;
-  return Boolean(signal?.aborted && !(signal.reason instanceof Interrupted) && isCancel(e, signal));
-}
-
-/** The result of a device whose request may have reached the service, and no answer says what it did. */
-const OUTCOME_UNKNOWN = { outcome: 'unconfirmed', ...ownType('OUTCOME UNKNOWN') } as const;
-
-/**
  * The devices.retry pass a step resumed while it confirmed was in: that of the last request its checkpoint keeps;
  * the first when it names none (the first pass's request, or a checkpoint of an earlier version).
  */
@@ -305,8 +284,8 @@ async function send(
       // A call that failed is an attempt, whatever follows: reconciled, given up, or retried; one whose input the
       // client refused (FB_INPUT) left nothing and reached nothing.
       if (!(e instanceof InputError)) x.count.attempt();
-      if (stopped(x, e)) throw e;
-      if (cancelled(x, e)) {
+      if (stopped(x.signal, e)) throw e;
+      if (cancelled(x.signal, e)) {
         // The step ends here. A request that may have reached the service (cut off once it began to be written, its
         // answer not read) leaves what it did unknown: `unconfirmed`, never `failed`, which says it did nothing. One
         // that never left (refused for the cancel, cut off before its first byte) did nothing: the devices keep the
@@ -403,8 +382,10 @@ async function reconcile(
    * nothing follows). A stop records nothing: the resumed run reads their state.
    */
   function unknownLeft(e: unknown): void {
-    if (stopped(x, e)) return;
-    const result = cancelled(x, e) ? OUTCOME_UNKNOWN : { outcome: 'unconfirmed' as const, ...errorOf(e) };
+    if (stopped(x.signal, e)) return;
+    const result = cancelled(x.signal, e)
+      ? OUTCOME_UNKNOWN
+      : { outcome: 'unconfirmed' as const, ...errorOf(e) };
     results.add(withSends(left, result, pass.before, pass.n));
   }
 }
