@@ -7,7 +7,7 @@ import { hasEffect } from '../actions/engine.js';
 import { checkEngineInput, checkEnginePlan } from '../actions/executors.js';
 import { render } from '../expressions/template.js';
 import { noDevices, skipped, type RunContext, type StepCount } from './context.js';
-import { devicesOf, idsOf } from './devices.js';
+import { devicesOf, idsOf, OUTCOME_UNKNOWN, withResult } from './devices.js';
 import { planOnly } from './dry-run.js';
 import type { RunLimits } from './limits.js';
 import type { StepPlan } from './plan.js';
@@ -69,6 +69,8 @@ export async function usesStep(
       return planOnly(ctx, step.id, action, calls, devices, op);
     }
     if (resumed?.status === 'sending' && !reconciles(op) && !op.retrySafe) {
+      // Its devices' latest entry says what is known: the request may have reached the service (one send).
+      if (devices.size) ctx.recordFailing(count, withResult(devices, { ...OUTCOME_UNKNOWN, attempts: 1 }));
       throw new StepError(
         `${action} was sent before fleetbook stopped and its answer was never recorded; its outcome is unknown, so it is not sent again`,
       );

@@ -5,9 +5,20 @@
  * (Operation.answersRequestId) answered without one (none, empty, not a text), or with one that has a NUL
  * character (requestIdOf), is refused: the service took the request, but it cannot be followed, so its devices
  * are recorded `unconfirmed` (MALFORMED ANSWER), without it, the request is not sent again, and the step fails.
+ * A call that fails names its devices too (failedResult): `unconfirmed` when the service may have acted, `failed`
+ * when it refused; their attempts are the sends made.
  */
-import { done, unknownOutcome } from '../context.js';
-import { answerRefusal, MALFORMED_ANSWER, MalformedAnswer, withResult } from '../devices.js';
+import { InputError } from '../../errors.js';
+import { cancelled, cancelledInFlight, stopped } from '../cancel.js';
+import { done, errorOf, unknownOutcome } from '../context.js';
+import {
+  answerRefusal,
+  MALFORMED_ANSWER,
+  MalformedAnswer,
+  OUTCOME_UNKNOWN,
+  withResult,
+  type GroupResult,
+} from '../devices.js';
 import type { StepState } from '../types.js';
 import type { ActionCall } from './index.js';
 
@@ -16,18 +27,34 @@ export async function call(x: ActionCall): Promise<StepState> {
   // Whether an earlier call may have reached the service: sent before a restart, or an attempt of the step's
   // retries whose outcome is unknown. A repeat that finds what the call removes gone succeeds (Operation.removes).
   let repeat = x.resumed?.status === 'sending';
-  const { value, attempts } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, async () => {
-    try {
-      return await ctx.call(x.count, x.action, x.input, x.signal, repeat);
-    } catch (e) {
-      repeat ||= unknownOutcome(e);
-      throw e;
-    }
-  });
+  /**
+   * The sends made for the devices (docs/ledger.md): one by an earlier execution that stopped before its answer, as
+   * a device-state pass counts it, and each attempt of this one whose input the client did not refuse (FB_INPUT).
+   */
+  let sends = repeat ? 1 : 0;
+  let value: unknown;
+  try {
+    ({ value } = await ctx.retrying(x.count, x.plan.retry, x.op, x.signal, async () => {
+      try {
+        const answer = await ctx.call(x.count, x.action, x.input, x.signal, repeat);
+        sends++;
+        return answer;
+      } catch (e) {
+        if (!(e instanceof InputError)) sends++;
+        repeat ||= unknownOutcome(e);
+        throw e;
+      }
+    }));
+  } catch (e) {
+    // The step fails, and a request was sent for the devices: the ledger names them with what is known of it.
+    const result = x.devices.size ? failedResult(x, e, repeat) : undefined;
+    if (result) ctx.recordFailing(x.count, withResult(x.devices, { ...result, attempts: sends }));
+    throw e;
+  }
   const { requestId, refused } = x.op.answersRequestId ? followed(x.action, value) : {};
   if (refused) {
     if (x.devices.size) {
-      const groups = withResult(x.devices, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts });
+      const groups = withResult(x.devices, { outcome: 'unconfirmed', ...MALFORMED_ANSWER, attempts: sends });
       ctx.recordFailing(x.count, groups);
     }
     throw refused;
@@ -38,9 +65,27 @@ export async function call(x: ActionCall): Promise<StepState> {
     value,
     withResult(
       x.devices,
-      requestId ? { outcome: 'accepted', attempts, requestId } : { outcome: 'succeeded', attempts },
+      requestId
+        ? { outcome: 'accepted', attempts: sends, requestId }
+        : { outcome: 'succeeded', attempts: sends },
     ),
   );
+}
+
+/**
+ * The result of the devices of a call that failed with `e` after the step's retries, or none to record. An answer
+ * lost once the request may have reached the service (unknownOutcome: the SMS may have gone) leaves them
+ * `unconfirmed`, with its type (`OUTCOME UNKNOWN`, a 5xx's own); a refusal (a 4xx, a 503, a request that never
+ * left) `failed`, unless an earlier send may have acted (`repeat`: then `OUTCOME UNKNOWN`). A cancel once the request
+ * may have left (cancelledInFlight), or after such an earlier send, leaves them `OUTCOME UNKNOWN`, and one before
+ * anything may have reached the service records nothing, as a device-state pass's; so does a stop: the resumed run
+ * decides (uses.ts records them `OUTCOME UNKNOWN` when it does not send again).
+ */
+function failedResult(x: ActionCall, e: unknown, repeat: boolean): Omit<GroupResult, 'attempts'> | undefined {
+  if (stopped(x.signal, e)) return undefined;
+  if (cancelled(x.signal, e)) return repeat || cancelledInFlight(e) ? OUTCOME_UNKNOWN : undefined;
+  if (unknownOutcome(e)) return { outcome: 'unconfirmed', ...errorOf(e) };
+  return repeat ? OUTCOME_UNKNOWN : { outcome: 'failed', ...errorOf(e) };
 }
 
 /**
