@@ -4,7 +4,9 @@
  *   (the configuration is checked by the validator the build generated);
  * - `fleetbook run` of a valid playbook builds no schema: the generated validators vouch for the playbook and
  *   for every request, so TypeBox and ajv's compiler stay unloaded; nor, off a terminal and for a playbook in
- *   the everyday subset of YAML without a schedule, the YAML parser, the cron library and the progress bar.
+ *   the everyday subset of YAML without a schedule, the YAML parser, the cron library and the progress bar;
+ * - `run`, `serve` and `emulator` load undici's pools but not its index (all of undici), and at level `warn`, a
+ *   run or a start that goes well writing no line, not winston.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
