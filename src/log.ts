@@ -3,6 +3,7 @@
  * fields named like secrets (src/util/secrets.ts) before it is written.
  */
 import type Winston from 'winston';
+import { ConfigError } from './errors.js';
 import { onFirstUse } from './util/on-first-use.js';
 
 export { registerSecret, redact, redactValue } from './util/secrets.js';
@@ -17,20 +18,49 @@ export interface Logger {
   child(meta: Record<string, unknown>): Logger;
 }
 
-/** winston, loaded by the first createLogger: a process that only uses silentLogger (an embedding) never loads it. */
+/**
+ * winston, loaded at a logger's first line: a command that writes none (`run` at level `warn`, a quiet daemon)
+ * never loads it, nor does a process that only uses silentLogger (an embedding).
+ */
 const loadWinston = onFirstUse<typeof Winston>(import.meta.url, 'winston');
 
+/** The levels a logger takes (config.ts's `logLevel`), most severe first. */
+const LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+
 export interface LoggerOptions {
-  /** @default 'info' */
+  /** One of LEVELS. @default 'info' */
   level?: string;
+  /** Where `level` came from, as a refusal of it names it. @default 'the log level' */
+  levelFrom?: string;
   /** JSON lines (`json`) or readable lines (`pretty`). @default pretty on a TTY, json otherwise */
   format?: 'json' | 'pretty';
   /** Where lines go. @default process.stderr */
   stream?: NodeJS.WritableStream;
 }
 
-/** A winston logger writing scrubbed lines to stderr (stdout is kept for command output). */
+/**
+ * A logger writing scrubbed lines to stderr (stdout is kept for command output), through winston. A level it
+ * does not know is refused: winston would drop every line, errors included.
+ */
 export function createLogger(o: LoggerOptions = {}): Logger {
+  const level = o.level ?? 'info';
+  const rank = (LEVELS as readonly string[]).indexOf(level);
+  if (rank < 0)
+    throw new ConfigError(
+      `${o.levelFrom ?? 'the log level'} must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(level)}`,
+    );
+  const stream = o.stream ?? process.stderr;
+  const pretty = (o.format ?? ((stream as { isTTY?: boolean }).isTTY ? 'pretty' : 'json')) === 'pretty';
+  let w: Winston.Logger | undefined;
+  // The level is known here: a line below it is not asked about (winston's check allocates at each call).
+  return wrap(() => (w ??= winstonLogger(level, pretty, stream)), {
+    debug: rank >= 3,
+    info: rank >= 2,
+    warn: rank >= 1,
+  });
+}
+
+function winstonLogger(level: string, pretty: boolean, stream: NodeJS.WritableStream): Winston.Logger {
   const winston = loadWinston();
   const scrub = winston.format((info) => {
     const clean = redactValue({ ...info }) as Record<string, unknown>;
@@ -38,8 +68,6 @@ export function createLogger(o: LoggerOptions = {}): Logger {
     Object.assign(info, clean);
     return info;
   });
-  const stream = o.stream ?? process.stderr;
-  const pretty = (o.format ?? ((stream as { isTTY?: boolean }).isTTY ? 'pretty' : 'json')) === 'pretty';
   const format = pretty
     ? winston.format.combine(
         scrub(),
@@ -50,27 +78,21 @@ export function createLogger(o: LoggerOptions = {}): Logger {
         }),
       )
     : winston.format.combine(scrub(), winston.format.timestamp(), winston.format.json());
-  const w = winston.createLogger({
-    level: o.level ?? 'info',
-    format,
-    transports: [new winston.transports.Stream({ stream })],
-  });
-  // The level is set once, here: asked once, not at every line (winston's check allocates at each call).
-  return wrap(w, { debug: w.isDebugEnabled(), info: w.isInfoEnabled(), warn: w.isWarnEnabled() });
+  return winston.createLogger({ level, format, transports: [new winston.transports.Stream({ stream })] });
 }
 
 /**
- * `w`, or its child with `meta` on every line. A line below the level is dropped before winston formats (and
- * scrubs) it: that work is not free. The child is made at its first line: the daemon makes one per run, and at
- * level `warn` a run that goes well writes none.
+ * The logger `w()` gives (made at the first line), or its child with `meta` on every line. A line below the
+ * level is dropped before winston formats (and scrubs) it: that work is not free. The child is made at its first
+ * line: the daemon makes one per run, and at level `warn` a run that goes well writes none.
  */
 function wrap(
-  w: Winston.Logger,
+  w: () => Winston.Logger,
   on: { debug: boolean; info: boolean; warn: boolean },
   meta?: Record<string, unknown>,
 ): Logger {
   let child: Winston.Logger | undefined;
-  const out = () => (meta === undefined ? w : (child ??= w.child(meta)));
+  const out = () => (meta === undefined ? w() : (child ??= w().child(meta)));
   return {
     debug: (m, x) => void (on.debug && out().debug(m, x)),
     info: (m, x) => void (on.info && out().info(m, x)),

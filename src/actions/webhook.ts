@@ -16,7 +16,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, request, type Dispatcher } from '../util/undici.js';
 import { networkError } from '../api/http.js';
 import { ApiError, ConfigError } from '../errors.js';
 import { EMULATOR_WEBHOOKS_SETTING, headerProblem, RefusedError, WEBHOOK_ALLOW_SETTING } from './policy.js';

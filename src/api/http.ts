@@ -3,7 +3,7 @@
  * error catalog. Retries, auth and rate live in client.ts; this file only connects, sends and reads.
  */
 import { EventEmitter } from 'node:events';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from '../util/undici.js';
 import { AbortedError, ApiError, FleetbookError, NetworkError, type ErrorBodyShape } from '../errors.js';
 import { parseRetryAfter } from '../retry.js';
 import type { Method } from './catalog.js';

@@ -364,7 +364,13 @@ export async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
   let emu;
   try {
     emu = await startEmulator(
-      { ...options, logger: createLogger({ level: process.env.FLEETBOOK_LOG_LEVEL ?? 'info' }) },
+      {
+        ...options,
+        logger: createLogger({
+          level: process.env.FLEETBOOK_LOG_LEVEL ?? 'info',
+          levelFrom: 'FLEETBOOK_LOG_LEVEL',
+        }),
+      },
       wording,
     );
   } catch (e) {

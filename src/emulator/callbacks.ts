@@ -10,7 +10,7 @@
  * shared secret, since the real service signs them with a header whose name is not public.
  */
 import { createHmac } from 'node:crypto';
-import { Agent, request } from 'undici';
+import { Agent, request } from '../util/undici.js';
 import { silentLogger, type Logger } from '../log.js';
 
 /** The signature header of Location callbacks, as Node.js presents it (lower case). */

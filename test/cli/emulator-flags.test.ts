@@ -39,6 +39,21 @@ describe('fleetbook emulator: flags it cannot read (child process)', function ()
       const r = await fleetbook(['emulator', ...port, ...args], {}, [], undefined, 10_000);
       expect([r.code, r.stdout, r.stderr]).to.deep.equal([2, '', `fleetbook: ${error}\n`]);
     });
+
+  it('FLEETBOOK_LOG_LEVEL it does not know: exit 2, naming the variable and the levels (not every line dropped)', async () => {
+    const r = await fleetbook(
+      ['emulator', '--port', '0'],
+      { FLEETBOOK_LOG_LEVEL: 'verbose' },
+      [],
+      undefined,
+      10_000,
+    );
+    expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+      2,
+      '',
+      'fleetbook: FLEETBOOK_LOG_LEVEL must be one of error, warn, info, debug, got "verbose"\n',
+    ]);
+  });
 });
 
 describe('fleetbook emulator: its banner (child process)', function () {

@@ -4,7 +4,9 @@
  *   (the configuration is checked by the validator the build generated);
  * - `fleetbook run` of a valid playbook builds no schema: the generated validators vouch for the playbook and
  *   for every request, so TypeBox and ajv's compiler stay unloaded; nor, off a terminal and for a playbook in
- *   the everyday subset of YAML without a schedule, the YAML parser, the cron library and the progress bar.
+ *   the everyday subset of YAML without a schedule, the YAML parser, the cron library and the progress bar;
+ * - `run`, `serve` and `emulator` load undici's pools but not its index (all of undici), and at level `warn`, a
+ *   run or a start that goes well writing no line, not winston.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -19,6 +21,10 @@ import { SUSPEND_ACTIVE } from '../runner/playbooks.js';
 const MODULE_LOG = join(import.meta.dirname, '..', 'helpers', 'module-log.mjs');
 /** TypeBox, and ajv's compiler (its standalone validators need only ajv's small runtime helpers). */
 const SCHEMA_BUILDING = /\/node_modules\/typebox\/|\/node_modules\/ajv\/dist\/(compile|core|ajv|2020)/;
+/** undici's index, which loads all of it (fetch, WebSocket, the caches, the mocks): only its Pool, Agent and API are used. */
+const UNDICI_INDEX = /\/node_modules\/undici\/index\.js$/;
+/** undici's Pool, which the API client and the emulator's callbacks use. */
+const UNDICI_POOL = /\/node_modules\/undici\/lib\/dispatcher\/pool\.js$/;
 
 describe('fleetbook runs (child process)', function () {
   this.timeout(30_000);
@@ -108,6 +114,11 @@ describe('fleetbook runs (child process)', function () {
         ),
       ).to.deep.equal([]);
       expect(modules.filter((m) => /\/node_modules\/(yaml|croner|cli-progress)\//.test(m))).to.deep.equal([]);
+      // The client's connections, without the rest of undici.
+      expect(modules.some((m) => UNDICI_POOL.test(m))).to.equal(true);
+      expect(modules.filter((m) => UNDICI_INDEX.test(m))).to.deep.equal([]);
+      // At level warn a run that goes well writes no line: the logger never loads winston.
+      expect(modules.filter((m) => m.includes('/node_modules/winston/'))).to.deep.equal([]);
     } finally {
       await emu.close();
     }
@@ -190,6 +201,10 @@ describe('fleetbook serve and emulator (child processes)', function () {
     expect(modules.some((m) => m.endsWith('/dist/daemon/daemon.js'))).to.equal(true);
     expect(modules.some((m) => m.includes('/node_modules/fastify/'))).to.equal(true);
     expect(modules.filter((m) => FASTIFY_COMPILERS.test(m))).to.deep.equal([]);
+    expect(modules.some((m) => UNDICI_POOL.test(m))).to.equal(true);
+    expect(modules.filter((m) => UNDICI_INDEX.test(m))).to.deep.equal([]);
+    // At level warn a daemon that goes well writes no line: the logger never loads winston.
+    expect(modules.filter((m) => m.includes('/node_modules/winston/'))).to.deep.equal([]);
   });
 
   it('emulator serves without loading a schema compiler or the schema library', async () => {
@@ -222,5 +237,9 @@ describe('fleetbook serve and emulator (child processes)', function () {
     expect(modules.filter((m) => FASTIFY_COMPILERS.test(m))).to.deep.equal([]);
     // Nor the schema library: the emulator checks requests with the generated validators.
     expect(modules.filter((m) => SCHEMA_BUILDING.test(m))).to.deep.equal([]);
+    // Its callbacks' connections, without the rest of undici.
+    expect(modules.some((m) => /\/node_modules\/undici\/lib\/dispatcher\/agent\.js$/.test(m))).to.equal(true);
+    expect(modules.filter((m) => UNDICI_INDEX.test(m))).to.deep.equal([]);
+    expect(modules.filter((m) => m.includes('/node_modules/winston/'))).to.deep.equal([]);
   });
 });

@@ -43,4 +43,10 @@ describe('log: child loggers', () => {
       ['error', 'also', 'r2'],
     ]);
   });
+
+  it('refuse a level they do not know, rather than drop every line, errors included', () => {
+    expect(() => createLogger({ level: 'verbose', stream: new PassThrough() })).to.throw(
+      'the log level must be one of error, warn, info, debug, got "verbose"',
+    );
+  });
 });
