@@ -326,6 +326,16 @@ function parseRequestBody(raw: string, contentType: string | undefined): unknown
   }
 }
 
+/** The error the call `p` failed with; fails the test when it succeeded. */
+export async function failure(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected the call to fail');
+}
+
 /**
  * Rate budgets high enough that a test not about rate never waits on them (pass as the client's `rates`).
  */
