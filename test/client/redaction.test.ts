@@ -32,6 +32,8 @@ function capture() {
 
 /** Every form of an error a user or a log could see: message, JSON, the cause chain, the stack. */
 function errorTexts(e: unknown): string[] {
+  // Not an error (nothing was thrown), it would show nothing, and be clean for no reason.
+  expect(e, 'an error').to.be.instanceOf(Error);
   const out: string[] = [];
   let cur: unknown = e;
   for (let depth = 0; cur instanceof Error && depth < 5; depth++) {
