@@ -13,7 +13,8 @@ import { expect } from 'chai';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { DeviceResult, RunSummary } from '../../src/store/store.js';
 import { emulatorEnv, fleetbook } from '../helpers/cli.js';
-import { accountDevices, imei, suspendYaml } from '../runner/helpers.js';
+import { suspendYaml } from '../runner/helpers.js';
+import { activeAndPending, retriedSuspendYaml } from '../runner/retried-suspend.js';
 import { tempDir } from '../helpers/temp.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -86,27 +87,11 @@ describe('the ledger: the attempts of a device-state request (child process)', f
   });
 
   it("each device's sends: the step's retry of a lost answer, then a devices.retry pass", async () => {
-    const account = emu.defaults.accounts[0]!;
-    const devices = await accountDevices(emu, account);
-    const active = imei(devices.find((d) => d.state === 'active')!);
-    const pending = imei(devices.find((d) => d.state === 'pending')!);
+    const { account, active, pending } = await activeAndPending(emu, 1);
     const file = join(tmp, 'retried.yaml');
     await writeFile(
       file,
-      `version: 1
-name: retried
-on: { manual: true }
-steps:
-  - id: suspend
-    uses: devices.suspend
-    with:
-      accountName: '${account}'
-      devices: [{ id: '${active}', kind: imei }, { id: '${pending}', kind: imei }]
-    retry: { maxAttempts: 3, delay: 10ms }
-    confirm: { timeout: 5s, pollInterval: 100ms }
-    devices:
-      retry: [{ on: [STATE NOT CHANGED], maxAttempts: 2 }]
-`,
+      retriedSuspendYaml(account, [active, ...pending], { confirm: '5s', pollInterval: '100ms', passes: 2 }),
     );
     // The first suspend's answer is lost after the service took it, and its carrier waits for the test's clock:
     // the step watches the devices' state for its confirmation time, then sends the request again.
@@ -135,7 +120,7 @@ steps:
       sent: 3,
       results: {
         [active]: ['succeeded', undefined, 2],
-        [pending]: ['failed', 'STATE NOT CHANGED', 3],
+        [pending[0]!]: ['failed', 'STATE NOT CHANGED', 3],
       },
     });
   });

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import type { RunRecord, RunStatus, RunSummary } from '../../src/store/store.js';
-import { fleetbook, stateFile } from '../helpers/cli.js';
+import { fleetbook, runOfGoneProcess, stateFile } from '../helpers/cli.js';
 
 /** [id, playbook, status, minute of its start, trigger]: newest last. */
 const RUNS: [string, string, RunStatus, number, Record<string, unknown>][] = [
@@ -164,21 +164,7 @@ describe('fleetbook runs list and show (child process)', function () {
     const id = 'dddd1111-0000-4000-8000-000000000005';
     await withStore(async (store) => {
       // Its owner, a `fleetbook run` killed a minute ago: its lease has expired.
-      await store.registerOwner(
-        { id: 'gone', role: 'run', pid: 999_999, host: 'elsewhere', boot: '', startedAt: started(5) },
-        Date.now() - 60_000,
-        15_000,
-        false,
-      );
-      store.createRun({
-        id,
-        owner: 'gone',
-        playbook: 'suspend-on-overuse',
-        status: 'running',
-        trigger: { type: 'manual' },
-        inputs: {},
-        startedAt: started(5),
-      } satisfies RunRecord);
+      await runOfGoneProcess(store, { id, playbook: 'suspend-on-overuse', startedAt: started(5) });
       const at = started(5);
       store.recordDevices(
         id,
@@ -229,21 +215,7 @@ describe('fleetbook runs list and show (child process)', function () {
   it('cancel names the call of a devices.retry pass sent when the process died, as of a first pass', async () => {
     const id = 'dddd1111-0000-4000-8000-000000000006';
     await withStore(async (store) => {
-      await store.registerOwner(
-        { id: 'gone-2', role: 'run', pid: 999_999, host: 'elsewhere', boot: '', startedAt: started(5) },
-        Date.now() - 60_000,
-        15_000,
-        false,
-      );
-      store.createRun({
-        id,
-        owner: 'gone-2',
-        playbook: 'suspend-on-overuse',
-        status: 'running',
-        trigger: { type: 'manual' },
-        inputs: {},
-        startedAt: started(5),
-      } satisfies RunRecord);
+      await runOfGoneProcess(store, { id, playbook: 'suspend-on-overuse', startedAt: started(5) });
       // Pass 1 refused d1, which a devices.retry rule sends again: the pass's request left, its answer never came.
       store.saveStep(
         id,

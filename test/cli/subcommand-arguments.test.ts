@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import type { RunRecord } from '../../src/store/store.js';
-import { fleetbook, stateFile } from '../helpers/cli.js';
+import { fleetbook, runOfGoneProcess, stateFile } from '../helpers/cli.js';
 
 const ID = 'aaaa1111-0000-4000-8000-000000000001';
 
@@ -13,28 +13,7 @@ describe('runs and store subcommands refuse what they do not take (child process
   this.timeout(60_000);
   const { env } = stateFile(async (store) => {
     // Left running by a process that is gone: a cancel that went ahead would end it.
-    await store.registerOwner(
-      {
-        id: 'gone',
-        role: 'run',
-        pid: 999_999,
-        host: 'elsewhere',
-        boot: '',
-        startedAt: '2026-11-22T00:00:00.000Z',
-      },
-      Date.now() - 60_000,
-      15_000,
-      false,
-    );
-    store.createRun({
-      id: ID,
-      owner: 'gone',
-      playbook: 'nightly',
-      status: 'running',
-      trigger: { type: 'manual' },
-      inputs: {},
-      startedAt: '2026-11-22T00:00:00.000Z',
-    } satisfies RunRecord);
+    await runOfGoneProcess(store, { id: ID, playbook: 'nightly', startedAt: '2026-11-22T00:00:00.000Z' });
   });
 
   const CASES: [string[], string][] = [

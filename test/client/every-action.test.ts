@@ -8,22 +8,12 @@
  */
 import { expect } from 'chai';
 import { ACTIONS, CATALOG, type ActionName } from '../../src/api/catalog.js';
-import { createClient, type Client } from '../../src/api/client.js';
+import { createClient } from '../../src/api/client.js';
 import { ACC, CASES, UUID36, type Case } from '../helpers/action-cases.js';
-import { FAST_RATES, LOGIN_PATH, Recorder, TOKEN_PATH } from '../helpers/recorder.js';
+import { FAST_RATES, LOGIN_PATH, onRecorder, TOKEN_PATH } from '../helpers/recorder.js';
 
 describe('every action over loopback HTTP', () => {
-  let rec: Recorder;
-  let client: Client;
-
-  before(async () => {
-    rec = await Recorder.start();
-    client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, rates: FAST_RATES });
-  });
-  after(async () => {
-    await client.close();
-    await rec.close();
-  });
+  const t = onRecorder();
 
   it('has exactly one case per catalog action', () => {
     expect(Object.keys(CASES).sort()).to.deep.equal([...ACTIONS].sort());
@@ -37,26 +27,26 @@ describe('every action over loopback HTTP', () => {
       const op = CATALOG[action];
       // A warm-up call outside the count, so that this action's request is the only one recorded below,
       // and the session the client holds is known.
-      rec.requests.length = 0;
-      await client.session.logout({});
-      const session = rec.requestsTo('/api/m2m/v1/session/logout')[0]?.headers['x-m2m-token'];
-      expect(session).to.be.oneOf(rec.issuedSessions);
+      t.rec.requests.length = 0;
+      await t.client.session.logout({});
+      const session = t.rec.requestsTo('/api/m2m/v1/session/logout')[0]?.headers['x-m2m-token'];
+      expect(session).to.be.oneOf(t.rec.issuedSessions);
       const startedBefore = Object.fromEntries(
-        Object.entries(client.areas).map(([name, a]) => [name, a.stats.started]),
+        Object.entries(t.client.areas).map(([name, a]) => [name, a.stats.started]),
       );
-      rec.requests.length = 0;
+      t.rec.requests.length = 0;
 
       const input = structuredClone(c.input);
-      await client.callByName(action, input);
+      await t.client.callByName(action, input);
       expect(input, "the caller's input is not changed").to.deep.equal(c.input);
 
-      const sent = rec.requests.filter((r) => r.path !== TOKEN_PATH);
+      const sent = t.rec.requests.filter((r) => r.path !== TOKEN_PATH);
       expect(sent, 'exactly one request').to.have.length(1);
       const req = sent[0]!;
       expect(req.method).to.equal(op.method);
       expect(req.url).to.equal(c.path);
 
-      expect(req.headers.authorization).to.equal(`Bearer ${rec.issuedTokens.at(-1)}`);
+      expect(req.headers.authorization).to.equal(`Bearer ${t.rec.issuedTokens.at(-1)}`);
       expect(req.headers['content-type']).to.equal('application/json');
       if (action === 'session.login') {
         expect(req.path).to.equal(LOGIN_PATH);
@@ -72,7 +62,7 @@ describe('every action over loopback HTTP', () => {
       }
 
       // The request went through the budget of its own area, and no other.
-      for (const [name, a] of Object.entries(client.areas)) {
+      for (const [name, a] of Object.entries(t.client.areas)) {
         const delta = a.stats.started - (startedBefore[name] ?? 0);
         expect(delta, `starts in area ${name}`).to.equal(name === op.area ? 1 : 0);
       }
@@ -80,11 +70,11 @@ describe('every action over loopback HTTP', () => {
   }
 
   it('triggers.list picks its route: every trigger, one account, or one trigger id', async () => {
-    rec.requests.length = 0;
-    await client.triggers.list({});
-    await client.triggers.list({ accountName: ACC });
-    await client.triggers.list({ triggerId: UUID36 });
-    expect(rec.apiRequests().map((r) => `${r.method} ${r.url}`)).to.deep.equal([
+    t.rec.requests.length = 0;
+    await t.client.triggers.list({});
+    await t.client.triggers.list({ accountName: ACC });
+    await t.client.triggers.list({ triggerId: UUID36 });
+    expect(t.rec.apiRequests().map((r) => `${r.method} ${r.url}`)).to.deep.equal([
       'GET /api/m2m/v2/triggers',
       `GET /api/m2m/v2/triggers/accounts/${ACC}`,
       `GET /api/m2m/v2/triggers/${UUID36}`,
@@ -92,11 +82,11 @@ describe('every action over loopback HTTP', () => {
   });
 
   it('a base URL with a trailing slash does not double the slash', async () => {
-    const c2 = createClient({ baseUrl: `${rec.baseUrl}/`, ...rec.credentials, rates: FAST_RATES });
+    const c2 = createClient({ baseUrl: `${t.rec.baseUrl}/`, ...t.rec.credentials, rates: FAST_RATES });
     try {
-      rec.requests.length = 0;
+      t.rec.requests.length = 0;
       await c2.location.getReportStatus({ accountName: ACC, txid: 'abc' });
-      expect(rec.apiRequests().map((r) => r.url)).to.deep.equal([
+      expect(t.rec.apiRequests().map((r) => r.url)).to.deep.equal([
         `/api/loc/v1/locationreports/${ACC}/report/abc/status`,
       ]);
     } finally {

@@ -3,10 +3,10 @@
  * problem with its JSON path, and not one request at the server: no token, no login, no call.
  */
 import { expect } from 'chai';
-import { createClient, type Client } from '../../src/api/client.js';
+
 import { InputError, UnknownActionError } from '../../src/errors.js';
 import { notification } from '../helpers/action-cases.js';
-import { FAST_RATES, Recorder } from '../helpers/recorder.js';
+import { onRecorder } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
 const imei = (i: number) => String(350000000000000 + i);
@@ -199,23 +199,13 @@ const CASES: Case[] = [
 ];
 
 describe('invalid inputs are rejected before anything is sent', () => {
-  let rec: Recorder;
-  let client: Client;
-
-  before(async () => {
-    rec = await Recorder.start();
-    client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, rates: FAST_RATES });
-  });
-  after(async () => {
-    await client.close();
-    await rec.close();
-  });
+  const t = onRecorder();
 
   for (const c of CASES) {
     it(`${c.action}: ${c.name}`, async () => {
       let err: unknown;
       try {
-        await client.callByName(c.action, c.input);
+        await t.client.callByName(c.action, c.input);
       } catch (e) {
         err = e;
       }
@@ -233,31 +223,31 @@ describe('invalid inputs are rejected before anything is sent', () => {
       }
       if (c.only) expect(e.problems.map((p) => p.path)).to.deep.equal(c.problems.map(([path]) => path));
       expect(e.toJSON()).to.deep.include({ code: 'FB_INPUT', action: c.action, retryClass: 'permanent' });
-      expect(rec.requests, 'no request reached the server').to.deep.equal([]);
+      expect(t.rec.requests, 'no request reached the server').to.deep.equal([]);
     });
   }
 
   it('the typed methods validate too', async () => {
     let err: unknown;
     try {
-      await client.location.locate({ accountName: ACC, deviceList: devices(1), cacheMode: '5' });
+      await t.client.location.locate({ accountName: ACC, deviceList: devices(1), cacheMode: '5' });
     } catch (e) {
       err = e;
     }
     expect(err).to.be.instanceOf(InputError);
-    expect(rec.requests).to.deep.equal([]);
+    expect(t.rec.requests).to.deep.equal([]);
   });
 
   it('an unknown action is refused with close names, and nothing is sent', async () => {
     let err: unknown;
     try {
-      await client.callByName('location.locat', { accountName: ACC });
+      await t.client.callByName('location.locat', { accountName: ACC });
     } catch (e) {
       err = e;
     }
     expect(err).to.be.instanceOf(UnknownActionError);
     expect((err as UnknownActionError).suggestions).to.include('location.locate');
-    expect(rec.requests).to.deep.equal([]);
+    expect(t.rec.requests).to.deep.equal([]);
   });
 
   it('the valid neighbour of each cross-field case is accepted (the rules are not over-strict)', async () => {
@@ -280,7 +270,7 @@ describe('invalid inputs are rejected before anything is sent', () => {
       ['location.setExclusions', { accountName: ACC, exclusion: devices(2_000).map((d) => d.id) }],
       ['location.locate', { accountName: ACC, deviceList: devices(10_000) }],
     ];
-    for (const [action, input] of ok) await client.callByName(action, input);
-    expect(rec.apiRequests()).to.have.length(ok.length);
+    for (const [action, input] of ok) await t.client.callByName(action, input);
+    expect(t.rec.apiRequests()).to.have.length(ok.length);
   });
 });

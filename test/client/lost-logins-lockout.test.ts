@@ -11,15 +11,7 @@ import { createClient, type Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { LoginError, NetworkError } from '../../src/errors.js';
 import { RATES, calls, control, emulator, setFaults } from '../runner/helpers.js';
-
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected the call to fail');
-}
+import { failure } from '../helpers/recorder.js';
 
 describe('logins whose answers were lost, across logins (emulator)', function () {
   this.timeout(30_000);

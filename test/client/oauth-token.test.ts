@@ -7,18 +7,9 @@ import { expect } from 'chai';
 import { createClient, type Client, type ClientOptions } from '../../src/api/client.js';
 import { VirtualClock } from '../../src/clock.js';
 import { AuthError } from '../../src/errors.js';
-import { FAST_RATES, Recorder, TOKEN_PATH } from '../helpers/recorder.js';
+import { failure, FAST_RATES, Recorder, TOKEN_PATH } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
-
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('OAuth bearer token', () => {
   let rec: Recorder;

@@ -7,9 +7,9 @@
  * 5,000 devices, and the result lists one report per batch with its device count.
  */
 import { expect } from 'chai';
-import { createClient, type Client } from '../../src/api/client.js';
+
 import { ApiError, InputError } from '../../src/errors.js';
-import { FAST_RATES, Recorder, type RecordedRequest } from '../helpers/recorder.js';
+import { onRecorder, type RecordedRequest } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
 const imei = (i: number) => String(350000000000000 + i);
@@ -20,21 +20,11 @@ const entry = (i: number) => ({
 });
 
 describe('paging', () => {
-  let rec: Recorder;
-  let client: Client;
-
-  beforeEach(async () => {
-    rec = await Recorder.start();
-    client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, rates: FAST_RATES });
-  });
-  afterEach(async () => {
-    await client.close();
-    await rec.close();
-  });
+  const t = onRecorder({ each: true });
 
   /** A report of `total` entries served `size` at a time from whatever startIndex is asked. */
   function serveReport(total: number, size: number) {
-    rec.handle(/^GET \/api\/loc\/v1\/locationreports\/.*\/index\/\d+$/, (r: RecordedRequest) => {
+    t.rec.handle(/^GET \/api\/loc\/v1\/locationreports\/.*\/index\/\d+$/, (r: RecordedRequest) => {
       const start = Number(r.path.split('/').at(-1));
       const list = Array.from({ length: Math.max(0, Math.min(size, total - start)) }, (_, k) =>
         entry(start + k),
@@ -52,11 +42,13 @@ describe('paging', () => {
     });
   }
   const reportPages = () =>
-    rec.apiRequests().map((r) => r.path.replace(`/api/loc/v1/locationreports/${ACC}/report/tx-1/index/`, ''));
+    t.rec
+      .apiRequests()
+      .map((r) => r.path.replace(`/api/loc/v1/locationreports/${ACC}/report/tx-1/index/`, ''));
 
   it('location.getReport reads 3 pages: startIndex 0, then by items received', async () => {
     serveReport(2_500, 1_000);
-    const res = await client.location.getReport({ accountName: ACC, txid: 'tx-1' });
+    const res = await t.client.location.getReport({ accountName: ACC, txid: 'tx-1' });
     expect(reportPages()).to.deep.equal(['0', '1000', '2000']);
     expect(res.txid).to.equal('tx-1');
     expect(res.totalCount).to.equal(2_500);
@@ -68,7 +60,7 @@ describe('paging', () => {
   it('location.getReport advances by what a short page actually held', async () => {
     // The service answers fewer entries than a full page: the next startIndex follows the items received.
     serveReport(7, 3);
-    const res = await client.location.getReport({ accountName: ACC, txid: 'tx-1' });
+    const res = await t.client.location.getReport({ accountName: ACC, txid: 'tx-1' });
     expect(reportPages()).to.deep.equal(['0', '3', '6']);
     expect(res.devLocationList).to.have.length(7);
   });
@@ -77,8 +69,8 @@ describe('paging', () => {
     serveReport(2_500, 1_000);
     const seen: string[] = [];
     let requestsWhenFirstItemSeen = -1;
-    for await (const item of client.items('location.getReport', { accountName: ACC, txid: 'tx-1' })) {
-      if (requestsWhenFirstItemSeen < 0) requestsWhenFirstItemSeen = rec.apiRequests().length;
+    for await (const item of t.client.items('location.getReport', { accountName: ACC, txid: 'tx-1' })) {
+      if (requestsWhenFirstItemSeen < 0) requestsWhenFirstItemSeen = t.rec.apiRequests().length;
       seen.push((item as { msid: string }).msid);
     }
     expect(seen).to.deep.equal(Array.from({ length: 2_500 }, (_, i) => imei(i)));
@@ -89,14 +81,14 @@ describe('paging', () => {
 
   it('a start index given by the caller is where paging starts', async () => {
     serveReport(2_500, 1_000);
-    const res = await client.location.getReport({ accountName: ACC, txid: 'tx-1', startIndex: 2_000 });
+    const res = await t.client.location.getReport({ accountName: ACC, txid: 'tx-1', startIndex: 2_000 });
     expect(reportPages()).to.deep.equal(['2000']);
     expect(res.devLocationList).to.have.length(500);
   });
 
   it('location.getExclusions reads every page', async () => {
     const all = Array.from({ length: 5 }, (_, i) => imei(i));
-    rec.handle(/^GET \/api\/loc\/v1\/consents\//, (r) => {
+    t.rec.handle(/^GET \/api\/loc\/v1\/consents\//, (r) => {
       const start = Number(r.path.split('/').at(-1));
       const exclusion = all.slice(start, start + 2);
       return {
@@ -111,8 +103,8 @@ describe('paging', () => {
         },
       };
     });
-    const res = await client.location.getExclusions({ accountName: ACC });
-    expect(rec.apiRequests().map((r) => r.path)).to.deep.equal(
+    const res = await t.client.location.getExclusions({ accountName: ACC });
+    expect(t.rec.apiRequests().map((r) => r.path)).to.deep.equal(
       [0, 2, 4].map((i) => `/api/loc/v1/consents/${ACC}/index/${i}`),
     );
     expect(res).to.deep.equal({
@@ -123,7 +115,7 @@ describe('paging', () => {
       exclusion: all,
     });
     const items: unknown[] = [];
-    for await (const x of client.items('location.getExclusions', { accountName: ACC })) items.push(x);
+    for await (const x of t.client.items('location.getExclusions', { accountName: ACC })) items.push(x);
     expect(items).to.deep.equal(all);
   });
 
@@ -138,7 +130,7 @@ describe('paging', () => {
       carrierInformations: [{ carrierName: 'Carrier', state: 'active' }],
     });
     const all = Array.from({ length: 7 }, (_, i) => device(i));
-    rec.handle('POST /api/m2m/v1/devices/actions/list', (r) => {
+    t.rec.handle('POST /api/m2m/v1/devices/actions/list', (r) => {
       const after = (r.body as { largestDeviceIdSeen?: string }).largestDeviceIdSeen;
       const rest = all.filter((d) => after === undefined || d.deviceIds[0]!.id > after);
       const devices = rest.slice(0, 3);
@@ -146,9 +138,9 @@ describe('paging', () => {
       return { status: hasMoreData ? 202 : 200, body: { hasMoreData, devices } };
     });
 
-    const res = await client.devices.list({ accountName: ACC, maxNumberOfDevices: 3 });
+    const res = await t.client.devices.list({ accountName: ACC, maxNumberOfDevices: 3 });
 
-    const bodies = rec.apiRequests().map((r) => r.body);
+    const bodies = t.rec.apiRequests().map((r) => r.body);
     expect(bodies).to.deep.equal([
       { accountName: ACC, maxNumberOfDevices: 3 },
       { accountName: ACC, maxNumberOfDevices: 3, largestDeviceIdSeen: imei(2) },
@@ -157,7 +149,7 @@ describe('paging', () => {
     expect(res.devices).to.deep.equal(all);
 
     const ids: string[] = [];
-    for await (const d of client.items('devices.list', { accountName: ACC, maxNumberOfDevices: 3 }))
+    for await (const d of t.client.items('devices.list', { accountName: ACC, maxNumberOfDevices: 3 }))
       ids.push((d as { deviceIds: { id: string }[] }).deviceIds[0]!.id);
     expect(ids).to.deep.equal(all.map((d) => d.deviceIds[0]!.id));
   });
@@ -165,21 +157,21 @@ describe('paging', () => {
   it('pages() yields each page as the service sent it', async () => {
     serveReport(2_500, 1_000);
     const sizes: number[] = [];
-    for await (const p of client.pages('location.getReport', { accountName: ACC, txid: 'tx-1' }))
+    for await (const p of t.client.pages('location.getReport', { accountName: ACC, txid: 'tx-1' }))
       sizes.push((p as { devLocationList: unknown[] }).devLocationList.length);
     expect(sizes).to.deep.equal([1_000, 1_000, 500]);
   });
 
   it('an error on a later page ends the iteration with that error, after the earlier items', async () => {
     serveReport(2_500, 1_000);
-    rec.enqueue(`GET /api/loc/v1/locationreports/${ACC}/report/tx-1/index/1000`, {
+    t.rec.enqueue(`GET /api/loc/v1/locationreports/${ACC}/report/tx-1/index/1000`, {
       status: 400,
       body: { errorCode: 'INVALID_PARAMETER', errorMessage: 'Invalid JSON' },
     });
     let n = 0;
     let err: unknown;
     try {
-      for await (const _ of client.items('location.getReport', { accountName: ACC, txid: 'tx-1' })) n++;
+      for await (const _ of t.client.items('location.getReport', { accountName: ACC, txid: 'tx-1' })) n++;
     } catch (e) {
       err = e;
     }
@@ -189,29 +181,21 @@ describe('paging', () => {
 });
 
 describe('location.createReport batching', () => {
-  let rec: Recorder;
-  let client: Client;
-
-  beforeEach(async () => {
-    rec = await Recorder.start();
-    client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, rates: FAST_RATES });
+  const t = onRecorder({ each: true });
+  beforeEach(() => {
     // Each batch gets a txid named after its first device, so that results can be matched to batches.
-    rec.handle('POST /api/loc/v1/locationreports', (r) => {
+    t.rec.handle('POST /api/loc/v1/locationreports', (r) => {
       const list = (r.body as { deviceList: { id: string }[] }).deviceList;
       return { status: 200, body: { txid: `tx-${list[0]!.id}`, status: 'QUEUED', estimatedDuration: '5' } };
     });
-  });
-  afterEach(async () => {
-    await client.close();
-    await rec.close();
   });
 
   it('25,000 devices become exactly 3 requests of 10,000, 10,000 and 5,000 devices', async () => {
     const deviceList = Array.from({ length: 25_000 }, (_, i) => ({ id: imei(i), kind: 'IMEI' }));
 
-    const res = await client.location.createReport({ accountName: ACC, deviceList, cacheMode: '1' });
+    const res = await t.client.location.createReport({ accountName: ACC, deviceList, cacheMode: '1' });
 
-    const sent = rec.requestsTo('/api/loc/v1/locationreports', 'POST');
+    const sent = t.rec.requestsTo('/api/loc/v1/locationreports', 'POST');
     expect(sent).to.have.length(3);
     const bodies = sent
       .map(
@@ -239,13 +223,13 @@ describe('location.createReport batching', () => {
 
   it('10,000 devices are one request', async () => {
     const deviceList = Array.from({ length: 10_000 }, (_, i) => ({ id: imei(i), kind: 'imei' }));
-    const res = await client.location.createReport({ accountName: ACC, deviceList });
-    expect(rec.requestsTo('/api/loc/v1/locationreports')).to.have.length(1);
+    const res = await t.client.location.createReport({ accountName: ACC, deviceList });
+    expect(t.rec.requestsTo('/api/loc/v1/locationreports')).to.have.length(1);
     expect(res.reports.map((r) => r.devices)).to.deep.equal([10_000]);
   });
 
   it('a failed batch throws, and the error carries the reports already created', async () => {
-    rec.enqueue(
+    t.rec.enqueue(
       (r) =>
         r.path === '/api/loc/v1/locationreports' &&
         (r.body as { deviceList: { id: string }[] }).deviceList[0]!.id === imei(10_000),
@@ -254,7 +238,7 @@ describe('location.createReport batching', () => {
     const deviceList = Array.from({ length: 25_000 }, (_, i) => ({ id: imei(i), kind: 'imei' }));
     let err: unknown;
     try {
-      await client.location.createReport({ accountName: ACC, deviceList });
+      await t.client.location.createReport({ accountName: ACC, deviceList });
     } catch (e) {
       err = e;
     }
@@ -269,7 +253,7 @@ describe('location.createReport batching', () => {
   it('location.setExclusions refuses more than 2,000 devices with a clear error, sending nothing', async () => {
     let err: unknown;
     try {
-      await client.location.setExclusions({
+      await t.client.location.setExclusions({
         accountName: ACC,
         exclusion: Array.from({ length: 2_001 }, (_, i) => imei(i)),
       });
@@ -278,6 +262,6 @@ describe('location.createReport batching', () => {
     }
     expect(err).to.be.instanceOf(InputError);
     expect((err as InputError).message).to.match(/exclusion has 2001 items; at most 2000 are allowed/);
-    expect(rec.requests).to.deep.equal([]);
+    expect(t.rec.requests).to.deep.equal([]);
   });
 });

@@ -4,24 +4,14 @@
  * client sends for every page, and the one result it makes of them.
  */
 import { expect } from 'chai';
-import { createClient, type Client } from '../../src/api/client.js';
-import { FAST_RATES, Recorder } from '../helpers/recorder.js';
+
+import { onRecorder } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
 const IMEI = '353456789012345';
 
 describe('client: paging by token and by time', () => {
-  let rec: Recorder;
-  let client: Client;
-
-  beforeEach(async () => {
-    rec = await Recorder.start();
-    client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, rates: FAST_RATES });
-  });
-  afterEach(async () => {
-    await client.close();
-    await rec.close();
-  });
+  const t = onRecorder({ each: true });
 
   const sms = (n: number) => ({
     deviceIds: [{ id: IMEI, kind: 'imei' }],
@@ -31,7 +21,7 @@ describe('client: paging by token and by time', () => {
 
   it('sms.history follows the next token of each 202 answer, and ends at the 200', async () => {
     const path = `/api/m2m/v1/sms/${ACC}/history`;
-    rec.enqueue(
+    t.rec.enqueue(
       `GET ${path}`,
       {
         status: 202,
@@ -45,8 +35,8 @@ describe('client: paging by token and by time', () => {
       },
       { status: 200, body: { hasMoreData: false, messages: [sms(4)] } },
     );
-    const out = await client.sms.history({ accountName: ACC });
-    expect(rec.apiRequests().map((r) => `${r.method} ${r.url} ${r.rawBody}`)).to.deep.equal([
+    const out = await t.client.sms.history({ accountName: ACC });
+    expect(t.rec.apiRequests().map((r) => `${r.method} ${r.url} ${r.rawBody}`)).to.deep.equal([
       `GET ${path} `,
       `GET ${path}?next=2 `,
       `GET ${path}?next=3 `,
@@ -61,7 +51,7 @@ describe('client: paging by token and by time', () => {
       carrierInformations: [],
       deviceIds: [{ id, kind: 'imei' }],
     });
-    rec.enqueue(
+    t.rec.enqueue(
       `GET ${path}`,
       {
         status: 202,
@@ -70,8 +60,8 @@ describe('client: paging by token and by time', () => {
       },
       { body: { name: 'North Fleet', description: 'Trucks', hasMoreData: false, devices: [device('2')] } },
     );
-    const out = await client.groups.get({ accountName: ACC, groupName: 'North Fleet' });
-    expect(rec.apiRequests().map((r) => r.url)).to.deep.equal([path, `${path}?next=100`]);
+    const out = await t.client.groups.get({ accountName: ACC, groupName: 'North Fleet' });
+    expect(t.rec.apiRequests().map((r) => r.url)).to.deep.equal([path, `${path}?next=100`]);
     expect(out).to.deep.equal({
       name: 'North Fleet',
       description: 'Trucks',
@@ -81,9 +71,9 @@ describe('client: paging by token and by time', () => {
 
   it('a page that says there is more but gives no token ends the listing', async () => {
     const path = `/api/m2m/v1/sms/${ACC}/history`;
-    rec.enqueue(`GET ${path}`, { status: 202, body: { hasMoreData: true, messages: [sms(1)] } });
-    const out = await client.sms.history({ accountName: ACC });
-    expect(rec.apiRequests()).to.have.length(1);
+    t.rec.enqueue(`GET ${path}`, { status: 202, body: { hasMoreData: true, messages: [sms(1)] } });
+    const out = await t.client.sms.history({ accountName: ACC });
+    expect(t.rec.apiRequests()).to.have.length(1);
     expect(out).to.deep.equal({ messages: [sms(1)] });
   });
 
@@ -96,7 +86,7 @@ describe('client: paging by token and by time', () => {
     const t1 = '2026-01-01T01:00:00.000Z';
     const t2 = '2026-01-01T02:00:00.000Z';
     const t3 = '2026-01-01T03:00:00.000Z';
-    rec.enqueue(
+    t.rec.enqueue(
       `POST ${path}`,
       {
         status: 202,
@@ -104,12 +94,12 @@ describe('client: paging by token and by time', () => {
       },
       { body: { hasMoreData: false, connectionHistory: [ev(t2, 'Stop'), ev(t2, 'Start'), ev(t3, 'Stop')] } },
     );
-    const out = await client.devices.connectionHistory({
+    const out = await t.client.devices.connectionHistory({
       deviceId: { id: IMEI, kind: 'IMEI' },
       earliest: '2026-01-01T00:00:00Z',
       latest: '2026-01-02T00:00:00Z',
     });
-    expect(rec.apiRequests().map((r) => r.rawBody)).to.deep.equal([
+    expect(t.rec.apiRequests().map((r) => r.rawBody)).to.deep.equal([
       JSON.stringify({
         deviceId: { id: IMEI, kind: 'imei' },
         earliest: '2026-01-01T00:00:00Z',

@@ -10,7 +10,7 @@ import { createClient, type Client } from '../../src/api/client.js';
 import { VirtualClock } from '../../src/clock.js';
 import { FleetbookError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { FAST_RATES, Recorder, SESSION_EXPIRED } from '../helpers/recorder.js';
+import { failure, FAST_RATES, Recorder, SESSION_EXPIRED } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
 const SECRETS = {
@@ -32,6 +32,8 @@ function capture() {
 
 /** Every form of an error a user or a log could see: message, JSON, the cause chain, the stack. */
 function errorTexts(e: unknown): string[] {
+  // Not an error (nothing was thrown), it would show nothing, and be clean for no reason.
+  expect(e, 'an error').to.be.instanceOf(Error);
   const out: string[] = [];
   let cur: unknown = e;
   for (let depth = 0; cur instanceof Error && depth < 5; depth++) {
@@ -49,15 +51,6 @@ function assertClean(texts: string[], where: string) {
     leaked.map(([name]) => name),
     `secrets found in ${where}:\n${all}`,
   ).to.deep.equal([]);
-}
-
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('redaction of secrets', () => {

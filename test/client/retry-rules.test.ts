@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { createClient, type Client, type ClientOptions } from '../../src/api/client.js';
 import { VirtualClock, type Clock } from '../../src/clock.js';
 import { ApiError, NetworkError } from '../../src/errors.js';
-import { FAST_RATES, Recorder, type ScriptedResponse } from '../helpers/recorder.js';
+import { failure, FAST_RATES, Recorder, type ScriptedResponse } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
 const IMEI = '353456789012345';
@@ -27,15 +27,6 @@ const fail = (status: number, errorCode = 'INTERNAL_ERROR', errorMessage = 'Inte
   body: { errorCode, errorMessage },
 });
 const ok = (body: unknown = {}): ScriptedResponse => ({ status: 200, body });
-
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected the call to fail');
-}
 
 /** A port on which nothing listens. */
 async function closedPort(): Promise<number> {

@@ -5,52 +5,42 @@
  */
 import { DEFAULT_WINDOW_MS } from '../../src/rate/area.js';
 import { expect } from 'chai';
-import { createClient, type Client } from '../../src/api/client.js';
+import { createClient } from '../../src/api/client.js';
 import { VirtualClock } from '../../src/clock.js';
 import { ApiError } from '../../src/errors.js';
-import { FAST_RATES, Recorder, SESSION_EXPIRED } from '../helpers/recorder.js';
+import { onRecorder, SESSION_EXPIRED } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
 const STATUS = (i: number) => `/api/loc/v1/locationreports/${ACC}/report/tx-${i}/status`;
 
 describe('session renewal storm', () => {
-  let rec: Recorder;
-  let client: Client;
-
-  beforeEach(async () => {
-    rec = await Recorder.start();
-    client = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, rates: FAST_RATES });
-  });
-  afterEach(async () => {
-    await client.close();
-    await rec.close();
-  });
+  const t = onRecorder({ each: true });
 
   it('50 concurrent requests meeting an expired session: one login, 50 successes, one replay each', async () => {
     // A session in use, which the service then expires.
-    await client.location.getReportStatus({ accountName: ACC, txid: 'warm-up' });
-    expect(rec.loginRequests).to.have.length(1);
-    const stale = rec.issuedSessions[0];
-    rec.expireSessions();
-    rec.handle(/^GET \/api\/loc\/v1\/locationreports\//, (r) =>
+    await t.client.location.getReportStatus({ accountName: ACC, txid: 'warm-up' });
+    expect(t.rec.loginRequests).to.have.length(1);
+    const stale = t.rec.issuedSessions[0];
+    t.rec.expireSessions();
+    t.rec.handle(/^GET \/api\/loc\/v1\/locationreports\//, (r) =>
       r.headers['x-m2m-token'] === stale
         ? { status: 400, body: SESSION_EXPIRED }
         : { status: 200, body: { txid: r.path.split('/')[7], status: 'COMPLETED' } },
     );
-    rec.requests.length = 0;
+    t.rec.requests.length = 0;
 
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        client.location.getReportStatus({ accountName: ACC, txid: `tx-${i}` }),
+        t.client.location.getReportStatus({ accountName: ACC, txid: `tx-${i}` }),
       ),
     );
 
     expect(results.map((r) => r.txid)).to.deep.equal(Array.from({ length: 50 }, (_, i) => `tx-${i}`));
-    expect(rec.loginRequests, 'exactly one new login').to.have.length(1);
-    expect(rec.issuedSessions).to.have.length(2);
-    const fresh = rec.issuedSessions[1];
+    expect(t.rec.loginRequests, 'exactly one new login').to.have.length(1);
+    expect(t.rec.issuedSessions).to.have.length(2);
+    const fresh = t.rec.issuedSessions[1];
     for (let i = 0; i < 50; i++) {
-      const sent = rec.requestsTo(STATUS(i));
+      const sent = t.rec.requestsTo(STATUS(i));
       // Met the expired session once, then replayed once with the new token.
       expect(
         sent.map((r) => r.headers['x-m2m-token']),
@@ -58,80 +48,80 @@ describe('session renewal storm', () => {
       ).to.deep.equal([stale, fresh]);
     }
     // The login came after the expired answers and before every replay.
-    const login = rec.requests.indexOf(rec.loginRequests[0]!);
-    const replays = rec.requests.filter((r) => r.headers['x-m2m-token'] === fresh);
+    const login = t.rec.requests.indexOf(t.rec.loginRequests[0]!);
+    const replays = t.rec.requests.filter((r) => r.headers['x-m2m-token'] === fresh);
     expect(replays).to.have.length(50);
-    for (const r of replays) expect(rec.requests.indexOf(r)).to.be.greaterThan(login);
-    expect(client.stats.sessionRenewals).to.equal(1);
-    expect(rec.tokenRequests, 'the bearer token is not fetched again').to.have.length(0);
+    for (const r of replays) expect(t.rec.requests.indexOf(r)).to.be.greaterThan(login);
+    expect(t.client.stats.sessionRenewals).to.equal(1);
+    expect(t.rec.tokenRequests, 'the bearer token is not fetched again').to.have.length(0);
   });
 
   it('50 concurrent first calls share the first login', async () => {
-    rec.handle(/^GET /, { status: 200, body: { txid: 'x', status: 'QUEUED' } });
+    t.rec.handle(/^GET /, { status: 200, body: { txid: 'x', status: 'QUEUED' } });
     await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        client.location.getReportStatus({ accountName: ACC, txid: `tx-${i}` }),
+        t.client.location.getReportStatus({ accountName: ACC, txid: `tx-${i}` }),
       ),
     );
-    expect(rec.tokenRequests).to.have.length(1);
-    expect(rec.loginRequests).to.have.length(1);
+    expect(t.rec.tokenRequests).to.have.length(1);
+    expect(t.rec.loginRequests).to.have.length(1);
   });
 
   it('a request replayed once that meets the expired session again fails with retry class session', async () => {
-    await client.location.getReportStatus({ accountName: ACC, txid: 'warm-up' });
+    await t.client.location.getReportStatus({ accountName: ACC, txid: 'warm-up' });
     // Every session is refused from now on: the request is replayed once after one login, then thrown.
-    rec.handle(/^GET /, { status: 400, body: SESSION_EXPIRED });
-    rec.requests.length = 0;
+    t.rec.handle(/^GET /, { status: 400, body: SESSION_EXPIRED });
+    t.rec.requests.length = 0;
     let err: unknown;
     try {
-      await client.location.getReportStatus({ accountName: ACC, txid: 'tx-1' });
+      await t.client.location.getReportStatus({ accountName: ACC, txid: 'tx-1' });
     } catch (e) {
       err = e;
     }
     expect(err).to.be.instanceOf(ApiError);
     expect((err as ApiError).retryClass).to.equal('session');
-    expect(rec.loginRequests).to.have.length(1);
-    expect(rec.requestsTo(STATUS(1))).to.have.length(2);
+    expect(t.rec.loginRequests).to.have.length(1);
+    expect(t.rec.requestsTo(STATUS(1))).to.have.length(2);
   });
 
   it('a storm of mutating calls (devices.suspend) is replayed too: the expired session proves nothing was done', async () => {
-    await client.session.logout({});
-    const stale = rec.issuedSessions[0];
-    rec.expireSessions();
-    rec.requests.length = 0;
+    await t.client.session.logout({});
+    const stale = t.rec.issuedSessions[0];
+    t.rec.expireSessions();
+    t.rec.requests.length = 0;
     const path = '/api/m2m/v1/devices/actions/suspend';
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        client.devices.suspend({
+        t.client.devices.suspend({
           accountName: ACC,
           devices: [{ id: String(350000000000000 + i), kind: 'imei' }],
         }),
       ),
     );
-    expect(rec.loginRequests).to.have.length(1);
-    const sent = rec.requestsTo(path, 'POST');
+    expect(t.rec.loginRequests).to.have.length(1);
+    const sent = t.rec.requestsTo(path, 'POST');
     expect(sent).to.have.length(40);
     expect(sent.filter((r) => r.headers['x-m2m-token'] === stale)).to.have.length(20);
-    expect(sent.filter((r) => r.headers['x-m2m-token'] === rec.issuedSessions[1])).to.have.length(20);
+    expect(sent.filter((r) => r.headers['x-m2m-token'] === t.rec.issuedSessions[1])).to.have.length(20);
   });
 
   it('the same storm through the default budgets (20/s, 10 in flight) on a virtual clock, login in the same area', async () => {
     const clock = new VirtualClock();
-    const slow = createClient({ baseUrl: rec.baseUrl, ...rec.credentials, clock });
+    const slow = createClient({ baseUrl: t.rec.baseUrl, ...t.rec.credentials, clock });
     try {
       await slow.callbacks.list({ accountName: ACC });
-      const stale = rec.issuedSessions[0];
-      rec.expireSessions();
-      rec.requests.length = 0;
+      const stale = t.rec.issuedSessions[0];
+      t.rec.expireSessions();
+      t.rec.requests.length = 0;
       const t0 = clock.now();
       const lists = await Promise.all(
         Array.from({ length: 50 }, () => slow.callbacks.list({ accountName: ACC })),
       );
       expect(lists).to.have.length(50);
-      expect(rec.loginRequests).to.have.length(1);
-      const sent = rec.requestsTo(`/api/m2m/v1/callbacks/${ACC}`);
+      expect(t.rec.loginRequests).to.have.length(1);
+      const sent = t.rec.requestsTo(`/api/m2m/v1/callbacks/${ACC}`);
       expect(sent.filter((r) => r.headers['x-m2m-token'] === stale)).to.have.length(50);
-      expect(sent.filter((r) => r.headers['x-m2m-token'] === rec.issuedSessions[1])).to.have.length(50);
+      expect(sent.filter((r) => r.headers['x-m2m-token'] === t.rec.issuedSessions[1])).to.have.length(50);
       // 101 starts in the m2m area at 20 per window: at least 5 windows of virtual time.
       expect(clock.now() - t0).to.be.at.least(5 * DEFAULT_WINDOW_MS);
     } finally {

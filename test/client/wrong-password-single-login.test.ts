@@ -6,18 +6,9 @@
 import { expect } from 'chai';
 import { createClient, type Client } from '../../src/api/client.js';
 import { ApiError, LoginError } from '../../src/errors.js';
-import { FAST_RATES, Recorder } from '../helpers/recorder.js';
+import { failure, FAST_RATES, Recorder } from '../helpers/recorder.js';
 
 const ACC = '0000123456-00001';
-
-async function failure(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected the call to fail');
-}
 
 for (const status of [400, 401]) {
   describe(`wrong password (login answered ${status})`, () => {

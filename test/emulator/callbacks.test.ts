@@ -3,21 +3,18 @@ import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
 import { DEFAULT_CALLBACK_SECRET, SIGNATURE_HEADER, type Emulator } from '../../src/emulator/index.js';
 import {
+  type AccountView,
   clientFor,
   emulator,
-  idOf,
+  imeiOf,
+  type Json,
   Listener,
   Raw,
   sleep,
   world,
-  type AccountView,
-  type Json,
   type World,
 } from './helpers.js';
 import { notification } from '../helpers/action-cases.js';
-
-type Device = AccountView['devices'][number];
-const imei = (d: Device) => ({ id: idOf(d, 'imei'), kind: 'imei' });
 
 describe('emulator: callbacks', () => {
   let emu: Emulator;
@@ -71,7 +68,7 @@ describe('emulator: callbacks', () => {
       const d = active(0);
       const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
-        devices: [imei(d)],
+        devices: [imeiOf(d)],
       });
       await listener.waitFor(1);
       const body = listener.received[0]!.body;
@@ -89,7 +86,7 @@ describe('emulator: callbacks', () => {
         username: 'hook-user',
         password: 'hook-pass',
         requestId,
-        deviceIds: [imei(d)],
+        deviceIds: [imeiOf(d)],
         status: 'Success',
         callbackCount: 1,
         maxCallbackThreshold: 4,
@@ -97,14 +94,14 @@ describe('emulator: callbacks', () => {
       expect(body.deviceResponse).to.deep.equal({ suspendResponse: { accountName: primary.accountName } });
       // Connectivity messages are not signed; only Location ones are.
       expect(listener.received[0]!.headers[SIGNATURE_HEADER]).to.equal(undefined);
-      await client.devices.restore({ accountName: primary.accountName, devices: [imei(d)] });
+      await client.devices.restore({ accountName: primary.accountName, devices: [imeiOf(d)] });
     });
 
     it('re-sends while the listener answers 500, and stops at maxCallbackThreshold', async () => {
       listener.status = () => 500;
       const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
-        devices: [imei(active(1))],
+        devices: [imeiOf(active(1))],
       });
       await listener.waitFor(4);
       await emu.callbacksIdle();
@@ -116,20 +113,20 @@ describe('emulator: callbacks', () => {
       const delivery = log.deliveries.find((x) => x.requestId === requestId)!;
       expect(delivery.state).to.equal('failed');
       expect((delivery.attempts as Json[]).map((a) => a.status)).to.deep.equal([500, 500, 500, 500]);
-      await client.devices.restore({ accountName: primary.accountName, devices: [imei(active(1))] });
+      await client.devices.restore({ accountName: primary.accountName, devices: [imeiOf(active(1))] });
     });
 
     it('stops re-sending once the listener acknowledges, and honours a lower maxCallbackThreshold', async () => {
       let calls = 0;
       listener.status = () => (++calls <= 2 ? 503 : 200);
-      await client.devices.suspend({ accountName: primary.accountName, devices: [imei(active(2))] });
+      await client.devices.suspend({ accountName: primary.accountName, devices: [imeiOf(active(2))] });
       await listener.waitFor(3);
       await emu.callbacksIdle();
       expect(listener.received.map((r) => r.body.callbackCount)).to.deep.equal([1, 2, 3]);
 
       await raw.control('PUT', '/faults', { callbackRetryMs: 20, maxCallbackThreshold: 2 });
       listener.status = () => 500;
-      await client.devices.restore({ accountName: primary.accountName, devices: [imei(active(2))] });
+      await client.devices.restore({ accountName: primary.accountName, devices: [imeiOf(active(2))] });
       await listener.waitFor(5);
       await emu.callbacksIdle();
       expect(
@@ -146,7 +143,7 @@ describe('emulator: callbacks', () => {
       let calls = 0;
       listener.status = () => (++calls === 1 ? 503 : 200);
       const d = active(6);
-      await client.devices.suspend({ accountName: primary.accountName, devices: [imei(d)] });
+      await client.devices.suspend({ accountName: primary.accountName, devices: [imeiOf(d)] });
       await listener.waitFor(1);
       // Nothing waits until the refusal is read; then the one message does, and is sent.
       while (emu.resendCallbacksNow() === 0) await sleep(5);
@@ -155,7 +152,7 @@ describe('emulator: callbacks', () => {
       expect(listener.received.map((r) => r.body.callbackCount)).to.deep.equal([1, 2]);
       expect(emu.resendCallbacksNow()).to.equal(0);
       await raw.control('PUT', '/faults', { callbackRetryMs: 20 });
-      await client.devices.restore({ accountName: primary.accountName, devices: [imei(d)] });
+      await client.devices.restore({ accountName: primary.accountName, devices: [imeiOf(d)] });
     });
 
     it('reports a device the action cannot apply to as failed in its own message, with a fault', async () => {
@@ -163,29 +160,29 @@ describe('emulator: callbacks', () => {
       const fine = active(3);
       await client.devices.restore({
         accountName: primary.accountName,
-        devices: [imei(suspended), imei(fine)],
+        devices: [imeiOf(suspended), imeiOf(fine)],
       });
-      await client.devices.suspend({ accountName: primary.accountName, devices: [imei(suspended)] });
+      await client.devices.suspend({ accountName: primary.accountName, devices: [imeiOf(suspended)] });
       const pending = primary.devices.find((d) => d.state === 'pending')!;
       const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
-        devices: [imei(pending), imei(fine)],
+        devices: [imeiOf(pending), imeiOf(fine)],
       });
       // Two for the restore (one per device), one for the first suspend, two for the last.
       await listener.waitFor(5);
       const last = listener.received.slice(3).map((r) => r.body);
       expect(last.map((b) => b.requestId)).to.deep.equal([requestId, requestId]);
       expect(last[0]).to.deep.include({
-        deviceIds: [imei(pending)],
+        deviceIds: [imeiOf(pending)],
         status: 'Failed',
         faultResponse: {
           faultcode: 'INVALID DEVICE STATE',
           faultstring: 'Only an active device can be suspended; the device is pending',
         },
       });
-      expect(last[1]).to.deep.include({ deviceIds: [imei(fine)], status: 'Success' });
+      expect(last[1]).to.deep.include({ deviceIds: [imeiOf(fine)], status: 'Success' });
       expect(last[1]!.faultResponse).to.equal(undefined);
-      await client.devices.restore({ accountName: primary.accountName, devices: [imei(fine)] });
+      await client.devices.restore({ accountName: primary.accountName, devices: [imeiOf(fine)] });
     });
   });
 
@@ -198,7 +195,7 @@ describe('emulator: callbacks', () => {
       const deviceList = primary.devices
         .filter((d) => d.iot)
         .slice(0, 20)
-        .map(imei);
+        .map(imeiOf);
       await client.location.createReport({ accountName: primary.accountName, deviceList, cacheMode: '0' });
       const created = await client.location.createReport({
         accountName: primary.accountName,
@@ -232,7 +229,7 @@ describe('emulator: callbacks', () => {
         sendEmailNotification: true,
         emailAddresses: 'ops@example.com',
       });
-      const all = primary.devices.filter((d) => d.iot).map(imei);
+      const all = primary.devices.filter((d) => d.iot).map(imeiOf);
       // The subscription is 30 transactions per device a cycle: 1% of it is 90 for 300 devices.
       await client.location.createReport({ accountName: primary.accountName, deviceList: all.slice(0, 100) });
       emu.advance(3600);
@@ -303,11 +300,11 @@ describe('emulator: callbacks', () => {
       const over: string[] = [];
       for (const d of primary.devices.filter((x) => x.servicePlan === plan && x.state === 'active')) {
         const day = await client.devices.usage({
-          deviceId: imei(d),
+          deviceId: imeiOf(d),
           earliest: '2026-01-05T00:00:00Z',
           latest: '2026-01-06T00:00:00Z',
         });
-        if (day.usageHistory.some((u) => u.bytesUsed > 5 * 1024 * 1024)) over.push(imei(d).id);
+        if (day.usageHistory.some((u) => u.bytesUsed > 5 * 1024 * 1024)) over.push(imeiOf(d).id);
       }
       const alerted = alerts.map((a) => ((a.payAsYouGo as Json).deviceIds as Json[])[0]!.id);
       expect([...alerted].sort()).to.deep.equal([...over].sort());

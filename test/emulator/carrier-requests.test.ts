@@ -11,19 +11,19 @@ import { kindOf, toMessage } from '../../src/daemon/callbacks.js';
 import type { Emulator, RequestRecord } from '../../src/emulator/index.js';
 import { CarrierRequest, KEEP_REQUEST_DEVICES, RequestLog } from '../../src/emulator/requests.js';
 import {
+  type AccountView,
   clientFor,
   emulator,
   idOf,
+  imeiOf,
+  type Json,
   Listener,
   Raw,
   sleep,
   world,
-  type AccountView,
-  type Json,
 } from './helpers.js';
 
 type Device = AccountView['devices'][number];
-const imei = (d: Device) => ({ id: idOf(d, 'imei'), kind: 'imei' });
 
 describe('emulator: asynchronous requests, per device', () => {
   let emu: Emulator;
@@ -96,7 +96,7 @@ describe('emulator: asynchronous requests, per device', () => {
     const devices = [active!, suspended!, pending!, deactive!];
     const { requestId } = await client.devices.suspend({
       accountName: primary.accountName,
-      devices: devices.map(imei),
+      devices: devices.map(imeiOf),
     });
 
     const record = emu.request(requestId)!;
@@ -109,11 +109,11 @@ describe('emulator: asynchronous requests, per device', () => {
       completedAt: '2026-01-05T00:00:00.000Z',
     });
     expect(record.devices).to.deep.equal([
-      { deviceIds: [imei(active!)], status: 'Success' },
+      { deviceIds: [imeiOf(active!)], status: 'Success' },
       // Already in the target state: done, nothing to do.
-      { deviceIds: [imei(suspended!)], status: 'Success' },
+      { deviceIds: [imeiOf(suspended!)], status: 'Success' },
       {
-        deviceIds: [imei(pending!)],
+        deviceIds: [imeiOf(pending!)],
         status: 'Failed',
         reason: {
           code: 'INVALID DEVICE STATE',
@@ -121,7 +121,7 @@ describe('emulator: asynchronous requests, per device', () => {
         },
       },
       {
-        deviceIds: [imei(deactive!)],
+        deviceIds: [imeiOf(deactive!)],
         status: 'Failed',
         reason: {
           code: 'DEVICE DEACTIVATED',
@@ -155,7 +155,7 @@ describe('emulator: asynchronous requests, per device', () => {
       username: 'hook-user',
       password: 'hook-pass',
       requestId,
-      deviceIds: [imei(active!)],
+      deviceIds: [imeiOf(active!)],
       deviceResponse: { suspendResponse: { accountName: primary.accountName } },
       status: 'Success',
       callbackCount: 1,
@@ -198,13 +198,13 @@ describe('emulator: asynchronous requests, per device', () => {
 
   it('answers the request status: Success, Failure (as the real service spells it) or PartialSuccess once finished', async () => {
     const [a, b] = inState('active', 2);
-    const one = await client.devices.suspend({ accountName: primary.accountName, devices: [imei(a!)] });
+    const one = await client.devices.suspend({ accountName: primary.accountName, devices: [imeiOf(a!)] });
     expect(
       await client.requests.status({ accountName: primary.accountName, requestId: one.requestId }),
     ).to.deep.equal({ requestId: one.requestId, status: 'Success' });
     const failed = await client.devices.restore({
       accountName: primary.accountName,
-      devices: inState('pending', 2).map(imei),
+      devices: inState('pending', 2).map(imeiOf),
     });
     expect(
       (await client.requests.status({ accountName: primary.accountName, requestId: failed.requestId }))
@@ -212,7 +212,7 @@ describe('emulator: asynchronous requests, per device', () => {
     ).to.equal('Failure');
     const partial = await client.devices.changePlan({
       accountName: primary.accountName,
-      devices: [imei(b!), ...inState('deactive').map(imei)],
+      devices: [imeiOf(b!), ...inState('deactive').map(imeiOf)],
       servicePlan: primary.devices[0]!.servicePlan,
     });
     expect(
@@ -223,7 +223,7 @@ describe('emulator: asynchronous requests, per device', () => {
   });
 
   it('records SMS requests too, and sends no callback for them', async () => {
-    const devices = primary.devices.slice(0, 3).map(imei);
+    const devices = primary.devices.slice(0, 3).map(imeiOf);
     const { requestId } = await client.sms.send({
       accountName: primary.accountName,
       deviceIds: devices,
@@ -267,7 +267,7 @@ describe('emulator: asynchronous requests, per device', () => {
       const [a, b] = inState('active', 2);
       const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
-        devices: [imei(a!), imei(b!)],
+        devices: [imeiOf(a!), imeiOf(b!)],
       });
       expect((await status(requestId)).body).to.deep.equal({ requestId, status: 'Pending' });
       expect(emu.request(requestId)!.devices.map((d) => d.status)).to.deep.equal(['Pending', 'Pending']);
@@ -315,9 +315,12 @@ describe('emulator: asynchronous requests, per device', () => {
     it('is judged against the device state when carried out, in the order the requests are due', async () => {
       emu.setFaults({ processingSeconds: 30 });
       const [a] = inState('active');
-      const first = await client.devices.suspend({ accountName: primary.accountName, devices: [imei(a!)] });
+      const first = await client.devices.suspend({ accountName: primary.accountName, devices: [imeiOf(a!)] });
       emu.advance(10);
-      const second = await client.devices.restore({ accountName: primary.accountName, devices: [imei(a!)] });
+      const second = await client.devices.restore({
+        accountName: primary.accountName,
+        devices: [imeiOf(a!)],
+      });
       emu.advance(30);
       expect((await status(first.requestId)).body).to.include({ status: 'Success' });
       expect((await status(second.requestId)).body).to.include({ status: 'Success' });
@@ -334,7 +337,7 @@ describe('emulator: asynchronous requests, per device', () => {
         const d = p.accounts[0]!.devices.find((x) => x.state === 'active')!;
         const { requestId } = await c.devices.suspend({
           accountName: p.accounts[0]!.accountName,
-          devices: [imei(d)],
+          devices: [imeiOf(d)],
         });
         expect(slow.request(requestId)!.status).to.equal('Pending');
         slow.advance(5);
@@ -353,7 +356,7 @@ describe('emulator: asynchronous requests, per device', () => {
       emu.setFaults({ neverFinishDevices: [idOf(a!, 'iccid')] });
       const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
-        devices: [imei(a!), imei(b!)],
+        devices: [imeiOf(a!), imeiOf(b!)],
       });
       emu.advance(7 * 86_400);
       const record = emu.request(requestId)!;
@@ -369,7 +372,7 @@ describe('emulator: asynchronous requests, per device', () => {
     });
 
     it('neverFinishRate: a seeded share of devices never finishes, the same each time', async () => {
-      const devices = inState('active', 60).map(imei);
+      const devices = inState('active', 60).map(imeiOf);
       const pendingOf = async () => {
         emu.reset();
         emu.setFaults({ neverFinishRate: 0.5 });
@@ -393,7 +396,7 @@ describe('emulator: asynchronous requests, per device', () => {
       const devices = inState('active', 3);
       const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
-        devices: devices.map(imei),
+        devices: devices.map(imeiOf),
       });
       const record = emu.request(requestId)!;
       expect(record.status).to.equal('Success');
@@ -410,7 +413,7 @@ describe('emulator: asynchronous requests, per device', () => {
 
     it('dropCallbackRate below 1: every device is either called back or marked dropped', async () => {
       emu.setFaults({ dropCallbackRate: 0.3 });
-      const devices = inState('active', 40).map(imei);
+      const devices = inState('active', 40).map(imeiOf);
       const { requestId } = await client.devices.suspend({ accountName: primary.accountName, devices });
       const record = emu.request(requestId)!;
       const dropped = record.devices.filter((d) => d.callbackDropped).map((d) => d.deviceIds[0]!.id);
@@ -450,7 +453,7 @@ describe('emulator: asynchronous requests, per device', () => {
     it('refuses a request of an account the user cannot see, or of another account, with 401 INVALID_ACCESS', async () => {
       const { requestId } = await client.devices.suspend({
         accountName: primary.accountName,
-        devices: inState('active').map(imei),
+        devices: inState('active').map(imeiOf),
       });
       const denied = {
         errorCode: 'INVALID_ACCESS',
@@ -487,7 +490,7 @@ describe('emulator: asynchronous requests, per device', () => {
         const acc = ((await new Raw(big).control('GET', '/accounts')).body as { accounts: AccountView[] })
           .accounts[0]!;
         await c.callbacks.register({ accountName: acc.accountName, name: 'CarrierService', url: l.url });
-        const devices = acc.devices.slice(0, 5000).map(imei);
+        const devices = acc.devices.slice(0, 5000).map(imeiOf);
         const { requestId } = await c.devices.suspend({ accountName: acc.accountName, devices });
         const record: RequestRecord = big.request(requestId)!;
         expect(record.devices).to.have.length(5000);

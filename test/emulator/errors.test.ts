@@ -3,13 +3,14 @@ import type { Emulator } from '../../src/emulator/index.js';
 import { LOCATION_SKU } from '../../src/emulator/seed-tables.js';
 import { SESSION_EXPIRED_MESSAGE } from '../../src/errors.js';
 import {
+  type AccountView,
   emulator,
   idOf,
-  Raw,
-  world,
-  type AccountView,
+  imeiOf,
   type Json,
+  Raw,
   type RawResponse,
+  world,
   type World,
 } from './helpers.js';
 
@@ -36,7 +37,6 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
     if (!d) throw new Error('the seed has no such device');
     return d;
   };
-  const imei = (d: Device) => ({ id: idOf(d, 'imei'), kind: 'imei' });
   const good = (d: Device) => d.iot && d.state === 'active' && d.hasCachedLocation;
   const locate = (body: unknown, as?: string) => raw.api('POST', '/loc/v1/locations', body, as);
   const report = (body: unknown) => raw.api('POST', '/loc/v1/locationreports', body);
@@ -58,7 +58,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
 
   describe('7.1 request errors', () => {
     it('400 INVALID_PARAMETER Unable to Cancel: a completed report', async () => {
-      const created = await report({ accountName: primary.accountName, deviceList: [imei(find(good))] });
+      const created = await report({ accountName: primary.accountName, deviceList: [imeiOf(find(good))] });
       const txid = String((created.body as Json).txid);
       // A cacheMode 0 report is created QUEUED and completed at once.
       expect((created.body as Json).status).to.equal('QUEUED');
@@ -109,10 +109,10 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
 
     it('400 CACHE_UNAVAILABLE at cacheMode 0 for a device without a cached fix; cacheMode 1 and 2 locate it', async () => {
       const d = find((x) => x.iot && x.state === 'active' && !x.hasCachedLocation);
-      const r = await locate({ accountName: primary.accountName, deviceList: [imei(d)], cacheMode: '0' });
+      const r = await locate({ accountName: primary.accountName, deviceList: [imeiOf(d)], cacheMode: '0' });
       expectError(r, 400, 'CACHE_UNAVAILABLE', 'Location cache has no data for this device');
       for (const cacheMode of ['1', '2']) {
-        const ok = await locate({ accountName: primary.accountName, deviceList: [imei(d)], cacheMode });
+        const ok = await locate({ accountName: primary.accountName, deviceList: [imeiOf(d)], cacheMode });
         expect(ok.status).to.equal(200);
         expect(((ok.body as Json[])[0]!.pd as Json).x).to.be.a('string');
       }
@@ -132,7 +132,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       expect(
         (await consents({ accountName: primary.accountName, exclusion: [idOf(d, 'imei')] })).status,
       ).to.equal(200);
-      const r = await locate({ accountName: primary.accountName, deviceList: [imei(d)] });
+      const r = await locate({ accountName: primary.accountName, deviceList: [imeiOf(d)] });
       expectError(r, 400, 'INVALID_PARAMETER', 'Consent check failed');
       // Named by its MEID, it is still the excluded device.
       const byMeid = await locate({
@@ -145,7 +145,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
     it('400 INVALID_PARAMETER Ownership or MDN validation failed: another account’s device, or a wrong MDN', async () => {
       const foreign = second.devices.find((d) => d.iot)!;
       expectError(
-        await locate({ accountName: primary.accountName, deviceList: [imei(foreign)] }),
+        await locate({ accountName: primary.accountName, deviceList: [imeiOf(foreign)] }),
         400,
         'INVALID_PARAMETER',
         'Ownership or MDN validation failed',
@@ -154,7 +154,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       expectError(
         await locate({
           accountName: primary.accountName,
-          deviceList: [{ ...imei(d), mdn: idOf(find(good, 1), 'mdn') }],
+          deviceList: [{ ...imeiOf(d), mdn: idOf(find(good, 1), 'mdn') }],
         }),
         400,
         'INVALID_PARAMETER',
@@ -162,7 +162,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       );
       const right = await locate({
         accountName: primary.accountName,
-        deviceList: [{ ...imei(d), mdn: idOf(d, 'mdn') }],
+        deviceList: [{ ...imeiOf(d), mdn: idOf(d, 'mdn') }],
       });
       expect(right.status).to.equal(200);
     });
@@ -176,7 +176,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
     });
 
     it('400 INVALID_PARAMETER UWS verification failure (Could not find account …)', async () => {
-      const r = await locate({ accountName: '9999999999-99999', deviceList: [imei(find(good))] });
+      const r = await locate({ accountName: '9999999999-99999', deviceList: [imeiOf(find(good))] });
       expectError(
         r,
         400,
@@ -197,7 +197,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       const phone = find((d) => !d.iot);
       expect(['phone', 'tablet']).to.include(phone.type);
       expectError(
-        await locate({ accountName: primary.accountName, deviceList: [imei(phone)] }),
+        await locate({ accountName: primary.accountName, deviceList: [imeiOf(phone)] }),
         400,
         'INVALID_PARAMETER',
         'Device type check failed',
@@ -207,7 +207,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
     it('400 INVALID_PARAMETER Invalid account name', async () => {
       for (const accountName of ['12345', undefined, '0000123456_00001'])
         expectError(
-          await locate({ accountName, deviceList: [imei(find(good))] }),
+          await locate({ accountName, deviceList: [imeiOf(find(good))] }),
           400,
           'INVALID_PARAMETER',
           'Invalid account name',
@@ -218,7 +218,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       expect(outside.locationRegistered).to.equal(false);
       const d = outside.devices.find((x) => x.iot)!;
       expectError(
-        await locate({ accountName: outside.accountName, deviceList: [imei(d)] }),
+        await locate({ accountName: outside.accountName, deviceList: [imeiOf(d)] }),
         400,
         'INVALID_PARAMETER',
         'Unregistered account',
@@ -226,7 +226,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
     });
 
     it('400 INVALID_PARAMETER Invalid accuracy mode, Invalid cache mode', async () => {
-      const deviceList = [imei(find(good))];
+      const deviceList = [imeiOf(find(good))];
       expectError(
         await locate({ accountName: primary.accountName, deviceList, accuracyMode: '1' }),
         400,
@@ -262,7 +262,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       expectError(
         await locate({
           accountName: primary.accountName,
-          deviceList: [imei(d), { id: idOf(d, 'esn'), kind: 'esn' }],
+          deviceList: [imeiOf(d), { id: idOf(d, 'esn'), kind: 'esn' }],
         }),
         400,
         'INVALID_PARAMETER',
@@ -318,7 +318,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       await raw.control('PUT', '/faults', { deviceErrors: { 'ABSENT SUBSCRIBER': 1 } });
       const r = await locate({
         accountName: primary.accountName,
-        deviceList: [imei(find(good)), imei(find(good, 1))],
+        deviceList: [imeiOf(find(good)), imeiOf(find(good, 1))],
       });
       expectError(r, 400, 'INTERNAL_ERROR', 'Failed to get location');
     });
@@ -326,7 +326,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
     it('500 INTERNAL_ERROR Failed to get location, and 500 Internal system error, under an injected error rate', async () => {
       await raw.control('PUT', '/faults', { errorRate: 1 });
       expectError(
-        await locate({ accountName: primary.accountName, deviceList: [imei(find(good))] }),
+        await locate({ accountName: primary.accountName, deviceList: [imeiOf(find(good))] }),
         500,
         'INTERNAL_ERROR',
         'Failed to get location',
@@ -342,7 +342,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
     it('400 INTERNAL_ERROR Fail to verify device: devices not on the network', async () => {
       const off = find((d) => d.iot && (d.state === 'pending' || d.state === 'deactive'));
       expectError(
-        await locate({ accountName: primary.accountName, deviceList: [imei(off)] }),
+        await locate({ accountName: primary.accountName, deviceList: [imeiOf(off)] }),
         400,
         'INTERNAL_ERROR',
         'Fail to verify device',
@@ -370,7 +370,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       const message = 'The access policy denied the resource operation for this user';
       expect(emu.defaults.username).to.equal('admin');
       expectError(
-        await locate({ accountName: primary.accountName, deviceList: [imei(find(good))] }, 'operator'),
+        await locate({ accountName: primary.accountName, deviceList: [imeiOf(find(good))] }, 'operator'),
         401,
         'INVALID_ACCESS',
         message,
@@ -403,7 +403,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       ]);
       // The same user may act on the accounts it has.
       const ok = await locate(
-        { accountName: second.accountName, deviceList: [imei(second.devices.find(good)!)] },
+        { accountName: second.accountName, deviceList: [imeiOf(second.devices.find(good)!)] },
         'operator',
       );
       expect(ok.status).to.equal(200);
@@ -484,7 +484,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       );
       expect((await provision(txid)).status).to.equal(200);
       const d = outside.devices.find(good)!;
-      expect((await locate({ accountName: outside.accountName, deviceList: [imei(d)] })).status).to.equal(
+      expect((await locate({ accountName: outside.accountName, deviceList: [imeiOf(d)] })).status).to.equal(
         200,
       );
     });
@@ -508,7 +508,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
       await consents({ accountName: primary.accountName, exclusion: [idOf(excluded, 'imei')] });
       const created = await report({
         accountName: primary.accountName,
-        deviceList: [excluded, phone, noCache, off, fine].map(imei),
+        deviceList: [excluded, phone, noCache, off, fine].map(imeiOf),
         cacheMode: '0',
       });
       const txid = String((created.body as Json).txid);
@@ -540,7 +540,7 @@ describe('emulator: the error rows of spec 7.1 and 7.2', () => {
 
     it('injects 7.3 errors by type at the rates asked for', async () => {
       await raw.control('PUT', '/faults', { deviceErrors: { 'POSITION METHOD FAILURE': 0.2, TIMEOUT: 0.1 } });
-      const devices = primary.devices.filter(good).map(imei);
+      const devices = primary.devices.filter(good).map(imeiOf);
       const created = await report({ accountName: primary.accountName, deviceList: devices, cacheMode: '0' });
       const txid = String((created.body as Json).txid);
       const page = await raw.api(

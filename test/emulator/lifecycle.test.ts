@@ -2,10 +2,9 @@ import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
 import { ApiError, LoginError, SESSION_EXPIRED_MESSAGE } from '../../src/errors.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import { clientFor, emulator, idOf, Raw, world, type AccountView, type Json } from './helpers.js';
+import { type AccountView, clientFor, emulator, idOf, imeiOf, type Json, Raw, world } from './helpers.js';
 
 type Device = AccountView['devices'][number];
-const imei = (d: Device) => ({ id: idOf(d, 'imei'), kind: 'imei' });
 
 describe('emulator: state over time', () => {
   let emu: Emulator;
@@ -32,7 +31,7 @@ describe('emulator: state over time', () => {
     const locateOne = async (d: Device) => {
       const r = await raw.api('POST', '/loc/v1/locations', {
         accountName: primary.accountName,
-        deviceList: [imei(d)],
+        deviceList: [imeiOf(d)],
       });
       return r.status === 200 ? 'located' : String((r.body as Json).errorMessage);
     };
@@ -95,7 +94,7 @@ describe('emulator: state over time', () => {
       primary.devices
         .filter((d) => d.iot)
         .slice(0, 2500)
-        .map(imei);
+        .map(imeiOf);
     const status = (txid: string) =>
       client.location.getReportStatus({ accountName: primary.accountName, txid });
 

@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Emulator } from '../../src/emulator/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import type { RunRecord } from '../../src/store/store.js';
 import { tempDir } from './temp.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
@@ -89,7 +90,31 @@ export function stateFile(write?: (store: SqliteStore) => unknown, o: { each?: b
   return state;
 }
 
-/** The variables that point the CLI (run, call, serve) at an emulator, with its default credentials. */
+/**
+ * Writes to `store` the run `id` of `playbook`, started at `startedAt`, left `running` by a `fleetbook run` that is
+ * gone: its owner (`gone-` and the run's id) of another host, its lease expired a minute ago. No live process
+ * holds the run: `fleetbook runs cancel` ends it.
+ */
+export async function runOfGoneProcess(
+  store: SqliteStore,
+  o: { id: string; playbook: string; startedAt: string },
+): Promise<void> {
+  const owner = `gone-${o.id}`;
+  await store.registerOwner(
+    { id: owner, role: 'run', pid: 999_999, host: 'elsewhere', boot: '', startedAt: o.startedAt },
+    Date.now() - 60_000,
+    15_000,
+    false,
+  );
+  store.createRun({
+    ...o,
+    owner,
+    status: 'running',
+    trigger: { type: 'manual' },
+    inputs: {},
+  } satisfies RunRecord);
+}
+
 /** The banner `fleetbook emulator ARGS` prints as it starts (on any free port), once whole; the emulator stopped. */
 export async function emulatorBanner(args: string[]): Promise<string> {
   const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', ...args], {
@@ -119,6 +144,7 @@ export async function emulatorBanner(args: string[]): Promise<string> {
   }
 }
 
+/** The variables that point the CLI (run, call, serve) at an emulator, with its default credentials. */
 export function emulatorEnv(emu: Pick<Emulator, 'baseUrl' | 'defaults'>): Record<string, string> {
   return {
     FLEETBOOK_API_URL: emu.baseUrl,

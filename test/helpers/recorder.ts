@@ -17,6 +17,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { createClient, type Client } from '../../src/api/client.js';
 
 export const TOKEN_PATH = '/api/ts/v1/oauth2/token';
 export const LOGIN_PATH = '/api/m2m/v1/session/login';
@@ -324,6 +325,41 @@ function parseRequestBody(raw: string, contentType: string | undefined): unknown
   } catch {
     return raw;
   }
+}
+
+/** What `onRecorder` gives the tests of a describe block. */
+export interface OnRecorder {
+  rec: Recorder;
+  /** A client of `rec`: its credentials, FAST_RATES. */
+  client: Client;
+}
+
+/**
+ * A Recorder and a client of it for the tests of the describe block that calls this: made before them and closed
+ * after them, or with `each`, made afresh before each test and closed after it. The members are there once the
+ * block's `before` (`beforeEach`) hooks run.
+ */
+export function onRecorder(o: { each?: boolean } = {}): OnRecorder {
+  const t = {} as OnRecorder;
+  (o.each ? beforeEach : before)(async () => {
+    t.rec = await Recorder.start();
+    t.client = createClient({ baseUrl: t.rec.baseUrl, ...t.rec.credentials, rates: FAST_RATES });
+  });
+  (o.each ? afterEach : after)(async () => {
+    await t.client.close();
+    await t.rec.close();
+  });
+  return t;
+}
+
+/** The error the call `p` failed with; fails the test when it succeeded. */
+export async function failure(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected the call to fail');
 }
 
 /**

@@ -12,17 +12,7 @@
  * request id from the answer (test/helpers).
  */
 import { expect } from 'chai';
-import { runPlaybook } from '../../src/runner/runner.js';
-import {
-  accountDevices,
-  calls,
-  emulatorClock,
-  imei,
-  memoryStore,
-  playbook,
-  setFaults,
-  type Json,
-} from './helpers.js';
+import { accountDevices, calls, imei, memoryStore, setFaults, suspendYaml, type Json } from './helpers.js';
 import { behindRewritingProxy } from './proxied.js';
 
 const TIMEOUT_MS = 10 * 60_000;
@@ -42,18 +32,8 @@ describe('runner: a device-state answer without its request id', function () {
 
   async function suspend(ids: string[]) {
     const t0 = w.emu.now();
-    const summary = await runPlaybook(
-      playbook(`
-version: 1
-name: no-request-id
-on: { manual: true }
-steps:
-  - id: it
-    uses: devices.suspend
-    with: { accountName: "${w.account}", devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}] }
-    confirm: { timeout: 10m, pollInterval: 5s }
-`),
-      { client: w.client, store: w.store, clock: emulatorClock(w.emu) },
+    const summary = await w.run(
+      suspendYaml('no-request-id', w.account, ids, 'confirm: { timeout: 10m, pollInterval: 5s }'),
     );
     const rows = await w.ledger(summary.runId);
     expect(w.proxy.rewritten).to.be.greaterThan(0);

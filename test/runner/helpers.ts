@@ -53,6 +53,10 @@ export function clientFor(
   });
 }
 
+/** `ids` (IMEIs) as a playbook names devices, a YAML flow list: `[{ id: "…", kind: imei }, …]`. */
+export const imeiList = (ids: readonly string[]): string =>
+  `[${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]`;
+
 /**
  * A playbook `name` of one step, `suspend`, a devices.suspend of `ids` (IMEIs) of `account`: `step` is more of the
  * step's lines (each after the first indented as the step's members), `tail` what follows the steps.
@@ -66,7 +70,7 @@ steps:
     uses: devices.suspend
     with:
       accountName: "${account}"
-      devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]
+      devices: ${imeiList(ids)}
     ${step}
 ${tail}`;
 

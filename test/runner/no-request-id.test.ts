@@ -10,9 +10,8 @@
  * The real emulator does the work; a proxy in front of it rewrites its answer (test/helpers).
  */
 import { expect } from 'chai';
-import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunSummary } from '../../src/store/store.js';
-import { calls, emulatorClock, memoryStore, playbook, setFaults, type Json } from './helpers.js';
+import { calls, memoryStore, setFaults, suspendYaml, type Json } from './helpers.js';
 import { behindRewritingProxy } from './proxied.js';
 
 describe('runner: a device-state answer without a usable request id', function () {
@@ -24,21 +23,8 @@ describe('runner: a device-state answer without a usable request id', function (
     await setFaults(w.emu, { neverFinishDevices: [w.active[2]!] });
     w.rewrite = (_method, path, body) =>
       path.endsWith('/devices/actions/suspend') ? answer(body as Json) : undefined;
-    const devices = `[${w.active.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]`;
-    return runPlaybook(
-      playbook(`
-version: 1
-name: no-request-id
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: it
-    uses: devices.suspend
-    with: { accountName: "\${{ inputs.account }}", devices: ${devices} }
-    confirm: { timeout: 2s, pollInterval: 100ms }
-`),
-      { client: w.client, store: w.store, inputs: { account: w.account }, clock: emulatorClock(w.emu) },
+    return w.run(
+      suspendYaml('no-request-id', w.account, w.active, 'confirm: { timeout: 2s, pollInterval: 100ms }'),
     );
   }
 

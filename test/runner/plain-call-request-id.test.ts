@@ -11,43 +11,17 @@
 import { expect } from 'chai';
 import { ACTIONS, CATALOG, type Operation } from '../../src/api/catalog.js';
 import { RequestAccepted } from '../../src/api/schemas/common.js';
-import { runPlaybook } from '../../src/runner/runner.js';
-import type { RunSummary } from '../../src/store/store.js';
-import { calls, emulatorClock, memoryStore, playbook, type Json } from './helpers.js';
+import { calls, imeiList, memoryStore, type Json } from './helpers.js';
 import { behindRewritingProxy } from './proxied.js';
 
 describe('runner: a plain call answered without the request id the spec promises', function () {
   this.timeout(30_000);
   const w = behindRewritingProxy(memoryStore);
 
-  const run = (step: string): Promise<RunSummary> =>
-    runPlaybook(
-      playbook(`
-version: 1
-name: plain-no-request-id
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-  - id: it
-${step}
-`),
-      { client: w.client, store: w.store, inputs: { account: w.account }, clock: emulatorClock(w.emu) },
-    );
-  const ledger = async (s: RunSummary) =>
-    (await w.store.deviceResults(s.runId, 'it')).map((r) => [
-      r.deviceId,
-      r.outcome,
-      r.errorType,
-      r.requestId,
-    ]);
   const sms = () => `    uses: sms.send
     with:
       accountName: "\${{ inputs.account }}"
-      deviceIds: [${w.active
-        .slice(0, 2)
-        .map((id) => `{ id: "${id}", kind: imei }`)
-        .join(', ')}]
+      deviceIds: ${imeiList(w.active.slice(0, 2))}
       smsMessage: hello`;
 
   it('declares, for each action, that it answers a request id exactly where its output schema says so', () => {
@@ -67,13 +41,13 @@ ${step}
     it(`sms.send, ${what}: its devices unconfirmed (MALFORMED ANSWER), sent once, the step failed`, async () => {
       w.rewrite = (method, path, body) =>
         method === 'POST' && path.endsWith('/m2m/v1/sms') ? answer(body as Json) : undefined;
-      const s = await run(sms());
+      const s = await w.runStep(sms());
       expect(w.proxy.rewritten, 'answers rewritten').to.be.greaterThan(0);
       expect(s.status).to.equal('failed');
       const step = s.steps[0]!;
       expect(step.status).to.equal('failed');
       expect(step.error).to.match(/sms\.send: the service's answer is refused: it has no requestId/);
-      expect(await ledger(s)).to.deep.equal([
+      expect(await w.ledger(s.runId)).to.deep.equal([
         [w.active[0], 'unconfirmed', 'MALFORMED ANSWER', undefined],
         [w.active[1], 'unconfirmed', 'MALFORMED ANSWER', undefined],
       ]);
@@ -82,9 +56,9 @@ ${step}
     });
 
   it('sms.send answered with its request id: accepted under it, as before', async () => {
-    const s = await run(sms());
+    const s = await w.runStep(sms());
     expect(s.status, s.error).to.equal('succeeded');
-    const rows = await ledger(s);
+    const rows = await w.ledger(s.runId);
     expect(rows.map((r) => r[1])).to.deep.equal(['accepted', 'accepted']);
     expect(rows[0]![3]).to.be.a('string').and.not.equal('');
   });
@@ -100,7 +74,7 @@ ${step}
         action === 'usage.aggregateAsync'
           ? `{ accountName: "\${{ inputs.account }}", startTime: "2026-01-01T00:00:00Z", endTime: "2026-01-02T00:00:00Z" }`
           : `{ accountName: "\${{ inputs.account }}" }`;
-      const s = await run(`    uses: ${action}\n    with: ${input}`);
+      const s = await w.runStep(`    uses: ${action}\n    with: ${input}`);
       expect(w.proxy.rewritten, 'answers rewritten').to.be.greaterThan(0);
       expect(s.status).to.equal('failed');
       expect(s.steps[0]!.error).to.include(`${action}: the service's answer is refused: it has no requestId`);

@@ -4,11 +4,14 @@
  * missing, a NUL in a field): set up before a describe block's tests; each test has three active devices of the
  * first account, its own client and store, and no rewriting until it sets `rewrite`.
  */
+import { expect } from 'chai';
 import { createClient, type Client } from '../../src/api/client.js';
 import type { Emulator } from '../../src/emulator/index.js';
-import type { Store } from '../../src/store/store.js';
+import { runPlaybook } from '../../src/runner/runner.js';
+import type { RunOptions } from '../../src/runner/types.js';
+import type { RunSummary, Store } from '../../src/store/store.js';
 import { startRewritingProxy, type Rewrite, type RewritingProxy } from '../helpers/rewriting-proxy.js';
-import { accountDevices, emulator, imei, RATES } from './helpers.js';
+import { accountDevices, emulator, emulatorClock, imei, playbook, RATES } from './helpers.js';
 
 export interface Proxied {
   emu: Emulator;
@@ -20,20 +23,44 @@ export interface Proxied {
   active: string[];
   /** How the proxy rewrites the emulator's answers: `undefined` leaves one as it is. */
   rewrite: Rewrite;
-  /** Each device's id, outcome, error type and request id in the ledger of the run's step `it`. */
+  /** Runs the playbook `yaml` with this test's client and store, on the emulator's clock, and `o`. */
+  run(yaml: string, o?: Partial<RunOptions>): Promise<RunSummary>;
+  /**
+   * Runs a playbook of one step, `it`, whose members are `lines` (each indented four spaces), with the input
+   * `account` declared and given the account's name; as `run` otherwise.
+   */
+  runStep(lines: string, o?: Partial<RunOptions>): Promise<RunSummary>;
+  /**
+   * Each device's id, outcome, error type and request id in the run's ledger, of whichever step the playbook
+   * names: the tests' playbooks have one step that names devices.
+   */
   ledger(runId: string): Promise<unknown[][]>;
 }
 
 export function behindRewritingProxy(openStore: () => Store | Promise<Store>): Proxied {
   const t = {
     rewrite: () => undefined,
-    ledger: async (runId: string) =>
-      (await t.store.deviceResults(runId, 'it')).map((r) => [
-        r.deviceId,
-        r.outcome,
-        r.errorType,
-        r.requestId,
-      ]),
+    run: (yaml: string, o: Partial<RunOptions> = {}) =>
+      runPlaybook(playbook(yaml), { client: t.client, store: t.store, clock: emulatorClock(t.emu), ...o }),
+    runStep: (lines: string, o: Partial<RunOptions> = {}) =>
+      t.run(
+        `
+version: 1
+name: one-step
+on: { manual: true }
+inputs:
+  account: { type: string, required: true }
+steps:
+  - id: it
+${lines}
+`,
+        { inputs: { account: t.account }, ...o },
+      ),
+    ledger: async (runId: string) => {
+      const rows = await t.store.deviceResults(runId);
+      expect(new Set(rows.map((r) => r.step)).size, 'steps with entries in the ledger').to.be.at.most(1);
+      return rows.map((r) => [r.deviceId, r.outcome, r.errorType, r.requestId]);
+    },
   } as unknown as Proxied;
   before(async () => {
     t.emu = await emulator({ devicesPerAccount: 20 });

@@ -8,16 +8,7 @@
  * the devices' state (answered 500 in the emulator's place, test/helpers/rewriting-proxy.ts).
  */
 import { expect } from 'chai';
-import { runPlaybook } from '../../src/runner/runner.js';
-import {
-  accountDevices,
-  actionCounts,
-  emulatorClock,
-  imei,
-  memoryStore,
-  playbook,
-  type Json,
-} from './helpers.js';
+import { accountDevices, actionCounts, imei, memoryStore, suspendYaml, type Json } from './helpers.js';
 import { behindRewritingProxy } from './proxied.js';
 
 /** The attempts the client makes at a read the service answers 500 (its default `retry.maxAttempts`). */
@@ -50,19 +41,9 @@ describe('runner: a failed read of the devices after an answer without its reque
   }
 
   async function suspend(ids: string[], retry = '', signal?: AbortSignal) {
-    const summary = await runPlaybook(
-      playbook(`
-version: 1
-name: read-fails
-on: { manual: true }
-steps:
-  - id: it
-    uses: devices.suspend
-    with: { accountName: "${w.account}", devices: [${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}] }
-    confirm: { timeout: 10m, pollInterval: 5s }
-    ${retry}
-`),
-      { client: w.client, store: w.store, clock: emulatorClock(w.emu), ...(signal ? { signal } : {}) },
+    const summary = await w.run(
+      suspendYaml('read-fails', w.account, ids, `confirm: { timeout: 10m, pollInterval: 5s }\n    ${retry}`),
+      signal ? { signal } : {},
     );
     const rows = await w.ledger(summary.runId);
     expect(w.proxy.rewritten).to.be.greaterThan(0);

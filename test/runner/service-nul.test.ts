@@ -10,10 +10,9 @@
  * The real emulator does the work; a proxy in front of it puts the NUL in its answer (test/helpers).
  */
 import { expect } from 'chai';
-import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { forEachBackend } from '../store/backends.js';
-import { accountDevices, calls, emulatorClock, imei, playbook, setFaults, type Json } from './helpers.js';
+import { accountDevices, calls, imei, imeiList, setFaults, suspendYaml, type Json } from './helpers.js';
 import { behindRewritingProxy } from './proxied.js';
 
 const NUL = /NUL character \(U\+0000\)/;
@@ -21,22 +20,6 @@ const NUL = /NUL character \(U\+0000\)/;
 forEachBackend('a NUL in what the service answered', (b) => {
   const w = behindRewritingProxy(() => b.open());
 
-  const run = (yaml: string) =>
-    runPlaybook(playbook(yaml), {
-      client: w.client,
-      store: w.store,
-      inputs: { account: w.account },
-      clock: emulatorClock(w.emu),
-    });
-  const devices = (ids: string[]) => `[${ids.map((id) => `{ id: "${id}", kind: imei }`).join(', ')}]`;
-  const step = (yaml: string) => `
-version: 1
-name: nul-answer
-on: { manual: true }
-inputs:
-  account: { type: string, required: true }
-steps:
-${yaml}`;
   /** What the store kept of the run, with neither a NUL nor U+FFFD in it: nothing of the answer was kept. */
   async function keptNothingOfIt(s: RunSummary): Promise<void> {
     const unfit: string[] = [];
@@ -62,11 +45,8 @@ ${yaml}`;
     await setFaults(w.emu, { neverFinishDevices: [w.active[2]!] });
     w.rewrite = (method, path, body) =>
       path.endsWith('/devices/actions/suspend') ? { ...(body as Json), requestId: 'r\0x' } : undefined;
-    const s = await run(
-      step(`  - id: it
-    uses: devices.suspend
-    with: { accountName: "\${{ inputs.account }}", devices: ${devices(w.active)} }
-    confirm: { timeout: 2s, pollInterval: 100ms }`),
+    const s = await w.run(
+      suspendYaml('nul-answer', w.account, w.active, 'confirm: { timeout: 2s, pollInterval: 100ms }'),
     );
     failedWith(s, 'devices.suspend', 'requestId');
     expect(s.steps[0]?.status).to.equal('failed');
@@ -86,11 +66,8 @@ ${yaml}`;
       method === 'POST' && path.endsWith('/m2m/v1/sms')
         ? { ...(body as Json), requestId: 'r\0x' }
         : undefined;
-    const s = await run(
-      step(`  - id: it
-    uses: sms.send
-    with: { accountName: "\${{ inputs.account }}", deviceIds: ${devices(w.active.slice(0, 2))}, smsMessage: hello }`),
-    );
+    const s = await w.runStep(`    uses: sms.send
+    with: { accountName: "\${{ inputs.account }}", deviceIds: ${imeiList(w.active.slice(0, 2))}, smsMessage: hello }`);
     failedWith(s, 'sms.send', 'requestId');
     expect(await w.ledger(s.runId)).to.deep.equal([
       [w.active[0], 'unconfirmed', 'MALFORMED ANSWER', undefined],
@@ -105,11 +82,8 @@ ${yaml}`;
       // One report a batch: the client gathers them as `reports`.
       return { ...(body as Json), txid: `${String((body as Json).txid)}\0` };
     };
-    const s = await run(
-      step(`  - id: it
-    uses: location.createReport
-    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(w.active)}, cacheMode: "0" }`),
-    );
+    const s = await w.runStep(`    uses: location.createReport
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${imeiList(w.active)}, cacheMode: "0" }`);
     failedWith(s, 'location.createReport', 'txid');
     expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
@@ -122,12 +96,9 @@ ${yaml}`;
       const [first, ...rest] = b.devLocationList;
       return { ...b, devLocationList: [{ ...first, msid: `${String(first?.msid)}\0` }, ...rest] };
     };
-    const s = await run(
-      step(`  - id: it
-    uses: location.createReport
-    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(w.active)}, cacheMode: "0" }
-    wait: { for: completion, timeout: 10m, pollInterval: 1s }`),
-    );
+    const s = await w.runStep(`    uses: location.createReport
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${imeiList(w.active)}, cacheMode: "0" }
+    wait: { for: completion, timeout: 10m, pollInterval: 1s }`);
     failedWith(s, 'location.getReport', 'msid');
     expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
@@ -139,10 +110,8 @@ ${yaml}`;
     const [first, ...rest] = body as Json[];
     return [entry(first?.msid), ...rest];
   };
-  const LOCATE = () =>
-    step(`  - id: it
-    uses: location.locate
-    with: { accountName: "\${{ inputs.account }}", deviceList: ${devices(w.active)}, cacheMode: "0" }`);
+  const LOCATE = () => `    uses: location.locate
+    with: { accountName: "\${{ inputs.account }}", deviceList: ${imeiList(w.active)}, cacheMode: "0" }`;
 
   it("a location's time: refused, none of the answer recorded", async () => {
     w.rewrite = locateAnswer((msid) => ({
@@ -150,7 +119,7 @@ ${yaml}`;
       pd: { x: '40.7', y: '-74.0', time: '2026\x0001' },
       error: {},
     }));
-    const s = await run(LOCATE());
+    const s = await w.runStep(LOCATE());
     failedWith(s, 'location.locate', 'time');
     expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
@@ -158,7 +127,7 @@ ${yaml}`;
 
   it("a location's error type: refused, none of the answer recorded", async () => {
     w.rewrite = locateAnswer((msid) => ({ msid, pd: {}, error: { type: 'ABSENT\0SUBSCRIBER' } }));
-    const s = await run(LOCATE());
+    const s = await w.runStep(LOCATE());
     failedWith(s, 'location.locate', 'error/type');
     expect(await w.ledger(s.runId)).to.deep.equal([]);
     await keptNothingOfIt(s);
@@ -202,8 +171,8 @@ forEachBackend('a NUL in a listed device', (b) => {
   });
 
   const run = (uses: string, items = 'items: { kind: imei }') =>
-    runPlaybook(
-      playbook(`
+    w.run(
+      `
 version: 1
 name: nul-listing
 on: { manual: true }
@@ -217,8 +186,8 @@ steps:
   - id: it
     uses: ${uses}
     with: { accountName: "\${{ inputs.account }}", deviceList: "\${{ steps.devices.items }}", cacheMode: "0" }
-`),
-      { client: w.client, store: w.store, inputs: { account: w.account }, clock: emulatorClock(w.emu) },
+`,
+      { inputs: { account: w.account } },
     );
 
   /** The run failed at the listing, for the NUL of `value` in `field`, and kept nothing of the listing. */
