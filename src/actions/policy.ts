@@ -5,6 +5,7 @@
  */
 import { posix, win32 } from 'node:path';
 import { FleetbookError } from '../errors.js';
+import { ledgerQueryStatic } from './ledger-static.js';
 import { reportSourceStatic } from './report-source.js';
 
 /** The setting that names the reports directory. */
@@ -65,7 +66,7 @@ export interface StaticProblem {
   /** Where to point: the key (a header's name) or its value. */
   where: 'key' | 'value';
   /** `with`: arguments that cannot work as written, e.g. two sources of a report's rows (report-source.ts). */
-  rule: 'report-path' | 'webhook-header' | 'with';
+  rule: 'report-path' | 'webhook-header' | 'with' | 'error-type';
   message: string;
   severity: 'error' | 'warning';
 }
@@ -155,6 +156,7 @@ function webhookStatic(args: Record<string, unknown>): StaticProblem[] {
 const STATIC_CHECKS: Readonly<Record<string, (args: Record<string, unknown>) => StaticProblem[]>> = {
   'report.write': (args) => [...reportPathStatic(args), ...reportSourceStatic(args)],
   'notify.webhook': webhookStatic,
+  'ledger.query': ledgerQueryStatic,
 };
 
 /** The problems `fleetbook validate` finds in the literal arguments of `action` (none for most actions). */

@@ -62,11 +62,14 @@ export function parseInputs(pairs: string[] = []): Record<string, string> {
   return out;
 }
 
-/** Secrets for `${{ secrets.X }}`: the variables FLEETBOOK_SECRET_X. */
+/**
+ * Secrets for `${{ secrets.X }}`: the variables FLEETBOOK_SECRET_X. One set empty (a deployment's
+ * `$UNSET_VARIABLE`) is not set: a run that needs it is refused before it acts, rather than fail at its step.
+ */
 export function secretsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
-    if (k.startsWith(SECRET_PREFIX) && v !== undefined) {
+    if (k.startsWith(SECRET_PREFIX) && v !== undefined && v !== '') {
       out[k.slice(SECRET_PREFIX.length)] = v;
       registerSecret(v);
     }

@@ -11,11 +11,13 @@ import {
   DEVICE_OUTCOMES,
   RUN_STATUSES,
   type DeviceOutcome,
+  type RunRecord,
   type RunStatus,
   type Store,
 } from '../store/store.js';
 import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
-import { liveView, shownSummary } from '../store/run-views.js';
+import { liveView, shownSummary, stepIdsOf } from '../store/run-views.js';
+import { closest } from '../util/closest.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
@@ -84,6 +86,20 @@ const RUN_PARAMETERS = ['playbook', 'status', 'trigger', 'from', 'to', 'before',
 const DEVICE_FILTERS = ['step', 'outcome', 'errorType', 'device'];
 
 const ended = (status: RunStatus) => status !== 'running' && status !== 'queued';
+
+/**
+ * A `step` filter that names no step of the run's playbook version is a mistake (a misspelt id), not a step that
+ * acted on no device: refused, naming the steps. Not checked when the store does not keep the version.
+ */
+async function checkStepFilter(store: Store, run: RunRecord, filter: DeviceFilter): Promise<void> {
+  if (filter.step === undefined) return;
+  const ids = await stepIdsOf(store, run);
+  if (!ids || ids.includes(filter.step)) return;
+  const near = closest(filter.step, ids, 1);
+  throw new BadParameter(
+    `step: run ${run.id} (${run.playbook}) has no step \`${filter.step}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}: its steps are ${ids.join(', ')}`,
+  );
+}
 
 function deviceFilter(q: Record<string, string | undefined>): DeviceFilter {
   const outcome = oneOf<DeviceOutcome>('outcome', q.outcome, DEVICE_OUTCOMES);
@@ -253,6 +269,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const filter = deviceFilter(q);
+    await checkStepFilter(c.store, run, filter);
     const limit = integer('limit', q.limit, 1, 500, 50);
     const after = q.after === undefined ? undefined : decodeCursor(q.after);
     if (q.after !== undefined && !after)
@@ -266,6 +283,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const filter = deviceFilter(q);
+    await checkStepFilter(c.store, run, filter);
     const runId = run.id;
     const latest = latestOf(c.store, runId, ended(run.status));
     reply.hijack();

@@ -5,6 +5,7 @@
  * table say it. It loads neither the runner nor any schema.
  */
 import type { Playbook } from '../playbook/schema.js';
+import { eachStep } from '../playbook/step-tree.js';
 import { redactRun } from '../util/secrets.js';
 import { checkpointSteps, everyStep, plannedOf, stepsOutsideLoops } from './checkpoint-steps.js';
 import { moveSteps } from './late.js';
@@ -102,6 +103,15 @@ export const MARKS_READ = 2_000;
 export async function stepsOfEnded(store: Store, run: RunRecord): Promise<StepSummary[]> {
   const pb = await keptVersion(store, run.version);
   return pb ? checkpointSteps(await store.stepMarks(run.id), pb, 'ended') : [];
+}
+
+/** The ids of every step of `run`'s playbook version, nested ones after their parent; none when the store does not keep it. */
+export async function stepIdsOf(store: Store, run: RunRecord): Promise<string[] | undefined> {
+  const pb = await keptVersion(store, run.version);
+  if (!pb) return undefined;
+  const ids: string[] = [];
+  for (const list of [pb.steps, pb.finally]) eachStep(list, (s) => ids.push(s.id));
+  return ids;
 }
 
 /** The playbook version the store keeps, read (the definition fleetbook wrote), or undefined. */

@@ -182,6 +182,12 @@ function unknownSteps(tf: TestFile, index: number, pb: Playbook): string[] {
     const why = step && e && typeof e === 'object' && 'items' in e ? noItems(step) : undefined;
     return why ? [tf.problem(['cases', index, 'expect', 'steps', id, 'items'], why, true)] : [];
   });
+  // `output` of a step that gives none (a `set`, a `parallel`, a time `wait`) could only fail, as if it had failed.
+  const outputs = Object.entries(bySteps).flatMap(([id, e]) => {
+    const step = steps.get(id);
+    const why = step && e && typeof e === 'object' && 'output' in e ? noOutput(step) : undefined;
+    return why ? [tf.problem(['cases', index, 'expect', 'steps', id, 'output'], why, true)] : [];
+  });
   return Object.keys(bySteps)
     .filter((id) => !ids.includes(id))
     .map((id) => {
@@ -192,7 +198,17 @@ function unknownSteps(tf: TestFile, index: number, pb: Playbook): string[] {
         true,
       );
     })
-    .concat(items);
+    .concat(items, outputs);
+}
+
+/** Why a case may not expect the `output` of `step`, or undefined when it may: a step that gives none. */
+function noOutput(step: Step): string | undefined {
+  if ('set' in step)
+    return `step \`${step.id}\` (set) gives no output: its values are the run's \`vars\`; check what a later step makes of them`;
+  if ('parallel' in step) return `step \`${step.id}\` (parallel) gives no output: check the steps inside it`;
+  if ('wait' in step && typeof step.wait === 'string')
+    return `step \`${step.id}\` (a time wait) gives no output: check the steps after it`;
+  return undefined;
 }
 
 /** The playbook of a test file, or its problems as text. */
