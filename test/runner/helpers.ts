@@ -353,7 +353,8 @@ export function watchAnswers(origin: string): {
  * Calls `then` once the emulator `emu` of this process has read the whole of the `nth` request (from 1) to
  * `path` (the spec's, without `/api`) since this call: the emulator holds it for its latency before it acts, and
  * its sender has no answer yet. Node's `http.server.request.start` diagnostics channel names each request as the
- * server reads it; `then` runs in the turn that read its last byte. Resolves after `then` has run.
+ * server reads it; `then` runs in the turn that read its last byte (its head's, for a request with no body).
+ * Resolves after `then` has run.
  */
 export function onRequestRead(emu: Emulator, path: string, nth: number, then: () => void): Promise<void> {
   const port = Number(new URL(emu.url).port);
@@ -363,10 +364,16 @@ export function onRequestRead(emu: Emulator, path: string, nth: number, then: ()
       const { request } = message as { request: IncomingMessage };
       if (request.socket.localPort !== port || request.url !== `/api${path}` || ++seen !== nth) return;
       unsubscribe('http.server.request.start', onStart);
-      request.once('end', () => {
+      const done = () => {
         then();
         resolve();
-      });
+      };
+      // A request with no body (a GET) is whole once its head is read: its 'end' comes only once the server
+      // reads or drops its empty body, which Node does after the answer.
+      const length = request.headers['content-length'];
+      if (request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0'))
+        done();
+      else request.once('end', done);
     };
     subscribe('http.server.request.start', onStart);
   });
