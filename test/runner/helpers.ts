@@ -19,7 +19,7 @@ import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import type { AreaOptions } from '../../src/rate/area.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { Dispatcher } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 
 export type Json = Record<string, unknown>;
 
@@ -133,15 +133,23 @@ export function playbook(yaml: string, file = 'test.yaml'): Playbook {
   return loaded.playbook;
 }
 
+/**
+ * The control API's client keeps no connection between calls. A kept one idle for about the emulator's keep-alive
+ * (10 s: a daemon starting on a loaded machine between two calls) could be closed by the emulator as the next
+ * call was written on it, which then failed with ECONNRESET.
+ */
+const controlAgent = new Agent({ pipelining: 0 });
+
 export async function control(emu: Emulator, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${emu.url}/_emulator${path}`, {
-    method,
+  const res = await request(`${emu.url}/_emulator${path}`, {
+    method: method as Dispatcher.HttpMethod,
+    dispatcher: controlAgent,
     ...(body !== undefined
       ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
       : {}),
   });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${method} /_emulator${path}: ${res.status} ${text}`);
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`${method} /_emulator${path}: ${res.statusCode} ${text}`);
   return JSON.parse(text) as unknown;
 }
 
