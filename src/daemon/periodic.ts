@@ -3,23 +3,48 @@
  * time): one at a time, a kick during a pass making one more pass after it, never a queue of them. Its errors
  * are the work's own to report.
  */
+import { systemClock, type Clock } from '../clock.js';
+
+/** The machine's clock, its timers holding no process open: a background pass is no reason to stay up. */
+const backgroundClock: Clock = {
+  ...systemClock,
+  timer: (ms, fire) => {
+    const t = setTimeout(fire, Math.max(0, ms)).unref();
+    return () => clearTimeout(t);
+  },
+};
+
 export class Periodic {
-  private timer: NodeJS.Timeout | undefined;
+  private cancelEvery: (() => void) | undefined;
   private first: NodeJS.Immediate | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
-  private soonTimer: NodeJS.Timeout | undefined;
+  private cancelSoon: (() => void) | undefined;
 
+  /**
+   * @param everyMs Time between the passes of the interval.
+   * @param work One pass.
+   * @param clock Whose timers time the interval and `soon`. @default the machine's, holding no process open
+   */
   constructor(
     private readonly everyMs: number,
     private readonly work: () => Promise<void>,
+    private readonly clock: Clock = backgroundClock,
   ) {}
 
   start(): void {
     this.first = setImmediate(() => this.kick());
-    this.timer = setInterval(() => this.kick(), this.everyMs);
-    this.timer.unref();
+    this.every();
+  }
+
+  /** A pass every `everyMs`, whatever the passes take (a pass still under way makes one more after it). */
+  private every(): void {
+    this.cancelEvery = this.clock.timer(this.everyMs, () => {
+      if (this.stopped) return;
+      this.every();
+      this.kick();
+    });
   }
 
   /** A pass now, or once the one under way has ended. */
@@ -43,20 +68,19 @@ export class Periodic {
    * callbacks a second asks at each commit).
    */
   soon(ms: number): void {
-    if (this.stopped || this.soonTimer) return;
-    this.soonTimer = setTimeout(() => {
-      this.soonTimer = undefined;
+    if (this.stopped || this.cancelSoon) return;
+    this.cancelSoon = this.clock.timer(ms, () => {
+      this.cancelSoon = undefined;
       this.kick();
-    }, ms);
-    this.soonTimer.unref();
+    });
   }
 
   /** No more passes; resolves once the one under way has ended. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearImmediate(this.first);
-    clearInterval(this.timer);
-    clearTimeout(this.soonTimer);
+    this.cancelEvery?.();
+    this.cancelSoon?.();
     await this.running;
   }
 }

@@ -17,11 +17,13 @@ import { DEFAULT_START, iso } from './sim-clock.js';
 import type { RequestFilter, RequestRecord } from './requests.js';
 import { advance, catchUp, startTicker } from './simulation.js';
 import { EmulatorState, type Core, type ResolvedOptions } from './state.js';
+import { Holds, type Hold } from './holds.js';
 import { seedDemoTriggers, seedTriggers } from './triggers.js';
 
 export { SIGNATURE_HEADER } from './callbacks.js';
 export { OptionError, type Wording } from './limits.js';
 export type { Faults } from './faults.js';
+export type { Hold } from './holds.js';
 export type { Delivery } from './callbacks.js';
 export type {
   Reason,
@@ -117,6 +119,13 @@ export interface Emulator {
    */
   requestsInFlight(): number;
   /**
+   * Holds the API requests of `action` (a catalog name, `devices.suspend`) after the next `pass` of them: each
+   * waits, after its latency and before it is counted or acts, until the hold is released. For a test to act
+   * while requests are certainly under way, however fast or slow the machine. A request held is in flight.
+   * @param pass Requests of the action let through first. @default 0
+   */
+  hold(action: string, pass?: number): Hold;
+  /**
    * The carrier's record of an asynchronous request (a device action or SMS): what it did to each device, as
    * `GET /_emulator/requests?requestId=` shows it. Undefined for an unknown (or forgotten) request.
    */
@@ -182,6 +191,7 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
     callbacks: new CallbackDispatcher({ secret: o.callbackSecret, logger: o.logger }),
     log: o.logger,
     inFlight: 0,
+    holds: new Holds(),
   };
   const reset: ResetFn = (r) => {
     // What a reset leaves out keeps its value; checked whole, as startEmulator checks it.
@@ -270,6 +280,7 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
       if (closed) return;
       closed = true;
       stopTicker();
+      core.holds.releaseAll();
       await core.callbacks.close();
       await app.close();
     },
@@ -286,6 +297,7 @@ export async function startEmulator(options: EmulatorOptions = {}, wording?: Wor
     callbacksIdle: () => core.callbacks.idle(),
     resendCallbacksNow: () => core.callbacks.resendNow(),
     requestsInFlight: () => core.inFlight,
+    hold: (action, pass) => core.holds.hold(action, pass),
     request: (requestId) => requests({ requestId })[0],
     requests,
   };

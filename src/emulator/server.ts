@@ -209,6 +209,7 @@ async function serveApi(
   const st = core.state;
   const faults = st.faults;
   if (faults.latencyMs > 0) await sleep(faults.latencyMs);
+  if (core.holds.any) await core.holds.wait(action);
   st.count(action);
   try {
     if (st.gate) {

@@ -3,6 +3,7 @@
  * survives a reset lives in `Core` instead: the OAuth tokens (clients keep them across a reset, and a bearer
  * token that vanished would be a permanent 401 to them), the callback dispatcher and the options.
  */
+import type { Holds } from './holds.js';
 import type { Logger } from '../log.js';
 import type { CallbackDispatcher } from './callbacks.js';
 import { DeviceStore } from './devices.js';
@@ -377,6 +378,8 @@ export interface Core {
   readonly tokens: TokenStore;
   readonly callbacks: CallbackDispatcher;
   readonly log: Logger;
-  /** API requests received and not yet answered (their latency, their handler). */
+  /** API requests received and not yet answered (their latency, a hold, their handler). */
   inFlight: number;
+  /** Requests a test holds before they act (Emulator.hold). */
+  readonly holds: Holds;
 }

@@ -6,12 +6,11 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { DaemonWorld, readState, runsIn, untilDaemons } from '../helpers/daemon.js';
-import { calls } from '../runner/helpers.js';
+import { DaemonWorld, readState, runsIn, untilDaemons, type DaemonProcess } from '../helpers/daemon.js';
+import { calls, onRequestRead } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'read-calls');
 const TOKEN = 'read-calls-test-daemon-token-0123456789';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('daemon: the calls of a read killed and resumed', function () {
   this.timeout(120_000);
@@ -38,16 +37,21 @@ describe('daemon: the calls of a read killed and resumed', function () {
       return summary.steps.find((s) => s.id === id)?.calls;
     });
 
-  /** Kills the first daemon once `killWhen` holds, resumes the run in a second one, and returns both counts. */
+  /**
+   * Kills the first daemon once `killWhen` holds, resumes the run in a second one, and returns both counts.
+   * `arm` is called with the first daemon before its run starts.
+   */
   async function killAndResume(
     name: string,
     playbook: string,
     action: string,
     killWhen: (before: number) => Promise<boolean>,
+    arm?: (first: DaemonProcess) => void,
   ): Promise<{ made: number; counted: number | undefined; beforeKill: number }> {
     const state = world.state(`${name}.db`);
     const before = await received(action);
     const first = await world.start(`${name}: first daemon`, FIXTURES, { state, env });
+    arm?.(first);
     const runId = await first.startRun(playbook, TOKEN, { account });
     await untilDaemons(
       [first],
@@ -90,15 +94,21 @@ describe('daemon: the calls of a read killed and resumed', function () {
   });
 
   it('a plain read killed while it waits for its answer counts the request it sent', async () => {
-    // Every answer takes a second: the kill comes while the read waits for its own, after the login's.
+    // Every answer takes a second: the daemon dies in the turn the emulator reads the whole of the read's
+    // request, while the read waits for its answer, whatever the machine's speed.
     world.emu.setFaults({ latencyMs: 1000 });
-    const logins = await received('session.login');
-    const r = await killAndResume('read', 'read-once', 'plans.list', async () => {
-      if ((await received('session.login')) === logins) return false;
-      // The login answered: the read leaves at once, and waits a second for its answer.
-      await sleep(300);
-      return true;
-    });
+    let killed = false;
+    const r = await killAndResume(
+      'read',
+      'read-once',
+      'plans.list',
+      async () => killed,
+      (first) =>
+        void onRequestRead(world.emu, `/m2m/v1/plans/${encodeURIComponent(account)}`, 1, () => {
+          first.proc.kill('SIGKILL');
+          killed = true;
+        }),
+    );
     expect(r.beforeKill, 'the read sent before the kill').to.equal(1);
     expect(r.made, 'reads the service received').to.equal(2);
     expect(r.counted, 'the step counts both').to.equal(2);

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Emulator } from '../../src/emulator/index.js';
+import type { Emulator, Hold } from '../../src/emulator/index.js';
 import { BIN, emulatorEnv, fleetbook } from '../helpers/cli.js';
 import { DaemonProcess, runsIn } from '../helpers/daemon.js';
 import { accountDevices, calls, emulator, imei, sizeForActive } from '../runner/helpers.js';
@@ -24,15 +24,20 @@ const ACTIVE = 120;
 /** The playbook's batch size. */
 const BATCH = 4;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Suspends let through before the emulator holds the next ones: the run has begun, and cannot end. */
+const BEFORE_HOLD = 2;
 
 describe('daemon: one owner per state file', function () {
-  this.timeout(90_000);
+  // Three daemon starts and a run of 30 suspends: beside six busy loops on its core the first case took 57 s to
+  // its last daemon's start (each start 12-13 s), past 90 s in all twice in three runs. No case times anything.
+  this.timeout(180_000);
   let emu: Emulator;
   let account: string;
   let active: string[];
   let dir: string;
   let size: number;
   const daemons: DaemonProcess[] = [];
+  let hold: Hold | undefined;
 
   before(async () => {
     emu = await emulator({ devicesPerAccount: 400 });
@@ -46,11 +51,14 @@ describe('daemon: one owner per state file', function () {
     emu.reset({ devicesPerAccount: size });
     active = (await accountDevices(emu, account)).filter((d) => d.state === 'active').map(imei);
     expect(active).to.have.length(ACTIVE);
-    // Each suspend takes a while: the run is still working when the processes around it change.
+    // Each suspend takes a while; and the test holds some (`holdSuspends`), so that the run is still working when
+    // the processes around it change, however slow the machine.
     emu.setFaults({ latencyMs: 150 });
   });
 
   afterEach(async () => {
+    hold?.release();
+    hold = undefined;
     for (const d of daemons.splice(0)) await d.kill();
   });
 
@@ -97,8 +105,25 @@ describe('daemon: one owner per state file', function () {
     expect(Object.keys(devices).filter((id) => !active.includes(id))).to.deep.equal([]);
   }
 
-  async function suspends(): Promise<number> {
-    return (await calls(emu)).actions['devices.suspend'] ?? 0;
+  /** From now on, the emulator holds the suspends after the next BEFORE_HOLD, until `releaseSuspends`. */
+  function holdSuspends(): void {
+    hold = emu.hold('devices.suspend', BEFORE_HOLD);
+  }
+
+  /** Resolves once the run has had its first suspends and waits for a held one: it has begun, and cannot end. */
+  async function untilSuspendHeld(): Promise<void> {
+    await until('a suspend held, after the first ones', () => (hold?.held ?? 0) > 0);
+    expect((await calls(emu)).actions['devices.suspend'], 'suspends before the hold').to.equal(BEFORE_HOLD);
+  }
+
+  /**
+   * Lets the held suspends act, as the requests in flight at a kill do (the emulator acts on a request whatever
+   * became of its sender), and waits until they have.
+   */
+  async function releaseSuspends(): Promise<void> {
+    hold?.release();
+    hold = undefined;
+    await until('the emulator to answer the suspends it held', () => emu.requestsInFlight() === 0);
   }
 
   async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000): Promise<void> {
@@ -112,8 +137,9 @@ describe('daemon: one owner per state file', function () {
   it('refuses a second daemon (exit 2, naming the file and the owner); after a SIGKILL the next one resumes', async () => {
     const state = join(dir, 'two-daemons.db');
     const first = await daemon('first daemon', state);
+    holdSuspends();
     const runId = await first.startRun('suspend-slowly', TOKEN, { account });
-    await until('the first suspends', async () => (await suspends()) > 0);
+    await untilSuspendHeld();
 
     const second = await DaemonProcess.start('second daemon', {
       playbooks: FIXTURES,
@@ -142,6 +168,7 @@ describe('daemon: one owner per state file', function () {
     ).to.equal('running');
     await first.stop('SIGKILL');
     daemons.splice(daemons.indexOf(first), 1);
+    await releaseSuspends();
     const next = await daemon('next daemon', state);
     await until(
       'the resumed run ends',
@@ -157,11 +184,12 @@ describe('daemon: one owner per state file', function () {
   it('a daemon restarted while `fleetbook run` works on the same file leaves the run to it', async () => {
     const state = join(dir, 'cli-and-daemon.db');
     const first = await daemon('daemon before', state);
+    holdSuspends();
     const cli = fleetbook(['run', PLAYBOOK, '--input', `account=${account}`, '--json'], {
       ...env(),
       FLEETBOOK_STATE: state,
     });
-    await until('the cli run to suspend', async () => (await suspends()) > 0);
+    await untilSuspendHeld();
     expect(
       runsIn(state, 'suspend-slowly').filter((r) => r.status === 'running'),
       'the cli run, running',
@@ -169,11 +197,15 @@ describe('daemon: one owner per state file', function () {
 
     await first.stop('SIGKILL');
     daemons.splice(daemons.indexOf(first), 1);
+    // Released before the next daemon starts: a start on a loaded machine outlasts the cli's wait for an answer
+    // (30 s), and the run has 28 suspends left to send beside it.
+    await releaseSuspends();
     const after = await daemon('daemon after', state);
     const done = await cli;
     expect(done.code, done.stderr).to.equal(0);
     expect((JSON.parse(done.stdout) as { status: string }).status).to.equal('succeeded');
-    await sleep(300);
+    // A suspend the daemon would have sent for a run not its own is answered before the counts are read.
+    await until('the emulator to answer every request', () => emu.requestsInFlight() === 0);
     await expectEachSuspendedOnce('a cli run across a daemon restart');
     expect(after.logs().filter((l) => l.message === 'resuming unfinished runs')).to.deep.equal([]);
   });
@@ -191,16 +223,18 @@ describe('daemon: one owner per state file', function () {
       'version: 1\nname: other\non: { manual: true }\nsteps:\n  - id: say\n    uses: log\n    with: { message: other }\n',
     );
     const d = await daemon('daemon beside a cli', state, lease, others);
+    holdSuspends();
     const cli = spawn(process.execPath, [BIN, 'run', PLAYBOOK, '--input', `account=${account}`], {
       env: { PATH: process.env.PATH ?? '', ...env(lease), FLEETBOOK_STATE: state },
       stdio: 'ignore',
     });
     const exited = new Promise((r) => cli.once('exit', r));
-    await until('the cli run to suspend', async () => (await suspends()) > 0);
+    await untilSuspendHeld();
     const [run] = runsIn(state, 'suspend-slowly');
     expect(run?.status).to.equal('running');
     cli.kill('SIGKILL');
     await exited;
+    await releaseSuspends();
     await until(
       'the daemon to finish the run',
       () => runsIn(state, 'suspend-slowly')[0]?.status === 'succeeded',

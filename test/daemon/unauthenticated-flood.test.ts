@@ -6,7 +6,9 @@
  *
  * Against a real daemon (`fleetbook serve`, the built binary): a flooder bound to 127.0.0.2 posts ~1 MB bodies
  * with wrong credentials on 32 connections while the service, from 127.0.0.1, posts callbacks; every one of
- * those is acknowledged and stored, the flooder gets 429s, and the daemon's memory stays bounded.
+ * those is acknowledged and stored, the flooder gets 429s, no flood body is read once its budget is spent, and
+ * the daemon's memory stays bounded. The test counts what is read rather than timing the acknowledgements: how
+ * long those take is the machine's, and the body reads were what made them slow.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -92,9 +94,12 @@ describe('a flood of unauthenticated callbacks (issue 15, point 5)', function ()
 
     it('answers the flooding address 429 and keeps acknowledging and storing the service callbacks', async () => {
       const state = world.state();
+      // The budget's window outlasts the test however slow the machine: the flooder's failures are not forgiven
+      // halfway through (the window itself is the FailureBudget unit test's).
       const daemon = await world.start(
         'flooded daemon',
         join(import.meta.dirname, '..', 'fixtures', 'listener-hardening'),
+        { env: { FLEETBOOK_CALLBACK_FAILURE_WINDOW: '1h' } },
       );
       const url = `${daemon.url}/callbacks/CarrierService`;
       const pid = daemon.proc.pid ?? 0;
@@ -104,14 +109,22 @@ describe('a flood of unauthenticated callbacks (issue 15, point 5)', function ()
       const headers = { 'content-type': 'application/json' };
       const before = memory(pid);
 
-      // The flood: 0.93 MB bodies with wrong credentials, as fast as the daemon answers, on 32 connections.
+      // The flood: 0.93 MB bodies with wrong credentials, as fast as the daemon answers, on 32 connections. Each
+      // connection posts one at a time: once one has been answered 429, whatever it sent before is answered.
       const junk = JSON.stringify(
         carrierCallback('flood', { password: 'guess', padding: 'x'.repeat(930_000) }),
       );
       const flood = new Map<string, number>();
+      /** The flood's answers while the service posts. */
+      const duringService = new Map<string, number>();
+      let servicePosting = false;
       const retryAfters = new Set<string>();
       let flooding = true;
+      let throttledLoops = 0;
+      let budgetSpent = () => {};
+      const spent = new Promise<void>((resolve) => (budgetSpent = resolve));
       const flooders = Array.from({ length: 32 }, async () => {
+        let throttled = false;
         while (flooding) {
           let key: string;
           try {
@@ -123,44 +136,62 @@ describe('a flood of unauthenticated callbacks (issue 15, point 5)', function ()
             key = (e as { code?: string }).code ?? (e as Error).message;
           }
           flood.set(key, (flood.get(key) ?? 0) + 1);
+          if (servicePosting) duringService.set(key, (duringService.get(key) ?? 0) + 1);
+          if (key === '429' && !throttled) {
+            throttled = true;
+            if (++throttledLoops === 32) budgetSpent();
+          }
+          // Without a budget (the daemon before the fix) no 429 ever comes: past the most the budget allows, the
+          // service posts all the same, and the checks below say what the flood had.
+          if ((flood.get('401') ?? 0) > 54) budgetSpent();
         }
       });
 
-      // The service: 200 callbacks, 8 at a time, from 127.0.0.1, once the flood is under way.
-      await new Promise((r) => setTimeout(r, 300));
-      const answers = new Map<string, { status: number; body: string; ms: number }>();
+      // The service: 200 callbacks, 8 at a time, from 127.0.0.1, once every flooding connection has been
+      // refused, and on until the flood has had 32 answers meanwhile, so that the two overlap however fast or
+      // slow the machine is.
+      await spent;
+      servicePosting = true;
+      const floodAnswers = () => [...duringService.values()].reduce((n, v) => n + v, 0);
+      const answers = new Map<string, { status: number; body: string }>();
       let next = 0;
       await Promise.all(
         Array.from({ length: 8 }, async () => {
-          while (next < 200) {
+          while (next < 200 || floodAnswers() < 32) {
             const id = `service-${next++}`;
-            const began = performance.now();
             const r = await request(url, {
               method: 'POST',
               headers,
               body: JSON.stringify(carrierCallback(id)),
               dispatcher: service,
             });
-            answers.set(id, {
-              status: r.statusCode,
-              body: await r.body.text(),
-              ms: performance.now() - began,
-            });
+            answers.set(id, { status: r.statusCode, body: await r.body.text() });
           }
         }),
       );
+      servicePosting = false;
       flooding = false;
       await Promise.all(flooders);
       const after = memory(pid);
 
       const floodText = JSON.stringify(Object.fromEntries(flood));
+      const duringText = JSON.stringify(Object.fromEntries(duringService));
       const refused = [...answers].filter(([, a]) => a.status !== 200 || a.body !== '{"status":"stored"}');
       expect(
         refused.map(([id, a]) => `${id}: ${a.status} ${a.body}`),
         'service callbacks not acknowledged',
       ).to.deep.equal([]);
-      const slowest = Math.max(...[...answers.values()].map((a) => a.ms));
-      expect(slowest, `the slowest acknowledgement (ms), flood ${floodText}`).to.be.below(5000);
+      // What the issue's slow acknowledgements came from: every flood body read and parsed, beside the service's.
+      // While the service posted, the flood went on, and not one of its bodies was read to be refused: each was
+      // answered before its body was read (429, or 503 past the bound of bytes), or cut as it was sent.
+      expect(
+        duringService.get('401') ?? 0,
+        `flood bodies read while the service posted, ${duringText}`,
+      ).to.equal(0);
+      expect(
+        duringService.get('429') ?? 0,
+        `flood answers while the service posted, ${duringText}`,
+      ).to.be.above(0);
 
       const stored = new Set(inboxRequestIds(state));
       expect(
@@ -169,11 +200,11 @@ describe('a flood of unauthenticated callbacks (issue 15, point 5)', function ()
       ).to.deep.equal([]);
       expect(stored.has('flood'), 'a flood message stored').to.equal(false);
 
-      // The flooder had its budget of failures (50 a minute), then 429s. Its bodies are read 4 MB at a time (4
+      // The flooder had its budget of failures (50 a window), then 429s. Its bodies are read 4 MB at a time (4
       // of them): those already admitted when the 50th failure is counted fail too.
       expect(flood.get('429') ?? 0, `flood answers ${floodText}`).to.be.greaterThan(0);
       expect(flood.get('401') ?? 0, `flood answers ${floodText}`).to.be.within(50, 54);
-      for (const r of retryAfters) expect(Number(r), 'Retry-After of a 429').to.be.within(1, 60);
+      for (const r of retryAfters) expect(Number(r), 'Retry-After of a 429').to.be.within(1, 3600);
 
       // The budget's 50-54 refused bodies are read and parsed by design, about 3.7 MB each (the chunks, their
       // concatenation, the string, the parsed padding): some 200 MB allocated, of which the peak holds what V8 has

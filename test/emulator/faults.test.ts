@@ -66,6 +66,37 @@ describe('emulator: faults and the record of calls', () => {
     expect(await counted()).to.equal(before + 1);
   });
 
+  it('holds the requests of an action after the first ones, before they act, until released', async () => {
+    const [d1, d2, d3] = [active(4), active(5), active(6)];
+    const suspends = async () =>
+      ((await raw.control('GET', '/calls?devices=0')).body as { actions: Record<string, number> }).actions[
+        'devices.suspend'
+      ] ?? 0;
+    const before = await suspends();
+    const hold = emu.hold('devices.suspend', 1);
+    expect((await suspend(d1)).status, 'the one let through').to.equal(200);
+    const second = suspend(d2);
+    const third = suspend(d3);
+    while (hold.held < 2) await new Promise((r) => setImmediate(r));
+    // Another action goes on; the held ones are in flight, not counted, and have not acted.
+    expect((await consents()).status).to.equal(200);
+    expect([emu.requestsInFlight(), await suspends()]).to.deep.equal([2, before + 1]);
+    const calls = (await raw.control('GET', `/calls?device=${idOf(d2, 'imei')}`)).body as Json;
+    expect(calls.devices, 'the held request has not acted').to.deep.equal({ [idOf(d2, 'imei')]: [] });
+    hold.release();
+    expect([(await second).status, (await third).status]).to.deep.equal([200, 200]);
+    expect([hold.held, emu.requestsInFlight(), await suspends()]).to.deep.equal([0, 0, before + 3]);
+    expect((await suspend(active(7))).status, 'released: no more held').to.equal(200);
+    expect(() => emu.hold('devices.suspnd')).to.throw(
+      RangeError,
+      'Expected `action` to be an action of the catalog (e.g. devices.suspend), got devices.suspnd',
+    );
+    expect(() => emu.hold('devices.suspend', -1)).to.throw(
+      RangeError,
+      'Expected `pass` to be a whole number from 0, got -1',
+    );
+  });
+
   it('answers 500 before acting under errorRate: nothing is applied', async () => {
     const d = active(0);
     await raw.control('PUT', '/faults', { errorRate: 1 });

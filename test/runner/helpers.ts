@@ -19,7 +19,7 @@ import { Interrupted, runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';
 import type { AreaOptions } from '../../src/rate/area.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { Dispatcher } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 
 export type Json = Record<string, unknown>;
 
@@ -137,15 +137,23 @@ export function playbook(yaml: string, file = 'test.yaml'): Playbook {
   return loaded.playbook;
 }
 
+/**
+ * The control API's client keeps no connection between calls. A kept one idle for about the emulator's keep-alive
+ * (10 s: a daemon starting on a loaded machine between two calls) could be closed by the emulator as the next
+ * call was written on it, which then failed with ECONNRESET.
+ */
+const controlAgent = new Agent({ pipelining: 0 });
+
 export async function control(emu: Emulator, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${emu.url}/_emulator${path}`, {
-    method,
+  const res = await request(`${emu.url}/_emulator${path}`, {
+    method: method as Dispatcher.HttpMethod,
+    dispatcher: controlAgent,
     ...(body !== undefined
       ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
       : {}),
   });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${method} /_emulator${path}: ${res.status} ${text}`);
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`${method} /_emulator${path}: ${res.statusCode} ${text}`);
   return JSON.parse(text) as unknown;
 }
 
@@ -357,7 +365,8 @@ export function watchAnswers(origin: string): {
  * Calls `then` once the emulator `emu` of this process has read the whole of the `nth` request (from 1) to
  * `path` (the spec's, without `/api`) since this call: the emulator holds it for its latency before it acts, and
  * its sender has no answer yet. Node's `http.server.request.start` diagnostics channel names each request as the
- * server reads it; `then` runs in the turn that read its last byte. Resolves after `then` has run.
+ * server reads it; `then` runs in the turn that read its last byte (its head's, for a request with no body).
+ * Resolves after `then` has run.
  */
 export function onRequestRead(emu: Emulator, path: string, nth: number, then: () => void): Promise<void> {
   const port = Number(new URL(emu.url).port);
@@ -367,10 +376,16 @@ export function onRequestRead(emu: Emulator, path: string, nth: number, then: ()
       const { request } = message as { request: IncomingMessage };
       if (request.socket.localPort !== port || request.url !== `/api${path}` || ++seen !== nth) return;
       unsubscribe('http.server.request.start', onStart);
-      request.once('end', () => {
+      const done = () => {
         then();
         resolve();
-      });
+      };
+      // A request with no body (a GET) is whole once its head is read: its 'end' comes only once the server
+      // reads or drops its empty body, which Node does after the answer.
+      const length = request.headers['content-length'];
+      if (request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0'))
+        done();
+      else request.once('end', done);
     };
     subscribe('http.server.request.start', onStart);
   });

@@ -19,6 +19,21 @@ async function until(got: InboxEvent[], n: number, ms = 10_000): Promise<void> {
   }
 }
 
+/**
+ * Resolves once `n` feed connections (application_name fleetbook-feed) are open, or with `listening`, once `n`
+ * feeds listen: each one's connection has sent its first statement, `LISTEN`, which it sends only once it has
+ * read the mark it hands messages from (a fresh connection's `query` in pg_stat_activity is empty until then).
+ */
+async function untilFeeds(db: pg.Client, n: number, listening = false): Promise<void> {
+  const count = async () =>
+    (
+      await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'fleetbook-feed'${listening ? " AND query <> ''" : ''}`,
+      )
+    ).rows[0]?.n;
+  while ((await count()) !== n) await new Promise((r) => setTimeout(r, 5));
+}
+
 describe('PostgreSQL store: the inbox feed between replicas', function () {
   this.timeout(60_000);
   let a: PostgresStore;
@@ -36,10 +51,12 @@ describe('PostgreSQL store: the inbox feed between replicas', function () {
   it('hands a replica the messages another one stores, in order, and never its own', async () => {
     const heardByA: InboxEvent[] = [];
     const heardByB: InboxEvent[] = [];
+    const db = new pg.Client(url);
+    await db.connect();
     const stopA = a.watchInbox('a', (evs) => heardByA.push(...evs));
     const stopB = b.watchInbox('b', (evs) => heardByB.push(...evs));
-    // The feeds listen before anything is stored: give their connections a moment.
-    await new Promise((r) => setTimeout(r, 300));
+    // The feeds listen before anything is stored.
+    await untilFeeds(db, 2, true);
     const fromB = await b.appendInbox('b', [message('r1'), message('r2'), message('r1')]);
     const fromA = await a.appendInbox('a', [message('r3')]);
     expect(fromB[2]).to.equal('duplicate');
@@ -51,12 +68,24 @@ describe('PostgreSQL store: the inbox feed between replicas', function () {
     ]);
     expect(heardByB.map((e) => [e.id, e.requestId])).to.deep.equal([[fromA[0], 'r3']]);
     expect(heardByA[0]?.payload).to.deep.equal(message('r1').payload);
-    // Stopped, a feed hears nothing more.
+    // Stopped, a feed hears nothing more: not even what a feed listening beside it (on a's store) hears.
     stopA();
     stopB();
-    await b.appendInbox('b', [message('r4')]);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(heardByA).to.have.length(2);
+    const heardByC: InboxEvent[] = [];
+    const stops: (() => void)[] = [];
+    try {
+      await untilFeeds(db, 0);
+      const stopC = a.watchInbox('c', (evs) => heardByC.push(...evs));
+      stops.push(stopC);
+      await untilFeeds(db, 1, true);
+      const [r4] = await b.appendInbox('b', [message('r4')]);
+      await until(heardByC, 1);
+      expect(heardByC.map((e) => e.id)).to.deep.equal([r4]);
+      expect(heardByA).to.have.length(2);
+    } finally {
+      for (const stop of stops) stop();
+      await db.end();
+    }
   });
 
   it('hands over, once back, what another stored while its connection was down, each message once', async () => {
@@ -64,35 +93,27 @@ describe('PostgreSQL store: the inbox feed between replicas', function () {
     const stop = b.watchInbox('b', (evs) => heard.push(...evs));
     const db = new pg.Client(url);
     await db.connect();
-    const feeds = async () =>
-      (
-        await db.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'fleetbook-feed'",
-        )
-      ).rows[0]?.n;
-    const until = async (n: number) => {
-      while ((await feeds()) !== n) await new Promise((r) => setTimeout(r, 5));
-    };
     try {
-      await until(1);
-      await new Promise((r) => setTimeout(r, 200));
+      await untilFeeds(db, 1, true);
       const [r1] = await a.appendInbox('a', [message('r1')]);
       // The feed's connection ends (a server restarted, a network cut): it reconnects a second later.
       await db.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'fleetbook-feed'",
       );
-      await until(0);
+      await untilFeeds(db, 0);
       const [r2, r3] = await a.appendInbox('a', [message('r2'), message('r3')]);
-      await until(1);
+      await untilFeeds(db, 1, true);
       const [r4] = await a.appendInbox('a', [message('r4')]);
-      const deadline = Date.now() + 10_000;
-      while (heard.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 300));
+      // The feed hands messages in the order of their ids: once it hands a later one, r5, whatever it was to
+      // hand of r1-r4 (a message twice, from both the catch-up and a notice) is handed.
+      const [r5] = await a.appendInbox('a', [message('r5')]);
+      await until(heard, 5);
       expect(heard.map((e) => [e.id, e.requestId])).to.deep.equal([
         [r1, 'r1'],
         [r2, 'r2'],
         [r3, 'r3'],
         [r4, 'r4'],
+        [r5, 'r5'],
       ]);
     } finally {
       stop();
@@ -106,7 +127,7 @@ describe('PostgreSQL store: the inbox feed between replicas', function () {
     const db = new pg.Client(url);
     await db.connect();
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      await untilFeeds(db, 1, true);
       const [r1] = await a.appendInbox('a', [message('r1')]);
       while (heard.length < 1) await new Promise((r) => setTimeout(r, 10));
       // A message whose notice comes with one the read cannot take (an id out of range): the read of the two fails.
