@@ -4,6 +4,7 @@ import type { LoadedPlaybook } from '../playbook/checker.js';
 import { quickLoad } from '../playbook/quick-load.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
 import { generatedRules } from '../playbook/generated-rules.js';
+import { ledgerPlaybookProblems } from '../playbook/ledger-names.js';
 import { PlaybookNames } from '../playbook/names.js';
 import { readSourceAmongSync } from '../playbook/source.js';
 import type * as Loader from '../playbook/load.js';
@@ -56,9 +57,9 @@ export async function runValidate(paths: string[], format: string): Promise<numb
   // there are none, by the full loader, loaded on first use (it brings TypeBox and compiles schemas).
   const rules = generatedRules();
   let full: typeof Loader | undefined;
-  const all: Diagnostic[] = [];
-  const texts: string[] = [];
   const names = new PlaybookNames();
+  const loaded: LoadedPlaybook[] = [];
+  const found: Diagnostic[][] = [];
   for (const f of files) {
     const text = readSourceAmongSync(f);
     const r: LoadedPlaybook = text.diagnostics.length
@@ -66,10 +67,19 @@ export async function runValidate(paths: string[], format: string): Promise<numb
       : ((rules && quickLoad(text.source, f, rules)) ??
         (full ??= await import('../playbook/load.js')).loadPlaybook(text.source, f));
     const duplicate = await names.check(r);
-    const found = duplicate ? [...r.diagnostics, duplicate] : r.diagnostics;
-    all.push(...found);
-    for (const d of found) texts.push(formatText(d, r.source));
+    loaded.push(r);
+    found.push(duplicate ? [...r.diagnostics, duplicate] : r.diagnostics);
   }
+  // Known once every file is read: a ledger query may name a playbook of a later file.
+  const queried = await ledgerPlaybookProblems(loaded);
+  const all: Diagnostic[] = [];
+  const texts: string[] = [];
+  loaded.forEach((r, i) => {
+    for (const d of [...found[i]!, ...queried[i]!]) {
+      all.push(d);
+      texts.push(formatText(d, r.source));
+    }
+  });
   const errors = all.filter((d) => d.severity === 'error').length;
   if (format === 'json') process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
   else {

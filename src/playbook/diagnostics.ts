@@ -35,6 +35,8 @@ export const RULES = {
   type: 'An expression applies an operator to values of types that do not mix (a string plus an int), or compares a member whose schema lists its values with a literal none of them (never true, or always).',
   'loop-variable': '`item` or `index` used outside a forEach body.',
   'retry-on': 'A retry names an error the action cannot return.',
+  'ledger-playbook':
+    'A ledger.query `playbook` names none of the playbooks checked together (a directory, several files): the query finds no run of it. One file checked alone is not judged.',
   'error-type':
     'A ledger.query `error` names a type fleetbook never records (a misspelling, a vendor prefix in place of SVC): the query finds no device with it.',
   'items-kind':

@@ -108,6 +108,8 @@ export class RunContext {
   readonly hostLookups = new Map<string, Promise<unknown>>();
   /** The counts of the steps an earlier execution began and did not finish, nor checkpoint under way (begunCounts). */
   begun = new Map<string, Pick<Checkpoint, 'calls' | 'attempts'>>();
+  /** The playbooks a ledger query of this run found no run of: each warned of once (strategies/engine.ts). */
+  readonly ledgerNeverRan = new Set<string>();
 
   constructor(
     readonly id: string,

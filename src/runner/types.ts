@@ -159,7 +159,10 @@ export interface StepState {
   error?: string;
   /** Why a `skipped` step did nothing: its `if` was false, it was given no devices or no items. */
   reason?: string;
-  /** What a step that did its work made, in a few words: `report.write`'s file and rows (StepSummary.note). */
+  /**
+   * What a step that did its work made, in a few words: `report.write`'s file and rows; a `ledger.query`'s playbook
+   * with no run in the store (StepSummary.note).
+   */
   note?: string;
   /** Device results to write with the step's checkpoint. */
   ledger?: DeviceGroup[];

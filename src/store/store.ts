@@ -121,7 +121,10 @@ export interface StepSummary {
   error?: string;
   /** Why a `skipped` step did nothing: `if` was false, or it was given no devices or no items. */
   reason?: string;
-  /** What the step made, in a few words: `report.write`'s file and its rows (`wrote reports/x.csv, 44 rows`). */
+  /**
+   * What the step made, in a few words: `report.write`'s file and its rows (`wrote reports/x.csv, 44 rows`); of a
+   * `ledger.query`, that its playbook has no run in the store.
+   */
   note?: string;
 }
 

@@ -28,6 +28,7 @@ import {
 } from '../../src/playbook/load.js';
 import { decodeSource } from '../../src/playbook/source.js';
 import { PlaybookNames } from '../../src/playbook/names.js';
+import { ledgerPlaybookProblems } from '../../src/playbook/ledger-names.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const INVALID = 'test/fixtures/playbooks/invalid';
@@ -35,6 +36,8 @@ const VALID = 'test/fixtures/playbooks/valid';
 const EXAMPLES = 'playbooks';
 /** The rule only files checked together show (`duplicate-name`): its fixture is a directory, its output beside. */
 const TOGETHER = 'test/fixtures/playbooks/duplicate-name';
+/** The other (`ledger-playbook`): a ledger query of a playbook none of the files checked with it is named. */
+const QUERIED = 'test/fixtures/playbooks/ledger-playbook';
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 
 /** Cases that only warn: `fleetbook validate` exits 0 for them. Every other invalid case has an error. */
@@ -122,6 +125,8 @@ describe('golden: invalid playbooks', () => {
       const d = await names.check(await load(rel));
       if (d) seen.add(d.rule);
     }
+    const queried = await Promise.all(yamlFiles(QUERIED).map(load));
+    for (const ds of await ledgerPlaybookProblems(queried)) for (const d of ds) seen.add(d.rule);
     const missing = Object.keys(RULES).filter((rule) => !seen.has(rule));
     // `duration` fails today: bad durations are reported as [schema] (see duration.yaml and the report).
     expect(missing, `rules no fixture triggers: ${missing.join(', ')}`).to.deep.equal([]);
@@ -164,6 +169,20 @@ describe('golden: invalid playbooks', () => {
     expect(together.status).to.equal(1);
     for (const rel of yamlFiles(TOGETHER)) {
       const alone = spawnSync(process.execPath, [cli, 'validate', rel], { cwd: ROOT, encoding: 'utf8' });
+      expect(alone.status, `${rel} alone`).to.equal(0);
+    }
+
+    // A ledger query of a playbook none of the files is named: a warning, with the name meant; alone, none.
+    const queried = spawnSync(process.execPath, [cli, 'validate', QUERIED], { cwd: ROOT, encoding: 'utf8' });
+    expect(queried.stdout).to.equal(readFileSync(join(ROOT, `${QUERIED}.out`), 'utf8'));
+    expect(queried.stderr).to.equal('2 playbooks checked: 0 errors, 2 warnings\n');
+    expect(queried.status).to.equal(0);
+    const files = yamlFiles(QUERIED);
+    const listed = spawnSync(process.execPath, [cli, 'validate', ...files], { cwd: ROOT, encoding: 'utf8' });
+    expect(listed.stdout, 'the files named one by one').to.equal(queried.stdout);
+    for (const rel of files) {
+      const alone = spawnSync(process.execPath, [cli, 'validate', rel], { cwd: ROOT, encoding: 'utf8' });
+      expect(alone.stdout, `${rel} alone`).to.equal('');
       expect(alone.status, `${rel} alone`).to.equal(0);
     }
 

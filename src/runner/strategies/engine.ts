@@ -34,9 +34,27 @@ export async function engineAction(
   const state = done(value);
   if (step.uses === 'report.write')
     state.note = wrote(value as { file: string; rows: number; replaced?: boolean });
-  if (step.uses === 'ledger.query' && ctx.keeps(step.id, 'items'))
-    queryItems(ctx, key, (value as { devices: DeviceRef[] }).devices, state);
+  if (step.uses === 'ledger.query') {
+    const { devices } = value as { devices: DeviceRef[] };
+    if (!devices.length) await neverRan(ctx, step.id, input.input.playbook, state);
+    if (ctx.keeps(step.id, 'items')) queryItems(ctx, key, devices, state);
+  }
   return state;
+}
+
+/**
+ * A ledger query that found no device, of a playbook with no run in the store but this one (a misspelt name, one
+ * that never ran, or whose runs retention removed): said in the step's note, and logged once a run for each name,
+ * rather than an empty result a forEach skips with no word. A playbook that ran with no matching device is normal.
+ */
+async function neverRan(ctx: RunContext, stepId: string, queried: unknown, state: StepState): Promise<void> {
+  const name = typeof queried === 'string' ? queried : ctx.plan.playbook.name;
+  const runs = await ctx.o.store.listRuns({ playbook: name, limit: 2 });
+  if (runs.some((r) => r.id !== ctx.id)) return;
+  state.note = `no run of playbook \`${name}\` in the store: the query found no device (is the name right? has it run?)`;
+  if (ctx.ledgerNeverRan.has(name)) return;
+  ctx.ledgerNeverRan.add(name);
+  ctx.log.warn(`ledger.query: ${state.note}`, { step: stepId, queried: name });
 }
 
 /**
