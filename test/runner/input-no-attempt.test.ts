@@ -5,7 +5,8 @@
  * action's kind (a listing, a device action, a plain call, a report). No `retry.on` selects FB_INPUT: the step's
  * `retry:` here is not what keeps the count at 0. Before, a device action, a plain call and a report counted 1
  * attempt where a listing counted 0, and an
- * engine action's input was checked again inside its retry loop.
+ * engine action's input was checked again inside its retry loop. The devices such a request names have no send
+ * among their attempts either: a device action recorded them `failed` (FB_INPUT) with 1 attempt.
  */
 import { expect } from 'chai';
 import { engineSettings } from '../../src/actions/settings.js';
@@ -58,5 +59,11 @@ steps:
       const step = stepOf(s, 'bad');
       expect(step.status).to.equal('failed');
       expect([step.attempts, step.calls]).to.deep.equal([0, 0]);
+      // A device named by a request never sent has no send among its attempts (docs/ledger.md).
+      const sent = (await t.store.deviceResults(s.runId, 'bad')).map((r) => r.attempts);
+      expect(
+        sent.every((a) => a === 0),
+        `attempts ${sent.join(' ')}`,
+      ).to.equal(true);
     });
 });

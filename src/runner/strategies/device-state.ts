@@ -308,9 +308,11 @@ async function send(
       if (n - pass.n >= plan.retry.maxAttempts || !selects(plan.retry.on, e)) {
         // An answer lost for good leaves what the service did unknown: not `failed`, which says it did not. The
         // devices' attempts are the sends made for them (sends.ts): not the most the step's retry allows, which
-        // an error it does not retry never reaches.
+        // an error it does not retry never reaches. An input the client refused (FB_INPUT) was not a send.
         const outcome = unknown ? 'unconfirmed' : 'failed';
-        results.add(withSends(remaining, { outcome, ...errorOf(e) }, before, n));
+        results.add(
+          withSends(remaining, { outcome, ...errorOf(e) }, before, e instanceof InputError ? n - 1 : n),
+        );
         throw e;
       }
       await ctx.clock.sleep(ctx.delay(plan.retry, n - pass.n), x.signal);
