@@ -7,6 +7,7 @@ import { closest } from '../util/closest.js';
 import type { LoadedPlaybook, Seg } from './checker.js';
 import type { Diagnostic } from './diagnostics.js';
 import type { Step } from './schema.js';
+import { eachStep } from './step-tree.js';
 
 /** The name of a file's playbook: read from its text when it did not load (an error elsewhere in it). */
 async function nameOf(r: LoadedPlaybook): Promise<string | undefined> {
@@ -15,18 +16,6 @@ async function nameOf(r: LoadedPlaybook): Promise<string | undefined> {
   const doc = (await import('yaml')).parseDocument(r.source);
   const name = doc.contents && 'get' in doc.contents ? doc.get('name') : undefined;
   return typeof name === 'string' ? name : undefined;
-}
-
-/** Each ledger query of `steps` (those nested in a forEach, a parallel, an onError too) with its path. */
-function eachQuery(steps: readonly Step[], path: Seg[], f: (s: Step, path: Seg[]) => void): void {
-  steps.forEach((s, i) => {
-    const at = [...path, i];
-    if ('uses' in s && s.uses === 'ledger.query') f(s, at);
-    if ('forEach' in s && Array.isArray(s.forEach.steps))
-      eachQuery(s.forEach.steps as Step[], [...at, 'forEach', 'steps'], f);
-    if ('parallel' in s && Array.isArray(s.parallel)) eachQuery(s.parallel as Step[], [...at, 'parallel'], f);
-    if (Array.isArray(s.onError)) eachQuery(s.onError as Step[], [...at, 'onError'], f);
-  });
 }
 
 /**
@@ -39,11 +28,14 @@ export async function ledgerPlaybookProblems(loaded: readonly LoadedPlaybook[]):
   return Promise.all(
     loaded.map(async (r) => {
       const found: { name: string; path: Seg[] }[] = [];
-      eachQuery(r.playbook?.steps ?? [], ['steps'], (s, path) => {
+      const query = (s: Step, _within: Step | undefined, path: Seg[]) => {
+        if (!('uses' in s) || s.uses !== 'ledger.query') return;
         const name = ((s as { with?: unknown }).with as Record<string, unknown> | undefined)?.playbook;
         if (typeof name === 'string' && !name.includes('${{') && !names.includes(name))
           found.push({ name, path: [...path, 'with', 'playbook'] });
-      });
+      };
+      eachStep(r.playbook?.steps, query, ['steps']);
+      eachStep(r.playbook?.finally, query, ['finally']);
       if (!found.length) return [];
       // The full loader, with positions, only for a file that has the problem.
       const { positionIn } = await import('./load.js');

@@ -176,17 +176,19 @@ function unknownSteps(tf: TestFile, index: number, pb: Playbook): string[] {
   const ids = [...steps.keys()];
   const expected = ((tf.cases[index] as Record<string, unknown>).expect ?? {}) as Record<string, unknown>;
   const bySteps = (expected.steps as Record<string, Record<string, unknown>> | undefined) ?? {};
-  // `items` of a step that has none, or whose items the run does not keep, could only fail.
-  const items = Object.entries(bySteps).flatMap(([id, e]) => {
+  // `items` of a step that has none, or whose items the run does not keep, and `output` of a step that gives none
+  // (a `set`, a `parallel`, a time `wait`) could only fail, as if the step had failed.
+  const checks = [
+    ['items', noItems],
+    ['output', noOutput],
+  ] as const;
+  const members = Object.entries(bySteps).flatMap(([id, e]) => {
     const step = steps.get(id);
-    const why = step && e && typeof e === 'object' && 'items' in e ? noItems(step) : undefined;
-    return why ? [tf.problem(['cases', index, 'expect', 'steps', id, 'items'], why, true)] : [];
-  });
-  // `output` of a step that gives none (a `set`, a `parallel`, a time `wait`) could only fail, as if it had failed.
-  const outputs = Object.entries(bySteps).flatMap(([id, e]) => {
-    const step = steps.get(id);
-    const why = step && e && typeof e === 'object' && 'output' in e ? noOutput(step) : undefined;
-    return why ? [tf.problem(['cases', index, 'expect', 'steps', id, 'output'], why, true)] : [];
+    if (!step || !e || typeof e !== 'object') return [];
+    return checks.flatMap(([member, why]) => {
+      const problem = member in e ? why(step) : undefined;
+      return problem ? [tf.problem(['cases', index, 'expect', 'steps', id, member], problem, true)] : [];
+    });
   });
   return Object.keys(bySteps)
     .filter((id) => !ids.includes(id))
@@ -198,7 +200,7 @@ function unknownSteps(tf: TestFile, index: number, pb: Playbook): string[] {
         true,
       );
     })
-    .concat(items, outputs);
+    .concat(members);
 }
 
 /** Why a case may not expect the `output` of `step`, or undefined when it may: a step that gives none. */
