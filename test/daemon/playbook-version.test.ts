@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { RunSummary } from '../../src/store/store.js';
 import { fleetbook } from '../helpers/cli.js';
-import { DaemonWorld, type DaemonProcess } from '../helpers/daemon.js';
+import { DaemonWorld, readState, type DaemonProcess } from '../helpers/daemon.js';
 
 const TOKEN = 'version-test-daemon-token-0123456789';
 
@@ -69,6 +69,28 @@ describe('daemon: a run resumed after its playbook changed', function () {
     const deadline = Date.now() + 10_000;
     while (!seen() && Date.now() < deadline) await sleep(50);
     expect(seen(), texts.join(' ')).to.equal(true);
+    await d.stop('SIGKILL');
+  }
+
+  /**
+   * Kills `d` once its log has `logged` and the checkpoint of its run's step `first` is in the state file, as
+   * another process reads it. (Its log says the next step started in the same turn of the event loop as `first`
+   * ended, before the turn's writes commit.)
+   */
+  async function killOnceFirstEnded(
+    d: DaemonProcess,
+    state: string,
+    runId: string,
+    logged: string,
+  ): Promise<void> {
+    const ended = () =>
+      d.stderr.includes(logged) &&
+      readState(state, (db) =>
+        db.prepare(`SELECT 1 FROM run_steps WHERE run_id = ? AND step_key = 'first'`).get(runId),
+      ) !== undefined;
+    const deadline = Date.now() + 10_000;
+    while (!ended() && Date.now() < deadline) await sleep(20);
+    expect(ended(), `${logged} logged and the step first checkpointed`).to.equal(true);
     await d.stop('SIGKILL');
   }
 
@@ -205,9 +227,8 @@ describe('daemon: a run resumed after its playbook changed', function () {
       env: { ...env, FLEETBOOK_SECRET_PINNED_KEY: 'pinned-key-value' },
     });
     const runId = await startRun(first);
-    // `first` has ended (its checkpoint is written before the next step starts): the secret was read.
-    await killAt(first, '"step started"', '"step":"hold"');
-    expect(first.stderr).to.include('v1 first with');
+    // `first` has ended and its checkpoint is committed: the secret was read; the run waits in `hold` (2 s).
+    await killOnceFirstEnded(first, state, runId, 'v1 first with');
 
     // The secret rotated away, the step that read it edited out: the run still to resume no longer reads it.
     await writeFile(file, playbook('v2'));
