@@ -8,28 +8,38 @@ import type { DeviceLocks } from './types.js';
 
 /** One acquisition of InProcessDeviceLocks: its devices are held until it is done. */
 interface Hold {
+  ids: readonly string[];
+  /** The least and the greatest of `ids`, in JavaScript's order: every id of the hold is within them. */
+  min: string;
+  max: string;
+  /** Its ids are in the map (`held`); else it is one of the ranged holds, known only by its range. */
+  mapped: boolean;
   done: boolean;
   /** Settles when the hold is done. */
   freed: Promise<void>;
 }
 
 /**
- * The locks of one process, in memory: each device id maps to the last hold that took it, and is held while that
- * hold is not done. A release only marks its hold done, whatever its size; the ids of holds done are dropped
- * from the map in one pass once they outnumber the held ones by far (and some 65,000), so that a
- * long-running process keeps a map of the size of what it holds. An acquisition reads and writes each of its
- * ids once.
+ * The locks of one process, in memory. A hold whose range of ids (least to greatest) meets the range of no other
+ * live hold cannot share a device with any: it is kept by its range alone, and pays one comparison an id. That is
+ * the common case: the batches of a listing's devices (a forEach of `batchSize`, several at a time) are slices of
+ * one ordered list, and the runs a daemon starts for single devices hold one id each.
  *
- * A hold taken while no other is live (a lone run: `fleetbook run`, a daemon at rest) keeps its ids as given and
- * is written into the map only when another acquisition comes while it is live: a run alone in its process
- * pays nothing per device for locks it never has to compare.
+ * Ranges that meet do not say whether ids are shared: then both holds, and every hold after them while any such
+ * is live, go into a map of each id to the last hold that took it (held while that hold is not done), and are
+ * compared id by id. The ranged holds are a few (RANGED); past that, new holds go into the map too. A release
+ * only marks its hold done, whatever its size; the ids of holds done are dropped from the map in one pass once
+ * they outnumber the held ones by far (and some 65,000), so that a long-running process keeps a map of the
+ * size of what it holds.
  */
 export class InProcessDeviceLocks implements DeviceLocks {
   private readonly held = new Map<string, Hold>();
+  /** The live holds kept by their range alone. */
+  private readonly ranged = new Set<Hold>();
+  /** How many live holds are in the map. */
+  private mappedLive = 0;
   /** How many ids the holds not yet done took. */
   private live = 0;
-  /** The hold taken while no other was live, while its ids are not yet in `held`. */
-  private lone: { ids: readonly string[]; hold: Hold } | undefined;
 
   /** Ids the map keeps: held ones, and released ones not yet dropped. */
   get size(): number {
@@ -42,42 +52,47 @@ export class InProcessDeviceLocks implements DeviceLocks {
   }
 
   async acquire(ids: readonly string[], signal?: AbortSignal, onWait?: () => void): Promise<() => void> {
+    const { min, max } = rangeOf(ids);
     for (;;) {
       signal?.throwIfAborted();
-      const hold: Hold = { done: false, freed: undefined as unknown as Promise<void> };
       let release!: () => void;
-      hold.freed = new Promise<void>((resolve) => (release = resolve));
-      let busy: Hold | undefined;
-      if (!this.lone && this.live === 0) this.lone = { ids, hold };
-      else {
-        if (this.lone) this.take(this.lone.ids, this.lone.hold);
-        this.lone = undefined;
-        busy = this.take(ids, hold);
-      }
+      const freed = new Promise<void>((resolve) => (release = resolve));
+      const hold: Hold = { ids, min, max, mapped: false, done: false, freed };
+      // A ranged hold whose range meets this one's may share a device with it: it goes into the map first.
+      for (const other of this.ranged)
+        if (other.min <= max && min <= other.max) {
+          this.ranged.delete(other);
+          this.take(other);
+        }
+      const busy = this.mappedLive || this.ranged.size >= RANGED ? this.take(hold) : undefined;
       if (busy) {
         // What it took meanwhile is free again: nobody waits on a hold that was never given out.
-        hold.done = true;
+        this.end(hold);
         release();
         onWait?.();
         await freedOrAborted(busy.freed, signal);
         continue;
       }
-      const n = ids.length;
-      this.live += n;
+      if (!hold.mapped) this.ranged.add(hold);
+      this.live += ids.length;
       return () => {
         if (hold.done) return;
-        hold.done = true;
-        this.live -= n;
-        if (this.lone?.hold === hold) this.lone = undefined;
+        this.end(hold);
+        this.live -= ids.length;
         release();
         if (this.held.size > 4 * this.live + 65_536) this.sweep();
       };
     }
   }
 
-  /** Marks `ids` taken by `hold`; returns a hold that has one of them already, at the first one met. */
-  private take(ids: readonly string[], hold: Hold): Hold | undefined {
-    for (const id of ids) {
+  /**
+   * Puts `hold` into the map, id by id; returns a hold that has one of them already, at the first one met (what
+   * `hold` took before it stays in the map, released by `end`).
+   */
+  private take(hold: Hold): Hold | undefined {
+    hold.mapped = true;
+    this.mappedLive++;
+    for (const id of hold.ids) {
       const other = this.held.get(id);
       if (other && !other.done && other !== hold) return other;
       this.held.set(id, hold);
@@ -85,9 +100,31 @@ export class InProcessDeviceLocks implements DeviceLocks {
     return undefined;
   }
 
+  private end(hold: Hold): void {
+    hold.done = true;
+    if (hold.mapped) this.mappedLive--;
+    else this.ranged.delete(hold);
+  }
+
   private sweep(): void {
     for (const [id, hold] of this.held) if (hold.done) this.held.delete(id);
   }
+}
+
+/** How many live holds may be kept by their range alone: each new hold compares its range with theirs. */
+const RANGED = 64;
+
+/** The least and the greatest of `ids`, in JavaScript's order. */
+function rangeOf(ids: readonly string[]): { min: string; max: string } {
+  let min = ids[0] ?? '';
+  let max = min;
+  // Greater first: ids often come in a listing's order, so that is one comparison an id.
+  for (let i = 1; i < ids.length; i++) {
+    const id = ids[i] as string;
+    if (id > max) max = id;
+    else if (id < min) min = id;
+  }
+  return { min, max };
 }
 
 /**

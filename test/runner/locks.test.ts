@@ -88,9 +88,70 @@ describe('runner: per-device locks across runs', () => {
     (await second)();
   });
 
+  it('keeps the batches of one ordered list, several at a time, by their ranges: none in the map', async () => {
+    const locks = new InProcessDeviceLocks();
+    const list = Array.from({ length: 2000 }, (_, i) => String(356758880000000 + i * 7));
+    const batches = [0, 1, 2, 3].map((b) => list.slice(b * 500, b * 500 + 500));
+    const releases = await Promise.all(batches.map((b) => locks.acquire(b)));
+    expect([locks.size, locks.holding]).to.deep.equal([0, 2000]);
+    // A device of the third batch is held all the same: the hold that asks for it waits.
+    let got = false;
+    const late = locks.acquire(['356758880000001', list[1234] as string]).then((release) => {
+      got = true;
+      return release;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(got, 'waits for the third batch').to.equal(false);
+    for (const [i, release] of releases.entries()) if (i !== 2) release();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(got, 'still waits for the third batch').to.equal(false);
+    releases[2]?.();
+    (await late)();
+    expect(locks.holding).to.equal(0);
+  });
+
+  it('holds whose ranges meet but share no device both go on; one sharing a device waits', async () => {
+    const locks = new InProcessDeviceLocks();
+    const odd = await locks.acquire(['a1', 'a3', 'a5', 'a7']);
+    const even = await locks.acquire(['a2', 'a4', 'a6']);
+    expect(locks.size, 'compared id by id').to.equal(7);
+    let got = false;
+    const shared = locks.acquire(['a0', 'a6']).then((release) => {
+      got = true;
+      return release;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(got).to.equal(false);
+    odd();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(got, 'a6 is the even hold’s').to.equal(false);
+    even();
+    (await shared)();
+  });
+
+  it('past 64 holds kept by their ranges, a new one goes into the map and still waits for theirs', async () => {
+    const locks = new InProcessDeviceLocks();
+    const singles = await Promise.all(Array.from({ length: 64 }, (_, i) => locks.acquire([`s${1000 + i}`])));
+    expect(locks.size).to.equal(0);
+    const mapped = await locks.acquire(['t1']);
+    expect(locks.size).to.equal(1);
+    let got = false;
+    const again = locks.acquire(['s1010']).then((release) => {
+      got = true;
+      return release;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(got, 's1010 is held by range').to.equal(false);
+    for (const release of singles) release();
+    (await again)();
+    mapped();
+    expect(locks.holding).to.equal(0);
+  });
+
   it('keeps about as many ids as it holds, however many it has released', async () => {
     const locks = new InProcessDeviceLocks();
-    const kept = Array.from({ length: 1000 }, (_, i) => `kept-${i}`);
+    // '0' and 'z' bound every id below: each later hold's range meets this one's, so all go into the map.
+    const kept = ['0', 'z', ...Array.from({ length: 1000 }, (_, i) => `kept-${i}`)];
     const releaseKept = await locks.acquire(kept);
     for (let n = 0; n < 200; n++)
       (await locks.acquire(Array.from({ length: 1000 }, (_, i) => `${n}-${i}`)))();
