@@ -211,6 +211,18 @@ export const MIGRATIONS: string[] = [
   // The results a CarrierService message gave while the run went on, for devices its steps settled by a read of
   // their state (Store.recordLate): the run's summary, written as it ends, is read with them (store/late.ts).
   `ALTER TABLE runs ADD COLUMN late_moves_json TEXT;`,
+  // Device claims (sqlite-ownership.ts) in a table with rowids: a claim holds the ids of a call's devices (500 of
+  // them: 9 KB), and a row that large is written and deleted at several times the cost in a table without rowids,
+  // whose rows live in its primary key's b-tree. The claims of processes still running are kept.
+  `CREATE TABLE device_claims_rows (
+     holder TEXT PRIMARY KEY,
+     owner TEXT NOT NULL,
+     device_ids TEXT NOT NULL
+   );
+   INSERT INTO device_claims_rows SELECT holder, owner, device_ids FROM device_claims;
+   DROP TABLE device_claims;
+   ALTER TABLE device_claims_rows RENAME TO device_claims;
+   CREATE INDEX device_claims_by_owner ON device_claims (owner);`,
 ];
 
 /** Applies the migrations the file lacks, each in a transaction; refuses a file newer than this fleetbook. */

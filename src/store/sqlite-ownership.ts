@@ -10,7 +10,7 @@ import { RELEASED_SHARE_MS } from '../rate/shares.js';
 import { LeaseLostError } from '../errors.js';
 import type { Owner, OwnerHoldings, OwnerInfo, RunRecord } from './store.js';
 
-/** The ownership tables: the fourth migration of the SQLite store. */
+/** The ownership tables: the fourth migration of the SQLite store (a later one gives device_claims rowids). */
 export const OWNERSHIP_MIGRATION = `CREATE TABLE owners (
      id TEXT PRIMARY KEY,
      role TEXT NOT NULL,
