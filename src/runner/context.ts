@@ -171,6 +171,8 @@ export class RunContext {
       this.o.store.saveCalls(this.id, count.key, count.calls, count.attempts);
       this.progress.calls++;
       this.report();
+      // The request leaves once its count is committed: a crash as the service takes it must not undo the count.
+      return this.o.store.durable();
     };
     const onGone = (message: string, meta: Record<string, unknown>) =>
       this.log.info(message, { step: count.stepId, ...meta });

@@ -73,6 +73,8 @@ export class Lease {
       holder = await o.store.registerOwner(info, at, o.leaseMs, o.exclusive);
     }
     if (holder) throw new ConfigError(refusal(o, holder));
+    // Held once every other process sees it: the registration committed, not only written in this turn.
+    await o.store.durable();
     lease.until = at + o.leaseMs;
     // From now on the store writes only while this lease holds: a process frozen past it writes nothing more.
     o.store.fence(lease.id, (e) => lease.lost(e));

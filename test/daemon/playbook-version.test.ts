@@ -73,9 +73,10 @@ describe('daemon: a run resumed after its playbook changed', function () {
   }
 
   /**
-   * Kills `d` once its log has `logged` and the checkpoint of its run's step `first` is in the state file, as
-   * another process reads it. (Its log says the next step started in the same turn of the event loop as `first`
-   * ended, before the turn's writes commit.)
+   * Kills `d` once its log has `logged` and the checkpoint that ends its run's step `first` is in the state file,
+   * as another process reads it. (Its log says the next step started in the same turn of the event loop as `first`
+   * ended, before the turn's writes commit; and the step's start mark, `running`, may be committed before its
+   * end.)
    */
   async function killOnceFirstEnded(
     d: DaemonProcess,
@@ -86,7 +87,11 @@ describe('daemon: a run resumed after its playbook changed', function () {
     const ended = () =>
       d.stderr.includes(logged) &&
       readState(state, (db) =>
-        db.prepare(`SELECT 1 FROM run_steps WHERE run_id = ? AND step_key = 'first'`).get(runId),
+        db
+          .prepare(
+            `SELECT 1 FROM run_steps WHERE run_id = ? AND step_key = 'first' AND json_extract(state_json, '$.status') = 'succeeded'`,
+          )
+          .get(runId),
       ) !== undefined;
     const deadline = Date.now() + 10_000;
     while (!ended() && Date.now() < deadline) await sleep(20);

@@ -139,9 +139,11 @@ describe('runner: confirmed per-device outcomes (no listener)', function () {
     const active = [...mix].filter(([, s]) => s === 'active').map(([id]) => id);
     const never = active[2]!;
     emu.setFaults({ processingSeconds: 30, neverFinishDevices: [never] });
+    const sent = async () => (await calls(emu)).actions['devices.suspend'] ?? 0;
+    const before = await sent();
     const running = run(SUSPEND(account, active, 'confirm: { timeout: 3s, pollInterval: 100ms }'));
-    // The carrier finishes the others once its simulated time has passed.
-    await new Promise((r) => setTimeout(r, 500));
+    // The carrier finishes the others once its simulated time has passed since it took the request.
+    while ((await sent()) === before) await new Promise((r) => setTimeout(r, 20));
     emu.advance(60);
     const { summary, rows } = await running;
     expectLedgerIsTheTruth(emu, rows, false);

@@ -242,16 +242,20 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
     const store = await open();
     await store.registerOwner(owner('me'), Date.now(), 60_000, false);
     const pool = (store as unknown as { pool: pg.Pool }).pool;
-    const query = pool.query.bind(pool) as (...a: unknown[]) => Promise<unknown>;
+    const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => Promise<unknown>;
     let slow = true;
     // The append's answer arrives late: its transaction is committed on the server by then.
     (pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a: unknown[]) => {
-      const answer = await query(...a);
+      const answer = await poolQuery(...a);
       if (slow) await sleep(300);
       return answer;
     };
     const appending = store.appendInbox('me', [message('early')]);
-    await sleep(100);
+    // Committed on the server, as a connection of the test's own reads it, while its answer is still on its way.
+    for (let i = 0; !(await query(url, `SELECT 1 FROM inbox WHERE request_id = 'early'`)).length; i++) {
+      expect(i, 'the append committed').to.be.lessThan(500);
+      await sleep(10);
+    }
     slow = false;
     const [event] = await store.pendingInbox('me', 10);
     expect(event?.requestId).to.equal('early');
