@@ -171,7 +171,8 @@ export class RunContext {
       this.o.store.saveCalls(this.id, count.key, count.calls, count.attempts);
       this.progress.calls++;
       this.report();
-      // The request leaves once its count is committed: a crash as the service takes it must not undo the count.
+      // The request leaves once its count is committed, with everything written before it (a `sending`
+      // checkpoint): a crash as the service takes it must not undo either.
       return this.o.store.durable();
     };
     const onGone = (message: string, meta: Record<string, unknown>) =>
@@ -204,9 +205,8 @@ export class RunContext {
     signal?: AbortSignal,
     repeat?: boolean,
   ): Promise<unknown> {
-    // A request that may change something leaves the process only once the checkpoint that says it is being
-    // sent is committed. A read changes nothing: it is simply asked again after a crash.
-    if (!isAction(action) || CATALOG[action].mutating) await this.o.store.durable();
+    // Each request leaves once what was written before it is committed (requestsOf): one that may change
+    // something, once the checkpoint that says it is being sent is.
     const o = this.requestsOf(count, signal);
     return this.o.client.callByName(action, input, repeat ? { ...o, repeat } : o);
   }
