@@ -279,7 +279,9 @@ describe('configuration', () => {
       ConfigError,
       'FLEETBOOK_CALLBACK_ACCOUNTS: names no account: give them comma-separated, e.g. 0000123456-00001,0000123456-00002',
     );
-    expect(loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: 'a, b,' }).callbackAccounts).to.deep.equal(['a', 'b']);
+    expect(
+      loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: '0000123456-00001, 0000123456-00002,' }).callbackAccounts,
+    ).to.deep.equal(['0000123456-00001', '0000123456-00002']);
     expect(() => loadConfig({ FLEETBOOK_CALLBACK_SECRET: ' shared-key' })).to.throw(
       ConfigError,
       'FLEETBOOK_CALLBACK_SECRET: begins or ends with white space, which the senders would have to sign with',
