@@ -57,4 +57,39 @@ describe('an address in use (child process)', function () {
       `fleetbook: cannot listen on 127.0.0.1:${port} (--host, --port): another process listens there; stop it, or give another port\n`,
     ]);
   });
+
+  // `.invalid` never resolves (RFC 6761): a misspelt host name, which Node refused as
+  // `getaddrinfo ENOTFOUND nosuchhost.invalid`, exit 1, naming neither the setting nor what to do.
+  it('serve on a host name that does not resolve: exit 2, naming the variable', async () => {
+    const state = join(tempDir('fb-in-use-'), 'state.db');
+    const r = await fleetbook(['serve', '--playbooks', PLAYBOOK], {
+      FLEETBOOK_STATE: state,
+      FLEETBOOK_LOG_LEVEL: 'error',
+      FLEETBOOK_LISTEN: 'nosuchhost.invalid:8787',
+    });
+    expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+      2,
+      '',
+      'fleetbook: cannot listen on nosuchhost.invalid:8787 (FLEETBOOK_LISTEN): the host name does not resolve; give another address\n',
+    ]);
+  });
+
+  it('emulator --host that does not resolve, or no address of this machine: exit 2, asking for another host', async () => {
+    const unknown = await fleetbook(['emulator', '--host', 'nosuchhost.invalid', '--port', '0'], {
+      FLEETBOOK_LOG_LEVEL: 'error',
+    });
+    expect([unknown.code, unknown.stdout, unknown.stderr]).to.deep.equal([
+      2,
+      '',
+      'fleetbook: cannot listen on nosuchhost.invalid:0 (--host, --port): the host name does not resolve; give another host\n',
+    ]);
+    // TEST-NET-1 (RFC 5737): an address no interface here has. The port was never the matter.
+    const foreign = await fleetbook(['emulator', '--host', '192.0.2.1', '--port', '0'], {
+      FLEETBOOK_LOG_LEVEL: 'error',
+    });
+    expect([foreign.code, foreign.stderr]).to.deep.equal([
+      2,
+      'fleetbook: cannot listen on 192.0.2.1:0 (--host, --port): no network interface of this machine has that address; give another host\n',
+    ]);
+  });
 });
