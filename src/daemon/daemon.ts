@@ -123,6 +123,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   let scheduler: Scheduler | undefined;
   let shares: RateShares | undefined;
   let registrations: Registrations | undefined;
+  let reloader: Reloader | undefined;
   try {
     // The store is owned before anything reaches the service: a second daemon on the same file stops here,
     // before it registers its listener in place of the first one's.
@@ -205,6 +206,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       running: (): number => started.pool?.running ?? 0,
       client: () => client,
       registrationsFailing: () => registrations?.failing() ?? 0,
+      reloadRefused: () => reloader?.refusal() !== undefined,
     });
     client = createClient({
       ...target.options,
@@ -310,6 +312,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       log,
       accepting: () => accepting,
       registrations: () => registrations?.status() ?? [],
+      reloadRefused: () => reloader?.refusal(),
       scheduler: () => scheduler,
       // Only shares are worth telling: alone on a SQLite file, the process keeps every budget whole.
       rates: () => (st.replicas ? rates.status() : undefined),
@@ -412,7 +415,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     });
     await scheduler.start();
     const sched = scheduler;
-    const reloader = new Reloader({
+    const reload = new Reloader({
       path: o.playbooks,
       playbooks,
       secrets: o.secrets ?? {},
@@ -425,7 +428,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         await listeners.add(servicesOf(loaded));
       },
     });
-    const unwatchPlaybooks = o.watch === false ? () => undefined : reloader.watch();
+    reloader = reload;
+    const unwatchPlaybooks = o.watch === false ? () => undefined : reload.watch();
     const keepMs = config.retention === undefined ? undefined : parseDuration(config.retention);
     const pruner = keepMs ? new Pruner(st, keepMs, log, () => sched.next().map((e) => e.key)) : undefined;
     pruner?.start();
@@ -437,13 +441,13 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       store: st,
       pool,
       ...(target.emulatorUrl ? { emulatorUrl: target.emulatorUrl } : {}),
-      reload: () => reloader.reload('SIGHUP'),
+      reload: () => reload.reload('SIGHUP'),
       close: (graceMs?: number) =>
         (closing ??= (async () => {
           accepting = false;
           log.info('stopping: no new callbacks or runs; letting running steps finish');
           unwatchPlaybooks();
-          await reloader.close();
+          await reload.close();
           scheduler?.stop();
           await listeners.stop();
           matcher.stop();
