@@ -71,6 +71,12 @@ export interface DaemonOptions {
    * it has stopped acting and closes itself; the process should exit.
    */
   onFatal?: (error: Error) => void;
+  /**
+   * A stop asked while the daemon starts (SIGTERM before the start is over): the registrations under way are
+   * given up (each is made again at the next start) and no schedule is started, so that the start ends soon and
+   * `close` stops the daemon as after any start.
+   */
+  stopping?: AbortSignal;
 }
 
 export interface Daemon {
@@ -386,6 +392,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       url,
       creds,
       log,
+      ...(o.stopping ? { stopping: o.stopping } : {}),
       onRegistered: (r) => {
         if (r.service === 'CarrierService') confirmations.listenFor(r.accountName);
       },
@@ -413,7 +420,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       skipped: (e) => metrics.schedulesSkipped.inc({ playbook: e.playbook }),
       ranAlready: (e, times) => runsForFires(st, e, times),
     });
-    await scheduler.start();
+    // Stopping already: its missed runs wait for the next start, rather than begin only to be interrupted.
+    if (!o.stopping?.aborted) await scheduler.start();
     const sched = scheduler;
     const reload = new Reloader({
       path: o.playbooks,
