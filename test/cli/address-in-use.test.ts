@@ -4,6 +4,7 @@
  * `listen EADDRINUSE: address already in use 127.0.0.1:8080`, and exit 2 as for any setting they cannot use.
  */
 import { createServer, type Server } from 'node:http';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
@@ -83,13 +84,15 @@ describe('an address in use (child process)', function () {
       '',
       'fleetbook: cannot listen on nosuchhost.invalid:0 (--host, --port): the host name does not resolve; give another host\n',
     ]);
-    // TEST-NET-1 (RFC 5737): an address no interface here has. The port was never the matter.
-    const foreign = await fleetbook(['emulator', '--host', '192.0.2.1', '--port', '0'], {
+    // An address of the documentation ranges (RFC 5737) no interface here has. The port was never the matter.
+    const local = new Set(Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((i) => i.address)));
+    const address = ['192.0.2.1', '198.51.100.1', '203.0.113.1'].find((a) => !local.has(a)) as string;
+    const foreign = await fleetbook(['emulator', '--host', address, '--port', '0'], {
       FLEETBOOK_LOG_LEVEL: 'error',
     });
     expect([foreign.code, foreign.stderr]).to.deep.equal([
       2,
-      'fleetbook: cannot listen on 192.0.2.1:0 (--host, --port): no network interface of this machine has that address; give another host\n',
+      `fleetbook: cannot listen on ${address}:0 (--host, --port): no network interface of this machine has that address; give another host\n`,
     ]);
   });
 });
