@@ -367,7 +367,8 @@ function serviceProblems(raw: Record<string, unknown>, from: (key: keyof typeof 
  * What the schema cannot say of the listener's settings. Accounts given as commas alone would register the
  * listener for no account, silently. The callback key must be the senders' byte for byte, and so must the
  * listener's credentials, registered with the service as they are: a space at either end (a secret file's
- * newline) would have every Location callback, or every callback, refused.
+ * newline) would have every Location callback, or every callback, refused; so would every manual start over
+ * HTTP and every console request with such a daemon or console token.
  */
 function listenerProblems(raw: Record<string, unknown>): string[] {
   const problems: string[] = [];
@@ -394,6 +395,14 @@ function listenerProblems(raw: Record<string, unknown>): string[] {
     problems.push(
       `${ENV.callbackSecret}: begins or ends with white space, which the senders would have to sign with`,
     );
+  // HTTP trims a header's value: every request would be refused 401.
+  for (const key of ['daemonToken', 'consoleToken'] as const) {
+    const v = raw[key];
+    if (typeof v === 'string' && v.trim() !== v)
+      problems.push(
+        `${ENV[key]}: begins or ends with white space, which no client can send in its Authorization header`,
+      );
+  }
   return problems;
 }
 

@@ -107,6 +107,21 @@ describe('settings a start took without a word (child process)', function () {
     expect(existsSync(join(dir, 'sqlite:'))).to.equal(false);
   });
 
+  // A token read from a secret file keeps the file's newline: every `Authorization: Bearer` was then refused 401,
+  // since no client sends white space at the end of a header's value.
+  it('FLEETBOOK_DAEMON_TOKEN and FLEETBOOK_CONSOLE_TOKEN with white space at an end: refused, naming each', async () => {
+    const r = await serve({
+      FLEETBOOK_DAEMON_TOKEN: 'daemon-token-0123456789\n',
+      FLEETBOOK_CONSOLE_TOKEN: ' console-token-0123456789',
+    });
+    expect([r.code, r.stderr]).to.deep.equal([
+      2,
+      'fleetbook: invalid configuration:\n' +
+        '  FLEETBOOK_DAEMON_TOKEN: begins or ends with white space, which no client can send in its Authorization header\n' +
+        '  FLEETBOOK_CONSOLE_TOKEN: begins or ends with white space, which no client can send in its Authorization header\n',
+    ]);
+  });
+
   it('FLEETBOOK_RETENTION of nothing: refused, rather than read as unset', async () => {
     const r = await serve({ FLEETBOOK_RETENTION: '0d' });
     expect([r.code, r.stderr]).to.deep.equal([
