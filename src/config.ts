@@ -10,6 +10,7 @@ import { registerSecret, SECRET_PREFIX } from './util/secrets.js';
 import { DURATION_PATTERN, parseDuration } from './playbook/duration.js';
 import { DEFAULT_EXPRESSION_BUDGET } from './expressions/budget.js';
 import { ACCOUNT_NAME_PATTERN } from './api/identifiers.js';
+import { CALLBACK_SERVICES } from './api/callback-services.js';
 import { isPostgresUrl } from './util/state-url.js';
 
 const str = (extra: object = {}) => ({ type: 'string', minLength: 1, ...extra });
@@ -420,7 +421,10 @@ function callbackUrlProblems(url: unknown): string[] {
     return [
       `${ENV.callbackUrl}: has ${u.search ? 'a query' : 'a fragment'}, after which fleetbook's /callbacks/{service} would come: give the daemon's address alone, ${example}`,
     ];
-  if (/\/callbacks(\/[^/]*)?\/?$/i.test(u.pathname))
+  // `/callbacks/DeviceUsage` is a route of the listener; `/callbacks/fleetbook` may be a proxy's prefix.
+  const m = /\/callbacks(?:\/([^/]*))?\/?$/i.exec(u.pathname);
+  const service = m?.[1]?.toLowerCase();
+  if (m && (!service || CALLBACK_SERVICES.some((s) => s.toLowerCase() === service)))
     return [
       `${ENV.callbackUrl}: ends in /callbacks, the listener's route, which fleetbook adds (it registers {url}/callbacks/{service}): give the daemon's address as the service reaches it, ${example}`,
     ];

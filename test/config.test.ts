@@ -274,6 +274,18 @@ describe('configuration', () => {
     });
   });
 
+  it('takes a FLEETBOOK_CALLBACK_URL whose path only has /callbacks in it, as a proxy prefix', () => {
+    for (const url of [
+      'https://gw.example.com/callbacks/fleetbook',
+      'https://gw.example.com/fleetbook-callbacks',
+      'https://gw.example.com/callbacks-prod/',
+    ])
+      expect(loadConfig({ FLEETBOOK_CALLBACK_URL: url }).callbackUrl).to.equal(url);
+    expect(() =>
+      loadConfig({ FLEETBOOK_CALLBACK_URL: 'https://gw.example.com/callbacks/deviceusage/' }),
+    ).to.throw(ConfigError, "FLEETBOOK_CALLBACK_URL: ends in /callbacks, the listener's route");
+  });
+
   it('says why callback accounts, the callback key and the reports directory are refused', () => {
     expect(() => loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: ' , ' })).to.throw(
       ConfigError,
