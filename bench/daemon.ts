@@ -38,7 +38,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isPostgresUrl } from '../src/store/open.js';
+import { isPostgresUrl } from '../src/util/state-url.js';
 import type { DaemonProcess } from '../test/helpers/daemon.js';
 import { postgresAdminUrl, postgresUrl, stopPostgres } from '../test/helpers/postgres.js';
 import { median } from './stats.js';

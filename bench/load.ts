@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { request } from 'undici';
 import { createClient } from '../src/api/client.js';
-import { isPostgresUrl } from '../src/store/open.js';
+import { isPostgresUrl } from '../src/util/state-url.js';
 import type { DaemonProcess } from '../test/helpers/daemon.js';
 import { CB_PASS, CB_USER, cpuMs, type EmulatorProcess } from './processes.js';
 import { postRequest, type Poster } from './poster.js';

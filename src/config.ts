@@ -9,6 +9,9 @@ import { closest } from './util/closest.js';
 import { registerSecret, SECRET_PREFIX } from './util/secrets.js';
 import { DURATION_PATTERN, parseDuration } from './playbook/duration.js';
 import { DEFAULT_EXPRESSION_BUDGET } from './expressions/budget.js';
+import { ACCOUNT_NAME_PATTERN } from './api/identifiers.js';
+import { CALLBACK_SERVICES } from './api/callback-services.js';
+import { isPostgresUrl } from './util/state-url.js';
 
 const str = (extra: object = {}) => ({ type: 'string', minLength: 1, ...extra });
 /** A TCP port, 0 to 65535, as digits. */
@@ -365,7 +368,8 @@ function serviceProblems(raw: Record<string, unknown>, from: (key: keyof typeof 
  * What the schema cannot say of the listener's settings. Accounts given as commas alone would register the
  * listener for no account, silently. The callback key must be the senders' byte for byte, and so must the
  * listener's credentials, registered with the service as they are: a space at either end (a secret file's
- * newline) would have every Location callback, or every callback, refused.
+ * newline) would have every Location callback, or every callback, refused; so would every manual start over
+ * HTTP and every console request with such a daemon or console token.
  */
 function listenerProblems(raw: Record<string, unknown>): string[] {
   const problems: string[] = [];
@@ -373,6 +377,14 @@ function listenerProblems(raw: Record<string, unknown>): string[] {
     problems.push(
       `${ENV.callbackAccounts}: names no account: give them comma-separated, e.g. 0000123456-00001,0000123456-00002`,
     );
+  // Its registrations would fail at every attempt, tried again for ever.
+  const account = new RegExp(ACCOUNT_NAME_PATTERN);
+  for (const a of Array.isArray(raw.callbackAccounts) ? (raw.callbackAccounts as string[]) : [])
+    if (!account.test(a))
+      problems.push(
+        `${ENV.callbackAccounts}: ${JSON.stringify(a)} is no account name (10 digits, a hyphen, then 5 digits, e.g. 0000123456-00001)`,
+      );
+  problems.push(...callbackUrlProblems(raw.callbackUrl));
   for (const key of ['callbackUsername', 'callbackPassword'] as const) {
     const v = raw[key];
     if (typeof v === 'string' && v.trim() !== v)
@@ -383,6 +395,62 @@ function listenerProblems(raw: Record<string, unknown>): string[] {
   if (typeof raw.callbackSecret === 'string' && raw.callbackSecret.trim() !== raw.callbackSecret)
     problems.push(
       `${ENV.callbackSecret}: begins or ends with white space, which the senders would have to sign with`,
+    );
+  // HTTP trims a header's value: every request would be refused 401.
+  for (const key of ['daemonToken', 'consoleToken'] as const) {
+    const v = raw[key];
+    if (typeof v === 'string' && v.trim() !== v)
+      problems.push(
+        `${ENV[key]}: begins or ends with white space, which no client can send in its Authorization header`,
+      );
+  }
+  return problems;
+}
+
+/**
+ * The daemon registers `{FLEETBOOK_CALLBACK_URL}/callbacks/{service}`: a URL that ends in that route already
+ * (`https://host/callbacks`, the address a user reads "where the service posts callbacks" as) was registered as
+ * `.../callbacks/callbacks/DeviceUsage`, which the daemon answers 404, and every callback was lost; after a
+ * query or a fragment, the route would be part of them.
+ */
+function callbackUrlProblems(url: unknown): string[] {
+  if (typeof url !== 'string' || !URL.canParse(url)) return [];
+  const u = new URL(url);
+  const example = 'e.g. https://fleetbook.example.com';
+  if (u.search || u.hash)
+    return [
+      `${ENV.callbackUrl}: has ${u.search ? 'a query' : 'a fragment'}, after which fleetbook's /callbacks/{service} would come: give the daemon's address alone, ${example}`,
+    ];
+  // `/callbacks/DeviceUsage` is a route of the listener; `/callbacks/fleetbook` may be a proxy's prefix.
+  const m = /\/callbacks(?:\/([^/]*))?\/?$/i.exec(u.pathname);
+  const service = m?.[1]?.toLowerCase();
+  if (m && (!service || CALLBACK_SERVICES.some((s) => s.toLowerCase() === service)))
+    return [
+      `${ENV.callbackUrl}: ends in /callbacks, the listener's route, which fleetbook adds (it registers {url}/callbacks/{service}): give the daemon's address as the service reaches it, ${example}`,
+    ];
+  return [];
+}
+
+/**
+ * What the schema cannot say of the store's settings. A URL of another scheme than PostgreSQL's (`postgress://`,
+ * `sqlite:///var/lib/...`) was taken for a file path: a SQLite file was made under a folder named `postgress:`,
+ * and the runs were recorded there without a word. A retention of nothing was read as none: everything kept.
+ */
+function storeProblems(raw: Record<string, unknown>, from: (key: keyof typeof ENV) => string): string[] {
+  const problems: string[] = [];
+  const scheme =
+    typeof raw.state === 'string' &&
+    !isPostgresUrl(raw.state) &&
+    /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw.state)?.[1];
+  if (scheme) {
+    const meant = closest(scheme, ['postgres', 'postgresql'], 1)[0];
+    problems.push(
+      `${from('state')}: a URL of scheme ${scheme}:, which names no store${meant ? ` (did you mean ${meant}://?)` : ''}: give a PostgreSQL URL (postgres:// or postgresql://) or the path of a SQLite file`,
+    );
+  }
+  if (typeof raw.retention === 'string' && parseDuration(raw.retention) === 0)
+    problems.push(
+      `${from('retention')}: ${JSON.stringify(raw.retention)} would keep nothing: give how long to keep what ended, e.g. 90d, or leave it unset to keep everything`,
     );
   return problems;
 }
@@ -478,6 +546,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   }
   problems.push(...serviceProblems(raw, from));
   problems.push(...listenerProblems(raw));
+  problems.push(...storeProblems(raw, from));
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   for (const s of [
     raw.accessToken,

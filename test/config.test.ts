@@ -274,12 +274,26 @@ describe('configuration', () => {
     });
   });
 
+  it('takes a FLEETBOOK_CALLBACK_URL whose path only has /callbacks in it, as a proxy prefix', () => {
+    for (const url of [
+      'https://gw.example.com/callbacks/fleetbook',
+      'https://gw.example.com/fleetbook-callbacks',
+      'https://gw.example.com/callbacks-prod/',
+    ])
+      expect(loadConfig({ FLEETBOOK_CALLBACK_URL: url }).callbackUrl).to.equal(url);
+    expect(() =>
+      loadConfig({ FLEETBOOK_CALLBACK_URL: 'https://gw.example.com/callbacks/deviceusage/' }),
+    ).to.throw(ConfigError, "FLEETBOOK_CALLBACK_URL: ends in /callbacks, the listener's route");
+  });
+
   it('says why callback accounts, the callback key and the reports directory are refused', () => {
     expect(() => loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: ' , ' })).to.throw(
       ConfigError,
       'FLEETBOOK_CALLBACK_ACCOUNTS: names no account: give them comma-separated, e.g. 0000123456-00001,0000123456-00002',
     );
-    expect(loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: 'a, b,' }).callbackAccounts).to.deep.equal(['a', 'b']);
+    expect(
+      loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: '0000123456-00001, 0000123456-00002,' }).callbackAccounts,
+    ).to.deep.equal(['0000123456-00001', '0000123456-00002']);
     expect(() => loadConfig({ FLEETBOOK_CALLBACK_SECRET: ' shared-key' })).to.throw(
       ConfigError,
       'FLEETBOOK_CALLBACK_SECRET: begins or ends with white space, which the senders would have to sign with',

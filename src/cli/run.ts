@@ -379,7 +379,9 @@ export async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
   } catch (e) {
     // A flag out of its limits, or an address the system refuses: both are the flags' (exit 2).
     const refused =
-      e instanceof OptionError ? e : listenError(e, `${flags.host}:${flags.port}`, '--host, --port', 'port');
+      e instanceof OptionError
+        ? e
+        : listenError(e, `${flags.host}:${flags.port}`, '--host, --port', { port: 'port', host: 'host' });
     if (refused === e && !(e instanceof OptionError)) throw e;
     process.stderr.write(`fleetbook: ${(refused as Error).message}\n`);
     return 2;

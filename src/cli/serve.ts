@@ -28,8 +28,19 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
   let hupEarly = false;
   let reload = () => void (hupEarly = true);
   process.on('SIGHUP', () => reload());
+  // SIGTERM or SIGINT from now on, the start too: one during the start cuts its waits on the service short, and the
+  // daemon is then stopped as after any start (its running steps finish, the rest is checkpointed).
+  const starting = new AbortController();
   let stop: () => void = () => undefined;
-  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const stopped = new Promise<void>(
+    (resolve) =>
+      (stop = () => {
+        starting.abort();
+        resolve();
+      }),
+  );
+  process.once('SIGINT', () => stop());
+  process.once('SIGTERM', () => stop());
   // Invalid playbooks or configuration, or a state file another daemon owns: a ConfigError, which the CLI prints
   // and exits 2 for.
   const daemon = await startDaemon({
@@ -40,6 +51,7 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
     secrets: secretsFromEnv(process.env),
     env: envForExpressions(process.env),
     watch: flags.watch !== false && config.watch,
+    stopping: starting.signal,
     onFatal: (e) => {
       fatal = e;
       stop();
@@ -52,8 +64,6 @@ export async function serveCommand(flags: ServeFlags): Promise<number> {
       daemon.emulatorUrl ? `\n  embedded emulator: ${daemon.emulatorUrl}` : ''
     }\n`,
   );
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
   // The reload logs what it did, or why it kept the playbooks it has. Left on while stopping: a SIGHUP then
   // does nothing, rather than end the process before its runs are checkpointed.
   reload = () => void daemon.reload();

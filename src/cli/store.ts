@@ -7,7 +7,8 @@
 import { statSync } from 'node:fs';
 import { loadConfig, stateOrigin } from '../config.js';
 import { parseDuration } from '../playbook/duration.js';
-import { isPostgresUrl, openStore } from '../store/open.js';
+import { openStore } from '../store/open.js';
+import { isPostgresUrl } from '../util/state-url.js';
 import { pruneStore } from '../store/retention.js';
 import type { SqliteOptions } from '../store/sqlite.js';
 

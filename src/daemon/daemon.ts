@@ -71,6 +71,12 @@ export interface DaemonOptions {
    * it has stopped acting and closes itself; the process should exit.
    */
   onFatal?: (error: Error) => void;
+  /**
+   * A stop asked while the daemon starts (SIGTERM before the start is over): the registrations under way are
+   * given up (each is made again at the next start) and no schedule is started, so that the start ends soon and
+   * `close` stops the daemon as after any start.
+   */
+  stopping?: AbortSignal;
 }
 
 export interface Daemon {
@@ -123,6 +129,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   let scheduler: Scheduler | undefined;
   let shares: RateShares | undefined;
   let registrations: Registrations | undefined;
+  let reloader: Reloader | undefined;
   try {
     // The store is owned before anything reaches the service: a second daemon on the same file stops here,
     // before it registers its listener in place of the first one's.
@@ -205,6 +212,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       running: (): number => started.pool?.running ?? 0,
       client: () => client,
       registrationsFailing: () => registrations?.failing() ?? 0,
+      reloadRefused: () => reloader?.refusal() !== undefined,
     });
     client = createClient({
       ...target.options,
@@ -310,6 +318,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       log,
       accepting: () => accepting,
       registrations: () => registrations?.status() ?? [],
+      reloadRefused: () => reloader?.refusal(),
       scheduler: () => scheduler,
       // Only shares are worth telling: alone on a SQLite file, the process keeps every budget whole.
       rates: () => (st.replicas ? rates.status() : undefined),
@@ -383,6 +392,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       url,
       creds,
       log,
+      ...(o.stopping ? { stopping: o.stopping } : {}),
       onRegistered: (r) => {
         if (r.service === 'CarrierService') confirmations.listenFor(r.accountName);
       },
@@ -410,9 +420,10 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       skipped: (e) => metrics.schedulesSkipped.inc({ playbook: e.playbook }),
       ranAlready: (e, times) => runsForFires(st, e, times),
     });
-    await scheduler.start();
+    // Stopping already: its missed runs wait for the next start, rather than begin only to be interrupted.
+    if (!o.stopping?.aborted) await scheduler.start();
     const sched = scheduler;
-    const reloader = new Reloader({
+    const reload = new Reloader({
       path: o.playbooks,
       playbooks,
       secrets: o.secrets ?? {},
@@ -425,7 +436,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         await listeners.add(servicesOf(loaded));
       },
     });
-    const unwatchPlaybooks = o.watch === false ? () => undefined : reloader.watch();
+    reloader = reload;
+    const unwatchPlaybooks = o.watch === false ? () => undefined : reload.watch();
     const keepMs = config.retention === undefined ? undefined : parseDuration(config.retention);
     const pruner = keepMs ? new Pruner(st, keepMs, log, () => sched.next().map((e) => e.key)) : undefined;
     pruner?.start();
@@ -437,13 +449,13 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       store: st,
       pool,
       ...(target.emulatorUrl ? { emulatorUrl: target.emulatorUrl } : {}),
-      reload: () => reloader.reload('SIGHUP'),
+      reload: () => reload.reload('SIGHUP'),
       close: (graceMs?: number) =>
         (closing ??= (async () => {
           accepting = false;
           log.info('stopping: no new callbacks or runs; letting running steps finish');
           unwatchPlaybooks();
-          await reloader.close();
+          await reload.close();
           scheduler?.stop();
           await listeners.stop();
           matcher.stop();

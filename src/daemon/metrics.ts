@@ -42,6 +42,8 @@ export class DaemonMetrics {
     client: () => ApiClient | undefined;
     /** Callback registrations not in place (registrations.ts); none where the daemon registers none. */
     registrationsFailing?: () => number;
+    /** Whether the last reload of the playbooks was refused, and no later one took the files (reload.ts). */
+    reloadRefused?: () => boolean;
   }) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'fleetbook_' });
@@ -111,6 +113,14 @@ export class DaemonMetrics {
       registers,
       collect() {
         this.set(sources.registrationsFailing?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'fleetbook_playbooks_reload_refused',
+      help: 'Whether the playbook files on disk are refused (1): a reload found an error, and the previous playbooks stay in force until a reload takes the files; the next start would refuse them. /status says why.',
+      registers,
+      collect() {
+        this.set(sources.reloadRefused?.() ? 1 : 0);
       },
     });
     this.runs = new Counter({

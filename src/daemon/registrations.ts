@@ -38,6 +38,8 @@ interface Options {
   url: string;
   creds: ListenerCredentials;
   log: Logger;
+  /** The daemon stops before its start is over: no more attempts, and the one under way is given up. */
+  stopping?: AbortSignal;
   /** A registration now in place (at its first attempt or a later one). */
   onRegistered: (r: Registration) => void;
 }
@@ -65,6 +67,7 @@ export class Registrations {
         url,
       });
     this.base = (target.emulator ? url : (config.callbackUrl ?? url)).replace(/\/$/, '');
+    o.stopping?.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
   /** Each registration, as `/status` gives it. */
@@ -85,6 +88,7 @@ export class Registrations {
     const made: Registration[] = [];
     for (const accountName of this.accounts)
       for (const service of fresh) {
+        if (this.stopped) return;
         const r: Registration = { accountName, service, url: `${this.base}/callbacks/${service}`, ok: false };
         await this.attempt(r);
         // Listed once tried: `/status` never shows one under way as failing.

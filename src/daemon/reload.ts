@@ -34,11 +34,31 @@ export interface ReloaderOptions {
 /** What a reload did: the changes, or why the set was refused. */
 export type ReloadOutcome = { ok: true; changes: SetChanges } | { ok: false; error: string };
 
+/**
+ * The last reload refused, while no later one has taken the files: `/status` (`reloadRefused`) and the gauge
+ * `fleetbook_playbooks_reload_refused` say so, since the daemon's next start would refuse those files too.
+ */
+export interface ReloadRefusal {
+  /** When it was refused (ISO 8601). */
+  at: string;
+  on: ReloadCause;
+  /** What is wrong, as the error line says it. */
+  error: string;
+  /** Each error at its `file:line:col`, where the set had some. */
+  problems: string[];
+}
+
 export class Reloader {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private refused: ReloadRefusal | undefined;
 
   constructor(private readonly o: ReloaderOptions) {}
+
+  /** The last reload refused, until a reload takes the files; undefined when the files on disk are in force. */
+  refusal(): ReloadRefusal | undefined {
+    return this.refused;
+  }
 
   /** Reloads the playbooks, after any reload under way: one at a time, in the order asked. */
   reload(cause: ReloadCause): Promise<ReloadOutcome> {
@@ -60,15 +80,18 @@ export class Reloader {
         e instanceof PlaybookSetError
           ? `${e.problem}${e.problems.length ? `: ${e.problems.join('; ')}` : ''}`
           : (e as Error).message;
+      const problems = e instanceof PlaybookSetError ? e.problems : [];
       // One line, whatever the number of problems: what is wrong, each error at its file:line:col.
       log.error(`playbooks not reloaded (${cause}): ${error}; the previous playbooks stay in force`, {
         path,
-        ...(e instanceof PlaybookSetError && e.problems.length ? { problems: e.problems } : {}),
+        ...(problems.length ? { problems } : {}),
       });
+      this.refused = { at: new Date().toISOString(), on: cause, error, problems };
       return { ok: false, error };
     }
     if (this.closed) return { ok: false, error: 'stopping' };
     const changes = this.o.playbooks.swap(next);
+    this.refused = undefined;
     log.info('playbooks reloaded', { on: cause, path, ...changes });
     try {
       await this.o.swapped(this.o.playbooks.values());

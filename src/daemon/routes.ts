@@ -32,6 +32,7 @@ import { startManualRun } from './manual-run.js';
 import type { DaemonMetrics, RejectReason } from './metrics.js';
 import type { RunPool } from './pool.js';
 import type { Registration } from './registrations.js';
+import type { ReloadRefusal } from './reload.js';
 import type { ShareStatus } from '../rate/shares.js';
 import type { UserLogins } from '../api/login-count.js';
 import type { Scheduler } from './scheduler.js';
@@ -49,6 +50,8 @@ export interface RouteContext {
   log: Logger;
   accepting(): boolean;
   registrations(): Registration[];
+  /** The last reload of the playbooks refused, while no later one has taken the files. */
+  reloadRefused(): ReloadRefusal | undefined;
   scheduler(): Scheduler | undefined;
   /** This process's shares of the API areas' rate budgets, which the processes on the store share. */
   rates(): ShareStatus | undefined;
@@ -225,6 +228,8 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   );
   app.get('/status', { preValidation: takesOnly() }, async () => ({
     playbooks: [...c.playbooks.values()].map((pb) => ({ name: pb.name, on: Object.keys(pb.on) })),
+    // Only while the files on disk are refused: the set above is the one before them.
+    ...(c.reloadRefused() ? { reloadRefused: c.reloadRefused() } : {}),
     inboxBacklog: c.store.inboxBacklog(),
     runs: { running: c.pool.running, queued: c.pool.queued },
     registrations: c.registrations(),

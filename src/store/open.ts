@@ -4,11 +4,7 @@
  */
 import { SqliteStore, type SqliteOptions } from './sqlite.js';
 import type { Store } from './store.js';
-
-/** Whether `state` names a PostgreSQL database rather than a SQLite file. */
-export function isPostgresUrl(state: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(state);
-}
+import { isPostgresUrl } from '../util/state-url.js';
 
 /** Opens the store; `options` apply to a SQLite file (sqlite.ts), and their `origin` to a database too. */
 export async function openStore(state: string, options?: SqliteOptions): Promise<Store> {

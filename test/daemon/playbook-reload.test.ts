@@ -234,6 +234,36 @@ describe('daemon: playbooks reloaded while it runs (child process)', function ()
     expect(lines(d, 'playbooks reloaded')).to.deep.equal([]);
   });
 
+  // Before, a refused reload was one log line: `/status` and `/metrics` showed nothing amiss, and the daemon ran on
+  // until its next restart, which then refused to start on the files left broken.
+  it('says in /status and /metrics while the files on disk are refused, until a reload takes them', async () => {
+    const { dir, state } = await place('refused-visible');
+    const file = join(dir, 'steady.yaml');
+    await writeFile(file, playbook('steady', 'manual: true', 'steady v1'));
+    const d = await start('daemon refused-visible', dir, state);
+    const status = async () => (await (await fetch(`${d.url}/status`)).json()) as Json;
+    const gauge = async () =>
+      /^fleetbook_playbooks_reload_refused (\d+)$/m.exec(await (await fetch(`${d.url}/metrics`)).text())?.[1];
+    expect([(await status()).reloadRefused, await gauge()]).to.deep.equal([undefined, '0']);
+
+    await writeFile(
+      file,
+      playbook('steady', 'manual: true', 'steady v2').replace('uses: log', 'uses: no.such'),
+    );
+    await logged(d, 'the refused reload', (l) => l.level === 'error');
+    const refused = (await status()).reloadRefused as Json;
+    expect(refused.on).to.equal('file change');
+    expect(new Date(String(refused.at)).toISOString()).to.equal(refused.at);
+    expect(refused.problems).to.have.length(1);
+    expect((refused.problems as string[])[0]).to.include(`${file}:6:11: unknown action`);
+    expect(String(refused.error)).to.include(`${file}:6:11: unknown action`);
+    expect(await gauge()).to.equal('1');
+
+    await writeFile(file, playbook('steady', 'manual: true', 'steady v3'));
+    await nth(d, 'playbooks reloaded', 1);
+    expect([(await status()).reloadRefused, await gauge()]).to.deep.equal([undefined, '0']);
+  });
+
   it('sees every save an editor makes by a rename, and a directory added with playbooks in it', async () => {
     const { dir, state } = await place('renames');
     const sub = join(dir, 'team');

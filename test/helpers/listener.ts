@@ -44,6 +44,7 @@ export async function listener(store: SqliteStore, env: Record<string, string> =
     log: silentLogger,
     accepting: () => true,
     registrations: () => [],
+    reloadRefused: () => undefined,
     scheduler: () => undefined,
     rates: () => undefined,
     logins: async () => ({ counted: [] }),

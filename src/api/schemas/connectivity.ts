@@ -4,6 +4,7 @@
  * service's, as its SDKs' models show them (named at each schema; docs/spec-decisions.md).
  */
 import Type from 'typebox';
+import { CALLBACK_SERVICES } from '../callback-services.js';
 import {
   AccountName,
   closed,
@@ -330,20 +331,7 @@ export const RequestStatusResponse = Type.Object({
 });
 
 // ── connectivity callbacks ──────────────────────────────────────────────────────────────────────
-/** Callback service names shown in the spec (sections 2.14 and 6). */
-export const CALLBACK_SERVICES = [
-  'CarrierService',
-  'DeviceSuspensionStatus',
-  'DeviceUsage',
-  'EnhancedConnectivityService',
-  'Location',
-  'DeviceProfileService',
-  'DeviceService',
-  'DiagnosticsService',
-  'ExternalProvisioningChanges',
-  'NetworkEventService',
-  'StateService',
-] as const;
+export { CALLBACK_SERVICES };
 const ServiceName = Type.String({ enum: [...CALLBACK_SERVICES] });
 
 export const RegisterCallbackRequest = closed({
