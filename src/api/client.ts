@@ -103,8 +103,8 @@ export interface ClientOptions {
 
 export interface CallOptions {
   signal?: AbortSignal;
-  /** Called as each request (a page, a batch; not a retry) leaves its rate slot: sent once what it returns settles. */
-  onRequest?: () => void | Promise<void>;
+  /** Called as each request of the call leaves its rate slot to be sent: one a page, one a batch, not a retry. */
+  onRequest?: () => void;
   /** An earlier call of the same request may have reached the service: a step's retry, a run resumed. */
   repeat?: boolean;
   /** Told, instead of the client's log, that a repeat found what the call removes gone (Operation.removes). */
@@ -134,7 +134,7 @@ interface Call extends Repeatable {
   maxAttempts?: number;
   /** A login's user: each attempt is counted towards the lockout, and not sent when it could reach it. */
   loginAs?: string;
-  onRequest?: (() => void | Promise<void>) | undefined;
+  onRequest?: (() => void) | undefined;
   repeat?: boolean | undefined;
   onGone?: CallOptions['onGone'];
 }
@@ -456,7 +456,7 @@ export class ApiClient {
           check?.();
           if (c.loginAs !== undefined)
             login = { as: c.loginAs, id: await this.credentials.loginSending(c.loginAs) };
-          await onRequest?.();
+          onRequest?.();
           onRequest = undefined;
           return send(
             this.dispatcher,

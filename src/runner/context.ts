@@ -171,9 +171,6 @@ export class RunContext {
       this.o.store.saveCalls(this.id, count.key, count.calls, count.attempts);
       this.progress.calls++;
       this.report();
-      // The request leaves once its count is committed, with everything written before it (a `sending`
-      // checkpoint): a crash as the service takes it must not undo either.
-      return this.o.store.durable();
     };
     const onGone = (message: string, meta: Record<string, unknown>) =>
       this.log.info(message, { step: count.stepId, ...meta });
@@ -205,8 +202,9 @@ export class RunContext {
     signal?: AbortSignal,
     repeat?: boolean,
   ): Promise<unknown> {
-    // Each request leaves once what was written before it is committed (requestsOf): one that may change
-    // something, once the checkpoint that says it is being sent is.
+    // A request that may change something leaves the process only once the checkpoint that says it is being
+    // sent is committed. A read changes nothing: it is simply asked again after a crash.
+    if (!isAction(action) || CATALOG[action].mutating) await this.o.store.durable();
     const o = this.requestsOf(count, signal);
     return this.o.client.callByName(action, input, repeat ? { ...o, repeat } : o);
   }

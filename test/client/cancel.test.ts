@@ -108,13 +108,13 @@ describe('client: cancelling calls', function () {
       const first = narrow.callByName(
         'devices.list',
         { accountName: account },
-        { onRequest: () => void told.first++ },
+        { onRequest: () => told.first++ },
       );
       const waiting = narrow
         .callByName(
           'devices.list',
           { accountName: account },
-          { signal: stop.signal, onRequest: () => void told.waiting++ },
+          { signal: stop.signal, onRequest: () => told.waiting++ },
         )
         .catch((e: unknown) => e);
       await new Promise((r) => setTimeout(r, 100));
