@@ -12,7 +12,7 @@ import { median, quartiles } from './stats.js';
 import type { BenchRow } from './types.js';
 
 const run = promisify(execFile);
-const PAIRS = 15;
+const PAIRS = 25;
 
 interface Side {
   ms: number;
