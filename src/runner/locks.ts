@@ -3,6 +3,7 @@
  * of them are free, so no two callers ever wait on each other.
  */
 import { systemClock, type Clock } from '../clock.js';
+import { jsRange } from '../store/id-range.js';
 import type { Ownership } from '../store/store.js';
 import type { DeviceLocks } from './types.js';
 
@@ -52,7 +53,7 @@ export class InProcessDeviceLocks implements DeviceLocks {
   }
 
   async acquire(ids: readonly string[], signal?: AbortSignal, onWait?: () => void): Promise<() => void> {
-    const { min, max } = rangeOf(ids);
+    const { min, max } = jsRange(ids);
     for (;;) {
       signal?.throwIfAborted();
       let release!: () => void;
@@ -113,19 +114,6 @@ export class InProcessDeviceLocks implements DeviceLocks {
 
 /** How many live holds may be kept by their range alone: each new hold compares its range with theirs. */
 const RANGED = 64;
-
-/** The least and the greatest of `ids`, in JavaScript's order. */
-function rangeOf(ids: readonly string[]): { min: string; max: string } {
-  let min = ids[0] ?? '';
-  let max = min;
-  // Greater first: ids often come in a listing's order, so that is one comparison an id.
-  for (let i = 1; i < ids.length; i++) {
-    const id = ids[i] as string;
-    if (id > max) max = id;
-    else if (id < min) min = id;
-  }
-  return { min, max };
-}
 
 /**
  * Locks held in the store, so that two processes on one store (a daemon and a `fleetbook run`; replicas) never

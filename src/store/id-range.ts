@@ -25,6 +25,12 @@ export interface IdRange {
  * ones differ from them; then the range is open.
  */
 export function idRange(ids: readonly string[]): IdRange {
+  const { min, max } = jsRange(ids);
+  return WIDE.test(min + max) ? { min: '', max: null } : { min, max };
+}
+
+/** The least and the greatest of `ids` in JavaScript's order (UTF-16 code units); '' for none. */
+export function jsRange(ids: readonly string[]): { min: string; max: string } {
   let min = ids[0] ?? '';
   let max = min;
   // Greater first: ids come in a listing's order, so that is one comparison an id.
@@ -33,7 +39,7 @@ export function idRange(ids: readonly string[]): IdRange {
     if (id > max) max = id;
     else if (id < min) min = id;
   }
-  return WIDE.test(min + max) ? { min: '', max: null } : { min, max };
+  return { min, max };
 }
 
 /** An entry's step and range, as a store reads them. */
