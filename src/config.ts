@@ -547,6 +547,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   problems.push(...serviceProblems(raw, from));
   problems.push(...listenerProblems(raw));
   problems.push(...storeProblems(raw, from));
+  // Commas alone allow nothing, as if unset: the host meant would be refused at the first webhook.
+  if (Array.isArray(raw.webhookAllow) && raw.webhookAllow.length === 0)
+    problems.push(
+      `${from('webhookAllow')}: names no host: give host names, addresses or CIDR ranges comma-separated, e.g. hooks.internal.example,10.20.0.0/16`,
+    );
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   for (const s of [
     raw.accessToken,

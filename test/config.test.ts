@@ -294,6 +294,14 @@ describe('configuration', () => {
     expect(
       loadConfig({ FLEETBOOK_CALLBACK_ACCOUNTS: '0000123456-00001, 0000123456-00002,' }).callbackAccounts,
     ).to.deep.equal(['0000123456-00001', '0000123456-00002']);
+    // Commas alone allow nothing, as if unset: said, as for the accounts.
+    expect(() => loadConfig({ FLEETBOOK_WEBHOOK_ALLOW: ' , ' })).to.throw(
+      ConfigError,
+      'FLEETBOOK_WEBHOOK_ALLOW: names no host: give host names, addresses or CIDR ranges comma-separated, e.g. hooks.internal.example,10.20.0.0/16',
+    );
+    expect(
+      loadConfig({ FLEETBOOK_WEBHOOK_ALLOW: 'hooks.internal.example, 10.20.0.0/16,' }).webhookAllow,
+    ).to.deep.equal(['hooks.internal.example', '10.20.0.0/16']);
     expect(() => loadConfig({ FLEETBOOK_CALLBACK_SECRET: ' shared-key' })).to.throw(
       ConfigError,
       'FLEETBOOK_CALLBACK_SECRET: begins or ends with white space, which the senders would have to sign with',
