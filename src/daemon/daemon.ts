@@ -305,7 +305,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       requestTimeout,
       http: { headersTimeout: requestTimeout, connectionsCheckingInterval: Math.ceil(requestTimeout / 4) },
     });
-    answerUnrouted(app);
+    answerUnrouted(app, () => metrics.callbacksRejected.inc({ reason: 'no_route' }));
     routes(app, {
       store: st,
       playbooks,

@@ -21,7 +21,9 @@ export type RejectReason =
   | 'overloaded'
   | 'invalid'
   | 'unstorable'
-  | 'store_failed';
+  | 'store_failed'
+  /** A post under /callbacks/ that no route takes: the sender's URL is wrong (a registration's). */
+  | 'no_route';
 
 export class DaemonMetrics {
   readonly registry = new Registry();

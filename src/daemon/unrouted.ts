@@ -8,9 +8,10 @@ import { MAX_PLAYBOOK_NAME } from '../playbook/names.js';
 
 /**
  * Records the routes registered after it (so: called before any is), and answers a request none takes: 405 with
- * `Allow` when its path takes other methods, else 404.
+ * `Allow` when its path takes other methods, else 404; `onCallbackMiss` is told of a 404 under /callbacks/ (a
+ * sender posting to a wrong URL, which only the daemon's side can see).
  */
-export function answerUnrouted(app: FastifyInstance): void {
+export function answerUnrouted(app: FastifyInstance, onCallbackMiss?: () => void): void {
   const paths: { url: string; match: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
     let path = paths.find((p) => p.url === route.url);
@@ -32,7 +33,10 @@ export function answerUnrouted(app: FastifyInstance): void {
     const methods = [
       ...new Set(paths.filter((p) => p.match.test(path)).flatMap((p) => [...p.methods])),
     ].sort();
-    if (!methods.length) return reply.code(404).send({ error: `no route ${req.method} ${path}` });
+    if (!methods.length) {
+      if (path.startsWith('/callbacks/')) onCallbackMiss?.();
+      return reply.code(404).send({ error: `no route ${req.method} ${path}` });
+    }
     return reply
       .code(405)
       .header('allow', methods.join(', '))

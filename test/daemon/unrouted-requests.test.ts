@@ -1,7 +1,7 @@
 /**
  * A request the daemon has no route for is answered in its own error shape, `{ "error": ... }`, saying what the
  * path takes: a method a path does not take is 405 with `Allow`, not "Route DELETE:/runs not found"; a path
- * nothing answers is 404; a run id longer than any is 414 without the whole path echoed back (fastify answered
+ * nothing answers is 404 (one under /callbacks/, a sender's post to a wrong URL, counted as a callback refused); a run id longer than any is 414 without the whole path echoed back (fastify answered
  * `{error, code: FST_ERR_MAX_PARAM_LENGTH, message}` with every character of it). Real HTTP to `fleetbook
  * serve` in a child process (dist/ must be built).
  */
@@ -57,6 +57,24 @@ describe('fleetbook serve: a request no route takes', function () {
       allow: null,
       body: { error: 'no route GET /nosuch' },
     });
+  });
+
+  it('a post under /callbacks/ no route takes: 404, and counted as a callback refused', async () => {
+    const refused = async () =>
+      /fleetbook_callbacks_rejected_total\{reason="no_route"\} (\d+)/.exec(
+        await (await fetch(`${daemon.url}/metrics`)).text(),
+      )?.[1];
+    const before = Number((await refused()) ?? 0);
+    // A registration of a URL that ends in the route already: the service posts to /callbacks/callbacks/{service}.
+    expect(await send('POST', '/callbacks/callbacks/DeviceUsage')).to.deep.equal({
+      status: 404,
+      allow: null,
+      body: { error: 'no route POST /callbacks/callbacks/DeviceUsage' },
+    });
+    expect(Number(await refused())).to.equal(before + 1);
+    // Another path is nobody's callback.
+    await send('GET', '/nosuch');
+    expect(Number(await refused())).to.equal(before + 1);
   });
 
   it('a run id longer than any: 414, saying so without echoing it', async () => {
