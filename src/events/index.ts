@@ -2,7 +2,7 @@
  * Typed events: the JSON Schema and an example of the event of every callback service (schemas.ts,
  * examples.ts), and the check of an event against its service's schema.
  */
-import { CALLBACK_SERVICES } from '../api/schemas/connectivity.js';
+import { CALLBACK_SERVICES } from '../api/callback-services.js';
 import { check } from '../api/validate.js';
 import type { InputProblem } from '../errors.js';
 import { closest } from '../util/closest.js';

@@ -7,7 +7,7 @@
 import Type from 'typebox';
 import { ACTIONS, CATALOG, type Operation } from '../api/catalog.js';
 import { DEVICE_KINDS, kindEnum } from '../api/schemas/common.js';
-import { CALLBACK_SERVICES } from '../api/schemas/connectivity.js';
+import { CALLBACK_SERVICES } from '../api/callback-services.js';
 // eslint-disable-next-line no-restricted-imports -- layer exception: what a playbook may write (engine action declarations, selectors, static checks) still lives in src/actions/; it belongs below src/playbook/
 import { ENGINE_ACTIONS, ENGINE_ACTION_NAMES } from '../actions/engine.js';
 import { DIALECT } from '../api/schema-files.js';

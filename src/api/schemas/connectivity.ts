@@ -331,7 +331,6 @@ export const RequestStatusResponse = Type.Object({
 });
 
 // ── connectivity callbacks ──────────────────────────────────────────────────────────────────────
-export { CALLBACK_SERVICES };
 const ServiceName = Type.String({ enum: [...CALLBACK_SERVICES] });
 
 export const RegisterCallbackRequest = closed({
