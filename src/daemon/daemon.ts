@@ -42,7 +42,7 @@ import { Pruner } from './retention.js';
 import { LateConfirmations } from './late-confirmations.js';
 import { StoredEvents } from './stored-events.js';
 import { playbookOfRun, savePlaybookVersions } from './versions.js';
-import { LoadedPlaybooks, loadRunnableSet } from './playbook-set.js';
+import { LoadedPlaybooks, loadRunnableSet, sayWarnings } from './playbook-set.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
 import { Registrations } from './registrations.js';
 import { NO_ROUTE_SCHEMAS } from '../util/no-route-schemas.js';
@@ -114,7 +114,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
   // Before any expression is evaluated: the filters, keys and steps of this daemon all run on this budget.
   setExpressionBudget(config.expressionBudget);
   // A reload swaps the set this object reads: everything below holds it, not a set of its own.
-  const playbooks = new LoadedPlaybooks(await loadRunnableSet(o.playbooks, o.secrets ?? {}));
+  const set = await loadRunnableSet(o.playbooks, o.secrets ?? {});
+  sayWarnings(set, o.playbooks, log);
+  const playbooks = new LoadedPlaybooks(set);
   // A run that names a secret not set would fail at that step, after the steps before it acted.
   const unsetOf = (pb: Playbook) => unsetSecrets(planOf(pb).secrets, o.secrets ?? {});
   // A wrong FLEETBOOK_WEBHOOK_ALLOW entry stops the start here, as a ConfigError.

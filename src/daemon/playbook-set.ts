@@ -4,7 +4,10 @@
  */
 import { unsetSecrets } from '../config.js';
 import { ConfigError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { LoadedPlaybook } from '../playbook/checker.js';
 import { formatText, type Diagnostic } from '../playbook/diagnostics.js';
+import { ledgerPlaybookProblems } from '../playbook/ledger-names.js';
 import { loadPlaybookText } from '../playbook/load.js';
 import { PlaybookNames } from '../playbook/names.js';
 import type { Playbook } from '../playbook/schema.js';
@@ -42,7 +45,8 @@ export class PlaybookSetError extends ConfigError {
 
 /**
  * Loads every playbook of `path` (a directory searched for *.yaml, *.yml, or a file); refuses the lot when any
- * has an error, listing every error (a PlaybookSetError).
+ * has an error, listing every error (a PlaybookSetError). Its warnings are those `fleetbook validate` gives the
+ * same path, the set's own (`ledger-playbook`) among them.
  */
 export async function loadPlaybookSources(path: string): Promise<PlaybookSet> {
   let files: string[];
@@ -63,6 +67,7 @@ export async function loadPlaybookSources(path: string): Promise<PlaybookSet> {
   const heads: string[] = [];
   const detailed: string[] = [];
   const names = new PlaybookNames();
+  const loaded: LoadedPlaybook[] = [];
   for (const file of files) {
     const r = loadPlaybookText(await readSourceAmong(file));
     const duplicate = await names.check(r);
@@ -73,11 +78,28 @@ export async function loadPlaybookSources(path: string): Promise<PlaybookSet> {
       }
     if (!r.playbook) continue;
     playbooks.set(r.playbook.name, r.playbook);
-    sources.set(r.playbook.name, { file, diagnostics: r.diagnostics });
+    sources.set(r.playbook.name, { file, diagnostics: [...r.diagnostics] });
+    loaded.push(r);
   }
   if (heads.length)
     throw new PlaybookSetError(`${heads.length} error(s) in the playbooks of ${path}`, heads, detailed);
+  const ofSet = await ledgerPlaybookProblems(loaded);
+  loaded.forEach((r, i) => sources.get(r.playbook?.name ?? '')?.diagnostics.push(...(ofSet[i] ?? [])));
   return { playbooks, sources };
+}
+
+/**
+ * Says the set's warnings (`path`'s, loaded at start or by a reload) in one line, each warning in `warnings` as
+ * `file:line:col: warning: message [rule]`: what `fleetbook validate` says of them, not left to the console.
+ */
+export function sayWarnings(set: PlaybookSet, path: string, log: Logger): void {
+  const warnings = [...set.sources.values()].flatMap((s) =>
+    s.diagnostics.filter((d) => d.severity === 'warning').map((d) => formatText(d, undefined)),
+  );
+  if (warnings.length)
+    log.warn(`${warnings.length} warning(s) in the playbooks of ${path}; fleetbook validate shows each`, {
+      warnings,
+    });
 }
 
 /**

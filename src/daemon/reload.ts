@@ -8,7 +8,13 @@
 import type { Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import type { Store } from '../store/store.js';
-import { loadRunnableSet, PlaybookSetError, type LoadedPlaybooks, type SetChanges } from './playbook-set.js';
+import {
+  loadRunnableSet,
+  PlaybookSetError,
+  sayWarnings,
+  type LoadedPlaybooks,
+  type SetChanges,
+} from './playbook-set.js';
 import { savePlaybookVersions } from './versions.js';
 import { watchPlaybookFiles } from './watch-files.js';
 
@@ -93,6 +99,7 @@ export class Reloader {
     const changes = this.o.playbooks.swap(next);
     this.refused = undefined;
     log.info('playbooks reloaded', { on: cause, path, ...changes });
+    sayWarnings(next, path, log);
     try {
       await this.o.swapped(this.o.playbooks.values());
     } catch (e) {
