@@ -24,7 +24,8 @@ export const ERROR_CODES = {
   FB_UNKNOWN_ACTION: 'No action has that name.',
   FB_LOGIN:
     'Session login was refused, or not sent after 4 in a row that were refused or lost their answers (counted by every process on the store). It is never retried: five failures lock the user; `fleetbook logins clear USER` forgets the count once the password is right.',
-  FB_AUTH: 'The OAuth token request was refused.',
+  FB_AUTH:
+    'The OAuth token request was refused, or the service refused the bearer token (FLEETBOOK_ACCESS_TOKEN, or one fetched again after a refusal); no failed login of the user is counted for it.',
   FB_CONFIG: 'The configuration is missing something or is invalid.',
   FB_ABORTED:
     'The call was cancelled before it completed. `sent` tells whether its request may have reached the service (it had begun to be written).',
@@ -73,6 +74,8 @@ export interface ApiErrorDetails {
   cause?: string;
   /** Delay the service asked for (Retry-After), in milliseconds. */
   retryAfterMs?: number;
+  /** A 401 whose challenge says the bearer token was refused (http.ts refusesBearer). @default false */
+  bearerRefused?: boolean;
 }
 
 /** The one error type for an error answer of the service (product.md section 4). */
@@ -85,6 +88,11 @@ export class ApiError extends FleetbookError {
   readonly errorUrl?: string;
   readonly apiCause?: string;
   readonly retryAfterMs?: number;
+  /**
+   * Whether the service said that the request's bearer token was refused (RFC 6750's `invalid_token` challenge),
+   * not what the request asked: a login so refused never reached the user's password check.
+   */
+  readonly bearerRefused: boolean;
 
   constructor(d: ApiErrorDetails) {
     super(
@@ -100,6 +108,7 @@ export class ApiError extends FleetbookError {
     if (d.errorUrl !== undefined) this.errorUrl = redact(d.errorUrl);
     if (d.cause !== undefined) this.apiCause = redact(d.cause);
     if (d.retryAfterMs !== undefined) this.retryAfterMs = d.retryAfterMs;
+    this.bearerRefused = d.bearerRefused === true;
   }
 
   override toJSON(): Record<string, unknown> {

@@ -10,7 +10,6 @@ import {
   ConfigError,
   FleetbookError,
   InputError,
-  INVALID_ACCESS_MESSAGE,
   type LoginError,
   NetworkError,
   UnknownActionError,
@@ -507,22 +506,18 @@ export class ApiClient {
           await this.credentials.renewSession(session);
           continue;
         }
-        // A 401 that is not about account access: the cached bearer token was revoked or the service forgot
-        // it. Fetch a new one once and replay. Never for a login, whose 401 may be a wrong password, nor for
-        // the token request itself.
-        if (
-          e instanceof ApiError &&
-          e.status === 401 &&
-          e.apiCode !== 'INVALID_ACCESS' &&
-          e.apiMessage !== INVALID_ACCESS_MESSAGE &&
-          this.credentials.fetchesBearer &&
-          c.auth === 'both' &&
-          !replayedBearer
-        ) {
+        // The bearer token refused: fetched, it is fetched again once and the request replayed (a login too, when
+        // the challenge says so); given, the call fails saying so. Not the token request itself (`basic`).
+        const sent = headers.authorization?.replace(/^Bearer /, '');
+        const bearer =
+          c.auth === 'basic'
+            ? undefined
+            : this.credentials.bearerRefusal(e, sent, c.auth === 'both', replayedBearer);
+        if (bearer === 'replay') {
           replayedBearer = true;
-          this.credentials.forgetBearer();
           continue;
         }
+        if (bearer) throw bearer;
         // A Retry-After of hours (a maintenance window, a quota spent for the day) would hold the call, and
         // every request of its area behind the pause, as long: the call fails at once instead, with its error.
         const retryAfter = e instanceof ApiError ? (e.retryAfterMs ?? 0) : 0;

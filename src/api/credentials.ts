@@ -5,7 +5,9 @@
  * failed logins lock the user. A login whose answer was lost (sent, then a network error, a 5xx) is no refusal:
  * the client sends it again, at most LOGIN_ATTEMPTS times in all. Each call that needs a session may start a new
  * login, so the logins in doubt are also counted across logins, until one succeeds: no more than LOGINS_IN_DOUBT
- * are sent. The requests themselves go through the client (`TokenRequests`), with its rate budgets and retries.
+ * are sent. A login refused for its bearer token (the answer's challenge says so) never reached the user's password:
+ * it is not counted, and the token is fetched again once, or, given as it is, refused for good (bearerRefusal). The
+ * requests themselves go through the client (`TokenRequests`), with its rate budgets and retries.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
@@ -13,6 +15,7 @@ import {
   ApiError,
   AuthError,
   ConfigError,
+  INVALID_ACCESS_MESSAGE,
   LoginError,
   NetworkError,
   type FleetbookError,
@@ -90,16 +93,60 @@ export class Credentials {
   // ── OAuth bearer token ────────────────────────────────────────────────────────────────────────
 
   async accessToken(): Promise<string> {
-    if (this.o.accessToken) return this.o.accessToken;
     if (this.authFailure) throw this.authFailure;
+    if (this.o.accessToken) return this.o.accessToken;
     if (this.bearer && this.clock.now() < this.bearer.refreshAt) return this.bearer.token;
     this.bearerInFlight ??= this.fetchToken().finally(() => (this.bearerInFlight = undefined));
     return this.bearerInFlight;
   }
 
-  /** The service refused the cached bearer token: the next request fetches another. */
-  forgetBearer(): void {
-    this.bearer = undefined;
+  /**
+   * The service refused the bearer token `sent`: the next request fetches another, unless the one cached is
+   * another already (fetched again for a request answered before this one).
+   */
+  forgetBearer(sent?: string): void {
+    if (sent === undefined || this.bearer?.token === sent) this.bearer = undefined;
+  }
+
+  /**
+   * What a request sent with the bearer token `sent` and answered `e` does about it: `replay` once with a token
+   * fetched again, throw the AuthError given, or neither (undefined). The token's refusal is told by its challenge
+   * (ApiError.bearerRefused, http.ts refusesBearer).
+   * A request with a session (`withSession`) also takes any other 401 but account access for its token's (revoked,
+   * or forgotten by the service): fetching another costs no login. A login never does: its 401 may be the
+   * password's, and a login sent again may count another failure of the user. A token given as it is cannot be
+   * fetched again: its refusal is kept and thrown again, and no login is sent with it.
+   */
+  bearerRefusal(
+    e: unknown,
+    sent: string | undefined,
+    withSession: boolean,
+    replayed: boolean,
+  ): 'replay' | AuthError | undefined {
+    if (!(e instanceof ApiError) || e.status !== 401) return undefined;
+    const accessPolicy = e.apiCode === 'INVALID_ACCESS' || e.apiMessage === INVALID_ACCESS_MESSAGE;
+    if (!e.bearerRefused && !(withSession && !accessPolicy)) return undefined;
+    const answer = `HTTP 401 ${e.apiCode}: ${e.apiMessage}`;
+    if (this.fetchesBearer) {
+      if (replayed && !e.bearerRefused) return undefined;
+      this.forgetBearer(sent);
+      if (!replayed) return 'replay';
+      return new AuthError(
+        `the bearer token fetched for client ${this.o.clientId ?? ''} was refused, and so was the one fetched again: ${answer}. ` +
+          "It never reached the user's password: no failed login of the user was counted for it. Check that the " +
+          'OAuth client (FLEETBOOK_CLIENT_ID) may use this API.',
+        { cause: e },
+      );
+    }
+    if (!e.bearerRefused) return undefined;
+    this.authFailure ??= new AuthError(
+      `the access token (FLEETBOOK_ACCESS_TOKEN) was refused: ${answer}. It is given as it is, so fleetbook cannot ` +
+        'fetch another: set a fresh FLEETBOOK_ACCESS_TOKEN, or unset it and set FLEETBOOK_CLIENT_ID and ' +
+        'FLEETBOOK_CLIENT_SECRET to have fleetbook fetch and refresh the token, then start again. ' +
+        "It never reached the user's password: no failed login of the user was counted for it.",
+      { cause: e },
+    );
+    return this.authFailure;
   }
 
   private async fetchToken(): Promise<string> {
@@ -245,11 +292,15 @@ function refusedHere(user: LoginUser, counted: CountedLogin[], shared: boolean):
 }
 
 /**
- * What a login that failed with `e` came to: 429 and 503 say the service did not act, as an unsent request; any
- * other 4xx is a refusal; anything else (a network error once sent, a 5xx, a timeout) lost its answer.
+ * What a login that failed with `e` came to: 429, 503 and a 401 for its bearer token say the service did not act
+ * on the user's credentials, as an unsent request; any other 4xx is a refusal (a 401 without the bearer's challenge
+ * too: it may be a wrong password, which the service counts); anything else (a network error once sent, a 5xx, a
+ * timeout) lost its answer.
  */
 export function loginOutcome(e: unknown): LoginSettlement {
   if (e instanceof NetworkError && !e.sent) return 'not-acted';
+  // Refused for its bearer token (its challenge says so): the user's password was never checked.
+  if (e instanceof ApiError && e.bearerRefused) return 'not-acted';
   if (e instanceof ApiError && (e.status === 429 || e.status === 503)) return 'not-acted';
   if (e instanceof ApiError && e.retryClass === 'permanent') return 'refused';
   return 'lost';

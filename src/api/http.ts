@@ -280,6 +280,7 @@ export function apiError(action: string, res: RawResponse, now: number): ApiErro
   const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now);
   return new ApiError({
     status: res.status,
+    bearerRefused: res.status === 401 && refusesBearer(res.headers['www-authenticate']),
     apiCode,
     apiMessage,
     action,
@@ -288,6 +289,26 @@ export function apiError(action: string, res: RawResponse, now: number): ApiErro
     ...(cause !== undefined ? { cause } : {}),
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
   });
+}
+
+/**
+ * Whether a 401's `WWW-Authenticate` is the challenge of RFC 6750 section 3.1 for a bearer token sent and refused
+ * (unknown, revoked, expired): the `Bearer` scheme with `error="invalid_token"`. The spec shows no answer to a
+ * refused bearer token, nor to a wrong password at the login; this challenge is the bearer scheme's own word for the
+ * first, and so the one sign fleetbook trusts that a login was refused for its token and not the user's password.
+ * A 401 without it (another challenge, none, an error code in the body only) is not taken for the token's: a login
+ * so refused is counted as a failed login of the user, the safe side (docs/spec-decisions.md).
+ */
+export function refusesBearer(challenge: string | string[] | undefined): boolean {
+  const all = Array.isArray(challenge) ? challenge.join(', ') : (challenge ?? '');
+  // The Bearer challenge's parameters up to the next scheme, quoted strings skipped whole.
+  const bearer = /(?:^|,)\s*Bearer((?:\s*,?\s*[\w-]+\s*=\s*(?:"(?:[^"\\]|\\.)*"|[^\s,"]*))*)/i.exec(all);
+  return (
+    bearer !== null &&
+    /(?:^|[\s,])error\s*=\s*(?:"invalid_token"|invalid_token(?![^\s,]))/i.test(
+      (bearer[1] ?? '').replace(/"(?:[^"\\]|\\.)*"/g, (q) => (q === '"invalid_token"' ? q : '""')),
+    )
+  );
 }
 
 function str(v: unknown): string | undefined {

@@ -7,8 +7,8 @@
  * store of the service (the embedded emulator, `fleetbook test`) keeps it in memory (MemoryLoginCounts).
  *
  * Each login is counted as it is sent, a row of its own, and what it came to settles its row: a login that
- * succeeded removes the rows clearedBySuccess names, one the service did not act on (429, 503, never sent)
- * removes its own, and one refused or whose answer was lost stays counted. A row still `sending` counts too:
+ * succeeded removes the rows clearedBySuccess names, one the service did not act on (429, 503, never sent, refused
+ * for its bearer token: credentials.ts loginOutcome) removes its own, and one refused or whose answer was lost stays counted. A row still `sending` counts too:
  * whatever it comes to, it may be a failure, and a process killed while it was in flight never settles it.
  */
 
@@ -35,7 +35,10 @@ export interface CountedLogin extends LoginUser {
   error?: string;
 }
 
-/** What a login counted came to. `not-acted`: the service did not look at it (429, 503, never sent). */
+/**
+ * What a login counted came to. `not-acted`: the service did not look at the user's credentials (429, 503, never
+ * sent, a 401 whose challenge refuses its bearer token).
+ */
 export type LoginSettlement = 'succeeded' | 'not-acted' | 'refused' | 'lost';
 
 /** Where the logins are counted: the store's (shared by the processes on it), or a process's memory. */

@@ -121,11 +121,25 @@ export function revokeRequest(core: Core, authorization: string | undefined, bod
   core.tokens.revoke(token);
 }
 
-/** Checks the bearer token of an API request. */
+/** The realm of the emulator's challenges. */
+export const REALM = 'fleetbook-emulator';
+
+/**
+ * Checks the bearer token of an API request. A refusal carries the challenge of RFC 6750 section 3, the bearer
+ * scheme of the OAuth 2 tokens the service issues: `error="invalid_token"` when a token was sent and is unknown,
+ * revoked or expired, no error code when none was sent. That challenge is what tells a client that its token, not
+ * the user's password, was refused at a login: the login never reached the password check, nor the user's count.
+ */
 export function checkBearer(core: Core, authorization: string | undefined): void {
   const m = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
-  if (!m) throw E.unauthorized('An Authorization: Bearer access token is required');
-  if (!core.tokens.valid(m[1] as string)) throw E.unauthorized('The access token is invalid or has expired');
+  if (!m) throw bearerRefusal('An Authorization: Bearer access token is required');
+  if (!core.tokens.valid(m[1] as string))
+    throw bearerRefusal('The access token is invalid or has expired', 'invalid_token');
+}
+
+function bearerRefusal(message: string, error?: string): Failure {
+  const challenge = `Bearer realm="${REALM}"${error ? `, error="${error}", error_description="${message}"` : ''}`;
+  return new Failure(401, 'UNAUTHORIZED', message, undefined, { 'www-authenticate': challenge });
 }
 
 /** The user of a request's session token; touching it restarts its idle time. */

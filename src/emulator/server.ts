@@ -21,6 +21,7 @@ import {
   login,
   logout,
   OAuthFailure,
+  REALM,
   revokeRequest,
   tokenRequest,
 } from './auth.js';
@@ -321,7 +322,7 @@ export function buildServer({ core, reset }: ServerOptions): FastifyInstance {
         return sendJson(reply, 200, body ?? undefined);
       } catch (e) {
         if (!(e instanceof OAuthFailure)) throw e;
-        if (e.status === 401) reply.header('www-authenticate', 'Basic realm="fleetbook-emulator"');
+        if (e.status === 401) reply.header('www-authenticate', `Basic realm="${REALM}"`);
         return sendJson(reply, e.status, { error: e.error, error_description: e.message });
       }
     };
