@@ -124,13 +124,20 @@ export function check(
   name: ValueName = lastSegment,
   said: Said = {},
 ): InputProblem[] {
-  const the = () => (typeof schema === 'function' ? schema() : schema);
+  if (isValid(schema, data, generatedName)) return [];
+  const v = validatorFor(typeof schema === 'function' ? schema() : schema);
+  return v(data) ? [] : explain(v.errors ?? [], name, said);
+}
+
+/**
+ * Whether `data` is valid against `schema`, as check says, by the quick validator alone: no explaining one is
+ * compiled when it is not, for a caller that needs no reason (the caller waits for a compile).
+ */
+export function isValid(schema: object | (() => object), data: unknown, generatedName?: string): boolean {
   const quick =
     (generatedName === undefined ? undefined : generated()?.validator(generatedName)) ??
-    compileOnce(compiledFast, fastAjv(), the());
-  if (quick(data)) return [];
-  const v = validatorFor(the());
-  return v(data) ? [] : explain(v.errors ?? [], name, said);
+    compileOnce(compiledFast, fastAjv(), typeof schema === 'function' ? schema() : schema);
+  return quick(data);
 }
 
 /**

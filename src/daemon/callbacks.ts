@@ -38,29 +38,51 @@ export function kindOf(body: Json): string | undefined {
 /**
  * The callback service of a message posted to the catch-all route, read from what it reports: the service
  * whose event schema names that `…Response` member, when only one does. A member several services send
- * (`faultResponse`, an empty `deviceResponse`) or none does gives undefined: such a message is refused there,
+ * (`faultResponse`) or none names gives undefined: such a message is refused there (serviceDoubt says why),
  * and must be posted to the route of its service.
  */
 export function serviceOf(kind: string): string | undefined {
-  kinds ??= responseKinds();
-  return kinds.get(kind) ?? undefined;
+  const services = namers(kind);
+  return services.length === 1 ? services[0] : undefined;
 }
 
-/** Each `…Response` member of an event schema, with its service; null where several services send it. */
-let kinds: Map<string, string | null> | undefined;
+/** The services whose event schema names the `…Response` member `kind`, in the order of EVENT_SERVICES. */
+function namers(kind: string): readonly string[] {
+  kinds ??= responseKinds();
+  return kinds.get(kind) ?? [];
+}
 
-function responseKinds(): Map<string, string | null> {
+/** Each `…Response` member of an event schema, at the top or in `deviceResponse`, with the services naming it. */
+let kinds: Map<string, string[]> | undefined;
+
+function responseKinds(): Map<string, string[]> {
   type Props = { properties?: Record<string, Props> };
-  const map = new Map<string, string | null>();
+  const map = new Map<string, string[]>();
   for (const [service, schema] of Object.entries(events().SCHEMAS)) {
     const top = (schema as Props).properties ?? {};
     const names = [...Object.keys(top), ...Object.keys(top.deviceResponse?.properties ?? {})];
     for (const kind of names) {
       if (!kind.endsWith('Response') || kind === 'deviceResponse') continue;
-      map.set(kind, map.has(kind) && map.get(kind) !== service ? null : service);
+      const services = map.get(kind) ?? [];
+      if (!services.includes(service)) map.set(kind, [...services, service]);
     }
   }
   return map;
+}
+
+/**
+ * Why a message of `kind` posted to the catch-all route has no one service, and which it could be: the
+ * services naming its `…Response` member, else those whose event schema takes it.
+ */
+function serviceDoubt(kind: string, body: Json): string {
+  const route = 'post it to /callbacks/{service}, the route of its service, which removes the doubt';
+  const named = namers(kind);
+  if (named.length) return `\`${kind}\` is sent by ${named.join(', ')}: ${route}`;
+  const event = eventOf(body);
+  const fits = events().EVENT_SERVICES.filter((s) => events().fitsEvent(s, event));
+  if (fits.length)
+    return `\`${kind}\` tells no service; by their schemas the message could be from ${fits.join(', ')}: ${route}`;
+  return `\`${kind}\` tells no service, and no service's schema takes this message: ${route} (${events().EVENT_SERVICES.join(', ')})`;
 }
 
 /** The event schemas, loaded by the first callback (`fleetbook run` without `--event` never needs them). */
@@ -116,12 +138,18 @@ export function authentic(
 /** A username and a password as one string, the username's length first: no two pairs give the same one. */
 const pair = (username: string, password: string): string => `${username.length}:${username}${password}`;
 
+/** What a playbook reads as `event`: the message without the listener's credentials and delivery counters. */
+function eventOf(body: Json): Json {
+  const { username: _u, password: _p, callbackCount: _c, maxCallbackThreshold: _m, ...event } = body;
+  return event;
+}
+
 /**
  * The message to store: the envelope without the listener's credentials (secrets are never stored) and
  * without the delivery counters (a re-sent message differs only in them).
  */
 export function toMessage(service: string, kind: string, body: Json, receivedAt: string): InboxMessage {
-  const { username: _u, password: _p, callbackCount: _c, maxCallbackThreshold: _m, ...payload } = body;
+  const payload = eventOf(body);
   const first = Array.isArray(body.deviceIds) ? (body.deviceIds[0] as Json | undefined) : undefined;
   const device = first ? `${String(first.kind).toLowerCase()}:${String(first.id)}` : undefined;
   return {
@@ -170,8 +198,7 @@ export function callbackMessage(
   if (nul) return nul;
   if (named !== undefined && !events().isEventService(named)) return events().unknownService(named);
   const service = named ?? serviceOf(kind);
-  if (service === undefined)
-    return `no one service sends \`${kind}\` messages: post this one to /callbacks/{service}, the route of its service (${events().EVENT_SERVICES.join(', ')})`;
+  if (service === undefined) return serviceDoubt(kind, body);
   return toMessage(service, kind, body, receivedAt);
 }
 

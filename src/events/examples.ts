@@ -1,7 +1,9 @@
 /**
  * One realistic event of each callback service, as a playbook reads it (`event`): the emulator's messages for
  * the services it sends, the spec section 6 payload for price plan trigger alerts. Each validates against its
- * schema (test/events/events.test.ts).
+ * schema (test/events/events.test.ts). Each of the six services of spec 2.14, whose payloads no source shows,
+ * reports the payload member its schema names, a member no other service's messages have: each is filed under
+ * its own service on the catch-all route `POST /callbacks` (test/daemon/callback-examples.test.ts).
  */
 import type { EventService } from './index.js';
 
@@ -91,7 +93,13 @@ export const EXAMPLES: Record<EventService, Record<string, unknown>> = {
   ExternalProvisioningChanges: {
     requestId: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5e',
     deviceIds: [imei],
-    deviceResponse: { restoreResponse: { accountName: '0000123456-00001' } },
+    deviceResponse: {
+      externalProvisioningChangeResponse: {
+        accountName: '0000123456-00001',
+        change: 'Restore',
+        source: 'portal',
+      },
+    },
     status: 'Success',
   },
   NetworkEventService: {

@@ -3,7 +3,7 @@
  * examples.ts), and the check of an event against its service's schema.
  */
 import { CALLBACK_SERVICES } from '../api/callback-services.js';
-import { check } from '../api/validate.js';
+import { check, isValid } from '../api/validate.js';
 import type { InputProblem } from '../errors.js';
 import { closest } from '../util/closest.js';
 import { EXAMPLES } from './examples.js';
@@ -50,4 +50,9 @@ export const eventValidatorName = (service: string) => `event:${service}`;
 export function checkEvent(service: string, event: unknown): InputProblem[] {
   if (!isEventService(service)) return [{ path: '/', message: unknownService(service) }];
   return check(SCHEMAS[service], event, eventValidatorName(service));
+}
+
+/** Whether `event` is valid against `service`'s schema, without saying why not (checkEvent does). */
+export function fitsEvent(service: EventService, event: unknown): boolean {
+  return isValid(SCHEMAS[service], event, eventValidatorName(service));
 }

@@ -6,7 +6,8 @@
  *
  * Where the spec, the facts and the emulator show a payload, its objects are closed, so that a misspelt member
  * is found. The payloads of the six services of 2.14 are not shown anywhere: only the envelope is typed, and the
- * rest is open (any member, of any type).
+ * rest is open (any member, of any type); each names the payload member of its example, which tells its messages
+ * from the others' on the catch-all route.
  */
 import Type from 'typebox';
 import { AccountName, closed, DateTime } from '../api/schemas/common.js';
@@ -197,13 +198,29 @@ export const Location = closed(
 
 // ── the services of 2.14, whose payloads are not shown ──────────────────────────────────────────
 
-/** The envelope of a connectivity message; the payload member (`<kind>Response`) is not shown. */
-const envelope = (description: string) =>
+/**
+ * The envelope of a connectivity message whose payload no source shows. `payload` names the member of
+ * `deviceResponse` that says the message is this service's (the member of its example): on the catch-all route
+ * the listener files a message under the one service whose schema names its `…Response` member. That member,
+ * like any other of `deviceResponse`, is untyped.
+ */
+const envelope = (description: string, payload: string) =>
   Type.Object(
     {
       requestId: RequestId,
       deviceIds: Type.Optional(DeviceIds),
-      deviceResponse: Type.Optional(unshown()),
+      deviceResponse: Type.Optional(
+        Type.Object(
+          {
+            [payload]: Type.Optional(
+              unshown(
+                'What the message reports; members not shown. POST /callbacks files a message under this service by this member.',
+              ),
+            ),
+          },
+          { additionalProperties: true, description: 'Not shown: any members.' },
+        ),
+      ),
       status: Type.Optional(Type.String()),
       faultResponse: Type.Optional(FaultResponse),
     },
@@ -212,11 +229,19 @@ const envelope = (description: string) =>
 
 export const DeviceProfileService = envelope(
   'Results of device profile changes (download, enable, disable, delete).',
+  'profileResponse',
 );
-export const DeviceService = envelope('Results of device availability and upload requests.');
-export const DiagnosticsService = envelope('Registration and state changes of SCEF devices (awake, asleep).');
+export const DeviceService = envelope(
+  'Results of device availability and upload requests.',
+  'availabilityResponse',
+);
+export const DiagnosticsService = envelope(
+  'Registration and state changes of SCEF devices (awake, asleep).',
+  'reachabilityResponse',
+);
 export const ExternalProvisioningChanges = envelope(
   'Provisioning changes made outside the API: activate, deactivate, suspend, resume, change MDN.',
+  'externalProvisioningChangeResponse',
 );
-export const NetworkEventService = envelope('Network events of devices.');
-export const StateService = envelope('Results of requests that move devices to a state.');
+export const NetworkEventService = envelope('Network events of devices.', 'networkEventResponse');
+export const StateService = envelope('Results of requests that move devices to a state.', 'stateResponse');

@@ -4,7 +4,9 @@
  * service is the one whose event schema names the message's `…Response` member; before, every member but
  * three was filed as CarrierService, so an SMS, a suspension status or a usage report acknowledged there
  * started nothing. A route of no service (`/callbacks/FooService`, a name in the wrong case) was acknowledged
- * and its messages dropped; a requestId of any length was stored and repeated in every runs listing.
+ * and its messages dropped; a requestId of any length was stored and repeated in every runs listing. A message
+ * no one service tells is refused naming the services it could be from (the examples of every service are
+ * posted to the daemon in callback-examples.test.ts).
  */
 import { expect } from 'chai';
 import { EXAMPLES, EVENT_SERVICES } from '../../src/events/index.js';
@@ -57,18 +59,67 @@ describe('the service a callback is filed under', () => {
     expect(await stored()).to.deep.equal(services.map((s) => [`id-${s}`, s]));
   });
 
-  it('on /callbacks, refuses a message whose kind no one service sends, naming the route to use', async () => {
-    // The envelope of the services of spec 2.14: its payload member is not shown, a fault is sent by several.
+  it('on /callbacks, refuses a message whose kind several services send, naming them and the route to use', async () => {
+    // The envelope of the services of spec 2.14: CarrierService and those six may each send a fault.
     const r = await post('/callbacks', {
       ...carrierCallback('fault-only', { deviceResponse: undefined }),
       faultResponse: { faultcode: 'X', faultstring: 'y' },
     });
     expect(r.statusCode).to.equal(400);
-    expect(r.json<{ error: string }>().error).to.match(
-      /^no one service sends `faultResponse` messages: post this one to \/callbacks\/\{service\}/,
+    expect(r.json<{ error: string }>().error).to.equal(
+      '`faultResponse` is sent by CarrierService, DeviceProfileService, DeviceService, DiagnosticsService, ' +
+        'ExternalProvisioningChanges, NetworkEventService, StateService: post it to /callbacks/{service}, ' +
+        'the route of its service, which removes the doubt',
     );
     expect(await stored()).to.deep.equal([]);
     expect(await l.rejected('invalid')).to.equal(1);
+  });
+
+  it('on /callbacks, refuses a kind no service names, with the services whose schemas take the message', async () => {
+    // Any member fits the open payload of the six services of spec 2.14, and only theirs.
+    const unnamed = await post('/callbacks', {
+      ...carrierCallback('unnamed'),
+      deviceResponse: { uploadResponse: { file: 'log.txt' } },
+    });
+    expect(unnamed.statusCode).to.equal(400);
+    expect(unnamed.json<{ error: string }>().error).to.equal(
+      '`uploadResponse` tells no service; by their schemas the message could be from DeviceProfileService, ' +
+        'DeviceService, DiagnosticsService, ExternalProvisioningChanges, NetworkEventService, StateService: ' +
+        'post it to /callbacks/{service}, the route of its service, which removes the doubt',
+    );
+    // Garbage is not taken for the message of any service: a device list that is no list fits no schema.
+    const garbage = await post('/callbacks', {
+      ...carrierCallback('garbage'),
+      deviceIds: 'all',
+      deviceResponse: { uploadResponse: 1 },
+    });
+    expect(garbage.statusCode).to.equal(400);
+    expect(garbage.json<{ error: string }>().error).to.equal(
+      "`uploadResponse` tells no service, and no service's schema takes this message: post it to " +
+        `/callbacks/{service}, the route of its service, which removes the doubt (${EVENT_SERVICES.join(', ')})`,
+    );
+    expect(await stored()).to.deep.equal([]);
+    // The route of its service takes it.
+    const routed = await post('/callbacks/DeviceService', {
+      ...carrierCallback('unnamed'),
+      deviceResponse: { uploadResponse: {} },
+    });
+    expect(routed.statusCode).to.equal(200);
+    expect(await stored()).to.deep.equal([['unnamed', 'DeviceService']]);
+  });
+
+  it('on /callbacks, files the state changes CarrierService names under CarrierService alone', async () => {
+    // ExternalProvisioningChanges reports changes made outside the API in a member of its own: a restore
+    // reported as CarrierService reports one is CarrierService's, as it always was.
+    for (const kind of ['activateResponse', 'restoreResponse', 'changeIdentifierResponse'])
+      expect(
+        (await post('/callbacks', carrierCallback(kind, { deviceResponse: { [kind]: {} } }))).statusCode,
+      ).to.equal(200);
+    expect(await stored()).to.deep.equal([
+      ['activateResponse', 'CarrierService'],
+      ['restoreResponse', 'CarrierService'],
+      ['changeIdentifierResponse', 'CarrierService'],
+    ]);
   });
 
   it('refuses a route of no service, with the name meant when only the case differs', async () => {
