@@ -34,7 +34,7 @@ import { Matcher, callbacksOf } from './matcher.js';
 import { DaemonMetrics } from './metrics.js';
 import { RunPool } from './pool.js';
 import { consoleSources } from './console-sources.js';
-import { routes } from './routes.js';
+import { routes, type Readiness } from './routes.js';
 import { Scheduler, scheduledRun, schedulesOf } from './scheduler.js';
 import { runsForFires, unfinishedScheduled } from './fire-time.js';
 import { LargeRuns } from './large-runs.js';
@@ -46,6 +46,9 @@ import { LoadedPlaybooks, loadRunnableSet, sayWarnings } from './playbook-set.js
 import { Reloader, type ReloadOutcome } from './reload.js';
 import { Registrations } from './registrations.js';
 import { NO_ROUTE_SCHEMAS } from '../util/no-route-schemas.js';
+
+/** What `/readyz` says the start waits for while it registers the callback listener. */
+const REGISTERING = 'callback registrations';
 
 export interface DaemonOptions {
   config: Config;
@@ -292,6 +295,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
     // Replicas: the callbacks the load balancer gave another replica reach this one's waits and confirmations.
     const unwatch = st.watchInbox(owned.id, publish);
     let accepting = true;
+    // What the start still does once the daemon listens: `/readyz` answers 503 until it is over.
+    let startingFor: string | undefined = 'the runs to resume and the callbacks stored';
     // A request that has not arrived whole in time is answered 408 and its connection closed: a sender that
     // stalls mid-body would otherwise hold its share of the bytes read unauthenticated (routes.ts) for as long
     // as it keeps the connection open. Node cuts a request off at the larger of the two limits (headers: 60 s
@@ -319,6 +324,19 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       config,
       log,
       accepting: () => accepting,
+      readiness: (): Readiness => {
+        if (!accepting || o.stopping?.aborted) return { status: 'stopping' };
+        if (startingFor)
+          return {
+            status: 'starting',
+            waitingFor: startingFor,
+            ...(registrations && startingFor === REGISTERING
+              ? { registrations: registrations.progress() }
+              : {}),
+          };
+        const failing = registrations?.failing() ?? 0;
+        return { status: 'ready', ...(failing ? { registrationsFailing: failing } : {}) };
+      },
       registrations: () => registrations?.status() ?? [],
       reloadRefused: () => reloader?.refusal(),
       scheduler: () => scheduler,
@@ -400,7 +418,9 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       },
     });
     const listeners = registrations;
+    startingFor = REGISTERING;
     await listeners.add(servicesOf(playbooks.values()));
+    startingFor = 'the schedules';
 
     scheduler = new Scheduler({
       store: st,
@@ -479,6 +499,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
         })()),
     };
     started.daemon = daemon;
+    startingFor = undefined;
     return daemon;
   } catch (e) {
     scheduler?.stop();

@@ -30,6 +30,16 @@ export interface Registration {
   nextAttempt?: string;
 }
 
+/** How far the registrations under way have got (`/readyz` while the daemon starts). */
+export interface Progress {
+  /** In place. */
+  made: number;
+  /** Failed, and tried again later (`/status` says why and when). */
+  failed: number;
+  /** In all. */
+  of: number;
+}
+
 interface Options {
   client: ApiClient;
   target: Target;
@@ -46,6 +56,9 @@ interface Options {
 
 export class Registrations {
   private readonly list: Registration[] = [];
+  /** Those of `list` whose first attempt has not ended. */
+  private readonly underWay = new Set<Registration>();
+  private batch: Progress = { made: 0, failed: 0, of: 0 };
   /** The services registered (or tried) so far: a reload registers those its set newly needs. */
   private readonly services = new Set<string>();
   private readonly accounts: string[];
@@ -53,6 +66,8 @@ export class Registrations {
   private timer: NodeJS.Timeout | undefined;
   private retrying: Promise<void> | undefined;
   private stopped = false;
+  /** Said once, as the first registrations are made: why the address registered cannot be reached. */
+  private unreachable: string | undefined;
   /** Aborts an attempt under way when the daemon stops: a service that never answers does not hold the stop. */
   private readonly abort = new AbortController();
 
@@ -67,34 +82,67 @@ export class Registrations {
         url,
       });
     this.base = (target.emulator ? url : (config.callbackUrl ?? url)).replace(/\/$/, '');
+    // Its own listen address is all the daemon has to give the service then; a wildcard one (0.0.0.0, ::) is
+    // an address to listen on, not one to be reached at: the service cannot post there.
+    const host = new URL(url).hostname;
+    if (!target.emulator && !config.callbackUrl && (host === '0.0.0.0' || host === '[::]'))
+      this.unreachable = `FLEETBOOK_CALLBACK_URL is not set and the daemon listens on ${host}, which a service on another machine cannot reach: set FLEETBOOK_CALLBACK_URL to the address the service reaches the daemon at (a load balancer's, an ingress's), or its callbacks never arrive`;
     o.stopping?.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
-  /** Each registration, as `/status` gives it. */
+  /** Each registration tried at least once, as `/status` gives it: one under way is not yet failing. */
   status(): Registration[] {
-    return this.list;
+    return this.list.filter((r) => !this.underWay.has(r));
   }
 
   /** How many registrations are not in place. */
   failing(): number {
-    return this.list.filter((r) => !r.ok).length;
+    return this.status().filter((r) => !r.ok).length;
   }
 
-  /** Registers, for every account, the services of `needed` not registered (or tried) before. */
+  /** The registrations of the `add` under way: made, failed (to be tried again) and in all. */
+  progress(): Progress {
+    return { ...this.batch };
+  }
+
+  /**
+   * Registers, for every account, the services of `needed` not registered (or tried) before. All at once: the
+   * client's queue of the API area bounds how many are in flight and how fast they start (its slots and its rate
+   * budget, shared with the other processes on the store): a start takes one round trip per slot's worth of
+   * registrations, as the budget allows, not one per account and service.
+   */
   async add(needed: Set<string>): Promise<void> {
     const fresh = [...needed].filter((s) => !this.services.has(s));
     for (const s of fresh) this.services.add(s);
-    if (!fresh.length || !this.accounts.length) return;
-    const made: Registration[] = [];
-    for (const accountName of this.accounts)
-      for (const service of fresh) {
-        if (this.stopped) return;
-        const r: Registration = { accountName, service, url: `${this.base}/callbacks/${service}`, ok: false };
-        await this.attempt(r);
-        // Listed once tried: `/status` never shows one under way as failing.
-        made.push(r);
-        this.list.push(r);
-      }
+    if (!fresh.length || !this.accounts.length || this.stopped) return;
+    if (this.unreachable) {
+      this.o.log.warn(this.unreachable, { url: this.base });
+      this.unreachable = undefined;
+    }
+    const made = this.accounts.flatMap((accountName) =>
+      fresh.map((service): Registration => ({
+        accountName,
+        service,
+        url: `${this.base}/callbacks/${service}`,
+        ok: false,
+      })),
+    );
+    // Listed in order, shown once tried: `/status` never shows one under way as failing.
+    for (const r of made) {
+      this.list.push(r);
+      this.underWay.add(r);
+    }
+    this.batch.of += made.length;
+    await Promise.all(
+      made.map(async (r) => {
+        if (!(await this.attempt(r))) return;
+        this.underWay.delete(r);
+        if (r.ok) this.batch.made++;
+        else this.batch.failed++;
+      }),
+    );
+    if (this.stopped) return;
+    if (!this.underWay.size) this.batch = { made: 0, failed: 0, of: 0 };
     this.o.log.info('callback listener registered', {
       accounts: this.accounts.length,
       services: fresh,
@@ -111,7 +159,8 @@ export class Registrations {
     await this.retrying;
   }
 
-  private async attempt(r: Registration): Promise<void> {
+  /** One attempt at `r`: false when it was given up, the daemon stopping. */
+  private async attempt(r: Registration): Promise<boolean> {
     const { client, creds, log } = this.o;
     const { accountName, service, url } = r;
     const opts = { signal: this.abort.signal };
@@ -132,7 +181,7 @@ export class Registrations {
       if (again) log.info('callback listener registered after failing', { accountName, service });
       this.o.onRegistered(r);
     } catch (e) {
-      if (this.stopped) return;
+      if (this.stopped) return false;
       const attempts = (r.attempts ?? 0) + 1;
       const waitMs = backoffDelay(attempts, RETRY_BACKOFF);
       r.error = (e as Error).message;
@@ -146,13 +195,16 @@ export class Registrations {
         nextAttempt: r.nextAttempt,
       });
     }
+    return true;
   }
 
   /** A timer for the earliest attempt due, if any registration is not in place. */
   private schedule(): void {
     clearTimeout(this.timer);
     if (this.stopped || this.retrying) return;
-    const due = this.list.filter((r) => !r.ok).map((r) => Date.parse(r.nextAttempt as string));
+    const due = this.status()
+      .filter((r) => !r.ok)
+      .map((r) => Date.parse(r.nextAttempt as string));
     if (!due.length) return;
     this.timer = setTimeout(
       () => {
@@ -166,10 +218,9 @@ export class Registrations {
     this.timer.unref();
   }
 
+  /** The registrations due, at once, as `add` makes them. */
   private async retryDue(): Promise<void> {
-    for (const r of this.list) {
-      if (this.stopped) return;
-      if (!r.ok && Date.parse(r.nextAttempt as string) <= Date.now()) await this.attempt(r);
-    }
+    const due = this.status().filter((r) => !r.ok && Date.parse(r.nextAttempt as string) <= Date.now());
+    await Promise.all(due.map((r) => (this.stopped ? undefined : this.attempt(r))));
   }
 }

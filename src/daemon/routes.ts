@@ -31,11 +31,25 @@ import {
 import { startManualRun } from './manual-run.js';
 import type { DaemonMetrics, RejectReason } from './metrics.js';
 import type { RunPool } from './pool.js';
-import type { Registration } from './registrations.js';
+import type { Progress, Registration } from './registrations.js';
 import type { ReloadRefusal } from './reload.js';
 import type { ShareStatus } from '../rate/shares.js';
 import type { UserLogins } from '../api/login-count.js';
 import type { Scheduler } from './scheduler.js';
+
+/**
+ * The daemon's readiness: `starting` until its start is over (its runs resumed, its callback listener registered
+ * for every account and service, each in place or failed and to be tried again, its schedules started), then
+ * `ready`, until it stops.
+ */
+export type Readiness =
+  | { status: 'starting'; waitingFor: string; registrations?: Progress }
+  | {
+      status: 'ready';
+      /** Registrations not in place, tried again until they are (`/status`). */
+      registrationsFailing?: number;
+    }
+  | { status: 'stopping' };
 
 export interface RouteContext {
   store: Store;
@@ -49,6 +63,8 @@ export interface RouteContext {
   config: Config;
   log: Logger;
   accepting(): boolean;
+  /** What `/readyz` answers: 200 when `status` is `ready`, else 503. */
+  readiness(): Readiness;
   registrations(): Registration[];
   /** The last reload of the playbooks refused, while no later one has taken the files. */
   reloadRefused(): ReloadRefusal | undefined;
@@ -220,9 +236,10 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   app.post('/callbacks', { onRequest: admit }, (req, reply) => callback(req, reply, undefined));
 
   app.get('/healthz', { preValidation: takesOnly() }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { preValidation: takesOnly() }, async (_req, reply) =>
-    c.accepting() ? { status: 'ready' } : reply.code(503).send({ status: 'stopping' }),
-  );
+  app.get('/readyz', { preValidation: takesOnly() }, async (_req, reply) => {
+    const r = c.readiness();
+    return reply.code(r.status === 'ready' ? 200 : 503).send(r);
+  });
   app.get('/metrics', { preValidation: takesOnly() }, async (_req, reply) =>
     reply.header('content-type', c.metrics.registry.contentType).send(await c.metrics.registry.metrics()),
   );

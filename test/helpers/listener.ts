@@ -43,6 +43,7 @@ export async function listener(store: SqliteStore, env: Record<string, string> =
     config: loadConfig({ FLEETBOOK_STATE: ':memory:', ...env }),
     log: silentLogger,
     accepting: () => true,
+    readiness: () => ({ status: 'ready' }),
     registrations: () => [],
     reloadRefused: () => undefined,
     scheduler: () => undefined,
