@@ -7,9 +7,10 @@
  * store of the service (the embedded emulator, `fleetbook test`) keeps it in memory (MemoryLoginCounts).
  *
  * Each login is counted as it is sent, a row of its own, and what it came to settles its row: a login that
- * succeeded removes the rows clearedBySuccess names, one the service did not act on (429, 503, never sent, refused
- * for its bearer token: credentials.ts loginOutcome) removes its own, and one refused or whose answer was lost stays counted. A row still `sending` counts too:
- * whatever it comes to, it may be a failure, and a process killed while it was in flight never settles it.
+ * succeeded removes the rows clearedBySuccess names, one the service did not act on (429, 503, never sent,
+ * refused for its bearer token: credentials.ts loginOutcome) removes its own, and one refused or whose answer was
+ * lost stays counted. A row still `sending` counts too: whatever it comes to, it may be a failure, and a process
+ * killed while it was in flight never settles it.
  */
 
 /** A service as the count names it: its base URL's origin and path, without a trailing slash. */
