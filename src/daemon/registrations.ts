@@ -114,7 +114,16 @@ export class Registrations {
   async add(needed: Set<string>): Promise<void> {
     const fresh = [...needed].filter((s) => !this.services.has(s));
     for (const s of fresh) this.services.add(s);
-    if (!fresh.length || !this.accounts.length || this.stopped) return;
+    if (!fresh.length || this.stopped) return;
+    // A service (not the embedded emulator) and no account named: nothing to register for. Information, not a
+    // warning: a listener registered by hand is a setup of its own; but never silent.
+    if (!this.accounts.length) {
+      this.o.log.info(
+        'no callback listener is registered: FLEETBOOK_CALLBACK_ACCOUNTS names no account; the playbooks take callbacks of these services, which arrive only if the listener is registered by hand',
+        { services: fresh },
+      );
+      return;
+    }
     if (this.unreachable) {
       this.o.log.warn(this.unreachable, { url: this.base });
       this.unreachable = undefined;

@@ -177,6 +177,23 @@ describe('fleetbook serve: callback registrations at start (child process)', fun
     }
   });
 
+  it('says so when its playbooks take callbacks and FLEETBOOK_CALLBACK_ACCOUNTS names no account to register', async () => {
+    const d = await DaemonProcess.start('no accounts', {
+      playbooks,
+      state: world.state('no-accounts.db'),
+      env: world.env(),
+    });
+    try {
+      const said = d.logs().filter((l) => String(l.message).includes('no callback listener is registered'));
+      expect(said, d.stderr).to.have.length(1);
+      expect(said[0]?.message).to.include('FLEETBOOK_CALLBACK_ACCOUNTS');
+      expect(said[0]?.services).to.be.an('array').that.is.not.empty;
+      expect(await d.getJson<{ registrations: unknown[] }>('/status')).to.deep.include({ registrations: [] });
+    } finally {
+      await d.stop();
+    }
+  });
+
   it('does not warn when FLEETBOOK_CALLBACK_URL is set, or the daemon listens on loopback', async () => {
     const set = await DaemonProcess.start('wildcard, URL set', {
       playbooks,
