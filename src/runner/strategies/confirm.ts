@@ -286,16 +286,37 @@ export async function readApplied(
   input: Json,
   ids: Set<string>,
 ): Promise<Set<string>> {
-  const { ctx, op } = x;
-  const applied = new Set<string>();
-  if (!op.applied || !ids.size) return applied;
+  const { op } = x;
+  if (!op.applied) return new Set();
+  return readListed(x, accountName, op.applied(input), ids);
+}
+
+/**
+ * Which of `ids` the account has, whatever their state, read from its listing of every device, no further than the
+ * last device looked for: one it does not have (a listing names no unknown device, and gives no error for one) is
+ * known only at the listing's end.
+ */
+export function readInAccount(x: ActionCall, accountName: string, ids: Set<string>): Promise<Set<string>> {
+  return readListed(x, accountName, {}, ids);
+}
+
+/** Which of `ids` the account's listing of the devices `selection` selects has, read no further than the last. */
+async function readListed(
+  x: ActionCall,
+  accountName: string,
+  selection: Json,
+  ids: Set<string>,
+): Promise<Set<string>> {
+  const { ctx } = x;
+  const found = new Set<string>();
+  if (!ids.size) return found;
   for await (const record of ctx.o.client.items(
     'devices.list',
-    { accountName, ...op.applied(input), maxNumberOfDevices: 2000 },
+    { accountName, ...selection, maxNumberOfDevices: 2000 },
     ctx.requestsOf(x.count, x.signal),
   )) {
-    for (const id of identifiersOf(record as Json)) if (ids.has(id)) applied.add(id);
-    if (applied.size === ids.size) break;
+    for (const id of identifiersOf(record as Json)) if (ids.has(id)) found.add(id);
+    if (found.size === ids.size) break;
   }
-  return applied;
+  return found;
 }

@@ -38,7 +38,7 @@ import {
   type StepState,
 } from '../types.js';
 import { requestIdOf, withoutRequestId } from './call.js';
-import { confirmRequests, readApplied } from './confirm.js';
+import { confirmRequests, readApplied, readInAccount } from './confirm.js';
 import { withDeviceRetries, FIRST_PASS, type RetryPass } from './device-retry.js';
 import type { ActionCall } from './index.js';
 import { sentBeforeRequests, withSends, type Sends } from './sends.js';
@@ -333,7 +333,10 @@ async function send(
  * of `devices` the service did change, read from their state, and the others. The service may still be carrying
  * out the request (the carrier acts later, as for an accepted one), and sending it again then would change a
  * device twice: the state is read again every confirmation poll interval until every device is changed or
- * `until` (on the run's clock) has passed; only then are the others returned, to be sent again. Each read has
+ * `until` (on the run's clock) has passed; only then are the others returned, to be sent again. A device the
+ * account does not have (unknown to the service, or gone since) can reach no state: as the first wait begins, the
+ * account's listing is read once for the devices left; those it lacks are neither read again nor waited for, and
+ * when no other is left they are returned at once, for the service's answer to them to say why. Each read has
  * the step's retries (it changes nothing: it is asked again on the errors `retry.on` selects). When one still fails, what the service did is unknown: the devices left are
  * recorded `unconfirmed` with the read's error (`OUTCOME UNKNOWN` when a cancel ends a read or the wait for the next),
  * never left out of the ledger nor sent again, and the step fails.
@@ -349,29 +352,48 @@ async function reconcile(
 ): Promise<DeviceSet> {
   const { ctx, plan } = x;
   const interval = plan.confirmPollMs ?? ctx.o.pollIntervalMs ?? 5000;
+  const accountName = String(input.accountName);
   let left = devices;
+  /** Of the devices left, those the account does not have, once looked up: they are neither read nor waited for. */
+  let absent: Set<string> | undefined;
   for (;;) {
-    const ids = new Set(idsOf(left));
-    let applied: Set<string>;
-    try {
-      ({ value: applied } = await retrying(() => readApplied(x, String(input.accountName), input, ids), {
-        maxAttempts: plan.retry.maxAttempts,
-        retryable: (e) => selects(plan.retry.on, e),
-        delay: (n) => ctx.delay(plan.retry, n),
-        sleep: (ms) => ctx.clock.sleep(ms, x.signal),
-      }));
-    } catch (e) {
-      unknownLeft(e);
-      throw e;
-    }
+    const ids = new Set(idsOf(left).filter((id) => !absent?.has(id)));
+    const applied = await read(() => readApplied(x, accountName, input, ids));
     const done = subset(left, applied, true);
     results.add(withSends(done, { outcome: 'succeeded' }, pass.before, pass.n));
     tally.stateRead += done.size;
     left = subset(left, applied, false);
     const wait = until - ctx.clock.now();
     if (!left.size || wait <= 0) return left;
+    if (!absent) {
+      const named = new Set(idsOf(left));
+      const has = await read(() => readInAccount(x, accountName, named));
+      absent = new Set([...named].filter((id) => !has.has(id)));
+      if (absent.size)
+        ctx.log.info('devices the account does not have: not waited for', {
+          step: x.step.id,
+          devices: absent.size,
+        });
+    }
+    if (absent.size === left.size) return left;
     try {
       await ctx.clock.sleep(Math.min(interval, wait), x.signal);
+    } catch (e) {
+      unknownLeft(e);
+      throw e;
+    }
+  }
+
+  /** A read of the devices' state or the account's, with the step's retries; one that still fails records those left. */
+  async function read(listing: () => Promise<Set<string>>): Promise<Set<string>> {
+    try {
+      const { value } = await retrying(listing, {
+        maxAttempts: plan.retry.maxAttempts,
+        retryable: (e) => selects(plan.retry.on, e),
+        delay: (n) => ctx.delay(plan.retry, n),
+        sleep: (ms) => ctx.clock.sleep(ms, x.signal),
+      });
+      return value;
     } catch (e) {
       unknownLeft(e);
       throw e;
