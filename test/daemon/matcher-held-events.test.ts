@@ -15,6 +15,7 @@ import { loadPlaybook } from '../../src/playbook/load.js';
 import type { Playbook } from '../../src/playbook/schema.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { InboxMessage, RunRecord } from '../../src/store/store.js';
+import { until } from '../helpers/browser.js';
 import { tempDir } from '../helpers/temp.js';
 
 const PLAYBOOK = loadPlaybook(`version: 1
@@ -131,11 +132,15 @@ describe('the matcher takes just-committed events from memory', function () {
     for (let i = 4; i < 454; i += 10)
       await Promise.all(Array.from({ length: 10 }, (_, k) => commits.add(message(i + k))));
     expect(pool.runs).to.have.length(4);
+    // The queue drains: nothing kicks the matcher (no commit comes), its pause ends by itself.
     pool.queued = 0;
     const readsBefore = reads.n;
-    matcher.kick();
-    // The matcher's pause ends on a timer (100 ms).
-    await new Promise((r) => setTimeout(r, 300));
+    await until(
+      'the matcher to resume by itself',
+      async () => (pool.runs.length === 454 ? true : undefined),
+      10_000,
+      10,
+    );
     await settle(matcher);
     expect(requestsOf(pool.runs)).to.deep.equal(Array.from({ length: 454 }, (_, i) => `req-${i}`));
     expect(reads.n, 'what it did not hold is read from the store').to.be.greaterThan(readsBefore);

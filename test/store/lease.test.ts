@@ -123,9 +123,18 @@ describe('lease: a start right after the holder was killed', function () {
     const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
     children.push(holder);
     const store = await heldBy(holder.pid!);
-    setTimeout(() => holder.kill('SIGKILL'), 300);
+    // Killed once the start has found it holding the store, alive: the start then waits for it to be gone.
+    const register = store.registerOwner.bind(store);
+    const found: string[] = [];
+    store.registerOwner = async (...a) => {
+      const holding = await register(...a);
+      found.push(holding?.id ?? 'none');
+      if (holding) holder.kill('SIGKILL');
+      return holding;
+    };
     const lease = await acquire(store);
     await lease.release();
+    expect(found, 'the holder found alive, then gone').to.deep.equal([`holder-${holder.pid}`, 'none']);
   });
 
   it('refuses the store of a holder that lives on, naming it', async function () {

@@ -293,13 +293,22 @@ describe('PostgreSQL: PGSSLROOTCERT, PGSSLCERT, PGSSLKEY (a real server with TLS
           )
         ).rows[0]?.n ?? 0;
       await until(async () => (await feeds()) === 1);
+      // The feed's attempts to connect, counted from its connection's end.
+      const [feed] = (a as unknown as { feeds: Set<{ connect: () => Promise<void> }> }).feeds;
+      const connect = feed!.connect.bind(feed);
+      let tries = 0;
+      feed!.connect = () => {
+        tries++;
+        return connect();
+      };
       rmSync(copy);
       await admin.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'fleetbook-feed'`,
         [database],
       );
-      // Two reconnections (one a second) without the file.
-      await new Promise((r) => setTimeout(r, 2_500));
+      // Two reconnections (one a second) without the file, neither connected.
+      await until(async () => tries >= 2);
+      expect(await feeds(), 'a feed connected without the file').to.equal(0);
       copyFileSync(certs.ca, copy);
       await until(async () => (await feeds()) === 1);
       await b.appendInbox('b', [message('r1')]);

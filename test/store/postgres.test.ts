@@ -14,7 +14,7 @@ import { clientConfig } from '../../src/store/postgres/pool.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import type { RunSummary } from '../../src/store/store.js';
 import { postgresUrl } from '../helpers/postgres.js';
-import { message, owner, run, sleep } from './fixtures.js';
+import { message, owner, run, sleep, until } from './fixtures.js';
 
 const T = 1_800_000_000_000;
 
@@ -223,16 +223,33 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
     const s = await open();
     s.createRun(run('r1'));
     await s.durable();
-    const ended = await query<{ pid: number }>(
+    // The pool's connections, idle: each the server ends is an error of the pool, and leaves it.
+    const pool = (s as unknown as { pool: pg.Pool }).pool;
+    let seen = 0;
+    pool.on('error', () => seen++);
+    const ended = await query<{ pid: number; ended: boolean }>(
       url,
-      `SELECT pg_terminate_backend(pid) AS pid FROM pg_stat_activity
+      `SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity
        WHERE datname = current_database() AND application_name = 'fleetbook'`,
     );
-    expect(ended.length).to.be.at.least(1);
-    await sleep(50);
+    expect(ended.length, 'connections of the store').to.be.at.least(1);
+    expect(ended.filter((c) => !c.ended)).to.deep.equal([]);
+    await until(() => seen === ended.length && pool.totalCount === 0);
+    expect({ seen, left: pool.totalCount }, 'the ended connections, as the pool saw them').to.deep.equal({
+      seen: ended.length,
+      left: 0,
+    });
     s.updateRun('r1', { status: 'succeeded' });
     await s.durable();
     expect((await s.getRun('r1'))?.status).to.equal('succeeded');
+    const now = (
+      await query<{ pid: number }>(
+        url,
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'fleetbook'`,
+      )
+    ).map((c) => c.pid);
+    expect(now, 'connections opened again').to.not.deep.equal([]);
+    expect(now.filter((pid) => ended.some((c) => c.pid === pid))).to.deep.equal([]);
   });
 
   it('counts its inbox backlog right when a read processes a commit before the append that made it answers', async () => {
@@ -243,23 +260,28 @@ describe('PostgreSQL store: what replicas on one database rely on', function () 
     await store.registerOwner(owner('me'), Date.now(), 60_000, false);
     const pool = (store as unknown as { pool: pg.Pool }).pool;
     const poolQuery = pool.query.bind(pool) as (...a: unknown[]) => Promise<unknown>;
-    let slow = true;
-    // The append's answer arrives late: its transaction is committed on the server by then.
+    // The append's answer is held until the read has processed its message: its transaction is committed on
+    // the server by then. Only the append's: the statements made once it is sent answer as they come.
+    let holding = true;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
     (pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...a: unknown[]) => {
+      const mine = holding;
       const answer = await poolQuery(...a);
-      if (slow) await sleep(300);
+      if (mine) await held;
       return answer;
     };
     const appending = store.appendInbox('me', [message('early')]);
+    holding = false;
     // Committed on the server, as a connection of the test's own reads it, while its answer is still on its way.
     for (let i = 0; !(await query(url, `SELECT 1 FROM inbox WHERE request_id = 'early'`)).length; i++) {
       expect(i, 'the append committed').to.be.lessThan(500);
       await sleep(10);
     }
-    slow = false;
     const [event] = await store.pendingInbox('me', 10);
     expect(event?.requestId).to.equal('early');
     await store.completeInbox([{ eventId: event!.id, runs: [] }]);
+    release();
     await appending;
     expect(store.inboxBacklog()).to.equal(0);
   });
