@@ -187,7 +187,7 @@ describe('fleetbook serve: callback registrations at start (child process)', fun
       const said = d.logs().filter((l) => String(l.message).includes('no callback listener is registered'));
       expect(said, d.stderr).to.have.length(1);
       expect(said[0]?.message).to.include('FLEETBOOK_CALLBACK_ACCOUNTS');
-      expect(said[0]?.services).to.be.an('array').that.is.not.empty;
+      expect(said[0]?.services).to.be.an('array').with.length.greaterThan(0);
       expect(await d.getJson<{ registrations: unknown[] }>('/status')).to.deep.include({ registrations: [] });
     } finally {
       await d.stop();
