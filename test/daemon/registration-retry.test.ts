@@ -14,17 +14,9 @@ import { until } from '../helpers/browser.js';
 import { emulatorEnv } from '../helpers/cli.js';
 import { DaemonProcess } from '../helpers/daemon.js';
 import { tempDir } from '../helpers/temp.js';
+import type { Registration } from '../../src/daemon/registrations.js';
 
 const PLAYBOOKS = join(import.meta.dirname, '..', 'fixtures', 'console');
-
-interface Registration {
-  accountName: string;
-  service: string;
-  ok: boolean;
-  error?: string;
-  attempts?: number;
-  nextAttempt?: string;
-}
 
 describe('fleetbook serve: callback registrations tried again until they are in place', function () {
   this.timeout(90_000);

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { BIN } from '../helpers/cli.js';
 import { DaemonProcess, DaemonWorld, untilDaemons } from '../helpers/daemon.js';
+import type { Registration } from '../../src/daemon/registrations.js';
 
 const ON = (name: string, service: string) => `version: 1
 name: ${name}
@@ -33,15 +34,6 @@ interface Readiness {
   waitingFor?: string;
   registrations?: { made: number; failed: number; of: number };
   registrationsFailing?: number;
-}
-
-interface Registration {
-  accountName: string;
-  service: string;
-  ok: boolean;
-  error?: string;
-  attempts?: number;
-  nextAttempt?: string;
 }
 
 describe('fleetbook serve: callback registrations at start (child process)', function () {

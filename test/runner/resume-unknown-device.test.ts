@@ -17,7 +17,7 @@ import {
   clientFor,
   emulator,
   imei,
-  imeiList,
+  suspendYaml,
   interruptedRun,
   memoryStore,
   playbook,
@@ -79,16 +79,7 @@ describe('runner: a resumed device-state call for a device the service does not 
     return { summary, reads: (await reads()) - before, slept };
   }
 
-  const suspend = (name: string, ids: string[]) =>
-    playbook(`
-version: 1
-name: ${name}
-on: { manual: true }
-steps:
-  - id: suspend
-    uses: devices.suspend
-    with: { accountName: "${account}", devices: ${imeiList(ids)} }
-`);
+  const suspend = (name: string, ids: string[]) => playbook(suspendYaml(name, account, ids));
 
   it('settles a device the account does not have at the first reads, and records the service refusing it', async () => {
     const pb = suspend('resume-unknown', [UNKNOWN_IMEI]);
