@@ -8,7 +8,7 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, onUnauthorized, signIn } from './api.js';
 import { html, Heading, withCode } from './ui.js';
-import { shortId } from './format.js';
+import { formatTime, shortId } from './format.js';
 import { SignIn } from './signin.js';
 import { drop, pending, signInReason } from './pending.js';
 import { RunsPage } from './pages/runs.js';
@@ -65,21 +65,26 @@ function resolve(hash) {
   }
 }
 
-/** How often the banner asks the daemon whether it still sends session logins. */
+/** How often the banners ask the daemon whether it still sends session logins, and its requests at all. */
 const STATE_EVERY_MS = 10_000;
 
 /**
- * A banner above every page while the daemon sends no session login (`loginsStopped` of the overview): every run
- * that needs the service fails until the operator acts, and the daemon says so otherwise only in its log and
- * `/status`. Asked again at each page and every few seconds; gone once the daemon logs in again.
+ * The banners above every page while runs that need the service fail until the operator acts, which the daemon
+ * says otherwise only in its log and `/status`: its credentials refused for good (`authRefused` of the overview:
+ * the access token given, or the token request), until it is restarted with fresh ones; or no session login sent
+ * (`loginsStopped`). Asked again at each page and every few seconds; each gone once it no longer holds.
  */
 function DaemonBanner() {
-  const [stopped, setStopped] = useState(/** @type {string | null} */ (null));
+  const [state, setState] = useState(
+    /** @type {{ loginsStopped?: string, authRefused?: { credential: string, since: string, error: string } } | null} */ (
+      null
+    ),
+  );
   useEffect(() => {
     let live = true;
     const read = () =>
       api('/overview')
-        .then((o) => live && setStopped(o?.loginsStopped ?? null))
+        .then((o) => live && setState(o ?? null))
         .catch(() => undefined);
     read();
     const timer = setInterval(read, STATE_EVERY_MS);
@@ -88,12 +93,22 @@ function DaemonBanner() {
       clearInterval(timer);
     };
   }, []);
-  if (!stopped) return null;
-  const why = withCode(stopped);
-  return html`<div class="alert" role="alert">
-    <strong>Session logins stopped.</strong>${' '}Runs that call the service fail until the daemon logs in
-    again:${' '}${why}
-  </div>`;
+  const refused = state?.authRefused;
+  const stopped = state?.loginsStopped;
+  return html`${
+    refused &&
+    html`<div class="alert" role="alert">
+      <strong>Credentials refused.</strong>${' '}Since ${formatTime(refused.since)}, every run that calls the
+      service fails: the daemon sends it nothing until it is restarted with fresh
+      credentials:${' '}${withCode(refused.error)}
+    </div>`
+  }${
+    stopped &&
+    html`<div class="alert" role="alert">
+      <strong>Session logins stopped.</strong>${' '}Runs that call the service fail until the daemon logs in
+      again:${' '}${withCode(stopped)}
+    </div>`
+  }`;
 }
 
 function NotFound() {

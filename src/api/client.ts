@@ -31,7 +31,7 @@ import {
   type Method,
   type Operation,
 } from './catalog.js';
-import { Credentials, loginOutcome } from './credentials.js';
+import { Credentials, loginOutcome, type AuthRefusal } from './credentials.js';
 import { MemoryLoginCounts, serviceKey, type LoginCounts } from './login-count.js';
 import {
   apiError,
@@ -247,6 +247,11 @@ export class ApiClient {
   /** Why the client sends no session login now, if it does not: a refusal, or the logins that may have failed. */
   get loginStopped(): LoginError | undefined {
     return this.credentials.loginStopped;
+  }
+
+  /** Why the client sends no request now, if it does not: its credentials refused for good, until it restarts. */
+  get authRefused(): AuthRefusal | undefined {
+    return this.credentials.authRefused;
   }
 
   /** Calls an action by name, validating `input` first. Paged actions return every page; reports are batched. */

@@ -10,7 +10,7 @@
  * requests themselves go through the client (`TokenRequests`), with its rate budgets and retries.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import { isoTime, type Clock } from '../clock.js';
 import {
   ApiError,
   AuthError,
@@ -56,10 +56,24 @@ interface TokenStats {
   sessionRenewals: number;
 }
 
+/** The client's credentials refused for good: every request fails with `error` until the process restarts. */
+export interface AuthRefusal {
+  /**
+   * What was refused: the `access token` given (FLEETBOOK_ACCESS_TOKEN), or the token request of the `client
+   * credentials` (FLEETBOOK_CLIENT_ID and FLEETBOOK_CLIENT_SECRET).
+   */
+  credential: 'access token' | 'client credentials';
+  /** When, as an ISO time. */
+  since: string;
+  /** The AuthError's message: what was refused, and what to do. */
+  error: string;
+}
+
 export class Credentials {
   private bearer?: { token: string; refreshAt: number };
   private bearerInFlight?: Promise<string>;
-  private authFailure?: FleetbookError;
+  private authFailure?: AuthError;
+  private authRefusal?: AuthRefusal;
   private sessionToken?: string;
   private loginInFlight?: Promise<string>;
   private loginFailure?: FleetbookError;
@@ -83,6 +97,21 @@ export class Credentials {
   /** Why this client sends no session login now: a refusal (until it restarts), or the count of failed ones. */
   get loginStopped(): LoginError | undefined {
     return this.loginFailure ?? this.stopped;
+  }
+
+  /**
+   * Why this client sends no request now, if it does not: its credentials refused for good (a token given as it
+   * is, or the token request), until it restarts with others.
+   */
+  get authRefused(): AuthRefusal | undefined {
+    return this.authRefusal;
+  }
+
+  /** Keeps `e`, thrown for every request from now on; `credential` is what was refused. */
+  private refuseFor(credential: AuthRefusal['credential'], e: AuthError): AuthError {
+    this.authFailure = e;
+    this.authRefusal = { credential, since: isoTime(this.clock.now()), error: e.message };
+    return e;
   }
 
   /** Whether the bearer token is fetched here, and can be fetched again (not one given as it is). */
@@ -139,14 +168,17 @@ export class Credentials {
       );
     }
     if (!e.bearerRefused) return undefined;
-    this.authFailure ??= new AuthError(
-      `the access token (FLEETBOOK_ACCESS_TOKEN) was refused: ${answer}. It is given as it is, so fleetbook cannot ` +
-        'fetch another: set a fresh FLEETBOOK_ACCESS_TOKEN, or unset it and set FLEETBOOK_CLIENT_ID and ' +
-        'FLEETBOOK_CLIENT_SECRET to have fleetbook fetch and refresh the token, then start again. ' +
-        "It never reached the user's password: no failed login of the user was counted for it.",
-      { cause: e },
+    if (this.authFailure) return this.authFailure;
+    return this.refuseFor(
+      'access token',
+      new AuthError(
+        `the access token (FLEETBOOK_ACCESS_TOKEN) was refused: ${answer}. It is given as it is, so fleetbook cannot ` +
+          'fetch another: set a fresh FLEETBOOK_ACCESS_TOKEN, or unset it and set FLEETBOOK_CLIENT_ID and ' +
+          'FLEETBOOK_CLIENT_SECRET to have fleetbook fetch and refresh the token, then start again. ' +
+          "It never reached the user's password: no failed login of the user was counted for it.",
+        { cause: e },
+      ),
     );
-    return this.authFailure;
   }
 
   private async fetchToken(): Promise<string> {
@@ -170,11 +202,13 @@ export class Credentials {
           e.status === 404 || e.status === 405
             ? ". No OAuth token endpoint is at {base_url}/ts/v1/oauth2/token: is the API URL (FLEETBOOK_API_URL) the service's {base_url}, e.g. https://<host>/api?"
             : '';
-        this.authFailure = new AuthError(
-          `the OAuth token request for client ${clientId} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}${where}`,
-          { cause: e },
+        throw this.refuseFor(
+          'client credentials',
+          new AuthError(
+            `the OAuth token request for client ${clientId} was refused: HTTP ${e.status} ${e.apiCode}: ${e.apiMessage}${where}`,
+            { cause: e },
+          ),
         );
-        throw this.authFailure;
       }
       throw e;
     }

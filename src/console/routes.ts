@@ -4,6 +4,7 @@
  * this daemon (its playbooks, schedules, rate budgets and callback counters), which hands it `ConsoleSources`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthRefusal } from '../api/credentials.js';
 import type { Logger } from '../log.js';
 import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
@@ -49,6 +50,8 @@ export interface ConsoleSources {
   runs(): { running: number; queued: number };
   /** Why this daemon sends no session login now (`/status`'s `logins.stopped`), if it does not. */
   loginsStopped?(): string | undefined;
+  /** The daemon's credentials refused for good, until it restarts (`/status`'s `authRefused`), if they are. */
+  authRefused?(): AuthRefusal | undefined;
   /** Cancels a run this daemon executes or holds queued; false when it holds no such run. */
   cancel(runId: string): boolean;
   /** Whether this daemon executes the run or holds it queued. */
@@ -191,6 +194,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
   // ── reads ──
   api('/overview', [], async (req) => {
     const loginsStopped = c.loginsStopped?.();
+    const authRefused = c.authRefused?.();
     return {
       version: c.version,
       store: c.store.replicas ? 'postgres' : 'sqlite',
@@ -200,6 +204,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       inboxBacklog: c.store.inboxBacklog(),
       runs: c.runs(),
       ...(loginsStopped ? { loginsStopped } : {}),
+      ...(authRefused ? { authRefused } : {}),
     };
   });
 

@@ -64,6 +64,7 @@ export function consoleSources(d: DaemonParts): ConsoleSources {
     nextFires: () => d.scheduler()?.next() ?? [],
     runs: () => ({ running: d.pool.running, queued: d.pool.queued }),
     loginsStopped: () => d.client.loginStopped?.message,
+    authRefused: () => d.client.authRefused,
     cancel: (runId) => d.pool.cancel(runId, 'cancelled from the console'),
     holds: (runId) => d.pool.holds(runId),
     startRun: async (name, body) => {

@@ -342,6 +342,7 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       scheduler: () => scheduler,
       // Only shares are worth telling: alone on a SQLite file, the process keeps every budget whole.
       rates: () => (st.replicas ? rates.status() : undefined),
+      authRefused: () => client?.authRefused,
       logins: async () => {
         const stopped = client?.loginStopped?.message;
         return { ...(stopped ? { stopped } : {}), counted: byUser(await st.logins.list(), LOGINS_IN_DOUBT) };

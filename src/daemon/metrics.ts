@@ -110,6 +110,14 @@ export class DaemonMetrics {
       },
     });
     new Gauge({
+      name: 'fleetbook_auth_refused',
+      help: "Whether the service refused this daemon's credentials for good (1): the FLEETBOOK_ACCESS_TOKEN given, or the OAuth token request; every call fails with FB_AUTH until the daemon is restarted with fresh credentials. /status says why.",
+      registers,
+      collect() {
+        this.set(sources.client()?.authRefused ? 1 : 0);
+      },
+    });
+    new Gauge({
       name: 'fleetbook_callback_registrations_failing',
       help: 'Callback listener registrations (by account and service) not in place: each is tried again, 10 s after failing, then twice as long each time up to 10 minutes; /status says why.',
       registers,

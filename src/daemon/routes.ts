@@ -35,6 +35,7 @@ import type { Progress, Registration } from './registrations.js';
 import type { ReloadRefusal } from './reload.js';
 import type { ShareStatus } from '../rate/shares.js';
 import type { UserLogins } from '../api/login-count.js';
+import type { AuthRefusal } from '../api/credentials.js';
 import type { Scheduler } from './scheduler.js';
 
 /**
@@ -71,6 +72,8 @@ export interface RouteContext {
   scheduler(): Scheduler | undefined;
   /** This process's shares of the API areas' rate budgets, which the processes on the store share. */
   rates(): ShareStatus | undefined;
+  /** The daemon's credentials refused for good, until it restarts: it sends no request to the service. */
+  authRefused(): AuthRefusal | undefined;
   /** Whether this daemon sends session logins, and the logins that may have failed, counted on the store. */
   logins(): Promise<LoginStatus>;
 }
@@ -243,23 +246,28 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
   app.get('/metrics', { preValidation: takesOnly() }, async (_req, reply) =>
     reply.header('content-type', c.metrics.registry.contentType).send(await c.metrics.registry.metrics()),
   );
-  app.get('/status', { preValidation: takesOnly() }, async () => ({
-    playbooks: [...c.playbooks.values()].map((pb) => ({ name: pb.name, on: Object.keys(pb.on) })),
-    // Only while the files on disk are refused: the set above is the one before them.
-    ...(c.reloadRefused() ? { reloadRefused: c.reloadRefused() } : {}),
-    inboxBacklog: c.store.inboxBacklog(),
-    runs: { running: c.pool.running, queued: c.pool.queued },
-    registrations: c.registrations(),
-    schedules: c.scheduler()?.next() ?? [],
-    rates: c.rates(),
-    logins: await c.logins(),
-    // Every process on the store (the replicas, a `fleetbook run`), what each holds, and until when.
-    owners: (await c.store.holdings(Date.now())).map(({ leaseUntil, ...o }) => ({
-      ...o,
-      leaseUntil: new Date(leaseUntil).toISOString(),
-      ...(o.id === c.owner ? { self: true } : {}),
-    })),
-  }));
+  app.get('/status', { preValidation: takesOnly() }, async () => {
+    const authRefused = c.authRefused();
+    return {
+      playbooks: [...c.playbooks.values()].map((pb) => ({ name: pb.name, on: Object.keys(pb.on) })),
+      // Only while the files on disk are refused: the set above is the one before them.
+      ...(c.reloadRefused() ? { reloadRefused: c.reloadRefused() } : {}),
+      inboxBacklog: c.store.inboxBacklog(),
+      runs: { running: c.pool.running, queued: c.pool.queued },
+      registrations: c.registrations(),
+      schedules: c.scheduler()?.next() ?? [],
+      rates: c.rates(),
+      // Only while refused: every call fails with FB_AUTH until a restart with fresh credentials.
+      ...(authRefused ? { authRefused } : {}),
+      logins: await c.logins(),
+      // Every process on the store (the replicas, a `fleetbook run`), what each holds, and until when.
+      owners: (await c.store.holdings(Date.now())).map(({ leaseUntil, ...o }) => ({
+        ...o,
+        leaseUntil: new Date(leaseUntil).toISOString(),
+        ...(o.id === c.owner ? { self: true } : {}),
+      })),
+    };
+  });
   app.get<{ Querystring: Query }>('/runs', async (req, reply) =>
     refusingBadParameters(reply, async () => {
       const q = onlyParameters(req.query, ['playbook', 'status', 'limit']);

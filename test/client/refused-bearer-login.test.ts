@@ -85,6 +85,22 @@ describe('a login refused for its bearer token is not a failed login of the user
     expect(await logins(), 'one login, then none with the refused token').to.equal(1);
     expect(await counts.list()).to.deep.equal([]);
     expect(client.loginStopped).to.equal(undefined);
+    // What a daemon's /status says of it (`authRefused`).
+    expect(client.authRefused?.credential).to.equal('access token');
+    expect(client.authRefused?.error).to.match(/^the access token \(FLEETBOOK_ACCESS_TOKEN\) was refused/);
+    await client.close();
+  });
+
+  it('a token request refused: the client credentials refused for good, said by authRefused', async () => {
+    const client = clientWith({ clientSecret: 'not-the-secret' }, new MemoryLoginCounts());
+    expect(client.authRefused).to.equal(undefined);
+    const e = await client.devices.list({ accountName: account }).catch((x: unknown) => x);
+    expect(e).to.be.instanceOf(AuthError);
+    expect(client.authRefused?.credential).to.equal('client credentials');
+    expect(client.authRefused?.error).to.equal((e as AuthError).message);
+    expect(client.authRefused?.error).to.match(
+      /^the OAuth token request for client \S+ was refused: HTTP 401/,
+    );
     await client.close();
   });
 

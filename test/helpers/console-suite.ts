@@ -29,8 +29,11 @@ export interface ConsoleSuiteOptions {
   token: string;
   /** The daemon's own bearer token for its HTTP API (FLEETBOOK_DAEMON_TOKEN). @default none */
   daemonToken?: string;
-  /** More of the daemon's environment, e.g. FLEETBOOK_LOG_LEVEL. */
-  env?: Record<string, string>;
+  /**
+   * More of the daemon's environment, e.g. FLEETBOOK_LOG_LEVEL; or made of the suite's emulator once it is up
+   * (a bearer token it issued, as FLEETBOOK_ACCESS_TOKEN).
+   */
+  env?: Record<string, string> | ((emu: Emulator) => Promise<Record<string, string>>);
   /** The address the daemon listens on: beyond loopback, reading needs the token too. @default 127.0.0.1 */
   host?: string;
   /** The emulator's options, over `emulator()`'s (test/runner/helpers.ts). @default 5 devices an account */
@@ -130,7 +133,7 @@ export function consoleSuite(o: ConsoleSuiteOptions): ConsoleSuite {
         FLEETBOOK_CALLBACK_PASSWORD: t.callback.password,
         FLEETBOOK_CONSOLE_TOKEN: o.token,
         ...(o.daemonToken !== undefined ? { FLEETBOOK_DAEMON_TOKEN: o.daemonToken } : {}),
-        ...o.env,
+        ...(typeof o.env === 'function' ? await o.env(t.emu) : o.env),
       },
     });
     t.browser = await sharedBrowser();

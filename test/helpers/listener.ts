@@ -48,6 +48,7 @@ export async function listener(store: SqliteStore, env: Record<string, string> =
     reloadRefused: () => undefined,
     scheduler: () => undefined,
     rates: () => undefined,
+    authRefused: () => undefined,
     logins: async () => ({ counted: [] }),
   } as RouteContext;
   routes(app, context);
