@@ -3,7 +3,7 @@
  * by FLEETBOOK_API_URL, or, without it, an emulator started in-process with its default credentials (the
  * zero-configuration start). Only the shells (src/cli, src/daemon) use it: the engine is given a client.
  */
-import type { ClientOptions } from './api/client.js';
+import type { ClientOptions } from './api/client-options.js';
 import type { Config } from './config.js';
 import { ConfigError } from './errors.js';
 import type { Emulator, EmulatorOptions } from './emulator/index.js';

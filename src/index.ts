@@ -1,12 +1,6 @@
 /** fleetbook's public library surface. Everything else is internal. */
-export {
-  createClient,
-  ApiClient,
-  createAreas,
-  type Client,
-  type ClientOptions,
-  type CallOptions,
-} from './api/client.js';
+export { createClient, ApiClient, createAreas, type Client } from './api/client.js';
+export type { ClientOptions, CallOptions } from './api/client-options.js';
 export {
   ACTIONS,
   CATALOG,

@@ -17,7 +17,7 @@ import {
   type StepSummary,
 } from '../store/store.js';
 import { CATALOG, isAction, type Operation } from '../api/catalog.js';
-import type { CallOptions } from '../api/client.js';
+import type { CallOptions } from '../api/client-options.js';
 import { resultsOf } from './devices.js';
 import { logStepFailure } from './held-webhooks.js';
 import type { Step } from '../playbook/schema.js';

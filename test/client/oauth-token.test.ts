@@ -4,7 +4,8 @@
  * allowing for clock skew; a static access token skips OAuth; a refused token request is not retried in a loop.
  */
 import { expect } from 'chai';
-import { createClient, type Client, type ClientOptions } from '../../src/api/client.js';
+import { createClient, type Client } from '../../src/api/client.js';
+import type { ClientOptions } from '../../src/api/client-options.js';
 import { VirtualClock } from '../../src/clock.js';
 import { AuthError } from '../../src/errors.js';
 import { failure, FAST_RATES, Recorder, TOKEN_PATH } from '../helpers/recorder.js';

@@ -8,7 +8,8 @@
  */
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient, type ClientOptions } from '../../src/api/client.js';
+import { createClient } from '../../src/api/client.js';
+import type { ClientOptions } from '../../src/api/client-options.js';
 import { MemoryLoginCounts } from '../../src/api/login-count.js';
 import { AuthError, LoginError } from '../../src/errors.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';

@@ -9,7 +9,8 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { createClient, type Client, type ClientOptions } from '../../src/api/client.js';
+import { createClient, type Client } from '../../src/api/client.js';
+import type { ClientOptions } from '../../src/api/client-options.js';
 import { VirtualClock, type Clock } from '../../src/clock.js';
 import { ApiError, NetworkError } from '../../src/errors.js';
 import { failure, FAST_RATES, Recorder, type ScriptedResponse } from '../helpers/recorder.js';
