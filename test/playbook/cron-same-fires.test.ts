@@ -10,13 +10,37 @@ import { checkCron, compileCron, firesKey } from '../../src/playbook/cron.js';
 
 const FROM = Date.parse('2026-01-01T00:00:00.000Z');
 
-/** The first `n` fires after FROM, in ms. */
-function fires(expression: string, timezone: string, n: number): number[] {
+/** The fires after FROM, in ms, as they come. */
+function* firing(expression: string, timezone: string): Generator<number> {
   const c = compileCron(expression, timezone);
   if (!c.ok) throw new Error(c.problem);
+  for (let t = c.schedule.next(FROM); t !== undefined; t = c.schedule.next(t)) yield t;
+}
+
+/** The first `n` fires after FROM, in ms. */
+function fires(expression: string, timezone: string, n: number): number[] {
   const out: number[] = [];
-  for (let t = c.schedule.next(FROM); t !== undefined && out.length < n; t = c.schedule.next(t)) out.push(t);
+  for (const t of firing(expression, timezone)) {
+    if (out.length === n) break;
+    out.push(t);
+  }
   return out;
+}
+
+/**
+ * Whether the first `n` fires of two schedules differ: compared as they come, so that two schedules apart from
+ * their first fire are not each worked out `n` times.
+ */
+function differWithin(a: [string, string], b: [string, string], n: number): boolean {
+  const x = firing(...a);
+  const y = firing(...b);
+  for (let i = 0; i < n; i++) {
+    const p = x.next();
+    const q = y.next();
+    if (p.done || q.done) return p.done !== q.done;
+    if (p.value !== q.value) return true;
+  }
+  return false;
 }
 
 describe('schedules that fire at the same times (firesKey)', () => {
@@ -54,7 +78,7 @@ describe('schedules that fire at the same times (firesKey)', () => {
   for (const [a, za, b, zb] of apart)
     it(`${a} (${za}) and ${b} (${zb}) are not`, () => {
       expect(firesKey(a, za)).to.not.equal(firesKey(b, zb));
-      expect(fires(a, za, 9000)).to.not.deep.equal(fires(b, zb, 9000));
+      expect(differWithin([a, za], [b, zb], 9000), 'the first 9,000 fires differ').to.equal(true);
     });
 
   it('has no key for an expression that does not compile', () => {
@@ -68,6 +92,8 @@ describe('schedules that fire at the same times (firesKey)', () => {
     ) as { expressions: { cron: string }[] };
     let compared = 0;
     for (const zone of ['UTC', 'America/New_York']) {
+      // The fires of the first expression of a key, worked out once however many of the corpus share the key.
+      const firstFires = new Map<string, number[]>();
       const byKey = new Map<string, string>();
       for (const { cron } of corpus.expressions) {
         if (!checkCron(cron, zone).ok) continue;
@@ -76,8 +102,9 @@ describe('schedules that fire at the same times (firesKey)', () => {
         if (first === undefined) byKey.set(key, cron);
         else if (first !== cron) {
           compared++;
+          if (!firstFires.has(first)) firstFires.set(first, fires(first, zone, 200));
           expect(fires(cron, zone, 200), `${cron} and ${first} in ${zone}`).to.deep.equal(
-            fires(first, zone, 200),
+            firstFires.get(first),
           );
         }
       }

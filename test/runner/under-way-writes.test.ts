@@ -5,6 +5,10 @@
  * the ledger entries written with it hold already), and the whole of it was written again at each status poll, to
  * keep the step's calls: about 2 MB a poll. Now the checkpoint names the request without its devices, and a
  * request that leaves writes the step's counts alone.
+ *
+ * The stop and resume after it claims what a resumed run reads (its devices from the ledger, its calls all
+ * counted), not a size: it suspends `RESUMED` devices, enough that a checkpoint holding their ids would be tens of
+ * kilobytes, and leaves the 100,000 to the measure of bytes a poll.
  */
 import { expect } from 'chai';
 import type { Emulator } from '../../src/emulator/index.js';
@@ -14,6 +18,7 @@ import { forEachBackend } from '../store/backends.js';
 import { actionCounts, clientFor, emulator, interruptedRun, playbook, setFaults } from './helpers.js';
 
 const DEVICES = 100_000;
+const RESUMED = 5_000;
 
 const PB = playbook(`version: 1
 name: suspend-all
@@ -111,7 +116,7 @@ forEachBackend('what a step under way writes as each request leaves', (b) => {
 
   it('stopped while it confirms and resumed: the devices from the ledger, the calls all counted', async function () {
     this.timeout(240_000);
-    emu.reset({ seed: 1, accounts: 1, devicesPerAccount: DEVICES });
+    emu.reset({ seed: 1, accounts: 1, devicesPerAccount: RESUMED });
     await setFaults(emu, { processingSeconds: 30 });
     const account = emu.defaults.accounts[0]!;
     const store = await b.open();
@@ -135,7 +140,7 @@ forEachBackend('what a step under way writes as each request leaves', (b) => {
       expect(received['devices.suspend'], 'the request is not sent again').to.equal(1);
       const step = summary.steps.find((s) => s.id === 'suspend')!;
       // Every device the request named is confirmed: the resumed run read them from the ledger.
-      expect(step.devices.succeeded).to.be.greaterThan(DEVICES / 2);
+      expect(step.devices.succeeded).to.be.greaterThan(RESUMED / 2);
       expect(step.devices.total - step.devices.succeeded).to.equal(0);
       const results = await store.deviceResults(runId, 'suspend');
       expect(results.filter((r) => r.outcome === 'succeeded')).to.have.length(step.devices.succeeded);
