@@ -257,6 +257,8 @@ export interface RunListQuery {
   status?: RunStatus;
   /** The trigger's `type`: callback, schedule or manual. */
   trigger?: string;
+  /** Only dry runs (true), or only real runs (false): RunRecord.dryRun. Unset, both. */
+  dryRun?: boolean;
   /** Started at or after (ISO). */
   from?: string;
   /** Started before (ISO). */
