@@ -4,32 +4,18 @@
  * own), and the query matches it exactly, so a type it never records finds no device, and the run goes on as
  * if none had failed so. A code without spaces (an API error code, `FB_...`) may be any the service sends.
  */
-import {
-  CARRIER_ERROR_TYPES,
-  DEVICE_ERROR_TYPES,
-  OWN_DEVICE_TYPES,
-  STATE_NOT_CHANGED,
-  specErrorType,
-} from '../api/device-errors.js';
-import { closest } from '../util/closest.js';
+import { meantType, RECORDED_DEVICE_TYPES } from '../api/device-errors.js';
 import type { StaticProblem } from './policy.js';
 
-const RECORDED: readonly string[] = [
-  ...DEVICE_ERROR_TYPES,
-  ...CARRIER_ERROR_TYPES,
-  STATE_NOT_CHANGED,
-  ...Object.keys(OWN_DEVICE_TYPES),
-];
 const CODE = /^[A-Z][A-Z0-9_]*$/;
 
 /** Why a ledger query for `type` finds no device fleetbook recorded; undefined when it can find some. */
 function errorTypeProblem(type: string): string | undefined {
-  if (RECORDED.includes(type) || CODE.test(type) || type.includes('${{')) return undefined;
-  const spec = specErrorType(type);
-  if (spec !== type)
-    return `\`${type}\` is recorded by its spec name, \`${spec}\` (the vendor's prefix is read as SVC)`;
-  const near = closest(type, RECORDED, 1);
-  return `\`${type}\` is no per-device error type fleetbook records${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}`;
+  if (RECORDED_DEVICE_TYPES.includes(type) || CODE.test(type) || type.includes('${{')) return undefined;
+  const meant = meantType(type, RECORDED_DEVICE_TYPES);
+  if (meant?.spec)
+    return `\`${type}\` is recorded by its spec name, \`${meant.type}\` (the vendor's prefix is read as SVC)`;
+  return `\`${type}\` is no per-device error type fleetbook records${meant ? ` (did you mean \`${meant.type}\`?)` : ''}`;
 }
 
 export function ledgerQueryStatic(args: Record<string, unknown>): StaticProblem[] {

@@ -6,6 +6,8 @@
  * test/client/device-error-catalog.test.ts checks this table against the spec. The carrier's own codes for
  * device-state actions are in a table of their own below (CARRIER_ERRORS), so that this one stays the spec's.
  */
+import { closest } from '../util/closest.js';
+
 export type DeviceErrorClass = 'transient' | 'remediable' | 'permanent';
 
 export const DEVICE_ERRORS = {
@@ -152,4 +154,30 @@ export const DEVICE_STATE_ERROR_TYPES: readonly string[] = [...CARRIER_ERROR_TYP
 export function deviceErrorClass(type: string): DeviceErrorClass {
   if (isDeviceErrorType(type)) return DEVICE_ERRORS[type];
   return isCarrierErrorType(type) ? CARRIER_ERRORS[type] : 'permanent';
+}
+
+/**
+ * Every type fleetbook records for a device: spec 7.3's (with SVC for the vendor's prefix), the carrier's codes,
+ * and its own. A device whose whole request failed has the request's code besides (an API error code the service
+ * sent, `HTTP_503`, a FB_ code), which no list holds.
+ */
+export const RECORDED_DEVICE_TYPES: readonly string[] = [
+  ...DEVICE_ERROR_TYPES,
+  ...CARRIER_ERROR_TYPES,
+  STATE_NOT_CHANGED,
+  ...Object.keys(OWN_DEVICE_TYPES),
+];
+
+/**
+ * The type meant by `type`, which is none of `known`: its spec name when it has a vendor's prefix for SVC
+ * (`ACME CACHE UNAVAILABLE`; `spec`), else the closest of `known`; undefined when none is close.
+ */
+export function meantType(
+  type: string,
+  known: readonly string[],
+): { type: string; spec: boolean } | undefined {
+  const spec = specErrorType(type);
+  if (spec !== type) return { type: spec, spec: true };
+  const [near] = closest(type, known, 1);
+  return near === undefined ? undefined : { type: near, spec: false };
 }

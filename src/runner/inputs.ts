@@ -20,6 +20,8 @@ export interface InputMismatch {
   got: unknown;
   /** `got` is text that does not read as `type` at all: not JSON for an array or an object, not a number. */
   unread: boolean;
+  /** `got` is text, not read as `type` at all: the caller gives each value as its type (InputWording.typed). */
+  quoted?: true;
 }
 
 /** The words for a mismatch, as the caller's user gives inputs. */
@@ -40,6 +42,11 @@ export interface InputWording {
   mismatch: MismatchWording;
   /** How to give `missing` (one or more), a clause starting lowercase; none: they are only named. */
   missing?: (missing: MissingInput[]) => string;
+  /**
+   * The caller's user gives each value as its type (a JSON body): text for an input of another type is refused
+   * (a mismatch, `quoted`), not read as that type as `--input`'s text is. Unset: text is read.
+   */
+  typed?: true;
 }
 
 /** An example of a value of each type that is written as JSON. */
@@ -49,8 +56,10 @@ export const JSON_EXAMPLE: Partial<Record<InputType, string>> = { array: '["a","
  * The mismatch said of a value given as data (a JSON body, a test case): the input, its type, what it got, and for
  * text that is no array or object, how one is written.
  */
-export const describeMismatch: MismatchWording = ({ input, type, got, unread }) => {
+export const describeMismatch: MismatchWording = ({ input, type, got, unread, quoted }) => {
   const example = JSON_EXAMPLE[type];
+  if (quoted)
+    return `input \`${input}\` is ${A_TYPE[type]}: give it as ${AS_JSON[type]}, not in quotes (got ${JSON.stringify(got)})`;
   if (unread && example)
     return `input \`${input}\` is an ${type}: give it as a JSON ${type}, e.g. ${example} (got ${JSON.stringify(got)})`;
   const takes = TEXT_TAKES[type];
@@ -58,6 +67,26 @@ export const describeMismatch: MismatchWording = ({ input, type, got, unread }) 
   return unread
     ? `input \`${input}\` is not a valid ${type}: ${JSON.stringify(got)}`
     : `input \`${input}\` must be of type ${type}, got ${JSON.stringify(got)}`;
+};
+
+/** A value of each type, in words: `an integer`. */
+const A_TYPE: Record<InputType, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean',
+  array: 'an array',
+  object: 'an object',
+};
+
+/** How a JSON body gives a value of each type but string. */
+const AS_JSON: Record<InputType, string> = {
+  string: 'a JSON string',
+  integer: 'a JSON number',
+  number: 'a JSON number',
+  boolean: 'JSON true or false',
+  array: `a JSON array, e.g. ${JSON_EXAMPLE.array}`,
+  object: `a JSON object, e.g. ${JSON_EXAMPLE.object}`,
 };
 
 /** Inputs given as data, where the caller cannot say how (a test case, a scheduled or a resumed run). */
@@ -76,8 +105,13 @@ export const PLACEHOLDER: Record<InputType, string> = {
 /** `them` of several inputs, `it` of one. */
 export const pronoun = (missing: readonly unknown[]): string => (missing.length === 1 ? 'it' : 'them');
 
-/** The inputs of a JSON body (the daemon's `POST /playbooks/{name}/runs`): a value as JSON, a string quoted. */
+/**
+ * The inputs of a JSON body (the daemon's `POST /playbooks/{name}/runs`): a value as JSON, a string quoted. JSON
+ * has numbers, booleans, arrays and objects, so a string for an input of another type is refused, not read: it is
+ * most often a template that quoted its placeholder, as `"dryRun": "true"` in the same body is refused.
+ */
 export const BODY_WORDING: InputWording = {
+  typed: true,
   mismatch: describeMismatch,
   missing: (missing) =>
     `give ${pronoun(missing)} in the JSON body: {"inputs": {${missing
@@ -142,6 +176,9 @@ export function coerceInputs(
       v = decl.default;
     }
     if (typeof v === 'string' && decl.type !== 'string') {
+      // A default is the playbook's own, read as ever; only a value given is the caller's to type.
+      if (word.typed && given[name] !== undefined)
+        throw mismatch({ input: name, type: decl.type, got: v, unread: false, quoted: true });
       const read = readAs(decl.type, v);
       if (!read.ok) throw mismatch({ input: name, type: decl.type, got: v, unread: true });
       v = read.value;

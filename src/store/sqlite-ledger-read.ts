@@ -6,6 +6,7 @@ import type Database from 'better-sqlite3';
 import { bracketing, deviceIdsOf, type EntryRange } from './id-range.js';
 import { byStepThenDevice, entryGroup, historyRows, type EntryRow, type HistoryEntryRow } from './rows.js';
 import type { DeviceGroup, DeviceHistoryRow, EntryFilter, LedgerQuery, LedgerRow } from './store.js';
+import { storedText } from './text.js';
 
 export const LATEST_MIGRATION = `CREATE TABLE ledger_latest (
      run_id TEXT NOT NULL,
@@ -57,6 +58,19 @@ export function ledgerEntries(
     device: q.device ?? null,
     limit,
   }) as EntryRow[];
+}
+
+/** `hasErrorType` (store.ts): by ledger_by_error, the index of the types. */
+export function hasErrorType(
+  sql: (text: string) => Database.Statement,
+  runId: string,
+  errorType: string,
+): boolean {
+  const row = sql('SELECT 1 AS found FROM ledger WHERE error_type = ? AND run_id = ? LIMIT 1').get(
+    storedText(errorType),
+    storedText(runId),
+  );
+  return row !== undefined;
 }
 
 /**

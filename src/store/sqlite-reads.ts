@@ -18,6 +18,7 @@ export function listRuns(sql: (text: string) => Database.Statement, q: RunListQu
   if (q.playbook !== undefined) cond('playbook = ?', q.playbook);
   if (q.status !== undefined) cond('status = ?', q.status);
   if (q.trigger !== undefined) cond(`json_extract(trigger_json, '$.type') = ?`, q.trigger);
+  if (q.dryRun !== undefined) cond('dry_run = ?', q.dryRun ? 1 : 0);
   if (q.from !== undefined) cond('started_at >= ?', q.from);
   if (q.to !== undefined) cond('started_at < ?', q.to);
   if (q.before !== undefined) cond('(started_at, id) < (?, ?)', q.before.startedAt, q.before.id);

@@ -5,7 +5,13 @@
 import type Database from 'better-sqlite3';
 import { MIGRATIONS } from './sqlite-migrations.js';
 import { CHECKPOINT_PAGES, openSqliteFile, type SqliteOptions } from './sqlite-file.js';
-import { deviceResults, resultsUnder, ledgerEntries, matchingSteps } from './sqlite-ledger-read.js';
+import {
+  deviceResults,
+  hasErrorType,
+  resultsUnder,
+  ledgerEntries,
+  matchingSteps,
+} from './sqlite-ledger-read.js';
 import { Grouping } from './sqlite-grouping.js';
 import type { ReadPlan } from './sqlite-latest-read.js';
 import { SqliteInbox, inboxAfter, inboxByRequest, inboxPosition, recentInbox } from './sqlite-inbox.js';
@@ -211,6 +217,10 @@ export class SqliteStore implements Store {
 
   async ledgerEntries(...args: Parameters<Store['ledgerEntries']>): Promise<EntryRow[]> {
     return ledgerEntries(this.sql, ...args);
+  }
+
+  async hasErrorType(runId: string, errorType: string): Promise<boolean> {
+    return hasErrorType(this.sql, runId, errorType);
   }
 
   async deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {

@@ -257,6 +257,8 @@ export interface RunListQuery {
   status?: RunStatus;
   /** The trigger's `type`: callback, schedule or manual. */
   trigger?: string;
+  /** Only dry runs (true), or only real runs (false): RunRecord.dryRun. Unset, both. */
+  dryRun?: boolean;
   /** Started at or after (ISO). */
   from?: string;
   /** Started before (ISO). */
@@ -374,6 +376,11 @@ export interface LedgerStore {
     after: { step: string; seq: number } | undefined,
     limit: number,
   ): Promise<EntryRow[]>;
+  /**
+   * Whether an entry of the run has `errorType` (one a later result replaced too): by the index of the types, so
+   * that a type no run recorded costs one lookup, however many devices the run has.
+   */
+  hasErrorType(runId: string, errorType: string): Promise<boolean>;
   /** Every entry that names the device, newest first, at most `limit`, with its run's playbook, start and status. */
   deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]>;
   /**

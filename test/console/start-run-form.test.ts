@@ -86,7 +86,7 @@ describe('console: the run form', function () {
       await close();
     }
 
-    // The daemon's own HTTP API takes a JSON body: it says so, and not --input either.
+    // The daemon's own HTTP API takes a JSON body, each input as its JSON type: it says so, and not --input either.
     const res = await fetch(`${t.daemon.url}/playbooks/${PLAYBOOK}/runs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${DAEMON_TOKEN}` },
@@ -94,7 +94,9 @@ describe('console: the run form', function () {
     });
     expect([res.status, await res.json()]).to.deep.equal([
       400,
-      { error: 'input `tags` is an array: give it as a JSON array, e.g. ["a","b"] (got "a,b")' },
+      {
+        error: 'input `tags` is an array: give it as a JSON array, e.g. ["a","b"], not in quotes (got "a,b")',
+      },
     ]);
   });
 

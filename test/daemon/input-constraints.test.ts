@@ -61,7 +61,7 @@ describe('serve: input constraints over HTTP', function () {
       400,
       { error: `input \`sensors\`: item 2 "${A}" is given twice (uniqueItems)` },
     ]);
-    expect(await start({ sensors: `["${A}", "x"]` })).to.deep.equal([
+    expect(await start({ sensors: [A, 'x'] })).to.deep.equal([
       400,
       { error: `input \`sensors\`: item 1 "x" does not match \`${UUID}\` (items.pattern)` },
     ]);

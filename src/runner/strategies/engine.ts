@@ -46,10 +46,11 @@ export async function engineAction(
  * A ledger query that found no device, of a playbook with no run in the store but this one (a misspelt name, one
  * that never ran, or whose runs retention removed): said in the step's note, and logged once a run for each name,
  * rather than an empty result a forEach skips with no word. A playbook that ran with no matching device is normal.
+ * Only real runs count: a query never reads a dry run's entries, so a playbook that only had dry runs never ran.
  */
 async function neverRan(ctx: RunContext, stepId: string, queried: unknown, state: StepState): Promise<void> {
   const name = typeof queried === 'string' ? queried : ctx.plan.playbook.name;
-  const runs = await ctx.o.store.listRuns({ playbook: name, limit: 2 });
+  const runs = await ctx.o.store.listRuns({ playbook: name, dryRun: false, limit: 2 });
   if (runs.some((r) => r.id !== ctx.id)) return;
   state.note = `no run of playbook \`${name}\` in the store: the query found no device (is the name right? has it run?)`;
   if (ctx.ledgerNeverRan.has(name)) return;

@@ -313,6 +313,15 @@ export class PostgresLedger implements LedgerStore {
     });
   }
 
+  async hasErrorType(runId: string, errorType: string): Promise<boolean> {
+    // By ledger_by_error, the index of the types.
+    const rows = await this.turns.read({
+      text: 'SELECT 1 AS found FROM ledger WHERE error_type = $1 AND run_id = $2 LIMIT 1',
+      values: [storedText(errorType), storedText(runId)],
+    });
+    return rows.length > 0;
+  }
+
   lateEntries(since: string, afterSeq: number, limit: number): Promise<EntryRow[]> {
     return this.turns.read<EntryRow>({
       // By the partial index of the entries a late message may settle (ledger_late).

@@ -177,6 +177,7 @@ export class PostgresRuns implements RunStore {
     if (q.playbook !== undefined) cond((p) => `playbook = ${p}`, q.playbook);
     if (q.status !== undefined) cond((s) => `status = ${s}`, q.status);
     if (q.trigger !== undefined) cond((t) => `(trigger_json::json ->> 'type') = ${t}`, q.trigger);
+    if (q.dryRun !== undefined) cond((d) => `dry_run = ${d}`, q.dryRun);
     if (q.from !== undefined) cond((f) => `started_at >= ${f}`, q.from);
     if (q.to !== undefined) cond((t) => `started_at < ${t}`, q.to);
     if (q.before !== undefined)

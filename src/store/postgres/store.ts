@@ -239,6 +239,9 @@ export class PostgresStore implements Store {
   ): Promise<EntryRow[]> {
     return this.ledger.ledgerEntries(runId, q, after, limit);
   }
+  hasErrorType(runId: string, errorType: string): Promise<boolean> {
+    return this.ledger.hasErrorType(runId, errorType);
+  }
   deviceHistory(deviceId: string, limit: number): Promise<DeviceHistoryRow[]> {
     return this.ledger.deviceHistory(deviceId, limit);
   }
