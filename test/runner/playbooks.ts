@@ -16,7 +16,7 @@ inputs:
 steps:
   - id: devices
     uses: devices.list
-    with: { accountName: \${{ inputs.account }}, currentState: active }
+    with: { accountName: '\${{ inputs.account }}', currentState: active }
     retry: { on: [http.5xx, http.429, network], maxAttempts: 8, delay: 10ms, maxDelay: 200ms }
   - id: batches
     forEach:
@@ -26,7 +26,7 @@ steps:
       steps:
         - id: suspend
           uses: devices.suspend
-          with: { accountName: \${{ inputs.account }}, devices: \${{ item }} }
+          with: { accountName: '\${{ inputs.account }}', devices: '\${{ item }}' }
           retry: { on: [http.5xx, http.429, network], maxAttempts: 10, delay: 10ms, maxDelay: 200ms }
 `;
 
