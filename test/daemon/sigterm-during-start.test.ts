@@ -7,12 +7,10 @@
  *
  * The built binary in a child process, on an emulator of this process that answers every call after a while.
  */
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { BIN } from '../helpers/cli.js';
-import { DaemonWorld, untilDaemons } from '../helpers/daemon.js';
+import { DaemonProcess, DaemonWorld, untilDaemons } from '../helpers/daemon.js';
 
 const PLAYBOOK = `version: 1
 name: on-usage
@@ -37,42 +35,33 @@ describe('daemon: SIGTERM during its start (child process)', function () {
     // Every answer late: the start waits on its session login (shared by every call, so not given up with the
     // registration that asked for it; it ends as it would) and then on its first registration.
     world.emu.setFaults({ latencyMs: 5_000 });
-    const child = spawn(process.execPath, [BIN, 'serve', '--playbooks', playbooks], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        ...world.env({
-          FLEETBOOK_STATE: world.state(),
-          FLEETBOOK_LISTEN: '127.0.0.1:0',
-          FLEETBOOK_CALLBACK_URL: 'http://127.0.0.1:9',
-          FLEETBOOK_CALLBACK_ACCOUNTS: world.emu.defaults.accounts[0] as string,
-        }),
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+    const d = DaemonProcess.spawn('starting daemon', {
+      playbooks,
+      state: world.state(),
+      env: world.env({
+        FLEETBOOK_CALLBACK_URL: 'http://127.0.0.1:9',
+        FLEETBOOK_CALLBACK_ACCOUNTS: world.emu.defaults.accounts[0] as string,
+      }),
     });
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
     try {
       // Listening, its runs resumed, and not yet through its registrations.
       await untilDaemons([], 'the daemon listening', async () =>
-        err.includes('"message":"listening"') ? true : undefined,
+        d.stderr.includes('"message":"listening"') ? true : undefined,
       );
-      expect(err).to.not.include('fleetbook serve: listening on');
-      child.kill('SIGTERM');
-      const exit = await exited;
-      const messages = err
+      expect(d.stderr).to.not.include('fleetbook serve: listening on');
+      d.proc.kill('SIGTERM');
+      const exit = await d.exited;
+      const messages = d.stderr
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .map((l) => (JSON.parse(l) as { message: string }).message);
-      expect({ exit, stopped: messages.includes('stopped') }, err).to.deep.equal({
+      expect({ exit, stopped: messages.includes('stopped') }, d.stderr).to.deep.equal({
         exit: { code: 0, signal: null },
         stopped: true,
       });
     } finally {
       world.emu.setFaults({ latencyMs: 0 });
-      child.kill('SIGKILL');
+      d.proc.kill('SIGKILL');
     }
   });
 });

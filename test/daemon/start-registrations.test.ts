@@ -12,11 +12,9 @@
  *   (0.0.0.0), the daemon registers `http://0.0.0.0:PORT`, which the service cannot reach: it says so, naming
  *   `FLEETBOOK_CALLBACK_URL`. Before, it said nothing.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { BIN } from '../helpers/cli.js';
 import { DaemonProcess, DaemonWorld, untilDaemons } from '../helpers/daemon.js';
 import type { Registration } from '../../src/daemon/registrations.js';
 
@@ -57,26 +55,17 @@ describe('fleetbook serve: callback registrations at start (child process)', fun
     expect(accounts, 'the emulator accounts').to.have.length(3);
     // Every registration held at the service until released: what the daemon sends at once is what is held.
     const hold = world.emu.hold('callbacks.register');
-    const child = spawn(process.execPath, [BIN, 'serve', '--playbooks', playbooks], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        ...world.env({
-          FLEETBOOK_STATE: world.state('held.db'),
-          FLEETBOOK_LISTEN: '127.0.0.1:0',
-          FLEETBOOK_CALLBACK_URL: 'http://127.0.0.1:9',
-          FLEETBOOK_CALLBACK_ACCOUNTS: accounts.join(','),
-        }),
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+    const d = DaemonProcess.spawn('held daemon', {
+      playbooks,
+      state: world.state('held.db'),
+      env: world.env({
+        FLEETBOOK_CALLBACK_URL: 'http://127.0.0.1:9',
+        FLEETBOOK_CALLBACK_ACCOUNTS: accounts.join(','),
+      }),
     });
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
     try {
       const url = await untilDaemons([], 'the daemon listening', async () => {
-        const m = /"message":"listening".*?"url":"(http:[^"]+)"/.exec(err);
+        const m = /"message":"listening".*?"url":"(http:[^"]+)"/.exec(d.stderr);
         return m?.[1];
       });
       const readyz = async () => {
@@ -98,20 +87,20 @@ describe('fleetbook serve: callback registrations at start (child process)', fun
           registrations: { made: 0, failed: 0, of: 6 },
         },
       });
-      expect(err, 'the start not over').to.not.include('fleetbook serve: listening on');
+      expect(d.stderr, 'the start not over').to.not.include('fleetbook serve: listening on');
       hold.release();
       await untilDaemons([], 'the start over', async () =>
-        err.includes('fleetbook serve: listening on') ? true : undefined,
+        d.stderr.includes('fleetbook serve: listening on') ? true : undefined,
       );
       expect(await readyz(), '/readyz once the start is over').to.deep.equal({
         status: 200,
         body: { status: 'ready' },
       });
-      child.kill('SIGTERM');
-      expect(await exited, err).to.deep.equal({ code: 0, signal: null });
+      d.proc.kill('SIGTERM');
+      expect(await d.exited, d.stderr).to.deep.equal({ code: 0, signal: null });
     } finally {
       hold.release();
-      child.kill('SIGKILL');
+      d.proc.kill('SIGKILL');
     }
   });
 

@@ -60,22 +60,7 @@ export class DaemonProcess {
    * `serve` prints `fleetbook serve: listening on URL`.
    */
   static async start(name: string, o: DaemonOptions): Promise<DaemonProcess> {
-    const args = [
-      ...(o.nodeArgs ?? []),
-      BIN,
-      'serve',
-      '--playbooks',
-      o.playbooks,
-      '--listen',
-      `${o.host ?? '127.0.0.1'}:${o.port ?? 0}`,
-      '--state',
-      o.state,
-    ];
-    const proc = spawn(process.execPath, args, {
-      env: { PATH: process.env.PATH ?? '', ...o.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const d = new DaemonProcess(name, proc);
+    const d = DaemonProcess.spawn(name, o);
     let exit: Exit | undefined;
     void d.exited.then((e) => (exit = e));
     const deadline = Date.now() + (o.startTimeoutMs ?? 30_000);
@@ -95,6 +80,29 @@ export class DaemonProcess {
       }
       await new Promise((r) => setTimeout(r, 25));
     }
+  }
+
+  /**
+   * Starts `fleetbook serve` and returns at once, before it listens: for what happens during its start (its
+   * output is kept as it comes; `url` is set by `start` only).
+   */
+  static spawn(name: string, o: DaemonOptions): DaemonProcess {
+    const args = [
+      ...(o.nodeArgs ?? []),
+      BIN,
+      'serve',
+      '--playbooks',
+      o.playbooks,
+      '--listen',
+      `${o.host ?? '127.0.0.1'}:${o.port ?? 0}`,
+      '--state',
+      o.state,
+    ];
+    const proc = spawn(process.execPath, args, {
+      env: { PATH: process.env.PATH ?? '', ...o.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new DaemonProcess(name, proc);
   }
 
   /** GET `path` of the daemon, which must answer 200 (else the body says why): its JSON. */
