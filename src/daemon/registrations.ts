@@ -82,11 +82,11 @@ export class Registrations {
         url,
       });
     this.base = (target.emulator ? url : (config.callbackUrl ?? url)).replace(/\/$/, '');
-    // Its own listen address is all the daemon has to give the service then; a wildcard one (0.0.0.0, ::) is
-    // an address to listen on, not one to be reached at: the service cannot post there.
-    const host = new URL(url).hostname;
-    if (!target.emulator && !config.callbackUrl && (host === '0.0.0.0' || host === '[::]'))
-      this.unreachable = `FLEETBOOK_CALLBACK_URL is not set and the daemon listens on ${host}, which a service on another machine cannot reach: set FLEETBOOK_CALLBACK_URL to the address the service reaches the daemon at (a load balancer's, an ingress's), or its callbacks never arrive`;
+    this.unreachable = unreachableReason(
+      url,
+      target.options.baseUrl,
+      Boolean(target.emulator || config.callbackUrl),
+    );
     o.stopping?.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
@@ -232,4 +232,29 @@ export class Registrations {
     const due = this.status().filter((r) => !r.ok && Date.parse(r.nextAttempt as string) <= Date.now());
     await Promise.all(due.map((r) => (this.stopped ? undefined : this.attempt(r))));
   }
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * Why the daemon's own listen address `url`, registered when FLEETBOOK_CALLBACK_URL is unset (`addressGiven`
+ * false), cannot be reached by the service at `serviceUrl`; undefined when it can, as far as the two addresses
+ * tell. A wildcard address (0.0.0.0, ::) is one to listen on, not one to be reached at; a loopback one reaches
+ * only a service on the same machine (a standalone emulator), which a loopback service address says.
+ */
+export function unreachableReason(
+  url: string,
+  serviceUrl: string,
+  addressGiven: boolean,
+): string | undefined {
+  if (addressGiven) return undefined;
+  const host = new URL(url).hostname;
+  const fix =
+    "set FLEETBOOK_CALLBACK_URL to the address the service reaches the daemon at (a load balancer's, an ingress's), or its callbacks never arrive";
+  if (host === '0.0.0.0' || host === '[::]')
+    return `FLEETBOOK_CALLBACK_URL is not set and the daemon listens on ${host}, which a service on another machine cannot reach: ${fix}`;
+  const service = new URL(serviceUrl).hostname;
+  if (LOOPBACK.test(host) && !LOOPBACK.test(service))
+    return `FLEETBOOK_CALLBACK_URL is not set and the daemon listens on ${host}, a loopback address, which the service at ${service} cannot reach unless it runs on this machine: ${fix}`;
+  return undefined;
 }
