@@ -147,17 +147,22 @@ export class Credentials {
   }
 
   /**
-   * Keeps `e`, thrown for every request from now on, or until `retryAt` (ms); `credential` is what was refused.
+   * Keeps `e`, thrown for every request from `now` (ms) on, or until `retryAt`; `credential` is what was refused.
    * Refused again as it was, it is so since the first time, and nobody is told again.
    */
-  private refuseFor(credential: AuthRefusal['credential'], e: AuthError, retryAt?: number): AuthError {
+  private refuseFor(
+    credential: AuthRefusal['credential'],
+    e: AuthError,
+    now = this.clock.now(),
+    retryAt?: number,
+  ): AuthError {
     const was = this.authRefusal;
     const again = was?.credential === credential;
     this.authFailure = e;
     this.retryAt = retryAt;
     this.authRefusal = {
       credential,
-      since: again ? was.since : isoTime(this.clock.now()),
+      since: again ? was.since : isoTime(now),
       error: e.message,
       ...(retryAt !== undefined ? { nextAttempt: isoTime(retryAt) } : {}),
     };
@@ -238,7 +243,8 @@ export class Credentials {
         this.backoffMs ? this.backoffMs * 2 : FETCHED_TOKEN_BACKOFF_MS,
         FETCHED_TOKEN_BACKOFF_MAX_MS,
       );
-      const retryAt = this.clock.now() + this.backoffMs;
+      const now = this.clock.now();
+      const retryAt = now + this.backoffMs;
       return this.refuseFor(
         'fetched token',
         new AuthError(
@@ -249,6 +255,7 @@ export class Credentials {
             'client (FLEETBOOK_CLIENT_ID) may use this API.',
           { cause: e },
         ),
+        now,
         retryAt,
       );
     }
