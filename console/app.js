@@ -70,13 +70,14 @@ const STATE_EVERY_MS = 10_000;
 
 /**
  * The banners above every page while runs that need the service fail until the operator acts, which the daemon
- * says otherwise only in its log and `/status`: its credentials refused for good (`authRefused` of the overview:
- * the access token given, or the token request), until it is restarted with fresh ones; or no session login sent
- * (`loginsStopped`). Asked again at each page and every few seconds; each gone once it no longer holds.
+ * says otherwise only in its log and `/status`: its credentials refused (`authRefused` of the overview: the access
+ * token given, or the token request, until it is restarted with fresh ones; or the tokens it fetched, until one
+ * fetched after `nextAttempt` is taken); or no session login sent (`loginsStopped`). Asked again at each page and
+ * every few seconds; each gone once it no longer holds.
  */
 function DaemonBanner() {
   const [state, setState] = useState(
-    /** @type {{ loginsStopped?: string, authRefused?: { credential: string, since: string, error: string } } | null} */ (
+    /** @type {{ loginsStopped?: string, authRefused?: { credential: string, since: string, error: string, nextAttempt?: string } } | null} */ (
       null
     ),
   );
@@ -99,8 +100,12 @@ function DaemonBanner() {
     refused &&
     html`<div class="alert" role="alert">
       <strong>Credentials refused.</strong>${' '}Since ${formatTime(refused.since)}, every run that calls the
-      service fails: the daemon sends it nothing until it is restarted with fresh
-      credentials:${' '}${withCode(refused.error)}
+      service
+      fails:${' '}${
+        refused.nextAttempt
+          ? `the service refuses the tokens the daemon fetches, and it sends nothing until it fetches another at ${formatTime(refused.nextAttempt)}:`
+          : 'the daemon sends it nothing until it is restarted with fresh credentials:'
+      }${' '}${withCode(refused.error)}
     </div>`
   }${
     stopped &&

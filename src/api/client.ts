@@ -180,7 +180,10 @@ export class ApiClient {
     return this.credentials.loginStopped;
   }
 
-  /** Why the client sends no request now, if it does not: its credentials refused for good, until it restarts. */
+  /**
+   * Why the client sends no request now, if it does not: its credentials refused for good, until it restarts, or a
+   * fetched token refused twice, until the back-off passes and one fetched then is taken.
+   */
   get authRefused(): AuthRefusal | undefined {
     return this.credentials.authRefused;
   }
@@ -418,6 +421,9 @@ export class ApiClient {
         this.o.onResponse?.(c.action, res.status);
         const ok = res.status >= 200 && res.status < 300;
         if (ok && login) await this.credentials.loginSettled(login.as, login.id, 'succeeded');
+        // A fetched token refused before, taken now: the refusal clears.
+        if (ok && c.auth !== 'basic' && this.credentials.authRefused)
+          this.credentials.bearerTaken(headers.authorization);
         if (ok) return read(res);
         throw apiError(c.action, res, this.clock.now());
       } catch (e) {

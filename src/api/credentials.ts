@@ -6,8 +6,10 @@
  * the client sends it again, at most LOGIN_ATTEMPTS times in all. Each call that needs a session may start a new
  * login, so the logins in doubt are also counted across logins, until one succeeds: no more than LOGINS_IN_DOUBT
  * are sent. A login refused for its bearer token (the answer's challenge says so) never reached the user's password:
- * it is not counted, and the token is fetched again once, or, given as it is, refused for good (bearerRefusal). The
- * requests themselves go through the client (`TokenRequests`), with its rate budgets and retries.
+ * it is not counted, and the token is fetched again once, or, given as it is, refused for good (bearerRefusal). A
+ * fetched token refused, and the one fetched again refused too, is kept refused for a back-off
+ * (FETCHED_TOKEN_BACKOFF_MS), until a token fetched after it is taken. The requests themselves go through the client
+ * (`TokenRequests`), with its rate budgets and retries.
  */
 import { randomUUID } from 'node:crypto';
 import { isoTime, type Clock } from '../clock.js';
@@ -22,6 +24,15 @@ import {
 } from '../errors.js';
 import { registerSecret, type Logger } from '../log.js';
 import type { CountedLogin, LoginCounts, LoginSettlement, LoginUser } from './login-count.js';
+
+/**
+ * How long every call fails at once, sending nothing, once a fetched bearer token was refused and the one fetched
+ * again was refused too: then the next call fetches another. Each wait is twice the one before while the tokens
+ * fetched after it are refused, up to FETCHED_TOKEN_BACKOFF_MAX_MS; a token taken starts again from this one.
+ */
+export const FETCHED_TOKEN_BACKOFF_MS = 60_000;
+/** The longest wait of FETCHED_TOKEN_BACKOFF_MS doubled. */
+export const FETCHED_TOKEN_BACKOFF_MAX_MS = 15 * 60_000;
 
 /**
  * Logins of one user sent in a row, across logins and across the processes on the store, while none of them
@@ -47,6 +58,11 @@ export interface CredentialOptions {
   password?: string | undefined;
   /** Refresh the bearer token this long before it expires, in ms. @default 60000 */
   tokenSkewMs?: number | undefined;
+  /**
+   * Told of each change of `authRefused`: `refused` as it is refused (`was` the refusal before, if any), undefined
+   * (and `was`) as it clears.
+   */
+  onAuthRefused?: ((refused: AuthRefusal | undefined, was: AuthRefusal | undefined) => void) | undefined;
 }
 
 /** The counters of ClientStats these requests move. */
@@ -56,17 +72,36 @@ interface TokenStats {
   sessionRenewals: number;
 }
 
-/** The client's credentials refused for good: every request fails with `error` until the process restarts. */
+/**
+ * The client's credentials refused: every request fails with `error`, sending nothing, until the process restarts
+ * (a token given, the token request) or, for a `fetched token`, until `nextAttempt`.
+ */
 export interface AuthRefusal {
   /**
-   * What was refused: the `access token` given (FLEETBOOK_ACCESS_TOKEN), or the token request of the `client
-   * credentials` (FLEETBOOK_CLIENT_ID and FLEETBOOK_CLIENT_SECRET).
+   * What was refused: the `access token` given (FLEETBOOK_ACCESS_TOKEN), the token request of the `client
+   * credentials` (FLEETBOOK_CLIENT_ID and FLEETBOOK_CLIENT_SECRET), or a `fetched token` and the one fetched again.
    */
-  credential: 'access token' | 'client credentials';
-  /** When, as an ISO time. */
+  credential: 'access token' | 'client credentials' | 'fetched token';
+  /** Since when, as an ISO time: the first refusal, while the tokens fetched after it are refused too. */
   since: string;
   /** The AuthError's message: what was refused, and what to do. */
   error: string;
+  /** A fetched token's only: when the next call fetches another, as an ISO time. */
+  nextAttempt?: string;
+}
+
+/**
+ * The lines a process's log (the daemon's) has of its credentials (`onAuthRefused`): one at `error` as they are
+ * refused, in `/status`'s words (`authRefused`, its `credential` as `what`: a field named so is masked as a
+ * secret), and one at `info` as a fetched token is taken again. None for each call refused after.
+ */
+export function logAuthRefusal(log: Logger): NonNullable<CredentialOptions['onAuthRefused']> {
+  return (refused, was) => {
+    if (refused) {
+      const { credential, ...rest } = refused;
+      log.error('credentials refused', { what: credential, ...rest });
+    } else if (was) log.info('credentials taken again', { what: was.credential, refusedSince: was.since });
+  };
 }
 
 export class Credentials {
@@ -74,6 +109,9 @@ export class Credentials {
   private bearerInFlight?: Promise<string>;
   private authFailure?: AuthError;
   private authRefusal?: AuthRefusal;
+  /** A fetched token's refusal: when `authFailure` stops being thrown (ms), and the wait that ends then. */
+  private retryAt?: number;
+  private backoffMs = 0;
   private sessionToken?: string;
   private loginInFlight?: Promise<string>;
   private loginFailure?: FleetbookError;
@@ -101,17 +139,50 @@ export class Credentials {
 
   /**
    * Why this client sends no request now, if it does not: its credentials refused for good (a token given as it
-   * is, or the token request), until it restarts with others.
+   * is, or the token request), until it restarts with others; or a fetched token and the one fetched again, until
+   * one fetched after is taken.
    */
   get authRefused(): AuthRefusal | undefined {
     return this.authRefusal;
   }
 
-  /** Keeps `e`, thrown for every request from now on; `credential` is what was refused. */
-  private refuseFor(credential: AuthRefusal['credential'], e: AuthError): AuthError {
+  /**
+   * Keeps `e`, thrown for every request from `now` (ms) on, or until `retryAt`; `credential` is what was refused.
+   * Refused again as it was, it is so since the first time, and nobody is told again.
+   */
+  private refuseFor(
+    credential: AuthRefusal['credential'],
+    e: AuthError,
+    now = this.clock.now(),
+    retryAt?: number,
+  ): AuthError {
+    const was = this.authRefusal;
+    const again = was?.credential === credential;
     this.authFailure = e;
-    this.authRefusal = { credential, since: isoTime(this.clock.now()), error: e.message };
+    this.retryAt = retryAt;
+    this.authRefusal = {
+      credential,
+      since: again ? was.since : isoTime(now),
+      error: e.message,
+      ...(retryAt !== undefined ? { nextAttempt: isoTime(retryAt) } : {}),
+    };
+    if (!again) this.o.onAuthRefused?.(this.authRefusal, was);
     return e;
+  }
+
+  /**
+   * A request sent with `authorization` was answered 2xx: a fetched token refused before (`fetched token`) is
+   * taken, when it is the one fetched since (those refused are forgotten), and the refusal clears.
+   */
+  bearerTaken(authorization: string | undefined): void {
+    const was = this.authRefusal;
+    if (was?.credential !== 'fetched token' || !this.bearer) return;
+    if (authorization !== `Bearer ${this.bearer.token}`) return;
+    this.authRefusal = undefined;
+    this.authFailure = undefined;
+    this.retryAt = undefined;
+    this.backoffMs = 0;
+    this.o.onAuthRefused?.(undefined, was);
   }
 
   /** Whether the bearer token is fetched here, and can be fetched again (not one given as it is). */
@@ -122,7 +193,12 @@ export class Credentials {
   // ── OAuth bearer token ────────────────────────────────────────────────────────────────────────
 
   async accessToken(): Promise<string> {
-    if (this.authFailure) throw this.authFailure;
+    if (this.authFailure) {
+      if (this.retryAt === undefined || this.clock.now() < this.retryAt) throw this.authFailure;
+      // A fetched token's back-off is over: this call fetches another. The refusal stands until one is taken.
+      this.authFailure = undefined;
+      this.retryAt = undefined;
+    }
     if (this.o.accessToken) return this.o.accessToken;
     if (this.bearer && this.clock.now() < this.bearer.refreshAt) return this.bearer.token;
     this.bearerInFlight ??= this.fetchToken().finally(() => (this.bearerInFlight = undefined));
@@ -144,7 +220,8 @@ export class Credentials {
    * A request with a session (`withSession`) also takes any other 401 but account access for its token's (revoked,
    * or forgotten by the service): fetching another costs no login. A login never does: its 401 may be the
    * password's, and a login sent again may count another failure of the user. A token given as it is cannot be
-   * fetched again: its refusal is kept and thrown again, and no login is sent with it.
+   * fetched again: its refusal is kept and thrown again, and no login is sent with it. A fetched one refused, and
+   * the one fetched again too, is kept so for a back-off (FETCHED_TOKEN_BACKOFF_MS, doubled each time again).
    */
   bearerRefusal(
     e: unknown,
@@ -160,11 +237,26 @@ export class Credentials {
       if (replayed && !e.bearerRefused) return undefined;
       this.forgetBearer(sent);
       if (!replayed) return 'replay';
-      return new AuthError(
-        `the bearer token fetched for client ${this.o.clientId ?? ''} was refused, and so was the one fetched again: ${answer}. ` +
-          "It never reached the user's password: no failed login of the user was counted for it. Check that the " +
-          'OAuth client (FLEETBOOK_CLIENT_ID) may use this API.',
-        { cause: e },
+      // Kept already by another call, in its back-off: this one does not lengthen it.
+      if (this.authFailure) return this.authFailure;
+      this.backoffMs = Math.min(
+        this.backoffMs ? this.backoffMs * 2 : FETCHED_TOKEN_BACKOFF_MS,
+        FETCHED_TOKEN_BACKOFF_MAX_MS,
+      );
+      const now = this.clock.now();
+      const retryAt = now + this.backoffMs;
+      return this.refuseFor(
+        'fetched token',
+        new AuthError(
+          `the bearer token fetched for client ${this.o.clientId ?? ''} was refused, and so was the one fetched again: ${answer}. ` +
+            "It never reached the user's password: no failed login of the user was counted for it. Every call " +
+            `fails at once until ${isoTime(retryAt)}, when fleetbook fetches another (the wait doubles, up to ` +
+            `${FETCHED_TOKEN_BACKOFF_MAX_MS / 60_000} minutes, while those are refused too). Check that the OAuth ` +
+            'client (FLEETBOOK_CLIENT_ID) may use this API.',
+          { cause: e },
+        ),
+        now,
+        retryAt,
       );
     }
     if (!e.bearerRefused) return undefined;

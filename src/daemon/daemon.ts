@@ -23,7 +23,7 @@ import { secretsStillRead } from '../runner/resume-secrets.js';
 import { CarrierConfirmations } from './confirmations.js';
 import { parseDuration } from '../playbook/duration.js';
 import { RateShares } from '../rate/shares.js';
-import { LOGINS_IN_DOUBT } from '../api/credentials.js';
+import { LOGINS_IN_DOUBT, logAuthRefusal } from '../api/credentials.js';
 import { byUser } from '../api/login-count.js';
 import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
@@ -229,6 +229,8 @@ export async function startDaemon(o: DaemonOptions): Promise<Daemon> {
       ...(target.emulator ? {} : { logins: st.logins }),
       // Once as it stops; `/status` says so until it logs in again.
       onLoginStop: (e) => log.error('session logins stopped', { error: e.message }),
+      // Once as the credentials are refused, in /status's words, and once as a fetched token is taken again.
+      onAuthRefused: logAuthRefusal(log),
     });
     // Each API area's budget is shared by every process on the store: this one runs at its share.
     shares = new RateShares({

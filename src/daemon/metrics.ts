@@ -111,7 +111,7 @@ export class DaemonMetrics {
     });
     new Gauge({
       name: 'fleetbook_auth_refused',
-      help: "Whether the service refused this daemon's credentials for good (1): the FLEETBOOK_ACCESS_TOKEN given, or the OAuth token request; every call fails with FB_AUTH until the daemon is restarted with fresh credentials. /status says why.",
+      help: "Whether the service refuses this daemon's credentials (1): the FLEETBOOK_ACCESS_TOKEN given, or the OAuth token request, until the daemon is restarted with fresh credentials; or the tokens it fetches, until one is taken. Every call fails with FB_AUTH meanwhile. /status says why.",
       registers,
       collect() {
         this.set(sources.client()?.authRefused ? 1 : 0);

@@ -72,7 +72,10 @@ export interface RouteContext {
   scheduler(): Scheduler | undefined;
   /** This process's shares of the API areas' rate budgets, which the processes on the store share. */
   rates(): ShareStatus | undefined;
-  /** The daemon's credentials refused for good, until it restarts: it sends no request to the service. */
+  /**
+   * The daemon's credentials refused, until it restarts (a token given, the token request) or a token it fetches
+   * is taken: meanwhile it sends no request to the service.
+   */
   authRefused(): AuthRefusal | undefined;
   /** Whether this daemon sends session logins, and the logins that may have failed, counted on the store. */
   logins(): Promise<LoginStatus>;
@@ -257,7 +260,7 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       registrations: c.registrations(),
       schedules: c.scheduler()?.next() ?? [],
       rates: c.rates(),
-      // Only while refused: every call fails with FB_AUTH until a restart with fresh credentials.
+      // Only while refused: every call fails with FB_AUTH until a restart with fresh credentials, or a fetched token taken.
       ...(authRefused ? { authRefused } : {}),
       logins: await c.logins(),
       // Every process on the store (the replicas, a `fleetbook run`), what each holds, and until when.
