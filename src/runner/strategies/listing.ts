@@ -99,6 +99,9 @@ function filteredKind(input: Json): string | undefined {
  */
 function takePage(devices: Json[], kind: string | undefined, exact: boolean, runs: ItemRuns): number {
   let leftOut = 0;
+  // The kind of the identifier before, as given and in lower case: a page's devices give one or two kinds.
+  let given: unknown;
+  let lower = '';
   for (const d of devices) {
     const ids = (d.deviceIds as Json[] | undefined) ?? [];
     // The identifier of the kind asked for, else the first; the kind in lower case, shared.
@@ -118,7 +121,11 @@ function takePage(devices: Json[], kind: string | undefined, exact: boolean, run
       continue;
     }
     const id = String(pick.id);
-    pushItem(runs, pickKind ?? String(pick.kind).toLowerCase(), id);
+    if (pickKind === undefined && (pick.kind !== given || typeof given !== 'string')) {
+      given = pick.kind;
+      lower = String(given).toLowerCase();
+    }
+    pushItem(runs, pickKind ?? lower, id);
   }
   return leftOut;
 }
