@@ -4,7 +4,7 @@
  * joins the store's open turn (sqlite.ts).
  */
 import type Database from 'better-sqlite3';
-import { idRange } from './id-range.js';
+import type { IdsJson } from './ids-json.js';
 import { storedJson, storedText } from './text.js';
 import { byStateRead } from './rows.js';
 import type { DeviceGroup } from './store.js';
@@ -33,7 +33,11 @@ export class LedgerWrites {
     at: string,
   ) => void;
 
-  constructor(db: Database.Database) {
+  /** `ids`: the JSON of the lists of ids written last, which the store's device claims share (ids-json.ts). */
+  constructor(
+    db: Database.Database,
+    private readonly ids: IdsJson,
+  ) {
     this.stmt = {
       saveStep: db.prepare(
         `INSERT INTO run_steps (run_id, step_key, state_json) VALUES (?, ?, ?)
@@ -82,14 +86,13 @@ export class LedgerWrites {
   /**
    * One ledger entry per group, in order, in the caller's transaction: of a device given twice, the later entry
    * counts (by `seq`). Their texts are kept as both stores keep them (text.ts): the ids and the data are scanned in
-   * their JSON, once, and taken apart again only when one of them has a NUL or a lone surrogate.
+   * their JSON, once, and taken apart again only when one of them has a NUL or a lone surrogate. The JSON and the
+   * range of a batch's ids are made once for its claim, its `accepted` entries and their results (ids-json.ts).
    */
   insertGroups(runId: string, step: string, groups: DeviceGroup[], at: string): void {
     for (const g of groups) {
       if (!g.ids.length) continue;
-      const json = JSON.stringify(g.ids);
-      const idsJson = storedJson(json);
-      const range = idRange(idsJson === json ? g.ids : (JSON.parse(idsJson) as string[]));
+      const { json: idsJson, range } = this.ids.stored(g.ids);
       this.stmt.insertEntry.run(
         runId,
         step,

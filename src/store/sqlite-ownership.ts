@@ -8,6 +8,7 @@ import { byStart, toOwner, toRun, type OwnerRow, type RunRow } from './rows.js';
 import { preparer } from './sqlite-rows.js';
 import { RELEASED_SHARE_MS } from '../rate/shares.js';
 import { LeaseLostError } from '../errors.js';
+import type { IdsJson } from './ids-json.js';
 import type { Owner, OwnerHoldings, OwnerInfo, RunRecord } from './store.js';
 
 /** The ownership tables: the fourth migration of the SQLite store (a later one gives device_claims rowids). */
@@ -47,7 +48,11 @@ export class SqliteOwnership {
   /** The lease the store's writes are fenced to (Ownership.fence in store.ts). */
   private fenced: { owner: string; onLost: ((e: Error) => void) | undefined } | undefined;
 
-  constructor(private readonly db: Database.Database) {
+  /** `ids`: the JSON of the lists of ids written last, which the store's ledger entries share (ids-json.ts). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly ids: IdsJson,
+  ) {
     this.sql = preparer(db);
     this.register = db.transaction((o: OwnerInfo, now: number, leaseMs: number, exclusive: boolean) => {
       this.expire(now);
@@ -211,7 +216,7 @@ export class SqliteOwnership {
     this.sql(
       `INSERT INTO device_claims (holder, owner, device_ids) VALUES (?, ?, ?)
        ON CONFLICT (holder) DO UPDATE SET device_ids = excluded.device_ids`,
-    ).run(holder, owner, JSON.stringify(ids));
+    ).run(holder, owner, this.ids.json(ids));
     return undefined;
   }
 

@@ -27,6 +27,7 @@ import { lateEntries, laterEntries, recordLate } from './sqlite-late.js';
 import type { LateCounts, LateResult, RunUpdate } from './late.js';
 import { itemColumns } from './item-runs.js';
 import { LedgerWrites, type StepDevices } from './sqlite-ledger-write.js';
+import { IdsJson } from './ids-json.js';
 import { storedText, storedTexts } from './text.js';
 import { ENTRY_COLUMNS, latestMatching, latestRows, type ReadEntry } from './rows.js';
 import { preparer, toRun, type EntryRow, type RunRow } from './sqlite-rows.js';
@@ -81,7 +82,8 @@ export class SqliteStore implements Store {
     this.grouping = new Grouping(file, this.db, file === ':memory:');
     this.describe = `the state file ${file} (${options.origin ?? 'FLEETBOOK_STATE'})`;
     this.inbox = new SqliteInbox(this.db, this.sql, file, CHECKPOINT_PAGES);
-    this.ownership = new SqliteOwnership(this.db);
+    const ids = new IdsJson();
+    this.ownership = new SqliteOwnership(this.db, ids);
     this.turn = new SqliteTurn(this.db, file, (now) => this.ownership.checkFence(now));
     this.rates = new SqliteRates(this.db);
     this.logins = sqliteLogins(
@@ -89,7 +91,7 @@ export class SqliteStore implements Store {
       () => this.write(),
       () => this.durable(),
     );
-    this.ledger = new LedgerWrites(this.db);
+    this.ledger = new LedgerWrites(this.db, ids);
   }
 
   async savePlaybookVersion(version: string, definition: string): Promise<void> {

@@ -164,6 +164,28 @@ describe('the real service wire shapes', () => {
     });
   });
 
+  describe('the device actions', () => {
+    it('send flat devices as one identifier each, every kind in lower case whatever came before it', async () => {
+      rec.enqueue('POST /api/m2m/v1/devices/actions/suspend', { body: { requestId: 'r-1' } });
+      const ICCID = '89148000000000000001';
+      const given = [
+        { id: IMEI, kind: 'IMEI' },
+        { id: '353456789012346', kind: 'imei' },
+        { id: ICCID, kind: 'ICCID' },
+        { id: '89148000000000000002', kind: 'iccid' },
+        { id: '353456789012347', kind: 'IMEI' },
+        { id: '353456789012348', kind: 'IMEI' },
+      ];
+      await client.devices.suspend({ accountName: ACC, devices: given });
+      expect(bodyTo('/m2m/v1/devices/actions/suspend')).to.equal(
+        JSON.stringify({
+          accountName: ACC,
+          devices: given.map(({ id, kind }) => ({ deviceIds: [{ id, kind: kind.toLowerCase() }] })),
+        }),
+      );
+    });
+  });
+
   describe('sms.send', () => {
     it('sends a flat deviceIds list, kinds in lower case', async () => {
       rec.enqueue('POST /api/m2m/v1/sms', { body: { requestId: 'r-1' } });

@@ -92,6 +92,46 @@ describe('runner: devices of a step', () => {
     expect(devicesOf(CATALOG['devices.list'], { accountName: 'a' })).to.deep.equal({ groups: [], size: 0 });
   });
 
+  it('names each device once whether its identifiers ascend (a listing) or not, a repeat at any place', () => {
+    const flat = (...ids: string[]) => ({ devices: ids.map((id) => ({ id, kind: 'imei' })) });
+    const of = (input: Record<string, unknown>, op: Operation = CATALOG['devices.suspend']) =>
+      devicesOf(op, input);
+    // Ascending: each comes first.
+    expect(of(flat('1', '2', '3'))).to.deep.equal({
+      groups: [{ kind: 'imei', ids: ['1', '2', '3'] }],
+      size: 3,
+    });
+    // A repeat right after itself, or of the first after an ascending run, and every one after it.
+    expect(of(flat('1', '2', '2', '3'))).to.deep.equal({
+      groups: [{ kind: 'imei', ids: ['1', '2', '3'] }],
+      size: 3,
+    });
+    expect(of(flat('1', '2', '3', '1', '4', '2', '0', '0'))).to.deep.equal({
+      groups: [{ kind: 'imei', ids: ['1', '2', '3', '4', '0'] }],
+      size: 5,
+    });
+    // A repeat of a device of another kind, given before in the list.
+    const mixed = {
+      devices: [
+        { id: '1', kind: 'imei' },
+        { id: '2', kind: 'iccid' },
+        { id: '3', kind: 'imei' },
+        { id: '2', kind: 'imei' },
+      ],
+    };
+    expect(of(mixed)).to.deep.equal({
+      groups: [
+        { kind: 'imei', ids: ['1', '3'] },
+        { kind: 'iccid', ids: ['2'] },
+      ],
+      size: 3,
+    });
+    expect(of({ exclusion: ['7', '8', '9', '8', '10'] }, CATALOG['location.setExclusions'])).to.deep.equal({
+      groups: [{ kind: 'imei', ids: ['7', '8', '9', '10'] }],
+      size: 4,
+    });
+  });
+
   it('refuses an identifier or a kind with a NUL character, naming where it is', () => {
     const problems = (op: Operation, input: Record<string, unknown>) => {
       try {

@@ -29,12 +29,19 @@ export function normalizeTrigger(input: Json): Json {
 export function normalizeDevices(input: Json): Json {
   const out = { ...input };
   if (Array.isArray(out.devices)) {
+    // The kind of the device before, as given and in lower case: a batch's devices are of one kind or two.
+    let given: unknown;
+    let lower = '';
     out.devices = out.devices.map((d: Json) => {
       if (Array.isArray(d.deviceIds))
         return {
           deviceIds: d.deviceIds.map((x: Json) => ({ id: x.id, kind: String(x.kind).toLowerCase() })),
         };
-      const kind = String(d.kind).toLowerCase();
+      if (d.kind !== given || typeof given !== 'string') {
+        given = d.kind;
+        lower = String(given).toLowerCase();
+      }
+      const kind = lower;
       // A checked flat identifier has only `id` and `kind`: one already in lower case is sent as it is.
       return { deviceIds: [kind === d.kind ? d : { id: d.id, kind }] };
     });

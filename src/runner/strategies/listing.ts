@@ -54,8 +54,9 @@ async function listOnce(x: ActionCall): Promise<StepState> {
   )) {
     const devices = ((page as Json).devices as Json[] | undefined) ?? [];
     const runs: ItemRuns = [];
-    leftOut += takePage(devices, kind, named !== undefined, runs);
-    const refused = stored ? nulRefusal(x.action, devices, listed, runs) : undefined;
+    const taken = takePage(devices, kind, named !== undefined, runs, inMemory ? items : undefined);
+    leftOut += taken.leftOut;
+    const refused = stored && taken.nul ? nulRefusal(x.action, devices, listed, runs) : undefined;
     if (refused) {
       store.clearItems(ctx.id, x.key);
       throw refused;
@@ -63,7 +64,6 @@ async function listOnce(x: ActionCall): Promise<StepState> {
     listed += devices.length;
     const n = runs.reduce((k, [, ids]) => k + ids.length, 0);
     if (stored && n) store.appendItems(ctx.id, x.key, chunks++, runs);
-    if (inMemory) for (const [k, ids] of runs) for (const id of ids) items.push({ id, kind: k });
     count += n;
     if (keepOutput) records.push(...devices);
   }
@@ -93,12 +93,24 @@ function filteredKind(input: Json): string | undefined {
 }
 
 /**
- * A listing page's devices as item runs of one kind, appended to `runs`; with `exact`, a device without an
- * identifier of `kind` is left out. Returns how many were left out. A function of its own, small, so that the
- * per-device loop is optimised alone.
+ * A listing page's devices as item runs of one kind, appended to `runs`, and, when an expression reads the list, as
+ * items (`{ id, kind }`) appended to `items`, in the same pass; with `exact`, a device without an identifier of
+ * `kind` is left out. Returns how many were left out, and whether an identifier or a kind taken may have a NUL
+ * character (nulRefusal says which, if any). A function of its own, small, so that the per-device loop is
+ * optimised alone.
  */
-function takePage(devices: Json[], kind: string | undefined, exact: boolean, runs: ItemRuns): number {
+function takePage(
+  devices: Json[],
+  kind: string | undefined,
+  exact: boolean,
+  runs: ItemRuns,
+  items: Json[] | undefined,
+): { leftOut: number; nul: boolean } {
   let leftOut = 0;
+  let nul = kind?.includes('\0') ?? false;
+  // The kind of the identifier before, as given and in lower case: a page's devices give one or two kinds.
+  let given: unknown;
+  let lower = '';
   for (const d of devices) {
     const ids = (d.deviceIds as Json[] | undefined) ?? [];
     // The identifier of the kind asked for, else the first; the kind in lower case, shared.
@@ -118,15 +130,23 @@ function takePage(devices: Json[], kind: string | undefined, exact: boolean, run
       continue;
     }
     const id = String(pick.id);
-    pushItem(runs, pickKind ?? String(pick.kind).toLowerCase(), id);
+    if (pickKind === undefined && (pick.kind !== given || typeof given !== 'string')) {
+      given = pick.kind;
+      lower = String(given).toLowerCase();
+      if (lower.includes('\0')) nul = true;
+    }
+    if (id.includes('\0')) nul = true;
+    const k = pickKind ?? lower;
+    pushItem(runs, k, id);
+    items?.push({ id, kind: k });
   }
-  return leftOut;
+  return { leftOut, nul };
 }
 
 /**
  * The refusal of a page whose items (`runs`, taken from `devices`, the listing's devices from `listed` on) hold
  * a NUL character, in an identifier or a kind, which no device's has and the PostgreSQL store cannot keep; else
- * undefined. One pass over the items; the identifier they came from is looked for only when one has a NUL.
+ * undefined. Asked only of a page takePage found one in; the identifier it came from is looked for then.
  */
 function nulRefusal(
   action: string,
