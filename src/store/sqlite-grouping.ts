@@ -2,158 +2,38 @@
  * Grouping a run's ledger by device, off the event loop. An entry holds a group of devices; a device retried, or
  * confirmed after it was accepted, has several entries in a step, and the latest counts. Finding those devices
  * is a GROUP BY over every device of the run: most of a second for a million, which on the event loop would hold
- * every callback and run of the daemon that long. A worker thread with a connection of its own on the file does
- * it, and reads a device's history (the entries of every run that name it) there too. An in-memory store, which
- * no other connection can open, does it on its own connection.
+ * every callback and run of the daemon that long. A worker thread does it, on a connection of the store's own on
+ * the file (sqlite-grouping-worker.ts), and reads a device's history (the entries of every run that name it)
+ * there too. An in-memory store, which no other connection can open, does it on its own connection.
+ *
+ * The stores of one process share one worker, each with its connection there: a worker costs its start (a
+ * thread, a heap, the modules loaded again: most of a second of CPU from the TypeScript sources), paid once
+ * rather than per store. It answers one request at a time, so one long grouping (a run of a million devices)
+ * delays a page of another store of the process; a daemon has one store, for which nothing changes.
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Worker, parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
-import { LatestRead, REPEATED, RUN_TOP, replacedEntries, type ReadPlan } from './sqlite-latest-read.js';
-import { deviceHistory, repeatedAmong, type Repeated } from './sqlite-ledger-read.js';
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import type { ReadPlan } from './sqlite-latest-read.js';
+import { deviceHistory, repeatedAmong } from './sqlite-ledger-read.js';
+import {
+  KEPT,
+  WORKER_ENTRY,
+  answer,
+  connection,
+  keepSuperseded,
+  type Answer,
+  type Connection,
+  type Op,
+} from './sqlite-grouping-worker.js';
 import type { DeviceHistoryRow } from './store.js';
 
-/** The entries every device of which is in a later one of the step, of the run grouped in temp.grouped. */
-const SUPERSEDED = `INSERT INTO temp.superseded SELECT seq FROM (${replacedEntries('temp.grouped')}) WHERE n >= size`;
-
-const KEPT = 'SELECT 1 FROM ledger_superseded_runs WHERE run_id = ?';
-
 /**
- * Keeps, once, the entries of an ended run every device of which has a later result in the step (a suspend's
- * accepted devices, once confirmed; a report's first attempts, once retried), so that its pages pass over them
- * (ledgerEntries). The run is grouped by device in temporary tables of the connection, which take no lock of the
- * file; only those entries, a few thousand at most, are written, with the mark of the run. Which result of a
- * device counts is read from the entries whose range holds it (sqlite-ledger-read.ts repeatedAmong), not kept.
- */
-function keepSuperseded(db: Database.Database, runId: string): void {
-  if (db.prepare(KEPT).get(runId) !== undefined) return;
-  const top = db.prepare(RUN_TOP).pluck();
-  const seen = top.get(runId);
-  db.exec(
-    `CREATE TEMP TABLE IF NOT EXISTS grouped (step TEXT, device_id TEXT, seq INTEGER, seqs TEXT);
-     CREATE TEMP TABLE IF NOT EXISTS superseded (seq INTEGER);
-     DELETE FROM grouped; DELETE FROM superseded`,
-  );
-  db.prepare(`INSERT INTO temp.grouped ${REPEATED}`).run({ runId, step: null, top: null });
-  db.prepare(SUPERSEDED).run();
-  // A result that came after the run ended (Store.recordLate) while it was grouped: grouped again.
-  const kept = db
-    .transaction(() => {
-      if (top.get(runId) !== seen) return false;
-      db.prepare(
-        'INSERT OR IGNORE INTO ledger_superseded (run_id, seq) SELECT ?, seq FROM temp.superseded',
-      ).run(runId);
-      db.prepare('INSERT OR IGNORE INTO ledger_superseded_runs (run_id) VALUES (?)').run(runId);
-      return true;
-    })
-    .immediate();
-  db.exec('DELETE FROM temp.grouped; DELETE FROM temp.superseded');
-  if (!kept) keepSuperseded(db, runId);
-}
-
-/** What the worker is asked. */
-type Op =
-  | { op: 'repeated'; runId: string; keys: readonly string[] }
-  | { op: 'keep'; runId: string }
-  | { op: 'open'; runId: string; step?: string }
-  | { op: 'page'; read: number; after?: { step: string; seq: number } }
-  | { op: 'close'; read: number }
-  | { op: 'history'; deviceId: string; limit: number };
-type Request = { id: number } & Op;
-type Page = ReturnType<LatestRead['page']>;
-type Answer = {
-  id: number;
-  rows?: Repeated;
-  read?: number;
-  page?: Page;
-  history?: DeviceHistoryRow[];
-  error?: string;
-};
-
-/** The reads a connection has open (LatestRead), by number. */
-class Reads {
-  private readonly open = new Map<number, LatestRead>();
-  private next = 0;
-
-  constructor(private readonly db: Database.Database) {}
-
-  begin(runId: string, step: string | undefined): number {
-    const n = ++this.next;
-    this.open.set(n, new LatestRead(this.db, runId, step));
-    return n;
-  }
-
-  page(n: number, after?: { step: string; seq: number }): Page {
-    const r = this.open.get(n);
-    if (!r) throw new Error(`no read ${n} is open`);
-    return r.page(after);
-  }
-
-  end(n: number): void {
-    this.open.get(n)?.close();
-    this.open.delete(n);
-  }
-}
-
-/** A connection that answers requests, with what it keeps between them. */
-interface Connection {
-  db: Database.Database;
-  reads: Reads;
-}
-
-const connection = (db: Database.Database): Connection => ({
-  db,
-  reads: new Reads(db),
-});
-
-/** What a request asks of a connection, answered. */
-function answer({ db, reads }: Connection, r: Request): Answer {
-  switch (r.op) {
-    case 'keep':
-      keepSuperseded(db, r.runId);
-      return { id: r.id };
-    case 'repeated':
-      return { id: r.id, rows: repeatedAmong(db, r.runId, r.keys) };
-    case 'open':
-      return { id: r.id, read: reads.begin(r.runId, r.step) };
-    case 'page':
-      return { id: r.id, page: reads.page(r.read, r.after) };
-    case 'close':
-      reads.end(r.read);
-      return { id: r.id };
-    case 'history':
-      return { id: r.id, history: deviceHistory(db, r.deviceId, r.limit) };
-  }
-}
-
-/** The worker's side: a connection on the file, answering requests one at a time. */
-export function serveGrouping(): void {
-  const db = new Database((workerData as { file: string }).file);
-  db.pragma('busy_timeout = 5000');
-  // A small page cache (and so sorter memory; a larger grouping spills to a temporary file): the worker runs
-  // beside the process's own connection, in its memory, and a run's report is bound to stay within a few
-  // hundred MB at a million devices (P7).
-  db.pragma('cache_size = -2000');
-  // A read's temporary tables (LatestRead) on disk too: a million devices' rows are not held in memory.
-  db.pragma('temp_store = FILE');
-  const conn = connection(db);
-  parentPort?.on('message', (r: Request) => {
-    let a: Answer;
-    try {
-      a = answer(conn, r);
-    } catch (e) {
-      a = { id: r.id, error: (e as Error).message };
-    }
-    parentPort?.postMessage(a);
-  });
-}
-
-/**
- * Started as an evaluated script, which imports this module in the worker: the built one, or this TypeScript
- * source under tsx (the tests), whose loader a worker does not inherit and registers for itself. Only `import()`:
- * the script is a module when the process runs with `--input-type=module`, and `require` is then undefined.
+ * Started as an evaluated script, which imports the worker's module: the built one, or the TypeScript source
+ * under tsx (the tests), whose loader a worker does not inherit and registers for itself. Only `import()`: the
+ * script is a module when the process runs with `--input-type=module`, and `require` is then undefined.
  */
 const BOOT = `(async () => {
   const { workerData } = await import('node:worker_threads');
@@ -172,21 +52,141 @@ function tsxApi(): string {
 /** How long a worker with nothing to do is kept: its memory (a heap, a page cache) is given back after. */
 export const IDLE_MS = 5_000;
 
+/** A request waiting for the worker's answer, of a store. */
+interface Waiter {
+  store: number;
+  file: string;
+  resolve: (a: Answer) => void;
+  reject: (e: Error) => void;
+}
+
 /**
- * The store's side: a worker started at a request, which does not keep the process alive, and ends once it has
- * had nothing to do for IDLE_MS.
+ * The process's worker: started at a request, kept while a request waits or a read is open (and then only it
+ * keeps the process alive), ended once it has had nothing to do for IDLE_MS. A worker that stops (an error, an
+ * exit) fails every request waiting, of every store; the next request starts another.
  */
-export class Grouping {
+class GroupingWorker {
   private worker: Worker | undefined;
   private idle: NodeJS.Timeout | undefined;
   private next = 0;
-  private readonly waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, Waiter>();
+  /** The stores with a connection in the worker. */
+  private readonly connected = new Set<number>();
+  /** The reads open in the worker, each of its store. */
+  private readonly reads = new Map<object, number>();
+
+  /** Asks the worker, on the connection of `store` (opened on `file` at its first request). */
+  ask(store: number, file: string, r: Op): Promise<Answer> {
+    const a = this.post(store, file, r);
+    this.connected.add(store);
+    return a;
+  }
+
+  /** A read of `store` begins: the worker is kept until `end` (which tells whether it is still open there). */
+  reading(store: number): { end: () => boolean } {
+    const read = {};
+    this.reads.set(read, store);
+    return { end: () => this.reads.delete(read) };
+  }
+
+  /**
+   * Closes the connection of `store` in the worker (and its reads), failing the store's requests that wait. The
+   * worker goes on for the other stores, and idles out otherwise; it is ended at once when it was working for
+   * this store alone, which would otherwise be waited for.
+   */
+  async close(store: number, file: string): Promise<void> {
+    let mine = false;
+    for (const [id, x] of this.waiting) {
+      if (x.store !== store) continue;
+      mine = true;
+      this.waiting.delete(id);
+      x.reject(new Error(`the store ${file} is closed`));
+    }
+    for (const [read, s] of this.reads) if (s === store) this.reads.delete(read);
+    if (!this.connected.delete(store)) return;
+    if (mine && this.connected.size === 0) return this.end();
+    await this.post(store, file, { op: 'end' }).catch(() => undefined);
+  }
+
+  private post(store: number, file: string, r: Op): Promise<Answer> {
+    clearTimeout(this.idle);
+    const w = (this.worker ??= this.start());
+    const id = ++this.next;
+    if (this.waiting.size === 0) w.ref();
+    return new Promise<Answer>((resolve, reject) => {
+      this.waiting.set(id, { store, file, resolve, reject });
+      w.postMessage({ ...r, id, store, file });
+    }).finally(() => {
+      if (this.waiting.size || this.reads.size) return;
+      this.worker?.unref();
+      clearTimeout(this.idle);
+      this.idle = setTimeout(() => void this.end(), IDLE_MS).unref();
+    });
+  }
+
+  /**
+   * Ends the worker on purpose: idle, or working for a store that closed and no other. What still waits then is
+   * only another closing store's `end`, whose connection goes with the worker.
+   */
+  private async end(): Promise<void> {
+    clearTimeout(this.idle);
+    const w = this.worker;
+    this.worker = undefined;
+    this.connected.clear();
+    this.reads.clear();
+    for (const x of this.waiting.values()) x.reject(new Error(`the store ${x.file} is closed`));
+    this.waiting.clear();
+    if (w) await w.terminate();
+  }
+
+  private start(): Worker {
+    const w = new Worker(BOOT, {
+      eval: true,
+      // Its work is SQLite's; what its heap holds lives for one answer. A small young generation keeps the
+      // process's resident set small beside a run (P7).
+      resourceLimits: { maxYoungGenerationSizeMb: 4 },
+      workerData: {
+        entry: WORKER_ENTRY,
+        tsx: WORKER_ENTRY.endsWith('.ts') ? tsxApi() : undefined,
+      },
+    });
+    w.unref();
+    w.on('message', (a: Answer) => {
+      const waiter = this.waiting.get(a.id);
+      this.waiting.delete(a.id);
+      if (a.error === undefined) waiter?.resolve(a);
+      else waiter?.reject(new Error(`grouping the ledger of ${waiter?.file}: ${a.error}`));
+    });
+    const fail = (e: Error) => {
+      // A worker ended on purpose has nobody waiting.
+      if (this.worker !== w) return;
+      this.worker = undefined;
+      // Every store's connection and reads went with it.
+      this.connected.clear();
+      this.reads.clear();
+      for (const x of this.waiting.values()) x.reject(e);
+      this.waiting.clear();
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`the ledger's grouping worker stopped (exit code ${code})`)));
+    return w;
+  }
+}
+
+const worker = new GroupingWorker();
+
+/** Stores named in the worker's requests. */
+let stores = 0;
+
+/** A store's side: its requests to the process's worker, or to its own connection when it is in memory. */
+export class Grouping {
+  /** The store, to the worker. */
+  private readonly store = ++stores;
+  private closed = false;
   /** Runs being kept, so that two pages of one run wait for one grouping. */
   private readonly keeping = new Map<string, Promise<void>>();
   /** An in-memory store's own connection, which answers its requests. */
   private readonly inlineConn: Connection;
-  /** Reads open on the worker: it is kept while there are. */
-  private reading = 0;
   /** Whether a run is kept, on the store's connection: asked at each lookup of a page, prepared once. */
   private readonly kept: Database.Statement<[string]>;
 
@@ -209,10 +209,12 @@ export class Grouping {
    * the event loop.
    */
   async *latest(runId: string, step?: string): AsyncGenerator<ReadPlan[]> {
-    const ask = (r: Op) => (this.inline ? answer(this.inlineConn, { ...r, id: 0 } as Request) : this.ask(r));
-    const read = (await ask({ op: 'open', runId, ...(step === undefined ? {} : { step }) })).read as number;
-    this.reading++;
+    const ask = (r: Exclude<Op, { op: 'end' }>) =>
+      this.inline ? answer(this.inlineConn, { ...r, id: 0 }) : this.ask(r);
+    const reading = this.inline ? undefined : worker.reading(this.store);
+    let read: number | undefined;
     try {
+      read = (await ask({ op: 'open', runId, ...(step === undefined ? {} : { step }) })).read as number;
       let after: { step: string; seq: number } | undefined;
       for (;;) {
         const page = (await ask({ op: 'page', read, ...(after ? { after } : {}) })).page;
@@ -221,9 +223,10 @@ export class Grouping {
         after = page.last;
       }
     } finally {
-      this.reading--;
-      // A worker stopped meanwhile took the read's tables with it.
-      await Promise.resolve(ask({ op: 'close', read })).catch(() => undefined);
+      // A worker stopped meanwhile, or the store closed, took the read's tables with it.
+      const open = reading ? reading.end() : true;
+      if (read !== undefined && open)
+        await Promise.resolve(ask({ op: 'close', read })).catch(() => undefined);
     }
   }
 
@@ -261,62 +264,14 @@ export class Grouping {
     return p;
   }
 
+  /** Closes the store's connection in the worker, failing its requests that wait; other stores go on. */
   async close(): Promise<void> {
-    clearTimeout(this.idle);
-    const w = this.worker;
-    this.worker = undefined;
-    this.rejectAll(new Error(`the store ${this.file} is closed`));
-    if (w) await w.terminate();
-  }
-
-  private rejectAll(e: Error): void {
-    for (const x of this.waiting.values()) x.reject(e);
-    this.waiting.clear();
+    this.closed = true;
+    if (!this.inline) await worker.close(this.store, this.file);
   }
 
   private ask(r: Op): Promise<Answer> {
-    clearTimeout(this.idle);
-    const w = (this.worker ??= this.start());
-    const id = ++this.next;
-    if (this.waiting.size === 0) w.ref();
-    return new Promise<Answer>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      w.postMessage({ ...r, id });
-    }).finally(() => {
-      if (this.waiting.size || this.reading) return;
-      this.worker?.unref();
-      this.idle = setTimeout(() => void this.close(), IDLE_MS).unref();
-    });
-  }
-
-  private start(): Worker {
-    const ts = import.meta.url.endsWith('.ts');
-    const w = new Worker(BOOT, {
-      eval: true,
-      // Its work is SQLite's; what its heap holds lives for one answer. A small young generation keeps the
-      // process's resident set small beside a run (P7).
-      resourceLimits: { maxYoungGenerationSizeMb: 4 },
-      workerData: {
-        file: this.file,
-        entry: import.meta.url,
-        tsx: ts ? tsxApi() : undefined,
-      },
-    });
-    w.unref();
-    w.on('message', (a: Answer) => {
-      const waiter = this.waiting.get(a.id);
-      this.waiting.delete(a.id);
-      if (a.error === undefined) waiter?.resolve(a);
-      else waiter?.reject(new Error(`grouping the ledger of ${this.file}: ${a.error}`));
-    });
-    const fail = (e: Error) => {
-      // A worker ended on purpose (idle, or the store closed) has nobody waiting.
-      if (this.worker !== w) return;
-      this.worker = undefined;
-      this.rejectAll(e);
-    };
-    w.on('error', fail);
-    w.on('exit', (code) => fail(new Error(`the ledger's grouping worker stopped (exit code ${code})`)));
-    return w;
+    if (this.closed) return Promise.reject(new Error(`the store ${this.file} is closed`));
+    return worker.ask(this.store, this.file, r);
   }
 }
