@@ -5,9 +5,10 @@
  * seconds of CPU, and each suite keeps to contexts of its own. With it, an accessibility check of a page by
  * axe-core and full-page screenshots under test-output/console/.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -28,7 +29,16 @@ async function launchBrowser(): Promise<Browser> {
       `no Chromium at ${CHROMIUM}: run .ci/install-chromium (as root, it installs Debian's chromium), ` +
         'or set FLEETBOOK_TEST_CHROMIUM to a Chromium binary',
     );
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  // Chromium keeps its process-singleton folder (org.chromium.Chromium.*) in its TMPDIR and leaves it behind when
+  // it is killed, as it is at a worker's exit: a folder of this process's own, removed as the process exits.
+  const own = mkdtempSync(join(tmpdir(), 'fleetbook-chromium-'));
+  process.once('exit', () => rmSync(own, { recursive: true, force: true }));
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox'],
+    env: { ...process.env, TMPDIR: own },
+  });
 }
 
 let shared: Promise<Browser> | undefined;
