@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
 import type { AreaBudget, AreaOptions } from '../rate/area.js';
 import type { BackoffOptions } from '../retry.js';
 import type { Area } from './catalog.js';
-import type { AuthRefusal } from './credentials.js';
+import type { CredentialOptions } from './credentials.js';
 import type { Timeouts } from './http.js';
 import type { LoginCounts } from './login-count.js';
 
@@ -65,7 +65,7 @@ export interface ClientOptions {
    * Told once as the client's credentials are refused (`authRefused`: `refused`, and `was` the refusal before it
    * if another), and once as a fetched token is taken again (undefined, `was`): the daemon's log (logAuthRefusal).
    */
-  onAuthRefused?: (refused: AuthRefusal | undefined, was: AuthRefusal | undefined) => void;
+  onAuthRefused?: CredentialOptions['onAuthRefused'];
 }
 
 export interface CallOptions {
