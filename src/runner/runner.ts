@@ -48,7 +48,6 @@ import { fanOut } from './fan-out.js';
 import { newRunId } from './run-id.js';
 import { usesStep } from './uses.js';
 
-export { coerceInputs } from './inputs.js';
 export { actionsOf } from './plan.js';
 export { countDevices, selects } from './context.js';
 export * from './types.js';

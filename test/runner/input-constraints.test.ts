@@ -5,7 +5,7 @@
  * is also the type `validate` gives its elements in expressions.
  */
 import { expect } from 'chai';
-import { coerceInputs } from '../../src/runner/runner.js';
+import { coerceInputs } from '../../src/runner/inputs.js';
 import { loadPlaybook } from '../../src/playbook/load.js';
 import type { Playbook } from '../../src/playbook/schema.js';
 
