@@ -9,7 +9,8 @@ import { redact } from '../util/secrets.js';
 import { addHelpCommands } from './help.js';
 import type { CallFlags } from './call.js';
 import type { ListFlags, ShowFlags } from './runs.js';
-import type { EmulatorFlags, RunFlags } from './run.js';
+import type { EmulatorFlags } from './emulator.js';
+import type { RunFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
 import type { StoreFlags } from './store.js';
 
@@ -289,7 +290,9 @@ export async function main(argv: string[]): Promise<number> {
     .option('--accounts <n>', 'number of accounts')
     .option('--devices-per-account <n>', 'devices per account')
     .option('--time-scale <x>', 'simulated seconds per real second (0: only the control API moves time)')
-    .action(async (flags: EmulatorFlags) => setCode(await (await import('./run.js')).emulatorCommand(flags)));
+    .action(async (flags: EmulatorFlags) =>
+      setCode(await (await import('./emulator.js')).emulatorCommand(flags)),
+    );
   program
     .command('actions')
     .description("List every action with its method and path, or print one action's reference.")

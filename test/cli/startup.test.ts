@@ -6,7 +6,9 @@
  *   for every request, so TypeBox and ajv's compiler stay unloaded; nor, off a terminal and for a playbook in
  *   the everyday subset of YAML without a schedule, the YAML parser, the cron library and the progress bar;
  * - `run`, `serve` and `emulator` load undici's pools but not its index (all of undici), and at level `warn`, a
- *   run or a start that goes well writing no line, not winston.
+ *   run or a start that goes well writing no line, not winston;
+ * - a `run` its checks refuse (an input missing, a bad flag) and `emulator` load none of the engine: no runner,
+ *   store or API client.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -25,6 +27,9 @@ const SCHEMA_BUILDING = /\/node_modules\/typebox\/|\/node_modules\/ajv\/dist\/(c
 const UNDICI_INDEX = /\/node_modules\/undici\/index\.js$/;
 /** undici's Pool, which the API client and the emulator's callbacks use. */
 const UNDICI_POOL = /\/node_modules\/undici\/lib\/dispatcher\/pool\.js$/;
+/** The engine: the runner, the stores and the API client, none of which a refused `run` nor the emulator needs. */
+const ENGINE =
+  /\/dist\/(runner\/runner|store\/(open|sqlite|postgres)|api\/client)\.js$|\/node_modules\/better-sqlite3\//;
 
 describe('fleetbook runs (child process)', function () {
   this.timeout(30_000);
@@ -151,6 +156,19 @@ describe('fleetbook runs (child process)', function () {
     // The full path reads the file with the YAML parser, for the positions of its problems.
     expect(modules.some((m) => m.includes('/node_modules/yaml/'))).to.equal(true);
   });
+
+  it('run refused at its checks (an input missing) says why having loaded none of the engine', async () => {
+    const file = join(state.dir, 'needs-input.yaml');
+    await writeFile(file, SUSPEND_ACTIVE({ name: 'startup-needs-input', batchSize: 10, concurrency: 2 }));
+    const r = await fleetbook(['run', file], env, ['--import', MODULE_LOG]);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(/^fleetbook: .*--input account=/);
+    const modules = await loaded();
+    // The log saw the command and the playbook's check.
+    expect(modules.some((m) => m.endsWith('/dist/cli/run.js'))).to.equal(true);
+    expect(modules.some((m) => m.endsWith('/dist/playbook/load.js'))).to.equal(true);
+    expect(modules.filter((m) => ENGINE.test(m))).to.deep.equal([]);
+  });
 });
 
 /** The daemon's bearer token of these tests. */
@@ -241,5 +259,7 @@ describe('fleetbook serve and emulator (child processes)', function () {
     expect(modules.some((m) => /\/node_modules\/undici\/lib\/dispatcher\/agent\.js$/.test(m))).to.equal(true);
     expect(modules.filter((m) => UNDICI_INDEX.test(m))).to.deep.equal([]);
     expect(modules.filter((m) => m.includes('/node_modules/winston/'))).to.deep.equal([]);
+    // Nor the engine, which it stands beside.
+    expect(modules.filter((m) => ENGINE.test(m))).to.deep.equal([]);
   });
 });

@@ -1,0 +1,157 @@
+/**
+ * `fleetbook run` once its checks passed (run.ts): the store, the service (or the embedded emulator), the lease,
+ * the run and its summary. Loaded only then, so that a run its checks refuse loads none of the engine.
+ */
+import { engineSettings } from '../actions/settings.js';
+import { createClient } from '../api/client.js';
+import { loadConfig, stateOrigin } from '../config.js';
+import { checkCredentials, connect, onEmbeddedEmulator } from '../connect.js';
+import { setExpressionBudget } from '../expressions/cel.js';
+import { createLogger } from '../log.js';
+import type { Playbook } from '../playbook/schema.js';
+import { parseDuration } from '../playbook/duration.js';
+import { startRun, type NewRun } from '../runner/factory.js';
+import { heldWebhooksNotice } from '../runner/held-webhooks.js';
+import { StoreDeviceLocks } from '../runner/locks.js';
+import { Interrupted, type Progress } from '../runner/runner.js';
+import { unpolledWaits, unreachable } from '../runner/wait.js';
+import { RateShares } from '../rate/shares.js';
+import { Lease } from '../store/lease.js';
+import { openStore } from '../store/open.js';
+import { everyStep } from '../store/run-views.js';
+import type { RunSummary } from '../store/store.js';
+import { envForExpressions, secretsFromEnv, type RunFlags } from './run.js';
+import { formatSummary } from './runs.js';
+
+/** Runs `pb` as `start` says, and prints its summary: the exit code, 0 when the run succeeded. */
+export async function executeRun(pb: Playbook, start: NewRun, flags: RunFlags): Promise<number> {
+  const config = loadConfig(process.env, flags.state ? { state: flags.state } : {});
+  setExpressionBudget(config.expressionBudget);
+  const engine = engineSettings({ ...config, embedded: onEmbeddedEmulator(config) });
+  const tty = Boolean(process.stderr.isTTY) && !flags.json;
+  const logger = createLogger({ level: tty ? 'warn' : config.logLevel });
+  // A dry run plans its waits: it never reaches one.
+  if (!flags.dryRun)
+    for (const w of unpolledWaits(pb))
+      logger.warn(`step \`${w.step}\` will fail when reached: ${unreachable(w.service)}`, w);
+  // Credentials that cannot reach the service record no run: refused before the store is opened (or created).
+  checkCredentials(config);
+  // Opened before the embedded emulator starts: a state file that cannot be opened (exit 2) would otherwise leave
+  // the emulator's server holding the process open.
+  const store = await openStore(config.state, { origin: stateOrigin(process.env, flags) });
+  const target = await connect(config, logger);
+  const notice = flags.dryRun
+    ? undefined
+    : heldWebhooksNotice(engine.webhooks, [pb], secretsFromEnv(process.env), envForExpressions(process.env));
+  // On a terminal the log shows warnings only: the line is written as the CLI's own, not dropped.
+  if (notice) {
+    if (tty) process.stderr.write(`fleetbook: ${notice}\n`);
+    else logger.info(notice);
+  }
+  // A mutation leaves only while the lease holds: frozen past it, this process sends nothing more.
+  const held: { lease?: Lease } = {};
+  const client = createClient({
+    ...target.options,
+    logger,
+    beforeMutation: () => held.lease?.check(),
+    // The service's logins are counted with those of every process on the store; the embedded emulator is this
+    // process's own.
+    ...(target.emulator ? {} : { logins: store.logins }),
+  });
+  const controller = new AbortController();
+  // Ends the `finally` of the cancelled run (RunOptions.stop).
+  const stop = new AbortController();
+  // This run is this process's: a daemon on the same state file neither adopts it nor acts on its devices
+  // while the lease holds. Lost (the process froze past it), the run stops where it is, unfinished.
+  const lease = await Lease.acquire({
+    store,
+    role: 'run',
+    exclusive: false,
+    leaseMs: parseDuration(config.lease) ?? 15_000,
+    onLost: (e) => {
+      controller.abort(new Interrupted(e.message));
+      stop.abort(e);
+    },
+    // A cancel asked by another process (`fleetbook runs cancel`, a daemon's console): as a first Ctrl-C.
+    onRenew: () =>
+      void store.cancelRequests(lease.id).then(
+        ([asked]) => {
+          if (asked && !controller.signal.aborted) controller.abort(new Error(asked.reason));
+        },
+        (e: unknown) =>
+          logger.warn('reading the cancels asked of this run failed', { error: (e as Error).message }),
+      ),
+  });
+  held.lease = lease;
+  // The API areas' budgets are shared with the other processes on the store (a daemon, replicas).
+  const shares = new RateShares({
+    owner: lease.id,
+    board: store.rates,
+    areas: client.areas,
+    onError: (e) => logger.warn('exchanging the shared rate budgets failed; retrying', { error: e.message }),
+  });
+  if (store.replicas) shares.start();
+  // The progress bar is for a person at a terminal: off one, its module is never loaded.
+  const cliProgress = tty ? (await import('cli-progress')).default : undefined;
+  const bar = cliProgress
+    ? new cliProgress.SingleBar(
+        {
+          format: ' {bar} {value}/{total} devices | {calls} calls | {errors} errors | {step}',
+          hideCursor: true,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  bar?.start(0, 0, { calls: 0, errors: 0, step: '' });
+  // A signal cancels the run, whose `finally` then runs; a second one stops that too; a third ends the process.
+  const onSignal = () => {
+    if (!controller.signal.aborted) return controller.abort(new Error('cancelled by signal'));
+    stop.abort(new Error('stopped by a second signal'));
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let summary: RunSummary;
+  try {
+    const services = {
+      client,
+      store,
+      logger,
+      engine,
+      owner: lease.id,
+      locks: new StoreDeviceLocks(store, lease.id),
+      secrets: secretsFromEnv(process.env),
+      env: envForExpressions(process.env),
+      ...(target.pollIntervalMs ? { pollIntervalMs: target.pollIntervalMs } : {}),
+    };
+    summary = await startRun(services, pb, {
+      ...start,
+      dryRun: Boolean(flags.dryRun),
+      signal: controller.signal,
+      stop: stop.signal,
+      ...(bar
+        ? {
+            onProgress: (p: Progress) => {
+              bar.setTotal(Math.max(p.devicesTotal, 1));
+              bar.update(p.devicesDone, { calls: p.calls, errors: p.errors, step: p.step });
+            },
+          }
+        : {}),
+    });
+  } finally {
+    bar?.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await shares.stop();
+    await lease.release();
+    await store.close();
+    await client.close();
+    await target.close();
+  }
+  // Every step of the playbook, those the run never reached `unreached`, as `runs show` prints it.
+  summary = { ...summary, steps: everyStep(summary.steps, pb) };
+  if (flags.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  else process.stdout.write(formatSummary(summary));
+  return summary.status === 'succeeded' ? 0 : 1;
+}
