@@ -3,8 +3,8 @@ import { setFlagsFromString } from 'node:v8';
 
 // The HTTP client's response parser is WebAssembly. V8 compiles its hot functions again, optimised, on another
 // thread, and a process cannot exit before that compilation ends: about 0.3 s of waiting and 0.2 s of CPU after
-// every short command (`call`, `run`, `validate`), for a parser whose speed does not show in a run (measured the
-// same either way on 200 KB listing pages). The baseline compiler's code is kept.
+// every short command that calls the service (`call`, `run`, `test`), for a parser whose speed does not show in a
+// run (measured the same either way on 200 KB listing pages). The baseline compiler's code is kept.
 setFlagsFromString('--liftoff-only');
 
 // The compiled CLI lives in dist/ (built by `npm install` through the prepare script).
