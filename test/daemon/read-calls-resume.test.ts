@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { DaemonWorld, readState, runsIn, untilDaemons, type DaemonProcess } from '../helpers/daemon.js';
+import { DaemonWorld, readState, runsIn, untilDaemons } from '../helpers/daemon.js';
 import { calls, onRequestRead } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'read-calls');
@@ -38,26 +38,26 @@ describe('daemon: the calls of a read killed and resumed', function () {
     });
 
   /**
-   * Kills the first daemon once `killWhen` holds, resumes the run in a second one, and returns both counts.
-   * `arm` is called with the first daemon before its run starts.
+   * Kills the first daemon (SIGKILL) in the turn the emulator has read the whole of its `nth` request to `path`,
+   * while it waits for that request's answer with nothing else in flight; resumes the run in a second daemon, and
+   * returns both counts.
    */
   async function killAndResume(
     name: string,
     playbook: string,
     action: string,
-    killWhen: (before: number) => Promise<boolean>,
-    arm?: (first: DaemonProcess) => void,
+    kill: { path: string; nth: number },
   ): Promise<{ made: number; counted: number | undefined; beforeKill: number }> {
     const state = world.state(`${name}.db`);
     const before = await received(action);
     const first = await world.start(`${name}: first daemon`, FIXTURES, { state, env });
-    arm?.(first);
+    let killed = false;
+    void onRequestRead(world.emu, kill.path, kill.nth, () => {
+      first.proc.kill('SIGKILL');
+      killed = true;
+    });
     const runId = await first.startRun(playbook, TOKEN, { account });
-    await untilDaemons(
-      [first],
-      'the moment to kill the daemon',
-      async () => (await killWhen(before)) || undefined,
-    );
+    await untilDaemons([first], 'the daemon killed as the request is read', async () => killed || undefined);
     await first.kill();
     // The request in flight at the kill reaches the service all the same: the emulator counts it as it answers,
     // once its latency has passed.
@@ -79,22 +79,14 @@ describe('daemon: the calls of a read killed and resumed', function () {
   }
 
   it('a listing killed after some of its pages counts those pages too', async () => {
-    // Twenty pages of fifty devices, each answered after 100 ms. The daemon dies in the turn the emulator reads
-    // the whole of the fifth page's request, while it waits for that page: a kill at a moment of its own choosing
-    // could land between a page's count and its leaving, a page counted that the service never got.
+    // Twenty pages of fifty devices, each answered after 100 ms. Killed as the fifth page is read: a kill at a
+    // moment of the test's own choosing could land between a page's count and its leaving, a page counted that the
+    // service never got.
     world.emu.setFaults({ latencyMs: 100 });
-    let killed = false;
-    const r = await killAndResume(
-      'listing',
-      'list-slowly',
-      'devices.list',
-      async () => killed,
-      (first) =>
-        void onRequestRead(world.emu, '/m2m/v1/devices/actions/list', 5, () => {
-          first.proc.kill('SIGKILL');
-          killed = true;
-        }),
-    );
+    const r = await killAndResume('listing', 'list-slowly', 'devices.list', {
+      path: '/m2m/v1/devices/actions/list',
+      nth: 5,
+    });
     expect(r.beforeKill, 'pages received before the kill').to.equal(5);
     // Listed again whole after the restart.
     expect(r.made, 'pages the service received').to.be.at.least(r.beforeKill + 20);
@@ -102,21 +94,13 @@ describe('daemon: the calls of a read killed and resumed', function () {
   });
 
   it('a plain read killed while it waits for its answer counts the request it sent', async () => {
-    // Every answer takes a second: the daemon dies in the turn the emulator reads the whole of the read's
-    // request, while the read waits for its answer, whatever the machine's speed.
+    // Every answer takes a second: killed as the read's request is read, while the read waits for its answer,
+    // whatever the machine's speed.
     world.emu.setFaults({ latencyMs: 1000 });
-    let killed = false;
-    const r = await killAndResume(
-      'read',
-      'read-once',
-      'plans.list',
-      async () => killed,
-      (first) =>
-        void onRequestRead(world.emu, `/m2m/v1/plans/${encodeURIComponent(account)}`, 1, () => {
-          first.proc.kill('SIGKILL');
-          killed = true;
-        }),
-    );
+    const r = await killAndResume('read', 'read-once', 'plans.list', {
+      path: `/m2m/v1/plans/${encodeURIComponent(account)}`,
+      nth: 1,
+    });
     expect(r.beforeKill, 'the read sent before the kill').to.equal(1);
     expect(r.made, 'reads the service received').to.equal(2);
     expect(r.counted, 'the step counts both').to.equal(2);
