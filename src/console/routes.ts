@@ -52,7 +52,10 @@ export interface ConsoleSources {
   runs(): { running: number; queued: number };
   /** Why this daemon sends no session login now (`/status`'s `logins.stopped`), if it does not. */
   loginsStopped?(): string | undefined;
-  /** The daemon's credentials refused, until it restarts or a fetched token is taken (`/status`'s `authRefused`), if they are. */
+  /**
+   * The daemon's credentials refused, until it restarts or a fetched token is taken (`/status`'s `authRefused`),
+   * if they are.
+   */
   authRefused?(): AuthRefusal | undefined;
   /** Cancels a run this daemon executes or holds queued; false when it holds no such run. */
   cancel(runId: string): boolean;

@@ -6,8 +6,7 @@
 import { isoTime } from '../clock.js';
 import type * as Events from '../events/index.js';
 import type { Playbook } from '../playbook/schema.js';
-import { coerceInputs } from '../runner/inputs.js';
-import type { InputWording } from '../runner/inputs.js';
+import { coerceInputs, type InputWording } from '../runner/inputs.js';
 import { onFirstUse } from '../util/on-first-use.js';
 import { callbackMessage, kindOf, serviceOf, type Json } from './callbacks.js';
 import { callbackRun, callbacksOf, selects } from './matcher.js';

@@ -5,8 +5,7 @@
  */
 import { versionOf } from '../playbook/version.js';
 import type { Playbook } from '../playbook/schema.js';
-import { coerceInputs } from '../runner/inputs.js';
-import { BODY_WORDING, type InputWording } from '../runner/inputs.js';
+import { BODY_WORDING, coerceInputs, type InputWording } from '../runner/inputs.js';
 import type { RunRecord, Store } from '../store/store.js';
 import type { RunPool } from './pool.js';
 import { newRunId } from '../runner/run-id.js';

@@ -260,7 +260,8 @@ export function routes(app: FastifyInstance, c: RouteContext): void {
       registrations: c.registrations(),
       schedules: c.scheduler()?.next() ?? [],
       rates: c.rates(),
-      // Only while refused: every call fails with FB_AUTH until a restart with fresh credentials, or a fetched token taken.
+      // Only while refused: every call fails with FB_AUTH until a restart with fresh credentials, or a fetched
+      // token taken.
       ...(authRefused ? { authRefused } : {}),
       logins: await c.logins(),
       // Every process on the store (the replicas, a `fleetbook run`), what each holds, and until when.
