@@ -20,7 +20,8 @@ import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { everyStep } from '../store/run-views.js';
 import type { RunSummary } from '../store/store.js';
-import { envForExpressions, secretsFromEnv, type RunFlags } from './run.js';
+import { envForExpressions, secretsFromEnv } from './environment.js';
+import type { RunFlags } from './run.js';
 import { formatSummary } from './runs.js';
 
 /** Runs `pb` as `start` says, and prints its summary: the exit code, 0 when the run succeeded. */

@@ -12,7 +12,7 @@ import type { NewRun } from '../runner/factory.js';
 import { describeMismatch, JSON_EXAMPLE, PLACEHOLDER, pronoun, type InputWording } from '../runner/inputs.js';
 import { planOf } from '../runner/plan.js';
 import { TEST_SUFFIX } from '../util/files.js';
-import { SECRET_PREFIX, envWithheld, registerSecret } from '../util/secrets.js';
+import { secretsFromEnv } from './environment.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
 
 export interface RunFlags {
@@ -40,30 +40,6 @@ export function parseInputs(pairs: string[] = []): Record<string, string> {
         `--input ${key} is given twice (${JSON.stringify(out[key])} and ${JSON.stringify(p.slice(eq + 1))}): give it once`,
       );
     out[key] = p.slice(eq + 1);
-  }
-  return out;
-}
-
-/**
- * Secrets for `${{ secrets.X }}`: the variables FLEETBOOK_SECRET_X. One set empty (a deployment's
- * `$UNSET_VARIABLE`) is not set: a run that needs it is refused before it acts, rather than fail at its step.
- */
-export function secretsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (k.startsWith(SECRET_PREFIX) && v !== undefined && v !== '') {
-      out[k.slice(SECRET_PREFIX.length)] = v;
-      registerSecret(v);
-    }
-  }
-  return out;
-}
-
-/** `${{ env.X }}`: the environment, without fleetbook's own variables and anything named like a secret. */
-export function envForExpressions(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (v !== undefined && envWithheld(k) === undefined) out[k] = v;
   }
   return out;
 }

@@ -5,7 +5,7 @@
 import { loadConfig, stateOrigin } from '../config.js';
 import { createLogger } from '../log.js';
 import { listenError } from './listen-error.js';
-import { envForExpressions, secretsFromEnv } from './run.js';
+import { envForExpressions, secretsFromEnv } from './environment.js';
 
 export interface ServeFlags {
   playbooks: string;

@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { fleetbook } from '../helpers/cli.js';
 import { DaemonWorld, readState, runsIn, type DaemonProcess } from '../helpers/daemon.js';
 import { expectLedgerIsTheTruth, mixOfStates, suspendLedger } from '../helpers/confirm.js';
-import { calls } from '../runner/helpers.js';
+import { calls, onRequestRead } from '../runner/helpers.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'confirm');
 const TOKEN = 'confirm-test-daemon-token-0123456789';
@@ -229,6 +229,11 @@ describe('daemon: confirmed per-device outcomes', function () {
     expect(cp.status).to.equal('confirming');
     expect(cp.accepted).to.have.length(1);
     expect(cp.accepted?.[0]).to.not.have.property('devices');
+    // Killed in the turn the emulator has read the next status request whole: its count, written as it left, and
+    // the request itself both reached their ends, and nothing else is in flight.
+    await onRequestRead(world.emu, /^\/m2m\/v1\/accounts\/[^/]+\/requests\/[^/]+\/status$/u, 1, () =>
+      first.proc.kill('SIGKILL'),
+    );
     await first.kill();
     world.emu.advance(60);
     const second = await world.start('second daemon', FIXTURES, {

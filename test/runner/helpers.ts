@@ -363,18 +363,26 @@ export function watchAnswers(origin: string): {
 
 /**
  * Calls `then` once the emulator `emu` of this process has read the whole of the `nth` request (from 1) to
- * `path` (the spec's, without `/api`) since this call: the emulator holds it for its latency before it acts, and
+ * `path` (the spec's, without `/api`; a pattern for a path with a part not known ahead, such as a request id)
+ * since this call: the emulator holds it for its latency before it acts, and
  * its sender has no answer yet. Node's `http.server.request.start` diagnostics channel names each request as the
  * server reads it; `then` runs in the turn that read its last byte (its head's, for a request with no body).
  * Resolves after `then` has run.
  */
-export function onRequestRead(emu: Emulator, path: string, nth: number, then: () => void): Promise<void> {
+export function onRequestRead(
+  emu: Emulator,
+  path: string | RegExp,
+  nth: number,
+  then: () => void,
+): Promise<void> {
   const port = Number(new URL(emu.url).port);
+  const aimed = (url: string | undefined) =>
+    typeof path === 'string' ? url === `/api${path}` : path.test(url?.replace(/^\/api/u, '') ?? '');
   let seen = 0;
   return new Promise((resolve) => {
     const onStart = (message: unknown) => {
       const { request } = message as { request: IncomingMessage };
-      if (request.socket.localPort !== port || request.url !== `/api${path}` || ++seen !== nth) return;
+      if (request.socket.localPort !== port || !aimed(request.url) || ++seen !== nth) return;
       unsubscribe('http.server.request.start', onStart);
       const done = () => {
         then();
