@@ -9,7 +9,8 @@ import { LineCounter, parseDocument, visit } from 'yaml';
 import { protectExpressions } from '../playbook/protect.js';
 import { readSourceAmong, yamlMessage } from '../playbook/source.js';
 import { findUnquoted, quoteScalar, restoreDocument } from '../playbook/unquoted.js';
-import { distinctFiles, playbookFiles } from '../util/files.js';
+import { distinctFiles } from '../util/files.js';
+import { namedPlaybookFiles } from './named-playbooks.js';
 
 /** The playbooks `fleetbook fmt` formats when given no path. */
 export const DEFAULT_FMT_PATH = 'playbooks';
@@ -42,22 +43,8 @@ export function formatPlaybook(source: string): Formatted {
 }
 
 export async function fmtCommand(paths: string[], flags: { check?: boolean }): Promise<number> {
-  const named: string[] = [];
-  for (const p of paths.length ? paths : [DEFAULT_FMT_PATH]) {
-    let found: string[];
-    try {
-      found = await playbookFiles(p);
-    } catch {
-      process.stderr.write(`fleetbook: no such file or directory: ${p}\n`);
-      return 2;
-    }
-    // A directory without playbooks is a wrong path, as for validate: `fmt --check` in CI would pass on nothing.
-    if (!found.length) {
-      process.stderr.write(`fleetbook: no playbooks (*.yaml, *.yml) in ${p}\n`);
-      return 2;
-    }
-    named.push(...found);
-  }
+  const named = await namedPlaybookFiles(paths.length ? paths : [DEFAULT_FMT_PATH]);
+  if (!named) return 2;
   const files = distinctFiles(named);
   let changed = 0;
   let failed = 0;

@@ -8,7 +8,8 @@ import { ledgerPlaybookProblems } from '../playbook/ledger-names.js';
 import { PlaybookNames } from '../playbook/names.js';
 import { readSourceAmongSync } from '../playbook/source.js';
 import type * as Loader from '../playbook/load.js';
-import { distinctFiles, playbookFiles, TEST_SUFFIX } from '../util/files.js';
+import { distinctFiles, TEST_SUFFIX } from '../util/files.js';
+import { namedPlaybookFiles } from './named-playbooks.js';
 
 /**
  * The playbook schema as emitted to schemas/playbook.schema.json (`npm run schemas`; a test keeps it equal to
@@ -24,29 +25,14 @@ export async function runValidate(paths: string[], format: string): Promise<numb
     process.stderr.write(`fleetbook: --format must be text or json, got ${JSON.stringify(format)}\n`);
     return 2;
   }
-  const named: string[] = [];
-  for (const p of paths) {
-    let found: string[];
-    try {
-      found = await playbookFiles(p);
-    } catch {
-      process.stderr.write(`fleetbook: no such file or directory: ${p}\n`);
-      return 2;
-    }
-    // A directory without playbooks is a wrong path, not a pass: in CI it would check nothing, silently.
-    if (!found.length) {
-      process.stderr.write(`fleetbook: no playbooks (*.yaml, *.yml) in ${p}\n`);
-      return 2;
-    }
-    // A playbook test named among playbooks (`playbooks/*.yaml` takes them too) is no playbook: said, not
-    // checked against the playbook schema, which would give it an error for each member a playbook has.
-    for (const f of found)
-      if (f.endsWith(TEST_SUFFIX))
-        process.stderr.write(
-          `fleetbook: ${f} is a playbook test, not a playbook: fleetbook test checks it\n`,
-        );
-    named.push(...found.filter((f) => !f.endsWith(TEST_SUFFIX)));
-  }
+  const given = await namedPlaybookFiles(paths);
+  if (!given) return 2;
+  // A playbook test named among playbooks (`playbooks/*.yaml` takes them too) is no playbook: said, not
+  // checked against the playbook schema, which would give it an error for each member a playbook has.
+  for (const f of given)
+    if (f.endsWith(TEST_SUFFIX))
+      process.stderr.write(`fleetbook: ${f} is a playbook test, not a playbook: fleetbook test checks it\n`);
+  const named = given.filter((f) => !f.endsWith(TEST_SUFFIX));
   // A file named twice (`d` and `d/a.yaml`) is one playbook: checked twice, it would be its own duplicate name.
   const files = distinctFiles(named);
   if (!files.length) {
