@@ -1,13 +1,14 @@
 /**
  * Validation of action inputs against their JSON Schemas, with messages a person understands.
  *
- * Two keywords of our own, which other validators ignore:
+ * Keywords of our own, which other validators ignore:
  * - `x-uniqueBy: "id"`: array items are unique by that member, checked in linear time (ajv's `uniqueItems`
  *   compares objects pairwise, which is too slow for 10,000 devices);
  * - `x-message`: the sentence to show when the subschema it sits on fails (for cross-field rules); on a
  *   `pattern`, what follows the value (`is not a duration. ...`);
  * - `x-moved`: on an object, `{ name: where }` for members that are not fields of it but were once written
- *   there (or are elsewhere in the real service's request): their "unknown field" says where to write them.
+ *   there (or are elsewhere in the real service's request): their "unknown field" says where to write them;
+ * - `x-required`: on a member, what to write when it is missing (`on is required: it says what starts ...`).
  */
 import type { CodeOptions, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import type Ajv2020Module from 'ajv/dist/2020.js';
@@ -87,6 +88,7 @@ function addKeywords(ajv: Ajv): void {
   });
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-moved', schemaType: 'object' });
+  ajv.addKeyword({ keyword: 'x-required', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-expr', schemaType: 'boolean' });
   ajv.addKeyword({ keyword: 'x-rule', schemaType: 'string' });
 }
@@ -320,7 +322,10 @@ function describe(
     case 'required': {
       const missing = (e.params as { missingProperty: string }).missingProperty;
       const path = `${e.instancePath}/${missing}`;
-      return { path, message: custom ? `${missing} is required: ${custom}` : `${missing} is required` };
+      // What to write there: the object's `x-message`, else the missing member's own `x-required`.
+      const member = (parent.properties as Record<string, Record<string, unknown>> | undefined)?.[missing];
+      const hint = custom ?? (typeof member?.['x-required'] === 'string' ? member['x-required'] : undefined);
+      return { path, message: hint ? `${missing} is required: ${hint}` : `${missing} is required` };
     }
     case 'additionalProperties': {
       const extra = (e.params as { additionalProperty: string }).additionalProperty;

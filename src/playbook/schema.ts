@@ -300,7 +300,11 @@ function playbookObject(step: Type.TSchema) {
         schedule: Type.Optional(Type.Union([Schedule, Type.Array(Schedule, { minItems: 1 })])),
         manual: Type.Optional(Type.Boolean()),
       },
-      { minProperties: 1 },
+      {
+        minProperties: 1,
+        'x-required':
+          "it names what starts the playbook's runs: `on: { manual: true }` for runs by hand (`fleetbook run`, the console), a `schedule`, a `callback`, or several",
+      },
     ),
     inputs: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), InputDecl)),
     vars: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), Type.Unknown())),
