@@ -8,7 +8,7 @@
  *   `pattern`, what follows the value (`is not a duration. ...`);
  * - `x-moved`: on an object, `{ name: where }` for members that are not fields of it but were once written
  *   there (or are elsewhere in the real service's request): their "unknown field" says where to write them;
- * - `x-required`: on a member, what to write when it is missing (`on is required: it says what starts ...`).
+ * - `x-required`: on a member, what to write when it is missing (`on is required: it names what starts ...`).
  */
 import type { CodeOptions, ErrorObject, KeywordCxt, ValidateFunction } from 'ajv';
 import type Ajv2020Module from 'ajv/dist/2020.js';
