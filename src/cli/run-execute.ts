@@ -20,12 +20,21 @@ import { Lease } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { everyStep } from '../store/run-views.js';
 import type { RunSummary } from '../store/store.js';
-import { envForExpressions, secretsFromEnv } from './environment.js';
+import { envForExpressions } from './environment.js';
 import type { RunFlags } from './run.js';
 import { formatSummary } from './runs.js';
 
-/** Runs `pb` as `start` says, and prints its summary: the exit code, 0 when the run succeeded. */
-export async function executeRun(pb: Playbook, start: NewRun, flags: RunFlags): Promise<number> {
+/**
+ * Runs `pb` as `start` says, with the `secrets` its checks read from the environment, and prints its summary:
+ * the exit code, 0 when the run succeeded.
+ */
+export async function executeRun(
+  pb: Playbook,
+  start: NewRun,
+  flags: RunFlags,
+  secrets: Record<string, string>,
+): Promise<number> {
+  const env = envForExpressions(process.env);
   const config = loadConfig(process.env, flags.state ? { state: flags.state } : {});
   setExpressionBudget(config.expressionBudget);
   const engine = engineSettings({ ...config, embedded: onEmbeddedEmulator(config) });
@@ -41,9 +50,7 @@ export async function executeRun(pb: Playbook, start: NewRun, flags: RunFlags): 
   // the emulator's server holding the process open.
   const store = await openStore(config.state, { origin: stateOrigin(process.env, flags) });
   const target = await connect(config, logger);
-  const notice = flags.dryRun
-    ? undefined
-    : heldWebhooksNotice(engine.webhooks, [pb], secretsFromEnv(process.env), envForExpressions(process.env));
+  const notice = flags.dryRun ? undefined : heldWebhooksNotice(engine.webhooks, [pb], secrets, env);
   // On a terminal the log shows warnings only: the line is written as the CLI's own, not dropped.
   if (notice) {
     if (tty) process.stderr.write(`fleetbook: ${notice}\n`);
@@ -122,8 +129,8 @@ export async function executeRun(pb: Playbook, start: NewRun, flags: RunFlags): 
       engine,
       owner: lease.id,
       locks: new StoreDeviceLocks(store, lease.id),
-      secrets: secretsFromEnv(process.env),
-      env: envForExpressions(process.env),
+      secrets,
+      env,
       ...(target.pollIntervalMs ? { pollIntervalMs: target.pollIntervalMs } : {}),
     };
     summary = await startRun(services, pb, {

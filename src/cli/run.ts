@@ -131,11 +131,12 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   }
   // A secret the playbook names and nobody set would fail the run at its step, after the steps before acted.
   // Said with what is wrong with the event or the inputs, if anything: both at once.
-  const unset = unsetSecrets(planOf(pb).secrets, secretsFromEnv(process.env));
+  const secrets = secretsFromEnv(process.env);
+  const unset = unsetSecrets(planOf(pb).secrets, secrets);
   if (typeof start === 'string' || unset) {
     if (typeof start === 'string') process.stderr.write(`fleetbook: ${start}\n`);
     if (unset) process.stderr.write(`fleetbook: playbook ${pb.name} ${unset}\n`);
     return 2;
   }
-  return (await import('./run-execute.js')).executeRun(pb, start, flags);
+  return (await import('./run-execute.js')).executeRun(pb, start, flags, secrets);
 }
