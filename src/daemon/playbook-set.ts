@@ -14,7 +14,7 @@ import type { Playbook } from '../playbook/schema.js';
 import { readSourceAmong } from '../playbook/source.js';
 import { versionOf } from '../playbook/version.js';
 import { planOf } from '../runner/plan.js';
-import { playbookFiles, TEST_SUFFIX } from '../util/files.js';
+import { NoPlaybooks, playbooksAt, TEST_SUFFIX } from '../util/files.js';
 
 /** A playbook's file, and what validation says of it (warnings: errors refuse the set). */
 export interface PlaybookSource {
@@ -51,13 +51,10 @@ export class PlaybookSetError extends ConfigError {
 export async function loadPlaybookSources(path: string): Promise<PlaybookSet> {
   let files: string[];
   try {
-    files = await playbookFiles(path);
-  } catch {
-    throw new PlaybookSetError(`no such playbook file or directory: ${path}`);
+    files = await playbooksAt(path);
+  } catch (e) {
+    throw e instanceof NoPlaybooks ? new PlaybookSetError(e.message) : e;
   }
-  // A wrong directory, most likely: a daemon would acknowledge callbacks and run nothing, as `validate` would
-  // pass it and check nothing.
-  if (!files.length) throw new PlaybookSetError(`no playbooks (*.yaml, *.yml) in ${path}`);
   // A playbook test named as the playbooks (a directory's are passed over): said, as validate says it, not
   // checked against the playbook schema, which gives it an error for each member a playbook has.
   if (files.length === 1 && files[0] === path && path.endsWith(TEST_SUFFIX))

@@ -38,6 +38,30 @@ export async function playbookFiles(path: string): Promise<string[]> {
   return out;
 }
 
+/** A path that names no playbooks: it cannot be read, or it is a directory without any. */
+export class NoPlaybooks extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoPlaybooks';
+  }
+}
+
+/**
+ * The playbooks a path names (playbookFiles). One that cannot be read, or a directory without playbooks, throws
+ * NoPlaybooks saying which and why: a wrong path is not a check of nothing that passes, nor a daemon that
+ * acknowledges callbacks and runs nothing.
+ */
+export async function playbooksAt(path: string): Promise<string[]> {
+  let found: string[];
+  try {
+    found = await playbookFiles(path);
+  } catch (e) {
+    throw new NoPlaybooks(`${(e as NodeJS.ErrnoException).path ?? path}: ${whyUnreadable(e)}`);
+  }
+  if (!found.length) throw new NoPlaybooks(`no playbooks (*.yaml, *.yml) in ${path}`);
+  return found;
+}
+
 /**
  * Each file once, however it is named (`d` and `d/a.yaml`, `./a.yaml`, a link), under the name it first had,
  * in the order of first appearance. Synchronous: a command resolves its files one after another with nothing to
