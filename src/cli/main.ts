@@ -214,7 +214,17 @@ export async function main(argv: string[]): Promise<number> {
     .command('show')
     .description("Show a run's summary, and its per-device outcomes.")
     .argument('<id>', 'the run id, or the start of one that no other run shares')
-    .option('--devices', 'every device outcome')
+    .option('--devices', 'every device outcome (each filter below implies it)')
+    .option('--step <id>', "only this step's devices")
+    .option(
+      '--outcome <outcome>',
+      'only the devices of this outcome: accepted, succeeded, failed, skipped, unconfirmed',
+    )
+    .option(
+      '--error-type <type>',
+      'only the devices recorded with this error type, e.g. "SVC CACHE UNAVAILABLE"',
+    )
+    .option('--device <part>', 'only the devices whose id contains this')
     .option('--json', 'as JSON')
     .option(...STATE_OPTION)
     .action(async (id: string, flags: ShowFlags) =>

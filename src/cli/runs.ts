@@ -5,9 +5,14 @@
 import { once } from 'node:events';
 import { isEngineAction } from '../actions/engine.js';
 import { cancelTaker, cancelTakerText, liveOwners } from '../store/lease.js';
+import { deviceFilterProblem, keepsRow } from '../store/device-filter.js';
 import {
+  DEVICE_OUTCOMES,
   emptyCounts,
   RUN_STATUSES,
+  type DeviceOutcome,
+  type EntryFilter,
+  type LedgerRow,
   type RunRecord,
   type Owner,
   type RunStatus,
@@ -159,6 +164,10 @@ export interface ListFlags {
 /** The flags of `runs show`. */
 export interface ShowFlags {
   devices?: boolean;
+  step?: string;
+  outcome?: string;
+  errorType?: string;
+  device?: string;
   json?: boolean;
   state?: string;
 }
@@ -189,17 +198,29 @@ export async function listCommand(flags: ListFlags): Promise<number> {
 
 /** `fleetbook runs show ID`: the run's summary, and with `--devices` every device outcome. */
 export async function showCommand(id: string, flags: ShowFlags): Promise<number> {
+  const filter = showFilter(flags);
+  if (typeof filter === 'string') {
+    process.stderr.write(`fleetbook: ${filter}\n`);
+    return EXIT_USAGE;
+  }
   return withStore(flags, async (store) => {
     const run = await findRun(store, id);
     if (typeof run === 'number') return run;
+    const wrong = filter && (await deviceFilterProblem(store, run, filter));
+    if (wrong) {
+      process.stderr.write(
+        `fleetbook: --${wrong.member === 'errorType' ? 'error-type' : 'step'}: ${wrong.problem}\n`,
+      );
+      return EXIT_USAGE;
+    }
     // A run as printed, as the daemon's `GET /runs/{id}` gives it: one that ended with every step of its
     // playbook version, those it never reached `unreached`; one not ended with its steps so far.
     const head = await shownRun(store, run);
+    const devices = flags.devices || filter ? deviceResults(store, run.id, filter) : undefined;
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
     if (flags.json) {
-      if (flags.devices)
-        await writeJsonWithRows(out.write, head, 'deviceResults', store.eachDeviceResult(run.id));
+      if (devices) await writeJsonWithRows(out.write, head, 'deviceResults', devices);
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);
     } else {
       await out.write(
@@ -210,8 +231,8 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
             : `run ${run.id}: ${run.status}\n`,
       );
       if (run.cancelRequested) await out.write(await pendingCancel(store, run, run.cancelRequested));
-      if (flags.devices) {
-        for await (const page of store.eachDeviceResult(run.id))
+      if (devices) {
+        for await (const page of devices)
           for (const d of page)
             await out.write(
               `${`  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(OUTCOME_WIDTH)} ${d.errorType ?? returned(d.data)}`.trimEnd()}\n`,
@@ -255,6 +276,45 @@ export async function cancelCommand(id: string, flags: { state?: string }): Prom
     if (typeof run === 'number') return run;
     return (await import('./runs-cancel.js')).cancelRun(store, run, config);
   });
+}
+
+/**
+ * The filter of `runs show`'s devices (`--step`, `--outcome`, `--error-type`, `--device`: the console's table's),
+ * undefined for none, or what is wrong with its flags. An empty one (an unset shell variable) is refused: read as
+ * no filter, it would print every device where some were asked for.
+ */
+function showFilter(flags: ShowFlags): EntryFilter | undefined | string {
+  const given = {
+    step: flags.step,
+    outcome: flags.outcome,
+    'error-type': flags.errorType,
+    device: flags.device,
+  };
+  for (const [name, v] of Object.entries(given))
+    if (v?.trim() === '') return `--${name} is empty: give it a value, or leave it out`;
+  const outcome = flags.outcome;
+  if (outcome !== undefined && !(DEVICE_OUTCOMES as readonly string[]).includes(outcome))
+    return `--outcome: ${JSON.stringify(outcome)} is not an outcome: one of ${DEVICE_OUTCOMES.join(', ')}`;
+  const filter: EntryFilter = {
+    ...(flags.step !== undefined ? { step: flags.step } : {}),
+    ...(outcome !== undefined ? { outcome: outcome as DeviceOutcome } : {}),
+    ...(flags.errorType !== undefined ? { errorType: flags.errorType } : {}),
+    ...(flags.device !== undefined ? { device: flags.device } : {}),
+  };
+  return Object.keys(filter).length ? filter : undefined;
+}
+
+/**
+ * The run's device results, a page at a time, those `filter` keeps: read whole from the store as the unfiltered
+ * ones are (with what each step returned, which the console's table leaves out), in bounded memory.
+ */
+async function* deviceResults(
+  store: Store,
+  runId: string,
+  filter: EntryFilter | undefined,
+): AsyncGenerator<LedgerRow[]> {
+  for await (const page of store.eachDeviceResult(runId, filter?.step))
+    yield filter ? page.filter((row) => keepsRow(filter, row)) : page;
 }
 
 /** The filter of `runs list`, or what is wrong with its flags. */

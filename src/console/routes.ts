@@ -17,10 +17,8 @@ import {
   type Store,
 } from '../store/store.js';
 import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
-import { liveView, shownSummary, stepIdsOf } from '../store/run-views.js';
-import { meantType, RECORDED_DEVICE_TYPES } from '../api/device-errors.js';
-import { ERROR_CODES } from '../errors.js';
-import { closest } from '../util/closest.js';
+import { deviceFilterProblem } from '../store/device-filter.js';
+import { liveView, shownSummary } from '../store/run-views.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
@@ -95,41 +93,10 @@ const DEVICE_FILTERS = ['step', 'outcome', 'errorType', 'device'];
 
 const ended = (status: RunStatus) => status !== 'running' && status !== 'queued';
 
-/**
- * A `step` filter that names no step of the run's playbook version is a mistake (a misspelt id), not a step that
- * acted on no device: refused, naming the steps. Not checked when the store does not keep the version.
- */
-async function checkStepFilter(store: Store, run: RunRecord, filter: DeviceFilter): Promise<void> {
-  if (filter.step === undefined) return;
-  const ids = await stepIdsOf(store, run);
-  if (!ids || ids.includes(filter.step)) return;
-  const near = closest(filter.step, ids, 1);
-  throw new BadParameter(
-    `step: run ${run.id} (${run.playbook}) has no step \`${filter.step}\`${near.length ? ` (did you mean \`${near[0]}\`?)` : ''}: its steps are ${ids.join(', ')}`,
-  );
-}
-
-/** The types the catalog knows a device may be recorded with, beside those a service sends of its own. */
-const KNOWN_TYPES: readonly string[] = [...RECORDED_DEVICE_TYPES, ...Object.keys(ERROR_CODES)];
-
-/**
- * An `errorType` filter that no device of the run has and fleetbook records under no such name is a mistake (a
- * misspelt type), not a type no device failed with: refused, naming the type meant, among the catalog's and the
- * run's (its summary's, once it has ended). A type the catalog knows is an empty table when the run has none;
- * any other is looked up in the store's index of the types, never by reading the run's devices.
- */
-async function checkErrorTypeFilter(store: Store, run: RunRecord, filter: DeviceFilter): Promise<void> {
-  const type = filter.errorType;
-  if (type === undefined || KNOWN_TYPES.includes(type)) return;
-  const ran = Object.keys(run.summary?.devices.byError ?? {});
-  if (ran.includes(type) || (await store.hasErrorType(run.id, type))) return;
-  const meant = meantType(type, [...KNOWN_TYPES, ...ran]);
-  const none = `errorType: no device of run ${run.id} has error type \`${type}\``;
-  throw new BadParameter(
-    meant?.spec
-      ? `${none}: fleetbook records it by its spec name, \`${meant.type}\` (the vendor's prefix is read as SVC)`
-      : `${none}, and fleetbook records no such type${meant ? ` (did you mean \`${meant.type}\`?)` : ''}`,
-  );
+/** A filter of the run's devices that names a step or an error type the run cannot have: 400, naming what was meant. */
+async function checkDeviceFilter(store: Store, run: RunRecord, filter: DeviceFilter): Promise<void> {
+  const wrong = await deviceFilterProblem(store, run, filter);
+  if (wrong) throw new BadParameter(`${wrong.member}: ${wrong.problem}`);
 }
 
 function deviceFilter(q: Record<string, string | undefined>): DeviceFilter {
@@ -302,8 +269,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const filter = deviceFilter(q);
-    await checkStepFilter(c.store, run, filter);
-    await checkErrorTypeFilter(c.store, run, filter);
+    await checkDeviceFilter(c.store, run, filter);
     const limit = integer('limit', q.limit, 1, 500, 50);
     const after = q.after === undefined ? undefined : decodeCursor(q.after);
     if (q.after !== undefined && !after)
@@ -317,8 +283,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const run = await c.store.getRun(req.params.id);
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const filter = deviceFilter(q);
-    await checkStepFilter(c.store, run, filter);
-    await checkErrorTypeFilter(c.store, run, filter);
+    await checkDeviceFilter(c.store, run, filter);
     const runId = run.id;
     const latest = latestOf(c.store, runId, ended(run.status));
     reply.hijack();
