@@ -9,6 +9,7 @@ import { redact } from '../util/secrets.js';
 import { addHelpCommands } from './help.js';
 import type { CallFlags } from './call.js';
 import type { ListFlags, ShowFlags } from './runs.js';
+import type { DeviceFlags } from './device.js';
 import type { EmulatorFlags } from './emulator.js';
 import type { RunFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
@@ -21,7 +22,7 @@ const STATE_OPTION = [
 ] as const;
 
 /** The commands that read the configuration (config.ts). */
-const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'logins', 'store'];
+const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'device', 'logins', 'store'];
 
 /** Exit code for usage errors (bad flags, invalid input, unknown action). */
 export const EXIT_USAGE = 2;
@@ -239,6 +240,18 @@ export async function main(argv: string[]): Promise<number> {
     .option(...STATE_OPTION)
     .action(async (id: string, flags: { state?: string }) =>
       setCode(await (await import('./runs.js')).cancelCommand(id, flags)),
+    );
+  program
+    .command('device')
+    .description(
+      'Every result the ledger holds for one device, newest first: each run and step that touched it.',
+    )
+    .argument('<id>', 'the device id, as its steps named it (an IMEI, an ICCID, ...)')
+    .option('--limit <n>', 'at most this many results (1-1000, default 50)')
+    .option('--json', 'as JSON')
+    .option(...STATE_OPTION)
+    .action(async (id: string, flags: DeviceFlags) =>
+      setCode(await (await import('./device.js')).deviceCommand(id, flags)),
     );
   const logins = program
     .command('logins')

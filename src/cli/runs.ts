@@ -251,7 +251,7 @@ const OUTCOME_WIDTH = 11;
  * What a step returned for a device, on its line: a location as `lat,lon ±radius m at time (cached)`, anything
  * else as JSON; nothing when it returned nothing.
  */
-function returned(data: unknown): string {
+export function returned(data: unknown): string {
   if (data === undefined || data === null) return '';
   const l = data as {
     latitude?: unknown;
@@ -317,11 +317,18 @@ async function* deviceResults(
     yield filter ? page.filter((row) => keepsRow(filter, row)) : page;
 }
 
+/** A `--limit` of rows to list, 50 when not given, or what is wrong with it. */
+export function limitOf(text: string | undefined): number | string {
+  const limit = text === undefined ? 50 : Number(text);
+  if (!/^[0-9]+$/.test(text ?? '50') || limit < 1 || limit > 1000)
+    return `--limit must be a whole number from 1 to 1000 (got ${JSON.stringify(text)})`;
+  return limit;
+}
+
 /** The filter of `runs list`, or what is wrong with its flags. */
 function listFilter(flags: ListFlags): { limit: number; playbook?: string; status?: RunStatus } | string {
-  const limit = flags.limit === undefined ? 50 : Number(flags.limit);
-  if (!/^[0-9]+$/.test(flags.limit ?? '50') || limit < 1 || limit > 1000)
-    return `--limit must be a whole number from 1 to 1000 (got ${JSON.stringify(flags.limit)})`;
+  const limit = limitOf(flags.limit);
+  if (typeof limit === 'string') return limit;
   // Empty (an unset shell variable), it is no filter: "no runs" would answer another question than the one asked.
   if (flags.playbook?.trim() === '')
     return `--playbook is empty (got ${JSON.stringify(flags.playbook)}): give a playbook name, or leave it out`;

@@ -23,7 +23,7 @@ import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
 import { RunsFeed } from './feed.js';
-import { deviceRow, playbookView, runDetail, runRow } from './views.js';
+import { deviceHistoryRow, deviceRow, playbookView, runDetail, runRow } from './views.js';
 import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
 import { MASK, SECRET_KEY } from '../util/secrets.js';
 import {
@@ -316,14 +316,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     if (!req.params.id) throw new BadParameter('the device id is empty: /console/api/devices/{id}');
     return {
       deviceId: req.params.id,
-      results: (await c.store.deviceHistory(req.params.id, 500)).map((r) => ({
-        runId: r.runId,
-        playbook: r.playbook,
-        runStartedAt: r.runStartedAt,
-        runStatus: r.runStatus,
-        ...(r.dryRun ? { dryRun: true } : {}),
-        ...deviceRow(r),
-      })),
+      results: (await c.store.deviceHistory(req.params.id, 500)).map(deviceHistoryRow),
     };
   });
 

@@ -3,7 +3,15 @@ import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
 import { MASK, maskable, redact, redactRun, redactValue, SECRET_KEY } from '../util/secrets.js';
 import { triggerText } from '../store/run-views.js';
-import type { DeviceCounts, LedgerRow, RunRecord, RunSummary, StepSummary } from '../store/store.js';
+import type {
+  DeviceCounts,
+  DeviceHistoryRow,
+  LedgerRow,
+  RunRecord,
+  RunStatus,
+  RunSummary,
+  StepSummary,
+} from '../store/store.js';
 
 export interface RunRow {
   id: string;
@@ -94,6 +102,24 @@ export function deviceRow(r: LedgerRow): DeviceRow {
     ...(r.requestId !== undefined ? { requestId: r.requestId } : {}),
     ...(r.data !== undefined ? { data: r.data } : {}),
     at: r.at,
+  };
+}
+
+/** A device's result in one run, as its history lists it: the run's id, playbook, start and status, then the row. */
+export function deviceHistoryRow(r: DeviceHistoryRow): {
+  runId: string;
+  playbook: string;
+  runStartedAt: string;
+  runStatus: RunStatus;
+  dryRun?: true;
+} & DeviceRow {
+  return {
+    runId: r.runId,
+    playbook: r.playbook,
+    runStartedAt: r.runStartedAt,
+    runStatus: r.runStatus,
+    ...(r.dryRun ? { dryRun: true } : {}),
+    ...deviceRow(r),
   };
 }
 

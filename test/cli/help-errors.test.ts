@@ -12,7 +12,7 @@ describe('usage errors that print the usage (child process)', function () {
   const CASES: [string[], string, string][] = [
     [
       [],
-      'error: missing command: give one of validate, fmt, schema, call, run, test, serve, runs, logins, store, emulator, actions',
+      'error: missing command: give one of validate, fmt, schema, call, run, test, serve, runs, device, logins, store, emulator, actions',
       'Usage: fleetbook [options] [command]',
     ],
     [
