@@ -227,6 +227,7 @@ export async function main(argv: string[]): Promise<number> {
     )
     .option('--device <part>', 'only the devices whose id contains this')
     .option('--json', 'as JSON')
+    .option('--csv', 'only the devices, as CSV (the columns of report.write of the ledger)')
     .option(...STATE_OPTION)
     .action(async (id: string, flags: ShowFlags) =>
       setCode(await (await import('./runs.js')).showCommand(id, flags)),

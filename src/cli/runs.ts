@@ -5,6 +5,7 @@
 import { once } from 'node:events';
 import { isEngineAction } from '../actions/engine.js';
 import { cancelTaker, cancelTakerText, liveOwners } from '../store/lease.js';
+import { ledgerTable, reportText } from '../actions/report-table.js';
 import { deviceFilterProblem, keepsRow } from '../store/device-filter.js';
 import {
   DEVICE_OUTCOMES,
@@ -164,6 +165,7 @@ export interface ListFlags {
 /** The flags of `runs show`. */
 export interface ShowFlags {
   devices?: boolean;
+  csv?: boolean;
   step?: string;
   outcome?: string;
   errorType?: string;
@@ -198,7 +200,7 @@ export async function listCommand(flags: ListFlags): Promise<number> {
 
 /** `fleetbook runs show ID`: the run's summary, and with `--devices` every device outcome. */
 export async function showCommand(id: string, flags: ShowFlags): Promise<number> {
-  const filter = showFilter(flags);
+  const filter = flags.csv && flags.json ? '--csv and --json: give one of them' : showFilter(flags);
   if (typeof filter === 'string') {
     process.stderr.write(`fleetbook: ${filter}\n`);
     return EXIT_USAGE;
@@ -213,12 +215,20 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
       );
       return EXIT_USAGE;
     }
+    // Device results are streamed from the store and written as they come: a run may have millions.
+    const out = bufferedStdout();
+    if (flags.csv) {
+      // Only the devices, as the console's download and report.write write the ledger (a second read finds the
+      // columns of what the steps returned).
+      const table = ledgerTable(() => deviceResults(store, run.id, filter));
+      for await (const chunk of reportText(table, 'csv')) await out.write(chunk);
+      await out.flush();
+      return 0;
+    }
     // A run as printed, as the daemon's `GET /runs/{id}` gives it: one that ended with every step of its
     // playbook version, those it never reached `unreached`; one not ended with its steps so far.
     const head = await shownRun(store, run);
     const devices = flags.devices || filter ? deviceResults(store, run.id, filter) : undefined;
-    // Device results are streamed from the store and written as they come: a run may have millions.
-    const out = bufferedStdout();
     if (flags.json) {
       if (devices) await writeJsonWithRows(out.write, head, 'deviceResults', devices);
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);

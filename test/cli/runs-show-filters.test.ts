@@ -75,7 +75,43 @@ describe('runs show: its device results filtered (child process)', function () {
     );
   });
 
-  it('refuses a step the run has not, an unknown error type and an outcome that is none, exit 2', async () => {
+  it('--csv writes the devices the filters keep as CSV, with what the step returned in columns of its own', async () => {
+    const r = await fleetbook(['runs', 'show', id, '--csv', '--step', 'report'], env);
+    expect([r.code, r.stderr]).to.deep.equal([0, '']);
+    const [head, ...lines] = r.stdout.trimEnd().split('\n');
+    const columns = head!.split(',');
+    expect(columns.slice(0, 10)).to.deep.equal([
+      'runId',
+      'step',
+      'deviceId',
+      'kind',
+      'outcome',
+      'errorType',
+      'errorClass',
+      'attempts',
+      'at',
+      'requestId',
+    ]);
+    expect(columns).to.include.members(['latitude', 'longitude']);
+    const at = (name: string) => columns.indexOf(name);
+    const rows = lines.map((l) => l.split(','));
+    expect(rows.map((c) => [c[at('deviceId')], c[at('outcome')]])).to.deep.equal(
+      all.filter((d) => d.step === 'report').map((d) => [d.deviceId, d.outcome]),
+    );
+    expect(rows.filter((c) => c[at('latitude')] !== '').length).to.equal(
+      all.filter((d) => d.step === 'report' && d.outcome === 'succeeded').length,
+    );
+    const failed = await fleetbook(['runs', 'show', id, '--csv', '--outcome', 'failed'], env);
+    expect(
+      failed.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(',')[2]),
+    ).to.deep.equal(ids((d) => d.outcome === 'failed'));
+  });
+
+  it('refuses a step the run has not, an unknown error type, an outcome that is none, --csv with --json, exit 2', async () => {
     const cases: [string[], string][] = [
       [
         ['--step', 'reports'],
@@ -86,6 +122,7 @@ describe('runs show: its device results filtered (child process)', function () {
         `fleetbook: --error-type: no device of run ${id} has error type \`DEVICE TYPE CHECK FAILED\``,
       ],
       [['--outcome', 'fail'], 'fleetbook: --outcome: "fail" is not an outcome'],
+      [['--csv', '--json'], 'fleetbook: --csv and --json: give one of them'],
     ];
     for (const [flags, says] of cases) {
       const r = await fleetbook(['runs', 'show', id, ...flags], env);
