@@ -208,6 +208,11 @@ export async function main(argv: string[]): Promise<number> {
     .option('--limit <n>', 'at most this many runs (1-1000, default 50)')
     .option('--playbook <name>', "only this playbook's runs")
     .option('--status <status>', 'only runs in this status (queued, running, succeeded, failed, cancelled)')
+    .option('--trigger <type>', 'only runs started this way (callback, schedule, manual)')
+    .option(
+      '--since <when>',
+      'only runs started since: a duration back from now (24h, 7d), or a time (ISO 8601)',
+    )
     .option('--json', 'as JSON')
     .option(...STATE_OPTION)
     .action(async (flags: ListFlags) => setCode(await (await import('./runs.js')).listCommand(flags)));

@@ -6,14 +6,18 @@ import { once } from 'node:events';
 import { isEngineAction } from '../actions/engine.js';
 import { cancelTaker, cancelTakerText, liveOwners } from '../store/lease.js';
 import { ledgerTable, reportText } from '../actions/report-table.js';
+import { parseDuration } from '../playbook/duration.js';
 import { deviceFilterProblem, keepsRow } from '../store/device-filter.js';
+import { isoMs } from '../util/query.js';
 import {
   DEVICE_OUTCOMES,
   emptyCounts,
   RUN_STATUSES,
+  RUN_TRIGGERS,
   type DeviceOutcome,
   type EntryFilter,
   type LedgerRow,
+  type RunListQuery,
   type RunRecord,
   type Owner,
   type RunStatus,
@@ -158,6 +162,8 @@ export interface ListFlags {
   limit?: string;
   playbook?: string;
   status?: string;
+  trigger?: string;
+  since?: string;
   json?: boolean;
   state?: string;
 }
@@ -336,31 +342,50 @@ export function limitOf(text: string | undefined): number | string {
 }
 
 /** The filter of `runs list`, or what is wrong with its flags. */
-function listFilter(flags: ListFlags): { limit: number; playbook?: string; status?: RunStatus } | string {
+function listFilter(flags: ListFlags): RunListQuery | string {
   const limit = limitOf(flags.limit);
   if (typeof limit === 'string') return limit;
   // Empty (an unset shell variable), it is no filter: "no runs" would answer another question than the one asked.
   if (flags.playbook?.trim() === '')
     return `--playbook is empty (got ${JSON.stringify(flags.playbook)}): give a playbook name, or leave it out`;
-  const status = flags.status;
+  if (flags.since?.trim() === '')
+    return `--since is empty (got ${JSON.stringify(flags.since)}): give a duration or a time, or leave it out`;
+  const { status, trigger } = flags;
   if (status !== undefined && !(RUN_STATUSES as readonly string[]).includes(status))
     return `--status must be one of ${RUN_STATUSES.join(', ')} (got ${JSON.stringify(status)})`;
+  if (trigger !== undefined && !(RUN_TRIGGERS as readonly string[]).includes(trigger))
+    return `--trigger must be one of ${RUN_TRIGGERS.join(', ')} (got ${JSON.stringify(trigger)})`;
+  const from = flags.since === undefined ? undefined : sinceTime(flags.since);
+  if (from === null)
+    return `--since must be a duration back from now (30m, 24h, 7d) or a time (ISO 8601: 2026-11-01, or 2026-11-01T08:00:00Z) (got ${JSON.stringify(flags.since)})`;
   return {
     limit,
     ...(flags.playbook !== undefined ? { playbook: flags.playbook } : {}),
     ...(status !== undefined ? { status: status as RunStatus } : {}),
+    ...(trigger !== undefined ? { trigger } : {}),
+    ...(from !== undefined ? { from } : {}),
   };
+}
+
+/** `--since`: a duration back from now (`24h`), or a time; as ISO in UTC, or null when it is neither. */
+function sinceTime(text: string): string | undefined | null {
+  const ms = parseDuration(text);
+  const t = ms === undefined ? isoMs(text) : Date.now() - ms;
+  return t === undefined ? null : new Date(t).toISOString();
 }
 
 /**
  * What `runs list` says when no run matches: which filters, and, for a playbook the store has no run of at all,
  * that the name is a playbook's `name:` (a file name, or a typo, matches nothing).
  */
-async function noRuns(store: Store, filter: { playbook?: string; status?: RunStatus }): Promise<string> {
-  const { playbook, status } = filter;
-  if (playbook === undefined) return status === undefined ? 'no runs' : `no ${status} runs`;
-  const any = status !== undefined && (await store.listRuns({ playbook, limit: 1 })).length > 0;
-  if (any) return `no ${status} runs of playbook ${JSON.stringify(playbook)}`;
+async function noRuns(store: Store, filter: RunListQuery): Promise<string> {
+  const { playbook, status, trigger, from } = filter;
+  const which = [status, trigger, 'runs'].filter((w) => w !== undefined).join(' ');
+  const since = from === undefined ? '' : ` since ${from}`;
+  if (playbook === undefined) return `no ${which}${since}`;
+  const narrowed = status !== undefined || trigger !== undefined || from !== undefined;
+  if (narrowed && (await store.listRuns({ playbook, limit: 1 })).length > 0)
+    return `no ${which} of playbook ${JSON.stringify(playbook)}${since}`;
   return `no runs of playbook ${JSON.stringify(playbook)}: the store has no run of a playbook of that name (the name is the playbook's \`name:\`, not its file's)`;
 }
 

@@ -11,6 +11,7 @@ import type { Playbook } from '../playbook/schema.js';
 import {
   DEVICE_OUTCOMES,
   RUN_STATUSES,
+  RUN_TRIGGERS,
   type DeviceOutcome,
   type RunRecord,
   type RunStatus,
@@ -86,7 +87,6 @@ export interface ConsoleSources {
   }[];
 }
 
-const RUN_TRIGGERS = ['callback', 'schedule', 'manual'];
 /** The query parameters of the runs listing, and of the device table's filter. */
 const RUN_PARAMETERS = ['playbook', 'status', 'trigger', 'from', 'to', 'before', 'limit'];
 const DEVICE_FILTERS = ['step', 'outcome', 'errorType', 'device'];

@@ -23,6 +23,8 @@ export type { Owner, OwnerHoldings, OwnerInfo, Ownership } from './ownership.js'
 
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/** What starts a run (its trigger's `type`). */
+export const RUN_TRIGGERS = ['callback', 'schedule', 'manual'] as const;
 
 /**
  * The statuses a run ends with. A run's stored items (listing pages, lists of devices sent again) are read only
