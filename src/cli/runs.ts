@@ -307,10 +307,11 @@ function showFilter(flags: ShowFlags): EntryFilter | undefined | string {
     device: flags.device,
   };
   for (const [name, v] of Object.entries(given))
-    if (v?.trim() === '') return `--${name} is empty: give it a value, or leave it out`;
+    if (v?.trim() === '')
+      return `--${name} is empty (got ${JSON.stringify(v)}): give a value, or leave it out`;
   const outcome = flags.outcome;
   if (outcome !== undefined && !(DEVICE_OUTCOMES as readonly string[]).includes(outcome))
-    return `--outcome: ${JSON.stringify(outcome)} is not an outcome: one of ${DEVICE_OUTCOMES.join(', ')}`;
+    return `--outcome must be one of ${DEVICE_OUTCOMES.join(', ')} (got ${JSON.stringify(outcome)})`;
   const filter: EntryFilter = {
     ...(flags.step !== undefined ? { step: flags.step } : {}),
     ...(outcome !== undefined ? { outcome: outcome as DeviceOutcome } : {}),

@@ -121,7 +121,11 @@ describe('runs show: its device results filtered (child process)', function () {
         ['--error-type', 'DEVICE TYPE CHECK FAILED'],
         `fleetbook: --error-type: no device of run ${id} has error type \`DEVICE TYPE CHECK FAILED\``,
       ],
-      [['--outcome', 'fail'], 'fleetbook: --outcome: "fail" is not an outcome'],
+      [
+        ['--outcome', 'fail'],
+        'fleetbook: --outcome must be one of accepted, succeeded, failed, skipped, unconfirmed (got "fail")',
+      ],
+      [['--device', ''], 'fleetbook: --device is empty (got ""): give a value, or leave it out'],
       [['--csv', '--json'], 'fleetbook: --csv and --json: give one of them'],
     ];
     for (const [flags, says] of cases) {
