@@ -248,11 +248,16 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
       );
       if (run.cancelRequested) await out.write(await pendingCancel(store, run, run.cancelRequested));
       if (devices) {
+        let shown = 0;
         for await (const page of devices)
-          for (const d of page)
+          for (const d of page) {
+            shown++;
             await out.write(
               `${`  ${d.step.padEnd(16)} ${d.deviceId.padEnd(22)} ${d.outcome.padEnd(OUTCOME_WIDTH)} ${d.errorType ?? returned(d.data)}`.trimEnd()}\n`,
             );
+          }
+        // Said, so that a filter that keeps nothing is not read as output cut short.
+        if (!shown) await out.write(`  no device results${filter ? ` match ${filterText(filter)}` : ''}\n`);
       }
     }
     await out.flush();
@@ -319,6 +324,20 @@ function showFilter(flags: ShowFlags): EntryFilter | undefined | string {
     ...(flags.device !== undefined ? { device: flags.device } : {}),
   };
   return Object.keys(filter).length ? filter : undefined;
+}
+
+/** A filter as its flags give it: `--step report --outcome failed`. */
+function filterText(filter: EntryFilter): string {
+  const flags: [string, string | undefined][] = [
+    ['--step', filter.step],
+    ['--outcome', filter.outcome],
+    ['--error-type', filter.errorType],
+    ['--device', filter.device],
+  ];
+  return flags
+    .filter(([, v]) => v !== undefined)
+    .map(([flag, v]) => `${flag} ${JSON.stringify(v)}`)
+    .join(' ');
 }
 
 /**

@@ -62,8 +62,10 @@ describe('runs show: its device results filtered (child process)', function () {
     expect(await shown('--device', one.slice(-6))).to.deep.equal(
       ids((d) => d.deviceId.includes(one.slice(-6))),
     );
-    // A type the catalog knows that no device of the run has: no device, not an error.
+    // A type the catalog knows that no device of the run has: no device, not an error, and said.
     expect(await shown('--error-type', 'SVC CACHE UNAVAILABLE')).to.deep.equal([]);
+    const none = await fleetbook(['runs', 'show', id, '--step', 'report', '--outcome', 'skipped'], env);
+    expect(none.stdout).to.match(/\n {2}no device results match --step "report" --outcome "skipped"\n$/);
   });
 
   it('--json gives only the devices the filters keep', async () => {
