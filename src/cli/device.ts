@@ -4,8 +4,7 @@
  */
 import { deviceHistoryRow } from '../console/views.js';
 import type { DeviceHistoryRow } from '../store/store.js';
-import { limitOf, returned } from './runs.js';
-import { aligned, withStore } from './store-access.js';
+import { aligned, limitOf, returned, withStore } from './store-access.js';
 
 /** The flags of `device`. */
 export interface DeviceFlags {
@@ -49,11 +48,7 @@ function historyText(id: string, results: readonly DeviceHistoryRow[]): string {
     r.errorType ?? returned(r.data),
   ]);
   const head = ['AT', 'RUN ID', 'PLAYBOOK', 'STEP', 'OUTCOME', 'ERROR TYPE OR RESULT'];
-  const table = aligned([head, ...rows])
-    .split('\n')
-    .map((l) => l.trimEnd())
-    .join('\n');
-  return `device ${id}: ${results.length} result${results.length === 1 ? '' : 's'}, newest first\n${table}`;
+  return `device ${id}: ${results.length} result${results.length === 1 ? '' : 's'}, newest first\n${aligned([head, ...rows])}`;
 }
 
 /** What is said of a device the ledger holds nothing of: it may be named by another of its identifiers. */

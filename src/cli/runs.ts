@@ -26,7 +26,7 @@ import {
   type Store,
 } from '../store/store.js';
 import { runListEntry, shownRun, triggerText } from '../store/run-views.js';
-import { aligned, withStore } from './store-access.js';
+import { aligned, limitOf, returned, withStore } from './store-access.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
 type Write = (s: string) => Promise<void> | undefined;
@@ -268,23 +268,6 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
 /** The width of a device line's outcome: `unconfirmed`, the longest, keeps the error types in one column. */
 const OUTCOME_WIDTH = 11;
 
-/**
- * What a step returned for a device, on its line: a location as `lat,lon ±radius m at time (cached)`, anything
- * else as JSON; nothing when it returned nothing.
- */
-export function returned(data: unknown): string {
-  if (data === undefined || data === null) return '';
-  const l = data as {
-    latitude?: unknown;
-    longitude?: unknown;
-    radius?: unknown;
-    time?: unknown;
-    cached?: unknown;
-  };
-  if (typeof l.latitude !== 'number' || typeof l.longitude !== 'number') return JSON.stringify(data);
-  return `${l.latitude},${l.longitude}${l.radius !== undefined ? ` ±${String(l.radius)} m` : ''}${l.time ? ` at ${String(l.time)}` : ''}${l.cached ? ' (cached)' : ''}`;
-}
-
 /** What becomes of an unfinished run asked to cancel (cancelTakerText, as the console's run page says it). */
 async function pendingCancel(store: Store, run: RunRecord, reason: string): Promise<string> {
   return `cancel requested (${reason}): ${cancelTakerText(await cancelTaker(store, run), run.id)}\n`;
@@ -353,14 +336,6 @@ async function* deviceResults(
     yield filter ? page.filter((row) => keepsRow(filter, row)) : page;
 }
 
-/** A `--limit` of rows to list, 50 when not given, or what is wrong with it. */
-export function limitOf(text: string | undefined): number | string {
-  const limit = text === undefined ? 50 : Number(text);
-  if (!/^[0-9]+$/.test(text ?? '50') || limit < 1 || limit > 1000)
-    return `--limit must be a whole number from 1 to 1000 (got ${JSON.stringify(text)})`;
-  return limit;
-}
-
 /** The filter of `runs list`, or what is wrong with its flags. */
 function listFilter(flags: ListFlags): RunListQuery | string {
   const limit = limitOf(flags.limit);
@@ -388,7 +363,7 @@ function listFilter(flags: ListFlags): RunListQuery | string {
 }
 
 /** `--since`: a duration back from now (`24h`), or a time; as ISO in UTC, or null when it is neither. */
-function sinceTime(text: string): string | undefined | null {
+function sinceTime(text: string): string | null {
   const ms = parseDuration(text);
   const t = ms === undefined ? isoMs(text) : Date.now() - ms;
   return t === undefined ? null : new Date(t).toISOString();

@@ -1,4 +1,4 @@
-/** What the commands that read the store (`runs`, `logins`) share: the store opened, and their tables. */
+/** What the commands that read the store (`runs`, `device`, `logins`) share: the store opened, and their tables. */
 import { loadConfig, stateOrigin, type Config } from '../config.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -22,9 +22,39 @@ export async function withStore(
 export function aligned(rows: string[][]): string {
   const last = (rows[0]?.length ?? 1) - 1;
   const widths = (rows[0] ?? []).map((_, c) => Math.max(...rows.map((row) => (row[c] ?? '').length)));
+  // A line whose last cells are empty ends at its last text, not in spaces.
   return rows
     .map(
-      (row) => `${row.map((cell, c) => (c < last ? cell.padEnd(widths[c] as number) : cell)).join('  ')}\n`,
+      (row) =>
+        `${row
+          .map((cell, c) => (c < last ? cell.padEnd(widths[c] as number) : cell))
+          .join('  ')
+          .trimEnd()}\n`,
     )
     .join('');
+}
+
+/** A `--limit` of rows to list, 50 when not given, or what is wrong with it. */
+export function limitOf(text: string | undefined): number | string {
+  const limit = text === undefined ? 50 : Number(text);
+  if (!/^[0-9]+$/.test(text ?? '50') || limit < 1 || limit > 1000)
+    return `--limit must be a whole number from 1 to 1000 (got ${JSON.stringify(text)})`;
+  return limit;
+}
+
+/**
+ * What a step returned for a device, on its line: a location as `lat,lon ±radius m at time (cached)`, anything
+ * else as JSON; nothing when it returned nothing.
+ */
+export function returned(data: unknown): string {
+  if (data === undefined || data === null) return '';
+  const l = data as {
+    latitude?: unknown;
+    longitude?: unknown;
+    radius?: unknown;
+    time?: unknown;
+    cached?: unknown;
+  };
+  if (typeof l.latitude !== 'number' || typeof l.longitude !== 'number') return JSON.stringify(data);
+  return `${l.latitude},${l.longitude}${l.radius !== undefined ? ` ±${String(l.radius)} m` : ''}${l.time ? ` at ${String(l.time)}` : ''}${l.cached ? ' (cached)' : ''}`;
 }
