@@ -1,6 +1,6 @@
 /**
- * How the console writes times, durations and ids. Times read in the operator's locale and zone; the UTC
- * ISO the API gave stays one hover away (the `title`), for pasting into a log search.
+ * How the console writes times, durations, ids and what a step returned. Times read in the operator's locale and
+ * zone; the UTC ISO the API gave stays one hover away (the `title`), for pasting into a log search.
  */
 
 const clock = { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' };
@@ -109,4 +109,18 @@ export function stepDepths(steps) {
     return parent === undefined || seen > steps.length ? 0 : 1 + of(parent, seen + 1);
   };
   return new Map(steps.map((s) => [s.id, of(s.id, 0)]));
+}
+
+/**
+ * What a step returned for a device, in a table's cell: a location as latitude, longitude, radius and whether it
+ * came from the cache; anything else as its JSON, cut short.
+ * @param {any} data
+ */
+export function returned(data) {
+  if (data && typeof data.latitude === 'number' && typeof data.longitude === 'number') {
+    const radius = typeof data.radius === 'number' ? ` ±${data.radius} m` : '';
+    return `${data.latitude}, ${data.longitude}${radius}${data.cached ? ' (cached)' : ''}`;
+  }
+  const text = JSON.stringify(data);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }

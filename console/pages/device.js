@@ -4,7 +4,7 @@
  */
 import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
-import { shortId } from '../format.js';
+import { returned, shortId } from '../format.js';
 import { html, Alert, Badge, EmptyRow, Heading, None, TableFrame, Time } from '../ui.js';
 
 /** @param {{ id: string }} props */
@@ -57,18 +57,4 @@ export function DevicePage({ id }) {
         ${data && !results.length && html`<${EmptyRow} cols=${10}>No results recorded for this device</${EmptyRow}>`}
       </tbody>
     </table></${TableFrame}>`;
-}
-
-/**
- * What a step returned for the device, in a cell: a location as latitude, longitude, radius and whether it came
- * from the cache; anything else as its JSON, cut short.
- * @param {any} data
- */
-function returned(data) {
-  if (data && typeof data.latitude === 'number' && typeof data.longitude === 'number') {
-    const radius = typeof data.radius === 'number' ? ` ±${data.radius} m` : '';
-    return `${data.latitude}, ${data.longitude}${radius}${data.cached ? ' (cached)' : ''}`;
-  }
-  const text = JSON.stringify(data);
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }

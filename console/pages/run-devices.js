@@ -7,6 +7,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { enc, query } from '../api.js';
+import { returned, shortId } from '../format.js';
 import { useApi } from '../hooks.js';
 import { html, Alert, Badge, EmptyRow, None, TableFrame, Time } from '../ui.js';
 
@@ -131,6 +132,7 @@ export function RunDevices({ run, active, params }) {
           <th scope="col">Error type</th>
           <th scope="col">Error class</th>
           <th scope="col" class="num">Attempts</th>
+          <th scope="col">Returned</th>
           <th scope="col">Request</th>
           <th scope="col">At</th>
         </tr>
@@ -146,11 +148,14 @@ export function RunDevices({ run, active, params }) {
               <td>${d.errorType ?? html`<${None} />`}</td>
               <td>${d.errorClass ?? html`<${None} />`}</td>
               <td class="num">${d.attempts}</td>
-              <td class="mono">${d.requestId ?? html`<${None} />`}</td>
+              <td>${d.data === undefined ? html`<${None} />` : returned(d.data)}</td>
+              <td class="mono" title=${d.requestId}>
+                ${d.requestId ? shortId(d.requestId) : html`<${None} />`}
+              </td>
               <td><${Time} iso=${d.at} /></td>
             </tr>`,
         )}
-        ${data && !rows.length && html`<${EmptyRow} cols=${9}>${emptyText(run, filters, after)}</${EmptyRow}>`}
+        ${data && !rows.length && html`<${EmptyRow} cols=${10}>${emptyText(run, filters, after)}</${EmptyRow}>`}
       </tbody>
     </table></${TableFrame}>
     <p class="pager">

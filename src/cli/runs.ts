@@ -7,7 +7,7 @@ import { isEngineAction } from '../actions/engine.js';
 import { cancelTaker, cancelTakerText, liveOwners } from '../store/lease.js';
 import { ledgerTable, reportText } from '../actions/report-table.js';
 import { parseDuration } from '../playbook/duration.js';
-import { deviceFilterProblem, keepsRow } from '../store/device-filter.js';
+import { deviceFilterProblem, filteredResults } from '../store/device-filter.js';
 import { isoMs } from '../util/query.js';
 import {
   DEVICE_OUTCOMES,
@@ -16,7 +16,6 @@ import {
   RUN_TRIGGERS,
   type DeviceOutcome,
   type EntryFilter,
-  type LedgerRow,
   type RunListQuery,
   type RunRecord,
   type Owner,
@@ -226,7 +225,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     if (flags.csv) {
       // Only the devices, as the console's download and report.write write the ledger (a second read finds the
       // columns of what the steps returned).
-      const table = ledgerTable(() => deviceResults(store, run.id, filter));
+      const table = ledgerTable(() => filteredResults(store, run.id, filter));
       for await (const chunk of reportText(table, 'csv')) await out.write(chunk);
       await out.flush();
       return 0;
@@ -234,7 +233,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     // A run as printed, as the daemon's `GET /runs/{id}` gives it: one that ended with every step of its
     // playbook version, those it never reached `unreached`; one not ended with its steps so far.
     const head = await shownRun(store, run);
-    const devices = flags.devices || filter ? deviceResults(store, run.id, filter) : undefined;
+    const devices = flags.devices || filter ? filteredResults(store, run.id, filter) : undefined;
     if (flags.json) {
       if (devices) await writeJsonWithRows(out.write, head, 'deviceResults', devices);
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);
@@ -321,19 +320,6 @@ function filterText(filter: EntryFilter): string {
     .filter(([, v]) => v !== undefined)
     .map(([flag, v]) => `${flag} ${JSON.stringify(v)}`)
     .join(' ');
-}
-
-/**
- * The run's device results, a page at a time, those `filter` keeps: read whole from the store as the unfiltered
- * ones are (with what each step returned, which the console's table leaves out), in bounded memory.
- */
-async function* deviceResults(
-  store: Store,
-  runId: string,
-  filter: EntryFilter | undefined,
-): AsyncGenerator<LedgerRow[]> {
-  for await (const page of store.eachDeviceResult(runId, filter?.step))
-    yield filter ? page.filter((row) => keepsRow(filter, row)) : page;
 }
 
 /** The filter of `runs list`, or what is wrong with its flags. */

@@ -4,7 +4,9 @@
  * entry in (step, seq) order from a cursor, so that a page of a run of a million devices reads a few entries,
  * not the run. Whether a device's result in an entry is its latest is looked up in the store for a chunk of
  * devices at a time, in the entries whose range of ids holds them (repeatedAmong); an ended run is grouped once
- * first (latestAmong), so that its pages pass over the entries every device of which has a later result.
+ * first (latestAmong), so that its pages pass over the entries every device of which has a later result. The
+ * entries are read without what their steps returned (most of their bytes); a page's rows get theirs at the end,
+ * in one read of only those devices' (ledgerData).
  */
 import type { DeviceOutcome, EntryFilter, LedgerRow, Store } from '../store/store.js';
 import { ledgerRow, type EntryRow } from '../store/rows.js';
@@ -73,6 +75,16 @@ export async function devicePage(
   limit: number,
 ): Promise<{ rows: LedgerRow[]; next?: DeviceCursor }> {
   const rows: LedgerRow[] = [];
+  /** Each row's entry and place in it, to read what its step returned for it once the page is whole. */
+  const places: { seq: number; index: number }[] = [];
+  /** The page, each row with what its step returned for its device (a location), and the cursor after it. */
+  const page = async (next?: DeviceCursor) => {
+    const data = await store.ledgerData(runId, places);
+    data.forEach((d, i) => {
+      if (d) (rows[i] as LedgerRow).data = d;
+    });
+    return { rows, ...(next ? { next } : {}) };
+  };
   /** Where the last row taken is: the next page starts after it, when one more row is found. */
   let end: DeviceCursor | undefined;
   // The entry the cursor is in is read again, from its position on.
@@ -107,13 +119,14 @@ export async function devicePage(
       for (const c of chunk) {
         const seq = latest.get(`${c.e.step}\0${c.id}`);
         if (seq !== undefined && seq !== c.e.seq) continue;
-        if (rows.length === limit) return { rows, ...(end ? { next: end } : {}) };
+        if (rows.length === limit) return page(end);
         rows.push(ledgerRow(c.id, c.e));
+        places.push({ seq: c.e.seq, index: c.pos - 1 });
         end = { step: c.e.step, seq: c.e.seq, pos: c.pos };
       }
     }
     const last = entries[entries.length - 1];
-    if (!last || entries.length < want) return { rows };
+    if (!last || entries.length < want) return page();
     from = { step: last.step, seq: last.seq };
   }
 }

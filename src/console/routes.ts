@@ -3,6 +3,8 @@
  * What it shows comes from the store (so that every replica on a shared database shows the same runs) and from
  * this daemon (its playbooks, schedules, rate budgets and callback counters), which hands it `ConsoleSources`.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthRefusal } from '../api/credentials.js';
 import type { Logger } from '../log.js';
@@ -18,14 +20,14 @@ import {
   type Store,
 } from '../store/store.js';
 import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
-import { deviceFilterProblem } from '../store/device-filter.js';
+import { deviceFilterProblem, filteredResults } from '../store/device-filter.js';
 import { liveView, shownSummary } from '../store/run-views.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
 import { RunsFeed } from './feed.js';
 import { deviceHistoryRow, deviceRow, playbookView, runDetail, runRow } from './views.js';
-import { LEDGER_COLUMNS, ledgerTable, reportText } from '../actions/report-table.js';
+import { ledgerTable, reportText } from '../actions/report-table.js';
 import { MASK, SECRET_KEY } from '../util/secrets.js';
 import {
   BadParameter,
@@ -285,31 +287,30 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const filter = deviceFilter(q);
     await checkDeviceFilter(c.store, run, filter);
     const runId = run.id;
-    const latest = latestOf(c.store, runId, ended(run.status));
+    const res = reply.raw;
     reply.hijack();
-    reply.raw.writeHead(200, {
+    res.writeHead(200, {
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="run-${run.id}-devices.csv"`,
     });
-    // Every row, as report.write writes the ledger (its columns and quoting), a page of the table at a time: a
-    // million rows are never in memory.
-    async function* pages() {
-      let after: ReturnType<typeof decodeCursor>;
-      do {
-        const page = await devicePage(c.store, runId, latest, filter, after, 1000);
-        yield page.rows;
-        after = page.next;
-      } while (after && !reply.raw.destroyed);
+    // The rows of the table, as `runs show --csv` writes them: read whole from the store a page at a time
+    // (a million rows are never in memory), each step's entries once with what they returned, as report.write
+    // writes the ledger (its columns and quoting, then a column for each member of what the steps returned,
+    // which a first read finds). A download given up is read no further.
+    async function* rows() {
+      for await (const page of filteredResults(c.store, runId, filter)) {
+        if (res.destroyed) return;
+        yield page;
+      }
     }
     try {
-      for await (const chunk of reportText(ledgerTable(pages), 'csv', LEDGER_COLUMNS))
-        if (!reply.raw.write(chunk)) await new Promise((r) => reply.raw.once('drain', r));
+      await pipeline(Readable.from(reportText(ledgerTable(rows), 'csv')), res);
     } catch (e) {
-      c.log.warn('console: writing a CSV failed', { runId, error: (e as Error).message });
-      reply.raw.destroy(e as Error);
-      return;
+      // A download the browser gave up is not a failure of the daemon's.
+      if ((e as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')
+        c.log.warn('console: writing a CSV failed', { runId, error: (e as Error).message });
+      res.destroy();
     }
-    reply.raw.end();
   });
 
   api<{ id: string }>('/devices/:id', [], async (req) => {

@@ -60,11 +60,25 @@ async function errorTypeProblem(
 }
 
 /** Whether `filter` keeps `row`, as the store's reads of the entries keep them (ledgerEntries). */
-export function keepsRow(filter: EntryFilter, row: LedgerRow): boolean {
+function keepsRow(filter: EntryFilter, row: LedgerRow): boolean {
   return (
     (filter.step === undefined || row.step === filter.step) &&
     (filter.outcome === undefined || row.outcome === filter.outcome) &&
     (filter.errorType === undefined || row.errorType === filter.errorType) &&
     (filter.device === undefined || row.deviceId.includes(filter.device))
   );
+}
+
+/**
+ * The run's device results, a page at a time, those `filter` keeps: read whole from the store as the unfiltered
+ * ones are (eachDeviceResult, with what each step returned), in bounded memory: `runs show --devices` and the
+ * CSVs of a run's devices (`runs show --csv`, the console's download).
+ */
+export async function* filteredResults(
+  store: Store,
+  runId: string,
+  filter: EntryFilter | undefined,
+): AsyncGenerator<LedgerRow[]> {
+  for await (const page of store.eachDeviceResult(runId, filter?.step))
+    yield filter ? page.filter((row) => keepsRow(filter, row)) : page;
 }

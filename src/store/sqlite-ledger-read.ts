@@ -60,6 +60,30 @@ export function ledgerEntries(
   }) as EntryRow[];
 }
 
+/**
+ * `ledgerData` (store.ts): each entry's data read and parsed once, its devices' taken from it. (SQLite's `->` on
+ * the entry's text for each device parses the text again for each: a page of 50 rows of an entry of 10,000
+ * located devices took 250 ms.)
+ */
+export function ledgerData(
+  sql: (text: string) => Database.Statement,
+  runId: string,
+  at: readonly { seq: number; index: number }[],
+): (Record<string, unknown> | null)[] {
+  const read = sql('SELECT data_json FROM ledger WHERE seq = ? AND run_id = ?').pluck();
+  const entries = new Map<number, (Record<string, unknown> | null)[] | undefined>();
+  return at.map(({ seq, index }) => {
+    if (!entries.has(seq)) {
+      const text = read.get(seq, runId) as string | null | undefined;
+      entries.set(
+        seq,
+        typeof text === 'string' ? (JSON.parse(text) as (Record<string, unknown> | null)[]) : undefined,
+      );
+    }
+    return entries.get(seq)?.[index] ?? null;
+  });
+}
+
 /** `hasErrorType` (store.ts): by ledger_by_error, the index of the types. */
 export function hasErrorType(
   sql: (text: string) => Database.Statement,

@@ -8,6 +8,7 @@ import { CHECKPOINT_PAGES, openSqliteFile, type SqliteOptions } from './sqlite-f
 import {
   deviceResults,
   hasErrorType,
+  ledgerData,
   resultsUnder,
   ledgerEntries,
   matchingSteps,
@@ -219,6 +220,10 @@ export class SqliteStore implements Store {
 
   async ledgerEntries(...args: Parameters<Store['ledgerEntries']>): Promise<EntryRow[]> {
     return ledgerEntries(this.sql, ...args);
+  }
+
+  async ledgerData(...args: Parameters<Store['ledgerData']>): Promise<(Record<string, unknown> | null)[]> {
+    return ledgerData(this.sql, ...args);
   }
 
   async hasErrorType(runId: string, errorType: string): Promise<boolean> {

@@ -379,6 +379,16 @@ export interface LedgerStore {
     limit: number,
   ): Promise<EntryRow[]>;
   /**
+   * What the steps returned for some devices of the run (a location), each named by its entry's `seq` and its
+   * place in the entry's devices (`index`, from 0), in the order asked: the rows of `ledgerEntries`, which reads
+   * the entries without it. A device its step returned nothing for (or one of no entry of the run) is null. Each
+   * entry's data is read once, however many of its devices are asked for.
+   */
+  ledgerData(
+    runId: string,
+    at: readonly { seq: number; index: number }[],
+  ): Promise<(Record<string, unknown> | null)[]>;
+  /**
    * Whether an entry of the run has `errorType` (one a later result replaced too): by the index of the types, so
    * that a type no run recorded costs one lookup, however many devices the run has.
    */

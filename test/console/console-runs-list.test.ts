@@ -197,6 +197,19 @@ describe('console: the runs list', function () {
       `/runs/${reportRunId}/devices?after=${encodeURIComponent(page1.next!)}`,
     );
     await shows('the first page of devices, as the JSON API gives it', page1);
+    // A located device's row says where it is: the location the report returned, as the JSON API gives it.
+    const returnedCol = column(devCols, 'Returned');
+    const locatedAt = page1.devices.findIndex((d) => d.data !== undefined);
+    expect(locatedAt, `a located device on the first page: ${JSON.stringify(page1.devices)}`).to.be.at.least(
+      0,
+    );
+    const where = page1.devices[locatedAt]!.data as { latitude: number; longitude: number };
+    expect(where.latitude, `the first located device's data: ${JSON.stringify(where)}`).to.be.a('number');
+    const cell = (await bodyRows(devicesTable))[locatedAt]![returnedCol];
+    expect(cell, 'its Returned cell').to.be.a('string');
+    expect(cell!.startsWith(`${where.latitude}, ${where.longitude} `), `its Returned cell: ${cell}`).to.equal(
+      true,
+    );
     await p.getByRole('button', { name: 'Next page' }).click();
     await shows('the second page of devices, as the JSON API gives it', page2);
     await p.getByRole('button', { name: 'First page' }).click();

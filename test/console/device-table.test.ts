@@ -195,6 +195,74 @@ forEachBackend("the console: a run's device table and a device's history", (b) =
     expect(await firstRow(store, 'r4')).to.deep.equal({ rows: [`${imei(0)}/succeeded`], lookups: 7 });
   });
 
+  it('gives each row what its step returned for the device, the latest result’s, in every page size', async () => {
+    // A report of 6 devices: 0-3 located, 4-5 missed, then located on a retry; a suspend of 0-1 returns nothing.
+    const at = (n: number) => ({ latitude: 25 + n, longitude: -121, radius: 100 + n, cached: n % 2 === 0 });
+    store.createRun(run('r5'));
+    store.recordDevices(
+      'r5',
+      'report',
+      [
+        group(imeis(0, 4), { data: imeis(0, 4).map((_, n) => at(n)) }),
+        group(imeis(4, 6), { outcome: 'failed', errorType: MISS, errorClass: 'remediable' }),
+      ],
+      AT,
+    );
+    store.recordDevices('r5', 'report', [group(imeis(4, 6), { attempts: 2, data: [at(4), at(5)] })], AT);
+    store.recordDevices('r5', 'suspend', [group(imeis(0, 2), { requestId: 'req-5' })], AT);
+    await store.durable();
+    const expected = [
+      ...imeis(0, 6).map((id, n) => ['report', id, at(n)]),
+      ...imeis(0, 2).map((id) => ['suspend', id, undefined]),
+    ];
+    for (const ended of [false, true])
+      for (const limit of [1, 3, 500]) {
+        const latest = latestOf(store, 'r5', ended);
+        const rows: unknown[] = [];
+        let after;
+        do {
+          const page = await devicePage(store, 'r5', latest, {}, after, limit);
+          rows.push(...page.rows.map((r) => [r.step, r.deviceId, r.data]));
+          after = page.next;
+        } while (after);
+        expect(rows, `pages of ${limit}${ended ? ', ended' : ''}`).to.deep.equal(expected);
+      }
+    // Filtered too: the retried devices' locations are their retry's.
+    const retried = await devicePage(
+      store,
+      'r5',
+      latestOf(store, 'r5', true),
+      { device: imei(5) },
+      undefined,
+      5,
+    );
+    expect(retried.rows.map((r) => [r.attempts, r.data])).to.deep.equal([[2, at(5)]]);
+  });
+
+  it('reads the data of devices by entry and place, null for none, in the order asked', async () => {
+    store.createRun(run('r6'));
+    store.recordDevices('r6', 'report', [group(imeis(0, 3), { data: [{ n: 0 }, undefined, { n: 2 }] })], AT);
+    store.recordDevices('r6', 'suspend', [group(imeis(0, 3))], AT);
+    await store.durable();
+    const [report, suspend] = await b.query<{ seq: number }>(
+      store,
+      "SELECT CAST(seq AS INTEGER) AS seq FROM ledger WHERE run_id = 'r6' ORDER BY seq",
+    );
+    const seq = (report as { seq: number }).seq;
+    expect(
+      await store.ledgerData('r6', [
+        { seq, index: 2 },
+        { seq, index: 0 },
+        { seq, index: 1 },
+        { seq: (suspend as { seq: number }).seq, index: 0 },
+        { seq, index: 3 },
+      ]),
+      'the third, the first, one without, one of an entry without, one past the entry',
+    ).to.deep.equal([{ n: 2 }, { n: 0 }, null, null, null]);
+    expect(await store.ledgerData('r1', [{ seq, index: 0 }]), 'another run’s entry').to.deep.equal([null]);
+    expect(await store.ledgerData('r6', [])).to.deep.equal([]);
+  });
+
   it("lists every result of a device, newest first, with its run's playbook and status", async () => {
     const history = await store.deviceHistory(imei(1), 50);
     expect(history.map((h) => [h.runId, h.playbook, h.step, h.outcome, h.errorType ?? ''])).to.deep.equal([

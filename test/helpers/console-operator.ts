@@ -48,6 +48,8 @@ export interface DeviceRow {
   deviceId: string;
   outcome: string;
   errorType?: string;
+  /** What the step returned for the device (a location). */
+  data?: Json;
 }
 
 export interface OperatorSuite {

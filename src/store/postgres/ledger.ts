@@ -313,6 +313,29 @@ export class PostgresLedger implements LedgerStore {
     });
   }
 
+  async ledgerData(
+    runId: string,
+    at: readonly { seq: number; index: number }[],
+  ): Promise<(Record<string, unknown> | null)[]> {
+    const data: (Record<string, unknown> | null)[] = at.map(() => null);
+    if (!at.length) return data;
+    const seqs = at.map((a) => a.seq);
+    const found = await this.turns.read<{ i: number; data_json: string }>({
+      // Each entry's data is parsed once (json_array_elements), not once for each of its devices asked for.
+      text: `WITH e AS (
+               SELECT l.seq, d.n, d.v FROM ledger l
+                 CROSS JOIN LATERAL json_array_elements(l.data_json) WITH ORDINALITY AS d(v, n)
+               WHERE l.run_id = $1 AND l.seq = ANY($2::bigint[]) AND l.data_json IS NOT NULL
+             )
+             SELECT p.i::int AS i, e.v::text AS data_json
+             FROM unnest($2::bigint[], $3::int[]) WITH ORDINALITY AS p(seq, n, i)
+               JOIN e ON e.seq = p.seq AND e.n = p.n + 1`,
+      values: [runId, seqs, at.map((a) => a.index)],
+    });
+    for (const f of found) data[f.i - 1] = JSON.parse(f.data_json) as Record<string, unknown> | null;
+    return data;
+  }
+
   async hasErrorType(runId: string, errorType: string): Promise<boolean> {
     // By ledger_by_error, the index of the types.
     const rows = await this.turns.read({

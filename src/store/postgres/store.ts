@@ -239,6 +239,10 @@ export class PostgresStore implements Store {
   ): Promise<EntryRow[]> {
     return this.ledger.ledgerEntries(runId, q, after, limit);
   }
+  ledgerData(...args: Parameters<Store['ledgerData']>): Promise<(Record<string, unknown> | null)[]> {
+    return this.ledger.ledgerData(...args);
+  }
+
   hasErrorType(runId: string, errorType: string): Promise<boolean> {
     return this.ledger.hasErrorType(runId, errorType);
   }
