@@ -10,7 +10,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { devicePage, latestOf, type DeviceCursor } from '../src/console/device-table.js';
+import { devicePage, latestOf, type DeviceCursor } from '../src/store/device-table.js';
 import { openStore } from '../src/store/open.js';
 import { emptyCounts, type DeviceGroup, type Store } from '../src/store/store.js';
 import { postgresUrl, stopPostgres } from '../test/helpers/postgres.js';

@@ -12,6 +12,7 @@ import { isoMs } from '../util/query.js';
 import {
   DEVICE_OUTCOMES,
   emptyCounts,
+  ENDED,
   RUN_STATUSES,
   RUN_TRIGGERS,
   type DeviceOutcome,
@@ -225,7 +226,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     if (flags.csv) {
       // Only the devices, as the console's download and report.write write the ledger (a second read finds the
       // columns of what the steps returned).
-      const table = ledgerTable(() => filteredResults(store, run.id, filter));
+      const table = ledgerTable(() => filteredResults(store, run, filter));
       for await (const chunk of reportText(table, 'csv')) await out.write(chunk);
       await out.flush();
       return 0;
@@ -233,7 +234,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     // A run as printed, as the daemon's `GET /runs/{id}` gives it: one that ended with every step of its
     // playbook version, those it never reached `unreached`; one not ended with its steps so far.
     const head = await shownRun(store, run);
-    const devices = flags.devices || filter ? filteredResults(store, run.id, filter) : undefined;
+    const devices = flags.devices || filter ? filteredResults(store, run, filter) : undefined;
     if (flags.json) {
       if (devices) await writeJsonWithRows(out.write, head, 'deviceResults', devices);
       else await out.write(`${JSON.stringify(head, null, 2)}\n`);
@@ -388,7 +389,7 @@ function runTable(runs: RunRecord[], owners: Owner[]): string {
 }
 
 /** A run still queued or running: one a process holds, or will take up. */
-const unended = (r: RunRecord): boolean => r.status === 'running' || r.status === 'queued';
+const unended = (r: RunRecord): boolean => !ENDED.has(r.status);
 
 /**
  * Which process holds an unfinished run: `serve pid 4242 on host-a`, `run pid 99 on host-b` (a `fleetbook run`);

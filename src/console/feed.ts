@@ -4,7 +4,7 @@
  * every replica on a shared database show, not only this one's. Each run seen for the first time, or in another
  * status than last time, goes to every watcher.
  */
-import type { RunRecord, Store } from '../store/store.js';
+import { ENDED, type RunRecord, type RunStatus, type Store } from '../store/store.js';
 import { runRow, type RunRow } from './views.js';
 
 const POLL_MS = 500;
@@ -12,7 +12,7 @@ const POLL_MS = 500;
 export class RunsFeed {
   private readonly watchers = new Set<(run: RunRow) => void>();
   /** Each run read last time, with its status. */
-  private known = new Map<string, string>();
+  private known = new Map<string, RunStatus>();
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
   private primed = false;
@@ -59,7 +59,7 @@ export class RunsFeed {
       for (const r of [...recent, ...running, ...queued]) now.set(r.id, r);
       // A run that was unfinished last time and is in neither list now has ended: read it.
       for (const [id, status] of this.known)
-        if ((status === 'running' || status === 'queued') && !now.has(id)) {
+        if (!ENDED.has(status) && !now.has(id)) {
           const r = await this.store.getRun(id);
           if (r) now.set(id, r);
         }

@@ -12,6 +12,7 @@ import type { Diagnostic } from '../playbook/diagnostics.js';
 import type { Playbook } from '../playbook/schema.js';
 import {
   DEVICE_OUTCOMES,
+  ENDED,
   RUN_STATUSES,
   RUN_TRIGGERS,
   type DeviceOutcome,
@@ -21,10 +22,16 @@ import {
 } from '../store/store.js';
 import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
 import { deviceFilterProblem, filteredResults } from '../store/device-filter.js';
+import {
+  decodeCursor,
+  devicePage,
+  encodeCursor,
+  latestOf,
+  type DeviceFilter,
+} from '../store/device-table.js';
 import { liveView, shownSummary } from '../store/run-views.js';
 import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
-import { decodeCursor, devicePage, encodeCursor, latestOf, type DeviceFilter } from './device-table.js';
 import { RunsFeed } from './feed.js';
 import { deviceHistoryRow, deviceRow, playbookView, runDetail, runRow } from './views.js';
 import { ledgerTable, reportText } from '../actions/report-table.js';
@@ -92,8 +99,6 @@ export interface ConsoleSources {
 /** The query parameters of the runs listing, and of the device table's filter. */
 const RUN_PARAMETERS = ['playbook', 'status', 'trigger', 'from', 'to', 'before', 'limit'];
 const DEVICE_FILTERS = ['step', 'outcome', 'errorType', 'device'];
-
-const ended = (status: RunStatus) => status !== 'running' && status !== 'queued';
 
 /** A filter of the run's devices that names a step or an error type the run cannot have: 400, naming what was meant. */
 async function checkDeviceFilter(store: Store, run: RunRecord, filter: DeviceFilter): Promise<void> {
@@ -254,9 +259,9 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     // A cancel asked of another process is not asked again; this daemon's own run can be cancelled again (a
     // second cancel stops its `finally`).
-    const cancellable = !ended(run.status) && (!run.cancelRequested || c.holds(run.id));
+    const cancellable = !ENDED.has(run.status) && (!run.cancelRequested || c.holds(run.id));
     // Who cancels a run asked to cancel, as `fleetbook runs show` says it: its live holder, else a `serve`.
-    const by = run.cancelRequested && !ended(run.status) ? await cancelTaker(c.store, run) : undefined;
+    const by = run.cancelRequested && !ENDED.has(run.status) ? await cancelTaker(c.store, run) : undefined;
     const cancelBy = by && {
       ...('holder' in by ? { holder: ownerText(by.holder) } : { serve: by.serve }),
       text: cancelTakerText(by, run.id),
@@ -276,7 +281,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     const after = q.after === undefined ? undefined : decodeCursor(q.after);
     if (q.after !== undefined && !after)
       throw new BadParameter(`after is not a cursor of this listing: ${JSON.stringify(q.after)}`);
-    const latest = latestOf(c.store, run.id, ended(run.status));
+    const latest = latestOf(c.store, run.id, ENDED.has(run.status));
     const page = await devicePage(c.store, run.id, latest, filter, after, limit);
     return { devices: page.rows.map(deviceRow), ...(page.next ? { next: encodeCursor(page.next) } : {}) };
   });
@@ -286,6 +291,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
     const filter = deviceFilter(q);
     await checkDeviceFilter(c.store, run, filter);
+    const found = run;
     const runId = run.id;
     const res = reply.raw;
     reply.hijack();
@@ -293,12 +299,11 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="run-${run.id}-devices.csv"`,
     });
-    // The rows of the table, as `runs show --csv` writes them: read whole from the store a page at a time
-    // (a million rows are never in memory), each step's entries once with what they returned, as report.write
-    // writes the ledger (its columns and quoting, then a column for each member of what the steps returned,
-    // which a first read finds). A download given up is read no further.
+    // The rows of the table, as `runs show --csv` writes them (filteredResults), a page at a time: a million
+    // rows are never in memory. As report.write writes the ledger: its columns and quoting, then a column for
+    // each member of what the steps returned, which a first read finds. A download given up is read no further.
     async function* rows() {
-      for await (const page of filteredResults(c.store, runId, filter)) {
+      for await (const page of filteredResults(c.store, found, filter)) {
         if (res.destroyed) return;
         yield page;
       }
@@ -403,7 +408,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
     async (req, reply) => {
       const run = await c.store.getRun(req.params.id);
       if (!run) return reply.code(404).send({ error: `no run ${req.params.id}` });
-      if (run.status !== 'running' && run.status !== 'queued')
+      if (ENDED.has(run.status))
         return reply.code(409).send({ error: `run ${run.id} has ended (${run.status})` });
       if (c.cancel(run.id)) {
         c.log.info('run cancelled from the console', { runId: run.id });

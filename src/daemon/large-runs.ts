@@ -7,7 +7,7 @@
  * at when the daemon starts.
  */
 import type { Logger } from '../log.js';
-import type { RunRecord, Store } from '../store/store.js';
+import { ENDED, type RunRecord, type Store } from '../store/store.js';
 
 /** Runs of at least this many devices are grouped when they end; a smaller one is grouped quickly at its first look. */
 export const GROUP_AT = 10_000;
@@ -54,7 +54,7 @@ export class LargeRuns {
         else this.watched.delete(id);
       }
     for (const run of runs.values())
-      if (run.status === 'running' || run.status === 'queued') this.watched.add(run.id);
+      if (!ENDED.has(run.status)) this.watched.add(run.id);
       else await this.ended(run);
   }
 }

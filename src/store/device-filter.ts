@@ -8,7 +8,8 @@ import { meantType, RECORDED_DEVICE_TYPES } from '../api/device-errors.js';
 import { ERROR_CODES } from '../errors.js';
 import { closest } from '../util/closest.js';
 import { stepIdsOf } from './run-views.js';
-import type { EntryFilter, LedgerRow, RunRecord, Store } from './store.js';
+import { devicePage, latestOf, type DeviceCursor } from './device-table.js';
+import { ENDED, type EntryFilter, type LedgerRow, type RunRecord, type Store } from './store.js';
 
 /** The types the catalog knows a device may be recorded with, beside those a service sends of its own. */
 const KNOWN_TYPES: readonly string[] = [...RECORDED_DEVICE_TYPES, ...Object.keys(ERROR_CODES)];
@@ -59,26 +60,34 @@ async function errorTypeProblem(
     : `${none}, and fleetbook records no such type${meant ? ` (did you mean \`${meant.type}\`?)` : ''}`;
 }
 
-/** Whether `filter` keeps `row`, as the store's reads of the entries keep them (ledgerEntries). */
-function keepsRow(filter: EntryFilter, row: LedgerRow): boolean {
-  return (
-    (filter.step === undefined || row.step === filter.step) &&
-    (filter.outcome === undefined || row.outcome === filter.outcome) &&
-    (filter.errorType === undefined || row.errorType === filter.errorType) &&
-    (filter.device === undefined || row.deviceId.includes(filter.device))
-  );
-}
+/**
+ * Devices read at a time by a filter that picks entries (devicePage): an entry of a location report's devices, so
+ * that each entry's data is parsed about once.
+ */
+const PICKED_PAGE = 10_000;
 
 /**
- * The run's device results, a page at a time, those `filter` keeps: read whole from the store as the unfiltered
- * ones are (eachDeviceResult, with what each step returned), in bounded memory: `runs show --devices` and the
- * CSVs of a run's devices (`runs show --csv`, the console's download).
+ * The run's device results, a page at a time, those `filter` keeps, each with what its step returned, in bounded
+ * memory: `runs show --devices` and the CSVs of a run's devices (`runs show --csv`, the console's download).
+ * Unfiltered, or by step only, every result is read, whole and in order (eachDeviceResult). By outcome, error
+ * type or device, the store picks the entries that hold such results (by the index of the types for an error
+ * type: the few failures of a million-device run cost a read of their entries, not of the run), and their rows
+ * are read as the console's table reads them (devicePage).
  */
 export async function* filteredResults(
   store: Store,
-  runId: string,
+  run: RunRecord,
   filter: EntryFilter | undefined,
 ): AsyncGenerator<LedgerRow[]> {
-  for await (const page of store.eachDeviceResult(runId, filter?.step))
-    yield filter ? page.filter((row) => keepsRow(filter, row)) : page;
+  if (filter?.outcome === undefined && filter?.errorType === undefined && filter?.device === undefined) {
+    yield* store.eachDeviceResult(run.id, filter?.step);
+    return;
+  }
+  const latest = latestOf(store, run.id, ENDED.has(run.status));
+  let after: DeviceCursor | undefined;
+  do {
+    const page = await devicePage(store, run.id, latest, filter, after, PICKED_PAGE);
+    if (page.rows.length) yield page.rows;
+    after = page.next;
+  } while (after);
 }

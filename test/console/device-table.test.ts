@@ -11,7 +11,7 @@ import {
   encodeCursor,
   latestOf,
   type DeviceFilter,
-} from '../../src/console/device-table.js';
+} from '../../src/store/device-table.js';
 import type { Store } from '../../src/store/store.js';
 import { forEachBackend } from '../store/backends.js';
 import { group, imei, imeis, MISS, run } from '../store/fixtures.js';

@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Client } from '../../src/api/client.js';
-import { devicePage, latestOf } from '../../src/console/device-table.js';
+import { devicePage, latestOf } from '../../src/store/device-table.js';
 import type { Emulator } from '../../src/emulator/index.js';
 import { runPlaybook } from '../../src/runner/runner.js';
 import type { RunOptions } from '../../src/runner/types.js';

@@ -8,8 +8,8 @@
  * entries are read without what their steps returned (most of their bytes); a page's rows get theirs at the end,
  * in one read of only those devices' (ledgerData).
  */
-import type { DeviceOutcome, EntryFilter, LedgerRow, Store } from '../store/store.js';
-import { ledgerRow, type EntryRow } from '../store/rows.js';
+import type { DeviceOutcome, EntryFilter, LedgerRow, Store } from './store.js';
+import { ledgerRow, type EntryRow } from './rows.js';
 
 /** Where a page ends: the entry (step, seq) and how many of its devices are read. */
 export interface DeviceCursor {
