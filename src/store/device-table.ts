@@ -6,7 +6,7 @@
  * devices at a time, in the entries whose range of ids holds them (repeatedAmong); an ended run is grouped once
  * first (latestAmong), so that its pages pass over the entries every device of which has a later result. The
  * entries are read without what their steps returned (most of their bytes); a page's rows get theirs at the end,
- * in one read of only those devices' (ledgerData).
+ * from their entries only, each parsed once (ledgerData).
  */
 import type { DeviceOutcome, EntryFilter, LedgerRow, Store } from './store.js';
 import { ledgerRow, type EntryRow } from './rows.js';
