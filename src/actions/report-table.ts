@@ -65,6 +65,9 @@ async function keysOf<R>(
   return [...seen];
 }
 
+/** The column of a member of a device's data: `data.<key>` when a ledger column has its name. */
+const dataColumn = (key: string): string => (LEDGER.has(key) ? `data.${key}` : key);
+
 /**
  * Per-device results (ledger rows): LEDGER_COLUMNS, then one column per key of the devices' data (a location's
  * latitude, longitude, radius, time, cached), in order of first appearance. A data key that is also a ledger
@@ -73,14 +76,7 @@ async function keysOf<R>(
 export function ledgerTable(rows: () => AsyncIterable<readonly LedgerRow[]>): Table<LedgerRow> {
   return {
     rows,
-    columns: async () => [
-      ...LEDGER_COLUMNS,
-      ...(await keysOf(
-        rows(),
-        (r) => r.data,
-        (k) => (LEDGER.has(k) ? `data.${k}` : k),
-      )),
-    ],
+    columns: async () => [...LEDGER_COLUMNS, ...(await keysOf(rows(), (r) => r.data, dataColumn))],
     reader(column) {
       if (LEDGER.has(column)) return (row) => row[column as keyof LedgerRow];
       const bare = column.startsWith('data.') ? column.slice(5) : undefined;
@@ -91,6 +87,31 @@ export function ledgerTable(rows: () => AsyncIterable<readonly LedgerRow[]>): Ta
       };
     },
   };
+}
+
+/**
+ * A run's device results as CSV, as report.write writes the ledger: its columns, then one for each member of what
+ * the steps returned, found by a first read of `rows`, and the rows by a second (`runs show --csv`, the console's
+ * download). A run still going records results between the two: one whose data has a member no row of the first
+ * read had (a report whose first batch located no device yet) would lose it, so the CSV fails there, saying so,
+ * rather than go on as if it were whole.
+ */
+export async function* ledgerCsv(rows: () => AsyncIterable<readonly LedgerRow[]>): AsyncGenerator<string> {
+  const table = ledgerTable(rows);
+  const columns = await table.columns();
+  const known = new Set(columns);
+  async function* checked() {
+    for await (const page of rows()) {
+      for (const row of page)
+        for (const key of row.data ? Object.keys(row.data) : [])
+          if (!known.has(dataColumn(key)))
+            throw new Error(
+              `the run went on while its CSV was written: ${row.deviceId}'s result in step ${row.step}, recorded since its columns were read, has \`${key}\`, which has no column; write the CSV again (once the run has ended, it is whole)`,
+            );
+      yield page;
+    }
+  }
+  yield* reportText({ ...table, rows: checked }, 'csv', columns);
 }
 
 /** Any list of objects: by default, every key in order of first appearance. */

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { isEngineAction } from '../actions/engine.js';
 import { cancelTaker, cancelTakerText, liveOwners } from '../store/lease.js';
-import { ledgerTable, reportText } from '../actions/report-table.js';
+import { ledgerCsv } from '../actions/report-table.js';
 import { parseDuration } from '../playbook/duration.js';
 import { deviceFilterProblem, filteredResults } from '../store/device-filter.js';
 import { isoMs } from '../util/query.js';
@@ -224,10 +224,9 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
     // Device results are streamed from the store and written as they come: a run may have millions.
     const out = bufferedStdout();
     if (flags.csv) {
-      // Only the devices, as the console's download and report.write write the ledger (a second read finds the
-      // columns of what the steps returned).
-      const table = ledgerTable(() => filteredResults(store, run, filter));
-      for await (const chunk of reportText(table, 'csv')) await out.write(chunk);
+      // Only the devices, as the console's download and report.write write the ledger (ledgerCsv: a first read
+      // finds the columns of what the steps returned).
+      for await (const chunk of ledgerCsv(() => filteredResults(store, run, filter))) await out.write(chunk);
       await out.flush();
       return 0;
     }

@@ -34,7 +34,7 @@ import type { ConsoleAccess, Refusal } from './access.js';
 import { Assets } from './assets.js';
 import { RunsFeed } from './feed.js';
 import { deviceHistoryRow, deviceRow, playbookView, runDetail, runRow } from './views.js';
-import { ledgerTable, reportText } from '../actions/report-table.js';
+import { ledgerCsv } from '../actions/report-table.js';
 import { MASK, SECRET_KEY } from '../util/secrets.js';
 import {
   BadParameter,
@@ -299,9 +299,9 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="run-${run.id}-devices.csv"`,
     });
-    // The rows of the table, as `runs show --csv` writes them (filteredResults), a page at a time: a million
-    // rows are never in memory. As report.write writes the ledger: its columns and quoting, then a column for
-    // each member of what the steps returned, which a first read finds. A download given up is read no further.
+    // The rows of the table, as `runs show --csv` writes them (filteredResults, ledgerCsv), a page at a time: a
+    // million rows are never in memory. A download given up is read no further; one of a run that went on
+    // meanwhile with data the columns miss fails (the browser says the download failed, the log why).
     async function* rows() {
       for await (const page of filteredResults(c.store, found, filter)) {
         if (res.destroyed) return;
@@ -309,7 +309,7 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       }
     }
     try {
-      await pipeline(Readable.from(reportText(ledgerTable(rows), 'csv')), res);
+      await pipeline(Readable.from(ledgerCsv(rows)), res);
     } catch (e) {
       // A download the browser gave up is not a failure of the daemon's.
       if ((e as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE')

@@ -27,6 +27,10 @@ describe("console: a run's device table gives what each step returned", () => {
   let app: FastifyInstance;
   let close: () => Promise<void>;
 
+  /** The app's address on a real socket (a download closed part-way, a response cut): listening from the first call. */
+  let address: URL | undefined;
+  const listening = async () => (address ??= new URL(await app.listen({ port: 0, host: '127.0.0.1' })));
+
   const get = async (path: string) => {
     const r = await app.inject({
       method: 'GET',
@@ -129,7 +133,7 @@ describe("console: a run's device table gives what each step returned", () => {
           reads++;
         }
       })();
-    const url = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
+    const url = await listening();
     // The first bytes, then the connection closed, as a browser's cancelled download closes it.
     const head = await new Promise<string>((resolve, reject) => {
       const req = http.get(
@@ -153,5 +157,51 @@ describe("console: a run's device table gives what each step returned", () => {
     for (let i = 0; reads < 2 && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
     expect(reads, 'both reads of the rows ended').to.equal(2);
     expect(pages, 'pages read: all for the columns, a few of the rows').to.be.within(100, 150);
+  });
+
+  it('fails a download of a run that went on between its reads with data its columns miss', async () => {
+    // The report's first batch missed; the second is located after the columns were read.
+    store.createRun(run('moving-run', { playbook: 'nightly', status: 'running' }));
+    store.recordDevices(
+      'moving-run',
+      'report',
+      [group([imei(1)], { outcome: 'failed', errorType: MISS, errorClass: 'remediable' })],
+      AT,
+    );
+    await store.durable();
+    const each = store.eachDeviceResult.bind(store);
+    let reads = 0;
+    store.eachDeviceResult = (runId, step) =>
+      (async function* () {
+        yield* each(runId, step);
+        if (runId === 'moving-run' && ++reads === 1) {
+          store.recordDevices('moving-run', 'report', [group([imei(2)], { data: [location(2)] })], AT);
+          await store.durable();
+        }
+      })();
+    const url = await listening();
+    const got = await new Promise<{ status?: number; body: string; error?: string }>((resolve) => {
+      let body = '';
+      http
+        .get(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: '/console/api/runs/moving-run/devices.csv',
+            headers: { authorization: `Bearer ${TOKEN}` },
+          },
+          (res) => {
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (body += chunk));
+            res.on('error', (e) => resolve({ status: res.statusCode, body, error: e.message }));
+            res.on('end', () => resolve({ status: res.statusCode, body }));
+          },
+        )
+        .on('error', (e) => resolve({ body, error: e.message }));
+    });
+    // Cut before its first row: the client sees the connection close (`socket hang up`, or `aborted` once the
+    // headers came).
+    expect(got.error, `the download ended whole: ${got.body}`).to.be.oneOf(['socket hang up', 'aborted']);
+    expect(got.body, 'no row without its location').to.not.include(imei(2));
   });
 });
