@@ -1,8 +1,6 @@
 /** `fleetbook actions [ACTION]`: every action with its method and path, or one action's reference. */
 import { closest } from '../util/closest.js';
-
-/** Exit code for usage errors, as main.ts's. */
-const EXIT_USAGE = 2;
+import { EXIT_USAGE } from './exit-codes.js';
 
 export async function actionsCommand(action: string | undefined, flags: { json?: boolean }): Promise<number> {
   if (action === undefined) return (await import('./call.js')).listActions(flags);

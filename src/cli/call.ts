@@ -7,6 +7,7 @@ import { FleetbookError, InputError, UnknownActionError } from '../errors.js';
 import { createLogger, redactValue, silentLogger } from '../log.js';
 import { openStore } from '../store/open.js';
 import { readNamedFile } from './named-file.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 export interface CallFlags {
   body?: string;
@@ -72,12 +73,12 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
   } catch (e) {
     if (e instanceof UnknownActionError) {
       process.stderr.write(`fleetbook: ${e.message}\nRun \`fleetbook actions\` for the list.\n`);
-      return 2;
+      return EXIT_USAGE;
     }
     if (e instanceof InputError) {
       process.stderr.write(`fleetbook: ${e.action}: invalid input, nothing was sent:\n`);
       for (const p of e.problems) process.stderr.write(`  ${p.path}: ${p.message}\n`);
-      return 2;
+      return EXIT_USAGE;
     }
     if (e instanceof FleetbookError) {
       if (e.code === 'FB_CONFIG') throw e;
@@ -94,5 +95,5 @@ export async function runCall(action: string, flags: CallFlags): Promise<number>
 
 function usage(message: string): number {
   process.stderr.write(`fleetbook: ${message}\n`);
-  return 2;
+  return EXIT_USAGE;
 }

@@ -5,6 +5,7 @@
 import { deviceHistoryRow } from '../console/views.js';
 import type { DeviceHistoryRow } from '../store/store.js';
 import { aligned, limitOf, returned, withStore } from './store-access.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 /** The flags of `device`. */
 export interface DeviceFlags {
@@ -12,9 +13,6 @@ export interface DeviceFlags {
   json?: boolean;
   state?: string;
 }
-
-/** Exit code of a usage error: an empty id, a bad flag. */
-const EXIT_USAGE = 2;
 
 export async function deviceCommand(id: string, flags: DeviceFlags): Promise<number> {
   // Empty (an unset shell variable), it names no device: "no results" would answer another question.

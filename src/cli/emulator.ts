@@ -2,6 +2,7 @@
 import type { EmulatorOptions, Wording } from '../emulator/index.js';
 import { createLogger } from '../log.js';
 import { listenError } from './listen-error.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 /** The flags of `fleetbook emulator`, as commander parses them. */
 export interface EmulatorFlags {
@@ -77,7 +78,7 @@ export async function emulatorCommand(flags: EmulatorFlags): Promise<number> {
         : listenError(e, `${flags.host}:${flags.port}`, '--host, --port', { port: 'port', host: 'host' });
     if (refused === e && !(e instanceof OptionError)) throw e;
     process.stderr.write(`fleetbook: ${(refused as Error).message}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   process.stdout.write(`${emu.banner()}\n`);
   await new Promise<void>((resolve) => {

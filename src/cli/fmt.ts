@@ -11,6 +11,7 @@ import { readSourceAmong, yamlMessage } from '../playbook/source.js';
 import { findUnquoted, quoteScalar, restoreDocument } from '../playbook/unquoted.js';
 import { distinctFiles } from '../util/files.js';
 import { namedPlaybookFiles } from './named-playbooks.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 /** The playbooks `fleetbook fmt` formats when given no path. */
 export const DEFAULT_FMT_PATH = 'playbooks';
@@ -44,7 +45,7 @@ export function formatPlaybook(source: string): Formatted {
 
 export async function fmtCommand(paths: string[], flags: { check?: boolean }): Promise<number> {
   const named = await namedPlaybookFiles(paths.length ? paths : [DEFAULT_FMT_PATH]);
-  if (!named) return 2;
+  if (!named) return EXIT_USAGE;
   const files = distinctFiles(named);
   let changed = 0;
   let failed = 0;

@@ -6,8 +6,7 @@
 import { LOGINS_IN_DOUBT } from '../api/credentials.js';
 import { byUser, serviceKey, type UserLogins } from '../api/login-count.js';
 import { aligned, withStore } from './store-access.js';
-/** As main.ts's: a usage error. */
-const EXIT_USAGE = 2;
+import { EXIT_USAGE } from './exit-codes.js';
 
 const STOPS = `Each process on the store stops before a fifth (after ${LOGINS_IN_DOUBT}): the service locks a user after five consecutive failed logins.`;
 

@@ -14,6 +14,7 @@ import type { EmulatorFlags } from './emulator.js';
 import type { RunFlags } from './run.js';
 import type { ServeFlags } from './serve.js';
 import type { StoreFlags } from './store.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 /** The flag of every command that opens the store: its file or URL, in place of FLEETBOOK_STATE. */
 const STATE_OPTION = [
@@ -23,9 +24,6 @@ const STATE_OPTION = [
 
 /** The commands that read the configuration (config.ts). */
 const READS_CONFIG = ['call', 'run', 'serve', 'runs', 'device', 'logins', 'store'];
-
-/** Exit code for usage errors (bad flags, invalid input, unknown action). */
-export const EXIT_USAGE = 2;
 
 /**
  * A flag that takes one value is refused when given twice, with both values, rather than commander keeping the

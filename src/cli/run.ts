@@ -14,6 +14,7 @@ import { planOf } from '../runner/plan.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { secretsFromEnv } from './environment.js';
 import { readNamedBytes, readNamedFile } from './named-file.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 export interface RunFlags {
   input?: string[];
@@ -114,13 +115,13 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   // A playbook test is no playbook: said, as validate says it, not checked against the playbook schema.
   if (file.endsWith(TEST_SUFFIX)) {
     process.stderr.write(`fleetbook: ${file} is a playbook test, not a playbook: fleetbook test runs it\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   const loaded = loadPlaybookText(decodeSource(await readNamedBytes(file, `playbook ${file}`), file));
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (!loaded.playbook || errors.length) {
     for (const d of loaded.diagnostics) process.stderr.write(`${formatText(d, loaded.source)}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   const pb = loaded.playbook;
   let start: NewRun | string;
@@ -136,7 +137,7 @@ export async function runCommand(file: string, flags: RunFlags): Promise<number>
   if (typeof start === 'string' || unset) {
     if (typeof start === 'string') process.stderr.write(`fleetbook: ${start}\n`);
     if (unset) process.stderr.write(`fleetbook: playbook ${pb.name} ${unset}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   return (await import('./run-execute.js')).executeRun(pb, start, flags, secrets);
 }

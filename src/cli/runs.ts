@@ -27,6 +27,7 @@ import {
 } from '../store/store.js';
 import { runListEntry, shownRun, triggerText } from '../store/run-views.js';
 import { aligned, limitOf, returned, withStore } from './store-access.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 /** Something to write text to; a promise means "wait for it before writing more". */
 type Write = (s: string) => Promise<void> | undefined;
@@ -179,9 +180,6 @@ export interface ShowFlags {
   json?: boolean;
   state?: string;
 }
-
-/** Exit code of a usage error: a bad flag, an ambiguous run id. */
-const EXIT_USAGE = 2;
 
 /** `fleetbook runs list`: the runs, newest first, as a table or JSON. */
 export async function listCommand(flags: ListFlags): Promise<number> {

@@ -11,6 +11,7 @@ import { openStore } from '../store/open.js';
 import { isPostgresUrl } from '../util/state-url.js';
 import { pruneStore } from '../store/retention.js';
 import type { SqliteOptions } from '../store/sqlite.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 export interface StoreFlags {
   state?: string;
@@ -63,7 +64,7 @@ export async function prune(flags: StoreFlags): Promise<number> {
         ? 'fleetbook store prune: say how much to keep: --older-than 90d, or FLEETBOOK_RETENTION\n'
         : `fleetbook store prune: --older-than must be a duration such as 90d, 12h or 30m (got ${JSON.stringify(keep)})\n`,
     );
-    return 2;
+    return EXIT_USAGE;
   }
   let schedules: string[] | undefined;
   if (flags.playbooks !== undefined) {
@@ -76,7 +77,7 @@ export async function prune(flags: StoreFlags): Promise<number> {
       if (!(e instanceof PlaybookSetError)) throw e;
       const list = e.problems.length ? `:\n${e.problems.join('\n')}` : '';
       process.stderr.write(`fleetbook store prune: ${e.problem}; nothing pruned${list}\n`);
-      return 2;
+      return EXIT_USAGE;
     }
   }
   const store = await openStore(config.state, existing(flags));
@@ -102,7 +103,7 @@ export async function compact(flags: StoreFlags): Promise<number> {
     process.stderr.write(
       'fleetbook store compact: a SQLite state file only. On PostgreSQL, autovacuum reuses the space that pruning frees; `VACUUM FULL` gives it back to the file system, with an exclusive lock on each table\n',
     );
-    return 2;
+    return EXIT_USAGE;
   }
   // Measured before the store is opened: opening a file of an older schema migrates it.
   const before = sizeMb(state);
@@ -114,7 +115,7 @@ export async function compact(flags: StoreFlags): Promise<number> {
       process.stderr.write(
         `fleetbook store compact: ${store.describe} is in use by ${holder.role === 'daemon' ? 'fleetbook serve' : 'fleetbook run'} (pid ${holder.pid} on ${holder.host}, lease until ${new Date(holder.leaseUntil).toISOString()}): stop it first. A process that died frees the file when its lease expires\n`,
       );
-      return 2;
+      return EXIT_USAGE;
     }
     store.compact();
     process.stdout.write(`${store.describe}: compacted from ${before} MB to ${sizeMb(state)} MB\n`);

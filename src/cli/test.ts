@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { findTestFiles, runTests } from '../testing/index.js';
 import { TEST_SUFFIX } from '../util/files.js';
 import { unreadable } from './named-file.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 /** 0 when every case passed, 1 when one failed, 2 when there is nothing to test. */
 export async function testCommand(paths: string[]): Promise<number> {
@@ -27,7 +28,7 @@ export async function testCommand(paths: string[]): Promise<number> {
   }
   if (paths.length && !named.length) {
     process.stderr.write(`fleetbook: no playbook tests among ${paths.join(', ')}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   let files: string[];
   try {
@@ -40,11 +41,11 @@ export async function testCommand(paths: string[]): Promise<number> {
         ? 'fleetbook: no playbooks/ directory here: run it where playbooks/ is, or name the test files or directories (`fleetbook test PATH...`)\n'
         : `fleetbook: ${unreadable(err.path ?? 'a path', e)}\n`,
     );
-    return 2;
+    return EXIT_USAGE;
   }
   if (!files.length) {
     process.stderr.write(`fleetbook: no *.test.yaml under ${named.join(', ') || 'playbooks'}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   const totals = await runTests(files, { write: (line) => process.stdout.write(`${line}\n`) });
   return totals.failed ? 1 : 0;

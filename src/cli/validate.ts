@@ -10,6 +10,7 @@ import { readSourceAmongSync } from '../playbook/source.js';
 import type * as Loader from '../playbook/load.js';
 import { distinctFiles, TEST_SUFFIX } from '../util/files.js';
 import { namedPlaybookFiles } from './named-playbooks.js';
+import { EXIT_USAGE } from './exit-codes.js';
 
 /**
  * The playbook schema as emitted to schemas/playbook.schema.json (`npm run schemas`; a test keeps it equal to
@@ -23,10 +24,10 @@ export function printSchema(): number {
 export async function runValidate(paths: string[], format: string): Promise<number> {
   if (format !== 'text' && format !== 'json') {
     process.stderr.write(`fleetbook: --format must be text or json, got ${JSON.stringify(format)}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   const given = await namedPlaybookFiles(paths);
-  if (!given) return 2;
+  if (!given) return EXIT_USAGE;
   // A playbook test named among playbooks (`playbooks/*.yaml` takes them too) is no playbook: said, not
   // checked against the playbook schema, which would give it an error for each member a playbook has.
   for (const f of given)
@@ -37,7 +38,7 @@ export async function runValidate(paths: string[], format: string): Promise<numb
   const files = distinctFiles(named);
   if (!files.length) {
     process.stderr.write(`fleetbook: no playbooks among ${paths.join(', ')}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
   // A valid playbook is checked with the rules generated at build time; anything else, and everything when
   // there are none, by the full loader, loaded on first use (it brings TypeBox and compiles schemas).
