@@ -9,7 +9,7 @@ import { ERROR_CODES } from '../errors.js';
 import { closest } from '../util/closest.js';
 import { stepIdsOf } from './run-views.js';
 import { devicePage, latestOf, type DeviceCursor } from './device-table.js';
-import { ENDED, type EntryFilter, type LedgerRow, type RunRecord, type Store } from './store.js';
+import type { EntryFilter, LedgerRow, RunRecord, Store } from './store.js';
 
 /** The types the catalog knows a device may be recorded with, beside those a service sends of its own. */
 const KNOWN_TYPES: readonly string[] = [...RECORDED_DEVICE_TYPES, ...Object.keys(ERROR_CODES)];
@@ -70,9 +70,11 @@ const PICKED_PAGE = 10_000;
  * The run's device results, a page at a time, those `filter` keeps, each with what its step returned, in bounded
  * memory: `runs show --devices` and the CSVs of a run's devices (`runs show --csv`, the console's download).
  * Unfiltered, or by step only, every result is read, whole and in order (eachDeviceResult). By outcome, error
- * type or device, the store picks the entries that hold such results (by the index of the types for an error
- * type: the few failures of a million-device run cost a read of their entries, not of the run), and their rows
- * are read as the console's table reads them (devicePage).
+ * type or device, the store picks the entries that hold such results (their columns compared in SQL, no device
+ * list or data parsed but theirs: the few failures of a million-device run cost a read of their entries, not of
+ * the run), and their rows are read as the console's table reads them (devicePage). Which result of a device
+ * counts is looked up for each page (repeatedAmong), never by grouping the run: a read writes nothing to the
+ * store, and an ended run not grouped yet costs no pass over all its devices.
  */
 export async function* filteredResults(
   store: Store,
@@ -83,7 +85,7 @@ export async function* filteredResults(
     yield* store.eachDeviceResult(run.id, filter?.step);
     return;
   }
-  const latest = latestOf(store, run.id, ENDED.has(run.status));
+  const latest = latestOf(store, run.id, false);
   let after: DeviceCursor | undefined;
   do {
     const page = await devicePage(store, run.id, latest, filter, after, PICKED_PAGE);

@@ -30,7 +30,7 @@ forEachBackend("a run's device results, filtered", (b) => {
 
   beforeEach(async () => {
     store = await b.open();
-    store.createRun(run('r1'));
+    store.createRun(run('r1', { status: 'succeeded' }));
     // 50 entries of 20 located devices; in the last, 2 missed, then located on a retry, and 1 refused.
     for (let e = 0; e < 50; e++) {
       const ids = imeis(e * 20, e * 20 + 20);
@@ -112,5 +112,9 @@ forEachBackend("a run's device results, filtered", (b) => {
     read = 0;
     expect(await rows(store, report, { step: 'suspend' })).to.have.length(3);
     expect({ read, whole }, 'by step only: the step read whole').to.deep.equal({ read: 0, whole: 1 });
+    // A read writes nothing: the ended run is not grouped (a pass over all its devices, kept in the store).
+    expect(
+      await b.query(store, 'SELECT CAST(count(*) AS INTEGER) AS n FROM ledger_superseded'),
+    ).to.deep.equal([{ n: 0 }]);
   });
 });
