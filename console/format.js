@@ -112,15 +112,19 @@ export function stepDepths(steps) {
 }
 
 /**
- * What a step returned for a device, in a table's cell: a location as latitude, longitude, radius and whether it
- * came from the cache; anything else as its JSON, cut short.
+ * What a step returned for a device, in a table's cell, as a line and what qualifies it (a line beneath, or
+ * none): a location as its latitude and longitude, then its radius and whether it came from the cache; anything
+ * else as its JSON, cut short.
  * @param {any} data
+ * @returns {[string, string | undefined]}
  */
 export function returned(data) {
   if (data && typeof data.latitude === 'number' && typeof data.longitude === 'number') {
-    const radius = typeof data.radius === 'number' ? ` ±${data.radius} m` : '';
-    return `${data.latitude}, ${data.longitude}${radius}${data.cached ? ' (cached)' : ''}`;
+    const how = [typeof data.radius === 'number' ? `±${data.radius} m` : '', data.cached ? 'cached' : '']
+      .filter(Boolean)
+      .join(', ');
+    return [`${data.latitude}, ${data.longitude}`, how || undefined];
   }
   const text = JSON.stringify(data);
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  return [text.length > 80 ? `${text.slice(0, 79)}…` : text, undefined];
 }

@@ -3,7 +3,7 @@
 import { h } from 'preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
-import { formatTime } from './format.js';
+import { formatTime, returned } from './format.js';
 
 export const html = htm.bind(h);
 
@@ -24,6 +24,17 @@ export function Badge({ value }) {
 export function Time({ iso }) {
   if (!iso) return html`<${None} />`;
   return html`<time datetime=${iso} title=${iso}>${formatTime(iso)}</time>`;
+}
+
+/**
+ * What a step returned for a device (format.js `returned`), in a table's cell: a location's radius and cache on a
+ * line beneath it, so that the cell stays narrow.
+ * @param {{ data: unknown }} props
+ */
+export function Returned({ data }) {
+  if (data === undefined) return html`<${None} />`;
+  const [line, beneath] = returned(data);
+  return html`${line}${beneath && html`<span class="muted under">${beneath}</span>`}`;
 }
 
 /** A cell with nothing to show, a dash rather than a blank that reads as still loading. */

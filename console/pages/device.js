@@ -4,8 +4,8 @@
  */
 import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
-import { returned, shortId } from '../format.js';
-import { html, Alert, Badge, EmptyRow, Heading, None, TableFrame, Time } from '../ui.js';
+import { shortId } from '../format.js';
+import { html, Alert, Badge, EmptyRow, Heading, None, Returned, TableFrame, Time } from '../ui.js';
 
 /** @param {{ id: string }} props */
 export function DevicePage({ id }) {
@@ -50,7 +50,7 @@ export function DevicePage({ id }) {
               <td>${r.errorType ?? html`<${None} />`}</td>
               <td>${r.errorClass ?? html`<${None} />`}</td>
               <td class="num">${r.attempts}</td>
-              <td>${r.data === undefined ? html`<${None} />` : returned(r.data)}</td>
+              <td><${Returned} data=${r.data} /></td>
               <td><${Time} iso=${r.at} /></td>
             </tr>`,
         )}

@@ -7,9 +7,9 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { enc, query } from '../api.js';
-import { returned, shortId } from '../format.js';
+import { shortId } from '../format.js';
 import { useApi } from '../hooks.js';
-import { html, Alert, Badge, EmptyRow, None, TableFrame, Time } from '../ui.js';
+import { html, Alert, Badge, EmptyRow, None, Returned, TableFrame, Time } from '../ui.js';
 
 const OUTCOMES = ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'];
 const FILTERS = /** @type {const} */ (['step', 'outcome', 'errorType', 'device']);
@@ -127,11 +127,8 @@ export function RunDevices({ run, active, params }) {
         <tr>
           <th scope="col">Step</th>
           <th scope="col">Device</th>
-          <th scope="col">Kind</th>
           <th scope="col">Outcome</th>
           <th scope="col">Error type</th>
-          <th scope="col">Error class</th>
-          <th scope="col" class="num">Attempts</th>
           <th scope="col">Returned</th>
           <th scope="col">Request</th>
           <th scope="col">At</th>
@@ -142,20 +139,26 @@ export function RunDevices({ run, active, params }) {
           (d) =>
             html`<tr key=${`${d.step}|${d.deviceId}`}>
               <td class="mono">${d.step}</td>
-              <td><a class="mono" href=${`#/devices/${enc(d.deviceId)}`}>${d.deviceId}</a></td>
-              <td>${d.kind}</td>
-              <td><${Badge} value=${d.outcome} /></td>
-              <td>${d.errorType ?? html`<${None} />`}</td>
-              <td>${d.errorClass ?? html`<${None} />`}</td>
-              <td class="num">${d.attempts}</td>
-              <td>${d.data === undefined ? html`<${None} />` : returned(d.data)}</td>
+              <td>
+                <a class="mono" href=${`#/devices/${enc(d.deviceId)}`}>${d.deviceId}</a>
+                <span class="muted under">${d.kind}</span>
+              </td>
+              <td>
+                <${Badge} value=${d.outcome} />
+                ${d.attempts > 1 && html`<span class="muted under">${d.attempts} attempts</span>`}
+              </td>
+              <td>
+                ${d.errorType ?? html`<${None} />`}
+                ${d.errorClass && html`<span class="muted under">${d.errorClass}</span>`}
+              </td>
+              <td><${Returned} data=${d.data} /></td>
               <td class="mono" title=${d.requestId}>
                 ${d.requestId ? shortId(d.requestId) : html`<${None} />`}
               </td>
               <td><${Time} iso=${d.at} /></td>
             </tr>`,
         )}
-        ${data && !rows.length && html`<${EmptyRow} cols=${10}>${emptyText(run, filters, after)}</${EmptyRow}>`}
+        ${data && !rows.length && html`<${EmptyRow} cols=${7}>${emptyText(run, filters, after)}</${EmptyRow}>`}
       </tbody>
     </table></${TableFrame}>
     <p class="pager">

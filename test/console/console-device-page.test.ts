@@ -16,9 +16,11 @@ describe('console: the device table and page', function () {
     const runId = await reportRun();
     const { byError } = (await runDetail(runId)).run.devices!;
     const [errorType] = Object.entries(byError).sort((a, b) => b[1] - a[1])[0]!;
+    // A row as the table shows its first two cells: the step, then the device's id with its kind.
+    const rowOf = (d: DeviceRow) => `${d.step} ${d.deviceId} ${d.kind}`;
     const devicesOf = async (q: string) =>
       (await apiGet<{ devices: DeviceRow[]; next?: string }>(`/runs/${runId}/devices${q}`)).devices.map(
-        (d) => `${d.step} ${d.deviceId}`,
+        rowOf,
       );
     const page1 = await apiGet<{ devices: DeviceRow[]; next?: string }>(`/runs/${runId}/devices`);
     expect(page1.next, 'the run has more devices than a page').to.be.a('string');
@@ -51,10 +53,7 @@ describe('console: the device table and page', function () {
       await p.reload();
       await shows('the second page, reloaded', page2);
       await p.getByRole('button', { name: 'First page' }).click();
-      await shows(
-        'the first page',
-        page1.devices.map((d) => `${d.step} ${d.deviceId}`),
-      );
+      await shows('the first page', page1.devices.map(rowOf));
       expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       await close();

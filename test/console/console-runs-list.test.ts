@@ -135,7 +135,8 @@ describe('console: the runs list', function () {
     await until('the callback run devices', async (seen) => {
       const rows = await bodyRows(callbackDevices);
       seen(JSON.stringify(rows));
-      return located.every((id) => rows.some((r) => r.includes(id))) ? true : undefined;
+      // Each device's cell: its id, then its kind.
+      return located.every((id) => rows.some((r) => r.includes(`${id} imei`))) ? true : undefined;
     });
     await step('03-callback-run', 'the page of the callback run');
 
@@ -188,7 +189,7 @@ describe('console: the runs list', function () {
       until(what, async (seen) => {
         const shown = (await bodyRows(devicesTable)).map((r) => `${r[stepCol]} ${r[deviceCol]}`);
         seen(`${shown.length} rows: ${shown.slice(0, 3).join(', ')}...`);
-        const want = page.devices.map((d) => `${d.step} ${d.deviceId}`);
+        const want = page.devices.map((d) => `${d.step} ${d.deviceId} ${d.kind}`);
         return JSON.stringify(shown) === JSON.stringify(want) ? true : undefined;
       });
     const page1 = await apiGet<{ devices: DeviceRow[]; next?: string }>(`/runs/${reportRunId}/devices`);
@@ -203,12 +204,18 @@ describe('console: the runs list', function () {
     expect(locatedAt, `a located device on the first page: ${JSON.stringify(page1.devices)}`).to.be.at.least(
       0,
     );
-    const where = page1.devices[locatedAt]!.data as { latitude: number; longitude: number };
+    const where = page1.devices[locatedAt]!.data as {
+      latitude: number;
+      longitude: number;
+      radius: number;
+      cached?: boolean;
+    };
     expect(where.latitude, `the first located device's data: ${JSON.stringify(where)}`).to.be.a('number');
     const cell = (await bodyRows(devicesTable))[locatedAt]![returnedCol];
     expect(cell, 'its Returned cell').to.be.a('string');
-    expect(cell!.startsWith(`${where.latitude}, ${where.longitude} `), `its Returned cell: ${cell}`).to.equal(
-      true,
+    // The location, then (on the line beneath) its radius and whether it was cached.
+    expect(cell, 'its Returned cell').to.equal(
+      `${where.latitude}, ${where.longitude} ±${where.radius} m${where.cached ? ', cached' : ''}`,
     );
     await p.getByRole('button', { name: 'Next page' }).click();
     await shows('the second page of devices, as the JSON API gives it', page2);
@@ -223,17 +230,21 @@ describe('console: the runs list', function () {
     );
     expect(expected.next, 'one page of the JSON API holds them all').to.equal(undefined);
     expect(expected.devices.length, `devices of error type ${errorType} (JSON API)`).to.be.at.least(1);
+    // Each row: the device's id then its kind, its error type then (beneath it) the type's class.
+    const want = expected.devices
+      .map((d) => `${d.deviceId} ${d.kind} | ${d.errorType} ${d.errorClass}`)
+      .sort()
+      .join('\n');
     const filtered = await until(`the devices table filtered by ${errorType}`, async (seen) => {
       const rows = await bodyRows(devicesTable);
-      seen(JSON.stringify(rows.slice(0, 5)) + ` (${rows.length} rows)`);
-      return rows.length === expected.devices.length && rows.every((r) => r[errorCol] === errorType)
-        ? rows
-        : undefined;
+      const shown = rows.map((r) => `${r[deviceCol]} | ${r[errorCol]}`).sort();
+      seen(shown.slice(0, 5).join(', ') + ` (${rows.length} rows)`);
+      return shown.join('\n') === want ? rows : undefined;
     });
     expect(
-      filtered.map((r) => r[deviceCol]).sort(),
-      'the device ids shown are those of the JSON API',
-    ).to.deep.equal(expected.devices.map((d) => d.deviceId).sort());
+      expected.devices.every((d) => d.errorType === errorType && d.errorClass),
+      `each device of the JSON API's page has the error type and a class: ${JSON.stringify(expected.devices)}`,
+    ).to.equal(true);
     const csvHref = await p.getByRole('link', { name: 'Download CSV' }).getAttribute('href');
     expect(csvHref, 'the Download CSV link').to.be.a('string');
     const csvUrl = new URL(csvHref!, p.url());
@@ -258,8 +269,12 @@ describe('console: the runs list', function () {
     await step('06-report-devices-filtered', `the report run's devices filtered by ${errorType}`);
 
     // 6. A device of the table: its history holds this run.
-    const deviceId = filtered[0]![deviceCol]!;
-    await cells(devicesTable.locator(':scope > tbody > tr').first()).nth(deviceCol).getByRole('link').click();
+    const link = cells(devicesTable.locator(':scope > tbody > tr').first()).nth(deviceCol).getByRole('link');
+    const deviceId = await link.innerText();
+    expect(filtered[0]![deviceCol], 'the first row: its device id, then its kind').to.equal(
+      `${deviceId} imei`,
+    );
+    await link.click();
     await heading(`Device ${deviceId}`).waitFor();
     const history = tableCaptioned(p, 'History');
     await until(`a History row of run ${reportRunId}`, async (seen) => {

@@ -86,7 +86,7 @@ describe('console: a dry run started from the run form', function () {
       const deviceRows = await shown('the planned devices in the table', active);
       expect(
         deviceRows.map((r) => [r[stepCol], r[deviceCol], r[outcomeCol], r[errorCol]]).sort(),
-      ).to.deep.equal(ids.map((d) => ['suspend', d, 'skipped', 'DRY RUN']));
+      ).to.deep.equal(ids.map((d) => ['suspend', `${d} imei`, 'skipped', 'DRY RUN']));
       await p.getByRole('combobox', { name: 'Error type', exact: true }).selectOption('DRY RUN');
       expect((await shown('the table filtered by DRY RUN', active)).map((r) => r[errorCol])).to.deep.equal(
         ids.map(() => 'DRY RUN'),
@@ -175,7 +175,7 @@ describe('console: a dry run started from the run form', function () {
         [column(cols, 'Device'), column(cols, 'Outcome'), column(cols, 'Error type')].map(
           (i) => deviceRows[0]![i],
         ),
-      ).to.deep.equal([device, 'skipped', 'DRY RUN']);
+      ).to.deep.equal([`${device} imei`, 'skipped', 'DRY RUN']);
       // Still going: the page showed them before the run ended.
       const api = await fetch(`${t.daemon.url}/console/api/runs/${runId}`, {
         headers: { authorization: `Bearer ${TOKEN}` },

@@ -46,8 +46,10 @@ export interface RunRow {
 export interface DeviceRow {
   step: string;
   deviceId: string;
+  kind: string;
   outcome: string;
   errorType?: string;
+  errorClass?: string;
   /** What the step returned for the device (a location). */
   data?: Json;
 }

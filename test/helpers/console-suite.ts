@@ -207,10 +207,15 @@ export function column(cols: string[], name: string): number {
 /** A row's cells (td or th), not those of a table nested in it. */
 export const cells = (row: Locator) => row.locator(':scope > td, :scope > th');
 
-/** The texts of every body row of a table, cell by cell. */
+/**
+ * The texts of every body row of a table, cell by cell; a cell of several lines (a device's id and its kind
+ * beneath) as one, its lines joined by a space.
+ */
 export async function bodyRows(table: Locator): Promise<string[][]> {
   const rows = await table.locator(':scope > tbody > tr').all();
-  return Promise.all(rows.map(async (r) => (await cells(r).allInnerTexts()).map((s) => s.trim())));
+  return Promise.all(
+    rows.map(async (r) => (await cells(r).allInnerTexts()).map((s) => s.replace(/\s+/g, ' ').trim())),
+  );
 }
 
 /** The table whose caption says `caption`, exactly (a chart's table, "Runs over time", is not the runs table). */
