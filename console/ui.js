@@ -37,6 +37,25 @@ export function Returned({ data }) {
   return html`${line}${beneath && html`<span class="muted under">${beneath}</span>`}`;
 }
 
+/**
+ * A device's outcome in a table's cell: its badge, and its attempts beneath when more than one (a retried send).
+ * @param {{ outcome: string, attempts: number }} props
+ */
+export function Outcome({ outcome, attempts }) {
+  return html`<${Badge}
+      value=${outcome}
+    />${attempts > 1 && html`<span class="muted under">${attempts} attempts</span>`}`;
+}
+
+/**
+ * A device's error type in a table's cell, the type's class beneath it.
+ * @param {{ type: string | undefined, errorClass: string | undefined }} props
+ */
+export function ErrorType({ type, errorClass }) {
+  if (!type) return html`<${None} />`;
+  return html`${type}${errorClass && html`<span class="muted under">${errorClass}</span>`}`;
+}
+
 /** A cell with nothing to show, a dash rather than a blank that reads as still loading. */
 export function None() {
   return html`<span class="none">—</span>`;

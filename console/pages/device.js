@@ -5,7 +5,18 @@
 import { enc } from '../api.js';
 import { useApi } from '../hooks.js';
 import { shortId } from '../format.js';
-import { html, Alert, Badge, EmptyRow, Heading, None, Returned, TableFrame, Time } from '../ui.js';
+import {
+  html,
+  Alert,
+  Badge,
+  EmptyRow,
+  ErrorType,
+  Heading,
+  Outcome,
+  Returned,
+  TableFrame,
+  Time,
+} from '../ui.js';
 
 /** @param {{ id: string }} props */
 export function DevicePage({ id }) {
@@ -26,8 +37,6 @@ export function DevicePage({ id }) {
           <th scope="col">Step</th>
           <th scope="col">Outcome</th>
           <th scope="col">Error type</th>
-          <th scope="col">Error class</th>
-          <th scope="col" class="num">Attempts</th>
           <th scope="col">Returned</th>
           <th scope="col">At</th>
         </tr>
@@ -46,15 +55,13 @@ export function DevicePage({ id }) {
                 />${r.dryRun && html` <span class="dry-run-tag">dry run</span>`}
               </td>
               <td class="mono">${r.step}</td>
-              <td><${Badge} value=${r.outcome} /></td>
-              <td>${r.errorType ?? html`<${None} />`}</td>
-              <td>${r.errorClass ?? html`<${None} />`}</td>
-              <td class="num">${r.attempts}</td>
+              <td><${Outcome} outcome=${r.outcome} attempts=${r.attempts} /></td>
+              <td><${ErrorType} type=${r.errorType} errorClass=${r.errorClass} /></td>
               <td><${Returned} data=${r.data} /></td>
               <td><${Time} iso=${r.at} /></td>
             </tr>`,
         )}
-        ${data && !results.length && html`<${EmptyRow} cols=${10}>No results recorded for this device</${EmptyRow}>`}
+        ${data && !results.length && html`<${EmptyRow} cols=${8}>No results recorded for this device</${EmptyRow}>`}
       </tbody>
     </table></${TableFrame}>`;
 }

@@ -9,7 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { enc, query } from '../api.js';
 import { shortId } from '../format.js';
 import { useApi } from '../hooks.js';
-import { html, Alert, Badge, EmptyRow, None, Returned, TableFrame, Time } from '../ui.js';
+import { html, Alert, EmptyRow, ErrorType, None, Outcome, Returned, TableFrame, Time } from '../ui.js';
 
 const OUTCOMES = ['accepted', 'succeeded', 'failed', 'skipped', 'unconfirmed'];
 const FILTERS = /** @type {const} */ (['step', 'outcome', 'errorType', 'device']);
@@ -143,14 +143,8 @@ export function RunDevices({ run, active, params }) {
                 <a class="mono" href=${`#/devices/${enc(d.deviceId)}`}>${d.deviceId}</a>
                 <span class="muted under">${d.kind}</span>
               </td>
-              <td>
-                <${Badge} value=${d.outcome} />
-                ${d.attempts > 1 && html`<span class="muted under">${d.attempts} attempts</span>`}
-              </td>
-              <td>
-                ${d.errorType ?? html`<${None} />`}
-                ${d.errorClass && html`<span class="muted under">${d.errorClass}</span>`}
-              </td>
+              <td><${Outcome} outcome=${d.outcome} attempts=${d.attempts} /></td>
+              <td><${ErrorType} type=${d.errorType} errorClass=${d.errorClass} /></td>
               <td><${Returned} data=${d.data} /></td>
               <td class="mono" title=${d.requestId}>
                 ${d.requestId ? shortId(d.requestId) : html`<${None} />`}
