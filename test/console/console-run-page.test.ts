@@ -1,7 +1,8 @@
 /**
  * The console's run page (docs/console.md) against a real `fleetbook serve` and a headless Chromium
  * (test/helpers/console-suite.ts): a cancel asked of another process that holds the run, said in the words of
- * `fleetbook runs show`, until that process, or this serve once it died, cancels the run.
+ * `fleetbook runs show`, until that process, or this serve once it died, cancels the run; a device sent more than
+ * once within its step, its attempts beneath its outcome.
  */
 import { hostname } from 'node:os';
 import { expect } from 'chai';
@@ -9,7 +10,9 @@ import type { Page } from 'playwright-core';
 import { checkAccessibility, screenshot, until } from '../helpers/browser.js';
 import { fleetbook } from '../helpers/cli.js';
 import { LONG_PLAYBOOK, TOKEN, operatorSuite, type RunRow } from '../helpers/console-operator.js';
-import { cells, factOf, runStatusIs, tableCaptioned } from '../helpers/console-suite.js';
+import { bodyRows, cells, factOf, runStatusIs, tableCaptioned } from '../helpers/console-suite.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import { group, imei, MISS, run } from '../store/fixtures.js';
 
 /** On a run page showing the run running: Cancel, confirmed, then what the page says of the cancel asked. */
 async function cancelShown(p: Page): Promise<string> {
@@ -130,6 +133,53 @@ describe('console: the run page', function () {
       expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
       child.kill('SIGKILL');
+      await close();
+    }
+  });
+
+  it("shows a device's attempts beneath its outcome when its step sent it more than once", async () => {
+    // A report run in the daemon's state file, as a step records it: two devices missed the cache, one of them
+    // located on its second attempt; a third located at once.
+    const runId = '0000a77e-0000-4000-8000-000000000001';
+    const at = '2026-11-23T10:00:00.000Z';
+    const store = new SqliteStore(t.state);
+    store.createRun(run(runId, { playbook: 'retried-report', status: 'succeeded', endedAt: at }));
+    const missed = { outcome: 'failed', errorType: MISS, errorClass: 'remediable' } as const;
+    store.recordDevices(runId, 'report', [group([imei(1), imei(2)], missed), group([imei(3)])], at);
+    store.recordDevices(runId, 'report', [group([imei(1)], { attempts: 2 })], at);
+    store.recordDevices(runId, 'report', [group([imei(2)], { ...missed, attempts: 2 })], at);
+    await store.close();
+    const { p, close } = await t.signedIn();
+    try {
+      // Step, Device (its kind beneath), Outcome (its attempts beneath), Error type (its class beneath).
+      const shown = async (table: ReturnType<typeof tableCaptioned>, columns: number[]) =>
+        (await bodyRows(table)).map((r) => columns.map((c) => r[c])).sort();
+      const devices = tableCaptioned(p, 'Devices');
+      await p.goto(`${t.daemon.url}/#/runs/${runId}`);
+      await until('the three devices', async (seen) => {
+        const n = await devices.locator(':scope > tbody > tr').count();
+        seen(`${n} rows`);
+        return n === 3 ? true : undefined;
+      });
+      expect(await shown(devices, [1, 2, 3])).to.deep.equal([
+        [`${imei(1)} imei`, 'succeeded 2 attempts', '—'],
+        [`${imei(2)} imei`, 'failed 2 attempts', `${MISS} remediable`],
+        [`${imei(3)} imei`, 'succeeded', '—'],
+      ]);
+      // The device's page: each result, the first attempt's miss without a line beneath.
+      const history = tableCaptioned(p, 'History');
+      await p.goto(`${t.daemon.url}/#/devices/${imei(1)}`);
+      await until('the two results', async (seen) => {
+        const n = await history.locator(':scope > tbody > tr').count();
+        seen(`${n} rows`);
+        return n === 2 ? true : undefined;
+      });
+      expect(await shown(history, [4, 5])).to.deep.equal([
+        ['failed', `${MISS} remediable`],
+        ['succeeded 2 attempts', '—'],
+      ]);
+      expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
+    } finally {
       await close();
     }
   });
