@@ -197,7 +197,7 @@ export async function main(argv: string[]): Promise<number> {
   const runs = program
     .command('runs')
     .description(
-      'Run history and per-device outcomes: `runs list` (the default), `runs show ID`, `runs cancel ID`.',
+      'Run history and per-device outcomes: `runs list` (the default), `runs show ID`, `runs resume ID`, `runs cancel ID`.',
     );
   refuseUnknownSubcommand(runs);
   runs
@@ -234,6 +234,17 @@ export async function main(argv: string[]): Promise<number> {
     .option(...STATE_OPTION)
     .action(async (id: string, flags: ShowFlags) =>
       setCode(await (await import('./runs.js')).showCommand(id, flags)),
+    );
+  runs
+    .command('resume')
+    .description(
+      'Go on here with an unfinished run no process holds (one a killed `fleetbook run` left), from its checkpoints.',
+    )
+    .argument('<id>', 'the run id, or the start of one that no other run shares')
+    .option('--json', 'print the run summary as JSON')
+    .option(...STATE_OPTION)
+    .action(async (id: string, flags: { json?: boolean; state?: string }) =>
+      setCode(await (await import('./runs-resume.js')).resumeCommand(id, flags)),
     );
   runs
     .command('cancel')

@@ -1,6 +1,7 @@
 /**
- * `fleetbook run` once its checks passed (run.ts): the store, the service (or the embedded emulator), the lease,
- * the run and its summary. Loaded only then, so that a run its checks refuse loads none of the engine.
+ * `fleetbook run` once its checks passed (run.ts), and `fleetbook runs resume` (runs-resume.ts): the store, the
+ * service (or the embedded emulator), the lease, the run and its summary. Loaded only then, so that a run its
+ * checks refuse loads none of the engine.
  */
 import { engineSettings } from '../actions/settings.js';
 import { createClient } from '../api/client.js';
@@ -10,27 +11,31 @@ import { setExpressionBudget } from '../expressions/cel.js';
 import { createLogger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import { parseDuration } from '../playbook/duration.js';
-import { startRun, type NewRun } from '../runner/factory.js';
+import { startRun, type NewRun, type RunRequest } from '../runner/factory.js';
 import { heldWebhooksNotice } from '../runner/held-webhooks.js';
 import { StoreDeviceLocks } from '../runner/locks.js';
 import { Interrupted, type Progress } from '../runner/runner.js';
 import { unpolledWaits, unreachable } from '../runner/wait.js';
 import { RateShares } from '../rate/shares.js';
-import { Lease } from '../store/lease.js';
+import { Lease, liveHolder, ownerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { everyStep } from '../store/run-views.js';
-import type { RunSummary } from '../store/store.js';
+import { ENDED, type RunRecord, type RunSummary, type Store } from '../store/store.js';
 import { envForExpressions } from './environment.js';
 import type { RunFlags } from './run.js';
 import { formatSummary } from './runs.js';
 
+/** What `executeRun` executes: a new run, or one in the store that no live process holds, taken up here. */
+export type RunStart = NewRun | { resume: RunRecord };
+
 /**
  * Runs `pb` as `start` says, with the `secrets` its checks read from the environment, and prints its summary:
- * the exit code, 0 when the run succeeded.
+ * the exit code, 0 when the run succeeded. A run to resume is claimed once this process holds its lease: one that
+ * another process took up, or that ended, in the meantime is said, and left to it (1).
  */
 export async function executeRun(
   pb: Playbook,
-  start: NewRun,
+  start: RunStart,
   flags: RunFlags,
   secrets: Record<string, string>,
 ): Promise<number> {
@@ -133,9 +138,7 @@ export async function executeRun(
       env,
       ...(target.pollIntervalMs ? { pollIntervalMs: target.pollIntervalMs } : {}),
     };
-    summary = await startRun(services, pb, {
-      ...start,
-      dryRun: Boolean(flags.dryRun),
+    const control = {
       signal: controller.signal,
       stop: stop.signal,
       ...(bar
@@ -146,7 +149,22 @@ export async function executeRun(
             },
           }
         : {}),
-    });
+    };
+    let request: RunRequest;
+    if ('resume' in start) {
+      const [claimed] = await store.claimRuns(lease.id, undefined, Date.now(), start.resume.id);
+      if (!claimed) {
+        const why =
+          (await notResumed(store, start.resume)) ??
+          `run ${start.resume.id} was taken up by another process at that moment: fleetbook runs show ${start.resume.id}`;
+        process.stderr.write(`fleetbook: ${why}\n`);
+        return 1;
+      }
+      // A cancel asked while no process held it: the run resumes cancelled, sends nothing more, runs its `finally`.
+      if (claimed.cancelRequested) controller.abort(new Error(claimed.cancelRequested));
+      request = { stored: claimed, ...control };
+    } else request = { ...start, dryRun: Boolean(flags.dryRun), ...control };
+    summary = await startRun(services, pb, request);
   } finally {
     bar?.stop();
     process.off('SIGINT', onSignal);
@@ -162,4 +180,19 @@ export async function executeRun(
   if (flags.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else process.stdout.write(formatSummary(summary));
   return summary.status === 'succeeded' ? 0 : 1;
+}
+
+/**
+ * Why a run cannot be resumed here: a live process holds it (one that took it up since it was read, too), or it
+ * has ended; undefined when neither.
+ */
+export async function notResumed(store: Store, run: RunRecord): Promise<string | undefined> {
+  const now = await store.getRun(run.id);
+  if (!now) return `run ${run.id} is no longer in the store`;
+  const holder = await liveHolder(store, now);
+  if (holder)
+    return `run ${run.id} of ${run.playbook} is held by ${ownerText(holder)}, which goes on with it. Follow it: fleetbook runs show ${run.id}`;
+  if (ENDED.has(now.status))
+    return `run ${run.id} of ${run.playbook} has ended (${now.status}): nothing to resume`;
+  return undefined;
 }

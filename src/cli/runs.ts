@@ -244,6 +244,7 @@ export async function showCommand(id: string, flags: ShowFlags): Promise<number>
             : `run ${run.id}: ${run.status}\n`,
       );
       if (run.cancelRequested) await out.write(await pendingCancel(store, run, run.cancelRequested));
+      else if (unended(run)) await out.write(await unheld(store, run));
       if (devices) {
         let shown = 0;
         for await (const page of devices)
@@ -268,6 +269,24 @@ const OUTCOME_WIDTH = 11;
 /** What becomes of an unfinished run asked to cancel (cancelTakerText, as the console's run page says it). */
 async function pendingCancel(store: Store, run: RunRecord, reason: string): Promise<string> {
   return `cancel requested (${reason}): ${cancelTakerText(await cancelTaker(store, run), run.id)}\n`;
+}
+
+/**
+ * What is said of an unfinished run that no live process holds (its `fleetbook run` killed, its daemon gone): who
+ * goes on with it, and how to end it. Nothing for a run a live process holds.
+ */
+async function unheld(store: Store, run: RunRecord): Promise<string> {
+  const owners = await liveOwners(store);
+  if (run.owner !== undefined && owners.some((o) => o.id === run.owner)) return '';
+  const stopped = run.status === 'running' ? ' (the process that ran it stopped)' : '';
+  const cancel = `\`fleetbook runs cancel ${run.id}\` ends it`;
+  // `runs resume` goes on with the version of its playbook the run was created with, which the store keeps.
+  if (run.version === undefined || (await store.playbookVersion(run.version)) === undefined)
+    return `no process holds this run${stopped}: a \`fleetbook serve\` that loads playbook ${run.playbook} takes it up; ${cancel}\n`;
+  const serve = owners.some((o) => o.role === 'daemon')
+    ? 'the `fleetbook serve` on this state file takes it up at its next lease renewal, or '
+    : '';
+  return `no process holds this run${stopped}: ${serve}\`fleetbook runs resume ${run.id}\` goes on with it here, from its checkpoints; ${cancel}\n`;
 }
 
 /** `fleetbook runs cancel ID` (runs-cancel.ts). */
@@ -399,7 +418,7 @@ function ownerCell(r: RunRecord, live: ReadonlyMap<string, Owner>): string {
 }
 
 /** The run whose id is `id` or, failing that, the one run whose id starts with it; else an exit code, said why. */
-async function findRun(store: Store, id: string): Promise<RunRecord | number> {
+export async function findRun(store: Store, id: string): Promise<RunRecord | number> {
   // Empty, it is the start of every id: the one run of a store would be shown, or cancelled.
   if (id.trim() === '') {
     process.stderr.write(

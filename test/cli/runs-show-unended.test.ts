@@ -91,6 +91,9 @@ describe('fleetbook runs show --json: a run not ended as GET /runs/{id} gives it
       startedAt: STARTED,
       trigger: { type: 'manual', by: 'cli' },
     });
-    expect(await show(BARE)).to.equal(`run ${BARE}: running\n`);
+    // No process holds it, and `runs resume` has no version of its playbook to go on with.
+    expect(await show(BARE)).to.equal(
+      `run ${BARE}: running\nno process holds this run (the process that ran it stopped): a \`fleetbook serve\` that loads playbook pause-fleet takes it up; \`fleetbook runs cancel ${BARE}\` ends it\n`,
+    );
   });
 });
