@@ -409,7 +409,8 @@ const unended = (r: RunRecord): boolean => !ENDED.has(r.status);
 
 /**
  * Which process holds an unfinished run: `serve pid 4242 on host-a`, `run pid 99 on host-b` (a `fleetbook run`);
- * `none` when no live process does (a `serve` takes it up); `-` for a run that ended, which nobody holds.
+ * `none` when no live process does (a `serve` takes it up, or `runs resume`); `-` for a run that ended, which nobody
+ * holds.
  */
 function ownerCell(r: RunRecord, live: ReadonlyMap<string, Owner>): string {
   if (!unended(r)) return '-';
