@@ -46,7 +46,7 @@ export function RunPage({ id, params }) {
     }
     ${
       run &&
-      html`<${Facts} run=${run} cancelBy=${data.cancelBy} />
+      html`<${Facts} run=${run} cancelBy=${data.cancelBy} heldBy=${data.heldBy} />
         ${data.cancellable && html`<${CancelRun} id=${id} givenBack=${cancelGivenBack} onCancelled=${reload} />`}
         <div class="json-blocks">
           <details>
@@ -78,8 +78,15 @@ function PendingCancel({ reason, by }) {
   return by?.text ? html`${withCode(reason)}: ${withCode(by.text)}` : withCode(reason);
 }
 
-/** @param {{ run: any, cancelBy: any }} props */
-function Facts({ run, cancelBy }) {
+/**
+ * What the Held by of a run not ended says when the daemon names no process that holds it (`heldBy`, as `fleetbook
+ * runs list` names one): its process stopped, and a daemon on the store takes it up.
+ */
+const NO_HOLDER =
+  'no process (the one that ran it stopped): the daemon takes it up at its next lease renewal';
+
+/** @param {{ run: any, cancelBy: any, heldBy: string | undefined }} props */
+function Facts({ run, cancelBy, heldBy }) {
   return html`<dl class="facts">
     <div>
       <dt>Status</dt>
@@ -108,10 +115,13 @@ function Facts({ run, cancelBy }) {
       <dt>Duration</dt>
       <dd>${durationBetween(run.startedAt, run.endedAt)}${!run.endedAt && ' so far'}</dd>
     </div>
-    <div>
-      <dt>Owner</dt>
-      <dd>${run.owner ?? html`<${None} />`}</dd>
-    </div>
+    ${
+      isActive(run.status) &&
+      html`<div class="wide">
+        <dt>Held by</dt>
+        <dd>${heldBy ? withCode(heldBy) : NO_HOLDER}</dd>
+      </div>`
+    }
     <div>
       <dt>Version</dt>
       <dd>${run.version ?? html`<${None} />`}</dd>

@@ -20,7 +20,7 @@ import {
   type RunStatus,
   type Store,
 } from '../store/store.js';
-import { cancelTaker, cancelTakerText, ownerText } from '../store/lease.js';
+import { cancelTaker, cancelTakerText, liveHolder, ownerText } from '../store/lease.js';
 import { deviceFilterProblem, filteredResults } from '../store/device-filter.js';
 import {
   decodeCursor,
@@ -266,10 +266,17 @@ export function registerConsole(app: FastifyInstance, c: ConsoleSources): { clos
       ...('holder' in by ? { holder: ownerText(by.holder) } : { serve: by.serve }),
       text: cancelTakerText(by, run.id),
     };
+    // The process that holds a run not ended, as `fleetbook runs list` names it; none when its process stopped.
+    const holder = ENDED.has(run.status) ? undefined : await liveHolder(c.store, run);
     const shown = await shownSummary(c.store, run);
     const live = shown ? {} : await liveView(c.store, run);
     const steps = shown?.steps ?? live.steps ?? [];
-    return { run: runDetail(run, steps, live.planned), cancellable, ...(cancelBy ? { cancelBy } : {}) };
+    return {
+      run: runDetail(run, steps, live.planned),
+      cancellable,
+      ...(holder ? { heldBy: ownerText(holder) } : {}),
+      ...(cancelBy ? { cancelBy } : {}),
+    };
   });
 
   api<{ id: string }>('/runs/:id/devices', [...DEVICE_FILTERS, 'after', 'limit'], async (req, reply, q) => {

@@ -60,6 +60,8 @@ describe('console: the run page', function () {
       expect(asked, 'the run page beside `runs show`').to.equal(
         said!.replace(/^cancel requested \((.*?)\): /, '$1: ').replaceAll('`', ''),
       );
+      // Held by that process, named as the CLI names it, its command as code.
+      expect(await factOf(p, 'Held by')).to.equal(cancelBy!.holder!.replaceAll('`', ''));
       expect(asked).to.equal(
         `cancelled from the console: ${cancelBy!.holder!.replaceAll('`', '')}, which holds the run, cancels it ` +
           'by its next lease renewal (within a third of FLEETBOOK_LEASE); its finally steps run there',
@@ -83,6 +85,7 @@ describe('console: the run page', function () {
       await p.goto(`${t.daemon.url}/#/runs/${runId}`);
       await until('the run shown cancelled', async (seen) => runStatusIs(p, 'cancelled', seen), 40_000, 500);
       expect(await factOf(p, 'Cancel requested')).to.equal('(no Cancel requested shown)');
+      expect(await factOf(p, 'Held by'), 'held by, once ended').to.equal('(no Held by shown)');
       expect(await exited, 'the exit code of `fleetbook run`').to.equal(1);
       expect(t.pageErrors, 'uncaught errors in the page').to.deep.equal([]);
     } finally {
