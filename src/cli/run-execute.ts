@@ -8,7 +8,7 @@ import { createClient } from '../api/client.js';
 import { loadConfig, stateOrigin } from '../config.js';
 import { checkCredentials, connect, onEmbeddedEmulator } from '../connect.js';
 import { setExpressionBudget } from '../expressions/cel.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
 import type { Playbook } from '../playbook/schema.js';
 import { parseDuration } from '../playbook/duration.js';
 import { startRun, type NewRun, type RunRequest } from '../runner/factory.js';
@@ -17,7 +17,7 @@ import { StoreDeviceLocks } from '../runner/locks.js';
 import { Interrupted, type Progress } from '../runner/runner.js';
 import { unpolledWaits, unreachable } from '../runner/wait.js';
 import { RateShares } from '../rate/shares.js';
-import { Lease, liveHolder, ownerText } from '../store/lease.js';
+import { Lease, liveHolder, liveOwners, ownerText } from '../store/lease.js';
 import { openStore } from '../store/open.js';
 import { everyStep } from '../store/run-views.js';
 import { ENDED, type RunRecord, type RunSummary, type Store } from '../store/store.js';
@@ -96,6 +96,7 @@ export async function executeRun(
       ),
   });
   held.lease = lease;
+  if (!('resume' in start)) await sayLeft(store, pb.name, logger);
   // The API areas' budgets are shared with the other processes on the store (a daemon, replicas).
   const shares = new RateShares({
     owner: lease.id,
@@ -195,4 +196,22 @@ export async function notResumed(store: Store, run: RunRecord): Promise<string |
   if (ENDED.has(now.status))
     return `run ${run.id} of ${run.playbook} has ended (${now.status}): nothing to resume`;
   return undefined;
+}
+
+/**
+ * Warns of the runs of `playbook` that a process which stopped left unfinished (a `fleetbook run` killed), when no
+ * daemon on the store takes them up: from cron nobody else would notice them, `running` for good. Each with the
+ * way on. Read once this process holds its lease, which let go of the owners of this host known to be gone.
+ */
+async function sayLeft(store: Store, playbook: string, logger: Logger): Promise<void> {
+  const owners = await liveOwners(store);
+  if (owners.some((o) => o.role === 'daemon')) return;
+  const live = new Set(owners.map((o) => o.id));
+  for (const status of ['running', 'queued'] as const)
+    for (const r of await store.listRuns({ playbook, status, limit: 10 }))
+      if (r.owner === undefined || !live.has(r.owner))
+        logger.warn(
+          `run ${r.id} of ${playbook}, started ${r.startedAt}, was left unfinished by a process that stopped: \`fleetbook runs resume ${r.id}\` goes on with it, \`fleetbook runs cancel ${r.id}\` ends it`,
+          { runId: r.id },
+        );
 }

@@ -3,9 +3,10 @@
  * suspend, and before the carrier carried it out, is left `running` with no process to go on with it: from cron,
  * no daemon takes it up. `runs show` says so and how to go on; `runs resume` refuses while a live process holds
  * the run, and while a secret it still reads is not set, leaving the run as it is; then goes on with it in the
- * foreground, confirming the request the service accepted without sending it again. On a SQLite file and on a
- * PostgreSQL database. The built binary in child processes, on an emulator of this process whose clock stands
- * still until the test moves it (dist/ must be built; `npm test` builds it).
+ * foreground, confirming the request the service accepted without sending it again. The next `fleetbook run` of
+ * the playbook warns of the run left, with the way on. On a SQLite file and on a PostgreSQL database. The built
+ * binary in child processes, on an emulator of this process whose clock stands still until the test moves it
+ * (dist/ must be built; `npm test` builds it).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -92,6 +93,24 @@ for (const [backend, stateOf] of backends)
       expect(shown.stdout).to.match(/: running\n/);
       expect(shown.stdout).to.include(
         `no process holds this run (the process that ran it stopped): \`fleetbook runs resume ${runId}\` goes on with it here, from its checkpoints; \`fleetbook runs cancel ${runId}\` ends it`,
+      );
+
+      // The next `fleetbook run` of the playbook (tonight's, from cron) says it was left, and the way on.
+      const next = await fleetbook(
+        [
+          'run',
+          PLAYBOOK,
+          '--dry-run',
+          '--input',
+          `account=${account}`,
+          '--input',
+          `imeis=${JSON.stringify(imeis)}`,
+        ],
+        { ...env, ...note },
+      );
+      expect(next.code, next.stderr).to.equal(0);
+      expect(next.stderr).to.include(
+        `"message":"run ${runId} of suspend-then-note, started ${(await store.getRun(runId))!.startedAt}, was left unfinished by a process that stopped: \`fleetbook runs resume ${runId}\` goes on with it, \`fleetbook runs cancel ${runId}\` ends it"`,
       );
 
       // The note it still reads is a secret nobody set: refused, the run left as it is.
