@@ -8,7 +8,7 @@
  */
 import { unsetSecrets } from '../config.js';
 import { playbookOfRun } from '../daemon/versions.js';
-import { createLogger } from '../log.js';
+import { silentLogger } from '../log.js';
 import { planOf } from '../runner/plan.js';
 import { secretsStillRead } from '../runner/resume-secrets.js';
 import { executeRun, notResumed } from './run-execute.js';
@@ -33,7 +33,8 @@ export async function resumeCommand(id: string, flags: ResumeFlags): Promise<num
     if (typeof run === 'number') return run;
     const why = await notResumed(store, run);
     if (why) return refuse(why, 1);
-    const pb = await playbookOfRun(run, new Map(), store, createLogger({ level: 'warn' }));
+    // The version the run was created with, the store's; none kept is said below, in the CLI's words.
+    const pb = await playbookOfRun(run, new Map(), store, silentLogger);
     if (!pb)
       return refuse(
         `run ${run.id} of ${run.playbook} has no playbook version in the store to resume with (it is older than the versions fleetbook keeps): \`fleetbook serve\` with ${run.playbook} loaded takes it up, or \`fleetbook runs cancel ${run.id}\` ends it`,

@@ -96,4 +96,13 @@ describe('fleetbook runs show --json: a run not ended as GET /runs/{id} gives it
       `run ${BARE}: running\nno process holds this run (the process that ran it stopped): a \`fleetbook serve\` that loads playbook pause-fleet takes it up; \`fleetbook runs cancel ${BARE}\` ends it\n`,
     );
   });
+
+  it('`runs resume` refuses a run whose version the store does not keep, saying who can take it up', async () => {
+    const r = await fleetbook(['runs', 'resume', BARE], env);
+    expect([r.code, r.stdout, r.stderr]).to.deep.equal([
+      1,
+      '',
+      `fleetbook: run ${BARE} of pause-fleet has no playbook version in the store to resume with (it is older than the versions fleetbook keeps): \`fleetbook serve\` with pause-fleet loaded takes it up, or \`fleetbook runs cancel ${BARE}\` ends it\n`,
+    ]);
+  });
 });
