@@ -9,6 +9,7 @@ import { redact } from '../util/secrets.js';
 import { addHelpCommands } from './help.js';
 import type { CallFlags } from './call.js';
 import type { ListFlags, ShowFlags } from './runs.js';
+import type { ResumeFlags } from './runs-resume.js';
 import type { DeviceFlags } from './device.js';
 import type { EmulatorFlags } from './emulator.js';
 import type { RunFlags } from './run.js';
@@ -243,7 +244,7 @@ export async function main(argv: string[]): Promise<number> {
     .argument('<id>', 'the run id, or the start of one that no other run shares')
     .option('--json', 'print the run summary as JSON')
     .option(...STATE_OPTION)
-    .action(async (id: string, flags: { json?: boolean; state?: string }) =>
+    .action(async (id: string, flags: ResumeFlags) =>
       setCode(await (await import('./runs-resume.js')).resumeCommand(id, flags)),
     );
   runs

@@ -276,16 +276,18 @@ async function pendingCancel(store: Store, run: RunRecord, reason: string): Prom
  * goes on with it, and how to end it. Nothing for a run a live process holds.
  */
 async function unheld(store: Store, run: RunRecord): Promise<string> {
-  const owners = await liveOwners(store);
-  if (run.owner !== undefined && owners.some((o) => o.id === run.owner)) return '';
+  // Who would take it up, as for a cancel asked of it: its live holder, else a live serve or the next to start.
+  const taker = await cancelTaker(store, run);
+  if ('holder' in taker) return '';
   const stopped = run.status === 'running' ? ' (the process that ran it stopped)' : '';
   const cancel = `\`fleetbook runs cancel ${run.id}\` ends it`;
   // `runs resume` goes on with the version of its playbook the run was created with, which the store keeps.
   if (run.version === undefined || (await store.playbookVersion(run.version)) === undefined)
     return `no process holds this run${stopped}: a \`fleetbook serve\` that loads playbook ${run.playbook} takes it up; ${cancel}\n`;
-  const serve = owners.some((o) => o.role === 'daemon')
-    ? 'the `fleetbook serve` on this state file takes it up at its next lease renewal, or '
-    : '';
+  const serve =
+    taker.serve === 'live'
+      ? 'the `fleetbook serve` on this state file takes it up at its next lease renewal, or '
+      : '';
   return `no process holds this run${stopped}: ${serve}\`fleetbook runs resume ${run.id}\` goes on with it here, from its checkpoints; ${cancel}\n`;
 }
 
